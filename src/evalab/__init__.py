@@ -1,0 +1,49 @@
+"""evalab: evaluation metrics with signatures and statistics, and ablation studies.
+
+>>> import evalab
+>>> evalab.score("exact_match", "Paris", ["paris", "Paris"])
+1.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from evalab._version import __version__
+from evalab.errors import EvalabError, InputError, MissingExtraError, SettingsError
+from evalab.metrics.base import Metric, Score
+from evalab.metrics.registry import METRICS, SCORE_ALIASES, available_metrics, metric
+
+__all__ = [
+    "METRICS",
+    "EvalabError",
+    "InputError",
+    "Metric",
+    "MissingExtraError",
+    "Score",
+    "SettingsError",
+    "__version__",
+    "available_metrics",
+    "metric",
+    "score",
+]
+
+
+def score(metric_name: str, prediction: str, targets: Sequence[str]) -> float:
+    """Score one prediction against its targets; a float in [0, 1].
+
+    The dispatch contract of seed 002: ``metric_name`` is a registry name or one of the
+    seed's aliases (``rouge_l``, ``bleu_4``). Metrics on a 0-100 scale are divided by 100.
+    Unknown names raise :class:`ValueError` listing the known names.
+    """
+    if isinstance(targets, str):
+        raise InputError("score: targets must be a list of strings, e.g. ['Paris']")
+    if not targets:
+        raise InputError("score: targets is empty; give at least one target string")
+    name, settings = SCORE_ALIASES.get(metric_name, (metric_name, {}))
+    if name not in METRICS:
+        known = sorted(set(available_metrics()) | set(SCORE_ALIASES))
+        raise SettingsError(f"unknown metric_name {metric_name!r}; known names: {', '.join(known)}")
+    m = metric(name, **settings)
+    result = m.sentence_score(prediction, list(targets))
+    return float(result.score) / m.scale

@@ -1,0 +1,5 @@
+"""``python -m evalab`` runs the CLI."""
+
+from evalab.cli import entry
+
+entry()

@@ -1,0 +1,111 @@
+"""The ``evalab`` command line: a thin layer over the library.
+
+Every command module registers itself on :data:`app`. :func:`main` is the entry point: it
+expands greedy options (``-i A B C`` means three inputs, as in sacrebleu), runs the typer
+app, and turns every :class:`~evalab.errors.EvalabError` into a one-line message on stderr
+with exit code 2 (never a traceback).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import click
+import typer
+
+from evalab.errors import EvalabError
+
+app = typer.Typer(
+    name="evalab",
+    help="Metrics with signatures, CIs and paired tests; ablation studies reported like Table 3.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+#: options that take several values after one flag (``-i sysA sysB``), per command path
+GREEDY_OPTIONS: dict[str, set[str]] = {
+    "score": {"-i", "--input", "-m", "--metrics"},
+    "compare": {"-i", "--input", "-m", "--metrics"},
+    "semsim": {"-i", "--input"},
+}
+
+
+def expand_greedy(argv: Sequence[str]) -> list[str]:
+    """Rewrite ``-i a b c`` as ``-i a -i b -i c`` for the greedy options of the command.
+
+    Values run until the next token that starts with ``-`` (a lone ``-`` is stdin, a value).
+    """
+    args = list(argv)
+    command = next((a for a in args if not a.startswith("-")), None)
+    greedy = GREEDY_OPTIONS.get(command or "", set())
+    if not greedy:
+        return args
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        out.append(tok)
+        i += 1
+        if tok in greedy:
+            first = True
+            while i < len(args) and (args[i] == "-" or not args[i].startswith("-")):
+                if not first:
+                    out.append(tok)
+                out.append(args[i])
+                first = False
+                i += 1
+    return out
+
+
+def _register_commands() -> None:
+    # Importing a command module registers its command on ``app``. Modules import their
+    # heavy dependencies inside the command functions so ``evalab --help`` stays fast.
+    import importlib
+    import importlib.util
+
+    for module in ("score", "metrics_cmd", "compare", "semsim", "ppl", "ablate", "demo"):
+        name = f"evalab.cli.{module}"
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
+
+
+def error(message: str) -> None:
+    """Print a one-line error to stderr."""
+    sys.stderr.write(f"evalab: error: {message}\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    _register_commands()
+    args = expand_greedy(sys.argv[1:] if argv is None else argv)
+    try:
+        app(args=args, prog_name="evalab", standalone_mode=False)
+    except EvalabError as exc:
+        error(str(exc))
+        return 2
+    except click.exceptions.NoArgsIsHelpError as exc:
+        # click >= 8.2: `evalab` alone prints help through this exception
+        exc.show()
+        return 0
+    except click.ClickException as exc:
+        exc.show()
+        return 2
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.exceptions.Abort:
+        error("interrupted")
+        return 130
+    except KeyboardInterrupt:
+        error("interrupted")
+        return 130
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+def entry() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

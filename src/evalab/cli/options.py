@@ -1,0 +1,57 @@
+"""Turning command-line settings into metrics.
+
+``--set KEY=VALUE`` applies to every selected metric that has setting ``KEY`` (an error if
+none has it); ``--set METRIC.KEY=VALUE`` targets one metric. Values are parsed with the
+type of the setting, so every setting of every metric is reachable from the command line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from evalab.errors import SettingsError
+from evalab.metrics.base import Metric
+from evalab.metrics.registry import metric_class
+
+
+def parse_set_options(items: Sequence[str], metric_names: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Map each metric name to its settings from ``--set`` items."""
+    per_metric: dict[str, dict[str, Any]] = {name: {} for name in metric_names}
+    classes = {name: metric_class(name) for name in metric_names}
+    for item in items:
+        if "=" not in item:
+            raise SettingsError(f"--set {item!r}: expected KEY=VALUE or METRIC.KEY=VALUE")
+        key, raw = item.split("=", 1)
+        key = key.strip().replace("-", "_")
+        targets: list[str]
+        if "." in key:
+            metric_name, key = key.rsplit(".", 1)
+            if metric_name not in classes:
+                raise SettingsError(
+                    f"--set {item!r}: metric {metric_name!r} is not among the selected metrics "
+                    f"({', '.join(metric_names)})"
+                )
+            targets = [metric_name]
+        else:
+            targets = [
+                n for n, cls in classes.items()
+                if key in {f.name for f in dataclasses.fields(cls.settings_class)}
+            ]
+            if not targets:
+                raise SettingsError(
+                    f"--set {item!r}: no selected metric has a setting {key!r}; "
+                    "see `evalab metrics` for each metric's settings"
+                )
+        for name in targets:
+            per_metric[name][key] = classes[name].settings_class.parse_value(key, raw)
+    return per_metric
+
+
+def build_metrics(names: Sequence[str], set_items: Sequence[str]) -> dict[str, Metric]:
+    """Instantiate the named metrics with the ``--set`` settings (unknown names fail early)."""
+    if len(set(names)) != len(names):
+        raise SettingsError(f"metric listed twice in {list(names)}")
+    settings = parse_set_options(set_items, names)
+    return {name: metric_class(name)(**settings[name]) for name in names}

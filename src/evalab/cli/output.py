@@ -1,0 +1,87 @@
+"""Rendering result rows as a terminal table, JSON or LaTeX, to stdout or a file."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from evalab.errors import SettingsError
+from evalab.io import write_text_atomic
+
+FORMATS = ("table", "json", "latex")
+
+
+def check_format(fmt: str, allowed: Sequence[str] = FORMATS) -> str:
+    """Validate an output format name."""
+    if fmt not in allowed:
+        raise SettingsError(f"unknown format {fmt!r}; expected one of {', '.join(allowed)}")
+    return fmt
+
+
+def to_json(rows: Sequence[dict[str, Any]]) -> str:
+    """JSON text (NaN/inf become null so the output is valid JSON)."""
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+
+    return json.dumps([clean(r) for r in rows], indent=2, ensure_ascii=False) + "\n"
+
+
+def latex_escape(text: str) -> str:
+    """Escape LaTeX special characters."""
+    repl = {
+        "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+        "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    }
+    return "".join(repl.get(c, c) for c in text)
+
+
+def to_latex(header: Sequence[str], body: Sequence[Sequence[str]], caption: str = "") -> str:
+    """A booktabs ``tabular`` with the first column left-aligned, the rest right-aligned."""
+    cols = "l" + "r" * (len(header) - 1)
+    lines = [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{cols}}}", r"\toprule"]
+    lines.append(" & ".join(latex_escape(h) for h in header) + r" \\")
+    lines.append(r"\midrule")
+    for row in body:
+        lines.append(" & ".join(latex_escape(c) for c in row) + r" \\")
+    lines.append(r"\bottomrule")
+    lines.append(r"\end{tabular}")
+    if caption:
+        lines.append(rf"\caption{{{latex_escape(caption)}}}")
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def print_table(header: Sequence[str], body: Sequence[Sequence[str]], footer: Sequence[str] = ()) -> None:
+    """Print a rich table to stdout, then footer lines (signatures)."""
+    console = Console(soft_wrap=True)
+    table = Table(show_header=True, header_style="bold")
+    for i, h in enumerate(header):
+        table.add_column(h, justify="left" if i == 0 else "right")
+    for row in body:
+        table.add_row(*row)
+    console.print(table)
+    for line in footer:
+        console.print(line, highlight=False, markup=False)
+
+
+def emit(text: str, out: str | None) -> None:
+    """Write ``text`` to ``out`` atomically, or to stdout."""
+    if out:
+        write_text_atomic(out, text)
+    else:
+        import sys
+
+        sys.stdout.write(text)
+        sys.stdout.flush()

@@ -1,0 +1,95 @@
+"""``evalab score``: corpus scores of one or more systems against shared references."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from evalab.cli import app
+from evalab.cli.options import build_metrics
+from evalab.cli.output import check_format, emit, print_table, to_json, to_latex
+from evalab.errors import SettingsError
+from evalab.io import check_same_length, read_segments
+from evalab.metrics.base import Score
+from evalab.parallel import parallel_stats
+
+
+def system_name(path: str) -> str:
+    """The name a system is reported under: its file name (``stdin`` for ``-``)."""
+    return "stdin" if path == "-" else Path(path).name
+
+
+def load_inputs(references: list[str], inputs: list[str]) -> tuple[list[list[str]], dict[str, list[str]]]:
+    """Read reference streams and system outputs; check they are all line-aligned."""
+    if not references:
+        raise SettingsError("no reference given; pass -r REF (repeat -r for several references)")
+    if not inputs:
+        raise SettingsError("no system output given; pass -i HYP [HYP2 ...]")
+    if sum(1 for p in [*references, *inputs] if p == "-") > 1:
+        raise SettingsError("stdin ('-') can be used for only one file")
+    ref_files = [(p, read_segments(p)) for p in references]
+    hyp_files = [(p, read_segments(p)) for p in inputs]
+    check_same_length([*ref_files, *hyp_files])
+    systems: dict[str, list[str]] = {}
+    for p, segments in hyp_files:
+        # two systems with the same file name in different folders keep their full paths
+        name = system_name(p) if sum(system_name(q) == system_name(p) for q in inputs) == 1 else p
+        systems[name] = segments
+    refs = [segments for _, segments in ref_files]
+    return refs, systems
+
+
+def format_value(score: Score, width: int | None) -> str:
+    """The score with ``width`` decimals (default: 1 on a 0-100 scale, 4 on 0-1)."""
+    decimals = width if width is not None else (1 if score.scale == 100 else 4)
+    return f"{score.score:.{decimals}f}"
+
+
+@app.command()
+def score(
+    reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line ('-' = stdin). Repeat for several references.")],
+    input: Annotated[list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ...")],
+    metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s): -m bleu chrf ... (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
+    set_: Annotated[list[str], typer.Option("-s", "--set", help="Metric setting KEY=VALUE (all metrics with KEY) or METRIC.KEY=VALUE. Repeatable.")] = [],  # noqa: B006
+    format: Annotated[str, typer.Option("-f", "--format", help="Output format: table, json or latex.")] = "table",
+    width: Annotated[int | None, typer.Option("-w", "--width", help="Decimals shown (default 1 for 0-100 metrics, 4 for 0-1).")] = None,
+    jobs: Annotated[int, typer.Option("-j", "--jobs", help="Processes computing per-segment statistics (shards are summed: same numbers).")] = 1,
+    out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
+) -> None:
+    """Score system outputs against references with one or more metrics."""
+    check_format(format)
+    if width is not None and not 0 <= width <= 16:
+        raise SettingsError(f"--width must be between 0 and 16, got {width}")
+    built = build_metrics(metrics, set_)
+    refs, systems = load_inputs(reference, input)
+    results: list[tuple[str, str, Score]] = []
+    for sys_name, hyps in systems.items():
+        for name, metric in built.items():
+            rows = parallel_stats(metric, hyps, refs, jobs)
+            results.append((sys_name, name, metric.aggregate(rows, nrefs=len(refs))))
+    emit_results(results, format, width, out)
+
+
+def emit_results(results: list[tuple[str, str, Score]], fmt: str, width: int | None, out: str | None) -> None:
+    """Print or write ``(system, metric, Score)`` results in ``fmt``."""
+    if fmt == "json":
+        rows: list[dict[str, Any]] = [{"system": s, **sc.to_dict(), "metric": m} for s, m, sc in results]
+        emit(to_json(rows), out)
+        return
+    header = ["system", "metric", "score", "details"]
+    body = [[s, m, format_value(sc, width), sc.verbose] for s, m, sc in results]
+    signatures = []
+    for _, m, sc in results:
+        line = f"{m}: {sc.signature}"
+        if line not in signatures:
+            signatures.append(line)
+    if fmt == "latex":
+        emit(to_latex(header[:3], [b[:3] for b in body], caption="; ".join(signatures)), out)
+        return
+    if out:
+        text = "\n".join("\t".join(r) for r in [header, *body]) + "\n" + "\n".join(signatures) + "\n"
+        emit(text, out)
+        return
+    print_table(header, body, footer=signatures)

@@ -1,0 +1,41 @@
+"""Typed exceptions. The CLI turns every :class:`EvalabError` into one line and exit code 2.
+
+Library code never calls ``sys.exit`` and never uses ``assert`` for user input: it raises
+one of these, with a message that names the offending input and says what would be right.
+"""
+
+from __future__ import annotations
+
+
+class EvalabError(Exception):
+    """Base class for errors caused by user input or settings (shown without traceback)."""
+
+
+class InputError(EvalabError, ValueError):
+    """Bad data: unreadable file, wrong line counts, wrong reference layout, bad values."""
+
+
+class SettingsError(EvalabError, ValueError):
+    """An unknown name (metric, tokenizer, setting) or an invalid setting value."""
+
+
+class MissingExtraError(EvalabError, ImportError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+    def __init__(self, what: str, extra: str, package: str | None = None) -> None:
+        pkg = f" ({package})" if package else ""
+        super().__init__(
+            f"{what} needs the optional dependency{pkg}: install it with "
+            f"`pip install 'evalab[{extra}]'`"
+        )
+        self.extra = extra
+
+
+def require(module: str, *, what: str, extra: str):
+    """Import ``module`` or raise :class:`MissingExtraError` naming ``extra``."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise MissingExtraError(what, extra, module) from exc

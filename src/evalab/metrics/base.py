@@ -1,0 +1,332 @@
+"""The Metric contract shared by every metric in evalab.
+
+Every corpus metric is split in two steps (see DESIGN.md):
+
+* :meth:`Metric.stats` turns ``(hypotheses, references)`` into per-segment sufficient
+  statistics, a float64 array of shape ``[n_segments, k]`` whose columns are named by
+  :attr:`Metric.stat_names`. Rows are **additive**: the corpus statistics are the column
+  sums, so a shard's rows can be summed with another shard's, and a bootstrap resample is
+  just a weighted sum of rows.
+* :meth:`Metric.scores_from_sums` maps summed statistics (shape ``[..., k]``) to the
+  metric's score on its conventional scale, vectorised over leading axes so thousands of
+  resamples are scored in one call. :meth:`Metric.aggregate` builds the full
+  :class:`Score` (with components such as precision/recall) from rows.
+
+Metrics whose corpus score is a mean of segment scores (ROUGE, EM, F1, BERTScore) store
+the per-segment values plus a count column, so they obey the same additive contract.
+
+References use the sacrebleu layout: a list of *reference streams*, each stream as long
+as the hypotheses (``references[j][i]`` is reference ``j`` of segment ``i``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from evalab._version import __version__
+from evalab.errors import InputError, SettingsError
+
+__all__ = [
+    "Metric",
+    "MetricSettings",
+    "Score",
+    "check_references",
+    "setting",
+]
+
+
+def setting(default: Any, help: str, choices: Sequence[Any] | None = None) -> Any:
+    """Declare a metric setting: a dataclass field with help text and optional choices."""
+    return field(default=default, metadata={"help": help, "choices": tuple(choices) if choices else None})
+
+
+@dataclass(frozen=True)
+class MetricSettings:
+    """Base class of every metric's frozen settings dataclass."""
+
+    @classmethod
+    def describe(cls) -> list[dict[str, Any]]:
+        """Name, type, default, choices and help of every setting (for docs and the CLI)."""
+        hints = typing.get_type_hints(cls)
+        out = []
+        for f in dataclasses.fields(cls):
+            out.append(
+                {
+                    "name": f.name,
+                    "type": _type_name(hints[f.name]),
+                    "default": f.default,
+                    "choices": f.metadata.get("choices"),
+                    "help": f.metadata.get("help", ""),
+                }
+            )
+        return out
+
+    @classmethod
+    def parse_value(cls, name: str, raw: str) -> Any:
+        """Convert a command-line string to the type of setting ``name``."""
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        if name not in fields:
+            raise SettingsError(
+                f"unknown setting {name!r}; known settings: {', '.join(sorted(fields)) or '(none)'}"
+            )
+        hint = typing.get_type_hints(cls)[name]
+        return _coerce(name, raw, hint)
+
+    def validate(self) -> None:
+        """Check choices; subclasses extend this with cross-field checks."""
+        for f in dataclasses.fields(self):
+            choices = f.metadata.get("choices")
+            value = getattr(self, f.name)
+            if choices and value not in choices:
+                raise SettingsError(
+                    f"invalid value {value!r} for setting {f.name!r}; expected one of "
+                    + ", ".join(repr(c) for c in choices)
+                )
+
+
+def _type_name(hint: Any) -> str:
+    if isinstance(hint, type):
+        return hint.__name__
+    return str(hint).replace("typing.", "")
+
+
+def _coerce(name: str, raw: str, hint: Any) -> Any:
+    """Parse ``raw`` as ``hint`` (bool, int, float, str, Optional[...], tuple[int, ...])."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        if raw.lower() in ("none", "null", ""):
+            return None
+        return _coerce(name, raw, args[0])
+    if origin is tuple:
+        inner = typing.get_args(hint)[0]
+        return tuple(_coerce(name, part, inner) for part in raw.split(",") if part)
+    try:
+        if hint is bool:
+            low = raw.lower()
+            if low in ("1", "true", "yes", "on"):
+                return True
+            if low in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(raw)
+        if hint in (int, float, str):
+            return hint(raw)
+    except ValueError:
+        raise SettingsError(f"setting {name!r}: cannot read {raw!r} as {_type_name(hint)}") from None
+    return raw
+
+
+@dataclass(frozen=True)
+class Score:
+    """A metric value with the signature that produced it and its components.
+
+    ``score`` is on the metric's conventional scale (``scale`` is 100 for BLEU/chrF, 1
+    otherwise). Components (``precision``, ``recall``, ``fmeasure``, BLEU's
+    ``precisions``, ``bp``, ``sys_len``...) are readable as attributes.
+    """
+
+    metric: str
+    score: float
+    signature: str
+    scale: float = 1.0
+    higher_is_better: bool = True
+    components: Mapping[str, Any] = field(default_factory=dict)
+    verbose: str = ""
+
+    def __getattr__(self, name: str) -> Any:
+        comps = self.__dict__.get("components", {})
+        if name in comps:
+            return comps[name]
+        raise AttributeError(f"{type(self).__name__} of {self.__dict__.get('metric')!r} has no component {name!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: metric, score, scale, signature, components, verbose line."""
+        return {
+            "metric": self.metric,
+            "score": float(self.score),
+            "scale": self.scale,
+            "higher_is_better": self.higher_is_better,
+            "signature": self.signature,
+            **{k: _jsonable(v) for k, v in self.components.items()},
+            **({"verbose": self.verbose} if self.verbose else {}),
+        }
+
+    def __str__(self) -> str:
+        text = f"{self.metric} = {self.score:.{2 if self.scale == 100 else 4}f}"
+        return f"{text} {self.verbose}".rstrip()
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (np.floating, np.integer)):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def check_references(
+    hypotheses: Sequence[str], references: Sequence[Sequence[str]], *, metric: str
+) -> tuple[list[str], list[list[str]]]:
+    """Validate the sacrebleu layout and return plain lists.
+
+    ``references`` must be a list of reference *streams*, each as long as ``hypotheses``.
+    The classic mistake (one list of references *per segment*) is detected and the error
+    shows the expected layout, instead of silently scoring part of the corpus.
+    """
+    if isinstance(hypotheses, str):
+        raise InputError(f"{metric}: hypotheses must be a list of strings, got one string")
+    if isinstance(references, str):
+        raise InputError(f"{metric}: references must be a list of reference streams, got one string")
+    hyps = list(hypotheses)
+    for i, h in enumerate(hyps):
+        if not isinstance(h, str):
+            raise InputError(f"{metric}: hypothesis {i} is {type(h).__name__}, expected str")
+    refs = [list(stream) if not isinstance(stream, str) else stream for stream in references]
+    if not refs:
+        raise InputError(f"{metric}: no references given; expected references=[stream, ...]")
+    if any(isinstance(stream, str) for stream in refs):
+        raise InputError(
+            f"{metric}: references must be a list of reference streams (lists of strings), "
+            "e.g. references=[[ref1_seg1, ref1_seg2, ...]]; got a list of strings. "
+            "For one reference per segment wrap it: [refs]"
+        )
+    n = len(hyps)
+    lengths = [len(s) for s in refs]
+    if any(length != n for length in lengths):
+        per_segment = len(refs) == n and len(set(lengths)) <= 2
+        hint = (
+            " It looks like one list of references per segment was passed; transpose it to "
+            "streams: references=[[seg1_ref1, seg2_ref1, ...], [seg1_ref2, seg2_ref2, ...]]"
+            if per_segment
+            else ""
+        )
+        raise InputError(
+            f"{metric}: {n} hypotheses but reference streams of lengths {lengths}; every "
+            f"stream must have one reference per hypothesis.{hint}"
+        )
+    for j, stream in enumerate(refs):
+        for i, r in enumerate(stream):
+            if not isinstance(r, str):
+                raise InputError(
+                    f"{metric}: reference stream {j}, segment {i} is {type(r).__name__}, expected str"
+                )
+    return hyps, refs
+
+
+class Metric(ABC):
+    """Base class of every metric.
+
+    Subclasses set ``name``, ``settings_class``, ``stat_names``, ``scale`` and
+    ``higher_is_better`` and implement :meth:`stats`, :meth:`scores_from_sums`,
+    :meth:`_score_from_sums` and :meth:`_signature_fields`.
+    """
+
+    name: ClassVar[str]
+    settings_class: ClassVar[type[MetricSettings]] = MetricSettings
+    higher_is_better: ClassVar[bool] = True
+    scale: ClassVar[float] = 1.0
+    #: label printed before the signature fields (sacrebleu prints e.g. ``chrF2``)
+    description: ClassVar[str] = ""
+
+    def __init__(self, settings: MetricSettings | None = None, **kwargs: Any) -> None:
+        if settings is not None and kwargs:
+            raise SettingsError(f"{self.name}: pass either a settings object or keyword settings, not both")
+        if settings is None:
+            known = {f.name for f in dataclasses.fields(self.settings_class)}
+            unknown = sorted(set(kwargs) - known)
+            if unknown:
+                raise SettingsError(
+                    f"{self.name}: unknown setting(s) {', '.join(unknown)}; known settings: "
+                    f"{', '.join(sorted(known)) or '(none)'}"
+                )
+            settings = self.settings_class(**kwargs)
+        settings.validate()
+        self.settings = settings
+        self._nrefs: int | None = None
+
+    # -- the contract -------------------------------------------------------------------
+    @property
+    @abstractmethod
+    def stat_names(self) -> tuple[str, ...]:
+        """Names of the columns of :meth:`stats` rows."""
+
+    @abstractmethod
+    def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
+        """Per-segment statistics for already validated inputs: ``[n, k]`` float64."""
+
+    @abstractmethod
+    def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
+        """Score(s) on the metric's scale from summed stats of shape ``[..., k]``."""
+
+    @abstractmethod
+    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+        """Full :class:`Score` (with components) from one summed stats vector ``[k]``."""
+
+    @abstractmethod
+    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+        """Ordered ``(key, value)`` pairs of the signature, without the version."""
+
+    # -- derived API ----------------------------------------------------------------------
+    def stats(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> np.ndarray:
+        """Per-segment sufficient statistics, ``[n_segments, len(stat_names)]`` float64."""
+        hyps, refs = check_references(hypotheses, references, metric=self.name)
+        self._nrefs = len(refs)
+        if not hyps:
+            return np.zeros((0, len(self.stat_names)), dtype=np.float64)
+        return np.asarray(self._segment_stats(hyps, refs), dtype=np.float64)
+
+    def aggregate(self, stats: np.ndarray, nrefs: int | None = None) -> Score:
+        """Corpus :class:`Score` from per-segment stats rows (summed)."""
+        stats = np.asarray(stats, dtype=np.float64)
+        if stats.ndim != 2 or stats.shape[1] != len(self.stat_names):
+            raise InputError(
+                f"{self.name}: stats must have shape [n_segments, {len(self.stat_names)}] "
+                f"({', '.join(self.stat_names)}), got {stats.shape}"
+            )
+        return self._score_from_sums(stats.sum(axis=0), nrefs if nrefs is not None else self._nrefs)
+
+    def corpus_score(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> Score:
+        """Score a corpus: statistics are summed over segments, then scored once."""
+        rows = self.stats(hypotheses, references)
+        return self.aggregate(rows, len(references))
+
+    def sentence_score(self, hypothesis: str, references: Sequence[str]) -> Score:
+        """Score one segment against its references (a flat list of strings)."""
+        if not isinstance(hypothesis, str):
+            raise InputError(f"{self.name}: hypothesis must be a str, got {type(hypothesis).__name__}")
+        if isinstance(references, str):
+            raise InputError(f"{self.name}: references must be a list of strings, got one string")
+        return self.segment_scores([hypothesis], [[r] for r in references])[0]
+
+    def segment_scores(
+        self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]
+    ) -> list[Score]:
+        """One :class:`Score` per segment (corpus-level context such as IDF is kept)."""
+        rows = self.stats(hypotheses, references)
+        nrefs = len(references)
+        return [self._score_from_sums(row, nrefs) for row in rows]
+
+    @property
+    def signature(self) -> str:
+        """The signature of the settings in use (``nrefs`` from the last scoring call)."""
+        return self.signature_for(self._nrefs)
+
+    def signature_for(self, nrefs: int | None) -> str:
+        """Signature string for a given number of references."""
+        fields = self._signature_fields(nrefs)
+        fields.append(("version", __version__))
+        body = "|".join(f"{k}:{v}" for k, v in fields)
+        return f"{self.description}|{body}" if self.description else body
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.settings})"

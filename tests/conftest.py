@@ -1,0 +1,72 @@
+"""Shared fixtures: the CLI runner and the WMT22 data beside the repository."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+WMT22 = Path(os.environ.get("EVALAB_WMT22", REPO.parent / "shared" / "wmt22"))
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def run_cli(capsys, monkeypatch):
+    """Run ``evalab ARGS...`` in-process; returns exit code, stdout and stderr."""
+    from evalab.cli import main
+
+    def run(*args: str, stdin: str | None = None) -> CliResult:
+        if stdin is not None:
+            raw = stdin.encode("utf-8")
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8"))
+        capsys.readouterr()
+        code = main([str(a) for a in args])
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def wmt22() -> Path:
+    """The WMT22 folder (``../shared/wmt22`` beside the repo, or $EVALAB_WMT22)."""
+    if not (WMT22 / "official-scores.tsv").exists():
+        pytest.skip(f"WMT22 data not found at {WMT22}")
+    return WMT22
+
+
+def wmt_file(kind: str, pair: str, name: str) -> Path:
+    """Path of a WMT22 file: kind is 'src', 'ref' or 'hyp'; name the ref ID or system."""
+    tgt = pair.split("-")[1]
+    if kind == "src":
+        return WMT22 / "sources" / f"generaltest2022.{pair}.src.{pair.split('-')[0]}"
+    folder = "references" if kind == "ref" else "system-outputs"
+    return WMT22 / folder / f"generaltest2022.{pair}.{kind}.{name}.{tgt}"
+
+
+def wmt_systems(pair: str) -> list[str]:
+    """System names of a pair, sorted."""
+    tgt = pair.split("-")[1]
+    prefix = f"generaltest2022.{pair}.hyp."
+    return sorted(
+        p.name[len(prefix) : -len(tgt) - 1]
+        for p in (WMT22 / "system-outputs").glob(f"{prefix}*.{tgt}")
+    )
+
+
+def read_lines(path: Path) -> list[str]:
+    """Lines of a UTF-8 file split on \\n only (as evalab reads them)."""
+    from evalab.io import read_segments
+
+    return read_segments(path)
