@@ -46,4 +46,6 @@ def score(metric_name: str, prediction: str, targets: Sequence[str]) -> float:
         raise SettingsError(f"unknown metric_name {metric_name!r}; known names: {', '.join(known)}")
     m = metric(name, **settings)
     result = m.sentence_score(prediction, list(targets))
-    return float(result.score) / m.scale
+    # exp(log(100)) is 100.00000000000004: BLEU (like sacrebleu) can exceed its scale by
+    # an ulp, and the dispatch contract promises [0, 1]
+    return min(1.0, max(0.0, float(result.score) / m.scale))

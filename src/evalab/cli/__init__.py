@@ -9,6 +9,7 @@ with exit code 2 (never a traceback).
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Sequence
 
 import click
@@ -77,12 +78,24 @@ def error(message: str) -> None:
     sys.stderr.write(f"evalab: error: {message}\n")
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    # library warnings (e.g. ROUGE's "tokenizer erased N segments") as one line, without
+    # the source location a user of the command line cannot act on
+    sys.stderr.write(f"evalab: warning: {message}\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     _register_commands()
     args = expand_greedy(sys.argv[1:] if argv is None else argv)
     try:
-        app(args=args, prog_name="evalab", standalone_mode=False)
+        rv = app(args=args, prog_name="evalab", standalone_mode=False)
     except EvalabError as exc:
         error(str(exc))
         return 2
@@ -103,6 +116,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    # typer (standalone_mode=False) returns the code of a `typer.Exit` instead of raising
+    # it, and turns Ctrl-C into Exit(130)
+    if isinstance(rv, int) and not isinstance(rv, bool) and rv:
+        if rv == 130:
+            error("interrupted")
+        return rv
     return 0
 
 

@@ -16,6 +16,7 @@ def metrics_command(
 ) -> None:
     """List the metrics with their settings and defaults."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from evalab.metrics.registry import available_metrics, metric_class
@@ -44,5 +45,6 @@ def metrics_command(
         for s in e["settings"]:
             choices = f" [{', '.join(map(str, s['choices']))}]" if s["choices"] else ""
             lines.append(f"{s['name']} = {s['default']!r}{choices}: {s['help']}")
-        table.add_row(f"{e['metric']}\n{e['summary']}", f"0-{e['scale']:g}", "\n".join(lines) or "(none)")
+        # help texts contain brackets ("[a-z0-9]"): print them literally, not as rich markup
+        table.add_row(escape(f"{e['metric']}\n{e['summary']}"), f"0-{e['scale']:g}", escape("\n".join(lines) or "(none)"))
     Console(soft_wrap=False).print(table)

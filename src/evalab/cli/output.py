@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from evalab.errors import SettingsError
@@ -66,11 +67,16 @@ def to_latex(header: Sequence[str], body: Sequence[Sequence[str]], caption: str 
 def print_table(header: Sequence[str], body: Sequence[Sequence[str]], footer: Sequence[str] = ()) -> None:
     """Print a rich table to stdout, then footer lines (signatures)."""
     console = Console(soft_wrap=True)
+    if not console.is_terminal:
+        # piped or redirected output has no width: a 80-column default would truncate long
+        # system names ("generaltest2022.de-en.hy…"), so size the table to its content
+        widest = [max(len(str(c)) for c in col) for col in zip(header, *body, strict=True)]
+        console = Console(soft_wrap=True, width=max(80, sum(widest) + 3 * len(widest) + 1))
     table = Table(show_header=True, header_style="bold")
     for i, h in enumerate(header):
         table.add_column(h, justify="left" if i == 0 else "right")
     for row in body:
-        table.add_row(*row)
+        table.add_row(*(escape(str(c)) for c in row))
     console.print(table)
     for line in footer:
         console.print(line, highlight=False, markup=False)

@@ -14,6 +14,8 @@ from evalab.errors import SettingsError
 from evalab.io import check_same_length, read_segments
 from evalab.metrics.base import Score
 from evalab.parallel import parallel_stats
+from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
+from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
 
 def system_name(path: str) -> str:
@@ -57,32 +59,51 @@ def score(
     width: Annotated[int | None, typer.Option("-w", "--width", help="Decimals shown (default 1 for 0-100 metrics, 4 for 0-1).")] = None,
     jobs: Annotated[int, typer.Option("-j", "--jobs", help="Processes computing per-segment statistics (shards are summed: same numbers).")] = 1,
     out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
+    ci: Annotated[bool, typer.Option("--ci", help="Add a bootstrap percentile confidence interval (reported as mean ± half-width).")] = False,
+    n_samples: Annotated[int, typer.Option("--n-samples", help="Bootstrap resamples for --ci.")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the --ci resampling (0 is a seed too).")] = DEFAULT_SEED,
+    confidence: Annotated[float, typer.Option("--confidence", help="Confidence level for --ci.")] = 0.95,
 ) -> None:
     """Score system outputs against references with one or more metrics."""
     check_format(format)
+    check_n_samples(n_samples, "--n-samples")
+    check_seed(seed)
+    check_confidence(confidence)
     if width is not None and not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
     built = build_metrics(metrics, set_)
     refs, systems = load_inputs(reference, input)
     results: list[tuple[str, str, Score]] = []
+    cis: list[ConfidenceInterval | None] = []
     for sys_name, hyps in systems.items():
         for name, metric in built.items():
             rows = parallel_stats(metric, hyps, refs, jobs)
             results.append((sys_name, name, metric.aggregate(rows, nrefs=len(refs))))
-    emit_results(results, format, width, out)
+            cis.append(bootstrap_ci(metric, rows, n_samples, confidence, seed) if ci else None)
+    emit_results(results, format, width, out, cis)
 
 
-def emit_results(results: list[tuple[str, str, Score]], fmt: str, width: int | None, out: str | None) -> None:
-    """Print or write ``(system, metric, Score)`` results in ``fmt``."""
+def emit_results(
+    results: list[tuple[str, str, Score]], fmt: str, width: int | None, out: str | None,
+    cis: list[ConfidenceInterval | None] | None = None,
+) -> None:
+    """Print or write ``(system, metric, Score)`` results in ``fmt`` (with CIs from ``--ci``)."""
+    cis = cis or [None] * len(results)
     if fmt == "json":
-        rows: list[dict[str, Any]] = [{"system": s, **sc.to_dict(), "metric": m} for s, m, sc in results]
+        rows: list[dict[str, Any]] = [
+            {"system": s, **sc.to_dict(), "metric": m, **(_ci_fields(sc, c) if c else {})}
+            for (s, m, sc), c in zip(results, cis, strict=True)
+        ]
         emit(to_json(rows), out)
         return
     header = ["system", "metric", "score", "details"]
-    body = [[s, m, format_value(sc, width), sc.verbose] for s, m, sc in results]
+    body = [
+        [s, m, format_value(sc, width) + (_ci_text(sc, c, width) if c else ""), sc.verbose]
+        for (s, m, sc), c in zip(results, cis, strict=True)
+    ]
     signatures = []
-    for _, m, sc in results:
-        line = f"{m}: {sc.signature}"
+    for (_, m, sc), c in zip(results, cis, strict=True):
+        line = f"{m}: {sc.signature}" + (f"|{c.signature}" if c else "")
         if line not in signatures:
             signatures.append(line)
     if fmt == "latex":
@@ -93,3 +114,15 @@ def emit_results(results: list[tuple[str, str, Score]], fmt: str, width: int | N
         emit(text, out)
         return
     print_table(header, body, footer=signatures)
+
+
+def _ci_fields(score: Score, ci: ConfidenceInterval) -> dict[str, Any]:
+    """JSON fields of a ``--ci`` interval; the signature gains the resampling settings."""
+    fields = {k: v for k, v in ci.to_dict().items() if k != "score"}
+    return {**fields, "signature": f"{score.signature}|{ci.signature}"}
+
+
+def _ci_text(score: Score, ci: ConfidenceInterval, width: int | None) -> str:
+    """`` (mean ± half-width)`` with the decimals of the score."""
+    decimals = width if width is not None else (1 if score.scale == 100 else 4)
+    return f" ({ci.mean:.{decimals}f} ± {ci.half_width:.{decimals}f})"

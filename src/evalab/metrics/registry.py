@@ -34,7 +34,9 @@ METRICS: dict[str, str] = {
 #: names accepted by :func:`evalab.score` in addition to the registry names (seed 002)
 SCORE_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
     "rouge_l": ("rougeL", {}),
-    "bleu_4": ("bleu", {"max_ngram_order": 4}),
+    # seed 002: BLEU-4 with add-one smoothing (Lin & Och 2004 = Chen & Cherry method 2,
+    # sacrebleu's add-k) on the lesson's tokenizer (lowercase \w+ runs)
+    "bleu_4": ("bleu", {"max_ngram_order": 4, "smooth_method": "add-k", "smooth_value": 1.0, "tokenize": "words"}),
 }
 
 

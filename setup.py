@@ -1,0 +1,18 @@
+"""Build hook for the optional C kernel (evalab._mtkernel); metadata lives in pyproject.toml.
+
+``optional=True``: if no C compiler is available the install still succeeds and evalab
+uses its pure-Python fallbacks, which give the same numbers (only slower).
+"""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "evalab._mtkernel",
+            sources=["src/evalab/_mtkernel.c"],
+            optional=True,
+            extra_compile_args=["-O2"],
+        )
+    ]
+)

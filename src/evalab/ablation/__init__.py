@@ -1,0 +1,89 @@
+"""Ablation studies: a TOML study file -> planned runs -> executor -> SQLite store -> analysis.
+
+The public API (everything a caller needs; the submodules are implementation detail):
+
+``load_study(path) -> Study``
+    Parse and validate a study file *before anything runs*. Every problem raises
+    :class:`~evalab.errors.SettingsError` naming the file, the key and what is wrong
+    (unknown key, a variant setting a key ``[base]`` lacks, empty seeds, an entry point
+    that does not import, ``primary`` not in ``metrics`` ...).
+
+``plan_runs(study) -> list[PlannedRun]``
+    base + variants (+ grid cells) x seeds. Each run has a ``key``: a hash of the merged
+    configuration, the seed and the study's code version. Rows that share a configuration
+    (a grid cell equal to the base) share runs.
+
+``run_study(study, db_path=None, *, jobs=1, executor="local", ray_address=None,
+progress=True) -> RunSummary``
+    Run every planned run that is not already finished in the store (default database
+    ``.evalab/studies.db`` under the current directory). ``executor="local"`` uses a pool of
+    ``jobs`` slots, each run isolated in its own fresh Python process with the study's
+    ``timeout`` (the process group is killed) and ``retries``; ``executor="ray"`` submits the
+    same runs as Ray tasks with the study's ``resources`` (``ray.init(address=ray_address)``
+    or a local cluster). Each finished run is committed immediately, so Ctrl-C or a killed
+    runner loses no finished run; rerunning skips finished runs. ``progress`` shows a live
+    bar (done / failed / running / ETA) on stderr when it is a terminal.
+    ``RunSummary`` has ``planned``, ``skipped`` (already finished), ``ok``, ``failed``,
+    ``seconds`` and ``db_path``.
+
+``study_status(study, db_path=None) -> StudyStatus``
+    Counts per row of ok / failed / pending runs, and the stored errors.
+
+``analyze(study, db_path=None, *, alpha=0.05, power=0.8, aso=False, seed=0,
+permutations=10000) -> StudyAnalysis``
+    Per row and metric: mean, std, 95% t-based CI over seeds, delta to the base with its
+    Welch CI, Welch's t-test p-value, a permutation-test p-value (exact when feasible),
+    a ``too_few_seeds`` flag with the number of seeds per arm a power analysis says is
+    needed (two-sided, at ``alpha`` and ``power``), optionally Almost Stochastic Order
+    (Dror et al. 2019), grid main effects and 2x2 interaction contrasts with their
+    arithmetic, the optional ``[reference]`` columns, and the missing / failed runs.
+    ``StudyAnalysis.to_dict()`` gives plain JSON-ready data.
+
+The renderers live in :mod:`evalab.report`: ``render_table(analysis)`` (prints a rich
+table), ``render_markdown``, ``render_latex``, ``render_json`` and ``render_html`` (a
+self-contained page with one inline SVG bar chart per metric).
+
+>>> from evalab.ablation import load_study, run_study, analyze  # doctest: +SKIP
+>>> study = load_study("examples/toy_study/study.toml")           # doctest: +SKIP
+>>> summary = run_study(study, "toy.db", jobs=2)                    # doctest: +SKIP
+>>> from evalab.report import render_markdown                       # doctest: +SKIP
+>>> print(render_markdown(analyze(study, "toy.db")))                # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Lazy re-exports: importing evalab.ablation stays cheap (no numpy, no sqlite, no ray).
+_EXPORTS = {
+    "Study": "evalab.ablation.spec",
+    "Variant": "evalab.ablation.spec",
+    "Resources": "evalab.ablation.spec",
+    "load_study": "evalab.ablation.spec",
+    "PlannedRun": "evalab.ablation.plan",
+    "Row": "evalab.ablation.plan",
+    "plan_runs": "evalab.ablation.plan",
+    "study_rows": "evalab.ablation.plan",
+    "RunSummary": "evalab.ablation.executors",
+    "run_study": "evalab.ablation.executors",
+    "RunStore": "evalab.ablation.store",
+    "DEFAULT_DB": "evalab.ablation.store",
+    "StudyStatus": "evalab.ablation.store",
+    "study_status": "evalab.ablation.store",
+    "StudyAnalysis": "evalab.ablation.analysis",
+    "RowAnalysis": "evalab.ablation.analysis",
+    "MetricStats": "evalab.ablation.analysis",
+    "Contrast": "evalab.ablation.analysis",
+    "analyze": "evalab.ablation.analysis",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evalab.ablation' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,93 @@
+"""The code a fresh interpreter runs for one entry-point run.
+
+The runner starts ``python -c BOOTSTRAP this_file job.bin``; the bootstrap executes this
+file as ``__main__`` rather than ``-m evalab.ablation._worker`` so a run does not pay for
+importing evalab (and numpy) before the user's code: the runner's own
+overhead per run stays small next to the run. It only uses the standard library, and
+``marshal`` (built in) rather than ``json`` for the job and result files, since importing
+json (and the ``re`` it pulls in) is a measurable part of a no-op run.
+
+The job file names the study folder (put first on ``sys.path`` and used as the cwd), the
+entry point, the configuration, the seed and the output folder. The result is written
+with marshal to ``result.bin`` in that folder: ``{"ok": true, "metrics": ..., "artifacts": ...}``
+or ``{"ok": false, "error": ..., "traceback": ...}``.
+"""
+
+import importlib
+import marshal
+import os
+import sys
+import threading
+import time
+
+
+def _watch_parent(parent: int) -> None:
+    # If the runner is killed (SIGKILL, OOM), exit instead of finishing an orphaned run
+    # whose result nobody would store.
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(3)
+
+
+def _plain(value, depth=0):
+    """Only types marshal can write and JSON can store; anything else becomes its repr."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if depth < 20 and isinstance(value, (list, tuple)):
+        return [_plain(v, depth + 1) for v in value]
+    if depth < 20 and isinstance(value, dict):
+        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
+    return repr(value) if not hasattr(value, "__fspath__") else os.fspath(value)
+
+
+def _write(path: str, payload: dict) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as fh:
+        marshal.dump(payload, fh)
+    os.replace(tmp, path)
+
+
+def main(job_path: str) -> None:
+    with open(job_path, "rb") as fh:
+        job = marshal.load(fh)
+    result_path = os.path.join(job["out_dir"], "result.bin")
+    threading.Thread(target=_watch_parent, args=(job["parent_pid"],), daemon=True).start()
+    sys.path.insert(0, job["study_dir"])
+    try:
+        mod_name, fn_name = job["entry"].split(":")
+        fn = getattr(importlib.import_module(mod_name), fn_name)
+        kwargs = {}
+        # read the parameter names from the code object: `inspect` alone costs ~0.1 s to import
+        code = getattr(fn, "__code__", None)
+        if code is not None and "out_dir" in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
+            kwargs["out_dir"] = job["out_dir"]
+        out = fn(dict(job["config"]), int(job["seed"]), **kwargs)
+        if not isinstance(out, dict):
+            raise TypeError(f"entry point returned {type(out).__name__}, expected a dict of metrics")
+        out = dict(out)
+        artifacts = out.pop("artifacts", None)
+        metrics = {}
+        for k, v in out.items():
+            # numpy scalars and the like: anything float() accepts that is not a bool/str
+            if hasattr(v, "item") and not isinstance(v, (str, bytes)):
+                try:  # noqa: SIM105 - contextlib costs an import in every run
+                    v = v.item()
+                except (TypeError, ValueError):
+                    pass
+            metrics[str(k)] = v if isinstance(v, (int, float, bool, str, type(None))) else repr(v)
+        _write(result_path, {"ok": True, "metrics": metrics, "artifacts": _plain(artifacts)})
+    except BaseException as exc:
+        import traceback
+
+        _write(result_path, {
+            "ok": False,
+            "error": f"{type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc(),
+        })
+        sys.stdout.flush()
+        os._exit(1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[-1])

@@ -1,0 +1,262 @@
+"""Analysis of a study's stored runs: per-row statistics over seeds, deltas, effects.
+
+Honest by construction: every mean comes with its spread and a t-based CI over seeds,
+every delta to the base with a Welch CI and two p-values (Welch's t-test; a permutation
+test that is exact when the relabelings can be enumerated), a flag when the seeds are too
+few to tell the delta from seed noise (with the seeds a power analysis asks for), and runs
+that failed or never ran are counted and listed, never silently dropped.
+Seeds are treated as independent samples per row (unpaired tests): the same seed number in
+two configurations does not make the two runs a matched pair.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from evalab.ablation.plan import plan_runs, run_key, study_rows
+from evalab.ablation.store import RunStore
+from evalab.errors import SettingsError
+from evalab.stats.effects import Contrast, factorial_effects
+from evalab.stats.seed_stats import aso as aso_test
+from evalab.stats.seed_stats import mean_ci, permutation_test, seeds_needed, welch
+
+if TYPE_CHECKING:
+    from evalab.ablation.spec import Study
+
+
+@dataclass(frozen=True)
+class MetricStats:
+    """One metric of one row, over its finished seeds."""
+
+    metric: str
+    n: int
+    values: list[float]
+    mean: float
+    std: float
+    ci_low: float
+    ci_high: float
+    delta: float | None = None  # row - base (None for the base row)
+    delta_low: float | None = None
+    delta_high: float | None = None
+    p_welch: float | None = None
+    p_perm: float | None = None
+    perm_exact: bool | None = None
+    seeds_needed: int | None = None
+    too_few_seeds: bool = False
+    aso_eps: float | None = None  # eps_min of "this row is better than the base"
+    direction: str = ""  # "better" | "worse" | "" (delta sign under higher_is_better)
+
+
+@dataclass(frozen=True)
+class FailedRun:
+    """A planned run without a usable result."""
+
+    seed: int
+    status: str  # "failed" | "pending"
+    error: str
+    attempts: int
+
+
+@dataclass(frozen=True)
+class RowAnalysis:
+    """One row of the report."""
+
+    label: str
+    description: str
+    kind: str
+    changes: dict[str, Any]
+    planned: int
+    ok: int
+    metrics: dict[str, MetricStats]
+    missing: list[FailedRun]
+    reference: dict[str, float | None] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> int:
+        return sum(m.status == "failed" for m in self.missing)
+
+    @property
+    def pending(self) -> int:
+        return sum(m.status == "pending" for m in self.missing)
+
+
+@dataclass(frozen=True)
+class StudyAnalysis:
+    """Everything the renderers show. ``to_dict()`` is the JSON form."""
+
+    study: str
+    description: str
+    path: str
+    db_path: str
+    code_version: str
+    metrics: list[str]
+    primary: str
+    higher_is_better: dict[str, bool]
+    seeds: list[int]
+    rows: list[RowAnalysis]
+    contrasts: dict[str, list[Contrast]]
+    reference_columns: list[str]
+    grid: dict[str, list[Any]]
+    settings: dict[str, Any]
+    notes: list[str]
+
+    @property
+    def base(self) -> RowAnalysis:
+        return self.rows[0]
+
+    def row(self, label: str) -> RowAnalysis:
+        """The row with this label (KeyError if absent)."""
+        for r in self.rows:
+            if r.label == label:
+                return r
+        raise KeyError(label)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data (NaN stays NaN; the JSON renderer turns it into null)."""
+        d = asdict(self)
+        d["contrasts"] = {m: [c.to_dict() for c in cs] for m, cs in self.contrasts.items()}
+        for row, r in zip(d["rows"], self.rows, strict=True):
+            row["failed"], row["pending"] = r.failed, r.pending
+        return d
+
+
+def analyze(
+    study: Study,
+    db_path: str | Path | None = None,
+    *,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    confidence: float = 0.95,
+    aso: bool = False,
+    seed: int = 0,
+    permutations: int = 10_000,
+) -> StudyAnalysis:
+    """Analyze the stored runs of ``study`` (see the module docstring for what is computed)."""
+    if not 0 < alpha < 1 or not 0 < power < 1 or not 0 < confidence < 1:
+        raise SettingsError(f"alpha, power and confidence must be in (0, 1); got {alpha}, {power}, {confidence}")
+    with RunStore(db_path, create=False) as store:
+        stored = store.runs(study.name)
+        db = str(store.path)
+    plan = plan_runs(study)
+    by_key = {r.key: r for r in plan}
+    rows = study_rows(study)
+
+    def seed_values(config: dict[str, Any], metric: str) -> tuple[list[float], list[FailedRun]]:
+        vals: list[float] = []
+        missing: list[FailedRun] = []
+        for s in study.seeds:
+            key = run_key(config, s, study.code_version)
+            run = stored.get(key)
+            if run is not None and run.status == "ok" and metric in run.metrics:
+                vals.append(float(run.metrics[metric]))
+            elif run is not None and run.status == "failed":
+                missing.append(FailedRun(s, "failed", run.error, run.attempts))
+            else:
+                missing.append(FailedRun(s, "pending", "", run.attempts if run else 0))
+        return vals, missing
+
+    base_vals = {m: seed_values(study.base, m)[0] for m in study.metrics}
+    out_rows: list[RowAnalysis] = []
+    for row in rows:
+        stats: dict[str, MetricStats] = {}
+        missing: list[FailedRun] = []
+        for m in study.metrics:
+            vals, miss = seed_values(row.config, m)
+            if m == study.primary:
+                missing = miss
+            stats[m] = _metric_stats(
+                # a row whose configuration is the base's (the base grid cell) has the base's runs
+                m, vals, None if row.config == study.base else base_vals[m], study.better(m),
+                alpha=alpha, power=power, confidence=confidence, aso=aso, seed=seed,
+                permutations=permutations,
+            )
+        planned = sum(1 for r in plan if row.label in r.rows)
+        ok = planned - len(missing)
+        reference = {col: study.reference[col].get(row.label) for col in study.reference}
+        out_rows.append(RowAnalysis(row.label, row.description, row.kind, row.changes, planned, ok, stats, missing, reference))
+
+    contrasts: dict[str, list[Contrast]] = {}
+    if study.grid:
+        ref_levels = {f: (study.base[f] if study.base[f] in levels else levels[-1]) for f, levels in study.grid.items()}
+        for m in study.metrics:
+            top = max((abs(r.metrics[m].mean) for r in out_rows if r.metrics[m].n), default=0.0)
+            contrasts[m] = factorial_effects(
+                study.grid, ref_levels,
+                lambda levels, m=m: np.asarray(seed_values({**study.base, **levels}, m)[0]),
+                confidence=confidence, decimals=2 if top >= 10 else 3 if top >= 1 else 4,
+            )
+    notes = _notes(study, out_rows, alpha, power, confidence, aso, permutations, by_key, stored)
+    return StudyAnalysis(
+        study=study.name, description=study.description, path=str(study.path), db_path=db,
+        code_version=study.code_version, metrics=list(study.metrics), primary=study.primary,
+        higher_is_better=dict(study.higher_is_better), seeds=list(study.seeds), rows=out_rows,
+        contrasts=contrasts, reference_columns=list(study.reference), grid=dict(study.grid),
+        settings={"alpha": alpha, "power": power, "confidence": confidence, "aso": aso,
+                  "seed": seed, "permutations": permutations},
+        notes=notes,
+    )
+
+
+def _metric_stats(
+    metric: str, vals: list[float], base: list[float] | None, higher_is_better: bool, *,
+    alpha: float, power: float, confidence: float, aso: bool, seed: int, permutations: int,
+) -> MetricStats:
+    mc = mean_ci(vals, confidence)
+    common = {"metric": metric, "n": mc.n, "values": vals, "mean": mc.mean, "std": mc.std,
+              "ci_low": mc.low, "ci_high": mc.high}
+    if base is None:
+        return MetricStats(**common)
+    if not vals or not base:
+        return MetricStats(**common, too_few_seeds=True)
+    w = welch(vals, base, confidence)
+    p_perm, exact = permutation_test(vals, base, resamples=permutations, seed=seed)
+    needed = None
+    flag = True
+    if len(vals) >= 2 and len(base) >= 2:
+        pooled = math.sqrt((np.var(vals, ddof=1) + np.var(base, ddof=1)) / 2.0)
+        needed = seeds_needed(w.delta, pooled, alpha=alpha, power=power)
+        # too few seeds: the delta is not separated from seed noise, and a power analysis
+        # says more seeds than we have would be needed to detect a delta this large
+        # (runs without any seed noise are deterministic: there is nothing to separate)
+        flag = pooled > 0 and not (w.p < alpha) and (needed is None or needed > min(len(vals), len(base)))
+    eps = None
+    if aso:
+        sign = 1.0 if higher_is_better else -1.0
+        eps = aso_test(sign * np.asarray(vals), sign * np.asarray(base), alpha=alpha, seed=seed)
+    direction = ""
+    if w.delta != 0 and math.isfinite(w.delta):
+        direction = "better" if (w.delta > 0) == higher_is_better else "worse"
+    return MetricStats(
+        **common, delta=w.delta, delta_low=w.low, delta_high=w.high, p_welch=w.p, p_perm=p_perm,
+        perm_exact=exact, seeds_needed=needed, too_few_seeds=flag, aso_eps=eps, direction=direction,
+    )
+
+
+def _notes(study: Study, rows: list[RowAnalysis], alpha: float, power: float, confidence: float,
+           aso: bool, permutations: int, by_key: dict[str, Any], stored: dict[str, Any]) -> list[str]:
+    pct = round(confidence * 100)
+    notes = [
+        f"{len(study.seeds)} seeds per row; mean ± sd over seeds; {pct}% CI = mean ± t(n-1)·sd/√n.",
+        f"Δ = row − base with a Welch {pct}% CI; p(t) = Welch's t-test, p(perm) = permutation test of "
+        f"|Δ| (exact over all relabelings when feasible, else {permutations} random relabelings), both two-sided, unpaired.",
+        f"'few seeds' = p(t) ≥ {alpha:g} and a power analysis (two-sided two-sample t-test, α = {alpha:g}, "
+        f"power = {power:g}, observed Δ and pooled sd) needs more seeds per row than were run; the number shown is that requirement.",
+    ]
+    if aso:
+        notes.append(f"ASO = ε_min of 'row better than base' (Dror et al. 2019, α = {alpha:g}); < 0.5 supports the row being better, < 0.2 strongly.")
+    if study.grid:
+        notes.append("Grid effects: removal = y(factor ablated) − y(full system); addition = y(factor present) − "
+                     "y(neither); interaction = y(both) − y(A ablated) − y(B ablated) + y(neither); other factors held at the base.")
+    failed = sum(r.failed for r in rows)
+    pending = sum(r.pending for r in rows)
+    if failed or pending:
+        notes.append(f"Missing runs: {failed} failed, {pending} not run; statistics use the finished seeds only.")
+    stale = [k for k in stored if k not in by_key]
+    if stale:
+        notes.append(f"{len(stale)} stored run(s) of this study belong to another configuration or code version and are not used.")
+    return notes

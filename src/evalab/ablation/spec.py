@@ -1,0 +1,460 @@
+"""The study file: TOML in, a validated, frozen :class:`Study` out.
+
+Everything is checked *before anything runs*; each problem raises
+:class:`~evalab.errors.SettingsError` with the file, the key (and its line when it can be
+found) and what would be right. The format::
+
+    [study]
+    name = "toy"
+    entry = "toy_entry:run"          # or: command = "python train.py {config} {seed} {out}"
+    seeds = [0, 1, 2, 3]
+    metrics = ["acc", "loss"]
+    primary = "acc"
+    higher_is_better = { acc = true, loss = false }
+    timeout = 600                    # seconds per run (the run's process group is killed)
+    retries = 1                      # extra attempts after a failure
+    resources = { cpus = 1, gpus = 0 }   # per run, used by the Ray executor
+    code_version = "v1"              # optional; default: hash of the entry module / script
+
+    [base]                           # the full configuration
+    heads = 8
+    dropout = 0.1
+
+    [[variant]]
+    label = "(A)"
+    description = "1 head"
+    set = { heads = 1 }
+
+    [grid]                           # optional full factorial over keys of [base]
+    dropout = [0.0, 0.1]
+    heads = [1, 8]
+
+    [reference."BLEU (paper)"]       # optional side-by-side columns, keyed by row label
+    base = 25.8
+    "(A)" = 24.9
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+from evalab.errors import SettingsError
+
+STUDY_KEYS = {
+    "name": "study name (string)",
+    "description": "free text",
+    "entry": "'package.module:function' called as function(config, seed)",
+    "command": "shell command template with {config} {seed} {out}",
+    "seeds": "list of integer seeds",
+    "metrics": "list of metric names the run returns",
+    "primary": "the metric the report leads with",
+    "higher_is_better": "table metric -> true/false",
+    "timeout": "seconds per run",
+    "retries": "extra attempts after a failed run",
+    "resources": "{ cpus = 1, gpus = 0 } per run (Ray)",
+    "code_version": "string that changes when the code changes",
+}
+TOP_KEYS = ("study", "base", "variant", "grid", "reference")
+VARIANT_KEYS = ("label", "description", "set")
+RESOURCE_KEYS = ("cpus", "gpus")
+BASE_LABEL = "base"
+_ENTRY_RE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*$")
+_PLACEHOLDERS = ("config", "seed", "out")
+
+
+@dataclass(frozen=True)
+class Resources:
+    """Per-run resources requested from Ray (the local executor runs one run per slot)."""
+
+    cpus: float = 1.0
+    gpus: float = 0.0
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One ``[[variant]]`` row: a label, a description and the keys it changes."""
+
+    label: str
+    description: str
+    settings: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Study:
+    """A validated study file. ``base`` is the full configuration of the base row."""
+
+    path: Path
+    name: str
+    seeds: tuple[int, ...]
+    metrics: tuple[str, ...]
+    primary: str
+    higher_is_better: dict[str, bool]
+    base: dict[str, Any]
+    entry: str | None = None
+    command: str | None = None
+    description: str = ""
+    timeout: float | None = None
+    retries: int = 0
+    resources: Resources = field(default_factory=Resources)
+    code_version: str = ""
+    variants: tuple[Variant, ...] = ()
+    grid: dict[str, list[Any]] = field(default_factory=dict)
+    reference: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    @property
+    def directory(self) -> Path:
+        """The study file's folder: on the import path (and the cwd) of every run."""
+        return self.path.parent
+
+    def better(self, metric: str) -> bool:
+        """Whether higher values of ``metric`` are better (default True)."""
+        return self.higher_is_better.get(metric, True)
+
+
+class _Where:
+    """Builds error messages that name the file and, when found, the line of a key."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+
+    def line_of(self, key: str, after: str | None = None) -> int | None:
+        start = 0
+        if after is not None:
+            pat = re.compile(r"^\s*\[+\s*" + re.escape(after) + r"\s*\]+")
+            hits = [i for i, ln in enumerate(self.lines) if pat.match(ln)]
+            if hits:
+                start = hits[0]
+        pat = re.compile(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*=|[{,]\s*[\"']?" + re.escape(key) + r"[\"']?\s*=")
+        for i in range(start, len(self.lines)):
+            if pat.search(self.lines[i]):
+                return i + 1
+        return None
+
+    def error(self, where: str, message: str, key: str | None = None, section: str | None = None) -> SettingsError:
+        line = self.line_of(key, section) if key else None
+        loc = f"{self.path}:{line}" if line else str(self.path)
+        return SettingsError(f"{loc}: {where}: {message}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def load_study(path: str | Path, *, check_entry: bool = True) -> Study:
+    """Read and validate a study file; raise :class:`SettingsError` on the first problem.
+
+    ``check_entry`` imports the entry point in a subprocess (with the study's folder on
+    ``sys.path``) so a typo fails here rather than in every run.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise SettingsError(f"{p}: no such study file")
+    if p.is_dir():
+        raise SettingsError(f"{p}: is a directory, expected a study .toml file")
+    text = p.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{p}: not valid TOML: {exc}") from exc
+    where = _Where(p.resolve(), text)
+    return _build(p.resolve(), data, where, check_entry)
+
+
+def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> Study:
+    for key in data:
+        if key not in TOP_KEYS:
+            raise w.error(f"top-level key {key!r}", f"unknown; expected sections {', '.join('[' + k + ']' for k in TOP_KEYS)}", key)
+    if "study" not in data or not isinstance(data["study"], dict):
+        raise w.error("[study]", "missing; a study file needs a [study] table (name, entry or command, seeds, metrics)")
+    st = data["study"]
+    for key in st:
+        if key not in STUDY_KEYS:
+            known = ", ".join(STUDY_KEYS)
+            raise w.error(f"[study] key {key!r}", f"unknown; known keys: {known}", key, "study")
+
+    def need(key: str) -> Any:
+        if key not in st:
+            raise w.error(f"[study] {key}", f"missing ({STUDY_KEYS[key]})", None)
+        return st[key]
+
+    name = need("name")
+    if not isinstance(name, str) or not name.strip():
+        raise w.error("[study] name", "must be a non-empty string", "name", "study")
+    entry, command = st.get("entry"), st.get("command")
+    if (entry is None) == (command is None):
+        raise w.error("[study]", "give exactly one of entry = 'module:function' or command = '... {config} {seed} {out}'")
+    if entry is not None and (not isinstance(entry, str) or not _ENTRY_RE.match(entry)):
+        raise w.error("[study] entry", f"{entry!r} is not of the form 'package.module:function'", "entry", "study")
+    if command is not None:
+        _check_command(command, w)
+    seeds = need("seeds")
+    if not isinstance(seeds, list) or not seeds:
+        raise w.error("[study] seeds", "is empty; give at least one integer seed, e.g. seeds = [0, 1, 2]", "seeds", "study")
+    if not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        raise w.error("[study] seeds", f"must be integers, got {seeds!r}", "seeds", "study")
+    if len(set(seeds)) != len(seeds):
+        raise w.error("[study] seeds", f"has duplicates: {seeds!r}", "seeds", "study")
+    metrics = need("metrics")
+    if not isinstance(metrics, list) or not metrics or not all(isinstance(m, str) and m for m in metrics):
+        raise w.error("[study] metrics", "must be a non-empty list of metric names", "metrics", "study")
+    if len(set(metrics)) != len(metrics):
+        raise w.error("[study] metrics", f"has duplicates: {metrics!r}", "metrics", "study")
+    primary = st.get("primary", metrics[0])
+    if primary not in metrics:
+        raise w.error("[study] primary", f"{primary!r} is not one of metrics {metrics!r}", "primary", "study")
+    hib = st.get("higher_is_better", {})
+    if isinstance(hib, bool):
+        hib = dict.fromkeys(metrics, hib)
+    if not isinstance(hib, dict):
+        raise w.error("[study] higher_is_better", "must be a table such as { acc = true, loss = false }", "higher_is_better", "study")
+    for m, v in hib.items():
+        if m not in metrics:
+            raise w.error("[study] higher_is_better", f"names {m!r}, which is not in metrics {metrics!r}", "higher_is_better", "study")
+        if not isinstance(v, bool):
+            raise w.error("[study] higher_is_better", f"{m} must be true or false, got {v!r}", "higher_is_better", "study")
+    timeout = st.get("timeout")
+    if timeout is not None and (not _is_number(timeout) or timeout <= 0):
+        raise w.error("[study] timeout", f"must be a positive number of seconds, got {timeout!r}", "timeout", "study")
+    retries = st.get("retries", 0)
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        raise w.error("[study] retries", f"must be an integer >= 0, got {retries!r}", "retries", "study")
+    resources = _resources(st.get("resources", {}), w)
+    description = st.get("description", "")
+    if not isinstance(description, str):
+        raise w.error("[study] description", "must be a string", "description", "study")
+
+    base = data.get("base")
+    if not isinstance(base, dict) or not base:
+        raise w.error("[base]", "missing or empty; [base] holds the full configuration every variant starts from")
+    _check_plain(base, "[base]", w)
+    variants = _variants(data.get("variant", []), base, w)
+    grid = _grid(data.get("grid", {}), base, w)
+    if not variants and not grid:
+        # a base alone is still a study (seed variance), so this is allowed
+        pass
+    labels = [BASE_LABEL, *(v.label for v in variants)]
+    reference = _reference(data.get("reference", {}), labels, grid, base, w)
+
+    code_version = st.get("code_version")
+    if code_version is not None and (not isinstance(code_version, str) or not code_version):
+        raise w.error("[study] code_version", "must be a non-empty string", "code_version", "study")
+    if entry is not None and check_entry:
+        check_entry_imports(entry, path.parent, w)
+    # found without importing, so `status` and `report` (which skip the import check)
+    # derive the same code version as `run`
+    module_file = find_module_file(entry, path.parent) if entry is not None else None
+    if code_version is None:
+        code_version = derive_code_version(path.parent, entry, command, module_file)
+    return Study(
+        path=path, name=name, seeds=tuple(seeds), metrics=tuple(metrics), primary=primary,
+        higher_is_better={m: bool(hib.get(m, True)) for m in metrics}, base=dict(base),
+        entry=entry, command=command, description=description,
+        timeout=float(timeout) if timeout is not None else None, retries=retries,
+        resources=resources, code_version=code_version, variants=tuple(variants), grid=grid,
+        reference=reference,
+    )
+
+
+def _check_plain(value: Any, where: str, w: _Where, key: str | None = None) -> None:
+    """Configurations are hashed and stored as JSON: TOML dates and times are not allowed."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_plain(v, f"{where}.{k}" if key else f"{where} {k}", w, k)
+    elif isinstance(value, list):
+        for v in value:
+            _check_plain(v, where, w, key)
+    elif not isinstance(value, str | int | float | bool):
+        raise w.error(where, f"{value!r} is a TOML {type(value).__name__}; use a string (configurations are stored as JSON)", key)
+
+
+def _check_command(command: Any, w: _Where) -> None:
+    if not isinstance(command, str) or not command.strip():
+        raise w.error("[study] command", "must be a non-empty string", "command", "study")
+    names = set(re.findall(r"\{(\w*)\}", command))
+    unknown = names - set(_PLACEHOLDERS)
+    if unknown:
+        raise w.error("[study] command", f"unknown placeholder(s) {sorted(unknown)}; use {{config}} {{seed}} {{out}}", "command", "study")
+    if "out" not in names:
+        raise w.error("[study] command", "must contain {out}: the path of the JSON metrics file the command writes", "command", "study")
+
+
+def _resources(res: Any, w: _Where) -> Resources:
+    if not isinstance(res, dict):
+        raise w.error("[study] resources", "must be a table such as { cpus = 1, gpus = 0 }", "resources", "study")
+    for k, v in res.items():
+        if k not in RESOURCE_KEYS:
+            raise w.error("[study] resources", f"unknown key {k!r}; known: cpus, gpus", "resources", "study")
+        if not _is_number(v) or v < 0:
+            raise w.error("[study] resources", f"{k} must be a number >= 0, got {v!r}", "resources", "study")
+    return Resources(cpus=float(res.get("cpus", 1)), gpus=float(res.get("gpus", 0)))
+
+
+def _variants(raw: Any, base: dict[str, Any], w: _Where) -> list[Variant]:
+    if not isinstance(raw, list):
+        raise w.error("[[variant]]", "must be an array of tables: write [[variant]] (double brackets)", "variant")
+    out: list[Variant] = []
+    seen: set[str] = {BASE_LABEL}
+    for i, v in enumerate(raw, start=1):
+        if not isinstance(v, dict):
+            raise w.error(f"[[variant]] #{i}", "must be a table")
+        for key in v:
+            if key not in VARIANT_KEYS:
+                raise w.error(f"[[variant]] #{i} key {key!r}", f"unknown; known keys: {', '.join(VARIANT_KEYS)}", key, "variant")
+        label = v.get("label")
+        if not isinstance(label, str) or not label.strip():
+            raise w.error(f"[[variant]] #{i}", "needs label = '...' (e.g. '(A)')")
+        if label in seen:
+            raise w.error(f"[[variant]] #{i} label {label!r}", "is used twice (or is the reserved 'base'); labels must be unique", "label", "variant")
+        seen.add(label)
+        settings = v.get("set", {})
+        _check_plain(settings, f"[[variant]] {label!r} set", w)
+        if not isinstance(settings, dict) or not settings:
+            raise w.error(f"[[variant]] {label!r} set", "must be a non-empty table of the [base] keys this row changes")
+        for key, value in settings.items():
+            if key not in base:
+                raise w.error(
+                    f"[[variant]] {label!r} set.{key}",
+                    f"[base] has no key {key!r}; a variant may only change keys of [base] (known: {', '.join(base)})",
+                    key, "variant",
+                )
+            _check_same_kind(base[key], value, f"[[variant]] {label!r} set.{key}", key, w)
+        description = v.get("description", "")
+        if not isinstance(description, str):
+            raise w.error(f"[[variant]] {label!r} description", "must be a string")
+        out.append(Variant(label=label, description=description, settings=dict(settings)))
+    return out
+
+
+def _check_same_kind(base_value: Any, value: Any, where: str, key: str, w: _Where) -> None:
+    """A value replacing a base value must be of a compatible type (int and float mix)."""
+    def kind(x: Any) -> str:
+        if isinstance(x, bool):
+            return "bool"
+        if _is_number(x):
+            return "number"
+        return type(x).__name__
+
+    if kind(base_value) != kind(value):
+        raise w.error(where, f"is {value!r} ({kind(value)}) but [base] {key} is {base_value!r} ({kind(base_value)})", key)
+
+
+def _grid(raw: Any, base: dict[str, Any], w: _Where) -> dict[str, list[Any]]:
+    if not isinstance(raw, dict):
+        raise w.error("[grid]", "must be a table of key = [levels]")
+    grid: dict[str, list[Any]] = {}
+    for key, levels in raw.items():
+        if key not in base:
+            raise w.error(f"[grid] {key}", f"[base] has no key {key!r}; grid factors must be keys of [base]", key, "grid")
+        if not isinstance(levels, list) or len(levels) < 2:
+            raise w.error(f"[grid] {key}", f"needs a list of at least two levels, got {levels!r}", key, "grid")
+        if len({json.dumps(x, sort_keys=True) for x in levels}) != len(levels):
+            raise w.error(f"[grid] {key}", f"has duplicate levels: {levels!r}", key, "grid")
+        for x in levels:
+            _check_same_kind(base[key], x, f"[grid] {key} level {x!r}", key, w)
+        grid[key] = list(levels)
+    return grid
+
+
+def _reference(raw: Any, labels: list[str], grid: dict[str, list[Any]], base: dict[str, Any], w: _Where) -> dict[str, dict[str, float]]:
+    if not isinstance(raw, dict):
+        raise w.error("[reference]", "must hold one table per column: [reference.\"BLEU (paper)\"] with row label = value")
+    from evalab.ablation.plan import grid_cells
+
+    allowed = set(labels) | {c.label for c in grid_cells(base, grid)}
+    out: dict[str, dict[str, float]] = {}
+    for column, rows in raw.items():
+        if not isinstance(rows, dict):
+            raise w.error(f"[reference] {column!r}", "must be a table of row label = number, e.g. [reference.\"BLEU (paper)\"] base = 25.8", column, "reference")
+        col: dict[str, float] = {}
+        for label, value in rows.items():
+            if label not in allowed:
+                raise w.error(f"[reference.{column!r}] {label!r}", f"is not a row of this study; rows: {', '.join(sorted(allowed))}", label, "reference")
+            if not _is_number(value):
+                raise w.error(f"[reference.{column!r}] {label!r}", f"must be a number, got {value!r}", label, "reference")
+            col[label] = float(value)
+        out[column] = col
+    return out
+
+
+_IMPORT_CHECK = r"""
+import importlib, json, sys
+sys.path.insert(0, sys.argv[1])
+mod_name, fn_name = sys.argv[2].split(":")
+try:
+    mod = importlib.import_module(mod_name)
+except BaseException as exc:
+    print(json.dumps({"error": f"cannot import module {mod_name!r}: {type(exc).__name__}: {exc}"}))
+    raise SystemExit(0)
+fn = getattr(mod, fn_name, None)
+if fn is None or not callable(fn):
+    print(json.dumps({"error": f"module {mod_name!r} has no function {fn_name!r}"}))
+else:
+    print(json.dumps({"file": getattr(mod, "__file__", None)}))
+"""
+
+
+def check_entry_imports(entry: str, directory: Path, w: _Where) -> str | None:
+    """Import ``entry`` in a fresh interpreter (study folder on sys.path); return its file."""
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", _IMPORT_CHECK, str(directory), entry],
+            cwd=directory, capture_output=True, text=True, timeout=120,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise w.error("[study] entry", f"importing {entry!r} took over 120 s", "entry", "study") from exc
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise w.error("[study] entry", f"importing {entry!r} failed: {tail}", "entry", "study")
+    result = json.loads(lines[-1])
+    if "error" in result:
+        raise w.error("[study] entry", f"{result['error']} (study folder {directory} is on sys.path)", "entry", "study")
+    return result.get("file")
+
+
+def find_module_file(entry: str, directory: Path) -> str | None:
+    """The source file of the entry's module, located without executing any code."""
+    from importlib.machinery import PathFinder
+
+    search: list[str] | None = [str(directory), *sys.path]
+    spec = None
+    for part in entry.split(":")[0].split("."):
+        spec = PathFinder.find_spec(part, search)
+        if spec is None:
+            return None
+        search = list(spec.submodule_search_locations or [])
+    return spec.origin if spec is not None and spec.origin not in (None, "built-in", "frozen") else None
+
+
+def derive_code_version(directory: Path, entry: str | None, command: str | None, module_file: str | None) -> str:
+    """A hash of the code a run executes: the entry's module file, or the files a command names.
+
+    Only the code is hashed, not the study file, so adding a variant keeps finished runs.
+    """
+    h = hashlib.sha256()
+    files: list[Path] = []
+    if module_file:
+        files.append(Path(module_file))
+    if command:
+        for token in re.split(r"\s+", command):
+            candidate = directory / token.strip("'\"")
+            if token and not token.startswith("{") and candidate.is_file():
+                files.append(candidate)
+    if not files:
+        h.update((entry or command or "").encode())
+    for f in files:
+        try:
+            h.update(f.read_bytes())
+        except OSError:
+            h.update(str(f).encode())
+    return h.hexdigest()[:12]

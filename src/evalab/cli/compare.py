@@ -1,0 +1,213 @@
+"""``evalab compare``: paired significance tests of systems against a baseline.
+
+The first ``-i`` file is the baseline. For every metric and system the output gives the
+corpus score, its bootstrap confidence interval (``mean ± half-width`` and the bounds),
+the difference to the baseline and the p-value of a paired bootstrap (``--test bs``,
+Koehn 2004) or approximate-randomization test (``--test ar``, Riezler & Maxwell 2005),
+optionally Holm-adjusted across the systems compared on each metric.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any
+
+import typer
+
+from evalab.cli import app
+from evalab.cli.options import build_metrics
+from evalab.cli.output import check_format, emit, print_table, to_json, to_latex
+from evalab.cli.score import load_inputs
+from evalab.errors import SettingsError
+from evalab.metrics.base import Metric
+from evalab.parallel import parallel_stats
+from evalab.stats.bootstrap import check_confidence
+from evalab.stats.multiple import holm_bonferroni
+from evalab.stats.paired import DEFAULT_TRIALS, P_VALUE_METHODS, PairedTestResult, paired_test
+from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
+
+CORRECTIONS = ("none", "holm")
+
+
+@contextlib.contextmanager
+def progress_bar(total: int, description: str, quiet: bool) -> Iterator[Callable[[int], None] | None]:
+    """A rich progress bar on stderr, or ``None`` when quiet or stderr is not a terminal."""
+    if quiet or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda k: bar.advance(task, k)
+
+
+def display_names(names: list[str]) -> dict[str, str]:
+    """Short names for the table: the part of each name that differs between systems.
+
+    ``generaltest2022.en-de.hyp.Online-A.de`` and ``...Online-B.de`` show as ``Online-A``
+    and ``Online-B``: the common prefix and suffix are dropped at a ``.``, ``_``, ``-`` or
+    ``/`` boundary. JSON output keeps the full names.
+
+    >>> display_names(["out/base.txt", "out/sys1.txt"])
+    {'out/base.txt': 'base', 'out/sys1.txt': 'sys1'}
+    """
+    unique = list(dict.fromkeys(names))
+    if len(unique) < 2:
+        return {n: n for n in unique}
+    seps = "._-/"
+    prefix = os.path.commonprefix(unique)  # noqa: RUF071 - characters, not path parts
+    cut = max((i + 1 for i, c in enumerate(prefix) if c in seps), default=0)
+    rev = os.path.commonprefix([n[::-1] for n in unique])  # noqa: RUF071
+    tail = max((i + 1 for i, c in enumerate(rev) if c in seps), default=0)
+    short = {n: n[cut : len(n) - tail] for n in unique}
+    if any(not v for v in short.values()) or len(set(short.values())) < len(unique):
+        return {n: n for n in unique}
+    return short
+
+
+def _fmt(value: float | None, decimals: int) -> str:
+    return "-" if value is None else f"{value:.{decimals}f}"
+
+
+def result_rows(
+    results: dict[str, PairedTestResult],
+    metrics: dict[str, Metric],
+    nrefs: int,
+    correction: str,
+    alpha: float,
+) -> list[dict[str, Any]]:
+    """One JSON-ready dict per metric and system (baseline first within each metric)."""
+    rows: list[dict[str, Any]] = []
+    for name, res in results.items():
+        raw = res.p_values()
+        adjusted = holm_bonferroni(raw).tolist() if correction == "holm" else raw
+        metric_sig = metrics[name].signature_for(nrefs)
+        for j, sys_res in enumerate(res.systems):
+            p_adj = None if sys_res.baseline else float(adjusted[j - 1])
+            rows.append(
+                {
+                    "metric": name,
+                    **sys_res.to_dict(),
+                    "confidence": res.confidence,
+                    "p_adjusted": p_adj,
+                    "correction": correction,
+                    "significant": None if p_adj is None else p_adj < alpha,
+                    "alpha": alpha,
+                    "test": res.test,
+                    "n_samples": res.n_samples,
+                    "seed": res.seed,
+                    "signature": f"{metric_sig}|{res.signature}",
+                }
+            )
+    return rows
+
+
+def render(rows: list[dict[str, Any]], metrics: dict[str, Metric], fmt: str, width: int | None, out: str | None) -> None:
+    """Print or write the comparison as a table, JSON or LaTeX."""
+    if fmt == "json":
+        emit(to_json(rows), out)
+        return
+    corrected = any(r["correction"] != "none" for r in rows)
+    conf = f"{rows[0]['confidence'] * 100:g}% CI"
+    header = ["system", "metric", "score (μ ± hw)", conf, "Δ baseline", "p-value"]
+    if corrected:
+        header.append("p (Holm)")
+    short = display_names([r["system"] for r in rows])
+    body = []
+    for r in rows:
+        d = width if width is not None else (1 if metrics[r["metric"]].scale == 100 else 4)
+        score = _fmt(r["score"], d)
+        if r["mean"] is not None:
+            score += f" ({r['mean']:.{d}f} ± {r['half_width']:.{d}f})"
+        ci = "-" if r["ci_low"] is None else f"[{r['ci_low']:.{d}f}, {r['ci_high']:.{d}f}]"
+        mark = " *" if r["significant"] else ""
+        line = [
+            short[r["system"]],
+            r["metric"],
+            score,
+            ci,
+            "baseline" if r["baseline"] else f"{r['delta']:+.{d}f}",
+            "-" if r["p_value"] is None else f"{r['p_value']:.4f}" + ("" if corrected else mark),
+        ]
+        if corrected:
+            line.append("-" if r["p_adjusted"] is None else f"{r['p_adjusted']:.4f}{mark}")
+        body.append(line)
+    footer = []
+    for r in rows:
+        line = f"{r['metric']}: {r['signature']}"
+        if line not in footer:
+            footer.append(line)
+    which = "Holm-adjusted p" if corrected else "p"
+    footer.append(f"* {which} < {rows[0]['alpha']:g} against the baseline")
+    if fmt == "latex":
+        emit(to_latex(header, body, caption="; ".join(footer)), out)
+    elif out:
+        emit("\n".join("\t".join(r) for r in [header, *body]) + "\n" + "\n".join(footer) + "\n", out)
+    else:
+        print_table(header, body, footer=footer)
+
+
+@app.command()
+def compare(
+    reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references.")],
+    input: Annotated[list[str], typer.Option("-i", "--input", help="System outputs: -i BASELINE SYS1 SYS2 ... (the first is the baseline).")],
+    metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s): -m bleu chrf ... (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
+    test: Annotated[str, typer.Option("-t", "--test", help="Paired test: bs (paired bootstrap, Koehn 2004) or ar (approximate randomization).")] = "bs",
+    n_samples: Annotated[int | None, typer.Option("-n", "--n", "--n-samples", help=f"Bootstrap resamples (bs, default {DEFAULT_TRIALS['bs']}) or AR trials (ar, default {DEFAULT_TRIALS['ar']}).")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling (numpy default_rng; 0 is a seed too).")] = DEFAULT_SEED,
+    confidence: Annotated[float, typer.Option("--confidence", help="Confidence level of the intervals.")] = 0.95,
+    ci_n: Annotated[int, typer.Option("--ci-n", help="With --test ar: bootstrap resamples for the intervals (0: none).")] = 1000,
+    p_value: Annotated[str, typer.Option("--p-value", help="Bootstrap p-value: centered (calibrated) or sacrebleu (reproduces sacrebleu --paired-bs).")] = "centered",
+    correct: Annotated[str, typer.Option("--correct", help="Multiple-comparison correction per metric: none or holm (Holm-Bonferroni).")] = "none",
+    alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the * marker.")] = 0.05,
+    set_: Annotated[list[str], typer.Option("-s", "--set", help="Metric setting KEY=VALUE or METRIC.KEY=VALUE. Repeatable.")] = [],  # noqa: B006
+    format: Annotated[str, typer.Option("-f", "--format", help="Output format: table, json or latex.")] = "table",
+    width: Annotated[int | None, typer.Option("-w", "--width", help="Decimals shown (default 1 for 0-100 metrics, 4 for 0-1).")] = None,
+    jobs: Annotated[int, typer.Option("-j", "--jobs", help="Processes computing per-segment statistics.")] = 1,
+    out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
+    # every option is checked before any file is read or any resampling starts
+    check_format(format)
+    if test not in DEFAULT_TRIALS:
+        raise SettingsError(f"--test must be one of {', '.join(DEFAULT_TRIALS)}, got {test!r}")
+    n = DEFAULT_TRIALS[test] if n_samples is None else check_n_samples(n_samples, "--n")
+    check_seed(seed)
+    check_confidence(confidence)
+    if test == "ar" and ci_n != 0:
+        check_n_samples(ci_n, "--ci-n")
+    if p_value not in P_VALUE_METHODS:
+        raise SettingsError(f"--p-value must be one of {', '.join(P_VALUE_METHODS)}, got {p_value!r}")
+    if correct not in CORRECTIONS:
+        raise SettingsError(f"--correct must be one of {', '.join(CORRECTIONS)}, got {correct!r}")
+    if not 0.0 < alpha < 1.0:
+        raise SettingsError(f"--alpha must be strictly between 0 and 1, got {alpha}")
+    if width is not None and not 0 <= width <= 16:
+        raise SettingsError(f"--width must be between 0 and 16, got {width}")
+    if len(input) < 2:
+        raise SettingsError("compare needs a baseline and at least one system: -i BASELINE SYS1 [SYS2 ...]")
+    if len(set(input)) != len(input):
+        twice = sorted({p for p in input if input.count(p) > 1})
+        raise SettingsError(f"system file given twice: {', '.join(twice)}")
+    built = build_metrics(metrics, set_)
+    refs, systems = load_inputs(reference, input)
+    stats = {
+        name: {s: parallel_stats(metric, hyps, refs, jobs) for s, hyps in systems.items()}
+        for name, metric in built.items()
+    }
+    ci_total = n if test == "bs" else ci_n
+    label = f"paired {'bootstrap' if test == 'bs' else 'randomization'}"
+    with progress_bar(n + (ci_total if test == "ar" else 0), label, quiet) as advance:
+        results = paired_test(
+            test, built, stats, n_samples=n, seed=seed, confidence=confidence,
+            p_value=p_value, ci_samples=ci_n, progress=advance,
+        )
+    rows = result_rows(results, built, len(refs), correct, alpha)
+    render(rows, built, format, width, out)

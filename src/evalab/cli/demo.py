@@ -1,0 +1,170 @@
+"""``evalab demo``: run the built-in study (a transformer that sorts digits, ablated like
+Table 3) through the ablation engine, print the table, and write the reports.
+
+The study file is shipped with the package (``evalab/examples/sort_digits/study.toml``).
+Runs are stored in ``OUT/studies.db``; a second invocation finds them there and only
+re-renders the reports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import os
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from evalab.cli import app
+
+if TYPE_CHECKING:
+    from evalab.ablation import Study
+
+DEFAULT_OUT = "evalab-demo"
+#: ``--quick``: rows, seeds and budget of the smoke-test version (tests, a first look)
+QUICK_ROWS = ("(A) h=1",)
+QUICK_SEEDS = (0, 1)
+QUICK_BUDGET = {"steps": 30, "warmup": 5, "eval_size": 200}
+
+
+def quick_study(study: Study) -> Study:
+    """The shipped study cut down to the base and :data:`QUICK_ROWS`, :data:`QUICK_SEEDS`
+    and :data:`QUICK_BUDGET` (a few seconds per run): it shows the machinery, not the
+    findings. It has its own name, so its runs never mix with the full study's."""
+    keep = {"base", *QUICK_ROWS}
+    return dataclasses.replace(
+        study,
+        name=f"{study.name}-quick",
+        description=f"{study.description} (--quick: {QUICK_BUDGET['steps']} steps)",
+        seeds=QUICK_SEEDS,
+        base={**study.base, **QUICK_BUDGET},
+        variants=tuple(v for v in study.variants if v.label in keep),
+        reference={
+            col: {k: v for k, v in vals.items() if k in keep} for col, vals in study.reference.items()
+        },
+    )
+
+
+def protocol_lines(study: Study) -> list[str]:
+    """The budget and protocol, read from the study's base configuration."""
+    b = study.base
+    return [
+        f"Task: sort {b['seq_len']} random digits (0-{b['vocab'] - 1}); a fresh batch of "
+        f"{b['batch_size']} sequences at each of {b['steps']} training steps (nothing is seen twice).",
+        f"Model: encoder-decoder transformer, d_model {b['d_model']}, {b['layers']}+{b['layers']} "
+        f"layers, feed-forward {b['d_ff']}; Adam, warm-up {b['warmup']} steps to lr {b['lr']}, "
+        "cosine decay; one thread per run, deterministic.",
+        f"Held-out set: {b['eval_size']} sequences drawn once (eval_seed {b['eval_seed']}), the "
+        f"same for every run; seeds {', '.join(map(str, study.seeds))} per row.",
+        "Metrics: seq_acc = % of held-out sequences sorted exactly by greedy decoding; "
+        "digit_acc = % of positions right; xent = mean token cross-entropy (nats, "
+        "teacher-forced, no smoothing); ppl = exp(xent).",
+    ]
+
+
+def timing_lines(study: Study, db: Path, summary: Any, seconds: float, jobs: int) -> list[str]:
+    """How long the runs took (from the database: it survives reruns) and this invocation."""
+    from evalab.ablation import RunStore, plan_runs
+
+    keys = {r.key for r in plan_runs(study)}
+    with RunStore(db, create=False) as store:
+        durations = [
+            r.duration for k, r in store.runs(study.name).items()
+            if k in keys and r.status == "ok" and r.duration is not None
+        ]
+    lines = []
+    if durations:
+        total = sum(durations)
+        lines.append(
+            f"Run time: {len(durations)} runs, {total:.0f} s in all, {total / len(durations):.1f} s per "
+            "run on average (each run a fresh process with one thread, start-up included)."
+        )
+    lines.append(
+        f"This invocation: {seconds:.1f} s with {jobs} jobs; {summary.ok + summary.failed} runs "
+        f"executed, {summary.skipped} found in the database."
+    )
+    return lines
+
+
+def _html_list(lines: list[str]) -> str:
+    return "<ul>" + "".join(f"<li>{html.escape(x)}</li>" for x in lines) + "</ul>"
+
+
+def write_reports(
+    study: Study, db: Path, out: Path, timing: list[str], *, directions: bool = True
+) -> tuple[Any, list[str]]:
+    """Analyse the stored runs and write ``report.md`` and ``report.html`` into ``out``;
+    return the analysis and the lines checking seed 000's directions (when ``directions``)."""
+    from evalab.ablation import analyze
+    from evalab.examples.sort_digits.directions import check_directions
+    from evalab.io import write_text_atomic
+    from evalab.report import render_html, render_markdown
+
+    analysis = analyze(study, db)
+    checks = [d.line() for d in check_directions(analysis)] if directions else []
+    protocol = protocol_lines(study)
+    sections = [("Protocol", _html_list(protocol + timing))]
+    if checks:
+        sections.append(("Seed 000's directions at this budget", _html_list(checks)))
+    write_text_atomic(out / "report.html", render_html(analysis, extra_sections=sections))
+    md = render_markdown(analysis)
+    md += "\n### Protocol\n\n" + "".join(f"- {x}\n" for x in protocol + timing)
+    if checks:
+        md += "\n### Seed 000's directions at this budget\n\n" + "".join(f"- {x}\n" for x in checks)
+    write_text_atomic(out / "report.md", md)
+    return analysis, checks
+
+
+@app.command()
+def demo(
+    out: Annotated[
+        str, typer.Option("-o", "--out", help="Folder for report.html, report.md and the run database studies.db.")
+    ] = DEFAULT_OUT,
+    jobs: Annotated[
+        int | None, typer.Option("-j", "--jobs", help="Runs at once (one process and one thread each). Default: the number of CPUs.")
+    ] = None,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Smoke test: base and 1 head, 2 seeds, 30 steps (seconds, not minutes).")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Run the built-in study: a small transformer that sorts digits, ablated like Table 3
+    of "Attention Is All You Need" (heads, dropout, label smoothing, positional encoding),
+    3 seeds per row; print the table and write OUT/report.html and OUT/report.md."""
+    from evalab.ablation import load_study, run_study
+    from evalab.errors import SettingsError
+    from evalab.examples.sort_digits import study_path
+    from evalab.report import render_table
+
+    n_jobs = jobs if jobs is not None else max(1, os.cpu_count() or 1)
+    if n_jobs < 1:
+        raise SettingsError(f"--jobs must be >= 1, got {n_jobs}")
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise SettingsError(f"--out {out!r} exists and is not a folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    db = folder / "studies.db"
+
+    study = load_study(study_path())
+    if quick:
+        study = quick_study(study)
+    start = time.perf_counter()
+    summary = run_study(study, db, jobs=n_jobs, executor="local", progress=not quiet)
+    seconds = time.perf_counter() - start
+    # --quick's 30 steps teach nothing about the findings: its report does not test them
+    timing = timing_lines(study, db, summary, seconds, n_jobs)
+    analysis, directions = write_reports(study, db, folder, timing, directions=not quick)
+    render_table(analysis)
+    if directions:
+        typer.echo("\nSeed 000's directions (95% Welch CI over seeds):")
+        for line in directions:
+            typer.echo(f"  {line}")
+    sys.stderr.write(
+        f"study {summary.study!r}: {summary.planned} runs, {summary.skipped} already stored, "
+        f"{summary.ok} ok, {summary.failed} failed; {seconds:.1f} s with {n_jobs} jobs\n"
+        + "".join(f"{line}\n" for line in timing[:-1])
+        + f"wrote {folder / 'report.html'}, {folder / 'report.md'} (runs in {db})\n"
+    )

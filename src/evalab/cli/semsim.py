@@ -1,0 +1,149 @@
+"""``evalab semsim``: BERTScore-style semantic similarity of systems against references,
+with the token alignment shown (``--explain``, ``--explain-html``), and
+``evalab semsim baseline`` computing a rescaling baseline for a model.
+
+All systems are scored by one metric object, so the model is loaded once and each
+distinct string (the shared reference, segments repeated across systems) is embedded
+once; see :mod:`evalab.models.embedders`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from evalab.cli import app
+from evalab.cli.output import check_format, emit, print_table, to_json
+from evalab.cli.score import load_inputs
+from evalab.errors import SettingsError
+
+semsim_app = typer.Typer(
+    invoke_without_command=True,
+    no_args_is_help=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="Semantic similarity (BERTScore-style) of system outputs against references.",
+)
+app.add_typer(semsim_app, name="semsim")
+
+
+def _build_metric(
+    model: str | None, layer: int | None, idf: bool, rescale: bool, baseline: str | None,
+    drop_function_words: bool, stopwords: str | None, oov: str, batch_size: int, device: str,
+    max_length: int | None,
+) -> Any:
+    from evalab.metrics.semantic import BERTScore
+
+    return BERTScore(
+        model=model, layer=layer, idf=idf, rescale=rescale or baseline is not None, baseline=baseline,
+        drop_function_words=drop_function_words, stopwords=stopwords, oov=oov,
+        batch_size=batch_size, device=device, max_length=max_length,
+    )
+
+
+@semsim_app.callback()
+def semsim(
+    ctx: typer.Context,
+    reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references (max over references, as bert-score).")] = [],  # noqa: B006
+    input: Annotated[list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ...")] = [],  # noqa: B006
+    model: Annotated[str | None, typer.Option("--model", help="Hugging Face encoder directory or word-vector table (default: the shipped all-MiniLM-L6-v2).")] = None,
+    layer: Annotated[int | None, typer.Option("--layer", help="Layer of the hidden states (0 = embeddings; default: last layer).")] = None,
+    idf: Annotated[bool, typer.Option("--idf", help="IDF weights from the references (+1 smoothing, as bert-score).")] = False,
+    rescale: Annotated[bool, typer.Option("--rescale", help="Rescale with the baseline: (x - b) / (1 - b).")] = False,
+    baseline: Annotated[str | None, typer.Option("--baseline", help="Baseline file (LAYER,P,R,F; from `evalab semsim baseline` or bert-score). Implies --rescale.")] = None,
+    drop_function_words: Annotated[bool, typer.Option("--drop-function-words", help="Remove function words (table tags or --stopwords) before matching.")] = False,
+    stopwords: Annotated[str | None, typer.Option("--stopwords", help="File with one function word per line.")] = None,
+    oov: Annotated[str, typer.Option("--oov", help="Static tables: 'zero' (cosine 0 outside the table) or 'exact' (letter match fallback).")] = "zero",
+    batch_size: Annotated[int, typer.Option("--batch-size", help="Sentences per forward pass.")] = 64,
+    device: Annotated[str, typer.Option("--device", help="cpu or cuda.")] = "cpu",
+    max_length: Annotated[int | None, typer.Option("--max-length", help="Truncate segments to this many tokens (default: model limit).")] = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Print every token's best match and cosine, per segment.")] = False,
+    explain_html: Annotated[str | None, typer.Option("--explain-html", help="Write the alignments as a self-contained HTML heat map page.")] = None,
+    explain_limit: Annotated[int, typer.Option("--explain-limit", help="Segments explained per system (0 = all).")] = 10,
+    format: Annotated[str, typer.Option("-f", "--format", help="table or json.")] = "table",
+    out: Annotated[str | None, typer.Option("-o", "--out", help="Write the scores to this file (atomically).")] = None,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Score systems with BERTScore P/R/F1; `semsim baseline` makes a rescaling baseline."""
+    if ctx.invoked_subcommand is not None:
+        return
+    check_format(format, ("table", "json"))
+    if explain_limit < 0:
+        raise SettingsError(f"--explain-limit must be 0 or more, got {explain_limit}")
+    metric = _build_metric(model, layer, idf, rescale, baseline, drop_function_words, stopwords, oov,
+                           batch_size, device, max_length)
+    refs, systems = load_inputs(reference, input)
+    metric.progress = not quiet
+    results = []
+    explained: list[tuple[str, Any]] = []
+    for name, hyps in systems.items():
+        rows = metric.stats(hyps, refs)
+        results.append((name, metric.aggregate(rows, nrefs=len(refs))))
+        if explain or explain_html:
+            limit = len(hyps) if explain_limit == 0 else min(explain_limit, len(hyps))
+            alignments = metric.explain(hyps[:limit], [r[:limit] for r in refs])
+            explained += [(f"{name}, segment {i + 1}", a) for i, a in enumerate(alignments)]
+    signature = results[0][1].signature
+    if explain_html:
+        from evalab.io import write_text_atomic
+        from evalab.report.alignment import render_alignment_html
+
+        write_text_atomic(explain_html, render_alignment_html(explained, signature=signature))
+    if format == "json":
+        emit(to_json([{"system": n, **sc.to_dict()} for n, sc in results]), out)
+    elif out:
+        lines = ["system\tP\tR\tF1"] + [f"{n}\t{sc.precision:.4f}\t{sc.recall:.4f}\t{sc.fmeasure:.4f}" for n, sc in results]
+        emit("\n".join([*lines, f"bertscore: {signature}"]) + "\n", out)
+    else:
+        body = [[n, f"{sc.precision:.4f}", f"{sc.recall:.4f}", f"{sc.fmeasure:.4f}"] for n, sc in results]
+        print_table(["system", "P", "R", "F1"], body, footer=[f"bertscore: {signature}"])
+    if explain:
+        _print_explanations(explained)
+
+
+def _print_explanations(explained: list[tuple[str, Any]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from evalab.report.alignment import alignment_rows
+
+    console = Console(soft_wrap=True)
+    for title, a in explained:
+        table = Table(title=f"{title}: P {a.precision:.4f}  R {a.recall:.4f}  F1 {a.f1:.4f}",
+                      show_header=True, header_style="bold", title_justify="left")
+        for col, justify in (("hyp token", "left"), ("-> best ref", "left"), ("cos", "right"),
+                             ("ref token", "left"), ("-> best hyp", "left"), ("cos", "right")):
+            table.add_column(col, justify=justify)  # type: ignore[arg-type]
+        prec, rec = alignment_rows(a, "precision"), alignment_rows(a, "recall")
+        for k in range(max(len(prec), len(rec))):
+            left = [prec[k][0], prec[k][1], f"{prec[k][2]:.3f}"] if k < len(prec) else ["", "", ""]
+            right = [rec[k][0], rec[k][1], f"{rec[k][2]:.3f}"] if k < len(rec) else ["", "", ""]
+            table.add_row(*left, *right)
+        console.print(table, markup=False, highlight=False)
+
+
+@semsim_app.command("baseline")
+def baseline_command(
+    out: Annotated[str, typer.Option("-o", "--out", help="Baseline file to write (LAYER,P,R,F rows).")],
+    model: Annotated[str | None, typer.Option("--model", help="Encoder directory or word-vector table (default: the shipped all-MiniLM-L6-v2).")] = None,
+    pairs: Annotated[str | None, typer.Option("--pairs", help="Unrelated sentence pairs, candidate<TAB>reference per line (default: the shipped English corpus).")] = None,
+    batch_size: Annotated[int, typer.Option("--batch-size", help="Sentences per forward pass.")] = 64,
+    device: Annotated[str, typer.Option("--device", help="cpu or cuda.")] = "cpu",
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Compute a rescaling baseline: mean P/R/F of unrelated sentence pairs, every layer."""
+    from evalab.metrics.semantic import (
+        compute_baseline,
+        default_pairs_path,
+        format_baseline,
+        read_pairs,
+    )
+    from evalab.models.embedders import load_embedder
+
+    pair_list = read_pairs(pairs if pairs is not None else default_pairs_path())
+    embedder = load_embedder(model, batch_size=batch_size, device=device)
+    rows = compute_baseline(embedder, pair_list, progress=not quiet)
+    emit(format_baseline(rows), out)
+    source = pairs if pairs is not None else Path(default_pairs_path()).name
+    typer.echo(f"baseline of {embedder.name} (layers 0-{embedder.layer}) from {len(pair_list)} pairs in {source} -> {out}", err=True)

@@ -1,0 +1,1 @@
+"""Built-in example studies. ``sort_digits``: the small transformer behind ``evalab demo``."""

@@ -1,0 +1,354 @@
+"""BLEU (Papineni et al., 2002) exactly as sacrebleu 2.x computes it.
+
+Statistics per segment (sacrebleu's layout, so significance code written for either
+library reads the other's rows): ``hyp_len``, ``ref_len`` (the reference length closest
+to the hypothesis length, ties to the shorter), then clipped matches ``matches_1..N`` and
+hypothesis n-gram counts ``totals_1..N``. The corpus score is computed once from the
+column sums, never as a mean of sentence scores:
+
+    BLEU = BP * exp(mean_n log p_n),  p_n = matches_n / totals_n,
+    BP = 1 if c > r else exp(1 - r / c)
+
+Smoothing follows Chen & Cherry (2014), "A Systematic Comparison of Smoothing Techniques
+for Sentence-Level BLEU", as sacrebleu implements it: ``none``; ``floor`` (method 1:
+a zero count becomes ``smooth_value``, default 0.1); ``add-k`` (method 2, Lin & Och 2004:
+add ``smooth_value``, default 1, to matches and totals of orders n >= 2); ``exp`` (method
+3, mteval-v13a's NIST smoothing: the k-th zero precision becomes 1 / (2^k totals_n)).
+
+>>> from evalab.metrics.bleu import BLEU
+>>> bleu = BLEU()
+>>> s = bleu.corpus_score(["the cat is on the mat"], [["the cat is on the mat"]])
+>>> round(s.score, 4), s.verbose
+(100.0, '100.0/100.0/100.0/100.0 (BP = 1.000 ratio = 1.000 hyp_len = 6 ref_len = 6)')
+>>> bleu.signature.rsplit("|", 1)[0]
+'nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp'
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any
+
+import numpy as np
+
+from evalab.errors import InputError, SettingsError
+from evalab.metrics._ngrams import Packed, match_counts, offsets_of
+from evalab.metrics.base import Metric, MetricSettings, Score, setting
+
+__all__ = ["BLEU", "BLEUSettings", "bleu_from_sums"]
+
+#: sacrebleu's tokenizers; any other registered tokenizer name is accepted as well
+MT_TOKENIZERS = ("13a", "intl", "zh", "char", "none", "ja-mecab", "ko-mecab")
+SMOOTH_METHODS = ("none", "floor", "add-k", "exp")
+#: default smoothing values (Chen & Cherry 2014), as sacrebleu's BLEU.SMOOTH_DEFAULTS
+SMOOTH_DEFAULTS: dict[str, float | None] = {"none": None, "floor": 0.1, "add-k": 1.0, "exp": None}
+#: sacrebleu's floor for log(0): keeps the sum finite so exp() gives 0
+_LOG_ZERO = -9999999999.0
+
+
+@dataclass(frozen=True)
+class BLEUSettings(MetricSettings):
+    """Settings of :class:`BLEU`, named as sacrebleu's arguments."""
+
+    lowercase: bool = setting(False, "Lowercase hypotheses and references before tokenizing.")
+    tokenize: str = setting(
+        "13a",
+        "Tokenizer: 13a (WMT default), intl, zh (Chinese targets), char, none, ja-mecab, "
+        "ko-mecab, or any evalab tokenizer name.",
+    )
+    smooth_method: str = setting("exp", "Smoothing: none, floor, add-k, exp.", SMOOTH_METHODS)
+    smooth_value: float | None = setting(
+        None, "Value for floor (default 0.1) and add-k (default 1); ignored otherwise."
+    )
+    max_ngram_order: int = setting(4, "Highest n-gram order N.")
+    effective_order: bool | None = setting(
+        None,
+        "Leave out orders without any n-gram (Lin & Och 2004). Default: no for corpus "
+        "scores, yes for sentence scores (as sacrebleu's sentence_bleu).",
+    )
+
+    def validate(self) -> None:
+        super().validate()
+        if isinstance(self.max_ngram_order, bool) or not isinstance(self.max_ngram_order, int) or self.max_ngram_order < 1:
+            raise SettingsError(f"bleu: max_ngram_order must be a positive integer, got {self.max_ngram_order!r}")
+        if self.smooth_value is not None and not (float(self.smooth_value) >= 0):
+            raise SettingsError(f"bleu: smooth_value must be >= 0, got {self.smooth_value!r}")
+        from evalab.text.tokenizers import TOKENIZERS
+
+        if self.tokenize not in TOKENIZERS:
+            raise SettingsError(
+                f"bleu: unknown tokenizer {self.tokenize!r}; expected one of {', '.join(TOKENIZERS)}"
+            )
+
+    @property
+    def smooth_k(self) -> float:
+        """The smoothing value in use (the method's default when ``smooth_value`` is None)."""
+        if self.smooth_value is not None:
+            return float(self.smooth_value)
+        return SMOOTH_DEFAULTS[self.smooth_method] or 0.0
+
+
+def bleu_from_sums(
+    sums: np.ndarray,
+    max_order: int,
+    smooth_method: str = "exp",
+    smooth_value: float = 0.0,
+    effective_order: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """BLEU, precisions (percent) and BP from summed stats ``[..., 2 + 2N]``.
+
+    Vectorised over leading axes; every element goes through the same floating-point
+    operations, in the same order, as sacrebleu's ``BLEU.compute_bleu``, so the numbers
+    are identical. Returns ``(score[...], precisions[..., N], bp[...])``.
+    """
+    sums = np.asarray(sums, dtype=np.float64)
+    if sums.shape[-1] != 2 + 2 * max_order:
+        raise InputError(f"bleu: sums must have {2 + 2 * max_order} columns, got {sums.shape[-1]}")
+    sys_len = sums[..., 0]
+    ref_len = sums[..., 1]
+    correct = sums[..., 2 : 2 + max_order].copy()
+    total = sums[..., 2 + max_order :].copy()
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        bp = np.where(sys_len < ref_len, np.where(sys_len > 0, np.exp(1 - ref_len / np.where(sys_len > 0, sys_len, 1.0)), 0.0), 1.0)
+        # sacrebleu returns 0 (with zero precisions) when nothing matched at all (#141)
+        any_match = np.any(correct != 0, axis=-1)
+        precisions = np.zeros(correct.shape, dtype=np.float64)
+        active = np.ones(sys_len.shape, dtype=bool)
+        eff = np.full(sys_len.shape, max_order, dtype=np.int64)
+        mteval = np.ones(sys_len.shape, dtype=np.float64)
+        for n in range(max_order):
+            if smooth_method == "add-k" and n > 0:
+                correct[..., n] += smooth_value
+                total[..., n] += smooth_value
+            c = correct[..., n]
+            t = total[..., n]
+            active &= t != 0
+            if effective_order:
+                eff = np.where(active, n + 1, eff)
+            zero = c == 0
+            safe_t = np.where(t != 0, t, 1.0)
+            if smooth_method == "exp":
+                mteval = np.where(active & zero, mteval * 2, mteval)
+                smoothed = 100.0 / (mteval * safe_t)
+            elif smooth_method == "floor":
+                smoothed = 100.0 * smooth_value / safe_t
+            else:
+                smoothed = np.zeros_like(t)
+            p = np.where(zero, smoothed, 100.0 * c / safe_t)
+            precisions[..., n] = np.where(active, p, 0.0)
+        log_sum = np.zeros(sys_len.shape, dtype=np.float64)
+        for n in range(max_order):
+            p = precisions[..., n]
+            logp = np.where(p == 0.0, _LOG_ZERO, np.log(np.where(p == 0.0, 1.0, p)))
+            log_sum = np.where(n < eff, log_sum + logp, log_sum)
+        score = bp * np.exp(log_sum / eff)
+    score = np.where(any_match, score, 0.0)
+    precisions = np.where(any_match[..., None], precisions, 0.0)
+    return score, precisions, bp
+
+
+@dataclass
+class _RefTable:
+    """Reference side of BLEU, computed once per reference set and reused for every system."""
+
+    streams: list[Packed]
+    lengths: np.ndarray  # [nrefs, nseg]
+
+
+class BLEU(Metric):
+    """Corpus BLEU as sacrebleu 2.x: same numbers, same signature, same statistics layout.
+
+    Reference-side work (tokenizing, packing) is cached per reference set, so scoring many
+    systems against the same references tokenizes the references once.
+    """
+
+    name = "bleu"
+    settings_class = BLEUSettings
+    scale = 100.0
+    higher_is_better = True
+    settings: BLEUSettings
+
+    #: how many distinct reference sets the instance keeps prepared
+    REF_CACHE_SIZE = 4
+    #: distinct segments whose token ids are memoised before the caches are emptied
+    SEGMENT_CACHE_SIZE = 1 << 20
+
+    def __init__(self, settings: BLEUSettings | None = None, **kwargs: Any) -> None:
+        super().__init__(settings, **kwargs)
+        self._reset_caches()
+        self._words_fn: Callable[[str], Sequence[str]] | None = None
+
+    def _reset_caches(self) -> None:
+        # token -> id, segment string -> token ids, reference set -> packed references;
+        # ids are only compared with each other, so they never change a number
+        self._vocab: dict[str, int] = {}
+        self._seg_ids: dict[str, list[int]] = {}
+        self._ref_cache: OrderedDict[tuple, _RefTable] = OrderedDict()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # caches are rebuilt on demand; worker processes get a light copy
+        state = self.__dict__.copy()
+        state.update(_vocab={}, _seg_ids={}, _ref_cache=OrderedDict(), _words_fn=None)
+        return state
+
+    @property
+    def stat_names(self) -> tuple[str, ...]:
+        n = self.settings.max_ngram_order
+        return (
+            "hyp_len",
+            "ref_len",
+            *(f"matches_{i}" for i in range(1, n + 1)),
+            *(f"totals_{i}" for i in range(1, n + 1)),
+        )
+
+    # -- tokenization ----------------------------------------------------------------------
+    def _tokenizer(self) -> Any:
+        from evalab.text.tokenizers import get_tokenizer
+
+        return get_tokenizer(self.settings.tokenize)
+
+    def _words(self) -> Callable[[str], Sequence[str]]:
+        """The preprocessing of sacrebleu's BLEU: lowercase, rstrip, tokenize, split."""
+        if self._words_fn is None:
+            tok = self._tokenizer()
+            cached = getattr(tok, "words", None)
+            split = cached if cached is not None else (lambda s: tuple(tok(s)))
+            if self.settings.lowercase:
+                self._words_fn = lambda s: split(s.lower().rstrip())
+            else:
+                self._words_fn = lambda s: split(s.rstrip())
+        return self._words_fn
+
+    def _tok_signature(self) -> str:
+        tok = self._tokenizer()
+        return str(getattr(tok, "signature", None) or getattr(tok, "name", self.settings.tokenize))
+
+    # -- statistics ------------------------------------------------------------------------
+    def _encode(self, segments: list[str]) -> Packed:
+        """Token ids of every segment, packed (memoised per distinct segment string)."""
+        if len(self._seg_ids) > self.SEGMENT_CACHE_SIZE:
+            self._reset_caches()
+        memo, vocab, words = self._seg_ids, self._vocab, self._words()
+        per_seg = []
+        for seg in segments:
+            ids = memo.get(seg)
+            if ids is None:
+                ids = memo[seg] = [vocab.setdefault(t, len(vocab)) for t in words(seg)]
+            per_seg.append(ids)
+        offsets = offsets_of(map(len, per_seg), len(per_seg))
+        flat = np.fromiter(chain.from_iterable(per_seg), dtype=np.int64, count=int(offsets[-1]))
+        return Packed(flat, offsets)
+
+    def _reference_table(self, references: list[list[str]]) -> _RefTable:
+        key = tuple(tuple(stream) for stream in references)
+        table = self._ref_cache.get(key)
+        if table is not None:
+            self._ref_cache.move_to_end(key)
+            return table
+        streams = [self._encode(stream) for stream in references]
+        table = _RefTable(streams, np.stack([s.lengths for s in streams]))
+        self._ref_cache[key] = table
+        while len(self._ref_cache) > self.REF_CACHE_SIZE:
+            self._ref_cache.popitem(last=False)
+        return table
+
+    def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
+        n = self.settings.max_ngram_order
+        table = self._reference_table(references)
+        hyp = self._encode(hypotheses)
+        _, matches = match_counts(hyp, table.streams, n)
+        hyp_len = hyp.lengths
+        totals = np.maximum(hyp_len[:, None] - np.arange(n)[None, :], 0)
+        return np.column_stack([hyp_len, closest_ref_len(hyp_len, table.lengths), matches, totals]).astype(np.float64)
+
+    # -- scores ----------------------------------------------------------------------------
+    def _eff(self, sentence: bool) -> bool:
+        eff = self.settings.effective_order
+        return sentence if eff is None else bool(eff)
+
+    def _from_sums(self, sums: np.ndarray, sentence: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        s = self.settings
+        return bleu_from_sums(sums, s.max_ngram_order, s.smooth_method, s.smooth_k, self._eff(sentence))
+
+    def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
+        """Corpus BLEU (0-100) of summed stats ``[..., 2 + 2N]`` (e.g. bootstrap resamples)."""
+        return self._from_sums(sums, sentence=False)[0]
+
+    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+        return self._score(sums, nrefs, sentence=False)
+
+    def _score(self, sums: np.ndarray, nrefs: int | None, sentence: bool) -> Score:
+        n = self.settings.max_ngram_order
+        sums = np.asarray(sums, dtype=np.float64)
+        score, precisions, bp = self._from_sums(sums, sentence)
+        sys_len, ref_len = int(sums[0]), int(sums[1])
+        ratio = sys_len / ref_len if ref_len else 0.0
+        prec = [float(p) for p in precisions]
+        verbose = (
+            "/".join(f"{p:.1f}" for p in prec)
+            + f" (BP = {float(bp):.3f} ratio = {ratio:.3f} hyp_len = {sys_len:d} ref_len = {ref_len:d})"
+        )
+        components = {
+            "precisions": prec,
+            "bp": float(bp),
+            "sys_len": sys_len,
+            "ref_len": ref_len,
+            "ratio": ratio,
+            "counts": [int(c) for c in sums[2 : 2 + n]],
+            "totals": [int(t) for t in sums[2 + n :]],
+        }
+        return Score(
+            metric=self.name,
+            score=float(score),
+            signature=self._signature(nrefs, sentence),
+            scale=self.scale,
+            higher_is_better=self.higher_is_better,
+            components=components,
+            verbose=verbose,
+        )
+
+    def segment_scores(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> list[Score]:
+        """Sentence BLEU of every segment (effective order on unless set otherwise)."""
+        rows = self.stats(hypotheses, references)
+        nrefs = len(references)
+        return [self._score(row, nrefs, sentence=True) for row in rows]
+
+    # -- signature ---------------------------------------------------------------------------
+    def _signature_fields(self, nrefs: int | None, sentence: bool = False) -> list[tuple[str, str]]:
+        s = self.settings
+        smooth = s.smooth_method
+        if SMOOTH_DEFAULTS[smooth] is not None:
+            # sacrebleu prints the value in brackets with two decimals: floor[0.10]
+            smooth += f"[{s.smooth_k:.2f}]"
+        return [
+            ("nrefs", str(nrefs) if nrefs is not None else "?"),
+            ("case", "lc" if s.lowercase else "mixed"),
+            ("eff", "yes" if self._eff(sentence) else "no"),
+            ("tok", self._tok_signature()),
+            ("smooth", smooth),
+        ]
+
+    def _signature(self, nrefs: int | None, sentence: bool) -> str:
+        from evalab._version import __version__
+
+        fields = [*self._signature_fields(nrefs, sentence), ("version", __version__)]
+        return "|".join(f"{k}:{v}" for k, v in fields)
+
+
+def closest_ref_len(hyp_len: np.ndarray, ref_lens: np.ndarray) -> np.ndarray:
+    """Per segment, the reference length closest to ``hyp_len``; ties go to the shorter.
+
+    >>> closest_ref_len(np.array([5, 5]), np.array([[4, 7], [6, 3]])).tolist()
+    [4, 4]
+    """
+    best = ref_lens[0].copy()
+    best_diff = np.abs(hyp_len - best)
+    for lens in ref_lens[1:]:
+        diff = np.abs(hyp_len - lens)
+        better = (diff < best_diff) | ((diff == best_diff) & (lens < best))
+        best = np.where(better, lens, best)
+        best_diff = np.where(better, diff, best_diff)
+    return best

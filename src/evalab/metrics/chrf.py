@@ -1,0 +1,272 @@
+"""chrF (Popović, 2015) and chrF++ (Popović, 2017) exactly as sacrebleu 2.x computes them.
+
+Statistics per segment, sacrebleu's layout: for every character order 1..``char_order``
+and then every word order 1..``word_order``, the triple (hypothesis n-grams, reference
+n-grams, matches). With several references, each segment keeps the triple of the
+reference with the best segment-level chrF (the first one on ties), as sacrebleu does;
+the corpus score is computed once from the column sums:
+
+    P_n = matches_n / hyp_n,  R_n = matches_n / ref_n   (averaged over orders present)
+    chrF_beta = (1 + beta^2) P R / (beta^2 P + R)
+
+Characters are taken without whitespace unless ``whitespace`` is set; word n-grams split
+one punctuation mark off the start or end of a word (Popović's chrF++.py).
+``eps_smoothing`` switches to the reference script's per-order epsilon smoothing
+(signature ``eff:no``); the default averages over effective orders (``eff:yes``).
+
+>>> from evalab.metrics.chrf import CHRF
+>>> s = CHRF().corpus_score(["the cat sat"], [["the cat sat"]])
+>>> s.score, CHRF().signature_for(1).rsplit("|", 1)[0]
+(100.0, 'nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no')
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from evalab.errors import InputError, SettingsError
+from evalab.metrics._ngrams import Packed, match_counts, pack_chars, pack_ids, pack_new_vocab
+from evalab.metrics.base import Metric, MetricSettings, Score, setting
+
+__all__ = ["CHRF", "CHRFPlusPlus", "CHRFSettings", "chrf_from_sums"]
+
+#: ASCII punctuation split off word edges for chrF++ word n-grams (chrF++.py)
+_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+_EPS = 1e-16
+
+
+@dataclass(frozen=True)
+class CHRFSettings(MetricSettings):
+    """Settings of :class:`CHRF`, named as sacrebleu's arguments."""
+
+    char_order: int = setting(6, "Character n-gram order.")
+    word_order: int = setting(0, "Word n-gram order (2 = chrF++).")
+    beta: int = setting(2, "Weight of recall relative to precision.")
+    lowercase: bool = setting(False, "Lowercase hypotheses and references.")
+    whitespace: bool = setting(False, "Keep whitespace in character n-grams.")
+    eps_smoothing: bool = setting(
+        False, "Epsilon smoothing per order as chrF++.py/Moses/NLTK (default: effective order)."
+    )
+
+    def validate(self) -> None:
+        super().validate()
+        for name in ("char_order", "word_order", "beta"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise SettingsError(f"chrf: {name} must be a non-negative integer, got {value!r}")
+        if self.char_order + self.word_order < 1:
+            raise SettingsError("chrf: char_order + word_order must be at least 1")
+
+
+def chrf_from_sums(sums: np.ndarray, order: int, beta: int = 2, eps_smoothing: bool = False) -> np.ndarray:
+    """chrF (0-100) from stats ``[..., 3 * order]``, vectorised over leading axes.
+
+    Element by element the same operations, in the same order, as sacrebleu's
+    ``CHRF._compute_f_score``, so the numbers (and hence the best-reference choices that
+    depend on them) are identical.
+    """
+    sums = np.asarray(sums, dtype=np.float64)
+    if sums.shape[-1] != 3 * order:
+        raise InputError(f"chrf: sums must have {3 * order} columns, got {sums.shape[-1]}")
+    factor = beta**2
+    shape = sums.shape[:-1]
+    score = np.zeros(shape)
+    avg_prec = np.zeros(shape)
+    avg_rec = np.zeros(shape)
+    eff = np.zeros(shape, dtype=np.int64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in range(order):
+            n_hyp, n_ref, n_match = sums[..., 3 * i], sums[..., 3 * i + 1], sums[..., 3 * i + 2]
+            prec = np.where(n_hyp > 0, n_match / np.where(n_hyp > 0, n_hyp, 1.0), _EPS)
+            rec = np.where(n_ref > 0, n_match / np.where(n_ref > 0, n_ref, 1.0), _EPS)
+            denom = factor * prec + rec
+            term = (1 + factor) * prec * rec / np.where(denom > 0, denom, 1.0)
+            score = score + np.where(denom > 0, term, _EPS)
+            present = (n_hyp > 0) & (n_ref > 0)
+            avg_prec = np.where(present, avg_prec + prec, avg_prec)
+            avg_rec = np.where(present, avg_rec + rec, avg_rec)
+            eff = eff + present
+        if eps_smoothing:
+            return 100 * score / order
+        safe_eff = np.where(eff > 0, eff, 1)
+        avg_prec = np.where(eff > 0, avg_prec / safe_eff, 0.0)
+        avg_rec = np.where(eff > 0, avg_rec / safe_eff, 0.0)
+        f = (1 + factor) * avg_prec * avg_rec
+        f = f / np.where(avg_prec + avg_rec != 0, factor * avg_prec + avg_rec, 1.0)
+        return np.where(avg_prec + avg_rec != 0, 100 * f, 0.0)
+
+
+def chrf_words(sentence: str) -> list[str]:
+    """Words for chrF++: whitespace split, one punctuation mark split off an edge.
+
+    >>> chrf_words("Hello, (world) a.")
+    ['Hello', ',', '(', 'world)', 'a', '.']
+    """
+    out: list[str] = []
+    for w in sentence.split():
+        if len(w) == 1:
+            out.append(w)
+        elif w[-1] in _PUNCTUATION:
+            out.extend((w[:-1], w[-1]))
+        elif w[0] in _PUNCTUATION:
+            out.extend((w[0], w[1:]))
+        else:
+            out.append(w)
+    return out
+
+
+@dataclass
+class _RefTable:
+    """Reference side of chrF, prepared once per reference set."""
+
+    chars: list[Packed]
+    vocab: dict[str, int]
+    words: list[Packed]
+
+
+class CHRF(Metric):
+    """chrF as sacrebleu 2.x: same numbers, signature and statistics layout."""
+
+    name = "chrf"
+    settings_class = CHRFSettings
+    scale = 100.0
+    higher_is_better = True
+    settings: CHRFSettings
+    REF_CACHE_SIZE = 4
+
+    def __init__(self, settings: CHRFSettings | None = None, **kwargs: Any) -> None:
+        super().__init__(settings, **kwargs)
+        self._ref_cache: OrderedDict[tuple, _RefTable] = OrderedDict()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_ref_cache"] = OrderedDict()
+        return state
+
+    @property
+    def order(self) -> int:
+        """Total number of orders (character + word)."""
+        return self.settings.char_order + self.settings.word_order
+
+    @property
+    def stat_names(self) -> tuple[str, ...]:
+        s = self.settings
+        kinds = [f"char{n}" for n in range(1, s.char_order + 1)] + [f"word{n}" for n in range(1, s.word_order + 1)]
+        return tuple(f"{k}_{part}" for k in kinds for part in ("hyp", "ref", "match"))
+
+    @property
+    def label(self) -> str:
+        """sacrebleu's name for the score: chrF2, chrF2++ ..."""
+        return f"chrF{self.settings.beta}" + "+" * self.settings.word_order
+
+    # -- preprocessing -----------------------------------------------------------------------
+    def _prep(self, text: str) -> str:
+        return text.lower() if self.settings.lowercase else text
+
+    def _chars(self, texts: list[str]) -> Packed:
+        if self.settings.whitespace:
+            return pack_chars(texts)
+        return pack_chars(["".join(t.split()) for t in texts])
+
+    def _reference_table(self, references: list[list[str]]) -> _RefTable:
+        key = tuple(tuple(stream) for stream in references)
+        table = self._ref_cache.get(key)
+        if table is not None:
+            self._ref_cache.move_to_end(key)
+            return table
+        streams = [[self._prep(r) for r in stream] for stream in references]
+        vocab: dict[str, int] = {}
+        words = (
+            [pack_new_vocab([chrf_words(r) for r in s], vocab) for s in streams]
+            if self.settings.word_order
+            else []
+        )
+        table = _RefTable([self._chars(s) for s in streams], vocab, words)
+        self._ref_cache[key] = table
+        while len(self._ref_cache) > self.REF_CACHE_SIZE:
+            self._ref_cache.popitem(last=False)
+        return table
+
+    # -- statistics ---------------------------------------------------------------------------
+    def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
+        s = self.settings
+        table = self._reference_table(references)
+        hyps = [self._prep(h) for h in hypotheses]
+        parts = []  # per kind: (per_ref matches [nseg, nrefs, k], hyp packed, ref packed list)
+        if s.char_order:
+            hyp_chars = self._chars(hyps)
+            parts.append((match_counts(hyp_chars, table.chars, s.char_order)[0], hyp_chars, table.chars, s.char_order))
+        if s.word_order:
+            hyp_words = pack_ids([chrf_words(h) for h in hyps], table.vocab)
+            parts.append((match_counts(hyp_words, table.words, s.word_order)[0], hyp_words, table.words, s.word_order))
+        nseg, nrefs = len(hyps), len(references)
+        stats = np.zeros((nrefs, nseg, 3 * self.order), dtype=np.float64)
+        col = 0
+        for matches, hyp, refs, k in parts:
+            grams = np.arange(k)[None, :]
+            hyp_tot = np.maximum(hyp.lengths[:, None] - grams, 0)
+            for j, ref in enumerate(refs):
+                ref_tot = np.maximum(ref.lengths[:, None] - grams, 0)
+                # sacrebleu counts the hypothesis n-grams only if the reference has some
+                stats[j, :, col : col + 3 * k : 3] = np.where(ref_tot > 0, hyp_tot, 0)
+                stats[j, :, col + 1 : col + 3 * k : 3] = ref_tot
+                stats[j, :, col + 2 : col + 3 * k : 3] = matches[:, j, :]
+            col += 3 * k
+        if nrefs == 1:
+            return stats[0]
+        # best reference per segment by segment chrF; argmax keeps the first on ties,
+        # like sacrebleu's strict ">" scan, so the choice depends on reference order
+        f = chrf_from_sums(stats, self.order, s.beta, s.eps_smoothing)
+        best = np.argmax(f, axis=0)
+        return stats[best, np.arange(nseg)]
+
+    # -- scores -------------------------------------------------------------------------------
+    def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
+        """chrF (0-100) of summed stats ``[..., 3 * order]`` (e.g. bootstrap resamples)."""
+        s = self.settings
+        return chrf_from_sums(sums, self.order, s.beta, s.eps_smoothing)
+
+    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+        sums = np.asarray(sums, dtype=np.float64)
+        return Score(
+            metric=self.name,
+            score=float(self.scores_from_sums(sums)),
+            signature=self.signature_for(nrefs),
+            scale=self.scale,
+            higher_is_better=self.higher_is_better,
+            components={
+                "name": self.label,
+                "char_order": self.settings.char_order,
+                "word_order": self.settings.word_order,
+                "beta": self.settings.beta,
+            },
+        )
+
+    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+        s = self.settings
+        return [
+            ("nrefs", str(nrefs) if nrefs is not None else "?"),
+            ("case", "lc" if s.lowercase else "mixed"),
+            ("eff", "no" if s.eps_smoothing else "yes"),
+            ("nc", str(s.char_order)),
+            ("nw", str(s.word_order)),
+            ("space", "yes" if s.whitespace else "no"),
+        ]
+
+
+@dataclass(frozen=True)
+class CHRFPlusPlusSettings(CHRFSettings):
+    """chrF++: chrF with word unigrams and bigrams (``word_order=2``)."""
+
+    word_order: int = setting(2, "Word n-gram order (2 = chrF++).")
+
+
+class CHRFPlusPlus(CHRF):
+    """chrF++ (Popović, 2017): chrF plus word n-grams up to 2."""
+
+    name = "chrf++"
+    settings_class = CHRFPlusPlusSettings

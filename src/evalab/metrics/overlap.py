@@ -1,0 +1,237 @@
+"""Exact match, token F1 and accuracy: the per-example metrics of seed 002 and SQuAD.
+
+* ``exact_match``: 1 if the prediction equals any target after normalisation, else 0.
+  Default normalisation ``strip`` is the seed's ``pred.strip() == t.strip()``;
+  ``normalize='squad'`` is the SQuAD v1.1 script's ``normalize_answer`` comparison.
+* ``f1``: token F1 of the multisets of prediction and target tokens (precision =
+  overlap / prediction tokens, recall = overlap / target tokens), the best over the
+  targets (as SQuAD's ``metric_max_over_ground_truths``). Default tokenizer ``words``
+  (the seed's ``re.findall(r"\\w+", text.lower())``); ``tokenizer='squad'`` is SQuAD
+  v1.1's ``f1_score``.
+  Empty token lists (the seed asks for an explicit rule): when prediction and target are
+  both empty, P = R = F1 = 1 (they agree, as exact match says); when only one is empty,
+  P = R = F1 = 0. This is the SQuAD v2.0 script's rule; the v1.1 script returns 0 for
+  both-empty (it never has empty gold answers).
+* ``accuracy``: exact match of a predicted label against the gold label(s) after
+  ``lower`` normalisation (strip and lowercase). With several targets any one counts.
+
+The corpus score is the mean over segments: stats rows hold the per-segment value(s) and a
+count column, so they are additive like every metric's rows. Scale 0-1.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from evalab.errors import SettingsError
+from evalab.metrics.base import Metric, MetricSettings, Score, setting
+from evalab.text.tokenizers import available_tokenizers, get_tokenizer
+
+__all__ = [
+    "Accuracy",
+    "AccuracySettings",
+    "ExactMatch",
+    "ExactMatchSettings",
+    "TokenF1",
+    "TokenF1Settings",
+    "token_f1",
+]
+
+#: string normalisations for exact match besides tokenizer names
+_STRING_NORMS = ("none", "strip", "lower")
+
+
+def _normalizer(name: str):
+    """A function text -> comparable value for a normalisation or tokenizer name."""
+    if name == "none":
+        return lambda text: text
+    if name == "strip":
+        return str.strip
+    if name == "lower":
+        return lambda text: text.strip().lower()
+    tok = get_tokenizer(name)
+    return lambda text: tuple(tok(text))
+
+
+def _check_norm(name: str) -> None:
+    if name not in _STRING_NORMS and name not in available_tokenizers():
+        raise SettingsError(
+            f"unknown normalisation {name!r}; expected one of {', '.join(_STRING_NORMS)} or a "
+            f"tokenizer name ({', '.join(available_tokenizers())})"
+        )
+
+
+def token_f1(prediction: list[str], target: list[str]) -> tuple[float, float, float]:
+    """Precision, recall and F1 of two token lists (multiset overlap).
+
+    Both empty: (1, 1, 1); exactly one empty: (0, 0, 0).
+
+    >>> token_f1(["a", "cat", "a"], ["a", "cat", "sat"])
+    (0.6666666666666666, 0.6666666666666666, 0.6666666666666666)
+    """
+    if not prediction or not target:
+        v = 1.0 if not prediction and not target else 0.0
+        return v, v, v
+    common = Counter(prediction) & Counter(target)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0, 0.0, 0.0
+    p = same / len(prediction)
+    r = same / len(target)
+    # SQuAD v1.1 f1_score: (2 * precision * recall) / (precision + recall)
+    return p, r, (2 * p * r) / (p + r)
+
+
+class _MeanMetric(Metric):
+    """A metric whose corpus score is the mean of the first stats column (last = count)."""
+
+    scale: ClassVar[float] = 1.0
+    higher_is_better: ClassVar[bool] = True
+
+    def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
+        sums = np.asarray(sums, dtype=np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return sums[..., 0] / sums[..., -1]
+
+    def _means(self, sums: np.ndarray) -> list[float]:
+        count = float(sums[-1])
+        if count <= 0:
+            return [float("nan")] * (len(sums) - 1)
+        return [float(x) / count for x in sums[:-1]]
+
+
+@dataclass(frozen=True)
+class ExactMatchSettings(MetricSettings):
+    """Exact-match settings."""
+
+    normalize: str = setting(
+        "strip",
+        "'strip' (seed: compare stripped strings), 'none', 'lower' (strip + lowercase), or a "
+        "tokenizer name whose tokens are compared ('squad' = SQuAD v1.1 normalize_answer)",
+    )
+
+    def validate(self) -> None:
+        super().validate()
+        _check_norm(self.normalize)
+
+
+class ExactMatch(_MeanMetric):
+    """Exact match: 1 if the normalised prediction equals any normalised target."""
+
+    name = "exact_match"
+    description = "exact_match"
+    settings_class = ExactMatchSettings
+    settings: ExactMatchSettings
+    stat_names: ClassVar[tuple[str, ...]] = ("match", "count")  # type: ignore[assignment]
+
+    def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
+        norm = _normalizer(self.settings.normalize)
+        rows = np.ones((len(hypotheses), 2), dtype=np.float64)
+        ref_norm = [[norm(r) for r in stream] for stream in references]
+        for i, h in enumerate(hypotheses):
+            hn = norm(h)
+            rows[i, 0] = float(any(stream[i] == hn for stream in ref_norm))
+        return rows
+
+    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+        (value,) = self._means(sums)
+        return Score(
+            metric=self.name, score=value, signature=self.signature_for(nrefs),
+            scale=self.scale, higher_is_better=self.higher_is_better,
+            components={"matches": float(sums[0]), "count": float(sums[1])},
+            verbose=f"{int(sums[0])}/{int(sums[1])}",
+        )
+
+    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+        return [("nrefs", str(nrefs) if nrefs is not None else "?"), ("norm", self.settings.normalize)]
+
+
+@dataclass(frozen=True)
+class AccuracySettings(MetricSettings):
+    """Accuracy settings."""
+
+    normalize: str = setting(
+        "lower",
+        "'lower' (strip + lowercase the labels), 'strip', 'none', or a tokenizer name",
+    )
+
+    def validate(self) -> None:
+        super().validate()
+        _check_norm(self.normalize)
+
+
+class Accuracy(ExactMatch):
+    """Accuracy: the predicted label equals the gold label (strip + lowercase by default)."""
+
+    name = "accuracy"
+    description = "accuracy"
+    settings_class = AccuracySettings
+    settings: AccuracySettings  # type: ignore[assignment]
+    stat_names: ClassVar[tuple[str, ...]] = ("correct", "count")  # type: ignore[assignment]
+
+    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+        (value,) = self._means(sums)
+        return Score(
+            metric=self.name, score=value, signature=self.signature_for(nrefs),
+            scale=self.scale, higher_is_better=self.higher_is_better,
+            components={"correct": float(sums[0]), "count": float(sums[1])},
+            verbose=f"{int(sums[0])}/{int(sums[1])}",
+        )
+
+
+@dataclass(frozen=True)
+class TokenF1Settings(MetricSettings):
+    """Token-F1 settings."""
+
+    tokenizer: str = setting(
+        "words",
+        "tokenizer: 'words' (seed 002: \\w+ after lowercasing), 'squad' (SQuAD v1.1), "
+        "'whitespace', or any registered tokenizer",
+    )
+
+    def validate(self) -> None:
+        super().validate()
+        if self.tokenizer not in available_tokenizers():
+            raise SettingsError(
+                f"unknown tokenizer {self.tokenizer!r}; known tokenizers: "
+                f"{', '.join(available_tokenizers())}"
+            )
+
+
+class TokenF1(_MeanMetric):
+    """Token F1: multiset overlap of tokens, best target per segment, mean over segments."""
+
+    name = "f1"
+    description = "f1"
+    settings_class = TokenF1Settings
+    settings: TokenF1Settings
+    stat_names: ClassVar[tuple[str, ...]] = ("f1", "precision", "recall", "count")  # type: ignore[assignment]
+
+    def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
+        tok = get_tokenizer(self.settings.tokenizer)
+        rows = np.ones((len(hypotheses), 4), dtype=np.float64)
+        for i, h in enumerate(hypotheses):
+            h_tokens = tok(h)
+            best = None
+            for stream in references:
+                p, r, f = token_f1(h_tokens, tok(stream[i]))
+                if best is None or f > best[0]:  # first maximum wins, as max() does
+                    best = (f, p, r)
+            rows[i, :3] = best
+        return rows
+
+    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+        f, p, r = self._means(sums)
+        return Score(
+            metric=self.name, score=f, signature=self.signature_for(nrefs),
+            scale=self.scale, higher_is_better=self.higher_is_better,
+            components={"precision": p, "recall": r, "fmeasure": f},
+            verbose=f"P = {p:.4f} R = {r:.4f}",
+        )
+
+    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+        return [("nrefs", str(nrefs) if nrefs is not None else "?"), ("tok", self.settings.tokenizer)]

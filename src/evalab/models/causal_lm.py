@@ -1,0 +1,327 @@
+"""Perplexity of a local Hugging Face causal language model, by sliding windows.
+
+The protocol follows Hugging Face's "Perplexity of fixed-length models" guide. A document
+is tokenized once (``add_special_tokens=False``; a BOS token is prepended only when asked,
+so the ``bos`` setting is the only source of it). Windows of at most ``max_length`` tokens
+start every ``stride`` tokens; each window scores only the tokens not scored by the
+previous one (``[prev_end, end)``), with everything before them in the window as context.
+So every token is scored once, with at least ``max_length - stride`` tokens of context once
+the first window is full.
+
+A token needs a token before it in its window to be predicted: the first token of a
+document is scored only with ``bos=True`` (then the BOS token is its context). With
+``stride == max_length`` the windows are disjoint and the first token of each window has
+no context, so it is not scored (the guide's loop drops it the same way); the ``tokens``
+count says how many tokens were actually scored.
+
+Speed and memory: windows of all documents are sorted by length and run ``batch_size`` at
+a time in one forward pass. Of each batch's logits only the rows of scored positions are
+gathered, their losses computed by :func:`evalab.loss.token_loss`, and the logits dropped
+before the next batch: at most one batch's logits are alive.
+
+>>> plan_windows(10, max_length=4, stride=2)
+[(0, 4, 1), (2, 6, 4), (4, 8, 6), (6, 10, 8)]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalab.errors import InputError, SettingsError, require
+
+__all__ = [
+    "CausalLMScorer",
+    "DocumentNLL",
+    "plan_windows",
+    "resolve_window",
+]
+
+DTYPES = ("float32", "float64", "bfloat16", "float16")
+
+
+def plan_windows(n_tokens: int, *, max_length: int, stride: int) -> list[tuple[int, int, int]]:
+    """Windows ``(begin, end, score_from)`` over a sequence of ``n_tokens`` tokens.
+
+    Window ``[begin, end)`` is fed to the model; positions ``[score_from, end)`` are scored
+    (each predicted from the positions before it in the window). Every position from 1 to
+    ``n_tokens - 1`` is scored at most once; all of them when ``stride < max_length``.
+
+    >>> plan_windows(5, max_length=8, stride=4)     # shorter than one window
+    [(0, 5, 1)]
+    >>> plan_windows(6, max_length=3, stride=3)     # disjoint: position 3 is not scored
+    [(0, 3, 1), (3, 6, 4)]
+    """
+    if max_length < 2:
+        raise SettingsError(f"max_length must be at least 2 (one context + one scored token), got {max_length}")
+    if not 1 <= stride <= max_length:
+        raise SettingsError(f"stride must be between 1 and max_length ({max_length}), got {stride}")
+    out: list[tuple[int, int, int]] = []
+    prev_end = 0
+    for begin in range(0, max(n_tokens, 1), stride):
+        end = min(begin + max_length, n_tokens)
+        score_from = max(prev_end, begin + 1)
+        if score_from < end:
+            out.append((begin, end, score_from))
+        prev_end = end
+        if end >= n_tokens:
+            break
+    return out
+
+
+@dataclass(frozen=True)
+class DocumentNLL:
+    """Summed negative log-likelihood (nats) of one document and how many tokens it covers."""
+
+    nll: float
+    tokens: int
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        raise InputError(f"{path}: no such model directory")
+    if not path.is_dir():
+        raise InputError(f"{path}: is not a directory; expected a Hugging Face model directory")
+    cfg = path / "config.json"
+    if not cfg.exists():
+        raise InputError(
+            f"{path}: not a Hugging Face model directory (no config.json); save one with "
+            "model.save_pretrained(path) and tokenizer.save_pretrained(path)"
+        )
+    try:
+        return json.loads(cfg.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{cfg}: cannot read the model config ({exc})") from exc
+
+
+def _context_size(config: dict[str, Any]) -> int | None:
+    for key in ("n_positions", "max_position_embeddings", "n_ctx", "seq_length"):
+        value = config.get(key)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
+def resolve_window(
+    config: dict[str, Any], max_length: int | None, stride: int | None
+) -> tuple[int, int]:
+    """The window length and stride actually used: defaults are the model's context size
+    and half of the window (the guide's GPT-2 setting: 1024 and 512).
+    """
+    context = _context_size(config)
+    if max_length is None:
+        if context is None:
+            raise SettingsError("the model config gives no context size; pass max_length")
+        max_length = context
+    elif context is not None and max_length > context:
+        raise SettingsError(
+            f"max_length {max_length} exceeds the model's context size {context}; "
+            f"use at most {context}"
+        )
+    if stride is None:
+        stride = max(1, max_length // 2)
+    plan_windows(0, max_length=max_length, stride=stride)  # validates both
+    return max_length, stride
+
+
+class CausalLMScorer:
+    """Sliding-window negative log-likelihoods of texts under a local causal LM.
+
+    ``model`` is a directory written by ``save_pretrained`` (model and tokenizer); nothing
+    is downloaded. The protocol (``max_length``, ``stride``, ``bos``) is resolved at
+    construction from the model's config; the weights load on first use.
+
+    >>> scorer = CausalLMScorer("/tmp/tiny-gpt2", max_length=64, stride=32)  # doctest: +SKIP
+    >>> scorer.score_texts(["Hello world."])  # doctest: +SKIP
+    [DocumentNLL(nll=..., tokens=...)]
+    """
+
+    def __init__(
+        self,
+        model: str | Path,
+        *,
+        max_length: int | None = None,
+        stride: int | None = None,
+        batch_size: int = 8,
+        bos: bool = False,
+        device: str = "cpu",
+        dtype: str = "float32",
+    ) -> None:
+        self.path = Path(model).expanduser()
+        self.config = _read_config(self.path)
+        self.max_length, self.stride = resolve_window(self.config, max_length, stride)
+        if batch_size < 1:
+            raise SettingsError(f"batch_size must be at least 1, got {batch_size}")
+        if dtype not in DTYPES:
+            raise SettingsError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+        self.batch_size = batch_size
+        self.bos = bos
+        self.device = device
+        self.dtype = dtype
+        self._model: Any = None
+        self._tokenizer: Any = None
+
+    # -- loading ---------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """The model's directory name (recorded in signatures)."""
+        return self.path.resolve().name
+
+    @property
+    def tokenizer(self) -> Any:
+        """The model directory's tokenizer (loaded on first use)."""
+        if self._tokenizer is None:
+            transformers = require("transformers", what="perplexity of a causal LM", extra="lm")
+            try:
+                self._tokenizer = transformers.AutoTokenizer.from_pretrained(
+                    str(self.path), local_files_only=True
+                )
+            except (OSError, ValueError, TypeError) as exc:
+                raise InputError(f"{self.path}: cannot load a tokenizer from the model directory ({exc})") from exc
+        return self._tokenizer
+
+    @property
+    def model(self) -> Any:
+        """The causal LM in eval mode on ``device`` (loaded on first use)."""
+        if self._model is None:
+            torch = require("torch", what="perplexity of a causal LM", extra="lm")
+            transformers = require("transformers", what="perplexity of a causal LM", extra="lm")
+            if self.device.startswith("cuda") and not torch.cuda.is_available():
+                raise SettingsError(f"device {self.device!r} requested but CUDA is not available")
+            try:
+                with _quiet_transformers(transformers):
+                    model = transformers.AutoModelForCausalLM.from_pretrained(
+                        str(self.path), local_files_only=True, dtype=getattr(torch, self.dtype)
+                    )
+            except ValueError as exc:
+                kind = self.config.get("model_type", "unknown")
+                archs = ", ".join(self.config.get("architectures") or []) or "none listed"
+                raise InputError(
+                    f"{self.path}: model type {kind!r} (architectures: {archs}) is not a causal "
+                    "language model; perplexity needs a model loadable by AutoModelForCausalLM"
+                ) from exc
+            except OSError as exc:
+                raise InputError(f"{self.path}: cannot load the model weights ({exc})") from exc
+            self._model = model.to(self.device).eval()
+        return self._model
+
+    # -- tokens ----------------------------------------------------------------------------
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` as scored: no special tokens, BOS prepended if ``bos``."""
+        tok = self.tokenizer
+        ids = list(tok(text, add_special_tokens=False, return_attention_mask=False, verbose=False)["input_ids"])
+        if self.bos:
+            if tok.bos_token_id is None:
+                raise SettingsError(
+                    f"{self.path}: the tokenizer has no BOS token; use bos=False (--no-bos)"
+                )
+            ids = [int(tok.bos_token_id), *ids]
+        return ids
+
+    def score_texts(self, texts: Sequence[str], *, progress: bool = False) -> list[DocumentNLL]:
+        """Summed NLL and scored-token count of each text (each text is one document)."""
+        return self.score_ids([self.encode(t) for t in texts], progress=progress)
+
+    def score_ids(self, documents: Sequence[Sequence[int]], *, progress: bool = False) -> list[DocumentNLL]:
+        """Summed NLL and scored-token count of each document given as token ids.
+
+        The ids are scored as given (prepend BOS yourself if wanted: :meth:`encode` does).
+        """
+        torch = require("torch", what="perplexity of a causal LM", extra="lm")
+        from evalab.loss import token_loss
+
+        jobs = []  # (length, doc, begin, end, score_from)
+        for d, ids in enumerate(documents):
+            for begin, end, score_from in plan_windows(len(ids), max_length=self.max_length, stride=self.stride):
+                jobs.append((end - begin, d, begin, end, score_from))
+        # longest first: batches hold similar lengths, so little compute goes to padding
+        jobs.sort(key=lambda j: -j[0])
+        nll = torch.zeros(len(documents), dtype=torch.float64)
+        counts = [0] * len(documents)
+        model = self.model
+        device = torch.device(self.device)
+        with _progress(progress, len(jobs)) as advance, torch.inference_mode():
+            for start in range(0, len(jobs), self.batch_size):
+                batch = jobs[start : start + self.batch_size]
+                width = batch[0][0]
+                ids = torch.zeros((len(batch), width), dtype=torch.long)
+                mask = torch.zeros((len(batch), width), dtype=torch.long)
+                rows, cols, labels, owners = [], [], [], []
+                for r, (length, d, begin, end, score_from) in enumerate(batch):
+                    ids[r, :length] = torch.as_tensor(documents[d][begin:end], dtype=torch.long)
+                    mask[r, :length] = 1
+                    n = end - score_from
+                    rows.extend([r] * n)
+                    # the logits one position earlier predict position p
+                    cols.extend(range(score_from - begin - 1, end - begin - 1))
+                    labels.extend(documents[d][score_from:end])
+                    owners.extend([d] * n)
+                    counts[d] += n
+                out = model(input_ids=ids.to(device), attention_mask=mask.to(device), use_cache=False)
+                picked = out.logits[torch.as_tensor(rows, device=device), torch.as_tensor(cols, device=device)]
+                del out  # only the gathered rows survive: one batch's logits at most
+                losses = token_loss(picked, torch.as_tensor(labels, device=device), ignore_index=None)
+                nll.index_add_(0, torch.as_tensor(owners), losses.double().cpu())
+                del picked, losses
+                advance(len(batch))
+        return [DocumentNLL(float(v), c) for v, c in zip(nll.tolist(), counts, strict=True)]
+
+    # -- protocol --------------------------------------------------------------------------
+    def signature_fields(self) -> list[tuple[str, str]]:
+        """``(key, value)`` pairs naming everything that changes the numbers."""
+        return [
+            ("lm", self.name),
+            ("window", str(self.max_length)),
+            ("stride", str(self.stride)),
+            ("bos", "yes" if self.bos else "no"),
+            ("dtype", self.dtype),
+        ]
+
+
+class _quiet_transformers:
+    """Silence transformers' own "Loading weights" bar (our progress goes to stderr only
+    when asked); the previous setting is restored on exit.
+    """
+
+    def __init__(self, transformers: Any) -> None:
+        self.logging = transformers.utils.logging
+        self.was_enabled = True
+
+    def __enter__(self) -> None:
+        self.was_enabled = self.logging.is_progress_bar_enabled()
+        self.logging.disable_progress_bar()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.was_enabled:
+            self.logging.enable_progress_bar()
+
+
+class _progress:
+    """A rich progress bar on stderr, only when asked and stderr is a terminal."""
+
+    def __init__(self, enabled: bool, total: int) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self.total = total
+        self._bar: Any = None
+
+    def __enter__(self):
+        if not self.enabled:
+            return lambda n: None
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        self._bar = Progress(
+            "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+            TimeRemainingColumn(), console=Console(stderr=True), transient=True,
+        )
+        self._bar.__enter__()
+        task = self._bar.add_task("windows", total=self.total)
+        return lambda n: self._bar.advance(task, n)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(*exc)

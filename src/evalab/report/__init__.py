@@ -1,0 +1,33 @@
+"""Renderers for an ablation :class:`~evalab.ablation.analysis.StudyAnalysis`.
+
+``render_table(analysis, console=None)`` prints rich tables (terminal);
+``render_markdown(analysis) -> str``, ``render_latex(analysis) -> str``,
+``render_json(analysis) -> str`` and ``render_html(analysis) -> str`` return text.
+The HTML page is self-contained: one bar chart per metric (mean over seeds with 95% CI
+error bars) inlined as SVG (matplotlib when the ``report`` extra is installed, else a
+hand-written SVG), and every string that comes from the study or the runs is escaped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_EXPORTS = {
+    "render_table": "evalab.report.tables",
+    "render_markdown": "evalab.report.tables",
+    "render_latex": "evalab.report.tables",
+    "render_json": "evalab.report.tables",
+    "render_html": "evalab.report.html",
+    "bar_chart_svg": "evalab.report.plots",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evalab.report' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,207 @@
+"""Effects in a factorial ablation: removal, addition, interaction and main effects.
+
+Each effect is a *contrast* (a signed sum of cell means) and is reported with the
+arithmetic that produced it, because effects need not add (seed 004): with accuracy 70
+for neither component, 80 for A alone, 80 for B alone and 80 for both,
+
+- removing A from the full system changes accuracy by ``80 - 80 = 0``,
+- adding A to the system with neither changes it by ``80 - 70 = +10``,
+- and the interaction is ``80 - 80 - 80 + 70 = -10``.
+
+Over seeds, a contrast ``sum(c_i * mean_i)`` has the standard error
+``sqrt(sum(c_i^2 s_i^2 / n_i))`` and Welch-Satterthwaite degrees of freedom, which give
+its CI and a two-sided p-value.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from evalab.stats.seed_stats import t_ppf, t_sf2
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """A signed sum of cell means with its arithmetic, CI and p-value over seeds."""
+
+    kind: str  # "removal" | "addition" | "interaction" | "main"
+    name: str
+    cells: tuple[str, ...]  # cell labels, in the order of the arithmetic
+    coefficients: tuple[float, ...]
+    means: tuple[float, ...]
+    value: float
+    arithmetic: str
+    low: float = float("nan")
+    high: float = float("nan")
+    p: float = float("nan")
+    missing: tuple[str, ...] = field(default=())  # cells without any finished run
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind, "name": self.name, "cells": list(self.cells),
+            "coefficients": list(self.coefficients), "means": list(self.means),
+            "value": self.value, "arithmetic": self.arithmetic, "ci": [self.low, self.high],
+            "p": self.p, "missing": list(self.missing),
+        }
+
+
+def _integral(values: Sequence[float]) -> bool:
+    return all(math.isfinite(v) and abs(v - round(v)) < 1e-9 for v in values)
+
+
+def format_number(x: float, decimals: int, signed: bool = False) -> str:
+    """A number for the arithmetic strings: integers bare, else ``decimals`` places."""
+    if not math.isfinite(x):
+        return "n/a"
+    text = f"{x:+.{decimals}f}" if signed else f"{x:.{decimals}f}"
+    if text.lstrip("+-") == f"{0:.{decimals}f}":
+        text = f"{0:.{decimals}f}"  # no "-0" or "+0"
+    return text
+
+
+def arithmetic(coefficients: Sequence[float], means: Sequence[float], value: float, decimals: int = 2) -> str:
+    """The contrast written out: ``80 - 80 - 80 + 70 = -10``.
+
+    >>> arithmetic([1, -1, -1, 1], [80, 80, 80, 70], -10)
+    '80 - 80 - 80 + 70 = -10'
+    >>> arithmetic([1, -1], [80, 70], 10)
+    '80 - 70 = +10'
+    >>> arithmetic([1, -1], [80.25, 79.5], 0.75)
+    '80.25 - 79.50 = +0.75'
+    """
+    numbers = [*means, value]
+    d = 0 if _integral(numbers) else decimals
+    parts = []
+    for i, (c, m) in enumerate(zip(coefficients, means, strict=True)):
+        scale = "" if abs(abs(c) - 1.0) < 1e-12 else f"{format_number(abs(c), 3).rstrip('0').rstrip('.')}*"
+        text = format_number(m, d)
+        if m < 0:
+            text = f"({text})"
+        term = f"{scale}{text}"
+        if i == 0:
+            parts.append(term if c > 0 else f"-{term}")
+        else:
+            parts.append(f"{'+' if c > 0 else '-'} {term}")
+    return f"{' '.join(parts)} = {format_number(value, d, signed=True) if d or value else '0'}"
+
+
+def contrast(
+    kind: str,
+    name: str,
+    cells: Sequence[tuple[str, float, np.ndarray]],
+    *,
+    confidence: float = 0.95,
+    decimals: int = 2,
+) -> Contrast:
+    """Build a :class:`Contrast` from ``(label, coefficient, seed values)`` cells."""
+    labels = tuple(c[0] for c in cells)
+    coefs = tuple(float(c[1]) for c in cells)
+    arrays = [np.asarray(c[2], dtype=float) for c in cells]
+    missing = tuple(lab for lab, arr in zip(labels, arrays, strict=True) if arr.size == 0)
+    means = tuple(float(a.mean()) if a.size else float("nan") for a in arrays)
+    if missing:
+        return Contrast(kind, name, labels, coefs, means, float("nan"),
+                        "n/a (no finished runs for " + "; ".join(missing) + ")", missing=missing)
+    value = float(sum(c * m for c, m in zip(coefs, means, strict=True)))
+    text = arithmetic(coefs, means, value, decimals)
+    low = high = p = float("nan")
+    if all(a.size >= 2 for a in arrays):
+        parts = [c * c * float(a.var(ddof=1)) / a.size for c, a in zip(coefs, arrays, strict=True)]
+        se2 = sum(parts)
+        if se2 > 0:
+            df = se2 * se2 / sum(v * v / (a.size - 1) for v, a in zip(parts, arrays, strict=True) if v > 0)
+            half = t_ppf(0.5 + confidence / 2, df) * math.sqrt(se2)
+            low, high = value - half, value + half
+            p = t_sf2(value / math.sqrt(se2), df)
+        else:
+            low = high = value
+            p = 1.0 if value == 0 else 0.0
+    return Contrast(kind, name, labels, coefs, means, value, text, low, high, p)
+
+
+def _fmt_level(v: Any) -> str:
+    import json
+
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+def cell_label(levels: dict[str, Any]) -> str:
+    """The label of a grid cell, ``"heads=1, dropout=0.1"``."""
+    return ", ".join(f"{k}={_fmt_level(v)}" for k, v in levels.items())
+
+
+def factorial_effects(
+    grid: dict[str, list[Any]],
+    reference: dict[str, Any],
+    values: Callable[[dict[str, Any]], np.ndarray],
+    *,
+    confidence: float = 0.95,
+    decimals: int = 2,
+) -> list[Contrast]:
+    """Main effects, removal / addition effects and 2x2 interactions of a full factorial.
+
+    ``reference`` gives each factor's level in the full system (the base); every other
+    level is an ablation of it. ``values(levels)`` returns the seed values of a cell.
+
+    - main effect of ``F=f``: mean over all cells with ``F=f`` minus mean over all cells
+      with ``F`` at its reference level;
+    - removal of ``F`` (to ``f``): ``y(F=f, rest at reference) - y(full)``;
+    - for each pair ``F, G`` (other factors at reference), with ``f, g`` the ablated
+      levels: addition of ``F`` to the system without ``G``: ``y(F_ref, g) - y(f, g)``;
+      interaction ``y(F_ref, G_ref) - y(F_ref, g) - y(f, G_ref) + y(f, g)``.
+    """
+    factors = list(grid)
+    out: list[Contrast] = []
+    kw = {"confidence": confidence, "decimals": decimals}
+
+    def cell(**changes: Any) -> tuple[str, dict[str, Any]]:
+        levels = {f: changes.get(f, reference[f]) for f in factors}
+        return cell_label(levels), levels
+
+    all_cells = [dict(zip(factors, combo, strict=True)) for combo in itertools.product(*(grid[f] for f in factors))]
+    for f in factors:
+        ref_cells = [c for c in all_cells if c[f] == reference[f]]
+        for level in grid[f]:
+            if level == reference[f]:
+                continue
+            lvl_cells = [c for c in all_cells if c[f] == level]
+            k = len(lvl_cells)
+            terms = [(cell_label(c), 1.0 / k, values(c)) for c in lvl_cells]
+            terms += [(cell_label(c), -1.0 / k, values(c)) for c in ref_cells]
+            name = f"main effect of {f}={_fmt_level(level)} (vs {_fmt_level(reference[f])}), averaged over {k} cells each"
+            out.append(contrast("main", name, terms, **kw))
+    for f in factors:
+        for level in grid[f]:
+            if level == reference[f]:
+                continue
+            lab_without, lv_without = cell(**{f: level})
+            lab_full, lv_full = cell()
+            name = f"removal of {f}={_fmt_level(reference[f])} → {_fmt_level(level)} from the full system"
+            out.append(contrast("removal", name, [(lab_without, 1.0, values(lv_without)), (lab_full, -1.0, values(lv_full))], **kw))
+    for f, g in itertools.combinations(factors, 2):
+        for lf in (x for x in grid[f] if x != reference[f]):
+            for lg in (x for x in grid[g] if x != reference[g]):
+                l11, v11 = cell()
+                l10, v10 = cell(**{g: lg})
+                l01, v01 = cell(**{f: lf})
+                l00, v00 = cell(**{f: lf, g: lg})
+                out.append(contrast(
+                    "addition",
+                    f"addition of {f}={_fmt_level(reference[f])} to the system with {f}={_fmt_level(lf)}, {g}={_fmt_level(lg)}",
+                    [(l10, 1.0, values(v10)), (l00, -1.0, values(v00))], **kw))
+                out.append(contrast(
+                    "addition",
+                    f"addition of {g}={_fmt_level(reference[g])} to the system with {f}={_fmt_level(lf)}, {g}={_fmt_level(lg)}",
+                    [(l01, 1.0, values(v01)), (l00, -1.0, values(v00))], **kw))
+                out.append(contrast(
+                    "interaction",
+                    f"interaction {f} x {g}: y(both) - y({g} ablated) - y({f} ablated) + y(neither)",
+                    [(l11, 1.0, values(v11)), (l10, -1.0, values(v10)), (l01, -1.0, values(v01)), (l00, 1.0, values(v00))],
+                    **kw))
+    return out

@@ -1,0 +1,404 @@
+"""Paired significance tests of several systems against a baseline on one test set.
+
+Two tests, both as sacrebleu 2.x runs them (``--paired-bs`` / ``--paired-ar``), on the
+stats rows of the Metric contract so that any corpus metric can be tested:
+
+* **Paired bootstrap resampling** (Koehn 2004). The *same* ``n_samples`` resamples of the
+  segment indices are scored for every system; ``δ*_b`` is the system-minus-baseline
+  difference in resample ``b`` and ``δ`` the observed difference. The p-value tests
+  ``H0: δ = 0`` by shifting the bootstrap distribution to the null (Efron & Tibshirani
+  1993, §16.4; Riezler & Maxwell 2005):
+
+  - ``p_value="centered"`` (default): ``p = (#{b : |δ*_b - mean(δ*)| >= |δ|} + 1) / (N + 1)``.
+  - ``p_value="sacrebleu"``: ``p = (#{b : |δ*_b| - mean(|δ*|) >= |δ|} + 1) / (N + 1)``,
+    sacrebleu's ``_paired_bs_test`` (after Moses' ``bootstrap-hypothesis-difference-
+    significance.pl``). It centres the *absolute* differences, which is not the null
+    distribution of ``|δ|``: when two systems come from the same distribution it gives
+    ``p < 0.05`` about twice as often as 5% (see ``tests/stats/test_resampling.py``), so it
+    is offered for reproducing sacrebleu, not as the default.
+
+* **Paired approximate randomization** (Riezler & Maxwell 2005; Noreen 1989). In each of
+  ``n_trials`` trials every segment's outputs are swapped between baseline and system with
+  probability 1/2, and ``p = (#{t : |score(A_t) - score(B_t)| >= |δ|} + 1) / (N + 1)``. The
+  ``+1`` keeps the test from rejecting more often than its level (multeval,
+  ``StratifiedApproximateRandomizationTest``, quoted by sacrebleu).
+
+Ties count as "at least as extreme" (``>=``; sacrebleu writes ``>``). On BLEU/chrF of
+real systems an exact tie never happens and the p-values are sacrebleu's; for identical
+systems ``>=`` gives ``p = 1`` where ``>`` would give ``1 / (N + 1)``, and for discrete
+metrics (exact match, accuracy) ``>`` would make the test anti-conservative.
+
+Confidence intervals use :func:`evalab.stats.bootstrap.percentile_interval`; for the
+bootstrap test they come from the test's own resamples (as in sacrebleu), for AR from a
+separate bootstrap of ``ci_samples`` resamples with the same seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from evalab.errors import InputError, SettingsError
+from evalab.stats.bootstrap import (
+    ConfidenceInterval,
+    check_confidence,
+    percentile_interval,
+    warn_if_tiny,
+)
+from evalab.stats.resampling import (
+    DEFAULT_SEED,
+    Scorer,
+    ar_swaps,
+    as_scorer,
+    bootstrap_counts,
+    check_n_samples,
+    check_seed,
+    resampled_sums,
+    stats_matrix,
+)
+
+__all__ = [
+    "DEFAULT_TRIALS",
+    "P_VALUE_METHODS",
+    "TESTS",
+    "PairedTestResult",
+    "SystemResult",
+    "paired_approximate_randomization",
+    "paired_bootstrap",
+    "paired_test",
+]
+
+#: test name -> default number of resamples (bs) or trials (ar), as sacrebleu
+DEFAULT_TRIALS: dict[str, int] = {"bs": 1000, "ar": 10000}
+TESTS = tuple(DEFAULT_TRIALS)
+P_VALUE_METHODS = ("centered", "sacrebleu")
+
+# A resampled statistic within this relative distance of the observed one is a tie: the
+# same difference computed through another order of floating-point operations.
+_TIE_RTOL = 1e-9
+
+
+@dataclass(frozen=True)
+class SystemResult:
+    """One system's result for one metric in a paired comparison."""
+
+    system: str
+    score: float
+    ci: ConfidenceInterval | None
+    baseline: bool
+    #: ``score - baseline score`` (0 for the baseline)
+    delta: float
+    #: ``None`` for the baseline
+    p_value: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields (CI fields are ``None`` when no interval was computed)."""
+        ci = self.ci
+        return {
+            "system": self.system,
+            "score": self.score,
+            "mean": ci.mean if ci else None,
+            "ci_low": ci.low if ci else None,
+            "ci_high": ci.high if ci else None,
+            "half_width": ci.half_width if ci else None,
+            "baseline": self.baseline,
+            "delta": self.delta,
+            "p_value": self.p_value,
+        }
+
+
+@dataclass(frozen=True)
+class PairedTestResult:
+    """The outcome of a paired test of one metric: the baseline first, then each system."""
+
+    metric: str
+    test: str
+    n_samples: int
+    seed: int
+    confidence: float
+    p_value_method: str
+    ci_samples: int
+    systems: tuple[SystemResult, ...]
+
+    @property
+    def baseline(self) -> SystemResult:
+        """The baseline's result (its ``p_value`` is ``None``)."""
+        return self.systems[0]
+
+    @property
+    def signature(self) -> str:
+        """The test settings, e.g. ``test:bs|n:1000|seed:12345|conf:0.95|p:centered``."""
+        if self.test == "bs":
+            return (
+                f"test:bs|n:{self.n_samples}|seed:{self.seed}|conf:{self.confidence:g}"
+                f"|p:{self.p_value_method}"
+            )
+        ci = f"|bs:{self.ci_samples}|conf:{self.confidence:g}" if self.ci_samples else ""
+        return f"test:ar|n:{self.n_samples}|seed:{self.seed}{ci}"
+
+    def p_values(self) -> list[float]:
+        """The p-values of the non-baseline systems, in order."""
+        return [float(r.p_value) for r in self.systems[1:] if r.p_value is not None]
+
+
+def _check_systems(stats: Mapping[str, Mapping[str, Any]]) -> tuple[list[str], int]:
+    """Validate ``metric -> system -> rows``: same systems, >= 2 of them, same segment count."""
+    if not stats:
+        raise SettingsError("paired test: no metric given")
+    names: list[str] | None = None
+    n: int | None = None
+    for metric_name, per_system in stats.items():
+        systems = list(per_system)
+        if names is None:
+            names = systems
+        elif systems != names:
+            raise InputError(
+                f"paired test: metric {metric_name!r} has systems {systems}, expected {names}"
+            )
+        if len(systems) < 2:
+            raise InputError(
+                f"paired test: need a baseline and at least one other system, got {len(systems)} "
+                f"({', '.join(systems) or 'none'})"
+            )
+        lengths = {s: len(np.asarray(rows)) if np.ndim(rows) else 0 for s, rows in per_system.items()}
+        if len(set(lengths.values())) > 1:
+            detail = ", ".join(f"{s}: {c} segments" for s, c in lengths.items())
+            raise InputError(
+                f"paired test: systems differ in segment count ({detail}); paired tests need "
+                "line-aligned outputs of the same test set"
+            )
+        count = next(iter(lengths.values()))
+        if count == 0:
+            raise InputError("paired test: no segments; resampling needs at least one stats row")
+        if n is not None and count != n:
+            raise InputError(f"paired test: metric {metric_name!r} has {count} segments, others {n}")
+        n = count
+    return names or [], n or 0
+
+
+def _stack(per_system: Mapping[str, Any], metric_name: str) -> np.ndarray:
+    """Stats of every system as one ``[n, n_systems, k]`` array."""
+    mats = [stats_matrix(rows, f"{metric_name} stats of {s}") for s, rows in per_system.items()]
+    widths = {m.shape[1] for m in mats}
+    if len(widths) > 1:
+        raise InputError(f"{metric_name}: systems have stats rows of different widths {sorted(widths)}")
+    return np.stack(mats, axis=1)
+
+
+def _p_values(null_stats: np.ndarray, observed: np.ndarray) -> np.ndarray:
+    """``(#{null >= observed} + 1) / (N + 1)`` per column; ties within ``_TIE_RTOL`` count."""
+    threshold = observed - _TIE_RTOL * np.maximum(1.0, np.abs(observed))
+    count = np.sum(null_stats >= threshold[None, :], axis=0)
+    return (count + 1.0) / (null_stats.shape[0] + 1.0)
+
+
+def _bootstrap_all(
+    scorers: Mapping[str, Scorer],
+    tensors: Mapping[str, np.ndarray],
+    n: int,
+    n_samples: int,
+    seed: int,
+    chunk_rows: int | None,
+    progress: Callable[[int], None] | None,
+) -> dict[str, np.ndarray]:
+    """Resampled scores ``[n_samples, n_systems]`` per metric, one shared index stream."""
+    parts: dict[str, list[np.ndarray]] = {m: [] for m in scorers}
+    for counts in bootstrap_counts(n, n_samples, seed, chunk_rows):
+        for m, scorer in scorers.items():
+            parts[m].append(np.asarray(scorer(resampled_sums(counts, tensors[m])), dtype=np.float64))
+        if progress is not None:
+            progress(counts.shape[0])
+    return {m: np.concatenate(p, axis=0) for m, p in parts.items()}
+
+
+def _ar_all(
+    scorers: Mapping[str, Scorer],
+    tensors: Mapping[str, np.ndarray],
+    n: int,
+    n_trials: int,
+    seed: int,
+    chunk_rows: int | None,
+    progress: Callable[[int], None] | None,
+) -> dict[str, np.ndarray]:
+    """``|score(A_t) - score(B_t)|`` per trial and system ``[n_trials, n_systems - 1]`` per metric."""
+    parts: dict[str, list[np.ndarray]] = {m: [] for m in scorers}
+    totals = {m: t.sum(axis=0) for m, t in tensors.items()}
+    for keep in ar_swaps(n, n_trials, seed, chunk_rows):
+        for m, scorer in scorers.items():
+            kept = resampled_sums(keep, tensors[m])  # [c, s, k]: rows where keep = 1
+            swapped = totals[m][None] - kept  # rows where keep = 0 (exact for count stats)
+            # sacrebleu: A = keep @ baseline + ~keep @ system, B = ~keep @ baseline + keep @ system
+            a = kept[:, :1] + swapped[:, 1:]
+            b = swapped[:, :1] + kept[:, 1:]
+            diff = np.abs(np.asarray(scorer(a), dtype=np.float64) - np.asarray(scorer(b), dtype=np.float64))
+            parts[m].append(diff)
+        if progress is not None:
+            progress(keep.shape[0])
+    return {m: np.concatenate(p, axis=0) for m, p in parts.items()}
+
+
+def paired_test(
+    test: str,
+    metrics: Mapping[str, Any],
+    stats: Mapping[str, Mapping[str, Any]],
+    *,
+    n_samples: int | None = None,
+    seed: int = DEFAULT_SEED,
+    confidence: float = 0.95,
+    p_value: str = "centered",
+    ci_samples: int = 1000,
+    chunk_rows: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, PairedTestResult]:
+    """Run a paired test for several metrics at once; the first system is the baseline.
+
+    ``metrics`` maps a metric name to a :class:`~evalab.metrics.base.Metric` or a vectorised
+    scorer; ``stats`` maps the same names to ``{system: stats rows}`` (same systems, same
+    order, line-aligned). ``test`` is ``"bs"`` (paired bootstrap, default 1000 resamples) or
+    ``"ar"`` (approximate randomization, default 10000 trials; CIs from ``ci_samples``
+    bootstrap resamples, 0 for none). One resampling stream serves every metric and
+    system, so all comparisons see the same resamples. ``progress(k)`` is called after
+    each chunk of ``k`` resamples/trials (for a progress bar).
+    """
+    if test not in DEFAULT_TRIALS:
+        raise SettingsError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
+    if p_value not in P_VALUE_METHODS:
+        raise SettingsError(f"unknown p_value method {p_value!r}; expected one of {', '.join(P_VALUE_METHODS)}")
+    n_samples = DEFAULT_TRIALS[test] if n_samples is None else check_n_samples(n_samples)
+    seed = check_seed(seed)
+    confidence = check_confidence(confidence)
+    if test == "ar" and ci_samples != 0:
+        ci_samples = check_n_samples(ci_samples, "ci_samples")
+    if set(metrics) != set(stats):
+        raise SettingsError(f"paired test: metrics {sorted(metrics)} but stats for {sorted(stats)}")
+    names, n = _check_systems(stats)
+    warn_if_tiny(n)
+    scorers = {m: as_scorer(metrics[m])[0] for m in stats}
+    tensors = {m: _stack(stats[m], m) for m in stats}
+    points = {m: np.asarray(scorers[m](tensors[m].sum(axis=0)), dtype=np.float64) for m in stats}
+    for m, p in points.items():
+        if p.shape != (len(names),):
+            raise SettingsError(
+                f"{m}: the scorer must be vectorised (summed stats [..., k] -> scores [...]); "
+                f"got shape {p.shape} for {len(names)} systems"
+            )
+
+    if test == "bs":
+        boot = _bootstrap_all(scorers, tensors, n, n_samples, seed, chunk_rows, progress)
+        null = {}
+        for m, scores in boot.items():
+            deltas = scores[:, 1:] - scores[:, :1]
+            if p_value == "centered":
+                null[m] = np.abs(deltas - deltas.mean(axis=0))
+            else:  # sacrebleu's statistic, see the module docstring
+                absd = np.abs(deltas)
+                null[m] = absd - absd.mean(axis=0)
+        ci_n = n_samples
+    else:
+        null = _ar_all(scorers, tensors, n, n_samples, seed, chunk_rows, progress)
+        boot = _bootstrap_all(scorers, tensors, n, ci_samples, seed, chunk_rows, progress) if ci_samples else {}
+        ci_n = ci_samples
+
+    out: dict[str, PairedTestResult] = {}
+    for m in stats:
+        point = points[m]
+        observed = np.abs(point[1:] - point[0])
+        pvals = _p_values(null[m], observed)
+        rows = []
+        for j, name in enumerate(names):
+            ci = None
+            if m in boot:
+                mean, low, high = percentile_interval(boot[m][:, j], confidence)
+                ci = ConfidenceInterval(float(point[j]), mean, low, high, confidence, ci_n, seed)
+            rows.append(
+                SystemResult(
+                    system=name,
+                    score=float(point[j]),
+                    ci=ci,
+                    baseline=j == 0,
+                    delta=float(point[j] - point[0]),
+                    p_value=None if j == 0 else float(pvals[j - 1]),
+                )
+            )
+        out[m] = PairedTestResult(
+            metric=m,
+            test=test,
+            n_samples=n_samples,
+            seed=seed,
+            confidence=confidence,
+            p_value_method=p_value if test == "bs" else "ar",
+            ci_samples=ci_n if test == "ar" else n_samples,
+            systems=tuple(rows),
+        )
+    return out
+
+
+def _named(systems: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
+    if isinstance(systems, Mapping):
+        return dict(systems)
+    if isinstance(systems, (str, bytes)) or not isinstance(systems, Sequence):
+        raise SettingsError("systems must be a mapping name -> stats rows or a list of stats rows")
+    return {f"system{i}": rows for i, rows in enumerate(systems)}
+
+
+def paired_bootstrap(
+    metric_or_scorer: Any,
+    systems: Mapping[str, Any] | Sequence[Any],
+    n_samples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = DEFAULT_SEED,
+    *,
+    p_value: str = "centered",
+    chunk_rows: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> PairedTestResult:
+    """Paired bootstrap resampling (Koehn 2004) of systems against the first (the baseline).
+
+    ``systems`` maps names to stats rows ``[n_segments, k]`` of one metric (or is a list of
+    them). See the module docstring for the p-value; ``p_value="sacrebleu"`` reproduces
+    ``sacrebleu --paired-bs`` exactly.
+
+    >>> acc = lambda s: s[..., 0] / s[..., 1]
+    >>> base = np.array([[1.0, 1], [0, 1], [1, 1], [0, 1]])
+    >>> res = paired_bootstrap(acc, {"base": base, "same": base.copy()}, n_samples=100)
+    >>> res.systems[1].p_value, res.systems[1].delta
+    (1.0, 0.0)
+    """
+    _, name = as_scorer(metric_or_scorer)
+    return paired_test(
+        "bs", {name: metric_or_scorer}, {name: _named(systems)}, n_samples=n_samples,
+        seed=seed, confidence=confidence, p_value=p_value, chunk_rows=chunk_rows, progress=progress,
+    )[name]
+
+
+def paired_approximate_randomization(
+    metric_or_scorer: Any,
+    systems: Mapping[str, Any] | Sequence[Any],
+    n_trials: int = 10000,
+    confidence: float = 0.95,
+    seed: int = DEFAULT_SEED,
+    *,
+    ci_samples: int = 1000,
+    chunk_rows: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> PairedTestResult:
+    """Paired approximate randomization (Riezler & Maxwell 2005) against the first system.
+
+    p-values are sacrebleu's ``--paired-ar`` for the same seed and trials; the CI of each
+    system comes from ``ci_samples`` bootstrap resamples (0: no CI).
+
+    >>> acc = lambda s: s[..., 0] / s[..., 1]
+    >>> base = np.array([[1.0, 1], [0, 1], [1, 1], [0, 1]])
+    >>> res = paired_approximate_randomization(acc, [base, base], n_trials=100, ci_samples=0)
+    >>> res.systems[1].p_value
+    1.0
+    """
+    _, name = as_scorer(metric_or_scorer)
+    return paired_test(
+        "ar", {name: metric_or_scorer}, {name: _named(systems)}, n_samples=n_trials,
+        seed=seed, confidence=confidence, ci_samples=ci_samples, chunk_rows=chunk_rows,
+        progress=progress,
+    )[name]

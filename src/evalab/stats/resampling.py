@@ -1,0 +1,173 @@
+"""Resampling matrices over per-segment statistics rows, generated in bounded chunks.
+
+Every resampling method in :mod:`evalab.stats` works on the additive stats rows of the
+Metric contract: a bootstrap resample is a row of *counts* (how often each segment was
+drawn) and its corpus statistics are ``counts @ stats``; an approximate-randomization
+trial is a row of 0/1 *swap* indicators applied the same way. No metric is recomputed from
+text, and one ``[chunk, n_segments] @ [n_segments, columns]`` matrix product scores a chunk
+of resamples for every system and metric at once.
+
+The random streams are those of sacrebleu 2.x (``sacrebleu/significance.py``), so that
+the same seed draws the same resamples:
+
+* bootstrap: ``np.random.default_rng(seed).choice(n, size=(n_samples, n), replace=True)``
+* approximate randomization: ``np.random.default_rng(seed).integers(2, size=(n_trials, n),
+  dtype=bool)``
+
+Chunks hold a multiple of 32 rows: numpy fills these arrays from 32/64-bit draws whose
+unused bits are dropped at the end of a call, and with whole multiples of 32 nothing is
+dropped, so the chunked stream is bit-for-bit the stream of one big call.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from evalab.errors import InputError, SettingsError
+
+__all__ = [
+    "DEFAULT_SEED",
+    "Scorer",
+    "ar_swaps",
+    "as_scorer",
+    "bootstrap_counts",
+    "check_n_samples",
+    "check_seed",
+    "chunk_rows_for",
+    "resampled_sums",
+    "stats_matrix",
+]
+
+#: sacrebleu's default seed (``SACREBLEU_SEED`` unset), so defaults reproduce its numbers
+DEFAULT_SEED = 12345
+
+#: a vectorised scorer: summed stats ``[..., k]`` -> scores ``[...]``
+Scorer = Callable[[np.ndarray], np.ndarray]
+
+#: memory budget of one chunk of the resampling matrix (float64 counts)
+_CHUNK_BYTES = 32 * 1024 * 1024
+_ROW_MULTIPLE = 32
+
+
+def check_n_samples(n_samples: Any, what: str = "n_samples") -> int:
+    """Validate a number of resamples or trials (an int >= 1)."""
+    if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral):
+        raise SettingsError(f"{what} must be an integer >= 1, got {n_samples!r}")
+    if n_samples < 1:
+        raise SettingsError(f"{what} must be at least 1, got {n_samples}")
+    return int(n_samples)
+
+
+def check_seed(seed: Any) -> int:
+    """Validate a seed: a non-negative int. ``0`` is a seed like any other; ``None`` is refused."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise SettingsError(
+            f"seed must be a non-negative integer, got {seed!r}; results are always seeded "
+            f"(default {DEFAULT_SEED})"
+        )
+    if seed < 0:
+        raise SettingsError(f"seed must be a non-negative integer, got {seed}")
+    return int(seed)
+
+
+def as_scorer(metric_or_scorer: Any) -> tuple[Scorer, str]:
+    """Return ``(scores_from_sums, name)`` for a :class:`~evalab.metrics.base.Metric` or a callable.
+
+    A plain callable must be vectorised: it maps summed stats ``[..., k]`` to ``[...]``.
+    """
+    fn = getattr(metric_or_scorer, "scores_from_sums", None)
+    if callable(fn):
+        return fn, str(getattr(metric_or_scorer, "name", type(metric_or_scorer).__name__))
+    if callable(metric_or_scorer):
+        return metric_or_scorer, str(getattr(metric_or_scorer, "__name__", "scorer"))
+    raise SettingsError(
+        "expected a Metric or a vectorised scorer (summed stats [..., k] -> scores [...]), "
+        f"got {type(metric_or_scorer).__name__}"
+    )
+
+
+def stats_matrix(stats: Any, what: str = "stats") -> np.ndarray:
+    """Per-segment stats as a float64 ``[n_segments, k]`` array (a 1-D array is ``k = 1``)."""
+    arr = np.asarray(stats, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise InputError(f"{what}: expected per-segment stats rows [n_segments, k], got shape {arr.shape}")
+    if arr.shape[0] == 0:
+        raise InputError(f"{what}: no segments; resampling needs at least one stats row")
+    if not np.all(np.isfinite(arr)):
+        raise InputError(f"{what}: stats contain NaN or infinite values")
+    return arr
+
+
+def chunk_rows_for(n_segments: int, n_samples: int, chunk_rows: int | None = None) -> int:
+    """Rows of the resampling matrix generated at once (a multiple of 32, memory-bounded)."""
+    if chunk_rows is not None:
+        if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, numbers.Integral):
+            raise SettingsError(f"chunk_rows must be a positive multiple of 32, got {chunk_rows!r}")
+        if chunk_rows < 1 or chunk_rows % _ROW_MULTIPLE:
+            # other sizes would drop random bits between chunks and change the resamples
+            raise SettingsError(f"chunk_rows must be a positive multiple of 32, got {chunk_rows}")
+        return int(chunk_rows)
+    rows = _CHUNK_BYTES // (8 * max(n_segments, 1))
+    rows = max(_ROW_MULTIPLE, rows // _ROW_MULTIPLE * _ROW_MULTIPLE)
+    needed = -(-n_samples // _ROW_MULTIPLE) * _ROW_MULTIPLE
+    return min(rows, needed)
+
+
+def bootstrap_counts(
+    n_segments: int, n_samples: int, seed: int, chunk_rows: int | None = None
+) -> Iterator[np.ndarray]:
+    """Yield float64 ``[chunk, n_segments]`` count matrices of bootstrap resamples.
+
+    Row ``b`` counts how often each segment is drawn in resample ``b`` of
+    ``default_rng(seed).choice(n_segments, size=(n_samples, n_segments))`` (sacrebleu's
+    index matrix), so ``counts @ stats`` are the resampled corpus statistics.
+
+    >>> next(bootstrap_counts(3, 2, seed=0)).sum(axis=1)
+    array([3., 3.])
+    """
+    rng = np.random.default_rng(check_seed(seed))
+    step = chunk_rows_for(n_segments, n_samples, chunk_rows)
+    done = 0
+    while done < n_samples:
+        # every chunk but the last has `step` rows, a multiple of 32 (see module docstring)
+        rows = min(step, n_samples - done)
+        idx = rng.choice(n_segments, size=(rows, n_segments), replace=True)
+        flat = idx + (np.arange(rows, dtype=np.int64) * n_segments)[:, None]
+        counts = np.bincount(flat.ravel(), minlength=rows * n_segments)
+        yield counts.reshape(rows, n_segments).astype(np.float64)
+        done += rows
+
+
+def ar_swaps(
+    n_segments: int, n_trials: int, seed: int, chunk_rows: int | None = None
+) -> Iterator[np.ndarray]:
+    """Yield float64 0/1 ``[chunk, n_segments]`` swap matrices of approximate randomization.
+
+    Row ``t`` is trial ``t`` of ``default_rng(seed).integers(2, size=(n_trials, n), dtype=bool)``
+    (sacrebleu's ``pos_sel``): where it is 1 the baseline keeps its own segment in
+    pseudo-system A, where it is 0 the two systems' segments are exchanged.
+
+    >>> next(ar_swaps(4, 2, seed=0)).shape
+    (2, 4)
+    """
+    rng = np.random.default_rng(check_seed(seed))
+    step = chunk_rows_for(n_segments, n_trials, chunk_rows)
+    done = 0
+    while done < n_trials:
+        rows = min(step, n_trials - done)
+        mask = rng.integers(2, size=(rows, n_segments), dtype=bool)
+        yield mask.astype(np.float64)
+        done += rows
+
+
+def resampled_sums(weights: np.ndarray, stats: np.ndarray) -> np.ndarray:
+    """Weighted row sums ``weights @ stats`` for stats ``[n, ...]``: result ``[chunk, ...]``."""
+    n = stats.shape[0]
+    flat = stats.reshape(n, -1)
+    return (weights @ flat).reshape((weights.shape[0], *stats.shape[1:]))

@@ -1,0 +1,331 @@
+"""Statistics over seeds: t-based CIs, Welch's t-test, permutation test, power, ASO.
+
+scipy is not a runtime dependency, so the Student t distribution is computed here from the
+regularized incomplete beta function (continued fraction, evaluated with the modified
+Lentz method), and the noncentral t power by quadrature over the chi distribution. The
+tests compare every function with scipy.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+_EPS = 1e-15
+_TINY = 1e-300
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz)."""
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > _TINY else _TINY)
+    h = d
+    for m in range(1, 10_000):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > _TINY else _TINY)
+        c = 1.0 + aa / c
+        c = c if abs(c) > _TINY else _TINY
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > _TINY else _TINY)
+        c = 1.0 + aa / c
+        c = c if abs(c) > _TINY else _TINY
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < _EPS:
+            break
+    return h
+
+
+def betainc(a: float, b: float, x: float) -> float:
+    """Regularized incomplete beta ``I_x(a, b)`` for ``a, b > 0`` and ``0 <= x <= 1``.
+
+    >>> round(betainc(2.0, 3.0, 0.4), 6)
+    0.5248
+    """
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    # the continued fraction converges fast for x < (a+1)/(a+b+2); use the symmetry otherwise
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _betacf(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _betacf(b, a, 1.0 - x) / b
+
+
+def t_sf2(t: float, df: float) -> float:
+    """Two-sided tail probability ``P(|T| >= |t|)`` of Student's t with ``df`` degrees."""
+    if math.isinf(t):
+        return 0.0
+    if math.isinf(df):
+        return 2.0 * NormalDist().cdf(-abs(t))
+    return betainc(df / 2.0, 0.5, df / (df + t * t))
+
+
+def t_cdf(t: float, df: float) -> float:
+    """CDF of Student's t.
+
+    >>> round(t_cdf(2.0, 5), 6)
+    0.94903
+    """
+    tail = 0.5 * t_sf2(t, df)
+    return 1.0 - tail if t >= 0 else tail
+
+
+def t_ppf(p: float, df: float) -> float:
+    """Quantile of Student's t (bisection on :func:`t_cdf`, to ~1e-12).
+
+    >>> round(t_ppf(0.975, 3), 4)
+    3.1824
+    """
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"t_ppf: p must be in (0, 1), got {p}")
+    if p == 0.5:
+        return 0.0
+    if p < 0.5:
+        return -t_ppf(1.0 - p, df)
+    lo, hi = 0.0, 1.0
+    while t_cdf(hi, df) < p:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if t_cdf(mid, df) < p:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-12 * max(1.0, hi):
+            break
+    return 0.5 * (lo + hi)
+
+
+@dataclass(frozen=True)
+class MeanCI:
+    """Mean, sample standard deviation (ddof=1) and a t-based CI of ``n`` values."""
+
+    n: int
+    mean: float
+    std: float
+    low: float
+    high: float
+
+
+def mean_ci(values: np.ndarray | list[float], confidence: float = 0.95) -> MeanCI:
+    """Mean and the t-based confidence interval ``mean ± t(n-1) * sd / sqrt(n)``.
+
+    With one value the spread is unknown: std and the CI are NaN (never a zero-width CI).
+
+    >>> r = mean_ci([1.0, 2.0, 3.0]); (r.mean, round(r.low, 4), round(r.high, 4))
+    (2.0, -0.4841, 4.4841)
+    """
+    x = np.asarray(values, dtype=float)
+    n = int(x.size)
+    if n == 0:
+        nan = float("nan")
+        return MeanCI(0, nan, nan, nan, nan)
+    mean = float(x.mean())
+    if n == 1:
+        nan = float("nan")
+        return MeanCI(1, mean, nan, nan, nan)
+    sd = float(x.std(ddof=1))
+    half = t_ppf(0.5 + confidence / 2.0, n - 1) * sd / math.sqrt(n)
+    return MeanCI(n, mean, sd, mean - half, mean + half)
+
+
+@dataclass(frozen=True)
+class WelchResult:
+    """Welch's unequal-variance t-test of ``mean(a) - mean(b)`` with its CI."""
+
+    delta: float
+    t: float
+    df: float
+    p: float
+    low: float
+    high: float
+
+
+def welch(a: np.ndarray | list[float], b: np.ndarray | list[float], confidence: float = 0.95) -> WelchResult:
+    """Welch's t-test (two-sided) and the Welch CI of the difference ``mean(a) - mean(b)``.
+
+    Needs two values per group (else NaN). When both groups have zero spread the test is
+    degenerate: p is 1 for equal means and 0 otherwise, and the CI is the point.
+
+    >>> r = welch([1.0, 2.0, 3.0, 4.0], [3.0, 4.0, 5.0, 6.0]); (r.delta, round(r.p, 4))
+    (-2.0, 0.071)
+    """
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    nan = float("nan")
+    if x.size == 0 or y.size == 0:
+        return WelchResult(nan, nan, nan, nan, nan, nan)
+    delta = float(x.mean() - y.mean())
+    if x.size < 2 or y.size < 2:
+        return WelchResult(delta, nan, nan, nan, nan, nan)
+    va, vb = float(x.var(ddof=1)) / x.size, float(y.var(ddof=1)) / y.size
+    se2 = va + vb
+    if se2 == 0.0:
+        return WelchResult(delta, math.copysign(math.inf, delta) if delta else 0.0, nan,
+                           1.0 if delta == 0 else 0.0, delta, delta)
+    df = se2 * se2 / (va * va / (x.size - 1) + vb * vb / (y.size - 1))
+    se = math.sqrt(se2)
+    t = delta / se
+    half = t_ppf(0.5 + confidence / 2.0, df) * se
+    return WelchResult(delta, t, df, t_sf2(t, df), delta - half, delta + half)
+
+
+def permutation_test(
+    a: np.ndarray | list[float],
+    b: np.ndarray | list[float],
+    *,
+    max_exact: int = 200_000,
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> tuple[float, bool]:
+    """Two-sided permutation test of ``|mean(a) - mean(b)|``; returns ``(p, exact)``.
+
+    All ``C(n_a + n_b, n_a)`` relabelings are enumerated when there are at most
+    ``max_exact`` of them (then p is exact: the share of relabelings at least as extreme,
+    the observed one included); otherwise ``resamples`` random relabelings from
+    ``np.random.default_rng(seed)`` give ``p = (count + 1) / (resamples + 1)``, which never
+    understates p (Phipson & Smyth 2010).
+
+    >>> permutation_test([1.0, 2.0, 3.0], [4.0, 5.0, 6.0])
+    (0.1, True)
+    """
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.size == 0 or y.size == 0:
+        return float("nan"), True
+    pooled = np.concatenate([x, y])
+    n, na = pooled.size, x.size
+    total = pooled.sum()
+    observed = abs(x.mean() - y.mean())
+    # floating-point ties (identical relabelings summing in another order) count as extreme
+    tol = 1e-9 * max(1.0, float(np.abs(pooled).max()))
+    if math.comb(n, na) <= max_exact:
+        idx = np.array(list(itertools.combinations(range(n), na)), dtype=np.int64)
+        sums = pooled[idx].sum(axis=1)
+        stats = np.abs(sums / na - (total - sums) / (n - na))
+        return float(np.mean(stats >= observed - tol)), True
+    rng = np.random.default_rng(seed)
+    keys = rng.random((resamples, n))
+    idx = np.argsort(keys, axis=1)[:, :na]
+    sums = pooled[idx].sum(axis=1)
+    stats = np.abs(sums / na - (total - sums) / (n - na))
+    count = int(np.sum(stats >= observed - tol))
+    return (count + 1) / (resamples + 1), False
+
+
+def _norm_cdf(x: np.ndarray) -> np.ndarray:
+    from math import erfc
+
+    return 0.5 * np.vectorize(erfc)(-x / math.sqrt(2.0))
+
+
+def power_two_sample(delta: float, sd: float, n: int, alpha: float = 0.05) -> float:
+    """Power of the two-sided two-sample t-test with ``n`` per group (equal variances).
+
+    Exact: the noncentral t probability beyond ``±t(1-alpha/2, 2n-2)``, computed by
+    quadrature over the chi distribution of ``s/sigma`` (no scipy).
+    """
+    if n < 2 or sd <= 0 or not math.isfinite(sd):
+        return float("nan")
+    df = 2 * n - 2
+    nc = abs(delta) / sd * math.sqrt(n / 2.0)
+    tc = t_ppf(1.0 - alpha / 2.0, df)
+    # S = sqrt(chi2_df / df) has density c * s^(df-1) * exp(-df s^2 / 2)
+    width = 12.0 / math.sqrt(2.0 * df)
+    s = np.linspace(max(1e-9, 1.0 - width), 1.0 + width, 4001)
+    log_c = (df / 2.0) * math.log(df / 2.0) + math.log(2.0) - math.lgamma(df / 2.0)
+    dens = np.exp(log_c + (df - 1) * np.log(s) - df * s * s / 2.0)
+    reject = 1.0 - _norm_cdf(tc * s - nc) + _norm_cdf(-tc * s - nc)
+    ys = dens * reject
+    return float(np.sum((ys[1:] + ys[:-1]) * np.diff(s)) / 2.0)
+
+
+def seeds_needed(delta: float, sd: float, *, alpha: float = 0.05, power: float = 0.8, limit: int = 10_000) -> int | None:
+    """Smallest number of seeds per arm giving ``power`` to detect ``delta`` at ``alpha``.
+
+    ``sd`` is the per-seed standard deviation (pooled over the two arms). Returns None when
+    the delta is zero or the spread unknown (no finite number of seeds suffices).
+
+    >>> seeds_needed(1.0, 1.0)
+    17
+    """
+    if not (math.isfinite(delta) and math.isfinite(sd)) or delta == 0:
+        return None
+    if sd == 0:
+        return 2
+    # start from the normal approximation, then walk to the exact answer
+    z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
+    n = max(2, math.ceil(2 * (z * sd / delta) ** 2))
+    if n > limit:
+        return None
+    while n > 2 and power_two_sample(delta, sd, n - 1, alpha) >= power:
+        n -= 1
+    while power_two_sample(delta, sd, n, alpha) < power:
+        n += 1
+        if n > limit:
+            return None
+    return n
+
+
+def _quantiles(x: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Empirical quantile function F^-1(t) = x_(ceil(n t)) (the step function ASO uses)."""
+    xs = np.sort(x)
+    idx = np.clip(np.ceil(xs.size * t).astype(int) - 1, 0, xs.size - 1)
+    return xs[idx]
+
+
+def violation_ratio(a: np.ndarray, b: np.ndarray, dt: float = 0.005) -> float:
+    """epsilon_W2(A, B): the share of the squared Wasserstein-2 distance between the score
+    distributions where A's quantile function lies below B's (Dror et al. 2019, eq. 4-5).
+    0 means A stochastically dominates B; 1 means B dominates A.
+    """
+    t = np.arange(0.0, 1.0, dt)
+    diff = _quantiles(np.asarray(b, float), t) - _quantiles(np.asarray(a, float), t)
+    total = float(np.sum(diff * diff))
+    if total == 0.0:
+        return 0.5  # identical distributions: no evidence either way
+    return float(np.sum(np.maximum(diff, 0.0) ** 2) / total)
+
+
+def aso(
+    a: np.ndarray | list[float],
+    b: np.ndarray | list[float],
+    *,
+    alpha: float = 0.05,
+    samples: int = 1000,
+    bootstrap: int = 500,
+    dt: float = 0.005,
+    seed: int = 0,
+) -> float:
+    """Almost Stochastic Order: epsilon_min, an upper confidence bound (at level ``alpha``)
+    of the violation ratio of "A is better than B" (higher scores better).
+
+    eps_min = eps_W2 - Phi^-1(alpha) * sigma_hat / sqrt(n m / (n + m)), where sigma_hat is
+    the bootstrap standard deviation of sqrt(samples / 2) * (eps_W2(boot) - eps_W2), each
+    bootstrap drawing ``samples`` scores from each empirical quantile function (Dror et al.
+    2019; del Barrio et al. 2018; as in the deep-significance package). eps_min < 0.5
+    (stricter: < 0.2) supports "A is almost stochastically better than B".
+    """
+    x, y = np.asarray(a, float), np.asarray(b, float)
+    if x.size == 0 or y.size == 0:
+        return float("nan")
+    rng = np.random.default_rng(seed)
+    vr = violation_ratio(x, y, dt)
+    boots = np.empty(bootstrap)
+    for i in range(bootstrap):
+        bx = _quantiles(x, rng.uniform(0.0, 1.0, samples))
+        by = _quantiles(y, rng.uniform(0.0, 1.0, samples))
+        boots[i] = violation_ratio(bx, by, dt)
+    sigma = float(np.std(math.sqrt(samples / 2.0) * (boots - vr)))
+    const = math.sqrt(x.size * y.size / (x.size + y.size))
+    eps = vr - sigma / const * NormalDist().inv_cdf(alpha)
+    return float(min(max(eps, 0.0), 1.0))

@@ -1,0 +1,103 @@
+"""ROUGE tokenizers: rouge-score's default (``rouge``) and a Unicode-aware one (``unicode``).
+
+``rouge`` reproduces ``rouge_score.tokenize.tokenize`` (the tokenizer of
+``RougeScorer``, modelled on ROUGE-1.5.5): lowercase, every character outside
+``[a-z0-9]`` becomes a separator, and with a stemmer only tokens of more than three
+characters are stemmed (Porter, as nltk's default mode). It is ASCII only: "café" becomes
+"caf" and Thai, Chinese or Cyrillic text disappears. ``unicode`` applies the same rules to
+every script: a token is a run of letters, combining marks and digits of any script; Han,
+Hiragana and Katakana characters, written without spaces, are one token each.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from evalab.text.porter import porter_stem
+
+__all__ = ["RougeTokenizer", "UnicodeRougeTokenizer"]
+
+# rouge-score: re.sub(r"[^a-z0-9]+", " ", text.lower()), split on whitespace, keep tokens
+# matching ^[a-z0-9]+$. Finding the runs of [a-z0-9] directly gives the same tokens.
+_ROUGE_TOKEN_RE = re.compile(r"[a-z0-9]+")
+# rouge-score stems only tokens longer than three characters ("Only stem words more than 3
+# characters long", rouge_score/tokenize.py).
+_MIN_STEM_LEN = 4
+
+
+def _rouge_tokens(text: str, stem: bool) -> list[str]:
+    tokens = _ROUGE_TOKEN_RE.findall(text.lower())
+    if stem:
+        tokens = [porter_stem(t) if len(t) >= _MIN_STEM_LEN else t for t in tokens]
+        # rouge-score drops tokens that are no longer [a-z0-9]+ after stemming (none in
+        # practice: a stem of an ASCII alphanumeric word is non-empty ASCII alphanumeric)
+        tokens = [t for t in tokens if t]
+    return tokens
+
+
+class RougeTokenizer:
+    """rouge-score's default tokenizer (ASCII ``[a-z0-9]+`` after lowercasing).
+
+    ``stem=True`` applies the Porter stemmer to tokens of four or more characters, as
+    ``RougeScorer(use_stemmer=True)`` does.
+
+    >>> RougeTokenizer()("The café's 2 Cats!")
+    ['the', 'caf', 's', '2', 'cats']
+    >>> RougeTokenizer(stem=True)("running cats ran")
+    ['run', 'cat', 'ran']
+    """
+
+    name = "rouge"
+
+    def __init__(self, stem: bool = False) -> None:
+        self.stem = stem
+
+    def __call__(self, text: str) -> list[str]:
+        return _rouge_tokens(text, self.stem)
+
+    def __repr__(self) -> str:
+        return f"RougeTokenizer(stem={self.stem})"
+
+
+@lru_cache(maxsize=1)
+def _unicode_token_re():
+    # ``regex`` knows Unicode properties; stdlib ``re`` has no \p{M}, and its \w splits
+    # Thai and Devanagari words at their combining vowel signs.
+    import regex
+
+    return regex.compile(
+        r"[\p{Han}\p{Hiragana}\p{Katakana}]|[\p{L}\p{M}\p{N}--\p{Han}\p{Hiragana}\p{Katakana}]+",
+        flags=regex.V1,
+    )
+
+
+_ASCII_WORD_RE = re.compile(r"[a-z0-9]+\Z")
+
+
+class UnicodeRougeTokenizer:
+    """ROUGE tokenization for every script: lowercase, tokens are runs of letters, marks
+    and digits (``[\\p{L}\\p{M}\\p{N}]+``); each Han, Hiragana or Katakana character is one
+    token. With ``stem=True`` the Porter stemmer (an English stemmer) is applied to ASCII
+    tokens of four or more characters only, as the ``rouge`` tokenizer does.
+
+    >>> UnicodeRougeTokenizer()("Le café, 東京!")
+    ['le', 'café', '東', '京']
+    """
+
+    name = "unicode"
+
+    def __init__(self, stem: bool = False) -> None:
+        self.stem = stem
+
+    def __call__(self, text: str) -> list[str]:
+        tokens = _unicode_token_re().findall(text.lower())
+        if self.stem:
+            tokens = [
+                porter_stem(t) if len(t) >= _MIN_STEM_LEN and _ASCII_WORD_RE.match(t) else t
+                for t in tokens
+            ]
+        return tokens
+
+    def __repr__(self) -> str:
+        return f"UnicodeRougeTokenizer(stem={self.stem})"

@@ -1,0 +1,19 @@
+"""The runnable examples in the docstrings of the ablation and seed-statistics modules."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "evalab.ablation.plan", "evalab.ablation.store", "evalab.ablation.executors",
+    "evalab.stats.seed_stats", "evalab.stats.effects", "evalab.report.plots",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

@@ -1,0 +1,101 @@
+"""Resume: a runner killed with SIGKILL after k finished runs loses none of them, and the
+next invocation runs exactly the missing runs."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from evalab.ablation import RunStore, load_study, plan_runs, run_study
+
+from .synth import BASE, write_study
+
+
+def _ok_keys(db) -> set[str]:
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        return {r[0] for r in con.execute("SELECT run_key FROM runs WHERE status='ok'")}
+    except sqlite3.OperationalError:  # tables not created yet
+        return set()
+    finally:
+        con.close()
+
+
+def _cmdlines() -> list[str]:
+    out = []
+    for proc_dir in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError):
+            out.append((proc_dir / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+    return out
+
+
+def test_killed_runner_resumes_with_exactly_the_missing_runs(tmp_path):
+    path = write_study(tmp_path, seeds=list(range(5)), base={**BASE, "sleep": 0.3},
+                       variants=[("(C)", "shift", {"shift": -3.0})])
+    db = tmp_path / "s.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalab", "ablate", "run", str(path), "--db", str(db), "-q"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            if db.exists() and len(_ok_keys(db)) >= 3:
+                break
+            if proc.poll() is not None:
+                raise AssertionError(f"runner ended early: {proc.stderr.read().decode()}")
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    finished_before = _ok_keys(db)
+    k = len(finished_before)
+    total = len(plan_runs(load_study(path)))
+    assert total == 10 and 3 <= k < total
+    with RunStore(db) as store:
+        assert store.integrity_check() == "ok"
+    time.sleep(1.5)  # an orphaned worker notices its runner is gone within 0.5 s and exits
+    assert not [c for c in _cmdlines() if str(tmp_path / "runs") in c]
+    summary = run_study(load_study(path), db, progress=False)
+    assert (summary.skipped, summary.ok, summary.failed) == (k, total - k, 0)
+    with RunStore(db) as store:
+        assert store.integrity_check() == "ok"
+        runs = store.runs("synth")
+    assert set(runs) == {r.key for r in plan_runs(load_study(path))}
+    assert all(r.status == "ok" and r.attempts == 1 for r in runs.values())
+    # the second invocation ran exactly the runs that had not finished: none twice
+    rerun = {key for key, r in runs.items() if key not in finished_before}
+    assert len(rerun) == total - k
+    again = run_study(load_study(path), db, progress=False)
+    assert (again.skipped, again.ok) == (total, 0)
+
+
+def test_ctrl_c_keeps_finished_runs_and_kills_the_runs_in_flight(tmp_path):
+    path = write_study(tmp_path, seeds=list(range(6)), base={**BASE, "sleep": 0.5})
+    db = tmp_path / "s.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalab", "ablate", "run", str(path), "--db", str(db), "-q", "-j", "2"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        # a shell's background job may inherit SIGINT as ignored; a user's Ctrl-C is not
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (db.exists() and len(_ok_keys(db)) >= 2):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "interrupted" in err.decode()
+    done = _ok_keys(db)
+    assert 2 <= len(done) < 6
+    # the runs in flight were killed with their process groups: no worker of this study is left
+    assert not [c for c in _cmdlines() if str(tmp_path / "runs") in c]
+    with RunStore(db) as store:
+        assert store.integrity_check() == "ok"
+    summary = run_study(load_study(path), db, progress=False)
+    assert (summary.skipped, summary.ok) == (len(done), 6 - len(done))

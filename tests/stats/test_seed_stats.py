@@ -1,0 +1,129 @@
+"""Seed statistics against scipy (a test-only dependency): t distribution, Welch's t-test,
+the permutation test, power and the seed count; plus ASO properties."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from evalab.stats.seed_stats import (
+    aso,
+    betainc,
+    mean_ci,
+    permutation_test,
+    power_two_sample,
+    seeds_needed,
+    t_cdf,
+    t_ppf,
+    violation_ratio,
+    welch,
+)
+
+stats = pytest.importorskip("scipy.stats")
+special = pytest.importorskip("scipy.special")
+
+
+@pytest.mark.parametrize("a,b", [(0.5, 0.5), (2.0, 3.0), (10.0, 0.5), (0.3, 40.0), (150.0, 200.0)])
+def test_betainc_matches_scipy(a, b):
+    for x in np.linspace(0.0, 1.0, 41):
+        assert betainc(a, b, x) == pytest.approx(special.betainc(a, b, x), abs=1e-12)
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 4.5, 7, 12.3, 30, 200, 5000])
+def test_t_cdf_and_ppf_match_scipy(df):
+    for t in [-40.0, -6.0, -2.2, -1.0, -0.1, 0.0, 0.3, 1.7, 2.5, 9.0, 80.0]:
+        assert t_cdf(t, df) == pytest.approx(stats.t.cdf(t, df), abs=1e-12)
+    for p in [1e-6, 0.01, 0.025, 0.2, 0.5, 0.8, 0.975, 0.99, 1 - 1e-6]:
+        assert t_ppf(p, df) == pytest.approx(stats.t.ppf(p, df), rel=1e-8, abs=1e-9)
+
+
+def test_mean_ci_matches_scipy():
+    x = np.array([25.8, 25.3, 26.1, 25.5, 25.9])
+    r = mean_ci(x)
+    low, high = stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
+    assert (r.low, r.high) == (pytest.approx(low, abs=1e-10), pytest.approx(high, abs=1e-10))
+    assert r.std == pytest.approx(x.std(ddof=1))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_welch_matches_scipy(seed):
+    rng = np.random.default_rng(seed)
+    a = rng.normal(0, 1 + seed, 3 + seed)
+    b = rng.normal(0.5, 1, 4 + 2 * seed)
+    r = welch(a, b)
+    ref = stats.ttest_ind(a, b, equal_var=False)
+    assert r.t == pytest.approx(ref.statistic, rel=1e-10)
+    assert r.p == pytest.approx(ref.pvalue, rel=1e-8, abs=1e-14)
+    ci = ref.confidence_interval(0.95)
+    assert (r.low, r.high) == (pytest.approx(ci.low, abs=1e-9), pytest.approx(ci.high, abs=1e-9))
+
+
+def test_welch_degenerate_cases():
+    assert welch([1.0, 1.0], [1.0, 1.0]).p == 1.0
+    assert welch([2.0, 2.0], [1.0, 1.0]).p == 0.0
+    assert math.isnan(welch([1.0], [1.0, 2.0]).p)
+
+
+def _abs_mean_diff(x, y, axis=-1):
+    return np.abs(np.mean(x, axis=axis) - np.mean(y, axis=axis))
+
+
+@pytest.mark.parametrize("na,nb", [(3, 3), (4, 5), (6, 6), (2, 7)])
+def test_exact_permutation_matches_scipy(na, nb):
+    rng = np.random.default_rng(na * 10 + nb)
+    a, b = rng.normal(0, 1, na), rng.normal(0.8, 1, nb)
+    p, exact = permutation_test(a, b)
+    ref = stats.permutation_test((a, b), _abs_mean_diff, permutation_type="independent",
+                                 alternative="greater", n_resamples=np.inf, vectorized=True)
+    assert exact and p == pytest.approx(ref.pvalue, abs=1e-12)
+
+
+def test_monte_carlo_permutation_is_close_to_exact_and_seeded():
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(0, 1, 10), rng.normal(0.7, 1, 10)
+    exact, was_exact = permutation_test(a, b)
+    mc, mc_exact = permutation_test(a, b, max_exact=10, resamples=20000, seed=1)
+    assert was_exact and not mc_exact
+    assert mc == pytest.approx(exact, abs=0.01)
+    assert mc == permutation_test(a, b, max_exact=10, resamples=20000, seed=1)[0]
+
+
+@pytest.mark.parametrize("delta,sd,n", [(1.0, 1.0, 5), (0.5, 1.0, 20), (2.0, 3.0, 10), (0.2, 0.1, 3)])
+def test_power_matches_scipy_noncentral_t(delta, sd, n):
+    df = 2 * n - 2
+    nc = delta / sd * math.sqrt(n / 2)
+    tc = stats.t.ppf(0.975, df)
+    ref = 1 - stats.nct.cdf(tc, df, nc) + stats.nct.cdf(-tc, df, nc)
+    assert power_two_sample(delta, sd, n) == pytest.approx(ref, abs=1e-6)
+
+
+@pytest.mark.parametrize("delta,sd", [(1.0, 1.0), (0.5, 1.0), (3.0, 1.0), (0.1, 0.5)])
+def test_seeds_needed_is_the_smallest_sufficient_n(delta, sd):
+    n = seeds_needed(delta, sd, alpha=0.05, power=0.8)
+
+    def exact_power(k):
+        df, nc = 2 * k - 2, delta / sd * math.sqrt(k / 2)
+        tc = stats.t.ppf(0.975, df)
+        return 1 - stats.nct.cdf(tc, df, nc) + stats.nct.cdf(-tc, df, nc)
+
+    assert exact_power(n) >= 0.8
+    assert n == 2 or exact_power(n - 1) < 0.8
+
+
+def test_seeds_needed_without_an_effect():
+    assert seeds_needed(0.0, 1.0) is None
+    assert seeds_needed(1.0, float("nan")) is None
+
+
+def test_aso_properties():
+    rng = np.random.default_rng(0)
+    good, bad = rng.normal(10, 1, 20), rng.normal(5, 1, 20)
+    assert aso(good, bad, seed=0) < 0.05  # A clearly better: almost no violation
+    assert aso(bad, good, seed=0) > 0.95
+    same = rng.normal(0, 1, 20)
+    mid = aso(same, same + rng.normal(0, 1e-3, 20), seed=0)
+    assert 0.0 <= mid <= 1.0
+    assert aso(good, bad, seed=4) == aso(good, bad, seed=4)  # seeded
+    assert violation_ratio(np.array([1.0, 2.0]), np.array([1.0, 2.0])) == 0.5

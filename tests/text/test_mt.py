@@ -1,0 +1,133 @@
+"""The MT tokenizers against sacrebleu 2.6.0 on real WMT22 lines and on edge cases."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+
+import pytest
+from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a as Sacre13a
+from sacrebleu.tokenizers.tokenizer_char import TokenizerChar as SacreChar
+from sacrebleu.tokenizers.tokenizer_intl import TokenizerV14International as SacreIntl
+from sacrebleu.tokenizers.tokenizer_none import NoneTokenizer as SacreNone
+from sacrebleu.tokenizers.tokenizer_zh import TokenizerZh as SacreZh
+
+from evalab import _kernel
+from evalab.errors import MissingExtraError
+from evalab.text import mt
+from evalab.text.tokenizers import get_tokenizer
+from tests.conftest import WMT22, read_lines, wmt_file, wmt_systems
+
+PAIRS = {
+    "13a": (mt.Tokenizer13a, Sacre13a),
+    "intl": (mt.TokenizerIntl, SacreIntl),
+    "zh": (mt.TokenizerZh, SacreZh),
+    "char": (mt.TokenizerChar, SacreChar),
+    "none": (mt.TokenizerNone, SacreNone),
+}
+
+EDGE_CASES = [
+    "",
+    " ",
+    "a.,b",
+    "a..",
+    "2022.",
+    "The year 2022.",
+    "3.50, 1,000.5 and 4-5 or x-y",
+    "&amp; &quot;quoted&quot; &lt;tag&gt; &apos;",
+    "foo-\nbar\nbaz",
+    "<skipped> text",
+    "“中文”—测试，Ａ１",
+    "tab\there\u00a0nbsp\u3000ideographic\u2009thin",
+    "emoji 🙂 and 𠀀 (U+20000)",
+    "(parens) [brackets] {braces} ~tilde~ `back` ^caret^ |pipe| @at #hash $5 %p",
+    "ends with a dash-",
+    "..., ,,, .5 ,5 5. 5,",
+    "\u2028line\u2029sep\x85next\x1ctab",
+]
+
+
+@pytest.fixture(scope="module")
+def wmt_lines(wmt22) -> list[str]:
+    """~1,500 real lines: references and some system outputs of several pairs, incl. zh."""
+    rng = random.Random(3)
+    lines: list[str] = []
+    for pair, ref in [("en-de", "A"), ("en-zh", "A"), ("en-ru", "A"), ("cs-en", "B"), ("de-fr", "A")]:
+        lines += rng.sample(read_lines(wmt_file("ref", pair, ref)), 200)
+        system = rng.choice(wmt_systems(pair))
+        lines += rng.sample(read_lines(wmt_file("hyp", pair, system)), 100)
+    return lines + EDGE_CASES
+
+
+@pytest.fixture(params=[True, False], ids=["kernel", "python"])
+def kernel_mode(request, monkeypatch):
+    """Run a test with the compiled kernel and with the pure-Python fallback."""
+    if request.param:
+        if _kernel.kernel is None:
+            pytest.skip("compiled kernel not built")
+    else:
+        monkeypatch.setattr(_kernel, "kernel", None)
+    return request.param
+
+
+@pytest.mark.parametrize("name", list(PAIRS))
+def test_tokenizers_match_sacrebleu(name, wmt_lines, kernel_mode) -> None:
+    ours_cls, theirs_cls = PAIRS[name]
+    ours, theirs = ours_cls(), theirs_cls()
+    for line in wmt_lines:
+        expected = theirs(line)
+        assert ours.tokenize_str(line) == expected, line
+        assert ours(line) == expected.split(), line
+
+
+def test_zh_ranges_equal_sacrebleu_for_every_bmp_char() -> None:
+    # includes sacrebleu's reading of '\u20000' as '\u2000' + '0' (U+2001..U+2A6D)
+    theirs = SacreZh._is_chinese_char
+    for cp in range(0x10000):
+        c = chr(cp)
+        assert mt.is_chinese_char(c) == theirs(c), hex(cp)
+    for cp in (0x20000, 0x2A6D6, 0x2F800, 0x2FA1D, 0x10FFFF):
+        assert mt.is_chinese_char(chr(cp)) == theirs(chr(cp)), hex(cp)
+
+
+def test_registry_contract_and_signatures() -> None:
+    for name in PAIRS:
+        tok = get_tokenizer(name)
+        assert tok.name == name
+        assert tok.signature == name
+        out = tok("Hello, world.")
+        assert isinstance(out, list) and all(isinstance(t, str) for t in out)
+    assert get_tokenizer("13a")("Hello, world.") == ["Hello", ",", "world", "."]
+
+
+def test_memo_returns_the_same_tokens_and_is_not_pickled() -> None:
+    import pickle
+
+    tok = mt.Tokenizer13a()
+    first = tok.words("A line, again.")
+    assert tok.words("A line, again.") is first
+    clone = pickle.loads(pickle.dumps(tok))
+    assert clone._cache == {}
+    assert clone("A line, again.") == list(first)
+
+
+@pytest.mark.parametrize("name,module,extra", [("ja-mecab", "MeCab", "ja"), ("ko-mecab", "mecab_ko", "ko")])
+def test_mecab_tokenizers(name, module, extra) -> None:
+    cls = mt.TokenizerJaMecab if name == "ja-mecab" else mt.TokenizerKoMecab
+    if importlib.util.find_spec(module) is None:
+        with pytest.raises(MissingExtraError, match=rf"evalab\[{extra}\]"):
+            cls()
+        return
+    sacre = pytest.importorskip(f"sacrebleu.tokenizers.tokenizer_{name.replace('-', '_')}")
+    theirs = getattr(sacre, "TokenizerJaMecab" if name == "ja-mecab" else "TokenizerKoMecab")()
+    ours = cls()
+    text = "私は東京に住んでいます。" if name == "ja-mecab" else "나는 서울에 살고 있습니다."
+    assert ours.tokenize_str(text) == theirs(text)
+    assert ours.signature == theirs.signature()
+
+
+def test_wmt_data_present() -> None:
+    # guards against silently skipping everything above when the data moved
+    if not (WMT22 / "official-scores.tsv").exists():
+        pytest.skip("no WMT22 data")
+    assert len(wmt_systems("en-zh")) > 10

@@ -1,0 +1,96 @@
+"""ROUGE tokenizers: ``rouge`` is rouge-score's tokenizer exactly; ``unicode`` keeps every script."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from rouge_score import tokenize as rs_tokenize
+from rouge_score.tokenizers import DefaultTokenizer
+from tests.conftest import read_lines, wmt_file
+
+from evalab.text import get_tokenizer
+from evalab.text.rouge_tokenizers import RougeTokenizer, UnicodeRougeTokenizer
+
+STEMMER = DefaultTokenizer(use_stemmer=True)._stemmer
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The café's 2 Cats!", ["the", "caf", "s", "2", "cats"]),
+        ("สวัสดีครับ", []),  # rouge-score erases Thai ...
+        ("東京 Москва", []),  # ... Chinese and Cyrillic
+        ("x_y-z", ["x", "y", "z"]),
+        ("", []),
+    ],
+)
+def test_rouge_tokenizer_examples(text, expected):
+    assert RougeTokenizer()(text) == expected
+    assert rs_tokenize.tokenize(text, None) == expected  # the vector is rouge-score's
+
+
+def test_rouge_stemming_only_long_tokens():
+    # rouge-score stems tokens of more than three characters: nltk's 'ies' rule for
+    # four-letter words gives 'tie', but 'was' stays (nltk alone would give 'wa')
+    expected = ["tie", "die", "was", "run", "fli"]
+    assert RougeTokenizer(stem=True)("ties dies was running flies") == expected
+    assert rs_tokenize.tokenize("ties dies was running flies", STEMMER) == expected
+
+
+@given(st.text())
+def test_rouge_tokenizer_equals_rouge_score_on_any_text(text):
+    assert RougeTokenizer()(text) == rs_tokenize.tokenize(text, None)
+    assert RougeTokenizer(stem=True)(text) == rs_tokenize.tokenize(text, STEMMER)
+
+
+@pytest.mark.parametrize("pair", ["de-en", "cs-en", "en-de"])
+def test_rouge_tokenizer_equals_rouge_score_on_wmt22(wmt22, pair):
+    ref_id = "B" if pair == "cs-en" else "A"
+    lines = read_lines(wmt_file("ref", pair, ref_id))
+    sample = random.Random(2).sample(lines, 150)
+    for line in sample:
+        assert RougeTokenizer()(line) == rs_tokenize.tokenize(line, None)
+        assert RougeTokenizer(stem=True)(line) == rs_tokenize.tokenize(line, STEMMER)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Le café, 東京!", ["le", "café", "東", "京"]),
+        ("สวัสดีครับ ภาษาไทย", ["สวัสดีครับ", "ภาษาไทย"]),  # combining vowel signs stay inside
+        ("Привет, МИР", ["привет", "мир"]),
+        ("こんにちは", ["こ", "ん", "に", "ち", "は"]),
+        ("한국어 문장", ["한국어", "문장"]),
+        ("x_y 3.5", ["x", "y", "3", "5"]),  # underscore and dot separate, as in rouge
+        ("   ", []),
+    ],
+)
+def test_unicode_tokenizer_keeps_every_script(text, expected):
+    assert UnicodeRougeTokenizer()(text) == expected
+
+
+def test_unicode_equals_rouge_on_ascii_text():
+    text = "The quick brown fox jumps over the lazy dog's 2 tails; running & flying!"
+    assert UnicodeRougeTokenizer()(text) == RougeTokenizer()(text)
+    assert UnicodeRougeTokenizer(stem=True)(text) == RougeTokenizer(stem=True)(text)
+
+
+def test_unicode_stems_only_ascii_words():
+    assert UnicodeRougeTokenizer(stem=True)("running cafés états") == ["run", "cafés", "états"]
+
+
+@given(st.text())
+def test_unicode_never_crashes(text):
+    tokens = UnicodeRougeTokenizer(stem=True)(text)
+    assert all(isinstance(t, str) and t for t in tokens)
+    assert all(not t.isspace() for t in tokens)
+
+
+def test_registry():
+    assert isinstance(get_tokenizer("rouge"), RougeTokenizer)
+    assert isinstance(get_tokenizer("unicode"), UnicodeRougeTokenizer)
+    assert get_tokenizer("rouge").name == "rouge"
+    assert get_tokenizer("unicode").name == "unicode"
