@@ -137,7 +137,7 @@ def bench_memory(args) -> None:
     import evalab.loss as L
 
     vocab = 1024
-    sizes = [1_000, 4_000, 16_000] if args.quick else [1_000, 4_000, 16_000, 64_000]
+    sizes = [1_000, 4_000, 16_000] if args.quick else [1_000, 4_000, 16_000, 32_000]
     print(f"\nextra peak memory beyond the input (tracemalloc), float32 logits [N, {vocab}], "
           f"CHUNK_ELEMENTS = {L.CHUNK_ELEMENTS}")
     header = f"{'N positions':>12} {'input MB':>9} {'evalab MB':>10} {'whole-array MB':>15} {'|delta| nats':>13}"

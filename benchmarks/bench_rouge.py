@@ -48,7 +48,7 @@ def bench_rouge(ref, systems, stem: bool):
     t_peer = time.perf_counter() - t0
 
     # evalab, cold caches (tokens, n-grams, stems) so nothing is carried over
-    for fn in (ev_rouge._tokens, ev_rouge._ngrams, ev_rouge._masks, ev_rouge._sentences):
+    for fn in (ev_rouge._tokens, ev_rouge._ngrams, ev_rouge._masks, ev_rouge._sentences, ev_rouge._stem_token):
         fn.cache_clear()
     from evalab.text.porter import porter_stem
 

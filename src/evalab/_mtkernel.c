@@ -2,8 +2,9 @@
  * evalab._mtkernel: the two inner loops of BLEU/chrF in C (optional; pure-Python
  * fallbacks with identical results live in evalab.text.mt and evalab.metrics._ngrams).
  *
- * mteval_split(line) -> list[str]
- *     Rules 1-4 of mteval-v13a (as sacrebleu's TokenizerRegexp), then str.split().
+ * mteval_split(line, cjk=False) -> list[str]
+ *     Rules 1-4 of mteval-v13a (as sacrebleu's TokenizerRegexp), then str.split(); with
+ *     cjk, every CJK character is padded with spaces first (sacrebleu's TokenizerZh).
  *     Every rule is a left-to-right scan over non-overlapping two-character windows,
  *     which is exactly what re.sub does with these fixed-width patterns.
  *
@@ -33,12 +34,31 @@ static int is_pad(Py_UCS4 c)
 static int is_digit(Py_UCS4 c) { return c >= '0' && c <= '9'; }
 static int is_pc(Py_UCS4 c) { return c == '.' || c == ','; }
 
-static PyObject *mteval_split(PyObject *self, PyObject *arg)
+/* sacrebleu's TokenizerZh ranges, as evalab.text.mt._ZH_RANGES (see the note there) */
+static const Py_UCS4 ZH_RANGES[][2] = {
+    {0x3400, 0x4DB5}, {0x4E00, 0x9FA5}, {0x9FA6, 0x9FBB}, {0xF900, 0xFA2D}, {0xFA30, 0xFA6A},
+    {0xFA70, 0xFAD9}, {0x2001, 0x2A6D}, {0x2F81, 0x2FA1}, {0xFF00, 0xFFEF}, {0x2E80, 0x2EFF},
+    {0x3000, 0x303F}, {0x31C0, 0x31EF}, {0x2F00, 0x2FDF}, {0x2FF0, 0x2FFF}, {0x3100, 0x312F},
+    {0x31A0, 0x31BF}, {0xFE10, 0xFE1F}, {0xFE30, 0xFE4F}, {0x2600, 0x26FF}, {0x2700, 0x27BF},
+    {0x3200, 0x32FF}, {0x3300, 0x33FF},
+};
+
+static int is_zh(Py_UCS4 c)
 {
-    if (!PyUnicode_Check(arg)) {
-        PyErr_SetString(PyExc_TypeError, "mteval_split expects a str");
+    if (c < 0x2001 || c > 0xFFEF)
+        return 0;
+    for (size_t r = 0; r < sizeof(ZH_RANGES) / sizeof(ZH_RANGES[0]); r++)
+        if (c >= ZH_RANGES[r][0] && c <= ZH_RANGES[r][1])
+            return 1;
+    return 0;
+}
+
+static PyObject *mteval_split(PyObject *self, PyObject *args)
+{
+    PyObject *arg;
+    int cjk = 0;
+    if (!PyArg_ParseTuple(args, "U|p", &arg, &cjk))
         return NULL;
-    }
     Py_ssize_t n = PyUnicode_GET_LENGTH(arg);
     int kind = PyUnicode_KIND(arg);
     const void *data = PyUnicode_DATA(arg);
@@ -55,7 +75,8 @@ static PyObject *mteval_split(PyObject *self, PyObject *arg)
     /* rule 1: pad ASCII punctuation and symbols */
     for (i = 0; i < n; i++) {
         Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (is_pad(c)) {
+        /* with cjk, CJK characters are padded too (TokenizerZh's first step) */
+        if (is_pad(c) || (cjk && is_zh(c))) {
             a[m++] = ' ';
             a[m++] = c;
             a[m++] = ' ';
@@ -367,7 +388,9 @@ done:
 }
 
 static PyMethodDef methods[] = {
-    {"mteval_split", mteval_split, METH_O, "mteval-v13a rules 1-4, then str.split()."},
+    {"mteval_split", mteval_split, METH_VARARGS,
+     "mteval_split(line, cjk=False): mteval-v13a rules 1-4 (CJK characters padded first "
+     "if cjk), then str.split()."},
     {"match_counts", match_counts, METH_VARARGS,
      "Clipped n-gram match counts per segment, reference and order."},
     {NULL, NULL, 0, NULL},

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from tests.conftest import read_lines, wmt_file
 
 from evalab.cli.compare import display_names
 from evalab.metrics.bleu import BLEU
 from evalab.stats import holm_bonferroni, paired_test
-from tests.conftest import read_lines, wmt_file
 
 SYSTEMS = ["Online-B", "Online-A", "Lan-Bridge"]
 N = 150

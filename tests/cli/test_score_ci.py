@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from tests.conftest import read_lines, wmt_file
 
 from evalab.metrics.chrf import CHRF
 from evalab.stats import bootstrap_ci
-from tests.conftest import read_lines, wmt_file
 
 
 @pytest.fixture

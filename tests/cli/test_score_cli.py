@@ -172,3 +172,12 @@ def test_metrics_table_prints_help_literally(run_cli):
     assert res.exit_code == 0, res.stderr
     for text in ("rougeLsum", "exact_match", "use_stemmer = False", "[a-z0-9]"):
         assert text in res.stdout
+
+
+def test_jobs_give_the_same_numbers(run_cli, files):
+    ref = files("ref.txt", REF * 4)
+    a = files("a.txt", HYP_A * 4)
+    args = ("score", "-r", ref, "-i", a, "-m", "rougeLsum", "f1", "-f", "json")
+    one = json.loads(run_cli(*args).stdout)
+    two = json.loads(run_cli(*args, "-j", "2").stdout)
+    assert one == two

@@ -26,13 +26,17 @@ ORDER_DEPENDENT = {
     **{
         ("en-zh", s): ["B", "A"]
         for s in (
-            "AISP-SJTU", "HuaweiTSC", "JDExploreAcademy", "LanguageX", "Lan-Bridge",
-            "Manifold", "NiuTrans", "Online-A", "Online-B", "Online-G", "Online-W",
-            "Online-Y", "QUARTZ_TuneReranking",
+            "AISP-SJTU", "DLUT", "GTCOM", "HuaweiTSC", "JDExploreAcademy", "LanguageX",
+            "Lan-Bridge", "Manifold", "Online-A", "Online-B", "Online-G", "Online-W", "Online-Y",
         )
     },
     ("cs-en", "ALMAnaCH-Inria"): ["C", "B"],
 }
+
+#: rows whose official value was computed from another version of the system output:
+#: sacrebleu 2.6.0 gives evalab's number on the file in ../shared/wmt22, not the table's
+#: (the data README's "510 of 524" counts them as reproduced; they are not)
+DATA_MISMATCH = {("uk-en", "PROMT", m) for m in ("bleu-A", "bleu-all", "chrf-A", "chrf-all")}
 
 
 def official_rows(root: Path) -> list[dict[str, str]]:
@@ -85,29 +89,63 @@ def table(wmt22: Path) -> Table:
     return Table(wmt22)
 
 
-@pytest.fixture(scope="module")
-def results(table: Table) -> list[tuple[dict[str, str], float]]:
-    rows = [r for r in official_rows(table.root) if r["metric"].split("-")[0] in ("bleu", "chrf")]
-    return [(r, table.score(r)) for r in rows]
+#: pairs recomputed in the default run (every row of them); the full table is @slow
+SUBSET_PAIRS = ("de-fr", "cs-en", "uk-en")
 
 
-def test_every_row_reproduced(results) -> None:
-    assert len(results) == 524
-    off = []
+def scored(table: Table, rows: list[dict[str, str]]) -> list[tuple[dict[str, str], float]]:
+    return [(r, table.score(r)) for r in rows if r["metric"].split("-")[0] in ("bleu", "chrf")]
+
+
+def check_rows(results: list[tuple[dict[str, str], float]]) -> int:
+    """Assert every row outside the known exceptions is within TOL; return how many."""
+    off, exact = [], 0
     for row, value in results:
         key = (row["pair"], row["system"])
-        if row["metric"] == "chrf-all" and key in ORDER_DEPENDENT:
+        if (row["metric"] == "chrf-all" and key in ORDER_DEPENDENT) or (*key, row["metric"]) in DATA_MISMATCH:
             continue
-        if abs(value - float(row["score"])) >= TOL:
+        if abs(value - float(row["score"])) < TOL:
+            exact += 1
+        else:
             off.append((row["pair"], row["system"], row["metric"], value, row["score"]))
     assert off == []
-    assert len(results) - len(ORDER_DEPENDENT) == 510
+    return exact
 
 
-def test_order_dependent_rows_follow_the_documented_order(table: Table, results) -> None:
-    by_key = {(r["pair"], r["system"], r["metric"]): (r, v) for r, v in results}
+def test_subset_of_pairs_reproduced(table: Table) -> None:
+    rows = [r for r in official_rows(table.root) if r["pair"] in SUBSET_PAIRS]
+    results = scored(table, rows)
+    assert len(results) == 130
+    assert check_rows(results) == 130 - 1 - 4  # ALMAnaCH-Inria chrf-all, PROMT's 4 rows
+
+
+@pytest.mark.slow
+def test_every_row_reproduced(table: Table) -> None:
+    results = scored(table, official_rows(table.root))
+    assert len(results) == 524
+    assert check_rows(results) == 524 - len(ORDER_DEPENDENT) - len(DATA_MISMATCH) == 506
+
+
+def test_data_mismatch_rows_equal_sacrebleu(table: Table) -> None:
+    from sacrebleu.metrics import BLEU as SacreBLEU
+    from sacrebleu.metrics import CHRF as SacreCHRF
+
+    rows = {(r["pair"], r["system"], r["metric"]): r for r in official_rows(table.root)}
+    for key in sorted(DATA_MISMATCH):
+        row = rows[key]
+        value = table.score(row)
+        assert abs(value - float(row["score"])) > 1e-5  # really different from the table
+        if key[2].endswith("-A"):  # one reference: -all is the same computation
+            hyp, refs = table.inputs(row)
+            sacre = SacreBLEU() if key[2].startswith("bleu") else SacreCHRF()
+            assert value == pytest.approx(sacre.corpus_score(hyp, refs).score, abs=TOL)
+
+
+def test_order_dependent_rows_follow_the_documented_order(table: Table) -> None:
+    rows = {(r["pair"], r["system"], r["metric"]): r for r in official_rows(table.root)}
     for (pair, system), order in ORDER_DEPENDENT.items():
-        row, sorted_value = by_key[(pair, system, "chrf-all")]
+        row = rows[(pair, system, "chrf-all")]
+        sorted_value = table.score(row)
         official = float(row["score"])
         # with the sorted order the value differs from the table ...
         assert abs(sorted_value - official) >= TOL, (pair, system)
@@ -119,10 +157,12 @@ def test_order_dependent_rows_match_sacrebleu_in_both_orders(table: Table) -> No
     from sacrebleu.metrics import CHRF as SacreCHRF
 
     rows = {(r["pair"], r["system"]): r for r in official_rows(table.root) if r["metric"] == "chrf-all"}
-    # two of the 14 rows keep the test fast; the benchmark covers all of them
-    for key in [("cs-en", "ALMAnaCH-Inria"), ("en-zh", "Online-B")]:
+    # one full row and a slice of an en-zh row keep the test fast; the benchmark
+    # (bench_bleu_chrf.py) compares all 14 rows in both orders
+    for key, n in [(("cs-en", "ALMAnaCH-Inria"), None), (("en-zh", "Online-B"), 400)]:
         row = rows[key]
         for order in (None, ORDER_DEPENDENT[key]):
             hyp, refs = table.inputs(row, order)
+            hyp, refs = hyp[:n], [r[:n] for r in refs]
             ours = CHRF().corpus_score(hyp, refs).score
             assert ours == SacreCHRF().corpus_score(hyp, refs).score, (key, order)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 TINY_WORDS = [
     "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
-    *"the a cat dog sat on mat red car auto house ##s ##ing run . ,".split(),
+    *["the", "a", "cat", "dog", "sat", "on", "mat", "red", "car", "auto", "house", "##s", "##ing", "run", ".", ","],
 ]
 
 
@@ -18,7 +18,7 @@ def make_tiny_bert(folder: Path, layers: int = 2, max_positions: int = 64) -> Pa
     folder.mkdir(parents=True, exist_ok=True)
     vocab = folder / "vocab.txt"
     vocab.write_text("\n".join(TINY_WORDS) + "\n", encoding="utf-8")
-    BertTokenizer(str(vocab)).save_pretrained(str(folder))
+    BertTokenizer(str(vocab), model_max_length=max_positions).save_pretrained(str(folder))
     torch.manual_seed(0)
     config = BertConfig(
         vocab_size=len(TINY_WORDS), hidden_size=16, num_hidden_layers=layers, num_attention_heads=2,

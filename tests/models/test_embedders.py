@@ -151,13 +151,13 @@ def test_missing_path_and_non_encoder_dirs(tmp_path):
         load_embedder(tmp_path / "nope")
     empty = tmp_path / "empty"
     empty.mkdir()
-    with pytest.raises(InputError, match="no config.json"):
+    with pytest.raises(InputError, match=r"no config\.json"):
         TransformerEmbedder(empty)
     gpt = tmp_path / "gpt"
     cfg = GPT2Config(n_layer=1, n_embd=8, n_head=2, vocab_size=10)
     cfg.architectures = ["GPT2LMHeadModel"]
     cfg.save_pretrained(str(gpt))
-    with pytest.raises(InputError, match="decoder-only language model .* not an encoder"):
+    with pytest.raises(InputError, match=r"decoder-only language model .* not an encoder"):
         TransformerEmbedder(gpt)
 
 

@@ -46,10 +46,11 @@ def test_ar_swaps_are_sacrebleus_selector(n, chunk_rows):
 
 
 def test_chunks_are_memory_bounded_and_cover_all_rows():
-    n = 200_000
+    n = 60_000
     rows = chunk_rows_for(n, 1000)
-    assert rows % 32 == 0 and rows * n * 8 <= 64 * 1024 * 1024
+    assert rows % 32 == 0 and rows * n * 8 <= 32 * 1024 * 1024
     sizes = [c.shape for c in bootstrap_counts(n, 100, seed=0)]
+    assert len(sizes) == 2
     assert sum(s[0] for s in sizes) == 100 and all(s[1] == n for s in sizes)
     assert max(s[0] for s in sizes) <= rows
     # a small corpus takes all resamples in one chunk
@@ -109,3 +110,17 @@ def test_resampled_sums_is_a_weighted_row_sum():
     assert got.shape == (2, 3, 2)
     np.testing.assert_array_equal(got[0], stats[0] + 2 * stats[2] + stats[3])
     np.testing.assert_array_equal(got[1], 4 * stats[3])
+
+
+def test_float32_products_only_when_exact():
+    from evalab.stats.resampling import compact_stats
+
+    counts = np.random.default_rng(0).integers(0, 50, size=(300, 6)).astype(float)
+    assert compact_stats(counts, 300).dtype == np.float32
+    # exact: the float32 product equals the float64 one for every resample
+    w = np.concatenate(list(bootstrap_counts(300, 64, seed=3)))
+    np.testing.assert_array_equal(resampled_sums(w, compact_stats(counts, 300)), w @ counts)
+    # fractional values, or sums that could reach 2**24, stay float64
+    assert compact_stats(counts + 0.5, 300).dtype == np.float64
+    assert compact_stats(np.full((10, 1), 2.0**21), 10).dtype == np.float64
+    assert compact_stats(np.full((10, 1), 2.0**20), 10).dtype == np.float32

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tests.conftest import read_lines, wmt_file, wmt_systems
 
 from evalab.metrics.bleu import BLEU
 from evalab.metrics.chrf import CHRF
 from evalab.stats import paired_test
-
-from tests.conftest import read_lines, wmt_file, wmt_systems
 
 PAIR = "en-de"
 # sacrebleu's float32 resample scores vs our float64 ones (observed max: 4e-7)

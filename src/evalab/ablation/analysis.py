@@ -243,7 +243,8 @@ def _notes(study: Study, rows: list[RowAnalysis], alpha: float, power: float, co
     notes = [
         f"{len(study.seeds)} seeds per row; mean ± sd over seeds; {pct}% CI = mean ± t(n-1)·sd/√n.",
         f"Δ = row − base with a Welch {pct}% CI; p(t) = Welch's t-test, p(perm) = permutation test of "
-        f"|Δ| (exact over all relabelings when feasible, else {permutations} random relabelings), both two-sided, unpaired.",
+        f"|Δ| (exact over all relabelings when feasible, else {permutations} random relabelings), both two-sided, unpaired, "
+        f"not adjusted for the {sum(1 for r in rows if r.changes)} rows compared with the base.",
         f"'few seeds' = p(t) ≥ {alpha:g} and a power analysis (two-sided two-sample t-test, α = {alpha:g}, "
         f"power = {power:g}, observed Δ and pooled sd) needs more seeds per row than were run; the number shown is that requirement.",
     ]

@@ -373,9 +373,14 @@ def _run_ray(study: Study, todo: list[PlannedRun], runs_dir: Path, address: str 
     ray = require("ray", what="the Ray executor (--executor ray)", extra="ray")
     started_here = False
     if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        # a local cluster started here needs no dashboard; a given address (host:port, auto,
+        # ray://...) is connected to as it is configured
+        extra = {"include_dashboard": False, "log_to_driver": False} if address is None else {}
+        ray.init(address=address, **extra)
         started_here = True
+    pending: dict[Any, PlannedRun] = {}
     try:
+        # max_retries=0: retries are the study's, inside the task (same as the local executor)
         task = ray.remote(
             num_cpus=study.resources.cpus, num_gpus=study.resources.gpus, max_retries=0
         )(execute_with_retries)
@@ -396,7 +401,7 @@ def _run_ray(study: Study, todo: list[PlannedRun], runs_dir: Path, address: str 
                     }
                 store_result(run, raw)
     except BaseException:
-        for ref in list(locals().get("pending", {})):
+        for ref in pending:
             ray.cancel(ref, force=True)
         raise
     finally:

@@ -58,14 +58,15 @@ def status_cmd(study_file: StudyArg, db: DbOpt = None) -> None:
 
     st = study_status(load_study(study_file, check_entry=False), db)
     console = Console(soft_wrap=False, width=None if sys.stdout.isatty() else 120)
-    table = Table(title=Text(f"{st.study}: {st.ok}/{st.planned} ok, {st.failed} failed, {st.pending} pending ({st.db_path})"))
+    console.print(Text(f"{st.study}: {st.ok}/{st.planned} ok, {st.failed} failed, {st.pending} pending ({st.db_path})"), soft_wrap=True)
+    table = Table()
     for h in ("Row", "Planned", "OK", "Failed", "Pending"):
         table.add_column(h, justify="left" if h == "Row" else "right")
     for r in st.rows:
         table.add_row(Text(r.label), str(r.planned), str(r.ok), str(r.failed), str(r.pending))
     console.print(table)
     for rows, seed, error in st.errors:
-        console.print(Text(f"failed: {rows} seed {seed}: {error}"))
+        console.print(Text(f"failed: {rows} seed {seed}: {error}"), soft_wrap=True)
 
 
 @ablate_app.command("report")

@@ -26,7 +26,13 @@ from evalab.metrics.base import Metric
 from evalab.parallel import parallel_stats
 from evalab.stats.bootstrap import check_confidence
 from evalab.stats.multiple import holm_bonferroni
-from evalab.stats.paired import DEFAULT_TRIALS, P_VALUE_METHODS, PairedTestResult, paired_test
+from evalab.stats.paired import (
+    DEFAULT_P_VALUE,
+    DEFAULT_TRIALS,
+    P_VALUE_METHODS,
+    PairedTestResult,
+    paired_test,
+)
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
 CORRECTIONS = ("none", "holm")
@@ -133,10 +139,10 @@ def render(rows: list[dict[str, Any]], metrics: dict[str, Metric], fmt: str, wid
             score,
             ci,
             "baseline" if r["baseline"] else f"{r['delta']:+.{d}f}",
-            "-" if r["p_value"] is None else f"{r['p_value']:.4f}" + ("" if corrected else mark),
+            "-" if r["p_value"] is None else f"{r['p_value']:.5f}" + ("" if corrected else mark),
         ]
         if corrected:
-            line.append("-" if r["p_adjusted"] is None else f"{r['p_adjusted']:.4f}{mark}")
+            line.append("-" if r["p_adjusted"] is None else f"{r['p_adjusted']:.5f}{mark}")
         body.append(line)
     footer = []
     for r in rows:
@@ -163,7 +169,7 @@ def compare(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling (numpy default_rng; 0 is a seed too).")] = DEFAULT_SEED,
     confidence: Annotated[float, typer.Option("--confidence", help="Confidence level of the intervals.")] = 0.95,
     ci_n: Annotated[int, typer.Option("--ci-n", help="With --test ar: bootstrap resamples for the intervals (0: none).")] = 1000,
-    p_value: Annotated[str, typer.Option("--p-value", help="Bootstrap p-value: centered (calibrated) or sacrebleu (reproduces sacrebleu --paired-bs).")] = "centered",
+    p_value: Annotated[str, typer.Option("--p-value", help="Bootstrap p-value: centered (calibrated) or sacrebleu (reproduces sacrebleu --paired-bs).")] = DEFAULT_P_VALUE,
     correct: Annotated[str, typer.Option("--correct", help="Multiple-comparison correction per metric: none or holm (Holm-Bonferroni).")] = "none",
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the * marker.")] = 0.05,
     set_: Annotated[list[str], typer.Option("-s", "--set", help="Metric setting KEY=VALUE or METRIC.KEY=VALUE. Repeatable.")] = [],  # noqa: B006

@@ -140,7 +140,10 @@ def _clean(value: Any) -> Any:
 
 def _num(value: Any, decimals: int = 4) -> str:
     if isinstance(value, float):
-        return "n/a" if not math.isfinite(value) else f"{value:.{decimals}f}"
+        if not math.isfinite(value):
+            return "n/a"
+        # a random model's word perplexity runs to 1e16: scientific notation stays readable
+        return f"{value:.{decimals}e}" if abs(value) >= 1e6 else f"{value:.{decimals}f}"
     return str(value)
 
 

@@ -26,7 +26,7 @@ add ``smooth_value``, default 1, to matches and totals of orders n >= 2); ``exp`
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -184,14 +184,16 @@ class BLEU(Metric):
     def _reset_caches(self) -> None:
         # token -> id, segment string -> token ids, reference set -> packed references;
         # ids are only compared with each other, so they never change a number
-        self._vocab: dict[str, int] = {}
+        # a missing token gets the next id (len of the dict) inside map(), at C speed
+        self._vocab: defaultdict[str, int] = defaultdict()
+        self._vocab.default_factory = self._vocab.__len__
         self._seg_ids: dict[str, list[int]] = {}
         self._ref_cache: OrderedDict[tuple, _RefTable] = OrderedDict()
 
     def __getstate__(self) -> dict[str, Any]:
         # caches are rebuilt on demand; worker processes get a light copy
         state = self.__dict__.copy()
-        state.update(_vocab={}, _seg_ids={}, _ref_cache=OrderedDict(), _words_fn=None)
+        state.update(_vocab=None, _seg_ids={}, _ref_cache=OrderedDict(), _words_fn=None)
         return state
 
     @property
@@ -229,14 +231,14 @@ class BLEU(Metric):
     # -- statistics ------------------------------------------------------------------------
     def _encode(self, segments: list[str]) -> Packed:
         """Token ids of every segment, packed (memoised per distinct segment string)."""
-        if len(self._seg_ids) > self.SEGMENT_CACHE_SIZE:
+        if self._vocab is None or len(self._seg_ids) > self.SEGMENT_CACHE_SIZE:
             self._reset_caches()
-        memo, vocab, words = self._seg_ids, self._vocab, self._words()
+        memo, lookup, words = self._seg_ids, self._vocab.__getitem__, self._words()
         per_seg = []
         for seg in segments:
             ids = memo.get(seg)
             if ids is None:
-                ids = memo[seg] = [vocab.setdefault(t, len(vocab)) for t in words(seg)]
+                ids = memo[seg] = list(map(lookup, words(seg)))
             per_seg.append(ids)
         offsets = offsets_of(map(len, per_seg), len(per_seg))
         flat = np.fromiter(chain.from_iterable(per_seg), dtype=np.int64, count=int(offsets[-1]))

@@ -103,8 +103,8 @@ def chrf_from_sums(sums: np.ndarray, order: int, beta: int = 2, eps_smoothing: b
 def chrf_words(sentence: str) -> list[str]:
     """Words for chrF++: whitespace split, one punctuation mark split off an edge.
 
-    >>> chrf_words("Hello, (world) a.")
-    ['Hello', ',', '(', 'world)', 'a', '.']
+    >>> chrf_words("Hello, (world) (x a.")
+    ['Hello', ',', '(world', ')', '(', 'x', 'a', '.']
     """
     out: list[str] = []
     for w in sentence.split():

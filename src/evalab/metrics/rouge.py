@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from abc import abstractmethod
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -97,12 +98,15 @@ class RougeLsumSettings(RougeSettings):
 
 
 # -- analysis (cached per distinct string) ----------------------------------------------------
+@lru_cache(maxsize=1 << 18)
+def _stem_token(token: str) -> str:
+    return porter_stem(token) if _STEMMABLE_RE.match(token) else token
+
+
 @lru_cache(maxsize=_CACHE_SIZE)
 def _tokens(tokenizer: str, stem: bool, text: str) -> tuple[str, ...]:
     tokens = get_tokenizer(tokenizer)(text)
-    if stem:
-        tokens = [porter_stem(t) if _STEMMABLE_RE.match(t) else t for t in tokens]
-    return tuple(tokens)
+    return tuple(map(_stem_token, tokens)) if stem else tuple(tokens)
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
@@ -239,8 +243,9 @@ class _Rouge(Metric):
 
     settings: RougeSettings
 
+    @abstractmethod
     def _pair(self, hyp: str, ref: str) -> tuple[float, float, float]:
-        raise NotImplementedError  # pragma: no cover - every subclass overrides it
+        """Precision, recall and F of one hypothesis against one reference."""
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         self._warn_empty(hypotheses, references)
@@ -311,14 +316,12 @@ class _RougeN(_Rouge):
         s = self.settings
         ref_counts, ref_total = _ngrams(s.tokenizer, s.use_stemmer, self.n, ref)
         hyp_counts, hyp_total = _ngrams(s.tokenizer, s.use_stemmer, self.n, hyp)
-        if len(ref_counts) > len(hyp_counts):
-            ref_counts, hyp_counts = hyp_counts, ref_counts
-        get = hyp_counts.get
+        # clipped overlap: sum over shared n-grams of the smaller count (the key-set
+        # intersection runs in C, so only shared n-grams are visited in Python)
         overlap = 0
-        for gram, c in ref_counts.items():
-            other = get(gram)
-            if other:
-                overlap += c if c < other else other
+        for gram in ref_counts.keys() & hyp_counts.keys():
+            a, b = ref_counts[gram], hyp_counts[gram]
+            overlap += a if a < b else b
         p = overlap / max(hyp_total, 1)
         r = overlap / max(ref_total, 1)
         return p, r, _f(p, r, s.beta)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import csv
 import io
+import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -88,6 +89,8 @@ class BERTScoreSettings(MetricSettings):
             raise SettingsError(f"batch_size must be at least 1, got {self.batch_size}")
         if self.layer is not None and self.layer < 0:
             raise SettingsError(f"layer must be 0 or more, got {self.layer}")
+        if not (self.device == "cpu" or self.device == "cuda" or self.device.startswith("cuda:")):
+            raise SettingsError(f"unknown device {self.device!r}; expected 'cpu', 'cuda' or 'cuda:N'")
         if self.baseline is not None and not self.rescale:
             raise SettingsError("a baseline file was given but rescale is off; set rescale=True to use it")
 
@@ -296,6 +299,7 @@ class BERTScore(Metric):
         flat_refs = [refs[j][i] for i in range(n) for j in range(k)]  # segment-major, as bert-score
         vectors = emb.embed([*hyps, *flat_refs], progress=self.progress)
         hyp_emb, ref_emb = vectors[:n], vectors[n:]
+        t0 = time.perf_counter()
         if s.drop_function_words:
             fw = self._function_words()
             hyp_emb = [e.select(np.array([t not in fw for t in e.tokens], dtype=bool)) for e in hyp_emb]
@@ -340,6 +344,7 @@ class BERTScore(Metric):
                 [hyp_w[pair_h[x]] for x in live], [ref_w[x] for x in live],
                 floor_h[live], floor_r[live],
             )
+        emb.profile["matching"] = emb.profile.get("matching", 0.0) + time.perf_counter() - t0
         p, rc = per_pair[:, 0], per_pair[:, 1]
         per_pair[:, 2] = np.divide(2 * p * rc, p + rc, out=np.zeros_like(p), where=(p + rc) != 0)
         # bert-score: with several references, P, R and F are each the max over references

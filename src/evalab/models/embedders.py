@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import math
 import sys
+import time
 import warnings
 from abc import ABC, abstractmethod
 from collections import OrderedDict
@@ -114,6 +115,8 @@ class Embedder(ABC):
         self._cached_bytes = 0
         #: how many sentences went through the model (for tests and benchmarks)
         self.computed = 0
+        #: seconds spent per stage (``tokenize``, ``forward``), summed over calls
+        self.profile: dict[str, float] = {"tokenize": 0.0, "forward": 0.0}
 
     def embed(self, sentences: Sequence[str], *, progress: bool = False) -> list[TokenEmbeddings]:
         """Embeddings of ``sentences`` (in order); each distinct uncached string once."""
@@ -355,10 +358,16 @@ class TransformerEmbedder(Embedder):
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
         except Exception as exc:
             raise InputError(f"{self.path}: cannot load a tokenizer from this directory ({_first_line(exc)})") from exc
+        hf_logging = transformers.utils.logging
+        bar_was_on = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()  # a "Loading weights" bar per model is noise on stderr
         try:
             model = transformers.AutoModel.from_pretrained(str(self.path), local_files_only=True)
         except Exception as exc:
             raise InputError(f"{self.path}: cannot load the model weights ({_first_line(exc)})") from exc
+        finally:
+            if bar_was_on:
+                hf_logging.enable_progress_bar()
         if getattr(config, "is_encoder_decoder", False) and hasattr(model, "get_encoder"):
             model = model.get_encoder()  # bert-score scores with the encoder of T5/BART
         self._uses_hidden_states = not _drop_layers_above(model, layer)
@@ -416,7 +425,9 @@ class TransformerEmbedder(Embedder):
         return [order[a : a + self.batch_size] for a in range(0, len(order), self.batch_size)]
 
     def _embed_uncached(self, sentences: list[str], *, progress: bool) -> list[TokenEmbeddings]:
+        t0 = time.perf_counter()
         ids, truncated = self.encode(sentences)
+        self.profile["tokenize"] += time.perf_counter() - t0
         if truncated:
             warnings.warn(
                 f"{len(truncated)} segment(s) longer than {self.max_length} tokens were truncated to "
@@ -429,12 +440,14 @@ class TransformerEmbedder(Embedder):
         batches = self._batches(ids)
         with _progress(progress, len(batches), f"embedding ({self.name})") as advance:
             for batch in batches:
+                t0 = time.perf_counter()
                 hidden = self._forward([ids[i] for i in batch]).float()
                 hidden = hidden / torch.linalg.vector_norm(hidden, dim=-1, keepdim=True)
                 hidden = hidden.cpu().numpy()
                 for row, i in enumerate(batch):
                     n = len(ids[i])
                     out[i] = self._make(ids[i], hidden[row, :n], truncated=i in cut)
+                self.profile["forward"] += time.perf_counter() - t0
                 advance()
         return out  # type: ignore[return-value]
 

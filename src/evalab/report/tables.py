@@ -219,9 +219,9 @@ def _md_escape(text: str) -> str:
     return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)
 
 
-def _md_table(header: list[str], body: list[list[str]]) -> list[str]:
+def _md_table(header: list[str], body: list[list[str]], left: int = 2) -> list[str]:
     lines = ["| " + " | ".join(_md_escape(h) for h in header) + " |"]
-    lines.append("|" + "|".join(":--" if i < 2 else "--:" for i in range(len(header))) + "|")
+    lines.append("|" + "|".join(":--" if i < left or h == "Note" else "--:" for i, h in enumerate(header)) + "|")
     lines += ["| " + " | ".join(_md_escape(c) for c in row) + " |" for row in body]
     return lines
 
@@ -236,7 +236,7 @@ def render_markdown(analysis: StudyAnalysis) -> str:
     out += _md_table(*main_table(a))
     sec = secondary_table(a)
     if sec:
-        out += ["", "Other metrics:", "", *_md_table(*sec)]
+        out += ["", "Other metrics:", "", *_md_table(*sec, left=1)]
     for metric, lines in effect_lines(a):
         out += ["", f"### Grid effects on {_md_escape(metric)}", ""]
         out += [f"- {kind}: {_md_escape(name)}: `{arith}`" + (f" ({extra})" if extra else "") for kind, name, arith, extra in lines]
@@ -258,8 +258,13 @@ def render_latex(analysis: StudyAnalysis) -> str:
     header, body = main_table(analysis)
     keep = [i for i, h in enumerate(header) if h not in ("Note",)]
 
+    # pdflatex's default fonts lack these characters (and print "<" as an inverted "!")
+    symbols = {"±": r"$\pm$", "Δ": r"$\Delta$", "↑": r"$\uparrow$", "↓": r"$\downarrow$", "–": "--",
+               "ε": r"$\varepsilon$", "→": r"$\rightarrow$", "≈": r"$\approx$", "<": r"$<$", ">": r"$>$",
+               "−": "-", "·": r"$\cdot$", "√": r"$\surd$", "≥": r"$\geq$", "α": r"$\alpha$"}
+
     def tex(cell: str) -> str:
-        return latex_escape(cell).replace("±", r"$\pm$").replace("Δ", r"$\Delta$").replace("↑", r"$\uparrow$").replace("↓", r"$\downarrow$").replace("–", "--").replace("ε", r"$\varepsilon$")
+        return "".join(symbols.get(ch, ch) for ch in latex_escape(cell))
 
     cols = "ll" + "r" * (len(keep) - 2)
     lines = [r"\begin{table}[t]", r"\centering", r"\small", rf"\begin{{tabular}}{{{cols}}}", r"\toprule"]

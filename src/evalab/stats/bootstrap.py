@@ -26,6 +26,7 @@ from evalab.stats.resampling import (
     bootstrap_counts,
     check_n_samples,
     check_seed,
+    compact_stats,
     resampled_sums,
     stats_matrix,
 )
@@ -113,8 +114,9 @@ def bootstrap_scores(
 ) -> np.ndarray:
     """Scores of ``n_samples`` bootstrap resamples of ``stats`` ``[n, ...]``: ``[n_samples, ...]``."""
     out = []
+    compact = compact_stats(stats, stats.shape[0])
     for counts in bootstrap_counts(stats.shape[0], n_samples, seed, chunk_rows):
-        out.append(np.asarray(scorer(resampled_sums(counts, stats)), dtype=np.float64))
+        out.append(np.asarray(scorer(resampled_sums(counts, compact)), dtype=np.float64))
         if progress is not None:
             progress(counts.shape[0])
     return np.concatenate(out, axis=0)

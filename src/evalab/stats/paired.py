@@ -56,11 +56,13 @@ from evalab.stats.resampling import (
     bootstrap_counts,
     check_n_samples,
     check_seed,
+    compact_stats,
     resampled_sums,
     stats_matrix,
 )
 
 __all__ = [
+    "DEFAULT_P_VALUE",
     "DEFAULT_TRIALS",
     "P_VALUE_METHODS",
     "TESTS",
@@ -75,6 +77,8 @@ __all__ = [
 DEFAULT_TRIALS: dict[str, int] = {"bs": 1000, "ar": 10000}
 TESTS = tuple(DEFAULT_TRIALS)
 P_VALUE_METHODS = ("centered", "sacrebleu")
+#: the bootstrap p-value used unless another is asked for (see the module docstring)
+DEFAULT_P_VALUE = "centered"
 
 # A resampled statistic within this relative distance of the observed one is a tie: the
 # same difference computed through another order of floating-point operations.
@@ -206,9 +210,11 @@ def _bootstrap_all(
 ) -> dict[str, np.ndarray]:
     """Resampled scores ``[n_samples, n_systems]`` per metric, one shared index stream."""
     parts: dict[str, list[np.ndarray]] = {m: [] for m in scorers}
+    # a bootstrap row's weights sum to n: the bound for exact float32 products
+    compact = {m: compact_stats(t, n) for m, t in tensors.items()}
     for counts in bootstrap_counts(n, n_samples, seed, chunk_rows):
         for m, scorer in scorers.items():
-            parts[m].append(np.asarray(scorer(resampled_sums(counts, tensors[m])), dtype=np.float64))
+            parts[m].append(np.asarray(scorer(resampled_sums(counts, compact[m])), dtype=np.float64))
         if progress is not None:
             progress(counts.shape[0])
     return {m: np.concatenate(p, axis=0) for m, p in parts.items()}
@@ -226,9 +232,11 @@ def _ar_all(
     """``|score(A_t) - score(B_t)|`` per trial and system ``[n_trials, n_systems - 1]`` per metric."""
     parts: dict[str, list[np.ndarray]] = {m: [] for m in scorers}
     totals = {m: t.sum(axis=0) for m, t in tensors.items()}
+    # 0/1 weights: every partial sum is at most n * max|row|
+    compact = {m: compact_stats(t, n) for m, t in tensors.items()}
     for keep in ar_swaps(n, n_trials, seed, chunk_rows):
         for m, scorer in scorers.items():
-            kept = resampled_sums(keep, tensors[m])  # [c, s, k]: rows where keep = 1
+            kept = resampled_sums(keep, compact[m])  # [c, s, k]: rows where keep = 1
             swapped = totals[m][None] - kept  # rows where keep = 0 (exact for count stats)
             # sacrebleu: A = keep @ baseline + ~keep @ system, B = ~keep @ baseline + keep @ system
             a = kept[:, :1] + swapped[:, 1:]
@@ -248,7 +256,7 @@ def paired_test(
     n_samples: int | None = None,
     seed: int = DEFAULT_SEED,
     confidence: float = 0.95,
-    p_value: str = "centered",
+    p_value: str = DEFAULT_P_VALUE,
     ci_samples: int = 1000,
     chunk_rows: int | None = None,
     progress: Callable[[int], None] | None = None,
@@ -351,7 +359,7 @@ def paired_bootstrap(
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
     *,
-    p_value: str = "centered",
+    p_value: str = DEFAULT_P_VALUE,
     chunk_rows: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> PairedTestResult:

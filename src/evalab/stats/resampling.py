@@ -38,6 +38,7 @@ __all__ = [
     "check_n_samples",
     "check_seed",
     "chunk_rows_for",
+    "compact_stats",
     "resampled_sums",
     "stats_matrix",
 ]
@@ -166,8 +167,33 @@ def ar_swaps(
         done += rows
 
 
+def compact_stats(stats: np.ndarray, max_weight_sum: float) -> np.ndarray:
+    """``stats`` as float32 when every weighted sum is exact in float32, else unchanged.
+
+    Count statistics (BLEU, chrF, exact match) are integers; with non-negative integer
+    weights summing to at most ``max_weight_sum`` per resample, every partial sum of
+    ``weights @ stats`` is an integer below ``max_weight_sum * max|stats|``. Below 2**24
+    float32 represents all of them exactly, and the matrix product runs about twice as fast.
+    Fractional statistics (mean-of-scores metrics) stay float64.
+
+    >>> compact_stats(np.array([[1.0, 2.0], [3.0, 0.0]]), 2).dtype
+    dtype('float32')
+    >>> compact_stats(np.array([[0.5], [1.0]]), 2).dtype
+    dtype('float64')
+    """
+    if stats.size == 0 or not np.all(np.floor(stats) == stats):
+        return stats
+    if max_weight_sum * float(np.abs(stats).max()) >= 2.0**24:
+        return stats
+    return stats.astype(np.float32)
+
+
 def resampled_sums(weights: np.ndarray, stats: np.ndarray) -> np.ndarray:
-    """Weighted row sums ``weights @ stats`` for stats ``[n, ...]``: result ``[chunk, ...]``."""
+    """Weighted row sums ``weights @ stats`` for stats ``[n, ...]``: float64 ``[chunk, ...]``.
+
+    The product runs in the dtype of ``stats`` (see :func:`compact_stats`).
+    """
     n = stats.shape[0]
     flat = stats.reshape(n, -1)
-    return (weights @ flat).reshape((weights.shape[0], *stats.shape[1:]))
+    sums = weights.astype(flat.dtype, copy=False) @ flat
+    return sums.astype(np.float64, copy=False).reshape((weights.shape[0], *stats.shape[1:]))

@@ -109,11 +109,16 @@ _RULES_13A = (
 )
 
 
-def _mteval_rules(line: str) -> list[str]:
-    """The language-independent part of mteval-v13a, returning the tokens."""
+def _mteval_rules(line: str, cjk: bool = False) -> list[str]:
+    """The language-independent part of mteval-v13a, returning the tokens.
+
+    With ``cjk``, CJK characters are first padded with spaces (the ``zh`` tokenizer).
+    """
     kernel = _kernel.kernel
     if kernel is not None:
-        return kernel.mteval_split(line)
+        return kernel.mteval_split(line, cjk)
+    if cjk:
+        line = _ZH_CHAR.sub(r" \g<0> ", line)
     line = line.translate(_PAD_TABLE)
     for pattern, repl in _RULES_13A:
         line = pattern.sub(repl, line)
@@ -178,7 +183,7 @@ class TokenizerZh(MTTokenizer):
 
     def _split(self, line: str) -> tuple[str, ...]:
         # no space padding here (unlike 13a): sacrebleu strips and does not pad
-        return tuple(_mteval_rules(_ZH_CHAR.sub(r" \g<0> ", line.strip())))
+        return tuple(_mteval_rules(line.strip(), cjk=True))
 
     def tokenize_str(self, line: str) -> str:
         return " ".join(self._split(line))
