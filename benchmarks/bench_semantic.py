@@ -55,10 +55,10 @@ class Timers:
     def __init__(self) -> None:
         self.t = {"tokenize": 0.0, "forward": 0.0, "matching": 0.0}
 
-    def wrap(self, module, name: str, key: str) -> None:  # noqa: ANN001
+    def wrap(self, module, name: str, key: str) -> None:
         fn = getattr(module, name)
 
-        def timed(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        def timed(*args, **kwargs):
             t0 = time.perf_counter()
             try:
                 return fn(*args, **kwargs)

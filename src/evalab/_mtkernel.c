@@ -8,6 +8,12 @@
  *     Every rule is a left-to-right scan over non-overlapping two-character windows,
  *     which is exactly what re.sub does with these fixed-width patterns.
  *
+ * encode_lines(lines, vocab, zh) -> (bytes, bytes)
+ *     The whole Tokenizer13a (zh=False: unescaping and padding, then the rules) or
+ *     TokenizerZh (zh=True: strip, CJK padding, the rules) of every line, each token
+ *     mapped to an int64 id through the dict vocab (a new token gets id len(vocab)).
+ *     Returns the ids and the nlines + 1 segment offsets as native int64 bytes.
+ *
  * match_counts(hyp, hyp_off, refs, ref_offs, max_order, out_per_ref, out_max)
  *     Token ids (int64) of the hypotheses and of each reference stream, with segment
  *     offsets (int64, nseg + 1). For every segment s and order n (1..max_order):
@@ -53,29 +59,115 @@ static int is_zh(Py_UCS4 c)
     return 0;
 }
 
-static PyObject *mteval_split(PyObject *self, PyObject *args)
+/* Working buffers; each rule at most triples (rule 1) or doubles (rules 2-4) the text. */
+typedef struct {
+    Py_UCS4 *a, *b;
+    Py_ssize_t cap;
+} Work;
+
+static int work_load(Work *w, PyObject *str, Py_ssize_t *n)
 {
-    PyObject *arg;
-    int cjk = 0;
-    if (!PyArg_ParseTuple(args, "U|p", &arg, &cjk))
-        return NULL;
-    Py_ssize_t n = PyUnicode_GET_LENGTH(arg);
-    int kind = PyUnicode_KIND(arg);
-    const void *data = PyUnicode_DATA(arg);
-    /* rule 1 at most triples the length, rules 2-4 at most double it */
-    Py_ssize_t cap = 24 * n + 8;
-    Py_UCS4 *a = PyMem_Malloc(sizeof(Py_UCS4) * cap);
-    Py_UCS4 *b = PyMem_Malloc(sizeof(Py_UCS4) * cap);
-    if (!a || !b) {
-        PyMem_Free(a);
-        PyMem_Free(b);
-        return PyErr_NoMemory();
+    Py_ssize_t len = PyUnicode_GET_LENGTH(str);
+    Py_ssize_t need = 24 * (len + 2) + 8;
+    if (need > w->cap) {
+        Py_UCS4 *na = PyMem_Realloc(w->a, sizeof(Py_UCS4) * need);
+        if (!na) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        w->a = na;
+        Py_UCS4 *nb = PyMem_Realloc(w->b, sizeof(Py_UCS4) * need);
+        if (!nb) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        w->b = nb;
+        w->cap = need;
     }
+    int kind = PyUnicode_KIND(str);
+    const void *data = PyUnicode_DATA(str);
+    for (Py_ssize_t i = 0; i < len; i++)
+        w->b[i] = PyUnicode_READ(kind, data, i);
+    *n = len;
+    return 0;
+}
+
+static void work_free(Work *w)
+{
+    PyMem_Free(w->a);
+    PyMem_Free(w->b);
+}
+
+/* str.replace(pat, rep) in place for an ASCII pattern and a replacement that is one
+ * character (rep > 0) or nothing (rep == 0): non-overlapping, left to right. */
+static Py_ssize_t replace_pass(Py_UCS4 *s, Py_ssize_t n, const char *pat, Py_UCS4 rep)
+{
+    Py_ssize_t m = (Py_ssize_t)strlen(pat), k = 0, i = 0;
+    while (i < n) {
+        Py_ssize_t q = 0;
+        while (q < m && i + q < n && s[i + q] == (Py_UCS4)(unsigned char)pat[q])
+            q++;
+        if (q == m) {
+            if (rep)
+                s[k++] = rep;
+            i += m;
+        } else {
+            s[k++] = s[i++];
+        }
+    }
+    return k;
+}
+
+/* Tokenizer13a's steps before the rules, in b: drop <skipped> and "-\n", newlines to
+ * spaces, unescape four entities (in sacrebleu's order), pad with one space each side. */
+static Py_ssize_t prepare_13a(Work *w, Py_ssize_t n)
+{
+    Py_UCS4 *b = w->b;
+    int lt = 0, nl = 0, amp = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        lt |= b[i] == '<';
+        nl |= b[i] == '\n';
+        amp |= b[i] == '&';
+    }
+    /* a pass whose pattern cannot occur changes nothing: skip it */
+    if (lt)
+        n = replace_pass(b, n, "<skipped>", 0);
+    if (nl) {
+        n = replace_pass(b, n, "-\n", 0);
+        n = replace_pass(b, n, "\n", ' ');
+    }
+    if (amp) {
+        n = replace_pass(b, n, "&quot;", '"');
+        n = replace_pass(b, n, "&amp;", '&');
+        n = replace_pass(b, n, "&lt;", '<');
+        n = replace_pass(b, n, "&gt;", '>');
+    }
+    memmove(b + 1, b, sizeof(Py_UCS4) * n);
+    b[0] = ' ';
+    b[n + 1] = ' ';
+    return n + 2;
+}
+
+/* str.strip() (TokenizerZh strips the line first) */
+static Py_ssize_t strip_ws(Py_UCS4 *b, Py_ssize_t n)
+{
+    Py_ssize_t s = 0, e = n;
+    while (s < e && Py_UNICODE_ISSPACE(b[s]))
+        s++;
+    while (e > s && Py_UNICODE_ISSPACE(b[e - 1]))
+        e--;
+    memmove(b, b + s, sizeof(Py_UCS4) * (e - s));
+    return e - s;
+}
+
+/* Rules 1-4 of mteval-v13a on b[0..n); the result is left in b; returns its length. */
+static Py_ssize_t run_rules(Work *w, Py_ssize_t n, int cjk)
+{
+    Py_UCS4 *a = w->a, *b = w->b;
     Py_ssize_t m = 0, k = 0, i;
-    /* rule 1: pad ASCII punctuation and symbols */
+    /* rule 1: pad ASCII punctuation and symbols (and, for zh, CJK characters) */
     for (i = 0; i < n; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        /* with cjk, CJK characters are padded too (TokenizerZh's first step) */
+        Py_UCS4 c = b[i];
         if (is_pad(c) || (cjk && is_zh(c))) {
             a[m++] = ' ';
             a[m++] = c;
@@ -122,14 +214,15 @@ static PyObject *mteval_split(PyObject *self, PyObject *args)
             b[k++] = a[i++];
         }
     }
-    /* str.split(): runs of Unicode whitespace separate tokens */
-    PyObject *out = PyList_New(0);
-    if (!out) {
-        PyMem_Free(a);
-        PyMem_Free(b);
-        return NULL;
-    }
-    i = 0;
+    return k;
+}
+
+/* Calls emit(token, ctx) for every whitespace-separated token of b[0..k). */
+typedef int (*emit_fn)(PyObject *tok, void *ctx);
+
+static int split_tokens(const Py_UCS4 *b, Py_ssize_t k, emit_fn emit, void *ctx)
+{
+    Py_ssize_t i = 0;
     while (i < k) {
         while (i < k && Py_UNICODE_ISSPACE(b[i]))
             i++;
@@ -139,18 +232,126 @@ static PyObject *mteval_split(PyObject *self, PyObject *args)
         while (i < k && !Py_UNICODE_ISSPACE(b[i]))
             i++;
         PyObject *tok = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, b + start, i - start);
-        if (!tok || PyList_Append(out, tok) < 0) {
-            Py_XDECREF(tok);
-            Py_DECREF(out);
-            PyMem_Free(a);
-            PyMem_Free(b);
-            return NULL;
-        }
+        if (!tok)
+            return -1;
+        int rc = emit(tok, ctx);
         Py_DECREF(tok);
+        if (rc < 0)
+            return -1;
     }
-    PyMem_Free(a);
-    PyMem_Free(b);
+    return 0;
+}
+
+static int emit_to_list(PyObject *tok, void *ctx) { return PyList_Append((PyObject *)ctx, tok); }
+
+static PyObject *mteval_split(PyObject *self, PyObject *args)
+{
+    PyObject *line;
+    int cjk = 0;
+    if (!PyArg_ParseTuple(args, "U|p", &line, &cjk))
+        return NULL;
+    Work w = {NULL, NULL, 0};
+    Py_ssize_t n;
+    PyObject *out = NULL;
+    if (work_load(&w, line, &n) < 0)
+        goto fail;
+    n = run_rules(&w, n, cjk);
+    out = PyList_New(0);
+    if (!out || split_tokens(w.b, n, emit_to_list, out) < 0)
+        goto fail;
+    work_free(&w);
     return out;
+fail:
+    Py_XDECREF(out);
+    work_free(&w);
+    return NULL;
+}
+
+typedef struct {
+    PyObject *vocab;
+    int64_t *ids;
+    Py_ssize_t n, cap;
+} Encoder;
+
+static int emit_id(PyObject *tok, void *ctx)
+{
+    Encoder *e = ctx;
+    PyObject *id = PyDict_GetItemWithError(e->vocab, tok);
+    int64_t value;
+    if (id) {
+        value = PyLong_AsLongLong(id);
+        if (value == -1 && PyErr_Occurred())
+            return -1;
+    } else {
+        if (PyErr_Occurred())
+            return -1;
+        value = (int64_t)PyDict_Size(e->vocab);
+        PyObject *v = PyLong_FromLongLong(value);
+        if (!v || PyDict_SetItem(e->vocab, tok, v) < 0) {
+            Py_XDECREF(v);
+            return -1;
+        }
+        Py_DECREF(v);
+    }
+    if (e->n == e->cap) {
+        Py_ssize_t cap = e->cap ? 2 * e->cap : 1024;
+        int64_t *ids = PyMem_Realloc(e->ids, sizeof(int64_t) * cap);
+        if (!ids) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        e->ids = ids;
+        e->cap = cap;
+    }
+    e->ids[e->n++] = value;
+    return 0;
+}
+
+static PyObject *encode_lines(PyObject *self, PyObject *args)
+{
+    PyObject *lines, *vocab;
+    int zh;
+    if (!PyArg_ParseTuple(args, "O!O!p", &PyList_Type, &lines, &PyDict_Type, &vocab, &zh))
+        return NULL;
+    Py_ssize_t nlines = PyList_GET_SIZE(lines);
+    Encoder enc = {vocab, NULL, 0, 0};
+    Work w = {NULL, NULL, 0};
+    PyObject *offsets = PyBytes_FromStringAndSize(NULL, sizeof(int64_t) * (nlines + 1));
+    PyObject *ids = NULL;
+    if (!offsets)
+        goto fail;
+    int64_t *off = (int64_t *)PyBytes_AS_STRING(offsets);
+    off[0] = 0;
+    for (Py_ssize_t s = 0; s < nlines; s++) {
+        PyObject *line = PyList_GET_ITEM(lines, s);
+        if (!PyUnicode_Check(line)) {
+            PyErr_Format(PyExc_TypeError, "line %zd is not a str", s);
+            goto fail;
+        }
+        Py_ssize_t n;
+        if (work_load(&w, line, &n) < 0)
+            goto fail;
+        n = zh ? strip_ws(w.b, n) : prepare_13a(&w, n);
+        n = run_rules(&w, n, zh);
+        if (split_tokens(w.b, n, emit_id, &enc) < 0)
+            goto fail;
+        off[s + 1] = enc.n;
+    }
+    ids = PyBytes_FromStringAndSize((const char *)enc.ids, sizeof(int64_t) * enc.n);
+    if (!ids)
+        goto fail;
+    PyMem_Free(enc.ids);
+    work_free(&w);
+    PyObject *res = PyTuple_Pack(2, ids, offsets);
+    Py_DECREF(ids);
+    Py_DECREF(offsets);
+    return res;
+fail:
+    PyMem_Free(enc.ids);
+    work_free(&w);
+    Py_XDECREF(offsets);
+    Py_XDECREF(ids);
+    return NULL;
 }
 
 /* ------------------------------------------------------------------ n-gram matching */
@@ -391,6 +592,9 @@ static PyMethodDef methods[] = {
     {"mteval_split", mteval_split, METH_VARARGS,
      "mteval_split(line, cjk=False): mteval-v13a rules 1-4 (CJK characters padded first "
      "if cjk), then str.split()."},
+    {"encode_lines", encode_lines, METH_VARARGS,
+     "encode_lines(lines, vocab, zh) -> (ids bytes, offsets bytes): 13a (or zh) tokens of "
+     "every line as int64 ids from vocab (new tokens get the next id)."},
     {"match_counts", match_counts, METH_VARARGS,
      "Clipped n-gram match counts per segment, reference and order."},
     {NULL, NULL, 0, NULL},

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.conftest import read_lines, wmt_file, wmt_systems
 
 import evalab
 from evalab import _kernel
@@ -17,7 +18,6 @@ from evalab.errors import InputError, SettingsError
 from evalab.metrics._ngrams import _match_counts_python, match_counts, pack_chars
 from evalab.metrics.bleu import BLEU
 from evalab.parallel import parallel_stats
-from tests.conftest import read_lines, wmt_file, wmt_systems
 
 
 def bleu(hyp: str, ref: str, **kw):

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.conftest import read_lines, wmt_file, wmt_systems
 
 import evalab
 from evalab import _kernel
 from evalab.errors import InputError, SettingsError
 from evalab.metrics.chrf import CHRF, CHRFPlusPlus, chrf_words
 from evalab.parallel import parallel_stats
-from tests.conftest import read_lines, wmt_file, wmt_systems
 
 
 def test_hand_computed_unigram_chrf() -> None:

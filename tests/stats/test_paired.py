@@ -230,3 +230,23 @@ def test_results_lie_in_range(pair, seed):
         assert 1 / 41 <= p <= 1.0
         for r in res.systems:
             assert r.ci.low <= r.ci.high
+
+
+def test_undefined_resamples_are_left_out():
+    # a ratio with a zero denominator on most segments: some resamples draw none of the
+    # others and score NaN; they must not count as "at least as extreme" or as spread
+    def raw_ratio(sums):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return sums[..., 0] / sums[..., 1]
+
+    base = np.array([[0.0, 0.0]] * 6 + [[1.0, 2.0], [2.0, 2.0]])
+    sys = np.array([[0.0, 0.0]] * 6 + [[2.0, 2.0], [2.0, 2.0]])
+    res = paired_bootstrap(raw_ratio, [base, sys], 400, seed=0)
+    boot = np.random.default_rng(0).choice(8, size=(400, 8))
+    defined = int(np.sum((boot >= 6).any(axis=1)))
+    assert defined < 400  # the case is exercised
+    p = res.systems[1].p_value
+    assert np.isfinite(p) and p >= 1 / (defined + 1)
+    assert np.isfinite(res.systems[1].ci.low) and res.systems[1].ci.low <= res.systems[1].ci.high
+    undefined = paired_bootstrap(raw_ratio, [base[:6], sys[:6]], 50, seed=0)
+    assert np.isnan(undefined.systems[1].p_value)

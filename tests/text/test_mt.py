@@ -11,12 +11,12 @@ from sacrebleu.tokenizers.tokenizer_char import TokenizerChar as SacreChar
 from sacrebleu.tokenizers.tokenizer_intl import TokenizerV14International as SacreIntl
 from sacrebleu.tokenizers.tokenizer_none import NoneTokenizer as SacreNone
 from sacrebleu.tokenizers.tokenizer_zh import TokenizerZh as SacreZh
+from tests.conftest import WMT22, read_lines, wmt_file, wmt_systems
 
 from evalab import _kernel
 from evalab.errors import MissingExtraError
 from evalab.text import mt
 from evalab.text.tokenizers import get_tokenizer
-from tests.conftest import WMT22, read_lines, wmt_file, wmt_systems
 
 PAIRS = {
     "13a": (mt.Tokenizer13a, Sacre13a),
@@ -44,6 +44,7 @@ EDGE_CASES = [
     "ends with a dash-",
     "..., ,,, .5 ,5 5. 5,",
     "\u2028line\u2029sep\x85next\x1ctab",
+    "&amp;lt; &amp;amp; a<skipped>b <skip x-\ny &quot",
 ]
 
 
@@ -131,3 +132,21 @@ def test_wmt_data_present() -> None:
     if not (WMT22 / "official-scores.tsv").exists():
         pytest.skip("no WMT22 data")
     assert len(wmt_systems("en-zh")) > 10
+
+
+@pytest.mark.parametrize("name", ["13a", "zh"])
+def test_kernel_encode_lines_matches_sacrebleu(name, wmt_lines) -> None:
+    """The C path BLEU uses: tokenize every line and map tokens to ids in one call."""
+    if _kernel.kernel is None:
+        pytest.skip("compiled kernel not built")
+    import numpy as np
+
+    theirs = PAIRS[name][1]()
+    vocab: dict[str, int] = {}
+    ids, offsets = _kernel.kernel.encode_lines(wmt_lines, vocab, name == "zh")
+    ids, offsets = np.frombuffer(ids, dtype=np.int64), np.frombuffer(offsets, dtype=np.int64)
+    words = {i: w for w, i in vocab.items()}
+    assert sorted(words) == list(range(len(vocab)))
+    for k, line in enumerate(wmt_lines):
+        got = [words[i] for i in ids[offsets[k] : offsets[k + 1]]]
+        assert got == theirs(line).split(), line

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
+import numpy as np
 import typer
 
 from evalab.cli import app
@@ -91,8 +92,11 @@ def result_rows(
     """One JSON-ready dict per metric and system (baseline first within each metric)."""
     rows: list[dict[str, Any]] = []
     for name, res in results.items():
-        raw = res.p_values()
-        adjusted = holm_bonferroni(raw).tolist() if correction == "holm" else raw
+        raw = np.array(res.p_values())
+        adjusted = raw.copy()
+        defined = np.isfinite(raw)  # an undefined score (NaN) has no p-value to adjust
+        if correction == "holm":
+            adjusted[defined] = holm_bonferroni(raw[defined])
         metric_sig = metrics[name].signature_for(nrefs)
         for j, sys_res in enumerate(res.systems):
             p_adj = None if sys_res.baseline else float(adjusted[j - 1])

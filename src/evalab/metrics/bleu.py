@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from evalab import _kernel
 from evalab.errors import InputError, SettingsError
 from evalab.metrics._ngrams import Packed, match_counts, offsets_of
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
@@ -224,6 +225,13 @@ class BLEU(Metric):
                 self._words_fn = lambda s: split(s.rstrip())
         return self._words_fn
 
+    def _kernel_tokenizer(self) -> bool | None:
+        """False for 13a, True for zh (the tokenizers the C kernel has), else None."""
+        from evalab.text.mt import Tokenizer13a, TokenizerZh
+
+        tok = type(self._tokenizer())
+        return False if tok is Tokenizer13a else True if tok is TokenizerZh else None
+
     def _tok_signature(self) -> str:
         tok = self._tokenizer()
         return str(getattr(tok, "signature", None) or getattr(tok, "name", self.settings.tokenize))
@@ -231,8 +239,17 @@ class BLEU(Metric):
     # -- statistics ------------------------------------------------------------------------
     def _encode(self, segments: list[str]) -> Packed:
         """Token ids of every segment, packed (memoised per distinct segment string)."""
-        if self._vocab is None or len(self._seg_ids) > self.SEGMENT_CACHE_SIZE:
+        if self._vocab is None or max(len(self._seg_ids), len(self._vocab)) > self.SEGMENT_CACHE_SIZE:
             self._reset_caches()
+        kernel, zh = _kernel.kernel, self._kernel_tokenizer()
+        if kernel is not None and zh is not None:
+            # 13a/zh tokenization and id lookup of the whole list in one C call
+            if self.settings.lowercase:
+                lines = [seg.lower().rstrip() for seg in segments]
+            else:
+                lines = [seg.rstrip() for seg in segments]
+            ids, offsets = kernel.encode_lines(lines, self._vocab, zh)
+            return Packed(np.frombuffer(ids, dtype=np.int64), np.frombuffer(offsets, dtype=np.int64))
         memo, lookup, words = self._seg_ids, self._vocab.__getitem__, self._words()
         per_seg = []
         for seg in segments:

@@ -193,7 +193,7 @@ class CausalLMScorer:
             if self.device.startswith("cuda") and not torch.cuda.is_available():
                 raise SettingsError(f"device {self.device!r} requested but CUDA is not available")
             try:
-                with _quiet_transformers(transformers):
+                with _QuietTransformers(transformers):
                     model = transformers.AutoModelForCausalLM.from_pretrained(
                         str(self.path), local_files_only=True, dtype=getattr(torch, self.dtype)
                     )
@@ -244,7 +244,7 @@ class CausalLMScorer:
         counts = [0] * len(documents)
         model = self.model
         device = torch.device(self.device)
-        with _progress(progress, len(jobs)) as advance, torch.inference_mode():
+        with _Progress(progress, len(jobs)) as advance, torch.inference_mode():
             for start in range(0, len(jobs), self.batch_size):
                 batch = jobs[start : start + self.batch_size]
                 width = batch[0][0]
@@ -282,7 +282,7 @@ class CausalLMScorer:
         ]
 
 
-class _quiet_transformers:
+class _QuietTransformers:
     """Silence transformers' own "Loading weights" bar (our progress goes to stderr only
     when asked); the previous setting is restored on exit.
     """
@@ -300,7 +300,7 @@ class _quiet_transformers:
             self.logging.enable_progress_bar()
 
 
-class _progress:
+class _Progress:
     """A rich progress bar on stderr, only when asked and stderr is a terminal."""
 
     def __init__(self, enabled: bool, total: int) -> None:

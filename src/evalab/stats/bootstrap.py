@@ -95,8 +95,12 @@ def percentile_interval(scores: np.ndarray, confidence: float) -> tuple[float, f
     >>> percentile_interval(np.arange(40.0), 0.95)
     (19.5, 1.0, 38.0)
     """
-    values = np.sort(np.asarray(scores, dtype=np.float64).ravel())
+    values = np.asarray(scores, dtype=np.float64).ravel()
+    # resamples with an undefined score (NaN) carry no information about the spread
+    values = np.sort(values[np.isfinite(values)])
     n = values.size
+    if n == 0:
+        return float("nan"), float("nan"), float("nan")
     # floor(n * alpha / 2) = n // 40 at 95%; the epsilon keeps a product that rounding
     # left just below an integer (e.g. 39.99999999) at that integer
     lower = math.floor(n * (1.0 - confidence) / 2.0 + 1e-9)

@@ -14,7 +14,7 @@ stats rows of the Metric contract so that any corpus metric can be tested:
     sacrebleu's ``_paired_bs_test`` (after Moses' ``bootstrap-hypothesis-difference-
     significance.pl``). It centres the *absolute* differences, which is not the null
     distribution of ``|δ|``: when two systems come from the same distribution it gives
-    ``p < 0.05`` about twice as often as 5% (see ``tests/stats/test_resampling.py``), so it
+    ``p < 0.05`` about twice as often as 5% (see ``tests/stats/test_paired.py``), so it
     is offered for reproducing sacrebleu, not as the default.
 
 * **Paired approximate randomization** (Riezler & Maxwell 2005; Noreen 1989). In each of
@@ -193,10 +193,17 @@ def _stack(per_system: Mapping[str, Any], metric_name: str) -> np.ndarray:
 
 
 def _p_values(null_stats: np.ndarray, observed: np.ndarray) -> np.ndarray:
-    """``(#{null >= observed} + 1) / (N + 1)`` per column; ties within ``_TIE_RTOL`` count."""
+    """``(#{null >= observed} + 1) / (N + 1)`` per column; ties within ``_TIE_RTOL`` count.
+
+    Resamples whose score is undefined (NaN, e.g. a ratio whose drawn segments all have a
+    zero denominator) are left out of both counts; an undefined observed difference
+    gives an undefined p-value rather than a small one.
+    """
     threshold = observed - _TIE_RTOL * np.maximum(1.0, np.abs(observed))
-    count = np.sum(null_stats >= threshold[None, :], axis=0)
-    return (count + 1.0) / (null_stats.shape[0] + 1.0)
+    valid = np.isfinite(null_stats)
+    count = np.sum(valid & (null_stats >= threshold[None, :]), axis=0)
+    p = (count + 1.0) / (valid.sum(axis=0) + 1.0)
+    return np.where(np.isfinite(observed), p, np.nan)
 
 
 def _bootstrap_all(

@@ -34,10 +34,15 @@ class Direction:
     low: float
     high: float
     holds: bool
+    kind: str = "worse"
 
     def line(self) -> str:
         """One line for the terminal and the reports."""
         verdict = "holds" if self.holds else "does NOT hold"
+        if self.kind == "not_worse" and self.holds and self.low < 0:
+            # "not worse" is the absence of evidence, not an equivalence: say how much worse
+            # the data still allow
+            verdict += f" (not shown worse; the CI still allows {-self.low:.1f} worse)"
         return (
             f"{self.claim}: {self.metric}({self.row}) - {self.metric}({self.other}) = "
             f"{self.delta:+.1f}, 95% CI [{self.low:+.1f}, {self.high:+.1f}]: {verdict}"
@@ -60,5 +65,5 @@ def check_directions(analysis: Any, metric: str | None = None) -> list[Direction
             continue
         w = welch(a, b)
         holds = w.high < 0 if kind == "worse" else w.high >= 0
-        out.append(Direction(claim, row, other, metric, w.delta, w.low, w.high, bool(holds)))
+        out.append(Direction(claim, row, other, metric, w.delta, w.low, w.high, bool(holds), kind))
     return out
