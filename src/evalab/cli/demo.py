@@ -135,10 +135,12 @@ def demo(
     of "Attention Is All You Need" (heads, dropout, label smoothing, positional encoding),
     3 seeds per row; print the table and write OUT/report.html and OUT/report.md."""
     from evalab.ablation import load_study, run_study
-    from evalab.errors import SettingsError
+    from evalab.errors import SettingsError, require
     from evalab.examples.sort_digits import study_path
     from evalab.report import render_table
 
+    # fail once, up front, rather than 24 times inside the runs
+    require("torch", what="evalab demo (the sorting transformer)", extra="lm")
     n_jobs = jobs if jobs is not None else max(1, os.cpu_count() or 1)
     if n_jobs < 1:
         raise SettingsError(f"--jobs must be >= 1, got {n_jobs}")
