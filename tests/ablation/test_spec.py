@@ -98,3 +98,20 @@ def test_code_version_same_with_and_without_import_check(tmp_path):
 def test_explicit_code_version(tmp_path):
     path = write_study(tmp_path, extra_study='code_version = "v7"')
     assert load_study(path).code_version == "v7"
+
+
+def test_code_version_covers_sibling_modules_of_a_package_entry(tmp_path):
+    pkg = tmp_path / "mypkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "model.py").write_text("WIDTH = 1\n")
+    (pkg / "entry.py").write_text("from mypkg.model import WIDTH\n\ndef run(config, seed):\n    return {'acc': WIDTH}\n")
+    study = tmp_path / "study.toml"
+    study.write_text(
+        '[study]\nname = "p"\nentry = "mypkg.entry:run"\nseeds = [0]\nmetrics = ["acc"]\n'
+        'primary = "acc"\n\n[base]\nx = 1\n',
+        encoding="utf-8",
+    )
+    v1 = load_study(study).code_version
+    (pkg / "model.py").write_text("WIDTH = 2\n")
+    assert load_study(study).code_version != v1

@@ -439,12 +439,18 @@ def find_module_file(entry: str, directory: Path) -> str | None:
 def derive_code_version(directory: Path, entry: str | None, command: str | None, module_file: str | None) -> str:
     """A hash of the code a run executes: the entry's module file, or the files a command names.
 
-    Only the code is hashed, not the study file, so adding a variant keeps finished runs.
+    When the entry module sits in a package, every ``.py`` file of that package folder is
+    hashed too: an entry usually imports its model and training code from siblings, and a
+    change there must not reuse stale runs. Only code is hashed, not the study file, so
+    adding a variant keeps finished runs.
     """
     h = hashlib.sha256()
     files: list[Path] = []
     if module_file:
-        files.append(Path(module_file))
+        module_path = Path(module_file)
+        files.append(module_path)
+        if (module_path.parent / "__init__.py").is_file():
+            files.extend(sorted(p for p in module_path.parent.glob("*.py") if p != module_path))
     if command:
         for token in re.split(r"\s+", command):
             candidate = directory / token.strip("'\"")
