@@ -313,3 +313,22 @@ def test_mecab_tokenizer_matches_sacrebleu_if_installed() -> None:
     theirs = sacre.corpus_score(hyps, refs)
     assert ours.score == pytest.approx(theirs.score, abs=1e-9)
     assert ours.signature.rsplit("|", 1)[0] == sacre.get_signature().format().rsplit("|", 1)[0]
+
+
+def test_closest_reference_length_ties_go_to_the_shorter() -> None:
+    m = BLEU(tokenize="none")
+    rows = m.stats(["a b c d e"], [["a b c d"], ["a b c d e f"]])
+    assert rows[0, :2].tolist() == [5, 4]
+    rows = m.stats(["a b c d e"], [["a b c d e f"], ["a b c d"]])
+    assert rows[0, :2].tolist() == [5, 4]
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    from evalab.metrics import _ngrams, bleu, chrf
+    from evalab.text import mt
+
+    for module in (bleu, chrf, _ngrams, mt):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__

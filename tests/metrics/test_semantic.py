@@ -85,10 +85,27 @@ def wmt_pairs(wmt22):
 @pytest.fixture(scope="module")
 def bert_score_scorer():
     bert_score = pytest.importorskip("bert_score")
+    import bert_score.utils as bsu
+    import torch
+
     from evalab.models.embedders import default_model_path
 
-    # same local directory, same layer (bert-score has no model2layers entry for it)
-    return bert_score.BERTScorer(model_type=str(default_model_path()), num_layers=6, idf=False)
+    # The idf and no-idf runs feed bert-score's forward pass identical padded batches;
+    # memoising its `bert_encode` (a pure function of the batch) halves the test's cost
+    # while bert-score's own tokenization, IDF and matching still run in both.
+    forward = bsu.bert_encode
+    memo: dict[bytes, torch.Tensor] = {}
+
+    def memo_encode(model, x, attention_mask, all_layers=False):
+        key = x.numpy().tobytes() + bytes(str(tuple(x.shape)), "ascii") + attention_mask.numpy().tobytes()
+        if key not in memo:
+            memo[key] = forward(model, x, attention_mask=attention_mask, all_layers=all_layers)
+        return memo[key].clone()
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bsu, "bert_encode", memo_encode)
+        # same local directory, same layer (bert-score has no model2layers entry for it)
+        yield bert_score.BERTScorer(model_type=str(default_model_path()), num_layers=6, idf=False)
 
 
 @pytest.mark.parametrize("idf", [False, True])

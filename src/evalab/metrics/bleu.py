@@ -361,7 +361,7 @@ def closest_ref_len(hyp_len: np.ndarray, ref_lens: np.ndarray) -> np.ndarray:
     """Per segment, the reference length closest to ``hyp_len``; ties go to the shorter.
 
     >>> closest_ref_len(np.array([5, 5]), np.array([[4, 7], [6, 3]])).tolist()
-    [4, 4]
+    [4, 3]
     """
     best = ref_lens[0].copy()
     best_diff = np.abs(hyp_len - best)

@@ -168,7 +168,7 @@ class BERTScore(Metric):
     >>> _ = open(p, "w", encoding="utf-8").write("car\\t1\\t0\\nauto\\t0.9\\t0.1\\nred\\t0\\t1\\n")
     >>> m = BERTScore(model=p)
     >>> round(m.sentence_score("red car", ["red auto"]).fmeasure, 4)
-    0.997
+    0.9969
     """
 
     name = "bertscore"

@@ -194,7 +194,7 @@ class TokenizerIntl(MTTokenizer):
     """mteval-v14.pl's international tokenization (``tok:intl``): Unicode P and S classes.
 
     >>> TokenizerIntl()("«Hallo», sagte sie.")
-    ['«', 'Hallo', '»,', 'sagte', 'sie', '.']
+    ['«', 'Hallo', '»', ',', 'sagte', 'sie', '.']
     """
 
     name = "intl"
