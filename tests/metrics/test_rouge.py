@@ -21,6 +21,7 @@ from tests.conftest import read_lines, wmt_file, wmt_systems
 import evalab
 from evalab.errors import SettingsError
 from evalab.metrics.rouge import Rouge1, Rouge2, RougeL, RougeLsum, lcs_indices, lcs_length
+from evalab.text import get_tokenizer
 
 TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 EN_PAIRS = {"cs-en": ("B", "C"), "de-en": ("A", "B"), "ru-en": ("A",), "uk-en": ("A",)}
@@ -280,7 +281,7 @@ def test_identical_inputs_score_one(a):
             for tok in ("rouge", "unicode"):
                 m = cls(tokenizer=tok, use_stemmer=True)
                 s = m.sentence_score(a, [a]).score
-                tokens = evalab.text.get_tokenizer(tok)(a)
+                tokens = get_tokenizer(tok)(a)
                 enough = len(tokens) >= (2 if cls is Rouge2 else 1)
                 assert s == (1.0 if enough else 0.0), a
 
