@@ -61,3 +61,14 @@ def test_my_metrics_are_registered_and_available():
 
 def test_version_matches_installed_metadata():
     assert evalab.__version__ == importlib.metadata.version("evalab")
+
+
+def test_score_takes_the_best_single_target_as_seed_002():
+    # seed 002: score("bleu_4", pred, targets) = max(bleu4(pred, t) for t in targets),
+    # not one multi-reference BLEU (whose clipping pools the references)
+    pred = "the quick brown fox jumps over the dog"
+    targets = ["the quick brown fox leaps over the dog", "a fast brown fox jumps over a lazy dog"]
+    singles = [evalab.score("bleu_4", pred, [t]) for t in targets]
+    assert evalab.score("bleu_4", pred, targets) == max(singles)
+    multi = evalab.metric("bleu", smooth_method="add-k", smooth_value=1.0, tokenize="words")
+    assert multi.sentence_score(pred, targets).score / 100 != max(singles)

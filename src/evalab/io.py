@@ -11,6 +11,7 @@ import contextlib
 import os
 import sys
 import tempfile
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -56,12 +57,18 @@ def read_segments(path: str | os.PathLike[str], *, allow_empty: bool = False) ->
             f"{label}: not valid UTF-8 (byte 0x{data[exc.start]:02x} on line {line_no}); "
             "convert it with e.g. `iconv -f LATIN1 -t UTF-8`"
         ) from exc
-    if text.startswith("\ufeff"):
-        text = text[1:]  # a BOM is an encoding marker, not part of the first segment
-    if not text:
+    if not text or text == "\ufeff":
         if allow_empty:
             return []
         raise InputError(f"{label}: file is empty, expected one segment per line")
+    if text.startswith("\ufeff"):
+        # Kept, as sacrebleu keeps it: the WMT22 organisers' scores of uk-en PROMT (whose
+        # file starts with a BOM) are only reproduced with U+FEFF left in segment 1.
+        warnings.warn(
+            f"{label}: starts with a UTF-8 byte-order mark (U+FEFF); it is kept as part of "
+            "the first segment, as sacrebleu does",
+            stacklevel=2,
+        )
     return split_segments(text)
 
 

@@ -94,13 +94,14 @@ def bert_score_scorer():
     # memoising its `bert_encode` (a pure function of the batch) halves the test's cost
     # while bert-score's own tokenization, IDF and matching still run in both.
     forward = bsu.bert_encode
-    memo: dict[bytes, torch.Tensor] = {}
+    memo: dict[torch.nn.Module, dict[bytes, torch.Tensor]] = {}  # per model object
 
     def memo_encode(model, x, attention_mask, all_layers=False):
         key = x.numpy().tobytes() + bytes(str(tuple(x.shape)), "ascii") + attention_mask.numpy().tobytes()
-        if key not in memo:
-            memo[key] = forward(model, x, attention_mask=attention_mask, all_layers=all_layers)
-        return memo[key].clone()
+        cache = memo.setdefault(model, {})
+        if key not in cache:
+            cache[key] = forward(model, x, attention_mask=attention_mask, all_layers=all_layers)
+        return cache[key].clone()
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(bsu, "bert_encode", memo_encode)

@@ -6,6 +6,8 @@ import importlib.util
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a as Sacre13a
 from sacrebleu.tokenizers.tokenizer_char import TokenizerChar as SacreChar
 from sacrebleu.tokenizers.tokenizer_intl import TokenizerV14International as SacreIntl
@@ -150,3 +152,35 @@ def test_kernel_encode_lines_matches_sacrebleu(name, wmt_lines) -> None:
     for k, line in enumerate(wmt_lines):
         got = [words[i] for i in ids[offsets[k] : offsets[k + 1]]]
         assert got == theirs(line).split(), line
+
+
+# Random strings over an alphabet that exercises every rule: entities, <skipped>, "-\n",
+# digits next to . , -, CJK and Unicode whitespace.
+TRICKY = st.lists(
+    st.sampled_from(
+        ["&quot;", "&amp;", "&lt;", "&gt;", "&", ";", "<skipped>", "<", "-\n", "\n", "-", ".", ",",
+         "1", "9", "a", "Z", " ", "\u3000", "\u00a0", "中", "“", "—", "🙂", "'", "/", "$", "x"]
+    ),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TRICKY)
+def test_random_strings_match_sacrebleu(line) -> None:
+    for name in ("13a", "zh", "intl"):
+        ours_cls, theirs_cls = PAIRS[name]
+        expected = theirs_cls()(line)
+        assert ours_cls().tokenize_str(line) == expected
+        saved, _kernel.kernel = _kernel.kernel, None  # the pure-Python fallback too
+        try:
+            assert ours_cls().tokenize_str(line) == expected
+        finally:
+            _kernel.kernel = saved
+        if _kernel.kernel is not None and name != "intl":
+            vocab: dict[str, int] = {}
+            ids, _ = _kernel.kernel.encode_lines([line], vocab, name == "zh")
+            words = {i: w for w, i in vocab.items()}
+            import numpy as np
+
+            assert [words[i] for i in np.frombuffer(ids, dtype=np.int64)] == expected.split()

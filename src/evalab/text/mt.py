@@ -27,6 +27,7 @@ reference line is tokenized once for every system scored against it.
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from typing import ClassVar
 
 from evalab import _kernel
@@ -47,7 +48,7 @@ __all__ = [
 _CACHE_LIMIT = 1 << 20
 
 
-class MTTokenizer:
+class MTTokenizer(ABC):
     """Base class: subclasses implement :meth:`tokenize_str` (sacrebleu's output string)."""
 
     name: ClassVar[str] = ""
@@ -60,10 +61,11 @@ class MTTokenizer:
 
     def tokenize_str(self, line: str) -> str:
         """The tokenized line as one space-separated string, as sacrebleu returns it."""
-        raise NotImplementedError  # pragma: no cover - every subclass overrides it
+        return " ".join(self._split(line))
 
+    @abstractmethod
     def _split(self, line: str) -> tuple[str, ...]:
-        return tuple(self.tokenize_str(line).split())
+        """The tokens of ``line`` (uncached)."""
 
     def words(self, line: str) -> tuple[str, ...]:
         """Tokens of ``line`` (memoised per distinct string)."""
@@ -143,9 +145,6 @@ class Tokenizer13a(MTTokenizer):
         # mteval pads the line with spaces, which lets a final "2022." split off its period
         return tuple(_mteval_rules(f" {line} "))
 
-    def tokenize_str(self, line: str) -> str:
-        return " ".join(self._split(line))
-
 
 # --- zh: CJK characters become tokens ---------------------------------------------------
 # The code-point ranges sacrebleu's TokenizerZh treats as Chinese. Two of its ranges are
@@ -185,9 +184,6 @@ class TokenizerZh(MTTokenizer):
         # no space padding here (unlike 13a): sacrebleu strips and does not pad
         return tuple(_mteval_rules(line.strip(), cjk=True))
 
-    def tokenize_str(self, line: str) -> str:
-        return " ".join(self._split(line))
-
 
 # --- intl: mteval-v14 international tokenization ------------------------------------------
 class TokenizerIntl(MTTokenizer):
@@ -213,9 +209,6 @@ class TokenizerIntl(MTTokenizer):
         for pattern, repl in self._rules:
             line = pattern.sub(repl, line)
         return tuple(line.split())
-
-    def tokenize_str(self, line: str) -> str:
-        return " ".join(self._split(line))
 
 
 class TokenizerChar(MTTokenizer):
@@ -277,6 +270,9 @@ class _MecabTokenizer(MTTokenizer):
 
     def tokenize_str(self, line: str) -> str:
         return self._tagger.parse(line.strip()).strip()
+
+    def _split(self, line: str) -> tuple[str, ...]:
+        return tuple(self.tokenize_str(line).split())
 
     def __getstate__(self) -> dict:
         raise TypeError(f"{self.name} tokenizer holds a MeCab tagger and cannot be pickled")
