@@ -26,6 +26,13 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+@app.callback()
+def _root() -> None:
+    # A callback keeps ``app`` a command group even when only the invoked command's
+    # module has been imported (typer would otherwise promote a lone command to the root).
+    pass
+
+
 #: options that take several values after one flag (``-i sysA sysB``), per command path
 GREEDY_OPTIONS: dict[str, set[str]] = {
     "score": {"-i", "--input", "-m", "--metrics"},
@@ -61,16 +68,30 @@ def expand_greedy(argv: Sequence[str]) -> list[str]:
     return out
 
 
-def _register_commands() -> None:
-    # Importing a command module registers its command on ``app``. Modules import their
-    # heavy dependencies inside the command functions so ``evalab --help`` stays fast.
-    import importlib
-    import importlib.util
+#: command name -> the module that registers it
+COMMAND_MODULES: dict[str, str] = {
+    "score": "score",
+    "metrics": "metrics_cmd",
+    "compare": "compare",
+    "semsim": "semsim",
+    "ppl": "ppl",
+    "ablate": "ablate",
+    "demo": "demo",
+}
 
-    for module in ("score", "metrics_cmd", "compare", "semsim", "ppl", "ablate", "demo"):
-        name = f"evalab.cli.{module}"
-        if importlib.util.find_spec(name) is not None:
-            importlib.import_module(name)
+
+def _register_commands(argv: Sequence[str] | None = None) -> None:
+    """Import the command modules (importing one registers its command on ``app``).
+
+    When ``argv`` names a command, only that module is imported: start-up time is part of
+    every scoring call from a shell loop. ``--help`` or an unknown name imports them all.
+    """
+    import importlib
+
+    command = next((a for a in (argv or []) if not a.startswith("-")), None)
+    modules = [COMMAND_MODULES[command]] if command in COMMAND_MODULES else list(COMMAND_MODULES.values())
+    for module in modules:
+        importlib.import_module(f"evalab.cli.{module}")
 
 
 def error(message: str) -> None:
@@ -92,8 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    _register_commands()
     args = expand_greedy(sys.argv[1:] if argv is None else argv)
+    _register_commands(args)
     try:
         rv = app(args=args, prog_name="evalab", standalone_mode=False)
     except EvalabError as exc:

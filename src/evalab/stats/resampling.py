@@ -123,17 +123,21 @@ def chunk_rows_for(n_segments: int, n_samples: int, chunk_rows: int | None = Non
 def bootstrap_counts(
     n_segments: int, n_samples: int, seed: int, chunk_rows: int | None = None
 ) -> Iterator[np.ndarray]:
-    """Yield float64 ``[chunk, n_segments]`` count matrices of bootstrap resamples.
+    """Yield ``[chunk, n_segments]`` count matrices of bootstrap resamples.
+
+    Counts are at most ``n_segments``, exact in float32 below 2**24 segments, so they are
+    yielded as float32 (half the memory traffic of the matrix product), else float64.
 
     Row ``b`` counts how often each segment is drawn in resample ``b`` of
     ``default_rng(seed).choice(n_segments, size=(n_samples, n_segments))`` (sacrebleu's
     index matrix), so ``counts @ stats`` are the resampled corpus statistics.
 
     >>> next(bootstrap_counts(3, 2, seed=0)).sum(axis=1)
-    array([3., 3.])
+    array([3., 3.], dtype=float32)
     """
     rng = np.random.default_rng(check_seed(seed))
     step = chunk_rows_for(n_segments, n_samples, chunk_rows)
+    dtype = np.float32 if n_segments < 2**24 else np.float64
     done = 0
     while done < n_samples:
         # every chunk but the last has `step` rows, a multiple of 32 (see module docstring)
@@ -141,14 +145,14 @@ def bootstrap_counts(
         idx = rng.choice(n_segments, size=(rows, n_segments), replace=True)
         flat = idx + (np.arange(rows, dtype=np.int64) * n_segments)[:, None]
         counts = np.bincount(flat.ravel(), minlength=rows * n_segments)
-        yield counts.reshape(rows, n_segments).astype(np.float64)
+        yield counts.reshape(rows, n_segments).astype(dtype)
         done += rows
 
 
 def ar_swaps(
     n_segments: int, n_trials: int, seed: int, chunk_rows: int | None = None
 ) -> Iterator[np.ndarray]:
-    """Yield float64 0/1 ``[chunk, n_segments]`` swap matrices of approximate randomization.
+    """Yield float32 0/1 ``[chunk, n_segments]`` swap matrices of approximate randomization.
 
     Row ``t`` is trial ``t`` of ``default_rng(seed).integers(2, size=(n_trials, n), dtype=bool)``
     (sacrebleu's ``pos_sel``): where it is 1 the baseline keeps its own segment in
@@ -163,7 +167,7 @@ def ar_swaps(
     while done < n_trials:
         rows = min(step, n_trials - done)
         mask = rng.integers(2, size=(rows, n_segments), dtype=bool)
-        yield mask.astype(np.float64)
+        yield mask.astype(np.float32)
         done += rows
 
 
