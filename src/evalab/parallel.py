@@ -7,6 +7,7 @@ number whatever the number of jobs.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -26,7 +27,7 @@ def shard_bounds(n: int, parts: int) -> list[tuple[int, int]]:
     """Split ``range(n)`` into at most ``parts`` contiguous, nearly equal ranges."""
     parts = max(1, min(parts, n))
     edges = np.linspace(0, n, parts + 1).round().astype(int)
-    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
+    return [(int(a), int(b)) for a, b in itertools.pairwise(edges) if b > a]
 
 
 def parallel_stats(
