@@ -24,19 +24,21 @@ def check_format(fmt: str, allowed: Sequence[str] = FORMATS) -> str:
     return fmt
 
 
-def to_json(rows: Sequence[dict[str, Any]]) -> str:
+def json_safe(value: Any) -> Any:
+    """``value`` with NaN/inf floats (at any depth) replaced by ``None`` (JSON null)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def to_json(rows: Sequence[dict[str, Any]] | dict[str, Any]) -> str:
     """JSON text (NaN/inf become null so the output is valid JSON)."""
-
-    def clean(value: Any) -> Any:
-        if isinstance(value, float) and not math.isfinite(value):
-            return None
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [clean(v) for v in value]
-        return value
-
-    return json.dumps([clean(r) for r in rows], indent=2, ensure_ascii=False) + "\n"
+    data = json_safe(rows) if isinstance(rows, dict) else [json_safe(r) for r in rows]
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def latex_escape(text: str) -> str:

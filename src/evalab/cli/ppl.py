@@ -22,7 +22,6 @@ documents of the per-document values; bits per byte and word perplexity stay cor
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from pathlib import Path
@@ -32,7 +31,7 @@ import numpy as np
 import typer
 
 from evalab.cli import app
-from evalab.cli.output import check_format, emit, print_table
+from evalab.cli.output import check_format, emit, print_table, to_json
 from evalab.errors import InputError, SettingsError
 from evalab.io import read_segments
 
@@ -128,16 +127,6 @@ def build_report(rows: np.ndarray, *, mean: str, lm_fields: list[tuple[str, str]
     }
 
 
-def _clean(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
-
-
 def _num(value: Any, decimals: int = 4) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -160,7 +149,7 @@ QUANTITIES = [
 def render(report: dict[str, Any], fmt: str) -> str | None:
     """Text of the report in ``json`` or ``markdown``; None for the terminal table."""
     if fmt == "json":
-        return json.dumps(_clean(report), indent=2, ensure_ascii=False) + "\n"
+        return to_json(report)
     settings = ", ".join(f"{k} {v}" for k, v in report["settings"].items())
     if fmt == "markdown":
         lines = ["# Perplexity report", "", "| quantity | value |", "|---|---:|"]
