@@ -72,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="first 300 segments only")
     ap.add_argument("--segments", type=int, default=None, help="use the first N segments")
+    ap.add_argument("--only", choices=("single", "shared"), default=None, help="run one scenario only")
     args = ap.parse_args(argv)
     n = args.segments if args.segments is not None else (300 if args.quick else None)
     if not (WMT22 / "references").exists():
@@ -135,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     scorer.score(["Guten Abend."], ["Guten Abend!"])
     rows = []
     for label, names in (("(b) single system", ["Online-B"]), ("(a) 9 systems, 1 ref", list(systems))):
+        if args.only and (args.only == "single") != label.startswith("(b)"):
+            continue
         rows.append((label, len(names) * len(ref), scenario(names)))
 
     print(f"model load: bert-score {t_load_bs:.1f} s, evalab {t_load_ev:.1f} s (not in the timings below)")
