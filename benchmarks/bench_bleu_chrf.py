@@ -28,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_WMT22 = REPO.parent / "shared" / "wmt22"
 
-#: chrf-all rows whose official value needs another reference order (see docs/bleu_chrf.md)
+#: chrf-all rows whose official value needs another reference order (see README.md, "Parity with the WMT22 official table")
 ORDER_DEPENDENT = {
     **{
         ("en-zh", s): ["B", "A"]

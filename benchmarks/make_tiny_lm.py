@@ -8,7 +8,7 @@ merges) plus ``<|endoftext|>`` (id 256) as BOS/EOS, so any text tokenizes offlin
 weights are random from a fixed seed; ``--train FILE`` then fits them for ``--steps`` AdamW
 steps on random blocks of the file (the loss is ``evalab.loss.cross_entropy`` on
 ``shift_pairs``), on one CPU thread so the result is repeatable. Used by the perplexity
-tests (untrained), the benchmark and the examples in docs/perplexity.md.
+tests (untrained), the benchmark and the examples in README.md (perplexity section).
 """
 
 from __future__ import annotations
