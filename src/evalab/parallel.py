@@ -8,9 +8,7 @@ number whatever the number of jobs.
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
@@ -43,6 +41,11 @@ def parallel_stats(
     if jobs == 1 or len(hyps) < 2 or not getattr(metric, "parallel_safe", True):
         return metric.stats(hyps, refs)
     bounds = shard_bounds(len(hyps), jobs)
+    # imported here: process pools are only needed with --jobs > 1, and every CLI call
+    # pays for module imports in its start-up time
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     tasks = [(metric, hyps[a:b], [s[a:b] for s in refs]) for a, b in bounds]
     # fork is cheap and safe here: shards only read their own inputs and return arrays
     ctx = multiprocessing.get_context("fork")

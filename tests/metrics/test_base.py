@@ -154,3 +154,15 @@ def test_signature_has_version_and_uses_last_nrefs():
     for name in ("exact_match", "f1", "accuracy", "rouge1", "rouge2", "rougeL", "rougeLsum"):
         sig = evalab.metric(name).signature_for(1)
         assert sig.startswith(f"{name}|nrefs:1|") and sig.endswith(f"|version:{evalab.__version__}")
+
+
+def test_str_subclasses_are_accepted_and_other_types_named():
+    class Segment(str):
+        pass
+
+    hyps, refs = check_references([Segment("a b")], [[Segment("a b")]], metric="m")
+    assert hyps == ["a b"] and refs == [["a b"]]
+    with pytest.raises(InputError, match=r"m: hypothesis 1 is int, expected str"):
+        check_references(["a", 3], [["a", "b"]], metric="m")
+    with pytest.raises(InputError, match=r"m: reference stream 1, segment 0 is NoneType"):
+        check_references(["a"], [["a"], [None]], metric="m")
