@@ -29,7 +29,7 @@ import numpy as np
 
 from evalab.errors import SettingsError
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
-from evalab.text.tokenizers import available_tokenizers, get_tokenizer
+from evalab.text.tokenizers import available_tokenizers, check_tokenizer_name, get_tokenizer
 
 __all__ = [
     "Accuracy",
@@ -195,11 +195,7 @@ class TokenF1Settings(MetricSettings):
 
     def validate(self) -> None:
         super().validate()
-        if self.tokenizer not in available_tokenizers():
-            raise SettingsError(
-                f"unknown tokenizer {self.tokenizer!r}; known tokenizers: "
-                f"{', '.join(available_tokenizers())}"
-            )
+        check_tokenizer_name(self.tokenizer)
 
 
 class TokenF1(_MeanMetric):

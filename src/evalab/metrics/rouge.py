@@ -38,7 +38,7 @@ import numpy as np
 from evalab.errors import SettingsError
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
 from evalab.text.porter import porter_stem
-from evalab.text.tokenizers import available_tokenizers, get_tokenizer
+from evalab.text.tokenizers import check_tokenizer_name, get_tokenizer
 
 __all__ = [
     "Rouge1",
@@ -74,11 +74,7 @@ class RougeSettings(MetricSettings):
 
     def validate(self) -> None:
         super().validate()
-        if self.tokenizer not in available_tokenizers():
-            raise SettingsError(
-                f"unknown tokenizer {self.tokenizer!r}; known tokenizers: "
-                f"{', '.join(available_tokenizers())}"
-            )
+        check_tokenizer_name(self.tokenizer)
         if not self.beta > 0:
             raise SettingsError(f"setting 'beta' must be > 0, got {self.beta!r}")
 

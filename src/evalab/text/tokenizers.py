@@ -52,12 +52,21 @@ def available_tokenizers() -> list[str]:
     return list(TOKENIZERS)
 
 
+def check_tokenizer_name(name: str) -> str:
+    """Return ``name`` if it is a registered tokenizer, else raise a :class:`SettingsError`.
+
+    Settings validate names with this (without importing the tokenizer's module).
+    """
+    if name not in TOKENIZERS:
+        raise SettingsError(f"unknown tokenizer {name!r}; known tokenizers: {', '.join(TOKENIZERS)}")
+    return name
+
+
 def get_tokenizer(name: str) -> Tokenizer:
     """The tokenizer registered under ``name`` (instances are cached and stateless)."""
     if name in _CACHE:
         return _CACHE[name]
-    if name not in TOKENIZERS:
-        raise SettingsError(f"unknown tokenizer {name!r}; known tokenizers: {', '.join(TOKENIZERS)}")
+    check_tokenizer_name(name)
     module_name, factory = TOKENIZERS[name].split(":")
     tok = getattr(importlib.import_module(module_name), factory)()
     _CACHE[name] = tok
