@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 .PHONY: setup demo test test-slow lint bench clean
 
 # torch is installed first and pinned: any other spec would download a multi-GB CUDA build
-$(STAMP): pyproject.toml setup.py
+$(STAMP): pyproject.toml setup.py src/evalab/_mtkernel.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "torch==2.13.0"

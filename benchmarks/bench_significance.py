@@ -16,6 +16,7 @@ sacrebleu's default 10000 trials (sacrebleu needs about a minute for it).
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import re
@@ -25,6 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from statistics import median
 
 ROOT = Path(__file__).resolve().parents[1]
 WMT22 = ROOT.parent / "shared" / "wmt22"
@@ -121,9 +123,17 @@ def run(test: str, ref: Path, systems: list[Path], repeats: int) -> tuple[tuple,
           "--test", test, "--n", str(n), "--seed", "12345", "--p-value", "sacrebleu", "-f", "json", "-q"]
     if test == "ar":
         ev += ["--ci-n", "0"]  # sacrebleu's CLI reports no interval with --paired-ar
-    t_ev, c_ev, out_ev = min(timed(ev) for _ in range(repeats))
-    t_sb, c_sb, out_sb = timed(sacre)
-    agreement = compare(json.loads(out_ev), parse_sacrebleu(out_sb, ["BLEU", "chrF2"]))
+    # alternating runs, so that both command lines see the same machine load; medians
+    ours, theirs = [], []
+    for _ in range(repeats):
+        ours.append(timed(ev))
+        theirs.append(timed(sacre))
+    t_ev, c_ev = median(t for t, _, _ in ours), median(c for _, c, _ in ours)
+    t_sb, c_sb = median(t for t, _, _ in theirs), median(c for _, c, _ in theirs)
+    outputs_ev, outputs_sb = {o for _, _, o in ours}, {o for _, _, o in theirs}
+    if len(outputs_ev) != 1 or len(outputs_sb) != 1:
+        raise SystemExit("a command line printed different results in repeated runs")
+    agreement = compare(json.loads(ours[0][2]), parse_sacrebleu(theirs[0][2], ["BLEU", "chrF2"]))
     return (t_ev, c_ev), (t_sb, c_sb), agreement
 
 
@@ -172,20 +182,26 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="first 500 segments only")
     parser.add_argument("--ar", action="store_true", help="also approximate randomization (10000 trials)")
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="alternating runs of each command line (bootstrap); medians are shown")
     args = parser.parse_args()
     if not WMT22.exists():
         print(f"WMT22 data not found at {WMT22}", file=sys.stderr)
         return 1
+    # as an installed package runs: bytecode compiled (pip does this at install time; an
+    # editable checkout under PYTHONDONTWRITEBYTECODE=1 would recompile on every start)
+    compileall.compile_dir(ROOT / "src" / "evalab", quiet=1)
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         ref, systems = prepare(Path(tmp), 500 if args.quick else None)
         print(f"WMT22 {PAIR}: {len(systems)} systems x {len(ref.read_text().splitlines())} segments, "
               f"BLEU + chrF, baseline {systems[0].name.split('.hyp.')[1][:-3]}, seed 12345")
-        print("command lines, wall time (CPU time: user + system)")
+        print(f"command lines, wall time (CPU time: user + system), medians of {args.repeats} alternating runs")
         print(f"{'test':<25}{'evalab CLI':>17}{'sacrebleu CLI':>19}{'ratio':>14}")
         agreements = []
         for test in ("bs", "ar") if args.ar else ("bs",):
-            (t_ev, c_ev), (t_sb, c_sb), (checked, d_score, d_ci, p_diff) = run(test, ref, systems, repeats=3)
+            repeats = args.repeats if test == "bs" else 1
+            (t_ev, c_ev), (t_sb, c_sb), (checked, d_score, d_ci, p_diff) = run(test, ref, systems, repeats)
             label = "paired bootstrap (1000)" if test == "bs" else "approx. rand. (10000)"
             agreements.append(f"{label}: {checked} values, max|Δscore| {d_score:.1e}, "
                               f"max|Δmean,hw| {d_ci:.1e}, p-values differing {p_diff}")

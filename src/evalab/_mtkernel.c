@@ -8,14 +8,22 @@
  *     Every rule is a left-to-right scan over non-overlapping two-character windows,
  *     which is exactly what re.sub does with these fixed-width patterns.
  *
- * encode_lines(lines, vocab, zh) -> (bytes, bytes)
+ * Vocab()
+ *     A token -> id table keyed by code points (no str object per token).
+ *
+ * encode_lines(lines, vocab, zh, add=True) -> (bytes, bytes)
  *     The whole Tokenizer13a (zh=False: unescaping and padding, then the rules) or
  *     TokenizerZh (zh=True: strip, CJK padding, the rules) of every line, each token
- *     mapped to an int64 id through the dict vocab (a new token gets id len(vocab)).
+ *     mapped to an int64 id through the Vocab (a new token gets id len(vocab); with
+ *     add=False an unknown token gets -1 and the Vocab is left unchanged).
  *     Returns the ids and the nlines + 1 segment offsets as native int64 bytes.
  *
+ * pack_chars(texts, keep_whitespace) -> (bytes, bytes)
+ *     The code points of every text as uint32 (whitespace, as str.split() sees it,
+ *     dropped unless kept), with the nseg + 1 offsets as int64.
+ *
  * match_counts(hyp, hyp_off, refs, ref_offs, max_order, out_per_ref, out_max)
- *     Token ids (int64) of the hypotheses and of each reference stream, with segment
+ *     Token ids (int32, uint32 or int64) of the hypotheses and of each reference stream, with segment
  *     offsets (int64, nseg + 1). For every segment s and order n (1..max_order):
  *       out_per_ref[s, j, n-1] = sum over hyp n-grams g of min(c_hyp(g), c_ref_j(g))
  *       out_max[s, n-1]        = sum over hyp n-grams g of min(c_hyp(g), max_j c_ref_j(g))
@@ -267,54 +275,207 @@ fail:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ token vocabulary */
+
+/*
+ * Vocab: token -> id (0, 1, 2, ... in order of first insertion), keyed by the token's code
+ * points. Tokens are looked up straight from the tokenizer's buffer, so no str object is
+ * made per token; keys are compared exactly, the hash only picks the slot.
+ */
 typedef struct {
-    PyObject *vocab;
+    PyObject_HEAD
+    Py_UCS4 *chars;      /* code points of every token, back to back */
+    Py_ssize_t nchars, chars_cap;
+    Py_ssize_t *start;   /* per id: offset into chars */
+    int32_t *len;        /* per id: length */
+    uint64_t *hash;      /* per id: hash of the code points */
+    Py_ssize_t n, ids_cap;
+    int32_t *slots;      /* open addressing: id, or -1 for empty */
+    Py_ssize_t nslots;   /* a power of two, at least twice n */
+} VocabObject;
+
+static uint64_t token_hash(const Py_UCS4 *t, Py_ssize_t k)
+{
+    uint64_t h = 0xcbf29ce484222325ULL ^ (uint64_t)k;
+    for (Py_ssize_t i = 0; i < k; i++)
+        h = (h ^ t[i]) * 0x100000001b3ULL;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    return h ^ (h >> 33);
+}
+
+static int vocab_grow_slots(VocabObject *v)
+{
+    Py_ssize_t nslots = v->nslots ? 2 * v->nslots : 1024;
+    int32_t *slots = PyMem_Malloc(sizeof(int32_t) * nslots);
+    if (!slots) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(slots, 0xff, sizeof(int32_t) * nslots);
+    for (Py_ssize_t id = 0; id < v->n; id++) {
+        Py_ssize_t e = (Py_ssize_t)(v->hash[id] & (uint64_t)(nslots - 1));
+        while (slots[e] >= 0)
+            e = (e + 1) & (nslots - 1);
+        slots[e] = (int32_t)id;
+    }
+    PyMem_Free(v->slots);
+    v->slots = slots;
+    v->nslots = nslots;
+    return 0;
+}
+
+/* The id of token t[0..k), adding it when add is set; -1 when absent and not added,
+ * -2 on error (exception set). */
+static int64_t vocab_id(VocabObject *v, const Py_UCS4 *t, Py_ssize_t k, int add)
+{
+    uint64_t h = token_hash(t, k);
+    if (!v->nslots && vocab_grow_slots(v) < 0)
+        return -2;
+    Py_ssize_t mask = v->nslots - 1, e = (Py_ssize_t)(h & (uint64_t)mask);
+    for (int32_t id; (id = v->slots[e]) >= 0; e = (e + 1) & mask) {
+        if (v->hash[id] == h && v->len[id] == k &&
+            memcmp(v->chars + v->start[id], t, sizeof(Py_UCS4) * k) == 0)
+            return id;
+    }
+    if (!add)
+        return -1;
+    if (v->n >= INT32_MAX - 1) {
+        PyErr_SetString(PyExc_OverflowError, "vocabulary is full (2**31 - 1 tokens)");
+        return -2;
+    }
+    if (v->n == v->ids_cap) {
+        Py_ssize_t cap = v->ids_cap ? 2 * v->ids_cap : 1024;
+        Py_ssize_t *start = PyMem_Realloc(v->start, sizeof(Py_ssize_t) * cap);
+        if (start)
+            v->start = start;
+        int32_t *len = start ? PyMem_Realloc(v->len, sizeof(int32_t) * cap) : NULL;
+        if (len)
+            v->len = len;
+        uint64_t *hash = len ? PyMem_Realloc(v->hash, sizeof(uint64_t) * cap) : NULL;
+        if (!hash) {
+            PyErr_NoMemory();
+            return -2;
+        }
+        v->hash = hash;
+        v->ids_cap = cap;
+    }
+    if (v->nchars + k > v->chars_cap) {
+        Py_ssize_t cap = v->chars_cap ? v->chars_cap : 4096;
+        while (cap < v->nchars + k)
+            cap *= 2;
+        Py_UCS4 *chars = PyMem_Realloc(v->chars, sizeof(Py_UCS4) * cap);
+        if (!chars) {
+            PyErr_NoMemory();
+            return -2;
+        }
+        v->chars = chars;
+        v->chars_cap = cap;
+    }
+    Py_ssize_t id = v->n++;
+    memcpy(v->chars + v->nchars, t, sizeof(Py_UCS4) * k);
+    v->start[id] = v->nchars;
+    v->len[id] = (int32_t)k;
+    v->hash[id] = h;
+    v->nchars += k;
+    v->slots[e] = (int32_t)id;
+    if (2 * v->n > v->nslots && vocab_grow_slots(v) < 0)
+        return -2;
+    return id;
+}
+
+static void vocab_dealloc(VocabObject *v)
+{
+    PyMem_Free(v->chars);
+    PyMem_Free(v->start);
+    PyMem_Free(v->len);
+    PyMem_Free(v->hash);
+    PyMem_Free(v->slots);
+    Py_TYPE(v)->tp_free((PyObject *)v);
+}
+
+static Py_ssize_t vocab_length(VocabObject *v) { return v->n; }
+
+static PyObject *vocab_tokens(VocabObject *v, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *out = PyList_New(v->n);
+    if (!out)
+        return NULL;
+    for (Py_ssize_t id = 0; id < v->n; id++) {
+        PyObject *tok = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, v->chars + v->start[id], v->len[id]);
+        if (!tok) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, id, tok);
+    }
+    return out;
+}
+
+static PySequenceMethods vocab_as_sequence = {.sq_length = (lenfunc)vocab_length};
+
+static PyMethodDef vocab_methods[] = {
+    {"tokens", (PyCFunction)vocab_tokens, METH_NOARGS, "tokens() -> list[str]: every token, in id order."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject VocabType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "evalab._mtkernel.Vocab",
+    .tp_doc = "Vocab(): token -> int id table filled by encode_lines (ids 0, 1, ... in order of "
+              "first insertion). len() is the number of tokens.",
+    .tp_basicsize = sizeof(VocabObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)vocab_dealloc,
+    .tp_as_sequence = &vocab_as_sequence,
+    .tp_methods = vocab_methods,
+};
+
+typedef struct {
     int64_t *ids;
     Py_ssize_t n, cap;
-} Encoder;
+} IdList;
 
-static int emit_id(PyObject *tok, void *ctx)
+/* Appends the id of every whitespace-separated token of b[0..k) to out. */
+static int encode_tokens(const Py_UCS4 *b, Py_ssize_t k, VocabObject *v, int add, IdList *out)
 {
-    Encoder *e = ctx;
-    PyObject *id = PyDict_GetItemWithError(e->vocab, tok);
-    int64_t value;
-    if (id) {
-        value = PyLong_AsLongLong(id);
-        if (value == -1 && PyErr_Occurred())
+    Py_ssize_t i = 0;
+    while (i < k) {
+        while (i < k && Py_UNICODE_ISSPACE(b[i]))
+            i++;
+        if (i >= k)
+            break;
+        Py_ssize_t start = i;
+        while (i < k && !Py_UNICODE_ISSPACE(b[i]))
+            i++;
+        int64_t id = vocab_id(v, b + start, i - start, add);
+        if (id == -2)
             return -1;
-    } else {
-        if (PyErr_Occurred())
-            return -1;
-        value = (int64_t)PyDict_Size(e->vocab);
-        PyObject *v = PyLong_FromLongLong(value);
-        if (!v || PyDict_SetItem(e->vocab, tok, v) < 0) {
-            Py_XDECREF(v);
-            return -1;
+        if (out->n == out->cap) {
+            Py_ssize_t cap = out->cap ? 2 * out->cap : 4096;
+            int64_t *ids = PyMem_Realloc(out->ids, sizeof(int64_t) * cap);
+            if (!ids) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            out->ids = ids;
+            out->cap = cap;
         }
-        Py_DECREF(v);
+        out->ids[out->n++] = id;
     }
-    if (e->n == e->cap) {
-        Py_ssize_t cap = e->cap ? 2 * e->cap : 1024;
-        int64_t *ids = PyMem_Realloc(e->ids, sizeof(int64_t) * cap);
-        if (!ids) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        e->ids = ids;
-        e->cap = cap;
-    }
-    e->ids[e->n++] = value;
     return 0;
 }
 
 static PyObject *encode_lines(PyObject *self, PyObject *args)
 {
-    PyObject *lines, *vocab;
-    int zh;
-    if (!PyArg_ParseTuple(args, "O!O!p", &PyList_Type, &lines, &PyDict_Type, &vocab, &zh))
+    PyObject *lines;
+    VocabObject *vocab;
+    int zh, add = 1;
+    if (!PyArg_ParseTuple(args, "O!O!p|p", &PyList_Type, &lines, &VocabType, &vocab, &zh, &add))
         return NULL;
     Py_ssize_t nlines = PyList_GET_SIZE(lines);
-    Encoder enc = {vocab, NULL, 0, 0};
+    IdList enc = {NULL, 0, 0};
     Work w = {NULL, NULL, 0};
     PyObject *offsets = PyBytes_FromStringAndSize(NULL, sizeof(int64_t) * (nlines + 1));
     PyObject *ids = NULL;
@@ -333,7 +494,7 @@ static PyObject *encode_lines(PyObject *self, PyObject *args)
             goto fail;
         n = zh ? strip_ws(w.b, n) : prepare_13a(&w, n);
         n = run_rules(&w, n, zh);
-        if (split_tokens(w.b, n, emit_id, &enc) < 0)
+        if (encode_tokens(w.b, n, vocab, add, &enc) < 0)
             goto fail;
         off[s + 1] = enc.n;
     }
@@ -352,6 +513,57 @@ fail:
     Py_XDECREF(offsets);
     Py_XDECREF(ids);
     return NULL;
+}
+
+/* ------------------------------------------------------------------ character packing */
+
+static PyObject *pack_chars(PyObject *self, PyObject *args)
+{
+    PyObject *texts;
+    int keep_ws;
+    if (!PyArg_ParseTuple(args, "O!p", &PyList_Type, &texts, &keep_ws))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(texts), total = 0;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        PyObject *t = PyList_GET_ITEM(texts, s);
+        if (!PyUnicode_Check(t)) {
+            PyErr_Format(PyExc_TypeError, "segment %zd is not a str", s);
+            return NULL;
+        }
+        total += PyUnicode_GET_LENGTH(t);
+    }
+    PyObject *chars = PyBytes_FromStringAndSize(NULL, sizeof(uint32_t) * total);
+    PyObject *offsets = PyBytes_FromStringAndSize(NULL, sizeof(int64_t) * (n + 1));
+    if (!chars || !offsets) {
+        Py_XDECREF(chars);
+        Py_XDECREF(offsets);
+        return NULL;
+    }
+    uint32_t *out = (uint32_t *)PyBytes_AS_STRING(chars);
+    int64_t *off = (int64_t *)PyBytes_AS_STRING(offsets);
+    Py_ssize_t k = 0;
+    off[0] = 0;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        PyObject *t = PyList_GET_ITEM(texts, s);
+        int kind = PyUnicode_KIND(t);
+        const void *data = PyUnicode_DATA(t);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(t);
+        for (Py_ssize_t i = 0; i < len; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            /* str.split()'s whitespace: "".join(t.split()) drops exactly these */
+            if (keep_ws || !Py_UNICODE_ISSPACE(c))
+                out[k++] = c;
+        }
+        off[s + 1] = k;
+    }
+    if (k < total && _PyBytes_Resize(&chars, sizeof(uint32_t) * k) < 0) {
+        Py_DECREF(offsets);
+        return NULL;
+    }
+    PyObject *res = PyTuple_Pack(2, chars, offsets);
+    Py_DECREF(chars);
+    Py_DECREF(offsets);
+    return res;
 }
 
 /* ------------------------------------------------------------------ n-gram matching */
@@ -377,17 +589,44 @@ typedef struct {
     int held;
 } Buf;
 
-static int get_buf(PyObject *obj, Buf *b, int writable, const char *what)
+/* ids may be 4-byte (int32 ids, uint32 code points: no widening copy of a whole stream) or
+ * 8-byte integers; offsets and outputs are 8-byte. */
+static int get_buf(PyObject *obj, Buf *b, int writable, int allow4, const char *what)
 {
     int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(obj, &b->view, flags) < 0)
         return -1;
     b->held = 1;
-    if (b->view.itemsize != 8) {
-        PyErr_Format(PyExc_TypeError, "%s must hold 8-byte integers", what);
+    if (b->view.itemsize != 8 && !(allow4 && b->view.itemsize == 4)) {
+        PyErr_Format(PyExc_TypeError, "%s must hold %s integers", what, allow4 ? "4- or 8-byte" : "8-byte");
         return -1;
     }
     return 0;
+}
+
+static int is_unsigned(const Buf *b)
+{
+    const char *f = b->view.format;
+    while (f && (*f == '@' || *f == '=' || *f == '<' || *f == '>' || *f == '!'))
+        f++;
+    return f && (*f == 'I' || *f == 'L');
+}
+
+/* Items [start, start + len) of an id buffer as int64 (a uint32 code point or an int32 id
+ * keeps its value: code points are below 2**31). */
+static void load_ids(const Buf *b, int64_t start, int64_t len, int64_t *dst)
+{
+    if (b->view.itemsize == 8) {
+        memcpy(dst, (const int64_t *)b->view.buf + start, sizeof(int64_t) * len);
+    } else if (is_unsigned(b)) {
+        const uint32_t *src = (const uint32_t *)b->view.buf + start;
+        for (int64_t i = 0; i < len; i++)
+            dst[i] = (int64_t)src[i];
+    } else {
+        const int32_t *src = (const int32_t *)b->view.buf + start;
+        for (int64_t i = 0; i < len; i++)
+            dst[i] = (int64_t)src[i];
+    }
 }
 
 static void release(Buf *b, Py_ssize_t count)
@@ -419,21 +658,20 @@ static PyObject *match_counts(PyObject *self, PyObject *args)
         return PyErr_NoMemory();
     PyObject *result = NULL;
     int64_t *tab_a = NULL, *tab_b = NULL, *tab_rep = NULL, *tab_hc = NULL, *tab_rc = NULL;
-    int64_t *used = NULL, *hprev = NULL, *hnext = NULL, *rprev = NULL, *rnext = NULL;
-    if (get_buf(hyp_o, &bufs[0], 0, "hyp") < 0 || get_buf(hoff_o, &bufs[1], 0, "hyp offsets") < 0 ||
-        get_buf(per_ref_o, &bufs[2], 1, "out_per_ref") < 0 || get_buf(max_o, &bufs[3], 1, "out_max") < 0)
+    int64_t *used = NULL, *hseg = NULL, *rseg = NULL, *hprev = NULL, *hnext = NULL, *rprev = NULL, *rnext = NULL;
+    if (get_buf(hyp_o, &bufs[0], 0, 1, "hyp") < 0 || get_buf(hoff_o, &bufs[1], 0, 0, "hyp offsets") < 0 ||
+        get_buf(per_ref_o, &bufs[2], 1, 0, "out_per_ref") < 0 || get_buf(max_o, &bufs[3], 1, 0, "out_max") < 0)
         goto done;
     for (Py_ssize_t j = 0; j < nrefs; j++) {
         PyObject *r = PySequence_GetItem(refs_o, j);
         PyObject *o = PySequence_GetItem(roffs_o, j);
-        int bad = (!r || !o || get_buf(r, &bufs[4 + 2 * j], 0, "ref") < 0 ||
-                   get_buf(o, &bufs[5 + 2 * j], 0, "ref offsets") < 0);
+        int bad = (!r || !o || get_buf(r, &bufs[4 + 2 * j], 0, 1, "ref") < 0 ||
+                   get_buf(o, &bufs[5 + 2 * j], 0, 0, "ref offsets") < 0);
         Py_XDECREF(r);
         Py_XDECREF(o);
         if (bad)
             goto done;
     }
-    const int64_t *hyp = bufs[0].view.buf;
     const int64_t *hoff = bufs[1].view.buf;
     Py_ssize_t nseg = bufs[1].view.len / 8 - 1;
     int64_t *out_ref = bufs[2].view.buf;
@@ -447,7 +685,7 @@ static PyObject *match_counts(PyObject *self, PyObject *args)
     for (Py_ssize_t s = 0; s < nseg; s++) {
         if (hoff[s + 1] - hoff[s] > hlong)
             hlong = hoff[s + 1] - hoff[s];
-        if (hoff[s + 1] < hoff[s] || hoff[0] != 0 || hoff[nseg] * 8 > bufs[0].view.len) {
+        if (hoff[s + 1] < hoff[s] || hoff[0] != 0 || hoff[nseg] * bufs[0].view.itemsize > bufs[0].view.len) {
             PyErr_SetString(PyExc_ValueError, "invalid hypothesis offsets");
             goto done;
         }
@@ -455,7 +693,7 @@ static PyObject *match_counts(PyObject *self, PyObject *args)
     for (Py_ssize_t j = 0; j < nrefs; j++) {
         const int64_t *roff = bufs[5 + 2 * j].view.buf;
         if (bufs[5 + 2 * j].view.len / 8 != nseg + 1 || roff[0] != 0 ||
-            roff[nseg] * 8 > bufs[4 + 2 * j].view.len) {
+            roff[nseg] * bufs[4 + 2 * j].view.itemsize > bufs[4 + 2 * j].view.len) {
             PyErr_SetString(PyExc_ValueError, "invalid reference offsets");
             goto done;
         }
@@ -477,11 +715,13 @@ static PyObject *match_counts(PyObject *self, PyObject *args)
     tab_hc = malloc(sizeof(int64_t) * cap);
     tab_rc = calloc((size_t)cap * nrefs, sizeof(int64_t));
     used = malloc(sizeof(int64_t) * cap);
+    hseg = malloc(sizeof(int64_t) * (hlong + 1));
+    rseg = malloc(sizeof(int64_t) * (rlong + 1) * nrefs);
     hprev = malloc(sizeof(int64_t) * (hlong + 1));
     hnext = malloc(sizeof(int64_t) * (hlong + 1));
     rprev = malloc(sizeof(int64_t) * (rlong + 1) * nrefs);
     rnext = malloc(sizeof(int64_t) * (rlong + 1) * nrefs);
-    if (!tab_a || !tab_b || !tab_rep || !tab_hc || !tab_rc || !used || !hprev || !hnext ||
+    if (!tab_a || !tab_b || !tab_rep || !tab_hc || !tab_rc || !used || !hseg || !rseg || !hprev || !hnext ||
         !rprev || !rnext) {
         PyErr_NoMemory();
         goto done;
@@ -494,7 +734,9 @@ static PyObject *match_counts(PyObject *self, PyObject *args)
 
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t s = 0; s < nseg; s++) {
-        int64_t hs = hoff[s], hl = hoff[s + 1] - hoff[s];
+        int64_t hl = hoff[s + 1] - hoff[s];
+        const int64_t *hyp = hseg;
+        load_ids(&bufs[0], hoff[s], hl, hseg);
         /* order 1: every position extends the empty prefix (id -2) */
         for (int64_t p = 0; p < hl; p++)
             hprev[p] = -2;
@@ -503,11 +745,12 @@ static PyObject *match_counts(PyObject *self, PyObject *args)
             int64_t rl = roff[s + 1] - roff[s];
             for (int64_t p = 0; p < rl; p++)
                 rprev[j * (rlong + 1) + p] = -2;
+            load_ids(&bufs[4 + 2 * j], roff[s], rl, rseg + j * (rlong + 1));
         }
         for (int n = 1; n <= max_order && n <= hl; n++) {
             int64_t nused = 0;
             for (int64_t p = 0; p + n <= hl; p++) {
-                int64_t a = hprev[p], b = hyp[hs + p + n - 1];
+                int64_t a = hprev[p], b = hyp[p + n - 1];
                 int64_t e = (int64_t)(pair_hash(a, b) & (uint64_t)mask);
                 while (tab_rep[e] >= 0 && (tab_a[e] != a || tab_b[e] != b))
                     e = (e + 1) & mask;
@@ -523,9 +766,9 @@ static PyObject *match_counts(PyObject *self, PyObject *args)
                 hnext[p] = tab_rep[e];
             }
             for (Py_ssize_t j = 0; j < nrefs; j++) {
-                const int64_t *ref = bufs[4 + 2 * j].view.buf;
+                const int64_t *ref = rseg + j * (rlong + 1);
                 const int64_t *roff = bufs[5 + 2 * j].view.buf;
-                int64_t rs = roff[s], rl = roff[s + 1] - roff[s];
+                int64_t rl = roff[s + 1] - roff[s];
                 int64_t *rp = rprev + j * (rlong + 1), *rn = rnext + j * (rlong + 1);
                 for (int64_t p = 0; p + n <= rl; p++) {
                     int64_t a = rp[p];
@@ -533,7 +776,7 @@ static PyObject *match_counts(PyObject *self, PyObject *args)
                         rn[p] = -1;
                         continue;
                     }
-                    int64_t b = ref[rs + p + n - 1];
+                    int64_t b = ref[p + n - 1];
                     int64_t e = (int64_t)(pair_hash(a, b) & (uint64_t)mask);
                     while (tab_rep[e] >= 0 && (tab_a[e] != a || tab_b[e] != b))
                         e = (e + 1) & mask;
@@ -579,6 +822,8 @@ done:
     free(tab_hc);
     free(tab_rc);
     free(used);
+    free(hseg);
+    free(rseg);
     free(hprev);
     free(hnext);
     free(rprev);
@@ -593,8 +838,12 @@ static PyMethodDef methods[] = {
      "mteval_split(line, cjk=False): mteval-v13a rules 1-4 (CJK characters padded first "
      "if cjk), then str.split()."},
     {"encode_lines", encode_lines, METH_VARARGS,
-     "encode_lines(lines, vocab, zh) -> (ids bytes, offsets bytes): 13a (or zh) tokens of "
-     "every line as int64 ids from vocab (new tokens get the next id)."},
+     "encode_lines(lines, vocab, zh, add=True) -> (ids bytes, offsets bytes): 13a (or zh) "
+     "tokens of every line as int64 ids from the Vocab (a new token gets the next id, or -1 "
+     "when add is false)."},
+    {"pack_chars", pack_chars, METH_VARARGS,
+     "pack_chars(texts, keep_whitespace) -> (code points bytes, offsets bytes): the code "
+     "points (uint32) of every text, whitespace dropped unless kept, with int64 offsets."},
     {"match_counts", match_counts, METH_VARARGS,
      "Clipped n-gram match counts per segment, reference and order."},
     {NULL, NULL, 0, NULL},
@@ -604,4 +853,18 @@ static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_mtkernel", "Compiled inner loops of BLEU and chrF.", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__mtkernel(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__mtkernel(void)
+{
+    if (PyType_Ready(&VocabType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    Py_INCREF(&VocabType);
+    if (PyModule_AddObject(m, "Vocab", (PyObject *)&VocabType) < 0) {
+        Py_DECREF(&VocabType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -25,6 +25,8 @@ def split_segments(text: str) -> list[str]:
     if text.endswith("\n"):
         text = text[:-1]
     lines = text.split("\n")
+    if "\r" not in text:  # the common case: no per-line pass
+        return lines
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 

@@ -1,14 +1,17 @@
-"""Scoring shards of a corpus in parallel processes.
+"""Per-segment statistics of many systems and metrics, in parallel where it pays.
 
-The Metric contract makes this exact: per-segment stats rows of contiguous shards,
-concatenated in order, are the rows of the whole corpus, so the corpus score is the same
-number whatever the number of jobs.
+Shards of a corpus go to processes (``--jobs``): the Metric contract makes this exact, as
+per-segment stats rows of contiguous shards, concatenated in order, are the rows of the
+whole corpus, so the corpus score is the same number whatever the number of jobs.
+Metrics whose statistics come mostly from the compiled kernel (``Metric.releases_gil``)
+run on a thread each beside the others, one metric object per thread.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+import threading
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -52,3 +55,47 @@ def parallel_stats(
     with ProcessPoolExecutor(max_workers=len(tasks), mp_context=ctx) as pool:
         parts = list(pool.map(_shard_stats, tasks))
     return np.concatenate(parts, axis=0)
+
+
+def stats_table(
+    metrics: Mapping[str, Metric],
+    systems: Mapping[str, Sequence[str]],
+    references: Sequence[Sequence[str]],
+    jobs: int = 1,
+) -> dict[str, dict[str, np.ndarray]]:
+    """``{metric: {system: stats rows}}`` for every metric and system.
+
+    With ``jobs == 1`` and several metrics, each metric that ``releases_gil`` is computed on
+    a thread of its own (every system, in order) while the main thread does the others;
+    a metric object is only ever used by one thread. With ``jobs > 1`` every
+    ``(metric, system)`` is sharded over processes instead. The rows are the same either
+    way; if computations fail, the error of the first metric (in the given order) is raised.
+    """
+    if jobs < 1:
+        raise SettingsError(f"--jobs must be at least 1, got {jobs}")
+    table: dict[str, dict[str, np.ndarray]] = {name: {} for name in metrics}
+    errors: dict[str, BaseException] = {}
+
+    def fill(name: str) -> None:
+        try:
+            metric = metrics[name]
+            for system, hyps in systems.items():
+                table[name][system] = parallel_stats(metric, hyps, references, jobs)
+        except BaseException as exc:  # re-raised in the calling thread
+            errors[name] = exc
+
+    threaded = [n for n, m in metrics.items() if m.releases_gil] if jobs == 1 and len(metrics) > 1 else []
+    if len(threaded) == len(metrics):
+        threaded = threaded[1:]  # the main thread takes one of them instead of waiting
+    workers = [threading.Thread(target=fill, args=(n,), daemon=True) for n in threaded]
+    for worker in workers:
+        worker.start()
+    for name in metrics:
+        if name not in threaded:
+            fill(name)
+    for worker in workers:
+        worker.join()
+    for name in metrics:
+        if name in errors:
+            raise errors[name]
+    return table

@@ -332,3 +332,14 @@ def test_docstring_examples() -> None:
     for module in (bleu, chrf, _ngrams, mt):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+def test_cache_bound_never_mixes_vocabularies(wmt22) -> None:
+    """Emptying the caches (SEGMENT_CACHE_SIZE) happens before the references are looked up,
+    never between encoding the references and the hypotheses."""
+    ref = read_lines(wmt_file("ref", "en-de", "A"))[:200]
+    systems = [read_lines(wmt_file("hyp", "en-de", s))[:200] for s in wmt_systems("en-de")[:4]]
+    small = BLEU()
+    small.SEGMENT_CACHE_SIZE = 50  # far fewer than the distinct tokens: emptied on every call
+    for hyps in systems * 2:
+        assert np.array_equal(small.stats(hyps, [ref]), BLEU().stats(hyps, [ref]))

@@ -144,11 +144,11 @@ def test_kernel_encode_lines_matches_sacrebleu(name, wmt_lines) -> None:
     import numpy as np
 
     theirs = PAIRS[name][1]()
-    vocab: dict[str, int] = {}
+    vocab = _kernel.kernel.Vocab()
     ids, offsets = _kernel.kernel.encode_lines(wmt_lines, vocab, name == "zh")
     ids, offsets = np.frombuffer(ids, dtype=np.int64), np.frombuffer(offsets, dtype=np.int64)
-    words = {i: w for w, i in vocab.items()}
-    assert sorted(words) == list(range(len(vocab)))
+    words = dict(enumerate(vocab.tokens()))
+    assert len(set(words.values())) == len(vocab) == len(words)
     for k, line in enumerate(wmt_lines):
         got = [words[i] for i in ids[offsets[k] : offsets[k + 1]]]
         assert got == theirs(line).split(), line
@@ -178,9 +178,56 @@ def test_random_strings_match_sacrebleu(line) -> None:
         finally:
             _kernel.kernel = saved
         if _kernel.kernel is not None and name != "intl":
-            vocab: dict[str, int] = {}
+            vocab = _kernel.kernel.Vocab()
             ids, _ = _kernel.kernel.encode_lines([line], vocab, name == "zh")
-            words = {i: w for w, i in vocab.items()}
+            words = dict(enumerate(vocab.tokens()))
             import numpy as np
 
             assert [words[i] for i in np.frombuffer(ids, dtype=np.int64)] == expected.split()
+
+
+# --- the kernel's token table ---------------------------------------------------------------
+def _kernel_or_skip():
+    if _kernel.kernel is None:
+        pytest.skip("compiled kernel not built")
+    return _kernel.kernel
+
+
+def test_vocab_lookup_only_leaves_unknown_tokens_out() -> None:
+    import numpy as np
+
+    k = _kernel_or_skip()
+    vocab = k.Vocab()
+    ids, _ = k.encode_lines(["a b c", "c d"], vocab, False)
+    assert np.frombuffer(ids, dtype=np.int64).tolist() == [0, 1, 2, 2, 3]
+    ids, offsets = k.encode_lines(["d x a", "", "y y b"], vocab, False, False)
+    assert np.frombuffer(ids, dtype=np.int64).tolist() == [3, -1, 0, -1, -1, 1]
+    assert np.frombuffer(offsets, dtype=np.int64).tolist() == [0, 3, 3, 6]
+    assert vocab.tokens() == ["a", "b", "c", "d"] and len(vocab) == 4
+
+
+def test_vocab_keeps_ids_while_growing() -> None:
+    import numpy as np
+
+    k = _kernel_or_skip()
+    rng = random.Random(5)
+    # 20,000 distinct tokens (the table is resized several times), incl. non-BMP and CJK
+    words = [f"w{i}" for i in range(19_000)] + [chr(0x4E00 + i) for i in range(990)] + ["🙂", "𠀀"] * 5
+    lines = [" ".join(rng.sample(words, 25)) for _ in range(2_000)]
+    vocab = k.Vocab()
+    first, off = k.encode_lines(lines, vocab, False)
+    again, _ = k.encode_lines(lines, vocab, False, False)
+    assert first == again
+    tokens = vocab.tokens()
+    assert len(set(tokens)) == len(tokens) == len(vocab)
+    ids, off = np.frombuffer(first, dtype=np.int64), np.frombuffer(off, dtype=np.int64)
+    for i in (0, 999, 1_999):
+        assert [tokens[t] for t in ids[off[i] : off[i + 1]]] == mt.Tokenizer13a().tokenize_str(lines[i]).split()
+
+
+def test_encode_lines_rejects_bad_arguments() -> None:
+    k = _kernel_or_skip()
+    with pytest.raises(TypeError):
+        k.encode_lines(["a"], {}, False)  # a dict is not a Vocab
+    with pytest.raises(TypeError, match="line 1 is not a str"):
+        k.encode_lines(["a", 3], k.Vocab(), False)

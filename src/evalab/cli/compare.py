@@ -24,7 +24,7 @@ from evalab.cli.output import check_format, emit, print_table, to_json, to_latex
 from evalab.cli.score import load_inputs
 from evalab.errors import SettingsError
 from evalab.metrics.base import Metric
-from evalab.parallel import parallel_stats
+from evalab.parallel import stats_table
 from evalab.stats.bootstrap import check_confidence
 from evalab.stats.multiple import holm_bonferroni
 from evalab.stats.paired import (
@@ -208,10 +208,7 @@ def compare(
         raise SettingsError(f"system file given twice: {', '.join(twice)}")
     built = build_metrics(metrics, set_)
     refs, systems = load_inputs(reference, input)
-    stats = {
-        name: {s: parallel_stats(metric, hyps, refs, jobs) for s, hyps in systems.items()}
-        for name, metric in built.items()
-    }
+    stats = stats_table(built, systems, refs, jobs)
     ci_total = n if test == "bs" else ci_n
     label = f"paired {'bootstrap' if test == 'bs' else 'randomization'}"
     with progress_bar(n + (ci_total if test == "ar" else 0), label, quiet) as advance:

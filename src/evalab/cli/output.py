@@ -7,10 +7,6 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-
 from evalab.errors import SettingsError
 from evalab.io import write_text_atomic
 
@@ -68,6 +64,11 @@ def to_latex(header: Sequence[str], body: Sequence[Sequence[str]], caption: str 
 
 def print_table(header: Sequence[str], body: Sequence[Sequence[str]], footer: Sequence[str] = ()) -> None:
     """Print a rich table to stdout, then footer lines (signatures)."""
+    # imported here: rich costs ~30 ms of start-up that JSON, LaTeX and file output don't need
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
     console = Console(soft_wrap=True)
     if not console.is_terminal:
         # piped or redirected output has no width: a 80-column default would truncate long

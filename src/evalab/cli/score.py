@@ -13,7 +13,7 @@ from evalab.cli.output import check_format, emit, print_table, to_json, to_latex
 from evalab.errors import SettingsError
 from evalab.io import check_same_length, read_segments
 from evalab.metrics.base import Score
-from evalab.parallel import parallel_stats
+from evalab.parallel import stats_table
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
@@ -75,9 +75,10 @@ def score(
     refs, systems = load_inputs(reference, input)
     results: list[tuple[str, str, Score]] = []
     cis: list[ConfidenceInterval | None] = []
-    for sys_name, hyps in systems.items():
+    table = stats_table(built, systems, refs, jobs)
+    for sys_name in systems:
         for name, metric in built.items():
-            rows = parallel_stats(metric, hyps, refs, jobs)
+            rows = table[name][sys_name]
             results.append((sys_name, name, metric.aggregate(rows, nrefs=len(refs))))
             cis.append(bootstrap_ci(metric, rows, n_samples, confidence, seed) if ci else None)
     emit_results(results, format, width, out, cis)

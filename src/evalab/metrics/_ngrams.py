@@ -11,6 +11,9 @@ hash table per segment; :func:`_match_counts_python` is the reference implementa
 
 from __future__ import annotations
 
+import itertools
+import os
+import threading
 from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -19,8 +22,13 @@ from itertools import chain
 import numpy as np
 
 from evalab import _kernel
+from evalab.errors import SettingsError
 
-__all__ = ["Packed", "match_counts", "offsets_of", "pack_chars", "pack_ids", "pack_new_vocab"]
+#: below this many ids (hypotheses and references together) a call uses one thread: starting
+#: threads and splitting would cost more than they save
+PARALLEL_MIN_ITEMS = 100_000
+
+__all__ = ["Packed", "kernel_threads", "match_counts", "offsets_of", "pack_chars", "pack_ids", "pack_new_vocab"]
 
 
 @dataclass(frozen=True)
@@ -64,10 +72,21 @@ def pack_ids(segments: Sequence[Sequence[Hashable]], vocab: dict) -> Packed:
     return Packed(ids, offsets_of(map(len, segments), len(segments)))
 
 
-def pack_chars(segments: Sequence[str]) -> Packed:
-    """Pack strings as code points (characters need no vocabulary)."""
+def pack_chars(segments: Sequence[str], keep_whitespace: bool = True) -> Packed:
+    """Pack strings as code points (characters need no vocabulary).
+
+    Without ``keep_whitespace`` every character ``str.split()`` treats as whitespace is
+    dropped (``"".join(s.split())``, chrF's default).
+    """
+    kernel = _kernel.kernel
+    if kernel is not None:
+        chars, offsets = kernel.pack_chars(list(segments), keep_whitespace)
+        return Packed(np.frombuffer(chars, dtype=np.uint32), np.frombuffer(offsets, dtype=np.int64))
+    if not keep_whitespace:
+        segments = ["".join(s.split()) for s in segments]
     joined = "".join(segments).encode("utf-32-le", "surrogatepass")
-    ids = np.frombuffer(joined, dtype="<u4").astype(np.int64)
+    # uint32 as it comes: the kernel reads 4-byte ids, so no widening copy is made
+    ids = np.frombuffer(joined, dtype="<u4")
     return Packed(ids, offsets_of(map(len, segments), len(segments)))
 
 
@@ -91,16 +110,78 @@ def match_counts(hyp: Packed, refs: Sequence[Packed], max_order: int) -> tuple[n
         return _match_counts_python(hyp, refs, max_order)
     per_ref = np.zeros((nseg, len(refs), max_order), dtype=np.int64)
     best = np.zeros((nseg, max_order), dtype=np.int64)
-    kernel.match_counts(
-        np.ascontiguousarray(hyp.ids, dtype=np.int64),
-        np.ascontiguousarray(hyp.offsets, dtype=np.int64),
-        [np.ascontiguousarray(r.ids, dtype=np.int64) for r in refs],
-        [np.ascontiguousarray(r.offsets, dtype=np.int64) for r in refs],
-        int(max_order),
-        per_ref,
-        best,
-    )
+    h_ids = _kernel_ids(hyp.ids)
+    h_off = np.ascontiguousarray(hyp.offsets, dtype=np.int64)
+    r_ids = [_kernel_ids(r.ids) for r in refs]
+    r_offs = [np.ascontiguousarray(r.offsets, dtype=np.int64) for r in refs]
+    sizes = h_off + sum(r_offs)  # items before each segment boundary, all streams
+    parts = min(kernel_threads(), int(sizes[-1]) // PARALLEL_MIN_ITEMS)
+    if parts <= 1:
+        kernel.match_counts(h_ids, h_off, r_ids, r_offs, int(max_order), per_ref, best)
+        return per_ref, best
+
+    def run(a: int, b: int) -> None:
+        # segments [a, b): rebased offsets, views of the ids; outputs are row slices
+        kernel.match_counts(
+            h_ids[h_off[a] : h_off[b]],
+            h_off[a : b + 1] - h_off[a],
+            [ids[off[a] : off[b]] for ids, off in zip(r_ids, r_offs, strict=True)],
+            [off[a : b + 1] - off[a] for off in r_offs],
+            int(max_order),
+            per_ref[a:b],
+            best[a:b],
+        )
+
+    # the kernel releases the GIL while matching, so segment ranges of equal work run on
+    # threads in parallel; every segment is counted on its own, so the split changes nothing
+    cuts = np.searchsorted(sizes, np.linspace(0, sizes[-1], parts + 1)[1:-1])
+    bounds = [int(c) for c in (0, *cuts, nseg)]
+    ranges = [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
+    errors: list[BaseException] = []
+
+    def guarded(a: int, b: int) -> None:
+        try:
+            run(a, b)
+        except BaseException as exc:  # re-raised in the calling thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=r, daemon=True) for r in ranges[1:]]
+    for t in threads:
+        t.start()
+    guarded(*ranges[0])
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
     return per_ref, best
+
+
+def kernel_threads() -> int:
+    """Threads one kernel call may use: ``EVALAB_NUM_THREADS`` or the usable CPUs (max 8)."""
+    value = os.environ.get("EVALAB_NUM_THREADS", "").strip()
+    if value:
+        try:
+            count = int(value)
+        except ValueError:
+            raise SettingsError(f"EVALAB_NUM_THREADS must be a positive integer, got {value!r}") from None
+        if count < 1:
+            raise SettingsError(f"EVALAB_NUM_THREADS must be a positive integer, got {value!r}")
+        return count
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        usable = os.cpu_count() or 1
+    return max(1, min(usable, 8))
+
+
+def _kernel_ids(ids: np.ndarray) -> np.ndarray:
+    """``ids`` as the kernel reads them: contiguous int32, uint32 or int64 (else int64)."""
+    if ids.dtype in _KERNEL_ID_TYPES and ids.flags.c_contiguous:
+        return ids
+    return np.ascontiguousarray(ids, dtype=np.int64)
+
+
+_KERNEL_ID_TYPES = (np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.int64))
 
 
 def _ngram_counter(seq: list[int], n: int) -> Counter:

@@ -242,6 +242,9 @@ class Metric(ABC):
     scale: ClassVar[float] = 1.0
     #: label printed before the signature fields (sacrebleu prints e.g. ``chrF2``)
     description: ClassVar[str] = ""
+    #: :meth:`stats` spends much of its time in compiled code that releases the GIL, so
+    #: computing it on a thread of its own beside other metrics saves time
+    releases_gil: ClassVar[bool] = False
 
     def __init__(self, settings: MetricSettings | None = None, **kwargs: Any) -> None:
         if settings is not None and kwargs:

@@ -170,6 +170,7 @@ class BLEU(Metric):
     settings_class = BLEUSettings
     scale = 100.0
     higher_is_better = True
+    releases_gil = True  # n-gram matching runs in the kernel without the GIL
     settings: BLEUSettings
 
     #: how many distinct reference sets the instance keeps prepared
@@ -190,12 +191,26 @@ class BLEU(Metric):
         self._vocab.default_factory = self._vocab.__len__
         self._seg_ids: dict[str, list[int]] = {}
         self._ref_cache: OrderedDict[tuple, _RefTable] = OrderedDict()
+        # the compiled tokenizer's own token table (no str object per token)
+        self._kernel_vocab: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
         # caches are rebuilt on demand; worker processes get a light copy
         state = self.__dict__.copy()
-        state.update(_vocab=None, _seg_ids={}, _ref_cache=OrderedDict(), _words_fn=None)
+        state.update(_vocab=None, _seg_ids={}, _ref_cache=OrderedDict(), _words_fn=None, _kernel_vocab=None)
         return state
+
+    def _bound_caches(self) -> None:
+        """Empty the caches when they have grown past ``SEGMENT_CACHE_SIZE``.
+
+        Called only before the references are looked up: emptying them between encoding
+        the references and the hypotheses would give the two sides different ids.
+        """
+        sizes = [len(self._seg_ids), len(self._vocab) if self._vocab is not None else 0]
+        if self._kernel_vocab is not None:
+            sizes.append(len(self._kernel_vocab))
+        if self._vocab is None or max(sizes) > self.SEGMENT_CACHE_SIZE:
+            self._reset_caches()
 
     @property
     def stat_names(self) -> tuple[str, ...]:
@@ -237,10 +252,12 @@ class BLEU(Metric):
         return str(getattr(tok, "signature", None) or getattr(tok, "name", self.settings.tokenize))
 
     # -- statistics ------------------------------------------------------------------------
-    def _encode(self, segments: list[str]) -> Packed:
-        """Token ids of every segment, packed (memoised per distinct segment string)."""
-        if self._vocab is None or max(len(self._seg_ids), len(self._vocab)) > self.SEGMENT_CACHE_SIZE:
-            self._reset_caches()
+    def _encode(self, segments: list[str], add: bool = True) -> Packed:
+        """Token ids of every segment, packed (memoised per distinct segment string).
+
+        With the compiled tokenizer and ``add=False`` (hypotheses), a token no reference
+        has gets id -1 instead of a new id: it can never be part of a matching n-gram.
+        """
         kernel, zh = _kernel.kernel, self._kernel_tokenizer()
         if kernel is not None and zh is not None:
             # 13a/zh tokenization and id lookup of the whole list in one C call
@@ -248,7 +265,9 @@ class BLEU(Metric):
                 lines = [seg.lower().rstrip() for seg in segments]
             else:
                 lines = [seg.rstrip() for seg in segments]
-            ids, offsets = kernel.encode_lines(lines, self._vocab, zh)
+            if self._kernel_vocab is None:
+                self._kernel_vocab = kernel.Vocab()
+            ids, offsets = kernel.encode_lines(lines, self._kernel_vocab, zh, add)
             return Packed(np.frombuffer(ids, dtype=np.int64), np.frombuffer(offsets, dtype=np.int64))
         memo, lookup, words = self._seg_ids, self._vocab.__getitem__, self._words()
         per_seg = []
@@ -276,8 +295,9 @@ class BLEU(Metric):
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         n = self.settings.max_ngram_order
+        self._bound_caches()
         table = self._reference_table(references)
-        hyp = self._encode(hypotheses)
+        hyp = self._encode(hypotheses, add=False)
         _, matches = match_counts(hyp, table.streams, n)
         hyp_len = hyp.lengths
         totals = np.maximum(hyp_len[:, None] - np.arange(n)[None, :], 0)

@@ -135,6 +135,7 @@ class CHRF(Metric):
     settings_class = CHRFSettings
     scale = 100.0
     higher_is_better = True
+    releases_gil = True  # n-gram matching runs in the kernel without the GIL
     settings: CHRFSettings
     REF_CACHE_SIZE = 4
 
@@ -168,9 +169,7 @@ class CHRF(Metric):
         return text.lower() if self.settings.lowercase else text
 
     def _chars(self, texts: list[str]) -> Packed:
-        if self.settings.whitespace:
-            return pack_chars(texts)
-        return pack_chars(["".join(t.split()) for t in texts])
+        return pack_chars(texts, keep_whitespace=self.settings.whitespace)
 
     def _reference_table(self, references: list[list[str]]) -> _RefTable:
         key = tuple(tuple(stream) for stream in references)

