@@ -138,17 +138,19 @@ def run(test: str, ref: Path, systems: list[Path], repeats: int) -> tuple[tuple,
 
 
 def phases(ref: Path, systems: list[Path]) -> tuple[float, float, float]:
-    """evalab in-process: statistics, paired bootstrap (1000), AR (10000 trials)."""
+    """evalab in-process: statistics (as ``evalab compare`` computes them), paired
+    bootstrap (1000), AR (10000 trials)."""
     from evalab.io import read_segments
     from evalab.metrics.bleu import BLEU
     from evalab.metrics.chrf import CHRF
+    from evalab.parallel import stats_table
     from evalab.stats import paired_test
 
     refs = [read_segments(ref)]
     hyps = {p.name: read_segments(p) for p in systems}
     metrics = {"bleu": BLEU(), "chrf": CHRF()}
     t0 = time.perf_counter()
-    stats = {m: {s: metric.stats(h, refs) for s, h in hyps.items()} for m, metric in metrics.items()}
+    stats = stats_table(metrics, hyps, refs)
     t1 = time.perf_counter()
     paired_test("bs", metrics, stats, n_samples=1000)
     t2 = time.perf_counter()

@@ -22,13 +22,15 @@
  *     The code points of every text as uint32 (whitespace, as str.split() sees it,
  *     dropped unless kept), with the nseg + 1 offsets as int64.
  *
- * match_counts(hyp, hyp_off, refs, ref_offs, max_order, out_per_ref, out_max)
- *     Token ids (int32, uint32 or int64) of the hypotheses and of each reference stream, with segment
- *     offsets (int64, nseg + 1). For every segment s and order n (1..max_order):
- *       out_per_ref[s, j, n-1] = sum over hyp n-grams g of min(c_hyp(g), c_ref_j(g))
- *       out_max[s, n-1]        = sum over hyp n-grams g of min(c_hyp(g), max_j c_ref_j(g))
+ * match_counts(hyps, hyp_offs, refs, ref_offs, max_order, out_per_refs, out_maxs)
+ *     Token ids (int32, uint32 or int64) of the hypotheses of every system and of each
+ *     reference stream, with segment offsets (int64, nseg + 1). For every system i,
+ *     segment s and order n (1..max_order):
+ *       out_per_refs[i][s, j, n-1] = sum over hyp n-grams g of min(c_hyp(g), c_ref_j(g))
+ *       out_maxs[i][s, n-1]        = sum over hyp n-grams g of min(c_hyp(g), max_j c_ref_j(g))
  *     (chrF picks the best reference per segment; BLEU clips by the maximum count in any
- *     single reference.) n-grams are compared exactly; the hash only chooses the slot.
+ *     single reference.) The reference n-grams of a segment are counted once for all
+ *     systems. n-grams are compared exactly; the hash only chooses the slot.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -569,10 +571,12 @@ static PyObject *pack_chars(PyObject *self, PyObject *args)
 /* ------------------------------------------------------------------ n-gram matching */
 
 /*
- * Per segment and order n, the n-gram starting at position p is identified by the pair
- * (id of the (n-1)-gram at p, token at p+n-1), where the id of an n-gram is the position
- * of its first occurrence in the hypothesis. A reference n-gram that does not occur in
- * the hypothesis gets id -1, and so do all its extensions (they cannot occur either).
+ * Per segment, every distinct reference n-gram (all orders, all references) gets an id
+ * 0, 1, 2, ... The n-gram starting at position p is the pair (id of the (n-1)-gram at p,
+ * token at p+n-1), the empty prefix being -2, so one hash table of pairs holds every
+ * order. Each hypothesis of the segment (one per system) then looks its n-grams up in
+ * that table: a prefix that no reference has (id -1) ends the chain, as no extension of
+ * it can match. The reference side is built once per segment for all systems.
  * Keys are compared exactly; the hash only picks the slot.
  */
 
@@ -589,6 +593,14 @@ typedef struct {
     int held;
 } Buf;
 
+/* One slot of the reference n-gram table: key (prefix id, token), value id (-1: empty).
+ * Ids and prefix ids are below 2**31; tokens keep 64 bits. */
+typedef struct {
+    int64_t b;
+    int32_t a;
+    int32_t id;
+} Slot;
+
 /* ids may be 4-byte (int32 ids, uint32 code points: no widening copy of a whole stream) or
  * 8-byte integers; offsets and outputs are 8-byte. */
 static int get_buf(PyObject *obj, Buf *b, int writable, int allow4, const char *what)
@@ -604,6 +616,13 @@ static int get_buf(PyObject *obj, Buf *b, int writable, int allow4, const char *
     return 0;
 }
 
+static void release(Buf *b, Py_ssize_t count)
+{
+    for (Py_ssize_t i = 0; i < count; i++)
+        if (b[i].held)
+            PyBuffer_Release(&b[i].view);
+}
+
 static int is_unsigned(const Buf *b)
 {
     const char *f = b->view.format;
@@ -613,7 +632,7 @@ static int is_unsigned(const Buf *b)
 }
 
 /* Items [start, start + len) of an id buffer as int64 (a uint32 code point or an int32 id
- * keeps its value: code points are below 2**31). */
+ * keeps its value). */
 static void load_ids(const Buf *b, int64_t start, int64_t len, int64_t *dst)
 {
     if (b->view.itemsize == 8) {
@@ -629,207 +648,256 @@ static void load_ids(const Buf *b, int64_t start, int64_t len, int64_t *dst)
     }
 }
 
-static void release(Buf *b, Py_ssize_t count)
+/* Buffers of one call: per hypothesis stream (system) ids, offsets and both outputs; per
+ * reference stream ids and offsets. */
+typedef struct {
+    Py_ssize_t nsys, nrefs, nseg;
+    Buf *bufs;    /* 4 * nsys + 2 * nrefs */
+    Py_ssize_t nbuf;
+} Streams;
+
+#define HYP(st, i) (&(st)->bufs[4 * (i)])
+#define HOFF(st, i) ((const int64_t *)(st)->bufs[4 * (i) + 1].view.buf)
+#define OUT_REF(st, i) ((int64_t *)(st)->bufs[4 * (i) + 2].view.buf)
+#define OUT_MAX(st, i) ((int64_t *)(st)->bufs[4 * (i) + 3].view.buf)
+#define REF(st, j) (&(st)->bufs[4 * (st)->nsys + 2 * (j)])
+#define ROFF(st, j) ((const int64_t *)(st)->bufs[4 * (st)->nsys + 2 * (j) + 1].view.buf)
+
+static int seq_item_buf(PyObject *seq, Py_ssize_t i, Buf *b, int writable, int allow4, const char *what)
 {
-    for (Py_ssize_t i = 0; i < count; i++)
-        if (b[i].held)
-            PyBuffer_Release(&b[i].view);
+    PyObject *o = PySequence_GetItem(seq, i);
+    if (!o)
+        return -1;
+    int rc = get_buf(o, b, writable, allow4, what);
+    Py_DECREF(o);
+    return rc;
+}
+
+/* Longest stream segment; -1 (exception set) for offsets that are not a valid partition. */
+static int64_t check_offsets(const Buf *ids, const Buf *off, Py_ssize_t nseg, const char *what)
+{
+    const int64_t *o = off->view.buf;
+    int64_t longest = 0;
+    if (off->view.len / 8 != nseg + 1 || o[0] != 0 || o[nseg] * ids->view.itemsize > ids->view.len) {
+        PyErr_Format(PyExc_ValueError, "invalid %s offsets", what);
+        return -1;
+    }
+    for (Py_ssize_t s = 0; s < nseg; s++) {
+        if (o[s + 1] < o[s]) {
+            PyErr_Format(PyExc_ValueError, "invalid %s offsets", what);
+            return -1;
+        }
+        if (o[s + 1] - o[s] > longest)
+            longest = o[s + 1] - o[s];
+    }
+    return longest;
 }
 
 static PyObject *match_counts(PyObject *self, PyObject *args)
 {
-    PyObject *hyp_o, *hoff_o, *refs_o, *roffs_o, *per_ref_o, *max_o;
+    PyObject *hyps_o, *hoffs_o, *refs_o, *roffs_o, *per_refs_o, *maxs_o;
     int max_order;
-    if (!PyArg_ParseTuple(args, "OOOOiOO", &hyp_o, &hoff_o, &refs_o, &roffs_o, &max_order,
-                          &per_ref_o, &max_o))
+    if (!PyArg_ParseTuple(args, "OOOOiOO", &hyps_o, &hoffs_o, &refs_o, &roffs_o, &max_order,
+                          &per_refs_o, &maxs_o))
         return NULL;
-    if (!PySequence_Check(refs_o) || !PySequence_Check(roffs_o)) {
-        PyErr_SetString(PyExc_TypeError, "refs and ref offsets must be sequences");
+    PyObject *seqs[6] = {hyps_o, hoffs_o, refs_o, roffs_o, per_refs_o, maxs_o};
+    for (int i = 0; i < 6; i++) {
+        if (!PySequence_Check(seqs[i])) {
+            PyErr_SetString(PyExc_TypeError, "streams, offsets and outputs must be sequences");
+            return NULL;
+        }
+    }
+    Streams st = {PySequence_Size(hyps_o), PySequence_Size(refs_o), 0, NULL, 0};
+    if (st.nsys < 1 || st.nrefs < 1 || max_order < 1 || PySequence_Size(hoffs_o) != st.nsys ||
+        PySequence_Size(per_refs_o) != st.nsys || PySequence_Size(maxs_o) != st.nsys ||
+        PySequence_Size(roffs_o) != st.nrefs) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError,
+                            "need >= 1 hypothesis stream with offsets and outputs, >= 1 reference "
+                            "stream with offsets, max_order >= 1");
         return NULL;
     }
-    Py_ssize_t nrefs = PySequence_Size(refs_o);
-    if (nrefs < 1 || PySequence_Size(roffs_o) != nrefs || max_order < 1) {
-        PyErr_SetString(PyExc_ValueError, "need >= 1 reference stream with offsets, max_order >= 1");
-        return NULL;
-    }
-    Py_ssize_t nbuf = 4 + 2 * nrefs;
-    Buf *bufs = calloc(nbuf, sizeof(Buf));
-    if (!bufs)
+    st.nbuf = 4 * st.nsys + 2 * st.nrefs;
+    st.bufs = calloc(st.nbuf, sizeof(Buf));
+    if (!st.bufs)
         return PyErr_NoMemory();
     PyObject *result = NULL;
-    int64_t *tab_a = NULL, *tab_b = NULL, *tab_rep = NULL, *tab_hc = NULL, *tab_rc = NULL;
-    int64_t *used = NULL, *hseg = NULL, *rseg = NULL, *hprev = NULL, *hnext = NULL, *rprev = NULL, *rnext = NULL;
-    if (get_buf(hyp_o, &bufs[0], 0, 1, "hyp") < 0 || get_buf(hoff_o, &bufs[1], 0, 0, "hyp offsets") < 0 ||
-        get_buf(per_ref_o, &bufs[2], 1, 0, "out_per_ref") < 0 || get_buf(max_o, &bufs[3], 1, 0, "out_max") < 0)
-        goto done;
-    for (Py_ssize_t j = 0; j < nrefs; j++) {
-        PyObject *r = PySequence_GetItem(refs_o, j);
-        PyObject *o = PySequence_GetItem(roffs_o, j);
-        int bad = (!r || !o || get_buf(r, &bufs[4 + 2 * j], 0, 1, "ref") < 0 ||
-                   get_buf(o, &bufs[5 + 2 * j], 0, 0, "ref offsets") < 0);
-        Py_XDECREF(r);
-        Py_XDECREF(o);
-        if (bad)
+    Slot *tab = NULL;
+    int64_t *slots_used = NULL, *rc = NULL;
+    int64_t *hc = NULL, *touched = NULL, *hseg = NULL, *rseg = NULL;
+    int64_t *hprev = NULL, *hnext = NULL, *rprev = NULL, *rnext = NULL;
+    for (Py_ssize_t i = 0; i < st.nsys; i++) {
+        if (seq_item_buf(hyps_o, i, HYP(&st, i), 0, 1, "hyp") < 0 ||
+            seq_item_buf(hoffs_o, i, &st.bufs[4 * i + 1], 0, 0, "hyp offsets") < 0 ||
+            seq_item_buf(per_refs_o, i, &st.bufs[4 * i + 2], 1, 0, "out_per_ref") < 0 ||
+            seq_item_buf(maxs_o, i, &st.bufs[4 * i + 3], 1, 0, "out_max") < 0)
             goto done;
     }
-    const int64_t *hoff = bufs[1].view.buf;
-    Py_ssize_t nseg = bufs[1].view.len / 8 - 1;
-    int64_t *out_ref = bufs[2].view.buf;
-    int64_t *out_max = bufs[3].view.buf;
-    if (nseg < 0 || bufs[2].view.len / 8 != nseg * nrefs * max_order ||
-        bufs[3].view.len / 8 != nseg * max_order) {
-        PyErr_SetString(PyExc_ValueError, "output arrays have the wrong size");
+    for (Py_ssize_t j = 0; j < st.nrefs; j++) {
+        if (seq_item_buf(refs_o, j, REF(&st, j), 0, 1, "ref") < 0 ||
+            seq_item_buf(roffs_o, j, &st.bufs[4 * st.nsys + 2 * j + 1], 0, 0, "ref offsets") < 0)
+            goto done;
+    }
+    st.nseg = st.bufs[1].view.len / 8 - 1;
+    if (st.nseg < 0) {
+        PyErr_SetString(PyExc_ValueError, "invalid hyp offsets");
         goto done;
     }
-    int64_t hlong = 0, rlong = 0;
-    for (Py_ssize_t s = 0; s < nseg; s++) {
-        if (hoff[s + 1] - hoff[s] > hlong)
-            hlong = hoff[s + 1] - hoff[s];
-        if (hoff[s + 1] < hoff[s] || hoff[0] != 0 || hoff[nseg] * bufs[0].view.itemsize > bufs[0].view.len) {
-            PyErr_SetString(PyExc_ValueError, "invalid hypothesis offsets");
+    int64_t hlong = 0, rsum = 0;
+    for (Py_ssize_t i = 0; i < st.nsys; i++) {
+        int64_t l = check_offsets(HYP(&st, i), &st.bufs[4 * i + 1], st.nseg, "hypothesis");
+        if (l < 0)
+            goto done;
+        hlong = l > hlong ? l : hlong;
+        if (st.bufs[4 * i + 2].view.len / 8 != st.nseg * st.nrefs * max_order ||
+            st.bufs[4 * i + 3].view.len / 8 != st.nseg * max_order) {
+            PyErr_SetString(PyExc_ValueError, "output arrays have the wrong size");
             goto done;
         }
     }
-    for (Py_ssize_t j = 0; j < nrefs; j++) {
-        const int64_t *roff = bufs[5 + 2 * j].view.buf;
-        if (bufs[5 + 2 * j].view.len / 8 != nseg + 1 || roff[0] != 0 ||
-            roff[nseg] * bufs[4 + 2 * j].view.itemsize > bufs[4 + 2 * j].view.len) {
-            PyErr_SetString(PyExc_ValueError, "invalid reference offsets");
+    int64_t rlong = 0;
+    for (Py_ssize_t j = 0; j < st.nrefs; j++) {
+        int64_t l = check_offsets(REF(&st, j), &st.bufs[4 * st.nsys + 2 * j + 1], st.nseg, "reference");
+        if (l < 0)
             goto done;
-        }
-        for (Py_ssize_t s = 0; s < nseg; s++) {
-            if (roff[s + 1] < roff[s]) {
-                PyErr_SetString(PyExc_ValueError, "invalid reference offsets");
-                goto done;
-            }
-            if (roff[s + 1] - roff[s] > rlong)
-                rlong = roff[s + 1] - roff[s];
-        }
+        rlong = l > rlong ? l : rlong;
     }
+    /* distinct reference n-grams of one segment: at most max_order * (sum of ref lengths) */
+    rsum = rlong * st.nrefs;
+    int64_t maxid = (int64_t)max_order * rsum + 1;
     int64_t cap = 16;
-    while (cap < 2 * hlong + 2)
+    while (cap < 2 * maxid)
         cap <<= 1;
-    tab_a = malloc(sizeof(int64_t) * cap);
-    tab_b = malloc(sizeof(int64_t) * cap);
-    tab_rep = malloc(sizeof(int64_t) * cap);
-    tab_hc = malloc(sizeof(int64_t) * cap);
-    tab_rc = calloc((size_t)cap * nrefs, sizeof(int64_t));
-    used = malloc(sizeof(int64_t) * cap);
+    if (maxid >= INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "a reference segment is too long (2**31 n-grams)");
+        goto done;
+    }
+    tab = malloc(sizeof(Slot) * cap);
+    slots_used = malloc(sizeof(int64_t) * maxid);
+    rc = malloc(sizeof(int64_t) * maxid * st.nrefs);
+    hc = calloc((size_t)maxid, sizeof(int64_t));
+    touched = malloc(sizeof(int64_t) * (hlong + 1));
     hseg = malloc(sizeof(int64_t) * (hlong + 1));
-    rseg = malloc(sizeof(int64_t) * (rlong + 1) * nrefs);
+    rseg = malloc(sizeof(int64_t) * (rlong + 1) * st.nrefs);
     hprev = malloc(sizeof(int64_t) * (hlong + 1));
     hnext = malloc(sizeof(int64_t) * (hlong + 1));
-    rprev = malloc(sizeof(int64_t) * (rlong + 1) * nrefs);
-    rnext = malloc(sizeof(int64_t) * (rlong + 1) * nrefs);
-    if (!tab_a || !tab_b || !tab_rep || !tab_hc || !tab_rc || !used || !hseg || !rseg || !hprev || !hnext ||
-        !rprev || !rnext) {
+    rprev = malloc(sizeof(int64_t) * (rlong + 1) * st.nrefs);
+    rnext = malloc(sizeof(int64_t) * (rlong + 1) * st.nrefs);
+    if (!tab || !slots_used || !rc || !hc || !touched || !hseg || !rseg ||
+        !hprev || !hnext || !rprev || !rnext) {
         PyErr_NoMemory();
         goto done;
     }
     for (int64_t e = 0; e < cap; e++)
-        tab_rep[e] = -1;
-    memset(out_ref, 0, sizeof(int64_t) * nseg * nrefs * max_order);
-    memset(out_max, 0, sizeof(int64_t) * nseg * max_order);
-    int64_t mask = cap - 1;
+        tab[e].id = -1;
+    for (Py_ssize_t i = 0; i < st.nsys; i++) {
+        memset(OUT_REF(&st, i), 0, sizeof(int64_t) * st.nseg * st.nrefs * max_order);
+        memset(OUT_MAX(&st, i), 0, sizeof(int64_t) * st.nseg * max_order);
+    }
+    const Py_ssize_t nrefs = st.nrefs, rstride = rlong + 1;
 
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t s = 0; s < nseg; s++) {
-        int64_t hl = hoff[s + 1] - hoff[s];
-        const int64_t *hyp = hseg;
-        load_ids(&bufs[0], hoff[s], hl, hseg);
-        /* order 1: every position extends the empty prefix (id -2) */
-        for (int64_t p = 0; p < hl; p++)
-            hprev[p] = -2;
+    for (Py_ssize_t s = 0; s < st.nseg; s++) {
+        /* 1. every reference n-gram of the segment gets an id; rc counts it per reference */
+        int64_t nids = 0, seg_refs = 0;
         for (Py_ssize_t j = 0; j < nrefs; j++) {
-            const int64_t *roff = bufs[5 + 2 * j].view.buf;
-            int64_t rl = roff[s + 1] - roff[s];
-            for (int64_t p = 0; p < rl; p++)
-                rprev[j * (rlong + 1) + p] = -2;
-            load_ids(&bufs[4 + 2 * j], roff[s], rl, rseg + j * (rlong + 1));
+            const int64_t *roff = ROFF(&st, j);
+            load_ids(REF(&st, j), roff[s], roff[s + 1] - roff[s], rseg + j * rstride);
+            seg_refs += roff[s + 1] - roff[s];
         }
-        for (int n = 1; n <= max_order && n <= hl; n++) {
-            int64_t nused = 0;
-            for (int64_t p = 0; p + n <= hl; p++) {
-                int64_t a = hprev[p], b = hyp[p + n - 1];
-                int64_t e = (int64_t)(pair_hash(a, b) & (uint64_t)mask);
-                while (tab_rep[e] >= 0 && (tab_a[e] != a || tab_b[e] != b))
-                    e = (e + 1) & mask;
-                if (tab_rep[e] < 0) {
-                    tab_rep[e] = p;
-                    tab_a[e] = a;
-                    tab_b[e] = b;
-                    tab_hc[e] = 1;
-                    used[nused++] = e;
-                } else {
-                    tab_hc[e]++;
-                }
-                hnext[p] = tab_rep[e];
-            }
+        /* the table is sized to this segment, so that a short segment's probes stay in cache */
+        uint64_t seg_cap = 16;
+        while (seg_cap < (uint64_t)(2 * max_order * seg_refs + 2))
+            seg_cap <<= 1;
+        const uint64_t mask = seg_cap - 1;
+        for (int n = 1; n <= max_order; n++) {
             for (Py_ssize_t j = 0; j < nrefs; j++) {
-                const int64_t *ref = rseg + j * (rlong + 1);
-                const int64_t *roff = bufs[5 + 2 * j].view.buf;
+                const int64_t *roff = ROFF(&st, j), *ref = rseg + j * rstride;
                 int64_t rl = roff[s + 1] - roff[s];
-                int64_t *rp = rprev + j * (rlong + 1), *rn = rnext + j * (rlong + 1);
+                int64_t *rp = rprev + j * rstride, *rn = rnext + j * rstride;
                 for (int64_t p = 0; p + n <= rl; p++) {
-                    int64_t a = rp[p];
-                    if (a == -1) {
-                        rn[p] = -1;
-                        continue;
-                    }
-                    int64_t b = ref[p + n - 1];
-                    int64_t e = (int64_t)(pair_hash(a, b) & (uint64_t)mask);
-                    while (tab_rep[e] >= 0 && (tab_a[e] != a || tab_b[e] != b))
+                    int64_t a = n == 1 ? -2 : rp[p], b = ref[p + n - 1];
+                    uint64_t e = pair_hash(a, b) & mask;
+                    while (tab[e].id >= 0 && (tab[e].a != a || tab[e].b != b))
                         e = (e + 1) & mask;
-                    if (tab_rep[e] >= 0) {
-                        tab_rc[e * nrefs + j]++;
-                        rn[p] = tab_rep[e];
-                    } else {
-                        rn[p] = -1;
+                    int64_t id = tab[e].id;
+                    if (id < 0) {
+                        id = nids++;
+                        tab[e].id = (int32_t)id;
+                        tab[e].a = (int32_t)a;
+                        tab[e].b = b;
+                        slots_used[id] = (int64_t)e;
+                        memset(rc + id * nrefs, 0, sizeof(int64_t) * nrefs);
                     }
+                    rc[id * nrefs + j]++;
+                    rn[p] = id;
                 }
             }
-            int64_t best = 0;
-            for (int64_t u = 0; u < nused; u++) {
-                int64_t e = used[u];
-                int64_t hc = tab_hc[e], mx = 0;
-                for (Py_ssize_t j = 0; j < nrefs; j++) {
-                    int64_t rc = tab_rc[e * nrefs + j];
-                    out_ref[(s * nrefs + j) * max_order + (n - 1)] += hc < rc ? hc : rc;
-                    if (rc > mx)
-                        mx = rc;
-                    tab_rc[e * nrefs + j] = 0;
-                }
-                best += hc < mx ? hc : mx;
-                tab_rep[e] = -1;
-            }
-            out_max[s * max_order + (n - 1)] = best;
-            int64_t *tmp = hprev;
-            hprev = hnext;
-            hnext = tmp;
-            tmp = rprev;
+            int64_t *tmp = rprev;
             rprev = rnext;
             rnext = tmp;
         }
+        /* 2. each system's hypothesis n-grams are looked up in that table */
+        for (Py_ssize_t i = 0; i < st.nsys; i++) {
+            const int64_t *hoff = HOFF(&st, i);
+            int64_t hl = hoff[s + 1] - hoff[s];
+            int64_t *out_ref = OUT_REF(&st, i), *out_max = OUT_MAX(&st, i);
+            load_ids(HYP(&st, i), hoff[s], hl, hseg);
+            for (int n = 1; n <= max_order && n <= hl; n++) {
+                int64_t ntouched = 0;
+                for (int64_t p = 0; p + n <= hl; p++) {
+                    int64_t a = n == 1 ? -2 : hprev[p], b = hseg[p + n - 1];
+                    int64_t id = -1;
+                    if (a != -1 && nids) {
+                        uint64_t e = pair_hash(a, b) & mask;
+                        while (tab[e].id >= 0 && (tab[e].a != a || tab[e].b != b))
+                            e = (e + 1) & mask;
+                        id = tab[e].id;
+                        if (id >= 0 && hc[id]++ == 0)
+                            touched[ntouched++] = id;
+                    }
+                    hnext[p] = id;
+                }
+                int64_t best = 0;
+                for (int64_t u = 0; u < ntouched; u++) {
+                    int64_t id = touched[u], c = hc[id], mx = 0;
+                    for (Py_ssize_t j = 0; j < nrefs; j++) {
+                        int64_t r = rc[id * nrefs + j];
+                        out_ref[(s * nrefs + j) * max_order + (n - 1)] += c < r ? c : r;
+                        if (r > mx)
+                            mx = r;
+                    }
+                    best += c < mx ? c : mx;
+                    hc[id] = 0;
+                }
+                out_max[s * max_order + (n - 1)] = best;
+                int64_t *tmp = hprev;
+                hprev = hnext;
+                hnext = tmp;
+            }
+        }
+        /* 3. empty the table for the next segment */
+        for (int64_t id = 0; id < nids; id++)
+            tab[slots_used[id]].id = -1;
     }
     Py_END_ALLOW_THREADS
 
     result = Py_None;
     Py_INCREF(result);
 done:
-    free(tab_a);
-    free(tab_b);
-    free(tab_rep);
-    free(tab_hc);
-    free(tab_rc);
-    free(used);
+    free(tab);
+    free(slots_used);
+    free(rc);
+    free(hc);
+    free(touched);
     free(hseg);
     free(rseg);
     free(hprev);
     free(hnext);
     free(rprev);
     free(rnext);
-    release(bufs, nbuf);
-    free(bufs);
+    release(st.bufs, st.nbuf);
+    free(st.bufs);
     return result;
 }
 
@@ -845,7 +913,8 @@ static PyMethodDef methods[] = {
      "pack_chars(texts, keep_whitespace) -> (code points bytes, offsets bytes): the code "
      "points (uint32) of every text, whitespace dropped unless kept, with int64 offsets."},
     {"match_counts", match_counts, METH_VARARGS,
-     "Clipped n-gram match counts per segment, reference and order."},
+     "match_counts(hyps, hyp_offs, refs, ref_offs, max_order, out_per_refs, out_maxs): "
+     "clipped n-gram match counts per system, segment, reference and order."},
     {NULL, NULL, 0, NULL},
 };
 

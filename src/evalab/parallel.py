@@ -65,8 +65,9 @@ def stats_table(
 ) -> dict[str, dict[str, np.ndarray]]:
     """``{metric: {system: stats rows}}`` for every metric and system.
 
-    With ``jobs == 1`` and several metrics, each metric that ``releases_gil`` is computed on
-    a thread of its own (every system, in order) while the main thread does the others;
+    With ``jobs == 1`` every metric scores all systems in one :meth:`Metric.stats_many`
+    call, and with several metrics each one that ``releases_gil`` runs on a thread of its
+    own while the main thread does the others;
     a metric object is only ever used by one thread. With ``jobs > 1`` every
     ``(metric, system)`` is sharded over processes instead. The rows are the same either
     way; if computations fail, the error of the first metric (in the given order) is raised.
@@ -79,8 +80,13 @@ def stats_table(
     def fill(name: str) -> None:
         try:
             metric = metrics[name]
-            for system, hyps in systems.items():
-                table[name][system] = parallel_stats(metric, hyps, references, jobs)
+            if jobs == 1:
+                # all systems in one call: BLEU and chrF share the reference-side work
+                rows = metric.stats_many(list(systems.values()), references)
+                table[name] = dict(zip(systems, rows, strict=True))
+            else:
+                for system, hyps in systems.items():
+                    table[name][system] = parallel_stats(metric, hyps, references, jobs)
         except BaseException as exc:  # re-raised in the calling thread
             errors[name] = exc
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from tests.conftest import read_lines, wmt_file, wmt_systems
 
 import evalab
 from evalab.errors import InputError, SettingsError
@@ -166,3 +167,39 @@ def test_str_subclasses_are_accepted_and_other_types_named():
         check_references(["a", 3], [["a", "b"]], metric="m")
     with pytest.raises(InputError, match=r"m: reference stream 1, segment 0 is NoneType"):
         check_references(["a"], [["a"], [None]], metric="m")
+
+
+# --- stats_many: several systems against the same references ------------------------------
+@pytest.mark.parametrize(
+    ("name", "settings"),
+    [
+        ("bleu", {}),
+        ("bleu", {"tokenize": "intl"}),  # the pure-Python tokenizer path
+        ("chrf", {}),
+        ("chrf++", {}),
+        ("chrf", {"whitespace": True}),
+        ("rougeLsum", {}),  # the base class's loop
+        ("exact_match", {}),
+    ],
+)
+def test_stats_many_equals_one_call_per_system(wmt22, name, settings, monkeypatch) -> None:
+    refs = [read_lines(wmt_file("ref", "cs-en", r))[:120] for r in ("B", "C")]
+    systems = [read_lines(wmt_file("hyp", "cs-en", s))[:120] for s in wmt_systems("cs-en")[:5]]
+    systems.append(list(refs[0]))  # a system equal to a reference
+    systems.append([""] * 120)  # and an empty one
+    metric = evalab.metric(name, **settings)
+    monkeypatch.setattr(type(metric), "STATS_BATCH", 3)  # batches of 3, 3 and 1 systems
+    many = metric.stats_many(systems, refs)
+    for hyps, rows in zip(systems, many, strict=True):
+        assert np.array_equal(rows, evalab.metric(name, **settings).stats(hyps, refs))
+
+
+def test_stats_many_checks_every_system_and_handles_empty_input() -> None:
+    bleu = evalab.metric("bleu")
+    assert bleu.stats_many([], [["a"]]) == []
+    empty = bleu.stats_many([[], []], [[]])
+    assert [e.shape for e in empty] == [(0, 10), (0, 10)]
+    with pytest.raises(InputError, match="2 hypotheses but reference streams of lengths"):
+        bleu.stats_many([["a"], ["a", "b"]], [["x"]])
+    with pytest.raises(InputError, match="hypothesis 0 is int"):
+        bleu.stats_many([["a"], [3]], [["x"]])

@@ -10,7 +10,14 @@ from hypothesis import strategies as st
 from evalab import _kernel
 from evalab.errors import SettingsError
 from evalab.metrics import _ngrams
-from evalab.metrics._ngrams import Packed, _match_counts_python, kernel_threads, match_counts, pack_chars
+from evalab.metrics._ngrams import (
+    Packed,
+    _match_counts_python,
+    kernel_threads,
+    match_counts,
+    match_counts_many,
+    pack_chars,
+)
 
 # characters str.split() treats as whitespace, ASCII and not
 SPACES = [" ", "\t", "\n", "\x0b", "\x0c", "\r", "\x1c", "\x1d", "\x1e", "\x1f", "\x85", "\xa0", "\u2028", "\u3000"]
@@ -67,9 +74,15 @@ def test_kernel_rejects_wrong_item_sizes() -> None:
     ids, off = np.zeros(3, dtype=np.int64), np.array([0, 3], dtype=np.int64)
     per_ref, best = np.zeros((1, 1, 2), dtype=np.int64), np.zeros((1, 2), dtype=np.int64)
     with pytest.raises(TypeError, match="4- or 8-byte"):
-        k.match_counts(ids.astype(np.int16), off, [ids], [off], 2, per_ref, best)
+        k.match_counts([ids.astype(np.int16)], [off], [ids], [off], 2, [per_ref], [best])
     with pytest.raises(TypeError, match="hyp offsets must hold 8-byte"):
-        k.match_counts(ids, off.astype(np.int32), [ids], [off], 2, per_ref, best)
+        k.match_counts([ids], [off.astype(np.int32)], [ids], [off], 2, [per_ref], [best])
+    with pytest.raises(ValueError, match="wrong size"):
+        k.match_counts([ids], [off], [ids], [off], 3, [per_ref], [best])
+    with pytest.raises(ValueError, match="need >= 1 hypothesis stream"):
+        k.match_counts([], [], [ids], [off], 2, [], [])
+    with pytest.raises(ValueError, match="invalid reference offsets"):
+        k.match_counts([ids], [off], [ids], [np.array([0, 4], dtype=np.int64)], 2, [per_ref], [best])
 
 
 @pytest.mark.parametrize("threads", ["1", "2", "3", "7"])
@@ -105,3 +118,30 @@ def test_kernel_threads_setting(monkeypatch) -> None:
         monkeypatch.setenv("EVALAB_NUM_THREADS", bad)
         with pytest.raises(SettingsError, match="EVALAB_NUM_THREADS must be a positive integer"):
             kernel_threads()
+
+
+@pytest.mark.parametrize("threads", ["1", "3"])
+def test_many_systems_at_once_equal_one_at_a_time(threads, monkeypatch) -> None:
+    """The reference side is shared by all systems of a call: no system may see another's
+    counts, whatever the number of systems, references, orders and threads."""
+    kernel_or_skip()
+    monkeypatch.setattr(_ngrams, "PARALLEL_MIN_ITEMS", 100)
+    monkeypatch.setenv("EVALAB_NUM_THREADS", threads)
+    rng = np.random.default_rng(5)
+    for nsys, nrefs, order in [(1, 1, 4), (5, 1, 6), (4, 3, 2), (7, 2, 9)]:
+        streams = [_random_streams(rng, 120, nrefs) for _ in range(nsys)]
+        refs = streams[0][1]
+        hyps = [h for h, _ in streams]
+        got = match_counts_many(hyps, refs, order)
+        for h, (per_ref, best) in zip(hyps, got, strict=True):
+            expected = _match_counts_python(h, refs, order)
+            assert np.array_equal(per_ref, expected[0]) and np.array_equal(best, expected[1])
+
+
+def test_many_systems_must_be_aligned() -> None:
+    rng = np.random.default_rng(1)
+    a, refs = _random_streams(rng, 10, 1)
+    b, _ = _random_streams(rng, 11, 1)
+    with pytest.raises(ValueError, match="segments"):
+        match_counts_many([a, b], refs, 2)
+    assert match_counts_many([], refs, 2) == []

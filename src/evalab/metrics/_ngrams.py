@@ -28,7 +28,7 @@ from evalab.errors import SettingsError
 #: threads and splitting would cost more than they save
 PARALLEL_MIN_ITEMS = 100_000
 
-__all__ = ["Packed", "kernel_threads", "match_counts", "offsets_of", "pack_chars", "pack_ids", "pack_new_vocab"]
+__all__ = ["Packed", "kernel_threads", "match_counts", "match_counts_many", "offsets_of", "pack_chars", "pack_ids", "pack_new_vocab"]
 
 
 @dataclass(frozen=True)
@@ -101,39 +101,57 @@ def match_counts(hyp: Packed, refs: Sequence[Packed], max_order: int) -> tuple[n
     >>> best.tolist()
     [[2, 1]]
     """
-    nseg = len(hyp.offsets) - 1
+    return match_counts_many([hyp], refs, max_order)[0]
+
+
+def match_counts_many(
+    hyps: Sequence[Packed], refs: Sequence[Packed], max_order: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`match_counts` of several systems' hypotheses against the same references.
+
+    The compiled kernel counts each segment's reference n-grams once for all systems, and
+    splits the segments over ``kernel_threads()`` threads (it releases the GIL).
+    """
+    if not hyps:
+        return []
+    nseg = len(hyps[0].offsets) - 1
+    for h in hyps:
+        if len(h.offsets) - 1 != nseg:
+            raise ValueError(f"hypothesis streams have {len(h.offsets) - 1} and {nseg} segments")
     for r in refs:
         if len(r.offsets) - 1 != nseg:
             raise ValueError(f"reference stream has {len(r.offsets) - 1} segments, hypotheses {nseg}")
     kernel = _kernel.kernel
     if kernel is None:
-        return _match_counts_python(hyp, refs, max_order)
-    per_ref = np.zeros((nseg, len(refs), max_order), dtype=np.int64)
-    best = np.zeros((nseg, max_order), dtype=np.int64)
-    h_ids = _kernel_ids(hyp.ids)
-    h_off = np.ascontiguousarray(hyp.offsets, dtype=np.int64)
+        return [_match_counts_python(h, refs, max_order) for h in hyps]
+    out = [
+        (np.zeros((nseg, len(refs), max_order), dtype=np.int64), np.zeros((nseg, max_order), dtype=np.int64))
+        for _ in hyps
+    ]
+    h_ids = [_kernel_ids(h.ids) for h in hyps]
+    h_offs = [np.ascontiguousarray(h.offsets, dtype=np.int64) for h in hyps]
     r_ids = [_kernel_ids(r.ids) for r in refs]
     r_offs = [np.ascontiguousarray(r.offsets, dtype=np.int64) for r in refs]
-    sizes = h_off + sum(r_offs)  # items before each segment boundary, all streams
+    sizes = sum(h_offs) + sum(r_offs)  # items before each segment boundary, all streams
     parts = min(kernel_threads(), int(sizes[-1]) // PARALLEL_MIN_ITEMS)
-    if parts <= 1:
-        kernel.match_counts(h_ids, h_off, r_ids, r_offs, int(max_order), per_ref, best)
-        return per_ref, best
 
     def run(a: int, b: int) -> None:
         # segments [a, b): rebased offsets, views of the ids; outputs are row slices
         kernel.match_counts(
-            h_ids[h_off[a] : h_off[b]],
-            h_off[a : b + 1] - h_off[a],
+            [ids[off[a] : off[b]] for ids, off in zip(h_ids, h_offs, strict=True)],
+            [off[a : b + 1] - off[a] for off in h_offs],
             [ids[off[a] : off[b]] for ids, off in zip(r_ids, r_offs, strict=True)],
             [off[a : b + 1] - off[a] for off in r_offs],
             int(max_order),
-            per_ref[a:b],
-            best[a:b],
+            [per_ref[a:b] for per_ref, _ in out],
+            [best[a:b] for _, best in out],
         )
 
-    # the kernel releases the GIL while matching, so segment ranges of equal work run on
-    # threads in parallel; every segment is counted on its own, so the split changes nothing
+    if parts <= 1:
+        run(0, nseg)
+        return out
+    # segment ranges of equal work run on threads in parallel; every segment is counted
+    # on its own, so the split changes nothing
     cuts = np.searchsorted(sizes, np.linspace(0, sizes[-1], parts + 1)[1:-1])
     bounds = [int(c) for c in (0, *cuts, nseg)]
     ranges = [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
@@ -153,7 +171,7 @@ def match_counts(hyp: Packed, refs: Sequence[Packed], max_order: int) -> tuple[n
         t.join()
     if errors:
         raise errors[0]
-    return per_ref, best
+    return out
 
 
 def kernel_threads() -> int:

@@ -293,6 +293,35 @@ class Metric(ABC):
             return np.zeros((0, len(self.stat_names)), dtype=np.float64)
         return np.asarray(self._segment_stats(hyps, refs), dtype=np.float64)
 
+    #: systems whose statistics :meth:`stats_many` computes in one batch (bounds memory)
+    STATS_BATCH: ClassVar[int] = 16
+
+    def stats_many(
+        self, systems: Sequence[Sequence[str]], references: Sequence[Sequence[str]]
+    ) -> list[np.ndarray]:
+        """:meth:`stats` of several systems' outputs against the same references.
+
+        The rows are exactly those of one :meth:`stats` call per system; metrics that can
+        share reference-side work between systems (BLEU and chrF count each reference
+        segment's n-grams once) do so in :meth:`_segment_stats_many`.
+        """
+        checked = [check_references(hyps, references, metric=self.name) for hyps in systems]
+        if not checked:
+            return []
+        refs = checked[0][1]
+        self._nrefs = len(refs)
+        if not refs[0]:
+            return [np.zeros((0, len(self.stat_names)), dtype=np.float64) for _ in checked]
+        out: list[np.ndarray] = []
+        for start in range(0, len(checked), self.STATS_BATCH):
+            batch = [hyps for hyps, _ in checked[start : start + self.STATS_BATCH]]
+            out += [np.asarray(rows, dtype=np.float64) for rows in self._segment_stats_many(batch, refs)]
+        return out
+
+    def _segment_stats_many(self, systems: list[list[str]], references: list[list[str]]) -> list[np.ndarray]:
+        """Rows of every system (validated, non-empty); by default one system at a time."""
+        return [self._segment_stats(hyps, references) for hyps in systems]
+
     def aggregate(self, stats: np.ndarray, nrefs: int | None = None) -> Score:
         """Corpus :class:`Score` from per-segment stats rows (summed)."""
         stats = np.asarray(stats, dtype=np.float64)

@@ -36,7 +36,7 @@ import numpy as np
 
 from evalab import _kernel
 from evalab.errors import InputError, SettingsError
-from evalab.metrics._ngrams import Packed, match_counts, offsets_of
+from evalab.metrics._ngrams import Packed, match_counts_many, offsets_of
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
 
 __all__ = ["BLEU", "BLEUSettings", "bleu_from_sums"]
@@ -294,14 +294,21 @@ class BLEU(Metric):
         return table
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
+        return self._segment_stats_many([hypotheses], references)[0]
+
+    def _segment_stats_many(self, systems: list[list[str]], references: list[list[str]]) -> list[np.ndarray]:
         n = self.settings.max_ngram_order
         self._bound_caches()
         table = self._reference_table(references)
-        hyp = self._encode(hypotheses, add=False)
-        _, matches = match_counts(hyp, table.streams, n)
-        hyp_len = hyp.lengths
-        totals = np.maximum(hyp_len[:, None] - np.arange(n)[None, :], 0)
-        return np.column_stack([hyp_len, closest_ref_len(hyp_len, table.lengths), matches, totals]).astype(np.float64)
+        hyps = [self._encode(hypotheses, add=False) for hypotheses in systems]
+        rows = []
+        for hyp, (_, matches) in zip(hyps, match_counts_many(hyps, table.streams, n), strict=True):
+            hyp_len = hyp.lengths
+            totals = np.maximum(hyp_len[:, None] - np.arange(n)[None, :], 0)
+            rows.append(
+                np.column_stack([hyp_len, closest_ref_len(hyp_len, table.lengths), matches, totals]).astype(np.float64)
+            )
+        return rows
 
     # -- scores ----------------------------------------------------------------------------
     def _eff(self, sentence: bool) -> bool:

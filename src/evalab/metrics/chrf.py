@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from evalab.errors import InputError, SettingsError
-from evalab.metrics._ngrams import Packed, match_counts, pack_chars, pack_ids, pack_new_vocab
+from evalab.metrics._ngrams import Packed, match_counts_many, pack_chars, pack_ids, pack_new_vocab
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
 
 __all__ = ["CHRF", "CHRFPlusPlus", "CHRFSettings", "chrf_from_sums"]
@@ -192,17 +192,28 @@ class CHRF(Metric):
 
     # -- statistics ---------------------------------------------------------------------------
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
+        return self._segment_stats_many([hypotheses], references)[0]
+
+    def _segment_stats_many(self, systems: list[list[str]], references: list[list[str]]) -> list[np.ndarray]:
         s = self.settings
         table = self._reference_table(references)
-        hyps = [self._prep(h) for h in hypotheses]
-        parts = []  # per kind: (per_ref matches [nseg, nrefs, k], hyp packed, ref packed list)
+        prepped = [[self._prep(h) for h in hypotheses] for hypotheses in systems]
+        # per system and kind: (per_ref matches [nseg, nrefs, k], hyp packed, ref packed list, k)
+        parts: list[list[tuple[np.ndarray, Packed, list[Packed], int]]] = [[] for _ in systems]
         if s.char_order:
-            hyp_chars = self._chars(hyps)
-            parts.append((match_counts(hyp_chars, table.chars, s.char_order)[0], hyp_chars, table.chars, s.char_order))
+            chars = [self._chars(hyps) for hyps in prepped]
+            for part, h, (per_ref, _) in zip(parts, chars, match_counts_many(chars, table.chars, s.char_order), strict=True):
+                part.append((per_ref, h, table.chars, s.char_order))
         if s.word_order:
-            hyp_words = pack_ids([chrf_words(h) for h in hyps], table.vocab)
-            parts.append((match_counts(hyp_words, table.words, s.word_order)[0], hyp_words, table.words, s.word_order))
-        nseg, nrefs = len(hyps), len(references)
+            words = [pack_ids([chrf_words(x) for x in hyps], table.vocab) for hyps in prepped]
+            for part, h, (per_ref, _) in zip(parts, words, match_counts_many(words, table.words, s.word_order), strict=True):
+                part.append((per_ref, h, table.words, s.word_order))
+        return [self._rows(part, len(references)) for part in parts]
+
+    def _rows(self, parts: list[tuple[np.ndarray, Packed, list[Packed], int]], nrefs: int) -> np.ndarray:
+        """Stats rows of one system from its matches per kind (characters, words)."""
+        s = self.settings
+        nseg = len(parts[0][1].offsets) - 1
         stats = np.zeros((nrefs, nseg, 3 * self.order), dtype=np.float64)
         col = 0
         for matches, hyp, refs, k in parts:
