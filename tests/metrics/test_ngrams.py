@@ -73,16 +73,27 @@ def test_kernel_rejects_wrong_item_sizes() -> None:
     k = kernel_or_skip()
     ids, off = np.zeros(3, dtype=np.int64), np.array([0, 3], dtype=np.int64)
     per_ref, best = np.zeros((1, 1, 2), dtype=np.int64), np.zeros((1, 2), dtype=np.int64)
+    bad_off = np.array([0, 4], dtype=np.int64)
+    # one system
     with pytest.raises(TypeError, match="4- or 8-byte"):
-        k.match_counts([ids.astype(np.int16)], [off], [ids], [off], 2, [per_ref], [best])
+        k.match_counts(ids.astype(np.int16), off, [ids], [off], 2, per_ref, best)
     with pytest.raises(TypeError, match="hyp offsets must hold 8-byte"):
-        k.match_counts([ids], [off.astype(np.int32)], [ids], [off], 2, [per_ref], [best])
+        k.match_counts(ids, off.astype(np.int32), [ids], [off], 2, per_ref, best)
     with pytest.raises(ValueError, match="wrong size"):
-        k.match_counts([ids], [off], [ids], [off], 3, [per_ref], [best])
-    with pytest.raises(ValueError, match="need >= 1 hypothesis stream"):
-        k.match_counts([], [], [ids], [off], 2, [], [])
+        k.match_counts(ids, off, [ids], [off], 3, per_ref, best)
     with pytest.raises(ValueError, match="invalid reference offsets"):
-        k.match_counts([ids], [off], [ids], [np.array([0, 4], dtype=np.int64)], 2, [per_ref], [best])
+        k.match_counts(ids, off, [ids], [bad_off], 2, per_ref, best)
+    # several systems, shared reference side
+    with pytest.raises(TypeError, match="4- or 8-byte"):
+        k.match_counts_shared([ids.astype(np.int16)], [off], [ids], [off], 2, [per_ref], [best])
+    with pytest.raises(TypeError, match="hyp offsets must hold 8-byte"):
+        k.match_counts_shared([ids], [off.astype(np.int32)], [ids], [off], 2, [per_ref], [best])
+    with pytest.raises(ValueError, match="wrong size"):
+        k.match_counts_shared([ids], [off], [ids], [off], 3, [per_ref], [best])
+    with pytest.raises(ValueError, match="need >= 1 hypothesis stream"):
+        k.match_counts_shared([], [], [ids], [off], 2, [], [])
+    with pytest.raises(ValueError, match="invalid reference offsets"):
+        k.match_counts_shared([ids], [off], [ids], [bad_off], 2, [per_ref], [best])
 
 
 @pytest.mark.parametrize("threads", ["1", "2", "3", "7"])
@@ -120,15 +131,18 @@ def test_kernel_threads_setting(monkeypatch) -> None:
             kernel_threads()
 
 
+@pytest.mark.parametrize("shared_from", [1, 3, 99])
 @pytest.mark.parametrize("threads", ["1", "3"])
-def test_many_systems_at_once_equal_one_at_a_time(threads, monkeypatch) -> None:
-    """The reference side is shared by all systems of a call: no system may see another's
-    counts, whatever the number of systems, references, orders and threads."""
+def test_many_systems_at_once_equal_one_at_a_time(threads, shared_from, monkeypatch) -> None:
+    """With the shared reference side no system may see another's counts, and both kernel
+    paths give the fallback's numbers, whatever the number of systems, references, orders
+    and threads."""
     kernel_or_skip()
     monkeypatch.setattr(_ngrams, "PARALLEL_MIN_ITEMS", 100)
+    monkeypatch.setattr(_ngrams, "SHARED_MIN_SYSTEMS", shared_from)
     monkeypatch.setenv("EVALAB_NUM_THREADS", threads)
     rng = np.random.default_rng(5)
-    for nsys, nrefs, order in [(1, 1, 4), (5, 1, 6), (4, 3, 2), (7, 2, 9)]:
+    for nsys, nrefs, order in [(1, 1, 4), (2, 2, 3), (5, 1, 6), (4, 3, 2), (7, 2, 9)]:
         streams = [_random_streams(rng, 120, nrefs) for _ in range(nsys)]
         refs = streams[0][1]
         hyps = [h for h, _ in streams]
