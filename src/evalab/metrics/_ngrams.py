@@ -1,12 +1,14 @@
 """Clipped n-gram match counts shared by BLEU and chrF.
 
-Sequences (word or character ids) are packed into one int64 array per stream with segment
-offsets. :func:`match_counts` returns, for every segment, reference stream and order
-``n``, the clipped matches ``sum_g min(count_hyp(g), count_ref(g))`` and the same clipped
-by the maximum count over references (BLEU's multi-reference rule, Papineni et al. 2002,
-section 2.1.1). The compiled kernel (``evalab._mtkernel``) does this in one pass with a
-hash table per segment; :func:`_match_counts_python` is the reference implementation with
-``collections.Counter`` and gives identical numbers.
+Sequences (word ids, int64; character code points, uint32) are packed into one array per
+stream with segment offsets. :func:`match_counts` returns, for every segment, reference
+stream and order ``n``, the clipped matches ``sum_g min(count_hyp(g), count_ref(g))`` and
+the same clipped by the maximum count over references (BLEU's multi-reference rule,
+Papineni et al. 2002, section 2.1.1); :func:`match_counts_many` does it for several
+systems against the same references. The compiled kernel (``evalab._mtkernel``) does this
+in one pass with a hash table per segment, on several threads;
+:func:`_match_counts_python` is the reference implementation with ``collections.Counter``
+and gives identical numbers.
 """
 
 from __future__ import annotations
@@ -32,7 +34,16 @@ SHARED_MIN_SYSTEMS = 3
 #: threads and splitting would cost more than they save
 PARALLEL_MIN_ITEMS = 100_000
 
-__all__ = ["Packed", "kernel_threads", "match_counts", "match_counts_many", "offsets_of", "pack_chars", "pack_ids", "pack_new_vocab"]
+__all__ = [
+    "Packed",
+    "kernel_threads",
+    "match_counts",
+    "match_counts_many",
+    "offsets_of",
+    "pack_chars",
+    "pack_ids",
+    "pack_new_vocab",
+]
 
 
 @dataclass(frozen=True)
