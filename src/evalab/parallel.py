@@ -67,8 +67,8 @@ def stats_table(
 
     With ``jobs == 1`` every metric scores all systems in one :meth:`Metric.stats_many`
     call, and with several metrics each one that ``releases_gil`` runs on a thread of its
-    own while the main thread does the others;
-    a metric object is only ever used by one thread. With ``jobs > 1`` every
+    own while the main thread does the others (a metric object is only ever used by one
+    thread). With ``jobs > 1`` every
     ``(metric, system)`` is sharded over processes instead. The rows are the same either
     way; if computations fail, the error of the first metric (in the given order) is raised.
     """
@@ -87,7 +87,7 @@ def stats_table(
             else:
                 for system, hyps in systems.items():
                     table[name][system] = parallel_stats(metric, hyps, references, jobs)
-        except BaseException as exc:  # re-raised in the calling thread
+        except Exception as exc:  # re-raised in the calling thread, in metric order
             errors[name] = exc
 
     threaded = [n for n, m in metrics.items() if m.releases_gil] if jobs == 1 and len(metrics) > 1 else []

@@ -182,7 +182,7 @@ def match_counts_many(
     def guarded(a: int, b: int) -> None:
         try:
             run(a, b)
-        except BaseException as exc:  # re-raised in the calling thread
+        except Exception as exc:  # re-raised in the calling thread
             errors.append(exc)
 
     threads = [threading.Thread(target=guarded, args=r, daemon=True) for r in ranges[1:]]
