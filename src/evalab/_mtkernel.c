@@ -22,18 +22,18 @@
  *     The code points of every text as uint32 (whitespace, as str.split() sees it,
  *     dropped unless kept), with the nseg + 1 offsets as int64.
  *
- * match_counts(hyp, hyp_off, refs, ref_offs, max_order, out_per_ref, out_max)
- *     Token ids (int32, uint32 or int64) of the hypotheses and of each reference stream,
- *     with segment offsets (int64, nseg + 1). For every segment s and order n:
- *       out_per_ref[s, j, n-1] = sum over hyp n-grams g of min(c_hyp(g), c_ref_j(g))
- *       out_max[s, n-1]        = sum over hyp n-grams g of min(c_hyp(g), max_j c_ref_j(g))
+ * match_counts(hyps, hyp_offs, refs, ref_offs, max_order, out_per_refs, out_maxs)
+ *     Token ids (int32, uint32 or int64) of the hypotheses of every system and of each
+ *     reference stream, with segment offsets (int64, nseg + 1). For every system i,
+ *     segment s and order n (1..max_order):
+ *       out_per_refs[i][s, j, n-1] = sum over hyp n-grams g of min(c_hyp(g), c_ref_j(g))
+ *       out_maxs[i][s, n-1]        = sum over hyp n-grams g of min(c_hyp(g), max_j c_ref_j(g))
  *     (chrF picks the best reference per segment; BLEU clips by the maximum count in any
  *     single reference.) n-grams are compared exactly; the hash only chooses the slot.
  *
  * match_counts_shared(hyps, hyp_offs, refs, ref_offs, max_order, out_per_refs, out_maxs)
- *     The same for several systems (lists of hypothesis streams, offsets and outputs):
- *     each segment's reference n-grams are counted once and every system's hypotheses
- *     looked up in them; faster from about three systems on.
+ *     The same numbers, with each segment's reference n-grams counted once and every
+ *     system's hypotheses looked up in them: faster from about three systems on.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -696,83 +696,106 @@ static int64_t check_offsets(const Buf *ids, const Buf *off, Py_ssize_t nseg, co
     return longest;
 }
 
-/*
- * One system: the table holds the hypothesis n-grams of the segment (the id of an n-gram
- * is the position of its first occurrence in the hypothesis), and each reference's
- * n-grams are looked up there; a reference prefix the hypothesis lacks (id -1) ends the
- * chain. Cheaper than the shared table below when there are only one or two systems:
- * the reference side is not built in full.
- */
-static PyObject *match_counts_one(PyObject *self, PyObject *args)
+/* Parses (hyps, hyp_offs, refs, ref_offs, max_order, out_per_refs, out_maxs), takes every
+ * buffer, checks the offsets and output sizes and zeroes the outputs. Returns -1 with an
+ * exception set on bad arguments; close_streams releases what was taken either way. */
+static int open_streams(PyObject *args, Streams *st, int *max_order, int64_t *hlong, int64_t *rlong)
 {
-    PyObject *hyp_o, *hoff_o, *refs_o, *roffs_o, *per_ref_o, *max_o;
+    PyObject *hyps_o, *hoffs_o, *refs_o, *roffs_o, *per_refs_o, *maxs_o;
+    if (!PyArg_ParseTuple(args, "OOOOiOO", &hyps_o, &hoffs_o, &refs_o, &roffs_o, max_order,
+                          &per_refs_o, &maxs_o))
+        return -1;
+    PyObject *seqs[6] = {hyps_o, hoffs_o, refs_o, roffs_o, per_refs_o, maxs_o};
+    for (int i = 0; i < 6; i++) {
+        if (!PySequence_Check(seqs[i])) {
+            PyErr_SetString(PyExc_TypeError, "streams, offsets and outputs must be sequences");
+            return -1;
+        }
+    }
+    st->nsys = PySequence_Size(hyps_o);
+    st->nrefs = PySequence_Size(refs_o);
+    if (st->nsys < 1 || st->nrefs < 1 || *max_order < 1 || PySequence_Size(hoffs_o) != st->nsys ||
+        PySequence_Size(per_refs_o) != st->nsys || PySequence_Size(maxs_o) != st->nsys ||
+        PySequence_Size(roffs_o) != st->nrefs) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError,
+                            "need >= 1 hypothesis stream with offsets and outputs, >= 1 reference "
+                            "stream with offsets, max_order >= 1");
+        return -1;
+    }
+    st->nbuf = 4 * st->nsys + 2 * st->nrefs;
+    st->bufs = calloc(st->nbuf, sizeof(Buf));
+    if (!st->bufs) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < st->nsys; i++) {
+        if (seq_item_buf(hyps_o, i, HYP(st, i), 0, 1, "hyp") < 0 ||
+            seq_item_buf(hoffs_o, i, &st->bufs[4 * i + 1], 0, 0, "hyp offsets") < 0 ||
+            seq_item_buf(per_refs_o, i, &st->bufs[4 * i + 2], 1, 0, "out_per_ref") < 0 ||
+            seq_item_buf(maxs_o, i, &st->bufs[4 * i + 3], 1, 0, "out_max") < 0)
+            return -1;
+    }
+    for (Py_ssize_t j = 0; j < st->nrefs; j++) {
+        if (seq_item_buf(refs_o, j, REF(st, j), 0, 1, "ref") < 0 ||
+            seq_item_buf(roffs_o, j, &st->bufs[4 * st->nsys + 2 * j + 1], 0, 0, "ref offsets") < 0)
+            return -1;
+    }
+    st->nseg = st->bufs[1].view.len / 8 - 1;
+    if (st->nseg < 0) {
+        PyErr_SetString(PyExc_ValueError, "invalid hypothesis offsets");
+        return -1;
+    }
+    *hlong = *rlong = 0;
+    for (Py_ssize_t i = 0; i < st->nsys; i++) {
+        int64_t l = check_offsets(HYP(st, i), &st->bufs[4 * i + 1], st->nseg, "hypothesis");
+        if (l < 0)
+            return -1;
+        *hlong = l > *hlong ? l : *hlong;
+        if (st->bufs[4 * i + 2].view.len / 8 != st->nseg * st->nrefs * *max_order ||
+            st->bufs[4 * i + 3].view.len / 8 != st->nseg * *max_order) {
+            PyErr_SetString(PyExc_ValueError, "output arrays have the wrong size");
+            return -1;
+        }
+    }
+    for (Py_ssize_t j = 0; j < st->nrefs; j++) {
+        int64_t l = check_offsets(REF(st, j), &st->bufs[4 * st->nsys + 2 * j + 1], st->nseg, "reference");
+        if (l < 0)
+            return -1;
+        *rlong = l > *rlong ? l : *rlong;
+    }
+    for (Py_ssize_t i = 0; i < st->nsys; i++) {
+        memset(OUT_REF(st, i), 0, sizeof(int64_t) * st->nseg * st->nrefs * *max_order);
+        memset(OUT_MAX(st, i), 0, sizeof(int64_t) * st->nseg * *max_order);
+    }
+    return 0;
+}
+
+static void close_streams(Streams *st)
+{
+    if (st->bufs)
+        release(st->bufs, st->nbuf);
+    free(st->bufs);
+}
+
+/*
+ * System by system: the table holds the hypothesis n-grams of the segment (the id of an
+ * n-gram is the position of its first occurrence in the hypothesis), and each reference's
+ * n-grams are looked up there; a reference prefix the hypothesis lacks (id -1) ends the
+ * chain. Cheaper than the shared table below for one or two systems: the reference side
+ * is never built in full.
+ */
+static PyObject *match_counts_per_system(PyObject *self, PyObject *args)
+{
+    Streams st = {0, 0, 0, NULL, 0};
     int max_order;
-    if (!PyArg_ParseTuple(args, "OOOOiOO", &hyp_o, &hoff_o, &refs_o, &roffs_o, &max_order,
-                          &per_ref_o, &max_o))
-        return NULL;
-    if (!PySequence_Check(refs_o) || !PySequence_Check(roffs_o)) {
-        PyErr_SetString(PyExc_TypeError, "refs and ref offsets must be sequences");
-        return NULL;
-    }
-    Py_ssize_t nrefs = PySequence_Size(refs_o);
-    if (nrefs < 1 || PySequence_Size(roffs_o) != nrefs || max_order < 1) {
-        PyErr_SetString(PyExc_ValueError, "need >= 1 reference stream with offsets, max_order >= 1");
-        return NULL;
-    }
-    Py_ssize_t nbuf = 4 + 2 * nrefs;
-    Buf *bufs = calloc(nbuf, sizeof(Buf));
-    if (!bufs)
-        return PyErr_NoMemory();
+    int64_t hlong, rlong;
     PyObject *result = NULL;
     int64_t *tab_a = NULL, *tab_b = NULL, *tab_rep = NULL, *tab_hc = NULL, *tab_rc = NULL;
     int64_t *used = NULL, *hseg = NULL, *rseg = NULL, *hprev = NULL, *hnext = NULL, *rprev = NULL, *rnext = NULL;
-    if (get_buf(hyp_o, &bufs[0], 0, 1, "hyp") < 0 || get_buf(hoff_o, &bufs[1], 0, 0, "hyp offsets") < 0 ||
-        get_buf(per_ref_o, &bufs[2], 1, 0, "out_per_ref") < 0 || get_buf(max_o, &bufs[3], 1, 0, "out_max") < 0)
+    if (open_streams(args, &st, &max_order, &hlong, &rlong) < 0)
         goto done;
-    for (Py_ssize_t j = 0; j < nrefs; j++) {
-        PyObject *r = PySequence_GetItem(refs_o, j);
-        PyObject *o = PySequence_GetItem(roffs_o, j);
-        int bad = (!r || !o || get_buf(r, &bufs[4 + 2 * j], 0, 1, "ref") < 0 ||
-                   get_buf(o, &bufs[5 + 2 * j], 0, 0, "ref offsets") < 0);
-        Py_XDECREF(r);
-        Py_XDECREF(o);
-        if (bad)
-            goto done;
-    }
-    const int64_t *hoff = bufs[1].view.buf;
-    Py_ssize_t nseg = bufs[1].view.len / 8 - 1;
-    int64_t *out_ref = bufs[2].view.buf;
-    int64_t *out_max = bufs[3].view.buf;
-    if (nseg < 0 || bufs[2].view.len / 8 != nseg * nrefs * max_order ||
-        bufs[3].view.len / 8 != nseg * max_order) {
-        PyErr_SetString(PyExc_ValueError, "output arrays have the wrong size");
-        goto done;
-    }
-    int64_t hlong = 0, rlong = 0;
-    for (Py_ssize_t s = 0; s < nseg; s++) {
-        if (hoff[s + 1] - hoff[s] > hlong)
-            hlong = hoff[s + 1] - hoff[s];
-        if (hoff[s + 1] < hoff[s] || hoff[0] != 0 || hoff[nseg] * bufs[0].view.itemsize > bufs[0].view.len) {
-            PyErr_SetString(PyExc_ValueError, "invalid hypothesis offsets");
-            goto done;
-        }
-    }
-    for (Py_ssize_t j = 0; j < nrefs; j++) {
-        const int64_t *roff = bufs[5 + 2 * j].view.buf;
-        if (bufs[5 + 2 * j].view.len / 8 != nseg + 1 || roff[0] != 0 ||
-            roff[nseg] * bufs[4 + 2 * j].view.itemsize > bufs[4 + 2 * j].view.len) {
-            PyErr_SetString(PyExc_ValueError, "invalid reference offsets");
-            goto done;
-        }
-        for (Py_ssize_t s = 0; s < nseg; s++) {
-            if (roff[s + 1] < roff[s]) {
-                PyErr_SetString(PyExc_ValueError, "invalid reference offsets");
-                goto done;
-            }
-            if (roff[s + 1] - roff[s] > rlong)
-                rlong = roff[s + 1] - roff[s];
-        }
-    }
+    const Py_ssize_t nrefs = st.nrefs, nseg = st.nseg;
     int64_t cap = 16;
     while (cap < 2 * hlong + 2)
         cap <<= 1;
@@ -795,87 +818,89 @@ static PyObject *match_counts_one(PyObject *self, PyObject *args)
     }
     for (int64_t e = 0; e < cap; e++)
         tab_rep[e] = -1;
-    memset(out_ref, 0, sizeof(int64_t) * nseg * nrefs * max_order);
-    memset(out_max, 0, sizeof(int64_t) * nseg * max_order);
     int64_t mask = cap - 1;
 
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t s = 0; s < nseg; s++) {
-        int64_t hl = hoff[s + 1] - hoff[s];
-        const int64_t *hyp = hseg;
-        load_ids(&bufs[0], hoff[s], hl, hseg);
-        /* order 1: every position extends the empty prefix (id -2) */
-        for (int64_t p = 0; p < hl; p++)
-            hprev[p] = -2;
-        for (Py_ssize_t j = 0; j < nrefs; j++) {
-            const int64_t *roff = bufs[5 + 2 * j].view.buf;
-            int64_t rl = roff[s + 1] - roff[s];
-            for (int64_t p = 0; p < rl; p++)
-                rprev[j * (rlong + 1) + p] = -2;
-            load_ids(&bufs[4 + 2 * j], roff[s], rl, rseg + j * (rlong + 1));
-        }
-        for (int n = 1; n <= max_order && n <= hl; n++) {
-            int64_t nused = 0;
-            for (int64_t p = 0; p + n <= hl; p++) {
-                int64_t a = hprev[p], b = hyp[p + n - 1];
-                int64_t e = (int64_t)(pair_hash(a, b) & (uint64_t)mask);
-                while (tab_rep[e] >= 0 && (tab_a[e] != a || tab_b[e] != b))
-                    e = (e + 1) & mask;
-                if (tab_rep[e] < 0) {
-                    tab_rep[e] = p;
-                    tab_a[e] = a;
-                    tab_b[e] = b;
-                    tab_hc[e] = 1;
-                    used[nused++] = e;
-                } else {
-                    tab_hc[e]++;
-                }
-                hnext[p] = tab_rep[e];
-            }
+    for (Py_ssize_t i = 0; i < st.nsys; i++) {
+        const int64_t *hoff = HOFF(&st, i);
+        int64_t *out_ref = OUT_REF(&st, i), *out_max = OUT_MAX(&st, i);
+        for (Py_ssize_t s = 0; s < nseg; s++) {
+            int64_t hl = hoff[s + 1] - hoff[s];
+            const int64_t *hyp = hseg;
+            load_ids(HYP(&st, i), hoff[s], hl, hseg);
+            /* order 1: every position extends the empty prefix (id -2) */
+            for (int64_t p = 0; p < hl; p++)
+                hprev[p] = -2;
             for (Py_ssize_t j = 0; j < nrefs; j++) {
-                const int64_t *ref = rseg + j * (rlong + 1);
-                const int64_t *roff = bufs[5 + 2 * j].view.buf;
+                const int64_t *roff = ROFF(&st, j);
                 int64_t rl = roff[s + 1] - roff[s];
-                int64_t *rp = rprev + j * (rlong + 1), *rn = rnext + j * (rlong + 1);
-                for (int64_t p = 0; p + n <= rl; p++) {
-                    int64_t a = rp[p];
-                    if (a == -1) {
-                        rn[p] = -1;
-                        continue;
-                    }
-                    int64_t b = ref[p + n - 1];
+                for (int64_t p = 0; p < rl; p++)
+                    rprev[j * (rlong + 1) + p] = -2;
+                load_ids(REF(&st, j), roff[s], rl, rseg + j * (rlong + 1));
+            }
+            for (int n = 1; n <= max_order && n <= hl; n++) {
+                int64_t nused = 0;
+                for (int64_t p = 0; p + n <= hl; p++) {
+                    int64_t a = hprev[p], b = hyp[p + n - 1];
                     int64_t e = (int64_t)(pair_hash(a, b) & (uint64_t)mask);
                     while (tab_rep[e] >= 0 && (tab_a[e] != a || tab_b[e] != b))
                         e = (e + 1) & mask;
-                    if (tab_rep[e] >= 0) {
-                        tab_rc[e * nrefs + j]++;
-                        rn[p] = tab_rep[e];
+                    if (tab_rep[e] < 0) {
+                        tab_rep[e] = p;
+                        tab_a[e] = a;
+                        tab_b[e] = b;
+                        tab_hc[e] = 1;
+                        used[nused++] = e;
                     } else {
-                        rn[p] = -1;
+                        tab_hc[e]++;
+                    }
+                    hnext[p] = tab_rep[e];
+                }
+                for (Py_ssize_t j = 0; j < nrefs; j++) {
+                    const int64_t *ref = rseg + j * (rlong + 1);
+                    const int64_t *roff = ROFF(&st, j);
+                    int64_t rl = roff[s + 1] - roff[s];
+                    int64_t *rp = rprev + j * (rlong + 1), *rn = rnext + j * (rlong + 1);
+                    for (int64_t p = 0; p + n <= rl; p++) {
+                        int64_t a = rp[p];
+                        if (a == -1) {
+                            rn[p] = -1;
+                            continue;
+                        }
+                        int64_t b = ref[p + n - 1];
+                        int64_t e = (int64_t)(pair_hash(a, b) & (uint64_t)mask);
+                        while (tab_rep[e] >= 0 && (tab_a[e] != a || tab_b[e] != b))
+                            e = (e + 1) & mask;
+                        if (tab_rep[e] >= 0) {
+                            tab_rc[e * nrefs + j]++;
+                            rn[p] = tab_rep[e];
+                        } else {
+                            rn[p] = -1;
+                        }
                     }
                 }
-            }
-            int64_t best = 0;
-            for (int64_t u = 0; u < nused; u++) {
-                int64_t e = used[u];
-                int64_t hc = tab_hc[e], mx = 0;
-                for (Py_ssize_t j = 0; j < nrefs; j++) {
-                    int64_t rc = tab_rc[e * nrefs + j];
-                    out_ref[(s * nrefs + j) * max_order + (n - 1)] += hc < rc ? hc : rc;
-                    if (rc > mx)
-                        mx = rc;
-                    tab_rc[e * nrefs + j] = 0;
+                int64_t best = 0;
+                for (int64_t u = 0; u < nused; u++) {
+                    int64_t e = used[u];
+                    int64_t hc = tab_hc[e], mx = 0;
+                    for (Py_ssize_t j = 0; j < nrefs; j++) {
+                        int64_t rc = tab_rc[e * nrefs + j];
+                        out_ref[(s * nrefs + j) * max_order + (n - 1)] += hc < rc ? hc : rc;
+                        if (rc > mx)
+                            mx = rc;
+                        tab_rc[e * nrefs + j] = 0;
+                    }
+                    best += hc < mx ? hc : mx;
+                    tab_rep[e] = -1;
                 }
-                best += hc < mx ? hc : mx;
-                tab_rep[e] = -1;
+                out_max[s * max_order + (n - 1)] = best;
+                int64_t *tmp = hprev;
+                hprev = hnext;
+                hnext = tmp;
+                tmp = rprev;
+                rprev = rnext;
+                rnext = tmp;
             }
-            out_max[s * max_order + (n - 1)] = best;
-            int64_t *tmp = hprev;
-            hprev = hnext;
-            hnext = tmp;
-            tmp = rprev;
-            rprev = rnext;
-            rnext = tmp;
         }
     }
     Py_END_ALLOW_THREADS
@@ -895,80 +920,22 @@ done:
     free(hnext);
     free(rprev);
     free(rnext);
-    release(bufs, nbuf);
-    free(bufs);
+    close_streams(&st);
     return result;
 }
 
 static PyObject *match_counts_shared(PyObject *self, PyObject *args)
 {
-    PyObject *hyps_o, *hoffs_o, *refs_o, *roffs_o, *per_refs_o, *maxs_o;
+    Streams st = {0, 0, 0, NULL, 0};
     int max_order;
-    if (!PyArg_ParseTuple(args, "OOOOiOO", &hyps_o, &hoffs_o, &refs_o, &roffs_o, &max_order,
-                          &per_refs_o, &maxs_o))
-        return NULL;
-    PyObject *seqs[6] = {hyps_o, hoffs_o, refs_o, roffs_o, per_refs_o, maxs_o};
-    for (int i = 0; i < 6; i++) {
-        if (!PySequence_Check(seqs[i])) {
-            PyErr_SetString(PyExc_TypeError, "streams, offsets and outputs must be sequences");
-            return NULL;
-        }
-    }
-    Streams st = {PySequence_Size(hyps_o), PySequence_Size(refs_o), 0, NULL, 0};
-    if (st.nsys < 1 || st.nrefs < 1 || max_order < 1 || PySequence_Size(hoffs_o) != st.nsys ||
-        PySequence_Size(per_refs_o) != st.nsys || PySequence_Size(maxs_o) != st.nsys ||
-        PySequence_Size(roffs_o) != st.nrefs) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError,
-                            "need >= 1 hypothesis stream with offsets and outputs, >= 1 reference "
-                            "stream with offsets, max_order >= 1");
-        return NULL;
-    }
-    st.nbuf = 4 * st.nsys + 2 * st.nrefs;
-    st.bufs = calloc(st.nbuf, sizeof(Buf));
-    if (!st.bufs)
-        return PyErr_NoMemory();
+    int64_t hlong, rlong, rsum;
     PyObject *result = NULL;
     Slot *tab = NULL;
     int64_t *slots_used = NULL, *rc = NULL;
     int64_t *hc = NULL, *touched = NULL, *hseg = NULL, *rseg = NULL;
     int64_t *hprev = NULL, *hnext = NULL, *rprev = NULL, *rnext = NULL;
-    for (Py_ssize_t i = 0; i < st.nsys; i++) {
-        if (seq_item_buf(hyps_o, i, HYP(&st, i), 0, 1, "hyp") < 0 ||
-            seq_item_buf(hoffs_o, i, &st.bufs[4 * i + 1], 0, 0, "hyp offsets") < 0 ||
-            seq_item_buf(per_refs_o, i, &st.bufs[4 * i + 2], 1, 0, "out_per_ref") < 0 ||
-            seq_item_buf(maxs_o, i, &st.bufs[4 * i + 3], 1, 0, "out_max") < 0)
-            goto done;
-    }
-    for (Py_ssize_t j = 0; j < st.nrefs; j++) {
-        if (seq_item_buf(refs_o, j, REF(&st, j), 0, 1, "ref") < 0 ||
-            seq_item_buf(roffs_o, j, &st.bufs[4 * st.nsys + 2 * j + 1], 0, 0, "ref offsets") < 0)
-            goto done;
-    }
-    st.nseg = st.bufs[1].view.len / 8 - 1;
-    if (st.nseg < 0) {
-        PyErr_SetString(PyExc_ValueError, "invalid hyp offsets");
+    if (open_streams(args, &st, &max_order, &hlong, &rlong) < 0)
         goto done;
-    }
-    int64_t hlong = 0, rsum = 0;
-    for (Py_ssize_t i = 0; i < st.nsys; i++) {
-        int64_t l = check_offsets(HYP(&st, i), &st.bufs[4 * i + 1], st.nseg, "hypothesis");
-        if (l < 0)
-            goto done;
-        hlong = l > hlong ? l : hlong;
-        if (st.bufs[4 * i + 2].view.len / 8 != st.nseg * st.nrefs * max_order ||
-            st.bufs[4 * i + 3].view.len / 8 != st.nseg * max_order) {
-            PyErr_SetString(PyExc_ValueError, "output arrays have the wrong size");
-            goto done;
-        }
-    }
-    int64_t rlong = 0;
-    for (Py_ssize_t j = 0; j < st.nrefs; j++) {
-        int64_t l = check_offsets(REF(&st, j), &st.bufs[4 * st.nsys + 2 * j + 1], st.nseg, "reference");
-        if (l < 0)
-            goto done;
-        rlong = l > rlong ? l : rlong;
-    }
     /* distinct reference n-grams of one segment: at most max_order * (sum of ref lengths) */
     rsum = rlong * st.nrefs;
     int64_t maxid = (int64_t)max_order * rsum + 1;
@@ -997,10 +964,6 @@ static PyObject *match_counts_shared(PyObject *self, PyObject *args)
     }
     for (int64_t e = 0; e < cap; e++)
         tab[e].id = -1;
-    for (Py_ssize_t i = 0; i < st.nsys; i++) {
-        memset(OUT_REF(&st, i), 0, sizeof(int64_t) * st.nseg * st.nrefs * max_order);
-        memset(OUT_MAX(&st, i), 0, sizeof(int64_t) * st.nseg * max_order);
-    }
     const Py_ssize_t nrefs = st.nrefs, rstride = rlong + 1;
 
     Py_BEGIN_ALLOW_THREADS
@@ -1103,8 +1066,7 @@ done:
     free(hnext);
     free(rprev);
     free(rnext);
-    release(st.bufs, st.nbuf);
-    free(st.bufs);
+    close_streams(&st);
     return result;
 }
 
@@ -1119,12 +1081,13 @@ static PyMethodDef methods[] = {
     {"pack_chars", pack_chars, METH_VARARGS,
      "pack_chars(texts, keep_whitespace) -> (code points bytes, offsets bytes): the code "
      "points (uint32) of every text, whitespace dropped unless kept, with int64 offsets."},
-    {"match_counts", match_counts_one, METH_VARARGS,
-     "match_counts(hyp, hyp_off, refs, ref_offs, max_order, out_per_ref, out_max): clipped "
-     "n-gram match counts of one system per segment, reference and order."},
+    {"match_counts", match_counts_per_system, METH_VARARGS,
+     "match_counts(hyps, hyp_offs, refs, ref_offs, max_order, out_per_refs, out_maxs): "
+     "clipped n-gram match counts per system, segment, reference and order (a table of "
+     "each system's hypothesis n-grams)."},
     {"match_counts_shared", match_counts_shared, METH_VARARGS,
      "match_counts_shared(hyps, hyp_offs, refs, ref_offs, max_order, out_per_refs, out_maxs): "
-     "the same for several systems, each segment's reference n-grams counted once."},
+     "the same, each segment's reference n-grams counted once for all systems."},
     {NULL, NULL, 0, NULL},
 };
 

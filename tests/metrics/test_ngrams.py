@@ -74,26 +74,19 @@ def test_kernel_rejects_wrong_item_sizes() -> None:
     ids, off = np.zeros(3, dtype=np.int64), np.array([0, 3], dtype=np.int64)
     per_ref, best = np.zeros((1, 1, 2), dtype=np.int64), np.zeros((1, 2), dtype=np.int64)
     bad_off = np.array([0, 4], dtype=np.int64)
-    # one system
-    with pytest.raises(TypeError, match="4- or 8-byte"):
-        k.match_counts(ids.astype(np.int16), off, [ids], [off], 2, per_ref, best)
-    with pytest.raises(TypeError, match="hyp offsets must hold 8-byte"):
-        k.match_counts(ids, off.astype(np.int32), [ids], [off], 2, per_ref, best)
-    with pytest.raises(ValueError, match="wrong size"):
-        k.match_counts(ids, off, [ids], [off], 3, per_ref, best)
-    with pytest.raises(ValueError, match="invalid reference offsets"):
-        k.match_counts(ids, off, [ids], [bad_off], 2, per_ref, best)
-    # several systems, shared reference side
-    with pytest.raises(TypeError, match="4- or 8-byte"):
-        k.match_counts_shared([ids.astype(np.int16)], [off], [ids], [off], 2, [per_ref], [best])
-    with pytest.raises(TypeError, match="hyp offsets must hold 8-byte"):
-        k.match_counts_shared([ids], [off.astype(np.int32)], [ids], [off], 2, [per_ref], [best])
-    with pytest.raises(ValueError, match="wrong size"):
-        k.match_counts_shared([ids], [off], [ids], [off], 3, [per_ref], [best])
-    with pytest.raises(ValueError, match="need >= 1 hypothesis stream"):
-        k.match_counts_shared([], [], [ids], [off], 2, [], [])
-    with pytest.raises(ValueError, match="invalid reference offsets"):
-        k.match_counts_shared([ids], [off], [ids], [bad_off], 2, [per_ref], [best])
+    for count in (k.match_counts, k.match_counts_shared):
+        with pytest.raises(TypeError, match="4- or 8-byte"):
+            count([ids.astype(np.int16)], [off], [ids], [off], 2, [per_ref], [best])
+        with pytest.raises(TypeError, match="hyp offsets must hold 8-byte"):
+            count([ids], [off.astype(np.int32)], [ids], [off], 2, [per_ref], [best])
+        with pytest.raises(ValueError, match="wrong size"):
+            count([ids], [off], [ids], [off], 3, [per_ref], [best])
+        with pytest.raises(ValueError, match="need >= 1 hypothesis stream"):
+            count([], [], [ids], [off], 2, [], [])
+        with pytest.raises(ValueError, match="invalid reference offsets"):
+            count([ids], [off], [ids], [bad_off], 2, [per_ref], [best])
+        with pytest.raises(TypeError, match="must be sequences"):
+            count(5, [off], [ids], [off], 2, [per_ref], [best])
 
 
 @pytest.mark.parametrize("threads", ["1", "2", "3", "7"])

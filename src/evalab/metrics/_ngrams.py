@@ -160,14 +160,11 @@ def match_counts_many(
         roffs_ab = [off[a : b + 1] - off[a] for off in r_offs]
         hyps_ab = [ids[off[a] : off[b]] for ids, off in zip(h_ids, h_offs, strict=True)]
         hoffs_ab = [off[a : b + 1] - off[a] for off in h_offs]
-        if shared:
-            kernel.match_counts_shared(
-                hyps_ab, hoffs_ab, refs_ab, roffs_ab, int(max_order),
-                [per_ref[a:b] for per_ref, _ in out], [best[a:b] for _, best in out],
-            )
-            return
-        for hyp_ab, hoff_ab, (per_ref, best) in zip(hyps_ab, hoffs_ab, out, strict=True):
-            kernel.match_counts(hyp_ab, hoff_ab, refs_ab, roffs_ab, int(max_order), per_ref[a:b], best[a:b])
+        count = kernel.match_counts_shared if shared else kernel.match_counts
+        count(
+            hyps_ab, hoffs_ab, refs_ab, roffs_ab, int(max_order),
+            [per_ref[a:b] for per_ref, _ in out], [best[a:b] for _, best in out],
+        )
 
     if parts <= 1:
         run(0, nseg)
