@@ -230,20 +230,27 @@ static Py_ssize_t run_rules(Work *w, Py_ssize_t n, int cjk)
     return k;
 }
 
+/* The next whitespace-separated token of b[0..k) from *i on: 1 and its start (the token
+ * ends at the new *i), or 0 when none is left. Whitespace is str.split()'s. */
+static int next_token(const Py_UCS4 *b, Py_ssize_t k, Py_ssize_t *i, Py_ssize_t *start)
+{
+    while (*i < k && Py_UNICODE_ISSPACE(b[*i]))
+        (*i)++;
+    if (*i >= k)
+        return 0;
+    *start = *i;
+    while (*i < k && !Py_UNICODE_ISSPACE(b[*i]))
+        (*i)++;
+    return 1;
+}
+
 /* Calls emit(token, ctx) for every whitespace-separated token of b[0..k). */
 typedef int (*emit_fn)(PyObject *tok, void *ctx);
 
 static int split_tokens(const Py_UCS4 *b, Py_ssize_t k, emit_fn emit, void *ctx)
 {
-    Py_ssize_t i = 0;
-    while (i < k) {
-        while (i < k && Py_UNICODE_ISSPACE(b[i]))
-            i++;
-        if (i >= k)
-            break;
-        Py_ssize_t start = i;
-        while (i < k && !Py_UNICODE_ISSPACE(b[i]))
-            i++;
+    Py_ssize_t i = 0, start;
+    while (next_token(b, k, &i, &start)) {
         PyObject *tok = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, b + start, i - start);
         if (!tok)
             return -1;
@@ -445,15 +452,8 @@ typedef struct {
 /* Appends the id of every whitespace-separated token of b[0..k) to out. */
 static int encode_tokens(const Py_UCS4 *b, Py_ssize_t k, VocabObject *v, int add, IdList *out)
 {
-    Py_ssize_t i = 0;
-    while (i < k) {
-        while (i < k && Py_UNICODE_ISSPACE(b[i]))
-            i++;
-        if (i >= k)
-            break;
-        Py_ssize_t start = i;
-        while (i < k && !Py_UNICODE_ISSPACE(b[i]))
-            i++;
+    Py_ssize_t i = 0, start;
+    while (next_token(b, k, &i, &start)) {
         int64_t id = vocab_id(v, b + start, i - start, add);
         if (id == -2)
             return -1;
