@@ -33,6 +33,7 @@ import numpy as np
 
 from evalab._version import __version__
 from evalab.errors import InputError, SettingsError
+from evalab.metrics.missing_refs import has_missing, reference_count, rows_with_missing
 
 __all__ = [
     "Metric",
@@ -218,12 +219,14 @@ def check_references(
             f"stream must have one reference per hypothesis.{hint}"
         )
     for j, stream in enumerate(refs):
-        if set(map(type, stream)) <= {str}:
+        # None is a missing reference for that segment (see evalab.metrics.missing_refs)
+        if set(map(type, stream)) <= {str, type(None)}:
             continue
         for i, r in enumerate(stream):
-            if not isinstance(r, str):  # str subclasses pass
+            if not isinstance(r, str) and r is not None:  # str subclasses pass
                 raise InputError(
-                    f"{metric}: reference stream {j}, segment {i} is {type(r).__name__}, expected str"
+                    f"{metric}: reference stream {j}, segment {i} is {type(r).__name__}, "
+                    "expected str (or None for a missing reference)"
                 )
     return hyps, refs
 
@@ -260,7 +263,7 @@ class Metric(ABC):
             settings = self.settings_class(**kwargs)
         settings.validate()
         self.settings = settings
-        self._nrefs: int | None = None
+        self._nrefs: int | str | None = None  # "var": a variable number (None references)
 
     # -- the contract -------------------------------------------------------------------
     @property
@@ -288,9 +291,11 @@ class Metric(ABC):
     def stats(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> np.ndarray:
         """Per-segment sufficient statistics, ``[n_segments, len(stat_names)]`` float64."""
         hyps, refs = check_references(hypotheses, references, metric=self.name)
-        self._nrefs = len(refs)
+        self._nrefs = reference_count(refs)
         if not hyps:
             return np.zeros((0, len(self.stat_names)), dtype=np.float64)
+        if has_missing(refs):
+            return rows_with_missing(self._segment_stats, hyps, refs, self.name)
         return np.asarray(self._segment_stats(hyps, refs), dtype=np.float64)
 
     #: systems whose statistics :meth:`stats_many` computes in one batch (bounds memory)
@@ -309,6 +314,8 @@ class Metric(ABC):
         if not checked:
             return []
         refs = checked[0][1]
+        if has_missing(refs):
+            return [self.stats(hyps, refs) for hyps, _ in checked]
         self._nrefs = len(refs)
         if not refs[0]:
             return [np.zeros((0, len(self.stat_names)), dtype=np.float64) for _ in checked]
@@ -335,7 +342,7 @@ class Metric(ABC):
     def corpus_score(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> Score:
         """Score a corpus: statistics are summed over segments, then scored once."""
         rows = self.stats(hypotheses, references)
-        return self.aggregate(rows, len(references))
+        return self.aggregate(rows, self._nrefs)
 
     def sentence_score(self, hypothesis: str, references: Sequence[str]) -> Score:
         """Score one segment against its references (a flat list of strings)."""
@@ -350,8 +357,7 @@ class Metric(ABC):
     ) -> list[Score]:
         """One :class:`Score` per segment (corpus-level context such as IDF is kept)."""
         rows = self.stats(hypotheses, references)
-        nrefs = len(references)
-        return [self._score_from_sums(row, nrefs) for row in rows]
+        return [self._score_from_sums(row, self._nrefs) for row in rows]
 
     @property
     def signature(self) -> str:
