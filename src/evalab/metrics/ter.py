@@ -4,7 +4,7 @@ Per segment the statistics are sacrebleu's pair: the fewest edits (word insertio
 deletions, substitutions and shifts of word spans) over the references, and the
 *average* reference length. The corpus score is ``100 * sum(edits) / sum(ref_length)``
 (100 if the references are all empty but the hypotheses are not, 0 if both are). Lower
-is better. The shift search and the beam edit distance follow sacrebleu's ``lib_ter``
+is better. Like sacrebleu, references go through the Tercom normaliser twice. The shift search and the beam edit distance follow sacrebleu's ``lib_ter``
 rule for rule (see :mod:`evalab.metrics._editdistance`), in C when the kernel is built.
 
 >>> from evalab.metrics.ter import TER
@@ -71,14 +71,17 @@ class TER(Metric):
         tokens = self._normalizer.tokens
         vocab: dict[str, int] = {}
 
-        def ids(texts: list[str]) -> list[list[int]]:
-            return [[vocab.setdefault(w, len(vocab)) for w in tokens(t)] for t in texts]
+        def ids(words: list[tuple[str, ...]]) -> list[list[int]]:
+            return [[vocab.setdefault(w, len(vocab)) for w in seg] for seg in words]
 
-        hyps = ids(hypotheses)
+        hyps = ids([tokens(t) for t in hypotheses])
         edits = np.full(len(hyps), np.inf)
         ref_len = np.zeros(len(hyps))
         for stream in references:
-            refs = ids(stream)
+            # sacrebleu normalises references twice (once when caching them, once when
+            # extracting their words); with `normalized` the second pass can split more
+            # (`it's,` -> `it's` without punctuation -> `it 's`), so we do the same
+            refs = ids([tokens(" ".join(tokens(t))) for t in stream])
             # sacrebleu keeps the first reference with the fewest edits; only the count matters
             edits = np.minimum(edits, ter_edits_many(hyps, refs))
             ref_len += [len(r) for r in refs]
