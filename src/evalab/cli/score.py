@@ -10,9 +10,11 @@ import typer
 from evalab.cli import app
 from evalab.cli.options import build_metrics
 from evalab.cli.output import check_format, emit, print_table, to_json, to_latex
+from evalab.cli.references import apply_missing_refs, check_missing_ref
 from evalab.errors import SettingsError
 from evalab.io import check_same_length, read_segments
 from evalab.metrics.base import Score
+from evalab.metrics.missing_refs import reference_count
 from evalab.parallel import stats_table
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
@@ -63,9 +65,11 @@ def score(
     n_samples: Annotated[int, typer.Option("--n-samples", help="Bootstrap resamples for --ci.")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the --ci resampling (0 is a seed too).")] = DEFAULT_SEED,
     confidence: Annotated[float, typer.Option("--confidence", help="Confidence level for --ci.")] = 0.95,
+    missing_ref: Annotated[str, typer.Option("--missing-ref", help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.")] = "none",
 ) -> None:
     """Score system outputs against references with one or more metrics."""
     check_format(format)
+    check_missing_ref(missing_ref)
     check_n_samples(n_samples, "--n-samples")
     check_seed(seed)
     check_confidence(confidence)
@@ -73,13 +77,14 @@ def score(
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
     built = build_metrics(metrics, set_)
     refs, systems = load_inputs(reference, input)
+    refs = apply_missing_refs(refs, reference, missing_ref)
     results: list[tuple[str, str, Score]] = []
     cis: list[ConfidenceInterval | None] = []
     table = stats_table(built, systems, refs, jobs)
     for sys_name in systems:
         for name, metric in built.items():
             rows = table[name][sys_name]
-            results.append((sys_name, name, metric.aggregate(rows, nrefs=len(refs))))
+            results.append((sys_name, name, metric.aggregate(rows, nrefs=reference_count(refs))))
             cis.append(bootstrap_ci(metric, rows, n_samples, confidence, seed) if ci else None)
     emit_results(results, format, width, out, cis)
 
