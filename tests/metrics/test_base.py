@@ -60,7 +60,8 @@ def test_valid_layout_returns_lists():
         (["a", "b"], ["x", "y"], r"got a list of strings.*wrap it: \[refs\]"),
         (["a", "b"], [["x"]], r"2 hypotheses but reference streams of lengths \[1\]"),
         ([1], [["x"]], "hypothesis 0 is int"),
-        (["a"], [[None]], "reference stream 0, segment 0 is NoneType"),
+        (["a"], [[None]], "segment 0 has no reference"),  # None alone: missing everywhere
+        (["a"], [[b"x"]], "reference stream 0, segment 0 is bytes"),
     ],
 )
 def test_layout_errors(hyps, refs, pattern):
@@ -165,8 +166,10 @@ def test_str_subclasses_are_accepted_and_other_types_named():
     assert hyps == ["a b"] and refs == [["a b"]]
     with pytest.raises(InputError, match=r"m: hypothesis 1 is int, expected str"):
         check_references(["a", 3], [["a", "b"]], metric="m")
-    with pytest.raises(InputError, match=r"m: reference stream 1, segment 0 is NoneType"):
-        check_references(["a"], [["a"], [None]], metric="m")
+    with pytest.raises(InputError, match=r"m: reference stream 1, segment 0 is float"):
+        check_references(["a"], [["a"], [1.5]], metric="m")
+    # None is a missing reference (sacrebleu's convention), accepted beside another one
+    assert check_references(["a"], [["a"], [None]], metric="m") == (["a"], [["a"], [None]])
 
 
 # --- stats_many: several systems against the same references ------------------------------

@@ -33,7 +33,12 @@ import numpy as np
 
 from evalab._version import __version__
 from evalab.errors import InputError, SettingsError
-from evalab.metrics.missing_refs import has_missing, reference_count, rows_with_missing
+from evalab.metrics.missing_refs import (
+    check_some_reference,
+    has_missing,
+    reference_count,
+    rows_with_missing,
+)
 
 __all__ = [
     "Metric",
@@ -228,6 +233,8 @@ def check_references(
                     f"{metric}: reference stream {j}, segment {i} is {type(r).__name__}, "
                     "expected str (or None for a missing reference)"
                 )
+    if has_missing(refs):
+        check_some_reference(refs, metric)
     return hyps, refs
 
 

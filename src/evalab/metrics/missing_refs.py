@@ -17,7 +17,7 @@ import numpy as np
 
 from evalab.errors import InputError
 
-__all__ = ["has_missing", "reference_count", "rows_with_missing"]
+__all__ = ["check_some_reference", "has_missing", "reference_count", "rows_with_missing"]
 
 
 def has_missing(references: Sequence[Sequence[str | None]]) -> bool:
@@ -33,6 +33,16 @@ def reference_count(references: Sequence[Sequence[str | None]]) -> int | str:
     return counts.pop() if len(counts) == 1 else "var"
 
 
+def check_some_reference(references: Sequence[Sequence[str | None]], metric: str) -> None:
+    """Refuse a segment whose reference is ``None`` in every stream."""
+    for i, refs in enumerate(zip(*references, strict=True)):
+        if all(r is None for r in refs):
+            raise InputError(
+                f"{metric}: segment {i} has no reference (None in every reference stream); "
+                "give at least one reference per segment"
+            )
+
+
 def rows_with_missing(
     segment_stats: Callable[[list[str], list[list[str]]], np.ndarray],
     hypotheses: list[str],
@@ -44,10 +54,7 @@ def rows_with_missing(
     for i, refs in enumerate(zip(*references, strict=True)):
         present = tuple(j for j, r in enumerate(refs) if r is not None)
         if not present:
-            raise InputError(
-                f"{metric}: segment {i} has no reference (None in every reference stream); "
-                "give at least one reference per segment"
-            )
+            check_some_reference(references, metric)
         groups.setdefault(present, []).append(i)
     out: np.ndarray | None = None
     for present, idx in groups.items():
