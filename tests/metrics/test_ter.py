@@ -141,3 +141,17 @@ def test_lower_is_better_and_stats_additive() -> None:
 def test_segment_without_any_reference_is_refused() -> None:
     with pytest.raises(InputError, match="segment 1 has no reference"):
         TER().corpus_score(["a", "b"], [["a", None]])
+
+
+def test_jobs_and_pickle_give_the_same_rows(wmt22) -> None:
+    import pickle
+
+    from evalab.metrics.wer import WER
+    from evalab.parallel import parallel_stats
+
+    hyps, refs = wmt_inputs("de-en", "Online-B", 2)
+    hyps, refs = hyps[:200], [r[:200] for r in refs]
+    for metric in (TER(normalized=True), WER(lowercase=True)):
+        rows = metric.stats(hyps, refs)
+        assert (parallel_stats(metric, hyps, refs, 2) == rows).all()
+        assert (pickle.loads(pickle.dumps(metric)).stats(hyps, refs) == rows).all()
