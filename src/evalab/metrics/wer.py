@@ -29,15 +29,22 @@ from evalab.metrics._editdistance import levenshtein_many
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
 from evalab.text.asr import CHAR_WHITESPACE, WORD_WHITESPACE, char_tokens, word_tokens
 
-__all__ = ["CER", "WER", "CERSettings", "WERSettings", "error_rate_from_sums"]
+__all__ = ["CER", "WER", "CERSettings", "ErrorRateSettings", "WERSettings", "error_rate_from_sums"]
 
 
 @dataclass(frozen=True)
-class WERSettings(MetricSettings):
-    """Settings of :class:`WER`: jiwer transforms applied before its defaults."""
+class ErrorRateSettings(MetricSettings):
+    """Settings shared by :class:`WER` and :class:`CER`: jiwer transforms applied before its defaults."""
 
     lowercase: bool = setting(False, "Lowercase (jiwer ToLowerCase).")
     remove_punctuation: bool = setting(False, "Remove Unicode punctuation, categories P* (jiwer RemovePunctuation).")
+    whitespace: str = setting("default", "Whitespace handling.")
+
+
+@dataclass(frozen=True)
+class WERSettings(ErrorRateSettings):
+    """Settings of :class:`WER`."""
+
     whitespace: str = setting(
         "default", "default: jiwer's (words split at spaces); any: every whitespace character separates words.",
         WORD_WHITESPACE,
@@ -45,11 +52,9 @@ class WERSettings(MetricSettings):
 
 
 @dataclass(frozen=True)
-class CERSettings(MetricSettings):
-    """Settings of :class:`CER`: jiwer transforms applied before its defaults."""
+class CERSettings(ErrorRateSettings):
+    """Settings of :class:`CER`."""
 
-    lowercase: bool = setting(False, "Lowercase (jiwer ToLowerCase).")
-    remove_punctuation: bool = setting(False, "Remove Unicode punctuation, categories P* (jiwer RemovePunctuation).")
     whitespace: str = setting(
         "keep", "keep: spaces are characters (jiwer's default); collapse: runs become one space; remove: no whitespace.",
         CHAR_WHITESPACE,
@@ -68,6 +73,7 @@ class WER(Metric):
 
     name = "wer"
     settings_class: ClassVar[type[MetricSettings]] = WERSettings
+    settings: ErrorRateSettings
     scale = 1.0
     higher_is_better = False
     releases_gil = True  # the edit distances run in the kernel without the GIL
@@ -76,7 +82,7 @@ class WER(Metric):
 
     def _tokens(self, text: str) -> list[Any]:
         s = self.settings
-        return word_tokens(text, s.lowercase, s.remove_punctuation, s.whitespace)  # type: ignore[attr-defined]
+        return word_tokens(text, s.lowercase, s.remove_punctuation, s.whitespace)
 
     def _encode(self, texts: list[str], vocab: dict[Any, int]) -> list[list[int]]:
         return [[vocab.setdefault(w, len(vocab)) for w in self._tokens(t)] for t in texts]
@@ -117,9 +123,9 @@ class WER(Metric):
         return [
             ("nrefs", str(nrefs) if nrefs is not None else "?"),
             ("unit", self.unit),
-            ("case", "lc" if s.lowercase else "mixed"),  # type: ignore[attr-defined]
-            ("punct", "no" if s.remove_punctuation else "yes"),  # type: ignore[attr-defined]
-            ("space", s.whitespace),  # type: ignore[attr-defined]
+            ("case", "lc" if s.lowercase else "mixed"),
+            ("punct", "no" if s.remove_punctuation else "yes"),
+            ("space", s.whitespace),
             ("ref", "closest"),
         ]
 
@@ -133,7 +139,7 @@ class CER(WER):
 
     def _tokens(self, text: str) -> list[Any]:
         s = self.settings
-        return list(char_tokens(text, s.lowercase, s.remove_punctuation, s.whitespace))  # type: ignore[attr-defined]
+        return list(char_tokens(text, s.lowercase, s.remove_punctuation, s.whitespace))
 
     def _encode(self, texts: list[str], vocab: dict[Any, int]) -> list[list[int]]:
         return [list(map(ord, self._tokens(t))) for t in texts]  # code points are the ids
