@@ -101,6 +101,7 @@ def test_wmt22_random_sample(wmt22, backend) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(7200)  # sacrebleu's pure-Python TER takes minutes per pair
 @pytest.mark.parametrize("pair", sorted(PAIRS))
 def test_wmt22_every_system(wmt22, pair) -> None:
     """Every system of every pair, with one and (where there is one) two references."""

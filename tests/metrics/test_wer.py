@@ -106,6 +106,7 @@ def test_wmt22_english_random_settings(wmt22, backend) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(7200)  # the peers take minutes per pair on a loaded machine
 @pytest.mark.parametrize("pair", sorted(ENGLISH))
 def test_wmt22_english_every_system(wmt22, pair) -> None:
     rng = random.Random(pair)
