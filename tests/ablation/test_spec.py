@@ -91,7 +91,10 @@ def test_code_version_same_with_and_without_import_check(tmp_path):
     path = write_study(tmp_path)
     assert load_study(path).code_version == load_study(path, check_entry=False).code_version
     v1 = load_study(path).code_version
-    (tmp_path / "synth_entry.py").write_text((tmp_path / "synth_entry.py").read_text() + "\n# changed\n")
+    source = (tmp_path / "synth_entry.py").read_text()
+    (tmp_path / "synth_entry.py").write_text('"""A docstring."""\n' + source + "\n# a comment\n")
+    assert load_study(path).code_version == v1  # comments, docstrings and layout do not count
+    (tmp_path / "synth_entry.py").write_text(source.replace("70.0 + 10.0", "70.0 + 11.0"))
     assert load_study(path).code_version != v1
 
 

@@ -13,9 +13,10 @@ def test_run_status_report(run_cli, tmp_path):
                         variants=[("(R)", "raises", {"mode": "raise"})])
     db = tmp_path / "runs.db"
     r = run_cli("ablate", "run", study, "--db", db, "-j", "2")
-    assert r.exit_code == 0, r.stderr
+    assert r.exit_code == 1, r.stderr  # runs failed
     assert "10 runs planned, 0 already finished, 8 ok, 2 failed" in r.stderr
     r = run_cli("ablate", "run", study, "--db", db, "--quiet")
+    assert r.exit_code == 1 and "run 1/" not in r.stderr
     assert "10 runs planned, 8 already finished, 0 ok, 2 failed" in r.stderr
     r = run_cli("ablate", "status", study, "--db", db)
     assert r.exit_code == 0 and "8/10 ok, 2 failed, 0 pending" in r.stdout
