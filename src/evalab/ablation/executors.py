@@ -11,7 +11,11 @@ busy). A finished run is therefore never lost and never run twice.
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,7 +82,14 @@ class _Driver:
         self.lease_timeout = lease_timeout
         self.counts = {"ok": 0, "failed": 0, "held": 0, "done": 0, "unstored": 0}
         self.claimed: set[str] = set()
-        self.busy: StoreBusyError | None = None  # set once a claim found the store locked too long
+        self.busy: StoreBusyError | None = None  # set once the store stayed locked too long
+        self.interrupted = threading.Event()  # Ctrl-C, acted on between two results
+
+    def check_interrupt(self) -> None:
+        """Raise KeyboardInterrupt at a safe point: never between storing a result and
+        counting it, so the count told to the user is what the store holds."""
+        if self.interrupted.is_set():
+            raise KeyboardInterrupt
 
     def claim(self, run: PlannedRun) -> bool:
         if self.busy is not None:
@@ -113,8 +124,9 @@ class _Driver:
         write_text_atomic(folder / UNSTORED, outcome.to_json())
         try:
             self.store.record(outcome, self.owner)
-        except StoreBusyError:
+        except StoreBusyError as exc:
             self.counts["unstored"] += 1
+            self.busy = exc  # no new runs: their results could not be stored either
         else:
             (folder / UNSTORED).unlink(missing_ok=True)
         self.claimed.discard(run.key)
@@ -128,6 +140,23 @@ class _Driver:
             except StoreBusyError:
                 break  # the lease's owner is gone once this process ends: it is reclaimed
             self.claimed.discard(key)
+
+
+@contextlib.contextmanager
+def _deferred_sigint(flag: threading.Event) -> Iterator[None]:
+    """While running, Ctrl-C sets ``flag`` instead of raising wherever the main thread is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:  # a background job: Ctrl-C is not ours to take
+        yield
+        return
+    signal.signal(signal.SIGINT, lambda *_: flag.set())
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _to_result(key: str, raw: dict[str, Any], previous_attempts: int) -> RunResult:
@@ -182,7 +211,7 @@ def run_study(
             )
 
         try:
-            with Heartbeat(lambda: store.heartbeat(driver.owner)):
+            with _deferred_sigint(driver.interrupted), Heartbeat(lambda: store.heartbeat(driver.owner)):
                 if executor == "local":
                     _run_local(driver, todo, jobs)
                 else:
@@ -208,6 +237,7 @@ def _run_local(driver: _Driver, todo: list[PlannedRun], jobs: int) -> None:
     queue = list(reversed(todo))
     try:
         while queue or pending:
+            driver.check_interrupt()
             while queue and len(pending) < jobs and driver.busy is None:
                 run = queue.pop()
                 if driver.claim(run):
@@ -253,6 +283,7 @@ def _run_ray(driver: _Driver, todo: list[PlannedRun], address: str | None) -> No
         task = ray.remote(num_cpus=res.cpus, num_gpus=res.gpus, max_retries=0)(execute_with_retries)
         pending = {task.remote(driver.job(run)): run for run in todo if driver.claim(run)}
         while pending:
+            driver.check_interrupt()
             driver.bar.set_running(len(pending))
             done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
             for ref in done:
