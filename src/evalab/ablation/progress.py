@@ -73,8 +73,11 @@ class Progress:
         self.done += 1
         self.failed += result["status"] == "failed"
         if self.lines_on:
-            sys.stderr.write(run_line(self.done, self.total, run, result) + "\n")
-            sys.stderr.flush()
+            try:
+                sys.stderr.write(run_line(self.done, self.total, run, result) + "\n")
+                sys.stderr.flush()
+            except OSError:  # the log's reader went away (`| head`): the runs go on
+                self.lines_on = False
         self._refresh(1)
 
     def set_running(self, n: int) -> None:
