@@ -108,3 +108,8 @@ def test_git_commit_and_dirty_flag_are_recorded(tmp_path):
 
     with RunStore(db) as store:
         assert {(r.git_commit, r.git_dirty) for r in store.runs("synth").values()} == {(head, False)}
+    from evalab.ablation import analyze
+
+    notes = analyze(study, db).notes
+    assert f"Code version {study.code_version} (hash of the code the entry imports)." in notes
+    assert f"Runs used: 2 at git {head[:10]}." in notes
