@@ -8,7 +8,9 @@ import importlib
 import pytest
 
 MODULES = [
-    "evalab.ablation.plan", "evalab.ablation.store", "evalab.ablation.executors",
+    "evalab.ablation.plan", "evalab.ablation.grid", "evalab.ablation.store", "evalab.ablation.attempt",
+    "evalab.ablation.spec", "evalab.ablation.codeversion", "evalab.ablation.leases",
+    "evalab.ablation.progress", "evalab.ablation.status",
     "evalab.stats.seed_stats", "evalab.stats.effects", "evalab.report.plots",
 ]
 

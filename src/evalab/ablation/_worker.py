@@ -22,12 +22,15 @@ import time
 
 
 def _watch_parent(parent: int) -> None:
-    # If the runner is killed (SIGKILL, OOM), exit instead of finishing an orphaned run
-    # whose result nobody would store.
+    # If the runner is killed (SIGKILL, OOM), end the run's whole process group (the run
+    # may have started data loaders) instead of finishing an orphaned run nobody stores.
     while True:
         time.sleep(0.5)
         if os.getppid() != parent:
-            os._exit(3)
+            try:
+                os.killpg(os.getpgrp(), 9)
+            finally:
+                os._exit(3)
 
 
 def _plain(value, depth=0):

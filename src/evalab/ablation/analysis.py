@@ -257,7 +257,22 @@ def _notes(study: Study, rows: list[RowAnalysis], alpha: float, power: float, co
     pending = sum(r.pending for r in rows)
     if failed or pending:
         notes.append(f"Missing runs: {failed} failed, {pending} not run; statistics use the finished seeds only.")
+    notes.extend(_provenance_notes(study, [r for k, r in stored.items() if k in by_key and r.status == "ok"]))
     stale = [k for k in stored if k not in by_key]
     if stale:
         notes.append(f"{len(stale)} stored run(s) of this study belong to another configuration or code version and are not used.")
+    return notes
+
+
+def _provenance_notes(study: Study, used: list[Any]) -> list[str]:
+    """Which code the used runs executed: the code version, and the git commits (dirty or not)."""
+    how = "written in the study file" if study.code and study.code.pinned else "hash of the code the entry imports"
+    notes = [f"Code version {study.code_version} ({how})."]
+    commits: dict[tuple[str, bool], int] = {}
+    for run in used:
+        if run.git_commit:
+            commits[(run.git_commit, bool(run.git_dirty))] = commits.get((run.git_commit, bool(run.git_dirty)), 0) + 1
+    if commits:
+        parts = [f"{n} at git {c[:10]}{' with uncommitted changes' if dirty else ''}" for (c, dirty), n in sorted(commits.items())]
+        notes.append(f"Runs used: {'; '.join(parts)}.")
     return notes

@@ -9,27 +9,18 @@ configuration, the seed or the code changes.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from evalab.ablation.spec import Study
+# Row, grid_cells, format_level and BASE_LABEL are re-exported: callers import them from here
+from evalab.ablation.grid import BASE_LABEL, Row, format_level, grid_cells
+from evalab.ablation.spec import Study
 
-BASE_LABEL = "base"
-
-
-@dataclass(frozen=True)
-class Row:
-    """One row of the report: the base, a variant, or a grid cell."""
-
-    label: str
-    description: str
-    kind: str  # "base" | "variant" | "grid"
-    config: dict[str, Any]
-    changes: dict[str, Any]  # keys whose value differs from [base]
-    levels: dict[str, Any]  # grid cells: factor -> level (empty otherwise)
+__all__ = [
+    "BASE_LABEL", "PlannedRun", "Row", "canonical", "format_level", "grid_cells", "plan_runs",
+    "run_key", "study_rows",
+]
 
 
 @dataclass(frozen=True)
@@ -57,27 +48,6 @@ def run_key(config: dict[str, Any], seed: int, code_version: str) -> str:
     """
     text = canonical({"config": config, "seed": seed, "code_version": code_version})
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
-
-
-def format_level(value: Any) -> str:
-    """A grid level as it appears in a row label (strings bare, the rest as TOML-ish JSON)."""
-    return value if isinstance(value, str) else json.dumps(value)
-
-
-def grid_cells(base: dict[str, Any], grid: dict[str, list[Any]]) -> list[Row]:
-    """The full factorial over ``grid`` (first factor varies slowest), each cell on ``base``."""
-    if not grid:
-        return []
-    factors = list(grid)
-    cells = []
-    for combo in itertools.product(*(grid[f] for f in factors)):
-        levels = dict(zip(factors, combo, strict=True))
-        config = {**base, **levels}
-        changes = {k: v for k, v in levels.items() if base.get(k) != v}
-        label = ", ".join(f"{k}={format_level(v)}" for k, v in levels.items())
-        desc = "grid cell = base" if not changes else "grid: " + ", ".join(f"{k}={format_level(v)}" for k, v in changes.items())
-        cells.append(Row(label=label, description=desc, kind="grid", config=config, changes=changes, levels=levels))
-    return cells
 
 
 def study_rows(study: Study) -> list[Row]:

@@ -14,7 +14,7 @@ found) and what would be right. The format::
     timeout = 600                    # seconds per run (the run's process group is killed)
     retries = 1                      # extra attempts after a failure
     resources = { cpus = 1, gpus = 0 }   # per run, used by the Ray executor
-    code_version = "v1"              # optional; default: hash of the entry module / script
+    code_version = "v1"              # optional; default: hash of the code the entry imports
 
     [base]                           # the full configuration
     heads = 8
@@ -36,7 +36,6 @@ found) and what would be right. The format::
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import subprocess
@@ -47,13 +46,15 @@ from typing import Any
 
 import tomllib
 
+from evalab.ablation.codeversion import CodeVersion, derive_code_version
+from evalab.ablation.grid import BASE_LABEL, grid_cells
 from evalab.errors import SettingsError
 
 STUDY_KEYS = {
     "name": "study name (string)",
     "description": "free text",
     "entry": "'package.module:function' called as function(config, seed)",
-    "command": "shell command template with {config} {seed} {out}",
+    "command": "shell command template with {config} {seed} {out} (other braces are left as they are)",
     "seeds": "list of integer seeds",
     "metrics": "list of metric names the run returns",
     "primary": "the metric the report leads with",
@@ -66,9 +67,10 @@ STUDY_KEYS = {
 TOP_KEYS = ("study", "base", "variant", "grid", "reference")
 VARIANT_KEYS = ("label", "description", "set")
 RESOURCE_KEYS = ("cpus", "gpus")
-BASE_LABEL = "base"
 _ENTRY_RE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*$")
-_PLACEHOLDERS = ("config", "seed", "out")
+_PLACEHOLDER_RE = re.compile(r"\{(config|seed|out)\}")
+# a study name names its run folder: one plain path component, nothing hidden
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._+-]*$")
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,7 @@ class Study:
     retries: int = 0
     resources: Resources = field(default_factory=Resources)
     code_version: str = ""
+    code: CodeVersion | None = None  # the file map and git state behind code_version
     variants: tuple[Variant, ...] = ()
     grid: dict[str, list[Any]] = field(default_factory=dict)
     reference: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -161,13 +164,35 @@ def load_study(path: str | Path, *, check_entry: bool = True) -> Study:
         raise SettingsError(f"{p}: no such study file")
     if p.is_dir():
         raise SettingsError(f"{p}: is a directory, expected a study .toml file")
-    text = p.read_text(encoding="utf-8")
+    text = _read_utf8(p)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SettingsError(f"{p}: not valid TOML: {exc}") from exc
     where = _Where(p.resolve(), text)
     return _build(p.resolve(), data, where, check_entry)
+
+
+def _read_utf8(p: Path) -> str:
+    data = p.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_no = data[: exc.start].count(b"\n") + 1
+        raise SettingsError(
+            f"{p}: not valid UTF-8 (byte 0x{data[exc.start]:02x} on line {line_no}); a study file is "
+            "UTF-8 TOML: convert it with e.g. `iconv -f LATIN1 -t UTF-8`"
+        ) from exc
+
+
+def substitute_command(command: str, config: str, seed: int, out: str) -> str:
+    """Fill the documented placeholders of a command template; every other brace stays.
+
+    >>> substitute_command("awk '{print $1}' {config} {seed} > {out}", "c.json", 3, "m.json")
+    "awk '{print $1}' c.json 3 > m.json"
+    """
+    values = {"config": config, "seed": str(seed), "out": out}
+    return _PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], command)
 
 
 def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> Study:
@@ -188,8 +213,9 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         return st[key]
 
     name = need("name")
-    if not isinstance(name, str) or not name.strip():
-        raise w.error("[study] name", "must be a non-empty string", "name", "study")
+    if not isinstance(name, str) or not _NAME_RE.match(name) or ".." in name:
+        raise w.error("[study] name", f"{name!r} is not a plain name: it names the study's run folder, so use letters, "
+                      "digits, space and . _ + - (no / \\ or .., not starting with . or a space)", "name", "study")
     entry, command = st.get("entry"), st.get("command")
     if (entry is None) == (command is None):
         raise w.error("[study]", "give exactly one of entry = 'module:function' or command = '... {config} {seed} {out}'")
@@ -253,14 +279,13 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     # found without importing, so `status` and `report` (which skip the import check)
     # derive the same code version as `run`
     module_file = find_module_file(entry, path.parent) if entry is not None else None
-    if code_version is None:
-        code_version = derive_code_version(path.parent, entry, command, module_file)
+    code = derive_code_version(path.parent, entry, command, module_file, pinned=code_version)
     return Study(
         path=path, name=name, seeds=tuple(seeds), metrics=tuple(metrics), primary=primary,
         higher_is_better={m: bool(hib.get(m, True)) for m in metrics}, base=dict(base),
         entry=entry, command=command, description=description,
         timeout=float(timeout) if timeout is not None else None, retries=retries,
-        resources=resources, code_version=code_version, variants=tuple(variants), grid=grid,
+        resources=resources, code_version=code.version, code=code, variants=tuple(variants), grid=grid,
         reference=reference,
     )
 
@@ -280,10 +305,7 @@ def _check_plain(value: Any, where: str, w: _Where, key: str | None = None) -> N
 def _check_command(command: Any, w: _Where) -> None:
     if not isinstance(command, str) or not command.strip():
         raise w.error("[study] command", "must be a non-empty string", "command", "study")
-    names = set(re.findall(r"\{(\w*)\}", command))
-    unknown = names - set(_PLACEHOLDERS)
-    if unknown:
-        raise w.error("[study] command", f"unknown placeholder(s) {sorted(unknown)}; use {{config}} {{seed}} {{out}}", "command", "study")
+    names = set(_PLACEHOLDER_RE.findall(command))
     if "out" not in names:
         raise w.error("[study] command", "must contain {out}: the path of the JSON metrics file the command writes", "command", "study")
 
@@ -368,8 +390,6 @@ def _grid(raw: Any, base: dict[str, Any], w: _Where) -> dict[str, list[Any]]:
 def _reference(raw: Any, labels: list[str], grid: dict[str, list[Any]], base: dict[str, Any], w: _Where) -> dict[str, dict[str, float]]:
     if not isinstance(raw, dict):
         raise w.error("[reference]", "must hold one table per column: [reference.\"BLEU (paper)\"] with row label = value")
-    from evalab.ablation.plan import grid_cells
-
     allowed = set(labels) | {c.label for c in grid_cells(base, grid)}
     out: dict[str, dict[str, float]] = {}
     for column, rows in raw.items():
@@ -434,33 +454,3 @@ def find_module_file(entry: str, directory: Path) -> str | None:
             return None
         search = list(spec.submodule_search_locations or [])
     return spec.origin if spec is not None and spec.origin not in (None, "built-in", "frozen") else None
-
-
-def derive_code_version(directory: Path, entry: str | None, command: str | None, module_file: str | None) -> str:
-    """A hash of the code a run executes: the entry's module file, or the files a command names.
-
-    When the entry module sits in a package, every ``.py`` file of that package folder is
-    hashed too: an entry usually imports its model and training code from siblings, and a
-    change there must not reuse stale runs. Only code is hashed, not the study file, so
-    adding a variant keeps finished runs.
-    """
-    h = hashlib.sha256()
-    files: list[Path] = []
-    if module_file:
-        module_path = Path(module_file)
-        files.append(module_path)
-        if (module_path.parent / "__init__.py").is_file():
-            files.extend(sorted(p for p in module_path.parent.glob("*.py") if p != module_path))
-    if command:
-        for token in re.split(r"\s+", command):
-            candidate = directory / token.strip("'\"")
-            if token and not token.startswith("{") and candidate.is_file():
-                files.append(candidate)
-    if not files:
-        h.update((entry or command or "").encode())
-    for f in files:
-        try:
-            h.update(f.read_bytes())
-        except OSError:
-            h.update(str(f).encode())
-    return h.hexdigest()[:12]
