@@ -49,13 +49,17 @@ def environment() -> dict[str, str]:
     src = str(Path(evalab.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join([src, *filter(None, [env.get("PYTHONPATH")])])
     env.pop("COLUMNS", None)
+    # transformers draws a "Loading weights" bar on stderr even when it is not a terminal
+    # (`evalab ppl` does not silence it yet); a page cannot show a bar's redraws
+    env["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     return env
 
 
 def run_command(blocks: list[Block], block: Block, command: Command, cwd: Path) -> None:
-    script = "\n".join([*variables_before(blocks, command), command.script])
+    # exec 2>&1: the stderr of every command of a pipeline goes where a terminal shows it
+    script = "\n".join(["exec 2>&1", *variables_before(blocks, command), command.script])
     res = subprocess.run(
-        ["bash", "-c", script + " 2>&1"], cwd=cwd, env=environment(), capture_output=True,
+        ["bash", "-c", script], cwd=cwd, env=environment(), capture_output=True,
         text=True, timeout=COMMAND_TIMEOUT_S, check=False,
     )
     where = f"{page_id(block.path)}:{command.line}: $ {command.script}"
