@@ -95,6 +95,7 @@ SLOW_PAGES = [p for p in PAGES if any("slow" in b.modes for b in parse_blocks(p)
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3 * 3600)  # docs/demo.md trains the built-in study's 24 models
 @pytest.mark.parametrize("path", SLOW_PAGES, ids=page_id)
 def test_console_examples_run_as_shown_with_the_slow_ones(path, scratch_repo):
     run_page(path, scratch_repo, slow=True)
