@@ -26,9 +26,19 @@ Every `evalab` command with each argument and option, its type, default and help
 """
 
 
+def _ordered(group: click.Group) -> dict[str, click.Command]:
+    """The commands of ``group`` in ``COMMAND_MODULES`` order (the order ``evalab --help``
+    shows when every module is imported at once), not in the order of whichever test or
+    caller imported a command module first; sub-commands keep their order in the module."""
+    from evalab.cli import COMMAND_MODULES
+
+    rank = {name: i for i, name in enumerate(COMMAND_MODULES)}
+    return dict(sorted(group.commands.items(), key=lambda item: rank.get(item[0], len(rank))))
+
+
 def _commands(group: click.Group, ctx: click.Context) -> Iterator[tuple[click.Command, click.Context]]:
-    """Each command under ``group`` with its context, depth first, in registration order."""
-    for name, command in group.commands.items():
+    """Each command under ``group`` with its context, depth first."""
+    for name, command in _ordered(group).items():
         sub = click.Context(command, info_name=name, parent=ctx)
         yield command, sub
         if isinstance(command, click.Group):
@@ -84,7 +94,7 @@ def _section(command: click.Command, ctx: click.Context, greedy: set[str]) -> li
     if command.help:
         lines += [inspect.cleandoc(command.help), ""]
     if isinstance(command, click.Group) and command.commands:
-        lines += ["Sub-commands: " + ", ".join(f"`{path} {n}`" for n in command.commands), ""]
+        lines += ["Sub-commands: " + ", ".join(f"`{path} {n}`" for n in _ordered(command)), ""]
     if command.params:
         lines += ["| argument / option | type | default | help |", "|---|---|---|---|"]
         lines += [*_param_rows(command, greedy), ""]
