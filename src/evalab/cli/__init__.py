@@ -12,6 +12,7 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import Annotated
 
 import click
 import typer
@@ -27,8 +28,18 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+def _print_version(value: bool) -> None:
+    if value:
+        from evalab._version import __version__
+
+        typer.echo(f"evalab {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[bool, typer.Option("--version", help="Print evalab's version and exit.", is_eager=True, callback=_print_version)] = False,
+) -> None:
     # A callback keeps ``app`` a command group even when only the invoked command's
     # module has been imported (typer would otherwise promote a lone command to the root).
     pass

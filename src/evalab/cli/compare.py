@@ -58,16 +58,20 @@ def display_names(names: list[str]) -> dict[str, str]:
     """Short names for the table: the part of each name that differs between systems.
 
     ``generaltest2022.en-de.hyp.Online-A.de`` and ``...Online-B.de`` show as ``Online-A``
-    and ``Online-B``: the common prefix and suffix are dropped at a ``.``, ``_``, ``-`` or
-    ``/`` boundary. JSON output keeps the full names.
+    and ``Online-B``: the common prefix and suffix are dropped at a ``.`` or ``/``
+    boundary only. ``-`` and ``_`` join the words of a system's own name, so cutting there
+    would print ``Online-A`` and ``Online-B`` as ``A`` and ``B``, which no reader can map
+    back to a system. JSON output keeps the full names.
 
     >>> display_names(["out/base.txt", "out/sys1.txt"])
     {'out/base.txt': 'base', 'out/sys1.txt': 'sys1'}
+    >>> display_names(["hyp.Online-A.de", "hyp.Online-B.de"])
+    {'hyp.Online-A.de': 'Online-A', 'hyp.Online-B.de': 'Online-B'}
     """
     unique = list(dict.fromkeys(names))
     if len(unique) < 2:
         return {n: n for n in unique}
-    seps = "._-/"
+    seps = "./"
     prefix = os.path.commonprefix(unique)  # noqa: RUF071 - characters, not path parts
     cut = max((i + 1 for i, c in enumerate(prefix) if c in seps), default=0)
     rev = os.path.commonprefix([n[::-1] for n in unique])  # noqa: RUF071

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -9,10 +10,10 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.options import build_metrics
-from evalab.cli.output import check_format, emit, print_table, to_json, to_latex
+from evalab.cli.output import check_format, emit, json_safe, print_table, to_json, to_latex
 from evalab.errors import SettingsError
-from evalab.io import check_same_length, read_segments
-from evalab.metrics.base import Score
+from evalab.io import check_same_length, read_segments, write_text_atomic
+from evalab.metrics.base import Metric, Score
 from evalab.parallel import stats_table
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
@@ -63,6 +64,7 @@ def score(
     n_samples: Annotated[int, typer.Option("--n-samples", help="Bootstrap resamples for --ci.")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the --ci resampling (0 is a seed too).")] = DEFAULT_SEED,
     confidence: Annotated[float, typer.Option("--confidence", help="Confidence level for --ci.")] = 0.95,
+    segments: Annotated[str | None, typer.Option("--segments", help="Also write per-segment scores to this JSON Lines file: one line per system, metric and segment.")] = None,
 ) -> None:
     """Score system outputs against references with one or more metrics."""
     check_format(format)
@@ -71,6 +73,7 @@ def score(
     check_confidence(confidence)
     if width is not None and not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
+    check_segments_path(segments, out, [*reference, *input])
     built = build_metrics(metrics, set_)
     refs, systems = load_inputs(reference, input)
     results: list[tuple[str, str, Score]] = []
@@ -81,7 +84,36 @@ def score(
             rows = table[name][sys_name]
             results.append((sys_name, name, metric.aggregate(rows, nrefs=len(refs))))
             cis.append(bootstrap_ci(metric, rows, n_samples, confidence, seed) if ci else None)
+    if segments:
+        write_text_atomic(segments, segment_lines(built, systems, refs))
     emit_results(results, format, width, out, cis)
+
+
+def check_segments_path(segments: str | None, out: str | None, inputs: list[str]) -> None:
+    """Refuse a ``--segments`` file that would overwrite an input or the ``--out`` file."""
+    if not segments:
+        return
+    target = Path(segments).resolve()
+    if target.is_dir():
+        raise SettingsError(f"--segments {segments}: is a folder; give a file name such as segments.jsonl")
+    if out and Path(out).resolve() == target:
+        raise SettingsError(f"--segments {segments}: is also the --out file; give two different files")
+    if any(p != "-" and Path(p).resolve() == target for p in inputs):
+        raise SettingsError(f"--segments {segments}: is one of the input files; it would be overwritten")
+
+
+def segment_lines(built: dict[str, Metric], systems: dict[str, list[str]], refs: list[list[str]]) -> str:
+    """JSON Lines of every segment's score: system, metric, segment (line number from 1), score,
+    scale, direction, signature and components, as ``Metric.segment_scores`` defines them
+    (BLEU per segment is sentence BLEU, with effective order as its signature says)."""
+    lines = []
+    for sys_name, hyps in systems.items():
+        for name, metric in built.items():
+            for i, sc in enumerate(metric.segment_scores(hyps, refs), start=1):
+                fields = {k: v for k, v in sc.to_dict().items() if k not in ("metric", "verbose")}
+                row = {"system": sys_name, "metric": name, "segment": i, **fields}
+                lines.append(json.dumps(json_safe(row), ensure_ascii=False))
+    return "".join(line + "\n" for line in lines)
 
 
 def emit_results(
