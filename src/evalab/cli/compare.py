@@ -24,7 +24,7 @@ from evalab.cli.output import check_format, emit, print_table, to_json, to_latex
 from evalab.cli.score import load_inputs
 from evalab.errors import SettingsError
 from evalab.metrics.base import Metric
-from evalab.parallel import stats_table
+from evalab.metrics.parallel import stats_table
 from evalab.stats.bootstrap import check_confidence
 from evalab.stats.multiple import holm_bonferroni
 from evalab.stats.paired import (

@@ -49,7 +49,15 @@ from evalab.loss import (
     shift_pairs,
     token_loss,
 )
-from evalab.metrics.base import Metric, MetricSettings, Score, check_references, setting
+from evalab.metrics.base import (
+    Metric,
+    MetricSettings,
+    Score,
+    Stats,
+    check_references,
+    empty_corpus_error,
+    setting,
+)
 
 __all__ = ["CrossEntropy", "LossSettings", "Perplexity", "PerplexitySettings"]
 
@@ -225,23 +233,23 @@ class LossMetric(Metric):
 
     def stats(
         self, hypotheses: Sequence[str], references: Sequence[Sequence[str]] | None = None
-    ) -> np.ndarray:
+    ) -> Stats:
         """Rows for texts scored by the ``model`` LM (each hypothesis is one document).
 
         ``references`` are not used by a language-model loss; if given, their layout is
         still checked so a misaligned file is reported instead of ignored.
         """
         if references is not None:
-            hyps, _ = check_references(hypotheses, references, metric=self.name)
-            self._nrefs = len(references)
+            hyps, refs = check_references(hypotheses, references, metric=self.name)
+            nrefs: int | None = len(refs)
         else:
             if isinstance(hypotheses, str):
                 raise InputError(f"{self.name}: hypotheses must be a list of strings, got one string")
-            hyps = list(hypotheses)
+            hyps, nrefs = list(hypotheses), None
             for i, h in enumerate(hyps):
                 if not isinstance(h, str):
                     raise InputError(f"{self.name}: hypothesis {i} is {type(h).__name__}, expected str")
-        return self._segment_stats(hyps, [])
+        return self.make_stats(self._segment_stats(hyps, []), nrefs)
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         scorer = self.scorer
@@ -252,8 +260,11 @@ class LossMetric(Metric):
         self, hypotheses: Sequence[str], references: Sequence[Sequence[str]] | None = None
     ) -> Score:
         """Score texts with the configured LM (references are optional and unused)."""
-        rows = self.stats(hypotheses, references)
-        return self.aggregate(rows, len(references) if references is not None else None)
+        if not isinstance(hypotheses, str):
+            hypotheses = list(hypotheses)
+            if not hypotheses:
+                raise empty_corpus_error(self.name)
+        return self.aggregate(self.stats(hypotheses, references))
 
     # -- scoring ---------------------------------------------------------------------------
     def _nats(self, sums: np.ndarray) -> np.ndarray:

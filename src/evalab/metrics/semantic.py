@@ -41,7 +41,7 @@ from typing import ClassVar
 import numpy as np
 
 from evalab.errors import InputError, SettingsError
-from evalab.metrics.base import Metric, MetricSettings, Score, check_references, setting
+from evalab.metrics.base import Metric, MetricSettings, Score, check_references, reference_digest, setting
 
 __all__ = ["Alignment", "BERTScore", "BERTScoreSettings", "default_baseline_path", "read_baseline"]
 
@@ -238,6 +238,17 @@ class BERTScore(Metric):
     def stat_names(self) -> tuple[str, ...]:
         return ("precision", "recall", "f1", "count")
 
+    @property
+    def additive(self) -> bool:
+        # IDF weights come from the references of the call: rows of two shards were
+        # weighted by two different tables and do not sum to the whole corpus's rows
+        return not self.settings.idf
+
+    def _stats_context(self, hypotheses: list[str], references: list[list[str]]) -> str:
+        # the IDF table is a function of the reference documents (under the model in the
+        # signature): their digest identifies it, so only rows of one table combine
+        return reference_digest(references) if self.settings.idf else ""
+
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         prf, _ = self._score_pairs(hypotheses, references, keep_alignments=False)
         return np.concatenate([prf, np.ones((len(hypotheses), 1))], axis=1)
@@ -285,7 +296,6 @@ class BERTScore(Metric):
     def explain(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> list[Alignment]:
         """Per segment, the alignment against the reference with the best F1."""
         hyps, refs = check_references(hypotheses, references, metric=self.name)
-        self._nrefs = len(refs)
         _, alignments = self._score_pairs(hyps, refs, keep_alignments=True)
         return alignments
 
