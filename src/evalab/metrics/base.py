@@ -269,6 +269,8 @@ class Metric(ABC):
     settings_class: ClassVar[type[MetricSettings]] = MetricSettings
     higher_is_better: ClassVar[bool] = True
     scale: ClassVar[float] = 1.0
+    #: the interval every score lies in; ``None``: ``[0, scale]``
+    bounds: ClassVar[tuple[float, float] | None] = None
     #: label printed before the signature fields (sacrebleu prints e.g. ``chrF2``)
     description: ClassVar[str] = ""
     #: :meth:`stats` spends much of its time in compiled code that releases the GIL, so

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -176,10 +176,9 @@ def bleu_score(
     sys_len, ref_len = float(sums[0]), float(sums[1])
     correct = [float(c) for c in sums[2 : 2 + max_order]]
     total = [float(t) for t in sums[2 + max_order : 2 + 2 * max_order]]
+    bp = 1.0
     if sys_len < ref_len:
         bp = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
-    else:
-        bp = 1.0
     precisions = [0.0] * max_order
     if not any(correct):  # sacrebleu #141: nothing matched at all
         return 0.0, precisions, bp
@@ -225,6 +224,11 @@ class BLEU(Metric):
     higher_is_better = True
     releases_gil = True  # n-gram matching runs in the kernel without the GIL
     settings: BLEUSettings
+    test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
+        "tokenize": ("intl", "zh", "char", "none"),
+        # the value only counts under the methods that use it
+        "smooth_value": ({"smooth_method": "floor", "smooth_value": 0.5}, {"smooth_method": "add-k", "smooth_value": 0.125}),
+    }
 
     #: how many distinct reference sets the instance keeps prepared
     REF_CACHE_SIZE = 4

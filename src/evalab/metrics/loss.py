@@ -34,7 +34,7 @@ Settings: ``per`` (token, byte or word: the denominator of the corpus mean), ``m
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -99,6 +99,19 @@ class LossMetric(Metric):
     settings_class: ClassVar[type[MetricSettings]] = PerplexitySettings
     higher_is_better: ClassVar[bool] = False
     scale: ClassVar[float] = 1.0
+    _LM_ONLY = "part of the LM protocol: with model=PATH the scorer's signature fields name it; rows from numbers do not use it"
+    inert_settings: ClassVar[Mapping[str, str]] = {
+        "batch_size": "how many windows per forward pass: the same numbers",
+        "device": "where the LM runs: the same numbers (up to the device's float arithmetic)",
+        "max_length": _LM_ONLY,
+        "stride": _LM_ONLY,
+        "bos": _LM_ONLY,
+        "dtype": _LM_ONLY,
+    }
+    test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
+        # a model directory is test data the default suite does not load (tests/cli/test_ppl.py)
+        "model": (),
+    }
 
     def __init__(self, settings: MetricSettings | None = None, **kwargs: Any) -> None:
         super().__init__(settings, **kwargs)
@@ -325,6 +338,7 @@ class Perplexity(LossMetric):
 
     name: ClassVar[str] = "perplexity"
     description: ClassVar[str] = "ppl"
+    bounds: ClassVar[tuple[float, float] | None] = (1.0, math.inf)
     settings_class: ClassVar[type[MetricSettings]] = PerplexitySettings
 
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
@@ -351,6 +365,7 @@ class CrossEntropy(LossMetric):
 
     name: ClassVar[str] = "cross_entropy"
     description: ClassVar[str] = "ce"
+    bounds: ClassVar[tuple[float, float] | None] = (0.0, math.inf)
     settings_class: ClassVar[type[MetricSettings]] = LossSettings
 
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:

@@ -33,7 +33,7 @@ import csv
 import io
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -41,7 +41,14 @@ from typing import ClassVar
 import numpy as np
 
 from evalab.errors import InputError, SettingsError
-from evalab.metrics.base import Metric, MetricSettings, Score, check_references, reference_digest, setting
+from evalab.metrics.base import (
+    Metric,
+    MetricSettings,
+    Score,
+    check_references,
+    reference_digest,
+    setting,
+)
 
 __all__ = ["Alignment", "BERTScore", "BERTScoreSettings", "default_baseline_path", "read_baseline"]
 
@@ -177,6 +184,14 @@ class BERTScore(Metric):
     higher_is_better = True
     #: ``score --jobs`` must not fork a process holding torch threads and a model
     parallel_safe: ClassVar[bool] = False
+    bounds: ClassVar[tuple[float, float] | None] = (-1.0, 1.0)
+    inert_settings: ClassVar[Mapping[str, str]] = {
+        "batch_size": "sentences per forward pass: the same vectors",
+        "device": "where the encoder runs: the same vectors (up to the device's float arithmetic)",
+    }
+    #: need a Hugging Face encoder, which the contract test does not load (test_semantic.py
+    #: and tests/cli/test_semsim.py check them in the signature)
+    test_setting_values: ClassVar[Mapping[str, Sequence[object]]] = {"layer": (), "max_length": ()}
 
     def __init__(self, settings: BERTScoreSettings | None = None, **kwargs: object) -> None:
         super().__init__(settings, **kwargs)
@@ -285,7 +300,8 @@ class BERTScore(Metric):
             fields.append(("rescale", "no"))
         fields.append(("match", "greedy-bs64" if s.padding_floor else "greedy-max"))
         if s.drop_function_words:
-            fields.append(("fw", "dropped"))
+            # which list was dropped changes the number: a stopwords file is named
+            fields.append(("fw", f"dropped+{Path(s.stopwords).name}" if s.stopwords else "dropped"))
         if emb.kind == "static":
             fields.append(("oov", s.oov))
         elif s.max_length is not None:

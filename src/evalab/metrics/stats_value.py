@@ -88,6 +88,10 @@ class Stats:
         """The rows as nested lists."""
         return self.rows.tolist()
 
+    def sum(self, axis: Any = None, **kwargs: Any) -> Any:
+        """``rows.sum(...)`` (array code written for plain rows keeps working)."""
+        return self.rows.sum(axis=axis, **kwargs)
+
     def sums(self) -> np.ndarray:
         """Column sums of the rows: the corpus statistics (float64 ``[k]``)."""
         return self.rows.sum(axis=0)
