@@ -171,7 +171,7 @@ def bleu_score(
 
     >>> score, precisions, bp = bleu_score([4, 5, 3, 2, 1, 0, 4, 3, 2, 1], 4)
     >>> round(score, 6), precisions[:2], round(bp, 6)
-    (35.930411, [75.0, 66.66666666666667], 0.778801)
+    (46.307772, [75.0, 66.66666666666667], 0.778801)
     """
     sys_len, ref_len = float(sums[0]), float(sums[1])
     correct = [float(c) for c in sums[2 : 2 + max_order]]
