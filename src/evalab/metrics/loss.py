@@ -11,7 +11,7 @@ points to the constructors that build rows from numbers you already have:
   (plus optional UTF-8 byte and word counts, or the texts to count them from);
 * :meth:`LossMetric.stats_from_token_logprobs` -- per-segment lists of token log-probs;
 * :meth:`LossMetric.stats_from_logits` -- a batch of logits and labels (one row per
-  sequence), computed by :mod:`evalab.loss` with the same masking and shift options.
+  sequence), computed by :mod:`evalab.nll` with the same masking and shift options.
 
 Stats rows (one per segment, additive): ``nll`` (summed negative log-likelihood, nats),
 ``tokens``, ``bytes`` (UTF-8), ``words`` (lm-evaluation-harness' ``re.split(r"\\s+")``
@@ -41,14 +41,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from evalab.errors import InputError, SettingsError
-from evalab.loss import (
-    IGNORE_INDEX,
-    LN2,
-    count_bytes,
-    count_words,
-    shift_pairs,
-    token_loss,
-)
 from evalab.metrics.base import (
     Metric,
     MetricSettings,
@@ -57,6 +49,14 @@ from evalab.metrics.base import (
     check_references,
     empty_corpus_error,
     setting,
+)
+from evalab.nll import (
+    IGNORE_INDEX,
+    LN2,
+    count_bytes,
+    count_words,
+    shift_pairs,
+    token_loss,
 )
 
 __all__ = ["CrossEntropy", "LossSettings", "Perplexity", "PerplexitySettings"]
@@ -215,7 +215,7 @@ class LossMetric(Metric):
             raise InputError(
                 f"stats_from_logits needs logits of shape [segments, T, V], got {tuple(np.shape(logits))}"
             )
-        from evalab.loss import kept_mask
+        from evalab.nll import kept_mask
 
         losses = token_loss(logits, labels, ignore_index=ignore_index, pad_id=pad_id)
         keep = kept_mask(labels, ignore_index=ignore_index, pad_id=pad_id)
