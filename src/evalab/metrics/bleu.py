@@ -265,7 +265,7 @@ class BLEU(Metric):
         """
         sizes = [len(self._seg_ids), len(self._vocab) if self._vocab is not None else 0]
         if self._kernel_vocab is not None:
-            sizes.append(len(self._kernel_vocab))
+            sizes.append(_kernel.vocab_size(self._kernel_vocab))
         if self._vocab is None or max(sizes) > self.SEGMENT_CACHE_SIZE:
             self._reset_caches()
 
@@ -297,13 +297,6 @@ class BLEU(Metric):
                 self._words_fn = lambda s: split(s.rstrip())
         return self._words_fn
 
-    def _kernel_tokenizer(self) -> bool | None:
-        """False for 13a, True for zh (the tokenizers the C kernel has), else None."""
-        from evalab.text.mt import Tokenizer13a, TokenizerZh
-
-        tok = type(self._tokenizer())
-        return False if tok is Tokenizer13a else True if tok is TokenizerZh else None
-
     def _tok_signature(self) -> str:
         tok = self._tokenizer()
         return str(getattr(tok, "signature", None) or getattr(tok, "name", self.settings.tokenize))
@@ -315,17 +308,18 @@ class BLEU(Metric):
         With the compiled tokenizer and ``add=False`` (hypotheses), a token no reference
         has gets id -1 instead of a new id: it can never be part of a matching n-gram.
         """
-        kernel, zh = _kernel.kernel, self._kernel_tokenizer()
-        if kernel is not None and zh is not None:
-            # 13a/zh tokenization and id lookup of the whole list in one C call
+        tok = self._tokenizer()
+        cjk = getattr(tok, "compiled_cjk", None)
+        if cjk is not None:
+            # 13a/zh: tokenization and id lookup of the whole list in one kernel call
             if self.settings.lowercase:
                 lines = [seg.lower().rstrip() for seg in segments]
             else:
                 lines = [seg.rstrip() for seg in segments]
             if self._kernel_vocab is None:
-                self._kernel_vocab = kernel.Vocab()
-            ids, offsets = kernel.encode_lines(lines, self._kernel_vocab, zh, add)
-            return Packed(np.frombuffer(ids, dtype=np.int64), np.frombuffer(offsets, dtype=np.int64))
+                self._kernel_vocab = _kernel.new_vocab()
+            words = getattr(tok, "words", None) or (lambda s: tuple(tok(s)))
+            return Packed(*_kernel.encode_lines(lines, self._kernel_vocab, cjk, add, words))
         memo, lookup, words = self._seg_ids, self._vocab.__getitem__, self._words()
         per_seg = []
         for seg in segments:
