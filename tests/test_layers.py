@@ -13,7 +13,7 @@ is still a dependency):
  2    ``evalab.metrics`` (and ``evalab.parallel``, the old name of ``metrics.parallel``)
  1    ``evalab.text``, ``evalab.models``
  0    the core every layer uses: ``errors``, ``_version``, ``_kernel`` (and the compiled
-      ``_mtkernel``), ``io``, ``nll`` (and ``loss``, its old name)
+      ``_mtkernel``), ``io``, ``nll`` (and ``loss``, its old name), ``progress``
 ====  ==========================================================================
 """
 
@@ -35,7 +35,7 @@ LAYERS: dict[str, int] = {
     "evalab.metrics": 2, "evalab.parallel": 2,
     "evalab.text": 1, "evalab.models": 1,
     "evalab.errors": 0, "evalab._version": 0, "evalab._kernel": 0, "evalab._mtkernel": 0,
-    "evalab.io": 0, "evalab.nll": 0, "evalab.loss": 0,
+    "evalab.io": 0, "evalab.nll": 0, "evalab.loss": 0, "evalab.progress": 0,
 }
 
 #: import cycles known and being removed on another branch: (module, module) pairs.
