@@ -282,6 +282,9 @@ class Metric(ABC):
     #: settings that by design change neither the score nor the signature (how it is
     #: computed, not what: ``device``, ``batch_size``), each with the reason
     inert_settings: ClassVar[Mapping[str, str]] = {}
+    #: how far (absolutely) a segment's row may move when it is computed in another call
+    #: (a shard, another batch of systems); 0: bit for bit, as for every count metric
+    row_tolerance: ClassVar[float] = 0.0
 
     def __init__(self, settings: MetricSettings | None = None, **kwargs: Any) -> None:
         if settings is not None and kwargs:
