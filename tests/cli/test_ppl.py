@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import evalab.loss as L
+import evalab.nll as L
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")

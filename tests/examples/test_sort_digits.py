@@ -40,7 +40,7 @@ def test_training_lowers_the_loss_and_the_held_out_cross_entropy():
     assert sum(last) / 5 < sum(first) / 5 - 0.5, result.losses
     assert after["xent"] < untrained["xent"] - 0.3
     assert after["digit_acc"] > untrained["digit_acc"]
-    # ppl is exp of the mean token cross-entropy, computed by evalab.loss
+    # ppl is exp of the mean token cross-entropy, computed by evalab.nll
     assert after["ppl"] == pytest.approx(math.exp(after["xent"]), rel=1e-12)
 
 

@@ -9,10 +9,7 @@ optionally Holm-adjusted across the systems compared on each metric.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sys
-from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
 import numpy as np
@@ -24,7 +21,8 @@ from evalab.cli.output import check_format, emit, print_table, to_json, to_latex
 from evalab.cli.score import load_inputs
 from evalab.errors import SettingsError
 from evalab.metrics.base import Metric
-from evalab.parallel import stats_table
+from evalab.metrics.parallel import stats_table
+from evalab.progress import progress_bar
 from evalab.stats.bootstrap import check_confidence
 from evalab.stats.multiple import holm_bonferroni
 from evalab.stats.paired import (
@@ -37,21 +35,6 @@ from evalab.stats.paired import (
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
 CORRECTIONS = ("none", "holm")
-
-
-@contextlib.contextmanager
-def progress_bar(total: int, description: str, quiet: bool) -> Iterator[Callable[[int], None] | None]:
-    """A rich progress bar on stderr, or ``None`` when quiet or stderr is not a terminal."""
-    if quiet or not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(description, total=total)
-        yield lambda k: bar.advance(task, k)
 
 
 def display_names(names: list[str]) -> dict[str, str]:
@@ -215,7 +198,7 @@ def compare(
     stats = stats_table(built, systems, refs, jobs)
     ci_total = n if test == "bs" else ci_n
     label = f"paired {'bootstrap' if test == 'bs' else 'randomization'}"
-    with progress_bar(n + (ci_total if test == "ar" else 0), label, quiet) as advance:
+    with progress_bar(n + (ci_total if test == "ar" else 0), label, enabled=not quiet) as advance:
         results = paired_test(
             test, built, stats, n_samples=n, seed=seed, confidence=confidence,
             p_value=p_value, ci_samples=ci_n, progress=advance,

@@ -9,6 +9,9 @@ from typing import Any
 
 from evalab.errors import SettingsError
 from evalab.io import write_text_atomic
+from evalab.report.latex import latex_escape, latex_table
+
+__all__ = ["FORMATS", "check_format", "emit", "json_safe", "latex_escape", "print_table", "to_json", "to_latex"]
 
 FORMATS = ("table", "json", "latex")
 
@@ -37,29 +40,9 @@ def to_json(rows: Sequence[dict[str, Any]] | dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def latex_escape(text: str) -> str:
-    """Escape LaTeX special characters."""
-    repl = {
-        "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-        "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-    }
-    return "".join(repl.get(c, c) for c in text)
-
-
 def to_latex(header: Sequence[str], body: Sequence[Sequence[str]], caption: str = "") -> str:
     """A booktabs ``tabular`` with the first column left-aligned, the rest right-aligned."""
-    cols = "l" + "r" * (len(header) - 1)
-    lines = [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{cols}}}", r"\toprule"]
-    lines.append(" & ".join(latex_escape(h) for h in header) + r" \\")
-    lines.append(r"\midrule")
-    for row in body:
-        lines.append(" & ".join(latex_escape(c) for c in row) + r" \\")
-    lines.append(r"\bottomrule")
-    lines.append(r"\end{tabular}")
-    if caption:
-        lines.append(rf"\caption{{{latex_escape(caption)}}}")
-    lines.append(r"\end{table}")
-    return "\n".join(lines) + "\n"
+    return latex_table(header, body, caption)
 
 
 def print_table(header: Sequence[str], body: Sequence[Sequence[str]], footer: Sequence[str] = ()) -> None:

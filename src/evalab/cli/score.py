@@ -14,7 +14,7 @@ from evalab.cli.output import check_format, emit, json_safe, print_table, to_jso
 from evalab.errors import SettingsError
 from evalab.io import check_same_length, read_segments, write_text_atomic
 from evalab.metrics.base import Metric, Score
-from evalab.parallel import stats_table
+from evalab.metrics.parallel import stats_table
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 

@@ -29,9 +29,10 @@ import re
 import warnings
 from abc import abstractmethod
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -236,6 +237,7 @@ class _Rouge(Metric):
     scale: ClassVar[float] = 1.0
     higher_is_better: ClassVar[bool] = True
     stat_names: ClassVar[tuple[str, ...]] = ("precision", "recall", "fmeasure", "count")  # type: ignore[assignment]
+    test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {"tokenizer": ("unicode",), "sentence_sep": (" . ",)}
 
     settings: RougeSettings
 

@@ -33,7 +33,7 @@ import csv
 import io
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -41,7 +41,14 @@ from typing import ClassVar
 import numpy as np
 
 from evalab.errors import InputError, SettingsError
-from evalab.metrics.base import Metric, MetricSettings, Score, check_references, setting
+from evalab.metrics.base import (
+    Metric,
+    MetricSettings,
+    Score,
+    check_references,
+    reference_digest,
+    setting,
+)
 
 __all__ = ["Alignment", "BERTScore", "BERTScoreSettings", "default_baseline_path", "read_baseline"]
 
@@ -177,6 +184,17 @@ class BERTScore(Metric):
     higher_is_better = True
     #: ``score --jobs`` must not fork a process holding torch threads and a model
     parallel_safe: ClassVar[bool] = False
+    bounds: ClassVar[tuple[float, float] | None] = (-1.0, 1.0)
+    #: cosines are float32 products over blocks of pairs whose padded shape depends on
+    #: the other segments of the call: a row may differ in its last float32 bits
+    row_tolerance: ClassVar[float] = 1e-6
+    inert_settings: ClassVar[Mapping[str, str]] = {
+        "batch_size": "sentences per forward pass: the same vectors",
+        "device": "where the encoder runs: the same vectors (up to the device's float arithmetic)",
+    }
+    #: need a Hugging Face encoder, which the contract test does not load (test_semantic.py
+    #: and tests/cli/test_semsim.py check them in the signature)
+    test_setting_values: ClassVar[Mapping[str, Sequence[object]]] = {"layer": (), "max_length": ()}
 
     def __init__(self, settings: BERTScoreSettings | None = None, **kwargs: object) -> None:
         super().__init__(settings, **kwargs)
@@ -238,6 +256,17 @@ class BERTScore(Metric):
     def stat_names(self) -> tuple[str, ...]:
         return ("precision", "recall", "f1", "count")
 
+    @property
+    def additive(self) -> bool:
+        # IDF weights come from the references of the call: rows of two shards were
+        # weighted by two different tables and do not sum to the whole corpus's rows
+        return not self.settings.idf
+
+    def _stats_context(self, hypotheses: list[str], references: list[list[str]]) -> str:
+        # the IDF table is a function of the reference documents (under the model in the
+        # signature): their digest identifies it, so only rows of one table combine
+        return reference_digest(references) if self.settings.idf else ""
+
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         prf, _ = self._score_pairs(hypotheses, references, keep_alignments=False)
         return np.concatenate([prf, np.ones((len(hypotheses), 1))], axis=1)
@@ -274,7 +303,8 @@ class BERTScore(Metric):
             fields.append(("rescale", "no"))
         fields.append(("match", "greedy-bs64" if s.padding_floor else "greedy-max"))
         if s.drop_function_words:
-            fields.append(("fw", "dropped"))
+            # which list was dropped changes the number: a stopwords file is named
+            fields.append(("fw", f"dropped+{Path(s.stopwords).name}" if s.stopwords else "dropped"))
         if emb.kind == "static":
             fields.append(("oov", s.oov))
         elif s.max_length is not None:
@@ -285,7 +315,6 @@ class BERTScore(Metric):
     def explain(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> list[Alignment]:
         """Per segment, the alignment against the reference with the best F1."""
         hyps, refs = check_references(hypotheses, references, metric=self.name)
-        self._nrefs = len(refs)
         _, alignments = self._score_pairs(hyps, refs, keep_alignments=True)
         return alignments
 

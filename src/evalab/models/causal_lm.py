@@ -16,7 +16,7 @@ count says how many tokens were actually scored.
 
 Speed and memory: windows of all documents are sorted by length and run ``batch_size`` at
 a time in one forward pass. Of each batch's logits only the rows of scored positions are
-gathered, their losses computed by :func:`evalab.loss.token_loss`, and the logits dropped
+gathered, their losses computed by :func:`evalab.nll.token_loss`, and the logits dropped
 before the next batch: at most one batch's logits are alive.
 
 >>> plan_windows(10, max_length=4, stride=2)
@@ -232,7 +232,7 @@ class CausalLMScorer:
         The ids are scored as given (prepend BOS yourself if wanted: :meth:`encode` does).
         """
         torch = require("torch", what="perplexity of a causal LM", extra="lm")
-        from evalab.loss import token_loss
+        from evalab.nll import token_loss
 
         jobs = []  # (length, doc, begin, end, score_from)
         for d, ids in enumerate(documents):

@@ -253,40 +253,26 @@ def render_markdown(analysis: StudyAnalysis) -> str:
 def render_latex(analysis: StudyAnalysis) -> str:
     """A booktabs table like Table 3 (mean ± sd per metric, Δ and p of the primary),
     followed by a table of the grid effects with their arithmetic."""
-    from evalab.cli.output import latex_escape
+    from evalab.report.latex import latex_table, latex_text
 
     header, body = main_table(analysis)
     keep = [i for i, h in enumerate(header) if h not in ("Note",)]
-
-    # pdflatex's default fonts lack these characters (and print "<" as an inverted "!")
-    symbols = {"±": r"$\pm$", "Δ": r"$\Delta$", "↑": r"$\uparrow$", "↓": r"$\downarrow$", "–": "--",
-               "ε": r"$\varepsilon$", "→": r"$\rightarrow$", "≈": r"$\approx$", "<": r"$<$", ">": r"$>$",
-               "−": "-", "·": r"$\cdot$", "√": r"$\surd$", "≥": r"$\geq$", "α": r"$\alpha$"}
-
-    def tex(cell: str) -> str:
-        return "".join(symbols.get(ch, ch) for ch in latex_escape(cell))
-
-    cols = "ll" + "r" * (len(keep) - 2)
-    lines = [r"\begin{table}[t]", r"\centering", r"\small", rf"\begin{{tabular}}{{{cols}}}", r"\toprule"]
-    lines.append(" & ".join(tex(header[i]) for i in keep) + r" \\")
-    lines.append(r"\midrule")
-    for row in body:
-        lines.append(" & ".join(tex(row[i]) for i in keep) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
     flagged = [r[0] for r in body if r[header.index("Note")]]
     cap = f"{title(analysis)}. Mean ± sd over seeds; Δ to the base with a Welch CI."
     if flagged:
         cap += " Too few seeds to separate Δ from seed noise: " + ", ".join(flagged) + "."
-    lines += [rf"\caption{{{tex(cap)}}}", r"\end{table}"]
+    text = latex_table(
+        [header[i] for i in keep], [[row[i] for i in keep] for row in body], cap,
+        columns="ll" + "r" * (len(keep) - 2), small=True, cell=latex_text,
+    )
     effects = effect_lines(analysis)
     if effects:
-        lines += ["", r"\begin{table}[t]", r"\centering", r"\small", r"\begin{tabular}{lll}", r"\toprule",
-                  r"Metric & Effect & Arithmetic \\", r"\midrule"]
-        for metric, ls in effects:
-            for _kind, name, arith, _extra in ls:
-                lines.append(f"{tex(metric)} & {tex(name)} & {tex(arith)} \\\\")
-        lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{tex('Grid effects of ' + analysis.study)}}}", r"\end{table}"]
-    return "\n".join(lines) + "\n"
+        rows = [[metric, name, arith] for metric, ls in effects for _kind, name, arith, _extra in ls]
+        text += "\n" + latex_table(
+            ["Metric", "Effect", "Arithmetic"], rows, "Grid effects of " + analysis.study,
+            columns="lll", small=True, cell=latex_text,
+        )
+    return text
 
 
 # --------------------------------------------------------------------------- JSON
