@@ -79,6 +79,11 @@ def flag_cell(m: MetricStats) -> str:
     return f"few seeds (need {m.seeds_needed})"
 
 
+def stage_cell(r: RowAnalysis) -> str:
+    """``trained``, or for a row suppressed at evaluation the trained row it evaluates."""
+    return f"at eval of {r.parent} (paired Δ)" if r.stage == "eval" else "trained"
+
+
 def main_table(a: StudyAnalysis, compact: bool = False) -> tuple[list[str], list[list[str]]]:
     """The main table: each row with every metric's mean ± sd, the primary's CI, Δ, p.
 
@@ -86,7 +91,8 @@ def main_table(a: StudyAnalysis, compact: bool = False) -> tuple[list[str], list
     """
     p = a.primary
     dp = decimals_for(a, p)
-    header = ["Row", "Description", "Seeds"]
+    staged = any(r.stage == "eval" for r in a.rows)
+    header = ["Row", *(["Stage"] if staged else []), "Description", "Seeds"]
     for m in a.metrics:
         arrow = "↑" if a.higher_is_better.get(m, True) else "↓"
         header.append(f"{m} {arrow} (mean ± sd)")
@@ -100,7 +106,7 @@ def main_table(a: StudyAnalysis, compact: bool = False) -> tuple[list[str], list
     body = []
     for r in a.rows:
         ms = r.metrics[p]
-        cells = [r.label, r.description, seeds_cell(r)]
+        cells = [r.label, *([stage_cell(r)] if staged else []), r.description, seeds_cell(r)]
         cells += [mean_cell(r.metrics[m], decimals_for(a, m)) for m in a.metrics]
         cells += [] if compact else [ci_cell(ms.ci_low, ms.ci_high, dp)]
         cells += [delta_cell(ms, dp), fmt_p(ms.p_welch), fmt_p(ms.p_perm)]
@@ -266,7 +272,8 @@ def render_latex(analysis: StudyAnalysis) -> str:
     def tex(cell: str) -> str:
         return "".join(symbols.get(ch, ch) for ch in latex_escape(cell))
 
-    cols = "ll" + "r" * (len(keep) - 2)
+    left = 3 if "Stage" in header else 2
+    cols = "l" * left + "r" * (len(keep) - left)
     lines = [r"\begin{table}[t]", r"\centering", r"\small", rf"\begin{{tabular}}{{{cols}}}", r"\toprule"]
     lines.append(" & ".join(tex(header[i]) for i in keep) + r" \\")
     lines.append(r"\midrule")
@@ -275,6 +282,8 @@ def render_latex(analysis: StudyAnalysis) -> str:
     lines += [r"\bottomrule", r"\end{tabular}"]
     flagged = [r[0] for r in body if r[header.index("Note")]]
     cap = f"{title(analysis)}. Mean ± sd over seeds; Δ to the base with a Welch CI."
+    if left == 3:
+        cap += " Rows at eval: not retrained; Δ to the trained row they evaluate, paired by seed (paired t CI)."
     if flagged:
         cap += " Too few seeds to separate Δ from seed noise: " + ", ".join(flagged) + "."
     lines += [rf"\caption{{{tex(cap)}}}", r"\end{table}"]
