@@ -151,3 +151,30 @@ def test_cli_refuses_an_eval_row_without_evaluate_in_one_line(tmp_path, run_cli)
     res = run_cli("ablate", "run", str(path), "--db", str(tmp_path / "s.db"))
     assert res.exit_code == 2 and not (tmp_path / "s.db").exists()
     assert len(res.stderr.strip().splitlines()) == 1 and "evaluate" in res.stderr
+
+
+def test_the_documented_tiny_pytorch_example(tmp_path, monkeypatch):
+    # docs/ablation-eval-stage.md's worked example, its two entry points called in-process
+    # (one torch import instead of a process per run): evaluate() reloads run()'s weights
+    # and never trains; x1 zeroed at evaluation costs the base model accuracy, while a model
+    # retrained without x1 recovers it from its noisy copy x2
+    pytest.importorskip("torch")
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[2] / "examples" / "eval_stage"
+    monkeypatch.syspath_prepend(str(folder))
+    import tiny_entry
+
+    study = load_study(folder / "study.toml", check_entry=False)
+    base = dict(study.base)
+    ckpt = tmp_path / "base"
+    ckpt.mkdir()
+    trained = tiny_entry.run(base, 0, str(ckpt))
+    monkeypatch.setattr(tiny_entry.torch.optim, "Adam", None)  # any training now fails
+    assert tiny_entry.evaluate({**base, **study.evaluation}, 0, str(ckpt)) == trained
+    at_eval = tiny_entry.evaluate({**base, "zero_feature": 1}, 0, str(ckpt))
+    monkeypatch.undo()
+    retrained_dir = tmp_path / "x1"
+    retrained_dir.mkdir()
+    retrained = tiny_entry.run({**base, "drop_feature": 1}, 0, str(retrained_dir))
+    assert at_eval["acc"] < retrained["acc"] - 3.0 < trained["acc"]
