@@ -84,6 +84,11 @@ def stage_cell(r: RowAnalysis) -> str:
     return f"at eval of {r.parent} (paired Δ)" if r.stage == "eval" else "trained"
 
 
+def left_columns(header: list[str]) -> int:
+    """Leading text columns of the main table: Row, Description (and Stage when present)."""
+    return 3 if header[1:2] == ["Stage"] else 2
+
+
 def main_table(a: StudyAnalysis, compact: bool = False) -> tuple[list[str], list[list[str]]]:
     """The main table: each row with every metric's mean ± sd, the primary's CI, Δ, p.
 
@@ -191,7 +196,7 @@ def render_table(analysis: StudyAnalysis, console: Any = None) -> None:
     con = console
     t = Table(title=Text(title(analysis)), show_header=True, header_style="bold")
     for i, h in enumerate(header):
-        t.add_column(Text(h), justify="left" if i < 2 or h == "Note" else "right")
+        t.add_column(Text(h), justify="left" if i < left_columns(header) or h == "Note" else "right")
     for row in body:
         t.add_row(*(Text(c) for c in row))
     con.print(t)
@@ -239,7 +244,8 @@ def render_markdown(analysis: StudyAnalysis) -> str:
     out.append(f"Primary metric: **{_md_escape(a.primary)}**; seeds: {', '.join(map(str, a.seeds))}; "
                f"code version `{a.code_version}`.")
     out.append("")
-    out += _md_table(*main_table(a))
+    header, body = main_table(a)
+    out += _md_table(header, body, left_columns(header))
     sec = secondary_table(a)
     if sec:
         out += ["", "Other metrics:", "", *_md_table(*sec, left=1)]
@@ -272,7 +278,7 @@ def render_latex(analysis: StudyAnalysis) -> str:
     def tex(cell: str) -> str:
         return "".join(symbols.get(ch, ch) for ch in latex_escape(cell))
 
-    left = 3 if "Stage" in header else 2
+    left = left_columns(header)
     cols = "l" * left + "r" * (len(keep) - left)
     lines = [r"\begin{table}[t]", r"\centering", r"\small", rf"\begin{{tabular}}{{{cols}}}", r"\toprule"]
     lines.append(" & ".join(tex(header[i]) for i in keep) + r" \\")
