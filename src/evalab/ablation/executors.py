@@ -7,6 +7,11 @@ several drivers on one store execute each run once, and stores each result the m
 arrives: first as ``unstored-result.json`` in the run folder, then in the database (the file
 is removed once the database has it, and stored by the next command if the database stays
 busy). A finished run is therefore never lost and never run twice.
+
+Training runs go first; then the eval runs (``stage = "eval"`` rows) whose trained run is
+finished in the store, each given that run's folder as its checkpoint; an eval run whose
+trained run failed or is held by another runner is counted as ``blocked`` and left for a
+later invocation.
 """
 
 from __future__ import annotations
