@@ -178,3 +178,25 @@ def test_the_documented_tiny_pytorch_example(tmp_path, monkeypatch):
     retrained_dir.mkdir()
     retrained = tiny_entry.run({**base, "drop_feature": 1}, 0, str(retrained_dir))
     assert at_eval["acc"] < retrained["acc"] - 3.0 < trained["acc"]
+
+
+def test_eval_runs_are_claimed_like_training_runs(tmp_path):
+    # another live runner holds the base run of seed 0: this runner leaves it, and the eval
+    # run of seed 0 waits for it; an eval run held by another runner is left to it as well
+    from evalab.ablation.leases import Owner
+
+    path = write_eval_study(tmp_path, rows=[ROWS[1]], seeds=[0, 1, 2])
+    study = load_study(path)
+    db = tmp_path / "s.db"
+    plan = plan_runs(study)
+    base0 = next(r for r in plan if r.stage == "train" and r.seed == 0)
+    eval1 = next(r for r in plan if r.stage == "eval" and r.seed == 1)
+    other = Owner.here()  # a new id in this (live) process: another runner
+    with RunStore(db) as store:
+        store.register_study(study)
+        assert store.claim(study.name, base0.key, other) == "claimed"
+        assert store.claim(study.name, eval1.key, other) == "claimed"
+    s = run_study(study, db, jobs=2, progress=False)
+    # ok: base 1, 2 and eval 2; held: base 0 and eval 1; blocked: eval 0 (its trained run is held)
+    assert (s.ok, s.held, s.blocked) == (3, 2, 1)
+    assert sorted((c[0], c[1]) for c in calls(tmp_path)) == [("eval", "2"), ("train", "1"), ("train", "2")]
