@@ -13,7 +13,10 @@ The public API (everything a caller needs; the submodules are implementation det
     configuration, the seed and the study's code version (a hash over the syntax trees of
     every local module the entry imports, or ``code_version`` from the study file; see
     :mod:`evalab.ablation.codeversion`). Rows that share a configuration (a grid cell equal
-    to the base) share runs.
+    to the base) share runs. Rows with ``stage = "eval"`` are not trained: their runs call
+    the study's ``evaluate(config, seed, checkpoint_dir)`` on the run folder of the trained
+    run of their ``from`` row with the same seed; their key hashes that run's key, the
+    ``[evaluation]`` configuration and the code version (docs/ablation-eval-stage.md).
 
 ``run_study(study, db_path=None, *, jobs=1, executor="local", ray_address=None,
 progress=True) -> RunSummary``
@@ -46,6 +49,9 @@ permutations=10000) -> StudyAnalysis``
     needed (two-sided, at ``alpha`` and ``power``), optionally Almost Stochastic Order
     (Dror et al. 2019), grid main effects and 2x2 interaction contrasts with their
     arithmetic, the optional ``[reference]`` columns, and the missing / failed runs.
+    A ``stage = "eval"`` row's delta is to its trained row, paired by seed (paired t-test
+    and CI, sign-flip permutation test); ``RowAnalysis.stage`` and ``MetricStats.paired``
+    say so.
     ``StudyAnalysis.to_dict()`` gives plain JSON-ready data.
 
 The renderers live in :mod:`evalab.report`: ``render_table(analysis)`` (prints a rich

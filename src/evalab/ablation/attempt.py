@@ -40,13 +40,21 @@ _LOG_TAIL = 2000
 _BOOTSTRAP = "import sys; p = sys.argv[1]; exec(compile(open(p, encoding='utf-8').read(), p, 'exec'))"
 
 
-def make_job(study: Study, run: PlannedRun, out_dir: Path) -> dict[str, Any]:
-    """The plain-data description of a run (what travels to a process or a Ray task)."""
+def make_job(study: Study, run: PlannedRun, out_dir: Path, checkpoint_dir: Path | None = None) -> dict[str, Any]:
+    """The plain-data description of a run (what travels to a process or a Ray task).
+
+    An eval run (``run.stage == "eval"``) calls the study's ``evaluate`` entry point with
+    ``checkpoint_dir``, the run folder of the trained run it evaluates; never ``entry``.
+    """
+    evaluating = run.stage == "eval"
+    if evaluating and checkpoint_dir is None:
+        raise ValueError(f"eval run {run.key} needs the checkpoint folder of its trained run {run.parent_key}")
     return {
         "key": run.key,
         "study_dir": str(study.directory),
-        "entry": study.entry,
-        "command": study.command,
+        "entry": study.evaluate if evaluating else study.entry,
+        "command": None if evaluating else study.command,
+        "checkpoint_dir": str(checkpoint_dir) if evaluating else None,
         "config": run.config,
         "seed": run.seed,
         "out_dir": str(out_dir),
@@ -213,7 +221,10 @@ def execute_attempt(job: dict[str, Any], live: Live | None = None) -> dict[str, 
     if error:
         result.update(error=error, traceback=tb)
         return result
-    result.update(status="ok", metrics=metrics, artifacts={"dir": str(out_dir), "files": artifacts})
+    where = {"dir": str(out_dir), "files": artifacts}
+    if job.get("checkpoint_dir"):
+        where["checkpoint_dir"] = job["checkpoint_dir"]
+    result.update(status="ok", metrics=metrics, artifacts=where)
     return result
 
 

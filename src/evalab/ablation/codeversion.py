@@ -191,12 +191,13 @@ def _display_name(path: Path, roots: list[Path]) -> str:
 
 
 def derive_code_version(directory: Path, entry: str | None, command: str | None,
-                        module_file: str | None, pinned: str | None = None) -> CodeVersion:
-    """The code version of a study: ``pinned`` when given, else a hash of the file map."""
+                        module_files: list[str] | str | None, pinned: str | None = None) -> CodeVersion:
+    """The code version of a study: ``pinned`` when given, else a hash of the file map of
+    ``module_files`` (the modules of the entry points: ``entry`` and ``evaluate``)."""
     roots = search_roots(directory)
-    start: list[Path] = []
-    if module_file:
-        start.append(Path(module_file))
+    if isinstance(module_files, str):
+        module_files = [module_files]
+    start: list[Path] = [Path(f) for f in module_files or ()]
     if command:
         start.extend(command_files(command, directory))
     files = {_display_name(p, roots): _file_hash(p) for p in local_imports(start, roots)}

@@ -7,6 +7,11 @@ several drivers on one store execute each run once, and stores each result the m
 arrives: first as ``unstored-result.json`` in the run folder, then in the database (the file
 is removed once the database has it, and stored by the next command if the database stays
 busy). A finished run is therefore never lost and never run twice.
+
+Training runs go first; then the eval runs (``stage = "eval"`` rows) whose trained run is
+finished in the store, each given that run's folder as its checkpoint; an eval run whose
+trained run failed or is held by another runner is counted as ``blocked`` and left for a
+later invocation.
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ class RunSummary:
     failed: int
     seconds: float
     held: int = 0  # claimed by another live runner: left to it
+    blocked: int = 0  # eval runs not started: their trained run failed or is another runner's
     unstored: int = 0  # finished, kept in their run folders: the database stayed busy
     superseded: list[Superseded] = field(default_factory=list)
 
@@ -108,7 +114,8 @@ class _Driver:
         return False
 
     def job(self, run: PlannedRun) -> dict[str, Any]:
-        return make_job(self.study, run, self.store.run_dir(self.study.name, run.key))
+        parent = self.store.run_dir(self.study.name, run.parent_key) if run.parent_key else None
+        return make_job(self.study, run, self.store.run_dir(self.study.name, run.key), parent)
 
     def finish(self, run: PlannedRun, raw: dict[str, Any]) -> None:
         """Keep the result in its run folder, then store it; the file goes once it is stored."""
@@ -200,6 +207,7 @@ def run_study(
         bar = Progress(len(plan), study.name, progress)
         bar.skipped(len(plan) - len(todo))
         driver = _Driver(study, store, bar, lease_timeout)
+        blocked = [0]
 
         def summary() -> RunSummary:
             c = driver.counts
@@ -207,15 +215,25 @@ def run_study(
                 study=study.name, db_path=store.path, planned=len(plan),
                 skipped=len(plan) - len(todo) + c["done"], ok=c["ok"], failed=c["failed"],
                 seconds=time.perf_counter() - t0, held=c["held"], unstored=c["unstored"],
-                superseded=superseded,
+                superseded=superseded, blocked=blocked[0],
             )
+
+        def execute(runs: list[PlannedRun]) -> None:
+            if executor == "local":
+                _run_local(driver, runs, jobs)
+            elif runs:
+                _run_ray(driver, runs, ray_address)
 
         try:
             with _deferred_sigint(driver.interrupted), Heartbeat(lambda: store.heartbeat(driver.owner)):
-                if executor == "local":
-                    _run_local(driver, todo, jobs)
-                else:
-                    _run_ray(driver, todo, ray_address)
+                # two phases: an eval run needs the checkpoint of a finished trained run
+                execute([r for r in todo if r.stage == "train"])
+                evals = [r for r in todo if r.stage == "eval"]
+                if evals and driver.busy is None:
+                    trained = store.finished_keys(study.name)
+                    ready = [r for r in evals if r.parent_key in trained]
+                    blocked[0] = len(evals) - len(ready)
+                    execute(ready)
         except KeyboardInterrupt as exc:
             driver.release_unfinished()
             raise RunInterrupted(summary()) from exc

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 BASE_LABEL = "base"
@@ -18,14 +18,24 @@ BASE_LABEL = "base"
 
 @dataclass(frozen=True)
 class Row:
-    """One row of the report: the base, a variant, or a grid cell."""
+    """One row of the report: the base, a variant, or a grid cell.
+
+    A ``stage == "eval"`` row is not trained: its runs evaluate the trained runs of row
+    ``parent`` (whose configuration is ``parent_config``) with ``eval_config`` (the
+    ``[evaluation]`` defaults and the row's changes); ``config`` is what ``evaluate``
+    receives, the two merged.
+    """
 
     label: str
     description: str
     kind: str  # "base" | "variant" | "grid"
     config: dict[str, Any]
-    changes: dict[str, Any]  # keys whose value differs from [base]
+    changes: dict[str, Any]  # keys whose value differs from [base] (or, eval rows, [evaluation])
     levels: dict[str, Any]  # grid cells: factor -> level (empty otherwise)
+    stage: str = "train"  # "train" | "eval"
+    parent: str = ""
+    parent_config: dict[str, Any] = field(default_factory=dict)
+    eval_config: dict[str, Any] = field(default_factory=dict)
 
 
 def format_level(value: Any) -> str:

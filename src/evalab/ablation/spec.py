@@ -15,6 +15,7 @@ found) and what would be right. The format::
     retries = 1                      # extra attempts after a failure
     resources = { cpus = 1, gpus = 0 }   # per run, used by the Ray executor
     code_version = "v1"              # optional; default: hash of the code the entry imports
+    evaluate = "toy_entry:evaluate"  # optional: evaluate(config, seed, checkpoint_dir) -> metrics
 
     [base]                           # the full configuration
     heads = 8
@@ -24,6 +25,15 @@ found) and what would be right. The format::
     label = "(A)"
     description = "1 head"
     set = { heads = 1 }
+
+    [evaluation]                     # evaluation-only keys and their defaults (never in training configs)
+    eval_heads = 0
+
+    [[variant]]
+    label = "(A') 1 head at eval"
+    stage = "eval"                   # no retraining: evaluate the checkpoints of the `from` row
+    from = "base"                    # default "base"; any trained row (base, variant, grid cell)
+    set = { eval_heads = 1 }         # keys of [evaluation] only
 
     [grid]                           # optional full factorial over keys of [base]
     dropout = [0.0, 0.1]
@@ -63,9 +73,11 @@ STUDY_KEYS = {
     "retries": "extra attempts after a failed run",
     "resources": "{ cpus = 1, gpus = 0 } per run (Ray)",
     "code_version": "string that changes when the code changes",
+    "evaluate": "'package.module:function' called as function(config, seed, checkpoint_dir) by stage = 'eval' rows",
 }
-TOP_KEYS = ("study", "base", "variant", "grid", "reference")
-VARIANT_KEYS = ("label", "description", "set")
+TOP_KEYS = ("study", "base", "evaluation", "variant", "grid", "reference")
+VARIANT_KEYS = ("label", "description", "stage", "from", "set")
+STAGES = ("train", "eval")
 RESOURCE_KEYS = ("cpus", "gpus")
 _ENTRY_RE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*$")
 _PLACEHOLDER_RE = re.compile(r"\{(config|seed|out)\}")
@@ -83,11 +95,17 @@ class Resources:
 
 @dataclass(frozen=True)
 class Variant:
-    """One ``[[variant]]`` row: a label, a description and the keys it changes."""
+    """One ``[[variant]]`` row: a label, a description and the keys it changes.
+
+    A ``stage = "eval"`` row changes only ``[evaluation]`` keys and is not trained: it
+    evaluates the checkpoints of its ``parent`` row (the ``from`` key), seed by seed.
+    """
 
     label: str
     description: str
     settings: dict[str, Any]
+    stage: str = "train"
+    parent: str = ""  # the trained row an eval row evaluates ("" for a trained row)
 
 
 @dataclass(frozen=True)
@@ -109,6 +127,8 @@ class Study:
     resources: Resources = field(default_factory=Resources)
     code_version: str = ""
     code: CodeVersion | None = None  # the file map and git state behind code_version
+    evaluate: str | None = None  # entry point of stage = "eval" rows
+    evaluation: dict[str, Any] = field(default_factory=dict)  # evaluation-only keys, defaults
     variants: tuple[Variant, ...] = ()
     grid: dict[str, list[Any]] = field(default_factory=dict)
     reference: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -263,8 +283,13 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     if not isinstance(base, dict) or not base:
         raise w.error("[base]", "missing or empty; [base] holds the full configuration every variant starts from")
     _check_plain(base, "[base]", w)
-    variants = _variants(data.get("variant", []), base, w)
+    evaluate = st.get("evaluate")
+    if evaluate is not None and (not isinstance(evaluate, str) or not _ENTRY_RE.match(evaluate)):
+        raise w.error("[study] evaluate", f"{evaluate!r} is not of the form 'package.module:function'", "evaluate", "study")
+    evaluation = _evaluation(data.get("evaluation", {}), base, w)
+    variants = _variants(data.get("variant", []), base, evaluation, w)
     grid = _grid(data.get("grid", {}), base, w)
+    _check_eval_rows(variants, evaluate, grid_cells(base, grid), w)
     if not variants and not grid:
         # a base alone is still a study (seed variance), so this is allowed
         pass
@@ -274,19 +299,21 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     code_version = st.get("code_version")
     if code_version is not None and (not isinstance(code_version, str) or not code_version):
         raise w.error("[study] code_version", "must be a non-empty string", "code_version", "study")
-    if entry is not None and check_entry:
-        check_entry_imports(entry, path.parent, w)
+    if check_entry:
+        for key, point in (("entry", entry), ("evaluate", evaluate)):
+            if point is not None:
+                check_entry_imports(point, path.parent, w, key)
     # found without importing, so `status` and `report` (which skip the import check)
-    # derive the same code version as `run`
-    module_file = find_module_file(entry, path.parent) if entry is not None else None
-    code = derive_code_version(path.parent, entry, command, module_file, pinned=code_version)
+    # derive the same code version as `run`; it covers both entry points' code
+    module_files = [find_module_file(p, path.parent) for p in (entry, evaluate) if p is not None]
+    code = derive_code_version(path.parent, entry, command, [f for f in module_files if f], pinned=code_version)
     return Study(
         path=path, name=name, seeds=tuple(seeds), metrics=tuple(metrics), primary=primary,
         higher_is_better={m: bool(hib.get(m, True)) for m in metrics}, base=dict(base),
         entry=entry, command=command, description=description,
         timeout=float(timeout) if timeout is not None else None, retries=retries,
         resources=resources, code_version=code.version, code=code, variants=tuple(variants), grid=grid,
-        reference=reference,
+        reference=reference, evaluate=evaluate, evaluation=dict(evaluation),
     )
 
 
@@ -321,7 +348,70 @@ def _resources(res: Any, w: _Where) -> Resources:
     return Resources(cpus=float(res.get("cpus", 1)), gpus=float(res.get("gpus", 0)))
 
 
-def _variants(raw: Any, base: dict[str, Any], w: _Where) -> list[Variant]:
+def _evaluation(raw: Any, base: dict[str, Any], w: _Where) -> dict[str, Any]:
+    """``[evaluation]``: the evaluation-only keys with their defaults. They are declared
+    apart from ``[base]`` so they can never reach a training configuration."""
+    if not isinstance(raw, dict):
+        raise w.error("[evaluation]", "must be a table of evaluation-only key = default value")
+    _check_plain(raw, "[evaluation]", w)
+    for key in raw:
+        if key in base:
+            raise w.error(f"[evaluation] {key}", "is also a key of [base]; an evaluation-only key must not be a "
+                          f"training setting: rename it (e.g. eval_{key})", key, "evaluation")
+    return dict(raw)
+
+
+def _variant_stage(v: dict[str, Any], label: str, w: _Where) -> tuple[str, str]:
+    stage = v.get("stage", "train")
+    if stage not in STAGES:
+        raise w.error(f"[[variant]] {label!r} stage", f"is {stage!r}; expected \"train\" (retrained, the default) or "
+                      "\"eval\" (suppressed at evaluation of a trained row's checkpoints)", "stage", "variant")
+    parent = v.get("from")
+    if stage == "train" and parent is not None:
+        raise w.error(f"[[variant]] {label!r} from", "is only for stage = \"eval\" rows (a trained row starts from [base])",
+                      "from", "variant")
+    if stage == "eval" and parent is None:
+        parent = BASE_LABEL
+    if stage == "eval" and not isinstance(parent, str):
+        raise w.error(f"[[variant]] {label!r} from", f"must be the label of a trained row, got {parent!r}", "from", "variant")
+    return stage, parent or ""
+
+
+def _check_setting(label: str, key: str, value: Any, stage: str, base: dict[str, Any],
+                   evaluation: dict[str, Any], w: _Where) -> None:
+    where = f"[[variant]] {label!r} set.{key}"
+    if stage == "eval":
+        if key not in evaluation:
+            hint = " (it is a training setting of [base]: an eval row cannot retrain)" if key in base else ""
+            raise w.error(where, f"[evaluation] has no key {key!r}{hint}; a stage = \"eval\" row may only change keys of "
+                          f"[evaluation] (known: {', '.join(evaluation) or 'none: add an [evaluation] table'})", key, "variant")
+        _check_same_kind(evaluation[key], value, where, key, w)
+        return
+    if key in evaluation:
+        raise w.error(where, f"{key!r} is an evaluation-only key ([evaluation]); it cannot change training: "
+                      "give this row stage = \"eval\" (and from = the trained row it evaluates)", key, "variant")
+    if key not in base:
+        raise w.error(where, f"[base] has no key {key!r}; a variant may only change keys of [base] (known: {', '.join(base)})",
+                      key, "variant")
+    _check_same_kind(base[key], value, where, key, w)
+
+
+def _check_eval_rows(variants: list[Variant], evaluate: str | None, cells: list[Any], w: _Where) -> None:
+    """Every eval row needs the ``evaluate`` entry and a trained row to evaluate."""
+    trained = [BASE_LABEL, *(v.label for v in variants if v.stage == "train"), *(c.label for c in cells)]
+    for v in variants:
+        if v.stage != "eval":
+            continue
+        if evaluate is None:
+            raise w.error("[study] evaluate", f"missing: row {v.label!r} has stage = \"eval\", which calls "
+                          "evaluate = 'module:function' as function(config, seed, checkpoint_dir)")
+        if v.parent not in trained:
+            what = "an eval row (eval rows evaluate trained rows only)" if v.parent in {x.label for x in variants} else "no row"
+            raise w.error(f"[[variant]] {v.label!r} from", f"{v.parent!r} is {what}; trained rows: {', '.join(trained)}",
+                          "from", "variant")
+
+
+def _variants(raw: Any, base: dict[str, Any], evaluation: dict[str, Any], w: _Where) -> list[Variant]:
     if not isinstance(raw, list):
         raise w.error("[[variant]]", "must be an array of tables: write [[variant]] (double brackets)", "variant")
     out: list[Variant] = []
@@ -338,22 +428,18 @@ def _variants(raw: Any, base: dict[str, Any], w: _Where) -> list[Variant]:
         if label in seen:
             raise w.error(f"[[variant]] #{i} label {label!r}", "is used twice (or is the reserved 'base'); labels must be unique", "label", "variant")
         seen.add(label)
+        stage, parent = _variant_stage(v, label, w)
         settings = v.get("set", {})
         _check_plain(settings, f"[[variant]] {label!r} set", w)
         if not isinstance(settings, dict) or not settings:
-            raise w.error(f"[[variant]] {label!r} set", "must be a non-empty table of the [base] keys this row changes")
+            table = "[evaluation]" if stage == "eval" else "[base]"
+            raise w.error(f"[[variant]] {label!r} set", f"must be a non-empty table of the {table} keys this row changes")
         for key, value in settings.items():
-            if key not in base:
-                raise w.error(
-                    f"[[variant]] {label!r} set.{key}",
-                    f"[base] has no key {key!r}; a variant may only change keys of [base] (known: {', '.join(base)})",
-                    key, "variant",
-                )
-            _check_same_kind(base[key], value, f"[[variant]] {label!r} set.{key}", key, w)
+            _check_setting(label, key, value, stage, base, evaluation, w)
         description = v.get("description", "")
         if not isinstance(description, str):
             raise w.error(f"[[variant]] {label!r} description", "must be a string")
-        out.append(Variant(label=label, description=description, settings=dict(settings)))
+        out.append(Variant(label=label, description=description, settings=dict(settings), stage=stage, parent=parent))
     return out
 
 
@@ -423,7 +509,7 @@ else:
 """
 
 
-def check_entry_imports(entry: str, directory: Path, w: _Where) -> str | None:
+def check_entry_imports(entry: str, directory: Path, w: _Where, key: str = "entry") -> str | None:
     """Import ``entry`` in a fresh interpreter (study folder on sys.path); return its file."""
     try:
         proc = subprocess.run(
@@ -431,14 +517,14 @@ def check_entry_imports(entry: str, directory: Path, w: _Where) -> str | None:
             cwd=directory, capture_output=True, text=True, timeout=120,
         )
     except subprocess.TimeoutExpired as exc:
-        raise w.error("[study] entry", f"importing {entry!r} took over 120 s", "entry", "study") from exc
+        raise w.error(f"[study] {key}", f"importing {entry!r} took over 120 s", key, "study") from exc
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise w.error("[study] entry", f"importing {entry!r} failed: {tail}", "entry", "study")
+        raise w.error(f"[study] {key}", f"importing {entry!r} failed: {tail}", key, "study")
     result = json.loads(lines[-1])
     if "error" in result:
-        raise w.error("[study] entry", f"{result['error']} (study folder {directory} is on sys.path)", "entry", "study")
+        raise w.error(f"[study] {key}", f"{result['error']} (study folder {directory} is on sys.path)", key, "study")
     return result.get("file")
 
 

@@ -265,8 +265,9 @@ class RunStore:
 
         spec = canonical({
             "seeds": list(study.seeds), "metrics": list(study.metrics), "primary": study.primary,
-            "base": study.base, "variants": [[v.label, v.settings] for v in study.variants],
+            "base": study.base, "variants": [[v.label, v.settings, v.stage, v.parent] for v in study.variants],
             "grid": study.grid, "entry": study.entry, "command": study.command,
+            "evaluate": study.evaluate, "evaluation": study.evaluation,
         })
         git = study.code.git if study.code else None
         files = json.dumps(study.code.files if study.code else {}, sort_keys=True)

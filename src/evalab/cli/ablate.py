@@ -37,6 +37,9 @@ def _summary_lines(s: RunSummary) -> list[str]:
     ]
     if s.held:
         lines.append(f"{s.held} runs were being run by another runner on this database and were left to it")
+    if s.blocked:
+        lines.append(f"{s.blocked} eval runs not started: the trained run whose checkpoint they evaluate failed or is "
+                     "being run by another runner; run the same command again once it has finished")
     lines += superseded_lines(s.superseded)
     if s.failed:
         lines.append("failed runs are recorded with their errors: see `evalab ablate status`")
