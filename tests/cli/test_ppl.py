@@ -142,7 +142,7 @@ def test_bad_input_exits_2_with_one_line(run_cli, tiny_lm, text_file, tmp_path):
         (("ppl", "--model", tiny_lm, "--logits", not_npz, text_file), "exactly one source"),
         (("ppl", "--model", tiny_lm, text_file, "--max-length", 100), "exceeds the model's context size"),
         (("ppl", "--model", tiny_lm, text_file, "-f", "latex"), "unknown format"),
-        (("ppl", "--logits", not_npz), "not a readable .npz"),
+        (("ppl", "--logits", not_npz), "not a .npz archive"),
         (("ppl", "--logits", bad_npz(tmp_path, "k.npz", logits=np.zeros((2, 3)))), "missing array(s) labels"),
         (("ppl", "--logits", bad_npz(tmp_path, "n.npz", logits=nan_logits, labels=np.array([0, 1]))), "NaN or inf"),
         (("ppl", "--logits", bad_npz(tmp_path, "v.npz", logits=np.zeros((2, 3)), labels=np.array([0, 3]))), "outside the vocabulary"),

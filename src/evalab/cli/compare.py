@@ -20,8 +20,8 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.options import build_metrics
-from evalab.cli.output import check_format, emit, print_table, to_json, to_latex
-from evalab.cli.score import load_inputs
+from evalab.cli.output import check_format, check_out, emit, print_table, to_json, to_latex
+from evalab.cli.score import input_options, load_inputs
 from evalab.errors import SettingsError
 from evalab.metrics.base import Metric
 from evalab.parallel import stats_table
@@ -185,6 +185,7 @@ def compare(
 ) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
     # every option is checked before any file is read or any resampling starts
+    check_out(out, input_options(reference, input))
     check_format(format)
     if test not in DEFAULT_TRIALS:
         raise SettingsError(f"--test must be one of {', '.join(DEFAULT_TRIALS)}, got {test!r}")

@@ -9,7 +9,7 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.options import build_metrics
-from evalab.cli.output import check_format, emit, print_table, to_json, to_latex
+from evalab.cli.output import check_format, check_out, emit, print_table, to_json, to_latex
 from evalab.errors import SettingsError
 from evalab.io import check_same_length, read_segments
 from evalab.metrics.base import Score
@@ -43,6 +43,11 @@ def load_inputs(references: list[str], inputs: list[str]) -> tuple[list[list[str
     return refs, systems
 
 
+def input_options(references: list[str], inputs: list[str]) -> list[tuple[str, str | None]]:
+    """``(option, path)`` of every file a scoring command reads, for :func:`check_out`."""
+    return [*(("-r", p) for p in references), *(("-i", p) for p in inputs)]
+
+
 def format_value(score: Score, width: int | None) -> str:
     """The score with ``width`` decimals (default: 1 on a 0-100 scale, 4 on 0-1)."""
     decimals = width if width is not None else (1 if score.scale == 100 else 4)
@@ -65,6 +70,7 @@ def score(
     confidence: Annotated[float, typer.Option("--confidence", help="Confidence level for --ci.")] = 0.95,
 ) -> None:
     """Score system outputs against references with one or more metrics."""
+    check_out(out, input_options(reference, input))
     check_format(format)
     check_n_samples(n_samples, "--n-samples")
     check_seed(seed)

@@ -15,8 +15,8 @@ from typing import Annotated, Any
 import typer
 
 from evalab.cli import app
-from evalab.cli.output import check_format, emit, print_table, to_json
-from evalab.cli.score import load_inputs
+from evalab.cli.output import check_format, check_out, emit, print_table, to_json
+from evalab.cli.score import input_options, load_inputs
 from evalab.errors import SettingsError
 
 semsim_app = typer.Typer(
@@ -68,6 +68,9 @@ def semsim(
     """Score systems with BERTScore P/R/F1; `semsim baseline` makes a rescaling baseline."""
     if ctx.invoked_subcommand is not None:
         return
+    read = [*input_options(reference, input), ("--model", model), ("--baseline", baseline), ("--stopwords", stopwords)]
+    check_out(out, read)
+    check_out(explain_html, [*read, ("--out", out)], option="--explain-html")
     check_format(format, ("table", "json"))
     if explain_limit < 0:
         raise SettingsError(f"--explain-limit must be 0 or more, got {explain_limit}")
@@ -133,6 +136,7 @@ def baseline_command(
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Compute a rescaling baseline: mean P/R/F of unrelated sentence pairs, every layer."""
+    check_out(out, [("--model", model), ("--pairs", pairs)])
     from evalab.metrics.semantic import (
         compute_baseline,
         default_pairs_path,
