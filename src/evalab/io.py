@@ -138,6 +138,18 @@ def _create_temp(folder: Path, name: str) -> Path:
     raise FileExistsError(f"no free temporary name for {name} in {folder}")  # pragma: no cover
 
 
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether two paths name one file: equal once links and ``..`` are resolved, or one
+    inode (hard links). A path that does not exist yet is only equal to itself.
+    """
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return False
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; rename it over ``path`` only on success.

@@ -23,6 +23,7 @@ from evalab.cli.options import build_metrics
 from evalab.cli.output import check_format, check_out, emit, print_table, to_json, to_latex
 from evalab.cli.score import input_options, load_inputs
 from evalab.errors import SettingsError
+from evalab.io import same_file
 from evalab.metrics.base import Metric
 from evalab.parallel import stats_table
 from evalab.stats.bootstrap import check_confidence
@@ -204,8 +205,9 @@ def compare(
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
     if len(input) < 2:
         raise SettingsError("compare needs a baseline and at least one system: -i BASELINE SYS1 [SYS2 ...]")
-    if len(set(input)) != len(input):
-        twice = sorted({p for p in input if input.count(p) > 1})
+    twice = sorted({p for i, p in enumerate(input) for q in input[i + 1:] if p != "-" and same_file(p, q)})
+    if twice:
+        # ./sys.txt and sys.txt (or a link to it) are one system compared with itself
         raise SettingsError(f"system file given twice: {', '.join(twice)}")
     built = build_metrics(metrics, set_)
     refs, systems = load_inputs(reference, input)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evalab.errors import SettingsError
-from evalab.io import STDIN, write_text_atomic
+from evalab.io import STDIN, same_file, write_text_atomic
 
 FORMATS = ("table", "json", "latex")
 
@@ -87,16 +87,6 @@ def print_table(header: Sequence[str], body: Sequence[Sequence[str]], footer: Se
         console.print(line, highlight=False, markup=False)
 
 
-def _same_file(a: str, b: str) -> bool:
-    """Whether two paths name one file: equal after resolving links, or one inode (hard links)."""
-    if os.path.realpath(a) == os.path.realpath(b):
-        return True
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one of them does not exist (yet): not the same file
-        return False
-
-
 def _inside(path: str, folder: str) -> bool:
     real, root = os.path.realpath(path), os.path.realpath(folder)
     return os.path.commonpath([real, root]) == root
@@ -129,7 +119,7 @@ def check_out(out: str | None, inputs: Iterable[tuple[str, str | None]], *, opti
     for name, path in inputs:
         if path is None or path == STDIN:
             continue
-        if _same_file(out, path):
+        if same_file(out, path):
             raise SettingsError(
                 f"{option} {out} is the same file as {name} {path}; writing the output there "
                 "would replace it, choose another file"

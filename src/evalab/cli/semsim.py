@@ -37,7 +37,8 @@ def _build_metric(
 
     return BERTScore(
         model=model, layer=layer, idf=idf, rescale=rescale or baseline is not None, baseline=baseline,
-        drop_function_words=drop_function_words, stopwords=stopwords, oov=oov,
+        # a stopword list is only read when function words are dropped: giving one means that
+        drop_function_words=drop_function_words or stopwords is not None, stopwords=stopwords, oov=oov,
         batch_size=batch_size, device=device, max_length=max_length,
     )
 
@@ -53,7 +54,7 @@ def semsim(
     rescale: Annotated[bool, typer.Option("--rescale", help="Rescale with the baseline: (x - b) / (1 - b).")] = False,
     baseline: Annotated[str | None, typer.Option("--baseline", help="Baseline file (LAYER,P,R,F; from `evalab semsim baseline` or bert-score). Implies --rescale.")] = None,
     drop_function_words: Annotated[bool, typer.Option("--drop-function-words", help="Remove function words (table tags or --stopwords) before matching.")] = False,
-    stopwords: Annotated[str | None, typer.Option("--stopwords", help="File with one function word per line.")] = None,
+    stopwords: Annotated[str | None, typer.Option("--stopwords", help="File with one function word per line. Implies --drop-function-words.")] = None,
     oov: Annotated[str, typer.Option("--oov", help="Static tables: 'zero' (cosine 0 outside the table) or 'exact' (letter match fallback).")] = "zero",
     batch_size: Annotated[int, typer.Option("--batch-size", help="Sentences per forward pass.")] = 64,
     device: Annotated[str, typer.Option("--device", help="cpu or cuda.")] = "cpu",
