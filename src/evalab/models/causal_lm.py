@@ -221,15 +221,17 @@ class CausalLMScorer:
     ) -> None:
         self.path = Path(model).expanduser()
         self.config = _read_config(self.path)
+        # what the folder holds is checked before any setting: a window size is no help
+        # with a model that cannot give a perplexity at all
+        require("transformers", what="perplexity of a causal LM", extra="lm")
+        check_causal_config(self.path, self.config)
+        check_tokenizer_files(self.path)
         self.max_length, self.stride = resolve_window(self.config, max_length, stride)
         if batch_size < 1:
             raise SettingsError(f"batch_size must be at least 1, got {batch_size}")
         if dtype not in DTYPES:
             raise SettingsError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
         check_device(device)
-        require("transformers", what="perplexity of a causal LM", extra="lm")
-        check_causal_config(self.path, self.config)
-        check_tokenizer_files(self.path)
         self.batch_size = batch_size
         self.bos = bos
         self.device = device
