@@ -133,7 +133,8 @@ def check_out(out: str | None, inputs: Iterable[tuple[str, str | None]], *, opti
 
 
 def _check_writable(out: str, *, option: str, folder: bool) -> None:
-    target = Path(os.path.realpath(out))
+    # the path as the user wrote it, so the message names what they typed
+    target = Path(out)
     if target.is_dir() and not folder:
         raise SettingsError(f"{option} {out} is a folder; give a file name")
     if target.exists() and not target.is_dir() and folder:

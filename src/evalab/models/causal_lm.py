@@ -255,9 +255,12 @@ class CausalLMScorer:
                     self._tokenizer = transformers.AutoTokenizer.from_pretrained(
                         str(self.path), local_files_only=True
                     )
-            except (OSError, ValueError, TypeError) as exc:
+            except Exception as exc:
+                # a damaged tokenizer file fails inside transformers or the Rust tokenizers
+                # library with KeyError, plain Exception, ...: any failure here is the folder's
                 raise InputError(
-                    f"{self.path}: cannot load a tokenizer from the model directory ({_first_sentence(exc)})"
+                    f"{self.path}: cannot load a tokenizer from the model directory "
+                    f"({type(exc).__name__}: {_first_sentence(exc)})"
                 ) from exc
         return self._tokenizer
 
