@@ -111,6 +111,19 @@ def error(message: str) -> None:
     sys.stderr.write(f"evalab: error: {message}\n")
 
 
+def usage_message(exc: click.ClickException) -> str:
+    """click's error (a bad ``--seed abc``, a missing option) as one line with a help hint.
+
+    click prints a usage block of three lines; one line like every other refusal keeps
+    stderr parseable and names the command whose ``--help`` says what would be right.
+    """
+    message = " ".join(exc.format_message().split())
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None:
+        return f"{message} (see `{ctx.command_path} --help`)"
+    return message
+
+
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
     # library warnings (e.g. ROUGE's "tokenizer erased N segments") as one line, without
     # the source location a user of the command line cannot act on
@@ -137,7 +150,7 @@ def _main(argv: Sequence[str] | None) -> int:
         exc.show()
         return 0
     except click.ClickException as exc:
-        exc.show()
+        error(usage_message(exc))
         return 2
     except click.exceptions.Exit as exc:
         return exc.exit_code

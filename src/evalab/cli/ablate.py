@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from evalab.cli import app
-from evalab.cli.output import check_format, emit
+from evalab.cli.output import check_format, check_out, emit
 
 if TYPE_CHECKING:
     from evalab.ablation.executors import RunSummary
@@ -137,8 +137,10 @@ def report_cmd(
 ) -> None:
     """Per row: mean, sd, 95% CI over seeds, Δ to the base with CI and p-values; grid effects."""
     from evalab.ablation import analyze, load_study
+    from evalab.ablation.store import DEFAULT_DB
     from evalab.report import render_html, render_json, render_latex, render_markdown, render_table
 
+    check_out(out, [("STUDY_FILE", study_file), ("--db", db if db is not None else str(DEFAULT_DB))])
     check_format(format, REPORT_FORMATS)
     analysis = analyze(load_study(study_file, check_entry=False), db, aso=aso, alpha=alpha, power=power)
     if format == "table":

@@ -17,9 +17,10 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.options import build_metrics
-from evalab.cli.output import check_format, emit, print_table, to_json, to_latex
-from evalab.cli.score import load_inputs
+from evalab.cli.output import check_format, check_out, emit, print_table, to_json, to_latex
+from evalab.cli.score import input_options, load_inputs
 from evalab.errors import SettingsError
+from evalab.io import same_file
 from evalab.metrics.base import Metric
 from evalab.metrics.parallel import stats_table
 from evalab.progress import progress_bar
@@ -172,6 +173,7 @@ def compare(
 ) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
     # every option is checked before any file is read or any resampling starts
+    check_out(out, input_options(reference, input))
     check_format(format)
     if test not in DEFAULT_TRIALS:
         raise SettingsError(f"--test must be one of {', '.join(DEFAULT_TRIALS)}, got {test!r}")
@@ -190,8 +192,9 @@ def compare(
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
     if len(input) < 2:
         raise SettingsError("compare needs a baseline and at least one system: -i BASELINE SYS1 [SYS2 ...]")
-    if len(set(input)) != len(input):
-        twice = sorted({p for p in input if input.count(p) > 1})
+    twice = sorted({p for i, p in enumerate(input) for q in input[i + 1:] if p != "-" and same_file(p, q)})
+    if twice:
+        # ./sys.txt and sys.txt (or a link to it) are one system compared with itself
         raise SettingsError(f"system file given twice: {', '.join(twice)}")
     built = build_metrics(metrics, set_)
     refs, systems = load_inputs(reference, input)

@@ -165,6 +165,7 @@ def demo(
     of "Attention Is All You Need" (heads, dropout, label smoothing, positional encoding),
     3 seeds per row; print the table and write OUT/report.html and OUT/report.md."""
     from evalab.ablation import load_study, run_study
+    from evalab.cli.output import check_out
     from evalab.errors import SettingsError, require
     from evalab.examples.sort_digits import study_path
     from evalab.report import render_table
@@ -174,10 +175,12 @@ def demo(
     n_jobs = jobs if jobs is not None else max(1, os.cpu_count() or 1)
     if n_jobs < 1:
         raise SettingsError(f"--jobs must be >= 1, got {n_jobs}")
+    check_out(out, [], folder=True)
     folder = Path(out)
-    if folder.exists() and not folder.is_dir():
-        raise SettingsError(f"--out {out!r} exists and is not a folder")
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SettingsError(f"--out {out}: cannot create the folder ({exc.strerror or exc})") from exc
     db = folder / "studies.db"
 
     study = load_study(study_path())

@@ -10,7 +10,7 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.options import build_metrics
-from evalab.cli.output import check_format, emit, json_safe, print_table, to_json, to_latex
+from evalab.cli.output import check_format, check_out, emit, json_safe, print_table, to_json, to_latex
 from evalab.errors import SettingsError
 from evalab.io import check_same_length, read_segments, write_text_atomic
 from evalab.metrics.base import Metric, Score
@@ -44,6 +44,11 @@ def load_inputs(references: list[str], inputs: list[str]) -> tuple[list[list[str
     return refs, systems
 
 
+def input_options(references: list[str], inputs: list[str]) -> list[tuple[str, str | None]]:
+    """``(option, path)`` of every file a scoring command reads, for :func:`check_out`."""
+    return [*(("-r", p) for p in references), *(("-i", p) for p in inputs)]
+
+
 def format_value(score: Score, width: int | None) -> str:
     """The score with ``width`` decimals (default: 1 on a 0-100 scale, 4 on 0-1)."""
     decimals = width if width is not None else (1 if score.scale == 100 else 4)
@@ -67,13 +72,14 @@ def score(
     segments: Annotated[str | None, typer.Option("--segments", help="Also write per-segment scores to this JSON Lines file: one line per system, metric and segment.")] = None,
 ) -> None:
     """Score system outputs against references with one or more metrics."""
+    check_out(out, input_options(reference, input))
     check_format(format)
     check_n_samples(n_samples, "--n-samples")
     check_seed(seed)
     check_confidence(confidence)
     if width is not None and not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
-    check_segments_path(segments, out, [*reference, *input])
+    check_segments_path(segments, out, input_options(reference, input))
     built = build_metrics(metrics, set_)
     refs, systems = load_inputs(reference, input)
     results: list[tuple[str, str, Score]] = []
@@ -89,17 +95,9 @@ def score(
     emit_results(results, format, width, out, cis)
 
 
-def check_segments_path(segments: str | None, out: str | None, inputs: list[str]) -> None:
+def check_segments_path(segments: str | None, out: str | None, inputs: list[tuple[str, str | None]]) -> None:
     """Refuse a ``--segments`` file that would overwrite an input or the ``--out`` file."""
-    if not segments:
-        return
-    target = Path(segments).resolve()
-    if target.is_dir():
-        raise SettingsError(f"--segments {segments}: is a folder; give a file name such as segments.jsonl")
-    if out and Path(out).resolve() == target:
-        raise SettingsError(f"--segments {segments}: is also the --out file; give two different files")
-    if any(p != "-" and Path(p).resolve() == target for p in inputs):
-        raise SettingsError(f"--segments {segments}: is one of the input files; it would be overwritten")
+    check_out(segments, [*inputs, ("--out", out)], option="--segments")
 
 
 def segment_lines(built: dict[str, Metric], systems: dict[str, list[str]], refs: list[list[str]]) -> str:

@@ -15,8 +15,8 @@ from typing import Annotated, Any
 import typer
 
 from evalab.cli import app
-from evalab.cli.output import check_format, emit, print_table, to_json
-from evalab.cli.score import load_inputs
+from evalab.cli.output import check_format, check_out, emit, print_table, to_json
+from evalab.cli.score import input_options, load_inputs
 from evalab.errors import SettingsError
 
 semsim_app = typer.Typer(
@@ -37,7 +37,8 @@ def _build_metric(
 
     return BERTScore(
         model=model, layer=layer, idf=idf, rescale=rescale or baseline is not None, baseline=baseline,
-        drop_function_words=drop_function_words, stopwords=stopwords, oov=oov,
+        # a stopword list is only read when function words are dropped: giving one means that
+        drop_function_words=drop_function_words or stopwords is not None, stopwords=stopwords, oov=oov,
         batch_size=batch_size, device=device, max_length=max_length,
     )
 
@@ -53,7 +54,7 @@ def semsim(
     rescale: Annotated[bool, typer.Option("--rescale", help="Rescale with the baseline: (x - b) / (1 - b).")] = False,
     baseline: Annotated[str | None, typer.Option("--baseline", help="Baseline file (LAYER,P,R,F; from `evalab semsim baseline` or bert-score). Implies --rescale.")] = None,
     drop_function_words: Annotated[bool, typer.Option("--drop-function-words", help="Remove function words (table tags or --stopwords) before matching.")] = False,
-    stopwords: Annotated[str | None, typer.Option("--stopwords", help="File with one function word per line.")] = None,
+    stopwords: Annotated[str | None, typer.Option("--stopwords", help="File with one function word per line. Implies --drop-function-words.")] = None,
     oov: Annotated[str, typer.Option("--oov", help="Static tables: 'zero' (cosine 0 outside the table) or 'exact' (letter match fallback).")] = "zero",
     batch_size: Annotated[int, typer.Option("--batch-size", help="Sentences per forward pass.")] = 64,
     device: Annotated[str, typer.Option("--device", help="cpu or cuda.")] = "cpu",
@@ -68,6 +69,9 @@ def semsim(
     """Score systems with BERTScore P/R/F1; `semsim baseline` makes a rescaling baseline."""
     if ctx.invoked_subcommand is not None:
         return
+    read = [*input_options(reference, input), ("--model", model), ("--baseline", baseline), ("--stopwords", stopwords)]
+    check_out(out, read)
+    check_out(explain_html, [*read, ("--out", out)], option="--explain-html")
     check_format(format, ("table", "json"))
     if explain_limit < 0:
         raise SettingsError(f"--explain-limit must be 0 or more, got {explain_limit}")
@@ -133,6 +137,7 @@ def baseline_command(
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Compute a rescaling baseline: mean P/R/F of unrelated sentence pairs, every layer."""
+    check_out(out, [("--model", model), ("--pairs", pairs)])
     from evalab.metrics.semantic import (
         compute_baseline,
         default_pairs_path,

@@ -146,7 +146,10 @@ def read_baseline(path: str | Path, layer: int) -> np.ndarray:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{p}: baseline file not found")
-    text = p.read_text(encoding="utf-8")
+    from evalab.io import read_segments
+
+    # read_segments: a non-UTF-8 file is one line naming it, not a UnicodeDecodeError
+    text = "\n".join(read_segments(p, allow_empty=True))
     delim = "\t" if "\t" in text.split("\n", 1)[0] else ","
     rows = list(csv.reader(io.StringIO(text), delimiter=delim))
     if not rows or [c.strip().upper() for c in rows[0][:4]] != ["LAYER", "P", "R", "F"]:
