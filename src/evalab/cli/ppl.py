@@ -35,7 +35,7 @@ from evalab.cli import app
 from evalab.cli.output import check_format, check_out, emit, print_table, to_json
 from evalab.errors import InputError, SettingsError
 from evalab.io import read_segments
-from evalab.loss import IGNORE_INDEX
+from evalab.nll import IGNORE_INDEX
 from evalab.metrics.loss import STAT_NAMES, CrossEntropy, Perplexity, PerplexitySettings
 
 FORMATS = ("table", "json", "markdown")
