@@ -1,0 +1,65 @@
+"""Matching the human-score file's systems to the ``-i`` system files.
+
+A system file is known by its short name (the part of its file name that differs from the
+other systems', e.g. ``Facebook-AI`` for ``newstest2021.en-de.hyp.Facebook-AI.de``), its
+file name or its path. The human file names systems its own way; ``--name-map
+HUMAN=SYSTEM`` says which human name belongs to which system (``Nemo=NVIDIA-NeMo``).
+Human-file systems that are not among the ``-i`` files are ignored (MQM files rate
+reference translations and unreleased systems too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from evalab.errors import InputError, SettingsError
+from evalab.metaeval.human import HumanScores
+
+__all__ = ["align_human", "parse_name_map"]
+
+
+def parse_name_map(items: Sequence[str]) -> dict[str, str]:
+    """``["Nemo=NVIDIA-NeMo", ...]`` -> ``{"Nemo": "NVIDIA-NeMo"}`` (human name -> system)."""
+    out: dict[str, str] = {}
+    for item in items:
+        human, sep, system = item.partition("=")
+        if not sep or not human or not system:
+            raise SettingsError(f"--name-map {item!r}: expected HUMAN_NAME=SYSTEM_NAME, e.g. Nemo=NVIDIA-NeMo")
+        if human in out:
+            raise SettingsError(f"--name-map: human system {human!r} is mapped twice")
+        out[human] = system
+    return out
+
+
+def align_human(human: HumanScores, systems: Sequence[str], aliases: Mapping[str, str],
+                name_map: Mapping[str, str]) -> np.ndarray:
+    """Human scores ``[systems, segments]`` in the order of ``systems`` (NaN = not rated).
+
+    ``aliases`` maps every accepted name of a system (short name, file name, path) to its
+    short name in ``systems``.
+    """
+    known = human.system_names()
+    by_system: dict[str, str] = {}
+    for h, s in name_map.items():
+        if h not in human.scores:
+            raise InputError(f"--name-map {h}={s}: {human.path} has no system {h!r} (it has: {', '.join(known)})")
+        if s not in aliases:
+            raise InputError(f"--name-map {h}={s}: {s!r} is not one of the -i systems ({', '.join(systems)})")
+        by_system[aliases[s]] = h
+    rows = []
+    for s in systems:
+        h = by_system.get(s, s)
+        if h not in human.scores:
+            raise InputError(
+                f"system {s!r} has no scores in {human.path} (it has: {', '.join(known)}); "
+                "name the human system with --name-map HUMAN=SYSTEM"
+            )
+        row = human.scores[h]
+        if not np.isfinite(row).any():
+            raise InputError(f"system {s!r} ({h} in {human.path}): no segment is rated (every score is None)")
+        rows.append(row)
+    if len(rows) < 2:
+        raise InputError("meta-evaluation needs at least 2 systems with human scores (-i SYS1 SYS2 ...)")
+    return np.stack(rows)
