@@ -107,3 +107,18 @@ def test_bad_input_one_line_exit_2(run_cli, synth, edit, extra, message):
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("evalab: error:") and message in lines[0], res.stderr
     assert not out.exists()
+
+
+def test_saved_scores_give_the_same_segment_statistics(run_cli, synth):
+    saved = synth / "chrf.scores.tsv"
+    args = ["meta-eval", "--human", synth / "human.tsv", "-r", synth / "ref.txt",
+            "-i", *(synth / f"{s}.txt" for s in SYSTEMS), "-n", "50", "--permutations", "0", "-q", "-f", "json"]
+    first = run_cli(*args, "-m", "chrf", "--save-scores", saved)
+    assert first.exit_code == 0, first.stderr
+    again = run_cli(*args, "--scores", saved)
+    assert again.exit_code == 0, again.stderr
+    _, a = stats_of(first.stdout)
+    _, b = stats_of(again.stdout)
+    for key, row in a.items():
+        if key[1] == "segment":
+            assert b[key]["value"] == pytest.approx(row["value"], abs=1e-12)

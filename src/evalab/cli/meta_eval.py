@@ -91,6 +91,19 @@ def _collect_scores(metrics: list[str], set_: list[str], scores_file: str | None
     return out
 
 
+def _save_scores(path: str, collected: list[MetricScores], systems: list[str]) -> None:
+    """Segment scores in the ``--scores`` format, so a slow metric is computed once."""
+    from evalab.io import write_text_atomic
+
+    lines = ["metric\tsystem\tsegment\tscore"]
+    for m in collected:
+        if m.segment is None:
+            continue
+        for name, row in zip(systems, m.segment, strict=True):
+            lines += [f"{m.name}\t{name}\t{k}\t{float(v)!r}" for k, v in enumerate(row, start=1)]
+    write_text_atomic(path, "\n".join(lines) + "\n")
+
+
 def _render(result: MetaEvalResult, fmt: str, width: int, out: str | None) -> None:
     from evalab.metaeval import render
 
@@ -132,6 +145,7 @@ def meta_eval(
     format: Annotated[str, typer.Option("-f", "--format", help="table, json, markdown, latex or html.")] = "table",
     width: Annotated[int, typer.Option("-w", "--width", help="Decimals shown.")] = 4,
     out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
+    save_scores: Annotated[str | None, typer.Option("--save-scores", help="Also write every metric's segment scores to this file, in the --scores format.")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Meta-evaluate metrics against human scores: correlations, accuracies, CIs, clusters."""
@@ -153,4 +167,6 @@ def meta_eval(
     settings = MetaEvalSettings(n_bootstrap, permutations, seed, confidence, alpha, human_system)
     with progress_bar(n_bootstrap, "bootstrap", quiet) as advance:
         result = meta_evaluate(human_matrix, systems, collected, settings, advance)
+    if save_scores is not None:
+        _save_scores(save_scores, collected, systems)
     _render(result, format, width, out)
