@@ -92,7 +92,7 @@ def rewrite(path, old, new):
         (lambda d: rewrite(d / "human.tsv", "sysB\t3\t", "sysB\t41\t"), [], "segment 41 is out of range"),
         (lambda d: (d / "human.tsv").write_text("".join(f"sysA\t{i}\tNone\n" for i in range(1, 41)) + "".join(f"{s}\t1\t0.5\n" for s in SYSTEMS[1:])), [], "no segment is rated"),
         (lambda d: (d / "sysB.txt").write_text("too short\n"), [], "line count"),
-        (lambda d: rewrite(d / "scores.tsv", "oracle\tsysA\t1\t", "oracle\tsysZ\t1\t"), [], "'sysZ' is not one of the -i systems"),
+        (lambda d: rewrite(d / "scores.tsv", "oracle\tsysA\t1\t", "oracle\tsysZ\t1\t"), [], "no score for system 'sysA', segment 1"),
         (lambda d: rewrite(d / "scores.tsv", "oracle\tsysA\t1\t", "oracle\tsysA\t99\t"), [], "segment 99 is out of range"),
         (lambda d: None, ["--confidence", "2"], "confidence"),
         (lambda d: None, ["-f", "pdf"], "unknown format"),

@@ -39,7 +39,7 @@ GREEDY_OPTIONS: dict[str, set[str]] = {
     "score": {"-i", "--input", "-m", "--metrics"},
     "compare": {"-i", "--input", "-m", "--metrics"},
     "semsim": {"-i", "--input"},
-    "meta-eval": {"-i", "--input", "-m", "--metrics"},
+    "meta-eval": {"-i", "--input", "-m", "--metrics", "--name-map"},
 }
 
 

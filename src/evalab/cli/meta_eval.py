@@ -60,6 +60,15 @@ def _check_options(format: str, n_bootstrap: int, permutations: int, seed: int, 
         raise SettingsError(f"--human-format must be one of {', '.join(HUMAN_FORMATS)}, got {human_format!r}")
 
 
+def _short_names(paths: list[str]) -> dict[str, str]:
+    """Path -> the part of its file name that differs between the systems (paths if names clash)."""
+    names = [Path(p).name for p in paths]
+    if len(set(names)) < len(names):
+        return display_names(paths)
+    short = display_names(names)
+    return {p: short[n] for p, n in zip(paths, names, strict=True)}
+
+
 def _aliases(paths: list[str], short: dict[str, str]) -> dict[str, str]:
     """Every name a system may be called by (short name, file name, path) -> short name."""
     out: dict[str, str] = {}
@@ -157,10 +166,11 @@ def meta_eval(
     refs, texts = load_inputs(reference, input)
     n_segments = len(refs[0])
     _check_source(source, n_segments, reference[0])
-    short = display_names(list(input))
+    short = _short_names(list(input))
     systems = [short[p] for p in input]
     aliases = _aliases(list(input), short)
-    human_matrix = align_human(read_human_scores(human, n_segments, human_format), systems, aliases, mapping)
+    file_names = {short[p]: Path(p).name for p in input}
+    human_matrix = align_human(read_human_scores(human, n_segments, human_format), systems, aliases, mapping, file_names)
     hyps = list(texts.values())
     collected = _collect_scores(metric_names, set_, scores, refs, hyps, systems, aliases, metric_system,
                                 np.isfinite(human_matrix))

@@ -144,7 +144,8 @@ def read_precomputed(path: str, systems: Mapping[str, str], n_segments: int) -> 
     """Read ``--scores``: ``metric system segment|- score`` lines -> ``{metric: {system: {seg: score}}}``.
 
     ``systems`` maps every accepted system name (file name, path or short name) to the
-    system it denotes; segments count from 1 (``-`` = the system-level score).
+    system it denotes; lines of other systems are skipped. Segments count from 1 (``-`` =
+    the system-level score).
     """
     out: dict[str, dict[str, dict[str, float]]] = {}
     lines = read_segments(path)
@@ -155,7 +156,7 @@ def read_precomputed(path: str, systems: Mapping[str, str], n_segments: int) -> 
         where = f"{path}:{no}"
         metric, system, seg, value = _parse_line(line, where)
         if system not in systems:
-            raise InputError(f"{where}: system {system!r} is not one of the -i systems ({', '.join(sorted(set(systems.values())))})")
+            continue  # a system not meta-evaluated now (as in the human file); a missing one is refused later
         if seg != "-":
             try:
                 k = int(seg)
