@@ -96,3 +96,16 @@ def test_flat_properties(cells):
     scaled = acc_eq_flat(3 * x + 1, y)
     assert scaled.accuracy == pytest.approx(res.accuracy, abs=1e-12)
     assert scaled.threshold == pytest.approx(3 * res.threshold, abs=1e-9)
+
+
+def test_many_equals_one_at_a_time():
+    from evalab.metaeval.ties import acc_eq_grouped_many
+
+    rng = np.random.default_rng(9)
+    x = rng.integers(0, 5, (6, 4, 15)) / 4.0
+    y = rng.choice([0.0, -1.0, -2.0], (4, 15))
+    mask = rng.random((4, 15)) < 0.8
+    many = acc_eq_grouped_many(x, np.where(mask, y, 0.0), mask)
+    for t in range(6):
+        one = acc_eq_grouped(group_pairs(x[t], np.where(mask, y, 0.0), mask)).accuracy
+        assert many[t] == pytest.approx(one, abs=1e-12)

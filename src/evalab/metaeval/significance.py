@@ -23,6 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from evalab.metaeval.statistics import SegmentData
+from evalab.metaeval.ties import acc_eq_grouped_many
 
 __all__ = ["PERMUTABLE", "bootstrap_p", "clusters", "permutation_p"]
 
@@ -41,19 +42,26 @@ def permutation_p(
     stat: str, better: SegmentData, worse: SegmentData, n_trials: int, rng: np.random.Generator
 ) -> float:
     """PERM-BOTH p-value that ``better`` beats ``worse`` on segment-level ``stat``."""
-    one = np.ones((1, better.mask.shape[1]))
     zb, zw = _zscores(better), _zscores(worse)
-
-    def value(metric: np.ndarray) -> float:
-        return float(SegmentData(metric, better.human, better.mask).resampled(stat, one)[0])
-
-    delta = value(zb) - value(zw)
+    delta = _values(stat, zb[None], better)[0] - _values(stat, zw[None], better)[0]
     reached = 0
-    for _ in range(n_trials):
-        swap = rng.integers(2, size=zb.shape, dtype=bool)
+    for start in range(0, n_trials, _TRIALS_AT_ONCE):
+        swap = rng.integers(2, size=(min(_TRIALS_AT_ONCE, n_trials - start), *zb.shape), dtype=bool)
         a, b = np.where(swap, zw, zb), np.where(swap, zb, zw)
-        reached += value(a) - value(b) >= delta - 1e-12
+        reached += int(np.count_nonzero(_values(stat, a, better) - _values(stat, b, better) >= delta - 1e-12))
     return reached / n_trials
+
+
+#: permutation trials whose pseudo-metrics are built (and, for acc_eq, scored) together
+_TRIALS_AT_ONCE = 100
+
+
+def _values(stat: str, metrics: np.ndarray, like: SegmentData) -> np.ndarray:
+    """``stat`` of each pseudo-metric ``metrics[t]`` ``[systems, segments]`` against the humans."""
+    if stat == "acc_eq_item":
+        return acc_eq_grouped_many(metrics, np.where(like.mask, like.human, 0.0), like.mask)
+    one = np.ones((1, like.mask.shape[1]))
+    return np.array([SegmentData(m, like.human, like.mask).resampled(stat, one)[0] for m in metrics])
 
 
 def bootstrap_p(better: np.ndarray, worse: np.ndarray) -> float:

@@ -157,3 +157,32 @@ def acc_eq_grouped(pairs: GroupPairs, weights: np.ndarray | None = None) -> TieC
     with np.errstate(invalid="ignore"):
         acc = np.where(total > 0, acc, np.nan)
     return TieCalibrated(float(acc[0]), float(thr[0])) if single else TieCalibrated(acc, thr)
+
+
+def acc_eq_grouped_many(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """acc_eq by item of many metric score matrices ``x`` ``[T, systems, segments]`` at once.
+
+    The permutation test scores a thousand pseudo-metrics against the same humans: the
+    pairs and their human side are shared, and each row's pairs are sorted in one batched
+    call. Returns the ``[T]`` accuracies (the thresholds are not needed there).
+    """
+    a, b = np.triu_indices(x.shape[1], k=1)
+    valid = mask[a] & mask[b]
+    pair, seg = np.nonzero(valid)
+    if len(seg) == 0:
+        return np.full(x.shape[0], np.nan)
+    groups, group = np.unique(seg, return_inverse=True)
+    count = np.bincount(group).astype(np.float64)
+    dy = y[a[pair], seg] - y[b[pair], seg]
+    dx = x[:, a[pair], seg] - x[:, b[pair], seg]  # [T, pairs]
+    agree0 = ((dx == 0) & (dy == 0)) | (dx * dy > 0)
+    start = (agree0 / count[group]).sum(axis=1)
+    change = np.where(dx == 0, 0.0, np.where(dy == 0, 1.0, np.where(dx * dy > 0, -1.0, 0.0)))
+    diff = np.abs(dx)
+    order = np.argsort(diff, axis=1, kind="stable")
+    sorted_diff = np.take_along_axis(diff, order, axis=1)
+    curve = np.cumsum(np.take_along_axis(change / count[group], order, axis=1), axis=1)
+    # only the end of a run of equal differences is a threshold every pair of the run passed
+    ends = np.concatenate([sorted_diff[:, 1:] != sorted_diff[:, :-1], np.ones((len(x), 1), bool)], axis=1)
+    best = np.maximum(0.0, np.where(ends, curve, -np.inf).max(axis=1))
+    return (start + best) / len(groups)
