@@ -107,21 +107,23 @@ def meta_evaluate(human: np.ndarray, systems: Sequence[str], metrics: Sequence[M
     h_sys, h_mask = human_system_scores(human, settings.human_system)
     result = MetaEvalResult(list(systems), h_sys, list(metrics), settings,
                             n_segments=human.shape[1], rated_segments=int(np.isfinite(human).sum()))
-    boot_sys, boot_seg = _bootstrap(human, h_mask, metrics, settings, progress)
+    data = {m.name: SegmentData(m.segment, human, np.isfinite(human)) for m in metrics if m.segment is not None}
+    boot_sys, boot_seg = _bootstrap(human, h_mask, metrics, data, settings, progress)
     _system_level(result, boot_sys)
-    segmented = [m for m in metrics if m.segment is not None]
-    if segmented:
-        data = {m.name: SegmentData(m.segment, human, np.isfinite(human)) for m in segmented}
-        _segment_level(result, data, boot_seg, progress)
+    if data:
+        _segment_level(result, data, boot_seg)
     return result
 
 
-def _bootstrap(human: np.ndarray, h_mask: np.ndarray, metrics: Sequence[MetricScores],
+def _joined(table: dict[str, dict[str, list[np.ndarray]]]) -> dict[str, dict[str, np.ndarray]]:
+    return {k: {s: np.concatenate(v) for s, v in d.items() if v} for k, d in table.items()}
+
+
+def _bootstrap(human: np.ndarray, h_mask: np.ndarray, metrics: Sequence[MetricScores], data: dict[str, SegmentData],
                settings: MetaEvalSettings, progress: Any) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, np.ndarray]]]:
     """Resampled system- and segment-level statistics: ``{metric: {stat: [B]}}`` each."""
     n_seg = human.shape[1]
     h_values = np.where(h_mask, human, 0.0)
-    data = {m.name: SegmentData(m.segment, human, np.isfinite(human)) for m in metrics if m.segment is not None}
     sys_out: dict[str, dict[str, list[np.ndarray]]] = {m.name: {s: [] for s in SYSTEM_STATS} for m in metrics}
     seg_out: dict[str, dict[str, list[np.ndarray]]] = {n: {s: [] for s in SEGMENT_STATS if SegmentData.resamplable(s)} for n in data}
     for counts in bootstrap_counts(n_seg, settings.n_bootstrap, settings.seed):
@@ -138,8 +140,7 @@ def _bootstrap(human: np.ndarray, h_mask: np.ndarray, metrics: Sequence[MetricSc
                 seg_out[name][stat].append(d.resampled(stat, counts))
         if progress is not None:
             progress(counts.shape[0])
-    join = lambda table: {k: {s: np.concatenate(v) for s, v in d.items() if v} for k, d in table.items()}  # noqa: E731
-    return join(sys_out), join(seg_out)
+    return _joined(sys_out), _joined(seg_out)
 
 
 def _estimates(values: dict[str, float], boot: dict[str, np.ndarray | None], thresholds: dict[str, float | None],
@@ -178,7 +179,7 @@ def _system_level(result: MetaEvalResult, boot: dict[str, dict[str, np.ndarray]]
 
 
 def _segment_level(result: MetaEvalResult, data: dict[str, SegmentData],
-                   boot: dict[str, dict[str, np.ndarray]], progress: Any) -> None:
+                   boot: dict[str, dict[str, np.ndarray]]) -> None:
     names = list(data)
     rng = np.random.default_rng(result.settings.seed)
     for stat in SEGMENT_STATS:
