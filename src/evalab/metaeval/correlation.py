@@ -61,21 +61,24 @@ def _dense_ranks(sorted_values: np.ndarray) -> np.ndarray:
 
 
 def _tied_pairs(w: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Weighted pairs inside contiguous groups starting at ``starts``: Σ_g C(W_g, 2)."""
-    sums = np.add.reduceat(w, starts, axis=1)
-    return 0.5 * (sums * sums - sums).sum(axis=1)
+    """Weighted pairs inside contiguous groups of items starting at ``starts``: Σ_g C(W_g, 2).
+
+    ``w`` is items × resamples (each item's weights contiguous, so gathers copy rows).
+    """
+    sums = np.add.reduceat(w, starts, axis=0)
+    return 0.5 * (sums * sums - sums).sum(axis=0)
 
 
 def _inversions(ranks: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Weighted pairs ``i < j`` with ``ranks[i] > ranks[j]``, for every weight row.
+    """Weighted pairs ``i < j`` with ``ranks[i] > ranks[j]``, for every weight column.
 
     Two ranks that differ first at bit ``b`` share the bits above it; the pair is an
     inversion when the earlier item has bit ``b`` set. For each bit, a stable sort by the
     higher bits lines up each prefix group in item order, and a cumulative sum of the
     weights of set-bit items gives every clear-bit item its inversions at that bit. The
-    orders depend on ``ranks`` only, so one gather per bit serves every weight row.
+    orders depend on ``ranks`` only, so one gather per bit serves every resample.
     """
-    total = np.zeros(w.shape[0])
+    total = np.zeros(w.shape[1])
     # integer weights (bootstrap counts) are summed exactly in int64; others in float64
     integral = bool(np.all(w == np.round(w)))
     wk = w.astype(np.int64 if integral else np.float64)
@@ -92,10 +95,10 @@ def _inversions(ranks: np.ndarray, w: np.ndarray) -> np.ndarray:
         group_start = np.searchsorted(sorted_prefix, sorted_prefix[clear_pos], side="left")
         upto = np.searchsorted(set_pos, clear_pos)  # set-bit items before the item
         before_group = np.searchsorted(set_pos, group_start)
-        cum = np.zeros((w.shape[0], len(set_pos) + 1), dtype=wk.dtype)
-        np.cumsum(wk[:, order[set_pos]], axis=1, out=cum[:, 1:])
-        inside = cum[:, upto] - cum[:, before_group]
-        total += np.einsum("bi,bi->b", wk[:, order[clear_pos]], inside).astype(np.float64)
+        cum = np.zeros((len(set_pos) + 1, w.shape[1]), dtype=wk.dtype)
+        np.cumsum(wk[order[set_pos]], axis=0, out=cum[1:])
+        inside = cum[upto] - cum[before_group]
+        total += np.einsum("ib,ib->b", wk[order[clear_pos]], inside).astype(np.float64)
     return total
 
 
@@ -113,16 +116,17 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = Non
     if len(np.unique(y)) > len(np.unique(x)):
         x, y = y, x  # τ is symmetric; counting inversions of the fewer ranks takes fewer bits
     order = np.lexsort((y, x))
-    xs, ys, ws = x[order], y[order], w[:, order]
+    xs, ys = x[order], y[order]
+    ws = np.ascontiguousarray(w.T[order])  # items × resamples
     x_starts = np.flatnonzero(np.r_[True, xs[1:] != xs[:-1]])
     xy_starts = np.flatnonzero(np.r_[True, (xs[1:] != xs[:-1]) | (ys[1:] != ys[:-1])])
     by_y = np.argsort(ys, kind="stable")
     y_sorted = ys[by_y]
     y_starts = np.flatnonzero(np.r_[True, y_sorted[1:] != y_sorted[:-1]])
-    total = ws.sum(axis=1)
+    total = ws.sum(axis=0)
     n0 = 0.5 * (total * total - total)
     n1 = _tied_pairs(ws, x_starts)
-    n2 = _tied_pairs(ws[:, by_y], y_starts)
+    n2 = _tied_pairs(ws[by_y], y_starts)
     n3 = _tied_pairs(ws, xy_starts)
     y_ranks = np.empty(len(ys), dtype=np.int64)
     y_ranks[by_y] = _dense_ranks(y_sorted)
