@@ -65,6 +65,8 @@ def test_same_seed_same_numbers_and_formats(run_cli, synth, tmp_path):
     for fmt, marker in (("markdown", "| level |"), ("latex", r"\begin{tabular}"), ("table", "Pearson")):
         res = run_cli(*base_args(synth), "-f", fmt)
         assert res.exit_code == 0 and marker in res.stdout, res.stderr
+        if fmt == "latex":
+            assert r"$\tau_b$" in res.stdout and "τ" not in res.stdout and "–" not in res.stdout
     page = tmp_path / "page.html"
     res = run_cli(*base_args(synth), "-f", "html", "-o", page)
     assert res.exit_code == 0 and res.stdout == ""

@@ -125,7 +125,11 @@ def _render(result: MetaEvalResult, fmt: str, width: int, out: str | None) -> No
 
         emit(render_html(result), out)
     elif fmt == "latex":
-        emit(to_latex(render.header(result), render.table_rows(result, width), caption="; ".join(render.footer(result))), out)
+        text = to_latex(render.header(result), render.table_rows(result, width), caption="; ".join(render.footer(result)))
+        # pdflatex's default fonts have no Greek letters or en dash
+        for raw, tex in (("τ\\_b", r"$\tau_b$"), ("ε", r"$\varepsilon$"), ("–", "--"), ("±", r"$\pm$")):
+            text = text.replace(raw, tex)
+        emit(text, out)
     elif out:
         rows = [render.header(result), *render.table_rows(result, width)]
         emit("\n".join("\t".join(r) for r in rows) + "\n" + "\n".join(render.footer(result)) + "\n", out)
