@@ -20,7 +20,7 @@ from evalab.cli.output import check_format, emit, print_table, to_json, to_latex
 from evalab.cli.score import load_inputs
 from evalab.errors import InputError, SettingsError
 from evalab.io import check_same_length, read_segments
-from evalab.metaeval.align import align_human, parse_name_map
+from evalab.metaeval.align import align_human, find_system, parse_name_map
 from evalab.metaeval.evaluate import (
     HUMAN_SYSTEM_MODES,
     MetaEvalResult,
@@ -86,13 +86,13 @@ def _check_source(source: str | None, n_segments: int, reference: str) -> None:
 
 
 def _collect_scores(metrics: list[str], set_: list[str], scores_file: str | None, refs: list[list[str]],
-                    hyps: list[list[str]], systems: list[str], aliases: dict[str, str],
+                    hyps: list[list[str]], systems: list[str], aliases: dict[str, str], file_names: dict[str, str],
                     metric_system: str, mask: np.ndarray) -> list[MetricScores]:
     out: list[MetricScores] = []
     for name, metric in build_metrics(metrics, set_).items():
         out.append(metric_scores(name, metric, hyps, refs, metric_system, mask))
     if scores_file is not None:
-        table = read_precomputed(scores_file, aliases, mask.shape[1])
+        table = read_precomputed(scores_file, lambda name: find_system(name, aliases, file_names), mask.shape[1])
         for name, per_system in table.items():
             if name in metrics:
                 raise InputError(f"{scores_file}: metric {name!r} is also computed by -m; rename one of them")
@@ -176,7 +176,7 @@ def meta_eval(
     file_names = {short[p]: Path(p).name for p in input}
     human_matrix = align_human(read_human_scores(human, n_segments, human_format), systems, aliases, mapping, file_names)
     hyps = list(texts.values())
-    collected = _collect_scores(metric_names, set_, scores, refs, hyps, systems, aliases, metric_system,
+    collected = _collect_scores(metric_names, set_, scores, refs, hyps, systems, aliases, file_names, metric_system,
                                 np.isfinite(human_matrix))
     settings = MetaEvalSettings(n_bootstrap, permutations, seed, confidence, alpha, human_system)
     with progress_bar(n_bootstrap, "bootstrap", quiet) as advance:

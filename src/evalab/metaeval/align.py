@@ -20,7 +20,7 @@ import numpy as np
 from evalab.errors import InputError, SettingsError
 from evalab.metaeval.human import HumanScores
 
-__all__ = ["align_human", "parse_name_map"]
+__all__ = ["align_human", "find_system", "parse_name_map"]
 
 
 def parse_name_map(items: Sequence[str]) -> dict[str, str]:
@@ -47,15 +47,22 @@ def _matching(system: str, file_name: str, known: Sequence[str]) -> str:
     return found[0] if found else system
 
 
+def find_system(name: str, aliases: Mapping[str, str], file_names: Mapping[str, str]) -> str | None:
+    """The short name of the ``-i`` system called ``name``: an alias, or the one system whose
+    file name has ``name`` as a dot-separated part (``hyp.UEdin`` in ``nt.en-de.hyp.UEdin.de``)."""
+    if name in aliases:
+        return aliases[name]
+    found = [s for s, f in file_names.items() if f".{name}." in f".{f}."]
+    return found[0] if len(found) == 1 else None
+
+
 def _resolve(human_name: str, system: str, aliases: Mapping[str, str], file_names: Mapping[str, str]) -> str:
     """The short name of the ``-i`` system a ``--name-map`` value denotes."""
-    if system in aliases:
-        return aliases[system]
-    found = [s for s, f in file_names.items() if f".{system}." in f".{f}."]
-    if len(found) != 1:
+    found = find_system(system, aliases, file_names)
+    if found is None:
         names = ", ".join(sorted(set(aliases.values())))
         raise InputError(f"--name-map {human_name}={system}: {system!r} is not one of the -i systems ({names})")
-    return found[0]
+    return found
 
 
 def align_human(human: HumanScores, systems: Sequence[str], aliases: Mapping[str, str],

@@ -140,11 +140,11 @@ def _parse_line(line: str, where: str) -> tuple[str, str, str, float]:
     return parts[0], parts[1], parts[2], value
 
 
-def read_precomputed(path: str, systems: Mapping[str, str], n_segments: int) -> dict[str, dict[str, dict[str, float]]]:
+def read_precomputed(path: str, systems: Callable[[str], str | None], n_segments: int) -> dict[str, dict[str, dict[str, float]]]:
     """Read ``--scores``: ``metric system segment|- score`` lines -> ``{metric: {system: {seg: score}}}``.
 
-    ``systems`` maps every accepted system name (file name, path or short name) to the
-    system it denotes; lines of other systems are skipped. Segments count from 1 (``-`` =
+    ``systems`` maps a system name of the file to the ``-i`` system it denotes (None for
+    a system not evaluated now: its lines are skipped). Segments count from 1 (``-`` =
     the system-level score).
     """
     out: dict[str, dict[str, dict[str, float]]] = {}
@@ -155,7 +155,8 @@ def read_precomputed(path: str, systems: Mapping[str, str], n_segments: int) -> 
             continue
         where = f"{path}:{no}"
         metric, system, seg, value = _parse_line(line, where)
-        if system not in systems:
+        target = systems(system)
+        if target is None:
             continue  # a system not meta-evaluated now (as in the human file); a missing one is refused later
         if seg != "-":
             try:
@@ -164,7 +165,7 @@ def read_precomputed(path: str, systems: Mapping[str, str], n_segments: int) -> 
                 raise InputError(f"{where}: segment {seg!r} is not an integer or '-'") from None
             if not 1 <= k <= n_segments:
                 raise InputError(f"{where}: segment {k} is out of range 1-{n_segments}")
-        cell = out.setdefault(metric, {}).setdefault(systems[system], {})
+        cell = out.setdefault(metric, {}).setdefault(target, {})
         if seg in cell:
             raise InputError(f"{where}: {metric} has a second score for system {system!r}, segment {seg}")
         cell[seg] = value
