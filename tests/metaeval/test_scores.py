@@ -41,7 +41,7 @@ def test_sentence_bleu_uses_effective_order_and_says_so():
     scores = metric_scores("bleu", metric_class("bleu")(), HYPS, REFS, "corpus", np.ones((2, 4), bool))
     expected = [sacrebleu.sentence_bleu(h, [REFS[0][i]]).score for i, h in enumerate(HYPS[1])]
     assert scores.segment[1] == pytest.approx(expected, abs=1e-9)
-    assert "eff:yes" in scores.signature
+    assert "eff:yes" in scores.segment_signature and "eff:no" in scores.signature
 
 
 def test_rated_mean_averages_only_rated_segments():

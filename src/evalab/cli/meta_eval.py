@@ -96,7 +96,7 @@ def _collect_scores(metrics: list[str], set_: list[str], scores_file: str | None
         for name, per_system in table.items():
             if name in metrics:
                 raise InputError(f"{scores_file}: metric {name!r} is also computed by -m; rename one of them")
-            out.append(precomputed_scores(name, per_system, systems, mask.shape[1], metric_system, mask))
+            out.append(precomputed_scores(name, per_system, systems, mask.shape[1], metric_system, mask, scores_file))
     return out
 
 

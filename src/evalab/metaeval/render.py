@@ -46,7 +46,8 @@ def table_rows(result: MetaEvalResult, decimals: int = 4) -> list[list[str]]:
 
 def footer(result: MetaEvalResult) -> list[str]:
     """Signatures, settings and notes printed under the table."""
-    lines = [f"{m.name}: {m.signature}|system:{m.system_mode}" for m in result.metrics]
+    lines = [f"{m.name}: {m.signature}|system:{m.system_mode}"
+             + (f" (segment scores: {m.segment_signature})" if m.segment_signature else "") for m in result.metrics]
     s = result.settings
     lines.append(f"meta-eval: systems:{len(result.systems)}|segments:{result.n_segments}|"
                  f"rated:{result.rated_segments}|{s.signature}")

@@ -51,6 +51,8 @@ class MetricScores:
     segment: np.ndarray | None
     system_mode: str
     resample: Resampler | None
+    #: signature of the segment scores when it differs (sentence BLEU: effective order)
+    segment_signature: str = ""
 
 
 def _rows(value: object) -> np.ndarray:
@@ -104,10 +106,10 @@ def metric_scores(
     else:  # a metric with its own sentence-level variant (BLEU: effective order)
         segment = np.array([[s.score for s in metric.segment_scores(h, references)] for h in systems])
     signature = metric.signature_for(len(references))
+    sentence = ""
     if type(metric).segment_scores is not Metric.segment_scores:
         sentence = metric.segment_scores(systems[0][:1], [r[:1] for r in references])[0].signature
-        if sentence != signature:
-            signature += f"; segment scores: {sentence}"
+        sentence = "" if sentence == signature else sentence
     if mode == "corpus":
         resample = _corpus_resampler(metric, rows)
         system = np.array([float(metric.scores_from_sums(r.sum(axis=0))) for r in rows])
@@ -118,7 +120,7 @@ def metric_scores(
         segment, system = -segment, -system
         signature += "|negated:yes"
         resample = _negated(resample)
-    return MetricScores(name, signature, system, segment, mode, resample)
+    return MetricScores(name, signature, system, segment, mode, resample, sentence)
 
 
 def _negated(resample: Resampler) -> Resampler:
@@ -176,7 +178,7 @@ def read_precomputed(path: str, systems: Callable[[str], str | None], n_segments
 
 def precomputed_scores(
     name: str, table: Mapping[str, Mapping[str, float]], systems: Sequence[str], n_segments: int,
-    mode: str, human_mask: np.ndarray,
+    mode: str, human_mask: np.ndarray, source: str = "",
 ) -> MetricScores:
     """A :class:`MetricScores` from one metric's rows of a ``--scores`` file."""
     missing = [s for s in systems if s not in table]
@@ -193,10 +195,10 @@ def precomputed_scores(
         segment = np.array([[table[s][k] for k in segs] for s in systems])
     if all("-" in table[s] for s in systems):
         system = np.array([table[s]["-"] for s in systems])
-        return MetricScores(name, "precomputed", system, segment, "given", None)
+        return MetricScores(name, f"precomputed:{source}", system, segment, "given", None)
     if any("-" in table[s] for s in systems):
         raise InputError(f"--scores: metric {name!r} has a system-level score ('-') for some systems only")
     assert segment is not None  # every system has rows, none is '-'
     sys_mode = "mean" if mode == "corpus" else mode  # a file's scores have no corpus stats
     system, resample = system_scores_from_segments(name, segment, sys_mode, human_mask)
-    return MetricScores(name, "precomputed", system, segment, sys_mode, resample)
+    return MetricScores(name, f"precomputed:{source}", system, segment, sys_mode, resample)
