@@ -50,6 +50,7 @@ GREEDY_OPTIONS: dict[str, set[str]] = {
     "score": {"-i", "--input", "-m", "--metrics"},
     "compare": {"-i", "--input", "-m", "--metrics"},
     "semsim": {"-i", "--input"},
+    "meta-eval": {"-i", "--input", "-m", "--metrics", "--name-map"},
 }
 
 
@@ -89,6 +90,7 @@ COMMAND_MODULES: dict[str, str] = {
     "ppl": "ppl",
     "ablate": "ablate",
     "demo": "demo",
+    "meta-eval": "meta_eval",
 }
 
 
