@@ -29,6 +29,7 @@ import re
 import warnings
 from abc import abstractmethod
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import ClassVar
@@ -36,6 +37,14 @@ from typing import ClassVar
 import numpy as np
 
 from evalab.errors import SettingsError
+from evalab.metrics._rouge_pairs import (
+    Packed,
+    lcs_lengths,
+    lcs_of_ids,
+    match_masks,
+    ngram_overlaps,
+    token_ids,
+)
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
 from evalab.text.porter import porter_stem
 from evalab.text.tokenizers import check_tokenizer_name, get_tokenizer
@@ -106,55 +115,40 @@ def _tokens(tokenizer: str, stem: bool, text: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
-def _ngrams(tokenizer: str, stem: bool, n: int, text: str) -> tuple[dict, int]:
-    tokens = _tokens(tokenizer, stem, text)
-    # shifted copies of different lengths: zip stops at the shortest on purpose
-    grams = tokens if n == 1 else zip(*(tokens[k:] for k in range(n)), strict=False)
-    counts = Counter(grams)
-    return counts, max(len(tokens) - n + 1, 0)
+def _ids(tokenizer: str, stem: bool, text: str) -> np.ndarray:
+    return token_ids(_tokens(tokenizer, stem, text))
 
 
-@lru_cache(maxsize=_CACHE_SIZE)
-def _masks(tokens: tuple[str, ...]) -> dict[str, int]:
-    return match_masks(tokens)
+def _sentence_texts(sep: str | None, text: str) -> list[str]:
+    if sep:
+        text = text.replace(sep, "\n")
+    # rouge-score: split on "\n", drop empty strings (a blank-but-spaced line stays, empty)
+    return [s for s in text.split("\n") if s]
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
 def _sentences(tokenizer: str, stem: bool, sep: str | None, text: str) -> tuple[tuple[str, ...], ...]:
-    if sep:
-        text = text.replace(sep, "\n")
-    # rouge-score: split on "\n", drop empty strings (a blank-but-spaced line stays, empty)
-    return tuple(_tokens(tokenizer, stem, s) for s in text.split("\n") if s)
+    return tuple(_tokens(tokenizer, stem, s) for s in _sentence_texts(sep, text))
+
+
+_NO_IDS = np.zeros(0, dtype=np.int32)
+
+
+def _sentence_ids(s: RougeSettings, sentences: list[str]) -> np.ndarray:
+    """The ids of every sentence's tokens, end to end (one sentence: its cached ids)."""
+    if len(sentences) == 1:
+        return _ids(s.tokenizer, s.use_stemmer, sentences[0])
+    return np.concatenate([_ids(s.tokenizer, s.use_stemmer, t) for t in sentences] or [_NO_IDS])
 
 
 # -- LCS ------------------------------------------------------------------------------------
-def match_masks(tokens: tuple[str, ...] | list[str]) -> dict[str, int]:
-    """Bit ``i`` of ``masks[t]`` is set where ``tokens[i] == t`` (Hyyrö's match vectors)."""
-    masks: dict[str, int] = {}
-    for i, t in enumerate(tokens):
-        masks[t] = masks.get(t, 0) | (1 << i)
-    return masks
-
-
-def _lcs_from_masks(masks: dict[str, int], m: int, other) -> int:
-    # V holds, in its low m bits, the zeros of one DP row: LCS = m - popcount(V).
-    v = (1 << m) - 1
-    get = masks.get
-    for t in other:
-        bits = get(t)
-        if bits:
-            u = v & bits
-            v = (v + u) | (v - u)
-    return m - (v & ((1 << m) - 1)).bit_count()
-
-
 def lcs_length(a, b) -> int:
     """Length of the longest common subsequence of two token sequences (bit-parallel).
 
     >>> lcs_length("the cat sat on the mat".split(), "the cat on a mat".split())
     4
     """
-    return _lcs_from_masks(match_masks(a), len(a), b)
+    return lcs_of_ids(a, b)
 
 
 def lcs_indices(ref, can) -> list[int]:
@@ -198,12 +192,20 @@ def lcs_indices(ref, can) -> list[int]:
 
 
 # -- per-pair scores (precision, recall, fmeasure) --------------------------------------------
-def _f(p: float, r: float, beta: float) -> float:
-    if beta == 1.0:
-        # rouge_score.scoring.fmeasure, operation for operation (identical floats)
-        return 2 * p * r / (p + r) if p + r > 0 else 0.0
-    b2 = beta * beta
-    return (1 + b2) * p * r / (r + b2 * p) if p + r > 0 else 0.0
+def _prf(hits: np.ndarray, hyp_len: np.ndarray, ref_len: np.ndarray, beta: float) -> np.ndarray:
+    """Rows (P, R, F) of ``hits`` over the hypothesis and reference lengths (0 where a
+    length is 0), with rouge-score's arithmetic operation for operation (identical floats)."""
+    hits = hits.astype(np.float64)
+    p = hits / np.maximum(hyp_len, 1)
+    r = hits / np.maximum(ref_len, 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if beta == 1.0:
+            f = 2 * p * r / (p + r)  # rouge_score.scoring.fmeasure
+        else:
+            b2 = beta * beta
+            f = (1 + b2) * p * r / (r + b2 * p)
+    f[~(p + r > 0)] = 0.0
+    return np.stack([p, r, f], axis=1)
 
 
 def _summary_lcs_hits(ref_sents, can_sents) -> int:
@@ -240,24 +242,22 @@ class _Rouge(Metric):
     settings: RougeSettings
 
     @abstractmethod
-    def _pair(self, hyp: str, ref: str) -> tuple[float, float, float]:
-        """Precision, recall and F of one hypothesis against one reference."""
+    def _pairs(self, hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
+        """Rows (precision, recall, F) of every hypothesis against its reference."""
+
+    def _packed(self, texts: Sequence[str]) -> Packed:
+        s = self.settings
+        return Packed.of([_ids(s.tokenizer, s.use_stemmer, t) for t in texts])
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         self._warn_empty(hypotheses, references)
         rows = np.empty((len(hypotheses), 4), dtype=np.float64)
-        pair = self._pair
-        if len(references) == 1:
-            for i, (h, r) in enumerate(zip(hypotheses, references[0], strict=True)):
-                rows[i, :3] = pair(h, r)
-        else:
-            for i, h in enumerate(hypotheses):
-                best = pair(h, references[0][i])
-                for stream in references[1:]:
-                    cand = pair(h, stream[i])
-                    if cand[2] > best[2]:  # np.argmax in score_multi: first maximum wins
-                        best = cand
-                rows[i, :3] = best
+        best = self._pairs(hypotheses, references[0])
+        for stream in references[1:]:
+            cand = self._pairs(hypotheses, stream)
+            better = cand[:, 2] > best[:, 2]  # np.argmax in score_multi: first maximum wins
+            best[better] = cand[better]
+        rows[:, :3] = best
         rows[:, 3] = 1.0
         return rows
 
@@ -308,19 +308,11 @@ class _Rouge(Metric):
 class _RougeN(_Rouge):
     n: ClassVar[int]
 
-    def _pair(self, hyp: str, ref: str) -> tuple[float, float, float]:
-        s = self.settings
-        ref_counts, ref_total = _ngrams(s.tokenizer, s.use_stemmer, self.n, ref)
-        hyp_counts, hyp_total = _ngrams(s.tokenizer, s.use_stemmer, self.n, hyp)
-        # clipped overlap: sum over shared n-grams of the smaller count (the key-set
-        # intersection runs in C, so only shared n-grams are visited in Python)
-        overlap = 0
-        for gram in ref_counts.keys() & hyp_counts.keys():
-            a, b = ref_counts[gram], hyp_counts[gram]
-            overlap += a if a < b else b
-        p = overlap / max(hyp_total, 1)
-        r = overlap / max(ref_total, 1)
-        return p, r, _f(p, r, s.beta)
+    def _pairs(self, hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
+        hyp, ref = self._packed(hypotheses), self._packed(references)
+        overlap = ngram_overlaps(hyp, ref, self.n)
+        n_hyp, n_ref = (np.maximum(side.lengths - (self.n - 1), 0) for side in (hyp, ref))
+        return _prf(overlap, n_hyp, n_ref, self.settings.beta)
 
 
 class Rouge1(_RougeN):
@@ -345,17 +337,9 @@ class RougeL(_Rouge):
     name = "rougeL"
     description = "rougeL"
 
-    def _pair(self, hyp: str, ref: str) -> tuple[float, float, float]:
-        s = self.settings
-        ref_tokens = _tokens(s.tokenizer, s.use_stemmer, ref)
-        hyp_tokens = _tokens(s.tokenizer, s.use_stemmer, hyp)
-        m = len(ref_tokens)
-        if not m or not hyp_tokens:
-            return 0.0, 0.0, 0.0
-        lcs = _lcs_from_masks(_masks(ref_tokens), m, hyp_tokens)
-        p = lcs / len(hyp_tokens)
-        r = lcs / m
-        return p, r, _f(p, r, s.beta)
+    def _pairs(self, hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
+        hyp, ref = self._packed(hypotheses), self._packed(references)
+        return _prf(lcs_lengths(hyp, ref), hyp.lengths, ref.lengths, self.settings.beta)
 
 
 class RougeLsum(_Rouge):
@@ -366,23 +350,26 @@ class RougeLsum(_Rouge):
     settings_class = RougeLsumSettings
     settings: RougeLsumSettings
 
-    def _pair(self, hyp: str, ref: str) -> tuple[float, float, float]:
+    def _pairs(self, hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
         s = self.settings
-        ref_sents = _sentences(s.tokenizer, s.use_stemmer, s.sentence_sep, ref)
-        hyp_sents = _sentences(s.tokenizer, s.use_stemmer, s.sentence_sep, hyp)
-        m = sum(map(len, ref_sents))
-        n = sum(map(len, hyp_sents))
-        if not m or not n:
-            return 0.0, 0.0, 0.0
-        if len(ref_sents) == 1 and len(hyp_sents) == 1:
-            # One sentence each: the union LCS is the LCS, and no token of it can be
-            # double counted, so the hits are the LCS length.
-            hits = _lcs_from_masks(_masks(ref_sents[0]), m, hyp_sents[0])
-        else:
-            hits = _summary_lcs_hits(ref_sents, hyp_sents)
-        p = hits / n
-        r = hits / m
-        return p, r, _f(p, r, s.beta)
+        hyp_sents = [_sentence_texts(s.sentence_sep, h) for h in hypotheses]
+        ref_sents = [_sentence_texts(s.sentence_sep, r) for r in references]
+        # One sentence each: the union LCS is the LCS, and no token of it can be double
+        # counted, so the hits are the LCS length (counted for all such pairs at once).
+        single = [len(h) == 1 and len(r) == 1 for h, r in zip(hyp_sents, ref_sents, strict=True)]
+        hyp = Packed.of([_sentence_ids(s, sents) for sents in hyp_sents])
+        ref = Packed.of([_sentence_ids(s, sents) for sents in ref_sents])
+        hits = lcs_lengths(
+            Packed.of([hyp.segment(i) if one else _NO_IDS for i, one in enumerate(single)]),
+            Packed.of([ref.segment(i) if one else _NO_IDS for i, one in enumerate(single)]),
+        )
+        for i, one in enumerate(single):
+            if not one and hyp_sents[i] and ref_sents[i]:
+                hits[i] = _summary_lcs_hits(
+                    _sentences(s.tokenizer, s.use_stemmer, s.sentence_sep, references[i]),
+                    _sentences(s.tokenizer, s.use_stemmer, s.sentence_sep, hypotheses[i]),
+                )
+        return _prf(hits, hyp.lengths, ref.lengths, s.beta)
 
     def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
         sep = self.settings.sentence_sep
