@@ -29,7 +29,6 @@ import re
 import warnings
 from abc import abstractmethod
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import ClassVar
@@ -131,14 +130,25 @@ def _sentences(tokenizer: str, stem: bool, sep: str | None, text: str) -> tuple[
     return tuple(_tokens(tokenizer, stem, s) for s in _sentence_texts(sep, text))
 
 
-_NO_IDS = np.zeros(0, dtype=np.int32)
-
-
-def _sentence_ids(s: RougeSettings, sentences: list[str]) -> np.ndarray:
-    """The ids of every sentence's tokens, end to end (one sentence: its cached ids)."""
+@lru_cache(maxsize=_CACHE_SIZE)
+def _sentence_ids(tokenizer: str, stem: bool, sep: str | None, text: str) -> np.ndarray:
+    """The ids of every sentence's tokens, end to end (one sentence: the text's own ids)."""
+    sentences = _sentence_texts(sep, text)
     if len(sentences) == 1:
-        return _ids(s.tokenizer, s.use_stemmer, sentences[0])
-    return np.concatenate([_ids(s.tokenizer, s.use_stemmer, t) for t in sentences] or [_NO_IDS])
+        return _ids(tokenizer, stem, sentences[0])
+    return np.concatenate([_ids(tokenizer, stem, t) for t in sentences] or [np.zeros(0, dtype=np.int32)])
+
+
+# A corpus side is packed once per settings: the reference of every system and the
+# hypotheses of all four ROUGE types hit these caches (keyed by the tuple of segments).
+@lru_cache(maxsize=32)
+def _packed_texts(tokenizer: str, stem: bool, texts: tuple[str, ...]) -> Packed:
+    return Packed.of([_ids(tokenizer, stem, t) for t in texts])
+
+
+@lru_cache(maxsize=32)
+def _packed_sentences(tokenizer: str, stem: bool, sep: str | None, texts: tuple[str, ...]) -> Packed:
+    return Packed.of([_sentence_ids(tokenizer, stem, sep, t) for t in texts])
 
 
 # -- LCS ------------------------------------------------------------------------------------
@@ -242,29 +252,31 @@ class _Rouge(Metric):
     settings: RougeSettings
 
     @abstractmethod
-    def _pairs(self, hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
-        """Rows (precision, recall, F) of every hypothesis against its reference."""
+    def _pairs(self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed) -> np.ndarray:
+        """Rows (precision, recall, F) of every hypothesis against its reference, from the
+        texts and their packed token ids."""
 
-    def _packed(self, texts: Sequence[str]) -> Packed:
+    def _packed(self, texts: tuple[str, ...]) -> Packed:
         s = self.settings
-        return Packed.of([_ids(s.tokenizer, s.use_stemmer, t) for t in texts])
+        return _packed_texts(s.tokenizer, s.use_stemmer, texts)
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
-        self._warn_empty(hypotheses, references)
-        rows = np.empty((len(hypotheses), 4), dtype=np.float64)
-        best = self._pairs(hypotheses, references[0])
-        for stream in references[1:]:
-            cand = self._pairs(hypotheses, stream)
+        sides = [(texts, self._packed(texts)) for texts in map(tuple, [hypotheses, *references])]
+        self._warn_empty(sides)
+        (hyps, hyp), refs = sides[0], sides[1:]
+        best = self._pairs(hyps, refs[0][0], hyp, refs[0][1])
+        for texts, ref in refs[1:]:
+            cand = self._pairs(hyps, texts, hyp, ref)
             better = cand[:, 2] > best[:, 2]  # np.argmax in score_multi: first maximum wins
             best[better] = cand[better]
+        rows = np.empty((len(hypotheses), 4), dtype=np.float64)
         rows[:, :3] = best
         rows[:, 3] = 1.0
         return rows
 
-    def _warn_empty(self, hypotheses: list[str], references: list[list[str]]) -> None:
-        tok, stem = self.settings.tokenizer, self.settings.use_stemmer
-        texts = [*hypotheses, *(r for stream in references for r in stream)]
-        lost = sum(1 for t in texts if not _tokens(tok, stem, t) and t.strip())
+    def _warn_empty(self, sides: list[tuple[tuple[str, ...], Packed]]) -> None:
+        tok = self.settings.tokenizer
+        lost = sum(1 for texts, packed in sides for i in np.flatnonzero(packed.lengths == 0) if texts[i].strip())
         if lost:
             hint = " (non-Latin text? use tokenizer='unicode')" if tok == "rouge" else ""
             warnings.warn(
@@ -308,8 +320,7 @@ class _Rouge(Metric):
 class _RougeN(_Rouge):
     n: ClassVar[int]
 
-    def _pairs(self, hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
-        hyp, ref = self._packed(hypotheses), self._packed(references)
+    def _pairs(self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed) -> np.ndarray:
         overlap = ngram_overlaps(hyp, ref, self.n)
         n_hyp, n_ref = (np.maximum(side.lengths - (self.n - 1), 0) for side in (hyp, ref))
         return _prf(overlap, n_hyp, n_ref, self.settings.beta)
@@ -337,8 +348,7 @@ class RougeL(_Rouge):
     name = "rougeL"
     description = "rougeL"
 
-    def _pairs(self, hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
-        hyp, ref = self._packed(hypotheses), self._packed(references)
+    def _pairs(self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed) -> np.ndarray:
         return _prf(lcs_lengths(hyp, ref), hyp.lengths, ref.lengths, self.settings.beta)
 
 
@@ -350,25 +360,23 @@ class RougeLsum(_Rouge):
     settings_class = RougeLsumSettings
     settings: RougeLsumSettings
 
-    def _pairs(self, hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
+    def _packed(self, texts: tuple[str, ...]) -> Packed:
         s = self.settings
-        hyp_sents = [_sentence_texts(s.sentence_sep, h) for h in hypotheses]
-        ref_sents = [_sentence_texts(s.sentence_sep, r) for r in references]
+        return _packed_sentences(s.tokenizer, s.use_stemmer, s.sentence_sep, texts)
+
+    def _pairs(self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed) -> np.ndarray:
+        s = self.settings
         # One sentence each: the union LCS is the LCS, and no token of it can be double
-        # counted, so the hits are the LCS length (counted for all such pairs at once).
-        single = [len(h) == 1 and len(r) == 1 for h, r in zip(hyp_sents, ref_sents, strict=True)]
-        hyp = Packed.of([_sentence_ids(s, sents) for sents in hyp_sents])
-        ref = Packed.of([_sentence_ids(s, sents) for sents in ref_sents])
-        hits = lcs_lengths(
-            Packed.of([hyp.segment(i) if one else _NO_IDS for i, one in enumerate(single)]),
-            Packed.of([ref.segment(i) if one else _NO_IDS for i, one in enumerate(single)]),
-        )
-        for i, one in enumerate(single):
-            if not one and hyp_sents[i] and ref_sents[i]:
-                hits[i] = _summary_lcs_hits(
-                    _sentences(s.tokenizer, s.use_stemmer, s.sentence_sep, references[i]),
-                    _sentences(s.tokenizer, s.use_stemmer, s.sentence_sep, hypotheses[i]),
-                )
+        # counted, so the hits are the LCS length (counted for all pairs at once; pairs
+        # with several sentences on a side are then counted again, as rouge-score does).
+        hits = lcs_lengths(hyp, ref)
+        split = ("\n", s.sentence_sep) if s.sentence_sep else ("\n",)
+        for i, (h, r) in enumerate(zip(hyps, refs, strict=True)):
+            if any(c in h or c in r for c in split):
+                h_sents = _sentences(s.tokenizer, s.use_stemmer, s.sentence_sep, h)
+                r_sents = _sentences(s.tokenizer, s.use_stemmer, s.sentence_sep, r)
+                if (len(h_sents) > 1 or len(r_sents) > 1) and h_sents and r_sents:
+                    hits[i] = _summary_lcs_hits(r_sents, h_sents)
         return _prf(hits, hyp.lengths, ref.lengths, s.beta)
 
     def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:

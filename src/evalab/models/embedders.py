@@ -48,7 +48,7 @@ def load_embedder(
     *,
     layer: int | None = None,
     device: str = "cpu",
-    batch_size: int = 64,
+    batch_size: int | None = None,
     max_length: int | None = None,
     oov: str = "zero",
 ) -> Embedder:

