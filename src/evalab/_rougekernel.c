@@ -9,8 +9,8 @@
  *     Length of the longest common subsequence of a[s] and b[s]. Common prefix and suffix
  *     are cut first (they belong to some LCS); the rest uses Hyyro's bit-parallel row
  *     update V' = (V + (V & M)) | (V & ~M) with the shorter side as the bit vector, taken
- *     one 64-bit column block at a time over all rows of the longer side (the carry of
- *     each row is kept for the next block), so only the 64 match masks of one block are
+ *     one block of 256 columns at a time over all rows of the longer side (the carry of
+ *     each row is kept for the next block), so only the match masks of one block are
  *     live and the work is |a| * ceil(|b| / 64) word steps with O(vocab) memory.
  *
  * ngram_overlaps(a_ids, a_offs, b_ids, b_offs, n, out)
@@ -79,32 +79,48 @@ static int open_pairs(Pairs *p)
 
 /* ------------------------------------------------------------------------ LCS */
 
+/* Columns per block: LCS_WORDS 64-bit words, updated together for each row so that the
+ * per-row loads (token, masks, carry) are shared and the words' chains overlap. */
+#define LCS_WORDS 4
+#define LCS_BLOCK (64 * LCS_WORDS)
+
 /* LCS of x (length n, the rows) and y (length m, the bit vector), both without a common
- * prefix or suffix. masks has vocab_size zeroed entries; carry has room for n bytes. */
+ * prefix or suffix. masks has vocab_size * LCS_WORDS zeroed entries (left zeroed); carry
+ * has room for n bytes. */
 static int64_t lcs_core(const int32_t *x, Py_ssize_t n, const int32_t *y, Py_ssize_t m,
                         uint64_t *masks, unsigned char *carry)
 {
     int64_t zeros = 0;
     memset(carry, 0, (size_t)n);
-    for (Py_ssize_t base = 0; base < m; base += 64) {
-        Py_ssize_t width = m - base < 64 ? m - base : 64;
-        uint64_t valid = width == 64 ? ~(uint64_t)0 : (((uint64_t)1 << width) - 1);
-        for (Py_ssize_t k = 0; k < width; k++)
-            masks[y[base + k]] |= (uint64_t)1 << k;
-        uint64_t v = valid;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            uint64_t u = v & masks[x[i]];
-            uint64_t c = carry[i];
-            uint64_t sum = v + u;
-            uint64_t out = sum < v;
-            sum += c;
-            out |= sum < c;
-            carry[i] = (unsigned char)out;
-            v = (sum | (v & ~u)) & valid;
+    for (Py_ssize_t base = 0; base < m; base += LCS_BLOCK) {
+        Py_ssize_t width = m - base < LCS_BLOCK ? m - base : LCS_BLOCK;
+        uint64_t v[LCS_WORDS], valid[LCS_WORDS];
+        for (int w = 0; w < LCS_WORDS; w++) {
+            Py_ssize_t bits = width - 64 * w;
+            valid[w] = bits >= 64 ? ~(uint64_t)0 : bits <= 0 ? 0 : (((uint64_t)1 << bits) - 1);
+            v[w] = valid[w];
         }
         for (Py_ssize_t k = 0; k < width; k++)
-            masks[y[base + k]] = 0;
-        zeros += width - __builtin_popcountll(v);
+            masks[(size_t)y[base + k] * LCS_WORDS + k / 64] |= (uint64_t)1 << (k % 64);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const uint64_t *mk = masks + (size_t)x[i] * LCS_WORDS;
+            uint64_t c = carry[i];
+            for (int w = 0; w < LCS_WORDS; w++) {
+                uint64_t u = v[w] & mk[w];
+                uint64_t sum = v[w] + u;
+                uint64_t out = sum < u;
+                sum += c;
+                out |= sum < c;
+                v[w] = (sum | (v[w] & ~u)) & valid[w];
+                c = out;
+            }
+            carry[i] = (unsigned char)c;
+        }
+        for (Py_ssize_t k = 0; k < width; k++)
+            masks[(size_t)y[base + k] * LCS_WORDS + k / 64] = 0;
+        zeros += width;
+        for (int w = 0; w < LCS_WORDS; w++)
+            zeros -= __builtin_popcountll(v[w]);
     }
     return zeros;
 }
@@ -131,7 +147,7 @@ static PyObject *lcs_lengths(PyObject *self, PyObject *args)
     for (Py_ssize_t i = 0; i < p.b_ids.len / 4; i++)
         if (p.b[i] < 0 || p.b[i] >= vocab)
             goto bad_id;
-    uint64_t *masks = calloc(vocab > 0 ? (size_t)vocab : 1, sizeof *masks);
+    uint64_t *masks = calloc(vocab > 0 ? (size_t)vocab * LCS_WORDS : LCS_WORDS, sizeof *masks);
     unsigned char *carry = malloc(longest > 0 ? (size_t)longest : 1);
     if (!masks || !carry) {
         free(masks);

@@ -114,3 +114,13 @@ def test_long_line_fallback_matches_kernel(monkeypatch):
     packed = _packed([(hyp, ref)])
     compiled, fallback = _both_paths(lcs_lengths, *packed, monkeypatch=monkeypatch)
     assert compiled[0] == fallback[0] == lcs
+
+
+def test_long_lcs_is_announced_with_its_size_and_time(monkeypatch):
+    from evalab.metrics import rouge
+
+    monkeypatch.setattr(rouge, "LONG_LCS_SECONDS", 0.0)
+    hyp, ref = " ".join(["a", "b"] * 50), " ".join(["b", "c", "a"] * 40)
+    with pytest.warns(UserWarning, match=r"rougeL: 1 segment pair\(s\) are long \(segment 1: 100 x 120 tokens\)"):
+        evalab.metric("rougeL").stats([hyp], [[ref]])
+    assert _rouge_pairs.lcs_seconds(10**6, 10**6) > 10  # two 1M-word lines are announced by default

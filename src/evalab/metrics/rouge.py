@@ -40,6 +40,7 @@ from evalab.metrics._rouge_pairs import (
     Packed,
     lcs_lengths,
     lcs_of_ids,
+    lcs_seconds,
     match_masks,
     ngram_overlaps,
     token_ids,
@@ -218,6 +219,25 @@ def _prf(hits: np.ndarray, hyp_len: np.ndarray, ref_len: np.ndarray, beta: float
     return np.stack([p, r, f], axis=1)
 
 
+#: a pair whose LCS is estimated to take longer than this gets a warning first
+LONG_LCS_SECONDS = 10.0
+
+
+def _warn_long_lcs(metric: str, hyp: Packed, ref: Packed) -> None:
+    """Say before a long LCS how long it will take (it is |hyp| x |ref| / 64 word steps:
+    bounded, but two different 10 MB lines take on the order of a minute)."""
+    seconds = [lcs_seconds(int(n), int(m)) for n, m in zip(hyp.lengths, ref.lengths, strict=True)]
+    slow = [i for i, t in enumerate(seconds) if t > LONG_LCS_SECONDS]
+    if slow:
+        i = max(slow, key=seconds.__getitem__)
+        warnings.warn(
+            f"{metric}: {len(slow)} segment pair(s) are long (segment {i + 1}: {hyp.lengths[i]:,} x "
+            f"{ref.lengths[i]:,} tokens); their LCS takes about {sum(seconds[j] for j in slow):.0f} s in all",
+            UserWarning,
+            stacklevel=5,
+        )
+
+
 def _summary_lcs_hits(ref_sents, can_sents) -> int:
     """rouge-score's ``_summary_level_lcs`` hit count (union LCS without double counting)."""
     cnt_r: Counter = Counter()
@@ -349,6 +369,7 @@ class RougeL(_Rouge):
     description = "rougeL"
 
     def _pairs(self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed) -> np.ndarray:
+        _warn_long_lcs(self.name, hyp, ref)
         return _prf(lcs_lengths(hyp, ref), hyp.lengths, ref.lengths, self.settings.beta)
 
 
@@ -369,6 +390,7 @@ class RougeLsum(_Rouge):
         # One sentence each: the union LCS is the LCS, and no token of it can be double
         # counted, so the hits are the LCS length (counted for all pairs at once; pairs
         # with several sentences on a side are then counted again, as rouge-score does).
+        _warn_long_lcs(self.name, hyp, ref)
         hits = lcs_lengths(hyp, ref)
         split = ("\n", s.sentence_sep) if s.sentence_sep else ("\n",)
         for i, (h, r) in enumerate(zip(hyps, refs, strict=True)):
