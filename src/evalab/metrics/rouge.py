@@ -16,10 +16,14 @@ F is the F-beta measure ``(1 + b^2) P R / (R + b^2 P)`` (``beta=1``: rouge-score
 for P, R and F (the first on ties), as ``RougeScorer.score_multi`` does. The corpus score
 is the mean of the per-segment P, R and F (stats rows: per-segment P, R, F and a count).
 
-Speed (identical numbers): tokens, n-gram counts and LCS match masks are cached per
-distinct string (references are shared by every system), the LCS *length* uses the
-bit-parallel algorithm of Hyyrö (2004, "Bit-parallel LCS-length computation revisited")
-on Python integers, and the union LCS of ROUGE-Lsum reads rouge-score's particular LCS
+Speed (identical numbers): tokens are interned as int32 ids once per distinct string, a
+corpus side is packed once per settings (references are shared by every system, the
+hypotheses by the four types), and every pair of a call is counted in one pass of a C
+kernel (:mod:`evalab.metrics._rouge_pairs`, with pure-Python fallbacks): clipped n-gram
+overlaps by sorted merge, LCS lengths by the bit-parallel algorithm of Hyyrö (2004,
+"Bit-parallel LCS-length computation revisited"), |hyp| x |ref| / 64 word steps, so a
+long line is bounded (a pair estimated at over ``LONG_LCS_SECONDS`` is announced with a
+warning). The union LCS of multi-sentence ROUGE-Lsum reads rouge-score's particular LCS
 (its backtracking tie-break) from the bit-parallel rows instead of an O(nm) table.
 """
 
