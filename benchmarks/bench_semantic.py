@@ -16,7 +16,7 @@ each run from an empty embedding cache, and the medians of wall and CPU seconds 
 compared (CPU seconds of this process are the steadier measure on a loaded machine).
 Every run's P, R, F must agree with bert-score's to 1e-5.
 
-    .venv/bin/python benchmarks/bench_semantic.py [--segments N] [--repeats N] [--only single|three]
+    .venv/bin/python benchmarks/bench_semantic.py [--quick] [--segments N] [--repeats N] [--only single|three]
 """
 
 from __future__ import annotations
@@ -75,10 +75,13 @@ def alternate(ours, peer, repeats: int, check) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--segments", type=int, default=200, help="use the first N segments (default 200)")
-    ap.add_argument("--repeats", type=int, default=3, help="timed runs of each tool (default 3)")
+    ap.add_argument("--quick", action="store_true", help="50 segments, 2 repeats")
+    ap.add_argument("--segments", type=int, default=None, help="use the first N segments (default 100)")
+    ap.add_argument("--repeats", type=int, default=None, help="timed runs of each tool (default 3)")
     ap.add_argument("--only", choices=("single", "three"), default=None, help="run one scenario only")
     args = ap.parse_args(argv)
+    args.segments = args.segments or (50 if args.quick else 100)
+    args.repeats = args.repeats or (2 if args.quick else 3)
     if not (WMT22 / "references").exists():
         print(f"WMT22 data not found at {WMT22}", file=sys.stderr)
         return 1
