@@ -30,7 +30,7 @@ app.add_typer(semsim_app, name="semsim")
 
 def _build_metric(
     model: str | None, layer: int | None, idf: bool, rescale: bool, baseline: str | None,
-    drop_function_words: bool, stopwords: str | None, oov: str, batch_size: int, device: str,
+    drop_function_words: bool, stopwords: str | None, oov: str, batch_size: int | None, device: str,
     max_length: int | None,
 ) -> Any:
     from evalab.metrics.semantic import BERTScore
@@ -56,7 +56,7 @@ def semsim(
     drop_function_words: Annotated[bool, typer.Option("--drop-function-words", help="Remove function words (table tags or --stopwords) before matching.")] = False,
     stopwords: Annotated[str | None, typer.Option("--stopwords", help="File with one function word per line. Implies --drop-function-words.")] = None,
     oov: Annotated[str, typer.Option("--oov", help="Static tables: 'zero' (cosine 0 outside the table) or 'exact' (letter match fallback).")] = "zero",
-    batch_size: Annotated[int, typer.Option("--batch-size", help="Sentences per forward pass.")] = 64,
+    batch_size: Annotated[int | None, typer.Option("--batch-size", help="Sentences per forward pass (default: 64, or up to 16384 tokens for plain BERT encoders).")] = None,
     device: Annotated[str, typer.Option("--device", help="cpu or cuda.")] = "cpu",
     max_length: Annotated[int | None, typer.Option("--max-length", help="Truncate segments to this many tokens (default: model limit).")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Print every token's best match and cosine, per segment.")] = False,
@@ -132,7 +132,7 @@ def baseline_command(
     out: Annotated[str, typer.Option("-o", "--out", help="Baseline file to write (LAYER,P,R,F rows).")],
     model: Annotated[str | None, typer.Option("--model", help="Encoder directory or word-vector table (default: the shipped all-MiniLM-L6-v2).")] = None,
     pairs: Annotated[str | None, typer.Option("--pairs", help="Unrelated sentence pairs, candidate<TAB>reference per line (default: the shipped English corpus).")] = None,
-    batch_size: Annotated[int, typer.Option("--batch-size", help="Sentences per forward pass.")] = 64,
+    batch_size: Annotated[int | None, typer.Option("--batch-size", help="Sentences per forward pass (default: 64, or up to 16384 tokens for plain BERT encoders).")] = None,
     device: Annotated[str, typer.Option("--device", help="cpu or cuda.")] = "cpu",
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
 ) -> None:
