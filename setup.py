@@ -1,4 +1,4 @@
-"""Build hook for the optional C kernels (evalab._mtkernel, evalab._edkernel); metadata lives in pyproject.toml.
+"""Build hook for the optional C kernels (evalab._mtkernel, evalab._rougekernel, evalab._edkernel); metadata lives in pyproject.toml.
 
 ``optional=True``: if no C compiler is available the install still succeeds and evalab
 uses its pure-Python fallbacks, which give the same numbers (only slower).
@@ -11,6 +11,12 @@ setup(
         Extension(
             "evalab._mtkernel",
             sources=["src/evalab/_mtkernel.c"],
+            optional=True,
+            extra_compile_args=["-O2"],
+        ),
+        Extension(
+            "evalab._rougekernel",
+            sources=["src/evalab/_rougekernel.c"],
             optional=True,
             extra_compile_args=["-O2"],
         ),

@@ -12,7 +12,7 @@ tokens for windows whose loss averages ``trg_len`` tokens, a small bias in its p
 shown as a separate line) and that value must equal evalab's within 1e-5 nats per token.
 
 Part 2 measures, with tracemalloc, the extra memory (beyond the input) that
-``evalab.loss.summed_loss`` and a whole-array numpy log-softmax take on logits of growing
+``evalab.nll.summed_loss`` and a whole-array numpy log-softmax take on logits of growing
 length: the first stays flat (blocks of ``CHUNK_ELEMENTS``), the second grows with the input.
 """
 
@@ -134,7 +134,7 @@ def peak_extra(fn, *args) -> tuple[int, float]:
 
 
 def bench_memory(args) -> None:
-    import evalab.loss as L
+    import evalab.nll as L
 
     vocab = 1024
     sizes = [1_000, 4_000, 16_000] if args.quick else [1_000, 4_000, 16_000, 32_000]

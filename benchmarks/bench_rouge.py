@@ -1,10 +1,14 @@
 """ROUGE (and EM/F1) speed and parity: evalab against rouge-score (and the SQuAD v1.1 logic).
 
-Workload (issue 2): WMT22 en-de, every system (9 x 2037 segments) against reference A,
-rouge1/rouge2/rougeL/rougeLsum with the Porter stemmer. Both tools score the same data in
-this one run; every per-segment precision, recall and F must agree to 1e-9.
+Workload: every English-target WMT22 pair in ../shared/wmt22 (cs-en, de-en, ru-en, uk-en),
+every system against the pair's first reference, rouge1/rouge2/rougeL/rougeLsum, at
+rouge-score's default (no stemmer) and with the Porter stemmer. The two tools alternate
+(peer first on even repeats, evalab first on odd ones) after one untimed warm-up run of
+each; each timed run starts from cold caches (evalab's token and id caches, the stemmer's
+cache) and the medians are compared. Every per-segment precision, recall and F of every
+run must agree with rouge-score to 1e-9 (in practice they are equal).
 
-    .venv/bin/python benchmarks/bench_rouge.py [--quick]
+    .venv/bin/python benchmarks/bench_rouge.py [--quick] [--repeats N] [--pairs de-en ...]
 
 ``--quick`` uses the first 300 segments of each system.
 """
@@ -14,60 +18,89 @@ from __future__ import annotations
 import argparse
 import collections
 import re
+import statistics
 import string
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 WMT22 = ROOT.parent / "shared" / "wmt22"
 TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+PAIRS = ("cs-en", "de-en", "ru-en", "uk-en")
 
 
-def load(pair: str, ref_id: str, limit: int | None):
+def load(pair: str, ref_id: str | None, limit: int | None):
+    """The reference (``ref_id``, or the pair's first one) and every system of ``pair``."""
     from evalab.io import read_segments
 
     tgt = pair.split("-")[1]
-    ref = read_segments(WMT22 / "references" / f"generaltest2022.{pair}.ref.{ref_id}.{tgt}")
+    refs = sorted((WMT22 / "references").glob(f"generaltest2022.{pair}.ref.{ref_id or '*'}.{tgt}"))
+    ref = read_segments(refs[0])
     systems = {}
     for p in sorted((WMT22 / "system-outputs").glob(f"generaltest2022.{pair}.hyp.*.{tgt}")):
         systems[p.name.split(".hyp.")[1][: -len(tgt) - 1]] = read_segments(p)[:limit]
     return ref[:limit], systems
 
 
-def bench_rouge(ref, systems, stem: bool):
+def alternate(ours: Callable, peer: Callable, repeats: int, check: Callable) -> dict:
+    """Median wall and CPU seconds of ``ours`` and ``peer`` over alternating repeats after
+    a warm-up of each, and the worst difference ``check`` finds between their outputs of
+    every run. CPU seconds (this process) are the steadier measure on a loaded machine."""
+    ours(), peer()
+    wall: dict[str, list[float]] = {"ours": [], "peer": []}
+    cpu: dict[str, list[float]] = {"ours": [], "peer": []}
+    worst = 0.0
+    for k in range(repeats):
+        order = (("peer", peer), ("ours", ours)) if k % 2 == 0 else (("ours", ours), ("peer", peer))
+        out = {}
+        for name, fn in order:
+            w, c = time.perf_counter(), time.process_time()
+            out[name] = fn()
+            wall[name].append(time.perf_counter() - w)
+            cpu[name].append(time.process_time() - c)
+        worst = max(worst, check(out["ours"], out["peer"]))
+    med = statistics.median
+    return {"wall": (med(wall["ours"]), med(wall["peer"])), "cpu": (med(cpu["ours"]), med(cpu["peer"])),
+            "worst": worst}
+
+
+def _clear_evalab_caches() -> None:
+    from evalab.metrics import rouge as ev_rouge
+    from evalab.text.porter import porter_stem
+
+    for fn in (ev_rouge._tokens, ev_rouge._ids, ev_rouge._sentences, ev_rouge._sentence_ids, ev_rouge._packed_texts,
+               ev_rouge._packed_sentences, ev_rouge._stem_token, porter_stem):
+        fn.cache_clear()
+
+
+def bench_rouge(ref, systems, stem: bool, repeats: int):
     from rouge_score import rouge_scorer
 
     import evalab
-    from evalab.metrics import rouge as ev_rouge
 
-    # peer: the usual loop, one RougeScorer for the four types
-    t0 = time.perf_counter()
-    scorer = rouge_scorer.RougeScorer(list(TYPES), use_stemmer=stem)
-    peer = {name: [scorer.score(r, h) for r, h in zip(ref, hyps, strict=True)] for name, hyps in systems.items()}
-    t_peer = time.perf_counter() - t0
+    def peer():  # the usual loop, one RougeScorer for the four types
+        scorer = rouge_scorer.RougeScorer(list(TYPES), use_stemmer=stem)
+        return {name: [scorer.score(r, h) for r, h in zip(ref, hyps, strict=True)] for name, hyps in systems.items()}
 
-    # evalab, cold caches (tokens, n-grams, stems) so nothing is carried over
-    for fn in (ev_rouge._tokens, ev_rouge._ngrams, ev_rouge._masks, ev_rouge._sentences, ev_rouge._stem_token):
-        fn.cache_clear()
-    from evalab.text.porter import porter_stem
+    def ours():
+        _clear_evalab_caches()
+        metrics = {t: evalab.metric(t, use_stemmer=stem) for t in TYPES}
+        return {name: {t: m.stats(hyps, [ref]) for t, m in metrics.items()} for name, hyps in systems.items()}
 
-    porter_stem.cache_clear()
-    t0 = time.perf_counter()
-    metrics = {t: evalab.metric(t, use_stemmer=stem) for t in TYPES}
-    ours = {name: {t: m.stats(hyps, [ref]) for t, m in metrics.items()} for name, hyps in systems.items()}
-    t_ours = time.perf_counter() - t0
+    def check(ours_out, peer_out) -> float:
+        worst = 0.0
+        for name, scores in peer_out.items():
+            for t in TYPES:
+                rows = ours_out[name][t]
+                for i, s in enumerate(scores):
+                    exp = s[t]
+                    worst = max(worst, abs(rows[i, 0] - exp.precision), abs(rows[i, 1] - exp.recall),
+                                abs(rows[i, 2] - exp.fmeasure))
+        return worst
 
-    worst, n = 0.0, 0
-    for name in systems:
-        for t in TYPES:
-            rows = ours[name][t]
-            for i, s in enumerate(peer[name]):
-                exp = s[t]
-                worst = max(worst, abs(rows[i, 0] - exp.precision), abs(rows[i, 1] - exp.recall),
-                            abs(rows[i, 2] - exp.fmeasure))
-                n += 1
-    return t_ours, t_peer, worst, n
+    return alternate(ours, peer, repeats, check), len(systems) * len(ref) * len(TYPES) * 3
 
 
 # -- the official SQuAD v1.1 evaluation logic (evaluate-v1.1.py), as the oracle -------------
@@ -101,53 +134,67 @@ def _squad_em(prediction, ground_truth):
     return _squad_normalize(prediction) == _squad_normalize(ground_truth)
 
 
-def bench_squad(refs_a, refs_b, hyps):
+def bench_squad(refs_a, refs_b, hyps, repeats: int):
     import evalab
 
-    t0 = time.perf_counter()
-    peer_f1 = [max(_squad_f1(h, a), _squad_f1(h, b)) for h, a, b in zip(hyps, refs_a, refs_b, strict=True)]
-    peer_em = [max(_squad_em(h, a), _squad_em(h, b)) for h, a, b in zip(hyps, refs_a, refs_b, strict=True)]
-    t_peer = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    f1 = evalab.metric("f1", tokenizer="squad").stats(hyps, [refs_a, refs_b])[:, 0]
-    em = evalab.metric("exact_match", normalize="squad").stats(hyps, [refs_a, refs_b])[:, 0]
-    t_ours = time.perf_counter() - t0
+    def peer():
+        f1 = [max(_squad_f1(h, a), _squad_f1(h, b)) for h, a, b in zip(hyps, refs_a, refs_b, strict=True)]
+        em = [max(_squad_em(h, a), _squad_em(h, b)) for h, a, b in zip(hyps, refs_a, refs_b, strict=True)]
+        return f1, em
+
+    def ours():
+        f1 = evalab.metric("f1", tokenizer="squad").stats(hyps, [refs_a, refs_b])[:, 0]
+        em = evalab.metric("exact_match", normalize="squad").stats(hyps, [refs_a, refs_b])[:, 0]
+        return f1, em
+
     # the conventions differ only when both token lists are empty (v1.1: 0, evalab: 1)
     both_empty = [not _squad_normalize(h).split() and not _squad_normalize(a).split()
                   for h, a in zip(hyps, refs_a, strict=True)]
-    worst = max(
-        max(abs(x - y) for x, y, e in zip(f1, peer_f1, both_empty, strict=True) if not e),
-        max(abs(x - y) for x, y in zip(em, peer_em, strict=True)),
-    )
-    return t_ours, t_peer, worst, 2 * len(hyps)
+
+    def check(ours_out, peer_out) -> float:
+        (f1, em), (peer_f1, peer_em) = ours_out, peer_out
+        return max(
+            max(abs(x - y) for x, y, e in zip(f1, peer_f1, both_empty, strict=True) if not e),
+            max(abs(x - y) for x, y in zip(em, peer_em, strict=True)),
+        )
+
+    return alternate(ours, peer, repeats, check), 2 * len(hyps)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="300 segments per system")
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs of each tool (default 3)")
+    parser.add_argument("--pairs", nargs="+", default=list(PAIRS), choices=PAIRS, help="WMT22 pairs")
     args = parser.parse_args()
     if not WMT22.exists():
         print(f"WMT22 data not found at {WMT22}", file=sys.stderr)
         return 1
     limit = 300 if args.quick else None
-    ref, systems = load("en-de", "A", limit)
     rows = []
-    for stem in (True, False):
-        t_ours, t_peer, worst, n = bench_rouge(ref, systems, stem)
-        label = f"rouge1/2/L/Lsum stem={'on' if stem else 'off'} en-de {len(systems)}x{len(ref)}"
-        rows.append((label, t_ours, t_peer, worst, n))
+    for pair in args.pairs:
+        ref, systems = load(pair, None, limit)
+        for stem in (False, True):
+            res, n = bench_rouge(ref, systems, stem, args.repeats)
+            setting = "default (no stemmer)" if not stem else "use_stemmer=True"
+            rows.append((f"rouge1/2/L/Lsum {pair} {len(systems)}x{len(ref)} {setting}", res, n))
+            print(f"  {rows[-1][0]}: {res['wall'][1] / res['wall'][0]:.1f}x", file=sys.stderr, flush=True)
     refs_a, _ = load("de-en", "A", limit)
     refs_b, de_en = load("de-en", "B", limit)
     hyps = next(iter(de_en.values()))
-    t_ours, t_peer, worst, n = bench_squad(refs_a, refs_b, hyps)
-    rows.append((f"EM+F1 (squad) de-en {len(hyps)} segs, 2 refs", t_ours, t_peer, worst, n))
+    res, n = bench_squad(refs_a, refs_b, hyps, args.repeats)
+    rows.append((f"EM+F1 (squad) de-en {len(hyps)} segs, 2 refs", res, n))
 
-    print(f"{'workload':<44} {'evalab s':>9} {'peer s':>9} {'ratio':>7} {'max|delta|':>11} {'values':>8}")
+    print(f"{'workload':<56} {'evalab s':>9} {'peer s':>9} {'ratio':>7} {'CPU s ev/peer':>15} {'CPU ratio':>9}"
+          f" {'max|delta|':>11} {'values':>8}")
     ok = True
-    for label, t_ours, t_peer, worst, n in rows:
-        print(f"{label:<44} {t_ours:9.3f} {t_peer:9.3f} {t_peer / t_ours:6.1f}x {worst:11.2e} {n:8d}")
-        ok &= worst < 1e-9
-    print("peers: rouge-score RougeScorer.score per segment; SQuAD v1.1 evaluate functions inline")
+    for label, res, n in rows:
+        (w_ours, w_peer), (c_ours, c_peer) = res["wall"], res["cpu"]
+        print(f"{label:<56} {w_ours:9.3f} {w_peer:9.3f} {w_peer / w_ours:6.1f}x {c_ours:7.3f}/{c_peer:<7.3f}"
+              f" {c_peer / c_ours:8.1f}x {res['worst']:11.2e} {n:8d}")
+        ok &= res["worst"] < 1e-9
+    print(f"medians of {args.repeats} alternating runs after a warm-up; peers: rouge-score "
+          "RougeScorer.score per segment; SQuAD v1.1 evaluate functions inline")
     if not ok:
         print("MISMATCH: numbers differ by more than 1e-9", file=sys.stderr)
         return 1

@@ -143,7 +143,7 @@ def phases(ref: Path, systems: list[Path]) -> tuple[float, float, float]:
     from evalab.io import read_segments
     from evalab.metrics.bleu import BLEU
     from evalab.metrics.chrf import CHRF
-    from evalab.parallel import stats_table
+    from evalab.metrics.parallel import stats_table
     from evalab.stats import paired_test
 
     refs = [read_segments(ref)]

@@ -50,7 +50,7 @@ def run_evalab(refs, systems):
     metric = TER()
     out = {}
     for name, rows in zip(systems, metric.stats_many(list(systems.values()), refs), strict=True):
-        s = metric.aggregate(rows, len(refs))
+        s = metric.aggregate(rows)
         out[name] = (s.score, s.num_edits, s.ref_length)
     return out
 

@@ -6,7 +6,7 @@
 The tokenizer maps every UTF-8 byte to one token (GPT-2's byte-to-unicode alphabet, no
 merges) plus ``<|endoftext|>`` (id 256) as BOS/EOS, so any text tokenizes offline. The
 weights are random from a fixed seed; ``--train FILE`` then fits them for ``--steps`` AdamW
-steps on random blocks of the file (the loss is ``evalab.loss.cross_entropy`` on
+steps on random blocks of the file (the loss is ``evalab.nll.cross_entropy`` on
 ``shift_pairs``), on one CPU thread so the result is repeatable. Used by the perplexity
 tests (untrained), the benchmark and the examples in README.md (perplexity section).
 """
@@ -77,7 +77,7 @@ def fit(model, tokenizer, text: str, *, steps: int, batch: int, block: int, lr: 
     """AdamW on random ``block``-byte windows of ``text``; prints the loss every 50 steps."""
     import torch
 
-    from evalab.loss import cross_entropy, shift_pairs
+    from evalab.nll import cross_entropy, shift_pairs
 
     data = torch.tensor(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
     threads = torch.get_num_threads()

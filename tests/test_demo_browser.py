@@ -196,17 +196,19 @@ def test_demo_quick_report_renders_in_headless_chromium(run_cli, tmp_path):
     out = tmp_path / "demo"
     first = run_cli("demo", "--quick", "--out", out, "--jobs", "2", "--quiet")
     assert first.exit_code == 0, first.stderr
-    assert "4 runs, 0 already stored, 4 ok, 0 failed" in first.stderr
+    assert "6 runs, 0 already stored, 6 ok, 0 failed" in first.stderr
     assert "(A) h=1" in first.stdout and "seq_acc" in first.stdout
     for name in ("report.html", "report.md", "studies.db"):
         assert (out / name).is_file(), name
     md = (out / "report.md").read_text(encoding="utf-8")
     assert "### Protocol" in md and "each of 30 training steps" in md
+    # the evaluation-time row: marked in the table, explained beside the retrained one
+    assert "at eval of base (paired Δ)" in md and "### Retrained or suppressed at evaluation" in md
 
     # the second invocation finds every run in the database and only re-renders
     again = run_cli("demo", "--quick", "--out", out, "--jobs", "2", "--quiet")
     assert again.exit_code == 0, again.stderr
-    assert "4 runs, 4 already stored, 0 ok, 0 failed" in again.stderr
+    assert "6 runs, 6 already stored, 0 ok, 0 failed" in again.stderr
 
     facts, png, errors = inspect_page(out / "report.html", tmp_path / "profile")
     assert errors == [], errors
@@ -214,7 +216,7 @@ def test_demo_quick_report_renders_in_headless_chromium(run_cli, tmp_path):
     for plot in facts["plots"]:
         assert plot["svg"], plot
         assert plot["width"] > 100 and plot["height"] > 100, plot
-        assert plot["marks"] >= 2, plot  # at least the two bars (base and 1 head)
+        assert plot["marks"] >= 3, plot  # at least the three bars (base, 1 head, 1 head at eval)
     for metric in ("seq_acc", "digit_acc", "xent", "ppl"):  # each plot is titled by its metric
         assert sum(metric in p["text"] for p in facts["plots"]) >= 1, (metric, facts["plots"])
     assert facts["brokenImages"] == 0

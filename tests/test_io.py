@@ -119,3 +119,73 @@ def test_atomic_failure_keeps_old_file(tmp_path):
         raise KeyboardInterrupt
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+def _mode(path) -> int:
+    import stat
+
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize(("umask", "expected"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_atomic_new_file_gets_the_umask_mode(tmp_path, umask, expected):
+    import os
+
+    old = os.umask(umask)
+    try:
+        write_text_atomic(tmp_path / "new.txt", "x")
+    finally:
+        os.umask(old)
+    assert _mode(tmp_path / "new.txt") == expected  # mkstemp's 0600 does not survive
+
+
+def test_atomic_replaced_file_keeps_its_mode_and_link(tmp_path):
+    import os
+
+    target = tmp_path / "report.txt"
+    target.write_text("old")
+    target.chmod(0o604)
+    os.symlink("report.txt", tmp_path / "link.txt")
+    write_text_atomic(tmp_path / "link.txt", "new")
+    assert (tmp_path / "link.txt").is_symlink() and target.read_text() == "new"
+    assert _mode(target) == 0o604
+
+
+@pytest.mark.parametrize(
+    ("where", "needle"),
+    [("file/out.txt", "cannot write"), ("folder", "is a folder"), ("/proc/evalab.txt", "cannot write")],
+)
+def test_atomic_write_errors_are_input_errors(tmp_path, where, needle):
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "folder").mkdir()
+    target = where if where.startswith("/") else tmp_path / where
+    with pytest.raises(InputError, match=needle):
+        write_text_atomic(target, "x")
+    assert (tmp_path / "file").read_text() == "x"
+
+
+@pytest.mark.parametrize(
+    ("data", "hint"),
+    [
+        ("a\nb\n".encode("utf-16"), "UTF-16"),
+        (b"\xfe\xff" + "a\n".encode("utf-16-be"), "UTF-16"),
+        ("a\nb\n".encode("utf-32"), "UTF-32"),
+        (b"\x00\x00\xfe\xff" + "a\n".encode("utf-32-be"), "UTF-32"),
+    ],
+)
+def test_utf16_and_utf32_are_named(tmp_path, data, hint):
+    with pytest.raises(InputError, match=rf"{hint} \(.*-endian\) text .* `iconv -f {hint} -t UTF-8`"):
+        read_segments(write(tmp_path, "wide.txt", data))
+
+
+def test_same_file(tmp_path):
+    import os
+
+    from evalab.io import same_file
+
+    a = write(tmp_path, "a.txt", b"x")
+    os.link(a, tmp_path / "hard.txt")
+    os.symlink("a.txt", tmp_path / "soft.txt")
+    assert same_file(a, tmp_path / "hard.txt") and same_file(a, tmp_path / "soft.txt")
+    assert same_file(a, tmp_path / "missing" / ".." / "a.txt")
+    assert not same_file(a, tmp_path / "b.txt") and same_file(tmp_path / "b.txt", tmp_path / "b.txt")

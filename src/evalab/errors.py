@@ -39,3 +39,7 @@ def require(module: str, *, what: str, extra: str):
         return importlib.import_module(module)
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise MissingExtraError(what, extra, module) from exc
+
+
+class StoreBusyError(EvalabError, RuntimeError):
+    """The run database stayed locked by another process for longer than the wait allows."""

@@ -7,6 +7,7 @@ so with noise 0 the 2x2 grid over a, b gives removal 0, addition +10, interactio
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -95,4 +96,27 @@ def write_study(
         lines += ["", f"[reference.{json.dumps(col)}]"] + [f"{json.dumps(k)} = {v}" for k, v in rows.items()]
     path = folder / "study.toml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def process_cmdlines() -> list[str]:
+    """The command lines of every process on this host (zombies show as empty)."""
+    out = []
+    for proc_dir in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError):
+            out.append((proc_dir / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+    return out
+
+
+def write_command_study(folder: Path, command: str, *, name: str = "cmd", seeds: list[int] | None = None,
+                        timeout: float = 60) -> Path:
+    """A study whose runs are a shell command template (written as a TOML literal string)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "study.toml"
+    path.write_text(
+        f"[study]\nname = {json.dumps(name)}\ncommand = \'\'\'{command}\'\'\'\n"
+        f"seeds = {toml_value(seeds if seeds is not None else [0])}\n"
+        f'metrics = ["acc"]\ntimeout = {timeout}\n\n[base]\nx = 1\n',
+        encoding="utf-8",
+    )
     return path

@@ -3,17 +3,15 @@ next invocation runs exactly the missing runs."""
 
 from __future__ import annotations
 
-import contextlib
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from evalab.ablation import RunStore, load_study, plan_runs, run_study
 
-from .synth import BASE, write_study
+from .synth import BASE, process_cmdlines, write_study
 
 
 def _ok_keys(db) -> set[str]:
@@ -24,14 +22,6 @@ def _ok_keys(db) -> set[str]:
         return set()
     finally:
         con.close()
-
-
-def _cmdlines() -> list[str]:
-    out = []
-    for proc_dir in Path("/proc").glob("[0-9]*"):
-        with contextlib.suppress(OSError):
-            out.append((proc_dir / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
-    return out
 
 
 def test_killed_runner_resumes_with_exactly_the_missing_runs(tmp_path):
@@ -61,7 +51,7 @@ def test_killed_runner_resumes_with_exactly_the_missing_runs(tmp_path):
     with RunStore(db) as store:
         assert store.integrity_check() == "ok"
     time.sleep(1.5)  # an orphaned worker notices its runner is gone within 0.5 s and exits
-    assert not [c for c in _cmdlines() if str(tmp_path / "runs") in c]
+    assert not [c for c in process_cmdlines() if str(tmp_path / "runs") in c]
     summary = run_study(load_study(path), db, progress=False)
     assert (summary.skipped, summary.ok, summary.failed) == (k, total - k, 0)
     with RunStore(db) as store:
@@ -92,9 +82,12 @@ def test_ctrl_c_keeps_finished_runs_and_kills_the_runs_in_flight(tmp_path):
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130 and "interrupted" in err.decode()
     done = _ok_keys(db)
+    # the user is told what was kept and how to go on
+    assert f"{len(done)} runs stored in this invocation" in err.decode()
+    assert "run the same command again to resume" in err.decode()
     assert 2 <= len(done) < 6
     # the runs in flight were killed with their process groups: no worker of this study is left
-    assert not [c for c in _cmdlines() if str(tmp_path / "runs") in c]
+    assert not [c for c in process_cmdlines() if str(tmp_path / "runs") in c]
     with RunStore(db) as store:
         assert store.integrity_check() == "ok"
     summary = run_study(load_study(path), db, progress=False)

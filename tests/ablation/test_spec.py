@@ -60,6 +60,11 @@ def test_good_study_loads(tmp_path):
         (GOOD.replace('entry = "synth_entry:run"', 'command = "python t.py {config}"'), r"command: must contain \{out\}"),
         (GOOD.replace('entry = "synth_entry:run"', ""), r"give exactly one of entry"),
         ("[study\nname=", r"not valid TOML"),
+        (GOOD.replace('name = "s"', 'name = "../../x"'), r"\[study\] name: '\.\./\.\./x' is not a plain name"),
+        (GOOD.replace('name = "s"', 'name = "/abs/path"'), r"\[study\] name: '/abs/path' is not a plain name"),
+        (GOOD.replace('name = "s"', 'name = "runs/x"'), r"\[study\] name: 'runs/x' is not a plain name"),
+        (GOOD.replace('name = "s"', 'name = ".hidden"'), r"\[study\] name: '\.hidden' is not a plain name"),
+        (GOOD.replace('name = "s"', 'name = ".."'), r"\[study\] name: '\.\.' is not a plain name"),
     ],
 )
 def test_bad_study_files(tmp_path, text, expected):
@@ -91,7 +96,10 @@ def test_code_version_same_with_and_without_import_check(tmp_path):
     path = write_study(tmp_path)
     assert load_study(path).code_version == load_study(path, check_entry=False).code_version
     v1 = load_study(path).code_version
-    (tmp_path / "synth_entry.py").write_text((tmp_path / "synth_entry.py").read_text() + "\n# changed\n")
+    source = (tmp_path / "synth_entry.py").read_text()
+    (tmp_path / "synth_entry.py").write_text('"""A docstring."""\n' + source + "\n# a comment\n")
+    assert load_study(path).code_version == v1  # comments, docstrings and layout do not count
+    (tmp_path / "synth_entry.py").write_text(source.replace("70.0 + 10.0", "70.0 + 11.0"))
     assert load_study(path).code_version != v1
 
 
@@ -115,3 +123,19 @@ def test_code_version_covers_sibling_modules_of_a_package_entry(tmp_path):
     v1 = load_study(study).code_version
     (pkg / "model.py").write_text("WIDTH = 2\n")
     assert load_study(study).code_version != v1
+
+
+def test_study_file_that_is_not_utf8_gets_one_line(tmp_path):
+    write_study(tmp_path)
+    p = tmp_path / "latin1.toml"
+    p.write_bytes(GOOD.replace('name = "s"', 'name = "s"\ndescription = "caf\u00e9"').encode("latin-1"))
+    with pytest.raises(SettingsError) as info:
+        load_study(p)
+    line = GOOD.splitlines().index('name = "s"') + 2
+    assert str(info.value) == (f"{p}: not valid UTF-8 (byte 0xe9 on line {line}); a study file is UTF-8 TOML: "
+                               "convert it with e.g. `iconv -f LATIN1 -t UTF-8`")
+
+
+@pytest.mark.parametrize("name", ["toy", "two_by_two", "sort-digits", "Table 3 v2.1"])
+def test_plain_study_names_are_accepted(tmp_path, name):
+    assert load_text(tmp_path, GOOD.replace('name = "s"', f'name = "{name}"'), check_entry=False).name == name

@@ -13,9 +13,10 @@ def test_run_status_report(run_cli, tmp_path):
                         variants=[("(R)", "raises", {"mode": "raise"})])
     db = tmp_path / "runs.db"
     r = run_cli("ablate", "run", study, "--db", db, "-j", "2")
-    assert r.exit_code == 0, r.stderr
+    assert r.exit_code == 1, r.stderr  # runs failed
     assert "10 runs planned, 0 already finished, 8 ok, 2 failed" in r.stderr
     r = run_cli("ablate", "run", study, "--db", db, "--quiet")
+    assert r.exit_code == 1 and "run 1/" not in r.stderr
     assert "10 runs planned, 8 already finished, 0 ok, 2 failed" in r.stderr
     r = run_cli("ablate", "status", study, "--db", db)
     assert r.exit_code == 0 and "8/10 ok, 2 failed, 0 pending" in r.stdout
@@ -56,3 +57,55 @@ def test_unknown_executor(run_cli, tmp_path):
     study = write_study(tmp_path, seeds=[0])
     r = run_cli("ablate", "run", study, "--db", tmp_path / "x.db", "--executor", "slurm")
     assert r.exit_code == 2 and "unknown executor 'slurm'" in r.stderr
+
+
+def test_plain_progress_lines_without_a_terminal(run_cli, tmp_path):
+    study = write_study(tmp_path, seeds=[0, 1], variants=[("(R)", "raises", {"mode": "raise"})])
+    r = run_cli("ablate", "run", study, "--db", tmp_path / "runs.db")
+    assert r.exit_code == 1
+    lines = r.stderr.splitlines()
+    assert sum(ln.startswith("run ") and " ok: base seed " in ln and "acc=" in ln and ln.endswith(" s)") for ln in lines) == 2
+    assert sum(ln.startswith("run ") and " FAILED: (R) seed " in ln and "RuntimeError: boom" in ln for ln in lines) == 2
+
+
+def test_status_and_run_announce_superseded_runs_and_gc_removes_them(run_cli, tmp_path):
+    study = write_study(tmp_path, seeds=[0, 1])
+    db = tmp_path / "runs.db"
+    assert run_cli("ablate", "run", study, "--db", db, "-q").exit_code == 0
+    entry = tmp_path / "synth_entry.py"
+    entry.write_text(entry.read_text().replace("70.0 + 10.0", "69.0 + 10.0"))
+    r = run_cli("ablate", "run", study, "--db", db, "-q")
+    assert r.exit_code == 0
+    assert "2 stored runs belong to an older code version (" in r.stderr and "changed: synth_entry.py)" in r.stderr
+    r = run_cli("ablate", "status", study, "--db", db)
+    assert "2/2 ok" in r.stdout and "changed: synth_entry.py" in r.stdout and "code version " in r.stdout
+    r = run_cli("ablate", "gc", study, "--db", db, "--dry-run")
+    assert r.exit_code == 0 and r.stderr.startswith("would remove 2 superseded runs")
+    r = run_cli("ablate", "gc", study, "--db", db)
+    assert r.exit_code == 0 and r.stderr.startswith("removed 2 superseded runs")
+    r = run_cli("ablate", "status", study, "--db", db)
+    assert "older code version" not in r.stdout and "2/2 ok" in r.stdout
+
+
+def test_a_db_that_is_not_an_evalab_store_gets_one_line(run_cli, tmp_path):
+    import sqlite3
+
+    study = write_study(tmp_path, seeds=[0])
+    db = tmp_path / "other.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE runs (id INTEGER)")
+    con.commit()
+    con.close()
+    for cmd in ("run", "status", "report"):
+        r = run_cli("ablate", cmd, study, "--db", db)
+        assert r.exit_code == 2 and r.stderr.count("\n") == 1, (cmd, r.stderr)
+        assert "other.db: an SQLite database but not an evalab run store" in r.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_study_file_that_is_not_utf8_gets_one_line(run_cli, tmp_path):
+    study = write_study(tmp_path, seeds=[0])
+    study.write_bytes(study.read_bytes().replace(b'name = "synth"', b'name = "synth"\ndescription = "caf\xe9"'))
+    r = run_cli("ablate", "run", study, "--db", tmp_path / "x.db")
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1
+    assert "not valid UTF-8 (byte 0xe9 on line 3)" in r.stderr and not (tmp_path / "x.db").exists()

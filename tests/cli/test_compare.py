@@ -164,27 +164,3 @@ def test_display_names():
     assert display_names(["x.de", "x.y.de"]) == {"x.de": "x.de", "x.y.de": "x.y.de"}
     assert display_names(["sys.txt", "sys.txt.bak"]) == {"sys.txt": "txt", "sys.txt.bak": "txt.bak"}
     assert display_names(["only"]) == {"only": "only"}
-
-
-def test_progress_bar_only_on_a_terminal(monkeypatch, capsys):
-    import io
-    import sys
-
-    from evalab.cli.compare import progress_bar
-
-    with progress_bar(10, "x", quiet=True) as advance:
-        assert advance is None
-    with progress_bar(10, "x", quiet=False) as advance:
-        assert advance is None  # pytest's stderr is not a terminal
-
-    class Tty(io.StringIO):
-        def isatty(self):
-            return True
-
-    fake = Tty()
-    monkeypatch.setattr(sys, "stderr", fake)
-    with progress_bar(10, "resampling", quiet=False) as advance:
-        advance(4)
-        advance(6)
-    assert "resampling" in fake.getvalue()
-    assert capsys.readouterr().out == ""  # nothing on stdout

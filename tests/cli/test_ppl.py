@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import evalab.loss as L
+import evalab.nll as L
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -142,7 +142,7 @@ def test_bad_input_exits_2_with_one_line(run_cli, tiny_lm, text_file, tmp_path):
         (("ppl", "--model", tiny_lm, "--logits", not_npz, text_file), "exactly one source"),
         (("ppl", "--model", tiny_lm, text_file, "--max-length", 100), "exceeds the model's context size"),
         (("ppl", "--model", tiny_lm, text_file, "-f", "latex"), "unknown format"),
-        (("ppl", "--logits", not_npz), "not a readable .npz"),
+        (("ppl", "--logits", not_npz), "not a .npz archive"),
         (("ppl", "--logits", bad_npz(tmp_path, "k.npz", logits=np.zeros((2, 3)))), "missing array(s) labels"),
         (("ppl", "--logits", bad_npz(tmp_path, "n.npz", logits=nan_logits, labels=np.array([0, 1]))), "NaN or inf"),
         (("ppl", "--logits", bad_npz(tmp_path, "v.npz", logits=np.zeros((2, 3)), labels=np.array([0, 3]))), "outside the vocabulary"),
@@ -156,3 +156,69 @@ def test_bad_input_exits_2_with_one_line(run_cli, tiny_lm, text_file, tmp_path):
         assert message in res.stderr, (args, res.stderr)
         assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
         assert not out.exists()
+
+
+@pytest.fixture(scope="module")
+def broken_lms(tmp_path_factory):
+    from tests.models.broken_lms import build_broken_lms
+
+    return build_broken_lms(tmp_path_factory.mktemp("broken"))
+
+
+BROKEN = ("encoder", "encoder-type", "encoder-decoder", "missing-head", "truncated", "no-tokenizer", "pickle", "no-weights")
+#: the two that printed a random perplexity with exit 0 run in a subprocess in the default
+#: suite; the rest (each a cold torch + transformers start, ~20 s on a loaded machine) in -m slow
+IN_DEFAULT_SUITE = ("encoder", "missing-head")
+
+
+@pytest.mark.parametrize(
+    "name", [n if n in IN_DEFAULT_SUITE else pytest.param(n, marks=pytest.mark.slow) for n in BROKEN]
+)
+def test_models_that_would_give_a_random_number_are_refused(broken_lms, tmp_path, name):
+    """One clear line naming the folder and what is wrong; python -m evalab, inputs unchanged."""
+    from tests.cli.refusal import assert_refused
+
+    folder, needle = broken_lms[name]
+    text = tmp_path / "text.txt"
+    text.write_text("Hello world, a text to score.\n", encoding="utf-8")
+    line = assert_refused(("ppl", "--model", folder, text, "-o", tmp_path / "never.json"), needle,
+                          watch=(tmp_path, folder))
+    assert str(folder) in line
+    assert "pickled code ran" not in line
+
+
+def test_every_broken_model_in_process(run_cli, broken_lms, tmp_path):
+    """The same refusals through the CLI's main() in this process (fast: torch is warm)."""
+    text = tmp_path / "text.txt"
+    text.write_text("Hello world, a text to score.\n", encoding="utf-8")
+    assert set(broken_lms) == set(BROKEN)
+    for name, (folder, needle) in broken_lms.items():
+        res = run_cli("ppl", "--model", folder, text, "-o", tmp_path / "never.json")
+        assert res.exit_code == 2 and needle in res.stderr, (name, res.stderr)
+        assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr, (name, res.stderr)
+        assert "pickled code ran" not in res.stdout + res.stderr
+    assert not (tmp_path / "never.json").exists()
+
+
+def test_bad_device_is_refused_before_loading(run_cli, tiny_lm, tmp_path):
+    from tests.cli.refusal import assert_refused
+
+    text = tmp_path / "text.txt"
+    text.write_text("Hello.\n", encoding="utf-8")
+    assert_refused(("ppl", "--model", tiny_lm, text, "--device", "tpu9"), "device 'tpu9' is not a torch device",
+                   watch=(tmp_path, tiny_lm))
+    for device, needle in (("cuda:99", "cuda:99"), ("meta", "device 'meta' is not supported")):
+        res = run_cli("ppl", "--model", tiny_lm, text, "--device", device)
+        assert res.exit_code == 2 and needle in res.stderr and res.stderr.count("\n") == 1, res.stderr
+
+
+def test_ppl_defaults_are_the_metric_settings():
+    import inspect
+
+    from evalab.cli.ppl import ppl
+    from evalab.metrics.loss import PerplexitySettings
+
+    defaults = {k: v.default for k, v in inspect.signature(ppl).parameters.items()}
+    settings = PerplexitySettings()
+    for key in ("max_length", "stride", "batch_size", "bos", "device", "dtype", "mean", "model"):
+        assert defaults[key] == getattr(settings, key), key

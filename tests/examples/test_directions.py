@@ -41,3 +41,17 @@ def test_directions_fail_when_the_data_say_otherwise_and_skip_missing_rows():
     assert "does NOT hold" in found["1 head is worse than 4 heads"].line()
     # one finished seed cannot give a CI: the claim is left out rather than guessed
     assert check_directions(_analysis({"base": [95.0], "(A) h=1": [60.0, 61.0]})) == []
+
+
+def test_an_eval_row_is_checked_with_its_paired_ci():
+    a = _analysis({"base": [95.0, 96.0, 97.0]})
+    # the analysis pairs an eval row with its trained row; the check takes that CI as it is
+    paired = SimpleNamespace(values=[20.0, 30.0, 25.0], paired=True, vs="base", n=3,
+                             delta=-71.0, delta_low=-80.0, delta_high=-62.0)
+    a.rows.append(SimpleNamespace(label="(A') 1 of 4 heads at eval", metrics={"seq_acc": paired}))
+    (found,) = check_directions(a)
+    assert found.paired and found.holds and (found.delta, found.low, found.high) == (-71.0, -80.0, -62.0)
+    assert "95% paired CI [-80.0, -62.0]: holds" in found.line()
+    # a paired CI that reaches zero does not support "lowers"
+    a.rows[-1].metrics["seq_acc"] = SimpleNamespace(**{**vars(paired), "delta_high": 1.0})
+    assert not check_directions(a)[0].holds

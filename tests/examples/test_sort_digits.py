@@ -40,7 +40,7 @@ def test_training_lowers_the_loss_and_the_held_out_cross_entropy():
     assert sum(last) / 5 < sum(first) / 5 - 0.5, result.losses
     assert after["xent"] < untrained["xent"] - 0.3
     assert after["digit_acc"] > untrained["digit_acc"]
-    # ppl is exp of the mean token cross-entropy, computed by evalab.loss
+    # ppl is exp of the mean token cross-entropy, computed by evalab.nll
     assert after["ppl"] == pytest.approx(math.exp(after["xent"]), rel=1e-12)
 
 
@@ -144,13 +144,23 @@ def test_shipped_study_loads_with_the_ablation_engine():
     assert study.primary == "seq_acc"
     assert study.higher_is_better == {"seq_acc": True, "digit_acc": True, "xent": False, "ppl": False}
     rows = {r.label: r for r in study_rows(study)}
-    assert list(rows) == ["base", "(A) h=1", "(A) h=8", "(D) P_drop=0", "(D) P_drop=0.3",
-                          "(D) eps_ls=0", "(E) learned", "(E) none"]
+    assert list(rows) == ["base", "(A) h=1", "(A) h=8", "(A') 1 of 4 heads at eval", "(D) P_drop=0", "(D) P_drop=0.3",
+                          "(D) eps_ls=0", "(E) learned", "(E) none", "(E') positions removed at eval"]
     assert rows["(A) h=1"].changes == {"heads": 1} and rows["(A) h=8"].changes == {"heads": 8}
     assert rows["(E) none"].changes == {"pos_encoding": "none"}
-    assert len(plan_runs(study)) == 8 * 3
-    # every row's configuration is a valid, complete SortConfig: the file states the budget
+    assert study.evaluate == "evalab.examples.sort_digits.entry:evaluate"
+    assert study.evaluation == entry.EVAL_DEFAULTS
+    at_eval = {k: r for k, r in rows.items() if r.stage == "eval"}
+    assert {k: (r.parent, r.changes) for k, r in at_eval.items()} == {
+        "(A') 1 of 4 heads at eval": ("base", {"eval_heads": 1}),
+        "(E') positions removed at eval": ("base", {"eval_positions": False}),
+    }
+    assert len(plan_runs(study)) == 8 * 3 + 2 * 3
+    # every trained row's configuration is a valid, complete SortConfig: the file states the budget
     for row in rows.values():
+        if row.stage == "eval":
+            assert row.parent_config == rows["base"].config
+            continue
         cfg = SortConfig.from_dict(row.config)
         assert set(row.config) == {f for f in SortConfig.__dataclass_fields__}
         assert cfg.d_model == 32 and cfg.steps == 400
@@ -166,8 +176,8 @@ def test_quick_study_is_a_cut_down_copy():
     full = load_study(study_path())
     quick = quick_study(full)
     assert quick.name != full.name
-    assert [v.label for v in quick.variants] == ["(A) h=1"]
-    assert len(plan_runs(quick)) == 4
+    assert [v.label for v in quick.variants] == ["(A) h=1", "(A') 1 of 4 heads at eval"]
+    assert len(plan_runs(quick)) == 6
     assert {k: quick.base[k] for k in QUICK_BUDGET} == QUICK_BUDGET
     assert set(quick.reference["paper BLEU (Table 3)"]) == {"base", "(A) h=1"}
     assert full.base["steps"] == 400  # the shipped study is not modified
@@ -182,3 +192,59 @@ def test_run_one_reports_training_time():
 def test_docstring_examples(module):
     failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert failures == 0
+
+
+def test_evaluate_reloads_the_trained_model_and_never_trains(tmp_path, monkeypatch):
+    trained = entry.run(TINY, 3, out_dir=str(tmp_path))
+    assert (tmp_path / entry.CHECKPOINT).is_file()
+
+    def no_training(*_a, **_k):
+        raise AssertionError("evaluate must not train")
+
+    monkeypatch.setattr(train, "train", no_training)
+    monkeypatch.setattr(train, "run_one", no_training)
+    # the default evaluation of the saved model gives the training run's own numbers
+    assert entry.evaluate({**TINY, **entry.EVAL_DEFAULTS}, 3, str(tmp_path)) == trained
+    with pytest.raises(SettingsError, match="another configuration or seed"):
+        entry.evaluate({**TINY, "eval_heads": 1}, 4, str(tmp_path))
+    with pytest.raises(SettingsError, match="another configuration or seed"):
+        entry.evaluate({**TINY, "steps": 9}, 3, str(tmp_path))
+    with pytest.raises(SettingsError, match=r"eval_heads must be an integer in \[0, heads=2\]"):
+        entry.evaluate({**TINY, "eval_heads": 3}, 3, str(tmp_path))
+    with pytest.raises(SettingsError, match="no trained model at"):
+        entry.evaluate(TINY, 3, str(tmp_path / "nowhere"))
+
+
+def test_masking_heads_zeroes_their_share_of_the_output_projection():
+    from evalab.examples.sort_digits.suppress import keep_heads, without_positions
+
+    with isolated_torch(0):
+        m = train.build_model(SortConfig.from_dict({**TINY, "heads": 4}))
+        m.eval()
+        attn = m.encoder[0].attn
+        x = torch.randn(2, 5, 16)
+        full = attn(x, x)
+        with keep_heads(m, 1):
+            masked = attn(x, x)
+            # by hand: heads 2-4 are feature slices 4..15 of the concatenation
+            q, k, v = attn._split(attn.q(x)), attn._split(attn.k(x)), attn._split(attn.v(x))
+            heads = torch.softmax(q @ k.transpose(-1, -2) / 2.0, -1) @ v
+            cat = heads.transpose(1, 2).reshape(2, 5, 16)
+            cat[..., 4:] = 0.0
+            assert torch.allclose(masked, attn.out(cat), atol=1e-6)
+        assert torch.equal(attn(x, x), full)  # undone on leaving the block
+        src = torch.tensor([[1, 2, 3, 4, 5]])
+        with without_positions(m):
+            assert m.pos is None
+            emb = m._embed(src)
+        assert m.pos is not None and not torch.allclose(emb, m._embed(src))
+
+
+def test_masking_heads_at_evaluation_lowers_seq_acc(tmp_path):
+    # the direction the demo states and checks, at a budget a test can afford (one seed,
+    # 100 steps: the base model already sorts some sequences, the masked one almost none)
+    cfg = {"steps": 100, "warmup": 20, "eval_size": 300}
+    trained = entry.run(cfg, 0, out_dir=str(tmp_path))
+    masked = entry.evaluate({**cfg, "eval_heads": 1}, 0, str(tmp_path))
+    assert trained["seq_acc"] > 3.0
+    assert masked["seq_acc"] < trained["seq_acc"] and masked["xent"] > trained["xent"]

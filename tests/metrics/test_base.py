@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
@@ -11,7 +11,7 @@ from tests.conftest import read_lines, wmt_file, wmt_systems
 
 import evalab
 from evalab.errors import InputError, SettingsError
-from evalab.metrics.base import Metric, MetricSettings, Score, check_references, setting
+from evalab.metrics.base import Metric, MetricSettings, Score, Stats, check_references, setting
 
 
 @dataclass(frozen=True)
@@ -130,14 +130,79 @@ def test_score_attributes_and_dict():
     assert str(s) == "toy = 0.5000"
 
 
-def test_stats_aggregate_and_empty_corpus():
+def test_stats_is_a_value_with_provenance():
     m = Toy()
-    rows = m.stats(["ab", "c"], [["abcd", "ef"]])
-    assert rows.shape == (2, 2) and rows.dtype == np.float64
-    assert m.aggregate(rows).score == 0.5
+    value = m.stats(["ab", "c"], [["abcd", "ef"]])
+    assert isinstance(value, Stats) and value.shape == (2, 2) and value.rows.dtype == np.float64
+    assert value.metric == "toy" and value.stat_names == ("hyp_len", "ref_len") and value.nrefs == 1
+    assert value.signature == m.signature_for(1) and value.additive and len(value) == 2
+    assert np.asarray(value).tolist() == [[2.0, 4.0], [1.0, 2.0]]
+    with pytest.raises(ValueError, match="read-only"):
+        value.rows[0, 0] = 5
+    assert m.aggregate(value).score == 0.5
     assert m.stats([], [[]]).shape == (0, 2)
-    with pytest.raises(InputError, match=r"stats must have shape \[n_segments, 2\]"):
+    with pytest.raises(InputError, match=r"stats rows must have shape \[n_segments, 2\]"):
         m.aggregate(np.zeros((2, 3)))
+
+
+def test_score_and_signature_do_not_depend_on_call_history():
+    m = Toy(mode="b")
+    one = m.stats(["a"], [["b"]])
+    m.corpus_score(["a"], [["b"], ["c"]])  # a 3-reference call in between changes nothing
+    assert m.aggregate(one).signature == f"nrefs:1|mode:b|version:{evalab.__version__}"
+    with pytest.raises(InputError, match="signature_for"):
+        _ = m.signature  # nrefs is part of this signature: no silent "nrefs:?"
+
+
+def test_aggregate_refuses_stats_of_other_settings_or_metrics():
+    rows = Toy(mode="b").stats(["a"], [["b"]])
+    with pytest.raises(InputError, match="computed under"):
+        Toy(mode="a").aggregate(rows)
+    with pytest.raises(InputError, match="computed by 'toy'"):
+        evalab.metric("exact_match").aggregate(rows)
+    with pytest.raises(InputError, match="nrefs=2 given"):
+        Toy(mode="b").aggregate(rows, nrefs=2)
+
+
+def test_concatenation_checks_signatures_and_additivity():
+    m = Toy()
+    a, b = m.stats(["ab"], [["abcd"]]), m.stats(["c"], [["ef"]])
+    assert m.aggregate(Stats.concat([a, b])).score == m.corpus_score(["ab", "c"], [["abcd", "ef"]]).score
+    with pytest.raises(InputError, match=r"different numbers of references \(1 and 2\)"):
+        Stats.concat([a, m.stats(["c"], [["ef"], ["g"]])])
+    with pytest.raises(InputError, match="different signatures"):
+        Stats.concat([a, Toy(mode="b").stats(["c"], [["ef"]])])
+    with pytest.raises(InputError, match="not additive"):
+        Stats.concat([replace(a, additive=False, context="x"), replace(b, additive=False, context="y")])
+    both = Stats.concat([replace(a, additive=False, context="x"), replace(b, additive=False, context="x")])
+    assert len(both) == 2 and not both.additive
+
+
+@pytest.mark.parametrize("name", ["bleu", "chrf", "exact_match", "f1", "rougeL"])
+@pytest.mark.parametrize(("hyps", "refs"), [([], [[]]), ([], []), ((h for h in []), [[]])])
+def test_every_empty_corpus_is_one_input_error(name, hyps, refs):
+    with pytest.raises(InputError, match=f"{name}: empty corpus"):
+        evalab.metric(name).corpus_score(hyps, refs)
+    with pytest.raises(InputError, match=f"{name}: empty corpus"):
+        evalab.metric(name).aggregate(evalab.metric(name).stats([], [[]]))
+
+
+@pytest.mark.parametrize("name", ["bleu", "chrf", "exact_match", "f1", "rouge1"])
+def test_references_and_hypotheses_may_be_generators(name):
+    m = evalab.metric(name)
+    hyps, refs = ["the cat sat", "a dog"], [["the cat sat down", "a dog ran"], ["a cat sat", "the dog"]]
+    expected = m.corpus_score(hyps, refs)
+    got = m.corpus_score((h for h in hyps), (list(s) for s in refs))
+    assert got.score == expected.score and got.signature == expected.signature
+    many = m.stats_many([hyps, hyps], (s for s in refs))
+    assert [x.rows.tolist() for x in many] == [m.stats(hyps, refs).rows.tolist()] * 2
+
+
+def test_aggregate_of_nan_rows_is_a_clear_error():
+    m = evalab.metric("f1")
+    rows = np.array([[1.0, 1.0, 1.0, 1.0], [np.nan, 0.5, 0.5, 1.0]])
+    with pytest.raises(InputError, match=r"f1: stats row 1 contains NaN"):
+        m.aggregate(rows, nrefs=1)
 
 
 def test_sentence_score_checks_types():
@@ -149,10 +214,9 @@ def test_sentence_score_checks_types():
         m.sentence_score(["ab"], ["abcd"])
 
 
-def test_signature_has_version_and_uses_last_nrefs():
+def test_signature_has_version_and_names_nrefs():
     m = Toy(mode="b")
-    m.corpus_score(["a"], [["b"], ["c"]])
-    assert m.signature == f"nrefs:2|mode:b|version:{evalab.__version__}"
+    assert m.signature_for(2) == f"nrefs:2|mode:b|version:{evalab.__version__}"
     for name in ("exact_match", "f1", "accuracy", "rouge1", "rouge2", "rougeL", "rougeLsum"):
         sig = evalab.metric(name).signature_for(1)
         assert sig.startswith(f"{name}|nrefs:1|") and sig.endswith(f"|version:{evalab.__version__}")

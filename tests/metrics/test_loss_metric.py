@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import evalab
-import evalab.loss as L
+import evalab.nll as L
 from evalab.errors import InputError, SettingsError
 from evalab.metrics.loss import STAT_NAMES, CrossEntropy, Perplexity
 

@@ -9,7 +9,9 @@ from tests.conftest import read_lines, wmt_file
 
 import evalab
 from evalab.errors import InputError
+from evalab.metrics.base import reference_digest
 from evalab.metrics.missing_refs import reference_count
+from evalab.metrics.stats_value import Stats
 
 sacrebleu = pytest.importorskip("sacrebleu")
 
@@ -55,6 +57,41 @@ def test_stats_many_with_missing_equals_stats() -> None:
     bleu = evalab.metric("bleu")
     many = bleu.stats_many([HYPS, HYPS[::-1]], REFS)
     assert [m.tolist() for m in many] == [bleu.stats(HYPS, REFS).tolist(), bleu.stats(HYPS[::-1], REFS).tolist()]
+    assert [m.signature for m in many] == [bleu.stats(HYPS, REFS).signature] * 2
+
+
+@pytest.mark.parametrize("name", ["bleu", "chrf", "ter", "wer", "rougeL"])
+def test_var_is_carried_by_the_stats_value(name) -> None:
+    """nrefs 'var' lives in the Stats value: the signature of every score made from it says so."""
+    m = evalab.metric(name)
+    value = m.stats(HYPS, REFS)
+    assert value.nrefs == "var" and value.signature == m.signature_for("var")
+    assert "nrefs:var" in m.aggregate(value).signature
+    assert all("nrefs:var" in s.signature for s in m.segment_scores(HYPS, REFS))
+    # an earlier call with another count changes nothing (no hidden call state)
+    m.stats(HYPS, [REFS[1]])
+    assert m.aggregate(value).signature == value.signature
+
+
+def test_var_and_counted_stats_do_not_concatenate() -> None:
+    """A shard with a count and one with 'var' are refused: the whole would be 'var', and
+    only the metric knows that signature; relabelled with make_stats they concatenate."""
+    ter = evalab.metric("ter")
+    counted = ter.stats(HYPS[1:], [r[1:] for r in REFS])
+    var = ter.stats(HYPS, [[None, *REFS[0][1:2], None], REFS[1]])
+    assert (counted.nrefs, var.nrefs) == (2, "var")
+    with pytest.raises(InputError, match=r"different numbers of references \(2 and var\)"):
+        Stats.concat([counted, var])
+    joined = Stats.concat([ter.make_stats(counted.rows, "var"), var])
+    assert joined.nrefs == "var" and ter.aggregate(joined).signature.startswith("nrefs:var|")
+    with pytest.raises(InputError, match="nrefs must be a count, 'var' or None"):
+        ter.make_stats(counted.rows, "variable")
+
+
+def test_a_missing_reference_has_its_own_digest() -> None:
+    """Corpus-level context (IDF) is per group of present references: None is not ''."""
+    assert reference_digest([["a", None]]) != reference_digest([["a", ""]])
+    assert reference_digest([["a", None]]) == reference_digest([["a", None]])
 
 
 def test_other_types_are_still_refused() -> None:

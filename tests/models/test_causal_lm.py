@@ -144,3 +144,28 @@ def test_defaults_and_errors(tiny_lm, tmp_path):
     T5Config(vocab_size=10, d_model=8, d_kv=4, d_ff=8, num_layers=1, num_heads=2).save_pretrained(tmp_path / "t5")
     with pytest.raises(InputError, match="not a causal language model"):
         _ = CausalLMScorer(tmp_path / "t5", max_length=8).model
+
+
+def test_config_checks_refuse_non_causal_models(tmp_path):
+    from evalab.models.causal_lm import check_causal_config, check_device, check_tokenizer_files
+
+    path = tmp_path / "m"
+    for config, needle in [
+        ({"model_type": "bert", "architectures": ["BertForMaskedLM"]}, "architecture BertForMaskedLM"),
+        ({"model_type": "bert"}, "is an encoder unless its config sets is_decoder=true"),
+        ({"model_type": "t5", "is_encoder_decoder": True}, "encoder-decoder"),
+        ({"model_type": "no-such-type"}, "has no causal language-model class"),
+    ]:
+        with pytest.raises(InputError, match=needle):
+            check_causal_config(path, config)
+    check_causal_config(path, {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"]})
+    check_causal_config(path, {"model_type": "bert", "is_decoder": True, "architectures": ["BertLMHeadModel"]})
+    path.mkdir()
+    with pytest.raises(InputError, match="no tokenizer files"):
+        check_tokenizer_files(path)
+    (path / "tokenizer.json").write_text("{}")
+    check_tokenizer_files(path)
+    check_device("cpu")
+    for device, needle in (("tpu9", "not a torch device"), ("meta", "not supported"), ("cuda:99", "cuda:99")):
+        with pytest.raises(SettingsError, match=needle):
+            check_device(device)

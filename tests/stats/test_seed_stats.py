@@ -127,3 +127,78 @@ def test_aso_properties():
     assert 0.0 <= mid <= 1.0
     assert aso(good, bad, seed=4) == aso(good, bad, seed=4)  # seeded
     assert violation_ratio(np.array([1.0, 2.0]), np.array([1.0, 2.0])) == 0.5
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_paired_t_matches_scipy_ttest_rel(seed):
+    from evalab.stats.seed_stats import paired_t
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 12))
+    a = rng.normal(5.0, 2.0, n)
+    b = a - rng.normal(0.7, 1.0, n)  # correlated with a, as a model evaluated twice is
+    r = paired_t(a, b, confidence=0.9)
+    ref = stats.ttest_rel(a, b)
+    ci = ref.confidence_interval(confidence_level=0.9)
+    assert r.delta == pytest.approx(float(np.mean(a - b)), abs=1e-12)
+    assert r.t == pytest.approx(ref.statistic, rel=1e-10)
+    assert r.df == ref.df
+    assert r.p == pytest.approx(ref.pvalue, rel=1e-8, abs=1e-14)
+    assert (r.low, r.high) == pytest.approx((ci.low, ci.high), rel=1e-8)
+
+
+def test_paired_t_degenerate_and_unmatched():
+    from evalab.stats.seed_stats import paired_t
+
+    same = paired_t([1.0, 2.0, 3.0], [0.0, 1.0, 2.0])  # every difference is exactly 1
+    assert (same.delta, same.p, same.low, same.high) == (1.0, 0.0, 1.0, 1.0)
+    assert paired_t([1.0, 2.0], [1.0, 2.0]).p == 1.0
+    assert math.isnan(paired_t([1.0], [0.0]).p)
+    with pytest.raises(ValueError, match="matched pairs"):
+        paired_t([1.0, 2.0], [1.0])
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8])
+def test_exact_sign_flip_matches_scipy_permutation_test(n):
+    from evalab.stats.seed_stats import sign_flip_test
+
+    rng = np.random.default_rng(n)
+    a, b = rng.normal(1.0, 1.0, n), rng.normal(0.0, 1.0, n)
+    p, exact = sign_flip_test(a, b)
+    ref = stats.permutation_test(
+        (a, b), lambda x, y: np.mean(x - y), permutation_type="samples", alternative="two-sided",
+        n_resamples=np.inf,
+    )
+    assert exact
+    assert p == pytest.approx(min(1.0, ref.pvalue), rel=1e-12)
+
+
+def test_sign_flip_by_hand_and_monte_carlo():
+    from evalab.stats.seed_stats import sign_flip_test
+
+    # differences 1, 2, 3: of the 8 sign patterns only +++ and --- reach |mean| 2
+    assert sign_flip_test([2.0, 3.0, 5.0], [1.0, 1.0, 2.0]) == (0.25, True)
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(0.3, 1.0, 20), rng.normal(0.0, 1.0, 20)
+    exact, _ = sign_flip_test(a, b, max_exact=2**20)
+    mc, is_exact = sign_flip_test(a, b, max_exact=100, resamples=20_000, seed=1)
+    assert not is_exact and abs(mc - exact) < 0.02
+    assert sign_flip_test(a, b, max_exact=100, seed=1) == sign_flip_test(a, b, max_exact=100, seed=1)
+
+
+@pytest.mark.parametrize(("delta", "sd", "n"), [(1.0, 1.0, 5), (0.5, 2.0, 20), (2.0, 0.5, 3)])
+def test_paired_power_matches_scipy_noncentral_t(delta, sd, n):
+    from evalab.stats.seed_stats import power_paired
+
+    df, nc = n - 1, delta / sd * math.sqrt(n)
+    tc = stats.t.ppf(0.975, df)
+    ref = stats.nct.sf(tc, df, nc) + stats.nct.cdf(-tc, df, nc)
+    assert power_paired(delta, sd, n) == pytest.approx(ref, abs=1e-6)
+
+
+def test_pairs_needed_is_the_smallest_sufficient_n():
+    from evalab.stats.seed_stats import pairs_needed, power_paired
+
+    n = pairs_needed(0.8, 1.0)
+    assert power_paired(0.8, 1.0, n) >= 0.8 > power_paired(0.8, 1.0, n - 1)
+    assert pairs_needed(0.0, 1.0) is None and pairs_needed(1.0, 0.0) == 2

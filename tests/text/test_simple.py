@@ -104,14 +104,3 @@ def test_registry_names_and_instances():
 def test_unknown_tokenizer_lists_names():
     with pytest.raises(SettingsError, match=r"unknown tokenizer 'nope'.*words.*squad"):
         get_tokenizer("nope")
-
-
-@pytest.mark.parametrize(
-    "module", ["evalab.text.simple", "evalab.text.porter", "evalab.text.rouge_tokenizers"]
-)
-def test_docstring_examples(module):
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(module))
-    assert result.attempted > 0 and result.failed == 0

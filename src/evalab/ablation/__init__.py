@@ -10,8 +10,13 @@ The public API (everything a caller needs; the submodules are implementation det
 
 ``plan_runs(study) -> list[PlannedRun]``
     base + variants (+ grid cells) x seeds. Each run has a ``key``: a hash of the merged
-    configuration, the seed and the study's code version. Rows that share a configuration
-    (a grid cell equal to the base) share runs.
+    configuration, the seed and the study's code version (a hash over the syntax trees of
+    every local module the entry imports, or ``code_version`` from the study file; see
+    :mod:`evalab.ablation.codeversion`). Rows that share a configuration (a grid cell equal
+    to the base) share runs. Rows with ``stage = "eval"`` are not trained: their runs call
+    the study's ``evaluate(config, seed, checkpoint_dir)`` on the run folder of the trained
+    run of their ``from`` row with the same seed; their key hashes that run's key, the
+    ``[evaluation]`` configuration and the code version (docs/ablation-eval-stage.md).
 
 ``run_study(study, db_path=None, *, jobs=1, executor="local", ray_address=None,
 progress=True) -> RunSummary``
@@ -24,10 +29,17 @@ progress=True) -> RunSummary``
     runner loses no finished run; rerunning skips finished runs. ``progress`` shows a live
     bar (done / failed / running / ETA) on stderr when it is a terminal.
     ``RunSummary`` has ``planned``, ``skipped`` (already finished), ``ok``, ``failed``,
-    ``seconds`` and ``db_path``.
+    ``held`` (left to another runner), ``unstored``, ``superseded``, ``seconds`` and
+    ``db_path``. Runs are claimed in the store before they start, so several runners may
+    share one store (``busy_timeout``: how long a write waits for a locked database).
+    Ctrl-C raises ``RunInterrupted`` (a KeyboardInterrupt carrying the summary).
 
 ``study_status(study, db_path=None) -> StudyStatus``
-    Counts per row of ok / failed / pending runs, and the stored errors.
+    Counts per row of ok / failed / pending runs, the stored errors, the code version and
+    git state, and the superseded runs (stored for an older code version).
+
+``gc_study(study, db_path=None, *, dry_run=False) -> list[Superseded]``
+    Remove the superseded runs of a study (rows and run folders).
 
 ``analyze(study, db_path=None, *, alpha=0.05, power=0.8, aso=False, seed=0,
 permutations=10000) -> StudyAnalysis``
@@ -37,6 +49,9 @@ permutations=10000) -> StudyAnalysis``
     needed (two-sided, at ``alpha`` and ``power``), optionally Almost Stochastic Order
     (Dror et al. 2019), grid main effects and 2x2 interaction contrasts with their
     arithmetic, the optional ``[reference]`` columns, and the missing / failed runs.
+    A ``stage = "eval"`` row's delta is to its trained row, paired by seed (paired t-test
+    and CI, sign-flip permutation test); ``RowAnalysis.stage`` and ``MetricStats.paired``
+    say so.
     ``StudyAnalysis.to_dict()`` gives plain JSON-ready data.
 
 The renderers live in :mod:`evalab.report`: ``render_table(analysis)`` (prints a rich
@@ -68,8 +83,10 @@ _EXPORTS = {
     "run_study": "evalab.ablation.executors",
     "RunStore": "evalab.ablation.store",
     "DEFAULT_DB": "evalab.ablation.store",
-    "StudyStatus": "evalab.ablation.store",
-    "study_status": "evalab.ablation.store",
+    "StudyStatus": "evalab.ablation.status",
+    "study_status": "evalab.ablation.status",
+    "gc_study": "evalab.ablation.status",
+    "CodeVersion": "evalab.ablation.codeversion",
     "StudyAnalysis": "evalab.ablation.analysis",
     "RowAnalysis": "evalab.ablation.analysis",
     "MetricStats": "evalab.ablation.analysis",

@@ -8,7 +8,9 @@ overhead per run stays small next to the run. It only uses the standard library,
 json (and the ``re`` it pulls in) is a measurable part of a no-op run.
 
 The job file names the study folder (put first on ``sys.path`` and used as the cwd), the
-entry point, the configuration, the seed and the output folder. The result is written
+entry point, the configuration, the seed and the output folder; for an eval run also the
+checkpoint folder (the trained run's folder), passed as the third argument:
+``evaluate(config, seed, checkpoint_dir)``. The result is written
 with marshal to ``result.bin`` in that folder: ``{"ok": true, "metrics": ..., "artifacts": ...}``
 or ``{"ok": false, "error": ..., "traceback": ...}``.
 """
@@ -22,12 +24,15 @@ import time
 
 
 def _watch_parent(parent: int) -> None:
-    # If the runner is killed (SIGKILL, OOM), exit instead of finishing an orphaned run
-    # whose result nobody would store.
+    # If the runner is killed (SIGKILL, OOM), end the run's whole process group (the run
+    # may have started data loaders) instead of finishing an orphaned run nobody stores.
     while True:
         time.sleep(0.5)
         if os.getppid() != parent:
-            os._exit(3)
+            try:
+                os.killpg(os.getpgrp(), 9)
+            finally:
+                os._exit(3)
 
 
 def _plain(value, depth=0):
@@ -62,7 +67,10 @@ def main(job_path: str) -> None:
         code = getattr(fn, "__code__", None)
         if code is not None and "out_dir" in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
             kwargs["out_dir"] = job["out_dir"]
-        out = fn(dict(job["config"]), int(job["seed"]), **kwargs)
+        args = (dict(job["config"]), int(job["seed"]))
+        if job.get("checkpoint_dir"):
+            args += (job["checkpoint_dir"],)
+        out = fn(*args, **kwargs)
         if not isinstance(out, dict):
             raise TypeError(f"entry point returned {type(out).__name__}, expected a dict of metrics")
         out = dict(out)

@@ -4,32 +4,29 @@ A run is identified by its *key*, a hash of the merged configuration, the seed a
 study's code version. Two rows with the same configuration (the grid cell that equals the
 base) therefore share their runs, and a finished run is never repeated unless the
 configuration, the seed or the code changes.
+
+A run of a ``stage = "eval"`` row evaluates the checkpoint of one trained run (its
+*parent*: the ``from`` row, same seed). Its key hashes the parent's key, the evaluation
+configuration and the code version, so it is redone exactly when the parent is retrained
+(new configuration, seed or code) or the evaluation changes. Eval runs come after the
+training runs in the plan.
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from evalab.ablation.spec import Study
+# Row, grid_cells, format_level and BASE_LABEL are re-exported: callers import them from here
+from evalab.ablation.grid import BASE_LABEL, Row, format_level, grid_cells
+from evalab.ablation.spec import Study
 
-BASE_LABEL = "base"
-
-
-@dataclass(frozen=True)
-class Row:
-    """One row of the report: the base, a variant, or a grid cell."""
-
-    label: str
-    description: str
-    kind: str  # "base" | "variant" | "grid"
-    config: dict[str, Any]
-    changes: dict[str, Any]  # keys whose value differs from [base]
-    levels: dict[str, Any]  # grid cells: factor -> level (empty otherwise)
+__all__ = [
+    "BASE_LABEL", "PlannedRun", "Row", "canonical", "eval_run_key", "format_level", "grid_cells", "plan_runs",
+    "row_run_key", "run_key", "study_rows",
+]
 
 
 @dataclass(frozen=True)
@@ -40,6 +37,8 @@ class PlannedRun:
     config: dict[str, Any]
     seed: int
     rows: tuple[str, ...]
+    stage: str = "train"
+    parent_key: str = ""  # eval runs: the key of the trained run whose checkpoint they evaluate
 
 
 def canonical(value: Any) -> str:
@@ -59,36 +58,43 @@ def run_key(config: dict[str, Any], seed: int, code_version: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
 
 
-def format_level(value: Any) -> str:
-    """A grid level as it appears in a row label (strings bare, the rest as TOML-ish JSON)."""
-    return value if isinstance(value, str) else json.dumps(value)
+def eval_run_key(parent_key: str, eval_config: dict[str, Any], code_version: str) -> str:
+    """The key of an eval run: sha256 of its parent run's key, the evaluation configuration
+    and the code version (the seed and training configuration are in the parent's key).
+
+    >>> eval_run_key("k1", {"eval_heads": 1}, "v1") == eval_run_key("k2", {"eval_heads": 1}, "v1")
+    False
+    """
+    text = canonical({"parent": parent_key, "eval": eval_config, "code_version": code_version})
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
 
 
-def grid_cells(base: dict[str, Any], grid: dict[str, list[Any]]) -> list[Row]:
-    """The full factorial over ``grid`` (first factor varies slowest), each cell on ``base``."""
-    if not grid:
-        return []
-    factors = list(grid)
-    cells = []
-    for combo in itertools.product(*(grid[f] for f in factors)):
-        levels = dict(zip(factors, combo, strict=True))
-        config = {**base, **levels}
-        changes = {k: v for k, v in levels.items() if base.get(k) != v}
-        label = ", ".join(f"{k}={format_level(v)}" for k, v in levels.items())
-        desc = "grid cell = base" if not changes else "grid: " + ", ".join(f"{k}={format_level(v)}" for k, v in changes.items())
-        cells.append(Row(label=label, description=desc, kind="grid", config=config, changes=changes, levels=levels))
-    return cells
+def row_run_key(row: Row, seed: int, code_version: str) -> str:
+    """The key of ``row``'s run for ``seed`` (trained or evaluation-time)."""
+    if row.stage == "eval":
+        return eval_run_key(run_key(row.parent_config, seed, code_version), row.eval_config, code_version)
+    return run_key(row.config, seed, code_version)
 
 
 def study_rows(study: Study) -> list[Row]:
-    """The report's rows in order: base, the variants as written, then the grid cells."""
-    rows = [Row(BASE_LABEL, study.description or "base configuration", "base", dict(study.base), {}, {})]
+    """The report's rows in order: base, the variants as written (trained and eval), then
+    the grid cells."""
+    base = Row(BASE_LABEL, study.description or "base configuration", "base", dict(study.base), {}, {})
+    cells = grid_cells(study.base, study.grid)
+    trained = {base.label: base, **{c.label: c for c in cells}}
     for v in study.variants:
-        config = {**study.base, **v.settings}
-        changes = {k: val for k, val in v.settings.items() if study.base.get(k) != val}
-        rows.append(Row(v.label, v.description, "variant", config, changes, {}))
-    rows.extend(grid_cells(study.base, study.grid))
-    return rows
+        if v.stage == "train":
+            changes = {k: val for k, val in v.settings.items() if study.base.get(k) != val}
+            trained[v.label] = Row(v.label, v.description, "variant", {**study.base, **v.settings}, changes, {})
+    variants = [trained[v.label] if v.stage == "train" else _eval_row(study, v, trained[v.parent]) for v in study.variants]
+    return [base, *variants, *cells]
+
+
+def _eval_row(study: Study, v: Any, parent: Row) -> Row:
+    eval_config = {**study.evaluation, **v.settings}
+    changes = {k: val for k, val in v.settings.items() if study.evaluation.get(k) != val}
+    return Row(v.label, v.description, "variant", {**parent.config, **eval_config}, changes, {},
+               stage="eval", parent=parent.label, parent_config=dict(parent.config), eval_config=eval_config)
 
 
 def plan_runs(study: Study) -> list[PlannedRun]:
@@ -102,12 +108,16 @@ def plan_runs(study: Study) -> list[PlannedRun]:
     >>> [(r.rows, r.seed) for r in plan_runs(s)][:3]
     [(('base', 'a=1'), 0), (('base', 'a=1'), 1), (('a=0',), 0)]
     """
-    by_key: dict[str, tuple[dict[str, Any], int, list[str]]] = {}
-    for row in study_rows(study):
+    by_key: dict[str, tuple[Row, int, list[str]]] = {}
+    for row in sorted(study_rows(study), key=lambda r: r.stage == "eval"):  # training runs first
         for seed in study.seeds:
-            key = run_key(row.config, seed, study.code_version)
+            key = row_run_key(row, seed, study.code_version)
             if key in by_key:
                 by_key[key][2].append(row.label)
             else:
-                by_key[key] = (row.config, seed, [row.label])
-    return [PlannedRun(key, cfg, seed, tuple(labels)) for key, (cfg, seed, labels) in by_key.items()]
+                by_key[key] = (row, seed, [row.label])
+    return [
+        PlannedRun(key, row.config, seed, tuple(labels), row.stage,
+                   run_key(row.parent_config, seed, study.code_version) if row.stage == "eval" else "")
+        for key, (row, seed, labels) in by_key.items()
+    ]

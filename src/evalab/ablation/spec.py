@@ -14,7 +14,8 @@ found) and what would be right. The format::
     timeout = 600                    # seconds per run (the run's process group is killed)
     retries = 1                      # extra attempts after a failure
     resources = { cpus = 1, gpus = 0 }   # per run, used by the Ray executor
-    code_version = "v1"              # optional; default: hash of the entry module / script
+    code_version = "v1"              # optional; default: hash of the code the entry imports
+    evaluate = "toy_entry:evaluate"  # optional: evaluate(config, seed, checkpoint_dir) -> metrics
 
     [base]                           # the full configuration
     heads = 8
@@ -24,6 +25,15 @@ found) and what would be right. The format::
     label = "(A)"
     description = "1 head"
     set = { heads = 1 }
+
+    [evaluation]                     # evaluation-only keys and their defaults (never in training configs)
+    eval_heads = 0
+
+    [[variant]]
+    label = "(A') 1 head at eval"
+    stage = "eval"                   # no retraining: evaluate the checkpoints of the `from` row
+    from = "base"                    # default "base"; any trained row (base, variant, grid cell)
+    set = { eval_heads = 1 }         # keys of [evaluation] only
 
     [grid]                           # optional full factorial over keys of [base]
     dropout = [0.0, 0.1]
@@ -36,7 +46,6 @@ found) and what would be right. The format::
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import subprocess
@@ -47,13 +56,15 @@ from typing import Any
 
 import tomllib
 
+from evalab.ablation.codeversion import CodeVersion, derive_code_version
+from evalab.ablation.grid import BASE_LABEL, grid_cells
 from evalab.errors import SettingsError
 
 STUDY_KEYS = {
     "name": "study name (string)",
     "description": "free text",
     "entry": "'package.module:function' called as function(config, seed)",
-    "command": "shell command template with {config} {seed} {out}",
+    "command": "shell command template with {config} {seed} {out} (other braces are left as they are)",
     "seeds": "list of integer seeds",
     "metrics": "list of metric names the run returns",
     "primary": "the metric the report leads with",
@@ -62,13 +73,16 @@ STUDY_KEYS = {
     "retries": "extra attempts after a failed run",
     "resources": "{ cpus = 1, gpus = 0 } per run (Ray)",
     "code_version": "string that changes when the code changes",
+    "evaluate": "'package.module:function' called as function(config, seed, checkpoint_dir) by stage = 'eval' rows",
 }
-TOP_KEYS = ("study", "base", "variant", "grid", "reference")
-VARIANT_KEYS = ("label", "description", "set")
+TOP_KEYS = ("study", "base", "evaluation", "variant", "grid", "reference")
+VARIANT_KEYS = ("label", "description", "stage", "from", "set")
+STAGES = ("train", "eval")
 RESOURCE_KEYS = ("cpus", "gpus")
-BASE_LABEL = "base"
 _ENTRY_RE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*$")
-_PLACEHOLDERS = ("config", "seed", "out")
+_PLACEHOLDER_RE = re.compile(r"\{(config|seed|out)\}")
+# a study name names its run folder: one plain path component, nothing hidden
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._+-]*$")
 
 
 @dataclass(frozen=True)
@@ -81,11 +95,17 @@ class Resources:
 
 @dataclass(frozen=True)
 class Variant:
-    """One ``[[variant]]`` row: a label, a description and the keys it changes."""
+    """One ``[[variant]]`` row: a label, a description and the keys it changes.
+
+    A ``stage = "eval"`` row changes only ``[evaluation]`` keys and is not trained: it
+    evaluates the checkpoints of its ``parent`` row (the ``from`` key), seed by seed.
+    """
 
     label: str
     description: str
     settings: dict[str, Any]
+    stage: str = "train"
+    parent: str = ""  # the trained row an eval row evaluates ("" for a trained row)
 
 
 @dataclass(frozen=True)
@@ -106,6 +126,9 @@ class Study:
     retries: int = 0
     resources: Resources = field(default_factory=Resources)
     code_version: str = ""
+    code: CodeVersion | None = None  # the file map and git state behind code_version
+    evaluate: str | None = None  # entry point of stage = "eval" rows
+    evaluation: dict[str, Any] = field(default_factory=dict)  # evaluation-only keys, defaults
     variants: tuple[Variant, ...] = ()
     grid: dict[str, list[Any]] = field(default_factory=dict)
     reference: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -161,13 +184,35 @@ def load_study(path: str | Path, *, check_entry: bool = True) -> Study:
         raise SettingsError(f"{p}: no such study file")
     if p.is_dir():
         raise SettingsError(f"{p}: is a directory, expected a study .toml file")
-    text = p.read_text(encoding="utf-8")
+    text = _read_utf8(p)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SettingsError(f"{p}: not valid TOML: {exc}") from exc
     where = _Where(p.resolve(), text)
     return _build(p.resolve(), data, where, check_entry)
+
+
+def _read_utf8(p: Path) -> str:
+    data = p.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_no = data[: exc.start].count(b"\n") + 1
+        raise SettingsError(
+            f"{p}: not valid UTF-8 (byte 0x{data[exc.start]:02x} on line {line_no}); a study file is "
+            "UTF-8 TOML: convert it with e.g. `iconv -f LATIN1 -t UTF-8`"
+        ) from exc
+
+
+def substitute_command(command: str, config: str, seed: int, out: str) -> str:
+    """Fill the documented placeholders of a command template; every other brace stays.
+
+    >>> substitute_command("awk '{print $1}' {config} {seed} > {out}", "c.json", 3, "m.json")
+    "awk '{print $1}' c.json 3 > m.json"
+    """
+    values = {"config": config, "seed": str(seed), "out": out}
+    return _PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], command)
 
 
 def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> Study:
@@ -188,8 +233,9 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         return st[key]
 
     name = need("name")
-    if not isinstance(name, str) or not name.strip():
-        raise w.error("[study] name", "must be a non-empty string", "name", "study")
+    if not isinstance(name, str) or not _NAME_RE.match(name) or ".." in name:
+        raise w.error("[study] name", f"{name!r} is not a plain name: it names the study's run folder, so use letters, "
+                      "digits, space and . _ + - (no / \\ or .., not starting with . or a space)", "name", "study")
     entry, command = st.get("entry"), st.get("command")
     if (entry is None) == (command is None):
         raise w.error("[study]", "give exactly one of entry = 'module:function' or command = '... {config} {seed} {out}'")
@@ -237,8 +283,13 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     if not isinstance(base, dict) or not base:
         raise w.error("[base]", "missing or empty; [base] holds the full configuration every variant starts from")
     _check_plain(base, "[base]", w)
-    variants = _variants(data.get("variant", []), base, w)
+    evaluate = st.get("evaluate")
+    if evaluate is not None and (not isinstance(evaluate, str) or not _ENTRY_RE.match(evaluate)):
+        raise w.error("[study] evaluate", f"{evaluate!r} is not of the form 'package.module:function'", "evaluate", "study")
+    evaluation = _evaluation(data.get("evaluation", {}), base, w)
+    variants = _variants(data.get("variant", []), base, evaluation, w)
     grid = _grid(data.get("grid", {}), base, w)
+    _check_eval_rows(variants, evaluate, grid_cells(base, grid), w)
     if not variants and not grid:
         # a base alone is still a study (seed variance), so this is allowed
         pass
@@ -248,20 +299,21 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     code_version = st.get("code_version")
     if code_version is not None and (not isinstance(code_version, str) or not code_version):
         raise w.error("[study] code_version", "must be a non-empty string", "code_version", "study")
-    if entry is not None and check_entry:
-        check_entry_imports(entry, path.parent, w)
+    if check_entry:
+        for key, point in (("entry", entry), ("evaluate", evaluate)):
+            if point is not None:
+                check_entry_imports(point, path.parent, w, key)
     # found without importing, so `status` and `report` (which skip the import check)
-    # derive the same code version as `run`
-    module_file = find_module_file(entry, path.parent) if entry is not None else None
-    if code_version is None:
-        code_version = derive_code_version(path.parent, entry, command, module_file)
+    # derive the same code version as `run`; it covers both entry points' code
+    module_files = [find_module_file(p, path.parent) for p in (entry, evaluate) if p is not None]
+    code = derive_code_version(path.parent, entry, command, [f for f in module_files if f], pinned=code_version)
     return Study(
         path=path, name=name, seeds=tuple(seeds), metrics=tuple(metrics), primary=primary,
         higher_is_better={m: bool(hib.get(m, True)) for m in metrics}, base=dict(base),
         entry=entry, command=command, description=description,
         timeout=float(timeout) if timeout is not None else None, retries=retries,
-        resources=resources, code_version=code_version, variants=tuple(variants), grid=grid,
-        reference=reference,
+        resources=resources, code_version=code.version, code=code, variants=tuple(variants), grid=grid,
+        reference=reference, evaluate=evaluate, evaluation=dict(evaluation),
     )
 
 
@@ -280,10 +332,7 @@ def _check_plain(value: Any, where: str, w: _Where, key: str | None = None) -> N
 def _check_command(command: Any, w: _Where) -> None:
     if not isinstance(command, str) or not command.strip():
         raise w.error("[study] command", "must be a non-empty string", "command", "study")
-    names = set(re.findall(r"\{(\w*)\}", command))
-    unknown = names - set(_PLACEHOLDERS)
-    if unknown:
-        raise w.error("[study] command", f"unknown placeholder(s) {sorted(unknown)}; use {{config}} {{seed}} {{out}}", "command", "study")
+    names = set(_PLACEHOLDER_RE.findall(command))
     if "out" not in names:
         raise w.error("[study] command", "must contain {out}: the path of the JSON metrics file the command writes", "command", "study")
 
@@ -299,7 +348,70 @@ def _resources(res: Any, w: _Where) -> Resources:
     return Resources(cpus=float(res.get("cpus", 1)), gpus=float(res.get("gpus", 0)))
 
 
-def _variants(raw: Any, base: dict[str, Any], w: _Where) -> list[Variant]:
+def _evaluation(raw: Any, base: dict[str, Any], w: _Where) -> dict[str, Any]:
+    """``[evaluation]``: the evaluation-only keys with their defaults. They are declared
+    apart from ``[base]`` so they can never reach a training configuration."""
+    if not isinstance(raw, dict):
+        raise w.error("[evaluation]", "must be a table of evaluation-only key = default value")
+    _check_plain(raw, "[evaluation]", w)
+    for key in raw:
+        if key in base:
+            raise w.error(f"[evaluation] {key}", "is also a key of [base]; an evaluation-only key must not be a "
+                          f"training setting: rename it (e.g. eval_{key})", key, "evaluation")
+    return dict(raw)
+
+
+def _variant_stage(v: dict[str, Any], label: str, w: _Where) -> tuple[str, str]:
+    stage = v.get("stage", "train")
+    if stage not in STAGES:
+        raise w.error(f"[[variant]] {label!r} stage", f"is {stage!r}; expected \"train\" (retrained, the default) or "
+                      "\"eval\" (suppressed at evaluation of a trained row's checkpoints)", "stage", "variant")
+    parent = v.get("from")
+    if stage == "train" and parent is not None:
+        raise w.error(f"[[variant]] {label!r} from", "is only for stage = \"eval\" rows (a trained row starts from [base])",
+                      "from", "variant")
+    if stage == "eval" and parent is None:
+        parent = BASE_LABEL
+    if stage == "eval" and not isinstance(parent, str):
+        raise w.error(f"[[variant]] {label!r} from", f"must be the label of a trained row, got {parent!r}", "from", "variant")
+    return stage, parent or ""
+
+
+def _check_setting(label: str, key: str, value: Any, stage: str, base: dict[str, Any],
+                   evaluation: dict[str, Any], w: _Where) -> None:
+    where = f"[[variant]] {label!r} set.{key}"
+    if stage == "eval":
+        if key not in evaluation:
+            hint = " (it is a training setting of [base]: an eval row cannot retrain)" if key in base else ""
+            raise w.error(where, f"[evaluation] has no key {key!r}{hint}; a stage = \"eval\" row may only change keys of "
+                          f"[evaluation] (known: {', '.join(evaluation) or 'none: add an [evaluation] table'})", key, "variant")
+        _check_same_kind(evaluation[key], value, where, key, w)
+        return
+    if key in evaluation:
+        raise w.error(where, f"{key!r} is an evaluation-only key ([evaluation]); it cannot change training: "
+                      "give this row stage = \"eval\" (and from = the trained row it evaluates)", key, "variant")
+    if key not in base:
+        raise w.error(where, f"[base] has no key {key!r}; a variant may only change keys of [base] (known: {', '.join(base)})",
+                      key, "variant")
+    _check_same_kind(base[key], value, where, key, w)
+
+
+def _check_eval_rows(variants: list[Variant], evaluate: str | None, cells: list[Any], w: _Where) -> None:
+    """Every eval row needs the ``evaluate`` entry and a trained row to evaluate."""
+    trained = [BASE_LABEL, *(v.label for v in variants if v.stage == "train"), *(c.label for c in cells)]
+    for v in variants:
+        if v.stage != "eval":
+            continue
+        if evaluate is None:
+            raise w.error("[study] evaluate", f"missing: row {v.label!r} has stage = \"eval\", which calls "
+                          "evaluate = 'module:function' as function(config, seed, checkpoint_dir)")
+        if v.parent not in trained:
+            what = "an eval row (eval rows evaluate trained rows only)" if v.parent in {x.label for x in variants} else "no row"
+            raise w.error(f"[[variant]] {v.label!r} from", f"{v.parent!r} is {what}; trained rows: {', '.join(trained)}",
+                          "from", "variant")
+
+
+def _variants(raw: Any, base: dict[str, Any], evaluation: dict[str, Any], w: _Where) -> list[Variant]:
     if not isinstance(raw, list):
         raise w.error("[[variant]]", "must be an array of tables: write [[variant]] (double brackets)", "variant")
     out: list[Variant] = []
@@ -316,22 +428,18 @@ def _variants(raw: Any, base: dict[str, Any], w: _Where) -> list[Variant]:
         if label in seen:
             raise w.error(f"[[variant]] #{i} label {label!r}", "is used twice (or is the reserved 'base'); labels must be unique", "label", "variant")
         seen.add(label)
+        stage, parent = _variant_stage(v, label, w)
         settings = v.get("set", {})
         _check_plain(settings, f"[[variant]] {label!r} set", w)
         if not isinstance(settings, dict) or not settings:
-            raise w.error(f"[[variant]] {label!r} set", "must be a non-empty table of the [base] keys this row changes")
+            table = "[evaluation]" if stage == "eval" else "[base]"
+            raise w.error(f"[[variant]] {label!r} set", f"must be a non-empty table of the {table} keys this row changes")
         for key, value in settings.items():
-            if key not in base:
-                raise w.error(
-                    f"[[variant]] {label!r} set.{key}",
-                    f"[base] has no key {key!r}; a variant may only change keys of [base] (known: {', '.join(base)})",
-                    key, "variant",
-                )
-            _check_same_kind(base[key], value, f"[[variant]] {label!r} set.{key}", key, w)
+            _check_setting(label, key, value, stage, base, evaluation, w)
         description = v.get("description", "")
         if not isinstance(description, str):
             raise w.error(f"[[variant]] {label!r} description", "must be a string")
-        out.append(Variant(label=label, description=description, settings=dict(settings)))
+        out.append(Variant(label=label, description=description, settings=dict(settings), stage=stage, parent=parent))
     return out
 
 
@@ -368,8 +476,6 @@ def _grid(raw: Any, base: dict[str, Any], w: _Where) -> dict[str, list[Any]]:
 def _reference(raw: Any, labels: list[str], grid: dict[str, list[Any]], base: dict[str, Any], w: _Where) -> dict[str, dict[str, float]]:
     if not isinstance(raw, dict):
         raise w.error("[reference]", "must hold one table per column: [reference.\"BLEU (paper)\"] with row label = value")
-    from evalab.ablation.plan import grid_cells
-
     allowed = set(labels) | {c.label for c in grid_cells(base, grid)}
     out: dict[str, dict[str, float]] = {}
     for column, rows in raw.items():
@@ -403,7 +509,7 @@ else:
 """
 
 
-def check_entry_imports(entry: str, directory: Path, w: _Where) -> str | None:
+def check_entry_imports(entry: str, directory: Path, w: _Where, key: str = "entry") -> str | None:
     """Import ``entry`` in a fresh interpreter (study folder on sys.path); return its file."""
     try:
         proc = subprocess.run(
@@ -411,14 +517,14 @@ def check_entry_imports(entry: str, directory: Path, w: _Where) -> str | None:
             cwd=directory, capture_output=True, text=True, timeout=120,
         )
     except subprocess.TimeoutExpired as exc:
-        raise w.error("[study] entry", f"importing {entry!r} took over 120 s", "entry", "study") from exc
+        raise w.error(f"[study] {key}", f"importing {entry!r} took over 120 s", key, "study") from exc
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise w.error("[study] entry", f"importing {entry!r} failed: {tail}", "entry", "study")
+        raise w.error(f"[study] {key}", f"importing {entry!r} failed: {tail}", key, "study")
     result = json.loads(lines[-1])
     if "error" in result:
-        raise w.error("[study] entry", f"{result['error']} (study folder {directory} is on sys.path)", "entry", "study")
+        raise w.error(f"[study] {key}", f"{result['error']} (study folder {directory} is on sys.path)", key, "study")
     return result.get("file")
 
 
@@ -434,33 +540,3 @@ def find_module_file(entry: str, directory: Path) -> str | None:
             return None
         search = list(spec.submodule_search_locations or [])
     return spec.origin if spec is not None and spec.origin not in (None, "built-in", "frozen") else None
-
-
-def derive_code_version(directory: Path, entry: str | None, command: str | None, module_file: str | None) -> str:
-    """A hash of the code a run executes: the entry's module file, or the files a command names.
-
-    When the entry module sits in a package, every ``.py`` file of that package folder is
-    hashed too: an entry usually imports its model and training code from siblings, and a
-    change there must not reuse stale runs. Only code is hashed, not the study file, so
-    adding a variant keeps finished runs.
-    """
-    h = hashlib.sha256()
-    files: list[Path] = []
-    if module_file:
-        module_path = Path(module_file)
-        files.append(module_path)
-        if (module_path.parent / "__init__.py").is_file():
-            files.extend(sorted(p for p in module_path.parent.glob("*.py") if p != module_path))
-    if command:
-        for token in re.split(r"\s+", command):
-            candidate = directory / token.strip("'\"")
-            if token and not token.startswith("{") and candidate.is_file():
-                files.append(candidate)
-    if not files:
-        h.update((entry or command or "").encode())
-    for f in files:
-        try:
-            h.update(f.read_bytes())
-        except OSError:
-            h.update(str(f).encode())
-    return h.hexdigest()[:12]

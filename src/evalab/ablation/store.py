@@ -5,57 +5,72 @@ before the next one is reported, so Ctrl-C, a killed runner or a crashed worker 
 nothing that finished, and readers (``evalab ablate status`` during a run) never block the
 writer. ``synchronous=NORMAL`` is durable against process crashes, which is what matters
 here (an OS crash may lose the last commits, never corrupt the file).
+
+Several runners may share one store (``ablate run`` twice, or on several machines): a run is
+claimed with a lease before it starts (:mod:`evalab.ablation.leases`), an ``ok`` run is never
+overwritten, and every write waits for a busy database (SQLite's busy timeout plus a retry
+loop up to ``busy_timeout`` seconds). A result that still cannot be written is left in its
+run folder as ``unstored-result.json`` and stored by the next command that opens the store.
+
+Each store has an id (kept in its ``meta`` table); its run folders are
+``runs/<store id>/<study>/<run key>/`` beside the database, so two databases in one folder
+never share a run folder.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from evalab.errors import InputError
+from evalab.ablation.codeversion import changed_files
+from evalab.ablation.leases import LEASE_TIMEOUT_S, Owner, lease_alive
+from evalab.errors import InputError, StoreBusyError
 
 if TYPE_CHECKING:
-    from evalab.ablation.plan import PlannedRun
     from evalab.ablation.spec import Study
 
 DEFAULT_DB = Path(".evalab") / "studies.db"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: seconds a write waits for a database another process holds locked
+BUSY_TIMEOUT_S = 60.0
+UNSTORED = "unstored-result.json"
+_T = TypeVar("_T")
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS studies (
-    name TEXT PRIMARY KEY,
-    path TEXT NOT NULL,
-    code_version TEXT NOT NULL,
-    spec TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS runs (
-    study TEXT NOT NULL,
-    run_key TEXT NOT NULL,
-    rows TEXT NOT NULL,
-    config TEXT NOT NULL,
-    seed INTEGER NOT NULL,
-    code_version TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
-    metrics TEXT,
-    artifacts TEXT,
-    duration REAL,
-    host TEXT,
-    error TEXT,
-    traceback TEXT,
-    attempts INTEGER NOT NULL,
-    started_at TEXT,
-    finished_at TEXT,
-    PRIMARY KEY (study, run_key)
-);
-"""
+_TABLES = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS studies (
+        name TEXT PRIMARY KEY, path TEXT NOT NULL, code_version TEXT NOT NULL, spec TEXT NOT NULL,
+        created_at TEXT NOT NULL, updated_at TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS runs (
+        study TEXT NOT NULL, run_key TEXT NOT NULL, rows TEXT NOT NULL, config TEXT NOT NULL,
+        seed INTEGER NOT NULL, code_version TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+        metrics TEXT, artifacts TEXT, duration REAL, host TEXT, error TEXT, traceback TEXT,
+        attempts INTEGER NOT NULL, started_at TEXT, finished_at TEXT,
+        git_commit TEXT, git_dirty INTEGER,
+        PRIMARY KEY (study, run_key))""",
+    """CREATE TABLE IF NOT EXISTS code_versions (
+        study TEXT NOT NULL, code_version TEXT NOT NULL, files TEXT NOT NULL,
+        git_commit TEXT, git_dirty INTEGER, first_seen TEXT NOT NULL,
+        PRIMARY KEY (study, code_version))""",
+    """CREATE TABLE IF NOT EXISTS leases (
+        study TEXT NOT NULL, run_key TEXT NOT NULL, owner TEXT NOT NULL, host TEXT NOT NULL,
+        pid INTEGER NOT NULL, heartbeat REAL NOT NULL, PRIMARY KEY (study, run_key))""",
+)
+_RUN_COLUMNS = (
+    "study", "run_key", "rows", "config", "seed", "code_version", "status", "metrics", "artifacts",
+    "duration", "host", "error", "traceback", "attempts", "started_at", "finished_at",
+    "git_commit", "git_dirty",
+)
 
 
 def now() -> str:
@@ -81,6 +96,29 @@ class RunResult:
 
 
 @dataclass(frozen=True)
+class Outcome:
+    """Everything the store needs to record a finished run, without the study file: it is
+    also what ``unstored-result.json`` holds when the database could not be written."""
+
+    study: str
+    rows: tuple[str, ...]
+    config: dict[str, Any]
+    seed: int
+    code_version: str
+    git_commit: str | None
+    git_dirty: bool | None
+    result: RunResult
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @staticmethod
+    def from_json(text: str) -> Outcome:
+        d = json.loads(text)
+        return Outcome(**{**d, "rows": tuple(d["rows"]), "result": RunResult(**d["result"])})
+
+
+@dataclass(frozen=True)
 class StoredRun:
     """A run as read back from the store."""
 
@@ -98,10 +136,26 @@ class StoredRun:
     attempts: int
     started_at: str
     finished_at: str
+    code_version: str = ""
+    git_commit: str | None = None
+    git_dirty: bool | None = None
+
+
+@dataclass(frozen=True)
+class Superseded:
+    """Stored runs of a study made by an older code version, and the files that changed."""
+
+    code_version: str
+    runs: int
+    changed: list[str]  # file names (empty when the old file map is unknown)
+    git_commit: str | None
 
 
 class RunStore:
     """A connection to the run database (created on first use, WAL mode).
+
+    Opening a store checks that the file is an evalab store (an unrelated SQLite file is
+    refused, never written), and stores results left unstored by an earlier command.
 
     >>> import tempfile, os
     >>> with RunStore(os.path.join(tempfile.mkdtemp(), "s.db")) as db:
@@ -109,23 +163,61 @@ class RunStore:
     'ok'
     """
 
-    def __init__(self, path: str | Path | None = None, *, create: bool = True) -> None:
+    def __init__(self, path: str | Path | None = None, *, create: bool = True,
+                 busy_timeout: float = BUSY_TIMEOUT_S) -> None:
         self.path = Path(path) if path is not None else DEFAULT_DB
+        self.busy_timeout = busy_timeout
+        self._lock = threading.RLock()  # the heartbeat thread shares the connection
         if self.path.is_dir():
             raise InputError(f"{self.path}: is a directory, expected a database file path")
         if not create and not self.path.exists():
             raise InputError(f"{self.path}: no run database here; run `evalab ablate run STUDY.toml` first (or pass --db)")
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(self.path, timeout=min(busy_timeout, 5.0), isolation_level=None,
+                                    check_same_thread=False)
         try:
-            self.conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-            self.conn.executescript(_SCHEMA)
-            self.conn.execute(
-                "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            self.id = self._open()
+        except BaseException as exc:
+            self.conn.close()
+            if not isinstance(exc, sqlite3.DatabaseError):
+                raise
+            if _is_busy(exc):
+                raise StoreBusyError(f"{self.path}: the run database stayed locked by another process for "
+                                     f"{busy_timeout:g} s; try again when it is free") from exc
+            raise InputError(f"{self.path}: not an SQLite database ({exc}); --db takes an evalab run "
+                             "database (created by `evalab ablate run`)") from exc
+        self.runs_root = self.path.resolve().parent / "runs" / self.id
+        self.ingest_unstored()
+
+    # ------------------------------------------------------------------ opening
+
+    def _open(self) -> str:
+        tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if tables and not self._is_evalab(tables):
+            raise InputError(
+                f"{self.path}: an SQLite database but not an evalab run store (it has tables "
+                f"{', '.join(sorted(tables))}); pass --db a new file or one `evalab ablate run` created"
             )
-        except sqlite3.DatabaseError as exc:
-            raise InputError(f"{self.path}: not a usable evalab run database ({exc})") from exc
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        return self.write(self._create_or_migrate)
+
+    def _is_evalab(self, tables: set[str]) -> bool:
+        if not {"meta", "runs", "studies"} <= tables:
+            return False
+        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        return row is not None and row[0].isdigit() and int(row[0]) <= SCHEMA_VERSION
+
+    def _create_or_migrate(self) -> str:
+        for stmt in _TABLES:
+            self.conn.execute(stmt)
+        columns = {r[1] for r in self.conn.execute("PRAGMA table_info(runs)")}
+        for col, kind in (("git_commit", "TEXT"), ("git_dirty", "INTEGER")):
+            if col not in columns:  # a schema-1 store: the columns are added, nothing is lost
+                self.conn.execute(f"ALTER TABLE runs ADD COLUMN {col} {kind}")
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        self.conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('store_id', ?)", (uuid.uuid4().hex[:12],))
+        return str(self.conn.execute("SELECT value FROM meta WHERE key='store_id'").fetchone()[0])
 
     def __enter__(self) -> RunStore:
         return self
@@ -135,41 +227,155 @@ class RunStore:
 
     def close(self) -> None:
         """Close the connection (the WAL is checkpointed by SQLite)."""
-        self.conn.close()
+        with self._lock:
+            self.conn.close()
+
+    # ------------------------------------------------------------------ writing
+
+    def write(self, fn: Callable[[], _T]) -> _T:
+        """Run ``fn`` in one write transaction, retrying while the database is busy.
+
+        Raises :class:`StoreBusyError` after ``busy_timeout`` seconds of trying.
+        """
+        deadline = time.monotonic() + self.busy_timeout
+        pause = 0.05
+        while True:
+            with self._lock:
+                try:
+                    self.conn.execute("BEGIN IMMEDIATE")
+                    try:
+                        out = fn()
+                    except BaseException:
+                        self.conn.execute("ROLLBACK")
+                        raise
+                    self.conn.execute("COMMIT")
+                    return out
+                except sqlite3.OperationalError as exc:
+                    if not _is_busy(exc) or time.monotonic() >= deadline:
+                        if _is_busy(exc):
+                            raise StoreBusyError(f"{self.path}: the run database stayed locked by another "
+                                                 f"process for {self.busy_timeout:g} s") from exc
+                        raise
+            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+            pause = min(pause * 2, 1.0)
 
     def register_study(self, study: Study) -> None:
-        """Record the study (name, file, code version, parsed spec)."""
+        """Record the study (name, file, code version, parsed spec) and its code's file map."""
         from evalab.ablation.plan import canonical
 
         spec = canonical({
             "seeds": list(study.seeds), "metrics": list(study.metrics), "primary": study.primary,
-            "base": study.base, "variants": [[v.label, v.settings] for v in study.variants],
+            "base": study.base, "variants": [[v.label, v.settings, v.stage, v.parent] for v in study.variants],
             "grid": study.grid, "entry": study.entry, "command": study.command,
+            "evaluate": study.evaluate, "evaluation": study.evaluation,
         })
+        git = study.code.git if study.code else None
+        files = json.dumps(study.code.files if study.code else {}, sort_keys=True)
         t = now()
-        self.conn.execute(
-            "INSERT INTO studies(name, path, code_version, spec, created_at, updated_at) VALUES (?,?,?,?,?,?) "
-            "ON CONFLICT(name) DO UPDATE SET path=excluded.path, code_version=excluded.code_version, "
-            "spec=excluded.spec, updated_at=excluded.updated_at",
-            (study.name, str(study.path), study.code_version, spec, t, t),
-        )
 
-    def record(self, study: Study, run: PlannedRun, result: RunResult) -> None:
-        """Insert or replace one run and commit at once (autocommit mode)."""
+        def upsert() -> None:
+            self.conn.execute(
+                "INSERT INTO studies(name, path, code_version, spec, created_at, updated_at) VALUES (?,?,?,?,?,?) "
+                "ON CONFLICT(name) DO UPDATE SET path=excluded.path, code_version=excluded.code_version, "
+                "spec=excluded.spec, updated_at=excluded.updated_at",
+                (study.name, str(study.path), study.code_version, spec, t, t),
+            )
+            self.conn.execute(
+                "INSERT INTO code_versions(study, code_version, files, git_commit, git_dirty, first_seen) "
+                "VALUES (?,?,?,?,?,?) ON CONFLICT(study, code_version) DO UPDATE SET files=excluded.files, "
+                "git_commit=excluded.git_commit, git_dirty=excluded.git_dirty",
+                (study.name, study.code_version, files, git.commit if git else None,
+                 None if git is None else int(git.dirty), t),
+            )
+
+        self.write(upsert)
+
+    def record(self, outcome: Outcome, owner: Owner | None = None) -> bool:
+        """Store one finished run and release its lease, in one transaction.
+
+        Returns False (and changes nothing) when the store already holds an ``ok`` result
+        for the run: a finished run is never overwritten.
+        """
         from evalab.ablation.plan import canonical
 
-        self.conn.execute(
-            "INSERT OR REPLACE INTO runs(study, run_key, rows, config, seed, code_version, status, "
-            "metrics, artifacts, duration, host, error, traceback, attempts, started_at, finished_at) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                study.name, run.key, json.dumps(list(run.rows)), canonical(run.config), run.seed,
-                study.code_version, result.status, json.dumps(result.metrics),
-                json.dumps(result.artifacts) if result.artifacts is not None else None,
-                result.duration, result.host, result.error or None, result.traceback or None,
-                result.attempts, result.started_at, result.finished_at,
-            ),
+        r = outcome.result
+        values = (
+            outcome.study, r.key, json.dumps(list(outcome.rows)), canonical(outcome.config), outcome.seed,
+            outcome.code_version, r.status, json.dumps(r.metrics),
+            json.dumps(r.artifacts) if r.artifacts is not None else None, r.duration, r.host,
+            r.error or None, r.traceback or None, r.attempts, r.started_at, r.finished_at,
+            outcome.git_commit, None if outcome.git_dirty is None else int(outcome.git_dirty),
         )
+        updates = ", ".join(f"{c}=excluded.{c}" for c in _RUN_COLUMNS[2:])
+
+        def insert() -> bool:
+            cur = self.conn.execute(
+                f"INSERT INTO runs({', '.join(_RUN_COLUMNS)}) VALUES ({', '.join('?' * len(_RUN_COLUMNS))}) "
+                f"ON CONFLICT(study, run_key) DO UPDATE SET {updates} WHERE runs.status != 'ok'",
+                values,
+            )
+            if owner is not None:
+                self.conn.execute("DELETE FROM leases WHERE study=? AND run_key=? AND owner=?",
+                                  (outcome.study, r.key, owner.id))
+            return cur.rowcount > 0
+
+        return self.write(insert)
+
+    # ------------------------------------------------------------------ leases
+
+    def claim(self, study: str, key: str, owner: Owner, *, lease_timeout: float = LEASE_TIMEOUT_S) -> str:
+        """Try to take a run: ``'claimed'``, ``'done'`` (already ok) or ``'held'`` (a live
+        runner has it). A lease whose owner died is taken over."""
+
+        def take() -> str:
+            if self.conn.execute("SELECT 1 FROM runs WHERE study=? AND run_key=? AND status='ok'", (study, key)).fetchone():
+                return "done"
+            row = self.conn.execute("SELECT owner, host, pid, heartbeat FROM leases WHERE study=? AND run_key=?",
+                                    (study, key)).fetchone()
+            if row is not None and row[0] != owner.id and lease_alive(row[1], row[2], row[3], timeout=lease_timeout):
+                return "held"
+            self.conn.execute(
+                "INSERT OR REPLACE INTO leases(study, run_key, owner, host, pid, heartbeat) VALUES (?,?,?,?,?,?)",
+                (study, key, owner.id, owner.host, owner.pid, time.time()),
+            )
+            return "claimed"
+
+        return self.write(take)
+
+    def release(self, study: str, key: str, owner: Owner) -> None:
+        """Give a claimed run back (it was not run to the end: Ctrl-C)."""
+        self.write(lambda: self.conn.execute("DELETE FROM leases WHERE study=? AND run_key=? AND owner=?",
+                                             (study, key, owner.id)))
+
+    def heartbeat(self, owner: Owner) -> None:
+        """Refresh every lease of ``owner``."""
+        self.write(lambda: self.conn.execute("UPDATE leases SET heartbeat=? WHERE owner=?", (time.time(), owner.id)))
+
+    # ------------------------------------------------------------------ unstored results
+
+    def run_dir(self, study: str, key: str) -> Path:
+        """The run folder of one run of this store."""
+        return self.runs_root / study / key
+
+    def ingest_unstored(self) -> int:
+        """Store results an earlier command could not write; return how many were stored.
+
+        A result that is still not writable (the database is busy) stays where it is.
+        """
+        stored = 0
+        for path in sorted(self.runs_root.glob(f"*/*/{UNSTORED}")):
+            try:
+                outcome = Outcome.from_json(path.read_text(encoding="utf-8"))
+                self.record(outcome)
+            except StoreBusyError:
+                break
+            except (OSError, ValueError, TypeError, KeyError):
+                continue  # half-written or foreign: left for a person to look at
+            path.unlink(missing_ok=True)
+            stored += 1
+        return stored
+
+    # ------------------------------------------------------------------ reading
 
     def previous_attempts(self, study: str, key: str) -> int:
         """Attempts already spent on a run in earlier invocations (0 when never run)."""
@@ -186,78 +392,58 @@ class RunStore:
         return {r.key: r for r in self._iter(study)}
 
     def _iter(self, study: str) -> Iterator[StoredRun]:
-        cur = self.conn.execute(
-            "SELECT run_key, rows, config, seed, status, metrics, artifacts, duration, host, error, "
-            "traceback, attempts, started_at, finished_at FROM runs WHERE study=? ORDER BY finished_at",
-            (study,),
-        )
-        for (key, rows, config, seed, status, metrics, artifacts, duration, host, error, tb,
-             attempts, started, finished) in cur:
+        cur = self.conn.execute(f"SELECT {', '.join(_RUN_COLUMNS[1:])} FROM runs WHERE study=? ORDER BY finished_at", (study,))
+        for (key, rows, config, seed, code_version, status, metrics, artifacts, duration, host, error, tb,
+             attempts, started, finished, git_commit, git_dirty) in cur:
             yield StoredRun(
                 key=key, rows=tuple(json.loads(rows)), config=json.loads(config), seed=seed,
                 status=status, metrics=json.loads(metrics) if metrics else {},
                 artifacts=json.loads(artifacts) if artifacts else None, duration=duration,
                 host=host or "", error=error or "", traceback=tb or "", attempts=attempts,
-                started_at=started or "", finished_at=finished or "",
+                started_at=started or "", finished_at=finished or "", code_version=code_version,
+                git_commit=git_commit, git_dirty=None if git_dirty is None else bool(git_dirty),
             )
+
+    def superseded(self, study: Study) -> list[Superseded]:
+        """Stored runs of ``study`` from other code versions, newest first, with the files
+        that differ from the current version's file map."""
+        current = study.code.files if study.code else {}
+        out = []
+        for version, count in self.conn.execute(
+            "SELECT code_version, COUNT(*) FROM runs WHERE study=? AND code_version != ? GROUP BY code_version "
+            "ORDER BY MAX(finished_at) DESC", (study.name, study.code_version),
+        ):
+            row = self.conn.execute("SELECT files, git_commit FROM code_versions WHERE study=? AND code_version=?",
+                                    (study.name, version)).fetchone()
+            changed = changed_files(json.loads(row[0]), current) if row else []
+            out.append(Superseded(version, int(count), changed, row[1] if row else None))
+        return out
+
+    def delete_superseded(self, study: Study) -> list[str]:
+        """Delete the stored runs of ``study`` from other code versions; return their keys.
+
+        Their run folders are removed after the rows (a folder without a row is harmless; a
+        row without its folder would point nowhere).
+        """
+
+        def delete() -> list[str]:
+            keys = [r[0] for r in self.conn.execute(
+                "SELECT run_key FROM runs WHERE study=? AND code_version != ?", (study.name, study.code_version))]
+            self.conn.execute("DELETE FROM runs WHERE study=? AND code_version != ?", (study.name, study.code_version))
+            self.conn.execute("DELETE FROM code_versions WHERE study=? AND code_version != ?", (study.name, study.code_version))
+            return keys
+
+        keys = self.write(delete)
+        for key in keys:
+            shutil.rmtree(self.run_dir(study.name, key), ignore_errors=True)
+        return keys
 
     def integrity_check(self) -> str:
         """``PRAGMA integrity_check``: ``'ok'`` for a sound file."""
         return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
 
 
-@dataclass(frozen=True)
-class RowStatus:
-    """Run counts of one row."""
+def _is_busy(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
 
-    label: str
-    planned: int
-    ok: int
-    failed: int
-
-    @property
-    def pending(self) -> int:
-        return self.planned - self.ok - self.failed
-
-
-@dataclass(frozen=True)
-class StudyStatus:
-    """What ``evalab ablate status`` shows: counts per row and the stored errors."""
-
-    study: str
-    db_path: Path
-    rows: list[RowStatus]
-    planned: int
-    ok: int
-    failed: int
-    errors: list[tuple[str, int, str]]  # (row labels, seed, error)
-
-    @property
-    def pending(self) -> int:
-        return self.planned - self.ok - self.failed
-
-
-def study_status(study: Study, db_path: str | Path | None = None) -> StudyStatus:
-    """Count ok / failed / pending runs per row from the store (runs of the current plan)."""
-    from evalab.ablation.plan import plan_runs, study_rows
-
-    plan = plan_runs(study)
-    with RunStore(db_path, create=False) as store:
-        stored = store.runs(study.name)
-        path = store.path
-    by_row: dict[str, list[int]] = {r.label: [0, 0, 0] for r in study_rows(study)}
-    errors = []
-    ok = failed = 0
-    for run in plan:
-        s = stored.get(run.key)
-        status = s.status if s else None
-        ok += status == "ok"
-        failed += status == "failed"
-        if s and status == "failed":
-            errors.append((", ".join(run.rows), run.seed, s.error))
-        for label in run.rows:
-            by_row[label][0] += 1
-            by_row[label][1] += status == "ok"
-            by_row[label][2] += status == "failed"
-    rows = [RowStatus(label, *counts) for label, counts in by_row.items()]
-    return StudyStatus(study.name, path, rows, len(plan), ok, failed, errors)

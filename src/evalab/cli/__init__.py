@@ -12,6 +12,7 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import Annotated
 
 import click
 import typer
@@ -27,8 +28,18 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+def _print_version(value: bool) -> None:
+    if value:
+        from evalab._version import __version__
+
+        typer.echo(f"evalab {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[bool, typer.Option("--version", help="Print evalab's version and exit.", is_eager=True, callback=_print_version)] = False,
+) -> None:
     # A callback keeps ``app`` a command group even when only the invoked command's
     # module has been imported (typer would otherwise promote a lone command to the root).
     pass
@@ -39,6 +50,7 @@ GREEDY_OPTIONS: dict[str, set[str]] = {
     "score": {"-i", "--input", "-m", "--metrics"},
     "compare": {"-i", "--input", "-m", "--metrics"},
     "semsim": {"-i", "--input"},
+    "meta-eval": {"-i", "--input", "-m", "--metrics", "--name-map"},
 }
 
 
@@ -78,6 +90,7 @@ COMMAND_MODULES: dict[str, str] = {
     "ppl": "ppl",
     "ablate": "ablate",
     "demo": "demo",
+    "meta-eval": "meta_eval",
 }
 
 
@@ -98,6 +111,19 @@ def _register_commands(argv: Sequence[str] | None = None) -> None:
 def error(message: str) -> None:
     """Print a one-line error to stderr."""
     sys.stderr.write(f"evalab: error: {message}\n")
+
+
+def usage_message(exc: click.ClickException) -> str:
+    """click's error (a bad ``--seed abc``, a missing option) as one line with a help hint.
+
+    click prints a usage block of three lines; one line like every other refusal keeps
+    stderr parseable and names the command whose ``--help`` says what would be right.
+    """
+    message = " ".join(exc.format_message().split())
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None:
+        return f"{message} (see `{ctx.command_path} --help`)"
+    return message
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
@@ -126,7 +152,7 @@ def _main(argv: Sequence[str] | None) -> int:
         exc.show()
         return 0
     except click.ClickException as exc:
-        exc.show()
+        error(usage_message(exc))
         return 2
     except click.exceptions.Exit as exc:
         return exc.exit_code

@@ -1,14 +1,17 @@
-"""``evalab ablate {run,status,report}``: ablation studies from a TOML study file."""
+"""``evalab ablate {run,status,report,gc}``: ablation studies from a TOML study file."""
 
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from evalab.cli import app
-from evalab.cli.output import check_format, emit
+from evalab.cli.output import check_format, check_out, emit
+
+if TYPE_CHECKING:
+    from evalab.ablation.executors import RunSummary
 
 ablate_app = typer.Typer(
     name="ablate",
@@ -25,6 +28,24 @@ StudyArg = Annotated[str, typer.Argument(help="The study file (TOML): [study], [
 DbOpt = Annotated[str | None, typer.Option("--db", help="Run database (SQLite). Default: .evalab/studies.db in the current folder.")]
 
 
+def _summary_lines(s: RunSummary) -> list[str]:
+    from evalab.ablation.status import superseded_lines
+
+    lines = [
+        f"study {s.study!r}: {s.planned} runs planned, {s.skipped} already finished, "
+        f"{s.ok} ok, {s.failed} failed in {s.seconds:.1f} s; database {s.db_path}"
+    ]
+    if s.held:
+        lines.append(f"{s.held} runs were being run by another runner on this database and were left to it")
+    if s.blocked:
+        lines.append(f"{s.blocked} eval runs not started: the trained run whose checkpoint they evaluate failed or is "
+                     "being run by another runner; run the same command again once it has finished")
+    lines += superseded_lines(s.superseded)
+    if s.failed:
+        lines.append("failed runs are recorded with their errors: see `evalab ablate status`")
+    return lines
+
+
 @ablate_app.command("run")
 def run_cmd(
     study_file: StudyArg,
@@ -32,33 +53,52 @@ def run_cmd(
     executor: Annotated[str, typer.Option("--executor", help="local (process pool) or ray (Ray tasks with the study's resources).")] = "local",
     ray_address: Annotated[str | None, typer.Option("--ray-address", help="Ray cluster address (e.g. auto or ray://host:10001); default: start a local cluster.")] = None,
     db: DbOpt = None,
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+    wait_db: Annotated[float, typer.Option("--wait-db", help="Seconds to wait for a database another process holds locked.")] = 60.0,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress (bar on a terminal, one line per run otherwise).")] = False,
 ) -> None:
-    """Run every run of the study that is not finished yet (finished runs are skipped)."""
-    from evalab.ablation import load_study, run_study
+    """Run every run of the study that is not finished yet (finished runs are skipped).
 
+    Exits 1 when runs failed (they are stored with their errors), 130 on Ctrl-C."""
+    from evalab.ablation import load_study, run_study
+    from evalab.ablation.executors import RunInterrupted
+    from evalab.errors import SettingsError
+
+    if not wait_db > 0:
+        raise SettingsError(f"--wait-db must be a positive number of seconds, got {wait_db:g}")
     study = load_study(study_file)
-    summary = run_study(study, db, jobs=jobs, executor=executor, ray_address=ray_address, progress=not quiet)
-    sys.stderr.write(
-        f"study {summary.study!r}: {summary.planned} runs planned, {summary.skipped} already finished, "
-        f"{summary.ok} ok, {summary.failed} failed in {summary.seconds:.1f} s; database {summary.db_path}\n"
-    )
+    try:
+        summary = run_study(study, db, jobs=jobs, executor=executor, ray_address=ray_address,
+                            progress=not quiet, busy_timeout=wait_db)
+    except RunInterrupted as exc:
+        s = exc.summary
+        sys.stderr.write(
+            f"interrupted: {s.ok + s.failed} runs stored in this invocation ({s.ok} ok, {s.failed} failed), "
+            f"{s.skipped + s.ok} of {s.planned} finished in all; run the same command again to resume "
+            "(finished runs are skipped)\n"
+        )
+        raise typer.Exit(130) from None
+    sys.stderr.write("".join(line + "\n" for line in _summary_lines(summary)))
     if summary.failed:
-        sys.stderr.write("failed runs are recorded with their errors: see `evalab ablate status`\n")
+        raise typer.Exit(1)
 
 
 @ablate_app.command("status")
 def status_cmd(study_file: StudyArg, db: DbOpt = None) -> None:
-    """Counts of ok / failed / pending runs per row, and the stored errors."""
+    """Counts of ok / failed / pending runs per row, the stored errors, and superseded runs."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     from evalab.ablation import load_study, study_status
+    from evalab.ablation.status import superseded_lines
 
     st = study_status(load_study(study_file, check_entry=False), db)
     console = Console(soft_wrap=False, width=None if sys.stdout.isatty() else 120)
     console.print(Text(f"{st.study}: {st.ok}/{st.planned} ok, {st.failed} failed, {st.pending} pending ({st.db_path})"), soft_wrap=True)
+    git = f"; git {st.git.commit[:10]}{' (dirty tree)' if st.git.dirty else ''}" if st.git else ""
+    console.print(Text(f"code version {st.code_version}{git}"), soft_wrap=True)
+    for line in superseded_lines(st.superseded or []):
+        console.print(Text(line), soft_wrap=True)
     table = Table()
     for h in ("Row", "Planned", "OK", "Failed", "Pending"):
         table.add_column(h, justify="left" if h == "Row" else "right")
@@ -67,6 +107,22 @@ def status_cmd(study_file: StudyArg, db: DbOpt = None) -> None:
     console.print(table)
     for rows, seed, error in st.errors:
         console.print(Text(f"failed: {rows} seed {seed}: {error}"), soft_wrap=True)
+
+
+@ablate_app.command("gc")
+def gc_cmd(
+    study_file: StudyArg,
+    db: DbOpt = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only say what would be removed.")] = False,
+) -> None:
+    """Remove the study's superseded runs (stored for an older code version) and their run folders."""
+    from evalab.ablation import gc_study, load_study
+
+    found = gc_study(load_study(study_file, check_entry=False), db, dry_run=dry_run)
+    n = sum(s.runs for s in found)
+    verb = "would remove" if dry_run else "removed"
+    versions = ", ".join(s.code_version for s in found)
+    sys.stderr.write(f"{verb} {n} superseded runs" + (f" (code versions {versions})" if found else "") + "\n")
 
 
 @ablate_app.command("report")
@@ -81,8 +137,10 @@ def report_cmd(
 ) -> None:
     """Per row: mean, sd, 95% CI over seeds, Δ to the base with CI and p-values; grid effects."""
     from evalab.ablation import analyze, load_study
+    from evalab.ablation.store import DEFAULT_DB
     from evalab.report import render_html, render_json, render_latex, render_markdown, render_table
 
+    check_out(out, [("STUDY_FILE", study_file), ("--db", db if db is not None else str(DEFAULT_DB))])
     check_format(format, REPORT_FORMATS)
     analysis = analyze(load_study(study_file, check_entry=False), db, aso=aso, alpha=alpha, power=power)
     if format == "table":

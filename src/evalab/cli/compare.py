@@ -11,10 +11,7 @@ McNemar's p-value instead (see :mod:`evalab.stats.mcnemar`).
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sys
-from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
 import numpy as np
@@ -22,13 +19,16 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.options import build_metrics
-from evalab.cli.output import check_format, emit, print_table, to_json, to_latex
+from evalab.cli.output import check_format, check_out, emit, print_table, to_json, to_latex
 from evalab.cli.references import apply_missing_refs, check_missing_ref
-from evalab.cli.score import load_inputs
+from evalab.cli.score import input_options, load_inputs
 from evalab.errors import SettingsError
+from evalab.io import same_file
 from evalab.metrics.base import Metric
 from evalab.metrics.missing_refs import reference_count
-from evalab.parallel import stats_table
+from evalab.metrics.parallel import stats_table
+from evalab.metrics.stats_value import NRefs, Stats
+from evalab.progress import progress_bar
 from evalab.stats.bootstrap import check_confidence
 from evalab.stats.mcnemar import EXACT_MAX_DISCORDANT, binary_outcomes, mcnemar_test
 from evalab.stats.multiple import holm_bonferroni
@@ -44,35 +44,24 @@ from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 CORRECTIONS = ("none", "holm")
 
 
-@contextlib.contextmanager
-def progress_bar(total: int, description: str, quiet: bool) -> Iterator[Callable[[int], None] | None]:
-    """A rich progress bar on stderr, or ``None`` when quiet or stderr is not a terminal."""
-    if quiet or not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(description, total=total)
-        yield lambda k: bar.advance(task, k)
-
-
 def display_names(names: list[str]) -> dict[str, str]:
     """Short names for the table: the part of each name that differs between systems.
 
     ``generaltest2022.en-de.hyp.Online-A.de`` and ``...Online-B.de`` show as ``Online-A``
-    and ``Online-B``: the common prefix and suffix are dropped at a ``.``, ``_``, ``-`` or
-    ``/`` boundary. JSON output keeps the full names.
+    and ``Online-B``: the common prefix and suffix are dropped at a ``.`` or ``/``
+    boundary only. ``-`` and ``_`` join the words of a system's own name, so cutting there
+    would print ``Online-A`` and ``Online-B`` as ``A`` and ``B``, which no reader can map
+    back to a system. JSON output keeps the full names.
 
     >>> display_names(["out/base.txt", "out/sys1.txt"])
     {'out/base.txt': 'base', 'out/sys1.txt': 'sys1'}
+    >>> display_names(["hyp.Online-A.de", "hyp.Online-B.de"])
+    {'hyp.Online-A.de': 'Online-A', 'hyp.Online-B.de': 'Online-B'}
     """
     unique = list(dict.fromkeys(names))
     if len(unique) < 2:
         return {n: n for n in unique}
-    seps = "._-/"
+    seps = "./"
     prefix = os.path.commonprefix(unique)  # noqa: RUF071 - characters, not path parts
     cut = max((i + 1 for i, c in enumerate(prefix) if c in seps), default=0)
     rev = os.path.commonprefix([n[::-1] for n in unique])  # noqa: RUF071
@@ -90,7 +79,7 @@ def _fmt(value: float | None, decimals: int) -> str:
 def result_rows(
     results: dict[str, PairedTestResult],
     metrics: dict[str, Metric],
-    nrefs: int,
+    nrefs: NRefs,
     correction: str,
     alpha: float,
 ) -> list[dict[str, Any]]:
@@ -169,8 +158,7 @@ def render(rows: list[dict[str, Any]], metrics: dict[str, Metric], fmt: str, wid
 
 
 def mcnemar_rows(
-    metrics: dict[str, Metric], stats: dict[str, dict[str, np.ndarray]], nrefs: int | str,
-    correction: str, alpha: float,
+    metrics: dict[str, Metric], stats: dict[str, dict[str, Stats]], correction: str, alpha: float,
 ) -> list[dict[str, Any]]:
     """McNemar's test of every system against the first, per metric, as JSON-ready dicts."""
     out: list[dict[str, Any]] = []
@@ -183,16 +171,17 @@ def mcnemar_rows(
         adjusted = holm_bonferroni(raw) if correction == "holm" else raw
         for j, sys_name in enumerate(names):
             t = tests[j - 1] if j else None
-            score = float(metric.scores_from_sums(stats[name][sys_name].sum(axis=0)))
+            value = stats[name][sys_name]
+            score = float(metric.scores_from_sums(value.sums()))
             p_adj = float(adjusted[j - 1]) if t else None
             out.append({
                 "metric": name, "system": sys_name, "score": score, "baseline": j == 0,
-                "delta": score - float(metric.scores_from_sums(stats[name][names[0]].sum(axis=0))),
+                "delta": score - float(metric.scores_from_sums(stats[name][names[0]].sums())),
                 "baseline_only": t.baseline_only if t else None, "system_only": t.system_only if t else None,
                 "p_value": t.p_value if t else None, "method": t.method if t else None,
                 "p_adjusted": p_adj, "correction": correction, "alpha": alpha, "test": "mcnemar",
                 "significant": None if p_adj is None else p_adj < alpha,
-                "signature": f"{metric.signature_for(nrefs)}|test:mcnemar|exact:<={EXACT_MAX_DISCORDANT}|else:mid-p",
+                "signature": f"{value.signature}|test:mcnemar|exact:<={EXACT_MAX_DISCORDANT}|else:mid-p",
             })
     return out
 
@@ -252,6 +241,7 @@ def compare(
 ) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
     # every option is checked before any file is read or any resampling starts
+    check_out(out, input_options(reference, input))
     check_format(format)
     check_missing_ref(missing_ref)
     if test not in (*DEFAULT_TRIALS, "mcnemar"):
@@ -271,20 +261,21 @@ def compare(
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
     if len(input) < 2:
         raise SettingsError("compare needs a baseline and at least one system: -i BASELINE SYS1 [SYS2 ...]")
-    if len(set(input)) != len(input):
-        twice = sorted({p for p in input if input.count(p) > 1})
+    twice = sorted({p for i, p in enumerate(input) for q in input[i + 1:] if p != "-" and same_file(p, q)})
+    if twice:
+        # ./sys.txt and sys.txt (or a link to it) are one system compared with itself
         raise SettingsError(f"system file given twice: {', '.join(twice)}")
     built = build_metrics(metrics, set_)
     refs, systems = load_inputs(reference, input)
     refs = apply_missing_refs(refs, reference, missing_ref)
     stats = stats_table(built, systems, refs, jobs)
     if test == "mcnemar":
-        mc_rows = mcnemar_rows(built, stats, reference_count(refs), correct, alpha)
+        mc_rows = mcnemar_rows(built, stats, correct, alpha)
         render_mcnemar(mc_rows, format, out)
         return
     ci_total = n if test == "bs" else ci_n
     label = f"paired {'bootstrap' if test == 'bs' else 'randomization'}"
-    with progress_bar(n + (ci_total if test == "ar" else 0), label, quiet) as advance:
+    with progress_bar(n + (ci_total if test == "ar" else 0), label, enabled=not quiet) as advance:
         results = paired_test(
             test, built, stats, n_samples=n, seed=seed, confidence=confidence,
             p_value=p_value, ci_samples=ci_n, progress=advance,

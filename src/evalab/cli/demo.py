@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 DEFAULT_OUT = "evalab-demo"
 #: ``--quick``: rows, seeds and budget of the smoke-test version (tests, a first look)
-QUICK_ROWS = ("(A) h=1",)
+QUICK_ROWS = ("(A) h=1", "(A') 1 of 4 heads at eval")
 QUICK_SEEDS = (0, 1)
 QUICK_BUDGET = {"steps": 30, "warmup": 5, "eval_size": 200}
 
@@ -89,6 +89,31 @@ def timing_lines(study: Study, db: Path, summary: Any, seconds: float, jobs: int
     return lines
 
 
+#: (row suppressed at evaluation, the retrained row that removes the same component)
+STAGE_PAIRS = (("(A') 1 of 4 heads at eval", "(A) h=1"), ("(E') positions removed at eval", "(E) none"))
+
+
+def stage_lines(analysis: Any) -> list[str]:
+    """What the two kinds of rows mean (seed 004), with this study's numbers side by side."""
+    p = analysis.primary
+    labels = {r.label: r for r in analysis.rows}
+    lines = [
+        "Retrained rows ((A), (D), (E)) train a new model without the component: they ask whether a model "
+        "without it can learn the task. Rows at eval ((A'), (E')) take each seed's trained base model and "
+        "suppress the component only while evaluating it: they ask whether the trained model relies on it. "
+        "Seed 004: the two answer different questions, so neither stands in for the other.",
+        "The Δ of a row at eval is to the base and paired by seed (the same trained model evaluated twice: "
+        "paired t CI, sign-flip permutation test); the Δ of a retrained row is unpaired (Welch).",
+    ]
+    for at_eval, retrained in STAGE_PAIRS:
+        if at_eval in labels and retrained in labels:
+            e, r = labels[at_eval].metrics[p], labels[retrained].metrics[p]
+            if e.n and r.n:
+                lines.append(f"{p}: {at_eval} {e.mean:.1f} (Δ {e.delta:+.1f} paired) vs {retrained} {r.mean:.1f} "
+                             f"(Δ {r.delta:+.1f} Welch); base {analysis.base.metrics[p].mean:.1f}.")
+    return lines
+
+
 def _html_list(lines: list[str]) -> str:
     return "<ul>" + "".join(f"<li>{html.escape(x)}</li>" for x in lines) + "</ul>"
 
@@ -97,7 +122,7 @@ def write_reports(
     study: Study, db: Path, out: Path, timing: list[str], *, directions: bool = True
 ) -> tuple[Any, list[str]]:
     """Analyse the stored runs and write ``report.md`` and ``report.html`` into ``out``;
-    return the analysis and the lines checking seed 000's directions (when ``directions``)."""
+    return the analysis and the lines checking the seeds' directions (when ``directions``)."""
     from evalab.ablation import analyze
     from evalab.examples.sort_digits.directions import check_directions
     from evalab.io import write_text_atomic
@@ -106,14 +131,19 @@ def write_reports(
     analysis = analyze(study, db)
     checks = [d.line() for d in check_directions(analysis)] if directions else []
     protocol = protocol_lines(study)
+    stages = stage_lines(analysis) if any(r.stage == "eval" for r in analysis.rows) else []
     sections = [("Protocol", _html_list(protocol + timing))]
+    if stages:
+        sections.append(("Retrained or suppressed at evaluation", _html_list(stages)))
     if checks:
-        sections.append(("Seed 000's directions at this budget", _html_list(checks)))
+        sections.append(("The seeds' directions at this budget", _html_list(checks)))
     write_text_atomic(out / "report.html", render_html(analysis, extra_sections=sections))
     md = render_markdown(analysis)
     md += "\n### Protocol\n\n" + "".join(f"- {x}\n" for x in protocol + timing)
+    if stages:
+        md += "\n### Retrained or suppressed at evaluation\n\n" + "".join(f"- {x}\n" for x in stages)
     if checks:
-        md += "\n### Seed 000's directions at this budget\n\n" + "".join(f"- {x}\n" for x in checks)
+        md += "\n### The seeds' directions at this budget\n\n" + "".join(f"- {x}\n" for x in checks)
     write_text_atomic(out / "report.md", md)
     return analysis, checks
 
@@ -135,6 +165,7 @@ def demo(
     of "Attention Is All You Need" (heads, dropout, label smoothing, positional encoding),
     3 seeds per row; print the table and write OUT/report.html and OUT/report.md."""
     from evalab.ablation import load_study, run_study
+    from evalab.cli.output import check_out
     from evalab.errors import SettingsError, require
     from evalab.examples.sort_digits import study_path
     from evalab.report import render_table
@@ -144,10 +175,12 @@ def demo(
     n_jobs = jobs if jobs is not None else max(1, os.cpu_count() or 1)
     if n_jobs < 1:
         raise SettingsError(f"--jobs must be >= 1, got {n_jobs}")
+    check_out(out, [], folder=True)
     folder = Path(out)
-    if folder.exists() and not folder.is_dir():
-        raise SettingsError(f"--out {out!r} exists and is not a folder")
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SettingsError(f"--out {out}: cannot create the folder ({exc.strerror or exc})") from exc
     db = folder / "studies.db"
 
     study = load_study(study_path())
@@ -161,7 +194,7 @@ def demo(
     analysis, directions = write_reports(study, db, folder, timing, directions=not quick)
     render_table(analysis)
     if directions:
-        typer.echo("\nSeed 000's directions (95% Welch CI over seeds):")
+        typer.echo("\nThe seeds' directions (95% CIs over seeds: Welch between trained rows, paired for rows at eval):")
         for line in directions:
             typer.echo(f"  {line}")
     sys.stderr.write(

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from evalab.errors import SettingsError
-from evalab.io import write_text_atomic
+from evalab.io import STDIN, same_file, write_text_atomic
+from evalab.report.latex import latex_escape, latex_table
+
+__all__ = ["FORMATS", "check_format", "check_out", "emit", "json_safe", "latex_escape", "print_table", "to_json", "to_latex"]
 
 FORMATS = ("table", "json", "latex")
 
@@ -37,29 +42,9 @@ def to_json(rows: Sequence[dict[str, Any]] | dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def latex_escape(text: str) -> str:
-    """Escape LaTeX special characters."""
-    repl = {
-        "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-        "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-    }
-    return "".join(repl.get(c, c) for c in text)
-
-
 def to_latex(header: Sequence[str], body: Sequence[Sequence[str]], caption: str = "") -> str:
     """A booktabs ``tabular`` with the first column left-aligned, the rest right-aligned."""
-    cols = "l" + "r" * (len(header) - 1)
-    lines = [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{cols}}}", r"\toprule"]
-    lines.append(" & ".join(latex_escape(h) for h in header) + r" \\")
-    lines.append(r"\midrule")
-    for row in body:
-        lines.append(" & ".join(latex_escape(c) for c in row) + r" \\")
-    lines.append(r"\bottomrule")
-    lines.append(r"\end{tabular}")
-    if caption:
-        lines.append(rf"\caption{{{latex_escape(caption)}}}")
-    lines.append(r"\end{table}")
-    return "\n".join(lines) + "\n"
+    return latex_table(header, body, caption)
 
 
 def print_table(header: Sequence[str], body: Sequence[Sequence[str]], footer: Sequence[str] = ()) -> None:
@@ -83,6 +68,66 @@ def print_table(header: Sequence[str], body: Sequence[Sequence[str]], footer: Se
     console.print(table)
     for line in footer:
         console.print(line, highlight=False, markup=False)
+
+
+def _inside(path: str, folder: str) -> bool:
+    real, root = os.path.realpath(path), os.path.realpath(folder)
+    return os.path.commonpath([real, root]) == root
+
+
+def _nearest_existing(path: Path) -> Path:
+    """``path`` or its closest ancestor that exists (the folder a write would create from)."""
+    for candidate in (path, *path.parents):
+        if os.path.lexists(candidate):
+            return candidate
+    return Path("/")  # pragma: no cover - "/" always exists
+
+
+def check_out(out: str | None, inputs: Iterable[tuple[str, str | None]], *, option: str = "--out",
+              folder: bool = False) -> None:
+    """Refuse an output path that would destroy an input or cannot be written, before any work.
+
+    ``inputs`` are ``(option, path)`` pairs of everything the command reads (None and ``-``
+    are skipped): the output may not be one of them (resolved paths, so symbolic links and
+    ``a/../b`` count; :func:`os.path.samefile`, so hard links count), nor an existing file
+    inside an input folder (a model directory). Then the output must be writable: not an
+    existing folder (unless ``folder``), not under a file, not in a read-only folder.
+    Writing is still guarded by :func:`evalab.io.atomic_path`; this check only moves the
+    refusal ahead of minutes of scoring.
+    """
+    if out is None:
+        return
+    if not out.strip():
+        raise SettingsError(f"{option} is empty; give a file name")
+    for name, path in inputs:
+        if path is None or path == STDIN:
+            continue
+        if same_file(out, path):
+            raise SettingsError(
+                f"{option} {out} is the same file as {name} {path}; writing the output there "
+                "would replace it, choose another file"
+            )
+        if os.path.isdir(path) and os.path.lexists(out) and _inside(out, path):
+            raise SettingsError(
+                f"{option} {out} is a file inside {name} {path}; writing the output there "
+                "would replace it, choose another file"
+            )
+    _check_writable(out, option=option, folder=folder)
+
+
+def _check_writable(out: str, *, option: str, folder: bool) -> None:
+    # the path as the user wrote it, so the message names what they typed
+    target = Path(out)
+    if target.is_dir() and not folder:
+        raise SettingsError(f"{option} {out} is a folder; give a file name")
+    if target.exists() and not target.is_dir() and folder:
+        raise SettingsError(f"{option} {out} exists and is not a folder")
+    base = _nearest_existing(target if not target.exists() or folder else target.parent)
+    if not base.is_dir():
+        raise SettingsError(f"{option} {out}: {base} is a file, not a folder")
+    # /proc and /sys accept no new files whatever their permission bits say (even for root)
+    if str(base).split(os.sep)[1:2] in (["proc"], ["sys"]) or not os.access(base, os.W_OK | os.X_OK):
+        raise SettingsError(f"{option} {out}: the folder {base} is not writable")
 
 
 def emit(text: str, out: str | None) -> None:

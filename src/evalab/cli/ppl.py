@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import sys
+import zipfile
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -31,11 +32,19 @@ import numpy as np
 import typer
 
 from evalab.cli import app
-from evalab.cli.output import check_format, emit, print_table, to_json
+from evalab.cli.output import check_format, check_out, emit, print_table, to_json
 from evalab.errors import InputError, SettingsError
 from evalab.io import read_segments
+from evalab.metrics.loss import STAT_NAMES, CrossEntropy, Perplexity, PerplexitySettings
+from evalab.nll import IGNORE_INDEX
 
 FORMATS = ("table", "json", "markdown")
+
+
+#: the CLI's defaults are the metric's: one place says what ``--batch-size`` etc. default to
+DEFAULTS = PerplexitySettings()
+#: first bytes of a zip archive (np.savez writes one); anything else is not a .npz
+ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 
 
 def load_npz(path: str) -> dict[str, np.ndarray]:
@@ -43,10 +52,21 @@ def load_npz(path: str) -> dict[str, np.ndarray]:
     p = Path(path)
     if not p.exists():
         raise InputError(f"{path}: no such file")
+    if p.is_dir():
+        raise InputError(f"{path}: is a directory, expected a .npz file")
     try:
+        with open(p, "rb") as fh:
+            magic = fh.read(4)
+        if magic not in ZIP_MAGIC:
+            raise InputError(
+                f"{path}: not a .npz archive (a zip of arrays); save it with "
+                "np.savez(path, logits=..., labels=...)"
+            )
         with np.load(p, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        if isinstance(exc, InputError):
+            raise
         raise InputError(f"{path}: not a readable .npz archive ({exc})") from exc
     missing = [k for k in ("logits", "labels") if k not in arrays]
     if missing:
@@ -58,9 +78,15 @@ def load_npz(path: str) -> dict[str, np.ndarray]:
 
 
 def _per_sequence(value: np.ndarray | None, n: int, key: str, path: str) -> np.ndarray | None:
+    """One count per sequence from the ``bytes``/``words`` array: one number, or one per sequence."""
     if value is None:
         return None
-    arr = np.asarray(value, dtype=np.float64).reshape(-1)
+    try:
+        arr = np.asarray(value, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise InputError(f"{path}: '{key}' must hold numbers, got {value.dtype}") from None
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr != np.round(arr)):
+        raise InputError(f"{path}: '{key}' must be whole numbers >= 0 (counts of the scored text), got {arr[:5].tolist()}")
     if arr.size == 1 and n > 1:
         # one corpus-level count: attribute it to the first row, rows stay additive
         out = np.zeros(n)
@@ -73,47 +99,45 @@ def _per_sequence(value: np.ndarray | None, n: int, key: str, path: str) -> np.n
 
 def rows_from_npz(path: str, *, shift: bool, pad_id: int | None, ignore_index: int | None) -> np.ndarray:
     """Stats rows (one per sequence) of the loss metrics from a ``--logits`` file."""
-    from evalab.metrics.loss import Perplexity
-
     arrays = load_npz(path)
     logits, labels = arrays["logits"], arrays["labels"]
     if logits.ndim == 2:
         logits, labels = logits[None], labels[None] if labels.ndim == 1 else labels
     if logits.ndim != 3:
         raise InputError(f"{path}: 'logits' must have shape [N, T, V] or [T, V], got {logits.shape}")
+    if not np.issubdtype(logits.dtype, np.number) or not np.issubdtype(labels.dtype, np.integer):
+        raise InputError(f"{path}: 'logits' must be numbers and 'labels' integers, got {logits.dtype} and {labels.dtype}")
     try:
         rows = Perplexity.stats_from_logits(logits, labels, shift=shift, ignore_index=ignore_index, pad_id=pad_id)
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from exc
     n = rows.shape[0]
-    from evalab.metrics.loss import _BYTES, _WORDS
-
-    for key, col in (("bytes", _BYTES), ("words", _WORDS)):
-        values = _per_sequence(arrays.get(key), n, key, path)
-        if values is not None:
-            rows[:, col] = values
-    return rows
+    counts = {key: _per_sequence(arrays.get(key), n, key, path) for key in ("bytes", "words")}
+    return Perplexity.stats_from_nll(
+        rows[:, STAT_NAMES.index("nll")], rows[:, STAT_NAMES.index("tokens")],
+        n_bytes=counts["bytes"], n_words=counts["words"],
+    )
 
 
-def build_report(rows: np.ndarray, *, mean: str, lm_fields: list[tuple[str, str]], extra: list[tuple[str, str]]) -> dict[str, Any]:
-    """The report dict (JSON layout) from stats rows, via the corpus metrics."""
-    from evalab.metrics.loss import CrossEntropy, Perplexity
+def build_report(rows: np.ndarray, metric: Perplexity, extra: list[tuple[str, str]]) -> dict[str, Any]:
+    """The report dict (JSON layout) from stats rows, via the perplexity metrics.
 
-    ppl = Perplexity(mean=mean)
-    ce = CrossEntropy(mean=mean)
-    if rows.shape[0] == 0 or rows[:, 1].sum() <= 0:
+    ``extra`` are the settings of this command that shape the rows (how documents are cut,
+    how the logits were paired); the signature is the metric's with them added before its
+    version field.
+    """
+    if rows.shape[0] == 0 or rows[:, STAT_NAMES.index("tokens")].sum() <= 0:
         raise InputError("nothing to score: no token has a prediction (text too short, or all positions masked)")
-    p_score = ppl.aggregate(rows)
-    c_score = ce.aggregate(rows)
+    p_score = metric.aggregate(rows)
+    nats = CrossEntropy(mean=metric.settings.mean).aggregate(rows).score
     comps = p_score.components
-    fields = [("per", "token"), ("mean", mean), *lm_fields, *extra]
-    from evalab._version import __version__
-
-    signature = "ppl|" + "|".join(f"{k}:{v}" for k, v in fields) + f"|version:{__version__}"
+    fields = [tuple(f.split(":", 1)) for f in p_score.signature.split("|")[1:] if not f.startswith("version:")]
+    head, _, version = p_score.signature.rpartition("|version:")
+    signature = head + "".join(f"|{k}:{v}" for k, v in extra) + f"|version:{version}"
     return {
         "perplexity": p_score.score,
-        "nats_per_token": c_score.score,
-        "bits_per_token": c_score.score / math.log(2),
+        "nats_per_token": nats,
+        "bits_per_token": nats / math.log(2),
         "tokens": comps["tokens"],
         "bits_per_byte": comps["bits_per_byte"],
         "word_perplexity": comps["word_perplexity"],
@@ -122,7 +146,7 @@ def build_report(rows: np.ndarray, *, mean: str, lm_fields: list[tuple[str, str]
         "bytes": comps["bytes"],
         "words": comps["words"],
         "documents": int(rows.shape[0]),
-        "settings": dict(fields),
+        "settings": {**dict(fields), **dict(extra)},
         "signature": signature,
     }
 
@@ -176,22 +200,55 @@ def per_document(rows: np.ndarray) -> list[dict[str, Any]]:
     return out
 
 
+def rows_from_model(metric: Perplexity, text_file: str, documents: str, progress: bool) -> np.ndarray:
+    """Stats rows of the text under the metric's LM: the whole file or each line a document.
+
+    The metric's scorer is built (model folder, device and window checked) before the text
+    is read, so a bad model is refused before a large file is.
+    """
+    scorer = metric.scorer
+    segments = read_segments(text_file)
+    texts = ["\n".join(segments)] if documents == "file" else segments
+    docs = scorer.score_texts(texts, progress=progress)
+    return Perplexity.stats_from_nll([d.nll for d in docs], [d.tokens for d in docs], texts=texts)
+
+
+def check_sources(text_file: str | None, model: str | None, logits: str | None, *, shift: bool,
+                  pad_id: int | None, documents: str, threads: int | None) -> None:
+    """Refuse contradictory or incomplete source options, before anything is read."""
+    if documents not in ("file", "lines"):
+        raise SettingsError(f"--documents must be file or lines, got {documents!r}")
+    if (model is None) == (logits is None):
+        raise SettingsError("give exactly one source: --model DIR TEXT_FILE, or --logits FILE.npz")
+    if logits is not None and text_file is not None:
+        raise SettingsError(
+            "TEXT_FILE is not used with --logits; store byte and word counts in the .npz as 'bytes' and 'words'"
+        )
+    if model is not None:
+        if text_file is None:
+            raise SettingsError("--model needs a TEXT_FILE to score")
+        if shift or pad_id is not None:
+            raise SettingsError("--shift and --pad-id apply to --logits only (the LM path shifts by itself)")
+    if threads is not None and threads < 1:
+        raise SettingsError(f"--threads must be at least 1, got {threads}")
+
+
 @app.command("ppl")
 def ppl(
     text_file: Annotated[str | None, typer.Argument(help="Text to score with --model (UTF-8; '-' = stdin).")] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Local Hugging Face causal LM directory (model + tokenizer).")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Local Hugging Face causal LM directory (model + tokenizer).")] = DEFAULTS.model,
     logits: Annotated[str | None, typer.Option("--logits", help="Saved logits/labels (.npz with keys logits, labels[, bytes, words]).")] = None,
-    max_length: Annotated[int | None, typer.Option("--max-length", help="Window length in tokens (default: the model's context size).")] = None,
-    stride: Annotated[int | None, typer.Option("--stride", help="Tokens between window starts (default: half the window).")] = None,
-    batch_size: Annotated[int, typer.Option("--batch-size", help="Windows per forward pass.")] = 8,
-    bos: Annotated[bool, typer.Option("--bos/--no-bos", help="Prepend the tokenizer's BOS token so the first token is scored.")] = False,
-    device: Annotated[str, typer.Option("--device", help="Torch device: cpu, cuda, cuda:1 ...")] = "cpu",
-    dtype: Annotated[str, typer.Option("--dtype", help="Model weights dtype: float32, float64, bfloat16, float16.")] = "float32",
+    max_length: Annotated[int | None, typer.Option("--max-length", help="Window length in tokens (default: the model's context size).")] = DEFAULTS.max_length,
+    stride: Annotated[int | None, typer.Option("--stride", help="Tokens between window starts (default: half the window).")] = DEFAULTS.stride,
+    batch_size: Annotated[int, typer.Option("--batch-size", help="Windows per forward pass.")] = DEFAULTS.batch_size,
+    bos: Annotated[bool, typer.Option("--bos/--no-bos", help="Prepend the tokenizer's BOS token so the first token is scored.")] = DEFAULTS.bos,
+    device: Annotated[str, typer.Option("--device", help="Torch device: cpu, cuda, cuda:1 ...")] = DEFAULTS.device,
+    dtype: Annotated[str, typer.Option("--dtype", help="Model weights dtype: float32, float64, bfloat16, float16.")] = DEFAULTS.dtype,
     documents: Annotated[str, typer.Option("--documents", help="file: the whole file is one document; lines: each line is one.")] = "file",
-    mean: Annotated[str, typer.Option("--mean", help="tokens: corpus total / tokens; documents: mean of per-document values.")] = "tokens",
+    mean: Annotated[str, typer.Option("--mean", help="tokens: corpus total / tokens; documents: mean of per-document values.")] = DEFAULTS.mean,
     shift: Annotated[bool, typer.Option("--shift", help="With --logits: pair logits at t with label t+1 (raw causal-LM logits).")] = False,
     pad_id: Annotated[int | None, typer.Option("--pad-id", help="With --logits: label id to mask out (padding).")] = None,
-    ignore_index: Annotated[int, typer.Option("--ignore-index", help="With --logits: label value to mask out.")] = -100,
+    ignore_index: Annotated[int, typer.Option("--ignore-index", help="With --logits: label value to mask out.")] = IGNORE_INDEX,
     threads: Annotated[int | None, typer.Option("--threads", help="torch CPU threads (default: torch's choice; 1 is often fastest on a busy machine). Numbers do not depend on it beyond float rounding.")] = None,
     per_doc: Annotated[bool, typer.Option("--per-document", help="Add one row per document to the report.")] = False,
     format: Annotated[str, typer.Option("-f", "--format", help="table, json or markdown.")] = "table",
@@ -199,48 +256,31 @@ def ppl(
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Perplexity, cross-entropy and bits per token/byte of a causal LM on a text, or of saved logits."""
+    check_out(out, [("TEXT_FILE", text_file), ("--model", model), ("--logits", logits)])
     check_format(format, FORMATS)
-    if documents not in ("file", "lines"):
-        raise SettingsError(f"--documents must be file or lines, got {documents!r}")
-    if mean not in ("tokens", "documents"):
-        raise SettingsError(f"--mean must be tokens or documents, got {mean!r}")
-    if (model is None) == (logits is None):
-        raise SettingsError("give exactly one source: --model DIR TEXT_FILE, or --logits FILE.npz")
+    check_sources(text_file, model, logits, shift=shift, pad_id=pad_id, documents=documents, threads=threads)
+    metric = Perplexity(model=model, max_length=max_length, stride=stride, batch_size=batch_size,
+                        bos=bos, device=device, dtype=dtype, mean=mean)
     if logits is not None:
-        if text_file is not None:
-            raise SettingsError(
-                "TEXT_FILE is not used with --logits; store byte and word counts in the .npz as 'bytes' and 'words'"
-            )
         rows = rows_from_npz(logits, shift=shift, pad_id=pad_id, ignore_index=ignore_index)
-        lm_fields = [("lm", "external"), ("src", "npz"), ("shift", "yes" if shift else "no"),
-                     ("ignore", str(ignore_index)), ("pad", "none" if pad_id is None else str(pad_id))]
-        extra: list[tuple[str, str]] = []
+        extra = [("src", "npz"), ("shift", "yes" if shift else "no"), ("ignore", str(ignore_index)),
+                 ("pad", "none" if pad_id is None else str(pad_id))]
     else:
-        if text_file is None:
-            raise SettingsError("--model needs a TEXT_FILE to score")
-        if shift or pad_id is not None:
-            raise SettingsError("--shift and --pad-id apply to --logits only (the LM path shifts by itself)")
-        from evalab.metrics.loss import Perplexity
-        from evalab.models.causal_lm import CausalLMScorer
-
         if threads is not None:
-            if threads < 1:
-                raise SettingsError(f"--threads must be at least 1, got {threads}")
             import torch
 
             torch.set_num_threads(threads)
-        segments = read_segments(text_file)
-        texts = ["\n".join(segments)] if documents == "file" else segments
-        scorer = CausalLMScorer(model, max_length=max_length, stride=stride, batch_size=batch_size,
-                                bos=bos, device=device, dtype=dtype)
-        docs = scorer.score_texts(texts, progress=not quiet and sys.stderr.isatty())
-        rows = Perplexity.stats_from_nll([d.nll for d in docs], [d.tokens for d in docs], texts=texts)
-        lm_fields = scorer.signature_fields()
+        rows = rows_from_model(metric, text_file or "", documents, progress=not quiet and sys.stderr.isatty())
         extra = [("docs", documents)]
-    report = build_report(rows, mean=mean, lm_fields=lm_fields, extra=extra)
+    report = build_report(rows, metric, extra)
     if per_doc:
         report["per_document"] = per_document(rows)
-    text = render(report, format)
+    write_report(report, format, out, per_doc)
+
+
+def write_report(report: dict[str, Any], fmt: str, out: str | None, per_doc: bool) -> None:
+    """Print or write the report: JSON, Markdown, or the table (tab-separated in a file)."""
+    text = render(report, fmt)
     if text is not None:
         emit(text, out)
         return

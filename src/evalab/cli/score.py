@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -9,13 +10,20 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.options import build_metrics
-from evalab.cli.output import check_format, emit, print_table, to_json, to_latex
+from evalab.cli.output import (
+    check_format,
+    check_out,
+    emit,
+    json_safe,
+    print_table,
+    to_json,
+    to_latex,
+)
 from evalab.cli.references import apply_missing_refs, check_missing_ref
 from evalab.errors import SettingsError
-from evalab.io import check_same_length, read_segments
-from evalab.metrics.base import Score
-from evalab.metrics.missing_refs import reference_count
-from evalab.parallel import stats_table
+from evalab.io import check_same_length, read_segments, write_text_atomic
+from evalab.metrics.base import Metric, Score
+from evalab.metrics.parallel import stats_table
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
@@ -45,6 +53,11 @@ def load_inputs(references: list[str], inputs: list[str]) -> tuple[list[list[str
     return refs, systems
 
 
+def input_options(references: list[str], inputs: list[str]) -> list[tuple[str, str | None]]:
+    """``(option, path)`` of every file a scoring command reads, for :func:`check_out`."""
+    return [*(("-r", p) for p in references), *(("-i", p) for p in inputs)]
+
+
 def format_value(score: Score, width: int | None) -> str:
     """The score with ``width`` decimals (default: 1 on a 0-100 scale, 4 on 0-1)."""
     decimals = width if width is not None else (1 if score.scale == 100 else 4)
@@ -65,9 +78,11 @@ def score(
     n_samples: Annotated[int, typer.Option("--n-samples", help="Bootstrap resamples for --ci.")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the --ci resampling (0 is a seed too).")] = DEFAULT_SEED,
     confidence: Annotated[float, typer.Option("--confidence", help="Confidence level for --ci.")] = 0.95,
+    segments: Annotated[str | None, typer.Option("--segments", help="Also write per-segment scores to this JSON Lines file: one line per system, metric and segment.")] = None,
     missing_ref: Annotated[str, typer.Option("--missing-ref", help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.")] = "none",
 ) -> None:
     """Score system outputs against references with one or more metrics."""
+    check_out(out, input_options(reference, input))
     check_format(format)
     check_missing_ref(missing_ref)
     check_n_samples(n_samples, "--n-samples")
@@ -75,6 +90,7 @@ def score(
     check_confidence(confidence)
     if width is not None and not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
+    check_segments_path(segments, out, input_options(reference, input))
     built = build_metrics(metrics, set_)
     refs, systems = load_inputs(reference, input)
     refs = apply_missing_refs(refs, reference, missing_ref)
@@ -84,9 +100,32 @@ def score(
     for sys_name in systems:
         for name, metric in built.items():
             rows = table[name][sys_name]
-            results.append((sys_name, name, metric.aggregate(rows, nrefs=reference_count(refs))))
+            results.append((sys_name, name, metric.aggregate(rows)))
             cis.append(bootstrap_ci(metric, rows, n_samples, confidence, seed) if ci else None)
+    if segments:
+        write_text_atomic(segments, segment_lines(built, systems, refs))
     emit_results(results, format, width, out, cis)
+
+
+def check_segments_path(segments: str | None, out: str | None, inputs: list[tuple[str, str | None]]) -> None:
+    """Refuse a ``--segments`` file that would overwrite an input or the ``--out`` file."""
+    check_out(segments, [*inputs, ("--out", out)], option="--segments")
+
+
+def segment_lines(
+    built: dict[str, Metric], systems: dict[str, list[str]], refs: list[list[str | None]]
+) -> str:
+    """JSON Lines of every segment's score: system, metric, segment (line number from 1), score,
+    scale, direction, signature and components, as ``Metric.segment_scores`` defines them
+    (BLEU per segment is sentence BLEU, with effective order as its signature says)."""
+    lines = []
+    for sys_name, hyps in systems.items():
+        for name, metric in built.items():
+            for i, sc in enumerate(metric.segment_scores(hyps, refs), start=1):
+                fields = {k: v for k, v in sc.to_dict().items() if k not in ("metric", "verbose")}
+                row = {"system": sys_name, "metric": name, "segment": i, **fields}
+                lines.append(json.dumps(json_safe(row), ensure_ascii=False))
+    return "".join(line + "\n" for line in lines)
 
 
 def emit_results(

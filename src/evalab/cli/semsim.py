@@ -15,8 +15,8 @@ from typing import Annotated, Any
 import typer
 
 from evalab.cli import app
-from evalab.cli.output import check_format, emit, print_table, to_json
-from evalab.cli.score import load_inputs
+from evalab.cli.output import check_format, check_out, emit, print_table, to_json
+from evalab.cli.score import input_options, load_inputs
 from evalab.errors import SettingsError
 
 semsim_app = typer.Typer(
@@ -30,14 +30,15 @@ app.add_typer(semsim_app, name="semsim")
 
 def _build_metric(
     model: str | None, layer: int | None, idf: bool, rescale: bool, baseline: str | None,
-    drop_function_words: bool, stopwords: str | None, oov: str, batch_size: int, device: str,
+    drop_function_words: bool, stopwords: str | None, oov: str, batch_size: int | None, device: str,
     max_length: int | None,
 ) -> Any:
     from evalab.metrics.semantic import BERTScore
 
     return BERTScore(
         model=model, layer=layer, idf=idf, rescale=rescale or baseline is not None, baseline=baseline,
-        drop_function_words=drop_function_words, stopwords=stopwords, oov=oov,
+        # a stopword list is only read when function words are dropped: giving one means that
+        drop_function_words=drop_function_words or stopwords is not None, stopwords=stopwords, oov=oov,
         batch_size=batch_size, device=device, max_length=max_length,
     )
 
@@ -53,9 +54,9 @@ def semsim(
     rescale: Annotated[bool, typer.Option("--rescale", help="Rescale with the baseline: (x - b) / (1 - b).")] = False,
     baseline: Annotated[str | None, typer.Option("--baseline", help="Baseline file (LAYER,P,R,F; from `evalab semsim baseline` or bert-score). Implies --rescale.")] = None,
     drop_function_words: Annotated[bool, typer.Option("--drop-function-words", help="Remove function words (table tags or --stopwords) before matching.")] = False,
-    stopwords: Annotated[str | None, typer.Option("--stopwords", help="File with one function word per line.")] = None,
+    stopwords: Annotated[str | None, typer.Option("--stopwords", help="File with one function word per line. Implies --drop-function-words.")] = None,
     oov: Annotated[str, typer.Option("--oov", help="Static tables: 'zero' (cosine 0 outside the table) or 'exact' (letter match fallback).")] = "zero",
-    batch_size: Annotated[int, typer.Option("--batch-size", help="Sentences per forward pass.")] = 64,
+    batch_size: Annotated[int | None, typer.Option("--batch-size", help="Sentences per forward pass (default: 64, or up to 16384 tokens for plain BERT encoders).")] = None,
     device: Annotated[str, typer.Option("--device", help="cpu or cuda.")] = "cpu",
     max_length: Annotated[int | None, typer.Option("--max-length", help="Truncate segments to this many tokens (default: model limit).")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Print every token's best match and cosine, per segment.")] = False,
@@ -68,6 +69,9 @@ def semsim(
     """Score systems with BERTScore P/R/F1; `semsim baseline` makes a rescaling baseline."""
     if ctx.invoked_subcommand is not None:
         return
+    read = [*input_options(reference, input), ("--model", model), ("--baseline", baseline), ("--stopwords", stopwords)]
+    check_out(out, read)
+    check_out(explain_html, [*read, ("--out", out)], option="--explain-html")
     check_format(format, ("table", "json"))
     if explain_limit < 0:
         raise SettingsError(f"--explain-limit must be 0 or more, got {explain_limit}")
@@ -128,11 +132,12 @@ def baseline_command(
     out: Annotated[str, typer.Option("-o", "--out", help="Baseline file to write (LAYER,P,R,F rows).")],
     model: Annotated[str | None, typer.Option("--model", help="Encoder directory or word-vector table (default: the shipped all-MiniLM-L6-v2).")] = None,
     pairs: Annotated[str | None, typer.Option("--pairs", help="Unrelated sentence pairs, candidate<TAB>reference per line (default: the shipped English corpus).")] = None,
-    batch_size: Annotated[int, typer.Option("--batch-size", help="Sentences per forward pass.")] = 64,
+    batch_size: Annotated[int | None, typer.Option("--batch-size", help="Sentences per forward pass (default: 64, or up to 16384 tokens for plain BERT encoders).")] = None,
     device: Annotated[str, typer.Option("--device", help="cpu or cuda.")] = "cpu",
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Compute a rescaling baseline: mean P/R/F of unrelated sentence pairs, every layer."""
+    check_out(out, [("--model", model), ("--pairs", pairs)])
     from evalab.metrics.semantic import (
         compute_baseline,
         default_pairs_path,

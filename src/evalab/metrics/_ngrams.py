@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -93,16 +92,7 @@ def pack_chars(segments: Sequence[str], keep_whitespace: bool = True) -> Packed:
     Without ``keep_whitespace`` every character ``str.split()`` treats as whitespace is
     dropped (``"".join(s.split())``, chrF's default).
     """
-    kernel = _kernel.kernel
-    if kernel is not None:
-        chars, offsets = kernel.pack_chars(list(segments), keep_whitespace)
-        return Packed(np.frombuffer(chars, dtype=np.uint32), np.frombuffer(offsets, dtype=np.int64))
-    if not keep_whitespace:
-        segments = ["".join(s.split()) for s in segments]
-    joined = "".join(segments).encode("utf-32-le", "surrogatepass")
-    # uint32 as it comes: the kernel reads 4-byte ids, so no widening copy is made
-    ids = np.frombuffer(joined, dtype="<u4")
-    return Packed(ids, offsets_of(map(len, segments), len(segments)))
+    return Packed(*_kernel.pack_chars(segments, keep_whitespace))
 
 
 def match_counts(hyp: Packed, refs: Sequence[Packed], max_order: int) -> tuple[np.ndarray, np.ndarray]:
@@ -138,9 +128,6 @@ def match_counts_many(
     for r in refs:
         if len(r.offsets) - 1 != nseg:
             raise ValueError(f"reference stream has {len(r.offsets) - 1} segments, hypotheses {nseg}")
-    kernel = _kernel.kernel
-    if kernel is None:
-        return [_match_counts_python(h, refs, max_order) for h in hyps]
     out = [
         (np.zeros((nseg, len(refs), max_order), dtype=np.int64), np.zeros((nseg, max_order), dtype=np.int64))
         for _ in hyps
@@ -160,10 +147,9 @@ def match_counts_many(
         roffs_ab = [off[a : b + 1] - off[a] for off in r_offs]
         hyps_ab = [ids[off[a] : off[b]] for ids, off in zip(h_ids, h_offs, strict=True)]
         hoffs_ab = [off[a : b + 1] - off[a] for off in h_offs]
-        count = kernel.match_counts_shared if shared else kernel.match_counts
-        count(
+        _kernel.match_counts(
             hyps_ab, hoffs_ab, refs_ab, roffs_ab, int(max_order),
-            [per_ref[a:b] for per_ref, _ in out], [best[a:b] for _, best in out],
+            [per_ref[a:b] for per_ref, _ in out], [best[a:b] for _, best in out], shared,
         )
 
     if parts <= 1:
@@ -221,26 +207,14 @@ def _kernel_ids(ids: np.ndarray) -> np.ndarray:
 _KERNEL_ID_TYPES = (np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.int64))
 
 
-def _ngram_counter(seq: list[int], n: int) -> Counter:
-    return Counter(tuple(seq[i : i + n]) for i in range(len(seq) - n + 1))
-
-
 def _match_counts_python(hyp: Packed, refs: Sequence[Packed], max_order: int) -> tuple[np.ndarray, np.ndarray]:
-    """Pure-Python :func:`match_counts` (the fallback and the test oracle)."""
+    """:func:`match_counts` by the kernel's pure-Python fallback, whatever is built (a test oracle)."""
     nseg = len(hyp.offsets) - 1
     per_ref = np.zeros((nseg, len(refs), max_order), dtype=np.int64)
     best = np.zeros((nseg, max_order), dtype=np.int64)
     h_ids = hyp.ids.tolist()
     r_ids = [r.ids.tolist() for r in refs]
     for s in range(nseg):
-        h = h_ids[hyp.offsets[s] : hyp.offsets[s + 1]]
         rs = [ids[r.offsets[s] : r.offsets[s + 1]] for ids, r in zip(r_ids, refs, strict=True)]
-        for n in range(1, max_order + 1):
-            hc = _ngram_counter(h, n)
-            if not hc:
-                break
-            rcs = [_ngram_counter(r, n) for r in rs]
-            for j, rc in enumerate(rcs):
-                per_ref[s, j, n - 1] = sum(min(c, rc[g]) for g, c in hc.items())
-            best[s, n - 1] = sum(min(c, max(rc[g] for rc in rcs)) for g, c in hc.items())
+        _kernel.count_segment(h_ids[hyp.offsets[s] : hyp.offsets[s + 1]], rs, max_order, per_ref[s], best[s])
     return per_ref, best

@@ -2,15 +2,18 @@
 
 Every corpus metric is split in two steps (see DESIGN.md):
 
-* :meth:`Metric.stats` turns ``(hypotheses, references)`` into per-segment sufficient
-  statistics, a float64 array of shape ``[n_segments, k]`` whose columns are named by
-  :attr:`Metric.stat_names`. Rows are **additive**: the corpus statistics are the column
-  sums, so a shard's rows can be summed with another shard's, and a bootstrap resample is
-  just a weighted sum of rows.
+* :meth:`Metric.stats` turns ``(hypotheses, references)`` into a :class:`Stats` value:
+  per-segment sufficient statistics (float64 rows ``[n_segments, k]`` whose columns are
+  named by :attr:`Metric.stat_names`) together with the number of references, the
+  signature they were computed under and whether they are ``additive``. Additive rows
+  (every metric but IDF-weighted BERTScore) combine by concatenation: the corpus
+  statistics are the column sums, so a shard's rows can be summed with another shard's,
+  and a bootstrap resample is just a weighted sum of rows.
 * :meth:`Metric.scores_from_sums` maps summed statistics (shape ``[..., k]``) to the
   metric's score on its conventional scale, vectorised over leading axes so thousands of
   resamples are scored in one call. :meth:`Metric.aggregate` builds the full
-  :class:`Score` (with components such as precision/recall) from rows.
+  :class:`Score` (with components such as precision/recall) from a :class:`Stats` value;
+  its signature comes from the value, never from an earlier call.
 
 Metrics whose corpus score is a mean of segment scores (ROUGE, EM, F1, BERTScore) store
 the per-segment values plus a count column, so they obey the same additive contract.
@@ -22,10 +25,11 @@ as the hypotheses (``references[j][i]`` is reference ``j`` of segment ``i``).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import types
 import typing
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -39,12 +43,16 @@ from evalab.metrics.missing_refs import (
     reference_count,
     rows_with_missing,
 )
+from evalab.metrics.stats_value import NRefs, Stats
 
 __all__ = [
     "Metric",
     "MetricSettings",
     "Score",
+    "Stats",
     "check_references",
+    "empty_corpus_error",
+    "reference_digest",
     "setting",
 ]
 
@@ -187,7 +195,9 @@ def check_references(
 
     ``references`` must be a list of reference *streams*, each as long as ``hypotheses``.
     The classic mistake (one list of references *per segment*) is detected and the error
-    shows the expected layout, instead of silently scoring part of the corpus.
+    shows the expected layout, instead of silently scoring part of the corpus. A ``None``
+    reference is a missing one (sacrebleu's convention); a segment with no reference at all
+    is refused.
     """
     if isinstance(hypotheses, str):
         raise InputError(f"{metric}: hypotheses must be a list of strings, got one string")
@@ -238,23 +248,59 @@ def check_references(
     return hyps, refs
 
 
+def reference_digest(references: Sequence[Sequence[str | None]]) -> str:
+    """A short digest of reference streams (identifies corpus-level context built from them).
+
+    A missing reference (``None``) has a digest of its own, distinct from an empty one: the
+    segments with the same present references form the groups whose context is built alone.
+    """
+    h = hashlib.blake2b(digest_size=12)
+    for stream in references:
+        for ref in stream:
+            h.update(b"\x02" if ref is None else ref.encode("utf-8", "surrogatepass"))
+            h.update(b"\x00")
+        h.update(b"\x01")
+    return h.hexdigest()
+
+
+def empty_corpus_error(metric: str) -> InputError:
+    """The one error every scoring entry point raises for a corpus without segments."""
+    return InputError(
+        f"{metric}: empty corpus: no hypotheses to score; a corpus score needs at least one segment"
+    )
+
+
 class Metric(ABC):
     """Base class of every metric.
 
     Subclasses set ``name``, ``settings_class``, ``stat_names``, ``scale`` and
-    ``higher_is_better`` and implement :meth:`stats`, :meth:`scores_from_sums`,
-    :meth:`_score_from_sums` and :meth:`_signature_fields`.
+    ``higher_is_better`` and implement :meth:`_segment_stats`, :meth:`scores_from_sums`,
+    :meth:`_score_from_sums` and :meth:`_signature_fields`. A metric object holds its
+    settings and caches only: no result depends on an earlier call. ``docs/metric-contract.md``
+    is the guide for writing one; ``tests/metrics/test_contract.py`` checks every
+    registered metric against the contract.
     """
 
     name: ClassVar[str]
     settings_class: ClassVar[type[MetricSettings]] = MetricSettings
     higher_is_better: ClassVar[bool] = True
     scale: ClassVar[float] = 1.0
+    #: the interval every score lies in; ``None``: ``[0, scale]``
+    bounds: ClassVar[tuple[float, float] | None] = None
     #: label printed before the signature fields (sacrebleu prints e.g. ``chrF2``)
     description: ClassVar[str] = ""
     #: :meth:`stats` spends much of its time in compiled code that releases the GIL, so
     #: computing it on a thread of its own beside other metrics saves time
     releases_gil: ClassVar[bool] = False
+    #: for the contract test: values to try for a setting (instead of the derived ones:
+    #: the other boolean, the other choices, an int plus one), e.g. ``{"tokenize": ("char",)}``
+    test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {}
+    #: settings that by design change neither the score nor the signature (how it is
+    #: computed, not what: ``device``, ``batch_size``), each with the reason
+    inert_settings: ClassVar[Mapping[str, str]] = {}
+    #: how far (absolutely) a segment's row may move when it is computed in another call
+    #: (a shard, another batch of systems); 0: bit for bit, as for every count metric
+    row_tolerance: ClassVar[float] = 0.0
 
     def __init__(self, settings: MetricSettings | None = None, **kwargs: Any) -> None:
         if settings is not None and kwargs:
@@ -270,7 +316,6 @@ class Metric(ABC):
             settings = self.settings_class(**kwargs)
         settings.validate()
         self.settings = settings
-        self._nrefs: int | str | None = None  # "var": a variable number (None references)
 
     # -- the contract -------------------------------------------------------------------
     @property
@@ -287,69 +332,140 @@ class Metric(ABC):
         """Score(s) on the metric's scale from summed stats of shape ``[..., k]``."""
 
     @abstractmethod
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         """Full :class:`Score` (with components) from one summed stats vector ``[k]``."""
 
     @abstractmethod
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         """Ordered ``(key, value)`` pairs of the signature, without the version."""
 
+    @property
+    def additive(self) -> bool:
+        """Whether rows of different :meth:`stats` calls may be concatenated and summed.
+
+        True for every metric whose rows depend on their own segment only. A metric with
+        corpus-level context (IDF weights from the references) returns False and gives the
+        context's identity in :meth:`_stats_context`; shards of it are then refused.
+        """
+        return True
+
+    def _stats_context(self, hypotheses: list[str], references: list[list[str]]) -> str:
+        """Identity of the corpus-level context the rows depend on ("" for additive metrics)."""
+        return ""
+
+    def sentence_settings(self) -> MetricSettings:
+        """Settings of sentence-level scores (BLEU turns effective order on); default: the same."""
+        return self.settings
+
     # -- derived API ----------------------------------------------------------------------
-    def stats(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> np.ndarray:
-        """Per-segment sufficient statistics, ``[n_segments, len(stat_names)]`` float64."""
+    def make_stats(self, rows: Any, nrefs: NRefs, context: str = "") -> Stats:
+        """Wrap rows computed under this metric's settings as a :class:`Stats` value."""
+        return Stats(
+            metric=self.name,
+            stat_names=tuple(self.stat_names),
+            rows=rows,
+            nrefs=nrefs,
+            signature=self.signature_for(nrefs),
+            additive=self.additive,
+            context=context,
+        )
+
+    def stats(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> Stats:
+        """Per-segment sufficient statistics as a :class:`Stats` value (rows ``[n, k]``)."""
         hyps, refs = check_references(hypotheses, references, metric=self.name)
-        self._nrefs = reference_count(refs)
+        nrefs = reference_count(refs)
         if not hyps:
-            return np.zeros((0, len(self.stat_names)), dtype=np.float64)
+            return self.make_stats(np.zeros((0, len(self.stat_names))), nrefs)
         if has_missing(refs):
-            return rows_with_missing(self._segment_stats, hyps, refs, self.name)
-        return np.asarray(self._segment_stats(hyps, refs), dtype=np.float64)
+            # each group of segments with the same present references is scored on its own
+            # (corpus-level context such as IDF is per group); the context digest of the
+            # whole layout, None included, identifies those groups
+            rows = rows_with_missing(self._segment_stats, hyps, refs, self.name)
+            return self.make_stats(rows, nrefs, self._stats_context(hyps, refs))
+        rows = self._segment_stats(hyps, refs)
+        return self.make_stats(rows, nrefs, self._stats_context(hyps, refs))
 
     #: systems whose statistics :meth:`stats_many` computes in one batch (bounds memory)
     STATS_BATCH: ClassVar[int] = 16
 
     def stats_many(
         self, systems: Sequence[Sequence[str]], references: Sequence[Sequence[str]]
-    ) -> list[np.ndarray]:
+    ) -> list[Stats]:
         """:meth:`stats` of several systems' outputs against the same references.
 
         The rows are exactly those of one :meth:`stats` call per system; metrics that can
         share reference-side work between systems (BLEU and chrF count each reference
         segment's n-grams once) do so in :meth:`_segment_stats_many`.
         """
+        if isinstance(references, Iterator):
+            references = [list(stream) for stream in references]  # read once, used per system
         checked = [check_references(hyps, references, metric=self.name) for hyps in systems]
         if not checked:
             return []
         refs = checked[0][1]
         if has_missing(refs):
             return [self.stats(hyps, refs) for hyps, _ in checked]
-        self._nrefs = len(refs)
         if not refs[0]:
-            return [np.zeros((0, len(self.stat_names)), dtype=np.float64) for _ in checked]
-        out: list[np.ndarray] = []
+            return [self.make_stats(np.zeros((0, len(self.stat_names))), len(refs)) for _ in checked]
+        out: list[Stats] = []
         for start in range(0, len(checked), self.STATS_BATCH):
             batch = [hyps for hyps, _ in checked[start : start + self.STATS_BATCH]]
-            out += [np.asarray(rows, dtype=np.float64) for rows in self._segment_stats_many(batch, refs)]
+            for hyps, rows in zip(batch, self._segment_stats_many(batch, refs), strict=True):
+                out.append(self.make_stats(rows, len(refs), self._stats_context(hyps, refs)))
         return out
 
     def _segment_stats_many(self, systems: list[list[str]], references: list[list[str]]) -> list[np.ndarray]:
         """Rows of every system (validated, non-empty); by default one system at a time."""
         return [self._segment_stats(hyps, references) for hyps in systems]
 
-    def aggregate(self, stats: np.ndarray, nrefs: int | None = None) -> Score:
-        """Corpus :class:`Score` from per-segment stats rows (summed)."""
-        stats = np.asarray(stats, dtype=np.float64)
-        if stats.ndim != 2 or stats.shape[1] != len(self.stat_names):
-            raise InputError(
-                f"{self.name}: stats must have shape [n_segments, {len(self.stat_names)}] "
-                f"({', '.join(self.stat_names)}), got {stats.shape}"
-            )
-        return self._score_from_sums(stats.sum(axis=0), nrefs if nrefs is not None else self._nrefs)
+    def check_stats(self, stats: Any, nrefs: NRefs = None) -> Stats:
+        """``stats`` as a :class:`Stats` value of this metric, or a clear error.
+
+        A :class:`Stats` must have been computed by a metric of this name under the same
+        settings (equal signatures). A plain array (rows from older code or from numbers,
+        e.g. :meth:`LossMetric.stats_from_nll`) is wrapped with the ``nrefs`` given.
+        """
+        if isinstance(stats, Stats):
+            if stats.metric != self.name or stats.stat_names != tuple(self.stat_names):
+                raise InputError(
+                    f"{self.name}: these stats were computed by {stats.metric!r} "
+                    f"({', '.join(stats.stat_names)}), not by this metric"
+                )
+            expected = self.signature_for(stats.nrefs)
+            if stats.signature != expected:
+                raise InputError(
+                    f"{self.name}: these stats were computed under {stats.signature!r}, this metric "
+                    f"scores under {expected!r}; use the metric that computed them"
+                )
+            if nrefs is not None and nrefs != stats.nrefs:
+                raise InputError(f"{self.name}: nrefs={nrefs} given for stats computed with {stats.nrefs} references")
+            return stats
+        return self.make_stats(stats, nrefs)
+
+    def aggregate(self, stats: Stats | np.ndarray, nrefs: NRefs = None) -> Score:
+        """Corpus :class:`Score` from a :class:`Stats` value (its rows are summed).
+
+        A plain ``[n, k]`` array is accepted too; its signature then names ``nrefs`` as
+        given (``?`` when not given). Refused: no rows (an empty corpus) and non-finite rows.
+        """
+        value = self.check_stats(stats, nrefs)
+        if len(value) == 0:
+            raise empty_corpus_error(self.name)
+        value.check_finite()
+        return self._score_from_sums(value.sums(), value.nrefs)
 
     def corpus_score(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> Score:
         """Score a corpus: statistics are summed over segments, then scored once."""
-        rows = self.stats(hypotheses, references)
-        return self.aggregate(rows, self._nrefs)
+        if not isinstance(hypotheses, str):
+            hypotheses = list(hypotheses)
+            if not hypotheses:
+                raise empty_corpus_error(self.name)
+        return self.aggregate(self.stats(hypotheses, references))
+
+    def sentence_metric(self) -> Metric:
+        """The metric that scores single sentences (:meth:`sentence_settings`)."""
+        settings = self.sentence_settings()
+        return self if settings == self.settings else type(self)(settings)
 
     def sentence_score(self, hypothesis: str, references: Sequence[str]) -> Score:
         """Score one segment against its references (a flat list of strings)."""
@@ -362,17 +478,27 @@ class Metric(ABC):
     def segment_scores(
         self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]
     ) -> list[Score]:
-        """One :class:`Score` per segment (corpus-level context such as IDF is kept)."""
-        rows = self.stats(hypotheses, references)
-        return [self._score_from_sums(row, self._nrefs) for row in rows]
+        """One sentence-level :class:`Score` per segment (corpus-level context such as IDF is kept)."""
+        value = self.stats(hypotheses, references)
+        scorer = self.sentence_metric()
+        return [scorer._score_from_sums(row, value.nrefs) for row in value.rows]
 
     @property
     def signature(self) -> str:
-        """The signature of the settings in use (``nrefs`` from the last scoring call)."""
-        return self.signature_for(self._nrefs)
+        """The signature of the settings, for metrics whose signature has no ``nrefs``.
 
-    def signature_for(self, nrefs: int | None) -> str:
-        """Signature string for a given number of references."""
+        Signatures that name the number of references are a function of it: ask
+        :meth:`signature_for` (or read ``Stats.signature`` / ``Score.signature``).
+        """
+        if self.signature_for(1) != self.signature_for(2):
+            raise InputError(
+                f"{self.name}: the signature names the number of references; use "
+                "signature_for(nrefs), or the signature of a Stats or Score value"
+            )
+        return self.signature_for(None)
+
+    def signature_for(self, nrefs: NRefs) -> str:
+        """Signature string for a given number of references (a pure function of both)."""
         fields = self._signature_fields(nrefs)
         fields.append(("version", __version__))
         body = "|".join(f"{k}:{v}" for k, v in fields)

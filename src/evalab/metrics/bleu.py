@@ -20,17 +20,18 @@ add ``smooth_value``, default 1, to matches and totals of orders n >= 2); ``exp`
 >>> s = bleu.corpus_score(["the cat is on the mat"], [["the cat is on the mat"]])
 >>> round(s.score, 4), s.verbose
 (100.0, '100.0/100.0/100.0/100.0 (BP = 1.000 ratio = 1.000 hyp_len = 6 ref_len = 6)')
->>> bleu.signature.rsplit("|", 1)[0]
+>>> s.signature.rsplit("|", 1)[0]
 'nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp'
 """
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from itertools import chain
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -39,7 +40,7 @@ from evalab.errors import InputError, SettingsError
 from evalab.metrics._ngrams import Packed, match_counts_many, offsets_of
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
 
-__all__ = ["BLEU", "BLEUSettings", "bleu_from_sums"]
+__all__ = ["BLEU", "BLEUSettings", "bleu_from_sums", "bleu_score"]
 
 #: sacrebleu's tokenizers; any other registered tokenizer name is accepted as well
 MT_TOKENIZERS = ("13a", "intl", "zh", "char", "none", "ja-mecab", "ko-mecab")
@@ -151,6 +152,57 @@ def bleu_from_sums(
     return score, precisions, bp
 
 
+
+def bleu_score(
+    sums: Sequence[float],
+    max_order: int,
+    smooth_method: str = "exp",
+    smooth_value: float = 0.0,
+    effective_order: bool = False,
+) -> tuple[float, list[float], float]:
+    """BLEU, precisions (percent) and BP of one summed stats vector ``[2 + 2N]``.
+
+    This is the corpus score: scalar Python arithmetic (``math.exp``/``math.log``, a
+    left-to-right ``sum``) in the order of sacrebleu's ``BLEU.compute_bleu``, so the float
+    is sacrebleu's bit for bit on every CPU. :func:`bleu_from_sums` computes the same
+    formula vectorised with numpy for thousands of bootstrap resamples; numpy's exp/log
+    may differ from libm's by one ulp, which cannot move a percentile interval or a
+    p-value, but a cited corpus score must be exact.
+
+    >>> score, precisions, bp = bleu_score([4, 5, 3, 2, 1, 0, 4, 3, 2, 1], 4)
+    >>> round(score, 6), precisions[:2], round(bp, 6)
+    (46.307772, [75.0, 66.66666666666667], 0.778801)
+    """
+    sys_len, ref_len = float(sums[0]), float(sums[1])
+    correct = [float(c) for c in sums[2 : 2 + max_order]]
+    total = [float(t) for t in sums[2 + max_order : 2 + 2 * max_order]]
+    bp = 1.0
+    if sys_len < ref_len:
+        bp = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
+    precisions = [0.0] * max_order
+    if not any(correct):  # sacrebleu #141: nothing matched at all
+        return 0.0, precisions, bp
+    smooth_mteval = 1.0
+    eff_order = max_order
+    for n in range(1, max_order + 1):
+        if smooth_method == "add-k" and n > 1:
+            correct[n - 1] += smooth_value
+            total[n - 1] += smooth_value
+        if total[n - 1] == 0:
+            break
+        if effective_order:
+            eff_order = n
+        if correct[n - 1] == 0:
+            if smooth_method == "exp":
+                smooth_mteval *= 2
+                precisions[n - 1] = 100.0 / (smooth_mteval * total[n - 1])
+            elif smooth_method == "floor":
+                precisions[n - 1] = 100.0 * smooth_value / total[n - 1]
+        else:
+            precisions[n - 1] = 100.0 * correct[n - 1] / total[n - 1]
+    log_sum = sum([_LOG_ZERO if p == 0.0 else math.log(p) for p in precisions[:eff_order]])
+    return bp * math.exp(log_sum / eff_order), precisions, bp
+
 @dataclass
 class _RefTable:
     """Reference side of BLEU, computed once per reference set and reused for every system."""
@@ -172,6 +224,11 @@ class BLEU(Metric):
     higher_is_better = True
     releases_gil = True  # n-gram matching runs in the kernel without the GIL
     settings: BLEUSettings
+    test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
+        "tokenize": ("intl", "zh", "char", "none"),
+        # the value only counts under the methods that use it
+        "smooth_value": ({"smooth_method": "floor", "smooth_value": 0.5}, {"smooth_method": "add-k", "smooth_value": 0.125}),
+    }
 
     #: how many distinct reference sets the instance keeps prepared
     REF_CACHE_SIZE = 4
@@ -208,7 +265,7 @@ class BLEU(Metric):
         """
         sizes = [len(self._seg_ids), len(self._vocab) if self._vocab is not None else 0]
         if self._kernel_vocab is not None:
-            sizes.append(len(self._kernel_vocab))
+            sizes.append(_kernel.vocab_size(self._kernel_vocab))
         if self._vocab is None or max(sizes) > self.SEGMENT_CACHE_SIZE:
             self._reset_caches()
 
@@ -240,13 +297,6 @@ class BLEU(Metric):
                 self._words_fn = lambda s: split(s.rstrip())
         return self._words_fn
 
-    def _kernel_tokenizer(self) -> bool | None:
-        """False for 13a, True for zh (the tokenizers the C kernel has), else None."""
-        from evalab.text.mt import Tokenizer13a, TokenizerZh
-
-        tok = type(self._tokenizer())
-        return False if tok is Tokenizer13a else True if tok is TokenizerZh else None
-
     def _tok_signature(self) -> str:
         tok = self._tokenizer()
         return str(getattr(tok, "signature", None) or getattr(tok, "name", self.settings.tokenize))
@@ -258,17 +308,18 @@ class BLEU(Metric):
         With the compiled tokenizer and ``add=False`` (hypotheses), a token no reference
         has gets id -1 instead of a new id: it can never be part of a matching n-gram.
         """
-        kernel, zh = _kernel.kernel, self._kernel_tokenizer()
-        if kernel is not None and zh is not None:
-            # 13a/zh tokenization and id lookup of the whole list in one C call
+        tok = self._tokenizer()
+        cjk = getattr(tok, "compiled_cjk", None)
+        if cjk is not None:
+            # 13a/zh: tokenization and id lookup of the whole list in one kernel call
             if self.settings.lowercase:
                 lines = [seg.lower().rstrip() for seg in segments]
             else:
                 lines = [seg.rstrip() for seg in segments]
             if self._kernel_vocab is None:
-                self._kernel_vocab = kernel.Vocab()
-            ids, offsets = kernel.encode_lines(lines, self._kernel_vocab, zh, add)
-            return Packed(np.frombuffer(ids, dtype=np.int64), np.frombuffer(offsets, dtype=np.int64))
+                self._kernel_vocab = _kernel.new_vocab()
+            words = getattr(tok, "words", None) or (lambda s: tuple(tok(s)))
+            return Packed(*_kernel.encode_lines(lines, self._kernel_vocab, cjk, add, words))
         memo, lookup, words = self._seg_ids, self._vocab.__getitem__, self._words()
         per_seg = []
         for seg in segments:
@@ -311,35 +362,35 @@ class BLEU(Metric):
         return rows
 
     # -- scores ----------------------------------------------------------------------------
-    def _eff(self, sentence: bool) -> bool:
-        eff = self.settings.effective_order
-        return sentence if eff is None else bool(eff)
+    def sentence_settings(self) -> BLEUSettings:
+        """Sentence BLEU uses effective order unless it was set (as sacrebleu's sentence_bleu)."""
+        if self.settings.effective_order is None:
+            return replace(self.settings, effective_order=True)
+        return self.settings
 
-    def _from_sums(self, sums: np.ndarray, sentence: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _args(self) -> tuple[int, str, float, bool]:
         s = self.settings
-        return bleu_from_sums(sums, s.max_ngram_order, s.smooth_method, s.smooth_k, self._eff(sentence))
+        return s.max_ngram_order, s.smooth_method, s.smooth_k, bool(s.effective_order)
 
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
         """Corpus BLEU (0-100) of summed stats ``[..., 2 + 2N]`` (e.g. bootstrap resamples)."""
-        return self._from_sums(sums, sentence=False)[0]
+        return bleu_from_sums(sums, *self._args())[0]
 
     def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
-        return self._score(sums, nrefs, sentence=False)
-
-    def _score(self, sums: np.ndarray, nrefs: int | None, sentence: bool) -> Score:
         n = self.settings.max_ngram_order
         sums = np.asarray(sums, dtype=np.float64)
-        score, precisions, bp = self._from_sums(sums, sentence)
+        if sums.shape != (2 + 2 * n,):
+            raise InputError(f"bleu: summed stats must have {2 + 2 * n} values, got shape {sums.shape}")
+        score, prec, bp = bleu_score(sums.tolist(), *self._args())
         sys_len, ref_len = int(sums[0]), int(sums[1])
         ratio = sys_len / ref_len if ref_len else 0.0
-        prec = [float(p) for p in precisions]
         verbose = (
             "/".join(f"{p:.1f}" for p in prec)
-            + f" (BP = {float(bp):.3f} ratio = {ratio:.3f} hyp_len = {sys_len:d} ref_len = {ref_len:d})"
+            + f" (BP = {bp:.3f} ratio = {ratio:.3f} hyp_len = {sys_len:d} ref_len = {ref_len:d})"
         )
         components = {
             "precisions": prec,
-            "bp": float(bp),
+            "bp": bp,
             "sys_len": sys_len,
             "ref_len": ref_len,
             "ratio": ratio,
@@ -348,40 +399,35 @@ class BLEU(Metric):
         }
         return Score(
             metric=self.name,
-            score=float(score),
-            signature=self._signature(nrefs, sentence),
+            score=score,
+            signature=self.signature_for(nrefs),
             scale=self.scale,
             higher_is_better=self.higher_is_better,
             components=components,
             verbose=verbose,
         )
 
-    def segment_scores(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> list[Score]:
-        """Sentence BLEU of every segment (effective order on unless set otherwise)."""
-        rows = self.stats(hypotheses, references)
-        nrefs = len(references)
-        return [self._score(row, nrefs, sentence=True) for row in rows]
-
     # -- signature ---------------------------------------------------------------------------
-    def _signature_fields(self, nrefs: int | None, sentence: bool = False) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
         s = self.settings
         smooth = s.smooth_method
         if SMOOTH_DEFAULTS[smooth] is not None:
-            # sacrebleu prints the value in brackets with two decimals: floor[0.10]
-            smooth += f"[{s.smooth_k:.2f}]"
-        return [
+            # sacrebleu prints the value in brackets with two decimals: floor[0.10]; a value
+            # that two decimals would round is printed in full, so it is never hidden
+            k = f"{s.smooth_k:.2f}"
+            smooth += f"[{k if float(k) == s.smooth_k else repr(s.smooth_k)}]"
+        fields = [
             ("nrefs", str(nrefs) if nrefs is not None else "?"),
             ("case", "lc" if s.lowercase else "mixed"),
-            ("eff", "yes" if self._eff(sentence) else "no"),
+            ("eff", "yes" if s.effective_order else "no"),
             ("tok", self._tok_signature()),
             ("smooth", smooth),
         ]
-
-    def _signature(self, nrefs: int | None, sentence: bool) -> str:
-        from evalab._version import __version__
-
-        fields = [*self._signature_fields(nrefs, sentence), ("version", __version__)]
-        return "|".join(f"{k}:{v}" for k, v in fields)
+        if s.max_ngram_order != 4:
+            # sacrebleu's signature leaves the order out; at its default 4 ours is the same
+            # string, any other order must be visible
+            fields.append(("ngram", str(s.max_ngram_order)))
+        return fields
 
 
 def closest_ref_len(hyp_len: np.ndarray, ref_lens: np.ndarray) -> np.ndarray:

@@ -23,6 +23,7 @@ one punctuation mark off the start or end of a word (Popović's chrF++.py).
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +33,7 @@ from evalab.errors import InputError, SettingsError
 from evalab.metrics._ngrams import Packed, match_counts_many, pack_chars, pack_ids, pack_new_vocab
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
 
-__all__ = ["CHRF", "CHRFPlusPlus", "CHRFSettings", "chrf_from_sums"]
+__all__ = ["CHRF", "CHRFPlusPlus", "CHRFSettings", "chrf_from_sums", "chrf_score"]
 
 #: ASCII punctuation split off word edges for chrF++ word n-grams (chrF++.py)
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
@@ -99,6 +100,44 @@ def chrf_from_sums(sums: np.ndarray, order: int, beta: int = 2, eps_smoothing: b
         f = f / np.where(avg_prec + avg_rec != 0, factor * avg_prec + avg_rec, 1.0)
         return np.where(avg_prec + avg_rec != 0, 100 * f, 0.0)
 
+
+
+def chrf_score(sums: Sequence[float], order: int, beta: int = 2, eps_smoothing: bool = False) -> float:
+    """chrF (0-100) of one summed stats vector ``[3 * order]``: the corpus score.
+
+    Scalar Python arithmetic in the order of sacrebleu's ``CHRF._compute_f_score``, so the
+    float is sacrebleu's bit for bit. :func:`chrf_from_sums` is the same formula
+    vectorised for resampling (it has no transcendental functions, so it agrees too; the
+    corpus score still takes the scalar path, like BLEU's).
+
+    >>> chrf_score([10, 10, 10] * 6, 6)
+    100.0
+    """
+    factor = beta**2
+    score = avg_prec = avg_rec = 0.0
+    effective_order = 0
+    for i in range(order):
+        n_hyp, n_ref, n_match = (float(x) for x in sums[3 * i : 3 * i + 3])
+        prec = n_match / n_hyp if n_hyp > 0 else _EPS
+        rec = n_match / n_ref if n_ref > 0 else _EPS
+        denom = factor * prec + rec
+        score += ((1 + factor) * prec * rec / denom) if denom > 0 else _EPS
+        if n_hyp > 0 and n_ref > 0:
+            avg_prec += prec
+            avg_rec += rec
+            effective_order += 1
+    if eps_smoothing:
+        return 100 * score / order
+    if effective_order == 0:
+        avg_prec = avg_rec = 0.0
+    else:
+        avg_prec /= effective_order
+        avg_rec /= effective_order
+    if avg_prec + avg_rec:
+        f = (1 + factor) * avg_prec * avg_rec
+        f /= (factor * avg_prec) + avg_rec
+        return 100 * f
+    return 0.0
 
 def chrf_words(sentence: str) -> list[str]:
     """Words for chrF++: whitespace split, one punctuation mark split off an edge.
@@ -241,10 +280,13 @@ class CHRF(Metric):
         return chrf_from_sums(sums, self.order, s.beta, s.eps_smoothing)
 
     def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+        s = self.settings
         sums = np.asarray(sums, dtype=np.float64)
+        if sums.shape != (3 * self.order,):
+            raise InputError(f"chrf: summed stats must have {3 * self.order} values, got shape {sums.shape}")
         return Score(
             metric=self.name,
-            score=float(self.scores_from_sums(sums)),
+            score=chrf_score(sums.tolist(), self.order, s.beta, s.eps_smoothing),
             signature=self.signature_for(nrefs),
             scale=self.scale,
             higher_is_better=self.higher_is_better,
@@ -258,7 +300,7 @@ class CHRF(Metric):
 
     def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
         s = self.settings
-        return [
+        fields = [
             ("nrefs", str(nrefs) if nrefs is not None else "?"),
             ("case", "lc" if s.lowercase else "mixed"),
             ("eff", "no" if s.eps_smoothing else "yes"),
@@ -266,6 +308,11 @@ class CHRF(Metric):
             ("nw", str(s.word_order)),
             ("space", "yes" if s.whitespace else "no"),
         ]
+        if s.beta != 2:
+            # sacrebleu names beta only in the label (chrF2); at the default our signature is
+            # its string, any other beta must be visible
+            fields.append(("beta", str(s.beta)))
+        return fields
 
 
 @dataclass(frozen=True)

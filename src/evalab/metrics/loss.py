@@ -11,7 +11,7 @@ points to the constructors that build rows from numbers you already have:
   (plus optional UTF-8 byte and word counts, or the texts to count them from);
 * :meth:`LossMetric.stats_from_token_logprobs` -- per-segment lists of token log-probs;
 * :meth:`LossMetric.stats_from_logits` -- a batch of logits and labels (one row per
-  sequence), computed by :mod:`evalab.loss` with the same masking and shift options.
+  sequence), computed by :mod:`evalab.nll` with the same masking and shift options.
 
 Stats rows (one per segment, additive): ``nll`` (summed negative log-likelihood, nats),
 ``tokens``, ``bytes`` (UTF-8), ``words`` (lm-evaluation-harness' ``re.split(r"\\s+")``
@@ -34,14 +34,23 @@ Settings: ``per`` (token, byte or word: the denominator of the corpus mean), ``m
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from evalab.errors import InputError, SettingsError
-from evalab.loss import (
+from evalab.metrics.base import (
+    Metric,
+    MetricSettings,
+    Score,
+    Stats,
+    check_references,
+    empty_corpus_error,
+    setting,
+)
+from evalab.nll import (
     IGNORE_INDEX,
     LN2,
     count_bytes,
@@ -49,7 +58,6 @@ from evalab.loss import (
     shift_pairs,
     token_loss,
 )
-from evalab.metrics.base import Metric, MetricSettings, Score, check_references, setting
 
 __all__ = ["CrossEntropy", "LossSettings", "Perplexity", "PerplexitySettings"]
 
@@ -91,6 +99,19 @@ class LossMetric(Metric):
     settings_class: ClassVar[type[MetricSettings]] = PerplexitySettings
     higher_is_better: ClassVar[bool] = False
     scale: ClassVar[float] = 1.0
+    _LM_ONLY = "part of the LM protocol: with model=PATH the scorer's signature fields name it; rows from numbers do not use it"
+    inert_settings: ClassVar[Mapping[str, str]] = {
+        "batch_size": "how many windows per forward pass: the same numbers",
+        "device": "where the LM runs: the same numbers (up to the device's float arithmetic)",
+        "max_length": _LM_ONLY,
+        "stride": _LM_ONLY,
+        "bos": _LM_ONLY,
+        "dtype": _LM_ONLY,
+    }
+    test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
+        # a model directory is test data the default suite does not load (tests/cli/test_ppl.py)
+        "model": (),
+    }
 
     def __init__(self, settings: MetricSettings | None = None, **kwargs: Any) -> None:
         super().__init__(settings, **kwargs)
@@ -194,7 +215,7 @@ class LossMetric(Metric):
             raise InputError(
                 f"stats_from_logits needs logits of shape [segments, T, V], got {tuple(np.shape(logits))}"
             )
-        from evalab.loss import kept_mask
+        from evalab.nll import kept_mask
 
         losses = token_loss(logits, labels, ignore_index=ignore_index, pad_id=pad_id)
         keep = kept_mask(labels, ignore_index=ignore_index, pad_id=pad_id)
@@ -225,23 +246,23 @@ class LossMetric(Metric):
 
     def stats(
         self, hypotheses: Sequence[str], references: Sequence[Sequence[str]] | None = None
-    ) -> np.ndarray:
+    ) -> Stats:
         """Rows for texts scored by the ``model`` LM (each hypothesis is one document).
 
         ``references`` are not used by a language-model loss; if given, their layout is
         still checked so a misaligned file is reported instead of ignored.
         """
         if references is not None:
-            hyps, _ = check_references(hypotheses, references, metric=self.name)
-            self._nrefs = len(references)
+            hyps, refs = check_references(hypotheses, references, metric=self.name)
+            nrefs: int | None = len(refs)
         else:
             if isinstance(hypotheses, str):
                 raise InputError(f"{self.name}: hypotheses must be a list of strings, got one string")
-            hyps = list(hypotheses)
+            hyps, nrefs = list(hypotheses), None
             for i, h in enumerate(hyps):
                 if not isinstance(h, str):
                     raise InputError(f"{self.name}: hypothesis {i} is {type(h).__name__}, expected str")
-        return self._segment_stats(hyps, [])
+        return self.make_stats(self._segment_stats(hyps, []), nrefs)
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         scorer = self.scorer
@@ -252,8 +273,11 @@ class LossMetric(Metric):
         self, hypotheses: Sequence[str], references: Sequence[Sequence[str]] | None = None
     ) -> Score:
         """Score texts with the configured LM (references are optional and unused)."""
-        rows = self.stats(hypotheses, references)
-        return self.aggregate(rows, len(references) if references is not None else None)
+        if not isinstance(hypotheses, str):
+            hypotheses = list(hypotheses)
+            if not hypotheses:
+                raise empty_corpus_error(self.name)
+        return self.aggregate(self.stats(hypotheses, references))
 
     # -- scoring ---------------------------------------------------------------------------
     def _nats(self, sums: np.ndarray) -> np.ndarray:
@@ -314,6 +338,7 @@ class Perplexity(LossMetric):
 
     name: ClassVar[str] = "perplexity"
     description: ClassVar[str] = "ppl"
+    bounds: ClassVar[tuple[float, float] | None] = (1.0, math.inf)
     settings_class: ClassVar[type[MetricSettings]] = PerplexitySettings
 
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
@@ -340,6 +365,7 @@ class CrossEntropy(LossMetric):
 
     name: ClassVar[str] = "cross_entropy"
     description: ClassVar[str] = "ce"
+    bounds: ClassVar[tuple[float, float] | None] = (0.0, math.inf)
     settings_class: ClassVar[type[MetricSettings]] = LossSettings
 
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:

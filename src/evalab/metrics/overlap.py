@@ -22,8 +22,9 @@ count column, so they are additive like every metric's rows. Scale 0-1.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -125,6 +126,7 @@ class ExactMatch(_MeanMetric):
     name = "exact_match"
     description = "exact_match"
     settings_class = ExactMatchSettings
+    test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {"normalize": ("none", "lower", "squad")}
     settings: ExactMatchSettings
     stat_names: ClassVar[tuple[str, ...]] = ("match", "count")  # type: ignore[assignment]
 
@@ -170,6 +172,7 @@ class Accuracy(ExactMatch):
     name = "accuracy"
     description = "accuracy"
     settings_class = AccuracySettings
+    test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {"normalize": ("none", "strip", "squad")}
     settings: AccuracySettings  # type: ignore[assignment]
     stat_names: ClassVar[tuple[str, ...]] = ("correct", "count")  # type: ignore[assignment]
 
@@ -204,6 +207,7 @@ class TokenF1(_MeanMetric):
     name = "f1"
     description = "f1"
     settings_class = TokenF1Settings
+    test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {"tokenizer": ("whitespace", "squad")}
     settings: TokenF1Settings
     stat_names: ClassVar[tuple[str, ...]] = ("f1", "precision", "recall", "count")  # type: ignore[assignment]
 

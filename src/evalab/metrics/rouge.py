@@ -16,10 +16,14 @@ F is the F-beta measure ``(1 + b^2) P R / (R + b^2 P)`` (``beta=1``: rouge-score
 for P, R and F (the first on ties), as ``RougeScorer.score_multi`` does. The corpus score
 is the mean of the per-segment P, R and F (stats rows: per-segment P, R, F and a count).
 
-Speed (identical numbers): tokens, n-gram counts and LCS match masks are cached per
-distinct string (references are shared by every system), the LCS *length* uses the
-bit-parallel algorithm of Hyyrö (2004, "Bit-parallel LCS-length computation revisited")
-on Python integers, and the union LCS of ROUGE-Lsum reads rouge-score's particular LCS
+Speed (identical numbers): tokens are interned as int32 ids once per distinct string, a
+corpus side is packed once per settings (references are shared by every system, the
+hypotheses by the four types), and every pair of a call is counted in one pass of a C
+kernel (:mod:`evalab.metrics._rouge_pairs`, with pure-Python fallbacks): clipped n-gram
+overlaps by sorted merge, LCS lengths by the bit-parallel algorithm of Hyyrö (2004,
+"Bit-parallel LCS-length computation revisited"), |hyp| x |ref| / 64 word steps, so a
+long line is bounded (a pair estimated at over ``LONG_LCS_SECONDS`` is announced with a
+warning). The union LCS of multi-sentence ROUGE-Lsum reads rouge-score's particular LCS
 (its backtracking tie-break) from the bit-parallel rows instead of an O(nm) table.
 """
 
@@ -29,13 +33,23 @@ import re
 import warnings
 from abc import abstractmethod
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from evalab.errors import SettingsError
+from evalab.metrics._rouge_pairs import (
+    Packed,
+    lcs_lengths,
+    lcs_of_ids,
+    lcs_seconds,
+    match_masks,
+    ngram_overlaps,
+    token_ids,
+)
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
 from evalab.text.porter import porter_stem
 from evalab.text.tokenizers import check_tokenizer_name, get_tokenizer
@@ -106,55 +120,51 @@ def _tokens(tokenizer: str, stem: bool, text: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
-def _ngrams(tokenizer: str, stem: bool, n: int, text: str) -> tuple[dict, int]:
-    tokens = _tokens(tokenizer, stem, text)
-    # shifted copies of different lengths: zip stops at the shortest on purpose
-    grams = tokens if n == 1 else zip(*(tokens[k:] for k in range(n)), strict=False)
-    counts = Counter(grams)
-    return counts, max(len(tokens) - n + 1, 0)
+def _ids(tokenizer: str, stem: bool, text: str) -> np.ndarray:
+    return token_ids(_tokens(tokenizer, stem, text))
 
 
-@lru_cache(maxsize=_CACHE_SIZE)
-def _masks(tokens: tuple[str, ...]) -> dict[str, int]:
-    return match_masks(tokens)
+def _sentence_texts(sep: str | None, text: str) -> list[str]:
+    if sep:
+        text = text.replace(sep, "\n")
+    # rouge-score: split on "\n", drop empty strings (a blank-but-spaced line stays, empty)
+    return [s for s in text.split("\n") if s]
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
 def _sentences(tokenizer: str, stem: bool, sep: str | None, text: str) -> tuple[tuple[str, ...], ...]:
-    if sep:
-        text = text.replace(sep, "\n")
-    # rouge-score: split on "\n", drop empty strings (a blank-but-spaced line stays, empty)
-    return tuple(_tokens(tokenizer, stem, s) for s in text.split("\n") if s)
+    return tuple(_tokens(tokenizer, stem, s) for s in _sentence_texts(sep, text))
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _sentence_ids(tokenizer: str, stem: bool, sep: str | None, text: str) -> np.ndarray:
+    """The ids of every sentence's tokens, end to end (one sentence: the text's own ids)."""
+    sentences = _sentence_texts(sep, text)
+    if len(sentences) == 1:
+        return _ids(tokenizer, stem, sentences[0])
+    return np.concatenate([_ids(tokenizer, stem, t) for t in sentences] or [np.zeros(0, dtype=np.int32)])
+
+
+# A corpus side is packed once per settings: the reference of every system and the
+# hypotheses of all four ROUGE types hit these caches (keyed by the tuple of segments).
+@lru_cache(maxsize=32)
+def _packed_texts(tokenizer: str, stem: bool, texts: tuple[str, ...]) -> Packed:
+    return Packed.of([_ids(tokenizer, stem, t) for t in texts])
+
+
+@lru_cache(maxsize=32)
+def _packed_sentences(tokenizer: str, stem: bool, sep: str | None, texts: tuple[str, ...]) -> Packed:
+    return Packed.of([_sentence_ids(tokenizer, stem, sep, t) for t in texts])
 
 
 # -- LCS ------------------------------------------------------------------------------------
-def match_masks(tokens: tuple[str, ...] | list[str]) -> dict[str, int]:
-    """Bit ``i`` of ``masks[t]`` is set where ``tokens[i] == t`` (Hyyrö's match vectors)."""
-    masks: dict[str, int] = {}
-    for i, t in enumerate(tokens):
-        masks[t] = masks.get(t, 0) | (1 << i)
-    return masks
-
-
-def _lcs_from_masks(masks: dict[str, int], m: int, other) -> int:
-    # V holds, in its low m bits, the zeros of one DP row: LCS = m - popcount(V).
-    v = (1 << m) - 1
-    get = masks.get
-    for t in other:
-        bits = get(t)
-        if bits:
-            u = v & bits
-            v = (v + u) | (v - u)
-    return m - (v & ((1 << m) - 1)).bit_count()
-
-
 def lcs_length(a, b) -> int:
     """Length of the longest common subsequence of two token sequences (bit-parallel).
 
     >>> lcs_length("the cat sat on the mat".split(), "the cat on a mat".split())
     4
     """
-    return _lcs_from_masks(match_masks(a), len(a), b)
+    return lcs_of_ids(a, b)
 
 
 def lcs_indices(ref, can) -> list[int]:
@@ -198,12 +208,39 @@ def lcs_indices(ref, can) -> list[int]:
 
 
 # -- per-pair scores (precision, recall, fmeasure) --------------------------------------------
-def _f(p: float, r: float, beta: float) -> float:
-    if beta == 1.0:
-        # rouge_score.scoring.fmeasure, operation for operation (identical floats)
-        return 2 * p * r / (p + r) if p + r > 0 else 0.0
-    b2 = beta * beta
-    return (1 + b2) * p * r / (r + b2 * p) if p + r > 0 else 0.0
+def _prf(hits: np.ndarray, hyp_len: np.ndarray, ref_len: np.ndarray, beta: float) -> np.ndarray:
+    """Rows (P, R, F) of ``hits`` over the hypothesis and reference lengths (0 where a
+    length is 0), with rouge-score's arithmetic operation for operation (identical floats)."""
+    hits = hits.astype(np.float64)
+    p = hits / np.maximum(hyp_len, 1)
+    r = hits / np.maximum(ref_len, 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if beta == 1.0:
+            f = 2 * p * r / (p + r)  # rouge_score.scoring.fmeasure
+        else:
+            b2 = beta * beta
+            f = (1 + b2) * p * r / (r + b2 * p)
+    f[~(p + r > 0)] = 0.0
+    return np.stack([p, r, f], axis=1)
+
+
+#: a pair whose LCS is estimated to take longer than this gets a warning first
+LONG_LCS_SECONDS = 10.0
+
+
+def _warn_long_lcs(metric: str, hyp: Packed, ref: Packed) -> None:
+    """Say before a long LCS how long it will take (it is |hyp| x |ref| / 64 word steps:
+    bounded, but two different 10 MB lines take on the order of a minute)."""
+    seconds = [lcs_seconds(int(n), int(m)) for n, m in zip(hyp.lengths, ref.lengths, strict=True)]
+    slow = [i for i, t in enumerate(seconds) if t > LONG_LCS_SECONDS]
+    if slow:
+        i = max(slow, key=seconds.__getitem__)
+        warnings.warn(
+            f"{metric}: {len(slow)} segment pair(s) are long (segment {i + 1}: {hyp.lengths[i]:,} x "
+            f"{ref.lengths[i]:,} tokens); their LCS takes about {sum(seconds[j] for j in slow):.0f} s in all",
+            UserWarning,
+            stacklevel=5,
+        )
 
 
 def _summary_lcs_hits(ref_sents, can_sents) -> int:
@@ -236,35 +273,36 @@ class _Rouge(Metric):
     scale: ClassVar[float] = 1.0
     higher_is_better: ClassVar[bool] = True
     stat_names: ClassVar[tuple[str, ...]] = ("precision", "recall", "fmeasure", "count")  # type: ignore[assignment]
+    test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {"tokenizer": ("unicode",), "sentence_sep": (" . ",)}
 
     settings: RougeSettings
 
     @abstractmethod
-    def _pair(self, hyp: str, ref: str) -> tuple[float, float, float]:
-        """Precision, recall and F of one hypothesis against one reference."""
+    def _pairs(self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed) -> np.ndarray:
+        """Rows (precision, recall, F) of every hypothesis against its reference, from the
+        texts and their packed token ids."""
+
+    def _packed(self, texts: tuple[str, ...]) -> Packed:
+        s = self.settings
+        return _packed_texts(s.tokenizer, s.use_stemmer, texts)
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
-        self._warn_empty(hypotheses, references)
+        sides = [(texts, self._packed(texts)) for texts in map(tuple, [hypotheses, *references])]
+        self._warn_empty(sides)
+        (hyps, hyp), refs = sides[0], sides[1:]
+        best = self._pairs(hyps, refs[0][0], hyp, refs[0][1])
+        for texts, ref in refs[1:]:
+            cand = self._pairs(hyps, texts, hyp, ref)
+            better = cand[:, 2] > best[:, 2]  # np.argmax in score_multi: first maximum wins
+            best[better] = cand[better]
         rows = np.empty((len(hypotheses), 4), dtype=np.float64)
-        pair = self._pair
-        if len(references) == 1:
-            for i, (h, r) in enumerate(zip(hypotheses, references[0], strict=True)):
-                rows[i, :3] = pair(h, r)
-        else:
-            for i, h in enumerate(hypotheses):
-                best = pair(h, references[0][i])
-                for stream in references[1:]:
-                    cand = pair(h, stream[i])
-                    if cand[2] > best[2]:  # np.argmax in score_multi: first maximum wins
-                        best = cand
-                rows[i, :3] = best
+        rows[:, :3] = best
         rows[:, 3] = 1.0
         return rows
 
-    def _warn_empty(self, hypotheses: list[str], references: list[list[str]]) -> None:
-        tok, stem = self.settings.tokenizer, self.settings.use_stemmer
-        texts = [*hypotheses, *(r for stream in references for r in stream)]
-        lost = sum(1 for t in texts if not _tokens(tok, stem, t) and t.strip())
+    def _warn_empty(self, sides: list[tuple[tuple[str, ...], Packed]]) -> None:
+        tok = self.settings.tokenizer
+        lost = sum(1 for texts, packed in sides for i in np.flatnonzero(packed.lengths == 0) if texts[i].strip())
         if lost:
             hint = " (non-Latin text? use tokenizer='unicode')" if tok == "rouge" else ""
             warnings.warn(
@@ -308,19 +346,10 @@ class _Rouge(Metric):
 class _RougeN(_Rouge):
     n: ClassVar[int]
 
-    def _pair(self, hyp: str, ref: str) -> tuple[float, float, float]:
-        s = self.settings
-        ref_counts, ref_total = _ngrams(s.tokenizer, s.use_stemmer, self.n, ref)
-        hyp_counts, hyp_total = _ngrams(s.tokenizer, s.use_stemmer, self.n, hyp)
-        # clipped overlap: sum over shared n-grams of the smaller count (the key-set
-        # intersection runs in C, so only shared n-grams are visited in Python)
-        overlap = 0
-        for gram in ref_counts.keys() & hyp_counts.keys():
-            a, b = ref_counts[gram], hyp_counts[gram]
-            overlap += a if a < b else b
-        p = overlap / max(hyp_total, 1)
-        r = overlap / max(ref_total, 1)
-        return p, r, _f(p, r, s.beta)
+    def _pairs(self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed) -> np.ndarray:
+        overlap = ngram_overlaps(hyp, ref, self.n)
+        n_hyp, n_ref = (np.maximum(side.lengths - (self.n - 1), 0) for side in (hyp, ref))
+        return _prf(overlap, n_hyp, n_ref, self.settings.beta)
 
 
 class Rouge1(_RougeN):
@@ -345,17 +374,9 @@ class RougeL(_Rouge):
     name = "rougeL"
     description = "rougeL"
 
-    def _pair(self, hyp: str, ref: str) -> tuple[float, float, float]:
-        s = self.settings
-        ref_tokens = _tokens(s.tokenizer, s.use_stemmer, ref)
-        hyp_tokens = _tokens(s.tokenizer, s.use_stemmer, hyp)
-        m = len(ref_tokens)
-        if not m or not hyp_tokens:
-            return 0.0, 0.0, 0.0
-        lcs = _lcs_from_masks(_masks(ref_tokens), m, hyp_tokens)
-        p = lcs / len(hyp_tokens)
-        r = lcs / m
-        return p, r, _f(p, r, s.beta)
+    def _pairs(self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed) -> np.ndarray:
+        _warn_long_lcs(self.name, hyp, ref)
+        return _prf(lcs_lengths(hyp, ref), hyp.lengths, ref.lengths, self.settings.beta)
 
 
 class RougeLsum(_Rouge):
@@ -366,23 +387,25 @@ class RougeLsum(_Rouge):
     settings_class = RougeLsumSettings
     settings: RougeLsumSettings
 
-    def _pair(self, hyp: str, ref: str) -> tuple[float, float, float]:
+    def _packed(self, texts: tuple[str, ...]) -> Packed:
         s = self.settings
-        ref_sents = _sentences(s.tokenizer, s.use_stemmer, s.sentence_sep, ref)
-        hyp_sents = _sentences(s.tokenizer, s.use_stemmer, s.sentence_sep, hyp)
-        m = sum(map(len, ref_sents))
-        n = sum(map(len, hyp_sents))
-        if not m or not n:
-            return 0.0, 0.0, 0.0
-        if len(ref_sents) == 1 and len(hyp_sents) == 1:
-            # One sentence each: the union LCS is the LCS, and no token of it can be
-            # double counted, so the hits are the LCS length.
-            hits = _lcs_from_masks(_masks(ref_sents[0]), m, hyp_sents[0])
-        else:
-            hits = _summary_lcs_hits(ref_sents, hyp_sents)
-        p = hits / n
-        r = hits / m
-        return p, r, _f(p, r, s.beta)
+        return _packed_sentences(s.tokenizer, s.use_stemmer, s.sentence_sep, texts)
+
+    def _pairs(self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed) -> np.ndarray:
+        s = self.settings
+        # One sentence each: the union LCS is the LCS, and no token of it can be double
+        # counted, so the hits are the LCS length (counted for all pairs at once; pairs
+        # with several sentences on a side are then counted again, as rouge-score does).
+        _warn_long_lcs(self.name, hyp, ref)
+        hits = lcs_lengths(hyp, ref)
+        split = ("\n", s.sentence_sep) if s.sentence_sep else ("\n",)
+        for i, (h, r) in enumerate(zip(hyps, refs, strict=True)):
+            if any(c in h or c in r for c in split):
+                h_sents = _sentences(s.tokenizer, s.use_stemmer, s.sentence_sep, h)
+                r_sents = _sentences(s.tokenizer, s.use_stemmer, s.sentence_sep, r)
+                if (len(h_sents) > 1 or len(r_sents) > 1) and h_sents and r_sents:
+                    hits[i] = _summary_lcs_hits(r_sents, h_sents)
+        return _prf(hits, hyp.lengths, ref.lengths, s.beta)
 
     def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
         sep = self.settings.sentence_sep

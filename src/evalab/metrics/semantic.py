@@ -33,7 +33,7 @@ import csv
 import io
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -41,7 +41,14 @@ from typing import ClassVar
 import numpy as np
 
 from evalab.errors import InputError, SettingsError
-from evalab.metrics.base import Metric, MetricSettings, Score, check_references, setting
+from evalab.metrics.base import (
+    Metric,
+    MetricSettings,
+    Score,
+    check_references,
+    reference_digest,
+    setting,
+)
 
 __all__ = ["Alignment", "BERTScore", "BERTScoreSettings", "default_baseline_path", "read_baseline"]
 
@@ -79,13 +86,17 @@ class BERTScoreSettings(MetricSettings):
         "as bert-score: a token's best cosine counts as at least 0 when the other sentence is shorter "
         "than the longest in its block of 64 pairs (bert-score's zero padding cells); False: plain max",
     )
-    batch_size: int = setting(64, "sentences per forward pass")
+    batch_size: int | None = setting(
+        None,
+        "sentences per forward pass (default: 64, or for a plain BERT encoder such as the default "
+        "model, which skips padding, up to 16384 tokens)",
+    )
     device: str = setting("cpu", "torch device: cpu, cuda or cuda:N")
     max_length: int | None = setting(None, "truncate segments to this many tokens (default: the model's limit)")
 
     def validate(self) -> None:
         super().validate()
-        if self.batch_size < 1:
+        if self.batch_size is not None and self.batch_size < 1:
             raise SettingsError(f"batch_size must be at least 1, got {self.batch_size}")
         if self.layer is not None and self.layer < 0:
             raise SettingsError(f"layer must be 0 or more, got {self.layer}")
@@ -139,7 +150,10 @@ def read_baseline(path: str | Path, layer: int) -> np.ndarray:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{p}: baseline file not found")
-    text = p.read_text(encoding="utf-8")
+    from evalab.io import read_segments
+
+    # read_segments: a non-UTF-8 file is one line naming it, not a UnicodeDecodeError
+    text = "\n".join(read_segments(p, allow_empty=True))
     delim = "\t" if "\t" in text.split("\n", 1)[0] else ","
     rows = list(csv.reader(io.StringIO(text), delimiter=delim))
     if not rows or [c.strip().upper() for c in rows[0][:4]] != ["LAYER", "P", "R", "F"]:
@@ -177,6 +191,17 @@ class BERTScore(Metric):
     higher_is_better = True
     #: ``score --jobs`` must not fork a process holding torch threads and a model
     parallel_safe: ClassVar[bool] = False
+    bounds: ClassVar[tuple[float, float] | None] = (-1.0, 1.0)
+    #: cosines are float32 products over blocks of pairs whose padded shape depends on
+    #: the other segments of the call: a row may differ in its last float32 bits
+    row_tolerance: ClassVar[float] = 1e-6
+    inert_settings: ClassVar[Mapping[str, str]] = {
+        "batch_size": "sentences per forward pass: the same vectors",
+        "device": "where the encoder runs: the same vectors (up to the device's float arithmetic)",
+    }
+    #: need a Hugging Face encoder, which the contract test does not load (test_semantic.py
+    #: and tests/cli/test_semsim.py check them in the signature)
+    test_setting_values: ClassVar[Mapping[str, Sequence[object]]] = {"layer": (), "max_length": ()}
 
     def __init__(self, settings: BERTScoreSettings | None = None, **kwargs: object) -> None:
         super().__init__(settings, **kwargs)
@@ -238,6 +263,17 @@ class BERTScore(Metric):
     def stat_names(self) -> tuple[str, ...]:
         return ("precision", "recall", "f1", "count")
 
+    @property
+    def additive(self) -> bool:
+        # IDF weights come from the references of the call: rows of two shards were
+        # weighted by two different tables and do not sum to the whole corpus's rows
+        return not self.settings.idf
+
+    def _stats_context(self, hypotheses: list[str], references: list[list[str]]) -> str:
+        # the IDF table is a function of the reference documents (under the model in the
+        # signature): their digest identifies it, so only rows of one table combine
+        return reference_digest(references) if self.settings.idf else ""
+
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         prf, _ = self._score_pairs(hypotheses, references, keep_alignments=False)
         return np.concatenate([prf, np.ones((len(hypotheses), 1))], axis=1)
@@ -274,7 +310,8 @@ class BERTScore(Metric):
             fields.append(("rescale", "no"))
         fields.append(("match", "greedy-bs64" if s.padding_floor else "greedy-max"))
         if s.drop_function_words:
-            fields.append(("fw", "dropped"))
+            # which list was dropped changes the number: a stopwords file is named
+            fields.append(("fw", f"dropped+{Path(s.stopwords).name}" if s.stopwords else "dropped"))
         if emb.kind == "static":
             fields.append(("oov", s.oov))
         elif s.max_length is not None:
@@ -285,7 +322,6 @@ class BERTScore(Metric):
     def explain(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> list[Alignment]:
         """Per segment, the alignment against the reference with the best F1."""
         hyps, refs = check_references(hypotheses, references, metric=self.name)
-        self._nrefs = len(refs)
         _, alignments = self._score_pairs(hyps, refs, keep_alignments=True)
         return alignments
 
@@ -293,90 +329,129 @@ class BERTScore(Metric):
     def _score_pairs(
         self, hyps: list[str], refs: list[list[str]], *, keep_alignments: bool
     ) -> tuple[np.ndarray, list[Alignment]]:
-        s = self.settings
-        emb = self.embedder
+        """Rows (P, R, F) per segment (the max over references, rescaled if asked) and,
+        if asked, the alignment of each segment against its best reference."""
         n, k = len(hyps), len(refs)
-        flat_refs = [refs[j][i] for i in range(n) for j in range(k)]  # segment-major, as bert-score
-        vectors = emb.embed([*hyps, *flat_refs], progress=self.progress)
-        hyp_emb, ref_emb = vectors[:n], vectors[n:]
+        pairs = self._embedded_pairs(hyps, refs)
         t0 = time.perf_counter()
-        if s.drop_function_words:
-            fw = self._function_words()
-            hyp_emb = [e.select(np.array([t not in fw for t in e.tokens], dtype=bool)) for e in hyp_emb]
-            ref_emb = [e.select(np.array([t not in fw for t in e.tokens], dtype=bool)) for e in ref_emb]
-        if s.idf:
-            from evalab.models.embedders import idf_weights
-
-            table, unseen = idf_weights([e.keys for e in ref_emb])
-
-            def weights(e):
-                return np.array([table.get(key, unseen) for key in e.keys], dtype=np.float64) * e.content
-        else:
-
-            def weights(e):
-                return e.content.astype(np.float64)
-
-        hyp_w = [weights(e) for e in hyp_emb]
-        ref_w = [weights(e) for e in ref_emb]
-        pair_h = [i for i in range(n) for _ in range(k)]
+        live, empty, zero_weight = _live_pairs(pairs)
         per_pair = np.zeros((n * k, 3), dtype=np.float64)
-        empty = zero_weight = 0
-        live = []
-        for idx, i in enumerate(pair_h):
-            h, r = hyp_emb[i], ref_emb[idx]
-            if not h.content.any() or not r.content.any():
-                empty += 1  # bert-score: an empty side scores P = R = F = 0
-            else:
-                live.append(idx)
-                if hyp_w[i].sum() <= 0 or ref_w[idx].sum() <= 0:
-                    zero_weight += 1
-        floor_h, floor_r = _padding_floors(
-            [len(hyp_emb[i]) for i in pair_h], [len(e) for e in ref_emb], s.padding_floor
-        )
-        if getattr(emb, "oov", "zero") == "exact" or keep_alignments:
-            for idx in live:
-                i = pair_h[idx]
-                sim = emb.similarity(hyp_emb[i], ref_emb[idx])
-                per_pair[idx, :2] = _weighted_max(sim, hyp_w[i], ref_w[idx], floor_h[idx], floor_r[idx])
-        else:
-            per_pair[live, :2] = _greedy_batched(
-                [hyp_emb[pair_h[x]].vectors for x in live], [ref_emb[x].vectors for x in live],
-                [hyp_w[pair_h[x]] for x in live], [ref_w[x] for x in live],
-                floor_h[live], floor_r[live],
-            )
-        emb.profile["matching"] = emb.profile.get("matching", 0.0) + time.perf_counter() - t0
+        per_pair[live, :2] = self._match(pairs, live, keep_alignments)
+        self.embedder.profile["matching"] = self.embedder.profile.get("matching", 0.0) + time.perf_counter() - t0
         p, rc = per_pair[:, 0], per_pair[:, 1]
         per_pair[:, 2] = np.divide(2 * p * rc, p + rc, out=np.zeros_like(p), where=(p + rc) != 0)
         # bert-score: with several references, P, R and F are each the max over references
         prf = per_pair.reshape(n, k, 3).max(axis=1)
-        alignments: list[Alignment] = []
-        if keep_alignments:
-            for i in range(n):
-                j = int(per_pair[i * k : (i + 1) * k, 2].argmax())
-                h, r = hyp_emb[i], ref_emb[i * k + j]
-                hw, rw = hyp_w[i], ref_w[i * k + j]
-                alignments.append(Alignment(
-                    h.tokens, r.tokens, emb.similarity(h, r),
-                    hw / hw.sum() if hw.sum() > 0 else hw, rw / rw.sum() if rw.sum() > 0 else rw,
-                    *per_pair[i * k + j], reference_index=j,
-                ))
-        if empty:
-            warnings.warn(
-                f"bertscore: {empty} hypothesis/reference pair(s) with an empty side scored P = R = F = 0",
-                stacklevel=3,
-            )
-        if zero_weight:
-            warnings.warn(
-                f"bertscore: in {zero_weight} pair(s) every token has IDF weight 0 (it occurs in every "
-                "reference), so P or R is set to 0; IDF needs a corpus of references, not one sentence",
-                stacklevel=3,
-            )
+        alignments = self._best_alignments(pairs, per_pair, k) if keep_alignments else []
+        _warn_degenerate(empty, zero_weight)
         b = self._baseline_values()
         if b is not None:
             prf = (prf - b) / (1 - b)
-            if keep_alignments:
-                alignments = [_rescaled(a, b) for a in alignments]
+            alignments = [_rescaled(a, b) for a in alignments]
         return prf, alignments
+
+    def _embedded_pairs(self, hyps: list[str], refs: list[list[str]]) -> _Pairs:
+        """Embeddings and token weights of every (hypothesis, reference) pair, segment-major
+        as bert-score orders them; each distinct string is embedded once."""
+        s = self.settings
+        n, k = len(hyps), len(refs)
+        flat_refs = [refs[j][i] for i in range(n) for j in range(k)]
+        vectors = self.embedder.embed([*hyps, *flat_refs], progress=self.progress)
+        hyp_emb, ref_emb = vectors[:n], vectors[n:]
+        if s.drop_function_words:
+            fw = self._function_words()
+            hyp_emb = [e.select(np.array([t not in fw for t in e.tokens], dtype=bool)) for e in hyp_emb]
+            ref_emb = [e.select(np.array([t not in fw for t in e.tokens], dtype=bool)) for e in ref_emb]
+        weigh = _weigher([e.keys for e in ref_emb] if s.idf else None)
+        hyp_w = [weigh(e) for e in hyp_emb]
+        return _Pairs(
+            hyp=[hyp_emb[i] for i in range(n) for _ in range(k)],
+            ref=ref_emb,
+            hyp_w=[hyp_w[i] for i in range(n) for _ in range(k)],
+            ref_w=[weigh(e) for e in ref_emb],
+        )
+
+    def _match(self, pairs: _Pairs, live: list[int], one_by_one: bool) -> np.ndarray:
+        """``[len(live), 2]`` (P, R) of the live pairs by greedy cosine matching."""
+        emb = self.embedder
+        floor_h, floor_r = _padding_floors(
+            [len(h) for h in pairs.hyp], [len(r) for r in pairs.ref], self.settings.padding_floor
+        )
+        if getattr(emb, "oov", "zero") == "exact" or one_by_one:
+            # a similarity that is not a plain dot product (or the matrix is kept): per pair
+            return np.array([
+                _weighted_max(
+                    emb.similarity(pairs.hyp[x], pairs.ref[x]), pairs.hyp_w[x], pairs.ref_w[x], floor_h[x], floor_r[x]
+                )
+                for x in live
+            ]).reshape(len(live), 2)
+        return _greedy_batched(
+            [pairs.hyp[x].vectors for x in live], [pairs.ref[x].vectors for x in live],
+            [pairs.hyp_w[x] for x in live], [pairs.ref_w[x] for x in live],
+            floor_h[live], floor_r[live],
+        )
+
+    def _best_alignments(self, pairs: _Pairs, per_pair: np.ndarray, k: int) -> list[Alignment]:
+        """Per segment, the alignment against the reference with the best F1."""
+        out = []
+        for i in range(len(per_pair) // k):
+            x = i * k + int(per_pair[i * k : (i + 1) * k, 2].argmax())
+            h, r, hw, rw = pairs.hyp[x], pairs.ref[x], pairs.hyp_w[x], pairs.ref_w[x]
+            out.append(Alignment(
+                h.tokens, r.tokens, self.embedder.similarity(h, r),
+                hw / hw.sum() if hw.sum() > 0 else hw, rw / rw.sum() if rw.sum() > 0 else rw,
+                *per_pair[x], reference_index=x - i * k,
+            ))
+        return out
+
+
+@dataclass(frozen=True)
+class _Pairs:
+    """Every (hypothesis, reference) pair of a call: embeddings and token weights."""
+
+    hyp: list
+    ref: list
+    hyp_w: list[np.ndarray]
+    ref_w: list[np.ndarray]
+
+
+def _weigher(reference_keys: list | None):
+    """Token weights of one embedding: bert-score's IDF over ``reference_keys`` (None: no
+    IDF), 0 for special tokens either way."""
+    if reference_keys is None:
+        return lambda e: e.content.astype(np.float64)
+    from evalab.models.idf import idf_weights
+
+    table, unseen = idf_weights(reference_keys)
+    return lambda e: np.array([table.get(key, unseen) for key in e.keys], dtype=np.float64) * e.content
+
+
+def _live_pairs(pairs: _Pairs) -> tuple[list[int], int, int]:
+    """The pairs to match, the number with an empty side (bert-score: P = R = F = 0) and
+    the number of live pairs whose weights on one side sum to 0."""
+    live, empty, zero_weight = [], 0, 0
+    for x, (h, r) in enumerate(zip(pairs.hyp, pairs.ref, strict=True)):
+        if not h.content.any() or not r.content.any():
+            empty += 1
+            continue
+        live.append(x)
+        if pairs.hyp_w[x].sum() <= 0 or pairs.ref_w[x].sum() <= 0:
+            zero_weight += 1
+    return live, empty, zero_weight
+
+
+def _warn_degenerate(empty: int, zero_weight: int) -> None:
+    if empty:
+        warnings.warn(
+            f"bertscore: {empty} hypothesis/reference pair(s) with an empty side scored P = R = F = 0",
+            stacklevel=4,
+        )
+    if zero_weight:
+        warnings.warn(
+            f"bertscore: in {zero_weight} pair(s) every token has IDF weight 0 (it occurs in every "
+            "reference), so P or R is set to 0; IDF needs a corpus of references, not one sentence",
+            stacklevel=4,
+        )
 
 
 def _rescaled(a: Alignment, b: np.ndarray) -> Alignment:

@@ -17,6 +17,7 @@ rule for rule (see :mod:`evalab.metrics._editdistance`), in C when the kernel is
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,7 @@ import numpy as np
 
 from evalab.metrics._editdistance import ter_edits_many
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
+from evalab.metrics.stats_value import NRefs
 from evalab.text.tercom import TercomNormalizer
 
 __all__ = ["TER", "TERSettings", "ter_from_sums"]
@@ -55,6 +57,8 @@ class TER(Metric):
     settings_class = TERSettings
     scale = 100.0
     higher_is_better = False
+    #: an error rate exceeds its scale when the hypotheses insert more than the references hold
+    bounds = (0.0, math.inf)
     releases_gil = True  # the shift search runs in the kernel without the GIL
     settings: TERSettings
 
@@ -91,7 +95,7 @@ class TER(Metric):
         """TER (0-100) of summed stats ``[..., 2]`` (e.g. bootstrap resamples)."""
         return ter_from_sums(sums)
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         sums = np.asarray(sums, dtype=np.float64)
         return Score(
             metric=self.name,
@@ -102,7 +106,7 @@ class TER(Metric):
             components={"name": "TER", "num_edits": int(sums[0]), "ref_length": float(sums[1])},
         )
 
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
         return [
             ("nrefs", str(nrefs) if nrefs is not None else "?"),

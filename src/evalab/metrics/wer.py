@@ -20,6 +20,7 @@ edits, the first one on ties, and counts that reference's length.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -27,6 +28,7 @@ import numpy as np
 
 from evalab.metrics._editdistance import levenshtein_many
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
+from evalab.metrics.stats_value import NRefs
 from evalab.text.asr import CHAR_WHITESPACE, WORD_WHITESPACE, char_tokens, word_tokens
 
 __all__ = ["CER", "WER", "CERSettings", "ErrorRateSettings", "WERSettings", "error_rate_from_sums"]
@@ -76,6 +78,8 @@ class WER(Metric):
     settings: ErrorRateSettings
     scale = 1.0
     higher_is_better = False
+    #: an error rate exceeds its scale when the hypotheses insert more than the references hold
+    bounds = (0.0, math.inf)
     releases_gil = True  # the edit distances run in the kernel without the GIL
     #: the unit written in the signature
     unit: ClassVar[str] = "word"
@@ -107,7 +111,7 @@ class WER(Metric):
         """Error rate of summed stats ``[..., 2]`` (e.g. bootstrap resamples)."""
         return error_rate_from_sums(sums)
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         sums = np.asarray(sums, dtype=np.float64)
         return Score(
             metric=self.name,
@@ -118,7 +122,7 @@ class WER(Metric):
             components={"edits": int(sums[0]), "ref_length": int(sums[1])},
         )
 
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
         return [
             ("nrefs", str(nrefs) if nrefs is not None else "?"),

@@ -16,7 +16,7 @@ count says how many tokens were actually scored.
 
 Speed and memory: windows of all documents are sorted by length and run ``batch_size`` at
 a time in one forward pass. Of each batch's logits only the rows of scored positions are
-gathered, their losses computed by :func:`evalab.loss.token_loss`, and the logits dropped
+gathered, their losses computed by :func:`evalab.nll.token_loss`, and the logits dropped
 before the next batch: at most one batch's logits are alive.
 
 >>> plan_windows(10, max_length=4, stride=2)
@@ -42,6 +42,11 @@ __all__ = [
 ]
 
 DTYPES = ("float32", "float64", "bfloat16", "float16")
+
+#: files of which a saved tokenizer has at least one (fast JSON, sentencepiece, BPE/WordPiece
+#: vocabularies); without any, transformers builds an empty tokenizer that yields no tokens
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model",
+                   "vocab.json", "vocab.txt", "merges.txt", "tokenizer.tiktoken")
 
 
 def plan_windows(n_tokens: int, *, max_length: int, stride: int) -> list[tuple[int, int, int]]:
@@ -96,6 +101,69 @@ def _read_config(path: Path) -> dict[str, Any]:
         return json.loads(cfg.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(f"{cfg}: cannot read the model config ({exc})") from exc
+
+
+def check_causal_config(path: Path, config: dict[str, Any]) -> None:
+    """Refuse a config that is not a causal LM's, before any weight is read.
+
+    ``AutoModelForCausalLM`` also loads encoders (BERT as ``BertLMHeadModel``): their
+    checkpoint has no causal head, so the head would be freshly initialised and the
+    perplexity a random number. The config says so: its architectures, its
+    ``is_encoder_decoder``, and ``is_decoder`` for model types that are encoders by default.
+    """
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    kind = config.get("model_type", "unknown")
+    archs = [a for a in config.get("architectures") or [] if isinstance(a, str)]
+    causal = set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values())
+    reason = None
+    if config.get("is_encoder_decoder"):
+        reason = "it is an encoder-decoder model"
+    elif archs and not any(a in causal for a in archs):
+        reason = f"its architecture {', '.join(archs)} has no causal language-model head"
+    elif kind in MODEL_FOR_MASKED_LM_MAPPING_NAMES and kind in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES \
+            and not config.get("is_decoder"):
+        reason = f"model type {kind!r} is an encoder unless its config sets is_decoder=true"
+    elif kind not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        reason = f"model type {kind!r} has no causal language-model class in transformers"
+    if reason:
+        raise InputError(
+            f"{path}: not a causal language model ({reason}); perplexity needs a decoder "
+            "such as GPT-2 or Llama saved with save_pretrained"
+        )
+
+
+def check_tokenizer_files(path: Path) -> None:
+    """Refuse a model folder without tokenizer files (an empty tokenizer scores nothing)."""
+    if not any((path / name).is_file() for name in TOKENIZER_FILES):
+        raise InputError(
+            f"{path}: no tokenizer files (expected one of {', '.join(TOKENIZER_FILES)}); "
+            "save the tokenizer next to the model with tokenizer.save_pretrained(path)"
+        )
+
+
+def check_device(device: str) -> None:
+    """Refuse a device torch cannot parse or this machine does not have, before loading."""
+    torch = require("torch", what="perplexity of a causal LM", extra="lm")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, ValueError, TypeError):
+        raise SettingsError(f"device {device!r} is not a torch device; use cpu, cuda, cuda:N or mps") from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise SettingsError(f"device {device!r} requested but CUDA is not available; use cpu")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise SettingsError(
+                f"device {device!r}: this machine has {torch.cuda.device_count()} CUDA device(s), "
+                f"numbered from 0"
+            )
+    elif dev.type == "mps" and not torch.backends.mps.is_available():
+        raise SettingsError(f"device {device!r} requested but MPS is not available; use cpu")
+    elif dev.type not in ("cpu", "cuda", "mps"):
+        raise SettingsError(f"device {device!r} is not supported; use cpu, cuda, cuda:N or mps")
 
 
 def _context_size(config: dict[str, Any]) -> int | None:
@@ -153,11 +221,17 @@ class CausalLMScorer:
     ) -> None:
         self.path = Path(model).expanduser()
         self.config = _read_config(self.path)
+        # what the folder holds is checked before any setting: a window size is no help
+        # with a model that cannot give a perplexity at all
+        require("transformers", what="perplexity of a causal LM", extra="lm")
+        check_causal_config(self.path, self.config)
+        check_tokenizer_files(self.path)
         self.max_length, self.stride = resolve_window(self.config, max_length, stride)
         if batch_size < 1:
             raise SettingsError(f"batch_size must be at least 1, got {batch_size}")
         if dtype not in DTYPES:
             raise SettingsError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+        check_device(device)
         self.batch_size = batch_size
         self.bos = bos
         self.device = device
@@ -177,11 +251,17 @@ class CausalLMScorer:
         if self._tokenizer is None:
             transformers = require("transformers", what="perplexity of a causal LM", extra="lm")
             try:
-                self._tokenizer = transformers.AutoTokenizer.from_pretrained(
-                    str(self.path), local_files_only=True
-                )
-            except (OSError, ValueError, TypeError) as exc:
-                raise InputError(f"{self.path}: cannot load a tokenizer from the model directory ({exc})") from exc
+                with _QuietTransformers(transformers):
+                    self._tokenizer = transformers.AutoTokenizer.from_pretrained(
+                        str(self.path), local_files_only=True
+                    )
+            except Exception as exc:
+                # a damaged tokenizer file fails inside transformers or the Rust tokenizers
+                # library with KeyError, plain Exception, ...: any failure here is the folder's
+                raise InputError(
+                    f"{self.path}: cannot load a tokenizer from the model directory "
+                    f"({type(exc).__name__}: {_first_sentence(exc)})"
+                ) from exc
         return self._tokenizer
 
     @property
@@ -190,30 +270,44 @@ class CausalLMScorer:
         if self._model is None:
             torch = require("torch", what="perplexity of a causal LM", extra="lm")
             transformers = require("transformers", what="perplexity of a causal LM", extra="lm")
-            if self.device.startswith("cuda") and not torch.cuda.is_available():
-                raise SettingsError(f"device {self.device!r} requested but CUDA is not available")
-            try:
-                with _QuietTransformers(transformers):
-                    model = transformers.AutoModelForCausalLM.from_pretrained(
-                        str(self.path), local_files_only=True, dtype=getattr(torch, self.dtype)
-                    )
-            except ValueError as exc:
-                kind = self.config.get("model_type", "unknown")
-                archs = ", ".join(self.config.get("architectures") or []) or "none listed"
-                raise InputError(
-                    f"{self.path}: model type {kind!r} (architectures: {archs}) is not a causal "
-                    "language model; perplexity needs a model loadable by AutoModelForCausalLM"
-                ) from exc
-            except OSError as exc:
-                raise InputError(f"{self.path}: cannot load the model weights ({exc})") from exc
+            with _QuietTransformers(transformers):
+                model, info = self._load(transformers, getattr(torch, self.dtype))
+            _check_loading_info(self.path, type(model).__name__, info)
             self._model = model.to(self.device).eval()
         return self._model
+
+    def _load(self, transformers: Any, dtype: Any) -> tuple[Any, dict[str, Any]]:
+        """The model and transformers' loading report; a file it cannot read is an InputError."""
+        import pickle
+
+        from safetensors import SafetensorError
+
+        try:
+            return transformers.AutoModelForCausalLM.from_pretrained(
+                str(self.path), local_files_only=True, dtype=dtype, output_loading_info=True
+            )
+        except pickle.UnpicklingError as exc:
+            raise InputError(
+                f"{self.path}: torch's safe loader refused the pickle weight file (it is damaged, or "
+                "holds objects other than tensors whose loading would run code); save the model "
+                "as model.safetensors from a trusted copy"
+            ) from exc
+        except SafetensorError as exc:
+            raise InputError(
+                f"{self.path}: a weight file is damaged or truncated ({_first_sentence(exc)}); "
+                "copy or save the model again"
+            ) from exc
+        except (OSError, ValueError, RuntimeError, EOFError) as exc:
+            raise InputError(f"{self.path}: cannot load the model weights ({_first_sentence(exc)})") from exc
 
     # -- tokens ----------------------------------------------------------------------------
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` as scored: no special tokens, BOS prepended if ``bos``."""
         tok = self.tokenizer
         ids = list(tok(text, add_special_tokens=False, return_attention_mask=False, verbose=False)["input_ids"])
+        if text and not ids:
+            # an empty vocabulary would score nothing and report "nothing to score"
+            raise InputError(f"{self.path}: the tokenizer turns a non-empty text into no tokens; is its vocabulary saved?")
         if self.bos:
             if tok.bos_token_id is None:
                 raise SettingsError(
@@ -232,7 +326,7 @@ class CausalLMScorer:
         The ids are scored as given (prepend BOS yourself if wanted: :meth:`encode` does).
         """
         torch = require("torch", what="perplexity of a causal LM", extra="lm")
-        from evalab.loss import token_loss
+        from evalab.nll import token_loss
 
         jobs = []  # (length, doc, begin, end, score_from)
         for d, ids in enumerate(documents):
@@ -282,6 +376,30 @@ class CausalLMScorer:
         ]
 
 
+def _first_sentence(exc: BaseException) -> str:
+    """The first line of a library's error message (some run to a page of advice)."""
+    text = str(exc).strip().split("\n", 1)[0]
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _check_loading_info(path: Path, cls: str, info: dict[str, Any]) -> None:
+    """Refuse weights that leave parameters randomly initialised (a head not in the checkpoint).
+
+    transformers fills missing parameters with fresh random values and only logs it; the
+    perplexity of such a model is a random number.
+    """
+    missing = sorted(info.get("missing_keys") or [])
+    mismatched = sorted(str(k[0]) if isinstance(k, tuple) else str(k) for k in info.get("mismatched_keys") or [])
+    if missing or mismatched:
+        keys = missing or mismatched
+        shown = ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
+        what = "missing from" if missing else "of another shape in"
+        raise InputError(
+            f"{path}: {len(keys)} parameter(s) of {cls} are {what} the weight files ({shown}); "
+            "they would be random, so the perplexity would be meaningless"
+        )
+
+
 class _QuietTransformers:
     """Silence transformers' own "Loading weights" bar (our progress goes to stderr only
     when asked); the previous setting is restored on exit.
@@ -290,12 +408,18 @@ class _QuietTransformers:
     def __init__(self, transformers: Any) -> None:
         self.logging = transformers.utils.logging
         self.was_enabled = True
+        self.verbosity = self.logging.get_verbosity()
 
     def __enter__(self) -> None:
         self.was_enabled = self.logging.is_progress_bar_enabled()
+        self.verbosity = self.logging.get_verbosity()
         self.logging.disable_progress_bar()
+        # its load report and config warnings are multi-line logs; what matters in them
+        # (missing weights) is checked and reported as one line by the caller
+        self.logging.set_verbosity_error()
 
     def __exit__(self, *exc: object) -> None:
+        self.logging.set_verbosity(self.verbosity)
         if self.was_enabled:
             self.logging.enable_progress_bar()
 

@@ -15,6 +15,7 @@ from evalab.report.plots import bar_chart_svg
 from evalab.report.tables import (
     effect_lines,
     fmt,
+    left_columns,
     main_table,
     missing_lines,
     secondary_table,
@@ -49,7 +50,7 @@ def _table(header: Sequence[str], body: Sequence[Sequence[str]], left: int = 2, 
     out += [f'<th class="{"l" if i < left else ""}">{e(h)}</th>' for i, h in enumerate(header)]
     out.append("</tr></thead><tbody>")
     for j, row in enumerate(body):
-        out.append(f'<tr class="{"base" if j == 0 and left == 2 else ""}">')
+        out.append(f'<tr class="{"base" if j == 0 and left >= 2 else ""}">')
         for i, cell in enumerate(row):
             cls = "l" if i < left else ("flag" if header[i] == flag_col else "")
             out.append(f'<td class="{cls}">{e(cell)}</td>')
@@ -72,6 +73,7 @@ def render_html(
     """
     a = analysis
     e = html.escape
+    header, body = main_table(a)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -84,7 +86,7 @@ def render_html(
         f"study file <code>{e(a.path)}</code>; code version <code>{e(a.code_version)}</code>; "
         f"run database <code>{e(a.db_path)}</code>.</p>",
         "<h2>Results</h2>",
-        _table(*main_table(a)),
+        _table(header, body, left=left_columns(header)),
     ]
     sec = secondary_table(a)
     if sec:

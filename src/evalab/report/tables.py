@@ -79,6 +79,16 @@ def flag_cell(m: MetricStats) -> str:
     return f"few seeds (need {m.seeds_needed})"
 
 
+def stage_cell(r: RowAnalysis) -> str:
+    """``trained``, or for a row suppressed at evaluation the trained row it evaluates."""
+    return f"at eval of {r.parent} (paired Δ)" if r.stage == "eval" else "trained"
+
+
+def left_columns(header: list[str]) -> int:
+    """Leading text columns of the main table: Row, Description (and Stage when present)."""
+    return 3 if header[1:2] == ["Stage"] else 2
+
+
 def main_table(a: StudyAnalysis, compact: bool = False) -> tuple[list[str], list[list[str]]]:
     """The main table: each row with every metric's mean ± sd, the primary's CI, Δ, p.
 
@@ -86,7 +96,8 @@ def main_table(a: StudyAnalysis, compact: bool = False) -> tuple[list[str], list
     """
     p = a.primary
     dp = decimals_for(a, p)
-    header = ["Row", "Description", "Seeds"]
+    staged = any(r.stage == "eval" for r in a.rows)
+    header = ["Row", *(["Stage"] if staged else []), "Description", "Seeds"]
     for m in a.metrics:
         arrow = "↑" if a.higher_is_better.get(m, True) else "↓"
         header.append(f"{m} {arrow} (mean ± sd)")
@@ -100,7 +111,7 @@ def main_table(a: StudyAnalysis, compact: bool = False) -> tuple[list[str], list
     body = []
     for r in a.rows:
         ms = r.metrics[p]
-        cells = [r.label, r.description, seeds_cell(r)]
+        cells = [r.label, *([stage_cell(r)] if staged else []), r.description, seeds_cell(r)]
         cells += [mean_cell(r.metrics[m], decimals_for(a, m)) for m in a.metrics]
         cells += [] if compact else [ci_cell(ms.ci_low, ms.ci_high, dp)]
         cells += [delta_cell(ms, dp), fmt_p(ms.p_welch), fmt_p(ms.p_perm)]
@@ -185,7 +196,7 @@ def render_table(analysis: StudyAnalysis, console: Any = None) -> None:
     con = console
     t = Table(title=Text(title(analysis)), show_header=True, header_style="bold")
     for i, h in enumerate(header):
-        t.add_column(Text(h), justify="left" if i < 2 or h == "Note" else "right")
+        t.add_column(Text(h), justify="left" if i < left_columns(header) or h == "Note" else "right")
     for row in body:
         t.add_row(*(Text(c) for c in row))
     con.print(t)
@@ -233,7 +244,8 @@ def render_markdown(analysis: StudyAnalysis) -> str:
     out.append(f"Primary metric: **{_md_escape(a.primary)}**; seeds: {', '.join(map(str, a.seeds))}; "
                f"code version `{a.code_version}`.")
     out.append("")
-    out += _md_table(*main_table(a))
+    header, body = main_table(a)
+    out += _md_table(header, body, left_columns(header))
     sec = secondary_table(a)
     if sec:
         out += ["", "Other metrics:", "", *_md_table(*sec, left=1)]
@@ -253,40 +265,29 @@ def render_markdown(analysis: StudyAnalysis) -> str:
 def render_latex(analysis: StudyAnalysis) -> str:
     """A booktabs table like Table 3 (mean ± sd per metric, Δ and p of the primary),
     followed by a table of the grid effects with their arithmetic."""
-    from evalab.cli.output import latex_escape
+    from evalab.report.latex import latex_table, latex_text
 
     header, body = main_table(analysis)
     keep = [i for i, h in enumerate(header) if h not in ("Note",)]
-
-    # pdflatex's default fonts lack these characters (and print "<" as an inverted "!")
-    symbols = {"±": r"$\pm$", "Δ": r"$\Delta$", "↑": r"$\uparrow$", "↓": r"$\downarrow$", "–": "--",
-               "ε": r"$\varepsilon$", "→": r"$\rightarrow$", "≈": r"$\approx$", "<": r"$<$", ">": r"$>$",
-               "−": "-", "·": r"$\cdot$", "√": r"$\surd$", "≥": r"$\geq$", "α": r"$\alpha$"}
-
-    def tex(cell: str) -> str:
-        return "".join(symbols.get(ch, ch) for ch in latex_escape(cell))
-
-    cols = "ll" + "r" * (len(keep) - 2)
-    lines = [r"\begin{table}[t]", r"\centering", r"\small", rf"\begin{{tabular}}{{{cols}}}", r"\toprule"]
-    lines.append(" & ".join(tex(header[i]) for i in keep) + r" \\")
-    lines.append(r"\midrule")
-    for row in body:
-        lines.append(" & ".join(tex(row[i]) for i in keep) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
+    left = left_columns(header)
     flagged = [r[0] for r in body if r[header.index("Note")]]
     cap = f"{title(analysis)}. Mean ± sd over seeds; Δ to the base with a Welch CI."
+    if left == 3:
+        cap += " Rows at eval: not retrained; Δ to the trained row they evaluate, paired by seed (paired t CI)."
     if flagged:
         cap += " Too few seeds to separate Δ from seed noise: " + ", ".join(flagged) + "."
-    lines += [rf"\caption{{{tex(cap)}}}", r"\end{table}"]
+    text = latex_table(
+        [header[i] for i in keep], [[row[i] for i in keep] for row in body], cap,
+        columns="l" * left + "r" * (len(keep) - left), small=True, cell=latex_text,
+    )
     effects = effect_lines(analysis)
     if effects:
-        lines += ["", r"\begin{table}[t]", r"\centering", r"\small", r"\begin{tabular}{lll}", r"\toprule",
-                  r"Metric & Effect & Arithmetic \\", r"\midrule"]
-        for metric, ls in effects:
-            for _kind, name, arith, _extra in ls:
-                lines.append(f"{tex(metric)} & {tex(name)} & {tex(arith)} \\\\")
-        lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{tex('Grid effects of ' + analysis.study)}}}", r"\end{table}"]
-    return "\n".join(lines) + "\n"
+        rows = [[metric, name, arith] for metric, ls in effects for _kind, name, arith, _extra in ls]
+        text += "\n" + latex_table(
+            ["Metric", "Effect", "Arithmetic"], rows, "Grid effects of " + analysis.study,
+            columns="lll", small=True, cell=latex_text,
+        )
+    return text
 
 
 # --------------------------------------------------------------------------- JSON

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from evalab.errors import SettingsError
+from evalab.metrics.base import Metric
 from evalab.stats.resampling import (
     DEFAULT_SEED,
     as_scorer,
@@ -108,6 +109,17 @@ def percentile_interval(scores: np.ndarray, confidence: float) -> tuple[float, f
     return float(values.mean()), float(values[lower]), float(values[upper])
 
 
+def point_score(metric_or_scorer: Any, scorer: Callable[[np.ndarray], np.ndarray], rows: np.ndarray) -> float:
+    """The corpus score of ``rows``: the metric's exact scalar score where there is one.
+
+    A Metric's ``_score_from_sums`` is its corpus score (BLEU's uses sacrebleu's scalar
+    arithmetic); the vectorised scorer serves the resamples.
+    """
+    if isinstance(metric_or_scorer, Metric):
+        return float(metric_or_scorer._score_from_sums(rows.sum(axis=0), None).score)
+    return float(np.asarray(scorer(rows.sum(axis=0))))
+
+
 def bootstrap_scores(
     scorer: Callable[[np.ndarray], np.ndarray],
     stats: np.ndarray,
@@ -148,8 +160,10 @@ def bootstrap_ci(
     """Bootstrap percentile confidence interval of a corpus metric from its stats rows.
 
     ``metric_or_scorer`` is a :class:`~evalab.metrics.base.Metric` (its ``scores_from_sums``
-    is used) or a vectorised callable; ``stats`` the ``[n_segments, k]`` rows of
-    ``metric.stats(hyps, refs)``. The resamples are sacrebleu's for the same seed.
+    is used) or a vectorised callable; ``stats`` the :class:`~evalab.metrics.base.Stats`
+    value of ``metric.stats(hyps, refs)`` (or its ``[n_segments, k]`` rows). The point
+    score is the metric's corpus score (``metric.aggregate``); the resamples are
+    sacrebleu's for the same seed.
 
     >>> rows = np.array([[1.0, 1], [0, 1], [1, 1], [1, 1]])  # accuracy as (correct, count)
     >>> ci = bootstrap_ci(lambda s: s[..., 0] / s[..., 1], rows, n_samples=200, seed=0)
@@ -157,12 +171,12 @@ def bootstrap_ci(
     (0.75, True)
     """
     scorer, _ = as_scorer(metric_or_scorer)
-    rows = stats_matrix(stats)
+    rows = stats_matrix(stats, metric=metric_or_scorer)
     n_samples = check_n_samples(n_samples)
     confidence = check_confidence(confidence)
     seed = check_seed(seed)
     warn_if_tiny(rows.shape[0])
-    point = float(np.asarray(scorer(rows.sum(axis=0))))
+    point = point_score(metric_or_scorer, scorer, rows)
     scores = bootstrap_scores(scorer, rows, n_samples, seed, chunk_rows)
     mean, low, high = percentile_interval(scores, confidence)
     return ConfidenceInterval(point, mean, low, high, confidence, n_samples, seed)

@@ -42,10 +42,12 @@ from typing import Any
 import numpy as np
 
 from evalab.errors import InputError, SettingsError
+from evalab.metrics.base import Metric
 from evalab.stats.bootstrap import (
     ConfidenceInterval,
     check_confidence,
     percentile_interval,
+    point_score,
     warn_if_tiny,
 )
 from evalab.stats.resampling import (
@@ -183,9 +185,9 @@ def _check_systems(stats: Mapping[str, Mapping[str, Any]]) -> tuple[list[str], i
     return names or [], n or 0
 
 
-def _stack(per_system: Mapping[str, Any], metric_name: str) -> np.ndarray:
+def _stack(per_system: Mapping[str, Any], metric_name: str, metric: Any) -> np.ndarray:
     """Stats of every system as one ``[n, n_systems, k]`` array."""
-    mats = [stats_matrix(rows, f"{metric_name} stats of {s}") for s, rows in per_system.items()]
+    mats = [stats_matrix(rows, f"{metric_name} stats of {s}", metric) for s, rows in per_system.items()]
     widths = {m.shape[1] for m in mats}
     if len(widths) > 1:
         raise InputError(f"{metric_name}: systems have stats rows of different widths {sorted(widths)}")
@@ -255,6 +257,119 @@ def _ar_all(
     return {m: np.concatenate(p, axis=0) for m, p in parts.items()}
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """A paired test's validated settings."""
+
+    test: str
+    n_samples: int
+    seed: int
+    confidence: float
+    p_value: str
+    ci_samples: int
+    chunk_rows: int | None
+
+
+def _plan(test: str, n_samples: int | None, seed: int, confidence: float, p_value: str,
+          ci_samples: int, chunk_rows: int | None) -> _Plan:
+    """Check the test's settings before any resampling starts."""
+    if test not in DEFAULT_TRIALS:
+        raise SettingsError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
+    if p_value not in P_VALUE_METHODS:
+        raise SettingsError(f"unknown p_value method {p_value!r}; expected one of {', '.join(P_VALUE_METHODS)}")
+    n_samples = DEFAULT_TRIALS[test] if n_samples is None else check_n_samples(n_samples)
+    if test == "ar" and ci_samples != 0:
+        ci_samples = check_n_samples(ci_samples, "ci_samples")
+    return _Plan(test, n_samples, check_seed(seed), check_confidence(confidence), p_value, ci_samples, chunk_rows)
+
+
+def _observed(
+    metrics: Mapping[str, Any], stats: Mapping[str, Mapping[str, Any]]
+) -> tuple[list[str], int, dict[str, Scorer], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """System names, segment count, scorers, stacked rows and each system's corpus score."""
+    if set(metrics) != set(stats):
+        raise SettingsError(f"paired test: metrics {sorted(metrics)} but stats for {sorted(stats)}")
+    names, n = _check_systems(stats)
+    warn_if_tiny(n)
+    scorers = {m: as_scorer(metrics[m])[0] for m in stats}
+    tensors = {m: _stack(stats[m], m, metrics[m]) for m in stats}
+    points = {}
+    for m, tensor in tensors.items():
+        point = np.asarray(scorers[m](tensor.sum(axis=0)), dtype=np.float64)
+        if point.shape != (len(names),):
+            raise SettingsError(
+                f"{m}: the scorer must be vectorised (summed stats [..., k] -> scores [...]); "
+                f"got shape {point.shape} for {len(names)} systems"
+            )
+        if isinstance(metrics[m], Metric):
+            # the corpus scores themselves through the metric's exact scalar path
+            point = np.array([point_score(metrics[m], scorers[m], tensor[:, j]) for j in range(len(names))])
+        points[m] = point
+    return names, n, scorers, tensors, points
+
+
+def _null_distributions(
+    plan: _Plan,
+    scorers: Mapping[str, Scorer],
+    tensors: Mapping[str, np.ndarray],
+    n: int,
+    progress: Callable[[int], None] | None,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], int]:
+    """``(null statistics per metric, bootstrap scores for the CIs, CI resamples)``."""
+    if plan.test == "bs":
+        boot = _bootstrap_all(scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress)
+        null = {}
+        for m, scores in boot.items():
+            deltas = scores[:, 1:] - scores[:, :1]
+            if plan.p_value == "centered":
+                null[m] = np.abs(deltas - deltas.mean(axis=0))
+            else:  # sacrebleu's statistic, see the module docstring
+                absd = np.abs(deltas)
+                null[m] = absd - absd.mean(axis=0)
+        return null, boot, plan.n_samples
+    null = _ar_all(scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress)
+    boot = (
+        _bootstrap_all(scorers, tensors, n, plan.ci_samples, plan.seed, plan.chunk_rows, progress)
+        if plan.ci_samples
+        else {}
+    )
+    return null, boot, plan.ci_samples
+
+
+def _metric_result(
+    plan: _Plan, metric: str, names: list[str], point: np.ndarray, null: np.ndarray,
+    boot: np.ndarray | None, ci_n: int,
+) -> PairedTestResult:
+    """One metric's result: every system's score, CI, delta and p-value."""
+    pvals = _p_values(null, np.abs(point[1:] - point[0]))
+    rows = []
+    for j, name in enumerate(names):
+        ci = None
+        if boot is not None:
+            mean, low, high = percentile_interval(boot[:, j], plan.confidence)
+            ci = ConfidenceInterval(float(point[j]), mean, low, high, plan.confidence, ci_n, plan.seed)
+        rows.append(
+            SystemResult(
+                system=name,
+                score=float(point[j]),
+                ci=ci,
+                baseline=j == 0,
+                delta=float(point[j] - point[0]),
+                p_value=None if j == 0 else float(pvals[j - 1]),
+            )
+        )
+    return PairedTestResult(
+        metric=metric,
+        test=plan.test,
+        n_samples=plan.n_samples,
+        seed=plan.seed,
+        confidence=plan.confidence,
+        p_value_method=plan.p_value if plan.test == "bs" else "ar",
+        ci_samples=ci_n if plan.test == "ar" else plan.n_samples,
+        systems=tuple(rows),
+    )
+
+
 def paired_test(
     test: str,
     metrics: Mapping[str, Any],
@@ -271,84 +386,17 @@ def paired_test(
     """Run a paired test for several metrics at once; the first system is the baseline.
 
     ``metrics`` maps a metric name to a :class:`~evalab.metrics.base.Metric` or a vectorised
-    scorer; ``stats`` maps the same names to ``{system: stats rows}`` (same systems, same
-    order, line-aligned). ``test`` is ``"bs"`` (paired bootstrap, default 1000 resamples) or
-    ``"ar"`` (approximate randomization, default 10000 trials; CIs from ``ci_samples``
-    bootstrap resamples, 0 for none). One resampling stream serves every metric and
-    system, so all comparisons see the same resamples. ``progress(k)`` is called after
-    each chunk of ``k`` resamples/trials (for a progress bar).
+    scorer; ``stats`` maps the same names to ``{system: Stats}`` (or rows; same systems,
+    same order, line-aligned). ``test`` is ``"bs"`` (paired bootstrap, default 1000
+    resamples) or ``"ar"`` (approximate randomization, default 10000 trials; CIs from
+    ``ci_samples`` bootstrap resamples, 0 for none). One resampling stream serves every
+    metric and system, so all comparisons see the same resamples. ``progress(k)`` is
+    called after each chunk of ``k`` resamples/trials (for a progress bar).
     """
-    if test not in DEFAULT_TRIALS:
-        raise SettingsError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
-    if p_value not in P_VALUE_METHODS:
-        raise SettingsError(f"unknown p_value method {p_value!r}; expected one of {', '.join(P_VALUE_METHODS)}")
-    n_samples = DEFAULT_TRIALS[test] if n_samples is None else check_n_samples(n_samples)
-    seed = check_seed(seed)
-    confidence = check_confidence(confidence)
-    if test == "ar" and ci_samples != 0:
-        ci_samples = check_n_samples(ci_samples, "ci_samples")
-    if set(metrics) != set(stats):
-        raise SettingsError(f"paired test: metrics {sorted(metrics)} but stats for {sorted(stats)}")
-    names, n = _check_systems(stats)
-    warn_if_tiny(n)
-    scorers = {m: as_scorer(metrics[m])[0] for m in stats}
-    tensors = {m: _stack(stats[m], m) for m in stats}
-    points = {m: np.asarray(scorers[m](tensors[m].sum(axis=0)), dtype=np.float64) for m in stats}
-    for m, p in points.items():
-        if p.shape != (len(names),):
-            raise SettingsError(
-                f"{m}: the scorer must be vectorised (summed stats [..., k] -> scores [...]); "
-                f"got shape {p.shape} for {len(names)} systems"
-            )
-
-    if test == "bs":
-        boot = _bootstrap_all(scorers, tensors, n, n_samples, seed, chunk_rows, progress)
-        null = {}
-        for m, scores in boot.items():
-            deltas = scores[:, 1:] - scores[:, :1]
-            if p_value == "centered":
-                null[m] = np.abs(deltas - deltas.mean(axis=0))
-            else:  # sacrebleu's statistic, see the module docstring
-                absd = np.abs(deltas)
-                null[m] = absd - absd.mean(axis=0)
-        ci_n = n_samples
-    else:
-        null = _ar_all(scorers, tensors, n, n_samples, seed, chunk_rows, progress)
-        boot = _bootstrap_all(scorers, tensors, n, ci_samples, seed, chunk_rows, progress) if ci_samples else {}
-        ci_n = ci_samples
-
-    out: dict[str, PairedTestResult] = {}
-    for m in stats:
-        point = points[m]
-        observed = np.abs(point[1:] - point[0])
-        pvals = _p_values(null[m], observed)
-        rows = []
-        for j, name in enumerate(names):
-            ci = None
-            if m in boot:
-                mean, low, high = percentile_interval(boot[m][:, j], confidence)
-                ci = ConfidenceInterval(float(point[j]), mean, low, high, confidence, ci_n, seed)
-            rows.append(
-                SystemResult(
-                    system=name,
-                    score=float(point[j]),
-                    ci=ci,
-                    baseline=j == 0,
-                    delta=float(point[j] - point[0]),
-                    p_value=None if j == 0 else float(pvals[j - 1]),
-                )
-            )
-        out[m] = PairedTestResult(
-            metric=m,
-            test=test,
-            n_samples=n_samples,
-            seed=seed,
-            confidence=confidence,
-            p_value_method=p_value if test == "bs" else "ar",
-            ci_samples=ci_n if test == "ar" else n_samples,
-            systems=tuple(rows),
-        )
-    return out
+    plan = _plan(test, n_samples, seed, confidence, p_value, ci_samples, chunk_rows)
+    names, n, scorers, tensors, points = _observed(metrics, stats)
+    null, boot, ci_n = _null_distributions(plan, scorers, tensors, n, progress)
+    return {m: _metric_result(plan, m, names, points[m], null[m], boot.get(m), ci_n) for m in stats}
 
 
 def _named(systems: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:

@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 
 from evalab.errors import InputError, SettingsError
+from evalab.metrics.base import Metric
+from evalab.metrics.stats_value import Stats
 
 __all__ = [
     "DEFAULT_SEED",
@@ -91,8 +93,17 @@ def as_scorer(metric_or_scorer: Any) -> tuple[Scorer, str]:
     )
 
 
-def stats_matrix(stats: Any, what: str = "stats") -> np.ndarray:
-    """Per-segment stats as a float64 ``[n_segments, k]`` array (a 1-D array is ``k = 1``)."""
+def stats_matrix(stats: Any, what: str = "stats", metric: Any = None) -> np.ndarray:
+    """Per-segment stats as a float64 ``[n_segments, k]`` array (a 1-D array is ``k = 1``).
+
+    ``stats`` is a :class:`~evalab.metrics.stats_value.Stats` value or an array of rows. A
+    Stats value scored by a :class:`~evalab.metrics.base.Metric` must come from that
+    metric under the same settings (``metric.check_stats``).
+    """
+    if isinstance(stats, Stats):
+        if isinstance(metric, Metric):
+            metric.check_stats(stats)
+        stats = stats.rows
     arr = np.asarray(stats, dtype=np.float64)
     if arr.ndim == 1:
         arr = arr[:, None]

@@ -1,4 +1,5 @@
-"""Statistics over seeds: t-based CIs, Welch's t-test, permutation test, power, ASO.
+"""Statistics over seeds: t-based CIs, Welch's and paired t-tests, permutation and sign-flip
+tests, power, ASO.
 
 scipy is not a runtime dependency, so the Student t distribution is computed here from the
 regularized incomplete beta function (continued fraction, evaluated with the modified
@@ -222,6 +223,106 @@ def permutation_test(
     return (count + 1) / (resamples + 1), False
 
 
+def paired_t(a: np.ndarray | list[float], b: np.ndarray | list[float], confidence: float = 0.95) -> WelchResult:
+    """Paired t-test (two-sided) of ``mean(a - b)`` over matched pairs, with its t-based CI.
+
+    ``a[i]`` and ``b[i]`` must come from the same unit (here: the same trained model, one
+    per seed). Returns the fields of :class:`WelchResult` with ``df = n - 1``. Needs two
+    pairs (else NaN); differences without spread give p 1 (all zero) or 0 and the point CI.
+
+    >>> r = paired_t([2.0, 3.0, 5.0], [1.0, 1.0, 2.0]); (r.delta, r.df, round(r.p, 4))
+    (2.0, 2.0, 0.0742)
+    """
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"paired_t needs matched pairs, got {x.size} and {y.size} values")
+    nan = float("nan")
+    if x.size == 0:
+        return WelchResult(nan, nan, nan, nan, nan, nan)
+    d = x - y
+    delta = float(d.mean())
+    if d.size < 2:
+        return WelchResult(delta, nan, nan, nan, nan, nan)
+    df = d.size - 1
+    se = float(d.std(ddof=1)) / math.sqrt(d.size)
+    if se == 0.0:
+        return WelchResult(delta, math.copysign(math.inf, delta) if delta else 0.0, float(df),
+                           1.0 if delta == 0 else 0.0, delta, delta)
+    t = delta / se
+    half = t_ppf(0.5 + confidence / 2.0, df) * se
+    return WelchResult(delta, t, float(df), t_sf2(t, df), delta - half, delta + half)
+
+
+def sign_flip_test(
+    a: np.ndarray | list[float],
+    b: np.ndarray | list[float],
+    *,
+    max_exact: int = 2**16,
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> tuple[float, bool]:
+    """Two-sided sign-flip permutation test of ``|mean(a - b)|`` over matched pairs;
+    returns ``(p, exact)``.
+
+    Under the null hypothesis each pair's difference is as likely to have either sign. All
+    ``2^n`` sign assignments are enumerated when there are at most ``max_exact`` (p is exact,
+    the observed one included); otherwise ``resamples`` random ones from
+    ``np.random.default_rng(seed)`` give ``p = (count + 1) / (resamples + 1)``.
+
+    >>> sign_flip_test([2.0, 3.0, 5.0], [1.0, 1.0, 2.0])
+    (0.25, True)
+    """
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"sign_flip_test needs matched pairs, got {x.size} and {y.size} values")
+    if x.size == 0:
+        return float("nan"), True
+    d = x - y
+    observed = abs(d.mean())
+    tol = 1e-9 * max(1.0, float(np.abs(d).max()))
+    if 2**d.size <= max_exact:
+        signs = 1.0 - 2.0 * ((np.arange(2**d.size)[:, None] >> np.arange(d.size)) & 1)
+        stats = np.abs(signs @ d) / d.size
+        return float(np.mean(stats >= observed - tol)), True
+    rng = np.random.default_rng(seed)
+    signs = rng.choice(np.array([-1.0, 1.0]), size=(resamples, d.size))
+    stats = np.abs(signs @ d) / d.size
+    return (int(np.sum(stats >= observed - tol)) + 1) / (resamples + 1), False
+
+
+def power_paired(delta: float, sd_diff: float, n: int, alpha: float = 0.05) -> float:
+    """Power of the two-sided paired t-test with ``n`` pairs whose differences have
+    standard deviation ``sd_diff`` (noncentral t with ``n - 1`` degrees of freedom)."""
+    if n < 2 or sd_diff <= 0 or not math.isfinite(sd_diff):
+        return float("nan")
+    return _power_t(abs(delta) / sd_diff * math.sqrt(n), n - 1, alpha)
+
+
+def pairs_needed(delta: float, sd_diff: float, *, alpha: float = 0.05, power: float = 0.8,
+                 limit: int = 10_000) -> int | None:
+    """Smallest number of pairs (seeds) giving the paired t-test ``power`` to detect
+    ``delta`` at ``alpha``; None when the delta is zero or the spread unknown.
+
+    >>> pairs_needed(1.0, 1.0)
+    10
+    """
+    if not (math.isfinite(delta) and math.isfinite(sd_diff)) or delta == 0:
+        return None
+    if sd_diff == 0:
+        return 2
+    z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
+    n = max(2, math.ceil((z * sd_diff / delta) ** 2))
+    if n > limit:
+        return None
+    while n > 2 and power_paired(delta, sd_diff, n - 1, alpha) >= power:
+        n -= 1
+    while power_paired(delta, sd_diff, n, alpha) < power:
+        n += 1
+        if n > limit:
+            return None
+    return n
+
+
 def _norm_cdf(x: np.ndarray) -> np.ndarray:
     from math import erfc
 
@@ -236,8 +337,11 @@ def power_two_sample(delta: float, sd: float, n: int, alpha: float = 0.05) -> fl
     """
     if n < 2 or sd <= 0 or not math.isfinite(sd):
         return float("nan")
-    df = 2 * n - 2
-    nc = abs(delta) / sd * math.sqrt(n / 2.0)
+    return _power_t(abs(delta) / sd * math.sqrt(n / 2.0), 2 * n - 2, alpha)
+
+
+def _power_t(nc: float, df: int, alpha: float) -> float:
+    """P(|T| > t(1-alpha/2, df)) for T noncentral t with noncentrality ``nc``."""
     tc = t_ppf(1.0 - alpha / 2.0, df)
     # S = sqrt(chi2_df / df) has density c * s^(df-1) * exp(-df s^2 / 2)
     width = 12.0 / math.sqrt(2.0 * df)

@@ -26,7 +26,6 @@ reference line is tokenized once for every system scored against it.
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
@@ -53,6 +52,15 @@ class MTTokenizer(ABC):
 
     name: ClassVar[str] = ""
     signature: str = ""
+    #: the compiled kernel tokenizes exactly like this class: ``False`` for 13a, ``True``
+    #: for zh (CJK characters split first); ``None`` for every other tokenizer. Declared
+    #: on each class that has it, never inherited by subclasses (see __init_subclass__)
+    compiled_cjk: ClassVar[bool | None] = None
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "compiled_cjk" not in cls.__dict__:
+            cls.compiled_cjk = None  # a subclass may tokenize differently
 
     def __init__(self) -> None:
         self._cache: dict[str, tuple[str, ...]] = {}
@@ -90,43 +98,6 @@ class MTTokenizer(ABC):
         return f"{type(self).__name__}()"
 
 
-# --- the mteval-v13a rules -------------------------------------------------------------
-# Rule 1 of mteval-v13a pads every ASCII punctuation/symbol except ' , - . (the class
-# [{-~[-` -&(-+:-@/]); it is a per-character substitution, so str.translate does it
-# exactly and much faster than re.sub.
-_PAD_CHARS = [chr(c) for c in range(0x20, 0x7F)]
-_PAD_CHARS = [
-    c
-    for c in _PAD_CHARS
-    if ("{" <= c <= "~") or ("[" <= c <= "`") or (" " <= c <= "&") or ("(" <= c <= "+")
-    or (":" <= c <= "@") or c == "/"
-]
-_PAD_TABLE = str.maketrans({c: f" {c} " for c in _PAD_CHARS})
-# Rules 2-4 look at a neighbour, so they stay regular expressions with the exact
-# left-to-right, non-overlapping semantics of the Perl script.
-_RULES_13A = (
-    (re.compile(r"([^0-9])([\.,])"), r"\1 \2 "),  # period/comma unless preceded by a digit
-    (re.compile(r"([\.,])([^0-9])"), r" \1 \2"),  # period/comma unless followed by a digit
-    (re.compile(r"([0-9])(-)"), r"\1 \2 "),  # dash after a digit
-)
-
-
-def _mteval_rules(line: str, cjk: bool = False) -> list[str]:
-    """The language-independent part of mteval-v13a, returning the tokens.
-
-    With ``cjk``, CJK characters are first padded with spaces (the ``zh`` tokenizer).
-    """
-    kernel = _kernel.kernel
-    if kernel is not None:
-        return kernel.mteval_split(line, cjk)
-    if cjk:
-        line = _ZH_CHAR.sub(r" \g<0> ", line)
-    line = line.translate(_PAD_TABLE)
-    for pattern, repl in _RULES_13A:
-        line = pattern.sub(repl, line)
-    return line.split()
-
-
 class Tokenizer13a(MTTokenizer):
     """mteval-v13a.pl's tokenizer, sacrebleu's default (``tok:13a``).
 
@@ -135,6 +106,7 @@ class Tokenizer13a(MTTokenizer):
     """
 
     name = "13a"
+    compiled_cjk = False
 
     def _split(self, line: str) -> tuple[str, ...]:
         line = line.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
@@ -143,32 +115,12 @@ class Tokenizer13a(MTTokenizer):
                 line.replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
             )
         # mteval pads the line with spaces, which lets a final "2022." split off its period
-        return tuple(_mteval_rules(f" {line} "))
-
-
-# --- zh: CJK characters become tokens ---------------------------------------------------
-# The code-point ranges sacrebleu's TokenizerZh treats as Chinese. Two of its ranges are
-# written as '\u20000'-'\u2a6d6' and '\u2f800'-'\u2fa1d', which Python reads as the
-# two-character strings '\u2000' '0' ... ; compared with one character they select
-# U+2001..U+2A6D and U+2F81..U+2FA1 (general punctuation such as “ ” — included), not the
-# CJK Extension B block. We reproduce that behaviour, since the official WMT zh scores
-# were computed with it.
-_ZH_RANGES = (
-    (0x3400, 0x4DB5), (0x4E00, 0x9FA5), (0x9FA6, 0x9FBB), (0xF900, 0xFA2D),
-    (0xFA30, 0xFA6A), (0xFA70, 0xFAD9), (0x2001, 0x2A6D), (0x2F81, 0x2FA1),
-    (0xFF00, 0xFFEF), (0x2E80, 0x2EFF), (0x3000, 0x303F), (0x31C0, 0x31EF),
-    (0x2F00, 0x2FDF), (0x2FF0, 0x2FFF), (0x3100, 0x312F), (0x31A0, 0x31BF),
-    (0xFE10, 0xFE1F), (0xFE30, 0xFE4F), (0x2600, 0x26FF), (0x2700, 0x27BF),
-    (0x3200, 0x32FF), (0x3300, 0x33FF),
-)
-_ZH_CHAR = re.compile(
-    "[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in _ZH_RANGES) + "]"
-)
+        return tuple(_kernel.mteval_split(f" {line} "))
 
 
 def is_chinese_char(char: str) -> bool:
     """Whether sacrebleu's ``zh`` tokenizer makes ``char`` a token of its own."""
-    return any(lo <= ord(char) <= hi for lo, hi in _ZH_RANGES)
+    return any(lo <= ord(char) <= hi for lo, hi in _kernel.ZH_RANGES)
 
 
 class TokenizerZh(MTTokenizer):
@@ -179,10 +131,11 @@ class TokenizerZh(MTTokenizer):
     """
 
     name = "zh"
+    compiled_cjk = True
 
     def _split(self, line: str) -> tuple[str, ...]:
         # no space padding here (unlike 13a): sacrebleu strips and does not pad
-        return tuple(_mteval_rules(line.strip(), cjk=True))
+        return tuple(_kernel.mteval_split(line.strip(), cjk=True))
 
 
 # --- intl: mteval-v14 international tokenization ------------------------------------------

@@ -15,7 +15,7 @@ Protocol (what the study's numbers mean):
 - **Metrics.** ``seq_acc``: percent of held-out sequences whose greedy decoding is exactly
   the sorted input; ``digit_acc``: percent of positions right in those decodings;
   ``xent``: mean token cross-entropy (nats) of the teacher-forced held-out targets, without
-  smoothing, through :func:`evalab.loss.cross_entropy`; ``ppl = exp(xent)`` (:func:`evalab.loss.perplexity`).
+  smoothing, through :func:`evalab.nll.cross_entropy`; ``ppl = exp(xent)`` (:func:`evalab.nll.perplexity`).
 - **Determinism.** Model initialisation and dropout use ``torch.manual_seed(seed)`` (inside
   a forked RNG, so the caller's global state is untouched), the training data a separate
   ``torch.Generator`` seeded from ``seed``; the run uses one thread and deterministic
@@ -239,7 +239,7 @@ def evaluate(model: Any, config: SortConfig) -> dict[str, float]:
     """Held-out metrics of ``model``: seq_acc and digit_acc (percent), xent (nats), ppl."""
     import torch
 
-    from evalab.loss import cross_entropy, perplexity
+    from evalab.nll import cross_entropy, perplexity
 
     src, tgt = held_out(config)
     model.eval()

@@ -1,4 +1,4 @@
-"""evalab.parallel: statistics of many systems and metrics on threads and processes."""
+"""evalab.metrics.parallel: statistics of many systems and metrics on threads and processes."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import evalab
 from evalab.errors import InputError, SettingsError
 from evalab.metrics.base import Metric
-from evalab.parallel import shard_bounds, stats_table
+from evalab.metrics.parallel import shard_bounds, stats_table
 
 REF = [[f"the cat {i} sat on the mat number {i % 7}" for i in range(300)]]
 SYSTEMS = {

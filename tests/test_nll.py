@@ -1,4 +1,4 @@
-"""evalab.loss: seed 003's reference vectors, parity with torch / torchmetrics, properties, errors.
+"""evalab.nll: seed 003's reference vectors, parity with torch / torchmetrics, properties, errors.
 
 Reference vectors (seed 003, "손실 하나를 손으로 만든다"): uniform logits give perplexity =
 vocabulary size; log_softmax([0, -800]) is finite (~ -800) where exp-then-log gives -inf; on
@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-import evalab.loss as L
+import evalab.nll as L
 from evalab.errors import InputError
 
 # -- seed 003's toy data ---------------------------------------------------------------------
@@ -300,3 +300,9 @@ def test_no_tokens_is_an_error_for_means_but_zero_for_sums():
         L.cross_entropy(logits, labels)
     with pytest.raises(InputError, match="zero tokens"):
         L.perplexity(np.zeros((0, 4)), np.zeros(0, dtype=int))
+
+
+def test_the_former_module_name_still_imports() -> None:
+    import evalab.loss
+
+    assert evalab.loss.cross_entropy is L.cross_entropy and evalab.loss.__all__ == L.__all__

@@ -1,0 +1,118 @@
+"""Meta-evaluation speed: ``evalab meta-eval`` end to end, and its bootstrapped Kendall τ_b
+side by side with scipy.
+
+Workload (issue 20): WMT21 en-de MQM (../shared/wmt21-mqm), the 8 rated systems against
+reference A, BLEU and chrF, 1000 bootstrap resamples at both levels, 1000 permutation
+trials. The end-to-end command is timed (wall and CPU). Then the segment-level Kendall τ_b
+(no grouping) of BLEU on ``--kendall-resamples`` bootstrap resamples is computed by
+evalab (one batched call) and by ``scipy.stats.kendalltau`` on each expanded resample
+(the way a per-resample loop computes it), alternating with a warm-up, outputs checked
+equal to 1e-12, and printed as a ratio.
+
+    .venv/bin/python benchmarks/bench_meta_eval.py [--repeats 3] [--kendall-resamples 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from statistics import median
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+MQM = ROOT.parent / "shared" / "wmt21-mqm"
+SYSTEMS = ["Facebook-AI", "HuaweiTSC", "NVIDIA-NeMo", "Online-W", "UEdin", "VolcTrans-AT", "VolcTrans-GLAT", "eTranslation"]
+
+
+def command() -> list[str]:
+    hyps = [str(MQM / "system-outputs" / f"newstest2021.en-de.hyp.{s}.de") for s in SYSTEMS]
+    return [str(Path(sys.executable).parent / "evalab"), "meta-eval",
+            "--human", str(MQM / "human" / "mqm_newstest2021_ende.avg_seg_scores.tsv"),
+            "-r", str(MQM / "references" / "newstest2021.en-de.ref.A.de"), "-i", *hyps,
+            "--name-map", "Nemo=NVIDIA-NeMo", "-m", "bleu", "chrf", "-n", "1000", "--permutations", "1000",
+            "-q", "-f", "json"]
+
+
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """Wall and CPU (user + system of the child) seconds of ``cmd``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=os.environ.copy())
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def kendall_inputs(n_resamples: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """BLEU sentence scores and MQM scores of the rated cells, and resample weights."""
+    from evalab.io import read_segments
+    from evalab.metaeval.human import read_human_scores
+    from evalab.metrics.registry import metric_class
+    from evalab.stats.resampling import bootstrap_counts
+
+    human = read_human_scores(str(MQM / "human" / "mqm_newstest2021_ende.avg_seg_scores.tsv"), 1002).scores
+    ref = read_segments(MQM / "references" / "newstest2021.en-de.ref.A.de")
+    bleu = metric_class("bleu")()
+    seg = np.array([[s.score for s in bleu.segment_scores(read_segments(MQM / "system-outputs" / f"newstest2021.en-de.hyp.{name}.de"), [ref])]
+                    for name in SYSTEMS])
+    h = np.stack([human["Nemo" if s == "NVIDIA-NeMo" else s] for s in SYSTEMS])
+    mask = np.isfinite(h)
+    counts = next(bootstrap_counts(1002, n_resamples, 12345)).astype(np.float64)
+    return seg[mask], h[mask], counts[:, np.nonzero(mask)[1]]
+
+
+def kendall_side_by_side(n_resamples: int, repeats: int) -> None:
+    from scipy.stats import kendalltau
+
+    from evalab.metaeval.correlation import kendall_tau_b
+
+    x, y, weights = kendall_inputs(n_resamples)
+
+    def ours() -> np.ndarray:
+        return np.asarray(kendall_tau_b(x, y, weights))
+
+    def scipy_loop() -> np.ndarray:
+        out = []
+        for row in weights:
+            idx = np.repeat(np.arange(len(x)), row.astype(int))
+            out.append(kendalltau(x[idx], y[idx]).statistic)
+        return np.array(out)
+
+    ours(), scipy_loop()  # warm-up
+    times: dict[str, list[float]] = {"evalab": [], "scipy": []}
+    for _ in range(repeats):
+        for name, fn in (("evalab", ours), ("scipy", scipy_loop)):
+            start = time.perf_counter()
+            values = fn()
+            times[name].append(time.perf_counter() - start)
+            if name == "evalab":
+                mine = values
+            else:
+                assert np.allclose(mine, values, atol=1e-12, rtol=0), "Kendall values differ"
+    a, b = median(times["evalab"]), median(times["scipy"])
+    print(f"Kendall τ_b, {len(x)} rated cells x {n_resamples} resamples: evalab {a:.2f} s, "
+          f"scipy loop {b:.2f} s, ratio {b / a:.1f}x (values equal to 1e-12)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--kendall-resamples", type=int, default=100)
+    args = parser.parse_args()
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (shared: wall times vary)")
+    timed(command())  # warm-up (file cache, imports)
+    runs = [timed(command()) for _ in range(args.repeats)]
+    print(f"evalab meta-eval, BLEU + chrF, 8 systems x 1002 segments, 1000 bootstrap + 1000 permutations: "
+          f"median wall {median(r[0] for r in runs):.1f} s, CPU {median(r[1] for r in runs):.1f} s "
+          f"over {args.repeats} runs")
+    kendall_side_by_side(args.kendall_resamples, args.repeats)
+
+
+if __name__ == "__main__":
+    main()

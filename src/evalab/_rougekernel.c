@@ -1,0 +1,268 @@
+/*
+ * evalab._rougekernel: the per-pair loops of ROUGE in C (optional; the pure-Python
+ * fallbacks in evalab.metrics._rouge_pairs give identical numbers).
+ *
+ * Every function takes the token ids (int32) of the segments of two sides, a and b, each
+ * with nseg + 1 segment offsets (int64), and writes one int64 per segment pair into out.
+ *
+ * lcs_lengths(a_ids, a_offs, b_ids, b_offs, vocab_size, out)
+ *     Length of the longest common subsequence of a[s] and b[s]. Common prefix and suffix
+ *     are cut first (they belong to some LCS); the rest uses Hyyro's bit-parallel row
+ *     update V' = (V + (V & M)) | (V & ~M) with the shorter side as the bit vector, taken
+ *     one block of 256 columns at a time over all rows of the longer side (the carry of
+ *     each row is kept for the next block), so only the match masks of one block are
+ *     live and the work is |a| * ceil(|b| / 64) word steps with O(vocab) memory.
+ *
+ * ngram_overlaps(a_ids, a_offs, b_ids, b_offs, n, out)
+ *     Clipped n-gram overlap (n = 1 or 2): sum over n-grams g of min(c_a(g), c_b(g)).
+ *     Both n-gram lists are sorted and merged.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    Py_buffer a_ids, a_offs, b_ids, b_offs, out;
+    const int32_t *a, *b;
+    const int64_t *ao, *bo;
+    int64_t *res;
+    Py_ssize_t nseg;
+} Pairs;
+
+static void release_pairs(Pairs *p)
+{
+    Py_buffer *bufs[] = {&p->a_ids, &p->a_offs, &p->b_ids, &p->b_offs, &p->out};
+    for (int i = 0; i < 5; i++)
+        if (bufs[i]->obj)
+            PyBuffer_Release(bufs[i]);
+}
+
+static int check_offsets(const int64_t *offs, Py_ssize_t nseg, Py_ssize_t nids, const char *side)
+{
+    if (offs[0] != 0 || offs[nseg] != nids) {
+        PyErr_Format(PyExc_ValueError, "%s offsets must run from 0 to the number of ids", side);
+        return -1;
+    }
+    for (Py_ssize_t s = 0; s < nseg; s++)
+        if (offs[s + 1] < offs[s]) {
+            PyErr_Format(PyExc_ValueError, "%s offsets must not decrease", side);
+            return -1;
+        }
+    return 0;
+}
+
+/* Checks the buffers' sizes and fills p; on failure releases them and sets the error. */
+static int open_pairs(Pairs *p)
+{
+    Py_ssize_t na = p->a_ids.len / 4, nb = p->b_ids.len / 4;
+    p->nseg = p->out.len / 8;
+    if (p->a_ids.len % 4 || p->b_ids.len % 4 || p->out.len % 8 ||
+        p->a_offs.len != (p->nseg + 1) * 8 || p->b_offs.len != (p->nseg + 1) * 8) {
+        PyErr_SetString(PyExc_ValueError,
+                        "expected int32 ids, nseg + 1 int64 offsets per side and nseg int64 outputs");
+        release_pairs(p);
+        return -1;
+    }
+    p->a = p->a_ids.buf;
+    p->b = p->b_ids.buf;
+    p->ao = p->a_offs.buf;
+    p->bo = p->b_offs.buf;
+    p->res = p->out.buf;
+    if (check_offsets(p->ao, p->nseg, na, "a") < 0 || check_offsets(p->bo, p->nseg, nb, "b") < 0) {
+        release_pairs(p);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ LCS */
+
+/* Columns per block: LCS_WORDS 64-bit words, updated together for each row so that the
+ * per-row loads (token, masks, carry) are shared and the words' chains overlap. */
+#define LCS_WORDS 4
+#define LCS_BLOCK (64 * LCS_WORDS)
+
+/* LCS of x (length n, the rows) and y (length m, the bit vector), both without a common
+ * prefix or suffix. masks has vocab_size * LCS_WORDS zeroed entries (left zeroed); carry
+ * has room for n bytes. */
+static int64_t lcs_core(const int32_t *x, Py_ssize_t n, const int32_t *y, Py_ssize_t m,
+                        uint64_t *masks, unsigned char *carry)
+{
+    int64_t zeros = 0;
+    memset(carry, 0, (size_t)n);
+    for (Py_ssize_t base = 0; base < m; base += LCS_BLOCK) {
+        Py_ssize_t width = m - base < LCS_BLOCK ? m - base : LCS_BLOCK;
+        uint64_t v[LCS_WORDS], valid[LCS_WORDS];
+        for (int w = 0; w < LCS_WORDS; w++) {
+            Py_ssize_t bits = width - 64 * w;
+            valid[w] = bits >= 64 ? ~(uint64_t)0 : bits <= 0 ? 0 : (((uint64_t)1 << bits) - 1);
+            v[w] = valid[w];
+        }
+        for (Py_ssize_t k = 0; k < width; k++)
+            masks[(size_t)y[base + k] * LCS_WORDS + k / 64] |= (uint64_t)1 << (k % 64);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const uint64_t *mk = masks + (size_t)x[i] * LCS_WORDS;
+            uint64_t c = carry[i];
+            for (int w = 0; w < LCS_WORDS; w++) {
+                uint64_t u = v[w] & mk[w];
+                uint64_t sum = v[w] + u;
+                uint64_t out = sum < u;
+                sum += c;
+                out |= sum < c;
+                v[w] = (sum | (v[w] & ~u)) & valid[w];
+                c = out;
+            }
+            carry[i] = (unsigned char)c;
+        }
+        for (Py_ssize_t k = 0; k < width; k++)
+            masks[(size_t)y[base + k] * LCS_WORDS + k / 64] = 0;
+        zeros += width;
+        for (int w = 0; w < LCS_WORDS; w++)
+            zeros -= __builtin_popcountll(v[w]);
+    }
+    return zeros;
+}
+
+static PyObject *lcs_lengths(PyObject *self, PyObject *args)
+{
+    Pairs p;
+    memset(&p, 0, sizeof p);
+    Py_ssize_t vocab;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*nw*", &p.a_ids, &p.a_offs, &p.b_ids, &p.b_offs, &vocab,
+                          &p.out))
+        return NULL;
+    if (open_pairs(&p) < 0)
+        return NULL;
+    Py_ssize_t longest = 0;
+    for (Py_ssize_t s = 0; s < p.nseg; s++) {
+        Py_ssize_t la = p.ao[s + 1] - p.ao[s], lb = p.bo[s + 1] - p.bo[s];
+        longest = la > longest ? la : longest;
+        longest = lb > longest ? lb : longest;
+    }
+    for (Py_ssize_t i = 0; i < p.a_ids.len / 4; i++)
+        if (p.a[i] < 0 || p.a[i] >= vocab)
+            goto bad_id;
+    for (Py_ssize_t i = 0; i < p.b_ids.len / 4; i++)
+        if (p.b[i] < 0 || p.b[i] >= vocab)
+            goto bad_id;
+    uint64_t *masks = calloc(vocab > 0 ? (size_t)vocab * LCS_WORDS : LCS_WORDS, sizeof *masks);
+    unsigned char *carry = malloc(longest > 0 ? (size_t)longest : 1);
+    if (!masks || !carry) {
+        free(masks);
+        free(carry);
+        release_pairs(&p);
+        return PyErr_NoMemory();
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t s = 0; s < p.nseg; s++) {
+        const int32_t *x = p.a + p.ao[s], *y = p.b + p.bo[s];
+        Py_ssize_t n = p.ao[s + 1] - p.ao[s], m = p.bo[s + 1] - p.bo[s];
+        int64_t common = 0;
+        while (n && m && x[0] == y[0]) {
+            x++, y++, n--, m--, common++;
+        }
+        while (n && m && x[n - 1] == y[m - 1]) {
+            n--, m--, common++;
+        }
+        if (n && m)
+            common += m <= n ? lcs_core(x, n, y, m, masks, carry) : lcs_core(y, m, x, n, masks, carry);
+        p.res[s] = common;
+    }
+    Py_END_ALLOW_THREADS
+    free(masks);
+    free(carry);
+    release_pairs(&p);
+    Py_RETURN_NONE;
+bad_id:
+    release_pairs(&p);
+    PyErr_SetString(PyExc_ValueError, "token ids must lie in [0, vocab_size)");
+    return NULL;
+}
+
+/* ------------------------------------------------------------ n-gram overlaps */
+
+static int cmp_u64(const void *l, const void *r)
+{
+    uint64_t a = *(const uint64_t *)l, b = *(const uint64_t *)r;
+    return (a > b) - (a < b);
+}
+
+/* The n-grams (n = 1 or 2) of ids[0:len] as sorted keys; returns how many. */
+static Py_ssize_t sorted_grams(const int32_t *ids, Py_ssize_t len, int n, uint64_t *keys)
+{
+    Py_ssize_t count = len - n + 1;
+    if (count <= 0)
+        return 0;
+    for (Py_ssize_t i = 0; i < count; i++)
+        keys[i] = n == 1 ? (uint32_t)ids[i] : ((uint64_t)(uint32_t)ids[i] << 32) | (uint32_t)ids[i + 1];
+    qsort(keys, (size_t)count, sizeof *keys, cmp_u64);
+    return count;
+}
+
+static PyObject *ngram_overlaps(PyObject *self, PyObject *args)
+{
+    Pairs p;
+    memset(&p, 0, sizeof p);
+    int n;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*iw*", &p.a_ids, &p.a_offs, &p.b_ids, &p.b_offs, &n, &p.out))
+        return NULL;
+    if (open_pairs(&p) < 0)
+        return NULL;
+    if (n != 1 && n != 2) {
+        release_pairs(&p);
+        PyErr_SetString(PyExc_ValueError, "n must be 1 or 2");
+        return NULL;
+    }
+    Py_ssize_t longest = 1;
+    for (Py_ssize_t s = 0; s < p.nseg; s++) {
+        Py_ssize_t la = p.ao[s + 1] - p.ao[s], lb = p.bo[s + 1] - p.bo[s];
+        longest = la > longest ? la : longest;
+        longest = lb > longest ? lb : longest;
+    }
+    uint64_t *ka = malloc((size_t)longest * sizeof *ka), *kb = malloc((size_t)longest * sizeof *kb);
+    if (!ka || !kb) {
+        free(ka);
+        free(kb);
+        release_pairs(&p);
+        return PyErr_NoMemory();
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t s = 0; s < p.nseg; s++) {
+        Py_ssize_t na = sorted_grams(p.a + p.ao[s], p.ao[s + 1] - p.ao[s], n, ka);
+        Py_ssize_t nb = sorted_grams(p.b + p.bo[s], p.bo[s + 1] - p.bo[s], n, kb);
+        int64_t overlap = 0;
+        Py_ssize_t i = 0, j = 0;
+        while (i < na && j < nb) {
+            if (ka[i] < kb[j])
+                i++;
+            else if (kb[j] < ka[i])
+                j++;
+            else
+                overlap++, i++, j++; /* each matched pair of occurrences counts once: min */
+        }
+        p.res[s] = overlap;
+    }
+    Py_END_ALLOW_THREADS
+    free(ka);
+    free(kb);
+    release_pairs(&p);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"lcs_lengths", lcs_lengths, METH_VARARGS,
+     "lcs_lengths(a_ids, a_offs, b_ids, b_offs, vocab_size, out): LCS length of every "
+     "segment pair (bit-parallel, 64 columns per word)."},
+    {"ngram_overlaps", ngram_overlaps, METH_VARARGS,
+     "ngram_overlaps(a_ids, a_offs, b_ids, b_offs, n, out): clipped n-gram overlap "
+     "(n = 1 or 2) of every segment pair."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_rougekernel", "Compiled per-pair loops of ROUGE.", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__rougekernel(void) { return PyModule_Create(&module); }

@@ -1,0 +1,243 @@
+"""One run in a fresh process: prepare its folder, launch, wait (with the timeout), read.
+
+Each attempt is a fresh process in its own process group (an entry-point run is a fresh
+Python interpreter running :mod:`evalab.ablation._worker`; a command template runs through
+the shell under :mod:`evalab.ablation._guard`), so a run that hangs past the study's
+``timeout`` is killed with everything it started, a run cannot leak state (global RNGs,
+CUDA context, imported modules) into another, and no run outlives its runner. Everything
+here works on plain data (the job dict), so a Ray task runs exactly the same code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import marshal
+import math
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalab.ablation.spec import substitute_command
+from evalab.ablation.store import now
+
+if TYPE_CHECKING:
+    from evalab.ablation.plan import PlannedRun
+    from evalab.ablation.spec import Study
+
+_LOG_TAIL = 2000
+# The worker and guard files are executed by a two-line bootstrap rather than `-m ...`
+# (which would import evalab and numpy first) or as a script (which would put this package
+# folder first on sys.path). The path is resolved where the attempt runs (a Ray node too).
+_BOOTSTRAP = "import sys; p = sys.argv[1]; exec(compile(open(p, encoding='utf-8').read(), p, 'exec'))"
+
+
+def make_job(study: Study, run: PlannedRun, out_dir: Path, checkpoint_dir: Path | None = None) -> dict[str, Any]:
+    """The plain-data description of a run (what travels to a process or a Ray task).
+
+    An eval run (``run.stage == "eval"``) calls the study's ``evaluate`` entry point with
+    ``checkpoint_dir``, the run folder of the trained run it evaluates; never ``entry``.
+    """
+    evaluating = run.stage == "eval"
+    if evaluating and checkpoint_dir is None:
+        raise ValueError(f"eval run {run.key} needs the checkpoint folder of its trained run {run.parent_key}")
+    return {
+        "key": run.key,
+        "study_dir": str(study.directory),
+        "entry": study.evaluate if evaluating else study.entry,
+        "command": None if evaluating else study.command,
+        "checkpoint_dir": str(checkpoint_dir) if evaluating else None,
+        "config": run.config,
+        "seed": run.seed,
+        "out_dir": str(out_dir),
+        "timeout": study.timeout,
+        "retries": study.retries,
+        "metrics": list(study.metrics),
+    }
+
+
+def check_metrics(raw: Any, expected: list[str]) -> tuple[dict[str, float], str]:
+    """Validate what a run returned: every declared metric present and a finite number.
+
+    Returns ``(metrics, error)``; ``error`` is empty when the run is usable.
+
+    >>> check_metrics({"acc": 0.5}, ["acc"])
+    ({'acc': 0.5}, '')
+    >>> check_metrics({"acc": "high"}, ["acc"])[1]
+    "metric 'acc' is 'high' (str), expected a finite number"
+    """
+    if not isinstance(raw, dict):
+        return {}, f"run returned {type(raw).__name__}, expected a dict of metrics"
+    out: dict[str, float] = {}
+    for name, value in raw.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            return {}, f"metric {name!r} is {value!r} ({type(value).__name__}), expected a finite number"
+        out[str(name)] = float(value)
+    missing = [m for m in expected if m not in out]
+    if missing:
+        return {}, f"run did not return metric(s) {missing}; it returned {sorted(out)}"
+    return out, ""
+
+
+class Live:
+    """Process groups of attempts in flight, so Ctrl-C can kill them all."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.procs: set[subprocess.Popen[bytes]] = set()
+        self.cancelled = threading.Event()
+
+    def kill_all(self) -> None:
+        self.cancelled.set()
+        with self.lock:
+            for proc in list(self.procs):
+                kill_group(proc)
+
+
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+@dataclass(frozen=True)
+class Ended:
+    """How an attempt's process ended."""
+
+    returncode: int
+    timed_out: bool
+    duration: float
+    started_at: str
+
+
+def prepare_folder(job: dict[str, Any]) -> Path:
+    """The run folder with a fresh ``config.json`` and no result of an earlier attempt."""
+    out_dir = Path(job["out_dir"])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in ("result.bin", "metrics.json"):
+        (out_dir / stale).unlink(missing_ok=True)
+    (out_dir / "config.json").write_text(json.dumps(job["config"], indent=2, sort_keys=True), encoding="utf-8")
+    return out_dir
+
+
+def command_line(job: dict[str, Any], out_dir: Path) -> list[str]:
+    """argv of the attempt: the worker for an entry point, the guard around a command."""
+    if job["entry"]:
+        job_path = out_dir / "job.bin"
+        job_path.write_bytes(marshal.dumps({**job, "parent_pid": os.getpid()}))
+        return [sys.executable, "-c", _BOOTSTRAP, str(Path(__file__).with_name("_worker.py")), str(job_path)]
+    shell = substitute_command(job["command"], shlex.quote(str(out_dir / "config.json")), int(job["seed"]),
+                               shlex.quote(str(out_dir / "metrics.json")))
+    guard = str(Path(__file__).with_name("_guard.py"))
+    return [sys.executable, "-c", _BOOTSTRAP, guard, str(os.getpid()), shell]
+
+
+def launch_and_wait(job: dict[str, Any], argv: list[str], out_dir: Path, live: Live | None) -> Ended:
+    """Start the attempt in a new session (its own process group), wait up to the timeout,
+    and kill the group when it runs over or the runner is cancelled."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (job["study_dir"], env.get("PYTHONPATH", "")) if p)
+    started, t0 = now(), time.perf_counter()
+    with open(out_dir / "log.txt", "wb") as log:
+        proc = subprocess.Popen(argv, cwd=job["study_dir"], env=env, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        if live is not None:
+            with live.lock:
+                live.procs.add(proc)
+            if live.cancelled.is_set():
+                kill_group(proc)
+        timed_out = False
+        try:
+            proc.wait(timeout=job["timeout"])
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            kill_group(proc)
+            proc.wait()
+        finally:
+            if live is not None:
+                with live.lock:
+                    live.procs.discard(proc)
+    return Ended(proc.returncode, timed_out, time.perf_counter() - t0, started)
+
+
+def _tail(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    return text[-_LOG_TAIL:].strip()
+
+
+def read_entry_result(out_dir: Path, ended: Ended) -> tuple[Any, Any, str, str]:
+    """``(metrics, artifacts, error, traceback)`` from the worker's ``result.bin``."""
+    try:
+        payload = marshal.loads((out_dir / "result.bin").read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        return None, None, f"worker exited with code {ended.returncode} without a result", _tail(out_dir / "log.txt")
+    if not payload.get("ok"):
+        return None, None, payload.get("error", "unknown error"), payload.get("traceback", "")
+    return payload.get("metrics"), payload.get("artifacts"), "", ""
+
+
+def read_command_result(out_dir: Path, ended: Ended) -> tuple[Any, Any, str, str]:
+    """``(metrics, artifacts, error, traceback)`` from the command's ``{out}`` JSON file."""
+    log = out_dir / "log.txt"
+    if ended.returncode != 0:
+        return None, None, f"command exited with code {ended.returncode}", _tail(log)
+    try:
+        raw = json.loads((out_dir / "metrics.json").read_text(encoding="utf-8"))
+    except OSError:
+        return None, None, "command exited 0 but did not write the metrics file {out}", _tail(log)
+    except ValueError as exc:
+        return None, None, f"metrics file is not valid JSON: {exc}", ""
+    artifacts = raw.pop("artifacts", None) if isinstance(raw, dict) else None
+    return raw, artifacts, "", ""
+
+
+def execute_attempt(job: dict[str, Any], live: Live | None = None) -> dict[str, Any]:
+    """Run one attempt of a run in a fresh process; return a plain result dict."""
+    out_dir = prepare_folder(job)
+    ended = launch_and_wait(job, command_line(job, out_dir), out_dir, live)
+    result: dict[str, Any] = {
+        "status": "failed", "metrics": {}, "artifacts": None, "error": "", "traceback": "",
+        "duration": ended.duration, "host": socket.gethostname(), "started_at": ended.started_at,
+        "finished_at": now(),
+    }
+    if ended.timed_out:
+        result.update(error=f"timed out after {job['timeout']:g} s (process group killed)",
+                      traceback=_tail(out_dir / "log.txt"))
+        return result
+    read = read_entry_result if job["entry"] else read_command_result
+    raw, artifacts, error, tb = read(out_dir, ended)
+    if not error:
+        metrics, error = check_metrics(raw, job["metrics"])
+    if error:
+        result.update(error=error, traceback=tb)
+        return result
+    where = {"dir": str(out_dir), "files": artifacts}
+    if job.get("checkpoint_dir"):
+        where["checkpoint_dir"] = job["checkpoint_dir"]
+    result.update(status="ok", metrics=metrics, artifacts=where)
+    return result
+
+
+def execute_with_retries(job: dict[str, Any], live: Live | None = None) -> dict[str, Any]:
+    """Up to ``1 + retries`` attempts; the first success (or the last failure) with ``attempts``."""
+    attempts = 0
+    total = 0.0
+    while True:
+        attempts += 1
+        result = execute_attempt(job, live)
+        total += result["duration"]
+        if result["status"] == "ok" or attempts > job["retries"] or (live and live.cancelled.is_set()):
+            break
+    result["attempts"] = attempts
+    result["duration_all"] = total
+    return result

@@ -1,0 +1,186 @@
+"""``evalab meta-eval``: how well do metrics agree with human judgements of the same systems?
+
+Scores every ``-i`` system with the ``-m`` metrics (and/or reads ``--scores``), reads the
+human segment scores (``--human``), and reports system- and segment-level correlations and
+pairwise accuracies with bootstrap intervals and rank clusters (see :mod:`evalab.metaeval`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import typer
+
+from evalab.cli import app
+from evalab.cli.compare import display_names, progress_bar
+from evalab.cli.options import build_metrics
+from evalab.cli.output import check_format, emit, print_table, to_json, to_latex
+from evalab.cli.score import load_inputs
+from evalab.errors import InputError, SettingsError
+from evalab.io import check_same_length, read_segments
+from evalab.metaeval.align import align_human, find_system, parse_name_map
+from evalab.metaeval.evaluate import (
+    HUMAN_SYSTEM_MODES,
+    MetaEvalResult,
+    MetaEvalSettings,
+    meta_evaluate,
+)
+from evalab.metaeval.human import FORMATS as HUMAN_FORMATS
+from evalab.metaeval.human import read_human_scores
+from evalab.metaeval.scores import (
+    METRIC_SYSTEM_MODES,
+    MetricScores,
+    metric_scores,
+    precomputed_scores,
+    read_precomputed,
+)
+from evalab.stats.bootstrap import check_confidence
+from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
+
+OUTPUT_FORMATS = ("table", "json", "markdown", "latex", "html")
+
+
+def _check_options(format: str, n_bootstrap: int, permutations: int, seed: int, confidence: float,
+                   alpha: float, metric_system: str, human_system: str, human_format: str) -> None:
+    check_format(format, OUTPUT_FORMATS)
+    check_n_samples(n_bootstrap, "--bootstrap")
+    if permutations != 0:
+        check_n_samples(permutations, "--permutations")
+    check_seed(seed)
+    check_confidence(confidence)
+    if not 0.0 < alpha < 1.0:
+        raise SettingsError(f"--alpha must be strictly between 0 and 1, got {alpha}")
+    if metric_system not in METRIC_SYSTEM_MODES:
+        raise SettingsError(f"--metric-system must be one of {', '.join(METRIC_SYSTEM_MODES)}, got {metric_system!r}")
+    if human_system not in HUMAN_SYSTEM_MODES:
+        raise SettingsError(f"--human-system must be one of {', '.join(HUMAN_SYSTEM_MODES)}, got {human_system!r}")
+    if human_format not in HUMAN_FORMATS:
+        raise SettingsError(f"--human-format must be one of {', '.join(HUMAN_FORMATS)}, got {human_format!r}")
+
+
+def _short_names(paths: list[str]) -> dict[str, str]:
+    """Path -> the part of its file name that differs between the systems (paths if names clash)."""
+    names = [Path(p).name for p in paths]
+    if len(set(names)) < len(names):
+        return display_names(paths)
+    short = display_names(names)
+    return {p: short[n] for p, n in zip(paths, names, strict=True)}
+
+
+def _aliases(paths: list[str], short: dict[str, str]) -> dict[str, str]:
+    """Every name a system may be called by (short name, file name, path) -> short name."""
+    out: dict[str, str] = {}
+    for p in paths:
+        for alias in (short[p], Path(p).name, p):
+            out.setdefault(alias, short[p])
+    return out
+
+
+def _check_source(source: str | None, n_segments: int, reference: str) -> None:
+    # no registered metric reads the source yet: it is checked, so a later metric that does
+    # cannot be fed a misaligned file
+    if source is not None:
+        check_same_length([(source, read_segments(source)), (reference, [None] * n_segments)])
+
+
+def _collect_scores(metrics: list[str], set_: list[str], scores_file: str | None, refs: list[list[str]],
+                    hyps: list[list[str]], systems: list[str], aliases: dict[str, str], file_names: dict[str, str],
+                    metric_system: str, mask: np.ndarray) -> list[MetricScores]:
+    out: list[MetricScores] = []
+    for name, metric in build_metrics(metrics, set_).items():
+        out.append(metric_scores(name, metric, hyps, refs, metric_system, mask))
+    if scores_file is not None:
+        table = read_precomputed(scores_file, lambda name: find_system(name, aliases, file_names), mask.shape[1])
+        for name, per_system in table.items():
+            if name in metrics:
+                raise InputError(f"{scores_file}: metric {name!r} is also computed by -m; rename one of them")
+            out.append(precomputed_scores(name, per_system, systems, mask.shape[1], metric_system, mask, scores_file))
+    return out
+
+
+def _save_scores(path: str, collected: list[MetricScores], systems: list[str]) -> None:
+    """Segment scores in the ``--scores`` format, so a slow metric is computed once."""
+    from evalab.io import write_text_atomic
+
+    lines = ["metric\tsystem\tsegment\tscore"]
+    for m in collected:
+        if m.segment is None:
+            continue
+        for name, row in zip(systems, m.segment, strict=True):
+            lines += [f"{m.name}\t{name}\t{k}\t{float(v)!r}" for k, v in enumerate(row, start=1)]
+    write_text_atomic(path, "\n".join(lines) + "\n")
+
+
+def _render(result: MetaEvalResult, fmt: str, width: int, out: str | None) -> None:
+    from evalab.metaeval import render
+
+    if fmt == "json":
+        emit(to_json(render.to_dict(result)), out)
+    elif fmt == "markdown":
+        emit(render.to_markdown(result, width), out)
+    elif fmt == "html":
+        from evalab.metaeval.html import render_html
+
+        emit(render_html(result), out)
+    elif fmt == "latex":
+        text = to_latex(render.header(result), render.table_rows(result, width), caption="; ".join(render.footer(result)))
+        # pdflatex's default fonts have no Greek letters or en dash
+        for raw, tex in (("τ\\_b", r"$\tau_b$"), ("ε", r"$\varepsilon$"), ("–", "--"), ("±", r"$\pm$")):
+            text = text.replace(raw, tex)
+        emit(text, out)
+    elif out:
+        rows = [render.header(result), *render.table_rows(result, width)]
+        emit("\n".join("\t".join(r) for r in rows) + "\n" + "\n".join(render.footer(result)) + "\n", out)
+    else:
+        print_table(render.header(result), render.table_rows(result, width), footer=render.footer(result))
+
+
+@app.command("meta-eval")
+def meta_eval(
+    human: Annotated[str, typer.Option("--human", help="Human segment scores: MQM average-score file or TSV (system, segment, score).")],
+    reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references.")],
+    input: Annotated[list[str], typer.Option("-i", "--input", help="System outputs: -i SYS1 SYS2 ... (human translations too, e.g. ref-C).")],
+    metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="evalab metrics: -m bleu chrf ... (default bleu chrf unless --scores is given).")] = [],  # noqa: B006
+    scores: Annotated[str | None, typer.Option("--scores", help="Precomputed metric scores: METRIC<TAB>SYSTEM<TAB>SEGMENT (or - for the system score)<TAB>SCORE.")] = None,
+    source: Annotated[str | None, typer.Option("--source", help="Source file, checked for alignment (for metrics that read a source; none is registered yet).")] = None,
+    name_map: Annotated[list[str], typer.Option("--name-map", help="HUMAN=SYSTEM: a human-file system name and the -i system it denotes. Repeatable.")] = [],  # noqa: B006
+    human_format: Annotated[str, typer.Option("--human-format", help="auto, mqm or tsv.")] = "auto",
+    metric_system: Annotated[str, typer.Option("--metric-system", help="Metric system score: corpus (the metric's corpus score), mean or rated-mean of segment scores.")] = "corpus",
+    human_system: Annotated[str, typer.Option("--human-system", help="Human system score: rated-mean (over the system's rated segments) or common-mean (segments rated for all).")] = "rated-mean",
+    n_bootstrap: Annotated[int, typer.Option("-n", "--bootstrap", help="Bootstrap resamples of segments for the intervals and system-level p-values.")] = 1000,
+    permutations: Annotated[int, typer.Option("--permutations", help="Permutation trials of the segment-level tests (0: none).")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of resampling and permutations.")] = DEFAULT_SEED,
+    confidence: Annotated[float, typer.Option("--confidence", help="Confidence level of the intervals.")] = 0.95,
+    alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the rank clusters.")] = 0.05,
+    set_: Annotated[list[str], typer.Option("-s", "--set", help="Metric setting KEY=VALUE or METRIC.KEY=VALUE. Repeatable.")] = [],  # noqa: B006
+    format: Annotated[str, typer.Option("-f", "--format", help="table, json, markdown, latex or html.")] = "table",
+    width: Annotated[int, typer.Option("-w", "--width", help="Decimals shown.")] = 4,
+    out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
+    save_scores: Annotated[str | None, typer.Option("--save-scores", help="Also write every metric's segment scores to this file, in the --scores format.")] = None,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Meta-evaluate metrics against human scores: correlations, accuracies, CIs, clusters."""
+    _check_options(format, n_bootstrap, permutations, seed, confidence, alpha, metric_system, human_system, human_format)
+    if not 0 <= width <= 16:
+        raise SettingsError(f"--width must be between 0 and 16, got {width}")
+    metric_names = list(metrics) or ([] if scores else ["bleu", "chrf"])
+    mapping = parse_name_map(name_map)
+    refs, texts = load_inputs(reference, input)
+    n_segments = len(refs[0])
+    _check_source(source, n_segments, reference[0])
+    short = _short_names(list(input))
+    systems = [short[p] for p in input]
+    aliases = _aliases(list(input), short)
+    file_names = {short[p]: Path(p).name for p in input}
+    human_matrix = align_human(read_human_scores(human, n_segments, human_format), systems, aliases, mapping, file_names)
+    hyps = list(texts.values())
+    collected = _collect_scores(metric_names, set_, scores, refs, hyps, systems, aliases, file_names, metric_system,
+                                np.isfinite(human_matrix))
+    settings = MetaEvalSettings(n_bootstrap, permutations, seed, confidence, alpha, human_system)
+    with progress_bar(n_bootstrap, "bootstrap", quiet) as advance:
+        result = meta_evaluate(human_matrix, systems, collected, settings, advance)
+    if save_scores is not None:
+        _save_scores(save_scores, collected, systems)
+    _render(result, format, width, out)

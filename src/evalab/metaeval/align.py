@@ -1,0 +1,95 @@
+"""Matching the human-score file's systems to the ``-i`` system files.
+
+A system file is known by its short name (the part of its file name that differs from the
+other systems', e.g. ``Facebook-AI`` for ``newstest2021.en-de.hyp.Facebook-AI.de``), its
+file name or its path. The human file names systems its own way; ``--name-map
+HUMAN=SYSTEM`` says which human name belongs to which system (``Nemo=NVIDIA-NeMo``).
+Without one, a human name matches a system when it is the system's short name or a
+dot-separated part of its file name (``Facebook-AI`` in ``newstest2021.en-de.hyp.Facebook-AI.de``),
+provided exactly one human name matches.
+Human-file systems that are not among the ``-i`` files are ignored (MQM files rate
+reference translations and unreleased systems too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from evalab.errors import InputError, SettingsError
+from evalab.metaeval.human import HumanScores
+
+__all__ = ["align_human", "find_system", "parse_name_map"]
+
+
+def parse_name_map(items: Sequence[str]) -> dict[str, str]:
+    """``["Nemo=NVIDIA-NeMo", ...]`` -> ``{"Nemo": "NVIDIA-NeMo"}`` (human name -> system)."""
+    out: dict[str, str] = {}
+    for item in items:
+        human, sep, system = item.partition("=")
+        if not sep or not human or not system:
+            raise SettingsError(f"--name-map {item!r}: expected HUMAN_NAME=SYSTEM_NAME, e.g. Nemo=NVIDIA-NeMo")
+        if human in out:
+            raise SettingsError(f"--name-map: human system {human!r} is mapped twice")
+        out[human] = system
+    return out
+
+
+def _matching(system: str, file_name: str, known: Sequence[str]) -> str:
+    """The human name of a system: its short name, else the one dotted part of its file name."""
+    if system in known:
+        return system
+    found = [h for h in known if f".{h}." in f".{file_name}."]
+    if len(found) > 1:
+        raise InputError(f"system {system!r}: several human systems match its file name ({', '.join(found)}); "
+                         "pick one with --name-map HUMAN=SYSTEM")
+    return found[0] if found else system
+
+
+def find_system(name: str, aliases: Mapping[str, str], file_names: Mapping[str, str]) -> str | None:
+    """The short name of the ``-i`` system called ``name``: an alias, or the one system whose
+    file name has ``name`` as a dot-separated part (``hyp.UEdin`` in ``nt.en-de.hyp.UEdin.de``)."""
+    if name in aliases:
+        return aliases[name]
+    found = [s for s, f in file_names.items() if f".{name}." in f".{f}."]
+    return found[0] if len(found) == 1 else None
+
+
+def _resolve(human_name: str, system: str, aliases: Mapping[str, str], file_names: Mapping[str, str]) -> str:
+    """The short name of the ``-i`` system a ``--name-map`` value denotes."""
+    found = find_system(system, aliases, file_names)
+    if found is None:
+        names = ", ".join(sorted(set(aliases.values())))
+        raise InputError(f"--name-map {human_name}={system}: {system!r} is not one of the -i systems ({names})")
+    return found
+
+
+def align_human(human: HumanScores, systems: Sequence[str], aliases: Mapping[str, str],
+                name_map: Mapping[str, str], file_names: Mapping[str, str] | None = None) -> np.ndarray:
+    """Human scores ``[systems, segments]`` in the order of ``systems`` (NaN = not rated).
+
+    ``aliases`` maps every accepted name of a system (short name, file name, path) to its
+    short name in ``systems``; ``file_names`` maps short names to file names.
+    """
+    known = human.system_names()
+    by_system: dict[str, str] = {}
+    for h, s in name_map.items():
+        if h not in human.scores:
+            raise InputError(f"--name-map {h}={s}: {human.path} has no system {h!r} (it has: {', '.join(known)})")
+        by_system[_resolve(h, s, aliases, file_names or {})] = h
+    rows = []
+    for s in systems:
+        h = by_system.get(s) or _matching(s, (file_names or {}).get(s, s), known)
+        if h not in human.scores:
+            raise InputError(
+                f"system {s!r} has no scores in {human.path} (it has: {', '.join(known)}); "
+                "name the human system with --name-map HUMAN=SYSTEM"
+            )
+        row = human.scores[h]
+        if not np.isfinite(row).any():
+            raise InputError(f"system {s!r} ({h} in {human.path}): no segment is rated (every score is None)")
+        rows.append(row)
+    if len(rows) < 2:
+        raise InputError("meta-evaluation needs at least 2 systems with human scores (-i SYS1 SYS2 ...)")
+    return np.stack(rows)

@@ -1,0 +1,161 @@
+"""Correlation statistics between metric and human scores, batched over resamples.
+
+Every function takes the scores of the items (``x`` = metric, ``y`` = human, 1-D) and
+optional integer ``weights``: how often each item occurs, one row per resample
+(``[B, n]``). A statistic with weights equals the statistic of the expanded sample (each
+item repeated ``weight`` times), so a bootstrap resample of segments is a weight matrix and
+the sort that Kendall's τ needs is done once for all resamples.
+
+Kendall's τ_b counts discordant pairs in O(n log n): items are sorted by ``(x, y)`` and
+the inversions of ``y`` are counted one bit of its rank at a time (a radix form of the
+Fenwick-tree count that scipy and mt-metrics-eval use), each level a stable partition and a
+cumulative sum that numpy runs for all resamples at once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["kendall_tau_b", "pairwise_accuracy", "pearson"]
+
+
+def _weights(n: int, weights: np.ndarray | None) -> np.ndarray:
+    if weights is None:
+        return np.ones((1, n))
+    return np.atleast_2d(np.asarray(weights, dtype=np.float64))
+
+
+def _squeeze(values: np.ndarray, weights: np.ndarray | None) -> np.ndarray | float:
+    if weights is None or np.ndim(weights) == 1:
+        return float(values[0])
+    return values
+
+
+def pearson(x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray | float:
+    """Pearson's r of ``x`` and ``y`` (NaN when either is constant).
+
+    >>> round(pearson(np.array([1.0, 2.0, 3.0]), np.array([2.0, 4.0, 7.0])), 6)
+    0.993399
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    w = _weights(len(x), weights)
+    total = w.sum(axis=1)
+    # centring first keeps the sums of squares accurate (scipy centres too)
+    mx = (w @ x) / total
+    my = (w @ y) / total
+    dx = x[None, :] - mx[:, None]
+    dy = y[None, :] - my[:, None]
+    sxy = (w * dx * dy).sum(axis=1)
+    sxx = (w * dx * dx).sum(axis=1)
+    syy = (w * dy * dy).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = sxy / (np.sqrt(sxx) * np.sqrt(syy))
+    r = np.where((sxx > 0) & (syy > 0), np.clip(r, -1.0, 1.0), np.nan)
+    return _squeeze(r, weights)
+
+
+def _dense_ranks(sorted_values: np.ndarray) -> np.ndarray:
+    """Dense ranks (0, 1, ...) of an already sorted vector."""
+    return np.r_[0, np.cumsum(sorted_values[1:] != sorted_values[:-1])]
+
+
+def _tied_pairs(w: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Weighted pairs inside contiguous groups of items starting at ``starts``: Σ_g C(W_g, 2).
+
+    ``w`` is items × resamples (each item's weights contiguous, so gathers copy rows).
+    """
+    sums = np.add.reduceat(w, starts, axis=0)
+    return 0.5 * (sums * sums - sums).sum(axis=0)
+
+
+def _inversions(ranks: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Weighted pairs ``i < j`` with ``ranks[i] > ranks[j]``, for every weight column.
+
+    Two ranks that differ first at bit ``b`` share the bits above it; the pair is an
+    inversion when the earlier item has bit ``b`` set. For each bit, a stable sort by the
+    higher bits lines up each prefix group in item order, and a cumulative sum of the
+    weights of set-bit items gives every clear-bit item its inversions at that bit. The
+    orders depend on ``ranks`` only, so one gather per bit serves every resample.
+    """
+    total = np.zeros(w.shape[1])
+    # integer weights (bootstrap counts) are summed exactly in int64; others in float64
+    integral = bool(np.all(w == np.round(w)))
+    wk = w.astype(np.int64 if integral else np.float64)
+    levels = max(1, int(ranks.max()).bit_length())
+    for b in range(levels):
+        prefix = ranks >> (b + 1)
+        order = np.argsort(prefix, kind="stable")
+        bit = ((ranks[order] >> b) & 1).astype(bool)
+        if not bit.any() or bit.all():
+            continue
+        set_pos, clear_pos = np.flatnonzero(bit), np.flatnonzero(~bit)
+        sorted_prefix = prefix[order]
+        # set-bit weight up to each clear-bit item, minus that before its prefix group
+        group_start = np.searchsorted(sorted_prefix, sorted_prefix[clear_pos], side="left")
+        upto = np.searchsorted(set_pos, clear_pos)  # set-bit items before the item
+        before_group = np.searchsorted(set_pos, group_start)
+        cum = np.zeros((len(set_pos) + 1, w.shape[1]), dtype=wk.dtype)
+        np.cumsum(wk[order[set_pos]], axis=0, out=cum[1:])
+        inside = cum[upto] - cum[before_group]
+        total += np.einsum("ib,ib->b", wk[order[clear_pos]], inside).astype(np.float64)
+    return total
+
+
+def kendall_tau_b(x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray | float:
+    """Kendall's τ_b of ``x`` and ``y`` in O(n log n) (NaN when either is constant).
+
+    Equals ``scipy.stats.kendalltau(x, y).statistic`` (variant b) of the expanded sample.
+
+    >>> round(kendall_tau_b(np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 3.0, 2.0, 4.0])), 12)
+    0.666666666667
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    w = _weights(len(x), weights)
+    if len(np.unique(y)) > len(np.unique(x)):
+        x, y = y, x  # τ is symmetric; counting inversions of the fewer ranks takes fewer bits
+    order = np.lexsort((y, x))
+    xs, ys = x[order], y[order]
+    ws = np.ascontiguousarray(w.T[order])  # items × resamples
+    x_starts = np.flatnonzero(np.r_[True, xs[1:] != xs[:-1]])
+    xy_starts = np.flatnonzero(np.r_[True, (xs[1:] != xs[:-1]) | (ys[1:] != ys[:-1])])
+    by_y = np.argsort(ys, kind="stable")
+    y_sorted = ys[by_y]
+    y_starts = np.flatnonzero(np.r_[True, y_sorted[1:] != y_sorted[:-1]])
+    total = ws.sum(axis=0)
+    n0 = 0.5 * (total * total - total)
+    n1 = _tied_pairs(ws, x_starts)
+    n2 = _tied_pairs(ws[by_y], y_starts)
+    n3 = _tied_pairs(ws, xy_starts)
+    y_ranks = np.empty(len(ys), dtype=np.int64)
+    y_ranks[by_y] = _dense_ranks(y_sorted)
+    dis = _inversions(y_ranks, ws)
+    con = n0 - n1 - n2 + n3 - dis
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = (con - dis) / (np.sqrt(n0 - n1) * np.sqrt(n0 - n2))
+    tau = np.where((n0 - n1 > 0) & (n0 - n2 > 0), np.clip(tau, -1.0, 1.0), np.nan)
+    return _squeeze(tau, weights)
+
+
+def pairwise_accuracy(x: np.ndarray, y: np.ndarray) -> np.ndarray | float:
+    """Share of item pairs whose ``x`` and ``y`` differences have the same sign.
+
+    Kocmi et al. (2021): a pair agrees when metric and humans order it the same way; a
+    pair tied in both counts as agreeing, a tie in one only as disagreeing. ``x`` and ``y``
+    may be ``[B, n]`` (one row per resample). NaN for fewer than two items.
+
+    >>> pairwise_accuracy(np.array([1.0, 2.0, 3.0]), np.array([1.0, 3.0, 2.0]))
+    0.6666666666666666
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    batched = x.ndim == 2
+    x2, y2 = np.atleast_2d(x), np.atleast_2d(y)
+    i, j = np.triu_indices(x2.shape[1], k=1)
+    if len(i) == 0:
+        out = np.full(x2.shape[0], np.nan)
+    else:
+        agree = np.sign(x2[:, i] - x2[:, j]) == np.sign(y2[:, i] - y2[:, j])
+        out = agree.mean(axis=1)
+    return out if batched else float(out[0])

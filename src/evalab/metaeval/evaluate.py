@@ -1,0 +1,203 @@
+"""Meta-evaluation of metrics against human scores: statistics, intervals, clusters.
+
+:func:`meta_evaluate` takes the human segment scores ``[systems, segments]`` (NaN = not
+rated) and each metric's :class:`~evalab.metaeval.scores.MetricScores`, and returns every
+statistic of every metric with a bootstrap percentile interval (segments resampled with
+replacement; both the metric's and the humans' system scores recomputed on each resample)
+and its rank cluster against the other metrics.
+
+Human system scores are the mean over each system's rated segments (``rated-mean``, the
+WMT convention) or over the segments rated for every system (``common-mean``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from evalab.errors import InputError, SettingsError
+from evalab.metaeval.scores import MetricScores
+from evalab.metaeval.significance import PERMUTABLE, bootstrap_p, clusters, permutation_p
+from evalab.metaeval.statistics import (
+    LABELS,
+    SEGMENT_STATS,
+    SYSTEM_STATS,
+    SegmentData,
+    system_statistic,
+)
+from evalab.stats.bootstrap import percentile_interval
+from evalab.stats.resampling import DEFAULT_SEED, bootstrap_counts
+
+__all__ = ["HUMAN_SYSTEM_MODES", "Estimate", "MetaEvalResult", "MetaEvalSettings", "meta_evaluate"]
+
+HUMAN_SYSTEM_MODES = ("rated-mean", "common-mean")
+
+
+@dataclass(frozen=True)
+class MetaEvalSettings:
+    """Resampling and significance settings (all seeded: the same call gives the same numbers)."""
+
+    n_bootstrap: int = 1000
+    n_permutations: int = 1000
+    seed: int = DEFAULT_SEED
+    confidence: float = 0.95
+    alpha: float = 0.05
+    human_system: str = "rated-mean"
+
+    @property
+    def signature(self) -> str:
+        """The settings that change the intervals and clusters."""
+        return (f"bs:{self.n_bootstrap}|perm:{self.n_permutations}|seed:{self.seed}|"
+                f"conf:{self.confidence:g}|alpha:{self.alpha:g}|human:{self.human_system}")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One statistic of one metric: value, interval, acc_eq threshold, rank and p vs the best."""
+
+    value: float
+    low: float | None = None
+    high: float | None = None
+    threshold: float | None = None
+    rank: int | None = None
+    p_vs_best: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": self.value, "ci_low": self.low, "ci_high": self.high, "threshold": self.threshold,
+                "rank": self.rank, "p_vs_best": self.p_vs_best}
+
+
+@dataclass
+class MetaEvalResult:
+    """Every statistic of every metric, keyed ``(level, statistic) -> {metric: Estimate}``."""
+
+    systems: list[str]
+    human_system: np.ndarray
+    metrics: list[MetricScores]
+    settings: MetaEvalSettings
+    estimates: dict[tuple[str, str], dict[str, Estimate]] = field(default_factory=dict)
+    n_segments: int = 0
+    rated_segments: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def human_system_scores(human: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """The humans' system scores and the mask of the segments they average over."""
+    if mode not in HUMAN_SYSTEM_MODES:
+        raise SettingsError(f"--human-system must be one of {', '.join(HUMAN_SYSTEM_MODES)}, got {mode!r}")
+    mask = np.isfinite(human)
+    if mode == "common-mean":
+        mask = np.broadcast_to(mask.all(axis=0), human.shape)
+        if not mask.any():
+            raise InputError("--human-system common-mean: no segment is rated for every system")
+    return _masked_means(np.where(mask, human, 0.0), mask, np.ones((1, human.shape[1])))[0], mask
+
+
+def _masked_means(values: np.ndarray, mask: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (counts @ values.T) / (counts @ mask.T.astype(np.float64))
+
+
+def meta_evaluate(human: np.ndarray, systems: Sequence[str], metrics: Sequence[MetricScores],
+                  settings: MetaEvalSettings, progress: Any = None) -> MetaEvalResult:
+    """Meta-evaluate ``metrics`` against ``human`` ``[systems, segments]`` scores."""
+    h_sys, h_mask = human_system_scores(human, settings.human_system)
+    result = MetaEvalResult(list(systems), h_sys, list(metrics), settings,
+                            n_segments=human.shape[1], rated_segments=int(np.isfinite(human).sum()))
+    data = {m.name: SegmentData(m.segment, human, np.isfinite(human)) for m in metrics if m.segment is not None}
+    boot_sys, boot_seg = _bootstrap(human, h_mask, metrics, data, settings, progress)
+    _system_level(result, boot_sys)
+    if data:
+        _segment_level(result, data, boot_seg)
+    return result
+
+
+def _joined(table: dict[str, dict[str, list[np.ndarray]]]) -> dict[str, dict[str, np.ndarray]]:
+    return {k: {s: np.concatenate(v) for s, v in d.items() if v} for k, d in table.items()}
+
+
+def _bootstrap(human: np.ndarray, h_mask: np.ndarray, metrics: Sequence[MetricScores], data: dict[str, SegmentData],
+               settings: MetaEvalSettings, progress: Any) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, np.ndarray]]]:
+    """Resampled system- and segment-level statistics: ``{metric: {stat: [B]}}`` each."""
+    n_seg = human.shape[1]
+    h_values = np.where(h_mask, human, 0.0)
+    sys_out: dict[str, dict[str, list[np.ndarray]]] = {m.name: {s: [] for s in SYSTEM_STATS} for m in metrics}
+    seg_out: dict[str, dict[str, list[np.ndarray]]] = {n: {s: [] for s in SEGMENT_STATS if SegmentData.resamplable(s)} for n in data}
+    for counts in bootstrap_counts(n_seg, settings.n_bootstrap, settings.seed):
+        counts = counts.astype(np.float64)
+        h = _masked_means(h_values, h_mask, counts)
+        for m in metrics:
+            if m.resample is None:
+                continue
+            ms = m.resample(counts)
+            for stat in SYSTEM_STATS:
+                sys_out[m.name][stat].append(system_statistic(stat, ms, h))
+        for name, d in data.items():
+            for stat in seg_out[name]:
+                seg_out[name][stat].append(d.resampled(stat, counts))
+        if progress is not None:
+            progress(counts.shape[0])
+    return _joined(sys_out), _joined(seg_out)
+
+
+def _estimates(values: dict[str, float], boot: dict[str, np.ndarray | None], thresholds: dict[str, float | None],
+               p_matrix: np.ndarray, settings: MetaEvalSettings) -> dict[str, Estimate]:
+    names = list(values)
+    ranks = clusters([values[n] for n in names], p_matrix, settings.alpha)
+    finite = [i for i, n in enumerate(names) if np.isfinite(values[n])]
+    best = max(finite, key=lambda i: values[names[i]], default=None)
+    out = {}
+    for i, n in enumerate(names):
+        samples = boot.get(n)
+        low = high = None
+        if samples is not None:
+            _, lo, hi = percentile_interval(samples, settings.confidence)
+            low, high = lo, hi
+        p = None if best is None or i == best or np.isnan(p_matrix[best, i]) else float(p_matrix[best, i])
+        out[n] = Estimate(values[n], low, high, thresholds.get(n), ranks[i], p)
+    return out
+
+
+def _system_level(result: MetaEvalResult, boot: dict[str, dict[str, np.ndarray]]) -> None:
+    names = [m.name for m in result.metrics]
+    for stat in SYSTEM_STATS:
+        values = {m.name: float(system_statistic(stat, m.system[None, :], result.human_system[None, :])[0])
+                  for m in result.metrics}
+        samples = {n: boot[n].get(stat) for n in names}
+        p = np.full((len(names), len(names)), np.nan)
+        for i, a in enumerate(names):
+            for j, b in enumerate(names):
+                if i != j and samples[a] is not None and samples[b] is not None and values[a] >= values[b]:
+                    p[i, j] = bootstrap_p(samples[a], samples[b])
+        result.estimates[("system", stat)] = _estimates(values, samples, {}, p, result.settings)
+    if any(m.resample is None for m in result.metrics):
+        fixed = ", ".join(m.name for m in result.metrics if m.resample is None)
+        result.notes.append(f"{fixed}: system-level scores given in --scores are fixed, so they have no interval")
+
+
+def _segment_level(result: MetaEvalResult, data: dict[str, SegmentData],
+                   boot: dict[str, dict[str, np.ndarray]]) -> None:
+    names = list(data)
+    rng = np.random.default_rng(result.settings.seed)
+    for stat in SEGMENT_STATS:
+        points = {n: data[n].point(stat) for n in names}
+        values = {n: v for n, (v, _) in points.items()}
+        thresholds = {n: t for n, (_, t) in points.items()}
+        p = np.full((len(names), len(names)), np.nan)
+        if stat in PERMUTABLE and result.settings.n_permutations > 0:
+            for i, a in enumerate(names):
+                for j, b in enumerate(names):
+                    if i < j:
+                        hi, lo = (i, j) if values[a] >= values[b] else (j, i)
+                        p[hi, lo] = permutation_p(stat, data[names[hi]], data[names[lo]],
+                                                  result.settings.n_permutations, rng)
+        samples = {n: boot.get(n, {}).get(stat) for n in names}
+        result.estimates[("segment", stat)] = _estimates(values, samples, thresholds, p, result.settings)
+    result.notes.append(
+        f"{LABELS[('segment', 'acc_eq')]}: no interval or significance (the threshold search is "
+        "quadratic in the rated cells on every resample); "
+        f"{LABELS[('segment', 'kendall')]}: no significance test by default"
+    )

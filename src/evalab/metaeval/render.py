@@ -1,0 +1,95 @@
+"""Text forms of a meta-evaluation: one row per (level, statistic, metric).
+
+The terminal table, Markdown, LaTeX and JSON are all built from :func:`table_rows`, so
+they show the same cells with the same rounding.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from evalab.metaeval.evaluate import Estimate, MetaEvalResult
+from evalab.metaeval.statistics import LABELS
+
+__all__ = ["footer", "header", "table_rows", "to_dict", "to_markdown"]
+
+DASH = "–"
+
+
+def _fmt(x: float | None, d: int) -> str:
+    return DASH if x is None or not math.isfinite(x) else f"{x:.{d}f}"
+
+
+def header(result: MetaEvalResult) -> list[str]:
+    """Column names of :func:`table_rows`."""
+    pct = f"{result.settings.confidence * 100:g}%"
+    return ["level", "statistic", "metric", "value", f"{pct} CI", "rank", "p vs best", "tie ε"]
+
+
+def _cells(level: str, stat: str, metric: str, e: Estimate, d: int) -> list[str]:
+    ci = DASH if e.low is None or not math.isfinite(e.low) else f"[{_fmt(e.low, d)}, {_fmt(e.high, d)}]"
+    p = DASH if e.p_vs_best is None else ("<0.001" if e.p_vs_best < 0.001 else f"{e.p_vs_best:.3f}")
+    rank = DASH if e.rank is None else str(e.rank)
+    return [level, LABELS[(level, stat)], metric, _fmt(e.value, d), ci, rank, p, _fmt(e.threshold, 2) if e.threshold is not None else ""]
+
+
+def table_rows(result: MetaEvalResult, decimals: int = 4) -> list[list[str]]:
+    """Every estimate as table cells, metrics of a statistic in rank order."""
+    rows = []
+    for (level, stat), per_metric in result.estimates.items():
+        ordered = sorted(per_metric.items(), key=lambda kv: (kv[1].rank or 0, -kv[1].value if math.isfinite(kv[1].value) else 0))
+        rows += [_cells(level, stat, name, e, decimals) for name, e in ordered]
+    return rows
+
+
+def footer(result: MetaEvalResult) -> list[str]:
+    """Signatures, settings and notes printed under the table."""
+    lines = [f"{m.name}: {m.signature}|system:{m.system_mode}"
+             + (f" (segment scores: {m.segment_signature})" if m.segment_signature else "") for m in result.metrics]
+    s = result.settings
+    lines.append(f"meta-eval: systems:{len(result.systems)}|segments:{result.n_segments}|"
+                 f"rated:{result.rated_segments}|{s.signature}")
+    lines.append(f"rank: cluster of metrics not significantly worse (p >= {s.alpha:g}) than a better metric of "
+                 "the cluster; system level: paired bootstrap, segment level: permutation (PERM-BOTH)")
+    return lines + result.notes
+
+
+def to_dict(result: MetaEvalResult) -> dict[str, Any]:
+    """The whole result as JSON-ready data (NaN left for the JSON writer to null)."""
+    return {
+        "systems": result.systems,
+        "human_system_scores": dict(zip(result.systems, map(float, result.human_system), strict=True)),
+        "metrics": {
+            m.name: {
+                "signature": m.signature,
+                "system_mode": m.system_mode,
+                "system_scores": dict(zip(result.systems, map(float, m.system), strict=True)),
+            }
+            for m in result.metrics
+        },
+        "statistics": [
+            {"level": level, "statistic": stat, "label": LABELS[(level, stat)], "metric": name, **e.to_dict()}
+            for (level, stat), per_metric in result.estimates.items()
+            for name, e in per_metric.items()
+        ],
+        "settings": {**result.settings.__dict__},
+        "rated_segments": result.rated_segments,
+        "notes": result.notes,
+    }
+
+
+def _md(text: str) -> str:
+    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)
+
+
+def to_markdown(result: MetaEvalResult, decimals: int = 4) -> str:
+    """GitHub-flavoured Markdown: the table, then the signatures and notes."""
+    head = header(result)
+    lines = ["| " + " | ".join(map(_md, head)) + " |", "|" + "|".join(":--" if i < 3 else "--:" for i in range(len(head))) + "|"]
+    lines += ["| " + " | ".join(map(_md, row)) + " |" for row in table_rows(result, decimals)]
+    lines.append("")
+    lines += [f"- {_md(line)}" for line in footer(result)]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,87 @@
+"""Which metrics are significantly worse than the best: p-values and rank clusters.
+
+Segment level: the PERM-BOTH permutation test of Deutsch et al. (2021) that the WMT
+metrics task uses. Both metrics' segment scores are standardised (z-scores over the rated
+cells), then in each trial every rated cell's two scores are swapped with probability ½
+and both statistics recomputed; the p-value is the share of trials whose difference
+(better minus worse) reaches the observed one.
+
+System level: the bootstrap resamples of segments that give the intervals are paired
+across metrics (the same resample scores every metric), and the p-value is the share of
+resamples in which the worse metric's statistic reaches the better one's. A corpus metric's
+system score is not a sum of segment scores, so swapping segments between two metrics
+(as a permutation test would) is not defined for it; resampling is.
+
+Clusters: metrics sorted best first; a new cluster starts at a metric that some metric of
+the current cluster beats significantly (p < alpha). A metric's rank is its cluster's number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from evalab.metaeval.statistics import SegmentData
+from evalab.metaeval.ties import acc_eq_grouped_many
+
+__all__ = ["PERMUTABLE", "bootstrap_p", "clusters", "permutation_p"]
+
+#: segment-level statistics with a permutation test (the others are quadratic per trial
+#: (acc_eq with no grouping) or cost O(n log n) per trial per metric (Kendall, no grouping))
+PERMUTABLE = ("pearson", "pearson_item", "kendall_item", "acc_eq_item")
+
+
+def _zscores(d: SegmentData) -> np.ndarray:
+    values = d.metric[d.mask]
+    sd = values.std()
+    return (d.metric - values.mean()) / (sd if sd > 0 else 1.0)
+
+
+def permutation_p(
+    stat: str, better: SegmentData, worse: SegmentData, n_trials: int, rng: np.random.Generator
+) -> float:
+    """PERM-BOTH p-value that ``better`` beats ``worse`` on segment-level ``stat``."""
+    zb, zw = _zscores(better), _zscores(worse)
+    delta = _values(stat, zb[None], better)[0] - _values(stat, zw[None], better)[0]
+    reached = 0
+    for start in range(0, n_trials, _TRIALS_AT_ONCE):
+        swap = rng.integers(2, size=(min(_TRIALS_AT_ONCE, n_trials - start), *zb.shape), dtype=bool)
+        a, b = np.where(swap, zw, zb), np.where(swap, zb, zw)
+        reached += int(np.count_nonzero(_values(stat, a, better) - _values(stat, b, better) >= delta - 1e-12))
+    return reached / n_trials
+
+
+#: permutation trials whose pseudo-metrics are built (and, for acc_eq, scored) together
+_TRIALS_AT_ONCE = 100
+
+
+def _values(stat: str, metrics: np.ndarray, like: SegmentData) -> np.ndarray:
+    """``stat`` of each pseudo-metric ``metrics[t]`` ``[systems, segments]`` against the humans."""
+    if stat == "acc_eq_item":
+        return acc_eq_grouped_many(metrics, np.where(like.mask, like.human, 0.0), like.mask)
+    one = np.ones((1, like.mask.shape[1]))
+    return np.array([SegmentData(m, like.human, like.mask).resampled(stat, one)[0] for m in metrics])
+
+
+def bootstrap_p(better: np.ndarray, worse: np.ndarray) -> float:
+    """Share of paired resamples in which ``worse`` reaches ``better`` (NaN pairs skipped)."""
+    ok = np.isfinite(better) & np.isfinite(worse)
+    return float(np.mean(worse[ok] >= better[ok])) if ok.any() else float("nan")
+
+
+def clusters(values: Sequence[float], p_matrix: np.ndarray, alpha: float) -> list[int]:
+    """Rank (cluster number, from 1) of every metric; ``p_matrix[i, j]``: p that i beats j.
+
+    >>> clusters([0.9, 0.8, 0.1], np.array([[1, .3, .01], [.7, 1, .02], [1, 1, 1]]), 0.05)
+    [1, 1, 2]
+    """
+    order = sorted(range(len(values)), key=lambda i: (not np.isfinite(values[i]), -values[i] if np.isfinite(values[i]) else 0))
+    ranks = [0] * len(values)
+    rank, members = 1, []
+    for i in order:
+        if members and any(p_matrix[m, i] < alpha for m in members):
+            rank, members = rank + 1, []
+        members.append(i)
+        ranks[i] = rank
+    return ranks

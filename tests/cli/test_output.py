@@ -1,0 +1,148 @@
+"""``--out`` of every command: never one of the command's inputs, refused before any work
+when it cannot be written, and written files get the mode ``open()`` would give them.
+
+Every command runs in a subprocess (``python -m evalab``) as a user would run it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evalab.cli.output import check_out
+from evalab.errors import SettingsError
+
+from .refusal import assert_refused, evalab
+
+TABLE = Path(__file__).resolve().parents[1] / "data" / "vi_seed001_table.tsv"
+ROOT = os.geteuid() == 0 if hasattr(os, "geteuid") else False
+
+
+@pytest.fixture
+def work(tmp_path) -> Path:
+    """A folder with a reference, two systems, links to one of them, a study and logits."""
+    (tmp_path / "ref.txt").write_text("the cat sat on the mat\nhello world\n", encoding="utf-8")
+    (tmp_path / "hyp.txt").write_text("the cat sat on a mat\nhello there world\n", encoding="utf-8")
+    (tmp_path / "sys2.txt").write_text("a cat sat\nhello world\n", encoding="utf-8")
+    os.link(tmp_path / "hyp.txt", tmp_path / "hard.txt")
+    os.symlink("hyp.txt", tmp_path / "soft.txt")
+    (tmp_path / "pairs.tsv").write_text("a cat\tthe world\nhello there\tsat on it\n", encoding="utf-8")
+    (tmp_path / "study.toml").write_text("[study]\nname = 'x'\n", encoding="utf-8")
+    (tmp_path / "runs.db").write_bytes(b"")
+    np.savez(tmp_path / "logits.npz", logits=np.zeros((2, 3)), labels=np.array([0, 1]))
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}", encoding="utf-8")
+    return tmp_path
+
+
+INPUT_AS_OUTPUT = [
+    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "hyp.txt"), "same file as -i hyp.txt"),
+    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "ref.txt"), "same file as -r ref.txt"),
+    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "sub/../hyp.txt"), "same file as -i hyp.txt"),
+    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "hard.txt"), "same file as -i hyp.txt"),  # hard link
+    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "soft.txt"), "same file as -i hyp.txt"),  # symlink
+    (("score", "-r", "ref.txt", "-i", "soft.txt", "-o", "hyp.txt"), "same file as -i soft.txt"),
+    (("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-o", "ref.txt"), "same file as -r ref.txt"),
+    (("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-o", "sys2.txt"), "same file as -i sys2.txt"),
+    (("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "-o", "hyp.txt"), "same file as -i hyp.txt"),
+    (("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "--explain-html", "ref.txt"),
+     "--explain-html ref.txt is the same file as -r ref.txt"),
+    (("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "-o", "a.html", "--explain-html", "a.html"),
+     "same file as --out a.html"),
+    (("semsim", "baseline", "--pairs", "pairs.tsv", "--model", TABLE, "-o", "pairs.tsv"), "same file as --pairs"),
+    (("ppl", "--logits", "logits.npz", "-o", "logits.npz"), "same file as --logits logits.npz"),
+    (("ppl", "--model", "model", "hyp.txt", "-o", "hyp.txt"), "same file as TEXT_FILE hyp.txt"),
+    (("ppl", "--model", "model", "hyp.txt", "-o", "model/config.json"), "is a file inside --model model"),
+    (("ablate", "report", "study.toml", "--db", "runs.db", "-o", "study.toml"), "same file as STUDY_FILE"),
+    (("ablate", "report", "study.toml", "--db", "runs.db", "-o", "runs.db"), "same file as --db runs.db"),
+]
+
+
+@pytest.mark.parametrize(("args", "needle"), INPUT_AS_OUTPUT, ids=[" ".join(map(str, a[:1] + a[-2:])) for a, _ in INPUT_AS_OUTPUT])
+def test_out_that_names_an_input_is_refused_before_reading(work, args, needle):
+    assert_refused(args, needle, watch=(work,), cwd=work)
+
+
+UNWRITABLE = [
+    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "/proc/evalab-report.txt"), "the folder /proc is not writable"),
+    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "/proc/self/x/y.txt"), "is not writable"),
+    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "ref.txt/report.txt"), "ref.txt is a file, not a folder"),
+    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "model"), "--out model is a folder; give a file name"),
+    (("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-o", "model"), "is a folder"),
+    (("ppl", "--logits", "logits.npz", "-o", "/proc/ppl.json"), "not writable"),
+    (("ppl", "--logits", "logits.npz", "-o", ""), "--out is empty"),
+    (("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "--explain-html", "model"), "is a folder"),
+    (("ablate", "report", "study.toml", "-o", "hyp.txt/x"), "is a file, not a folder"),
+    (("demo", "--quick", "-o", "hyp.txt"), "exists and is not a folder"),
+    (("demo", "--quick", "-o", "/proc/evalab-demo"), "not writable"),
+]
+
+
+@pytest.mark.parametrize(("args", "needle"), UNWRITABLE, ids=[" ".join(map(str, a[:1] + a[-2:])) for a, _ in UNWRITABLE])
+def test_unwritable_out_is_one_line(work, args, needle):
+    assert_refused(args, needle, watch=(work,), cwd=work)
+
+
+@pytest.mark.skipif(ROOT, reason="root writes into read-only folders")
+def test_read_only_folder(work):
+    ro = work / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        assert_refused(("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "ro/out.txt"), "is not writable",
+                       watch=(work,), cwd=work)
+    finally:
+        ro.chmod(0o755)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize(("umask", "expected"), [(0o022, 0o644), (0o007, 0o660)])
+def test_new_outputs_get_the_umask_mode(work, umask, expected):
+    commands = [
+        ("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "new/score.txt"),
+        ("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-n", "50", "-f", "json", "-o", "compare.json"),
+        ("ppl", "--logits", "logits.npz", "-f", "json", "-o", "ppl.json"),
+        ("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "-q", "-o", "semsim.txt",
+         "--explain-html", "align.html"),
+        ("semsim", "baseline", "--pairs", "pairs.tsv", "--model", TABLE, "-q", "-o", "baseline.tsv"),
+    ]
+    inputs = {p: p.read_bytes() for p in work.iterdir() if p.is_file()}
+    for args in commands:
+        run = evalab(*args, cwd=work, umask=umask)
+        assert run.returncode == 0, (args, run.stderr)
+    for name in ("new/score.txt", "compare.json", "ppl.json", "semsim.txt", "align.html", "baseline.tsv"):
+        assert mode(work / name) == expected, name
+    assert {p: p.read_bytes() for p in inputs} == inputs
+
+
+def test_replaced_output_keeps_its_mode_and_link(work):
+    target = work / "report.txt"
+    target.write_text("old\n")
+    target.chmod(0o640)
+    os.symlink("report.txt", work / "link.txt")
+    for out in ("report.txt", "link.txt"):
+        run = evalab("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", out, cwd=work, umask=0o077)
+        assert run.returncode == 0, run.stderr
+        assert mode(target) == 0o640
+    assert (work / "link.txt").is_symlink()  # written through the link, not replaced by a file
+    assert "bleu" in target.read_text().lower()
+    assert sorted(p.name for p in work.iterdir() if p.name.startswith(".")) == []  # no temporary left
+
+
+def test_check_out_in_process(tmp_path):
+    (tmp_path / "in.txt").write_text("x\n")
+    check_out(None, [("-i", str(tmp_path / "in.txt"))])
+    check_out(str(tmp_path / "new" / "deeper" / "out.txt"), [("-i", str(tmp_path / "in.txt")), ("-r", "-")])
+    with pytest.raises(SettingsError, match="same file as -i"):
+        check_out(str(tmp_path / "in.txt"), [("-i", str(tmp_path / "in.txt"))])
+    check_out(str(tmp_path), [], folder=True)
+    with pytest.raises(SettingsError, match="exists and is not a folder"):
+        check_out(str(tmp_path / "in.txt"), [], folder=True)

@@ -1,0 +1,54 @@
+"""Matching human-file system names to the -i systems."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evalab.errors import InputError, SettingsError
+from evalab.metaeval.align import align_human, parse_name_map
+from evalab.metaeval.human import HumanScores
+
+HUMAN = HumanScores("h.tsv", {
+    "Facebook-AI": np.array([1.0, np.nan]),
+    "Nemo": np.array([2.0, 3.0]),
+    "ref-C": np.array([4.0, 5.0]),
+    "ref-B": np.array([np.nan, np.nan]),
+})
+FILES = {"Facebook-AI": "nt.en-de.hyp.Facebook-AI.de", "NVIDIA-NeMo": "nt.en-de.hyp.NVIDIA-NeMo.de", "ref.C": "nt.en-de.ref.C.de"}
+ALIASES = {**{s: s for s in FILES}, **{f: s for s, f in FILES.items()}}
+
+
+def test_short_names_dotted_parts_and_the_name_map():
+    got = align_human(HUMAN, list(FILES), ALIASES, parse_name_map(["Nemo=NVIDIA-NeMo", "ref-C=ref.C"]), FILES)
+    np.testing.assert_array_equal(got, [[1.0, np.nan], [2.0, 3.0], [4.0, 5.0]])
+
+
+def test_a_name_map_value_may_be_a_dotted_part_of_the_file_name():
+    files = {"hyp.Facebook-AI": "nt.hyp.Facebook-AI.de", "hyp.NVIDIA-NeMo": "nt.hyp.NVIDIA-NeMo.de"}
+    aliases = {s: s for s in files}
+    got = align_human(HUMAN, list(files), aliases, {"Nemo": "NVIDIA-NeMo"}, files)
+    assert got[1, 1] == 3.0
+
+
+@pytest.mark.parametrize(
+    ("systems", "name_map", "message"),
+    [
+        (["Facebook-AI", "NVIDIA-NeMo"], {}, "'NVIDIA-NeMo' has no scores in h.tsv"),
+        (["Facebook-AI", "NVIDIA-NeMo"], {"Nemo": "nosuch"}, "'nosuch' is not one of the -i systems"),
+        (["Facebook-AI", "NVIDIA-NeMo"], {"Nobody": "NVIDIA-NeMo"}, "h.tsv has no system 'Nobody'"),
+        (["Facebook-AI", "ref.C"], {"ref-B": "ref.C"}, "no segment is rated"),
+        (["Facebook-AI"], {}, "at least 2 systems"),
+    ],
+)
+def test_refusals(systems, name_map, message):
+    with pytest.raises(InputError, match=message):
+        align_human(HUMAN, systems, ALIASES, name_map, FILES)
+
+
+def test_bad_name_map_items():
+    for item in ("Nemo", "=x", "Nemo="):
+        with pytest.raises(SettingsError, match="HUMAN_NAME=SYSTEM_NAME"):
+            parse_name_map([item])
+    with pytest.raises(SettingsError, match="mapped twice"):
+        parse_name_map(["a=b", "a=c"])

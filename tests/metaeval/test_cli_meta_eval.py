@@ -1,0 +1,126 @@
+"""``evalab meta-eval`` through the real entry point: synthetic data, formats, bad inputs."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+N_SEG, SYSTEMS = 40, ["sysA", "sysB", "sysC", "sysD", "sysE"]
+
+
+@pytest.fixture
+def synth(tmp_path):
+    """Five systems, 40 segments; --scores with an oracle, a noisy and a random metric."""
+    rng = np.random.default_rng(0)
+    quality = np.array([0.0, -1.0, -2.0, -3.0, -4.0])[:, None] + rng.normal(0, 1.5, (5, N_SEG))
+    rated = rng.random((5, N_SEG)) < 0.9
+    (tmp_path / "ref.txt").write_text("".join(f"ref {i}\n" for i in range(N_SEG)))
+    (tmp_path / "src.txt").write_text("".join(f"src {i}\n" for i in range(N_SEG)))
+    human, scores = [], []
+    for s, name in enumerate(SYSTEMS):
+        (tmp_path / f"{name}.txt").write_text("".join(f"hyp {s} {i}\n" for i in range(N_SEG)))
+        for i in range(N_SEG):
+            human.append(f"{name}\t{i + 1}\t{quality[s, i]:.6f}" if rated[s, i] else f"{name}\t{i + 1}\tNone")
+            scores.append(f"oracle\t{name}\t{i + 1}\t{quality[s, i] * 2 + 7:.6f}")
+            scores.append(f"noisy\t{name}\t{i + 1}\t{quality[s, i] + rng.normal(0, 1.0):.6f}")
+            scores.append(f"random\t{name}\t{i + 1}\t{rng.normal():.6f}")
+    (tmp_path / "human.tsv").write_text("system\tsegment\tscore\n" + "\n".join(human) + "\n")
+    (tmp_path / "scores.tsv").write_text("\n".join(scores) + "\n")
+    return tmp_path
+
+
+def base_args(d):
+    return ["meta-eval", "--human", d / "human.tsv", "-r", d / "ref.txt",
+            "-i", *(d / f"{s}.txt" for s in SYSTEMS), "--scores", d / "scores.tsv", "-n", "200", "--permutations", "200", "-q"]
+
+
+def stats_of(stdout):
+    data = json.loads(stdout)
+    return data, {(r["metric"], r["level"], r["statistic"]): r for r in data["statistics"]}
+
+
+def test_known_correlations_and_clusters(run_cli, synth):
+    # the oracle's system score over the rated segments is an affine map of the humans'
+    res = run_cli(*base_args(synth), "-f", "json", "--metric-system", "rated-mean")
+    assert res.exit_code == 0, res.stderr
+    data, rows = stats_of(res.stdout)
+    for stat in ("pearson", "kendall", "pearson_item", "kendall_item"):
+        assert rows[("oracle", "segment", stat)]["value"] == pytest.approx(1.0, abs=1e-12)
+        assert rows[("oracle", "segment", stat)]["rank"] == 1
+    assert rows[("oracle", "segment", "acc_eq")]["value"] == pytest.approx(1.0, abs=1e-12)
+    assert rows[("oracle", "system", "pearson")]["value"] == pytest.approx(1.0, abs=1e-12)
+    # the random metric is significantly worse than the oracle at segment level
+    random_row = rows[("random", "segment", "pearson")]
+    assert random_row["rank"] > 1 and random_row["p_vs_best"] < 0.05
+    assert abs(random_row["value"]) < 0.25
+    assert data["metrics"]["oracle"]["system_mode"] == "rated-mean"
+
+
+def test_same_seed_same_numbers_and_formats(run_cli, synth, tmp_path):
+    first = run_cli(*base_args(synth), "-f", "json")
+    again = run_cli(*base_args(synth), "-f", "json")
+    assert first.stdout == again.stdout
+    for fmt, marker in (("markdown", "| level |"), ("latex", r"\begin{tabular}"), ("table", "Pearson")):
+        res = run_cli(*base_args(synth), "-f", fmt)
+        assert res.exit_code == 0 and marker in res.stdout, res.stderr
+        if fmt == "latex":
+            assert r"$\tau_b$" in res.stdout and "τ" not in res.stdout and "–" not in res.stdout
+    page = tmp_path / "page.html"
+    res = run_cli(*base_args(synth), "-f", "html", "-o", page)
+    assert res.exit_code == 0 and res.stdout == ""
+    text = page.read_text(encoding="utf-8")
+    assert text.count("<svg") == 3 + 9 and "<script" not in text and "Content-Security-Policy" in text
+
+
+def test_source_is_checked_and_accepted(run_cli, synth):
+    assert run_cli(*base_args(synth), "--source", synth / "src.txt", "-f", "json").exit_code == 0
+    (synth / "short.txt").write_text("one line\n")
+    res = run_cli(*base_args(synth), "--source", synth / "short.txt")
+    assert res.exit_code == 2 and "short.txt" in res.stderr
+
+
+def rewrite(path, old, new):
+    path.write_text(path.read_text().replace(old, new))
+
+
+@pytest.mark.parametrize(
+    ("edit", "extra", "message"),
+    [
+        (lambda d: rewrite(d / "human.tsv", "sysC\t", "other\t"), [], "system 'sysC' has no scores in"),
+        (lambda d: None, ["--name-map", "Nemo=sysA"], "has no system 'Nemo'"),
+        (lambda d: None, ["--name-map", "sysA=nosuch"], "'nosuch' is not one of the -i systems"),
+        (lambda d: rewrite(d / "human.tsv", "sysB\t3\t", "sysB\t41\t"), [], "segment 41 is out of range"),
+        (lambda d: (d / "human.tsv").write_text("".join(f"sysA\t{i}\tNone\n" for i in range(1, 41)) + "".join(f"{s}\t1\t0.5\n" for s in SYSTEMS[1:])), [], "no segment is rated"),
+        (lambda d: (d / "sysB.txt").write_text("too short\n"), [], "line count"),
+        (lambda d: rewrite(d / "scores.tsv", "oracle\tsysA\t1\t", "oracle\tsysZ\t1\t"), [], "no score for system 'sysA', segment 1"),
+        (lambda d: rewrite(d / "scores.tsv", "oracle\tsysA\t1\t", "oracle\tsysA\t99\t"), [], "segment 99 is out of range"),
+        (lambda d: None, ["--confidence", "2"], "confidence"),
+        (lambda d: None, ["-f", "pdf"], "unknown format"),
+    ],
+)
+def test_bad_input_one_line_exit_2(run_cli, synth, edit, extra, message):
+    edit(synth)
+    out = synth / "out.json"
+    res = run_cli(*base_args(synth), *extra, "-o", out)
+    assert res.exit_code == 2
+    assert res.stdout == ""
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("evalab: error:") and message in lines[0], res.stderr
+    assert not out.exists()
+
+
+def test_saved_scores_give_the_same_segment_statistics(run_cli, synth):
+    saved = synth / "chrf.scores.tsv"
+    args = ["meta-eval", "--human", synth / "human.tsv", "-r", synth / "ref.txt",
+            "-i", *(synth / f"{s}.txt" for s in SYSTEMS), "-n", "50", "--permutations", "0", "-q", "-f", "json"]
+    first = run_cli(*args, "-m", "chrf", "--save-scores", saved)
+    assert first.exit_code == 0, first.stderr
+    again = run_cli(*args, "--scores", saved)
+    assert again.exit_code == 0, again.stderr
+    _, a = stats_of(first.stdout)
+    _, b = stats_of(again.stdout)
+    for key, row in a.items():
+        if key[1] == "segment":
+            assert b[key]["value"] == pytest.approx(row["value"], abs=1e-12)

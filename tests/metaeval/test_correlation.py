@@ -1,0 +1,88 @@
+"""Pearson, Kendall τ_b and pairwise accuracy against scipy and the direct definitions."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalab.metaeval.correlation import kendall_tau_b, pairwise_accuracy, pearson
+
+scipy_stats = pytest.importorskip("scipy.stats")
+
+
+def _data(seed: int, n: int, distinct: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, distinct, n).astype(float)
+    y = (x + rng.normal(0, 3, n)).round(1)
+    return x, y
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize(("n", "distinct"), [(2, 5), (7, 3), (50, 4), (400, 1000), (3000, 30)])
+def test_equal_to_scipy_with_ties(seed, n, distinct):
+    x, y = _data(seed, n, distinct)
+    ref_tau = scipy_stats.kendalltau(x, y).statistic
+    ref_r = scipy_stats.pearsonr(x, y)[0] if np.ptp(x) and np.ptp(y) else np.nan
+    assert kendall_tau_b(x, y) == pytest.approx(ref_tau, abs=1e-12, nan_ok=True)
+    assert pearson(x, y) == pytest.approx(ref_r, abs=1e-12, nan_ok=True)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_weights_equal_the_expanded_sample(seed):
+    x, y = _data(seed, 300, 20)
+    counts = np.random.default_rng(seed).integers(0, 4, (6, 300)).astype(float)
+    taus, rs = kendall_tau_b(x, y, counts), pearson(x, y, counts)
+    for row, tau, r in zip(counts, taus, rs, strict=True):
+        idx = np.repeat(np.arange(300), row.astype(int))
+        assert tau == pytest.approx(scipy_stats.kendalltau(x[idx], y[idx]).statistic, abs=1e-12)
+        assert r == pytest.approx(scipy_stats.pearsonr(x[idx], y[idx])[0], abs=1e-12)
+
+
+def test_constant_input_is_undefined():
+    assert np.isnan(kendall_tau_b(np.ones(5), np.arange(5.0)))
+    assert np.isnan(pearson(np.arange(5.0), np.ones(5)))
+
+
+def _accuracy_by_pairs(x, y):
+    pairs = list(itertools.combinations(range(len(x)), 2))
+    return sum(np.sign(x[i] - x[j]) == np.sign(y[i] - y[j]) for i, j in pairs) / len(pairs)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_pairwise_accuracy_by_definition(seed):
+    x, y = _data(seed, 9, 4)
+    assert pairwise_accuracy(x, y) == pytest.approx(_accuracy_by_pairs(x, y), abs=1e-12)
+    batch = np.stack([x, x[::-1]]), np.stack([y, y])
+    assert pairwise_accuracy(*batch)[1] == pytest.approx(_accuracy_by_pairs(x[::-1], y), abs=1e-12)
+
+
+def test_known_correlation_of_a_bivariate_normal():
+    rho = 0.6
+    rng = np.random.default_rng(7)
+    z = rng.multivariate_normal([0, 0], [[1, rho], [rho, 1]], size=20000)
+    assert pearson(z[:, 0], z[:, 1]) == pytest.approx(rho, abs=0.02)
+    # Greiner's relation for a bivariate normal: tau = 2/pi * arcsin(rho)
+    assert kendall_tau_b(z[:, 0], z[:, 1]) == pytest.approx(2 / np.pi * np.arcsin(rho), abs=0.02)
+
+
+values = st.lists(st.integers(-5, 5), min_size=3, max_size=40)
+
+
+@settings(max_examples=60, deadline=None)
+@given(values, st.randoms(use_true_random=False))
+def test_properties(xs, rnd):
+    x = np.array(xs, dtype=float)
+    y = np.array([v + rnd.randint(-3, 3) for v in xs], dtype=float)
+    tau = kendall_tau_b(x, y)
+    ref = scipy_stats.kendalltau(x, y).statistic
+    assert tau == pytest.approx(ref, abs=1e-12, nan_ok=True)
+    # symmetric, sign-flipping, invariant under a strictly increasing transform
+    assert kendall_tau_b(y, x) == pytest.approx(tau, abs=1e-12, nan_ok=True)
+    assert kendall_tau_b(-x, y) == pytest.approx(-tau, abs=1e-12, nan_ok=True)
+    assert kendall_tau_b(np.exp(x), y) == pytest.approx(tau, abs=1e-12, nan_ok=True)
+    if np.isfinite(tau):
+        assert -1.0 <= tau <= 1.0

@@ -1,0 +1,168 @@
+"""Imports point down the layers, and no modules import each other in a cycle.
+
+The layers, top to bottom (DESIGN.md, "Layers"); a module may import its own layer and
+the layers below it, never one above (imports inside functions count too: a lazy import
+is still a dependency):
+
+====  ==========================================================================
+ 7    entry points: ``evalab`` (the package's API facade) and ``evalab.__main__``
+ 6    ``evalab.cli``
+ 5    ``evalab.report``
+ 4    ``evalab.ablation``; ``evalab.examples`` (studies the ablation layer runs)
+ 3    ``evalab.stats``
+ 2    ``evalab.metrics`` (and ``evalab.parallel``, the old name of ``metrics.parallel``)
+ 1    ``evalab.text``, ``evalab.models``
+ 0    the core every layer uses: ``errors``, ``_version``, ``_kernel`` (and the compiled
+      ``_mtkernel``), ``io``, ``nll`` (and ``loss``, its old name), ``progress``
+====  ==========================================================================
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+LAYERS: dict[str, int] = {
+    "evalab": 7, "evalab.__main__": 7,
+    "evalab.cli": 6,
+    "evalab.report": 5,
+    "evalab.ablation": 4, "evalab.examples": 4,
+    "evalab.stats": 3,
+    "evalab.metrics": 2, "evalab.parallel": 2,
+    "evalab.text": 1, "evalab.models": 1,
+    "evalab.errors": 0, "evalab._version": 0, "evalab._kernel": 0, "evalab._mtkernel": 0,
+    "evalab.io": 0, "evalab.nll": 0, "evalab.loss": 0, "evalab.progress": 0,
+}
+
+#: import cycles tolerated for now: (module, module) pairs (none today; keep it that way).
+KNOWN_CYCLES: set[frozenset[str]] = set()
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for path in (SRC / "evalab").rglob("*.py"):
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    out["evalab._mtkernel"] = SRC / "evalab" / "_mtkernel.c"  # compiled: imports nothing of ours
+    return out
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """Every ``evalab`` module ``name`` imports, at any depth of its syntax tree."""
+    if path.suffix != ".py":
+        return set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "evalab"}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "evalab":
+                continue
+            submodules = {f"{target}.{a.name}" for a in node.names} & known
+            # `from evalab import _kernel` depends on evalab._kernel, not on the facade
+            found |= submodules if len(submodules) == len(node.names) else submodules | {target}
+    return found - {name}
+
+
+def layer_of(name: str) -> int:
+    parts = name.split(".")
+    for i in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:i])
+        if prefix in LAYERS:
+            return LAYERS[prefix]
+    raise AssertionError(f"{name} is in no layer: add it to LAYERS in {__file__} (and to the table)")
+
+
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    return {name: imports_of(name, path, set(mods)) for name, path in mods.items()}
+
+
+def test_every_module_has_a_layer() -> None:
+    for name in modules():
+        layer_of(name)
+
+
+def test_imports_point_down_the_layers() -> None:
+    upward = [
+        f"{src} (layer {layer_of(src)}) imports {dst} (layer {layer_of(dst)})"
+        for src, targets in sorted(graph().items())
+        for dst in sorted(targets)
+        if layer_of(dst) > layer_of(src)
+    ]
+    assert not upward, "upward imports:\n" + "\n".join(upward)
+
+
+def find_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycles() -> None:
+    edges = graph()
+    # a package's __init__ and its own modules may refer to each other (re-exports)
+    edges = {s: {d for d in ds if not (s.startswith(d + ".") or d.startswith(s + "."))} for s, ds in edges.items()}
+    for pair in KNOWN_CYCLES:
+        a, b = sorted(pair)
+        edges.get(a, set()).discard(b)
+        edges.get(b, set()).discard(a)
+    cycles = find_cycles(edges)
+    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+@pytest.mark.parametrize(
+    ("edges", "expected"),
+    [({"a": {"b"}, "b": {"a"}}, [["a", "b"]]), ({"a": {"b"}, "b": {"c"}, "c": set()}, [])],
+)
+def test_the_cycle_finder_finds_cycles(edges, expected) -> None:
+    assert find_cycles(edges) == expected
+
+
+def test_an_upward_import_would_be_reported(tmp_path) -> None:
+    fake = tmp_path / "evalab" / "metrics" / "x.py"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("def f():\n    from evalab.cli import app\n", encoding="utf-8")
+    found = imports_of("evalab.metrics.x", fake, {"evalab.cli"})
+    assert found == {"evalab.cli"} and layer_of("evalab.cli") > layer_of("evalab.metrics.x")
