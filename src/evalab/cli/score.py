@@ -12,7 +12,7 @@ from evalab.cli.options import build_metrics
 from evalab.cli.output import check_format, emit, print_table, to_json, to_latex
 from evalab.errors import SettingsError
 from evalab.io import check_same_length, read_segments
-from evalab.metrics.base import Score
+from evalab.metrics.base import Metric, Score
 from evalab.parallel import stats_table
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
@@ -43,6 +43,26 @@ def load_inputs(references: list[str], inputs: list[str]) -> tuple[list[list[str
     return refs, systems
 
 
+def check_source_option(built: dict[str, Metric], source: str | None, others: list[str]) -> None:
+    """``--source`` is given exactly when a selected metric reads sources (COMET)."""
+    readers = [n for n, m in built.items() if getattr(m, "uses_source", False)]
+    if readers and source is None:
+        raise SettingsError(f"{', '.join(readers)} reads the source segments: pass --source SRC (one segment a line)")
+    if source is not None and not readers:
+        raise SettingsError("--source is given but no selected metric reads sources (comet does)")
+    if source == "-" and "-" in others:
+        raise SettingsError("stdin ('-') can be used for only one file")
+
+
+def bind_source(built: dict[str, Metric], source: str | None, references: list[str], refs: list[list[str]]) -> dict[str, Metric]:
+    """The metrics with the ``--source`` segments bound, checked line-aligned like a reference."""
+    if source is None:
+        return built
+    segments = read_segments(source)
+    check_same_length([(source, segments), (references[0], refs[0])])
+    return {n: m.with_sources(segments) if getattr(m, "uses_source", False) else m for n, m in built.items()}  # type: ignore[attr-defined]
+
+
 def format_value(score: Score, width: int | None) -> str:
     """The score with ``width`` decimals (default: 1 on a 0-100 scale, 4 on 0-1)."""
     decimals = width if width is not None else (1 if score.scale == 100 else 4)
@@ -53,6 +73,7 @@ def format_value(score: Score, width: int | None) -> str:
 def score(
     reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line ('-' = stdin). Repeat for several references.")],
     input: Annotated[list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ...")],
+    source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
     metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s): -m bleu chrf ... (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
     set_: Annotated[list[str], typer.Option("-s", "--set", help="Metric setting KEY=VALUE (all metrics with KEY) or METRIC.KEY=VALUE. Repeatable.")] = [],  # noqa: B006
     format: Annotated[str, typer.Option("-f", "--format", help="Output format: table, json or latex.")] = "table",
@@ -72,7 +93,9 @@ def score(
     if width is not None and not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
     built = build_metrics(metrics, set_)
+    check_source_option(built, source, [*reference, *input])
     refs, systems = load_inputs(reference, input)
+    built = bind_source(built, source, reference, refs)
     results: list[tuple[str, str, Score]] = []
     cis: list[ConfidenceInterval | None] = []
     table = stats_table(built, systems, refs, jobs)
