@@ -58,7 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     (out / "checkpoints").mkdir(parents=True, exist_ok=True)
     state = state_dict(encoder, hidden=384, layers=6, features=4 if args.referenceless else 6, seed=args.seed)
-    torch.save({"state_dict": state, "hyper_parameters": hp}, out / "checkpoints" / "model.ckpt")
+    # Lightning's loader reads the version to decide which checkpoint migrations to run
+    checkpoint = {"state_dict": state, "hyper_parameters": hp, "pytorch-lightning_version": "2.6.6"}
+    torch.save(checkpoint, out / "checkpoints" / "model.ckpt")
     (out / "hparams.yaml").write_text(yaml.safe_dump(hp), encoding="utf-8")
     print(f"{out}: tiny COMET checkpoint ({hp['class_identifier']}, seed {args.seed})")
     return 0

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from evalab.errors import InputError, SettingsError
+from evalab.errors import InputError, SettingsError, require
 from evalab.metrics.base import Metric, MetricSettings, Score, check_references, setting
 from evalab.models.comet_checkpoint import checkpoint_file, read_checkpoint, read_class
 
@@ -97,6 +97,9 @@ class Comet(Metric):
         if "model" not in self._loaded:
             from evalab.models.comet_model import CometModel
 
+            torch = require("torch", what="COMET", extra="semantic")
+            if self.settings.device.startswith("cuda") and not torch.cuda.is_available():
+                raise SettingsError(f"comet device {self.settings.device!r} requested but CUDA is not available; use device=cpu")
             info = read_checkpoint(self._ckpt)
             self._loaded["model"] = CometModel(info, self._encoder_dir(info.hparams), self.settings.device, self.settings.amp)
         return self._loaded["model"]
@@ -138,6 +141,8 @@ class Comet(Metric):
             refs: list[list[str]] = []
         else:
             hyps, refs = check_references(hypotheses, references, metric=self.name)
+        if self.uses_references and len(refs) > 1:
+            raise InputError(f"comet: {len(refs)} reference streams given; COMET reads one reference per segment")
         if self._sources is None:
             raise InputError(
                 "comet: the model reads the source segments; pass --source SRC "
@@ -151,12 +156,10 @@ class Comet(Metric):
         return self._segment_stats_many([hypotheses], references)[0]
 
     def _segment_stats_many(self, systems: list[list[str]], references: list[list[str]]) -> list[np.ndarray]:
-        torch = __import__("torch")
+        torch = require("torch", what="COMET", extra="semantic")
         model = self.model()
         src = self._sources or []
         ref = references[0] if self.uses_references else None
-        if self.uses_references and len(references) > 1:
-            raise InputError(f"comet: {len(references)} reference streams given; COMET reads one reference per segment")
         strings = [*src, *(ref or []), *(h for hyps in systems for h in hyps)]
         emb = model.embed(strings, self.settings.batch_size, progress=self.settings.progress)
 
