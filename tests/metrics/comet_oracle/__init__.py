@@ -100,11 +100,11 @@ def predict(jobs: list[dict[str, Any]], threads: int | None = 1) -> list[dict[st
         return json.loads(out_file.read_text())
 
 
-def tiny_specs(encoder: str) -> list[dict[str, Any]]:
+def tiny_specs(encoder: str | Path) -> list[dict[str, Any]]:
     """The tiny models of the tests: unbabel-comet's layer mixing with and without layer
     norm, a fixed layer, the three poolings, a final activation and the reference-free
     class, over the local ``encoder`` folder (a BERT)."""
-    base = {"encoder_model": "BERT", "pretrained_model": encoder}
+    base = {"encoder_model": "BERT", "pretrained_model": str(encoder)}
     return [
         {"class": "regression_metric", "seed": 1,
          "hparams": {**base, "hidden_sizes": [64, 32], "layer": "mix", "pool": "avg", "layer_norm": True}},
