@@ -155,7 +155,7 @@ def test_signature_names_model_hash_encoder_and_source(checkpoints) -> None:
     metric.stats(["x", "y"], [["u", "v"]])
     sig = metric.signature
     for part in ("nrefs:1", "src:yes", f"model:{checkpoints[0].name}@", "encoder:BERT:all-MiniLM-L6-v2",
-                 "layer:mix:norm", "pool:avg", "bs:7", "device:cpu", "amp:no", "version:"):
+                 "layer:mix:norm", "pool:avg", "batch:7", "device:cpu", "amp:no", "version:"):
         assert part in sig
     free = Comet(model=str(checkpoints[2])).with_sources(["a"])
     free.stats(["x"], [])

@@ -194,7 +194,7 @@ class Comet(Metric):
             ("model", f"{checkpoint_name(self._ckpt)}@{self._hash()[:12]}"),
             ("class", hp_class),
             *self._model_fields(),
-            ("bs", str(self.settings.batch_size)),
+            ("batch", str(self.settings.batch_size)),
             ("device", self.settings.device),
             ("amp", "yes" if self.settings.amp else "no"),
         ]
