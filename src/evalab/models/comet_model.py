@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalab.errors import InputError, SettingsError, require
+from evalab.errors import InputError, require
 from evalab.models.comet_checkpoint import CheckpointInfo
 
 __all__ = ["CometModel"]
@@ -65,7 +65,6 @@ class CometModel:
         if self.pool == "default" and encoder_name != "XLM-RoBERTa":
             raise InputError(f"{info.path}: pool 'default' needs an XLM-RoBERTa encoder (BERT has no pooler here)")
         model_cls, tok_cls = (getattr(transformers, n) for n in ENCODERS[encoder_name])
-        self.uses_token_types = encoder_name == "BERT"
         self.tokenizer, self.encoder = _load_encoder(transformers, model_cls, tok_cls, encoder_dir)
         self.num_layers = self.encoder.config.num_hidden_layers + 1
         self.max_length = self.encoder.config.max_position_embeddings - 4
@@ -232,7 +231,7 @@ def _activation(nn: Any, name: str) -> Any:
     # unbabel-comet looks the name up title-cased in torch.nn ('tanh' -> Tanh)
     cls = getattr(nn, str(name).title(), None)
     if cls is None:
-        raise SettingsError(f"activation {name!r} named by the checkpoint is not a torch.nn module")
+        raise InputError(f"activation {name!r} named by the checkpoint is not a torch.nn module")
     return cls()
 
 
