@@ -27,6 +27,7 @@ METRICS: dict[str, str] = {
     "chrf": "evalab.metrics.chrf:CHRF",
     "chrf++": "evalab.metrics.chrf:CHRFPlusPlus",
     "bertscore": "evalab.metrics.semantic:BERTScore",
+    "comet": "evalab.metrics.comet:Comet",
     "cross_entropy": "evalab.metrics.loss:CrossEntropy",
     "perplexity": "evalab.metrics.loss:Perplexity",
 }
