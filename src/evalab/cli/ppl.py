@@ -35,8 +35,8 @@ from evalab.cli import app
 from evalab.cli.output import check_format, check_out, emit, print_table, to_json
 from evalab.errors import InputError, SettingsError
 from evalab.io import read_segments
-from evalab.nll import IGNORE_INDEX
 from evalab.metrics.loss import STAT_NAMES, CrossEntropy, Perplexity, PerplexitySettings
+from evalab.nll import IGNORE_INDEX
 
 FORMATS = ("table", "json", "markdown")
 

@@ -10,7 +10,15 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.options import build_metrics
-from evalab.cli.output import check_format, check_out, emit, json_safe, print_table, to_json, to_latex
+from evalab.cli.output import (
+    check_format,
+    check_out,
+    emit,
+    json_safe,
+    print_table,
+    to_json,
+    to_latex,
+)
 from evalab.errors import SettingsError
 from evalab.io import check_same_length, read_segments, write_text_atomic
 from evalab.metrics.base import Metric, Score
