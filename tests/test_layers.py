@@ -8,12 +8,13 @@ is still a dependency):
  7    entry points: ``evalab`` (the package's API facade) and ``evalab.__main__``
  6    ``evalab.cli``
  5    ``evalab.report``
- 4    ``evalab.ablation``; ``evalab.examples`` (studies the ablation layer runs)
+ 4    ``evalab.ablation``; ``evalab.examples`` (studies the ablation layer runs);
+      ``evalab.metaeval`` (metrics against human judgements)
  3    ``evalab.stats``
  2    ``evalab.metrics`` (and ``evalab.parallel``, the old name of ``metrics.parallel``)
  1    ``evalab.text``, ``evalab.models``
  0    the core every layer uses: ``errors``, ``_version``, ``_kernel`` (and the compiled
-      ``_mtkernel``), ``io``, ``nll`` (and ``loss``, its old name), ``progress``
+      ``_mtkernel``, ``_rougekernel``, ``_edkernel``), ``io``, ``nll`` (and ``loss``, its old name), ``progress``
 ====  ==========================================================================
 """
 
@@ -30,11 +31,12 @@ LAYERS: dict[str, int] = {
     "evalab": 7, "evalab.__main__": 7,
     "evalab.cli": 6,
     "evalab.report": 5,
-    "evalab.ablation": 4, "evalab.examples": 4,
+    "evalab.ablation": 4, "evalab.examples": 4, "evalab.metaeval": 4,
     "evalab.stats": 3,
     "evalab.metrics": 2, "evalab.parallel": 2,
     "evalab.text": 1, "evalab.models": 1,
     "evalab.errors": 0, "evalab._version": 0, "evalab._kernel": 0, "evalab._mtkernel": 0,
+    "evalab._rougekernel": 0, "evalab._edkernel": 0,
     "evalab.io": 0, "evalab.nll": 0, "evalab.loss": 0, "evalab.progress": 0,
 }
 
@@ -49,7 +51,9 @@ def modules() -> dict[str, Path]:
         if parts[-1] == "__init__":
             parts.pop()
         out[".".join(parts)] = path
-    out["evalab._mtkernel"] = SRC / "evalab" / "_mtkernel.c"  # compiled: imports nothing of ours
+    # the compiled kernels import nothing of ours
+    for source in (SRC / "evalab").glob("_*kernel.c"):
+        out[f"evalab.{source.stem}"] = source
     return out
 
 

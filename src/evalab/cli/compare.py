@@ -21,7 +21,7 @@ from evalab.cli import app
 from evalab.cli.options import build_metrics
 from evalab.cli.output import check_format, check_out, emit, print_table, to_json, to_latex
 from evalab.cli.references import apply_missing_refs, check_missing_ref
-from evalab.cli.score import input_options, load_inputs
+from evalab.cli.score import bind_source, check_source_option, input_options, load_inputs
 from evalab.errors import SettingsError
 from evalab.io import same_file
 from evalab.metrics.base import Metric
@@ -222,6 +222,7 @@ def render_mcnemar(rows: list[dict[str, Any]], fmt: str, out: str | None) -> Non
 def compare(
     reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references.")],
     input: Annotated[list[str], typer.Option("-i", "--input", help="System outputs: -i BASELINE SYS1 SYS2 ... (the first is the baseline).")],
+    source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
     metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s): -m bleu chrf ... (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
     test: Annotated[str, typer.Option("-t", "--test", help="Paired test: bs (paired bootstrap, Koehn 2004), ar (approximate randomization) or mcnemar (right/wrong metrics: exact_match, accuracy).")] = "bs",
     n_samples: Annotated[int | None, typer.Option("-n", "--n", "--n-samples", help=f"Bootstrap resamples (bs, default {DEFAULT_TRIALS['bs']}) or AR trials (ar, default {DEFAULT_TRIALS['ar']}).")] = None,
@@ -241,7 +242,7 @@ def compare(
 ) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
     # every option is checked before any file is read or any resampling starts
-    check_out(out, input_options(reference, input))
+    check_out(out, input_options(reference, input, source))
     check_format(format)
     check_missing_ref(missing_ref)
     if test not in (*DEFAULT_TRIALS, "mcnemar"):
@@ -266,8 +267,10 @@ def compare(
         # ./sys.txt and sys.txt (or a link to it) are one system compared with itself
         raise SettingsError(f"system file given twice: {', '.join(twice)}")
     built = build_metrics(metrics, set_)
+    check_source_option(built, source, [*reference, *input])
     refs, systems = load_inputs(reference, input)
     refs = apply_missing_refs(refs, reference, missing_ref)
+    built = bind_source(built, source, reference, refs)
     stats = stats_table(built, systems, refs, jobs)
     if test == "mcnemar":
         mc_rows = mcnemar_rows(built, stats, correct, alpha)

@@ -53,9 +53,31 @@ def load_inputs(references: list[str], inputs: list[str]) -> tuple[list[list[str
     return refs, systems
 
 
-def input_options(references: list[str], inputs: list[str]) -> list[tuple[str, str | None]]:
+def input_options(references: list[str], inputs: list[str], source: str | None = None) -> list[tuple[str, str | None]]:
     """``(option, path)`` of every file a scoring command reads, for :func:`check_out`."""
-    return [*(("-r", p) for p in references), *(("-i", p) for p in inputs)]
+    return [*(("-r", p) for p in references), *(("-i", p) for p in inputs), ("--source", source)]
+
+
+def check_source_option(built: dict[str, Metric], source: str | None, others: list[str]) -> None:
+    """``--source`` is given exactly when a selected metric reads sources (COMET)."""
+    readers = [n for n, m in built.items() if getattr(m, "uses_source", False)]
+    if readers and source is None:
+        raise SettingsError(f"{', '.join(readers)} reads the source segments: pass --source SRC (one segment a line)")
+    if source is not None and not readers:
+        raise SettingsError("--source is given but no selected metric reads sources (comet does)")
+    if source == "-" and "-" in others:
+        raise SettingsError("stdin ('-') can be used for only one file")
+
+
+def bind_source(
+    built: dict[str, Metric], source: str | None, references: list[str], refs: list[list[str | None]]
+) -> dict[str, Metric]:
+    """The metrics with the ``--source`` segments bound, checked line-aligned like a reference."""
+    if source is None:
+        return built
+    segments = read_segments(source)
+    check_same_length([(source, segments), (references[0], refs[0])])
+    return {n: m.with_sources(segments) if getattr(m, "uses_source", False) else m for n, m in built.items()}  # type: ignore[attr-defined]
 
 
 def format_value(score: Score, width: int | None) -> str:
@@ -68,6 +90,7 @@ def format_value(score: Score, width: int | None) -> str:
 def score(
     reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line ('-' = stdin). Repeat for several references.")],
     input: Annotated[list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ...")],
+    source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
     metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s): -m bleu chrf ... (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
     set_: Annotated[list[str], typer.Option("-s", "--set", help="Metric setting KEY=VALUE (all metrics with KEY) or METRIC.KEY=VALUE. Repeatable.")] = [],  # noqa: B006
     format: Annotated[str, typer.Option("-f", "--format", help="Output format: table, json or latex.")] = "table",
@@ -82,7 +105,7 @@ def score(
     missing_ref: Annotated[str, typer.Option("--missing-ref", help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.")] = "none",
 ) -> None:
     """Score system outputs against references with one or more metrics."""
-    check_out(out, input_options(reference, input))
+    check_out(out, input_options(reference, input, source))
     check_format(format)
     check_missing_ref(missing_ref)
     check_n_samples(n_samples, "--n-samples")
@@ -90,10 +113,12 @@ def score(
     check_confidence(confidence)
     if width is not None and not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
-    check_segments_path(segments, out, input_options(reference, input))
+    check_segments_path(segments, out, input_options(reference, input, source))
     built = build_metrics(metrics, set_)
+    check_source_option(built, source, [*reference, *input])
     refs, systems = load_inputs(reference, input)
     refs = apply_missing_refs(refs, reference, missing_ref)
+    built = bind_source(built, source, reference, refs)
     results: list[tuple[str, str, Score]] = []
     cis: list[ConfidenceInterval | None] = []
     table = stats_table(built, systems, refs, jobs)

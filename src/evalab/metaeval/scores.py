@@ -101,15 +101,12 @@ def metric_scores(
     if mode not in METRIC_SYSTEM_MODES:
         raise SettingsError(f"--metric-system must be one of {', '.join(METRIC_SYSTEM_MODES)}, got {mode!r}")
     rows = [_rows(r) for r in metric.stats_many(list(systems), references)]
-    if type(metric).segment_scores is Metric.segment_scores:
-        segment = np.stack([metric.scores_from_sums(r) for r in rows])
-    else:  # a metric with its own sentence-level variant (BLEU: effective order)
-        segment = np.array([[s.score for s in metric.segment_scores(h, references)] for h in systems])
+    # segment scores are sentence-level scores (BLEU: effective order), from the same rows
+    sentence_metric = metric.sentence_metric()
+    segment = np.stack([sentence_metric.scores_from_sums(r) for r in rows])
     signature = metric.signature_for(len(references))
-    sentence = ""
-    if type(metric).segment_scores is not Metric.segment_scores:
-        sentence = metric.segment_scores(systems[0][:1], [r[:1] for r in references])[0].signature
-        sentence = "" if sentence == signature else sentence
+    sentence = sentence_metric.signature_for(len(references))
+    sentence = "" if sentence == signature else sentence
     if mode == "corpus":
         resample = _corpus_resampler(metric, rows)
         system = np.array([float(metric.scores_from_sums(r.sum(axis=0))) for r in rows])

@@ -30,6 +30,7 @@ METRICS: dict[str, str] = {
     "wer": "evalab.metrics.wer:WER",
     "cer": "evalab.metrics.wer:CER",
     "bertscore": "evalab.metrics.semantic:BERTScore",
+    "comet": "evalab.metrics.comet:Comet",
     "cross_entropy": "evalab.metrics.loss:CrossEntropy",
     "perplexity": "evalab.metrics.loss:Perplexity",
 }

@@ -1,0 +1,235 @@
+"""COMET (Rei et al., 2020) from a local unbabel-comet checkpoint, computed without
+unbabel-comet and with the numbers of its ``predict`` (2.2.7; checked by parity tests).
+
+``model`` is a checkpoint folder as unbabel-comet downloads it (``checkpoints/model.ckpt``
+and ``hparams.yaml``); ``encoder`` a local folder with the config and tokenizer of the
+encoder the checkpoint was trained on (its weights come from the checkpoint). Nothing is
+fetched. Sources are an input of their own: :meth:`Comet.with_sources` binds them, and the
+CLI does so from ``--source``.
+
+Per-segment stats rows are ``(score, count=1)``: the corpus score is the mean of the
+segment scores (unbabel's ``system_score``), so rows add up across shards and resamples.
+Every distinct string of every side and system is embedded once per :meth:`stats_many`
+call (COMET embeds source, hypothesis and reference separately before its estimator).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from evalab.errors import InputError, SettingsError, require
+from evalab.metrics.base import Metric, MetricSettings, Score, check_references, setting
+from evalab.metrics.stats_value import Stats
+from evalab.models.comet_checkpoint import checkpoint_file, read_checkpoint, read_class
+
+__all__ = ["Comet", "CometSettings"]
+
+
+@dataclass(frozen=True)
+class CometSettings(MetricSettings):
+    """Settings of :class:`Comet`."""
+
+    model: str | None = setting(
+        None, "COMET checkpoint folder (checkpoints/model.ckpt + hparams.yaml), as unbabel-comet downloads it"
+    )
+    encoder: str | None = setting(
+        None, "local folder with the config and tokenizer of the checkpoint's encoder "
+        "(default: the pretrained_model the checkpoint names, if that is a local folder)",
+    )
+    batch_size: int = setting(16, "sentences per forward pass (unbabel-comet's default is 16)")
+    device: str = setting("cpu", "torch device: cpu, cuda or cuda:N")
+    amp: bool = setting(False, "automatic mixed precision (float16) on cuda; off keeps the numbers identical")
+    progress: bool = setting(True, "progress bar on stderr while embedding (only on a terminal)")
+
+    def validate(self) -> None:
+        super().validate()
+        if self.model is None:
+            raise SettingsError("comet needs a checkpoint: --set comet.model=PATH (a COMET checkpoint folder)")
+        if self.batch_size < 1:
+            raise SettingsError(f"comet batch_size must be at least 1, got {self.batch_size}")
+        if not (self.device == "cpu" or self.device == "cuda" or self.device.startswith("cuda:")):
+            raise SettingsError(f"unknown device {self.device!r}; expected 'cpu', 'cuda' or 'cuda:N'")
+        if self.amp and not self.device.startswith("cuda"):
+            raise SettingsError("comet amp=true needs device=cuda; on cpu the numbers are computed in float32")
+
+
+class Comet(Metric):
+    """COMET segment scores from a local checkpoint; the corpus score is their mean."""
+
+    name = "comet"
+    settings_class = CometSettings
+    description = "COMET"
+    releases_gil = True
+    #: the sources bound by with_sources() cover the whole corpus, not one shard
+    parallel_safe = False
+    #: the CLI binds ``--source`` to metrics that set this
+    uses_source: ClassVar[bool] = True
+    settings: CometSettings
+
+    def __init__(self, settings: CometSettings | None = None, **kwargs: Any) -> None:
+        super().__init__(settings, **kwargs)
+        # cheap checks first, so a bad path fails before any input is read
+        ckpt = checkpoint_file(self.settings.model)  # type: ignore[arg-type]
+        self.class_identifier = read_class(ckpt)
+        self.uses_references = self.class_identifier == "regression_metric"
+        if self.settings.encoder is not None and not Path(self.settings.encoder).is_dir():
+            raise InputError(f"{self.settings.encoder}: comet.encoder is not a folder; pass the encoder's local folder")
+        self._ckpt = ckpt
+        self._sources: list[str] | None = None
+        self._loaded: dict[str, Any] = {}  # the torch model, shared by with_sources() copies
+
+    def with_sources(self, sources: Sequence[str]) -> Comet:
+        """A copy of this metric that scores hypotheses against these source segments."""
+        if isinstance(sources, str) or not all(isinstance(s, str) for s in sources):
+            raise InputError("comet: sources must be a list of strings, one per segment")
+        bound = copy.copy(self)
+        bound._sources = list(sources)
+        return bound
+
+    # -- model --------------------------------------------------------------------------
+    def model(self) -> Any:
+        """The loaded :class:`~evalab.models.comet_model.CometModel` (loaded on first use)."""
+        if "model" not in self._loaded:
+            from evalab.models.comet_model import CometModel
+
+            torch = require("torch", what="COMET", extra="semantic")
+            if self.settings.device.startswith("cuda") and not torch.cuda.is_available():
+                raise SettingsError(f"comet device {self.settings.device!r} requested but CUDA is not available; use device=cpu")
+            info = read_checkpoint(self._ckpt)
+            self._loaded["model"] = CometModel(info, self._encoder_dir(info.hparams), self.settings.device, self.settings.amp)
+        return self._loaded["model"]
+
+    def _encoder_dir(self, hparams: dict[str, Any]) -> Path:
+        if self.settings.encoder is not None:
+            return Path(self.settings.encoder)
+        named = str(hparams.get("pretrained_model", ""))
+        if not Path(named).is_dir():
+            raise InputError(
+                f"{self._ckpt}: its encoder {named!r} is not a local folder and evalab never downloads; "
+                "pass --set comet.encoder=PATH (a folder with that encoder's config.json and tokenizer)"
+            )
+        return Path(named)
+
+    # -- the contract -------------------------------------------------------------------
+    @property
+    def stat_names(self) -> tuple[str, ...]:
+        return ("score", "count")
+
+    def stats(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> Stats:
+        return self.stats_many([hypotheses], references)[0]
+
+    def stats_many(self, systems: Sequence[Sequence[str]], references: Sequence[Sequence[str]]) -> list[Stats]:
+        checked = [self._check(hyps, references) for hyps in systems]
+        if not checked:
+            return []
+        hyps_list = [h for h, _ in checked]
+        refs = checked[0][1]
+        if not hyps_list[0]:
+            return [self.make_stats(np.zeros((0, 2), dtype=np.float64), len(refs)) for _ in hyps_list]
+        rows = self._segment_stats_many(hyps_list, refs)
+        return [self.make_stats(np.asarray(r, dtype=np.float64), len(refs)) for r in rows]
+
+    def _check(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> tuple[list[str], list[list[str]]]:
+        # a reference-free model needs no references; given ones are checked and ignored
+        if not self.uses_references and not references:
+            hyps, _ = check_references(hypotheses, [hypotheses], metric=self.name)
+            refs: list[list[str]] = []
+        else:
+            hyps, refs = check_references(hypotheses, references, metric=self.name)
+        if self.uses_references and len(refs) > 1:
+            raise InputError(f"comet: {len(refs)} reference streams given; COMET reads one reference per segment")
+        if self._sources is None:
+            raise InputError(
+                "comet: the model reads the source segments; pass --source SRC "
+                "(Python: metric.with_sources(sources))"
+            )
+        if len(self._sources) != len(hyps):
+            raise InputError(f"comet: {len(hyps)} hypotheses but {len(self._sources)} source segments")
+        return hyps, refs
+
+    def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
+        return self._segment_stats_many([hypotheses], references)[0]
+
+    def _segment_stats_many(self, systems: list[list[str]], references: list[list[str]]) -> list[np.ndarray]:
+        torch = require("torch", what="COMET", extra="semantic")
+        model = self.model()
+        src = self._sources or []
+        ref = references[0] if self.uses_references else None
+        strings = [*src, *(ref or []), *(h for hyps in systems for h in hyps)]
+        emb = model.embed(strings, self.settings.batch_size, progress=self.settings.progress)
+
+        def stack(xs: list[str]) -> Any:
+            return torch.stack([emb[x] for x in xs])
+
+        src_emb = stack(src)
+        ref_emb = stack(ref) if ref is not None else None
+        out = []
+        for hyps in systems:
+            scores = np.asarray(model.estimate(stack(hyps), src_emb, ref_emb), dtype=np.float64)
+            out.append(np.column_stack([scores, np.ones_like(scores)]))
+        return out
+
+    def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
+        sums = np.asarray(sums, dtype=np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return sums[..., 0] / sums[..., 1]
+
+    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+        value = float(self.scores_from_sums(sums))
+        return Score(
+            metric=self.name, score=value, signature=self.signature_for(nrefs),
+            components={"n_segments": int(sums[1])},
+        )
+
+    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+        hp_class = "regression" if self.uses_references else "referenceless"
+        fields = [
+            ("nrefs", str(nrefs) if self.uses_references else "unused"),
+            ("src", "yes" if self._sources is not None else "no"),
+            ("model", f"{checkpoint_name(self._ckpt)}@{self._hash()[:12]}"),
+            ("class", hp_class),
+            *self._model_fields(),
+            ("batch", str(self.settings.batch_size)),
+            ("device", self.settings.device),
+            ("amp", "yes" if self.settings.amp else "no"),
+        ]
+        return fields
+
+    def _model_fields(self) -> list[tuple[str, str]]:
+        model = self.model()
+        hp = model.info.hparams
+        return [
+            ("encoder", f"{hp.get('encoder_model')}:{encoder_name(Path(model.tokenizer.name_or_path))}"),
+            ("layer", str(hp.get("layer", "mix")) + (":norm" if hp.get("layer_norm") and hp.get("layer") == "mix" else "")),
+            ("pool", str(hp.get("pool", "avg"))),
+        ]
+
+    def _hash(self) -> str:
+        return self.model().info.sha256
+
+
+def encoder_name(folder: Path) -> str:
+    """The encoder folder's name (the shipped MiniLM under its model name)."""
+    from evalab.models.embedders import DEFAULT_MODEL_NAME, default_model_path
+
+    try:
+        if folder.resolve() == default_model_path().resolve():
+            return DEFAULT_MODEL_NAME
+    except Exception:  # the semantic extra is absent: the folder cannot be the shipped one
+        pass
+    return folder.resolve().name
+
+
+def checkpoint_name(ckpt: Path) -> str:
+    """The model's name: ``Org/name`` inside a Hugging Face cache, else the folder name."""
+    folder = ckpt.parents[1]
+    for part in folder.parts:
+        if part.startswith("models--"):
+            return part[len("models--") :].replace("--", "/")
+    return folder.name

@@ -1,0 +1,99 @@
+"""Reading a COMET checkpoint folder as unbabel-comet lays it out.
+
+A folder holds ``hparams.yaml`` (whose ``class_identifier`` names the model class) and
+``checkpoints/model.ckpt`` (a PyTorch Lightning checkpoint: ``state_dict`` plus the
+``hyper_parameters`` the model was built with). As in unbabel-comet 2.2.7's
+``load_from_checkpoint``, the class comes from ``hparams.yaml`` and every other
+hyper-parameter from the checkpoint itself. Nothing here fetches anything: the encoder
+the checkpoint names is loaded from a local folder by :mod:`evalab.models.comet_model`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalab.errors import InputError, require
+
+__all__ = ["SUPPORTED_CLASSES", "CheckpointInfo", "checkpoint_file", "read_checkpoint", "read_class"]
+
+#: unbabel-comet ``class_identifier`` -> whether the model reads the references
+SUPPORTED_CLASSES: dict[str, bool] = {
+    "regression_metric": True,
+    "referenceless_regression_metric": False,
+}
+#: classes unbabel-comet knows that evalab does not compute (refused by name)
+KNOWN_UNSUPPORTED = ("ranking_metric", "unified_metric", "xcomet_metric")
+
+
+@dataclass(frozen=True)
+class CheckpointInfo:
+    """What evalab needs from a checkpoint: its class, hyper-parameters and weights."""
+
+    path: Path
+    class_identifier: str
+    hparams: dict[str, Any]
+    state_dict: dict[str, Any]
+    sha256: str
+
+    @property
+    def uses_references(self) -> bool:
+        return SUPPORTED_CLASSES[self.class_identifier]
+
+
+def checkpoint_file(model: str | Path) -> Path:
+    """``model.ckpt`` of a checkpoint folder (or the ``.ckpt`` path itself)."""
+    path = Path(model)
+    if path.is_dir():
+        path = path / "checkpoints" / "model.ckpt"
+    if not path.is_file():
+        raise InputError(
+            f"{model}: no COMET checkpoint there; expected a folder holding "
+            "checkpoints/model.ckpt and hparams.yaml (as unbabel-comet downloads it) or the .ckpt file"
+        )
+    return path
+
+
+def read_class(ckpt: Path) -> str:
+    """The ``class_identifier`` of ``hparams.yaml`` two folders above ``ckpt``, checked."""
+    yaml = require("yaml", what="reading COMET checkpoints", extra="semantic")
+    hparams_file = ckpt.parents[1] / "hparams.yaml"
+    if not hparams_file.is_file():
+        raise InputError(f"{hparams_file}: missing; a COMET checkpoint folder has hparams.yaml beside checkpoints/")
+    try:
+        data = yaml.safe_load(hparams_file.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise InputError(f"{hparams_file}: not a readable YAML file ({str(exc).splitlines()[0]})") from None
+    name = data.get("class_identifier") if isinstance(data, dict) else None
+    if name not in SUPPORTED_CLASSES:
+        what = "a class evalab does not compute" if name in KNOWN_UNSUPPORTED else "an unknown class"
+        raise InputError(
+            f"{hparams_file}: class_identifier {name!r} is {what}; evalab computes "
+            + ", ".join(SUPPORTED_CLASSES)
+        )
+    return name
+
+
+def read_checkpoint(model: str | Path) -> CheckpointInfo:
+    """Class, hyper-parameters, weights and SHA-256 of the checkpoint at ``model``."""
+    torch = require("torch", what="COMET", extra="semantic")
+    ckpt = checkpoint_file(model)
+    class_identifier = read_class(ckpt)
+    try:
+        # weights_only: a checkpoint is data, and loading it must not run code from it
+        data = torch.load(ckpt, map_location="cpu", weights_only=True)
+    except Exception as exc:
+        raise InputError(f"{ckpt}: not a readable PyTorch checkpoint ({str(exc).splitlines()[0]})") from None
+    if not isinstance(data, dict) or "state_dict" not in data or "hyper_parameters" not in data:
+        raise InputError(f"{ckpt}: not a Lightning checkpoint (no state_dict and hyper_parameters)")
+    return CheckpointInfo(ckpt, class_identifier, dict(data["hyper_parameters"]), data["state_dict"], _sha256(ckpt))
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()

@@ -1,0 +1,265 @@
+"""A COMET regression model computed with torch and transformers (no unbabel-comet).
+
+The computation follows unbabel-comet 2.2.7 (``comet/models/base.py``,
+``regression/*.py``, ``modules/*.py``, ``encoders/bert.py``, ``encoders/xlmr.py``):
+
+* each side (source, hypothesis, reference) is tokenized on its own, with truncation to
+  ``max_position_embeddings - 4`` tokens (unbabel's ``max_positions - 2``), and encoded;
+* ``layer: mix`` mixes every hidden state (embeddings included) with softmax weights
+  times ``gamma``; with ``layer_norm`` each layer is first normalised over the real
+  tokens and all dimensions of its sentence (mean and variance, eps 1e-12). An integer
+  ``layer`` takes that hidden state;
+* pooling ``avg`` averages over the real tokens, ``max`` takes the maximum, ``cls`` the
+  first token, ``default`` (XLM-R only) the first token of the last layer;
+* the estimator (Linear, activation, ... Linear) reads
+  ``[h, r, h*r, |h-r|, h*s, |h-s|]`` (regression) or ``[h, s, h*s, |h-s|]``
+  (reference-free).
+
+A sentence embedding depends only on its string, so :meth:`CometModel.embed` computes
+each distinct string once, in batches sorted by token count.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from evalab.errors import InputError, require
+from evalab.models.comet_checkpoint import CheckpointInfo
+
+__all__ = ["CometModel"]
+
+#: unbabel-comet encoder name -> (transformers model class, tokenizer class)
+ENCODERS = {
+    "BERT": ("BertModel", "BertTokenizerFast"),
+    "XLM-RoBERTa": ("XLMRobertaModel", "XLMRobertaTokenizerFast"),
+}
+POOLS = ("avg", "max", "cls", "default")
+#: state-dict entries that carry no weights (buffers rebuilt from the config)
+IGNORED_KEYS = ("encoder.model.embeddings.position_ids", "layerwise_attention.dropout_mask", "layerwise_attention.dropout_fill")
+
+
+class CometModel:
+    """Encoder, layer mixing, pooling and estimator of one checkpoint, ready to score."""
+
+    def __init__(self, info: CheckpointInfo, encoder_dir: Path, device: str = "cpu", amp: bool = False) -> None:
+        self.torch = require("torch", what="COMET", extra="semantic")
+        transformers = require("transformers", what="COMET", extra="semantic")
+        hp = info.hparams
+        self.info = info
+        self.device = device
+        self.amp = amp
+        self.pool = str(hp.get("pool", "avg"))
+        self.layer = hp.get("layer", "mix")
+        if self.pool not in POOLS:
+            raise InputError(f"{info.path}: unknown pooling {self.pool!r}; expected one of {', '.join(POOLS)}")
+        encoder_name = str(hp.get("encoder_model"))
+        if encoder_name not in ENCODERS:
+            raise InputError(
+                f"{info.path}: encoder_model {encoder_name!r} is not supported; evalab loads "
+                + ", ".join(ENCODERS)
+            )
+        if self.pool == "default" and encoder_name != "XLM-RoBERTa":
+            raise InputError(f"{info.path}: pool 'default' needs an XLM-RoBERTa encoder (BERT has no pooler here)")
+        model_cls, tok_cls = (getattr(transformers, n) for n in ENCODERS[encoder_name])
+        self.tokenizer, self.encoder = _load_encoder(transformers, model_cls, tok_cls, encoder_dir)
+        self.num_layers = self.encoder.config.num_hidden_layers + 1
+        self.max_length = self.encoder.config.max_position_embeddings - 4
+        self.mix = _layer_mix(self.torch, hp, self.num_layers, info.path)
+        width = self.encoder.config.hidden_size * (6 if info.uses_references else 4)
+        self.estimator = _estimator(self.torch, hp, width)
+        self._load_weights(info.state_dict)
+        for module in (self.encoder, self.mix, self.estimator):
+            if module is not None:
+                module.eval().to(device)
+
+    # -- weights --------------------------------------------------------------------------
+    def _load_weights(self, state: dict[str, Any]) -> None:
+        """Copy the checkpoint's weights; a missing weight is refused (unbabel-comet would
+        silently keep a random one there, and the numbers would be meaningless)."""
+        parts: dict[str, Any] = {"encoder.model.": self.encoder, "estimator.ff.": self.estimator}
+        if self.mix is not None:
+            parts["layerwise_attention."] = self.mix
+        unknown = [k for k in state if k not in IGNORED_KEYS and not k.startswith(tuple(parts))]
+        if unknown:
+            raise InputError(f"{self.info.path}: unexpected weights {', '.join(unknown[:3])}; is this a COMET checkpoint?")
+        for prefix, module in parts.items():
+            sub = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix) and k not in IGNORED_KEYS}
+            expected = set(module.state_dict())
+            missing = sorted(expected - set(sub))
+            extra = sorted(set(sub) - expected)
+            if missing or extra:
+                detail = f"missing {prefix}{missing[0]}" if missing else f"unexpected {prefix}{extra[0]}"
+                raise InputError(
+                    f"{self.info.path}: the weights do not fit the encoder and estimator its hparams describe "
+                    f"({detail}); is comet.encoder the encoder this checkpoint was trained on?"
+                )
+            try:
+                module.load_state_dict(sub, strict=True)
+            except RuntimeError as exc:
+                raise InputError(f"{self.info.path}: weight shapes do not fit ({str(exc).splitlines()[-1].strip()})") from None
+
+    # -- sentence embeddings ------------------------------------------------------------
+    def embed(self, sentences: Sequence[str], batch_size: int, progress: bool = False) -> dict[str, Any]:
+        """``{string: sentence embedding}`` for each distinct string, length-sorted batches."""
+        torch = self.torch
+        unique = list(dict.fromkeys(sentences))
+        ids = self.tokenizer(unique, truncation=True, max_length=self.max_length)["input_ids"]
+        order = sorted(range(len(unique)), key=lambda i: len(ids[i]))
+        out: dict[str, Any] = {}
+        batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+        with _progress(progress, len(batches), "COMET embeddings") as advance, torch.inference_mode():
+            for batch in batches:
+                emb = self._embed_batch([ids[i] for i in batch])
+                for i, row in zip(batch, emb, strict=True):
+                    out[unique[i]] = row
+                advance()
+        return out
+
+    def _embed_batch(self, batch: list[list[int]]) -> Any:
+        torch = self.torch
+        pad = self.tokenizer.pad_token_id
+        width = max(len(x) for x in batch)
+        input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for i, x in enumerate(batch):
+            input_ids[i, : len(x)] = torch.tensor(x, dtype=torch.long)
+            mask[i, : len(x)] = 1
+        input_ids, mask = input_ids.to(self.device), mask.to(self.device)
+        autocast = torch.autocast("cuda", dtype=torch.float16) if self.amp else contextlib.nullcontext()
+        with autocast:
+            states = self.encoder(input_ids=input_ids, attention_mask=mask, output_hidden_states=True).hidden_states
+        states = [s.float() for s in states]
+        if self.pool == "default":
+            return states[-1][:, 0, :]
+        if self.mix is not None:
+            hidden = self.mix(states, mask)
+        elif isinstance(self.layer, int) and 0 <= self.layer < self.num_layers:
+            hidden = states[self.layer]
+        else:
+            raise InputError(f"{self.info.path}: layer {self.layer!r} is out of range 0..{self.num_layers - 1}")
+        return _pool(torch, self.pool, hidden, input_ids, mask, pad)
+
+    # -- estimator ----------------------------------------------------------------------
+    def estimate(self, hyp: Any, src: Any, ref: Any | None) -> list[float]:
+        """Segment scores from stacked sentence embeddings ``[n, d]`` of each side."""
+        torch = self.torch
+        if ref is None:
+            features = (hyp, src, hyp * src, torch.abs(hyp - src))
+        else:
+            features = (hyp, ref, hyp * ref, torch.abs(hyp - ref), hyp * src, torch.abs(hyp - src))
+        with torch.inference_mode():
+            return self.estimator(torch.cat(features, dim=1)).view(-1).tolist()
+
+
+def _load_encoder(transformers: Any, model_cls: Any, tok_cls: Any, folder: Path) -> tuple[Any, Any]:
+    """Tokenizer and randomly initialised encoder from ``folder``'s files (the weights
+    come from the checkpoint, as unbabel-comet loads it with load_pretrained_weights=False)."""
+    if not (folder / "config.json").is_file():
+        raise InputError(
+            f"{folder}: not an encoder folder (no config.json); pass --set comet.encoder=PATH, a local "
+            "folder with the config and tokenizer of the encoder the checkpoint names"
+        )
+    try:
+        tokenizer = tok_cls.from_pretrained(str(folder), local_files_only=True)
+        config = transformers.AutoConfig.from_pretrained(str(folder), local_files_only=True)
+    except Exception as exc:
+        raise InputError(f"{folder}: cannot load the encoder's config or tokenizer ({str(exc).splitlines()[0]})") from None
+    return tokenizer, model_cls(config, add_pooling_layer=False)
+
+
+def _layer_mix(torch: Any, hp: dict[str, Any], num_layers: int, path: Path) -> Any:
+    """unbabel-comet's LayerwiseAttention for ``layer: mix``, else ``None``."""
+    if hp.get("layer", "mix") != "mix":
+        return None
+    transform = hp.get("layer_transformation", "softmax")
+    # unbabel-comet >= 2.2.4 reads 'sparsemax_patch' as softmax (its issue #244)
+    if transform not in ("softmax", "sparsemax_patch"):
+        raise InputError(f"{path}: layer_transformation {transform!r} is not supported; evalab computes softmax")
+    return _layer_mix_module(torch, num_layers, bool(hp.get("layer_norm", False)))
+
+
+def _layer_mix_module(torch: Any, num_layers: int, layer_norm: bool) -> Any:
+    """A module with unbabel-comet's parameter names: ``scalar_parameters.K`` and ``gamma``."""
+
+    class _LayerMix(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scalar_parameters = torch.nn.ParameterList(
+                [torch.nn.Parameter(torch.zeros(1)) for _ in range(num_layers)]
+            )
+            self.gamma = torch.nn.Parameter(torch.ones(1))
+
+        def forward(self, states: list[Any], mask: Any) -> Any:
+            weights = torch.softmax(torch.cat(list(self.scalar_parameters)), dim=0)
+            m = mask.float()
+            total: Any = 0
+            for k, state in enumerate(states):
+                total = total + weights[k] * (_normalise(state, m) if layer_norm else state)
+            return self.gamma * total
+
+    def _normalise(state: Any, m: Any) -> Any:
+        # mean and variance over the real tokens and every dimension of each sentence
+        b = m.unsqueeze(-1)
+        count = m.sum(1) * state.shape[-1]
+        masked = state * b
+        mean = (masked.reshape(state.shape[0], -1).sum(1) / count).view(-1, 1, 1)
+        var = (((masked - mean) * b) ** 2).reshape(state.shape[0], -1).sum(1) / count
+        return (state - mean) / torch.sqrt(var + 1e-12).view(-1, 1, 1)
+
+    return _LayerMix()
+
+
+def _estimator(torch: Any, hp: dict[str, Any], width: int) -> Any:
+    """The feed-forward estimator with unbabel-comet's layout (``ff.N`` indices): Linear,
+    then (activation, dropout, Linear) per hidden size; dropout is inactive in eval mode."""
+    nn = torch.nn
+    sizes = list(hp.get("hidden_sizes", [3072, 1024]))
+    layers: list[Any] = [nn.Linear(width, sizes[0])]
+    for i, size in enumerate(sizes):
+        layers += [_activation(nn, hp.get("activations", "Tanh")), nn.Dropout(0.0)]
+        layers.append(nn.Linear(size, sizes[i + 1] if i + 1 < len(sizes) else 1))
+    if hp.get("final_activation"):
+        layers.append(_activation(nn, hp["final_activation"]))
+    return nn.Sequential(*layers)
+
+
+def _activation(nn: Any, name: str) -> Any:
+    # unbabel-comet looks the name up title-cased in torch.nn ('tanh' -> Tanh)
+    cls = getattr(nn, str(name).title(), None)
+    if cls is None:
+        raise InputError(f"activation {name!r} named by the checkpoint is not a torch.nn module")
+    return cls()
+
+
+def _pool(torch: Any, pool: str, hidden: Any, input_ids: Any, mask: Any, pad: int) -> Any:
+    if pool == "cls":
+        return hidden[:, 0, :]
+    is_pad = input_ids.eq(pad).unsqueeze(-1)
+    if pool == "max":
+        return hidden.masked_fill(is_pad, float("-inf")).max(dim=1)[0]
+    return hidden.masked_fill(is_pad, 0.0).sum(1) / mask.unsqueeze(-1).float().sum(1)
+
+
+@contextlib.contextmanager
+def _progress(enabled: bool, total: int, label: str) -> Iterator[Callable[[], None]]:
+    """A transient rich bar over batches on stderr, when asked and stderr is a terminal."""
+    if not (enabled and total > 1 and sys.stderr.isatty()):
+        yield lambda: None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda: bar.advance(task)

