@@ -137,14 +137,14 @@ def test_rows_are_additive_across_shards(checkpoints, wmt22) -> None:
 
 def test_signature_names_model_hash_encoder_and_source(checkpoints) -> None:
     metric = Comet(model=str(checkpoints[0]), batch_size=7).with_sources(["a", "b"])
-    metric.stats(["x", "y"], [["u", "v"]])
-    sig = metric.signature
+    # the signature names nrefs: it is read from the Stats value (metric.signature refuses)
+    sig = metric.stats(["x", "y"], [["u", "v"]]).signature
     for part in ("nrefs:1", "src:yes", f"model:{checkpoints[0].name}@", "encoder:BERT:all-MiniLM-L6-v2",
                  "layer:mix:norm", "pool:avg", "batch:7", "device:cpu", "amp:no", "version:"):
         assert part in sig
     free = Comet(model=str(checkpoints[2])).with_sources(["a"])
-    free.stats(["x"], [])
-    assert "nrefs:unused" in free.signature and "pool:max" in free.signature
+    free_sig = free.stats(["x"], []).signature
+    assert "nrefs:unused" in free_sig and "pool:max" in free_sig and free_sig == free.signature
 
 
 def test_hugging_face_cache_layout_gives_the_repository_name() -> None:

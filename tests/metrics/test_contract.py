@@ -88,6 +88,7 @@ FIXTURE_SETTINGS: dict[str, dict[str, Any]] = {
 }
 #: metrics that load a model when they first score: built once per settings and reused
 REUSED = frozenset({"comet"})
+#: COMET's small batches on a loaded machine: one torch thread (tests/metrics/conftest.py)
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 #: setting values that are test data files (tried in place of declared or derived values);
 #: a dict is compared with the same dict without the setting (or the defaults, where the
