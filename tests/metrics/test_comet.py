@@ -8,7 +8,6 @@ and random estimator weights.
 
 from __future__ import annotations
 
-import importlib.util
 import random
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import REPO, read_lines, wmt_file, wmt_systems
+from conftest import read_lines, wmt_file, wmt_systems
 from evalab.errors import InputError, SettingsError
 from evalab.metrics.comet import Comet, checkpoint_name
 from metrics import comet_oracle
@@ -30,17 +29,8 @@ PAIRS = ["en-de", "de-en", "zh-en", "en-ru", "cs-en", "en-zh"]
 #: sweep runs SLOW_CASES more, with more segments each
 N_CASES = 6
 SLOW_CASES = 24
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """One thread, as the oracle: a loaded machine makes OpenMP threads wait on each other."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+#: one thread, as the oracle
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="session")
@@ -94,12 +84,7 @@ def _with_oracle(cases: list[dict[str, Any]], checkpoints: list[Path]) -> list[t
 @pytest.fixture(scope="session")
 def tiny_checkpoint() -> Path:
     """The checkpoint benchmarks/make_tiny_comet.py builds without unbabel-comet (docs)."""
-    spec = importlib.util.spec_from_file_location("make_tiny_comet", REPO / "benchmarks" / "make_tiny_comet.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    out = comet_oracle.CACHE / "tiny-comet-test"
-    module.main([str(out)])
-    return out
+    return comet_oracle.make_tiny_checkpoint(comet_oracle.CACHE / "tiny-comet-test")
 
 
 @pytest.fixture(scope="session")
@@ -152,14 +137,14 @@ def test_rows_are_additive_across_shards(checkpoints, wmt22) -> None:
 
 def test_signature_names_model_hash_encoder_and_source(checkpoints) -> None:
     metric = Comet(model=str(checkpoints[0]), batch_size=7).with_sources(["a", "b"])
-    metric.stats(["x", "y"], [["u", "v"]])
-    sig = metric.signature
+    # the signature names nrefs: it is read from the Stats value (metric.signature refuses)
+    sig = metric.stats(["x", "y"], [["u", "v"]]).signature
     for part in ("nrefs:1", "src:yes", f"model:{checkpoints[0].name}@", "encoder:BERT:all-MiniLM-L6-v2",
                  "layer:mix:norm", "pool:avg", "batch:7", "device:cpu", "amp:no", "version:"):
         assert part in sig
     free = Comet(model=str(checkpoints[2])).with_sources(["a"])
-    free.stats(["x"], [])
-    assert "nrefs:unused" in free.signature and "pool:max" in free.signature
+    free_sig = free.stats(["x"], []).signature
+    assert "nrefs:unused" in free_sig and "pool:max" in free_sig and free_sig == free.signature
 
 
 def test_hugging_face_cache_layout_gives_the_repository_name() -> None:

@@ -301,6 +301,11 @@ class Metric(ABC):
     #: how far (absolutely) a segment's row may move when it is computed in another call
     #: (a shard, another batch of systems); 0: bit for bit, as for every count metric
     row_tolerance: ClassVar[float] = 0.0
+    #: whether a corpus scored against itself gets the best score (every overlap and
+    #: similarity metric); False for a learned metric, which has no such guarantee
+    self_score_is_best: ClassVar[bool] = True
+    #: the most reference streams the metric reads; ``None``: any number
+    max_reference_streams: ClassVar[int | None] = None
 
     def __init__(self, settings: MetricSettings | None = None, **kwargs: Any) -> None:
         if settings is not None and kwargs:

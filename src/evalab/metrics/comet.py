@@ -16,7 +16,8 @@ call (COMET embeds source, hypothesis and reference separately before its estima
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -70,6 +71,27 @@ class Comet(Metric):
     parallel_safe = False
     #: the CLI binds ``--source`` to metrics that set this
     uses_source: ClassVar[bool] = True
+    #: a regression head is unbounded: scores are not confined to [0, 1]
+    bounds = (-math.inf, math.inf)
+    #: a learned metric has no such guarantee: the estimator may rate a hypothesis higher
+    #: against another reference than against itself
+    self_score_is_best = False
+    max_reference_streams: ClassVar[int] = 1
+    #: float32 embeddings of padded batches: a segment's score moves by ~1e-6 with the other
+    #: strings of its call (as in unbabel-comet)
+    row_tolerance = 1e-5
+    test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
+        # paths: the contract test builds them (DATA_VALUES); tests/metrics/test_comet.py
+        # checks the model's name and hash and the encoder's name in the signature
+        "model": (),
+        "encoder": (),
+        # any other value needs CUDA (refused without it); the signature names both
+        "device": (),
+        "amp": (),
+    }
+    inert_settings: ClassVar[Mapping[str, str]] = {
+        "progress": "a progress bar on stderr: changes neither the rows nor what they mean",
+    }
     settings: CometSettings
 
     def __init__(self, settings: CometSettings | None = None, **kwargs: Any) -> None:
@@ -142,7 +164,7 @@ class Comet(Metric):
             refs: list[list[str]] = []
         else:
             hyps, refs = check_references(hypotheses, references, metric=self.name)
-        if self.uses_references and len(refs) > 1:
+        if self.uses_references and len(refs) > self.max_reference_streams:
             raise InputError(f"comet: {len(refs)} reference streams given; COMET reads one reference per segment")
         if self._sources is None:
             raise InputError(

@@ -11,6 +11,7 @@ own classes, ``predict.py`` scores with its ``predict``.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -116,3 +117,13 @@ def tiny_specs(encoder: str | Path) -> list[dict[str, Any]]:
         {"class": "referenceless_regression_metric", "seed": 4,
          "hparams": {**base, "hidden_sizes": [32], "layer": "mix", "pool": "avg", "layer_norm": True}},
     ]
+
+
+def make_tiny_checkpoint(out: Path, *args: str) -> Path:
+    """The checkpoint ``benchmarks/make_tiny_comet.py`` builds into ``out``: no oracle venv,
+    no unbabel-comet, no network (the shipped MiniLM and a random estimator)."""
+    spec = importlib.util.spec_from_file_location("make_tiny_comet", REPO / "benchmarks" / "make_tiny_comet.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    module.main([str(out), *args])
+    return out
