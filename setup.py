@@ -1,4 +1,4 @@
-"""Build hook for the optional C kernels (evalab._mtkernel, evalab._rougekernel); metadata lives in pyproject.toml.
+"""Build hook for the optional C kernels (evalab._mtkernel, evalab._rougekernel, evalab._edkernel); metadata lives in pyproject.toml.
 
 ``optional=True``: if no C compiler is available the install still succeeds and evalab
 uses its pure-Python fallbacks, which give the same numbers (only slower).
@@ -17,6 +17,12 @@ setup(
         Extension(
             "evalab._rougekernel",
             sources=["src/evalab/_rougekernel.c"],
+            optional=True,
+            extra_compile_args=["-O2"],
+        ),
+        Extension(
+            "evalab._edkernel",
+            sources=["src/evalab/_edkernel.c"],
             optional=True,
             extra_compile_args=["-O2"],
         ),

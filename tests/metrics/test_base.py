@@ -60,7 +60,8 @@ def test_valid_layout_returns_lists():
         (["a", "b"], ["x", "y"], r"got a list of strings.*wrap it: \[refs\]"),
         (["a", "b"], [["x"]], r"2 hypotheses but reference streams of lengths \[1\]"),
         ([1], [["x"]], "hypothesis 0 is int"),
-        (["a"], [[None]], "reference stream 0, segment 0 is NoneType"),
+        (["a"], [[None]], "segment 0 has no reference"),  # None alone: missing everywhere
+        (["a"], [[b"x"]], "reference stream 0, segment 0 is bytes"),
     ],
 )
 def test_layout_errors(hyps, refs, pattern):
@@ -167,8 +168,10 @@ def test_concatenation_checks_signatures_and_additivity():
     m = Toy()
     a, b = m.stats(["ab"], [["abcd"]]), m.stats(["c"], [["ef"]])
     assert m.aggregate(Stats.concat([a, b])).score == m.corpus_score(["ab", "c"], [["abcd", "ef"]]).score
-    with pytest.raises(InputError, match="different signatures"):
+    with pytest.raises(InputError, match=r"different numbers of references \(1 and 2\)"):
         Stats.concat([a, m.stats(["c"], [["ef"], ["g"]])])
+    with pytest.raises(InputError, match="different signatures"):
+        Stats.concat([a, Toy(mode="b").stats(["c"], [["ef"]])])
     with pytest.raises(InputError, match="not additive"):
         Stats.concat([replace(a, additive=False, context="x"), replace(b, additive=False, context="y")])
     both = Stats.concat([replace(a, additive=False, context="x"), replace(b, additive=False, context="x")])
@@ -227,8 +230,10 @@ def test_str_subclasses_are_accepted_and_other_types_named():
     assert hyps == ["a b"] and refs == [["a b"]]
     with pytest.raises(InputError, match=r"m: hypothesis 1 is int, expected str"):
         check_references(["a", 3], [["a", "b"]], metric="m")
-    with pytest.raises(InputError, match=r"m: reference stream 1, segment 0 is NoneType"):
-        check_references(["a"], [["a"], [None]], metric="m")
+    with pytest.raises(InputError, match=r"m: reference stream 1, segment 0 is float"):
+        check_references(["a"], [["a"], [1.5]], metric="m")
+    # None is a missing reference (sacrebleu's convention), accepted beside another one
+    assert check_references(["a"], [["a"], [None]], metric="m") == (["a"], [["a"], [None]])
 
 
 # --- stats_many: several systems against the same references ------------------------------

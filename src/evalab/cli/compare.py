@@ -4,7 +4,9 @@ The first ``-i`` file is the baseline. For every metric and system the output gi
 corpus score, its bootstrap confidence interval (``mean ± half-width`` and the bounds),
 the difference to the baseline and the p-value of a paired bootstrap (``--test bs``,
 Koehn 2004) or approximate-randomization test (``--test ar``, Riezler & Maxwell 2005),
-optionally Holm-adjusted across the systems compared on each metric.
+optionally Holm-adjusted across the systems compared on each metric. ``--test mcnemar``
+(metrics with a right/wrong outcome per segment) shows the discordant counts and
+McNemar's p-value instead (see :mod:`evalab.stats.mcnemar`).
 """
 
 from __future__ import annotations
@@ -18,13 +20,17 @@ import typer
 from evalab.cli import app
 from evalab.cli.options import build_metrics
 from evalab.cli.output import check_format, check_out, emit, print_table, to_json, to_latex
+from evalab.cli.references import apply_missing_refs, check_missing_ref
 from evalab.cli.score import bind_source, check_source_option, input_options, load_inputs
 from evalab.errors import SettingsError
 from evalab.io import same_file
 from evalab.metrics.base import Metric
+from evalab.metrics.missing_refs import reference_count
 from evalab.metrics.parallel import stats_table
+from evalab.metrics.stats_value import NRefs, Stats
 from evalab.progress import progress_bar
 from evalab.stats.bootstrap import check_confidence
+from evalab.stats.mcnemar import EXACT_MAX_DISCORDANT, binary_outcomes, mcnemar_test
 from evalab.stats.multiple import holm_bonferroni
 from evalab.stats.paired import (
     DEFAULT_P_VALUE,
@@ -73,7 +79,7 @@ def _fmt(value: float | None, decimals: int) -> str:
 def result_rows(
     results: dict[str, PairedTestResult],
     metrics: dict[str, Metric],
-    nrefs: int,
+    nrefs: NRefs,
     correction: str,
     alpha: float,
 ) -> list[dict[str, Any]]:
@@ -151,13 +157,74 @@ def render(rows: list[dict[str, Any]], metrics: dict[str, Metric], fmt: str, wid
         print_table(header, body, footer=footer)
 
 
+def mcnemar_rows(
+    metrics: dict[str, Metric], stats: dict[str, dict[str, Stats]], correction: str, alpha: float,
+) -> list[dict[str, Any]]:
+    """McNemar's test of every system against the first, per metric, as JSON-ready dicts."""
+    out: list[dict[str, Any]] = []
+    for name, metric in metrics.items():
+        outcomes = {sys_name: binary_outcomes(rows, name) for sys_name, rows in stats[name].items()}
+        names = list(outcomes)
+        base = outcomes[names[0]]
+        tests = [mcnemar_test(base, outcomes[s]) for s in names[1:]]
+        raw = np.array([t.p_value for t in tests])
+        adjusted = holm_bonferroni(raw) if correction == "holm" else raw
+        for j, sys_name in enumerate(names):
+            t = tests[j - 1] if j else None
+            value = stats[name][sys_name]
+            score = float(metric.scores_from_sums(value.sums()))
+            p_adj = float(adjusted[j - 1]) if t else None
+            out.append({
+                "metric": name, "system": sys_name, "score": score, "baseline": j == 0,
+                "delta": score - float(metric.scores_from_sums(stats[name][names[0]].sums())),
+                "baseline_only": t.baseline_only if t else None, "system_only": t.system_only if t else None,
+                "p_value": t.p_value if t else None, "method": t.method if t else None,
+                "p_adjusted": p_adj, "correction": correction, "alpha": alpha, "test": "mcnemar",
+                "significant": None if p_adj is None else p_adj < alpha,
+                "signature": f"{value.signature}|test:mcnemar|exact:<={EXACT_MAX_DISCORDANT}|else:mid-p",
+            })
+    return out
+
+
+def render_mcnemar(rows: list[dict[str, Any]], fmt: str, out: str | None) -> None:
+    """Print or write McNemar results: scores, discordant counts and p-values."""
+    if fmt == "json":
+        emit(to_json(rows), out)
+        return
+    corrected = rows[0]["correction"] != "none"
+    header = ["system", "metric", "score", "Δ baseline", "base only", "system only", "p-value", "method"]
+    if corrected:
+        header.append("p (Holm)")
+    short = display_names([r["system"] for r in rows])
+    body = []
+    for r in rows:
+        mark = " *" if r["significant"] else ""
+        line = [short[r["system"]], r["metric"], f"{r['score']:.4f}"]
+        if r["baseline"]:
+            line += ["baseline", "-", "-", "-", "-"] + (["-"] if corrected else [])
+        else:
+            line += [f"{r['delta']:+.4f}", str(r["baseline_only"]), str(r["system_only"]),
+                     f"{r['p_value']:.5f}" + ("" if corrected else mark), r["method"]]
+            line += [f"{r['p_adjusted']:.5f}{mark}"] if corrected else []
+        body.append(line)
+    footer = list(dict.fromkeys(f"{r['metric']}: {r['signature']}" for r in rows))
+    footer.append(f"* {'Holm-adjusted p' if corrected else 'p'} < {rows[0]['alpha']:g} against the baseline; "
+                  "base only / system only: segments only that one got right")
+    if fmt == "latex":
+        emit(to_latex(header, body, caption="; ".join(footer)), out)
+    elif out:
+        emit("\n".join("\t".join(r) for r in [header, *body]) + "\n" + "\n".join(footer) + "\n", out)
+    else:
+        print_table(header, body, footer=footer)
+
+
 @app.command()
 def compare(
     reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references.")],
     input: Annotated[list[str], typer.Option("-i", "--input", help="System outputs: -i BASELINE SYS1 SYS2 ... (the first is the baseline).")],
     source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
     metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s): -m bleu chrf ... (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
-    test: Annotated[str, typer.Option("-t", "--test", help="Paired test: bs (paired bootstrap, Koehn 2004) or ar (approximate randomization).")] = "bs",
+    test: Annotated[str, typer.Option("-t", "--test", help="Paired test: bs (paired bootstrap, Koehn 2004), ar (approximate randomization) or mcnemar (right/wrong metrics: exact_match, accuracy).")] = "bs",
     n_samples: Annotated[int | None, typer.Option("-n", "--n", "--n-samples", help=f"Bootstrap resamples (bs, default {DEFAULT_TRIALS['bs']}) or AR trials (ar, default {DEFAULT_TRIALS['ar']}).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling (numpy default_rng; 0 is a seed too).")] = DEFAULT_SEED,
     confidence: Annotated[float, typer.Option("--confidence", help="Confidence level of the intervals.")] = 0.95,
@@ -171,14 +238,16 @@ def compare(
     jobs: Annotated[int, typer.Option("-j", "--jobs", help="Processes computing per-segment statistics.")] = 1,
     out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+    missing_ref: Annotated[str, typer.Option("--missing-ref", help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.")] = "none",
 ) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
     # every option is checked before any file is read or any resampling starts
     check_out(out, input_options(reference, input, source))
     check_format(format)
-    if test not in DEFAULT_TRIALS:
-        raise SettingsError(f"--test must be one of {', '.join(DEFAULT_TRIALS)}, got {test!r}")
-    n = DEFAULT_TRIALS[test] if n_samples is None else check_n_samples(n_samples, "--n")
+    check_missing_ref(missing_ref)
+    if test not in (*DEFAULT_TRIALS, "mcnemar"):
+        raise SettingsError(f"--test must be one of {', '.join(DEFAULT_TRIALS)}, mcnemar, got {test!r}")
+    n = DEFAULT_TRIALS.get(test, 0) if n_samples is None else check_n_samples(n_samples, "--n")
     check_seed(seed)
     check_confidence(confidence)
     if test == "ar" and ci_n != 0:
@@ -200,8 +269,13 @@ def compare(
     built = build_metrics(metrics, set_)
     check_source_option(built, source, [*reference, *input])
     refs, systems = load_inputs(reference, input)
+    refs = apply_missing_refs(refs, reference, missing_ref)
     built = bind_source(built, source, reference, refs)
     stats = stats_table(built, systems, refs, jobs)
+    if test == "mcnemar":
+        mc_rows = mcnemar_rows(built, stats, correct, alpha)
+        render_mcnemar(mc_rows, format, out)
+        return
     ci_total = n if test == "bs" else ci_n
     label = f"paired {'bootstrap' if test == 'bs' else 'randomization'}"
     with progress_bar(n + (ci_total if test == "ar" else 0), label, enabled=not quiet) as advance:
@@ -209,5 +283,5 @@ def compare(
             test, built, stats, n_samples=n, seed=seed, confidence=confidence,
             p_value=p_value, ci_samples=ci_n, progress=advance,
         )
-    rows = result_rows(results, built, len(refs), correct, alpha)
+    rows = result_rows(results, built, reference_count(refs), correct, alpha)
     render(rows, built, format, width, out)

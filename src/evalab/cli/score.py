@@ -19,6 +19,7 @@ from evalab.cli.output import (
     to_json,
     to_latex,
 )
+from evalab.cli.references import apply_missing_refs, check_missing_ref
 from evalab.errors import SettingsError
 from evalab.io import check_same_length, read_segments, write_text_atomic
 from evalab.metrics.base import Metric, Score
@@ -68,7 +69,9 @@ def check_source_option(built: dict[str, Metric], source: str | None, others: li
         raise SettingsError("stdin ('-') can be used for only one file")
 
 
-def bind_source(built: dict[str, Metric], source: str | None, references: list[str], refs: list[list[str]]) -> dict[str, Metric]:
+def bind_source(
+    built: dict[str, Metric], source: str | None, references: list[str], refs: list[list[str | None]]
+) -> dict[str, Metric]:
     """The metrics with the ``--source`` segments bound, checked line-aligned like a reference."""
     if source is None:
         return built
@@ -99,10 +102,12 @@ def score(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the --ci resampling (0 is a seed too).")] = DEFAULT_SEED,
     confidence: Annotated[float, typer.Option("--confidence", help="Confidence level for --ci.")] = 0.95,
     segments: Annotated[str | None, typer.Option("--segments", help="Also write per-segment scores to this JSON Lines file: one line per system, metric and segment.")] = None,
+    missing_ref: Annotated[str, typer.Option("--missing-ref", help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.")] = "none",
 ) -> None:
     """Score system outputs against references with one or more metrics."""
     check_out(out, input_options(reference, input, source))
     check_format(format)
+    check_missing_ref(missing_ref)
     check_n_samples(n_samples, "--n-samples")
     check_seed(seed)
     check_confidence(confidence)
@@ -112,6 +117,7 @@ def score(
     built = build_metrics(metrics, set_)
     check_source_option(built, source, [*reference, *input])
     refs, systems = load_inputs(reference, input)
+    refs = apply_missing_refs(refs, reference, missing_ref)
     built = bind_source(built, source, reference, refs)
     results: list[tuple[str, str, Score]] = []
     cis: list[ConfidenceInterval | None] = []
@@ -119,7 +125,7 @@ def score(
     for sys_name in systems:
         for name, metric in built.items():
             rows = table[name][sys_name]
-            results.append((sys_name, name, metric.aggregate(rows, nrefs=len(refs))))
+            results.append((sys_name, name, metric.aggregate(rows)))
             cis.append(bootstrap_ci(metric, rows, n_samples, confidence, seed) if ci else None)
     if segments:
         write_text_atomic(segments, segment_lines(built, systems, refs))
@@ -131,7 +137,9 @@ def check_segments_path(segments: str | None, out: str | None, inputs: list[tupl
     check_out(segments, [*inputs, ("--out", out)], option="--segments")
 
 
-def segment_lines(built: dict[str, Metric], systems: dict[str, list[str]], refs: list[list[str]]) -> str:
+def segment_lines(
+    built: dict[str, Metric], systems: dict[str, list[str]], refs: list[list[str | None]]
+) -> str:
     """JSON Lines of every segment's score: system, metric, segment (line number from 1), score,
     scale, direction, signature and components, as ``Metric.segment_scores`` defines them
     (BLEU per segment is sentence BLEU, with effective order as its signature says)."""

@@ -37,7 +37,13 @@ import numpy as np
 
 from evalab._version import __version__
 from evalab.errors import InputError, SettingsError
-from evalab.metrics.stats_value import Stats
+from evalab.metrics.missing_refs import (
+    check_some_reference,
+    has_missing,
+    reference_count,
+    rows_with_missing,
+)
+from evalab.metrics.stats_value import NRefs, Stats
 
 __all__ = [
     "Metric",
@@ -189,7 +195,9 @@ def check_references(
 
     ``references`` must be a list of reference *streams*, each as long as ``hypotheses``.
     The classic mistake (one list of references *per segment*) is detected and the error
-    shows the expected layout, instead of silently scoring part of the corpus.
+    shows the expected layout, instead of silently scoring part of the corpus. A ``None``
+    reference is a missing one (sacrebleu's convention); a segment with no reference at all
+    is refused.
     """
     if isinstance(hypotheses, str):
         raise InputError(f"{metric}: hypotheses must be a list of strings, got one string")
@@ -226,22 +234,30 @@ def check_references(
             f"stream must have one reference per hypothesis.{hint}"
         )
     for j, stream in enumerate(refs):
-        if set(map(type, stream)) <= {str}:
+        # None is a missing reference for that segment (see evalab.metrics.missing_refs)
+        if set(map(type, stream)) <= {str, type(None)}:
             continue
         for i, r in enumerate(stream):
-            if not isinstance(r, str):  # str subclasses pass
+            if not isinstance(r, str) and r is not None:  # str subclasses pass
                 raise InputError(
-                    f"{metric}: reference stream {j}, segment {i} is {type(r).__name__}, expected str"
+                    f"{metric}: reference stream {j}, segment {i} is {type(r).__name__}, "
+                    "expected str (or None for a missing reference)"
                 )
+    if has_missing(refs):
+        check_some_reference(refs, metric)
     return hyps, refs
 
 
-def reference_digest(references: Sequence[Sequence[str]]) -> str:
-    """A short digest of reference streams (identifies corpus-level context built from them)."""
+def reference_digest(references: Sequence[Sequence[str | None]]) -> str:
+    """A short digest of reference streams (identifies corpus-level context built from them).
+
+    A missing reference (``None``) has a digest of its own, distinct from an empty one: the
+    segments with the same present references form the groups whose context is built alone.
+    """
     h = hashlib.blake2b(digest_size=12)
     for stream in references:
         for ref in stream:
-            h.update(ref.encode("utf-8", "surrogatepass"))
+            h.update(b"\x02" if ref is None else ref.encode("utf-8", "surrogatepass"))
             h.update(b"\x00")
         h.update(b"\x01")
     return h.hexdigest()
@@ -321,11 +337,11 @@ class Metric(ABC):
         """Score(s) on the metric's scale from summed stats of shape ``[..., k]``."""
 
     @abstractmethod
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         """Full :class:`Score` (with components) from one summed stats vector ``[k]``."""
 
     @abstractmethod
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         """Ordered ``(key, value)`` pairs of the signature, without the version."""
 
     @property
@@ -347,7 +363,7 @@ class Metric(ABC):
         return self.settings
 
     # -- derived API ----------------------------------------------------------------------
-    def make_stats(self, rows: Any, nrefs: int | None, context: str = "") -> Stats:
+    def make_stats(self, rows: Any, nrefs: NRefs, context: str = "") -> Stats:
         """Wrap rows computed under this metric's settings as a :class:`Stats` value."""
         return Stats(
             metric=self.name,
@@ -362,10 +378,17 @@ class Metric(ABC):
     def stats(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> Stats:
         """Per-segment sufficient statistics as a :class:`Stats` value (rows ``[n, k]``)."""
         hyps, refs = check_references(hypotheses, references, metric=self.name)
+        nrefs = reference_count(refs)
         if not hyps:
-            return self.make_stats(np.zeros((0, len(self.stat_names))), len(refs))
+            return self.make_stats(np.zeros((0, len(self.stat_names))), nrefs)
+        if has_missing(refs):
+            # each group of segments with the same present references is scored on its own
+            # (corpus-level context such as IDF is per group); the context digest of the
+            # whole layout, None included, identifies those groups
+            rows = rows_with_missing(self._segment_stats, hyps, refs, self.name)
+            return self.make_stats(rows, nrefs, self._stats_context(hyps, refs))
         rows = self._segment_stats(hyps, refs)
-        return self.make_stats(rows, len(refs), self._stats_context(hyps, refs))
+        return self.make_stats(rows, nrefs, self._stats_context(hyps, refs))
 
     #: systems whose statistics :meth:`stats_many` computes in one batch (bounds memory)
     STATS_BATCH: ClassVar[int] = 16
@@ -385,6 +408,8 @@ class Metric(ABC):
         if not checked:
             return []
         refs = checked[0][1]
+        if has_missing(refs):
+            return [self.stats(hyps, refs) for hyps, _ in checked]
         if not refs[0]:
             return [self.make_stats(np.zeros((0, len(self.stat_names))), len(refs)) for _ in checked]
         out: list[Stats] = []
@@ -398,7 +423,7 @@ class Metric(ABC):
         """Rows of every system (validated, non-empty); by default one system at a time."""
         return [self._segment_stats(hyps, references) for hyps in systems]
 
-    def check_stats(self, stats: Any, nrefs: int | None = None) -> Stats:
+    def check_stats(self, stats: Any, nrefs: NRefs = None) -> Stats:
         """``stats`` as a :class:`Stats` value of this metric, or a clear error.
 
         A :class:`Stats` must have been computed by a metric of this name under the same
@@ -422,7 +447,7 @@ class Metric(ABC):
             return stats
         return self.make_stats(stats, nrefs)
 
-    def aggregate(self, stats: Stats | np.ndarray, nrefs: int | None = None) -> Score:
+    def aggregate(self, stats: Stats | np.ndarray, nrefs: NRefs = None) -> Score:
         """Corpus :class:`Score` from a :class:`Stats` value (its rows are summed).
 
         A plain ``[n, k]`` array is accepted too; its signature then names ``nrefs`` as
@@ -477,7 +502,7 @@ class Metric(ABC):
             )
         return self.signature_for(None)
 
-    def signature_for(self, nrefs: int | None) -> str:
+    def signature_for(self, nrefs: NRefs) -> str:
         """Signature string for a given number of references (a pure function of both)."""
         fields = self._signature_fields(nrefs)
         fields.append(("version", __version__))

@@ -19,6 +19,7 @@ import numpy as np
 
 from evalab.errors import SettingsError
 from evalab.metrics.base import Metric, Stats, check_references
+from evalab.metrics.missing_refs import reference_count
 
 
 def _shard_stats(args: tuple[Metric, list[str], list[list[str]]]) -> Stats:
@@ -61,7 +62,10 @@ def parallel_stats(
     ctx = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=len(tasks), mp_context=ctx) as pool:
         parts = list(pool.map(_shard_stats, tasks))
-    return Stats.concat(parts)
+    # with None references a shard may count its references differently from the whole
+    # corpus (2 here, 'var' there); the rows do not depend on the count, the label does
+    nrefs = reference_count(refs)
+    return Stats.concat([p if p.nrefs == nrefs else metric.make_stats(p.rows, nrefs, p.context) for p in parts])
 
 
 def stats_table(

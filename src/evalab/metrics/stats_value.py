@@ -15,20 +15,31 @@ instead of summed.
 >>> Stats.concat([a, Stats("toy", ("hits", "count"), np.zeros((1, 2)), nrefs=2, signature="nrefs:2")])
 Traceback (most recent call last):
 ...
-evalab.errors.InputError: toy: cannot concatenate stats computed under different signatures: 'nrefs:1' and 'nrefs:2'
+evalab.errors.InputError: toy: cannot concatenate stats computed with different numbers of references (1 and 2); ...
+
+``nrefs`` is ``"var"`` when the number of references differs between segments (a ``None``
+reference marks a missing one, as in sacrebleu), and the signature then says ``nrefs:var``.
+Parts computed with different numbers are refused rather than relabelled: a value's
+signature is the metric's, which :class:`Stats` cannot recompute, so whoever splits a
+corpus with missing references relabels its parts with the whole corpus's count
+(``metric.make_stats(part.rows, nrefs, part.context)``, as ``evalab.metrics.parallel`` does).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
 from evalab.errors import InputError
 
-__all__ = ["Stats"]
+__all__ = ["NRefs", "Stats"]
+
+#: references per segment: a count, ``"var"`` (it differs between segments: ``None``
+#: references), or ``None`` (reference-free rows, e.g. ``LossMetric.stats_from_nll``)
+NRefs: TypeAlias = int | Literal["var"] | None
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,12 +57,14 @@ class Stats:
     metric: str
     stat_names: tuple[str, ...]
     rows: np.ndarray
-    nrefs: int | None
+    nrefs: NRefs
     signature: str
     additive: bool = True
     context: str = field(default="")
 
     def __post_init__(self) -> None:
+        if isinstance(self.nrefs, str) and self.nrefs != "var":
+            raise InputError(f"{self.metric}: nrefs must be a count, 'var' or None, got {self.nrefs!r}")
         rows = np.array(self.rows, dtype=np.float64)  # a private copy: the value is immutable
         if rows.ndim != 2 or rows.shape[1] != len(self.stat_names):
             raise InputError(
@@ -115,8 +128,9 @@ class Stats:
     def concat(cls, parts: Iterable[Stats]) -> Stats:
         """Rows of several calls (e.g. shards of one corpus) in order, as one value.
 
-        Refused when the parts differ in metric, columns or signature, or when the metric is
-        not additive and the parts were computed under different corpus-level contexts.
+        Refused when the parts differ in metric, columns, number of references (see the
+        module docstring for ``"var"``) or signature, or when the metric is not additive and
+        the parts were computed under different corpus-level contexts.
         """
         parts = list(parts)
         if not parts:
@@ -129,6 +143,13 @@ class Stats:
                 raise InputError(
                     f"cannot concatenate stats of {first.metric!r} ({', '.join(first.stat_names)}) "
                     f"and {other.metric!r} ({', '.join(other.stat_names)})"
+                )
+            if other.nrefs != first.nrefs:
+                raise InputError(
+                    f"{first.metric}: cannot concatenate stats computed with different numbers of "
+                    f"references ({first.nrefs} and {other.nrefs}); a corpus whose segments have "
+                    "different numbers is nrefs 'var' as a whole: compute its stats in one call, or "
+                    "relabel every part with metric.make_stats(part.rows, 'var', part.context)"
                 )
             if other.signature != first.signature:
                 raise InputError(

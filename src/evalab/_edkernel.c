@@ -1,0 +1,432 @@
+/*
+ * evalab._edkernel: edit distances for TER and WER/CER in C (optional; the pure-Python
+ * fallbacks in evalab.metrics._editdistance give identical numbers).
+ *
+ * Every function takes token ids as int32 buffers with int64 segment offsets (nseg + 1)
+ * for the hypotheses and for one reference stream, and writes one int64 per segment into
+ * `out`. The GIL is released while the segments are processed.
+ *
+ * levenshtein(hyp_ids, hyp_offs, ref_ids, ref_offs, out)
+ *     Plain Levenshtein distance (unit costs) of every hypothesis to its reference.
+ *
+ * ter_edits(hyp_ids, hyp_offs, ref_ids, ref_offs, out)
+ *     The number of TER edits (shifts + beam edit distance) of every hypothesis, with the
+ *     search sacrebleu 2.x performs (see evalab.metrics._editdistance for the rules):
+ *     greedy best shift per round, candidates ranked by (gain, length, -start, -target),
+ *     at most 1000 candidates evaluated per segment, shifts of at most 10 words moved at
+ *     most 50 positions, and a beam of 25 cells either side of the length-scaled diagonal.
+ *     A segment whose matrix cannot be allocated sets MemoryError.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TER_INF ((int64_t)10000000000000000LL) /* 1e16, sacrebleu's "infinity" */
+#define MAX_SHIFT_SIZE 10
+#define MAX_SHIFT_DIST 50
+#define BEAM_WIDTH 25
+#define MAX_CANDIDATES 1000
+
+enum { OP_UNDEF = 0, OP_NOP, OP_SUB, OP_INS, OP_DEL };
+
+typedef struct {
+    Py_buffer hyp, hoff, ref, roff, out;
+    Py_ssize_t nseg;
+} Segments;
+
+static void release_segments(Segments *s)
+{
+    PyBuffer_Release(&s->hyp);
+    PyBuffer_Release(&s->hoff);
+    PyBuffer_Release(&s->ref);
+    PyBuffer_Release(&s->roff);
+    PyBuffer_Release(&s->out);
+}
+
+static int check_offsets(const Py_buffer *offs, const Py_buffer *ids, Py_ssize_t nseg)
+{
+    const int64_t *o = (const int64_t *)offs->buf;
+    int64_t nids = (int64_t)(ids->len / 4);
+    if (o[0] != 0)
+        return -1;
+    for (Py_ssize_t s = 0; s < nseg; s++)
+        if (o[s + 1] < o[s] || o[s + 1] > nids)
+            return -1;
+    return 0;
+}
+
+/* Parses and checks the five buffers; on error an exception is set and nothing is held. */
+static int open_segments(PyObject *args, Segments *s)
+{
+    memset(s, 0, sizeof(*s));
+    if (!PyArg_ParseTuple(args, "y*y*y*y*w*", &s->hyp, &s->hoff, &s->ref, &s->roff, &s->out))
+        return -1;
+    s->nseg = s->hoff.len / 8 - 1;
+    if (s->hyp.len % 4 || s->ref.len % 4 || s->hoff.len % 8 || s->roff.len != s->hoff.len ||
+        s->nseg < 0 || s->out.len != s->nseg * 8 || check_offsets(&s->hoff, &s->hyp, s->nseg) ||
+        check_offsets(&s->roff, &s->ref, s->nseg)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "expected int32 ids, int64 offsets (nseg + 1, equal for both sides) and "
+                        "an int64 output of nseg values");
+        release_segments(s);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ Levenshtein */
+
+static int64_t levenshtein_one(const int32_t *a, int64_t n, const int32_t *b, int64_t m, int64_t *row)
+{
+    for (int64_t j = 0; j <= m; j++)
+        row[j] = j;
+    for (int64_t i = 1; i <= n; i++) {
+        int64_t diag = row[0];
+        row[0] = i;
+        for (int64_t j = 1; j <= m; j++) {
+            int64_t up = row[j];
+            int64_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[m];
+}
+
+static PyObject *levenshtein(PyObject *self, PyObject *args)
+{
+    Segments s;
+    if (open_segments(args, &s) < 0)
+        return NULL;
+    const int32_t *h = s.hyp.buf, *r = s.ref.buf;
+    const int64_t *ho = s.hoff.buf, *ro = s.roff.buf;
+    int64_t *out = s.out.buf, longest = 0;
+    for (Py_ssize_t k = 0; k < s.nseg; k++)
+        if (ro[k + 1] - ro[k] > longest)
+            longest = ro[k + 1] - ro[k];
+    int64_t *row = malloc((size_t)(longest + 1) * sizeof(int64_t));
+    if (!row) {
+        release_segments(&s);
+        return PyErr_NoMemory();
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t k = 0; k < s.nseg; k++)
+        out[k] = levenshtein_one(h + ho[k], ho[k + 1] - ho[k], r + ro[k], ro[k + 1] - ro[k], row);
+    Py_END_ALLOW_THREADS
+    free(row);
+    release_segments(&s);
+    Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------ TER */
+
+typedef struct {
+    const int32_t *ref;
+    int64_t n, m;        /* hypothesis and reference lengths */
+    int64_t beam;        /* beam half-width */
+    double ratio;        /* m / n */
+    int64_t *cost;       /* (n + 1) x (m + 1): rows of the current hypothesis */
+    unsigned char *op;   /* same shape: the operation chosen in each cell */
+    int64_t *rows[2];    /* rolling rows for candidates */
+    int32_t *cur, *cand; /* current and candidate hypotheses */
+    int64_t *align;      /* m: hypothesis position aligned to each reference word (-1: none) */
+    int64_t *hyp_err, *ref_err; /* prefix sums of error flags (n + 1, m + 1) */
+    unsigned char *trace;       /* n + m */
+} Ter;
+
+/* Beam limits [lo, hi) of row i (1 <= i <= n), as sacrebleu's BeamEditDistance. */
+static void beam_limits(const Ter *t, int64_t i, int64_t *lo, int64_t *hi)
+{
+    int64_t diag = (int64_t)floor((double)i * t->ratio);
+    *lo = diag - t->beam > 0 ? diag - t->beam : 0;
+    *hi = diag + t->beam < t->m + 1 ? diag + t->beam : t->m + 1;
+    if (i == t->n)
+        *hi = t->m + 1;
+}
+
+/* Row i of the matrix from row `prev`, hypothesis word `w`; ops may be NULL. Cells outside
+ * the beam keep "infinity"; ties prefer match/substitution, then deletion, then insertion. */
+static void fill_row(const Ter *t, int64_t i, int32_t w, const int64_t *prev, int64_t *row,
+                     unsigned char *ops)
+{
+    int64_t lo, hi;
+    beam_limits(t, i, &lo, &hi);
+    for (int64_t j = 0; j <= t->m; j++)
+        row[j] = TER_INF;
+    if (ops)
+        memset(ops, OP_UNDEF, (size_t)(t->m + 1));
+    for (int64_t j = lo; j < hi; j++) {
+        if (j == 0) {
+            row[0] = prev[0] + 1;
+            if (ops)
+                ops[0] = OP_DEL;
+            continue;
+        }
+        int same = w == t->ref[j - 1];
+        int64_t c = prev[j - 1] + !same;
+        unsigned char o = same ? OP_NOP : OP_SUB;
+        int64_t best = TER_INF;
+        unsigned char bo = OP_UNDEF;
+        if (best > c) { best = c; bo = o; }
+        if (best > prev[j] + 1) { best = prev[j] + 1; bo = OP_DEL; }
+        if (best > row[j - 1] + 1) { best = row[j - 1] + 1; bo = OP_INS; }
+        row[j] = best;
+        if (ops)
+            ops[j] = bo;
+    }
+}
+
+/* Full matrix of t->cur with operations; returns the distance, or -1 if the trace breaks. */
+static int64_t full_matrix(Ter *t)
+{
+    int64_t w = t->m + 1;
+    for (int64_t j = 0; j <= t->m; j++) {
+        t->cost[j] = j;
+        t->op[j] = OP_INS;
+    }
+    for (int64_t i = 1; i <= t->n; i++)
+        fill_row(t, i, t->cur[i - 1], t->cost + (i - 1) * w, t->cost + i * w, t->op + i * w);
+    return t->cost[t->n * w + t->m];
+}
+
+/* Distance of t->cand whose first `p` words equal t->cur's (rows 0..p are reused). */
+static int64_t candidate_cost(Ter *t, int64_t p)
+{
+    int64_t w = t->m + 1;
+    const int64_t *prev = t->cost + p * w;
+    int k = 0;
+    for (int64_t i = p + 1; i <= t->n; i++) {
+        fill_row(t, i, t->cand[i - 1], prev, t->rows[k], NULL);
+        prev = t->rows[k];
+        k ^= 1;
+    }
+    return prev[t->m];
+}
+
+/* Alignment and error prefix sums from the trace of the full matrix; -1 on a broken trace. */
+static int align_trace(Ter *t)
+{
+    int64_t w = t->m + 1, i = t->n, j = t->m, len = 0;
+    while (i > 0 || j > 0) {
+        unsigned char o = t->op[i * w + j];
+        t->trace[len++] = o;
+        if (o == OP_NOP || o == OP_SUB) { i--; j--; }
+        else if (o == OP_INS) j--;
+        else if (o == OP_DEL) i--;
+        else return -1;
+    }
+    int64_t ph = -1, pr = -1;
+    t->hyp_err[0] = 0;
+    t->ref_err[0] = 0;
+    for (int64_t k = len - 1; k >= 0; k--) {
+        unsigned char o = t->trace[k];
+        if (o == OP_NOP || o == OP_SUB) {
+            ph++; pr++;
+            t->align[pr] = ph;
+            t->hyp_err[ph + 1] = t->hyp_err[ph] + (o == OP_SUB);
+            t->ref_err[pr + 1] = t->ref_err[pr] + (o == OP_SUB);
+        } else if (o == OP_DEL) { /* a hypothesis word with no reference word */
+            ph++;
+            t->hyp_err[ph + 1] = t->hyp_err[ph] + 1;
+        } else { /* a reference word with no hypothesis word */
+            pr++;
+            t->align[pr] = ph;
+            t->ref_err[pr + 1] = t->ref_err[pr] + 1;
+        }
+    }
+    return 0;
+}
+
+/* cand = cur with words [start, start + len) moved before position `target` (Python slice
+ * semantics of sacrebleu's _perform_shift, including its third case). */
+static void perform_shift(Ter *t, int64_t start, int64_t len, int64_t target)
+{
+    const int32_t *c = t->cur;
+    int32_t *o = t->cand;
+    int64_t n = t->n, k = 0;
+#define COPY(a, b) do { int64_t a_ = (a), b_ = (b) < n ? (b) : n; \
+        for (int64_t q = a_; q < b_; q++) o[k++] = c[q]; } while (0)
+    if (target < start) {
+        COPY(0, target); COPY(start, start + len); COPY(target, start); COPY(start + len, n);
+    } else if (target > start + len) {
+        COPY(0, start); COPY(start + len, target); COPY(start, start + len); COPY(target, n);
+    } else {
+        COPY(0, start); COPY(start + len, len + target); COPY(start, start + len); COPY(len + target, n);
+    }
+#undef COPY
+}
+
+typedef struct {
+    int64_t gain, len, start, target; /* target = -1: no candidate yet */
+} Shift;
+
+static int better(const Shift *a, const Shift *b)
+{
+    if (b->target < 0) return 1;
+    if (a->gain != b->gain) return a->gain > b->gain;
+    if (a->len != b->len) return a->len > b->len;
+    if (a->start != b->start) return a->start < b->start;
+    return a->target < b->target;
+}
+
+/* Tries the shifts of h[sh, sh + len) = ref[sr, sr + len); returns 1 if allowed. */
+static int try_pair(Ter *t, int64_t sh, int64_t sr, int64_t len, int64_t pre, Shift *best,
+                    int64_t *checked)
+{
+    if (t->hyp_err[sh + len] - t->hyp_err[sh] == 0 || t->ref_err[sr + len] - t->ref_err[sr] == 0)
+        return 0;
+    if (sh <= t->align[sr] && t->align[sr] < sh + len)
+        return 0;
+    int64_t prev_idx = -1;
+    for (int64_t off = -1; off < len; off++) {
+        int64_t idx = sr + off == -1 ? 0 : t->align[sr + off] + 1;
+        if (idx == prev_idx)
+            continue;
+        prev_idx = idx;
+        perform_shift(t, sh, len, idx);
+        Shift c = {pre - candidate_cost(t, idx < sh ? idx : sh), len, sh, idx};
+        (*checked)++;
+        if (better(&c, best))
+            *best = c;
+    }
+    return 1;
+}
+
+/* One round: the best shift of t->cur (applied into t->cand); returns its gain (0: none). */
+static int64_t best_shift(Ter *t, int64_t pre, int64_t *checked, int *broken)
+{
+    Shift best = {0, 0, 0, -1};
+    if (align_trace(t) < 0) {
+        *broken = 1;
+        return 0;
+    }
+    for (int64_t sh = 0; sh < t->n; sh++) {
+        for (int64_t sr = 0; sr < t->m; sr++) {
+            if (llabs(sr - sh) > MAX_SHIFT_DIST)
+                continue;
+            int64_t len = 0;
+            while (len < MAX_SHIFT_SIZE && t->cur[sh + len] == t->ref[sr + len]) {
+                len++;
+                if (try_pair(t, sh, sr, len, pre, &best, checked) && *checked >= MAX_CANDIDATES)
+                    goto done;
+                if (sh + len == t->n || sr + len == t->m)
+                    break;
+            }
+        }
+    }
+done:
+    if (best.target < 0)
+        return 0;
+    perform_shift(t, best.start, best.len, best.target);
+    return best.gain;
+}
+
+static int ter_alloc(Ter *t, int64_t n, int64_t m)
+{
+    size_t cells = (size_t)(n + 1) * (size_t)(m + 1);
+    t->cost = malloc(cells * sizeof(int64_t));
+    t->op = malloc(cells);
+    t->rows[0] = malloc((size_t)(m + 1) * sizeof(int64_t));
+    t->rows[1] = malloc((size_t)(m + 1) * sizeof(int64_t));
+    t->cur = malloc((size_t)(n + 1) * sizeof(int32_t));
+    t->cand = malloc((size_t)(n + 1) * sizeof(int32_t));
+    t->align = malloc((size_t)(m + 1) * sizeof(int64_t));
+    t->hyp_err = malloc((size_t)(n + 1) * sizeof(int64_t));
+    t->ref_err = malloc((size_t)(m + 1) * sizeof(int64_t));
+    t->trace = malloc((size_t)(n + m + 1));
+    return t->cost && t->op && t->rows[0] && t->rows[1] && t->cur && t->cand && t->align &&
+                   t->hyp_err && t->ref_err && t->trace
+               ? 0
+               : -1;
+}
+
+static void ter_free(Ter *t)
+{
+    free(t->cost); free(t->op); free(t->rows[0]); free(t->rows[1]); free(t->cur);
+    free(t->cand); free(t->align); free(t->hyp_err); free(t->ref_err); free(t->trace);
+}
+
+/* TER edits of one segment; -2: out of memory, -3: broken trace. */
+static int64_t ter_one(const int32_t *h, int64_t n, const int32_t *r, int64_t m)
+{
+    if (m == 0)
+        return n;
+    Ter t = {0};
+    t.ref = r;
+    t.n = n;
+    t.m = m;
+    t.ratio = n ? (double)m / (double)n : 1.0;
+    t.beam = BEAM_WIDTH < t.ratio / 2 ? (int64_t)ceil(t.ratio / 2 + BEAM_WIDTH) : BEAM_WIDTH;
+    if (ter_alloc(&t, n, m) < 0) {
+        ter_free(&t);
+        return -2;
+    }
+    memcpy(t.cur, h, (size_t)n * sizeof(int32_t));
+    int64_t shifts = 0, checked = 0, result;
+    int broken = 0;
+    for (;;) {
+        int64_t pre = full_matrix(&t);
+        int64_t gain = best_shift(&t, pre, &checked, &broken);
+        if (broken || checked >= MAX_CANDIDATES || gain <= 0)
+            break;
+        shifts++;
+        int32_t *tmp = t.cur;
+        t.cur = t.cand;
+        t.cand = tmp;
+    }
+    result = broken ? -3 : shifts + full_matrix(&t);
+    if (!broken && align_trace(&t) < 0)
+        result = -3;
+    ter_free(&t);
+    return result;
+}
+
+static PyObject *ter_edits(PyObject *self, PyObject *args)
+{
+    Segments s;
+    if (open_segments(args, &s) < 0)
+        return NULL;
+    const int32_t *h = s.hyp.buf, *r = s.ref.buf;
+    const int64_t *ho = s.hoff.buf, *ro = s.roff.buf;
+    int64_t *out = s.out.buf, failed = 0;
+    Py_ssize_t bad = -1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t k = 0; k < s.nseg; k++) {
+        out[k] = ter_one(h + ho[k], ho[k + 1] - ho[k], r + ro[k], ro[k + 1] - ro[k]);
+        if (out[k] < 0) {
+            failed = out[k];
+            bad = k;
+            break;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    release_segments(&s);
+    if (failed == -2)
+        return PyErr_NoMemory();
+    if (failed == -3)
+        return PyErr_Format(PyExc_RuntimeError, "TER: no edit path in the beam for segment %zd", bad);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"levenshtein", levenshtein, METH_VARARGS,
+     "levenshtein(hyp_ids, hyp_offs, ref_ids, ref_offs, out): Levenshtein distance per "
+     "segment (int32 ids, int64 offsets, int64 out)."},
+    {"ter_edits", ter_edits, METH_VARARGS,
+     "ter_edits(hyp_ids, hyp_offs, ref_ids, ref_offs, out): TER edits (shifts + beam edit "
+     "distance, sacrebleu's search) per segment."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_edkernel", "Compiled edit distances of TER and WER/CER.", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__edkernel(void) { return PyModule_Create(&module); }

@@ -1,0 +1,246 @@
+"""Edit distances of TER and WER/CER: the compiled kernel, or pure Python with equal results.
+
+Both work on segments of integer token ids. :func:`ter_edits` is the TER search of
+sacrebleu 2.x (``lib_ter``, after Tercom), reproduced rule for rule because its greedy
+heuristics decide the number:
+
+* each round evaluates every shift of a hypothesis span ``h[s:s+k]`` (``k <= 10``) that
+  equals a reference span ``r[t:t+k]`` with ``|s - t| <= 50``, where the span has an error
+  on both sides and is not already aligned to ``t``; target positions come from the
+  alignment of the current beam edit distance (one per reference word around ``t``);
+* the best shift ranks by (edit distance gain, span length, earliest start, earliest
+  target); the round's shift is applied when its gain is positive;
+* the search stops after 1000 candidate evaluations per segment (counted over all rounds;
+  the round that crosses the limit is discarded), or when no shift gains;
+* the edit distance is a beam search: row ``i`` only fills the cells within 25 (more for
+  very unequal lengths) of ``floor(i * m / n)``, the last row completely, with ties
+  preferring match/substitution, then deletion, then insertion; the alignment comes from
+  that trace.
+
+sacrebleu caches matrix rows by hypothesis prefix; a row depends only on the prefix and
+the two lengths, so reusing the rows of the shared prefix (as done here) gives the same
+numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from importlib import import_module
+from types import ModuleType
+
+import numpy as np
+
+__all__ = ["edkernel", "levenshtein_many", "ter_edits_many", "ter_edits_py"]
+
+_INF = 10**16
+_MAX_SHIFT_SIZE = 10
+_MAX_SHIFT_DIST = 50
+_BEAM_WIDTH = 25
+_MAX_CANDIDATES = 1000
+_NOP, _SUB, _INS, _DEL, _UNDEF = 1, 2, 3, 4, 0
+
+edkernel: ModuleType | None
+try:
+    edkernel = import_module("evalab._edkernel")
+except ImportError:  # no C compiler at install time: the fallbacks below are used
+    edkernel = None
+
+
+def _pack(segments: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    lengths = np.fromiter((len(s) for s in segments), dtype=np.int64, count=len(segments))
+    offsets = np.zeros(len(segments) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    ids = np.fromiter((t for s in segments for t in s), dtype=np.int32, count=int(offsets[-1]))
+    return ids, offsets
+
+
+def _run_kernel(name: str, hyps: Sequence[Sequence[int]], refs: Sequence[Sequence[int]]) -> np.ndarray:
+    h_ids, h_offs = _pack(hyps)
+    r_ids, r_offs = _pack(refs)
+    out = np.zeros(len(hyps), dtype=np.int64)
+    getattr(edkernel, name)(h_ids, h_offs, r_ids, r_offs, out)
+    return out
+
+
+def levenshtein_many(hyps: Sequence[Sequence[int]], refs: Sequence[Sequence[int]]) -> np.ndarray:
+    """Levenshtein distance (unit costs) of every hypothesis to its reference."""
+    if edkernel is not None:
+        return _run_kernel("levenshtein", hyps, refs)
+    return np.array([levenshtein_py(h, r) for h, r in zip(hyps, refs, strict=True)], dtype=np.int64)
+
+
+def ter_edits_many(hyps: Sequence[Sequence[int]], refs: Sequence[Sequence[int]]) -> np.ndarray:
+    """TER edits (shifts + edit distance) of every hypothesis to its reference."""
+    if edkernel is not None:
+        return _run_kernel("ter_edits", hyps, refs)
+    return np.array([ter_edits_py(h, r) for h, r in zip(hyps, refs, strict=True)], dtype=np.int64)
+
+
+def levenshtein_py(a: Sequence[int], b: Sequence[int]) -> int:
+    """Levenshtein distance in pure Python (one row)."""
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        diag, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            up = row[j]
+            row[j] = min(diag + (x != y), up + 1, row[j - 1] + 1)
+            diag = up
+    return row[-1]
+
+
+class _Beam:
+    """Beam edit distance of hypotheses of one length against one reference."""
+
+    def __init__(self, ref: Sequence[int], n: int) -> None:
+        self.ref, self.n, self.m = ref, n, len(ref)
+        self.ratio = self.m / n if n else 1
+        self.beam = math.ceil(self.ratio / 2 + _BEAM_WIDTH) if self.ratio / 2 > _BEAM_WIDTH else _BEAM_WIDTH
+
+    def row(self, i: int, word: int, prev: list[int], ops: list[int] | None) -> list[int]:
+        """Row ``i`` from row ``i - 1``; fills ``ops`` with the chosen operations if given."""
+        m = self.m
+        diag = math.floor(i * self.ratio)
+        lo, hi = max(0, diag - self.beam), min(m + 1, diag + self.beam)
+        if i == self.n:
+            hi = m + 1
+        row = [_INF] * (m + 1)
+        for j in range(lo, hi):
+            if j == 0:
+                row[0] = prev[0] + 1
+                if ops is not None:
+                    ops[0] = _DEL
+                continue
+            same = word == self.ref[j - 1]
+            best, op = _INF, _UNDEF
+            c = prev[j - 1] + (not same)
+            if best > c:
+                best, op = c, (_NOP if same else _SUB)
+            if best > prev[j] + 1:
+                best, op = prev[j] + 1, _DEL
+            if best > row[j - 1] + 1:
+                best, op = row[j - 1] + 1, _INS
+            row[j] = best
+            if ops is not None:
+                ops[j] = op
+        return row
+
+    def matrix(self, hyp: Sequence[int]) -> tuple[list[list[int]], list[list[int]]]:
+        """All rows and operations of ``hyp``."""
+        rows = [list(range(self.m + 1))]
+        ops = [[_INS] * (self.m + 1)]
+        for i in range(1, self.n + 1):
+            op = [_UNDEF] * (self.m + 1)
+            rows.append(self.row(i, hyp[i - 1], rows[-1], op))
+            ops.append(op)
+        return rows, ops
+
+    def cost_from(self, hyp: Sequence[int], p: int, start_row: list[int]) -> int:
+        """Distance of ``hyp`` given its row ``p`` (rows of a shared prefix are reused)."""
+        prev = start_row
+        for i in range(p + 1, self.n + 1):
+            prev = self.row(i, hyp[i - 1], prev, None)
+        return prev[self.m]
+
+
+def _alignment(ops: list[list[int]], n: int, m: int) -> tuple[list[int], list[int], list[int]]:
+    """Aligned hypothesis position per reference word, and error prefix sums per side."""
+    trace = []
+    i, j = n, m
+    while i > 0 or j > 0:
+        op = ops[i][j]
+        trace.append(op)
+        if op in (_NOP, _SUB):
+            i, j = i - 1, j - 1
+        elif op == _INS:
+            j -= 1
+        elif op == _DEL:
+            i -= 1
+        else:
+            raise RuntimeError("TER: no edit path in the beam")
+    align, hyp_err, ref_err = [0] * m, [0], [0]
+    ph = pr = -1
+    for op in reversed(trace):
+        if op in (_NOP, _SUB):
+            ph, pr = ph + 1, pr + 1
+            align[pr] = ph
+            hyp_err.append(hyp_err[-1] + (op == _SUB))
+            ref_err.append(ref_err[-1] + (op == _SUB))
+        elif op == _DEL:  # a hypothesis word with no reference word
+            ph += 1
+            hyp_err.append(hyp_err[-1] + 1)
+        else:  # a reference word with no hypothesis word
+            pr += 1
+            align[pr] = ph
+            ref_err.append(ref_err[-1] + 1)
+    return align, hyp_err, ref_err
+
+
+def _shifted(words: list[int], start: int, length: int, target: int) -> list[int]:
+    """``words`` with ``[start, start + length)`` moved before ``target`` (sacrebleu's cases)."""
+    span = words[start : start + length]
+    if target < start:
+        return words[:target] + span + words[target:start] + words[start + length :]
+    if target > start + length:
+        return words[:start] + words[start + length : target] + span + words[target:]
+    return words[:start] + words[start + length : length + target] + span + words[length + target :]
+
+
+def _pairs(hyp: list[int], ref: Sequence[int]):
+    """Matching spans ``(start_h, start_r, length)`` in sacrebleu's enumeration order."""
+    n, m = len(hyp), len(ref)
+    for sh in range(n):
+        for sr in range(max(0, sh - _MAX_SHIFT_DIST), min(m, sh + _MAX_SHIFT_DIST + 1)):
+            length = 0
+            while length < _MAX_SHIFT_SIZE and hyp[sh + length] == ref[sr + length]:
+                length += 1
+                yield sh, sr, length
+                if sh + length == n or sr + length == m:
+                    break
+
+
+def _best_shift(beam: _Beam, hyp: list[int], checked: int) -> tuple[int, list[int], int, int]:
+    """(gain, shifted hypothesis, candidates checked so far, distance before) of one round."""
+    rows, ops = beam.matrix(hyp)
+    pre = rows[-1][-1]
+    align, hyp_err, ref_err = _alignment(ops, beam.n, beam.m)
+    best: tuple[int, int, int, int] | None = None
+    for sh, sr, k in _pairs(hyp, beam.ref):
+        if hyp_err[sh + k] == hyp_err[sh] or ref_err[sr + k] == ref_err[sr]:
+            continue
+        if sh <= align[sr] < sh + k:
+            continue
+        prev_idx = -1
+        for off in range(-1, k):
+            idx = 0 if sr + off == -1 else align[sr + off] + 1
+            if idx == prev_idx:
+                continue
+            prev_idx = idx
+            p = min(idx, sh)
+            cand = (pre - beam.cost_from(_shifted(hyp, sh, k, idx), p, rows[p]), k, -sh, -idx)
+            checked += 1
+            if best is None or cand > best:
+                best = cand
+        if checked >= _MAX_CANDIDATES:
+            break
+    if best is None:
+        return 0, hyp, checked, pre
+    gain, k, sh, idx = best
+    return gain, _shifted(hyp, -sh, k, -idx), checked, pre
+
+
+def ter_edits_py(hyp: Sequence[int], ref: Sequence[int]) -> int:
+    """TER edits of one segment in pure Python (the rules in the module docstring)."""
+    if not ref:
+        return len(hyp)
+    beam = _Beam(ref, len(hyp))
+    words, shifts, checked = list(hyp), 0, 0
+    while True:
+        gain, shifted, checked, _ = _best_shift(beam, words, checked)
+        if checked >= _MAX_CANDIDATES or gain <= 0:
+            break
+        shifts += 1
+        words = shifted
+    rows, ops = beam.matrix(words)
+    _alignment(ops, beam.n, beam.m)  # a broken trace is an error, as in sacrebleu
+    return shifts + rows[-1][-1]

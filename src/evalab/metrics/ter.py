@@ -1,0 +1,118 @@
+"""TER, translation edit rate (Snover et al., 2006), exactly as sacrebleu 2.x computes it.
+
+Per segment the statistics are sacrebleu's pair: the fewest edits (word insertions,
+deletions, substitutions and shifts of word spans) over the references, and the
+*average* reference length. The corpus score is ``100 * sum(edits) / sum(ref_length)``
+(100 if the references are all empty but the hypotheses are not, 0 if both are). Lower
+is better. Like sacrebleu, references go through the Tercom normaliser twice. The shift search and the beam edit distance follow sacrebleu's ``lib_ter``
+rule for rule (see :mod:`evalab.metrics._editdistance`), in C when the kernel is built.
+
+>>> from evalab.metrics.ter import TER
+>>> s = TER().corpus_score(["the cat sat on the mat"], [["the cat sat on a mat"]])
+>>> round(s.score, 4), s.num_edits, s.ref_length
+(16.6667, 1, 6.0)
+>>> TER().signature_for(1).rsplit("|", 1)[0]
+'nrefs:1|case:lc|tok:tercom|norm:no|punct:yes|asian:no'
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from evalab.metrics._editdistance import ter_edits_many
+from evalab.metrics.base import Metric, MetricSettings, Score, setting
+from evalab.metrics.stats_value import NRefs
+from evalab.text.tercom import TercomNormalizer
+
+__all__ = ["TER", "TERSettings", "ter_from_sums"]
+
+
+@dataclass(frozen=True)
+class TERSettings(MetricSettings):
+    """Settings of :class:`TER`, named as sacrebleu's arguments."""
+
+    normalized: bool = setting(False, "Tercom normalisation: tokenise punctuation, unescape XML entities.")
+    no_punct: bool = setting(False, "Remove the punctuation marks .,?:;!\"() (and CJK ones with asian_support).")
+    asian_support: bool = setting(False, "Split CJK characters (with normalized) / drop CJK punctuation (with no_punct).")
+    case_sensitive: bool = setting(False, "Keep case (default: lowercase everything).")
+
+
+def ter_from_sums(sums: np.ndarray) -> np.ndarray:
+    """TER (0-100, unbounded above) from summed ``[..., 2]`` (edits, ref_length)."""
+    sums = np.asarray(sums, dtype=np.float64)
+    edits, ref_len = sums[..., 0], sums[..., 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(ref_len > 0, edits / np.where(ref_len > 0, ref_len, 1.0), (edits > 0) * 1.0)
+    return 100 * rate
+
+
+class TER(Metric):
+    """TER as sacrebleu 2.x: same numbers, statistics and signature."""
+
+    name = "ter"
+    settings_class = TERSettings
+    scale = 100.0
+    higher_is_better = False
+    #: an error rate exceeds its scale when the hypotheses insert more than the references hold
+    bounds = (0.0, math.inf)
+    releases_gil = True  # the shift search runs in the kernel without the GIL
+    settings: TERSettings
+
+    def __init__(self, settings: TERSettings | None = None, **kwargs: Any) -> None:
+        super().__init__(settings, **kwargs)
+        s = self.settings
+        self._normalizer = TercomNormalizer(s.normalized, s.no_punct, s.asian_support, s.case_sensitive)
+
+    @property
+    def stat_names(self) -> tuple[str, ...]:
+        return ("edits", "ref_length")
+
+    def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
+        tokens = self._normalizer.tokens
+        vocab: dict[str, int] = {}
+
+        def ids(words: list[tuple[str, ...]]) -> list[list[int]]:
+            return [[vocab.setdefault(w, len(vocab)) for w in seg] for seg in words]
+
+        hyps = ids([tokens(t) for t in hypotheses])
+        edits = np.full(len(hyps), np.inf)
+        ref_len = np.zeros(len(hyps))
+        for stream in references:
+            # sacrebleu normalises references twice (once when caching them, once when
+            # extracting their words); with `normalized` the second pass can split more
+            # (`it's,` -> `it's` without punctuation -> `it 's`), so we do the same
+            refs = ids([tokens(" ".join(tokens(t))) for t in stream])
+            # sacrebleu keeps the first reference with the fewest edits; only the count matters
+            edits = np.minimum(edits, ter_edits_many(hyps, refs))
+            ref_len += [len(r) for r in refs]
+        return np.column_stack([edits, ref_len / len(references)])
+
+    def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
+        """TER (0-100) of summed stats ``[..., 2]`` (e.g. bootstrap resamples)."""
+        return ter_from_sums(sums)
+
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
+        sums = np.asarray(sums, dtype=np.float64)
+        return Score(
+            metric=self.name,
+            score=float(ter_from_sums(sums)),
+            signature=self.signature_for(nrefs),
+            scale=self.scale,
+            higher_is_better=self.higher_is_better,
+            components={"name": "TER", "num_edits": int(sums[0]), "ref_length": float(sums[1])},
+        )
+
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
+        s = self.settings
+        return [
+            ("nrefs", str(nrefs) if nrefs is not None else "?"),
+            ("case", "mixed" if s.case_sensitive else "lc"),
+            ("tok", self._normalizer.name),
+            ("norm", "yes" if s.normalized else "no"),
+            ("punct", "no" if s.no_punct else "yes"),
+            ("asian", "yes" if s.asian_support else "no"),
+        ]

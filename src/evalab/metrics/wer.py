@@ -1,0 +1,149 @@
+"""WER and CER (word and character error rate) with jiwer 4's numbers.
+
+Per segment the statistics are (edits, reference length): the Levenshtein distance
+between the hypothesis and reference tokens (words or characters, see
+:mod:`evalab.text.asr`) and the number of reference tokens. The corpus score is jiwer's,
+``sum(edits) / sum(ref_length)`` (not a mean of segment rates); when every reference is
+empty it is the number of inserted tokens, as jiwer returns it. Lower is better, and the
+rate exceeds 1 when the hypotheses insert more than the references hold.
+
+Several references (jiwer takes one): each segment keeps the reference with the fewest
+edits, the first one on ties, and counts that reference's length.
+
+>>> from evalab.metrics.wer import WER, CER
+>>> s = WER().corpus_score(["the cat sat", "a dog"], [["the cat sat down", "the dog"]])
+>>> s.score, s.edits, s.ref_length
+(0.3333333333333333, 2, 6)
+>>> round(CER().corpus_score(["kitten"], [["sitting"]]).score, 4)
+0.4286
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from evalab.metrics._editdistance import levenshtein_many
+from evalab.metrics.base import Metric, MetricSettings, Score, setting
+from evalab.metrics.stats_value import NRefs
+from evalab.text.asr import CHAR_WHITESPACE, WORD_WHITESPACE, char_tokens, word_tokens
+
+__all__ = ["CER", "WER", "CERSettings", "ErrorRateSettings", "WERSettings", "error_rate_from_sums"]
+
+
+@dataclass(frozen=True)
+class ErrorRateSettings(MetricSettings):
+    """Settings shared by :class:`WER` and :class:`CER`: jiwer transforms applied before its defaults."""
+
+    lowercase: bool = setting(False, "Lowercase (jiwer ToLowerCase).")
+    remove_punctuation: bool = setting(False, "Remove Unicode punctuation, categories P* (jiwer RemovePunctuation).")
+    whitespace: str = setting("default", "Whitespace handling.")
+
+
+@dataclass(frozen=True)
+class WERSettings(ErrorRateSettings):
+    """Settings of :class:`WER`."""
+
+    whitespace: str = setting(
+        "default", "default: jiwer's (words split at spaces); any: every whitespace character separates words.",
+        WORD_WHITESPACE,
+    )
+
+
+@dataclass(frozen=True)
+class CERSettings(ErrorRateSettings):
+    """Settings of :class:`CER`."""
+
+    whitespace: str = setting(
+        "keep", "keep: spaces are characters (jiwer's default); collapse: runs become one space; remove: no whitespace.",
+        CHAR_WHITESPACE,
+    )
+
+
+def error_rate_from_sums(sums: np.ndarray) -> np.ndarray:
+    """Error rate from summed ``[..., 2]`` (edits, ref_length); the edits if no reference token."""
+    sums = np.asarray(sums, dtype=np.float64)
+    edits, ref_len = sums[..., 0], sums[..., 1]
+    return np.where(ref_len > 0, edits / np.where(ref_len > 0, ref_len, 1.0), edits)
+
+
+class WER(Metric):
+    """Word error rate as jiwer 4 (``jiwer.wer``) computes it over a corpus."""
+
+    name = "wer"
+    settings_class: ClassVar[type[MetricSettings]] = WERSettings
+    settings: ErrorRateSettings
+    scale = 1.0
+    higher_is_better = False
+    #: an error rate exceeds its scale when the hypotheses insert more than the references hold
+    bounds = (0.0, math.inf)
+    releases_gil = True  # the edit distances run in the kernel without the GIL
+    #: the unit written in the signature
+    unit: ClassVar[str] = "word"
+
+    def _tokens(self, text: str) -> list[Any]:
+        s = self.settings
+        return word_tokens(text, s.lowercase, s.remove_punctuation, s.whitespace)
+
+    def _encode(self, texts: list[str], vocab: dict[Any, int]) -> list[list[int]]:
+        return [[vocab.setdefault(w, len(vocab)) for w in self._tokens(t)] for t in texts]
+
+    @property
+    def stat_names(self) -> tuple[str, ...]:
+        return ("edits", "ref_length")
+
+    def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
+        vocab: dict[Any, int] = {}
+        hyps = self._encode(hypotheses, vocab)
+        best = np.full((len(hyps), 2), np.inf)
+        for stream in references:
+            refs = self._encode(stream, vocab)
+            edits = levenshtein_many(hyps, refs)
+            closer = edits < best[:, 0]  # strict: the first reference wins ties
+            best[closer, 0] = edits[closer]
+            best[closer, 1] = np.array([len(r) for r in refs], dtype=np.float64)[closer]
+        return best
+
+    def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
+        """Error rate of summed stats ``[..., 2]`` (e.g. bootstrap resamples)."""
+        return error_rate_from_sums(sums)
+
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
+        sums = np.asarray(sums, dtype=np.float64)
+        return Score(
+            metric=self.name,
+            score=float(error_rate_from_sums(sums)),
+            signature=self.signature_for(nrefs),
+            scale=self.scale,
+            higher_is_better=self.higher_is_better,
+            components={"edits": int(sums[0]), "ref_length": int(sums[1])},
+        )
+
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
+        s = self.settings
+        return [
+            ("nrefs", str(nrefs) if nrefs is not None else "?"),
+            ("unit", self.unit),
+            ("case", "lc" if s.lowercase else "mixed"),
+            ("punct", "no" if s.remove_punctuation else "yes"),
+            ("space", s.whitespace),
+            ("ref", "closest"),
+        ]
+
+
+class CER(WER):
+    """Character error rate as jiwer 4 (``jiwer.cer``) computes it over a corpus."""
+
+    name = "cer"
+    settings_class = CERSettings
+    unit = "char"
+
+    def _tokens(self, text: str) -> list[Any]:
+        s = self.settings
+        return list(char_tokens(text, s.lowercase, s.remove_punctuation, s.whitespace))
+
+    def _encode(self, texts: list[str], vocab: dict[Any, int]) -> list[list[int]]:
+        return [list(map(ord, self._tokens(t))) for t in texts]  # code points are the ids

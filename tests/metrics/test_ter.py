@@ -1,0 +1,163 @@
+"""TER against sacrebleu 2.6 (the oracle): reference vectors, WMT22 with random settings, None refs."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+from tests.conftest import read_lines, wmt_file, wmt_systems
+
+from evalab.errors import InputError
+from evalab.metrics import _editdistance
+from evalab.metrics.ter import TER
+
+sacrebleu = pytest.importorskip("sacrebleu")
+from sacrebleu.metrics import TER as SacreTER  # noqa: E402
+
+SETTINGS = ("normalized", "no_punct", "asian_support", "case_sensitive")
+#: (pair, reference IDs) of WMT22; the second reference where a pair has one
+PAIRS = {
+    "cs-en": ["B", "C"], "de-en": ["A", "B"], "de-fr": ["A"], "en-cs": ["B", "C"],
+    "en-de": ["A", "B"], "en-ru": ["A"], "en-uk": ["A"], "en-zh": ["A", "B"],
+    "fr-de": ["A"], "ru-en": ["A"], "uk-en": ["A"],
+}
+
+# sacrebleu's own TER test vectors (mjpost/sacrebleu, test/test_ter.py): hypotheses,
+# reference, expected TER as a fraction (sacrebleu checks to 1e-3 on the 0-100 scale)
+SACREBLEU_VECTORS = [
+    (["aaaa bbbb cccc dddd"], ["aaaa bbbb cccc dddd"], 0.0),
+    (["dddd eeee ffff"], ["aaaa bbbb cccc"], 1.0),
+    ([""], ["a"], 1.0),
+    (["d e f g h a b c"], ["a b c d e f g h"], 1 / 8),
+    (
+        [
+            'wählen Sie " Bild neu berechnen , " um beim Ändern der Bildgröße Pixel hinzuzufügen oder zu entfernen , damit das Bild ungefähr dieselbe Größe aufweist wie die andere Größe .',
+            'wenn Sie alle Aufgaben im aktuellen Dokument aktualisieren möchten , wählen Sie im Menü des Aufgabenbedienfelds die Option " Alle Aufgaben aktualisieren . "',
+            'klicken Sie auf der Registerkarte " Optionen " auf die Schaltfläche " Benutzerdefiniert " und geben Sie Werte für " Fehlerkorrektur-Level " und " Y / X-Verhältnis " ein .',
+            "Sie können beispielsweise ein Dokument erstellen , das ein Auto über die Bühne enthält .",
+            'wählen Sie im Dialogfeld " Neu aus Vorlage " eine Vorlage aus und klicken Sie auf " Neu . "',
+        ],
+        [
+            'wählen Sie " Bild neu berechnen , " um beim Ändern der Bildgröße Pixel hinzuzufügen oder zu entfernen , damit die Darstellung des Bildes in einer anderen Größe beibehalten wird .',
+            'wenn Sie alle Aufgaben im aktuellen Dokument aktualisieren möchten , wählen Sie im Menü des Aufgabenbedienfelds die Option " Alle Aufgaben aktualisieren . "',
+            'klicken Sie auf der Registerkarte " Optionen " auf die Schaltfläche " Benutzerdefiniert " und geben Sie für " Fehlerkorrektur-Level " und " Y / X-Verhältnis " niedrigere Werte ein .',
+            "Sie können beispielsweise ein Dokument erstellen , das ein Auto enthalt , das sich über die Bühne bewegt .",
+            'wählen Sie im Dialogfeld " Neu aus Vorlage " eine Vorlage aus und klicken Sie auf " Neu . "',
+        ],
+        0.136,
+    ),
+]
+
+
+@pytest.fixture(params=["kernel", "python"])
+def backend(request, monkeypatch) -> str:
+    """Run a test with the C kernel and with the pure-Python fallback."""
+    if request.param == "python":
+        monkeypatch.setattr(_editdistance, "edkernel", None)
+    elif _editdistance.edkernel is None:
+        pytest.skip("evalab._edkernel is not built")
+    return request.param
+
+
+def assert_same(ours, theirs) -> None:
+    """Identical score, edits and reference length (no tolerance)."""
+    assert (ours.score, ours.num_edits, ours.ref_length) == (theirs.score, theirs.num_edits, theirs.ref_length)
+
+
+@pytest.mark.parametrize(("hyps", "refs", "expected"), SACREBLEU_VECTORS)
+def test_sacrebleu_vectors(hyps, refs, expected, backend) -> None:
+    score = TER().corpus_score(hyps, [refs])
+    assert abs(score.score - 100 * expected) < 1e-3
+    assert_same(score, SacreTER().corpus_score(hyps, [refs]))
+
+
+def test_signature_fields_like_sacrebleu() -> None:
+    for flags in itertools.product([False, True], repeat=4):
+        kwargs = dict(zip(SETTINGS, flags, strict=True))
+        theirs = SacreTER(**kwargs)
+        theirs.corpus_score(["a b"], [["a c"]])
+        ours = TER(**kwargs).corpus_score(["a b"], [["a c"]])
+        assert ours.signature.rsplit("|", 1)[0] == str(theirs.get_signature()).rsplit("|", 1)[0]
+
+
+def wmt_inputs(pair: str, system: str, nrefs: int) -> tuple[list[str], list[list[str]]]:
+    refs = [read_lines(wmt_file("ref", pair, r)) for r in PAIRS[pair][:nrefs]]
+    return read_lines(wmt_file("hyp", pair, system)), refs
+
+
+def test_wmt22_random_sample(wmt22, backend) -> None:
+    """Random pairs, systems, segments and settings; the full sweep is test_wmt22_every_system."""
+    rng = random.Random(18)
+    for _ in range(4 if backend == "kernel" else 2):
+        pair = rng.choice(sorted(PAIRS))
+        system = rng.choice(wmt_systems(pair))
+        hyps, refs = wmt_inputs(pair, system, rng.choice([1, 2]))
+        idx = sorted(rng.sample(range(len(hyps)), 120 if backend == "kernel" else 25))
+        hyps, refs = [hyps[i] for i in idx], [[s[i] for i in idx] for s in refs]
+        kwargs = {k: rng.random() < 0.5 for k in SETTINGS}
+        assert_same(TER(**kwargs).corpus_score(hyps, refs), SacreTER(**kwargs).corpus_score(hyps, refs))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(7200)  # sacrebleu's pure-Python TER takes minutes per pair
+@pytest.mark.parametrize("pair", sorted(PAIRS))
+def test_wmt22_every_system(wmt22, pair) -> None:
+    """Every system of every pair, with one and (where there is one) two references."""
+    rng = random.Random(pair)
+    for system in wmt_systems(pair):
+        for nrefs in range(1, len(PAIRS[pair]) + 1):
+            hyps, refs = wmt_inputs(pair, system, nrefs)
+            assert_same(TER().corpus_score(hyps, refs), SacreTER().corpus_score(hyps, refs))
+            kwargs = {k: rng.random() < 0.5 for k in SETTINGS}
+            assert_same(TER(**kwargs).corpus_score(hyps, refs), SacreTER(**kwargs).corpus_score(hyps, refs))
+
+
+def test_none_references_like_sacrebleu() -> None:
+    hyps = ["The dog bit the man.", "It wasn't surprising.", "The man had just bitten him."]
+    refs = [
+        ["The dog bit the man.", "It was not unexpected.", "The man bit him first."],
+        ["The dog had bit the man.", None, None],
+    ]
+    ours, theirs = TER().corpus_score(hyps, refs), SacreTER()
+    assert_same(ours, theirs.corpus_score(hyps, refs))
+    assert ours.signature.startswith("nrefs:var|")
+    assert str(theirs.get_signature()).startswith("nrefs:var|")
+
+
+def test_empty_reference_and_hypothesis_edges() -> None:
+    for hyps, refs in [([""], [""]), (["a b"], [""]), ([""], ["a b"]), (["", "x"], ["", ""])]:
+        assert_same(TER().corpus_score(hyps, [refs]), SacreTER().corpus_score(hyps, [refs]))
+
+
+def test_lower_is_better_and_stats_additive() -> None:
+    ter = TER()
+    rows = ter.stats(["a b c", "d e"], [["a b d", "d e"]])
+    assert ter.higher_is_better is False
+    assert rows.tolist() == [[1.0, 3.0], [0.0, 2.0]]
+    assert ter.scores_from_sums(rows.sum(axis=0)) == pytest.approx(20.0)
+
+
+def test_segment_without_any_reference_is_refused() -> None:
+    with pytest.raises(InputError, match="segment 1 has no reference"):
+        TER().corpus_score(["a", "b"], [["a", None]])
+
+
+def test_jobs_and_pickle_give_the_same_rows(wmt22) -> None:
+    import pickle
+
+    from evalab.metrics.parallel import parallel_stats
+    from evalab.metrics.wer import WER
+
+    hyps, refs = wmt_inputs("de-en", "Online-B", 2)
+    hyps, refs = hyps[:200], [r[:200] for r in refs]
+    # the second shard has lost its second references: it alone counts 1, the corpus 'var'
+    missing = [refs[0], [*refs[1][:100], *[None] * 100]]
+    for metric in (TER(normalized=True), WER(lowercase=True)):
+        for references in (refs, missing):
+            whole = metric.stats(hyps, references)
+            sharded = parallel_stats(metric, hyps, references, 2)
+            assert (sharded.rows == whole.rows).all() and sharded.signature == whole.signature
+            again = pickle.loads(pickle.dumps(metric)).stats(hyps, references)
+            assert (again.rows == whole.rows).all()
+        assert whole.nrefs == "var" and whole.signature.startswith("nrefs:var|")
