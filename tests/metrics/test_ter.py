@@ -99,8 +99,11 @@ def test_wmt22_random_sample(wmt22, backend) -> None:
         assert_same(TER(**kwargs).corpus_score(hyps, refs), SacreTER(**kwargs).corpus_score(hyps, refs))
 
 
+# `full` (make test-full), not CI: sacrebleu's pure-Python TER takes 5-15 minutes per pair
+# on 2 cores; the default suite checks random systems and settings of every pair
 @pytest.mark.slow
-@pytest.mark.timeout(7200)  # sacrebleu's pure-Python TER takes minutes per pair
+@pytest.mark.full
+@pytest.mark.timeout(7200)
 @pytest.mark.parametrize("pair", sorted(PAIRS))
 def test_wmt22_every_system(wmt22, pair) -> None:
     """Every system of every pair, with one and (where there is one) two references."""
