@@ -118,6 +118,12 @@ def test_hunted_cases(work):
         (("score", "-r", "ref.txt", "-i", "hyp.txt", "-w", "100000"), "--width must be between 0 and 16"),
         (("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-n", "-1"), "must be at least 1"),
         (("score", "-r", "ref.txt", "-i", "hyp.txt", "-s", "bleu.=3"), "unknown setting ''"),
+        # unbounded sizes hung (orders) or ran for days (resamples); inf smoothing was accepted
+        (("score", "-r", "ref.txt", "-i", "hyp.txt", "-m", "bleu", "-s", "max_ngram_order=1000000000"), "at most 100"),
+        (("score", "-r", "ref.txt", "-i", "hyp.txt", "-m", "chrf", "-s", "char_order=100000000"), "at most 100"),
+        (("score", "-r", "ref.txt", "-i", "hyp.txt", "-m", "bleu", "-s", "smooth_method=floor", "-s", "smooth_value=inf"),
+         "finite number"),
+        (("score", "-r", "ref.txt", "-i", "hyp.txt", "--ci", "--n-samples", "100000000000"), "at most 10,000,000"),
     ]
     for args, needle in cases:
         assert_refused(args, needle, watch=(work,), cwd=work)

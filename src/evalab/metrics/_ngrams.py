@@ -33,7 +33,12 @@ SHARED_MIN_SYSTEMS = 3
 #: threads and splitting would cost more than they save
 PARALLEL_MIN_ITEMS = 100_000
 
+#: the highest n-gram order a setting may ask for (BLEU's 4 and chrF's 6 are the standards):
+#: each order adds columns to every segment's row, so a typo such as 10**9 must be refused
+MAX_ORDER = 100
+
 __all__ = [
+    "MAX_ORDER",
     "Packed",
     "kernel_threads",
     "match_counts",

@@ -37,7 +37,7 @@ import numpy as np
 
 from evalab import _kernel
 from evalab.errors import InputError, SettingsError
-from evalab.metrics._ngrams import Packed, match_counts_many, offsets_of
+from evalab.metrics._ngrams import MAX_ORDER, Packed, match_counts_many, offsets_of
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
 
 __all__ = ["BLEU", "BLEUSettings", "bleu_from_sums", "bleu_score"]
@@ -76,8 +76,11 @@ class BLEUSettings(MetricSettings):
         super().validate()
         if isinstance(self.max_ngram_order, bool) or not isinstance(self.max_ngram_order, int) or self.max_ngram_order < 1:
             raise SettingsError(f"bleu: max_ngram_order must be a positive integer, got {self.max_ngram_order!r}")
-        if self.smooth_value is not None and not (float(self.smooth_value) >= 0):
-            raise SettingsError(f"bleu: smooth_value must be >= 0, got {self.smooth_value!r}")
+        if self.max_ngram_order > MAX_ORDER:
+            # every order is a pair of columns per segment: 10**9 would hang, not score
+            raise SettingsError(f"bleu: max_ngram_order must be at most {MAX_ORDER}, got {self.max_ngram_order} (4 is the standard)")
+        if self.smooth_value is not None and not (0 <= float(self.smooth_value) < math.inf):
+            raise SettingsError(f"bleu: smooth_value must be a finite number >= 0, got {self.smooth_value!r}")
         from evalab.text.tokenizers import TOKENIZERS
 
         if self.tokenize not in TOKENIZERS:

@@ -30,7 +30,14 @@ from typing import Any
 import numpy as np
 
 from evalab.errors import InputError, SettingsError
-from evalab.metrics._ngrams import Packed, match_counts_many, pack_chars, pack_ids, pack_new_vocab
+from evalab.metrics._ngrams import (
+    MAX_ORDER,
+    Packed,
+    match_counts_many,
+    pack_chars,
+    pack_ids,
+    pack_new_vocab,
+)
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
 
 __all__ = ["CHRF", "CHRFPlusPlus", "CHRFSettings", "chrf_from_sums", "chrf_score"]
@@ -61,6 +68,10 @@ class CHRFSettings(MetricSettings):
                 raise SettingsError(f"chrf: {name} must be a non-negative integer, got {value!r}")
         if self.char_order + self.word_order < 1:
             raise SettingsError("chrf: char_order + word_order must be at least 1")
+        for name in ("char_order", "word_order"):
+            if getattr(self, name) > MAX_ORDER:
+                # every order is three columns per segment: 10**8 would hang, not score
+                raise SettingsError(f"chrf: {name} must be at most {MAX_ORDER}, got {getattr(self, name)}")
 
 
 def chrf_from_sums(sums: np.ndarray, order: int, beta: int = 2, eps_smoothing: bool = False) -> np.ndarray:

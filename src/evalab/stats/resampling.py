@@ -56,12 +56,19 @@ _CHUNK_BYTES = 32 * 1024 * 1024
 _ROW_MULTIPLE = 32
 
 
+#: the most resamples or trials accepted: far above what a CI or p-value needs
+MAX_SAMPLES = 10_000_000
+
+
 def check_n_samples(n_samples: Any, what: str = "n_samples") -> int:
     """Validate a number of resamples or trials (an int >= 1)."""
     if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral):
         raise SettingsError(f"{what} must be an integer >= 1, got {n_samples!r}")
     if n_samples < 1:
         raise SettingsError(f"{what} must be at least 1, got {n_samples}")
+    if n_samples > MAX_SAMPLES:
+        # a typo such as 100000000000 would otherwise run for days (or exhaust memory)
+        raise SettingsError(f"{what} must be at most {MAX_SAMPLES:,}, got {n_samples:,} (1,000-10,000 is usual)")
     return int(n_samples)
 
 
