@@ -51,15 +51,7 @@ def read_segments(path: str | os.PathLike[str], *, allow_empty: bool = False) ->
         except OSError as exc:
             raise InputError(f"{name}: cannot read ({exc.strerror})") from exc
         label = name
-    check_not_utf16_or_32(data, label)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line_no = data[: exc.start].count(b"\n") + 1
-        raise InputError(
-            f"{label}: not valid UTF-8 (byte 0x{data[exc.start]:02x} on line {line_no}); "
-            "convert it with e.g. `iconv -f LATIN1 -t UTF-8`"
-        ) from exc
+    text = decode_utf8(data, label)
     if not text or text == "\ufeff":
         if allow_empty:
             return []
@@ -83,6 +75,23 @@ _WIDE_BOMS = (
     (b"\xfe\xff", "UTF-16 (big-endian)", "UTF-16"),
     (b"\xff\xfe", "UTF-16 (little-endian)", "UTF-16"),
 )
+
+
+def decode_utf8(data: bytes, label: str, expected: str = "") -> str:
+    """``data`` decoded as UTF-8, or one :class:`InputError` naming the byte, its line and a fix.
+
+    ``expected`` names the kind of file in the message ("a study file is UTF-8 TOML").
+    """
+    check_not_utf16_or_32(data, label)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_no = data[: exc.start].count(b"\n") + 1
+        kind = f"{expected}: " if expected else ""
+        raise InputError(
+            f"{label}: not valid UTF-8 (byte 0x{data[exc.start]:02x} on line {line_no}); "
+            f"{kind}convert it with e.g. `iconv -f LATIN1 -t UTF-8`"
+        ) from exc
 
 
 def check_not_utf16_or_32(data: bytes, label: str) -> None:

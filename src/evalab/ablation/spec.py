@@ -58,7 +58,8 @@ import tomllib
 
 from evalab.ablation.codeversion import CodeVersion, derive_code_version
 from evalab.ablation.grid import BASE_LABEL, grid_cells
-from evalab.errors import SettingsError
+from evalab.errors import InputError, SettingsError
+from evalab.io import decode_utf8
 
 STUDY_KEYS = {
     "name": "study name (string)",
@@ -194,15 +195,10 @@ def load_study(path: str | Path, *, check_entry: bool = True) -> Study:
 
 
 def _read_utf8(p: Path) -> str:
-    data = p.read_bytes()
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line_no = data[: exc.start].count(b"\n") + 1
-        raise SettingsError(
-            f"{p}: not valid UTF-8 (byte 0x{data[exc.start]:02x} on line {line_no}); a study file is "
-            "UTF-8 TOML: convert it with e.g. `iconv -f LATIN1 -t UTF-8`"
-        ) from exc
+        return decode_utf8(p.read_bytes(), str(p), expected="a study file is UTF-8 TOML")
+    except InputError as exc:
+        raise SettingsError(str(exc)) from exc
 
 
 def substitute_command(command: str, config: str, seed: int, out: str) -> str:
