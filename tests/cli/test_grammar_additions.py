@@ -91,7 +91,7 @@ def test_segments_refuses_to_overwrite_an_input_or_the_out_file(run_cli, en_de, 
 
 def test_compare_keeps_online_a_and_online_b_apart(run_cli, en_de):
     ref, hyps = en_de
-    res = run_cli("compare", "-r", ref, "-i", *hyps, "-m", "bleu", "--n", "50", "-q")
+    res = run_cli("compare", "-r", ref, "-i", *hyps, "-m", "bleu", "--n-samples", "50", "-q")
     assert res.exit_code == 0, res.stderr
     names = [line.split("│")[1].strip() for line in res.stdout.splitlines() if line.startswith("│")]
     assert names == ["Online-A", "Online-B"]

@@ -56,8 +56,8 @@ INPUT_AS_OUTPUT = [
      "same file as --out a.html"),
     (("semsim", "baseline", "--pairs", "pairs.tsv", "--model", TABLE, "-o", "pairs.tsv"), "same file as --pairs"),
     (("ppl", "--logits", "logits.npz", "-o", "logits.npz"), "same file as --logits logits.npz"),
-    (("ppl", "--model", "model", "hyp.txt", "-o", "hyp.txt"), "same file as TEXT_FILE hyp.txt"),
-    (("ppl", "--model", "model", "hyp.txt", "-o", "model/config.json"), "is a file inside --model model"),
+    (("ppl", "--model", "model", "-i", "hyp.txt", "-o", "hyp.txt"), "same file as -i hyp.txt"),
+    (("ppl", "--model", "model", "-i", "hyp.txt", "-o", "model/config.json"), "is a file inside --model model"),
     (("ablate", "report", "study.toml", "--db", "runs.db", "-o", "study.toml"), "same file as STUDY_FILE"),
     (("ablate", "report", "study.toml", "--db", "runs.db", "-o", "runs.db"), "same file as --db runs.db"),
 ]
@@ -78,8 +78,8 @@ UNWRITABLE = [
     (("ppl", "--logits", "logits.npz", "-o", ""), "--out is empty"),
     (("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "--explain-html", "model"), "is a folder"),
     (("ablate", "report", "study.toml", "-o", "hyp.txt/x"), "is a file, not a folder"),
-    (("demo", "--quick", "-o", "hyp.txt"), "exists and is not a folder"),
-    (("demo", "--quick", "-o", "/proc/evalab-demo"), "not writable"),
+    (("demo", "--quick", "--out-dir", "hyp.txt"), "exists and is not a folder"),
+    (("demo", "--quick", "--out-dir", "/proc/evalab-demo"), "not writable"),
 ]
 
 
