@@ -9,6 +9,7 @@ import sys
 
 import pytest
 import tomllib
+from tests.cli.test_grammar import command_paths
 from tests.conftest import REPO, read_lines, wmt_file
 
 import evalab
@@ -132,26 +133,6 @@ def test_requires_python_allows_only_versions_with_tomllib():
     )
     if uses_tomllib:
         assert project["requires-python"] == ">=3.11"
-
-
-def command_paths() -> list[tuple[str, ...]]:
-    """Every command and sub-command path of the app (``("ablate", "run")`` ...)."""
-    import click
-    import typer.main
-
-    from evalab.cli import _register_commands, app
-
-    _register_commands()
-
-    def walk(group: click.Group, prefix: tuple[str, ...]) -> list[tuple[str, ...]]:
-        paths = []
-        for name, command in group.commands.items():
-            paths.append((*prefix, name))
-            if isinstance(command, click.Group):
-                paths += walk(command, (*prefix, name))
-        return paths
-
-    return sorted(walk(typer.main.get_command(app), ()))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("path", command_paths(), ids=" ".join)
