@@ -17,7 +17,7 @@ from evalab.cli import app
 from evalab.cli.compare import display_names, progress_bar
 from evalab.cli.options import build_metrics
 from evalab.cli.output import PAGE_FORMATS, check_format, emit, emit_table, format_option, to_json
-from evalab.cli.score import load_inputs
+from evalab.cli.score import load_inputs, show_progress
 from evalab.errors import InputError, SettingsError
 from evalab.io import check_same_length, read_segments
 from evalab.metaeval.align import align_human, find_system, parse_name_map
@@ -85,9 +85,9 @@ def _check_source(source: str | None, n_segments: int, reference: str) -> None:
 
 def _collect_scores(metrics: list[str], set_: list[str], scores_file: str | None, refs: list[list[str]],
                     hyps: list[list[str]], systems: list[str], aliases: dict[str, str], file_names: dict[str, str],
-                    metric_system: str, mask: np.ndarray) -> list[MetricScores]:
+                    metric_system: str, mask: np.ndarray, *, progress: bool) -> list[MetricScores]:
     out: list[MetricScores] = []
-    for name, metric in build_metrics(metrics, set_).items():
+    for name, metric in show_progress(build_metrics(metrics, set_), progress).items():
         out.append(metric_scores(name, metric, hyps, refs, metric_system, mask))
     if scores_file is not None:
         table = read_precomputed(scores_file, lambda name: find_system(name, aliases, file_names), mask.shape[1])
@@ -166,7 +166,7 @@ def meta_eval(
     human_matrix = align_human(read_human_scores(human, n_segments, human_format), systems, aliases, mapping, file_names)
     hyps = list(texts.values())
     collected = _collect_scores(metric_names, set_, scores, refs, hyps, systems, aliases, file_names, metric_system,
-                                np.isfinite(human_matrix))
+                                np.isfinite(human_matrix), progress=not quiet)
     settings = MetaEvalSettings(n_bootstrap, permutations, seed, confidence, alpha, human_system)
     with progress_bar(n_bootstrap, "bootstrap", not quiet) as advance:
         result = meta_evaluate(human_matrix, systems, collected, settings, advance)
