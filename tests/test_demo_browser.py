@@ -194,7 +194,7 @@ def test_demo_quick_report_renders_in_headless_chromium(run_cli, tmp_path):
     binary = _chromium()  # skip before the runs when Chromium is missing
     assert binary
     out = tmp_path / "demo"
-    first = run_cli("demo", "--quick", "--out", out, "--jobs", "2", "--quiet")
+    first = run_cli("demo", "--quick", "--out-dir", out, "--jobs", "2", "--quiet")
     assert first.exit_code == 0, first.stderr
     assert "6 runs, 0 already stored, 6 ok, 0 failed" in first.stderr
     assert "(A) h=1" in first.stdout and "seq_acc" in first.stdout
@@ -206,7 +206,7 @@ def test_demo_quick_report_renders_in_headless_chromium(run_cli, tmp_path):
     assert "at eval of base (paired Δ)" in md and "### Retrained or suppressed at evaluation" in md
 
     # the second invocation finds every run in the database and only re-renders
-    again = run_cli("demo", "--quick", "--out", out, "--jobs", "2", "--quiet")
+    again = run_cli("demo", "--quick", "--out-dir", out, "--jobs", "2", "--quiet")
     assert again.exit_code == 0, again.stderr
     assert "6 runs, 6 already stored, 0 ok, 0 failed" in again.stderr
 

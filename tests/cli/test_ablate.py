@@ -21,6 +21,7 @@ def test_run_status_report(run_cli, tmp_path):
     r = run_cli("ablate", "status", study, "--db", db)
     assert r.exit_code == 0 and "8/10 ok, 2 failed, 0 pending" in r.stdout
     assert "failed: (R) seed 0: RuntimeError: boom" in r.stdout
+    check_status_formats(run_cli, study, db, tmp_path)
     r = run_cli("ablate", "report", study, "--db", db)
     assert r.exit_code == 0
     assert "80 - 80 - 80 + 70 = -10" in r.stdout and "80 - 70 = +10" in r.stdout and "80 - 80 = 0" in r.stdout
@@ -109,3 +110,19 @@ def test_a_study_file_that_is_not_utf8_gets_one_line(run_cli, tmp_path):
     r = run_cli("ablate", "run", study, "--db", tmp_path / "x.db")
     assert r.exit_code == 2 and r.stderr.count("\n") == 1
     assert "not valid UTF-8 (byte 0xe9 on line 3)" in r.stderr and not (tmp_path / "x.db").exists()
+
+
+def check_status_formats(run_cli, study, db, tmp_path):
+    """``ablate status`` speaks the shared formats: JSON counts, Markdown and LaTeX tables, a file."""
+    data = json.loads(run_cli("ablate", "status", study, "--db", db, "-f", "json").stdout)
+    assert (data["planned"], data["ok"], data["failed"], data["pending"]) == (10, 8, 2, 0)
+    assert {"row": "(R)", "planned": 2, "ok": 0, "failed": 2, "pending": 0} in data["rows"]
+    assert data["errors"][0]["error"].startswith("RuntimeError: boom")
+    md = run_cli("ablate", "status", study, "--db", db, "-f", "markdown").stdout
+    assert md.startswith("| Row | Planned | OK | Failed | Pending |") and "| (R) | 2 | 0 | 2 | 0 |" in md
+    assert r"\begin{tabular}" in run_cli("ablate", "status", study, "--db", db, "-f", "latex").stdout
+    out = tmp_path / "status.txt"
+    r = run_cli("ablate", "status", study, "--db", db, "-o", out)
+    assert r.exit_code == 0 and r.stdout == "" and out.read_text(encoding="utf-8").startswith("Row\tPlanned")
+    r = run_cli("ablate", "status", study, "--db", db, "-f", "pdf")
+    assert r.exit_code == 2 and "unknown format 'pdf'" in r.stderr

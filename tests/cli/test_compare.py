@@ -36,7 +36,7 @@ def compare_json(run_cli, ref, paths, *extra):
 
 def test_json_fields_and_values_match_the_api(run_cli, files):
     ref, paths = files
-    rows = compare_json(run_cli, ref, paths, "-m", "bleu", "chrf", "--n", "200", "--seed", "7")
+    rows = compare_json(run_cli, ref, paths, "-m", "bleu", "chrf", "--n-samples", "200", "--seed", "7")
     assert [(r["metric"], r["system"]) for r in rows] == [
         (m, f"{s}.de") for m in ("bleu", "chrf") for s in SYSTEMS
     ]
@@ -62,33 +62,33 @@ def test_json_fields_and_values_match_the_api(run_cli, files):
 
 def test_holm_adjusts_per_metric(run_cli, files):
     ref, paths = files
-    rows = compare_json(run_cli, ref, paths, "-m", "bleu", "chrf", "--n", "200", "--correct", "holm")
+    rows = compare_json(run_cli, ref, paths, "-m", "bleu", "chrf", "--n-samples", "200", "--correct", "holm")
     for metric in ("bleu", "chrf"):
         mine = [r for r in rows if r["metric"] == metric and not r["baseline"]]
         expected = holm_bonferroni([r["p_value"] for r in mine])
         assert [r["p_adjusted"] for r in mine] == expected.tolist()
         assert all(r["correction"] == "holm" and r["significant"] == (r["p_adjusted"] < 0.05) for r in mine)
-    plain = compare_json(run_cli, ref, paths, "-m", "bleu", "--n", "200")
+    plain = compare_json(run_cli, ref, paths, "-m", "bleu", "--n-samples", "200")
     assert all(r["p_adjusted"] == r["p_value"] for r in plain)
 
 
 def test_ar_and_seed(run_cli, files):
     ref, paths = files
-    rows = compare_json(run_cli, ref, paths, "--test", "ar", "--n", "500", "--ci-n", "100")
+    rows = compare_json(run_cli, ref, paths, "--test", "ar", "--n-samples", "500", "--ci-n", "100")
     assert "|test:ar|n:500|seed:12345|bs:100|conf:0.95" in rows[1]["signature"]
     assert rows[1]["p_value"] >= 1 / 501
-    again = compare_json(run_cli, ref, paths, "--test", "ar", "--n", "500", "--ci-n", "100")
+    again = compare_json(run_cli, ref, paths, "--test", "ar", "--n-samples", "500", "--ci-n", "100")
     assert again == rows
-    other = compare_json(run_cli, ref, paths, "--test", "ar", "--n", "500", "--ci-n", "100", "--seed", "0")
+    other = compare_json(run_cli, ref, paths, "--test", "ar", "--n-samples", "500", "--ci-n", "100", "--seed", "0")
     assert "seed:0" in other[1]["signature"] and other[1]["p_value"] != rows[1]["p_value"]
-    no_ci = compare_json(run_cli, ref, paths, "--test", "ar", "--n", "50", "--ci-n", "0")
+    no_ci = compare_json(run_cli, ref, paths, "--test", "ar", "--n-samples", "50", "--ci-n", "0")
     assert no_ci[0]["ci_low"] is None
 
 
 def test_table(run_cli, files, monkeypatch):
     monkeypatch.setenv("COLUMNS", "150")  # rich's width when stdout is not a terminal
     ref, paths = files
-    res = run_cli("compare", "-r", ref, "-i", *paths, "-m", "bleu", "--n", "100", "--correct", "holm")
+    res = run_cli("compare", "-r", ref, "-i", *paths, "-m", "bleu", "--n-samples", "100", "--correct", "holm")
     assert res.exit_code == 0, res.stderr
     out = res.stdout
     for s in SYSTEMS:
@@ -101,7 +101,7 @@ def test_table(run_cli, files, monkeypatch):
 def test_latex_and_out_file(run_cli, files, tmp_path):
     ref, paths = files
     target = tmp_path / "table.tex"
-    res = run_cli("compare", "-r", ref, "-i", *paths, "--n", "50", "--format", "latex", "--out", str(target))
+    res = run_cli("compare", "-r", ref, "-i", *paths, "--n-samples", "50", "--format", "latex", "--out", str(target))
     assert res.exit_code == 0 and res.stdout == ""
     tex = target.read_text(encoding="utf-8")
     assert r"\begin{tabular}" in tex and r"\toprule" in tex and "Online-A" in tex
@@ -111,8 +111,8 @@ def test_latex_and_out_file(run_cli, files, tmp_path):
 @pytest.mark.parametrize(
     "extra, message",
     [
-        (("--n", "0"), "--n must be at least 1"),
-        (("--n", "-5"), "--n must be at least 1"),
+        (("--n-samples", "0"), "--n-samples must be at least 1"),
+        (("--n-samples", "-5"), "--n-samples must be at least 1"),
         (("--test", "t"), "--test must be one of bs, ar"),
         (("--confidence", "1.5"), "confidence must be strictly between 0 and 1"),
         (("--seed", "-1"), "seed must be a non-negative integer"),
@@ -150,7 +150,7 @@ def test_identical_systems_and_empty_lines(run_cli, files, tmp_path):
     lines = read_lines(paths[0])
     blank.write_text("\n".join("" if i % 3 == 0 else h for i, h in enumerate(lines)) + "\n", encoding="utf-8")
     for test in ("bs", "ar"):
-        rows = compare_json(run_cli, ref, [paths[0], str(copy), str(blank)], "--test", test, "--n", "200", "-m", "bleu", "chrf")
+        rows = compare_json(run_cli, ref, [paths[0], str(copy), str(blank)], "--test", test, "--n-samples", "200", "-m", "bleu", "chrf")
         by = {(r["metric"], r["system"]): r for r in rows}
         for m in ("bleu", "chrf"):
             assert by[(m, "copy.de")]["p_value"] == 1.0 and by[(m, "copy.de")]["delta"] == 0.0

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 
 def test_demo_refuses_bad_options(run_cli, tmp_path):
-    bad = run_cli("demo", "--quick", "--out", tmp_path / "d", "--jobs", "0")
+    bad = run_cli("demo", "--quick", "--out-dir", tmp_path / "d", "--jobs", "0")
     assert bad.exit_code == 2 and "--jobs must be >= 1" in bad.stderr
     assert not (tmp_path / "d").exists()
     a_file = tmp_path / "file"
     a_file.write_text("x")
-    bad = run_cli("demo", "--quick", "--out", a_file)
+    bad = run_cli("demo", "--quick", "--out-dir", a_file)
     assert bad.exit_code == 2 and "is not a folder" in bad.stderr
 
 

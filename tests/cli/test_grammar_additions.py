@@ -9,6 +9,7 @@ import sys
 
 import pytest
 import tomllib
+from tests.cli.test_grammar import command_paths
 from tests.conftest import REPO, read_lines, wmt_file
 
 import evalab
@@ -91,7 +92,7 @@ def test_segments_refuses_to_overwrite_an_input_or_the_out_file(run_cli, en_de, 
 
 def test_compare_keeps_online_a_and_online_b_apart(run_cli, en_de):
     ref, hyps = en_de
-    res = run_cli("compare", "-r", ref, "-i", *hyps, "-m", "bleu", "--n", "50", "-q")
+    res = run_cli("compare", "-r", ref, "-i", *hyps, "-m", "bleu", "--n-samples", "50", "-q")
     assert res.exit_code == 0, res.stderr
     names = [line.split("│")[1].strip() for line in res.stdout.splitlines() if line.startswith("│")]
     assert names == ["Online-A", "Online-B"]
@@ -132,26 +133,6 @@ def test_requires_python_allows_only_versions_with_tomllib():
     )
     if uses_tomllib:
         assert project["requires-python"] == ">=3.11"
-
-
-def command_paths() -> list[tuple[str, ...]]:
-    """Every command and sub-command path of the app (``("ablate", "run")`` ...)."""
-    import click
-    import typer.main
-
-    from evalab.cli import _register_commands, app
-
-    _register_commands()
-
-    def walk(group: click.Group, prefix: tuple[str, ...]) -> list[tuple[str, ...]]:
-        paths = []
-        for name, command in group.commands.items():
-            paths.append((*prefix, name))
-            if isinstance(command, click.Group):
-                paths += walk(command, (*prefix, name))
-        return paths
-
-    return sorted(walk(typer.main.get_command(app), ()))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("path", command_paths(), ids=" ".join)

@@ -53,7 +53,7 @@ def test_fast_exit_delivers_all_output_and_the_exit_code(tmp_path):
     sys_a = _segments(tmp_path / "a.txt", 3000, "a")
     sys_b = _segments(tmp_path / "b.txt", 3000, "the")
     cmd = [sys.executable, "-m", "evalab", "compare", "-r", ref, "-i", sys_a, sys_b, "-m", "bleu", "chrf",
-           "-f", "json", "-q", "--n", "50"]
+           "-f", "json", "-q", "--n-samples", "50"]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     import json

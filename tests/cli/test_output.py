@@ -56,8 +56,8 @@ INPUT_AS_OUTPUT = [
      "same file as --out a.html"),
     (("semsim", "baseline", "--pairs", "pairs.tsv", "--model", TABLE, "-o", "pairs.tsv"), "same file as --pairs"),
     (("ppl", "--logits", "logits.npz", "-o", "logits.npz"), "same file as --logits logits.npz"),
-    (("ppl", "--model", "model", "hyp.txt", "-o", "hyp.txt"), "same file as TEXT_FILE hyp.txt"),
-    (("ppl", "--model", "model", "hyp.txt", "-o", "model/config.json"), "is a file inside --model model"),
+    (("ppl", "--model", "model", "-i", "hyp.txt", "-o", "hyp.txt"), "same file as -i hyp.txt"),
+    (("ppl", "--model", "model", "-i", "hyp.txt", "-o", "model/config.json"), "is a file inside --model model"),
     (("ablate", "report", "study.toml", "--db", "runs.db", "-o", "study.toml"), "same file as STUDY_FILE"),
     (("ablate", "report", "study.toml", "--db", "runs.db", "-o", "runs.db"), "same file as --db runs.db"),
 ]
@@ -78,8 +78,8 @@ UNWRITABLE = [
     (("ppl", "--logits", "logits.npz", "-o", ""), "--out is empty"),
     (("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "--explain-html", "model"), "is a folder"),
     (("ablate", "report", "study.toml", "-o", "hyp.txt/x"), "is a file, not a folder"),
-    (("demo", "--quick", "-o", "hyp.txt"), "exists and is not a folder"),
-    (("demo", "--quick", "-o", "/proc/evalab-demo"), "not writable"),
+    (("demo", "--quick", "--out-dir", "hyp.txt"), "exists and is not a folder"),
+    (("demo", "--quick", "--out-dir", "/proc/evalab-demo"), "not writable"),
 ]
 
 
@@ -146,3 +146,31 @@ def test_check_out_in_process(tmp_path):
     check_out(str(tmp_path), [], folder=True)
     with pytest.raises(SettingsError, match="exists and is not a folder"):
         check_out(str(tmp_path / "in.txt"), [], folder=True)
+
+
+def test_markdown_table_escapes_pipes_and_keeps_footer_lines():
+    from evalab.cli.output import markdown_table
+
+    text = markdown_table(["system", "BLEU"], [["a|b", "31.2"]], footer=["bleu: nrefs:1|case:mixed"])
+    assert text.splitlines()[:3] == ["| system | BLEU |", "|:---|---:|", "| a\\|b | 31.2 |"]
+    assert text.splitlines()[-1] == "bleu: nrefs:1|case:mixed  "
+
+
+def test_json_objects_lead_with_system_metric_score():
+    from evalab.cli.output import ordered_row
+
+    row = ordered_row({"metric": "bleu", "p_value": 0.1, "score": 3.0, "system": "a"})
+    assert list(row) == ["system", "metric", "score", "p_value"]
+
+
+def test_score_and_compare_json_share_the_key_order(run_cli, tmp_path):
+    import json
+
+    for name, text in (("ref.txt", "a b c\nd e f\n"), ("x.txt", "a b c\nd e\n"), ("y.txt", "a b\nd e f\n")):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    score = run_cli("score", "-r", tmp_path / "ref.txt", "-i", tmp_path / "x.txt", "-m", "chrf", "-f", "json")
+    compare = run_cli("compare", "-r", tmp_path / "ref.txt", "-i", tmp_path / "x.txt", tmp_path / "y.txt",
+                      "-m", "chrf", "-n", "20", "-q", "-f", "json")
+    assert score.exit_code == 0 and compare.exit_code == 0, score.stderr + compare.stderr
+    for rows in (json.loads(score.stdout), json.loads(compare.stdout)):
+        assert [list(r)[:3] for r in rows] == [["system", "metric", "score"]] * len(rows)

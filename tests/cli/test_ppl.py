@@ -44,7 +44,7 @@ def text_file(tmp_path) -> Path:
 
 
 def test_model_json_report(run_cli, tiny_lm, text_file):
-    res = run_cli("ppl", "--model", tiny_lm, text_file, "--max-length", 32, "--stride", 16, "-f", "json")
+    res = run_cli("ppl", "--model", tiny_lm, "-i", text_file, "--max-length", 32, "--stride", 16, "-f", "json")
     assert res.exit_code == 0, res.stderr
     rep = json.loads(res.stdout)
     for key in ("perplexity", "nats_per_token", "bits_per_token", "tokens", "bits_per_byte", "word_perplexity", "signature"):
@@ -64,7 +64,7 @@ def test_model_json_report(run_cli, tiny_lm, text_file):
 
 
 def test_lines_documents_bos_and_per_document(run_cli, tiny_lm, text_file):
-    res = run_cli("ppl", "--model", tiny_lm, text_file, "--documents", "lines", "--bos", "--per-document",
+    res = run_cli("ppl", "--model", tiny_lm, "-i", text_file, "--documents", "lines", "--bos", "--per-document",
                   "--mean", "documents", "--batch-size", 3, "-f", "json")
     assert res.exit_code == 0, res.stderr
     rep = json.loads(res.stdout)
@@ -77,14 +77,14 @@ def test_lines_documents_bos_and_per_document(run_cli, tiny_lm, text_file):
 
 
 def test_markdown_and_table_and_out(run_cli, tiny_lm, text_file, tmp_path):
-    res = run_cli("ppl", "--model", tiny_lm, text_file, "--max-length", 32, "-f", "markdown")
+    res = run_cli("ppl", "--model", tiny_lm, "-i", text_file, "--max-length", 32, "-f", "markdown")
     assert res.exit_code == 0, res.stderr
     assert res.stdout.startswith("# Perplexity report")
     assert "| bits per token |" in res.stdout and "Signature: `ppl|" in res.stdout
     res = run_cli("ppl", "--model", tiny_lm, text_file, "--max-length", 32)
     assert res.exit_code == 0 and "perplexity" in res.stdout and "signature: ppl|" in res.stdout
     out = tmp_path / "report.json"
-    res = run_cli("ppl", "--model", tiny_lm, text_file, "--max-length", 32, "-f", "json", "-o", out)
+    res = run_cli("ppl", "--model", tiny_lm, "-i", text_file, "--max-length", 32, "-f", "json", "-o", out)
     assert res.exit_code == 0 and res.stdout == ""
     assert json.loads(out.read_text())["tokens"] > 0
 
@@ -135,13 +135,13 @@ def test_bad_input_exits_2_with_one_line(run_cli, tiny_lm, text_file, tmp_path):
     not_npz = tmp_path / "x.npz"
     not_npz.write_text("hello")
     cases = [
-        (("ppl", "--model", tmp_path / "nope", text_file), "no such model directory"),
-        (("ppl", "--model", tiny_lm), "needs a TEXT_FILE"),
+        (("ppl", "--model", tmp_path / "nope", "-i", text_file), "no such model directory"),
+        (("ppl", "--model", tiny_lm), "needs a text to score: -i TEXT"),
         (("ppl", "--model", tiny_lm, tmp_path / "missing.txt"), "no such file"),
-        (("ppl", text_file), "exactly one source"),
-        (("ppl", "--model", tiny_lm, "--logits", not_npz, text_file), "exactly one source"),
-        (("ppl", "--model", tiny_lm, text_file, "--max-length", 100), "exceeds the model's context size"),
-        (("ppl", "--model", tiny_lm, text_file, "-f", "latex"), "unknown format"),
+        (("ppl", "-i", text_file), "exactly one source"),
+        (("ppl", "--model", tiny_lm, "--logits", not_npz, "-i", text_file), "exactly one source"),
+        (("ppl", "--model", tiny_lm, "-i", text_file, "--max-length", 100), "exceeds the model's context size"),
+        (("ppl", "--model", tiny_lm, "-i", text_file, "-f", "pdf"), "unknown format"),
         (("ppl", "--logits", not_npz), "not a .npz archive"),
         (("ppl", "--logits", bad_npz(tmp_path, "k.npz", logits=np.zeros((2, 3)))), "missing array(s) labels"),
         (("ppl", "--logits", bad_npz(tmp_path, "n.npz", logits=nan_logits, labels=np.array([0, 1]))), "NaN or inf"),

@@ -32,7 +32,7 @@ BAD_TYPED_OPTIONS = [
     (("score", "-r", "ref.txt", "-i", "hyp.txt", "--confidence", "high"), "'--confidence'"),
     (("score", "-r", "ref.txt"), "Missing option '-i' / '--input'"),
     (("score", "-r", "ref.txt", "-i", "hyp.txt", "--bogus"), "No such option '--bogus'"),
-    (("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-n", "many"), "'-n' / '--n' / '--n-samples'"),
+    (("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-n", "many"), "'-n' / '--n-samples'"),
     (("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "--alpha", "x"), "'--alpha'"),
     (("ppl", "--logits", "x.npz", "--batch-size", "eight"), "'--batch-size'"),
     (("ppl", "--logits", "x.npz", "--pad-id", "pad"), "'--pad-id'"),

@@ -77,6 +77,8 @@ def _default(param: click.Parameter) -> str:
 def _param_rows(command: click.Command, greedy: set[str]) -> list[str]:
     rows = []
     for param in command.params:
+        if getattr(param, "hidden", False):  # an old spelling kept working, not advertised
+            continue
         if isinstance(param, click.Argument):
             names = f"`{param.human_readable_name}`"
             help_text = ""

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from evalab.cli import app
-from evalab.cli.output import check_format, check_out, emit
+from evalab.cli.output import PAGE_FORMATS, check_format, check_out, emit, emit_table, format_option
 
 if TYPE_CHECKING:
     from evalab.ablation.executors import RunSummary
+    from evalab.ablation.status import StudyStatus
 
 ablate_app = typer.Typer(
     name="ablate",
@@ -22,7 +23,7 @@ ablate_app = typer.Typer(
 )
 app.add_typer(ablate_app, name="ablate")
 
-REPORT_FORMATS = ("table", "markdown", "latex", "json", "html")
+STATUS_COLUMNS = ("Row", "Planned", "OK", "Failed", "Pending")
 
 StudyArg = Annotated[str, typer.Argument(help="The study file (TOML): [study], [base], [[variant]], optional [grid], [reference].")]
 DbOpt = Annotated[str | None, typer.Option("--db", help="Run database (SQLite). Default: .evalab/studies.db in the current folder.")]
@@ -83,24 +84,60 @@ def run_cmd(
 
 
 @ablate_app.command("status")
-def status_cmd(study_file: StudyArg, db: DbOpt = None) -> None:
+def status_cmd(
+    study_file: StudyArg,
+    db: DbOpt = None,
+    format: Annotated[str, format_option()] = "table",
+    out: Annotated[str | None, typer.Option("-o", "--out", help="Write the status to this file (atomically) instead of stdout.")] = None,
+) -> None:
     """Counts of ok / failed / pending runs per row, the stored errors, and superseded runs."""
+    from evalab.ablation import load_study, study_status
+    from evalab.ablation.store import DEFAULT_DB
+
+    check_out(out, [("STUDY_FILE", study_file), ("--db", db if db is not None else str(DEFAULT_DB))])
+    check_format(format)
+    st = study_status(load_study(study_file, check_entry=False), db)
+    if format != "table" or out:
+        _emit_status(st, format, out)
+        return
+    _print_status(st)
+
+
+def _status_header_lines(st: StudyStatus) -> list[str]:
+    from evalab.ablation.status import superseded_lines
+
+    git = f"; git {st.git.commit[:10]}{' (dirty tree)' if st.git.dirty else ''}" if st.git else ""
+    return [f"{st.study}: {st.ok}/{st.planned} ok, {st.failed} failed, {st.pending} pending ({st.db_path})",
+            f"code version {st.code_version}{git}", *superseded_lines(st.superseded or [])]
+
+
+def _emit_status(st: StudyStatus, fmt: str, out: str | None) -> None:
+    """The status as JSON, Markdown, LaTeX or a tab-separated file (summary lines after it)."""
+    header = list(STATUS_COLUMNS)
+    body = [[r.label, str(r.planned), str(r.ok), str(r.failed), str(r.pending)] for r in st.rows]
+    errors = [f"failed: {rows} seed {seed}: {error}" for rows, seed, error in st.errors]
+    data = {
+        "study": st.study, "db": str(st.db_path), "code_version": st.code_version,
+        "git": None if st.git is None else {"commit": st.git.commit, "dirty": st.git.dirty},
+        "planned": st.planned, "ok": st.ok, "failed": st.failed, "pending": st.pending,
+        "rows": [dict(zip(["row", "planned", "ok", "failed", "pending"], [r.label, r.planned, r.ok, r.failed, r.pending],
+                          strict=True)) for r in st.rows],
+        "errors": [{"rows": rows, "seed": seed, "error": error} for rows, seed, error in st.errors],
+        "superseded": _status_header_lines(st)[2:],
+    }
+    emit_table(fmt, header, body, out, footer=[*_status_header_lines(st), *errors], data=data)
+
+
+def _print_status(st: StudyStatus) -> None:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    from evalab.ablation import load_study, study_status
-    from evalab.ablation.status import superseded_lines
-
-    st = study_status(load_study(study_file, check_entry=False), db)
     console = Console(soft_wrap=False, width=None if sys.stdout.isatty() else 120)
-    console.print(Text(f"{st.study}: {st.ok}/{st.planned} ok, {st.failed} failed, {st.pending} pending ({st.db_path})"), soft_wrap=True)
-    git = f"; git {st.git.commit[:10]}{' (dirty tree)' if st.git.dirty else ''}" if st.git else ""
-    console.print(Text(f"code version {st.code_version}{git}"), soft_wrap=True)
-    for line in superseded_lines(st.superseded or []):
+    for line in _status_header_lines(st):
         console.print(Text(line), soft_wrap=True)
     table = Table()
-    for h in ("Row", "Planned", "OK", "Failed", "Pending"):
+    for h in STATUS_COLUMNS:
         table.add_column(h, justify="left" if h == "Row" else "right")
     for r in st.rows:
         table.add_row(Text(r.label), str(r.planned), str(r.ok), str(r.failed), str(r.pending))
@@ -129,7 +166,7 @@ def gc_cmd(
 def report_cmd(
     study_file: StudyArg,
     db: DbOpt = None,
-    format: Annotated[str, typer.Option("-f", "--format", help="table, markdown, latex, json or html.")] = "table",
+    format: Annotated[str, format_option(PAGE_FORMATS)] = "table",
     out: Annotated[str | None, typer.Option("-o", "--out", help="Write the report to this file (atomically) instead of stdout.")] = None,
     aso: Annotated[bool, typer.Option("--aso", help="Add the Almost Stochastic Order test (Dror et al. 2019) per row.")] = False,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the tests and the power analysis.")] = 0.05,
@@ -141,7 +178,7 @@ def report_cmd(
     from evalab.report import render_html, render_json, render_latex, render_markdown, render_table
 
     check_out(out, [("STUDY_FILE", study_file), ("--db", db if db is not None else str(DEFAULT_DB))])
-    check_format(format, REPORT_FORMATS)
+    check_format(format, PAGE_FORMATS)
     analysis = analyze(load_study(study_file, check_entry=False), db, aso=aso, alpha=alpha, power=power)
     if format == "table":
         if out:

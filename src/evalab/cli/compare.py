@@ -19,9 +19,15 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.options import build_metrics
-from evalab.cli.output import check_format, check_out, emit, print_table, to_json, to_latex
+from evalab.cli.output import check_format, check_out, emit_table, format_option, ordered_row
 from evalab.cli.references import apply_missing_refs, check_missing_ref
-from evalab.cli.score import bind_source, check_source_option, input_options, load_inputs
+from evalab.cli.score import (
+    bind_source,
+    check_source_option,
+    input_options,
+    load_inputs,
+    show_progress,
+)
 from evalab.errors import SettingsError
 from evalab.io import same_file
 from evalab.metrics.base import Metric
@@ -94,7 +100,7 @@ def result_rows(
         metric_sig = metrics[name].signature_for(nrefs)
         for j, sys_res in enumerate(res.systems):
             p_adj = None if sys_res.baseline else float(adjusted[j - 1])
-            rows.append(
+            rows.append(ordered_row(
                 {
                     "metric": name,
                     **sys_res.to_dict(),
@@ -108,15 +114,12 @@ def result_rows(
                     "seed": res.seed,
                     "signature": f"{metric_sig}|{res.signature}",
                 }
-            )
+            ))
     return rows
 
 
 def render(rows: list[dict[str, Any]], metrics: dict[str, Metric], fmt: str, width: int | None, out: str | None) -> None:
-    """Print or write the comparison as a table, JSON or LaTeX."""
-    if fmt == "json":
-        emit(to_json(rows), out)
-        return
+    """Print or write the comparison as a table, JSON, Markdown or LaTeX."""
     corrected = any(r["correction"] != "none" for r in rows)
     conf = f"{rows[0]['confidence'] * 100:g}% CI"
     header = ["system", "metric", "score (μ ± hw)", conf, "Δ baseline", "p-value"]
@@ -149,12 +152,7 @@ def render(rows: list[dict[str, Any]], metrics: dict[str, Metric], fmt: str, wid
             footer.append(line)
     which = "Holm-adjusted p" if corrected else "p"
     footer.append(f"* {which} < {rows[0]['alpha']:g} against the baseline")
-    if fmt == "latex":
-        emit(to_latex(header, body, caption="; ".join(footer)), out)
-    elif out:
-        emit("\n".join("\t".join(r) for r in [header, *body]) + "\n" + "\n".join(footer) + "\n", out)
-    else:
-        print_table(header, body, footer=footer)
+    emit_table(fmt, header, body, out, footer=footer, data=rows)
 
 
 def mcnemar_rows(
@@ -174,7 +172,7 @@ def mcnemar_rows(
             value = stats[name][sys_name]
             score = float(metric.scores_from_sums(value.sums()))
             p_adj = float(adjusted[j - 1]) if t else None
-            out.append({
+            out.append(ordered_row({
                 "metric": name, "system": sys_name, "score": score, "baseline": j == 0,
                 "delta": score - float(metric.scores_from_sums(stats[name][names[0]].sums())),
                 "baseline_only": t.baseline_only if t else None, "system_only": t.system_only if t else None,
@@ -182,15 +180,12 @@ def mcnemar_rows(
                 "p_adjusted": p_adj, "correction": correction, "alpha": alpha, "test": "mcnemar",
                 "significant": None if p_adj is None else p_adj < alpha,
                 "signature": f"{value.signature}|test:mcnemar|exact:<={EXACT_MAX_DISCORDANT}|else:mid-p",
-            })
+            }))
     return out
 
 
 def render_mcnemar(rows: list[dict[str, Any]], fmt: str, out: str | None) -> None:
     """Print or write McNemar results: scores, discordant counts and p-values."""
-    if fmt == "json":
-        emit(to_json(rows), out)
-        return
     corrected = rows[0]["correction"] != "none"
     header = ["system", "metric", "score", "Δ baseline", "base only", "system only", "p-value", "method"]
     if corrected:
@@ -210,12 +205,7 @@ def render_mcnemar(rows: list[dict[str, Any]], fmt: str, out: str | None) -> Non
     footer = list(dict.fromkeys(f"{r['metric']}: {r['signature']}" for r in rows))
     footer.append(f"* {'Holm-adjusted p' if corrected else 'p'} < {rows[0]['alpha']:g} against the baseline; "
                   "base only / system only: segments only that one got right")
-    if fmt == "latex":
-        emit(to_latex(header, body, caption="; ".join(footer)), out)
-    elif out:
-        emit("\n".join("\t".join(r) for r in [header, *body]) + "\n" + "\n".join(footer) + "\n", out)
-    else:
-        print_table(header, body, footer=footer)
+    emit_table(fmt, header, body, out, footer=footer, data=rows)
 
 
 @app.command()
@@ -225,7 +215,7 @@ def compare(
     source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
     metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s): -m bleu chrf ... (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
     test: Annotated[str, typer.Option("-t", "--test", help="Paired test: bs (paired bootstrap, Koehn 2004), ar (approximate randomization) or mcnemar (right/wrong metrics: exact_match, accuracy).")] = "bs",
-    n_samples: Annotated[int | None, typer.Option("-n", "--n", "--n-samples", help=f"Bootstrap resamples (bs, default {DEFAULT_TRIALS['bs']}) or AR trials (ar, default {DEFAULT_TRIALS['ar']}).")] = None,
+    n_samples: Annotated[int | None, typer.Option("-n", "--n-samples", help=f"Bootstrap resamples (bs, default {DEFAULT_TRIALS['bs']}) or AR trials (ar, default {DEFAULT_TRIALS['ar']}).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling (numpy default_rng; 0 is a seed too).")] = DEFAULT_SEED,
     confidence: Annotated[float, typer.Option("--confidence", help="Confidence level of the intervals.")] = 0.95,
     ci_n: Annotated[int, typer.Option("--ci-n", help="With --test ar: bootstrap resamples for the intervals (0: none).")] = 1000,
@@ -233,7 +223,7 @@ def compare(
     correct: Annotated[str, typer.Option("--correct", help="Multiple-comparison correction per metric: none or holm (Holm-Bonferroni).")] = "none",
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the * marker.")] = 0.05,
     set_: Annotated[list[str], typer.Option("-s", "--set", help="Metric setting KEY=VALUE or METRIC.KEY=VALUE. Repeatable.")] = [],  # noqa: B006
-    format: Annotated[str, typer.Option("-f", "--format", help="Output format: table, json or latex.")] = "table",
+    format: Annotated[str, format_option()] = "table",
     width: Annotated[int | None, typer.Option("-w", "--width", help="Decimals shown (default 1 for 0-100 metrics, 4 for 0-1).")] = None,
     jobs: Annotated[int, typer.Option("-j", "--jobs", help="Processes computing per-segment statistics.")] = 1,
     out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
@@ -247,7 +237,7 @@ def compare(
     check_missing_ref(missing_ref)
     if test not in (*DEFAULT_TRIALS, "mcnemar"):
         raise SettingsError(f"--test must be one of {', '.join(DEFAULT_TRIALS)}, mcnemar, got {test!r}")
-    n = DEFAULT_TRIALS.get(test, 0) if n_samples is None else check_n_samples(n_samples, "--n")
+    n = DEFAULT_TRIALS.get(test, 0) if n_samples is None else check_n_samples(n_samples, "--n-samples")
     check_seed(seed)
     check_confidence(confidence)
     if test == "ar" and ci_n != 0:
@@ -266,7 +256,7 @@ def compare(
     if twice:
         # ./sys.txt and sys.txt (or a link to it) are one system compared with itself
         raise SettingsError(f"system file given twice: {', '.join(twice)}")
-    built = build_metrics(metrics, set_)
+    built = show_progress(build_metrics(metrics, set_), not quiet)
     check_source_option(built, source, [*reference, *input])
     refs, systems = load_inputs(reference, input)
     refs = apply_missing_refs(refs, reference, missing_ref)

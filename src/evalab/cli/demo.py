@@ -2,7 +2,7 @@
 Table 3) through the ablation engine, print the table, and write the reports.
 
 The study file is shipped with the package (``evalab/examples/sort_digits/study.toml``).
-Runs are stored in ``OUT/studies.db``; a second invocation finds them there and only
+Runs are stored in ``OUT_DIR/studies.db``; a second invocation finds them there and only
 re-renders the reports.
 """
 
@@ -150,8 +150,8 @@ def write_reports(
 
 @app.command()
 def demo(
-    out: Annotated[
-        str, typer.Option("-o", "--out", help="Folder for report.html, report.md and the run database studies.db.")
+    out_dir: Annotated[
+        str, typer.Option("--out-dir", help="Folder for report.html, report.md and the run database studies.db.")
     ] = DEFAULT_OUT,
     jobs: Annotated[
         int | None, typer.Option("-j", "--jobs", help="Runs at once (one process and one thread each). Default: the number of CPUs.")
@@ -163,7 +163,7 @@ def demo(
 ) -> None:
     """Run the built-in study: a small transformer that sorts digits, ablated like Table 3
     of "Attention Is All You Need" (heads, dropout, label smoothing, positional encoding),
-    3 seeds per row; print the table and write OUT/report.html and OUT/report.md."""
+    3 seeds per row; print the table and write OUT_DIR/report.html and OUT_DIR/report.md."""
     from evalab.ablation import load_study, run_study
     from evalab.cli.output import check_out
     from evalab.errors import SettingsError, require
@@ -175,12 +175,12 @@ def demo(
     n_jobs = jobs if jobs is not None else max(1, os.cpu_count() or 1)
     if n_jobs < 1:
         raise SettingsError(f"--jobs must be >= 1, got {n_jobs}")
-    check_out(out, [], folder=True)
-    folder = Path(out)
+    check_out(out_dir, [], option="--out-dir", folder=True)
+    folder = Path(out_dir)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise SettingsError(f"--out {out}: cannot create the folder ({exc.strerror or exc})") from exc
+        raise SettingsError(f"--out-dir {out_dir}: cannot create the folder ({exc.strerror or exc})") from exc
     db = folder / "studies.db"
 
     study = load_study(study_path())

@@ -16,8 +16,8 @@ import typer
 from evalab.cli import app
 from evalab.cli.compare import display_names, progress_bar
 from evalab.cli.options import build_metrics
-from evalab.cli.output import check_format, emit, print_table, to_json, to_latex
-from evalab.cli.score import load_inputs
+from evalab.cli.output import PAGE_FORMATS, check_format, emit, emit_table, format_option, to_json
+from evalab.cli.score import load_inputs, show_progress
 from evalab.errors import InputError, SettingsError
 from evalab.io import check_same_length, read_segments
 from evalab.metaeval.align import align_human, find_system, parse_name_map
@@ -39,13 +39,11 @@ from evalab.metaeval.scores import (
 from evalab.stats.bootstrap import check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
-OUTPUT_FORMATS = ("table", "json", "markdown", "latex", "html")
-
 
 def _check_options(format: str, n_bootstrap: int, permutations: int, seed: int, confidence: float,
                    alpha: float, metric_system: str, human_system: str, human_format: str) -> None:
-    check_format(format, OUTPUT_FORMATS)
-    check_n_samples(n_bootstrap, "--bootstrap")
+    check_format(format, PAGE_FORMATS)
+    check_n_samples(n_bootstrap, "--n-samples")
     if permutations != 0:
         check_n_samples(permutations, "--permutations")
     check_seed(seed)
@@ -87,9 +85,9 @@ def _check_source(source: str | None, n_segments: int, reference: str) -> None:
 
 def _collect_scores(metrics: list[str], set_: list[str], scores_file: str | None, refs: list[list[str]],
                     hyps: list[list[str]], systems: list[str], aliases: dict[str, str], file_names: dict[str, str],
-                    metric_system: str, mask: np.ndarray) -> list[MetricScores]:
+                    metric_system: str, mask: np.ndarray, *, progress: bool) -> list[MetricScores]:
     out: list[MetricScores] = []
-    for name, metric in build_metrics(metrics, set_).items():
+    for name, metric in show_progress(build_metrics(metrics, set_), progress).items():
         out.append(metric_scores(name, metric, hyps, refs, metric_system, mask))
     if scores_file is not None:
         table = read_precomputed(scores_file, lambda name: find_system(name, aliases, file_names), mask.shape[1])
@@ -124,17 +122,8 @@ def _render(result: MetaEvalResult, fmt: str, width: int, out: str | None) -> No
         from evalab.metaeval.html import render_html
 
         emit(render_html(result), out)
-    elif fmt == "latex":
-        text = to_latex(render.header(result), render.table_rows(result, width), caption="; ".join(render.footer(result)))
-        # pdflatex's default fonts have no Greek letters or en dash
-        for raw, tex in (("τ\\_b", r"$\tau_b$"), ("ε", r"$\varepsilon$"), ("–", "--"), ("±", r"$\pm$")):
-            text = text.replace(raw, tex)
-        emit(text, out)
-    elif out:
-        rows = [render.header(result), *render.table_rows(result, width)]
-        emit("\n".join("\t".join(r) for r in rows) + "\n" + "\n".join(render.footer(result)) + "\n", out)
     else:
-        print_table(render.header(result), render.table_rows(result, width), footer=render.footer(result))
+        emit_table(fmt, render.header(result), render.table_rows(result, width), out, footer=render.footer(result))
 
 
 @app.command("meta-eval")
@@ -149,13 +138,13 @@ def meta_eval(
     human_format: Annotated[str, typer.Option("--human-format", help="auto, mqm or tsv.")] = "auto",
     metric_system: Annotated[str, typer.Option("--metric-system", help="Metric system score: corpus (the metric's corpus score), mean or rated-mean of segment scores.")] = "corpus",
     human_system: Annotated[str, typer.Option("--human-system", help="Human system score: rated-mean (over the system's rated segments) or common-mean (segments rated for all).")] = "rated-mean",
-    n_bootstrap: Annotated[int, typer.Option("-n", "--bootstrap", help="Bootstrap resamples of segments for the intervals and system-level p-values.")] = 1000,
+    n_bootstrap: Annotated[int, typer.Option("-n", "--n-samples", help="Bootstrap resamples of segments for the intervals and system-level p-values.")] = 1000,
     permutations: Annotated[int, typer.Option("--permutations", help="Permutation trials of the segment-level tests (0: none).")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of resampling and permutations.")] = DEFAULT_SEED,
     confidence: Annotated[float, typer.Option("--confidence", help="Confidence level of the intervals.")] = 0.95,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the rank clusters.")] = 0.05,
     set_: Annotated[list[str], typer.Option("-s", "--set", help="Metric setting KEY=VALUE or METRIC.KEY=VALUE. Repeatable.")] = [],  # noqa: B006
-    format: Annotated[str, typer.Option("-f", "--format", help="table, json, markdown, latex or html.")] = "table",
+    format: Annotated[str, format_option(PAGE_FORMATS)] = "table",
     width: Annotated[int, typer.Option("-w", "--width", help="Decimals shown.")] = 4,
     out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
     save_scores: Annotated[str | None, typer.Option("--save-scores", help="Also write every metric's segment scores to this file, in the --scores format.")] = None,
@@ -177,9 +166,9 @@ def meta_eval(
     human_matrix = align_human(read_human_scores(human, n_segments, human_format), systems, aliases, mapping, file_names)
     hyps = list(texts.values())
     collected = _collect_scores(metric_names, set_, scores, refs, hyps, systems, aliases, file_names, metric_system,
-                                np.isfinite(human_matrix))
+                                np.isfinite(human_matrix), progress=not quiet)
     settings = MetaEvalSettings(n_bootstrap, permutations, seed, confidence, alpha, human_system)
-    with progress_bar(n_bootstrap, "bootstrap", quiet) as advance:
+    with progress_bar(n_bootstrap, "bootstrap", not quiet) as advance:
         result = meta_evaluate(human_matrix, systems, collected, settings, advance)
     if save_scores is not None:
         _save_scores(save_scores, collected, systems)

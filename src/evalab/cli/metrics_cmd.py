@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
+from typing import Annotated, Any
 
 from evalab.cli import app
-from evalab.cli.output import check_format, emit, to_json
+from evalab.cli.output import check_format, emit, emit_table, format_option, to_json
 
 
 @app.command("metrics")
 def metrics_command(
-    format: Annotated[str, typer.Option("-f", "--format", help="table or json")] = "table",
+    format: Annotated[str, format_option()] = "table",
 ) -> None:
     """List the metrics with their settings and defaults."""
     from rich.console import Console
@@ -21,7 +19,7 @@ def metrics_command(
 
     from evalab.metrics.registry import available_metrics, metric_class
 
-    check_format(format, ("table", "json"))
+    check_format(format)
     entries = []
     for name in available_metrics():
         cls = metric_class(name)
@@ -37,14 +35,25 @@ def metrics_command(
     if format == "json":
         emit(to_json(entries), None)
         return
+    header = ["metric", "scale", "settings (default) [choices]"]
+    described = [(e, _setting_lines(e["settings"])) for e in entries]
+    if format != "table":
+        body = [[e["metric"], f"0-{e['scale']:g}", "; ".join(lines) or "(none)"] for e, lines in described]
+        emit_table(format, header, body, None)
+        return
     table = Table(show_header=True, header_style="bold", show_lines=True)
-    for col in ("metric", "scale", "settings (default) [choices]"):
+    for col in header:
         table.add_column(col)
-    for e in entries:
-        lines = []
-        for s in e["settings"]:
-            choices = f" [{', '.join(map(str, s['choices']))}]" if s["choices"] else ""
-            lines.append(f"{s['name']} = {s['default']!r}{choices}: {s['help']}")
+    for e, lines in described:
         # help texts contain brackets ("[a-z0-9]"): print them literally, not as rich markup
         table.add_row(escape(f"{e['metric']}\n{e['summary']}"), f"0-{e['scale']:g}", escape("\n".join(lines) or "(none)"))
     Console(soft_wrap=False).print(table)
+
+
+def _setting_lines(settings: list[dict[str, Any]]) -> list[str]:
+    """``name = default [choices]: help`` for each setting of a metric."""
+    lines = []
+    for s in settings:
+        choices = f" [{', '.join(map(str, s['choices']))}]" if s["choices"] else ""
+        lines.append(f"{s['name']} = {s['default']!r}{choices}: {s['help']}")
+    return lines

@@ -1,4 +1,9 @@
-"""Rendering result rows as a terminal table, JSON or LaTeX, to stdout or a file."""
+"""Rendering result rows as a terminal table, JSON, Markdown or LaTeX, to stdout or a file.
+
+The one definition of the CLI's ``-f/--format`` option lives here: every command that
+prints a table takes :data:`TABLE_FORMATS` (plus ``html`` where a page exists,
+:data:`PAGE_FORMATS`) through :func:`format_option`, and renders through :func:`emit_table`.
+"""
 
 from __future__ import annotations
 
@@ -9,20 +14,44 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import typer
+
 from evalab.errors import SettingsError
 from evalab.io import STDIN, same_file, write_text_atomic
 from evalab.report.latex import latex_escape, latex_table
 
-__all__ = ["FORMATS", "check_format", "check_out", "emit", "json_safe", "latex_escape", "print_table", "to_json", "to_latex"]
+__all__ = [
+    "FORMATS", "PAGE_FORMATS", "TABLE_FORMATS", "check_format", "check_out", "emit", "emit_table",
+    "format_option", "json_safe", "latex_escape", "markdown_table", "ordered_row", "print_table",
+    "to_json", "to_latex",
+]
 
-FORMATS = ("table", "json", "latex")
+#: every command that prints a table offers these
+TABLE_FORMATS = ("table", "json", "markdown", "latex")
+#: commands that can also write a self-contained page
+PAGE_FORMATS = (*TABLE_FORMATS, "html")
+FORMATS = TABLE_FORMATS
+
+#: keys that lead every JSON result object, in this order (``score`` and ``compare`` alike)
+LEADING_KEYS = ("system", "metric", "score")
 
 
-def check_format(fmt: str, allowed: Sequence[str] = FORMATS) -> str:
+def format_option(formats: Sequence[str] = TABLE_FORMATS) -> Any:
+    """The ``-f/--format`` option: one spelling, one help text and one metavar everywhere."""
+    listed = f"{', '.join(formats[:-1])} or {formats[-1]}"
+    return typer.Option("-f", "--format", metavar="[" + "|".join(formats) + "]", help=f"Output format: {listed}.")
+
+
+def check_format(fmt: str, allowed: Sequence[str] = TABLE_FORMATS) -> str:
     """Validate an output format name."""
     if fmt not in allowed:
-        raise SettingsError(f"unknown format {fmt!r}; expected one of {', '.join(allowed)}")
+        raise SettingsError(f"--format: unknown format {fmt!r}; expected one of {', '.join(allowed)}")
     return fmt
+
+
+def ordered_row(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with :data:`LEADING_KEYS` first (those present), the rest in their order."""
+    return {**{k: row[k] for k in LEADING_KEYS if k in row}, **{k: v for k, v in row.items() if k not in LEADING_KEYS}}
 
 
 def json_safe(value: Any) -> Any:
@@ -45,6 +74,39 @@ def to_json(rows: Sequence[dict[str, Any]] | dict[str, Any]) -> str:
 def to_latex(header: Sequence[str], body: Sequence[Sequence[str]], caption: str = "") -> str:
     """A booktabs ``tabular`` with the first column left-aligned, the rest right-aligned."""
     return latex_table(header, body, caption)
+
+
+def _md_cell(text: str) -> str:
+    # a "|" would end the cell; a newline would end the row
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(header: Sequence[str], body: Sequence[Sequence[str]], footer: Sequence[str] = ()) -> str:
+    """A GitHub-flavoured Markdown table (first column left-aligned), then footer lines."""
+    lines = ["| " + " | ".join(_md_cell(h) for h in header) + " |",
+             "|" + "|".join([":---", *["---:"] * (len(header) - 1)]) + "|"]
+    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in body]
+    if footer:
+        lines += ["", *(f"{line}  " for line in footer)]
+    return "\n".join(lines) + "\n"
+
+
+def emit_table(
+    fmt: str, header: Sequence[str], body: Sequence[Sequence[str]], out: str | None, *,
+    footer: Sequence[str] = (), data: Any = None,
+) -> None:
+    """Print or write one table in ``fmt``: ``data`` is what ``json`` writes; ``table`` to a
+    file is tab-separated (no box drawing to parse), with the footer lines after it."""
+    if fmt == "json":
+        emit(to_json(data), out)
+    elif fmt == "markdown":
+        emit(markdown_table(header, body, footer), out)
+    elif fmt == "latex":
+        emit(to_latex(header, body, caption="; ".join(footer)), out)
+    elif out:
+        emit("\n".join("\t".join(r) for r in [header, *body]) + "\n" + "".join(f"{f}\n" for f in footer), out)
+    else:
+        print_table(header, body, footer=footer)
 
 
 def print_table(header: Sequence[str], body: Sequence[Sequence[str]], footer: Sequence[str] = ()) -> None:

@@ -2,7 +2,7 @@
 
 Two sources, one report:
 
-* ``evalab ppl --model DIR TEXT_FILE``: a local Hugging Face causal LM scores the text
+* ``evalab ppl --model DIR -i TEXT``: a local Hugging Face causal LM scores the text
   with sliding windows (:mod:`evalab.models.causal_lm`). ``--documents file`` (default)
   scores the whole file as one document (lines joined by ``\\n``); ``--documents lines``
   scores every line as its own document (context never crosses lines).
@@ -32,14 +32,11 @@ import numpy as np
 import typer
 
 from evalab.cli import app
-from evalab.cli.output import check_format, check_out, emit, print_table, to_json
+from evalab.cli.output import check_format, check_out, emit, emit_table, format_option, to_json
 from evalab.errors import InputError, SettingsError
 from evalab.io import read_segments
 from evalab.metrics.loss import STAT_NAMES, CrossEntropy, Perplexity, PerplexitySettings
 from evalab.nll import IGNORE_INDEX
-
-FORMATS = ("table", "json", "markdown")
-
 
 #: the CLI's defaults are the metric's: one place says what ``--batch-size`` etc. default to
 DEFAULTS = PerplexitySettings()
@@ -219,14 +216,14 @@ def check_sources(text_file: str | None, model: str | None, logits: str | None, 
     if documents not in ("file", "lines"):
         raise SettingsError(f"--documents must be file or lines, got {documents!r}")
     if (model is None) == (logits is None):
-        raise SettingsError("give exactly one source: --model DIR TEXT_FILE, or --logits FILE.npz")
+        raise SettingsError("give exactly one source: --model DIR -i TEXT, or --logits FILE.npz")
     if logits is not None and text_file is not None:
         raise SettingsError(
-            "TEXT_FILE is not used with --logits; store byte and word counts in the .npz as 'bytes' and 'words'"
+            "-i TEXT is not used with --logits; store byte and word counts in the .npz as 'bytes' and 'words'"
         )
     if model is not None:
         if text_file is None:
-            raise SettingsError("--model needs a TEXT_FILE to score")
+            raise SettingsError("--model needs a text to score: -i TEXT")
         if shift or pad_id is not None:
             raise SettingsError("--shift and --pad-id apply to --logits only (the LM path shifts by itself)")
     if threads is not None and threads < 1:
@@ -235,7 +232,9 @@ def check_sources(text_file: str | None, model: str | None, logits: str | None, 
 
 @app.command("ppl")
 def ppl(
-    text_file: Annotated[str | None, typer.Argument(help="Text to score with --model (UTF-8; '-' = stdin).")] = None,
+    input: Annotated[str | None, typer.Option("-i", "--input", help="Text to score with --model (UTF-8; '-' = stdin).")] = None,
+    # the spelling before `-i` (evalab ppl --model DIR TEXT), kept working but not advertised
+    text_file: Annotated[str | None, typer.Argument(hidden=True, show_default=False)] = None,
     model: Annotated[str | None, typer.Option("--model", help="Local Hugging Face causal LM directory (model + tokenizer).")] = DEFAULTS.model,
     logits: Annotated[str | None, typer.Option("--logits", help="Saved logits/labels (.npz with keys logits, labels[, bytes, words]).")] = None,
     max_length: Annotated[int | None, typer.Option("--max-length", help="Window length in tokens (default: the model's context size).")] = DEFAULTS.max_length,
@@ -251,13 +250,16 @@ def ppl(
     ignore_index: Annotated[int, typer.Option("--ignore-index", help="With --logits: label value to mask out.")] = IGNORE_INDEX,
     threads: Annotated[int | None, typer.Option("--threads", help="torch CPU threads (default: torch's choice; 1 is often fastest on a busy machine). Numbers do not depend on it beyond float rounding.")] = None,
     per_doc: Annotated[bool, typer.Option("--per-document", help="Add one row per document to the report.")] = False,
-    format: Annotated[str, typer.Option("-f", "--format", help="table, json or markdown.")] = "table",
+    format: Annotated[str, format_option()] = "table",
     out: Annotated[str | None, typer.Option("-o", "--out", help="Write the report to this file (atomically).")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Perplexity, cross-entropy and bits per token/byte of a causal LM on a text, or of saved logits."""
-    check_out(out, [("TEXT_FILE", text_file), ("--model", model), ("--logits", logits)])
-    check_format(format, FORMATS)
+    if input is not None and text_file is not None:
+        raise SettingsError(f"give the text once, as -i {input}, not also as {text_file}")
+    text_file = input if input is not None else text_file
+    check_out(out, [("-i", text_file), ("--model", model), ("--logits", logits)])
+    check_format(format)
     check_sources(text_file, model, logits, shift=shift, pad_id=pad_id, documents=documents, threads=threads)
     metric = Perplexity(model=model, max_length=max_length, stride=stride, batch_size=batch_size,
                         bos=bos, device=device, dtype=dtype, mean=mean)
@@ -279,7 +281,7 @@ def ppl(
 
 
 def write_report(report: dict[str, Any], fmt: str, out: str | None, per_doc: bool) -> None:
-    """Print or write the report: JSON, Markdown, or the table (tab-separated in a file)."""
+    """Print or write the report: JSON, Markdown, LaTeX, or the table (tab-separated in a file)."""
     text = render(report, fmt)
     if text is not None:
         emit(text, out)
@@ -288,7 +290,4 @@ def write_report(report: dict[str, Any], fmt: str, out: str | None, per_doc: boo
     footer = [f"settings: {', '.join(f'{k}={v}' for k, v in report['settings'].items())}", f"signature: {report['signature']}"]
     if per_doc:
         footer += [f"document {d['document']}: {d['tokens']} tokens, perplexity {_num(d['perplexity'])}" for d in report["per_document"]]
-    if out:
-        emit("\n".join("\t".join(r) for r in [["quantity", "value"], *body]) + "\n" + "\n".join(footer) + "\n", out)
-        return
-    print_table(["quantity", "value"], body, footer=footer)
+    emit_table(fmt, ["quantity", "value"], body, out, footer=footer)

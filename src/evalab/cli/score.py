@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,10 +15,11 @@ from evalab.cli.output import (
     check_format,
     check_out,
     emit,
+    emit_table,
+    format_option,
     json_safe,
-    print_table,
+    ordered_row,
     to_json,
-    to_latex,
 )
 from evalab.cli.references import apply_missing_refs, check_missing_ref
 from evalab.errors import SettingsError
@@ -93,16 +95,17 @@ def score(
     source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
     metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s): -m bleu chrf ... (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
     set_: Annotated[list[str], typer.Option("-s", "--set", help="Metric setting KEY=VALUE (all metrics with KEY) or METRIC.KEY=VALUE. Repeatable.")] = [],  # noqa: B006
-    format: Annotated[str, typer.Option("-f", "--format", help="Output format: table, json or latex.")] = "table",
+    format: Annotated[str, format_option()] = "table",
     width: Annotated[int | None, typer.Option("-w", "--width", help="Decimals shown (default 1 for 0-100 metrics, 4 for 0-1).")] = None,
     jobs: Annotated[int, typer.Option("-j", "--jobs", help="Processes computing per-segment statistics (shards are summed: same numbers).")] = 1,
     out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
     ci: Annotated[bool, typer.Option("--ci", help="Add a bootstrap percentile confidence interval (reported as mean ± half-width).")] = False,
-    n_samples: Annotated[int, typer.Option("--n-samples", help="Bootstrap resamples for --ci.")] = 1000,
+    n_samples: Annotated[int, typer.Option("-n", "--n-samples", help="Bootstrap resamples for --ci.")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the --ci resampling (0 is a seed too).")] = DEFAULT_SEED,
     confidence: Annotated[float, typer.Option("--confidence", help="Confidence level for --ci.")] = 0.95,
     segments: Annotated[str | None, typer.Option("--segments", help="Also write per-segment scores to this JSON Lines file: one line per system, metric and segment.")] = None,
     missing_ref: Annotated[str, typer.Option("--missing-ref", help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.")] = "none",
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar (model metrics: bertscore, perplexity, comet).")] = False,
 ) -> None:
     """Score system outputs against references with one or more metrics."""
     check_out(out, input_options(reference, input, source))
@@ -114,7 +117,7 @@ def score(
     if width is not None and not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
     check_segments_path(segments, out, input_options(reference, input, source))
-    built = build_metrics(metrics, set_)
+    built = show_progress(build_metrics(metrics, set_), not quiet)
     check_source_option(built, source, [*reference, *input])
     refs, systems = load_inputs(reference, input)
     refs = apply_missing_refs(refs, reference, missing_ref)
@@ -130,6 +133,23 @@ def score(
     if segments:
         write_text_atomic(segments, segment_lines(built, systems, refs))
     emit_results(results, format, width, out, cis)
+
+
+def show_progress(built: dict[str, Metric], enabled: bool) -> dict[str, Metric]:
+    """The metrics with their progress bars on (stderr, terminal only) or off (``-q``).
+
+    Model metrics spend seconds to minutes per system: bertscore and perplexity show a bar
+    when the CLI asks for one, comet has a ``progress`` setting (on by default, so ``-q``
+    turns it off). String metrics finish in a blink and have no bar.
+    """
+    shown = {}
+    for name, metric in built.items():
+        if hasattr(metric, "progress"):
+            metric.progress = enabled  # type: ignore[attr-defined]
+        if hasattr(metric.settings, "progress") and not enabled:
+            metric = type(metric)(dataclasses.replace(metric.settings, progress=False))  # type: ignore[call-arg]
+        shown[name] = metric
+    return shown
 
 
 def check_segments_path(segments: str | None, out: str | None, inputs: list[tuple[str, str | None]]) -> None:
@@ -161,7 +181,7 @@ def emit_results(
     cis = cis or [None] * len(results)
     if fmt == "json":
         rows: list[dict[str, Any]] = [
-            {"system": s, **sc.to_dict(), "metric": m, **(_ci_fields(sc, c) if c else {})}
+            ordered_row({"system": s, **sc.to_dict(), "metric": m, **(_ci_fields(sc, c) if c else {})})
             for (s, m, sc), c in zip(results, cis, strict=True)
         ]
         emit(to_json(rows), out)
@@ -176,14 +196,9 @@ def emit_results(
         line = f"{m}: {sc.signature}" + (f"|{c.signature}" if c else "")
         if line not in signatures:
             signatures.append(line)
-    if fmt == "latex":
-        emit(to_latex(header[:3], [b[:3] for b in body], caption="; ".join(signatures)), out)
-        return
-    if out:
-        text = "\n".join("\t".join(r) for r in [header, *body]) + "\n" + "\n".join(signatures) + "\n"
-        emit(text, out)
-        return
-    print_table(header, body, footer=signatures)
+    if fmt == "latex":  # the details (counts, lengths) would overflow a paper's column
+        header, body = header[:3], [b[:3] for b in body]
+    emit_table(fmt, header, body, out, footer=signatures)
 
 
 def _ci_fields(score: Score, ci: ConfidenceInterval) -> dict[str, Any]:

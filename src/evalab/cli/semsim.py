@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from evalab.cli import app
-from evalab.cli.output import check_format, check_out, emit, print_table, to_json
+from evalab.cli.output import check_format, check_out, emit, emit_table, format_option, ordered_row
 from evalab.cli.score import input_options, load_inputs
 from evalab.errors import SettingsError
 
@@ -62,7 +62,7 @@ def semsim(
     explain: Annotated[bool, typer.Option("--explain", help="Print every token's best match and cosine, per segment.")] = False,
     explain_html: Annotated[str | None, typer.Option("--explain-html", help="Write the alignments as a self-contained HTML heat map page.")] = None,
     explain_limit: Annotated[int, typer.Option("--explain-limit", help="Segments explained per system (0 = all).")] = 10,
-    format: Annotated[str, typer.Option("-f", "--format", help="table or json.")] = "table",
+    format: Annotated[str, format_option()] = "table",
     out: Annotated[str | None, typer.Option("-o", "--out", help="Write the scores to this file (atomically).")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
 ) -> None:
@@ -72,7 +72,7 @@ def semsim(
     read = [*input_options(reference, input), ("--model", model), ("--baseline", baseline), ("--stopwords", stopwords)]
     check_out(out, read)
     check_out(explain_html, [*read, ("--out", out)], option="--explain-html")
-    check_format(format, ("table", "json"))
+    check_format(format)
     if explain_limit < 0:
         raise SettingsError(f"--explain-limit must be 0 or more, got {explain_limit}")
     metric = _build_metric(model, layer, idf, rescale, baseline, drop_function_words, stopwords, oov,
@@ -94,14 +94,9 @@ def semsim(
         from evalab.report.alignment import render_alignment_html
 
         write_text_atomic(explain_html, render_alignment_html(explained, signature=signature))
-    if format == "json":
-        emit(to_json([{"system": n, **sc.to_dict()} for n, sc in results]), out)
-    elif out:
-        lines = ["system\tP\tR\tF1"] + [f"{n}\t{sc.precision:.4f}\t{sc.recall:.4f}\t{sc.fmeasure:.4f}" for n, sc in results]
-        emit("\n".join([*lines, f"bertscore: {signature}"]) + "\n", out)
-    else:
-        body = [[n, f"{sc.precision:.4f}", f"{sc.recall:.4f}", f"{sc.fmeasure:.4f}"] for n, sc in results]
-        print_table(["system", "P", "R", "F1"], body, footer=[f"bertscore: {signature}"])
+    body = [[n, f"{sc.precision:.4f}", f"{sc.recall:.4f}", f"{sc.fmeasure:.4f}"] for n, sc in results]
+    data = [ordered_row({"system": n, **sc.to_dict()}) for n, sc in results]
+    emit_table(format, ["system", "P", "R", "F1"], body, out, footer=[f"bertscore: {signature}"], data=data)
     if explain:
         _print_explanations(explained)
 

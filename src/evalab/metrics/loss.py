@@ -116,6 +116,8 @@ class LossMetric(Metric):
     def __init__(self, settings: MetricSettings | None = None, **kwargs: Any) -> None:
         super().__init__(settings, **kwargs)
         self._scorer: Any = None
+        #: show a progress bar over windows on stderr (a terminal only; the CLI turns it on)
+        self.progress = False
         self._source = "lm" if self.settings.model else "external"
 
     @property
@@ -266,7 +268,7 @@ class LossMetric(Metric):
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         scorer = self.scorer
-        docs = scorer.score_texts(hypotheses)
+        docs = scorer.score_texts(hypotheses, progress=self.progress)
         return self.stats_from_nll([d.nll for d in docs], [d.tokens for d in docs], texts=hypotheses)
 
     def corpus_score(

@@ -26,13 +26,13 @@ before the next batch: at most one batch's logits are alive.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evalab.errors import InputError, SettingsError, require
+from evalab.progress import progress_bar
 
 __all__ = [
     "CausalLMScorer",
@@ -338,7 +338,7 @@ class CausalLMScorer:
         counts = [0] * len(documents)
         model = self.model
         device = torch.device(self.device)
-        with _Progress(progress, len(jobs)) as advance, torch.inference_mode():
+        with progress_bar(len(jobs), "windows", progress) as advance, torch.inference_mode():
             for start in range(0, len(jobs), self.batch_size):
                 batch = jobs[start : start + self.batch_size]
                 width = batch[0][0]
@@ -422,30 +422,3 @@ class _QuietTransformers:
         self.logging.set_verbosity(self.verbosity)
         if self.was_enabled:
             self.logging.enable_progress_bar()
-
-
-class _Progress:
-    """A rich progress bar on stderr, only when asked and stderr is a terminal."""
-
-    def __init__(self, enabled: bool, total: int) -> None:
-        self.enabled = enabled and sys.stderr.isatty()
-        self.total = total
-        self._bar: Any = None
-
-    def __enter__(self):
-        if not self.enabled:
-            return lambda n: None
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-        self._bar = Progress(
-            "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-            TimeRemainingColumn(), console=Console(stderr=True), transient=True,
-        )
-        self._bar.__enter__()
-        task = self._bar.add_task("windows", total=self.total)
-        return lambda n: self._bar.advance(task, n)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(*exc)

@@ -22,13 +22,13 @@ each distinct string once, in batches sorted by token count.
 from __future__ import annotations
 
 import contextlib
-import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from evalab.errors import InputError, require
 from evalab.models.comet_checkpoint import CheckpointInfo
+from evalab.progress import progress_bar
 
 __all__ = ["CometModel"]
 
@@ -111,7 +111,7 @@ class CometModel:
         order = sorted(range(len(unique)), key=lambda i: len(ids[i]))
         out: dict[str, Any] = {}
         batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-        with _progress(progress, len(batches), "COMET embeddings") as advance, torch.inference_mode():
+        with progress_bar(len(batches), "COMET embeddings", progress and len(batches) > 1) as advance, torch.inference_mode():
             for batch in batches:
                 emb = self._embed_batch([ids[i] for i in batch])
                 for i, row in zip(batch, emb, strict=True):
@@ -242,24 +242,3 @@ def _pool(torch: Any, pool: str, hidden: Any, input_ids: Any, mask: Any, pad: in
     if pool == "max":
         return hidden.masked_fill(is_pad, float("-inf")).max(dim=1)[0]
     return hidden.masked_fill(is_pad, 0.0).sum(1) / mask.unsqueeze(-1).float().sum(1)
-
-
-@contextlib.contextmanager
-def _progress(enabled: bool, total: int, label: str) -> Iterator[Callable[[], None]]:
-    """A transient rich bar over batches on stderr, when asked and stderr is a terminal."""
-    if not (enabled and total > 1 and sys.stderr.isatty()):
-        yield lambda: None
-        return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(label, total=total)
-        yield lambda: bar.advance(task)

@@ -16,6 +16,8 @@ base\\_1 & 31.2 \\\\
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Callable, Sequence
 
 __all__ = ["MATH_SYMBOLS", "latex_escape", "latex_table", "latex_text"]
@@ -27,9 +29,21 @@ _SPECIAL = {
 
 #: characters pdflatex's default fonts lack (it prints "<" as an inverted "!")
 MATH_SYMBOLS = {
-    "±": r"$\pm$", "Δ": r"$\Delta$", "↑": r"$\uparrow$", "↓": r"$\downarrow$", "–": "--",
+    "±": r"$\pm$", "Δ": r"$\Delta$", "↑": r"$\uparrow$", "↓": r"$\downarrow$", "–": "--", "—": "---",
     "ε": r"$\varepsilon$", "→": r"$\rightarrow$", "≈": r"$\approx$", "<": r"$<$", ">": r"$>$",
-    "−": "-", "·": r"$\cdot$", "√": r"$\surd$", "≥": r"$\geq$", "α": r"$\alpha$",
+    "−": "-", "·": r"$\cdot$", "√": r"$\surd$", "≥": r"$\geq$", "≤": r"$\leq$", "α": r"$\alpha$",
+    "μ": r"$\mu$", "µ": r"$\mu$", "τ": r"$\tau$", "ρ": r"$\rho$", "σ": r"$\sigma$", "χ": r"$\chi$",
+    "×": r"$\times$", "…": r"\ldots{}", "’": "'", "‘": "`", "“": "``", "”": "''", "\u00a0": "~",
+    "│": "|", "✓": r"$\surd$", "✗": r"$\times$", "²": r"$^2$",
+}
+
+#: a Greek letter with a one-letter subscript, as in Kendall's τ_b (escaped: ``τ\\_b``)
+_GREEK_SUBSCRIPT = re.compile(r"([αεμρστχ])\\_([A-Za-z0-9])(?![A-Za-z0-9])")
+
+#: combining marks that LaTeX writes as accent commands (é = e + U+0301 -> \'{e})
+_ACCENTS = {
+    "\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0304": "=", "\u0308": '"',
+    "\u030a": "r", "\u030c": "v", "\u0327": "c", "\u0328": "k", "\u0306": "u", "\u030b": "H",
 }
 
 
@@ -43,8 +57,26 @@ def latex_escape(text: str) -> str:
 
 
 def latex_text(text: str) -> str:
-    """Escaped text with the symbols pdflatex's default fonts lack written as math."""
-    return "".join(MATH_SYMBOLS.get(ch, ch) for ch in latex_escape(text))
+    """Escaped text that pdflatex compiles with its default fonts: the symbols tables print
+    as math, accented Latin letters as accent commands, and any other non-ASCII character
+    (a system name in Chinese, say) as its code point, ``[U+4E2D]``, rather than an error.
+
+    >>> print(latex_text("μ ± hw, Δ of Müller_2, τ_b"))
+    $\\mu$ $\\pm$ hw, $\\Delta$ of M\\"{u}ller\\_2, $\\tau_b$
+    """
+    text = _GREEK_SUBSCRIPT.sub(lambda m: "$" + MATH_SYMBOLS[m[1]].strip("$") + "_" + m[2] + "$", latex_escape(text))
+    return "".join(_ascii_latex(ch) for ch in text)
+
+
+def _ascii_latex(ch: str) -> str:
+    if ch.isascii() and ch not in "<>":
+        return ch
+    if ch in MATH_SYMBOLS:
+        return MATH_SYMBOLS[ch]
+    base, *marks = unicodedata.normalize("NFD", ch)
+    if base.isascii() and base.isalpha() and len(marks) == 1 and marks[0] in _ACCENTS:
+        return rf"\{_ACCENTS[marks[0]]}{{{base}}}"
+    return f"[U+{ord(ch):04X}]"
 
 
 def latex_table(
@@ -54,9 +86,10 @@ def latex_table(
     *,
     columns: str | None = None,
     small: bool = False,
-    cell: Callable[[str], str] = latex_escape,
+    cell: Callable[[str], str] = latex_text,
 ) -> str:
-    """A booktabs ``table``; ``columns`` defaults to ``l`` then ``r`` for the rest."""
+    """A booktabs ``table``; ``columns`` defaults to ``l`` then ``r`` for the rest; cells
+    are written with :func:`latex_text`, so the table compiles with pdflatex."""
     cols = columns or "l" + "r" * (len(header) - 1)
     lines = [r"\begin{table}[t]", r"\centering", *([r"\small"] if small else []), rf"\begin{{tabular}}{{{cols}}}", r"\toprule"]
     lines.append(" & ".join(cell(h) for h in header) + r" \\")
