@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -306,21 +307,7 @@ def pairs_needed(delta: float, sd_diff: float, *, alpha: float = 0.05, power: fl
     >>> pairs_needed(1.0, 1.0)
     10
     """
-    if not (math.isfinite(delta) and math.isfinite(sd_diff)) or delta == 0:
-        return None
-    if sd_diff == 0:
-        return 2
-    z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
-    n = max(2, math.ceil((z * sd_diff / delta) ** 2))
-    if n > limit:
-        return None
-    while n > 2 and power_paired(delta, sd_diff, n - 1, alpha) >= power:
-        n -= 1
-    while power_paired(delta, sd_diff, n, alpha) < power:
-        n += 1
-        if n > limit:
-            return None
-    return n
+    return _smallest_n(lambda n: power_paired(delta, sd_diff, n, alpha), delta, sd_diff, 1, alpha, power, limit)
 
 
 def _norm_cdf(x: np.ndarray) -> np.ndarray:
@@ -362,18 +349,25 @@ def seeds_needed(delta: float, sd: float, *, alpha: float = 0.05, power: float =
     >>> seeds_needed(1.0, 1.0)
     17
     """
+    return _smallest_n(lambda n: power_two_sample(delta, sd, n, alpha), delta, sd, 2, alpha, power, limit)
+
+
+def _smallest_n(power_at: Callable[[int], float], delta: float, sd: float, arms: int,
+                alpha: float, power: float, limit: int) -> int | None:
+    """The smallest n >= 2 with ``power_at(n) >= power`` (None past ``limit``, or when the
+    delta is zero or the spread unknown): the normal approximation ``arms (z sd / delta)^2``
+    first, then a walk to the exact answer."""
     if not (math.isfinite(delta) and math.isfinite(sd)) or delta == 0:
         return None
     if sd == 0:
         return 2
-    # start from the normal approximation, then walk to the exact answer
     z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
-    n = max(2, math.ceil(2 * (z * sd / delta) ** 2))
+    n = max(2, math.ceil(arms * (z * sd / delta) ** 2))
     if n > limit:
         return None
-    while n > 2 and power_two_sample(delta, sd, n - 1, alpha) >= power:
+    while n > 2 and power_at(n - 1) >= power:
         n -= 1
-    while power_two_sample(delta, sd, n, alpha) < power:
+    while power_at(n) < power:
         n += 1
         if n > limit:
             return None
