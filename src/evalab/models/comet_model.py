@@ -28,6 +28,7 @@ from typing import Any
 
 from evalab.errors import InputError, require
 from evalab.models.comet_checkpoint import CheckpointInfo
+from evalab.models.hf_encoder import padded_batch
 from evalab.progress import progress_bar
 
 __all__ = ["CometModel"]
@@ -122,12 +123,7 @@ class CometModel:
     def _embed_batch(self, batch: list[list[int]]) -> Any:
         torch = self.torch
         pad = self.tokenizer.pad_token_id
-        width = max(len(x) for x in batch)
-        input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(batch), width), dtype=torch.long)
-        for i, x in enumerate(batch):
-            input_ids[i, : len(x)] = torch.tensor(x, dtype=torch.long)
-            mask[i, : len(x)] = 1
+        input_ids, mask = padded_batch(torch, batch, pad)
         input_ids, mask = input_ids.to(self.device), mask.to(self.device)
         autocast = torch.autocast("cuda", dtype=torch.float16) if self.amp else contextlib.nullcontext()
         with autocast:

@@ -148,12 +148,7 @@ class TransformerEmbedder(Embedder):
     def _forward(self, batch: list[list[int]], all_layers: bool = False) -> Any:
         torch = self._torch
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        width = max(len(x) for x in batch)
-        input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(batch), width), dtype=torch.long)
-        for i, x in enumerate(batch):
-            input_ids[i, : len(x)] = torch.tensor(x, dtype=torch.long)
-            mask[i, : len(x)] = 1
+        input_ids, mask = padded_batch(torch, batch, pad)
         input_ids = input_ids.to(self.device)
         mask = mask.to(self.device)
         with torch.inference_mode():
@@ -317,3 +312,14 @@ def _fingerprint_dir(path: Path) -> str:
                     fh.seek(max(size - 2**20, 2**20))
                     h.update(fh.read())
     return h.hexdigest()[:8]
+
+
+def padded_batch(torch: Any, batch: list[list[int]], pad: int) -> tuple[Any, Any]:
+    """Token id lists as one ``[batch, longest]`` id tensor padded with ``pad``, and its mask."""
+    width = max(len(x) for x in batch)
+    input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(batch), width), dtype=torch.long)
+    for i, x in enumerate(batch):
+        input_ids[i, : len(x)] = torch.tensor(x, dtype=torch.long)
+        mask[i, : len(x)] = 1
+    return input_ids, mask
