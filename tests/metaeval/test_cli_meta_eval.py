@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from tests.cli.refusal import assert_refused
 
 N_SEG, SYSTEMS = 40, ["sysA", "sysB", "sysC", "sysD", "sysE"]
 
@@ -124,3 +125,18 @@ def test_saved_scores_give_the_same_segment_statistics(run_cli, synth):
     for key, row in a.items():
         if key[1] == "segment":
             assert b[key]["value"] == pytest.approx(row["value"], abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("outputs", "message"),
+    [
+        (["-o", "ref.txt"], "--out ref.txt is the same file as -r"),
+        (["-o", "human.tsv"], "--out human.tsv is the same file as --human"),
+        (["--save-scores", "scores.tsv"], "--save-scores scores.tsv is the same file as --scores"),
+        (["-o", "x.json", "--save-scores", "x.json"], "--save-scores x.json is the same file as --out"),
+    ],
+)
+def test_outputs_never_overwrite_an_input(synth, outputs, message):
+    """Through the real entry point: one line, exit 2, every input unchanged."""
+    args = [str(a) for a in base_args(synth)]
+    assert_refused((*args, *outputs), message, watch=(synth,), cwd=synth)

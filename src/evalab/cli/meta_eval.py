@@ -16,8 +16,16 @@ import typer
 from evalab.cli import app
 from evalab.cli.compare import display_names, progress_bar
 from evalab.cli.options import build_metrics
-from evalab.cli.output import PAGE_FORMATS, check_format, emit, emit_table, format_option, to_json
-from evalab.cli.score import load_inputs, show_progress
+from evalab.cli.output import (
+    PAGE_FORMATS,
+    check_format,
+    check_out,
+    emit,
+    emit_table,
+    format_option,
+    to_json,
+)
+from evalab.cli.score import input_options, load_inputs, show_progress
 from evalab.errors import InputError, SettingsError
 from evalab.io import check_same_length, read_segments
 from evalab.metaeval.align import align_human, find_system, parse_name_map
@@ -151,6 +159,10 @@ def meta_eval(
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Meta-evaluate metrics against human scores: correlations, accuracies, CIs, clusters."""
+    # the outputs may overwrite none of the inputs, nor each other, checked before any work
+    read = [*input_options(reference, input, source), ("--human", human), ("--scores", scores)]
+    check_out(out, read)
+    check_out(save_scores, [*read, ("--out", out)], option="--save-scores")
     _check_options(format, n_bootstrap, permutations, seed, confidence, alpha, metric_system, human_system, human_format)
     if not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
