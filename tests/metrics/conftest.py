@@ -21,3 +21,15 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(params=["kernel", "python"])
+def edit_backend(request, monkeypatch) -> str:
+    """Run a test with the edit-distance C kernel and with its pure-Python fallback."""
+    from evalab.metrics import _editdistance
+
+    if request.param == "python":
+        monkeypatch.setattr(_editdistance, "edkernel", None)
+    elif _editdistance.edkernel is None:
+        pytest.skip("evalab._edkernel is not built")
+    return request.param

@@ -9,7 +9,6 @@ import pytest
 from tests.conftest import read_lines, wmt_file, wmt_systems
 
 from evalab.errors import InputError
-from evalab.metrics import _editdistance
 from evalab.metrics.ter import TER
 
 sacrebleu = pytest.importorskip("sacrebleu")
@@ -50,15 +49,6 @@ SACREBLEU_VECTORS = [
 ]
 
 
-@pytest.fixture(params=["kernel", "python"])
-def backend(request, monkeypatch) -> str:
-    """Run a test with the C kernel and with the pure-Python fallback."""
-    if request.param == "python":
-        monkeypatch.setattr(_editdistance, "edkernel", None)
-    elif _editdistance.edkernel is None:
-        pytest.skip("evalab._edkernel is not built")
-    return request.param
-
 
 def assert_same(ours, theirs) -> None:
     """Identical score, edits and reference length (no tolerance)."""
@@ -66,7 +56,7 @@ def assert_same(ours, theirs) -> None:
 
 
 @pytest.mark.parametrize(("hyps", "refs", "expected"), SACREBLEU_VECTORS)
-def test_sacrebleu_vectors(hyps, refs, expected, backend) -> None:
+def test_sacrebleu_vectors(hyps, refs, expected, edit_backend) -> None:
     score = TER().corpus_score(hyps, [refs])
     assert abs(score.score - 100 * expected) < 1e-3
     assert_same(score, SacreTER().corpus_score(hyps, [refs]))
@@ -86,14 +76,14 @@ def wmt_inputs(pair: str, system: str, nrefs: int) -> tuple[list[str], list[list
     return read_lines(wmt_file("hyp", pair, system)), refs
 
 
-def test_wmt22_random_sample(wmt22, backend) -> None:
+def test_wmt22_random_sample(wmt22, edit_backend) -> None:
     """Random pairs, systems, segments and settings; the full sweep is test_wmt22_every_system."""
     rng = random.Random(18)
-    for _ in range(4 if backend == "kernel" else 2):
+    for _ in range(4 if edit_backend == "kernel" else 2):
         pair = rng.choice(sorted(PAIRS))
         system = rng.choice(wmt_systems(pair))
         hyps, refs = wmt_inputs(pair, system, rng.choice([1, 2]))
-        idx = sorted(rng.sample(range(len(hyps)), 120 if backend == "kernel" else 25))
+        idx = sorted(rng.sample(range(len(hyps)), 120 if edit_backend == "kernel" else 25))
         hyps, refs = [hyps[i] for i in idx], [[s[i] for i in idx] for s in refs]
         kwargs = {k: rng.random() < 0.5 for k in SETTINGS}
         assert_same(TER(**kwargs).corpus_score(hyps, refs), SacreTER(**kwargs).corpus_score(hyps, refs))

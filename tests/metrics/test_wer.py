@@ -7,7 +7,6 @@ import random
 import pytest
 from tests.conftest import read_lines, wmt_file, wmt_systems
 
-from evalab.metrics import _editdistance
 from evalab.metrics.wer import CER, WER
 
 jiwer = pytest.importorskip("jiwer")
@@ -43,21 +42,13 @@ JIWER_CER = [
 ]
 
 
-@pytest.fixture(params=["kernel", "python"])
-def backend(request, monkeypatch) -> str:
-    if request.param == "python":
-        monkeypatch.setattr(_editdistance, "edkernel", None)
-    elif _editdistance.edkernel is None:
-        pytest.skip("evalab._edkernel is not built")
-    return request.param
-
 
 def _lists(ref, hyp):
     return ([ref], [hyp]) if isinstance(ref, str) else (ref, hyp)
 
 
 @pytest.mark.parametrize(("ref", "hyp", "expected"), JIWER_WER)
-def test_jiwer_wer_vectors(ref, hyp, expected, backend) -> None:
+def test_jiwer_wer_vectors(ref, hyp, expected, edit_backend) -> None:
     refs, hyps = _lists(ref, hyp)
     ours = WER().corpus_score(hyps, [refs]).score
     assert ours == pytest.approx(expected, abs=1e-15)
@@ -65,7 +56,7 @@ def test_jiwer_wer_vectors(ref, hyp, expected, backend) -> None:
 
 
 @pytest.mark.parametrize(("ref", "hyp", "expected"), JIWER_CER)
-def test_jiwer_cer_vectors(ref, hyp, expected, backend) -> None:
+def test_jiwer_cer_vectors(ref, hyp, expected, edit_backend) -> None:
     refs, hyps = _lists(ref, hyp)
     ours = CER().corpus_score(hyps, [refs]).score
     assert ours == pytest.approx(expected, abs=1e-15)
@@ -94,14 +85,14 @@ def check_against_jiwer(hyps: list[str], ref: list[str], rng: random.Random) -> 
         assert metric.corpus_score(hyps, [ref]).score == expected, (cls.name, lowercase, punct, ws)
 
 
-def test_wmt22_english_random_settings(wmt22, backend) -> None:
+def test_wmt22_english_random_settings(wmt22, edit_backend) -> None:
     rng = random.Random(18)
     for _ in range(3):
         pair = rng.choice(sorted(ENGLISH))
         system = rng.choice(wmt_systems(pair))
         hyps = read_lines(wmt_file("hyp", pair, system))
         ref = read_lines(wmt_file("ref", pair, rng.choice(ENGLISH[pair])))
-        idx = sorted(rng.sample(range(len(hyps)), 400 if backend == "kernel" else 40))
+        idx = sorted(rng.sample(range(len(hyps)), 400 if edit_backend == "kernel" else 40))
         check_against_jiwer([hyps[i] for i in idx], [ref[i] for i in idx], rng)
 
 
