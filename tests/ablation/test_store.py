@@ -93,3 +93,20 @@ def test_gc_removes_only_superseded_runs_and_their_folders(tmp_path):
     assert [s.runs for s in gc_study(load_study(path), db)] == [2]
     assert len(list(root.iterdir())) == 2 and gc_study(load_study(path), db) == []
     assert run_study(load_study(path), db, progress=False).skipped == 2
+
+
+def _open_and_check(path: str) -> str:
+    with RunStore(path) as store:
+        return store.integrity_check()
+
+
+def test_runners_opening_one_new_store_at_once_all_get_in(tmp_path):
+    # SQLite answers SQLITE_BUSY without waiting while another connection turns a new file
+    # into WAL; before the open was retried, about 1 round in 3 refused one opener at once.
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(4) as pool:
+        for i in range(25):
+            db = str(tmp_path / f"s{i}.db")
+            assert pool.map(_open_and_check, [db] * 4) == ["ok"] * 4

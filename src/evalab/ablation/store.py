@@ -192,6 +192,22 @@ class RunStore:
     # ------------------------------------------------------------------ opening
 
     def _open(self) -> str:
+        # Opening races with other runners: SQLite answers SQLITE_BUSY at once, without
+        # waiting, while another connection switches a new file to WAL or recovers its WAL
+        # (the busy handler is not consulted there), so the whole open is retried until the
+        # deadline, like a write.
+        deadline = time.monotonic() + self.busy_timeout
+        pause = 0.02
+        while True:
+            try:
+                return self._open_once()
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+            pause = min(pause * 2, 0.5)
+
+    def _open_once(self) -> str:
         tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if tables and not self._is_evalab(tables):
             raise InputError(
