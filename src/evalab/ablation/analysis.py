@@ -63,8 +63,20 @@ class MetricStats:
     too_few_seeds: bool = False
     aso_eps: float | None = None  # eps_min of "this row is better than the base"
     direction: str = ""  # "better" | "worse" | "" (delta sign under higher_is_better)
-    paired: bool = False  # Δ paired by seed (eval rows): paired t, sign-flip permutation
+    paired: bool = False  # Δ paired by seed (eval rows, or a study with paired_seeds = true)
     vs: str = ""  # the row Δ is taken to ("base", or an eval row's trained row)
+    # Test-set uncertainty, where the runs have per-example data (ablation/per_example.py);
+    # None where they do not. delta_low/delta_high above stay the interval over seeds.
+    n_examples: int | None = None
+    mean_examples_low: float | None = None  # the row's value, CI over test examples (seeds pooled)
+    mean_examples_high: float | None = None
+    examples_low: float | None = None  # Δ, CI over test examples (paired bootstrap, seeds pooled)
+    examples_high: float | None = None
+    both_low: float | None = None  # Δ, CI over seeds and examples (two-level bootstrap)
+    both_high: float | None = None
+    p_both: float | None = None  # two-level resampling p-value of Δ ≠ 0 (the row's p when present)
+    p_holm: float | None = None  # Holm-adjusted p across the rows compared (when requested)
+    negligible: bool = False  # |Δ| and its CI inside the study's min_effect: no seed count asked
 
 
 @dataclass(frozen=True)
