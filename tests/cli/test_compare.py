@@ -46,7 +46,7 @@ def test_json_fields_and_values_match_the_api(run_cli, files):
             assert key in r
         assert r["ci_low"] <= r["ci_high"]
         assert "|test:bs|n:200|seed:7|conf:0.95|p:centered" in r["signature"]
-        assert r["signature"].startswith("nrefs:1|")
+        assert r["signature"].startswith(f"{r['metric']}|nrefs:1|")
     base = rows[0]
     assert base["baseline"] is True and base["p_value"] is None and base["delta"] == 0.0
     assert all(r["baseline"] is False and 0 < r["p_value"] <= 1 for r in rows[1:3])
@@ -94,7 +94,7 @@ def test_table(run_cli, files, monkeypatch):
     for s in SYSTEMS:
         assert s in out
     assert "baseline" in out and "p (Holm)" in out and "±" in out
-    assert "bleu: nrefs:1|" in out and "|test:bs|n:100|seed:12345" in out
+    assert "bleu|nrefs:1|" in out and "|test:bs|n:100|seed:12345" in out
     assert "Holm-adjusted p < 0.05" in out
 
 
@@ -105,7 +105,7 @@ def test_latex_and_out_file(run_cli, files, tmp_path):
     assert res.exit_code == 0 and res.stdout == ""
     tex = target.read_text(encoding="utf-8")
     assert r"\begin{tabular}" in tex and r"\toprule" in tex and "Online-A" in tex
-    assert r"\caption{bleu: nrefs:1" in tex
+    assert r"\caption{bleu|nrefs:1" in tex
 
 
 @pytest.mark.parametrize(

@@ -42,7 +42,7 @@ def test_empty_line_marks_a_missing_reference(run_cli, files) -> None:
     bleu = sacrebleu.metrics.BLEU()
     assert rows["bleu"]["score"] == bleu.corpus_score(hyps, refs).score
     assert rows["bleu"]["bp"] == pytest.approx(bleu.corpus_score(hyps, refs).bp / 1)
-    assert rows["bleu"]["signature"].startswith("nrefs:var|")
+    assert rows["bleu"]["signature"].startswith("bleu|nrefs:var|")
     assert rows["ter"]["score"] == sacrebleu.metrics.TER().corpus_score(hyps, refs).score
     assert "1 empty reference line(s) beyond the first file counted as missing" in err
 

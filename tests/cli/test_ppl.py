@@ -59,7 +59,7 @@ def test_model_json_report(run_cli, tiny_lm, text_file):
     assert rep["bits_per_token"] == pytest.approx(rep["nats_per_token"] / math.log(2))
     assert rep["bits_per_byte"] == pytest.approx(doc.nll / (L.count_bytes(text) * math.log(2)))
     assert rep["word_perplexity"] == pytest.approx(math.exp(doc.nll / L.count_words(text)))
-    assert rep["signature"].startswith("ppl|per:token|mean:tokens|lm:tiny-gpt2|window:32|stride:16|bos:no|")
+    assert rep["signature"].startswith("perplexity|per:token|mean:tokens|lm:tiny-gpt2|window:32|stride:16|bos:no|")
     assert "|docs:file|" in rep["signature"]
 
 
@@ -80,9 +80,9 @@ def test_markdown_and_table_and_out(run_cli, tiny_lm, text_file, tmp_path):
     res = run_cli("ppl", "--model", tiny_lm, "-i", text_file, "--max-length", 32, "-f", "markdown")
     assert res.exit_code == 0, res.stderr
     assert res.stdout.startswith("# Perplexity report")
-    assert "| bits per token |" in res.stdout and "Signature: `ppl|" in res.stdout
+    assert "| bits per token |" in res.stdout and "Signature: `perplexity|" in res.stdout
     res = run_cli("ppl", "--model", tiny_lm, text_file, "--max-length", 32)
-    assert res.exit_code == 0 and "perplexity" in res.stdout and "signature: ppl|" in res.stdout
+    assert res.exit_code == 0 and "perplexity" in res.stdout and "signature: perplexity|" in res.stdout
     out = tmp_path / "report.json"
     res = run_cli("ppl", "--model", tiny_lm, "-i", text_file, "--max-length", 32, "-f", "json", "-o", out)
     assert res.exit_code == 0 and res.stdout == ""

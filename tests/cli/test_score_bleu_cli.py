@@ -37,8 +37,8 @@ def test_table_output_has_score_verbose_line_and_signatures(run_cli, small_corpu
     bleu = BLEU().corpus_score(hyps[0], refs)
     assert f"{bleu.score:.1f}" in res.stdout
     assert "BP =" in res.stdout and "hyp_len" in res.stdout
-    assert "bleu: nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:" in res.stdout
-    assert "chrf: nrefs:2|case:mixed|eff:yes|nc:6|nw:0|space:no|version:" in res.stdout
+    assert "bleu|nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:" in res.stdout
+    assert "chrf|nrefs:2|case:mixed|eff:yes|nc:6|nw:0|space:no|version:" in res.stdout
     assert f"{CHRF().corpus_score(hyps[1], refs).score:.1f}" in res.stdout
 
 

@@ -37,7 +37,7 @@ def test_semsim_json_with_static_table(run_cli, seed_files, tmp_path):
     assert [r["system"] for r in rows] == ["hyp.txt", "hyp2.txt"]
     assert rows[0]["fmeasure"] == pytest.approx((0.98258 + 0.39118) / 2, abs=1e-4)
     assert rows[1]["fmeasure"] == pytest.approx(1.0)
-    assert rows[0]["signature"].startswith("nrefs:1|model:vi_seed001_table.tsv#")
+    assert rows[0]["signature"].startswith("bertscore|nrefs:1|model:vi_seed001_table.tsv#")
 
 
 def test_semsim_drop_function_words_and_table(run_cli, seed_files, tmp_path):

@@ -149,7 +149,7 @@ def test_score_and_signature_do_not_depend_on_call_history():
     m = Toy(mode="b")
     one = m.stats(["a"], [["b"]])
     m.corpus_score(["a"], [["b"], ["c"]])  # a 3-reference call in between changes nothing
-    assert m.aggregate(one).signature == f"nrefs:1|mode:b|version:{evalab.__version__}"
+    assert m.aggregate(one).signature == f"toy|nrefs:1|mode:b|version:{evalab.__version__}"
     with pytest.raises(InputError, match="signature_for"):
         _ = m.signature  # nrefs is part of this signature: no silent "nrefs:?"
 
@@ -216,7 +216,7 @@ def test_sentence_score_checks_types():
 
 def test_signature_has_version_and_names_nrefs():
     m = Toy(mode="b")
-    assert m.signature_for(2) == f"nrefs:2|mode:b|version:{evalab.__version__}"
+    assert m.signature_for(2) == f"toy|nrefs:2|mode:b|version:{evalab.__version__}"
     for name in ("exact_match", "f1", "accuracy", "rouge1", "rouge2", "rougeL", "rougeLsum"):
         sig = evalab.metric(name).signature_for(1)
         assert sig.startswith(f"{name}|nrefs:1|") and sig.endswith(f"|version:{evalab.__version__}")

@@ -84,8 +84,8 @@ def test_modified_precisions_and_corpus_aggregation() -> None:
 def test_verbose_line_and_signature() -> None:
     s = BLEU().corpus_score(["The cat sat on the mat."], [["The cat sat on the mat."]])
     assert s.verbose == "100.0/100.0/100.0/100.0 (BP = 1.000 ratio = 1.000 hyp_len = 7 ref_len = 7)"
-    assert s.signature == f"nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:{evalab.__version__}"
-    assert BLEU(smooth_method="floor").signature_for(2).startswith("nrefs:2|case:mixed|eff:no|tok:13a|smooth:floor[0.10]")
+    assert s.signature == f"bleu|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:{evalab.__version__}"
+    assert BLEU(smooth_method="floor").signature_for(2).startswith("bleu|nrefs:2|case:mixed|eff:no|tok:13a|smooth:floor[0.10]")
     assert "smooth:add-k[0.50]" in BLEU(smooth_method="add-k", smooth_value=0.5).signature_for(1)
     assert "case:lc|eff:yes|tok:zh" in BLEU(lowercase=True, tokenize="zh", effective_order=True).signature_for(1)
 
@@ -247,7 +247,7 @@ def test_matches_sacrebleu_on_random_settings_and_subsets(wmt22, trial) -> None:
         assert ours.counts == list(theirs.counts) and ours.totals == list(theirs.totals)
     # sacrebleu leaves max_ngram_order out of its signature; ours names a non-default one
     ngram = f"|ngram:{kw['max_ngram_order']}" if kw["max_ngram_order"] != 4 else ""
-    assert ours.signature.rsplit("|", 1)[0] == sacre.get_signature().format().rsplit("|", 1)[0] + ngram
+    assert ours.signature.rsplit("|", 1)[0] == "bleu|" + sacre.get_signature().format().rsplit("|", 1)[0] + ngram
     # sentence level on a few segments, with sacrebleu's sentence_bleu defaults
     from sacrebleu import sentence_bleu
 
@@ -316,7 +316,7 @@ def test_mecab_tokenizer_matches_sacrebleu_if_installed() -> None:
     sacre = SacreBLEU(tokenize="ja-mecab")
     theirs = sacre.corpus_score(hyps, refs)
     assert ours.score == pytest.approx(theirs.score, abs=1e-9)
-    assert ours.signature.rsplit("|", 1)[0] == sacre.get_signature().format().rsplit("|", 1)[0]
+    assert ours.signature.rsplit("|", 1)[0] == "bleu|" + sacre.get_signature().format().rsplit("|", 1)[0]
 
 
 def test_closest_reference_length_ties_go_to_the_shorter() -> None:

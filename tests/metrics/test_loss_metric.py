@@ -110,8 +110,8 @@ def test_registry_signature_and_errors():
     ppl = evalab.metric("perplexity")
     assert isinstance(ppl, Perplexity)
     assert isinstance(evalab.metric("cross_entropy", unit="bits"), CrossEntropy)
-    assert ppl.signature.startswith("ppl|per:token|mean:tokens|lm:external|version:")
-    assert CrossEntropy(unit="bits").signature.startswith("ce|unit:bits|per:token")
+    assert ppl.signature.startswith("perplexity|per:token|mean:tokens|lm:external|version:")
+    assert CrossEntropy(unit="bits").signature.startswith("cross_entropy|unit:bits|per:token")
     with pytest.raises(SettingsError, match="needs a causal LM: set model=PATH"):
         ppl.corpus_score(["some text"])
     with pytest.raises(SettingsError, match="per='token'"):

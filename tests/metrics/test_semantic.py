@@ -227,7 +227,7 @@ def test_self_score_is_maximal_and_bounded():
 def test_signature_names_model_layer_idf_rescale_version():
     m = evalab.metric("bertscore")
     sig = m.signature_for(1)
-    assert sig.startswith("nrefs:1|model:all-MiniLM-L6-v2#")
+    assert sig.startswith("bertscore|nrefs:1|model:all-MiniLM-L6-v2#")
     assert "|layer:6|idf:no|rescale:no|match:greedy-bs64|" in sig
     assert sig.endswith(f"version:{evalab.__version__}")
     sig2 = evalab.metric("bertscore", idf=True, rescale=True, layer=5).signature_for(2)

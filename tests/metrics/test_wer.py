@@ -133,5 +133,5 @@ def test_error_rate_above_one_is_kept() -> None:
 
 def test_signature_records_the_normalisation() -> None:
     sig = WER(lowercase=True, remove_punctuation=True, whitespace="any").signature_for(1)
-    assert sig.startswith("nrefs:1|unit:word|case:lc|punct:no|space:any|ref:closest|version:")
-    assert CER().signature_for(2).startswith("nrefs:2|unit:char|case:mixed|punct:yes|space:keep|")
+    assert sig.startswith("wer|nrefs:1|unit:word|case:lc|punct:no|space:any|ref:closest|version:")
+    assert CER().signature_for(2).startswith("cer|nrefs:2|unit:char|case:mixed|punct:yes|space:keep|")

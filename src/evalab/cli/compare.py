@@ -147,9 +147,8 @@ def render(rows: list[dict[str, Any]], metrics: dict[str, Metric], fmt: str, wid
         body.append(line)
     footer = []
     for r in rows:
-        line = f"{r['metric']}: {r['signature']}"
-        if line not in footer:
-            footer.append(line)
+        if r["signature"] not in footer:  # the signature names its metric
+            footer.append(r["signature"])
     which = "Holm-adjusted p" if corrected else "p"
     footer.append(f"* {which} < {rows[0]['alpha']:g} against the baseline")
     emit_table(fmt, header, body, out, footer=footer, data=rows)
@@ -202,7 +201,7 @@ def render_mcnemar(rows: list[dict[str, Any]], fmt: str, out: str | None) -> Non
                      f"{r['p_value']:.5f}" + ("" if corrected else mark), r["method"]]
             line += [f"{r['p_adjusted']:.5f}{mark}"] if corrected else []
         body.append(line)
-    footer = list(dict.fromkeys(f"{r['metric']}: {r['signature']}" for r in rows))
+    footer = list(dict.fromkeys(r["signature"] for r in rows))
     footer.append(f"* {'Holm-adjusted p' if corrected else 'p'} < {rows[0]['alpha']:g} against the baseline; "
                   "base only / system only: segments only that one got right")
     emit_table(fmt, header, body, out, footer=footer, data=rows)

@@ -192,8 +192,8 @@ def emit_results(
         for (s, m, sc), c in zip(results, cis, strict=True)
     ]
     signatures = []
-    for (_, m, sc), c in zip(results, cis, strict=True):
-        line = f"{m}: {sc.signature}" + (f"|{c.signature}" if c else "")
+    for (_, _, sc), c in zip(results, cis, strict=True):
+        line = sc.signature + (f"|{c.signature}" if c else "")  # the signature names its metric
         if line not in signatures:
             signatures.append(line)
     if fmt == "latex":  # the details (counts, lengths) would overflow a paper's column

@@ -96,7 +96,7 @@ def semsim(
         write_text_atomic(explain_html, render_alignment_html(explained, signature=signature))
     body = [[n, f"{sc.precision:.4f}", f"{sc.recall:.4f}", f"{sc.fmeasure:.4f}"] for n, sc in results]
     data = [ordered_row({"system": n, **sc.to_dict()}) for n, sc in results]
-    emit_table(format, ["system", "P", "R", "F1"], body, out, footer=[f"bertscore: {signature}"], data=data)
+    emit_table(format, ["system", "P", "R", "F1"], body, out, footer=[signature], data=data)
     if explain:
         _print_explanations(explained)
 

@@ -288,7 +288,6 @@ class Metric(ABC):
     #: the interval every score lies in; ``None``: ``[0, scale]``
     bounds: ClassVar[tuple[float, float] | None] = None
     #: label printed before the signature fields (sacrebleu prints e.g. ``chrF2``)
-    description: ClassVar[str] = ""
     #: :meth:`stats` spends much of its time in compiled code that releases the GIL, so
     #: computing it on a thread of its own beside other metrics saves time
     releases_gil: ClassVar[bool] = False
@@ -506,8 +505,9 @@ class Metric(ABC):
         """Signature string for a given number of references (a pure function of both)."""
         fields = self._signature_fields(nrefs)
         fields.append(("version", __version__))
-        body = "|".join(f"{k}:{v}" for k, v in fields)
-        return f"{self.description}|{body}" if self.description else body
+        # every signature starts with the registry name, as sacrebleu prints "BLEU|nrefs:1|...",
+        # so a number and its signature can never be read as another metric's
+        return "|".join([self.name, *(f"{k}:{v}" for k, v in fields)])
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.settings})"

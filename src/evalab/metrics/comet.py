@@ -65,7 +65,6 @@ class Comet(Metric):
 
     name = "comet"
     settings_class = CometSettings
-    description = "COMET"
     releases_gil = True
     #: the sources bound by with_sources() cover the whole corpus, not one shard
     parallel_safe = False

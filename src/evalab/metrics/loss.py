@@ -339,7 +339,6 @@ class Perplexity(LossMetric):
     """Perplexity: exp of the mean negative log-likelihood (lower is better)."""
 
     name: ClassVar[str] = "perplexity"
-    description: ClassVar[str] = "ppl"
     bounds: ClassVar[tuple[float, float] | None] = (1.0, math.inf)
     settings_class: ClassVar[type[MetricSettings]] = PerplexitySettings
 
@@ -366,7 +365,6 @@ class CrossEntropy(LossMetric):
     """Cross-entropy: mean negative log-likelihood in nats or bits (lower is better)."""
 
     name: ClassVar[str] = "cross_entropy"
-    description: ClassVar[str] = "ce"
     bounds: ClassVar[tuple[float, float] | None] = (0.0, math.inf)
     settings_class: ClassVar[type[MetricSettings]] = LossSettings
 

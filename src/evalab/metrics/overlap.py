@@ -124,7 +124,6 @@ class ExactMatch(_MeanMetric):
     """Exact match: 1 if the normalised prediction equals any normalised target."""
 
     name = "exact_match"
-    description = "exact_match"
     settings_class = ExactMatchSettings
     test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {"normalize": ("none", "lower", "squad")}
     settings: ExactMatchSettings
@@ -170,7 +169,6 @@ class Accuracy(ExactMatch):
     """Accuracy: the predicted label equals the gold label (strip + lowercase by default)."""
 
     name = "accuracy"
-    description = "accuracy"
     settings_class = AccuracySettings
     test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {"normalize": ("none", "strip", "squad")}
     settings: AccuracySettings  # type: ignore[assignment]
@@ -205,7 +203,6 @@ class TokenF1(_MeanMetric):
     """Token F1: multiset overlap of tokens, best target per segment, mean over segments."""
 
     name = "f1"
-    description = "f1"
     settings_class = TokenF1Settings
     test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {"tokenizer": ("whitespace", "squad")}
     settings: TokenF1Settings

@@ -356,7 +356,6 @@ class Rouge1(_RougeN):
     """ROUGE-1: unigram overlap P/R/F (rouge-score's numbers); score = mean F."""
 
     name = "rouge1"
-    description = "rouge1"
     n = 1
 
 
@@ -364,7 +363,6 @@ class Rouge2(_RougeN):
     """ROUGE-2: bigram overlap P/R/F (rouge-score's numbers); score = mean F."""
 
     name = "rouge2"
-    description = "rouge2"
     n = 2
 
 
@@ -372,7 +370,6 @@ class RougeL(_Rouge):
     """ROUGE-L: longest common subsequence P/R/F (rouge-score's numbers); score = mean F."""
 
     name = "rougeL"
-    description = "rougeL"
 
     def _pairs(self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed) -> np.ndarray:
         _warn_long_lcs(self.name, hyp, ref)
@@ -383,7 +380,6 @@ class RougeLsum(_Rouge):
     """ROUGE-Lsum: summary-level union LCS over sentences (lines); score = mean F."""
 
     name = "rougeLsum"
-    description = "rougeLsum"
     settings_class = RougeLsumSettings
     settings: RougeLsumSettings
 
