@@ -164,3 +164,38 @@ def test_examples_file_round_trip(tmp_path):
     (tmp_path / EXAMPLES_FILE).write_bytes(b"not a zip")
     with pytest.raises(InputError, match="not a readable evalab examples file"):
         read_examples(tmp_path / EXAMPLES_FILE)
+
+
+def test_a_command_template_run_gives_per_example_values_and_outputs_too(study_dir, run_cli):
+    """A command writes its outputs beside its {out} file and per_example into it."""
+    path = write_outputs_study(study_dir, seeds=(0,))
+    script = study_dir / "cmd.py"
+    script.write_text(
+        "import json, os, sys\n"
+        "out = sys.argv[1]\n"
+        "hyps = open('data/sys.txt', encoding='utf-8').read()\n"
+        "open(os.path.join(os.path.dirname(out), 'hyp.txt'), 'w', encoding='utf-8').write(hyps)\n"
+        "json.dump({'acc': 0.25, 'per_example': {'acc': [1, 0, 0, 0]}}, open(out, 'w'))\n",
+        encoding="utf-8",
+    )
+    text = path.read_text(encoding="utf-8").replace('entry = "out_entry:run"', "command = 'python cmd.py {out}'")
+    path.write_text(text, encoding="utf-8")
+    db = study_dir / "s.db"
+    r = run_cli("ablate", "run", path, "--db", db, "-q")
+    assert r.exit_code == 0, r.stderr
+    _, runs = stored(db, path)
+    ((run, stats),) = runs.values()
+    assert stats["acc"].rows.tolist() == [[1, 1], [0, 1], [0, 1], [0, 1]] and run.metrics["acc"] == 0.25
+    assert stats["bleu"].n_examples == N_LINES and stats["bleu"].value() == pytest.approx(run.metrics["bleu"])
+
+
+def test_a_run_may_not_return_a_metric_the_study_computes(study_dir, run_cli):
+    path = write_outputs_study(study_dir, seeds=(0,))
+    entry = study_dir / "out_entry.py"
+    entry.write_text(entry.read_text(encoding="utf-8").replace(
+        'return {"acc"', 'return {"bleu": 99.0, "acc"'), encoding="utf-8")
+    db = study_dir / "s.db"
+    assert run_cli("ablate", "run", path, "--db", db, "-q").exit_code == 1
+    _, runs = stored(db, path)
+    ((run, _),) = runs.values()
+    assert run.status == "failed" and "the run returned 'bleu', which the study computes from its outputs" in run.error
