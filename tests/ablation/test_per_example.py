@@ -199,3 +199,23 @@ def test_a_run_may_not_return_a_metric_the_study_computes(study_dir, run_cli):
     _, runs = stored(db, path)
     ((run, _),) = runs.values()
     assert run.status == "failed" and "the run returned 'bleu', which the study computes from its outputs" in run.error
+
+
+def test_eval_stage_rows_write_their_outputs_into_their_own_run_folder(study_dir, run_cli):
+    path = write_outputs_study(study_dir, seeds=(0, 1))
+    text = path.read_text(encoding="utf-8").replace(
+        'entry = "out_entry:run"', 'entry = "out_entry:run"\nevaluate = "out_entry:evaluate"')
+    text += '\n[evaluation]\nblank = 0\n\n[[variant]]\nlabel = "(E) blank 20"\nstage = "eval"\nset = { blank = 20 }\n'
+    path.write_text(text, encoding="utf-8")
+    db = study_dir / "s.db"
+    r = run_cli("ablate", "run", path, "--db", db, "-q")
+    assert r.exit_code == 0, r.stderr
+    _, runs = stored(db, path)
+    by = {(run.rows[0], run.seed): (run, stats) for run, stats in runs.values()}
+    for seed in (0, 1):
+        trained, evaluated = by[("base", seed)], by[("(E) blank 20", seed)]
+        assert evaluated[1]["bleu"].n_examples == N_LINES
+        assert evaluated[0].metrics["bleu"] < trained[0].metrics["bleu"]
+        # the first 20 segments are blank at evaluation: their rows change, the others not
+        assert np.array_equal(evaluated[1]["bleu"].rows[20:], trained[1]["bleu"].rows[20:])
+        assert not np.array_equal(evaluated[1]["bleu"].rows[:20], trained[1]["bleu"].rows[:20])
