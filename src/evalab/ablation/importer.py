@@ -64,6 +64,10 @@ def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     suffix = path.suffix.lower()
     if suffix == ".csv":
         reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff"), newline=""))
+        header = reader.fieldnames or []
+        twice = sorted({c for c in header if header.count(c) > 1})
+        if twice:
+            raise InputError(f"{path}:1: column {twice[0]!r} appears twice in the header; each column once")
         records = []
         for rec in reader:
             if None in rec or None in rec.values():
