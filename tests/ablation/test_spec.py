@@ -139,3 +139,92 @@ def test_study_file_that_is_not_utf8_gets_one_line(tmp_path):
 @pytest.mark.parametrize("name", ["toy", "two_by_two", "sort-digits", "Table 3 v2.1"])
 def test_plain_study_names_are_accepted(tmp_path, name):
     assert load_text(tmp_path, GOOD.replace('name = "s"', f'name = "{name}"'), check_entry=False).name == name
+
+
+# ---------------------------------------------------------------- [metrics.NAME] tables, study options
+
+TABLE = '\n[metrics.bleu]\nmetric = "bleu"\nsettings = { tokenize = "13a" }\noutputs = "hyp.txt"\nreferences = ["ref.txt"]\n'
+
+
+def with_refs(tmp_path, text: str, **kw):
+    (tmp_path / "ref.txt").write_text("a b c\nd e f\n", encoding="utf-8")
+    (tmp_path / "ref2.txt").write_text("a b c\n", encoding="utf-8")
+    (tmp_path / "src.txt").write_text("x\ny\n", encoding="utf-8")
+    return load_text(tmp_path, text, **kw)
+
+
+def test_computed_metric_table_loads(tmp_path):
+    s = with_refs(tmp_path, GOOD + TABLE.replace('["ref.txt"]', '["ref.txt", "ref.txt"]'))
+    assert s.metrics == ("acc", "loss", "bleu") and s.returned == ("acc", "loss")
+    c = s.computed["bleu"]
+    assert c.metric == "bleu" and c.settings == {"tokenize": "13a"} and c.outputs == "hyp.txt"
+    assert c.references == (tmp_path / "ref.txt", tmp_path / "ref.txt")
+    assert s.code_version.count("+m") == 1  # the metric's definition is part of the run keys
+    plain = load_text(tmp_path, GOOD)
+    assert plain.computed == {} and "+m" not in plain.code_version
+
+
+def test_computed_metric_definition_changes_the_code_version(tmp_path):
+    a = with_refs(tmp_path, GOOD + TABLE).code_version
+    b = with_refs(tmp_path, GOOD + TABLE.replace('"13a"', '"intl"')).code_version
+    (tmp_path / "ref.txt").write_text("a b c\nd e g\n", encoding="utf-8")
+    c = load_text(tmp_path, GOOD + TABLE).code_version
+    assert len({a, b, c}) == 3
+
+
+def test_computed_metrics_alone_and_their_directions(tmp_path):
+    text = GOOD.replace('metrics = ["acc", "loss"]\nprimary = "acc"', 'primary = "bleu"') + TABLE + \
+        '\n[metrics.ter]\nmetric = "ter"\noutputs = "hyp.txt"\nreferences = ["ref.txt"]\n'
+    s = with_refs(tmp_path, text)
+    assert s.metrics == ("bleu", "ter") and s.returned == ()
+    assert s.higher_is_better == {"bleu": True, "ter": False}
+
+
+def test_study_options(tmp_path):
+    s = load_text(tmp_path, GOOD.replace('primary = "acc"', 'primary = "acc"\npaired_seeds = true\n'
+                                         'bounds = { acc = [0, 100] }\nmin_effect = 0.5'))
+    assert s.paired_seeds is True and s.bounds == {"acc": (0.0, 100.0)} and s.min_effect == {"acc": 0.5}
+    s = load_text(tmp_path, GOOD.replace('primary = "acc"', 'primary = "acc"\nmin_effect = { loss = 0.01, acc = 1 }'))
+    assert s.min_effect == {"loss": 0.01, "acc": 1.0} and s.paired_seeds is False and s.bounds == {}
+
+
+def table(**changes: str) -> str:
+    keys = {"metric": '"bleu"', "settings": '{ tokenize = "13a" }', "outputs": '"hyp.txt"', "references": '["ref.txt"]'}
+    keys.update(changes)
+    return GOOD + "\n[metrics.bleu]\n" + "".join(f"{k} = {v}\n" for k, v in keys.items() if v)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (table(metric='"blue"'), r"\[metrics\.bleu\] metric: 'blue' is not an evalab metric; known: .*bleu"),
+        (table(settings='{ tokenise = "13a" }'), r"\[metrics\.bleu\] settings\.tokenise: bleu has no setting 'tokenise'; known: .*tokenize"),
+        (table(settings="{ lowercase = 1 }"), r"settings\.lowercase: is 1; bleu\.lowercase takes bool"),
+        (table(settings='{ tokenize = "nope" }'), r"\[metrics\.bleu\] settings: .*'nope'"),
+        (table(references='["missing.ref"]'), r"\[metrics\.bleu\] references: .*missing\.ref: no such file"),
+        (table(references='["ref.txt", "ref2.txt"]'), r"references: reference streams of unequal length: .*ref\.txt: 2 lines, .*ref2\.txt: 1 lines"),
+        (table(references="[]"), r"references: must be a non-empty list of reference file paths"),
+        (table(references=None), r"\[metrics\.bleu\] references: missing"),
+        (table(outputs='"../hyp.txt"'), r"outputs: '\.\./hyp\.txt' is not a file name inside the run folder"),
+        (table(outputs='"/tmp/hyp.txt"'), r"outputs: '/tmp/hyp\.txt' is not a file name inside the run folder"),
+        (table(outputs='"config.json"'), r"outputs: 'config\.json' is a file evalab writes in every run folder"),
+        (table(source='"src.txt"'), r"\[metrics\.bleu\] source: is given but this metric does not read sources"),
+        (table(colour='"red"'), r"\[metrics\.bleu\] key 'colour': unknown; known keys: metric, settings, outputs"),
+        (GOOD + "\n[metrics]\nbleu = 3\n", r"\[metrics\.bleu\]: must be a table with metric, outputs and references"),
+        (GOOD.replace('metrics = ["acc", "loss"]', 'metrics = ["acc", "bleu"]') + TABLE,
+         r"\[study\] metrics: 'bleu' is also a \[metrics\.bleu\] table"),
+        (GOOD.replace('metrics = ["acc", "loss"]\n', "").replace('primary = "acc"', ""), r"\[study\] metrics: missing"),
+        (GOOD.replace('primary = "acc"', 'primary = "acc"\npaired_seeds = "yes"'), r"\[study\] paired_seeds: must be true or false"),
+        (GOOD.replace('primary = "acc"', 'primary = "acc"\nbounds = { acc = [100, 0] }'), r"\[study\] bounds: acc must be \[low, high\] with finite numbers low < high"),
+        (GOOD.replace('primary = "acc"', 'primary = "acc"\nbounds = { bleu = [0, 100] }'), r"\[study\] bounds: names 'bleu', which is not in metrics"),
+        (GOOD.replace('primary = "acc"', 'primary = "acc"\nbounds = [0, 1]'), r"\[study\] bounds: must be a table"),
+        (GOOD.replace('primary = "acc"', 'primary = "acc"\nmin_effect = -1'), r"\[study\] min_effect: acc must be a positive number"),
+        (GOOD.replace('primary = "acc"', 'primary = "acc"\nmin_effect = { f1 = 1 }'), r"\[study\] min_effect: names 'f1'"),
+        (GOOD.replace('primary = "acc"', 'primary = "acc"\nmin_effect = "big"'), r"\[study\] min_effect: must be a number \(for the primary metric\)"),
+    ],
+)
+def test_bad_computed_metrics_and_options(tmp_path, text, expected):
+    with pytest.raises(SettingsError, match=expected) as info:
+        with_refs(tmp_path, text)
+    assert str(tmp_path / "bad.toml") in str(info.value)
+    assert "\n" not in str(info.value)

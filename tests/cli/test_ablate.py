@@ -126,3 +126,33 @@ def check_status_formats(run_cli, study, db, tmp_path):
     assert r.exit_code == 0 and r.stdout == "" and out.read_text(encoding="utf-8").startswith("Row\tPlanned")
     r = run_cli("ablate", "status", study, "--db", db, "-f", "pdf")
     assert r.exit_code == 2 and "unknown format 'pdf'" in r.stderr
+
+
+def test_import_through_the_installed_entry_point(tmp_path):
+    """`evalab ablate import` as a user runs it: a subprocess of the console script."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = shutil.which("evalab", path=str(Path(sys.executable).parent)) or shutil.which("evalab")
+    assert exe is not None
+    study = write_study(tmp_path, seeds=[0], variants=[("(A)", "no a", {"a": False})])
+    runs = tmp_path / "runs.csv"
+    runs.write_text("row,seed,acc,loss\nbase,0,80.5,0.195\n(A),0,79.0,0.21\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(Path(__file__).parents[2] / "src"),
+                                                                  os.environ.get("PYTHONPATH", "")) if p)}
+
+    def evalab(*args):
+        return subprocess.run([exe, *map(str, args)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+
+    r = evalab("ablate", "import", runs, "--study", study, "--db", db)
+    assert r.returncode == 0 and r.stderr.endswith(f"imported 2 runs of study 'synth' from {runs} into {db}\n")
+    r = evalab("ablate", "report", study, "--db", db, "-f", "json")
+    rows = {row["label"]: row for row in json.loads(r.stdout)["rows"]}
+    assert rows["base"]["metrics"]["acc"]["mean"] == 80.5 and rows["(A)"]["metrics"]["acc"]["mean"] == 79.0
+    r = evalab("ablate", "import", runs, "--study", study, "--db", db)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert "row base seed 0 is already stored as ok" in r.stderr and "Traceback" not in r.stderr

@@ -21,6 +21,7 @@ from evalab.cli.output import PAGE_FORMATS, TABLE_FORMATS, format_option
 NO_TABLE = {
     ("ablate", "run"): "prints progress and a summary line on stderr",
     ("ablate", "gc"): "prints one line on stderr",
+    ("ablate", "import"): "prints one line on stderr",
     ("semsim", "baseline"): "writes a baseline file (-o is required)",
     ("demo",): "writes report.html and report.md into --out-dir; the table on stdout is a preview",
 }

@@ -50,8 +50,8 @@ def test_same_seed_same_metrics_other_seed_other_metrics():
     c = entry.run(TINY, seed=4)
     assert a == b
     assert a != c
-    assert set(a) == {"seq_acc", "digit_acc", "xent", "ppl"}
-    assert all(isinstance(v, float) and math.isfinite(v) for v in a.values())
+    assert set(a) == {"seq_acc", "digit_acc", "xent", "ppl", "per_example"}
+    assert all(isinstance(a[m], float) and math.isfinite(a[m]) for m in entry.METRICS)
     assert 0.0 <= a["seq_acc"] <= 100.0 and 0.0 <= a["digit_acc"] <= 100.0
 
 

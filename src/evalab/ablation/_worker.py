@@ -11,7 +11,8 @@ The job file names the study folder (put first on ``sys.path`` and used as the c
 entry point, the configuration, the seed and the output folder; for an eval run also the
 checkpoint folder (the trained run's folder), passed as the third argument:
 ``evaluate(config, seed, checkpoint_dir)``. The result is written
-with marshal to ``result.bin`` in that folder: ``{"ok": true, "metrics": ..., "artifacts": ...}``
+with marshal to ``result.bin`` in that folder: ``{"ok": true, "metrics": ..., "artifacts": ...,
+"per_example": ...}`` (``per_example``: the run's ``{metric: [value per test example]}`` or None)
 or ``{"ok": false, "error": ..., "traceback": ...}``.
 """
 
@@ -39,6 +40,8 @@ def _plain(value, depth=0):
     """Only types marshal can write and JSON can store; anything else becomes its repr."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):  # numpy arrays and scalars
+        return _plain(value.tolist(), depth + 1)
     if depth < 20 and isinstance(value, (list, tuple)):
         return [_plain(v, depth + 1) for v in value]
     if depth < 20 and isinstance(value, dict):
@@ -75,6 +78,7 @@ def main(job_path: str) -> None:
             raise TypeError(f"entry point returned {type(out).__name__}, expected a dict of metrics")
         out = dict(out)
         artifacts = out.pop("artifacts", None)
+        per_example = out.pop("per_example", None)
         metrics = {}
         for k, v in out.items():
             # numpy scalars and the like: anything float() accepts that is not a bool/str
@@ -84,7 +88,8 @@ def main(job_path: str) -> None:
                 except (TypeError, ValueError):
                     pass
             metrics[str(k)] = v if isinstance(v, (int, float, bool, str, type(None))) else repr(v)
-        _write(result_path, {"ok": True, "metrics": metrics, "artifacts": _plain(artifacts)})
+        _write(result_path, {"ok": True, "metrics": metrics, "artifacts": _plain(artifacts),
+                             "per_example": _plain(per_example)})
     except BaseException as exc:
         import traceback
 

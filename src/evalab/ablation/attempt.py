@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalab.ablation.per_example import EXAMPLES_FILE
 from evalab.ablation.spec import substitute_command
 from evalab.ablation.store import now
 
@@ -60,7 +61,8 @@ def make_job(study: Study, run: PlannedRun, out_dir: Path, checkpoint_dir: Path 
         "out_dir": str(out_dir),
         "timeout": study.timeout,
         "retries": study.retries,
-        "metrics": list(study.metrics),
+        "metrics": list(study.returned),
+        "computed": [c.to_job() for c in study.computed.values()],
     }
 
 
@@ -121,7 +123,7 @@ def prepare_folder(job: dict[str, Any]) -> Path:
     """The run folder with a fresh ``config.json`` and no result of an earlier attempt."""
     out_dir = Path(job["out_dir"])
     out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in ("result.bin", "metrics.json"):
+    for stale in ("result.bin", "metrics.json", EXAMPLES_FILE):
         (out_dir / stale).unlink(missing_ok=True)
     (out_dir / "config.json").write_text(json.dumps(job["config"], indent=2, sort_keys=True), encoding="utf-8")
     return out_dir
@@ -183,7 +185,10 @@ def read_entry_result(out_dir: Path, ended: Ended) -> tuple[Any, Any, str, str]:
         return None, None, f"worker exited with code {ended.returncode} without a result", _tail(out_dir / "log.txt")
     if not payload.get("ok"):
         return None, None, payload.get("error", "unknown error"), payload.get("traceback", "")
-    return payload.get("metrics"), payload.get("artifacts"), "", ""
+    metrics = payload.get("metrics")
+    if payload.get("per_example") is not None and isinstance(metrics, dict):
+        metrics = {**metrics, "per_example": payload["per_example"]}
+    return metrics, payload.get("artifacts"), "", ""
 
 
 def read_command_result(out_dir: Path, ended: Ended) -> tuple[Any, Any, str, str]:
@@ -216,16 +221,47 @@ def execute_attempt(job: dict[str, Any], live: Live | None = None) -> dict[str, 
         return result
     read = read_entry_result if job["entry"] else read_command_result
     raw, artifacts, error, tb = read(out_dir, ended)
+    per_example = raw.pop("per_example", None) if isinstance(raw, dict) else None
     if not error:
         metrics, error = check_metrics(raw, job["metrics"])
+    examples: dict[str, Any] = {}
+    if not error:
+        examples, error = collect_examples(job, out_dir, metrics, per_example)
     if error:
         result.update(error=error, traceback=tb)
         return result
     where = {"dir": str(out_dir), "files": artifacts}
+    if examples:
+        where["examples"] = examples
     if job.get("checkpoint_dir"):
         where["checkpoint_dir"] = job["checkpoint_dir"]
     result.update(status="ok", metrics=metrics, artifacts=where)
     return result
+
+
+def collect_examples(job: dict[str, Any], out_dir: Path, metrics: dict[str, float],
+                     per_example: Any) -> tuple[dict[str, Any], str]:
+    """Score the run's output files (``[metrics.NAME]``; the scores join ``metrics``) and
+    check the per-example values it returned; write every metric's rows to the run's
+    examples file. Returns ``(artifacts entry, error)``; the entry is {} without rows."""
+    from evalab.ablation.computed import score_outputs
+    from evalab.ablation.per_example import StoredRows, check_per_example, write_examples
+    from evalab.errors import EvalabError
+
+    rows, error = check_per_example(per_example, metrics)
+    if error:
+        return {}, error
+    for spec in job.get("computed", []):
+        if spec["name"] in metrics:
+            return {}, (f"the run returned {spec['name']!r}, which the study computes from its outputs file "
+                        f"{spec['outputs']!r} ([metrics.{spec['name']}]); return it under another name or not at all")
+        try:
+            value, table, signature = score_outputs(spec, out_dir)
+        except EvalabError as exc:
+            return {}, str(exc)
+        metrics[spec["name"]] = value
+        rows[spec["name"]] = StoredRows(table, "computed", spec["metric"], signature)
+    return (write_examples(out_dir, rows) if rows else {}), ""
 
 
 def execute_with_retries(job: dict[str, Any], live: Live | None = None) -> dict[str, Any]:

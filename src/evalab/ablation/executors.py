@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalab.ablation.attempt import Live, check_metrics, execute_with_retries, make_job
 from evalab.ablation.leases import LEASE_TIMEOUT_S, Heartbeat, Owner
+from evalab.ablation.per_example import check_counts, stored_counts
 from evalab.ablation.plan import PlannedRun, plan_runs
 from evalab.ablation.progress import Progress
 from evalab.ablation.store import (
@@ -90,6 +91,7 @@ class _Driver:
         self.claimed: set[str] = set()
         self.busy: StoreBusyError | None = None  # set once the store stayed locked too long
         self.interrupted = threading.Event()  # Ctrl-C, acted on between two results
+        self.example_counts: dict[str, tuple[int, str]] | None = None  # metric -> (n, which run)
 
     def check_interrupt(self) -> None:
         """Raise KeyboardInterrupt at a safe point: never between storing a result and
@@ -117,8 +119,24 @@ class _Driver:
         parent = self.store.run_dir(self.study.name, run.parent_key) if run.parent_key else None
         return make_job(self.study, run, self.store.run_dir(self.study.name, run.key), parent)
 
+    def check_examples(self, run: PlannedRun, raw: dict[str, Any]) -> dict[str, Any]:
+        """The result, failed when its per-example count differs from the study's other runs."""
+        info = (raw.get("artifacts") or {}).get("examples") if raw["status"] == "ok" else None
+        if not info:
+            return raw
+        if self.example_counts is None:
+            same_code = [r for r in self.store.runs(self.study.name).values() if r.code_version == self.study.code_version]
+            self.example_counts = stored_counts(same_code)
+        error = check_counts(info["n"], self.example_counts)
+        if error:
+            return {**raw, "status": "failed", "metrics": {}, "error": error}
+        for name, n in info["n"].items():
+            self.example_counts.setdefault(name, (n, f"run {'/'.join(run.rows)} seed {run.seed}"))
+        return raw
+
     def finish(self, run: PlannedRun, raw: dict[str, Any]) -> None:
         """Keep the result in its run folder, then store it; the file goes once it is stored."""
+        raw = self.check_examples(run, raw)
         previous = self.store.previous_attempts(self.study.name, run.key)
         git = self.study.code.git if self.study.code else None
         outcome = Outcome(

@@ -47,6 +47,7 @@ found) and what would be right. The format::
 from __future__ import annotations
 
 import json
+import math
 import re
 import subprocess
 import sys
@@ -57,6 +58,7 @@ from typing import Any
 import tomllib
 
 from evalab.ablation.codeversion import CodeVersion, derive_code_version
+from evalab.ablation.computed import ComputedMetric, parse_tables
 from evalab.ablation.grid import BASE_LABEL, grid_cells
 from evalab.errors import InputError, SettingsError
 from evalab.io import decode_utf8
@@ -67,7 +69,7 @@ STUDY_KEYS = {
     "entry": "'package.module:function' called as function(config, seed)",
     "command": "shell command template with {config} {seed} {out} (other braces are left as they are)",
     "seeds": "list of integer seeds",
-    "metrics": "list of metric names the run returns",
+    "metrics": "list of metric names the run returns (optional when [metrics.NAME] tables declare computed metrics)",
     "primary": "the metric the report leads with",
     "higher_is_better": "table metric -> true/false",
     "timeout": "seconds per run",
@@ -75,8 +77,11 @@ STUDY_KEYS = {
     "resources": "{ cpus = 1, gpus = 0 } per run (Ray)",
     "code_version": "string that changes when the code changes",
     "evaluate": "'package.module:function' called as function(config, seed, checkpoint_dir) by stage = 'eval' rows",
+    "paired_seeds": "true when seed s of every row shares data order/initialisation (deltas paired by seed); default false",
+    "bounds": "metric -> [low, high]: the values a metric can take, e.g. { acc = [0, 100] }",
+    "min_effect": "smallest effect of interest: a number (for the primary metric) or metric -> number",
 }
-TOP_KEYS = ("study", "base", "evaluation", "variant", "grid", "reference")
+TOP_KEYS = ("study", "metrics", "base", "evaluation", "variant", "grid", "reference")
 VARIANT_KEYS = ("label", "description", "stage", "from", "set")
 STAGES = ("train", "eval")
 RESOURCE_KEYS = ("cpus", "gpus")
@@ -133,6 +138,15 @@ class Study:
     variants: tuple[Variant, ...] = ()
     grid: dict[str, list[Any]] = field(default_factory=dict)
     reference: dict[str, dict[str, float]] = field(default_factory=dict)
+    computed: dict[str, ComputedMetric] = field(default_factory=dict)  # [metrics.NAME] tables
+    paired_seeds: bool = False
+    bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
+    min_effect: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def returned(self) -> tuple[str, ...]:
+        """The metrics each run returns itself (every metric that is not computed by evalab)."""
+        return tuple(m for m in self.metrics if m not in self.computed)
 
     @property
     def directory(self) -> Path:
@@ -246,24 +260,12 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         raise w.error("[study] seeds", f"must be integers, got {seeds!r}", "seeds", "study")
     if len(set(seeds)) != len(seeds):
         raise w.error("[study] seeds", f"has duplicates: {seeds!r}", "seeds", "study")
-    metrics = need("metrics")
-    if not isinstance(metrics, list) or not metrics or not all(isinstance(m, str) and m for m in metrics):
-        raise w.error("[study] metrics", "must be a non-empty list of metric names", "metrics", "study")
-    if len(set(metrics)) != len(metrics):
-        raise w.error("[study] metrics", f"has duplicates: {metrics!r}", "metrics", "study")
+    metrics, computed = _metrics(st, data.get("metrics", {}), path.parent, w)
     primary = st.get("primary", metrics[0])
     if primary not in metrics:
         raise w.error("[study] primary", f"{primary!r} is not one of metrics {metrics!r}", "primary", "study")
-    hib = st.get("higher_is_better", {})
-    if isinstance(hib, bool):
-        hib = dict.fromkeys(metrics, hib)
-    if not isinstance(hib, dict):
-        raise w.error("[study] higher_is_better", "must be a table such as { acc = true, loss = false }", "higher_is_better", "study")
-    for m, v in hib.items():
-        if m not in metrics:
-            raise w.error("[study] higher_is_better", f"names {m!r}, which is not in metrics {metrics!r}", "higher_is_better", "study")
-        if not isinstance(v, bool):
-            raise w.error("[study] higher_is_better", f"{m} must be true or false, got {v!r}", "higher_is_better", "study")
+    hib = _directions(st.get("higher_is_better", {}), metrics, computed, w)
+    paired_seeds, bounds, min_effect = _study_options(st, metrics, primary, w)
     timeout = st.get("timeout")
     if timeout is not None and (not _is_number(timeout) or timeout <= 0):
         raise w.error("[study] timeout", f"must be a positive number of seconds, got {timeout!r}", "timeout", "study")
@@ -304,13 +306,100 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     module_files = [find_module_file(p, path.parent) for p in (entry, evaluate) if p is not None]
     code = derive_code_version(path.parent, entry, command, [f for f in module_files if f], pinned=code_version)
     return Study(
+        computed=computed, paired_seeds=paired_seeds, bounds=bounds, min_effect=min_effect,
         path=path, name=name, seeds=tuple(seeds), metrics=tuple(metrics), primary=primary,
-        higher_is_better={m: bool(hib.get(m, True)) for m in metrics}, base=dict(base),
+        higher_is_better=hib, base=dict(base),
         entry=entry, command=command, description=description,
         timeout=float(timeout) if timeout is not None else None, retries=retries,
-        resources=resources, code_version=code.version, code=code, variants=tuple(variants), grid=grid,
+        resources=resources, code_version=_with_outputs(code.version, computed), code=code, variants=tuple(variants), grid=grid,
         reference=reference, evaluate=evaluate, evaluation=dict(evaluation),
     )
+
+
+def _metrics(st: dict[str, Any], tables: Any, directory: Path, w: _Where) -> tuple[list[str], dict[str, ComputedMetric]]:
+    """The study's metrics: those runs return (``[study] metrics``), then those evalab
+    computes from the runs' output files (``[metrics.NAME]`` tables)."""
+    computed = parse_tables(tables, directory, w.error)
+    returned = st.get("metrics", [] if computed else None)
+    if returned is None:
+        raise w.error("[study] metrics", "missing (list of metric names the run returns; or declare [metrics.NAME] "
+                      "tables that evalab computes from each run's output file)")
+    if not isinstance(returned, list) or not all(isinstance(m, str) and m for m in returned) or not (returned or computed):
+        raise w.error("[study] metrics", "must be a non-empty list of metric names", "metrics", "study")
+    if len(set(returned)) != len(returned):
+        raise w.error("[study] metrics", f"has duplicates: {returned!r}", "metrics", "study")
+    both = [m for m in returned if m in computed]
+    if both:
+        raise w.error("[study] metrics", f"{both[0]!r} is also a [metrics.{both[0]}] table; a metric is either returned "
+                      "by the run (listed here) or computed by evalab from its outputs (the table), not both",
+                      "metrics", "study")
+    return [*returned, *computed], computed
+
+
+def _directions(hib: Any, metrics: list[str], computed: dict[str, ComputedMetric], w: _Where) -> dict[str, bool]:
+    """``higher_is_better`` per metric: as given, else the registry metric's own direction
+    for a computed metric (TER, WER: lower is better), else True."""
+    if isinstance(hib, bool):
+        hib = dict.fromkeys(metrics, hib)
+    if not isinstance(hib, dict):
+        raise w.error("[study] higher_is_better", "must be a table such as { acc = true, loss = false }", "higher_is_better", "study")
+    for m, v in hib.items():
+        if m not in metrics:
+            raise w.error("[study] higher_is_better", f"names {m!r}, which is not in metrics {metrics!r}", "higher_is_better", "study")
+        if not isinstance(v, bool):
+            raise w.error("[study] higher_is_better", f"{m} must be true or false, got {v!r}", "higher_is_better", "study")
+    out = {}
+    for m in metrics:
+        default = bool(getattr(computed[m].build(), "higher_is_better", True)) if m in computed else True
+        out[m] = bool(hib.get(m, default))
+    return out
+
+
+def _study_options(st: dict[str, Any], metrics: list[str], primary: str,
+                   w: _Where) -> tuple[bool, dict[str, tuple[float, float]], dict[str, float]]:
+    """``paired_seeds``, ``bounds`` and ``min_effect`` (a bare number is the primary's)."""
+    paired = st.get("paired_seeds", False)
+    if not isinstance(paired, bool):
+        raise w.error("[study] paired_seeds", f"must be true or false, got {paired!r}", "paired_seeds", "study")
+    raw_bounds = st.get("bounds", {})
+    if not isinstance(raw_bounds, dict):
+        raise w.error("[study] bounds", "must be a table such as { acc = [0, 100] }", "bounds", "study")
+    bounds: dict[str, tuple[float, float]] = {}
+    for m, b in raw_bounds.items():
+        if m not in metrics:
+            raise w.error("[study] bounds", f"names {m!r}, which is not in metrics {metrics!r}", "bounds", "study")
+        ok = isinstance(b, list) and len(b) == 2 and all(_is_number(x) and math.isfinite(x) for x in b)
+        if not ok or not b[0] < b[1]:
+            raise w.error("[study] bounds", f"{m} must be [low, high] with finite numbers low < high, got {b!r}",
+                          "bounds", "study")
+        bounds[m] = (float(b[0]), float(b[1]))
+    raw_min = st.get("min_effect", {})
+    if _is_number(raw_min):
+        raw_min = {primary: raw_min}
+    if not isinstance(raw_min, dict):
+        raise w.error("[study] min_effect", "must be a number (for the primary metric) or a table such as "
+                      "{ acc = 0.5 }", "min_effect", "study")
+    min_effect: dict[str, float] = {}
+    for m, x in raw_min.items():
+        if m not in metrics:
+            raise w.error("[study] min_effect", f"names {m!r}, which is not in metrics {metrics!r}", "min_effect", "study")
+        if not _is_number(x) or not math.isfinite(x) or x <= 0:
+            raise w.error("[study] min_effect", f"{m} must be a positive number (on the metric's scale), got {x!r}",
+                          "min_effect", "study")
+        min_effect[m] = float(x)
+    return paired, bounds, min_effect
+
+
+def _with_outputs(version: str, computed: dict[str, ComputedMetric]) -> str:
+    """The code version, extended by the computed metrics' definitions and reference
+    contents when there are any: changing a metric's settings or its references then
+    supersedes the stored runs instead of mixing scores of two definitions."""
+    if not computed:
+        return version
+    import hashlib
+
+    digest = hashlib.sha256("|".join(f"{n}:{c.digest}" for n, c in sorted(computed.items())).encode()).hexdigest()
+    return f"{version}+m{digest[:8]}"
 
 
 def _check_plain(value: Any, where: str, w: _Where, key: str | None = None) -> None:

@@ -306,12 +306,24 @@ class RunStore:
 
         self.write(upsert)
 
-    def record(self, outcome: Outcome, owner: Owner | None = None) -> bool:
-        """Store one finished run and release its lease, in one transaction.
+    def record_all(self, outcomes: list[Outcome]) -> None:
+        """Store finished runs made elsewhere (``ablate import``) in one transaction: all
+        or none. :class:`InputError` (nothing stored) when the store already holds one of
+        them as ``ok``."""
 
-        Returns False (and changes nothing) when the store already holds an ``ok`` result
-        for the run: a finished run is never overwritten.
-        """
+        def insert() -> None:
+            for outcome in outcomes:
+                r = outcome.result
+                if self.conn.execute("SELECT 1 FROM runs WHERE study=? AND run_key=? AND status='ok'",
+                                     (outcome.study, r.key)).fetchone():
+                    raise InputError(f"{self.path}: row {'/'.join(outcome.rows)} seed {outcome.seed} was stored as ok "
+                                     "while importing; nothing was imported (run the import again to see what is left)")
+                self._insert(outcome)
+
+        self.write(insert)
+
+    def _insert(self, outcome: Outcome) -> int:
+        """Insert or replace (unless ok) one run's row; the number of rows changed."""
         from evalab.ablation.plan import canonical
 
         r = outcome.result
@@ -323,17 +335,27 @@ class RunStore:
             outcome.git_commit, None if outcome.git_dirty is None else int(outcome.git_dirty),
         )
         updates = ", ".join(f"{c}=excluded.{c}" for c in _RUN_COLUMNS[2:])
+        cur = self.conn.execute(
+            f"INSERT INTO runs({', '.join(_RUN_COLUMNS)}) VALUES ({', '.join('?' * len(_RUN_COLUMNS))}) "
+            f"ON CONFLICT(study, run_key) DO UPDATE SET {updates} WHERE runs.status != 'ok'",
+            values,
+        )
+        return cur.rowcount
+
+    def record(self, outcome: Outcome, owner: Owner | None = None) -> bool:
+        """Store one finished run and release its lease, in one transaction.
+
+        Returns False (and changes nothing) when the store already holds an ``ok`` result
+        for the run: a finished run is never overwritten.
+        """
+        r = outcome.result
 
         def insert() -> bool:
-            cur = self.conn.execute(
-                f"INSERT INTO runs({', '.join(_RUN_COLUMNS)}) VALUES ({', '.join('?' * len(_RUN_COLUMNS))}) "
-                f"ON CONFLICT(study, run_key) DO UPDATE SET {updates} WHERE runs.status != 'ok'",
-                values,
-            )
+            changed = self._insert(outcome)
             if owner is not None:
                 self.conn.execute("DELETE FROM leases WHERE study=? AND run_key=? AND owner=?",
                                   (outcome.study, r.key, owner.id))
-            return cur.rowcount > 0
+            return changed > 0
 
         return self.write(insert)
 

@@ -1,4 +1,4 @@
-"""``evalab ablate {run,status,report,gc}``: ablation studies from a TOML study file."""
+"""``evalab ablate {run,status,report,gc,import}``: ablation studies from a TOML study file."""
 
 from __future__ import annotations
 
@@ -160,6 +160,25 @@ def gc_cmd(
     verb = "would remove" if dry_run else "removed"
     versions = ", ".join(s.code_version for s in found)
     sys.stderr.write(f"{verb} {n} superseded runs" + (f" (code versions {versions})" if found else "") + "\n")
+
+
+@ablate_app.command("import")
+def import_cmd(
+    runs_file: Annotated[str, typer.Argument(help="Finished runs made elsewhere: a .csv (header line) or .jsonl file; one run a record with row (or config), seed, one column per metric, optional per_example (JSON file) and outputs (folder).")],
+    study_file: Annotated[str, typer.Option("--study", help="The study file (TOML) the runs belong to.")],
+    db: DbOpt = None,
+) -> None:
+    """Store runs made elsewhere (W&B, Hydra, a cluster) so `ablate report` treats them like local runs.
+
+    Every record is checked first; then all are stored in one transaction (all or nothing).
+    A run already stored as ok is refused, never duplicated."""
+    from evalab.ablation import load_study
+    from evalab.ablation.importer import import_runs
+    from evalab.ablation.store import DEFAULT_DB
+
+    study = load_study(study_file, check_entry=False)
+    n = import_runs(study, runs_file, db)
+    sys.stderr.write(f"imported {n} runs of study {study.name!r} from {runs_file} into {db or DEFAULT_DB}\n")
 
 
 @ablate_app.command("report")

@@ -10,6 +10,8 @@ from typing import Any
 
 #: the metrics :func:`run` and :func:`evaluate` return, in the study's order
 METRICS = ("seq_acc", "digit_acc", "xent", "ppl")
+#: the metrics also returned per held-out sequence (``"per_example"``): test-set intervals
+PER_EXAMPLE = ("seq_acc", "digit_acc")
 #: evaluation-only settings (the study's ``[evaluation]`` table) and their defaults:
 #: ``eval_heads`` heads kept in every attention layer (0: all), ``eval_positions`` false
 #: removes the positional encoding
@@ -24,16 +26,18 @@ def _check_seed(seed: Any) -> None:
         raise SettingsError(f"sort_digits: seed must be an integer, got {seed!r}")
 
 
-def run(config: Mapping[str, Any], seed: int, out_dir: str | None = None) -> dict[str, float]:
+def run(config: Mapping[str, Any], seed: int, out_dir: str | None = None) -> dict[str, Any]:
     """Train one model with ``config`` (keys of :class:`~.train.SortConfig`) and ``seed``;
     return its held-out metrics: ``seq_acc`` and ``digit_acc`` in percent, ``xent`` in nats
-    per token, ``ppl``. With ``out_dir`` (the run folder the ablation engine passes) the
+    per token, ``ppl``, and ``per_example``: seq_acc and digit_acc of each held-out sequence. With ``out_dir`` (the run folder the ablation engine passes) the
     trained weights and configuration are saved there as ``model.pt`` for :func:`evaluate`.
     Unknown or invalid settings raise :class:`~evalab.errors.SettingsError`.
 
     >>> m = run({"steps": 2, "warmup": 1, "eval_size": 8, "d_model": 8, "heads": 2, "d_ff": 8}, seed=0)
     >>> sorted(m)
-    ['digit_acc', 'ppl', 'seq_acc', 'xent']
+    ['digit_acc', 'per_example', 'ppl', 'seq_acc', 'xent']
+    >>> len(m["per_example"]["seq_acc"])
+    8
     """
     import dataclasses
 
@@ -49,10 +53,16 @@ def run(config: Mapping[str, Any], seed: int, out_dir: str | None = None) -> dic
         tmp = path.with_suffix(".tmp")
         torch.save({"config": dataclasses.asdict(cfg), "seed": seed, "state": result.model.state_dict()}, tmp)
         tmp.replace(path)  # a killed run leaves no half-written checkpoint under the real name
-    return {name: metrics[name] for name in METRICS}
+    return _returned(metrics)
 
 
-def evaluate(config: Mapping[str, Any], seed: int, checkpoint_dir: str) -> dict[str, float]:
+def _returned(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """What a run returns: the study's metrics and their per-sequence values."""
+    return {**{name: metrics[name] for name in METRICS},
+            "per_example": {name: metrics["per_example"][name] for name in PER_EXAMPLE}}
+
+
+def evaluate(config: Mapping[str, Any], seed: int, checkpoint_dir: str) -> dict[str, Any]:
     """Evaluate the model that :func:`run` saved in ``checkpoint_dir`` on the held-out set,
     with the evaluation-only settings of ``config`` (:data:`EVAL_DEFAULTS`) applied; the
     other keys must be the training configuration the checkpoint was trained with.
@@ -91,4 +101,4 @@ def evaluate(config: Mapping[str, Any], seed: int, checkpoint_dir: str) -> dict[
             else:
                 with without_positions(model):
                     metrics = held_out_metrics(model, cfg)
-    return {name: metrics[name] for name in METRICS}
+    return _returned(metrics)
