@@ -511,12 +511,12 @@ def _test_set_notes(study: Study, rows: list[RowAnalysis], confidence: float, re
             "another test set of the same size with these trained models; it exists with a single seed.")
     if any(ms.both_low is not None for ms in shown):
         notes.append(
-            f"'seeds+examples' = two-level bootstrap of Δ: in each of {resamples} resamples the seeds of each row are drawn "
-            "with replacement (the same draw for both rows when paired by seed), their spread rescaled by √(S/(S−1)) to "
-            "undo a small-sample bootstrap's shrinkage, and scored on a resample of the test examples; "
-            f"{pct}% CI = Δ ± t(ν)·se with se the standard deviation of the resampled Δ and ν the seeds' degrees of freedom "
-            "(Welch's, or S−1 paired); p(both) = P(|T_ν| ≥ |Δ|/se), two-sided, the row's p for 'differs from base' where "
-            "shown. It needs two seeds per row: with one the seed noise is unknown and only 'examples' is shown.")
+            "'seeds+examples' = Δ over both sources (two levels: seeds, then the test examples every seed's run "
+            "scores): se² = the seeds' variance of Δ (Welch's, or the paired one) + the test-set variance of Δ from the "
+            "same resamples, with the seed × example interaction (seeds disagreeing on single examples), which both "
+            f"contain, counted once; {pct}% CI = Δ ± t(ν)·se with ν the seeds' degrees of freedom (Welch's, or S−1 "
+            "paired), so it is never narrower than the seeds-only CI; p(both) = P(|T_ν| ≥ |Δ|/se), two-sided, the row's "
+            "p for 'differs from base' where shown. It needs two seeds per row: with one the seed noise is unknown and only 'examples' is shown.")
     bounded = {m: _bounds(study, m) for m in study.metrics if _bounds(study, m) is not None}
     if bounded:
         parts = [f"{m} in [{b[0]:g}, {b[1]:g}]" for m, b in bounded.items() if b is not None]

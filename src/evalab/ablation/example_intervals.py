@@ -54,10 +54,8 @@ def example_fields(
             usable.append(c)
     resampled = _resample_all(usable, resamples, seed)
     fields: dict[str, dict[str, Any]] = {}
-    for i, c in enumerate(usable):
-        runs = resampled[_key(c)]
-        fields[c.label] = _row_fields(c, runs, confidence=confidence, bounds=bounds,
-                                      seed=int(np.random.SeedSequence([seed, i]).generate_state(1)[0]))
+    for c in usable:
+        fields[c.label] = _row_fields(c, resampled[_key(c)], confidence=confidence, bounds=bounds)
     return fields, refused
 
 
@@ -85,8 +83,7 @@ def _stack(runs: dict[int, ResampledRuns], stats: list[ExampleStats]) -> Resampl
     return ResampledRuns(np.concatenate([p.points for p in parts]), np.concatenate([p.values for p in parts]))
 
 
-def _row_fields(c: Comparison, runs: dict[int, ResampledRuns], *, confidence: float, bounds: Bounds,
-                seed: int) -> dict[str, Any]:
+def _row_fields(c: Comparison, runs: dict[int, ResampledRuns], *, confidence: float, bounds: Bounds) -> dict[str, Any]:
     row = _stack(runs, list(c.runs.values()))
     value = example_value(row, confidence, bounds)
     out: dict[str, Any] = {"n_examples": _key(c), "mean_examples_low": value.low, "mean_examples_high": value.high}
@@ -101,7 +98,7 @@ def _row_fields(c: Comparison, runs: dict[int, ResampledRuns], *, confidence: fl
         return out
     delta = example_delta(row, base, confidence, bounds)
     out.update(examples_low=delta.low, examples_high=delta.high)
-    both = two_level_delta(row, base, paired=c.paired, confidence=confidence, seed=seed, bounds=bounds)
+    both = two_level_delta(row, base, paired=c.paired, confidence=confidence, bounds=bounds)
     if both is not None:
         out.update(both_low=both.delta.low, both_high=both.delta.high, p_both=both.p)
     return out

@@ -12,20 +12,26 @@ examples (a row of counts ``[n_examples]``) is applied to every run of every row
   Koehn 2004). The interval is the percentile interval of those resamples. It says how
   much the numbers would move on another test set of the same size, with these trained
   models; it exists with a single seed.
-* **over seeds and examples** (two-level bootstrap): in resample ``b`` the seeds of each row
-  are also drawn with replacement (the same draw for both rows when seeds are paired), then
-  scored on resample ``b`` of the examples. A bootstrap of a handful of seeds understates
-  their spread, so the seed level is rescaled: each draw's deviation from the resample's
-  seed mean is multiplied by ``sqrt(S / (S - 1))``, which makes its variance the unbiased
-  ``s² / S`` (Davison & Hinkley 1997, §3.8). The two-level standard error ``se`` is the
-  standard deviation of Δ*; the interval is ``Δ ± t(ν) · se`` and the p-value of Δ ≠ 0 is
-  ``P(|T_ν| >= |Δ| / se)``, with ``ν`` the seeds' degrees of freedom (Welch–Satterthwaite
-  unpaired, ``S - 1`` paired): the seed level is what a few seeds estimate poorly, and the
-  test-set level (thousands of examples) could only raise ν, so ν is the conservative
-  choice. A shifted-percentile p of a 3–5-seed bootstrap would be too small for the same
-  reason. The interval and the p-value agree: p < α exactly when the (unclipped) interval
-  excludes 0. With one seed in a row the seed level is unknown and there is no two-level
-  result.
+* **over seeds and examples** (two levels: seeds, then the examples they are scored on):
+  a crossed seeds × examples design (every seed's run scores every example), whose Δ has
+  variance ``σ²_seed / S + σ²_examples / n + σ²_interaction / (S n)``. The seed level is
+  the spread of the runs' values over seeds on this test set — the variance of the
+  bootstrap over seeds rescaled by ``S / (S - 1)`` (Davison & Hinkley 1997, §3.8), taken in
+  closed form: ``s² / S`` per row (of the per-seed differences when paired), exactly
+  Welch's (paired t's) squared standard error. It already holds the seed × example
+  interaction (seeds disagreeing on single examples), and so does the example level, the
+  bootstrap variance of the seed-pooled Δ over test examples; the interaction, estimated
+  from the same resamples (``I = Σ_s Var_b(V[s,b] − V̄_b) / (S (S − 1))``), is counted once:
+  ``se² = max(seeds, I) + max(examples, I) − I`` (each main effect's variance floored at 0,
+  so se is never below either level's own). Resampling both levels independently would
+  count the interaction two or three times (Owen 2007, "The pigeonhole bootstrap"): honest
+  but needlessly wide. The interval is ``Δ ± t(ν) · se`` and the p-value of Δ ≠ 0 is
+  ``P(|T_ν| >= |Δ| / se)``, two-sided, with ``ν`` the seeds' degrees of freedom
+  (Welch–Satterthwaite unpaired, ``S - 1`` paired): the seed level is what a few seeds
+  estimate poorly; the example level, from thousands of examples, could only raise ν.
+  The interval is therefore never narrower than the seeds-only one, and it agrees with the
+  p-value: p < α exactly when the (unclipped) interval excludes 0. With one seed in a row
+  the seed level is unknown and there is no two-level result.
 
 Intervals respect declared bounds: percentile intervals of a bounded value stay inside its
 bounds; t-based ones are clipped to them (Δ = row − base to ``[lo - hi, hi - lo]``).
@@ -144,43 +150,51 @@ def example_delta(row: ResampledRuns, base: ResampledRuns, confidence: float, bo
     return Interval(float(row.points.mean() - base.points.mean()), *clip(low, high, delta_bounds(bounds)))
 
 
-def _seed_draws(values: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """Per resample, the mean over seeds drawn by ``index [B, S]``, its deviation from the
-    resample's seed mean rescaled by ``sqrt(S / (S - 1))`` (see the module docstring)."""
+def _interaction(values: np.ndarray) -> float:
+    """The seed × example interaction's share of the resampled variance of the mean over
+    seeds: ``Σ_s Var_b(V[s, b] − V̄_b) / (S (S − 1))`` (the ANOVA estimate of ``σ²_int / (S n)``
+    of a crossed seeds × examples design)."""
     s = values.shape[0]
-    mean = values.mean(axis=0)
-    drawn = np.take_along_axis(values, index.T, axis=0).mean(axis=0)
-    return mean + math.sqrt(s / (s - 1)) * (drawn - mean)
+    deviations = values - values.mean(axis=0)
+    return float(deviations.var(axis=1, ddof=1).sum()) / (s * (s - 1))
+
+
+def _components(row: ResampledRuns, base: ResampledRuns, paired: bool) -> tuple[float, float, float, float]:
+    """Δ's variance over seeds (``s² / S``, interaction included), over test examples (the
+    seed-pooled bootstrap, interaction included), the interaction, and the seeds' df."""
+    if paired:
+        d = ResampledRuns(row.points - base.points, row.values - base.values)
+        seeds = float(d.points.var(ddof=1)) / d.points.size
+        return seeds, float(d.values.mean(axis=0).var(ddof=1)), _interaction(d.values), float(d.points.size - 1)
+    seeds = float(row.points.var(ddof=1)) / row.points.size + float(base.points.var(ddof=1)) / base.points.size
+    examples = float((row.values.mean(axis=0) - base.values.mean(axis=0)).var(ddof=1))
+    df = welch(row.points, base.points).df
+    return seeds, examples, _interaction(row.values) + _interaction(base.values), df if math.isfinite(df) else math.inf
 
 
 def two_level_delta(
-    row: ResampledRuns, base: ResampledRuns, *, paired: bool, confidence: float, seed: int,
-    bounds: Bounds = None,
+    row: ResampledRuns, base: ResampledRuns, *, paired: bool, confidence: float, bounds: Bounds = None,
 ) -> TwoLevel | None:
     """Δ = row − base over seeds and test examples (module docstring); None when a row has
     fewer than two seeds (the seed level's spread is unknown).
 
-    ``paired``: the rows' seeds are matched pairs in the order given (the same seed draw for
-    both rows, ``ν = S - 1``); else each row's seeds are drawn independently (Welch's ν).
+    ``paired``: the rows' seeds are matched pairs in the order given (``ν = S - 1``); else
+    each row's seeds are independent (Welch's ν).
     """
     s_row, s_base = row.values.shape[0], base.values.shape[0]
     if paired and s_row != s_base:
         raise InputError(f"paired seeds need as many runs in both rows, got {s_row} and {s_base}")
     if min(s_row, s_base) < 2:
         return None
-    b = row.values.shape[1]
-    rng = np.random.default_rng(seed)
-    i_row = rng.integers(0, s_row, size=(b, s_row))
-    i_base = i_row if paired else rng.integers(0, s_base, size=(b, s_base))
-    draws = _seed_draws(row.values, i_row) - _seed_draws(base.values, i_base)
-    draws = draws[np.isfinite(draws)]
+    ok = np.isfinite(row.values).all(axis=0) & np.isfinite(base.values).all(axis=0)
+    row, base = ResampledRuns(row.points, row.values[:, ok]), ResampledRuns(base.points, base.values[:, ok])
     delta = float(row.points.mean() - base.points.mean())
-    se = float(draws.std(ddof=1)) if draws.size > 1 else math.nan
-    df = float(s_row - 1) if paired else welch(row.points, base.points).df
-    if not math.isfinite(df):  # no spread over seeds: only the test-set level varies
-        df = math.inf
-    if not math.isfinite(se):
-        return TwoLevel(Interval(delta, math.nan, math.nan), se, df, math.nan)
+    if row.values.shape[1] < 2:
+        return TwoLevel(Interval(delta, math.nan, math.nan), math.nan, math.nan, math.nan)
+    seeds, examples, interaction, df = _components(row, base, paired)
+    # seed main effect + example main effect + interaction, each main effect floored at 0:
+    # the total is never below either single level's variance
+    se = math.sqrt(max(seeds, interaction) + max(examples, interaction) - interaction)
     if se == 0.0:
         return TwoLevel(Interval(delta, *clip(delta, delta, delta_bounds(bounds))), se, df, 1.0 if delta == 0 else 0.0)
     half = t_ppf(0.5 + confidence / 2.0, df) * se
