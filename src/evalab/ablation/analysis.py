@@ -11,7 +11,15 @@ two configurations does not make the two runs a matched pair.
 The exception is a row of ``stage = "eval"`` (suppressed at evaluation): its run for a seed
 evaluates the very model its trained row (``from``) produced for that seed, so its Δ is to
 that trained row and paired by seed (paired t-test and CI, sign-flip permutation test,
-power of the paired test), over the seeds both rows finished.
+power of the paired test), over the seeds both rows finished. A study that declares
+``paired_seeds = true`` (its seeds share data order and initialization across rows) pairs
+every row with the base the same way.
+
+Where the runs have per-example data (``per_example.py``), each row also gets its value's
+interval over test examples and Δ's intervals over test examples and over seeds and
+examples, with the two-level p-value (``stats/two_level.py``); declared ``bounds`` clip
+every interval, ``min_effect`` turns a Δ whose intervals lie inside it into "negligible"
+(no seed count asked), and ``holm`` adjusts the rows' p-values per metric.
 """
 
 from __future__ import annotations
@@ -188,15 +196,56 @@ def analyze(
         stored = store.runs(study.name)
         db = str(store.path)
         examples, refused = _examples_of_runs(study, store, stored, by_key)
+    runs = _Runs(study, stored, examples)
     rows = study_rows(study)
-    base_row = Row("", "", "grid", study.base, {}, {})
-    paired_seeds = bool(getattr(study, "paired_seeds", False))
+    labels = {r.label: r for r in rows}
+    opts = {"alpha": alpha, "power": power, "confidence": confidence, "aso": aso, "seed": seed, "permutations": permutations}
+    stats: dict[str, dict[str, MetricStats]] = {}
+    missing: dict[str, list[FailedRun]] = {}
+    comparisons: dict[str, list[Comparison]] = {m: [] for m in study.metrics}
+    for row in rows:
+        stats[row.label], missing[row.label] = _row_stats(runs, row, labels, comparisons, opts)
+    for m in study.metrics:
+        fields, why = example_fields(comparisons[m], confidence=confidence, resamples=resamples, seed=seed,
+                                     bounds=_bounds(study, m))
+        refused += [f"{m}, row {w}" for w in why]
+        _finish_metric(study, m, stats, fields, holm=holm)
+    out_rows: list[RowAnalysis] = []
+    for row in rows:
+        planned = sum(1 for r in plan if row.label in r.rows)
+        reference = {col: study.reference[col].get(row.label) for col in study.reference}
+        out_rows.append(RowAnalysis(row.label, row.description, row.kind, row.changes, planned,
+                                    planned - len(missing[row.label]), stats[row.label], missing[row.label],
+                                    reference, row.stage, row.parent))
+    notes = _notes(study, out_rows, alpha, power, confidence, aso, permutations, by_key, stored)
+    notes += _test_set_notes(study, out_rows, confidence, resamples, refused, holm=holm)
+    return StudyAnalysis(
+        study=study.name, description=study.description, path=str(study.path), db_path=db,
+        code_version=study.code_version, metrics=list(study.metrics), primary=study.primary,
+        higher_is_better=dict(study.higher_is_better), seeds=list(study.seeds), rows=out_rows,
+        contrasts=_contrasts(runs, out_rows, confidence), reference_columns=list(study.reference),
+        grid=dict(study.grid),
+        settings={"alpha": alpha, "power": power, "confidence": confidence, "aso": aso,
+                  "seed": seed, "permutations": permutations, "resamples": resamples, "holm": holm,
+                  "paired_seeds": bool(getattr(study, "paired_seeds", False))},
+        notes=notes,
+    )
 
-    def by_seed(row: Row, metric: str) -> tuple[dict[int, float], list[FailedRun]]:
+
+@dataclass(frozen=True)
+class _Runs:
+    """A study's stored runs, read by row, seed and metric."""
+
+    study: Study
+    stored: dict[str, StoredRun]
+    examples: dict[str, dict[str, ExampleStats]]
+
+    def by_seed(self, row: Row, metric: str) -> tuple[dict[int, float], list[FailedRun]]:
+        """The row's finished values by seed, and its seeds without one."""
         vals: dict[int, float] = {}
         missing: list[FailedRun] = []
-        for s in study.seeds:
-            run = stored.get(row_run_key(row, s, study.code_version))
+        for s in self.study.seeds:
+            run = self.stored.get(row_run_key(row, s, self.study.code_version))
             if run is not None and run.status == "ok" and metric in run.metrics:
                 vals[s] = float(run.metrics[metric])
             elif run is not None and run.status == "failed":
@@ -205,74 +254,59 @@ def analyze(
                 missing.append(FailedRun(s, "pending", "", run.attempts if run else 0))
         return vals, missing
 
-    def seed_values(config: dict[str, Any], metric: str) -> list[float]:
-        return list(by_seed(Row("", "", "grid", config, {}, {}), metric)[0].values())
+    def seed_values(self, config: dict[str, Any], metric: str) -> list[float]:
+        return list(self.by_seed(Row("", "", "grid", config, {}, {}), metric)[0].values())
 
-    def run_examples(row: Row, metric: str) -> dict[int, ExampleStats] | None:
+    def run_examples(self, row: Row, metric: str) -> dict[int, ExampleStats] | None:
         """The row's finished runs' per-example data by seed; None unless every one has it."""
-        out = {s: examples.get(row_run_key(row, s, study.code_version), {}).get(metric) for s in by_seed(row, metric)[0]}
-        return out if out and all(v is not None for v in out.values()) else None  # type: ignore[return-value]
+        found = {s: self.examples.get(row_run_key(row, s, self.study.code_version), {}).get(metric)
+                 for s in self.by_seed(row, metric)[0]}
+        if not found or any(v is None for v in found.values()):
+            return None
+        return {s: v for s, v in found.items() if v is not None}
 
-    labels = {r.label: r for r in rows}
-    opts = {"alpha": alpha, "power": power, "confidence": confidence, "aso": aso, "seed": seed, "permutations": permutations}
-    stats: dict[str, dict[str, MetricStats]] = {}
-    missing: dict[str, list[FailedRun]] = {}
-    comparisons: dict[str, list[Comparison]] = {m: [] for m in study.metrics}
-    for row in rows:
-        stats[row.label] = {}
-        for m in study.metrics:
-            vals, miss = by_seed(row, m)
-            if m == study.primary:
-                missing[row.label] = miss
-            eps = _min_effect(study, m)
-            other = labels[row.parent] if row.stage == "eval" else None if row.config == study.base else base_row
-            paired = row.stage == "eval" or (paired_seeds and other is not None)
-            if other is not None and paired:
-                stats[row.label][m] = _paired_stats(m, vals, by_seed(other, m)[0], row.parent or "base", study.better(m),
-                                                    min_effect=eps, **opts)
-            else:
-                base = None if other is None else seed_values(study.base, m)
-                stats[row.label][m] = _metric_stats(m, list(vals.values()), base, study.better(m), min_effect=eps, **opts)
-            mine, theirs = run_examples(row, m), None if other is None else run_examples(other, m)
-            if mine is not None and (other is None or theirs is not None):
-                comparisons[m].append(Comparison(row.label, mine, theirs, paired))
+
+def _row_stats(runs: _Runs, row: Row, labels: dict[str, Row], comparisons: dict[str, list[Comparison]],
+               opts: dict[str, Any]) -> tuple[dict[str, MetricStats], list[FailedRun]]:
+    """One row's statistics over seeds per metric, and its missing runs (primary metric);
+    appends the row's per-example data to ``comparisons`` where it and its comparison row have it."""
+    study = runs.study
+    stats: dict[str, MetricStats] = {}
+    missing: list[FailedRun] = []
     for m in study.metrics:
-        fields, why = example_fields(comparisons[m], confidence=confidence, resamples=resamples, seed=seed,
-                                     bounds=_bounds(study, m))
-        refused += [f"{m}, row {w}" for w in why]
-        _finish_metric(study, m, stats, fields, holm=holm)
+        vals, miss = runs.by_seed(row, m)
+        if m == study.primary:
+            missing = miss
+        eps = _min_effect(study, m)
+        # Δ is to the trained row for an eval row, to the base otherwise; none for the base's configuration
+        other = labels[row.parent] if row.stage == "eval" else None if row.config == study.base else Row("", "", "grid", study.base, {}, {})
+        paired = row.stage == "eval" or (bool(getattr(study, "paired_seeds", False)) and other is not None)
+        if other is not None and paired:
+            stats[m] = _paired_stats(m, vals, runs.by_seed(other, m)[0], row.parent or "base", study.better(m),
+                                     min_effect=eps, **opts)
+        else:
+            base = None if other is None else runs.seed_values(study.base, m)
+            stats[m] = _metric_stats(m, list(vals.values()), base, study.better(m), min_effect=eps, **opts)
+        mine, theirs = runs.run_examples(row, m), None if other is None else runs.run_examples(other, m)
+        if mine is not None and (other is None or theirs is not None):
+            comparisons[m].append(Comparison(row.label, mine, theirs, paired))
+    return stats, missing
 
-    out_rows: list[RowAnalysis] = []
-    for row in rows:
-        planned = sum(1 for r in plan if row.label in r.rows)
-        ok = planned - len(missing[row.label])
-        reference = {col: study.reference[col].get(row.label) for col in study.reference}
-        out_rows.append(RowAnalysis(row.label, row.description, row.kind, row.changes, planned, ok, stats[row.label],
-                                    missing[row.label], reference, row.stage, row.parent))
 
+def _contrasts(runs: _Runs, rows: list[RowAnalysis], confidence: float) -> dict[str, list[Contrast]]:
+    """Factorial effects of the grid, per metric (none without a grid)."""
+    study = runs.study
     contrasts: dict[str, list[Contrast]] = {}
     if study.grid:
         ref_levels = {f: (study.base[f] if study.base[f] in levels else levels[-1]) for f, levels in study.grid.items()}
         for m in study.metrics:
-            top = max((abs(r.metrics[m].mean) for r in out_rows if r.metrics[m].n), default=0.0)
+            top = max((abs(r.metrics[m].mean) for r in rows if r.metrics[m].n), default=0.0)
             contrasts[m] = factorial_effects(
                 study.grid, ref_levels,
-                lambda levels, m=m: np.asarray(seed_values({**study.base, **levels}, m)),
+                lambda levels, m=m: np.asarray(runs.seed_values({**study.base, **levels}, m)),
                 confidence=confidence, decimals=2 if top >= 10 else 3 if top >= 1 else 4,
             )
-    notes = _notes(study, out_rows, alpha, power, confidence, aso, permutations, by_key, stored)
-    notes += _test_set_notes(study, out_rows, confidence, resamples, refused, holm=holm)
-    return StudyAnalysis(
-        study=study.name, description=study.description, path=str(study.path), db_path=db,
-        code_version=study.code_version, metrics=list(study.metrics), primary=study.primary,
-        higher_is_better=dict(study.higher_is_better), seeds=list(study.seeds), rows=out_rows,
-        contrasts=contrasts, reference_columns=list(study.reference), grid=dict(study.grid),
-        settings={"alpha": alpha, "power": power, "confidence": confidence, "aso": aso,
-                  "seed": seed, "permutations": permutations, "resamples": resamples,
-                  "holm": holm,
-                  "paired_seeds": paired_seeds},
-        notes=notes,
-    )
+    return contrasts
 
 
 def example_stats_of(study: Study, store: RunStore, run: StoredRun) -> dict[str, ExampleStats]:
