@@ -17,6 +17,7 @@ import pytest
 from evalab.ablation import RunStore, analysis, analyze, load_study, plan_runs
 from evalab.ablation.per_example import ExampleStats, mean_of_rows, mean_rows
 from evalab.ablation.store import Outcome, RunResult
+from evalab.stats.resampling import bootstrap_counts
 from evalab.stats.seed_stats import seeds_needed
 from evalab.stats.two_level import example_delta, example_value, resample_runs
 
@@ -72,7 +73,11 @@ def test_fields_are_the_stats_layer_intervals_and_notes_explain_them(tmp_path, m
     a = analyze(study, db, resamples=500)
     base, c = a.base.metrics["acc"], a.row("(C)").metrics["acc"]
     runs = [values(label, s) for label in ("base", "(C)") for s in (0, 1, 2)]
-    rr = resample_runs([ExampleStats("acc", mean_rows(v), mean_of_rows).resampled for v in runs], 4000, 500, 0)
+    stats = [ExampleStats("acc", mean_rows(v), mean_of_rows) for v in runs]
+    rr = resample_runs(stats, 500, 0)
+    # the stacked product scores each run as its own ExampleStats.resampled on the same counts
+    counts = np.concatenate(list(bootstrap_counts(4000, 500, 0)))
+    np.testing.assert_allclose(rr.values, np.stack([es.resampled(counts) for es in stats]), rtol=1e-12)
     want_value = example_value(rr.take([0, 1, 2]), 0.95)
     want_delta = example_delta(rr.take([3, 4, 5]), rr.take([0, 1, 2]), 0.95)
     assert base.n_examples == 4000 and (base.mean_examples_low, base.mean_examples_high) == (want_value.low, want_value.high)

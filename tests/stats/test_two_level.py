@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from statistics import NormalDist
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -27,10 +28,10 @@ from evalab.stats.two_level import (
 PHI = NormalDist().cdf
 
 
-def mean_run(values: np.ndarray):
-    """A mean-type run (accuracy in %): counts [B, n] -> the mean of the resampled values."""
+def mean_run(values: np.ndarray) -> SimpleNamespace:
+    """A mean-type run (e.g. accuracy in %): stats rows [value, 1], scored as their mean."""
     v = np.asarray(values, dtype=float)
-    return lambda counts: (counts @ v) / counts.sum(axis=1)
+    return SimpleNamespace(rows=np.column_stack([v, np.ones_like(v)]), scores_from_sums=lambda s: s[..., 0] / s[..., 1])
 
 
 def simulate_row(rng, z, theta: float, seed_shifts: np.ndarray) -> list[np.ndarray]:
@@ -47,13 +48,13 @@ def truth(theta: float, seed_shifts: np.ndarray) -> float:
 
 
 def scored(runs: list[np.ndarray], resamples: int, seed: int) -> ResampledRuns:
-    return resample_runs([mean_run(v) for v in runs], runs[0].size, resamples, seed)
+    return resample_runs([mean_run(v) for v in runs], resamples, seed)
 
 
 def test_resampled_runs_are_the_runs_on_explicitly_drawn_examples():
     rng = np.random.default_rng(1)
     runs = [rng.random(50) * 100 for _ in range(3)]
-    rr = resample_runs([mean_run(v) for v in runs], 50, 64, seed=7)
+    rr = resample_runs([mean_run(v) for v in runs], 64, seed=7)
     # bootstrap_counts draws sacrebleu's index matrix: default_rng(seed).choice(n, (B, n))
     idx = np.random.default_rng(7).choice(50, size=(64, 50))
     expected = np.stack([v[idx].mean(axis=1) for v in runs])
@@ -158,7 +159,9 @@ def test_paired_two_level_needs_matched_runs():
     with pytest.raises(InputError, match="paired seeds"):
         two_level_delta(rr.take([0, 1]), rr.take([2]), paired=True, confidence=0.95)
     with pytest.raises(InputError, match="at least one example"):
-        resample_runs([mean_run(np.ones(1))], 0, 10, 0)
+        resample_runs([mean_run(np.ones(0))], 10, 0)
+    with pytest.raises(InputError, match=r"share their test examples; got \[3, 4\]"):
+        resample_runs([mean_run(np.ones(3)), mean_run(np.ones(4))], 10, 0)
 
 
 @settings(max_examples=60, deadline=None)

@@ -73,7 +73,7 @@ def _resample_all(comparisons: Sequence[Comparison], resamples: int, seed: int) 
     out: dict[int, dict[int, ResampledRuns]] = {}
     for n, runs in by_size.items():
         ids = list(runs)
-        all_runs = resample_runs([runs[i].resampled for i in ids], n, resamples, seed)
+        all_runs = resample_runs([runs[i] for i in ids], resamples, seed)
         out[n] = {i: all_runs.take([j]) for j, i in enumerate(ids)}
     return out
 
