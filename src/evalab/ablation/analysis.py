@@ -499,7 +499,7 @@ def _notes(study: Study, rows: list[RowAnalysis], alpha: float, power: float, co
     adjusted = "Holm-adjusted in p(Holm)" if any(ms.p_holm is not None for r in rows for ms in r.metrics.values()) else "not adjusted"
     notes = [
         f"{len(study.seeds)} seeds per row; mean ± sd over seeds; {pct}% CI = mean ± t(n-1)·sd/√n.",
-        f"{delta_note}; {adjusted} for the {compared} rows compared with the base.",
+        f"{delta_note}, {adjusted} for the {compared} rows compared with the base.",
         f"'few seeds' = p(t) ≥ {alpha:g} and a power analysis ({few}, α = {alpha:g}, "
         f"power = {power:g}, observed Δ and pooled sd) needs more seeds per row than were run; the number shown is that requirement.",
     ]
