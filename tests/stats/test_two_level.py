@@ -170,19 +170,31 @@ def test_paired_two_level_needs_matched_runs():
     n=st.integers(1, 40), seed=st.integers(0, 2**31),
 )
 def test_intervals_never_leave_declared_bounds(spread, level, seeds, n, seed):
-    """Accuracy in [0, 100] near a bound with a large seed spread: the t-based two-level
-    interval would leave [-100, 100] unclipped; every interval stays inside."""
+    """Accuracy in [0, 100], anywhere near a bound, with any seed spread: every interval
+    stays inside [0, 100] (the value) or [-100, 100] (Δ)."""
     rng = np.random.default_rng(seed)
     runs = [np.clip(level + spread * rng.standard_normal(n), 0, 100) for _ in range(2 * seeds)]
     rr = scored(runs, 64, seed=seed)
     b, r = rr.take(range(seeds)), rr.take(range(seeds, 2 * seeds))
     v = example_value(r, 0.99, (0.0, 100.0))
-    assert 0.0 <= v.low <= v.high <= 100.0
+    d = example_delta(r, b, 0.99, (0.0, 100.0))
+    assert 0.0 <= v.low <= v.high <= 100.0 and -100.0 <= d.low <= d.high <= 100.0
     for paired in (False, True):
-        t = two_level_delta(r, b, paired=paired, confidence=0.99, bounds=(0.0, 1.0))
+        t = two_level_delta(r, b, paired=paired, confidence=0.99, bounds=(0.0, 100.0))
         assert t is not None
         if math.isfinite(t.delta.low):
-            assert -1.0 <= t.delta.low <= t.delta.high <= 1.0  # bounds of a [0, 1] metric's Δ
+            assert -100.0 <= t.delta.low <= t.delta.high <= 100.0
+
+
+def test_a_t_interval_past_the_bounds_is_clipped():
+    # two seeds far apart: Δ ± t(1)·se runs far past ±100 unless clipped
+    rr = scored([np.full(20, 0.0), np.full(20, 100.0), np.full(20, 100.0), np.full(20, 0.0)], 64, seed=0)
+    b, r = rr.take([0, 1]), rr.take([2, 3])
+    free = two_level_delta(r, b, paired=True, confidence=0.95)
+    bounded = two_level_delta(r, b, paired=True, confidence=0.95, bounds=(0.0, 100.0))
+    assert free is not None and bounded is not None
+    assert free.delta.low < -100 and free.delta.high > 100
+    assert (bounded.delta.low, bounded.delta.high) == (-100.0, 100.0) and bounded.p == free.p
 
 
 def test_clip_and_delta_bounds():
