@@ -21,6 +21,7 @@ from evalab.stats.resampling import bootstrap_counts
 from evalab.stats.seed_stats import seeds_needed
 from evalab.stats.two_level import example_delta, example_value, resample_runs
 
+from .evalsynth import write_eval_study
 from .synth import write_study
 
 #: per-example values of a run: (row label, seed) -> values (accuracy in %, one per example)
@@ -34,10 +35,13 @@ def with_keys(study, **keys):
     return study
 
 
-def stored_study(tmp_path, monkeypatch, values: Values, *, seeds=(0, 1, 2), variants=None, stored_acc=None, **keys):
-    """A synth study whose runs have the per-example ``values`` (None: no per-example data)."""
+def stored_study(tmp_path, monkeypatch, values: Values, *, seeds=(0, 1, 2), variants=None, stored_acc=None,
+                 path=None, **keys):
+    """A synth study (or the study at ``path``) whose runs have the per-example ``values``
+    (None: no per-example data)."""
     variants = variants or [("(C)", "worse", {"shift": -3.0}), ("(D)", "same", {"shift": 0.1})]
-    study = with_keys(load_study(write_study(tmp_path, seeds=list(seeds), variants=variants)), **keys)
+    path = path or write_study(tmp_path, seeds=list(seeds), variants=variants)
+    study = with_keys(load_study(path), **keys)
     db = tmp_path / "s.db"
     table: dict[str, dict[str, ExampleStats]] = {}
     with RunStore(db) as store:
@@ -201,3 +205,13 @@ def test_holm_equals_a_direct_computation(tmp_path, monkeypatch):
     assert a.base.metrics["acc"].p_holm is None and a.row("(C)").metrics["loss"].p_holm is not None
     assert any(n.startswith("p(Holm) = Holm's step-down") for n in a.notes)
     assert with_keys(study, holm=True) and analyze(study, db, resamples=300).row("(C)").metrics["acc"].p_holm is not None
+
+
+def test_an_eval_row_is_paired_with_its_trained_row_on_examples_and_seeds(tmp_path, monkeypatch):
+    # the eval row evaluates each seed's trained model: the same seed effect, 1 point lower
+    path = write_eval_study(tmp_path, rows=[{"label": "(E)", "stage": "eval", "set": {"drop": 1}}], seeds=[0, 1, 2, 3])
+    values = bernoulli({"(E)": -1.0}, n=4000, seed_sd=3.0, shared=True)
+    study, db = stored_study(tmp_path, monkeypatch, values, path=path)
+    e = analyze(study, db, resamples=300).row("(E)").metrics["acc"]
+    assert e.paired and e.vs == "base" and e.n_examples == 4000
+    assert e.examples_low < e.delta < e.examples_high < 0 and e.both_high < 0 and e.p_both < 0.05
