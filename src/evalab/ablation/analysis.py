@@ -11,22 +11,35 @@ two configurations does not make the two runs a matched pair.
 The exception is a row of ``stage = "eval"`` (suppressed at evaluation): its run for a seed
 evaluates the very model its trained row (``from``) produced for that seed, so its Δ is to
 that trained row and paired by seed (paired t-test and CI, sign-flip permutation test,
-power of the paired test), over the seeds both rows finished.
+power of the paired test), over the seeds both rows finished. A study that declares
+``paired_seeds = true`` (its seeds share data order and initialization across rows) pairs
+every row with the base the same way.
+
+Where the runs have per-example data (``per_example.py``), each row also gets its value's
+interval over test examples and Δ's intervals over test examples and over seeds and
+examples, with the two-level p-value (``stats/two_level.py``); declared ``bounds`` clip
+every interval, ``min_effect`` turns a Δ whose intervals lie inside it into "negligible"
+(no seed count asked), and ``holm`` adjusts the rows' p-values per metric.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from evalab.ablation import per_example
+from evalab.ablation.example_intervals import Comparison, example_fields
+from evalab.ablation.per_example import ExampleStats
 from evalab.ablation.plan import Row, plan_runs, row_run_key, study_rows
-from evalab.ablation.store import RunStore
+from evalab.ablation.store import RunStore, StoredRun
 from evalab.errors import SettingsError
 from evalab.stats.effects import Contrast, factorial_effects
+from evalab.stats.multiple import holm_bonferroni
+from evalab.stats.resampling import check_n_samples
 from evalab.stats.seed_stats import aso as aso_test
 from evalab.stats.seed_stats import (
     mean_ci,
@@ -37,6 +50,7 @@ from evalab.stats.seed_stats import (
     sign_flip_test,
     welch,
 )
+from evalab.stats.two_level import Bounds, clip, delta_bounds
 
 if TYPE_CHECKING:
     from evalab.ablation.spec import Study
@@ -164,22 +178,74 @@ def analyze(
     aso: bool = False,
     seed: int = 0,
     permutations: int = 10_000,
+    resamples: int = 1000,
+    holm: bool | None = None,
 ) -> StudyAnalysis:
-    """Analyze the stored runs of ``study`` (see the module docstring for what is computed)."""
+    """Analyze the stored runs of ``study`` (see the module docstring for what is computed).
+
+    ``resamples``: bootstrap resamples of the test examples (rows with per-example data);
+    ``holm``: Holm-adjust the rows' p-values per metric (None: the study's ``holm`` key).
+    """
     if not 0 < alpha < 1 or not 0 < power < 1 or not 0 < confidence < 1:
         raise SettingsError(f"alpha, power and confidence must be in (0, 1); got {alpha}, {power}, {confidence}")
+    check_n_samples(resamples, "resamples")
+    holm = bool(getattr(study, "holm", False)) if holm is None else holm
+    plan = plan_runs(study)
+    by_key = {r.key: r for r in plan}
     with RunStore(db_path, create=False) as store:
         stored = store.runs(study.name)
         db = str(store.path)
-    plan = plan_runs(study)
-    by_key = {r.key: r for r in plan}
+        examples, refused = _examples_of_runs(study, store, stored, by_key)
+    runs = _Runs(study, stored, examples)
     rows = study_rows(study)
+    labels = {r.label: r for r in rows}
+    opts = {"alpha": alpha, "power": power, "confidence": confidence, "aso": aso, "seed": seed, "permutations": permutations}
+    stats: dict[str, dict[str, MetricStats]] = {}
+    missing: dict[str, list[FailedRun]] = {}
+    comparisons: dict[str, list[Comparison]] = {m: [] for m in study.metrics}
+    for row in rows:
+        stats[row.label], missing[row.label] = _row_stats(runs, row, labels, comparisons, opts)
+    for m in study.metrics:
+        fields, why = example_fields(comparisons[m], confidence=confidence, resamples=resamples, seed=seed,
+                                     bounds=_bounds(study, m))
+        refused += [f"{m}, row {w}" for w in why]
+        _finish_metric(study, m, stats, fields, holm=holm)
+    out_rows: list[RowAnalysis] = []
+    for row in rows:
+        planned = sum(1 for r in plan if row.label in r.rows)
+        reference = {col: study.reference[col].get(row.label) for col in study.reference}
+        out_rows.append(RowAnalysis(row.label, row.description, row.kind, row.changes, planned,
+                                    planned - len(missing[row.label]), stats[row.label], missing[row.label],
+                                    reference, row.stage, row.parent))
+    notes = _notes(study, out_rows, alpha, power, confidence, aso, permutations, by_key, stored)
+    notes += _test_set_notes(study, out_rows, confidence, resamples, refused, holm=holm)
+    return StudyAnalysis(
+        study=study.name, description=study.description, path=str(study.path), db_path=db,
+        code_version=study.code_version, metrics=list(study.metrics), primary=study.primary,
+        higher_is_better=dict(study.higher_is_better), seeds=list(study.seeds), rows=out_rows,
+        contrasts=_contrasts(runs, out_rows, confidence), reference_columns=list(study.reference),
+        grid=dict(study.grid),
+        settings={"alpha": alpha, "power": power, "confidence": confidence, "aso": aso,
+                  "seed": seed, "permutations": permutations, "resamples": resamples, "holm": holm,
+                  "paired_seeds": bool(getattr(study, "paired_seeds", False))},
+        notes=notes,
+    )
 
-    def by_seed(row: Row, metric: str) -> tuple[dict[int, float], list[FailedRun]]:
+
+@dataclass(frozen=True)
+class _Runs:
+    """A study's stored runs, read by row, seed and metric."""
+
+    study: Study
+    stored: dict[str, StoredRun]
+    examples: dict[str, dict[str, ExampleStats]]
+
+    def by_seed(self, row: Row, metric: str) -> tuple[dict[int, float], list[FailedRun]]:
+        """The row's finished values by seed, and its seeds without one."""
         vals: dict[int, float] = {}
         missing: list[FailedRun] = []
-        for s in study.seeds:
-            run = stored.get(row_run_key(row, s, study.code_version))
+        for s in self.study.seeds:
+            run = self.stored.get(row_run_key(row, s, self.study.code_version))
             if run is not None and run.status == "ok" and metric in run.metrics:
                 vals[s] = float(run.metrics[metric])
             elif run is not None and run.status == "failed":
@@ -188,56 +254,156 @@ def analyze(
                 missing.append(FailedRun(s, "pending", "", run.attempts if run else 0))
         return vals, missing
 
-    def seed_values(config: dict[str, Any], metric: str) -> list[float]:
-        return list(by_seed(Row("", "", "grid", config, {}, {}), metric)[0].values())
+    def seed_values(self, config: dict[str, Any], metric: str) -> list[float]:
+        return list(self.by_seed(Row("", "", "grid", config, {}, {}), metric)[0].values())
 
-    labels = {r.label: r for r in rows}
-    opts = {"alpha": alpha, "power": power, "confidence": confidence, "aso": aso, "seed": seed, "permutations": permutations}
-    out_rows: list[RowAnalysis] = []
-    for row in rows:
-        stats: dict[str, MetricStats] = {}
-        missing: list[FailedRun] = []
-        for m in study.metrics:
-            vals, miss = by_seed(row, m)
-            if m == study.primary:
-                missing = miss
-            if row.stage == "eval":
-                stats[m] = _paired_stats(m, vals, by_seed(labels[row.parent], m)[0], row.parent, study.better(m), **opts)
-            else:
-                # a row whose configuration is the base's (the base grid cell) has the base's runs
-                base = None if row.config == study.base else seed_values(study.base, m)
-                stats[m] = _metric_stats(m, list(vals.values()), base, study.better(m), **opts)
-        planned = sum(1 for r in plan if row.label in r.rows)
-        ok = planned - len(missing)
-        reference = {col: study.reference[col].get(row.label) for col in study.reference}
-        out_rows.append(RowAnalysis(row.label, row.description, row.kind, row.changes, planned, ok, stats, missing,
-                                    reference, row.stage, row.parent))
+    def run_examples(self, row: Row, metric: str) -> dict[int, ExampleStats] | None:
+        """The row's finished runs' per-example data by seed; None unless every one has it."""
+        found = {s: self.examples.get(row_run_key(row, s, self.study.code_version), {}).get(metric)
+                 for s in self.by_seed(row, metric)[0]}
+        if not found or any(v is None for v in found.values()):
+            return None
+        return {s: v for s, v in found.items() if v is not None}
 
+
+def _row_stats(runs: _Runs, row: Row, labels: dict[str, Row], comparisons: dict[str, list[Comparison]],
+               opts: dict[str, Any]) -> tuple[dict[str, MetricStats], list[FailedRun]]:
+    """One row's statistics over seeds per metric, and its missing runs (primary metric);
+    appends the row's per-example data to ``comparisons`` where it and its comparison row have it."""
+    study = runs.study
+    stats: dict[str, MetricStats] = {}
+    missing: list[FailedRun] = []
+    for m in study.metrics:
+        vals, miss = runs.by_seed(row, m)
+        if m == study.primary:
+            missing = miss
+        eps = _min_effect(study, m)
+        # Δ is to the trained row for an eval row, to the base otherwise; none for the base's configuration
+        other = labels[row.parent] if row.stage == "eval" else None if row.config == study.base else Row("", "", "grid", study.base, {}, {})
+        paired = row.stage == "eval" or (bool(getattr(study, "paired_seeds", False)) and other is not None)
+        if other is not None and paired:
+            stats[m] = _paired_stats(m, vals, runs.by_seed(other, m)[0], row.parent or "base", study.better(m),
+                                     min_effect=eps, **opts)
+        else:
+            base = None if other is None else runs.seed_values(study.base, m)
+            stats[m] = _metric_stats(m, list(vals.values()), base, study.better(m), min_effect=eps, **opts)
+        mine, theirs = runs.run_examples(row, m), None if other is None else runs.run_examples(other, m)
+        if mine is not None and (other is None or theirs is not None):
+            comparisons[m].append(Comparison(row.label, mine, theirs, paired))
+    return stats, missing
+
+
+def _contrasts(runs: _Runs, rows: list[RowAnalysis], confidence: float) -> dict[str, list[Contrast]]:
+    """Factorial effects of the grid, per metric (none without a grid)."""
+    study = runs.study
     contrasts: dict[str, list[Contrast]] = {}
     if study.grid:
         ref_levels = {f: (study.base[f] if study.base[f] in levels else levels[-1]) for f, levels in study.grid.items()}
         for m in study.metrics:
-            top = max((abs(r.metrics[m].mean) for r in out_rows if r.metrics[m].n), default=0.0)
+            top = max((abs(r.metrics[m].mean) for r in rows if r.metrics[m].n), default=0.0)
             contrasts[m] = factorial_effects(
                 study.grid, ref_levels,
-                lambda levels, m=m: np.asarray(seed_values({**study.base, **levels}, m)),
+                lambda levels, m=m: np.asarray(runs.seed_values({**study.base, **levels}, m)),
                 confidence=confidence, decimals=2 if top >= 10 else 3 if top >= 1 else 4,
             )
-    notes = _notes(study, out_rows, alpha, power, confidence, aso, permutations, by_key, stored)
-    return StudyAnalysis(
-        study=study.name, description=study.description, path=str(study.path), db_path=db,
-        code_version=study.code_version, metrics=list(study.metrics), primary=study.primary,
-        higher_is_better=dict(study.higher_is_better), seeds=list(study.seeds), rows=out_rows,
-        contrasts=contrasts, reference_columns=list(study.reference), grid=dict(study.grid),
-        settings={"alpha": alpha, "power": power, "confidence": confidence, "aso": aso,
-                  "seed": seed, "permutations": permutations},
-        notes=notes,
-    )
+    return contrasts
+
+
+def example_stats_of(study: Study, store: RunStore, run: StoredRun) -> dict[str, ExampleStats]:
+    """The per-example statistics of one stored run, ``{metric: ExampleStats}`` ({} for a run
+    without them): the one place the analysis reads per-example data, through the store's
+    loader ``per_example.load_example_stats`` (none on a branch without it: then no run has any)."""
+    load = getattr(per_example, "load_example_stats", None)
+    return {} if load is None else dict(load(study, store, run))
+
+
+def _examples_of_runs(study: Study, store: RunStore, stored: dict[str, StoredRun],
+                      by_key: dict[str, Any]) -> tuple[dict[str, dict[str, ExampleStats]], list[str]]:
+    """Per-example data of the study's finished runs, by run key, and the runs refused: data
+    that does not reproduce the run's stored value would give intervals around another number."""
+    out: dict[str, dict[str, ExampleStats]] = {}
+    refused: list[str] = []
+    for key, run in stored.items():
+        if key not in by_key or run.status != "ok":
+            continue
+        found = example_stats_of(study, store, run)
+        for m, es in list(found.items()):
+            value, stored_value = es.value(), run.metrics.get(m)
+            if stored_value is None or not math.isclose(value, float(stored_value), rel_tol=1e-6, abs_tol=1e-9):
+                refused.append(f"{m}, run {run.rows[0] if run.rows else key} seed {run.seed}: its per-example data "
+                               f"scores {value:.6g}, its stored value is {stored_value}")
+                del found[m]
+        out[key] = found
+    return out, refused
+
+
+def _bounds(study: Study, metric: str) -> Bounds:
+    """The metric's declared bounds (study key ``bounds``), or None."""
+    b = (getattr(study, "bounds", None) or {}).get(metric)
+    return None if b is None else (float(b[0]), float(b[1]))
+
+
+def _min_effect(study: Study, metric: str) -> float | None:
+    """The metric's smallest effect of interest (study key ``min_effect``), or None."""
+    e = (getattr(study, "min_effect", None) or {}).get(metric)
+    return None if e is None else float(e)
+
+
+def _finish_metric(study: Study, metric: str, stats: dict[str, dict[str, MetricStats]],
+                   fields: dict[str, dict[str, Any]], *, holm: bool) -> None:
+    """Complete one metric's statistics in place: the test-set fields, the declared bounds
+    on every interval, 'negligible', and Holm-adjusted p-values across the rows compared."""
+    bounds, eps = _bounds(study, metric), _min_effect(study, metric)
+    for label, by_metric in stats.items():
+        ms = replace(by_metric[metric], **fields.get(label, {}))
+        ms = _within_bounds(ms, bounds)
+        by_metric[metric] = _negligible(ms, eps) if eps is not None else ms
+    if holm:
+        compared = [label for label, by_metric in stats.items() if _row_p(by_metric[metric]) is not None]
+        adjusted = holm_bonferroni([_row_p(stats[label][metric]) for label in compared])
+        for label, p in zip(compared, adjusted, strict=True):
+            stats[label][metric] = replace(stats[label][metric], p_holm=float(p))
+
+
+def _row_p(ms: MetricStats) -> float | None:
+    """The row's p-value for 'differs from the row Δ is taken to': two-level where present."""
+    p = ms.p_both if ms.p_both is not None else ms.p_welch
+    return p if p is not None and math.isfinite(p) else None
+
+
+def _within_bounds(ms: MetricStats, bounds: Bounds) -> MetricStats:
+    """t-based intervals clipped to the declared bounds (Δ's to ``[lo - hi, hi - lo]``)."""
+    if bounds is None:
+        return ms
+    ci_low, ci_high = clip(ms.ci_low, ms.ci_high, bounds)
+    if ms.delta_low is None or ms.delta_high is None:
+        return replace(ms, ci_low=ci_low, ci_high=ci_high)
+    d_low, d_high = clip(ms.delta_low, ms.delta_high, delta_bounds(bounds))
+    return replace(ms, ci_low=ci_low, ci_high=ci_high, delta_low=d_low, delta_high=d_high)
+
+
+def _finite(low: float | None, high: float | None) -> bool:
+    return low is not None and high is not None and math.isfinite(low) and math.isfinite(high)
+
+
+def _negligible(ms: MetricStats, eps: float) -> MetricStats:
+    """Negligible: |Δ| and every interval shown for it inside ±eps, one of them covering seed
+    noise (with one seed nothing bounds the seed noise); then no seed count is asked for."""
+    if ms.delta is None or not math.isfinite(ms.delta) or abs(ms.delta) > eps:
+        return ms
+    pairs = [(ms.delta_low, ms.delta_high), (ms.both_low, ms.both_high), (ms.examples_low, ms.examples_high)]
+    shown = [(lo, hi) for lo, hi in pairs if _finite(lo, hi)]
+    if not (_finite(ms.delta_low, ms.delta_high) or _finite(ms.both_low, ms.both_high)):
+        return ms
+    if all(-eps <= lo and hi <= eps for lo, hi in shown):  # type: ignore[operator]
+        return replace(ms, negligible=True, too_few_seeds=False, seeds_needed=None)
+    return ms
 
 
 def _metric_stats(
     metric: str, vals: list[float], base: list[float] | None, higher_is_better: bool, *,
     alpha: float, power: float, confidence: float, aso: bool, seed: int, permutations: int,
+    min_effect: float | None = None,
 ) -> MetricStats:
     mc = mean_ci(vals, confidence)
     common = {"metric": metric, "n": mc.n, "values": vals, "mean": mc.mean, "std": mc.std,
@@ -252,7 +418,7 @@ def _metric_stats(
     flag = True
     if len(vals) >= 2 and len(base) >= 2:
         pooled = math.sqrt((np.var(vals, ddof=1) + np.var(base, ddof=1)) / 2.0)
-        needed = seeds_needed(w.delta, pooled, alpha=alpha, power=power)
+        needed = seeds_needed(_power_target(w.delta, min_effect), pooled, alpha=alpha, power=power)
         # too few seeds: the delta is not separated from seed noise, and a power analysis
         # says more seeds than we have would be needed to detect a delta this large
         # (runs without any seed noise are deterministic: there is nothing to separate)
@@ -273,8 +439,10 @@ def _metric_stats(
 def _paired_stats(
     metric: str, vals: dict[int, float], parent: dict[int, float], parent_label: str, higher_is_better: bool, *,
     alpha: float, power: float, confidence: float, aso: bool, seed: int, permutations: int,
+    min_effect: float | None = None,
 ) -> MetricStats:
-    """An eval row against its trained row, paired by seed (the same trained model)."""
+    """A row against the row its Δ is taken to, paired by seed: an eval row and its trained
+    row (the same trained model), or any row and the base when the study pairs seeds."""
     mc = mean_ci(list(vals.values()), confidence)
     common = {"metric": metric, "n": mc.n, "values": list(vals.values()), "mean": mc.mean, "std": mc.std,
               "ci_low": mc.low, "ci_high": mc.high, "paired": True, "vs": parent_label}
@@ -288,7 +456,7 @@ def _paired_stats(
     flag = True
     if len(seeds) >= 2:
         sd_diff = float(np.std(a - b, ddof=1))
-        needed = pairs_needed(t.delta, sd_diff, alpha=alpha, power=power)
+        needed = pairs_needed(_power_target(t.delta, min_effect), sd_diff, alpha=alpha, power=power)
         # as for unpaired rows: not separated from seed noise, and more seeds would be needed
         flag = sd_diff > 0 and not (t.p < alpha) and (needed is None or needed > len(seeds))
     eps = None
@@ -304,15 +472,35 @@ def _paired_stats(
     )
 
 
+def _power_target(delta: float, min_effect: float | None) -> float:
+    """The Δ a seed count is asked for: the observed one, or the smallest effect of interest
+    when the observed Δ is below it (detecting a Δ nobody cares about is not the question)."""
+    if min_effect is None or not math.isfinite(delta) or abs(delta) >= min_effect:
+        return delta
+    return math.copysign(min_effect, delta) if delta else min_effect
+
+
 def _notes(study: Study, rows: list[RowAnalysis], alpha: float, power: float, confidence: float,
            aso: bool, permutations: int, by_key: dict[str, Any], stored: dict[str, Any]) -> list[str]:
     pct = round(confidence * 100)
+    compared = sum(1 for r in rows if r.changes and r.stage == 'train')
+    trained = ' (trained rows)' if any(r.stage == 'eval' for r in rows) else ''
+    if getattr(study, "paired_seeds", False):
+        delta_note = (f"Δ = row − base{trained}, PAIRED by seed (paired_seeds = true: the seeds share data order and "
+                      f"initialization across rows), over the seeds both rows finished: {pct}% CI from the paired t "
+                      "distribution, p(t) = paired t-test, p(perm) = sign-flip permutation test (exact over all 2^n sign "
+                      f"patterns when feasible, else {permutations} random ones), both two-sided")
+        few = "paired t-test"
+    else:
+        delta_note = (f"Δ = row − base{trained} with a Welch {pct}% CI; p(t) = Welch's t-test, p(perm) = permutation test "
+                      f"of |Δ| (exact over all relabelings when feasible, else {permutations} random relabelings), both "
+                      "two-sided, unpaired")
+        few = "two-sided two-sample t-test"
+    adjusted = "Holm-adjusted in p(Holm)" if any(ms.p_holm is not None for r in rows for ms in r.metrics.values()) else "not adjusted"
     notes = [
         f"{len(study.seeds)} seeds per row; mean ± sd over seeds; {pct}% CI = mean ± t(n-1)·sd/√n.",
-        f"Δ = row − base{' (trained rows)' if any(r.stage == 'eval' for r in rows) else ''} with a Welch {pct}% CI; p(t) = Welch's t-test, p(perm) = permutation test of "
-        f"|Δ| (exact over all relabelings when feasible, else {permutations} random relabelings), both two-sided, unpaired, "
-        f"not adjusted for the {sum(1 for r in rows if r.changes and r.stage == 'train')} rows compared with the base.",
-        f"'few seeds' = p(t) ≥ {alpha:g} and a power analysis (two-sided two-sample t-test, α = {alpha:g}, "
+        f"{delta_note}, {adjusted} for the {compared} rows compared with the base.",
+        f"'few seeds' = p(t) ≥ {alpha:g} and a power analysis ({few}, α = {alpha:g}, "
         f"power = {power:g}, observed Δ and pooled sd) needs more seeds per row than were run; the number shown is that requirement.",
     ]
     evals = [r for r in rows if r.stage == "eval"]
@@ -338,6 +526,47 @@ def _notes(study: Study, rows: list[RowAnalysis], alpha: float, power: float, co
     stale = [k for k in stored if k not in by_key]
     if stale:
         notes.append(f"{len(stale)} stored run(s) of this study belong to another configuration or code version and are not used.")
+    return notes
+
+
+def _test_set_notes(study: Study, rows: list[RowAnalysis], confidence: float, resamples: int,
+                    refused: list[str], *, holm: bool) -> list[str]:
+    """What the test-set intervals, bounds, 'negligible' and p(Holm) are, where shown."""
+    pct = round(confidence * 100)
+    shown = [ms for r in rows for ms in r.metrics.values()]
+    notes: list[str] = []
+    if any(ms.n_examples is not None for ms in shown):
+        sizes = sorted({ms.n_examples for ms in shown if ms.n_examples is not None})
+        notes.append(
+            f"Test-set intervals (metrics with per-example data, {', '.join(map(str, sizes))} test examples): "
+            f"'examples' = {pct}% percentile interval of {resamples} bootstrap resamples of the test examples, the same "
+            "resamples for every run of every row (so Δ is paired across rows, example by example), each seed's run scored "
+            "on the resample and the row's value averaged over its seeds. It says how far the value or Δ would move on "
+            "another test set of the same size with these trained models; it exists with a single seed.")
+    if any(ms.both_low is not None for ms in shown):
+        notes.append(
+            "'seeds+examples' = Δ over both sources (two levels: seeds, then the test examples every seed's run "
+            "scores): se² = the seeds' variance of Δ (Welch's, or the paired one) + the test-set variance of Δ from the "
+            "same resamples, with the seed × example interaction (seeds disagreeing on single examples), which both "
+            f"contain, counted once; {pct}% CI = Δ ± t(ν)·se with ν the seeds' degrees of freedom (Welch's, or S−1 "
+            "paired), so it is never narrower than the seeds-only CI; p(both) = P(|T_ν| ≥ |Δ|/se), two-sided, the row's "
+            "p for 'differs from base' where shown. It needs two seeds per row: with one the seed noise is unknown and only 'examples' is shown.")
+    bounded = {m: _bounds(study, m) for m in study.metrics if _bounds(study, m) is not None}
+    if bounded:
+        parts = [f"{m} in [{b[0]:g}, {b[1]:g}]" for m, b in bounded.items() if b is not None]
+        notes.append(f"Declared bounds: {'; '.join(parts)}. Intervals never leave them: t-based ones are clipped to the "
+                     "bounds (Δ's to [lo − hi, hi − lo]); percentile ones stay inside by construction.")
+    effects = {m: _min_effect(study, m) for m in study.metrics if _min_effect(study, m) is not None}
+    if effects:
+        parts = [f"{m} ±{e:g}" for m, e in effects.items()]
+        notes.append(f"'negligible' = |Δ| and every interval shown for it (one covering seed noise included) inside the "
+                     f"smallest effect of interest ({', '.join(parts)}): equivalent at the intervals' level, no seeds asked "
+                     "for; where |Δ| is below it but an interval is not, 'few seeds' counts the seeds needed to detect that "
+                     "smallest effect, not the observed Δ.")
+    if holm:
+        notes.append("p(Holm) = Holm's step-down adjustment (family-wise error) of each row's p — p(both) where shown, else "
+                     "p(t) — across all rows compared, per metric.")
+    notes.extend(f"No test-set interval for {why}." for why in refused)
     return notes
 
 
