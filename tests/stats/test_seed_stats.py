@@ -202,3 +202,10 @@ def test_pairs_needed_is_the_smallest_sufficient_n():
     n = pairs_needed(0.8, 1.0)
     assert power_paired(0.8, 1.0, n) >= 0.8 > power_paired(0.8, 1.0, n - 1)
     assert pairs_needed(0.0, 1.0) is None and pairs_needed(1.0, 0.0) == 2
+
+
+def test_welch_with_spreads_near_the_smallest_float_keeps_its_degrees_of_freedom():
+    # squared variances of ~1e-216 underflow to 0: the textbook df formula divided by zero
+    e = 2e-108
+    r = welch([0.0, e, -e], [50 * e, 51 * e, 49 * e])
+    assert r.delta == pytest.approx(-50 * e) and r.df == pytest.approx(4.0) and r.p < 1e-4

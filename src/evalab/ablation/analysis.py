@@ -36,7 +36,7 @@ from evalab.ablation.example_intervals import Comparison, example_fields
 from evalab.ablation.per_example import ExampleStats
 from evalab.ablation.plan import Row, plan_runs, row_run_key, study_rows
 from evalab.ablation.store import RunStore, StoredRun
-from evalab.errors import SettingsError
+from evalab.errors import InputError, SettingsError
 from evalab.stats.effects import Contrast, factorial_effects
 from evalab.stats.multiple import holm_bonferroni
 from evalab.stats.resampling import check_n_samples
@@ -179,17 +179,17 @@ def analyze(
     seed: int = 0,
     permutations: int = 10_000,
     resamples: int = 1000,
-    holm: bool | None = None,
+    holm: bool = False,
 ) -> StudyAnalysis:
     """Analyze the stored runs of ``study`` (see the module docstring for what is computed).
 
     ``resamples``: bootstrap resamples of the test examples (rows with per-example data);
-    ``holm``: Holm-adjust the rows' p-values per metric (None: the study's ``holm`` key).
+    ``holm``: Holm-adjust the rows' p-values per metric (`evalab ablate report --holm`).
     """
     if not 0 < alpha < 1 or not 0 < power < 1 or not 0 < confidence < 1:
         raise SettingsError(f"alpha, power and confidence must be in (0, 1); got {alpha}, {power}, {confidence}")
     check_n_samples(resamples, "resamples")
-    holm = bool(getattr(study, "holm", False)) if holm is None else holm
+
     plan = plan_runs(study)
     by_key = {r.key: r for r in plan}
     with RunStore(db_path, create=False) as store:
@@ -227,7 +227,7 @@ def analyze(
         grid=dict(study.grid),
         settings={"alpha": alpha, "power": power, "confidence": confidence, "aso": aso,
                   "seed": seed, "permutations": permutations, "resamples": resamples, "holm": holm,
-                  "paired_seeds": bool(getattr(study, "paired_seeds", False))},
+                  "paired_seeds": study.paired_seeds},
         notes=notes,
     )
 
@@ -280,7 +280,7 @@ def _row_stats(runs: _Runs, row: Row, labels: dict[str, Row], comparisons: dict[
         eps = _min_effect(study, m)
         # Δ is to the trained row for an eval row, to the base otherwise; none for the base's configuration
         other = labels[row.parent] if row.stage == "eval" else None if row.config == study.base else Row("", "", "grid", study.base, {}, {})
-        paired = row.stage == "eval" or (bool(getattr(study, "paired_seeds", False)) and other is not None)
+        paired = row.stage == "eval" or (study.paired_seeds and other is not None)
         if other is not None and paired:
             stats[m] = _paired_stats(m, vals, runs.by_seed(other, m)[0], row.parent or "base", study.better(m),
                                      min_effect=eps, **opts)
@@ -311,10 +311,8 @@ def _contrasts(runs: _Runs, rows: list[RowAnalysis], confidence: float) -> dict[
 
 def example_stats_of(study: Study, store: RunStore, run: StoredRun) -> dict[str, ExampleStats]:
     """The per-example statistics of one stored run, ``{metric: ExampleStats}`` ({} for a run
-    without them): the one place the analysis reads per-example data, through the store's
-    loader ``per_example.load_example_stats`` (none on a branch without it: then no run has any)."""
-    load = getattr(per_example, "load_example_stats", None)
-    return {} if load is None else dict(load(study, store, run))
+    without them): the one place the analysis reads per-example data."""
+    return dict(per_example.load_example_stats(store, study, run))
 
 
 def _examples_of_runs(study: Study, store: RunStore, stored: dict[str, StoredRun],
@@ -326,7 +324,11 @@ def _examples_of_runs(study: Study, store: RunStore, stored: dict[str, StoredRun
     for key, run in stored.items():
         if key not in by_key or run.status != "ok":
             continue
-        found = example_stats_of(study, store, run)
+        try:
+            found = example_stats_of(study, store, run)
+        except InputError as exc:  # a missing or unreadable examples file: no test-set intervals for it
+            refused.append(f"run {run.rows[0] if run.rows else key} seed {run.seed}: {exc}")
+            continue
         for m, es in list(found.items()):
             value, stored_value = es.value(), run.metrics.get(m)
             if stored_value is None or not math.isclose(value, float(stored_value), rel_tol=1e-6, abs_tol=1e-9):
@@ -339,13 +341,13 @@ def _examples_of_runs(study: Study, store: RunStore, stored: dict[str, StoredRun
 
 def _bounds(study: Study, metric: str) -> Bounds:
     """The metric's declared bounds (study key ``bounds``), or None."""
-    b = (getattr(study, "bounds", None) or {}).get(metric)
+    b = study.bounds.get(metric)
     return None if b is None else (float(b[0]), float(b[1]))
 
 
 def _min_effect(study: Study, metric: str) -> float | None:
     """The metric's smallest effect of interest (study key ``min_effect``), or None."""
-    e = (getattr(study, "min_effect", None) or {}).get(metric)
+    e = study.min_effect.get(metric)
     return None if e is None else float(e)
 
 
@@ -485,7 +487,7 @@ def _notes(study: Study, rows: list[RowAnalysis], alpha: float, power: float, co
     pct = round(confidence * 100)
     compared = sum(1 for r in rows if r.changes and r.stage == 'train')
     trained = ' (trained rows)' if any(r.stage == 'eval' for r in rows) else ''
-    if getattr(study, "paired_seeds", False):
+    if study.paired_seeds:
         delta_note = (f"Δ = row − base{trained}, PAIRED by seed (paired_seeds = true: the seeds share data order and "
                       f"initialization across rows), over the seeds both rows finished: {pct}% CI from the paired t "
                       "distribution, p(t) = paired t-test, p(perm) = sign-flip permutation test (exact over all 2^n sign "

@@ -190,15 +190,21 @@ def report_cmd(
     aso: Annotated[bool, typer.Option("--aso", help="Add the Almost Stochastic Order test (Dror et al. 2019) per row.")] = False,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the tests and the power analysis.")] = 0.05,
     power: Annotated[float, typer.Option("--power", help="Power the seed-count analysis aims for.")] = 0.8,
+    holm: Annotated[bool, typer.Option("--holm", help="Holm-adjust the rows' p-values per metric (many rows compared with one base).")] = False,
+    n_samples: Annotated[int, typer.Option("-n", "--n-samples", help="Bootstrap resamples of the test examples (rows with per-example data).")] = 1000,
 ) -> None:
-    """Per row: mean, sd, 95% CI over seeds, Δ to the base with CI and p-values; grid effects."""
+    """Per row: mean, sd, 95% CI over seeds, Δ to the base with CI and p-values; grid effects.
+
+    Where the runs have per-example data, each Δ also gets an interval over test examples and
+    one over seeds and examples together (docs/ablation.md)."""
     from evalab.ablation import analyze, load_study
     from evalab.ablation.store import DEFAULT_DB
     from evalab.report import render_html, render_json, render_latex, render_markdown, render_table
 
     check_out(out, [("STUDY_FILE", study_file), ("--db", db if db is not None else str(DEFAULT_DB))])
     check_format(format, PAGE_FORMATS)
-    analysis = analyze(load_study(study_file, check_entry=False), db, aso=aso, alpha=alpha, power=power)
+    analysis = analyze(load_study(study_file, check_entry=False), db, aso=aso, alpha=alpha, power=power,
+                       holm=holm, resamples=n_samples)
     if format == "table":
         if out:
             import io

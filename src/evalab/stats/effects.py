@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from evalab.stats.seed_stats import t_ppf, t_sf2
+from evalab.stats.seed_stats import satterthwaite_df, t_ppf, t_sf2
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def contrast(
         parts = [c * c * float(a.var(ddof=1)) / a.size for c, a in zip(coefs, arrays, strict=True)]
         se2 = sum(parts)
         if se2 > 0:
-            df = se2 * se2 / sum(v * v / (a.size - 1) for v, a in zip(parts, arrays, strict=True) if v > 0)
+            df = satterthwaite_df(parts, [a.size for a in arrays])
             half = t_ppf(0.5 + confidence / 2, df) * math.sqrt(se2)
             low, high = value - half, value + half
             p = t_sf2(value / math.sqrt(se2), df)

@@ -154,6 +154,21 @@ class WelchResult:
     high: float
 
 
+def satterthwaite_df(parts: list[float], sizes: list[int]) -> float:
+    """Welch–Satterthwaite degrees of freedom of a sum of variance parts ``var_i / n_i``.
+
+    Computed on the parts divided by the largest one: the textbook form squares variances
+    of ~1e-200 to zero and divides by it (the ratio is scale-free, so nothing changes).
+    Parts that are zero (groups without spread) add nothing.
+
+    >>> satterthwaite_df([1.0, 1.0], [4, 4]), satterthwaite_df([1e-220, 1e-220], [4, 4])
+    (6.0, 6.0)
+    """
+    top = max(parts)
+    scaled = [(v / top, n) for v, n in zip(parts, sizes, strict=True) if v > 0]
+    return sum(v for v, _ in scaled) ** 2 / sum(v * v / (n - 1) for v, n in scaled)
+
+
 def welch(a: np.ndarray | list[float], b: np.ndarray | list[float], confidence: float = 0.95) -> WelchResult:
     """Welch's t-test (two-sided) and the Welch CI of the difference ``mean(a) - mean(b)``.
 
@@ -175,7 +190,7 @@ def welch(a: np.ndarray | list[float], b: np.ndarray | list[float], confidence: 
     if se2 == 0.0:
         return WelchResult(delta, math.copysign(math.inf, delta) if delta else 0.0, nan,
                            1.0 if delta == 0 else 0.0, delta, delta)
-    df = se2 * se2 / (va * va / (x.size - 1) + vb * vb / (y.size - 1))
+    df = satterthwaite_df([va, vb], [x.size, y.size])
     se = math.sqrt(se2)
     t = delta / se
     half = t_ppf(0.5 + confidence / 2.0, df) * se
