@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from evalab.ablation.display import Display
 from evalab.ablation.plan import Row, plan_runs, row_run_key, study_rows
 from evalab.ablation.store import RunStore
 from evalab.errors import SettingsError
@@ -104,6 +105,7 @@ class RowAnalysis:
     reference: dict[str, float | None] = field(default_factory=dict)
     stage: str = "train"  # "eval": suppressed at evaluation of row ``parent``'s trained models
     parent: str = ""
+    config: dict[str, Any] = field(default_factory=dict)  # the configuration it ran with ([evaluation] defaults included)
 
     @property
     def failed(self) -> int:
@@ -133,6 +135,7 @@ class StudyAnalysis:
     grid: dict[str, list[Any]]
     settings: dict[str, Any]
     notes: list[str]
+    display: Display = field(default_factory=Display)  # the study's [display]: how config columns are shown
 
     @property
     def base(self) -> RowAnalysis:
@@ -211,7 +214,7 @@ def analyze(
         ok = planned - len(missing)
         reference = {col: study.reference[col].get(row.label) for col in study.reference}
         out_rows.append(RowAnalysis(row.label, row.description, row.kind, row.changes, planned, ok, stats, missing,
-                                    reference, row.stage, row.parent))
+                                    reference, row.stage, row.parent, {**study.evaluation, **row.config}))
 
     contrasts: dict[str, list[Contrast]] = {}
     if study.grid:
@@ -231,7 +234,7 @@ def analyze(
         contrasts=contrasts, reference_columns=list(study.reference), grid=dict(study.grid),
         settings={"alpha": alpha, "power": power, "confidence": confidence, "aso": aso,
                   "seed": seed, "permutations": permutations},
-        notes=notes,
+        notes=notes, display=study.display,
     )
 
 

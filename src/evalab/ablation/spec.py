@@ -57,6 +57,7 @@ from typing import Any
 import tomllib
 
 from evalab.ablation.codeversion import CodeVersion, derive_code_version
+from evalab.ablation.display import Display, parse_display
 from evalab.ablation.grid import BASE_LABEL, grid_cells
 from evalab.errors import InputError, SettingsError
 from evalab.io import decode_utf8
@@ -76,7 +77,7 @@ STUDY_KEYS = {
     "code_version": "string that changes when the code changes",
     "evaluate": "'package.module:function' called as function(config, seed, checkpoint_dir) by stage = 'eval' rows",
 }
-TOP_KEYS = ("study", "base", "evaluation", "variant", "grid", "reference")
+TOP_KEYS = ("study", "base", "evaluation", "variant", "grid", "reference", "display")
 VARIANT_KEYS = ("label", "description", "stage", "from", "set")
 STAGES = ("train", "eval")
 RESOURCE_KEYS = ("cpus", "gpus")
@@ -133,6 +134,7 @@ class Study:
     variants: tuple[Variant, ...] = ()
     grid: dict[str, list[Any]] = field(default_factory=dict)
     reference: dict[str, dict[str, float]] = field(default_factory=dict)
+    display: Display = field(default_factory=Display)  # [display]: how the report shows config keys
 
     @property
     def directory(self) -> Path:
@@ -291,6 +293,7 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         pass
     labels = [BASE_LABEL, *(v.label for v in variants)]
     reference = _reference(data.get("reference", {}), labels, grid, base, w)
+    display = parse_display(data.get("display", {}), [*base, *evaluation], lambda where, msg, key: w.error(where, msg, key, "display"))
 
     code_version = st.get("code_version")
     if code_version is not None and (not isinstance(code_version, str) or not code_version):
@@ -309,7 +312,7 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         entry=entry, command=command, description=description,
         timeout=float(timeout) if timeout is not None else None, retries=retries,
         resources=resources, code_version=code.version, code=code, variants=tuple(variants), grid=grid,
-        reference=reference, evaluate=evaluate, evaluation=dict(evaluation),
+        reference=reference, evaluate=evaluate, evaluation=dict(evaluation), display=display,
     )
 
 
