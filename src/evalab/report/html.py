@@ -133,9 +133,10 @@ def render_html(
         parts.append('<ul class="rows">' + "".join(f"<li>{e(n)}</li>" for n in row_notes(a)) + "</ul>")
     parts.append("<h2>Δ to the base</h2>")
     parts += [_table(t) for t in tables[1:]]
-    parts.append("<h2>Plots</h2><p>Left: Δ to the base with its intervals (a forest plot; the solid line is no "
-                 "difference). Right: each row's mean with its intervals, on an axis that includes zero; the dashed "
-                 "line is the base. Dots are estimates, coloured lines intervals (legend under each plot).</p>")
+    parts.append("<h2>Plots</h2><p>Per metric, left: Δ to the base with its intervals (a forest plot; the dashed "
+                 "line is no difference). Right: each row's mean with its intervals, on an axis that includes zero "
+                 "(grey line); the dashed line is the base's mean. Dots are estimates, coloured lines intervals, "
+                 "named in the legend under each plot.</p>")
     for m in a.metrics:
         parts.append(f'<div class="plots"><figure>{forest_plot(a, m, plot_engine)}</figure>'
                      f"<figure>{level_plot(a, m, plot_engine)}</figure></div>")
