@@ -217,6 +217,12 @@ def title(a: StudyAnalysis) -> str:
 # --------------------------------------------------------------------------- terminal
 
 
+def natural_width(analysis: StudyAnalysis) -> int:
+    """Characters a terminal needs to print every table without wrapping a cell (at least 100)."""
+    return max([100, *(sum(max([len(h), *(len(r[i]) for r in t.body)]) + 3 for i, h in enumerate(t.header)) + 1
+                       for t in report_tables(analysis))])
+
+
 def render_table(analysis: StudyAnalysis, console: Any = None) -> None:
     """Print the analysis as rich tables (to ``console``, default stdout)."""
     from rich.console import Console
@@ -229,9 +235,7 @@ def render_table(analysis: StudyAnalysis, console: Any = None) -> None:
         import sys
 
         # piped output is not cut to 80 columns: a table row stays one line in a log file
-        natural = max(sum(max(len(h), *(len(r[i]) for r in t.body)) + 3 for i, h in enumerate(t.header)) + 1
-                      for t in tables)
-        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else max(100, natural)
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else natural_width(analysis)
         console = Console(width=width, soft_wrap=False)
     con = console
     con.print(Text(title(analysis), style="bold"), soft_wrap=True)
