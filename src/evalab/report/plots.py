@@ -44,8 +44,8 @@ def _finite(x: float | None) -> bool:
 def axis_range(points: Sequence[float | None], intervals: Sequence[Intervals], reference: float | None) -> tuple[float, float]:
     """The x range: every point and interval end, zero and the reference, padded 5%.
 
-    >>> axis_range([95.0, 96.0], [Intervals("ci", [94.0, 95.0], [96.0, 97.0])], 96.0)
-    (-4.85, 101.85)
+    >>> [round(v, 6) for v in axis_range([95.0, 96.0], [Intervals("ci", [94.0, 95.0], [96.0, 97.0])], 96.0)]
+    [-4.85, 101.85]
     """
     values = [0.0, *(v for v in points if _finite(v))]
     values += [v for iv in intervals for v in (*iv.lows, *iv.highs) if _finite(v)]
@@ -53,6 +53,18 @@ def axis_range(points: Sequence[float | None], intervals: Sequence[Intervals], r
     lo, hi = min(values), max(values)
     pad = (hi - lo) * 0.05 or 1.0
     return lo - pad, hi + pad
+
+
+def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    """About ``count`` round tick values (steps of 1, 2 or 5 times a power of ten) in [lo, hi].
+
+    >>> nice_ticks(-4.85, 101.85)
+    [0.0, 20.0, 40.0, 60.0, 80.0, 100.0]
+    """
+    raw = (hi - lo) / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = min((m * power for m in (1, 2, 5, 10)), key=lambda st: abs(st - raw))
+    return [float(round(k * step, 12)) for k in range(math.ceil(lo / step), math.floor(hi / step) + 1)]
 
 
 def interval_plot_svg(
@@ -161,8 +173,7 @@ def _plain_svg(labels, points, intervals, title, xlabel, reference, reference_la
         f'<text x="{width / 2:.1f}" y="18" text-anchor="middle" font-weight="bold">{e(title)}</text>',
         f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="#333"/>',
     ]
-    for k in range(5):
-        v = lo + (hi - lo) * (k + 0.5) / 5
+    for v in nice_ticks(lo, hi):
         parts.append(f'<text x="{x(v):.1f}" y="{top + ph + 14}" text-anchor="middle">{v:.3g}</text>')
         parts.append(f'<line x1="{x(v):.1f}" y1="{top}" x2="{x(v):.1f}" y2="{top + ph}" stroke="#eee"/>')
     if xlabel:
