@@ -204,6 +204,9 @@ def test_demo_quick_report_renders_in_headless_chromium(run_cli, tmp_path):
     assert "### Protocol" in md and "each of 30 training steps" in md
     # the evaluation-time row: marked in the table, explained beside the retrained one
     assert "at eval of base (paired Δ)" in md and "### Retrained or suppressed at evaluation" in md
+    # Table 3's layout: the configuration columns the study's [display] names
+    assert "| Row | Stage | h | d_k | heads at eval | Seeds |" in md
+    assert "| (A) h=1 | trained | 1 | 32 |  | 2/2 |" in md
 
     # the second invocation finds every run in the database and only re-renders
     again = run_cli("demo", "--quick", "--out-dir", out, "--jobs", "2", "--quiet")
@@ -212,16 +215,21 @@ def test_demo_quick_report_renders_in_headless_chromium(run_cli, tmp_path):
 
     facts, png, errors = inspect_page(out / "report.html", tmp_path / "profile")
     assert errors == [], errors
-    assert facts["metrics"] == 4  # seq_acc, digit_acc, xent, ppl: one plot each
+    assert facts["metrics"] == 8  # seq_acc, digit_acc, xent, ppl: a forest and a level plot each
     for plot in facts["plots"]:
         assert plot["svg"], plot
         assert plot["width"] > 100 and plot["height"] > 100, plot
-        assert plot["marks"] >= 3, plot  # at least the three bars (base, 1 head, 1 head at eval)
+        assert plot["marks"] >= 3, plot  # at least the intervals of the rows (1 head, 1 head at eval)
     for metric in ("seq_acc", "digit_acc", "xent", "ppl"):  # each plot is titled by its metric
         assert sum(metric in p["text"] for p in facts["plots"]) >= 1, (metric, facts["plots"])
     assert facts["brokenImages"] == 0
     assert facts["tables"] >= 1 and facts["text"] > 200
+    for metric in ("seq_acc", "digit_acc", "xent", "ppl"):  # a forest plot of Δ per metric
+        assert sum(f"Δ {metric} to the base" in p["text"] for p in facts["plots"]) == 1, metric
     (tmp_path / "report.png").write_bytes(png)  # kept for a look when the test fails
+    from tests.report.test_html import check_fits
+
+    check_fits(out / "report.html", tmp_path / "profile-1400")  # no column off-screen at 1400 px
     size, spread, colours = _pixel_stats(png)
     assert size[0] >= 1000 and size[1] >= 1000, size  # full page, less a scrollbar
     assert spread > 10.0, f"screenshot looks blank: grey-level sd {spread:.2f}"

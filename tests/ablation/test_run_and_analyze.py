@@ -87,7 +87,7 @@ def test_failures_are_recorded_and_the_study_finishes(tmp_path):
     md = render_markdown(a)
     assert "### Missing runs" in md
     assert "(H) seed 0: failed after 1 attempt(s): timed out after 1.5 s" in md
-    assert "| (R) | raises | 0/2 ! |" in md
+    assert "| (R) |  | raise | 0/2 ! |" in md and "- (R): raises" in md  # columns shift, mode; description a note
     st = study_status(study, db)
     assert (st.ok, st.failed, st.pending) == (4, 8, 0)
 

@@ -113,3 +113,10 @@ def test_latex_of_every_command_compiles_with_pdflatex(run_cli, systems, tmp_pat
         assert res.stdout.isascii(), args[0]
         tables.append(f"% evalab {args[0]}\n{res.stdout}\\clearpage\n")
     compile_latex("\n".join(tables), tmp_path)
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed (Debian: texlive-latex-base texlive-latex-recommended)")
+def test_ablation_report_with_test_set_intervals_compiles(analysis_with_test_set, tmp_path):
+    from evalab.report import render_latex
+
+    compile_latex(render_latex(analysis_with_test_set), tmp_path)

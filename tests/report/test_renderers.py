@@ -1,84 +1,235 @@
-"""Renderers of a study analysis: terminal, Markdown, LaTeX, JSON and the HTML page."""
+"""Renderers of a study analysis: terminal, Markdown, LaTeX, JSON and the HTML page.
+
+The central test reads every format back (Markdown and terminal tables split on their
+separators, LaTeX tabulars on ``&``, the HTML with an HTML parser, JSON as data) and checks
+that each carries the same tables (rows, columns, Δs, intervals: cell for cell) and the
+same notes as the table model."""
 
 from __future__ import annotations
 
+import dataclasses
+import html
 import io
 import json
 import re
+from html.parser import HTMLParser
 
 import pytest
 from rich.console import Console
+from tests.report.conftest import EVIL
 
-from ablation.synth import write_study
-from evalab.ablation import analyze, load_study, run_study
 from evalab.report import render_html, render_json, render_latex, render_markdown, render_table
-from evalab.report.plots import bar_chart_svg
+from evalab.report.latex import latex_text
+from evalab.report.plots import Intervals, interval_plot_svg
+from evalab.report.tables import report_notes, report_tables, row_notes
 
-EVIL = "<script>alert('x')</script>"
-
-
-@pytest.fixture(scope="module")
-def analysis(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("study")
-    path = write_study(
-        folder, seeds=[0, 1, 2],
-        variants=[(EVIL, "desc with <b>tags</b> & ampersand_underscore", {"shift": -3.0}),
-                  ("(R)", "raises", {"mode": "raise"})],
-        grid={"a": [False, True], "b": [False, True]},
-        reference={"acc (paper)": {"base": 80.0, EVIL: 77.0}},
-    )
-    study = load_study(path)
-    run_study(study, folder / "s.db", jobs=2, progress=False)
-    return analyze(study, folder / "s.db", aso=True)
+FORMATS = ("terminal", "markdown", "latex", "html", "json")
 
 
-def test_html_escapes_labels_and_contains_a_plot_per_metric(analysis):
+def terminal_text(a) -> str:
+    buf = io.StringIO()
+    render_table(a, Console(file=buf, width=400, soft_wrap=False))
+    return buf.getvalue()
+
+
+def render(a, fmt: str) -> str:
+    return {"terminal": terminal_text, "markdown": render_markdown, "latex": render_latex,
+            "html": render_html, "json": render_json}[fmt](a)
+
+
+# -- reading each format's tables back ------------------------------------------------------
+def _md_unescape(cell: str) -> str:
+    return cell.strip().replace("\\|", "|").replace("&lt;", "<").replace("\\\\", "\\")
+
+
+def markdown_tables(text: str) -> list[list[list[str]]]:
+    tables, current = [], []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            if not re.fullmatch(r"\|(:?--:?\|)+", line):
+                current.append([_md_unescape(c) for c in re.split(r"(?<!\\)\|", line)[1:-1]])
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
+def terminal_tables(text: str) -> list[list[list[str]]]:
+    tables, current = [], []
+    for line in [*text.splitlines(), ""]:
+        sep = "┃" if "┃" in line else "│" if "│" in line else None
+        if sep:
+            current.append([c.strip() for c in line.split(sep)[1:-1]])
+        elif current and line.startswith("└"):
+            tables.append(current)
+            current = []
+    return tables
+
+
+def latex_tables(text: str) -> list[list[list[str]]]:
+    tables = []
+    for block in re.findall(r"\\toprule\n(.*?)\\bottomrule", text, flags=re.S):
+        lines = [ln.removesuffix(r" \\") for ln in block.splitlines() if ln != r"\midrule"]
+        tables.append([re.split(r" (?<!\\)& ", ln) for ln in lines])
+    return tables
+
+
+class _HTMLTables(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[tuple[str, list[list[str]]]] = []
+        self._cell: list[str] | None = None
+        self._where = ""
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append(("", []))
+        elif tag == "tr":
+            self.tables[-1][1].append([])
+        elif tag in ("td", "th", "caption"):
+            self._cell, self._where = [], tag
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[-1][1][-1].append("".join(self._cell))
+            self._cell = None
+        elif tag == "caption" and self._cell is not None:
+            self.tables[-1] = ("".join(self._cell), self.tables[-1][1])
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def html_tables(text: str) -> list[tuple[str, list[list[str]]]]:
+    parser = _HTMLTables()
+    parser.feed(text)
+    return parser.tables
+
+
+def test_every_format_carries_the_same_tables_and_notes(analysis_with_test_set):
+    a = analysis_with_test_set
+    model = report_tables(a)
+    expected = [[t.header, *t.body] for t in model]
+    assert len(model) == 1 + len(a.metrics)
+    assert markdown_tables(render_markdown(a))[: len(model)] == expected
+    assert terminal_tables(terminal_text(a)) == expected
+    assert latex_tables(render_latex(a))[: len(model)] == [[[latex_text(c) for c in row] for row in t] for t in expected]
+    page = html_tables(render_html(a))
+    assert page == [(t.heading, [t.header, *t.body]) for t in model]
+    data = json.loads(render_json(a))
+    assert data["report"]["tables"] == [t.to_dict() for t in model]
+    assert data["report"]["notes"] == report_notes(a) and data["report"]["row_notes"] == row_notes(a)
+    notes = row_notes(a) + report_notes(a)
+    assert len(notes) > 5
+    md, tex, page_text, term = render_markdown(a), render_latex(a), render_html(a), terminal_text(a)
+    for note in notes:
+        assert note.replace("|", "\\|").replace("<s", "&lt;s").replace("<b", "&lt;b").replace("</", "&lt;/") in md, note
+        assert latex_text(note) in tex, note
+        assert html.escape(note) in page_text, note
+        assert note in term, note
+
+
+def test_the_delta_tables_show_every_interval_where_present(analysis_with_test_set, analysis):
+    a = analysis_with_test_set
+    acc = report_tables(a)[1]
+    assert acc.header == ["Row", "mean 95% CI (seeds)", "mean 95% CI (test set)", "test examples", "Δ",
+                          "Δ 95% CI (seeds)", "Δ 95% CI (test set)", "Δ 95% CI (seeds + test set)", "p (t)",
+                          "p (perm)", "p (2-level)", "p (Holm)", "ASO ε_min", "Note"]
+    row = dict(zip(acc.header, acc.body[1], strict=True))
+    m = a.rows[1].metrics["acc"]
+    assert row["Δ"] == f"{m.delta:+.2f}" and row["test examples"] == "500"
+    assert row["Δ 95% CI (seeds)"] == f"[{m.delta_low:.2f}, {m.delta_high:.2f}]"
+    assert row["Δ 95% CI (test set)"] == f"[{m.delta - 0.5:.2f}, {m.delta + 0.5:.2f}]"
+    assert row["Δ 95% CI (seeds + test set)"] == f"[{m.delta - 1.5:.2f}, {m.delta + 1.5:.2f}]"
+    notes = {r[0]: r[-1] for r in acc.body}
+    assert notes["a=false, b=true"] == "negligible" and notes["a=true, b=false"].startswith("few seeds")
+    # without per-example data (every study before issue 15): no empty test-set columns
+    plain = report_tables(analysis)
+    for t in plain:
+        assert not any("test" in h or "2-level" in h or "Holm" in h for h in t.header), t.header
+    page = render_html(analysis)
+    assert "test examples" not in page and "seeds and examples" not in page
+
+
+def test_table3_layout_configuration_columns(analysis):
+    main = report_tables(analysis)[0]
+    # one column per key some row changes, named by [display], a derived one beside
+    assert main.header[:6] == ["Row", "Δ_shift", "2·shift", "component a", "b", "mode"]
+    rows = {r[0]: dict(zip(main.header, r, strict=True)) for r in main.body}
+    assert rows["base"]["Δ_shift"] == "0.0" and rows["base"]["component a"] == "true" and rows["base"]["2·shift"] == "0"
+    assert rows[EVIL]["Δ_shift"] == "-3.0" and rows[EVIL]["2·shift"] == "-6" and rows[EVIL]["b"] == ""
+    assert rows["(R)"]["mode"] == "raises!" and rows["(R)"]["Δ_shift"] == ""  # blank = as in the base
+    assert rows["a=false, b=true"]["component a"] == "false" and rows["a=true, b=true"]["b"] == ""
+    assert "Description" not in main.header
+    notes = report_notes(analysis)
+    assert "2·shift = shift * 2 (derived from each row's configuration)" in notes[0]
+    assert f"{EVIL}: desc with <b>tags</b> & ampersand_underscore" in row_notes(analysis)
+
+
+def test_html_escapes_labels_and_has_a_forest_and_a_level_plot_per_metric(analysis):
     page = render_html(analysis)
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert "<script" not in page.lower()
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
     assert "<b>tags</b>" not in page and "&lt;b&gt;tags&lt;/b&gt;" in page
-    assert page.count("<svg") == 2  # acc and loss
+    assert page.count("<svg") == 4  # acc and loss: forest + level each
+    assert page.count("Δ acc to the base") >= 1 and "95% CI over seeds" in page
     assert "script-src" not in page and "default-src 'none'" in page  # CSP forbids scripts
     assert re.search(r"<b>interaction</b>: .*<code>[0-9.]+ - [0-9.]+ - [0-9.]+ \+ [0-9.]+ = -[0-9.]+</code>", page)
     assert "Missing runs" in page and "RuntimeError: boom" in page
     assert not re.search(r"(src|href)=\"https?:", page)  # self-contained
-
-
-def test_html_fallback_svg_without_matplotlib(analysis):
-    page = render_html(analysis, plot_engine="svg")
-    assert page.count("<svg") == 2 and "<script" not in page.lower()
-    assert "<rect" in page
+    assert 'class="scroll"' not in page  # nothing hidden behind a horizontal scroll
 
 
 @pytest.mark.parametrize("engine", ["svg", "matplotlib"])
-def test_bar_chart_escapes_text(engine):
+def test_forest_plot_labels_each_kind_of_interval(analysis_with_test_set, engine):
     if engine == "matplotlib":
         pytest.importorskip("matplotlib")
-    svg = bar_chart_svg(["base", EVIL, "$x$ & y"], [1.0, 2.0, float("nan")], [0.5, 1.5, None],
-                        [1.5, 2.5, None], title=EVIL, ylabel="acc", engine=engine)
+    page = render_html(analysis_with_test_set, plot_engine=engine)
+    for label in ("95% CI over seeds", "95% CI over test examples", "95% CI over seeds and examples"):
+        assert label in page, label
+
+
+@pytest.mark.parametrize("engine", ["svg", "matplotlib"])
+def test_interval_plot_escapes_text_and_reaches_zero(engine):
+    if engine == "matplotlib":
+        pytest.importorskip("matplotlib")
+    svg = interval_plot_svg(["base", EVIL, "$x$ & y"], [95.0, 96.0, float("nan")],
+                            [Intervals(EVIL, [94.0, 95.5, None], [96.0, 96.5, None])], title=EVIL, xlabel="acc",
+                            reference=95.0, engine=engine)
     assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
     assert "<script" not in svg.lower() and "&lt;script" in svg
+    if engine == "svg":  # the axis's first tick is near zero, not near the data
+        ticks = [float(t) for t in re.findall(r'text-anchor="middle">(-?[0-9.e+-]+)</text>', svg)]
+        assert min(ticks) < 15 < 90 < max(ticks)
+
+
+def test_interval_plot_refuses_ragged_input():
+    with pytest.raises(ValueError, match="one value per row"):
+        interval_plot_svg(["a", "b"], [1.0], [], engine="svg")
 
 
 def test_markdown(analysis):
     md = render_markdown(analysis)
     assert md.startswith("## Ablation study 'synth'")
-    assert "| Row | Description | Seeds |" in md
+    assert "| Row | Δ_shift | 2·shift | component a | b | mode | Seeds |" in md
     assert "&lt;script>" in md and "<script" not in md
     assert "acc (paper)" in md and "77.00" in md
     assert "`80" in md and "interaction" in md
-    assert "| (R) | raises | 0/3 ! |" in md
+    assert "| (R) |  |  |  |  | raises! | 0/3 ! |" in md
     assert "- (R) seed 0: failed after 1 attempt(s): RuntimeError: boom" in md
     assert "α = 0.05" in md and "power = 0.8" in md
 
 
 def test_latex(analysis):
     tex = render_latex(analysis)
-    assert tex.count(r"\begin{tabular}") == 2  # results and grid effects
+    assert tex.count(r"\begin{tabular}") == 4  # results, Δ of acc, Δ of loss, grid effects
     assert r"ampersand\_underscore" in tex and r"\&" in tex
     assert r"$\pm$" in tex and tex.isascii()  # pdflatex's default fonts: no Unicode symbols
     assert "<" not in tex.replace("$<$", "")  # "<" alone prints as an inverted "!"
+    assert r"\paragraph{Notes}" in tex and "few seeds" in tex  # notes and flags are not dropped
 
 
 def test_json_is_valid_and_complete(analysis):
@@ -88,14 +239,22 @@ def test_json_is_valid_and_complete(analysis):
     assert rows["(R)"]["failed"] == 3 and rows["(R)"]["metrics"]["acc"]["mean"] is None  # NaN -> null
     assert rows[EVIL]["metrics"]["acc"]["delta"] == pytest.approx(-3.0, abs=1.5)
     assert rows[EVIL]["reference"] == {"acc (paper)": 77.0}
+    assert rows[EVIL]["config"]["shift"] == -3.0 and data["display"]["derived"] == {"double_shift": "shift * 2"}
     inter = next(c for c in data["contrasts"]["acc"] if c["kind"] == "interaction")
     assert inter["arithmetic"].count(" - ") == 2 and inter["value"] == pytest.approx(-10, abs=2)
 
 
 def test_terminal_table(analysis):
-    buf = io.StringIO()
-    render_table(analysis, Console(file=buf, width=250))
-    text = buf.getvalue()
+    text = terminal_text(analysis)
     assert "Ablation study 'synth'" in text and EVIL in text  # rich Text: shown literally
     assert "Grid effects on acc" in text and "interaction" in text
     assert "Missing runs" in text
+    assert "mean 95% CI (seeds)" in text  # the CI column the terminal used to leave out
+
+
+def test_an_analysis_without_configurations_still_renders(analysis):
+    # analyses built before rows carried their configuration: the changes give the columns
+    old = dataclasses.replace(analysis, rows=[dataclasses.replace(r, config={}) for r in analysis.rows])
+    main = report_tables(old)[0]
+    rows = {r[0]: dict(zip(main.header, r, strict=True)) for r in main.body}
+    assert rows[EVIL]["Δ_shift"] == "-3.0" and rows["base"]["Δ_shift"] == ""

@@ -56,7 +56,7 @@ permutations=10000) -> StudyAnalysis``
 
 The renderers live in :mod:`evalab.report`: ``render_table(analysis)`` (prints a rich
 table), ``render_markdown``, ``render_latex``, ``render_json`` and ``render_html`` (a
-self-contained page with one inline SVG bar chart per metric).
+self-contained page with a forest plot of Δ and a level plot per metric).
 
 >>> from evalab.ablation import load_study, run_study, analyze  # doctest: +SKIP
 >>> study = load_study("examples/toy_study/study.toml")           # doctest: +SKIP

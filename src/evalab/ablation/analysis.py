@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evalab.ablation import per_example
+from evalab.ablation.display import Display
 from evalab.ablation.example_intervals import Comparison, example_fields
 from evalab.ablation.per_example import ExampleStats
 from evalab.ablation.plan import Row, plan_runs, row_run_key, study_rows
@@ -118,6 +119,7 @@ class RowAnalysis:
     reference: dict[str, float | None] = field(default_factory=dict)
     stage: str = "train"  # "eval": suppressed at evaluation of row ``parent``'s trained models
     parent: str = ""
+    config: dict[str, Any] = field(default_factory=dict)  # the configuration it ran with ([evaluation] defaults included)
 
     @property
     def failed(self) -> int:
@@ -147,6 +149,7 @@ class StudyAnalysis:
     grid: dict[str, list[Any]]
     settings: dict[str, Any]
     notes: list[str]
+    display: Display = field(default_factory=Display)  # the study's [display]: how config columns are shown
 
     @property
     def base(self) -> RowAnalysis:
@@ -216,7 +219,7 @@ def analyze(
         reference = {col: study.reference[col].get(row.label) for col in study.reference}
         out_rows.append(RowAnalysis(row.label, row.description, row.kind, row.changes, planned,
                                     planned - len(missing[row.label]), stats[row.label], missing[row.label],
-                                    reference, row.stage, row.parent))
+                                    reference, row.stage, row.parent, {**study.evaluation, **row.config}))
     notes = _notes(study, out_rows, alpha, power, confidence, aso, permutations, by_key, stored)
     notes += _test_set_notes(study, out_rows, confidence, resamples, refused, holm=holm)
     return StudyAnalysis(
@@ -228,7 +231,7 @@ def analyze(
         settings={"alpha": alpha, "power": power, "confidence": confidence, "aso": aso,
                   "seed": seed, "permutations": permutations, "resamples": resamples, "holm": holm,
                   "paired_seeds": study.paired_seeds},
-        notes=notes,
+        notes=notes, display=study.display,
     )
 
 

@@ -59,6 +59,7 @@ import tomllib
 
 from evalab.ablation.codeversion import CodeVersion, derive_code_version
 from evalab.ablation.computed import ComputedMetric, parse_tables
+from evalab.ablation.display import Display, parse_display
 from evalab.ablation.grid import BASE_LABEL, grid_cells
 from evalab.errors import InputError, SettingsError
 from evalab.io import decode_utf8
@@ -81,7 +82,7 @@ STUDY_KEYS = {
     "bounds": "metric -> [low, high]: the values a metric can take, e.g. { acc = [0, 100] }",
     "min_effect": "smallest effect of interest: a number (for the primary metric) or metric -> number",
 }
-TOP_KEYS = ("study", "metrics", "base", "evaluation", "variant", "grid", "reference")
+TOP_KEYS = ("study", "metrics", "base", "evaluation", "variant", "grid", "reference", "display")
 VARIANT_KEYS = ("label", "description", "stage", "from", "set")
 STAGES = ("train", "eval")
 RESOURCE_KEYS = ("cpus", "gpus")
@@ -142,6 +143,7 @@ class Study:
     paired_seeds: bool = False
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
     min_effect: dict[str, float] = field(default_factory=dict)
+    display: Display = field(default_factory=Display)  # [display]: how the report shows config keys
 
     @property
     def returned(self) -> tuple[str, ...]:
@@ -293,6 +295,7 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         pass
     labels = [BASE_LABEL, *(v.label for v in variants)]
     reference = _reference(data.get("reference", {}), labels, grid, base, w)
+    display = parse_display(data.get("display", {}), [*base, *evaluation], lambda where, msg, key: w.error(where, msg, key, "display"))
 
     code_version = st.get("code_version")
     if code_version is not None and (not isinstance(code_version, str) or not code_version):
@@ -312,7 +315,7 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         entry=entry, command=command, description=description,
         timeout=float(timeout) if timeout is not None else None, retries=retries,
         resources=resources, code_version=_with_outputs(code.version, computed), code=code, variants=tuple(variants), grid=grid,
-        reference=reference, evaluate=evaluate, evaluation=dict(evaluation),
+        reference=reference, evaluate=evaluate, evaluation=dict(evaluation), display=display,
     )
 
 

@@ -211,8 +211,10 @@ def report_cmd(
 
             from rich.console import Console
 
+            from evalab.report.tables import natural_width
+
             buf = io.StringIO()
-            render_table(analysis, Console(file=buf, width=200, soft_wrap=False))
+            render_table(analysis, Console(file=buf, width=max(200, natural_width(analysis)), soft_wrap=False))
             emit(buf.getvalue(), out)
         else:
             render_table(analysis)

@@ -3,8 +3,9 @@
 ``render_table(analysis, console=None)`` prints rich tables (terminal);
 ``render_markdown(analysis) -> str``, ``render_latex(analysis) -> str``,
 ``render_json(analysis) -> str`` and ``render_html(analysis) -> str`` return text.
-The HTML page is self-contained: one bar chart per metric (mean over seeds with 95% CI
-error bars) inlined as SVG (matplotlib when the ``report`` extra is installed, else a
+All five show the same tables and notes (Table 3's layout, then one Δ table per metric).
+The HTML page is self-contained: per metric a forest plot of Δ with its intervals and a
+level plot (mean and intervals, axis from zero), inlined as SVG (matplotlib when the ``report`` extra is installed, else a
 hand-written SVG), and every string that comes from the study or the runs is escaped.
 """
 
@@ -18,7 +19,7 @@ _EXPORTS = {
     "render_latex": "evalab.report.tables",
     "render_json": "evalab.report.tables",
     "render_html": "evalab.report.html",
-    "bar_chart_svg": "evalab.report.plots",
+    "interval_plot_svg": "evalab.report.plots",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,6 +1,8 @@
 """A self-contained HTML page for a study analysis.
 
-One file, no network: inline CSS, one inline SVG bar chart per metric, a Content Security
+One file, no network: inline CSS, the tables of :func:`evalab.report.tables.report_tables`
+(cell for cell those of the other formats), per metric a forest plot of Δ and a level plot
+inlined as SVG, a Content Security
 Policy that forbids scripts, and every string that comes from the study file or the runs
 (labels, descriptions, errors, metric names) passed through :func:`html.escape`.
 """
@@ -11,32 +13,37 @@ import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from evalab.report.plots import bar_chart_svg
+from evalab.report.plots import Intervals, interval_plot_svg
 from evalab.report.tables import (
+    Table,
     effect_lines,
     fmt,
-    left_columns,
-    main_table,
     missing_lines,
-    secondary_table,
+    report_notes,
+    report_tables,
+    row_notes,
     title,
 )
 
 if TYPE_CHECKING:
     from evalab.ablation.analysis import StudyAnalysis
 
+# The page fits a 1400 px screen without a horizontal scroll: headers wrap, the text
+# columns wrap, and the numbers (which must not break) are in tables of a few columns each.
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
-th,td{padding:0.3em 0.6em;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}
-th{border-bottom:2px solid #333}
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1360px;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:0.6em 0 1.4em;font-size:0.85em;max-width:100%}
+caption{text-align:left;font-weight:bold;padding:0.3em 0}
+th,td{padding:0.25em 0.5em;border-bottom:1px solid #ddd;text-align:right}
+td{white-space:nowrap}
+th{border-bottom:2px solid #333;white-space:normal;vertical-align:bottom}
 td.l,th.l{text-align:left;white-space:normal}
 tr.base td{background:#f3f8f3}
-td.flag{color:#a15c00;text-align:left}
-.scroll{overflow-x:auto}
+td.flag{color:#a15c00;text-align:left;white-space:normal}
 .plots{display:flex;flex-wrap:wrap;gap:1em}
-.plots figure{margin:0}
-code{background:#f5f5f5;padding:0 0.2em}
+.plots figure{margin:0;max-width:100%}
+.plots svg{max-width:100%;height:auto}
+code{background:#f5f5f5;padding:0 0.2em;overflow-wrap:anywhere}
 .notes{color:#555;font-size:0.85em}
 .missing{color:#a00}
 """
@@ -44,19 +51,53 @@ code{background:#f5f5f5;padding:0 0.2em}
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
-def _table(header: Sequence[str], body: Sequence[Sequence[str]], left: int = 2, flag_col: str = "Note") -> str:
+def _table(t: Table) -> str:
     e = html.escape
-    out = ['<div class="scroll"><table>', "<thead><tr>"]
-    out += [f'<th class="{"l" if i < left else ""}">{e(h)}</th>' for i, h in enumerate(header)]
+    out = [f"<table><caption>{e(t.heading)}</caption>", "<thead><tr>"]
+    out += [f'<th class="{"l" if i < t.left else ""}">{e(h)}</th>' for i, h in enumerate(t.header)]
     out.append("</tr></thead><tbody>")
-    for j, row in enumerate(body):
-        out.append(f'<tr class="{"base" if j == 0 and left >= 2 else ""}">')
+    for j, row in enumerate(t.body):
+        out.append(f'<tr class="{"base" if j == 0 else ""}">')
         for i, cell in enumerate(row):
-            cls = "l" if i < left else ("flag" if header[i] == flag_col else "")
+            cls = "l" if i < t.left else ("flag" if t.header[i] == "Note" else "")
             out.append(f'<td class="{cls}">{e(cell)}</td>')
         out.append("</tr>")
-    out.append("</tbody></table></div>")
+    out.append("</tbody></table>")
     return "".join(out)
+
+
+def forest_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
+    """Δ of every compared row with each interval it has (seeds; test set and both where
+    the runs have per-example data), around a line at 0."""
+    pct = round(a.settings.get("confidence", 0.95) * 100)
+    rows = [r for r in a.rows if r.metrics[metric].delta is not None]
+    ms = [r.metrics[metric] for r in rows]
+    labels = [r.label + (f" (vs {m.vs}, paired)" if m.paired and m.vs else "") for r, m in zip(rows, ms, strict=True)]
+    kinds = [Intervals(f"{pct}% CI over seeds", [m.delta_low for m in ms], [m.delta_high for m in ms])]
+    if any(m.examples_low is not None for m in ms):
+        kinds.append(Intervals(f"{pct}% CI over test examples", [m.examples_low for m in ms], [m.examples_high for m in ms]))
+    if any(m.both_low is not None for m in ms):
+        kinds.append(Intervals(f"{pct}% CI over seeds and examples", [m.both_low for m in ms], [m.both_high for m in ms]))
+    better = "higher" if a.higher_is_better.get(metric, True) else "lower"
+    return interval_plot_svg(labels, [m.delta for m in ms], kinds, title=f"Δ {metric} to the base ({better} is better)",
+                             xlabel=f"Δ {metric}", reference=0.0, reference_label="no difference", engine=engine)
+
+
+def level_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
+    """Every row's mean with its intervals, on an axis that starts at zero, beside a line
+    at the base's mean."""
+    pct = round(a.settings.get("confidence", 0.95) * 100)
+    rows = [r for r in a.rows if not (r.kind == "grid" and not r.changes)]  # the base cell repeats the base
+    ms = [r.metrics[metric] for r in rows]
+    kinds = [Intervals(f"{pct}% CI over seeds", [m.ci_low for m in ms], [m.ci_high for m in ms])]
+    if any(m.mean_examples_low is not None for m in ms):
+        kinds.append(Intervals(f"{pct}% CI over test examples", [m.mean_examples_low for m in ms],
+                               [m.mean_examples_high for m in ms]))
+    better = "higher" if a.higher_is_better.get(metric, True) else "lower"
+    base = a.base.metrics[metric]
+    return interval_plot_svg([r.label for r in rows], [m.mean if m.n else None for m in ms], kinds,
+                             title=f"{metric} ({better} is better)", xlabel=f"{metric}, mean over seeds",
+                             reference=base.mean if base.n else None, reference_label="base", engine=engine)
 
 
 def render_html(
@@ -73,7 +114,7 @@ def render_html(
     """
     a = analysis
     e = html.escape
-    header, body = main_table(a)
+    tables = report_tables(a)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -86,24 +127,19 @@ def render_html(
         f"study file <code>{e(a.path)}</code>; code version <code>{e(a.code_version)}</code>; "
         f"run database <code>{e(a.db_path)}</code>.</p>",
         "<h2>Results</h2>",
-        _table(header, body, left=left_columns(header)),
+        _table(tables[0]),
     ]
-    sec = secondary_table(a)
-    if sec:
-        parts += ["<h3>Other metrics</h3>", _table(*sec, left=1, flag_col="")]
-    parts.append("<h2>Plots</h2><p>Mean over seeds; error bars are the 95% CI over seeds; "
-                 "the dashed line is the base.</p><div class=\"plots\">")
+    if row_notes(a):
+        parts.append('<ul class="rows">' + "".join(f"<li>{e(n)}</li>" for n in row_notes(a)) + "</ul>")
+    parts.append("<h2>Δ to the base</h2>")
+    parts += [_table(t) for t in tables[1:]]
+    parts.append("<h2>Plots</h2><p>Per metric, left: Δ to the base with its intervals (a forest plot; the dashed "
+                 "line is no difference). Right: each row's mean with its intervals, on an axis that includes zero "
+                 "(grey line); the dashed line is the base's mean. Dots are estimates, coloured lines intervals, "
+                 "named in the legend under each plot.</p>")
     for m in a.metrics:
-        rows = [r for r in a.rows if not (r.kind == "grid" and not r.changes)]
-        stats = [r.metrics[m] for r in rows]
-        d = a.higher_is_better.get(m, True)
-        svg = bar_chart_svg(
-            [r.label for r in rows], [s.mean for s in stats], [s.ci_low for s in stats],
-            [s.ci_high for s in stats], title=f"{m} ({'higher' if d else 'lower'} is better)",
-            ylabel=m, reference=stats[0].mean if stats and stats[0].n else None, engine=plot_engine,
-        )
-        parts.append(f"<figure>{svg}</figure>")
-    parts.append("</div>")
+        parts.append(f'<div class="plots"><figure>{forest_plot(a, m, plot_engine)}</figure>'
+                     f"<figure>{level_plot(a, m, plot_engine)}</figure></div>")
     for metric, lines in effect_lines(a):
         parts.append(f"<h2>Grid effects on {e(metric)}</h2><ul>")
         for kind, name, arith, extra in lines:
@@ -120,6 +156,6 @@ def render_html(
                      f"(shown as given; {fmt(None, 0)} = no value for that row).</p>")
     for heading, body in extra_sections:
         parts.append(f"<h2>{e(heading)}</h2>{body}")
-    parts.append('<div class="notes">' + "".join(f"<p>{e(n)}</p>" for n in a.notes) + "</div>")
+    parts.append('<div class="notes">' + "".join(f"<p>{e(n)}</p>" for n in report_notes(a)) + "</div>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

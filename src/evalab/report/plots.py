@@ -1,4 +1,12 @@
-"""Bar charts (mean over seeds, error bars = the 95% CI) as inline SVG markup.
+"""Dot-and-interval plots (forest plots) as inline SVG markup.
+
+One picture serves both plots of the HTML report: the forest plot of Δ to the base, with
+each kind of interval (over seeds; over test examples and over both, where the runs have
+per-example data) drawn and labelled, and the level plot of each row's mean with its
+intervals. Both are honest by construction: a point and its interval (no bars whose length
+depends on where the axis starts), and the axis always reaches zero and the reference
+line (0 for Δ, the base's mean for levels), so a small difference is never blown up by a
+truncated axis.
 
 matplotlib draws them when the ``report`` extra is installed (imported here, lazily, and
 used through ``Figure`` so no global pyplot state is touched); without it a small
@@ -13,36 +21,79 @@ import io
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 ENGINES = ("auto", "matplotlib", "svg")
+#: one colour per kind of interval (seeds, test set, both), distinguishable in grey too
+COLOURS = ("#1f5fa8", "#d07a12", "#4d9a4d", "#8c4f9f")
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """One kind of interval over the plot's rows (``None`` where a row has none)."""
+
+    label: str
+    lows: Sequence[float | None]
+    highs: Sequence[float | None]
 
 
 def _finite(x: float | None) -> bool:
     return x is not None and math.isfinite(x)
 
 
-def bar_chart_svg(
+def axis_range(points: Sequence[float | None], intervals: Sequence[Intervals], reference: float | None) -> tuple[float, float]:
+    """The x range: every point and interval end, zero and the reference, padded 5%.
+
+    >>> [round(v, 6) for v in axis_range([95.0, 96.0], [Intervals("ci", [94.0, 95.0], [96.0, 97.0])], 96.0)]
+    [-4.85, 101.85]
+    """
+    values = [0.0, *(v for v in points if _finite(v))]
+    values += [v for iv in intervals for v in (*iv.lows, *iv.highs) if _finite(v)]
+    values += [reference] if _finite(reference) else []
+    lo, hi = min(values), max(values)
+    pad = (hi - lo) * 0.05 or 1.0
+    return lo - pad, hi + pad
+
+
+def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    """About ``count`` round tick values (steps of 1, 2 or 5 times a power of ten) in [lo, hi].
+
+    >>> nice_ticks(-4.85, 101.85)
+    [0.0, 20.0, 40.0, 60.0, 80.0, 100.0]
+    """
+    raw = (hi - lo) / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = min((m * power for m in (1, 2, 5, 10)), key=lambda st: abs(st - raw))
+    return [float(round(k * step, 12)) for k in range(math.ceil(lo / step), math.floor(hi / step) + 1)]
+
+
+def interval_plot_svg(
     labels: Sequence[str],
-    means: Sequence[float],
-    lows: Sequence[float | None],
-    highs: Sequence[float | None],
+    points: Sequence[float | None],
+    intervals: Sequence[Intervals],
     *,
     title: str = "",
-    ylabel: str = "",
+    xlabel: str = "",
     reference: float | None = None,
+    reference_label: str = "",
     engine: str = "auto",
 ) -> str:
-    """An ``<svg>`` bar chart: one bar per label, error bars from ``lows`` to ``highs``.
+    """An ``<svg>`` with one line per label: the point and each kind of interval (offset
+    and coloured per kind, named in a legend), a vertical reference line, and an x axis
+    that includes zero.
 
-    ``reference`` draws a dashed line (the base row's mean). ``engine`` is ``"auto"``
-    (matplotlib if installed), ``"matplotlib"`` or ``"svg"`` (hand-written).
+    ``engine`` is ``"auto"`` (matplotlib if installed), ``"matplotlib"`` or ``"svg"``.
 
-    >>> svg = bar_chart_svg(["base", "(A)"], [1.0, 2.0], [0.5, 1.5], [1.5, 2.5], engine="svg")
-    >>> svg.startswith("<svg") and svg.count("<rect") >= 2
+    >>> svg = interval_plot_svg(["(A)", "(B)"], [1.0, -2.0], [Intervals("seeds", [0.5, -3.0], [1.5, -1.0])],
+    ...                         reference=0.0, engine="svg")
+    >>> svg.startswith("<svg") and svg.count("<circle") == 2 and "seeds" in svg
     True
     """
     if engine not in ENGINES:
         raise ValueError(f"unknown plot engine {engine!r}; expected one of {', '.join(ENGINES)}")
+    if len(points) != len(labels) or any(len(iv.lows) != len(labels) or len(iv.highs) != len(labels) for iv in intervals):
+        raise ValueError("labels, points and every interval need one value per row")
+    args = (labels, points, intervals, title, xlabel, reference, reference_label)
     if engine in ("auto", "matplotlib"):
         try:
             import matplotlib  # noqa: F401
@@ -52,8 +103,12 @@ def bar_chart_svg(
 
                 raise MissingExtraError("matplotlib plots", "report", "matplotlib") from None
         else:
-            return _matplotlib_svg(labels, means, lows, highs, title, ylabel, reference)
-    return _plain_svg(labels, means, lows, highs, title, ylabel, reference)
+            return _matplotlib_svg(*args)
+    return _plain_svg(*args)
+
+
+def _offset(k: int, count: int, step: float) -> float:
+    return (k - (count - 1) / 2) * step
 
 
 def _mpl_text(text: str) -> str:
@@ -61,80 +116,89 @@ def _mpl_text(text: str) -> str:
     return text.replace("$", r"\$")
 
 
-def _matplotlib_svg(labels, means, lows, highs, title, ylabel, reference) -> str:
+def _matplotlib_svg(labels, points, intervals, title, xlabel, reference, reference_label) -> str:
     import matplotlib
     from matplotlib.figure import Figure
 
-    n = len(labels)
+    n, kinds = len(labels), len(intervals)
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "evalab", "font.size": 9}):
-        fig = Figure(figsize=(max(4.0, 0.9 * n + 1.5), 3.2), layout="constrained")
+        fig = Figure(figsize=(6.2, 1.5 + n * (0.2 + 0.12 * kinds)), layout="constrained")
         ax = fig.subplots()
-        xs = list(range(n))
-        heights = [m if _finite(m) else 0.0 for m in means]
-        err_lo = [m - lo if _finite(lo) and _finite(m) else 0.0 for m, lo in zip(means, lows, strict=True)]
-        err_hi = [hi - m if _finite(hi) and _finite(m) else 0.0 for m, hi in zip(means, highs, strict=True)]
-        colors = ["#4c72b0" if i else "#55a868" for i in range(n)]
-        ax.bar(xs, heights, yerr=[err_lo, err_hi], capsize=3, color=colors, edgecolor="#333333", linewidth=0.5)
-        finite = [v for v in [*means, *(x for x in lows if _finite(x)), *(x for x in highs if _finite(x))] if _finite(v)]
-        if finite:
-            lo, hi = min(finite), max(finite)
-            pad = (hi - lo) * 0.15 or abs(hi) * 0.05 or 1.0
-            ax.set_ylim(lo - pad, hi + pad)
-        if reference is not None and _finite(reference):
-            ax.axhline(reference, color="#55a868", linestyle="--", linewidth=0.8)
-        ax.set_xticks(xs, [_mpl_text(lab) for lab in labels], rotation=30 if n > 4 else 0, ha="right" if n > 4 else "center")
-        ax.set_ylabel(_mpl_text(ylabel))
+        ys = [n - 1 - i for i in range(n)]
+        for k, iv in enumerate(intervals):
+            rows = [i for i in range(n) if _finite(iv.lows[i]) and _finite(iv.highs[i])]
+            if rows:
+                ax.hlines([ys[i] + _offset(k, kinds, 0.22) for i in rows], [iv.lows[i] for i in rows],
+                          [iv.highs[i] for i in rows], colors=COLOURS[k % len(COLOURS)], linewidth=2.2,
+                          label=_mpl_text(iv.label))
+        shown = [i for i in range(n) if _finite(points[i])]
+        ax.plot([points[i] for i in shown], [ys[i] for i in shown], "o", color="black", markersize=4, label="estimate")
+        if _finite(reference):
+            ax.axvline(reference, color="#555555", linestyle="--", linewidth=0.8, label=_mpl_text(reference_label) or None)
+        if reference != 0:
+            ax.axvline(0.0, color="#999999", linewidth=0.6)
+        ax.set_xlim(*axis_range(points, intervals, reference))
+        ax.set_ylim(-0.7, n - 0.3)
+        ax.set_yticks(ys, [_mpl_text(lab) for lab in labels])
+        ax.set_xlabel(_mpl_text(xlabel))
         ax.set_title(_mpl_text(title))
         ax.spines[["top", "right"]].set_visible(False)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18 if xlabel else -0.1),
+                  ncol=min(3, kinds + 2), frameon=False)
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     text = buf.getvalue()
-    start = text.find("<svg")
-    return re.sub(r"\s+$", "", text[start:])
+    return re.sub(r"\s+$", "", text[text.find("<svg"):])
 
 
-def _plain_svg(labels, means, lows, highs, title, ylabel, reference) -> str:
-    n = len(labels)
-    width, height = max(360, 70 * n + 90), 280
-    left, right, top, bottom = 60, 15, 30, 70
-    pw, ph = width - left - right, height - top - bottom
-    finite = [v for v in [*means, *lows, *highs, reference] if _finite(v)]
-    lo, hi = (min(finite), max(finite)) if finite else (0.0, 1.0)
-    lo = min(lo, 0.0) if lo >= 0 and (hi - lo) > 0.5 * hi else lo - 0.1 * ((hi - lo) or 1.0)
-    hi = hi + 0.1 * ((hi - lo) or 1.0)
+def _plain_svg(labels, points, intervals, title, xlabel, reference, reference_label) -> str:
+    n, kinds = len(labels), len(intervals)
+    row_h = 16 + 7 * kinds
+    left = min(260, 12 + 6.3 * max((len(lab) for lab in labels), default=4))
+    width, top = 620, 32
+    ph = row_h * max(n, 1)
+    legend_y = top + ph + (38 if xlabel else 26)
+    height = legend_y + 16 * ((kinds + 2 + 2) // 3) + 4
+    pw = width - left - 20
+    lo, hi = axis_range(points, intervals, reference)
 
-    def y(v: float) -> float:
-        return top + ph * (1 - (v - lo) / (hi - lo))
+    def x(v: float) -> float:
+        return left + pw * (v - lo) / (hi - lo)
 
     e = html.escape
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height:.0f}" viewBox="0 0 {width} {height:.0f}" '
         f'role="img" font-family="sans-serif" font-size="11">',
-        f'<title>{e(title)}</title>',
+        f"<title>{e(title)}</title>",
         f'<text x="{width / 2:.1f}" y="18" text-anchor="middle" font-weight="bold">{e(title)}</text>',
-        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}" stroke="#333"/>',
         f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="#333"/>',
     ]
-    for k in range(5):
-        v = lo + (hi - lo) * k / 4
-        parts.append(f'<text x="{left - 5}" y="{y(v) + 4:.1f}" text-anchor="end">{v:.3g}</text>')
-        parts.append(f'<line x1="{left}" y1="{y(v):.1f}" x2="{left + pw}" y2="{y(v):.1f}" stroke="#ddd"/>')
-    parts.append(f'<text x="14" y="{top + ph / 2:.1f}" transform="rotate(-90 14 {top + ph / 2:.1f})" text-anchor="middle">{e(ylabel)}</text>')
-    slot = pw / max(n, 1)
-    for i, (lab, m, l_, h_) in enumerate(zip(labels, means, lows, highs, strict=True)):
-        cx = left + slot * (i + 0.5)
-        bw = slot * 0.6
-        if _finite(m):
-            y0 = y(max(lo, min(0.0, hi))) if lo <= 0 <= hi else y(lo)
-            ym = y(m)
-            color = "#55a868" if i == 0 else "#4c72b0"
-            parts.append(f'<rect x="{cx - bw / 2:.1f}" y="{min(ym, y0):.1f}" width="{bw:.1f}" height="{abs(y0 - ym):.1f}" fill="{color}" stroke="#333" stroke-width="0.5"><title>{e(lab)}: {m:.4g}</title></rect>')
-        if _finite(l_) and _finite(h_):
-            parts.append(f'<line x1="{cx:.1f}" y1="{y(l_):.1f}" x2="{cx:.1f}" y2="{y(h_):.1f}" stroke="#000"/>')
-            for v in (l_, h_):
-                parts.append(f'<line x1="{cx - 4:.1f}" y1="{y(v):.1f}" x2="{cx + 4:.1f}" y2="{y(v):.1f}" stroke="#000"/>')
-        parts.append(f'<text x="{cx:.1f}" y="{top + ph + 14}" text-anchor="end" transform="rotate(-30 {cx:.1f} {top + ph + 14})">{e(lab)}</text>')
+    for v in nice_ticks(lo, hi):
+        parts.append(f'<text x="{x(v):.1f}" y="{top + ph + 14}" text-anchor="middle">{v:.3g}</text>')
+        parts.append(f'<line x1="{x(v):.1f}" y1="{top}" x2="{x(v):.1f}" y2="{top + ph}" stroke="#eee"/>')
+    if xlabel:
+        parts.append(f'<text x="{left + pw / 2:.1f}" y="{top + ph + 28}" text-anchor="middle">{e(xlabel)}</text>')
+    parts.append(f'<line x1="{x(0.0):.1f}" y1="{top}" x2="{x(0.0):.1f}" y2="{top + ph}" stroke="#999"/>')
     if _finite(reference):
-        parts.append(f'<line x1="{left}" y1="{y(reference):.1f}" x2="{left + pw}" y2="{y(reference):.1f}" stroke="#55a868" stroke-dasharray="4 3"/>')
+        parts.append(f'<line x1="{x(reference):.1f}" y1="{top}" x2="{x(reference):.1f}" y2="{top + ph}" '
+                     'stroke="#555" stroke-dasharray="4 3"/>')
+    for i, lab in enumerate(labels):
+        cy = top + row_h * (i + 0.5)
+        parts.append(f'<text x="{left - 6:.1f}" y="{cy + 4:.1f}" text-anchor="end">{e(lab)}</text>')
+        for k, iv in enumerate(intervals):
+            if _finite(iv.lows[i]) and _finite(iv.highs[i]):
+                y = cy + _offset(k, kinds, 7)
+                parts.append(f'<line x1="{x(iv.lows[i]):.1f}" y1="{y:.1f}" x2="{x(iv.highs[i]):.1f}" y2="{y:.1f}" '
+                             f'stroke="{COLOURS[k % len(COLOURS)]}" stroke-width="2.5"><title>{e(lab)}: {e(iv.label)} '
+                             f"[{iv.lows[i]:.4g}, {iv.highs[i]:.4g}]</title></line>")
+        if _finite(points[i]):
+            parts.append(f'<circle cx="{x(points[i]):.1f}" cy="{cy:.1f}" r="3.5" fill="#000"><title>{e(lab)}: '
+                         f"{points[i]:.4g}</title></circle>")
+    legend = [(COLOURS[k % len(COLOURS)], iv.label) for k, iv in enumerate(intervals)] + [("#000", "estimate")]
+    legend += [("#555", reference_label)] if _finite(reference) and reference_label else []
+    for j, (colour, text) in enumerate(legend):
+        lx, ly = 10 + (j % 3) * (width - 20) / 3, legend_y + 16 * (j // 3)
+        parts.append(f'<line x1="{lx:.1f}" y1="{ly - 4:.1f}" x2="{lx + 16:.1f}" y2="{ly - 4:.1f}" stroke="{colour}" stroke-width="2.5"/>')
+        parts.append(f'<text x="{lx + 20:.1f}" y="{ly:.1f}">{e(text)}</text>')
     parts.append("</svg>")
     return "\n".join(parts)

@@ -1,7 +1,9 @@
 """Text renderers of a study analysis: terminal (rich), Markdown, LaTeX and JSON.
 
-All four are built from one table model (:func:`main_table`, :func:`secondary_table`,
-:func:`effect_lines`), so they cannot drift apart: the same cells, the same rounding.
+All of them, and the HTML page, are built from one table model (:func:`report_tables`:
+Table 3's layout, then one Δ table per metric; :func:`row_notes`, :func:`effect_lines`,
+:func:`missing_lines`, :func:`report_notes`), so they cannot drift apart: the same rows,
+columns, cells, rounding and notes in every format.
 """
 
 from __future__ import annotations
@@ -9,7 +11,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from evalab.report.columns import config_cells, config_header, config_keys, config_note
 
 if TYPE_CHECKING:
     from evalab.ablation.analysis import MetricStats, RowAnalysis, StudyAnalysis
@@ -55,12 +60,11 @@ def ci_cell(low: float | None, high: float | None, d: int) -> str:
     return f"[{fmt(low, d)}, {fmt(high, d)}]"
 
 
-def delta_cell(m: MetricStats, d: int) -> str:
-    """``Δ [CI]`` with signed numbers; ``= base`` for the base row."""
+def delta_value(m: MetricStats, d: int) -> str:
+    """Δ with its sign; ``= base`` for the base row (``–`` when nothing to compare)."""
     if m.delta is None:
-        return "= base" if m.n else DASH
-    ci = ci_cell(m.delta_low, m.delta_high, d)
-    return fmt(m.delta, d, signed=True) + ("" if ci == DASH else f" {ci}")
+        return "= base" if m.n and m.vs == "" and not m.too_few_seeds else DASH
+    return fmt(m.delta, d, signed=True)
 
 
 def seeds_cell(r: RowAnalysis) -> str:
@@ -69,8 +73,13 @@ def seeds_cell(r: RowAnalysis) -> str:
 
 
 def flag_cell(m: MetricStats) -> str:
-    """The too-few-seeds flag with the seeds a power analysis asks for."""
-    if m.delta is None or not m.too_few_seeds:
+    """``negligible`` (Δ inside the study's min_effect), or the too-few-seeds flag with the
+    seeds a power analysis asks for."""
+    if m.delta is None:
+        return ""
+    if m.negligible:
+        return "negligible"
+    if not m.too_few_seeds:
         return ""
     if m.n < 2:
         return "few seeds (need >= 2)"
@@ -84,61 +93,91 @@ def stage_cell(r: RowAnalysis) -> str:
     return f"at eval of {r.parent} (paired Δ)" if r.stage == "eval" else "trained"
 
 
-def left_columns(header: list[str]) -> int:
-    """Leading text columns of the main table: Row, Description (and Stage when present)."""
-    return 3 if header[1:2] == ["Stage"] else 2
+@dataclass(frozen=True)
+class Table:
+    """One table of the report, as every format shows it: a heading, the column names,
+    the cells (already formatted), and how many leading columns are text (left-aligned)."""
+
+    heading: str
+    header: list[str]
+    body: list[list[str]]
+    left: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"heading": self.heading, "header": self.header, "body": self.body}
 
 
-def main_table(a: StudyAnalysis, compact: bool = False) -> tuple[list[str], list[list[str]]]:
-    """The main table: each row with every metric's mean ± sd, the primary's CI, Δ, p.
-
-    ``compact`` (the terminal) leaves out the column of the primary's CI around its mean.
-    """
-    p = a.primary
-    dp = decimals_for(a, p)
+def main_table(a: StudyAnalysis) -> Table:
+    """Table 3's layout: the row, its configuration columns (blank = as in the base), the
+    seeds, every metric's mean ± sd over seeds, then the study's reference columns."""
     staged = any(r.stage == "eval" for r in a.rows)
-    header = ["Row", *(["Stage"] if staged else []), "Description", "Seeds"]
-    for m in a.metrics:
-        arrow = "↑" if a.higher_is_better.get(m, True) else "↓"
-        header.append(f"{m} {arrow} (mean ± sd)")
-    pct = round(a.settings.get("confidence", 0.95) * 100)
-    header += [] if compact else [f"{p} {pct}% CI"]
-    header += [f"Δ {p} [{pct}% CI]", "p (t)", "p (perm)"]
-    if a.settings.get("aso"):
-        header.append("ASO ε_min")
-    header.append("Note")
+    keys = config_keys(a)
+    header = ["Row", *(["Stage"] if staged else []), *config_header(a, keys), "Seeds"]
+    header += [f"{m} {'↑' if a.higher_is_better.get(m, True) else '↓'} (mean ± sd)" for m in a.metrics]
     header += list(a.reference_columns)
+    dp = decimals_for(a, a.primary)
     body = []
     for r in a.rows:
-        ms = r.metrics[p]
-        cells = [r.label, *([stage_cell(r)] if staged else []), r.description, seeds_cell(r)]
+        cells = [r.label, *([stage_cell(r)] if staged else []), *config_cells(a, r, keys), seeds_cell(r)]
         cells += [mean_cell(r.metrics[m], decimals_for(a, m)) for m in a.metrics]
-        cells += [] if compact else [ci_cell(ms.ci_low, ms.ci_high, dp)]
-        cells += [delta_cell(ms, dp), fmt_p(ms.p_welch), fmt_p(ms.p_perm)]
-        if a.settings.get("aso"):
-            cells.append(fmt(ms.aso_eps, 2))
-        cells.append(flag_cell(ms))
         cells += [fmt(r.reference.get(c), dp) for c in a.reference_columns]
         body.append(cells)
-    return header, body
+    return Table("Results", header, body, left=1 + staged + len(keys))
 
 
-def secondary_table(a: StudyAnalysis) -> tuple[list[str], list[list[str]]] | None:
-    """Δ, CI and p-values of the metrics other than the primary (None when there are none)."""
-    others = [m for m in a.metrics if m != a.primary]
-    if not others:
-        return None
-    header = ["Row"]
-    for m in others:
-        header += [f"Δ {m} [CI]", f"p (t) {m}", f"p (perm) {m}", f"note {m}"]
+def _any(a: StudyAnalysis, metric: str, attr: str) -> bool:
+    return any(getattr(r.metrics[metric], attr) is not None for r in a.rows)
+
+
+def delta_table(a: StudyAnalysis, metric: str) -> Table:
+    """One metric's uncertainty: the mean's CI, Δ to the base with its intervals (over
+    seeds; over test examples and over both where the runs have per-example data), the
+    p-values and the flag. Columns that no row fills (no per-example data, no Holm
+    correction, no ASO) are left out."""
+    pct = round(a.settings.get("confidence", 0.95) * 100)
+    d = decimals_for(a, metric)
+    examples, both = _any(a, metric, "examples_low"), _any(a, metric, "both_low")
+    level_examples, n_examples = _any(a, metric, "mean_examples_low"), _any(a, metric, "n_examples")
+    p_both, p_holm, aso = _any(a, metric, "p_both"), _any(a, metric, "p_holm"), bool(a.settings.get("aso"))
+    header = ["Row", f"mean {pct}% CI (seeds)"] + ([f"mean {pct}% CI (test set)"] if level_examples else [])
+    header += ["test examples"] if n_examples else []
+    header += ["Δ", f"Δ {pct}% CI (seeds)"] + ([f"Δ {pct}% CI (test set)"] if examples else [])
+    header += [f"Δ {pct}% CI (seeds + test set)"] if both else []
+    header += ["p (t)", "p (perm)"] + (["p (2-level)"] if p_both else []) + (["p (Holm)"] if p_holm else [])
+    header += (["ASO ε_min"] if aso else []) + ["Note"]
     body = []
-    for r in a.rows[1:]:
-        cells = [r.label]
-        for m in others:
-            ms = r.metrics[m]
-            cells += [delta_cell(ms, decimals_for(a, m)), fmt_p(ms.p_welch), fmt_p(ms.p_perm), flag_cell(ms)]
+    for r in a.rows:
+        m = r.metrics[metric]
+        cells = [r.label, ci_cell(m.ci_low, m.ci_high, d)]
+        cells += [ci_cell(m.mean_examples_low, m.mean_examples_high, d)] if level_examples else []
+        cells += [str(m.n_examples) if m.n_examples is not None else DASH] if n_examples else []
+        cells += [delta_value(m, d), ci_cell(m.delta_low, m.delta_high, d)]
+        cells += [ci_cell(m.examples_low, m.examples_high, d)] if examples else []
+        cells += [ci_cell(m.both_low, m.both_high, d)] if both else []
+        cells += [fmt_p(m.p_welch), fmt_p(m.p_perm)] + ([fmt_p(m.p_both)] if p_both else [])
+        cells += [fmt_p(m.p_holm)] if p_holm else []
+        cells += ([fmt(m.aso_eps, 2)] if aso else []) + [flag_cell(m)]
         body.append(cells)
-    return header, body
+    arrow = "higher" if a.higher_is_better.get(metric, True) else "lower"
+    return Table(f"{metric} ({arrow} is better): Δ to the base", header, body, left=1)
+
+
+def report_tables(a: StudyAnalysis) -> list[Table]:
+    """Every table of the report, in order: the results, then one Δ table per metric
+    (the primary first)."""
+    return [main_table(a), *(delta_table(a, m) for m in [a.primary, *(x for x in a.metrics if x != a.primary)])]
+
+
+def row_notes(a: StudyAnalysis) -> list[str]:
+    """The rows' descriptions (Table 3's free text), one note per row; grid cells are left
+    out: their label and configuration columns already say what they are."""
+    return [f"{r.label}: {r.description}" for r in a.rows if r.description and r.kind != "grid"]
+
+
+def report_notes(a: StudyAnalysis) -> list[str]:
+    """The notes under the tables: what the configuration columns are, then the analysis's."""
+    note = config_note(a, config_keys(a))
+    return [*([note] if note else []), *a.notes]
 
 
 def effect_lines(a: StudyAnalysis) -> list[tuple[str, list[tuple[str, str, str, str]]]]:
@@ -178,36 +217,38 @@ def title(a: StudyAnalysis) -> str:
 # --------------------------------------------------------------------------- terminal
 
 
+def natural_width(analysis: StudyAnalysis) -> int:
+    """Characters a terminal needs to print every table without wrapping a cell (at least 100)."""
+    return max([100, *(sum(max([len(h), *(len(r[i]) for r in t.body)]) + 3 for i, h in enumerate(t.header)) + 1
+                       for t in report_tables(analysis))])
+
+
 def render_table(analysis: StudyAnalysis, console: Any = None) -> None:
     """Print the analysis as rich tables (to ``console``, default stdout)."""
     from rich.console import Console
-    from rich.table import Table
+    from rich.table import Table as RichTable
     from rich.text import Text
 
-    header, body = main_table(analysis, compact=True)
+    tables = report_tables(analysis)
     if console is None:
         import shutil
         import sys
 
         # piped output is not cut to 80 columns: a table row stays one line in a log file
-        natural = sum(max(len(h), *(len(r[i]) for r in body)) + 3 for i, h in enumerate(header)) + 1
-        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else max(100, natural)
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else natural_width(analysis)
         console = Console(width=width, soft_wrap=False)
     con = console
-    t = Table(title=Text(title(analysis)), show_header=True, header_style="bold")
-    for i, h in enumerate(header):
-        t.add_column(Text(h), justify="left" if i < left_columns(header) or h == "Note" else "right")
-    for row in body:
-        t.add_row(*(Text(c) for c in row))
-    con.print(t)
-    sec = secondary_table(analysis)
-    if sec:
-        t2 = Table(show_header=True, header_style="bold")
-        for i, h in enumerate(sec[0]):
-            t2.add_column(Text(h), justify="left" if i == 0 else "right")
-        for row in sec[1]:
-            t2.add_row(*(Text(c) for c in row))
-        con.print(t2)
+    con.print(Text(title(analysis), style="bold"), soft_wrap=True)
+    for i, t in enumerate(tables):
+        rt = RichTable(title=Text(t.heading), show_header=True, header_style="bold")
+        for j, h in enumerate(t.header):
+            rt.add_column(Text(h), justify="left" if j < t.left or h == "Note" else "right")
+        for row in t.body:
+            rt.add_row(*(Text(c) for c in row))
+        con.print(rt)
+        if i == 0:
+            for note in row_notes(analysis):
+                con.print(Text(f"  {note}"), soft_wrap=True)
     for metric, lines in effect_lines(analysis):
         con.print(Text(f"Grid effects on {metric}:", style="bold"))
         for kind, name, arith, extra in lines:
@@ -217,7 +258,7 @@ def render_table(analysis: StudyAnalysis, console: Any = None) -> None:
         con.print(Text("Missing runs:", style="bold red"))
         for line in missing:
             con.print(Text(f"  {line}"), soft_wrap=True)
-    for note in analysis.notes:
+    for note in report_notes(analysis):
         con.print(Text(note, style="dim"), soft_wrap=True)
 
 
@@ -230,32 +271,33 @@ def _md_escape(text: str) -> str:
     return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)
 
 
-def _md_table(header: list[str], body: list[list[str]], left: int = 2) -> list[str]:
-    lines = ["| " + " | ".join(_md_escape(h) for h in header) + " |"]
-    lines.append("|" + "|".join(":--" if i < left or h == "Note" else "--:" for i, h in enumerate(header)) + "|")
-    lines += ["| " + " | ".join(_md_escape(c) for c in row) + " |" for row in body]
-    return lines
+def md_row(cells: list[str]) -> str:
+    """One Markdown table line."""
+    return "| " + " | ".join(_md_escape(c) for c in cells) + " |"
+
+
+def _md_table(t: Table) -> list[str]:
+    align = "|" + "|".join(":--" if i < t.left or h == "Note" else "--:" for i, h in enumerate(t.header)) + "|"
+    return [md_row(t.header), align, *(md_row(row) for row in t.body)]
 
 
 def render_markdown(analysis: StudyAnalysis) -> str:
-    """The analysis as GitHub-flavoured Markdown (tables, effects, missing runs, notes)."""
+    """The analysis as GitHub-flavoured Markdown (tables, row notes, effects, missing runs, notes)."""
     a = analysis
     out = [f"## {_md_escape(title(a))}", ""]
     out.append(f"Primary metric: **{_md_escape(a.primary)}**; seeds: {', '.join(map(str, a.seeds))}; "
                f"code version `{a.code_version}`.")
-    out.append("")
-    header, body = main_table(a)
-    out += _md_table(header, body, left_columns(header))
-    sec = secondary_table(a)
-    if sec:
-        out += ["", "Other metrics:", "", *_md_table(*sec, left=1)]
+    for i, t in enumerate(report_tables(a)):
+        out += ["", f"### {_md_escape(t.heading)}", "", *_md_table(t)]
+        if i == 0 and row_notes(a):
+            out += ["", *(f"- {_md_escape(n)}" for n in row_notes(a))]
     for metric, lines in effect_lines(a):
         out += ["", f"### Grid effects on {_md_escape(metric)}", ""]
         out += [f"- {kind}: {_md_escape(name)}: `{arith}`" + (f" ({extra})" if extra else "") for kind, name, arith, extra in lines]
     missing = missing_lines(a)
     if missing:
         out += ["", "### Missing runs", ""] + [f"- {_md_escape(line)}" for line in missing]
-    out += ["", *(f"> {_md_escape(n)}  " for n in a.notes)]
+    out += ["", *(f"> {_md_escape(n)}  " for n in report_notes(a))]
     return "\n".join(out) + "\n"
 
 
@@ -263,31 +305,39 @@ def render_markdown(analysis: StudyAnalysis) -> str:
 
 
 def render_latex(analysis: StudyAnalysis) -> str:
-    """A booktabs table like Table 3 (mean ± sd per metric, Δ and p of the primary),
-    followed by a table of the grid effects with their arithmetic."""
+    """booktabs tables like Table 3 (configuration columns, mean ± sd per metric), one Δ
+    table per metric, the grid effects with their arithmetic, then the row notes and the
+    notes as lists: the same content as the other formats."""
     from evalab.report.latex import latex_table, latex_text
 
-    header, body = main_table(analysis)
-    keep = [i for i, h in enumerate(header) if h not in ("Note",)]
-    left = left_columns(header)
-    flagged = [r[0] for r in body if r[header.index("Note")]]
-    cap = f"{title(analysis)}. Mean ± sd over seeds; Δ to the base with a Welch CI."
-    if left == 3:
-        cap += " Rows at eval: not retrained; Δ to the trained row they evaluate, paired by seed (paired t CI)."
-    if flagged:
-        cap += " Too few seeds to separate Δ from seed noise: " + ", ".join(flagged) + "."
-    text = latex_table(
-        [header[i] for i in keep], [[row[i] for i in keep] for row in body], cap,
-        columns="l" * left + "r" * (len(keep) - left), small=True, cell=latex_text,
-    )
-    effects = effect_lines(analysis)
+    a = analysis
+    out = []
+    for i, t in enumerate(report_tables(a)):
+        cap = f"{title(a)}. Mean ± sd over seeds; blank = as in the base row." if i == 0 else t.heading + "."
+        if i == 0 and any(r.stage == "eval" for r in a.rows):
+            cap += " Rows at eval: not retrained; Δ to the trained row they evaluate, paired by seed."
+        cols = "".join("l" if j < t.left or h == "Note" else "r" for j, h in enumerate(t.header))
+        out.append(latex_table(t.header, t.body, cap, columns=cols, small=True, cell=latex_text))
+        if i == 0 and row_notes(a):
+            out.append(_latex_list("Rows", row_notes(a)))
+    effects = effect_lines(a)
     if effects:
-        rows = [[metric, name, arith] for metric, ls in effects for _kind, name, arith, _extra in ls]
-        text += "\n" + latex_table(
-            ["Metric", "Effect", "Arithmetic"], rows, "Grid effects of " + analysis.study,
-            columns="lll", small=True, cell=latex_text,
-        )
-    return text
+        rows = [[metric, name, arith, extra] for metric, ls in effects for _kind, name, arith, extra in ls]
+        out.append(latex_table(["Metric", "Effect", "Arithmetic", "CI and p"], rows, "Grid effects of " + a.study,
+                               columns="llll", small=True, cell=latex_text))
+    missing = missing_lines(a)
+    if missing:
+        out.append(_latex_list("Missing runs", missing))
+    out.append(_latex_list("Notes", report_notes(a)))
+    return "\n".join(out)
+
+
+def _latex_list(heading: str, items: list[str]) -> str:
+    from evalab.report.latex import latex_text
+
+    lines = [rf"\paragraph{{{latex_text(heading)}}}", r"\begin{itemize}\small"]
+    lines += [rf"\item {latex_text(x)}" for x in items]
+    return "\n".join([*lines, r"\end{itemize}"]) + "\n"
 
 
 # --------------------------------------------------------------------------- JSON
@@ -304,5 +354,10 @@ def _clean(value: Any) -> Any:
 
 
 def render_json(analysis: StudyAnalysis) -> str:
-    """The full analysis as JSON (NaN and infinities become null)."""
-    return json.dumps(_clean(analysis.to_dict()), indent=2, ensure_ascii=False) + "\n"
+    """The full analysis as JSON (NaN and infinities become null), with the report's tables
+    and notes under ``"report"``."""
+    data = analysis.to_dict()
+    # the rendered tables and notes, cell for cell as the other formats show them
+    data["report"] = {"tables": [t.to_dict() for t in report_tables(analysis)], "row_notes": row_notes(analysis),
+                      "notes": report_notes(analysis)}
+    return json.dumps(_clean(data), indent=2, ensure_ascii=False) + "\n"

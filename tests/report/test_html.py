@@ -1,0 +1,86 @@
+"""The HTML report in headless Chromium at a 1400 px wide window: every table cell and
+every plot is inside the window (nothing hidden behind a horizontal scroll), for the
+widest report the renderers make (test-set intervals, Holm, ASO, a derived column,
+reference columns, hostile labels). Uses the DevTools client of tests/test_demo_browser.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.test_demo_browser import DevTools, _chromium, _console_errors
+
+from evalab.report import render_html
+
+pytestmark = pytest.mark.browser
+
+#: what is outside the window: cells, figures and any element wider than the page
+OFFSCREEN_JS = """
+JSON.stringify((() => {
+  const width = document.documentElement.clientWidth;
+  const out = el => { const r = el.getBoundingClientRect(); return r.left < -0.5 || r.right > width + 0.5; };
+  const cells = Array.from(document.querySelectorAll('th, td'));
+  return {
+    width: width,
+    scrollWidth: document.documentElement.scrollWidth,
+    cells: cells.length,
+    tables: document.querySelectorAll('table').length,
+    offscreen: cells.filter(out).map(c => c.textContent).slice(0, 10),
+    figures: Array.from(document.querySelectorAll('figure')).filter(out).length,
+    scrolled: Array.from(document.querySelectorAll('body *')).filter(el => el.scrollWidth > el.clientWidth + 1
+      && getComputedStyle(el).overflowX !== 'visible').map(el => el.tagName).slice(0, 10),
+  };
+})())
+"""
+
+
+def page_facts(html_path: Path, profile: Path, width: int = 1400) -> tuple[dict[str, Any], list[str]]:
+    """Open ``html_path`` in a ``width`` px window; (what OFFSCREEN_JS reports, console errors)."""
+    tools = DevTools(_chromium(), profile)
+    try:
+        target = tools.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = tools.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Runtime.enable", "Log.enable", "Page.enable"):
+            tools.call(domain, session=session)
+        tools.call("Emulation.setDeviceMetricsOverride",
+                   {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=session)
+        tools.call("Page.navigate", {"url": html_path.resolve().as_uri()}, session=session)
+        tools.wait_event("Page.loadEventFired")
+        facts = tools.call("Runtime.evaluate", {"expression": OFFSCREEN_JS, "returnByValue": True}, session=session)
+        return json.loads(facts["result"]["value"]), _console_errors(tools.events)
+    finally:
+        tools.close()
+
+
+def check_fits(html_path: Path, profile: Path) -> dict[str, Any]:
+    """Assert that no table column or plot of the page is off-screen at 1400 px."""
+    facts, errors = page_facts(html_path, profile)
+    assert errors == [], errors
+    assert facts["width"] <= 1400 and facts["tables"] >= 2 and facts["cells"] > 50, facts
+    assert facts["offscreen"] == [], facts
+    assert facts["figures"] == 0 and facts["scrolled"] == [], facts
+    assert facts["scrollWidth"] <= facts["width"], facts
+    return facts
+
+
+@pytest.mark.parametrize("engine", ["matplotlib", "svg"])
+def test_widest_report_fits_a_1400_px_window(analysis_with_test_set, tmp_path, engine):
+    if engine == "matplotlib":
+        pytest.importorskip("matplotlib")
+    _chromium()
+    page = tmp_path / "report.html"
+    page.write_text(render_html(analysis_with_test_set, plot_engine=engine), encoding="utf-8")
+    check_fits(page, tmp_path / "profile")
+
+
+def test_the_check_sees_a_column_off_screen(analysis_with_test_set, tmp_path):
+    # the same page with wrapping switched off: the check must fail (it is not vacuous)
+    _chromium()
+    page = tmp_path / "report.html"
+    text = render_html(analysis_with_test_set, plot_engine="svg")
+    page.write_text(text.replace("</style>", "th,td,td.l,th.l,td.flag{white-space:nowrap;padding:0 3em}</style>"),
+                    encoding="utf-8")
+    facts, _ = page_facts(page, tmp_path / "profile")
+    assert facts["offscreen"] or facts["scrollWidth"] > facts["width"], facts
