@@ -91,8 +91,8 @@ def test_fields_are_the_stats_layer_intervals_and_notes_explain_them(tmp_path, m
     assert c.p_both is not None and 0 <= c.p_both < 0.05 and c.p_holm is None
     assert a.row("(C)").metrics["loss"].n_examples is None  # no per-example data for loss
     text = "\n".join(a.notes)
-    assert "'examples' = 95% percentile interval of 500 bootstrap resamples" in text
-    assert "'seeds+examples' = Δ over both sources" in text and "p(both)" in text
+    assert "CI (test set) = 95% percentile interval of 500 bootstrap resamples" in text
+    assert "CI (seeds + test set) = Δ over both sources" in text and "p (2-level)" in text
     assert a.settings["resamples"] == 500 and a.to_dict()["rows"][1]["metrics"]["acc"]["p_both"] == c.p_both
 
 

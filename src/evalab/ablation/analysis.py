@@ -544,18 +544,18 @@ def _test_set_notes(study: Study, rows: list[RowAnalysis], confidence: float, re
         sizes = sorted({ms.n_examples for ms in shown if ms.n_examples is not None})
         notes.append(
             f"Test-set intervals (metrics with per-example data, {', '.join(map(str, sizes))} test examples): "
-            f"'examples' = {pct}% percentile interval of {resamples} bootstrap resamples of the test examples, the same "
+            f"CI (test set) = {pct}% percentile interval of {resamples} bootstrap resamples of the test examples, the same "
             "resamples for every run of every row (so Δ is paired across rows, example by example), each seed's run scored "
             "on the resample and the row's value averaged over its seeds. It says how far the value or Δ would move on "
             "another test set of the same size with these trained models; it exists with a single seed.")
     if any(ms.both_low is not None for ms in shown):
         notes.append(
-            "'seeds+examples' = Δ over both sources (two levels: seeds, then the test examples every seed's run "
+            "CI (seeds + test set) = Δ over both sources (two levels: seeds, then the test examples every seed's run "
             "scores): se² = the seeds' variance of Δ (Welch's, or the paired one) + the test-set variance of Δ from the "
             "same resamples, with the seed × example interaction (seeds disagreeing on single examples), which both "
             f"contain, counted once; {pct}% CI = Δ ± t(ν)·se with ν the seeds' degrees of freedom (Welch's, or S−1 "
-            "paired), so it is never narrower than the seeds-only CI; p(both) = P(|T_ν| ≥ |Δ|/se), two-sided, the row's "
-            "p for 'differs from base' where shown. It needs two seeds per row: with one the seed noise is unknown and only 'examples' is shown.")
+            "paired), so it is never narrower than the seeds-only CI; p (2-level) = P(|T_ν| ≥ |Δ|/se), two-sided, the row's "
+            "p for 'differs from base' where shown. It needs two seeds per row: with one the seed noise is unknown and only the test-set CI is shown.")
     bounded = {m: _bounds(study, m) for m in study.metrics if _bounds(study, m) is not None}
     if bounded:
         parts = [f"{m} in [{b[0]:g}, {b[1]:g}]" for m, b in bounded.items() if b is not None]
@@ -569,7 +569,7 @@ def _test_set_notes(study: Study, rows: list[RowAnalysis], confidence: float, re
                      "for; where |Δ| is below it but an interval is not, 'few seeds' counts the seeds needed to detect that "
                      "smallest effect, not the observed Δ.")
     if holm:
-        notes.append("p(Holm) = Holm's step-down adjustment (family-wise error) of each row's p — p(both) where shown, else "
+        notes.append("p(Holm) = Holm's step-down adjustment (family-wise error) of each row's p — p (2-level) where shown, else "
                      "p(t) — across all rows compared, per metric.")
     notes.extend(f"No test-set interval for {why}." for why in refused)
     return notes
