@@ -125,7 +125,7 @@ def _bootstrap(human: np.ndarray, h_mask: np.ndarray, metrics: Sequence[MetricSc
     n_seg = human.shape[1]
     h_values = np.where(h_mask, human, 0.0)
     sys_out: dict[str, dict[str, list[np.ndarray]]] = {m.name: {s: [] for s in SYSTEM_STATS} for m in metrics}
-    seg_out: dict[str, dict[str, list[np.ndarray]]] = {n: {s: [] for s in SEGMENT_STATS if SegmentData.resamplable(s)} for n in data}
+    seg_out: dict[str, dict[str, list[np.ndarray]]] = {n: {s: [] for s in SEGMENT_STATS} for n in data}
     for counts in bootstrap_counts(n_seg, settings.n_bootstrap, settings.seed):
         counts = counts.astype(np.float64)
         h = _masked_means(h_values, h_mask, counts)
@@ -196,8 +196,9 @@ def _segment_level(result: MetaEvalResult, data: dict[str, SegmentData],
                                                   result.settings.n_permutations, rng)
         samples = {n: boot.get(n, {}).get(stat) for n in names}
         result.estimates[("segment", stat)] = _estimates(values, samples, thresholds, p, result.settings)
-    result.notes.append(
-        f"{LABELS[('segment', 'acc_eq')]}: no interval or significance (the threshold search is "
-        "quadratic in the rated cells on every resample); "
-        f"{LABELS[('segment', 'kendall')]}: no significance test by default"
-    )
+    if result.settings.n_permutations > 0 and len(names) > 1:
+        result.notes.append(
+            f"{LABELS[('segment', 'acc_eq')]}: significance by swapping pairs' outcomes, each metric "
+            "at its calibrated threshold (mt-metrics-eval's PairwisePermutationSigDiff); its interval "
+            "re-calibrates the threshold on every resample"
+        )

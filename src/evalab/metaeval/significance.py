@@ -4,7 +4,11 @@ Segment level: the PERM-BOTH permutation test of Deutsch et al. (2021) that the 
 metrics task uses. Both metrics' segment scores are standardised (z-scores over the rated
 cells), then in each trial every rated cell's two scores are swapped with probability ½
 and both statistics recomputed; the p-value is the share of trials whose difference
-(better minus worse) reaches the observed one.
+(better minus worse) reaches the observed one. acc_eq with no grouping uses
+mt-metrics-eval's pairwise variant instead (``PairwisePermutationSigDiff``: each metric
+keeps its calibrated threshold and the pairs' outcomes are swapped; see
+:mod:`evalab.metaeval.flat_ties`), since re-calibrating over 8.9 million pairs on every
+trial is what that variant was made to avoid.
 
 System level: the bootstrap resamples of segments that give the intervals are paired
 across metrics (the same resample scores every metric), and the p-value is the share of
@@ -22,14 +26,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from evalab.metaeval.correlation import kendall_tau_b_rows
+from evalab.metaeval.flat_ties import pairwise_permutation_p
 from evalab.metaeval.statistics import SegmentData
 from evalab.metaeval.ties import acc_eq_grouped_many
 
 __all__ = ["PERMUTABLE", "bootstrap_p", "clusters", "permutation_p"]
 
-#: segment-level statistics with a permutation test (the others are quadratic per trial
-#: (acc_eq with no grouping) or cost O(n log n) per trial per metric (Kendall, no grouping))
-PERMUTABLE = ("pearson", "pearson_item", "kendall_item", "acc_eq_item")
+#: segment-level statistics with a permutation test (every one)
+PERMUTABLE = ("pearson", "kendall", "pearson_item", "kendall_item", "acc_eq", "acc_eq_item")
 
 
 def _zscores(d: SegmentData) -> np.ndarray:
@@ -42,6 +47,9 @@ def permutation_p(
     stat: str, better: SegmentData, worse: SegmentData, n_trials: int, rng: np.random.Generator
 ) -> float:
     """PERM-BOTH p-value that ``better`` beats ``worse`` on segment-level ``stat``."""
+    if stat == "acc_eq":
+        (xb, y, _), (xw, _, _) = better.cells(), worse.cells()
+        return pairwise_permutation_p((xb, better.point(stat)[1]), (xw, worse.point(stat)[1]), y, n_trials, rng)
     zb, zw = _zscores(better), _zscores(worse)
     delta = _values(stat, zb[None], better)[0] - _values(stat, zw[None], better)[0]
     reached = 0
@@ -60,6 +68,8 @@ def _values(stat: str, metrics: np.ndarray, like: SegmentData) -> np.ndarray:
     """``stat`` of each pseudo-metric ``metrics[t]`` ``[systems, segments]`` against the humans."""
     if stat == "acc_eq_item":
         return acc_eq_grouped_many(metrics, np.where(like.mask, like.human, 0.0), like.mask)
+    if stat == "kendall":
+        return kendall_tau_b_rows(metrics[:, like.mask], like.human[like.mask])
     one = np.ones((1, like.mask.shape[1]))
     return np.array([SegmentData(m, like.human, like.mask).resampled(stat, one)[0] for m in metrics])
 
