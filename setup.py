@@ -1,4 +1,4 @@
-"""Build hook for the optional C kernels (evalab._mtkernel, evalab._rougekernel, evalab._edkernel); metadata lives in pyproject.toml.
+"""Build hook for the optional C kernels (evalab._mtkernel, evalab._rougekernel, evalab._edkernel, evalab._tieskernel); metadata lives in pyproject.toml.
 
 ``optional=True``: if no C compiler is available the install still succeeds and evalab
 uses its pure-Python fallbacks, which give the same numbers (only slower).
@@ -25,6 +25,13 @@ setup(
             sources=["src/evalab/_edkernel.c"],
             optional=True,
             extra_compile_args=["-O2"],
+        ),
+        Extension(
+            "evalab._tieskernel",
+            sources=["src/evalab/_tieskernel.c"],
+            optional=True,
+            # -O3: the loop over a block of resamples is vectorised
+            extra_compile_args=["-O3"],
         ),
     ]
 )

@@ -20,6 +20,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from statistics import median
 
@@ -49,8 +50,8 @@ def timed(cmd: list[str]) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def kendall_inputs(n_resamples: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """BLEU sentence scores and MQM scores of the rated cells, and resample weights."""
+def rated_cells(n_resamples: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """BLEU sentence scores, MQM scores and segments of the rated cells; resample counts of segments."""
     from evalab.io import read_segments
     from evalab.metaeval.human import read_human_scores
     from evalab.metrics.registry import metric_class
@@ -63,8 +64,14 @@ def kendall_inputs(n_resamples: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
                     for name in SYSTEMS])
     h = np.stack([human["Nemo" if s == "NVIDIA-NeMo" else s] for s in SYSTEMS])
     mask = np.isfinite(h)
-    counts = next(bootstrap_counts(1002, n_resamples, 12345)).astype(np.float64)
-    return seg[mask], h[mask], counts[:, np.nonzero(mask)[1]]
+    counts = next(bootstrap_counts(1002, n_resamples, 12345))[:n_resamples].astype(np.float64)
+    return seg[mask], h[mask], np.nonzero(mask)[1], counts
+
+
+def kendall_inputs(n_resamples: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """BLEU sentence scores and MQM scores of the rated cells, and resample weights of the cells."""
+    x, y, segment, counts = rated_cells(n_resamples)
+    return x, y, counts[:, segment]
 
 
 def kendall_side_by_side(n_resamples: int, repeats: int) -> None:
@@ -84,26 +91,61 @@ def kendall_side_by_side(n_resamples: int, repeats: int) -> None:
             out.append(kendalltau(x[idx], y[idx]).statistic)
         return np.array(out)
 
-    ours(), scipy_loop()  # warm-up
-    times: dict[str, list[float]] = {"evalab": [], "scipy": []}
-    for _ in range(repeats):
-        for name, fn in (("evalab", ours), ("scipy", scipy_loop)):
-            start = time.perf_counter()
-            values = fn()
-            times[name].append(time.perf_counter() - start)
-            if name == "evalab":
-                mine = values
-            else:
-                assert np.allclose(mine, values, atol=1e-12, rtol=0), "Kendall values differ"
-    a, b = median(times["evalab"]), median(times["scipy"])
+    secs, out = alternate({"evalab": ours, "scipy": scipy_loop}, repeats)
+    assert np.allclose(out["evalab"], out["scipy"], atol=1e-12, rtol=0), "Kendall values differ"
+    a, b = secs["evalab"], secs["scipy"]
     print(f"Kendall τ_b, {len(x)} rated cells x {n_resamples} resamples: evalab {a:.2f} s, "
           f"scipy loop {b:.2f} s, ratio {b / a:.1f}x (values equal to 1e-12)")
+
+
+def alternate(fns: dict[str, Callable[[], np.ndarray]], repeats: int) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """Median seconds of each function, run alternately after one warm-up, and its output."""
+    out = {name: fn() for name, fn in fns.items()}  # warm-up
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            out[name] = fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: median(t) for name, t in times.items()}, out
+
+
+def acc_eq_side_by_side(n_resamples: int, repeats: int) -> None:
+    from evalab.metaeval import flat_ties
+    from evalab.metaeval.flat_ties import acc_eq_flat_resampled, flat_pairs
+
+    if flat_ties.kernel is None:
+        print("acc_eq resamples: evalab._tieskernel is not built, nothing to compare")
+        return
+    x, y, segment, counts = rated_cells(n_resamples)
+    start = time.perf_counter()
+    pairs = flat_pairs(x, y, segment)
+    build = time.perf_counter() - start
+    kernel = flat_ties.kernel
+
+    def with_kernel() -> np.ndarray:
+        flat_ties.kernel = kernel
+        return acc_eq_flat_resampled(pairs, counts)
+
+    def with_numpy() -> np.ndarray:
+        flat_ties.kernel = None
+        try:
+            return acc_eq_flat_resampled(pairs, counts)
+        finally:
+            flat_ties.kernel = kernel
+
+    secs, out = alternate({"kernel": with_kernel, "numpy": with_numpy}, repeats)
+    assert np.array_equal(out["kernel"], out["numpy"]), "acc_eq values differ"
+    print(f"acc_eq (no grouping, ε re-calibrated), {len(pairs.diff)} moving pairs (sorted once in {build:.2f} s) x "
+          f"{n_resamples} resamples: kernel {secs['kernel']:.2f} s, numpy {secs['numpy']:.2f} s, "
+          f"ratio {secs['numpy'] / secs['kernel']:.0f}x (values equal)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--kendall-resamples", type=int, default=100)
+    parser.add_argument("--acc-eq-resamples", type=int, default=20)
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (shared: wall times vary)")
     timed(command())  # warm-up (file cache, imports)
@@ -112,6 +154,8 @@ def main() -> None:
           f"median wall {median(r[0] for r in runs):.1f} s, CPU {median(r[1] for r in runs):.1f} s "
           f"over {args.repeats} runs")
     kendall_side_by_side(args.kendall_resamples, args.repeats)
+    acc_eq_side_by_side(args.acc_eq_resamples, args.repeats)
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

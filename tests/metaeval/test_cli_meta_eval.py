@@ -59,6 +59,20 @@ def test_known_correlations_and_clusters(run_cli, synth):
     assert data["metrics"]["oracle"]["system_mode"] == "rated-mean"
 
 
+def test_every_segment_statistic_has_an_interval_and_a_test(run_cli, synth):
+    res = run_cli(*base_args(synth), "-f", "json")
+    assert res.exit_code == 0, res.stderr
+    _, rows = stats_of(res.stdout)
+    for stat in ("pearson", "kendall", "pearson_item", "kendall_item", "acc_eq", "acc_eq_item"):
+        for metric in ("oracle", "noisy", "random"):
+            row = rows[(metric, "segment", stat)]
+            assert row["ci_low"] <= row["value"] <= row["ci_high"], (metric, stat)
+        # the oracle is best on every statistic; the random metric has a p-value against it
+        assert rows[("random", "segment", stat)]["p_vs_best"] is not None, stat
+    assert rows[("random", "segment", "acc_eq")]["p_vs_best"] < 0.05
+    assert "not computed" not in res.stdout and "no interval or significance" not in res.stdout
+
+
 def test_same_seed_same_numbers_and_formats(run_cli, synth, tmp_path):
     first = run_cli(*base_args(synth), "-f", "json")
     again = run_cli(*base_args(synth), "-f", "json")

@@ -86,3 +86,16 @@ def test_properties(xs, rnd):
     assert kendall_tau_b(np.exp(x), y) == pytest.approx(tau, abs=1e-12, nan_ok=True)
     if np.isfinite(tau):
         assert -1.0 <= tau <= 1.0
+
+
+@pytest.mark.parametrize("n_classes", [1, 3, 34, 200])
+def test_kendall_rows_equal_scipy_row_by_row(n_classes):
+    from evalab.metaeval.correlation import kendall_tau_b_rows
+
+    rng = np.random.default_rng(n_classes)
+    y = rng.integers(0, n_classes, 300) / 3.0
+    x = rng.integers(0, 40, (70, 300)) / 7.0  # ties in x too; 70 rows: more than one batch
+    x[3] = 1.0  # a constant row: undefined
+    got = kendall_tau_b_rows(x, y)
+    for row, tau in zip(x, got, strict=True):
+        assert tau == pytest.approx(scipy_stats.kendalltau(row, y).statistic, abs=1e-12, nan_ok=True)

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalab.metaeval.ties import acc_eq_flat, acc_eq_grouped, group_pairs
+from evalab.metaeval.flat_ties import acc_eq_flat
+from evalab.metaeval.ties import acc_eq_grouped, group_pairs
 
 
 def _acc_at(x, y, eps):

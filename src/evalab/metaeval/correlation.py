@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["kendall_tau_b", "pairwise_accuracy", "pearson"]
+__all__ = ["kendall_tau_b", "kendall_tau_b_rows", "pairwise_accuracy", "pearson"]
 
 
 def _weights(n: int, weights: np.ndarray | None) -> np.ndarray:
@@ -136,6 +136,58 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = Non
         tau = (con - dis) / (np.sqrt(n0 - n1) * np.sqrt(n0 - n2))
     tau = np.where((n0 - n1 > 0) & (n0 - n2 > 0), np.clip(tau, -1.0, 1.0), np.nan)
     return _squeeze(tau, weights)
+
+
+#: most distinct ``y`` values for the class-count form of :func:`kendall_tau_b_rows`
+_FEW_CLASSES = 64
+#: rows of :func:`kendall_tau_b_rows` counted at once (bounds the [rows, n, classes] counts)
+_ROWS_AT_ONCE = 32
+
+
+def kendall_tau_b_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Kendall's τ_b of every row of ``x`` ``[T, n]`` against the same ``y`` ``[n]``.
+
+    The permutation test scores a thousand pseudo-metrics against one human vector. When
+    ``y`` has few distinct values (MQM scores have a few dozen), each row is sorted by
+    ``(x, y)`` in one batched sort and its discordant pairs are counted from running counts
+    of the ``y`` classes; otherwise the rows go one by one through :func:`kendall_tau_b`.
+    """
+    x = np.atleast_2d(np.asarray(x, dtype=np.float64))
+    values, classes = np.unique(np.asarray(y, dtype=np.float64), return_inverse=True)
+    if len(values) > _FEW_CLASSES:
+        return np.array([kendall_tau_b(row, y) for row in x])
+    return np.concatenate([_tau_few_classes(x[a : a + _ROWS_AT_ONCE], classes, len(values))
+                           for a in range(0, len(x), _ROWS_AT_ONCE)])
+
+
+def _tau_few_classes(x: np.ndarray, classes: np.ndarray, k: int) -> np.ndarray:
+    by_y = np.argsort(classes, kind="stable")
+    order = np.argsort(x[:, by_y], axis=1, kind="stable")  # by x, then (stable) by y
+    xs = np.take_along_axis(x[:, by_y], order, axis=1)
+    cs = classes[by_y][order]
+    n = x.shape[1]
+    n0 = n * (n - 1) / 2
+    per_class = np.bincount(classes, minlength=k).astype(np.float64)
+    n2 = (per_class * (per_class - 1) / 2).sum()
+    new_x = np.c_[np.ones((len(x), 1), bool), xs[:, 1:] != xs[:, :-1]]
+    new_xy = new_x | np.c_[np.zeros((len(x), 1), bool), cs[:, 1:] != cs[:, :-1]]
+    n1, n3 = _run_pairs(new_x), _run_pairs(new_xy)
+    # items before position j with a class <= cs[j] (itself included); the rest are discordant
+    upto = np.cumsum(np.cumsum(cs[:, :, None] == np.arange(k), axis=1, dtype=np.int32), axis=2, dtype=np.int32)
+    not_above = np.take_along_axis(upto, cs[:, :, None], axis=2)[:, :, 0] - 1
+    dis = (np.arange(n)[None, :] - not_above).sum(axis=1, dtype=np.float64)
+    con = n0 - n1 - n2 + n3 - dis
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = (con - dis) / (np.sqrt(n0 - n1) * np.sqrt(n0 - n2))
+    return np.where((n0 - n1 > 0) & (n0 - n2 > 0), np.clip(tau, -1.0, 1.0), np.nan)
+
+
+def _run_pairs(starts: np.ndarray) -> np.ndarray:
+    """Σ C(size, 2) over the runs of each row (``starts`` marks a run's first item)."""
+    rows, n = starts.shape
+    run = np.cumsum(starts, axis=1) - 1 + (np.arange(rows) * n)[:, None]
+    size = np.bincount(run.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)
+    return (size * (size - 1) / 2).sum(axis=1)
 
 
 def pairwise_accuracy(x: np.ndarray, y: np.ndarray) -> np.ndarray | float:

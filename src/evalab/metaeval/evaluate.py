@@ -125,7 +125,7 @@ def _bootstrap(human: np.ndarray, h_mask: np.ndarray, metrics: Sequence[MetricSc
     n_seg = human.shape[1]
     h_values = np.where(h_mask, human, 0.0)
     sys_out: dict[str, dict[str, list[np.ndarray]]] = {m.name: {s: [] for s in SYSTEM_STATS} for m in metrics}
-    seg_out: dict[str, dict[str, list[np.ndarray]]] = {n: {s: [] for s in SEGMENT_STATS if SegmentData.resamplable(s)} for n in data}
+    seg_out: dict[str, dict[str, list[np.ndarray]]] = {n: {s: [] for s in SEGMENT_STATS} for n in data}
     for counts in bootstrap_counts(n_seg, settings.n_bootstrap, settings.seed):
         counts = counts.astype(np.float64)
         h = _masked_means(h_values, h_mask, counts)
@@ -186,18 +186,21 @@ def _segment_level(result: MetaEvalResult, data: dict[str, SegmentData],
         points = {n: data[n].point(stat) for n in names}
         values = {n: v for n, (v, _) in points.items()}
         thresholds = {n: t for n, (_, t) in points.items()}
-        p = np.full((len(names), len(names)), np.nan)
-        if stat in PERMUTABLE and result.settings.n_permutations > 0:
-            for i, a in enumerate(names):
-                for j, b in enumerate(names):
-                    if i < j:
-                        hi, lo = (i, j) if values[a] >= values[b] else (j, i)
-                        p[hi, lo] = permutation_p(stat, data[names[hi]], data[names[lo]],
-                                                  result.settings.n_permutations, rng)
         samples = {n: boot.get(n, {}).get(stat) for n in names}
+        p = np.full((len(names), len(names)), np.nan)
+        for i, a in enumerate(names):
+            for j, b in enumerate(names):
+                if i >= j:
+                    continue
+                hi, lo = (i, j) if values[a] >= values[b] else (j, i)
+                if stat in PERMUTABLE and result.settings.n_permutations > 0:
+                    p[hi, lo] = permutation_p(stat, data[names[hi]], data[names[lo]],
+                                              result.settings.n_permutations, rng)
+                elif stat not in PERMUTABLE and samples[a] is not None and samples[b] is not None:
+                    p[hi, lo] = bootstrap_p(samples[names[hi]], samples[names[lo]])
         result.estimates[("segment", stat)] = _estimates(values, samples, thresholds, p, result.settings)
     result.notes.append(
-        f"{LABELS[('segment', 'acc_eq')]}: no interval or significance (the threshold search is "
-        "quadratic in the rated cells on every resample); "
-        f"{LABELS[('segment', 'kendall')]}: no significance test by default"
+        f"{LABELS[('segment', 'acc_eq')]}: interval and significance from the paired bootstrap of "
+        "segments, the tie threshold re-calibrated on every resample (a permutation test would "
+        "re-calibrate over every pair of cells on every trial)"
     )

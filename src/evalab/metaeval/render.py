@@ -52,7 +52,8 @@ def footer(result: MetaEvalResult) -> list[str]:
     lines.append(f"meta-eval: systems:{len(result.systems)}|segments:{result.n_segments}|"
                  f"rated:{result.rated_segments}|{s.signature}")
     lines.append(f"rank: cluster of metrics not significantly worse (p >= {s.alpha:g}) than a better metric of "
-                 "the cluster; system level: paired bootstrap, segment level: permutation (PERM-BOTH)")
+                 "the cluster; system level: paired bootstrap, segment level: permutation (PERM-BOTH; "
+                 "acc_eq with no grouping: paired bootstrap)")
     return lines + result.notes
 
 

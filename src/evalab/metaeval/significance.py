@@ -4,10 +4,16 @@ Segment level: the PERM-BOTH permutation test of Deutsch et al. (2021) that the 
 metrics task uses. Both metrics' segment scores are standardised (z-scores over the rated
 cells), then in each trial every rated cell's two scores are swapped with probability ½
 and both statistics recomputed; the p-value is the share of trials whose difference
-(better minus worse) reaches the observed one.
+(better minus worse) reaches the observed one. acc_eq with no grouping is the exception:
+re-calibrating its threshold over every pair of cells (8.9 million on WMT21 en-de) on
+every trial is out of reach, and mt-metrics-eval's shortcut (``PairwisePermutationSigDiff``,
+:func:`evalab.metaeval.flat_ties.pairwise_permutation_p`) treats pairs that share a cell
+as independent, which on that data calls a difference of 0.0001 significant (p < 0.001)
+that the paired bootstrap does not (p = 0.27). It gets the paired bootstrap, as the
+system level does, with the threshold re-calibrated on every resample.
 
-System level: the bootstrap resamples of segments that give the intervals are paired
-across metrics (the same resample scores every metric), and the p-value is the share of
+System level (and acc_eq with no grouping): the bootstrap resamples of segments that give
+the intervals are paired across metrics (the same resample scores every metric), and the p-value is the share of
 resamples in which the worse metric's statistic reaches the better one's. A corpus metric's
 system score is not a sum of segment scores, so swapping segments between two metrics
 (as a permutation test would) is not defined for it; resampling is.
@@ -22,14 +28,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from evalab.metaeval.correlation import kendall_tau_b_rows
 from evalab.metaeval.statistics import SegmentData
 from evalab.metaeval.ties import acc_eq_grouped_many
 
 __all__ = ["PERMUTABLE", "bootstrap_p", "clusters", "permutation_p"]
 
-#: segment-level statistics with a permutation test (the others are quadratic per trial
-#: (acc_eq with no grouping) or cost O(n log n) per trial per metric (Kendall, no grouping))
-PERMUTABLE = ("pearson", "pearson_item", "kendall_item", "acc_eq_item")
+#: segment-level statistics with a permutation test (acc_eq with no grouping: paired bootstrap)
+PERMUTABLE = ("pearson", "kendall", "pearson_item", "kendall_item", "acc_eq_item")
 
 
 def _zscores(d: SegmentData) -> np.ndarray:
@@ -60,6 +66,8 @@ def _values(stat: str, metrics: np.ndarray, like: SegmentData) -> np.ndarray:
     """``stat`` of each pseudo-metric ``metrics[t]`` ``[systems, segments]`` against the humans."""
     if stat == "acc_eq_item":
         return acc_eq_grouped_many(metrics, np.where(like.mask, like.human, 0.0), like.mask)
+    if stat == "kendall":
+        return kendall_tau_b_rows(metrics[:, like.mask], like.human[like.mask])
     one = np.ones((1, like.mask.shape[1]))
     return np.array([SegmentData(m, like.human, like.mask).resampled(stat, one)[0] for m in metrics])
 

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from evalab.metaeval.correlation import kendall_tau_b, pairwise_accuracy, pearson
+from evalab.metaeval.flat_ties import FlatPairs, acc_eq_flat_resampled, acc_eq_of_pairs, flat_pairs
 from evalab.metaeval.grouped import item_kendall, item_pearson, weighted_mean
-from evalab.metaeval.ties import GroupPairs, acc_eq_flat, acc_eq_grouped, group_pairs
+from evalab.metaeval.ties import GroupPairs, acc_eq_grouped, group_pairs
 
 __all__ = ["LABELS", "SEGMENT_STATS", "SYSTEM_STATS", "SegmentData", "system_statistic"]
 
@@ -61,6 +62,7 @@ class SegmentData:
     human: np.ndarray
     mask: np.ndarray
     _pairs: GroupPairs | None = field(default=None, repr=False)
+    _flat: FlatPairs | None = field(default=None, repr=False)
 
     @property
     def pairs(self) -> GroupPairs:
@@ -69,6 +71,13 @@ class SegmentData:
             self._pairs = group_pairs(self.metric, np.where(self.mask, self.human, 0.0), self.mask)
         return self._pairs
 
+    @property
+    def flat(self) -> FlatPairs:
+        """All pairs of rated cells (computed once, for acc_eq with no grouping)."""
+        if self._flat is None:
+            self._flat = flat_pairs(*self.cells())
+        return self._flat
+
     def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Rated cells flattened: metric, human, and the segment of each."""
         return self.metric[self.mask], self.human[self.mask], np.nonzero(self.mask)[1]
@@ -76,8 +85,7 @@ class SegmentData:
     def point(self, name: str) -> tuple[float, float | None]:
         """The statistic on the full data, and acc_eq's threshold ε (None otherwise)."""
         if name == "acc_eq":
-            x, y, _ = self.cells()
-            res = acc_eq_flat(x, y)
+            res = acc_eq_of_pairs(self.flat)
             return float(res.accuracy), float(res.threshold)
         if name == "acc_eq_item":
             res = acc_eq_grouped(self.pairs)
@@ -88,10 +96,6 @@ class SegmentData:
         """The statistic on every bootstrap resample (``counts`` ``[B, segments]``)."""
         return _RESAMPLED[name](self, counts)
 
-    @staticmethod
-    def resamplable(name: str) -> bool:
-        """acc_eq with no grouping is quadratic per resample: no interval for it."""
-        return name in _RESAMPLED
 
 
 def _flat_pearson(d: SegmentData, counts: np.ndarray) -> np.ndarray:
@@ -112,6 +116,10 @@ def _item(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> Cal
     return resampled
 
 
+def _acc_eq(d: SegmentData, counts: np.ndarray) -> np.ndarray:
+    return acc_eq_flat_resampled(d.flat, counts)
+
+
 def _acc_eq_item(d: SegmentData, counts: np.ndarray) -> np.ndarray:
     return np.atleast_1d(acc_eq_grouped(d.pairs, counts).accuracy)
 
@@ -121,5 +129,6 @@ _RESAMPLED: dict[str, Callable[[SegmentData, np.ndarray], np.ndarray]] = {
     "kendall": _flat_kendall,
     "pearson_item": _item(item_pearson),
     "kendall_item": _item(item_kendall),
+    "acc_eq": _acc_eq,
     "acc_eq_item": _acc_eq_item,
 }

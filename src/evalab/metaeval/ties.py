@@ -12,7 +12,8 @@ pair (it becomes a tie in both), ``-1`` when the pair was concordant (it stops a
 and ``0`` when it was discordant. The accuracy as a function of ε is therefore a constant
 plus a cumulative sum over pairs sorted by ``d``, and the search is one sort.
 
-With grouping (one group per segment, pairs of systems within it) the statistic is the
+With no grouping (all cells as one group) see :mod:`evalab.metaeval.flat_ties`. With
+grouping (one group per segment, pairs of systems within it) the statistic is the
 mean over groups of each group's accuracy at one shared ε, as mt-metrics-eval's
 ``KendallWithTiesOpt(variant="acc23")`` computes it; groups without a pair are left out.
 """
@@ -23,10 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["GroupPairs", "TieCalibrated", "acc_eq_flat", "acc_eq_grouped", "group_pairs"]
-
-#: rows of the pair matrix generated at once in :func:`acc_eq_flat` (bounds memory)
-_BLOCK_ITEMS = 2048
+__all__ = ["GroupPairs", "TieCalibrated", "acc_eq_grouped", "group_pairs"]
 
 
 @dataclass(frozen=True)
@@ -35,43 +33,6 @@ class TieCalibrated:
 
     accuracy: np.ndarray | float
     threshold: np.ndarray | float
-
-
-def acc_eq_flat(x: np.ndarray, y: np.ndarray) -> TieCalibrated:
-    """acc_eq over all pairs of items (no grouping): ``x`` metric, ``y`` human scores.
-
-    Exact, and quadratic in the number of items (every pair is a candidate threshold):
-    pairs are generated in blocks and only those whose contribution changes with ε are
-    kept, the tie-gaining and the concordant ones in two sorted arrays.
-
-    >>> acc_eq_flat(np.array([1.0, 1.1, 3.0]), np.array([0.0, 0.0, 1.0])).accuracy
-    1.0
-    """
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    n = len(x)
-    if n < 2:
-        return TieCalibrated(float("nan"), float("nan"))
-    order = np.argsort(x, kind="stable")
-    xs, ys = x[order], y[order]
-    base, gains, losses = 0, [], []
-    for a in range(0, n - 1, _BLOCK_ITEMS):
-        b = min(a + _BLOCK_ITEMS, n - 1)
-        rows = np.arange(a, b)[:, None]
-        cols = np.arange(n)[None, :]
-        later = cols > rows  # pairs (i, j) with i < j: xs[j] >= xs[i]
-        dx = (xs[None, :] - xs[a:b, None])[later]
-        dy = (ys[None, :] - ys[a:b, None])[later]
-        base += int(np.count_nonzero(((dx == 0) & (dy == 0)) | ((dx > 0) & (dy > 0))))
-        gains.append(dx[(dx > 0) & (dy == 0)])
-        losses.append(dx[(dx > 0) & (dy > 0)])
-    gain = np.sort(np.concatenate(gains))
-    loss = np.sort(np.concatenate(losses))
-    total = n * (n - 1) // 2
-    candidates = np.r_[0.0, np.unique(gain)]
-    correct = base + np.searchsorted(gain, candidates, side="right") - np.searchsorted(loss, candidates, side="right")
-    best = int(np.argmax(correct))
-    return TieCalibrated(float(correct[best] / total), float(candidates[best]))
 
 
 @dataclass(frozen=True)

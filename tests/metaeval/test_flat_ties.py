@@ -1,0 +1,111 @@
+"""acc_eq with no grouping on resamples and its paired test, against brute force."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from tests.metaeval.test_ties import _acc_at, brute_flat
+
+from evalab.metaeval import flat_ties
+from evalab.metaeval.flat_ties import (
+    acc_eq_flat,
+    acc_eq_flat_resampled,
+    flat_pairs,
+    pairwise_permutation_p,
+)
+
+
+@pytest.fixture(params=["kernel", "numpy"])
+def implementation(request, monkeypatch):
+    """Run a test with the compiled prefix-sum kernel and with its numpy fallback."""
+    if request.param == "numpy":
+        monkeypatch.setattr(flat_ties, "kernel", None)
+    elif flat_ties.kernel is None:
+        pytest.skip("evalab._tieskernel is not built")
+    return request.param
+
+
+def _cells(rng, n_seg, per_seg):
+    """Cells of ``n_seg`` segments (some unrated), with ties in both scores."""
+    seg = np.repeat(np.arange(n_seg), per_seg)
+    keep = rng.random(len(seg)) < 0.85
+    seg = seg[keep]
+    x = rng.integers(0, 7, len(seg)) / 2.0
+    y = rng.choice([0.0, 0.0, -1.0, -5.0, -25.0], len(seg))
+    return x, y, seg
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_resampled_equals_the_definition_on_the_expanded_sample(seed, implementation):
+    rng = np.random.default_rng(seed)
+    n_seg = int(rng.integers(2, 7))
+    x, y, seg = _cells(rng, n_seg, int(rng.integers(1, 4)))
+    if len(x) < 2:
+        return
+    counts = rng.multinomial(n_seg, np.ones(n_seg) / n_seg, size=4).astype(np.float64)
+    got = acc_eq_flat_resampled(flat_pairs(x, y, seg), counts)
+    for b, row in enumerate(counts):
+        idx = np.concatenate([np.flatnonzero(seg == s).repeat(int(row[s])) for s in range(n_seg)]).astype(int)
+        if len(idx) < 2:
+            assert np.isnan(got[b])
+            continue
+        assert got[b] == pytest.approx(brute_flat(x[idx], y[idx])[0], abs=1e-12)
+
+
+def test_unit_counts_give_the_full_data_value(implementation):
+    rng = np.random.default_rng(7)
+    x, y, seg = _cells(rng, 30, 4)
+    full = acc_eq_flat(x, y)
+    assert full.accuracy == pytest.approx(brute_flat(x, y)[0], abs=1e-12)
+    one = acc_eq_flat_resampled(flat_pairs(x, y, seg), np.ones((1, 30)))
+    assert one[0] == pytest.approx(full.accuracy, abs=1e-12)
+
+
+def test_kernel_equals_numpy_on_many_resamples(monkeypatch):
+    if flat_ties.kernel is None:
+        pytest.skip("evalab._tieskernel is not built")
+    rng = np.random.default_rng(11)
+    x, y, seg = _cells(rng, 40, 6)
+    pairs = flat_pairs(x, y, seg)
+    counts = rng.multinomial(40, np.ones(40) / 40, size=300).astype(np.float64)  # several kernel blocks
+    compiled = acc_eq_flat_resampled(pairs, counts)
+    monkeypatch.setattr(flat_ties, "kernel", None)
+    assert np.array_equal(compiled, acc_eq_flat_resampled(pairs, counts))
+
+
+def _exact_pairwise_p(xb, eb, xw, ew, y):
+    """Every one of the 2^pairs swap patterns of PairwisePermutationSigDiff, enumerated."""
+    pairs = list(itertools.combinations(range(len(y)), 2))
+
+    def agree(x, e, i, j):
+        return _acc_at(np.array([x[i], x[j]]), np.array([y[i], y[j]]), e) == 1.0
+
+    a = np.array([[agree(xb, eb, i, j), agree(xw, ew, i, j)] for i, j in pairs], dtype=int)
+    delta = a[:, 0].sum() - a[:, 1].sum()
+    reached = 0
+    for swap in itertools.product([0, 1], repeat=len(pairs)):
+        s = np.array(swap)
+        better = np.where(s, a[:, 1], a[:, 0]).sum()
+        worse = np.where(s, a[:, 0], a[:, 1]).sum()
+        reached += better - worse >= delta
+    return reached / 2 ** len(pairs)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pairwise_permutation_equals_swapping_every_pair(seed):
+    rng = np.random.default_rng(seed)
+    y = rng.choice([0.0, -1.0, -5.0], 5)  # 10 pairs: 1024 swap patterns
+    xb, xw = rng.integers(0, 5, 5) / 2.0, rng.integers(0, 5, 5) / 2.0
+    eb, ew = acc_eq_flat(xb, y).threshold, acc_eq_flat(xw, y).threshold
+    exact = _exact_pairwise_p(xb, eb, xw, ew, y)
+    drawn = pairwise_permutation_p((xb, eb), (xw, ew), y, 200_000, np.random.default_rng(1))
+    assert drawn == pytest.approx(exact, abs=0.005)
+
+
+def test_identical_metrics_are_never_significantly_different():
+    rng = np.random.default_rng(2)
+    x, y = rng.normal(size=50), rng.choice([0.0, -1.0], 50)
+    e = acc_eq_flat(x, y).threshold
+    assert pairwise_permutation_p((x, e), (x, e), y, 100, rng) == 1.0
