@@ -21,7 +21,7 @@ add ``smooth_value``, default 1, to matches and totals of orders n >= 2); ``exp`
 >>> round(s.score, 4), s.verbose
 (100.0, '100.0/100.0/100.0/100.0 (BP = 1.000 ratio = 1.000 hyp_len = 6 ref_len = 6)')
 >>> s.signature.rsplit("|", 1)[0]
-'nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp'
+'bleu|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp'
 """
 
 from __future__ import annotations

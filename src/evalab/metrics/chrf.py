@@ -17,7 +17,7 @@ one punctuation mark off the start or end of a word (Popović's chrF++.py).
 >>> from evalab.metrics.chrf import CHRF
 >>> s = CHRF().corpus_score(["the cat sat"], [["the cat sat"]])
 >>> s.score, CHRF().signature_for(1).rsplit("|", 1)[0]
-(100.0, 'nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no')
+(100.0, 'chrf|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no')
 """
 
 from __future__ import annotations

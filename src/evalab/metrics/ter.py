@@ -12,7 +12,7 @@ rule for rule (see :mod:`evalab.metrics._editdistance`), in C when the kernel is
 >>> round(s.score, 4), s.num_edits, s.ref_length
 (16.6667, 1, 6.0)
 >>> TER().signature_for(1).rsplit("|", 1)[0]
-'nrefs:1|case:lc|tok:tercom|norm:no|punct:yes|asian:no'
+'ter|nrefs:1|case:lc|tok:tercom|norm:no|punct:yes|asian:no'
 """
 
 from __future__ import annotations
