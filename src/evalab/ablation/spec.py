@@ -59,7 +59,7 @@ import tomllib
 
 from evalab.ablation.codeversion import CodeVersion, derive_code_version
 from evalab.ablation.computed import ComputedMetric, parse_tables
-from evalab.ablation.display import Display, parse_display
+from evalab.ablation.display import Display, check_derived, parse_display
 from evalab.ablation.grid import BASE_LABEL, grid_cells
 from evalab.errors import InputError, SettingsError
 from evalab.io import decode_utf8
@@ -82,6 +82,9 @@ STUDY_KEYS = {
     "bounds": "metric -> [low, high]: the values a metric can take, e.g. { acc = [0, 100] }",
     "min_effect": "smallest effect of interest: a number (for the primary metric) or metric -> number",
 }
+#: keys of a run's result (artifacts, per_example) and columns of `ablate import` (row,
+#: config, seed, outputs): a metric under one of these names would be taken for them
+RESERVED_METRIC_NAMES = frozenset({"artifacts", "per_example", "row", "config", "seed", "outputs"})
 TOP_KEYS = ("study", "metrics", "base", "evaluation", "variant", "grid", "reference", "display")
 VARIANT_KEYS = ("label", "description", "stage", "from", "set")
 STAGES = ("train", "eval")
@@ -296,6 +299,7 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     labels = [BASE_LABEL, *(v.label for v in variants)]
     reference = _reference(data.get("reference", {}), labels, grid, base, w)
     display = parse_display(data.get("display", {}), [*base, *evaluation], lambda where, msg, key: w.error(where, msg, key, "display"))
+    _check_display_rows(display, path, base, evaluation, variants, grid, w)
 
     code_version = st.get("code_version")
     if code_version is not None and (not isinstance(code_version, str) or not code_version):
@@ -319,6 +323,19 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     )
 
 
+def _check_display_rows(display: Display, path: Path, base: dict[str, Any], evaluation: dict[str, Any],
+                        variants: list[Variant], grid: dict[str, list[Any]], w: _Where) -> None:
+    """Derived columns are computed from each row's configuration as the report shows it."""
+    if not display.derived:
+        return
+    from evalab.ablation.plan import study_rows  # plan builds on this module
+
+    shape = Study(path=path, name="", seeds=(0,), metrics=(), primary="", higher_is_better={}, base=dict(base),
+                  variants=tuple(variants), grid=grid, evaluation=dict(evaluation))
+    rows = [(r.label, {**evaluation, **r.config}) for r in study_rows(shape)]
+    check_derived(display, rows, lambda where, msg, key: w.error(where, msg, key, "display"))
+
+
 def _metrics(st: dict[str, Any], tables: Any, directory: Path, w: _Where) -> tuple[list[str], dict[str, ComputedMetric]]:
     """The study's metrics: those runs return (``[study] metrics``), then those evalab
     computes from the runs' output files (``[metrics.NAME]`` tables)."""
@@ -331,6 +348,12 @@ def _metrics(st: dict[str, Any], tables: Any, directory: Path, w: _Where) -> tup
         raise w.error("[study] metrics", "must be a non-empty list of metric names", "metrics", "study")
     if len(set(returned)) != len(returned):
         raise w.error("[study] metrics", f"has duplicates: {returned!r}", "metrics", "study")
+    for m in [*returned, *computed]:
+        if m in RESERVED_METRIC_NAMES or m.startswith("config."):
+            where, key, section = ("[study] metrics", "metrics", "study") if m in returned else (f"[metrics.{m}]", m, None)
+            raise w.error(where, f"{m!r} cannot name a metric: a run's result and an imported record use it for "
+                          f"something else ({', '.join(sorted(RESERVED_METRIC_NAMES))}, config.KEY); rename it",
+                          key, section)
     both = [m for m in returned if m in computed]
     if both:
         raise w.error("[study] metrics", f"{both[0]!r} is also a [metrics.{both[0]}] table; a metric is either returned "
