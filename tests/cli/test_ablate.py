@@ -363,3 +363,12 @@ def test_import_refuses_a_run_another_runner_is_running(tmp_path):
         assert_refused(("ablate", "import", runs, "--study", study, "--db", db),
                        "runs.csv:2: row base seed 0 is being run by a runner on", watch=(tmp_path / "in", tmp_path / "study"))
         assert store.runs(s.name) == {}
+
+
+def test_a_value_label_for_a_value_no_row_has_is_refused(tmp_path):
+    # a typo ("okk") labelled nothing, silently
+    study = write_study(tmp_path, seeds=[0], variants=[("(A)", "shifted", {"shift": 1.0})])
+    with_study_lines(study, "[base]", '[display]\nvalues = { mode = { okk = "fine" } }\n\n[base]')
+    assert_refused(("ablate", "run", study, "--db", tmp_path / "s.db"),
+                   "[display] values mode: labels 'okk', which is no value of mode in any row (values: ok)",
+                   watch=(tmp_path,))

@@ -130,11 +130,15 @@ def parse_display(raw: Any, keys: Iterable[str], error: Callable[[str, str, str 
     return Display(columns, derived, values)
 
 
-def check_derived(display: Display, rows: Iterable[tuple[str, dict[str, Any]]],
-                  error: Callable[[str, str, str | None], Exception]) -> None:
-    """Every derived column must be a number in every row: a cell that cannot be computed
-    (division by zero, a text or missing operand) would read as "–" next to real values, so
-    the study file is refused instead, naming the row and the operands."""
+def check_rows(display: Display, rows: Iterable[tuple[str, dict[str, Any]]],
+               error: Callable[[str, str, str | None], Exception]) -> None:
+    """``[display]`` against the configuration of every row (``(label, config)`` pairs).
+
+    A derived column must be a number in every row: a cell that cannot be computed
+    (division by zero, a text or missing operand) would read as "–" next to real values.
+    A value label must name a value some row has: a typo would silently label nothing.
+    """
+    rows = list(rows)
     for name, expr in display.derived.items():
         for label, config in rows:
             if derive(expr, config) is None:
@@ -142,6 +146,12 @@ def check_derived(display: Display, rows: Iterable[tuple[str, dict[str, Any]]],
                                      if _NAME_RE.match(t))
                 raise error(f"[display] derived {name}", f"{expr!r} is not a finite number in row {label!r} "
                             f"({operands}): divide only by keys that are never 0 and use numeric keys", name)
+    for key, labels in display.values.items():
+        shown = {format_level(v) for v in (display.value(key, config) for _, config in rows) if v is not None}
+        for value in labels:
+            if value not in shown:
+                raise error(f"[display] values {key}", f"labels {value!r}, which is no value of {key} in any row "
+                            f"(values: {', '.join(sorted(shown))}); write the value as the report shows it", key)
 
 
 def _string_table(raw: Any, where: str, error: Callable[[str, str, str | None], Exception]) -> dict[str, str]:

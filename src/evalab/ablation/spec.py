@@ -59,7 +59,7 @@ import tomllib
 
 from evalab.ablation.codeversion import CodeVersion, derive_code_version
 from evalab.ablation.computed import ComputedMetric, parse_tables
-from evalab.ablation.display import Display, check_derived, parse_display
+from evalab.ablation.display import Display, check_rows, parse_display
 from evalab.ablation.grid import BASE_LABEL, grid_cells
 from evalab.errors import InputError, SettingsError
 from evalab.io import decode_utf8
@@ -325,15 +325,15 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
 
 def _check_display_rows(display: Display, path: Path, base: dict[str, Any], evaluation: dict[str, Any],
                         variants: list[Variant], grid: dict[str, list[Any]], w: _Where) -> None:
-    """Derived columns are computed from each row's configuration as the report shows it."""
-    if not display.derived:
+    """Derived columns and value labels against each row's configuration as the report shows it."""
+    if not display.derived and not display.values:
         return
     from evalab.ablation.plan import study_rows  # plan builds on this module
 
     shape = Study(path=path, name="", seeds=(0,), metrics=(), primary="", higher_is_better={}, base=dict(base),
                   variants=tuple(variants), grid=grid, evaluation=dict(evaluation))
     rows = [(r.label, {**evaluation, **r.config}) for r in study_rows(shape)]
-    check_derived(display, rows, lambda where, msg, key: w.error(where, msg, key, "display"))
+    check_rows(display, rows, lambda where, msg, key: w.error(where, msg, key, "display"))
 
 
 def _metrics(st: dict[str, Any], tables: Any, directory: Path, w: _Where) -> tuple[list[str], dict[str, ComputedMetric]]:
