@@ -372,3 +372,12 @@ def test_a_value_label_for_a_value_no_row_has_is_refused(tmp_path):
     assert_refused(("ablate", "run", study, "--db", tmp_path / "s.db"),
                    "[display] values mode: labels 'okk', which is no value of mode in any row (values: ok)",
                    watch=(tmp_path,))
+
+
+@pytest.mark.parametrize("name", ['""', '" "', '"a\\nb"'])
+def test_a_computed_metric_without_a_printable_name_is_refused(tmp_path, name):
+    # it named a report column with no header, or broke one-line status and CSV output
+    tables = f'[metrics.{name}]\nmetric = "bleu"\noutputs = "hyp.txt"\nreferences = ["data/ref.txt"]\n'
+    study = outputs_study(tmp_path, f'{WRITE_HYP}\nreturn {{"acc": 0.5}}', tables=tables)
+    assert_refused(("ablate", "run", study, "--db", tmp_path / "s.db"), "is no metric name: give printable text",
+                   watch=(tmp_path,))

@@ -349,11 +349,15 @@ def _metrics(st: dict[str, Any], tables: Any, directory: Path, w: _Where) -> tup
     if len(set(returned)) != len(returned):
         raise w.error("[study] metrics", f"has duplicates: {returned!r}", "metrics", "study")
     for m in [*returned, *computed]:
+        where, key = ("[study] metrics", "metrics") if m in returned else (f"[metrics.{m!r}]", None)
+        if not m.strip() or m != m.strip() or not m.isprintable():
+            # it names a column of every report and a field of status lines and CSV headers
+            raise w.error(where, f"{m!r} is no metric name: give printable text without leading or trailing spaces "
+                          "(e.g. bleu)", key, "study")
         if m in RESERVED_METRIC_NAMES or m.startswith("config."):
-            where, key, section = ("[study] metrics", "metrics", "study") if m in returned else (f"[metrics.{m}]", m, None)
             raise w.error(where, f"{m!r} cannot name a metric: a run's result and an imported record use it for "
                           f"something else ({', '.join(sorted(RESERVED_METRIC_NAMES))}, config.KEY); rename it",
-                          key, section)
+                          key, "study")
     both = [m for m in returned if m in computed]
     if both:
         raise w.error("[study] metrics", f"{both[0]!r} is also a [metrics.{both[0]}] table; a metric is either returned "
