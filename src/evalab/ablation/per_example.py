@@ -187,6 +187,7 @@ def load_example_stats(store: RunStore, study: Study, run: StoredRun) -> dict[st
     values a run returned score with :func:`mean_of_rows`. Each metric's rows must give
     back the run's stored value; anything else raises :class:`InputError`.
     """
+    from evalab.ablation.bounds import bounds_error
     from evalab.errors import InputError
 
     info = run.artifacts.get("examples") if run.status == "ok" and isinstance(run.artifacts, dict) else None
@@ -203,6 +204,10 @@ def load_example_stats(store: RunStore, study: Study, run: StoredRun) -> dict[st
         if not math.isclose(value, expected, rel_tol=1e-6, abs_tol=1e-9):
             raise InputError(f"{path}: the rows of {name} give {value!r} but the run stored {name} = {expected!r}; "
                              "the examples file does not belong to this run")
+        error = bounds_error({name: study.bounds[name]} if name in study.bounds else {}, {},
+                             {name: stored.rows[:, 0]} if stored.kind == "mean" else {})
+        if error:  # bounds declared after the run: its intervals could leave them
+            raise InputError(f"{path}: {error}")
         out[name] = stats
     return out
 
