@@ -381,3 +381,23 @@ def test_a_computed_metric_without_a_printable_name_is_refused(tmp_path, name):
     study = outputs_study(tmp_path, f'{WRITE_HYP}\nreturn {{"acc": 0.5}}', tables=tables)
     assert_refused(("ablate", "run", study, "--db", tmp_path / "s.db"), "is no metric name: give printable text",
                    watch=(tmp_path,))
+
+
+@pytest.mark.parametrize("directions", ["true", "{ acc = true, ter = true }"])
+def test_a_direction_that_contradicts_a_computed_metric_is_refused(tmp_path, directions):
+    # `higher_is_better = true` made TER higher-is-better: every worse row read as better
+    tables = '[metrics.ter]\nmetric = "ter"\noutputs = "hyp.txt"\nreferences = ["data/ref.txt"]\n'
+    study = outputs_study(tmp_path, f'{WRITE_HYP}\nreturn {{"acc": 0.5}}', tables=tables,
+                          extra_study=f"higher_is_better = {directions}")
+    assert_refused(("ablate", "run", study, "--db", tmp_path / "s.db"),
+                   "makes ter (ter) higher-is-better, but ter is lower-is-better", watch=(tmp_path,))
+
+
+@pytest.mark.parametrize(("metric", "bounds", "needle"),
+                         [("bleu", "[0, 1]", "bleu must contain [0, 100]"), ("ter", "[0, 100]", "ter must contain [0, inf]")])
+def test_bounds_that_cut_a_computed_metrics_scores_are_refused(tmp_path, metric, bounds, needle):
+    # BLEU is on 0-100 and TER has no upper bound: every run was trained, then failed the bounds
+    tables = f'[metrics.{metric}]\nmetric = "{metric}"\noutputs = "hyp.txt"\nreferences = ["data/ref.txt"]\n'
+    study = outputs_study(tmp_path, f'{WRITE_HYP}\nreturn {{"acc": 0.5}}', tables=tables,
+                          extra_study=f"bounds = {{ {metric} = {bounds} }}")
+    assert_refused(("ablate", "run", study, "--db", tmp_path / "s.db"), needle, watch=(tmp_path,))

@@ -270,7 +270,7 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     if primary not in metrics:
         raise w.error("[study] primary", f"{primary!r} is not one of metrics {metrics!r}", "primary", "study")
     hib = _directions(st.get("higher_is_better", {}), metrics, computed, w)
-    paired_seeds, bounds, min_effect = _study_options(st, metrics, primary, w)
+    paired_seeds, bounds, min_effect = _study_options(st, metrics, primary, computed, w)
     timeout = st.get("timeout")
     if timeout is not None and (not _is_number(timeout) or timeout <= 0):
         raise w.error("[study] timeout", f"must be a positive number of seconds, got {timeout!r}", "timeout", "study")
@@ -382,10 +382,27 @@ def _directions(hib: Any, metrics: list[str], computed: dict[str, ComputedMetric
     for m in metrics:
         default = bool(getattr(computed[m].build(), "higher_is_better", True)) if m in computed else True
         out[m] = bool(hib.get(m, default))
+        if m in computed and out[m] != default:
+            # a computed metric's direction is its registry metric's: the other one would
+            # call every worse row better
+            raise w.error("[study] higher_is_better", f"makes {m} ({computed[m].metric}) "
+                          f"{'higher' if out[m] else 'lower'}-is-better, but {computed[m].metric} is "
+                          f"{'higher' if default else 'lower'}-is-better; leave computed metrics out of it (a table "
+                          "such as { acc = true } names the returned ones)", "higher_is_better", "study")
     return out
 
 
-def _study_options(st: dict[str, Any], metrics: list[str], primary: str,
+def _own_bounds(spec: ComputedMetric | None) -> tuple[float, float] | None:
+    """The interval every score of a computed metric lies in (its registry metric's)."""
+    if spec is None:
+        return None
+    from evalab.metrics.registry import metric_class
+
+    cls = metric_class(spec.metric)
+    return cls.bounds if cls.bounds is not None else (0.0, float(cls.scale))
+
+
+def _study_options(st: dict[str, Any], metrics: list[str], primary: str, computed: dict[str, ComputedMetric],
                    w: _Where) -> tuple[bool, dict[str, tuple[float, float]], dict[str, float]]:
     """``paired_seeds``, ``bounds`` and ``min_effect`` (a bare number is the primary's)."""
     paired = st.get("paired_seeds", False)
@@ -403,6 +420,12 @@ def _study_options(st: dict[str, Any], metrics: list[str], primary: str,
             raise w.error("[study] bounds", f"{m} must be [low, high] with finite numbers low < high, got {b!r}",
                           "bounds", "study")
         bounds[m] = (float(b[0]), float(b[1]))
+        own = _own_bounds(computed.get(m))
+        if own is not None and not (b[0] <= own[0] and own[1] <= b[1]):
+            # every run would be trained, then fail the bounds check with its real score
+            raise w.error("[study] bounds", f"{m} must contain [{own[0]:g}, {own[1]:g}], where every "
+                          f"{computed[m].metric} score lies; got {b!r} (leave it out: its intervals stay there anyway)",
+                          "bounds", "study")
     raw_min = st.get("min_effect", {})
     if _is_number(raw_min):
         raw_min = {primary: raw_min}
