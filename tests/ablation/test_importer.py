@@ -130,7 +130,7 @@ def bad_cases():
         ("runs.csv", h + "base,0,0.5,0.5,extra\n", r"runs\.csv:2: has 5 cells but the header has 4 columns"),
         ("runs.csv", "row,seed,acc,los\nbase,0,0.5,0.5\n", r"runs\.csv:2: unknown column 'los'; known: row or config"),
         ("runs.csv", "row,seed,acc,acc,loss\nbase,0,0.5,0.6,0.5\n", r"runs\.csv:1: column 'acc' appears twice in the header"),
-        ("runs.csv", "row,seed,acc\nbase,0,0.5\n", r"runs\.csv:2: metric loss is None; every metric the runs return needs a finite number"),
+        ("runs.csv", "row,seed,acc\nbase,0,0.5\n", r"runs\.csv:2: metric loss is missing; every run needs a value of each metric"),
         ("runs.csv", h + "base,0,nan,0.5\n", r"metric acc is 'nan'"),
         ("runs.csv", h + "base,0,high,0.5\n", r"metric acc is 'high'"),
         ("runs.csv", h + "base,7,0.5,0.5\n", r"runs\.csv:2: seed '7' is not one of the study's seeds \[0, 1\]"),

@@ -219,3 +219,25 @@ def test_eval_stage_rows_write_their_outputs_into_their_own_run_folder(study_dir
         # the first 20 segments are blank at evaluation: their rows change, the others not
         assert np.array_equal(evaluated[1]["bleu"].rows[20:], trained[1]["bleu"].rows[20:])
         assert not np.array_equal(evaluated[1]["bleu"].rows[:20], trained[1]["bleu"].rows[:20])
+
+
+def test_per_example_values_outside_bounds_declared_after_the_run_are_refused(tmp_path):
+    """A run stored before ``bounds`` were declared: its per-example values outside them
+    would let the test-set interval leave the bounds, so they are refused (one line)."""
+    from evalab.ablation import RunStore, load_study, run_study
+    from evalab.ablation.per_example import load_example_stats
+    from evalab.errors import InputError
+
+    (tmp_path / "pe_entry.py").write_text(
+        'def run(config, seed):\n    return {"acc": 0.5, "per_example": {"acc": [2.0, -1.0]}}\n', encoding="utf-8")
+    path = tmp_path / "study.toml"
+    text = '[study]\nname = "pe"\nentry = "pe_entry:run"\nseeds = [0]\nmetrics = ["acc"]\n{}\n[base]\na = 1\n'
+    path.write_text(text.format(""), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert run_study(load_study(path), db, progress=False).ok == 1
+    path.write_text(text.format("bounds = { acc = [0, 1] }"), encoding="utf-8")
+    study = load_study(path)
+    with RunStore(db) as store:
+        (run,) = store.runs("pe").values()
+        with pytest.raises(InputError, match=r"per_example 'acc' value 1 is 2\.0, outside the declared bounds \[0, 1\]"):
+            load_example_stats(store, study, run)

@@ -92,3 +92,56 @@ def test_ctrl_c_keeps_finished_runs_and_kills_the_runs_in_flight(tmp_path):
         assert store.integrity_check() == "ok"
     summary = run_study(load_study(path), db, progress=False)
     assert (summary.skipped, summary.ok) == (len(done), 6 - len(done))
+
+
+PER_EXAMPLE_ENTRY = '''
+import os
+import time
+
+
+def run(config, seed, out_dir=None):
+    time.sleep(0.3)
+    with open(os.path.join(out_dir, "hyp.txt"), "w", encoding="utf-8") as fh:
+        fh.write("the cat sat\\na dog\\nhello world %d\\n" % seed)
+    values = [1.0, 0.0, float(seed % 2), float(config["a"])]
+    return {"acc": sum(values) / len(values), "per_example": {"acc": values}}
+'''
+
+
+def test_killed_runner_resumes_with_every_per_example_file_once(tmp_path):
+    """SIGKILL mid-study, then resume: each run has its examples file (computed and
+    returned per-example rows), giving back its stored values, and no run ran twice."""
+    from evalab.ablation.per_example import EXAMPLES_FILE, load_example_stats
+
+    (tmp_path / "ref.txt").write_text("the cat sat\na dog ran\nhello world\n", encoding="utf-8")
+    (tmp_path / "pe_entry.py").write_text(PER_EXAMPLE_ENTRY, encoding="utf-8")
+    path = tmp_path / "study.toml"
+    path.write_text('[study]\nname = "pe"\nentry = "pe_entry:run"\nseeds = [0, 1, 2, 3]\nmetrics = ["acc"]\n\n'
+                    '[metrics.bleu]\nmetric = "bleu"\noutputs = "hyp.txt"\nreferences = ["ref.txt"]\n\n'
+                    '[base]\na = 1\n\n[[variant]]\nlabel = "A"\nset = { a = 0 }\n', encoding="utf-8")
+    db = tmp_path / "s.db"
+    proc = subprocess.Popen([sys.executable, "-m", "evalab", "ablate", "run", str(path), "--db", str(db), "-q", "-j", "2"],
+                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline and not (db.exists() and len(_ok_keys(db)) >= 3):
+            if proc.poll() is not None:
+                raise AssertionError(f"runner ended early: {proc.stderr.read().decode()}")
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    finished_before = _ok_keys(db)
+    assert 3 <= len(finished_before) < 8
+    time.sleep(1.5)  # orphaned workers notice their runner is gone and exit
+    study = load_study(path)
+    summary = run_study(study, db, progress=False)
+    assert (summary.skipped, summary.ok, summary.failed) == (len(finished_before), 8 - len(finished_before), 0)
+    with RunStore(db) as store:
+        runs = store.runs("pe")
+        assert len(runs) == 8 and all(r.status == "ok" and r.attempts == 1 for r in runs.values())
+        for run in runs.values():
+            folder = store.run_dir("pe", run.key)
+            assert sorted(p.name for p in folder.glob("*.npz")) == [EXAMPLES_FILE]
+            stats = load_example_stats(store, study, run)
+            assert sorted(stats) == ["acc", "bleu"] and stats["acc"].n_examples == 4 and stats["bleu"].n_examples == 3

@@ -63,6 +63,7 @@ def make_job(study: Study, run: PlannedRun, out_dir: Path, checkpoint_dir: Path 
         "retries": study.retries,
         "metrics": list(study.returned),
         "computed": [c.to_job() for c in study.computed.values()],
+        "bounds": {m: list(b) for m, b in study.bounds.items()},
     }
 
 
@@ -120,11 +121,16 @@ class Ended:
 
 
 def prepare_folder(job: dict[str, Any]) -> Path:
-    """The run folder with a fresh ``config.json`` and no result of an earlier attempt."""
+    """The run folder with a fresh ``config.json`` and no result of an earlier attempt:
+    not its output files either (``[metrics.NAME] outputs``), which would otherwise be
+    scored for an attempt that did not write them."""
     out_dir = Path(job["out_dir"])
     out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in ("result.bin", "metrics.json", EXAMPLES_FILE):
-        (out_dir / stale).unlink(missing_ok=True)
+    outputs = [spec["outputs"] for spec in job.get("computed", [])]
+    for stale in ("result.bin", "metrics.json", EXAMPLES_FILE, *outputs):
+        path = out_dir / stale
+        if path.is_file() or path.is_symlink():
+            path.unlink()
     (out_dir / "config.json").write_text(json.dumps(job["config"], indent=2, sort_keys=True), encoding="utf-8")
     return out_dir
 
@@ -244,6 +250,7 @@ def collect_examples(job: dict[str, Any], out_dir: Path, metrics: dict[str, floa
     """Score the run's output files (``[metrics.NAME]``; the scores join ``metrics``) and
     check the per-example values it returned; write every metric's rows to the run's
     examples file. Returns ``(artifacts entry, error)``; the entry is {} without rows."""
+    from evalab.ablation.bounds import bounds_error
     from evalab.ablation.computed import score_outputs
     from evalab.ablation.per_example import StoredRows, check_per_example, write_examples
     from evalab.errors import EvalabError
@@ -261,6 +268,9 @@ def collect_examples(job: dict[str, Any], out_dir: Path, metrics: dict[str, floa
             return {}, str(exc)
         metrics[spec["name"]] = value
         rows[spec["name"]] = StoredRows(table, "computed", spec["metric"], signature)
+    error = bounds_error(job.get("bounds", {}), metrics, {n: r.rows[:, 0] for n, r in rows.items() if r.kind == "mean"})
+    if error:
+        return {}, error
     return (write_examples(out_dir, rows) if rows else {}), ""
 
 

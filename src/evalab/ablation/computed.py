@@ -42,8 +42,8 @@ TABLE_KEYS = {
     "source": "source file (relative to the study file) for metrics that read sources",
 }
 #: files of a run folder that belong to evalab, never a run's output
-RESERVED_FILES = frozenset({"config.json", "result.bin", "metrics.json", "log.txt", "job.bin",
-                            "examples.npz", "unstored-result.json"})
+RESERVED_FILES = frozenset({"config.json", "result.bin", "result.bin.tmp", "metrics.json", "log.txt", "job.bin",
+                            "examples.npz", "imported-examples.npz", "unstored-result.json"})
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,7 @@ class ComputedMetric:
     references: tuple[Path, ...]
     source: Path | None = None
     digest: str = ""  # of the metric, its settings and the reference/source contents
+    texts: str = ""  # of the reference/source contents alone: checked again when a run is scored
 
     def build(self) -> Metric:
         """The registry metric with its settings."""
@@ -69,7 +70,7 @@ class ComputedMetric:
         return {"name": self.name, "metric": self.metric, "settings": {k: list(v) if isinstance(v, tuple) else v
                                                                           for k, v in self.settings.items()},
                 "outputs": self.outputs, "references": [str(p) for p in self.references],
-                "source": str(self.source) if self.source else None}
+                "source": str(self.source) if self.source else None, "texts": self.texts}
 
 
 def parse_tables(raw: Any, directory: Path, error: Any) -> dict[str, ComputedMetric]:
@@ -92,6 +93,7 @@ def _parse_one(name: str, table: Any, directory: Path, error: Any) -> ComputedMe
         if key not in table:
             raise error(f"{where} {key}", f"missing ({TABLE_KEYS[key]})", None)
     metric_name = table["metric"]
+    from evalab.metrics.loss import LossMetric
     from evalab.metrics.registry import METRICS, available_metrics, metric_class
 
     if not isinstance(metric_name, str) or metric_name not in METRICS:
@@ -103,6 +105,11 @@ def _parse_one(name: str, table: Any, directory: Path, error: Any) -> ComputedMe
         built = cls(**settings)
     except EvalabError as exc:
         raise error(f"{where} settings", str(exc), "settings", section) from None
+    if isinstance(built, LossMetric) and built.settings.model is None:
+        # without a model it scores no text: every run would be trained, then failed
+        raise error(f"{where} settings", f"{metric_name} scores a run's outputs with a causal LM: give settings = "
+                    "{ model = \"PATH\" } (a local Hugging Face model directory), or have the run return the value",
+                    "settings" if "settings" in table else "metric", section)
     outputs = _outputs(table["outputs"], where, section, error)
     refs, texts = _references(table["references"], directory, where, section, error)
     limit = getattr(cls, "max_reference_streams", None)
@@ -115,7 +122,15 @@ def _parse_one(name: str, table: Any, directory: Path, error: Any) -> ComputedMe
     for text in texts:
         h.update(b"\x00".join(s.encode("utf-8", "surrogatepass") for s in text) + b"\x01")
     return ComputedMetric(name=name, metric=metric_name, settings=settings, outputs=outputs, references=tuple(refs),
-                          source=source, digest=h.hexdigest()[:12])
+                          source=source, digest=h.hexdigest()[:12], texts=texts_digest(texts))
+
+
+def texts_digest(texts: list[list[str]]) -> str:
+    """A digest of the reference (and source) segments a computed metric scores against."""
+    h = hashlib.sha256()
+    for text in texts:
+        h.update(b"\x00".join(s.encode("utf-8", "surrogatepass") for s in text) + b"\x01")
+    return h.hexdigest()[:16]
 
 
 def _settings(raw: Any, cls: Any, where: str, section: str, error: Any) -> dict[str, Any]:
@@ -172,7 +187,7 @@ def _hint_name(hint: Any) -> str:
 
 def _outputs(raw: Any, where: str, section: str, error: Any) -> str:
     path = PurePosixPath(raw) if isinstance(raw, str) and raw.strip() else None
-    if path is None or path.is_absolute() or ".." in path.parts or "\\" in raw:
+    if path is None or path.is_absolute() or ".." in path.parts or "\\" in raw or str(path) == "." or "\0" in raw:
         raise error(f"{where} outputs", f"{raw!r} is not a file name inside the run folder (e.g. \"hyp.txt\"; no "
                     "absolute path, no ..)", "outputs", section)
     if str(path) in RESERVED_FILES:
@@ -242,13 +257,21 @@ def score_outputs(spec: dict[str, Any], out_dir: Path) -> tuple[float, np.ndarra
     if not path.exists():
         raise InputError(f"{spec['name']}: the run did not write its outputs file {path} (declared as "
                          f"outputs = {spec['outputs']!r}, one output segment per line)")
-    hyps = read_segments(path, allow_empty=True)
+    try:
+        hyps = read_segments(path, allow_empty=True)
+    except InputError as exc:
+        raise InputError(f"{spec['name']}: the run's outputs file {exc}") from None
     refs = [read_segments(p) for p in spec["references"]]
+    sources = read_segments(spec["source"]) if spec["source"] else None
+    if spec.get("texts") and texts_digest([*refs, *([sources] if sources else [])]) != spec["texts"]:
+        raise InputError(f"{spec['name']}: the reference{' or source' if sources else ''} files "
+                         f"({', '.join(spec['references'])}) changed since the study was loaded; the run is not scored "
+                         "against other references than its code version's: run `evalab ablate run` again")
     if len(hyps) != len(refs[0]):
         raise InputError(f"{spec['name']}: {path} has {len(hyps)} lines but the references ({spec['references'][0]}) "
                          f"have {len(refs[0])}; the run must write one output segment per reference line")
-    if spec["source"]:
-        metric = metric.with_sources(read_segments(spec["source"]))  # type: ignore[attr-defined]
+    if sources is not None:
+        metric = metric.with_sources(sources)  # type: ignore[attr-defined]
     stats = metric.stats(hyps, refs)
     score = metric.aggregate(stats)
     return float(score.score), np.asarray(stats.rows, dtype=float), score.signature

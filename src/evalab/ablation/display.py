@@ -29,7 +29,9 @@ DISPLAY_KEYS = ("columns", "derived", "values")
 _OPS: dict[str, Callable[[float, float], float]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
 }
-_EXPR_RE = re.compile(r"^\s*([A-Za-z_][\w]*|[0-9.]+)\s*([-+*/])\s*([A-Za-z_][\w]*|[0-9.]+)\s*$")
+# a number is digits with at most one decimal point ("2", "0.5", ".5"): "1.2.3" is no operand
+_OPERAND = r"[A-Za-z_][\w]*|[0-9]+(?:\.[0-9]*)?|\.[0-9]+"
+_EXPR_RE = re.compile(rf"^\s*({_OPERAND})\s*([-+*/])\s*({_OPERAND})\s*$")
 _NAME_RE = re.compile(r"^[A-Za-z_][\w]*$")
 
 
@@ -94,7 +96,8 @@ def parse_display(raw: Any, keys: Iterable[str], error: Callable[[str, str, str 
     for k in raw:
         if k not in DISPLAY_KEYS:
             raise error(f"[display] key {k!r}", f"unknown; known keys: {', '.join(DISPLAY_KEYS)}", k)
-    known = set(keys)
+    ordered = list(keys)
+    known = set(ordered)
     derived = _string_table(raw.get("derived", {}), "[display] derived", error)
     for name, expr in derived.items():
         if name in known:
@@ -109,6 +112,13 @@ def parse_display(raw: Any, keys: Iterable[str], error: Callable[[str, str, str 
         if k not in known and k not in derived:
             raise error(f"[display] columns {k}", "is neither a configuration key ([base], [evaluation]) nor a "
                         "derived column", k)
+    shown: dict[str, str] = {}
+    for k in [*ordered, *derived]:
+        title = columns.get(k, k)
+        if title in shown:
+            raise error(f"[display] columns {k}", f"is shown as {title!r}, the name of column {shown[title]!r} too; "
+                        "give each column its own name", k if k in columns else None)
+        shown[title] = k
     values_raw = raw.get("values", {})
     if not isinstance(values_raw, dict):
         raise error("[display] values", "must be a table such as { pos_encoding = { sin = \"sinusoid\" } }", "values")
@@ -118,6 +128,30 @@ def parse_display(raw: Any, keys: Iterable[str], error: Callable[[str, str, str 
             raise error(f"[display] values {k}", "is neither a configuration key nor a derived column", k)
         values[k] = _string_table(table, f"[display] values {k}", error)
     return Display(columns, derived, values)
+
+
+def check_rows(display: Display, rows: Iterable[tuple[str, dict[str, Any]]],
+               error: Callable[[str, str, str | None], Exception]) -> None:
+    """``[display]`` against the configuration of every row (``(label, config)`` pairs).
+
+    A derived column must be a number in every row: a cell that cannot be computed
+    (division by zero, a text or missing operand) would read as "–" next to real values.
+    A value label must name a value some row has: a typo would silently label nothing.
+    """
+    rows = list(rows)
+    for name, expr in display.derived.items():
+        for label, config in rows:
+            if derive(expr, config) is None:
+                operands = ", ".join(f"{t} = {config.get(t)!r}" for t in _EXPR_RE.match(expr).groups()[::2]
+                                     if _NAME_RE.match(t))
+                raise error(f"[display] derived {name}", f"{expr!r} is not a finite number in row {label!r} "
+                            f"({operands}): divide only by keys that are never 0 and use numeric keys", name)
+    for key, labels in display.values.items():
+        shown = {format_level(v) for v in (display.value(key, config) for _, config in rows) if v is not None}
+        for value in labels:
+            if value not in shown:
+                raise error(f"[display] values {key}", f"labels {value!r}, which is no value of {key} in any row "
+                            f"(values: {', '.join(sorted(shown))}); write the value as the report shows it", key)
 
 
 def _string_table(raw: Any, where: str, error: Callable[[str, str, str | None], Exception]) -> dict[str, str]:

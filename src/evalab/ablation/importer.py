@@ -71,16 +71,17 @@ def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
         records = []
         for rec in reader:
             if None in rec or None in rec.values():
-                raise InputError(f"{path}:{reader.line_num}: has {len(rec)} cells but the header has "
-                                 f"{len(reader.fieldnames or [])} columns")
+                cells = len(rec) - (None in rec) + len(rec.get(None) or []) - sum(v is None for v in rec.values())
+                raise InputError(f"{path}:{reader.line_num}: has {cells} cells but the header has {len(header)} "
+                                 "columns; each line one cell per column (quote a cell that holds a comma)")
             records.append((reader.line_num, dict(rec)))
     elif suffix in (".jsonl", ".ndjson"):
         records = []
-        for i, line in enumerate(text.split("\n"), start=1):
+        for i, line in enumerate(text.removeprefix("\ufeff").split("\n"), start=1):
             if not line.strip():
                 continue
             try:
-                rec = json.loads(line)
+                rec = json.loads(line, object_pairs_hook=_unique_keys)
             except ValueError as exc:
                 raise InputError(f"{path}:{i}: not valid JSON ({exc})") from None
             if not isinstance(rec, dict):
@@ -92,6 +93,16 @@ def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     if not records:
         raise InputError(f"{path}: no runs in the file")
     return records
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are unique: ``{"acc": 0.5, "acc": 0.7}`` has no one value."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {key!r} appears twice in one object; give each column once")
+        out[key] = value
+    return out
 
 
 def check_records(study: Study, path: Path, records: list[tuple[int, dict[str, Any]]]) -> list[ImportedRun]:
@@ -144,6 +155,9 @@ def _seed(raw: Any, study: Study, where: str) -> int:
 
 
 def _number(raw: Any, name: str, where: str) -> float:
+    if raw is None:
+        raise InputError(f"{where}: metric {name} is missing; every run needs a value of each metric the runs "
+                         "return (a column, or a key in JSON Lines)")
     value = raw
     if isinstance(raw, str):
         try:
@@ -229,14 +243,20 @@ def import_runs(study: Study, path: str | Path, db_path: str | Path | None = Non
     imported = check_records(study, path, read_records(path))
     db = Path(db_path) if db_path is not None else DEFAULT_DB
     existing: dict[str, StoredRun] = {}
+    held: dict[str, str] = {}
     if db.exists():
         with RunStore(db, create=False) as store:
             existing = store.runs(study.name)
+            held = {r.run.key: who for r in imported if (who := store.live_lease(study.name, r.run.key))}
     for r in imported:
         old = existing.get(r.run.key)
         if old is not None and old.status == "ok":
             raise InputError(f"{r.where}: row {'/'.join(r.run.rows)} seed {r.run.seed} is already stored as ok in {db}; "
                              "a finished run is never imported twice")
+        if r.run.key in held:
+            raise InputError(f"{r.where}: row {'/'.join(r.run.rows)} seed {r.run.seed} is being run by {held[r.run.key]} "
+                             f"on {db}; import it once that runner has finished (a run it stores as ok is never "
+                             "imported again)")
     known = stored_counts(x for x in existing.values() if x.code_version == study.code_version)
     with tempfile.TemporaryDirectory(prefix="evalab-import-") as tmp:
         prepared = [_prepare(study, r, Path(tmp) / r.run.key, known) for r in imported]
@@ -259,7 +279,7 @@ def _prepare(study: Study, r: ImportedRun, scratch: Path,
     run, writing its examples file to ``scratch``; returns the run, its metrics and its
     examples entry."""
     job = {"computed": [{**c.to_job(), "outputs": str(r.outputs / c.outputs)} for c in study.computed.values()]
-           if r.outputs is not None else []}
+           if r.outputs is not None else [], "bounds": {m: list(b) for m, b in study.bounds.items()}}
     metrics = dict(r.metrics)
     scratch.mkdir(parents=True)
     examples, error = collect_examples(job, scratch, metrics, r.per_example)

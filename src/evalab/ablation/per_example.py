@@ -102,10 +102,9 @@ def check_per_example(raw: Any, metrics: dict[str, float]) -> tuple[dict[str, St
     for name, values in raw.items():
         if name not in metrics:
             return {}, f"per_example names {name!r}, which the run did not return as a metric ({sorted(metrics)})"
-        ok = isinstance(values, list) and values and all(
-            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in values)
-        if not ok:
-            return {}, f"per_example {name!r} must be a non-empty list of finite numbers (one per test example)"
+        error = _values_error(name, values)
+        if error:
+            return {}, error
         v = np.asarray(values, dtype=float)
         mean = float(v.mean())
         if not math.isclose(mean, metrics[name], rel_tol=1e-6, abs_tol=1e-9):
@@ -113,6 +112,18 @@ def check_per_example(raw: Any, metrics: dict[str, float]) -> tuple[dict[str, St
                         f"{name} = {metrics[name]!r}; give the per-example values on the scale of the returned value")
         out[str(name)] = StoredRows(mean_rows(v), "mean")
     return out, ""
+
+
+def _values_error(name: str, values: Any) -> str:
+    """Why ``values`` is not a non-empty list of finite numbers, naming the first bad value."""
+    what = f"per_example {name!r} must be a non-empty list of finite numbers (one per test example)"
+    if not isinstance(values, list) or not values:
+        return f"{what}; got {type(values).__name__}{' (empty)' if isinstance(values, list) else ''}"
+    for i, v in enumerate(values, start=1):
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            hint = " (give 1.0/0.0 for True/False)" if isinstance(v, bool) else ""
+            return f"{what}; value {i} is {v!r} ({type(v).__name__}){hint}"
+    return ""
 
 
 def check_counts(counts: dict[str, int], known: dict[str, tuple[int, str]]) -> str:
@@ -176,6 +187,7 @@ def load_example_stats(store: RunStore, study: Study, run: StoredRun) -> dict[st
     values a run returned score with :func:`mean_of_rows`. Each metric's rows must give
     back the run's stored value; anything else raises :class:`InputError`.
     """
+    from evalab.ablation.bounds import bounds_error
     from evalab.errors import InputError
 
     info = run.artifacts.get("examples") if run.status == "ok" and isinstance(run.artifacts, dict) else None
@@ -192,6 +204,10 @@ def load_example_stats(store: RunStore, study: Study, run: StoredRun) -> dict[st
         if not math.isclose(value, expected, rel_tol=1e-6, abs_tol=1e-9):
             raise InputError(f"{path}: the rows of {name} give {value!r} but the run stored {name} = {expected!r}; "
                              "the examples file does not belong to this run")
+        error = bounds_error({name: study.bounds[name]} if name in study.bounds else {}, {},
+                             {name: stored.rows[:, 0]} if stored.kind == "mean" else {})
+        if error:  # bounds declared after the run: its intervals could leave them
+            raise InputError(f"{path}: {error}")
         out[name] = stats
     return out
 

@@ -59,7 +59,7 @@ import tomllib
 
 from evalab.ablation.codeversion import CodeVersion, derive_code_version
 from evalab.ablation.computed import ComputedMetric, parse_tables
-from evalab.ablation.display import Display, parse_display
+from evalab.ablation.display import Display, check_rows, parse_display
 from evalab.ablation.grid import BASE_LABEL, grid_cells
 from evalab.errors import InputError, SettingsError
 from evalab.io import decode_utf8
@@ -82,6 +82,9 @@ STUDY_KEYS = {
     "bounds": "metric -> [low, high]: the values a metric can take, e.g. { acc = [0, 100] }",
     "min_effect": "smallest effect of interest: a number (for the primary metric) or metric -> number",
 }
+#: keys of a run's result (artifacts, per_example) and columns of `ablate import` (row,
+#: config, seed, outputs): a metric under one of these names would be taken for them
+RESERVED_METRIC_NAMES = frozenset({"artifacts", "per_example", "row", "config", "seed", "outputs"})
 TOP_KEYS = ("study", "metrics", "base", "evaluation", "variant", "grid", "reference", "display")
 VARIANT_KEYS = ("label", "description", "stage", "from", "set")
 STAGES = ("train", "eval")
@@ -267,7 +270,7 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     if primary not in metrics:
         raise w.error("[study] primary", f"{primary!r} is not one of metrics {metrics!r}", "primary", "study")
     hib = _directions(st.get("higher_is_better", {}), metrics, computed, w)
-    paired_seeds, bounds, min_effect = _study_options(st, metrics, primary, w)
+    paired_seeds, bounds, min_effect = _study_options(st, metrics, primary, computed, w)
     timeout = st.get("timeout")
     if timeout is not None and (not _is_number(timeout) or timeout <= 0):
         raise w.error("[study] timeout", f"must be a positive number of seconds, got {timeout!r}", "timeout", "study")
@@ -296,6 +299,7 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     labels = [BASE_LABEL, *(v.label for v in variants)]
     reference = _reference(data.get("reference", {}), labels, grid, base, w)
     display = parse_display(data.get("display", {}), [*base, *evaluation], lambda where, msg, key: w.error(where, msg, key, "display"))
+    _check_display_rows(display, path, base, evaluation, variants, grid, w)
 
     code_version = st.get("code_version")
     if code_version is not None and (not isinstance(code_version, str) or not code_version):
@@ -319,6 +323,19 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     )
 
 
+def _check_display_rows(display: Display, path: Path, base: dict[str, Any], evaluation: dict[str, Any],
+                        variants: list[Variant], grid: dict[str, list[Any]], w: _Where) -> None:
+    """Derived columns and value labels against each row's configuration as the report shows it."""
+    if not display.derived and not display.values:
+        return
+    from evalab.ablation.plan import study_rows  # plan builds on this module
+
+    shape = Study(path=path, name="", seeds=(0,), metrics=(), primary="", higher_is_better={}, base=dict(base),
+                  variants=tuple(variants), grid=grid, evaluation=dict(evaluation))
+    rows = [(r.label, {**evaluation, **r.config}) for r in study_rows(shape)]
+    check_rows(display, rows, lambda where, msg, key: w.error(where, msg, key, "display"))
+
+
 def _metrics(st: dict[str, Any], tables: Any, directory: Path, w: _Where) -> tuple[list[str], dict[str, ComputedMetric]]:
     """The study's metrics: those runs return (``[study] metrics``), then those evalab
     computes from the runs' output files (``[metrics.NAME]`` tables)."""
@@ -331,6 +348,16 @@ def _metrics(st: dict[str, Any], tables: Any, directory: Path, w: _Where) -> tup
         raise w.error("[study] metrics", "must be a non-empty list of metric names", "metrics", "study")
     if len(set(returned)) != len(returned):
         raise w.error("[study] metrics", f"has duplicates: {returned!r}", "metrics", "study")
+    for m in [*returned, *computed]:
+        where, key = ("[study] metrics", "metrics") if m in returned else (f"[metrics.{m!r}]", None)
+        if not m.strip() or m != m.strip() or not m.isprintable():
+            # it names a column of every report and a field of status lines and CSV headers
+            raise w.error(where, f"{m!r} is no metric name: give printable text without leading or trailing spaces "
+                          "(e.g. bleu)", key, "study")
+        if m in RESERVED_METRIC_NAMES or m.startswith("config."):
+            raise w.error(where, f"{m!r} cannot name a metric: a run's result and an imported record use it for "
+                          f"something else ({', '.join(sorted(RESERVED_METRIC_NAMES))}, config.KEY); rename it",
+                          key, "study")
     both = [m for m in returned if m in computed]
     if both:
         raise w.error("[study] metrics", f"{both[0]!r} is also a [metrics.{both[0]}] table; a metric is either returned "
@@ -355,10 +382,27 @@ def _directions(hib: Any, metrics: list[str], computed: dict[str, ComputedMetric
     for m in metrics:
         default = bool(getattr(computed[m].build(), "higher_is_better", True)) if m in computed else True
         out[m] = bool(hib.get(m, default))
+        if m in computed and out[m] != default:
+            # a computed metric's direction is its registry metric's: the other one would
+            # call every worse row better
+            raise w.error("[study] higher_is_better", f"makes {m} ({computed[m].metric}) "
+                          f"{'higher' if out[m] else 'lower'}-is-better, but {computed[m].metric} is "
+                          f"{'higher' if default else 'lower'}-is-better; leave computed metrics out of it (a table "
+                          "such as { acc = true } names the returned ones)", "higher_is_better", "study")
     return out
 
 
-def _study_options(st: dict[str, Any], metrics: list[str], primary: str,
+def _own_bounds(spec: ComputedMetric | None) -> tuple[float, float] | None:
+    """The interval every score of a computed metric lies in (its registry metric's)."""
+    if spec is None:
+        return None
+    from evalab.metrics.registry import metric_class
+
+    cls = metric_class(spec.metric)
+    return cls.bounds if cls.bounds is not None else (0.0, float(cls.scale))
+
+
+def _study_options(st: dict[str, Any], metrics: list[str], primary: str, computed: dict[str, ComputedMetric],
                    w: _Where) -> tuple[bool, dict[str, tuple[float, float]], dict[str, float]]:
     """``paired_seeds``, ``bounds`` and ``min_effect`` (a bare number is the primary's)."""
     paired = st.get("paired_seeds", False)
@@ -376,6 +420,12 @@ def _study_options(st: dict[str, Any], metrics: list[str], primary: str,
             raise w.error("[study] bounds", f"{m} must be [low, high] with finite numbers low < high, got {b!r}",
                           "bounds", "study")
         bounds[m] = (float(b[0]), float(b[1]))
+        own = _own_bounds(computed.get(m))
+        if own is not None and not (b[0] <= own[0] and own[1] <= b[1]):
+            # every run would be trained, then fail the bounds check with its real score
+            raise w.error("[study] bounds", f"{m} must contain [{own[0]:g}, {own[1]:g}], where every "
+                          f"{computed[m].metric} score lies; got {b!r} (leave it out: its intervals stay there anyway)",
+                          "bounds", "study")
     raw_min = st.get("min_effect", {})
     if _is_number(raw_min):
         raw_min = {primary: raw_min}

@@ -286,7 +286,7 @@ class RunStore:
             "evaluate": study.evaluate, "evaluation": study.evaluation,
         })
         git = study.code.git if study.code else None
-        files = json.dumps(study.code.files if study.code else {}, sort_keys=True)
+        files = json.dumps(_version_map(study), sort_keys=True)
         t = now()
 
         def upsert() -> None:
@@ -318,9 +318,22 @@ class RunStore:
                                      (outcome.study, r.key)).fetchone():
                     raise InputError(f"{self.path}: row {'/'.join(outcome.rows)} seed {outcome.seed} was stored as ok "
                                      "while importing; nothing was imported (run the import again to see what is left)")
+                held = self.live_lease(outcome.study, r.key)
+                if held:
+                    raise InputError(f"{self.path}: row {'/'.join(outcome.rows)} seed {outcome.seed} is being run by "
+                                     f"{held}; nothing was imported: import once that runner has finished (a run it "
+                                     "stores as ok is then refused, never duplicated)")
                 self._insert(outcome)
 
         self.write(insert)
+
+    def live_lease(self, study: str, key: str) -> str:
+        """Who holds a live lease on the run ('' when nobody does)."""
+        row = self.conn.execute("SELECT host, pid, heartbeat FROM leases WHERE study=? AND run_key=?",
+                                (study, key)).fetchone()
+        if row is None or not lease_alive(row[0], row[1], row[2]):
+            return ""
+        return f"a runner on {row[0]} (pid {row[1]})"
 
     def _insert(self, outcome: Outcome) -> int:
         """Insert or replace (unless ok) one run's row; the number of rows changed."""
@@ -445,7 +458,7 @@ class RunStore:
     def superseded(self, study: Study) -> list[Superseded]:
         """Stored runs of ``study`` from other code versions, newest first, with the files
         that differ from the current version's file map."""
-        current = study.code.files if study.code else {}
+        current = _version_map(study)
         out = []
         for version, count in self.conn.execute(
             "SELECT code_version, COUNT(*) FROM runs WHERE study=? AND code_version != ? GROUP BY code_version "
@@ -479,6 +492,14 @@ class RunStore:
     def integrity_check(self) -> str:
         """``PRAGMA integrity_check``: ``'ok'`` for a sound file."""
         return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
+
+
+def _version_map(study: Study) -> dict[str, str]:
+    """What the code version is made of: the code's file map, and each computed metric's
+    definition with its reference contents (``[metrics.NAME]``), so a superseded version
+    says which of them changed."""
+    files = dict(study.code.files) if study.code else {}
+    return {**files, **{f"[metrics.{name}]": c.digest for name, c in study.computed.items()}}
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:

@@ -12,6 +12,7 @@ from evalab.cli.output import PAGE_FORMATS, check_format, check_out, emit, emit_
 
 if TYPE_CHECKING:
     from evalab.ablation.executors import RunSummary
+    from evalab.ablation.spec import Study
     from evalab.ablation.status import StudyStatus
 
 ablate_app = typer.Typer(
@@ -181,6 +182,22 @@ def import_cmd(
     sys.stderr.write(f"imported {n} runs of study {study.name!r} from {runs_file} into {db or DEFAULT_DB}\n")
 
 
+def _check_stored_bounds(study: Study, db: str | None) -> None:
+    """Refuse a report whose stored values break bounds declared after they were stored."""
+    from evalab.ablation.bounds import stored_bounds_error
+    from evalab.ablation.store import RunStore
+    from evalab.errors import InputError
+
+    if not study.bounds:
+        return
+    with RunStore(db, create=False) as store:
+        error = stored_bounds_error(study.bounds, store.runs(study.name).values(), study.code_version)
+        path = store.path
+    if error:
+        raise InputError(f"{path}: {error} (declared in {study.path}); intervals clipped to the bounds would not "
+                         "contain it")
+
+
 @ablate_app.command("report")
 def report_cmd(
     study_file: StudyArg,
@@ -203,8 +220,9 @@ def report_cmd(
 
     check_out(out, [("STUDY_FILE", study_file), ("--db", db if db is not None else str(DEFAULT_DB))])
     check_format(format, PAGE_FORMATS)
-    analysis = analyze(load_study(study_file, check_entry=False), db, aso=aso, alpha=alpha, power=power,
-                       holm=holm, resamples=n_samples)
+    study = load_study(study_file, check_entry=False)
+    _check_stored_bounds(study, db)
+    analysis = analyze(study, db, aso=aso, alpha=alpha, power=power, holm=holm, resamples=n_samples)
     if format == "table":
         if out:
             import io
