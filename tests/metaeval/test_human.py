@@ -41,7 +41,11 @@ def test_shared_mqm_file(mqm):
     [
         ("A\t3\t0.5\n", "segment 3 is out of range"),
         ("A\t0\t0.5\n", "segment 0 is out of range"),
-        ("A\tx\t0.5\n", "segment id 'x' is not an integer"),
+        ("A\tx\t0.5\n", "segment id 'x' is not a whole number"),
+        # int() reads these as 10 and 1; as segment ids they are typos
+        ("A\t1_0\t0.5\n", "segment id '1_0' is not a whole number"),
+        ("A\t+1\t0.5\n", r"segment id '\+1' is not a whole number"),
+        ("A\t1\t1_0\n", "score '1_0' is not a number"),
         ("A\t1\tgood\n", "score 'good' is not a number"),
         ("A\t1\tnan\n", "is not finite"),
         ("A\t1\t0.5\nA\t1\t0.7\n", "second score for segment 1"),

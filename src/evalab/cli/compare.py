@@ -50,6 +50,17 @@ from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 CORRECTIONS = ("none", "holm")
 
 
+def check_distinct_systems(inputs: list[str]) -> None:
+    """Refuse one system file given twice under -i (also as ``./sys.txt`` or a link to it).
+
+    It would be one system compared with (or meta-evaluated against) itself, and two rows
+    of one name in every table.
+    """
+    twice = sorted({p for i, p in enumerate(inputs) for q in inputs[i + 1:] if p != "-" and same_file(p, q)})
+    if twice:
+        raise SettingsError(f"system file given twice: {', '.join(twice)}; give each -i system once")
+
+
 def display_names(names: list[str]) -> dict[str, str]:
     """Short names for the table: the part of each name that differs between systems.
 
@@ -251,10 +262,7 @@ def compare(
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
     if len(input) < 2:
         raise SettingsError("compare needs a baseline and at least one system: -i BASELINE SYS1 [SYS2 ...]")
-    twice = sorted({p for i, p in enumerate(input) for q in input[i + 1:] if p != "-" and same_file(p, q)})
-    if twice:
-        # ./sys.txt and sys.txt (or a link to it) are one system compared with itself
-        raise SettingsError(f"system file given twice: {', '.join(twice)}")
+    check_distinct_systems(input)
     built = show_progress(build_metrics(metrics, set_), not quiet)
     check_source_option(built, source, [*reference, *input])
     refs, systems = load_inputs(reference, input)

@@ -14,7 +14,7 @@ import numpy as np
 import typer
 
 from evalab.cli import app
-from evalab.cli.compare import display_names, progress_bar
+from evalab.cli.compare import check_distinct_systems, display_names, progress_bar
 from evalab.cli.options import build_metrics
 from evalab.cli.output import (
     PAGE_FORMATS,
@@ -166,6 +166,7 @@ def meta_eval(
     _check_options(format, n_bootstrap, permutations, seed, confidence, alpha, metric_system, human_system, human_format)
     if not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
+    check_distinct_systems(list(input))
     metric_names = list(metrics) or ([] if scores else ["bleu", "chrf"])
     mapping = parse_name_map(name_map)
     refs, texts = load_inputs(reference, input)
