@@ -28,6 +28,7 @@ from evalab.cli.score import (
     load_inputs,
     show_progress,
 )
+from evalab.cli.segment_checks import check_edit_distance_sizes
 from evalab.errors import SettingsError
 from evalab.io import same_file
 from evalab.metrics.base import Metric
@@ -267,6 +268,7 @@ def compare(
     check_source_option(built, source, [*reference, *input])
     refs, systems = load_inputs(reference, input)
     refs = apply_missing_refs(refs, reference, missing_ref)
+    check_edit_distance_sizes(list(built), systems, refs)
     built = bind_source(built, source, reference, refs)
     stats = stats_table(built, systems, refs, jobs)
     if test == "mcnemar":
