@@ -32,8 +32,8 @@ def test_utf16_without_bom_is_refused_not_scored(work, which, command):
 
 
 def _long_pair(folder: Path, words: int) -> None:
-    (folder / "long.ref").write_text(" ".join(["word"] * words) + "\n")
-    (folder / "long.hyp").write_text(" ".join(["other"] * words) + "\n")
+    (folder / "long.ref").write_text(" ".join(["word"] * words) + "\na short one\n")
+    (folder / "long.hyp").write_text(" ".join(["other"] * words) + "\na short one\n")
 
 
 @pytest.mark.parametrize(
@@ -59,3 +59,28 @@ def test_other_metrics_still_score_a_long_segment(work):
     run = evalab("score", "-r", "long.ref", "-i", "long.hyp", "-m", "bleu", "chrf", "-f", "json", cwd=work)
     assert run.returncode == 0, run.stderr
     assert '"metric": "chrf"' in run.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("score", "-r", "one.ref", "-i", "one.hyp", "--ci"), "--ci needs at least 2 segments"),
+        (("compare", "-r", "one.ref", "-i", "one.ref", "one.hyp"), "--test bs needs at least 2 segments"),
+        (("compare", "-r", "one.ref", "-i", "one.ref", "one.hyp", "--test", "ar"), "--test ar needs at least 2 segments"),
+    ],
+)
+def test_resampling_one_segment_is_refused(work, args, needle):
+    # was: a warning, then "0.0 ± 0.0", a [x, x] interval and p = 1.00000 printed as findings
+    (work / "one.ref").write_text("the cat sat on the mat\n")
+    (work / "one.hyp").write_text("the cat sat on a mat\n")
+    assert_refused(args, needle, watch=(work,), cwd=work)
+
+
+def test_one_segment_still_scores_and_mcnemar_stays_exact(work):
+    from tests.cli.refusal import evalab
+
+    (work / "one.ref").write_text("a\n")
+    (work / "one.hyp").write_text("b\n")
+    assert evalab("score", "-r", "one.ref", "-i", "one.hyp", cwd=work).returncode == 0
+    run = evalab("compare", "-r", "one.ref", "-i", "one.ref", "one.hyp", "-m", "exact_match", "--test", "mcnemar", cwd=work)
+    assert run.returncode == 0, run.stderr

@@ -22,7 +22,7 @@ from evalab.cli.output import (
     to_json,
 )
 from evalab.cli.references import apply_missing_refs, check_missing_ref
-from evalab.cli.segment_checks import check_edit_distance_sizes, check_no_nul
+from evalab.cli.segment_checks import check_edit_distance_sizes, check_no_nul, check_resamplable
 from evalab.errors import SettingsError
 from evalab.io import check_same_length, read_segments, write_text_atomic
 from evalab.metrics.base import Metric, Score
@@ -125,6 +125,8 @@ def score(
     check_source_option(built, source, [*reference, *input])
     refs, systems = load_inputs(reference, input)
     refs = apply_missing_refs(refs, reference, missing_ref)
+    if ci:
+        check_resamplable(len(refs[0]), "--ci", reference[0])
     check_edit_distance_sizes(list(built), systems, refs)
     built = bind_source(built, source, reference, refs)
     results: list[tuple[str, str, Score]] = []

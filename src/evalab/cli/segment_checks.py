@@ -2,6 +2,8 @@
 
 * A NUL character: a text file has none. A UTF-16 file without a byte-order mark decodes
   as valid UTF-8 with a NUL after every ASCII letter, and would be scored as garbage.
+* A resampling statistic on one segment: every resample is the corpus itself, so an
+  interval of width 0 and a p-value of 1 would be printed as if they were findings.
 * Segment pairs too long for an edit-distance metric: TER, WER and CER fill a table of
   hypothesis × reference tokens per segment, so a 10 MB single line would run for hours
   (WER, CER) or exhaust memory (TER). The bounds allow document-length segments
@@ -14,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from evalab.errors import InputError
 
-__all__ = ["EDIT_CELL_LIMITS", "check_edit_distance_sizes", "check_no_nul"]
+__all__ = ["EDIT_CELL_LIMITS", "check_edit_distance_sizes", "check_no_nul", "check_resamplable"]
 
 #: metric -> (unit, most hypothesis × reference cells of one segment); TER also searches shifts
 EDIT_CELL_LIMITS: dict[str, tuple[str, int]] = {
@@ -57,3 +59,12 @@ def check_edit_distance_sizes(metrics: Sequence[str], systems: Mapping[str, Sequ
                         f"{name}'s edit distance would fill {hyp_size * ref_size:,} cells (at most {limit:,}); "
                         f"split the segment into sentences or leave {name} out"
                     )
+
+
+def check_resamplable(n_segments: int, what: str, reference: str) -> None:
+    """Refuse a bootstrap or randomization (``what``) over fewer than 2 segments."""
+    if n_segments < 2:
+        raise InputError(
+            f"{reference}: {what} needs at least 2 segments, got {n_segments}: every resample of one "
+            "segment is the corpus itself, so its interval and p-value would say nothing"
+        )
