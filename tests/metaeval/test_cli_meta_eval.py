@@ -184,3 +184,23 @@ def test_a_system_given_twice_is_refused(synth, again):
     args = ["meta-eval", "--human", "human.tsv", "-r", "ref.txt", "-i", *(f"{s}.txt" for s in SYSTEMS), again,
             "-m", "chrf", "-q", "-n", "10", "--permutations", "0"]
     assert_refused(tuple(args), "system file given twice: sysA.txt", watch=(synth,), cwd=synth)
+
+
+def test_constant_human_scores_are_refused(synth):
+    # every statistic was undefined or trivially 1.0 (acc_eq: every pair a tie), each ranked 1
+    (synth / "human.tsv").write_text("".join(f"{s}\t{i}\t0\n" for s in SYSTEMS for i in range(1, N_SEG + 1)))
+    args = [str(a) for a in base_args(synth)]
+    assert_refused(tuple(args), "every rated human score is 0", watch=(synth,), cwd=synth)
+
+
+def test_an_undefined_statistic_has_no_rank(run_cli, synth):
+    # a constant metric has no correlation: it used to be listed as rank 1 beside real values
+    with (synth / "scores.tsv").open("a") as f:
+        f.write("".join(f"flat\t{s}\t{i}\t0.5\n" for s in SYSTEMS for i in range(1, N_SEG + 1)))
+    res = run_cli(*base_args(synth), "-f", "json", "-n", "20", "--permutations", "20")
+    assert res.exit_code == 0, res.stderr
+    _, rows = stats_of(res.stdout)
+    for stat in ("pearson", "kendall"):
+        assert rows[("flat", "segment", stat)]["value"] is None
+        assert rows[("flat", "segment", stat)]["rank"] is None
+        assert rows[("oracle", "segment", stat)]["rank"] == 1
