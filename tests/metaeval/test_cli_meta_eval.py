@@ -117,6 +117,7 @@ def rewrite(path, old, new):
         (lambda d: d.joinpath("scores.tsv").open("a").write("oracle\tsysA\t01\t0.5\n"), [],
          "oracle has a second score for system 'sysA', segment 1"),
         (lambda d: None, ["--name-map", "sysA=sysB"], "both take the scores of 'sysA'"),
+        (lambda d: None, ["--human-format", "mqm"], "this is the TSV header: use --human-format tsv"),
     ],
 )
 def test_bad_input_one_line_exit_2(run_cli, synth, edit, extra, message):

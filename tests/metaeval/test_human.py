@@ -58,3 +58,10 @@ def test_bad_lines_are_named(tmp_path, text, message):
     with pytest.raises(InputError, match=message) as err:
         read_human_scores(path, 2)
     assert path in str(err.value)
+
+
+def test_a_tsv_header_read_as_mqm_is_refused_with_the_right_format(tmp_path):
+    # the columns used to be read the wrong way round: "segment id '-0.5' is not a whole number"
+    path = write(tmp_path, "system\tsegment\tscore\nA\t1\t-0.5\n")
+    with pytest.raises(InputError, match="this is the TSV header: use --human-format tsv"):
+        read_human_scores(path, 2, "mqm")

@@ -105,8 +105,10 @@ def read_human_scores(path: str, n_segments: int, fmt: str = "auto") -> HumanSco
     first = lines[0].split()
     kind = _detect(first) if fmt == "auto" else fmt
     header = [t.lower() for t in first] in (_MQM_HEADER, _TSV_HEADER)
-    if kind == "mqm" and not header:
-        raise InputError(f"{path}: line 1 should be the MQM header 'system mqm_avg_score seg_id'")
+    if kind == "mqm" and [t.lower() for t in first] != _MQM_HEADER:
+        # a TSV header would have the segment and score columns read the wrong way round
+        raise InputError(f"{path}: line 1 should be the MQM header 'system mqm_avg_score seg_id'"
+                         + (" (this is the TSV header: use --human-format tsv)" if header else ""))
     # MQM columns are (system, score, seg_id); the TSV's are (system, segment, score)
     score_col, seg_col = (1, 2) if kind == "mqm" else (2, 1)
     scores: dict[str, np.ndarray] = {}
