@@ -51,6 +51,21 @@ from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 CORRECTIONS = ("none", "holm")
 
 
+#: --ci-n's default: bootstrap resamples of the intervals that --test ar adds
+DEFAULT_CI_N = 1000
+
+
+def _check_test_options(test: str, n_samples: int | None, ci_n: int) -> None:
+    """Refuse an option the chosen --test does not use (it would be dropped in silence)."""
+    unused = [option for option, given in (
+        ("-n/--n-samples", n_samples is not None and test == "mcnemar"),
+        ("--ci-n", ci_n != DEFAULT_CI_N and test != "ar"),
+    ) if given]
+    if unused:
+        uses = {"-n/--n-samples": "bs and ar", "--ci-n": "ar"}
+        raise SettingsError(f"{unused[0]} applies to --test {uses[unused[0]]} only, not --test {test}")
+
+
 def check_distinct_systems(inputs: list[str]) -> None:
     """Refuse one system file given twice under -i (also as ``./sys.txt`` or a link to it).
 
@@ -229,7 +244,7 @@ def compare(
     n_samples: Annotated[int | None, typer.Option("-n", "--n-samples", help=f"Bootstrap resamples (bs, default {DEFAULT_TRIALS['bs']}) or AR trials (ar, default {DEFAULT_TRIALS['ar']}).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling (numpy default_rng; 0 is a seed too).")] = DEFAULT_SEED,
     confidence: Annotated[float, typer.Option("--confidence", help="Confidence level of the intervals.")] = 0.95,
-    ci_n: Annotated[int, typer.Option("--ci-n", help="With --test ar: bootstrap resamples for the intervals (0: none).")] = 1000,
+    ci_n: Annotated[int, typer.Option("--ci-n", help="With --test ar: bootstrap resamples for the intervals (0: none).")] = DEFAULT_CI_N,
     p_value: Annotated[str, typer.Option("--p-value", help="Bootstrap p-value: centered (calibrated) or sacrebleu (reproduces sacrebleu --paired-bs).")] = DEFAULT_P_VALUE,
     correct: Annotated[str, typer.Option("--correct", help="Multiple-comparison correction per metric: none or holm (Holm-Bonferroni).")] = "none",
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the * marker.")] = 0.05,
@@ -248,6 +263,7 @@ def compare(
     check_missing_ref(missing_ref)
     if test not in (*DEFAULT_TRIALS, "mcnemar"):
         raise SettingsError(f"--test must be one of {', '.join(DEFAULT_TRIALS)}, mcnemar, got {test!r}")
+    _check_test_options(test, n_samples, ci_n)
     n = DEFAULT_TRIALS.get(test, 0) if n_samples is None else check_n_samples(n_samples, "--n-samples")
     check_seed(seed)
     check_confidence(confidence)
