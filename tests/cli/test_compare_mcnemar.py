@@ -52,3 +52,20 @@ def test_graded_metric_is_refused_with_one_line(run_cli, files) -> None:
     assert res.exit_code == 2
     assert res.stdout == ""
     assert res.stderr.count("\n") == 1 and "--test mcnemar needs a right/wrong outcome" in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        # dropped in silence: McNemar's test is exact, and only ar adds a separate bootstrap
+        (["--test", "mcnemar", "-m", "exact_match", "-n", "5"], "-n/--n-samples applies to --test bs and ar only, not --test mcnemar"),
+        (["--ci-n", "50"], "--ci-n applies to --test ar only, not --test bs"),
+        (["--test", "mcnemar", "-m", "exact_match", "--ci-n", "0"], "--ci-n applies to --test ar only"),
+    ],
+)
+def test_an_option_the_test_does_not_use_is_refused(tmp_path, extra, needle):
+    from tests.cli.refusal import assert_refused
+
+    for name, text in (("ref.txt", "a\nb\nc\n"), ("base.txt", "a\nb\nx\n"), ("sys.txt", "a\ny\nc\n")):
+        (tmp_path / name).write_text(text)
+    assert_refused(("compare", "-r", "ref.txt", "-i", "base.txt", "sys.txt", *extra), needle, watch=(tmp_path,), cwd=tmp_path)

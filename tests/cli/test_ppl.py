@@ -222,3 +222,20 @@ def test_ppl_defaults_are_the_metric_settings():
     settings = PerplexitySettings()
     for key in ("max_length", "stride", "batch_size", "bos", "device", "dtype", "mean", "model"):
         assert defaults[key] == getattr(settings, key), key
+
+
+@pytest.mark.parametrize(
+    ("options", "needle"),
+    [
+        (["--stride", "0"], "--stride applies to --model only"),
+        (["--max-length", "-3", "--threads", "2"], "--max-length, --threads apply to --model only"),
+        (["--documents", "lines"], "--documents applies to --model only"),
+    ],
+)
+def test_model_options_with_logits_are_refused(tmp_path, options, needle):
+    """They were dropped in silence: `--stride 0` printed a perplexity as if it had been used."""
+    from tests.cli.refusal import assert_refused
+
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "lg.npz", logits=rng.normal(size=(2, 5, 7)).astype("float32"), labels=rng.integers(0, 7, (2, 5)))
+    assert_refused(("ppl", "--logits", "lg.npz", *options), needle, watch=(tmp_path,), cwd=tmp_path)

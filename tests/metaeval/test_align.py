@@ -25,9 +25,10 @@ def test_short_names_dotted_parts_and_the_name_map():
 
 
 def test_a_name_map_value_may_be_a_dotted_part_of_the_file_name():
-    files = {"hyp.Facebook-AI": "nt.hyp.Facebook-AI.de", "hyp.NVIDIA-NeMo": "nt.hyp.NVIDIA-NeMo.de"}
+    files = {"hyp.Facebook-AI": "nt.hyp.Facebook-AI.de", "hyp.NVIDIA-NeMo": "nt.hyp.NVIDIA-NeMo.de",
+             "ref.C": "nt.ref.C.de"}
     aliases = {s: s for s in files}
-    got = align_human(HUMAN, list(files), aliases, {"Nemo": "NVIDIA-NeMo"}, files)
+    got = align_human(HUMAN, list(files), aliases, {"Nemo": "NVIDIA-NeMo", "ref-C": "ref.C"}, files)
     assert got[1, 1] == 3.0
 
 
@@ -38,11 +39,17 @@ def test_a_name_map_value_may_be_a_dotted_part_of_the_file_name():
         (["Facebook-AI", "NVIDIA-NeMo"], {"Nemo": "nosuch"}, "'nosuch' is not one of the -i systems"),
         (["Facebook-AI", "NVIDIA-NeMo"], {"Nobody": "NVIDIA-NeMo"}, "h.tsv has no system 'Nobody'"),
         (["Facebook-AI", "ref.C"], {"ref-B": "ref.C"}, "no segment is rated"),
-        (["Facebook-AI"], {}, "at least 2 systems"),
+        (["Facebook-AI"], {}, "at least 3 systems"),
+        # two points always correlate perfectly: a system-level Pearson of -1 or +1 is no finding
+        (["Facebook-AI", "NVIDIA-NeMo"], {"Nemo": "NVIDIA-NeMo"}, "at least 3 systems"),
+        # one human system's judgements cannot rate two different outputs
+        (["Facebook-AI", "NVIDIA-NeMo", "ref.C"], {"Nemo": "NVIDIA-NeMo", "ref-C": "ref.C", "Facebook-AI": "ref.C"},
+         "named by both"),
+        (["Facebook-AI", "NVIDIA-NeMo", "ref.C"], {"Facebook-AI": "NVIDIA-NeMo"}, "both take the scores of 'Facebook-AI'"),
     ],
 )
 def test_refusals(systems, name_map, message):
-    with pytest.raises(InputError, match=message):
+    with pytest.raises((InputError, SettingsError), match=message):
         align_human(HUMAN, systems, ALIASES, name_map, FILES)
 
 

@@ -113,6 +113,11 @@ def rewrite(path, old, new):
         (lambda d: rewrite(d / "scores.tsv", "oracle\tsysA\t1\t", "oracle\tsysA\t99\t"), [], "segment 99 is out of range"),
         (lambda d: None, ["--confidence", "2"], "confidence"),
         (lambda d: None, ["-f", "pdf"], "unknown format"),
+        # round 2: each of these crashed with a traceback or printed numbers that mean nothing
+        (lambda d: d.joinpath("scores.tsv").open("a").write("oracle\tsysA\t01\t0.5\n"), [],
+         "oracle has a second score for system 'sysA', segment 1"),
+        (lambda d: None, ["--name-map", "sysA=sysB"], "both take the scores of 'sysA'"),
+        (lambda d: None, ["--human-format", "mqm"], "this is the TSV header: use --human-format tsv"),
     ],
 )
 def test_bad_input_one_line_exit_2(run_cli, synth, edit, extra, message):
@@ -154,3 +159,49 @@ def test_outputs_never_overwrite_an_input(synth, outputs, message):
     """Through the real entry point: one line, exit 2, every input unchanged."""
     args = [str(a) for a in base_args(synth)]
     assert_refused((*args, *outputs), message, watch=(synth,), cwd=synth)
+
+
+def test_segment_ids_with_leading_zeros_are_the_same_segments(run_cli, synth):
+    # "01" used to be kept apart from "1": every segment counted missing, an AssertionError
+    args = [*base_args(synth), "-f", "json", "--permutations", "0", "-n", "20"]
+    plain = run_cli(*args)
+    rewrite(synth / "scores.tsv", "\tsysA\t", "\tsysA\t0")
+    padded = run_cli(*args)
+    assert plain.exit_code == 0 and padded.exit_code == 0, padded.stderr
+    assert stats_of(plain.stdout)[1] == stats_of(padded.stdout)[1]
+
+
+@pytest.mark.parametrize("n_systems", [1, 2])
+def test_fewer_than_three_systems_are_refused(synth, n_systems):
+    """Two systems always correlate at +1 or -1: a printed Pearson of 1.0000 would be no finding."""
+    args = ["meta-eval", "--human", "human.tsv", "-r", "ref.txt", "-i", *(f"{s}.txt" for s in SYSTEMS[:n_systems]),
+            "-m", "chrf", "-q", "-n", "10", "--permutations", "0"]
+    assert_refused(tuple(args), "at least 3 systems", watch=(synth,), cwd=synth)
+
+
+@pytest.mark.parametrize("again", ["sysA.txt", "./sysA.txt"])
+def test_a_system_given_twice_is_refused(synth, again):
+    # was a traceback (numpy broadcast error: 5 metric rows against 6 human rows)
+    args = ["meta-eval", "--human", "human.tsv", "-r", "ref.txt", "-i", *(f"{s}.txt" for s in SYSTEMS), again,
+            "-m", "chrf", "-q", "-n", "10", "--permutations", "0"]
+    assert_refused(tuple(args), "system file given twice: sysA.txt", watch=(synth,), cwd=synth)
+
+
+def test_constant_human_scores_are_refused(synth):
+    # every statistic was undefined or trivially 1.0 (acc_eq: every pair a tie), each ranked 1
+    (synth / "human.tsv").write_text("".join(f"{s}\t{i}\t0\n" for s in SYSTEMS for i in range(1, N_SEG + 1)))
+    args = [str(a) for a in base_args(synth)]
+    assert_refused(tuple(args), "every rated human score is 0", watch=(synth,), cwd=synth)
+
+
+def test_an_undefined_statistic_has_no_rank(run_cli, synth):
+    # a constant metric has no correlation: it used to be listed as rank 1 beside real values
+    with (synth / "scores.tsv").open("a") as f:
+        f.write("".join(f"flat\t{s}\t{i}\t0.5\n" for s in SYSTEMS for i in range(1, N_SEG + 1)))
+    res = run_cli(*base_args(synth), "-f", "json", "-n", "20", "--permutations", "20")
+    assert res.exit_code == 0, res.stderr
+    _, rows = stats_of(res.stdout)
+    for stat in ("pearson", "kendall"):
+        assert rows[("flat", "segment", stat)]["value"] is None
+        assert rows[("flat", "segment", stat)]["rank"] is None
+        assert rows[("oracle", "segment", stat)]["rank"] == 1

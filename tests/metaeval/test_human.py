@@ -41,7 +41,11 @@ def test_shared_mqm_file(mqm):
     [
         ("A\t3\t0.5\n", "segment 3 is out of range"),
         ("A\t0\t0.5\n", "segment 0 is out of range"),
-        ("A\tx\t0.5\n", "segment id 'x' is not an integer"),
+        ("A\tx\t0.5\n", "segment id 'x' is not a whole number"),
+        # int() reads these as 10 and 1; as segment ids they are typos
+        ("A\t1_0\t0.5\n", "segment id '1_0' is not a whole number"),
+        ("A\t+1\t0.5\n", r"segment id '\+1' is not a whole number"),
+        ("A\t1\t1_0\n", "score '1_0' is not a number"),
         ("A\t1\tgood\n", "score 'good' is not a number"),
         ("A\t1\tnan\n", "is not finite"),
         ("A\t1\t0.5\nA\t1\t0.7\n", "second score for segment 1"),
@@ -54,3 +58,10 @@ def test_bad_lines_are_named(tmp_path, text, message):
     with pytest.raises(InputError, match=message) as err:
         read_human_scores(path, 2)
     assert path in str(err.value)
+
+
+def test_a_tsv_header_read_as_mqm_is_refused_with_the_right_format(tmp_path):
+    # the columns used to be read the wrong way round: "segment id '-0.5' is not a whole number"
+    path = write(tmp_path, "system\tsegment\tscore\nA\t1\t-0.5\n")
+    with pytest.raises(InputError, match="this is the TSV header: use --human-format tsv"):
+        read_human_scores(path, 2, "mqm")

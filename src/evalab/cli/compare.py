@@ -28,6 +28,7 @@ from evalab.cli.score import (
     load_inputs,
     show_progress,
 )
+from evalab.cli.segment_checks import check_edit_distance_sizes, check_resamplable
 from evalab.errors import SettingsError
 from evalab.io import same_file
 from evalab.metrics.base import Metric
@@ -48,6 +49,32 @@ from evalab.stats.paired import (
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
 CORRECTIONS = ("none", "holm")
+
+
+#: --ci-n's default: bootstrap resamples of the intervals that --test ar adds
+DEFAULT_CI_N = 1000
+
+
+def _check_test_options(test: str, n_samples: int | None, ci_n: int) -> None:
+    """Refuse an option the chosen --test does not use (it would be dropped in silence)."""
+    unused = [option for option, given in (
+        ("-n/--n-samples", n_samples is not None and test == "mcnemar"),
+        ("--ci-n", ci_n != DEFAULT_CI_N and test != "ar"),
+    ) if given]
+    if unused:
+        uses = {"-n/--n-samples": "bs and ar", "--ci-n": "ar"}
+        raise SettingsError(f"{unused[0]} applies to --test {uses[unused[0]]} only, not --test {test}")
+
+
+def check_distinct_systems(inputs: list[str]) -> None:
+    """Refuse one system file given twice under -i (also as ``./sys.txt`` or a link to it).
+
+    It would be one system compared with (or meta-evaluated against) itself, and two rows
+    of one name in every table.
+    """
+    twice = sorted({p for i, p in enumerate(inputs) for q in inputs[i + 1:] if p != "-" and same_file(p, q)})
+    if twice:
+        raise SettingsError(f"system file given twice: {', '.join(twice)}; give each -i system once")
 
 
 def display_names(names: list[str]) -> dict[str, str]:
@@ -217,7 +244,7 @@ def compare(
     n_samples: Annotated[int | None, typer.Option("-n", "--n-samples", help=f"Bootstrap resamples (bs, default {DEFAULT_TRIALS['bs']}) or AR trials (ar, default {DEFAULT_TRIALS['ar']}).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling (numpy default_rng; 0 is a seed too).")] = DEFAULT_SEED,
     confidence: Annotated[float, typer.Option("--confidence", help="Confidence level of the intervals.")] = 0.95,
-    ci_n: Annotated[int, typer.Option("--ci-n", help="With --test ar: bootstrap resamples for the intervals (0: none).")] = 1000,
+    ci_n: Annotated[int, typer.Option("--ci-n", help="With --test ar: bootstrap resamples for the intervals (0: none).")] = DEFAULT_CI_N,
     p_value: Annotated[str, typer.Option("--p-value", help="Bootstrap p-value: centered (calibrated) or sacrebleu (reproduces sacrebleu --paired-bs).")] = DEFAULT_P_VALUE,
     correct: Annotated[str, typer.Option("--correct", help="Multiple-comparison correction per metric: none or holm (Holm-Bonferroni).")] = "none",
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the * marker.")] = 0.05,
@@ -236,6 +263,7 @@ def compare(
     check_missing_ref(missing_ref)
     if test not in (*DEFAULT_TRIALS, "mcnemar"):
         raise SettingsError(f"--test must be one of {', '.join(DEFAULT_TRIALS)}, mcnemar, got {test!r}")
+    _check_test_options(test, n_samples, ci_n)
     n = DEFAULT_TRIALS.get(test, 0) if n_samples is None else check_n_samples(n_samples, "--n-samples")
     check_seed(seed)
     check_confidence(confidence)
@@ -251,14 +279,14 @@ def compare(
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
     if len(input) < 2:
         raise SettingsError("compare needs a baseline and at least one system: -i BASELINE SYS1 [SYS2 ...]")
-    twice = sorted({p for i, p in enumerate(input) for q in input[i + 1:] if p != "-" and same_file(p, q)})
-    if twice:
-        # ./sys.txt and sys.txt (or a link to it) are one system compared with itself
-        raise SettingsError(f"system file given twice: {', '.join(twice)}")
+    check_distinct_systems(input)
     built = show_progress(build_metrics(metrics, set_), not quiet)
     check_source_option(built, source, [*reference, *input])
     refs, systems = load_inputs(reference, input)
     refs = apply_missing_refs(refs, reference, missing_ref)
+    if test != "mcnemar":  # McNemar's exact test is exact on any count; resampling is not
+        check_resamplable(len(refs[0]), f"--test {test}", reference[0])
+    check_edit_distance_sizes(list(built), systems, refs)
     built = bind_source(built, source, reference, refs)
     stats = stats_table(built, systems, refs, jobs)
     if test == "mcnemar":

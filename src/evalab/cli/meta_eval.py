@@ -14,7 +14,7 @@ import numpy as np
 import typer
 
 from evalab.cli import app
-from evalab.cli.compare import display_names, progress_bar
+from evalab.cli.compare import check_distinct_systems, display_names, progress_bar
 from evalab.cli.options import build_metrics
 from evalab.cli.output import (
     PAGE_FORMATS,
@@ -26,6 +26,7 @@ from evalab.cli.output import (
     to_json,
 )
 from evalab.cli.score import input_options, load_inputs, show_progress
+from evalab.cli.segment_checks import check_edit_distance_sizes, check_no_nul, check_resamplable
 from evalab.errors import InputError, SettingsError
 from evalab.io import check_same_length, read_segments
 from evalab.metaeval.align import align_human, find_system, parse_name_map
@@ -88,7 +89,9 @@ def _check_source(source: str | None, n_segments: int, reference: str) -> None:
     # no registered metric reads the source yet: it is checked, so a later metric that does
     # cannot be fed a misaligned file
     if source is not None:
-        check_same_length([(source, read_segments(source)), (reference, [None] * n_segments)])
+        segments = read_segments(source)
+        check_no_nul(source, segments)
+        check_same_length([(source, segments), (reference, [None] * n_segments)])
 
 
 def _collect_scores(metrics: list[str], set_: list[str], scores_file: str | None, refs: list[list[str]],
@@ -166,10 +169,13 @@ def meta_eval(
     _check_options(format, n_bootstrap, permutations, seed, confidence, alpha, metric_system, human_system, human_format)
     if not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
+    check_distinct_systems(list(input))
     metric_names = list(metrics) or ([] if scores else ["bleu", "chrf"])
     mapping = parse_name_map(name_map)
     refs, texts = load_inputs(reference, input)
+    check_edit_distance_sizes(metric_names, texts, refs)
     n_segments = len(refs[0])
+    check_resamplable(n_segments, "meta-eval's bootstrap", reference[0])
     _check_source(source, n_segments, reference[0])
     short = _short_names(list(input))
     systems = [short[p] for p in input]

@@ -19,6 +19,7 @@ from evalab.metrics.registry import metric_class
 def parse_set_options(items: Sequence[str], metric_names: Sequence[str]) -> dict[str, dict[str, Any]]:
     """Map each metric name to its settings from ``--set`` items."""
     per_metric: dict[str, dict[str, Any]] = {name: {} for name in metric_names}
+    given: dict[tuple[str, str], str] = {}  # (metric, key) -> the --set item that set it
     classes = {name: metric_class(name) for name in metric_names}
     for item in items:
         if "=" not in item:
@@ -45,7 +46,12 @@ def parse_set_options(items: Sequence[str], metric_names: Sequence[str]) -> dict
                     "see `evalab metrics` for each metric's settings"
                 )
         for name in targets:
-            per_metric[name][key] = classes[name].settings_class.parse_value(key, raw)
+            value = classes[name].settings_class.parse_value(key, raw)
+            earlier = given.setdefault((name, key), item)
+            if earlier != item and per_metric[name][key] != value:
+                # the last one silently winning would report a setting the user also overrode
+                raise SettingsError(f"--set {item!r}: {name}.{key} is already set by --set {earlier!r}; give it once")
+            per_metric[name][key] = value
     return per_metric
 
 

@@ -210,6 +210,16 @@ def rows_from_model(metric: Perplexity, text_file: str, documents: str, progress
     return Perplexity.stats_from_nll([d.nll for d in docs], [d.tokens for d in docs], texts=texts)
 
 
+def check_model_only(logits: str | None, given: dict[str, object]) -> None:
+    """Refuse LM options with ``--logits``: they would be dropped in silence (``--stride 0`` too)."""
+    if logits is None:
+        return
+    unused = [option for option, value in given.items() if value is not None]
+    if unused:
+        verb = "applies" if len(unused) == 1 else "apply"
+        raise SettingsError(f"{', '.join(unused)} {verb} to --model only; --logits {logits} is scored as saved")
+
+
 def check_sources(text_file: str | None, model: str | None, logits: str | None, *, shift: bool,
                   pad_id: int | None, documents: str, threads: int | None) -> None:
     """Refuse contradictory or incomplete source options, before anything is read."""
@@ -261,6 +271,8 @@ def ppl(
     check_out(out, [("-i", text_file), ("--model", model), ("--logits", logits)])
     check_format(format)
     check_sources(text_file, model, logits, shift=shift, pad_id=pad_id, documents=documents, threads=threads)
+    check_model_only(logits, {"--max-length": max_length, "--stride": stride, "--threads": threads,
+                              "--documents": None if documents == "file" else documents})
     metric = Perplexity(model=model, max_length=max_length, stride=stride, batch_size=batch_size,
                         bos=bos, device=device, dtype=dtype, mean=mean)
     if logits is not None:

@@ -22,6 +22,7 @@ from evalab.cli.output import (
     to_json,
 )
 from evalab.cli.references import apply_missing_refs, check_missing_ref
+from evalab.cli.segment_checks import check_edit_distance_sizes, check_no_nul, check_resamplable
 from evalab.errors import SettingsError
 from evalab.io import check_same_length, read_segments, write_text_atomic
 from evalab.metrics.base import Metric, Score
@@ -45,6 +46,8 @@ def load_inputs(references: list[str], inputs: list[str]) -> tuple[list[list[str
         raise SettingsError("stdin ('-') can be used for only one file")
     ref_files = [(p, read_segments(p)) for p in references]
     hyp_files = [(p, read_segments(p)) for p in inputs]
+    for p, segments in [*ref_files, *hyp_files]:
+        check_no_nul(p, segments)
     check_same_length([*ref_files, *hyp_files])
     systems: dict[str, list[str]] = {}
     for p, segments in hyp_files:
@@ -78,6 +81,7 @@ def bind_source(
     if source is None:
         return built
     segments = read_segments(source)
+    check_no_nul(source, segments)
     check_same_length([(source, segments), (references[0], refs[0])])
     return {n: m.with_sources(segments) if getattr(m, "uses_source", False) else m for n, m in built.items()}  # type: ignore[attr-defined]
 
@@ -121,6 +125,9 @@ def score(
     check_source_option(built, source, [*reference, *input])
     refs, systems = load_inputs(reference, input)
     refs = apply_missing_refs(refs, reference, missing_ref)
+    if ci:
+        check_resamplable(len(refs[0]), "--ci", reference[0])
+    check_edit_distance_sizes(list(built), systems, refs)
     built = bind_source(built, source, reference, refs)
     results: list[tuple[str, str, Score]] = []
     cis: list[ConfidenceInterval | None] = []

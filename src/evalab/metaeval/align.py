@@ -20,7 +20,10 @@ import numpy as np
 from evalab.errors import InputError, SettingsError
 from evalab.metaeval.human import HumanScores
 
-__all__ = ["align_human", "find_system", "parse_name_map"]
+__all__ = ["MIN_SYSTEMS", "align_human", "find_system", "parse_name_map"]
+
+#: fewest systems a meta-evaluation accepts: two points always correlate perfectly
+MIN_SYSTEMS = 3
 
 
 def parse_name_map(items: Sequence[str]) -> dict[str, str]:
@@ -77,8 +80,13 @@ def align_human(human: HumanScores, systems: Sequence[str], aliases: Mapping[str
     for h, s in name_map.items():
         if h not in human.scores:
             raise InputError(f"--name-map {h}={s}: {human.path} has no system {h!r} (it has: {', '.join(known)})")
-        by_system[_resolve(h, s, aliases, file_names or {})] = h
+        target = _resolve(h, s, aliases, file_names or {})
+        if target in by_system:
+            raise SettingsError(f"--name-map: -i system {target!r} is named by both {by_system[target]!r} and {h!r}; "
+                                "map one human system to it")
+        by_system[target] = h
     rows = []
+    taken: dict[str, str] = {}  # human system -> the -i system that took its scores
     for s in systems:
         h = by_system.get(s) or _matching(s, (file_names or {}).get(s, s), known)
         if h not in human.scores:
@@ -86,10 +94,17 @@ def align_human(human: HumanScores, systems: Sequence[str], aliases: Mapping[str
                 f"system {s!r} has no scores in {human.path} (it has: {', '.join(known)}); "
                 "name the human system with --name-map HUMAN=SYSTEM"
             )
+        if h in taken:
+            # one set of human judgements cannot rate two different outputs
+            raise InputError(f"systems {taken[h]!r} and {s!r} both take the scores of {h!r} in {human.path}; "
+                             "name each system's human scores with --name-map HUMAN=SYSTEM")
+        taken[h] = s
         row = human.scores[h]
         if not np.isfinite(row).any():
             raise InputError(f"system {s!r} ({h} in {human.path}): no segment is rated (every score is None)")
         rows.append(row)
-    if len(rows) < 2:
-        raise InputError("meta-evaluation needs at least 2 systems with human scores (-i SYS1 SYS2 ...)")
+    if len(rows) < MIN_SYSTEMS:
+        raise InputError(f"meta-evaluation needs at least {MIN_SYSTEMS} systems with human scores "
+                         f"(-i SYS1 SYS2 SYS3 ...), got {len(rows)}: with 2, every system-level correlation "
+                         "is +1 or -1 whatever the metric")
     return np.stack(rows)

@@ -104,6 +104,10 @@ def _masked_means(values: np.ndarray, mask: np.ndarray, counts: np.ndarray) -> n
 def meta_evaluate(human: np.ndarray, systems: Sequence[str], metrics: Sequence[MetricScores],
                   settings: MetaEvalSettings, progress: Any = None) -> MetaEvalResult:
     """Meta-evaluate ``metrics`` against ``human`` ``[systems, segments]`` scores."""
+    rated = human[np.isfinite(human)]
+    if rated.size and np.all(rated == rated[0]):
+        raise InputError(f"every rated human score is {rated[0]:g}: with no difference between any two cells, "
+                         "no statistic can say whether a metric agrees with the humans")
     h_sys, h_mask = human_system_scores(human, settings.human_system)
     result = MetaEvalResult(list(systems), h_sys, list(metrics), settings,
                             n_segments=human.shape[1], rated_segments=int(np.isfinite(human).sum()))
@@ -157,7 +161,9 @@ def _estimates(values: dict[str, float], boot: dict[str, np.ndarray | None], thr
             _, lo, hi = percentile_interval(samples, settings.confidence)
             low, high = lo, hi
         p = None if best is None or i == best or np.isnan(p_matrix[best, i]) else float(p_matrix[best, i])
-        out[n] = Estimate(values[n], low, high, thresholds.get(n), ranks[i], p)
+        # an undefined statistic (NaN: e.g. every human score of a segment tied) has no rank
+        rank = ranks[i] if i in finite else None
+        out[n] = Estimate(values[n], low, high, thresholds.get(n), rank, p)
     return out
 
 

@@ -14,6 +14,7 @@ returned matrix and are left out of every statistic pairwise.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,12 +22,13 @@ import numpy as np
 from evalab.errors import InputError
 from evalab.io import read_segments
 
-__all__ = ["FORMATS", "HumanScores", "read_human_scores"]
+__all__ = ["FORMATS", "HumanScores", "parse_number", "parse_segment_id", "read_human_scores"]
 
 FORMATS = ("auto", "mqm", "tsv")
 _MQM_HEADER = ["system", "mqm_avg_score", "seg_id"]
 _TSV_HEADER = ["system", "segment", "score"]
 _UNRATED = ("none", "")
+_DIGITS = re.compile("[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -45,29 +47,43 @@ def _detect(first: list[str]) -> str:
     return "mqm" if [t.lower() for t in first] == _MQM_HEADER else "tsv"
 
 
-def _parse_score(raw: str, where: str) -> float:
-    if raw.lower() in _UNRATED:
-        return math.nan
-    try:
-        value = float(raw)
-    except ValueError:
-        raise InputError(f"{where}: score {raw!r} is not a number (use None for an unrated segment)") from None
-    if not math.isfinite(value):
-        raise InputError(f"{where}: score {raw!r} is not finite (use None for an unrated segment)")
-    return value
+def parse_number(raw: str) -> float:
+    """A score as written in a file: ``float`` without its ``1_000`` digit grouping.
+
+    ``float("1_0")`` is 10.0; in a score file it is a typo (of ``1.0``?), not ten.
+    """
+    if "_" in raw:
+        raise ValueError(raw)
+    return float(raw)
 
 
-def _parse_segment(raw: str, where: str, n_segments: int) -> int:
-    try:
-        seg = int(raw)
-    except ValueError:
-        raise InputError(f"{where}: segment id {raw!r} is not an integer (segments count from 1)") from None
+def parse_segment_id(raw: str, where: str, n_segments: int, hint: str = "segments count from 1") -> int:
+    """A 1-based segment id (ASCII digits only) -> its 0-based index, checked in range.
+
+    ``int`` also takes ``+1``, `` 1`` and ``1_0``; ``01`` and ``1`` must be one segment, so
+    the id is its value, never its spelling.
+    """
+    if not _DIGITS.fullmatch(raw):
+        raise InputError(f"{where}: segment id {raw!r} is not a whole number ({hint})")
+    seg = int(raw)
     if not 1 <= seg <= n_segments:
         raise InputError(
             f"{where}: segment {seg} is out of range; the references have {n_segments} segments "
             f"(ids 1-{n_segments})"
         )
     return seg - 1
+
+
+def _parse_score(raw: str, where: str) -> float:
+    if raw.lower() in _UNRATED:
+        return math.nan
+    try:
+        value = parse_number(raw)
+    except ValueError:
+        raise InputError(f"{where}: score {raw!r} is not a number (use None for an unrated segment)") from None
+    if not math.isfinite(value):
+        raise InputError(f"{where}: score {raw!r} is not finite (use None for an unrated segment)")
+    return value
 
 
 def _fields(line: str, fmt: str) -> list[str]:
@@ -89,8 +105,10 @@ def read_human_scores(path: str, n_segments: int, fmt: str = "auto") -> HumanSco
     first = lines[0].split()
     kind = _detect(first) if fmt == "auto" else fmt
     header = [t.lower() for t in first] in (_MQM_HEADER, _TSV_HEADER)
-    if kind == "mqm" and not header:
-        raise InputError(f"{path}: line 1 should be the MQM header 'system mqm_avg_score seg_id'")
+    if kind == "mqm" and [t.lower() for t in first] != _MQM_HEADER:
+        # a TSV header would have the segment and score columns read the wrong way round
+        raise InputError(f"{path}: line 1 should be the MQM header 'system mqm_avg_score seg_id'"
+                         + (" (this is the TSV header: use --human-format tsv)" if header else ""))
     # MQM columns are (system, score, seg_id); the TSV's are (system, segment, score)
     score_col, seg_col = (1, 2) if kind == "mqm" else (2, 1)
     scores: dict[str, np.ndarray] = {}
@@ -106,7 +124,7 @@ def read_human_scores(path: str, n_segments: int, fmt: str = "auto") -> HumanSco
             expected = "SYSTEM SCORE SEG_ID" if kind == "mqm" else "SYSTEM<TAB>SEGMENT<TAB>SCORE"
             raise InputError(f"{where}: expected 3 columns ({expected}), got {len(parts)}")
         system = parts[0]
-        seg = _parse_segment(parts[seg_col], where, n_segments)
+        seg = parse_segment_id(parts[seg_col], where, n_segments)
         value = _parse_score(parts[score_col], where)
         if (system, seg) in seen:
             raise InputError(f"{where}: system {system!r} has a second score for segment {seg + 1}")

@@ -39,7 +39,8 @@ def table_rows(result: MetaEvalResult, decimals: int = 4) -> list[list[str]]:
     """Every estimate as table cells, metrics of a statistic in rank order."""
     rows = []
     for (level, stat), per_metric in result.estimates.items():
-        ordered = sorted(per_metric.items(), key=lambda kv: (kv[1].rank or 0, -kv[1].value if math.isfinite(kv[1].value) else 0))
+        ordered = sorted(per_metric.items(), key=lambda kv: (kv[1].rank is None, kv[1].rank or 0,
+                                                             -kv[1].value if math.isfinite(kv[1].value) else 0))
         rows += [_cells(level, stat, name, e, decimals) for name, e in ordered]
     return rows
 

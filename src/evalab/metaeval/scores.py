@@ -25,6 +25,7 @@ import numpy as np
 
 from evalab.errors import InputError, SettingsError
 from evalab.io import read_segments
+from evalab.metaeval.human import parse_number, parse_segment_id
 from evalab.metrics.base import Metric
 from evalab.stats.resampling import compact_stats, resampled_sums
 
@@ -131,7 +132,7 @@ def _parse_line(line: str, where: str) -> tuple[str, str, str, float]:
     if len(parts) != 4:
         raise InputError(f"{where}: expected 4 columns (METRIC<TAB>SYSTEM<TAB>SEGMENT or -<TAB>SCORE), got {len(parts)}")
     try:
-        value = float(parts[3])
+        value = parse_number(parts[3])
     except ValueError:
         raise InputError(f"{where}: score {parts[3]!r} is not a number") from None
     if not math.isfinite(value):
@@ -158,12 +159,8 @@ def read_precomputed(path: str, systems: Callable[[str], str | None], n_segments
         if target is None:
             continue  # a system not meta-evaluated now (as in the human file); a missing one is refused later
         if seg != "-":
-            try:
-                k = int(seg)
-            except ValueError:
-                raise InputError(f"{where}: segment {seg!r} is not an integer or '-'") from None
-            if not 1 <= k <= n_segments:
-                raise InputError(f"{where}: segment {k} is out of range 1-{n_segments}")
+            # keyed by the id's value: "01" and "1" are one segment, scored twice
+            seg = str(parse_segment_id(seg, where, n_segments, "segments count from 1; - for a system score") + 1)
         cell = out.setdefault(metric, {}).setdefault(target, {})
         if seg in cell:
             raise InputError(f"{where}: {metric} has a second score for system {system!r}, segment {seg}")
