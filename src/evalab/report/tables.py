@@ -308,10 +308,10 @@ def render_latex(analysis: StudyAnalysis) -> str:
     """booktabs tables like Table 3 (configuration columns, mean ± sd per metric), one Δ
     table per metric, the grid effects with their arithmetic, then the row notes and the
     notes as lists: the same content as the other formats."""
-    from evalab.report.latex import latex_table, latex_text
+    from evalab.report.latex import PREAMBLE, latex_table, latex_text
 
     a = analysis
-    out = []
+    out = [f"% evalab ablation report; preamble: {PREAMBLE} (every table fits an article's text width)\n"]
     for i, t in enumerate(report_tables(a)):
         cap = f"{title(a)}. Mean ± sd over seeds; blank = as in the base row." if i == 0 else t.heading + "."
         if i == 0 and any(r.stage == "eval" for r in a.rows):
@@ -333,10 +333,11 @@ def render_latex(analysis: StudyAnalysis) -> str:
 
 
 def _latex_list(heading: str, items: list[str]) -> str:
-    from evalab.report.latex import latex_text
+    from evalab.report.latex import latex_paragraph, latex_text
 
-    lines = [rf"\paragraph{{{latex_text(heading)}}}", r"\begin{itemize}\small"]
-    lines += [rf"\item {latex_text(x)}" for x in items]
+    # \sloppy: a long token (a path, a hash) stretches the spaces rather than overflowing the line
+    lines = [rf"\paragraph{{{latex_text(heading)}}}", r"\begin{itemize}\small\sloppy"]
+    lines += [rf"\item {latex_paragraph(x)}" for x in items]
     return "\n".join([*lines, r"\end{itemize}"]) + "\n"
 
 
