@@ -79,6 +79,8 @@ def flag_cell(m: MetricStats) -> str:
         return ""
     if m.negligible:
         return "negligible"
+    if m.no_seed_spread:
+        return "no seed spread"
     if not m.too_few_seeds:
         return ""
     if m.n < 2:
@@ -191,7 +193,9 @@ def effect_lines(a: StudyAnalysis) -> list[tuple[str, list[tuple[str, str, str, 
         lines = []
         for c in cs:
             extra = ""
-            if math.isfinite(c.low) and math.isfinite(c.high):
+            if c.low == c.high and math.isfinite(c.low):  # no seed spread in any cell: the t-test is 0/0
+                extra = "no seed spread: no CI, no p (t)"
+            elif math.isfinite(c.low) and math.isfinite(c.high):
                 extra = f"CI {ci_cell(c.low, c.high, d)}, p (t) {fmt_p(c.p)}"
             lines.append((c.kind, c.name, c.arithmetic, extra))
         out.append((m, lines))
