@@ -154,3 +154,14 @@ def test_the_deterministic_grid_example_prints_no_zero_width_interval(run_cli, t
     assert "[-10.00, -10.00]" not in out and "<0.001" not in out  # before: both, for three equal values
     assert "| A=false, B=false | – | -10.00 | – | – | 0.100 | no seed spread |" in out
     assert "80 - 80 - 80 + 70 = -10` (no seed spread: no CI, no p (t))" in out
+
+
+@pytest.mark.parametrize("paired", [False, True])
+def test_one_seed_shows_no_p_value_that_could_only_be_one(tmp_path, monkeypatch, paired):
+    study, db = stored_study(tmp_path, monkeypatch, bernoulli({"(C)": -5.0}, n=2000), seeds=(0,), paired_seeds=paired)
+    a = analyze(study, db, resamples=B)
+    c = a.row("(C)").metrics["acc"]
+    # before: p(perm) 1.000 (one seed against one: every relabeling is as extreme), next to
+    # a test-set interval far from 0
+    assert math.isnan(c.p_perm) and c.examples_high < 0 and c.too_few_seeds
+    assert any(n.startswith("One seed (rows (C); (D)): with one seed in the row") for n in a.notes)

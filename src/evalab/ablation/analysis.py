@@ -441,6 +441,7 @@ def _metric_stats(
         return MetricStats(**common, too_few_seeds=True)
     w = welch(vals, base, confidence)
     p_perm, exact = permutation_test(vals, base, resamples=permutations, seed=seed)
+    p_perm = p_perm if min(len(vals), len(base)) >= 2 else math.nan  # 1 vs 1: p = 1 whatever Δ is
     flat = bool(len(vals) >= 2 and len(base) >= 2 and np.ptp(vals) == 0 and np.ptp(base) == 0)
     w = _undefined_t(w) if flat else w
     needed = None
@@ -482,6 +483,7 @@ def _paired_stats(
     a, b = np.array([vals[s] for s in seeds]), np.array([parent[s] for s in seeds])
     t = paired_t(a, b, confidence)
     p_perm, exact = sign_flip_test(a, b, resamples=permutations, seed=seed)
+    p_perm = p_perm if len(seeds) >= 2 else math.nan  # one pair: p = 1 whatever Δ is
     flat = bool(len(seeds) >= 2 and np.ptp(a - b) == 0)
     t = _undefined_t(t) if flat else t
     needed = None
@@ -549,6 +551,12 @@ def _notes(study: Study, rows: list[RowAnalysis], alpha: float, power: float, co
         f"'few seeds' = p(t) ≥ {alpha:g} and a power analysis ({few}, α = {alpha:g}, "
         f"power = {power:g}, observed Δ and pooled sd) needs more seeds per row than were run; the number shown is that requirement.",
     ]
+    single = [r.label for r in rows if any(ms.delta is not None and ms.p_perm is not None and math.isnan(ms.p_perm)
+                                           for ms in r.metrics.values())]
+    if single:
+        notes.append(f"One seed (rows {'; '.join(single)}): with one seed in the row or in the row its Δ is taken to (one "
+                     "pair, paired), p(t) and p(perm) are '–': the t-test needs two, and the permutation test's only "
+                     "possible p is 1, whatever Δ is.")
     flat = [r.label for r in rows if any(ms.no_seed_spread or (ms.n >= 2 and ms.std == 0) for ms in r.metrics.values())]
     if flat:
         notes.append(
