@@ -21,7 +21,7 @@ from tests.report.conftest import EVIL
 from evalab.report import render_html, render_json, render_latex, render_markdown, render_table
 from evalab.report.latex import latex_paragraph, latex_text
 from evalab.report.plots import Intervals, interval_plot_svg
-from evalab.report.tables import report_notes, report_tables, row_notes
+from evalab.report.tables import effect_lines, missing_lines, report_notes, report_tables, row_notes
 
 FORMATS = ("terminal", "markdown", "latex", "html", "json")
 
@@ -118,8 +118,9 @@ def html_tables(text: str) -> list[tuple[str, list[list[str]]]]:
     return parser.tables
 
 
-def test_every_format_carries_the_same_tables_and_notes(analysis_with_test_set):
-    a = analysis_with_test_set
+@pytest.mark.parametrize("which", ["analysis_with_test_set", "analysis"])
+def test_every_format_carries_the_same_tables_and_notes(which, request):
+    a = request.getfixturevalue(which)
     model = report_tables(a)
     expected = [[t.header, *t.body] for t in model]
     assert len(model) == 1 + len(a.metrics)
@@ -139,6 +140,18 @@ def test_every_format_carries_the_same_tables_and_notes(analysis_with_test_set):
         assert latex_paragraph(note) in tex, note
         assert html.escape(note) in page_text, note
         assert note in term, note
+    effects, missing = effect_lines(a), missing_lines(a)
+    assert effects and missing
+    assert data["report"]["effects"] == [[m, [list(x) for x in ls]] for m, ls in effects]
+    assert data["report"]["missing"] == missing
+    for _metric, lines in effects:  # the grid effects: kind, name, arithmetic, CI and p, in every format
+        for kind, name, arith, extra in lines:
+            assert f"- {kind}: {name}: `{arith}` ({extra})" in md
+            assert f"{kind:<11} {name}: {arith}  ({extra})" in term
+            assert f"<b>{html.escape(kind)}</b>: {html.escape(name)}" in page_text and html.escape(extra) in page_text
+            assert latex_paragraph(f"{kind}: {name}: {arith} ({extra})") in tex
+    for line in missing:
+        assert f"- {line}" in md and line in term and html.escape(line) in page_text and latex_paragraph(line) in tex
 
 
 def test_the_delta_tables_show_every_interval_where_present(analysis_with_test_set, analysis):
@@ -235,7 +248,8 @@ def test_markdown(analysis):
 
 def test_latex(analysis):
     tex = render_latex(analysis)
-    assert len(latex_tables(tex)) == 4  # results, Δ of acc, Δ of loss, grid effects (some split in parts)
+    assert len(latex_tables(tex)) == 3  # results, Δ of acc, Δ of loss (some split in parts)
+    assert r"\paragraph{Grid effects on acc}" in tex
     assert r"ampersand\_\allowbreak{}underscore" in tex and r"\&" in tex
     assert r"$\pm$" in tex and tex.isascii()  # pdflatex's default fonts: no Unicode symbols
     assert "<" not in tex.replace("$<$", "")  # "<" alone prints as an inverted "!"

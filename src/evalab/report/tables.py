@@ -202,6 +202,11 @@ def effect_lines(a: StudyAnalysis) -> list[tuple[str, list[tuple[str, str, str, 
     return out
 
 
+def effect_text(kind: str, name: str, arith: str, extra: str) -> str:
+    """One grid effect as a line: ``kind: name: arithmetic (CI and p)``."""
+    return f"{kind}: {name}: {arith}" + (f" ({extra})" if extra else "")
+
+
 def missing_lines(a: StudyAnalysis) -> list[str]:
     """One line per missing run: row, seed, status and error."""
     lines = []
@@ -310,8 +315,9 @@ def render_markdown(analysis: StudyAnalysis) -> str:
 
 def render_latex(analysis: StudyAnalysis) -> str:
     """booktabs tables like Table 3 (configuration columns, mean ± sd per metric), one Δ
-    table per metric, the grid effects with their arithmetic, then the row notes and the
-    notes as lists: the same content as the other formats."""
+    table per metric, then the row notes, the grid effects with their arithmetic, the
+    missing runs and the notes as lists: the same content as the other formats. Every
+    table fits an article's text width (``report.latex``: split by columns where wide)."""
     from evalab.report.latex import PREAMBLE, latex_table, latex_text
 
     a = analysis
@@ -324,11 +330,9 @@ def render_latex(analysis: StudyAnalysis) -> str:
         out.append(latex_table(t.header, t.body, cap, columns=cols, small=True, cell=latex_text))
         if i == 0 and row_notes(a):
             out.append(_latex_list("Rows", row_notes(a)))
-    effects = effect_lines(a)
-    if effects:
-        rows = [[metric, name, arith, extra] for metric, ls in effects for _kind, name, arith, extra in ls]
-        out.append(latex_table(["Metric", "Effect", "Arithmetic", "CI and p"], rows, "Grid effects of " + a.study,
-                               columns="llll", small=True, cell=latex_text))
+    # a list as in the other formats: the arithmetic is too long for a table column to fit the page
+    for metric, lines in effect_lines(a):
+        out.append(_latex_list(f"Grid effects on {metric}", [effect_text(*line) for line in lines]))
     missing = missing_lines(a)
     if missing:
         out.append(_latex_list("Missing runs", missing))
@@ -364,5 +368,6 @@ def render_json(analysis: StudyAnalysis) -> str:
     data = analysis.to_dict()
     # the rendered tables and notes, cell for cell as the other formats show them
     data["report"] = {"tables": [t.to_dict() for t in report_tables(analysis)], "row_notes": row_notes(analysis),
+                      "effects": effect_lines(analysis), "missing": missing_lines(analysis),
                       "notes": report_notes(analysis)}
     return json.dumps(_clean(data), indent=2, ensure_ascii=False) + "\n"
