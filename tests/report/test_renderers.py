@@ -21,14 +21,21 @@ from tests.report.conftest import EVIL
 from evalab.report import render_html, render_json, render_latex, render_markdown, render_table
 from evalab.report.latex import latex_paragraph, latex_text
 from evalab.report.plots import Intervals, interval_plot_svg
-from evalab.report.tables import effect_lines, missing_lines, report_notes, report_tables, row_notes
+from evalab.report.tables import (
+    _md_escape,
+    effect_lines,
+    missing_lines,
+    report_notes,
+    report_tables,
+    row_notes,
+)
 
 FORMATS = ("terminal", "markdown", "latex", "html", "json")
 
 
-def terminal_text(a) -> str:
+def terminal_text(a, width: int = 400) -> str:
     buf = io.StringIO()
-    render_table(a, Console(file=buf, width=400, soft_wrap=False))
+    render_table(a, Console(file=buf, width=width, soft_wrap=False))
     return buf.getvalue()
 
 
@@ -39,7 +46,8 @@ def render(a, fmt: str) -> str:
 
 # -- reading each format's tables back ------------------------------------------------------
 def _md_unescape(cell: str) -> str:
-    return cell.strip().replace("\\|", "|").replace("&lt;", "<").replace("\\\\", "\\")
+    text = re.sub(r"\\(.)", r"\1", cell.strip())
+    return text.replace("&lt;", "<").replace("&amp;", "&")
 
 
 def markdown_tables(text: str) -> list[list[list[str]]]:
@@ -136,7 +144,7 @@ def test_every_format_carries_the_same_tables_and_notes(which, request):
     assert len(notes) > 5
     md, tex, page_text, term = render_markdown(a), render_latex(a), render_html(a), terminal_text(a)
     for note in notes:
-        assert note.replace("|", "\\|").replace("<s", "&lt;s").replace("<b", "&lt;b").replace("</", "&lt;/") in md, note
+        assert _md_escape(note) in md, note
         assert latex_paragraph(note) in tex, note
         assert html.escape(note) in page_text, note
         assert note in term, note
@@ -146,7 +154,7 @@ def test_every_format_carries_the_same_tables_and_notes(which, request):
     assert data["report"]["missing"] == missing
     for _metric, lines in effects:  # the grid effects: kind, name, arithmetic, CI and p, in every format
         for kind, name, arith, extra in lines:
-            assert f"- {kind}: {name}: `{arith}` ({extra})" in md
+            assert f"- {kind}: {_md_escape(name)}: `{arith}` ({extra})" in md
             assert f"{kind:<11} {name}: {arith}  ({extra})" in term
             assert f"<b>{html.escape(kind)}</b>: {html.escape(name)}" in page_text and html.escape(extra) in page_text
             assert latex_paragraph(f"{kind}: {name}: {arith} ({extra})") in tex
@@ -282,3 +290,80 @@ def test_an_analysis_without_configurations_still_renders(analysis):
     main = report_tables(old)[0]
     rows = {r[0]: dict(zip(main.header, r, strict=True)) for r in main.body}
     assert rows[EVIL]["Δ_shift"] == "-3.0" and rows["base"]["Δ_shift"] == ""
+
+
+# -- hostile strings: every format shows them as written, none can run or format anything ------
+HOSTILE = "<script>x</script> a&b|c *s* _u_ ~~k~~ `t` [l](javascript:alert(1)) 50% #1 \\x $y$ {z} ^w [red]r[/red] &lt;"
+HOSTILE_METRIC = "acc_%#&<i>|"
+
+
+def _rename(mapping: dict, old: str, new: str) -> dict:
+    return {(new if k == old else k): v for k, v in mapping.items()}
+
+
+@pytest.fixture(scope="module")
+def hostile(analysis_with_test_set):
+    """The test-set analysis with hostile row labels, descriptions, [display] names and
+    values, a reference column and the primary metric's name."""
+    a = analysis_with_test_set
+    rows = []
+    for r in a.rows:
+        metrics = {(HOSTILE_METRIC if k == "acc" else k): dataclasses.replace(m, metric=HOSTILE_METRIC if k == "acc" else k)
+                   for k, m in r.metrics.items()}
+        label = "L " + HOSTILE if r.label == "(R)" else r.label
+        rows.append(dataclasses.replace(r, label=label, description=r.description and "D " + HOSTILE, metrics=metrics,
+                                        reference=_rename(r.reference, "acc (paper)", "R " + HOSTILE)))
+    display = dataclasses.replace(a.display, columns={**a.display.columns, "shift": "C " + HOSTILE},
+                                  values={"mode": {"raise": "V " + HOSTILE}})
+    return dataclasses.replace(
+        a, rows=rows, display=display, metrics=[HOSTILE_METRIC if m == "acc" else m for m in a.metrics],
+        primary=HOSTILE_METRIC, higher_is_better=_rename(a.higher_is_better, "acc", HOSTILE_METRIC),
+        contrasts=_rename(a.contrasts, "acc", HOSTILE_METRIC), reference_columns=["R " + HOSTILE],
+        description="S " + HOSTILE)
+
+
+def test_hostile_strings_are_shown_as_written_in_every_format(hostile, tmp_path):
+    from markdown_it import MarkdownIt
+
+    a = hostile
+    model = [[t.header, *t.body] for t in report_tables(a)]
+    cells = {c for t in model for row in t for c in row}
+    for prefix in ("L ", "C ", "V ", "R "):  # row label, [display] name and value, reference column
+        assert prefix + HOSTILE in cells, prefix
+    assert any(HOSTILE_METRIC in c for c in cells) and f"D {HOSTILE}" in " ".join(row_notes(a))
+    # HTML: parsed back cell for cell; nothing but the page's own tags
+    page = render_html(a, plot_engine="svg")
+    assert [t for _, t in html_tables(page)] == model
+    assert "<script" not in page.lower() and "<i>" not in page and "javascript:alert" not in page.replace(
+        "[l](javascript:alert(1))", "")
+    # Markdown, rendered by a CommonMark + GFM-tables renderer that passes raw HTML through
+    rendered = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).render(render_markdown(a))
+    for tag in ("<script", "<i>", "<em>", "<s>", "<a ", "<code>t</code>"):
+        assert tag not in rendered, tag  # before: *s*, _u_, ~~k~~ and `t` were formatted
+    assert [t for _, t in html_tables(rendered)] == model
+    assert markdown_tables(render_markdown(a)) == model
+    # terminal: rich markup in a label is text, not style
+    assert terminal_tables(terminal_text(a, width=3000)) == model
+    # LaTeX: every special character escaped (and the document compiles, where pdflatex is)
+    tex = render_latex(a)
+    assert latex_tables(tex) == [[[latex_text(c) for c in row] for row in t] for t in model]
+    assert tex.isascii() and "\\x" not in tex.replace(r"\textbackslash{}x", "")
+    import shutil
+
+    if shutil.which("pdflatex"):
+        from tests.report.test_latex import compile_latex
+
+        compile_latex(tex, tmp_path)
+    assert json.loads(render_json(a))["report"]["tables"] == [t.to_dict() for t in report_tables(a)]
+
+
+def test_a_row_without_any_interval_says_so_in_the_plots(analysis):
+    # one seed, or no seed spread: a dot alone would read as a precise value (before: unmarked)
+    rows = [dataclasses.replace(r, metrics={k: dataclasses.replace(m, delta_low=float("nan"), delta_high=float("nan"),
+                                                                   ci_low=float("nan"), ci_high=float("nan"))
+                                            for k, m in r.metrics.items()}) if r.label == EVIL else r
+            for r in analysis.rows]
+    page = render_html(dataclasses.replace(analysis, rows=rows), plot_engine="svg")
+    svgs = page.split("<svg")[1:]
+    assert len(svgs) == 4 and all(f"{html.escape(EVIL)} (no interval)" in svg for svg in svgs)  # forest + level, acc + loss
+    assert "(no interval)" not in render_html(analysis, plot_engine="svg")

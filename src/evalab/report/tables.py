@@ -274,10 +274,32 @@ def render_table(analysis: StudyAnalysis, console: Any = None) -> None:
 # --------------------------------------------------------------------------- Markdown
 
 
+#: characters that format Markdown text wherever they are: code spans, emphasis, strikethrough,
+#: table cells (and the backslash that escapes them)
+_MD_ALWAYS = re.compile(r"([\\`*~|])")
+
+
 def _md_escape(text: str) -> str:
+    """Text that a Markdown viewer shows as written (GitHub-flavoured tables included).
+
+    >>> print(_md_escape("a|b *x* _y_ z_1 [l](u) <b> &lt;"))
+    a\\|b \\*x\\* \\_y\\_ z_1 [l]\\(u) &lt;b> &amp;lt;
+    """
+    text = text.replace("\n", " ")
+    text = re.sub(r"&(?=#?[A-Za-z0-9]+;)", "&amp;", text)  # an entity would print as its character
+    text = _MD_ALWAYS.sub(r"\\\1", text)
+    text = re.sub(r"(?<!\w)_|_(?!\w)", r"\\_", text)  # emphasis; "d_model" (inside a word) is not
+    text = text.replace("](", "]\\(")  # a link (or image) [text](target)
     # "<" before a letter, "/", "!" or "?" could open raw HTML in a Markdown viewer
-    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
     return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)
+
+
+def _md_code(text: str) -> str:
+    """A code span (shown verbatim) that a backtick in ``text`` (a code version written in the
+    study file) cannot close early: fenced by one more backtick than its longest run."""
+    fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text.replace(chr(10), ' ')}{pad}{fence}"
 
 
 def md_row(cells: list[str]) -> str:
@@ -295,14 +317,14 @@ def render_markdown(analysis: StudyAnalysis) -> str:
     a = analysis
     out = [f"## {_md_escape(title(a))}", ""]
     out.append(f"Primary metric: **{_md_escape(a.primary)}**; seeds: {', '.join(map(str, a.seeds))}; "
-               f"code version `{a.code_version}`.")
+               f"code version {_md_code(a.code_version)}.")
     for i, t in enumerate(report_tables(a)):
         out += ["", f"### {_md_escape(t.heading)}", "", *_md_table(t)]
         if i == 0 and row_notes(a):
             out += ["", *(f"- {_md_escape(n)}" for n in row_notes(a))]
     for metric, lines in effect_lines(a):
         out += ["", f"### Grid effects on {_md_escape(metric)}", ""]
-        out += [f"- {kind}: {_md_escape(name)}: `{arith}`" + (f" ({extra})" if extra else "") for kind, name, arith, extra in lines]
+        out += [f"- {kind}: {_md_escape(name)}: {_md_code(arith)}" + (f" ({extra})" if extra else "") for kind, name, arith, extra in lines]
     missing = missing_lines(a)
     if missing:
         out += ["", "### Missing runs", ""] + [f"- {_md_escape(line)}" for line in missing]
