@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tests.conftest import REPO, read_lines, wmt_file
 
-from evalab.report.latex import MATH_SYMBOLS, latex_table, latex_text
+from evalab.report.latex import MATH_SYMBOLS, PREAMBLE, latex_table, latex_text, split_columns
 
 N = 40
 
@@ -30,7 +30,9 @@ def test_latex_text_is_plain_ascii_whatever_the_input(text):
 @pytest.mark.parametrize(
     ("raw", "tex"),
     [("μ ± hw", r"$\mu$ $\pm$ hw"), ("Δ baseline", r"$\Delta$ baseline"), ("Kendall τ_b", r"Kendall $\tau_b$"),
-     ("Müller", r'M\"{u}ller'), ("café", r"caf\'{e}"), ("中", "[U+4E2D]"), ("a_b & 5%", r"a\_b \& 5\%")],
+     ("Müller", r'M\"{u}ller'), ("café", r"caf\'{e}"), ("中", "[U+4E2D]"), ("a_b & 5%", r"a\_b \& 5\%"),
+     # pdflatex's default (OT1) font prints a bare "|" as an em dash: bleu—nrefs:1
+     ("bleu|nrefs:1", r"bleu\textbar{}nrefs:1")],
 )
 def test_symbols_the_tables_print_are_escaped(raw, tex):
     assert latex_text(raw) == tex
@@ -45,14 +47,44 @@ def test_table_cells_and_caption_are_escaped_by_default():
     assert text.isascii() and r"$\mu$ $\pm$ hw" in text and r"\"{A}" in text and "$<$" in text
 
 
+# -- fitting the page -------------------------------------------------------------------------
+#: the demo's results table (docs/demo.md): 16 columns, long row labels and stage names
+DEMO_HEADER = ["Row", "Stage", "h", "d_k", "P_drop", "ε_ls", "positional", "heads at eval", "positions at eval",
+               "Seeds", "seq_acc ↑ (mean ± sd)", "digit_acc ↑ (mean ± sd)", "xent ↓ (mean ± sd)",
+               "ppl ↓ (mean ± sd)", "seed 000 seq_acc %", "paper BLEU (Table 3)"]
+DEMO_BODY = [
+    ["base", "trained", "4", "8", "0.1", "0.1", "sinusoid", "all", "kept", "3/3", "96.03 ± 0.87", "99.08 ± 0.24",
+     "0.145 ± 0.005", "1.156 ± 0.006", "93.50", "25.50"],
+    ["(A') 1 of 4 heads at eval", "at eval of base (paired Δ)", "", "", "", "", "", "1", "", "3/3", "0.50 ± 0.26",
+     "40.76 ± 0.94", "1.029 ± 0.052", "2.800 ± 0.145", "–", "–"],
+    ["(E') positions removed at eval", "at eval of base (paired Δ)", "", "", "", "", "", "", "removed", "3/3",
+     "93.00 ± 1.82", "98.34 ± 0.57", "0.153 ± 0.006", "1.166 ± 0.007", "–", "–"],
+]
+
+
+def test_a_wide_table_is_split_by_columns_repeating_the_row_labels():
+    parts = split_columns(DEMO_HEADER, DEMO_BODY, small=True)
+    assert len(parts) > 1 and all(p[0] == 0 for p in parts)
+    assert sorted(j for p in parts for j in p[1:]) == list(range(1, len(DEMO_HEADER)))  # each column once
+    tex = latex_table(DEMO_HEADER, DEMO_BODY, "Results", small=True)
+    assert tex.count(r"\begin{tabular}{") == len(parts) and f"(part {len(parts)} of {len(parts)})" in tex
+    assert tex.count("positions removed at eval") == len(parts)
+
+
+def test_a_narrow_table_stays_one_table():
+    assert split_columns(["system", "BLEU"], [["a", "1.0"]]) == [[0, 1]]
+    assert "part" not in latex_table(["system", "BLEU"], [["a", "1.0"]], "c")
+
+
 # -- compiling the real output ---------------------------------------------------------------
-PREAMBLE = "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n"
+DOCUMENT = "\\documentclass{article}\n" + PREAMBLE + "\n\\begin{document}\n"
 
 
-def compile_latex(tables: str, tmp_path) -> None:
-    """Compile ``tables`` in a minimal article with booktabs; fail with pdflatex's errors."""
+def compile_latex(tables: str, tmp_path) -> str:
+    """Compile ``tables`` in a standard article with the documented preamble; fail with
+    pdflatex's errors, or on any box wider than the text (pdflatex only warns); the log."""
     doc = tmp_path / "doc.tex"
-    doc.write_text(PREAMBLE + tables + "\n\\end{document}\n", encoding="utf-8")
+    doc.write_text(DOCUMENT + tables + "\n\\end{document}\n", encoding="utf-8")
     res = subprocess.run(
         ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", doc.name],
         cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120,
@@ -61,6 +93,38 @@ def compile_latex(tables: str, tmp_path) -> None:
     assert res.returncode == 0 and (tmp_path / "doc.pdf").exists(), "\n".join(errors) or res.stdout[-2000:]
     log = (tmp_path / "doc.log").read_text(encoding="utf-8", errors="replace")
     assert "Missing character" not in log  # a glyph the font lacks is dropped with only a warning
+    overfull = [line for line in log.splitlines() if line.startswith("Overfull \\hbox")]
+    assert not overfull, overfull  # wider than the page: cut off in the PDF
+    return log
+
+
+NEEDS_PDFLATEX = pytest.mark.skipif(shutil.which("pdflatex") is None,
+                                    reason="pdflatex is not installed (Debian: texlive-latex-base texlive-latex-recommended)")
+
+
+@NEEDS_PDFLATEX
+def test_the_demo_sized_table_fits_the_page(tmp_path):
+    log = compile_latex(latex_table(DEMO_HEADER, DEMO_BODY, "Results", small=True), tmp_path)
+    assert "Output written" in log
+
+
+@NEEDS_PDFLATEX
+def test_the_compile_check_fails_on_a_table_wider_than_the_page(tmp_path):
+    # the check itself can fail: the same table as one unsplit, unshrunk tabular overflows
+    row = " & ".join(latex_text(c) for c in DEMO_BODY[2])
+    wide = rf"\begin{{tabular}}{{{'l' * len(DEMO_HEADER)}}}" + row + r" \\ \end{tabular}"
+    with pytest.raises(AssertionError, match="Overfull"):
+        compile_latex(wide, tmp_path)
+
+
+@NEEDS_PDFLATEX
+def test_the_split_alone_fits_without_shrinking(tmp_path):
+    # the \\resizebox is a safety net: the parts fit at their natural size (readable, not shrunk)
+    tex = latex_table(DEMO_HEADER, DEMO_BODY, "Results", small=True)
+    natural = tex.replace(r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%" + "\n", "")
+    natural = natural.replace(r"\end{tabular}}", r"\end{tabular}")
+    assert r"\resizebox" not in natural
+    compile_latex(natural, tmp_path)
 
 
 @pytest.fixture
@@ -93,7 +157,7 @@ def meta_eval_inputs(folder):
             "--scores", folder / "scores.tsv", "-n", "50", "--permutations", "20", "-q"]
 
 
-@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed (Debian: texlive-latex-base texlive-latex-recommended)")
+@NEEDS_PDFLATEX
 def test_latex_of_every_command_compiles_with_pdflatex(run_cli, systems, tmp_path, monkeypatch):
     ref, hyps = systems
     runs = [
@@ -115,7 +179,7 @@ def test_latex_of_every_command_compiles_with_pdflatex(run_cli, systems, tmp_pat
     compile_latex("\n".join(tables), tmp_path)
 
 
-@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed (Debian: texlive-latex-base texlive-latex-recommended)")
+@NEEDS_PDFLATEX
 def test_ablation_report_with_test_set_intervals_compiles(analysis_with_test_set, tmp_path):
     from evalab.report import render_latex
 

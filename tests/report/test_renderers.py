@@ -19,16 +19,23 @@ from rich.console import Console
 from tests.report.conftest import EVIL
 
 from evalab.report import render_html, render_json, render_latex, render_markdown, render_table
-from evalab.report.latex import latex_text
+from evalab.report.latex import latex_paragraph, latex_text
 from evalab.report.plots import Intervals, interval_plot_svg
-from evalab.report.tables import report_notes, report_tables, row_notes
+from evalab.report.tables import (
+    _md_escape,
+    effect_lines,
+    missing_lines,
+    report_notes,
+    report_tables,
+    row_notes,
+)
 
 FORMATS = ("terminal", "markdown", "latex", "html", "json")
 
 
-def terminal_text(a) -> str:
+def terminal_text(a, width: int = 400) -> str:
     buf = io.StringIO()
-    render_table(a, Console(file=buf, width=400, soft_wrap=False))
+    render_table(a, Console(file=buf, width=width, soft_wrap=False))
     return buf.getvalue()
 
 
@@ -39,7 +46,8 @@ def render(a, fmt: str) -> str:
 
 # -- reading each format's tables back ------------------------------------------------------
 def _md_unescape(cell: str) -> str:
-    return cell.strip().replace("\\|", "|").replace("&lt;", "<").replace("\\\\", "\\")
+    text = re.sub(r"\\(.)", r"\1", cell.strip())
+    return text.replace("&lt;", "<").replace("&amp;", "&")
 
 
 def markdown_tables(text: str) -> list[list[list[str]]]:
@@ -67,10 +75,20 @@ def terminal_tables(text: str) -> list[list[list[str]]]:
 
 
 def latex_tables(text: str) -> list[list[list[str]]]:
+    """The report's tables, a table split by columns into parts ("part i of k", each
+    repeating the Row column) put back together, two-line headers on one line."""
     tables = []
-    for block in re.findall(r"\\toprule\n(.*?)\\bottomrule", text, flags=re.S):
+    for env in re.findall(r"\\begin\{table\}.*?\\end\{table\}", text, flags=re.S):
+        block = re.search(r"\\toprule\n(.*?)\\bottomrule", env, flags=re.S)[1]
+        block = re.sub(r"\\begin\{tabular\}\[b\]\{@\{\}[lr]@\{\}\}(.*?)\\end\{tabular\}",
+                       lambda m: m[1].replace(r"\\", " "), block)
         lines = [ln.removesuffix(r" \\") for ln in block.splitlines() if ln != r"\midrule"]
-        tables.append([re.split(r" (?<!\\)& ", ln) for ln in lines])
+        rows = [re.split(r" (?<!\\)& ", ln) for ln in lines]
+        part = re.search(r"\(part (\d+) of \d+\)\}", env)
+        if part and part[1] != "1":
+            tables[-1] = [old + new[1:] for old, new in zip(tables[-1], rows, strict=True)]
+        else:
+            tables.append(rows)
     return tables
 
 
@@ -108,8 +126,9 @@ def html_tables(text: str) -> list[tuple[str, list[list[str]]]]:
     return parser.tables
 
 
-def test_every_format_carries_the_same_tables_and_notes(analysis_with_test_set):
-    a = analysis_with_test_set
+@pytest.mark.parametrize("which", ["analysis_with_test_set", "analysis"])
+def test_every_format_carries_the_same_tables_and_notes(which, request):
+    a = request.getfixturevalue(which)
     model = report_tables(a)
     expected = [[t.header, *t.body] for t in model]
     assert len(model) == 1 + len(a.metrics)
@@ -125,10 +144,22 @@ def test_every_format_carries_the_same_tables_and_notes(analysis_with_test_set):
     assert len(notes) > 5
     md, tex, page_text, term = render_markdown(a), render_latex(a), render_html(a), terminal_text(a)
     for note in notes:
-        assert note.replace("|", "\\|").replace("<s", "&lt;s").replace("<b", "&lt;b").replace("</", "&lt;/") in md, note
-        assert latex_text(note) in tex, note
+        assert _md_escape(note) in md, note
+        assert latex_paragraph(note) in tex, note
         assert html.escape(note) in page_text, note
         assert note in term, note
+    effects, missing = effect_lines(a), missing_lines(a)
+    assert effects and missing
+    assert data["report"]["effects"] == [[m, [list(x) for x in ls]] for m, ls in effects]
+    assert data["report"]["missing"] == missing
+    for _metric, lines in effects:  # the grid effects: kind, name, arithmetic, CI and p, in every format
+        for kind, name, arith, extra in lines:
+            assert f"- {kind}: {_md_escape(name)}: `{arith}` ({extra})" in md
+            assert f"{kind:<11} {name}: {arith}  ({extra})" in term
+            assert f"<b>{html.escape(kind)}</b>: {html.escape(name)}" in page_text and html.escape(extra) in page_text
+            assert latex_paragraph(f"{kind}: {name}: {arith} ({extra})") in tex
+    for line in missing:
+        assert f"- {line}" in md and line in term and html.escape(line) in page_text and latex_paragraph(line) in tex
 
 
 def test_the_delta_tables_show_every_interval_where_present(analysis_with_test_set, analysis):
@@ -225,8 +256,9 @@ def test_markdown(analysis):
 
 def test_latex(analysis):
     tex = render_latex(analysis)
-    assert tex.count(r"\begin{tabular}") == 4  # results, Δ of acc, Δ of loss, grid effects
-    assert r"ampersand\_underscore" in tex and r"\&" in tex
+    assert len(latex_tables(tex)) == 3  # results, Δ of acc, Δ of loss (some split in parts)
+    assert r"\paragraph{Grid effects on acc}" in tex
+    assert r"ampersand\_\allowbreak{}underscore" in tex and r"\&" in tex
     assert r"$\pm$" in tex and tex.isascii()  # pdflatex's default fonts: no Unicode symbols
     assert "<" not in tex.replace("$<$", "")  # "<" alone prints as an inverted "!"
     assert r"\paragraph{Notes}" in tex and "few seeds" in tex  # notes and flags are not dropped
@@ -258,3 +290,80 @@ def test_an_analysis_without_configurations_still_renders(analysis):
     main = report_tables(old)[0]
     rows = {r[0]: dict(zip(main.header, r, strict=True)) for r in main.body}
     assert rows[EVIL]["Δ_shift"] == "-3.0" and rows["base"]["Δ_shift"] == ""
+
+
+# -- hostile strings: every format shows them as written, none can run or format anything ------
+HOSTILE = "<script>x</script> a&b|c *s* _u_ ~~k~~ `t` [l](javascript:alert(1)) 50% #1 \\x $y$ {z} ^w [red]r[/red] &lt;"
+HOSTILE_METRIC = "acc_%#&<i>|"
+
+
+def _rename(mapping: dict, old: str, new: str) -> dict:
+    return {(new if k == old else k): v for k, v in mapping.items()}
+
+
+@pytest.fixture(scope="module")
+def hostile(analysis_with_test_set):
+    """The test-set analysis with hostile row labels, descriptions, [display] names and
+    values, a reference column and the primary metric's name."""
+    a = analysis_with_test_set
+    rows = []
+    for r in a.rows:
+        metrics = {(HOSTILE_METRIC if k == "acc" else k): dataclasses.replace(m, metric=HOSTILE_METRIC if k == "acc" else k)
+                   for k, m in r.metrics.items()}
+        label = "L " + HOSTILE if r.label == "(R)" else r.label
+        rows.append(dataclasses.replace(r, label=label, description=r.description and "D " + HOSTILE, metrics=metrics,
+                                        reference=_rename(r.reference, "acc (paper)", "R " + HOSTILE)))
+    display = dataclasses.replace(a.display, columns={**a.display.columns, "shift": "C " + HOSTILE},
+                                  values={"mode": {"raise": "V " + HOSTILE}})
+    return dataclasses.replace(
+        a, rows=rows, display=display, metrics=[HOSTILE_METRIC if m == "acc" else m for m in a.metrics],
+        primary=HOSTILE_METRIC, higher_is_better=_rename(a.higher_is_better, "acc", HOSTILE_METRIC),
+        contrasts=_rename(a.contrasts, "acc", HOSTILE_METRIC), reference_columns=["R " + HOSTILE],
+        description="S " + HOSTILE)
+
+
+def test_hostile_strings_are_shown_as_written_in_every_format(hostile, tmp_path):
+    from markdown_it import MarkdownIt
+
+    a = hostile
+    model = [[t.header, *t.body] for t in report_tables(a)]
+    cells = {c for t in model for row in t for c in row}
+    for prefix in ("L ", "C ", "V ", "R "):  # row label, [display] name and value, reference column
+        assert prefix + HOSTILE in cells, prefix
+    assert any(HOSTILE_METRIC in c for c in cells) and f"D {HOSTILE}" in " ".join(row_notes(a))
+    # HTML: parsed back cell for cell; nothing but the page's own tags
+    page = render_html(a, plot_engine="svg")
+    assert [t for _, t in html_tables(page)] == model
+    assert "<script" not in page.lower() and "<i>" not in page and "javascript:alert" not in page.replace(
+        "[l](javascript:alert(1))", "")
+    # Markdown, rendered by a CommonMark + GFM-tables renderer that passes raw HTML through
+    rendered = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).render(render_markdown(a))
+    for tag in ("<script", "<i>", "<em>", "<s>", "<a ", "<code>t</code>"):
+        assert tag not in rendered, tag  # before: *s*, _u_, ~~k~~ and `t` were formatted
+    assert [t for _, t in html_tables(rendered)] == model
+    assert markdown_tables(render_markdown(a)) == model
+    # terminal: rich markup in a label is text, not style
+    assert terminal_tables(terminal_text(a, width=3000)) == model
+    # LaTeX: every special character escaped (and the document compiles, where pdflatex is)
+    tex = render_latex(a)
+    assert latex_tables(tex) == [[[latex_text(c) for c in row] for row in t] for t in model]
+    assert tex.isascii() and "\\x" not in tex.replace(r"\textbackslash{}x", "")
+    import shutil
+
+    if shutil.which("pdflatex"):
+        from tests.report.test_latex import compile_latex
+
+        compile_latex(tex, tmp_path)
+    assert json.loads(render_json(a))["report"]["tables"] == [t.to_dict() for t in report_tables(a)]
+
+
+def test_a_row_without_any_interval_says_so_in_the_plots(analysis):
+    # one seed, or no seed spread: a dot alone would read as a precise value (before: unmarked)
+    rows = [dataclasses.replace(r, metrics={k: dataclasses.replace(m, delta_low=float("nan"), delta_high=float("nan"),
+                                                                   ci_low=float("nan"), ci_high=float("nan"))
+                                            for k, m in r.metrics.items()}) if r.label == EVIL else r
+            for r in analysis.rows]
+    page = render_html(dataclasses.replace(analysis, rows=rows), plot_engine="svg")
+    svgs = page.split("<svg")[1:]
+    assert len(svgs) == 4 and all(f"{html.escape(EVIL)} (no interval)" in svg for svg in svgs)  # forest + level, acc + loss
+    assert "(no interval)" not in render_html(analysis, plot_engine="svg")

@@ -227,3 +227,14 @@ def test_two_level_interval_covers_the_truth_over_seeds_and_examples():
         assert t is not None
         hits += t.delta.low <= true_delta <= t.delta.high
     assert hits / studies >= 0.92, hits
+
+
+def test_rows_without_seed_spread_get_the_welch_lower_bound_df_not_a_normal_quantile():
+    # every seed's run of a row scores the same per-example values: Welch's ν is 0/0; with
+    # ∞ (before) the interval was Δ ± 1.96·se, as if many seeds had shown the seed noise is 0
+    rng = np.random.default_rng(3)
+    base, row = 100.0 * (rng.random(300) < 0.8), 100.0 * (rng.random(300) < 0.7)
+    res = two_level_delta(scored([row] * 3, 200, 0).take([0, 1, 2]), scored([base] * 4, 200, 0).take([0, 1, 2, 3]),
+                          paired=False, confidence=0.95)
+    assert res.df == 2.0  # min(3, 4) - 1
+    assert res.delta.high - res.delta.estimate == pytest.approx(4.302652729911275 * res.se)  # t(0.975, 2)

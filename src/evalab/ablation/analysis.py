@@ -92,6 +92,9 @@ class MetricStats:
     p_both: float | None = None  # two-level resampling p-value of Δ ≠ 0 (the row's p when present)
     p_holm: float | None = None  # Holm-adjusted p across the rows compared (when requested)
     negligible: bool = False  # |Δ| and its CI inside the study's min_effect: no seed count asked
+    # every seed of both rows gave the same value (paired: the same difference): the t-test is
+    # 0/0, so p_welch and the CI over seeds are NaN (shown '–'), not the degenerate limit
+    no_seed_spread: bool = False
 
 
 @dataclass(frozen=True)
@@ -208,6 +211,7 @@ def analyze(
     comparisons: dict[str, list[Comparison]] = {m: [] for m in study.metrics}
     for row in rows:
         stats[row.label], missing[row.label] = _row_stats(runs, row, labels, comparisons, opts)
+        refused += [r for r in runs.example_gaps(row, labels, comparisons) if r not in refused]
     for m in study.metrics:
         fields, why = example_fields(comparisons[m], confidence=confidence, resamples=resamples, seed=seed,
                                      bounds=_bounds(study, m))
@@ -267,6 +271,24 @@ class _Runs:
         if not found or any(v is None for v in found.values()):
             return None
         return {s: v for s, v in found.items() if v is not None}
+
+    def example_gaps(self, row: Row, labels: dict[str, Row], comparisons: dict[str, list[Comparison]]) -> list[str]:
+        """Why ``row`` has no test-set interval for a metric that other runs have per-example
+        data for: it, or the row its Δ is taken to, lacks the data on some finished run
+        (an interval over the other seeds would describe another mean than the one shown)."""
+        why = []
+        for m, cs in comparisons.items():
+            if any(c.label == row.label for c in cs) or not any(m in found for found in self.examples.values()):
+                continue
+            other = labels[row.parent] if row.stage == "eval" else next(iter(labels.values()))  # the base row
+            for r in [row] if row.config == self.study.base and row.stage != "eval" else [row, other]:
+                done = self.by_seed(r, m)[0]
+                lacking = [s for s in done if m not in self.examples.get(row_run_key(r, s, self.study.code_version), {})]
+                if lacking:
+                    whose = f"row {r.label}" + (" (the row Δ is taken to)" if r is not row else "")
+                    why.append(f"{m}, row {row.label}: {whose} has usable per-example data on {len(done) - len(lacking)} of "
+                               f"its {len(done)} finished runs (none for seed {', '.join(map(str, lacking))})")
+        return why
 
 
 def _row_stats(runs: _Runs, row: Row, labels: dict[str, Row], comparisons: dict[str, list[Comparison]],
@@ -371,8 +393,9 @@ def _finish_metric(study: Study, metric: str, stats: dict[str, dict[str, MetricS
 
 
 def _row_p(ms: MetricStats) -> float | None:
-    """The row's p-value for 'differs from the row Δ is taken to': two-level where present."""
-    p = ms.p_both if ms.p_both is not None else ms.p_welch
+    """The row's p-value for 'differs from the row Δ is taken to': two-level where present,
+    else the t-test's, or the permutation test's where the t-test is undefined (no seed spread)."""
+    p = ms.p_both if ms.p_both is not None else ms.p_perm if ms.no_seed_spread else ms.p_welch
     return p if p is not None and math.isfinite(p) else None
 
 
@@ -411,14 +434,16 @@ def _metric_stats(
     min_effect: float | None = None,
 ) -> MetricStats:
     mc = mean_ci(vals, confidence)
-    common = {"metric": metric, "n": mc.n, "values": vals, "mean": mc.mean, "std": mc.std,
-              "ci_low": mc.low, "ci_high": mc.high}
+    common = {"metric": metric, "n": mc.n, "values": vals, "mean": mc.mean, "std": mc.std, **_seed_ci(mc)}
     if base is None:
         return MetricStats(**common)
     if not vals or not base:
         return MetricStats(**common, too_few_seeds=True)
     w = welch(vals, base, confidence)
     p_perm, exact = permutation_test(vals, base, resamples=permutations, seed=seed)
+    p_perm = p_perm if min(len(vals), len(base)) >= 2 else math.nan  # 1 vs 1: p = 1 whatever Δ is
+    flat = bool(len(vals) >= 2 and len(base) >= 2 and np.ptp(vals) == 0 and np.ptp(base) == 0)
+    w = _undefined_t(w) if flat else w
     needed = None
     flag = True
     if len(vals) >= 2 and len(base) >= 2:
@@ -438,6 +463,7 @@ def _metric_stats(
     return MetricStats(
         **common, delta=w.delta, delta_low=w.low, delta_high=w.high, p_welch=w.p, p_perm=p_perm,
         perm_exact=exact, seeds_needed=needed, too_few_seeds=flag, aso_eps=eps, direction=direction, vs="base",
+        no_seed_spread=flat,
     )
 
 
@@ -450,13 +476,16 @@ def _paired_stats(
     row (the same trained model), or any row and the base when the study pairs seeds."""
     mc = mean_ci(list(vals.values()), confidence)
     common = {"metric": metric, "n": mc.n, "values": list(vals.values()), "mean": mc.mean, "std": mc.std,
-              "ci_low": mc.low, "ci_high": mc.high, "paired": True, "vs": parent_label}
+              **_seed_ci(mc), "paired": True, "vs": parent_label}
     seeds = [s for s in vals if s in parent]
     if not seeds:
         return MetricStats(**common, too_few_seeds=True)
     a, b = np.array([vals[s] for s in seeds]), np.array([parent[s] for s in seeds])
     t = paired_t(a, b, confidence)
     p_perm, exact = sign_flip_test(a, b, resamples=permutations, seed=seed)
+    p_perm = p_perm if len(seeds) >= 2 else math.nan  # one pair: p = 1 whatever Δ is
+    flat = bool(len(seeds) >= 2 and np.ptp(a - b) == 0)
+    t = _undefined_t(t) if flat else t
     needed = None
     flag = True
     if len(seeds) >= 2:
@@ -474,7 +503,21 @@ def _paired_stats(
     return MetricStats(
         **common, delta=t.delta, delta_low=t.low, delta_high=t.high, p_welch=t.p, p_perm=p_perm,
         perm_exact=exact, seeds_needed=needed, too_few_seeds=flag, aso_eps=eps, direction=direction,
+        no_seed_spread=flat,
     )
+
+
+def _seed_ci(mc: Any) -> dict[str, float]:
+    """The mean's t-based CI over seeds; NaN where the seeds all agree (sd 0: see _undefined_t)."""
+    flat = mc.n >= 2 and mc.std == 0
+    return {"ci_low": math.nan if flat else mc.low, "ci_high": math.nan if flat else mc.high}
+
+
+def _undefined_t(w: Any) -> Any:
+    """A t-test over seeds that showed no spread: its p and CI are 0/0, not the degenerate
+    limit (p 0 or 1, a zero-width CI), which holds only if the runs cannot vary with the seed;
+    a coarse metric on a few examples can give equal values by chance."""
+    return replace(w, p=math.nan, low=math.nan, high=math.nan)
 
 
 def _power_target(delta: float, min_effect: float | None) -> float:
@@ -508,6 +551,20 @@ def _notes(study: Study, rows: list[RowAnalysis], alpha: float, power: float, co
         f"'few seeds' = p(t) ≥ {alpha:g} and a power analysis ({few}, α = {alpha:g}, "
         f"power = {power:g}, observed Δ and pooled sd) needs more seeds per row than were run; the number shown is that requirement.",
     ]
+    single = [r.label for r in rows if any(ms.delta is not None and ms.p_perm is not None and math.isnan(ms.p_perm)
+                                           for ms in r.metrics.values())]
+    if single:
+        notes.append(f"One seed (rows {'; '.join(single)}): with one seed in the row or in the row its Δ is taken to (one "
+                     "pair, paired), p(t) and p(perm) are '–': the t-test needs two, and the permutation test's only "
+                     "possible p is 1, whatever Δ is.")
+    flat = [r.label for r in rows if any(ms.no_seed_spread or (ms.n >= 2 and ms.std == 0) for ms in r.metrics.values())]
+    if flat:
+        notes.append(
+            f"No seed spread (rows {'; '.join(flat)}): where every seed of a row gave the same value, its mean's CI over "
+            "seeds is not shown ('–'); where that holds for the row its Δ is taken to as well ('no seed spread'; paired: "
+            "the same difference on every seed), the t-test is 0/0: p(t) and Δ's CI over seeds are not shown either, nor a grid effect's CI and p (t). "
+            "Their limits (p 0, a zero-width CI) hold only for runs that cannot vary with the seed; a coarse metric on few "
+            "test examples can agree by chance. p(perm) (and the test-set intervals, where shown) do not rely on it.")
     evals = [r for r in rows if r.stage == "eval"]
     if evals:
         notes.append(

@@ -13,7 +13,7 @@ import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from evalab.report.plots import Intervals, interval_plot_svg
+from evalab.report.plots import Intervals, finite, interval_plot_svg
 from evalab.report.tables import (
     Table,
     effect_lines,
@@ -79,8 +79,17 @@ def forest_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
     if any(m.both_low is not None for m in ms):
         kinds.append(Intervals(f"{pct}% CI over seeds and examples", [m.both_low for m in ms], [m.both_high for m in ms]))
     better = "higher" if a.higher_is_better.get(metric, True) else "lower"
-    return interval_plot_svg(labels, [m.delta for m in ms], kinds, title=f"Δ {metric} to the base ({better} is better)",
+    return interval_plot_svg(_say_no_interval(labels, [m.delta for m in ms], kinds), [m.delta for m in ms], kinds, title=f"Δ {metric} to the base ({better} is better)",
                              xlabel=f"Δ {metric}", reference=0.0, reference_label="no difference", engine=engine)
+
+
+def _say_no_interval(labels: list[str], points: list[float | None], kinds: list[Intervals]) -> list[str]:
+    """Labels, marked where the row has a point but no interval of any kind (one seed, no
+    seed spread): a dot alone would read as a precise value."""
+    def bare(i: int) -> bool:
+        return finite(points[i]) and not any(finite(iv.lows[i]) and finite(iv.highs[i]) for iv in kinds)
+
+    return [f"{lab} (no interval)" if bare(i) else lab for i, lab in enumerate(labels)]
 
 
 def level_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
@@ -95,7 +104,8 @@ def level_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
                                [m.mean_examples_high for m in ms]))
     better = "higher" if a.higher_is_better.get(metric, True) else "lower"
     base = a.base.metrics[metric]
-    return interval_plot_svg([r.label for r in rows], [m.mean if m.n else None for m in ms], kinds,
+    points = [m.mean if m.n else None for m in ms]
+    return interval_plot_svg(_say_no_interval([r.label for r in rows], points, kinds), points, kinds,
                              title=f"{metric} ({better} is better)", xlabel=f"{metric}, mean over seeds",
                              reference=base.mean if base.n else None, reference_label="base", engine=engine)
 

@@ -1,30 +1,38 @@
 """The one LaTeX table writer: booktabs tables for ``score``/``compare`` and ablation reports.
 
+Every table fits a standard article's text width and compiles with pdflatex (Debian:
+texlive-latex-base + texlive-latex-recommended) under this preamble (:data:`PREAMBLE`)::
+
+    \\documentclass{article}
+    \\usepackage{booktabs,graphicx}  % \\toprule ...; \\resizebox (a table never overflows)
+
 >>> print(latex_table(["system", "BLEU"], [["base_1", "31.2"]], caption="50% & more"), end="")
 \\begin{table}[t]
 \\centering
+\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%
 \\begin{tabular}{lr}
 \\toprule
 system & BLEU \\\\
 \\midrule
 base\\_1 & 31.2 \\\\
 \\bottomrule
-\\end{tabular}
+\\end{tabular}}
 \\caption{50\\% \\& more}
 \\end{table}
 """
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
 
-__all__ = ["MATH_SYMBOLS", "latex_escape", "latex_table", "latex_text"]
+__all__ = ["MATH_SYMBOLS", "PREAMBLE", "TEXT_WIDTH_PT", "latex_escape", "latex_paragraph", "latex_table", "latex_text", "split_columns"]
 
 _SPECIAL = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-    "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    "_": r"\_", "|": r"\textbar{}", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
 }
 
 #: characters pdflatex's default fonts lack (it prints "<" as an inverted "!")
@@ -34,7 +42,7 @@ MATH_SYMBOLS = {
     "−": "-", "·": r"$\cdot$", "√": r"$\surd$", "≥": r"$\geq$", "≤": r"$\leq$", "α": r"$\alpha$",
     "μ": r"$\mu$", "µ": r"$\mu$", "τ": r"$\tau$", "ρ": r"$\rho$", "σ": r"$\sigma$", "χ": r"$\chi$",
     "×": r"$\times$", "…": r"\ldots{}", "’": "'", "‘": "`", "“": "``", "”": "''", "\u00a0": "~",
-    "│": "|", "✓": r"$\surd$", "✗": r"$\times$", "²": r"$^2$",
+    "│": r"\textbar{}", "✓": r"$\surd$", "✗": r"$\times$", "²": r"$^2$",
 }
 
 #: a Greek letter with a one-letter subscript, as in Kendall's τ_b (escaped: ``τ\\_b``)
@@ -68,6 +76,21 @@ def latex_text(text: str) -> str:
     return "".join(_ascii_latex(ch) for ch in text)
 
 
+#: escaped characters after which a long token may break across lines (a metric signature, a path)
+_BREAK_AFTER = re.compile(r"(\\textbar\{\}|\\_|/|;|,|=)(?!\\allowbreak)")
+
+
+def latex_paragraph(text: str) -> str:
+    """:func:`latex_text` for running text (captions, notes): a long token without spaces,
+    such as ``bleu|nrefs:1|...`` or a path, may break after ``|``, ``/``, ``_``, ``;``,
+    ``,`` and ``=`` instead of running into the margin.
+
+    >>> latex_paragraph("bleu|nrefs:1")
+    'bleu\\\\textbar{}\\\\allowbreak{}nrefs:1'
+    """
+    return _BREAK_AFTER.sub(r"\1\\allowbreak{}", latex_text(text))
+
+
 def _ascii_latex(ch: str) -> str:
     if ch.isascii() and ch not in "<>":
         return ch
@@ -79,6 +102,16 @@ def _ascii_latex(ch: str) -> str:
     return f"[U+{ord(ch):04X}]"
 
 
+#: what every table needs in the preamble: booktabs for the rules, graphicx for ``\\resizebox``
+PREAMBLE = r"\usepackage{booktabs,graphicx}"
+
+#: a standard article's text width (10pt class: 345pt), and an upper estimate of one
+#: character's width in a table cell (\small: 9pt digits are 4.5pt; ±, Δ and capitals are wider)
+TEXT_WIDTH_PT = 345.0
+_CHAR_PT = {True: 5.0, False: 5.6}
+_COLUMN_SEP_PT = 12.0  # 2 x \tabcolsep
+
+
 def latex_table(
     header: Sequence[str],
     body: Sequence[Sequence[str]],
@@ -87,17 +120,73 @@ def latex_table(
     columns: str | None = None,
     small: bool = False,
     cell: Callable[[str], str] = latex_text,
+    keep: int = 1,
 ) -> str:
-    """A booktabs ``table``; ``columns`` defaults to ``l`` then ``r`` for the rest; cells
-    are written with :func:`latex_text`, so the table compiles with pdflatex."""
+    """booktabs ``table``s that fit a standard article's text width (preamble: :data:`PREAMBLE`).
+
+    ``columns`` defaults to ``l`` then ``r`` for the rest; cells are written with
+    :func:`latex_text`, so the table compiles with pdflatex. A header ``name (what)`` is set
+    on two lines. A table too wide for the page is split by columns into parts, each
+    repeating the first ``keep`` columns (the row labels) and captioned "part i of k"; each
+    part is also shrunk to the text width should the estimate of its width fall short, so
+    pdflatex never reports an overfull box.
+    """
     cols = columns or "l" + "r" * (len(header) - 1)
-    lines = [r"\begin{table}[t]", r"\centering", *([r"\small"] if small else []), rf"\begin{{tabular}}{{{cols}}}", r"\toprule"]
-    lines.append(" & ".join(cell(h) for h in header) + r" \\")
+    parts = split_columns(header, body, keep=keep, small=small)
+    out = []
+    for i, part in enumerate(parts):
+        cap = caption if len(parts) == 1 else f"{caption} (part {i + 1} of {len(parts)})".lstrip()
+        out.append(_one_table([header[j] for j in part], [[row[j] for row in body] for j in part],
+                              "".join(cols[j] for j in part), cap, small=small, cell=cell))
+    return "\n".join(out)
+
+
+def _one_table(header: list[str], columns: list[list[str]], cols: str, caption: str, *, small: bool,
+               cell: Callable[[str], str]) -> str:
+    lines = [r"\begin{table}[t]", r"\centering", *([r"\small"] if small else [])]
+    # the tabular at its natural width, or at the line's width when wider than that
+    lines.append(r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%")
+    lines += [rf"\begin{{tabular}}{{{cols}}}", r"\toprule"]
+    lines.append(" & ".join(_header_cell(h, a, cell) for h, a in zip(header, cols, strict=True)) + r" \\")
     lines.append(r"\midrule")
-    for row in body:
+    for row in zip(*columns, strict=True):
         lines.append(" & ".join(cell(c) for c in row) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
+    lines += [r"\bottomrule", r"\end{tabular}}"]
     if caption:
-        lines.append(rf"\caption{{{cell(caption)}}}")
+        lines.append(rf"\caption{{{latex_paragraph(caption)}}}")
     lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"
+
+
+def _header_lines(h: str) -> list[str]:
+    # "seq_acc ↑ (mean ± sd)" -> "seq_acc ↑" over "(mean ± sd)": headers are the widest cells
+    name, sep, what = h.partition(" (")
+    return [name, sep.strip() + what] if sep and name else [h]
+
+
+def _header_cell(h: str, align: str, cell: Callable[[str], str]) -> str:
+    lines = _header_lines(h)
+    if len(lines) == 1:
+        return cell(h)
+    return rf"\begin{{tabular}}[b]{{@{{}}{align}@{{}}}}" + r"\\".join(cell(x) for x in lines) + r"\end{tabular}"
+
+
+def split_columns(header: Sequence[str], body: Sequence[Sequence[str]], *, keep: int = 1,
+                  small: bool = False) -> list[list[int]]:
+    """Column indices of each part of a table split to fit :data:`TEXT_WIDTH_PT`: the first
+    ``keep`` columns in every part, the others in order, as many per part as fit (one at least)."""
+    def width(j: int) -> float:
+        chars = max([*(len(x) for x in _header_lines(header[j])), *(len(row[j]) for row in body)])
+        return chars * _CHAR_PT[small] + _COLUMN_SEP_PT
+
+    keep = min(keep, len(header))
+    fixed = sum(width(j) for j in range(keep))
+    parts: list[list[int]] = []
+    used = math.inf
+    for j in range(keep, len(header)):
+        if used + width(j) > TEXT_WIDTH_PT:
+            parts.append(list(range(keep)))
+            used = fixed
+        parts[-1].append(j)
+        used += width(j)
+    return parts or [list(range(len(header)))]

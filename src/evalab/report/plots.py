@@ -37,7 +37,8 @@ class Intervals:
     highs: Sequence[float | None]
 
 
-def _finite(x: float | None) -> bool:
+def finite(x: float | None) -> bool:
+    """A number to draw (not None, NaN or infinite)."""
     return x is not None and math.isfinite(x)
 
 
@@ -47,9 +48,9 @@ def axis_range(points: Sequence[float | None], intervals: Sequence[Intervals], r
     >>> [round(v, 6) for v in axis_range([95.0, 96.0], [Intervals("ci", [94.0, 95.0], [96.0, 97.0])], 96.0)]
     [-4.85, 101.85]
     """
-    values = [0.0, *(v for v in points if _finite(v))]
-    values += [v for iv in intervals for v in (*iv.lows, *iv.highs) if _finite(v)]
-    values += [reference] if _finite(reference) else []
+    values = [0.0, *(v for v in points if finite(v))]
+    values += [v for iv in intervals for v in (*iv.lows, *iv.highs) if finite(v)]
+    values += [reference] if finite(reference) else []
     lo, hi = min(values), max(values)
     pad = (hi - lo) * 0.05 or 1.0
     return lo - pad, hi + pad
@@ -126,14 +127,14 @@ def _matplotlib_svg(labels, points, intervals, title, xlabel, reference, referen
         ax = fig.subplots()
         ys = [n - 1 - i for i in range(n)]
         for k, iv in enumerate(intervals):
-            rows = [i for i in range(n) if _finite(iv.lows[i]) and _finite(iv.highs[i])]
+            rows = [i for i in range(n) if finite(iv.lows[i]) and finite(iv.highs[i])]
             if rows:
                 ax.hlines([ys[i] + _offset(k, kinds, 0.22) for i in rows], [iv.lows[i] for i in rows],
                           [iv.highs[i] for i in rows], colors=COLOURS[k % len(COLOURS)], linewidth=2.2,
                           label=_mpl_text(iv.label))
-        shown = [i for i in range(n) if _finite(points[i])]
+        shown = [i for i in range(n) if finite(points[i])]
         ax.plot([points[i] for i in shown], [ys[i] for i in shown], "o", color="black", markersize=4, label="estimate")
-        if _finite(reference):
+        if finite(reference):
             ax.axvline(reference, color="#555555", linestyle="--", linewidth=0.8, label=_mpl_text(reference_label) or None)
         if reference != 0:
             ax.axvline(0.0, color="#999999", linewidth=0.6)
@@ -179,23 +180,23 @@ def _plain_svg(labels, points, intervals, title, xlabel, reference, reference_la
     if xlabel:
         parts.append(f'<text x="{left + pw / 2:.1f}" y="{top + ph + 28}" text-anchor="middle">{e(xlabel)}</text>')
     parts.append(f'<line x1="{x(0.0):.1f}" y1="{top}" x2="{x(0.0):.1f}" y2="{top + ph}" stroke="#999"/>')
-    if _finite(reference):
+    if finite(reference):
         parts.append(f'<line x1="{x(reference):.1f}" y1="{top}" x2="{x(reference):.1f}" y2="{top + ph}" '
                      'stroke="#555" stroke-dasharray="4 3"/>')
     for i, lab in enumerate(labels):
         cy = top + row_h * (i + 0.5)
         parts.append(f'<text x="{left - 6:.1f}" y="{cy + 4:.1f}" text-anchor="end">{e(lab)}</text>')
         for k, iv in enumerate(intervals):
-            if _finite(iv.lows[i]) and _finite(iv.highs[i]):
+            if finite(iv.lows[i]) and finite(iv.highs[i]):
                 y = cy + _offset(k, kinds, 7)
                 parts.append(f'<line x1="{x(iv.lows[i]):.1f}" y1="{y:.1f}" x2="{x(iv.highs[i]):.1f}" y2="{y:.1f}" '
                              f'stroke="{COLOURS[k % len(COLOURS)]}" stroke-width="2.5"><title>{e(lab)}: {e(iv.label)} '
                              f"[{iv.lows[i]:.4g}, {iv.highs[i]:.4g}]</title></line>")
-        if _finite(points[i]):
+        if finite(points[i]):
             parts.append(f'<circle cx="{x(points[i]):.1f}" cy="{cy:.1f}" r="3.5" fill="#000"><title>{e(lab)}: '
                          f"{points[i]:.4g}</title></circle>")
     legend = [(COLOURS[k % len(COLOURS)], iv.label) for k, iv in enumerate(intervals)] + [("#000", "estimate")]
-    legend += [("#555", reference_label)] if _finite(reference) and reference_label else []
+    legend += [("#555", reference_label)] if finite(reference) and reference_label else []
     for j, (colour, text) in enumerate(legend):
         lx, ly = 10 + (j % 3) * (width - 20) / 3, legend_y + 16 * (j // 3)
         parts.append(f'<line x1="{lx:.1f}" y1="{ly - 4:.1f}" x2="{lx + 16:.1f}" y2="{ly - 4:.1f}" stroke="{colour}" stroke-width="2.5"/>')

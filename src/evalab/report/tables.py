@@ -79,6 +79,8 @@ def flag_cell(m: MetricStats) -> str:
         return ""
     if m.negligible:
         return "negligible"
+    if m.no_seed_spread:
+        return "no seed spread"
     if not m.too_few_seeds:
         return ""
     if m.n < 2:
@@ -191,11 +193,18 @@ def effect_lines(a: StudyAnalysis) -> list[tuple[str, list[tuple[str, str, str, 
         lines = []
         for c in cs:
             extra = ""
-            if math.isfinite(c.low) and math.isfinite(c.high):
+            if c.low == c.high and math.isfinite(c.low):  # no seed spread in any cell: the t-test is 0/0
+                extra = "no seed spread: no CI, no p (t)"
+            elif math.isfinite(c.low) and math.isfinite(c.high):
                 extra = f"CI {ci_cell(c.low, c.high, d)}, p (t) {fmt_p(c.p)}"
             lines.append((c.kind, c.name, c.arithmetic, extra))
         out.append((m, lines))
     return out
+
+
+def effect_text(kind: str, name: str, arith: str, extra: str) -> str:
+    """One grid effect as a line: ``kind: name: arithmetic (CI and p)``."""
+    return f"{kind}: {name}: {arith}" + (f" ({extra})" if extra else "")
 
 
 def missing_lines(a: StudyAnalysis) -> list[str]:
@@ -265,10 +274,32 @@ def render_table(analysis: StudyAnalysis, console: Any = None) -> None:
 # --------------------------------------------------------------------------- Markdown
 
 
+#: characters that format Markdown text wherever they are: code spans, emphasis, strikethrough,
+#: table cells (and the backslash that escapes them)
+_MD_ALWAYS = re.compile(r"([\\`*~|])")
+
+
 def _md_escape(text: str) -> str:
+    """Text that a Markdown viewer shows as written (GitHub-flavoured tables included).
+
+    >>> print(_md_escape("a|b *x* _y_ z_1 [l](u) <b> &lt;"))
+    a\\|b \\*x\\* \\_y\\_ z_1 [l]\\(u) &lt;b> &amp;lt;
+    """
+    text = text.replace("\n", " ")
+    text = re.sub(r"&(?=#?[A-Za-z0-9]+;)", "&amp;", text)  # an entity would print as its character
+    text = _MD_ALWAYS.sub(r"\\\1", text)
+    text = re.sub(r"(?<!\w)_|_(?!\w)", r"\\_", text)  # emphasis; "d_model" (inside a word) is not
+    text = text.replace("](", "]\\(")  # a link (or image) [text](target)
     # "<" before a letter, "/", "!" or "?" could open raw HTML in a Markdown viewer
-    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
     return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)
+
+
+def _md_code(text: str) -> str:
+    """A code span (shown verbatim) that a backtick in ``text`` (a code version written in the
+    study file) cannot close early: fenced by one more backtick than its longest run."""
+    fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text.replace(chr(10), ' ')}{pad}{fence}"
 
 
 def md_row(cells: list[str]) -> str:
@@ -286,14 +317,14 @@ def render_markdown(analysis: StudyAnalysis) -> str:
     a = analysis
     out = [f"## {_md_escape(title(a))}", ""]
     out.append(f"Primary metric: **{_md_escape(a.primary)}**; seeds: {', '.join(map(str, a.seeds))}; "
-               f"code version `{a.code_version}`.")
+               f"code version {_md_code(a.code_version)}.")
     for i, t in enumerate(report_tables(a)):
         out += ["", f"### {_md_escape(t.heading)}", "", *_md_table(t)]
         if i == 0 and row_notes(a):
             out += ["", *(f"- {_md_escape(n)}" for n in row_notes(a))]
     for metric, lines in effect_lines(a):
         out += ["", f"### Grid effects on {_md_escape(metric)}", ""]
-        out += [f"- {kind}: {_md_escape(name)}: `{arith}`" + (f" ({extra})" if extra else "") for kind, name, arith, extra in lines]
+        out += [f"- {kind}: {_md_escape(name)}: {_md_code(arith)}" + (f" ({extra})" if extra else "") for kind, name, arith, extra in lines]
     missing = missing_lines(a)
     if missing:
         out += ["", "### Missing runs", ""] + [f"- {_md_escape(line)}" for line in missing]
@@ -306,12 +337,13 @@ def render_markdown(analysis: StudyAnalysis) -> str:
 
 def render_latex(analysis: StudyAnalysis) -> str:
     """booktabs tables like Table 3 (configuration columns, mean ± sd per metric), one Δ
-    table per metric, the grid effects with their arithmetic, then the row notes and the
-    notes as lists: the same content as the other formats."""
-    from evalab.report.latex import latex_table, latex_text
+    table per metric, then the row notes, the grid effects with their arithmetic, the
+    missing runs and the notes as lists: the same content as the other formats. Every
+    table fits an article's text width (``report.latex``: split by columns where wide)."""
+    from evalab.report.latex import PREAMBLE, latex_table, latex_text
 
     a = analysis
-    out = []
+    out = [f"% evalab ablation report; preamble: {PREAMBLE} (every table fits an article's text width)\n"]
     for i, t in enumerate(report_tables(a)):
         cap = f"{title(a)}. Mean ± sd over seeds; blank = as in the base row." if i == 0 else t.heading + "."
         if i == 0 and any(r.stage == "eval" for r in a.rows):
@@ -320,11 +352,9 @@ def render_latex(analysis: StudyAnalysis) -> str:
         out.append(latex_table(t.header, t.body, cap, columns=cols, small=True, cell=latex_text))
         if i == 0 and row_notes(a):
             out.append(_latex_list("Rows", row_notes(a)))
-    effects = effect_lines(a)
-    if effects:
-        rows = [[metric, name, arith, extra] for metric, ls in effects for _kind, name, arith, extra in ls]
-        out.append(latex_table(["Metric", "Effect", "Arithmetic", "CI and p"], rows, "Grid effects of " + a.study,
-                               columns="llll", small=True, cell=latex_text))
+    # a list as in the other formats: the arithmetic is too long for a table column to fit the page
+    for metric, lines in effect_lines(a):
+        out.append(_latex_list(f"Grid effects on {metric}", [effect_text(*line) for line in lines]))
     missing = missing_lines(a)
     if missing:
         out.append(_latex_list("Missing runs", missing))
@@ -333,10 +363,11 @@ def render_latex(analysis: StudyAnalysis) -> str:
 
 
 def _latex_list(heading: str, items: list[str]) -> str:
-    from evalab.report.latex import latex_text
+    from evalab.report.latex import latex_paragraph, latex_text
 
-    lines = [rf"\paragraph{{{latex_text(heading)}}}", r"\begin{itemize}\small"]
-    lines += [rf"\item {latex_text(x)}" for x in items]
+    # \sloppy: a long token (a path, a hash) stretches the spaces rather than overflowing the line
+    lines = [rf"\paragraph{{{latex_text(heading)}}}", r"\begin{itemize}\small\sloppy"]
+    lines += [rf"\item {latex_paragraph(x)}" for x in items]
     return "\n".join([*lines, r"\end{itemize}"]) + "\n"
 
 
@@ -359,5 +390,6 @@ def render_json(analysis: StudyAnalysis) -> str:
     data = analysis.to_dict()
     # the rendered tables and notes, cell for cell as the other formats show them
     data["report"] = {"tables": [t.to_dict() for t in report_tables(analysis)], "row_notes": row_notes(analysis),
+                      "effects": effect_lines(analysis), "missing": missing_lines(analysis),
                       "notes": report_notes(analysis)}
     return json.dumps(_clean(data), indent=2, ensure_ascii=False) + "\n"

@@ -27,7 +27,8 @@ examples (a row of counts ``[n_examples]``) is applied to every run of every row
   count the interaction two or three times (Owen 2007, "The pigeonhole bootstrap"): honest
   but needlessly wide. The interval is ``Δ ± t(ν) · se`` and the p-value of Δ ≠ 0 is
   ``P(|T_ν| >= |Δ| / se)``, two-sided, with ``ν`` the seeds' degrees of freedom
-  (Welch–Satterthwaite unpaired, ``S - 1`` paired): the seed level is what a few seeds
+  (Welch–Satterthwaite unpaired, its lower bound ``min(S) - 1`` where no seed moved either
+  row; ``S - 1`` paired): the seed level is what a few seeds
   estimate poorly; the example level, from thousands of examples, could only raise ν.
   The interval is therefore never narrower than the seeds-only one, and it agrees with the
   p-value: p < α exactly when the (unclipped) interval excludes 0. With one seed in a row
@@ -189,7 +190,10 @@ def _components(row: ResampledRuns, base: ResampledRuns, paired: bool) -> tuple[
     seeds = float(row.points.var(ddof=1)) / row.points.size + float(base.points.var(ddof=1)) / base.points.size
     examples = float((row.values.mean(axis=0) - base.values.mean(axis=0)).var(ddof=1))
     df = welch(row.points, base.points).df
-    return seeds, examples, _interaction(row.values) + _interaction(base.values), df if math.isfinite(df) else math.inf
+    # no spread over seeds in either row: Welch's ν is 0/0; its lower bound min(S) - 1, not
+    # ∞ (a normal quantile), since two or three equal values bound the seed noise poorly
+    low_df = float(min(row.points.size, base.points.size) - 1)
+    return seeds, examples, _interaction(row.values) + _interaction(base.values), df if math.isfinite(df) else low_df
 
 
 def two_level_delta(
