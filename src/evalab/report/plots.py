@@ -144,8 +144,9 @@ def _matplotlib_svg(labels, points, intervals, title, xlabel, reference, referen
         ax.set_xlabel(_mpl_text(xlabel))
         ax.set_title(_mpl_text(title))
         ax.spines[["top", "right"]].set_visible(False)
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18 if xlabel else -0.1),
-                  ncol=min(3, kinds + 2), frameon=False)
+        # a figure legend placed "outside" is laid out with the figure: one anchored to the
+        # axes (narrow beside long row labels) was clipped at the figure's edge
+        fig.legend(fontsize=7, loc="outside lower center", ncol=min(3, kinds + 2), frameon=False)
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     text = buf.getvalue()
