@@ -57,3 +57,20 @@ def test_bad_display_is_refused_with_one_line(tmp_path, display, message):
 )
 def test_derive(expr, config, value):
     assert derive(expr, config) == value
+
+
+def test_the_configurations_display_is_checked_against_are_the_reports():
+    # spec builds them itself (plan imports spec): they must equal plan.study_rows' configurations
+    from dataclasses import replace
+    from pathlib import Path
+
+    import evalab.examples.sort_digits as demo
+    from evalab.ablation.plan import study_rows
+    from evalab.ablation.spec import _shown_configs
+
+    study = load_study(Path(demo.__file__).parent / "study.toml", check_entry=False)
+    gridded = {"heads": [1, 4], "dropout": [0.0, 0.1]}
+    for grid in ({}, gridded):
+        s = replace(study, grid=grid)
+        report = [(r.label, {**s.evaluation, **r.config}) for r in study_rows(s)]
+        assert sorted(_shown_configs(s.base, s.evaluation, list(s.variants), s.grid), key=str) == sorted(report, key=str)

@@ -328,12 +328,23 @@ def _check_display_rows(display: Display, path: Path, base: dict[str, Any], eval
     """Derived columns and value labels against each row's configuration as the report shows it."""
     if not display.derived and not display.values:
         return
-    from evalab.ablation.plan import study_rows  # plan builds on this module
+    check_rows(display, _shown_configs(base, evaluation, variants, grid),
+               lambda where, msg, key: w.error(where, msg, key, "display"))
 
-    shape = Study(path=path, name="", seeds=(0,), metrics=(), primary="", higher_is_better={}, base=dict(base),
-                  variants=tuple(variants), grid=grid, evaluation=dict(evaluation))
-    rows = [(r.label, {**evaluation, **r.config}) for r in study_rows(shape)]
-    check_rows(display, rows, lambda where, msg, key: w.error(where, msg, key, "display"))
+
+def _shown_configs(base: dict[str, Any], evaluation: dict[str, Any], variants: list[Variant],
+                   grid: dict[str, list[Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """Each row's configuration as the report shows it ([evaluation] defaults included), built
+    here rather than by ``plan.study_rows``: plan imports this module, so importing it back
+    would be a cycle. ``tests/ablation/test_display.py`` checks both agree."""
+    cells = grid_cells(base, grid)
+    trained = {BASE_LABEL: dict(base), **{c.label: dict(c.config) for c in cells}}
+    trained.update({v.label: {**base, **v.settings} for v in variants if v.stage == "train"})
+    rows = [(BASE_LABEL, {**evaluation, **base})]
+    for v in variants:
+        parent = trained[v.label] if v.stage == "train" else trained[v.parent]
+        rows.append((v.label, {**evaluation, **parent} if v.stage == "train" else {**parent, **evaluation, **v.settings}))
+    return rows + [(c.label, {**evaluation, **c.config}) for c in cells]
 
 
 def _metrics(st: dict[str, Any], tables: Any, directory: Path, w: _Where) -> tuple[list[str], dict[str, ComputedMetric]]:
