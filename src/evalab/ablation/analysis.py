@@ -87,7 +87,7 @@ class MetricStats:
     mean_examples_high: float | None = None
     examples_low: float | None = None  # Δ, CI over test examples (paired bootstrap, seeds pooled)
     examples_high: float | None = None
-    both_low: float | None = None  # Δ, CI over seeds and examples (two-level bootstrap)
+    both_low: float | None = None  # Δ, CI over seeds and examples (seed variance + test-set variance)
     both_high: float | None = None
     p_both: float | None = None  # two-level resampling p-value of Δ ≠ 0 (the row's p when present)
     p_holm: float | None = None  # Holm-adjusted p across the rows compared (when requested)
