@@ -147,8 +147,27 @@ def _bootstrap(human: np.ndarray, h_mask: np.ndarray, metrics: Sequence[MetricSc
     return _joined(sys_out), _joined(seg_out)
 
 
+def _enough_defined(samples: np.ndarray, confidence: float, what: str, notes: list[str]) -> bool:
+    """Whether a percentile interval over the resamples with a defined statistic is honest.
+
+    A resample can leave a statistic undefined (e.g. every human score of it tied). Dropping
+    those conditions the interval on the rest; it is shown, with a note, while they are
+    fewer than the interval's tail (1 - confidence), and refused beyond: the interval would
+    then describe a sample the data does not resemble.
+    """
+    bad = int(np.count_nonzero(~np.isfinite(samples)))
+    if bad == 0:
+        return True
+    if bad > (1.0 - confidence) * samples.size:
+        notes.append(f"{what}: no interval: the statistic is undefined on {bad} of {samples.size} resamples")
+        return False
+    notes.append(f"{what}: interval over the {samples.size - bad} of {samples.size} resamples on which the "
+                 "statistic is defined")
+    return True
+
+
 def _estimates(values: dict[str, float], boot: dict[str, np.ndarray | None], thresholds: dict[str, float | None],
-               p_matrix: np.ndarray, settings: MetaEvalSettings) -> dict[str, Estimate]:
+               p_matrix: np.ndarray, settings: MetaEvalSettings, label: str, notes: list[str]) -> dict[str, Estimate]:
     names = list(values)
     ranks = clusters([values[n] for n in names], p_matrix, settings.alpha)
     finite = [i for i, n in enumerate(names) if np.isfinite(values[n])]
@@ -157,9 +176,8 @@ def _estimates(values: dict[str, float], boot: dict[str, np.ndarray | None], thr
     for i, n in enumerate(names):
         samples = boot.get(n)
         low = high = None
-        if samples is not None:
-            _, lo, hi = percentile_interval(samples, settings.confidence)
-            low, high = lo, hi
+        if samples is not None and _enough_defined(samples, settings.confidence, f"{label}, {n}", notes):
+            _, low, high = percentile_interval(samples, settings.confidence)
         p = None if best is None or i == best or np.isnan(p_matrix[best, i]) else float(p_matrix[best, i])
         # an undefined statistic (NaN: e.g. every human score of a segment tied) has no rank
         rank = ranks[i] if i in finite else None
@@ -178,7 +196,8 @@ def _system_level(result: MetaEvalResult, boot: dict[str, dict[str, np.ndarray]]
             for j, b in enumerate(names):
                 if i != j and samples[a] is not None and samples[b] is not None and values[a] >= values[b]:
                     p[i, j] = bootstrap_p(samples[a], samples[b])
-        result.estimates[("system", stat)] = _estimates(values, samples, {}, p, result.settings)
+        result.estimates[("system", stat)] = _estimates(values, samples, {}, p, result.settings,
+                                                        LABELS[("system", stat)], result.notes)
     if any(m.resample is None for m in result.metrics):
         fixed = ", ".join(m.name for m in result.metrics if m.resample is None)
         result.notes.append(f"{fixed}: system-level scores given in --scores are fixed, so they have no interval")
@@ -204,7 +223,8 @@ def _segment_level(result: MetaEvalResult, data: dict[str, SegmentData],
                                               result.settings.n_permutations, rng)
                 elif stat not in PERMUTABLE and samples[a] is not None and samples[b] is not None:
                     p[hi, lo] = bootstrap_p(samples[names[hi]], samples[names[lo]])
-        result.estimates[("segment", stat)] = _estimates(values, samples, thresholds, p, result.settings)
+        result.estimates[("segment", stat)] = _estimates(values, samples, thresholds, p, result.settings,
+                                                         LABELS[("segment", stat)], result.notes)
     result.notes.append(
         f"{LABELS[('segment', 'acc_eq')]}: interval and significance from the paired bootstrap of "
         "segments, the tie threshold re-calibrated on every resample (a permutation test would "
