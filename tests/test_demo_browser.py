@@ -114,6 +114,18 @@ class DevTools:
             if ev.get("method") == method:
                 return ev
 
+    def open_page(self, html_path: Path, width: int, height: int) -> str:
+        """Load ``html_path`` in a new ``width`` x ``height`` page; its session id."""
+        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Runtime.enable", "Log.enable", "Page.enable"):
+            self.call(domain, session=session)
+        self.call("Emulation.setDeviceMetricsOverride",
+                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=session)
+        self.call("Page.navigate", {"url": html_path.resolve().as_uri()}, session=session)
+        self.wait_event("Page.loadEventFired")
+        return session
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.call("Browser.close", timeout=5)
@@ -162,14 +174,7 @@ def inspect_page(html_path: Path, profile: Path) -> tuple[dict[str, Any], bytes,
     """Open ``html_path`` in headless Chromium; (plot facts, PNG screenshot, console errors)."""
     tools = DevTools(_chromium(), profile)
     try:
-        target = tools.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = tools.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Runtime.enable", "Log.enable", "Page.enable"):
-            tools.call(domain, session=session)
-        tools.call("Emulation.setDeviceMetricsOverride",
-                   {"width": 1280, "height": 1000, "deviceScaleFactor": 1, "mobile": False}, session=session)
-        tools.call("Page.navigate", {"url": html_path.resolve().as_uri()}, session=session)
-        tools.wait_event("Page.loadEventFired")
+        session = tools.open_page(html_path, 1280, 1000)
         facts = tools.call("Runtime.evaluate", {"expression": PLOTS_JS, "returnByValue": True}, session=session)
         shot = tools.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True},
                           session=session)

@@ -40,14 +40,7 @@ def page_facts(html_path: Path, profile: Path, width: int = 1400) -> tuple[dict[
     """Open ``html_path`` in a ``width`` px window; (what OFFSCREEN_JS reports, console errors)."""
     tools = DevTools(_chromium(), profile)
     try:
-        target = tools.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = tools.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Runtime.enable", "Log.enable", "Page.enable"):
-            tools.call(domain, session=session)
-        tools.call("Emulation.setDeviceMetricsOverride",
-                   {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=session)
-        tools.call("Page.navigate", {"url": html_path.resolve().as_uri()}, session=session)
-        tools.wait_event("Page.loadEventFired")
+        session = tools.open_page(html_path, width, 900)
         facts = tools.call("Runtime.evaluate", {"expression": OFFSCREEN_JS, "returnByValue": True}, session=session)
         return json.loads(facts["result"]["value"]), _console_errors(tools.events)
     finally:
