@@ -24,6 +24,19 @@ def _ok_keys(db) -> set[str]:
         con.close()
 
 
+def _kill_after_finished(proc: subprocess.Popen, db, n: int) -> None:
+    """SIGKILL the runner once ``n`` runs are stored (it must not end on its own first)."""
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline and not (db.exists() and len(_ok_keys(db)) >= n):
+            if proc.poll() is not None:
+                raise AssertionError(f"runner ended early: {proc.stderr.read().decode()}")
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+
+
 def test_killed_runner_resumes_with_exactly_the_missing_runs(tmp_path):
     path = write_study(tmp_path, seeds=list(range(5)), base={**BASE, "sleep": 0.3},
                        variants=[("(C)", "shift", {"shift": -3.0})])
@@ -32,17 +45,7 @@ def test_killed_runner_resumes_with_exactly_the_missing_runs(tmp_path):
         [sys.executable, "-m", "evalab", "ablate", "run", str(path), "--db", str(db), "-q"],
         cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
-    deadline = time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline:
-            if db.exists() and len(_ok_keys(db)) >= 3:
-                break
-            if proc.poll() is not None:
-                raise AssertionError(f"runner ended early: {proc.stderr.read().decode()}")
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-    finally:
-        proc.wait(timeout=30)
+    _kill_after_finished(proc, db, 3)
     assert proc.returncode == -signal.SIGKILL
     finished_before = _ok_keys(db)
     k = len(finished_before)
@@ -122,15 +125,7 @@ def test_killed_runner_resumes_with_every_per_example_file_once(tmp_path):
     db = tmp_path / "s.db"
     proc = subprocess.Popen([sys.executable, "-m", "evalab", "ablate", "run", str(path), "--db", str(db), "-q", "-j", "2"],
                             cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline and not (db.exists() and len(_ok_keys(db)) >= 3):
-            if proc.poll() is not None:
-                raise AssertionError(f"runner ended early: {proc.stderr.read().decode()}")
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-    finally:
-        proc.wait(timeout=30)
+    _kill_after_finished(proc, db, 3)
     finished_before = _ok_keys(db)
     assert 3 <= len(finished_before) < 8
     time.sleep(1.5)  # orphaned workers notice their runner is gone and exit
