@@ -18,6 +18,7 @@ import numpy as np
 import typer
 
 from evalab.cli import app
+from evalab.cli.inputs import metric_inputs
 from evalab.cli.options import build_metrics
 from evalab.cli.output import check_format, check_out, emit_table, format_option, ordered_row
 from evalab.cli.references import apply_missing_refs, check_missing_ref
@@ -258,7 +259,7 @@ def compare(
 ) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
     # every option is checked before any file is read or any resampling starts
-    check_out(out, input_options(reference, input, source))
+    check_out(out, [*input_options(reference, input, source), *metric_inputs(metrics, set_)])
     check_format(format)
     check_missing_ref(missing_ref)
     if test not in (*DEFAULT_TRIALS, "mcnemar"):

@@ -15,6 +15,7 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.compare import check_distinct_systems, display_names, progress_bar
+from evalab.cli.inputs import metric_inputs
 from evalab.cli.options import build_metrics
 from evalab.cli.output import (
     PAGE_FORMATS,
@@ -111,15 +112,13 @@ def _collect_scores(metrics: list[str], set_: list[str], scores_file: str | None
 
 def _save_scores(path: str, collected: list[MetricScores], systems: list[str]) -> None:
     """Segment scores in the ``--scores`` format, so a slow metric is computed once."""
-    from evalab.io import write_text_atomic
-
     lines = ["metric\tsystem\tsegment\tscore"]
     for m in collected:
         if m.segment is None:
             continue
         for name, row in zip(systems, m.segment, strict=True):
             lines += [f"{m.name}\t{name}\t{k}\t{float(v)!r}" for k, v in enumerate(row, start=1)]
-    write_text_atomic(path, "\n".join(lines) + "\n")
+    emit("\n".join(lines) + "\n", path)
 
 
 def _render(result: MetaEvalResult, fmt: str, width: int, out: str | None) -> None:
@@ -163,14 +162,15 @@ def meta_eval(
 ) -> None:
     """Meta-evaluate metrics against human scores: correlations, accuracies, CIs, clusters."""
     # the outputs may overwrite none of the inputs, nor each other, checked before any work
-    read = [*input_options(reference, input, source), ("--human", human), ("--scores", scores)]
-    check_out(out, read)
-    check_out(save_scores, [*read, ("--out", out)], option="--save-scores")
+    metric_names = list(metrics) or ([] if scores else ["bleu", "chrf"])
+    read = [*input_options(reference, input, source), ("--human", human), ("--scores", scores),
+            *metric_inputs(metric_names, set_)]
+    check_out(out, read, outputs=[("--save-scores", save_scores)] if save_scores else ())
+    check_out(save_scores, read, option="--save-scores", outputs=[("--out", out)])
     _check_options(format, n_bootstrap, permutations, seed, confidence, alpha, metric_system, human_system, human_format)
     if not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
     check_distinct_systems(list(input))
-    metric_names = list(metrics) or ([] if scores else ["bleu", "chrf"])
     mapping = parse_name_map(name_map)
     refs, texts = load_inputs(reference, input)
     check_edit_distance_sizes(metric_names, texts, refs)

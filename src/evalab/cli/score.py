@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from evalab.cli import app
+from evalab.cli.inputs import metric_inputs
 from evalab.cli.options import build_metrics
 from evalab.cli.output import (
     check_format,
@@ -24,7 +25,7 @@ from evalab.cli.output import (
 from evalab.cli.references import apply_missing_refs, check_missing_ref
 from evalab.cli.segment_checks import check_edit_distance_sizes, check_no_nul, check_resamplable
 from evalab.errors import SettingsError
-from evalab.io import check_same_length, read_segments, write_text_atomic
+from evalab.io import check_same_length, read_segments
 from evalab.metrics.base import Metric, Score
 from evalab.metrics.parallel import stats_table
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
@@ -112,7 +113,8 @@ def score(
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar (model metrics: bertscore, perplexity, comet).")] = False,
 ) -> None:
     """Score system outputs against references with one or more metrics."""
-    check_out(out, input_options(reference, input, source))
+    read = [*input_options(reference, input, source), *metric_inputs(metrics, set_)]
+    check_out(out, read, outputs=[("--segments", segments)] if segments else ())
     check_format(format)
     check_missing_ref(missing_ref)
     check_n_samples(n_samples, "--n-samples")
@@ -120,7 +122,7 @@ def score(
     check_confidence(confidence)
     if width is not None and not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
-    check_segments_path(segments, out, input_options(reference, input, source))
+    check_segments_path(segments, out, read)
     built = show_progress(build_metrics(metrics, set_), not quiet)
     check_source_option(built, source, [*reference, *input])
     refs, systems = load_inputs(reference, input)
@@ -138,7 +140,7 @@ def score(
             results.append((sys_name, name, metric.aggregate(rows)))
             cis.append(bootstrap_ci(metric, rows, n_samples, confidence, seed) if ci else None)
     if segments:
-        write_text_atomic(segments, segment_lines(built, systems, refs))
+        emit(segment_lines(built, systems, refs), segments)
     emit_results(results, format, width, out, cis)
 
 
@@ -161,7 +163,7 @@ def show_progress(built: dict[str, Metric], enabled: bool) -> dict[str, Metric]:
 
 def check_segments_path(segments: str | None, out: str | None, inputs: list[tuple[str, str | None]]) -> None:
     """Refuse a ``--segments`` file that would overwrite an input or the ``--out`` file."""
-    check_out(segments, [*inputs, ("--out", out)], option="--segments")
+    check_out(segments, inputs, option="--segments", outputs=[("--out", out)])
 
 
 def segment_lines(

@@ -70,8 +70,8 @@ def semsim(
     if ctx.invoked_subcommand is not None:
         return
     read = [*input_options(reference, input), ("--model", model), ("--baseline", baseline), ("--stopwords", stopwords)]
-    check_out(out, read)
-    check_out(explain_html, [*read, ("--out", out)], option="--explain-html")
+    check_out(out, read, outputs=[("--explain-html", explain_html)] if explain_html else ())
+    check_out(explain_html, read, option="--explain-html", outputs=[("--out", out)])
     check_format(format)
     if explain_limit < 0:
         raise SettingsError(f"--explain-limit must be 0 or more, got {explain_limit}")
@@ -90,10 +90,9 @@ def semsim(
             explained += [(f"{name}, segment {i + 1}", a) for i, a in enumerate(alignments)]
     signature = results[0][1].signature
     if explain_html:
-        from evalab.io import write_text_atomic
         from evalab.report.alignment import render_alignment_html
 
-        write_text_atomic(explain_html, render_alignment_html(explained, signature=signature))
+        emit(render_alignment_html(explained, signature=signature), explain_html)
     body = [[n, f"{sc.precision:.4f}", f"{sc.recall:.4f}", f"{sc.fmeasure:.4f}"] for n, sc in results]
     data = [ordered_row({"system": n, **sc.to_dict()}) for n, sc in results]
     emit_table(format, ["system", "P", "R", "F1"], body, out, footer=[signature], data=data)

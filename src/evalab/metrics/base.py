@@ -57,9 +57,14 @@ __all__ = [
 ]
 
 
-def setting(default: Any, help: str, choices: Sequence[Any] | None = None) -> Any:
-    """Declare a metric setting: a dataclass field with help text and optional choices."""
-    return field(default=default, metadata={"help": help, "choices": tuple(choices) if choices else None})
+def setting(default: Any, help: str, choices: Sequence[Any] | None = None, *, path: bool = False) -> Any:
+    """Declare a metric setting: a dataclass field with help text and optional choices.
+
+    ``path``: the value names a file or folder the metric reads (a model, a baseline), so
+    no command may write its output there (:meth:`MetricSettings.read_paths`).
+    """
+    return field(default=default, metadata={"help": help, "choices": tuple(choices) if choices else None,
+                                            "path": path})
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,11 @@ class MetricSettings:
             )
         hint = typing.get_type_hints(cls)[name]
         return _coerce(name, raw, hint)
+
+    def read_paths(self) -> list[tuple[str, str]]:
+        """``(setting, path)`` of every file or folder these settings make the metric read."""
+        return [(f.name, str(getattr(self, f.name))) for f in dataclasses.fields(self)
+                if f.metadata.get("path") and getattr(self, f.name) is not None]
 
     def validate(self) -> None:
         """Check choices; subclasses extend this with cross-field checks."""

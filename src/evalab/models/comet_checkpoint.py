@@ -17,7 +17,7 @@ from typing import Any
 
 from evalab.errors import InputError, require
 
-__all__ = ["SUPPORTED_CLASSES", "CheckpointInfo", "checkpoint_file", "read_checkpoint", "read_class"]
+__all__ = ["SUPPORTED_CLASSES", "CheckpointInfo", "checkpoint_file", "hparams_file", "read_checkpoint", "read_class"]
 
 #: unbabel-comet ``class_identifier`` -> whether the model reads the references
 SUPPORTED_CLASSES: dict[str, bool] = {
@@ -56,21 +56,30 @@ def checkpoint_file(model: str | Path) -> Path:
     return path
 
 
+def hparams_file(ckpt: Path) -> Path | None:
+    """``hparams.yaml`` two folders above ``ckpt`` (beside ``checkpoints/``); None if there is no such folder."""
+    parents = ckpt.absolute().parents
+    return parents[1] / "hparams.yaml" if len(parents) > 1 else None
+
+
 def read_class(ckpt: Path) -> str:
     """The ``class_identifier`` of ``hparams.yaml`` two folders above ``ckpt``, checked."""
     yaml = require("yaml", what="reading COMET checkpoints", extra="semantic")
-    hparams_file = ckpt.parents[1] / "hparams.yaml"
-    if not hparams_file.is_file():
-        raise InputError(f"{hparams_file}: missing; a COMET checkpoint folder has hparams.yaml beside checkpoints/")
+    hparams = hparams_file(ckpt)
+    if hparams is None or not hparams.is_file():
+        raise InputError(
+            f"{ckpt}: no hparams.yaml two folders up ({hparams or 'none'}); a COMET checkpoint folder holds "
+            "hparams.yaml beside checkpoints/model.ckpt: give that folder"
+        )
     try:
-        data = yaml.safe_load(hparams_file.read_text(encoding="utf-8"))
+        data = yaml.safe_load(hparams.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise InputError(f"{hparams_file}: not a readable YAML file ({str(exc).splitlines()[0]})") from None
+        raise InputError(f"{hparams}: not a readable YAML file ({str(exc).splitlines()[0]})") from None
     name = data.get("class_identifier") if isinstance(data, dict) else None
     if name not in SUPPORTED_CLASSES:
         what = "a class evalab does not compute" if name in KNOWN_UNSUPPORTED else "an unknown class"
         raise InputError(
-            f"{hparams_file}: class_identifier {name!r} is {what}; evalab computes "
+            f"{hparams}: class_identifier {name!r} is {what}; evalab computes "
             + ", ".join(SUPPORTED_CLASSES)
         )
     return name
