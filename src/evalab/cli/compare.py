@@ -29,7 +29,7 @@ from evalab.cli.score import (
     load_inputs,
     show_progress,
 )
-from evalab.cli.segment_checks import check_edit_distance_sizes, check_resamplable
+from evalab.cli.segment_checks import check_pair_work, check_resamplable
 from evalab.errors import SettingsError
 from evalab.io import same_file
 from evalab.metrics.base import Metric
@@ -287,7 +287,7 @@ def compare(
     refs = apply_missing_refs(refs, reference, missing_ref)
     if test != "mcnemar":  # McNemar's exact test is exact on any count; resampling is not
         check_resamplable(len(refs[0]), f"--test {test}", reference[0])
-    check_edit_distance_sizes(list(built), systems, refs)
+    check_pair_work(built, systems, refs)
     built = bind_source(built, source, reference, refs)
     stats = stats_table(built, systems, refs, jobs)
     if test == "mcnemar":

@@ -27,7 +27,12 @@ from evalab.cli.output import (
     to_json,
 )
 from evalab.cli.score import input_options, load_inputs, show_progress
-from evalab.cli.segment_checks import check_edit_distance_sizes, check_no_nul, check_resamplable
+from evalab.cli.segment_checks import (
+    bounded_metrics,
+    check_no_nul,
+    check_pair_work,
+    check_resamplable,
+)
 from evalab.errors import InputError, SettingsError
 from evalab.io import check_same_length, read_segments
 from evalab.metaeval.align import align_human, find_system, parse_name_map
@@ -173,7 +178,7 @@ def meta_eval(
     check_distinct_systems(list(input))
     mapping = parse_name_map(name_map)
     refs, texts = load_inputs(reference, input)
-    check_edit_distance_sizes(metric_names, texts, refs)
+    check_pair_work(bounded_metrics(metric_names, set_), texts, refs)
     n_segments = len(refs[0])
     check_resamplable(n_segments, "meta-eval's bootstrap", reference[0])
     _check_source(source, n_segments, reference[0])

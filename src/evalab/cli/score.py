@@ -23,7 +23,7 @@ from evalab.cli.output import (
     to_json,
 )
 from evalab.cli.references import apply_missing_refs, check_missing_ref
-from evalab.cli.segment_checks import check_edit_distance_sizes, check_no_nul, check_resamplable
+from evalab.cli.segment_checks import check_no_nul, check_pair_work, check_resamplable
 from evalab.errors import SettingsError
 from evalab.io import check_same_length, read_segments
 from evalab.metrics.base import Metric, Score
@@ -129,7 +129,7 @@ def score(
     refs = apply_missing_refs(refs, reference, missing_ref)
     if ci:
         check_resamplable(len(refs[0]), "--ci", reference[0])
-    check_edit_distance_sizes(list(built), systems, refs)
+    check_pair_work(built, systems, refs)
     built = bind_source(built, source, reference, refs)
     results: list[tuple[str, str, Score]] = []
     cis: list[ConfidenceInterval | None] = []
