@@ -333,10 +333,13 @@ class Metric(ABC):
     scale: ClassVar[float] = 1.0
     #: the interval every score lies in; ``None``: ``[0, scale]``
     bounds: ClassVar[tuple[float, float] | None] = None
-    #: label printed before the signature fields (sacrebleu prints e.g. ``chrF2``)
     #: :meth:`stats` spends much of its time in compiled code that releases the GIL, so
-    #: computing it on a thread of its own beside other metrics saves time
+    #: computing it on a thread of its own beside other metrics saves time. A capability
+    #: of the class that declares it: a subclass that does not declare it again is False
+    #: (:data:`OWN_FLAGS`), so a subclass computing in Python never claims it
     releases_gil: ClassVar[bool] = False
+    #: class attributes that are not inherited: each class states them for itself
+    OWN_FLAGS: ClassVar[tuple[str, ...]] = ("releases_gil",)
     #: for the contract test: values to try for a setting (instead of the derived ones:
     #: the other boolean, the other choices, an int plus one), e.g. ``{"tokenize": ("char",)}``
     test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {}
@@ -355,6 +358,12 @@ class Metric(ABC):
     #: metric calls on the tokens it counts) and by the CLI before any metric runs
     #: (:meth:`pair_sizes`); ``None``: the work grows linearly with the text
     pair_work: ClassVar[PairWork | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for flag in cls.OWN_FLAGS:
+            if flag not in cls.__dict__:
+                setattr(cls, flag, False)
 
     def __init__(self, settings: MetricSettings | None = None, **kwargs: Any) -> None:
         if settings is not None and kwargs:

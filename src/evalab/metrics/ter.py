@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from evalab.metrics._editdistance import ter_edits_many
+from evalab.metrics._editdistance import edkernel, ter_edits_many
 from evalab.metrics.base import Metric, MetricSettings, PairWork, Score, setting
 from evalab.metrics.stats_value import NRefs
 from evalab.text.tercom import TercomNormalizer
@@ -60,7 +60,7 @@ class TER(Metric):
     higher_is_better = False
     #: an error rate exceeds its scale when the hypotheses insert more than the references hold
     bounds = (0.0, math.inf)
-    releases_gil = True  # the shift search runs in the kernel without the GIL
+    releases_gil = edkernel is not None  # the shift search runs in the kernel without the GIL
     #: the beam edit distance and the shift search fill hyp x ref cells of TER's own tokens
     #: (after normalisation and CJK splitting): about 5 000 x 5 000 words
     pair_work = PairWork("TER tokens", 25_000_000)

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from evalab.metrics._editdistance import levenshtein_many
+from evalab.metrics._editdistance import edkernel, levenshtein_many
 from evalab.metrics.base import Metric, MetricSettings, PairWork, Score, setting
 from evalab.metrics.stats_value import NRefs
 from evalab.text.asr import CHAR_WHITESPACE, WORD_WHITESPACE, char_tokens, word_tokens
@@ -81,7 +81,7 @@ class WER(Metric):
     higher_is_better = False
     #: an error rate exceeds its scale when the hypotheses insert more than the references hold
     bounds = (0.0, math.inf)
-    releases_gil = True  # the edit distances run in the kernel without the GIL
+    releases_gil = edkernel is not None  # the edit distances run in the kernel without the GIL
     #: the unit written in the signature
     unit: ClassVar[str] = "word"
     #: the Levenshtein table of hyp x ref words: 100 000 x 100 000 runs for minutes
@@ -148,6 +148,7 @@ class CER(WER):
     name = "cer"
     settings_class = CERSettings
     unit = "char"
+    releases_gil = edkernel is not None  # the same kernel, on code points
     pair_work = PairWork("characters", 10_000_000_000)
 
     def _tokens(self, text: str) -> list[Any]:
