@@ -96,8 +96,10 @@ def status_cmd(
     from evalab.ablation import load_study, study_status
     from evalab.ablation.store import DEFAULT_DB
 
+    db_path = db if db is not None else str(DEFAULT_DB)
+    check_out(out, [("STUDY_FILE", study_file), ("--db", db_path)])  # before the study is even read
     study = load_study(study_file, check_entry=False)
-    check_out(out, study_inputs(study, db if db is not None else str(DEFAULT_DB)))
+    check_out(out, study_inputs(study, db_path))
     check_format(format)
     st = study_status(study, db)
     if format != "table" or out:
@@ -220,8 +222,10 @@ def report_cmd(
     from evalab.ablation.store import DEFAULT_DB
     from evalab.report import render_html, render_json, render_latex, render_markdown, render_table
 
+    db_path = db if db is not None else str(DEFAULT_DB)
+    check_out(out, [("STUDY_FILE", study_file), ("--db", db_path)])  # before the study is even read
     study = load_study(study_file, check_entry=False)
-    check_out(out, study_inputs(study, db if db is not None else str(DEFAULT_DB)))
+    check_out(out, study_inputs(study, db_path))
     check_format(format, PAGE_FORMATS)
     _check_stored_bounds(study, db)
     analysis = analyze(study, db, aso=aso, alpha=alpha, power=power, holm=holm, resamples=n_samples)
