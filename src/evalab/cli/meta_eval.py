@@ -170,7 +170,7 @@ def meta_eval(
     metric_names = list(metrics) or ([] if scores else ["bleu", "chrf"])
     read = [*input_options(reference, input, source), ("--human", human), ("--scores", scores),
             *metric_inputs(metric_names, set_)]
-    check_out(out, read, outputs=[("--save-scores", save_scores)] if save_scores else ())
+    check_out(out, read)
     check_out(save_scores, read, option="--save-scores", outputs=[("--out", out)])
     _check_options(format, n_bootstrap, permutations, seed, confidence, alpha, metric_system, human_system, human_format)
     if not 0 <= width <= 16:

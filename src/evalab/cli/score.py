@@ -114,7 +114,7 @@ def score(
 ) -> None:
     """Score system outputs against references with one or more metrics."""
     read = [*input_options(reference, input, source), *metric_inputs(metrics, set_)]
-    check_out(out, read, outputs=[("--segments", segments)] if segments else ())
+    check_out(out, read)
     check_format(format)
     check_missing_ref(missing_ref)
     check_n_samples(n_samples, "--n-samples")

@@ -70,7 +70,7 @@ def semsim(
     if ctx.invoked_subcommand is not None:
         return
     read = [*input_options(reference, input), ("--model", model), ("--baseline", baseline), ("--stopwords", stopwords)]
-    check_out(out, read, outputs=[("--explain-html", explain_html)] if explain_html else ())
+    check_out(out, read)
     check_out(explain_html, read, option="--explain-html", outputs=[("--out", out)])
     check_format(format)
     if explain_limit < 0:
