@@ -249,3 +249,93 @@ def test_segments_to_a_stream_beside_a_file(work):
     assert json.loads((work / "score.json").read_text())[0]["metric"] == "bleu"
     run = evalab(*SCORE, "-f", "json", "-o", "/dev/stderr", cwd=work)
     assert run.returncode == 0 and run.stdout == "" and json.loads(run.stderr)[0]["metric"] == "bleu"
+
+
+# ---------------------------------------------------------------- a property over input trees
+def _tree(root: Path) -> None:
+    """Inputs with every way to name them twice: symbolic links (to files and folders), hard
+    links, ``..`` and a model folder nested in folders."""
+    (root / "ref.txt").write_text("the cat sat on the mat\nhello world\n", encoding="utf-8")
+    (root / "hyp.txt").write_text("the cat sat on a mat\nhello there world\n", encoding="utf-8")
+    lm = root / "models" / "a" / "b" / "lm"
+    lm.mkdir(parents=True)
+    (lm / "config.json").write_text("{}", encoding="utf-8")
+    (lm / "weights.bin").write_bytes(b"weights")
+    (root / "sub").mkdir()
+    os.symlink("ref.txt", root / "link-ref.txt")
+    os.symlink("../hyp.txt", root / "sub" / "up-hyp.txt")
+    os.symlink("a/b/lm", root / "models" / "lm-link")
+    os.link(lm / "weights.bin", root / "hard.bin")
+    os.link(root / "hyp.txt", root / "sub" / "hard-hyp.txt")
+    # a word-vector table scores in a blink: a command reading it runs to the end and writes
+    (root / "models" / "a" / "b" / "table.tsv").write_bytes(TABLE.read_bytes())
+    os.symlink("a/b/table.tsv", root / "models" / "table-link.tsv")
+    os.link(root / "models" / "a" / "b" / "table.tsv", root / "hard-table.tsv")
+
+
+#: how an output may be spelled: every input by another name, and new files
+OUT_NAMES = ["ref.txt", "hyp.txt", "./hyp.txt", "sub/../ref.txt", "link-ref.txt", "sub/up-hyp.txt", "sub/hard-hyp.txt",
+             "hard.bin", "models/a/b/lm/config.json", "models/lm-link/weights.bin", "models/a/../a/b/lm/config.json",
+             "models/a/b/table.tsv", "models/table-link.tsv", "hard-table.tsv", "sub/../models/a/b/table.tsv",
+             "new.json", "sub/new.txt", "models/new.txt"]
+REFS = ["ref.txt", "link-ref.txt", "sub/../ref.txt"]
+HYPS = ["hyp.txt", "sub/up-hyp.txt", "sub/hard-hyp.txt", "./hyp.txt"]
+MODELS = ["models/a/b/lm", "models/lm-link", "models/a/../a/b/lm"]
+TABLES = ["models/a/b/table.tsv", "models/table-link.tsv", "hard-table.tsv", "sub/../models/a/b/table.tsv"]
+
+
+def _digests(root: Path, paths: list[str]) -> dict[str, str]:
+    import hashlib
+
+    files = [p for name in paths for p in ([root / name] if (root / name).is_file() else sorted((root / name).rglob("*")))]
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files if p.is_file()}
+
+
+def _command(data) -> tuple[list[str], list[str]]:
+    """A command line of score or ppl reading some spelling of the inputs, and what it reads."""
+    from hypothesis import strategies as st
+
+    ref, hyp, model = data.draw(st.sampled_from(REFS)), data.draw(st.sampled_from(HYPS)), data.draw(st.sampled_from(MODELS))
+    table = data.draw(st.sampled_from(TABLES))
+    kind = data.draw(st.sampled_from(["score", "score-model", "score-table", "ppl", "semsim"]))
+    if kind == "ppl":
+        return ["ppl", "--model", model, "-i", hyp], [hyp, model]
+    if kind == "semsim":
+        return ["semsim", "-r", ref, "-i", hyp, "--model", table, "-q"], [ref, hyp, table]
+    args = ["score", "-r", ref, "-i", hyp]
+    if kind == "score-model":
+        return [*args, "-m", "perplexity", "--set", f"perplexity.model={model}"], [ref, hyp, model]
+    if kind == "score-table":
+        return [*args, "-m", "bleu", "bertscore", "--set", f"bertscore.model={table}"], [ref, hyp, table]
+    return args, [ref, hyp]
+
+
+def test_no_command_writes_onto_a_path_it_read():
+    import contextlib
+    import io
+    import tempfile
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from evalab.cli import main
+
+    @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.data())
+    def check(data) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            _tree(root)
+            args, read = _command(data)
+            out = data.draw(st.sampled_from(OUT_NAMES))
+            segments = data.draw(st.sampled_from([None, *OUT_NAMES])) if args[0] == "score" else None
+            args += ["-o", out, *(["--segments", segments] if segments else [])]
+            before = _digests(root, read)
+            with contextlib.chdir(root), contextlib.redirect_stdout(io.StringIO()), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                code = main(args)
+            assert code in (0, 2), (args, code)
+            assert _digests(root, read) == before, args
+            assert not list(root.rglob(".*tmp*")), args  # no temporary left behind
+
+    check()
