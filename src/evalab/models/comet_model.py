@@ -162,20 +162,31 @@ def _load_encoder(transformers: Any, classes: tuple[Any, Any], encoder_name: str
             f"{folder}: not an encoder folder (no config.json); pass --set comet.encoder=PATH, a local "
             "folder with the config and tokenizer of the encoder the checkpoint names"
         )
+    _check_model_type(folder / "config.json", encoder_name)
     try:
         config = transformers.AutoConfig.from_pretrained(str(folder), local_files_only=True)
     except Exception as exc:
         raise InputError(f"{folder}: cannot load the encoder's config ({first_line(exc)})") from None
-    if getattr(config, "model_type", None) != ENCODER_TYPES[encoder_name]:
-        raise InputError(
-            f"{folder}/config.json: model_type {getattr(config, 'model_type', None)!r}, but the checkpoint's encoder "
-            f"is {encoder_name} (model_type {ENCODER_TYPES[encoder_name]!r}); pass that encoder's folder as comet.encoder"
-        )
     try:
         tokenizer = tok_cls.from_pretrained(str(folder), local_files_only=True)
     except Exception as exc:
         raise InputError(f"{folder}: cannot load the encoder's tokenizer ({first_line(exc)})") from None
     return tokenizer, model_cls(config, add_pooling_layer=False)
+
+
+def _check_model_type(config: Path, encoder_name: str) -> None:
+    """Refuse an encoder folder of another architecture (read before transformers builds it)."""
+    import json
+
+    try:
+        model_type = json.loads(config.read_text(encoding="utf-8")).get("model_type")
+    except (ValueError, OSError, AttributeError):
+        raise InputError(f"{config}: not a JSON object; an encoder folder's config.json is one") from None
+    if model_type != ENCODER_TYPES[encoder_name]:
+        raise InputError(
+            f"{config}: model_type {model_type!r}, but the checkpoint's encoder is {encoder_name} "
+            f"(model_type {ENCODER_TYPES[encoder_name]!r}); pass that encoder's folder as comet.encoder"
+        )
 
 
 def _layer_mix(torch: Any, hp: dict[str, Any], num_layers: int, path: Path) -> Any:
