@@ -26,7 +26,7 @@ from evalab.cli.output import (
     format_option,
     to_json,
 )
-from evalab.cli.score import input_options, load_inputs, show_progress
+from evalab.cli.score import bind_source, input_options, load_inputs, show_progress
 from evalab.cli.segment_checks import (
     bounded_metrics,
     check_no_nul,
@@ -92,8 +92,7 @@ def _aliases(paths: list[str], short: dict[str, str]) -> dict[str, str]:
 
 
 def _check_source(source: str | None, n_segments: int, reference: str) -> None:
-    # no registered metric reads the source yet: it is checked, so a later metric that does
-    # cannot be fed a misaligned file
+    # checked before any metric runs; the metrics that read it (comet) get it bound later
     if source is not None:
         segments = read_segments(source)
         check_no_nul(source, segments)
@@ -102,9 +101,13 @@ def _check_source(source: str | None, n_segments: int, reference: str) -> None:
 
 def _collect_scores(metrics: list[str], set_: list[str], scores_file: str | None, refs: list[list[str]],
                     hyps: list[list[str]], systems: list[str], aliases: dict[str, str], file_names: dict[str, str],
-                    metric_system: str, mask: np.ndarray, *, progress: bool) -> list[MetricScores]:
+                    metric_system: str, mask: np.ndarray, *, progress: bool,
+                    source: tuple[str | None, str] = (None, "")) -> list[MetricScores]:
     out: list[MetricScores] = []
-    for name, metric in show_progress(build_metrics(metrics, set_), progress).items():
+    built = show_progress(build_metrics(metrics, set_), progress)
+    # the metrics that read sources (comet) get the --source segments, as in `score`
+    built = bind_source(built, source[0], [source[1]], refs)  # type: ignore[arg-type]
+    for name, metric in built.items():
         out.append(metric_scores(name, metric, hyps, refs, metric_system, mask))
     if scores_file is not None:
         table = read_precomputed(scores_file, lambda name: find_system(name, aliases, file_names), mask.shape[1])
@@ -148,7 +151,7 @@ def meta_eval(
     input: Annotated[list[str], typer.Option("-i", "--input", help="System outputs: -i SYS1 SYS2 ... (human translations too, e.g. ref-C).")],
     metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="evalab metrics: -m bleu chrf ... (default bleu chrf unless --scores is given).")] = [],  # noqa: B006
     scores: Annotated[str | None, typer.Option("--scores", help="Precomputed metric scores: METRIC<TAB>SYSTEM<TAB>SEGMENT (or - for the system score)<TAB>SCORE.")] = None,
-    source: Annotated[str | None, typer.Option("--source", help="Source file, checked for alignment (for metrics that read a source; none is registered yet).")] = None,
+    source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
     name_map: Annotated[list[str], typer.Option("--name-map", help="HUMAN=SYSTEM: a human-file system name and the -i system it denotes. Repeatable.")] = [],  # noqa: B006
     human_format: Annotated[str, typer.Option("--human-format", help="auto, mqm or tsv.")] = "auto",
     metric_system: Annotated[str, typer.Option("--metric-system", help="Metric system score: corpus (the metric's corpus score), mean or rated-mean of segment scores.")] = "corpus",
@@ -189,7 +192,7 @@ def meta_eval(
     human_matrix = align_human(read_human_scores(human, n_segments, human_format), systems, aliases, mapping, file_names)
     hyps = list(texts.values())
     collected = _collect_scores(metric_names, set_, scores, refs, hyps, systems, aliases, file_names, metric_system,
-                                np.isfinite(human_matrix), progress=not quiet)
+                                np.isfinite(human_matrix), progress=not quiet, source=(source, reference[0]))
     settings = MetaEvalSettings(n_bootstrap, permutations, seed, confidence, alpha, human_system)
     with progress_bar(n_bootstrap, "bootstrap", not quiet) as advance:
         result = meta_evaluate(human_matrix, systems, collected, settings, advance)
