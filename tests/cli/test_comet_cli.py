@@ -163,3 +163,17 @@ def test_a_broken_checkpoint_is_one_line(tiny, files, tmp_path, case, needle) ->
     assert_refused(("score", "-r", files["ref"], "-i", files["a"], "-m", "comet", "--set", f"comet.model={model}",
                     *extra, "--source", files["src"], "-q", "-o", tmp_path / "out.json"),
                    needle, watch=(tmp_path, tiny))
+
+
+def test_meta_eval_binds_the_source_to_comet(tiny, files, tmp_path) -> None:
+    # was: "comet: the model reads the source segments; pass --source SRC" with --source given
+    from .refusal import evalab
+
+    human = tmp_path / "human.tsv"
+    human.write_text("".join(f"{s}\t{k}\t{0.1 * k + i}\n" for i, s in enumerate(["a.txt", "b.txt", "ref.txt"])
+                             for k in range(1, 9)), encoding="utf-8")
+    run = evalab("meta-eval", "--human", human, "-r", files["ref"], "-i", files["a"], files["b"], files["ref"],
+                 "-m", "comet", "--set", f"comet.model={tiny}", "--source", files["src"], "-n", "20",
+                 "--permutations", "0", "-q", "-f", "json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["metrics"]["comet"]
