@@ -8,6 +8,7 @@ the store and every file in the store's run folders. An output may replace none 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -45,12 +46,18 @@ def study_inputs(study: Any, db: str) -> list[tuple[str, str | None]]:
     start = [Path(f) for f in (find_module_file(e, directory) for e in (study.entry, study.evaluate) if e) if f]
     if study.command:
         start += command_files(study.command, directory)
-    read: list[tuple[str, str | None]] = [("STUDY_FILE", str(study.path))]
-    read += [("the study's code", str(p)) for p in local_imports(start, search_roots(directory))]
+    read: list[tuple[str, str | None]] = [("STUDY_FILE", _shown(study.path))]
+    read += [("the study's code", _shown(p)) for p in local_imports(start, search_roots(directory))]
     for name, spec in study.computed.items():
-        read += [(f"[metrics.{name}] references", str(p)) for p in spec.references]
-        read += [(f"[metrics.{name}] source", str(spec.source) if spec.source else None)]
+        read += [(f"[metrics.{name}] references", _shown(p)) for p in spec.references]
+        read += [(f"[metrics.{name}] source", _shown(spec.source) if spec.source else None)]
         read += settings_inputs(spec.metric, spec.settings, f"[metrics.{name}]")
     read += [("--db", db + suffix) for suffix in ("", *_DB_COMPANIONS)]
-    read.append(("the store's run folders", str(Path(db).resolve().parent / "runs")))
+    read.append(("the store's run folders", _shown(Path(db).resolve().parent / "runs")))
     return read
+
+
+def _shown(path: Path) -> str:
+    """``path`` as a message names it: relative to the working folder when inside it."""
+    relative = os.path.relpath(path)
+    return path.as_posix() if relative.startswith("..") else relative
