@@ -156,9 +156,17 @@ def _in_folder(out: str, folder: str) -> bool:
     link: a hard link elsewhere, or the target of a symbolic link inside the folder."""
     if _inside(out, folder):
         return True
+    try:
+        target = os.stat(out)
+    except OSError:
+        return False
     for root, dirs, files in os.walk(folder):
         for name in [*files, *dirs]:
-            if same_file(out, os.path.join(root, name)):
+            try:
+                entry = os.stat(os.path.join(root, name))  # through links: the file it reads
+            except OSError:
+                continue
+            if (entry.st_dev, entry.st_ino) == (target.st_dev, target.st_ino):
                 return True
     return False
 
