@@ -12,6 +12,8 @@ McNemar's p-value instead (see :mod:`evalab.stats.mcnemar`).
 from __future__ import annotations
 
 import os
+import warnings
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import numpy as np
@@ -19,7 +21,18 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.options import build_metrics
-from evalab.cli.output import check_format, check_out, emit_table, format_option, ordered_row
+from evalab.cli.output import (
+    check_format,
+    check_out,
+    emit,
+    emit_table,
+    format_option,
+    markdown_table,
+    ordered_row,
+    print_table,
+    to_json,
+    to_latex,
+)
 from evalab.cli.references import apply_missing_refs, check_missing_ref
 from evalab.cli.score import (
     bind_source,
@@ -36,7 +49,7 @@ from evalab.metrics.missing_refs import reference_count
 from evalab.metrics.parallel import stats_table
 from evalab.metrics.stats_value import NRefs, Stats
 from evalab.progress import progress_bar
-from evalab.stats.bootstrap import check_confidence
+from evalab.stats.bootstrap import ConfidenceInterval, check_confidence
 from evalab.stats.mcnemar import EXACT_MAX_DISCORDANT, binary_outcomes, mcnemar_test
 from evalab.stats.multiple import holm_bonferroni
 from evalab.stats.paired import (
@@ -45,6 +58,16 @@ from evalab.stats.paired import (
     P_VALUE_METHODS,
     PairedTestResult,
     paired_test,
+)
+from evalab.stats.ranking import (
+    CLUSTER_RULE,
+    PairwiseResult,
+    Ranking,
+    pairwise_mcnemar,
+    pairwise_test,
+    rank_systems,
+    segment_scores_from_stats,
+    win_tie_loss,
 )
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
@@ -234,6 +257,179 @@ def render_mcnemar(rows: list[dict[str, Any]], fmt: str, out: str | None) -> Non
     emit_table(fmt, header, body, out, footer=footer, data=rows)
 
 
+def warn_if_powerless(n_systems: int, n: int, alpha: float, what: str) -> None:
+    """Warn when Holm over all pairs cannot reach ``alpha`` with ``n`` resamples or trials.
+
+    The smallest p-value is ``1 / (n + 1)`` and Holm multiplies the smallest by the number
+    of pairs ``m``: below ``n = m / alpha`` no pair can be significant, so every system
+    would share one cluster whatever the data.
+    """
+    m = n_systems * (n_systems - 1) // 2
+    if m / (n + 1) >= alpha:
+        warnings.warn(
+            f"with {n} {what} the smallest p-value is 1/{n + 1}, and Holm over {m} pairs cannot bring it below "
+            f"--alpha {alpha:g}: no two systems can be separated; use -n {int(m / alpha)} or more",
+            stacklevel=2,
+        )
+
+
+def pairwise_results(
+    test: str, built: dict[str, Metric], stats: dict[str, dict[str, Stats]], n: int, seed: int,
+    confidence: float, p_value: str, ci_n: int, quiet: bool,
+) -> dict[str, PairwiseResult]:
+    """Every pair of systems tested on every metric (one resampling stream for all)."""
+    if test == "mcnemar":
+        return {name: pairwise_mcnemar(metric, stats[name]) for name, metric in built.items()}
+    label = f"paired {'bootstrap' if test == 'bs' else 'randomization'}, all pairs"
+    with progress_bar(n + (ci_n if test == "ar" else 0), label, enabled=not quiet) as advance:
+        return pairwise_test(test, built, stats, n_samples=n, seed=seed, confidence=confidence,
+                             p_value=p_value, ci_samples=ci_n, progress=advance)
+
+
+def _ci_fields(ci: ConfidenceInterval | None) -> dict[str, float | None]:
+    return {"mean": ci.mean if ci else None, "ci_low": ci.low if ci else None,
+            "ci_high": ci.high if ci else None, "half_width": ci.half_width if ci else None}
+
+
+def _settings_fields(res: PairwiseResult, rk: Ranking) -> dict[str, Any]:
+    resampled = res.test != "mcnemar"
+    return {"test": res.test, "n_samples": res.n_samples if resampled else None, "seed": res.seed if resampled else None,
+            "correction": rk.correction, "alpha": rk.alpha, "clustering": CLUSTER_RULE}
+
+
+def ranking_rows(results: dict[str, PairwiseResult], rankings: dict[str, Ranking], metrics: dict[str, Metric],
+                 nrefs: NRefs) -> list[dict[str, Any]]:
+    """One JSON-ready dict per metric and system, best first within each metric."""
+    rows: list[dict[str, Any]] = []
+    for name, res in results.items():
+        rk = rankings[name]
+        signature = f"{metrics[name].signature_for(nrefs)}|{res.signature}|{rk.rule}"
+        for position, j in enumerate(rk.order, start=1):
+            rows.append(ordered_row({
+                "metric": name, "system": res.systems[j], "score": res.scores[j], **_ci_fields(res.cis[j]),
+                "rank": position if rk.clusters[j] is not None else None, "cluster": rk.clusters[j],
+                "confidence": res.confidence if res.cis[j] else None, **_settings_fields(res, rk),
+                "signature": signature,
+            }))
+    return rows
+
+
+def pair_rows(results: dict[str, PairwiseResult], rankings: dict[str, Ranking], metrics: dict[str, Metric],
+              stats: dict[str, dict[str, Stats]], nrefs: NRefs) -> list[dict[str, Any]]:
+    """One JSON-ready dict per metric and pair, the higher-ranked system first: Δ, p-values and
+    the segments each system wins (sentence-level scores from the same stats rows)."""
+    rows: list[dict[str, Any]] = []
+    for name, res in results.items():
+        rk = rankings[name]
+        signature = f"{metrics[name].signature_for(nrefs)}|{res.signature}|{rk.rule}"
+        segment = [segment_scores_from_stats(metrics[name], stats[name][s].rows) for s in res.systems]
+        for a, i in enumerate(rk.order):
+            for j in rk.order[a + 1:]:
+                wins, ties, losses = win_tie_loss(segment[i], segment[j], res.higher_is_better)
+                p, p_adj = float(res.p_values[i, j]), float(rk.p_adjusted[i, j])
+                rows.append(ordered_row({
+                    "metric": name, "system": res.systems[i], "other": res.systems[j],
+                    "delta": res.scores[i] - res.scores[j], "p_value": p, "p_adjusted": p_adj,
+                    "significant": bool(p_adj < rk.alpha) if np.isfinite(p_adj) else None,
+                    "wins": wins, "ties": ties, "losses": losses, **_settings_fields(res, rk), "signature": signature,
+                }))
+    return rows
+
+
+def _decimals(metric: Metric, width: int | None) -> int:
+    return width if width is not None else (1 if metric.scale == 100 else 4)
+
+
+def _which(rows: list[dict[str, Any]]) -> str:
+    return "Holm-adjusted p" if rows[0]["correction"] == "holm" else "p"
+
+
+def _ranking_table(rows: list[dict[str, Any]], metrics: dict[str, Metric], width: int | None) -> TableText:
+    with_ci = any(r["ci_low"] is not None for r in rows)
+    header = ["system", "metric", "rank", "cluster", "score (μ ± hw)" if with_ci else "score"]
+    if with_ci:
+        header.append(f"{rows[0]['confidence'] * 100:g}% CI")
+    short = display_names([r["system"] for r in rows])
+    body = []
+    for r in rows:
+        d = _decimals(metrics[r["metric"]], width)
+        score = _fmt(r["score"], d) + (f" ({r['mean']:.{d}f} ± {r['half_width']:.{d}f})" if r["mean"] is not None else "")
+        line = [short[r["system"]], r["metric"], _fmt_int(r["rank"]), _fmt_int(r["cluster"]), score]
+        if with_ci:
+            line.append("-" if r["ci_low"] is None else f"[{r['ci_low']:.{d}f}, {r['ci_high']:.{d}f}]")
+        body.append(line)
+    footer = list(dict.fromkeys(r["signature"] for r in rows))
+    n_pairs = sum(1 for r in rows if r["metric"] == rows[0]["metric"])
+    n_pairs = n_pairs * (n_pairs - 1) // 2
+    footer.append(f"cluster: a new cluster starts where every system above is significantly better than every "
+                  f"system below ({_which(rows)} < {rows[0]['alpha']:g} over the {n_pairs} pairs of each metric)")
+    return TableText(header, body, footer)
+
+
+def _fmt_int(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _pairs_table(rows: list[dict[str, Any]], metrics: dict[str, Metric], width: int | None) -> TableText:
+    corrected = rows[0]["correction"] != "none"
+    header = ["system", "vs", "metric", "Δ", "p-value", *(["p (Holm)"] if corrected else []), "wins", "ties", "losses"]
+    short = display_names([r[k] for r in rows for k in ("system", "other")])
+    body = []
+    for r in rows:
+        mark = " *" if r["significant"] else ""
+        line = [short[r["system"]], short[r["other"]], r["metric"], f"{r['delta']:+.{_decimals(metrics[r['metric']], width)}f}",
+                _fmt(r["p_value"], 5) + ("" if corrected else mark)]
+        if corrected:
+            line.append(_fmt(r["p_adjusted"], 5) + mark)
+        body.append([*line, str(r["wins"]), str(r["ties"]), str(r["losses"])])
+    footer = [f"* {_which(rows)} < {rows[0]['alpha']:g}; Δ = system - vs; wins, ties, losses: segments whose "
+              "sentence-level score is better for system, equal, better for vs"]
+    return TableText(header, body, footer)
+
+
+@dataclass(frozen=True)
+class TableText:
+    """One table to render: header, body cells and footer lines."""
+
+    header: list[str]
+    body: list[list[str]]
+    footer: list[str]
+
+
+def emit_tables(fmt: str, tables: list[TableText], out: str | None, data: Any) -> None:
+    """Several tables in one output (one atomic write to ``--out``); ``data`` is the JSON."""
+    if fmt == "json":
+        emit(to_json(data), out)
+    elif fmt == "markdown":
+        emit("\n".join(markdown_table(t.header, t.body, t.footer) for t in tables), out)
+    elif fmt == "latex":
+        emit("\n".join(to_latex(t.header, t.body, caption="; ".join(t.footer)) for t in tables), out)
+    elif out:
+        emit("\n".join("\n".join("\t".join(r) for r in [t.header, *t.body]) + "\n" + "".join(f"{f}\n" for f in t.footer)
+                       for t in tables), out)
+    else:
+        for k, t in enumerate(tables):
+            if k:
+                print()
+            print_table(t.header, t.body, footer=t.footer)
+
+
+def render_ranking(
+    results: dict[str, PairwiseResult], metrics: dict[str, Metric], stats: dict[str, dict[str, Stats]], nrefs: NRefs,
+    *, correction: str, alpha: float, all_pairs: bool, fmt: str, width: int | None, out: str | None,
+) -> None:
+    """The ranking with clusters (and with ``all_pairs`` every pair) in ``fmt``."""
+    rankings = {name: rank_systems(res.scores, res.p_values, alpha, correction, res.higher_is_better)
+                for name, res in results.items()}
+    ranked = ranking_rows(results, rankings, metrics, nrefs)
+    tables = [_ranking_table(ranked, metrics, width)]
+    data: dict[str, Any] = {"ranking": ranked}
+    if all_pairs:
+        data["pairs"] = pair_rows(results, rankings, metrics, stats, nrefs)
+        tables.append(_pairs_table(data["pairs"], metrics, width))
+    emit_tables(fmt, tables, out, data)
+
+
 @app.command()
 def compare(
     reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references.")],
@@ -246,7 +442,7 @@ def compare(
     confidence: Annotated[float, typer.Option("--confidence", help="Confidence level of the intervals.")] = 0.95,
     ci_n: Annotated[int, typer.Option("--ci-n", help="With --test ar: bootstrap resamples for the intervals (0: none).")] = DEFAULT_CI_N,
     p_value: Annotated[str, typer.Option("--p-value", help="Bootstrap p-value: centered (calibrated) or sacrebleu (reproduces sacrebleu --paired-bs).")] = DEFAULT_P_VALUE,
-    correct: Annotated[str, typer.Option("--correct", help="Multiple-comparison correction per metric: none or holm (Holm-Bonferroni).")] = "none",
+    correct: Annotated[str | None, typer.Option("--correct", help="Multiple-comparison correction per metric: none or holm (Holm-Bonferroni). Default: holm over all pairs with --rank/--all-pairs, none otherwise.")] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the * marker.")] = 0.05,
     set_: Annotated[list[str], typer.Option("-s", "--set", help="Metric setting KEY=VALUE or METRIC.KEY=VALUE. Repeatable.")] = [],  # noqa: B006
     format: Annotated[str, format_option()] = "table",
@@ -254,6 +450,8 @@ def compare(
     jobs: Annotated[int, typer.Option("-j", "--jobs", help="Processes computing per-segment statistics.")] = 1,
     out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+    rank: Annotated[bool, typer.Option("--rank", help="Rank the systems by score, with significance clusters from paired tests of every pair.")] = False,
+    all_pairs: Annotated[bool, typer.Option("--all-pairs", help="Also list every pair of systems: Δ, p-values, and segments won, tied and lost (implies --rank).")] = False,
     missing_ref: Annotated[str, typer.Option("--missing-ref", help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.")] = "none",
 ) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
@@ -271,6 +469,7 @@ def compare(
         check_n_samples(ci_n, "--ci-n")
     if p_value not in P_VALUE_METHODS:
         raise SettingsError(f"--p-value must be one of {', '.join(P_VALUE_METHODS)}, got {p_value!r}")
+    correct = correct if correct is not None else ("holm" if rank or all_pairs else "none")
     if correct not in CORRECTIONS:
         raise SettingsError(f"--correct must be one of {', '.join(CORRECTIONS)}, got {correct!r}")
     if not 0.0 < alpha < 1.0:
@@ -289,6 +488,13 @@ def compare(
     check_edit_distance_sizes(list(built), systems, refs)
     built = bind_source(built, source, reference, refs)
     stats = stats_table(built, systems, refs, jobs)
+    if rank or all_pairs:
+        if correct == "holm" and test != "mcnemar":
+            warn_if_powerless(len(systems), n, alpha, "resamples" if test == "bs" else "trials")
+        results_all = pairwise_results(test, built, stats, n, seed, confidence, p_value, ci_n, quiet)
+        render_ranking(results_all, built, stats, reference_count(refs), correction=correct, alpha=alpha,
+                       all_pairs=all_pairs, fmt=format, width=width, out=out)
+        return
     if test == "mcnemar":
         mc_rows = mcnemar_rows(built, stats, correct, alpha)
         render_mcnemar(mc_rows, format, out)

@@ -42,6 +42,7 @@ import numpy as np
 from evalab.errors import SettingsError
 from evalab.metrics.base import Metric
 from evalab.stats.bootstrap import ConfidenceInterval
+from evalab.stats.mcnemar import EXACT_MAX_DISCORDANT, binary_outcomes, mcnemar_test
 from evalab.stats.multiple import holm_bonferroni
 from evalab.stats.paired import (
     DEFAULT_P_VALUE,
@@ -63,6 +64,7 @@ __all__ = [
     "PairwiseResult",
     "Ranking",
     "adjust_pairwise",
+    "pairwise_mcnemar",
     "pairwise_test",
     "rank_systems",
     "win_tie_loss",
@@ -96,7 +98,9 @@ class PairwiseResult:
 
     @property
     def signature(self) -> str:
-        """The test settings, as :attr:`PairedTestResult.signature`."""
+        """The test settings, as :attr:`PairedTestResult.signature` (McNemar: its method)."""
+        if self.test == "mcnemar":
+            return f"test:mcnemar|exact:<={EXACT_MAX_DISCORDANT}|else:mid-p"
         return test_signature(self.test, self.n_samples, self.seed, self.confidence, self.p_value_method,
                               self.ci_samples)
 
@@ -171,6 +175,21 @@ def _result(plan: _Plan, metric: str, names: list[str], point: np.ndarray, pvals
         systems=tuple(names), scores=tuple(float(x) for x in point), cis=cis,
         p_values=_symmetric(len(names), pvals),
         higher_is_better=bool(getattr(metric_or_scorer, "higher_is_better", True)),
+    )
+
+
+def pairwise_mcnemar(metric: Metric, per_system: Mapping[str, Any]) -> PairwiseResult:
+    """McNemar's test of every pair of systems on a right/wrong metric (stats rows ``(outcome, 1)``)."""
+    names = list(per_system)
+    rows = {s: np.asarray(getattr(v, "rows", v), dtype=np.float64) for s, v in per_system.items()}
+    outcomes = [binary_outcomes(rows[s], metric.name) for s in names]
+    first, second = _pairs(len(names))
+    pvals = np.array([mcnemar_test(outcomes[i], outcomes[j]).p_value for i, j in zip(first, second, strict=True)])
+    scores = tuple(float(metric.scores_from_sums(rows[s].sum(axis=0))) for s in names)
+    return PairwiseResult(
+        metric=metric.name, test="mcnemar", n_samples=0, seed=0, confidence=float("nan"), p_value_method="mcnemar",
+        ci_samples=0, systems=tuple(names), scores=scores, cis=(None,) * len(names),
+        p_values=_symmetric(len(names), pvals), higher_is_better=metric.higher_is_better,
     )
 
 
