@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -132,7 +133,7 @@ def test_clusters_separate_exactly_where_everything_above_beats_everything_below
     sig = np.nan_to_num(rk.p_adjusted, nan=1.0) < 0.05
     order = list(rk.order)
     along = [rk.clusters[k] for k in order]
-    assert along[0] == 1 and all(b - a in (0, 1) for a, b in zip(along, along[1:], strict=False))
+    assert along[0] == 1 and all(b - a in (0, 1) for a, b in itertools.pairwise(along))
     for k in range(1, n):
         cut = along[k] != along[k - 1]
         assert cut == bool(sig[np.ix_(order[:k], order[k:])].all())

@@ -87,7 +87,7 @@ DEFAULT_P_VALUE = "centered"
 _TIE_RTOL = 1e-9
 
 
-def test_signature(test: str, n_samples: int, seed: int, confidence: float, p_value_method: str,
+def paired_signature(test: str, n_samples: int, seed: int, confidence: float, p_value_method: str,
                    ci_samples: int) -> str:
     """A paired test's settings, e.g. ``test:bs|n:1000|seed:12345|conf:0.95|p:centered``."""
     if test == "bs":
@@ -146,7 +146,7 @@ class PairedTestResult:
     @property
     def signature(self) -> str:
         """The test settings, e.g. ``test:bs|n:1000|seed:12345|conf:0.95|p:centered``."""
-        return test_signature(self.test, self.n_samples, self.seed, self.confidence, self.p_value_method,
+        return paired_signature(self.test, self.n_samples, self.seed, self.confidence, self.p_value_method,
                               self.ci_samples)
 
     def p_values(self) -> list[float]:

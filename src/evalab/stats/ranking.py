@@ -50,11 +50,11 @@ from evalab.stats.paired import (
     _bootstrap_all,
     _observed,
     _p_values,
-    _plan,
     _Plan,
+    _plan,
     bootstrap_null,
     interval,
-    test_signature,
+    paired_signature,
 )
 from evalab.stats.resampling import DEFAULT_SEED
 
@@ -101,7 +101,7 @@ class PairwiseResult:
         """The test settings, as :attr:`PairedTestResult.signature` (McNemar: its method)."""
         if self.test == "mcnemar":
             return f"test:mcnemar|exact:<={EXACT_MAX_DISCORDANT}|else:mid-p"
-        return test_signature(self.test, self.n_samples, self.seed, self.confidence, self.p_value_method,
+        return paired_signature(self.test, self.n_samples, self.seed, self.confidence, self.p_value_method,
                               self.ci_samples)
 
 
