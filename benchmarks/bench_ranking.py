@@ -30,7 +30,7 @@ from statistics import median
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_significance import BIN, ROOT, WMT22, parse_sacrebleu, timed  # noqa: E402
+from bench_significance import BIN, ROOT, WMT22, parse_sacrebleu, timed
 
 N_SYSTEMS = 20
 

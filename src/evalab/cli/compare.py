@@ -11,7 +11,6 @@ McNemar's p-value instead (see :mod:`evalab.stats.mcnemar`).
 
 from __future__ import annotations
 
-import os
 import warnings
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -20,6 +19,7 @@ import numpy as np
 import typer
 
 from evalab.cli import app
+from evalab.cli.names import named_inputs
 from evalab.cli.options import build_metrics
 from evalab.cli.output import (
     check_format,
@@ -100,34 +100,6 @@ def check_distinct_systems(inputs: list[str]) -> None:
         raise SettingsError(f"system file given twice: {', '.join(twice)}; give each -i system once")
 
 
-def display_names(names: list[str]) -> dict[str, str]:
-    """Short names for the table: the part of each name that differs between systems.
-
-    ``generaltest2022.en-de.hyp.Online-A.de`` and ``...Online-B.de`` show as ``Online-A``
-    and ``Online-B``: the common prefix and suffix are dropped at a ``.`` or ``/``
-    boundary only. ``-`` and ``_`` join the words of a system's own name, so cutting there
-    would print ``Online-A`` and ``Online-B`` as ``A`` and ``B``, which no reader can map
-    back to a system. JSON output keeps the full names.
-
-    >>> display_names(["out/base.txt", "out/sys1.txt"])
-    {'out/base.txt': 'base', 'out/sys1.txt': 'sys1'}
-    >>> display_names(["hyp.Online-A.de", "hyp.Online-B.de"])
-    {'hyp.Online-A.de': 'Online-A', 'hyp.Online-B.de': 'Online-B'}
-    """
-    unique = list(dict.fromkeys(names))
-    if len(unique) < 2:
-        return {n: n for n in unique}
-    seps = "./"
-    prefix = os.path.commonprefix(unique)  # noqa: RUF071 - characters, not path parts
-    cut = max((i + 1 for i, c in enumerate(prefix) if c in seps), default=0)
-    rev = os.path.commonprefix([n[::-1] for n in unique])  # noqa: RUF071
-    tail = max((i + 1 for i, c in enumerate(rev) if c in seps), default=0)
-    short = {n: n[cut : len(n) - tail] for n in unique}
-    if any(not v for v in short.values()) or len(set(short.values())) < len(unique):
-        return {n: n for n in unique}
-    return short
-
-
 def _fmt(value: float | None, decimals: int) -> str:
     return "-" if value is None else f"{value:.{decimals}f}"
 
@@ -168,14 +140,14 @@ def result_rows(
     return rows
 
 
-def render(rows: list[dict[str, Any]], metrics: dict[str, Metric], fmt: str, width: int | None, out: str | None) -> None:
-    """Print or write the comparison as a table, JSON, Markdown or LaTeX."""
+def render(rows: list[dict[str, Any]], metrics: dict[str, Metric], fmt: str, width: int | None, out: str | None,
+           short: dict[str, str]) -> None:
+    """Print or write the comparison as a table, JSON, Markdown or LaTeX (``short``: table names)."""
     corrected = any(r["correction"] != "none" for r in rows)
     conf = f"{rows[0]['confidence'] * 100:g}% CI"
     header = ["system", "metric", "score (μ ± hw)", conf, "Δ baseline", "p-value"]
     if corrected:
         header.append("p (Holm)")
-    short = display_names([r["system"] for r in rows])
     body = []
     for r in rows:
         d = width if width is not None else (1 if metrics[r["metric"]].scale == 100 else 4)
@@ -233,13 +205,12 @@ def mcnemar_rows(
     return out
 
 
-def render_mcnemar(rows: list[dict[str, Any]], fmt: str, out: str | None) -> None:
+def render_mcnemar(rows: list[dict[str, Any]], fmt: str, out: str | None, short: dict[str, str]) -> None:
     """Print or write McNemar results: scores, discordant counts and p-values."""
     corrected = rows[0]["correction"] != "none"
     header = ["system", "metric", "score", "Δ baseline", "base only", "system only", "p-value", "method"]
     if corrected:
         header.append("p (Holm)")
-    short = display_names([r["system"] for r in rows])
     body = []
     for r in rows:
         mark = " *" if r["significant"] else ""
@@ -344,12 +315,12 @@ def _which(rows: list[dict[str, Any]]) -> str:
     return "Holm-adjusted p" if rows[0]["correction"] == "holm" else "p"
 
 
-def _ranking_table(rows: list[dict[str, Any]], metrics: dict[str, Metric], width: int | None) -> TableText:
+def _ranking_table(rows: list[dict[str, Any]], metrics: dict[str, Metric], width: int | None,
+                   short: dict[str, str]) -> TableText:
     with_ci = any(r["ci_low"] is not None for r in rows)
     header = ["system", "metric", "rank", "cluster", "score (μ ± hw)" if with_ci else "score"]
     if with_ci:
         header.append(f"{rows[0]['confidence'] * 100:g}% CI")
-    short = display_names([r["system"] for r in rows])
     body = []
     for r in rows:
         d = _decimals(metrics[r["metric"]], width)
@@ -370,10 +341,10 @@ def _fmt_int(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
-def _pairs_table(rows: list[dict[str, Any]], metrics: dict[str, Metric], width: int | None) -> TableText:
+def _pairs_table(rows: list[dict[str, Any]], metrics: dict[str, Metric], width: int | None,
+                 short: dict[str, str]) -> TableText:
     corrected = rows[0]["correction"] != "none"
     header = ["system", "vs", "metric", "Δ", "p-value", *(["p (Holm)"] if corrected else []), "wins", "ties", "losses"]
-    short = display_names([r[k] for r in rows for k in ("system", "other")])
     body = []
     for r in rows:
         mark = " *" if r["significant"] else ""
@@ -417,16 +388,17 @@ def emit_tables(fmt: str, tables: list[TableText], out: str | None, data: Any) -
 def render_ranking(
     results: dict[str, PairwiseResult], metrics: dict[str, Metric], stats: dict[str, dict[str, Stats]], nrefs: NRefs,
     *, correction: str, alpha: float, all_pairs: bool, fmt: str, width: int | None, out: str | None,
+    short: dict[str, str],
 ) -> None:
     """The ranking with clusters (and with ``all_pairs`` every pair) in ``fmt``."""
     rankings = {name: rank_systems(res.scores, res.p_values, alpha, correction, res.higher_is_better)
                 for name, res in results.items()}
     ranked = ranking_rows(results, rankings, metrics, nrefs)
-    tables = [_ranking_table(ranked, metrics, width)]
+    tables = [_ranking_table(ranked, metrics, width, short)]
     data: dict[str, Any] = {"ranking": ranked}
     if all_pairs:
         data["pairs"] = pair_rows(results, rankings, metrics, stats, nrefs)
-        tables.append(_pairs_table(data["pairs"], metrics, width))
+        tables.append(_pairs_table(data["pairs"], metrics, width, short))
     emit_tables(fmt, tables, out, data)
 
 
@@ -456,6 +428,8 @@ def compare(
 ) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
     # every option is checked before any file is read or any resampling starts
+    named = named_inputs(input)
+    input = named.paths
     check_out(out, input_options(reference, input, source))
     check_format(format)
     check_missing_ref(missing_ref)
@@ -481,7 +455,7 @@ def compare(
     check_distinct_systems(input)
     built = show_progress(build_metrics(metrics, set_), not quiet)
     check_source_option(built, source, [*reference, *input])
-    refs, systems = load_inputs(reference, input)
+    refs, systems = load_inputs(reference, input, named.keys)
     refs = apply_missing_refs(refs, reference, missing_ref)
     if test != "mcnemar":  # McNemar's exact test is exact on any count; resampling is not
         check_resamplable(len(refs[0]), f"--test {test}", reference[0])
@@ -493,11 +467,11 @@ def compare(
             warn_if_powerless(len(systems), n, alpha, "resamples" if test == "bs" else "trials")
         results_all = pairwise_results(test, built, stats, n, seed, confidence, p_value, ci_n, quiet)
         render_ranking(results_all, built, stats, reference_count(refs), correction=correct, alpha=alpha,
-                       all_pairs=all_pairs, fmt=format, width=width, out=out)
+                       all_pairs=all_pairs, fmt=format, width=width, out=out, short=named.short_by_key())
         return
     if test == "mcnemar":
         mc_rows = mcnemar_rows(built, stats, correct, alpha)
-        render_mcnemar(mc_rows, format, out)
+        render_mcnemar(mc_rows, format, out, named.short_by_key())
         return
     ci_total = n if test == "bs" else ci_n
     label = f"paired {'bootstrap' if test == 'bs' else 'randomization'}"
@@ -507,4 +481,4 @@ def compare(
             p_value=p_value, ci_samples=ci_n, progress=advance,
         )
     rows = result_rows(results, built, reference_count(refs), correct, alpha)
-    render(rows, built, format, width, out)
+    render(rows, built, format, width, out, named.short_by_key())
