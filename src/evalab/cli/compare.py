@@ -333,7 +333,7 @@ def _ranking_table(rows: list[dict[str, Any]], metrics: dict[str, Metric], width
     n_pairs = sum(1 for r in rows if r["metric"] == rows[0]["metric"])
     n_pairs = n_pairs * (n_pairs - 1) // 2
     footer.append(f"cluster: a new cluster starts where every system above is significantly better than every "
-                  f"system below ({_which(rows)} < {rows[0]['alpha']:g} over the {n_pairs} pairs of each metric)")
+                  f"system below ({_which(rows)} < {rows[0]['alpha']:g} over the {n_pairs} pair{'s' * (n_pairs != 1)} of each metric)")
     return TableText(header, body, footer)
 
 
