@@ -22,6 +22,7 @@ from evalab.cli import app
 from evalab.cli.names import named_inputs
 from evalab.cli.options import build_metrics
 from evalab.cli.output import (
+    PAGE_FORMATS,
     check_format,
     check_out,
     emit,
@@ -43,12 +44,13 @@ from evalab.cli.score import (
 )
 from evalab.cli.segment_checks import check_edit_distance_sizes, check_resamplable
 from evalab.errors import SettingsError
-from evalab.io import same_file
+from evalab.io import check_same_length, read_segments, same_file
 from evalab.metrics.base import Metric
 from evalab.metrics.missing_refs import reference_count
 from evalab.metrics.parallel import stats_table
 from evalab.metrics.stats_value import NRefs, Stats
 from evalab.progress import progress_bar
+from evalab.report.compare_page import ComparePage, render_compare_page
 from evalab.stats.bootstrap import ConfidenceInterval, check_confidence
 from evalab.stats.mcnemar import EXACT_MAX_DISCORDANT, binary_outcomes, mcnemar_test
 from evalab.stats.multiple import holm_bonferroni
@@ -385,21 +387,62 @@ def emit_tables(fmt: str, tables: list[TableText], out: str | None, data: Any) -
             print_table(t.header, t.body, footer=t.footer)
 
 
+@dataclass(frozen=True)
+class PageTexts:
+    """The segments the HTML page shows: references, sources (if given), every system's output."""
+
+    references: list[str]
+    sources: list[str] | None
+    outputs: dict[str, list[str]]
+
+
+def _page(results: dict[str, PairwiseResult], ranked: list[dict[str, Any]], metrics: dict[str, Metric],
+          stats: dict[str, dict[str, Stats]], short: dict[str, str], texts: PageTexts | None,
+          notes: list[str]) -> ComparePage:
+    """The HTML page's content, every system under its table name."""
+    assert texts is not None  # compare passes the texts whenever the format is html
+    names = list(next(iter(results.values())).systems)
+    return ComparePage(
+        title=f"evalab compare: {len(names)} systems, {len(texts.references)} segments",
+        systems=[short[s] for s in names], references=texts.references, sources=texts.sources,
+        outputs={short[s]: texts.outputs[s] for s in names},
+        higher_is_better={m: res.higher_is_better for m, res in results.items()},
+        segment_scores={m: {short[s]: segment_scores_from_stats(metrics[m], stats[m][s].rows) for s in names}
+                        for m in results},
+        ranking=[{**r, "system": short[r["system"]]} for r in ranked], notes=notes,
+    )
+
+
 def render_ranking(
     results: dict[str, PairwiseResult], metrics: dict[str, Metric], stats: dict[str, dict[str, Stats]], nrefs: NRefs,
     *, correction: str, alpha: float, all_pairs: bool, fmt: str, width: int | None, out: str | None,
-    short: dict[str, str],
+    short: dict[str, str], texts: PageTexts | None = None,
 ) -> None:
     """The ranking with clusters (and with ``all_pairs`` every pair) in ``fmt``."""
     rankings = {name: rank_systems(res.scores, res.p_values, alpha, correction, res.higher_is_better)
                 for name, res in results.items()}
     ranked = ranking_rows(results, rankings, metrics, nrefs)
     tables = [_ranking_table(ranked, metrics, width, short)]
+    if fmt == "html":
+        emit(render_compare_page(_page(results, ranked, metrics, stats, short, texts, tables[0].footer)), out)
+        return
     data: dict[str, Any] = {"ranking": ranked}
     if all_pairs:
         data["pairs"] = pair_rows(results, rankings, metrics, stats, nrefs)
         tables.append(_pairs_table(data["pairs"], metrics, width, short))
     emit_tables(fmt, tables, out, data)
+
+
+def _page_texts(fmt: str, source: str | None, reference: list[str], refs: list[list[str | None]],
+                systems: dict[str, list[str]]) -> PageTexts | None:
+    """The texts of the HTML page (``None`` for the other formats); the source checked line-aligned."""
+    if fmt != "html":
+        return None
+    sources = None
+    if source is not None:
+        sources = read_segments(source)
+        check_same_length([(source, sources), (reference[0], refs[0])])
+    return PageTexts([r if r is not None else "" for r in refs[0]], sources, systems)
 
 
 @app.command()
@@ -417,7 +460,7 @@ def compare(
     correct: Annotated[str | None, typer.Option("--correct", help="Multiple-comparison correction per metric: none or holm (Holm-Bonferroni). Default: holm over all pairs with --rank/--all-pairs, none otherwise.")] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the * marker.")] = 0.05,
     set_: Annotated[list[str], typer.Option("-s", "--set", help="Metric setting KEY=VALUE or METRIC.KEY=VALUE. Repeatable.")] = [],  # noqa: B006
-    format: Annotated[str, format_option()] = "table",
+    format: Annotated[str, format_option(PAGE_FORMATS)] = "table",
     width: Annotated[int | None, typer.Option("-w", "--width", help="Decimals shown (default 1 for 0-100 metrics, 4 for 0-1).")] = None,
     jobs: Annotated[int, typer.Option("-j", "--jobs", help="Processes computing per-segment statistics.")] = 1,
     out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
@@ -431,7 +474,7 @@ def compare(
     named = named_inputs(input)
     input = named.paths
     check_out(out, input_options(reference, input, source))
-    check_format(format)
+    check_format(format, PAGE_FORMATS)
     check_missing_ref(missing_ref)
     if test not in (*DEFAULT_TRIALS, "mcnemar"):
         raise SettingsError(f"--test must be one of {', '.join(DEFAULT_TRIALS)}, mcnemar, got {test!r}")
@@ -443,7 +486,7 @@ def compare(
         check_n_samples(ci_n, "--ci-n")
     if p_value not in P_VALUE_METHODS:
         raise SettingsError(f"--p-value must be one of {', '.join(P_VALUE_METHODS)}, got {p_value!r}")
-    correct = correct if correct is not None else ("holm" if rank or all_pairs else "none")
+    correct = correct if correct is not None else ("holm" if rank or all_pairs or format == "html" else "none")
     if correct not in CORRECTIONS:
         raise SettingsError(f"--correct must be one of {', '.join(CORRECTIONS)}, got {correct!r}")
     if not 0.0 < alpha < 1.0:
@@ -454,7 +497,8 @@ def compare(
         raise SettingsError("compare needs a baseline and at least one system: -i BASELINE SYS1 [SYS2 ...]")
     check_distinct_systems(input)
     built = show_progress(build_metrics(metrics, set_), not quiet)
-    check_source_option(built, source, [*reference, *input])
+    if not (format == "html" and source is not None):  # the page shows a source whatever the metrics read
+        check_source_option(built, source, [*reference, *input])
     refs, systems = load_inputs(reference, input, named.keys)
     refs = apply_missing_refs(refs, reference, missing_ref)
     if test != "mcnemar":  # McNemar's exact test is exact on any count; resampling is not
@@ -462,12 +506,13 @@ def compare(
     check_edit_distance_sizes(list(built), systems, refs)
     built = bind_source(built, source, reference, refs)
     stats = stats_table(built, systems, refs, jobs)
-    if rank or all_pairs:
+    if rank or all_pairs or format == "html":
         if correct == "holm" and test != "mcnemar":
             warn_if_powerless(len(systems), n, alpha, "resamples" if test == "bs" else "trials")
         results_all = pairwise_results(test, built, stats, n, seed, confidence, p_value, ci_n, quiet)
         render_ranking(results_all, built, stats, reference_count(refs), correction=correct, alpha=alpha,
-                       all_pairs=all_pairs, fmt=format, width=width, out=out, short=named.short_by_key())
+                       all_pairs=all_pairs, fmt=format, width=width, out=out, short=named.short_by_key(),
+                       texts=_page_texts(format, source, reference, refs, systems))
         return
     if test == "mcnemar":
         mc_rows = mcnemar_rows(built, stats, correct, alpha)

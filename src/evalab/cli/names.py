@@ -57,9 +57,12 @@ def _split(item: str) -> tuple[str | None, str]:
     """``(NAME, PATH)`` of ``NAME=PATH``; ``(None, item)`` for a plain path.
 
     An existing file whose name has a ``=`` is a path, and so is an item whose part before
-    the ``=`` has a ``/`` (``out/a=b.txt``).
+    the ``=`` has a ``/`` (``out/a=b.txt``). A name may hold ``=`` itself: the item is cut at
+    the first ``=`` after which an existing file follows (else at the first ``=``).
     """
-    name, sep, path = item.partition("=")
+    cuts = [i for i, c in enumerate(item) if c == "="]
+    at = next((i for i in cuts if os.path.lexists(item[i + 1:])), cuts[0] if cuts else -1)
+    name, sep, path = item[:at], "=" if cuts else "", item[at + 1:]
     if not sep or os.path.lexists(item) or "/" in name or os.sep in name:
         return None, item
     if not name.strip():
