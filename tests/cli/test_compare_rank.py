@@ -146,3 +146,19 @@ def test_refusals(files, tmp_path):
     assert_refused(("compare", "-r", ref, "-i", *paths, "--rank", "-t", "mcnemar", "-m", "bleu"),
                    "--test mcnemar needs a right/wrong outcome", watch=watch)
     assert_refused(("compare", "-r", ref, "-i", paths[0], "--rank"), "at least one system", watch=watch)
+
+
+def test_html_page_refusals_and_source(run_cli, files, tmp_path):
+    ref, paths = files
+    short = tmp_path / "short.en"
+    short.write_text("one line\n", encoding="utf-8")
+    assert_refused(("compare", "-r", ref, "-i", *paths, "--source", short, "-f", "html", "-o", tmp_path / "p.html"),
+                   "short.en", watch=(tmp_path,))
+    # without -f html a source no metric reads is refused, as before
+    assert_refused(("compare", "-r", ref, "-i", *paths, "--source", ref), "no selected metric reads sources",
+                   watch=(tmp_path,))
+    page = tmp_path / "page.html"
+    res = run_cli("compare", "-r", ref, "-i", *paths, "--source", ref, "-n", "200", "-q", "-f", "html", "-o", page)
+    assert res.exit_code == 0, res.stderr
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>") and '"src":[' in text and "Online-B" in text

@@ -53,6 +53,15 @@ class Page:
         assert "exceptionDetails" not in reply, reply
         return json.loads(reply["result"]["value"])
 
+    def settle(self) -> None:
+        """Wait for the work the page queued (the buckets and n-grams after the segments)."""
+        for _ in range(100):
+            self.tools.call("Runtime.evaluate", {"expression": "new Promise(r => setTimeout(() => r(1), 0))",
+                                                 "awaitPromise": True}, session=self.session)
+            if self.js("return typeof window.evalabRendered") == "number":
+                return
+        raise AssertionError("the page never finished rendering")
+
     def close(self) -> list[str]:
         self.js("return 1")
         errors = _console_errors(self.tools.events)
@@ -73,7 +82,7 @@ def test_the_page_works_in_headless_chromium(page, tmp_path):
     assert re.search(r"script-src 'sha256-[A-Za-z0-9+/=]+'", text) and "default-src 'none'" in text
     p = Page(page, tmp_path / "profile")
     try:
-        assert p.js("return typeof window.evalabRendered") == "number"
+        p.settle()
         facts = p.js(f"return {OFFSCREEN_JS.strip()[len('JSON.stringify('):-1]};")
         assert facts["scrollWidth"] <= facts["width"] <= 1400 and facts["offscreen"] == [], facts
         # ranking: three systems, the hostile name as text, a forest plot with a dot per system
@@ -102,6 +111,7 @@ def test_the_page_works_in_headless_chromium(page, tmp_path):
         # switching the pair: B becomes sys-C, the headers, n-gram captions and Δs follow
         before = p.js(DELTAS)
         p.js("const s = document.getElementById('sys-b'); s.value = String(2); s.dispatchEvent(new Event('change')); return 1;")
+        p.settle()
         heads = p.js("return Array.from(document.querySelectorAll('#segments th')).map(th => th.textContent);")
         assert any(h == "B: sys-C" for h in heads)
         captions = p.js("return Array.from(document.querySelectorAll('table.ngram-table caption')).map(c => c.textContent);")

@@ -7,6 +7,10 @@ Koehn 2004) or approximate-randomization test (``--test ar``, Riezler & Maxwell 
 optionally Holm-adjusted across the systems compared on each metric. ``--test mcnemar``
 (metrics with a right/wrong outcome per segment) shows the discordant counts and
 McNemar's p-value instead (see :mod:`evalab.stats.mcnemar`).
+
+``--rank`` sorts the systems by score and draws significance clusters from the paired
+tests of every pair (:mod:`evalab.stats.ranking`); ``--all-pairs`` adds every pair's Δ,
+p-values and segments won; ``-f html`` writes the page of :mod:`evalab.report.compare_page`.
 """
 
 from __future__ import annotations

@@ -164,7 +164,13 @@
       t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t; return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
   }
 
+  const freqMemo = new Map();
   function freqBuckets(sys) {
+    if (!freqMemo.has(sys)) freqMemo.set(sys, freqBuckets1(sys));
+    return freqMemo.get(sys);
+  }
+
+  function freqBuckets1(sys) {
     const { m, h, r, k } = freqCounts(sys), B = 200, random = rng(12345);
     const f = (weights, b) => { let mm = 0, tot = 0; for (let i = 0; i < N; i++) { const w = weights ? weights[i] : 1; if (!w) continue; mm += w * m[i * k + b]; tot += w * (h[i * k + b] + r[i * k + b]); } return tot ? 2 * mm / tot : NaN; };
     const draws = [];
@@ -219,21 +225,27 @@
   }
 
   // ---- n-gram gains and losses -----------------------------------------------------
-  function matches(sys, counts) {
+  const grams = toks => { // every 1- to 4-gram of a segment with its count
+    const c = new Map();
+    for (let n = 1; n <= 4; n++) for (let j = 0; j + n <= toks.length; j++) { const g = toks.slice(j, j + n).join(" "); c.set(g, (c.get(g) || 0) + 1); }
+    return c;
+  };
+  let refGrams = null;
+  const matched = new Map(); // system -> n-gram -> clipped matches over all segments (computed once)
+  function matches(sys) {
+    if (matched.has(sys)) return matched.get(sys);
+    refGrams = refGrams || refTokens.map(grams);
+    const counts = new Map();
     for (let i = 0; i < N; i++) {
-      const ref = refTokens[i], hyp = tokens(D.out[sys][i]);
-      for (let n = 1; n <= 4; n++) {
-        const rc = new Map(), hc = new Map();
-        for (let j = 0; j + n <= ref.length; j++) { const g = ref.slice(j, j + n).join(" "); rc.set(g, (rc.get(g) || 0) + 1); }
-        for (let j = 0; j + n <= hyp.length; j++) { const g = hyp.slice(j, j + n).join(" "); hc.set(g, (hc.get(g) || 0) + 1); }
-        for (const [g, c] of hc) { const m = Math.min(c, rc.get(g) || 0); if (m) counts.set(g, (counts.get(g) || 0) + m); }
-      }
+      const rc = refGrams[i];
+      for (const [g, c] of grams(tokens(D.out[sys][i]))) { const m = Math.min(c, rc.get(g) || 0); if (m) counts.set(g, (counts.get(g) || 0) + m); }
     }
+    matched.set(sys, counts);
     return counts;
   }
 
   function renderNgrams() {
-    const { a, b } = pair(), ma = matches(a, new Map()), mb = matches(b, new Map());
+    const { a, b } = pair(), ma = matches(a), mb = matches(b);
     const grams = new Set([...ma.keys(), ...mb.keys()]);
     const diffs = [...grams].map(g => [g, ma.get(g) || 0, mb.get(g) || 0]).map(([g, x, y]) => [g, x, y, x - y]);
     const tables = [[`matched more often by A: ${D.systems[a]}`, diffs.filter(r => r[3] > 0).sort((p, q) => q[3] - p[3] || (p[0] < q[0] ? -1 : 1))],
@@ -248,7 +260,12 @@
   }
 
   // ---- wiring ---------------------------------------------------------------------------
-  function renderPair() { state.page = 0; renderSegments(); renderBuckets(); renderNgrams(); }
+  // the segments first; the buckets and n-grams (seconds for 3000 segments) right after
+  function renderPair(done) {
+    state.page = 0;
+    renderSegments();
+    setTimeout(() => { renderBuckets(); renderNgrams(); if (done) done(); }, 0);
+  }
   fill($("rank-metric"), D.metrics, 0);
   fill($("pair-metric"), D.metrics, 0);
   const first = D.ranking.filter(r => r.metric === D.metrics[0]).map(r => D.systems.indexOf(r.system));
@@ -256,10 +273,10 @@
   fill($("sys-b"), D.systems, first[1] ?? Math.min(1, D.systems.length - 1));
   $("rank-metric").addEventListener("change", renderRanking);
   $("pair-metric").addEventListener("change", () => { renderSegments(); renderBuckets(); });
-  $("sys-a").addEventListener("change", renderPair);
-  $("sys-b").addEventListener("change", renderPair);
+  $("sys-a").addEventListener("change", () => renderPair());
+  $("sys-b").addEventListener("change", () => renderPair());
   $("notes").replaceChildren(...D.notes.map(n => el("p", null, n)));
   renderRanking();
-  renderPair();
-  window.evalabRendered = performance.now();
+  renderPair(() => { window.evalabRendered = performance.now(); });
+  window.evalabFirstPaint = performance.now();
 })();
