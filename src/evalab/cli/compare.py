@@ -401,10 +401,9 @@ class PageTexts:
 
 
 def _page(results: dict[str, PairwiseResult], ranked: list[dict[str, Any]], metrics: dict[str, Metric],
-          stats: dict[str, dict[str, Stats]], short: dict[str, str], texts: PageTexts | None,
+          stats: dict[str, dict[str, Stats]], short: dict[str, str], texts: PageTexts,
           notes: list[str]) -> ComparePage:
     """The HTML page's content, every system under its table name."""
-    assert texts is not None  # compare passes the texts whenever the format is html
     names = list(next(iter(results.values())).systems)
     return ComparePage(
         title=f"evalab compare: {len(names)} systems, {len(texts.references)} segments",
@@ -420,14 +419,15 @@ def _page(results: dict[str, PairwiseResult], ranked: list[dict[str, Any]], metr
 def render_ranking(
     results: dict[str, PairwiseResult], metrics: dict[str, Metric], stats: dict[str, dict[str, Stats]], nrefs: NRefs,
     *, correction: str, alpha: float, all_pairs: bool, fmt: str, width: int | None, out: str | None,
-    short: dict[str, str], texts: PageTexts | None = None,
+    short: dict[str, str], texts: PageTexts | None,
 ) -> None:
-    """The ranking with clusters (and with ``all_pairs`` every pair) in ``fmt``."""
+    """The ranking with clusters (and with ``all_pairs`` every pair) in ``fmt``; with
+    ``texts`` (``-f html``) the page instead."""
     rankings = {name: rank_systems(res.scores, res.p_values, alpha, correction, res.higher_is_better)
                 for name, res in results.items()}
     ranked = ranking_rows(results, rankings, metrics, nrefs)
     tables = [_ranking_table(ranked, metrics, width, short)]
-    if fmt == "html":
+    if texts is not None:
         emit(render_compare_page(_page(results, ranked, metrics, stats, short, texts, tables[0].footer)), out)
         return
     data: dict[str, Any] = {"ranking": ranked}
@@ -505,6 +505,7 @@ def compare(
         check_source_option(built, source, [*reference, *input])
     refs, systems = load_inputs(reference, input, named.keys)
     refs = apply_missing_refs(refs, reference, missing_ref)
+    texts = _page_texts(format, source, reference, refs, systems)
     if test != "mcnemar":  # McNemar's exact test is exact on any count; resampling is not
         check_resamplable(len(refs[0]), f"--test {test}", reference[0])
     check_edit_distance_sizes(list(built), systems, refs)
@@ -516,7 +517,7 @@ def compare(
         results_all = pairwise_results(test, built, stats, n, seed, confidence, p_value, ci_n, quiet)
         render_ranking(results_all, built, stats, reference_count(refs), correction=correct, alpha=alpha,
                        all_pairs=all_pairs, fmt=format, width=width, out=out, short=named.short_by_key(),
-                       texts=_page_texts(format, source, reference, refs, systems))
+                       texts=texts)
         return
     if test == "mcnemar":
         mc_rows = mcnemar_rows(built, stats, correct, alpha)
