@@ -452,7 +452,7 @@ def _page_texts(fmt: str, source: str | None, reference: list[str], refs: list[l
 @app.command()
 def compare(
     reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references.")],
-    input: Annotated[list[str], typer.Option("-i", "--input", help="System outputs: -i BASELINE SYS1 SYS2 ... (the first is the baseline).")],
+    input: Annotated[list[str], typer.Option("-i", "--input", help="System outputs: -i BASELINE SYS1 SYS2 ... (the first is the baseline; NAME=PATH names a system).")],
     source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
     metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s): -m bleu chrf ... (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
     test: Annotated[str, typer.Option("-t", "--test", help="Paired test: bs (paired bootstrap, Koehn 2004), ar (approximate randomization) or mcnemar (right/wrong metrics: exact_match, accuracy).")] = "bs",

@@ -133,7 +133,7 @@ def _render(result: MetaEvalResult, fmt: str, width: int, out: str | None) -> No
 def meta_eval(
     human: Annotated[str, typer.Option("--human", help="Human segment scores: MQM average-score file or TSV (system, segment, score).")],
     reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references.")],
-    input: Annotated[list[str], typer.Option("-i", "--input", help="System outputs: -i SYS1 SYS2 ... (human translations too, e.g. ref-C).")],
+    input: Annotated[list[str], typer.Option("-i", "--input", help="System outputs: -i SYS1 SYS2 ... (human translations too, e.g. ref-C; NAME=PATH names a system).")],
     metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="evalab metrics: -m bleu chrf ... (default bleu chrf unless --scores is given).")] = [],  # noqa: B006
     scores: Annotated[str | None, typer.Option("--scores", help="Precomputed metric scores: METRIC<TAB>SYSTEM<TAB>SEGMENT (or - for the system score)<TAB>SCORE.")] = None,
     source: Annotated[str | None, typer.Option("--source", help="Source file, checked for alignment (for metrics that read a source; none is registered yet).")] = None,

@@ -96,7 +96,7 @@ def format_value(score: Score, width: int | None) -> str:
 @app.command()
 def score(
     reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line ('-' = stdin). Repeat for several references.")],
-    input: Annotated[list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ...")],
+    input: Annotated[list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ... (NAME=PATH names a system).")],
     source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
     metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s): -m bleu chrf ... (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
     set_: Annotated[list[str], typer.Option("-s", "--set", help="Metric setting KEY=VALUE (all metrics with KEY) or METRIC.KEY=VALUE. Repeatable.")] = [],  # noqa: B006
