@@ -154,6 +154,8 @@ def test_html_page_refusals_and_source(run_cli, files, tmp_path):
     short.write_text("one line\n", encoding="utf-8")
     assert_refused(("compare", "-r", ref, "-i", *paths, "--source", short, "-f", "html", "-o", tmp_path / "p.html"),
                    "short.en", watch=(tmp_path,))
+    assert_refused(("compare", "-r", ref, "-i", *paths, "--train", ref), "--train applies to -f html only",
+                   watch=(tmp_path,))
     # without -f html a source no metric reads is refused, as before
     assert_refused(("compare", "-r", ref, "-i", *paths, "--source", ref), "no selected metric reads sources",
                    watch=(tmp_path,))

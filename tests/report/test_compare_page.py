@@ -27,8 +27,7 @@ B = ["a cat sat on mat", "the dog barks", "it is raining in the north",
 C = ["cat mat", "dog", "rain north", "bold", "fox dog", "meet week"] * 20
 
 
-@pytest.fixture
-def page(run_cli, tmp_path) -> Path:
+def _write_page(run_cli, tmp_path: Path, *extra: object) -> Path:
     _chromium()
     files = {}
     for name, lines in (("ref", REF), ("a", A), ("b", B), ("c", C), ("src", [f"source {i}" for i in range(len(REF))])):
@@ -37,9 +36,14 @@ def page(run_cli, tmp_path) -> Path:
     out = tmp_path / "compare.html"
     res = run_cli("compare", "-r", files["ref"], "-i", f"{HOSTILE_NAME}={files['a']}", f"sys-B={files['b']}",
                   f"sys-C={files['c']}", "--source", files["src"], "-m", "chrf", "bleu", "-n", "300", "-q",
-                  "-f", "html", "-o", out)
+                  "-f", "html", "-o", out, *extra)
     assert res.exit_code == 0, res.stderr
     return out
+
+
+@pytest.fixture
+def page(run_cli, tmp_path) -> Path:
+    return _write_page(run_cli, tmp_path)
 
 
 class Page:
@@ -119,6 +123,21 @@ def test_the_page_works_in_headless_chromium(page, tmp_path):
         assert p.js(DELTAS) != before
         facts = p.js(f"return {OFFSCREEN_JS.strip()[len('JSON.stringify('):-1]};")
         assert facts["scrollWidth"] <= facts["width"], facts
+    finally:
+        errors = p.close()
+    assert errors == [], errors
+
+
+def test_a_training_file_sets_the_frequency_buckets(run_cli, tmp_path):
+    train = tmp_path / "train.txt"
+    train.write_text("the cat the dog the fox\nthe mat a dog\n", encoding="utf-8")
+    page = _write_page(run_cli, tmp_path, "--train", train)
+    p = Page(page, tmp_path / "profile")
+    try:
+        p.settle()
+        chart = p.js("return Array.from(document.querySelectorAll('#freq-chart text')).map(t => t.textContent);")
+        assert chart[0] == "word F-measure by frequency in the training file (95% bootstrap CI)"
+        assert "0" in chart and "<1" not in chart  # reference words the training file lacks: bucket 0
     finally:
         errors = p.close()
     assert errors == [], errors

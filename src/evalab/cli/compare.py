@@ -16,6 +16,7 @@ p-values and segments won; ``-f html`` writes the page of :mod:`evalab.report.co
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -47,7 +48,7 @@ from evalab.cli.score import (
     show_progress,
 )
 from evalab.cli.segment_checks import check_edit_distance_sizes, check_resamplable
-from evalab.errors import SettingsError
+from evalab.errors import InputError, SettingsError
 from evalab.io import check_same_length, read_segments, same_file
 from evalab.metrics.base import Metric
 from evalab.metrics.missing_refs import reference_count
@@ -398,6 +399,8 @@ class PageTexts:
     references: list[str]
     sources: list[str] | None
     outputs: dict[str, list[str]]
+    #: word counts of the --train file
+    train_counts: dict[str, int] | None
 
 
 def _page(results: dict[str, PairwiseResult], ranked: list[dict[str, Any]], metrics: dict[str, Metric],
@@ -412,7 +415,7 @@ def _page(results: dict[str, PairwiseResult], ranked: list[dict[str, Any]], metr
         higher_is_better={m: res.higher_is_better for m, res in results.items()},
         segment_scores={m: {short[s]: segment_scores_from_stats(metrics[m], stats[m][s].rows) for s in names}
                         for m in results},
-        ranking=[{**r, "system": short[r["system"]]} for r in ranked], notes=notes,
+        ranking=[{**r, "system": short[r["system"]]} for r in ranked], notes=notes, train_counts=texts.train_counts,
     )
 
 
@@ -437,7 +440,7 @@ def render_ranking(
     emit_tables(fmt, tables, out, data)
 
 
-def _page_texts(fmt: str, source: str | None, reference: list[str], refs: list[list[str | None]],
+def _page_texts(fmt: str, source: str | None, train: str | None, reference: list[str], refs: list[list[str | None]],
                 systems: dict[str, list[str]]) -> PageTexts | None:
     """The texts of the HTML page (``None`` for the other formats); the source checked line-aligned."""
     if fmt != "html":
@@ -446,7 +449,12 @@ def _page_texts(fmt: str, source: str | None, reference: list[str], refs: list[l
     if source is not None:
         sources = read_segments(source)
         check_same_length([(source, sources), (reference[0], refs[0])])
-    return PageTexts([r if r is not None else "" for r in refs[0]], sources, systems)
+    counts = None
+    if train is not None:
+        counts = Counter(w for line in read_segments(train) for w in line.split())
+        if not counts:
+            raise InputError(f"--train {train}: no words; give the training side the frequency buckets count words in")
+    return PageTexts([r if r is not None else "" for r in refs[0]], sources, systems, dict(counts) if counts else None)
 
 
 @app.command()
@@ -471,14 +479,17 @@ def compare(
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
     rank: Annotated[bool, typer.Option("--rank", help="Rank the systems by score, with significance clusters from paired tests of every pair.")] = False,
     all_pairs: Annotated[bool, typer.Option("--all-pairs", help="Also list every pair of systems: Δ, p-values, and segments won, tied and lost (implies --rank).")] = False,
+    train: Annotated[str | None, typer.Option("--train", help="With -f html: a training file (one segment a line) whose word counts define the page's frequency buckets (default: the references).")] = None,
     missing_ref: Annotated[str, typer.Option("--missing-ref", help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.")] = "none",
 ) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
     # every option is checked before any file is read or any resampling starts
     named = named_inputs(input)
     input = named.paths
-    check_out(out, input_options(reference, input, source))
+    check_out(out, [*input_options(reference, input, source), ("--train", train)])
     check_format(format, PAGE_FORMATS)
+    if train is not None and format != "html":
+        raise SettingsError(f"--train applies to -f html only (the page's frequency buckets), not -f {format}")
     check_missing_ref(missing_ref)
     if test not in (*DEFAULT_TRIALS, "mcnemar"):
         raise SettingsError(f"--test must be one of {', '.join(DEFAULT_TRIALS)}, mcnemar, got {test!r}")
@@ -505,7 +516,7 @@ def compare(
         check_source_option(built, source, [*reference, *input])
     refs, systems = load_inputs(reference, input, named.keys)
     refs = apply_missing_refs(refs, reference, missing_ref)
-    texts = _page_texts(format, source, reference, refs, systems)
+    texts = _page_texts(format, source, train, reference, refs, systems)
     if test != "mcnemar":  # McNemar's exact test is exact on any count; resampling is not
         check_resamplable(len(refs[0]), f"--test {test}", reference[0])
     check_edit_distance_sizes(list(built), systems, refs)

@@ -122,11 +122,13 @@
   // ---- buckets ------------------------------------------------------------------------
   const LEN_EDGES = [10, 20, 30, 40, 50], FREQ_EDGES = [1, 2, 3, 5, 10, 100, 1000];
   const bucketOf = (v, edges) => { let k = 0; while (k < edges.length && v >= edges[k]) k++; return k; };
-  const edgeLabels = (edges, unit) => edges.map((e, k) => (k === 0 ? `<${e}` : `${edges[k - 1]}–${e - 1}`))
+  const edgeLabels = (edges, unit) => edges.map((e, k) => (k === 0 ? `<${e}` : e - 1 === edges[k - 1] ? `${e - 1}` : `${edges[k - 1]}–${e - 1}`))
     .concat([`≥${edges[edges.length - 1]}`]).map(s => s + unit);
   const refTokens = D.ref.map(tokens);
-  const freq = new Map();
-  for (const toks of refTokens) for (const t of toks) freq.set(t, (freq.get(t) || 0) + 1);
+  // word frequencies: from a training file when one was given (--train), else the references
+  const freq = D.freq ? new Map(Object.entries(D.freq)) : new Map();
+  if (!D.freq) for (const toks of refTokens) for (const t of toks) freq.set(t, (freq.get(t) || 0) + 1);
+  const FIRST = D.freq ? 0 : 1; // with a training file, reference words it lacks form bucket 0
 
   function lengthBuckets(sys, metric) {
     const k = LEN_EDGES.length + 1, sum = new Float64Array(k), sq = new Float64Array(k), n = new Float64Array(k);
@@ -153,7 +155,7 @@
       for (const t of refTokens[i]) ref.set(t, (ref.get(t) || 0) + 1);
       const hyp = new Map();
       for (const t of tokens(D.out[sys][i])) hyp.set(t, (hyp.get(t) || 0) + 1);
-      for (const [t, c] of ref) { const b = bucketOf(freq.get(t), FREQ_EDGES); r[i * k + b] += c; m[i * k + b] += Math.min(c, hyp.get(t) || 0); }
+      for (const [t, c] of ref) { const b = bucketOf(freq.get(t) || 0, FREQ_EDGES); r[i * k + b] += c; m[i * k + b] += Math.min(c, hyp.get(t) || 0); }
       for (const [t, c] of hyp) h[i * k + bucketOf(freq.get(t) || 0, FREQ_EDGES)] += c;
     }
     return { m, h, r, k };
@@ -176,7 +178,7 @@
     const draws = [];
     for (let s = 0; s < B; s++) { const w = new Uint16Array(N); for (let i = 0; i < N; i++) w[Math.floor(random() * N)]++; draws.push(w); }
     const out = [];
-    for (let b = 1; b < k; b++) {
+    for (let b = FIRST; b < k; b++) {
       const resampled = draws.map(w => f(w, b)).filter(Number.isFinite).sort((x, y) => x - y);
       const lower = Math.floor(resampled.length * 0.025);
       let words = 0; for (let i = 0; i < N; i++) words += r[i * k + b];
@@ -220,8 +222,9 @@
     const names = [`A: ${D.systems[a]}`, `B: ${D.systems[b]}`];
     $("len-chart").replaceChildren(barChart(`mean sentence-level ${metric} by reference length (95% CI)`,
       edgeLabels(LEN_EDGES, " words"), [{ name: names[0], values: lengthBuckets(a, metric) }, { name: names[1], values: lengthBuckets(b, metric) }], "segments"));
-    $("freq-chart").replaceChildren(barChart("word F-measure by frequency in the references (95% bootstrap CI)",
-      edgeLabels(FREQ_EDGES, "").slice(1), [{ name: names[0], values: freqBuckets(a) }, { name: names[1], values: freqBuckets(b) }], "reference words"));
+    const labels = edgeLabels(FREQ_EDGES, "").map((l, i) => (i ? l : "0"));
+    $("freq-chart").replaceChildren(barChart(`word F-measure by frequency in the ${D.freq ? "training file" : "references"} (95% bootstrap CI)`,
+      labels.slice(FIRST), [{ name: names[0], values: freqBuckets(a) }, { name: names[1], values: freqBuckets(b) }], "reference words"));
   }
 
   // ---- n-gram gains and losses -----------------------------------------------------

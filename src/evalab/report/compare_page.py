@@ -6,7 +6,8 @@ system's score with its interval, then for any two systems chosen on the page:
 * their segments, sortable by the per-segment difference of a chosen metric, with the
   source (when given), the reference and both outputs (paged, 50 segments at a time);
 * compare-mt-style buckets: the mean sentence-level score by reference-length bucket, and
-  word F-measure by the frequency (in the references) of the reference words, each with a
+  word F-measure by the frequency of the words (in a training file when one is given, else
+  in the references), each with a
   95% interval (normal approximation over segments for the means, a 200-resample
   bootstrap over segments for the F-measures);
 * n-gram gains and losses (compare-mt's n-gram difference analysis): the 1–4-grams one
@@ -56,6 +57,8 @@ class ComparePage:
     ranking: Sequence[Mapping[str, Any]]
     #: signatures and the clustering rule (footer lines)
     notes: Sequence[str]
+    #: word -> count in a training file (``--train``), for the frequency buckets; ``None``: the references
+    train_counts: Mapping[str, int] | None = None
     #: n-grams shown each way
     top_k: int = 20
 
@@ -82,9 +85,17 @@ def page_data(page: ComparePage) -> dict[str, Any]:
         "ranking": [{k: r[k] for k in ("system", "metric", "score", "ci_low", "ci_high", "rank", "cluster")}
                     for r in page.ranking],
         "notes": list(page.notes),
+        "freq": _known_counts(page) if page.train_counts is not None else None,
     }
     data["strings"] = list(table)
     return data
+
+
+def _known_counts(page: ComparePage) -> dict[str, int]:
+    """The training counts of the words the page's references and outputs use (the rest never shows)."""
+    counts = page.train_counts or {}
+    words = {w for text in [*page.references, *(t for out in page.outputs.values() for t in out)] for w in text.split()}
+    return {w: counts[w] for w in sorted(words) if w in counts}
 
 
 def _script() -> str:
