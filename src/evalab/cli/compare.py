@@ -28,16 +28,14 @@ from evalab.cli.names import named_inputs
 from evalab.cli.options import build_metrics
 from evalab.cli.output import (
     PAGE_FORMATS,
+    TableText,
     check_format,
     check_out,
     emit,
     emit_table,
+    emit_tables,
     format_option,
-    markdown_table,
     ordered_row,
-    print_table,
-    to_json,
-    to_latex,
 )
 from evalab.cli.references import apply_missing_refs, check_missing_ref
 from evalab.cli.score import (
@@ -363,33 +361,6 @@ def _pairs_table(rows: list[dict[str, Any]], metrics: dict[str, Metric], width: 
     footer = [f"* {_which(rows)} < {rows[0]['alpha']:g}; Δ = system - vs; wins, ties, losses: segments whose "
               "sentence-level score is better for system, equal, better for vs"]
     return TableText(header, body, footer)
-
-
-@dataclass(frozen=True)
-class TableText:
-    """One table to render: header, body cells and footer lines."""
-
-    header: list[str]
-    body: list[list[str]]
-    footer: list[str]
-
-
-def emit_tables(fmt: str, tables: list[TableText], out: str | None, data: Any) -> None:
-    """Several tables in one output (one atomic write to ``--out``); ``data`` is the JSON."""
-    if fmt == "json":
-        emit(to_json(data), out)
-    elif fmt == "markdown":
-        emit("\n".join(markdown_table(t.header, t.body, t.footer) for t in tables), out)
-    elif fmt == "latex":
-        emit("\n".join(to_latex(t.header, t.body, caption="; ".join(t.footer)) for t in tables), out)
-    elif out:
-        emit("\n".join("\n".join("\t".join(r) for r in [t.header, *t.body]) + "\n" + "".join(f"{f}\n" for f in t.footer)
-                       for t in tables), out)
-    else:
-        for k, t in enumerate(tables):
-            if k:
-                print()
-            print_table(t.header, t.body, footer=t.footer)
 
 
 @dataclass(frozen=True)
