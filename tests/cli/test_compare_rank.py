@@ -41,6 +41,16 @@ def test_every_pair_p_value_equals_compare_of_the_pair_alone(run_cli, files, tes
         run_json(run_cli, "-r", ref, "-i", *paths, "-m", "bleu", "chrf", "--all-pairs", "-n", n, "--seed", "5")
     pairs = {(r["metric"], r["system"], r["other"]): r for r in out["pairs"]}
     assert len(pairs) == 2 * 6
+    for metric, matrix in out["matrix"].items():  # the same pairs as matrices, in ranking order
+        names = matrix["systems"]
+        assert names == [r["system"] for r in out["ranking"] if r["metric"] == metric]
+        for i, a in enumerate(names):
+            assert matrix["p_value"][i][i] is None and matrix["delta"][i][i] == 0.0
+            for j, b in enumerate(names[i + 1:], start=i + 1):
+                row = pairs[(metric, a, b)]
+                assert matrix["p_value"][i][j] == matrix["p_value"][j][i] == row["p_value"]
+                assert matrix["p_adjusted"][j][i] == row["p_adjusted"]
+                assert matrix["delta"][i][j] == pytest.approx(-matrix["delta"][j][i]) == pytest.approx(row["delta"])
     for a, b in itertools.combinations(paths, 2):
         extra = ["--ci-n", "100"] if test == "ar" else []
         alone = run_json(run_cli, "-r", ref, "-i", a, b, "-m", "bleu", "chrf", "-t", test, "-n", n, "--seed", "5", *extra)

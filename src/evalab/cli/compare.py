@@ -312,6 +312,18 @@ def pair_rows(results: dict[str, PairwiseResult], rankings: dict[str, Ranking], 
     return rows
 
 
+def pair_matrix(res: PairwiseResult, rk: Ranking) -> dict[str, Any]:
+    """The pairs of one metric as matrices in ranking order: ``delta[i][j]`` = score of
+    system ``i`` minus that of ``j``; p-values symmetric, ``None`` on the diagonal."""
+    order = list(rk.order)
+    return {
+        "systems": [res.systems[i] for i in order],
+        "delta": [[res.scores[i] - res.scores[j] for j in order] for i in order],
+        "p_value": [[float(res.p_values[i, j]) for j in order] for i in order],
+        "p_adjusted": [[float(rk.p_adjusted[i, j]) for j in order] for i in order],
+    }
+
+
 def _decimals(metric: Metric, width: int | None) -> int:
     return width if width is not None else (1 if metric.scale == 100 else 4)
 
@@ -407,6 +419,7 @@ def render_ranking(
     data: dict[str, Any] = {"ranking": ranked}
     if all_pairs:
         data["pairs"] = pair_rows(results, rankings, metrics, stats, nrefs)
+        data["matrix"] = {name: pair_matrix(res, rankings[name]) for name, res in results.items()}
         tables.append(_pairs_table(data["pairs"], metrics, width, short))
     emit_tables(fmt, tables, out, data)
 
