@@ -70,6 +70,15 @@ def _table(t: Table) -> str:
     return "".join(out)
 
 
+#: rows beyond which "auto" draws with the built-in SVG writer: matplotlib's layout of a few
+#: hundred tick labels takes seconds per plot (benchmarks/bench_ablation_report.py)
+MPL_MAX_ROWS = 60
+
+
+def _engine(engine: str, rows: int) -> str:
+    return "svg" if engine == "auto" and rows > MPL_MAX_ROWS else engine
+
+
 def forest_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
     """Δ of every compared row with each interval it has (seeds; test set and both where
     the runs have per-example data), around a line at 0."""
@@ -84,7 +93,7 @@ def forest_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
         kinds.append(Intervals(f"{pct}% CI over seeds and examples", [m.both_low for m in ms], [m.both_high for m in ms]))
     better = "higher" if a.higher_is_better.get(metric, True) else "lower"
     return interval_plot_svg(_say_no_interval(labels, [m.delta for m in ms], kinds), [m.delta for m in ms], kinds, title=f"Δ {metric} to the base ({better} is better)",
-                             xlabel=f"Δ {metric}", reference=0.0, reference_label="no difference", engine=engine)
+                             xlabel=f"Δ {metric}", reference=0.0, reference_label="no difference", engine=_engine(engine, len(rows)))
 
 
 def _say_no_interval(labels: list[str], points: list[float | None], kinds: list[Intervals]) -> list[str]:
@@ -111,7 +120,7 @@ def level_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
     points = [m.mean if m.n else None for m in ms]
     return interval_plot_svg(_say_no_interval([row_name(r) for r in rows], points, kinds), points, kinds,
                              title=f"{metric} ({better} is better)", xlabel=f"{metric}, mean over seeds",
-                             reference=base.mean if base.n else None, reference_label="base", engine=engine)
+                             reference=base.mean if base.n else None, reference_label="base", engine=_engine(engine, len(rows)))
 
 
 def render_html(
