@@ -269,7 +269,7 @@ def holm_lines(a: StudyAnalysis) -> list[str]:
     """Each Holm family: its metric, what it compares, its size and its members."""
     what = {"train": "trained rows vs the base", "eval": "eval rows vs the trained row they evaluate"}
     return [f"Holm family for {f.metric}, {what[f.stage]}: {f.size} comparison{'s' * (f.size != 1)} "
-            f"({'; '.join(f.members)})." for f in a.holm]
+            f"({'; '.join(row_name(a.row(x)) for x in f.members)})." for f in a.holm]
 
 
 def _side_text(label: str, vs: str, paired: bool, delta: float | None, low: float | None, high: float | None,
