@@ -21,11 +21,11 @@ import json
 import math
 import re
 import sqlite3
-import tomllib
 from pathlib import Path
 
 import numpy as np
 import pytest
+import tomllib
 from scipy import stats as sps
 
 from evalab.ablation import RunStore, load_study, plan_runs
@@ -387,10 +387,10 @@ def test_paired_seeds_and_bounds_apply_to_every_contrast(run_cli, tmp_path):
     data = check_every_format(run_cli, path, db, verifier)
     cs = {c["name"]: c for c in data["contrasts"]["acc"]}
     removal = cs["removal of ffn=true → false from the full system"]
-    v, lo, hi, p = verifier.contrast([("pos=true, ffn=false", 1), ("base", -1)], "acc")
+    _, lo, hi, p = verifier.contrast([("pos=true, ffn=false", 1), ("base", -1)], "acc")
     assert removal["paired"] and removal["ci"] == pytest.approx([lo, hi]) and removal["p"] == pytest.approx(p)
     f = next(r for r in data["rows"] if r["label"] == "(F) no FFN")["metrics"]["acc"]
     assert f["paired"] and f["p_welch"] == pytest.approx(removal["p"])  # the Δ table and the grid agree
     base = data["rows"][0]["metrics"]["acc"]
-    assert base["ci_high"] <= 100.0 and all(c["ci"] is None or -200 <= c["ci"][0] and c["ci"][1] <= 200
+    assert base["ci_high"] <= 100.0 and all(c["ci"] is None or (c["ci"][0] >= -200 and c["ci"][1] <= 200)
                                             for c in data["contrasts"]["acc"])

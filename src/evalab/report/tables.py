@@ -172,9 +172,9 @@ def delta_table(a: StudyAnalysis, metric: str) -> Table:
     ms_all = [r.metrics[metric] for r in a.rows]
     to_other = any(m.delta is not None and m.vs not in ("", "base") for m in ms_all)
     to_base = any(m.to_base is not None for m in ms_all)
-    header = ["Row", f"mean {pct}% CI (seeds)"] + ([f"mean {pct}% CI (test set)"] if level_examples else [])
+    header = ["Row", *(["Δ to"] if to_other else []), f"mean {pct}% CI (seeds)"]
+    header += [f"mean {pct}% CI (test set)"] if level_examples else []
     header += ["test examples"] if n_examples else []
-    header += ["Δ to"] if to_other else []
     header += ["Δ", f"Δ {pct}% CI (seeds)"] + ([f"Δ {pct}% CI (test set)"] if examples else [])
     header += [f"Δ {pct}% CI (seeds + test set)"] if both else []
     header += ["p (t)", "p (perm)"] + (["p (2-level)"] if p_both else []) + (["p (Holm)"] if p_holm else [])
@@ -183,10 +183,9 @@ def delta_table(a: StudyAnalysis, metric: str) -> Table:
     body = []
     for r in a.rows:
         m = r.metrics[metric]
-        cells = [row_name(r), ci_cell(m.ci_low, m.ci_high, d)]
+        cells = [row_name(r), *([vs_cell(m)] if to_other else []), ci_cell(m.ci_low, m.ci_high, d)]
         cells += [ci_cell(m.mean_examples_low, m.mean_examples_high, d)] if level_examples else []
         cells += [str(m.n_examples) if m.n_examples is not None else DASH] if n_examples else []
-        cells += [vs_cell(m)] if to_other else []
         cells += [delta_value(m, d), ci_cell(m.delta_low, m.delta_high, d)]
         cells += [ci_cell(m.examples_low, m.examples_high, d)] if examples else []
         cells += [ci_cell(m.both_low, m.both_high, d)] if both else []
@@ -239,8 +238,9 @@ def condition_lines(a: StudyAnalysis) -> list[str]:
         return []
     lines = [f"Base configuration keys no row changes: {_values_text(c.fixed)}."]
     if c.evaluation:
+        changed = [k for k in c.evaluation if k not in c.evaluation_fixed]
         lines.append(f"[evaluation] defaults (every trained row is evaluated with them): {_values_text(c.evaluation)}"
-                     + (f"; no eval row changes {_values_text(c.evaluation_fixed)}." if c.evaluation_fixed != c.evaluation else "."))
+                     + (f"; eval rows change {', '.join(changed)} (Stage column)." if changed else "."))
     lines.append(f"Seeds: {', '.join(map(str, c.seeds))} ({len(c.seeds)} per row, the same for every row).")
     how = "written in the study file" if c.code_pinned else "hash of the code the entry points import"
     lines.append(f"Code version: {c.code_version} ({how}).")
