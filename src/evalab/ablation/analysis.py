@@ -47,7 +47,7 @@ from evalab.ablation.findings import (
     reading,
 )
 from evalab.ablation.per_example import ExampleStats
-from evalab.ablation.plan import Row, plan_runs, row_run_key, study_rows
+from evalab.ablation.plan import Row, plan_runs, study_rows, study_run_key
 from evalab.ablation.spec import own_bounds
 from evalab.ablation.store import RunStore, StoredRun
 from evalab.errors import InputError, SettingsError
@@ -296,7 +296,7 @@ def _distinct_rows(study: Study, rows: list[Row]) -> tuple[list[Row], dict[str, 
     first: dict[tuple[str, ...], Row] = {}
     aliases: dict[str, list[str]] = {}
     for row in rows:
-        keys = tuple(row_run_key(row, s, study.code_version) for s in study.seeds)
+        keys = tuple(study_run_key(study, row, s) for s in study.seeds)
         if keys in first:
             aliases[first[keys].label].append(row.label)
         else:
@@ -337,7 +337,7 @@ class _Runs:
         vals: dict[int, float] = {}
         missing: list[FailedRun] = []
         for s in self.study.seeds:
-            run = self.stored.get(row_run_key(row, s, self.study.code_version))
+            run = self.stored.get(study_run_key(self.study, row, s))
             if run is not None and run.status == "ok" and metric in run.metrics:
                 vals[s] = float(run.metrics[metric])
             elif run is not None and run.status == "failed":
@@ -351,7 +351,7 @@ class _Runs:
 
     def run_examples(self, row: Row, metric: str) -> dict[int, ExampleStats] | None:
         """The row's finished runs' per-example data by seed; None unless every one has it."""
-        found = {s: self.examples.get(row_run_key(row, s, self.study.code_version), {}).get(metric)
+        found = {s: self.examples.get(study_run_key(self.study, row, s), {}).get(metric)
                  for s in self.by_seed(row, metric)[0]}
         if not found or any(v is None for v in found.values()):
             return None
@@ -368,7 +368,7 @@ class _Runs:
             other = labels[row.parent] if row.stage == "eval" else next(iter(labels.values()))  # the base row
             for r in [row] if row.config == self.study.base and row.stage != "eval" else [row, other]:
                 done = self.by_seed(r, m)[0]
-                lacking = [s for s in done if m not in self.examples.get(row_run_key(r, s, self.study.code_version), {})]
+                lacking = [s for s in done if m not in self.examples.get(study_run_key(self.study, r, s), {})]
                 if lacking:
                     whose = f"row {r.label}" + (" (the row Δ is taken to)" if r is not row else "")
                     why.append(f"{m}, row {row.label}: {whose} has usable per-example data on {len(done) - len(lacking)} of "

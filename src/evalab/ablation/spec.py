@@ -150,6 +150,20 @@ class Study:
     min_effect: dict[str, float] = field(default_factory=dict)
     display: Display = field(default_factory=Display)  # [display]: how the report shows config keys
     definitions: dict[str, str] = field(default_factory=dict)  # metric -> what it measures ([study] definitions)
+    # per stage ("train", "eval"): the code version its runs are keyed and stored with, where
+    # the two entry points' code differs (no pinned code_version); else code_version for both
+    stage_versions: dict[str, str] = field(default_factory=dict)
+
+    def stage_version(self, stage: str) -> str:
+        """The code version runs of ``stage`` are keyed and stored with: training runs hash
+        the training entry's imports, eval runs the evaluate entry's (their key also holds
+        their trained run's key), so an edit of evaluation code redoes evaluation only."""
+        return self.stage_versions.get(stage, self.code_version)
+
+    @property
+    def code_versions(self) -> tuple[str, ...]:
+        """The code versions of the study's current runs (one, or one per stage)."""
+        return tuple(dict.fromkeys([self.stage_version("train"), self.stage_version("eval")]))
 
     @property
     def returned(self) -> tuple[str, ...]:
@@ -316,6 +330,11 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     # derive the same code version as `run`; it covers both entry points' code
     module_files = [find_module_file(p, path.parent) for p in (entry, evaluate) if p is not None]
     code = derive_code_version(path.parent, entry, command, [f for f in module_files if f], pinned=code_version)
+    stage_versions = {}
+    if evaluate is not None and code_version is None:
+        for stage, point, files in (("train", entry, module_files[:1]), ("eval", evaluate, module_files[1:])):
+            part = derive_code_version(path.parent, point, command if stage == "train" else None, [f for f in files if f])
+            stage_versions[stage] = _with_outputs(part.version, computed)
     return Study(
         computed=computed, paired_seeds=paired_seeds, bounds=bounds, min_effect=min_effect,
         path=path, name=name, seeds=tuple(seeds), metrics=tuple(metrics), primary=primary,
@@ -324,6 +343,7 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         timeout=float(timeout) if timeout is not None else None, retries=retries,
         resources=resources, code_version=_with_outputs(code.version, computed), code=code, variants=tuple(variants), grid=grid,
         reference=reference, evaluate=evaluate, evaluation=dict(evaluation), display=display, definitions=definitions,
+        stage_versions=stage_versions,
     )
 
 
