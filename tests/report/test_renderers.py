@@ -194,7 +194,7 @@ def test_table3_layout_configuration_columns(analysis):
     assert rows["(R)"]["mode"] == "raises!" and rows["(R)"]["Δ_shift"] == ""  # blank = as in the base
     assert rows["a=false, b=true"]["component a"] == "false" and rows["a=true, b=true"]["b"] == "true"
     # the grid cell that is the base's runs is the base row, labelled with both names
-    assert rows["a=true, b=true"] is rows["base"] and rows["base"]["Row"] == "base = a=true, b=true"
+    assert rows["a=true, b=true"] == rows["base"] and rows["base"]["Row"] == "base = a=true, b=true"
     assert "Description" not in main.header
     notes = report_notes(analysis)
     assert "2·shift = shift * 2 (derived from each row's configuration)" in notes[0]
