@@ -16,6 +16,7 @@ found) and what would be right. The format::
     resources = { cpus = 1, gpus = 0 }   # per run, used by the Ray executor
     code_version = "v1"              # optional; default: hash of the code the entry imports
     evaluate = "toy_entry:evaluate"  # optional: evaluate(config, seed, checkpoint_dir) -> metrics
+    definitions = { acc = "share of exact matches, in %" }   # optional: printed under "Metrics"
 
     [base]                           # the full configuration
     heads = 8
@@ -25,6 +26,7 @@ found) and what would be right. The format::
     label = "(A)"
     description = "1 head"
     set = { heads = 1 }
+    component = "heads"              # optional: shown beside the eval row with the same component
 
     [evaluation]                     # evaluation-only keys and their defaults (never in training configs)
     eval_heads = 0
@@ -34,6 +36,7 @@ found) and what would be right. The format::
     stage = "eval"                   # no retraining: evaluate the checkpoints of the `from` row
     from = "base"                    # default "base"; any trained row (base, variant, grid cell)
     set = { eval_heads = 1 }         # keys of [evaluation] only
+    component = "heads"
 
     [grid]                           # optional full factorial over keys of [base]
     dropout = [0.0, 0.1]
