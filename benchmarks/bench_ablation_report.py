@@ -4,7 +4,7 @@ A synthetic study of ``--rows`` variants x ``--seeds`` seeds (default 199 + base
 runs, two metrics) is stored directly in a fresh SQLite database (nothing is trained), then
 ``analyze`` runs once and every renderer (table, markdown, latex, json, html) renders it.
 The exact permutation test is timed side by side: with the relabelings built once per
-(n1, n2) (the report's way now), and with every relabeling's index list built and gathered
+(n1, n2) as two halves whose sums are counted by binary search (the report's way now), and with every relabeling's index list built and gathered
 for each row x metric (as the report did before), alternating repeats; both give the same
 p-values (checked).
 
@@ -120,7 +120,7 @@ def main() -> None:
     calls = 2 * args.rows
     now, before = permutation_side_by_side(args.seeds, min(calls, 40), args.repeats)
     print(f"exact permutation test, {args.seeds} vs {args.seeds} seeds, {min(calls, 40)} tests: relabelings built once "
-          f"per (n1, n2), split sums {now:.2f} s; index list built and gathered per test {before:.2f} s "
+          f"per (n1, n2), half sums counted by binary search {now:.2f} s; index list built and gathered per test {before:.2f} s "
           f"(ratio {before / now:.1f}x; same p-values)")
 
 
