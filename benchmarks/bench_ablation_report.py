@@ -35,9 +35,18 @@ ENTRY = "def run(config, seed):\n    return {'acc': 0.0, 'loss': 0.0}\n"
 
 def write_study(folder: Path, rows: int, seeds: int) -> Path:
     (folder / "bench_entry.py").write_text(ENTRY, encoding="utf-8")
-    lines = ['[study]', 'name = "bench"', 'entry = "bench_entry:run"', f"seeds = {list(range(seeds))}",
-             'metrics = ["acc", "loss"]', "higher_is_better = { acc = true, loss = false }",
-             "bounds = { acc = [0, 100] }", "", "[base]", "shift = 0.0"]
+    lines = [
+        "[study]",
+        'name = "bench"',
+        'entry = "bench_entry:run"',
+        f"seeds = {list(range(seeds))}",
+        'metrics = ["acc", "loss"]',
+        "higher_is_better = { acc = true, loss = false }",
+        "bounds = { acc = [0, 100] }",
+        "",
+        "[base]",
+        "shift = 0.0",
+    ]
     for i in range(1, rows + 1):
         lines += ["", "[[variant]]", f'label = "(V{i})"', f"set = {{ shift = {-i / 50:.3f} }}"]
     path = folder / "study.toml"
@@ -51,8 +60,18 @@ def store_runs(study, db: Path) -> int:
     with RunStore(db) as store:
         for run in runs:
             acc = float(np.clip(80 + run.config["shift"] + rng.normal(0, 0.5), 0, 100))
-            store.record(Outcome(study.name, run.rows, run.config, run.seed, study.code_version, None, None,
-                                 RunResult(run.key, "ok", metrics={"acc": acc, "loss": 1 - acc / 100})))
+            store.record(
+                Outcome(
+                    study.name,
+                    run.rows,
+                    run.config,
+                    run.seed,
+                    study.code_version,
+                    None,
+                    None,
+                    RunResult(run.key, "ok", metrics={"acc": acc, "loss": 1 - acc / 100}),
+                )
+            )
     return len(runs)
 
 
@@ -63,7 +82,12 @@ def render_all(analysis) -> dict[str, float]:
     from evalab.report.tables import render_table
 
     out = {}
-    for name, fn in (("markdown", render_markdown), ("latex", render_latex), ("json", render_json), ("html", render_html)):
+    for name, fn in (
+        ("markdown", render_markdown),
+        ("latex", render_latex),
+        ("json", render_json),
+        ("html", render_html),
+    ):
         t0 = time.perf_counter()
         fn(analysis)
         out[name] = time.perf_counter() - t0
@@ -99,13 +123,17 @@ def permutation_side_by_side(seeds: int, calls: int, repeats: int) -> tuple[floa
         before += time.perf_counter() - t0
         assert np.allclose(a, b, rtol=0, atol=1e-12), "the two enumerations gave different p-values"
     return now / repeats, before / repeats
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=199)
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
-    print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} (1, 5 min), {os.cpu_count()} CPUs")
+    print(
+        f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} (1, 5 min), {os.cpu_count()} CPUs"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         study = load_study(write_study(Path(tmp), args.rows, args.seeds), check_entry=False)
         n = store_runs(study, Path(tmp) / "s.db")
@@ -113,15 +141,19 @@ def main() -> None:
         analysis = analyze(study, Path(tmp) / "s.db")
         t_analyze, cpu = time.perf_counter() - t0, time.process_time() - c0
         times = render_all(analysis)
-    print(f"{n} runs ({args.rows + 1} rows x {args.seeds} seeds, 2 metrics): analyze {t_analyze:.2f} s wall, "
-          f"{cpu:.2f} s CPU")
+    print(
+        f"{n} runs ({args.rows + 1} rows x {args.seeds} seeds, 2 metrics): analyze {t_analyze:.2f} s wall, "
+        f"{cpu:.2f} s CPU"
+    )
     for name, t in times.items():
         print(f"  analyze + render {name:<8} {t_analyze + t:6.2f} s (render {t:.2f} s)")
     calls = 2 * args.rows
     now, before = permutation_side_by_side(args.seeds, min(calls, 40), args.repeats)
-    print(f"exact permutation test, {args.seeds} vs {args.seeds} seeds, {min(calls, 40)} tests: relabelings built once "
-          f"per (n1, n2), half sums counted by binary search {now:.2f} s; index list built and gathered per test {before:.2f} s "
-          f"(ratio {before / now:.1f}x; same p-values)")
+    print(
+        f"exact permutation test, {args.seeds} vs {args.seeds} seeds, {min(calls, 40)} tests: relabelings built once "
+        f"per (n1, n2), half sums counted by binary search {now:.2f} s; index list built and gathered per test {before:.2f} s "
+        f"(ratio {before / now:.1f}x; same p-values)"
+    )
 
 
 if __name__ == "__main__":

@@ -108,8 +108,18 @@ def store(path: Path, db: Path, *, sd: float = 1.5, top: float = 80.0) -> None:
                 acc = top + MEANS.get(run.rows[0], 0.0) + rng.normal(0, sd)
                 trained[run.key] = acc
             acc = min(acc, 100.0)
-            st.record(Outcome(study.name, run.rows, run.config, run.seed, study.code_version, None, None,
-                              RunResult(run.key, "ok", metrics={"acc": acc, "loss": 1 - acc / 100})))
+            st.record(
+                Outcome(
+                    study.name,
+                    run.rows,
+                    run.config,
+                    run.seed,
+                    study.code_version,
+                    None,
+                    None,
+                    RunResult(run.key, "ok", metrics={"acc": acc, "loss": 1 - acc / 100}),
+                )
+            )
 
 
 # --------------------------------------------------------------------------- the verifier
@@ -150,8 +160,10 @@ def perm(x: np.ndarray, y: np.ndarray) -> float:
 
 def sign_flip(x: np.ndarray, y: np.ndarray) -> float:
     d, obs = x - y, abs((x - y).mean())
-    flips = [abs((np.array(s) * d).mean()) >= obs - 1e-9 * max(1.0, abs(d).max())
-             for s in itertools.product([1.0, -1.0], repeat=d.size)]
+    flips = [
+        abs((np.array(s) * d).mean()) >= obs - 1e-9 * max(1.0, abs(d).max())
+        for s in itertools.product([1.0, -1.0], repeat=d.size)
+    ]
     return sum(flips) / len(flips)
 
 
@@ -162,7 +174,9 @@ class Verifier:
         self.spec = tomllib.loads(path.read_text(encoding="utf-8"))
         conn = sqlite3.connect(db)
         self.values: dict[tuple[str, ...], dict[str, dict[int, float]]] = {}
-        for rows, seed, metrics in conn.execute("SELECT rows, seed, metrics FROM runs WHERE study='held-out'"):
+        for rows, seed, metrics in conn.execute(
+            "SELECT rows, seed, metrics FROM runs WHERE study='held-out'"
+        ):
             for m, v in json.loads(metrics).items():
                 self.values.setdefault(tuple(json.loads(rows)), {}).setdefault(m, {})[seed] = v
         conn.close()
@@ -170,7 +184,9 @@ class Verifier:
         self.paired_seeds = study.get("paired_seeds", False)
         self.bounds = study.get("bounds", {})
         variants = self.spec["variant"]
-        self.parent = {v["label"]: v.get("from", "base") for v in variants if v.get("stage") == "eval"}
+        self.parent = {
+            v["label"]: v.get("from", "base") for v in variants if v.get("stage") == "eval"
+        }
 
     def group(self, label: str) -> tuple[str, ...]:
         return next(g for g in self.values if label in g)
@@ -186,7 +202,9 @@ class Verifier:
             b0, b1 = b0 - b1, b1 - b0
         return min(max(lo, b0), b1), min(max(hi, b0), b1)
 
-    def delta(self, label: str, vs: str, m: str, pair: bool) -> tuple[float, float, float, float, float]:
+    def delta(
+        self, label: str, vs: str, m: str, pair: bool
+    ) -> tuple[float, float, float, float, float]:
         a, b = self.seeds(label, m), self.seeds(vs, m)
         if pair:
             s = sorted(set(a) & set(b))
@@ -215,13 +233,21 @@ class Verifier:
                 stage = "eval" if label in self.parent else "train"
                 vs = self.parent.get(label, "base")
                 d, lo, hi, p, pp = self.delta(label, vs, m, stage == "eval" or self.paired_seeds)
-                cells.update({"Δ": f"{d:+.{decimals}f}", "Δ 95% CI (seeds)": f"[{lo:.{decimals}f}, {hi:.{decimals}f}]",
-                              "p (t)": fmt_p(p), "p (perm)": fmt_p(pp)})
+                cells.update(
+                    {
+                        "Δ": f"{d:+.{decimals}f}",
+                        "Δ 95% CI (seeds)": f"[{lo:.{decimals}f}, {hi:.{decimals}f}]",
+                        "p (t)": fmt_p(p),
+                        "p (perm)": fmt_p(pp),
+                    }
+                )
                 tested[stage].append((name, p))
                 if vs != "base":
                     db, lo2, hi2, p2, _ = self.delta(label, "base", m, self.paired_seeds)
-                    cells["Δ to base 95% CI (seeds)"] = (f"{db:+.{decimals}f} [{lo2:.{decimals}f}, {hi2:.{decimals}f}]"
-                                                         + (" paired" if self.paired_seeds else ""))
+                    cells["Δ to base 95% CI (seeds)"] = (
+                        f"{db:+.{decimals}f} [{lo2:.{decimals}f}, {hi2:.{decimals}f}]"
+                        + (" paired" if self.paired_seeds else "")
+                    )
                     cells["p (t) to base"] = fmt_p(p2)
             out[name] = cells
         for members in tested.values():
@@ -249,13 +275,18 @@ class Verifier:
             arrays = [np.array(list(v.values())) for v in vals]
             parts = [c * c * a.var(ddof=1) / a.size for c, a in zip(coefs, arrays, strict=True)]
             se = math.sqrt(sum(parts))
-            df = sum(parts) ** 2 / sum(p * p / (a.size - 1) for p, a in zip(parts, arrays, strict=True))
+            df = sum(parts) ** 2 / sum(
+                p * p / (a.size - 1) for p, a in zip(parts, arrays, strict=True)
+            )
             value = sum(c * a.mean() for c, a in zip(coefs, arrays, strict=True))
         half = sps.t.ppf(0.975, df) * se
         lo, hi = value - half, value + half
         if m in self.bounds:
             b0, b1 = self.bounds[m]
-            lo_b, hi_b = sum(min(c * b0, c * b1) for c in coefs), sum(max(c * b0, c * b1) for c in coefs)
+            lo_b, hi_b = (
+                sum(min(c * b0, c * b1) for c in coefs),
+                sum(max(c * b0, c * b1) for c in coefs),
+            )
             lo, hi = min(max(lo, lo_b), hi_b), min(max(hi, lo_b), hi_b)
         return value, lo, hi, 2 * sps.t.sf(abs(value / se), df)
 
@@ -295,7 +326,10 @@ def md_tables(text: str) -> list[list[list[str]]]:
     out, cur = [], None
     for line in text.splitlines():
         if line.startswith("| "):
-            cells = [c.replace("\\|", "|").replace("\\_", "_") for c in re.split(r" (?<!\\)\| ", line[2:-2])]
+            cells = [
+                c.replace("\\|", "|").replace("\\_", "_")
+                for c in re.split(r" (?<!\\)\| ", line[2:-2])
+            ]
             if cur is None:
                 cur = [cells]
                 out.append(cur)
@@ -314,8 +348,10 @@ def check_every_format(run_cli, path: Path, db: Path, verifier: Verifier) -> dic
     """The JSON's tables against the verifier; every other format against the JSON's tables."""
     from evalab.report.latex import latex_text
 
-    out = {f: run_cli("ablate", "report", path, "--db", db, "--holm", "-f", f).stdout
-           for f in ("json", "markdown", "latex", "html", "table")}
+    out = {
+        f: run_cli("ablate", "report", path, "--db", db, "--holm", "-f", f).stdout
+        for f in ("json", "markdown", "latex", "html", "table")
+    }
     data = json.loads(out["json"])
     tables = data["report"]["tables"]
     for m in ("acc",):
@@ -334,7 +370,9 @@ def check_every_format(run_cli, path: Path, db: Path, verifier: Verifier) -> dic
         assert [t["header"], *t["body"]] in md, t["heading"]
     parser = _Cells()
     parser.feed(out["html"])
-    html_bodies = [[r for r in tab if r and not all(c == "" for c in r)][1:] for tab in parser.tables]
+    html_bodies = [
+        [r for r in tab if r and not all(c == "" for c in r)][1:] for tab in parser.tables
+    ]
     for body in bodies:
         assert body in html_bodies
     tex = "\n".join(latex_rows(out["latex"]))
@@ -344,7 +382,7 @@ def check_every_format(run_cli, path: Path, db: Path, verifier: Verifier) -> dic
                 assert latex_text(cell) in tex, cell
     term = out["table"]
     for t in tables:
-        below = term[term.index(t["heading"]):].splitlines()
+        below = term[term.index(t["heading"]) :].splitlines()
         for row in t["body"]:
             line = next(x for x in below if x.startswith(f"│ {row[0]} "))
             assert all(cell in line for cell in row), (row, line)
@@ -360,17 +398,37 @@ def test_every_number_of_every_format_matches_an_independent_recomputation(run_c
     fams = {(f["metric"], f["stage"]): f for f in data["holm"]}
     expected = verifier.families("acc")
     assert {x.split(" = ")[0] for x in expected["train"]} == set(fams["acc", "train"]["members"])
-    assert len(expected["train"]) == 4 and fams["acc", "train"]["adjusted"] != fams["acc", "train"]["p"]
-    assert set(fams["acc", "eval"]["members"]) == set(expected["eval"]) == {"(F') FFN at eval", "(F'') FFN at eval of (F)"}
+    assert (
+        len(expected["train"]) == 4
+        and fams["acc", "train"]["adjusted"] != fams["acc", "train"]["p"]
+    )
+    assert (
+        set(fams["acc", "eval"]["members"])
+        == set(expected["eval"])
+        == {"(F') FFN at eval", "(F'') FFN at eval of (F)"}
+    )
     notes = data["report"]["notes"]
-    assert "Holm family for acc, trained rows vs the base: 4 comparisons ((P) no pos = pos=false, ffn=true; " \
-           "(F) no FFN = pos=true, ffn=false; (S) shift; pos=false, ffn=false)." in notes
+    assert (
+        "Holm family for acc, trained rows vs the base: 4 comparisons ((P) no pos = pos=false, ffn=true; "
+        "(F) no FFN = pos=true, ffn=false; (S) shift; pos=false, ffn=false)." in notes
+    )
     # the grid effects, as numbers in the JSON and as text
     cs = {c["name"]: c for c in data["contrasts"]["acc"]}
     inter = cs["interaction pos x ffn: y(both) - y(ffn ablated) - y(pos ablated) + y(neither)"]
-    v, lo, hi, p = verifier.contrast([("base", 1), ("pos=true, ffn=false", -1), ("pos=false, ffn=true", -1),
-                                      ("pos=false, ffn=false", 1)], "acc")
-    assert inter["value"] == pytest.approx(v) and inter["ci"] == pytest.approx([lo, hi]) and inter["p"] == pytest.approx(p)
+    v, lo, hi, p = verifier.contrast(
+        [
+            ("base", 1),
+            ("pos=true, ffn=false", -1),
+            ("pos=false, ffn=true", -1),
+            ("pos=false, ffn=false", 1),
+        ],
+        "acc",
+    )
+    assert (
+        inter["value"] == pytest.approx(v)
+        and inter["ci"] == pytest.approx([lo, hi])
+        and inter["p"] == pytest.approx(p)
+    )
     removal = cs["removal of ffn=true → false from the full system"]
     v, lo, hi, p = verifier.contrast([("pos=true, ffn=false", 1), ("base", -1)], "acc")
     assert removal["ci"] == pytest.approx([lo, hi]) and removal["p"] == pytest.approx(p)
@@ -380,17 +438,27 @@ def test_every_number_of_every_format_matches_an_independent_recomputation(run_c
 
 
 def test_paired_seeds_and_bounds_apply_to_every_contrast(run_cli, tmp_path):
-    path = write(tmp_path / "s", 'paired_seeds = true\nbounds = { acc = [0, 100] }')
+    path = write(tmp_path / "s", "paired_seeds = true\nbounds = { acc = [0, 100] }")
     db = tmp_path / "s.db"
-    store(path, db, sd=6.0, top=97.0)  # near the ceiling, with seed noise: t intervals leave [0, 100]
+    store(
+        path, db, sd=6.0, top=97.0
+    )  # near the ceiling, with seed noise: t intervals leave [0, 100]
     verifier = Verifier(path, db)
     data = check_every_format(run_cli, path, db, verifier)
     cs = {c["name"]: c for c in data["contrasts"]["acc"]}
     removal = cs["removal of ffn=true → false from the full system"]
     _, lo, hi, p = verifier.contrast([("pos=true, ffn=false", 1), ("base", -1)], "acc")
-    assert removal["paired"] and removal["ci"] == pytest.approx([lo, hi]) and removal["p"] == pytest.approx(p)
+    assert (
+        removal["paired"]
+        and removal["ci"] == pytest.approx([lo, hi])
+        and removal["p"] == pytest.approx(p)
+    )
     f = next(r for r in data["rows"] if r["label"] == "(F) no FFN")["metrics"]["acc"]
-    assert f["paired"] and f["p_welch"] == pytest.approx(removal["p"])  # the Δ table and the grid agree
+    assert f["paired"] and f["p_welch"] == pytest.approx(
+        removal["p"]
+    )  # the Δ table and the grid agree
     base = data["rows"][0]["metrics"]["acc"]
-    assert base["ci_high"] <= 100.0 and all(c["ci"] is None or (c["ci"][0] >= -200 and c["ci"][1] <= 200)
-                                            for c in data["contrasts"]["acc"])
+    assert base["ci_high"] <= 100.0 and all(
+        c["ci"] is None or (c["ci"][0] >= -200 and c["ci"][1] <= 200)
+        for c in data["contrasts"]["acc"]
+    )

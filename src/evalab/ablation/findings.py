@@ -50,8 +50,15 @@ def holm_families(metric: str, tested: Sequence[tuple[str, str, float]]) -> list
         members = [(label, p) for label, st, p in tested if st == stage]
         if members:
             adjusted = holm_bonferroni([p for _, p in members])
-            out.append(HolmFamily(metric, stage, tuple(x for x, _ in members), tuple(p for _, p in members),
-                                  tuple(float(x) for x in adjusted)))
+            out.append(
+                HolmFamily(
+                    metric,
+                    stage,
+                    tuple(x for x, _ in members),
+                    tuple(p for _, p in members),
+                    tuple(float(x) for x in adjusted),
+                )
+            )
     return out
 
 
@@ -60,19 +67,29 @@ class Conditions:
     """What every row of the study shares."""
 
     fixed: dict[str, Any]  # [base] keys that no row changes, with their values
-    evaluation: dict[str, Any]  # the [evaluation] defaults (every trained row is evaluated with them)
+    evaluation: dict[
+        str, Any
+    ]  # the [evaluation] defaults (every trained row is evaluated with them)
     evaluation_fixed: dict[str, Any]  # of those, the keys no eval row changes
     seeds: tuple[int, ...]
     code_version: str
     code_pinned: bool
 
 
-def conditions(study: Study, configs: Sequence[Mapping[str, Any]], eval_changes: Sequence[Mapping[str, Any]]) -> Conditions:
+def conditions(
+    study: Study, configs: Sequence[Mapping[str, Any]], eval_changes: Sequence[Mapping[str, Any]]
+) -> Conditions:
     """The conditions held fixed, from the trained rows' configurations and the eval rows' changes."""
     fixed = {k: v for k, v in study.base.items() if all(c.get(k) == v for c in configs)}
     changed = {k for ch in eval_changes for k in ch}
-    return Conditions(fixed, dict(study.evaluation), {k: v for k, v in study.evaluation.items() if k not in changed},
-                      tuple(study.seeds), study.code_version, bool(study.code and study.code.pinned))
+    return Conditions(
+        fixed,
+        dict(study.evaluation),
+        {k: v for k, v in study.evaluation.items() if k not in changed},
+        tuple(study.seeds),
+        study.code_version,
+        bool(study.code and study.code.pinned),
+    )
 
 
 @dataclass(frozen=True)
@@ -87,14 +104,20 @@ class MetricDefinition:
     bounds_from: str = ""  # "study" | "metric" | ""
 
 
-def definitions(study: Study, bounds: Callable[[str], tuple[tuple[float, float] | None, str]]) -> list[MetricDefinition]:
+def definitions(
+    study: Study, bounds: Callable[[str], tuple[tuple[float, float] | None, str]]
+) -> list[MetricDefinition]:
     """Every metric's definition; ``bounds(metric)`` gives its bounds and where they come from."""
     out = []
     for m in study.metrics:
         b, source = bounds(m)
         if m in study.computed:
             cm = study.computed[m]
-            out.append(MetricDefinition(m, "signature", cm.build().signature_for(len(cm.references) or None), b, source))
+            out.append(
+                MetricDefinition(
+                    m, "signature", cm.build().signature_for(len(cm.references) or None), b, source
+                )
+            )
         elif m in study.definitions:
             out.append(MetricDefinition(m, "declared", study.definitions[m], b, source))
         else:
@@ -129,7 +152,7 @@ class ComponentView:
 
 
 def reading(retrained: Side, at_eval: Side) -> str:
-    """"needed to learn" when a model retrained without it is worse; "relied on when
+    """ "needed to learn" when a model retrained without it is worse; "relied on when
     trained" when it is not but the trained model loses without it at evaluation."""
     if retrained.separated:
         return "needed_and_relied_on" if at_eval.separated else "needed_to_learn"
@@ -139,5 +162,10 @@ def reading(retrained: Side, at_eval: Side) -> str:
 def component_pairs(study: Study) -> list[tuple[str, str, str]]:
     """``(component, retrained label, eval label)`` for every pair of rows sharing a component."""
     named = [v for v in study.variants if v.component]
-    return [(t.component, t.label, e.label) for t in named if t.stage == "train"
-            for e in named if e.stage == "eval" and e.component == t.component]
+    return [
+        (t.component, t.label, e.label)
+        for t in named
+        if t.stage == "train"
+        for e in named
+        if e.stage == "eval" and e.component == t.component
+    ]
