@@ -157,7 +157,8 @@ def render_html(
         parts.append('<ul class="rows">' + "".join(f"<li>{e(n)}</li>" for n in row_notes(a)) + "</ul>")
     if component_lines(a):
         parts.append(f"<h2>{e(COMPONENTS)}</h2><ul>" + "".join(f"<li>{e(x)}</li>" for x in component_lines(a)) + "</ul>")
-    parts.append("<h2>Δ to the base</h2>")
+    to_base = all(t.heading.endswith("Δ to the base") for t in tables[1:])
+    parts.append("<h2>Δ to the base</h2>" if to_base else "<h2>Δ per metric (to the row in 'Δ to')</h2>")
     parts += [_table(t) for t in tables[1:]]
     parts.append("<h2>Plots</h2><p>Per metric, left: Δ to the base with its intervals (a forest plot; the dashed "
                  "line is no difference). Right: each row's mean with its intervals, on an axis that includes zero "
