@@ -291,6 +291,10 @@ class Verifier:
         return value, lo, hi, 2 * sps.t.sf(abs(value / se), df)
 
 
+#: the report's decimals: 2 for values of 10 and more (accuracy in %), 4 below 1 (loss)
+DECIMALS = (("acc", 2), ("loss", 4))
+
+
 def fmt_p(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
@@ -354,9 +358,26 @@ def check_every_format(run_cli, path: Path, db: Path, verifier: Verifier) -> dic
     }
     data = json.loads(out["json"])
     tables = data["report"]["tables"]
-    for m in ("acc",):
+    main = tables[0]
+    for (m, decimals), col in zip(
+        DECIMALS, [h for h in main["header"] if "(mean ± sd)" in h], strict=True
+    ):
+        for row in main["body"]:
+            vals = np.array(list(verifier.seeds(row[0].split(" = ")[0], m).values()))
+            cell = f"{vals.mean():.{decimals}f} ± {vals.std(ddof=1):.{decimals}f}"
+            assert row[main["header"].index(col)] == cell, (row[0], m)
+        for c in data["contrasts"][m]:  # every grid effect, from its cells and coefficients
+            v, lo, hi, p = verifier.contrast(
+                list(zip(c["cells"], c["coefficients"], strict=True)), m
+            )
+            assert (
+                c["value"] == pytest.approx(v)
+                and c["ci"] == pytest.approx([lo, hi])
+                and c["p"] == pytest.approx(p)
+            )
+    for m, decimals in DECIMALS:
         t = next(t for t in tables if t["heading"].startswith(f"{m} ("))
-        expected = verifier.rows(m)
+        expected = verifier.rows(m, decimals)
         assert {row[0] for row in t["body"]} == set(expected)  # one row per distinct comparison
         for row in t["body"]:
             got = dict(zip(t["header"], row, strict=True))
