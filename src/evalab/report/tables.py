@@ -268,8 +268,12 @@ def opening_sections(a: StudyAnalysis) -> list[tuple[str, list[str]]]:
 def holm_lines(a: StudyAnalysis) -> list[str]:
     """Each Holm family: its metric, what it compares, its size and its members."""
     what = {"train": "trained rows vs the base", "eval": "eval rows vs the trained row they evaluate"}
-    return [f"Holm family for {f.metric}, {what[f.stage]}: {f.size} comparison{'s' * (f.size != 1)} "
-            f"({'; '.join(row_name(a.row(x)) for x in f.members)})." for f in a.holm]
+    lines = [f"Holm family for {f.metric}, {what[f.stage]}: {f.size} comparison{'s' * (f.size != 1)} "
+             f"({'; '.join(row_name(a.row(x)) for x in f.members)})." for f in a.holm]
+    if lines and any(a.contrasts.values()):
+        lines.append("Grid effects' p (t) are not Holm-adjusted: a removal is the Δ of the row it equals (adjusted "
+                     "there); additions, interactions and main effects are hypotheses outside these families.")
+    return lines
 
 
 def _side_text(label: str, vs: str, paired: bool, delta: float | None, low: float | None, high: float | None,
