@@ -501,9 +501,8 @@ def _template_error(command: str, exc: TemplateError, w: _Where) -> SettingsErro
     """The template's problem at the line of the study file it stands on."""
     line = w.line_of("command", "study")
     if line is not None:
-        opening = w.lines[line - 1].rstrip()
         # a multi-line string whose first line break follows the opening quotes is trimmed by TOML
-        trimmed = opening.endswith(("'''", '"""'))
+        trimmed = w.lines[line - 1].split("=", 1)[-1].strip() in ("'''", '"""')
         line += command.count("\n", 0, max(exc.offset, 0)) + trimmed
     loc = f"{w.path}:{line}" if line else str(w.path)
     return SettingsError(f"{loc}: [study] command: {exc}")

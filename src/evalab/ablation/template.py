@@ -25,12 +25,15 @@ list                    ``key=[1,2,3]``                 ``--key 1 2 3`` (``nargs
 nested table            ``optim.lr=0.1``                ``--optim.lr 0.1``
 ======================  ==============================  ==================================
 
-A ``{key}`` on its own writes the value as in the hydra column without ``key=``
-(``true``/``false``; a list in the argparse style as separate words).
+A ``{key}`` on its own writes the value alone: in the hydra style as Hydra reads it
+(``hidden={hidden}`` -> ``hidden=32``, a string Hydra would misread quoted ``'...'``); in
+the argparse style as it is (``--name {name}`` -> ``--name adam``; ``true``/``false``; a
+list as separate words).
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 import shlex
@@ -103,6 +106,7 @@ class CommandTemplate:
                 value = lookup(config, p.name)
             except KeyError:
                 close = [k for k in known if k.split(".")[-1] == p.name.split(".")[-1]]
+                close += difflib.get_close_matches(p.name, known, n=1)
                 hint = f" (did you mean {{{close[0]}}}?)" if close else ""
                 raise TemplateError(p.offset, f"{{{p.name}}} names no configuration key{hint}; keys: "
                                     f"{', '.join(known)}; runner placeholders: "
@@ -141,9 +145,9 @@ class CommandTemplate:
         if name == "args":
             return config_args(config, self.style)
         value = lookup(config, name)
-        if isinstance(value, list) and self.style == "argparse":
-            return [_scalar(v, name) for v in value]
-        return [hydra_value(value, name)]
+        if self.style == "hydra":
+            return [hydra_value(value, name)]
+        return [_scalar(v, name) for v in value] if isinstance(value, list) else [_scalar(value, name)]
 
 
 def _place(words: list[str], p: Placeholder) -> str:
@@ -178,14 +182,14 @@ def parse_template(text: str, style: str = "hydra") -> CommandTemplate:
         if c == "{":
             m = _NAME.match(text, i)
             if not m:
-                raise TemplateError(i, f"the brace at {_excerpt(text, i)!r} is neither a placeholder nor escaped: "
+                raise TemplateError(i, f"the brace at {_excerpt(text, i)} is neither a placeholder nor escaped: "
                                     "write {{ and }} for literal braces, or {key} for a configuration value")
             parts += ["".join(literal), Placeholder(m.group(1), i, quote)]
             literal = []
             i = m.end()
             continue
         if c == "}":
-            raise TemplateError(i, f"the brace at {_excerpt(text, i)!r} closes no placeholder: write }} for a "
+            raise TemplateError(i, f"the brace at {_excerpt(text, i)} closes no placeholder: write }}}} for a "
                                 "literal brace")
         literal.append(c)
         if c == "\\" and quote != "'" and i + 1 < len(text) and text[i + 1] not in "{}":
@@ -199,7 +203,11 @@ def parse_template(text: str, style: str = "hydra") -> CommandTemplate:
 
 
 def _excerpt(text: str, i: int) -> str:
-    return text[max(0, i - 10):i + 12]
+    """Where the brace stands: its column in its line of the command, and the text from it."""
+    column = i - (text.rfind("\n", 0, i) + 1) + 1
+    line_end = text.find("\n", i)
+    rest = text[i:line_end if line_end >= 0 else len(text)]
+    return f"column {column}: {rest[:20] + ('...' if len(rest) > 20 else '')!r}"
 
 
 def lookup(config: dict[str, Any], name: str) -> Any:

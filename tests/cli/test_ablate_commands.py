@@ -1,0 +1,184 @@
+"""``evalab ablate`` with command-template studies: templates run for real, failures shown,
+dry runs, subsets and overrides."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from .refusal import assert_refused, snapshot
+
+# A Hydra-style script: every argument is key=value (a value in Hydra's override grammar).
+HYDRA_TRAIN = '''
+import json, sys
+from pathlib import Path
+
+
+def value(text):
+    if text.startswith("'") and text.endswith("'"):
+        return text[1:-1].replace("\\\\'", "'")
+    if text in ("true", "false"):
+        return text == "true"
+    if text.startswith("["):
+        return [value(x) for x in text[1:-1].split(",") if x]
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+args = {}
+for word in sys.argv[1:]:
+    key, sep, text = word.partition("=")
+    if not sep:
+        raise SystemExit(f"not a key=value override: {word!r}")
+    args[key] = value(text)
+out = Path(args.pop("out"))
+seed = args.pop("seed")
+if args.get("mode") == "raise":
+    raise ValueError(f"hidden={args['hidden']} is not supported by this model")
+acc = 50 + args["hidden"] / 2 + 0.25 * seed + 100 * args.get("optim.lr", 0) + 3 * args.get("relu", False)
+out.write_text(json.dumps({"acc": acc}))
+out.with_name("argv.json").write_text(json.dumps(sys.argv[1:]))
+'''
+
+
+def write(folder: Path, command: str, body: str, *, script: str = HYDRA_TRAIN, extra: str = "") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "train.py").write_text(script, encoding="utf-8")
+    study = folder / "study.toml"
+    study.write_text(f'[study]\nname = "tpl"\ncommand = """{command}"""\nseeds = [0, 1, 2]\nmetrics = ["acc"]\n'
+                     f"{extra}\n" + textwrap.dedent(body), encoding="utf-8")
+    return study
+
+
+HIDDEN = """
+[base]
+hidden = 32
+
+[[variant]]
+label = "(A)"
+set = { hidden = 8 }
+"""
+
+
+def argvs(db: Path) -> dict[tuple[str, int], list[str]]:
+    """The arguments each stored run's script received, by (row, seed)."""
+    from evalab.ablation.store import RunStore
+
+    with RunStore(db, create=False) as store:
+        runs = store.runs("tpl").values()
+        return {(r.rows[0], r.seed): json.loads((Path(r.artifacts["dir"]) / "argv.json").read_text()) for r in runs}
+
+
+def test_a_hydra_style_template_runs_each_row_with_its_own_values(run_cli, tmp_path):
+    study = write(tmp_path, "python train.py hidden={hidden} seed={seed} out={out}", HIDDEN)
+    db = tmp_path / "runs.db"
+    r = run_cli("ablate", "run", study, "--db", db, "-q")
+    assert r.exit_code == 0, r.stderr
+    for (row, seed), argv in argvs(db).items():
+        hidden = {"base": 32, "(A)": 8}[row]
+        assert argv[:2] == [f"hidden={hidden}", f"seed={seed}"] and argv[2].startswith("out=/")
+    report = json.loads(run_cli("ablate", "report", study, "--db", db, "-f", "json").stdout)
+    acc = {row["label"]: row["metrics"]["acc"] for row in report["rows"]}
+    direct = sum(50 + 8 / 2 + 0.25 * s for s in (0, 1, 2)) / 3 - sum(50 + 32 / 2 + 0.25 * s for s in (0, 1, 2)) / 3
+    assert direct == -12.0 and acc["(A)"]["delta"] == pytest.approx(direct, abs=1e-12)
+
+
+def test_args_writes_the_whole_configuration_as_overrides_nested_keys_dotted(run_cli, tmp_path):
+    body = """
+    [base]
+    hidden = 32
+    relu = false
+    name = "two words"
+
+    [base.optim]
+    lr = 0.01
+
+    [[variant]]
+    label = "(B)"
+    set = { optim = { lr = 0.02 }, relu = true }
+    """
+    study = write(tmp_path, "python train.py {args} seed={seed} out={out}", body)
+    db = tmp_path / "runs.db"
+    assert run_cli("ablate", "run", study, "--db", db, "-q").exit_code == 0
+    got = argvs(db)
+    assert got[("base", 1)][:4] == ["hidden=32", "relu=false", "name='two words'", "optim.lr=0.01"]
+    assert got[("(B)", 1)][:4] == ["hidden=32", "relu=true", "name='two words'", "optim.lr=0.02"]
+    report = json.loads(run_cli("ablate", "report", study, "--db", db, "-f", "json").stdout)
+    delta = {row["label"]: row["metrics"]["acc"]["delta"] for row in report["rows"]}
+    assert delta["(B)"] == pytest.approx(100 * 0.01 + 3)
+
+
+ARGPARSE_TRAIN = '''
+import argparse, json
+from pathlib import Path
+
+p = argparse.ArgumentParser()
+p.add_argument("--hidden", type=int, required=True)
+p.add_argument("--layers", type=int, nargs="+", required=True)
+p.add_argument("--optim.lr", type=float, required=True)
+p.add_argument("--relu", action=argparse.BooleanOptionalAction, required=True)
+p.add_argument("--seed", type=int, required=True)
+p.add_argument("--out", required=True)
+a = p.parse_args()
+acc = a.hidden + sum(a.layers) + 100 * getattr(a, "optim.lr") + 3 * a.relu + 0.5 * a.seed
+Path(a.out).write_text(json.dumps({"acc": acc}))
+Path(a.out).with_name("argv.json").write_text(json.dumps([]))
+'''
+
+
+def test_argparse_style_args_reach_a_real_argparse_parser(run_cli, tmp_path):
+    body = """
+    [base]
+    hidden = 4
+    layers = [1, 2]
+    relu = true
+    optim = { lr = 0.5 }
+
+    [[variant]]
+    label = "(C)"
+    set = { relu = false, layers = [1, 2, 3] }
+    """
+    study = write(tmp_path, "python train.py {args} --seed {seed} --out {out}", body, script=ARGPARSE_TRAIN,
+                  extra='args_style = "argparse"')
+    db = tmp_path / "runs.db"
+    r = run_cli("ablate", "run", study, "--db", db, "-q")
+    assert r.exit_code == 0, r.stderr
+    report = json.loads(run_cli("ablate", "report", study, "--db", db, "-f", "json").stdout)
+    delta = {row["label"]: row["metrics"]["acc"]["delta"] for row in report["rows"]}
+    assert delta["(C)"] == pytest.approx(3 - 3)  # one more layer (+3), no relu (-3)
+    assert report["rows"][0]["metrics"]["acc"]["mean"] == pytest.approx(4 + 3 + 50 + 3 + 0.5)
+
+
+@pytest.mark.parametrize(("command", "extra", "needle"), [
+    ("python train.py hidden={hiden} seed={seed} out={out}", "",
+     "study.toml:3: [study] command: {hiden} names no configuration key (did you mean {hidden}?); keys: hidden"),
+    ("awk '{print $1}' {config} > {out}", "",
+     "study.toml:3: [study] command: the brace at column 6: \"{print $1}' {config}...\" is neither a placeholder"),
+    ("python train.py\n  hidden={hidden}} {out}", "",
+     "study.toml:4: [study] command: the brace at column 18: '} {out}' closes no placeholder"),
+    ("python train.py {args} {out}", 'args_style = "click"',
+     "study.toml:6: [study] args_style: is 'click'; expected \"hydra\" (key=value) or \"argparse\" (--key value)"),
+    ("sh -c 'python train.py name={name}' {out}", "",
+     "[study] command: {name} stands inside ' quotes, and its value \"'a b'\" would need quoting there"),
+    ("python train.py hidden={hidden} seed={seed}", "", "[study] command: must contain {out}"),
+])
+def test_a_template_that_could_run_the_wrong_configuration_is_refused_before_anything_runs(tmp_path, command,
+                                                                                              extra, needle):
+    study = write(tmp_path, command, HIDDEN.replace("hidden = 32", 'hidden = 32\nname = "ab"') +
+                  '\n[[variant]]\nlabel = "(N)"\nset = { name = "a b" }\n', extra=extra)
+    assert_refused(("ablate", "run", study, "--db", tmp_path / "runs.db"), needle, watch=(tmp_path,))
+
+
+def test_the_refusal_names_the_line_of_a_multi_line_command(tmp_path):
+    command = "\npython train.py\n    --hidden {hidden}\n    --lr {lr} {out}"
+    line = assert_refused(("ablate", "run", write(tmp_path, command, HIDDEN), "--db", tmp_path / "x.db"),
+                          "{lr} names no configuration key", watch=(tmp_path,))
+    assert "study.toml:6: [study] command:" in line
+    assert snapshot(tmp_path)  # the study folder is still there, unchanged (checked by assert_refused)
