@@ -182,3 +182,46 @@ def test_the_refusal_names_the_line_of_a_multi_line_command(tmp_path):
                           "{lr} names no configuration key", watch=(tmp_path,))
     assert "study.toml:6: [study] command:" in line
     assert snapshot(tmp_path)  # the study folder is still there, unchanged (checked by assert_refused)
+
+
+RAISES = HIDDEN.replace("hidden = 32", 'hidden = 32\nmode = "ok"') + '\n[[variant]]\nlabel = "(R)"\nset = { mode = "raise" }\n'
+MESSAGE = "ValueError: hidden=32 is not supported by this model"
+
+
+def test_a_script_that_raises_is_shown_by_run_status_and_report_with_its_message(run_cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    study = write(tmp_path, "python train.py hidden={hidden} mode={mode} seed={seed} out={out}", RAISES)
+    r = run_cli("ablate", "run", study, "--db", "runs.db", "-q")
+    assert r.exit_code == 1
+    blocks = r.stderr.split("failed: ")[1:]
+    assert len(blocks) == 3
+    for block in blocks:
+        lines = block.splitlines()
+        assert lines[0].endswith(f"seed {lines[0].split(' seed ')[1][0]}: command exited with code 1: {MESSAGE}")
+        assert "  |     raise ValueError(f\"hidden={args['hidden']} is not supported by this model\")" in lines
+        assert lines[-2] == f"  | {MESSAGE}" and lines[-1].startswith("  log: runs/")
+        log = tmp_path / lines[-1].removeprefix("  log: ")
+        assert log.name == "log.txt" and MESSAGE in log.read_text()
+    r = run_cli("ablate", "status", study, "--db", "runs.db")
+    assert f"failed: (R) seed 0: command exited with code 1: {MESSAGE}" in r.stdout
+    assert f"  | {MESSAGE}" in r.stdout and "  log: runs/" in r.stdout
+    data = json.loads(run_cli("ablate", "status", study, "--db", "runs.db", "-f", "json").stdout)
+    assert [e["seed"] for e in data["errors"]] == [0, 1, 2]
+    for e in data["errors"]:
+        assert e["rows"] == "(R)" and e["error"] == f"command exited with code 1: {MESSAGE}"
+        assert e["tail"][0] == "Traceback (most recent call last):" and e["tail"][-1] == MESSAGE
+        assert Path(e["log"]).is_file() and Path(e["log"]).parent.name == e["key"]
+    md = run_cli("ablate", "report", study, "--db", "runs.db", "-f", "markdown").stdout
+    assert f"(R) seed 1: failed after 1 attempt(s): command exited with code 1: {MESSAGE}" in md
+
+
+def test_an_entry_point_that_raises_shows_its_traceback_tail(run_cli, tmp_path):
+    from ablation.synth import write_study
+
+    study = write_study(tmp_path, seeds=[0], variants=[("(R)", "raises", {"mode": "raise"})])
+    r = run_cli("ablate", "run", study, "--db", tmp_path / "runs.db", "-q")
+    assert r.exit_code == 1
+    lines = r.stderr.splitlines()
+    at = lines.index("failed: (R) seed 0: RuntimeError: boom: synthetic failure")
+    assert lines[at + 1] == "  | Traceback (most recent call last):" and lines[at - 1].startswith("study 'synth'")
+    assert lines[-2] == "  | RuntimeError: boom: synthetic failure" and lines[-1].startswith("  log: /") and lines[-1].endswith("/log.txt")

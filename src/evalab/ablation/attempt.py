@@ -206,7 +206,9 @@ def read_command_result(out_dir: Path, ended: Ended) -> tuple[Any, Any, str, str
     """``(metrics, artifacts, error, traceback)`` from the command's ``{out}`` JSON file."""
     log = out_dir / "log.txt"
     if ended.returncode != 0:
-        return None, None, f"command exited with code {ended.returncode}", _tail(log)
+        tail = _tail(log)
+        last = next((ln.strip() for ln in reversed(tail.splitlines()) if ln.strip()), "")
+        return None, None, f"command exited with code {ended.returncode}" + (f": {last}" if last else ""), tail
     try:
         raw = json.loads((out_dir / "metrics.json").read_text(encoding="utf-8"))
     except OSError:

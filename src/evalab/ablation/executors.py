@@ -31,6 +31,7 @@ from evalab.ablation.leases import LEASE_TIMEOUT_S, Heartbeat, Owner
 from evalab.ablation.per_example import check_counts, stored_counts
 from evalab.ablation.plan import PlannedRun, plan_runs
 from evalab.ablation.progress import Progress
+from evalab.ablation.status import RunFailure, run_failure
 from evalab.ablation.store import (
     BUSY_TIMEOUT_S,
     UNSTORED,
@@ -66,6 +67,7 @@ class RunSummary:
     blocked: int = 0  # eval runs not started: their trained run failed or is another runner's
     unstored: int = 0  # finished, kept in their run folders: the database stayed busy
     superseded: list[Superseded] = field(default_factory=list)
+    failures: list[RunFailure] = field(default_factory=list)  # the runs that failed in this invocation
 
     @property
     def executed(self) -> int:
@@ -92,6 +94,7 @@ class _Driver:
         self.busy: StoreBusyError | None = None  # set once the store stayed locked too long
         self.interrupted = threading.Event()  # Ctrl-C, acted on between two results
         self.example_counts: dict[str, tuple[int, str]] | None = None  # metric -> (n, which run)
+        self.failures: list[RunFailure] = []
 
     def check_interrupt(self) -> None:
         """Raise KeyboardInterrupt at a safe point: never between storing a result and
@@ -156,6 +159,8 @@ class _Driver:
             (folder / UNSTORED).unlink(missing_ok=True)
         self.claimed.discard(run.key)
         self.counts[raw["status"]] += 1
+        if raw["status"] == "failed":
+            self.failures.append(run_failure(run.rows, run.seed, run.key, raw["error"], raw["traceback"], folder))
         self.bar.finished(run, raw)
 
     def release_unfinished(self) -> None:
@@ -233,7 +238,7 @@ def run_study(
                 study=study.name, db_path=store.path, planned=len(plan),
                 skipped=len(plan) - len(todo) + c["done"], ok=c["ok"], failed=c["failed"],
                 seconds=time.perf_counter() - t0, held=c["held"], unstored=c["unstored"],
-                superseded=superseded, blocked=blocked[0],
+                superseded=superseded, blocked=blocked[0], failures=list(driver.failures),
             )
 
         def execute(runs: list[PlannedRun]) -> None:

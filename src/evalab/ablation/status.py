@@ -15,6 +15,43 @@ from evalab.ablation.plan import plan_runs, study_rows
 from evalab.ablation.spec import Study
 from evalab.ablation.store import RunStore, Superseded
 
+#: lines of a failed run's traceback (or of its log) that ``run``, ``status`` and ``-f json`` show
+TAIL_LINES = 8
+
+
+@dataclass(frozen=True)
+class RunFailure:
+    """A failed run: its rows, its error, the last lines of its traceback (of its log when
+    it left none) and the log file itself."""
+
+    rows: tuple[str, ...]
+    seed: int
+    key: str
+    error: str
+    tail: tuple[str, ...]
+    log: Path
+
+
+def last_lines(text: str, n: int = TAIL_LINES) -> tuple[str, ...]:
+    """The last ``n`` non-blank lines of ``text``, trailing spaces removed.
+
+    >>> last_lines("a\\n\\n  b  \\nc\\n", 2)
+    ('  b', 'c')
+    """
+    return tuple(ln.rstrip() for ln in text.splitlines() if ln.strip())[-n:]
+
+
+def run_failure(rows: tuple[str, ...], seed: int, key: str, error: str, traceback: str, folder: Path) -> RunFailure:
+    """The failure of one run whose run folder is ``folder`` (``traceback`` as stored)."""
+    log = folder / "log.txt"
+    text = traceback
+    if not text.strip():
+        try:
+            text = log.read_text(encoding="utf-8", errors="replace")[-20_000:]
+        except OSError:
+            text = ""
+    return RunFailure(tuple(rows), seed, key, error, last_lines(text), log)
+
 
 @dataclass(frozen=True)
 class RowStatus:
@@ -40,7 +77,7 @@ class StudyStatus:
     planned: int
     ok: int
     failed: int
-    errors: list[tuple[str, int, str]]  # (row labels, seed, error)
+    failures: list[RunFailure]
     code_version: str = ""
     git: GitState | None = None
     superseded: list[Superseded] | None = None
@@ -57,8 +94,9 @@ def study_status(study: Study, db_path: str | Path | None = None) -> StudyStatus
         stored = store.runs(study.name)
         superseded = store.superseded(study)
         path = store.path
+        folder = store.run_dir
     by_row: dict[str, list[int]] = {r.label: [0, 0, 0] for r in study_rows(study)}
-    errors = []
+    failures = []
     ok = failed = 0
     for run in plan:
         s = stored.get(run.key)
@@ -66,13 +104,13 @@ def study_status(study: Study, db_path: str | Path | None = None) -> StudyStatus
         ok += status == "ok"
         failed += status == "failed"
         if s and status == "failed":
-            errors.append((", ".join(run.rows), run.seed, s.error))
+            failures.append(run_failure(run.rows, run.seed, run.key, s.error, s.traceback, folder(study.name, run.key)))
         for label in run.rows:
             by_row[label][0] += 1
             by_row[label][1] += status == "ok"
             by_row[label][2] += status == "failed"
     rows = [RowStatus(label, *counts) for label, counts in by_row.items()]
-    return StudyStatus(study.name, path, rows, len(plan), ok, failed, errors, study.code_version,
+    return StudyStatus(study.name, path, rows, len(plan), ok, failed, failures, study.code_version,
                        study.code.git if study.code else None, superseded)
 
 

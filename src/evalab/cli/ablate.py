@@ -11,9 +11,11 @@ from evalab.cli import app
 from evalab.cli.output import PAGE_FORMATS, check_format, check_out, emit, emit_table, format_option
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from evalab.ablation.executors import RunSummary
     from evalab.ablation.spec import Study
-    from evalab.ablation.status import StudyStatus
+    from evalab.ablation.status import RunFailure, StudyStatus
 
 ablate_app = typer.Typer(
     name="ablate",
@@ -25,6 +27,8 @@ ablate_app = typer.Typer(
 app.add_typer(ablate_app, name="ablate")
 
 STATUS_COLUMNS = ("Row", "Planned", "OK", "Failed", "Pending")
+#: failed runs `ablate run` shows in full (the rest: `ablate status`)
+SHOWN_FAILURES = 10
 
 StudyArg = Annotated[str, typer.Argument(help="The study file (TOML): [study], [base], [[variant]], optional [grid], [reference].")]
 DbOpt = Annotated[str | None, typer.Option("--db", help="Run database (SQLite). Default: .evalab/studies.db in the current folder.")]
@@ -43,9 +47,27 @@ def _summary_lines(s: RunSummary) -> list[str]:
         lines.append(f"{s.blocked} eval runs not started: the trained run whose checkpoint they evaluate failed or is "
                      "being run by another runner; run the same command again once it has finished")
     lines += superseded_lines(s.superseded)
-    if s.failed:
-        lines.append("failed runs are recorded with their errors: see `evalab ablate status`")
+    for failure in s.failures[:SHOWN_FAILURES]:
+        lines += failure_lines(failure)
+    if len(s.failures) > SHOWN_FAILURES:
+        lines.append(f"{len(s.failures) - SHOWN_FAILURES} more failed runs: `evalab ablate status` shows every one")
     return lines
+
+
+def shown_path(path: Path) -> str:
+    """A path as the user can open it: relative to the current folder when inside it."""
+    from pathlib import Path
+
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def failure_lines(f: RunFailure) -> list[str]:
+    """A failed run: its error, the last lines of its traceback (or log), and the log's path."""
+    return [f"failed: {', '.join(f.rows)} seed {f.seed}: {f.error}", *(f"  | {ln}" for ln in f.tail),
+            f"  log: {shown_path(f.log)}"]
 
 
 @ablate_app.command("run")
@@ -116,14 +138,15 @@ def _emit_status(st: StudyStatus, fmt: str, out: str | None) -> None:
     """The status as JSON, Markdown, LaTeX or a tab-separated file (summary lines after it)."""
     header = list(STATUS_COLUMNS)
     body = [[r.label, str(r.planned), str(r.ok), str(r.failed), str(r.pending)] for r in st.rows]
-    errors = [f"failed: {rows} seed {seed}: {error}" for rows, seed, error in st.errors]
+    errors = [f"failed: {', '.join(f.rows)} seed {f.seed}: {f.error} (log: {shown_path(f.log)})" for f in st.failures]
     data = {
         "study": st.study, "db": str(st.db_path), "code_version": st.code_version,
         "git": None if st.git is None else {"commit": st.git.commit, "dirty": st.git.dirty},
         "planned": st.planned, "ok": st.ok, "failed": st.failed, "pending": st.pending,
         "rows": [dict(zip(["row", "planned", "ok", "failed", "pending"], [r.label, r.planned, r.ok, r.failed, r.pending],
                           strict=True)) for r in st.rows],
-        "errors": [{"rows": rows, "seed": seed, "error": error} for rows, seed, error in st.errors],
+        "errors": [{"rows": ", ".join(f.rows), "seed": f.seed, "key": f.key, "error": f.error, "tail": list(f.tail),
+                    "log": str(f.log)} for f in st.failures],
         "superseded": _status_header_lines(st)[2:],
     }
     emit_table(fmt, header, body, out, footer=[*_status_header_lines(st), *errors], data=data)
@@ -143,8 +166,9 @@ def _print_status(st: StudyStatus) -> None:
     for r in st.rows:
         table.add_row(Text(r.label), str(r.planned), str(r.ok), str(r.failed), str(r.pending))
     console.print(table)
-    for rows, seed, error in st.errors:
-        console.print(Text(f"failed: {rows} seed {seed}: {error}"), soft_wrap=True)
+    for failure in st.failures:
+        for line in failure_lines(failure):
+            console.print(Text(line), soft_wrap=True)
 
 
 @ablate_app.command("gc")
