@@ -225,3 +225,82 @@ def test_an_entry_point_that_raises_shows_its_traceback_tail(run_cli, tmp_path):
     at = lines.index("failed: (R) seed 0: RuntimeError: boom: synthetic failure")
     assert lines[at + 1] == "  | Traceback (most recent call last):" and lines[at - 1].startswith("study 'synth'")
     assert lines[-2] == "  | RuntimeError: boom: synthetic failure" and lines[-1].startswith("  log: /") and lines[-1].endswith("/log.txt")
+
+
+def test_a_dry_run_shows_each_run_with_its_command_and_state_and_writes_nothing(run_cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    study = write(tmp_path, "python train.py hidden={hidden} mode={mode} seed={seed} out={out}", RAISES)
+    r = run_cli("ablate", "run", study, "--db", "none.db", "--dry-run")
+    assert r.exit_code == 0 and not (tmp_path / "none.db").exists() and not (tmp_path / "runs").exists()
+    assert r.stdout.startswith("dry run of study 'tpl': nothing is run or written. 9 runs planned: 0 stored (skipped), "
+                               "9 to run (9 new, 0 failed before), 0 held by another runner; database none.db (does "
+                               "not exist yet: every run is new)\n")
+    assert "(A) seed 2 [to run]\n  $ python train.py hidden=8 mode=ok seed=2 out='runs/(new store)/tpl/" in r.stdout
+    assert run_cli("ablate", "run", study, "--db", "runs.db", "-q").exit_code == 1
+    (tmp_path / "train.py").write_text(HYDRA_TRAIN.replace("50 + args", "51 + args"), encoding="utf-8")
+    before = snapshot(tmp_path)
+    r = run_cli("ablate", "run", study, "--db", "runs.db", "--dry-run", "--seed", "1")
+    assert snapshot(tmp_path) == before  # the store, its run folders, the study: byte for byte
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("dry run of study 'tpl': nothing is run or written. 3 runs planned (a subset of the "
+                               "study's 9): 0 stored (skipped), 3 to run (3 new, 0 failed before)")
+    assert lines[1] == "base seed 1 [to run]" and lines[2].startswith("  $ python train.py hidden=32 mode=ok seed=1 out=/")
+    assert lines[3].startswith("  folder runs/") and lines[2].endswith(lines[3].removeprefix("  folder ") + "/metrics.json")
+    assert lines[-1].startswith("9 stored runs belong to an older code version (") and "changed: train.py" in lines[-1]
+    (tmp_path / "train.py").write_text(HYDRA_TRAIN, encoding="utf-8")
+    before = snapshot(tmp_path)
+    r = run_cli("ablate", "run", study, "--db", "runs.db", "--dry-run", "--row", "(R)", "--row", "base", "--seed", "0")
+    assert snapshot(tmp_path) == before
+    assert r.stdout.splitlines()[1:] == [
+        "base seed 0 [stored, skipped]", *r.stdout.splitlines()[2:4],
+        f"(R) seed 0 [to run again: failed before: command exited with code 1: {MESSAGE}]", *r.stdout.splitlines()[5:]]
+    assert len(r.stdout.splitlines()) == 7
+
+
+def test_row_and_seed_run_a_subset(run_cli, tmp_path):
+    study = write(tmp_path, "python train.py hidden={hidden} seed={seed} out={out}", HIDDEN)
+    db = tmp_path / "runs.db"
+    r = run_cli("ablate", "run", study, "--db", db, "-q", "--row", "(A)", "--seed", "1")
+    assert r.exit_code == 0 and "1 runs planned (a subset of the study's 6), 0 already finished, 1 ok" in r.stderr
+    assert sorted(argvs(db)) == [("(A)", 1)]
+    r = run_cli("ablate", "run", study, "--db", db, "-q", "--seed", "1", "--seed", "2")
+    assert "4 runs planned (a subset of the study's 6), 1 already finished, 3 ok" in r.stderr
+    assert sorted(argvs(db)) == [("(A)", 1), ("(A)", 2), ("base", 1), ("base", 2)]
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (("--row", "(B)"), "--row '(B)': the study 'tpl' has no such row; rows: base, set hidden=8"),
+    (("--seed", "7"), "--seed 7: not a seed of the study 'tpl'; seeds: 0, 1, 2"),
+    (("--set", "hiden=3"), "--set 'hiden=3': [base] has no key 'hiden'; --set takes keys of [base]: hidden, optim.lr"),
+    (("--set", "hidden=16.5"), "--set 'hidden=16.5': the base value is 32; give an integer"),
+    (("--set", "hidden"), "--set 'hidden': expected key=value, e.g. --set hidden=16"),
+    (("--set", "optim=1"), "--set 'optim=1': 'optim' is a table; set one of its keys: optim.lr"),
+    (("--set", "hidden=8", "--dry-run"), "--set: the study already has a row labelled"),
+])
+def test_unknown_rows_seeds_and_overrides_are_refused_in_one_line(tmp_path, args, needle):
+    body = HIDDEN.replace("hidden = 32", "hidden = 32\noptim = { lr = 0.1 }").replace('"(A)"', '"set hidden=8"')
+    study = write(tmp_path, "python train.py hidden={hidden} seed={seed} out={out}", body)
+    for extra in ((), ("--dry-run",)):
+        assert_refused(("ablate", "run", study, "--db", tmp_path / "runs.db", *args, *extra), needle, watch=(tmp_path,))
+
+
+def test_set_adds_a_row_and_leaves_the_base_as_it_is(run_cli, tmp_path):
+    body = HIDDEN.replace("hidden = 32", "hidden = 32\noptim = { lr = 0.1, name = \"sgd\" }")
+    study = write(tmp_path, "python train.py {args} seed={seed} out={out}", body)
+    db = tmp_path / "runs.db"
+    assert run_cli("ablate", "run", study, "--db", db, "-q").exit_code == 0
+    r = run_cli("ablate", "run", study, "--db", db, "-q", "--set", "optim.lr=0.2", "--set", "hidden=16")
+    assert r.exit_code == 0 and "9 runs planned, 6 already finished, 3 ok, 0 failed" in r.stderr
+    assert ("row 'set optim.lr=0.2, hidden=16' is not in " in r.stderr
+            and 'as a [[variant]] with set = { optim = { lr = 0.2, name = "sgd" }, hidden = 16 }' in r.stderr)
+    got = argvs(db)
+    assert got[("set optim.lr=0.2, hidden=16", 0)][:3] == ["hidden=16", "optim.lr=0.2", "optim.name=sgd"]
+    assert got[("base", 0)][:3] == ["hidden=32", "optim.lr=0.1", "optim.name=sgd"]
+    from evalab.ablation.store import RunStore
+
+    with RunStore(db, create=False) as store:
+        configs = {r.rows[0]: r.config for r in store.runs("tpl").values()}
+    assert configs["set optim.lr=0.2, hidden=16"] == {"hidden": 16, "optim": {"lr": 0.2, "name": "sgd"}}
+    assert configs["base"] == {"hidden": 32, "optim": {"lr": 0.1, "name": "sgd"}}
+    report = run_cli("ablate", "report", study, "--db", db, "-f", "json")
+    assert [row["label"] for row in json.loads(report.stdout)["rows"]] == ["base", "(A)"]

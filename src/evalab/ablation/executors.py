@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalab.ablation.attempt import Live, check_metrics, execute_with_retries, make_job
+from evalab.ablation.attempt import Live, check_metrics, execute_with_retries, make_job, run_command
 from evalab.ablation.leases import LEASE_TIMEOUT_S, Heartbeat, Owner
 from evalab.ablation.per_example import check_counts, stored_counts
-from evalab.ablation.plan import PlannedRun, plan_runs
+from evalab.ablation.plan import PlannedRun, Subset, plan_runs
 from evalab.ablation.progress import Progress
 from evalab.ablation.status import RunFailure, run_failure
 from evalab.ablation.store import (
@@ -68,6 +68,7 @@ class RunSummary:
     unstored: int = 0  # finished, kept in their run folders: the database stayed busy
     superseded: list[Superseded] = field(default_factory=list)
     failures: list[RunFailure] = field(default_factory=list)  # the runs that failed in this invocation
+    whole_plan: int = 0  # runs of the whole study when a subset was run (``planned`` counts the subset)
 
     @property
     def executed(self) -> int:
@@ -208,6 +209,7 @@ def run_study(
     progress: bool = True,
     busy_timeout: float = BUSY_TIMEOUT_S,
     lease_timeout: float = LEASE_TIMEOUT_S,
+    subset: Subset | None = None,
 ) -> RunSummary:
     """Run every planned run of ``study`` that is not finished in the store.
 
@@ -215,18 +217,26 @@ def run_study(
     ``executor``, :class:`RunInterrupted` on Ctrl-C (runs in flight are killed, every
     finished run is stored) and :class:`StoreBusyError` when the store stayed locked so long
     that no further run could be claimed (finished results are kept in their run folders).
+    ``subset`` runs only the runs of some rows and seeds.
     """
     if executor not in EXECUTORS:
         raise SettingsError(f"unknown executor {executor!r}; expected one of {', '.join(EXECUTORS)}")
     if jobs < 1:
         raise SettingsError(f"--jobs must be >= 1, got {jobs}")
     t0 = time.perf_counter()
-    plan = plan_runs(study)
+    plan = whole = plan_runs(study)
+    if subset:
+        subset.check(study)
+        plan = subset.select(whole)
     with RunStore(db_path, busy_timeout=busy_timeout) as store:
         store.register_study(study)
         superseded = store.superseded(study)
         finished = store.finished_keys(study.name)
         todo = [r for r in plan if r.key not in finished]
+        if study.template is not None:  # every command can be written (its folder's path too) before one runs
+            for run in todo:
+                if run.stage == "train":
+                    run_command(study, run, store.run_dir(study.name, run.key))
         bar = Progress(len(plan), study.name, progress)
         bar.skipped(len(plan) - len(todo))
         driver = _Driver(study, store, bar, lease_timeout)
@@ -239,6 +249,7 @@ def run_study(
                 skipped=len(plan) - len(todo) + c["done"], ok=c["ok"], failed=c["failed"],
                 seconds=time.perf_counter() - t0, held=c["held"], unstored=c["unstored"],
                 superseded=superseded, blocked=blocked[0], failures=list(driver.failures),
+                whole_plan=len(whole) if subset else 0,
             )
 
         def execute(runs: list[PlannedRun]) -> None:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from evalab.ablation.executors import RunSummary
     from evalab.ablation.spec import Study
-    from evalab.ablation.status import RunFailure, StudyStatus
+    from evalab.ablation.status import DryRun, RunFailure, StudyStatus
 
 ablate_app = typer.Typer(
     name="ablate",
@@ -37,8 +37,9 @@ DbOpt = Annotated[str | None, typer.Option("--db", help="Run database (SQLite). 
 def _summary_lines(s: RunSummary) -> list[str]:
     from evalab.ablation.status import superseded_lines
 
+    subset = f" (a subset of the study's {s.whole_plan})" if s.whole_plan else ""
     lines = [
-        f"study {s.study!r}: {s.planned} runs planned, {s.skipped} already finished, "
+        f"study {s.study!r}: {s.planned} runs planned{subset}, {s.skipped} already finished, "
         f"{s.ok} ok, {s.failed} failed in {s.seconds:.1f} s; database {s.db_path}"
     ]
     if s.held:
@@ -52,6 +53,24 @@ def _summary_lines(s: RunSummary) -> list[str]:
     if len(s.failures) > SHOWN_FAILURES:
         lines.append(f"{len(s.failures) - SHOWN_FAILURES} more failed runs: `evalab ablate status` shows every one")
     return lines
+
+
+def toml_inline(value: object) -> str:
+    """A configuration value as TOML (an inline table for a table).
+
+    >>> toml_inline({"hidden": 16, "optim": {"lr": 0.5, "name": "adam"}, "relu": True, "l": [1, 2]})
+    '{ hidden = 16, optim = { lr = 0.5, name = "adam" }, relu = true, l = [1, 2] }'
+    """
+    import json
+
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(str(k)) if not str(k).isidentifier() else k} = {toml_inline(v)}"
+                                for k, v in value.items()) + " }"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_inline(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
 
 
 def shown_path(path: Path) -> str:
@@ -79,20 +98,34 @@ def run_cmd(
     db: DbOpt = None,
     wait_db: Annotated[float, typer.Option("--wait-db", help="Seconds to wait for a database another process holds locked.")] = 60.0,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress (bar on a terminal, one line per run otherwise).")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only show the planned runs (commands or configurations), what the database holds and what is superseded; runs, imports and writes nothing.")] = False,
+    row: Annotated[list[str], typer.Option("--row", help="Run only the runs of this row (its label, e.g. base or '(A)'). Repeatable.")] = [],  # noqa: B006
+    seed: Annotated[list[int], typer.Option("--seed", help="Run only the runs of this seed (one of the study's seeds). Repeatable.")] = [],  # noqa: B006
+    set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: add a row, the base with KEY (a [base] key; optim.lr inside a table) set to VALUE, read as the base value's type. Repeatable: one row with every change.")] = [],  # noqa: B006
 ) -> None:
     """Run every run of the study that is not finished yet (finished runs are skipped).
 
     Exits 1 when runs failed (they are stored with their errors), 130 on Ctrl-C."""
     from evalab.ablation import load_study, run_study
     from evalab.ablation.executors import RunInterrupted
+    from evalab.ablation.plan import Subset
+    from evalab.ablation.spec import with_overrides
     from evalab.errors import SettingsError
 
     if not wait_db > 0:
         raise SettingsError(f"--wait-db must be a positive number of seconds, got {wait_db:g}")
-    study = load_study(study_file)
+    study = load_study(study_file, check_entry=not dry_run)  # a dry run imports no code either
+    if set_:
+        study = with_overrides(study, set_)
+    subset = Subset(tuple(row), tuple(seed))
+    if dry_run:
+        from evalab.ablation.status import dry_run as plan_dry_run
+
+        sys.stdout.write("".join(line + "\n" for line in _dry_run_lines(plan_dry_run(study, db, subset))))
+        return
     try:
         summary = run_study(study, db, jobs=jobs, executor=executor, ray_address=ray_address,
-                            progress=not quiet, busy_timeout=wait_db)
+                            progress=not quiet, busy_timeout=wait_db, subset=subset)
     except RunInterrupted as exc:
         s = exc.summary
         sys.stderr.write(
@@ -102,8 +135,36 @@ def run_cmd(
         )
         raise typer.Exit(130) from None
     sys.stderr.write("".join(line + "\n" for line in _summary_lines(summary)))
+    if set_:
+        added = study.variants[-1]
+        sys.stderr.write(f"row {added.label!r} is not in {study_file}: `evalab ablate report` shows it once the file has it "
+                         f"as a [[variant]] with set = {toml_inline(added.settings)} (its runs are stored and are not run "
+                         "again)\n")
     if summary.failed:
         raise typer.Exit(1)
+
+
+def _dry_run_lines(d: DryRun) -> list[str]:
+    """The dry run: counts, then one entry per run (its rows, seed, state, command or
+    configuration, folder), then the superseded runs."""
+    from evalab.ablation.plan import canonical
+    from evalab.ablation.status import superseded_lines
+
+    subset = f" (a subset of the study's {d.whole_plan})" if d.whole_plan else ""
+    where = f"database {d.db_path}" if d.db_exists else f"database {d.db_path} (does not exist yet: every run is new)"
+    todo = len(d.steps) - d.count("stored") - d.count("held")
+    lines = [f"dry run of study {d.study!r}: nothing is run or written. {len(d.steps)} runs planned{subset}: "
+             f"{d.count('stored')} stored (skipped), {todo} to run ({d.count('new')} new, {d.count('failed')} "
+             f"failed before), {d.count('held')} held by another runner; {where}"]
+    what = {"stored": "stored, skipped", "new": "to run", "failed": "to run again", "held": "held"}
+    for step in d.steps:
+        r = step.run
+        why = f": failed before: {step.error}" if step.state == "failed" else f" by {step.holder}" if step.holder else ""
+        lines.append(f"{', '.join(r.rows)} seed {r.seed} [{what[step.state]}{why}]")
+        lines.append(f"  $ {step.command.text}" if step.command else f"  config {canonical(r.config)}")
+        if step.folder is not None:
+            lines.append(f"  folder {shown_path(step.folder)}")
+    return lines + superseded_lines(d.superseded)
 
 
 @ablate_app.command("status")
