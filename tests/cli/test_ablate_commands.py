@@ -235,7 +235,7 @@ def test_a_dry_run_shows_each_run_with_its_command_and_state_and_writes_nothing(
     assert r.stdout.startswith("dry run of study 'tpl': nothing is run or written. 9 runs planned: 0 stored (skipped), "
                                "9 to run (9 new, 0 failed before), 0 held by another runner; database none.db (does "
                                "not exist yet: every run is new)\n")
-    assert "(A) seed 2 [to run]\n  $ python train.py hidden=8 mode=ok seed=2 out='runs/(new store)/tpl/" in r.stdout
+    assert f"(A) seed 2 [to run]\n  $ python train.py hidden=8 mode=ok seed=2 out='{tmp_path}/runs/(new store)/tpl/" in r.stdout
     assert run_cli("ablate", "run", study, "--db", "runs.db", "-q").exit_code == 1
     (tmp_path / "train.py").write_text(HYDRA_TRAIN.replace("50 + args", "51 + args"), encoding="utf-8")
     before = snapshot(tmp_path)
@@ -290,7 +290,7 @@ def test_set_adds_a_row_and_leaves_the_base_as_it_is(run_cli, tmp_path):
     db = tmp_path / "runs.db"
     assert run_cli("ablate", "run", study, "--db", db, "-q").exit_code == 0
     r = run_cli("ablate", "run", study, "--db", db, "-q", "--set", "optim.lr=0.2", "--set", "hidden=16")
-    assert r.exit_code == 0 and "9 runs planned, 6 already finished, 3 ok, 0 failed" in r.stderr
+    assert r.exit_code == 0 and "3 runs planned (a subset of the study's 9), 0 already finished, 3 ok, 0 failed" in r.stderr
     assert ("row 'set optim.lr=0.2, hidden=16' is not in " in r.stderr
             and 'as a [[variant]] with set = { optim = { lr = 0.2, name = "sgd" }, hidden = 16 }' in r.stderr)
     got = argvs(db)
@@ -304,3 +304,23 @@ def test_set_adds_a_row_and_leaves_the_base_as_it_is(run_cli, tmp_path):
     assert configs["base"] == {"hidden": 32, "optim": {"lr": 0.1, "name": "sgd"}}
     report = run_cli("ablate", "report", study, "--db", db, "-f", "json")
     assert [row["label"] for row in json.loads(report.stdout)["rows"]] == ["base", "(A)"]
+
+
+def test_help_texts_and_the_shipped_study_name_no_project_history(run_cli):
+    """Help, metric settings and the built-in study's labels speak of random seeds only."""
+    import re
+
+    from evalab.ablation import load_study
+    from evalab.ablation.plan import study_rows
+    from evalab.cli._reference import render_reference
+    from evalab.examples.sort_digits import study_path
+
+    history = re.compile(r"\bseed \d{3}\b|\bseeds'|\bseed's\b", re.IGNORECASE)
+    assert not history.findall(render_reference())
+    assert not history.findall(run_cli("metrics").stdout)
+    study = load_study(study_path(), check_entry=False)
+    notes = [f"{r.label}: {r.description}" for r in study_rows(study)]  # the report's row notes
+    assert notes[0] == "base: h=4 (d_k=8), P_drop 0.1, eps_ls 0.1, sinusoids"
+    assert not [n for n in notes if n.startswith(f"{n.split(':')[0]}: {n.split(':')[0]}:")]
+    shown = [study.description, *study.reference, *notes]
+    assert not [text for text in shown if history.search(text)]

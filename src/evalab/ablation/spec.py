@@ -6,7 +6,8 @@ found) and what would be right. The format::
 
     [study]
     name = "toy"
-    entry = "toy_entry:run"          # or: command = "python train.py {config} {seed} {out}"
+    entry = "toy_entry:run"          # or: command = "python train.py {args} seed={seed} out={out}"
+    args_style = "hydra"             # command studies: {args} as key=value ("argparse": --key value)
     seeds = [0, 1, 2, 3]
     metrics = ["acc", "loss"]
     primary = "acc"

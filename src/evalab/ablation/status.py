@@ -185,7 +185,7 @@ def dry_run(study: Study, db_path: str | Path | None = None, subset: Subset | No
     plan = subset.select(whole) if subset else whole
     path = Path(db_path) if db_path is not None else DEFAULT_DB
     if not path.exists():
-        stand_in = path.parent / NEW_FOLDER / study.name
+        stand_in = path.resolve().parent / NEW_FOLDER / study.name
         steps = [_step(study, run, "new", None, stand_in / run.key) for run in plan]
         return DryRun(study.name, path, False, steps, [], len(whole) if subset else 0)
     with RunStore(path, read_only=True) as store:

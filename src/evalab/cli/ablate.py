@@ -101,7 +101,7 @@ def run_cmd(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only show the planned runs (commands or configurations), what the database holds and what is superseded; runs, imports and writes nothing.")] = False,
     row: Annotated[list[str], typer.Option("--row", help="Run only the runs of this row (its label, e.g. base or '(A)'). Repeatable.")] = [],  # noqa: B006
     seed: Annotated[list[int], typer.Option("--seed", help="Run only the runs of this seed (one of the study's seeds). Repeatable.")] = [],  # noqa: B006
-    set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: add a row, the base with KEY (a [base] key; optim.lr inside a table) set to VALUE, read as the base value's type. Repeatable: one row with every change.")] = [],  # noqa: B006
+    set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: a new row, the base with KEY (a [base] key; optim.lr inside a table) set to VALUE, read as the type of the base's value; only that row runs unless --row names rows. Repeatable: one row with every change.")] = [],  # noqa: B006
 ) -> None:
     """Run every run of the study that is not finished yet (finished runs are skipped).
 
@@ -117,6 +117,7 @@ def run_cmd(
     study = load_study(study_file, check_entry=not dry_run)  # a dry run imports no code either
     if set_:
         study = with_overrides(study, set_)
+        row = row or [study.variants[-1].label]  # the new row, unless --row names the rows to run
     subset = Subset(tuple(row), tuple(seed))
     if dry_run:
         from evalab.ablation.status import dry_run as plan_dry_run
