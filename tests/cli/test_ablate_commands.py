@@ -324,3 +324,15 @@ def test_help_texts_and_the_shipped_study_name_no_project_history(run_cli):
     assert not [n for n in notes if n.startswith(f"{n.split(':')[0]}: {n.split(':')[0]}:")]
     shown = [study.description, *study.reference, *notes]
     assert not [text for text in shown if history.search(text)]
+
+
+def test_a_dry_run_of_an_entry_point_study_shows_configurations_and_imports_nothing(run_cli, tmp_path):
+    from ablation.synth import write_study
+
+    study = write_study(tmp_path, seeds=[0, 1], variants=[("(R)", "raises", {"mode": "raise"})])
+    before = snapshot(tmp_path)
+    r = run_cli("ablate", "run", study, "--db", tmp_path / "runs.db", "--dry-run", "--row", "(R)")
+    assert r.exit_code == 0 and snapshot(tmp_path) == before  # no database, no __pycache__ of the entry
+    lines = r.stdout.splitlines()
+    assert [lines[1], lines[3]] == ["(R) seed 0 [to run]", "(R) seed 1 [to run]"] and len(lines) == 5
+    assert lines[2].startswith("  config {") and '"mode":"raise"' in lines[2] and lines[4] == lines[2]

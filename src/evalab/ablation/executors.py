@@ -224,19 +224,13 @@ def run_study(
     if jobs < 1:
         raise SettingsError(f"--jobs must be >= 1, got {jobs}")
     t0 = time.perf_counter()
-    plan = whole = plan_runs(study)
-    if subset:
-        subset.check(study)
-        plan = subset.select(whole)
+    plan, whole = _planned(study, subset)
     with RunStore(db_path, busy_timeout=busy_timeout) as store:
         store.register_study(study)
         superseded = store.superseded(study)
         finished = store.finished_keys(study.name)
         todo = [r for r in plan if r.key not in finished]
-        if study.template is not None:  # every command can be written (its folder's path too) before one runs
-            for run in todo:
-                if run.stage == "train":
-                    run_command(study, run, store.run_dir(study.name, run.key))
+        _check_commands(study, store, todo)
         bar = Progress(len(plan), study.name, progress)
         bar.skipped(len(plan) - len(todo))
         driver = _Driver(study, store, bar, lease_timeout)
@@ -249,7 +243,7 @@ def run_study(
                 skipped=len(plan) - len(todo) + c["done"], ok=c["ok"], failed=c["failed"],
                 seconds=time.perf_counter() - t0, held=c["held"], unstored=c["unstored"],
                 superseded=superseded, blocked=blocked[0], failures=list(driver.failures),
-                whole_plan=len(whole) if subset else 0,
+                whole_plan=whole,
             )
 
         def execute(runs: list[PlannedRun]) -> None:
@@ -280,6 +274,24 @@ def run_study(
                 "`evalab ablate` command); run the same command again to continue"
             )
         return summary()
+
+
+def _planned(study: Study, subset: Subset | None) -> tuple[list[PlannedRun], int]:
+    """The runs to consider, and the size of the whole plan when they are a subset (else 0)."""
+    whole = plan_runs(study)
+    if not subset:
+        return whole, 0
+    subset.check(study)
+    return subset.select(whole), len(whole)
+
+
+def _check_commands(study: Study, store: RunStore, todo: list[PlannedRun]) -> None:
+    """Every command can be written, its run folder's path included, before one runs."""
+    if study.template is None:
+        return
+    for run in todo:
+        if run.stage == "train":
+            run_command(study, run, store.run_dir(study.name, run.key))
 
 
 def _run_local(driver: _Driver, todo: list[PlannedRun], jobs: int) -> None:
