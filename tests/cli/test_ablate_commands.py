@@ -336,3 +336,19 @@ def test_a_dry_run_of_an_entry_point_study_shows_configurations_and_imports_noth
     lines = r.stdout.splitlines()
     assert [lines[1], lines[3]] == ["(R) seed 0 [to run]", "(R) seed 1 [to run]"] and len(lines) == 5
     assert lines[2].startswith("  config {") and '"mode":"raise"' in lines[2] and lines[4] == lines[2]
+
+
+def test_set_reads_each_value_as_the_type_of_the_bases_value(tmp_path):
+    from evalab.ablation import load_study, with_overrides
+    from evalab.errors import SettingsError
+
+    body = "[base]\nn = 3\nlr = 0.1\nname = \"sgd\"\nrelu = false\nlayers = [1, 2]\n"
+    study = load_study(write(tmp_path, "python train.py {args} seed={seed} out={out}", body))
+    row = with_overrides(study, ["n=4", "lr=.5", "name=adam w", "relu=true", "layers=[3, 4, 5]"]).variants[-1]
+    assert row.settings == {"n": 4, "lr": 0.5, "name": "adam w", "relu": True, "layers": [3, 4, 5]}
+    assert type(row.settings["lr"]) is float and with_overrides(study, ["lr=1"]).variants[-1].settings == {"lr": 1.0}
+    assert study.variants == ()  # the study itself is left as it was
+    for bad, needle in (("n=4.5", "give an integer"), ("lr=fast", "give a number"), ("relu=yes", "give true or false"),
+                        ("layers=3", "give a list")):
+        with pytest.raises(SettingsError, match=needle):
+            with_overrides(study, [bad])

@@ -779,16 +779,19 @@ def _typed_like(old: Any, raw: str, text: str) -> Any:
         if raw not in ("true", "false"):
             raise SettingsError(f"--set {text!r}: the base value is {str(old).lower()} (true/false); give true or false")
         return raw == "true"
+    if isinstance(old, list):
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = None
+        if not isinstance(value, list):
+            raise SettingsError(f"--set {text!r}: the base value is {old!r}; give a list (e.g. [1, 2])")
+        return value
+    kind, what = (float, "a number") if isinstance(old, float) else (int, "an integer")
     try:
-        value = tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
-        value = None
-    ok = (isinstance(old, list) and isinstance(value, list)) or (
-        _is_number(old) and _is_number(value) and (isinstance(old, float) or isinstance(value, int)))
-    if not ok:
-        kind = "a list (e.g. [1, 2])" if isinstance(old, list) else "an integer" if isinstance(old, int) else "a number"
-        raise SettingsError(f"--set {text!r}: the base value is {old!r}; give {kind}")
-    return float(value) if isinstance(old, float) else value
+        return kind(raw)
+    except ValueError:
+        raise SettingsError(f"--set {text!r}: the base value is {old!r}; give {what}") from None
 
 
 def _set_path(settings: dict[str, Any], base: dict[str, Any], path: list[str], value: Any) -> None:
