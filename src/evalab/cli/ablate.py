@@ -139,7 +139,7 @@ def run_cmd(
     if set_:
         added = study.variants[-1]
         sys.stderr.write(f"row {added.label!r} is not in {study_file}: `evalab ablate report` shows it once the file has it "
-                         f"as a [[variant]] with set = {toml_inline(added.settings)} (its runs are stored and are not run "
+                         f"as a [[variant]] with set = {toml_inline(added.settings)} (its finished runs are kept and are not run "
                          "again)\n")
     if summary.failed:
         raise typer.Exit(1)
