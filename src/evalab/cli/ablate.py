@@ -30,7 +30,7 @@ STATUS_COLUMNS = ("Row", "Planned", "OK", "Failed", "Pending")
 #: failed runs `ablate run` shows in full (the rest: `ablate status`)
 SHOWN_FAILURES = 10
 
-StudyArg = Annotated[str, typer.Argument(help="The study file (TOML): [study], [base], [[variant]], optional [grid], [reference].")]
+StudyArg = Annotated[str, typer.Argument(help="The study file (TOML): the tables study, base and variant, optional grid and reference (docs/ablation.md).")]
 DbOpt = Annotated[str | None, typer.Option("--db", help="Run database (SQLite). Default: .evalab/studies.db in the current folder.")]
 
 
@@ -101,7 +101,7 @@ def run_cmd(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only show the planned runs (commands or configurations), what the database holds and what is superseded; runs, imports and writes nothing.")] = False,
     row: Annotated[list[str], typer.Option("--row", help="Run only the runs of this row (its label, e.g. base or '(A)'). Repeatable.")] = [],  # noqa: B006
     seed: Annotated[list[int], typer.Option("--seed", help="Run only the runs of this seed (one of the study's seeds). Repeatable.")] = [],  # noqa: B006
-    set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: a new row, the base with KEY (a [base] key; optim.lr inside a table) set to VALUE, read as the type of the base's value; only that row runs unless --row names rows. Repeatable: one row with every change.")] = [],  # noqa: B006
+    set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: a new row, the base with KEY (a key of the base; optim.lr inside a table) set to VALUE, read as the type of the base's value; only that row runs unless --row names rows. Repeatable: one row with every change.")] = [],  # noqa: B006
 ) -> None:
     """Run every run of the study that is not finished yet (finished runs are skipped).
 
