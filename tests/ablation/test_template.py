@@ -150,3 +150,28 @@ def test_how_each_kind_of_value_is_written():
     assert info.value.offset == 2
     assert shlex.split(parse_template("{args} {out}").render({"p": "$(rm -rf x)"}, 0, "c", "m").text) == [
         "p='$(rm -rf x)'", "m"]
+
+
+PIECES = st.one_of(st.text(alphabet="ab =-./$:;|&()<>\n\t", max_size=6), st.sampled_from(["{{", "}}", "{h}", "{o.lr}"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PIECES, max_size=12))
+def test_escaped_braces_become_braces_and_placeholders_their_values_nothing_else_changes(pieces):
+    text = "".join(pieces) + " {out}"
+    expected = "".join({"{{": "{", "}}": "}", "{h}": "32", "{o.lr}": "0.5"}.get(p, p) for p in pieces) + " m.json"
+    assert parse_template(text).render({"h": 32, "o": {"lr": 0.5}}, 0, "c.json", "m.json").text == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="{}{}ab.c_ -'\"\\", max_size=20))
+def test_any_text_either_parses_or_is_refused_at_a_brace(text):
+    try:
+        template = parse_template(text)
+    except TemplateError as exc:
+        assert text[exc.offset] in "{}"
+        return
+    # parsed: every brace was escaped or part of a placeholder, so writing it back gives the text
+    back = "".join(p.replace("{", "{{").replace("}", "}}") if isinstance(p, str) else "{" + p.name + "}"
+                   for p in template.parts)
+    assert back == text
