@@ -1,0 +1,48 @@
+"""The token alignments of ``compare -f html`` (BERTScore) are the ones ``semsim --explain-html``
+draws: the same tokens, the same greedy best match of every token, the same cosines."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "semsim"
+REF, SYSTEMS = EXAMPLES / "ref.A.de", [EXAMPLES / "JDExploreAcademy.de", EXAMPLES / "Online-B.de"]
+
+
+def page_data(path: Path) -> dict:
+    text = path.read_text(encoding="utf-8")
+    return json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>', text, re.S).group(1))
+
+
+def semsim_arrows(path: Path) -> dict[str, list[list[tuple[str, str, str]]]]:
+    """segment title -> [precision arrows, recall arrows] as (token, best match, cosine) text."""
+    text = path.read_text(encoding="utf-8")
+    out = {}
+    for section in text.split("<h2>")[1:]:
+        title = html.unescape(section.split("</h2>", 1)[0])
+        lists = re.findall(r"<ul class=arrows>(.*?)</ul>", section, re.S)
+        out[title] = [[tuple(html.unescape(x) for x in m) for m in re.findall(r"<li>(.*?) &rarr; (.*?) <b>([0-9.-]+)</b></li>", ul)]
+                      for ul in lists]
+    return out
+
+
+def test_the_page_embeds_the_alignments_semsim_draws(run_cli, tmp_path):
+    page, explained = tmp_path / "compare.html", tmp_path / "semsim.html"
+    res = run_cli("compare", "-r", REF, "-i", *SYSTEMS, "-m", "bertscore", "-n", "50", "-q", "-f", "html", "-o", page)
+    assert res.exit_code == 0, res.stderr
+    res = run_cli("semsim", "-r", REF, "-i", SYSTEMS[1], "--explain-html", explained, "--explain-limit", "0", "-q")
+    assert res.exit_code == 0, res.stderr
+    data, arrows = page_data(page), semsim_arrows(explained)
+    strings, align = data["strings"], data["align"]
+    assert align["metric"] == "bertscore" and data["systems"][1] == "Online-B"
+    embedded = align["sys"][1]
+    assert sorted(map(int, embedded)) == list(range(30))  # 30 segments: every one is embedded
+    for segment in (0, 7, 29):
+        hyp, ref, prec, rec = embedded[str(segment)]
+        expected = arrows[f"{SYSTEMS[1].name}, segment {segment + 1}"]
+        got = [[(strings[src[flat[k]]], strings[dst[flat[k + 1]]], f"{flat[k + 2]:.3f}") for k in range(0, len(flat), 3)]
+               for flat, src, dst in ((prec, hyp, ref), (rec, ref, hyp))]
+        assert got == expected and len(got[0]) > 3
