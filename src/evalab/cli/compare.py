@@ -416,12 +416,16 @@ def _page(results: dict[str, PairwiseResult], ranked: list[dict[str, Any]], metr
 
 def _alignments(metric: BERTScore, scores: dict[str, np.ndarray], texts: PageTexts,
                 key: dict[str, str]) -> dict[str, dict[int, Alignment]]:
-    """Per system (table name), the token alignments of the page's segments (``alignment_segments``)."""
+    """Per system (table name), the token alignments of the page's segments (``alignment_segments``).
+    With IDF weights every segment is explained (the weights, which decide the tokens matched
+    from, come from all the references, as in the scores); otherwise only the chosen ones."""
     out = {}
     for name, chosen in alignment_segments(scores).items():
         hyps = texts.outputs[key[name]]
-        found = metric.explain([hyps[i] for i in chosen], [[r[i] for i in chosen] for r in texts.reference_sets])
-        out[name] = dict(zip(chosen, found, strict=True))
+        run = list(range(len(hyps))) if metric.settings.idf else chosen
+        found = dict(zip(run, metric.explain([hyps[i] for i in run], [[r[i] for i in run] for r in texts.reference_sets]),
+                         strict=True))
+        out[name] = {i: found[i] for i in chosen}
     return out
 
 
