@@ -46,3 +46,25 @@ def test_the_page_embeds_the_alignments_semsim_draws(run_cli, tmp_path):
         got = [[(strings[src[flat[k]]], strings[dst[flat[k + 1]]], f"{flat[k + 2]:.3f}") for k in range(0, len(flat), 3)]
                for flat, src, dst in ((prec, hyp, ref), (rec, ref, hyp))]
         assert got == expected and len(got[0]) > 3
+
+
+def test_beyond_50_segments_the_largest_differences_are_embedded(run_cli, tmp_path):
+    """60 segments (the 30 twice, B copying A in the second half): the 50 segments of largest
+    |Δ bertscore| get alignments, the others none."""
+    ref, a, b = (p.read_text(encoding="utf-8").splitlines() for p in (REF, *SYSTEMS))
+    files = {}
+    for name, lines in (("ref", ref + ref), ("a", a + a), ("b", b + a)):
+        files[name] = tmp_path / f"{name}.txt"
+        files[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    page = tmp_path / "compare.html"
+    res = run_cli("compare", "-r", files["ref"], "-i", files["a"], files["b"], "-m", "bertscore", "-n", "50", "-q",
+                  "-f", "html", "-o", page)
+    assert res.exit_code == 0, res.stderr
+    data = page_data(page)
+    assert data["align"]["limit"] == 50
+    scores = data["seg"]["bertscore"]
+    gap = [abs(x - y) for x, y in zip(scores[0], scores[1], strict=True)]
+    shown = [set(map(int, per)) for per in data["align"]["sys"]]
+    assert shown[0] == shown[1] and len(shown[0]) == 50
+    assert min(gap[i] for i in shown[0]) >= max(gap[i] for i in range(60) if i not in shown[0])
+    assert all(gap[i] == 0 for i in range(30, 60))  # the copied half: no difference, mostly left out
