@@ -68,3 +68,26 @@ def test_beyond_50_segments_the_largest_differences_are_embedded(run_cli, tmp_pa
     assert shown[0] == shown[1] and len(shown[0]) == 50
     assert min(gap[i] for i in shown[0]) >= max(gap[i] for i in range(60) if i not in shown[0])
     assert all(gap[i] == 0 for i in range(30, 60))  # the copied half: no difference, mostly left out
+
+
+def test_a_missing_reference_is_left_out_of_that_segment_s_alignment(run_cli, tmp_path):
+    """``--missing-ref empty-line``: segment 4 has only the first reference, segment 1 both."""
+    from evalab.metrics.semantic import BERTScore
+    from evalab.report.alignment import best_matches
+
+    ref, hyp = (p.read_text(encoding="utf-8").splitlines() for p in (REF, SYSTEMS[0]))
+    second = SYSTEMS[1].read_text(encoding="utf-8").splitlines()  # another system's output as a second reference
+    second[3] = ""
+    ref2 = tmp_path / "ref2.txt"
+    ref2.write_text("\n".join(second) + "\n", encoding="utf-8")
+    page = tmp_path / "compare.html"
+    res = run_cli("compare", "-r", REF, "-r", ref2, "--missing-ref", "empty-line", "-i", *SYSTEMS, "-m", "bertscore",
+                  "-n", "50", "-q", "-f", "html", "-o", page)
+    assert res.exit_code == 0, res.stderr
+    data = page_data(page)
+    metric = BERTScore()
+    for segment, refs in ((3, [[ref[3]]]), (0, [[ref[0]], [second[0]]])):
+        (a,) = metric.explain([hyp[segment]], refs)
+        _, ref_ids, prec, _ = data["align"]["sys"][0][str(segment)]
+        assert [data["strings"][t] for t in ref_ids] == list(a.ref_tokens)
+        assert prec == [v for i, j, cos, _ in best_matches(a) for v in (i, j, round(cos, 3))]

@@ -423,10 +423,20 @@ def _alignments(metric: BERTScore, scores: dict[str, np.ndarray], texts: PageTex
     for name, chosen in alignment_segments(scores).items():
         hyps = texts.outputs[key[name]]
         run = list(range(len(hyps))) if metric.settings.idf else chosen
-        found = dict(zip(run, metric.explain([hyps[i] for i in run], [[r[i] for i in run] for r in texts.reference_sets]),
-                         strict=True))
+        found: dict[int, Alignment] = {}
+        for present, segments in _by_present_references(texts.reference_sets, run).items():
+            refs = [[texts.reference_sets[j][i] for i in segments] for j in present]
+            found.update(zip(segments, metric.explain([hyps[i] for i in segments], refs), strict=True))
         out[name] = {i: found[i] for i in chosen}
     return out
+
+
+def _by_present_references(refs: list[list[str | None]], segments: list[int]) -> dict[tuple[int, ...], list[int]]:
+    """The segments grouped by which references they have (``--missing-ref empty-line``)."""
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for i in segments:
+        groups.setdefault(tuple(j for j, r in enumerate(refs) if r[i] is not None), []).append(i)
+    return groups
 
 
 def render_ranking(
