@@ -27,6 +27,7 @@ from evalab.cli.score import (
     input_options,
     load_inputs,
     show_progress,
+    warn_language_misfits,
 )
 from evalab.cli.segment_checks import check_edit_distance_sizes, check_resamplable
 from evalab.errors import SettingsError
@@ -284,6 +285,7 @@ def compare(
     check_source_option(built, source, [*reference, *input])
     refs, systems = load_inputs(reference, input)
     refs = apply_missing_refs(refs, reference, missing_ref)
+    warn_language_misfits(built, refs)
     if test != "mcnemar":  # McNemar's exact test is exact on any count; resampling is not
         check_resamplable(len(refs[0]), f"--test {test}", reference[0])
     check_edit_distance_sizes(list(built), systems, refs)

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from evalab.cli import app
+from evalab.cli.language_checks import warn_encoder_misfit, warn_tokenizer_misfit
 from evalab.cli.options import build_metrics, canonical_metric_names
 from evalab.cli.output import (
     check_format,
@@ -143,6 +144,7 @@ def score(
     refs = split_num_refs(refs, reference, num_refs)
     labels = reference if num_refs == 1 else [f"{reference[0]} (column {k})" for k in range(1, num_refs + 1)]
     refs = apply_missing_refs(refs, labels, missing_ref)
+    warn_language_misfits(built, refs, langpair_option=True)
     if ci:
         check_resamplable(len(refs[0]), "--ci", reference[0])
     check_edit_distance_sizes(list(built), systems, refs)
@@ -236,6 +238,13 @@ def _run_paired(given: dict[str, Any]) -> None:
         confidence=given["confidence"], set_=given["set_"], format=given["format"], width=given["width"],
         jobs=given["jobs"], out=given["out"], quiet=given["quiet"], missing_ref=given["missing_ref"],
     )
+
+
+def warn_language_misfits(built: dict[str, Metric], refs: list[list[str | None]], *, langpair_option: bool = False) -> None:
+    """Say (once) when a metric's tokenizer or encoder does not fit the references' language."""
+    warn_tokenizer_misfit(built, refs, langpair_option=langpair_option)
+    if "bertscore" in built:
+        warn_encoder_misfit(built["bertscore"], refs, "pass --set bertscore.model=FOLDER")
 
 
 def show_progress(built: dict[str, Metric], enabled: bool) -> dict[str, Metric]:

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from evalab.cli import app
+from evalab.cli.language_checks import warn_encoder_misfit
 from evalab.cli.output import check_format, check_out, emit, emit_table, format_option, ordered_row
 from evalab.cli.score import input_options, load_inputs
 from evalab.errors import SettingsError
@@ -78,6 +79,7 @@ def semsim(
     metric = _build_metric(model, layer, idf, rescale, baseline, drop_function_words, stopwords, oov,
                            batch_size, device, max_length)
     refs, systems = load_inputs(reference, input)
+    warn_encoder_misfit(metric, refs, "pass --model FOLDER")
     metric.progress = not quiet
     results = []
     explained: list[tuple[str, Any]] = []
