@@ -4,7 +4,6 @@ references under BLEU's 13a, non-English references under the English-only encod
 from __future__ import annotations
 
 import pytest
-
 from tests.conftest import wmt_file
 
 

@@ -94,6 +94,10 @@ COMMAND_MODULES: dict[str, str] = {
 }
 
 
+#: ``score`` flags that run ``compare`` (sacrebleu's paired mode)
+PAIRED_FLAGS = frozenset({"--paired-bs", "--paired-ar", "-pbs", "-par"})
+
+
 def _register_commands(argv: Sequence[str] | None = None) -> None:
     """Import the command modules (importing one registers its command on ``app``).
 
@@ -104,6 +108,8 @@ def _register_commands(argv: Sequence[str] | None = None) -> None:
 
     command = next((a for a in (argv or []) if not a.startswith("-")), None)
     modules = [COMMAND_MODULES[command]] if command in COMMAND_MODULES else list(COMMAND_MODULES.values())
+    if command == "score" and PAIRED_FLAGS & set(argv or []):
+        modules.append(COMMAND_MODULES["compare"])  # sacrebleu's paired mode runs compare
     for module in modules:
         importlib.import_module(f"evalab.cli.{module}")
 

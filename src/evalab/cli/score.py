@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
 
 from evalab.cli import app
@@ -224,16 +225,20 @@ _NOT_PAIRED = (("segments", None, "--segments"), ("score_only", False, "-b/--sco
 
 
 def _run_paired(given: dict[str, Any]) -> None:
-    """``score --paired-bs/--paired-ar``: sacrebleu's paired mode is ``evalab compare``."""
-    from evalab.cli.compare import compare
+    """``score --paired-bs/--paired-ar``: sacrebleu's paired mode is ``evalab compare``.
 
+    The compare command is looked up on the app (the CLI registers it when it sees these
+    flags), not imported: compare builds on this module.
+    """
+    ctx = click.get_current_context()
+    compare = ctx.find_root().command.commands["compare"]  # type: ignore[attr-defined]
     if given["paired_bs"] and given["paired_ar"]:
         raise SettingsError("--paired-bs and --paired-ar are two tests: give one (as in sacrebleu)")
     for key, default, flag in _NOT_PAIRED:
         if given[key] != default:
             raise SettingsError(f"{flag} is not available with --paired-bs/--paired-ar (they run `evalab compare`)")
-    compare(
-        reference=given["reference"], input=given["input"], source=given["source"], metrics=given["metrics"],
+    ctx.invoke(
+        compare, reference=given["reference"], input=given["input"], source=given["source"], metrics=given["metrics"],
         test="bs" if given["paired_bs"] else "ar", n_samples=given["n_samples"], seed=given["seed"],
         confidence=given["confidence"], set_=given["set_"], format=given["format"], width=given["width"],
         jobs=given["jobs"], out=given["out"], quiet=given["quiet"], missing_ref=given["missing_ref"],

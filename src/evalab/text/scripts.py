@@ -34,8 +34,7 @@ _WORD = re.compile(r"[^\W\d_]+")
 
 #: the most frequent English function words (a third or more of running English text)
 _ENGLISH = frozenset(
-    "the of and to a in is it that for on was with as be by at this are from or have an not "
-    "but his they which he we you she her their has had were been its one all there".split()
+    ["the", "of", "and", "to", "a", "in", "is", "it", "that", "for", "on", "was", "with", "as", "be", "by", "at", "this", "are", "from", "or", "have", "an", "not", "but", "his", "they", "which", "he", "we", "you", "she", "her", "their", "has", "had", "were", "been", "its", "one", "all", "there"]
 )
 
 
