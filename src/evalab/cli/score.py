@@ -23,6 +23,7 @@ from evalab.cli.output import (
     ordered_row,
     to_json,
 )
+from evalab.cli.record_inputs import RecordOptions, read_streams
 from evalab.cli.references import apply_missing_refs, check_missing_ref
 from evalab.cli.segment_checks import check_edit_distance_sizes, check_no_nul, check_resamplable
 from evalab.errors import InputError, SettingsError
@@ -32,32 +33,38 @@ from evalab.metrics.parallel import stats_table
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
+#: no record options: every file is read as text unless its name says JSON Lines/CSV/TSV
+NO_RECORDS = RecordOptions()
+
 
 def system_name(path: str) -> str:
     """The name a system is reported under: its file name (``stdin`` for ``-``)."""
     return "stdin" if path == "-" else Path(path).name
 
 
-def load_inputs(references: list[str], inputs: list[str]) -> tuple[list[list[str]], dict[str, list[str]]]:
-    """Read reference streams and system outputs; check they are all line-aligned."""
-    if not references:
-        raise SettingsError("no reference given; pass -r REF (repeat -r for several references)")
+def load_inputs(
+    references: list[str], inputs: list[str], records: RecordOptions = NO_RECORDS
+) -> tuple[list[list[str | None]], dict[str, list[str]]]:
+    """Read reference streams and system outputs (text or record files); check they are all
+    line-aligned."""
+    return load_streams(references, inputs, records)[:2]  # type: ignore[return-value]
+
+
+def load_streams(
+    references: list[str], inputs: list[str], records: RecordOptions = NO_RECORDS
+) -> tuple[list[list[str | None]], dict[str, list[str]], list[str]]:
+    """:func:`load_inputs` and a label per reference stream (its file, and its position in
+    a record file's list of references)."""
     if not inputs:
         raise SettingsError("no system output given; pass -i HYP [HYP2 ...]")
-    if sum(1 for p in [*references, *inputs] if p == "-") > 1:
-        raise SettingsError("stdin ('-') can be used for only one file")
-    ref_files = [(p, read_segments(p)) for p in references]
-    hyp_files = [(p, read_segments(p)) for p in inputs]
-    for p, segments in [*ref_files, *hyp_files]:
-        check_no_nul(p, segments)
-    check_same_length([*ref_files, *hyp_files])
+    streams = read_streams(references, inputs, records)
+    check_same_length([*zip(streams.ref_labels, streams.refs, strict=True), *streams.systems])
     systems: dict[str, list[str]] = {}
-    for p, segments in hyp_files:
+    for p, segments in streams.systems:
         # two systems with the same file name in different folders keep their full paths
         name = system_name(p) if sum(system_name(q) == system_name(p) for q in inputs) == 1 else p
         systems[name] = segments
-    refs = [segments for _, segments in ref_files]
-    return refs, systems
+    return streams.refs, systems, streams.ref_labels
 
 
 def input_options(references: list[str], inputs: list[str], source: str | None = None) -> list[tuple[str, str | None]]:
@@ -100,8 +107,8 @@ DEFAULT_CI_SAMPLES = 1000
 
 @app.command()
 def score(
-    reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file(s), one segment a line ('-' = stdin): -r REF1 REF2 ... or -r once per file.")],
     input: Annotated[list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ...")],
+    reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file(s), one segment a line ('-' = stdin): -r REF1 REF2 ... or -r once per file.")] = [],  # noqa: B006
     source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
     metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s), any case: -m bleu chrf ... or -m BLEU,chrF (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
     set_: Annotated[list[str], typer.Option("-s", "--set", help="Metric setting KEY=VALUE (all metrics with KEY) or METRIC.KEY=VALUE. Repeatable.")] = [],  # noqa: B006
@@ -122,6 +129,9 @@ def score(
     paired_ar: Annotated[bool, typer.Option("--paired-ar", help="Run `evalab compare -t ar` on the -i systems (the first is the baseline), as sacrebleu's --paired-ar.")] = False,
     segments: Annotated[str | None, typer.Option("--segments", help="Also write per-segment scores to this JSON Lines file: one line per system, metric and segment.")] = None,
     missing_ref: Annotated[str, typer.Option("--missing-ref", help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.")] = "none",
+    field: Annotated[str | None, typer.Option("--field", help="Record inputs (.jsonl, .csv, .tsv, stdin): the field holding the prediction; a dotted path into nested JSON (output.text).")] = None,
+    ref_field: Annotated[str | None, typer.Option("--ref-field", help="Record inputs: the field holding the reference (a string) or references (a list); read from the -r record file, or from the first -i file when no -r is given.")] = None,
+    id_field: Annotated[str | None, typer.Option("--id-field", help="Record inputs: align the records of every record file by this field instead of by position.")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar (model metrics: bertscore, perplexity, comet).")] = False,
 ) -> None:
     """Score system outputs against references with one or more metrics."""
@@ -141,15 +151,16 @@ def score(
     check_segments_path(segments, out, input_options(reference, input, source))
     built = show_progress(build_metrics(metrics, set_), not quiet)
     check_source_option(built, source, [*reference, *input])
-    refs, systems = load_inputs(reference, input)
-    refs = split_num_refs(refs, reference, num_refs)
-    labels = reference if num_refs == 1 else [f"{reference[0]} (column {k})" for k in range(1, num_refs + 1)]
+    refs, systems, labels = load_streams(reference, input, RecordOptions(field, ref_field, id_field))
+    refs = split_num_refs(refs, labels, num_refs)
+    if num_refs > 1:
+        labels = [f"{labels[0]} (column {k})" for k in range(1, num_refs + 1)]
     refs = apply_missing_refs(refs, labels, missing_ref)
     warn_language_misfits(built, refs, langpair_option=True)
     if ci:
-        check_resamplable(len(refs[0]), "--ci", reference[0])
+        check_resamplable(len(refs[0]), "--ci", labels[0])
     check_edit_distance_sizes(list(built), systems, refs)
-    built = bind_source(built, source, reference, refs)
+    built = bind_source(built, source, labels, refs)
     results: list[tuple[str, str, Score]] = []
     cis: list[ConfidenceInterval | None] = []
     table = stats_table(built, systems, refs, jobs)
@@ -195,22 +206,22 @@ def peer_settings(metrics: list[str], tokenize: str | None, lowercase: bool, lan
     return items
 
 
-def split_num_refs(refs: list[list[str]], paths: list[str], num_refs: int) -> list[list[str]]:
+def split_num_refs(refs: list[list[str | None]], paths: list[str], num_refs: int) -> list[list[str | None]]:
     """``--num-refs N``: the one reference file's lines split on tabs into N streams."""
     if num_refs == 1:
         return refs
     if num_refs < 1:
         raise SettingsError(f"--num-refs must be at least 1, got {num_refs}")
-    if len(paths) != 1:
-        raise SettingsError("--num-refs splits one tab-separated reference file; give one -r file, not several")
+    if len(paths) != 1 or any(line is None for line in refs[0]):
+        raise SettingsError("--num-refs splits one tab-separated reference text file; give one -r file (and no --ref-field)")
     for line_no, line in enumerate(refs[0], start=1):
-        fields = line.count("\t") + 1
+        fields = (line or "").count("\t") + 1
         if fields != num_refs:
             raise InputError(
                 f"{paths[0]}: line {line_no} has {fields} tab-separated reference(s), expected "
                 f"{num_refs} (--num-refs {num_refs})"
             )
-    columns = [line.split("\t") for line in refs[0]]
+    columns = [(line or "").split("\t") for line in refs[0]]
     return [[row[k] for row in columns] for k in range(num_refs)]
 
 
