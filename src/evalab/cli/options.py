@@ -14,6 +14,7 @@ from typing import Any
 from evalab.errors import SettingsError
 from evalab.metrics.base import Metric
 from evalab.metrics.registry import METRICS, metric_class
+from evalab.models.hub import resolve_model
 
 
 def canonical_metric_names(items: Sequence[str]) -> list[str]:
@@ -74,4 +75,26 @@ def build_metrics(names: Sequence[str], set_items: Sequence[str]) -> dict[str, M
     if len(set(names)) != len(names):
         raise SettingsError(f"metric listed twice in {list(names)}")
     settings = parse_set_options(set_items, names)
+    for values in settings.values():
+        for key in MODEL_SETTINGS:
+            if isinstance(values.get(key), str):
+                values[key] = resolve_model(values[key])
     return {name: metric_class(name)(**settings[name]) for name in names}
+
+
+#: settings naming a model: a hub id (``Org/name``) there is looked up in the local cache
+MODEL_SETTINGS = ("model", "encoder")
+
+
+def model_items(model: str | None, names: Sequence[str]) -> list[str]:
+    """``--set`` items for ``--model`` (one spelling in every command): every selected model metric."""
+    if model is None:
+        return []
+    readers = [n for n in canonical_metric_names(names)
+               if n in METRICS and "model" in {f.name for f in dataclasses.fields(metric_class(n).settings_class)}]
+    if not readers:
+        raise SettingsError(
+            f"--model names the model of a model metric (bertscore, comet, perplexity, cross_entropy); "
+            f"none is among -m {' '.join(names)}"
+        )
+    return [f"{n}.model={model}" for n in readers]

@@ -12,7 +12,7 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.language_checks import warn_encoder_misfit, warn_tokenizer_misfit
-from evalab.cli.options import build_metrics, canonical_metric_names
+from evalab.cli.options import build_metrics, canonical_metric_names, model_items
 from evalab.cli.output import (
     check_format,
     check_out,
@@ -112,6 +112,7 @@ def score(
     source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
     metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s), any case: -m bleu chrf ... or -m BLEU,chrF (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
     set_: Annotated[list[str], typer.Option("-s", "--set", help="Metric setting KEY=VALUE (all metrics with KEY) or METRIC.KEY=VALUE. Repeatable.")] = [],  # noqa: B006
+    model: Annotated[str | None, typer.Option("--model", help="The model of the selected model metrics (comet, bertscore, perplexity): a local folder or an Org/name in the local Hugging Face cache (same as --set METRIC.model=...).")] = None,
     tokenize: Annotated[str | None, typer.Option("-tok", "--tokenize", help="BLEU's tokenizer, as sacrebleu's -tok (same as --set bleu.tokenize=...).")] = None,
     lowercase: Annotated[bool, typer.Option("-lc", "--lowercase", help="Case-insensitive BLEU, as sacrebleu's -lc (same as --set bleu.lowercase=true).")] = False,
     langpair: Annotated[str | None, typer.Option("-l", "--langpair", help="SRC-TGT language pair: BLEU's tokenizer as sacrebleu picks it (zh: zh, ja: ja-mecab, ko: ko-mecab, else 13a), unless -tok is given.")] = None,
@@ -135,7 +136,7 @@ def score(
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar (model metrics: bertscore, perplexity, comet).")] = False,
 ) -> None:
     """Score system outputs against references with one or more metrics."""
-    set_ = [*set_, *peer_settings(canonical_metric_names(metrics), tokenize, lowercase, langpair)]
+    set_ = [*set_, *peer_settings(canonical_metric_names(metrics), tokenize, lowercase, langpair), *model_items(model, metrics)]
     if paired_bs or paired_ar:
         _run_paired(locals())
         return

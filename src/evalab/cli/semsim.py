@@ -19,6 +19,7 @@ from evalab.cli.language_checks import warn_encoder_misfit
 from evalab.cli.output import check_format, check_out, emit, emit_table, format_option, ordered_row
 from evalab.cli.score import input_options, load_inputs
 from evalab.errors import SettingsError
+from evalab.models.hub import resolve_model
 
 semsim_app = typer.Typer(
     invoke_without_command=True,
@@ -49,7 +50,7 @@ def semsim(
     ctx: typer.Context,
     reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references (max over references, as bert-score).")] = [],  # noqa: B006
     input: Annotated[list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ...")] = [],  # noqa: B006
-    model: Annotated[str | None, typer.Option("--model", help="Hugging Face encoder directory or word-vector table (default: the shipped all-MiniLM-L6-v2).")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Hugging Face encoder directory, Org/name in the local Hugging Face cache, or word-vector table (default: the shipped all-MiniLM-L6-v2).")] = None,
     layer: Annotated[int | None, typer.Option("--layer", help="Layer of the hidden states (0 = embeddings; default: last layer).")] = None,
     idf: Annotated[bool, typer.Option("--idf", help="IDF weights from the references (+1 smoothing, as bert-score).")] = False,
     rescale: Annotated[bool, typer.Option("--rescale", help="Rescale with the baseline: (x - b) / (1 - b).")] = False,
@@ -76,7 +77,7 @@ def semsim(
     check_format(format)
     if explain_limit < 0:
         raise SettingsError(f"--explain-limit must be 0 or more, got {explain_limit}")
-    metric = _build_metric(model, layer, idf, rescale, baseline, drop_function_words, stopwords, oov,
+    metric = _build_metric(None if model is None else resolve_model(model), layer, idf, rescale, baseline, drop_function_words, stopwords, oov,
                            batch_size, device, max_length)
     refs, systems = load_inputs(reference, input)
     warn_encoder_misfit(metric, refs, "pass --model FOLDER")

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from evalab.errors import InputError, SettingsError, require
+from evalab.models.hub import model_label
 from evalab.progress import progress_bar
 
 __all__ = [
@@ -242,8 +243,8 @@ class CausalLMScorer:
     # -- loading ---------------------------------------------------------------------------
     @property
     def name(self) -> str:
-        """The model's directory name (recorded in signatures)."""
-        return self.path.resolve().name
+        """The model's directory name (recorded in signatures; ``Org/name`` from a hub cache)."""
+        return model_label(self.path)
 
     @property
     def tokenizer(self) -> Any:

@@ -18,6 +18,7 @@ import numpy as np
 
 from evalab.errors import InputError, MissingExtraError, SettingsError, require
 from evalab.models.embedding_cache import DEFAULT_CACHE_BYTES, Embedder
+from evalab.models.hub import model_label
 from evalab.models.packed_bert import packed_encoder
 from evalab.models.token_embeddings import TokenEmbeddings
 from evalab.progress import progress_bar
@@ -125,7 +126,7 @@ class TransformerEmbedder(Embedder):
             raise SettingsError(f"max_length must be at least 3 tokens, got {max_length}")
         self.max_length = min(max_length, model_limit)
         self._special = {t for t in (self.tokenizer.cls_token_id, self.tokenizer.sep_token_id) if t is not None}
-        self.name = DEFAULT_MODEL_NAME if _is_default_path(self.path) else self.path.resolve().name
+        self.name = DEFAULT_MODEL_NAME if _is_default_path(self.path) else model_label(self.path)
         self.fingerprint = _fingerprint_dir(self.path)
         self._torch = torch
 
