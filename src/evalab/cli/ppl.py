@@ -23,7 +23,6 @@ documents of the per-document values; bits per byte and word perplexity stay cor
 from __future__ import annotations
 
 import math
-import sys
 import zipfile
 from pathlib import Path
 from typing import Annotated, Any
@@ -38,6 +37,7 @@ from evalab.io import read_segments
 from evalab.metrics.loss import STAT_NAMES, CrossEntropy, Perplexity, PerplexitySettings
 from evalab.models.hub import resolve_model
 from evalab.nll import IGNORE_INDEX
+from evalab.progress import model_loading
 
 #: the CLI's defaults are the metric's: one place says what ``--batch-size`` etc. default to
 DEFAULTS = PerplexitySettings()
@@ -204,7 +204,8 @@ def rows_from_model(metric: Perplexity, text_file: str, documents: str, progress
     The metric's scorer is built (model folder, device and window checked) before the text
     is read, so a bad model is refused before a large file is.
     """
-    scorer = metric.scorer
+    with model_loading(f"language model ({metric.settings.model})", progress):
+        scorer = metric.scorer
     segments = read_segments(text_file)
     texts = ["\n".join(segments)] if documents == "file" else segments
     docs = scorer.score_texts(texts, progress=progress)
@@ -285,7 +286,7 @@ def ppl(
             import torch
 
             torch.set_num_threads(threads)
-        rows = rows_from_model(metric, text_file or "", documents, progress=not quiet and sys.stderr.isatty())
+        rows = rows_from_model(metric, text_file or "", documents, progress=not quiet)
         extra = [("docs", documents)]
     report = build_report(rows, metric, extra)
     if per_doc:

@@ -30,6 +30,7 @@ from evalab.errors import InputError, SettingsError
 from evalab.io import check_same_length, read_segments, write_text_atomic
 from evalab.metrics.base import Metric, Score
 from evalab.metrics.parallel import stats_table
+from evalab.progress import model_loading
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
@@ -162,6 +163,7 @@ def score(
         check_resamplable(len(refs[0]), "--ci", labels[0])
     check_edit_distance_sizes(list(built), systems, refs)
     built = bind_source(built, source, labels, refs)
+    load_models(built, not quiet)
     results: list[tuple[str, str, Score]] = []
     cis: list[ConfidenceInterval | None] = []
     table = stats_table(built, systems, refs, jobs)
@@ -262,6 +264,18 @@ def warn_language_misfits(built: dict[str, Metric], refs: list[list[str | None]]
     warn_tokenizer_misfit(built, refs, langpair_option=langpair_option)
     if "bertscore" in built:
         warn_encoder_misfit(built["bertscore"], refs, "pass --set bertscore.model=FOLDER")
+
+
+def load_models(built: dict[str, Metric], enabled: bool) -> None:
+    """Load the model metrics' models now, each between a 'loading' and a 'ready' line
+    (``-q``: silent), so a long load is not a silent pause before the first bar."""
+    loaders = {"bertscore": lambda m: m.embedder, "comet": lambda m: m.model(),
+               "perplexity": lambda m: m.scorer, "cross_entropy": lambda m: m.scorer}
+    for name, metric in built.items():
+        if name in loaders:
+            model = getattr(metric.settings, "model", None)
+            with model_loading(f"{name} model ({model or 'default'})", enabled):
+                loaders[name](metric)
 
 
 def show_progress(built: dict[str, Metric], enabled: bool) -> dict[str, Metric]:

@@ -20,6 +20,7 @@ from evalab.cli.output import check_format, check_out, emit, emit_table, format_
 from evalab.cli.score import input_options, load_inputs
 from evalab.errors import SettingsError
 from evalab.models.hub import resolve_model
+from evalab.progress import model_loading
 
 semsim_app = typer.Typer(
     invoke_without_command=True,
@@ -82,6 +83,8 @@ def semsim(
     refs, systems = load_inputs(reference, input)
     warn_encoder_misfit(metric, refs, "pass --model FOLDER")
     metric.progress = not quiet
+    with model_loading(f"encoder ({model or 'all-MiniLM-L6-v2'})", not quiet):
+        metric.embedder  # noqa: B018 - loads the model (a property), between the two lines
     results = []
     explained: list[tuple[str, Any]] = []
     for name, hyps in systems.items():
