@@ -49,6 +49,7 @@ def test_model_loading_says_start_and_ready(monkeypatch) -> None:
     from evalab.progress import model_loading
 
     monkeypatch.setattr("sys.stderr", io.StringIO())
+    monkeypatch.setenv("EVALAB_PROGRESS_INTERVAL", "0")  # announce at once
     with model_loading("encoder (x)"):
         pass
     with model_loading("encoder (y)", enabled=False):
@@ -56,3 +57,18 @@ def test_model_loading_says_start_and_ready(monkeypatch) -> None:
     lines = __import__("sys").stderr.getvalue().splitlines()
     assert lines[0] == "evalab: loading encoder (x) ..." and lines[1].startswith("evalab: encoder (x) ready (")
     assert len(lines) == 2
+
+
+def test_a_quick_load_or_refusal_is_not_announced(monkeypatch) -> None:
+    from evalab.progress import model_loading
+
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    monkeypatch.delenv("EVALAB_PROGRESS_INTERVAL", raising=False)
+    with model_loading("encoder (x)"):
+        pass
+    try:
+        with model_loading("encoder (y)"):
+            raise ValueError("no such folder")
+    except ValueError:
+        pass
+    assert __import__("sys").stderr.getvalue() == ""

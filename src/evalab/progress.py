@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -125,15 +126,42 @@ def _duration(seconds: float) -> str:
     return f"{minutes} min {s:02d} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
 
 
+#: seconds a model may take to load on a terminal before its "loading" line is written
+LOAD_LINE_DELAY = 0.5
+
+
 @contextlib.contextmanager
 def model_loading(name: str, enabled: bool = True) -> Iterator[None]:
-    """A line when a model starts loading and one when it is ready (with the time it took)."""
+    """A line when a model starts loading and one when it is ready (with the time it took).
+
+    The first line waits :data:`LOAD_LINE_DELAY` seconds on a terminal and the log
+    interval in a log, so only a load that takes time is announced, and a model refused
+    at once gives its one-line error alone.
+    """
     if not enabled:
         yield
         return
-    sys.stderr.write(f"evalab: loading {name} ...\n")
-    sys.stderr.flush()
     start = time.monotonic()
-    yield
-    sys.stderr.write(f"evalab: {name} ready ({time.monotonic() - start:.1f} s)\n")
-    sys.stderr.flush()
+    shown = threading.Event()
+
+    def announce() -> None:
+        sys.stderr.write(f"evalab: loading {name} ...\n")
+        sys.stderr.flush()
+        shown.set()
+
+    # on a terminal after a moment; in a log like any progress line (a refusal found within
+    # the interval stays the one line it is)
+    delay = min(LOAD_LINE_DELAY, log_interval()) if sys.stderr.isatty() else log_interval()
+    timer = threading.Timer(delay, announce)
+    if delay == 0:
+        announce()
+    else:
+        timer.daemon = True
+        timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+    if shown.is_set():
+        sys.stderr.write(f"evalab: {name} ready ({time.monotonic() - start:.1f} s)\n")
+        sys.stderr.flush()

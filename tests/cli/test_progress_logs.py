@@ -66,6 +66,6 @@ def test_score_bertscore_and_ppl_in_a_log(files):
 def test_quiet_and_short_jobs_write_nothing(files):
     code, log = _run_to_log(files, "semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", files["bert"], "-q")
     assert code == 0 and log == ""
-    # the default interval (10 s): a job of a second or two gives the load lines only
+    # the default interval (10 s): a job of a second or two gives at most the load lines
     code, log = _run_to_log(files, "semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", files["bert"], interval="")
-    assert code == 0 and [line.split(" (")[0] for line in log.splitlines()] == ["evalab: loading encoder", "evalab: encoder"]
+    assert code == 0 and [line.split(" (")[0] for line in log.splitlines()] in ([], ["evalab: loading encoder", "evalab: encoder"])
