@@ -98,3 +98,18 @@ def test_a_revision_named_but_not_there_is_refused(monkeypatch, tmp_path, models
 def test_model_on_a_command_without_a_model_metric(texts, tmp_path):
     assert_refused(("score", "-r", "ref.txt", "-i", "hyp.txt", "-m", "bleu", "--model", "x"), "none is among -m bleu",
                    watch=(tmp_path,), cwd=texts[0].parent)
+
+
+def test_lang_picks_a_multilingual_encoder_from_the_cache(run_cli, monkeypatch, tmp_path, models, texts):
+    ref, hyp = texts
+    monkeypatch.setenv("HF_HUB_CACHE", str(_cache(tmp_path / "hub", "xlm-roberta-large", models["bert"])))
+    by_folder = _scores(run_cli("semsim", "-r", ref, "-i", hyp, "--model", models["bert"], "-q", "-f", "json"))
+    assert _scores(run_cli("semsim", "-r", ref, "-i", hyp, "--lang", "de", "-q", "-f", "json")) == by_folder
+
+
+def test_lang_without_a_multilingual_encoder_says_which_to_point_at(monkeypatch, tmp_path, models, texts):
+    cache = _cache(tmp_path / "hub", "Org/tiny-bert", models["bert"])
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    line = assert_refused(("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--lang", "de"), "no multilingual encoder",
+                          watch=(tmp_path,), cwd=texts[0].parent)
+    assert str(cache) in line and "bert-base-multilingual-cased" in line and "--model FOLDER" in line

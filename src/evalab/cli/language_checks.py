@@ -25,8 +25,12 @@ CJK_TOKENIZERS = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
 #: below this share of frequent English function words a text is taken for non-English
 ENGLISH_MIN_SHARE = 0.15
 
-#: multilingual encoders to point at (bert-score's default for other languages first)
-MULTILINGUAL_ENCODERS = ("bert-base-multilingual-cased", "xlm-roberta-large")
+#: multilingual encoders ``--lang`` looks for in the local cache and the warning points at
+#: (bert-score's default for other languages first), under their hub names old and new
+MULTILINGUAL_ENCODERS = (
+    "bert-base-multilingual-cased", "google-bert/bert-base-multilingual-cased",
+    "xlm-roberta-large", "FacebookAI/xlm-roberta-large",
+)
 
 _LANGUAGES = {"zh": "Chinese", "ja": "Japanese", "ko": "Korean"}
 
@@ -69,6 +73,6 @@ def warn_encoder_misfit(metric: Metric, refs: Sequence[Sequence[str | None]], re
     warnings.warn(
         f"{metric.name}: the references do not read as English but the default encoder "
         f"(all-MiniLM-L6-v2) was trained on English only; {remedy} with a multilingual one "
-        f"(e.g. {' or '.join(MULTILINGUAL_ENCODERS)})",
+        f"(e.g. {MULTILINGUAL_ENCODERS[0]} or {MULTILINGUAL_ENCODERS[2]})",
         stacklevel=2,
     )

@@ -15,11 +15,11 @@ from typing import Annotated, Any
 import typer
 
 from evalab.cli import app
-from evalab.cli.language_checks import warn_encoder_misfit
+from evalab.cli.language_checks import MULTILINGUAL_ENCODERS, warn_encoder_misfit
 from evalab.cli.output import check_format, check_out, emit, emit_table, format_option, ordered_row
 from evalab.cli.score import input_options, load_inputs
-from evalab.errors import SettingsError
-from evalab.models.hub import resolve_model
+from evalab.errors import InputError, SettingsError
+from evalab.models.hub import cache_dir, cached_snapshot, resolve_model
 from evalab.progress import model_loading
 
 semsim_app = typer.Typer(
@@ -46,12 +46,31 @@ def _build_metric(
     )
 
 
+def encoder_for(model: str | None, lang: str | None) -> str | None:
+    """The encoder ``--model`` names (a hub id resolved in the local cache), or for ``--lang``
+    other than English the first multilingual encoder found in the cache; None: the default."""
+    if model is not None:
+        return resolve_model(model)
+    if lang is None or lang.lower().split("-")[0] == "en":
+        return None
+    for name in MULTILINGUAL_ENCODERS:
+        try:
+            return str(cached_snapshot(name))
+        except InputError:
+            continue
+    raise SettingsError(
+        f"--lang {lang}: the default encoder is English-only and no multilingual encoder is in the "
+        f"Hugging Face cache {cache_dir()} (looked for {', '.join(MULTILINGUAL_ENCODERS)}); pass --model FOLDER"
+    )
+
+
 @semsim_app.callback()
 def semsim(
     ctx: typer.Context,
     reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references (max over references, as bert-score).")] = [],  # noqa: B006
     input: Annotated[list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ...")] = [],  # noqa: B006
     model: Annotated[str | None, typer.Option("--model", help="Hugging Face encoder directory, Org/name in the local Hugging Face cache, or word-vector table (default: the shipped all-MiniLM-L6-v2).")] = None,
+    lang: Annotated[str | None, typer.Option("--lang", help="Language of the references (bert-score's --lang): other than en, a multilingual encoder from the local Hugging Face cache unless --model is given.")] = None,
     layer: Annotated[int | None, typer.Option("--layer", help="Layer of the hidden states (0 = embeddings; default: last layer).")] = None,
     idf: Annotated[bool, typer.Option("--idf", help="IDF weights from the references (+1 smoothing, as bert-score).")] = False,
     rescale: Annotated[bool, typer.Option("--rescale", help="Rescale with the baseline: (x - b) / (1 - b).")] = False,
@@ -78,12 +97,13 @@ def semsim(
     check_format(format)
     if explain_limit < 0:
         raise SettingsError(f"--explain-limit must be 0 or more, got {explain_limit}")
-    metric = _build_metric(None if model is None else resolve_model(model), layer, idf, rescale, baseline, drop_function_words, stopwords, oov,
+    encoder = encoder_for(model, lang)
+    metric = _build_metric(encoder, layer, idf, rescale, baseline, drop_function_words, stopwords, oov,
                            batch_size, device, max_length)
     refs, systems = load_inputs(reference, input)
-    warn_encoder_misfit(metric, refs, "pass --model FOLDER")
+    warn_encoder_misfit(metric, refs, "give --lang LANG, or --model FOLDER")
     metric.progress = not quiet
-    with model_loading(f"encoder ({model or 'all-MiniLM-L6-v2'})", not quiet):
+    with model_loading(f"encoder ({encoder or 'all-MiniLM-L6-v2'})", not quiet):
         metric.embedder  # noqa: B018 - loads the model (a property), between the two lines
     results = []
     explained: list[tuple[str, Any]] = []
