@@ -324,14 +324,14 @@ def emit_results(
     cis = cis or [None] * len(results)
     if fmt == "json":
         rows: list[dict[str, Any]] = [
-            ordered_row({"system": s, **sc.to_dict(), "metric": m, **(_ci_fields(sc, c) if c else {})})
+            ordered_row({"system": s, **sc.to_dict(), "metric": m, **(ci_fields(sc, c) if c else {})})
             for (s, m, sc), c in zip(results, cis, strict=True)
         ]
         emit(to_json(rows), out)
         return
     header = ["system", "metric", "score", "details"]
     body = [
-        [s, m, format_value(sc, width) + (_ci_text(sc, c, width) if c else ""), sc.verbose]
+        [s, m, format_value(sc, width) + (ci_text(sc, c, width) if c else ""), sc.verbose]
         for (s, m, sc), c in zip(results, cis, strict=True)
     ]
     signatures = []
@@ -344,13 +344,13 @@ def emit_results(
     emit_table(fmt, header, body, out, footer=signatures)
 
 
-def _ci_fields(score: Score, ci: ConfidenceInterval) -> dict[str, Any]:
+def ci_fields(score: Score, ci: ConfidenceInterval) -> dict[str, Any]:
     """JSON fields of a ``--ci`` interval; the signature gains the resampling settings."""
     fields = {k: v for k, v in ci.to_dict().items() if k != "score"}
     return {**fields, "signature": f"{score.signature}|{ci.signature}"}
 
 
-def _ci_text(score: Score, ci: ConfidenceInterval, width: int | None) -> str:
+def ci_text(score: Score, ci: ConfidenceInterval, width: int | None) -> str:
     """`` (mean ± half-width)`` with the decimals of the score."""
     decimals = width if width is not None else (1 if score.scale == 100 else 4)
     return f" ({ci.mean:.{decimals}f} ± {ci.half_width:.{decimals}f})"
