@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 from typing import Annotated, Any
 
 import click
@@ -12,6 +11,7 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.language_checks import warn_encoder_misfit, warn_tokenizer_misfit
+from evalab.cli.names import named_inputs, system_name
 from evalab.cli.options import build_metrics, canonical_metric_names, model_items
 from evalab.cli.output import (
     check_format,
@@ -38,21 +38,22 @@ from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 NO_RECORDS = RecordOptions()
 
 
-def system_name(path: str) -> str:
-    """The name a system is reported under: its file name (``stdin`` for ``-``)."""
-    return "stdin" if path == "-" else Path(path).name
-
-
 def load_inputs(
-    references: list[str], inputs: list[str], records: RecordOptions = NO_RECORDS
+    references: list[str], inputs: list[str], names: dict[str, str] | None = None,
+    records: RecordOptions = NO_RECORDS,
 ) -> tuple[list[list[str | None]], dict[str, list[str]]]:
     """Read reference streams and system outputs (text or record files); check they are all
-    line-aligned."""
-    return load_streams(references, inputs, records)[:2]  # type: ignore[return-value]
+    line-aligned.
+
+    Systems are keyed by ``names[path]`` (:class:`~evalab.cli.names.NamedInputs`), else by
+    their file names (their paths where two share a file name).
+    """
+    return load_streams(references, inputs, names, records)[:2]  # type: ignore[return-value]
 
 
 def load_streams(
-    references: list[str], inputs: list[str], records: RecordOptions = NO_RECORDS
+    references: list[str], inputs: list[str], names: dict[str, str] | None = None,
+    records: RecordOptions = NO_RECORDS,
 ) -> tuple[list[list[str | None]], dict[str, list[str]], list[str]]:
     """:func:`load_inputs` and a label per reference stream (its file, and its position in
     a record file's list of references)."""
@@ -64,7 +65,7 @@ def load_streams(
     for p, segments in streams.systems:
         # two systems with the same file name in different folders keep their full paths
         name = system_name(p) if sum(system_name(q) == system_name(p) for q in inputs) == 1 else p
-        systems[name] = segments
+        systems[names[p] if names else name] = segments
     return streams.refs, systems, streams.ref_labels
 
 
@@ -108,7 +109,7 @@ DEFAULT_CI_SAMPLES = 1000
 
 @app.command()
 def score(
-    input: Annotated[list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ...")],
+    input: Annotated[list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ... (NAME=PATH names a system).")],
     reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file(s), one segment a line ('-' = stdin): -r REF1 REF2 ... or -r once per file.")] = [],  # noqa: B006
     source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
     metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s), any case: -m bleu chrf ... or -m BLEU,chrF (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
@@ -141,6 +142,8 @@ def score(
     if paired_bs or paired_ar:
         _run_paired(locals())
         return
+    named = named_inputs(input)
+    input = named.paths
     check_out(out, input_options(reference, input, source))
     check_format(format)
     check_score_only(score_only, format)
@@ -153,7 +156,7 @@ def score(
     check_segments_path(segments, out, input_options(reference, input, source))
     built = show_progress(build_metrics(metrics, set_), not quiet)
     check_source_option(built, source, [*reference, *input])
-    refs, systems, labels = load_streams(reference, input, RecordOptions(field, ref_field, id_field))
+    refs, systems, labels = load_streams(reference, input, named.keys, RecordOptions(field, ref_field, id_field))
     refs = split_num_refs(refs, labels, num_refs)
     if num_refs > 1:
         labels = [f"{labels[0]} (column {k})" for k in range(1, num_refs + 1)]
@@ -177,7 +180,7 @@ def score(
     if score_only:
         emit("".join(format_value(sc, width) + "\n" for _, _, sc in results), out)
         return
-    emit_results(results, format, width, out, cis)
+    emit_results(results, format, width, out, cis, named.short_by_key())
 
 
 #: sacrebleu's tokenizer for a target language (``-l SRC-TGT``); 13a for any other
@@ -318,9 +321,10 @@ def segment_lines(
 
 def emit_results(
     results: list[tuple[str, str, Score]], fmt: str, width: int | None, out: str | None,
-    cis: list[ConfidenceInterval | None] | None = None,
+    cis: list[ConfidenceInterval | None] | None = None, short: dict[str, str] | None = None,
 ) -> None:
-    """Print or write ``(system, metric, Score)`` results in ``fmt`` (with CIs from ``--ci``)."""
+    """Print or write ``(system, metric, Score)`` results in ``fmt`` (with CIs from ``--ci``);
+    tables call each system by ``short[system]`` where given."""
     cis = cis or [None] * len(results)
     if fmt == "json":
         rows: list[dict[str, Any]] = [
@@ -331,7 +335,7 @@ def emit_results(
         return
     header = ["system", "metric", "score", "details"]
     body = [
-        [s, m, format_value(sc, width) + (ci_text(sc, c, width) if c else ""), sc.verbose]
+        [(short or {}).get(s, s), m, format_value(sc, width) + (ci_text(sc, c, width) if c else ""), sc.verbose]
         for (s, m, sc), c in zip(results, cis, strict=True)
     ]
     signatures = []
