@@ -34,8 +34,18 @@ from evalab.ablation import numbers
 from evalab.ablation.attempt import collect_examples
 from evalab.ablation.per_example import check_counts, stored_counts
 from evalab.ablation.plan import PlannedRun, plan_runs
-from evalab.ablation.sources import FORMATS, Record, apply_maps, check_extra, detect, flatten, foreign_record, \
-    hydra_records, parse_maps, study_keys
+from evalab.ablation.sources import (
+    FORMATS,
+    Record,
+    apply_maps,
+    check_extra,
+    detect,
+    flatten,
+    foreign_record,
+    hydra_records,
+    parse_maps,
+    study_keys,
+)
 from evalab.ablation.store import DEFAULT_DB, Outcome, RunResult, RunStore, StoredRun, now
 from evalab.errors import InputError
 from evalab.io import decode_utf8
