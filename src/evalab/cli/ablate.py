@@ -11,6 +11,7 @@ from evalab.cli import app
 from evalab.cli.output import PAGE_FORMATS, check_format, check_out, emit, emit_table, format_option
 
 if TYPE_CHECKING:
+    from evalab.ablation.curves import StudyCurves
     from evalab.ablation.executors import RunSummary
     from evalab.ablation.spec import Study
     from evalab.ablation.status import StudyStatus
@@ -198,6 +199,14 @@ def import_cmd(
                          f"{', '.join(done.ignored)}\n")
 
 
+def _curves(study: Study, db: str | None) -> StudyCurves | None:
+    """The runs' learning curves, None when no run logged one."""
+    from evalab.ablation.curves import study_curves
+
+    found = study_curves(study, db)
+    return found if found.rows else None
+
+
 def _check_stored_bounds(study: Study, db: str | None) -> None:
     """Refuse a report whose stored values break bounds declared after they were stored."""
     from evalab.ablation.bounds import stored_bounds_error
@@ -239,6 +248,16 @@ def report_cmd(
     study = load_study(study_file, check_entry=False)
     _check_stored_bounds(study, db)
     analysis = analyze(study, db, aso=aso, alpha=alpha, power=power, holm=holm, resamples=n_samples)
+    curves = _curves(study, db)
+    if curves is not None:  # every format says how the runs' values were picked from their curves
+        import dataclasses
+
+        from evalab.report.curves import selection_note
+
+        analysis = dataclasses.replace(analysis, notes=[*analysis.notes, selection_note(curves)])
+    if format == "html":
+        emit(render_html(analysis, curves=curves), out)
+        return
     if format == "table":
         if out:
             import io
