@@ -11,7 +11,7 @@ from evalab.cli import app
 from evalab.cli.output import PAGE_FORMATS, check_format, check_out, emit, emit_table, format_option
 
 if TYPE_CHECKING:
-    from evalab.ablation.curves import StudyCurves
+    from evalab.ablation.curve_rows import StudyCurves
     from evalab.ablation.executors import RunSummary
     from evalab.ablation.spec import Study
     from evalab.ablation.status import StudyStatus
@@ -201,7 +201,7 @@ def import_cmd(
 
 def _curves(study: Study, db: str | None) -> StudyCurves | None:
     """The runs' learning curves, None when no run logged one."""
-    from evalab.ablation.curves import study_curves
+    from evalab.ablation.curve_rows import study_curves
 
     found = study_curves(study, db)
     return found if found.rows else None

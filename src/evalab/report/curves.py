@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from evalab.report.plots import Series, curve_plot_svg
 
 if TYPE_CHECKING:
-    from evalab.ablation.curves import StudyCurves
+    from evalab.ablation.curve_rows import StudyCurves
 
 #: points drawn per curve at most (a longer curve is drawn in equal bins of steps)
 POINTS = 400
@@ -41,7 +41,7 @@ def selection_note(sc: StudyCurves) -> str:
 def curves_section(sc: StudyCurves) -> str:
     """The HTML section: per logged metric, every row's mean over seeds and the range of its
     seeds (already escaped)."""
-    from evalab.ablation.curves import thinned
+    from evalab.ablation.curve_rows import thinned
 
     if not sc.rows:
         return ""

@@ -27,7 +27,7 @@ from evalab.report.tables import (
 
 if TYPE_CHECKING:
     from evalab.ablation.analysis import StudyAnalysis
-    from evalab.ablation.curves import StudyCurves
+    from evalab.ablation.curve_rows import StudyCurves
 
 # The page fits a 1400 px screen without a horizontal scroll: headers wrap, the text
 # columns wrap, and the numbers (which must not break) are in tables of a few columns each.
@@ -119,7 +119,7 @@ def render_html(
     curves: StudyCurves | None = None,
 ) -> str:
     """The analysis as one self-contained HTML page (with the runs' learning ``curves``, from
-    :func:`evalab.ablation.curves.study_curves`, when given).
+    :func:`evalab.ablation.curve_rows.study_curves`, when given).
 
     ``extra_sections`` are ``(heading, trusted_html)`` pairs appended before the notes (for
     callers such as ``evalab demo`` that add their own, already escaped, content); the
