@@ -160,7 +160,7 @@ def test_hydra_multirun_folder_reports_like_the_runs_evalab_made(tmp_path, local
     db = tmp_path / "imported.db"
     r = run_cli("ablate", "import", folder, "--study", study, "--db", db, "--metrics-file", "result.json")
     assert r.exit_code == 0, r.stderr
-    assert "(hydra export)" in r.stderr and r.stderr.splitlines()[-1].endswith("model.name, overrides")
+    assert "(hydra export)" in r.stderr and r.stderr.splitlines()[-1].endswith(": config.model.name")
     same_report(study, local_db, db)
 
 
@@ -169,7 +169,7 @@ def test_a_key_the_study_lacks_that_differs_between_runs_is_refused(tmp_path, lo
     study, _, runs = local
     folder = write_hydra(tmp_path, runs, extra={3: {"name": "big"}})
     assert_refused(("ablate", "import", folder, "--study", study, "--db", tmp_path / "x.db", "--metrics-file",
-                    "result.json"), "configuration key 'model.name' is 'big' here but 'tiny' at", watch=(tmp_path,))
+                    "result.json"), "column 'config.model.name' is 'big' here but 'tiny' at", watch=(tmp_path,))
 
 
 def test_unmatched_records_are_refused_or_listed_never_dropped(tmp_path, local, run_cli):

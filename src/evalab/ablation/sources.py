@@ -54,7 +54,7 @@ class Record:
     where: str  # FILE:LINE, or the job folder
     name: str  # the run's name in its tool ('' when it has none)
     fields: dict[str, Any]  # row / config (flat dict) / seed / metric / per_example / outputs
-    extra: dict[str, Any] = field(default_factory=dict)  # configuration keys the study does not have
+    extra: dict[str, Any] = field(default_factory=dict)  # columns of configuration keys the study does not have
     ignored: tuple[str, ...] = ()  # columns that are neither configuration, seed nor a metric
     skip: str = ""  # why the run is not imported ('' for a finished run)
 
@@ -143,7 +143,7 @@ def foreign_record(kind: str, study: Study, where: str, rec: dict[str, Any], see
         meta, config_prefix, metric_prefix = MLFLOW_META, "params.", "metrics."
     else:  # hydra
         name, skip = where, ""
-        meta, config_prefix, metric_prefix = frozenset(), "config.", "metrics."
+        meta, config_prefix, metric_prefix = frozenset({"overrides"}), "config.", "metrics."
     fields: dict[str, Any] = {}
     config: dict[str, Any] = {}
     extra: dict[str, Any] = {}
@@ -162,7 +162,7 @@ def foreign_record(kind: str, study: Study, where: str, rec: dict[str, Any], see
             elif key == "seed" or col == seed_col:
                 fields.setdefault("seed", value)
             else:
-                extra[key] = value
+                extra[col] = value
         elif col.startswith(metric_prefix) and col[len(metric_prefix):] in study.returned:
             fields[col[len(metric_prefix):]] = value
         elif kind == "wandb" and "." not in col and (col in base or col in evaluation):
@@ -172,7 +172,7 @@ def foreign_record(kind: str, study: Study, where: str, rec: dict[str, Any], see
             ignored.append(col)
     if seed_col and seed_col in rec:
         fields["seed"] = rec[seed_col]
-        extra.pop(seed_col.split(".", 1)[-1], None)
+        extra.pop(seed_col, None)
     fields["config"] = config
     return Record(where, name, fields, extra, tuple(ignored), skip)
 
@@ -241,19 +241,19 @@ def hydra_records(folder: Path, metrics_file: str) -> list[tuple[str, dict[str, 
 
 
 def check_extra(records: list[Record]) -> list[str]:
-    """Configuration keys the study does not have: a key with one value in every record is
-    ignored (and named); one whose value differs between records is refused, since the runs
-    then differ in more than the study's rows say."""
+    """Columns of configuration keys the study does not have: one with the same value in every
+    record is ignored (and named); one whose value differs between records is refused, since
+    the runs then differ in more than the study's rows say."""
     values: dict[str, dict[str, str]] = {}
     for rec in records:
         if rec.skip:
             continue
         for key, value in rec.extra.items():
             values.setdefault(key, {}).setdefault(repr(value), rec.where)
-    for key, seen in values.items():
+    for col, seen in values.items():
         if len(seen) > 1:
             (v1, w1), (v2, w2) = list(seen.items())[:2]
-            raise InputError(f"{w2}: configuration key {key!r} is {v2} here but {v1} at {w1}, and the study has no "
-                             f"such key: the runs differ in more than the study's rows; add {key} to [base], or "
-                             f"--map the column to nothing to ignore it")
+            raise InputError(f"{w2}: column {col!r} is {v2} here but {v1} at {w1}, and the study has no such "
+                             f"configuration key: the runs differ in more than the study's rows; read it as a key "
+                             f"of [base] with --map {col}=config.KEY, or ignore it with --map {col}=")
     return sorted(values)
