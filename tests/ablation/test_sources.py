@@ -210,3 +210,42 @@ def test_map_and_seed_from_name_columns_that_exist(tmp_path, local):
                    "--map metrics.ac=acc: the export has no column 'metrics.ac'", watch=(tmp_path,))
     assert_refused(("ablate", "import", export, "--study", study, "--db", tmp_path / "x.db", "--seed-from", "params.sd"),
                    "--seed-from params.sd: the export has no column 'params.sd'", watch=(tmp_path,))
+
+
+def test_hydra_jobs_with_a_per_step_log_import_their_curves(tmp_path, run_cli):
+    pytest.importorskip("yaml")
+    import shutil
+
+    import yaml
+
+    from evalab.ablation.curve_rows import study_curves
+    from evalab.report import render_html
+
+    from .test_curves import write_curve_study
+
+    study = write_curve_study(tmp_path / "st", steps=200)
+    local_db = tmp_path / "local.db"
+    assert run_cli("ablate", "run", study, "--db", local_db, "-q").exit_code == 0
+    with RunStore(local_db) as store:
+        runs = sorted(store.runs("curves").values(), key=lambda r: (r.rows, r.seed))
+    for n, r in enumerate(runs):  # the jobs wrote only their per-step log
+        job = tmp_path / "multirun" / "2026-11-30" / "10-00-00" / str(n)
+        (job / ".hydra").mkdir(parents=True)
+        (job / ".hydra" / "config.yaml").write_text(yaml.safe_dump({**r.config, "seed": r.seed}), encoding="utf-8")
+        shutil.copy(Path(r.artifacts["dir"]) / "metrics.jsonl", job / "metrics.jsonl")
+    # acc is returned, not logged: the jobs' metrics.jsonl lacks it, so an import of the log alone is refused
+    assert_refused(("ablate", "import", tmp_path / "multirun", "--study", study, "--db", tmp_path / "x.db"),
+                   "metric acc is missing", watch=(tmp_path / "multirun",))
+    for n, r in enumerate(runs):
+        job = tmp_path / "multirun" / "2026-11-30" / "10-00-00" / str(n)
+        (job / "metrics.json").write_text(json.dumps({"acc": r.metrics["acc"]}), encoding="utf-8")
+    db = tmp_path / "hydra.db"
+    r = run_cli("ablate", "import", tmp_path / "multirun", "--study", study, "--db", db)
+    assert r.exit_code == 0, r.stderr
+    s = load_study(study, check_entry=False)
+    same_report(study, local_db, db)  # val_loss picked from the imported curves by select, as locally
+    local, imported = study_curves(s, local_db), study_curves(s, db)
+    assert render_html(analyze(s, db), curves=imported).count("<polyline") == 4
+    for a, b in zip(local.rows, imported.rows, strict=True):
+        assert a.labels == b.labels and a.selected_steps == b.selected_steps
+        assert all((a.bands[m].mean == b.bands[m].mean).all() for m in ("loss", "val_loss"))

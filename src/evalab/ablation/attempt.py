@@ -235,7 +235,7 @@ def execute_attempt(job: dict[str, Any], live: Live | None = None) -> dict[str, 
     curve_entry: dict[str, Any] = {}
     blobs: dict[str, str] = {}
     if not error and isinstance(raw, dict):
-        curve_entry, blobs, error = collect_curves(job, out_dir, raw)  # logged values: the selection rule applies
+        curve_entry, blobs, error = collect_curves(job, out_dir / LOG_FILE, raw)  # logged values: the selection rule applies
     if not error:
         metrics, error = check_metrics(raw, job["metrics"])
     examples: dict[str, Any] = {}

@@ -270,10 +270,9 @@ def stopped_at(curves: dict[str, Curve], rule: StopRule) -> int | None:
     return None
 
 
-def collect_curves(job: dict[str, Any], out_dir: Path, metrics: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], str]:
-    """Read the run's log (when it wrote one): apply the selection rule to ``metrics`` (in
-    place), and return ``(artifacts entry, {metric: encoded blob as base64}, error)``."""
-    path = out_dir / LOG_FILE
+def collect_curves(job: dict[str, Any], path: Path, metrics: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], str]:
+    """Read the run's log ``path`` (when it wrote one): apply the selection rule to ``metrics``
+    (in place), and return ``(artifacts entry, {metric: encoded blob as base64}, error)``."""
     if not path.is_file():
         return {}, {}, ""
     settings = job.get("curves") or {}

@@ -11,6 +11,10 @@ One record per finished run, as CSV (a header line) or JSON Lines (one object a 
   also the object itself), checked like a local run's;
 - ``outputs`` (when the study has ``[metrics.NAME]`` tables): the folder holding the run's
   output files under their declared names; evalab scores them like a local run's.
+- ``curves`` (optional): the run's per-step log (``metrics.jsonl``), stored as its curves;
+  the study's ``[curves] select`` rule picks values from it as for a local run.
+
+W&B, MLflow and Hydra exports are read by :mod:`evalab.ablation.sources` into these records.
 
 Paths are relative to the imported file. Everything is checked before anything is written
 (one error names the file, the line and what is wrong); then every run is stored in one
@@ -32,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalab.ablation import numbers
 from evalab.ablation.attempt import collect_examples
+from evalab.ablation.curves import LOG_FILE, collect_curves
 from evalab.ablation.per_example import check_counts, stored_counts
 from evalab.ablation.plan import PlannedRun, plan_runs
 from evalab.ablation.sources import (
@@ -55,7 +60,7 @@ if TYPE_CHECKING:
 
 #: the examples file of an imported run (a local run writes examples.npz)
 IMPORTED_EXAMPLES = "imported-examples.npz"
-FIXED_COLUMNS = ("row", "config", "seed", "per_example", "outputs")
+FIXED_COLUMNS = ("row", "config", "seed", "per_example", "outputs", "curves")
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,7 @@ class ImportedRun:
     per_example: Any
     outputs: Path | None
     where: str  # FILE:LINE
+    curves: tuple[dict[str, Any], dict[str, str]] = ({}, {})  # artifacts entry, encoded curves
 
 
 def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
@@ -239,8 +245,8 @@ def _check_one(study: Study, plan: list[PlannedRun], source: str, where: str, re
                              f"{', '.join(study.returned) or '(no returned metrics)'}, per_example, outputs")
     seed = _seed(rec.get("seed"), study, where)
     run = _find_run(study, plan, rec, seed, where)
-    metrics = {m: _number(rec.get(m), m, where) for m in study.returned}
     base = Path(source)
+    metrics, curves = _metrics_and_curves(study, rec, _folder(base), where)
     outputs = None
     if study.computed:
         raw = rec.get("outputs")
@@ -252,7 +258,30 @@ def _check_one(study: Study, plan: list[PlannedRun], source: str, where: str, re
             raise InputError(f"{where}: outputs {outputs} is not a folder (it holds the run's output files)")
     elif rec.get("outputs") not in (None, ""):
         raise InputError(f"{where}: outputs is given but the study declares no [metrics.NAME] tables to score them")
-    return ImportedRun(run, metrics, _per_example(rec.get("per_example"), _folder(base), where), outputs, where)
+    return ImportedRun(run, metrics, _per_example(rec.get("per_example"), _folder(base), where), outputs, where, curves)
+
+
+def _metrics_and_curves(study: Study, rec: dict[str, Any], folder: Path, where: str
+                        ) -> tuple[dict[str, float], tuple[dict[str, Any], dict[str, str]]]:
+    """The run's metrics (its columns, and its curves by the study's ``select`` rule where it
+    has a ``curves`` log, as for a local run) and its encoded curves."""
+    metrics = {m: _number(rec[m], m, where) for m in study.returned if rec.get(m) not in (None, "")}
+    curves: tuple[dict[str, Any], dict[str, str]] = ({}, {})
+    if rec.get("curves") not in (None, ""):
+        if not isinstance(rec["curves"], str):
+            raise InputError(f"{where}: curves must be the path of a JSON Lines log ({LOG_FILE})")
+        path = (folder / rec["curves"]).resolve()
+        if not path.is_file():
+            raise InputError(f"{where}: curves {path}: no such file (a JSON Lines log, one {{\"step\": ...}} a line)")
+        entry, blobs, error = collect_curves({"curves": study.curves.to_job(), "metrics": list(study.returned)}, path,
+                                             metrics)
+        if error:
+            raise InputError(f"{where}: curves {path}: {error}")
+        curves = ({**entry, "file": str(path)}, blobs)
+    for m in study.returned:
+        if m not in metrics:
+            _number(None, m, where)  # refuses: the metric is missing
+    return metrics, curves
 
 
 def _folder(source: Path) -> Path:
@@ -495,8 +524,9 @@ def _outcome(study: Study, store: RunStore, r: ImportedRun, metrics: dict[str, f
         shutil.move(str(Path(examples.pop("scratch")) / examples["file"]), target)
         placed.append(target)
         examples = {**examples, "file": IMPORTED_EXAMPLES}
-    artifacts = {"dir": str(folder), "files": None, "imported_from": r.where, **({"examples": examples} if examples else {})}
+    artifacts = {"dir": str(folder), "files": None, "imported_from": r.where, **({"examples": examples} if examples else {}),
+                 **({"curves": r.curves[0]} if r.curves[0] else {})}
     result = RunResult(key=r.run.key, status="ok", metrics=metrics, artifacts=artifacts, host="imported",
-                       attempts=1, finished_at=now())
+                       attempts=1, finished_at=now(), curves=r.curves[1])
     return Outcome(study=study.name, rows=r.run.rows, config=r.run.config, seed=r.run.seed,
                    code_version=study.code_version, git_commit=None, git_dirty=None, result=result)

@@ -14,7 +14,7 @@ Three layouts besides evalab's own (``row``/``config``, ``seed``, one column per
   ``"True"``), ``metrics.METRIC``, ``tags.*`` (``tags.mlflow.runName`` names the run).
 - **Hydra multirun** folders: ``multirun/<date>/<time>/<n>/.hydra/config.yaml`` (the job's
   whole configuration) and ``overrides.yaml``, and a metrics file the job wrote into its
-  folder (``metrics.json`` unless named).
+  folder (``metrics.json`` unless named) and/or its per-step log ``metrics.jsonl`` (its curves).
 
 Each record becomes an evalab record: ``config`` (a flat ``{dotted.key: value}``), ``seed``,
 the study's metrics, with the columns that were not used (``ignored``) and, for a run its
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalab.ablation import numbers
+from evalab.ablation.curves import LOG_FILE
 from evalab.errors import InputError, MissingExtraError
 from evalab.io import decode_utf8
 
@@ -149,7 +150,7 @@ def foreign_record(kind: str, study: Study, where: str, rec: dict[str, Any], see
     extra: dict[str, Any] = {}
     ignored: list[str] = []
     for col, value in rec.items():
-        if col in ("row", "seed", "per_example", "outputs", *study.returned) and col not in meta:
+        if col in ("row", "seed", "per_example", "outputs", "curves", *study.returned) and col not in meta:
             fields[col] = value
         elif col in meta or col.startswith(("tags.", "_", f"{config_prefix}_", f"{metric_prefix}_")):
             continue
@@ -225,10 +226,15 @@ def hydra_records(folder: Path, metrics_file: str) -> list[tuple[str, dict[str, 
         if overrides.is_file():
             listed = yaml.safe_load(decode_utf8(overrides.read_bytes(), str(overrides)))
             rec["overrides"] = " ".join(map(str, listed)) if isinstance(listed, list) else ""
+        if (job / LOG_FILE).is_file():
+            rec["curves"] = str(job / LOG_FILE)  # the job's per-step log: its curves (and values, by select)
         metrics_path = job / metrics_file
         if not metrics_path.is_file():
+            if "curves" in rec:
+                out.append((str(job), rec))
+                continue
             raise InputError(f"{metrics_path}: no metrics file; the job folder needs the file its run wrote "
-                             "(--metrics-file names it)")
+                             f"(--metrics-file names it), or a {LOG_FILE} of its values per step")
         try:
             values = numbers.loads(decode_utf8(metrics_path.read_bytes(), str(metrics_path)))
         except ValueError as exc:
