@@ -211,3 +211,26 @@ def test_a_store_made_before_curves_gains_the_table_and_keeps_its_runs(two_by_th
     with RunStore(old) as store:
         assert len(store.runs("curves")) == 6
         assert store.conn.execute("SELECT COUNT(*) FROM curves").fetchone() == (0,)
+
+
+def test_gc_removes_the_curves_of_superseded_runs(tmp_path, run_cli):
+    study = write_curve_study(tmp_path, steps=50)
+    db = tmp_path / "s.db"
+    assert run_cli("ablate", "run", study, "--db", db, "-q").exit_code == 0
+    with (tmp_path / "curve_entry.py").open("a", encoding="utf-8") as fh:
+        fh.write("\nVERSION = 2\n")  # a new code version: the stored runs are superseded
+    assert run_cli("ablate", "run", study, "--db", db, "-q").exit_code == 0
+
+    def blobs() -> tuple[int, int]:
+        con = sqlite3.connect(db)
+        try:
+            return con.execute("SELECT COUNT(*), COUNT(DISTINCT run_key) FROM curves").fetchone()
+        finally:
+            con.close()
+
+    assert blobs() == (24, 12)
+    assert run_cli("ablate", "gc", study, "--db", db).exit_code == 0
+    assert blobs() == (12, 6)
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT COUNT(*) FROM curves WHERE run_key NOT IN (SELECT run_key FROM runs)").fetchone() == (0,)
+    con.close()
