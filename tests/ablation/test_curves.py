@@ -141,12 +141,13 @@ COMMAND = '''
 import json, os, sys
 config = json.load(open(sys.argv[1]))
 seed, out = int(sys.argv[2]), sys.argv[3]
-with open(os.path.join(os.path.dirname(out), "metrics.jsonl"), "w") as fh:
-    for step in range(0, 50, 5):
-        fh.write(json.dumps({"step": step, "loss": 1.0 / (1 + step + seed + config["k"])}) + "\\n")
-    if config["k"] == 2:
-        fh.write(json.dumps({"step": 10, "loss": 0.5}) + "\\n")  # a step logged twice
-json.dump({"acc": 0.5}, open(out, "w"))
+if config["k"] != 3:  # (N) logs nothing
+    with open(os.path.join(os.path.dirname(out), "metrics.jsonl"), "w") as fh:
+        for step in range(0, 50, 5):
+            fh.write(json.dumps({"step": step, "loss": 1.0 / (1 + step + seed + config["k"])}) + "\\n")
+        if config["k"] == 2:
+            fh.write(json.dumps({"step": 10, "loss": 0.5}) + "\\n")  # a step logged twice
+json.dump({"acc": 0.5, "loss": 0.25}, open(out, "w"))
 '''
 
 
@@ -167,17 +168,22 @@ k = 1
 [[variant]]
 label = "(K)"
 set = { k = 2 }
+
+[[variant]]
+label = "(N)"
+set = { k = 3 }
 ''', encoding="utf-8")
     db = tmp_path / "s.db"
     r = run_cli("ablate", "run", tmp_path / "study.toml", "--db", db, "-q")
-    assert r.exit_code == 1  # the (K) runs logged step 10 after step 45
+    assert r.exit_code == 1  # the (K) runs logged step 10 after step 45; the (N) runs logged nothing
     with RunStore(db, create=False) as store:
         runs = list(store.runs("cmd").values())
     ok = [x for x in runs if x.status == "ok"]
-    assert len(ok) == 2 and all(x.metrics["loss"] == 1.0 / (1 + 45 + x.seed + 1) for x in ok)
-    failed = [x for x in runs if x.status == "failed"]
-    assert len(failed) == 2
-    assert all(x.error == "metrics.jsonl:11: loss at step 10 after step 45; steps of a metric increase" for x in failed)
+    assert len(ok) == 2 and all(x.metrics["loss"] == 1.0 / (1 + 45 + x.seed + 1) for x in ok)  # not the returned 0.25
+    errors = sorted(x.error for x in runs if x.status == "failed")
+    assert errors == ['[curves] select = "last" but the run logged no values (evalab.ablation.log, or metrics.jsonl '
+                      "in its run folder)"] * 2 + ["metrics.jsonl:11: loss at step 10 after step 45; steps of a metric "
+                                                   "increase"] * 2
 
 
 @pytest.mark.parametrize(("curves", "needle"), [

@@ -273,9 +273,12 @@ def stopped_at(curves: dict[str, Curve], rule: StopRule) -> int | None:
 def collect_curves(job: dict[str, Any], path: Path, metrics: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], str]:
     """Read the run's log ``path`` (when it wrote one): apply the selection rule to ``metrics``
     (in place), and return ``(artifacts entry, {metric: encoded blob as base64}, error)``."""
-    if not path.is_file():
-        return {}, {}, ""
     settings = job.get("curves") or {}
+    if not path.is_file():
+        if settings.get("select"):
+            return {}, {}, (f"[curves] select = \"{settings['select']}\" but the run logged no values "
+                            f"(evalab.ablation.log, or {LOG_FILE} in its run folder)")
+        return {}, {}, ""
     try:
         curves = read_log(path)
         rule = Select.parse(settings["select"]) if settings.get("select") else Select("last")
