@@ -193,8 +193,8 @@ def test_import_needs_a_study_and_an_existing_file(tmp_path, study, run_cli):
 
 
 @pytest.mark.parametrize(("name", "text", "needle"), [
-    ("runs.csv", "row,seed,acc,loss\nbase,0,7_5,0.5\n", "runs.csv:2: metric acc is '7_5'"),  # float() would give 75.0
-    ("runs.csv", "row,seed,acc,loss\nbase,0,0x10,0.5\n", "runs.csv:2: metric acc is '0x10'"),
+    ("runs.csv", "row,seed,acc,loss\nbase,0,7_5,0.5\n", "runs.csv:2: metric acc is '7_5', not a decimal number"),  # float() would give 75.0
+    ("runs.csv", "row,seed,acc,loss\nbase,0,0x10,0.5\n", "runs.csv:2: metric acc is '0x10', not a decimal number"),
     ("runs.csv", "row,seed,acc,loss\nbase,0,1e400,0.5\n", "runs.csv:2: column acc: '1e400': beyond the range of a float"),
     ("runs.csv", f"row,seed,acc,loss\nbase,0,{2**53 + 1},0.5\n",
      "runs.csv:2: column acc: '9007199254740993': an integer beyond 2**53"),

@@ -312,11 +312,12 @@ def _number(raw: Any, name: str, where: str) -> float:
         try:
             value = numbers.parse_number(raw)
         except numbers.NumberError as exc:
-            if exc.reason == "syntax":
-                value = None
-            else:
-                raise InputError(f"{where}: column {name}: {exc}; every metric the runs return needs a finite "
-                                 "number") from None
+            why = f", {numbers.REASONS['syntax']}" if exc.reason == "syntax" else ""
+            if why:
+                raise InputError(f"{where}: metric {name} is {raw!r}{why}; every metric the runs return needs a "
+                                 "finite number") from None
+            raise InputError(f"{where}: column {name}: {exc}; every metric the runs return needs a finite "
+                             "number") from None
     if value is None or isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise InputError(f"{where}: metric {name} is {raw!r}; every metric the runs return needs a finite number")
     if isinstance(value, int) and abs(value) > numbers.EXACT_INT:
