@@ -249,3 +249,22 @@ def test_hydra_jobs_with_a_per_step_log_import_their_curves(tmp_path, run_cli):
     for a, b in zip(local.rows, imported.rows, strict=True):
         assert a.labels == b.labels and a.selected_steps == b.selected_steps
         assert all((a.bands[m].mean == b.bands[m].mean).all() for m in ("loss", "val_loss"))
+
+
+def test_wandb_run_dicts_as_json_lines_or_a_pandas_csv_of_their_reprs(tmp_path, local, run_cli):
+    study, local_db, runs = local
+    records = [{"name": f"r{i}", "state": "finished", "config": {**r.config, "seed": r.seed},
+                "summary": {"acc": r.metrics["acc"], "loss": r.metrics["loss"], "_step": 3}} for i, r in enumerate(runs)]
+    jsonl = tmp_path / "runs.jsonl"
+    jsonl.write_text("".join(json.dumps(x) + "\n" for x in records), encoding="utf-8")
+    # W&B's export example: pandas.DataFrame({"summary": [...], "config": [...], "name": [...]}).to_csv()
+    frame = tmp_path / "project.csv"
+    frame.write_text(csv_text(["", "summary", "config", "name"],
+                              [[i, repr(x["summary"]), repr(x["config"]), x["name"]] for i, x in enumerate(records)]),
+                     encoding="utf-8")
+    for export in (jsonl, frame):
+        db = tmp_path / f"{export.stem}.db"
+        r = run_cli("ablate", "import", export, "--study", study, "--db", db)
+        assert r.exit_code == 0 and "(wandb export)" in r.stderr, r.stderr
+        assert "columns not used" not in r.stderr  # pandas' index column and W&B's _step are no columns of a run
+        same_report(study, local_db, db)

@@ -78,4 +78,4 @@ def test_curve_plot_in_headless_chromium(curve_study, tmp_path):
         assert p["width"] > 400 and p["height"] > 200, p
         assert p["lines"] == 2 and p["bands"] == 2 and p["points"] == POINTS, p  # one line and band per row
         assert p["lineWidth"] > 300 and p["lineHeight"] > 100, p  # drawn across the plot, not collapsed
-        assert "base (3 seeds)" in p["text"] and "(H) (3 seeds)" in p["text"]
+        assert "base (3 seeds; values at step " in p["text"] and "(H) (3 seeds; values at step " in p["text"]

@@ -42,7 +42,8 @@ if TYPE_CHECKING:
 FORMATS = ("auto", "evalab", "wandb", "mlflow", "hydra")
 #: columns of W&B's runs table that describe the run, not its configuration or results
 WANDB_META = frozenset({"Name", "name", "State", "state", "Notes", "User", "Tags", "Created", "Runtime", "Sweep",
-                        "ID", "id", "Group", "Job Type", "Hostname", "Updated", "End Time", "GPU Type", "GPU Count"})
+                        "ID", "id", "Group", "Job Type", "Hostname", "Updated", "End Time", "GPU Type", "GPU Count",
+                        ""})  # "": the index column pandas writes first
 MLFLOW_META = frozenset({"run_id", "experiment_id", "status", "artifact_uri", "start_time", "end_time",
                          "lifecycle_stage", "run_name", ""})
 _HYDRA_JOB = re.compile(r"^\d+$")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from evalab.report.plots import Series, curve_plot_svg
 
 if TYPE_CHECKING:
-    from evalab.ablation.curve_rows import StudyCurves
+    from evalab.ablation.curve_rows import RowCurves, StudyCurves
 
 #: points drawn per curve at most (a longer curve is drawn in equal bins of steps)
 POINTS = 400
@@ -58,8 +58,24 @@ def curves_section(sc: StudyCurves) -> str:
             if b is None:
                 continue
             t = thinned(b, POINTS)
-            series.append(Series(f"{' = '.join(row.labels)} ({row.seeds} seeds)", t.steps.tolist(), t.mean.tolist(),
-                                 t.low.tolist(), t.high.tolist()))
+            series.append(Series(_label(row), t.steps.tolist(), t.mean.tolist(), t.low.tolist(), t.high.tolist()))
         parts.append(f"<figure>{curve_plot_svg(series, title=f'{metric} per step', ylabel=metric)}</figure>")
     parts.append("</div>")
     return "".join(parts)
+
+
+def _label(row: RowCurves) -> str:
+    """A row's legend entry: its labels, its seeds, and the steps its values were taken at
+    and it stopped at, where a rule chose them."""
+    def steps(found: tuple[int | None, ...]) -> str:
+        known = sorted(s for s in found if s is not None)
+        if not known:
+            return "none"
+        return str(known[0]) if known[0] == known[-1] else f"{known[0]}-{known[-1]}"
+
+    parts = [f"{row.seeds} seeds"]
+    if row.selected_steps:
+        parts.append(f"values at step {steps(row.selected_steps)}")
+    if row.stopped_at:
+        parts.append(f"stopped at {steps(row.stopped_at)}")
+    return f"{' = '.join(row.labels)} ({'; '.join(parts)})"

@@ -231,8 +231,8 @@ def curve_plot_svg(series: Sequence[Series], *, title: str = "", xlabel: str = "
     e = html.escape
     width, left, top, right = 620, 58, 30, 16
     ph = 240
-    legend_y = top + ph + 40
-    height = legend_y + 16 * ((len(series) + 1) // 2) + 6
+    legend_y = top + ph + 48
+    height = legend_y + 16 * len(series) + 6  # one legend line per series: a row's entry may be long
     pw = width - left - right
     xs = [float(v) for s in series for v in s.steps]
     ys = [float(v) for s in series for v in (*s.low, *s.high) if finite(float(v))]
@@ -272,7 +272,7 @@ def curve_plot_svg(series: Sequence[Series], *, title: str = "", xlabel: str = "
         parts.append(f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="1.6">'
                      f"<title>{e(s.label)}: mean over seeds</title></polyline>")
     for k, s in enumerate(series):
-        lx, ly = 10 + (k % 2) * (width - 20) / 2, legend_y + 16 * (k // 2)
+        lx, ly = left, legend_y + 16 * k
         colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
         parts.append(f'<rect x="{lx:.1f}" y="{ly - 9:.1f}" width="16" height="8" fill="{colour}" fill-opacity="0.35"/>')
         parts.append(f'<line x1="{lx:.1f}" y1="{ly - 5:.1f}" x2="{lx + 16:.1f}" y2="{ly - 5:.1f}" stroke="{colour}" stroke-width="1.6"/>')
