@@ -71,7 +71,9 @@ class Select:
 
     @staticmethod
     def parse(text: str) -> Select:
-        """>>> Select.parse("min:val_loss")
+        """The rule a ``select`` text names.
+
+        >>> Select.parse("min:val_loss")
         Select(kind='min', metric='val_loss')
         """
         m = _SELECT_RE.match(text.strip()) if isinstance(text, str) else None
@@ -90,7 +92,9 @@ class StopRule:
 
     @staticmethod
     def parse(text: str) -> StopRule:
-        """>>> StopRule.parse("val_loss not decreasing for 5 logs")
+        """The rule a ``stop_when`` text names.
+
+        >>> StopRule.parse("val_loss not decreasing for 5 logs")
         StopRule(metric='val_loss', decreasing=True, patience=5)
         """
         m = _STOP_RE.match(" ".join(text.split())) if isinstance(text, str) else None
