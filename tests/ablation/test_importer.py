@@ -204,6 +204,7 @@ def test_import_needs_a_study_and_an_existing_file(tmp_path, study, run_cli):
      "runs.jsonl:1: column acc: '" + "9" * 400 + "': an integer beyond 2**53"),  # OverflowError before
     ("runs.jsonl", '{"row": "base", "seed": 0, "acc": 1e400, "loss": 0.5}\n', "runs.jsonl:1: column acc: '1e400': beyond"),
     ("runs.jsonl", '{"row": "base", "seed": 0, "acc": NaN, "loss": 0.5}\n', "runs.jsonl:1: column acc: 'NaN': not a finite"),
+    ("runs.csv", "row,seed,acc,loss\nbase,0,1e-400,0.5\n", "runs.csv:2: column acc: '1e-400': beyond the range"),
     ("runs.jsonl", '{"row": "base", "seed": 0, "acc": 0.5, "loss": 0.5, "per_example": {"acc": [1, 1e999]}}\n',
      "runs.jsonl:1: column per_example.acc[1]: '1e999': beyond the range of a float"),
 ])

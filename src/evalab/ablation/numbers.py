@@ -25,7 +25,7 @@ EXACT_INT = 2**53
 #: reason codes of NumberError, with what each means (the caller's words)
 REASONS = {
     "syntax": "not a decimal number (digits, one optional point and exponent; no underscores, hex or words)",
-    "range": "beyond the range of a float (about 1.8e308)",
+    "range": "beyond the range of a float (about 1.8e308; a non-zero value under about 5e-324 reads as 0)",
     "inexact": f"an integer beyond 2**53 = {EXACT_INT}, which a float cannot hold exactly",
     "not-finite": "not a finite number",
 }
@@ -60,8 +60,9 @@ def parse_number(text: str) -> float | int:
             raise NumberError(text, "inexact")
         return int(stripped)
     value = float(stripped)
-    if not math.isfinite(value):
-        raise NumberError(text, "range")
+    mantissa = re.split("[eE]", stripped)[0]
+    if not math.isfinite(value) or (value == 0.0 and any(c in "123456789" for c in mantissa)):
+        raise NumberError(text, "range")  # too large, or so small that it reads as 0 (1e-400)
     return value
 
 
