@@ -90,7 +90,7 @@ def study_curves(study: Any, db_path: str | Path | None = None) -> StudyCurves:
     """The curves of every ok run of the study's current code version, per row."""
     plan = plan_runs(study)
     with RunStore(db_path, create=False) as store:
-        runs = {k: r for k, r in store.runs(study.name).items() if r.status == "ok" and r.code_version == study.code_version}
+        runs = {k: r for k, r in store.runs(study.name).items() if r.status == "ok" and r.code_version in study.code_versions}
         stored = load_curves(store.conn, study.name, list(runs))
     groups: dict[tuple[str, ...], list[str]] = {}
     for run in plan:
