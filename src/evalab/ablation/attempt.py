@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalab.ablation.curves import LOG_FILE, RUN_DIR_ENV, STOP_ENV, collect_curves
 from evalab.ablation.per_example import EXAMPLES_FILE
 from evalab.ablation.store import now
 
@@ -63,6 +64,7 @@ def make_job(study: Study, run: PlannedRun, out_dir: Path, checkpoint_dir: Path 
         "metrics": list(study.returned),
         "computed": [c.to_job() for c in study.computed.values()],
         "bounds": {m: list(b) for m, b in study.bounds.items()},
+        "curves": study.curves.to_job(),
     }
 
 
@@ -133,7 +135,7 @@ def prepare_folder(job: dict[str, Any]) -> Path:
     out_dir = Path(job["out_dir"])
     out_dir.mkdir(parents=True, exist_ok=True)
     outputs = [spec["outputs"] for spec in job.get("computed", [])]
-    for stale in ("result.bin", "metrics.json", EXAMPLES_FILE, *outputs):
+    for stale in ("result.bin", "metrics.json", LOG_FILE, EXAMPLES_FILE, *outputs):
         path = out_dir / stale
         if path.is_file() or path.is_symlink():
             path.unlink()
@@ -157,6 +159,8 @@ def launch_and_wait(job: dict[str, Any], argv: list[str], out_dir: Path, live: L
     and kill the group when it runs over or the runner is cancelled."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (job["study_dir"], env.get("PYTHONPATH", "")) if p)
+    env[RUN_DIR_ENV] = str(out_dir)  # evalab.ablation.log() writes the run's curves there
+    env[STOP_ENV] = (job.get("curves") or {}).get("stop_when", "") if job["entry"] else ""
     started, t0 = now(), time.perf_counter()
     with open(out_dir / "log.txt", "wb") as log:
         proc = subprocess.Popen(argv, cwd=job["study_dir"], env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -235,6 +239,10 @@ def execute_attempt(job: dict[str, Any], live: Live | None = None) -> dict[str, 
     read = read_entry_result if job["entry"] else read_command_result
     raw, artifacts, error, tb = read(out_dir, ended)
     per_example = raw.pop("per_example", None) if isinstance(raw, dict) else None
+    curve_entry: dict[str, Any] = {}
+    blobs: dict[str, str] = {}
+    if not error and isinstance(raw, dict):
+        curve_entry, blobs, error = collect_curves(job, out_dir / LOG_FILE, raw)  # logged values: the selection rule applies
     if not error:
         metrics, error = check_metrics(raw, job["metrics"])
     examples: dict[str, Any] = {}
@@ -250,7 +258,9 @@ def execute_attempt(job: dict[str, Any], live: Live | None = None) -> dict[str, 
         where["examples"] = examples
     if job.get("checkpoint_dir"):
         where["checkpoint_dir"] = job["checkpoint_dir"]
-    result.update(status="ok", metrics=metrics, artifacts=where)
+    if curve_entry:
+        where["curves"] = curve_entry
+    result.update(status="ok", metrics=metrics, artifacts=where, curves=blobs)
     return result
 
 

@@ -195,7 +195,7 @@ def _to_result(key: str, raw: dict[str, Any], previous_attempts: int) -> RunResu
         key=key, status=raw["status"], metrics=raw["metrics"], artifacts=raw["artifacts"],
         duration=raw["duration"], host=raw["host"], error=raw["error"], traceback=raw["traceback"],
         attempts=previous_attempts + raw["attempts"], started_at=raw["started_at"],
-        finished_at=raw["finished_at"],
+        finished_at=raw["finished_at"], curves=raw.get("curves") or {},
     )
 
 

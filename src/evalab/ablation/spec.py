@@ -64,6 +64,7 @@ import tomllib
 
 from evalab.ablation.codeversion import CodeVersion, derive_code_version
 from evalab.ablation.computed import ComputedMetric, parse_tables
+from evalab.ablation.curves import CurveSettings, parse_settings
 from evalab.ablation.display import Display, check_rows, parse_display
 from evalab.ablation.grid import BASE_LABEL, grid_cells
 from evalab.ablation.template import (
@@ -100,7 +101,7 @@ STUDY_KEYS = {
 #: keys of a run's result (artifacts, per_example) and columns of `ablate import` (row,
 #: config, seed, outputs): a metric under one of these names would be taken for them
 RESERVED_METRIC_NAMES = frozenset({"artifacts", "per_example", "row", "config", "seed", "outputs"})
-TOP_KEYS = ("study", "metrics", "base", "evaluation", "variant", "grid", "reference", "display")
+TOP_KEYS = ("study", "metrics", "base", "evaluation", "variant", "grid", "reference", "display", "curves")
 VARIANT_KEYS = ("label", "description", "stage", "from", "set", "component")
 STAGES = ("train", "eval")
 RESOURCE_KEYS = ("cpus", "gpus")
@@ -163,6 +164,7 @@ class Study:
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
     min_effect: dict[str, float] = field(default_factory=dict)
     display: Display = field(default_factory=Display)  # [display]: how the report shows config keys
+    curves: CurveSettings = field(default_factory=CurveSettings)  # [curves]: select and stop_when rules
     definitions: dict[str, str] = field(default_factory=dict)  # metric -> what it measures ([study] definitions)
     # per stage ("train", "eval"): the code version its runs are keyed and stored with, where
     # the two entry points' code differs (no pinned code_version); else code_version for both
@@ -333,18 +335,19 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     # derive the same code version as `run`; it covers both entry points' code
     module_files = [find_module_file(p, path.parent) for p in (entry, evaluate) if p is not None]
     code = derive_code_version(path.parent, entry, command, [f for f in module_files if f], pinned=code_version)
+    curves = _curves(data.get("curves", {}), entry, w)
     stage_versions = {}
     if evaluate is not None and code_version is None:
         for stage, point, files in (("train", entry, module_files[:1]), ("eval", evaluate, module_files[1:])):
             part = derive_code_version(path.parent, point, command if stage == "train" else None, [f for f in files if f])
-            stage_versions[stage] = _with_outputs(part.version, computed)
+            stage_versions[stage] = _with_curves(_with_outputs(part.version, computed), curves)
     return Study(
-        computed=computed, paired_seeds=paired_seeds, bounds=bounds, min_effect=min_effect,
+        curves=curves, computed=computed, paired_seeds=paired_seeds, bounds=bounds, min_effect=min_effect,
         path=path, name=name, seeds=tuple(seeds), metrics=tuple(metrics), primary=primary,
         higher_is_better=hib, base=dict(base),
         entry=entry, command=command, template=template, description=description,
         timeout=float(timeout) if timeout is not None else None, retries=retries,
-        resources=resources, code_version=_with_outputs(code.version, computed), code=code, variants=tuple(variants), grid=grid,
+        resources=resources, code_version=_with_curves(_with_outputs(code.version, computed), curves), code=code, variants=tuple(variants), grid=grid,
         reference=reference, evaluate=evaluate, evaluation=dict(evaluation), display=display, definitions=definitions,
         stage_versions=stage_versions,
     )
@@ -503,6 +506,30 @@ def _with_outputs(version: str, computed: dict[str, ComputedMetric]) -> str:
 
     digest = hashlib.sha256("|".join(f"{n}:{c.digest}" for n, c in sorted(computed.items())).encode()).hexdigest()
     return f"{version}+m{digest[:8]}"
+
+
+def _curves(table: Any, entry: str | None, w: _Where) -> CurveSettings:
+    """The ``[curves]`` table (``stop_when`` only for entry points: ``log()`` applies it)."""
+    try:
+        settings = parse_settings(table)
+    except ValueError as exc:
+        key, message = exc.args
+        raise w.error(f"[curves] {key}".rstrip(), message, key or None, "curves") from None
+    if settings.stop_when and entry is None:
+        raise w.error("[curves] stop_when", "applies to entry points (evalab.ablation.log returns True when it "
+                      "holds); a command stops itself", "stop_when", "curves")
+    return settings
+
+
+def _with_curves(version: str, curves: CurveSettings) -> str:
+    """The code version, extended by the ``[curves]`` rules when declared: they decide which
+    values a run stores (``select``) and when it stops (``stop_when``)."""
+    if not curves.select and not curves.stop_when:
+        return version
+    import hashlib
+
+    digest = hashlib.sha256(f"{curves.select}|{curves.stop_when}".encode()).hexdigest()
+    return f"{version}+c{digest[:8]}"
 
 
 def _check_plain(value: Any, where: str, w: _Where, key: str | None = None) -> None:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalab.ablation.codeversion import changed_files
+from evalab.ablation.curves import CURVES_DDL, insert_curves
 from evalab.ablation.leases import LEASE_TIMEOUT_S, Owner, lease_alive
 from evalab.errors import InputError, StoreBusyError
 
@@ -65,6 +66,7 @@ _TABLES = (
     """CREATE TABLE IF NOT EXISTS leases (
         study TEXT NOT NULL, run_key TEXT NOT NULL, owner TEXT NOT NULL, host TEXT NOT NULL,
         pid INTEGER NOT NULL, heartbeat REAL NOT NULL, PRIMARY KEY (study, run_key))""",
+    CURVES_DDL,  # per-step values of ok runs (evalab.ablation.curves); no schema change for older stores
 )
 _RUN_COLUMNS = (
     "study", "run_key", "rows", "config", "seed", "code_version", "status", "metrics", "artifacts",
@@ -93,6 +95,7 @@ class RunResult:
     attempts: int = 1
     started_at: str = ""
     finished_at: str = ""
+    curves: dict[str, str] = field(default_factory=dict)  # metric -> encoded curve (base64), ok runs
 
 
 @dataclass(frozen=True)
@@ -385,6 +388,8 @@ class RunStore:
             f"ON CONFLICT(study, run_key) DO UPDATE SET {updates} WHERE runs.status != 'ok'",
             values,
         )
+        if cur.rowcount and r.status == "ok" and r.curves:
+            insert_curves(self.conn, outcome.study, r.key, r.curves)
         return cur.rowcount
 
     def record(self, outcome: Outcome, owner: Owner | None = None) -> bool:
@@ -516,6 +521,8 @@ class RunStore:
             # the file map recorded under the study's code version stays (it names both stages' files)
             self.conn.execute(f"DELETE FROM code_versions WHERE study=? AND code_version NOT IN ({_marks(study, 1)})",
                               (*current, study.code_version))
+            self.conn.execute("DELETE FROM curves WHERE study=? AND run_key NOT IN (SELECT run_key FROM runs WHERE study=?)",
+                              (study.name, study.name))
             return keys
 
         keys = self.write(delete)
