@@ -18,12 +18,12 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from evalab.stats.seed_stats import satterthwaite_df, t_ppf, t_sf2
+from evalab.stats.seed_stats import overflow_exponent, satterthwaite_df, scale_back, t_ppf, t_sf2
 
 
 @dataclass(frozen=True)
@@ -103,6 +103,14 @@ def contrast(
     labels = tuple(c[0] for c in cells)
     coefs = tuple(float(c[1]) for c in cells)
     arrays = [np.asarray(c[2], dtype=float) for c in cells]
+    e = overflow_exponent(*arrays)
+    if e:  # values near the float limit: computed on a rescaled copy (p is scale-free)
+        r = contrast(kind, name, [(lab, c, np.ldexp(a, -e)) for lab, c, a in zip(labels, coefs, arrays, strict=True)],
+                     confidence=confidence, decimals=decimals)
+        means = tuple(scale_back(m, e) for m in r.means)
+        value = scale_back(r.value, e)
+        text = r.arithmetic if r.missing else arithmetic(coefs, means, value, decimals)
+        return replace(r, means=means, value=value, arithmetic=text, low=scale_back(r.low, e), high=scale_back(r.high, e))
     missing = tuple(lab for lab, arr in zip(labels, arrays, strict=True) if arr.size == 0)
     means = tuple(float(a.mean()) if a.size else float("nan") for a in arrays)
     if missing:

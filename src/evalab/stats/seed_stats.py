@@ -109,6 +109,34 @@ def t_ppf(p: float, df: float) -> float:
     return 0.5 * (lo + hi)
 
 
+#: values beyond this magnitude are divided by a power of two before the statistics: sums,
+#: squares and differences of values near the float limit overflow to inf (then nan)
+_RESCALE_ABOVE = 2.0**500
+
+
+def overflow_exponent(*arrays: np.ndarray) -> int:
+    """``e`` such that the values times ``2**-e`` are at most 1 in magnitude, when some value
+    is so large that sums, squares or differences could overflow; 0 otherwise (then results
+    stay bit-identical). Scaling by a power of two is exact, and t, p and df do not depend on
+    the scale, so the statistics are computed on the rescaled values.
+
+    >>> overflow_exponent(np.array([1.5e308, 1.0])), overflow_exponent(np.array([3.0]))
+    (1024, 0)
+    """
+    top = max((float(np.max(np.abs(a))) for a in arrays if a.size), default=0.0)
+    if not math.isfinite(top) or top <= _RESCALE_ABOVE:
+        return 0
+    return math.frexp(top)[1]
+
+
+def scale_back(value: float, e: int) -> float:
+    """A rescaled location or spread back on the data's scale (inf when it is beyond float range)."""
+    if not e or not math.isfinite(value):
+        return value
+    with np.errstate(over="ignore"):
+        return float(np.ldexp(value, e))
+
+
 @dataclass(frozen=True)
 class MeanCI:
     """Mean, sample standard deviation (ddof=1) and a t-based CI of ``n`` values."""
@@ -129,6 +157,10 @@ def mean_ci(values: np.ndarray | list[float], confidence: float = 0.95) -> MeanC
     (2.0, -0.4841, 4.4841)
     """
     x = np.asarray(values, dtype=float)
+    e = overflow_exponent(x)
+    if e:
+        r = mean_ci(np.ldexp(x, -e), confidence)
+        return MeanCI(r.n, scale_back(r.mean, e), scale_back(r.std, e), scale_back(r.low, e), scale_back(r.high, e))
     n = int(x.size)
     if n == 0:
         nan = float("nan")
@@ -179,6 +211,9 @@ def welch(a: np.ndarray | list[float], b: np.ndarray | list[float], confidence: 
     (-2.0, 0.071)
     """
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    e = overflow_exponent(x, y)
+    if e:
+        return _welch_up(welch(np.ldexp(x, -e), np.ldexp(y, -e), confidence), e)
     nan = float("nan")
     if x.size == 0 or y.size == 0:
         return WelchResult(nan, nan, nan, nan, nan, nan)
@@ -195,6 +230,23 @@ def welch(a: np.ndarray | list[float], b: np.ndarray | list[float], confidence: 
     t = delta / se
     half = t_ppf(0.5 + confidence / 2.0, df) * se
     return WelchResult(delta, t, df, t_sf2(t, df), delta - half, delta + half)
+
+
+def pooled_sd(a: np.ndarray | list[float], b: np.ndarray | list[float]) -> float:
+    """``sqrt((var(a) + var(b)) / 2)`` with ``ddof=1`` (two values per group at least),
+    computed on rescaled values so that values near the float limit do not overflow.
+
+    >>> pooled_sd([1.0, 3.0], [2.0, 4.0]), pooled_sd([1.5e308, 1.5e308], [1.5e308, 1.5e308])
+    (1.4142135623730951, 0.0)
+    """
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    e = overflow_exponent(x, y)
+    x, y = np.ldexp(x, -e), np.ldexp(y, -e)
+    return scale_back(math.sqrt((float(np.var(x, ddof=1)) + float(np.var(y, ddof=1))) / 2.0), e)
+
+
+def _welch_up(r: WelchResult, e: int) -> WelchResult:
+    return WelchResult(scale_back(r.delta, e), r.t, r.df, r.p, scale_back(r.low, e), scale_back(r.high, e))
 
 
 def permutation_test(
@@ -219,6 +271,8 @@ def permutation_test(
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.size == 0 or y.size == 0:
         return float("nan"), True
+    e = overflow_exponent(x, y)
+    x, y = np.ldexp(x, -e), np.ldexp(y, -e)  # p does not depend on the scale
     pooled = np.concatenate([x, y])
     n, na = pooled.size, x.size
     total = pooled.sum()
@@ -252,6 +306,9 @@ def paired_t(a: np.ndarray | list[float], b: np.ndarray | list[float], confidenc
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.shape != y.shape:
         raise ValueError(f"paired_t needs matched pairs, got {x.size} and {y.size} values")
+    e = overflow_exponent(x, y)
+    if e:
+        return _welch_up(paired_t(np.ldexp(x, -e), np.ldexp(y, -e), confidence), e)
     nan = float("nan")
     if x.size == 0:
         return WelchResult(nan, nan, nan, nan, nan, nan)
@@ -293,7 +350,8 @@ def sign_flip_test(
         raise ValueError(f"sign_flip_test needs matched pairs, got {x.size} and {y.size} values")
     if x.size == 0:
         return float("nan"), True
-    d = x - y
+    e = overflow_exponent(x, y)
+    d = np.ldexp(x, -e) - np.ldexp(y, -e)  # p does not depend on the scale
     observed = abs(d.mean())
     tol = 1e-9 * max(1.0, float(np.abs(d).max()))
     if 2**d.size <= max_exact:
