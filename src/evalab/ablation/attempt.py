@@ -26,7 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalab.ablation.codeversion import DigestCache, changed_files, input_digests, observed_files, search_roots
+from evalab.ablation.codeversion import (
+    DigestCache,
+    changed_files,
+    input_digests,
+    observed_files,
+    search_roots,
+)
 from evalab.ablation.per_example import EXAMPLES_FILE
 from evalab.ablation.spec import substitute_command
 from evalab.ablation.store import current_version_map, now, version_map

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import io
 import json
-import zipfile
 import math
+import zipfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path

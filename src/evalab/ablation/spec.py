@@ -57,7 +57,12 @@ from typing import Any
 
 import tomllib
 
-from evalab.ablation.codeversion import CodeVersion, DigestCache, declared_inputs, derive_code_version
+from evalab.ablation.codeversion import (
+    CodeVersion,
+    DigestCache,
+    declared_inputs,
+    derive_code_version,
+)
 from evalab.ablation.computed import ComputedMetric, parse_tables
 from evalab.ablation.display import Display, check_rows, parse_display
 from evalab.ablation.grid import BASE_LABEL, grid_cells

@@ -593,7 +593,10 @@ def version_map(study: Study) -> dict[str, str]:
 def stale_runs(study: Study, runs: Iterable[StoredRun]) -> dict[str, list[str]]:
     """The ok runs of the study's current code version that read a file (observed in
     their process) whose content changed since, or that is gone: key -> those files.
-    Such a run is superseded like a run of an older code version: not used, run again."""
+    Such a run is superseded like a run of an older code version: not used, run again.
+    A pinned ``code_version`` overrides this too (the pin is the user's word)."""
+    if study.code is not None and study.code.pinned:
+        return {}
     cache = DigestCache()
     out = {}
     for run in runs:
