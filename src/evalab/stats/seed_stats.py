@@ -129,6 +129,14 @@ def overflow_exponent(*arrays: np.ndarray) -> int:
     return math.frexp(top)[1]
 
 
+def _mean_var(x: np.ndarray) -> tuple[float, float]:
+    """Mean and sample variance; exact (the value, 0) for values that are all equal, where
+    the rounded mean of a sum would otherwise show a spread the values do not have."""
+    if x.size and x.min() == x.max():
+        return float(x[0]), 0.0
+    return float(x.mean()), float(x.var(ddof=1)) if x.size > 1 else float("nan")
+
+
 def scale_back(value: float, e: int) -> float:
     """A rescaled location or spread back on the data's scale (inf when it is beyond float range)."""
     if not e or not math.isfinite(value):
@@ -165,11 +173,11 @@ def mean_ci(values: np.ndarray | list[float], confidence: float = 0.95) -> MeanC
     if n == 0:
         nan = float("nan")
         return MeanCI(0, nan, nan, nan, nan)
-    mean = float(x.mean())
+    mean, var = _mean_var(x)
     if n == 1:
         nan = float("nan")
         return MeanCI(1, mean, nan, nan, nan)
-    sd = float(x.std(ddof=1))
+    sd = math.sqrt(var)
     half = t_ppf(0.5 + confidence / 2.0, n - 1) * sd / math.sqrt(n)
     return MeanCI(n, mean, sd, mean - half, mean + half)
 
@@ -217,10 +225,11 @@ def welch(a: np.ndarray | list[float], b: np.ndarray | list[float], confidence: 
     nan = float("nan")
     if x.size == 0 or y.size == 0:
         return WelchResult(nan, nan, nan, nan, nan, nan)
-    delta = float(x.mean() - y.mean())
+    (mx, vx), (my, vy) = _mean_var(x), _mean_var(y)
+    delta = mx - my
     if x.size < 2 or y.size < 2:
         return WelchResult(delta, nan, nan, nan, nan, nan)
-    va, vb = float(x.var(ddof=1)) / x.size, float(y.var(ddof=1)) / y.size
+    va, vb = vx / x.size, vy / y.size
     se2 = va + vb
     if se2 == 0.0:
         return WelchResult(delta, math.copysign(math.inf, delta) if delta else 0.0, nan,
