@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
+from tests.conftest import wmt_file
 
 from evalab.ablation import RunStore, load_study, run_study, study_status
 from metrics import comet_oracle
-from tests.conftest import wmt_file
 
 from .outsynth import N_LINES, write_outputs_study
 

@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from tests.ablation.synth import write_study
 from tests.cli.refusal import SRC, assert_refused, evalab, snapshot
 
