@@ -265,8 +265,13 @@ def read_command_result(out_dir: Path, ended: Ended) -> tuple[Any, Any, str, str
 
 def execute_attempt(job: dict[str, Any], live: Live | None = None) -> dict[str, Any]:
     """Run one attempt of a run in a fresh process; return a plain result dict."""
-    out_dir = prepare_folder(job)
-    ended = launch_and_wait(job, command_line(job, out_dir), out_dir, live)
+    try:
+        out_dir = prepare_folder(job)
+        ended = launch_and_wait(job, command_line(job, out_dir), out_dir, live)
+    except OSError as exc:  # the run folder cannot be written (a full disk, a file-size limit)
+        return {"status": "failed", "metrics": {}, "artifacts": None, "traceback": "", "duration": 0.0,
+                "error": f"cannot prepare the run folder: {exc.filename or job['out_dir']}: {exc.strerror}",
+                "host": socket.gethostname(), "started_at": now(), "finished_at": now()}
     result: dict[str, Any] = {
         "status": "failed", "metrics": {}, "artifacts": None, "error": "", "traceback": "",
         "duration": ended.duration, "host": socket.gethostname(), "started_at": ended.started_at,

@@ -41,7 +41,7 @@ from evalab.ablation.store import (
     now,
     stale_runs,
 )
-from evalab.errors import SettingsError, StoreBusyError
+from evalab.errors import InputError, SettingsError, StoreBusyError
 from evalab.io import write_text_atomic
 
 if TYPE_CHECKING:
@@ -157,11 +157,19 @@ class _Driver:
             inputs=raw.get("inputs") or {} if raw["status"] == "ok" else {},
         )
         folder = self.store.run_dir(self.study.name, run.key)
-        folder.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(folder / UNSTORED, outcome.to_json())
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(folder / UNSTORED, outcome.to_json())
+        except OSError as exc:  # a full disk: the database is tried all the same
+            kept: OSError | None = exc
+        else:
+            kept = None
         try:
             self.store.record(outcome, self.owner)
         except StoreBusyError as exc:
+            if kept is not None:
+                raise InputError(f"{folder / UNSTORED}: cannot keep a finished run's result ({kept.strerror}) and "
+                                 f"{exc}") from None
             self.counts["unstored"] += 1
             self.busy = exc  # no new runs: their results could not be stored either
         else:

@@ -73,6 +73,7 @@ _TABLES = (
         study TEXT NOT NULL, run_key TEXT NOT NULL, owner TEXT NOT NULL, host TEXT NOT NULL,
         pid INTEGER NOT NULL, heartbeat REAL NOT NULL, PRIMARY KEY (study, run_key))""",
 )
+_TABLE_NAMES = frozenset(re.search(r"EXISTS (\w+)", stmt).group(1) for stmt in _TABLES)  # type: ignore[union-attr]
 _RUN_COLUMNS = (
     "study", "run_key", "rows", "config", "seed", "code_version", "status", "metrics", "artifacts",
     "duration", "host", "error", "traceback", "attempts", "started_at", "finished_at",
@@ -235,7 +236,7 @@ class RunStore:
             return str(self.conn.execute("SELECT value FROM meta WHERE key='store_id'").fetchone()[0])
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
-        if version == SCHEMA_VERSION:  # up to date: opening writes nothing
+        if version == SCHEMA_VERSION and _TABLE_NAMES <= tables:  # up to date: opening writes nothing
             row = self.conn.execute("SELECT value FROM meta WHERE key='store_id'").fetchone()
             if row is not None:
                 return str(row[0])
