@@ -131,3 +131,27 @@ def test_declared_inputs_that_match_no_file_are_refused(tmp_path):
     path = _observing_study(tmp_path, extra='inputs = ["dta/*"]')
     with pytest.raises(SettingsError, match=r"\[study\] inputs.*'dta/\*' matches no file"):
         load_study(path)
+
+
+CACHING = '''
+import os
+
+
+def run(config, seed, out_dir=None):
+    # a cache the run writes in the study folder and reads back: its output, not an input
+    with open("cache.txt", "w") as fh:
+        fh.write(f"seed {seed}\\n")
+    with open("cache.txt") as fh:
+        n = len(fh.read())
+    return {"acc": float(n), "loss": 0.0}
+'''
+
+
+def test_a_file_the_run_writes_itself_is_not_an_input(tmp_path):
+    path = write_study(tmp_path, seeds=[0, 1], base={"x": 1}, entry_source=CACHING)
+    db = tmp_path / "s.db"
+    assert run_study(load_study(path), db, progress=False).ok == 2
+    with RunStore(db) as store:
+        assert all(set(r.inputs) == {"synth_entry.py"} for r in store.runs("synth").values())
+    again = run_study(load_study(path), db, progress=False)
+    assert (again.skipped, again.ok) == (2, 0)

@@ -53,9 +53,11 @@ def _plain(value, depth=0):
     return repr(value) if not hasattr(value, "__fspath__") else os.fspath(value)
 
 
-def _watch_reads(roots: list) -> dict:
-    """Install the audit hook; the dict it fills maps each file read under ``roots`` to None."""
-    seen = {}
+def _watch_reads(roots: list) -> tuple:
+    """Install the audit hook; it fills two dicts (used as ordered sets): the files under
+    ``roots`` opened for reading, and those opened for writing (a file the run writes
+    itself, a cache, is its output, not an input)."""
+    seen, written = {}, {}
     prefixes = tuple(r.rstrip(os.sep) + os.sep for r in roots)
     abspath = os.path.abspath
 
@@ -67,17 +69,20 @@ def _watch_reads(roots: list) -> dict:
             path = os.fsdecode(path)
         if not isinstance(path, str):
             return  # a file descriptor: the file was opened (and seen) before
-        if mode is None:
-            if flags & 3:  # O_WRONLY / O_RDWR
-                return
-        elif "w" in mode or "a" in mode or "x" in mode or "+" in mode:
-            return
         full = path if path.startswith(prefixes) else abspath(path)
-        if full.startswith(prefixes):
+        if not full.startswith(prefixes):
+            return
+        if (flags & 3) if mode is None else ("w" in mode or "a" in mode or "x" in mode or "+" in mode):
+            written[full] = None  # O_WRONLY / O_RDWR, or a writing mode
+        else:
             seen[full] = None
 
     sys.addaudithook(hook)
-    return seen
+    return seen, written
+
+
+def _inputs(seen: dict, written: dict, roots: list) -> list:
+    return [p for p in [*seen, *_module_files(roots)] if p not in written]
 
 
 def _module_files(roots: list) -> list:
@@ -100,7 +105,7 @@ def main(job_path: str) -> None:
     threading.Thread(target=_watch_parent, args=(job["parent_pid"],), daemon=True).start()
     sys.path.insert(0, job["study_dir"])
     roots = job.get("roots") or [job["study_dir"]]
-    seen = _watch_reads(roots)
+    seen, written = _watch_reads(roots)
     try:
         mod_name, fn_name = job["entry"].split(":")
         fn = getattr(importlib.import_module(mod_name), fn_name)
@@ -128,7 +133,7 @@ def main(job_path: str) -> None:
                     pass
             metrics[str(k)] = v if isinstance(v, (int, float, bool, str, type(None))) else repr(v)
         _write(result_path, {"ok": True, "metrics": metrics, "artifacts": _plain(artifacts),
-                             "per_example": _plain(per_example), "inputs": [*seen, *_module_files(roots)]})
+                             "per_example": _plain(per_example), "inputs": _inputs(seen, written, roots)})
     except BaseException as exc:
         import traceback
 
@@ -136,7 +141,7 @@ def main(job_path: str) -> None:
             "ok": False,
             "error": f"{type(exc).__name__}: {exc}",
             "traceback": traceback.format_exc(),
-            "inputs": [*seen, *_module_files(roots)],
+            "inputs": _inputs(seen, written, roots),
         })
         sys.stdout.flush()
         os._exit(1)
