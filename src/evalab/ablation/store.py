@@ -236,7 +236,7 @@ class RunStore:
             return str(self.conn.execute("SELECT value FROM meta WHERE key='store_id'").fetchone()[0])
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
-        if version == SCHEMA_VERSION and _TABLE_NAMES <= tables:  # up to date: opening writes nothing
+        if version == SCHEMA_VERSION and tables >= _TABLE_NAMES:  # up to date: opening writes nothing
             row = self.conn.execute("SELECT value FROM meta WHERE key='store_id'").fetchone()
             if row is not None:
                 return str(row[0])
