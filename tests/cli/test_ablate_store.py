@@ -86,6 +86,8 @@ def test_a_db_that_is_a_fifo_is_refused_without_blocking(tmp_path):
     for cmd in ("run", "status", "report", "gc"):
         assert_refused(("ablate", cmd, study, "--db", fifo), "s.db: is a FIFO (named pipe), not a file",
                        watch=(tmp_path,))
+    assert_refused(("ablate", "run", study, "--db", "/dev/null"), "/dev/null: is a character device, not a file",
+                   watch=(tmp_path,))
 
 
 def test_a_store_of_a_newer_schema_is_named_so(tmp_path):
