@@ -287,7 +287,7 @@ def permutation_test(
     total = pooled.sum()
     observed = abs(x.mean() - y.mean())
     # floating-point ties (identical relabelings summing in another order) count as extreme
-    tol = 1e-9 * max(1.0, float(np.abs(pooled).max()))
+    tol = 1e-9 * max(0.0 if e else 1.0, float(np.abs(pooled).max()))  # (the floor is on the data's scale)
     if math.comb(n, na) <= max_exact:
         idx = np.array(list(itertools.combinations(range(n), na)), dtype=np.int64)
         sums = pooled[idx].sum(axis=1)
@@ -362,7 +362,7 @@ def sign_flip_test(
     e = overflow_exponent(x, y)
     d = np.ldexp(x, -e) - np.ldexp(y, -e)  # p does not depend on the scale
     observed = abs(d.mean())
-    tol = 1e-9 * max(1.0, float(np.abs(d).max()))
+    tol = 1e-9 * max(0.0 if e else 1.0, float(np.abs(d).max()))
     if 2**d.size <= max_exact:
         signs = 1.0 - 2.0 * ((np.arange(2**d.size)[:, None] >> np.arange(d.size)) & 1)
         stats = np.abs(signs @ d) / d.size
