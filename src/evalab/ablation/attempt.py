@@ -15,7 +15,6 @@ import json
 import marshal
 import math
 import os
-import shlex
 import signal
 import socket
 import subprocess
@@ -34,12 +33,12 @@ from evalab.ablation.codeversion import (
     search_roots,
 )
 from evalab.ablation.per_example import EXAMPLES_FILE
-from evalab.ablation.spec import substitute_command
 from evalab.ablation.store import current_version_map, now, version_map
 
 if TYPE_CHECKING:
     from evalab.ablation.plan import PlannedRun
     from evalab.ablation.spec import Study
+    from evalab.ablation.template import CommandLine
 
 _LOG_TAIL = 2000
 # The worker and guard files are executed by a two-line bootstrap rather than `-m ...`
@@ -62,7 +61,7 @@ def make_job(study: Study, run: PlannedRun, out_dir: Path, checkpoint_dir: Path 
         "study_dir": str(study.directory),
         "roots": [str(r.resolve()) for r in search_roots(study.directory)],
         "entry": study.evaluate if evaluating else study.entry,
-        "command": None if evaluating else study.command,
+        "command": None if evaluating or study.template is None else run_command(study, run, out_dir).text,
         "checkpoint_dir": str(checkpoint_dir) if evaluating else None,
         "config": run.config,
         "seed": run.seed,
@@ -116,6 +115,13 @@ class CodeWatch:
 
     def close(self) -> None:
         self.cache.save()
+
+
+def run_command(study: Study, run: PlannedRun, out_dir: Path) -> CommandLine:
+    """The shell command of a command-template run whose folder is ``out_dir``."""
+    if study.template is None:
+        raise ValueError(f"study {study.name!r} has no command template")
+    return study.template.render(run.config, run.seed, str(out_dir / "config.json"), str(out_dir / "metrics.json"))
 
 
 def check_metrics(raw: Any, expected: list[str]) -> tuple[dict[str, float], str]:
@@ -192,8 +198,7 @@ def command_line(job: dict[str, Any], out_dir: Path) -> list[str]:
         job_path = out_dir / "job.bin"
         job_path.write_bytes(marshal.dumps({**job, "parent_pid": os.getpid()}))
         return [sys.executable, "-c", _BOOTSTRAP, str(Path(__file__).with_name("_worker.py")), str(job_path)]
-    shell = substitute_command(job["command"], shlex.quote(str(out_dir / "config.json")), int(job["seed"]),
-                               shlex.quote(str(out_dir / "metrics.json")))
+    shell = job["command"]
     guard = str(Path(__file__).with_name("_guard.py"))
     return [sys.executable, "-c", _BOOTSTRAP, guard, str(os.getpid()), shell]
 
@@ -252,7 +257,9 @@ def read_command_result(out_dir: Path, ended: Ended) -> tuple[Any, Any, str, str
     """``(metrics, artifacts, error, traceback)`` from the command's ``{out}`` JSON file."""
     log = out_dir / "log.txt"
     if ended.returncode != 0:
-        return None, None, f"command exited with code {ended.returncode}", _tail(log)
+        tail = _tail(log)
+        last = next((ln.strip() for ln in reversed(tail.splitlines()) if ln.strip()), "")
+        return None, None, f"command exited with code {ended.returncode}" + (f": {last}" if last else ""), tail
     try:
         raw = json.loads((out_dir / "metrics.json").read_text(encoding="utf-8"))
     except OSError:
@@ -293,6 +300,8 @@ def execute_attempt(job: dict[str, Any], live: Live | None = None) -> dict[str, 
         result.update(error=error, traceback=tb)
         return result
     where = {"dir": str(out_dir), "files": artifacts}
+    if job["command"]:
+        where["command"] = job["command"]  # the shell command as run, placeholders filled in
     if examples:
         where["examples"] = examples
     if job.get("checkpoint_dir"):

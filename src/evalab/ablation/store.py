@@ -177,13 +177,14 @@ class RunStore:
     """
 
     def __init__(self, path: str | Path | None = None, *, create: bool = True,
-                 busy_timeout: float = BUSY_TIMEOUT_S) -> None:
+                 busy_timeout: float = BUSY_TIMEOUT_S, read_only: bool = False) -> None:
         self.path = Path(path) if path is not None else DEFAULT_DB
         self.busy_timeout = busy_timeout
         self._lock = threading.RLock()  # the heartbeat thread shares the connection
-        _check_path(self.path, create)
-        #: the file or its folder cannot be written: the store is opened for reading only
-        self.read_only = self.path.exists() and not _writable(self.path)
+        _check_path(self.path, create and not read_only)
+        #: opened for reading only: asked for (``ablate run --dry-run``), or the file or its
+        #: folder cannot be written (a read-only store is still reported)
+        self.read_only = read_only or (self.path.exists() and not _writable(self.path))
         if not self.read_only:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -227,12 +228,14 @@ class RunStore:
 
     def _open_once(self) -> str:
         tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not tables and self.read_only:
+            raise InputError(f"{self.path}: an empty file, not an evalab run store")
         version = self._schema_version(tables) if tables else None
         if self.read_only:
             if version != SCHEMA_VERSION:
-                raise InputError(f"{self.path}: a read-only run store of schema {version}: this evalab reads schema "
-                                 f"{SCHEMA_VERSION} and migrates older stores in place, which needs write access; make "
-                                 "it writable once (any `evalab ablate` command migrates it)")
+                raise InputError(f"{self.path}: a run store of schema {version}; this evalab reads schema "
+                                 f"{SCHEMA_VERSION} after migrating it in place, which a store opened for reading "
+                                 "only is not: run `evalab ablate status` once with write access to migrate it")
             return str(self.conn.execute("SELECT value FROM meta WHERE key='store_id'").fetchone()[0])
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
@@ -646,24 +649,26 @@ def _writable(path: Path) -> bool:
 
 
 def _connect(path: Path, read_only: bool, busy_timeout: float) -> sqlite3.Connection:
-    """The connection; a read-only store is opened with ``mode=ro``, or as immutable when
-    SQLite cannot share its WAL index (no write access to the folder) and no writer is
-    active (there is no ``-wal`` file with content)."""
+    """The connection; a store opened for reading only is read as an immutable file when
+    no connection has it open (no ``-wal`` file: nothing is created beside it), else with
+    ``mode=ro`` (or immutable when its ``-wal`` file is empty and cannot be shared)."""
     kwargs: dict[str, Any] = {"timeout": min(busy_timeout, 5.0), "isolation_level": None, "check_same_thread": False}
     if not read_only:
         return sqlite3.connect(path, **kwargs)
     uri = path.resolve().as_uri()
+    wal = Path(f"{path}-wal")
+    if not wal.exists():  # no connection has it open (SQLite's read-only mode would create one)
+        return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, **kwargs)
     conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, **kwargs)
     try:
         conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
         return conn
     except sqlite3.OperationalError:
         conn.close()
-    wal = Path(f"{path}-wal")
-    if wal.exists() and wal.stat().st_size > 0:
-        raise InputError(f"{path}: the run database is read-only to this user and another process is writing it "
+    if wal.stat().st_size > 0:
+        raise InputError(f"{path}: the run database cannot be written here and another process is writing it "
                          f"({wal.name} is not empty); read it once that process has finished")
-    return sqlite3.connect(f"{uri}?immutable=1", uri=True, **kwargs)
+    return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, **kwargs)
 
 
 def store_fault(path: Path, exc: sqlite3.Error) -> EvalabError:
