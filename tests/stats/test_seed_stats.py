@@ -3,6 +3,7 @@ the permutation test, power and the seed count; plus ASO properties."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -243,3 +244,17 @@ def test_rescaled_statistics_match_the_unscaled_ones(a, b, exp):
     assert permutation_test(big_a, big_b)[0] == pytest.approx(permutation_test(a, b)[0])
     small, big = welch(a, b), welch(big_a, big_b)
     assert (math.isnan(small.p) and math.isnan(big.p)) or big.p == pytest.approx(small.p, rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=7), st.lists(st.integers(0, 4), min_size=1, max_size=7),
+       st.floats(0.01, 10.0))
+def test_exact_permutation_p_counts_every_relabeling(a, b, scale):
+    """The half-sum count (relabelings built once per (n1, n2)) equals enumerating every
+    relabeling, ties included (integer values make many)."""
+    x, y = np.array(a) * scale, np.array(b) * scale
+    pooled, observed = np.concatenate([x, y]), abs(x.mean() - y.mean())
+    tol = 1e-9 * max(1.0, float(np.abs(pooled).max()))
+    hits = [abs(pooled[list(i)].mean() - np.delete(pooled, list(i)).mean()) >= observed - tol
+            for i in itertools.combinations(range(pooled.size), x.size)]
+    assert permutation_test(x, y) == (pytest.approx(float(np.mean(hits)), abs=1e-12), True)

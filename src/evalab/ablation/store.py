@@ -517,8 +517,8 @@ class RunStore:
         current = version_map(study)
         out = []
         for version, count in self.conn.execute(
-            "SELECT code_version, COUNT(*) FROM runs WHERE study=? AND code_version != ? GROUP BY code_version "
-            "ORDER BY MAX(finished_at) DESC", (study.name, study.code_version),
+            f"SELECT code_version, COUNT(*) FROM runs WHERE study=? AND code_version NOT IN ({_marks(study)}) "
+            "GROUP BY code_version ORDER BY MAX(finished_at) DESC", (study.name, *study.code_versions),
         ):
             row = self.conn.execute("SELECT files, git_commit FROM code_versions WHERE study=? AND code_version=?",
                                     (study.name, version)).fetchone()
@@ -538,19 +538,20 @@ class RunStore:
         from evalab.ablation.plan import plan_runs
 
         self.check_study_file(study)
-        current = {r.key for r in plan_runs(study)}
-        where = "study=? AND code_version != ?"
-        args = (study.name, study.code_version)
+        planned = {r.key for r in plan_runs(study)}
 
         def delete() -> list[str]:
-            keys = [r[0] for r in self.conn.execute(f"SELECT run_key FROM runs WHERE {where}", args)]
-            bad = next((k for k in keys if not RUN_KEY_RE.match(k) or k in current), None)
+            current, marks = (study.name, *study.code_versions), _marks(study)
+            keys = [r[0] for r in self.conn.execute(f"SELECT run_key FROM runs WHERE study=? AND code_version NOT IN ({marks})", current)]
+            bad = next((k for k in keys if not RUN_KEY_RE.match(k) or k in planned), None)
             if bad is not None:
                 raise InputError(f"{self.path}: a superseded run of study {study.name!r} has key {bad!r}, which is "
-                                 f"{'a run of the current plan' if bad in current else 'no run key'}: the store was "
+                                 f"{'a run of the current plan' if bad in planned else 'no run key'}: the store was "
                                  "edited by hand; nothing was removed")
-            self.conn.execute(f"DELETE FROM runs WHERE {where}", args)
-            self.conn.execute("DELETE FROM code_versions WHERE study=? AND code_version != ?", args)
+            self.conn.execute(f"DELETE FROM runs WHERE study=? AND code_version NOT IN ({marks})", current)
+            # the file map recorded under the study's code version stays (it names both stages' files)
+            self.conn.execute(f"DELETE FROM code_versions WHERE study=? AND code_version NOT IN ({_marks(study, 1)})",
+                              (*current, study.code_version))
             return keys
 
         keys = self.write(delete)
@@ -584,6 +585,11 @@ class RunStore:
         return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
 
 
+def _marks(study: Study, extra: int = 0) -> str:
+    """SQL placeholders for the study's current code versions (one per stage), plus ``extra``."""
+    return ", ".join("?" * (len(study.code_versions) + extra))
+
+
 def version_map(study: Study) -> dict[str, str]:
     """What the code version is made of: the code's file map, and each computed metric's
     definition with its reference contents (``[metrics.NAME]``), so a superseded version
@@ -604,7 +610,7 @@ def stale_runs(study: Study, runs: Iterable[StoredRun]) -> dict[str, list[str]]:
     cache = DigestCache()
     out = {}
     for run in runs:
-        if run.status == "ok" and run.inputs and run.code_version == study.code_version:
+        if run.status == "ok" and run.inputs and run.code_version in study.code_versions:
             changed = changed_inputs(run.inputs, study.directory, cache)
             if changed:
                 out[run.key] = changed
