@@ -62,7 +62,12 @@ from typing import Any
 
 import tomllib
 
-from evalab.ablation.codeversion import CodeVersion, derive_code_version
+from evalab.ablation.codeversion import (
+    CodeVersion,
+    DigestCache,
+    declared_inputs,
+    derive_code_version,
+)
 from evalab.ablation.computed import ComputedMetric, parse_tables
 from evalab.ablation.curves import CurveSettings, parse_settings
 from evalab.ablation.display import Display, check_rows, parse_display
@@ -96,8 +101,11 @@ STUDY_KEYS = {
     "paired_seeds": "true when seed s of every row shares data order/initialisation (deltas paired by seed); default false",
     "bounds": "metric -> [low, high]: the values a metric can take, e.g. { acc = [0, 100] }",
     "min_effect": "smallest effect of interest: a number (for the primary metric) or metric -> number",
+    "inputs": "list of data files the runs read, as glob patterns relative to the study file, e.g. [\"data/*\"]",
     "definitions": "metric -> what it measures (the report prints it; computed metrics print their signature)",
 }
+#: the longest study name: it names a run folder, and the file system's limit is 255 bytes
+MAX_NAME_LENGTH = 100
 #: keys of a run's result (artifacts, per_example) and columns of `ablate import` (row,
 #: config, seed, outputs): a metric under one of these names would be taken for them
 RESERVED_METRIC_NAMES = frozenset({"artifacts", "per_example", "row", "config", "seed", "outputs"})
@@ -274,6 +282,9 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     if not isinstance(name, str) or not _NAME_RE.match(name) or ".." in name:
         raise w.error("[study] name", f"{name!r} is not a plain name: it names the study's run folder, so use letters, "
                       "digits, space and . _ + - (no / \\ or .., not starting with . or a space)", "name", "study")
+    if len(name) > MAX_NAME_LENGTH:
+        raise w.error("[study] name", f"is {len(name)} characters long; it names the study's run folder, so at most "
+                      f"{MAX_NAME_LENGTH}", "name", "study")
     entry, command = st.get("entry"), st.get("command")
     if (entry is None) == (command is None):
         raise w.error("[study]", "give exactly one of entry = 'module:function' or command = '... {config} {seed} {out}'")
@@ -286,7 +297,8 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         raise w.error("[study] seeds", f"must be integers, got {seeds!r}", "seeds", "study")
     if len(set(seeds)) != len(seeds):
         raise w.error("[study] seeds", f"has duplicates: {seeds!r}", "seeds", "study")
-    metrics, computed = _metrics(st, data.get("metrics", {}), path.parent, w)
+    cache = DigestCache()
+    metrics, computed = _metrics(st, data.get("metrics", {}), path.parent, w, cache)
     primary = st.get("primary", metrics[0])
     if primary not in metrics:
         raise w.error("[study] primary", f"{primary!r} is not one of metrics {metrics!r}", "primary", "study")
@@ -334,13 +346,17 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     # found without importing, so `status` and `report` (which skip the import check)
     # derive the same code version as `run`; it covers both entry points' code
     module_files = [find_module_file(p, path.parent) for p in (entry, evaluate) if p is not None]
-    code = derive_code_version(path.parent, entry, command, [f for f in module_files if f], pinned=code_version)
+    declared = _inputs(st.get("inputs", []), path.parent, w)
+    code = derive_code_version(path.parent, entry, command, [f for f in module_files if f], pinned=code_version,
+                               inputs=declared, cache=cache)
     curves = _curves(data.get("curves", {}), entry, w)
     stage_versions = {}
     if evaluate is not None and code_version is None:
         for stage, point, files in (("train", entry, module_files[:1]), ("eval", evaluate, module_files[1:])):
-            part = derive_code_version(path.parent, point, command if stage == "train" else None, [f for f in files if f])
+            part = derive_code_version(path.parent, point, command if stage == "train" else None, [f for f in files if f],
+                                       inputs=declared, cache=cache)
             stage_versions[stage] = _with_curves(_with_outputs(part.version, computed), curves)
+    cache.save()
     return Study(
         curves=curves, computed=computed, paired_seeds=paired_seeds, bounds=bounds, min_effect=min_effect,
         path=path, name=name, seeds=tuple(seeds), metrics=tuple(metrics), primary=primary,
@@ -389,10 +405,11 @@ def _shown_configs(base: dict[str, Any], evaluation: dict[str, Any], variants: l
     return rows + [(c.label, {**evaluation, **c.config}) for c in cells]
 
 
-def _metrics(st: dict[str, Any], tables: Any, directory: Path, w: _Where) -> tuple[list[str], dict[str, ComputedMetric]]:
+def _metrics(st: dict[str, Any], tables: Any, directory: Path, w: _Where,
+             cache: DigestCache) -> tuple[list[str], dict[str, ComputedMetric]]:
     """The study's metrics: those runs return (``[study] metrics``), then those evalab
     computes from the runs' output files (``[metrics.NAME]`` tables)."""
-    computed = parse_tables(tables, directory, w.error)
+    computed = parse_tables(tables, directory, w.error, cache)
     returned = st.get("metrics", [] if computed else None)
     if returned is None:
         raise w.error("[study] metrics", "missing (list of metric names the run returns; or declare [metrics.NAME] "
@@ -530,6 +547,18 @@ def _with_curves(version: str, curves: CurveSettings) -> str:
 
     digest = hashlib.sha256(f"{curves.select}|{curves.stop_when}".encode()).hexdigest()
     return f"{version}+c{digest[:8]}"
+
+
+def _inputs(raw: Any, directory: Path, w: _Where) -> list[Path]:
+    """The files ``[study] inputs`` names (part of the code version: a changed data file
+    supersedes the runs that read it)."""
+    if not isinstance(raw, list) or not all(isinstance(p, str) and p.strip() and "\0" not in p for p in raw):
+        raise w.error("[study] inputs", f"must be a list of file names or glob patterns, e.g. [\"data/*\"]; got {raw!r}",
+                      "inputs", "study")
+    try:
+        return declared_inputs(directory, raw)
+    except ValueError as exc:
+        raise w.error("[study] inputs", str(exc), "inputs", "study") from None
 
 
 def _check_plain(value: Any, where: str, w: _Where, key: str | None = None) -> None:

@@ -190,11 +190,12 @@ def status_cmd(
 
 
 def _status_header_lines(st: StudyStatus) -> list[str]:
-    from evalab.ablation.status import superseded_lines
+    from evalab.ablation.status import stale_lines, superseded_lines
 
     git = f"; git {st.git.commit[:10]}{' (dirty tree)' if st.git.dirty else ''}" if st.git else ""
-    return [f"{st.study}: {st.ok}/{st.planned} ok, {st.failed} failed, {st.pending} pending ({st.db_path})",
-            f"code version {st.code_version}{git}", *superseded_lines(st.superseded or [])]
+    where = f"{st.db_path}, read-only" if st.read_only else str(st.db_path)
+    return [f"{st.study}: {st.ok}/{st.planned} ok, {st.failed} failed, {st.pending} pending ({where})",
+            f"code version {st.code_version}{git}", *superseded_lines(st.superseded or []), *stale_lines(st.stale)]
 
 
 def _emit_status(st: StudyStatus, fmt: str, out: str | None) -> None:
