@@ -102,15 +102,15 @@ def test_git_commit_and_dirty_flag_are_recorded(tmp_path):
     assert (study.code.git.commit, study.code.git.dirty) == (head, False)
     db = tmp_path / "s.db"
     run_study(study, db, progress=False)
+    from evalab.ablation import analyze
+
+    notes = analyze(study, db).notes  # (once helper.py changes, the runs that read it are stale)
     (tmp_path / "helper.py").write_text("OFFSET = 70.0\nX = 1\n", encoding="utf-8")
     assert load_study(path).code.git.dirty
     from evalab.ablation import RunStore
 
     with RunStore(db) as store:
         assert {(r.git_commit, r.git_dirty) for r in store.runs("synth").values()} == {(head, False)}
-    from evalab.ablation import analyze
-
-    notes = analyze(study, db).notes
     assert f"Code version {study.code_version} (hash of the code the entry imports)." in notes
     assert f"Runs used: 2 at git {head[:10]}." in notes
 

@@ -190,3 +190,27 @@ def test_import_needs_a_study_and_an_existing_file(tmp_path, study, run_cli):
     assert r.exit_code == 2 and "none.csv: no such file" in r.stderr
     r = run_cli("ablate", "import", tmp_path / "none.csv", "--study", tmp_path / "nostudy.toml")
     assert r.exit_code == 2 and "nostudy.toml: no such study file" in r.stderr
+
+
+@pytest.mark.parametrize(("name", "text", "needle"), [
+    ("runs.csv", "row,seed,acc,loss\nbase,0,7_5,0.5\n", "runs.csv:2: metric acc is '7_5', not a decimal number"),  # float() would give 75.0
+    ("runs.csv", "row,seed,acc,loss\nbase,0,0x10,0.5\n", "runs.csv:2: metric acc is '0x10', not a decimal number"),
+    ("runs.csv", "row,seed,acc,loss\nbase,0,1e400,0.5\n", "runs.csv:2: column acc: '1e400': beyond the range of a float"),
+    ("runs.csv", f"row,seed,acc,loss\nbase,0,{2**53 + 1},0.5\n",
+     "runs.csv:2: column acc: '9007199254740993': an integer beyond 2**53"),
+    ("runs.csv", "row,seed,acc,loss\nbase,1_0,0.5,0.5\n", "runs.csv:2: seed '1_0' is not one of the study's seeds"),
+    ("runs.csv", "config.shift,seed,acc,loss\n1_0,0,0.5,0.5\n", "runs.csv:2: config key shift: '1_0': not a decimal number"),
+    ("runs.jsonl", '{"row": "base", "seed": 0, "acc": ' + "9" * 400 + ', "loss": 0.5}\n',
+     "runs.jsonl:1: column acc: '" + "9" * 400 + "': an integer beyond 2**53"),  # OverflowError before
+    ("runs.jsonl", '{"row": "base", "seed": 0, "acc": 1e400, "loss": 0.5}\n', "runs.jsonl:1: column acc: '1e400': beyond"),
+    ("runs.jsonl", '{"row": "base", "seed": 0, "acc": NaN, "loss": 0.5}\n', "runs.jsonl:1: column acc: 'NaN': not a finite"),
+    ("runs.csv", "row,seed,acc,loss\nbase,0,1e-400,0.5\n", "runs.csv:2: column acc: '1e-400': beyond the range"),
+    ("runs.jsonl", '{"row": "base", "seed": 0, "acc": 0.5, "loss": 0.5, "per_example": {"acc": [1, 1e999]}}\n',
+     "runs.jsonl:1: column per_example.acc[1]: '1e999': beyond the range of a float"),
+])
+def test_numbers_are_read_strictly(tmp_path, study, name, text, needle):
+    from tests.cli.refusal import assert_refused
+
+    runs = tmp_path / name
+    runs.write_text(text, encoding="utf-8")
+    assert_refused(("ablate", "import", runs, "--study", study, "--db", tmp_path / "s.db"), needle, watch=(tmp_path,))

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from evalab.stats.seed_stats import (
@@ -212,6 +212,38 @@ def test_welch_with_spreads_near_the_smallest_float_keeps_its_degrees_of_freedom
     e = 2e-108
     r = welch([0.0, e, -e], [50 * e, 51 * e, 49 * e])
     assert r.delta == pytest.approx(-50 * e) and r.df == pytest.approx(4.0) and r.p < 1e-4
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(min_value=1e300, max_value=1.7976931348623157e308), st.booleans(),
+       st.integers(min_value=2, max_value=5), st.integers(min_value=2, max_value=5))
+def test_identical_rows_near_the_float_limit_are_never_significant(magnitude, negative, na, nb):
+    value = -magnitude if negative else magnitude
+    from evalab.stats.seed_stats import mean_ci, paired_t, permutation_test, sign_flip_test, welch
+
+    a, b = [value] * na, [value] * nb
+    assert permutation_test(a, b)[0] == 1.0
+    assert welch(a, b).p == 1.0 and welch(a, b).delta == 0.0
+    assert paired_t(a, a).p == 1.0 and sign_flip_test(a, a)[0] == 1.0
+    assert mean_ci(a).mean == value
+
+
+# values of two decimals: tiny ones would underflow in the unscaled reference itself
+_CENTS = st.integers(min_value=-10_000, max_value=10_000).map(lambda k: k / 100)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_CENTS, min_size=2, max_size=5), st.lists(_CENTS, min_size=2, max_size=5),
+       st.integers(min_value=1000, max_value=1015))
+def test_rescaled_statistics_match_the_unscaled_ones(a, b, exp):
+    # values times 2**exp (near the float limit): p and t are those of the values themselves
+    from evalab.stats.seed_stats import permutation_test, welch
+
+    big_a, big_b = [math.ldexp(v, exp - 7) for v in a], [math.ldexp(v, exp - 7) for v in b]
+    assume(all(math.isfinite(v) for v in big_a + big_b))
+    assert permutation_test(big_a, big_b)[0] == pytest.approx(permutation_test(a, b)[0])
+    small, big = welch(a, b), welch(big_a, big_b)
+    assert (math.isnan(small.p) and math.isnan(big.p)) or big.p == pytest.approx(small.p, rel=1e-9, abs=1e-12)
 
 
 @settings(max_examples=150, deadline=None)

@@ -69,6 +69,11 @@ permutations=10000) -> StudyAnalysis``
     say so.
     ``StudyAnalysis.to_dict()`` gives plain JSON-ready data.
 
+``log(step=..., **values) -> bool``
+    In an entry point: append per-step values to the run's curves (``metrics.jsonl`` in its
+    run folder); True once the study's ``[curves] stop_when`` rule holds. Stored compactly
+    per run and metric, drawn by the HTML report (:mod:`evalab.ablation.curves`).
+
 The renderers live in :mod:`evalab.report`: ``render_table(analysis)`` (prints a rich
 table), ``render_markdown``, ``render_latex``, ``render_json`` and ``render_html`` (a
 self-contained page with a forest plot of Δ and a level plot per metric).
@@ -116,6 +121,7 @@ _EXPORTS = {
     "MetricStats": "evalab.ablation.analysis",
     "Contrast": "evalab.ablation.analysis",
     "analyze": "evalab.ablation.analysis",
+    "log": "evalab.ablation.curves",
 }
 
 __all__ = sorted(_EXPORTS)

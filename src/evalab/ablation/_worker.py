@@ -13,7 +13,11 @@ checkpoint folder (the trained run's folder), passed as the third argument:
 ``evaluate(config, seed, checkpoint_dir)``. The result is written
 with marshal to ``result.bin`` in that folder: ``{"ok": true, "metrics": ..., "artifacts": ...,
 "per_example": ...}`` (``per_example``: the run's ``{metric: [value per test example]}`` or None)
-or ``{"ok": false, "error": ..., "traceback": ...}``.
+or ``{"ok": false, "error": ..., "traceback": ...}``; both with ``"inputs"``, the files under
+the study's folders (``job["roots"]``) the run opened for reading or imported a module
+from, as an audit hook (:func:`sys.addaudithook`) in this process observed them: ``open()``,
+``io.open_code`` (every import from source or bytecode), ``os.open`` and whatever builds on
+them (numpy, pandas, ``importlib``) cannot read a file unseen.
 """
 
 import importlib
@@ -49,6 +53,44 @@ def _plain(value, depth=0):
     return repr(value) if not hasattr(value, "__fspath__") else os.fspath(value)
 
 
+def _watch_reads(roots: list) -> tuple:
+    """Install the audit hook; it fills two dicts (used as ordered sets): the files under
+    ``roots`` opened for reading, and those opened for writing (a file the run writes
+    itself, a cache, is its output, not an input)."""
+    seen, written = {}, {}
+    prefixes = tuple(r.rstrip(os.sep) + os.sep for r in roots)
+    abspath = os.path.abspath
+
+    def hook(event, args):
+        if event != "open":
+            return
+        path, mode, flags = args
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if not isinstance(path, str):
+            return  # a file descriptor: the file was opened (and seen) before
+        full = path if path.startswith(prefixes) else abspath(path)
+        if not full.startswith(prefixes):
+            return
+        if (flags & 3) if mode is None else ("w" in mode or "a" in mode or "x" in mode or "+" in mode):
+            written[full] = None  # O_WRONLY / O_RDWR, or a writing mode
+        else:
+            seen[full] = None
+
+    sys.addaudithook(hook)
+    return seen, written
+
+
+def _inputs(seen: dict, written: dict, roots: list) -> list:
+    return [p for p in [*seen, *_module_files(roots)] if p not in written]
+
+
+def _module_files(roots: list) -> list:
+    prefixes = tuple(r.rstrip(os.sep) + os.sep for r in roots)
+    files = (getattr(m, "__file__", None) for m in list(sys.modules.values()))
+    return [f for f in files if isinstance(f, str) and f.startswith(prefixes)]
+
+
 def _write(path: str, payload: dict) -> None:
     tmp = path + ".tmp"
     with open(tmp, "wb") as fh:
@@ -62,6 +104,8 @@ def main(job_path: str) -> None:
     result_path = os.path.join(job["out_dir"], "result.bin")
     threading.Thread(target=_watch_parent, args=(job["parent_pid"],), daemon=True).start()
     sys.path.insert(0, job["study_dir"])
+    roots = job.get("roots") or [job["study_dir"]]
+    seen, written = _watch_reads(roots)
     try:
         mod_name, fn_name = job["entry"].split(":")
         fn = getattr(importlib.import_module(mod_name), fn_name)
@@ -89,7 +133,7 @@ def main(job_path: str) -> None:
                     pass
             metrics[str(k)] = v if isinstance(v, (int, float, bool, str, type(None))) else repr(v)
         _write(result_path, {"ok": True, "metrics": metrics, "artifacts": _plain(artifacts),
-                             "per_example": _plain(per_example)})
+                             "per_example": _plain(per_example), "inputs": _inputs(seen, written, roots)})
     except BaseException as exc:
         import traceback
 
@@ -97,6 +141,7 @@ def main(job_path: str) -> None:
             "ok": False,
             "error": f"{type(exc).__name__}: {exc}",
             "traceback": traceback.format_exc(),
+            "inputs": _inputs(seen, written, roots),
         })
         sys.stdout.flush()
         os._exit(1)

@@ -49,7 +49,7 @@ from evalab.ablation.findings import (
 from evalab.ablation.per_example import ExampleStats
 from evalab.ablation.plan import Row, plan_runs, study_rows, study_run_key
 from evalab.ablation.spec import own_bounds
-from evalab.ablation.store import RunStore, StoredRun
+from evalab.ablation.store import RunStore, StoredRun, stale_runs
 from evalab.errors import InputError, SettingsError
 from evalab.stats.effects import Contrast, factorial_effects
 from evalab.stats.resampling import check_n_samples
@@ -59,6 +59,7 @@ from evalab.stats.seed_stats import (
     paired_t,
     pairs_needed,
     permutation_test,
+    pooled_sd,
     seeds_needed,
     sign_flip_test,
     welch,
@@ -242,6 +243,8 @@ def analyze(
     by_key = {r.key: r for r in plan}
     with RunStore(db_path, create=False) as store:
         stored = store.runs(study.name)
+        for key in stale_runs(study, stored.values()):  # a file it read changed: not used
+            del stored[key]
         db = str(store.path)
         examples, refused = _examples_of_runs(study, store, stored, by_key)
     runs = _Runs(study, stored, examples)
@@ -595,7 +598,7 @@ def _metric_stats(
     needed = None
     flag = True
     if len(vals) >= 2 and len(base) >= 2:
-        pooled = math.sqrt((np.var(vals, ddof=1) + np.var(base, ddof=1)) / 2.0)
+        pooled = pooled_sd(vals, base)
         needed = seeds_needed(_power_target(w.delta, min_effect), pooled, alpha=alpha, power=power)
         # too few seeds: the delta is not separated from seed noise, and a power analysis
         # says more seeds than we have would be needed to detect a delta this large

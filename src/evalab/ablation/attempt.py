@@ -25,8 +25,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalab.ablation.codeversion import (
+    DigestCache,
+    changed_files,
+    input_digests,
+    observed_files,
+    search_roots,
+)
+from evalab.ablation.curves import LOG_FILE, RUN_DIR_ENV, STOP_ENV, collect_curves
 from evalab.ablation.per_example import EXAMPLES_FILE
-from evalab.ablation.store import now
+from evalab.ablation.store import current_version_map, now, version_map
 
 if TYPE_CHECKING:
     from evalab.ablation.plan import PlannedRun
@@ -52,6 +60,7 @@ def make_job(study: Study, run: PlannedRun, out_dir: Path, checkpoint_dir: Path 
     return {
         "key": run.key,
         "study_dir": str(study.directory),
+        "roots": [str(r.resolve()) for r in search_roots(study.directory)],
         "entry": study.evaluate if evaluating else study.entry,
         "command": None if evaluating or study.template is None else run_command(study, run, out_dir).text,
         "checkpoint_dir": str(checkpoint_dir) if evaluating else None,
@@ -63,7 +72,51 @@ def make_job(study: Study, run: PlannedRun, out_dir: Path, checkpoint_dir: Path 
         "metrics": list(study.returned),
         "computed": [c.to_job() for c in study.computed.values()],
         "bounds": {m: list(b) for m, b in study.bounds.items()},
+        "curves": study.curves.to_job(),
     }
+
+
+class CodeWatch:
+    """The study's code (and declared inputs, and models) hashed again when a run is
+    claimed and when it finishes: a run that would execute other code than the version it
+    is stored under, or whose code changed while it ran, is failed with that reason (a
+    study whose ``code_version`` is pinned is not watched: the pin is the user's word)."""
+
+    def __init__(self, study: Study) -> None:
+        self.study = study
+        self.watched = not (study.code is not None and study.code.pinned)
+        self.cache = DigestCache()
+        self.loaded = version_map(study)
+        self.at_claim: dict[str, dict[str, str]] = {}
+
+    def _now(self) -> dict[str, str]:
+        return current_version_map(self.study, self.cache)
+
+    def claimed(self, key: str) -> str:
+        """'' when the code is still the loaded version's, else why the run is not run."""
+        if not self.watched:
+            return ""
+        files = self._now()
+        self.at_claim[key] = files
+        changed = changed_files(self.loaded, files)
+        if changed:
+            return (f"the study's code changed after `ablate run` loaded it (changed: {', '.join(changed)}); not run "
+                    "under the old code version: run `evalab ablate run` again")
+        return ""
+
+    def finished(self, key: str) -> str:
+        """'' when the code is what it was at the run's claim, else why its result is refused."""
+        before = self.at_claim.pop(key, None)
+        if not self.watched or before is None:
+            return ""
+        changed = changed_files(before, self._now())
+        if changed:
+            return (f"the study's code changed while the run ran (changed: {', '.join(changed)}); its result is not "
+                    "stored as the code version's: run `evalab ablate run` again")
+        return ""
+
+    def close(self) -> None:
+        self.cache.save()
 
 
 def run_command(study: Study, run: PlannedRun, out_dir: Path) -> CommandLine:
@@ -133,7 +186,7 @@ def prepare_folder(job: dict[str, Any]) -> Path:
     out_dir = Path(job["out_dir"])
     out_dir.mkdir(parents=True, exist_ok=True)
     outputs = [spec["outputs"] for spec in job.get("computed", [])]
-    for stale in ("result.bin", "metrics.json", EXAMPLES_FILE, *outputs):
+    for stale in ("result.bin", "metrics.json", LOG_FILE, EXAMPLES_FILE, *outputs):
         path = out_dir / stale
         if path.is_file() or path.is_symlink():
             path.unlink()
@@ -157,6 +210,8 @@ def launch_and_wait(job: dict[str, Any], argv: list[str], out_dir: Path, live: L
     and kill the group when it runs over or the runner is cancelled."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (job["study_dir"], env.get("PYTHONPATH", "")) if p)
+    env[RUN_DIR_ENV] = str(out_dir)  # evalab.ablation.log() writes the run's curves there
+    env[STOP_ENV] = (job.get("curves") or {}).get("stop_when", "") if job["entry"] else ""
     started, t0 = now(), time.perf_counter()
     with open(out_dir / "log.txt", "wb") as log:
         proc = subprocess.Popen(argv, cwd=job["study_dir"], env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -221,8 +276,13 @@ def read_command_result(out_dir: Path, ended: Ended) -> tuple[Any, Any, str, str
 
 def execute_attempt(job: dict[str, Any], live: Live | None = None) -> dict[str, Any]:
     """Run one attempt of a run in a fresh process; return a plain result dict."""
-    out_dir = prepare_folder(job)
-    ended = launch_and_wait(job, command_line(job, out_dir), out_dir, live)
+    try:
+        out_dir = prepare_folder(job)
+        ended = launch_and_wait(job, command_line(job, out_dir), out_dir, live)
+    except OSError as exc:  # the run folder cannot be written (a full disk, a file-size limit)
+        return {"status": "failed", "metrics": {}, "artifacts": None, "traceback": "", "duration": 0.0,
+                "error": f"cannot prepare the run folder: {exc.filename or job['out_dir']}: {exc.strerror}",
+                "host": socket.gethostname(), "started_at": now(), "finished_at": now()}
     result: dict[str, Any] = {
         "status": "failed", "metrics": {}, "artifacts": None, "error": "", "traceback": "",
         "duration": ended.duration, "host": socket.gethostname(), "started_at": ended.started_at,
@@ -235,6 +295,10 @@ def execute_attempt(job: dict[str, Any], live: Live | None = None) -> dict[str, 
     read = read_entry_result if job["entry"] else read_command_result
     raw, artifacts, error, tb = read(out_dir, ended)
     per_example = raw.pop("per_example", None) if isinstance(raw, dict) else None
+    curve_entry: dict[str, Any] = {}
+    blobs: dict[str, str] = {}
+    if not error and isinstance(raw, dict):
+        curve_entry, blobs, error = collect_curves(job, out_dir / LOG_FILE, raw)  # logged values: the selection rule applies
     if not error:
         metrics, error = check_metrics(raw, job["metrics"])
     examples: dict[str, Any] = {}
@@ -250,8 +314,27 @@ def execute_attempt(job: dict[str, Any], live: Live | None = None) -> dict[str, 
         where["examples"] = examples
     if job.get("checkpoint_dir"):
         where["checkpoint_dir"] = job["checkpoint_dir"]
-    result.update(status="ok", metrics=metrics, artifacts=where)
+    if curve_entry:
+        where["curves"] = curve_entry
+    result.update(status="ok", metrics=metrics, artifacts=where, curves=blobs, inputs=read_inputs(job, out_dir))
     return result
+
+
+def read_inputs(job: dict[str, Any], out_dir: Path) -> dict[str, str]:
+    """Name -> digest of the study's files the run read (its worker's audit record; a
+    command template declares its inputs in ``[study] inputs`` instead)."""
+    if not job["entry"]:
+        return {}
+    try:
+        paths = marshal.loads((out_dir / "result.bin").read_bytes()).get("inputs") or []
+    except (OSError, ValueError, EOFError, TypeError, AttributeError):
+        return {}
+    cache = DigestCache()
+    roots = [Path(r) for r in job.get("roots") or [job["study_dir"]]]
+    digests = input_digests(observed_files([p for p in paths if isinstance(p, str)], Path(job["study_dir"]), out_dir),
+                            roots, cache)
+    cache.save()
+    return digests
 
 
 def collect_examples(job: dict[str, Any], out_dir: Path, metrics: dict[str, float],

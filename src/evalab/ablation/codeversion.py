@@ -17,11 +17,16 @@ version also keeps the file -> hash map, so a newer version can say which files 
 from __future__ import annotations
 
 import ast
+import contextlib
+import glob as globmod
 import hashlib
+import json
+import os
 import shlex
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 _DOC_OWNERS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -42,6 +47,8 @@ class CodeVersion:
     files: dict[str, str] = field(default_factory=dict)
     git: GitState | None = None
     pinned: bool = False  # ``code_version`` was written in the study file
+    start: tuple[Path, ...] = ()  # the entry modules and command files the map starts from
+    inputs: tuple[Path, ...] = ()  # the declared input files (``[study] inputs``)
 
 
 def tree_hash(path: Path) -> str:
@@ -191,16 +198,18 @@ def _display_name(path: Path, roots: list[Path]) -> str:
 
 
 def derive_code_version(directory: Path, entry: str | None, command: str | None,
-                        module_files: list[str] | str | None, pinned: str | None = None) -> CodeVersion:
+                        module_files: list[str] | str | None, pinned: str | None = None,
+                        inputs: list[Path] | None = None, cache: DigestCache | None = None) -> CodeVersion:
     """The code version of a study: ``pinned`` when given, else a hash of the file map of
-    ``module_files`` (the modules of the entry points: ``entry`` and ``evaluate``)."""
-    roots = search_roots(directory)
+    ``module_files`` (the modules of the entry points: ``entry`` and ``evaluate``), the
+    files the command names, and the declared ``inputs`` (data files the runs read)."""
     if isinstance(module_files, str):
         module_files = [module_files]
     start: list[Path] = [Path(f) for f in module_files or ()]
     if command:
         start.extend(command_files(command, directory))
-    files = {_display_name(p, roots): _file_hash(p) for p in local_imports(start, roots)}
+    declared = tuple(inputs or ())
+    files = code_files(directory, start, declared, cache or DigestCache())
     if pinned is not None:
         version = pinned
     elif files:
@@ -210,7 +219,18 @@ def derive_code_version(directory: Path, entry: str | None, command: str | None,
         version = h.hexdigest()[:12]
     else:  # nothing local found: the entry or command text is all we know
         version = hashlib.sha256((entry or command or "").encode()).hexdigest()[:12]
-    return CodeVersion(version=version, files=files, git=git_state(directory), pinned=pinned is not None)
+    return CodeVersion(version=version, files=files, git=git_state(directory), pinned=pinned is not None,
+                       start=tuple(start), inputs=declared)
+
+
+def code_files(directory: Path, start: list[Path] | tuple[Path, ...], inputs: tuple[Path, ...],
+               cache: DigestCache) -> dict[str, str]:
+    """The file map of a code version: the modules reachable from ``start`` and the
+    declared input files, each by its name (relative to the study's roots) and digest."""
+    roots = search_roots(directory)
+    files = {_display_name(p, roots): _file_hash(p) for p in local_imports(list(start), roots)}
+    files.update(input_digests(list(inputs), roots, cache))
+    return files
 
 
 def _file_hash(path: Path) -> str:
@@ -234,3 +254,133 @@ def changed_files(old: dict[str, str], new: dict[str, str]) -> list[str]:
         elif old[name] != new[name]:
             out.append(name)
     return out
+
+
+# ---------------------------------------------------------------------------- artifacts
+
+#: digests kept in the cache file at most (the oldest go first)
+_CACHE_LIMIT = 20_000
+
+
+def cache_file() -> Path:
+    """Where file digests are cached: ``$EVALAB_CACHE_DIR`` or ``$XDG_CACHE_HOME/evalab``
+    (default ``~/.cache/evalab``), file ``file-digests.json``."""
+    root = os.environ.get("EVALAB_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "evalab")
+    return Path(root) / "file-digests.json"
+
+
+class DigestCache:
+    """sha256 digests of files, reused while a file's size, mtime and inode are unchanged,
+    so a model of gigabytes is hashed once, not on every run. The cache file is optional:
+    one that cannot be read or written only costs the hashing."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path if path is not None else cache_file()
+        self._entries: dict[str, list[Any]] = {}
+        self._dirty = False
+        with contextlib.suppress(OSError, ValueError):
+            loaded = json.loads(self.path.read_text(encoding="utf-8"))
+            if isinstance(loaded, dict):
+                self._entries = {k: v for k, v in loaded.items() if isinstance(v, list) and len(v) == 2}
+
+    def digest(self, path: Path) -> str:
+        """sha256 (16 hex digits) of the file's bytes."""
+        st = path.stat()
+        key, stamp = str(path.resolve()), [st.st_size, st.st_mtime_ns, st.st_ino]
+        hit = self._entries.get(key)
+        if hit is not None and hit[0] == stamp:
+            return str(hit[1])
+        h = hashlib.sha256(b"bytes:")
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        value = h.hexdigest()[:16]
+        self._entries.pop(key, None)
+        self._entries[key] = [stamp, value]
+        self._dirty = True
+        return value
+
+    def save(self) -> None:
+        """Write the cache (atomically) when it learnt something."""
+        if not self._dirty:
+            return
+        entries = dict(list(self._entries.items())[-_CACHE_LIMIT:])
+        with contextlib.suppress(OSError):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(entries), encoding="utf-8")
+            os.replace(tmp, self.path)
+            self._dirty = False
+
+
+def artifact_digest(path: Path, cache: DigestCache) -> str:
+    """Digest of a file, or of a folder (every file under it, by relative name and digest:
+    a model folder's weights, config and tokenizer)."""
+    if path.is_file():
+        return cache.digest(path)
+    h = hashlib.sha256(b"folder:")
+    for file in sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        h.update(f"{file.relative_to(path).as_posix()}\0{cache.digest(file)}\n".encode())
+    return h.hexdigest()[:16]
+
+
+def declared_inputs(directory: Path, patterns: list[str]) -> list[Path]:
+    """The files ``[study] inputs`` names: glob patterns relative to the study folder (a
+    folder stands for every file under it). :class:`ValueError` naming a pattern that
+    matches nothing (a typo would otherwise cover nothing)."""
+    found: dict[Path, None] = {}
+    for pattern in patterns:
+        base = Path(pattern)
+        matches = [base] if base.is_absolute() and base.exists() else sorted(
+            Path(p) for p in globmod.glob(str(directory / pattern), recursive=True))
+        files = [f for m in matches for f in ([m] if m.is_file() else sorted(x for x in m.rglob("*") if x.is_file()))]
+        if not files:
+            raise ValueError(f"{pattern!r} matches no file (relative to {directory})")
+        found.update((f.resolve(), None) for f in files)
+    return list(found)
+
+
+def input_digests(paths: list[Path], roots: list[Path], cache: DigestCache) -> dict[str, str]:
+    """Display name -> digest of files a run reads (a Python module over its syntax tree)."""
+    out = {}
+    for path in paths:
+        with contextlib.suppress(OSError):
+            out[_display_name(path, roots)] = tree_hash(path) if path.suffix == ".py" else cache.digest(path)
+    return out
+
+
+def changed_inputs(recorded: dict[str, str], directory: Path, cache: DigestCache) -> list[str]:
+    """The recorded input files (name -> digest, names relative to the study's roots) whose
+    content differs now, or that are gone."""
+    roots = search_roots(directory)
+    out = []
+    for name, digest in sorted(recorded.items()):
+        path = next((r / name for r in roots if (r / name).exists()), Path(name) if Path(name).is_absolute() else None)
+        if path is None or not path.is_file():
+            out.append(f"{name} (removed)")
+            continue
+        try:
+            now = tree_hash(path) if path.suffix == ".py" else cache.digest(path)
+        except OSError:
+            now = ""
+        if now != digest:
+            out.append(name)
+    return out
+
+
+def observed_files(paths: list[str], directory: Path, out_dir: Path) -> list[Path]:
+    """The files a run's process read (its audit record) that belong to the study: under
+    the study's roots, not in the store's run folders, ``.pyc`` files as their sources."""
+    roots = [r.resolve() for r in search_roots(directory)]
+    runs = out_dir.resolve().parents[1]  # runs/<store id>/: run folders and checkpoints
+    out: dict[Path, None] = {}
+    for raw in paths:
+        p = Path(raw)
+        if p.suffix == ".pyc" and p.parent.name == "__pycache__":
+            p = p.parent.parent / f"{p.name.split('.')[0]}.py"
+        p = p.resolve()
+        if not p.is_file() or runs in p.parents or not any(r == p.parent or r in p.parents for r in roots):
+            continue
+        out[p] = None
+    return sorted(out)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from evalab.ablation.codeversion import DigestCache, artifact_digest
 from evalab.errors import EvalabError, InputError
 from evalab.io import check_same_length, read_segments
 
@@ -56,8 +57,11 @@ class ComputedMetric:
     outputs: str
     references: tuple[Path, ...]
     source: Path | None = None
-    digest: str = ""  # of the metric, its settings and the reference/source contents
+    digest: str = ""  # of the metric, its settings, the reference/source contents and the models
     texts: str = ""  # of the reference/source contents alone: checked again when a run is scored
+    #: (setting, path, digest) of each setting naming a local file or folder (a model checkpoint,
+    #: an encoder folder): the weights a score depends on, not only their path
+    artifacts: tuple[tuple[str, str, str], ...] = ()
 
     def build(self) -> Metric:
         """The registry metric with its settings."""
@@ -73,15 +77,26 @@ class ComputedMetric:
                 "source": str(self.source) if self.source else None, "texts": self.texts}
 
 
-def parse_tables(raw: Any, directory: Path, error: Any) -> dict[str, ComputedMetric]:
+def parse_tables(raw: Any, directory: Path, error: Any, cache: DigestCache | None = None) -> dict[str, ComputedMetric]:
     """Validate the ``[metrics]`` section; ``error(where, message, key, section)`` builds
     the located :class:`SettingsError` of the study file."""
     if not isinstance(raw, dict):
         raise error("[metrics]", "must hold one table per computed metric: [metrics.bleu] with metric, outputs, references")
-    return {name: _parse_one(name, table, directory, error) for name, table in raw.items()}
+    cache = cache or DigestCache()
+    return {name: _parse_one(name, table, directory, error, cache) for name, table in raw.items()}
 
 
-def _parse_one(name: str, table: Any, directory: Path, error: Any) -> ComputedMetric:
+def model_artifacts(settings: dict[str, Any], cache: DigestCache) -> tuple[tuple[str, str, str], ...]:
+    """``(setting, path, digest)`` of every setting that names a local file or folder (as
+    the metric resolves it: relative to the working folder), e.g. a COMET checkpoint."""
+    out = []
+    for key, value in sorted(settings.items()):
+        if isinstance(value, str) and value and "\0" not in value and Path(value).exists():
+            out.append((key, str(Path(value).resolve()), artifact_digest(Path(value), cache)))
+    return tuple(out)
+
+
+def _parse_one(name: str, table: Any, directory: Path, error: Any, cache: DigestCache) -> ComputedMetric:
     where = f"[metrics.{name}]"
     section = f"metrics.{name}"
     if not isinstance(table, dict):
@@ -118,11 +133,14 @@ def _parse_one(name: str, table: Any, directory: Path, error: Any) -> ComputedMe
                     "references", section)
     source = _source(table.get("source"), bool(getattr(built, "uses_source", False)), directory, refs, texts,
                      where, section, error)
+    artifacts = model_artifacts(settings, cache)
     h = hashlib.sha256(repr((metric_name, sorted(settings.items()), outputs)).encode())
     for text in texts:
         h.update(b"\x00".join(s.encode("utf-8", "surrogatepass") for s in text) + b"\x01")
+    if artifacts:  # (a study without models keeps the digest it had)
+        h.update(repr([(key, digest) for key, _, digest in artifacts]).encode())
     return ComputedMetric(name=name, metric=metric_name, settings=settings, outputs=outputs, references=tuple(refs),
-                          source=source, digest=h.hexdigest()[:12], texts=texts_digest(texts))
+                          source=source, digest=h.hexdigest()[:12], texts=texts_digest(texts), artifacts=artifacts)
 
 
 def texts_digest(texts: list[list[str]]) -> str:

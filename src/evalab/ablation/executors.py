@@ -26,7 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalab.ablation.attempt import Live, check_metrics, execute_with_retries, make_job, run_command
+from evalab.ablation.attempt import (
+    CodeWatch,
+    Live,
+    check_metrics,
+    execute_with_retries,
+    make_job,
+    run_command,
+)
 from evalab.ablation.leases import LEASE_TIMEOUT_S, Heartbeat, Owner
 from evalab.ablation.per_example import check_counts, stored_counts
 from evalab.ablation.plan import PlannedRun, Subset, plan_runs
@@ -40,8 +47,9 @@ from evalab.ablation.store import (
     RunStore,
     Superseded,
     now,
+    stale_runs,
 )
-from evalab.errors import SettingsError, StoreBusyError
+from evalab.errors import InputError, SettingsError, StoreBusyError
 from evalab.io import write_text_atomic
 
 if TYPE_CHECKING:
@@ -95,6 +103,8 @@ class _Driver:
         self.busy: StoreBusyError | None = None  # set once the store stayed locked too long
         self.interrupted = threading.Event()  # Ctrl-C, acted on between two results
         self.example_counts: dict[str, tuple[int, str]] | None = None  # metric -> (n, which run)
+        self.watch = CodeWatch(study)
+        self.stale: dict[str, str] = {}  # ok runs to run again (a file they read changed) -> why
         self.failures: list[RunFailure] = []
 
     def check_interrupt(self) -> None:
@@ -107,12 +117,17 @@ class _Driver:
         if self.busy is not None:
             return False
         try:
-            state = self.store.claim(self.study.name, run.key, self.owner, lease_timeout=self.lease_timeout)
+            state = self.store.claim(self.study.name, run.key, self.owner, lease_timeout=self.lease_timeout,
+                                     stale=self.stale.get(run.key, ""))
         except StoreBusyError as exc:
             self.busy = exc
             return False
         if state == "claimed":
             self.claimed.add(run.key)
+            changed = self.watch.claimed(run.key)
+            if changed:  # recorded as failed, never run under a version it does not execute
+                self.finish(run, _failed(changed))
+                return False
             return True
         self.counts[state] += 1
         if state == "done":  # another runner finished it since we looked
@@ -140,6 +155,9 @@ class _Driver:
 
     def finish(self, run: PlannedRun, raw: dict[str, Any]) -> None:
         """Keep the result in its run folder, then store it; the file goes once it is stored."""
+        changed = self.watch.finished(run.key)
+        if changed and raw["status"] == "ok":
+            raw = {**raw, "status": "failed", "metrics": {}, "error": changed}
         raw = self.check_examples(run, raw)
         previous = self.store.previous_attempts(self.study.name, run.key)
         git = self.study.code.git if self.study.code else None
@@ -147,13 +165,22 @@ class _Driver:
             study=self.study.name, rows=run.rows, config=run.config, seed=run.seed,
             code_version=self.study.stage_version(run.stage), git_commit=git.commit if git else None,
             git_dirty=git.dirty if git else None, result=_to_result(run.key, raw, previous),
+            inputs=raw.get("inputs") or {} if raw["status"] == "ok" else {},
         )
         folder = self.store.run_dir(self.study.name, run.key)
-        folder.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(folder / UNSTORED, outcome.to_json())
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(folder / UNSTORED, outcome.to_json())
+        except OSError as exc:  # a full disk: the database is tried all the same
+            kept: OSError | None = exc
+        else:
+            kept = None
         try:
             self.store.record(outcome, self.owner)
         except StoreBusyError as exc:
+            if kept is not None:
+                raise InputError(f"{folder / UNSTORED}: cannot keep a finished run's result ({kept.strerror}) and "
+                                 f"{exc}") from None
             self.counts["unstored"] += 1
             self.busy = exc  # no new runs: their results could not be stored either
         else:
@@ -195,7 +222,7 @@ def _to_result(key: str, raw: dict[str, Any], previous_attempts: int) -> RunResu
         key=key, status=raw["status"], metrics=raw["metrics"], artifacts=raw["artifacts"],
         duration=raw["duration"], host=raw["host"], error=raw["error"], traceback=raw["traceback"],
         attempts=previous_attempts + raw["attempts"], started_at=raw["started_at"],
-        finished_at=raw["finished_at"],
+        finished_at=raw["finished_at"], curves=raw.get("curves") or {},
     )
 
 
@@ -228,12 +255,15 @@ def run_study(
     with RunStore(db_path, busy_timeout=busy_timeout) as store:
         store.register_study(study)
         superseded = store.superseded(study)
-        finished = store.finished_keys(study.name)
+        stale = stale_runs(study, store.runs(study.name).values())
+        finished = store.finished_keys(study.name) - set(stale)
         todo = [r for r in plan if r.key not in finished]
         _check_commands(study, store, todo)
         bar = Progress(len(plan), study.name, progress)
         bar.skipped(len(plan) - len(todo))
         driver = _Driver(study, store, bar, lease_timeout)
+        driver.stale = {key: f"superseded: a file it read changed since it ran ({', '.join(files)})"
+                        for key, files in stale.items()}
         blocked = [0]
 
         def summary() -> RunSummary:
@@ -267,6 +297,7 @@ def run_study(
             raise RunInterrupted(summary()) from exc
         finally:
             bar.close()
+            driver.watch.close()
         if driver.busy is not None:
             raise StoreBusyError(
                 f"{driver.busy}; {driver.counts['ok'] + driver.counts['failed']} runs finished in this invocation "
@@ -321,12 +352,16 @@ def _run_local(driver: _Driver, todo: list[PlannedRun], jobs: int) -> None:
     pool.shutdown(wait=True)
 
 
-def _ray_failure(exc: Exception) -> dict[str, Any]:
+def _failed(error: str) -> dict[str, Any]:
+    """The raw result of a run that failed before (or without) an attempt."""
     return {
-        "status": "failed", "metrics": {}, "artifacts": None,
-        "error": f"Ray task failed: {type(exc).__name__}: {exc}", "traceback": "",
-        "duration": 0.0, "host": "", "started_at": "", "finished_at": now(), "attempts": 1,
+        "status": "failed", "metrics": {}, "artifacts": None, "error": error, "traceback": "",
+        "duration": 0.0, "host": "", "started_at": now(), "finished_at": now(), "attempts": 1,
     }
+
+
+def _ray_failure(exc: Exception) -> dict[str, Any]:
+    return {**_failed(f"Ray task failed: {type(exc).__name__}: {exc}"), "started_at": ""}
 
 
 def _run_ray(driver: _Driver, todo: list[PlannedRun], address: str | None) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import zipfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,8 +173,10 @@ def read_examples(path: Path) -> dict[str, StoredRows]:
     except FileNotFoundError:
         raise InputError(f"{path}: the run's per-example file is missing (was the run folder moved or cleaned?); "
                          "rerun the run or import it again") from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"{path}: not a readable evalab examples file ({exc})") from None
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
+        why = "truncated or not a zip archive" if isinstance(exc, zipfile.BadZipFile | EOFError) else "unreadable"
+        raise InputError(f"{path}: not a readable evalab examples file: {why} ({exc}); rerun the run or import it "
+                         "again") from None
     if meta.get("format") != _FORMAT:
         raise InputError(f"{path}: examples file format {meta.get('format')!r}; this evalab reads format {_FORMAT}")
     return out

@@ -62,8 +62,14 @@ from typing import Any
 
 import tomllib
 
-from evalab.ablation.codeversion import CodeVersion, derive_code_version
+from evalab.ablation.codeversion import (
+    CodeVersion,
+    DigestCache,
+    declared_inputs,
+    derive_code_version,
+)
 from evalab.ablation.computed import ComputedMetric, parse_tables
+from evalab.ablation.curves import CurveSettings, parse_settings
 from evalab.ablation.display import Display, check_rows, parse_display
 from evalab.ablation.grid import BASE_LABEL, grid_cells
 from evalab.ablation.template import (
@@ -95,12 +101,15 @@ STUDY_KEYS = {
     "paired_seeds": "true when seed s of every row shares data order/initialisation (deltas paired by seed); default false",
     "bounds": "metric -> [low, high]: the values a metric can take, e.g. { acc = [0, 100] }",
     "min_effect": "smallest effect of interest: a number (for the primary metric) or metric -> number",
+    "inputs": "list of data files the runs read, as glob patterns relative to the study file, e.g. [\"data/*\"]",
     "definitions": "metric -> what it measures (the report prints it; computed metrics print their signature)",
 }
+#: the longest study name: it names a run folder, and the file system's limit is 255 bytes
+MAX_NAME_LENGTH = 100
 #: keys of a run's result (artifacts, per_example) and columns of `ablate import` (row,
 #: config, seed, outputs): a metric under one of these names would be taken for them
 RESERVED_METRIC_NAMES = frozenset({"artifacts", "per_example", "row", "config", "seed", "outputs"})
-TOP_KEYS = ("study", "metrics", "base", "evaluation", "variant", "grid", "reference", "display")
+TOP_KEYS = ("study", "metrics", "base", "evaluation", "variant", "grid", "reference", "display", "curves")
 VARIANT_KEYS = ("label", "description", "stage", "from", "set", "component")
 STAGES = ("train", "eval")
 RESOURCE_KEYS = ("cpus", "gpus")
@@ -163,6 +172,7 @@ class Study:
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
     min_effect: dict[str, float] = field(default_factory=dict)
     display: Display = field(default_factory=Display)  # [display]: how the report shows config keys
+    curves: CurveSettings = field(default_factory=CurveSettings)  # [curves]: select and stop_when rules
     definitions: dict[str, str] = field(default_factory=dict)  # metric -> what it measures ([study] definitions)
     # per stage ("train", "eval"): the code version its runs are keyed and stored with, where
     # the two entry points' code differs (no pinned code_version); else code_version for both
@@ -273,6 +283,9 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     if not isinstance(name, str) or not _NAME_RE.match(name) or ".." in name:
         raise w.error("[study] name", f"{name!r} is not a plain name: it names the study's run folder, so use letters, "
                       "digits, space and . _ + - (no / \\ or .., not starting with . or a space)", "name", "study")
+    if len(name) > MAX_NAME_LENGTH:
+        raise w.error("[study] name", f"is {len(name)} characters long; it names the study's run folder, so at most "
+                      f"{MAX_NAME_LENGTH}", "name", "study")
     entry, command = st.get("entry"), st.get("command")
     if (entry is None) == (command is None):
         raise w.error("[study]", "give exactly one of entry = 'module:function' or command = '... {config} {seed} {out}'")
@@ -285,7 +298,8 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         raise w.error("[study] seeds", f"must be integers, got {seeds!r}", "seeds", "study")
     if len(set(seeds)) != len(seeds):
         raise w.error("[study] seeds", f"has duplicates: {seeds!r}", "seeds", "study")
-    metrics, computed = _metrics(st, data.get("metrics", {}), path.parent, w)
+    cache = DigestCache()
+    metrics, computed = _metrics(st, data.get("metrics", {}), path.parent, w, cache)
     primary = st.get("primary", metrics[0])
     if primary not in metrics:
         raise w.error("[study] primary", f"{primary!r} is not one of metrics {metrics!r}", "primary", "study")
@@ -333,19 +347,24 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     # found without importing, so `status` and `report` (which skip the import check)
     # derive the same code version as `run`; it covers both entry points' code
     module_files = [find_module_file(p, path.parent) for p in (entry, evaluate) if p is not None]
-    code = derive_code_version(path.parent, entry, command, [f for f in module_files if f], pinned=code_version)
+    declared = _inputs(st.get("inputs", []), path.parent, w)
+    code = derive_code_version(path.parent, entry, command, [f for f in module_files if f], pinned=code_version,
+                               inputs=declared, cache=cache)
+    curves = _curves(data.get("curves", {}), entry, w)
     stage_versions = {}
     if evaluate is not None and code_version is None:
         for stage, point, files in (("train", entry, module_files[:1]), ("eval", evaluate, module_files[1:])):
-            part = derive_code_version(path.parent, point, command if stage == "train" else None, [f for f in files if f])
-            stage_versions[stage] = _with_outputs(part.version, computed)
+            part = derive_code_version(path.parent, point, command if stage == "train" else None, [f for f in files if f],
+                                       inputs=declared, cache=cache)
+            stage_versions[stage] = _with_curves(_with_outputs(part.version, computed), curves)
+    cache.save()
     return Study(
-        computed=computed, paired_seeds=paired_seeds, bounds=bounds, min_effect=min_effect,
+        curves=curves, computed=computed, paired_seeds=paired_seeds, bounds=bounds, min_effect=min_effect,
         path=path, name=name, seeds=tuple(seeds), metrics=tuple(metrics), primary=primary,
         higher_is_better=hib, base=dict(base),
         entry=entry, command=command, template=template, description=description,
         timeout=float(timeout) if timeout is not None else None, retries=retries,
-        resources=resources, code_version=_with_outputs(code.version, computed), code=code, variants=tuple(variants), grid=grid,
+        resources=resources, code_version=_with_curves(_with_outputs(code.version, computed), curves), code=code, variants=tuple(variants), grid=grid,
         reference=reference, evaluate=evaluate, evaluation=dict(evaluation), display=display, definitions=definitions,
         stage_versions=stage_versions,
     )
@@ -387,10 +406,11 @@ def _shown_configs(base: dict[str, Any], evaluation: dict[str, Any], variants: l
     return rows + [(c.label, {**evaluation, **c.config}) for c in cells]
 
 
-def _metrics(st: dict[str, Any], tables: Any, directory: Path, w: _Where) -> tuple[list[str], dict[str, ComputedMetric]]:
+def _metrics(st: dict[str, Any], tables: Any, directory: Path, w: _Where,
+             cache: DigestCache) -> tuple[list[str], dict[str, ComputedMetric]]:
     """The study's metrics: those runs return (``[study] metrics``), then those evalab
     computes from the runs' output files (``[metrics.NAME]`` tables)."""
-    computed = parse_tables(tables, directory, w.error)
+    computed = parse_tables(tables, directory, w.error, cache)
     returned = st.get("metrics", [] if computed else None)
     if returned is None:
         raise w.error("[study] metrics", "missing (list of metric names the run returns; or declare [metrics.NAME] "
@@ -504,6 +524,42 @@ def _with_outputs(version: str, computed: dict[str, ComputedMetric]) -> str:
 
     digest = hashlib.sha256("|".join(f"{n}:{c.digest}" for n, c in sorted(computed.items())).encode()).hexdigest()
     return f"{version}+m{digest[:8]}"
+
+
+def _curves(table: Any, entry: str | None, w: _Where) -> CurveSettings:
+    """The ``[curves]`` table (``stop_when`` only for entry points: ``log()`` applies it)."""
+    try:
+        settings = parse_settings(table)
+    except ValueError as exc:
+        key, message = exc.args
+        raise w.error(f"[curves] {key}".rstrip(), message, key or None, "curves") from None
+    if settings.stop_when and entry is None:
+        raise w.error("[curves] stop_when", "applies to entry points (evalab.ablation.log returns True when it "
+                      "holds); a command stops itself", "stop_when", "curves")
+    return settings
+
+
+def _with_curves(version: str, curves: CurveSettings) -> str:
+    """The code version, extended by the ``[curves]`` rules when declared: they decide which
+    values a run stores (``select``) and when it stops (``stop_when``)."""
+    if not curves.select and not curves.stop_when:
+        return version
+    import hashlib
+
+    digest = hashlib.sha256(f"{curves.select}|{curves.stop_when}".encode()).hexdigest()
+    return f"{version}+c{digest[:8]}"
+
+
+def _inputs(raw: Any, directory: Path, w: _Where) -> list[Path]:
+    """The files ``[study] inputs`` names (part of the code version: a changed data file
+    supersedes the runs that read it)."""
+    if not isinstance(raw, list) or not all(isinstance(p, str) and p.strip() and "\0" not in p for p in raw):
+        raise w.error("[study] inputs", f"must be a list of file names or glob patterns, e.g. [\"data/*\"]; got {raw!r}",
+                      "inputs", "study")
+    try:
+        return declared_inputs(directory, raw)
+    except ValueError as exc:
+        raise w.error("[study] inputs", str(exc), "inputs", "study") from None
 
 
 def _check_plain(value: Any, where: str, w: _Where, key: str | None = None) -> None:

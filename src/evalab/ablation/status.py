@@ -7,14 +7,14 @@ for it to be removed (:func:`gc_study`); nothing is deleted silently.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalab.ablation.attempt import run_command
 from evalab.ablation.codeversion import GitState
 from evalab.ablation.plan import PlannedRun, Subset, plan_runs, study_rows
 from evalab.ablation.spec import Study
-from evalab.ablation.store import DEFAULT_DB, RunStore, Superseded
+from evalab.ablation.store import DEFAULT_DB, RunStore, Superseded, stale_runs
 from evalab.ablation.template import CommandLine
 
 #: lines of a failed run's traceback (or of its log) that ``run``, ``status`` and ``-f json`` show
@@ -83,6 +83,8 @@ class StudyStatus:
     code_version: str = ""
     git: GitState | None = None
     superseded: list[Superseded] | None = None
+    stale: dict[str, list[str]] = field(default_factory=dict)  # ok runs whose input files changed -> the files
+    read_only: bool = False  # the store could only be read
 
     @property
     def pending(self) -> int:
@@ -93,16 +95,18 @@ def study_status(study: Study, db_path: str | Path | None = None) -> StudyStatus
     """Count ok / failed / pending runs per row from the store (runs of the current plan)."""
     plan = plan_runs(study)
     with RunStore(db_path, create=False) as store:
+        store.check_study_file(study)
         stored = store.runs(study.name)
         superseded = store.superseded(study)
-        path = store.path
+        path, read_only = store.path, store.read_only
         folder = store.run_dir
+    stale = stale_runs(study, stored.values())
     by_row: dict[str, list[int]] = {r.label: [0, 0, 0] for r in study_rows(study)}
     failures = []
     ok = failed = 0
     for run in plan:
         s = stored.get(run.key)
-        status = s.status if s else None
+        status = s.status if s and run.key not in stale else None
         ok += status == "ok"
         failed += status == "failed"
         if s and status == "failed":
@@ -113,7 +117,7 @@ def study_status(study: Study, db_path: str | Path | None = None) -> StudyStatus
             by_row[label][2] += status == "failed"
     rows = [RowStatus(label, *counts) for label, counts in by_row.items()]
     return StudyStatus(study.name, path, rows, len(plan), ok, failed, failures, study.code_version,
-                       study.code.git if study.code else None, superseded)
+                       study.code.git if study.code else None, superseded, stale, read_only)
 
 
 def superseded_lines(superseded: list[Superseded]) -> list[str]:
@@ -131,10 +135,25 @@ def superseded_lines(superseded: list[Superseded]) -> list[str]:
     return lines
 
 
+def stale_lines(stale: dict[str, list[str]]) -> list[str]:
+    """One line for the ok runs that read files changed since, naming the files.
+
+    >>> stale_lines({"k1": ["data/train.src"], "k2": ["data/train.src"]})
+    ['2 stored runs read files that changed since they ran (data/train.src): not used; `evalab ablate run` runs them again']
+    """
+    if not stale:
+        return []
+    files = sorted({f for names in stale.values() for f in names})
+    n = len(stale)
+    return [f"{n} stored run{'s' * (n != 1)} read files that changed since {'they' if n != 1 else 'it'} ran "
+            f"({', '.join(files)}): not used; `evalab ablate run` runs {'them' if n != 1 else 'it'} again"]
+
+
 def gc_study(study: Study, db_path: str | Path | None = None, *, dry_run: bool = False) -> list[Superseded]:
     """Remove the superseded runs of ``study`` (rows and run folders); return what was (or,
     with ``dry_run``, would be) removed."""
     with RunStore(db_path, create=False) as store:
+        store.check_study_file(study)
         found = store.superseded(study)
         if found and not dry_run:
             store.delete_superseded(study)

@@ -20,26 +20,34 @@ never share a run folder.
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import sqlite3
+import stat
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from evalab.ablation.codeversion import changed_files
+from evalab._version import __version__
+from evalab.ablation.codeversion import DigestCache, changed_files, changed_inputs, code_files
+from evalab.ablation.computed import model_artifacts
+from evalab.ablation.curves import CURVES_DDL, insert_curves
 from evalab.ablation.leases import LEASE_TIMEOUT_S, Owner, lease_alive
-from evalab.errors import InputError, StoreBusyError
+from evalab.errors import EvalabError, InputError, StoreBusyError
 
 if TYPE_CHECKING:
     from evalab.ablation.spec import Study
 
 DEFAULT_DB = Path(".evalab") / "studies.db"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+#: what a run key looks like (a run folder's name): anything else in a store was not written by evalab
+RUN_KEY_RE = re.compile(r"^[0-9a-f]{20}$")
 #: seconds a write waits for a database another process holds locked
 BUSY_TIMEOUT_S = 60.0
 UNSTORED = "unstored-result.json"
@@ -56,7 +64,7 @@ _TABLES = (
         status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
         metrics TEXT, artifacts TEXT, duration REAL, host TEXT, error TEXT, traceback TEXT,
         attempts INTEGER NOT NULL, started_at TEXT, finished_at TEXT,
-        git_commit TEXT, git_dirty INTEGER,
+        git_commit TEXT, git_dirty INTEGER, inputs TEXT,
         PRIMARY KEY (study, run_key))""",
     """CREATE TABLE IF NOT EXISTS code_versions (
         study TEXT NOT NULL, code_version TEXT NOT NULL, files TEXT NOT NULL,
@@ -65,12 +73,16 @@ _TABLES = (
     """CREATE TABLE IF NOT EXISTS leases (
         study TEXT NOT NULL, run_key TEXT NOT NULL, owner TEXT NOT NULL, host TEXT NOT NULL,
         pid INTEGER NOT NULL, heartbeat REAL NOT NULL, PRIMARY KEY (study, run_key))""",
+    CURVES_DDL,  # per-step values of ok runs (evalab.ablation.curves); no schema change for older stores
 )
+_TABLE_NAMES = frozenset(re.search(r"EXISTS (\w+)", stmt).group(1) for stmt in _TABLES)  # type: ignore[union-attr]
 _RUN_COLUMNS = (
     "study", "run_key", "rows", "config", "seed", "code_version", "status", "metrics", "artifacts",
     "duration", "host", "error", "traceback", "attempts", "started_at", "finished_at",
-    "git_commit", "git_dirty",
+    "git_commit", "git_dirty", "inputs",
 )
+#: columns added since schema 1 (a store of an older schema gets them when it is opened)
+_ADDED_COLUMNS = (("git_commit", "TEXT"), ("git_dirty", "INTEGER"), ("inputs", "TEXT"))
 
 
 def now() -> str:
@@ -93,6 +105,7 @@ class RunResult:
     attempts: int = 1
     started_at: str = ""
     finished_at: str = ""
+    curves: dict[str, str] = field(default_factory=dict)  # metric -> encoded curve (base64), ok runs
 
 
 @dataclass(frozen=True)
@@ -108,6 +121,8 @@ class Outcome:
     git_commit: str | None
     git_dirty: bool | None
     result: RunResult
+    #: files the run read, observed in its process (data, local modules): name -> digest
+    inputs: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -139,6 +154,7 @@ class StoredRun:
     code_version: str = ""
     git_commit: str | None = None
     git_dirty: bool | None = None
+    inputs: dict[str, str] = field(default_factory=dict)  # files the run read: name -> digest
 
 
 @dataclass(frozen=True)
@@ -168,16 +184,19 @@ class RunStore:
         self.path = Path(path) if path is not None else DEFAULT_DB
         self.busy_timeout = busy_timeout
         self._lock = threading.RLock()  # the heartbeat thread shares the connection
-        if self.path.is_dir():
-            raise InputError(f"{self.path}: is a directory, expected a database file path")
-        if (read_only or not create) and not self.path.exists():
-            raise InputError(f"{self.path}: no run database here; run `evalab ablate run STUDY.toml` first (or pass --db)")
-        if read_only:
-            self._open_read_only()
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(self.path, timeout=min(busy_timeout, 5.0), isolation_level=None,
-                                    check_same_thread=False)
+        _check_path(self.path, create and not read_only)
+        #: opened for reading only: asked for (``ablate run --dry-run``), or the file or its
+        #: folder cannot be written (a read-only store is still reported)
+        self.read_only = read_only or (self.path.exists() and not _writable(self.path))
+        if not self.read_only:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise InputError(f"{self.path}: cannot create the folder of the run database ({exc.strerror})") from None
+        try:
+            self.conn = _connect(self.path, self.read_only, busy_timeout)
+        except sqlite3.Error as exc:
+            raise store_fault(self.path, exc) from None
         try:
             self.id = self._open()
         except BaseException as exc:
@@ -187,10 +206,10 @@ class RunStore:
             if _is_busy(exc):
                 raise StoreBusyError(f"{self.path}: the run database stayed locked by another process for "
                                      f"{busy_timeout:g} s; try again when it is free") from exc
-            raise InputError(f"{self.path}: not an SQLite database ({exc}); --db takes an evalab run "
-                             "database (created by `evalab ablate run`)") from exc
+            raise store_fault(self.path, exc) from None
         self.runs_root = self.path.resolve().parent / "runs" / self.id
-        self.ingest_unstored()
+        if not self.read_only:
+            self.ingest_unstored()
 
     # ------------------------------------------------------------------ opening
 
@@ -211,59 +230,53 @@ class RunStore:
             pause = min(pause * 2, 0.5)
 
     def _open_once(self) -> str:
-        self._check_evalab()
+        tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not tables and self.read_only:
+            raise InputError(f"{self.path}: an empty file, not an evalab run store")
+        version = self._schema_version(tables) if tables else None
+        if self.read_only:
+            if version != SCHEMA_VERSION:
+                raise InputError(f"{self.path}: a run store of schema {version}; this evalab reads schema "
+                                 f"{SCHEMA_VERSION} after migrating it in place, which a store opened for reading "
+                                 "only is not: run `evalab ablate status` once with write access to migrate it")
+            return str(self.conn.execute("SELECT value FROM meta WHERE key='store_id'").fetchone()[0])
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
+        if version == SCHEMA_VERSION and tables >= _TABLE_NAMES:  # up to date: opening writes nothing
+            row = self.conn.execute("SELECT value FROM meta WHERE key='store_id'").fetchone()
+            if row is not None:
+                return str(row[0])
         return self.write(self._create_or_migrate)
 
-    def _check_evalab(self) -> set[str]:
-        """The database's tables; :class:`InputError` when it has tables but is no evalab store."""
-        tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if tables and not self._is_evalab(tables):
+    def _schema_version(self, tables: set[str]) -> int:
+        """The schema of an evalab store; :class:`InputError` for any other SQLite file and
+        for a store of a newer schema than this evalab reads."""
+        row = None
+        if {"meta", "runs", "studies"} <= tables:
+            row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None or not str(row[0]).isdigit():
             raise InputError(
                 f"{self.path}: an SQLite database but not an evalab run store (it has tables "
                 f"{', '.join(sorted(tables))}); pass --db a new file or one `evalab ablate run` created"
             )
-        return tables
-
-    def _open_read_only(self) -> None:
-        """Open for reading only (``ablate run --dry-run``): nothing is written, neither the
-        database nor its ``-wal``/``-shm`` files nor a run folder, and no unstored result
-        is stored. Without a ``-wal`` file no connection has the database open (SQLite's
-        read-only mode would create one there), so it is read as an immutable file."""
-        wal = self.path.with_name(self.path.name + "-wal")
-        mode = "ro" if wal.exists() else "ro&immutable=1"
-        self.conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode={mode}", uri=True, isolation_level=None,
-                                    timeout=min(self.busy_timeout, 5.0), check_same_thread=False)
-        try:
-            tables = self._check_evalab()
-            if not tables:
-                raise InputError(f"{self.path}: an empty file, not an evalab run store")
-            row = self.conn.execute("SELECT value FROM meta WHERE key='store_id'").fetchone()
-        except sqlite3.DatabaseError as exc:
-            self.conn.close()
-            raise InputError(f"{self.path}: not an SQLite database ({exc}); --db takes an evalab run database "
-                             "(created by `evalab ablate run`)") from exc
-        except BaseException:
-            self.conn.close()
-            raise
-        self.id = str(row[0]) if row else ""
-        self.runs_root = self.path.resolve().parent / "runs" / self.id
-
-    def _is_evalab(self, tables: set[str]) -> bool:
-        if not {"meta", "runs", "studies"} <= tables:
-            return False
-        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        return row is not None and row[0].isdigit() and int(row[0]) <= SCHEMA_VERSION
+        version = int(row[0])
+        if version > SCHEMA_VERSION:
+            writer = self.conn.execute("SELECT value FROM meta WHERE key='evalab_version'").fetchone()
+            by = f"evalab {writer[0]}" if writer else "a newer evalab"
+            raise InputError(f"{self.path}: a run store of schema {version}, written by {by}; this evalab "
+                             f"({__version__}) reads schema {SCHEMA_VERSION} and older: open it with {by} or later "
+                             "(nothing was changed)")
+        return version
 
     def _create_or_migrate(self) -> str:
         for stmt in _TABLES:
             self.conn.execute(stmt)
         columns = {r[1] for r in self.conn.execute("PRAGMA table_info(runs)")}
-        for col, kind in (("git_commit", "TEXT"), ("git_dirty", "INTEGER")):
-            if col not in columns:  # a schema-1 store: the columns are added, nothing is lost
+        for col, kind in _ADDED_COLUMNS:
+            if col not in columns:  # a store of an older schema: the columns are added, nothing is lost
                 self.conn.execute(f"ALTER TABLE runs ADD COLUMN {col} {kind}")
         self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('evalab_version', ?)", (__version__,))
         self.conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('store_id', ?)", (uuid.uuid4().hex[:12],))
         return str(self.conn.execute("SELECT value FROM meta WHERE key='store_id'").fetchone()[0])
 
@@ -285,6 +298,9 @@ class RunStore:
 
         Raises :class:`StoreBusyError` after ``busy_timeout`` seconds of trying.
         """
+        if self.read_only:
+            raise InputError(f"{self.path}: the run database is read-only (this user cannot write the file or its "
+                             "folder); `ablate status` and `ablate report` read it, writing needs write access")
         deadline = time.monotonic() + self.busy_timeout
         pause = 0.05
         while True:
@@ -303,7 +319,7 @@ class RunStore:
                         if _is_busy(exc):
                             raise StoreBusyError(f"{self.path}: the run database stayed locked by another "
                                                  f"process for {self.busy_timeout:g} s") from exc
-                        raise
+                        raise store_fault(self.path, exc) from None
             time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(pause * 2, 1.0)
 
@@ -318,10 +334,11 @@ class RunStore:
             "evaluate": study.evaluate, "evaluation": study.evaluation,
         })
         git = study.code.git if study.code else None
-        files = json.dumps(_version_map(study), sort_keys=True)
+        files = json.dumps(version_map(study), sort_keys=True)
         t = now()
 
         def upsert() -> None:
+            self.check_study_file(study)
             self.conn.execute(
                 "INSERT INTO studies(name, path, code_version, spec, created_at, updated_at) VALUES (?,?,?,?,?,?) "
                 "ON CONFLICT(name) DO UPDATE SET path=excluded.path, code_version=excluded.code_version, "
@@ -378,6 +395,7 @@ class RunStore:
             json.dumps(r.artifacts) if r.artifacts is not None else None, r.duration, r.host,
             r.error or None, r.traceback or None, r.attempts, r.started_at, r.finished_at,
             outcome.git_commit, None if outcome.git_dirty is None else int(outcome.git_dirty),
+            json.dumps(outcome.inputs, sort_keys=True) if outcome.inputs else None,
         )
         updates = ", ".join(f"{c}=excluded.{c}" for c in _RUN_COLUMNS[2:])
         cur = self.conn.execute(
@@ -385,6 +403,8 @@ class RunStore:
             f"ON CONFLICT(study, run_key) DO UPDATE SET {updates} WHERE runs.status != 'ok'",
             values,
         )
+        if cur.rowcount and r.status == "ok" and r.curves:
+            insert_curves(self.conn, outcome.study, r.key, r.curves)
         return cur.rowcount
 
     def record(self, outcome: Outcome, owner: Owner | None = None) -> bool:
@@ -406,13 +426,21 @@ class RunStore:
 
     # ------------------------------------------------------------------ leases
 
-    def claim(self, study: str, key: str, owner: Owner, *, lease_timeout: float = LEASE_TIMEOUT_S) -> str:
+    def claim(self, study: str, key: str, owner: Owner, *, lease_timeout: float = LEASE_TIMEOUT_S,
+              stale: str = "") -> str:
         """Try to take a run: ``'claimed'``, ``'done'`` (already ok) or ``'held'`` (a live
-        runner has it). A lease whose owner died is taken over."""
+        runner has it). A lease whose owner died is taken over. ``stale`` (the reason an ok
+        run is superseded: a file it read changed) lets an ok run be taken: it is marked
+        failed with that reason in the same transaction, so its result can be replaced."""
 
         def take() -> str:
             if self.conn.execute("SELECT 1 FROM runs WHERE study=? AND run_key=? AND status='ok'", (study, key)).fetchone():
-                return "done"
+                if not stale:
+                    return "done"
+                if self.live_lease(study, key):
+                    return "held"
+                self.conn.execute("UPDATE runs SET status='failed', error=? WHERE study=? AND run_key=?",
+                                  (stale, study, key))
             row = self.conn.execute("SELECT owner, host, pid, heartbeat FROM leases WHERE study=? AND run_key=?",
                                     (study, key)).fetchone()
             if row is not None and row[0] != owner.id and lease_alive(row[1], row[2], row[3], timeout=lease_timeout):
@@ -477,7 +505,7 @@ class RunStore:
     def _iter(self, study: str) -> Iterator[StoredRun]:
         cur = self.conn.execute(f"SELECT {', '.join(_RUN_COLUMNS[1:])} FROM runs WHERE study=? ORDER BY finished_at", (study,))
         for (key, rows, config, seed, code_version, status, metrics, artifacts, duration, host, error, tb,
-             attempts, started, finished, git_commit, git_dirty) in cur:
+             attempts, started, finished, git_commit, git_dirty, inputs) in cur:
             yield StoredRun(
                 key=key, rows=tuple(json.loads(rows)), config=json.loads(config), seed=seed,
                 status=status, metrics=json.loads(metrics) if metrics else {},
@@ -485,12 +513,13 @@ class RunStore:
                 host=host or "", error=error or "", traceback=tb or "", attempts=attempts,
                 started_at=started or "", finished_at=finished or "", code_version=code_version,
                 git_commit=git_commit, git_dirty=None if git_dirty is None else bool(git_dirty),
+                inputs=json.loads(inputs) if inputs else {},
             )
 
     def superseded(self, study: Study) -> list[Superseded]:
         """Stored runs of ``study`` from other code versions, newest first, with the files
         that differ from the current version's file map."""
-        current = _version_map(study)
+        current = version_map(study)
         out = []
         for version, count in self.conn.execute(
             f"SELECT code_version, COUNT(*) FROM runs WHERE study=? AND code_version NOT IN ({_marks(study)}) "
@@ -505,23 +534,58 @@ class RunStore:
     def delete_superseded(self, study: Study) -> list[str]:
         """Delete the stored runs of ``study`` from other code versions; return their keys.
 
-        Their run folders are removed after the rows (a folder without a row is harmless; a
-        row without its folder would point nowhere).
+        Only runs of this study file (:meth:`check_study_file`) and never a run of the
+        current plan; a key that is not a run key (an edited store) refuses the whole
+        deletion, so nothing outside the store's run folder can be named. Their run folders
+        are removed after the rows (a folder without a row is harmless; a row without its
+        folder would point nowhere), each only when it lies inside ``runs/<store id>/<study>/``.
         """
+        from evalab.ablation.plan import plan_runs
+
+        self.check_study_file(study)
+        planned = {r.key for r in plan_runs(study)}
 
         def delete() -> list[str]:
             current, marks = (study.name, *study.code_versions), _marks(study)
             keys = [r[0] for r in self.conn.execute(f"SELECT run_key FROM runs WHERE study=? AND code_version NOT IN ({marks})", current)]
+            bad = next((k for k in keys if not RUN_KEY_RE.match(k) or k in planned), None)
+            if bad is not None:
+                raise InputError(f"{self.path}: a superseded run of study {study.name!r} has key {bad!r}, which is "
+                                 f"{'a run of the current plan' if bad in planned else 'no run key'}: the store was "
+                                 "edited by hand; nothing was removed")
             self.conn.execute(f"DELETE FROM runs WHERE study=? AND code_version NOT IN ({marks})", current)
             # the file map recorded under the study's code version stays (it names both stages' files)
             self.conn.execute(f"DELETE FROM code_versions WHERE study=? AND code_version NOT IN ({_marks(study, 1)})",
                               (*current, study.code_version))
+            self.conn.execute("DELETE FROM curves WHERE study=? AND run_key NOT IN (SELECT run_key FROM runs WHERE study=?)",
+                              (study.name, study.name))
             return keys
 
         keys = self.write(delete)
+        parent = (self.runs_root / study.name).resolve()
         for key in keys:
-            shutil.rmtree(self.run_dir(study.name, key), ignore_errors=True)
+            folder = self.run_dir(study.name, key)
+            if folder.is_symlink():
+                folder.unlink()  # a link is removed, never what it points to
+            elif folder.resolve().parent == parent:
+                shutil.rmtree(folder, ignore_errors=True)
         return keys
+
+    def check_study_file(self, study: Study) -> None:
+        """Refuse a study file whose name the store already holds for another study file
+        that still exists: two files of one name would share (and ``gc`` delete) each
+        other's runs. A file that moved (its old path is gone) takes the name over."""
+        row = self.conn.execute("SELECT path FROM studies WHERE name=?", (study.name,)).fetchone()
+        if row is None:
+            return
+        other = Path(row[0])
+        try:
+            same = other == study.path or not other.is_file() or other.samefile(study.path)
+        except OSError:
+            same = True
+        if not same:
+            raise InputError(f"{study.path}: the run database {self.path} holds study {study.name!r} of another study "
+                             f"file ({other}); give this study another [study] name or use another --db")
 
     def integrity_check(self) -> str:
         """``PRAGMA integrity_check``: ``'ok'`` for a sound file."""
@@ -533,12 +597,117 @@ def _marks(study: Study, extra: int = 0) -> str:
     return ", ".join("?" * (len(study.code_versions) + extra))
 
 
-def _version_map(study: Study) -> dict[str, str]:
+def version_map(study: Study) -> dict[str, str]:
     """What the code version is made of: the code's file map, and each computed metric's
     definition with its reference contents (``[metrics.NAME]``), so a superseded version
     says which of them changed."""
     files = dict(study.code.files) if study.code else {}
-    return {**files, **{f"[metrics.{name}]": c.digest for name, c in study.computed.items()}}
+    models = {f"[metrics.{name}] {key} ({path})": digest for name, c in study.computed.items()
+              for key, path, digest in c.artifacts}
+    return {**files, **{f"[metrics.{name}]": c.digest for name, c in study.computed.items()}, **models}
+
+
+def stale_runs(study: Study, runs: Iterable[StoredRun]) -> dict[str, list[str]]:
+    """The ok runs of the study's current code version that read a file (observed in
+    their process) whose content changed since, or that is gone: key -> those files.
+    Such a run is superseded like a run of an older code version: not used, run again.
+    A pinned ``code_version`` overrides this too (the pin is the user's word)."""
+    if study.code is not None and study.code.pinned:
+        return {}
+    cache = DigestCache()
+    out = {}
+    for run in runs:
+        if run.status == "ok" and run.inputs and run.code_version in study.code_versions:
+            changed = changed_inputs(run.inputs, study.directory, cache)
+            if changed:
+                out[run.key] = changed
+    cache.save()
+    return out
+
+
+def current_version_map(study: Study, cache: DigestCache) -> dict[str, str]:
+    """:func:`version_map` computed from the files as they are now (no git): what a run
+    claimed now would execute."""
+    code = study.code
+    files = code_files(study.directory, code.start, code.inputs, cache) if code else {}
+    models = {f"[metrics.{name}] {key} ({path})": digest for name, c in study.computed.items()
+              for key, path, digest in model_artifacts(c.settings, cache)}
+    return {**files, **{f"[metrics.{name}]": c.digest for name, c in study.computed.items()}, **models}
+
+
+def _check_path(path: Path, create: bool) -> None:
+    """Refuse a ``--db`` that is no regular file (a folder, a FIFO, a device) or is missing
+    where a store must exist, before SQLite opens it (a FIFO would block the open)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if not create:
+            raise InputError(f"{path}: no run database here; run `evalab ablate run STUDY.toml` first (or pass --db)") from None
+        return
+    except OSError as exc:
+        raise InputError(f"{path}: cannot use as a run database ({exc.strerror})") from None
+    if stat.S_ISDIR(mode):
+        raise InputError(f"{path}: is a directory, expected a database file path")
+    if not stat.S_ISREG(mode):
+        kind = {stat.S_ISFIFO: "a FIFO (named pipe)", stat.S_ISCHR: "a character device", stat.S_ISBLK: "a block device",
+                stat.S_ISSOCK: "a socket"}
+        what = next((name for test, name in kind.items() if test(mode)), "not a regular file")
+        raise InputError(f"{path}: is {what}, not a file; --db takes a run database file (a new path or one "
+                         "`evalab ablate run` created)")
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process may write the database and create its ``-wal``/``-shm`` files."""
+    return os.access(path, os.W_OK) and os.access(path.resolve().parent, os.W_OK | os.X_OK)
+
+
+def _connect(path: Path, read_only: bool, busy_timeout: float) -> sqlite3.Connection:
+    """The connection; a store opened for reading only is read as an immutable file when
+    no connection has it open (no ``-wal`` file: nothing is created beside it), else with
+    ``mode=ro`` (or immutable when its ``-wal`` file is empty and cannot be shared)."""
+    kwargs: dict[str, Any] = {"timeout": min(busy_timeout, 5.0), "isolation_level": None, "check_same_thread": False}
+    if not read_only:
+        return sqlite3.connect(path, **kwargs)
+    uri = path.resolve().as_uri()
+    wal = Path(f"{path}-wal")
+    if not wal.exists():  # no connection has it open (SQLite's read-only mode would create one)
+        return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, **kwargs)
+    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, **kwargs)
+    try:
+        conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+    if wal.stat().st_size > 0:
+        raise InputError(f"{path}: the run database cannot be written here and another process is writing it "
+                         f"({wal.name} is not empty); read it once that process has finished")
+    return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, **kwargs)
+
+
+def store_fault(path: Path, exc: sqlite3.Error) -> EvalabError:
+    """One line naming the database and what went wrong (what SQLite said, in words).
+
+    >>> str(store_fault(Path("s.db"), sqlite3.OperationalError("database or disk is full")))
+    's.db: cannot write the run database: the disk is full or a file-size limit (ulimit -f) was reached (database or disk is full); nothing was changed'
+    """
+    text = str(exc)
+    low = text.lower()
+    if "full" in low:
+        why = "the disk is full or a file-size limit (ulimit -f) was reached"
+    elif "i/o" in low:
+        why = "a disk I/O error (a full disk, a file-size limit (ulimit -f) or a failing device)"
+    elif "readonly" in low or "read-only" in low:
+        why = "the database (or its folder) is read-only"
+    elif "not a database" in low or "malformed" in low or "encrypted" in low:
+        return InputError(f"{path}: not an SQLite database ({text}); --db takes an evalab run database "
+                          "(created by `evalab ablate run`)")
+    elif "unable to open" in low:
+        return InputError(f"{path}: cannot open the run database ({text})")
+    elif _is_busy(exc):
+        return StoreBusyError(f"{path}: the run database stayed locked by another process; try again when it is free")
+    else:
+        why = "SQLite refused the write"
+    return InputError(f"{path}: cannot write the run database: {why} ({text}); nothing was changed")
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:

@@ -14,6 +14,7 @@ from evalab.cli.output import PAGE_FORMATS, check_format, check_out, emit, emit_
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from evalab.ablation.curve_rows import StudyCurves
     from evalab.ablation.executors import RunSummary
     from evalab.ablation.spec import Study
     from evalab.ablation.status import DryRun, RunFailure, StudyStatus
@@ -193,11 +194,12 @@ def status_cmd(
 
 
 def _status_header_lines(st: StudyStatus) -> list[str]:
-    from evalab.ablation.status import superseded_lines
+    from evalab.ablation.status import stale_lines, superseded_lines
 
     git = f"; git {st.git.commit[:10]}{' (dirty tree)' if st.git.dirty else ''}" if st.git else ""
-    return [f"{st.study}: {st.ok}/{st.planned} ok, {st.failed} failed, {st.pending} pending ({st.db_path})",
-            f"code version {st.code_version}{git}", *superseded_lines(st.superseded or [])]
+    where = f"{st.db_path}, read-only" if st.read_only else str(st.db_path)
+    return [f"{st.study}: {st.ok}/{st.planned} ok, {st.failed} failed, {st.pending} pending ({where})",
+            f"code version {st.code_version}{git}", *superseded_lines(st.superseded or []), *stale_lines(st.stale)]
 
 
 def _emit_status(st: StudyStatus, fmt: str, out: str | None) -> None:
@@ -255,21 +257,45 @@ def gc_cmd(
 
 @ablate_app.command("import")
 def import_cmd(
-    runs_file: Annotated[str, typer.Argument(help="Finished runs made elsewhere: a .csv (header line) or .jsonl file; one run a record with row (or config), seed, one column per metric, optional per_example (JSON file) and outputs (folder).")],
+    runs_file: Annotated[str, typer.Argument(help="Finished runs made elsewhere: a .csv (header line) or .jsonl file (evalab's columns: row or config, seed, one column per metric, optional per_example and outputs; or a W&B or MLflow export), or a Hydra multirun folder.")],
     study_file: Annotated[str, typer.Option("--study", help="The study file (TOML) the runs belong to.")],
     db: DbOpt = None,
+    layout: Annotated[str, typer.Option("--from", help="The export's layout: auto (by its columns; a folder is Hydra's), evalab, wandb, mlflow or hydra.")] = "auto",
+    maps: Annotated[list[str] | None, typer.Option("--map", help="SOURCE=TARGET: read the export's column SOURCE as TARGET (seed, row, a metric, config.KEY); an empty TARGET ignores the column. Repeatable.")] = None,
+    seed_from: Annotated[str | None, typer.Option("--seed-from", help="The column (e.g. config.seed, params.seed) that holds each run's seed. Default: seed, or the configuration key seed.")] = None,
+    metrics_file: Annotated[str, typer.Option("--metrics-file", help="Hydra: the JSON file of metrics each job wrote into its folder.")] = "metrics.json",
+    skip_unmatched: Annotated[bool, typer.Option("--skip-unmatched", help="Import the records that match a row of the study and list the others, instead of refusing the import.")] = False,
 ) -> None:
-    """Store runs made elsewhere (W&B, Hydra, a cluster) so `ablate report` treats them like local runs.
+    """Store runs made elsewhere (W&B, MLflow, Hydra, a cluster) so `ablate report` treats them like local runs.
 
-    Every record is checked first; then all are stored in one transaction (all or nothing).
-    A run already stored as ok is refused, never duplicated."""
+    Records are matched to the study's rows by their configuration. Every record is checked
+    first; then all are stored in one transaction (all or nothing). A run already stored as
+    ok is refused, never duplicated; a record that is not imported is listed."""
     from evalab.ablation import load_study
     from evalab.ablation.importer import import_runs
     from evalab.ablation.store import DEFAULT_DB
 
     study = load_study(study_file, check_entry=False)
-    n = import_runs(study, runs_file, db)
-    sys.stderr.write(f"imported {n} runs of study {study.name!r} from {runs_file} into {db or DEFAULT_DB}\n")
+    done = import_runs(study, runs_file, db, layout=layout, maps=tuple(maps or ()), seed_column=seed_from,
+                       metrics_file=metrics_file, skip_unmatched=skip_unmatched)
+    for s in done.skipped:
+        why = (f"not finished ({s.detail})" if s.reason == "unfinished"
+               else f"configuration {s.detail} is no row of the study")
+        sys.stderr.write(f"skipped {s.where}{f' ({s.name})' if s.name and s.name != s.where else ''}: {why}\n")
+    source = "" if done.layout == "evalab" else f" ({done.layout} export)"
+    sys.stderr.write(f"imported {done.stored} runs of study {study.name!r} from {runs_file}{source} into "
+                     f"{db or DEFAULT_DB}\n")
+    if done.ignored:
+        sys.stderr.write(f"columns not used (neither a key of [base], the seed nor a metric of the study): "
+                         f"{', '.join(done.ignored)}\n")
+
+
+def _curves(study: Study, db: str | None) -> StudyCurves | None:
+    """The runs' learning curves, None when no run logged one."""
+    from evalab.ablation.curve_rows import study_curves
+
+    found = study_curves(study, db)
+    return found if found.rows else None
 
 
 def _check_stored_bounds(study: Study, db: str | None) -> None:
@@ -315,6 +341,16 @@ def report_cmd(
     check_format(format, PAGE_FORMATS)
     _check_stored_bounds(study, db)
     analysis = analyze(study, db, aso=aso, alpha=alpha, power=power, holm=holm, resamples=n_samples)
+    curves = _curves(study, db)
+    if curves is not None:  # every format says how the runs' values were picked from their curves
+        import dataclasses
+
+        from evalab.report.curves import selection_note
+
+        analysis = dataclasses.replace(analysis, notes=[*analysis.notes, selection_note(curves)])
+    if format == "html":
+        emit(render_html(analysis, curves=curves), out)
+        return
     if format == "table":
         if out:
             import io

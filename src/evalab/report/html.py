@@ -31,6 +31,7 @@ from evalab.report.tables import (
 
 if TYPE_CHECKING:
     from evalab.ablation.analysis import StudyAnalysis
+    from evalab.ablation.curve_rows import StudyCurves
 
 # The page fits a 1400 px screen without a horizontal scroll: headers wrap, the text
 # columns wrap, and the numbers (which must not break) are in tables of a few columns each.
@@ -128,8 +129,10 @@ def render_html(
     *,
     plot_engine: str = "auto",
     extra_sections: Sequence[tuple[str, str]] = (),
+    curves: StudyCurves | None = None,
 ) -> str:
-    """The analysis as one self-contained HTML page.
+    """The analysis as one self-contained HTML page (with the runs' learning ``curves``, from
+    :func:`evalab.ablation.curve_rows.study_curves`, when given).
 
     ``extra_sections`` are ``(heading, trusted_html)`` pairs appended before the notes (for
     callers such as ``evalab demo`` that add their own, already escaped, content); the
@@ -167,6 +170,10 @@ def render_html(
     for m in a.metrics:
         parts.append(f'<div class="plots"><figure>{forest_plot(a, m, plot_engine)}</figure>'
                      f"<figure>{level_plot(a, m, plot_engine)}</figure></div>")
+    if curves is not None:
+        from evalab.report.curves import curves_section
+
+        parts.append(curves_section(curves))
     for metric, lines in effect_lines(a):
         parts.append(f"<h2>Grid effects on {e(metric)}</h2><ul>")
         for kind, name, arith, extra in lines:

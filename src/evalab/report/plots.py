@@ -26,6 +26,8 @@ from dataclasses import dataclass
 ENGINES = ("auto", "matplotlib", "svg")
 #: one colour per kind of interval (seeds, test set, both), distinguishable in grey too
 COLOURS = ("#1f5fa8", "#d07a12", "#4d9a4d", "#8c4f9f")
+#: one colour per row of a curve plot (the Okabe-Ito palette, distinguishable with colour blindness)
+SERIES_COLOURS = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#000000", "#f0e442")
 
 
 @dataclass(frozen=True)
@@ -202,5 +204,78 @@ def _plain_svg(labels, points, intervals, title, xlabel, reference, reference_la
         lx, ly = 10 + (j % 3) * (width - 20) / 3, legend_y + 16 * (j // 3)
         parts.append(f'<line x1="{lx:.1f}" y1="{ly - 4:.1f}" x2="{lx + 16:.1f}" y2="{ly - 4:.1f}" stroke="{colour}" stroke-width="2.5"/>')
         parts.append(f'<text x="{lx + 20:.1f}" y="{ly:.1f}">{e(text)}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line of a curve plot: its mean at each step and a band (``low`` to ``high``)."""
+
+    label: str
+    steps: Sequence[float]
+    mean: Sequence[float]
+    low: Sequence[float]
+    high: Sequence[float]
+
+
+def curve_plot_svg(series: Sequence[Series], *, title: str = "", xlabel: str = "step", ylabel: str = "") -> str:
+    """An ``<svg>`` of learning curves: per series a line (its mean) over a translucent band,
+    one colour each, named in a legend; the y axis spans the bands (curves are compared by
+    shape, so it need not reach zero), every label escaped.
+
+    >>> svg = curve_plot_svg([Series("base", [0, 1, 2], [1.0, 0.5, 0.4], [0.9, 0.4, 0.3], [1.1, 0.6, 0.5])])
+    >>> svg.startswith("<svg") and svg.count("<polyline") == 1 and svg.count("<polygon") == 1
+    True
+    """
+    e = html.escape
+    width, left, top, right = 620, 58, 30, 16
+    ph = 240
+    legend_y = top + ph + 48
+    height = legend_y + 16 * len(series) + 6  # one legend line per series: a row's entry may be long
+    pw = width - left - right
+    xs = [float(v) for s in series for v in s.steps]
+    ys = [float(v) for s in series for v in (*s.low, *s.high) if finite(float(v))]
+    x0, x1 = (min(xs), max(xs)) if xs else (0.0, 1.0)
+    y0, y1 = (min(ys), max(ys)) if ys else (0.0, 1.0)
+    x1, y1 = (x1 if x1 > x0 else x0 + 1), (y1 if y1 > y0 else y0 + 1)
+    pad = (y1 - y0) * 0.05
+    y0, y1 = y0 - pad, y1 + pad
+
+    def px(v: float) -> float:
+        return left + pw * (v - x0) / (x1 - x0)
+
+    def py(v: float) -> float:
+        return top + ph * (1 - (v - y0) / (y1 - y0))
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height:.0f}" viewBox="0 0 {width} {height:.0f}" '
+        f'role="img" font-family="sans-serif" font-size="11">',
+        f"<title>{e(title)}</title>",
+        f'<text x="{width / 2:.1f}" y="18" text-anchor="middle" font-weight="bold">{e(title)}</text>',
+        f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#333"/>',
+    ]
+    for v in nice_ticks(x0, x1):
+        parts.append(f'<text x="{px(v):.1f}" y="{top + ph + 14}" text-anchor="middle">{v:.6g}</text>')
+    for v in nice_ticks(y0, y1):
+        parts.append(f'<line x1="{left}" y1="{py(v):.1f}" x2="{left + pw}" y2="{py(v):.1f}" stroke="#eee"/>')
+        parts.append(f'<text x="{left - 4}" y="{py(v) + 4:.1f}" text-anchor="end">{v:.4g}</text>')
+    parts.append(f'<text x="{left + pw / 2:.1f}" y="{top + ph + 30}" text-anchor="middle">{e(xlabel)}</text>')
+    parts.append(f'<text transform="translate(12 {top + ph / 2:.1f}) rotate(-90)" text-anchor="middle">{e(ylabel)}</text>')
+    for k, s in enumerate(series):
+        colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
+        upper = " ".join(f"{px(x):.1f},{py(h):.1f}" for x, h in zip(s.steps, s.high, strict=True))
+        lower = " ".join(f"{px(x):.1f},{py(lo):.1f}" for x, lo in zip(reversed(s.steps), reversed(s.low), strict=True))
+        parts.append(f'<polygon points="{upper} {lower}" fill="{colour}" fill-opacity="0.18" stroke="none">'
+                     f"<title>{e(s.label)}: range over seeds</title></polygon>")
+        line = " ".join(f"{px(x):.1f},{py(m):.1f}" for x, m in zip(s.steps, s.mean, strict=True))
+        parts.append(f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="1.6">'
+                     f"<title>{e(s.label)}: mean over seeds</title></polyline>")
+    for k, s in enumerate(series):
+        lx, ly = left, legend_y + 16 * k
+        colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
+        parts.append(f'<rect x="{lx:.1f}" y="{ly - 9:.1f}" width="16" height="8" fill="{colour}" fill-opacity="0.35"/>')
+        parts.append(f'<line x1="{lx:.1f}" y1="{ly - 5:.1f}" x2="{lx + 16:.1f}" y2="{ly - 5:.1f}" stroke="{colour}" stroke-width="1.6"/>')
+        parts.append(f'<text x="{lx + 20:.1f}" y="{ly:.1f}">{e(s.label)}</text>')
     parts.append("</svg>")
     return "\n".join(parts)

@@ -23,12 +23,12 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from evalab.stats.seed_stats import satterthwaite_df, t_ppf, t_sf2
+from evalab.stats.seed_stats import overflow_exponent, satterthwaite_df, scale_back, t_ppf, t_sf2
 
 #: why a contrast (or a Δ) has no CI and no p over seeds
 ABSENT_CODES = {
@@ -135,6 +135,15 @@ def contrast(
             arrays = [np.asarray(list(m.values()), dtype=float) for m in maps]
     else:
         arrays = [np.asarray(list(c[2].values()) if isinstance(c[2], Mapping) else c[2], dtype=float) for c in cells]
+    e = overflow_exponent(*arrays)
+    if e:  # values near the float limit: computed on a rescaled copy (p is scale-free)
+        scaled = None if bounds is None else (float(np.ldexp(bounds[0], -e)), float(np.ldexp(bounds[1], -e)))
+        r = contrast(kind, name, [(lab, c, np.ldexp(a, -e)) for lab, c, a in zip(labels, coefs, arrays, strict=True)],
+                     confidence=confidence, decimals=decimals, paired=paired, bounds=scaled)
+        means = tuple(scale_back(m, e) for m in r.means)
+        value = scale_back(r.value, e)
+        text = r.arithmetic if r.missing else arithmetic(coefs, means, value, decimals)
+        return replace(r, means=means, value=value, arithmetic=text, low=scale_back(r.low, e), high=scale_back(r.high, e))
     missing = tuple(lab for lab, arr in zip(labels, arrays, strict=True) if arr.size == 0)
     means = tuple(float(a.mean()) if a.size else float("nan") for a in arrays)
     if missing:

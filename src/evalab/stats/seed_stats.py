@@ -111,6 +111,42 @@ def t_ppf(p: float, df: float) -> float:
     return 0.5 * (lo + hi)
 
 
+#: values beyond this magnitude are divided by a power of two before the statistics: sums,
+#: squares and differences of values near the float limit overflow to inf (then nan)
+_RESCALE_ABOVE = 2.0**500
+
+
+def overflow_exponent(*arrays: np.ndarray) -> int:
+    """``e`` such that the values times ``2**-e`` are at most 1 in magnitude, when some value
+    is so large that sums, squares or differences could overflow; 0 otherwise (then results
+    stay bit-identical). Scaling by a power of two is exact, and t, p and df do not depend on
+    the scale, so the statistics are computed on the rescaled values.
+
+    >>> overflow_exponent(np.array([1.5e308, 1.0])), overflow_exponent(np.array([3.0]))
+    (1024, 0)
+    """
+    top = max((float(np.max(np.abs(a))) for a in arrays if a.size), default=0.0)
+    if not math.isfinite(top) or top <= _RESCALE_ABOVE:
+        return 0
+    return math.frexp(top)[1]
+
+
+def _mean_var(x: np.ndarray) -> tuple[float, float]:
+    """Mean and sample variance; exact (the value, 0) for values that are all equal, where
+    the rounded mean of a sum would otherwise show a spread the values do not have."""
+    if x.size and x.min() == x.max():
+        return float(x[0]), 0.0
+    return float(x.mean()), float(x.var(ddof=1)) if x.size > 1 else float("nan")
+
+
+def scale_back(value: float, e: int) -> float:
+    """A rescaled location or spread back on the data's scale (inf when it is beyond float range)."""
+    if not e or not math.isfinite(value):
+        return value
+    with np.errstate(over="ignore"):
+        return float(np.ldexp(value, e))
+
+
 @dataclass(frozen=True)
 class MeanCI:
     """Mean, sample standard deviation (ddof=1) and a t-based CI of ``n`` values."""
@@ -131,15 +167,19 @@ def mean_ci(values: np.ndarray | list[float], confidence: float = 0.95) -> MeanC
     (2.0, -0.4841, 4.4841)
     """
     x = np.asarray(values, dtype=float)
+    e = overflow_exponent(x)
+    if e:
+        r = mean_ci(np.ldexp(x, -e), confidence)
+        return MeanCI(r.n, scale_back(r.mean, e), scale_back(r.std, e), scale_back(r.low, e), scale_back(r.high, e))
     n = int(x.size)
     if n == 0:
         nan = float("nan")
         return MeanCI(0, nan, nan, nan, nan)
-    mean = float(x.mean())
+    mean, var = _mean_var(x)
     if n == 1:
         nan = float("nan")
         return MeanCI(1, mean, nan, nan, nan)
-    sd = float(x.std(ddof=1))
+    sd = math.sqrt(var)
     half = t_ppf(0.5 + confidence / 2.0, n - 1) * sd / math.sqrt(n)
     return MeanCI(n, mean, sd, mean - half, mean + half)
 
@@ -181,13 +221,17 @@ def welch(a: np.ndarray | list[float], b: np.ndarray | list[float], confidence: 
     (-2.0, 0.071)
     """
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    e = overflow_exponent(x, y)
+    if e:
+        return _welch_up(welch(np.ldexp(x, -e), np.ldexp(y, -e), confidence), e)
     nan = float("nan")
     if x.size == 0 or y.size == 0:
         return WelchResult(nan, nan, nan, nan, nan, nan)
-    delta = float(x.mean() - y.mean())
+    (mx, vx), (my, vy) = _mean_var(x), _mean_var(y)
+    delta = mx - my
     if x.size < 2 or y.size < 2:
         return WelchResult(delta, nan, nan, nan, nan, nan)
-    va, vb = float(x.var(ddof=1)) / x.size, float(y.var(ddof=1)) / y.size
+    va, vb = vx / x.size, vy / y.size
     se2 = va + vb
     if se2 == 0.0:
         return WelchResult(delta, math.copysign(math.inf, delta) if delta else 0.0, nan,
@@ -197,6 +241,23 @@ def welch(a: np.ndarray | list[float], b: np.ndarray | list[float], confidence: 
     t = delta / se
     half = t_ppf(0.5 + confidence / 2.0, df) * se
     return WelchResult(delta, t, df, t_sf2(t, df), delta - half, delta + half)
+
+
+def pooled_sd(a: np.ndarray | list[float], b: np.ndarray | list[float]) -> float:
+    """``sqrt((var(a) + var(b)) / 2)`` with ``ddof=1`` (two values per group at least),
+    computed on rescaled values so that values near the float limit do not overflow.
+
+    >>> pooled_sd([1.0, 3.0], [2.0, 4.0]), pooled_sd([1.5e308, 1.5e308], [1.5e308, 1.5e308])
+    (1.4142135623730951, 0.0)
+    """
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    e = overflow_exponent(x, y)
+    x, y = np.ldexp(x, -e), np.ldexp(y, -e)
+    return scale_back(math.sqrt((float(np.var(x, ddof=1)) + float(np.var(y, ddof=1))) / 2.0), e)
+
+
+def _welch_up(r: WelchResult, e: int) -> WelchResult:
+    return WelchResult(scale_back(r.delta, e), r.t, r.df, r.p, scale_back(r.low, e), scale_back(r.high, e))
 
 
 def _subsets(n: int, k: int) -> np.ndarray:
@@ -272,12 +333,14 @@ def permutation_test(
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.size == 0 or y.size == 0:
         return float("nan"), True
+    e = overflow_exponent(x, y)
+    x, y = np.ldexp(x, -e), np.ldexp(y, -e)  # p does not depend on the scale
     pooled = np.concatenate([x, y])
     n, na = pooled.size, x.size
     total = pooled.sum()
     observed = abs(x.mean() - y.mean())
     # floating-point ties (identical relabelings summing in another order) count as extreme
-    tol = 1e-9 * max(1.0, float(np.abs(pooled).max()))
+    tol = 1e-9 * max(0.0 if e else 1.0, float(np.abs(pooled).max()))  # (the floor is on the data's scale)
     if math.comb(n, na) <= max_exact:
         return count_extreme_relabelings(pooled, na, observed - tol) / math.comb(n, na), True
     rng = np.random.default_rng(seed)
@@ -302,6 +365,9 @@ def paired_t(a: np.ndarray | list[float], b: np.ndarray | list[float], confidenc
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.shape != y.shape:
         raise ValueError(f"paired_t needs matched pairs, got {x.size} and {y.size} values")
+    e = overflow_exponent(x, y)
+    if e:
+        return _welch_up(paired_t(np.ldexp(x, -e), np.ldexp(y, -e), confidence), e)
     nan = float("nan")
     if x.size == 0:
         return WelchResult(nan, nan, nan, nan, nan, nan)
@@ -343,9 +409,10 @@ def sign_flip_test(
         raise ValueError(f"sign_flip_test needs matched pairs, got {x.size} and {y.size} values")
     if x.size == 0:
         return float("nan"), True
-    d = x - y
+    e = overflow_exponent(x, y)
+    d = np.ldexp(x, -e) - np.ldexp(y, -e)  # p does not depend on the scale
     observed = abs(d.mean())
-    tol = 1e-9 * max(1.0, float(np.abs(d).max()))
+    tol = 1e-9 * max(0.0 if e else 1.0, float(np.abs(d).max()))
     if 2**d.size <= max_exact:
         stats = np.abs(sign_patterns(d.size) @ d) / d.size
         return float(np.mean(stats >= observed - tol)), True

@@ -1,0 +1,109 @@
+"""Numbers read strictly from files made elsewhere (imported runs, logged curves).
+
+Python's ``float()`` and ``int()`` accept more than a number written in a file should be:
+``float("7_5")`` is 75.0, ``int("٣")`` is 3, ``float("1e400")`` is infinity, and
+``float(10**400)`` raises ``OverflowError``. Here a number is the decimal literal of JSON
+and CSV exports (an optional sign, digits with at most one point, an optional exponent),
+nothing else; its value must be finite, and an integer literal must be exact as a float
+(at most 2**53 in magnitude), since every stored metric is a float.
+
+Refusals raise :class:`NumberError` with a reason code; the caller names the file, the line
+and the column.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+_NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INTEGER_RE = re.compile(r"[+-]?[0-9]+")
+#: the largest integer every one below which a float holds exactly
+EXACT_INT = 2**53
+#: reason codes of NumberError, with what each means (the caller's words)
+REASONS = {
+    "syntax": "not a decimal number (digits, one optional point and exponent; no underscores, hex or words)",
+    "range": "beyond the range of a float (about 1.8e308; a non-zero value under about 5e-324 reads as 0)",
+    "inexact": f"an integer beyond 2**53 = {EXACT_INT}, which a float cannot hold exactly",
+    "not-finite": "not a finite number",
+}
+
+
+class NumberError(ValueError):
+    """A text that is not a number this module accepts; ``reason`` is a key of :data:`REASONS`."""
+
+    def __init__(self, text: str, reason: str) -> None:
+        super().__init__(f"{text!r}: {REASONS[reason]}")
+        self.text = text
+        self.reason = reason
+
+
+def parse_number(text: str) -> float | int:
+    """The value of a decimal literal: an ``int`` for an integer literal, else a ``float``.
+
+    Surrounding spaces are allowed (a CSV cell ``" 0.5"``); nothing else.
+
+    >>> parse_number("0.25"), parse_number(" -3 "), parse_number("1e-3")
+    (0.25, -3, 0.001)
+    >>> parse_number("7_5")
+    Traceback (most recent call last):
+    ...
+    evalab.ablation.numbers.NumberError: '7_5': not a decimal number (digits, one optional point and exponent; no underscores, hex or words)
+    """
+    stripped = text.strip(" \t")
+    if not _NUMBER_RE.fullmatch(stripped):
+        raise NumberError(text, "syntax")
+    if _INTEGER_RE.fullmatch(stripped):
+        if len(stripped.lstrip("+-").lstrip("0")) > 16 or abs(int(stripped)) > EXACT_INT:
+            raise NumberError(text, "inexact")
+        return int(stripped)
+    value = float(stripped)
+    mantissa = re.split("[eE]", stripped)[0]
+    if not math.isfinite(value) or (value == 0.0 and any(c in "123456789" for c in mantissa)):
+        raise NumberError(text, "range")  # too large, or so small that it reads as 0 (1e-400)
+    return value
+
+
+class Refused:
+    """A JSON number that :func:`parse_number` refuses, kept in place so the caller can say
+    which key held it (``json.loads`` hooks do not know the key)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: NumberError) -> None:
+        self.error = error
+
+    def __repr__(self) -> str:
+        return self.error.text
+
+
+def _json_number(text: str) -> Any:
+    try:
+        return parse_number(text)
+    except NumberError as exc:
+        return Refused(exc)
+
+
+def _json_constant(text: str) -> Refused:
+    return Refused(NumberError(text, "not-finite"))
+
+
+def loads(text: str, **kwargs: Any) -> Any:
+    """``json.loads`` with every number read by :func:`parse_number`; a number it refuses
+    (and ``NaN``/``Infinity``) is a :class:`Refused` in the result."""
+    return json.loads(text, parse_int=_json_number, parse_float=_json_number, parse_constant=_json_constant, **kwargs)
+
+
+def first_refused(value: Any, path: str = "") -> tuple[str, Refused] | None:
+    """The first :class:`Refused` inside ``value`` (dicts and lists), with its key path."""
+    if isinstance(value, Refused):
+        return path, value
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = first_refused(item, f"{path}.{key}" if path and isinstance(key, str) else f"{path}[{key}]"
+                              if not isinstance(key, str) else key)
+        if found is not None:
+            return found
+    return None
