@@ -236,8 +236,8 @@ def render_mcnemar(rows: list[dict[str, Any]], fmt: str, out: str | None) -> Non
 
 @app.command()
 def compare(
-    reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references.")],
-    input: Annotated[list[str], typer.Option("-i", "--input", help="System outputs: -i BASELINE SYS1 SYS2 ... (the first is the baseline).")],
+    reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references.")] = [],  # noqa: B006
+    input: Annotated[list[str], typer.Option("-i", "--input", help="System outputs: -i BASELINE SYS1 SYS2 ... (the first is the baseline).")] = [],  # noqa: B006
     source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
     metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s): -m bleu chrf ... (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
     test: Annotated[str, typer.Option("-t", "--test", help="Paired test: bs (paired bootstrap, Koehn 2004), ar (approximate randomization) or mcnemar (right/wrong metrics: exact_match, accuracy).")] = "bs",
@@ -255,8 +255,26 @@ def compare(
     out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
     missing_ref: Annotated[str, typer.Option("--missing-ref", help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.")] = "none",
+    scores: Annotated[list[str], typer.Option("--scores", help="Per-item score files instead of -r/-i: --scores BASELINE A B ... (lm-eval sample logs or run folders, inspect-ai JSON logs, CSV/JSONL, `score --segments` output).")] = [],  # noqa: B006
+    id_column: Annotated[str, typer.Option("--id-column", help="With --scores: the item id column of CSV/JSONL files.")] = "id",
+    score_column: Annotated[list[str], typer.Option("--score-column", help="With --scores: the score column(s) (default: score; for harness logs their per-item metrics).")] = [],  # noqa: B006
+    cluster_column: Annotated[str | None, typer.Option("--cluster-column", help="With --scores: the column (or doc.FIELD, metadata.FIELD) grouping items into clusters, for clustered standard errors.")] = None,
+    sample_column: Annotated[str | None, typer.Option("--sample-column", help="With --scores: the column numbering several samples (generations) of one item.")] = None,
+    common_items: Annotated[bool, typer.Option("--common-items", help="With --scores: compare on the items every model has (else missing or extra ids are refused).")] = False,
 ) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
+    if scores:
+        from evalab.cli.compare_scores import ScoreOptions, compare_scores
+        from evalab.items import Columns
+
+        if reference or input:
+            raise SettingsError("--scores compares per-item score files; give it without -r/-i")
+        cols = Columns(id_column, tuple(score_column), cluster_column, sample_column)
+        compare_scores(scores, ScoreOptions(cols, common_items, confidence, correct, alpha, n_samples or 0,
+                                            seed, format, width, out))
+        return
+    if not reference or not input:
+        raise SettingsError("compare needs -r REFERENCE and -i BASELINE SYS1 ... (or --scores FILES)")
     # every option is checked before any file is read or any resampling starts
     check_out(out, input_options(reference, input, source))
     check_format(format)

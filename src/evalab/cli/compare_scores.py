@@ -1,0 +1,219 @@
+"""``evalab compare --scores A B C ...``: per-item results of several models, compared.
+
+Every file is read (lm-evaluation-harness sample logs, inspect-ai logs, plain CSV/JSONL,
+``evalab score --segments`` output; see :mod:`evalab.items`), the items are aligned by id
+per metric, and :func:`evalab.stats.items.compare_items` gives every model's mean with its
+naive (CLT or Wilson) and clustered intervals and every model's paired difference to the
+baseline (the first model) with its test; this module turns them into rows and words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from evalab.cli.compare import display_names
+from evalab.cli.output import (
+    check_format,
+    check_out,
+    emit,
+    markdown_table,
+    ordered_row,
+    print_table,
+    to_json,
+    to_latex,
+)
+from evalab.errors import InputError, SettingsError
+from evalab.items import Aligned, Columns, align, read_scores
+from evalab.items.table import ScoreSet
+from evalab.stats.bootstrap import check_confidence
+from evalab.stats.items import (
+    Estimate,
+    Interval,
+    ItemComparison,
+    ItemMeans,
+    cluster_codes,
+    compare_items,
+    item_means,
+)
+from evalab.stats.resampling import check_n_samples, check_seed
+
+__all__ = ["ScoreOptions", "aligned_inputs", "compare_scores", "means_of"]
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """The settings of a per-item comparison, as the command line gave them."""
+
+    columns: Columns
+    common_items: bool
+    confidence: float
+    correct: str
+    alpha: float
+    n_samples: int
+    seed: int
+    fmt: str
+    width: int | None
+    out: str | None
+
+
+def _check(files: list[str], opts: ScoreOptions) -> None:
+    check_out(opts.out, [("--scores", f) for f in files])
+    check_format(opts.fmt)
+    check_confidence(opts.confidence)
+    check_seed(opts.seed)
+    if opts.n_samples:
+        check_n_samples(opts.n_samples, "--n-samples")
+    if opts.correct not in ("none", "holm"):
+        raise SettingsError(f"--correct must be one of none, holm, got {opts.correct!r}")
+    if not 0.0 < opts.alpha < 1.0:
+        raise SettingsError(f"--alpha must be strictly between 0 and 1, got {opts.alpha}")
+    if opts.width is not None and not 0 <= opts.width <= 16:
+        raise SettingsError(f"--width must be between 0 and 16, got {opts.width}")
+
+
+def aligned_inputs(files: list[str], columns: Columns, common: bool, minimum: int = 2) -> list[Aligned]:
+    """Read every file and align its score sets by metric (at least ``minimum`` models)."""
+    sets: list[ScoreSet] = []
+    for f in files:
+        sets += read_scores(f, columns)
+    models = list(dict.fromkeys(s.model for s in sets))
+    if len(models) < minimum:
+        raise SettingsError(f"--scores needs at least {minimum} models, got {len(models)} ({', '.join(models)})")
+    twice = {(s.model, s.metric) for s in sets if sum(t.model == s.model and t.metric == s.metric for t in sets) > 1}
+    if twice:
+        model, metric = sorted(twice)[0]
+        raise InputError(f"{model}: {metric} given twice; give each model once")
+    return align(sets, common=common)
+
+
+def means_of(group: Aligned) -> list[ItemMeans]:
+    """Each model's per-item means on the aligned items."""
+    return [item_means(s.values, s.item, len(group.ids)) for s in group.sets]
+
+
+def _ci(iv: Interval | None, d: int) -> str:
+    return "-" if iv is None else f"[{iv.low:.{d}f}, {iv.high:.{d}f}]"
+
+
+def _est(e: Estimate | None) -> dict[str, Any]:
+    if e is None:
+        return {"se": None, "ci_low": None, "ci_high": None, "df": None}
+    return {"se": e.se, "ci_low": e.ci.low, "ci_high": e.ci.high, "df": e.df}
+
+
+def _prefixed(prefix: str, fields: dict[str, Any]) -> dict[str, Any]:
+    return {f"{prefix}_{k}": v for k, v in fields.items()}
+
+
+def result_rows(group: Aligned, res: ItemComparison, alpha: float) -> list[dict[str, Any]]:
+    """One JSON-ready dict per model (baseline first) for one metric."""
+    pairs = {p.model: p for p in res.pairs}
+    rows = []
+    for k, m in enumerate(res.models):
+        p = pairs.get(m.model)
+        row: dict[str, Any] = {
+            "system": m.model, "metric": group.metric, "score": m.mean, "n_items": m.n_items,
+            "dropped_items": group.dropped, **_prefixed("naive", _est(m.naive)),
+            "wilson_low": m.wilson.low if m.wilson else None, "wilson_high": m.wilson.high if m.wilson else None,
+            **_prefixed("clustered", _est(m.clustered)), "n_clusters": m.n_clusters,
+            "design_effect": m.design_effect, "samples_per_item": m.samples_per_item,
+            "within_item_var": m.within_var, "n_eff": m.n_eff,
+            "bootstrap_low": res.bootstrap[k].low if res.bootstrap else None,
+            "bootstrap_high": res.bootstrap[k].high if res.bootstrap else None,
+            "baseline": p is None, "delta": p.delta if p else 0.0,
+            "unpaired_se": p.unpaired_se if p else None,
+            **_prefixed("paired", _est(p.paired if p else None)),
+            **_prefixed("paired_clustered", _est(p.clustered if p else None)),
+            "paired_bootstrap_low": p.bootstrap.low if p and p.bootstrap else None,
+            "paired_bootstrap_high": p.bootstrap.high if p and p.bootstrap else None,
+            "correlation": p.correlation if p else None,
+            "p_value": p.p_value if p else None, "p_adjusted": p.p_adjusted if p else None,
+            "correction": res.correction, "significant": None if p is None else p.p_adjusted < alpha,
+            "alpha": alpha, "confidence": res.confidence, "n_samples": res.n_samples, "seed": res.seed,
+        }
+        rows.append(ordered_row(row))
+    return rows
+
+
+def _table(rows: list[dict[str, Any]], width: int | None) -> tuple[list[str], list[list[str]], list[str]]:
+    clustered = any(r["n_clusters"] for r in rows)
+    sampled = any(r["samples_per_item"] for r in rows)
+    holm = rows[0]["correction"] == "holm"
+    conf = f"{rows[0]['confidence'] * 100:g}% CI"
+    header = ["model", "metric", "mean", "SE", conf]
+    header += ["SE clust.", f"{conf} clust."] if clustered else []
+    header += ["k", "n_eff"] if sampled else []
+    paired = "paired clust." if clustered else "paired"
+    header += ["Δ baseline", "SE unpaired", f"SE {paired}", f"{conf} {paired}", "corr", "p-value"]
+    header += ["p (Holm)"] if holm else []
+    short = display_names([r["system"] for r in rows])
+    body = []
+    for r in rows:
+        d = width if width is not None else 4
+        wilson = r["wilson_low"] is not None
+        naive = Interval(r["wilson_low"], r["wilson_high"]) if wilson else Interval(r["naive_ci_low"], r["naive_ci_high"])
+        line = [short[r["system"]], r["metric"], f"{r['score']:.{d}f}", f"{r['naive_se']:.{d}f}", _ci(naive, d) + (" W" if wilson else "")]
+        if clustered:
+            line += [f"{r['clustered_se']:.{d}f}", _ci(Interval(r["clustered_ci_low"], r["clustered_ci_high"]), d)]
+        if sampled:
+            line += [f"{r['samples_per_item']:g}", f"{r['n_eff']:.0f}"]
+        mark = " *" if r["significant"] else ""
+        if r["baseline"]:
+            line += ["baseline", "-", "-", "-", "-", "-"] + (["-"] if holm else [])
+        else:
+            key = "paired_clustered" if clustered else "paired"
+            line += [f"{r['delta']:+.{d}f}", f"{r['unpaired_se']:.{d}f}", f"{r[key + '_se']:.{d}f}",
+                     _ci(Interval(r[key + "_ci_low"], r[key + "_ci_high"]), d), f"{r['correlation']:.2f}",
+                     f"{r['p_value']:.5f}" + ("" if holm else mark)]
+            line += [f"{r['p_adjusted']:.5f}{mark}"] if holm else []
+        body.append(line)
+    return header, body, _footer(rows, clustered, holm)
+
+
+def _footer(rows: list[dict[str, Any]], clustered: bool, holm: bool) -> list[str]:
+    n, dropped = rows[0]["n_items"], rows[0]["dropped_items"]
+    lines = [f"{n} items" + (f" in {rows[0]['n_clusters']} clusters" if clustered else "")
+             + (f" (common to every model; {dropped} left out)" if dropped else "")]
+    lines.append("CI: Student t on the CLT standard error (W: Wilson, for 0/1 scores)"
+                 + ("; clust.: cluster-robust (CR1) standard error, t with G-1 df" if clustered else ""))
+    lines.append("paired: on the per-item differences to the baseline"
+                 + (", cluster-robust" if clustered else "") + "; p-value: paired t test on that standard error")
+    which = "Holm-adjusted p" if holm else "p"
+    lines.append(f"* {which} < {rows[0]['alpha']:g} against the baseline")
+    return lines
+
+
+def render(tables: list[list[dict[str, Any]]], opts: ScoreOptions) -> None:
+    """One table per metric, in the chosen format, to stdout or ``--out``."""
+    if opts.fmt == "json":
+        emit(to_json([r for rows in tables for r in rows]), opts.out)
+        return
+    parts = [_table(rows, opts.width) for rows in tables]
+    if opts.fmt == "table" and not opts.out:
+        for header, body, footer in parts:
+            print_table(header, body, footer)
+        return
+    if opts.fmt == "markdown":
+        text = "\n".join(markdown_table(h, b, f) for h, b, f in parts)
+    elif opts.fmt == "latex":
+        text = "\n".join(to_latex(h, b, caption="; ".join(f)) for h, b, f in parts)
+    else:
+        text = "\n".join("\n".join("\t".join(r) for r in [h, *b]) + "\n" + "".join(x + "\n" for x in f)
+                         for h, b, f in parts)
+    emit(text, opts.out)
+
+
+def compare_scores(files: list[str], opts: ScoreOptions) -> None:
+    """Read, align, compare and render; every option is checked before any file is read."""
+    _check(files, opts)
+    tables = []
+    for group in aligned_inputs(files, opts.columns, opts.common_items):
+        clusters = cluster_codes(group.clusters) if group.clusters is not None else None
+        res = compare_items(
+            [s.model for s in group.sets], means_of(group), clusters, baseline=0,
+            confidence=opts.confidence, correction=opts.correct, binary=[s.binary for s in group.sets],
+            n_samples=opts.n_samples, seed=opts.seed,
+        )
+        tables.append(result_rows(group, res, opts.alpha))
+    render(tables, opts)
