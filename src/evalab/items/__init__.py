@@ -15,7 +15,7 @@ from evalab.errors import InputError
 from evalab.items.harness import is_inspect_log, is_lm_eval, read_inspect, read_lm_eval
 from evalab.items.readers import (
     Columns,
-    csv_rows,
+    csv_records,
     is_segments,
     plain_row,
     read_jsonl,
@@ -34,7 +34,7 @@ def read_scores(path: str, cols: Columns = Columns()) -> list[ScoreSet]:  # noqa
         return read_lm_eval(p, cols)
     suffix = p.suffix.lower()
     if suffix in (".csv", ".tsv"):
-        return collect(csv_rows(p, cols), model=path, path=path)
+        return collect(csv_records(p, cols), model=path, path=path)
     if suffix == ".eval":
         raise InputError(f"{path}: an inspect-ai .eval archive; convert it to JSON first "
                          "(`inspect log convert --to json`)")

@@ -26,9 +26,9 @@ from typing import Any
 
 from evalab.errors import InputError
 from evalab.io import decode_utf8
-from evalab.items.table import Row, ScoreSet, collect
+from evalab.items.table import Records, Row, ScoreSet, collect
 
-__all__ = ["MISSING", "Columns", "cluster_of", "csv_rows", "is_segments", "lookup", "plain_row", "read_jsonl", "read_text", "segment_sets"]
+__all__ = ["MISSING", "Columns", "cluster_of", "csv_records", "is_segments", "lookup", "plain_row", "read_jsonl", "read_text", "segment_sets"]
 
 
 @dataclass(frozen=True)
@@ -111,15 +111,39 @@ def plain_row(record: dict[str, Any], line: int, where: str, cols: Columns) -> R
     return Row(item, line, scores, sample, cluster)
 
 
-def csv_rows(path: Path, cols: Columns) -> Iterator[Row]:
-    text = read_text(path)
-    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-    reader = csv.DictReader(io.StringIO(text), delimiter=delimiter)
-    for record in reader:
-        line = reader.line_num
-        if None in record:
-            raise InputError(f"{path}: line {line}: more fields than the header has")
-        yield plain_row(dict(record), line, f"{path}: line {line}", cols)
+def _header_index(header: list[str], name: str, path: Path, what: str) -> int:
+    if name not in header:
+        raise InputError(f"{path}: no {what} column {name!r} (columns: {', '.join(header)}); name it with "
+                         f"--{what}-column")
+    return header.index(name)
+
+
+def csv_records(path: Path, cols: Columns) -> Records:
+    """The columns of a CSV/TSV file with a header row, as :class:`Records`."""
+    reader = csv.reader(io.StringIO(read_text(path)), delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
+    header = next(reader)
+    ix = _header_index(header, cols.id, path, "id")
+    scores = [(n, _header_index(header, n, path, "score")) for n in cols.scores or ("score",)]
+    cx = None if cols.cluster is None else _header_index(header, cols.cluster, path, "cluster")
+    sx = None if cols.sample is None else _header_index(header, cols.sample, path, "sample")
+    rec = Records()
+    width = len(header)
+    lines: list[int] = []
+    fields: list[list[str]] = []
+    for row in reader:
+        if len(row) != width:
+            if not row:
+                continue
+            raise InputError(f"{path}: line {reader.line_num}: {len(row)} fields, the header has {width}")
+        lines.append(reader.line_num)
+        fields.append(row)
+    rec.lines = lines
+    rec.items = [r[ix] for r in fields]
+    rec.clusters = [r[cx] for r in fields] if cx is not None else [None] * len(fields)
+    rec.samples = [r[sx] for r in fields] if sx is not None else [None] * len(fields)
+    everyone = list(range(len(fields)))
+    rec.scores = {n: (everyone, [r[k] for r in fields]) for n, k in scores}
+    return rec
 
 
 def is_segments(record: dict[str, Any]) -> bool:

@@ -9,14 +9,14 @@ item or sample, one cluster per item) and builds one :class:`ScoreSet` per metri
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from evalab.errors import InputError
 
-__all__ = ["Aligned", "Row", "ScoreSet", "align", "collect", "numeric"]
+__all__ = ["Aligned", "Records", "Row", "ScoreSet", "align", "collect", "floats", "numeric"]
 
 
 @dataclass(frozen=True)
@@ -72,59 +72,101 @@ def numeric(value: object, where: str) -> float:
 
 
 @dataclass
-class _Builder:
-    ids: dict[str, int] = field(default_factory=dict)
+class Records:
+    """Rows of one file gathered column by column (the checks then run on whole arrays)."""
+
+    items: list[str] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)
+    samples: list[str | None] = field(default_factory=list)
     clusters: list[str | None] = field(default_factory=list)
-    values: dict[str, list[float]] = field(default_factory=dict)
-    items: dict[str, list[int]] = field(default_factory=dict)
-    seen: dict[tuple[str, str | None], int] = field(default_factory=dict)
+    #: metric -> (row numbers, raw values)
+    scores: dict[str, tuple[list[int], list[object]]] = field(default_factory=dict)
+
+    def add(self, row: Row) -> None:
+        """Append one row."""
+        k = len(self.items)
+        self.items.append(row.item)
+        self.lines.append(row.line)
+        self.samples.append(row.sample)
+        self.clusters.append(row.cluster)
+        for metric, value in row.scores.items():
+            rows, values = self.scores.setdefault(metric, ([], []))
+            rows.append(k)
+            values.append(value)
 
 
-def _add(b: _Builder, row: Row, path: str, unit: str) -> None:
-    where = f"{path}: {unit} {row.line}"
-    key = (row.item, row.sample)
-    if key in b.seen:
-        what = f"item {row.item!r}" + ("" if row.sample is None else f" sample {row.sample!r}")
-        raise InputError(f"{where}: {what} already given at {unit} {b.seen[key]}; give each once")
-    b.seen[key] = row.line
-    index = b.ids.setdefault(row.item, len(b.ids))
-    if index == len(b.lines):
-        b.lines.append(row.line)
-        b.clusters.append(row.cluster)
-    elif b.clusters[index] != row.cluster:
+def floats(raw: Sequence[object], *, label: Callable[[int], str]) -> np.ndarray:
+    """``raw`` as finite float64 values; the first bad one is refused naming ``label(k)``."""
+    try:
+        arr = np.array(raw, dtype=np.float64)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or arr.shape != (len(raw),) or not np.all(np.isfinite(arr)):
+        for k, value in enumerate(raw):
+            numeric(value, label(k))
+        raise InputError(f"{label(0)}: scores are not numbers")  # pragma: no cover - numeric raised
+    return arr
+
+
+def _duplicate(rec: Records, n_ids: int, path: str, unit: str) -> None:
+    unsampled = all(s is None for s in rec.samples)
+    if unsampled and n_ids == len(rec.items):
+        return
+    keys = list(zip(rec.items, rec.samples, strict=True))
+    if not unsampled and len(set(keys)) == len(keys):
+        return
+    seen: dict[tuple[str, str | None], int] = {}
+    for key, line in zip(keys, rec.lines, strict=True):
+        if key in seen:
+            what = f"item {key[0]!r}" + ("" if key[1] is None else f" sample {key[1]!r}")
+            raise InputError(f"{path}: {unit} {line}: {what} already given at {unit} {seen[key]}; give each once")
+        seen[key] = line
+
+
+def _cluster_labels(rec: Records, item: np.ndarray, first: np.ndarray, path: str, unit: str) -> tuple[str, ...] | None:
+    """Each item's cluster (None without clusters); refuses a cluster that changes within an item."""
+    if all(c is None for c in rec.clusters):
+        return None
+    if None in rec.clusters:
+        raise InputError(f"{path}: {unit} {rec.lines[rec.clusters.index(None)]}: the item has no cluster; give every item one")
+    index: dict[str | None, int] = {}
+    code = np.fromiter((index.setdefault(c, len(index)) for c in rec.clusters), np.int64, len(rec.clusters))
+    changed = code != code[first][item]
+    if np.any(changed):
+        j = int(np.argmax(changed))
+        i = first[item[j]]
         raise InputError(
-            f"{where}: item {row.item!r} is in cluster {row.cluster!r} here but {b.clusters[index]!r} at "
-            f"{unit} {b.lines[index]}; an item belongs to one cluster"
+            f"{path}: {unit} {rec.lines[j]}: item {rec.items[j]!r} is in cluster {rec.clusters[j]!r} here but "
+            f"{rec.clusters[i]!r} at {unit} {rec.lines[i]}; an item belongs to one cluster"
         )
-    for metric, value in row.scores.items():
-        b.values.setdefault(metric, []).append(numeric(value, f"{where}, {metric}"))
-        b.items.setdefault(metric, []).append(index)
+    return tuple(str(rec.clusters[i]) for i in first)
 
 
-def collect(rows: Iterable[Row], *, model: str, path: str, unit: str = "line",
+def collect(rows: Iterable[Row] | Records, *, model: str, path: str, unit: str = "line",
             version: str | None = None) -> list[ScoreSet]:
-    """One :class:`ScoreSet` per metric of ``rows`` (refusing bad values, duplicates and
-    clusters that change within an item)."""
-    b = _Builder()
-    for row in rows:
-        _add(b, row, path, unit)
-    if not b.ids:
+    """One :class:`ScoreSet` per metric (refusing bad values, duplicates and clusters that
+    change within an item)."""
+    rec = rows if isinstance(rows, Records) else Records()
+    if not isinstance(rows, Records):
+        for row in rows:
+            rec.add(row)
+    if not rec.items:
         raise InputError(f"{path}: no scored items")
-    has_clusters = any(c is not None for c in b.clusters)
-    if has_clusters and None in b.clusters:
-        line = b.lines[b.clusters.index(None)]
-        raise InputError(f"{path}: {unit} {line}: the item has no cluster; give every item one")
+    index: dict[str, int] = {}
+    item = np.fromiter((index.setdefault(i, len(index)) for i in rec.items), np.int64, len(rec.items))
+    first = np.unique(item, return_index=True)[1]  # codes follow first appearance
+    clusters = _cluster_labels(rec, item, first, path, unit)
+    _duplicate(rec, len(index), path, unit)
+    ids, lines = tuple(index), tuple(rec.lines[i] for i in first)
     out = []
-    for metric, values in b.values.items():
-        item = np.asarray(b.items[metric], dtype=np.int64)
-        if len(set(item.tolist())) != len(b.ids):
-            missing = sorted(set(range(len(b.ids))) - set(item.tolist()))[0]
-            raise InputError(f"{path}: {unit} {b.lines[missing]}: item {list(b.ids)[missing]!r} has no {metric} score")
-        out.append(ScoreSet(
-            model, metric, path, tuple(b.ids), tuple(b.lines), np.asarray(values, dtype=np.float64), item,
-            tuple(str(c) for c in b.clusters) if has_clusters else None, version, unit,
-        ))
+    for metric, (where, raw) in rec.scores.items():
+        values = floats(raw, label=lambda k, w=where, m=metric: f"{path}: {unit} {rec.lines[w[k]]}, {m}")
+        items = item[np.asarray(where, dtype=np.int64)]
+        counts = np.bincount(items, minlength=len(ids))
+        if np.any(counts == 0):
+            k = int(np.argmin(counts))
+            raise InputError(f"{path}: {unit} {lines[k]}: item {ids[k]!r} has no {metric} score")
+        out.append(ScoreSet(model, metric, path, ids, lines, values, items, clusters, version, unit))
     return out
 
 
