@@ -45,7 +45,7 @@ def test_table_shows_the_intervals_side_by_side(run_cli) -> None:
     res = run_cli("compare", "--scores", *FILES, "--score-column", "correct", "--cluster-column", "passage")
     assert res.exit_code == 0, res.stderr
     assert "95% CI clust." in res.stdout and "95% CI paired clust." in res.stdout
-    assert "1000 items in 200 clusters" in res.stdout
+    assert "│  1000 │" in res.stdout and "│      200 │" in res.stdout
     assert "model-b" in res.stdout and "model-b.csv" not in res.stdout
 
 
@@ -88,7 +88,7 @@ def test_common_items_is_said(run_cli, tmp_path: Path) -> None:
     b.write_text("id,score\ny,1\nz,1\nw,0\n", encoding="utf-8")
     res = run_cli("compare", "--scores", a, b, "--common-items")
     assert res.exit_code == 0, res.stderr
-    assert "2 items (common to every model; 2 left out)" in res.stdout
+    assert "score: items common to every model; 2 left out" in res.stdout
 
 
 def test_bootstrap_intervals_with_n_samples(run_cli) -> None:

@@ -17,11 +17,9 @@ from evalab.cli.output import (
     check_format,
     check_out,
     emit,
-    markdown_table,
+    emit_table,
     ordered_row,
-    print_table,
     to_json,
-    to_latex,
 )
 from evalab.errors import InputError, SettingsError
 from evalab.items import Aligned, Columns, align, read_scores
@@ -136,72 +134,66 @@ def result_rows(group: Aligned, res: ItemComparison, alpha: float) -> list[dict[
     return rows
 
 
+def _cells(r: dict[str, Any], d: int, clustered: bool, sampled: bool, holm: bool, short: dict[str, str]) -> list[str]:
+    """One table row: the model's mean and intervals, then its paired comparison."""
+    wilson = r["wilson_low"] is not None
+    naive = Interval(r["wilson_low"], r["wilson_high"]) if wilson else Interval(r["naive_ci_low"], r["naive_ci_high"])
+    line = [short[r["system"]], r["metric"], str(r["n_items"]), f"{r['score']:.{d}f}", f"{r['naive_se']:.{d}f}",
+            _ci(naive, d) + (" W" if wilson else "")]
+    if clustered:
+        line += ["-", "-", "-"] if r["n_clusters"] is None else [
+            str(r["n_clusters"]), f"{r['clustered_se']:.{d}f}", _ci(Interval(r["clustered_ci_low"], r["clustered_ci_high"]), d)]
+    if sampled:
+        line += ["-", "-"] if r["samples_per_item"] is None else [f"{r['samples_per_item']:g}", f"{r['n_eff']:.0f}"]
+    mark = " *" if r["significant"] else ""
+    if r["baseline"]:
+        return line + ["baseline", "-", "-", "-", "-", "-"] + (["-"] if holm else [])
+    key = "paired" if r["paired_clustered_se"] is None else "paired_clustered"
+    line += [f"{r['delta']:+.{d}f}", f"{r['unpaired_se']:.{d}f}", f"{r[key + '_se']:.{d}f}",
+             _ci(Interval(r[key + "_ci_low"], r[key + "_ci_high"]), d), f"{r['correlation']:.2f}",
+             f"{r['p_value']:.5f}" + ("" if holm else mark)]
+    return line + ([f"{r['p_adjusted']:.5f}{mark}"] if holm else [])
+
+
 def _table(rows: list[dict[str, Any]], width: int | None) -> tuple[list[str], list[list[str]], list[str]]:
     clustered = any(r["n_clusters"] for r in rows)
     sampled = any(r["samples_per_item"] for r in rows)
     holm = rows[0]["correction"] == "holm"
     conf = f"{rows[0]['confidence'] * 100:g}% CI"
-    header = ["model", "metric", "mean", "SE", conf]
-    header += ["SE clust.", f"{conf} clust."] if clustered else []
+    header = ["model", "metric", "items", "mean", "SE", conf]
+    header += ["clusters", "SE clust.", f"{conf} clust."] if clustered else []
     header += ["k", "n_eff"] if sampled else []
     paired = "paired clust." if clustered else "paired"
     header += ["Δ baseline", "SE unpaired", f"SE {paired}", f"{conf} {paired}", "corr", "p-value"]
     header += ["p (Holm)"] if holm else []
-    short = display_names([r["system"] for r in rows])
-    body = []
-    for r in rows:
-        d = width if width is not None else 4
-        wilson = r["wilson_low"] is not None
-        naive = Interval(r["wilson_low"], r["wilson_high"]) if wilson else Interval(r["naive_ci_low"], r["naive_ci_high"])
-        line = [short[r["system"]], r["metric"], f"{r['score']:.{d}f}", f"{r['naive_se']:.{d}f}", _ci(naive, d) + (" W" if wilson else "")]
-        if clustered:
-            line += [f"{r['clustered_se']:.{d}f}", _ci(Interval(r["clustered_ci_low"], r["clustered_ci_high"]), d)]
-        if sampled:
-            line += [f"{r['samples_per_item']:g}", f"{r['n_eff']:.0f}"]
-        mark = " *" if r["significant"] else ""
-        if r["baseline"]:
-            line += ["baseline", "-", "-", "-", "-", "-"] + (["-"] if holm else [])
-        else:
-            key = "paired_clustered" if clustered else "paired"
-            line += [f"{r['delta']:+.{d}f}", f"{r['unpaired_se']:.{d}f}", f"{r[key + '_se']:.{d}f}",
-                     _ci(Interval(r[key + "_ci_low"], r[key + "_ci_high"]), d), f"{r['correlation']:.2f}",
-                     f"{r['p_value']:.5f}" + ("" if holm else mark)]
-            line += [f"{r['p_adjusted']:.5f}{mark}"] if holm else []
-        body.append(line)
-    return header, body, _footer(rows, clustered, holm)
+    short = display_names(list(dict.fromkeys(r["system"] for r in rows)))
+    d = width if width is not None else 4
+    body = [_cells(r, d, clustered, sampled, holm, short) for r in rows]
+    return header, body, _footer(rows, clustered, sampled, holm)
 
 
-def _footer(rows: list[dict[str, Any]], clustered: bool, holm: bool) -> list[str]:
-    n, dropped = rows[0]["n_items"], rows[0]["dropped_items"]
-    lines = [f"{n} items" + (f" in {rows[0]['n_clusters']} clusters" if clustered else "")
-             + (f" (common to every model; {dropped} left out)" if dropped else "")]
+def _footer(rows: list[dict[str, Any]], clustered: bool, sampled: bool, holm: bool) -> list[str]:
+    lines = [f"{r['metric']}: items common to every model; {r['dropped_items']} left out"
+             for r in rows if r["baseline"] and r["dropped_items"]]
     lines.append("CI: Student t on the CLT standard error (W: Wilson, for 0/1 scores)"
-                 + ("; clust.: cluster-robust (CR1) standard error, t with G-1 df" if clustered else ""))
+                 + ("; clust.: cluster-robust (CR1) standard error, t with clusters - 1 df" if clustered else ""))
+    if sampled:
+        lines.append("k: samples per item; n_eff: single-sample items giving the same standard error")
     lines.append("paired: on the per-item differences to the baseline"
                  + (", cluster-robust" if clustered else "") + "; p-value: paired t test on that standard error")
     which = "Holm-adjusted p" if holm else "p"
-    lines.append(f"* {which} < {rows[0]['alpha']:g} against the baseline")
+    lines.append(f"* {which} < {rows[0]['alpha']:g} against the baseline" + (" (Holm per metric)" if holm else ""))
     return lines
 
 
 def render(tables: list[list[dict[str, Any]]], opts: ScoreOptions) -> None:
-    """One table per metric, in the chosen format, to stdout or ``--out``."""
+    """One table of every metric and model, in the chosen format, to stdout or ``--out``."""
+    rows = [r for t in tables for r in t]
     if opts.fmt == "json":
-        emit(to_json([r for rows in tables for r in rows]), opts.out)
+        emit(to_json(rows), opts.out)
         return
-    parts = [_table(rows, opts.width) for rows in tables]
-    if opts.fmt == "table" and not opts.out:
-        for header, body, footer in parts:
-            print_table(header, body, footer)
-        return
-    if opts.fmt == "markdown":
-        text = "\n".join(markdown_table(h, b, f) for h, b, f in parts)
-    elif opts.fmt == "latex":
-        text = "\n".join(to_latex(h, b, caption="; ".join(f)) for h, b, f in parts)
-    else:
-        text = "\n".join("\n".join("\t".join(r) for r in [h, *b]) + "\n" + "".join(x + "\n" for x in f)
-                         for h, b, f in parts)
-    emit(text, opts.out)
+    header, body, footer = _table(rows, opts.width)
+    emit_table(opts.fmt, header, body, opts.out, footer=footer, data=rows)
 
 
 def compare_scores(files: list[str], opts: ScoreOptions) -> None:

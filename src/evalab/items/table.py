@@ -195,8 +195,10 @@ def _mismatch(ref: ScoreSet, other: ScoreSet) -> str:
             f"({len(missing)} such items)")
 
 
-def _restrict(s: ScoreSet, ids: Sequence[str]) -> ScoreSet:
+def _restrict(s: ScoreSet, ids: tuple[str, ...]) -> ScoreSet:
     """``s`` on ``ids`` only, items renumbered in that order."""
+    if s.ids == ids:
+        return s
     position = {i: k for k, i in enumerate(ids)}
     remap = np.array([position.get(i, -1) for i in s.ids], dtype=np.int64)
     new_item = remap[s.item]
@@ -249,7 +251,7 @@ def align(sets: Sequence[ScoreSet], *, common: bool = False) -> list[Aligned]:
                     raise InputError(_mismatch(ref, s) + "; pass --common-items to compare the items all models have")
         if not ids:
             raise InputError(f"{metric}: no item is scored for every model")
-        kept = tuple(_restrict(s, ids) for s in group)
+        kept = tuple(_restrict(s, tuple(ids)) for s in group)
         union = set().union(*id_sets)
         out.append(Aligned(metric, tuple(ids), kept, _clusters(kept), len(union) - len(ids)))
     return out
