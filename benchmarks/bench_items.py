@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import statsmodels.api as sm
 
 from evalab.items import Columns, align, read_scores
 from evalab.stats.items import cluster_codes, compare_items, item_means
@@ -42,17 +43,26 @@ def make_files(folder: Path, models: int, items: int, size: int) -> list[Path]:
 
 
 def best(fn, repeat: int) -> tuple[float, object]:
-    times, out = [], None
+    """Best wall time of ``repeat`` runs (and the last result); CPU time in ``CPU``."""
+    times, cpu, out = [], [], None
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         out = fn()
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    CPU[fn] = min(cpu)
     return min(times), out
 
 
-def statsmodels_all(matrix: np.ndarray, groups: np.ndarray) -> list[float]:
-    import statsmodels.api as sm
+#: CPU seconds (this process, all threads) of the last :func:`best` call per function
+CPU: dict[object, float] = {}
 
+
+def cpu_of(label: str, wall: float, fn: object) -> str:
+    return f"{label} {wall:.2f} s wall, {CPU[fn]:.2f} s CPU"
+
+
+def statsmodels_all(matrix: np.ndarray, groups: np.ndarray) -> list[float]:
     ones = np.ones(matrix.shape[0])
     ses = []
     for y in [*matrix.T, *(matrix[:, 1:] - matrix[:, :1]).T]:
@@ -71,22 +81,37 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         paths = make_files(Path(tmp), models, items, size)
         cols = Columns(scores=("correct",), cluster="passage")
-        t_read, groups = best(lambda: align([s for p in paths for s in read_scores(str(p), cols)]), 1)
+        def read() -> object:
+            return align([s for p in paths for s in read_scores(str(p), cols)])
+
+        t_read, groups = best(read, 1)
     (group,) = groups
     names = [s.model for s in group.sets]
     means = [item_means(s.values, s.item, len(group.ids)) for s in group.sets]
     codes = cluster_codes(group.clusters)
-    t_ev, res = best(lambda: compare_items(names, means, codes), args.repeat)
     matrix = np.column_stack([m.means for m in means])
-    t_sm, ses = best(lambda: statsmodels_all(matrix, codes), args.repeat)
+    t_ev = t_sm = 0.0
+    for _ in range(args.repeat):  # alternating, best of each
+        t, res = best(lambda: compare_items(names, means, codes), 1)
+        t_ev = t if not t_ev else min(t_ev, t)
+        t, ses = best(lambda: statsmodels_all(matrix, codes), 1)
+        t_sm = t if not t_sm else min(t_sm, t)
     ours = [m.clustered.se for m in res.models] + [p.clustered.se for p in res.pairs]
     assert np.allclose(ours, ses, rtol=1e-10), "clustered standard errors differ from statsmodels"
-    print(f"read + align 20 CSV files: {t_read:.2f} s")
+    print(cpu_of("read + align 20 CSV files:", t_read, read))
     print(f"analytic SEs: evalab {t_ev:.3f} s, statsmodels {t_sm:.3f} s ({t_sm / t_ev:.1f}x); "
           f"{len(ses)} clustered SEs equal to rtol 1e-10")
-    t_items, _ = best(lambda: compare_items(names, means, None, n_samples=resamples), 1)
-    t_clusters, _ = best(lambda: compare_items(names, means, codes, n_samples=resamples), 1)
-    print(f"{resamples} bootstrap resamples: over items {t_items:.2f} s, over clusters {t_clusters:.2f} s")
+    def over_items() -> object:
+        return compare_items(names, means, None, n_samples=resamples)
+
+    def over_clusters() -> object:
+        return compare_items(names, means, codes, n_samples=resamples)
+
+    t_items, _ = best(over_items, 1)
+    t_clusters, _ = best(over_clusters, 1)
+    print(f"{resamples} bootstrap resamples: " + cpu_of("over items", t_items, over_items)
+          + "; " + cpu_of("over clusters", t_clusters, over_clusters))
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
