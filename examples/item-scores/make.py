@@ -58,3 +58,20 @@ def lm_eval_run(folder: Path, skill: float, seed: int) -> None:
 
 lm_eval_run(here / "lm-eval" / "base", 0.3, 1)
 lm_eval_run(here / "lm-eval" / "tuned", 0.6, 2)
+
+
+def sampled(name: str, ability: float, seed: int, items: int = 300, generations: int = 4) -> None:
+    """Four generations per item (temperature sampling): the item's score is their mean."""
+    rng = np.random.default_rng(seed)
+    hardness = np.random.default_rng(11).normal(0.0, 1.0, items)  # the same items for both models
+    p = 1.0 / (1.0 + np.exp(hardness - ability))
+    with open(here / f"{name}.csv", "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["id", "generation", "correct"])
+        for i in range(items):
+            for g in range(generations):
+                writer.writerow([f"item{i + 1:03d}", g + 1, int(rng.random() < p[i])])
+
+
+sampled("sampled-a", 0.2, 21)
+sampled("sampled-b", 0.5, 22)

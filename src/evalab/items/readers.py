@@ -152,11 +152,12 @@ def is_segments(record: dict[str, Any]) -> bool:
 
 def segment_sets(path: Path) -> list[ScoreSet]:
     """``evalab score --segments`` output: one score set per system and metric."""
-    rows: dict[str, list[Row]] = {}
+    rows: dict[tuple[str, str], list[Row]] = {}
     for line, record in read_jsonl(path):
         if not is_segments(record):
             raise InputError(f"{path}: line {line}: not a per-segment record (system, metric, segment, score)")
-        rows.setdefault(str(record["system"]), []).append(
-            Row(str(record["segment"]), line, {str(record["metric"]): record["score"]})
+        metric = str(record["metric"])
+        rows.setdefault((str(record["system"]), metric), []).append(
+            Row(str(record["segment"]), line, {metric: record["score"]})
         )
-    return [s for system, r in rows.items() for s in collect(r, model=system, path=str(path))]
+    return [s for (system, _), r in rows.items() for s in collect(r, model=system, path=str(path))]
