@@ -128,6 +128,10 @@ def test_unknown_harness_version_is_refused(tmp_path: Path) -> None:
 
 def test_scores_with_references_or_one_model_is_refused(tmp_path: Path) -> None:
     a = _write(tmp_path, "a.csv", "id,score\nx,1\ny,0\n")
-    assert_refused(("compare", "--scores", a, a, "-r", a), "without -r/-i", watch=(tmp_path,))
+    assert_refused(("compare", "--scores", a, a, "-r", a), "-r/--reference applies to -r/-i system outputs",
+                   watch=(tmp_path,))
+    assert_refused(("compare", "--scores", a, a, "--test", "ar"), "-t/--test applies to -r/-i", watch=(tmp_path,))
+    assert_refused(("compare", "-r", a, "-i", a, a, "--cluster-column", "c"), "--cluster-column applies to --scores",
+                   watch=(tmp_path,))
     assert_refused(("compare", "--scores", a), "at least 2 models", watch=(tmp_path,))
     assert_refused(("compare", "-i", a, a), "compare needs -r REFERENCE", watch=(tmp_path,))

@@ -234,6 +234,15 @@ def render_mcnemar(rows: list[dict[str, Any]], fmt: str, out: str | None) -> Non
     emit_table(fmt, header, body, out, footer=footer, data=rows)
 
 
+def _check_mode(per_item: bool, text_options: dict[str, bool], item_options: dict[str, bool]) -> None:
+    """Refuse an option of the other mode (-r/-i texts or --scores files): it would be ignored."""
+    given = [o for o, g in (text_options if per_item else item_options).items() if g]
+    if given and per_item:
+        raise SettingsError(f"{given[0]} applies to -r/-i system outputs, not to --scores per-item files")
+    if given:
+        raise SettingsError(f"{given[0]} applies to --scores per-item files only")
+
+
 @app.command()
 def compare(
     reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references.")] = [],  # noqa: B006
@@ -263,12 +272,20 @@ def compare(
     common_items: Annotated[bool, typer.Option("--common-items", help="With --scores: compare on the items every model has (else missing or extra ids are refused).")] = False,
 ) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
+    _check_mode(bool(scores), {
+        "-r/--reference": bool(reference), "-i/--input": bool(input), "--source": source is not None,
+        "-m/--metrics": metrics != ["bleu"], "-t/--test": test != "bs", "--ci-n": ci_n != DEFAULT_CI_N,
+        "--p-value": p_value != DEFAULT_P_VALUE, "-s/--set": bool(set_), "-j/--jobs": jobs != 1,
+        "--missing-ref": missing_ref != "none",
+    }, {
+        "--id-column": id_column != "id", "--score-column": bool(score_column),
+        "--cluster-column": cluster_column is not None, "--sample-column": sample_column is not None,
+        "--common-items": common_items,
+    })
     if scores:
         from evalab.cli.compare_scores import ScoreOptions, compare_scores
         from evalab.items import Columns
 
-        if reference or input:
-            raise SettingsError("--scores compares per-item score files; give it without -r/-i")
         cols = Columns(id_column, tuple(score_column), cluster_column, sample_column)
         compare_scores(scores, ScoreOptions(cols, common_items, confidence, correct, alpha, n_samples or 0,
                                             seed, format, width, out))

@@ -19,9 +19,11 @@ results file must agree across models; a results file of a harness version other
 ``samples``, each with ``id``, ``epoch`` (the sample index when a task runs several
 epochs), ``scores`` (scorer name -> ``{"value": ...}``) and ``metadata``. Values map to
 numbers as inspect's ``value_to_float`` does: ``C`` 1, ``I`` 0, ``P`` 0.5, ``N`` 0, booleans
-and numbers as they are, ``yes``/``true`` 1, ``no``/``false`` 0, numeric strings; a dict
-value gives one metric per key (``scorer.key``). Only a finished log (status
-``success``) is read.
+and numbers as they are, ``yes``/``true`` 1, ``no``/``false`` 0 (any case), numeric
+strings; where inspect maps any other value to 0 with a warning, it is refused here, and a
+dict value gives one metric per key (``scorer.key``) instead. An unscored sample (value
+NaN) is refused like any NaN. Only a finished log (status ``success``) is read, and the
+task's ``task_version`` must agree across models.
 """
 
 from __future__ import annotations
@@ -147,10 +149,9 @@ _WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
 def _inspect_value(value: Any) -> Any:
     """inspect's ``value_to_float``: letters and words to numbers, the rest as given."""
     if isinstance(value, str):
-        text = value.strip()
-        if text in _LETTERS:
-            return _LETTERS[text]
-        return _WORDS.get(text.lower(), text)
+        if value in _LETTERS:
+            return _LETTERS[value]
+        return _WORDS.get(value.lower(), value)
     return value
 
 
@@ -176,7 +177,9 @@ def read_inspect(path: Path, data: dict[str, Any], cols: Columns) -> list[ScoreS
     if data.get("status") != "success":
         raise InputError(f"{path}: the log's status is {data.get('status')!r}; only a finished run "
                          "(success) has every sample scored")
-    task = str((data.get("eval") or {}).get("task", "task"))
+    spec = data.get("eval") or {}
+    task = str(spec.get("task", "task"))
+    version = spec.get("task_version")
     samples = data.get("samples") or []
 
     def rows() -> Iterator[Row]:
@@ -190,4 +193,5 @@ def read_inspect(path: Path, data: dict[str, Any], cols: Columns) -> list[ScoreS
             cluster = cluster_of(sample, cols.cluster, where, "a key of the sample, e.g. metadata.FIELD")
             yield Row(str(sample["id"]), k, scores, str(sample.get("epoch", 1)), cluster)
 
-    return collect(rows(), model=str(path), path=str(path), unit="sample")
+    return collect(rows(), model=str(path), path=str(path), unit="sample",
+                   version=None if version is None else str(version))
