@@ -288,7 +288,7 @@ def compare(
 
         cols = Columns(id_column, tuple(score_column), cluster_column, sample_column)
         compare_scores(scores, ScoreOptions(cols, common_items, confidence, correct, alpha, n_samples or 0,
-                                            seed, format, width, out))
+                                            seed, format, width, out), display_names)
         return
     if not reference or not input:
         raise SettingsError("compare needs -r REFERENCE and -i BASELINE SYS1 ... (or --scores FILES)")

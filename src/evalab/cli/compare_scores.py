@@ -9,10 +9,10 @@ baseline (the first model) with its test; this module turns them into rows and w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evalab.cli.compare import display_names
 from evalab.cli.output import (
     check_format,
     check_out,
@@ -155,7 +155,11 @@ def _cells(r: dict[str, Any], d: int, clustered: bool, sampled: bool, holm: bool
     return line + ([f"{r['p_adjusted']:.5f}{mark}"] if holm else [])
 
 
-def _table(rows: list[dict[str, Any]], width: int | None) -> tuple[list[str], list[list[str]], list[str]]:
+#: ``names -> short name per name``: the table's model column (``compare.display_names``)
+Shorten = Callable[[list[str]], dict[str, str]]
+
+
+def _table(rows: list[dict[str, Any]], width: int | None, shorten: Shorten) -> tuple[list[str], list[list[str]], list[str]]:
     clustered = any(r["n_clusters"] for r in rows)
     sampled = any(r["samples_per_item"] for r in rows)
     holm = rows[0]["correction"] == "holm"
@@ -166,7 +170,7 @@ def _table(rows: list[dict[str, Any]], width: int | None) -> tuple[list[str], li
     paired = "paired clust." if clustered else "paired"
     header += ["Δ baseline", "SE unpaired", f"SE {paired}", f"{conf} {paired}", "corr", "p-value"]
     header += ["p (Holm)"] if holm else []
-    short = display_names(list(dict.fromkeys(r["system"] for r in rows)))
+    short = shorten(list(dict.fromkeys(r["system"] for r in rows)))
     d = width if width is not None else 4
     body = [_cells(r, d, clustered, sampled, holm, short) for r in rows]
     return header, body, _footer(rows, clustered, sampled, holm)
@@ -186,18 +190,19 @@ def _footer(rows: list[dict[str, Any]], clustered: bool, sampled: bool, holm: bo
     return lines
 
 
-def render(tables: list[list[dict[str, Any]]], opts: ScoreOptions) -> None:
+def render(tables: list[list[dict[str, Any]]], opts: ScoreOptions, shorten: Shorten) -> None:
     """One table of every metric and model, in the chosen format, to stdout or ``--out``."""
     rows = [r for t in tables for r in t]
     if opts.fmt == "json":
         emit(to_json(rows), opts.out)
         return
-    header, body, footer = _table(rows, opts.width)
+    header, body, footer = _table(rows, opts.width, shorten)
     emit_table(opts.fmt, header, body, opts.out, footer=footer, data=rows)
 
 
-def compare_scores(files: list[str], opts: ScoreOptions) -> None:
-    """Read, align, compare and render; every option is checked before any file is read."""
+def compare_scores(files: list[str], opts: ScoreOptions, shorten: Shorten) -> None:
+    """Read, align, compare and render (model names shortened by ``shorten``); every option
+    is checked before any file is read."""
     _check(files, opts)
     tables = []
     for group in aligned_inputs(files, opts.columns, opts.common_items):
@@ -208,4 +213,4 @@ def compare_scores(files: list[str], opts: ScoreOptions) -> None:
             n_samples=opts.n_samples, seed=opts.seed,
         )
         tables.append(result_rows(group, res, opts.alpha))
-    render(tables, opts)
+    render(tables, opts, shorten)
