@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.items.harness_files import DATE, inspect_log, lm_eval_sample, write_lm_eval_run
 
 from evalab.errors import InputError
@@ -114,3 +116,19 @@ def test_score_segments_output_is_one_model_per_system(tmp_path: Path, run_cli) 
     assert [s.model for s in sets] == ["h1.txt", "h2.txt"]
     assert sets[0].metric == "chrf" and sets[0].ids == ("1", "2", "3")
     assert np.all(sets[0].values[:1] == 100.0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.permutations(list(range(12))))
+def test_the_order_of_a_files_lines_does_not_matter(order: list[int]) -> None:
+    import tempfile
+
+    values = [1, 0, 1, 1, 0, 0, 1, 0, 1, 1, 1, 0]
+    with tempfile.TemporaryDirectory() as tmp:
+        a, b = Path(tmp) / "a.csv", Path(tmp) / "b.csv"
+        a.write_text("id,score\n" + "".join(f"i{k},{v}\n" for k, v in enumerate(values)), encoding="utf-8")
+        b.write_text("id,score\n" + "".join(f"i{k},{1 - values[k]}\n" for k in order), encoding="utf-8")
+        (group,) = align(read_scores(str(a)) + read_scores(str(b)))
+    assert group.ids == tuple(f"i{k}" for k in range(12))
+    base, other = (s.values[np.argsort(s.item, kind="stable")] for s in group.sets)
+    assert (other == 1 - base).all()

@@ -5,6 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from evalab.stats.items import compare_items, estimate, item_means, wilson_interval
 
@@ -123,3 +126,24 @@ def test_clustered_bootstrap_resamples_whole_clusters() -> None:
     assert clustered is not None
     # the percentile interval's width is about the clustered one (not the naive, far smaller)
     assert (boot.high - boot.low) == pytest.approx(clustered.ci.high - clustered.ci.low, rel=0.2)
+
+
+scores = arrays(np.float64, st.integers(3, 60), elements=st.floats(-100, 100, allow_nan=False, width=32))
+
+
+@settings(max_examples=60, deadline=None)
+@given(scores, st.floats(-50, 50), st.floats(0.1, 10))
+def test_one_item_clusters_give_the_naive_se_and_shifts_do_not_matter(x, shift: float, scale: float) -> None:
+    singletons = np.arange(x.size)
+    naive = estimate(x)
+    assert estimate(x, singletons).se == pytest.approx(naive.se, rel=1e-9, abs=1e-12)
+    moved = estimate(x * scale + shift)
+    assert moved.se == pytest.approx(naive.se * scale, rel=1e-7, abs=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(scores)
+def test_a_model_against_itself_differs_by_nothing(x) -> None:
+    im = item_means(x, np.arange(x.size), x.size)
+    pair = compare_items(["a", "b"], [im, im]).pairs[0]
+    assert pair.delta == 0.0 and pair.p_value == 1.0
