@@ -134,25 +134,49 @@ def result_rows(group: Aligned, res: ItemComparison, alpha: float) -> list[dict[
     return rows
 
 
-def _cells(r: dict[str, Any], d: int, clustered: bool, sampled: bool, holm: bool, short: dict[str, str]) -> list[str]:
-    """One table row: the model's mean and intervals, then its paired comparison."""
+@dataclass(frozen=True)
+class _Layout:
+    """Which optional column groups the table has."""
+
+    clustered: bool
+    sampled: bool
+    boot: bool
+    holm: bool
+
+    @classmethod
+    def of(cls, rows: list[dict[str, Any]]) -> _Layout:
+        return cls(any(r["n_clusters"] for r in rows), any(r["samples_per_item"] for r in rows),
+                   rows[0]["n_samples"] > 0, rows[0]["correction"] == "holm")
+
+
+def _model_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[str]:
+    """The model's mean and its intervals."""
     wilson = r["wilson_low"] is not None
     naive = Interval(r["wilson_low"], r["wilson_high"]) if wilson else Interval(r["naive_ci_low"], r["naive_ci_high"])
-    line = [short[r["system"]], r["metric"], str(r["n_items"]), f"{r['score']:.{d}f}", f"{r['naive_se']:.{d}f}",
-            _ci(naive, d) + (" W" if wilson else "")]
-    if clustered:
+    line = [str(r["n_items"]), f"{r['score']:.{d}f}", f"{r['naive_se']:.{d}f}", _ci(naive, d) + (" W" if wilson else "")]
+    if lay.clustered:
         line += ["-", "-", "-"] if r["n_clusters"] is None else [
             str(r["n_clusters"]), f"{r['clustered_se']:.{d}f}", _ci(Interval(r["clustered_ci_low"], r["clustered_ci_high"]), d)]
-    if sampled:
+    if lay.boot:
+        line.append(_ci(Interval(r["bootstrap_low"], r["bootstrap_high"]), d))
+    if lay.sampled:
         line += ["-", "-"] if r["samples_per_item"] is None else [f"{r['samples_per_item']:g}", f"{r['n_eff']:.0f}"]
-    mark = " *" if r["significant"] else ""
+    return line
+
+
+def _pair_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[str]:
+    """The paired comparison with the baseline (dashes for the baseline itself)."""
+    width = 6 + lay.boot + lay.holm
     if r["baseline"]:
-        return line + ["baseline", "-", "-", "-", "-", "-"] + (["-"] if holm else [])
+        return ["baseline", *["-"] * (width - 1)]
+    mark = " *" if r["significant"] else ""
     key = "paired" if r["paired_clustered_se"] is None else "paired_clustered"
-    line += [f"{r['delta']:+.{d}f}", f"{r['unpaired_se']:.{d}f}", f"{r[key + '_se']:.{d}f}",
-             _ci(Interval(r[key + "_ci_low"], r[key + "_ci_high"]), d), f"{r['correlation']:.2f}",
-             f"{r['p_value']:.5f}" + ("" if holm else mark)]
-    return line + ([f"{r['p_adjusted']:.5f}{mark}"] if holm else [])
+    line = [f"{r['delta']:+.{d}f}", f"{r['unpaired_se']:.{d}f}", f"{r[key + '_se']:.{d}f}",
+            _ci(Interval(r[key + "_ci_low"], r[key + "_ci_high"]), d)]
+    if lay.boot:
+        line.append(_ci(Interval(r["paired_bootstrap_low"], r["paired_bootstrap_high"]), d))
+    line += [f"{r['correlation']:.2f}", f"{r['p_value']:.5f}" + ("" if lay.holm else mark)]
+    return line + ([f"{r['p_adjusted']:.5f}{mark}"] if lay.holm else [])
 
 
 #: ``names -> short name per name``: the table's model column (``compare.display_names``)
@@ -160,33 +184,36 @@ Shorten = Callable[[list[str]], dict[str, str]]
 
 
 def _table(rows: list[dict[str, Any]], width: int | None, shorten: Shorten) -> tuple[list[str], list[list[str]], list[str]]:
-    clustered = any(r["n_clusters"] for r in rows)
-    sampled = any(r["samples_per_item"] for r in rows)
-    holm = rows[0]["correction"] == "holm"
+    lay = _Layout.of(rows)
     conf = f"{rows[0]['confidence'] * 100:g}% CI"
     header = ["model", "metric", "items", "mean", "SE", conf]
-    header += ["clusters", "SE clust.", f"{conf} clust."] if clustered else []
-    header += ["k", "n_eff"] if sampled else []
-    paired = "paired clust." if clustered else "paired"
-    header += ["Δ baseline", "SE unpaired", f"SE {paired}", f"{conf} {paired}", "corr", "p-value"]
-    header += ["p (Holm)"] if holm else []
+    header += ["clusters", "SE clust.", f"{conf} clust."] if lay.clustered else []
+    header += [f"{conf} boot."] if lay.boot else []
+    header += ["k", "n_eff"] if lay.sampled else []
+    paired = "paired clust." if lay.clustered else "paired"
+    header += ["Δ baseline", "SE unpaired", f"SE {paired}", f"{conf} {paired}"]
+    header += [f"{conf} paired boot."] if lay.boot else []
+    header += ["corr", "p-value"] + (["p (Holm)"] if lay.holm else [])
     short = shorten(list(dict.fromkeys(r["system"] for r in rows)))
     d = width if width is not None else 4
-    body = [_cells(r, d, clustered, sampled, holm, short) for r in rows]
-    return header, body, _footer(rows, clustered, sampled, holm)
+    body = [[short[r["system"]], r["metric"], *_model_cells(r, d, lay), *_pair_cells(r, d, lay)] for r in rows]
+    return header, body, _footer(rows, lay)
 
 
-def _footer(rows: list[dict[str, Any]], clustered: bool, sampled: bool, holm: bool) -> list[str]:
+def _footer(rows: list[dict[str, Any]], lay: _Layout) -> list[str]:
     lines = [f"{r['metric']}: items common to every model; {r['dropped_items']} left out"
              for r in rows if r["baseline"] and r["dropped_items"]]
     lines.append("CI: Student t on the CLT standard error (W: Wilson, for 0/1 scores)"
-                 + ("; clust.: cluster-robust (CR1) standard error, t with clusters - 1 df" if clustered else ""))
-    if sampled:
+                 + ("; clust.: cluster-robust (CR1) standard error, t with clusters - 1 df" if lay.clustered else ""))
+    if lay.boot:
+        lines.append(f"boot.: percentile bootstrap, {rows[0]['n_samples']} resamples of "
+                     + ("whole clusters" if lay.clustered else "items") + f", seed {rows[0]['seed']}")
+    if lay.sampled:
         lines.append("k: samples per item; n_eff: single-sample items giving the same standard error")
     lines.append("paired: on the per-item differences to the baseline"
-                 + (", cluster-robust" if clustered else "") + "; p-value: paired t test on that standard error")
-    which = "Holm-adjusted p" if holm else "p"
-    lines.append(f"* {which} < {rows[0]['alpha']:g} against the baseline" + (" (Holm per metric)" if holm else ""))
+                 + (", cluster-robust" if lay.clustered else "") + "; p-value: paired t test on that standard error")
+    which = "Holm-adjusted p" if lay.holm else "p"
+    lines.append(f"* {which} < {rows[0]['alpha']:g} against the baseline" + (" (Holm per metric)" if lay.holm else ""))
     return lines
 
 

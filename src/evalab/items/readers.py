@@ -87,7 +87,7 @@ def lookup(record: dict[str, Any], key: str) -> Any:
 def _required(record: dict[str, Any], key: str, where: str, what: str) -> Any:
     value = lookup(record, key)
     if value is MISSING or value is None:
-        raise InputError(f"{where}: no {what} column {key!r}; name it with the option for the {what}")
+        raise InputError(f"{where}: no {what} column {key!r}; name the column with --{what}-column")
     return value
 
 

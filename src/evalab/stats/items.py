@@ -257,10 +257,6 @@ def _correlation(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.mean((a - a.mean()) * (b - b.mean())) / (sa * sb))
 
 
-def _is_binary(values: np.ndarray) -> bool:
-    return bool(np.all((values == 0.0) | (values == 1.0)))
-
-
 def summarize_model(model: str, im: ItemMeans, clusters: np.ndarray | None, confidence: float,
                     binary: bool) -> ModelSummary:
     """One model's :class:`ModelSummary` from its item means."""
@@ -269,9 +265,9 @@ def summarize_model(model: str, im: ItemMeans, clusters: np.ndarray | None, conf
     clustered = estimate(x, clusters, confidence) if clusters is not None else None
     deff = (clustered.se / naive.se) ** 2 if clustered is not None and naive.se > 0 else None
     wilson = wilson_interval(float(x.sum()), x.size, confidence) if binary and im.within_var is None else None
-    n_eff = None
-    k = im.samples_per_item if im.within_var is not None else None
-    if im.within_var is not None and k is not None:
+    k = n_eff = None
+    if im.within_var is not None:  # several samples per item
+        k = im.samples_per_item
         s2 = float(x.var(ddof=1))
         n_eff = x.size * (s2 + im.within_var * (1 - 1 / k)) / s2 if s2 > 0 else math.nan
     return ModelSummary(
