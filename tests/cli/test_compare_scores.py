@@ -96,6 +96,8 @@ def test_bootstrap_intervals_with_n_samples(run_cli) -> None:
                   "-n", "500", "-f", "json")
     rows = json.loads(res.stdout)
     assert rows[1]["paired_bootstrap_low"] < rows[1]["delta"] < rows[1]["paired_bootstrap_high"]
+    table = run_cli("compare", "--scores", *FILES[:2], "--score-column", "correct", "-n", "200").stdout
+    assert "95% CI paired boot." in table and "200 resamples of items, seed 12345" in table
 
 
 def _write(folder: Path, name: str, text: str) -> Path:

@@ -132,3 +132,27 @@ def test_the_order_of_a_files_lines_does_not_matter(order: list[int]) -> None:
     assert group.ids == tuple(f"i{k}" for k in range(12))
     base, other = (s.values[np.argsort(s.item, kind="stable")] for s in group.sets)
     assert (other == 1 - base).all()
+
+
+def test_inspect_words_numbers_and_dict_scores(tmp_path: Path) -> None:
+    log = inspect_log(tmp_path / "log.json", [True, "yes", "0.25", "False"])
+    (s,) = read_scores(str(log))
+    assert s.values.tolist() == [1.0, 1.0, 0.25, 0.0]
+    data = json.loads(log.read_text(encoding="utf-8"))
+    for k, sample in enumerate(data["samples"]):
+        sample["scores"] = {"rubric": {"value": {"fluency": k, "accuracy": "C"}}}
+    log.write_text(json.dumps(data), encoding="utf-8")
+    sets = read_scores(str(log))
+    assert sorted(x.metric for x in sets) == ["reading:rubric.accuracy", "reading:rubric.fluency"]
+    data["samples"][0]["scores"] = {"rubric": {"value": "maybe"}}
+    log.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(InputError, match="sample 1, reading:rubric: score 'maybe' is not a number"):
+        read_scores(str(log))
+
+
+def test_lm_eval_folder_with_two_runs_of_one_task_is_refused(tmp_path: Path) -> None:
+    run = write_lm_eval_run(tmp_path / "m", {"arc": [1, 0]})
+    (run / f"samples_arc_{DATE.replace('12-00', '13-00')}.jsonl").write_text(
+        (run / f"samples_arc_{DATE}.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    with pytest.raises(InputError, match="task arc has two sample files"):
+        read_scores(str(run))
