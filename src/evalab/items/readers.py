@@ -1,7 +1,7 @@
-"""Reading per-item score files: plain CSV/TSV/JSONL, ``evalab score --segments`` output,
-and (through :mod:`evalab.items.harness`) lm-evaluation-harness and inspect-ai logs.
+"""Reading the plain per-item formats: CSV/TSV/JSONL tables and ``evalab score --segments``
+output (lm-evaluation-harness and inspect-ai logs: :mod:`evalab.items.harness`).
 
-:func:`read_scores` recognises the format from the path and the first record:
+:func:`evalab.items.read_scores` recognises the format from the path and the first record:
 
 * a folder, or a ``samples_<task>_<date>.jsonl`` file: lm-evaluation-harness
   ``--log_samples`` output (:func:`evalab.items.harness.read_lm_eval`);
