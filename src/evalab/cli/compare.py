@@ -18,6 +18,7 @@ import numpy as np
 import typer
 
 from evalab.cli import app
+from evalab.cli.compare_scores import ScoreOptions, check_mode, compare_scores
 from evalab.cli.options import build_metrics
 from evalab.cli.output import check_format, check_out, emit_table, format_option, ordered_row
 from evalab.cli.references import apply_missing_refs, check_missing_ref
@@ -31,6 +32,7 @@ from evalab.cli.score import (
 from evalab.cli.segment_checks import check_edit_distance_sizes, check_resamplable
 from evalab.errors import SettingsError
 from evalab.io import same_file
+from evalab.items import Columns
 from evalab.metrics.base import Metric
 from evalab.metrics.missing_refs import reference_count
 from evalab.metrics.parallel import stats_table
@@ -234,15 +236,6 @@ def render_mcnemar(rows: list[dict[str, Any]], fmt: str, out: str | None) -> Non
     emit_table(fmt, header, body, out, footer=footer, data=rows)
 
 
-def _check_mode(per_item: bool, text_options: dict[str, bool], item_options: dict[str, bool]) -> None:
-    """Refuse an option of the other mode (-r/-i texts or --scores files): it would be ignored."""
-    given = [o for o, g in (text_options if per_item else item_options).items() if g]
-    if given and per_item:
-        raise SettingsError(f"{given[0]} applies to -r/-i system outputs, not to --scores per-item files")
-    if given:
-        raise SettingsError(f"{given[0]} applies to --scores per-item files only")
-
-
 @app.command()
 def compare(
     reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references.")] = [],  # noqa: B006
@@ -264,7 +257,7 @@ def compare(
     out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
     missing_ref: Annotated[str, typer.Option("--missing-ref", help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.")] = "none",
-    scores: Annotated[list[str], typer.Option("--scores", help="Per-item score files instead of -r/-i: --scores BASELINE A B ... (lm-eval sample logs or run folders, inspect-ai JSON logs, CSV/JSONL, `score --segments` output).")] = [],  # noqa: B006
+    scores: Annotated[list[str], typer.Option("--scores", help="Per-item score files instead of -r/-i: --scores BASELINE A B ... (lm-eval sample logs or run folders, inspect-ai JSON logs, CSV/JSONL, `score --segments` output); -n N adds bootstrap intervals.")] = [],  # noqa: B006
     id_column: Annotated[str, typer.Option("--id-column", help="With --scores: the item id column of CSV/JSONL files.")] = "id",
     score_column: Annotated[list[str], typer.Option("--score-column", help="With --scores: the score column(s) (default: score; for harness logs their per-item metrics).")] = [],  # noqa: B006
     cluster_column: Annotated[str | None, typer.Option("--cluster-column", help="With --scores: the column (or doc.FIELD, metadata.FIELD) grouping items into clusters, for clustered standard errors.")] = None,
@@ -272,7 +265,7 @@ def compare(
     common_items: Annotated[bool, typer.Option("--common-items", help="With --scores: compare on the items every model has (else missing or extra ids are refused).")] = False,
 ) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
-    _check_mode(bool(scores), {
+    check_mode(bool(scores), {
         "-r/--reference": bool(reference), "-i/--input": bool(input), "--source": source is not None,
         "-m/--metrics": metrics != ["bleu"], "-t/--test": test != "bs", "--ci-n": ci_n != DEFAULT_CI_N,
         "--p-value": p_value != DEFAULT_P_VALUE, "-s/--set": bool(set_), "-j/--jobs": jobs != 1,
@@ -283,9 +276,6 @@ def compare(
         "--common-items": common_items,
     })
     if scores:
-        from evalab.cli.compare_scores import ScoreOptions, compare_scores
-        from evalab.items import Columns
-
         cols = Columns(id_column, tuple(score_column), cluster_column, sample_column)
         compare_scores(scores, ScoreOptions(cols, common_items, confidence, correct, alpha, n_samples or 0,
                                             seed, format, width, out), display_names)

@@ -36,7 +36,7 @@ from evalab.stats.items import (
 )
 from evalab.stats.resampling import check_n_samples, check_seed
 
-__all__ = ["ScoreOptions", "aligned_inputs", "compare_scores", "means_of"]
+__all__ = ["ScoreOptions", "aligned_inputs", "check_mode", "compare_scores", "means_of"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,16 @@ class ScoreOptions:
     fmt: str
     width: int | None
     out: str | None
+
+
+def check_mode(per_item: bool, text_options: dict[str, bool], item_options: dict[str, bool]) -> None:
+    """Refuse an option of the other mode of ``compare`` (``-r``/``-i`` texts or ``--scores``
+    files; ``*_options`` map an option to whether it was given): it would be ignored."""
+    given = [o for o, g in (text_options if per_item else item_options).items() if g]
+    if given and per_item:
+        raise SettingsError(f"{given[0]} applies to -r/-i system outputs, not to --scores per-item files")
+    if given:
+        raise SettingsError(f"{given[0]} applies to --scores per-item files only")
 
 
 def _check(files: list[str], opts: ScoreOptions) -> None:
