@@ -122,8 +122,12 @@ def power(
     if delta is None and items is None and not scores:
         raise SettingsError("power needs --delta (items needed) or --items (detectable difference)")
     if scores:
-        if sd is not None or sd_b is not None:
-            raise SettingsError("--sd/--sd-b are assumptions for a plan without a pilot; with --scores the pilot gives them")
+        assumed = {"--sd": sd is not None, "--sd-b": sd_b is not None, "--correlation": correlation != 0.0,
+                   "--cluster-size": cluster_size != 1, "--icc": icc != 0.0}
+        given = [option for option, set_ in assumed.items() if set_]
+        if given:
+            raise SettingsError(f"{given[0]} is an assumption for a plan without a pilot; with --scores the "
+                                "pilot gives it (name the clusters with --cluster-column)")
         designs, pilot_items = pilot_designs(scores, Columns(id_column, tuple(score_column), cluster_column))
         items = pilot_items if items is None and delta is None else items
     else:
