@@ -37,6 +37,12 @@ def test_pilot_gives_spread_correlation_and_clustering(run_cli) -> None:
     assert row["detectable_delta"] > plain["detectable_delta"]
 
 
+def test_assumptions_beside_a_pilot_are_refused(tmp_path: Path) -> None:
+    files = [EXAMPLE / "model-a.csv", EXAMPLE / "model-c.csv"]
+    assert_refused(("power", "--scores", *files, "--score-column", "correct", "--icc", "0.2", "--delta", "0.1"),
+                   "--icc is an assumption for a plan without a pilot", watch=(tmp_path, EXAMPLE))
+
+
 @pytest.mark.parametrize(("args", "needle"), [
     (("--delta", "0.02"), "--scores A B) or the assumed spread"),
     (("--sd", "0.5"), "needs --delta"),
@@ -45,11 +51,5 @@ def test_pilot_gives_spread_correlation_and_clustering(run_cli) -> None:
     (("--sd", "0.5", "--delta", "0.1", "--power", "0.01"), "power must lie strictly between"),
     (("--sd", "0.5", "--delta", "0.1", "--design", "crossed"), "--design must be paired or unpaired"),
 ])
-def test_assumptions_beside_a_pilot_are_refused(tmp_path: Path) -> None:
-    files = [EXAMPLE / "model-a.csv", EXAMPLE / "model-c.csv"]
-    assert_refused(("power", "--scores", *files, "--score-column", "correct", "--icc", "0.2", "--delta", "0.1"),
-                   "--icc is an assumption for a plan without a pilot", watch=(tmp_path, EXAMPLE))
-
-
 def test_bad_plans_are_refused(tmp_path: Path, args: tuple[str, ...], needle: str) -> None:
     assert_refused(("power", *args), needle, watch=(tmp_path,))
