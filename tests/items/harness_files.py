@@ -2,7 +2,8 @@
 
 lm-evaluation-harness 0.4 (``--log_samples``): per model a folder with ``results_<date>.json``
 and one ``samples_<task>_<date>.jsonl`` per task, one record per document and filter.
-inspect-ai: a JSON log (format version 2) with ``eval``, ``status`` and ``samples``.
+inspect-ai: a JSON log (format version 2) with ``eval``, ``status`` and ``samples``, or the
+same as an ``.eval`` zip archive (``header.json`` and ``samples/<id>_epoch_<epoch>.json``).
 """
 
 from __future__ import annotations
@@ -84,5 +85,14 @@ def inspect_log(path: Path, values: Sequence[object], *, epochs: int = 1, versio
         "stats": {"started_at": "", "completed_at": "", "model_usage": {}},
         "samples": samples,
     }
+    if path.suffix == ".eval":  # the archive: the header, then one file per sample and epoch
+        import zipfile
+
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr("_journal/start.json", json.dumps({"version": version, "eval": log["eval"]}))
+            for sample in log.pop("samples"):
+                archive.writestr(f"samples/{sample['id']}_epoch_{sample['epoch']}.json", json.dumps(sample))
+            archive.writestr("header.json", json.dumps(log))
+        return path
     path.write_text(json.dumps(log), encoding="utf-8")
     return path

@@ -156,3 +156,18 @@ def test_lm_eval_folder_with_two_runs_of_one_task_is_refused(tmp_path: Path) -> 
         (run / f"samples_arc_{DATE}.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
     with pytest.raises(InputError, match="task arc has two sample files"):
         read_scores(str(run))
+
+
+def _item_means(s) -> dict[str, float]:
+    return dict(zip(s.ids, (np.bincount(s.item, weights=s.values) / np.bincount(s.item)).tolist(), strict=True))
+
+
+def test_inspect_eval_archive_reads_as_its_json_log(tmp_path: Path) -> None:
+    values = ["C", "I", "P", "C", "C", "I", "I", "N"]
+    (from_json,) = read_scores(str(inspect_log(tmp_path / "log.json", values, epochs=2)))
+    (from_zip,) = read_scores(str(inspect_log(tmp_path / "log.eval", values, epochs=2)))
+    assert from_zip.metric == from_json.metric and from_zip.values.size == 8
+    assert _item_means(from_zip) == _item_means(from_json)
+    (tmp_path / "broken.eval").write_bytes(b"not a zip")
+    with pytest.raises(InputError, match="not a zip archive"):
+        read_scores(str(tmp_path / "broken.eval"))

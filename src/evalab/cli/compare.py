@@ -257,7 +257,7 @@ def compare(
     out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
     missing_ref: Annotated[str, typer.Option("--missing-ref", help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.")] = "none",
-    scores: Annotated[list[str], typer.Option("--scores", help="Per-item score files instead of -r/-i: --scores BASELINE A B ... (lm-eval sample logs or run folders, inspect-ai JSON logs, CSV/JSONL, `score --segments` output); -n N adds bootstrap intervals.")] = [],  # noqa: B006
+    scores: Annotated[list[str], typer.Option("--scores", help="Per-item score files instead of -r/-i: --scores BASELINE A B ... (lm-eval sample logs or run folders, inspect-ai logs, CSV/JSONL, `score --segments` output); -n N adds bootstrap intervals.")] = [],  # noqa: B006
     id_column: Annotated[str, typer.Option("--id-column", help="With --scores: the item id column of CSV/JSONL files.")] = "id",
     score_column: Annotated[list[str], typer.Option("--score-column", help="With --scores: the score column(s) (default: score; for harness logs their per-item metrics).")] = [],  # noqa: B006
     cluster_column: Annotated[str | None, typer.Option("--cluster-column", help="With --scores: the column (or doc.FIELD, metadata.FIELD) grouping items into clusters, for clustered standard errors.")] = None,

@@ -12,7 +12,13 @@ import json
 from pathlib import Path
 
 from evalab.errors import InputError
-from evalab.items.harness import is_inspect_log, is_lm_eval, read_inspect, read_lm_eval
+from evalab.items.harness import (
+    is_inspect_log,
+    is_lm_eval,
+    read_inspect,
+    read_inspect_archive,
+    read_lm_eval,
+)
 from evalab.items.readers import (
     Columns,
     csv_records,
@@ -36,8 +42,7 @@ def read_scores(path: str, cols: Columns = Columns()) -> list[ScoreSet]:  # noqa
     if suffix in (".csv", ".tsv"):
         return collect(csv_records(p, cols), model=path, path=path)
     if suffix == ".eval":
-        raise InputError(f"{path}: an inspect-ai .eval archive; convert it to JSON first "
-                         "(`inspect log convert --to json`)")
+        return read_inspect_archive(p, cols)
     if suffix == ".json":
         text = read_text(p)
         try:

@@ -14,8 +14,10 @@ pair) is no per-item score and is refused when asked for. The task's version fro
 results file must agree across models; a results file of a harness version other than
 0.4 is refused (its sample layout is not known here).
 
-**inspect-ai** JSON logs (log ``version`` 2; ``inspect log convert --to json`` turns an
-``.eval`` archive into one): ``status``, ``eval`` (``task``, ``model``, ...), and
+**inspect-ai** logs (log ``version`` 2), JSON or ``.eval`` archives (a zip of
+``header.json``, the log without its samples, written when the run ends, and one
+``samples/<id>_epoch_<epoch>.json`` per sample and epoch; "sample k" in messages is the
+k-th of those files in name order): ``status``, ``eval`` (``task``, ``model``, ...), and
 ``samples``, each with ``id``, ``epoch`` (the sample index when a task runs several
 epochs), ``scores`` (scorer name -> ``{"value": ...}``) and ``metadata``. Values map to
 numbers as inspect's ``value_to_float`` does: ``C`` 1, ``I`` 0, ``P`` 0.5, ``N`` 0, booleans
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import json
 import re
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,7 +41,10 @@ from evalab.errors import InputError
 from evalab.items.readers import Columns, cluster_of, read_jsonl, read_text
 from evalab.items.table import Row, ScoreSet, collect
 
-__all__ = ["INSPECT_VERSIONS", "LM_EVAL_VERSIONS", "is_inspect_log", "is_lm_eval", "read_inspect", "read_lm_eval"]
+__all__ = [
+    "INSPECT_VERSIONS", "LM_EVAL_VERSIONS", "is_inspect_log", "is_lm_eval", "read_inspect", "read_inspect_archive",
+    "read_lm_eval",
+]
 
 #: harness versions whose sample layout this reader knows (major.minor)
 LM_EVAL_VERSIONS = ("0.4",)
@@ -195,3 +201,24 @@ def read_inspect(path: Path, data: dict[str, Any], cols: Columns) -> list[ScoreS
 
     return collect(rows(), model=str(path), path=str(path), unit="sample",
                    version=None if version is None else str(version))
+
+
+def read_inspect_archive(path: Path, cols: Columns) -> list[ScoreSet]:
+    """Score sets of an inspect-ai ``.eval`` archive (its header and sample files)."""
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+            if "header.json" not in names:
+                raise InputError(f"{path}: no header.json in the archive; the run has not finished")
+            data = json.loads(archive.read("header.json"))
+            members = sorted(n for n in names if n.startswith("samples/") and n.endswith(".json"))
+            samples = [json.loads(archive.read(n)) for n in members]
+    except zipfile.BadZipFile:
+        raise InputError(f"{path}: not a zip archive (an inspect-ai .eval log is one)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: a member of the archive is not JSON ({exc})") from None
+    if not isinstance(data, dict) or not {"version", "eval"} <= set(data):
+        raise InputError(f"{path}: header.json is not an inspect-ai log header (no version and eval)")
+    return read_inspect(path, {**data, "samples": samples}, cols)
