@@ -38,6 +38,7 @@ def test_json_gives_naive_clustered_and_paired_errors(run_cli) -> None:
     assert other["paired_se"] == pytest.approx((b - a).mean() / ref.statistic)
     assert other["paired_clustered_se"] > other["paired_se"]
     assert other["paired_se"] < other["unpaired_se"]
+    assert other["unpaired_clustered_se"] == pytest.approx(np.hypot(base["clustered_se"], other["clustered_se"]))
     assert other["p_adjusted"] >= other["p_value"]
 
 

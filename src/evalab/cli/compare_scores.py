@@ -131,6 +131,7 @@ def result_rows(group: Aligned, res: ItemComparison, alpha: float) -> list[dict[
             "bootstrap_high": res.bootstrap[k].high if res.bootstrap else None,
             "baseline": p is None, "delta": p.delta if p else 0.0,
             "unpaired_se": p.unpaired_se if p else None,
+            "unpaired_clustered_se": p.unpaired_clustered_se if p else None,
             **_prefixed("paired", _est(p.paired if p else None)),
             **_prefixed("paired_clustered", _est(p.clustered if p else None)),
             "paired_bootstrap_low": p.bootstrap.low if p and p.bootstrap else None,
@@ -181,7 +182,8 @@ def _pair_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[str]:
         return ["baseline", *["-"] * (width - 1)]
     mark = " *" if r["significant"] else ""
     key = "paired" if r["paired_clustered_se"] is None else "paired_clustered"
-    line = [f"{r['delta']:+.{d}f}", f"{r['unpaired_se']:.{d}f}", f"{r[key + '_se']:.{d}f}",
+    unpaired = r["unpaired_se"] if r["unpaired_clustered_se"] is None else r["unpaired_clustered_se"]
+    line = [f"{r['delta']:+.{d}f}", f"{unpaired:.{d}f}", f"{r[key + '_se']:.{d}f}",
             _ci(Interval(r[key + "_ci_low"], r[key + "_ci_high"]), d)]
     if lay.boot:
         line.append(_ci(Interval(r["paired_bootstrap_low"], r["paired_bootstrap_high"]), d))
@@ -201,7 +203,7 @@ def _table(rows: list[dict[str, Any]], width: int | None, shorten: Shorten) -> t
     header += [f"{conf} boot."] if lay.boot else []
     header += ["k", "n_eff"] if lay.sampled else []
     paired = "paired clust." if lay.clustered else "paired"
-    header += ["Δ baseline", "SE unpaired", f"SE {paired}", f"{conf} {paired}"]
+    header += ["Δ baseline", "SE unpaired clust." if lay.clustered else "SE unpaired", f"SE {paired}", f"{conf} {paired}"]
     header += [f"{conf} paired boot."] if lay.boot else []
     header += ["corr", "p-value"] + (["p (Holm)"] if lay.holm else [])
     short = shorten(list(dict.fromkeys(r["system"] for r in rows)))

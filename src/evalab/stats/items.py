@@ -218,6 +218,8 @@ class PairSummary:
     clustered: Estimate | None
     #: ``sqrt(se_model^2 + se_baseline^2)``: the error of the difference if unpaired
     unpaired_se: float
+    #: the same from the clustered standard errors (when clusters are given)
+    unpaired_clustered_se: float | None
     #: Pearson correlation of the two models' item scores (NaN when one is constant)
     correlation: float
     p_value: float
@@ -354,9 +356,11 @@ def compare_items(
     adjusted = holm_bonferroni(raw) if correction == "holm" and raw.size else raw
     out = []
     for k, (a, b, paired, clustered) in enumerate(partial):
-        unpaired = math.hypot(models[a].naive.se, models[b].naive.se)
+        ma, mb = models[a], models[b]
+        unpaired = math.hypot(ma.naive.se, mb.naive.se)
+        unpaired_c = math.hypot(ma.clustered.se, mb.clustered.se) if ma.clustered and mb.clustered else None
         out.append(PairSummary(
-            names[a], names[b], paired, clustered, unpaired, _correlation(matrix[:, a], matrix[:, b]),
+            names[a], names[b], paired, clustered, unpaired, unpaired_c, _correlation(matrix[:, a], matrix[:, b]),
             float(raw[k]), float(adjusted[k]), boot_pairs[k] if boot_pairs else None,
         ))
     return ItemComparison(models, tuple(out), confidence, correction,
