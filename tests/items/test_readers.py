@@ -171,3 +171,13 @@ def test_inspect_eval_archive_reads_as_its_json_log(tmp_path: Path) -> None:
     (tmp_path / "broken.eval").write_bytes(b"not a zip")
     with pytest.raises(InputError, match="not a zip archive"):
         read_scores(str(tmp_path / "broken.eval"))
+
+
+def test_lm_eval_filters_without_names_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / f"samples_gsm8k_{DATE}.jsonl"
+    records = [lm_eval_sample(0, 1.0), lm_eval_sample(0, 0.0)]
+    for r in records:
+        del r["filter"]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    with pytest.raises(InputError, match="line 2: doc_id 0 again .*no 'filter' key"):
+        read_scores(str(path))

@@ -74,10 +74,17 @@ def _metric_names(record: dict[str, Any], cols: Columns) -> list[str]:
 
 
 def _lm_rows(path: Path, task: str, cols: Columns) -> Iterator[Row]:
+    unnamed: dict[object, int] = {}  # doc_id -> line, for records without a "filter" key
     for line, record in read_jsonl(path):
         where = f"{path}: line {line}"
         if not is_lm_eval(record):
             raise InputError(f"{where}: not an lm-evaluation-harness sample (no doc_id and resps)")
+        if "filter" not in record and unnamed.setdefault(record["doc_id"], line) != line:
+            raise InputError(
+                f"{where}: doc_id {record['doc_id']} again (first at line {unnamed[record['doc_id']]}) and no "
+                "'filter' key: a task with several filters written by a harness version that does not name "
+                "them; the records cannot be told apart"
+            )
         filt = record.get("filter", "none")
         suffix = "" if filt in (None, "none") else f",{filt}"
         scores = {}
