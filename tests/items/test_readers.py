@@ -179,5 +179,5 @@ def test_lm_eval_filters_without_names_are_refused(tmp_path: Path) -> None:
     for r in records:
         del r["filter"]
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    with pytest.raises(InputError, match="line 2: doc_id 0 again .*no 'filter' key"):
+    with pytest.raises(InputError, match=r"line 2: doc_id 0 again .*no 'filter' key"):
         read_scores(str(path))
