@@ -207,8 +207,11 @@ def _table(rows: list[dict[str, Any]], width: int | None, shorten: Shorten) -> t
     header += [f"{conf} paired boot."] if lay.boot else []
     header += ["corr", "p-value"] + (["p (Holm)"] if lay.holm else [])
     short = shorten(list(dict.fromkeys(r["system"] for r in rows)))
-    d = width if width is not None else 4
-    body = [[short[r["system"]], r["metric"], *_model_cells(r, d, lay), *_pair_cells(r, d, lay)] for r in rows]
+    # 4 decimals for scores on a 0-1 scale, 2 for larger scales (chrF, sentence BLEU: 0-100)
+    wide = {r["metric"] for r in rows if abs(r["score"]) > 1.0}
+    decimals = {r["metric"]: width if width is not None else (2 if r["metric"] in wide else 4) for r in rows}
+    body = [[short[r["system"]], r["metric"], *_model_cells(r, decimals[r["metric"]], lay),
+             *_pair_cells(r, decimals[r["metric"]], lay)] for r in rows]
     return header, body, _footer(rows, lay)
 
 
