@@ -137,4 +137,6 @@ def test_scores_with_references_or_one_model_is_refused(tmp_path: Path) -> None:
     assert_refused(("compare", "-r", a, "-i", a, a, "--cluster-column", "c"), "--cluster-column applies to --scores",
                    watch=(tmp_path,))
     assert_refused(("compare", "--scores", a), "at least 2 models", watch=(tmp_path,))
+    b = _write(tmp_path, "b.csv", "id,score\nx,0\ny,0\n")
+    assert_refused(("compare", "--scores", a, b, "-o", b), "is the same file as --scores", watch=(tmp_path,))
     assert_refused(("compare", "-i", a, a), "compare needs -r REFERENCE", watch=(tmp_path,))
