@@ -7,7 +7,7 @@ import json
 import pytest
 from tests.conftest import read_lines, wmt_file
 
-from evalab.cli.compare import display_names
+from evalab.cli.names import display_names
 from evalab.metrics.bleu import BLEU
 from evalab.stats import holm_bonferroni, paired_test
 

@@ -140,3 +140,19 @@ def test_scores_with_references_or_one_model_is_refused(tmp_path: Path) -> None:
     b = _write(tmp_path, "b.csv", "id,score\nx,0\ny,0\n")
     assert_refused(("compare", "--scores", a, b, "-o", b), "is the same file as --scores", watch=(tmp_path,))
     assert_refused(("compare", "-i", a, a), "compare needs -r REFERENCE", watch=(tmp_path,))
+
+
+def test_rank_and_all_pairs_give_clusters_and_every_pair(run_cli) -> None:
+    res = run_cli("compare", "--scores", *FILES, "--score-column", "correct", "--cluster-column", "passage",
+                  "--rank", "--all-pairs", "-f", "json")
+    assert res.exit_code == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert [r["cluster"] for r in data["models"]] == [2, 1, 2]  # b beats a and c; a and c do not differ
+    pairs = {(p["system"], p["vs"]): p for p in data["pairs"]}
+    assert len(pairs) == 3 and all(p["correction"] == "holm" for p in pairs.values())
+    from evalab.stats.multiple import holm_bonferroni
+
+    raw = [p["p_value"] for p in data["pairs"]]
+    assert [p["p_adjusted"] for p in data["pairs"]] == pytest.approx(holm_bonferroni(raw).tolist())
+    table = run_cli("compare", "--scores", *FILES, "--score-column", "correct", "--rank").stdout
+    assert "rank: significance cluster" in table

@@ -13,7 +13,7 @@ from tests.cli.test_grammar import command_paths
 from tests.conftest import REPO, read_lines, wmt_file
 
 import evalab
-from evalab.cli.compare import display_names
+from evalab.cli.names import display_names
 
 N = 60
 

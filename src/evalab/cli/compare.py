@@ -7,11 +7,17 @@ Koehn 2004) or approximate-randomization test (``--test ar``, Riezler & Maxwell 
 optionally Holm-adjusted across the systems compared on each metric. ``--test mcnemar``
 (metrics with a right/wrong outcome per segment) shows the discordant counts and
 McNemar's p-value instead (see :mod:`evalab.stats.mcnemar`).
+
+``--rank`` sorts the systems by score and draws significance clusters from the paired
+tests of every pair (:mod:`evalab.stats.ranking`); ``--all-pairs`` adds every pair's Δ,
+p-values and segments won; ``-f html`` writes the page of :mod:`evalab.report.compare_page`.
 """
 
 from __future__ import annotations
 
-import os
+import warnings
+from collections import Counter
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import numpy as np
@@ -19,8 +25,19 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.compare_scores import ScoreOptions, check_mode, compare_scores
+from evalab.cli.names import named_inputs
 from evalab.cli.options import build_metrics
-from evalab.cli.output import check_format, check_out, emit_table, format_option, ordered_row
+from evalab.cli.output import (
+    PAGE_FORMATS,
+    TableText,
+    check_format,
+    check_out,
+    emit,
+    emit_table,
+    emit_tables,
+    format_option,
+    ordered_row,
+)
 from evalab.cli.references import apply_missing_refs, check_missing_ref
 from evalab.cli.score import (
     bind_source,
@@ -30,15 +47,16 @@ from evalab.cli.score import (
     show_progress,
 )
 from evalab.cli.segment_checks import check_edit_distance_sizes, check_resamplable
-from evalab.errors import SettingsError
-from evalab.io import same_file
+from evalab.errors import InputError, SettingsError
+from evalab.io import check_same_length, read_segments, same_file
 from evalab.items import Columns
 from evalab.metrics.base import Metric
 from evalab.metrics.missing_refs import reference_count
 from evalab.metrics.parallel import stats_table
 from evalab.metrics.stats_value import NRefs, Stats
 from evalab.progress import progress_bar
-from evalab.stats.bootstrap import check_confidence
+from evalab.report.compare_page import ComparePage, render_compare_page
+from evalab.stats.bootstrap import ConfidenceInterval, check_confidence
 from evalab.stats.mcnemar import EXACT_MAX_DISCORDANT, binary_outcomes, mcnemar_test
 from evalab.stats.multiple import holm_bonferroni
 from evalab.stats.paired import (
@@ -47,6 +65,16 @@ from evalab.stats.paired import (
     P_VALUE_METHODS,
     PairedTestResult,
     paired_test,
+)
+from evalab.stats.ranking import (
+    CLUSTER_RULE,
+    PairwiseResult,
+    Ranking,
+    pairwise_mcnemar,
+    pairwise_test,
+    rank_systems,
+    segment_scores_from_stats,
+    win_tie_loss,
 )
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
@@ -77,34 +105,6 @@ def check_distinct_systems(inputs: list[str]) -> None:
     twice = sorted({p for i, p in enumerate(inputs) for q in inputs[i + 1:] if p != "-" and same_file(p, q)})
     if twice:
         raise SettingsError(f"system file given twice: {', '.join(twice)}; give each -i system once")
-
-
-def display_names(names: list[str]) -> dict[str, str]:
-    """Short names for the table: the part of each name that differs between systems.
-
-    ``generaltest2022.en-de.hyp.Online-A.de`` and ``...Online-B.de`` show as ``Online-A``
-    and ``Online-B``: the common prefix and suffix are dropped at a ``.`` or ``/``
-    boundary only. ``-`` and ``_`` join the words of a system's own name, so cutting there
-    would print ``Online-A`` and ``Online-B`` as ``A`` and ``B``, which no reader can map
-    back to a system. JSON output keeps the full names.
-
-    >>> display_names(["out/base.txt", "out/sys1.txt"])
-    {'out/base.txt': 'base', 'out/sys1.txt': 'sys1'}
-    >>> display_names(["hyp.Online-A.de", "hyp.Online-B.de"])
-    {'hyp.Online-A.de': 'Online-A', 'hyp.Online-B.de': 'Online-B'}
-    """
-    unique = list(dict.fromkeys(names))
-    if len(unique) < 2:
-        return {n: n for n in unique}
-    seps = "./"
-    prefix = os.path.commonprefix(unique)  # noqa: RUF071 - characters, not path parts
-    cut = max((i + 1 for i, c in enumerate(prefix) if c in seps), default=0)
-    rev = os.path.commonprefix([n[::-1] for n in unique])  # noqa: RUF071
-    tail = max((i + 1 for i, c in enumerate(rev) if c in seps), default=0)
-    short = {n: n[cut : len(n) - tail] for n in unique}
-    if any(not v for v in short.values()) or len(set(short.values())) < len(unique):
-        return {n: n for n in unique}
-    return short
 
 
 def _fmt(value: float | None, decimals: int) -> str:
@@ -147,14 +147,14 @@ def result_rows(
     return rows
 
 
-def render(rows: list[dict[str, Any]], metrics: dict[str, Metric], fmt: str, width: int | None, out: str | None) -> None:
-    """Print or write the comparison as a table, JSON, Markdown or LaTeX."""
+def render(rows: list[dict[str, Any]], metrics: dict[str, Metric], fmt: str, width: int | None, out: str | None,
+           short: dict[str, str]) -> None:
+    """Print or write the comparison as a table, JSON, Markdown or LaTeX (``short``: table names)."""
     corrected = any(r["correction"] != "none" for r in rows)
     conf = f"{rows[0]['confidence'] * 100:g}% CI"
     header = ["system", "metric", "score (μ ± hw)", conf, "Δ baseline", "p-value"]
     if corrected:
         header.append("p (Holm)")
-    short = display_names([r["system"] for r in rows])
     body = []
     for r in rows:
         d = width if width is not None else (1 if metrics[r["metric"]].scale == 100 else 4)
@@ -212,13 +212,12 @@ def mcnemar_rows(
     return out
 
 
-def render_mcnemar(rows: list[dict[str, Any]], fmt: str, out: str | None) -> None:
+def render_mcnemar(rows: list[dict[str, Any]], fmt: str, out: str | None, short: dict[str, str]) -> None:
     """Print or write McNemar results: scores, discordant counts and p-values."""
     corrected = rows[0]["correction"] != "none"
     header = ["system", "metric", "score", "Δ baseline", "base only", "system only", "p-value", "method"]
     if corrected:
         header.append("p (Holm)")
-    short = display_names([r["system"] for r in rows])
     body = []
     for r in rows:
         mark = " *" if r["significant"] else ""
@@ -236,10 +235,218 @@ def render_mcnemar(rows: list[dict[str, Any]], fmt: str, out: str | None) -> Non
     emit_table(fmt, header, body, out, footer=footer, data=rows)
 
 
+def warn_if_powerless(n_systems: int, n: int, alpha: float, what: str) -> None:
+    """Warn when Holm over all pairs cannot reach ``alpha`` with ``n`` resamples or trials.
+
+    The smallest p-value is ``1 / (n + 1)`` and Holm multiplies the smallest by the number
+    of pairs ``m``: below ``n = m / alpha`` no pair can be significant, so every system
+    would share one cluster whatever the data.
+    """
+    m = n_systems * (n_systems - 1) // 2
+    if m / (n + 1) >= alpha:
+        warnings.warn(
+            f"with {n} {what} the smallest p-value is 1/{n + 1}, and Holm over {m} pairs cannot bring it below "
+            f"--alpha {alpha:g}: no two systems can be separated; use -n {int(m / alpha)} or more",
+            stacklevel=2,
+        )
+
+
+def pairwise_results(
+    test: str, built: dict[str, Metric], stats: dict[str, dict[str, Stats]], n: int, seed: int,
+    confidence: float, p_value: str, ci_n: int, quiet: bool,
+) -> dict[str, PairwiseResult]:
+    """Every pair of systems tested on every metric (one resampling stream for all)."""
+    if test == "mcnemar":
+        return {name: pairwise_mcnemar(metric, stats[name]) for name, metric in built.items()}
+    label = f"paired {'bootstrap' if test == 'bs' else 'randomization'}, all pairs"
+    with progress_bar(n + (ci_n if test == "ar" else 0), label, enabled=not quiet) as advance:
+        return pairwise_test(test, built, stats, n_samples=n, seed=seed, confidence=confidence,
+                             p_value=p_value, ci_samples=ci_n, progress=advance)
+
+
+def _ci_fields(ci: ConfidenceInterval | None) -> dict[str, float | None]:
+    return {"mean": ci.mean if ci else None, "ci_low": ci.low if ci else None,
+            "ci_high": ci.high if ci else None, "half_width": ci.half_width if ci else None}
+
+
+def _settings_fields(res: PairwiseResult, rk: Ranking) -> dict[str, Any]:
+    resampled = res.test != "mcnemar"
+    return {"test": res.test, "n_samples": res.n_samples if resampled else None, "seed": res.seed if resampled else None,
+            "correction": rk.correction, "alpha": rk.alpha, "clustering": CLUSTER_RULE}
+
+
+def ranking_rows(results: dict[str, PairwiseResult], rankings: dict[str, Ranking], metrics: dict[str, Metric],
+                 nrefs: NRefs) -> list[dict[str, Any]]:
+    """One JSON-ready dict per metric and system, best first within each metric."""
+    rows: list[dict[str, Any]] = []
+    for name, res in results.items():
+        rk = rankings[name]
+        signature = f"{metrics[name].signature_for(nrefs)}|{res.signature}|{rk.rule}"
+        for position, j in enumerate(rk.order, start=1):
+            rows.append(ordered_row({
+                "metric": name, "system": res.systems[j], "score": res.scores[j], **_ci_fields(res.cis[j]),
+                "rank": position if rk.clusters[j] is not None else None, "cluster": rk.clusters[j],
+                "confidence": res.confidence if res.cis[j] else None, **_settings_fields(res, rk),
+                "signature": signature,
+            }))
+    return rows
+
+
+def pair_rows(results: dict[str, PairwiseResult], rankings: dict[str, Ranking], metrics: dict[str, Metric],
+              stats: dict[str, dict[str, Stats]], nrefs: NRefs) -> list[dict[str, Any]]:
+    """One JSON-ready dict per metric and pair, the higher-ranked system first: Δ, p-values and
+    the segments each system wins (sentence-level scores from the same stats rows)."""
+    rows: list[dict[str, Any]] = []
+    for name, res in results.items():
+        rk = rankings[name]
+        signature = f"{metrics[name].signature_for(nrefs)}|{res.signature}|{rk.rule}"
+        segment = [segment_scores_from_stats(metrics[name], stats[name][s].rows) for s in res.systems]
+        for a, i in enumerate(rk.order):
+            for j in rk.order[a + 1:]:
+                wins, ties, losses = win_tie_loss(segment[i], segment[j], res.higher_is_better)
+                p, p_adj = float(res.p_values[i, j]), float(rk.p_adjusted[i, j])
+                rows.append(ordered_row({
+                    "metric": name, "system": res.systems[i], "other": res.systems[j],
+                    "delta": res.scores[i] - res.scores[j], "p_value": p, "p_adjusted": p_adj,
+                    "significant": bool(p_adj < rk.alpha) if np.isfinite(p_adj) else None,
+                    "wins": wins, "ties": ties, "losses": losses, **_settings_fields(res, rk), "signature": signature,
+                }))
+    return rows
+
+
+def pair_matrix(res: PairwiseResult, rk: Ranking) -> dict[str, Any]:
+    """The pairs of one metric as matrices in ranking order: ``delta[i][j]`` = score of
+    system ``i`` minus that of ``j``; p-values symmetric, ``None`` on the diagonal."""
+    order = list(rk.order)
+    return {
+        "systems": [res.systems[i] for i in order],
+        "delta": [[res.scores[i] - res.scores[j] for j in order] for i in order],
+        "p_value": [[float(res.p_values[i, j]) for j in order] for i in order],
+        "p_adjusted": [[float(rk.p_adjusted[i, j]) for j in order] for i in order],
+    }
+
+
+def _decimals(metric: Metric, width: int | None) -> int:
+    return width if width is not None else (1 if metric.scale == 100 else 4)
+
+
+def _which(rows: list[dict[str, Any]]) -> str:
+    return "Holm-adjusted p" if rows[0]["correction"] == "holm" else "p"
+
+
+def _ranking_table(rows: list[dict[str, Any]], metrics: dict[str, Metric], width: int | None,
+                   short: dict[str, str]) -> TableText:
+    with_ci = any(r["ci_low"] is not None for r in rows)
+    header = ["system", "metric", "rank", "cluster", "score (μ ± hw)" if with_ci else "score"]
+    if with_ci:
+        header.append(f"{rows[0]['confidence'] * 100:g}% CI")
+    body = []
+    for r in rows:
+        d = _decimals(metrics[r["metric"]], width)
+        score = _fmt(r["score"], d) + (f" ({r['mean']:.{d}f} ± {r['half_width']:.{d}f})" if r["mean"] is not None else "")
+        line = [short[r["system"]], r["metric"], _fmt_int(r["rank"]), _fmt_int(r["cluster"]), score]
+        if with_ci:
+            line.append("-" if r["ci_low"] is None else f"[{r['ci_low']:.{d}f}, {r['ci_high']:.{d}f}]")
+        body.append(line)
+    footer = list(dict.fromkeys(r["signature"] for r in rows))
+    n_pairs = sum(1 for r in rows if r["metric"] == rows[0]["metric"])
+    n_pairs = n_pairs * (n_pairs - 1) // 2
+    footer.append(f"cluster: a new cluster starts where every system above is significantly better than every "
+                  f"system below ({_which(rows)} < {rows[0]['alpha']:g} over the {n_pairs} pair{'s' * (n_pairs != 1)} of each metric)")
+    return TableText(header, body, footer)
+
+
+def _fmt_int(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _pairs_table(rows: list[dict[str, Any]], metrics: dict[str, Metric], width: int | None,
+                 short: dict[str, str]) -> TableText:
+    corrected = rows[0]["correction"] != "none"
+    header = ["system", "vs", "metric", "Δ", "p-value", *(["p (Holm)"] if corrected else []), "wins", "ties", "losses"]
+    body = []
+    for r in rows:
+        mark = " *" if r["significant"] else ""
+        line = [short[r["system"]], short[r["other"]], r["metric"], f"{r['delta']:+.{_decimals(metrics[r['metric']], width)}f}",
+                _fmt(r["p_value"], 5) + ("" if corrected else mark)]
+        if corrected:
+            line.append(_fmt(r["p_adjusted"], 5) + mark)
+        body.append([*line, str(r["wins"]), str(r["ties"]), str(r["losses"])])
+    footer = [f"* {_which(rows)} < {rows[0]['alpha']:g}; Δ = system - vs; wins, ties, losses: segments whose "
+              "sentence-level score is better for system, equal, better for vs"]
+    return TableText(header, body, footer)
+
+
+@dataclass(frozen=True)
+class PageTexts:
+    """The segments the HTML page shows: references, sources (if given), every system's output."""
+
+    references: list[str]
+    sources: list[str] | None
+    outputs: dict[str, list[str]]
+    #: word counts of the --train file
+    train_counts: dict[str, int] | None
+
+
+def _page(results: dict[str, PairwiseResult], ranked: list[dict[str, Any]], metrics: dict[str, Metric],
+          stats: dict[str, dict[str, Stats]], short: dict[str, str], texts: PageTexts,
+          notes: list[str]) -> ComparePage:
+    """The HTML page's content, every system under its table name."""
+    names = list(next(iter(results.values())).systems)
+    return ComparePage(
+        title=f"evalab compare: {len(names)} systems, {len(texts.references)} segments",
+        systems=[short[s] for s in names], references=texts.references, sources=texts.sources,
+        outputs={short[s]: texts.outputs[s] for s in names},
+        higher_is_better={m: res.higher_is_better for m, res in results.items()},
+        segment_scores={m: {short[s]: segment_scores_from_stats(metrics[m], stats[m][s].rows) for s in names}
+                        for m in results},
+        ranking=[{**r, "system": short[r["system"]]} for r in ranked], notes=notes, train_counts=texts.train_counts,
+    )
+
+
+def render_ranking(
+    results: dict[str, PairwiseResult], metrics: dict[str, Metric], stats: dict[str, dict[str, Stats]], nrefs: NRefs,
+    *, correction: str, alpha: float, all_pairs: bool, fmt: str, width: int | None, out: str | None,
+    short: dict[str, str], texts: PageTexts | None,
+) -> None:
+    """The ranking with clusters (and with ``all_pairs`` every pair) in ``fmt``; with
+    ``texts`` (``-f html``) the page instead."""
+    rankings = {name: rank_systems(res.scores, res.p_values, alpha, correction, res.higher_is_better)
+                for name, res in results.items()}
+    ranked = ranking_rows(results, rankings, metrics, nrefs)
+    tables = [_ranking_table(ranked, metrics, width, short)]
+    if texts is not None:
+        emit(render_compare_page(_page(results, ranked, metrics, stats, short, texts, tables[0].footer)), out)
+        return
+    data: dict[str, Any] = {"ranking": ranked}
+    if all_pairs:
+        data["pairs"] = pair_rows(results, rankings, metrics, stats, nrefs)
+        data["matrix"] = {name: pair_matrix(res, rankings[name]) for name, res in results.items()}
+        tables.append(_pairs_table(data["pairs"], metrics, width, short))
+    emit_tables(fmt, tables, out, data)
+
+
+def _page_texts(fmt: str, source: str | None, train: str | None, reference: list[str], refs: list[list[str | None]],
+                systems: dict[str, list[str]]) -> PageTexts | None:
+    """The texts of the HTML page (``None`` for the other formats); the source checked line-aligned."""
+    if fmt != "html":
+        return None
+    sources = None
+    if source is not None:
+        sources = read_segments(source)
+        check_same_length([(source, sources), (reference[0], refs[0])])
+    counts = None
+    if train is not None:
+        counts = Counter(w for line in read_segments(train) for w in line.split())
+        if not counts:
+            raise InputError(f"--train {train}: no words; give the training side the frequency buckets count words in")
+    return PageTexts([r if r is not None else "" for r in refs[0]], sources, systems, dict(counts) if counts else None)
+
+
 @app.command()
 def compare(
     reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references.")] = [],  # noqa: B006
-    input: Annotated[list[str], typer.Option("-i", "--input", help="System outputs: -i BASELINE SYS1 SYS2 ... (the first is the baseline).")] = [],  # noqa: B006
+    input: Annotated[list[str], typer.Option("-i", "--input", help="System outputs: -i BASELINE SYS1 SYS2 ... (the first is the baseline; NAME=PATH names a system).")] = [],  # noqa: B006
     source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
     metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s): -m bleu chrf ... (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
     test: Annotated[str, typer.Option("-t", "--test", help="Paired test: bs (paired bootstrap, Koehn 2004), ar (approximate randomization) or mcnemar (right/wrong metrics: exact_match, accuracy).")] = "bs",
@@ -248,14 +455,17 @@ def compare(
     confidence: Annotated[float, typer.Option("--confidence", help="Confidence level of the intervals.")] = 0.95,
     ci_n: Annotated[int, typer.Option("--ci-n", help="With --test ar: bootstrap resamples for the intervals (0: none).")] = DEFAULT_CI_N,
     p_value: Annotated[str, typer.Option("--p-value", help="Bootstrap p-value: centered (calibrated) or sacrebleu (reproduces sacrebleu --paired-bs).")] = DEFAULT_P_VALUE,
-    correct: Annotated[str, typer.Option("--correct", help="Multiple-comparison correction per metric: none or holm (Holm-Bonferroni).")] = "none",
+    correct: Annotated[str | None, typer.Option("--correct", help="Multiple-comparison correction per metric: none or holm (Holm-Bonferroni). Default: holm over all pairs with --rank/--all-pairs, none otherwise.")] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the * marker.")] = 0.05,
     set_: Annotated[list[str], typer.Option("-s", "--set", help="Metric setting KEY=VALUE or METRIC.KEY=VALUE. Repeatable.")] = [],  # noqa: B006
-    format: Annotated[str, format_option()] = "table",
+    format: Annotated[str, format_option(PAGE_FORMATS)] = "table",
     width: Annotated[int | None, typer.Option("-w", "--width", help="Decimals shown (default 1 for 0-100 metrics, 4 for 0-1).")] = None,
     jobs: Annotated[int, typer.Option("-j", "--jobs", help="Processes computing per-segment statistics.")] = 1,
     out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+    rank: Annotated[bool, typer.Option("--rank", help="Rank the systems by score, with significance clusters from paired tests of every pair.")] = False,
+    all_pairs: Annotated[bool, typer.Option("--all-pairs", help="Also list every pair of systems: Δ, p-values, and segments won, tied and lost (implies --rank).")] = False,
+    train: Annotated[str | None, typer.Option("--train", help="With -f html: a training file (one segment a line) whose word counts define the page's frequency buckets (default: the references).")] = None,
     missing_ref: Annotated[str, typer.Option("--missing-ref", help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.")] = "none",
     scores: Annotated[list[str], typer.Option("--scores", help="Per-item score files instead of -r/-i: --scores BASELINE A B ... (lm-eval sample logs or run folders, inspect-ai logs, CSV/JSONL, `score --segments` output); -n N adds bootstrap intervals.")] = [],  # noqa: B006
     id_column: Annotated[str, typer.Option("--id-column", help="With --scores: the item id column of CSV/JSONL files.")] = "id",
@@ -269,7 +479,7 @@ def compare(
         "-r/--reference": bool(reference), "-i/--input": bool(input), "--source": source is not None,
         "-m/--metrics": metrics != ["bleu"], "-t/--test": test != "bs", "--ci-n": ci_n != DEFAULT_CI_N,
         "--p-value": p_value != DEFAULT_P_VALUE, "-s/--set": bool(set_), "-j/--jobs": jobs != 1,
-        "--missing-ref": missing_ref != "none",
+        "--missing-ref": missing_ref != "none", "--train": train is not None,
     }, {
         "--id-column": id_column != "id", "--score-column": bool(score_column),
         "--cluster-column": cluster_column is not None, "--sample-column": sample_column is not None,
@@ -278,13 +488,17 @@ def compare(
     if scores:
         cols = Columns(id_column, tuple(score_column), cluster_column, sample_column)
         compare_scores(scores, ScoreOptions(cols, common_items, confidence, correct, alpha, n_samples or 0,
-                                            seed, format, width, out), display_names)
+                                            seed, format, width, out, rank, all_pairs))
         return
     if not reference or not input:
         raise SettingsError("compare needs -r REFERENCE and -i BASELINE SYS1 ... (or --scores FILES)")
     # every option is checked before any file is read or any resampling starts
-    check_out(out, input_options(reference, input, source))
-    check_format(format)
+    named = named_inputs(input)
+    input = named.paths
+    check_out(out, [*input_options(reference, input, source), ("--train", train)])
+    check_format(format, PAGE_FORMATS)
+    if train is not None and format != "html":
+        raise SettingsError(f"--train applies to -f html only (the page's frequency buckets), not -f {format}")
     check_missing_ref(missing_ref)
     if test not in (*DEFAULT_TRIALS, "mcnemar"):
         raise SettingsError(f"--test must be one of {', '.join(DEFAULT_TRIALS)}, mcnemar, got {test!r}")
@@ -296,6 +510,7 @@ def compare(
         check_n_samples(ci_n, "--ci-n")
     if p_value not in P_VALUE_METHODS:
         raise SettingsError(f"--p-value must be one of {', '.join(P_VALUE_METHODS)}, got {p_value!r}")
+    correct = correct if correct is not None else ("holm" if rank or all_pairs or format == "html" else "none")
     if correct not in CORRECTIONS:
         raise SettingsError(f"--correct must be one of {', '.join(CORRECTIONS)}, got {correct!r}")
     if not 0.0 < alpha < 1.0:
@@ -306,17 +521,27 @@ def compare(
         raise SettingsError("compare needs a baseline and at least one system: -i BASELINE SYS1 [SYS2 ...]")
     check_distinct_systems(input)
     built = show_progress(build_metrics(metrics, set_), not quiet)
-    check_source_option(built, source, [*reference, *input])
-    refs, systems = load_inputs(reference, input)
+    if not (format == "html" and source is not None):  # the page shows a source whatever the metrics read
+        check_source_option(built, source, [*reference, *input])
+    refs, systems = load_inputs(reference, input, named.keys)
     refs = apply_missing_refs(refs, reference, missing_ref)
+    texts = _page_texts(format, source, train, reference, refs, systems)
     if test != "mcnemar":  # McNemar's exact test is exact on any count; resampling is not
         check_resamplable(len(refs[0]), f"--test {test}", reference[0])
     check_edit_distance_sizes(list(built), systems, refs)
     built = bind_source(built, source, reference, refs)
     stats = stats_table(built, systems, refs, jobs)
+    if rank or all_pairs or format == "html":
+        if correct == "holm" and test != "mcnemar":
+            warn_if_powerless(len(systems), n, alpha, "resamples" if test == "bs" else "trials")
+        results_all = pairwise_results(test, built, stats, n, seed, confidence, p_value, ci_n, quiet)
+        render_ranking(results_all, built, stats, reference_count(refs), correction=correct, alpha=alpha,
+                       all_pairs=all_pairs, fmt=format, width=width, out=out, short=named.short_by_key(),
+                       texts=texts)
+        return
     if test == "mcnemar":
         mc_rows = mcnemar_rows(built, stats, correct, alpha)
-        render_mcnemar(mc_rows, format, out)
+        render_mcnemar(mc_rows, format, out, named.short_by_key())
         return
     ci_total = n if test == "bs" else ci_n
     label = f"paired {'bootstrap' if test == 'bs' else 'randomization'}"
@@ -326,4 +551,4 @@ def compare(
             p_value=p_value, ci_samples=ci_n, progress=advance,
         )
     rows = result_rows(results, built, reference_count(refs), correct, alpha)
-    render(rows, built, format, width, out)
+    render(rows, built, format, width, out, named.short_by_key())

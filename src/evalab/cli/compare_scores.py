@@ -9,17 +9,19 @@ baseline (the first model) with its test; this module turns them into rows and w
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from evalab.cli.names import display_names
 from evalab.cli.output import (
+    TableText,
     check_format,
     check_out,
-    emit,
     emit_table,
+    emit_tables,
     ordered_row,
-    to_json,
 )
 from evalab.errors import InputError, SettingsError
 from evalab.items import Aligned, Columns, align, read_scores
@@ -34,6 +36,7 @@ from evalab.stats.items import (
     compare_items,
     item_means,
 )
+from evalab.stats.ranking import Ranking, rank_systems
 from evalab.stats.resampling import check_n_samples, check_seed
 
 __all__ = ["ScoreOptions", "aligned_inputs", "check_mode", "compare_scores", "means_of"]
@@ -46,13 +49,24 @@ class ScoreOptions:
     columns: Columns
     common_items: bool
     confidence: float
-    correct: str
+    #: None: holm with ``rank``/``all_pairs`` (every pair), none otherwise
+    correct: str | None
     alpha: float
     n_samples: int
     seed: int
     fmt: str
     width: int | None
     out: str | None
+    #: significance clusters (``--rank``) and every pair (``--all-pairs``) instead of the baseline's
+    rank: bool = False
+    all_pairs: bool = False
+
+    @property
+    def correction(self) -> str:
+        """The correction in effect."""
+        if self.correct is not None:
+            return self.correct
+        return "holm" if self.rank or self.all_pairs else "none"
 
 
 def check_mode(per_item: bool, text_options: dict[str, bool], item_options: dict[str, bool]) -> None:
@@ -72,7 +86,7 @@ def _check(files: list[str], opts: ScoreOptions) -> None:
     check_seed(opts.seed)
     if opts.n_samples:
         check_n_samples(opts.n_samples, "--n-samples")
-    if opts.correct not in ("none", "holm"):
+    if opts.correction not in ("none", "holm"):
         raise SettingsError(f"--correct must be one of none, holm, got {opts.correct!r}")
     if not 0.0 < opts.alpha < 1.0:
         raise SettingsError(f"--alpha must be strictly between 0 and 1, got {opts.alpha}")
@@ -114,14 +128,17 @@ def _prefixed(prefix: str, fields: dict[str, Any]) -> dict[str, Any]:
     return {f"{prefix}_{k}": v for k, v in fields.items()}
 
 
-def result_rows(group: Aligned, res: ItemComparison, alpha: float) -> list[dict[str, Any]]:
-    """One JSON-ready dict per model (baseline first) for one metric."""
-    pairs = {p.model: p for p in res.pairs}
+def result_rows(group: Aligned, res: ItemComparison, alpha: float, ranking: Ranking | None) -> list[dict[str, Any]]:
+    """One JSON-ready dict per model (baseline first) for one metric, with its comparison to
+    the baseline (and its significance cluster when ranked)."""
+    base = res.models[0].model
+    pairs = {p.model: p for p in res.pairs if p.baseline == base}
     rows = []
     for k, m in enumerate(res.models):
         p = pairs.get(m.model)
         row: dict[str, Any] = {
             "system": m.model, "metric": group.metric, "score": m.mean, "n_items": m.n_items,
+            "cluster": ranking.clusters[k] if ranking else None,
             "dropped_items": group.dropped, **_prefixed("naive", _est(m.naive)),
             "wilson_low": m.wilson.low if m.wilson else None, "wilson_high": m.wilson.high if m.wilson else None,
             **_prefixed("clustered", _est(m.clustered)), "n_clusters": m.n_clusters,
@@ -153,11 +170,12 @@ class _Layout:
     sampled: bool
     boot: bool
     holm: bool
+    ranked: bool
 
     @classmethod
     def of(cls, rows: list[dict[str, Any]]) -> _Layout:
         return cls(any(r["n_clusters"] for r in rows), any(r["samples_per_item"] for r in rows),
-                   rows[0]["n_samples"] > 0, rows[0]["correction"] == "holm")
+                   rows[0]["n_samples"] > 0, rows[0]["correction"] == "holm", rows[0]["cluster"] is not None)
 
 
 def _model_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[str]:
@@ -191,14 +209,10 @@ def _pair_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[str]:
     return line + ([f"{r['p_adjusted']:.5f}{mark}"] if lay.holm else [])
 
 
-#: ``names -> short name per name``: the table's model column (``compare.display_names``)
-Shorten = Callable[[list[str]], dict[str, str]]
-
-
-def _table(rows: list[dict[str, Any]], width: int | None, shorten: Shorten) -> tuple[list[str], list[list[str]], list[str]]:
+def _table(rows: list[dict[str, Any]], width: int | None) -> tuple[list[str], list[list[str]], list[str]]:
     lay = _Layout.of(rows)
     conf = f"{rows[0]['confidence'] * 100:g}% CI"
-    header = ["model", "metric", "items", "mean", "SE", conf]
+    header = ["model", "metric", *(["rank"] if lay.ranked else []), "items", "mean", "SE", conf]
     header += ["clusters", "SE clust.", f"{conf} clust."] if lay.clustered else []
     header += [f"{conf} boot."] if lay.boot else []
     header += ["k", "n_eff"] if lay.sampled else []
@@ -206,11 +220,12 @@ def _table(rows: list[dict[str, Any]], width: int | None, shorten: Shorten) -> t
     header += ["Δ baseline", "SE unpaired clust." if lay.clustered else "SE unpaired", f"SE {paired}", f"{conf} {paired}"]
     header += [f"{conf} paired boot."] if lay.boot else []
     header += ["corr", "p-value"] + (["p (Holm)"] if lay.holm else [])
-    short = shorten(list(dict.fromkeys(r["system"] for r in rows)))
+    short = display_names(list(dict.fromkeys(r["system"] for r in rows)))
     # 4 decimals for scores on a 0-1 scale, 2 for larger scales (chrF, sentence BLEU: 0-100)
     wide = {r["metric"] for r in rows if abs(r["score"]) > 1.0}
     decimals = {r["metric"]: width if width is not None else (2 if r["metric"] in wide else 4) for r in rows}
-    body = [[short[r["system"]], r["metric"], *_model_cells(r, decimals[r["metric"]], lay),
+    body = [[short[r["system"]], r["metric"], *([str(r["cluster"])] if lay.ranked else []),
+             *_model_cells(r, decimals[r["metric"]], lay),
              *_pair_cells(r, decimals[r["metric"]], lay)] for r in rows]
     return header, body, _footer(rows, lay)
 
@@ -227,32 +242,80 @@ def _footer(rows: list[dict[str, Any]], lay: _Layout) -> list[str]:
         lines.append("k: samples per item; n_eff: single-sample items giving the same standard error")
     lines.append("paired: on the per-item differences to the baseline"
                  + (", cluster-robust" if lay.clustered else "") + "; p-value: paired t test on that standard error")
+    if lay.ranked:
+        lines.append("rank: significance cluster, best first; a boundary where every model above is "
+                     "significantly better than every model below (paired tests of every pair)")
     which = "Holm-adjusted p" if lay.holm else "p"
     lines.append(f"* {which} < {rows[0]['alpha']:g} against the baseline" + (" (Holm per metric)" if lay.holm else ""))
     return lines
 
 
-def render(tables: list[list[dict[str, Any]]], opts: ScoreOptions, shorten: Shorten) -> None:
-    """One table of every metric and model, in the chosen format, to stdout or ``--out``."""
+def pair_rows(metric: str, res: ItemComparison, alpha: float) -> list[dict[str, Any]]:
+    """One JSON-ready dict per compared pair (``--all-pairs``)."""
+    return [{
+        "system": p.model, "vs": p.baseline, "metric": metric, "delta": p.delta,
+        "unpaired_se": p.unpaired_se, "unpaired_clustered_se": p.unpaired_clustered_se,
+        **_prefixed("paired", _est(p.paired)), **_prefixed("paired_clustered", _est(p.clustered)),
+        "correlation": p.correlation, "p_value": p.p_value, "p_adjusted": p.p_adjusted,
+        "correction": res.correction, "significant": p.p_adjusted < alpha, "alpha": alpha,
+    } for p in res.pairs]
+
+
+def _pairs_table(pairs: list[dict[str, Any]], width: int | None) -> TableText:
+    short = display_names(list(dict.fromkeys(r[k] for r in pairs for k in ("vs", "system"))))
+    clustered = any(r["paired_clustered_se"] is not None for r in pairs)
+    kind = "paired clust." if clustered else "paired"
+    header = ["model", "vs", "metric", "Δ", "SE unpaired clust." if clustered else "SE unpaired", f"SE {kind}",
+              f"CI {kind}", "corr", "p-value", "p (Holm)"]
+    body = []
+    for r in pairs:
+        d = width if width is not None else 4
+        key = "paired_clustered" if r["paired_clustered_se"] is not None else "paired"
+        unpaired = r["unpaired_se"] if r["unpaired_clustered_se"] is None else r["unpaired_clustered_se"]
+        body.append([short[r["system"]], short[r["vs"]], r["metric"], f"{r['delta']:+.{d}f}", f"{unpaired:.{d}f}",
+                     f"{r[key + '_se']:.{d}f}", _ci(Interval(r[key + "_ci_low"], r[key + "_ci_high"]), d),
+                     f"{r['correlation']:.2f}", f"{r['p_value']:.5f}",
+                     f"{r['p_adjusted']:.5f}" + (" *" if r["significant"] else "")])
+    return TableText(header, body, [f"* Holm-adjusted p < {pairs[0]['alpha']:g} over every pair of each metric"
+                                    if pairs[0]["correction"] == "holm" else f"* p < {pairs[0]['alpha']:g}"])
+
+
+def render(tables: list[list[dict[str, Any]]], pairs: list[dict[str, Any]] | None, opts: ScoreOptions) -> None:
+    """One table of every metric and model (and with ``pairs`` one of every pair), in the
+    chosen format, to stdout or ``--out``."""
     rows = [r for t in tables for r in t]
-    if opts.fmt == "json":
-        emit(to_json(rows), opts.out)
+    header, body, footer = _table(rows, opts.width)
+    if pairs is None:
+        emit_table(opts.fmt, header, body, opts.out, footer=footer, data=rows)
         return
-    header, body, footer = _table(rows, opts.width, shorten)
-    emit_table(opts.fmt, header, body, opts.out, footer=footer, data=rows)
+    emit_tables(opts.fmt, [TableText(header, body, footer), _pairs_table(pairs, opts.width)], opts.out,
+                {"models": rows, "pairs": pairs})
 
 
-def compare_scores(files: list[str], opts: ScoreOptions, shorten: Shorten) -> None:
-    """Read, align, compare and render (model names shortened by ``shorten``); every option
-    is checked before any file is read."""
+def compare_scores(files: list[str], opts: ScoreOptions) -> None:
+    """Read, align, compare and render; every option is checked before any file is read."""
     _check(files, opts)
-    tables = []
+    every_pair = opts.rank or opts.all_pairs
+    tables, pairs = [], []
     for group in aligned_inputs(files, opts.columns, opts.common_items):
         clusters = cluster_codes(group.clusters) if group.clusters is not None else None
         res = compare_items(
-            [s.model for s in group.sets], means_of(group), clusters, baseline=0,
-            confidence=opts.confidence, correction=opts.correct, binary=[s.binary for s in group.sets],
+            [s.model for s in group.sets], means_of(group), clusters, baseline=None if every_pair else 0,
+            confidence=opts.confidence, correction=opts.correction, binary=[s.binary for s in group.sets],
             n_samples=opts.n_samples, seed=opts.seed,
         )
-        tables.append(result_rows(group, res, opts.alpha))
-    render(tables, opts, shorten)
+        ranking = _ranking(res, opts) if opts.rank else None
+        tables.append(result_rows(group, res, opts.alpha, ranking))
+        pairs += pair_rows(group.metric, res, opts.alpha)
+    render(tables, pairs if opts.all_pairs else None, opts)
+
+
+def _ranking(res: ItemComparison, opts: ScoreOptions) -> Ranking:
+    """Significance clusters (:func:`evalab.stats.ranking.rank_systems`) from the paired
+    tests of every pair."""
+    index = {m.model: k for k, m in enumerate(res.models)}
+    p = np.full((len(index), len(index)), np.nan)
+    for pair in res.pairs:
+        i, j = index[pair.model], index[pair.baseline]
+        p[i, j] = p[j, i] = pair.p_value
+    return rank_systems([m.mean for m in res.models], p, opts.alpha, opts.correction)

@@ -14,7 +14,8 @@ import numpy as np
 import typer
 
 from evalab.cli import app
-from evalab.cli.compare import check_distinct_systems, display_names, progress_bar
+from evalab.cli.compare import check_distinct_systems, progress_bar
+from evalab.cli.names import named_inputs
 from evalab.cli.options import build_metrics
 from evalab.cli.output import (
     PAGE_FORMATS,
@@ -65,15 +66,6 @@ def _check_options(format: str, n_bootstrap: int, permutations: int, seed: int, 
         raise SettingsError(f"--human-system must be one of {', '.join(HUMAN_SYSTEM_MODES)}, got {human_system!r}")
     if human_format not in HUMAN_FORMATS:
         raise SettingsError(f"--human-format must be one of {', '.join(HUMAN_FORMATS)}, got {human_format!r}")
-
-
-def _short_names(paths: list[str]) -> dict[str, str]:
-    """Path -> the part of its file name that differs between the systems (paths if names clash)."""
-    names = [Path(p).name for p in paths]
-    if len(set(names)) < len(names):
-        return display_names(paths)
-    short = display_names(names)
-    return {p: short[n] for p, n in zip(paths, names, strict=True)}
 
 
 def _aliases(paths: list[str], short: dict[str, str]) -> dict[str, str]:
@@ -141,7 +133,7 @@ def _render(result: MetaEvalResult, fmt: str, width: int, out: str | None) -> No
 def meta_eval(
     human: Annotated[str, typer.Option("--human", help="Human segment scores: MQM average-score file or TSV (system, segment, score).")],
     reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references.")],
-    input: Annotated[list[str], typer.Option("-i", "--input", help="System outputs: -i SYS1 SYS2 ... (human translations too, e.g. ref-C).")],
+    input: Annotated[list[str], typer.Option("-i", "--input", help="System outputs: -i SYS1 SYS2 ... (human translations too, e.g. ref-C; NAME=PATH names a system).")],
     metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="evalab metrics: -m bleu chrf ... (default bleu chrf unless --scores is given).")] = [],  # noqa: B006
     scores: Annotated[str | None, typer.Option("--scores", help="Precomputed metric scores: METRIC<TAB>SYSTEM<TAB>SEGMENT (or - for the system score)<TAB>SCORE.")] = None,
     source: Annotated[str | None, typer.Option("--source", help="Source file, checked for alignment (for metrics that read a source; none is registered yet).")] = None,
@@ -163,6 +155,8 @@ def meta_eval(
 ) -> None:
     """Meta-evaluate metrics against human scores: correlations, accuracies, CIs, clusters."""
     # the outputs may overwrite none of the inputs, nor each other, checked before any work
+    named = named_inputs(input)
+    input = named.paths
     read = [*input_options(reference, input, source), ("--human", human), ("--scores", scores)]
     check_out(out, read)
     check_out(save_scores, [*read, ("--out", out)], option="--save-scores")
@@ -177,7 +171,7 @@ def meta_eval(
     n_segments = len(refs[0])
     check_resamplable(n_segments, "meta-eval's bootstrap", reference[0])
     _check_source(source, n_segments, reference[0])
-    short = _short_names(list(input))
+    short = named.short
     systems = [short[p] for p in input]
     aliases = _aliases(list(input), short)
     file_names = {short[p]: Path(p).name for p in input}

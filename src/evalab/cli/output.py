@@ -11,6 +11,7 @@ import json
 import math
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from evalab.io import STDIN, same_file, write_text_atomic
 from evalab.report.latex import latex_escape, latex_table
 
 __all__ = [
-    "FORMATS", "PAGE_FORMATS", "TABLE_FORMATS", "check_format", "check_out", "emit", "emit_table",
+    "FORMATS", "PAGE_FORMATS", "TABLE_FORMATS", "TableText", "check_format", "check_out", "emit", "emit_table", "emit_tables",
     "format_option", "json_safe", "latex_escape", "markdown_table", "ordered_row", "print_table",
     "to_json", "to_latex",
 ]
@@ -91,22 +92,41 @@ def markdown_table(header: Sequence[str], body: Sequence[Sequence[str]], footer:
     return "\n".join(lines) + "\n"
 
 
+@dataclass(frozen=True)
+class TableText:
+    """One table to render: header, body cells and footer lines."""
+
+    header: Sequence[str]
+    body: Sequence[Sequence[str]]
+    footer: Sequence[str] = ()
+
+
 def emit_table(
     fmt: str, header: Sequence[str], body: Sequence[Sequence[str]], out: str | None, *,
     footer: Sequence[str] = (), data: Any = None,
 ) -> None:
     """Print or write one table in ``fmt``: ``data`` is what ``json`` writes; ``table`` to a
     file is tab-separated (no box drawing to parse), with the footer lines after it."""
+    emit_tables(fmt, [TableText(header, body, footer)], out, data)
+
+
+def emit_tables(fmt: str, tables: Sequence[TableText], out: str | None, data: Any = None) -> None:
+    """Print or write several tables in ``fmt`` (one write to ``out``, a blank line between
+    them); ``data`` is what ``json`` writes."""
     if fmt == "json":
         emit(to_json(data), out)
     elif fmt == "markdown":
-        emit(markdown_table(header, body, footer), out)
+        emit("\n".join(markdown_table(t.header, t.body, t.footer) for t in tables), out)
     elif fmt == "latex":
-        emit(to_latex(header, body, caption="; ".join(footer)), out)
+        emit("\n".join(to_latex(t.header, t.body, caption="; ".join(t.footer)) for t in tables), out)
     elif out:
-        emit("\n".join("\t".join(r) for r in [header, *body]) + "\n" + "".join(f"{f}\n" for f in footer), out)
+        emit("\n".join("\n".join("\t".join(r) for r in [t.header, *t.body]) + "\n" + "".join(f"{f}\n" for f in t.footer)
+                       for t in tables), out)
     else:
-        print_table(header, body, footer=footer)
+        for k, t in enumerate(tables):
+            if k:
+                print()
+            print_table(t.header, t.body, footer=t.footer)
 
 
 def print_table(header: Sequence[str], body: Sequence[Sequence[str]], footer: Sequence[str] = ()) -> None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from evalab.cli import app
+from evalab.cli.names import named_inputs, system_name
 from evalab.cli.options import build_metrics
 from evalab.cli.output import (
     check_format,
@@ -31,13 +31,14 @@ from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confi
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
 
-def system_name(path: str) -> str:
-    """The name a system is reported under: its file name (``stdin`` for ``-``)."""
-    return "stdin" if path == "-" else Path(path).name
+def load_inputs(
+    references: list[str], inputs: list[str], names: dict[str, str] | None = None
+) -> tuple[list[list[str]], dict[str, list[str]]]:
+    """Read reference streams and system outputs; check they are all line-aligned.
 
-
-def load_inputs(references: list[str], inputs: list[str]) -> tuple[list[list[str]], dict[str, list[str]]]:
-    """Read reference streams and system outputs; check they are all line-aligned."""
+    Systems are keyed by ``names[path]`` (:class:`~evalab.cli.names.NamedInputs`), else by
+    their file names (their paths where two share a file name).
+    """
     if not references:
         raise SettingsError("no reference given; pass -r REF (repeat -r for several references)")
     if not inputs:
@@ -53,7 +54,7 @@ def load_inputs(references: list[str], inputs: list[str]) -> tuple[list[list[str
     for p, segments in hyp_files:
         # two systems with the same file name in different folders keep their full paths
         name = system_name(p) if sum(system_name(q) == system_name(p) for q in inputs) == 1 else p
-        systems[name] = segments
+        systems[names[p] if names else name] = segments
     refs = [segments for _, segments in ref_files]
     return refs, systems
 
@@ -95,7 +96,7 @@ def format_value(score: Score, width: int | None) -> str:
 @app.command()
 def score(
     reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line ('-' = stdin). Repeat for several references.")],
-    input: Annotated[list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ...")],
+    input: Annotated[list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ... (NAME=PATH names a system).")],
     source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
     metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s): -m bleu chrf ... (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
     set_: Annotated[list[str], typer.Option("-s", "--set", help="Metric setting KEY=VALUE (all metrics with KEY) or METRIC.KEY=VALUE. Repeatable.")] = [],  # noqa: B006
@@ -112,6 +113,8 @@ def score(
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar (model metrics: bertscore, perplexity, comet).")] = False,
 ) -> None:
     """Score system outputs against references with one or more metrics."""
+    named = named_inputs(input)
+    input = named.paths
     check_out(out, input_options(reference, input, source))
     check_format(format)
     check_missing_ref(missing_ref)
@@ -123,7 +126,7 @@ def score(
     check_segments_path(segments, out, input_options(reference, input, source))
     built = show_progress(build_metrics(metrics, set_), not quiet)
     check_source_option(built, source, [*reference, *input])
-    refs, systems = load_inputs(reference, input)
+    refs, systems = load_inputs(reference, input, named.keys)
     refs = apply_missing_refs(refs, reference, missing_ref)
     if ci:
         check_resamplable(len(refs[0]), "--ci", reference[0])
@@ -139,7 +142,7 @@ def score(
             cis.append(bootstrap_ci(metric, rows, n_samples, confidence, seed) if ci else None)
     if segments:
         write_text_atomic(segments, segment_lines(built, systems, refs))
-    emit_results(results, format, width, out, cis)
+    emit_results(results, format, width, out, cis, named.short_by_key())
 
 
 def show_progress(built: dict[str, Metric], enabled: bool) -> dict[str, Metric]:
@@ -182,9 +185,10 @@ def segment_lines(
 
 def emit_results(
     results: list[tuple[str, str, Score]], fmt: str, width: int | None, out: str | None,
-    cis: list[ConfidenceInterval | None] | None = None,
+    cis: list[ConfidenceInterval | None] | None = None, short: dict[str, str] | None = None,
 ) -> None:
-    """Print or write ``(system, metric, Score)`` results in ``fmt`` (with CIs from ``--ci``)."""
+    """Print or write ``(system, metric, Score)`` results in ``fmt`` (with CIs from ``--ci``);
+    tables call each system by ``short[system]`` where given."""
     cis = cis or [None] * len(results)
     if fmt == "json":
         rows: list[dict[str, Any]] = [
@@ -195,7 +199,7 @@ def emit_results(
         return
     header = ["system", "metric", "score", "details"]
     body = [
-        [s, m, format_value(sc, width) + (_ci_text(sc, c, width) if c else ""), sc.verbose]
+        [(short or {}).get(s, s), m, format_value(sc, width) + (_ci_text(sc, c, width) if c else ""), sc.verbose]
         for (s, m, sc), c in zip(results, cis, strict=True)
     ]
     signatures = []

@@ -87,6 +87,15 @@ DEFAULT_P_VALUE = "centered"
 _TIE_RTOL = 1e-9
 
 
+def paired_signature(test: str, n_samples: int, seed: int, confidence: float, p_value_method: str,
+                   ci_samples: int) -> str:
+    """A paired test's settings, e.g. ``test:bs|n:1000|seed:12345|conf:0.95|p:centered``."""
+    if test == "bs":
+        return f"test:bs|n:{n_samples}|seed:{seed}|conf:{confidence:g}|p:{p_value_method}"
+    ci = f"|bs:{ci_samples}|conf:{confidence:g}" if ci_samples else ""
+    return f"test:ar|n:{n_samples}|seed:{seed}{ci}"
+
+
 @dataclass(frozen=True)
 class SystemResult:
     """One system's result for one metric in a paired comparison."""
@@ -137,13 +146,8 @@ class PairedTestResult:
     @property
     def signature(self) -> str:
         """The test settings, e.g. ``test:bs|n:1000|seed:12345|conf:0.95|p:centered``."""
-        if self.test == "bs":
-            return (
-                f"test:bs|n:{self.n_samples}|seed:{self.seed}|conf:{self.confidence:g}"
-                f"|p:{self.p_value_method}"
-            )
-        ci = f"|bs:{self.ci_samples}|conf:{self.confidence:g}" if self.ci_samples else ""
-        return f"test:ar|n:{self.n_samples}|seed:{self.seed}{ci}"
+        return paired_signature(self.test, self.n_samples, self.seed, self.confidence, self.p_value_method,
+                              self.ci_samples)
 
     def p_values(self) -> list[float]:
         """The p-values of the non-baseline systems, in order."""
@@ -237,24 +241,40 @@ def _ar_all(
     seed: int,
     chunk_rows: int | None,
     progress: Callable[[int], None] | None,
+    pairs: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
-    """``|score(A_t) - score(B_t)|`` per trial and system ``[n_trials, n_systems - 1]`` per metric."""
+    """``|score(A_t) - score(B_t)|`` per trial and pair ``[n_trials, n_pairs]`` per metric.
+
+    ``pairs`` are the ``(first, second)`` system indices of each pair, the first in the role
+    of the baseline; by default the baseline (system 0) against every other system.
+    """
     parts: dict[str, list[np.ndarray]] = {m: [] for m in scorers}
     totals = {m: t.sum(axis=0) for m, t in tensors.items()}
     # 0/1 weights: every partial sum is at most n * max|row|
     compact = {m: compact_stats(t, n) for m, t in tensors.items()}
+    n_systems = next(iter(tensors.values())).shape[1]
+    first, second = pairs if pairs is not None else (np.zeros(n_systems - 1, dtype=np.intp), np.arange(1, n_systems))
     for keep in ar_swaps(n, n_trials, seed, chunk_rows):
         for m, scorer in scorers.items():
             kept = resampled_sums(keep, compact[m])  # [c, s, k]: rows where keep = 1
             swapped = totals[m][None] - kept  # rows where keep = 0 (exact for count stats)
-            # sacrebleu: A = keep @ baseline + ~keep @ system, B = ~keep @ baseline + keep @ system
-            a = kept[:, :1] + swapped[:, 1:]
-            b = swapped[:, :1] + kept[:, 1:]
-            diff = np.abs(np.asarray(scorer(a), dtype=np.float64) - np.asarray(scorer(b), dtype=np.float64))
-            parts[m].append(diff)
+            # pairs in blocks, so that the [c, pairs, k] temporaries stay bounded
+            block = max(1, _PAIR_CELLS // max(1, kept.shape[0] * kept.shape[2]))
+            diffs = []
+            for lo in range(0, first.size, block):
+                i, j = first[lo : lo + block], second[lo : lo + block]
+                # sacrebleu: A = keep @ baseline + ~keep @ system, B = ~keep @ baseline + keep @ system
+                a = kept[:, i] + swapped[:, j]
+                b = swapped[:, i] + kept[:, j]
+                diffs.append(np.abs(np.asarray(scorer(a), dtype=np.float64) - np.asarray(scorer(b), dtype=np.float64)))
+            parts[m].append(np.concatenate(diffs, axis=1))
         if progress is not None:
             progress(keep.shape[0])
     return {m: np.concatenate(p, axis=0) for m, p in parts.items()}
+
+
+#: cells (trials x pairs x stats) of one block of approximate-randomization pseudo-systems
+_PAIR_CELLS = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -308,6 +328,14 @@ def _observed(
     return names, n, scorers, tensors, points
 
 
+def bootstrap_null(deltas: np.ndarray, p_value: str) -> np.ndarray:
+    """The bootstrap test's null statistics from resampled differences ``[n_samples, pairs]``."""
+    if p_value == "centered":
+        return np.abs(deltas - deltas.mean(axis=0))
+    absd = np.abs(deltas)  # sacrebleu's statistic, see the module docstring
+    return absd - absd.mean(axis=0)
+
+
 def _null_distributions(
     plan: _Plan,
     scorers: Mapping[str, Scorer],
@@ -318,14 +346,7 @@ def _null_distributions(
     """``(null statistics per metric, bootstrap scores for the CIs, CI resamples)``."""
     if plan.test == "bs":
         boot = _bootstrap_all(scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress)
-        null = {}
-        for m, scores in boot.items():
-            deltas = scores[:, 1:] - scores[:, :1]
-            if plan.p_value == "centered":
-                null[m] = np.abs(deltas - deltas.mean(axis=0))
-            else:  # sacrebleu's statistic, see the module docstring
-                absd = np.abs(deltas)
-                null[m] = absd - absd.mean(axis=0)
+        null = {m: bootstrap_null(scores[:, 1:] - scores[:, :1], plan.p_value) for m, scores in boot.items()}
         return null, boot, plan.n_samples
     null = _ar_all(scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress)
     boot = (
@@ -336,6 +357,12 @@ def _null_distributions(
     return null, boot, plan.ci_samples
 
 
+def interval(score: float, resampled: np.ndarray, confidence: float, n_samples: int, seed: int) -> ConfidenceInterval:
+    """The percentile interval of one system's resampled scores."""
+    mean, low, high = percentile_interval(resampled, confidence)
+    return ConfidenceInterval(score, mean, low, high, confidence, n_samples, seed)
+
+
 def _metric_result(
     plan: _Plan, metric: str, names: list[str], point: np.ndarray, null: np.ndarray,
     boot: np.ndarray | None, ci_n: int,
@@ -344,10 +371,7 @@ def _metric_result(
     pvals = _p_values(null, np.abs(point[1:] - point[0]))
     rows = []
     for j, name in enumerate(names):
-        ci = None
-        if boot is not None:
-            mean, low, high = percentile_interval(boot[:, j], plan.confidence)
-            ci = ConfidenceInterval(float(point[j]), mean, low, high, plan.confidence, ci_n, plan.seed)
+        ci = None if boot is None else interval(float(point[j]), boot[:, j], plan.confidence, ci_n, plan.seed)
         rows.append(
             SystemResult(
                 system=name,

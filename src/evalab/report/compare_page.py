@@ -1,0 +1,148 @@
+"""``evalab compare -f html``: one self-contained page to rank systems and see where two differ.
+
+The page holds the ranking (rank, cluster, score, interval) and a forest plot of every
+system's score with its interval, then for any two systems chosen on the page:
+
+* their segments, sortable by the per-segment difference of a chosen metric, with the
+  source (when given), the reference and both outputs (paged, 50 segments at a time);
+* compare-mt-style buckets: the mean sentence-level score by reference-length bucket, and
+  word F-measure by the frequency of the words (in a training file when one is given, else
+  in the references), each with a
+  95% interval (normal approximation over segments for the means, a 200-resample
+  bootstrap over segments for the F-measures);
+* n-gram gains and losses (compare-mt's n-gram difference analysis): the 1–4-grams one
+  system matches in the reference more often than the other (clipped counts over
+  whitespace tokens), the top ``k`` each way.
+
+The data is embedded once, compactly (every distinct string stored once, outputs as
+indices, scores rounded to 6 significant digits) in a ``<script type="application/json">``
+block, and rendered client-side by one inline script allowed by its SHA-256 hash in the
+Content Security Policy (``default-src 'none'``: no network, nothing else runs). Every
+string from the inputs reaches the page through ``textContent`` (never as markup), and
+``<`` inside the JSON is written as ``\\u003c`` so no input can close the data block.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ComparePage", "render_compare_page"]
+
+
+@dataclass(frozen=True)
+class ComparePage:
+    """Everything the page shows."""
+
+    title: str
+    #: table names of the systems, in input order
+    systems: Sequence[str]
+    references: Sequence[str]
+    sources: Sequence[str] | None
+    #: system -> its output segments
+    outputs: Mapping[str, Sequence[str]]
+    #: metric -> whether higher is better
+    higher_is_better: Mapping[str, bool]
+    #: metric -> system -> sentence-level score of every segment
+    segment_scores: Mapping[str, Mapping[str, np.ndarray]]
+    #: the ranking rows of ``compare --rank`` (JSON-ready), best first per metric
+    ranking: Sequence[Mapping[str, Any]]
+    #: signatures and the clustering rule (footer lines)
+    notes: Sequence[str]
+    #: word -> count in a training file (``--train``), for the frequency buckets; ``None``: the references
+    train_counts: Mapping[str, int] | None = None
+    #: n-grams shown each way
+    top_k: int = 20
+
+
+def _round(values: np.ndarray) -> list[float | None]:
+    return [None if not np.isfinite(v) else float(f"{v:.6g}") for v in np.asarray(values, dtype=np.float64)]
+
+
+def page_data(page: ComparePage) -> dict[str, Any]:
+    """The embedded data: a string table and indices into it."""
+    table: dict[str, int] = {}
+
+    def ref(text: str) -> int:
+        return table.setdefault(text, len(table))
+
+    names = list(page.systems)
+    data = {
+        "title": page.title, "systems": names, "topK": page.top_k,
+        "metrics": list(page.segment_scores), "higher": dict(page.higher_is_better),
+        "ref": [ref(t) for t in page.references],
+        "src": [ref(t) for t in page.sources] if page.sources is not None else None,
+        "out": [[ref(t) for t in page.outputs[s]] for s in names],
+        "seg": {m: [_round(per[s]) for s in names] for m, per in page.segment_scores.items()},
+        "ranking": [{k: r[k] for k in ("system", "metric", "score", "ci_low", "ci_high", "rank", "cluster")}
+                    for r in page.ranking],
+        "notes": list(page.notes),
+        "freq": _known_counts(page) if page.train_counts is not None else None,
+    }
+    data["strings"] = list(table)
+    return data
+
+
+def _known_counts(page: ComparePage) -> dict[str, int]:
+    """The training counts of the words the page's references and outputs use (the rest never shows)."""
+    counts = page.train_counts or {}
+    words = {w for text in [*page.references, *(t for out in page.outputs.values() for t in out)] for w in text.split()}
+    return {w: counts[w] for w in sorted(words) if w in counts}
+
+
+def _script() -> str:
+    return resources.files("evalab.report").joinpath("compare_page.js").read_text(encoding="utf-8")
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.5em auto;max-width:1360px;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.2em;font-size:.85em;max-width:100%}
+th,td{padding:.25em .5em;border-bottom:1px solid #ddd;text-align:right;vertical-align:top}
+th{border-bottom:2px solid #333;cursor:default}
+th.sort{cursor:pointer;text-decoration:underline dotted}
+td.l,th.l{text-align:left}
+td.text{text-align:left;white-space:normal;overflow-wrap:anywhere;width:22%}
+tr.c-odd td{background:#f5f8fb}
+.controls{display:flex;flex-wrap:wrap;gap:1em;align-items:center;margin:.5em 0}
+.charts{display:flex;flex-wrap:wrap;gap:1.5em}
+.charts figure{margin:0;max-width:100%}
+svg{max-width:100%;height:auto}
+.notes{color:#555;font-size:.85em;overflow-wrap:anywhere}
+.pos{color:#1a7f37}.neg{color:#b42318}
+"""
+
+
+def render_compare_page(page: ComparePage) -> str:
+    """The page as one HTML string (see the module docstring)."""
+    script = _script()
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    csp = f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{digest}'"
+    payload = json.dumps(page_data(page), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    payload = payload.replace("<", "\\u003c")  # no input can end the data block
+    e = html.escape
+    return "\n".join([
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{csp}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{e(page.title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{e(page.title)}</h1>",
+        '<h2>Ranking</h2><div class="controls"><label>metric <select id="rank-metric"></select></label></div>',
+        '<div id="ranking"></div><figure id="forest"></figure><div class="notes" id="notes"></div>',
+        '<h2>Two systems</h2><div class="controls"><label>system A <select id="sys-a"></select></label>'
+        '<label>system B <select id="sys-b"></select></label><label>metric <select id="pair-metric"></select></label></div>',
+        '<h3>Buckets</h3><div class="charts"><figure id="len-chart"></figure><figure id="freq-chart"></figure></div>',
+        '<h3>n-gram gains and losses</h3><div class="charts" id="ngrams"></div>',
+        '<h3>Segments</h3><div class="controls" id="pager"></div><div id="segments"></div>',
+        f'<script type="application/json" id="data">{payload}</script>',
+        f"<script>{script}</script>",
+        "</body></html>",
+    ]) + "\n"

@@ -1,0 +1,275 @@
+"""Every pair of systems tested on one resampling stream, and rankings with significance clusters.
+
+**All pairs.** :func:`pairwise_test` runs the paired bootstrap or approximate randomization
+of :mod:`evalab.stats.paired` for every pair of systems at once. The random streams do not
+depend on which systems are compared (a bootstrap resample is a row of counts over
+segments, a randomization trial a row of swaps), so one stream serves all
+``S (S - 1) / 2`` pairs: one ``counts @ stats`` product per chunk scores every system, and
+each pair's p-value is computed from those scores exactly as ``paired_test`` computes it
+for that pair alone (same seed, same settings: the same number). The p-value of a pair
+does not depend on which of the two is called the baseline.
+
+**Clusters** (:func:`rank_systems`). Systems are sorted by score, best first (lower first
+for a metric where lower is better; an undefined score last, in no cluster). The
+``S (S - 1) / 2`` p-values are adjusted together (Holm over all pairs by default), and a
+cluster boundary is drawn between positions ``k`` and ``k + 1`` exactly when *every*
+system above it is significantly better than *every* system below it (adjusted
+``p < alpha``). So:
+
+* two systems in different clusters always differ significantly, the higher one better;
+  a reader can take any cross-cluster pair as a significant difference;
+* a boundary needs at least one rejected hypothesis, so with a family-wise correction
+  (Holm) the probability of splitting systems that are all equal is at most ``alpha``
+  (``tests/stats/test_ranking.py`` measures it);
+* the systems of one cluster need not be tied with each other: a cluster is the smallest
+  run of positions not separated by such a boundary (as in the WMT findings, where a
+  system is ranked in a higher cluster when it significantly outperforms all systems in
+  the lower ones).
+
+The rule is stricter than the greedy one of ``meta-eval``'s metric clusters (a new cluster
+where *some* member of the current one beats the next metric), which can put two systems
+in different clusters that no test separates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from evalab.errors import SettingsError
+from evalab.metrics.base import Metric
+from evalab.stats.bootstrap import ConfidenceInterval
+from evalab.stats.mcnemar import EXACT_MAX_DISCORDANT, binary_outcomes, mcnemar_test
+from evalab.stats.multiple import holm_bonferroni
+from evalab.stats.paired import (
+    DEFAULT_P_VALUE,
+    _ar_all,
+    _bootstrap_all,
+    _observed,
+    _p_values,
+    _Plan,
+    _plan,
+    bootstrap_null,
+    interval,
+    paired_signature,
+)
+from evalab.stats.resampling import DEFAULT_SEED
+
+__all__ = [
+    "CLUSTER_RULE",
+    "CORRECTIONS",
+    "PairwiseResult",
+    "Ranking",
+    "adjust_pairwise",
+    "pairwise_mcnemar",
+    "pairwise_test",
+    "rank_systems",
+    "win_tie_loss",
+]
+
+#: multiple-comparison control over all pairs: Holm-Bonferroni (default) or none
+CORRECTIONS = ("holm", "none")
+#: the clustering rule's name in signatures (see the module docstring)
+CLUSTER_RULE = "separated"
+
+
+@dataclass(frozen=True, eq=False)
+class PairwiseResult:
+    """Every pair of systems of one metric: scores, intervals and a symmetric p-value matrix."""
+
+    metric: str
+    test: str
+    n_samples: int
+    seed: int
+    confidence: float
+    p_value_method: str
+    ci_samples: int
+    systems: tuple[str, ...]
+    #: corpus score of every system, in input order
+    scores: tuple[float, ...]
+    #: interval of every system (``None`` without one: ``ar`` with ``ci_samples=0``)
+    cis: tuple[ConfidenceInterval | None, ...]
+    #: ``p[i, j]``: p-value of the paired test of systems ``i`` and ``j`` (NaN on the diagonal)
+    p_values: np.ndarray
+    higher_is_better: bool = True
+
+    @property
+    def signature(self) -> str:
+        """The test settings, as :attr:`PairedTestResult.signature` (McNemar: its method)."""
+        if self.test == "mcnemar":
+            return f"test:mcnemar|exact:<={EXACT_MAX_DISCORDANT}|else:mid-p"
+        return paired_signature(self.test, self.n_samples, self.seed, self.confidence, self.p_value_method,
+                              self.ci_samples)
+
+
+def _pairs(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(i, j)`` index arrays of every pair ``i < j``."""
+    i, j = np.triu_indices(n_systems, k=1)
+    return i.astype(np.intp), j.astype(np.intp)
+
+
+def _symmetric(n_systems: int, values: np.ndarray) -> np.ndarray:
+    """The ``[S, S]`` matrix with ``values`` (one per pair ``i < j``) above and below the diagonal."""
+    out = np.full((n_systems, n_systems), np.nan)
+    i, j = _pairs(n_systems)
+    out[i, j] = values
+    out[j, i] = values
+    return out
+
+
+def _bs_pair_p(boot: np.ndarray, point: np.ndarray, method: str) -> np.ndarray:
+    """Bootstrap p-value of every pair, each computed as ``paired_test`` does for it alone."""
+    first, second = _pairs(point.size)
+    out = np.empty(first.size)
+    for k, (i, j) in enumerate(zip(first, second, strict=True)):
+        # [N, 1] columns, the very shapes of a two-system comparison (numpy's sums depend on them)
+        null = bootstrap_null(boot[:, [j]] - boot[:, [i]], method)
+        out[k] = _p_values(null, np.abs(point[[j]] - point[i]))[0]
+    return out
+
+
+def pairwise_test(
+    test: str,
+    metrics: Mapping[str, Any],
+    stats: Mapping[str, Mapping[str, Any]],
+    *,
+    n_samples: int | None = None,
+    seed: int = DEFAULT_SEED,
+    confidence: float = 0.95,
+    p_value: str = DEFAULT_P_VALUE,
+    ci_samples: int = 1000,
+    chunk_rows: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, PairwiseResult]:
+    """Paired test (``"bs"`` or ``"ar"``) of every pair of systems, for several metrics at once.
+
+    Arguments as :func:`evalab.stats.paired.paired_test` (at least two systems); one
+    resampling stream serves every metric and pair. ``result[m].p_values[i, j]`` equals the
+    p-value ``paired_test`` gives system ``j`` against baseline ``i`` alone.
+    """
+    plan = _plan(test, n_samples, seed, confidence, p_value, ci_samples, chunk_rows)
+    names, n, scorers, tensors, points = _observed(metrics, stats)
+    pairs = _pairs(len(names))
+    if plan.test == "bs":
+        boot = _bootstrap_all(scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress)
+        pvals = {m: _bs_pair_p(boot[m], points[m], plan.p_value) for m in stats}
+        ci_n = plan.n_samples
+    else:
+        null = _ar_all(scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress, pairs)
+        pvals = {m: _p_values(null[m], np.abs(points[m][pairs[1]] - points[m][pairs[0]])) for m in stats}
+        ci_n = plan.ci_samples
+        boot = (_bootstrap_all(scorers, tensors, n, ci_n, plan.seed, plan.chunk_rows, progress) if ci_n else {})
+    return {m: _result(plan, m, names, points[m], pvals[m], boot.get(m), ci_n, metrics[m]) for m in stats}
+
+
+def _result(plan: _Plan, metric: str, names: list[str], point: np.ndarray, pvals: np.ndarray,
+            boot: np.ndarray | None, ci_n: int, metric_or_scorer: Any) -> PairwiseResult:
+    cis = tuple(None if boot is None else interval(float(point[j]), boot[:, j], plan.confidence, ci_n, plan.seed)
+                for j in range(len(names)))
+    return PairwiseResult(
+        metric=metric, test=plan.test, n_samples=plan.n_samples, seed=plan.seed, confidence=plan.confidence,
+        p_value_method=plan.p_value if plan.test == "bs" else "ar", ci_samples=ci_n if plan.test == "ar" else plan.n_samples,
+        systems=tuple(names), scores=tuple(float(x) for x in point), cis=cis,
+        p_values=_symmetric(len(names), pvals),
+        higher_is_better=bool(getattr(metric_or_scorer, "higher_is_better", True)),
+    )
+
+
+def pairwise_mcnemar(metric: Metric, per_system: Mapping[str, Any]) -> PairwiseResult:
+    """McNemar's test of every pair of systems on a right/wrong metric (stats rows ``(outcome, 1)``)."""
+    names = list(per_system)
+    rows = {s: np.asarray(getattr(v, "rows", v), dtype=np.float64) for s, v in per_system.items()}
+    outcomes = [binary_outcomes(rows[s], metric.name) for s in names]
+    first, second = _pairs(len(names))
+    pvals = np.array([mcnemar_test(outcomes[i], outcomes[j]).p_value for i, j in zip(first, second, strict=True)])
+    scores = tuple(float(metric.scores_from_sums(rows[s].sum(axis=0))) for s in names)
+    return PairwiseResult(
+        metric=metric.name, test="mcnemar", n_samples=0, seed=0, confidence=float("nan"), p_value_method="mcnemar",
+        ci_samples=0, systems=tuple(names), scores=scores, cis=(None,) * len(names),
+        p_values=_symmetric(len(names), pvals), higher_is_better=metric.higher_is_better,
+    )
+
+
+def adjust_pairwise(p_values: np.ndarray, correction: str) -> np.ndarray:
+    """The symmetric p-value matrix adjusted over all its pairs (undefined ones left out)."""
+    if correction not in CORRECTIONS:
+        raise SettingsError(f"unknown correction {correction!r}; expected one of {', '.join(CORRECTIONS)}")
+    p = np.asarray(p_values, dtype=np.float64)
+    i, j = _pairs(p.shape[0])
+    upper = p[i, j]
+    adjusted = upper.copy()
+    defined = np.isfinite(upper)
+    if correction == "holm":
+        adjusted[defined] = holm_bonferroni(upper[defined])
+    return _symmetric(p.shape[0], adjusted)
+
+
+@dataclass(frozen=True, eq=False)
+class Ranking:
+    """Systems sorted best first with their significance clusters."""
+
+    #: system indices (input order) best first; undefined scores last
+    order: tuple[int, ...]
+    #: cluster number (from 1) of every system in input order; ``None`` for an undefined score
+    clusters: tuple[int | None, ...]
+    #: the adjusted p-value matrix the clusters were drawn from
+    p_adjusted: np.ndarray
+    correction: str
+    alpha: float
+
+    @property
+    def rule(self) -> str:
+        """The ranking's settings for a signature, e.g. ``correct:holm|alpha:0.05|cluster:separated``."""
+        return f"correct:{self.correction}|alpha:{self.alpha:g}|cluster:{CLUSTER_RULE}"
+
+
+def rank_systems(scores: Any, p_values: np.ndarray, alpha: float = 0.05, correction: str = "holm",
+                 higher_is_better: bool = True) -> Ranking:
+    """Sort systems by score and cluster them (the rule of the module docstring).
+
+    ``p_values[i, j]`` is the paired test's p-value of systems ``i`` and ``j`` (symmetric).
+
+    >>> p = np.array([[np.nan, .5, .001], [.5, np.nan, .002], [.001, .002, np.nan]])
+    >>> rank_systems([30.0, 29.5, 20.0], p).clusters
+    (1, 1, 2)
+    >>> rank_systems([30.0, 29.5, 20.0], p, correction="none", alpha=0.001).clusters
+    (1, 1, 1)
+    """
+    if not 0.0 < alpha < 1.0:
+        raise SettingsError(f"alpha must be strictly between 0 and 1, got {alpha}")
+    values = np.asarray(scores, dtype=np.float64)
+    adjusted = adjust_pairwise(p_values, correction)
+    defined = [i for i in range(values.size) if np.isfinite(values[i])]
+    sign = -1.0 if higher_is_better else 1.0
+    ranked = sorted(defined, key=lambda i: (sign * values[i], i))
+    significant = np.nan_to_num(adjusted, nan=1.0) < alpha
+    clusters: list[int | None] = [None] * values.size
+    cluster = 1
+    for k, i in enumerate(ranked):
+        if k and significant[np.ix_(ranked[:k], ranked[k:])].all():
+            cluster += 1
+        clusters[i] = cluster
+    undefined = [i for i in range(values.size) if i not in defined]
+    return Ranking(tuple(ranked + undefined), tuple(clusters), adjusted, correction, float(alpha))
+
+
+def win_tie_loss(first: np.ndarray, second: np.ndarray, higher_is_better: bool = True) -> tuple[int, int, int]:
+    """Segments where ``first`` scores better, the same, or worse than ``second``.
+
+    Segments where either score is undefined (NaN) count in none of the three.
+
+    >>> win_tie_loss(np.array([1.0, 0.5, 0.2]), np.array([0.5, 0.5, 0.3]))
+    (1, 1, 1)
+    """
+    a, b = np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
+    ok = np.isfinite(a) & np.isfinite(b)
+    diff = (a - b)[ok] * (1.0 if higher_is_better else -1.0)
+    return int(np.count_nonzero(diff > 0)), int(np.count_nonzero(diff == 0)), int(np.count_nonzero(diff < 0))
+
+
+def segment_scores_from_stats(metric: Metric, rows: np.ndarray) -> np.ndarray:
+    """Every segment's sentence-level score from its stats row (the metric's sentence settings)."""
+    return np.asarray(metric.sentence_metric().scores_from_sums(np.asarray(rows, dtype=np.float64)), dtype=np.float64)
