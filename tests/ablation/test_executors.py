@@ -1,5 +1,5 @@
 """Runners you can trust: one execution per run across runners, nothing lost to a busy
-store, no command-template run outliving its runner, braces left alone, plain progress."""
+store, no command-template run outliving its runner, escaped braces kept, plain progress."""
 
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ def test_a_store_locked_longer_than_the_wait_loses_no_finished_run(tmp_path, run
 def test_a_command_template_run_dies_with_its_killed_runner(tmp_path):
     marker = "evalab-orphan-check"
     command = (f'{sys.executable} -c "import time, sys; time.sleep(60)" {marker} {{config}} '
-               f"&& echo '{{\"acc\": 1}}' > {{out}}")
+               f"&& echo '{{{{\"acc\": 1}}}}' > {{out}}")
     path = write_command_study(tmp_path, command)
     db = tmp_path / "s.db"
     proc = _runner(path, db)
@@ -120,10 +120,10 @@ def test_a_command_template_run_dies_with_its_killed_runner(tmp_path):
     assert not [c for c in process_cmdlines() if marker in c]
 
 
-def test_command_templates_substitute_only_their_placeholders(tmp_path):
-    # a Python dict and an awk program keep their braces; {seed} and {out} are filled in
-    command = ("awk 'BEGIN { printf \"{\\\"acc\\\": %d}\", {seed} + 1 }' > {out} "
-               "&& python3 -c \"d = {'k': 1}; assert d['k'] == 1\"")
+def test_command_templates_write_escaped_braces_as_literal_braces(tmp_path):
+    # a Python dict and an awk program keep their braces written as {{ }}; {seed} and {out} are filled in
+    command = ("awk 'BEGIN {{ printf \"{{\\\"acc\\\": %d}}\", {seed} + 1 }}' > {out} "
+               "&& python3 -c \"d = {{'k': 1}}; assert d['k'] == 1\"")
     path = write_command_study(tmp_path, command, seeds=[4])
     summary = run_study(load_study(path), tmp_path / "s.db", progress=False)
     assert (summary.ok, summary.failed) == (1, 0)

@@ -28,3 +28,25 @@ def test_run_key_depends_on_config_seed_and_code_version():
     assert k != run_key({"a": 1, "b": 3}, 0, "v1")
     assert k != run_key({"a": 1, "b": 2}, 1, "v1")
     assert k != run_key({"a": 1, "b": 2}, 0, "v2")
+
+
+def test_a_subset_keeps_its_rows_and_seeds_and_the_trained_runs_its_eval_rows_need():
+    from pathlib import Path
+
+    import pytest
+
+    from evalab.ablation import Subset
+    from evalab.errors import SettingsError
+
+    study = load_study(Path(__file__).parents[2] / "examples" / "eval_stage" / "study.toml", check_entry=False)
+    plan = plan_runs(study)
+    picked = Subset(rows=("(X') x1 at eval",), seeds=(study.seeds[0],)).select(plan)
+    assert [(r.rows, r.stage, r.seed) for r in picked] == [(("base",), "train", study.seeds[0]),
+                                                           (("(X') x1 at eval",), "eval", study.seeds[0])]
+    assert picked[1].parent_key == picked[0].key
+    assert Subset().select(plan) == plan and not Subset()
+    assert {r.seed for r in Subset(seeds=study.seeds[1:]).select(plan)} == set(study.seeds[1:])
+    with pytest.raises(SettingsError, match=r"--row 'nope': the study .* has no such row; rows: base, \(X\) x1"):
+        Subset(rows=("nope",)).check(study)
+    with pytest.raises(SettingsError, match="--seed 99: not a seed of the study"):
+        Subset(seeds=(99,)).check(study)

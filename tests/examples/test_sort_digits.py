@@ -164,7 +164,7 @@ def test_shipped_study_loads_with_the_ablation_engine():
         cfg = SortConfig.from_dict(row.config)
         assert set(row.config) == {f for f in SortConfig.__dataclass_fields__}
         assert cfg.d_model == 32 and cfg.steps == 400
-    seed_ref = study.reference["seed 000 seq_acc %"]
+    seed_ref = study.reference["one-seed seq_acc %"]
     assert seed_ref["(A) h=1"] == 43.4 and seed_ref["(D) P_drop=0.3"] == 12.3
     assert study.reference["paper BLEU (Table 3)"]["(A) h=8"] == 25.8
 

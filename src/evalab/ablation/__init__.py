@@ -34,9 +34,24 @@ progress=True) -> RunSummary``
     share one store (``busy_timeout``: how long a write waits for a locked database).
     Ctrl-C raises ``RunInterrupted`` (a KeyboardInterrupt carrying the summary).
 
+    ``subset=Subset(rows=..., seeds=...)`` runs only those rows' and seeds' runs;
+    ``RunSummary.failures`` holds a ``RunFailure`` (error, the last lines of its traceback
+    or log, the log's path) per run that failed.
+
 ``study_status(study, db_path=None) -> StudyStatus``
-    Counts per row of ok / failed / pending runs, the stored errors, the code version and
-    git state, and the superseded runs (stored for an older code version).
+    Counts per row of ok / failed / pending runs, the failed runs (``RunFailure``), the
+    code version and git state, and the superseded runs (stored for an older code version).
+
+``dry_run(study, db_path=None, subset=None) -> DryRun``
+    What ``run_study`` would do, read from the store opened read-only (nothing is written):
+    a ``PlannedStep`` per run (its state, command line, run folder).
+
+``with_overrides(study, ["key=value", ...]) -> Study``
+    The study with one more row: the base with those keys changed (``ablate run --set``).
+
+``parse_template(text, style) -> CommandTemplate``
+    A command template: ``{key}``, ``{a.b}``, ``{args}``, ``{config}``, ``{seed}``,
+    ``{out}``, ``{{``/``}}``; ``.render(config, seed, config_path, out_path) -> CommandLine``.
 
 ``gc_study(study, db_path=None, *, dry_run=False) -> list[Superseded]``
     Remove the superseded runs of a study (rows and run folders).
@@ -78,6 +93,15 @@ _EXPORTS = {
     "PlannedRun": "evalab.ablation.plan",
     "Row": "evalab.ablation.plan",
     "plan_runs": "evalab.ablation.plan",
+    "Subset": "evalab.ablation.plan",
+    "with_overrides": "evalab.ablation.spec",
+    "CommandTemplate": "evalab.ablation.template",
+    "CommandLine": "evalab.ablation.template",
+    "parse_template": "evalab.ablation.template",
+    "DryRun": "evalab.ablation.status",
+    "PlannedStep": "evalab.ablation.status",
+    "RunFailure": "evalab.ablation.status",
+    "dry_run": "evalab.ablation.status",
     "study_rows": "evalab.ablation.plan",
     "RunSummary": "evalab.ablation.executors",
     "run_study": "evalab.ablation.executors",

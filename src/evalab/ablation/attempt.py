@@ -15,7 +15,6 @@ import json
 import marshal
 import math
 import os
-import shlex
 import signal
 import socket
 import subprocess
@@ -27,12 +26,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalab.ablation.per_example import EXAMPLES_FILE
-from evalab.ablation.spec import substitute_command
 from evalab.ablation.store import now
 
 if TYPE_CHECKING:
     from evalab.ablation.plan import PlannedRun
     from evalab.ablation.spec import Study
+    from evalab.ablation.template import CommandLine
 
 _LOG_TAIL = 2000
 # The worker and guard files are executed by a two-line bootstrap rather than `-m ...`
@@ -54,7 +53,7 @@ def make_job(study: Study, run: PlannedRun, out_dir: Path, checkpoint_dir: Path 
         "key": run.key,
         "study_dir": str(study.directory),
         "entry": study.evaluate if evaluating else study.entry,
-        "command": None if evaluating else study.command,
+        "command": None if evaluating or study.template is None else run_command(study, run, out_dir).text,
         "checkpoint_dir": str(checkpoint_dir) if evaluating else None,
         "config": run.config,
         "seed": run.seed,
@@ -65,6 +64,13 @@ def make_job(study: Study, run: PlannedRun, out_dir: Path, checkpoint_dir: Path 
         "computed": [c.to_job() for c in study.computed.values()],
         "bounds": {m: list(b) for m, b in study.bounds.items()},
     }
+
+
+def run_command(study: Study, run: PlannedRun, out_dir: Path) -> CommandLine:
+    """The shell command of a command-template run whose folder is ``out_dir``."""
+    if study.template is None:
+        raise ValueError(f"study {study.name!r} has no command template")
+    return study.template.render(run.config, run.seed, str(out_dir / "config.json"), str(out_dir / "metrics.json"))
 
 
 def check_metrics(raw: Any, expected: list[str]) -> tuple[dict[str, float], str]:
@@ -141,8 +147,7 @@ def command_line(job: dict[str, Any], out_dir: Path) -> list[str]:
         job_path = out_dir / "job.bin"
         job_path.write_bytes(marshal.dumps({**job, "parent_pid": os.getpid()}))
         return [sys.executable, "-c", _BOOTSTRAP, str(Path(__file__).with_name("_worker.py")), str(job_path)]
-    shell = substitute_command(job["command"], shlex.quote(str(out_dir / "config.json")), int(job["seed"]),
-                               shlex.quote(str(out_dir / "metrics.json")))
+    shell = job["command"]
     guard = str(Path(__file__).with_name("_guard.py"))
     return [sys.executable, "-c", _BOOTSTRAP, guard, str(os.getpid()), shell]
 
@@ -201,7 +206,9 @@ def read_command_result(out_dir: Path, ended: Ended) -> tuple[Any, Any, str, str
     """``(metrics, artifacts, error, traceback)`` from the command's ``{out}`` JSON file."""
     log = out_dir / "log.txt"
     if ended.returncode != 0:
-        return None, None, f"command exited with code {ended.returncode}", _tail(log)
+        tail = _tail(log)
+        last = next((ln.strip() for ln in reversed(tail.splitlines()) if ln.strip()), "")
+        return None, None, f"command exited with code {ended.returncode}" + (f": {last}" if last else ""), tail
     try:
         raw = json.loads((out_dir / "metrics.json").read_text(encoding="utf-8"))
     except OSError:
@@ -237,6 +244,8 @@ def execute_attempt(job: dict[str, Any], live: Live | None = None) -> dict[str, 
         result.update(error=error, traceback=tb)
         return result
     where = {"dir": str(out_dir), "files": artifacts}
+    if job["command"]:
+        where["command"] = job["command"]  # the shell command as run, placeholders filled in
     if examples:
         where["examples"] = examples
     if job.get("checkpoint_dir"):

@@ -26,11 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalab.ablation.attempt import Live, check_metrics, execute_with_retries, make_job
+from evalab.ablation.attempt import Live, check_metrics, execute_with_retries, make_job, run_command
 from evalab.ablation.leases import LEASE_TIMEOUT_S, Heartbeat, Owner
 from evalab.ablation.per_example import check_counts, stored_counts
-from evalab.ablation.plan import PlannedRun, plan_runs
+from evalab.ablation.plan import PlannedRun, Subset, plan_runs
 from evalab.ablation.progress import Progress
+from evalab.ablation.status import RunFailure, run_failure
 from evalab.ablation.store import (
     BUSY_TIMEOUT_S,
     UNSTORED,
@@ -66,6 +67,8 @@ class RunSummary:
     blocked: int = 0  # eval runs not started: their trained run failed or is another runner's
     unstored: int = 0  # finished, kept in their run folders: the database stayed busy
     superseded: list[Superseded] = field(default_factory=list)
+    failures: list[RunFailure] = field(default_factory=list)  # the runs that failed in this invocation
+    whole_plan: int = 0  # runs of the whole study when a subset was run (``planned`` counts the subset)
 
     @property
     def executed(self) -> int:
@@ -92,6 +95,7 @@ class _Driver:
         self.busy: StoreBusyError | None = None  # set once the store stayed locked too long
         self.interrupted = threading.Event()  # Ctrl-C, acted on between two results
         self.example_counts: dict[str, tuple[int, str]] | None = None  # metric -> (n, which run)
+        self.failures: list[RunFailure] = []
 
     def check_interrupt(self) -> None:
         """Raise KeyboardInterrupt at a safe point: never between storing a result and
@@ -156,6 +160,8 @@ class _Driver:
             (folder / UNSTORED).unlink(missing_ok=True)
         self.claimed.discard(run.key)
         self.counts[raw["status"]] += 1
+        if raw["status"] == "failed":
+            self.failures.append(run_failure(run.rows, run.seed, run.key, raw["error"], raw["traceback"], folder))
         self.bar.finished(run, raw)
 
     def release_unfinished(self) -> None:
@@ -203,6 +209,7 @@ def run_study(
     progress: bool = True,
     busy_timeout: float = BUSY_TIMEOUT_S,
     lease_timeout: float = LEASE_TIMEOUT_S,
+    subset: Subset | None = None,
 ) -> RunSummary:
     """Run every planned run of ``study`` that is not finished in the store.
 
@@ -210,18 +217,20 @@ def run_study(
     ``executor``, :class:`RunInterrupted` on Ctrl-C (runs in flight are killed, every
     finished run is stored) and :class:`StoreBusyError` when the store stayed locked so long
     that no further run could be claimed (finished results are kept in their run folders).
+    ``subset`` runs only the runs of some rows and seeds.
     """
     if executor not in EXECUTORS:
         raise SettingsError(f"unknown executor {executor!r}; expected one of {', '.join(EXECUTORS)}")
     if jobs < 1:
         raise SettingsError(f"--jobs must be >= 1, got {jobs}")
     t0 = time.perf_counter()
-    plan = plan_runs(study)
+    plan, whole = _planned(study, subset)
     with RunStore(db_path, busy_timeout=busy_timeout) as store:
         store.register_study(study)
         superseded = store.superseded(study)
         finished = store.finished_keys(study.name)
         todo = [r for r in plan if r.key not in finished]
+        _check_commands(study, store, todo)
         bar = Progress(len(plan), study.name, progress)
         bar.skipped(len(plan) - len(todo))
         driver = _Driver(study, store, bar, lease_timeout)
@@ -233,7 +242,8 @@ def run_study(
                 study=study.name, db_path=store.path, planned=len(plan),
                 skipped=len(plan) - len(todo) + c["done"], ok=c["ok"], failed=c["failed"],
                 seconds=time.perf_counter() - t0, held=c["held"], unstored=c["unstored"],
-                superseded=superseded, blocked=blocked[0],
+                superseded=superseded, blocked=blocked[0], failures=list(driver.failures),
+                whole_plan=whole,
             )
 
         def execute(runs: list[PlannedRun]) -> None:
@@ -264,6 +274,24 @@ def run_study(
                 "`evalab ablate` command); run the same command again to continue"
             )
         return summary()
+
+
+def _planned(study: Study, subset: Subset | None) -> tuple[list[PlannedRun], int]:
+    """The runs to consider, and the size of the whole plan when they are a subset (else 0)."""
+    whole = plan_runs(study)
+    if not subset:
+        return whole, 0
+    subset.check(study)
+    return subset.select(whole), len(whole)
+
+
+def _check_commands(study: Study, store: RunStore, todo: list[PlannedRun]) -> None:
+    """Every command can be written, its run folder's path included, before one runs."""
+    if study.template is None:
+        return
+    for run in todo:
+        if run.stage == "train":
+            run_command(study, run, store.run_dir(study.name, run.key))
 
 
 def _run_local(driver: _Driver, todo: list[PlannedRun], jobs: int) -> None:

@@ -22,9 +22,10 @@ from typing import Any
 # Row, grid_cells, format_level and BASE_LABEL are re-exported: callers import them from here
 from evalab.ablation.grid import BASE_LABEL, Row, format_level, grid_cells
 from evalab.ablation.spec import Study
+from evalab.errors import SettingsError
 
 __all__ = [
-    "BASE_LABEL", "PlannedRun", "Row", "canonical", "eval_run_key", "format_level", "grid_cells", "plan_runs",
+    "BASE_LABEL", "PlannedRun", "Row", "Subset", "canonical", "eval_run_key", "format_level", "grid_cells", "plan_runs",
     "row_run_key", "run_key", "study_rows",
 ]
 
@@ -121,3 +122,36 @@ def plan_runs(study: Study) -> list[PlannedRun]:
                    run_key(row.parent_config, seed, study.code_version) if row.stage == "eval" else "")
         for key, (row, seed, labels) in by_key.items()
     ]
+
+
+@dataclass(frozen=True)
+class Subset:
+    """The runs of some rows and some seeds (``ablate run --row``, ``--seed``); empty = all.
+
+    An eval row's runs come with the trained runs whose checkpoints they evaluate.
+    """
+
+    rows: tuple[str, ...] = ()
+    seeds: tuple[int, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.rows or self.seeds)
+
+    def check(self, study: Study) -> None:
+        """:class:`SettingsError` for a row label or a seed the study does not have."""
+        labels = [r.label for r in study_rows(study)]
+        for label in self.rows:
+            if label not in labels:
+                raise SettingsError(f"--row {label!r}: the study {study.name!r} has no such row; rows: "
+                                    f"{', '.join(labels)}")
+        for seed in self.seeds:
+            if seed not in study.seeds:
+                raise SettingsError(f"--seed {seed}: not a seed of the study {study.name!r}; seeds: "
+                                    f"{', '.join(map(str, study.seeds))}")
+
+    def select(self, plan: list[PlannedRun]) -> list[PlannedRun]:
+        """The runs of ``plan`` in the subset, in the plan's order."""
+        chosen = {r.key for r in plan if (not self.rows or set(r.rows) & set(self.rows))
+                  and (not self.seeds or r.seed in self.seeds)}
+        chosen |= {r.parent_key for r in plan if r.key in chosen and r.parent_key}
+        return [r for r in plan if r.key in chosen]

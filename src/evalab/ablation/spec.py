@@ -6,7 +6,8 @@ found) and what would be right. The format::
 
     [study]
     name = "toy"
-    entry = "toy_entry:run"          # or: command = "python train.py {config} {seed} {out}"
+    entry = "toy_entry:run"          # or: command = "python train.py {args} seed={seed} out={out}"
+    args_style = "hydra"             # command studies: {args} as key=value ("argparse": --key value)
     seeds = [0, 1, 2, 3]
     metrics = ["acc", "loss"]
     primary = "acc"
@@ -46,6 +47,7 @@ found) and what would be right. The format::
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -61,6 +63,13 @@ from evalab.ablation.codeversion import CodeVersion, derive_code_version
 from evalab.ablation.computed import ComputedMetric, parse_tables
 from evalab.ablation.display import Display, check_rows, parse_display
 from evalab.ablation.grid import BASE_LABEL, grid_cells
+from evalab.ablation.template import (
+    ARGS_STYLES,
+    CommandTemplate,
+    TemplateError,
+    flat_keys,
+    parse_template,
+)
 from evalab.errors import InputError, SettingsError
 from evalab.io import decode_utf8
 
@@ -68,7 +77,9 @@ STUDY_KEYS = {
     "name": "study name (string)",
     "description": "free text",
     "entry": "'package.module:function' called as function(config, seed)",
-    "command": "shell command template with {config} {seed} {out} (other braces are left as they are)",
+    "command": "shell command template: {config} {seed} {out}, {key} (a configuration key, {optim.lr} nested), "
+               "{args} (the whole configuration); {{ and }} for literal braces",
+    "args_style": "how {args} writes the configuration: \"hydra\" (key=value, the default) or \"argparse\" (--key value)",
     "seeds": "list of integer seeds",
     "metrics": "list of metric names the run returns (optional when [metrics.NAME] tables declare computed metrics)",
     "primary": "the metric the report leads with",
@@ -90,7 +101,6 @@ VARIANT_KEYS = ("label", "description", "stage", "from", "set")
 STAGES = ("train", "eval")
 RESOURCE_KEYS = ("cpus", "gpus")
 _ENTRY_RE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*$")
-_PLACEHOLDER_RE = re.compile(r"\{(config|seed|out)\}")
 # a study name names its run folder: one plain path component, nothing hidden
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._+-]*$")
 
@@ -131,6 +141,7 @@ class Study:
     base: dict[str, Any]
     entry: str | None = None
     command: str | None = None
+    template: CommandTemplate | None = None  # the parsed command (args_style included)
     description: str = ""
     timeout: float | None = None
     retries: int = 0
@@ -220,16 +231,6 @@ def _read_utf8(p: Path) -> str:
         raise SettingsError(str(exc)) from exc
 
 
-def substitute_command(command: str, config: str, seed: int, out: str) -> str:
-    """Fill the documented placeholders of a command template; every other brace stays.
-
-    >>> substitute_command("awk '{print $1}' {config} {seed} > {out}", "c.json", 3, "m.json")
-    "awk '{print $1}' c.json 3 > m.json"
-    """
-    values = {"config": config, "seed": str(seed), "out": out}
-    return _PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], command)
-
-
 def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> Study:
     for key in data:
         if key not in TOP_KEYS:
@@ -256,8 +257,6 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         raise w.error("[study]", "give exactly one of entry = 'module:function' or command = '... {config} {seed} {out}'")
     if entry is not None and (not isinstance(entry, str) or not _ENTRY_RE.match(entry)):
         raise w.error("[study] entry", f"{entry!r} is not of the form 'package.module:function'", "entry", "study")
-    if command is not None:
-        _check_command(command, w)
     seeds = need("seeds")
     if not isinstance(seeds, list) or not seeds:
         raise w.error("[study] seeds", "is empty; give at least one integer seed, e.g. seeds = [0, 1, 2]", "seeds", "study")
@@ -293,6 +292,7 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     variants = _variants(data.get("variant", []), base, evaluation, w)
     grid = _grid(data.get("grid", {}), base, w)
     _check_eval_rows(variants, evaluate, grid_cells(base, grid), w)
+    template = _template(st, command, _trained_configs(base, variants, grid), w)
     if not variants and not grid:
         # a base alone is still a study (seed variance), so this is allowed
         pass
@@ -316,7 +316,7 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         computed=computed, paired_seeds=paired_seeds, bounds=bounds, min_effect=min_effect,
         path=path, name=name, seeds=tuple(seeds), metrics=tuple(metrics), primary=primary,
         higher_is_better=hib, base=dict(base),
-        entry=entry, command=command, description=description,
+        entry=entry, command=command, template=template, description=description,
         timeout=float(timeout) if timeout is not None else None, retries=retries,
         resources=resources, code_version=_with_outputs(code.version, computed), code=code, variants=tuple(variants), grid=grid,
         reference=reference, evaluate=evaluate, evaluation=dict(evaluation), display=display,
@@ -478,12 +478,48 @@ def _check_plain(value: Any, where: str, w: _Where, key: str | None = None) -> N
         raise w.error(where, f"{value!r} is a TOML {type(value).__name__}; use a string (configurations are stored as JSON)", key)
 
 
-def _check_command(command: Any, w: _Where) -> None:
+def _template(st: dict[str, Any], command: Any, configs: list[dict[str, Any]], w: _Where) -> CommandTemplate | None:
+    """The parsed command template, checked against every trained row's configuration:
+    each placeholder names a key, and each row's value can be written where it stands."""
+    style = st.get("args_style", "hydra")
+    if style not in ARGS_STYLES:
+        raise w.error("[study] args_style", f"is {style!r}; expected \"hydra\" (key=value) or \"argparse\" "
+                      "(--key value)", "args_style", "study")
+    if command is None:
+        if "args_style" in st:
+            raise w.error("[study] args_style", "is for command templates ({args}); this study has an entry point",
+                          "args_style", "study")
+        return None
     if not isinstance(command, str) or not command.strip():
         raise w.error("[study] command", "must be a non-empty string", "command", "study")
-    names = set(_PLACEHOLDER_RE.findall(command))
-    if "out" not in names:
-        raise w.error("[study] command", "must contain {out}: the path of the JSON metrics file the command writes", "command", "study")
+    try:
+        template = parse_template(command, style)
+        template.check_keys(configs[0])
+        for config in configs:
+            template.render(config, 0, "config.json", "metrics.json")
+    except TemplateError as exc:
+        raise _template_error(command, exc, w) from None
+    if "out" not in template.names():
+        raise w.error("[study] command", "must contain {out}: the path of the JSON metrics file the command writes",
+                      "command", "study")
+    return template
+
+
+def _template_error(command: str, exc: TemplateError, w: _Where) -> SettingsError:
+    """The template's problem at the line of the study file it stands on."""
+    line = w.line_of("command", "study")
+    if line is not None:
+        # a multi-line string whose first line break follows the opening quotes is trimmed by TOML
+        trimmed = w.lines[line - 1].split("=", 1)[-1].strip() in ("'''", '"""')
+        line += command.count("\n", 0, max(exc.offset, 0)) + trimmed
+    loc = f"{w.path}:{line}" if line else str(w.path)
+    return SettingsError(f"{loc}: [study] command: {exc}")
+
+
+def _trained_configs(base: dict[str, Any], variants: list[Variant], grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """The configurations a command runs with: the base's, each trained variant's, each grid cell's."""
+    return [dict(base), *({**base, **v.settings} for v in variants if v.stage == "train"),
+            *(dict(c.config) for c in grid_cells(base, grid))]
 
 
 def _resources(res: Any, w: _Where) -> Resources:
@@ -689,3 +725,83 @@ def find_module_file(entry: str, directory: Path) -> str | None:
             return None
         search = list(spec.submodule_search_locations or [])
     return spec.origin if spec is not None and spec.origin not in (None, "built-in", "frozen") else None
+
+
+def with_overrides(study: Study, assignments: list[str]) -> Study:
+    """The study with one more row: ``[base]`` with the ``key=value`` assignments
+    (``ablate run --set``). Each key must be a key of ``[base]`` (``optim.lr`` inside a
+    table); each value is read as the type of the base's value. The row is labelled
+    ``set key=value, ...``; every other row stays as the study file has it.
+    """
+    settings: dict[str, Any] = {}
+    shown = []
+    for text in assignments:
+        key, sep, raw = text.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise SettingsError(f"--set {text!r}: expected key=value, e.g. --set hidden=16")
+        path = key.split(".") if key not in study.base else [key]
+        old = _base_value(study, key, path, text)
+        value = _typed_like(old, raw, text)
+        _set_path(settings, study.base, path, value)
+        shown.append(f"{key}={raw}")
+    label = "set " + ", ".join(shown)
+    labels = {BASE_LABEL, *(v.label for v in study.variants), *(c.label for c in grid_cells(study.base, study.grid))}
+    if label in labels:
+        raise SettingsError(f"--set: the study already has a row labelled {label!r}")
+    variant = Variant(label=label, description="from the command line (--set)", settings=settings)
+    if study.template is not None:
+        try:
+            study.template.render({**study.base, **settings}, 0, "config.json", "metrics.json")
+        except TemplateError as exc:
+            raise SettingsError(f"--set {', '.join(assignments)}: [study] command: {exc}") from None
+    return dataclasses.replace(study, variants=(*study.variants, variant))
+
+
+def _base_value(study: Study, key: str, path: list[str], text: str) -> Any:
+    node: Any = study.base
+    for part in path:
+        if not isinstance(node, dict) or part not in node:
+            what = f"{key!r} is an [evaluation] key" if key in study.evaluation else f"[base] has no key {key!r}"
+            raise SettingsError(f"--set {text!r}: {what}; --set takes keys of [base]: {', '.join(flat_keys(study.base))}")
+        node = node[part]
+    if isinstance(node, dict):
+        raise SettingsError(f"--set {text!r}: {key!r} is a table; set one of its keys: "
+                            f"{', '.join(flat_keys(node, key))}")
+    return node
+
+
+def _typed_like(old: Any, raw: str, text: str) -> Any:
+    """``raw`` read as the type of the base's value ``old``."""
+    if isinstance(old, str):
+        return raw
+    if isinstance(old, bool):
+        if raw not in ("true", "false"):
+            raise SettingsError(f"--set {text!r}: the base value is {str(old).lower()} (true/false); give true or false")
+        return raw == "true"
+    if isinstance(old, list):
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = None
+        if not isinstance(value, list):
+            raise SettingsError(f"--set {text!r}: the base value is {old!r}; give a list (e.g. [1, 2])")
+        return value
+    kind, what = (float, "a number") if isinstance(old, float) else (int, "an integer")
+    try:
+        return kind(raw)
+    except ValueError:
+        raise SettingsError(f"--set {text!r}: the base value is {old!r}; give {what}") from None
+
+
+def _set_path(settings: dict[str, Any], base: dict[str, Any], path: list[str], value: Any) -> None:
+    """Set ``path`` in ``settings`` (a variant's top-level changes), copying nested tables
+    from the base so their other keys are kept."""
+    if len(path) == 1:
+        settings[path[0]] = value
+        return
+    top = settings.setdefault(path[0], json.loads(json.dumps(base[path[0]])))
+    node = top
+    for part in path[1:-1]:
+        node = node[part]
+    node[path[-1]] = value

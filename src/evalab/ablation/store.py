@@ -164,14 +164,17 @@ class RunStore:
     """
 
     def __init__(self, path: str | Path | None = None, *, create: bool = True,
-                 busy_timeout: float = BUSY_TIMEOUT_S) -> None:
+                 busy_timeout: float = BUSY_TIMEOUT_S, read_only: bool = False) -> None:
         self.path = Path(path) if path is not None else DEFAULT_DB
         self.busy_timeout = busy_timeout
         self._lock = threading.RLock()  # the heartbeat thread shares the connection
         if self.path.is_dir():
             raise InputError(f"{self.path}: is a directory, expected a database file path")
-        if not create and not self.path.exists():
+        if (read_only or not create) and not self.path.exists():
             raise InputError(f"{self.path}: no run database here; run `evalab ablate run STUDY.toml` first (or pass --db)")
+        if read_only:
+            self._open_read_only()
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.conn = sqlite3.connect(self.path, timeout=min(busy_timeout, 5.0), isolation_level=None,
                                     check_same_thread=False)
@@ -208,15 +211,44 @@ class RunStore:
             pause = min(pause * 2, 0.5)
 
     def _open_once(self) -> str:
+        self._check_evalab()
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        return self.write(self._create_or_migrate)
+
+    def _check_evalab(self) -> set[str]:
+        """The database's tables; :class:`InputError` when it has tables but is no evalab store."""
         tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if tables and not self._is_evalab(tables):
             raise InputError(
                 f"{self.path}: an SQLite database but not an evalab run store (it has tables "
                 f"{', '.join(sorted(tables))}); pass --db a new file or one `evalab ablate run` created"
             )
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
-        return self.write(self._create_or_migrate)
+        return tables
+
+    def _open_read_only(self) -> None:
+        """Open for reading only (``ablate run --dry-run``): nothing is written, neither the
+        database nor its ``-wal``/``-shm`` files nor a run folder, and no unstored result
+        is stored. Without a ``-wal`` file no connection has the database open (SQLite's
+        read-only mode would create one there), so it is read as an immutable file."""
+        wal = self.path.with_name(self.path.name + "-wal")
+        mode = "ro" if wal.exists() else "ro&immutable=1"
+        self.conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode={mode}", uri=True, isolation_level=None,
+                                    timeout=min(self.busy_timeout, 5.0), check_same_thread=False)
+        try:
+            tables = self._check_evalab()
+            if not tables:
+                raise InputError(f"{self.path}: an empty file, not an evalab run store")
+            row = self.conn.execute("SELECT value FROM meta WHERE key='store_id'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            self.conn.close()
+            raise InputError(f"{self.path}: not an SQLite database ({exc}); --db takes an evalab run database "
+                             "(created by `evalab ablate run`)") from exc
+        except BaseException:
+            self.conn.close()
+            raise
+        self.id = str(row[0]) if row else ""
+        self.runs_root = self.path.resolve().parent / "runs" / self.id
 
     def _is_evalab(self, tables: set[str]) -> bool:
         if not {"meta", "runs", "studies"} <= tables:

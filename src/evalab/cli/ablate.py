@@ -11,9 +11,11 @@ from evalab.cli import app
 from evalab.cli.output import PAGE_FORMATS, check_format, check_out, emit, emit_table, format_option
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from evalab.ablation.executors import RunSummary
     from evalab.ablation.spec import Study
-    from evalab.ablation.status import StudyStatus
+    from evalab.ablation.status import DryRun, RunFailure, StudyStatus
 
 ablate_app = typer.Typer(
     name="ablate",
@@ -25,16 +27,19 @@ ablate_app = typer.Typer(
 app.add_typer(ablate_app, name="ablate")
 
 STATUS_COLUMNS = ("Row", "Planned", "OK", "Failed", "Pending")
+#: failed runs `ablate run` shows in full (the rest: `ablate status`)
+SHOWN_FAILURES = 10
 
-StudyArg = Annotated[str, typer.Argument(help="The study file (TOML): [study], [base], [[variant]], optional [grid], [reference].")]
+StudyArg = Annotated[str, typer.Argument(help="The study file (TOML): the tables study, base and variant, optional grid and reference (docs/ablation.md).")]
 DbOpt = Annotated[str | None, typer.Option("--db", help="Run database (SQLite). Default: .evalab/studies.db in the current folder.")]
 
 
 def _summary_lines(s: RunSummary) -> list[str]:
     from evalab.ablation.status import superseded_lines
 
+    subset = f" (a subset of the study's {s.whole_plan})" if s.whole_plan else ""
     lines = [
-        f"study {s.study!r}: {s.planned} runs planned, {s.skipped} already finished, "
+        f"study {s.study!r}: {s.planned} runs planned{subset}, {s.skipped} already finished, "
         f"{s.ok} ok, {s.failed} failed in {s.seconds:.1f} s; database {s.db_path}"
     ]
     if s.held:
@@ -43,9 +48,45 @@ def _summary_lines(s: RunSummary) -> list[str]:
         lines.append(f"{s.blocked} eval runs not started: the trained run whose checkpoint they evaluate failed or is "
                      "being run by another runner; run the same command again once it has finished")
     lines += superseded_lines(s.superseded)
-    if s.failed:
-        lines.append("failed runs are recorded with their errors: see `evalab ablate status`")
+    for failure in s.failures[:SHOWN_FAILURES]:
+        lines += failure_lines(failure)
+    if len(s.failures) > SHOWN_FAILURES:
+        lines.append(f"{len(s.failures) - SHOWN_FAILURES} more failed runs: `evalab ablate status` shows every one")
     return lines
+
+
+def toml_inline(value: object) -> str:
+    """A configuration value as TOML (an inline table for a table).
+
+    >>> toml_inline({"hidden": 16, "optim": {"lr": 0.5, "name": "adam"}, "relu": True, "l": [1, 2]})
+    '{ hidden = 16, optim = { lr = 0.5, name = "adam" }, relu = true, l = [1, 2] }'
+    """
+    import json
+
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(str(k)) if not str(k).isidentifier() else k} = {toml_inline(v)}"
+                                for k, v in value.items()) + " }"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_inline(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
+
+
+def shown_path(path: Path) -> str:
+    """A path as the user can open it: relative to the current folder when inside it."""
+    from pathlib import Path
+
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def failure_lines(f: RunFailure) -> list[str]:
+    """A failed run: its error, the last lines of its traceback (or log), and the log's path."""
+    return [f"failed: {', '.join(f.rows)} seed {f.seed}: {f.error}", *(f"  | {ln}" for ln in f.tail),
+            f"  log: {shown_path(f.log)}"]
 
 
 @ablate_app.command("run")
@@ -57,20 +98,35 @@ def run_cmd(
     db: DbOpt = None,
     wait_db: Annotated[float, typer.Option("--wait-db", help="Seconds to wait for a database another process holds locked.")] = 60.0,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress (bar on a terminal, one line per run otherwise).")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only show the planned runs (commands or configurations), what the database holds and what is superseded; runs, imports and writes nothing.")] = False,
+    row: Annotated[list[str], typer.Option("--row", help="Run only the runs of this row (its label, e.g. base or '(A)'). Repeatable.")] = [],  # noqa: B006
+    seed: Annotated[list[int], typer.Option("--seed", help="Run only the runs of this seed (one of the study's seeds). Repeatable.")] = [],  # noqa: B006
+    set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: a new row, the base with KEY (a key of the base; optim.lr inside a table) set to VALUE, read as the type of the base's value; only that row runs unless --row names rows. Repeatable: one row with every change.")] = [],  # noqa: B006
 ) -> None:
     """Run every run of the study that is not finished yet (finished runs are skipped).
 
     Exits 1 when runs failed (they are stored with their errors), 130 on Ctrl-C."""
     from evalab.ablation import load_study, run_study
     from evalab.ablation.executors import RunInterrupted
+    from evalab.ablation.plan import Subset
+    from evalab.ablation.spec import with_overrides
     from evalab.errors import SettingsError
 
     if not wait_db > 0:
         raise SettingsError(f"--wait-db must be a positive number of seconds, got {wait_db:g}")
-    study = load_study(study_file)
+    study = load_study(study_file, check_entry=not dry_run)  # a dry run imports no code either
+    if set_:
+        study = with_overrides(study, set_)
+        row = row or [study.variants[-1].label]  # the new row, unless --row names the rows to run
+    subset = Subset(tuple(row), tuple(seed))
+    if dry_run:
+        from evalab.ablation.status import dry_run as plan_dry_run
+
+        sys.stdout.write("".join(line + "\n" for line in _dry_run_lines(plan_dry_run(study, db, subset))))
+        return
     try:
         summary = run_study(study, db, jobs=jobs, executor=executor, ray_address=ray_address,
-                            progress=not quiet, busy_timeout=wait_db)
+                            progress=not quiet, busy_timeout=wait_db, subset=subset)
     except RunInterrupted as exc:
         s = exc.summary
         sys.stderr.write(
@@ -80,8 +136,36 @@ def run_cmd(
         )
         raise typer.Exit(130) from None
     sys.stderr.write("".join(line + "\n" for line in _summary_lines(summary)))
+    if set_:
+        added = study.variants[-1]
+        sys.stderr.write(f"row {added.label!r} is not in {study_file}: `evalab ablate report` shows it once the file has it "
+                         f"as a [[variant]] with set = {toml_inline(added.settings)} (its finished runs are kept and are not run "
+                         "again)\n")
     if summary.failed:
         raise typer.Exit(1)
+
+
+def _dry_run_lines(d: DryRun) -> list[str]:
+    """The dry run: counts, then one entry per run (its rows, seed, state, command or
+    configuration, folder), then the superseded runs."""
+    from evalab.ablation.plan import canonical
+    from evalab.ablation.status import superseded_lines
+
+    subset = f" (a subset of the study's {d.whole_plan})" if d.whole_plan else ""
+    where = f"database {d.db_path}" if d.db_exists else f"database {d.db_path} (does not exist yet: every run is new)"
+    todo = len(d.steps) - d.count("stored") - d.count("held")
+    lines = [f"dry run of study {d.study!r}: nothing is run or written. {len(d.steps)} runs planned{subset}: "
+             f"{d.count('stored')} stored (skipped), {todo} to run ({d.count('new')} new, {d.count('failed')} "
+             f"failed before), {d.count('held')} held by another runner; {where}"]
+    what = {"stored": "stored, skipped", "new": "to run", "failed": "to run again", "held": "held"}
+    for step in d.steps:
+        r = step.run
+        why = f": failed before: {step.error}" if step.state == "failed" else f" by {step.holder}" if step.holder else ""
+        lines.append(f"{', '.join(r.rows)} seed {r.seed} [{what[step.state]}{why}]")
+        lines.append(f"  $ {step.command.text}" if step.command else f"  config {canonical(r.config)}")
+        if step.folder is not None:
+            lines.append(f"  folder {shown_path(step.folder)}")
+    return lines + superseded_lines(d.superseded)
 
 
 @ablate_app.command("status")
@@ -116,14 +200,15 @@ def _emit_status(st: StudyStatus, fmt: str, out: str | None) -> None:
     """The status as JSON, Markdown, LaTeX or a tab-separated file (summary lines after it)."""
     header = list(STATUS_COLUMNS)
     body = [[r.label, str(r.planned), str(r.ok), str(r.failed), str(r.pending)] for r in st.rows]
-    errors = [f"failed: {rows} seed {seed}: {error}" for rows, seed, error in st.errors]
+    errors = [f"failed: {', '.join(f.rows)} seed {f.seed}: {f.error} (log: {shown_path(f.log)})" for f in st.failures]
     data = {
         "study": st.study, "db": str(st.db_path), "code_version": st.code_version,
         "git": None if st.git is None else {"commit": st.git.commit, "dirty": st.git.dirty},
         "planned": st.planned, "ok": st.ok, "failed": st.failed, "pending": st.pending,
         "rows": [dict(zip(["row", "planned", "ok", "failed", "pending"], [r.label, r.planned, r.ok, r.failed, r.pending],
                           strict=True)) for r in st.rows],
-        "errors": [{"rows": rows, "seed": seed, "error": error} for rows, seed, error in st.errors],
+        "errors": [{"rows": ", ".join(f.rows), "seed": f.seed, "key": f.key, "error": f.error, "tail": list(f.tail),
+                    "log": str(f.log)} for f in st.failures],
         "superseded": _status_header_lines(st)[2:],
     }
     emit_table(fmt, header, body, out, footer=[*_status_header_lines(st), *errors], data=data)
@@ -143,8 +228,9 @@ def _print_status(st: StudyStatus) -> None:
     for r in st.rows:
         table.add_row(Text(r.label), str(r.planned), str(r.ok), str(r.failed), str(r.pending))
     console.print(table)
-    for rows, seed, error in st.errors:
-        console.print(Text(f"failed: {rows} seed {seed}: {error}"), soft_wrap=True)
+    for failure in st.failures:
+        for line in failure_lines(failure):
+            console.print(Text(line), soft_wrap=True)
 
 
 @ablate_app.command("gc")

@@ -122,7 +122,7 @@ def write_reports(
     study: Study, db: Path, out: Path, timing: list[str], *, directions: bool = True
 ) -> tuple[Any, list[str]]:
     """Analyse the stored runs and write ``report.md`` and ``report.html`` into ``out``;
-    return the analysis and the lines checking the seeds' directions (when ``directions``)."""
+    return the analysis and the lines checking the expected directions (when ``directions``)."""
     from evalab.ablation import analyze
     from evalab.examples.sort_digits.directions import check_directions
     from evalab.io import write_text_atomic
@@ -136,14 +136,14 @@ def write_reports(
     if stages:
         sections.append(("Retrained or suppressed at evaluation", _html_list(stages)))
     if checks:
-        sections.append(("The seeds' directions at this budget", _html_list(checks)))
+        sections.append(("The expected directions at this budget", _html_list(checks)))
     write_text_atomic(out / "report.html", render_html(analysis, extra_sections=sections))
     md = render_markdown(analysis)
     md += "\n### Protocol\n\n" + "".join(f"- {x}\n" for x in protocol + timing)
     if stages:
         md += "\n### Retrained or suppressed at evaluation\n\n" + "".join(f"- {x}\n" for x in stages)
     if checks:
-        md += "\n### The seeds' directions at this budget\n\n" + "".join(f"- {x}\n" for x in checks)
+        md += "\n### The expected directions at this budget\n\n" + "".join(f"- {x}\n" for x in checks)
     write_text_atomic(out / "report.md", md)
     return analysis, checks
 
@@ -194,7 +194,7 @@ def demo(
     analysis, directions = write_reports(study, db, folder, timing, directions=not quick)
     render_table(analysis)
     if directions:
-        typer.echo("\nThe seeds' directions (95% CIs over seeds: Welch between trained rows, paired for rows at eval):")
+        typer.echo("\nThe expected directions (95% CIs over seeds: Welch between trained rows, paired for rows at eval):")
         for line in directions:
             typer.echo(f"  {line}")
     sys.stderr.write(

@@ -190,7 +190,7 @@ class TokenF1Settings(MetricSettings):
 
     tokenizer: str = setting(
         "words",
-        "tokenizer: 'words' (seed 002: \\w+ after lowercasing), 'squad' (SQuAD v1.1), "
+        "tokenizer: 'words' (\\w+ after lowercasing), 'squad' (SQuAD v1.1), "
         "'whitespace', or any registered tokenizer",
     )
 

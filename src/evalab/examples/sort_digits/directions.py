@@ -1,6 +1,6 @@
-"""The seeds' findings, checked against a finished study with CIs over seeds.
+"""The expected directions, checked against a finished study with CIs over seeds.
 
-Seed 000 (part 4) found, on one seed: one head is clearly worse than four or eight; dropout
+An earlier run of the same task found, on one seed: one head is clearly worse than four or eight; dropout
 0.3 is clearly worse than none (fresh data every step leaves nothing to overfit); and no
 positional encoding is not worse than sinusoids. Each claim is a comparison of two rows on
 the primary metric; "clearly worse" means the 95% CI of the difference lies below zero,
@@ -8,7 +8,7 @@ the primary metric; "clearly worse" means the 95% CI of the difference lies belo
 Welch's (unpaired); between an evaluation-time row and the trained row it evaluates it is
 the paired t CI over seeds (the same trained model evaluated twice).
 
-Seed 004's question, the evaluation-time claim: the trained base model relies on its
+The evaluation-time claim: the trained base model relies on its
 heads: keeping 1 of its 4 heads at evaluation lowers seq_acc (while (A) shows what a model
 trained with one head reaches).
 """
