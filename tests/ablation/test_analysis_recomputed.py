@@ -137,7 +137,8 @@ def test_seeds_without_spread_show_no_t_interval_or_p_and_holm_uses_the_permutat
     a = analyze(study, db, resamples=B, holm=True)
     c = a.row("(C)").metrics["loss"]  # no per-example data for loss: p(t) would be the row's p
     # before: CI [+0.05, +0.05] and p(t) 0 ("<0.001"), a certainty three equal values cannot give
-    assert c.no_seed_spread and math.isnan(c.delta_low) and math.isnan(c.p_welch) and math.isnan(c.ci_low)
+    assert c.no_seed_spread and c.delta_low is None and c.p_welch is None and c.ci_low is None
+    assert c.absent == {"mean_ci": "no_seed_spread", "delta_ci": "no_seed_spread", "p_t": "no_seed_spread"}
     assert c.p_perm == pytest.approx(0.1) and c.p_holm == pytest.approx(min(1.0, 2 * 0.1))
     assert any(n.startswith("No seed spread (rows base; (C); (D))") for n in a.notes)
     acc = a.row("(C)").metrics["acc"]  # the two-level interval takes ν = min(S) - 1 = 2, not ∞
@@ -163,5 +164,5 @@ def test_one_seed_shows_no_p_value_that_could_only_be_one(tmp_path, monkeypatch,
     c = a.row("(C)").metrics["acc"]
     # before: p(perm) 1.000 (one seed against one: every relabeling is as extreme), next to
     # a test-set interval far from 0
-    assert math.isnan(c.p_perm) and c.examples_high < 0 and c.too_few_seeds
+    assert c.p_perm is None and c.absent["p_perm"] == "one_seed" and c.examples_high < 0 and c.too_few_seeds
     assert any(n.startswith("One seed (rows (C); (D)): with one seed in the row") for n in a.notes)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from evalab.ablation import load_study, run_study, study_status
+from evalab.ablation import analyze, load_study, run_study, study_status
 from evalab.ablation.codeversion import derive_code_version, local_imports, search_roots, tree_hash
 
 from .synth import ENTRY, write_study
@@ -113,3 +113,46 @@ def test_git_commit_and_dirty_flag_are_recorded(tmp_path):
     notes = analyze(study, db).notes
     assert f"Code version {study.code_version} (hash of the code the entry imports)." in notes
     assert f"Runs used: 2 at git {head[:10]}." in notes
+
+
+EVAL_MODULE = '''
+from synth_entry import evaluate as _evaluate
+
+SHIFT = {shift}
+
+
+def evaluate(config, seed, checkpoint_dir):
+    out = _evaluate(config, seed, checkpoint_dir)
+    return {{"acc": out["acc"] + SHIFT, "loss": out["loss"]}}
+'''
+
+
+def _calls(folder):
+    lines = (folder / "calls.log").read_text(encoding="utf-8").splitlines()
+    return sum(x.startswith("train") for x in lines), sum(x.startswith("eval") for x in lines)
+
+
+def test_an_edit_of_evaluation_code_reruns_the_eval_runs_only(tmp_path):
+    from .evalsynth import write_eval_study
+
+    path = write_eval_study(tmp_path, seeds=[0, 1], evaluate="synth_eval:evaluate",
+                            rows=[{"label": "(X)", "set": {"shift": -1.0}},
+                                  {"label": "(X') at eval", "stage": "eval", "from": "base", "set": {"drop": 1}}])
+    (tmp_path / "synth_eval.py").write_text(EVAL_MODULE.format(shift="0.0"), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert run_study(load_study(path), db, progress=False).ok == 6
+    assert _calls(tmp_path) == (4, 2)
+    # evaluation code only (a module the training entry does not import): 2 eval runs, no training
+    (tmp_path / "synth_eval.py").write_text(EVAL_MODULE.format(shift="0.5"), encoding="utf-8")
+    study = load_study(path)
+    assert study.stage_version("train") != study.stage_version("eval")
+    summary = run_study(study, db, progress=False)
+    assert (summary.skipped, summary.ok) == (4, 2) and _calls(tmp_path) == (4, 4)
+    assert [s.runs for s in summary.superseded] == [2]  # the old eval runs; the training runs are still used
+    a = analyze(study, db)
+    assert a.row("(X') at eval").metrics["acc"].n == 2 and a.row("(X)").metrics["acc"].n == 2
+    # training code (imported by both entry points): everything reruns
+    entry = tmp_path / "synth_entry.py"
+    entry.write_text(entry.read_text(encoding="utf-8").replace("70.0 + 10.0", "71.0 + 10.0"), encoding="utf-8")
+    summary = run_study(load_study(path), db, progress=False)
+    assert (summary.skipped, summary.ok) == (0, 6) and _calls(tmp_path) == (8, 6)

@@ -151,8 +151,8 @@ def test_single_seed_has_no_fake_precision(tmp_path):
     study = load_study(write_study(tmp_path, seeds=[0], variants=[("(C)", "shift", {"shift": -3.0})]))
     run_study(study, tmp_path / "s.db", progress=False)
     m = analyze(study, tmp_path / "s.db").row("(C)").metrics["acc"]
-    assert m.n == 1 and math.isnan(m.std) and math.isnan(m.ci_low)
-    assert math.isnan(m.p_welch) and m.too_few_seeds
+    assert m.n == 1 and math.isnan(m.std) and m.ci_low is None and m.absent["mean_ci"] == "one_seed"
+    assert m.p_welch is None and m.absent["p_t"] == "one_seed" and m.too_few_seeds
 
 
 def test_bad_jobs_and_executor(tmp_path):

@@ -141,3 +141,63 @@ def test_a_training_file_sets_the_frequency_buckets(run_cli, tmp_path):
     finally:
         errors = p.close()
     assert errors == [], errors
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "semsim"
+ALIGNMENT_ROWS = """return Array.from(document.querySelectorAll('#alignment section.align-system')).map(s => [s.dataset.system,
+  s.querySelector('h4').textContent, Array.from(s.querySelectorAll('table.matches')).map(t =>
+  Array.from(t.querySelectorAll('tr')).map(r => Array.from(r.children).map(c => c.textContent)))]);"""
+
+
+def test_selecting_a_segment_shows_both_token_alignments(run_cli, tmp_path):
+    """bertscore over 30 WMT22 segments, one system output made hostile: the selected segment's
+    token alignments of A and B are the greedy best matches BERTScore computes, as text."""
+    from evalab.metrics.semantic import BERTScore
+    from evalab.report.alignment import alignment_rows
+
+    _chromium()
+    ref = (EXAMPLES / "ref.A.de").read_text(encoding="utf-8").splitlines()
+    outputs = {name: (EXAMPLES / f"{name}.de").read_text(encoding="utf-8").splitlines() for name in ("Online-B", "OpenNMT")}
+    outputs["OpenNMT"][4] = HOSTILE_SEGMENT
+    paths = []
+    for name, lines in outputs.items():
+        paths.append(tmp_path / f"{name}.txt")
+        paths[-1].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "compare.html"
+    res = run_cli("compare", "-r", EXAMPLES / "ref.A.de", "-i", f"Online-B={paths[0]}", f"{HOSTILE_NAME}={paths[1]}",
+                  "-m", "bertscore", "-n", "50", "-q", "-f", "html", "-o", out)
+    assert res.exit_code == 0, res.stderr
+    assert "<b>bold" not in out.read_text(encoding="utf-8")
+    metric = BERTScore()
+    p = Page(out, tmp_path / "profile")
+    try:
+        p.settle()
+        assert p.js("return document.querySelectorAll('#alignment table.matches').length;") == 0  # nothing selected yet
+        p.js("document.querySelector('th[data-sort=id]').click(); return 1;")  # input order
+        p.js("document.querySelector('#segments tr[data-segment=\"5\"]').click(); return 1;")
+        assert p.js("return document.querySelector('#alignment h3').textContent;") == "Token alignments (bertscore): segment 5"
+        assert p.js("return document.querySelector('#segments tr.selected').dataset.segment;") == "5"
+        shown = p.js(ALIGNMENT_ROWS)
+        assert [label for label, _, _ in shown] == ["A", "B"]
+        assert sorted(head.split(": ", 1)[1] for _, head, _ in shown) == sorted(["Online-B", HOSTILE_NAME])
+        for label, head, tables in shown:
+            system = head.split(": ", 1)[1]
+            hyp = outputs["OpenNMT" if system == HOSTILE_NAME else "Online-B"][4]
+            (a,) = metric.explain([hyp], [[ref[4]]])
+            expected = [[[src, "→", dst, f"{cos:.3f}"] for src, dst, cos, _ in alignment_rows(a, d)]
+                        for d in ("precision", "recall")]
+            assert tables == expected, label
+            if system == HOSTILE_NAME:
+                assert "<" in [row[0] for row in tables[0]] and "script" in [row[0] for row in tables[0]]
+        assert p.js("return [document.querySelectorAll('#alignment b, img').length, window.pwned === undefined];") == [0, True]
+        # switching system B keeps the segment and shows the other system's alignment
+        p.js("const s = document.getElementById('sys-b'); s.value = document.getElementById('sys-a').value; "
+             "s.dispatchEvent(new Event('change')); return 1;")
+        p.settle()
+        heads = [head for _, head, _ in p.js(ALIGNMENT_ROWS)]
+        assert heads[0].split(": ", 1)[1] == heads[1].split(": ", 1)[1]
+        facts = p.js(f"return {OFFSCREEN_JS.strip()[len('JSON.stringify('):-1]};")
+        assert facts["scrollWidth"] <= facts["width"], facts
+    finally:
+        errors = p.close()
+    assert errors == [], errors

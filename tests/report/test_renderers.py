@@ -188,11 +188,13 @@ def test_table3_layout_configuration_columns(analysis):
     main = report_tables(analysis)[0]
     # one column per key some row changes, named by [display], a derived one beside
     assert main.header[:6] == ["Row", "Δ_shift", "2·shift", "component a", "b", "mode"]
-    rows = {r[0]: dict(zip(main.header, r, strict=True)) for r in main.body}
+    rows = {name: dict(zip(main.header, r, strict=True)) for r in main.body for name in r[0].split(" = ")}
     assert rows["base"]["Δ_shift"] == "0.0" and rows["base"]["component a"] == "true" and rows["base"]["2·shift"] == "0"
     assert rows[EVIL]["Δ_shift"] == "-3.0" and rows[EVIL]["2·shift"] == "-6" and rows[EVIL]["b"] == ""
     assert rows["(R)"]["mode"] == "raises!" and rows["(R)"]["Δ_shift"] == ""  # blank = as in the base
-    assert rows["a=false, b=true"]["component a"] == "false" and rows["a=true, b=true"]["b"] == ""
+    assert rows["a=false, b=true"]["component a"] == "false" and rows["a=true, b=true"]["b"] == "true"
+    # the grid cell that is the base's runs is the base row, labelled with both names
+    assert rows["a=true, b=true"] == rows["base"] and rows["base"]["Row"] == "base = a=true, b=true"
     assert "Description" not in main.header
     notes = report_notes(analysis)
     assert "2·shift = shift * 2 (derived from each row's configuration)" in notes[0]
@@ -288,7 +290,7 @@ def test_an_analysis_without_configurations_still_renders(analysis):
     # analyses built before rows carried their configuration: the changes give the columns
     old = dataclasses.replace(analysis, rows=[dataclasses.replace(r, config={}) for r in analysis.rows])
     main = report_tables(old)[0]
-    rows = {r[0]: dict(zip(main.header, r, strict=True)) for r in main.body}
+    rows = {name: dict(zip(main.header, r, strict=True)) for r in main.body for name in r[0].split(" = ")}
     assert rows[EVIL]["Δ_shift"] == "-3.0" and rows["base"]["Δ_shift"] == ""
 
 

@@ -3,10 +3,13 @@ the permutation test, power and the seed count; plus ASO properties."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalab.stats.seed_stats import (
     aso,
@@ -209,3 +212,17 @@ def test_welch_with_spreads_near_the_smallest_float_keeps_its_degrees_of_freedom
     e = 2e-108
     r = welch([0.0, e, -e], [50 * e, 51 * e, 49 * e])
     assert r.delta == pytest.approx(-50 * e) and r.df == pytest.approx(4.0) and r.p < 1e-4
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=7), st.lists(st.integers(0, 4), min_size=1, max_size=7),
+       st.floats(0.01, 10.0))
+def test_exact_permutation_p_counts_every_relabeling(a, b, scale):
+    """The half-sum count (relabelings built once per (n1, n2)) equals enumerating every
+    relabeling, ties included (integer values make many)."""
+    x, y = np.array(a) * scale, np.array(b) * scale
+    pooled, observed = np.concatenate([x, y]), abs(x.mean() - y.mean())
+    tol = 1e-9 * max(1.0, float(np.abs(pooled).max()))
+    hits = [abs(pooled[list(i)].mean() - np.delete(pooled, list(i)).mean()) >= observed - tol
+            for i in itertools.combinations(range(pooled.size), x.size)]
+    assert permutation_test(x, y) == (pytest.approx(float(np.mean(hits)), abs=1e-12), True)

@@ -34,12 +34,24 @@ import numpy as np
 from evalab.ablation import per_example
 from evalab.ablation.display import Display
 from evalab.ablation.example_intervals import Comparison, example_fields
+from evalab.ablation.findings import (
+    ComponentView,
+    Conditions,
+    HolmFamily,
+    MetricDefinition,
+    Side,
+    component_pairs,
+    conditions,
+    definitions,
+    holm_families,
+    reading,
+)
 from evalab.ablation.per_example import ExampleStats
-from evalab.ablation.plan import Row, plan_runs, row_run_key, study_rows
+from evalab.ablation.plan import Row, plan_runs, study_rows, study_run_key
+from evalab.ablation.spec import own_bounds
 from evalab.ablation.store import RunStore, StoredRun
 from evalab.errors import InputError, SettingsError
 from evalab.stats.effects import Contrast, factorial_effects
-from evalab.stats.multiple import holm_bonferroni
 from evalab.stats.resampling import check_n_samples
 from evalab.stats.seed_stats import aso as aso_test
 from evalab.stats.seed_stats import (
@@ -56,6 +68,23 @@ from evalab.stats.two_level import Bounds, clip, delta_bounds
 if TYPE_CHECKING:
     from evalab.ablation.spec import Study
 
+#: why a number is None (``MetricStats.absent`` maps a field group to one of these)
+ABSENT = ("no_runs", "one_seed", "no_seed_spread", "no_common_seeds")
+
+
+@dataclass(frozen=True)
+class Delta:
+    """A row's second Δ: an eval row's Δ to the base, when it evaluates another trained row."""
+
+    vs: str
+    delta: float | None
+    low: float | None
+    high: float | None
+    p_t: float | None
+    p_perm: float | None
+    paired: bool
+    absent: dict[str, str] = field(default_factory=dict)
+
 
 @dataclass(frozen=True)
 class MetricStats:
@@ -66,8 +95,8 @@ class MetricStats:
     values: list[float]
     mean: float
     std: float
-    ci_low: float
-    ci_high: float
+    ci_low: float | None
+    ci_high: float | None
     delta: float | None = None  # row - base (eval rows: row - its trained row; None for the base row)
     delta_low: float | None = None
     delta_high: float | None = None
@@ -95,6 +124,9 @@ class MetricStats:
     # every seed of both rows gave the same value (paired: the same difference): the t-test is
     # 0/0, so p_welch and the CI over seeds are NaN (shown '–'), not the degenerate limit
     no_seed_spread: bool = False
+    # why a CI or p is None: "mean_ci", "delta_ci", "p_t", "p_perm" -> a code of ABSENT
+    absent: dict[str, str] = field(default_factory=dict)
+    to_base: Delta | None = None  # an eval row of another trained row: its Δ to the base as well
 
 
 @dataclass(frozen=True)
@@ -123,6 +155,12 @@ class RowAnalysis:
     stage: str = "train"  # "eval": suppressed at evaluation of row ``parent``'s trained models
     parent: str = ""
     config: dict[str, Any] = field(default_factory=dict)  # the configuration it ran with ([evaluation] defaults included)
+    aliases: tuple[str, ...] = ()  # the other rows that are the same runs (a grid cell equal to a variant or the base)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Every label of the row: its own, then those of the rows with the same runs."""
+        return (self.label, *self.aliases)
 
     @property
     def failed(self) -> int:
@@ -153,15 +191,19 @@ class StudyAnalysis:
     settings: dict[str, Any]
     notes: list[str]
     display: Display = field(default_factory=Display)  # the study's [display]: how config columns are shown
+    holm: list[HolmFamily] = field(default_factory=list)  # the families p(Holm) was adjusted over
+    conditions: Conditions | None = None  # what no row changes
+    definitions: list[MetricDefinition] = field(default_factory=list)
+    components: list[ComponentView] = field(default_factory=list)
 
     @property
     def base(self) -> RowAnalysis:
         return self.rows[0]
 
     def row(self, label: str) -> RowAnalysis:
-        """The row with this label (KeyError if absent)."""
+        """The row with this label, or whose runs a row of this label shares (KeyError if absent)."""
         for r in self.rows:
-            if r.label == label:
+            if label in r.labels:
                 return r
         raise KeyError(label)
 
@@ -203,8 +245,9 @@ def analyze(
         db = str(store.path)
         examples, refused = _examples_of_runs(study, store, stored, by_key)
     runs = _Runs(study, stored, examples)
-    rows = study_rows(study)
-    labels = {r.label: r for r in rows}
+    every = study_rows(study)
+    labels = {r.label: r for r in every}
+    rows, aliases = _distinct_rows(study, every)
     opts = {"alpha": alpha, "power": power, "confidence": confidence, "aso": aso, "seed": seed, "permutations": permutations}
     stats: dict[str, dict[str, MetricStats]] = {}
     missing: dict[str, list[FailedRun]] = {}
@@ -212,20 +255,25 @@ def analyze(
     for row in rows:
         stats[row.label], missing[row.label] = _row_stats(runs, row, labels, comparisons, opts)
         refused += [r for r in runs.example_gaps(row, labels, comparisons) if r not in refused]
+    families: list[HolmFamily] = []
     for m in study.metrics:
         fields, why = example_fields(comparisons[m], confidence=confidence, resamples=resamples, seed=seed,
                                      bounds=_bounds(study, m))
         refused += [f"{m}, row {w}" for w in why]
-        _finish_metric(study, m, stats, fields, holm=holm)
+        families += _finish_metric(study, m, stats, fields, holm=holm, stages={r.label: r.stage for r in rows})
     out_rows: list[RowAnalysis] = []
     for row in rows:
+        names = (row.label, *aliases[row.label])
         planned = sum(1 for r in plan if row.label in r.rows)
-        reference = {col: study.reference[col].get(row.label) for col in study.reference}
+        reference = {col: next((study.reference[col][x] for x in names if x in study.reference[col]), None)
+                     for col in study.reference}
         out_rows.append(RowAnalysis(row.label, row.description, row.kind, row.changes, planned,
                                     planned - len(missing[row.label]), stats[row.label], missing[row.label],
-                                    reference, row.stage, row.parent, {**study.evaluation, **row.config}))
+                                    reference, row.stage, row.parent, {**study.evaluation, **row.config},
+                                    aliases[row.label]))
     notes = _notes(study, out_rows, alpha, power, confidence, aso, permutations, by_key, stored)
     notes += _test_set_notes(study, out_rows, confidence, resamples, refused, holm=holm)
+    held = conditions(study, [r.config for r in every if r.stage == "train"], [r.changes for r in every if r.stage == "eval"])
     return StudyAnalysis(
         study=study.name, description=study.description, path=str(study.path), db_path=db,
         code_version=study.code_version, metrics=list(study.metrics), primary=study.primary,
@@ -235,8 +283,45 @@ def analyze(
         settings={"alpha": alpha, "power": power, "confidence": confidence, "aso": aso,
                   "seed": seed, "permutations": permutations, "resamples": resamples, "holm": holm,
                   "paired_seeds": study.paired_seeds},
-        notes=notes, display=study.display,
+        notes=notes, display=study.display, holm=families, conditions=held,
+        definitions=definitions(study, lambda m: (_bounds(study, m), _bounds_source(study, m))),
+        components=_components(study, out_rows, alpha),
     )
+
+
+def _distinct_rows(study: Study, rows: list[Row]) -> tuple[list[Row], dict[str, tuple[str, ...]]]:
+    """The rows that are distinct runs, in order (the first row of each set of runs), and
+    for each the labels of the later rows with the same runs (a grid cell that equals a
+    variant or the base): one comparison, shown once, under every label it carries."""
+    first: dict[tuple[str, ...], Row] = {}
+    aliases: dict[str, list[str]] = {}
+    for row in rows:
+        keys = tuple(study_run_key(study, row, s) for s in study.seeds)
+        if keys in first:
+            aliases[first[keys].label].append(row.label)
+        else:
+            first[keys] = row
+            aliases[row.label] = []
+    return list(first.values()), {k: tuple(v) for k, v in aliases.items()}
+
+
+def _components(study: Study, rows: list[RowAnalysis], alpha: float) -> list[ComponentView]:
+    """The component view on the primary metric: a retrained row beside the eval row
+    that removes the same component (``component = "NAME"`` on both)."""
+    found = {x: r for r in rows for x in r.labels}
+    out = []
+    m = study.primary
+    for component, trained, at_eval in component_pairs(study):
+        sides = []
+        for label in (trained, at_eval):
+            ms = found[label].metrics[m]
+            p = _row_p(ms)
+            worse = ms.direction == "worse"
+            low, high = (ms.both_low, ms.both_high) if ms.p_both is not None else (ms.delta_low, ms.delta_high)
+            sides.append(Side(label, ms.vs, ms.paired, ms.delta, low, high, p,
+                              bool(p is not None and p < alpha and worse)))
+        out.append(ComponentView(component, m, sides[0], sides[1], reading(sides[0], sides[1]), alpha))
+    return out
 
 
 @dataclass(frozen=True)
@@ -252,7 +337,7 @@ class _Runs:
         vals: dict[int, float] = {}
         missing: list[FailedRun] = []
         for s in self.study.seeds:
-            run = self.stored.get(row_run_key(row, s, self.study.code_version))
+            run = self.stored.get(study_run_key(self.study, row, s))
             if run is not None and run.status == "ok" and metric in run.metrics:
                 vals[s] = float(run.metrics[metric])
             elif run is not None and run.status == "failed":
@@ -266,7 +351,7 @@ class _Runs:
 
     def run_examples(self, row: Row, metric: str) -> dict[int, ExampleStats] | None:
         """The row's finished runs' per-example data by seed; None unless every one has it."""
-        found = {s: self.examples.get(row_run_key(row, s, self.study.code_version), {}).get(metric)
+        found = {s: self.examples.get(study_run_key(self.study, row, s), {}).get(metric)
                  for s in self.by_seed(row, metric)[0]}
         if not found or any(v is None for v in found.values()):
             return None
@@ -283,7 +368,7 @@ class _Runs:
             other = labels[row.parent] if row.stage == "eval" else next(iter(labels.values()))  # the base row
             for r in [row] if row.config == self.study.base and row.stage != "eval" else [row, other]:
                 done = self.by_seed(r, m)[0]
-                lacking = [s for s in done if m not in self.examples.get(row_run_key(r, s, self.study.code_version), {})]
+                lacking = [s for s in done if m not in self.examples.get(study_run_key(self.study, r, s), {})]
                 if lacking:
                     whose = f"row {r.label}" + (" (the row Δ is taken to)" if r is not row else "")
                     why.append(f"{m}, row {row.label}: {whose} has usable per-example data on {len(done) - len(lacking)} of "
@@ -312,10 +397,26 @@ def _row_stats(runs: _Runs, row: Row, labels: dict[str, Row], comparisons: dict[
         else:
             base = None if other is None else runs.seed_values(study.base, m)
             stats[m] = _metric_stats(m, list(vals.values()), base, study.better(m), min_effect=eps, **opts)
+        if row.stage == "eval" and row.parent_config != study.base:
+            stats[m] = replace(stats[m], to_base=_to_base(runs, vals, m, opts))
         mine, theirs = runs.run_examples(row, m), None if other is None else runs.run_examples(other, m)
         if mine is not None and (other is None or theirs is not None):
             comparisons[m].append(Comparison(row.label, mine, theirs, paired))
     return stats, missing
+
+
+def _to_base(runs: _Runs, vals: dict[int, float], metric: str, opts: dict[str, Any]) -> Delta:
+    """An eval row's Δ to the base (its models are another trained row's): paired by seed
+    when the study pairs seeds, else Welch; clipped like every interval of the metric."""
+    study = runs.study
+    base = Row("", "", "grid", study.base, {}, {})
+    if study.paired_seeds:
+        ms = _paired_stats(metric, vals, runs.by_seed(base, metric)[0], "base", study.better(metric), **opts)
+    else:
+        ms = _metric_stats(metric, list(vals.values()), runs.seed_values(study.base, metric), study.better(metric), **opts)
+    ms = _with_absent(_within_bounds(ms, _bounds(study, metric)))
+    return Delta("base", ms.delta, ms.delta_low, ms.delta_high, ms.p_welch, ms.p_perm, ms.paired,
+                 {k: v for k, v in ms.absent.items() if k != "mean_ci"})
 
 
 def _contrasts(runs: _Runs, rows: list[RowAnalysis], confidence: float) -> dict[str, list[Contrast]]:
@@ -328,8 +429,9 @@ def _contrasts(runs: _Runs, rows: list[RowAnalysis], confidence: float) -> dict[
             top = max((abs(r.metrics[m].mean) for r in rows if r.metrics[m].n), default=0.0)
             contrasts[m] = factorial_effects(
                 study.grid, ref_levels,
-                lambda levels, m=m: np.asarray(runs.seed_values({**study.base, **levels}, m)),
+                lambda levels, m=m: runs.by_seed(Row("", "", "grid", {**study.base, **levels}, {}, {}), m)[0],
                 confidence=confidence, decimals=2 if top >= 10 else 3 if top >= 1 else 4,
+                paired=study.paired_seeds, bounds=_bounds(study, m),
             )
     return contrasts
 
@@ -365,9 +467,15 @@ def _examples_of_runs(study: Study, store: RunStore, stored: dict[str, StoredRun
 
 
 def _bounds(study: Study, metric: str) -> Bounds:
-    """The metric's declared bounds (study key ``bounds``), or None."""
-    b = study.bounds.get(metric)
+    """The metric's bounds: the study's ``bounds``, else a computed metric's own (chrF,
+    BLEU: [0, 100]), else None."""
+    b = study.bounds.get(metric) or own_bounds(study.computed.get(metric))
     return None if b is None else (float(b[0]), float(b[1]))
+
+
+def _bounds_source(study: Study, metric: str) -> str:
+    """Where the metric's bounds come from: "study", "metric" (a computed metric's own) or ""."""
+    return "study" if metric in study.bounds else "metric" if _bounds(study, metric) is not None else ""
 
 
 def _min_effect(study: Study, metric: str) -> float | None:
@@ -377,19 +485,59 @@ def _min_effect(study: Study, metric: str) -> float | None:
 
 
 def _finish_metric(study: Study, metric: str, stats: dict[str, dict[str, MetricStats]],
-                   fields: dict[str, dict[str, Any]], *, holm: bool) -> None:
-    """Complete one metric's statistics in place: the test-set fields, the declared bounds
-    on every interval, 'negligible', and Holm-adjusted p-values across the rows compared."""
+                   fields: dict[str, dict[str, Any]], *, holm: bool, stages: dict[str, str]) -> list[HolmFamily]:
+    """Complete one metric's statistics in place: the test-set fields, the bounds on every
+    interval, 'negligible', the reasons for what is None, and (``holm``) Holm-adjusted
+    p-values over each family of distinct comparisons (trained rows vs the base; eval rows
+    vs the trained row they evaluate), which it returns."""
     bounds, eps = _bounds(study, metric), _min_effect(study, metric)
     for label, by_metric in stats.items():
         ms = replace(by_metric[metric], **fields.get(label, {}))
         ms = _within_bounds(ms, bounds)
-        by_metric[metric] = _negligible(ms, eps) if eps is not None else ms
-    if holm:
-        compared = [label for label, by_metric in stats.items() if _row_p(by_metric[metric]) is not None]
-        adjusted = holm_bonferroni([_row_p(stats[label][metric]) for label in compared])
-        for label, p in zip(compared, adjusted, strict=True):
-            stats[label][metric] = replace(stats[label][metric], p_holm=float(p))
+        ms = _negligible(ms, eps) if eps is not None else ms
+        by_metric[metric] = _with_absent(ms)
+    if not holm:
+        return []
+    tested = [(label, stages[label], p) for label, by_metric in stats.items()
+              if by_metric[metric].delta is not None and (p := _row_p(by_metric[metric])) is not None]
+    families = holm_families(metric, tested)
+    for fam in families:
+        for label, p in zip(fam.members, fam.adjusted, strict=True):
+            stats[label][metric] = replace(stats[label][metric], p_holm=p)
+    return families
+
+
+def _absent_code(ms: MetricStats) -> str:
+    """Why a Δ of ``ms`` has no CI or p over seeds."""
+    if ms.no_seed_spread:
+        return "no_seed_spread"
+    if ms.n == 0 or ms.delta is None or not math.isfinite(ms.delta):
+        return "no_common_seeds" if ms.paired and ms.n else "no_runs"
+    return "one_seed"
+
+
+def _with_absent(ms: MetricStats) -> MetricStats:
+    """NaN CIs and p-values become None, each with the reason it is absent (``absent``)."""
+    def gone(*xs: float | None) -> bool:
+        return any(x is None or not math.isfinite(x) for x in xs)
+
+    absent: dict[str, str] = {}
+    changes: dict[str, Any] = {}
+    if gone(ms.ci_low, ms.ci_high):
+        absent["mean_ci"] = "no_runs" if ms.n == 0 else "one_seed" if ms.n == 1 else "no_seed_spread"
+        changes.update(ci_low=None, ci_high=None)
+    if ms.delta is not None:
+        code = _absent_code(ms)
+        if gone(ms.delta_low, ms.delta_high):
+            absent["delta_ci"] = code
+            changes.update(delta_low=None, delta_high=None)
+        if gone(ms.p_welch):
+            absent["p_t"] = code
+            changes["p_welch"] = None
+        if gone(ms.p_perm):
+            absent["p_perm"] = "no_runs" if code in ("no_runs", "no_common_seeds") else "one_seed"
+            changes["p_perm"] = None
+    return replace(ms, absent=absent, **changes) if changes else ms
 
 
 def _row_p(ms: MetricStats) -> float | None:
@@ -401,7 +549,7 @@ def _row_p(ms: MetricStats) -> float | None:
 
 def _within_bounds(ms: MetricStats, bounds: Bounds) -> MetricStats:
     """t-based intervals clipped to the declared bounds (Δ's to ``[lo - hi, hi - lo]``)."""
-    if bounds is None:
+    if bounds is None or ms.ci_low is None or ms.ci_high is None:
         return ms
     ci_low, ci_high = clip(ms.ci_low, ms.ci_high, bounds)
     if ms.delta_low is None or ms.delta_high is None:
@@ -551,7 +699,7 @@ def _notes(study: Study, rows: list[RowAnalysis], alpha: float, power: float, co
         f"'few seeds' = p(t) ≥ {alpha:g} and a power analysis ({few}, α = {alpha:g}, "
         f"power = {power:g}, observed Δ and pooled sd) needs more seeds per row than were run; the number shown is that requirement.",
     ]
-    single = [r.label for r in rows if any(ms.delta is not None and ms.p_perm is not None and math.isnan(ms.p_perm)
+    single = [r.label for r in rows if any(ms.delta is not None and ms.absent.get("p_perm") == "one_seed"
                                            for ms in r.metrics.values())]
     if single:
         notes.append(f"One seed (rows {'; '.join(single)}): with one seed in the row or in the row its Δ is taken to (one "
@@ -627,7 +775,8 @@ def _test_set_notes(study: Study, rows: list[RowAnalysis], confidence: float, re
                      "smallest effect, not the observed Δ.")
     if holm:
         notes.append("p(Holm) = Holm's step-down adjustment (family-wise error) of each row's p — p (2-level) where shown, else "
-                     "p(t) — across all rows compared, per metric.")
+                     "p(t), else p(perm) where p(t) is undefined — over the family of distinct comparisons it belongs to "
+                     "(per metric: the trained rows' Δ to the base; the eval rows' Δ to the trained row they evaluate).")
     notes.extend(f"No test-set interval for {why}." for why in refused)
     return notes
 

@@ -42,10 +42,10 @@ def bounds_error(bounds: Mapping[str, Sequence[float]], metrics: Mapping[str, fl
     return ""
 
 
-def stored_bounds_error(bounds: Mapping[str, Sequence[float]], runs: Iterable[Any], code_version: str) -> str:
-    """The first ok run of ``code_version`` whose stored value breaks the bounds ('' if none)."""
+def stored_bounds_error(bounds: Mapping[str, Sequence[float]], runs: Iterable[Any], code_versions: Sequence[str]) -> str:
+    """The first ok run of one of ``code_versions`` whose stored value breaks the bounds ('' if none)."""
     for run in runs:
-        if run.status != "ok" or run.code_version != code_version:
+        if run.status != "ok" or run.code_version not in code_versions:
             continue
         error = bounds_error(bounds, run.metrics, {})
         if error:

@@ -129,7 +129,7 @@ class _Driver:
         if not info:
             return raw
         if self.example_counts is None:
-            same_code = [r for r in self.store.runs(self.study.name).values() if r.code_version == self.study.code_version]
+            same_code = [r for r in self.store.runs(self.study.name).values() if r.code_version in self.study.code_versions]
             self.example_counts = stored_counts(same_code)
         error = check_counts(info["n"], self.example_counts)
         if error:
@@ -145,7 +145,7 @@ class _Driver:
         git = self.study.code.git if self.study.code else None
         outcome = Outcome(
             study=self.study.name, rows=run.rows, config=run.config, seed=run.seed,
-            code_version=self.study.code_version, git_commit=git.commit if git else None,
+            code_version=self.study.stage_version(run.stage), git_commit=git.commit if git else None,
             git_dirty=git.dirty if git else None, result=_to_result(run.key, raw, previous),
         )
         folder = self.store.run_dir(self.study.name, run.key)

@@ -257,7 +257,7 @@ def import_runs(study: Study, path: str | Path, db_path: str | Path | None = Non
             raise InputError(f"{r.where}: row {'/'.join(r.run.rows)} seed {r.run.seed} is being run by {held[r.run.key]} "
                              f"on {db}; import it once that runner has finished (a run it stores as ok is never "
                              "imported again)")
-    known = stored_counts(x for x in existing.values() if x.code_version == study.code_version)
+    known = stored_counts(x for x in existing.values() if x.code_version in study.code_versions)
     with tempfile.TemporaryDirectory(prefix="evalab-import-") as tmp:
         prepared = [_prepare(study, r, Path(tmp) / r.run.key, known) for r in imported]
         with RunStore(db) as store:
@@ -307,4 +307,4 @@ def _outcome(study: Study, store: RunStore, r: ImportedRun, metrics: dict[str, f
     result = RunResult(key=r.run.key, status="ok", metrics=metrics, artifacts=artifacts, host="imported",
                        attempts=1, finished_at=now())
     return Outcome(study=study.name, rows=r.run.rows, config=r.run.config, seed=r.run.seed,
-                   code_version=study.code_version, git_commit=None, git_dirty=None, result=result)
+                   code_version=study.stage_version("train"), git_commit=None, git_dirty=None, result=result)

@@ -26,7 +26,7 @@ from evalab.errors import SettingsError
 
 __all__ = [
     "BASE_LABEL", "PlannedRun", "Row", "Subset", "canonical", "eval_run_key", "format_level", "grid_cells", "plan_runs",
-    "row_run_key", "run_key", "study_rows",
+    "row_run_key", "run_key", "study_rows", "study_run_key",
 ]
 
 
@@ -70,11 +70,17 @@ def eval_run_key(parent_key: str, eval_config: dict[str, Any], code_version: str
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
 
 
-def row_run_key(row: Row, seed: int, code_version: str) -> str:
-    """The key of ``row``'s run for ``seed`` (trained or evaluation-time)."""
+def row_run_key(row: Row, seed: int, code_version: str, eval_version: str | None = None) -> str:
+    """The key of ``row``'s run for ``seed`` (trained or evaluation-time); an eval run's
+    key holds its trained run's key (``code_version``) and ``eval_version`` (default: the same)."""
     if row.stage == "eval":
-        return eval_run_key(run_key(row.parent_config, seed, code_version), row.eval_config, code_version)
+        return eval_run_key(run_key(row.parent_config, seed, code_version), row.eval_config, eval_version or code_version)
     return run_key(row.config, seed, code_version)
+
+
+def study_run_key(study: Study, row: Row, seed: int) -> str:
+    """The key of ``row``'s run for ``seed`` under the study's per-stage code versions."""
+    return row_run_key(row, seed, study.stage_version("train"), study.stage_version("eval"))
 
 
 def study_rows(study: Study) -> list[Row]:
@@ -112,14 +118,14 @@ def plan_runs(study: Study) -> list[PlannedRun]:
     by_key: dict[str, tuple[Row, int, list[str]]] = {}
     for row in sorted(study_rows(study), key=lambda r: r.stage == "eval"):  # training runs first
         for seed in study.seeds:
-            key = row_run_key(row, seed, study.code_version)
+            key = study_run_key(study, row, seed)
             if key in by_key:
                 by_key[key][2].append(row.label)
             else:
                 by_key[key] = (row, seed, [row.label])
     return [
         PlannedRun(key, row.config, seed, tuple(labels), row.stage,
-                   run_key(row.parent_config, seed, study.code_version) if row.stage == "eval" else "")
+                   run_key(row.parent_config, seed, study.stage_version("train")) if row.stage == "eval" else "")
         for key, (row, seed, labels) in by_key.items()
     ]
 

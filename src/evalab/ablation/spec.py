@@ -17,6 +17,7 @@ found) and what would be right. The format::
     resources = { cpus = 1, gpus = 0 }   # per run, used by the Ray executor
     code_version = "v1"              # optional; default: hash of the code the entry imports
     evaluate = "toy_entry:evaluate"  # optional: evaluate(config, seed, checkpoint_dir) -> metrics
+    definitions = { acc = "share of exact matches, in %" }   # optional: printed under "Metrics"
 
     [base]                           # the full configuration
     heads = 8
@@ -26,6 +27,7 @@ found) and what would be right. The format::
     label = "(A)"
     description = "1 head"
     set = { heads = 1 }
+    component = "heads"              # optional: shown beside the eval row with the same component
 
     [evaluation]                     # evaluation-only keys and their defaults (never in training configs)
     eval_heads = 0
@@ -35,6 +37,7 @@ found) and what would be right. The format::
     stage = "eval"                   # no retraining: evaluate the checkpoints of the `from` row
     from = "base"                    # default "base"; any trained row (base, variant, grid cell)
     set = { eval_heads = 1 }         # keys of [evaluation] only
+    component = "heads"
 
     [grid]                           # optional full factorial over keys of [base]
     dropout = [0.0, 0.1]
@@ -92,12 +95,13 @@ STUDY_KEYS = {
     "paired_seeds": "true when seed s of every row shares data order/initialisation (deltas paired by seed); default false",
     "bounds": "metric -> [low, high]: the values a metric can take, e.g. { acc = [0, 100] }",
     "min_effect": "smallest effect of interest: a number (for the primary metric) or metric -> number",
+    "definitions": "metric -> what it measures (the report prints it; computed metrics print their signature)",
 }
 #: keys of a run's result (artifacts, per_example) and columns of `ablate import` (row,
 #: config, seed, outputs): a metric under one of these names would be taken for them
 RESERVED_METRIC_NAMES = frozenset({"artifacts", "per_example", "row", "config", "seed", "outputs"})
 TOP_KEYS = ("study", "metrics", "base", "evaluation", "variant", "grid", "reference", "display")
-VARIANT_KEYS = ("label", "description", "stage", "from", "set")
+VARIANT_KEYS = ("label", "description", "stage", "from", "set", "component")
 STAGES = ("train", "eval")
 RESOURCE_KEYS = ("cpus", "gpus")
 _ENTRY_RE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*$")
@@ -126,6 +130,7 @@ class Variant:
     settings: dict[str, Any]
     stage: str = "train"
     parent: str = ""  # the trained row an eval row evaluates ("" for a trained row)
+    component: str = ""  # links a retrained row and an eval row that remove the same component
 
 
 @dataclass(frozen=True)
@@ -158,6 +163,21 @@ class Study:
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
     min_effect: dict[str, float] = field(default_factory=dict)
     display: Display = field(default_factory=Display)  # [display]: how the report shows config keys
+    definitions: dict[str, str] = field(default_factory=dict)  # metric -> what it measures ([study] definitions)
+    # per stage ("train", "eval"): the code version its runs are keyed and stored with, where
+    # the two entry points' code differs (no pinned code_version); else code_version for both
+    stage_versions: dict[str, str] = field(default_factory=dict)
+
+    def stage_version(self, stage: str) -> str:
+        """The code version runs of ``stage`` are keyed and stored with: training runs hash
+        the training entry's imports, eval runs the evaluate entry's (their key also holds
+        their trained run's key), so an edit of evaluation code redoes evaluation only."""
+        return self.stage_versions.get(stage, self.code_version)
+
+    @property
+    def code_versions(self) -> tuple[str, ...]:
+        """The code versions of the study's current runs (one, or one per stage)."""
+        return tuple(dict.fromkeys([self.stage_version("train"), self.stage_version("eval")]))
 
     @property
     def returned(self) -> tuple[str, ...]:
@@ -270,6 +290,7 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         raise w.error("[study] primary", f"{primary!r} is not one of metrics {metrics!r}", "primary", "study")
     hib = _directions(st.get("higher_is_better", {}), metrics, computed, w)
     paired_seeds, bounds, min_effect = _study_options(st, metrics, primary, computed, w)
+    definitions = _definitions(st.get("definitions", {}), metrics, computed, w)
     timeout = st.get("timeout")
     if timeout is not None and (not _is_number(timeout) or timeout <= 0):
         raise w.error("[study] timeout", f"must be a positive number of seconds, got {timeout!r}", "timeout", "study")
@@ -312,6 +333,11 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     # derive the same code version as `run`; it covers both entry points' code
     module_files = [find_module_file(p, path.parent) for p in (entry, evaluate) if p is not None]
     code = derive_code_version(path.parent, entry, command, [f for f in module_files if f], pinned=code_version)
+    stage_versions = {}
+    if evaluate is not None and code_version is None:
+        for stage, point, files in (("train", entry, module_files[:1]), ("eval", evaluate, module_files[1:])):
+            part = derive_code_version(path.parent, point, command if stage == "train" else None, [f for f in files if f])
+            stage_versions[stage] = _with_outputs(part.version, computed)
     return Study(
         computed=computed, paired_seeds=paired_seeds, bounds=bounds, min_effect=min_effect,
         path=path, name=name, seeds=tuple(seeds), metrics=tuple(metrics), primary=primary,
@@ -319,8 +345,21 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         entry=entry, command=command, template=template, description=description,
         timeout=float(timeout) if timeout is not None else None, retries=retries,
         resources=resources, code_version=_with_outputs(code.version, computed), code=code, variants=tuple(variants), grid=grid,
-        reference=reference, evaluate=evaluate, evaluation=dict(evaluation), display=display,
+        reference=reference, evaluate=evaluate, evaluation=dict(evaluation), display=display, definitions=definitions,
+        stage_versions=stage_versions,
     )
+
+
+def _definitions(raw: Any, metrics: list[str], computed: dict[str, ComputedMetric], w: _Where) -> dict[str, str]:
+    """``[study] definitions``: metric -> what it measures (a computed metric has its signature)."""
+    if not isinstance(raw, dict) or not all(isinstance(v, str) and v.strip() for v in raw.values()):
+        raise w.error("[study] definitions", "must be a table such as { acc = \"share of exact matches, in %\" }",
+                      "definitions", "study")
+    for m in raw:
+        if m not in metrics or m in computed:
+            why = "is computed by evalab: its signature defines it" if m in computed else f"is not in metrics {metrics!r}"
+            raise w.error("[study] definitions", f"names {m!r}, which {why}", "definitions", "study")
+    return dict(raw)
 
 
 def _check_display_rows(display: Display, path: Path, base: dict[str, Any], evaluation: dict[str, Any],
@@ -403,7 +442,7 @@ def _directions(hib: Any, metrics: list[str], computed: dict[str, ComputedMetric
     return out
 
 
-def _own_bounds(spec: ComputedMetric | None) -> tuple[float, float] | None:
+def own_bounds(spec: ComputedMetric | None) -> tuple[float, float] | None:
     """The interval every score of a computed metric lies in (its registry metric's)."""
     if spec is None:
         return None
@@ -431,7 +470,7 @@ def _study_options(st: dict[str, Any], metrics: list[str], primary: str, compute
             raise w.error("[study] bounds", f"{m} must be [low, high] with finite numbers low < high, got {b!r}",
                           "bounds", "study")
         bounds[m] = (float(b[0]), float(b[1]))
-        own = _own_bounds(computed.get(m))
+        own = own_bounds(computed.get(m))
         if own is not None and not (b[0] <= own[0] and own[1] <= b[1]):
             # every run would be trained, then fail the bounds check with its real score
             raise w.error("[study] bounds", f"{m} must contain [{own[0]:g}, {own[1]:g}], where every "
@@ -624,7 +663,12 @@ def _variants(raw: Any, base: dict[str, Any], evaluation: dict[str, Any], w: _Wh
         description = v.get("description", "")
         if not isinstance(description, str):
             raise w.error(f"[[variant]] {label!r} description", "must be a string")
-        out.append(Variant(label=label, description=description, settings=dict(settings), stage=stage, parent=parent))
+        component = v.get("component", "")
+        if not isinstance(component, str):
+            raise w.error(f"[[variant]] {label!r} component", f"must be a string naming the component, got {component!r}",
+                          "component", "variant")
+        out.append(Variant(label=label, description=description, settings=dict(settings), stage=stage, parent=parent,
+                           component=component))
     return out
 
 

@@ -493,8 +493,8 @@ class RunStore:
         current = _version_map(study)
         out = []
         for version, count in self.conn.execute(
-            "SELECT code_version, COUNT(*) FROM runs WHERE study=? AND code_version != ? GROUP BY code_version "
-            "ORDER BY MAX(finished_at) DESC", (study.name, study.code_version),
+            f"SELECT code_version, COUNT(*) FROM runs WHERE study=? AND code_version NOT IN ({_marks(study)}) "
+            "GROUP BY code_version ORDER BY MAX(finished_at) DESC", (study.name, *study.code_versions),
         ):
             row = self.conn.execute("SELECT files, git_commit FROM code_versions WHERE study=? AND code_version=?",
                                     (study.name, version)).fetchone()
@@ -510,10 +510,12 @@ class RunStore:
         """
 
         def delete() -> list[str]:
-            keys = [r[0] for r in self.conn.execute(
-                "SELECT run_key FROM runs WHERE study=? AND code_version != ?", (study.name, study.code_version))]
-            self.conn.execute("DELETE FROM runs WHERE study=? AND code_version != ?", (study.name, study.code_version))
-            self.conn.execute("DELETE FROM code_versions WHERE study=? AND code_version != ?", (study.name, study.code_version))
+            current, marks = (study.name, *study.code_versions), _marks(study)
+            keys = [r[0] for r in self.conn.execute(f"SELECT run_key FROM runs WHERE study=? AND code_version NOT IN ({marks})", current)]
+            self.conn.execute(f"DELETE FROM runs WHERE study=? AND code_version NOT IN ({marks})", current)
+            # the file map recorded under the study's code version stays (it names both stages' files)
+            self.conn.execute(f"DELETE FROM code_versions WHERE study=? AND code_version NOT IN ({_marks(study, 1)})",
+                              (*current, study.code_version))
             return keys
 
         keys = self.write(delete)
@@ -524,6 +526,11 @@ class RunStore:
     def integrity_check(self) -> str:
         """``PRAGMA integrity_check``: ``'ok'`` for a sound file."""
         return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
+
+
+def _marks(study: Study, extra: int = 0) -> str:
+    """SQL placeholders for the study's current code versions (one per stage), plus ``extra``."""
+    return ", ".join("?" * (len(study.code_versions) + extra))
 
 
 def _version_map(study: Study) -> dict[str, str]:

@@ -277,7 +277,7 @@ def _check_stored_bounds(study: Study, db: str | None) -> None:
     if not study.bounds:
         return
     with RunStore(db, create=False) as store:
-        error = stored_bounds_error(study.bounds, store.runs(study.name).values(), study.code_version)
+        error = stored_bounds_error(study.bounds, store.runs(study.name).values(), study.code_versions)
         path = store.path
     if error:
         raise InputError(f"{path}: {error} (declared in {study.path}); intervals clipped to the bounds would not "

@@ -53,9 +53,15 @@ from evalab.items import Columns
 from evalab.metrics.base import Metric
 from evalab.metrics.missing_refs import reference_count
 from evalab.metrics.parallel import stats_table
+from evalab.metrics.semantic import Alignment, BERTScore
 from evalab.metrics.stats_value import NRefs, Stats
 from evalab.progress import progress_bar
-from evalab.report.compare_page import ComparePage, render_compare_page
+from evalab.report.compare_page import (
+    ALIGNMENT_LIMIT,
+    ComparePage,
+    alignment_segments,
+    render_compare_page,
+)
 from evalab.stats.bootstrap import ConfidenceInterval, check_confidence
 from evalab.stats.mcnemar import EXACT_MAX_DISCORDANT, binary_outcomes, mcnemar_test
 from evalab.stats.multiple import holm_bonferroni
@@ -386,6 +392,8 @@ class PageTexts:
     outputs: dict[str, list[str]]
     #: word counts of the --train file
     train_counts: dict[str, int] | None
+    #: every reference file's segments (``None``: no reference for that segment), for the alignments
+    reference_sets: list[list[str | None]]
 
 
 def _page(results: dict[str, PairwiseResult], ranked: list[dict[str, Any]], metrics: dict[str, Metric],
@@ -393,15 +401,44 @@ def _page(results: dict[str, PairwiseResult], ranked: list[dict[str, Any]], metr
           notes: list[str]) -> ComparePage:
     """The HTML page's content, every system under its table name."""
     names = list(next(iter(results.values())).systems)
+    scores = {m: {short[s]: segment_scores_from_stats(metrics[m], stats[m][s].rows) for s in names} for m in results}
+    aligned = next((m for m in results if isinstance(metrics[m], BERTScore)), None)
     return ComparePage(
         title=f"evalab compare: {len(names)} systems, {len(texts.references)} segments",
         systems=[short[s] for s in names], references=texts.references, sources=texts.sources,
         outputs={short[s]: texts.outputs[s] for s in names},
         higher_is_better={m: res.higher_is_better for m, res in results.items()},
-        segment_scores={m: {short[s]: segment_scores_from_stats(metrics[m], stats[m][s].rows) for s in names}
-                        for m in results},
+        segment_scores=scores,
         ranking=[{**r, "system": short[r["system"]]} for r in ranked], notes=notes, train_counts=texts.train_counts,
+        alignment_metric=aligned, alignment_limit=ALIGNMENT_LIMIT,
+        alignments=None if aligned is None else _alignments(metrics[aligned], scores[aligned], texts,
+                                                             {short[s]: s for s in names}),
     )
+
+
+def _alignments(metric: BERTScore, scores: dict[str, np.ndarray], texts: PageTexts,
+                key: dict[str, str]) -> dict[str, dict[int, Alignment]]:
+    """Per system (table name), the token alignments of the page's segments (``alignment_segments``).
+    With IDF weights every segment is explained (the weights, which decide the tokens matched
+    from, come from all the references, as in the scores); otherwise only the chosen ones."""
+    out = {}
+    for name, chosen in alignment_segments(scores).items():
+        hyps = texts.outputs[key[name]]
+        run = list(range(len(hyps))) if metric.settings.idf else chosen
+        found: dict[int, Alignment] = {}
+        for present, segments in _by_present_references(texts.reference_sets, run).items():
+            refs = [[texts.reference_sets[j][i] for i in segments] for j in present]
+            found.update(zip(segments, metric.explain([hyps[i] for i in segments], refs), strict=True))
+        out[name] = {i: found[i] for i in chosen}
+    return out
+
+
+def _by_present_references(refs: list[list[str | None]], segments: list[int]) -> dict[tuple[int, ...], list[int]]:
+    """The segments grouped by which references they have (``--missing-ref empty-line``)."""
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for i in segments:
+        groups.setdefault(tuple(j for j, r in enumerate(refs) if r[i] is not None), []).append(i)
+    return groups
 
 
 def render_ranking(
@@ -440,7 +477,8 @@ def _page_texts(fmt: str, source: str | None, train: str | None, reference: list
         counts = Counter(w for line in read_segments(train) for w in line.split())
         if not counts:
             raise InputError(f"--train {train}: no words; give the training side the frequency buckets count words in")
-    return PageTexts([r if r is not None else "" for r in refs[0]], sources, systems, dict(counts) if counts else None)
+    return PageTexts([r if r is not None else "" for r in refs[0]], sources, systems, dict(counts) if counts else None,
+                     refs)
 
 
 @app.command()

@@ -10,37 +10,48 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-import numpy as np
-
-__all__ = ["alignment_rows", "render_alignment_html"]
+__all__ = ["alignment_rows", "best_matches", "render_alignment_html"]
 
 
-def alignment_rows(alignment, direction: str = "precision") -> list[tuple[str, str, float, float]]:
-    """``(source token, best match, cosine, weight)`` for every weighted source token.
+def best_matches(alignment, direction: str = "precision") -> list[tuple[int, int, float, float]]:
+    """``(source index, best-match index, cosine, weight)`` for every weighted source token:
+    the greedy matching BERTScore does, as indices (``alignment_rows`` gives the tokens).
 
     ``direction="precision"``: hypothesis tokens look for reference tokens;
     ``"recall"``: the other way round. Tokens of weight 0 (special tokens) are skipped
     as sources but can be targets (bert-score matches against them).
 
+    >>> import numpy as np
+    >>> from evalab.metrics.semantic import Alignment
+    >>> a = Alignment(("a", "b"), ("x", "y"), np.array([[0.5, 0.2], [0.1, 0.9]]), np.array([.5, .5]),
+    ...               np.array([1.0, 0.0]), 0.7, 0.9, 0.79)
+    >>> best_matches(a), best_matches(a, "recall")
+    ([(0, 0, 0.5, 0.5), (1, 1, 0.9, 0.5)], [(0, 0, 0.5, 1.0)])
+    """
+    if direction not in ("precision", "recall"):
+        raise ValueError(f"direction must be 'precision' or 'recall', got {direction!r}")
+    sim = alignment.sim if direction == "precision" else alignment.sim.T
+    weight = alignment.hyp_weight if direction == "precision" else alignment.ref_weight
+    if sim.shape[1] == 0:
+        return []
+    best = alignment.hyp_best if direction == "precision" else alignment.ref_best
+    return [(i, int(best[i]), float(sim[i, best[i]]), float(weight[i])) for i in range(len(weight)) if weight[i] > 0]
+
+
+def alignment_rows(alignment, direction: str = "precision") -> list[tuple[str, str, float, float]]:
+    """``(source token, best match, cosine, weight)`` for every weighted source token
+    (:func:`best_matches` with the tokens).
+
+    >>> import numpy as np
     >>> from evalab.metrics.semantic import Alignment
     >>> a = Alignment(("a", "b"), ("x",), np.array([[0.5], [0.9]]), np.array([.5, .5]),
     ...               np.array([1.0]), 0.7, 0.9, 0.79)
     >>> alignment_rows(a)
     [('a', 'x', 0.5, 0.5), ('b', 'x', 0.9, 0.5)]
     """
-    if direction not in ("precision", "recall"):
-        raise ValueError(f"direction must be 'precision' or 'recall', got {direction!r}")
-    sim = alignment.sim if direction == "precision" else alignment.sim.T
-    src = alignment.hyp_tokens if direction == "precision" else alignment.ref_tokens
-    dst = alignment.ref_tokens if direction == "precision" else alignment.hyp_tokens
-    weight = alignment.hyp_weight if direction == "precision" else alignment.ref_weight
-    rows = []
-    for i, token in enumerate(src):
-        if weight[i] <= 0 or sim.shape[1] == 0:
-            continue
-        j = int(np.argmax(sim[i]))
-        rows.append((token, dst[j], float(sim[i, j]), float(weight[i])))
-    return rows
+    src, dst = ((alignment.hyp_tokens, alignment.ref_tokens) if direction == "precision"
+                else (alignment.ref_tokens, alignment.hyp_tokens))
+    return [(src[i], dst[j], cos, w) for i, j, cos, w in best_matches(alignment, direction)]
 
 
 _STYLE = """
@@ -72,8 +83,7 @@ def _segment_html(title: str, a) -> str:
     parts.append(
         f'<div class="scores">P {a.precision:.4f} &middot; R {a.recall:.4f} &middot; F1 {a.f1:.4f}</div>'
     )
-    best_p = a.sim.argmax(axis=1) if a.sim.size else []
-    best_r = a.sim.argmax(axis=0) if a.sim.size else []
+    best_p, best_r = a.hyp_best, a.ref_best
     parts.append('<table class="heat"><tr><th></th>')
     for j, tok in enumerate(a.ref_tokens):
         cls = "col special" if a.ref_weight[j] <= 0 else "col"
@@ -110,6 +120,7 @@ def render_alignment_html(items: Sequence[tuple[str, object]], title: str = "BER
                           signature: str = "") -> str:
     """A self-contained HTML page: one heat map and arrow list per ``(title, Alignment)``.
 
+    >>> import numpy as np
     >>> from evalab.metrics.semantic import Alignment
     >>> a = Alignment(("<b>",), ("x",), np.array([[0.9]]), np.array([1.0]), np.array([1.0]), .9, .9, .9)
     >>> page = render_alignment_html([("seg 1", a)])

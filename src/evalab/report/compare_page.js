@@ -71,7 +71,7 @@
   }
 
   // ---- two systems --------------------------------------------------------------------
-  const state = { sort: "delta", dir: 1, page: 0 };
+  const state = { sort: "delta", dir: 1, page: 0, selected: null };
   const pair = () => ({ a: +$("sys-a").value, b: +$("sys-b").value, metric: D.metrics[+$("pair-metric").value] });
 
   function renderSegments() {
@@ -105,8 +105,9 @@
         delta[i] > 0 ? "pos" : delta[i] < 0 ? "neg" : ""), td(fmt(sa[i], d)), td(fmt(sb[i], d))];
       if (D.src) cells.push(td(S[D.src[i]], "text"));
       cells.push(td(S[D.ref[i]], "text"), td(S[D.out[a][i]], "text"), td(S[D.out[b][i]], "text"));
-      const row = tr(cells);
+      const row = tr(cells, i === state.selected ? "selected" : "");
       row.dataset.segment = i + 1;
+      row.addEventListener("click", () => { state.selected = i; renderSegments(); });
       table.append(row);
     }
     const prev = el("button", null, "previous"), next = el("button", null, "next");
@@ -117,6 +118,47 @@
       (state.sort === "delta" ? `by Δ ${state.dir > 0 ? "ascending (B better first)" : "descending (A better first)"}` : "in order"));
     $("pager").replaceChildren(prev, next, where);
     $("segments").replaceChildren(table);
+    renderAlignment();
+  }
+
+  // ---- token alignments (BERTScore) of the selected segment ---------------------------
+  // per system, segment -> [hypothesis tokens, reference tokens, precision matches, recall
+  // matches]; matches are flat [source, best match, cosine, ...] lists
+  const heat = v => { const l = Math.round(255 - 180 * Math.min(Math.max(v, 0), 1)); return `rgb(${l},${Math.min(255, l + 25)},255)`; };
+  function matchTable(caption, from, to, flat, cls) {
+    const table = el("table", `matches ${cls}`);
+    table.append(el("caption", null, caption));
+    for (let k = 0; k < flat.length; k += 3) {
+      const cos = el("td", "cos", flat[k + 2].toFixed(3));
+      cos.style.background = heat(flat[k + 2]);
+      table.append(tr([td(S[from[flat[k]]]), td("→"), td(S[to[flat[k + 1]]]), cos]));
+    }
+    return table;
+  }
+  function renderAlignment() {
+    const box = $("alignment");
+    if (!D.align) { box.replaceChildren(); return; }
+    const { a, b } = pair(), i = state.selected;
+    const head = el("h3", null, `Token alignments (${D.align.metric})` + (i === null ? "" : `: segment ${i + 1}`));
+    const note = el("p", "notes", `Each token's greedy best match in the other sentence by cosine, as BERTScore matches them ` +
+      `(hypothesis → reference: precision; reference → hypothesis: recall). ` +
+      (N > D.align.limit ? `Embedded for the ${D.align.limit} segments of largest |Δ ${D.align.metric}| of each pair of systems. ` : "") +
+      "Click a segment to show it.");
+    if (i === null) { box.replaceChildren(head, note); return; }
+    const sections = [[a, "A"], [b, "B"]].map(([sys, label]) => {
+      const s = el("section", "align-system");
+      s.dataset.system = label;
+      s.append(el("h4", null, `${label}: ${D.systems[sys]}`));
+      const one = D.align.sys[sys][String(i)];
+      if (!one) { s.append(el("p", "notes", "no alignment embedded for this segment and system")); return s; }
+      const [hyp, ref, prec, rec] = one;
+      s.append(matchTable("hypothesis → reference (precision)", hyp, ref, prec, "precision"),
+        matchTable("reference → hypothesis (recall)", ref, hyp, rec, "recall"));
+      return s;
+    });
+    const row = el("div", "aligns");
+    row.append(...sections);
+    box.replaceChildren(head, note, row);
   }
 
   // ---- buckets ------------------------------------------------------------------------

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ComparePage", "render_compare_page"]
+__all__ = ["ALIGNMENT_LIMIT", "ComparePage", "alignment_segments", "render_compare_page"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,38 @@ class ComparePage:
     train_counts: Mapping[str, int] | None = None
     #: n-grams shown each way
     top_k: int = 20
+    #: the BERTScore metric whose token alignments are embedded (``None``: no alignments)
+    alignment_metric: str | None = None
+    #: system -> segment index -> its alignment to the reference (the segments of :func:`alignment_segments`)
+    alignments: Mapping[str, Mapping[int, Any]] | None = None
+    #: the number of segments per pair whose alignments are embedded (:func:`alignment_segments`)
+    alignment_limit: int = 0
+
+
+#: segments per pair of systems whose token alignments the page embeds (those of largest |Δ|)
+ALIGNMENT_LIMIT = 50
+
+
+def alignment_segments(scores: Mapping[str, np.ndarray], limit: int = ALIGNMENT_LIMIT) -> dict[str, list[int]]:
+    """system -> the segments whose alignments the page embeds: for every pair of systems,
+    the ``limit`` segments of largest |Δ| (ties: the earlier segment), each system getting the
+    segments of every pair it is in. With at most ``limit`` segments: all of them.
+
+    >>> alignment_segments({"a": np.array([1., 2, 3]), "b": np.array([1., 0, 3]), "c": np.array([0., 2, 3])}, 1)
+    {'a': [0, 1], 'b': [1], 'c': [0, 1]}
+    """
+    names = list(scores)
+    n = len(next(iter(scores.values()))) if names else 0
+    if n <= limit:
+        return {s: list(range(n)) for s in names}
+    chosen: dict[str, set[int]] = {s: set() for s in names}
+    for x, a in enumerate(names):
+        for b in names[x + 1:]:
+            gap = np.abs(np.nan_to_num(np.asarray(scores[a], float) - np.asarray(scores[b], float), nan=0.0))
+            top = np.argsort(-gap, kind="stable")[:limit]
+            chosen[a].update(int(i) for i in top)
+            chosen[b].update(int(i) for i in top)
+    return {s: sorted(chosen[s]) for s in names}
 
 
 def _round(values: np.ndarray) -> list[float | None]:
@@ -86,9 +118,29 @@ def page_data(page: ComparePage) -> dict[str, Any]:
                     for r in page.ranking],
         "notes": list(page.notes),
         "freq": _known_counts(page) if page.train_counts is not None else None,
+        "align": _alignment_data(page, ref) if page.alignments is not None else None,
     }
     data["strings"] = list(table)
     return data
+
+
+def _alignment_data(page: ComparePage, ref) -> dict[str, Any]:
+    """Per system, segment -> ``[hypothesis tokens, reference tokens, precision matches,
+    recall matches]``: tokens as string-table indices, matches as flat ``[source, best
+    match, cosine, ...]`` lists (cosines to 3 decimals) from :func:`best_matches`, the same
+    greedy matches ``semsim --explain-html`` draws."""
+    from evalab.report.alignment import best_matches
+
+    def flat(a, direction: str) -> list[float]:
+        return [v for i, j, cos, _ in best_matches(a, direction) for v in (i, j, round(cos, 3))]
+
+    per = page.alignments or {}
+    return {
+        "metric": page.alignment_metric, "limit": page.alignment_limit,
+        "sys": [{str(i): [[ref(t) for t in a.hyp_tokens], [ref(t) for t in a.ref_tokens],
+                          flat(a, "precision"), flat(a, "recall")] for i, a in per.get(s, {}).items()}
+                for s in page.systems],
+    }
 
 
 def _known_counts(page: ComparePage) -> dict[str, int]:
@@ -117,6 +169,9 @@ tr.c-odd td{background:#f5f8fb}
 svg{max-width:100%;height:auto}
 .notes{color:#555;font-size:.85em;overflow-wrap:anywhere}
 .pos{color:#1a7f37}.neg{color:#b42318}
+tr[data-segment]{cursor:pointer} tr.selected td{background:#fff4c2}
+.aligns{display:flex;flex-wrap:wrap;gap:1.5em}.aligns section{flex:1 1 600px;min-width:0}
+table.matches td{text-align:left;overflow-wrap:anywhere}table.matches td.cos{text-align:right;font-variant-numeric:tabular-nums}
 """
 
 
@@ -142,6 +197,7 @@ def render_compare_page(page: ComparePage) -> str:
         '<h3>Buckets</h3><div class="charts"><figure id="len-chart"></figure><figure id="freq-chart"></figure></div>',
         '<h3>n-gram gains and losses</h3><div class="charts" id="ngrams"></div>',
         '<h3>Segments</h3><div class="controls" id="pager"></div><div id="segments"></div>',
+        '<div id="alignment"></div>',
         f'<script type="application/json" id="data">{payload}</script>',
         f"<script>{script}</script>",
         "</body></html>",

@@ -15,12 +15,16 @@ from typing import TYPE_CHECKING
 
 from evalab.report.plots import Intervals, finite, interval_plot_svg
 from evalab.report.tables import (
+    COMPONENTS,
     Table,
+    component_lines,
     effect_lines,
     fmt,
     missing_lines,
+    opening_sections,
     report_notes,
     report_tables,
+    row_name,
     row_notes,
     title,
 )
@@ -66,13 +70,22 @@ def _table(t: Table) -> str:
     return "".join(out)
 
 
+#: rows beyond which "auto" draws with the built-in SVG writer: matplotlib's layout of a few
+#: hundred tick labels takes seconds per plot (benchmarks/bench_ablation_report.py)
+MPL_MAX_ROWS = 60
+
+
+def _engine(engine: str, rows: int) -> str:
+    return "svg" if engine == "auto" and rows > MPL_MAX_ROWS else engine
+
+
 def forest_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
     """Δ of every compared row with each interval it has (seeds; test set and both where
     the runs have per-example data), around a line at 0."""
     pct = round(a.settings.get("confidence", 0.95) * 100)
     rows = [r for r in a.rows if r.metrics[metric].delta is not None]
     ms = [r.metrics[metric] for r in rows]
-    labels = [r.label + (f" (vs {m.vs}, paired)" if m.paired and m.vs else "") for r, m in zip(rows, ms, strict=True)]
+    labels = [row_name(r) + (f" (vs {m.vs}, paired)" if m.paired and m.vs else "") for r, m in zip(rows, ms, strict=True)]
     kinds = [Intervals(f"{pct}% CI over seeds", [m.delta_low for m in ms], [m.delta_high for m in ms])]
     if any(m.examples_low is not None for m in ms):
         kinds.append(Intervals(f"{pct}% CI over test examples", [m.examples_low for m in ms], [m.examples_high for m in ms]))
@@ -80,7 +93,7 @@ def forest_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
         kinds.append(Intervals(f"{pct}% CI over seeds and examples", [m.both_low for m in ms], [m.both_high for m in ms]))
     better = "higher" if a.higher_is_better.get(metric, True) else "lower"
     return interval_plot_svg(_say_no_interval(labels, [m.delta for m in ms], kinds), [m.delta for m in ms], kinds, title=f"Δ {metric} to the base ({better} is better)",
-                             xlabel=f"Δ {metric}", reference=0.0, reference_label="no difference", engine=engine)
+                             xlabel=f"Δ {metric}", reference=0.0, reference_label="no difference", engine=_engine(engine, len(rows)))
 
 
 def _say_no_interval(labels: list[str], points: list[float | None], kinds: list[Intervals]) -> list[str]:
@@ -96,7 +109,7 @@ def level_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
     """Every row's mean with its intervals, on an axis that starts at zero, beside a line
     at the base's mean."""
     pct = round(a.settings.get("confidence", 0.95) * 100)
-    rows = [r for r in a.rows if not (r.kind == "grid" and not r.changes)]  # the base cell repeats the base
+    rows = list(a.rows)  # rows that are the same runs are one row already
     ms = [r.metrics[metric] for r in rows]
     kinds = [Intervals(f"{pct}% CI over seeds", [m.ci_low for m in ms], [m.ci_high for m in ms])]
     if any(m.mean_examples_low is not None for m in ms):
@@ -105,9 +118,9 @@ def level_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
     better = "higher" if a.higher_is_better.get(metric, True) else "lower"
     base = a.base.metrics[metric]
     points = [m.mean if m.n else None for m in ms]
-    return interval_plot_svg(_say_no_interval([r.label for r in rows], points, kinds), points, kinds,
+    return interval_plot_svg(_say_no_interval([row_name(r) for r in rows], points, kinds), points, kinds,
                              title=f"{metric} ({better} is better)", xlabel=f"{metric}, mean over seeds",
-                             reference=base.mean if base.n else None, reference_label="base", engine=engine)
+                             reference=base.mean if base.n else None, reference_label="base", engine=_engine(engine, len(rows)))
 
 
 def render_html(
@@ -136,12 +149,16 @@ def render_html(
         f"<p>Primary metric <b>{e(a.primary)}</b>; seeds {e(', '.join(map(str, a.seeds)))}; "
         f"study file <code>{e(a.path)}</code>; code version <code>{e(a.code_version)}</code>; "
         f"run database <code>{e(a.db_path)}</code>.</p>",
-        "<h2>Results</h2>",
-        _table(tables[0]),
     ]
+    for heading, lines in opening_sections(a):
+        parts.append(f"<h2>{e(heading)}</h2><ul>" + "".join(f"<li>{e(x)}</li>" for x in lines) + "</ul>")
+    parts += ["<h2>Results</h2>", _table(tables[0])]
     if row_notes(a):
         parts.append('<ul class="rows">' + "".join(f"<li>{e(n)}</li>" for n in row_notes(a)) + "</ul>")
-    parts.append("<h2>Δ to the base</h2>")
+    if component_lines(a):
+        parts.append(f"<h2>{e(COMPONENTS)}</h2><ul>" + "".join(f"<li>{e(x)}</li>" for x in component_lines(a)) + "</ul>")
+    to_base = all(t.heading.endswith("Δ to the base") for t in tables[1:])
+    parts.append("<h2>Δ to the base</h2>" if to_base else "<h2>Δ per metric (to the row in 'Δ to')</h2>")
     parts += [_table(t) for t in tables[1:]]
     parts.append("<h2>Plots</h2><p>Per metric, left: Δ to the base with its intervals (a forest plot; the dashed "
                  "line is no difference). Right: each row's mean with its intervals, on an axis that includes zero "

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from evalab.ablation.analysis import MetricStats, RowAnalysis, StudyAnalysis
 
 DASH = "–"
+#: the heading of the component view
+COMPONENTS = "Per component: retrained and at evaluation"
 
 
 def decimals_for(analysis: StudyAnalysis, metric: str) -> int:
@@ -65,6 +67,32 @@ def delta_value(m: MetricStats, d: int) -> str:
     if m.delta is None:
         return "= base" if m.n and m.vs == "" and not m.too_few_seeds else DASH
     return fmt(m.delta, d, signed=True)
+
+
+def row_name(r: RowAnalysis) -> str:
+    """The row's label, with those of the rows that are the same runs: ``(A) = heads=1, dropout=0.1``."""
+    return " = ".join(r.labels)
+
+
+#: why a CI or p is not shown (the analysis's reason codes)
+ABSENT_WORDS = {
+    "no_runs": "no finished runs", "one_seed": "fewer than two seeds", "no_seed_spread": "no seed spread",
+    "no_common_seeds": "no seed that both rows finished", "missing_cells": "a cell has no finished run",
+}
+
+#: a component view's reading (the analysis's codes)
+READING_WORDS = {
+    "needed_to_learn": "needed to learn: a model retrained without it is worse",
+    "relied_on_when_trained": "relied on when trained: a model retrained without it is not separated from the base, "
+                              "yet the trained model loses without it at evaluation",
+    "needed_and_relied_on": "needed to learn and relied on when trained: both Δs are losses separated from seed noise",
+    "neither": "neither: no Δ is a loss separated from seed noise",
+}
+
+
+def vs_cell(m: MetricStats) -> str:
+    """What the row's Δ is taken to: ``base``, or the trained row an eval row evaluates; ``paired`` when by seed."""
+    return "" if m.delta is None else (m.vs or "base") + (", paired" if m.paired else "")
 
 
 def seeds_cell(r: RowAnalysis) -> str:
@@ -120,7 +148,7 @@ def main_table(a: StudyAnalysis) -> Table:
     dp = decimals_for(a, a.primary)
     body = []
     for r in a.rows:
-        cells = [r.label, *([stage_cell(r)] if staged else []), *config_cells(a, r, keys), seeds_cell(r)]
+        cells = [row_name(r), *([stage_cell(r)] if staged else []), *config_cells(a, r, keys), seeds_cell(r)]
         cells += [mean_cell(r.metrics[m], decimals_for(a, m)) for m in a.metrics]
         cells += [fmt(r.reference.get(c), dp) for c in a.reference_columns]
         body.append(cells)
@@ -141,16 +169,21 @@ def delta_table(a: StudyAnalysis, metric: str) -> Table:
     examples, both = _any(a, metric, "examples_low"), _any(a, metric, "both_low")
     level_examples, n_examples = _any(a, metric, "mean_examples_low"), _any(a, metric, "n_examples")
     p_both, p_holm, aso = _any(a, metric, "p_both"), _any(a, metric, "p_holm"), bool(a.settings.get("aso"))
-    header = ["Row", f"mean {pct}% CI (seeds)"] + ([f"mean {pct}% CI (test set)"] if level_examples else [])
+    ms_all = [r.metrics[metric] for r in a.rows]
+    to_other = any(m.delta is not None and m.vs not in ("", "base") for m in ms_all)
+    to_base = any(m.to_base is not None for m in ms_all)
+    header = ["Row", *(["Δ to"] if to_other else []), f"mean {pct}% CI (seeds)"]
+    header += [f"mean {pct}% CI (test set)"] if level_examples else []
     header += ["test examples"] if n_examples else []
     header += ["Δ", f"Δ {pct}% CI (seeds)"] + ([f"Δ {pct}% CI (test set)"] if examples else [])
     header += [f"Δ {pct}% CI (seeds + test set)"] if both else []
     header += ["p (t)", "p (perm)"] + (["p (2-level)"] if p_both else []) + (["p (Holm)"] if p_holm else [])
+    header += [f"Δ to base {pct}% CI (seeds)", "p (t) to base"] if to_base else []
     header += (["ASO ε_min"] if aso else []) + ["Note"]
     body = []
     for r in a.rows:
         m = r.metrics[metric]
-        cells = [r.label, ci_cell(m.ci_low, m.ci_high, d)]
+        cells = [row_name(r), *([vs_cell(m)] if to_other else []), ci_cell(m.ci_low, m.ci_high, d)]
         cells += [ci_cell(m.mean_examples_low, m.mean_examples_high, d)] if level_examples else []
         cells += [str(m.n_examples) if m.n_examples is not None else DASH] if n_examples else []
         cells += [delta_value(m, d), ci_cell(m.delta_low, m.delta_high, d)]
@@ -158,10 +191,21 @@ def delta_table(a: StudyAnalysis, metric: str) -> Table:
         cells += [ci_cell(m.both_low, m.both_high, d)] if both else []
         cells += [fmt_p(m.p_welch), fmt_p(m.p_perm)] + ([fmt_p(m.p_both)] if p_both else [])
         cells += [fmt_p(m.p_holm)] if p_holm else []
+        cells += _to_base_cells(m, d) if to_base else []
         cells += ([fmt(m.aso_eps, 2)] if aso else []) + [flag_cell(m)]
         body.append(cells)
     arrow = "higher" if a.higher_is_better.get(metric, True) else "lower"
-    return Table(f"{metric} ({arrow} is better): Δ to the base", header, body, left=1)
+    to = "Δ to the row in 'Δ to'" + ("; eval rows of other trained rows also to the base" if to_base else "") if to_other else "Δ to the base"
+    return Table(f"{metric} ({arrow} is better): {to}", header, body, left=1 + to_other)
+
+
+def _to_base_cells(m: MetricStats, d: int) -> list[str]:
+    """An eval row's Δ to the base beside its Δ to the trained row it evaluates (blank for other rows)."""
+    b = m.to_base
+    if b is None:
+        return ["", ""]
+    delta = fmt(b.delta, d, signed=True)
+    return [f"{delta} {ci_cell(b.low, b.high, d)}" + (" paired" if b.paired else ""), fmt_p(b.p_t)]
 
 
 def report_tables(a: StudyAnalysis) -> list[Table]:
@@ -173,13 +217,81 @@ def report_tables(a: StudyAnalysis) -> list[Table]:
 def row_notes(a: StudyAnalysis) -> list[str]:
     """The rows' descriptions (Table 3's free text), one note per row; grid cells are left
     out: their label and configuration columns already say what they are."""
-    return [f"{r.label}: {r.description}" for r in a.rows if r.description and r.kind != "grid"]
+    return [f"{row_name(r)}: {r.description}" for r in a.rows if r.description and r.kind != "grid"]
 
 
 def report_notes(a: StudyAnalysis) -> list[str]:
     """The notes under the tables: what the configuration columns are, then the analysis's."""
     note = config_note(a, config_keys(a))
-    return [*([note] if note else []), *a.notes]
+    return [*([note] if note else []), *a.notes, *holm_lines(a)]
+
+
+def _values_text(values: dict[str, Any]) -> str:
+    return ", ".join(f"{k} = {json.dumps(v, ensure_ascii=False) if isinstance(v, str | bool) else v}"
+                     for k, v in values.items()) or "none"
+
+
+def condition_lines(a: StudyAnalysis) -> list[str]:
+    """What no row changes: the base keys, the [evaluation] defaults, the seeds, the code version."""
+    c = a.conditions
+    if c is None:
+        return []
+    lines = [f"Base configuration keys no row changes: {_values_text(c.fixed)}."]
+    if c.evaluation:
+        changed = [k for k in c.evaluation if k not in c.evaluation_fixed]
+        lines.append(f"[evaluation] defaults (every trained row is evaluated with them): {_values_text(c.evaluation)}"
+                     + (f"; eval rows change {', '.join(changed)} (Stage column)." if changed else "."))
+    lines.append(f"Seeds: {', '.join(map(str, c.seeds))} ({len(c.seeds)} per row, the same for every row).")
+    how = "written in the study file" if c.code_pinned else "hash of the code the entry points import"
+    lines.append(f"Code version: {c.code_version} ({how}).")
+    return lines
+
+
+def definition_lines(a: StudyAnalysis) -> list[str]:
+    """Each metric's definition (signature, or the study's declared text) and its bounds."""
+    out = []
+    for d in a.definitions:
+        what = {"signature": f"computed by evalab, signature {d.text}", "declared": d.text,
+                "undeclared": "returned by the run; the study declares no definition ([study] definitions)"}[d.kind]
+        if d.bounds is not None:
+            where = "declared in the study" if d.bounds_from == "study" else "the metric's own range"
+            what += f"; bounds [{d.bounds[0]:g}, {d.bounds[1]:g}] ({where})"
+        out.append(f"{d.metric}: {what}.")
+    return out
+
+
+def opening_sections(a: StudyAnalysis) -> list[tuple[str, list[str]]]:
+    """The sections every format opens with: the conditions held fixed and the metrics' definitions."""
+    return [(h, lines) for h, lines in (("Conditions held fixed", condition_lines(a)), ("Metrics", definition_lines(a))) if lines]
+
+
+def holm_lines(a: StudyAnalysis) -> list[str]:
+    """Each Holm family: its metric, what it compares, its size and its members."""
+    what = {"train": "trained rows vs the base", "eval": "eval rows vs the trained row they evaluate"}
+    lines = [f"Holm family for {f.metric}, {what[f.stage]}: {f.size} comparison{'s' * (f.size != 1)} "
+             f"({'; '.join(row_name(a.row(x)) for x in f.members)})." for f in a.holm]
+    if lines and any(a.contrasts.values()):
+        lines.append("Grid effects' p (t) are not Holm-adjusted: a removal is the Δ of the row it equals (adjusted "
+                     "there); additions, interactions and main effects are hypotheses outside these families.")
+    return lines
+
+
+def _side_text(label: str, vs: str, paired: bool, delta: float | None, low: float | None, high: float | None,
+               p: float | None, d: int) -> str:
+    return (f"{label}: Δ {fmt(delta, d, signed=True)} {ci_cell(low, high, d)} to {vs or 'base'}"
+            f"{' (paired)' if paired else ''}, p {fmt_p(p)}")
+
+
+def component_lines(a: StudyAnalysis) -> list[str]:
+    """One line per component with a retrained row and an eval row: both Δs and the reading."""
+    out = []
+    for c in a.components:
+        d = decimals_for(a, c.metric)
+        r, e = c.retrained, c.at_eval
+        out.append(f"{c.component} ({c.metric}): retrained {_side_text(r.label, r.vs, r.paired, r.delta, r.low, r.high, r.p, d)}; "
+                   f"at eval {_side_text(e.label, e.vs, e.paired, e.delta, e.low, e.high, e.p, d)}; "
+                   f"reading: {READING_WORDS[c.reading]} (α = {c.alpha:g}).")
+    return out
 
 
 def effect_lines(a: StudyAnalysis) -> list[tuple[str, list[tuple[str, str, str, str]]]]:
@@ -193,10 +305,10 @@ def effect_lines(a: StudyAnalysis) -> list[tuple[str, list[tuple[str, str, str, 
         lines = []
         for c in cs:
             extra = ""
-            if c.low == c.high and math.isfinite(c.low):  # no seed spread in any cell: the t-test is 0/0
-                extra = "no seed spread: no CI, no p (t)"
-            elif math.isfinite(c.low) and math.isfinite(c.high):
-                extra = f"CI {ci_cell(c.low, c.high, d)}, p (t) {fmt_p(c.p)}"
+            if c.absent and c.absent != "missing_cells":  # the t-test is undefined: no CI, no p (t)
+                extra = f"{ABSENT_WORDS[c.absent]}: no CI, no p (t)"
+            elif c.low is not None and c.high is not None:
+                extra = f"CI {ci_cell(c.low, c.high, d)}, p (t) {fmt_p(c.p)}" + (", paired by seed" if c.paired else "")
             lines.append((c.kind, c.name, c.arithmetic, extra))
         out.append((m, lines))
     return out
@@ -215,7 +327,7 @@ def missing_lines(a: StudyAnalysis) -> list[str]:
             continue  # the base grid cell has the base's runs, listed once
         for f in r.missing:
             what = f"failed after {f.attempts} attempt(s): {f.error}" if f.status == "failed" else "not run"
-            lines.append(f"{r.label} seed {f.seed}: {what}")
+            lines.append(f"{row_name(r)} seed {f.seed}: {what}")
     return lines
 
 
@@ -248,7 +360,15 @@ def render_table(analysis: StudyAnalysis, console: Any = None) -> None:
         console = Console(width=width, soft_wrap=False)
     con = console
     con.print(Text(title(analysis), style="bold"), soft_wrap=True)
+    for heading, lines in opening_sections(analysis):
+        con.print(Text(f"{heading}:", style="bold"))
+        for line in lines:
+            con.print(Text(f"  {line}"), soft_wrap=True)
     for i, t in enumerate(tables):
+        if i == 1 and component_lines(analysis):
+            con.print(Text(f"{COMPONENTS}:", style="bold"))
+            for line in component_lines(analysis):
+                con.print(Text(f"  {line}"), soft_wrap=True)
         rt = RichTable(title=Text(t.heading), show_header=True, header_style="bold")
         for j, h in enumerate(t.header):
             rt.add_column(Text(h), justify="left" if j < t.left or h == "Note" else "right")
@@ -318,10 +438,14 @@ def render_markdown(analysis: StudyAnalysis) -> str:
     out = [f"## {_md_escape(title(a))}", ""]
     out.append(f"Primary metric: **{_md_escape(a.primary)}**; seeds: {', '.join(map(str, a.seeds))}; "
                f"code version {_md_code(a.code_version)}.")
+    for heading, lines in opening_sections(a):
+        out += ["", f"### {heading}", "", *(f"- {_md_escape(x)}" for x in lines)]
     for i, t in enumerate(report_tables(a)):
         out += ["", f"### {_md_escape(t.heading)}", "", *_md_table(t)]
         if i == 0 and row_notes(a):
             out += ["", *(f"- {_md_escape(n)}" for n in row_notes(a))]
+        if i == 0 and component_lines(a):
+            out += ["", f"### {COMPONENTS}", "", *(f"- {_md_escape(x)}" for x in component_lines(a))]
     for metric, lines in effect_lines(a):
         out += ["", f"### Grid effects on {_md_escape(metric)}", ""]
         out += [f"- {kind}: {_md_escape(name)}: {_md_code(arith)}" + (f" ({extra})" if extra else "") for kind, name, arith, extra in lines]
@@ -344,6 +468,7 @@ def render_latex(analysis: StudyAnalysis) -> str:
 
     a = analysis
     out = [f"% evalab ablation report; preamble: {PREAMBLE} (every table fits an article's text width)\n"]
+    out += [_latex_list(heading, lines) for heading, lines in opening_sections(a)]
     for i, t in enumerate(report_tables(a)):
         cap = f"{title(a)}. Mean ± sd over seeds; blank = as in the base row." if i == 0 else t.heading + "."
         if i == 0 and any(r.stage == "eval" for r in a.rows):
@@ -352,6 +477,8 @@ def render_latex(analysis: StudyAnalysis) -> str:
         out.append(latex_table(t.header, t.body, cap, columns=cols, small=True, cell=latex_text))
         if i == 0 and row_notes(a):
             out.append(_latex_list("Rows", row_notes(a)))
+        if i == 0 and component_lines(a):
+            out.append(_latex_list(COMPONENTS, component_lines(a)))
     # a list as in the other formats: the arithmetic is too long for a table column to fit the page
     for metric, lines in effect_lines(a):
         out.append(_latex_list(f"Grid effects on {metric}", [effect_text(*line) for line in lines]))
@@ -389,7 +516,9 @@ def render_json(analysis: StudyAnalysis) -> str:
     and notes under ``"report"``."""
     data = analysis.to_dict()
     # the rendered tables and notes, cell for cell as the other formats show them
-    data["report"] = {"tables": [t.to_dict() for t in report_tables(analysis)], "row_notes": row_notes(analysis),
+    data["report"] = {"opening": [{"heading": h, "lines": lines} for h, lines in opening_sections(analysis)],
+                      "components": component_lines(analysis),
+                      "tables": [t.to_dict() for t in report_tables(analysis)], "row_notes": row_notes(analysis),
                       "effects": effect_lines(analysis), "missing": missing_lines(analysis),
                       "notes": report_notes(analysis)}
     return json.dumps(_clean(data), indent=2, ensure_ascii=False) + "\n"

@@ -10,20 +10,35 @@ for neither component, 80 for A alone, 80 for B alone and 80 for both,
 
 Over seeds, a contrast ``sum(c_i * mean_i)`` has the standard error
 ``sqrt(sum(c_i^2 s_i^2 / n_i))`` and Welch-Satterthwaite degrees of freedom, which give
-its CI and a two-sided p-value.
+its CI and a two-sided p-value. When the seeds are paired across cells (the study's
+``paired_seeds``), the contrast is taken seed by seed over the seeds every cell finished
+and tested with the one-sample t over those per-seed contrasts (``n - 1`` degrees).
+
+Where the t-test is undefined the CI and p are ``None`` with a reason code in ``absent``
+(:data:`ABSENT_CODES`), never the degenerate limit (a zero-width CI, p 0).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from evalab.stats.seed_stats import satterthwaite_df, t_ppf, t_sf2
+
+#: why a contrast (or a Δ) has no CI and no p over seeds
+ABSENT_CODES = {
+    "missing_cells": "a cell has no finished run",
+    "one_seed": "a cell (or, paired, the seeds all cells share) has fewer than two seeds",
+    "no_seed_spread": "no seed spread: every seed gave the same value (paired: the same contrast), the t-test is 0/0",
+}
+
+#: a cell's seed values: an array (unpaired) or seed -> value (needed when paired)
+CellValues = np.ndarray | Mapping[int, float]
 
 
 @dataclass(frozen=True)
@@ -37,17 +52,20 @@ class Contrast:
     means: tuple[float, ...]
     value: float
     arithmetic: str
-    low: float = float("nan")
-    high: float = float("nan")
-    p: float = float("nan")
+    low: float | None = None
+    high: float | None = None
+    p: float | None = None
     missing: tuple[str, ...] = field(default=())  # cells without any finished run
+    absent: str = ""  # why low/high/p are None (a key of ABSENT_CODES); "" when they are shown
+    paired: bool = False  # taken seed by seed over the seeds every cell finished
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind, "name": self.name, "cells": list(self.cells),
             "coefficients": list(self.coefficients), "means": list(self.means),
-            "value": self.value, "arithmetic": self.arithmetic, "ci": [self.low, self.high],
-            "p": self.p, "missing": list(self.missing),
+            "value": self.value, "arithmetic": self.arithmetic,
+            "ci": None if self.low is None or self.high is None else [self.low, self.high],
+            "p": self.p, "absent": self.absent or None, "paired": self.paired, "missing": list(self.missing),
         }
 
 
@@ -94,35 +112,63 @@ def arithmetic(coefficients: Sequence[float], means: Sequence[float], value: flo
 def contrast(
     kind: str,
     name: str,
-    cells: Sequence[tuple[str, float, np.ndarray]],
+    cells: Sequence[tuple[str, float, CellValues]],
     *,
     confidence: float = 0.95,
     decimals: int = 2,
+    paired: bool = False,
+    bounds: tuple[float, float] | None = None,
 ) -> Contrast:
-    """Build a :class:`Contrast` from ``(label, coefficient, seed values)`` cells."""
+    """Build a :class:`Contrast` from ``(label, coefficient, seed values)`` cells.
+
+    ``paired``: the values are ``seed -> value`` mappings and the contrast is taken over the
+    seeds all cells share; ``bounds``: the interval every cell mean lies in, which bounds
+    the contrast (its CI is clipped to ``[sum min(c lo, c hi), sum max(c lo, c hi)]``).
+    """
     labels = tuple(c[0] for c in cells)
     coefs = tuple(float(c[1]) for c in cells)
-    arrays = [np.asarray(c[2], dtype=float) for c in cells]
+    if paired:
+        maps = [dict(c[2]) if isinstance(c[2], Mapping) else dict(enumerate(c[2])) for c in cells]
+        shared = sorted(set.intersection(*(set(m) for m in maps))) if maps else []
+        arrays = [np.array([m[s] for s in shared], dtype=float) for m in maps]
+        if not shared:
+            arrays = [np.asarray(list(m.values()), dtype=float) for m in maps]
+    else:
+        arrays = [np.asarray(list(c[2].values()) if isinstance(c[2], Mapping) else c[2], dtype=float) for c in cells]
     missing = tuple(lab for lab, arr in zip(labels, arrays, strict=True) if arr.size == 0)
     means = tuple(float(a.mean()) if a.size else float("nan") for a in arrays)
     if missing:
         return Contrast(kind, name, labels, coefs, means, float("nan"),
-                        "n/a (no finished runs for " + "; ".join(missing) + ")", missing=missing)
+                        "n/a (no finished runs for " + "; ".join(missing) + ")", missing=missing,
+                        absent="missing_cells", paired=paired)
     value = float(sum(c * m for c, m in zip(coefs, means, strict=True)))
     text = arithmetic(coefs, means, value, decimals)
-    low = high = p = float("nan")
-    if all(a.size >= 2 for a in arrays):
+    low, high, p, absent = _contrast_t(coefs, arrays, value, confidence, paired=paired)
+    if low is not None and high is not None and bounds is not None:
+        lo = sum(min(c * bounds[0], c * bounds[1]) for c in coefs)
+        hi = sum(max(c * bounds[0], c * bounds[1]) for c in coefs)
+        low, high = min(max(low, lo), hi), min(max(high, lo), hi)
+    return Contrast(kind, name, labels, coefs, means, value, text, low, high, p, absent=absent, paired=paired)
+
+
+def _contrast_t(coefs: Sequence[float], arrays: list[np.ndarray], value: float, confidence: float, *,
+                paired: bool) -> tuple[float | None, float | None, float | None, str]:
+    """(low, high, p, absent) of a contrast over seeds: Welch-Satterthwaite, or paired t."""
+    if paired and len({a.size for a in arrays}) == 1 and arrays[0].size >= 2:
+        per_seed = sum(c * a for c, a in zip(coefs, arrays, strict=True))
+        se2, df = float(np.var(per_seed, ddof=1)) / per_seed.size, float(per_seed.size - 1)
+        if np.ptp(per_seed) == 0:
+            se2 = 0.0
+    elif not paired and all(a.size >= 2 for a in arrays):
         parts = [c * c * float(a.var(ddof=1)) / a.size for c, a in zip(coefs, arrays, strict=True)]
         se2 = sum(parts)
-        if se2 > 0:
-            df = satterthwaite_df(parts, [a.size for a in arrays])
-            half = t_ppf(0.5 + confidence / 2, df) * math.sqrt(se2)
-            low, high = value - half, value + half
-            p = t_sf2(value / math.sqrt(se2), df)
-        else:
-            low = high = value
-            p = 1.0 if value == 0 else 0.0
-    return Contrast(kind, name, labels, coefs, means, value, text, low, high, p)
+        df = satterthwaite_df(parts, [a.size for a in arrays]) if se2 > 0 else math.nan
+    else:
+        return None, None, None, "one_seed"
+    if not se2 > 0:
+        return None, None, None, "no_seed_spread"
+    half = t_ppf(0.5 + confidence / 2, df) * math.sqrt(se2)
+    return value - half, value + half, t_sf2(value / math.sqrt(se2), df), ""
 
 
 def _fmt_level(v: Any) -> str:
@@ -139,10 +185,12 @@ def cell_label(levels: dict[str, Any]) -> str:
 def factorial_effects(
     grid: dict[str, list[Any]],
     reference: dict[str, Any],
-    values: Callable[[dict[str, Any]], np.ndarray],
+    values: Callable[[dict[str, Any]], CellValues],
     *,
     confidence: float = 0.95,
     decimals: int = 2,
+    paired: bool = False,
+    bounds: tuple[float, float] | None = None,
 ) -> list[Contrast]:
     """Main effects, removal / addition effects and 2x2 interactions of a full factorial.
 
@@ -155,10 +203,12 @@ def factorial_effects(
     - for each pair ``F, G`` (other factors at reference), with ``f, g`` the ablated
       levels: addition of ``F`` to the system without ``G``: ``y(F_ref, g) - y(f, g)``;
       interaction ``y(F_ref, G_ref) - y(F_ref, g) - y(f, G_ref) + y(f, g)``.
+
+    ``paired`` and ``bounds`` are passed to every :func:`contrast`.
     """
     factors = list(grid)
     out: list[Contrast] = []
-    kw = {"confidence": confidence, "decimals": decimals}
+    kw: dict[str, Any] = {"confidence": confidence, "decimals": decimals, "paired": paired, "bounds": bounds}
 
     def cell(**changes: Any) -> tuple[str, dict[str, Any]]:
         levels = {f: changes.get(f, reference[f]) for f in factors}
