@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import importlib.metadata
+import itertools
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import evalab
 from evalab.errors import InputError, SettingsError
@@ -23,7 +26,7 @@ DISPATCH = [
 
 @pytest.mark.parametrize(("name", "pred", "targets", "expected"), DISPATCH)
 def test_score_dispatch(name, pred, targets, expected):
-    value = evalab.score(name, pred, targets)
+    value = evalab.unit_score(name, pred, targets)
     assert isinstance(value, float)
     assert 0.0 <= value <= 1.0
     assert value == pytest.approx(expected, abs=1e-12)
@@ -31,7 +34,7 @@ def test_score_dispatch(name, pred, targets, expected):
 
 def test_unknown_metric_name_lists_known_names():
     with pytest.raises(ValueError, match="unknown metric_name 'bleu5'") as exc:
-        evalab.score("bleu5", "a", ["a"])
+        evalab.unit_score("bleu5", "a", ["a"])
     for name in ("exact_match", "f1", "accuracy", "rouge_l", "rouge1", "rougeLsum"):
         assert name in str(exc.value)
     with pytest.raises(ValueError, match=r"unknown metric 'nope'; known metrics: .*rouge1"):
@@ -40,9 +43,9 @@ def test_unknown_metric_name_lists_known_names():
 
 def test_score_input_errors():
     with pytest.raises(InputError, match="targets must be a list of strings"):
-        evalab.score("f1", "a", "a")
+        evalab.unit_score("f1", "a", "a")
     with pytest.raises(InputError, match="targets is empty"):
-        evalab.score("f1", "a", [])
+        evalab.unit_score("f1", "a", [])
 
 
 def test_metric_builds_with_settings():
@@ -68,7 +71,40 @@ def test_score_takes_the_best_single_target_as_seed_002():
     # not one multi-reference BLEU (whose clipping pools the references)
     pred = "the quick brown fox jumps over the dog"
     targets = ["the quick brown fox leaps over the dog", "a fast brown fox jumps over a lazy dog"]
-    singles = [evalab.score("bleu_4", pred, [t]) for t in targets]
-    assert evalab.score("bleu_4", pred, targets) == max(singles)
+    singles = [evalab.unit_score("bleu_4", pred, [t]) for t in targets]
+    assert evalab.unit_score("bleu_4", pred, targets) == max(singles)
     multi = evalab.metric("bleu", smooth_method="add-k", smooth_value=1.0, tokenize="words")
     assert multi.sentence_score(pred, targets).score / 100 != max(singles)
+
+
+def test_one_scale_corpus_score_float_and_the_renamed_unit_score():
+    hyps, refs = ["The cat sat on the mat.", "hello world"], [["The cat sat on a mat.", "hello there world"]]
+    s = evalab.corpus_score("bleu", hyps, refs)
+    assert s == evalab.metric("bleu").corpus_score(hyps, refs) and float(s) == s.score and s.scale == 100
+    assert evalab.corpus_score("ter", hyps, refs, case_sensitive=True) == evalab.metric("ter", case_sensitive=True).corpus_score(hyps, refs)
+    assert 0 < evalab.unit_score("bleu", hyps[0], [refs[0][0]]) < 1  # 0-1 only where the name says so
+    with pytest.raises(AttributeError, match=r"renamed evalab\.unit_score"):
+        evalab.score  # noqa: B018
+
+
+_WORDS = st.sampled_from(["the", "cat", "sat", "on", "a", "mat", "dog", "ran", "über", "猫"])
+_SEGMENT = st.lists(_WORDS, min_size=0, max_size=8).map(" ".join)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    name=st.sampled_from(["bleu", "chrf", "chrf++", "ter", "wer", "cer", "rouge1", "rougeL", "f1", "exact_match"]),
+    pairs=st.lists(st.tuples(_SEGMENT, _SEGMENT.filter(str.strip), _SEGMENT.filter(str.strip)), min_size=1, max_size=12),
+    cuts=st.lists(st.integers(0, 12), max_size=4),
+)
+def test_accumulator_equals_one_shot_scoring(name, pairs, cuts):
+    hyps = [h for h, _, _ in pairs]
+    refs = [[a for _, a, _ in pairs], [b for _, _, b in pairs]]
+    m = evalab.metric(name)
+    bounds = sorted({0, len(pairs), *(min(c, len(pairs)) for c in cuts)})
+    for lo, hi in itertools.pairwise(bounds):
+        m.update(hyps[lo:hi], [stream[lo:hi] for stream in refs])
+    assert m.compute() == evalab.corpus_score(name, hyps, refs)
+    m.reset()
+    with pytest.raises(InputError, match="empty"):
+        m.compute()

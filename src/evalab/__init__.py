@@ -1,13 +1,25 @@
 """evalab: evaluation metrics with signatures and statistics, and ablation studies.
 
+One rule for scales: a :class:`Score` and every number it gives are on the metric's own
+scale (BLEU, chrF and TER 0-100, the others 0-1), as the command line prints them.
+:func:`unit_score` alone maps to 0-1, and says so in its name.
+
 >>> import evalab
->>> evalab.score("exact_match", "Paris", ["paris", "Paris"])
-1.0
+>>> s = evalab.corpus_score("bleu", ["The cat sat on the mat."], [["The cat sat on a mat."]])
+>>> round(float(s), 2), s.scale
+(48.89, 100.0)
+>>> evalab.unit_score("bleu", "The cat sat on the mat.", ["The cat sat on a mat."]) < 1
+True
+>>> m = evalab.metric("chrf")
+>>> m.update(["a cat"], [["the cat"]]); m.update(["a dog"], [["the dog"]])
+>>> m.compute().score == evalab.corpus_score("chrf", ["a cat", "a dog"], [["the cat", "the dog"]]).score
+True
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from evalab._version import __version__
 from evalab.errors import EvalabError, InputError, MissingExtraError, SettingsError
@@ -24,13 +36,31 @@ __all__ = [
     "SettingsError",
     "__version__",
     "available_metrics",
+    "corpus_score",
     "metric",
-    "score",
+    "unit_score",
 ]
 
 
-def score(metric_name: str, prediction: str, targets: Sequence[str]) -> float:
-    """Score one prediction against its targets; a float in [0, 1] for higher-is-better metrics.
+def corpus_score(metric_name: str, hypotheses: Sequence[str], references: Sequence[Sequence[str]], **settings: Any) -> Score:
+    """The corpus :class:`Score` of ``hypotheses`` against reference streams, on the metric's
+    own scale (what ``evalab score`` prints): ``metric(metric_name, **settings).corpus_score(...)``.
+    """
+    return metric(metric_name, **settings).corpus_score(hypotheses, references)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "score":  # renamed: the old name gave 0-1 where everything else gives the metric's scale
+        raise AttributeError(
+            "evalab.score was renamed evalab.unit_score (0-1, best over the targets); for the metric's "
+            "own scale use evalab.corpus_score(name, hyps, refs) or evalab.metric(name)"
+        )
+    raise AttributeError(f"module 'evalab' has no attribute {name!r}")
+
+
+def unit_score(metric_name: str, prediction: str, targets: Sequence[str]) -> float:
+    """Score one prediction against its targets on a 0-1 scale (the name says it: every other
+    function gives the metric's own scale).
 
     The dispatch contract of seed 002: ``metric_name`` is a registry name or one of the
     seed's aliases (``rouge_l``, ``bleu_4``), and the result is the best score over the
@@ -41,16 +71,16 @@ def score(metric_name: str, prediction: str, targets: Sequence[str]) -> float:
     Metrics on a 0-100 scale are divided by 100. Unknown names raise :class:`ValueError`
     listing the known names.
 
-    >>> score("wer", "the cat sat on on the mat", ["a cat sat on the mat", "the cat sat on the mat"])
+    >>> unit_score("wer", "the cat sat on on the mat", ["a cat sat on the mat", "the cat sat on the mat"])
     0.16666666666666666
 
-    >>> score("bleu_4", "the cat sat on the mat", ["a cat sat on a mat", "the cat sat on the mat"])
+    >>> unit_score("bleu_4", "the cat sat on the mat", ["a cat sat on a mat", "the cat sat on the mat"])
     1.0
     """
     if isinstance(targets, str):
-        raise InputError("score: targets must be a list of strings, e.g. ['Paris']")
+        raise InputError("unit_score: targets must be a list of strings, e.g. ['Paris']")
     if not targets:
-        raise InputError("score: targets is empty; give at least one target string")
+        raise InputError("unit_score: targets is empty; give at least one target string")
     name, settings = SCORE_ALIASES.get(metric_name, (metric_name, {}))
     if name not in METRICS:
         known = sorted(set(available_metrics()) | set(SCORE_ALIASES))

@@ -8,12 +8,17 @@ real MT segments), and a trailing ``\\r`` is dropped so CRLF files score like LF
 from __future__ import annotations
 
 import contextlib
+import csv
+import io
+import json
 import os
 import secrets
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from evalab.errors import InputError
 
@@ -36,26 +41,9 @@ def read_segments(path: str | os.PathLike[str], *, allow_empty: bool = False) ->
     Raises :class:`InputError` naming the file when it is missing, not UTF-8 (with the
     line number of the first bad byte) or empty.
     """
-    name = str(path)
-    if name == STDIN:
-        data = sys.stdin.buffer.read()
-        label = "<stdin>"
-    else:
-        p = Path(name)
-        if not p.exists():
-            raise InputError(f"{name}: no such file")
-        if p.is_dir():
-            raise InputError(f"{name}: is a directory, expected a text file with one segment per line")
-        try:
-            data = p.read_bytes()
-        except OSError as exc:
-            raise InputError(f"{name}: cannot read ({exc.strerror})") from exc
-        label = name
-    text = decode_utf8(data, label)
-    if not text or text == "\ufeff":
-        if allow_empty:
-            return []
-        raise InputError(f"{label}: file is empty, expected one segment per line")
+    text, label = read_text(path, "one segment per line", allow_empty=allow_empty)
+    if not text:
+        return []
     if text.startswith("\ufeff"):
         # Kept, as sacrebleu keeps it: the WMT22 organisers' scores of uk-en PROMT (whose
         # file starts with a BOM) are only reproduced with U+FEFF left in segment 1.
@@ -65,6 +53,35 @@ def read_segments(path: str | os.PathLike[str], *, allow_empty: bool = False) ->
             stacklevel=2,
         )
     return split_segments(text)
+
+
+def read_text(path: str | os.PathLike[str], expected: str, *, allow_empty: bool = False) -> tuple[str, str]:
+    """The UTF-8 text of a file (``-``: stdin) and its label for messages (``<stdin>``).
+
+    ``expected`` says what the file should hold ("one segment per line"), for the messages
+    on a folder or an empty file; an empty file is ``""`` with ``allow_empty``.
+    """
+    name = str(path)
+    if name == STDIN:
+        data = sys.stdin.buffer.read()
+        label = "<stdin>"
+    else:
+        p = Path(name)
+        if not p.exists():
+            raise InputError(f"{name}: no such file")
+        if p.is_dir():
+            raise InputError(f"{name}: is a directory, expected a text file with {expected}")
+        try:
+            data = p.read_bytes()
+        except OSError as exc:
+            raise InputError(f"{name}: cannot read ({exc.strerror})") from exc
+        label = name
+    text = decode_utf8(data, label)
+    if not text or text == "\ufeff":
+        if allow_empty:
+            return "", label
+        raise InputError(f"{label}: file is empty, expected {expected}")
+    return text, label
 
 
 #: byte-order marks of the encodings a UTF-8 reader must not guess as LATIN1; UTF-32 LE
@@ -202,3 +219,158 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically."""
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
+
+
+# -- record files: JSON Lines, CSV, TSV ---------------------------------------------------
+
+#: file name endings read as records (one prediction and its references per record)
+RECORD_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv"}
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record of a record file: its line number (from 1) and its parsed fields."""
+
+    line: int
+    fields: Mapping[str, Any]
+
+
+def record_format(path: str, text: str | None = None) -> str | None:
+    """``jsonl``, ``csv`` or ``tsv`` for a record file (by its ending), else None.
+
+    Stdin (``-``) has no ending: its ``text`` is JSON Lines when it starts with ``{``,
+    TSV when its first line has a tab, CSV otherwise.
+    """
+    if path == STDIN:
+        if text is None:
+            return None
+        body = text.lstrip("\ufeff \t\r\n")
+        return "jsonl" if body.startswith("{") else "tsv" if "\t" in body.split("\n", 1)[0] else "csv"
+    return RECORD_FORMATS.get(Path(path).suffix.lower())
+
+
+def read_records(path: str, fmt: str | None = None) -> list[Record]:
+    """The records of a JSON Lines / CSV / TSV file (``-``: stdin), each with its line number.
+
+    A JSON line that is not an object, a blank line between records, a CSV row with more
+    or fewer cells than the header, or a header naming one column twice is an
+    :class:`InputError` naming the file and the line.
+    """
+    text, label = read_text(path, "one record per line (JSON Lines, CSV or TSV)")
+    text = text.removeprefix("\ufeff")  # a spreadsheet's BOM is not part of the first column's name
+    fmt = fmt or record_format(path, text)
+    if fmt == "jsonl":
+        return _jsonl_records(text, label)
+    return _table_records(text, label, "\t" if fmt == "tsv" else ",")
+
+
+def _jsonl_records(text: str, label: str) -> list[Record]:
+    lines = split_segments(text)
+    records = []
+    for no, line in enumerate(lines, start=1):
+        if not line.strip():
+            raise InputError(f"{label}: line {no} is blank, expected one JSON object per line")
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{label}: line {no} is not valid JSON ({exc.msg} at column {exc.colno})") from exc
+        if not isinstance(value, dict):
+            raise InputError(f"{label}: line {no} is a JSON {type(value).__name__}, expected an object with fields")
+        records.append(Record(no, value))
+    return records
+
+
+def _table_records(text: str, label: str, delimiter: str) -> list[Record]:
+    rows = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        header = next(rows)
+        if len(set(header)) != len(header):
+            twice = sorted({h for h in header if header.count(h) > 1})
+            raise InputError(f"{label}: line 1 (the header) names column {twice[0]!r} twice")
+        records = []
+        start = rows.line_num + 1
+        for row in rows:
+            if len(row) != len(header):
+                raise InputError(f"{label}: line {start} has {len(row)} cell(s), the header {len(header)}")
+            records.append(Record(start, dict(zip(header, row, strict=True))))
+            start = rows.line_num + 1
+    except csv.Error as exc:
+        raise InputError(f"{label}: line {rows.line_num} is not valid {'TSV' if delimiter == chr(9) else 'CSV'} ({exc})") from exc
+    if not records:
+        raise InputError(f"{label}: has a header but no records")
+    return records
+
+
+def field_value(record: Record, path: str, label: str) -> Any:
+    """The value at a dotted ``path`` (``output.text``, ``refs.0``) of a record.
+
+    A missing key is an :class:`InputError` naming the line and the keys that are there.
+    """
+    value: Any = record.fields
+    for part in path.split("."):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            keys = ", ".join(map(str, value)) if isinstance(value, dict) else type(value).__name__
+            raise InputError(f"{label}: line {record.line} has no field {path!r} (there: {keys})")
+    return value
+
+
+def text_field(record: Record, path: str, label: str) -> str:
+    """A field that must hold one segment (a string)."""
+    value = field_value(record, path, label)
+    if not isinstance(value, str):
+        raise InputError(f"{label}: line {record.line}: field {path!r} is {_json_kind(value)}, expected a string")
+    return value
+
+
+def texts_field(record: Record, path: str, label: str) -> list[str]:
+    """A field holding one reference (a string) or several (a non-empty list of strings)."""
+    value = field_value(record, path, label)
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return value
+    raise InputError(
+        f"{label}: line {record.line}: field {path!r} is {_json_kind(value)}, expected a string or a "
+        "non-empty list of strings"
+    )
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in words for a message (``a number``, ``an empty list``)."""
+    if isinstance(value, list):
+        return "an empty list" if not value else "a list with a non-string"
+    kinds = {type(None): "null", bool: "a boolean", int: "a number", float: "a number", dict: "an object"}
+    return kinds.get(type(value), f"a {type(value).__name__}")
+
+
+def record_ids(records: Sequence[Record], path: str, label: str) -> list[str]:
+    """The id of every record (numbers as their JSON text), refusing a repeated id."""
+    seen: dict[str, int] = {}
+    ids = []
+    for record in records:
+        value = field_value(record, path, label)
+        if not isinstance(value, str | int) or isinstance(value, bool):
+            raise InputError(f"{label}: line {record.line}: id field {path!r} is {_json_kind(value)}, expected a string or an integer")
+        key = str(value)
+        if key in seen:
+            raise InputError(f"{label}: line {record.line} repeats id {key!r} of line {seen[key]}")
+        seen[key] = record.line
+        ids.append(key)
+    return ids
+
+
+def align_by_id(records: Sequence[Record], ids: Sequence[str], order: Sequence[str], label: str, first: str) -> list[Record]:
+    """``records`` in the order of ``order`` (the first file's ids), refusing a missing or extra id."""
+    by_id = dict(zip(ids, records, strict=True))
+    missing = [k for k in order if k not in by_id]
+    if missing:
+        raise InputError(f"{label}: no record with id {missing[0]!r} ({len(missing)} id(s) of {first} missing)")
+    wanted = set(order)
+    extra = [r for k, r in by_id.items() if k not in wanted]
+    if extra:
+        raise InputError(f"{label}: line {extra[0].line} has an id that {first} does not have ({len(extra)} such record(s))")
+    return [by_id[k] for k in order]

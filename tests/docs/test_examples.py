@@ -52,6 +52,9 @@ def environment() -> dict[str, str]:
     # transformers draws a "Loading weights" bar on stderr even when it is not a terminal
     # (`evalab ppl` does not silence it yet); a page cannot show a bar's redraws
     env["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    # evalab's own progress lines in a log depend on the machine's speed (one per 10 s of
+    # work, a model's loading lines after 10 s): a page cannot show them either
+    env["EVALAB_PROGRESS_INTERVAL"] = "1e9"
     return env
 
 

@@ -47,10 +47,10 @@ def _root(
 
 #: options that take several values after one flag (``-i sysA sysB``), per command path
 GREEDY_OPTIONS: dict[str, set[str]] = {
-    "score": {"-i", "--input", "-m", "--metrics"},
-    "compare": {"-i", "--input", "-m", "--metrics", "--scores", "--score-column"},
+    "score": {"-i", "--input", "-m", "--metrics", "-r", "--reference"},
+    "compare": {"-i", "--input", "-m", "--metrics", "-r", "--reference", "--scores", "--score-column"},
     "power": {"--scores"},
-    "semsim": {"-i", "--input"},
+    "semsim": {"-i", "--input", "-r", "--reference"},
     "meta-eval": {"-i", "--input", "-m", "--metrics", "--name-map"},
 }
 
@@ -96,6 +96,10 @@ COMMAND_MODULES: dict[str, str] = {
 }
 
 
+#: ``score`` flags that run ``compare`` (sacrebleu's paired mode)
+PAIRED_FLAGS = frozenset({"--paired-bs", "--paired-ar", "-pbs", "-par"})
+
+
 def _register_commands(argv: Sequence[str] | None = None) -> None:
     """Import the command modules (importing one registers its command on ``app``).
 
@@ -106,6 +110,8 @@ def _register_commands(argv: Sequence[str] | None = None) -> None:
 
     command = next((a for a in (argv or []) if not a.startswith("-")), None)
     modules = [COMMAND_MODULES[command]] if command in COMMAND_MODULES else list(COMMAND_MODULES.values())
+    if command == "score" and PAIRED_FLAGS & set(argv or []):
+        modules.append(COMMAND_MODULES["compare"])  # sacrebleu's paired mode runs compare
     for module in modules:
         importlib.import_module(f"evalab.cli.{module}")
 
@@ -123,9 +129,23 @@ def usage_message(exc: click.ClickException) -> str:
     """
     message = " ".join(exc.format_message().split())
     ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, click.NoSuchOption):
+        message = unknown_option_message(exc, ctx.command_path.removeprefix("evalab").strip() if ctx else "")
     if ctx is not None:
         return f"{message} (see `{ctx.command_path} --help`)"
     return message
+
+
+def unknown_option_message(exc: click.NoSuchOption, command: str) -> str:
+    """An unknown option: the evalab spelling of a peer's option, or only close suggestions."""
+    from evalab.cli.peers import peer_equivalent, relevant_suggestions
+
+    peer = peer_equivalent(exc.option_name, command)
+    if peer is not None:
+        return f"No such option {exc.option_name!r}: {peer}."
+    close = relevant_suggestions(exc.option_name, sorted(exc.possibilities or ()))
+    hint = f" (Did you mean {' or '.join(map(repr, close))}?)" if close else ""
+    return f"No such option {exc.option_name!r}.{hint}"
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
@@ -141,11 +161,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
 
 
+def invoked_command(root: click.Command, args: Sequence[str]) -> tuple[str, set[str]]:
+    """The command path ``args`` invoke (``ablate run``) and that command's option names."""
+    command, path = root, []
+    for tok in args:
+        if tok.startswith("-") or not isinstance(command, click.Group) or tok not in command.commands:
+            break
+        command = command.commands[tok]
+        path.append(tok)
+    options = {name for param in command.params for name in (*param.opts, *param.secondary_opts)}
+    return " ".join(path), options
+
+
 def _main(argv: Sequence[str] | None) -> int:
-    args = expand_greedy(sys.argv[1:] if argv is None else argv)
+    from evalab.cli.peers import check_peer_habits, translate_peer_flags
+
+    args = list(sys.argv[1:] if argv is None else argv)
     _register_commands(args)
+    root = typer.main.get_command(app)
+    command, options = invoked_command(root, args)
     try:
-        rv = app(args=args, prog_name="evalab", standalone_mode=False)
+        check_peer_habits(args, command, options)
+        args = expand_greedy(translate_peer_flags(args, command))
+        rv = root.main(args=args, prog_name="evalab", standalone_mode=False)
     except EvalabError as exc:
         error(str(exc))
         return 2

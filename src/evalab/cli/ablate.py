@@ -101,7 +101,7 @@ def run_cmd(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only show the planned runs (commands or configurations), what the database holds and what is superseded; runs, imports and writes nothing.")] = False,
     row: Annotated[list[str], typer.Option("--row", help="Run only the runs of this row (its label, e.g. base or '(A)'). Repeatable.")] = [],  # noqa: B006
     seed: Annotated[list[int], typer.Option("--seed", help="Run only the runs of this seed (one of the study's seeds). Repeatable.")] = [],  # noqa: B006
-    set_: Annotated[list[str], typer.Option("--set", help="KEY=VALUE: a new row, the base with KEY (a key of the base; optim.lr inside a table) set to VALUE, read as the type of the base's value; only that row runs unless --row names rows. Repeatable: one row with every change.")] = [],  # noqa: B006
+    set_: Annotated[list[str], typer.Option("-s", "--set", help="KEY=VALUE: a new row, the base with KEY (a key of the base; optim.lr inside a table) set to VALUE, read as the type of the base's value; only that row runs unless --row names rows. Repeatable: one row with every change.")] = [],  # noqa: B006
 ) -> None:
     """Run every run of the study that is not finished yet (finished runs are skipped).
 

@@ -45,6 +45,7 @@ from evalab.cli.score import (
     input_options,
     load_inputs,
     show_progress,
+    warn_language_misfits,
 )
 from evalab.cli.segment_checks import check_edit_distance_sizes, check_resamplable
 from evalab.errors import InputError, SettingsError
@@ -563,6 +564,7 @@ def compare(
         check_source_option(built, source, [*reference, *input])
     refs, systems = load_inputs(reference, input, named.keys)
     refs = apply_missing_refs(refs, reference, missing_ref)
+    warn_language_misfits(built, refs)
     texts = _page_texts(format, source, train, reference, refs, systems)
     if test != "mcnemar":  # McNemar's exact test is exact on any count; resampling is not
         check_resamplable(len(refs[0]), f"--test {test}", reference[0])

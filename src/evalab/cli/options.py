@@ -13,7 +13,20 @@ from typing import Any
 
 from evalab.errors import SettingsError
 from evalab.metrics.base import Metric
-from evalab.metrics.registry import metric_class
+from evalab.metrics.registry import METRICS, metric_class
+from evalab.models.hub import resolve_model
+
+
+def canonical_metric_names(items: Sequence[str]) -> list[str]:
+    """The registry names of ``-m`` items: case-insensitive, commas split (``-m BLEU,chrF``).
+
+    An unknown name is left as given, for :func:`metric_class` to refuse with the known names.
+    """
+    by_lower = {name.lower(): name for name in METRICS}
+    names = [part.strip() for item in items for part in item.split(",")]
+    if any(not n for n in names):
+        raise SettingsError(f"-m/--metrics {' '.join(items)!r}: an empty metric name (a stray comma?)")
+    return [by_lower.get(n.lower(), n) for n in names]
 
 
 def parse_set_options(items: Sequence[str], metric_names: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -29,6 +42,7 @@ def parse_set_options(items: Sequence[str], metric_names: Sequence[str]) -> dict
         targets: list[str]
         if "." in key:
             metric_name, key = key.rsplit(".", 1)
+            metric_name = canonical_metric_names([metric_name])[0]
             if metric_name not in classes:
                 raise SettingsError(
                     f"--set {item!r}: metric {metric_name!r} is not among the selected metrics "
@@ -57,7 +71,30 @@ def parse_set_options(items: Sequence[str], metric_names: Sequence[str]) -> dict
 
 def build_metrics(names: Sequence[str], set_items: Sequence[str]) -> dict[str, Metric]:
     """Instantiate the named metrics with the ``--set`` settings (unknown names fail early)."""
+    names = canonical_metric_names(names)
     if len(set(names)) != len(names):
         raise SettingsError(f"metric listed twice in {list(names)}")
     settings = parse_set_options(set_items, names)
+    for values in settings.values():
+        for key in MODEL_SETTINGS:
+            if isinstance(values.get(key), str):
+                values[key] = resolve_model(values[key])
     return {name: metric_class(name)(**settings[name]) for name in names}
+
+
+#: settings naming a model: a hub id (``Org/name``) there is looked up in the local cache
+MODEL_SETTINGS = ("model", "encoder")
+
+
+def model_items(model: str | None, names: Sequence[str]) -> list[str]:
+    """``--set`` items for ``--model`` (one spelling in every command): every selected model metric."""
+    if model is None:
+        return []
+    readers = [n for n in canonical_metric_names(names)
+               if n in METRICS and "model" in {f.name for f in dataclasses.fields(metric_class(n).settings_class)}]
+    if not readers:
+        raise SettingsError(
+            f"--model names the model of a model metric (bertscore, comet, perplexity, cross_entropy); "
+            f"none is among -m {' '.join(names)}"
+        )
+    return [f"{n}.model={model}" for n in readers]

@@ -23,7 +23,6 @@ documents of the per-document values; bits per byte and word perplexity stay cor
 from __future__ import annotations
 
 import math
-import sys
 import zipfile
 from pathlib import Path
 from typing import Annotated, Any
@@ -36,7 +35,9 @@ from evalab.cli.output import check_format, check_out, emit, emit_table, format_
 from evalab.errors import InputError, SettingsError
 from evalab.io import read_segments
 from evalab.metrics.loss import STAT_NAMES, CrossEntropy, Perplexity, PerplexitySettings
+from evalab.models.hub import resolve_model
 from evalab.nll import IGNORE_INDEX
+from evalab.progress import model_loading
 
 #: the CLI's defaults are the metric's: one place says what ``--batch-size`` etc. default to
 DEFAULTS = PerplexitySettings()
@@ -203,7 +204,8 @@ def rows_from_model(metric: Perplexity, text_file: str, documents: str, progress
     The metric's scorer is built (model folder, device and window checked) before the text
     is read, so a bad model is refused before a large file is.
     """
-    scorer = metric.scorer
+    with model_loading(f"language model ({metric.settings.model})", progress):
+        scorer = metric.scorer
     segments = read_segments(text_file)
     texts = ["\n".join(segments)] if documents == "file" else segments
     docs = scorer.score_texts(texts, progress=progress)
@@ -245,7 +247,7 @@ def ppl(
     input: Annotated[str | None, typer.Option("-i", "--input", help="Text to score with --model (UTF-8; '-' = stdin).")] = None,
     # the spelling before `-i` (evalab ppl --model DIR TEXT), kept working but not advertised
     text_file: Annotated[str | None, typer.Argument(hidden=True, show_default=False)] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Local Hugging Face causal LM directory (model + tokenizer).")] = DEFAULTS.model,
+    model: Annotated[str | None, typer.Option("--model", help="Hugging Face causal LM: a local directory (model + tokenizer) or Org/name in the local Hugging Face cache.")] = DEFAULTS.model,
     logits: Annotated[str | None, typer.Option("--logits", help="Saved logits/labels (.npz with keys logits, labels[, bytes, words]).")] = None,
     max_length: Annotated[int | None, typer.Option("--max-length", help="Window length in tokens (default: the model's context size).")] = DEFAULTS.max_length,
     stride: Annotated[int | None, typer.Option("--stride", help="Tokens between window starts (default: half the window).")] = DEFAULTS.stride,
@@ -273,7 +275,7 @@ def ppl(
     check_sources(text_file, model, logits, shift=shift, pad_id=pad_id, documents=documents, threads=threads)
     check_model_only(logits, {"--max-length": max_length, "--stride": stride, "--threads": threads,
                               "--documents": None if documents == "file" else documents})
-    metric = Perplexity(model=model, max_length=max_length, stride=stride, batch_size=batch_size,
+    metric = Perplexity(model=None if model is None else resolve_model(model), max_length=max_length, stride=stride, batch_size=batch_size,
                         bos=bos, device=device, dtype=dtype, mean=mean)
     if logits is not None:
         rows = rows_from_npz(logits, shift=shift, pad_id=pad_id, ignore_index=ignore_index)
@@ -284,7 +286,7 @@ def ppl(
             import torch
 
             torch.set_num_threads(threads)
-        rows = rows_from_model(metric, text_file or "", documents, progress=not quiet and sys.stderr.isatty())
+        rows = rows_from_model(metric, text_file or "", documents, progress=not quiet)
         extra = [("docs", documents)]
     report = build_report(rows, metric, extra)
     if per_doc:

@@ -26,9 +26,12 @@ def check_missing_ref(mode: str) -> None:
         raise SettingsError(f"--missing-ref must be one of {', '.join(MISSING_REF_MODES)}, got {mode!r}")
 
 
-def apply_missing_refs(refs: list[list[str]], paths: list[str], mode: str) -> list[list[str | None]]:
-    """Reference streams with empty lines beyond the first file as ``None`` when asked; warns."""
-    empty = [sum(1 for r in stream if not r.strip()) for stream in refs]
+def apply_missing_refs(refs: list[list[str | None]], paths: list[str], mode: str) -> list[list[str | None]]:
+    """Reference streams with empty lines beyond the first file as ``None`` when asked; warns.
+
+    A ``None`` already there (a record with fewer references than others) stays missing.
+    """
+    empty = [sum(1 for r in stream if r is not None and not r.strip()) for stream in refs]
     if mode == "empty-line":
         missing = sum(empty[1:])
         if empty[0]:
@@ -39,7 +42,7 @@ def apply_missing_refs(refs: list[list[str]], paths: list[str], mode: str) -> li
             )
         if missing:
             warnings.warn(f"{missing} empty reference line(s) beyond the first file counted as missing", stacklevel=2)
-        return [refs[0], *([None if not r.strip() else r for r in stream] for stream in refs[1:])]
+        return [refs[0], *([None if r is None or not r.strip() else r for r in stream] for stream in refs[1:])]
     if any(empty):
         where = ", ".join(f"{p} ({n})" for p, n in zip(paths, empty, strict=True) if n)
         warnings.warn(

@@ -6,11 +6,13 @@ import dataclasses
 import json
 from typing import Annotated, Any
 
+import click
 import typer
 
 from evalab.cli import app
+from evalab.cli.language_checks import warn_encoder_misfit, warn_tokenizer_misfit
 from evalab.cli.names import named_inputs, system_name
-from evalab.cli.options import build_metrics
+from evalab.cli.options import build_metrics, canonical_metric_names, model_items
 from evalab.cli.output import (
     check_format,
     check_out,
@@ -21,42 +23,50 @@ from evalab.cli.output import (
     ordered_row,
     to_json,
 )
+from evalab.cli.record_inputs import RecordOptions, read_streams
 from evalab.cli.references import apply_missing_refs, check_missing_ref
 from evalab.cli.segment_checks import check_edit_distance_sizes, check_no_nul, check_resamplable
-from evalab.errors import SettingsError
+from evalab.errors import InputError, SettingsError
 from evalab.io import check_same_length, read_segments, write_text_atomic
 from evalab.metrics.base import Metric, Score
 from evalab.metrics.parallel import stats_table
+from evalab.progress import model_loading
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
+#: no record options: every file is read as text unless its name says JSON Lines/CSV/TSV
+NO_RECORDS = RecordOptions()
+
 
 def load_inputs(
-    references: list[str], inputs: list[str], names: dict[str, str] | None = None
-) -> tuple[list[list[str]], dict[str, list[str]]]:
-    """Read reference streams and system outputs; check they are all line-aligned.
+    references: list[str], inputs: list[str], names: dict[str, str] | None = None,
+    records: RecordOptions = NO_RECORDS,
+) -> tuple[list[list[str | None]], dict[str, list[str]]]:
+    """Read reference streams and system outputs (text or record files); check they are all
+    line-aligned.
 
     Systems are keyed by ``names[path]`` (:class:`~evalab.cli.names.NamedInputs`), else by
     their file names (their paths where two share a file name).
     """
-    if not references:
-        raise SettingsError("no reference given; pass -r REF (repeat -r for several references)")
+    return load_streams(references, inputs, names, records)[:2]  # type: ignore[return-value]
+
+
+def load_streams(
+    references: list[str], inputs: list[str], names: dict[str, str] | None = None,
+    records: RecordOptions = NO_RECORDS,
+) -> tuple[list[list[str | None]], dict[str, list[str]], list[str]]:
+    """:func:`load_inputs` and a label per reference stream (its file, and its position in
+    a record file's list of references)."""
     if not inputs:
         raise SettingsError("no system output given; pass -i HYP [HYP2 ...]")
-    if sum(1 for p in [*references, *inputs] if p == "-") > 1:
-        raise SettingsError("stdin ('-') can be used for only one file")
-    ref_files = [(p, read_segments(p)) for p in references]
-    hyp_files = [(p, read_segments(p)) for p in inputs]
-    for p, segments in [*ref_files, *hyp_files]:
-        check_no_nul(p, segments)
-    check_same_length([*ref_files, *hyp_files])
+    streams = read_streams(references, inputs, records)
+    check_same_length([*zip(streams.ref_labels, streams.refs, strict=True), *streams.systems])
     systems: dict[str, list[str]] = {}
-    for p, segments in hyp_files:
+    for p, segments in streams.systems:
         # two systems with the same file name in different folders keep their full paths
         name = system_name(p) if sum(system_name(q) == system_name(p) for q in inputs) == 1 else p
         systems[names[p] if names else name] = segments
-    refs = [segments for _, segments in ref_files]
-    return refs, systems
+    return streams.refs, systems, streams.ref_labels
 
 
 def input_options(references: list[str], inputs: list[str], source: str | None = None) -> list[tuple[str, str | None]]:
@@ -93,32 +103,52 @@ def format_value(score: Score, width: int | None) -> str:
     return f"{score.score:.{decimals}f}"
 
 
+#: ``-n``'s default with --ci (sacrebleu's --confidence-n default too)
+DEFAULT_CI_SAMPLES = 1000
+
+
 @app.command()
 def score(
-    reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line ('-' = stdin). Repeat for several references.")],
     input: Annotated[list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ... (NAME=PATH names a system).")],
+    reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file(s), one segment a line ('-' = stdin): -r REF1 REF2 ... or -r once per file.")] = [],  # noqa: B006
     source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
-    metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s): -m bleu chrf ... (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
+    metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s), any case: -m bleu chrf ... or -m BLEU,chrF (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
     set_: Annotated[list[str], typer.Option("-s", "--set", help="Metric setting KEY=VALUE (all metrics with KEY) or METRIC.KEY=VALUE. Repeatable.")] = [],  # noqa: B006
+    model: Annotated[str | None, typer.Option("--model", help="The model of the selected model metrics (comet, bertscore, perplexity): a local folder or an Org/name in the local Hugging Face cache (same as --set METRIC.model=...).")] = None,
+    tokenize: Annotated[str | None, typer.Option("-tok", "--tokenize", help="BLEU's tokenizer, as sacrebleu's -tok (same as --set bleu.tokenize=...).")] = None,
+    lowercase: Annotated[bool, typer.Option("-lc", "--lowercase", help="Case-insensitive BLEU, as sacrebleu's -lc (same as --set bleu.lowercase=true).")] = False,
+    langpair: Annotated[str | None, typer.Option("-l", "--langpair", help="SRC-TGT language pair: BLEU's tokenizer as sacrebleu picks it (zh: zh, ja: ja-mecab, ko: ko-mecab, else 13a), unless -tok is given.")] = None,
+    num_refs: Annotated[int, typer.Option("-nr", "--num-refs", help="Split the one -r file on tabs into this many references per line, as sacrebleu's --num-refs.")] = 1,
     format: Annotated[str, format_option()] = "table",
+    score_only: Annotated[bool, typer.Option("-b", "--score-only", help="Print only the score(s), one a line, as sacrebleu's -b.")] = False,
     width: Annotated[int | None, typer.Option("-w", "--width", help="Decimals shown (default 1 for 0-100 metrics, 4 for 0-1).")] = None,
     jobs: Annotated[int, typer.Option("-j", "--jobs", help="Processes computing per-segment statistics (shards are summed: same numbers).")] = 1,
     out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
     ci: Annotated[bool, typer.Option("--ci", help="Add a bootstrap percentile confidence interval (reported as mean ± half-width).")] = False,
-    n_samples: Annotated[int, typer.Option("-n", "--n-samples", help="Bootstrap resamples for --ci.")] = 1000,
+    n_samples: Annotated[int | None, typer.Option("-n", "--n-samples", help=f"Bootstrap resamples for --ci (default {DEFAULT_CI_SAMPLES}); with --paired-bs/--paired-ar, compare's -n.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the --ci resampling (0 is a seed too).")] = DEFAULT_SEED,
-    confidence: Annotated[float, typer.Option("--confidence", help="Confidence level for --ci.")] = 0.95,
+    confidence: Annotated[float, typer.Option("--confidence", help="Confidence level for --ci (sacrebleu's --confidence switch is --ci).")] = 0.95,
+    paired_bs: Annotated[bool, typer.Option("--paired-bs", help="Run `evalab compare -t bs` on the -i systems (the first is the baseline), as sacrebleu's --paired-bs.")] = False,
+    paired_ar: Annotated[bool, typer.Option("--paired-ar", help="Run `evalab compare -t ar` on the -i systems (the first is the baseline), as sacrebleu's --paired-ar.")] = False,
     segments: Annotated[str | None, typer.Option("--segments", help="Also write per-segment scores to this JSON Lines file: one line per system, metric and segment.")] = None,
     missing_ref: Annotated[str, typer.Option("--missing-ref", help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.")] = "none",
+    field: Annotated[str | None, typer.Option("--field", help="Record inputs (.jsonl, .csv, .tsv, stdin): the field holding the prediction; a dotted path into nested JSON (output.text).")] = None,
+    ref_field: Annotated[str | None, typer.Option("--ref-field", help="Record inputs: the field holding the reference (a string) or references (a list); read from the -r record file, or from the first -i file when no -r is given.")] = None,
+    id_field: Annotated[str | None, typer.Option("--id-field", help="Record inputs: align the records of every record file by this field instead of by position.")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar (model metrics: bertscore, perplexity, comet).")] = False,
 ) -> None:
     """Score system outputs against references with one or more metrics."""
+    set_ = [*set_, *peer_settings(canonical_metric_names(metrics), tokenize, lowercase, langpair), *model_items(model, metrics)]
+    if paired_bs or paired_ar:
+        _run_paired(locals())
+        return
     named = named_inputs(input)
     input = named.paths
     check_out(out, input_options(reference, input, source))
     check_format(format)
+    check_score_only(score_only, format)
     check_missing_ref(missing_ref)
-    check_n_samples(n_samples, "--n-samples")
+    n = check_n_samples(DEFAULT_CI_SAMPLES if n_samples is None else n_samples, "--n-samples")
     check_seed(seed)
     check_confidence(confidence)
     if width is not None and not 0 <= width <= 16:
@@ -126,12 +156,17 @@ def score(
     check_segments_path(segments, out, input_options(reference, input, source))
     built = show_progress(build_metrics(metrics, set_), not quiet)
     check_source_option(built, source, [*reference, *input])
-    refs, systems = load_inputs(reference, input, named.keys)
-    refs = apply_missing_refs(refs, reference, missing_ref)
+    refs, systems, labels = load_streams(reference, input, named.keys, RecordOptions(field, ref_field, id_field))
+    refs = split_num_refs(refs, labels, num_refs)
+    if num_refs > 1:
+        labels = [f"{labels[0]} (column {k})" for k in range(1, num_refs + 1)]
+    refs = apply_missing_refs(refs, labels, missing_ref)
+    warn_language_misfits(built, refs, langpair_option=True)
     if ci:
-        check_resamplable(len(refs[0]), "--ci", reference[0])
+        check_resamplable(len(refs[0]), "--ci", labels[0])
     check_edit_distance_sizes(list(built), systems, refs)
-    built = bind_source(built, source, reference, refs)
+    built = bind_source(built, source, labels, refs)
+    load_models(built, not quiet)
     results: list[tuple[str, str, Score]] = []
     cis: list[ConfidenceInterval | None] = []
     table = stats_table(built, systems, refs, jobs)
@@ -139,10 +174,111 @@ def score(
         for name, metric in built.items():
             rows = table[name][sys_name]
             results.append((sys_name, name, metric.aggregate(rows)))
-            cis.append(bootstrap_ci(metric, rows, n_samples, confidence, seed) if ci else None)
+            cis.append(bootstrap_ci(metric, rows, n, confidence, seed) if ci else None)
     if segments:
         write_text_atomic(segments, segment_lines(built, systems, refs))
+    if score_only:
+        emit("".join(format_value(sc, width) + "\n" for _, _, sc in results), out)
+        return
     emit_results(results, format, width, out, cis, named.short_by_key())
+
+
+#: sacrebleu's tokenizer for a target language (``-l SRC-TGT``); 13a for any other
+LANGPAIR_TOKENIZERS = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
+
+
+def langpair_target(langpair: str) -> str:
+    """The target language of ``-l SRC-TGT``, refused unless it has that form."""
+    parts = langpair.split("-")
+    if len(parts) != 2 or not all(p.isalpha() for p in parts):
+        raise SettingsError(f"-l/--langpair {langpair!r}: expected SRC-TGT language codes, e.g. -l en-zh")
+    return parts[1].lower()
+
+
+def peer_settings(metrics: list[str], tokenize: str | None, lowercase: bool, langpair: str | None) -> list[str]:
+    """``--set`` items for sacrebleu's ``-tok``, ``-lc`` and ``-l`` (BLEU's settings there)."""
+    if langpair is not None:
+        target = langpair_target(langpair)
+        if tokenize is None and "bleu" in metrics:
+            tokenize = LANGPAIR_TOKENIZERS.get(target, "13a")
+    items = [f"bleu.tokenize={tokenize}"] if tokenize is not None else []
+    items += ["bleu.lowercase=true"] if lowercase else []
+    if items and "bleu" not in metrics:
+        flag = "-tok/--tokenize" if tokenize is not None else "-lc/--lowercase"
+        raise SettingsError(
+            f"{flag} sets BLEU's setting, as in sacrebleu, but bleu is not among -m {' '.join(metrics)}; "
+            "use --set METRIC.KEY=VALUE for the others (see `evalab metrics`)"
+        )
+    return items
+
+
+def split_num_refs(refs: list[list[str | None]], paths: list[str], num_refs: int) -> list[list[str | None]]:
+    """``--num-refs N``: the one reference file's lines split on tabs into N streams."""
+    if num_refs == 1:
+        return refs
+    if num_refs < 1:
+        raise SettingsError(f"--num-refs must be at least 1, got {num_refs}")
+    if len(paths) != 1 or any(line is None for line in refs[0]):
+        raise SettingsError("--num-refs splits one tab-separated reference text file; give one -r file (and no --ref-field)")
+    for line_no, line in enumerate(refs[0], start=1):
+        fields = (line or "").count("\t") + 1
+        if fields != num_refs:
+            raise InputError(
+                f"{paths[0]}: line {line_no} has {fields} tab-separated reference(s), expected "
+                f"{num_refs} (--num-refs {num_refs})"
+            )
+    columns = [(line or "").split("\t") for line in refs[0]]
+    return [[row[k] for row in columns] for k in range(num_refs)]
+
+
+def check_score_only(score_only: bool, fmt: str) -> None:
+    """``-b`` prints bare numbers: it has no table, JSON or LaTeX form."""
+    if score_only and fmt != "table":
+        raise SettingsError(f"-b/--score-only prints bare scores, one a line; it does not combine with -f {fmt}")
+
+
+#: score's options that compare has no counterpart for (they would be dropped in silence)
+_NOT_PAIRED = (("segments", None, "--segments"), ("score_only", False, "-b/--score-only"), ("num_refs", 1, "--num-refs"))
+
+
+def _run_paired(given: dict[str, Any]) -> None:
+    """``score --paired-bs/--paired-ar``: sacrebleu's paired mode is ``evalab compare``.
+
+    The compare command is looked up on the app (the CLI registers it when it sees these
+    flags), not imported: compare builds on this module.
+    """
+    ctx = click.get_current_context()
+    compare = ctx.find_root().command.commands["compare"]  # type: ignore[attr-defined]
+    if given["paired_bs"] and given["paired_ar"]:
+        raise SettingsError("--paired-bs and --paired-ar are two tests: give one (as in sacrebleu)")
+    for key, default, flag in _NOT_PAIRED:
+        if given[key] != default:
+            raise SettingsError(f"{flag} is not available with --paired-bs/--paired-ar (they run `evalab compare`)")
+    ctx.invoke(
+        compare, reference=given["reference"], input=given["input"], source=given["source"], metrics=given["metrics"],
+        test="bs" if given["paired_bs"] else "ar", n_samples=given["n_samples"], seed=given["seed"],
+        confidence=given["confidence"], set_=given["set_"], format=given["format"], width=given["width"],
+        jobs=given["jobs"], out=given["out"], quiet=given["quiet"], missing_ref=given["missing_ref"],
+    )
+
+
+def warn_language_misfits(built: dict[str, Metric], refs: list[list[str | None]], *, langpair_option: bool = False) -> None:
+    """Say (once) when a metric's tokenizer or encoder does not fit the references' language."""
+    warn_tokenizer_misfit(built, refs, langpair_option=langpair_option)
+    if "bertscore" in built:
+        warn_encoder_misfit(built["bertscore"], refs, "pass --set bertscore.model=FOLDER")
+
+
+def load_models(built: dict[str, Metric], enabled: bool) -> None:
+    """Load the model metrics' models now, each between a 'loading' and a 'ready' line
+    (``-q``: silent), so a long load is not a silent pause before the first bar."""
+    loaders = {"bertscore": lambda m: m.embedder, "comet": lambda m: m.model(),
+               "perplexity": lambda m: m.scorer, "cross_entropy": lambda m: m.scorer}
+    for name, metric in built.items():
+        if name in loaders:
+            model = getattr(metric.settings, "model", None)
+            with model_loading(f"{name} model ({model or 'default'})", enabled):
+                loaders[name](metric)
 
 
 def show_progress(built: dict[str, Metric], enabled: bool) -> dict[str, Metric]:
@@ -192,14 +328,14 @@ def emit_results(
     cis = cis or [None] * len(results)
     if fmt == "json":
         rows: list[dict[str, Any]] = [
-            ordered_row({"system": s, **sc.to_dict(), "metric": m, **(_ci_fields(sc, c) if c else {})})
+            ordered_row({"system": s, **sc.to_dict(), "metric": m, **(ci_fields(sc, c) if c else {})})
             for (s, m, sc), c in zip(results, cis, strict=True)
         ]
         emit(to_json(rows), out)
         return
     header = ["system", "metric", "score", "details"]
     body = [
-        [(short or {}).get(s, s), m, format_value(sc, width) + (_ci_text(sc, c, width) if c else ""), sc.verbose]
+        [(short or {}).get(s, s), m, format_value(sc, width) + (ci_text(sc, c, width) if c else ""), sc.verbose]
         for (s, m, sc), c in zip(results, cis, strict=True)
     ]
     signatures = []
@@ -212,13 +348,13 @@ def emit_results(
     emit_table(fmt, header, body, out, footer=signatures)
 
 
-def _ci_fields(score: Score, ci: ConfidenceInterval) -> dict[str, Any]:
+def ci_fields(score: Score, ci: ConfidenceInterval) -> dict[str, Any]:
     """JSON fields of a ``--ci`` interval; the signature gains the resampling settings."""
     fields = {k: v for k, v in ci.to_dict().items() if k != "score"}
     return {**fields, "signature": f"{score.signature}|{ci.signature}"}
 
 
-def _ci_text(score: Score, ci: ConfidenceInterval, width: int | None) -> str:
+def ci_text(score: Score, ci: ConfidenceInterval, width: int | None) -> str:
     """`` (mean ± half-width)`` with the decimals of the score."""
     decimals = width if width is not None else (1 if score.scale == 100 else 4)
     return f" ({ci.mean:.{decimals}f} ± {ci.half_width:.{decimals}f})"

@@ -15,9 +15,23 @@ from typing import Annotated, Any
 import typer
 
 from evalab.cli import app
+from evalab.cli.language_checks import MULTILINGUAL_ENCODERS, warn_encoder_misfit
 from evalab.cli.output import check_format, check_out, emit, emit_table, format_option, ordered_row
-from evalab.cli.score import input_options, load_inputs
-from evalab.errors import SettingsError
+from evalab.cli.score import (
+    check_segments_path,
+    ci_fields,
+    ci_text,
+    input_options,
+    load_inputs,
+    segment_lines,
+)
+from evalab.cli.segment_checks import check_resamplable
+from evalab.errors import InputError, SettingsError
+from evalab.io import write_text_atomic
+from evalab.models.hub import cache_dir, cached_snapshot, resolve_model
+from evalab.progress import model_loading
+from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
+from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
 semsim_app = typer.Typer(
     invoke_without_command=True,
@@ -43,12 +57,31 @@ def _build_metric(
     )
 
 
+def encoder_for(model: str | None, lang: str | None) -> str | None:
+    """The encoder ``--model`` names (a hub id resolved in the local cache), or for ``--lang``
+    other than English the first multilingual encoder found in the cache; None: the default."""
+    if model is not None:
+        return resolve_model(model)
+    if lang is None or lang.lower().split("-")[0] == "en":
+        return None
+    for name in MULTILINGUAL_ENCODERS:
+        try:
+            return str(cached_snapshot(name))
+        except InputError:
+            continue
+    raise SettingsError(
+        f"--lang {lang}: the default encoder is English-only and no multilingual encoder is in the "
+        f"Hugging Face cache {cache_dir()} (looked for {', '.join(MULTILINGUAL_ENCODERS)}); pass --model FOLDER"
+    )
+
+
 @semsim_app.callback()
 def semsim(
     ctx: typer.Context,
     reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references (max over references, as bert-score).")] = [],  # noqa: B006
     input: Annotated[list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ...")] = [],  # noqa: B006
-    model: Annotated[str | None, typer.Option("--model", help="Hugging Face encoder directory or word-vector table (default: the shipped all-MiniLM-L6-v2).")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Hugging Face encoder directory, Org/name in the local Hugging Face cache, or word-vector table (default: the shipped all-MiniLM-L6-v2).")] = None,
+    lang: Annotated[str | None, typer.Option("--lang", help="Language of the references (bert-score's --lang): other than en, a multilingual encoder from the local Hugging Face cache unless --model is given.")] = None,
     layer: Annotated[int | None, typer.Option("--layer", help="Layer of the hidden states (0 = embeddings; default: last layer).")] = None,
     idf: Annotated[bool, typer.Option("--idf", help="IDF weights from the references (+1 smoothing, as bert-score).")] = False,
     rescale: Annotated[bool, typer.Option("--rescale", help="Rescale with the baseline: (x - b) / (1 - b).")] = False,
@@ -64,6 +97,11 @@ def semsim(
     explain_limit: Annotated[int, typer.Option("--explain-limit", help="Segments explained per system (0 = all).")] = 10,
     format: Annotated[str, format_option()] = "table",
     out: Annotated[str | None, typer.Option("-o", "--out", help="Write the scores to this file (atomically).")] = None,
+    ci: Annotated[bool, typer.Option("--ci", help="Add a bootstrap percentile confidence interval of F1 (reported as mean ± half-width).")] = False,
+    n_samples: Annotated[int, typer.Option("-n", "--n-samples", help="Bootstrap resamples for --ci.")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the --ci resampling (0 is a seed too).")] = DEFAULT_SEED,
+    confidence: Annotated[float, typer.Option("--confidence", help="Confidence level for --ci.")] = 0.95,
+    segments: Annotated[str | None, typer.Option("--segments", help="Also write per-segment scores to this JSON Lines file: one line per system and segment.")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Score systems with BERTScore P/R/F1; `semsim baseline` makes a rescaling baseline."""
@@ -73,30 +111,46 @@ def semsim(
     check_out(out, read)
     check_out(explain_html, [*read, ("--out", out)], option="--explain-html")
     check_format(format)
+    check_n_samples(n_samples, "--n-samples")
+    check_seed(seed)
+    check_confidence(confidence)
+    check_segments_path(segments, out, read)
     if explain_limit < 0:
         raise SettingsError(f"--explain-limit must be 0 or more, got {explain_limit}")
-    metric = _build_metric(model, layer, idf, rescale, baseline, drop_function_words, stopwords, oov,
+    encoder = encoder_for(model, lang)
+    metric = _build_metric(encoder, layer, idf, rescale, baseline, drop_function_words, stopwords, oov,
                            batch_size, device, max_length)
     refs, systems = load_inputs(reference, input)
+    warn_encoder_misfit(metric, refs, "give --lang LANG, or --model FOLDER")
     metric.progress = not quiet
+    with model_loading(f"encoder ({encoder or 'all-MiniLM-L6-v2'})", not quiet):
+        metric.embedder  # noqa: B018 - loads the model (a property), between the two lines
+    if ci:
+        check_resamplable(len(refs[0]), "--ci", reference[0])
     results = []
+    cis: list[ConfidenceInterval | None] = []
     explained: list[tuple[str, Any]] = []
     for name, hyps in systems.items():
         rows = metric.stats(hyps, refs)
         results.append((name, metric.aggregate(rows, nrefs=len(refs))))
+        cis.append(bootstrap_ci(metric, rows, n_samples, confidence, seed) if ci else None)
         if explain or explain_html:
             limit = len(hyps) if explain_limit == 0 else min(explain_limit, len(hyps))
             alignments = metric.explain(hyps[:limit], [r[:limit] for r in refs])
             explained += [(f"{name}, segment {i + 1}", a) for i, a in enumerate(alignments)]
     signature = results[0][1].signature
     if explain_html:
-        from evalab.io import write_text_atomic
         from evalab.report.alignment import render_alignment_html
 
         write_text_atomic(explain_html, render_alignment_html(explained, signature=signature))
-    body = [[n, f"{sc.precision:.4f}", f"{sc.recall:.4f}", f"{sc.fmeasure:.4f}"] for n, sc in results]
-    data = [ordered_row({"system": n, **sc.to_dict()}) for n, sc in results]
-    emit_table(format, ["system", "P", "R", "F1"], body, out, footer=[signature], data=data)
+    if segments:
+        write_text_atomic(segments, segment_lines({"bertscore": metric}, systems, refs))
+    body = [[n, f"{sc.precision:.4f}", f"{sc.recall:.4f}", f"{sc.fmeasure:.4f}" + (ci_text(sc, c, None) if c else "")]
+            for (n, sc), c in zip(results, cis, strict=True)]
+    data = [ordered_row({"system": n, **sc.to_dict(), **(ci_fields(sc, c) if c else {})})
+            for (n, sc), c in zip(results, cis, strict=True)]
+    footer = list(dict.fromkeys(sc.signature + (f"|{c.signature}" if c else "") for (_, sc), c in zip(results, cis, strict=True)))
+    emit_table(format, ["system", "P", "R", "F1"], body, out, footer=footer, data=data)
     if explain:
         _print_explanations(explained)
 

@@ -173,6 +173,10 @@ class Score:
             **({"verbose": self.verbose} if self.verbose else {}),
         }
 
+    def __float__(self) -> float:
+        """The score on the metric's own scale, as :attr:`score` (``float(bleu) == 48.89``)."""
+        return float(self.score)
+
     def __str__(self) -> str:
         text = f"{self.metric} = {self.score:.{2 if self.scale == 100 else 4}f}"
         return f"{text} {self.verbose}".rstrip()
@@ -465,6 +469,47 @@ class Metric(ABC):
             if not hypotheses:
                 raise empty_corpus_error(self.name)
         return self.aggregate(self.stats(hypotheses, references))
+
+    # -- accumulation (torchmetrics-style, for training loops) -----------------------------
+    def update(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> None:
+        """Add a batch (``references`` as for :meth:`corpus_score`: one stream per reference).
+
+        :meth:`compute` then gives what :meth:`corpus_score` gives on all batches together.
+        """
+        hyps, refs = check_references(list(hypotheses), references, metric=self.name)
+        batches = self._batches()
+        if batches and len(refs) != len(batches[0][1]):
+            raise InputError(
+                f"{self.name}.update: this batch has {len(refs)} reference stream(s), the earlier ones "
+                f"{len(batches[0][1])}; give every batch the same number (None for a missing reference)"
+            )
+        stats = self.stats(hyps, refs) if self.additive else None
+        batches.append((hyps, refs, stats))
+
+    def compute(self) -> Score:
+        """The corpus :class:`Score` of every batch given to :meth:`update` since :meth:`reset`.
+
+        Additive metrics sum the batches' statistics rows; the others (a corpus-level IDF)
+        are scored once on all batches' segments.
+        """
+        batches = self._batches()
+        if not sum(len(hyps) for hyps, _, _ in batches):
+            raise empty_corpus_error(self.name)
+        parts = [stats for _, _, stats in batches]
+        if all(p is not None and not p.context for p in parts) and len({p.nrefs for p in parts}) == 1:  # type: ignore[union-attr]
+            rows = np.concatenate([p.rows for p in parts])  # type: ignore[union-attr]
+            return self.aggregate(self.make_stats(rows, parts[0].nrefs))  # type: ignore[union-attr]
+        hyps = [h for batch, _, _ in batches for h in batch]
+        refs = [[r for _, streams, _ in batches for r in streams[k]] for k in range(len(batches[0][1]))]
+        return self.corpus_score(hyps, refs)
+
+    def reset(self) -> None:
+        """Forget the batches given to :meth:`update`."""
+        self._batches().clear()
+
+    def _batches(self) -> list[tuple[list[str], list[list[str | None]], Stats | None]]:
+        # kept on the instance (metrics are built by subclasses that may not call __init__)
+        return self.__dict__.setdefault("_accumulated", [])
 
     def sentence_metric(self) -> Metric:
         """The metric that scores single sentences (:meth:`sentence_settings`)."""

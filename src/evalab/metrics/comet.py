@@ -15,6 +15,7 @@ call (COMET embeds source, hypothesis and reference separately before its estima
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 from collections.abc import Mapping, Sequence
@@ -28,6 +29,7 @@ from evalab.errors import InputError, SettingsError, require
 from evalab.metrics.base import Metric, MetricSettings, Score, check_references, setting
 from evalab.metrics.stats_value import Stats
 from evalab.models.comet_checkpoint import checkpoint_file, read_checkpoint, read_class
+from evalab.models.hub import cached_snapshot, is_model_name, model_label
 
 __all__ = ["Comet", "CometSettings"]
 
@@ -130,6 +132,9 @@ class Comet(Metric):
         if self.settings.encoder is not None:
             return Path(self.settings.encoder)
         named = str(hparams.get("pretrained_model", ""))
+        if not Path(named).is_dir() and is_model_name(named):
+            with contextlib.suppress(InputError):  # not cached either: the message below says what to do
+                return cached_snapshot(named)
         if not Path(named).is_dir():
             raise InputError(
                 f"{self._ckpt}: its encoder {named!r} is not a local folder and evalab never downloads; "
@@ -244,13 +249,9 @@ def encoder_name(folder: Path) -> str:
             return DEFAULT_MODEL_NAME
     except Exception:  # the semantic extra is absent: the folder cannot be the shipped one
         pass
-    return folder.resolve().name
+    return model_label(folder)
 
 
 def checkpoint_name(ckpt: Path) -> str:
     """The model's name: ``Org/name`` inside a Hugging Face cache, else the folder name."""
-    folder = ckpt.parents[1]
-    for part in folder.parts:
-        if part.startswith("models--"):
-            return part[len("models--") :].replace("--", "/")
-    return folder.name
+    return model_label(ckpt.parents[1])

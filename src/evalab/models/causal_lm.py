@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from evalab.errors import InputError, SettingsError, require
+from evalab.models.hub import model_label
 from evalab.progress import progress_bar
 
 __all__ = [
@@ -242,8 +243,8 @@ class CausalLMScorer:
     # -- loading ---------------------------------------------------------------------------
     @property
     def name(self) -> str:
-        """The model's directory name (recorded in signatures)."""
-        return self.path.resolve().name
+        """The model's directory name (recorded in signatures; ``Org/name`` from a hub cache)."""
+        return model_label(self.path)
 
     @property
     def tokenizer(self) -> Any:
@@ -338,7 +339,8 @@ class CausalLMScorer:
         counts = [0] * len(documents)
         model = self.model
         device = torch.device(self.device)
-        with progress_bar(len(jobs), "windows", progress) as advance, torch.inference_mode():
+        with progress_bar(sum(j[0] for j in jobs), "language model", progress, unit="tokens") as advance, \
+                torch.inference_mode():
             for start in range(0, len(jobs), self.batch_size):
                 batch = jobs[start : start + self.batch_size]
                 width = batch[0][0]
@@ -361,7 +363,7 @@ class CausalLMScorer:
                 losses = token_loss(picked, torch.as_tensor(labels, device=device), ignore_index=None)
                 nll.index_add_(0, torch.as_tensor(owners), losses.double().cpu())
                 del picked, losses
-                advance(len(batch))
+                advance(sum(j[0] for j in batch))
         return [DocumentNLL(float(v), c) for v, c in zip(nll.tolist(), counts, strict=True)]
 
     # -- protocol --------------------------------------------------------------------------

@@ -112,12 +112,13 @@ class CometModel:
         order = sorted(range(len(unique)), key=lambda i: len(ids[i]))
         out: dict[str, Any] = {}
         batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-        with progress_bar(len(batches), "COMET embeddings", progress and len(batches) > 1) as advance, torch.inference_mode():
+        with progress_bar(len(unique), "COMET embeddings", progress and len(batches) > 1, unit="segments") as advance, \
+                torch.inference_mode():
             for batch in batches:
                 emb = self._embed_batch([ids[i] for i in batch])
                 for i, row in zip(batch, emb, strict=True):
                     out[unique[i]] = row
-                advance()
+                advance(len(batch))
         return out
 
     def _embed_batch(self, batch: list[list[int]]) -> Any:

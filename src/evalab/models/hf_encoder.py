@@ -18,6 +18,7 @@ import numpy as np
 
 from evalab.errors import InputError, MissingExtraError, SettingsError, require
 from evalab.models.embedding_cache import DEFAULT_CACHE_BYTES, Embedder
+from evalab.models.hub import model_label
 from evalab.models.packed_bert import packed_encoder
 from evalab.models.token_embeddings import TokenEmbeddings
 from evalab.progress import progress_bar
@@ -125,7 +126,7 @@ class TransformerEmbedder(Embedder):
             raise SettingsError(f"max_length must be at least 3 tokens, got {max_length}")
         self.max_length = min(max_length, model_limit)
         self._special = {t for t in (self.tokenizer.cls_token_id, self.tokenizer.sep_token_id) if t is not None}
-        self.name = DEFAULT_MODEL_NAME if _is_default_path(self.path) else self.path.resolve().name
+        self.name = DEFAULT_MODEL_NAME if _is_default_path(self.path) else model_label(self.path)
         self.fingerprint = _fingerprint_dir(self.path)
         self._torch = torch
 
@@ -199,14 +200,15 @@ class TransformerEmbedder(Embedder):
         out: list[TokenEmbeddings | None] = [None] * len(sentences)
         cut = set(truncated)
         batches = self._batches(ids, packed=self._packed is not None)
-        with progress_bar(len(batches), f"embedding ({self.name})", progress and len(batches) > 1) as advance:
+        with progress_bar(sum(map(len, batches)), f"embedding ({self.name})", progress and len(batches) > 1,
+                          unit="segments") as advance:
             for batch in batches:
                 t0 = time.perf_counter()
                 vectors = self._unit_vectors([ids[i] for i in batch])
                 for i, v in zip(batch, vectors, strict=True):
                     out[i] = self._make(ids[i], v, truncated=i in cut)
                 self.profile["forward"] += time.perf_counter() - t0
-                advance()
+                advance(len(batch))
         return out  # type: ignore[return-value]
 
     def _make(self, ids: list[int], vectors: np.ndarray, *, truncated: bool) -> TokenEmbeddings:
@@ -225,7 +227,8 @@ class TransformerEmbedder(Embedder):
         torch = self._torch
         out: list[list[TokenEmbeddings]] = [[] for _ in sentences]
         batches = self._batches(ids)
-        with progress_bar(len(batches), f"embedding all layers ({self.name})", progress and len(batches) > 1) as advance:
+        with progress_bar(sum(map(len, batches)), f"embedding all layers ({self.name})", progress and len(batches) > 1,
+                          unit="segments") as advance:
             for batch in batches:
                 states = self._forward([ids[i] for i in batch], all_layers=True)
                 for h in states[: self.layer + 1]:
@@ -233,7 +236,7 @@ class TransformerEmbedder(Embedder):
                     h = (h / torch.linalg.vector_norm(h, dim=-1, keepdim=True)).cpu().numpy()
                     for row, i in enumerate(batch):
                         out[i].append(self._make(ids[i], h[row, : len(ids[i])], truncated=False))
-                advance()
+                advance(len(batch))
         return out
 
 

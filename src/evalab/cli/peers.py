@@ -1,0 +1,141 @@
+"""The peers' command-line habits (sacrebleu, jiwer, bert-score, comet-score) met at the edge.
+
+Spellings that mean the same thing here are accepted as option names of the commands
+(``-tok``, ``-lc``, ``-c/--cand``, ``--hypothesis``...). This module handles the others,
+before click parses anything: a peer flag that means something else here, or that click
+would misread (``-sl`` as ``-s l``), is refused with one line naming evalab's spelling,
+and an unknown option gets a suggestion only when one is close.
+
+>>> peer_equivalent("--sentence-level", "score")
+"sacrebleu's -sl/--sentence-level is --segments FILE here (per-segment scores as JSON Lines)"
+>>> relevant_suggestions("--metirc", ["--metrics", "--seed", "--set"])
+['--metrics']
+>>> relevant_suggestions("--paired-bs", ["--metrics", "--seed"])
+[]
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+
+from evalab.errors import SettingsError
+
+__all__ = ["check_peer_habits", "peer_equivalent", "relevant_suggestions", "translate_peer_flags"]
+
+_SEGMENTS = "--segments FILE here (per-segment scores as JSON Lines)"
+
+#: a peer's option that is not an option of the command -> what to write here instead
+#: (``{command}`` is the command it was given to)
+PEER_EQUIVALENTS: dict[str, str] = {
+    "-sl": f"sacrebleu's -sl/--sentence-level is {_SEGMENTS}",
+    "--sentence-level": f"sacrebleu's -sl/--sentence-level is {_SEGMENTS}",
+    "--seg_level": f"bert-score's -s/--seg_level is {_SEGMENTS}",
+    "--cer": "jiwer's -c/--cer is -m cer here",
+    "--global": "jiwer's -g/--global is the default here: wer and cer are corpus-level (all edits over all reference words)",
+    "-g": "jiwer's -g/--global is the default here: wer and cer are corpus-level (all edits over all reference words)",
+    "--paired-bs": "sacrebleu's --paired-bs is `evalab compare -t bs` (or `evalab score --paired-bs`)",
+    "-pbs": "sacrebleu's --paired-bs is `evalab compare -t bs` (or `evalab score --paired-bs`)",
+    "--paired-ar": "sacrebleu's --paired-ar is `evalab compare -t ar` (or `evalab score --paired-ar`)",
+    "-par": "sacrebleu's --paired-ar is `evalab compare -t ar` (or `evalab score --paired-ar`)",
+    "-ci": "sacrebleu's -ci/--confidence is --ci on `evalab score`; `evalab {command}` always reports intervals",
+    "--model_type": "bert-score's --model_type is --model here",
+    "--rescale_with_baseline": "bert-score's --rescale_with_baseline is --rescale here",
+    "--batch_size": "--batch-size here (with a hyphen)",
+    "--num_layers": "bert-score's -l/--num_layers is --layer here",
+    "--lang": "--lang is an option of `evalab semsim` (bert-score's --lang); on score give -l SRC-TGT",
+    "-t": "sacrebleu's -t TESTSET is not supported: evalab downloads nothing; pass the reference file with -r",
+    "--test-set": "sacrebleu's -t/--test-set is not supported: evalab downloads nothing; pass the reference file with -r",
+    "--gpus": "comet-score's --gpus is --set comet.device=cuda here",
+}
+
+_CANDIDATE = {"-c": "-i", "--cand": "-i", "--candidate": "-i", "--hypothesis": "-i", "--ref": "-r"}
+
+#: per command: a peer's spelling -> the option it means here (sacrebleu, bert-score, jiwer)
+PEER_ALIASES: dict[str, dict[str, str]] = {
+    "score": {
+        **_CANDIDATE,
+        "-ci": "--ci", "-cin": "-n", "--confidence-n": "-n",
+        "-pbs": "--paired-bs", "-par": "--paired-ar",
+        "--paired-bs-n": "-n", "-pbsn": "-n", "--paired-ar-n": "-n", "-parn": "-n",
+        "--language-pair": "--langpair",
+    },
+    "compare": {"--ref": "-r", "--paired-bs-n": "-n", "-pbsn": "-n", "--paired-ar-n": "-n", "-parn": "-n"},
+    "semsim": {**_CANDIDATE, "--model_type": "--model", "--rescale_with_baseline": "--rescale", "--batch_size": "--batch-size"},
+}
+
+
+def translate_peer_flags(args: Sequence[str], command: str) -> list[str]:
+    """``args`` with the command's peer spellings (``-c``, ``-cin``) as evalab's (``-i``, ``-n``).
+
+    ``--cand=FILE`` is translated too; values and everything after ``--`` are left alone
+    (a value that looks like a peer flag is taken for one, as click would take it).
+    """
+    aliases = PEER_ALIASES.get(command, {})
+    out: list[str] = []
+    for i, tok in enumerate(args):
+        if tok == "--":
+            return [*out, *args[i:]]
+        name, eq, value = tok.partition("=")
+        out.append(aliases[name] + eq + value if name in aliases else tok)
+    return out
+
+
+#: option names that are help in evalab but a value-taking option in a peer
+HELP_FLAG = "-h"
+
+
+def check_peer_habits(args: Sequence[str], command: str, options: set[str]) -> None:
+    """Refuse, with the evalab spelling, a peer habit click would misread or answer with help.
+
+    ``command`` is the command path (``score``, ``ablate run``) and ``options`` its option
+    names. ``-h`` is help only when nothing but command names comes before it and nothing
+    after: jiwer's ``-h HYP`` (hypothesis file) must not print help and exit 0 into a
+    redirected stdout. ``--confidence`` without a level is sacrebleu's switch; ``-c``
+    without a file is jiwer's ``--cer`` switch; a peer's multi-letter short option that is
+    not one of the command's (``-sl``) would be read as a short option and its value
+    (``-s l``).
+    """
+    args = list(args[: args.index("--")] if "--" in args else args)
+    options = options | set(PEER_ALIASES.get(command, {}))
+    path = " ".join(["evalab", *command.split()])
+    see = f" (see `{path} --help`)"
+    for i, tok in enumerate(args):
+        nxt = args[i + 1] if i + 1 < len(args) else None
+        if tok == HELP_FLAG and (nxt is not None or any(a.startswith("-") for a in args[:i])):
+            raise SettingsError(
+                f"-h is short for --help here and takes nothing else; jiwer's -h/--hypothesis HYP is -i HYP{see}"
+            )
+        if tok == "--confidence" and "--confidence" in options and not _is_number(nxt):
+            switch = "--ci (with -n N for its --confidence-n)" if "--ci" in options else f"always on in `{path}`"
+            raise SettingsError(
+                f"'--confidence' takes a level here (e.g. --confidence 0.95); sacrebleu's --confidence switch is {switch}{see}"
+            )
+        if tok == "-c" and "-c" in options and (nxt is None or (nxt.startswith("-") and nxt != "-")):
+            raise SettingsError(f"'-c' takes the candidate file here (bert-score's -c/--cand); jiwer's -c/--cer switch is -m cer{see}")
+        if tok not in options and tok in PEER_EQUIVALENTS and not tok.startswith("--") and len(tok) > 2:
+            raise SettingsError(f"{tok!r}: {peer_equivalent(tok, command)}{see}")
+
+
+def _is_number(token: str | None) -> bool:
+    if token is None:
+        return False
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def peer_equivalent(option: str, command: str) -> str | None:
+    """What a peer's ``option`` is spelt here, or None when it is not a known peer option."""
+    message = PEER_EQUIVALENTS.get(option)
+    return None if message is None else message.format(command=command)
+
+
+def relevant_suggestions(option: str, possibilities: Sequence[str]) -> list[str]:
+    """The options close to the unknown ``option`` (click offers any loose match otherwise:
+    ``--paired-bs`` would get "Did you mean --seed?")."""
+    bare = option.lstrip("-")
+    by_bare = {p.lstrip("-"): p for p in possibilities}
+    return [by_bare[m] for m in difflib.get_close_matches(bare, list(by_bare), n=3, cutoff=0.75)]
