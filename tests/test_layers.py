@@ -12,7 +12,7 @@ is still a dependency):
       ``evalab.metaeval`` (metrics against human judgements)
  3    ``evalab.stats``
  2    ``evalab.metrics`` (and ``evalab.parallel``, the old name of ``metrics.parallel``)
- 1    ``evalab.text``, ``evalab.models``
+ 1    ``evalab.text``, ``evalab.models``, ``evalab.items`` (per-item score files)
  0    the core every layer uses: ``errors``, ``_version``, ``_kernel`` (and the compiled
       ``_mtkernel``, ``_rougekernel``, ``_edkernel``, ``_tieskernel``), ``io``, ``nll`` (and ``loss``, its old name), ``progress``
 ====  ==========================================================================
@@ -34,7 +34,7 @@ LAYERS: dict[str, int] = {
     "evalab.ablation": 4, "evalab.examples": 4, "evalab.metaeval": 4,
     "evalab.stats": 3,
     "evalab.metrics": 2, "evalab.parallel": 2,
-    "evalab.text": 1, "evalab.models": 1,
+    "evalab.text": 1, "evalab.models": 1, "evalab.items": 1,
     "evalab.errors": 0, "evalab._version": 0, "evalab._kernel": 0, "evalab._mtkernel": 0,
     "evalab._rougekernel": 0, "evalab._edkernel": 0, "evalab._tieskernel": 0,
     "evalab.io": 0, "evalab.nll": 0, "evalab.loss": 0, "evalab.progress": 0,

@@ -146,13 +146,13 @@ def test_a_file_size_limit_under_the_store_is_one_line_and_keeps_the_store(tmp_p
 FULL_DISK = """
 set -u
 mount -t tmpfs -o size=1m tmpfs "$0" && cp -r "$1"/. "$0"/ && cd "$0" || exit 99
-python -m evalab ablate run study.toml --db s.db -q 2>/dev/null || exit 98
+"$2" -m evalab ablate run study.toml --db s.db -q 2>/dev/null || exit 98
 sed -i "s/70.0 + 10.0/71.0 + 10.0/" synth_entry.py
 dd if=/dev/zero of=fill bs=4k 2>/dev/null
-python -m evalab ablate run study.toml --db s.db -q
+"$2" -m evalab ablate run study.toml --db s.db -q
 echo "rc=$?"
 rm fill
-python -c "import sqlite3; c = sqlite3.connect('s.db'); print(c.execute('PRAGMA integrity_check').fetchone()[0], \
+"$2" -c "import sqlite3; c = sqlite3.connect('s.db'); print(c.execute('PRAGMA integrity_check').fetchone()[0], \
 c.execute('SELECT COUNT(*) FROM runs').fetchone()[0])"
 """
 
@@ -163,10 +163,11 @@ def test_a_full_disk_under_the_store_is_one_line_and_keeps_the_store(tmp_path):
     write_study(tmp_path / "src", seeds=[0, 1])
     (tmp_path / "disk").mkdir()
     env = {**os.environ, "PYTHONPATH": str(SRC)}
-    proc = subprocess.run(["unshare", "--mount", "sh", "-c", FULL_DISK, str(tmp_path / "disk"), str(tmp_path / "src")],
+    proc = subprocess.run(["unshare", "--mount", "sh", "-c", FULL_DISK, str(tmp_path / "disk"), str(tmp_path / "src"), sys.executable],
                           capture_output=True, text=True, env=env, timeout=300)
     if proc.returncode == 99:
         pytest.skip(f"no tmpfs mount here: {proc.stderr}")
+    assert proc.returncode != 98, "the first run (before the disk was filled) failed"
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert lines[0].startswith("evalab: error: s.db: cannot write the run database: ") and "full disk" in lines[0]

@@ -48,7 +48,8 @@ def _root(
 #: options that take several values after one flag (``-i sysA sysB``), per command path
 GREEDY_OPTIONS: dict[str, set[str]] = {
     "score": {"-i", "--input", "-m", "--metrics", "-r", "--reference"},
-    "compare": {"-i", "--input", "-m", "--metrics", "-r", "--reference"},
+    "compare": {"-i", "--input", "-m", "--metrics", "-r", "--reference", "--scores", "--score-column"},
+    "power": {"--scores"},
     "semsim": {"-i", "--input", "-r", "--reference"},
     "meta-eval": {"-i", "--input", "-m", "--metrics", "--name-map"},
 }
@@ -91,6 +92,7 @@ COMMAND_MODULES: dict[str, str] = {
     "ablate": "ablate",
     "demo": "demo",
     "meta-eval": "meta_eval",
+    "power": "power",
 }
 
 

@@ -24,6 +24,7 @@ import numpy as np
 import typer
 
 from evalab.cli import app
+from evalab.cli.compare_scores import ScoreOptions, check_mode, compare_scores
 from evalab.cli.inputs import metric_inputs
 from evalab.cli.names import named_inputs
 from evalab.cli.options import build_metrics
@@ -50,6 +51,7 @@ from evalab.cli.score import (
 from evalab.cli.segment_checks import check_pair_work, check_resamplable
 from evalab.errors import InputError, SettingsError
 from evalab.io import check_same_length, read_segments, same_file
+from evalab.items import Columns
 from evalab.metrics.base import Metric
 from evalab.metrics.missing_refs import reference_count
 from evalab.metrics.parallel import stats_table
@@ -483,8 +485,8 @@ def _page_texts(fmt: str, source: str | None, train: str | None, reference: list
 
 @app.command()
 def compare(
-    reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references.")],
-    input: Annotated[list[str], typer.Option("-i", "--input", help="System outputs: -i BASELINE SYS1 SYS2 ... (the first is the baseline; NAME=PATH names a system).")],
+    reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references.")] = [],  # noqa: B006
+    input: Annotated[list[str], typer.Option("-i", "--input", help="System outputs: -i BASELINE SYS1 SYS2 ... (the first is the baseline; NAME=PATH names a system).")] = [],  # noqa: B006
     source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
     metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s): -m bleu chrf ... (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
     test: Annotated[str, typer.Option("-t", "--test", help="Paired test: bs (paired bootstrap, Koehn 2004), ar (approximate randomization) or mcnemar (right/wrong metrics: exact_match, accuracy).")] = "bs",
@@ -505,8 +507,31 @@ def compare(
     all_pairs: Annotated[bool, typer.Option("--all-pairs", help="Also list every pair of systems: Δ, p-values, and segments won, tied and lost (implies --rank).")] = False,
     train: Annotated[str | None, typer.Option("--train", help="With -f html: a training file (one segment a line) whose word counts define the page's frequency buckets (default: the references).")] = None,
     missing_ref: Annotated[str, typer.Option("--missing-ref", help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.")] = "none",
+    scores: Annotated[list[str], typer.Option("--scores", help="Per-item score files instead of -r/-i: --scores BASELINE A B ... (lm-eval sample logs or run folders, inspect-ai logs, CSV/JSONL, `score --segments` output); -n N adds bootstrap intervals.")] = [],  # noqa: B006
+    id_column: Annotated[str, typer.Option("--id-column", help="With --scores: the item id column of CSV/JSONL files.")] = "id",
+    score_column: Annotated[list[str], typer.Option("--score-column", help="With --scores: the score column(s) (default: score; for harness logs their per-item metrics).")] = [],  # noqa: B006
+    cluster_column: Annotated[str | None, typer.Option("--cluster-column", help="With --scores: the column (or doc.FIELD, metadata.FIELD) grouping items into clusters, for clustered standard errors.")] = None,
+    sample_column: Annotated[str | None, typer.Option("--sample-column", help="With --scores: the column numbering several samples (generations) of one item.")] = None,
+    common_items: Annotated[bool, typer.Option("--common-items", help="With --scores: compare on the items every model has (else missing or extra ids are refused).")] = False,
 ) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
+    check_mode(bool(scores), {
+        "-r/--reference": bool(reference), "-i/--input": bool(input), "--source": source is not None,
+        "-m/--metrics": metrics != ["bleu"], "-t/--test": test != "bs", "--ci-n": ci_n != DEFAULT_CI_N,
+        "--p-value": p_value != DEFAULT_P_VALUE, "-s/--set": bool(set_), "-j/--jobs": jobs != 1,
+        "--missing-ref": missing_ref != "none", "--train": train is not None,
+    }, {
+        "--id-column": id_column != "id", "--score-column": bool(score_column),
+        "--cluster-column": cluster_column is not None, "--sample-column": sample_column is not None,
+        "--common-items": common_items,
+    })
+    if scores:
+        cols = Columns(id_column, tuple(score_column), cluster_column, sample_column)
+        compare_scores(scores, ScoreOptions(cols, common_items, confidence, correct, alpha, n_samples or 0,
+                                            seed, format, width, out, rank, all_pairs))
+        return
+    if not reference or not input:
+        raise SettingsError("compare needs -r REFERENCE and -i BASELINE SYS1 ... (or --scores FILES)")
     # every option is checked before any file is read or any resampling starts
     named = named_inputs(input)
     input = named.paths

@@ -1,0 +1,136 @@
+"""``evalab power``: how many items an evaluation needs, and what difference it can detect.
+
+From a pilot run (``--scores A B``: two per-item files, read as ``compare --scores`` reads
+them) or from assumed standard deviations, correlation and clustering, for the paired
+design (both models on the same items) and the unpaired one (each on its own items); see
+:mod:`evalab.stats.power`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+
+import numpy as np
+import typer
+
+from evalab.cli import app
+from evalab.cli.compare_scores import aligned_inputs, means_of
+from evalab.cli.output import check_format, check_out, emit_table, format_option
+from evalab.errors import SettingsError
+from evalab.items import Columns
+from evalab.stats.items import cluster_codes, estimate
+from evalab.stats.power import DESIGNS, Design, detectable_delta, items_needed
+
+__all__ = ["pilot_designs"]
+
+
+def _icc(deff: float, m: float) -> float:
+    """The intra-cluster correlation that gives design effect ``deff`` at cluster size ``m``."""
+    return 0.0 if m <= 1 else min(1.0, max(0.0, (deff - 1.0) / (m - 1.0)))
+
+
+def pilot_designs(files: list[str], cols: Columns) -> tuple[dict[str, Design], int]:
+    """Paired and unpaired designs estimated from a pilot of two models, and its item count."""
+    groups = aligned_inputs(files, cols, common=False)
+    if len(groups) != 1 or len(groups[0].sets) != 2:
+        raise SettingsError("power --scores needs two models on one metric (pick it with --score-column)")
+    group = groups[0]
+    a, b = (m.means for m in means_of(group))
+    sd_a, sd_b = float(a.std(ddof=1)), float(b.std(ddof=1))
+    rho = float(np.corrcoef(a, b)[0, 1]) if sd_a > 0 and sd_b > 0 else 0.0
+    m, icc_paired, icc_unpaired = 1, 0.0, 0.0
+    if group.clusters is not None:
+        codes = cluster_codes(group.clusters)
+        size = a.size / (int(codes.max()) + 1)
+        m = max(1, round(size))
+
+        def deff(x: np.ndarray) -> float:
+            return (estimate(x, codes).se / estimate(x).se) ** 2 if x.std() > 0 else 1.0
+
+        icc_paired = _icc(deff(a - b), size)
+        icc_unpaired = _icc((deff(a) + deff(b)) / 2, size)
+    return {
+        "paired": Design("paired", sd_a, sd_b, rho, m, icc_paired),
+        "unpaired": Design("unpaired", sd_a, sd_b, 0.0, m, icc_unpaired),
+    }, int(a.size)
+
+
+def _assumed(sd_a: float | None, sd_b: float | None, corr: float, m: int, icc: float) -> dict[str, Design]:
+    if sd_a is None:
+        raise SettingsError("power needs a pilot (--scores A B) or the assumed spread (--sd, e.g. 0.48 for "
+                            "accuracies near 0.65)")
+    sd_b = sd_a if sd_b is None else sd_b
+    return {d: Design(d, sd_a, sd_b, corr if d == "paired" else 0.0, m, icc) for d in DESIGNS}
+
+
+def _row(design: Design, delta: float | None, items: int | None, alpha: float, power: float) -> dict[str, Any]:
+    need = items_needed(design, delta, alpha, power) if delta is not None else None
+    mdd = detectable_delta(design, items, alpha, power) if items is not None else None
+    return {
+        "design": design.design, "sd_a": design.sd_a, "sd_b": design.sd_b,
+        "correlation": design.correlation if design.design == "paired" else None,
+        "cluster_size": design.cluster_size, "icc": design.icc, "design_effect": design.design_effect,
+        "test_sd": design.sd, "alpha": alpha, "power": power, "delta": delta, "items_needed": need,
+        "items": items, "detectable_delta": mdd,
+    }
+
+
+def _render(rows: list[dict[str, Any]], fmt: str, out: str | None) -> None:
+    header = ["design", "sd", "corr", "cluster", "icc", "deff", "Δ", "items needed", "items", "detectable Δ"]
+
+    def num(v: float | None, spec: str) -> str:
+        return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
+
+    body = [[r["design"], num(r["test_sd"], ".4f"), num(r["correlation"], ".2f"), str(r["cluster_size"]),
+             num(r["icc"], ".3f"), num(r["design_effect"], ".2f"), num(r["delta"], "g"),
+             "none ≤ 10^9" if r["delta"] is not None and r["items_needed"] is None else num(r["items_needed"], "d"),
+             num(r["items"], "d"), num(r["detectable_delta"], ".4f")] for r in rows]
+    r0 = rows[0]
+    footer = [f"two-sided t test at alpha {r0['alpha']:g}, power {r0['power']:g}; sd: of the per-item "
+              "differences (paired) or pooled (unpaired); unpaired: items per model; "
+              "deff = 1 + (cluster - 1) icc"]
+    emit_table(fmt, header, body, out, footer=footer, data=rows)
+
+
+@app.command()
+def power(
+    scores: Annotated[list[str], typer.Option("--scores", help="A pilot run: two per-item score files (as compare --scores reads them).")] = [],  # noqa: B006
+    delta: Annotated[float | None, typer.Option("--delta", help="The difference to detect: gives the items needed.")] = None,
+    items: Annotated[int | None, typer.Option("--items", help="Items of an evaluation: gives the smallest detectable difference (default: the pilot's items).")] = None,
+    alpha: Annotated[float, typer.Option("--alpha", help="Level of the two-sided test.")] = 0.05,
+    power_: Annotated[float, typer.Option("--power", help="Power wanted (probability of detecting the difference).")] = 0.8,
+    design: Annotated[str | None, typer.Option("--design", help="paired or unpaired (default: both).")] = None,
+    sd: Annotated[float | None, typer.Option("--sd", help="Without a pilot: standard deviation of one model's item scores.")] = None,
+    sd_b: Annotated[float | None, typer.Option("--sd-b", help="Without a pilot: the other model's (default: --sd).")] = None,
+    correlation: Annotated[float, typer.Option("--correlation", help="Without a pilot: correlation of the two models' scores on one item.")] = 0.0,
+    cluster_size: Annotated[int, typer.Option("--cluster-size", help="Without a pilot: items per cluster (e.g. questions per passage).")] = 1,
+    icc: Annotated[float, typer.Option("--icc", help="Without a pilot: intra-cluster correlation of the scores.")] = 0.0,
+    id_column: Annotated[str, typer.Option("--id-column", help="With --scores: the item id column.")] = "id",
+    score_column: Annotated[list[str], typer.Option("--score-column", help="With --scores: the score column.")] = [],  # noqa: B006
+    cluster_column: Annotated[str | None, typer.Option("--cluster-column", help="With --scores: the cluster column.")] = None,
+    format: Annotated[str, format_option()] = "table",
+    out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
+) -> None:
+    """Items needed to detect a difference, and the smallest difference an evaluation detects."""
+    check_out(out, [("--scores", f) for f in scores])
+    check_format(format)
+    if design is not None and design not in DESIGNS:
+        raise SettingsError(f"--design must be paired or unpaired, got {design!r}")
+    if items is not None and items < 2:
+        raise SettingsError(f"--items must be at least 2, got {items}")
+    if delta is None and items is None and not scores:
+        raise SettingsError("power needs --delta (items needed) or --items (detectable difference)")
+    if scores:
+        assumed = {"--sd": sd is not None, "--sd-b": sd_b is not None, "--correlation": correlation != 0.0,
+                   "--cluster-size": cluster_size != 1, "--icc": icc != 0.0}
+        given = [option for option, set_ in assumed.items() if set_]
+        if given:
+            raise SettingsError(f"{given[0]} is an assumption for a plan without a pilot; with --scores the "
+                                "pilot gives it (name the clusters with --cluster-column)")
+        designs, pilot_items = pilot_designs(scores, Columns(id_column, tuple(score_column), cluster_column))
+        items = pilot_items if items is None and delta is None else items
+    else:
+        designs = _assumed(sd, sd_b, correlation, cluster_size, icc)
+    chosen = [designs[design]] if design else list(designs.values())
+    _render([_row(d, delta, items, alpha, power_) for d in chosen], format, out)

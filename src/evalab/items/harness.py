@@ -1,0 +1,231 @@
+"""Per-item scores from lm-evaluation-harness sample logs and inspect-ai JSON logs.
+
+**lm-evaluation-harness** (0.4.x, ``lm_eval --log_samples --output_path OUT``) writes, per
+model, a folder with ``results_<date>.json`` (``results``, ``versions`` per task,
+``lm_eval_version``, ...) and one ``samples_<task>_<date>.jsonl`` per task. Each sample
+line is one document and one filter: ``doc_id``, ``doc``, ``target``, ``arguments``,
+``resps``, ``filtered_resps``, ``filter`` (``none`` unless the task defines filters, e.g.
+``strict-match``), ``metrics`` (the per-item metric names) and the hashes ``doc_hash``,
+``prompt_hash``, ``target_hash``; then one key per metric with the item's value (``acc``,
+``acc_norm``, ``exact_match``, ...). A metric is named ``task:metric`` (``task:metric,filter``
+for a filter other than ``none``), as the harness's results name it ``metric,filter``; the
+item id is ``doc_id``. A corpus-level metric (BLEU's per-item ``[reference, prediction]``
+pair) is no per-item score and is refused when asked for. The task's version from the
+results file must agree across models; a results file of a harness version other than
+0.4 is refused (its sample layout is not known here).
+
+**inspect-ai** logs (log ``version`` 2), JSON or ``.eval`` archives (a zip of
+``header.json``, the log without its samples, written when the run ends, and one
+``samples/<id>_epoch_<epoch>.json`` per sample and epoch; "sample k" in messages is the
+k-th of those files in name order): ``status``, ``eval`` (``task``, ``model``, ...), and
+``samples``, each with ``id``, ``epoch`` (the sample index when a task runs several
+epochs), ``scores`` (scorer name -> ``{"value": ...}``) and ``metadata``. Values map to
+numbers as inspect's ``value_to_float`` does: ``C`` 1, ``I`` 0, ``P`` 0.5, ``N`` 0, booleans
+and numbers as they are, ``yes``/``true`` 1, ``no``/``false`` 0 (any case), numeric
+strings; where inspect maps any other value to 0 with a warning, it is refused here, and a
+dict value gives one metric per key (``scorer.key``) instead. An unscored sample (value
+NaN) is refused like any NaN. Only a finished log (status ``success``) is read, and the
+task's ``task_version`` must agree across models.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from evalab.errors import InputError
+from evalab.items.readers import Columns, cluster_of, read_jsonl, read_text
+from evalab.items.table import Row, ScoreSet, collect
+
+__all__ = [
+    "INSPECT_VERSIONS", "LM_EVAL_VERSIONS", "is_inspect_log", "is_lm_eval", "read_inspect", "read_inspect_archive",
+    "read_lm_eval",
+]
+
+#: harness versions whose sample layout this reader knows (major.minor)
+LM_EVAL_VERSIONS = ("0.4",)
+#: inspect-ai log format versions read here
+INSPECT_VERSIONS = (2,)
+
+_SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9\-.]+)\.jsonl$")
+_BOOKKEEPING = frozenset({
+    "doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
+    "doc_hash", "prompt_hash", "target_hash",
+})
+
+
+def is_lm_eval(record: dict[str, Any]) -> bool:
+    """A record of an lm-evaluation-harness samples file."""
+    return "doc_id" in record and ("filtered_resps" in record or "resps" in record)
+
+
+def _metric_names(record: dict[str, Any], cols: Columns) -> list[str]:
+    if cols.scores:
+        return list(cols.scores)
+    listed = record.get("metrics")
+    if isinstance(listed, list):
+        return [str(m) for m in listed]
+    return [k for k, v in record.items()
+            if k not in _BOOKKEEPING and isinstance(v, (int, float)) and not isinstance(v, bool)]
+
+
+def _lm_rows(path: Path, task: str, cols: Columns) -> Iterator[Row]:
+    unnamed: dict[object, int] = {}  # doc_id -> line, for records without a "filter" key
+    for line, record in read_jsonl(path):
+        where = f"{path}: line {line}"
+        if not is_lm_eval(record):
+            raise InputError(f"{where}: not an lm-evaluation-harness sample (no doc_id and resps)")
+        if "filter" not in record and unnamed.setdefault(record["doc_id"], line) != line:
+            raise InputError(
+                f"{where}: doc_id {record['doc_id']} again (first at line {unnamed[record['doc_id']]}) and no "
+                "'filter' key: a task with several filters written by a harness version that does not name "
+                "them; the records cannot be told apart"
+            )
+        filt = record.get("filter", "none")
+        suffix = "" if filt in (None, "none") else f",{filt}"
+        scores = {}
+        for name in _metric_names(record, cols):
+            if name not in record:
+                raise InputError(f"{where}: no metric {name!r} in the sample")
+            value = record[name]
+            if isinstance(value, (list, dict)):
+                raise InputError(f"{where}: {name} is {json.dumps(value)[:40]}..., a corpus-level "
+                                 "metric's input, not a per-item score")
+            scores[f"{task}:{name}{suffix}"] = value
+        cluster = cluster_of(record, cols.cluster, where, "a key of the sample, or doc.FIELD")
+        # several records per doc_id are the task's filters: the filter is the sample key
+        yield Row(str(record["doc_id"]), line, scores, None if filt in (None, "none") else filt, cluster)
+
+
+def _results_for(path: Path, date: str, task: str) -> str | None:
+    """The task version from the run's ``results_<date>.json`` (None without one);
+    refuses a harness version whose layout is unknown."""
+    results = path.parent / f"results_{date}.json"
+    if not results.exists():
+        return None
+    try:
+        data = json.loads(read_text(results))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{results}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(data, dict) or "results" not in data:
+        raise InputError(f"{results}: not an lm-evaluation-harness results file (no 'results')")
+    harness = data.get("lm_eval_version")
+    if harness is not None and not any(str(harness).startswith(v + ".") for v in LM_EVAL_VERSIONS):
+        raise InputError(f"{results}: written by lm-evaluation-harness {harness}; this reader knows the "
+                         f"sample layout of {', '.join(LM_EVAL_VERSIONS)}.x only")
+    version = (data.get("versions") or {}).get(task)
+    return None if version is None else str(version)
+
+
+def _samples_files(folder: Path) -> list[Path]:
+    files = sorted(p for p in folder.rglob("samples_*.jsonl") if _SAMPLES.match(p.name))
+    if not files:
+        raise InputError(f"{folder}: no lm-evaluation-harness samples_<task>_<date>.jsonl file in it")
+    tasks: dict[str, Path] = {}
+    for f in files:
+        task = _SAMPLES.match(f.name)["task"]  # type: ignore[index]
+        if task in tasks:
+            raise InputError(f"{folder}: task {task} has two sample files ({tasks[task]}, {f}); "
+                             "give the run folder of one run")
+        tasks[task] = f
+    return files
+
+
+def read_lm_eval(path: Path, cols: Columns) -> list[ScoreSet]:
+    """Score sets of one samples file, or of every task in a run folder (model: the folder
+    for a folder, the file's folder for a file)."""
+    files = _samples_files(path) if path.is_dir() else [path]
+    model = str(path)
+    out = []
+    for f in files:
+        m = _SAMPLES.match(f.name)
+        if m is None:
+            raise InputError(f"{f}: an lm-evaluation-harness samples file is named samples_<task>_<date>.jsonl")
+        version = _results_for(f, m["date"], m["task"])
+        out += collect(_lm_rows(f, m["task"], cols), model=model, path=str(f), version=version)
+    return out
+
+
+def is_inspect_log(data: Any) -> bool:
+    """An inspect-ai JSON log (any version)."""
+    return isinstance(data, dict) and {"version", "eval", "samples"} <= set(data)
+
+
+_LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
+_WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
+
+
+def _inspect_value(value: Any) -> Any:
+    """inspect's ``value_to_float``: letters and words to numbers, the rest as given."""
+    if isinstance(value, str):
+        if value in _LETTERS:
+            return _LETTERS[value]
+        return _WORDS.get(value.lower(), value)
+    return value
+
+
+def _inspect_scores(sample: dict[str, Any], where: str, task: str) -> dict[str, Any]:
+    scores = sample.get("scores")
+    if not isinstance(scores, dict) or not scores:
+        raise InputError(f"{where}: the sample has no scores")
+    out: dict[str, Any] = {}
+    for scorer, score in scores.items():
+        value = score.get("value") if isinstance(score, dict) else None
+        if isinstance(value, dict):
+            out.update({f"{task}:{scorer}.{k}": _inspect_value(v) for k, v in value.items()})
+        else:
+            out[f"{task}:{scorer}"] = _inspect_value(value)
+    return out
+
+
+def read_inspect(path: Path, data: dict[str, Any], cols: Columns) -> list[ScoreSet]:
+    """Score sets of an inspect-ai JSON log: one per scorer (and key of a dict score)."""
+    if data.get("version") not in INSPECT_VERSIONS:
+        raise InputError(f"{path}: inspect-ai log version {data.get('version')!r}; this reader knows "
+                         f"version {', '.join(map(str, INSPECT_VERSIONS))}")
+    if data.get("status") != "success":
+        raise InputError(f"{path}: the log's status is {data.get('status')!r}; only a finished run "
+                         "(success) has every sample scored")
+    spec = data.get("eval") or {}
+    task = str(spec.get("task", "task"))
+    version = spec.get("task_version")
+    samples = data.get("samples") or []
+
+    def rows() -> Iterator[Row]:
+        for k, sample in enumerate(samples, start=1):
+            where = f"{path}: sample {k}"
+            if not isinstance(sample, dict) or "id" not in sample:
+                raise InputError(f"{where}: no sample id")
+            scores = _inspect_scores(sample, where, task)
+            if cols.scores:
+                scores = {k2: v for k2, v in scores.items() if k2.split(":", 1)[1] in cols.scores}
+            cluster = cluster_of(sample, cols.cluster, where, "a key of the sample, e.g. metadata.FIELD")
+            yield Row(str(sample["id"]), k, scores, str(sample.get("epoch", 1)), cluster)
+
+    return collect(rows(), model=str(path), path=str(path), unit="sample",
+                   version=None if version is None else str(version))
+
+
+def read_inspect_archive(path: Path, cols: Columns) -> list[ScoreSet]:
+    """Score sets of an inspect-ai ``.eval`` archive (its header and sample files)."""
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+            if "header.json" not in names:
+                raise InputError(f"{path}: no header.json in the archive; the run has not finished")
+            data = json.loads(archive.read("header.json"))
+            members = sorted(n for n in names if n.startswith("samples/") and n.endswith(".json"))
+            samples = [json.loads(archive.read(n)) for n in members]
+    except zipfile.BadZipFile:
+        raise InputError(f"{path}: not a zip archive (an inspect-ai .eval log is one)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: a member of the archive is not JSON ({exc})") from None
+    if not isinstance(data, dict) or not {"version", "eval"} <= set(data):
+        raise InputError(f"{path}: header.json is not an inspect-ai log header (no version and eval)")
+    return read_inspect(path, {**data, "samples": samples}, cols)

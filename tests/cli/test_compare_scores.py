@@ -1,0 +1,158 @@
+"""``evalab compare --scores``: per-item files of several models through the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.stats
+from tests.cli.refusal import assert_refused
+from tests.items.harness_files import inspect_log, write_lm_eval_run
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "item-scores"
+FILES = [EXAMPLE / f"model-{m}.csv" for m in "abc"]
+
+
+def _read(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    rows = [line.split(",") for line in path.read_text(encoding="utf-8").splitlines()[1:]]
+    return np.array([float(r[2]) for r in rows]), np.array([r[1] for r in rows])
+
+
+def test_json_gives_naive_clustered_and_paired_errors(run_cli) -> None:
+    res = run_cli("compare", "--scores", *FILES, "--score-column", "correct", "--cluster-column", "passage",
+                  "--correct", "holm", "-f", "json")
+    assert res.exit_code == 0, res.stderr
+    rows = json.loads(res.stdout)
+    assert [r["system"] for r in rows] == [str(f) for f in FILES]
+    a, _ = _read(FILES[0])
+    b, _ = _read(FILES[1])
+    base, other = rows[0], rows[1]
+    assert base["score"] == pytest.approx(a.mean()) and base["n_clusters"] == 200
+    assert base["naive_se"] == pytest.approx(a.std(ddof=1) / np.sqrt(a.size))
+    assert base["clustered_se"] > 1.3 * base["naive_se"]  # 5 questions a passage
+    ref = scipy.stats.ttest_rel(b, a)
+    assert other["delta"] == pytest.approx((b - a).mean())
+    assert other["paired_se"] == pytest.approx((b - a).mean() / ref.statistic)
+    assert other["paired_clustered_se"] > other["paired_se"]
+    assert other["paired_se"] < other["unpaired_se"]
+    assert other["unpaired_clustered_se"] == pytest.approx(np.hypot(base["clustered_se"], other["clustered_se"]))
+    assert other["p_adjusted"] >= other["p_value"]
+
+
+def test_table_shows_the_intervals_side_by_side(run_cli) -> None:
+    res = run_cli("compare", "--scores", *FILES, "--score-column", "correct", "--cluster-column", "passage")
+    assert res.exit_code == 0, res.stderr
+    assert "95% CI clust." in res.stdout and "95% CI paired clust." in res.stdout
+    assert "│  1000 │" in res.stdout and "│      200 │" in res.stdout
+    assert "model-b" in res.stdout and "model-b.csv" not in res.stdout
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "latex"])
+def test_markdown_and_latex(run_cli, fmt: str, tmp_path: Path) -> None:
+    out = tmp_path / "t.txt"
+    res = run_cli("compare", "--scores", *FILES, "--score-column", "correct", "-f", fmt, "-o", out)
+    assert res.exit_code == 0 and res.stdout == ""
+    text = out.read_text(encoding="utf-8")
+    assert ("| model-a |" in text) if fmt == "markdown" else ("\\toprule" in text)
+
+
+def test_harness_logs_and_text_metrics_go_through_one_comparison(run_cli, tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    runs = [write_lm_eval_run(tmp_path / m, {"arc": (rng.random(50) < p).astype(float).tolist()}, passages=10)
+            for m, p in (("base", 0.5), ("tuned", 0.7))]
+    res = run_cli("compare", "--scores", *runs, "--cluster-column", "doc.passage_id", "-f", "json")
+    assert res.exit_code == 0, res.stderr
+    rows = json.loads(res.stdout)
+    assert {r["metric"] for r in rows} == {"arc:acc", "arc:acc_norm"} and rows[0]["n_clusters"] == 10
+    logs = [inspect_log(tmp_path / f"{m}.json", v) for m, v in (("x", ["C", "I", "C", "I"]), ("y", ["C", "C", "C", "I"]))]
+    res = run_cli("compare", "--scores", *logs, "-f", "json")
+    assert res.exit_code == 0, res.stderr
+    assert json.loads(res.stdout)[1]["delta"] == pytest.approx(0.25)
+    ref = tmp_path / "ref.txt"
+    hyps = [tmp_path / "h1.txt", tmp_path / "h2.txt"]
+    ref.write_text("a b c d\ne f g h\ni j k l\n", encoding="utf-8")
+    hyps[0].write_text("a b c d\ne f x h\ni j\n", encoding="utf-8")
+    hyps[1].write_text("a b c\ne f g h\ni j k l\n", encoding="utf-8")
+    seg = tmp_path / "seg.jsonl"
+    assert run_cli("score", "-r", ref, "-i", *hyps, "-m", "chrf", "--segments", seg).exit_code == 0
+    res = run_cli("compare", "--scores", seg, "-f", "json")
+    assert res.exit_code == 0, res.stderr
+    assert [r["system"] for r in json.loads(res.stdout)] == ["h1.txt", "h2.txt"]
+
+
+def test_common_items_is_said(run_cli, tmp_path: Path) -> None:
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    a.write_text("id,score\nx,1\ny,0\nz,1\n", encoding="utf-8")
+    b.write_text("id,score\ny,1\nz,1\nw,0\n", encoding="utf-8")
+    res = run_cli("compare", "--scores", a, b, "--common-items")
+    assert res.exit_code == 0, res.stderr
+    assert "score: items common to every model; 2 left out" in res.stdout
+
+
+def test_bootstrap_intervals_with_n_samples(run_cli) -> None:
+    res = run_cli("compare", "--scores", *FILES[:2], "--score-column", "correct", "--cluster-column", "passage",
+                  "-n", "500", "-f", "json")
+    rows = json.loads(res.stdout)
+    assert rows[1]["paired_bootstrap_low"] < rows[1]["delta"] < rows[1]["paired_bootstrap_high"]
+    table = run_cli("compare", "--scores", *FILES[:2], "--score-column", "correct", "-n", "200").stdout
+    assert "95% CI paired boot." in table and "200 resamples of items, seed 12345" in table
+
+
+def _write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("b_text", "extra", "needle"), [
+    ("id,score\nx,1\ny,yes\n", (), "b.csv: line 3, score: score 'yes' is not a number"),
+    ("id,score\nx,1\ny,NaN\n", (), "b.csv: line 3, score: score is 'NaN'"),
+    ("id,score\nx,1\nw,0\n", (), "b.csv: line 3: item 'w' is not in"),
+    ("id,score\nx,1\n", (), "item 'y' is missing from"),
+    ("id,s,c,score\nx,1,p,1\nx,2,q,0\ny,1,q,1\n", ("--sample-column", "s", "--cluster-column", "c"),
+     "b.csv: line 3: item 'x' is in cluster 'q' here but 'p' at line 2"),
+])
+def test_bad_per_item_files_are_refused(tmp_path: Path, b_text: str, extra: tuple[str, ...], needle: str) -> None:
+    a_text = "id,s,c,score\nx,1,p,1\ny,1,q,0\n" if extra else "id,score\nx,1\ny,0\n"
+    a, b = _write(tmp_path, "a.csv", a_text), _write(tmp_path, "b.csv", b_text)
+    assert_refused(("compare", "--scores", a, b, *extra), needle, watch=(tmp_path,))
+
+
+def test_unknown_harness_version_is_refused(tmp_path: Path) -> None:
+    a = write_lm_eval_run(tmp_path / "a", {"arc": [1.0, 0.0]})
+    b = write_lm_eval_run(tmp_path / "b", {"arc": [1.0, 1.0]}, version="0.9.1")
+    assert_refused(("compare", "--scores", a, b), "written by lm-evaluation-harness 0.9.1", watch=(tmp_path,))
+    log = inspect_log(tmp_path / "x.json", ["C", "I"], version=7)
+    assert_refused(("compare", "--scores", log, log), "inspect-ai log version 7", watch=(tmp_path,))
+
+
+def test_scores_with_references_or_one_model_is_refused(tmp_path: Path) -> None:
+    a = _write(tmp_path, "a.csv", "id,score\nx,1\ny,0\n")
+    assert_refused(("compare", "--scores", a, a, "-r", a), "-r/--reference applies to -r/-i system outputs",
+                   watch=(tmp_path,))
+    assert_refused(("compare", "--scores", a, a, "--test", "ar"), "-t/--test applies to -r/-i", watch=(tmp_path,))
+    assert_refused(("compare", "-r", a, "-i", a, a, "--cluster-column", "c"), "--cluster-column applies to --scores",
+                   watch=(tmp_path,))
+    assert_refused(("compare", "--scores", a), "at least 2 models", watch=(tmp_path,))
+    b = _write(tmp_path, "b.csv", "id,score\nx,0\ny,0\n")
+    assert_refused(("compare", "--scores", a, b, "-o", b), "is the same file as --scores", watch=(tmp_path,))
+    assert_refused(("compare", "-i", a, a), "compare needs -r REFERENCE", watch=(tmp_path,))
+
+
+def test_rank_and_all_pairs_give_clusters_and_every_pair(run_cli) -> None:
+    res = run_cli("compare", "--scores", *FILES, "--score-column", "correct", "--cluster-column", "passage",
+                  "--rank", "--all-pairs", "-f", "json")
+    assert res.exit_code == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert [r["cluster"] for r in data["models"]] == [2, 1, 2]  # b beats a and c; a and c do not differ
+    pairs = {(p["system"], p["vs"]): p for p in data["pairs"]}
+    assert len(pairs) == 3 and all(p["correction"] == "holm" for p in pairs.values())
+    from evalab.stats.multiple import holm_bonferroni
+
+    raw = [p["p_value"] for p in data["pairs"]]
+    assert [p["p_adjusted"] for p in data["pairs"]] == pytest.approx(holm_bonferroni(raw).tolist())
+    table = run_cli("compare", "--scores", *FILES, "--score-column", "correct", "--rank").stdout
+    assert "rank: significance cluster" in table
