@@ -217,6 +217,7 @@ def test_demo_quick_report_renders_in_headless_chromium(run_cli, tmp_path):
     again = run_cli("demo", "--quick", "--out-dir", out, "--jobs", "2", "--quiet")
     assert again.exit_code == 0, again.stderr
     assert "6 runs, 6 already stored, 0 ok, 0 failed" in again.stderr
+    assert (out / ".evalab-demo.json").is_file()  # what lets the second run replace the reports
 
     facts, png, errors = inspect_page(out / "report.html", tmp_path / "profile")
     assert errors == [], errors

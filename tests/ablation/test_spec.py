@@ -228,3 +228,14 @@ def test_bad_computed_metrics_and_options(tmp_path, text, expected):
         with_refs(tmp_path, text)
     assert str(tmp_path / "bad.toml") in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_a_study_file_with_a_byte_order_mark_reads_as_without(run_cli, tmp_path):
+    # was: "not valid TOML: Invalid statement (at line 1, column 1)", the mark not named
+    study = write_study(tmp_path, seeds=[0])
+    assert run_cli("ablate", "run", study, "--db", tmp_path / "s.db", "-q").exit_code == 0
+    plain = run_cli("ablate", "status", study, "--db", tmp_path / "s.db", "-f", "json")
+    study.write_bytes(b"\xef\xbb\xbf" + study.read_bytes())
+    marked = run_cli("ablate", "status", study, "--db", tmp_path / "s.db", "-f", "json")
+    assert plain.exit_code == marked.exit_code == 0, marked.stderr
+    assert marked.stdout == plain.stdout and load_study(study).name == "synth"

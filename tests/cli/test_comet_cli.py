@@ -94,3 +94,86 @@ def test_bad_input_is_one_line_and_exit_2(run_cli, files, tmp_path, case, fragme
     for fragment in fragments:
         assert fragment in lines[0]
     assert not out.exists()
+
+
+# ---------------------------------------------------------------- broken checkpoints
+# Each was a traceback (IndexError, TypeError, NotImplementedError, AttributeError); each is
+# built from the tiny checkpoint benchmarks/make_tiny_comet.py writes (no oracle, no network).
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    return comet_oracle.make_tiny_checkpoint(tmp_path_factory.mktemp("tiny") / "tiny-comet")
+
+
+def _broken(tiny: Path, root: Path, **changes) -> Path:
+    """A copy of the tiny checkpoint with its hyper-parameters changed (``hyper_parameters=``
+    replaces them whole)."""
+    import shutil
+
+    import torch
+
+    data = torch.load(tiny / "checkpoints" / "model.ckpt", weights_only=True)
+    whole = changes.pop("hyper_parameters", None)
+    data["hyper_parameters"] = whole if whole is not None else {**data["hyper_parameters"], **changes}
+    (root / "checkpoints").mkdir(parents=True)
+    torch.save(data, root / "checkpoints" / "model.ckpt")
+    shutil.copy(tiny / "hparams.yaml", root / "hparams.yaml")
+    return root
+
+
+def _gpt2_folder(root: Path) -> Path:
+    root.mkdir()
+    (root / "config.json").write_text(json.dumps({"model_type": "gpt2", "n_layer": 2, "n_head": 2, "n_embd": 32,
+                                                  "vocab_size": 100, "n_positions": 64}), encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize(
+    ("case", "needle"),
+    [
+        ("bare-ckpt", "model.ckpt: no hparams.yaml two folders up"),
+        ("empty-ckpt", "model.ckpt: empty (0 bytes); not a PyTorch checkpoint"),
+        ("hidden-empty", "hidden_sizes [] is not a non-empty list of positive integers"),
+        ("hidden-string", "hidden_sizes '16' is not a non-empty list of positive integers"),
+        ("hparams-list", "hyper_parameters is a list, not a mapping"),
+        ("activation-module", "activation 'Module' is not a torch.nn activation function"),
+        ("encoder-gpt2", "config.json: model_type 'gpt2', but the checkpoint's encoder is BERT"),
+    ],
+)
+def test_a_broken_checkpoint_is_one_line(tiny, files, tmp_path, case, needle) -> None:
+    from .refusal import assert_refused
+
+    model, extra = str(tiny), []
+    if case == "bare-ckpt":
+        (tmp_path / "bare").mkdir()
+        (tmp_path / "bare" / "model.ckpt").write_bytes((tiny / "checkpoints" / "model.ckpt").read_bytes())
+        model = str(tmp_path / "bare" / "model.ckpt")
+    elif case == "empty-ckpt":
+        root = _broken(tiny, tmp_path / "empty")
+        (root / "checkpoints" / "model.ckpt").write_bytes(b"")
+        model = str(root)
+    elif case == "encoder-gpt2":
+        extra = ["--set", f"comet.encoder={_gpt2_folder(tmp_path / 'gpt2')}"]
+    else:
+        changes = {"hidden-empty": {"hidden_sizes": []}, "hidden-string": {"hidden_sizes": "16"},
+                   "hparams-list": {"hyper_parameters": [1, 2, 3]},
+                   "activation-module": {"activations": "Module"}}[case]
+        model = str(_broken(tiny, tmp_path / case, **changes))
+    assert_refused(("score", "-r", files["ref"], "-i", files["a"], "-m", "comet", "--set", f"comet.model={model}",
+                    *extra, "--source", files["src"], "-q", "-o", tmp_path / "out.json"),
+                   needle, watch=(tmp_path, tiny))
+
+
+def test_meta_eval_binds_the_source_to_comet(tiny, files, tmp_path) -> None:
+    # was: "comet: the model reads the source segments; pass --source SRC" with --source given
+    from .refusal import evalab
+
+    human = tmp_path / "human.tsv"
+    human.write_text("".join(f"{s}\t{k}\t{0.1 * k + i}\n" for i, s in enumerate(["a.txt", "b.txt", "ref.txt"])
+                             for k in range(1, 9)), encoding="utf-8")
+    run = evalab("meta-eval", "--human", human, "-r", files["ref"], "-i", files["a"], files["b"], files["ref"],
+                 "-m", "comet", "--set", f"comet.model={tiny}", "--source", files["src"], "-n", "20",
+                 "--permutations", "0", "-q", "-f", "json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["metrics"]["comet"]

@@ -6,6 +6,7 @@ Every command runs in a subprocess (``python -m evalab``) as a user would run it
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -174,3 +175,167 @@ def test_score_and_compare_json_share_the_key_order(run_cli, tmp_path):
     assert score.exit_code == 0 and compare.exit_code == 0, score.stderr + compare.stderr
     for rows in (json.loads(score.stdout), json.loads(compare.stdout)):
         assert [list(r)[:3] for r in rows] == [["system", "metric", "score"]] * len(rows)
+
+
+# ---------------------------------------------------------------- streams, devices, folders
+SCORE = ("score", "-r", "ref.txt", "-i", "hyp.txt")
+NOT_A_FILE = [
+    ((*SCORE, "-o", "fifo"), "--out fifo is a FIFO (named pipe), not a regular file"),
+    ((*SCORE, "--segments", "fifo"), "--segments fifo is a FIFO (named pipe)"),
+    ((*SCORE, "-o", "/dev/null"), "--out /dev/null is a character device, not a regular file"),
+    ((*SCORE, "-o", "sock"), "--out sock is a socket, not a regular file"),
+    ((*SCORE, "-o", "fifo-link"), "--out fifo-link is a FIFO"),  # a symbolic link to the FIFO
+    (("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-o", "fifo"), "is a FIFO"),
+    (("meta-eval", "--human", "ref.txt", "-r", "ref.txt", "-i", "hyp.txt", "--save-scores", "fifo"), "is a FIFO"),
+    (("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "--explain-html", "fifo"), "is a FIFO"),
+    (("ppl", "--logits", "logits.npz", "-o", "fifo"), "is a FIFO"),
+    (("ablate", "report", "study.toml", "--db", "runs.db", "-o", "fifo"), "is a FIFO"),
+    ((*SCORE, "-o", "newdir/"), "--out newdir/ ends in '/', which names a folder"),
+    ((*SCORE, "--segments", "newdir/"), "--segments newdir/ ends in '/'"),
+    (("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-o", "newdir/"), "ends in '/'"),
+    (("ppl", "--logits", "logits.npz", "-o", "newdir/"), "ends in '/'"),
+    (("ablate", "status", "study.toml", "--db", "runs.db", "-o", "newdir/"), "ends in '/'"),
+    ((*SCORE, "--segments", "-"), "--segments - writes to stdout, and so does the output of --out"),
+    ((*SCORE, "-o", "-", "--segments", "/dev/stdout"), "--segments /dev/stdout writes to stdout, and so does --out -"),
+    (("meta-eval", "--human", "ref.txt", "-r", "ref.txt", "-i", "hyp.txt", "--save-scores", "/dev/stdout"),
+     "writes to stdout"),
+    (("demo", "--quick", "--out-dir", "-"), "--out-dir - names the stdout stream; give a folder"),
+]
+
+
+@pytest.fixture
+def special(work) -> Path:
+    import socket
+
+    os.mkfifo(work / "fifo")
+    os.symlink("fifo", work / "fifo-link")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(work / "sock"))
+    yield work
+    sock.close()
+
+
+@pytest.mark.parametrize(("args", "needle"), NOT_A_FILE, ids=[" ".join(map(str, a[:1] + a[-2:])) for a, _ in NOT_A_FILE])
+def test_an_output_that_is_no_regular_file_is_refused(special, args, needle):
+    # was: the FIFO or device replaced by a regular file; `newdir/` written as a file `newdir`
+    assert_refused(args, needle, watch=(special,), cwd=special)
+    assert not (special / "newdir").exists()
+
+
+@pytest.mark.parametrize("out", ["-", "/dev/stdout"])
+@pytest.mark.parametrize(
+    "args",
+    [SCORE, ("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-n", "20"),
+     ("ppl", "--logits", "logits.npz"), ("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "-q"),
+     ("meta-eval", "--human", "human.tsv", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "ref.txt", "-n", "20",
+      "--permutations", "0")],
+    ids=lambda a: a[0] if isinstance(a, tuple) else a,
+)
+def test_dash_and_dev_stdout_write_to_stdout(work, args, out):
+    # was: "/dev/stdout: No such file or directory" (the rename onto /proc/self/fd/1)
+    rows = [f"{name}\t{k}\t{0.1 * k + i}" for i, name in enumerate(["hyp.txt", "sys2.txt", "ref.txt"]) for k in (1, 2)]
+    (work / "human.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    before = sorted(p.name for p in work.iterdir())
+    run = evalab(*args, "-f", "json", "-o", out, cwd=work)
+    assert run.returncode == 0, run.stderr
+    json.loads(run.stdout)
+    assert sorted(p.name for p in work.iterdir()) == before
+
+
+def test_segments_to_a_stream_beside_a_file(work):
+    run = evalab(*SCORE, "-o", "score.json", "-f", "json", "--segments", "-", cwd=work)
+    assert run.returncode == 0, run.stderr
+    assert [json.loads(line)["segment"] for line in run.stdout.splitlines()] == [1, 2]
+    assert json.loads((work / "score.json").read_text())[0]["metric"] == "bleu"
+    run = evalab(*SCORE, "-f", "json", "-o", "/dev/stderr", cwd=work)
+    assert run.returncode == 0 and run.stdout == "" and json.loads(run.stderr)[0]["metric"] == "bleu"
+
+
+# ---------------------------------------------------------------- a property over input trees
+def _tree(root: Path) -> None:
+    """Inputs with every way to name them twice: symbolic links (to files and folders), hard
+    links, ``..`` and a model folder nested in folders."""
+    (root / "ref.txt").write_text("the cat sat on the mat\nhello world\n", encoding="utf-8")
+    (root / "hyp.txt").write_text("the cat sat on a mat\nhello there world\n", encoding="utf-8")
+    lm = root / "models" / "a" / "b" / "lm"
+    lm.mkdir(parents=True)
+    (lm / "config.json").write_text("{}", encoding="utf-8")
+    (lm / "weights.bin").write_bytes(b"weights")
+    (root / "sub").mkdir()
+    os.symlink("ref.txt", root / "link-ref.txt")
+    os.symlink("../hyp.txt", root / "sub" / "up-hyp.txt")
+    os.symlink("a/b/lm", root / "models" / "lm-link")
+    os.link(lm / "weights.bin", root / "hard.bin")
+    os.link(root / "hyp.txt", root / "sub" / "hard-hyp.txt")
+    # a word-vector table scores in a blink: a command reading it runs to the end and writes
+    (root / "models" / "a" / "b" / "table.tsv").write_bytes(TABLE.read_bytes())
+    os.symlink("a/b/table.tsv", root / "models" / "table-link.tsv")
+    os.link(root / "models" / "a" / "b" / "table.tsv", root / "hard-table.tsv")
+
+
+#: how an output may be spelled: every input by another name, and new files
+OUT_NAMES = ["ref.txt", "hyp.txt", "./hyp.txt", "sub/../ref.txt", "link-ref.txt", "sub/up-hyp.txt", "sub/hard-hyp.txt",
+             "hard.bin", "models/a/b/lm/config.json", "models/lm-link/weights.bin", "models/a/../a/b/lm/config.json",
+             "models/a/b/table.tsv", "models/table-link.tsv", "hard-table.tsv", "sub/../models/a/b/table.tsv",
+             "new.json", "sub/new.txt", "models/new.txt"]
+REFS = ["ref.txt", "link-ref.txt", "sub/../ref.txt"]
+HYPS = ["hyp.txt", "sub/up-hyp.txt", "sub/hard-hyp.txt", "./hyp.txt"]
+MODELS = ["models/a/b/lm", "models/lm-link", "models/a/../a/b/lm"]
+TABLES = ["models/a/b/table.tsv", "models/table-link.tsv", "hard-table.tsv", "sub/../models/a/b/table.tsv"]
+
+
+def _digests(root: Path, paths: list[str]) -> dict[str, str]:
+    import hashlib
+
+    files = [p for name in paths for p in ([root / name] if (root / name).is_file() else sorted((root / name).rglob("*")))]
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files if p.is_file()}
+
+
+def _command(data) -> tuple[list[str], list[str]]:
+    """A command line of score or ppl reading some spelling of the inputs, and what it reads."""
+    from hypothesis import strategies as st
+
+    ref, hyp, model = data.draw(st.sampled_from(REFS)), data.draw(st.sampled_from(HYPS)), data.draw(st.sampled_from(MODELS))
+    table = data.draw(st.sampled_from(TABLES))
+    kind = data.draw(st.sampled_from(["score", "score-model", "score-table", "ppl", "semsim"]))
+    if kind == "ppl":
+        return ["ppl", "--model", model, "-i", hyp], [hyp, model]
+    if kind == "semsim":
+        return ["semsim", "-r", ref, "-i", hyp, "--model", table, "-q"], [ref, hyp, table]
+    args = ["score", "-r", ref, "-i", hyp]
+    if kind == "score-model":
+        return [*args, "-m", "perplexity", "--set", f"perplexity.model={model}"], [ref, hyp, model]
+    if kind == "score-table":
+        return [*args, "-m", "bleu", "bertscore", "--set", f"bertscore.model={table}"], [ref, hyp, table]
+    return args, [ref, hyp]
+
+
+def test_no_command_writes_onto_a_path_it_read():
+    import contextlib
+    import io
+    import tempfile
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from evalab.cli import main
+
+    @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.data())
+    def check(data) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            _tree(root)
+            args, read = _command(data)
+            out = data.draw(st.sampled_from(OUT_NAMES))
+            segments = data.draw(st.sampled_from([None, *OUT_NAMES])) if args[0] == "score" else None
+            args += ["-o", out, *(["--segments", segments] if segments else [])]
+            before = _digests(root, read)
+            with contextlib.chdir(root), contextlib.redirect_stdout(io.StringIO()), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                code = main(args)
+            assert code in (0, 2), (args, code)
+            assert _digests(root, read) == before, args
+            assert not list(root.rglob(".*tmp*")), args  # no temporary left behind
+
+    check()

@@ -84,3 +84,36 @@ def test_one_segment_still_scores_and_mcnemar_stays_exact(work):
     assert evalab("score", "-r", "one.ref", "-i", "one.hyp", cwd=work).returncode == 0
     run = evalab("compare", "-r", "one.ref", "-i", "one.ref", "one.hyp", "-m", "exact_match", "--test", "mcnemar", cwd=work)
     assert run.returncode == 0, run.stderr
+
+
+@pytest.mark.parametrize(
+    ("line", "settings", "needle"),
+    [
+        # one whitespace word each: the old bound counted 1 x 1 and TER ended in MemoryError
+        ("漢字" * 15_000, ["--set", "normalized=true", "--set", "asian_support=true"],
+         "line 1 has 30,000 TER tokens against a reference of 30,000: ter's edit distance would fill"),
+        ("a," * 20_000, ["--set", "normalized=true"], "line 1 has 40,000 TER tokens against a reference of 40,000"),
+    ],
+)
+@pytest.mark.parametrize("command", ["score", "compare", "meta-eval"])
+def test_ter_counts_its_own_tokens(work, line, settings, needle, command):
+    (work / "long.ref").write_text(line + "\na b\nc d\n", encoding="utf-8")
+    (work / "long.hyp").write_text(line[::-1] + "\na b\nc d\n", encoding="utf-8")
+    args = {"score": ("score", "-r", "long.ref", "-i", "long.hyp"),
+            "compare": ("compare", "-r", "long.ref", "-i", "long.ref", "long.hyp"),
+            "meta-eval": ("meta-eval", "--human", "ref.txt", "-r", "long.ref", "-i", "long.hyp", "long.ref")}[command]
+    line = assert_refused((*args, "-m", "ter", *settings), needle, watch=(work,), cwd=work)
+    assert line.startswith("evalab: error: long.")  # the system is named
+
+
+def test_a_computed_ter_in_a_study_refuses_by_the_same_rule(run_cli, tmp_path):
+    from tests.cli.test_ablate import outputs_study
+
+    line = "a," * 20_000
+    body = f'open(os.path.join(out_dir, "hyp.txt"), "w").write("{line}\\nx\\ny\\n")\nreturn {{"acc": 0.5}}'
+    tables = '[metrics.ter]\nmetric = "ter"\noutputs = "hyp.txt"\nreferences = ["data/ref.txt"]\nsettings = { normalized = true }\n'
+    study = outputs_study(tmp_path, body, tables=tables, seeds=(0,))
+    (tmp_path / "data" / "ref.txt").write_text(f"{line}\nx\ny\n", encoding="utf-8")
+    assert run_cli("ablate", "run", study, "--db", tmp_path / "s.db", "-q").exit_code == 1
+    status = run_cli("ablate", "status", study, "--db", tmp_path / "s.db").stdout
+    assert "40,000 TER tokens against a reference of 40,000" in status, status

@@ -205,3 +205,19 @@ def test_an_undefined_statistic_has_no_rank(run_cli, synth):
         assert rows[("flat", "segment", stat)]["value"] is None
         assert rows[("flat", "segment", stat)]["rank"] is None
         assert rows[("oracle", "segment", stat)]["rank"] == 1
+
+
+@pytest.mark.parametrize("which", ["human.tsv", "scores.tsv", "mqm.tsv"])
+def test_a_byte_order_mark_is_harmless(run_cli, synth, which):
+    # was: "human.tsv:1: segment id 'segment' is not a whole number" (the mark stuck to the header)
+    rows = [line.split("\t") for line in (synth / "human.tsv").read_text().splitlines()[1:]]
+    (synth / "mqm.tsv").write_text("system mqm_avg_score seg_id\n" + "".join(f"{s} {v} {k}\n" for s, k, v in rows))
+    args = base_args(synth)
+    if which == "mqm.tsv":
+        args[args.index(synth / "human.tsv")] = synth / "mqm.tsv"
+    plain = run_cli(*args, "-f", "json")
+    assert plain.exit_code == 0, plain.stderr
+    (synth / which).write_bytes(b"\xef\xbb\xbf" + (synth / which).read_bytes())
+    marked = run_cli(*args, "-f", "json")
+    assert marked.exit_code == 0, marked.stderr
+    assert json.loads(marked.stdout)["statistics"] == json.loads(plain.stdout)["statistics"]

@@ -270,3 +270,64 @@ def test_stats_many_checks_every_system_and_handles_empty_input() -> None:
         bleu.stats_many([["a"], ["a", "b"]], [["x"]])
     with pytest.raises(InputError, match="hypothesis 0 is int"):
         bleu.stats_many([["a"], [3]], [["x"]])
+
+
+# ---------------------------------------------------------------- the work of one segment pair
+CJK_LINE = "漢字" * 15_000  # 30 000 characters, one "word" to a whitespace split
+COMMAS = "a," * 20_000  # one whitespace word; 40 000 TER tokens once punctuation is split off
+
+
+@pytest.mark.parametrize(
+    ("name", "settings", "hyp", "needle"),
+    [
+        ("ter", {"normalized": True, "asian_support": True}, CJK_LINE, "30,000 TER tokens against a reference of 30,000"),
+        ("ter", {"normalized": True}, COMMAS, "40,000 TER tokens against a reference of 40,000"),
+        ("wer", {}, " ".join(["w"] * 110_000), "110,000 words"),
+        ("cer", {}, "c" * 110_000, "110,000 characters"),
+    ],
+)
+def test_a_pair_beyond_the_metrics_own_token_bound_is_refused_by_the_api(name, settings, hyp, needle):
+    # was: MemoryError (TER counted whitespace words, and only in the CLI)
+    from evalab.metrics.base import PairTooLarge
+
+    metric = evalab.metric(name, **settings)
+    ref = hyp[::-1] if name != "wer" else " ".join(["v"] * 110_000)
+    for call in (metric.stats, metric.corpus_score):
+        with pytest.raises(PairTooLarge, match=needle) as info:
+            call(["short", hyp], [["short", ref]])
+        assert info.value.segment == 1 and info.value.metric == name
+    sizes = metric.pair_sizes(["short", hyp], [["short", ref]])
+    assert (info.value.hyp_size, info.value.ref_size) == (sizes[0][1], sizes[1][1])
+
+
+@pytest.mark.parametrize(
+    ("name", "settings", "expected"),
+    [
+        ("ter", {}, ([1, 2], [2, 3])),  # whitespace words without normalisation
+        ("ter", {"normalized": True, "asian_support": True}, ([2, 3], [3, 3])),  # "a," -> a , ; 漢字 d -> 漢 字 d
+        ("wer", {}, ([1, 2], [2, 3])),
+        ("cer", {}, ([2, 4], [4, 5])),
+        ("rougeL", {}, ([1, 1], [2, 3])),  # rouge-score's tokenizer drops punctuation and CJK
+    ],
+)
+def test_pair_sizes_count_the_metrics_own_tokens(name, settings, expected):
+    from evalab.metrics.registry import available_metrics, metric_class
+
+    hyps, refs = ["a,", "漢字 d"], [["a, b", None], ["x", "y z w"]]
+    assert evalab.metric(name, **settings).pair_sizes(hyps, refs) == expected  # the longest reference; None is 0
+    assert {"ter", "wer", "cer", "rougeL", "rougeLsum"} <= {n for n in available_metrics() if metric_class(n).pair_work}
+
+
+def test_releases_gil_is_declared_per_class_not_inherited():
+    from evalab.metrics.base import Metric
+    from evalab.metrics.wer import WER
+
+    class Slow(WER):  # computes in Python: claims nothing it did not declare
+        name = "slow-wer"
+
+    assert "releases_gil" in WER.__dict__ and Slow.releases_gil is False
+    assert all("releases_gil" in cls.__dict__ or not cls.releases_gil for cls in _subclasses(Metric))
+
+
+def _subclasses(cls: type) -> list[type]:
+    return [sub for direct in cls.__subclasses__() for sub in (direct, *_subclasses(direct))]

@@ -116,11 +116,18 @@ def test_long_line_fallback_matches_kernel(monkeypatch):
     assert compiled[0] == fallback[0] == lcs
 
 
-def test_long_lcs_is_announced_with_its_size_and_time(monkeypatch):
+@pytest.mark.parametrize("name", ["rougeL", "rougeLsum"])
+def test_long_lcs_is_announced_with_its_size(monkeypatch, name):
+    import dataclasses
+
     from evalab.metrics import rouge
 
-    monkeypatch.setattr(rouge, "LONG_LCS_SECONDS", 0.0)
+    cls = type(evalab.metric(name))
+    monkeypatch.setattr(cls, "pair_work", dataclasses.replace(rouge.LONG_LCS, limit=0))
     hyp, ref = " ".join(["a", "b"] * 50), " ".join(["b", "c", "a"] * 40)
-    with pytest.warns(UserWarning, match=r"rougeL: 1 segment pair\(s\) are long \(segment 1: 100 x 120 tokens\)"):
-        evalab.metric("rougeL").stats([hyp], [[ref]])
-    assert _rouge_pairs.lcs_seconds(10**6, 10**6) > 10  # two 1M-word lines are announced by default
+    with pytest.warns(UserWarning, match=rf"{name}: 1 segment pair\(s\) are long \(segment 1: 100 x 120 tokens\); "
+                      r"their LCS fills 12,000 cells"):
+        evalab.metric(name).stats([hyp], [[ref]])
+    # the bound is the cells of LONG_LCS_SECONDS: two 1M-word lines are announced by default
+    assert _rouge_pairs.lcs_seconds(10**6, 10**6) > rouge.LONG_LCS_SECONDS and rouge.LONG_LCS.limit < 10**12
+    assert not rouge.LONG_LCS.refuse and evalab.metric("rouge1").pair_work is None

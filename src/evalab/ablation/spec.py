@@ -256,7 +256,8 @@ def load_study(path: str | Path, *, check_entry: bool = True) -> Study:
 
 def _read_utf8(p: Path) -> str:
     try:
-        return decode_utf8(p.read_bytes(), str(p), expected="a study file is UTF-8 TOML")
+        # a byte-order mark (which some editors write) is not TOML: it is dropped
+        return decode_utf8(p.read_bytes(), str(p), expected="a study file is UTF-8 TOML").removeprefix("\ufeff")
     except InputError as exc:
         raise SettingsError(str(exc)) from exc
 

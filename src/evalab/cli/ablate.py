@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from evalab.cli import app
+from evalab.cli.inputs import study_inputs
 from evalab.cli.output import PAGE_FORMATS, check_format, check_out, emit, emit_table, format_option
 
 if TYPE_CHECKING:
@@ -180,9 +181,12 @@ def status_cmd(
     from evalab.ablation import load_study, study_status
     from evalab.ablation.store import DEFAULT_DB
 
-    check_out(out, [("STUDY_FILE", study_file), ("--db", db if db is not None else str(DEFAULT_DB))])
+    db_path = db if db is not None else str(DEFAULT_DB)
+    check_out(out, [("STUDY_FILE", study_file), ("--db", db_path)])  # before the study is even read
+    study = load_study(study_file, check_entry=False)
+    check_out(out, study_inputs(study, db_path))
     check_format(format)
-    st = study_status(load_study(study_file, check_entry=False), db)
+    st = study_status(study, db)
     if format != "table" or out:
         _emit_status(st, format, out)
         return
@@ -330,9 +334,11 @@ def report_cmd(
     from evalab.ablation.store import DEFAULT_DB
     from evalab.report import render_html, render_json, render_latex, render_markdown, render_table
 
-    check_out(out, [("STUDY_FILE", study_file), ("--db", db if db is not None else str(DEFAULT_DB))])
-    check_format(format, PAGE_FORMATS)
+    db_path = db if db is not None else str(DEFAULT_DB)
+    check_out(out, [("STUDY_FILE", study_file), ("--db", db_path)])  # before the study is even read
     study = load_study(study_file, check_entry=False)
+    check_out(out, study_inputs(study, db_path))
+    check_format(format, PAGE_FORMATS)
     _check_stored_bounds(study, db)
     analysis = analyze(study, db, aso=aso, alpha=alpha, power=power, holm=holm, resamples=n_samples)
     curves = _curves(study, db)

@@ -25,6 +25,7 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.compare_scores import ScoreOptions, check_mode, compare_scores
+from evalab.cli.inputs import metric_inputs
 from evalab.cli.names import named_inputs
 from evalab.cli.options import build_metrics
 from evalab.cli.output import (
@@ -47,7 +48,7 @@ from evalab.cli.score import (
     show_progress,
     warn_language_misfits,
 )
-from evalab.cli.segment_checks import check_edit_distance_sizes, check_resamplable
+from evalab.cli.segment_checks import check_pair_work, check_resamplable
 from evalab.errors import InputError, SettingsError
 from evalab.io import check_same_length, read_segments, same_file
 from evalab.items import Columns
@@ -534,7 +535,7 @@ def compare(
     # every option is checked before any file is read or any resampling starts
     named = named_inputs(input)
     input = named.paths
-    check_out(out, [*input_options(reference, input, source), ("--train", train)])
+    check_out(out, [*input_options(reference, input, source), ("--train", train), *metric_inputs(metrics, set_)])
     check_format(format, PAGE_FORMATS)
     if train is not None and format != "html":
         raise SettingsError(f"--train applies to -f html only (the page's frequency buckets), not -f {format}")
@@ -568,7 +569,7 @@ def compare(
     texts = _page_texts(format, source, train, reference, refs, systems)
     if test != "mcnemar":  # McNemar's exact test is exact on any count; resampling is not
         check_resamplable(len(refs[0]), f"--test {test}", reference[0])
-    check_edit_distance_sizes(list(built), systems, refs)
+    check_pair_work(built, systems, refs)
     built = bind_source(built, source, reference, refs)
     stats = stats_table(built, systems, refs, jobs)
     if rank or all_pairs or format == "html":

@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from evalab.ablation import Study
 
 DEFAULT_OUT = "evalab-demo"
+#: the list of files the demo wrote into its folder, with the reports' SHA-256
+MANIFEST = ".evalab-demo.json"
+#: what the demo keeps in its folder besides the reports: the store, its companions, run folders
+OWN_ENTRIES = ("studies.db", "studies.db-wal", "studies.db-shm", "studies.db-journal", "runs")
+REPORTS = ("report.html", "report.md")
 #: ``--quick``: rows, seeds and budget of the smoke-test version (tests, a first look)
 QUICK_ROWS = ("(A) h=1", "(A') 1 of 4 heads at eval")
 QUICK_SEEDS = (0, 1)
@@ -145,7 +150,54 @@ def write_reports(
     if checks:
         md += "\n### The expected directions at this budget\n\n" + "".join(f"- {x}\n" for x in checks)
     write_text_atomic(out / "report.md", md)
+    write_manifest(out, REPORTS)
     return analysis, checks
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_manifest(folder: Path, reports: tuple[str, ...] = ()) -> None:
+    """Record in ``folder`` that the demo owns it, with the digest of each report it wrote."""
+    import json
+
+    from evalab.io import write_text_atomic
+
+    digests = {name: _sha256(folder / name) for name in reports}
+    write_text_atomic(folder / MANIFEST, json.dumps({"written_by": "evalab demo", "reports": digests}, indent=1) + "\n")
+
+
+def check_demo_folder(out_dir: str) -> None:
+    """Refuse an ``--out-dir`` that holds files the demo did not write: a folder without the
+    demo's manifest must be empty; with it, only the store, its run folders and the reports
+    the manifest lists (unchanged since) may be there, and those the demo may replace."""
+    import json
+
+    from evalab.errors import SettingsError
+
+    folder = Path(out_dir)
+    if not folder.is_dir():
+        return
+    entries = sorted(p.name for p in folder.iterdir())
+    manifest: dict[str, Any] = {}
+    if MANIFEST in entries:
+        try:
+            manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("reports", {})
+        except (ValueError, OSError, AttributeError):
+            raise SettingsError(f"--out-dir {out_dir}: {MANIFEST} is not the demo's manifest; give another folder") from None
+    elif entries:
+        raise SettingsError(
+            f"--out-dir {out_dir} holds files the demo did not write ({', '.join(entries[:3])}"
+            f"{', ...' if len(entries) > 3 else ''}); give a new or empty folder"
+        )
+    foreign = [e for e in entries if e != MANIFEST and e not in OWN_ENTRIES and e not in manifest]
+    changed = [e for e in entries if e in manifest and (not (folder / e).is_file() or _sha256(folder / e) != manifest[e])]
+    if foreign or changed:
+        what = f"{', '.join(foreign)} (not written by the demo)" if foreign else f"{', '.join(changed)} (changed since the demo wrote it)"
+        raise SettingsError(f"--out-dir {out_dir}: {what} would be replaced; move it or give another folder")
 
 
 @app.command()
@@ -166,7 +218,7 @@ def demo(
     3 seeds per row; print the table and write OUT_DIR/report.html and OUT_DIR/report.md."""
     from evalab.ablation import load_study, run_study
     from evalab.cli.output import check_out
-    from evalab.errors import SettingsError, require
+    from evalab.errors import InputError, SettingsError, require
     from evalab.examples.sort_digits import study_path
     from evalab.report import render_table
 
@@ -176,11 +228,14 @@ def demo(
     if n_jobs < 1:
         raise SettingsError(f"--jobs must be >= 1, got {n_jobs}")
     check_out(out_dir, [], option="--out-dir", folder=True)
+    check_demo_folder(out_dir)
     folder = Path(out_dir)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise SettingsError(f"--out-dir {out_dir}: cannot create the folder ({exc.strerror or exc})") from exc
+        if not (folder / MANIFEST).exists():
+            write_manifest(folder)  # first, so an interrupted demo can be resumed in its folder
+    except (OSError, InputError) as exc:
+        raise SettingsError(f"--out-dir {out_dir}: cannot create the folder ({getattr(exc, 'strerror', None) or exc})") from exc
     db = folder / "studies.db"
 
     study = load_study(study_path())

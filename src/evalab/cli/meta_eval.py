@@ -15,6 +15,7 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.compare import check_distinct_systems, progress_bar
+from evalab.cli.inputs import metric_inputs
 from evalab.cli.names import named_inputs
 from evalab.cli.options import build_metrics
 from evalab.cli.output import (
@@ -26,8 +27,13 @@ from evalab.cli.output import (
     format_option,
     to_json,
 )
-from evalab.cli.score import input_options, load_inputs, show_progress
-from evalab.cli.segment_checks import check_edit_distance_sizes, check_no_nul, check_resamplable
+from evalab.cli.score import bind_source, input_options, load_inputs, show_progress
+from evalab.cli.segment_checks import (
+    bounded_metrics,
+    check_no_nul,
+    check_pair_work,
+    check_resamplable,
+)
 from evalab.errors import InputError, SettingsError
 from evalab.io import check_same_length, read_segments
 from evalab.metaeval.align import align_human, find_system, parse_name_map
@@ -78,8 +84,7 @@ def _aliases(paths: list[str], short: dict[str, str]) -> dict[str, str]:
 
 
 def _check_source(source: str | None, n_segments: int, reference: str) -> None:
-    # no registered metric reads the source yet: it is checked, so a later metric that does
-    # cannot be fed a misaligned file
+    # checked before any metric runs; the metrics that read it (comet) get it bound later
     if source is not None:
         segments = read_segments(source)
         check_no_nul(source, segments)
@@ -88,9 +93,13 @@ def _check_source(source: str | None, n_segments: int, reference: str) -> None:
 
 def _collect_scores(metrics: list[str], set_: list[str], scores_file: str | None, refs: list[list[str]],
                     hyps: list[list[str]], systems: list[str], aliases: dict[str, str], file_names: dict[str, str],
-                    metric_system: str, mask: np.ndarray, *, progress: bool) -> list[MetricScores]:
+                    metric_system: str, mask: np.ndarray, *, progress: bool,
+                    source: tuple[str | None, str] = (None, "")) -> list[MetricScores]:
     out: list[MetricScores] = []
-    for name, metric in show_progress(build_metrics(metrics, set_), progress).items():
+    built = show_progress(build_metrics(metrics, set_), progress)
+    # the metrics that read sources (comet) get the --source segments, as in `score`
+    built = bind_source(built, source[0], [source[1]], refs)  # type: ignore[arg-type]
+    for name, metric in built.items():
         out.append(metric_scores(name, metric, hyps, refs, metric_system, mask))
     if scores_file is not None:
         table = read_precomputed(scores_file, lambda name: find_system(name, aliases, file_names), mask.shape[1])
@@ -103,15 +112,13 @@ def _collect_scores(metrics: list[str], set_: list[str], scores_file: str | None
 
 def _save_scores(path: str, collected: list[MetricScores], systems: list[str]) -> None:
     """Segment scores in the ``--scores`` format, so a slow metric is computed once."""
-    from evalab.io import write_text_atomic
-
     lines = ["metric\tsystem\tsegment\tscore"]
     for m in collected:
         if m.segment is None:
             continue
         for name, row in zip(systems, m.segment, strict=True):
             lines += [f"{m.name}\t{name}\t{k}\t{float(v)!r}" for k, v in enumerate(row, start=1)]
-    write_text_atomic(path, "\n".join(lines) + "\n")
+    emit("\n".join(lines) + "\n", path)
 
 
 def _render(result: MetaEvalResult, fmt: str, width: int, out: str | None) -> None:
@@ -136,7 +143,7 @@ def meta_eval(
     input: Annotated[list[str], typer.Option("-i", "--input", help="System outputs: -i SYS1 SYS2 ... (human translations too, e.g. ref-C; NAME=PATH names a system).")],
     metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="evalab metrics: -m bleu chrf ... (default bleu chrf unless --scores is given).")] = [],  # noqa: B006
     scores: Annotated[str | None, typer.Option("--scores", help="Precomputed metric scores: METRIC<TAB>SYSTEM<TAB>SEGMENT (or - for the system score)<TAB>SCORE.")] = None,
-    source: Annotated[str | None, typer.Option("--source", help="Source file, checked for alignment (for metrics that read a source; none is registered yet).")] = None,
+    source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
     name_map: Annotated[list[str], typer.Option("--name-map", help="HUMAN=SYSTEM: a human-file system name and the -i system it denotes. Repeatable.")] = [],  # noqa: B006
     human_format: Annotated[str, typer.Option("--human-format", help="auto, mqm or tsv.")] = "auto",
     metric_system: Annotated[str, typer.Option("--metric-system", help="Metric system score: corpus (the metric's corpus score), mean or rated-mean of segment scores.")] = "corpus",
@@ -157,17 +164,18 @@ def meta_eval(
     # the outputs may overwrite none of the inputs, nor each other, checked before any work
     named = named_inputs(input)
     input = named.paths
-    read = [*input_options(reference, input, source), ("--human", human), ("--scores", scores)]
+    metric_names = list(metrics) or ([] if scores else ["bleu", "chrf"])
+    read = [*input_options(reference, input, source), ("--human", human), ("--scores", scores),
+            *metric_inputs(metric_names, set_)]
     check_out(out, read)
-    check_out(save_scores, [*read, ("--out", out)], option="--save-scores")
+    check_out(save_scores, read, option="--save-scores", outputs=[("--out", out)])
     _check_options(format, n_bootstrap, permutations, seed, confidence, alpha, metric_system, human_system, human_format)
     if not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
     check_distinct_systems(list(input))
-    metric_names = list(metrics) or ([] if scores else ["bleu", "chrf"])
     mapping = parse_name_map(name_map)
     refs, texts = load_inputs(reference, input)
-    check_edit_distance_sizes(metric_names, texts, refs)
+    check_pair_work(bounded_metrics(metric_names, set_), texts, refs)
     n_segments = len(refs[0])
     check_resamplable(n_segments, "meta-eval's bootstrap", reference[0])
     _check_source(source, n_segments, reference[0])
@@ -178,7 +186,7 @@ def meta_eval(
     human_matrix = align_human(read_human_scores(human, n_segments, human_format), systems, aliases, mapping, file_names)
     hyps = list(texts.values())
     collected = _collect_scores(metric_names, set_, scores, refs, hyps, systems, aliases, file_names, metric_system,
-                                np.isfinite(human_matrix), progress=not quiet)
+                                np.isfinite(human_matrix), progress=not quiet, source=(source, reference[0]))
     settings = MetaEvalSettings(n_bootstrap, permutations, seed, confidence, alpha, human_system)
     with progress_bar(n_bootstrap, "bootstrap", not quiet) as advance:
         result = meta_evaluate(human_matrix, systems, collected, settings, advance)

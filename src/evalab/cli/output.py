@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,7 +120,7 @@ def emit_tables(fmt: str, tables: Sequence[TableText], out: str | None, data: An
         emit("\n".join(markdown_table(t.header, t.body, t.footer) for t in tables), out)
     elif fmt == "latex":
         emit("\n".join(to_latex(t.header, t.body, caption="; ".join(t.footer)) for t in tables), out)
-    elif out:
+    elif out and stream_of(out) != "stdout":
         emit("\n".join("\n".join("\t".join(r) for r in [t.header, *t.body]) + "\n" + "".join(f"{f}\n" for f in t.footer)
                        for t in tables), out)
     else:
@@ -152,9 +153,42 @@ def print_table(header: Sequence[str], body: Sequence[Sequence[str]], footer: Se
         console.print(line, highlight=False, markup=False)
 
 
+#: output paths that name a stream, not a file: written to that stream as it is
+STREAMS = {"-": "stdout", "/dev/stdout": "stdout", "/dev/stderr": "stderr"}
+
+#: kinds of file an output may not replace (the node would become a regular file)
+_SPECIAL = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+            (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+
+
+def stream_of(out: str | None) -> str | None:
+    """``"stdout"`` or ``"stderr"`` when ``out`` names that stream (``-``, ``/dev/stdout``...)."""
+    return STREAMS.get(out) if out is not None else None
+
+
 def _inside(path: str, folder: str) -> bool:
     real, root = os.path.realpath(path), os.path.realpath(folder)
     return os.path.commonpath([real, root]) == root
+
+
+def _in_folder(out: str, folder: str) -> bool:
+    """Whether ``out`` (which exists) is a file inside ``folder``, or one of its files by a
+    link: a hard link elsewhere, or the target of a symbolic link inside the folder."""
+    if _inside(out, folder):
+        return True
+    try:
+        target = os.stat(out)
+    except OSError:
+        return False
+    for root, dirs, files in os.walk(folder):
+        for name in [*files, *dirs]:
+            try:
+                entry = os.stat(os.path.join(root, name))  # through links: the file it reads
+            except OSError:
+                continue
+            if (entry.st_dev, entry.st_ino) == (target.st_dev, target.st_ino):
+                return True
+    return False
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -166,30 +200,38 @@ def _nearest_existing(path: Path) -> Path:
 
 
 def check_out(out: str | None, inputs: Iterable[tuple[str, str | None]], *, option: str = "--out",
-              folder: bool = False) -> None:
+              folder: bool = False, outputs: Iterable[tuple[str, str | None]] = ()) -> None:
     """Refuse an output path that would destroy an input or cannot be written, before any work.
 
     ``inputs`` are ``(option, path)`` pairs of everything the command reads (None and ``-``
     are skipped): the output may not be one of them (resolved paths, so symbolic links and
     ``a/../b`` count; :func:`os.path.samefile`, so hard links count), nor an existing file
-    inside an input folder (a model directory). Then the output must be writable: not an
-    existing folder (unless ``folder``), not under a file, not in a read-only folder.
-    Writing is still guarded by :func:`evalab.io.atomic_path`; this check only moves the
-    refusal ahead of minutes of scoring.
+    inside an input folder (a model directory) or linked to one. ``-``, ``/dev/stdout`` and
+    ``/dev/stderr`` name a stream, refused where one of the command's other ``outputs`` (an
+    ``(option, path)`` pair whose path None means stdout) writes the same stream; those
+    outputs are inputs for this check otherwise (two outputs never share a file).
+    Then the output must be writable: a regular file (not a device, FIFO or socket), not a
+    folder (nor a path ending in ``/``) unless ``folder``, not under a file, not in a
+    read-only folder. Writing is still guarded by :func:`evalab.io.atomic_path`; this check
+    only moves the refusal ahead of minutes of scoring.
     """
     if out is None:
         return
     if not out.strip():
         raise SettingsError(f"{option} is empty; give a file name")
-    for name, path in inputs:
-        if path is None or path == STDIN:
+    outputs = list(outputs)
+    if stream_of(out):
+        _check_stream(out, outputs, option=option, folder=folder)
+        return
+    for name, path in [*inputs, *outputs]:
+        if path is None or path == STDIN or stream_of(path):
             continue
         if same_file(out, path):
             raise SettingsError(
                 f"{option} {out} is the same file as {name} {path}; writing the output there "
                 "would replace it, choose another file"
             )
-        if os.path.isdir(path) and os.path.lexists(out) and _inside(out, path):
+        if os.path.isdir(path) and os.path.lexists(out) and _in_folder(out, path):
             raise SettingsError(
                 f"{option} {out} is a file inside {name} {path}; writing the output there "
                 "would replace it, choose another file"
@@ -197,9 +239,23 @@ def check_out(out: str | None, inputs: Iterable[tuple[str, str | None]], *, opti
     _check_writable(out, option=option, folder=folder)
 
 
+def _check_stream(out: str, outputs: list[tuple[str, str | None]], *, option: str, folder: bool) -> None:
+    if folder:
+        raise SettingsError(f"{option} {out} names the {stream_of(out)} stream; give a folder")
+    for name, path in outputs:
+        if stream_of(path or "-") == stream_of(out):
+            given = f"{name} {path}" if path else f"the output of {name} (stdout when not given)"
+            raise SettingsError(f"{option} {out} writes to {stream_of(out)}, and so does {given}; give one a file name")
+
+
 def _check_writable(out: str, *, option: str, folder: bool) -> None:
     # the path as the user wrote it, so the message names what they typed
     target = Path(out)
+    if not folder and out.endswith(("/", os.sep)):
+        raise SettingsError(f"{option} {out} ends in '/', which names a folder; give a file name")
+    kind = _special_kind(out)
+    if kind:
+        raise SettingsError(f"{option} {out} is {kind}, not a regular file; give a file name (or - for stdout)")
     if target.is_dir() and not folder:
         raise SettingsError(f"{option} {out} is a folder; give a file name")
     if target.exists() and not target.is_dir() and folder:
@@ -212,12 +268,22 @@ def _check_writable(out: str, *, option: str, folder: bool) -> None:
         raise SettingsError(f"{option} {out}: the folder {base} is not writable")
 
 
-def emit(text: str, out: str | None) -> None:
-    """Write ``text`` to ``out`` atomically, or to stdout."""
-    if out:
-        write_text_atomic(out, text)
-    else:
-        import sys
+def _special_kind(out: str) -> str | None:
+    try:
+        mode = os.stat(out).st_mode
+    except OSError:  # no such file yet (or a dangling link): a new file
+        return None
+    return next((kind for test, kind in _SPECIAL if test(mode)), None)
 
-        sys.stdout.write(text)
-        sys.stdout.flush()
+
+def emit(text: str, out: str | None) -> None:
+    """Write ``text`` to the file ``out`` atomically, or to stdout (no ``out``, ``-``,
+    ``/dev/stdout``) or stderr (``/dev/stderr``)."""
+    if out and not stream_of(out):
+        write_text_atomic(out, text)
+        return
+    import sys
+
+    stream = sys.stderr if stream_of(out) == "stderr" else sys.stdout
+    stream.write(text)
+    stream.flush()

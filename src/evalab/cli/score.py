@@ -10,6 +10,7 @@ import click
 import typer
 
 from evalab.cli import app
+from evalab.cli.inputs import metric_inputs
 from evalab.cli.language_checks import warn_encoder_misfit, warn_tokenizer_misfit
 from evalab.cli.names import named_inputs, system_name
 from evalab.cli.options import build_metrics, canonical_metric_names, model_items
@@ -25,9 +26,9 @@ from evalab.cli.output import (
 )
 from evalab.cli.record_inputs import RecordOptions, read_streams
 from evalab.cli.references import apply_missing_refs, check_missing_ref
-from evalab.cli.segment_checks import check_edit_distance_sizes, check_no_nul, check_resamplable
+from evalab.cli.segment_checks import check_no_nul, check_pair_work, check_resamplable
 from evalab.errors import InputError, SettingsError
-from evalab.io import check_same_length, read_segments, write_text_atomic
+from evalab.io import check_same_length, read_segments
 from evalab.metrics.base import Metric, Score
 from evalab.metrics.parallel import stats_table
 from evalab.progress import model_loading
@@ -144,7 +145,8 @@ def score(
         return
     named = named_inputs(input)
     input = named.paths
-    check_out(out, input_options(reference, input, source))
+    read = [*input_options(reference, input, source), *metric_inputs(metrics, set_)]
+    check_out(out, read)
     check_format(format)
     check_score_only(score_only, format)
     check_missing_ref(missing_ref)
@@ -153,7 +155,7 @@ def score(
     check_confidence(confidence)
     if width is not None and not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
-    check_segments_path(segments, out, input_options(reference, input, source))
+    check_segments_path(segments, out, read)
     built = show_progress(build_metrics(metrics, set_), not quiet)
     check_source_option(built, source, [*reference, *input])
     refs, systems, labels = load_streams(reference, input, named.keys, RecordOptions(field, ref_field, id_field))
@@ -164,7 +166,7 @@ def score(
     warn_language_misfits(built, refs, langpair_option=True)
     if ci:
         check_resamplable(len(refs[0]), "--ci", labels[0])
-    check_edit_distance_sizes(list(built), systems, refs)
+    check_pair_work(built, systems, refs)
     built = bind_source(built, source, labels, refs)
     load_models(built, not quiet)
     results: list[tuple[str, str, Score]] = []
@@ -176,7 +178,7 @@ def score(
             results.append((sys_name, name, metric.aggregate(rows)))
             cis.append(bootstrap_ci(metric, rows, n, confidence, seed) if ci else None)
     if segments:
-        write_text_atomic(segments, segment_lines(built, systems, refs))
+        emit(segment_lines(built, systems, refs), segments)
     if score_only:
         emit("".join(format_value(sc, width) + "\n" for _, _, sc in results), out)
         return
@@ -300,7 +302,7 @@ def show_progress(built: dict[str, Metric], enabled: bool) -> dict[str, Metric]:
 
 def check_segments_path(segments: str | None, out: str | None, inputs: list[tuple[str, str | None]]) -> None:
     """Refuse a ``--segments`` file that would overwrite an input or the ``--out`` file."""
-    check_out(segments, [*inputs, ("--out", out)], option="--segments")
+    check_out(segments, inputs, option="--segments", outputs=[("--out", out)])
 
 
 def segment_lines(

@@ -4,26 +4,24 @@
   as valid UTF-8 with a NUL after every ASCII letter, and would be scored as garbage.
 * A resampling statistic on one segment: every resample is the corpus itself, so an
   interval of width 0 and a p-value of 1 would be printed as if they were findings.
-* Segment pairs too long for an edit-distance metric: TER, WER and CER fill a table of
-  hypothesis × reference tokens per segment, so a 10 MB single line would run for hours
-  (WER, CER) or exhaust memory (TER). The bounds allow document-length segments
-  (about 5 000 × 5 000 words for TER, 100 000 × 100 000 tokens for WER and CER).
+* Segment pairs too long for a metric: TER, WER and CER fill a table of hypothesis ×
+  reference tokens per segment, so a 10 MB single line would run for hours (WER, CER) or
+  exhaust memory (TER). Each metric declares its bound (:attr:`Metric.pair_work`, in the
+  tokens it counts itself: TER's after normalisation and CJK splitting) and checks it in
+  every :meth:`Metric.stats` call; the CLI checks it once more before any metric runs, so
+  the refusal names the system and comes before minutes of other metrics.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from evalab.cli.options import parse_set_options
 from evalab.errors import InputError
+from evalab.metrics.base import Metric, PairTooLarge
+from evalab.metrics.registry import metric_class
 
-__all__ = ["EDIT_CELL_LIMITS", "check_edit_distance_sizes", "check_no_nul", "check_resamplable"]
-
-#: metric -> (unit, most hypothesis × reference cells of one segment); TER also searches shifts
-EDIT_CELL_LIMITS: dict[str, tuple[str, int]] = {
-    "ter": ("words", 25_000_000),
-    "wer": ("words", 10_000_000_000),
-    "cer": ("characters", 10_000_000_000),
-}
+__all__ = ["bounded_metrics", "check_no_nul", "check_pair_work", "check_resamplable"]
 
 
 def check_no_nul(path: str, segments: Sequence[str]) -> None:
@@ -36,29 +34,24 @@ def check_no_nul(path: str, segments: Sequence[str]) -> None:
             )
 
 
-def _size(text: str | None, unit: str) -> int:
-    if text is None:
-        return 0
-    return len(text) if unit == "characters" else len(text.split())
+def bounded_metrics(names: Sequence[str], set_items: Sequence[str]) -> dict[str, Metric]:
+    """The selected metrics that refuse a pair beyond their work bound, built with their settings."""
+    settings = parse_set_options(set_items, names)
+    return {name: metric_class(name)(**settings[name]) for name in names
+            if (work := metric_class(name).pair_work) is not None and work.refuse}
 
 
-def check_edit_distance_sizes(metrics: Sequence[str], systems: Mapping[str, Sequence[str]],
-                              refs: Sequence[Sequence[str | None]]) -> None:
-    """Refuse a segment whose hypothesis × reference size is beyond an edit-distance metric's bound."""
-    for name in metrics:
-        if name not in EDIT_CELL_LIMITS:
-            continue
-        unit, limit = EDIT_CELL_LIMITS[name]
-        ref_sizes = [max(_size(stream[k], unit) for stream in refs) for k in range(len(refs[0]))]
+def check_pair_work(metrics: Mapping[str, Metric], systems: Mapping[str, Sequence[str]],
+                    refs: Sequence[Sequence[str | None]]) -> None:
+    """Refuse a segment pair beyond a metric's work bound, naming the system and the line."""
+    for metric in metrics.values():
+        if metric.pair_work is None or not metric.pair_work.refuse:
+            continue  # a warning comes from the metric itself when it runs
         for system, hyps in systems.items():
-            for k, (hyp, ref_size) in enumerate(zip(hyps, ref_sizes, strict=True), start=1):
-                hyp_size = _size(hyp, unit)
-                if hyp_size * ref_size > limit:
-                    raise InputError(
-                        f"{system}: line {k} has {hyp_size:,} {unit} against a reference of {ref_size:,}: "
-                        f"{name}'s edit distance would fill {hyp_size * ref_size:,} cells (at most {limit:,}); "
-                        f"split the segment into sentences or leave {name} out"
-                    )
+            try:
+                metric.check_pair_work(*metric.pair_sizes(hyps, refs))
+            except PairTooLarge as exc:
+                raise InputError(exc.text(f"{system}: line {exc.segment + 1}")) from None
 
 
 def check_resamplable(n_segments: int, what: str, reference: str) -> None:

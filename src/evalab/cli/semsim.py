@@ -27,7 +27,6 @@ from evalab.cli.score import (
 )
 from evalab.cli.segment_checks import check_resamplable
 from evalab.errors import InputError, SettingsError
-from evalab.io import write_text_atomic
 from evalab.models.hub import cache_dir, cached_snapshot, resolve_model
 from evalab.progress import model_loading
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
@@ -109,7 +108,7 @@ def semsim(
         return
     read = [*input_options(reference, input), ("--model", model), ("--baseline", baseline), ("--stopwords", stopwords)]
     check_out(out, read)
-    check_out(explain_html, [*read, ("--out", out)], option="--explain-html")
+    check_out(explain_html, read, option="--explain-html", outputs=[("--out", out)])
     check_format(format)
     check_n_samples(n_samples, "--n-samples")
     check_seed(seed)
@@ -142,9 +141,9 @@ def semsim(
     if explain_html:
         from evalab.report.alignment import render_alignment_html
 
-        write_text_atomic(explain_html, render_alignment_html(explained, signature=signature))
+        emit(render_alignment_html(explained, signature=signature), explain_html)
     if segments:
-        write_text_atomic(segments, segment_lines({"bertscore": metric}, systems, refs))
+        emit(segment_lines({"bertscore": metric}, systems, refs), segments)
     body = [[n, f"{sc.precision:.4f}", f"{sc.recall:.4f}", f"{sc.fmeasure:.4f}" + (ci_text(sc, c, None) if c else "")]
             for (n, sc), c in zip(results, cis, strict=True)]
     data = [ordered_row({"system": n, **sc.to_dict(), **(ci_fields(sc, c) if c else {})})

@@ -102,6 +102,8 @@ def read_human_scores(path: str, n_segments: int, fmt: str = "auto") -> HumanSco
     if fmt not in FORMATS:
         raise InputError(f"unknown human-score format {fmt!r}; expected one of {', '.join(FORMATS)}")
     lines = read_segments(path)
+    # a byte-order mark (spreadsheet exports write one) would stick to the first field
+    lines[0] = lines[0].removeprefix("\ufeff")
     first = lines[0].split()
     kind = _detect(first) if fmt == "auto" else fmt
     header = [t.lower() for t in first] in (_MQM_HEADER, _TSV_HEADER)

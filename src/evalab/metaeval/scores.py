@@ -149,6 +149,7 @@ def read_precomputed(path: str, systems: Callable[[str], str | None], n_segments
     """
     out: dict[str, dict[str, dict[str, float]]] = {}
     lines = read_segments(path)
+    lines[0] = lines[0].removeprefix("\ufeff")  # a byte-order mark would stick to the first field
     header = lines[0].split()[:3] == ["metric", "system", "segment"]
     for no, line in enumerate(lines[1:] if header else lines, start=2 if header else 1):
         if not line.strip():

@@ -48,6 +48,8 @@ from evalab.metrics.stats_value import NRefs, Stats
 __all__ = [
     "Metric",
     "MetricSettings",
+    "PairTooLarge",
+    "PairWork",
     "Score",
     "Stats",
     "check_references",
@@ -57,9 +59,14 @@ __all__ = [
 ]
 
 
-def setting(default: Any, help: str, choices: Sequence[Any] | None = None) -> Any:
-    """Declare a metric setting: a dataclass field with help text and optional choices."""
-    return field(default=default, metadata={"help": help, "choices": tuple(choices) if choices else None})
+def setting(default: Any, help: str, choices: Sequence[Any] | None = None, *, path: bool = False) -> Any:
+    """Declare a metric setting: a dataclass field with help text and optional choices.
+
+    ``path``: the value names a file or folder the metric reads (a model, a baseline), so
+    no command may write its output there (:meth:`MetricSettings.read_paths`).
+    """
+    return field(default=default, metadata={"help": help, "choices": tuple(choices) if choices else None,
+                                            "path": path})
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,11 @@ class MetricSettings:
             )
         hint = typing.get_type_hints(cls)[name]
         return _coerce(name, raw, hint)
+
+    def read_paths(self) -> list[tuple[str, str]]:
+        """``(setting, path)`` of every file or folder these settings make the metric read."""
+        return [(f.name, str(getattr(self, f.name))) for f in dataclasses.fields(self)
+                if f.metadata.get("path") and getattr(self, f.name) is not None]
 
     def validate(self) -> None:
         """Check choices; subclasses extend this with cross-field checks."""
@@ -267,6 +279,40 @@ def reference_digest(references: Sequence[Sequence[str | None]]) -> str:
     return h.hexdigest()
 
 
+@dataclass(frozen=True)
+class PairWork:
+    """A metric's bound on the work of one segment pair, in its own tokens.
+
+    The work of a pair is ``hyp_tokens × ref_tokens`` cells (an edit-distance table, an
+    LCS); beyond ``limit`` cells a pair is refused (``refuse``) or announced with a
+    warning. ``unit`` names the tokens counted, ``table`` what fills the cells.
+    """
+
+    unit: str
+    limit: int
+    table: str = "edit distance"
+    refuse: bool = True
+
+
+class PairTooLarge(InputError):
+    """A segment pair beyond its metric's :class:`PairWork` bound (``segment`` from 0)."""
+
+    def __init__(self, metric: str, work: PairWork, segment: int, hyp_size: int, ref_size: int) -> None:
+        self.metric, self.work, self.segment = metric, work, segment
+        self.hyp_size, self.ref_size = hyp_size, ref_size
+        super().__init__(self.text(f"{metric}: segment {segment + 1}"))
+
+    def text(self, where: str) -> str:
+        """The refusal, with ``where`` naming the segment (``SYSTEM: line K`` in the CLI)."""
+        return (f"{where} has {self.hyp_size:,} {self.work.unit} against a reference of {self.ref_size:,}: "
+                f"{self.metric}'s {self.work.table} would fill {self.cells:,} cells (at most {self.work.limit:,}); "
+                f"split the segment into sentences or leave {self.metric} out")
+
+    @property
+    def cells(self) -> int:
+        return self.hyp_size * self.ref_size
+
+
 def empty_corpus_error(metric: str) -> InputError:
     """The one error every scoring entry point raises for a corpus without segments."""
     return InputError(
@@ -291,10 +337,13 @@ class Metric(ABC):
     scale: ClassVar[float] = 1.0
     #: the interval every score lies in; ``None``: ``[0, scale]``
     bounds: ClassVar[tuple[float, float] | None] = None
-    #: label printed before the signature fields (sacrebleu prints e.g. ``chrF2``)
     #: :meth:`stats` spends much of its time in compiled code that releases the GIL, so
-    #: computing it on a thread of its own beside other metrics saves time
+    #: computing it on a thread of its own beside other metrics saves time. A capability
+    #: of the class that declares it: a subclass that does not declare it again is False
+    #: (:data:`OWN_FLAGS`), so a subclass computing in Python never claims it
     releases_gil: ClassVar[bool] = False
+    #: class attributes that are not inherited: each class states them for itself
+    OWN_FLAGS: ClassVar[tuple[str, ...]] = ("releases_gil",)
     #: for the contract test: values to try for a setting (instead of the derived ones:
     #: the other boolean, the other choices, an int plus one), e.g. ``{"tokenize": ("char",)}``
     test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {}
@@ -309,6 +358,16 @@ class Metric(ABC):
     self_score_is_best: ClassVar[bool] = True
     #: the most reference streams the metric reads; ``None``: any number
     max_reference_streams: ClassVar[int | None] = None
+    #: the bound on one segment pair's work, checked by :meth:`check_pair_work` (which the
+    #: metric calls on the tokens it counts) and by the CLI before any metric runs
+    #: (:meth:`pair_sizes`); ``None``: the work grows linearly with the text
+    pair_work: ClassVar[PairWork | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for flag in cls.OWN_FLAGS:
+            if flag not in cls.__dict__:
+                setattr(cls, flag, False)
 
     def __init__(self, settings: MetricSettings | None = None, **kwargs: Any) -> None:
         if settings is not None and kwargs:
@@ -364,6 +423,34 @@ class Metric(ABC):
     def sentence_settings(self) -> MetricSettings:
         """Settings of sentence-level scores (BLEU turns effective order on); default: the same."""
         return self.settings
+
+    # -- the work of a segment pair -------------------------------------------------------
+    def pair_sizes(self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]) -> tuple[list[int], list[int]]:
+        """Tokens of each hypothesis and of its longest reference, as :attr:`pair_work` counts them."""
+        raise NotImplementedError(f"{self.name} declares no pair_work")
+
+    def check_pair_work(self, hyp_sizes: Sequence[int], ref_sizes: Sequence[int]) -> None:
+        """Refuse (:class:`PairTooLarge`, the first pair beyond the bound) or warn about the
+        pairs whose ``hyp × ref`` cells exceed :attr:`pair_work`'s limit."""
+        work = self.pair_work
+        if work is None:
+            return
+        over = [k for k, (n, m) in enumerate(zip(hyp_sizes, ref_sizes, strict=True)) if int(n) * int(m) > work.limit]
+        if not over:
+            return
+        if work.refuse:
+            k = over[0]
+            raise PairTooLarge(self.name, work, k, int(hyp_sizes[k]), int(ref_sizes[k]))
+        import warnings
+
+        k = max(over, key=lambda i: int(hyp_sizes[i]) * int(ref_sizes[i]))
+        warnings.warn(
+            f"{self.name}: {len(over)} segment pair(s) are long (segment {k + 1}: {int(hyp_sizes[k]):,} x "
+            f"{int(ref_sizes[k]):,} {work.unit}); their {work.table} fills {sum(int(hyp_sizes[i]) * int(ref_sizes[i]) for i in over):,} "
+            f"cells in all (slow beyond {work.limit:,})",
+            UserWarning,
+            stacklevel=4,
+        )
 
     # -- derived API ----------------------------------------------------------------------
     def make_stats(self, rows: Any, nrefs: NRefs, context: str = "") -> Stats:

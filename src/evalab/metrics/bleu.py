@@ -225,7 +225,7 @@ class BLEU(Metric):
     settings_class = BLEUSettings
     scale = 100.0
     higher_is_better = True
-    releases_gil = True  # n-gram matching runs in the kernel without the GIL
+    releases_gil = _kernel.kernel is not None  # n-gram matching runs in the kernel without the GIL
     settings: BLEUSettings
     test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
         "tokenize": ("intl", "zh", "char", "none"),

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from evalab import _kernel
 from evalab.errors import InputError, SettingsError
 from evalab.metrics._ngrams import (
     MAX_ORDER,
@@ -185,7 +186,7 @@ class CHRF(Metric):
     settings_class = CHRFSettings
     scale = 100.0
     higher_is_better = True
-    releases_gil = True  # n-gram matching runs in the kernel without the GIL
+    releases_gil = _kernel.kernel is not None  # n-gram matching runs in the kernel without the GIL
     settings: CHRFSettings
     REF_CACHE_SIZE = 4
 
@@ -338,3 +339,4 @@ class CHRFPlusPlus(CHRF):
 
     name = "chrf++"
     settings_class = CHRFPlusPlusSettings
+    releases_gil = _kernel.kernel is not None  # the same kernel, words included

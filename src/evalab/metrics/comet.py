@@ -28,7 +28,12 @@ import numpy as np
 from evalab.errors import InputError, SettingsError, require
 from evalab.metrics.base import Metric, MetricSettings, Score, check_references, setting
 from evalab.metrics.stats_value import Stats
-from evalab.models.comet_checkpoint import checkpoint_file, read_checkpoint, read_class
+from evalab.models.comet_checkpoint import (
+    checkpoint_file,
+    hparams_file,
+    read_checkpoint,
+    read_class,
+)
 from evalab.models.hub import cached_snapshot, is_model_name, model_label
 
 __all__ = ["Comet", "CometSettings"]
@@ -39,16 +44,25 @@ class CometSettings(MetricSettings):
     """Settings of :class:`Comet`."""
 
     model: str | None = setting(
-        None, "COMET checkpoint folder (checkpoints/model.ckpt + hparams.yaml), as unbabel-comet downloads it"
+        None, "COMET checkpoint folder (checkpoints/model.ckpt + hparams.yaml), as unbabel-comet downloads it",
+        path=True,
     )
     encoder: str | None = setting(
         None, "local folder with the config and tokenizer of the checkpoint's encoder "
-        "(default: the pretrained_model the checkpoint names, if that is a local folder)",
+        "(default: the pretrained_model the checkpoint names, if that is a local folder)", path=True,
     )
     batch_size: int = setting(16, "sentences per forward pass (unbabel-comet's default is 16)")
     device: str = setting("cpu", "torch device: cpu, cuda or cuda:N")
     amp: bool = setting(False, "automatic mixed precision (float16) on cuda; off keeps the numbers identical")
     progress: bool = setting(True, "progress bar on stderr while embedding (only on a terminal)")
+
+    def read_paths(self) -> list[tuple[str, str]]:
+        """The model, the encoder and, for a ``.ckpt`` file, the ``hparams.yaml`` it is read with."""
+        paths = super().read_paths()
+        if self.model is not None and Path(self.model).is_file():
+            hparams = hparams_file(Path(self.model))
+            paths += [("model", str(hparams))] if hparams is not None else []
+        return paths
 
     def validate(self) -> None:
         super().validate()

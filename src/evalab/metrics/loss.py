@@ -72,7 +72,7 @@ class PerplexitySettings(MetricSettings):
 
     per: str = setting("token", "denominator: token, byte (UTF-8) or word (whitespace split)", choices=("token", "byte", "word"))
     mean: str = setting("tokens", "tokens: corpus total / corpus count; documents: mean of per-document values", choices=("tokens", "documents"))
-    model: str | None = setting(None, "local Hugging Face causal LM directory used to score text (None: rows come from stats_from_*)")
+    model: str | None = setting(None, "local Hugging Face causal LM directory used to score text (None: rows come from stats_from_*)", path=True)
     max_length: int | None = setting(None, "window length in tokens (None: the model's context size)")
     stride: int | None = setting(None, "tokens between window starts (None: half the window)")
     batch_size: int = setting(8, "windows per forward pass")

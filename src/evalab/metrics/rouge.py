@@ -50,7 +50,7 @@ from evalab.metrics._rouge_pairs import (
     ngram_overlaps,
     token_ids,
 )
-from evalab.metrics.base import Metric, MetricSettings, Score, setting
+from evalab.metrics.base import Metric, MetricSettings, PairWork, Score, setting
 from evalab.text.porter import porter_stem
 from evalab.text.tokenizers import check_tokenizer_name, get_tokenizer
 
@@ -226,21 +226,8 @@ def _prf(hits: np.ndarray, hyp_len: np.ndarray, ref_len: np.ndarray, beta: float
 
 #: a pair whose LCS is estimated to take longer than this gets a warning first
 LONG_LCS_SECONDS = 10.0
-
-
-def _warn_long_lcs(metric: str, hyp: Packed, ref: Packed) -> None:
-    """Say before a long LCS how long it will take (it is |hyp| x |ref| / 64 word steps:
-    bounded, but two different 10 MB lines take on the order of a minute)."""
-    seconds = [lcs_seconds(int(n), int(m)) for n, m in zip(hyp.lengths, ref.lengths, strict=True)]
-    slow = [i for i, t in enumerate(seconds) if t > LONG_LCS_SECONDS]
-    if slow:
-        i = max(slow, key=seconds.__getitem__)
-        warnings.warn(
-            f"{metric}: {len(slow)} segment pair(s) are long (segment {i + 1}: {hyp.lengths[i]:,} x "
-            f"{ref.lengths[i]:,} tokens); their LCS takes about {sum(seconds[j] for j in slow):.0f} s in all",
-            UserWarning,
-            stacklevel=5,
-        )
+#: the hyp x ref cells of that many seconds: the bit-parallel LCS takes a word step per 64 cells
+LONG_LCS = PairWork("tokens", int(LONG_LCS_SECONDS * 64 / lcs_seconds(1, 1)), table="LCS", refuse=False)
 
 
 def _summary_lcs_hits(ref_sents, can_sents) -> int:
@@ -286,10 +273,15 @@ class _Rouge(Metric):
         s = self.settings
         return _packed_texts(s.tokenizer, s.use_stemmer, texts)
 
+    def pair_sizes(self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]) -> tuple[list[int], list[int]]:
+        lengths = [self._packed(tuple(t if t is not None else "" for t in side)).lengths for side in [hypotheses, *references]]
+        return [int(n) for n in lengths[0]], [int(n) for n in np.max(lengths[1:], axis=0)]
+
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         sides = [(texts, self._packed(texts)) for texts in map(tuple, [hypotheses, *references])]
         self._warn_empty(sides)
         (hyps, hyp), refs = sides[0], sides[1:]
+        self.check_pair_work(hyp.lengths, np.max([ref.lengths for _, ref in refs], axis=0))
         best = self._pairs(hyps, refs[0][0], hyp, refs[0][1])
         for texts, ref in refs[1:]:
             cand = self._pairs(hyps, texts, hyp, ref)
@@ -370,9 +362,9 @@ class RougeL(_Rouge):
     """ROUGE-L: longest common subsequence P/R/F (rouge-score's numbers); score = mean F."""
 
     name = "rougeL"
+    pair_work = LONG_LCS
 
     def _pairs(self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed) -> np.ndarray:
-        _warn_long_lcs(self.name, hyp, ref)
         return _prf(lcs_lengths(hyp, ref), hyp.lengths, ref.lengths, self.settings.beta)
 
 
@@ -382,6 +374,7 @@ class RougeLsum(_Rouge):
     name = "rougeLsum"
     settings_class = RougeLsumSettings
     settings: RougeLsumSettings
+    pair_work = LONG_LCS
 
     def _packed(self, texts: tuple[str, ...]) -> Packed:
         s = self.settings
@@ -392,7 +385,6 @@ class RougeLsum(_Rouge):
         # One sentence each: the union LCS is the LCS, and no token of it can be double
         # counted, so the hits are the LCS length (counted for all pairs at once; pairs
         # with several sentences on a side are then counted again, as rouge-score does).
-        _warn_long_lcs(self.name, hyp, ref)
         hits = lcs_lengths(hyp, ref)
         split = ("\n", s.sentence_sep) if s.sentence_sep else ("\n",)
         for i, (h, r) in enumerate(zip(hyps, refs, strict=True)):

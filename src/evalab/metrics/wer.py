@@ -21,13 +21,14 @@ edits, the first one on ties, and counts that reference's length.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from evalab.metrics._editdistance import levenshtein_many
-from evalab.metrics.base import Metric, MetricSettings, Score, setting
+from evalab.metrics._editdistance import edkernel, levenshtein_many
+from evalab.metrics.base import Metric, MetricSettings, PairWork, Score, setting
 from evalab.metrics.stats_value import NRefs
 from evalab.text.asr import CHAR_WHITESPACE, WORD_WHITESPACE, char_tokens, word_tokens
 
@@ -80,9 +81,11 @@ class WER(Metric):
     higher_is_better = False
     #: an error rate exceeds its scale when the hypotheses insert more than the references hold
     bounds = (0.0, math.inf)
-    releases_gil = True  # the edit distances run in the kernel without the GIL
+    releases_gil = edkernel is not None  # the edit distances run in the kernel without the GIL
     #: the unit written in the signature
     unit: ClassVar[str] = "word"
+    #: the Levenshtein table of hyp x ref words: 100 000 x 100 000 runs for minutes
+    pair_work = PairWork("words", 10_000_000_000)
 
     def _tokens(self, text: str) -> list[Any]:
         s = self.settings
@@ -98,14 +101,19 @@ class WER(Metric):
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         vocab: dict[Any, int] = {}
         hyps = self._encode(hypotheses, vocab)
+        streams = [self._encode(stream, vocab) for stream in references]
+        self.check_pair_work([len(h) for h in hyps], [max(len(r[k]) for r in streams) for k in range(len(hyps))])
         best = np.full((len(hyps), 2), np.inf)
-        for stream in references:
-            refs = self._encode(stream, vocab)
+        for refs in streams:
             edits = levenshtein_many(hyps, refs)
             closer = edits < best[:, 0]  # strict: the first reference wins ties
             best[closer, 0] = edits[closer]
             best[closer, 1] = np.array([len(r) for r in refs], dtype=np.float64)[closer]
         return best
+
+    def pair_sizes(self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]) -> tuple[list[int], list[int]]:
+        return ([len(self._tokens(h)) for h in hypotheses],
+                [max(len(self._tokens(r[k])) if r[k] is not None else 0 for r in references) for k in range(len(hypotheses))])
 
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
         """Error rate of summed stats ``[..., 2]`` (e.g. bootstrap resamples)."""
@@ -140,6 +148,8 @@ class CER(WER):
     name = "cer"
     settings_class = CERSettings
     unit = "char"
+    releases_gil = edkernel is not None  # the same kernel, on code points
+    pair_work = PairWork("characters", 10_000_000_000)
 
     def _tokens(self, text: str) -> list[Any]:
         s = self.settings

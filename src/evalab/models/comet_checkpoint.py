@@ -17,7 +17,8 @@ from typing import Any
 
 from evalab.errors import InputError, require
 
-__all__ = ["SUPPORTED_CLASSES", "CheckpointInfo", "checkpoint_file", "read_checkpoint", "read_class"]
+__all__ = ["SUPPORTED_CLASSES", "CheckpointInfo", "checkpoint_file", "first_line", "hparams_file", "read_checkpoint",
+           "read_class"]
 
 #: unbabel-comet ``class_identifier`` -> whether the model reads the references
 SUPPORTED_CLASSES: dict[str, bool] = {
@@ -56,21 +57,30 @@ def checkpoint_file(model: str | Path) -> Path:
     return path
 
 
+def hparams_file(ckpt: Path) -> Path | None:
+    """``hparams.yaml`` two folders above ``ckpt`` (beside ``checkpoints/``); None if there is no such folder."""
+    parents = ckpt.absolute().parents
+    return parents[1] / "hparams.yaml" if len(parents) > 1 else None
+
+
 def read_class(ckpt: Path) -> str:
     """The ``class_identifier`` of ``hparams.yaml`` two folders above ``ckpt``, checked."""
     yaml = require("yaml", what="reading COMET checkpoints", extra="semantic")
-    hparams_file = ckpt.parents[1] / "hparams.yaml"
-    if not hparams_file.is_file():
-        raise InputError(f"{hparams_file}: missing; a COMET checkpoint folder has hparams.yaml beside checkpoints/")
+    hparams = hparams_file(ckpt)
+    if hparams is None or not hparams.is_file():
+        raise InputError(
+            f"{ckpt}: no hparams.yaml two folders up ({hparams or 'none'}); a COMET checkpoint folder holds "
+            "hparams.yaml beside checkpoints/model.ckpt: give that folder"
+        )
     try:
-        data = yaml.safe_load(hparams_file.read_text(encoding="utf-8"))
+        data = yaml.safe_load(hparams.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise InputError(f"{hparams_file}: not a readable YAML file ({str(exc).splitlines()[0]})") from None
+        raise InputError(f"{hparams}: not a readable YAML file ({first_line(exc)})") from None
     name = data.get("class_identifier") if isinstance(data, dict) else None
     if name not in SUPPORTED_CLASSES:
         what = "a class evalab does not compute" if name in KNOWN_UNSUPPORTED else "an unknown class"
         raise InputError(
-            f"{hparams_file}: class_identifier {name!r} is {what}; evalab computes "
+            f"{hparams}: class_identifier {name!r} is {what}; evalab computes "
             + ", ".join(SUPPORTED_CLASSES)
         )
     return name
@@ -81,14 +91,40 @@ def read_checkpoint(model: str | Path) -> CheckpointInfo:
     torch = require("torch", what="COMET", extra="semantic")
     ckpt = checkpoint_file(model)
     class_identifier = read_class(ckpt)
+    if ckpt.stat().st_size == 0:
+        raise InputError(f"{ckpt}: empty (0 bytes); not a PyTorch checkpoint (an interrupted download?)")
     try:
         # weights_only: a checkpoint is data, and loading it must not run code from it
         data = torch.load(ckpt, map_location="cpu", weights_only=True)
     except Exception as exc:
-        raise InputError(f"{ckpt}: not a readable PyTorch checkpoint ({str(exc).splitlines()[0]})") from None
+        raise InputError(f"{ckpt}: not a readable PyTorch checkpoint ({first_line(exc)})") from None
     if not isinstance(data, dict) or "state_dict" not in data or "hyper_parameters" not in data:
         raise InputError(f"{ckpt}: not a Lightning checkpoint (no state_dict and hyper_parameters)")
-    return CheckpointInfo(ckpt, class_identifier, dict(data["hyper_parameters"]), data["state_dict"], _sha256(ckpt))
+    for key in ("state_dict", "hyper_parameters"):
+        if not isinstance(data[key], dict):
+            raise InputError(f"{ckpt}: {key} is a {type(data[key]).__name__}, not a mapping; not a Lightning checkpoint")
+    hparams = dict(data["hyper_parameters"])
+    check_hidden_sizes(hparams.get("hidden_sizes", DEFAULT_HIDDEN_SIZES), ckpt)
+    return CheckpointInfo(ckpt, class_identifier, hparams, data["state_dict"], _sha256(ckpt))
+
+
+#: unbabel-comet's estimator sizes when a checkpoint names none
+DEFAULT_HIDDEN_SIZES = [3072, 1024]
+
+
+def check_hidden_sizes(sizes: Any, ckpt: Path) -> None:
+    """``hidden_sizes`` must be a non-empty list of positive integers (the estimator's layers)."""
+    if (not isinstance(sizes, (list, tuple)) or not sizes
+            or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in sizes)):
+        raise InputError(
+            f"{ckpt}: hidden_sizes {sizes!r} is not a non-empty list of positive integers "
+            "(the estimator's layer widths, e.g. [3072, 1024])"
+        )
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its type when the message is empty)."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _sha256(path: Path) -> str:

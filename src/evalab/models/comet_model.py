@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from evalab.errors import InputError, require
-from evalab.models.comet_checkpoint import CheckpointInfo
+from evalab.models.comet_checkpoint import DEFAULT_HIDDEN_SIZES, CheckpointInfo, first_line
 from evalab.models.hf_encoder import padded_batch
 from evalab.progress import progress_bar
 
@@ -38,6 +38,8 @@ ENCODERS = {
     "BERT": ("BertModel", "BertTokenizerFast"),
     "XLM-RoBERTa": ("XLMRobertaModel", "XLMRobertaTokenizerFast"),
 }
+#: unbabel-comet encoder name -> the ``model_type`` of its config.json
+ENCODER_TYPES = {"BERT": "bert", "XLM-RoBERTa": "xlm-roberta"}
 POOLS = ("avg", "max", "cls", "default")
 #: state-dict entries that carry no weights (buffers rebuilt from the config)
 IGNORED_KEYS = ("encoder.model.embeddings.position_ids", "layerwise_attention.dropout_mask", "layerwise_attention.dropout_fill")
@@ -66,12 +68,12 @@ class CometModel:
         if self.pool == "default" and encoder_name != "XLM-RoBERTa":
             raise InputError(f"{info.path}: pool 'default' needs an XLM-RoBERTa encoder (BERT has no pooler here)")
         model_cls, tok_cls = (getattr(transformers, n) for n in ENCODERS[encoder_name])
-        self.tokenizer, self.encoder = _load_encoder(transformers, model_cls, tok_cls, encoder_dir)
+        self.tokenizer, self.encoder = _load_encoder(transformers, (model_cls, tok_cls), encoder_name, encoder_dir)
         self.num_layers = self.encoder.config.num_hidden_layers + 1
         self.max_length = self.encoder.config.max_position_embeddings - 4
         self.mix = _layer_mix(self.torch, hp, self.num_layers, info.path)
         width = self.encoder.config.hidden_size * (6 if info.uses_references else 4)
-        self.estimator = _estimator(self.torch, hp, width)
+        self.estimator = _estimator(self.torch, hp, width, info.path)
         self._load_weights(info.state_dict)
         for module in (self.encoder, self.mix, self.estimator):
             if module is not None:
@@ -152,20 +154,40 @@ class CometModel:
             return self.estimator(torch.cat(features, dim=1)).view(-1).tolist()
 
 
-def _load_encoder(transformers: Any, model_cls: Any, tok_cls: Any, folder: Path) -> tuple[Any, Any]:
+def _load_encoder(transformers: Any, classes: tuple[Any, Any], encoder_name: str, folder: Path) -> tuple[Any, Any]:
     """Tokenizer and randomly initialised encoder from ``folder``'s files (the weights
     come from the checkpoint, as unbabel-comet loads it with load_pretrained_weights=False)."""
+    model_cls, tok_cls = classes
     if not (folder / "config.json").is_file():
         raise InputError(
             f"{folder}: not an encoder folder (no config.json); pass --set comet.encoder=PATH, a local "
             "folder with the config and tokenizer of the encoder the checkpoint names"
         )
+    _check_model_type(folder / "config.json", encoder_name)
     try:
-        tokenizer = tok_cls.from_pretrained(str(folder), local_files_only=True)
         config = transformers.AutoConfig.from_pretrained(str(folder), local_files_only=True)
     except Exception as exc:
-        raise InputError(f"{folder}: cannot load the encoder's config or tokenizer ({str(exc).splitlines()[0]})") from None
+        raise InputError(f"{folder}: cannot load the encoder's config ({first_line(exc)})") from None
+    try:
+        tokenizer = tok_cls.from_pretrained(str(folder), local_files_only=True)
+    except Exception as exc:
+        raise InputError(f"{folder}: cannot load the encoder's tokenizer ({first_line(exc)})") from None
     return tokenizer, model_cls(config, add_pooling_layer=False)
+
+
+def _check_model_type(config: Path, encoder_name: str) -> None:
+    """Refuse an encoder folder of another architecture (read before transformers builds it)."""
+    import json
+
+    try:
+        model_type = json.loads(config.read_text(encoding="utf-8")).get("model_type")
+    except (ValueError, OSError, AttributeError):
+        raise InputError(f"{config}: not a JSON object; an encoder folder's config.json is one") from None
+    if model_type != ENCODER_TYPES[encoder_name]:
+        raise InputError(
+            f"{config}: model_type {model_type!r}, but the checkpoint's encoder is {encoder_name} "
+            f"(model_type {ENCODER_TYPES[encoder_name]!r}); pass that encoder's folder as comet.encoder"
+        )
 
 
 def _layer_mix(torch: Any, hp: dict[str, Any], num_layers: int, path: Path) -> Any:
@@ -210,26 +232,30 @@ def _layer_mix_module(torch: Any, num_layers: int, layer_norm: bool) -> Any:
     return _LayerMix()
 
 
-def _estimator(torch: Any, hp: dict[str, Any], width: int) -> Any:
+def _estimator(torch: Any, hp: dict[str, Any], width: int, path: Path) -> Any:
     """The feed-forward estimator with unbabel-comet's layout (``ff.N`` indices): Linear,
     then (activation, dropout, Linear) per hidden size; dropout is inactive in eval mode."""
     nn = torch.nn
-    sizes = list(hp.get("hidden_sizes", [3072, 1024]))
+    sizes = list(hp.get("hidden_sizes", DEFAULT_HIDDEN_SIZES))  # checked when the checkpoint was read
     layers: list[Any] = [nn.Linear(width, sizes[0])]
     for i, size in enumerate(sizes):
-        layers += [_activation(nn, hp.get("activations", "Tanh")), nn.Dropout(0.0)]
+        layers += [_activation(nn, hp.get("activations", "Tanh"), path), nn.Dropout(0.0)]
         layers.append(nn.Linear(size, sizes[i + 1] if i + 1 < len(sizes) else 1))
     if hp.get("final_activation"):
-        layers.append(_activation(nn, hp["final_activation"]))
+        layers.append(_activation(nn, hp["final_activation"], path))
     return nn.Sequential(*layers)
 
 
-def _activation(nn: Any, name: str) -> Any:
-    # unbabel-comet looks the name up title-cased in torch.nn ('tanh' -> Tanh)
+def _activation(nn: Any, name: Any, path: Path) -> Any:
+    # unbabel-comet looks the name up title-cased in torch.nn ('tanh' -> Tanh); only the
+    # activation functions qualify (nn.Module, nn.Linear... are no activation)
     cls = getattr(nn, str(name).title(), None)
-    if cls is None:
-        raise InputError(f"activation {name!r} named by the checkpoint is not a torch.nn module")
-    return cls()
+    if not isinstance(cls, type) or cls.__module__ != nn.modules.activation.__name__:
+        raise InputError(f"{path}: activation {name!r} is not a torch.nn activation function (e.g. Tanh, ReLU, GELU)")
+    try:
+        return cls()
+    except TypeError:  # one that needs arguments (MultiheadAttention)
+        raise InputError(f"{path}: activation {name!r} needs arguments; COMET estimators use e.g. Tanh, ReLU, GELU") from None
 
 
 def _pool(torch: Any, pool: str, hidden: Any, input_ids: Any, mask: Any, pad: int) -> Any:
