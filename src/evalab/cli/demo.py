@@ -99,14 +99,14 @@ STAGE_PAIRS = (("(A') 1 of 4 heads at eval", "(A) h=1"), ("(E') positions remove
 
 
 def stage_lines(analysis: Any) -> list[str]:
-    """What the two kinds of rows mean (seed 004), with this study's numbers side by side."""
+    """What the two kinds of rows mean, with this study's numbers side by side."""
     p = analysis.primary
     labels = {r.label: r for r in analysis.rows}
     lines = [
         "Retrained rows ((A), (D), (E)) train a new model without the component: they ask whether a model "
         "without it can learn the task. Rows at eval ((A'), (E')) take each seed's trained base model and "
         "suppress the component only while evaluating it: they ask whether the trained model relies on it. "
-        "Seed 004: the two answer different questions, so neither stands in for the other.",
+        "The two answer different questions, so neither stands in for the other.",
         "The Δ of a row at eval is to the base and paired by seed (the same trained model evaluated twice: "
         "paired t CI, sign-flip permutation test); the Δ of a retrained row is unpaired (Welch).",
     ]
