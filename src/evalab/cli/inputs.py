@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalab.cli.options import parse_set_options
+from evalab.cli.options import canonical_metric_names, parse_set_options
 from evalab.metrics.registry import metric_class
 
 __all__ = ["metric_inputs", "settings_inputs", "study_inputs"]
@@ -30,7 +30,9 @@ def settings_inputs(metric: str, settings: Mapping[str, Any], label: str) -> lis
 
 
 def metric_inputs(names: Sequence[str], set_items: Sequence[str]) -> list[tuple[str, str]]:
-    """The paths the ``--set`` settings of the selected metrics name (models, baselines...)."""
+    """The paths the ``--set`` settings of the selected metrics name (models, baselines...);
+    ``names`` as given on the command line (any case, comma-separated lists)."""
+    names = canonical_metric_names(names)
     per_metric = parse_set_options(set_items, names)
     return [pair for name in names for pair in settings_inputs(name, per_metric[name], f"--set {name}")]
 
