@@ -426,8 +426,12 @@ class Metric(ABC):
 
     # -- the work of a segment pair -------------------------------------------------------
     def pair_sizes(self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]) -> tuple[list[int], list[int]]:
-        """Tokens of each hypothesis and of its longest reference, as :attr:`pair_work` counts them."""
-        raise NotImplementedError(f"{self.name} declares no pair_work")
+        """Tokens of each hypothesis and of its longest reference, as :attr:`pair_work` counts them.
+
+        Only metrics that declare a refusing :attr:`pair_work` are asked (the CLI's check
+        names the system and line); such a metric must count its own tokens here.
+        """
+        raise TypeError(f"metric {self.name!r} declares no pair_work, so it has no pair sizes to count")
 
     def check_pair_work(self, hyp_sizes: Sequence[int], ref_sizes: Sequence[int]) -> None:
         """Refuse (:class:`PairTooLarge`, the first pair beyond the bound) or warn about the
