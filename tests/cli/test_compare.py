@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.conftest import read_lines, wmt_file
+from tests.conftest import read_lines, write_wmt_subset
 
 from evalab.cli.names import display_names
 from evalab.metrics.bleu import BLEU
@@ -18,14 +18,7 @@ N = 150
 @pytest.fixture
 def files(wmt22, tmp_path):
     """Reference and three systems (first 150 en-de segments), Online-B first (baseline)."""
-    ref = tmp_path / "ref.de"
-    ref.write_text("\n".join(read_lines(wmt_file("ref", "en-de", "A"))[:N]) + "\n", encoding="utf-8")
-    paths = []
-    for s in SYSTEMS:
-        p = tmp_path / f"{s}.de"
-        p.write_text("\n".join(read_lines(wmt_file("hyp", "en-de", s))[:N]) + "\n", encoding="utf-8")
-        paths.append(str(p))
-    return str(ref), paths
+    return write_wmt_subset(tmp_path, "en-de", SYSTEMS, N)
 
 
 def compare_json(run_cli, ref, paths, *extra):

@@ -8,7 +8,7 @@ import json
 
 import pytest
 from tests.cli.refusal import assert_refused
-from tests.conftest import read_lines, wmt_file
+from tests.conftest import read_lines, write_wmt_subset
 
 SYSTEMS = ["Online-B", "Online-A", "Lan-Bridge", "OpenNMT"]
 N = 200
@@ -17,14 +17,7 @@ N = 200
 @pytest.fixture
 def files(wmt22, tmp_path):
     """Reference A and four en-de systems, first 200 segments."""
-    ref = tmp_path / "ref.de"
-    ref.write_text("\n".join(read_lines(wmt_file("ref", "en-de", "A"))[:N]) + "\n", encoding="utf-8")
-    paths = []
-    for s in SYSTEMS:
-        p = tmp_path / f"{s}.de"
-        p.write_text("\n".join(read_lines(wmt_file("hyp", "en-de", s))[:N]) + "\n", encoding="utf-8")
-        paths.append(str(p))
-    return str(ref), paths
+    return write_wmt_subset(tmp_path, "en-de", SYSTEMS, N)
 
 
 def run_json(run_cli, *args):
