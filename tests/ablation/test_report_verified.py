@@ -21,11 +21,11 @@ import json
 import math
 import re
 import sqlite3
+import tomllib
 from pathlib import Path
 
 import numpy as np
 import pytest
-import tomllib
 from scipy import stats as sps
 
 from evalab.ablation import RunStore, load_study, plan_runs

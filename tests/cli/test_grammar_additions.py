@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tomllib
 
 import pytest
-import tomllib
 from tests.cli.test_grammar import command_paths
 from tests.conftest import REPO, read_lines, wmt_file
 

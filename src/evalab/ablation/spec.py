@@ -56,11 +56,10 @@ import math
 import re
 import subprocess
 import sys
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from evalab.ablation.codeversion import (
     CodeVersion,

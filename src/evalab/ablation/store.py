@@ -30,7 +30,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -87,7 +87,7 @@ _ADDED_COLUMNS = (("git_commit", "TEXT"), ("git_dirty", "INTEGER"), ("inputs", "
 
 def now() -> str:
     """UTC timestamp in ISO 8601 (what the store records)."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 @dataclass
