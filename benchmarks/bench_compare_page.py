@@ -40,7 +40,10 @@ def prepare(folder: Path) -> tuple[Path, Path, list[Path]]:
     for pair, src_lang, tgt, count in PARTS:
         refs += read_segments(WMT22 / "references" / f"generaltest2022.{pair}.ref.A.{tgt}")[:count]
         srcs += read_segments(WMT22 / "sources" / f"generaltest2022.{pair}.src.{src_lang}")[:count]
-        real = [read_segments(p)[:count] for p in sorted((WMT22 / "system-outputs").glob(f"generaltest2022.{pair}.hyp.*.{tgt}"))]
+        real = [
+            read_segments(p)[:count]
+            for p in sorted((WMT22 / "system-outputs").glob(f"generaltest2022.{pair}.hyp.*.{tgt}"))
+        ]
         for k in range(N_SYSTEMS):
             pick = np.random.default_rng(k).integers(len(real), size=count)
             systems[k] += [real[s][i] for i, s in enumerate(pick)]
@@ -49,7 +52,11 @@ def prepare(folder: Path) -> tuple[Path, Path, list[Path]]:
         (folder / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
         return folder / name
 
-    return write("ref.txt", refs), write("src.txt", srcs), [write(f"sys{k:02d}.txt", s) for k, s in enumerate(systems)]
+    return (
+        write("ref.txt", refs),
+        write("src.txt", srcs),
+        [write(f"sys{k:02d}.txt", s) for k, s in enumerate(systems)],
+    )
 
 
 def main() -> int:
@@ -62,8 +69,29 @@ def main() -> int:
         ref, src, systems = prepare(Path(tmp))
         page = Path(tmp) / "compare.html"
         t0 = time.perf_counter()
-        subprocess.run([str(BIN / "evalab"), "compare", "-r", str(ref), "--source", str(src), "-i", *map(str, systems),
-                        "-m", "chrf", "bleu", "-n", "4000", "-q", "-f", "html", "-o", str(page)], check=True)
+        subprocess.run(
+            [
+                str(BIN / "evalab"),
+                "compare",
+                "-r",
+                str(ref),
+                "--source",
+                str(src),
+                "-i",
+                *map(str, systems),
+                "-m",
+                "chrf",
+                "bleu",
+                "-n",
+                "4000",
+                "-q",
+                "-f",
+                "html",
+                "-o",
+                str(page),
+            ],
+            check=True,
+        )
         written = time.perf_counter() - t0
         # the DevTools pipes must not be fds 3 and 4 themselves (dup2 onto itself keeps
         # close-on-exec, and Chromium would find them closed): hold the low numbers
@@ -75,30 +103,48 @@ def main() -> int:
             session = tools.open_page(page, 1400, 900)
 
             def js(expression: str) -> object:
-                reply = tools.call("Runtime.evaluate", {"expression": expression, "returnByValue": True,
-                                                        "awaitPromise": True}, session=session, timeout=120)
+                reply = tools.call(
+                    "Runtime.evaluate",
+                    {"expression": expression, "returnByValue": True, "awaitPromise": True},
+                    session=session,
+                    timeout=120,
+                )
                 return reply["result"].get("value")
 
             while js("typeof window.evalabRendered") != "number":
                 time.sleep(0.05)
             paint, first = float(js("window.evalabFirstPaint")), float(js("window.evalabRendered"))  # type: ignore[arg-type]
-            switch = float(js("new Promise(done => { const s = document.getElementById('sys-b'); const t = performance.now();"  # type: ignore[arg-type]
-                              " s.value = String((+s.value + 1) % 20); s.dispatchEvent(new Event('change'));"
-                              " setTimeout(() => done(performance.now() - t), 0); })"))
-            facts = json.loads(str(js("JSON.stringify({rows: document.querySelectorAll('#segments tr').length,"
-                                      " width: document.documentElement.clientWidth,"
-                                      " scroll: document.documentElement.scrollWidth})")))
+            switch = float(
+                js(
+                    "new Promise(done => { const s = document.getElementById('sys-b'); const t = performance.now();"  # type: ignore[arg-type]
+                    " s.value = String((+s.value + 1) % 20); s.dispatchEvent(new Event('change'));"
+                    " setTimeout(() => done(performance.now() - t), 0); })"
+                )
+            )
+            facts = json.loads(
+                str(
+                    js(
+                        "JSON.stringify({rows: document.querySelectorAll('#segments tr').length,"
+                        " width: document.documentElement.clientWidth,"
+                        " scroll: document.documentElement.scrollWidth})"
+                    )
+                )
+            )
         finally:
             tools.close()
         size = page.stat().st_size
     load = os.getloadavg()
-    print(f"{N_SYSTEMS} systems x 3000 segments (WMT22 en-de + de-en), chrF + BLEU, 4000 resamples; "
-          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(
+        f"{N_SYSTEMS} systems x 3000 segments (WMT22 en-de + de-en), chrF + BLEU, 4000 resamples; "
+        f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+    )
     print(f"page written by the command line in {written:.2f}s: {size / 1e6:.2f} MB")
-    print(f"headless Chromium, 1400 px, after navigation start: ranking and segments drawn {paint / 1000:.2f}s, "
-          f"buckets and n-grams too {first / 1000:.2f}s; switching system B {switch / 1000:.2f}s (all redrawn); "
-          f"{facts['rows'] - 1} segment rows shown, "
-          f"scroll width {facts['scroll']} of {facts['width']} px")
+    print(
+        f"headless Chromium, 1400 px, after navigation start: ranking and segments drawn {paint / 1000:.2f}s, "
+        f"buckets and n-grams too {first / 1000:.2f}s; switching system B {switch / 1000:.2f}s (all redrawn); "
+        f"{facts['rows'] - 1} segment rows shown, "
+        f"scroll width {facts['scroll']} of {facts['width']} px"
+    )
     return 0 if facts["scroll"] <= facts["width"] else 1
 
 

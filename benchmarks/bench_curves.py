@@ -49,23 +49,47 @@ def run(config, seed):
 
 def write_study(folder: Path, rows: int, seeds: int, steps: int) -> Path:
     (folder / "bench_curve_entry.py").write_text(ENTRY, encoding="utf-8")
-    variants = "".join(f'\n[[variant]]\nlabel = "(L{i})"\nset = {{ lr_index = {i} }}\n' for i in range(1, rows))
+    variants = "".join(
+        f'\n[[variant]]\nlabel = "(L{i})"\nset = {{ lr_index = {i} }}\n' for i in range(1, rows)
+    )
     path = folder / "study.toml"
-    path.write_text(f'[study]\nname = "bench-curves"\nentry = "bench_curve_entry:run"\nseeds = {list(range(seeds))}\n'
-                    f'metrics = ["acc"]\n\n[curves]\nselect = "last"\n\n[base]\nlr_index = 0\nsteps = {steps}\n{variants}',
-                    encoding="utf-8")
+    path.write_text(
+        f'[study]\nname = "bench-curves"\nentry = "bench_curve_entry:run"\nseeds = {list(range(seeds))}\n'
+        f'metrics = ["acc"]\n\n[curves]\nselect = "last"\n\n[base]\nlr_index = 0\nsteps = {steps}\n{variants}',
+        encoding="utf-8",
+    )
     return path
 
 
 def report_seconds(study: Path, db: Path, out: Path, repeats: int) -> tuple[float, float]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"),
-                                                         os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(Path(__file__).resolve().parents[1] / "src"), os.environ.get("PYTHONPATH", "")]
+        ),
+    }
     best, cpu = float("inf"), float("inf")
     for _ in range(repeats):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "evalab", "ablate", "report", str(study), "--db", str(db), "-f", "html",
-                        "-o", str(out)], check=True, env=env)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "evalab",
+                "ablate",
+                "report",
+                str(study),
+                "--db",
+                str(db),
+                "-f",
+                "html",
+                "-o",
+                str(out),
+            ],
+            check=True,
+            env=env,
+        )
         best = min(best, time.perf_counter() - t0)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = min(cpu, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
@@ -81,7 +105,10 @@ def check_one_run(study_obj, db: Path) -> int:
         runs = store.runs(study_obj.name)
         key, run = next(iter(runs.items()))
         stored = load_curves(store.conn, study_obj.name, [key])[key]
-    lines = [json.loads(x) for x in (Path(run.artifacts["dir"]) / "metrics.jsonl").read_text().splitlines()]
+    lines = [
+        json.loads(x)
+        for x in (Path(run.artifacts["dir"]) / "metrics.jsonl").read_text().splitlines()
+    ]
     assert stored["loss"].values.tolist() == [x["loss"] for x in lines]
     assert stored["val_loss"].steps.tolist() == [x["step"] for x in lines]
     return len(lines)
@@ -111,7 +138,9 @@ def main() -> None:
         steps = check_one_run(s, db)
         con = sqlite3.connect(db)
         con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        blob_bytes, values = con.execute("SELECT SUM(LENGTH(data)), SUM(steps) FROM curves").fetchone()
+        blob_bytes, values = con.execute(
+            "SELECT SUM(LENGTH(data)), SUM(steps) FROM curves"
+        ).fetchone()
         con.close()
         store_mb = db.stat().st_size / 1e6
         logs_mb = sum(p.stat().st_size for p in folder.rglob("metrics.jsonl")) / 1e6
@@ -121,15 +150,23 @@ def main() -> None:
         report_s, report_cpu = report_seconds(study, db, folder / "report.html", args.repeats)
         html_mb = (folder / "report.html").stat().st_size / 1e6
     runs = args.rows * args.seeds
-    print(f"{runs} runs x {steps} steps x 2 metrics = {values} logged values; ran in {run_s:.1f} s with {args.jobs} jobs")
-    print(f"store: {store_mb:.1f} MB database ({blob_bytes / 1e6:.1f} MB curve blobs, "
-          f"{blob_bytes / values:.2f} bytes a value; raw int64 step + float64 value: {16 * values / 1e6:.1f} MB, "
-          f"ratio {16 * values / blob_bytes:.2f}); the runs' metrics.jsonl logs: {logs_mb:.1f} MB   goal <= 50 MB")
-    print(f"report: `ablate report -f html` {report_s:.2f} s wall, {report_cpu:.2f} s CPU (best of {args.repeats}, "
-          "a fresh process), "
-          f"of which reading and banding the curves {band_s:.2f} s CPU ({len(sc.rows)} rows); page {html_mb:.2f} MB   "
-          "goal <= 5 s")
-    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    print(
+        f"{runs} runs x {steps} steps x 2 metrics = {values} logged values; ran in {run_s:.1f} s with {args.jobs} jobs"
+    )
+    print(
+        f"store: {store_mb:.1f} MB database ({blob_bytes / 1e6:.1f} MB curve blobs, "
+        f"{blob_bytes / values:.2f} bytes a value; raw int64 step + float64 value: {16 * values / 1e6:.1f} MB, "
+        f"ratio {16 * values / blob_bytes:.2f}); the runs' metrics.jsonl logs: {logs_mb:.1f} MB   goal <= 50 MB"
+    )
+    print(
+        f"report: `ablate report -f html` {report_s:.2f} s wall, {report_cpu:.2f} s CPU (best of {args.repeats}, "
+        "a fresh process), "
+        f"of which reading and banding the curves {band_s:.2f} s CPU ({len(sc.rows)} rows); page {html_mb:.2f} MB   "
+        "goal <= 5 s"
+    )
+    print(
+        f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores"
+    )
 
 
 if __name__ == "__main__":

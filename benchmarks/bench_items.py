@@ -66,7 +66,9 @@ def statsmodels_all(matrix: np.ndarray, groups: np.ndarray) -> list[float]:
     ones = np.ones(matrix.shape[0])
     ses = []
     for y in [*matrix.T, *(matrix[:, 1:] - matrix[:, :1]).T]:
-        ses.append(float(sm.OLS(y, ones).fit(cov_type="cluster", cov_kwds={"groups": groups}).bse[0]))
+        ses.append(
+            float(sm.OLS(y, ones).fit(cov_type="cluster", cov_kwds={"groups": groups}).bse[0])
+        )
     return ses
 
 
@@ -77,10 +79,13 @@ def main() -> None:
     args = parser.parse_args()
     models, items, size = 20, 10_000 if args.quick else 100_000, 5
     resamples = 1_000 if args.quick else 10_000
-    print(f"load average: {os.getloadavg()[0]:.2f}; {models} models x {items} items, clusters of {size}")
+    print(
+        f"load average: {os.getloadavg()[0]:.2f}; {models} models x {items} items, clusters of {size}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         paths = make_files(Path(tmp), models, items, size)
         cols = Columns(scores=("correct",), cluster="passage")
+
         def read() -> object:
             return align([s for p in paths for s in read_scores(str(p), cols)])
 
@@ -99,8 +104,11 @@ def main() -> None:
     ours = [m.clustered.se for m in res.models] + [p.clustered.se for p in res.pairs]
     assert np.allclose(ours, ses, rtol=1e-10), "clustered standard errors differ from statsmodels"
     print(cpu_of("read + align 20 CSV files:", t_read, read))
-    print(f"analytic SEs: evalab {t_ev:.3f} s, statsmodels {t_sm:.3f} s ({t_sm / t_ev:.1f}x); "
-          f"{len(ses)} clustered SEs equal to rtol 1e-10")
+    print(
+        f"analytic SEs: evalab {t_ev:.3f} s, statsmodels {t_sm:.3f} s ({t_sm / t_ev:.1f}x); "
+        f"{len(ses)} clustered SEs equal to rtol 1e-10"
+    )
+
     def over_items() -> object:
         return compare_items(names, means, None, n_samples=resamples)
 
@@ -109,8 +117,12 @@ def main() -> None:
 
     t_items, _ = best(over_items, 1)
     t_clusters, _ = best(over_clusters, 1)
-    print(f"{resamples} bootstrap resamples: " + cpu_of("over items", t_items, over_items)
-          + "; " + cpu_of("over clusters", t_clusters, over_clusters))
+    print(
+        f"{resamples} bootstrap resamples: "
+        + cpu_of("over items", t_items, over_items)
+        + "; "
+        + cpu_of("over clusters", t_clusters, over_clusters)
+    )
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")
 
 

@@ -28,16 +28,42 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 MQM = ROOT.parent / "shared" / "wmt21-mqm"
-SYSTEMS = ["Facebook-AI", "HuaweiTSC", "NVIDIA-NeMo", "Online-W", "UEdin", "VolcTrans-AT", "VolcTrans-GLAT", "eTranslation"]
+SYSTEMS = [
+    "Facebook-AI",
+    "HuaweiTSC",
+    "NVIDIA-NeMo",
+    "Online-W",
+    "UEdin",
+    "VolcTrans-AT",
+    "VolcTrans-GLAT",
+    "eTranslation",
+]
 
 
 def command() -> list[str]:
     hyps = [str(MQM / "system-outputs" / f"newstest2021.en-de.hyp.{s}.de") for s in SYSTEMS]
-    return [str(Path(sys.executable).parent / "evalab"), "meta-eval",
-            "--human", str(MQM / "human" / "mqm_newstest2021_ende.avg_seg_scores.tsv"),
-            "-r", str(MQM / "references" / "newstest2021.en-de.ref.A.de"), "-i", *hyps,
-            "--name-map", "Nemo=NVIDIA-NeMo", "-m", "bleu", "chrf", "-n", "1000", "--permutations", "1000",
-            "-q", "-f", "json"]
+    return [
+        str(Path(sys.executable).parent / "evalab"),
+        "meta-eval",
+        "--human",
+        str(MQM / "human" / "mqm_newstest2021_ende.avg_seg_scores.tsv"),
+        "-r",
+        str(MQM / "references" / "newstest2021.en-de.ref.A.de"),
+        "-i",
+        *hyps,
+        "--name-map",
+        "Nemo=NVIDIA-NeMo",
+        "-m",
+        "bleu",
+        "chrf",
+        "-n",
+        "1000",
+        "--permutations",
+        "1000",
+        "-q",
+        "-f",
+        "json",
+    ]
 
 
 def timed(cmd: list[str]) -> tuple[float, float]:
@@ -57,11 +83,23 @@ def rated_cells(n_resamples: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     from evalab.metrics.registry import metric_class
     from evalab.stats.resampling import bootstrap_counts
 
-    human = read_human_scores(str(MQM / "human" / "mqm_newstest2021_ende.avg_seg_scores.tsv"), 1002).scores
+    human = read_human_scores(
+        str(MQM / "human" / "mqm_newstest2021_ende.avg_seg_scores.tsv"), 1002
+    ).scores
     ref = read_segments(MQM / "references" / "newstest2021.en-de.ref.A.de")
     bleu = metric_class("bleu")()
-    seg = np.array([[s.score for s in bleu.segment_scores(read_segments(MQM / "system-outputs" / f"newstest2021.en-de.hyp.{name}.de"), [ref])]
-                    for name in SYSTEMS])
+    seg = np.array(
+        [
+            [
+                s.score
+                for s in bleu.segment_scores(
+                    read_segments(MQM / "system-outputs" / f"newstest2021.en-de.hyp.{name}.de"),
+                    [ref],
+                )
+            ]
+            for name in SYSTEMS
+        ]
+    )
     h = np.stack([human["Nemo" if s == "NVIDIA-NeMo" else s] for s in SYSTEMS])
     mask = np.isfinite(h)
     counts = next(bootstrap_counts(1002, n_resamples, 12345))[:n_resamples].astype(np.float64)
@@ -94,11 +132,15 @@ def kendall_side_by_side(n_resamples: int, repeats: int) -> None:
     secs, out = alternate({"evalab": ours, "scipy": scipy_loop}, repeats)
     assert np.allclose(out["evalab"], out["scipy"], atol=1e-12, rtol=0), "Kendall values differ"
     a, b = secs["evalab"], secs["scipy"]
-    print(f"Kendall τ_b, {len(x)} rated cells x {n_resamples} resamples: evalab {a:.2f} s, "
-          f"scipy loop {b:.2f} s, ratio {b / a:.1f}x (values equal to 1e-12)")
+    print(
+        f"Kendall τ_b, {len(x)} rated cells x {n_resamples} resamples: evalab {a:.2f} s, "
+        f"scipy loop {b:.2f} s, ratio {b / a:.1f}x (values equal to 1e-12)"
+    )
 
 
-def alternate(fns: dict[str, Callable[[], np.ndarray]], repeats: int) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+def alternate(
+    fns: dict[str, Callable[[], np.ndarray]], repeats: int
+) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """Median seconds of each function, run alternately after one warm-up, and its output."""
     out = {name: fn() for name, fn in fns.items()}  # warm-up
     times: dict[str, list[float]] = {name: [] for name in fns}
@@ -136,9 +178,11 @@ def acc_eq_side_by_side(n_resamples: int, repeats: int) -> None:
 
     secs, out = alternate({"kernel": with_kernel, "numpy": with_numpy}, repeats)
     assert np.array_equal(out["kernel"], out["numpy"]), "acc_eq values differ"
-    print(f"acc_eq (no grouping, ε re-calibrated), {len(pairs.diff)} moving pairs (sorted once in {build:.2f} s) x "
-          f"{n_resamples} resamples: kernel {secs['kernel']:.2f} s, numpy {secs['numpy']:.2f} s, "
-          f"ratio {secs['numpy'] / secs['kernel']:.0f}x (values equal)")
+    print(
+        f"acc_eq (no grouping, ε re-calibrated), {len(pairs.diff)} moving pairs (sorted once in {build:.2f} s) x "
+        f"{n_resamples} resamples: kernel {secs['kernel']:.2f} s, numpy {secs['numpy']:.2f} s, "
+        f"ratio {secs['numpy'] / secs['kernel']:.0f}x (values equal)"
+    )
 
 
 def main() -> None:
@@ -147,12 +191,16 @@ def main() -> None:
     parser.add_argument("--kendall-resamples", type=int, default=100)
     parser.add_argument("--acc-eq-resamples", type=int, default=20)
     args = parser.parse_args()
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (shared: wall times vary)")
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (shared: wall times vary)"
+    )
     timed(command())  # warm-up (file cache, imports)
     runs = [timed(command()) for _ in range(args.repeats)]
-    print(f"evalab meta-eval, BLEU + chrF, 8 systems x 1002 segments, 1000 bootstrap + 1000 permutations: "
-          f"median wall {median(r[0] for r in runs):.1f} s, CPU {median(r[1] for r in runs):.1f} s "
-          f"over {args.repeats} runs")
+    print(
+        f"evalab meta-eval, BLEU + chrF, 8 systems x 1002 segments, 1000 bootstrap + 1000 permutations: "
+        f"median wall {median(r[0] for r in runs):.1f} s, CPU {median(r[1] for r in runs):.1f} s "
+        f"over {args.repeats} runs"
+    )
     kendall_side_by_side(args.kendall_resamples, args.repeats)
     acc_eq_side_by_side(args.acc_eq_resamples, args.repeats)
     print(f"load average at the end {os.getloadavg()[0]:.1f}")

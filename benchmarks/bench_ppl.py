@@ -34,13 +34,17 @@ WMT = REPO.parent / "shared" / "wmt22" / "references" / "generaltest2022.en-de.r
 
 
 def load_builder():
-    spec = importlib.util.spec_from_file_location("make_tiny_lm", REPO / "benchmarks" / "make_tiny_lm.py")
+    spec = importlib.util.spec_from_file_location(
+        "make_tiny_lm", REPO / "benchmarks" / "make_tiny_lm.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def hf_guide_loop(model, input_ids, max_length: int, stride: int, device: str) -> tuple[float, float, int]:
+def hf_guide_loop(
+    model, input_ids, max_length: int, stride: int, device: str
+) -> tuple[float, float, int]:
     """The guide's loop; returns (nll as the guide counts, nll with exact counts, tokens)."""
     import torch
 
@@ -79,23 +83,38 @@ def bench_model(args) -> None:
     text = "\n".join(lines)
     max_length, stride = args.max_length, args.stride
     with tempfile.TemporaryDirectory() as tmp:
-        path = load_builder().build_tiny_lm(Path(tmp) / "tiny-gpt2", seed=0, positions=max_length,
-                                            layers=args.layers, width=args.width)
-        scorer = CausalLMScorer(path, max_length=max_length, stride=stride, batch_size=1, device=args.device)
+        path = load_builder().build_tiny_lm(
+            Path(tmp) / "tiny-gpt2",
+            seed=0,
+            positions=max_length,
+            layers=args.layers,
+            width=args.width,
+        )
+        scorer = CausalLMScorer(
+            path, max_length=max_length, stride=stride, batch_size=1, device=args.device
+        )
         ids = scorer.encode(text)
         input_ids = torch.tensor([ids])
         model = scorer.model
-        hf_guide_loop(model, input_ids[:, : 4 * max_length], max_length, stride, args.device)  # warm-up
+        hf_guide_loop(
+            model, input_ids[:, : 4 * max_length], max_length, stride, args.device
+        )  # warm-up
         t0 = time.perf_counter()
-        guide_nats, exact_nats, hf_tokens = hf_guide_loop(model, input_ids, max_length, stride, args.device)
+        guide_nats, exact_nats, hf_tokens = hf_guide_loop(
+            model, input_ids, max_length, stride, args.device
+        )
         hf_time = time.perf_counter() - t0
-        print(f"text: {len(lines)} WMT22 en-de reference lines, {len(ids)} tokens (byte-level); "
-              f"window {max_length}, stride {stride}; model {args.layers} layers x {args.width}; "
-              f"device {args.device}, torch threads {args.threads}\n")
+        print(
+            f"text: {len(lines)} WMT22 en-de reference lines, {len(ids)} tokens (byte-level); "
+            f"window {max_length}, stride {stride}; model {args.layers} layers x {args.width}; "
+            f"device {args.device}, torch threads {args.threads}\n"
+        )
         header = f"{'implementation':34} {'seconds':>8} {'tokens/s':>10} {'vs HF loop':>10} {'nats/token':>12}"
         print(header)
         print("-" * len(header))
-        print(f"{'HF guide loop (1 window/forward)':34} {hf_time:8.2f} {hf_tokens / hf_time:10.0f} {1.0:10.2f} {guide_nats:12.6f}")
+        print(
+            f"{'HF guide loop (1 window/forward)':34} {hf_time:8.2f} {hf_tokens / hf_time:10.0f} {1.0:10.2f} {guide_nats:12.6f}"
+        )
         print(f"{'  same loop, exact token counts':34} {'':8} {'':10} {'':10} {exact_nats:12.6f}")
         worst = 0.0
         for batch in args.batch_sizes:
@@ -107,10 +126,14 @@ def bench_model(args) -> None:
             worst = max(worst, abs(nats - exact_nats))
             assert doc.tokens == hf_tokens, (doc.tokens, hf_tokens)
             label = f"evalab batch {batch}"
-            print(f"{label:34} {elapsed:8.2f} {doc.tokens / elapsed:10.0f} {hf_time / elapsed:10.2f} {nats:12.6f}")
-        print(f"\nmax |evalab - HF loop (exact counts)| = {worst:.2e} nats/token; "
-              f"the guide's own count differs by {abs(guide_nats - exact_nats):.2e} "
-              f"(perplexity {math.exp(guide_nats):.4f} vs {math.exp(exact_nats):.4f})")
+            print(
+                f"{label:34} {elapsed:8.2f} {doc.tokens / elapsed:10.0f} {hf_time / elapsed:10.2f} {nats:12.6f}"
+            )
+        print(
+            f"\nmax |evalab - HF loop (exact counts)| = {worst:.2e} nats/token; "
+            f"the guide's own count differs by {abs(guide_nats - exact_nats):.2e} "
+            f"(perplexity {math.exp(guide_nats):.4f} vs {math.exp(exact_nats):.4f})"
+        )
         if worst > 1e-5:
             sys.exit("evalab and the HF loop disagree")
 
@@ -138,8 +161,10 @@ def bench_memory(args) -> None:
 
     vocab = 1024
     sizes = [1_000, 4_000, 16_000] if args.quick else [1_000, 4_000, 16_000, 32_000]
-    print(f"\nextra peak memory beyond the input (tracemalloc), float32 logits [N, {vocab}], "
-          f"CHUNK_ELEMENTS = {L.CHUNK_ELEMENTS}")
+    print(
+        f"\nextra peak memory beyond the input (tracemalloc), float32 logits [N, {vocab}], "
+        f"CHUNK_ELEMENTS = {L.CHUNK_ELEMENTS}"
+    )
     header = f"{'N positions':>12} {'input MB':>9} {'evalab MB':>10} {'whole-array MB':>15} {'|delta| nats':>13}"
     print(header)
     print("-" * len(header))
@@ -149,14 +174,21 @@ def bench_memory(args) -> None:
         labels = rng.integers(0, vocab, size=n)
         ours_peak, (ours, _) = peak_extra(L.summed_loss, logits, labels)
         naive_peak, naive = peak_extra(naive_summed_loss, logits, labels)
-        print(f"{n:12d} {logits.nbytes / 1e6:9.1f} {ours_peak / 1e6:10.2f} {naive_peak / 1e6:15.1f} {abs(ours - naive) / n:13.2e}")
+        print(
+            f"{n:12d} {logits.nbytes / 1e6:9.1f} {ours_peak / 1e6:10.2f} {naive_peak / 1e6:15.1f} {abs(ours - naive) / n:13.2e}"
+        )
         del logits
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer lines and sizes")
-    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1: stable on a shared machine)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch intra-op threads (default 1: stable on a shared machine)",
+    )
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--stride", type=int, default=64)

@@ -40,7 +40,10 @@ def prepare(folder: Path, n_segments: int) -> tuple[Path, list[Path]]:
     from evalab.io import read_segments
 
     ref = read_segments(WMT22 / "references" / "generaltest2022.en-de.ref.A.de")[:n_segments]
-    real = [read_segments(p)[:n_segments] for p in sorted((WMT22 / "system-outputs").glob("generaltest2022.en-de.hyp.*.de"))]
+    real = [
+        read_segments(p)[:n_segments]
+        for p in sorted((WMT22 / "system-outputs").glob("generaltest2022.en-de.hyp.*.de"))
+    ]
     systems = list(real)
     for k in range(N_SYSTEMS - len(real)):
         pick = np.random.default_rng(k).integers(len(real), size=n_segments)
@@ -57,7 +60,9 @@ def prepare(folder: Path, n_segments: int) -> tuple[Path, list[Path]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="500 segments, 1 repeat")
-    parser.add_argument("--repeats", type=int, default=3, help="alternating runs of each command line; medians")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="alternating runs of each command line; medians"
+    )
     args = parser.parse_args()
     if not WMT22.exists():
         print(f"WMT22 data not found at {WMT22}", file=sys.stderr)
@@ -66,10 +71,45 @@ def main() -> int:
     n_segments, repeats = (500, 1) if args.quick else (2000, args.repeats)
     with tempfile.TemporaryDirectory() as tmp:
         ref, systems = prepare(Path(tmp), n_segments)
-        ev = [str(BIN / "evalab"), "compare", "-r", str(ref), "-i", *map(str, systems), "-m", "bleu", "chrf",
-              "--all-pairs", "-n", "1000", "--seed", "12345", "--p-value", "sacrebleu", "-f", "json", "-q"]
-        sacre = [str(BIN / "sacrebleu"), str(ref), "-i", *map(str, systems), "-m", "bleu", "chrf", "--paired-bs",
-                 "--paired-bs-n", "1000", "-f", "text", "-w", "6", "-nc", "-q"]
+        ev = [
+            str(BIN / "evalab"),
+            "compare",
+            "-r",
+            str(ref),
+            "-i",
+            *map(str, systems),
+            "-m",
+            "bleu",
+            "chrf",
+            "--all-pairs",
+            "-n",
+            "1000",
+            "--seed",
+            "12345",
+            "--p-value",
+            "sacrebleu",
+            "-f",
+            "json",
+            "-q",
+        ]
+        sacre = [
+            str(BIN / "sacrebleu"),
+            str(ref),
+            "-i",
+            *map(str, systems),
+            "-m",
+            "bleu",
+            "chrf",
+            "--paired-bs",
+            "--paired-bs-n",
+            "1000",
+            "-f",
+            "text",
+            "-w",
+            "6",
+            "-nc",
+            "-q",
+        ]
         ours, theirs = [], []
         for _ in range(repeats):  # alternating, so that both see the same load
             ours.append(timed(ev))
@@ -88,18 +128,28 @@ def main() -> int:
             checked += 1
             differing += f"{row['p_value']:.4f}" != f"{theirs_p:.4f}"
     load = os.getloadavg()
-    print(f"{N_SYSTEMS} systems x {n_segments} segments (WMT22 en-de, 9 real + 11 mixtures), BLEU + chrF, "
-          f"paired bootstrap 1000, seed 12345; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(
+        f"{N_SYSTEMS} systems x {n_segments} segments (WMT22 en-de, 9 real + 11 mixtures), BLEU + chrF, "
+        f"paired bootstrap 1000, seed 12345; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+    )
     print(f"command lines, wall time (CPU: user + system), medians of {repeats} alternating runs")
     print(f"{'':<44}{'wall':>8}{'CPU':>9}")
     print(f"{'evalab compare --all-pairs (190 pairs)':<44}{t_ev:>7.2f}s{c_ev:>8.2f}s")
     print(f"{'sacrebleu --paired-bs (19 pairs, 1 baseline)':<44}{t_sb:>7.2f}s{c_sb:>8.2f}s")
-    print(f"{'sacrebleu, 19 runs for all 190 pairs (est.)':<44}{19 * t_sb:>7.2f}s{19 * c_sb:>8.2f}s")
-    print(f"ratio per run: sacrebleu (19 pairs) / evalab (190 pairs): wall {t_sb / t_ev:.1f}x, CPU {c_sb / c_ev:.1f}x")
-    print(f"ratio for all pairs (sacrebleu estimated): wall {19 * t_sb / t_ev:.1f}x, CPU {19 * c_sb / c_ev:.1f}x")
+    print(
+        f"{'sacrebleu, 19 runs for all 190 pairs (est.)':<44}{19 * t_sb:>7.2f}s{19 * c_sb:>8.2f}s"
+    )
+    print(
+        f"ratio per run: sacrebleu (19 pairs) / evalab (190 pairs): wall {t_sb / t_ev:.1f}x, CPU {c_sb / c_ev:.1f}x"
+    )
+    print(
+        f"ratio for all pairs (sacrebleu estimated): wall {19 * t_sb / t_ev:.1f}x, CPU {19 * c_sb / c_ev:.1f}x"
+    )
     ok = checked == 2 * (N_SYSTEMS - 1) and differing == 0
-    print(f"agreement: {checked} p-values of the baseline's pairs checked at 4 decimals, {differing} differing: "
-          f"{'OK' if ok else 'MISMATCH'}")
+    print(
+        f"agreement: {checked} p-values of the baseline's pairs checked at 4 decimals, {differing} differing: "
+        f"{'OK' if ok else 'MISMATCH'}"
+    )
     return 0 if ok else 1
 
 

@@ -62,16 +62,27 @@ def alternate(ours: Callable, peer: Callable, repeats: int, check: Callable) -> 
             cpu[name].append(time.process_time() - c)
         worst = max(worst, check(out["ours"], out["peer"]))
     med = statistics.median
-    return {"wall": (med(wall["ours"]), med(wall["peer"])), "cpu": (med(cpu["ours"]), med(cpu["peer"])),
-            "worst": worst}
+    return {
+        "wall": (med(wall["ours"]), med(wall["peer"])),
+        "cpu": (med(cpu["ours"]), med(cpu["peer"])),
+        "worst": worst,
+    }
 
 
 def _clear_evalab_caches() -> None:
     from evalab.metrics import rouge as ev_rouge
     from evalab.text.porter import porter_stem
 
-    for fn in (ev_rouge._tokens, ev_rouge._ids, ev_rouge._sentences, ev_rouge._sentence_ids, ev_rouge._packed_texts,
-               ev_rouge._packed_sentences, ev_rouge._stem_token, porter_stem):
+    for fn in (
+        ev_rouge._tokens,
+        ev_rouge._ids,
+        ev_rouge._sentences,
+        ev_rouge._sentence_ids,
+        ev_rouge._packed_texts,
+        ev_rouge._packed_sentences,
+        ev_rouge._stem_token,
+        porter_stem,
+    ):
         fn.cache_clear()
 
 
@@ -82,12 +93,18 @@ def bench_rouge(ref, systems, stem: bool, repeats: int):
 
     def peer():  # the usual loop, one RougeScorer for the four types
         scorer = rouge_scorer.RougeScorer(list(TYPES), use_stemmer=stem)
-        return {name: [scorer.score(r, h) for r, h in zip(ref, hyps, strict=True)] for name, hyps in systems.items()}
+        return {
+            name: [scorer.score(r, h) for r, h in zip(ref, hyps, strict=True)]
+            for name, hyps in systems.items()
+        }
 
     def ours():
         _clear_evalab_caches()
         metrics = {t: evalab.metric(t, use_stemmer=stem) for t in TYPES}
-        return {name: {t: m.stats(hyps, [ref]) for t, m in metrics.items()} for name, hyps in systems.items()}
+        return {
+            name: {t: m.stats(hyps, [ref]) for t, m in metrics.items()}
+            for name, hyps in systems.items()
+        }
 
     def check(ours_out, peer_out) -> float:
         worst = 0.0
@@ -96,8 +113,12 @@ def bench_rouge(ref, systems, stem: bool, repeats: int):
                 rows = ours_out[name][t]
                 for i, s in enumerate(scores):
                     exp = s[t]
-                    worst = max(worst, abs(rows[i, 0] - exp.precision), abs(rows[i, 1] - exp.recall),
-                                abs(rows[i, 2] - exp.fmeasure))
+                    worst = max(
+                        worst,
+                        abs(rows[i, 0] - exp.precision),
+                        abs(rows[i, 1] - exp.recall),
+                        abs(rows[i, 2] - exp.fmeasure),
+                    )
         return worst
 
     return alternate(ours, peer, repeats, check), len(systems) * len(ref) * len(TYPES) * 3
@@ -138,8 +159,14 @@ def bench_squad(refs_a, refs_b, hyps, repeats: int):
     import evalab
 
     def peer():
-        f1 = [max(_squad_f1(h, a), _squad_f1(h, b)) for h, a, b in zip(hyps, refs_a, refs_b, strict=True)]
-        em = [max(_squad_em(h, a), _squad_em(h, b)) for h, a, b in zip(hyps, refs_a, refs_b, strict=True)]
+        f1 = [
+            max(_squad_f1(h, a), _squad_f1(h, b))
+            for h, a, b in zip(hyps, refs_a, refs_b, strict=True)
+        ]
+        em = [
+            max(_squad_em(h, a), _squad_em(h, b))
+            for h, a, b in zip(hyps, refs_a, refs_b, strict=True)
+        ]
         return f1, em
 
     def ours():
@@ -148,8 +175,10 @@ def bench_squad(refs_a, refs_b, hyps, repeats: int):
         return f1, em
 
     # the conventions differ only when both token lists are empty (v1.1: 0, evalab: 1)
-    both_empty = [not _squad_normalize(h).split() and not _squad_normalize(a).split()
-                  for h, a in zip(hyps, refs_a, strict=True)]
+    both_empty = [
+        not _squad_normalize(h).split() and not _squad_normalize(a).split()
+        for h, a in zip(hyps, refs_a, strict=True)
+    ]
 
     def check(ours_out, peer_out) -> float:
         (f1, em), (peer_f1, peer_em) = ours_out, peer_out
@@ -164,8 +193,12 @@ def bench_squad(refs_a, refs_b, hyps, repeats: int):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="300 segments per system")
-    parser.add_argument("--repeats", type=int, default=3, help="timed runs of each tool (default 3)")
-    parser.add_argument("--pairs", nargs="+", default=list(PAIRS), choices=PAIRS, help="WMT22 pairs")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="timed runs of each tool (default 3)"
+    )
+    parser.add_argument(
+        "--pairs", nargs="+", default=list(PAIRS), choices=PAIRS, help="WMT22 pairs"
+    )
     args = parser.parse_args()
     if not WMT22.exists():
         print(f"WMT22 data not found at {WMT22}", file=sys.stderr)
@@ -178,23 +211,33 @@ def main() -> int:
             res, n = bench_rouge(ref, systems, stem, args.repeats)
             setting = "default (no stemmer)" if not stem else "use_stemmer=True"
             rows.append((f"rouge1/2/L/Lsum {pair} {len(systems)}x{len(ref)} {setting}", res, n))
-            print(f"  {rows[-1][0]}: {res['wall'][1] / res['wall'][0]:.1f}x", file=sys.stderr, flush=True)
+            print(
+                f"  {rows[-1][0]}: {res['wall'][1] / res['wall'][0]:.1f}x",
+                file=sys.stderr,
+                flush=True,
+            )
     refs_a, _ = load("de-en", "A", limit)
     refs_b, de_en = load("de-en", "B", limit)
     hyps = next(iter(de_en.values()))
     res, n = bench_squad(refs_a, refs_b, hyps, args.repeats)
     rows.append((f"EM+F1 (squad) de-en {len(hyps)} segs, 2 refs", res, n))
 
-    print(f"{'workload':<56} {'evalab s':>9} {'peer s':>9} {'ratio':>7} {'CPU s ev/peer':>15} {'CPU ratio':>9}"
-          f" {'max|delta|':>11} {'values':>8}")
+    print(
+        f"{'workload':<56} {'evalab s':>9} {'peer s':>9} {'ratio':>7} {'CPU s ev/peer':>15} {'CPU ratio':>9}"
+        f" {'max|delta|':>11} {'values':>8}"
+    )
     ok = True
     for label, res, n in rows:
         (w_ours, w_peer), (c_ours, c_peer) = res["wall"], res["cpu"]
-        print(f"{label:<56} {w_ours:9.3f} {w_peer:9.3f} {w_peer / w_ours:6.1f}x {c_ours:7.3f}/{c_peer:<7.3f}"
-              f" {c_peer / c_ours:8.1f}x {res['worst']:11.2e} {n:8d}")
+        print(
+            f"{label:<56} {w_ours:9.3f} {w_peer:9.3f} {w_peer / w_ours:6.1f}x {c_ours:7.3f}/{c_peer:<7.3f}"
+            f" {c_peer / c_ours:8.1f}x {res['worst']:11.2e} {n:8d}"
+        )
         ok &= res["worst"] < 1e-9
-    print(f"medians of {args.repeats} alternating runs after a warm-up; peers: rouge-score "
-          "RougeScorer.score per segment; SQuAD v1.1 evaluate functions inline")
+    print(
+        f"medians of {args.repeats} alternating runs after a warm-up; peers: rouge-score "
+        "RougeScorer.score per segment; SQuAD v1.1 evaluate functions inline"
+    )
     if not ok:
         print("MISMATCH: numbers differ by more than 1e-9", file=sys.stderr)
         return 1

@@ -49,7 +49,9 @@ def load_data(n: int | None) -> tuple[list[str], dict[str, list[str]]]:
     }
     # bert-score's tokenizer call fails on empty lines with transformers 5 (no
     # build_inputs_with_special_tokens); keep segments where every side is non-empty
-    keep = [i for i in range(len(ref)) if ref[i].strip() and all(s[i].strip() for s in systems.values())]
+    keep = [
+        i for i in range(len(ref)) if ref[i].strip() and all(s[i].strip() for s in systems.values())
+    ]
     if n is not None:
         keep = keep[:n]
     return [ref[i] for i in keep], {k: [v[i] for i in keep] for k, v in systems.items()}
@@ -63,22 +65,32 @@ def alternate(ours, peer, repeats: int, check) -> dict:
     worst = 0.0
     for k in range(repeats):
         out = {}
-        for name, fn in ((("bs", peer), ("ev", ours)) if k % 2 == 0 else (("ev", ours), ("bs", peer))):
+        for name, fn in (
+            (("bs", peer), ("ev", ours)) if k % 2 == 0 else (("ev", ours), ("bs", peer))
+        ):
             w, c = time.perf_counter(), time.process_time()
             out[name] = fn()
             wall[name].append(time.perf_counter() - w)
             cpu[name].append(time.process_time() - c)
         worst = max(worst, check(out["ev"], out["bs"]))
     med = statistics.median
-    return {"wall": {k: med(v) for k, v in wall.items()}, "cpu": {k: med(v) for k, v in cpu.items()}, "delta": worst}
+    return {
+        "wall": {k: med(v) for k, v in wall.items()},
+        "cpu": {k: med(v) for k, v in cpu.items()},
+        "delta": worst,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="50 segments, 2 repeats")
-    ap.add_argument("--segments", type=int, default=None, help="use the first N segments (default 100)")
+    ap.add_argument(
+        "--segments", type=int, default=None, help="use the first N segments (default 100)"
+    )
     ap.add_argument("--repeats", type=int, default=None, help="timed runs of each tool (default 3)")
-    ap.add_argument("--only", choices=("single", "three"), default=None, help="run one scenario only")
+    ap.add_argument(
+        "--only", choices=("single", "three"), default=None, help="run one scenario only"
+    )
     args = ap.parse_args(argv)
     args.segments = args.segments or (50 if args.quick else 100)
     args.repeats = args.repeats or (2 if args.quick else 3)
@@ -94,8 +106,10 @@ def main(argv: list[str] | None = None) -> int:
 
     ref, systems = load_data(args.segments)
     path = str(default_model_path())
-    print(f"data: WMT22 {PAIR}, {len(ref)} segments, {len(systems)} systems; model {path}; "
-          f"torch threads {torch.get_num_threads()}")
+    print(
+        f"data: WMT22 {PAIR}, {len(ref)} segments, {len(systems)} systems; model {path}; "
+        f"torch threads {torch.get_num_threads()}"
+    )
     t0 = time.perf_counter()
     scorer = bert_score.BERTScorer(model_type=path, num_layers=6)
     t_load_bs = time.perf_counter() - t0
@@ -113,23 +127,37 @@ def main(argv: list[str] | None = None) -> int:
         return [metric.stats(systems[name], [ref])[:, :3] for name in names]
 
     def peer(names):
-        return [np.stack([t.numpy() for t in scorer.score(systems[name], ref)], axis=1) for name in names]
+        return [
+            np.stack([t.numpy() for t in scorer.score(systems[name], ref)], axis=1)
+            for name in names
+        ]
 
     def check(a, b) -> float:
         return max(float(np.abs(x - y).max()) for x, y in zip(a, b, strict=True))
 
     rows = []
-    for label, names in (("(b) single system", ["Online-B"]), ("(c) three systems", list(systems)[:3])):
+    for label, names in (
+        ("(b) single system", ["Online-B"]),
+        ("(c) three systems", list(systems)[:3]),
+    ):
         if args.only and (args.only == "single") != label.startswith("(b)"):
             continue
         res = alternate(lambda n=names: ours(n), lambda n=names: peer(n), args.repeats, check)
         rows.append((label, len(names) * len(ref), res))
-        print(f"  {label}: {res['wall']['bs'] / res['wall']['ev']:.2f}x wall", file=sys.stderr, flush=True)
+        print(
+            f"  {label}: {res['wall']['bs'] / res['wall']['ev']:.2f}x wall",
+            file=sys.stderr,
+            flush=True,
+        )
 
-    print(f"model load: bert-score {t_load_bs:.1f} s, evalab {t_load_ev:.1f} s (not in the timings below)")
+    print(
+        f"model load: bert-score {t_load_bs:.1f} s, evalab {t_load_ev:.1f} s (not in the timings below)"
+    )
     print()
-    header = (f"{'scenario (defaults)':22} {'pairs':>6} {'bert-score s':>12} {'evalab s':>9} {'speed-up':>8}"
-              f" {'CPU s bs/ev':>15} {'CPU speed-up':>12} {'max|dP,dR,dF|':>14}")
+    header = (
+        f"{'scenario (defaults)':22} {'pairs':>6} {'bert-score s':>12} {'evalab s':>9} {'speed-up':>8}"
+        f" {'CPU s bs/ev':>15} {'CPU speed-up':>12} {'max|dP,dR,dF|':>14}"
+    )
     print(header)
     print("-" * len(header))
     for label, n_pairs, res in rows:

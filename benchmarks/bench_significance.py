@@ -47,7 +47,9 @@ def prepare(folder: Path, limit: int | None) -> tuple[Path, list[Path]]:
         return dst
 
     ref = cut(WMT22 / "references" / f"generaltest2022.{PAIR}.ref.A.de")
-    systems = [cut(p) for p in sorted((WMT22 / "system-outputs").glob(f"generaltest2022.{PAIR}.hyp.*.de"))]
+    systems = [
+        cut(p) for p in sorted((WMT22 / "system-outputs").glob(f"generaltest2022.{PAIR}.hyp.*.de"))
+    ]
     return ref, systems
 
 
@@ -106,8 +108,11 @@ def compare(ours: list[dict], theirs: dict) -> tuple[int, float, float, int]:
         worst_score = max(worst_score, abs(round(row["score"], WIDTH) - ref["score"]))
         checked += 1
         if "mean" in ref:
-            worst_ci = max(worst_ci, abs(round(row["mean"], WIDTH) - ref["mean"]),
-                           abs(round(row["half_width"], WIDTH) - ref["ci"]))
+            worst_ci = max(
+                worst_ci,
+                abs(round(row["mean"], WIDTH) - ref["mean"]),
+                abs(round(row["half_width"], WIDTH) - ref["ci"]),
+            )
             checked += 2
         if row["p_value"] is not None:
             p_diff += f"{row['p_value']:.4f}" != f"{ref['p']:.4f}"
@@ -117,10 +122,46 @@ def compare(ours: list[dict], theirs: dict) -> tuple[int, float, float, int]:
 
 def run(test: str, ref: Path, systems: list[Path], repeats: int) -> tuple[tuple, tuple, tuple]:
     n = {"bs": 1000, "ar": 10000}[test]
-    sacre = [str(BIN / "sacrebleu"), str(ref), "-i", *map(str, systems), "-m", "bleu", "chrf",
-             f"--paired-{test}", f"--paired-{test}-n", str(n), "-f", "text", "-w", str(WIDTH), "-nc", "-q"]
-    ev = [str(BIN / "evalab"), "compare", "-r", str(ref), "-i", *map(str, systems), "-m", "bleu", "chrf",
-          "--test", test, "--n", str(n), "--seed", "12345", "--p-value", "sacrebleu", "-f", "json", "-q"]
+    sacre = [
+        str(BIN / "sacrebleu"),
+        str(ref),
+        "-i",
+        *map(str, systems),
+        "-m",
+        "bleu",
+        "chrf",
+        f"--paired-{test}",
+        f"--paired-{test}-n",
+        str(n),
+        "-f",
+        "text",
+        "-w",
+        str(WIDTH),
+        "-nc",
+        "-q",
+    ]
+    ev = [
+        str(BIN / "evalab"),
+        "compare",
+        "-r",
+        str(ref),
+        "-i",
+        *map(str, systems),
+        "-m",
+        "bleu",
+        "chrf",
+        "--test",
+        test,
+        "--n",
+        str(n),
+        "--seed",
+        "12345",
+        "--p-value",
+        "sacrebleu",
+        "-f",
+        "json",
+        "-q",
+    ]
     if test == "ar":
         ev += ["--ci-n", "0"]  # sacrebleu's CLI reports no interval with --paired-ar
     # alternating runs, so that both command lines see the same machine load; medians
@@ -183,9 +224,15 @@ def peer_phases(ref: Path, systems: list[Path]) -> tuple[float, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="first 500 segments only")
-    parser.add_argument("--ar", action="store_true", help="also approximate randomization (10000 trials)")
-    parser.add_argument("--repeats", type=int, default=5,
-                        help="alternating runs of each command line (bootstrap); medians are shown")
+    parser.add_argument(
+        "--ar", action="store_true", help="also approximate randomization (10000 trials)"
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=5,
+        help="alternating runs of each command line (bootstrap); medians are shown",
+    )
     args = parser.parse_args()
     if not WMT22.exists():
         print(f"WMT22 data not found at {WMT22}", file=sys.stderr)
@@ -196,28 +243,42 @@ def main() -> int:
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         ref, systems = prepare(Path(tmp), 500 if args.quick else None)
-        print(f"WMT22 {PAIR}: {len(systems)} systems x {len(ref.read_text().splitlines())} segments, "
-              f"BLEU + chrF, baseline {systems[0].name.split('.hyp.')[1][:-3]}, seed 12345")
-        print(f"command lines, wall time (CPU time: user + system), medians of {args.repeats} alternating runs")
+        print(
+            f"WMT22 {PAIR}: {len(systems)} systems x {len(ref.read_text().splitlines())} segments, "
+            f"BLEU + chrF, baseline {systems[0].name.split('.hyp.')[1][:-3]}, seed 12345"
+        )
+        print(
+            f"command lines, wall time (CPU time: user + system), medians of {args.repeats} alternating runs"
+        )
         print(f"{'test':<25}{'evalab CLI':>17}{'sacrebleu CLI':>19}{'ratio':>14}")
         agreements = []
         for test in ("bs", "ar") if args.ar else ("bs",):
             repeats = args.repeats if test == "bs" else 1
-            (t_ev, c_ev), (t_sb, c_sb), (checked, d_score, d_ci, p_diff) = run(test, ref, systems, repeats)
+            (t_ev, c_ev), (t_sb, c_sb), (checked, d_score, d_ci, p_diff) = run(
+                test, ref, systems, repeats
+            )
             label = "paired bootstrap (1000)" if test == "bs" else "approx. rand. (10000)"
-            agreements.append(f"{label}: {checked} values, max|Δscore| {d_score:.1e}, "
-                              f"max|Δmean,hw| {d_ci:.1e}, p-values differing {p_diff}")
-            print(f"{label:<25}{t_ev:>6.2f}s ({c_ev:5.2f}s){t_sb:>8.2f}s ({c_sb:6.2f}s)"
-                  f"{t_sb / t_ev:>5.1f}x ({c_sb / c_ev:4.1f}x)")
+            agreements.append(
+                f"{label}: {checked} values, max|Δscore| {d_score:.1e}, "
+                f"max|Δmean,hw| {d_ci:.1e}, p-values differing {p_diff}"
+            )
+            print(
+                f"{label:<25}{t_ev:>6.2f}s ({c_ev:5.2f}s){t_sb:>8.2f}s ({c_sb:6.2f}s)"
+                f"{t_sb / t_ev:>5.1f}x ({c_sb / c_ev:4.1f}x)"
+            )
             ok &= d_score <= 1.5 * 10**-WIDTH and d_ci <= 1e-4 and p_diff == 0
         stats_t, bs_t, ar_t = phases(ref, systems)
         peer_stats, peer_total = peer_phases(ref, systems)
         peer_bs = peer_total - peer_stats
         print("\nin-process phases (9 systems x 2 metrics)")
         print(f"{'phase':<26}{'evalab':>12}{'sacrebleu':>15}{'ratio':>8}")
-        print(f"{'statistics':<26}{stats_t:>11.2f}s{peer_stats:>14.2f}s{peer_stats / stats_t:>7.1f}x")
-        print(f"{'paired bootstrap (1000)':<26}{bs_t:>11.2f}s{peer_bs:>14.2f}s{peer_bs / bs_t:>7.1f}x"
-              "  (sacrebleu: PairedTest minus its statistics)")
+        print(
+            f"{'statistics':<26}{stats_t:>11.2f}s{peer_stats:>14.2f}s{peer_stats / stats_t:>7.1f}x"
+        )
+        print(
+            f"{'paired bootstrap (1000)':<26}{bs_t:>11.2f}s{peer_bs:>14.2f}s{peer_bs / bs_t:>7.1f}x"
+            "  (sacrebleu: PairedTest minus its statistics)"
+        )
         print(f"{'approx. rand. (10000)':<26}{ar_t:>11.2f}s")
         print("\nagreement with sacrebleu (evalab --p-value sacrebleu)")
         for line in agreements:

@@ -27,7 +27,10 @@ def load(pair: str, ref_ids: list[str], limit: int | None):
     from evalab.io import read_segments
 
     tgt = pair.split("-")[1]
-    refs = [read_segments(WMT22 / "references" / f"generaltest2022.{pair}.ref.{r}.{tgt}")[:limit] for r in ref_ids]
+    refs = [
+        read_segments(WMT22 / "references" / f"generaltest2022.{pair}.ref.{r}.{tgt}")[:limit]
+        for r in ref_ids
+    ]
     systems = {}
     for p in sorted((WMT22 / "system-outputs").glob(f"generaltest2022.{pair}.hyp.*.{tgt}")):
         systems[p.name.split(".hyp.")[1][: -len(tgt) - 1]] = read_segments(p)[:limit]
@@ -66,7 +69,9 @@ def main() -> int:
 
     kernel = "C kernel" if _editdistance.edkernel is not None else "pure-Python fallback"
     n = sum(len(h) for h in systems.values())
-    print(f"WMT22 en-de: {len(systems)} systems, {n} segments, {args.refs} reference(s); evalab {kernel}")
+    print(
+        f"WMT22 en-de: {len(systems)} systems, {n} segments, {args.refs} reference(s); evalab {kernel}"
+    )
     warm_refs = [r[:50] for r in refs]
     warm_sys = {k: v[:50] for k, v in systems.items()}
     run_sacrebleu(warm_refs, warm_sys)
@@ -80,14 +85,21 @@ def main() -> int:
             times[tool].append(time.perf_counter() - t0)
     if results["sacrebleu"] != results["evalab"]:
         bad = [k for k in systems if results["sacrebleu"][k] != results["evalab"][k]]
-        print(f"MISMATCH on {bad}: {[(results['sacrebleu'][k], results['evalab'][k]) for k in bad]}", file=sys.stderr)
+        print(
+            f"MISMATCH on {bad}: {[(results['sacrebleu'][k], results['evalab'][k]) for k in bad]}",
+            file=sys.stderr,
+        )
         return 1
     print(f"outputs identical (score, num_edits, ref_length) for all {len(systems)} systems")
     t_peer, t_ours = statistics.median(times["sacrebleu"]), statistics.median(times["evalab"])
     print(f"{'tool':<10} {'median s':>9}  runs")
     for tool in ("sacrebleu", "evalab"):
-        print(f"{tool:<10} {statistics.median(times[tool]):>9.3f}  {', '.join(f'{t:.3f}' for t in times[tool])}")
-    print(f"speed-up evalab vs sacrebleu: {t_peer / t_ours:.1f}x (median of {args.repeats} alternating runs)")
+        print(
+            f"{tool:<10} {statistics.median(times[tool]):>9.3f}  {', '.join(f'{t:.3f}' for t in times[tool])}"
+        )
+    print(
+        f"speed-up evalab vs sacrebleu: {t_peer / t_ours:.1f}x (median of {args.repeats} alternating runs)"
+    )
     return 0
 
 

@@ -50,12 +50,18 @@ def summarise(rr: ResampledRuns, rows: int, seeds: int) -> list[tuple[float, ...
     return out
 
 
-def evalab_way(runs: list[np.ndarray], resamples: int, rows: int, seeds: int) -> tuple[ResampledRuns, list]:
-    rr = resample_runs([ExampleStats("acc", mean_rows(v), mean_of_rows) for v in runs], resamples, seed=1)
+def evalab_way(
+    runs: list[np.ndarray], resamples: int, rows: int, seeds: int
+) -> tuple[ResampledRuns, list]:
+    rr = resample_runs(
+        [ExampleStats("acc", mean_rows(v), mean_of_rows) for v in runs], resamples, seed=1
+    )
     return rr, summarise(rr, rows, seeds)
 
 
-def loop_way(runs: list[np.ndarray], resamples: int, rows: int, seeds: int) -> tuple[ResampledRuns, list]:
+def loop_way(
+    runs: list[np.ndarray], resamples: int, rows: int, seeds: int
+) -> tuple[ResampledRuns, list]:
     n = runs[0].size
     idx = np.random.default_rng(1).choice(n, size=(resamples, n))
     values = np.empty((len(runs), resamples))
@@ -74,7 +80,10 @@ def main() -> None:
     rows, seeds, n, resamples = 10, 5, 2000, 1000
     repeats = 2 if args.quick else args.repeats
     runs = study(rows, seeds, n)
-    a, b = evalab_way(runs, resamples, rows, seeds), loop_way(runs, resamples, rows, seeds)  # warm-up
+    a, b = (
+        evalab_way(runs, resamples, rows, seeds),
+        loop_way(runs, resamples, rows, seeds),
+    )  # warm-up
     np.testing.assert_allclose(a[0].values, b[0].values, rtol=1e-9)
     np.testing.assert_allclose(np.array(a[1][1:]), np.array(b[1][1:]), rtol=1e-9)
     times: dict[str, list[float]] = {"evalab": [], "loop": []}
@@ -84,7 +93,9 @@ def main() -> None:
             fn(runs, resamples, rows, seeds)
             times[name].append(time.perf_counter() - t)
     ev, lp = statistics.median(times["evalab"]), statistics.median(times["loop"])
-    print(f"{rows} rows x {seeds} seeds x {n} examples, {resamples} resamples (median of {repeats}, wall):")
+    print(
+        f"{rows} rows x {seeds} seeds x {n} examples, {resamples} resamples (median of {repeats}, wall):"
+    )
     print(f"  evalab (count matrices)  {ev:8.3f} s")
     print(f"  index loop               {lp:8.3f} s")
     print(f"  ratio                    {lp / ev:8.1f}x   (resampled values equal to 1e-9)")

@@ -46,7 +46,9 @@ def main() -> int:
     from evalab.metrics import _editdistance
 
     kernel = "C kernel" if _editdistance.edkernel is not None else "pure-Python fallback"
-    print(f"WMT22 de-en: {len(systems)} systems, {sum(len(h) for h in systems.values())} segments; evalab {kernel}")
+    print(
+        f"WMT22 de-en: {len(systems)} systems, {sum(len(h) for h in systems.values())} segments; evalab {kernel}"
+    )
     run_jiwer(ref[:50], {k: v[:50] for k, v in systems.items()})
     run_evalab(ref[:50], {k: v[:50] for k, v in systems.items()})
     times: dict[str, list[float]] = {"jiwer": [], "evalab": []}
@@ -62,9 +64,13 @@ def main() -> int:
     print(f"outputs identical (WER and CER) for all {len(systems)} systems")
     print(f"{'tool':<7} {'median s':>9}  runs")
     for tool in ("jiwer", "evalab"):
-        print(f"{tool:<7} {statistics.median(times[tool]):>9.3f}  {', '.join(f'{t:.3f}' for t in times[tool])}")
+        print(
+            f"{tool:<7} {statistics.median(times[tool]):>9.3f}  {', '.join(f'{t:.3f}' for t in times[tool])}"
+        )
     ratio = statistics.median(times["jiwer"]) / statistics.median(times["evalab"])
-    print(f"speed-up evalab vs jiwer (WER + CER): {ratio:.1f}x (median of {args.repeats} alternating runs)")
+    print(
+        f"speed-up evalab vs jiwer (WER + CER): {ratio:.1f}x (median of {args.repeats} alternating runs)"
+    )
     return 0
 
 

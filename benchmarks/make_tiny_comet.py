@@ -22,19 +22,33 @@ import yaml
 
 def hyper_parameters(encoder: str, referenceless: bool) -> dict:
     return {
-        "class_identifier": "referenceless_regression_metric" if referenceless else "regression_metric",
-        "encoder_model": "BERT", "pretrained_model": encoder, "pool": "avg", "layer": "mix",
-        "layer_transformation": "softmax", "layer_norm": True, "hidden_sizes": [64, 32],
-        "activations": "Tanh", "final_activation": None, "dropout": 0.1,
+        "class_identifier": "referenceless_regression_metric"
+        if referenceless
+        else "regression_metric",
+        "encoder_model": "BERT",
+        "pretrained_model": encoder,
+        "pool": "avg",
+        "layer": "mix",
+        "layer_transformation": "softmax",
+        "layer_norm": True,
+        "hidden_sizes": [64, 32],
+        "activations": "Tanh",
+        "final_activation": None,
+        "dropout": 0.1,
     }
 
 
-def state_dict(encoder: str, hidden: int, layers: int, features: int, seed: int) -> dict[str, torch.Tensor]:
+def state_dict(
+    encoder: str, hidden: int, layers: int, features: int, seed: int
+) -> dict[str, torch.Tensor]:
     from safetensors.torch import load_file
 
     gen = torch.Generator().manual_seed(seed)
-    state = {f"encoder.model.{k}": v for k, v in load_file(str(Path(encoder) / "model.safetensors")).items()
-             if not k.startswith("pooler.")}
+    state = {
+        f"encoder.model.{k}": v
+        for k, v in load_file(str(Path(encoder) / "model.safetensors")).items()
+        if not k.startswith("pooler.")
+    }
     for i in range(layers + 1):
         state[f"layerwise_attention.scalar_parameters.{i}"] = torch.randn(1, generator=gen)
     state["layerwise_attention.gamma"] = torch.tensor([0.5]) + torch.rand(1, generator=gen)
@@ -57,7 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     hp = hyper_parameters(encoder, args.referenceless)
     out = Path(args.out)
     (out / "checkpoints").mkdir(parents=True, exist_ok=True)
-    state = state_dict(encoder, hidden=384, layers=6, features=4 if args.referenceless else 6, seed=args.seed)
+    state = state_dict(
+        encoder, hidden=384, layers=6, features=4 if args.referenceless else 6, seed=args.seed
+    )
     # Lightning's loader reads the version to decide which checkpoint migrations to run
     checkpoint = {"state_dict": state, "hyper_parameters": hp, "pytorch-lightning_version": "2.6.6"}
     torch.save(checkpoint, out / "checkpoints" / "model.ckpt")

@@ -21,7 +21,11 @@ EOT = "<|endoftext|>"
 
 def byte_alphabet() -> list[str]:
     """GPT-2's printable stand-in character for each byte 0..255, in byte order."""
-    keep = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    keep = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
     chars = {b: chr(b) for b in keep}
     extra = 0
     for b in range(256):
@@ -45,9 +49,19 @@ def build_tokenizer():
     return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=EOT, eos_token=EOT)
 
 
-def build_tiny_lm(path: str | Path, *, seed: int = 0, positions: int = 128, layers: int = 2,
-                  width: int = 64, heads: int = 4, train: str | Path | None = None,
-                  steps: int = 300, batch: int = 16, lr: float = 3e-3) -> Path:
+def build_tiny_lm(
+    path: str | Path,
+    *,
+    seed: int = 0,
+    positions: int = 128,
+    layers: int = 2,
+    width: int = 64,
+    heads: int = 4,
+    train: str | Path | None = None,
+    steps: int = 300,
+    batch: int = 16,
+    lr: float = 3e-3,
+) -> Path:
     """Write a GPT-2 (``positions`` context) and its tokenizer to ``path``: random weights
     from ``seed``, trained on the text file ``train`` for ``steps`` steps if given."""
     import torch
@@ -55,8 +69,13 @@ def build_tiny_lm(path: str | Path, *, seed: int = 0, positions: int = 128, laye
 
     out = Path(path)
     config = GPT2Config(
-        vocab_size=257, n_positions=positions, n_embd=width, n_layer=layers, n_head=heads,
-        bos_token_id=256, eos_token_id=256,
+        vocab_size=257,
+        n_positions=positions,
+        n_embd=width,
+        n_layer=layers,
+        n_head=heads,
+        bos_token_id=256,
+        eos_token_id=256,
     )
     tokenizer = build_tokenizer()
     # fork_rng: the seed fixes the weights (and the training batches and dropout) without
@@ -65,8 +84,15 @@ def build_tiny_lm(path: str | Path, *, seed: int = 0, positions: int = 128, laye
         torch.manual_seed(seed)
         model = GPT2LMHeadModel(config)
         if train is not None:
-            fit(model, tokenizer, Path(train).read_text(encoding="utf-8"), steps=steps,
-                batch=batch, block=positions, lr=lr)
+            fit(
+                model,
+                tokenizer,
+                Path(train).read_text(encoding="utf-8"),
+                steps=steps,
+                batch=batch,
+                block=positions,
+                lr=lr,
+            )
     model.eval()
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
@@ -103,10 +129,16 @@ def main() -> None:
     parser.add_argument("path")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--positions", type=int, default=128)
-    parser.add_argument("--train", help="text file to fit the weights on (default: keep them random)")
+    parser.add_argument(
+        "--train", help="text file to fit the weights on (default: keep them random)"
+    )
     parser.add_argument("--steps", type=int, default=300)
     args = parser.parse_args()
-    print(build_tiny_lm(args.path, seed=args.seed, positions=args.positions, train=args.train, steps=args.steps))
+    print(
+        build_tiny_lm(
+            args.path, seed=args.seed, positions=args.positions, train=args.train, steps=args.steps
+        )
+    )
 
 
 if __name__ == "__main__":

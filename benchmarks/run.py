@@ -18,7 +18,9 @@ HERE = Path(__file__).resolve().parent
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller workloads")
-    parser.add_argument("names", nargs="*", help="only benchmarks whose file name contains one of these")
+    parser.add_argument(
+        "names", nargs="*", help="only benchmarks whose file name contains one of these"
+    )
     args = parser.parse_args()
     scripts = sorted(HERE.glob("bench_*.py"))
     if args.names:

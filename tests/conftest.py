@@ -76,15 +76,18 @@ def read_lines(path: Path) -> list[str]:
     return read_segments(path)
 
 
-def write_wmt_subset(folder: Path, pair: str, systems: list[str], n: int, ref: str = "A") -> tuple[str, list[str]]:
+def write_wmt_subset(
+    folder: Path, pair: str, systems: list[str], n: int, ref: str = "A"
+) -> tuple[str, list[str]]:
     """The first ``n`` segments of a WMT22 reference and systems, written into ``folder``:
     ``(reference path, system paths)`` in the order given."""
     tgt = pair.split("-")[1]
 
     def write(name: str, kind: str, which: str) -> str:
         path = folder / f"{name}.{tgt}"
-        path.write_text("\n".join(read_lines(wmt_file(kind, pair, which))[:n]) + "\n", encoding="utf-8")
+        path.write_text(
+            "\n".join(read_lines(wmt_file(kind, pair, which))[:n]) + "\n", encoding="utf-8"
+        )
         return str(path)
 
     return write("ref", "ref", ref), [write(s, "hyp", s) for s in systems]
-

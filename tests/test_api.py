@@ -78,11 +78,22 @@ def test_score_takes_the_best_single_target_as_seed_002():
 
 
 def test_one_scale_corpus_score_float_and_the_renamed_unit_score():
-    hyps, refs = ["The cat sat on the mat.", "hello world"], [["The cat sat on a mat.", "hello there world"]]
+    hyps, refs = (
+        ["The cat sat on the mat.", "hello world"],
+        [["The cat sat on a mat.", "hello there world"]],
+    )
     s = evalab.corpus_score("bleu", hyps, refs)
-    assert s == evalab.metric("bleu").corpus_score(hyps, refs) and float(s) == s.score and s.scale == 100
-    assert evalab.corpus_score("ter", hyps, refs, case_sensitive=True) == evalab.metric("ter", case_sensitive=True).corpus_score(hyps, refs)
-    assert 0 < evalab.unit_score("bleu", hyps[0], [refs[0][0]]) < 1  # 0-1 only where the name says so
+    assert (
+        s == evalab.metric("bleu").corpus_score(hyps, refs)
+        and float(s) == s.score
+        and s.scale == 100
+    )
+    assert evalab.corpus_score("ter", hyps, refs, case_sensitive=True) == evalab.metric(
+        "ter", case_sensitive=True
+    ).corpus_score(hyps, refs)
+    assert (
+        0 < evalab.unit_score("bleu", hyps[0], [refs[0][0]]) < 1
+    )  # 0-1 only where the name says so
     with pytest.raises(AttributeError, match=r"renamed evalab\.unit_score"):
         evalab.score  # noqa: B018
 
@@ -93,8 +104,14 @@ _SEGMENT = st.lists(_WORDS, min_size=0, max_size=8).map(" ".join)
 
 @settings(max_examples=40, deadline=None)
 @given(
-    name=st.sampled_from(["bleu", "chrf", "chrf++", "ter", "wer", "cer", "rouge1", "rougeL", "f1", "exact_match"]),
-    pairs=st.lists(st.tuples(_SEGMENT, _SEGMENT.filter(str.strip), _SEGMENT.filter(str.strip)), min_size=1, max_size=12),
+    name=st.sampled_from(
+        ["bleu", "chrf", "chrf++", "ter", "wer", "cer", "rouge1", "rougeL", "f1", "exact_match"]
+    ),
+    pairs=st.lists(
+        st.tuples(_SEGMENT, _SEGMENT.filter(str.strip), _SEGMENT.filter(str.strip)),
+        min_size=1,
+        max_size=12,
+    ),
     cuts=st.lists(st.integers(0, 12), max_size=4),
 )
 def test_accumulator_equals_one_shot_scoring(name, pairs, cuts):

@@ -87,8 +87,13 @@ class DevTools:
         raw, self._buf = self._buf.split(b"\0", 1)
         return json.loads(raw)
 
-    def call(self, method: str, params: dict[str, Any] | None = None, session: str | None = None,
-             timeout: float = 30.0) -> dict[str, Any]:
+    def call(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        session: str | None = None,
+        timeout: float = 30.0,
+    ) -> dict[str, Any]:
         self._next += 1
         msg: dict[str, Any] = {"id": self._next, "method": method, "params": params or {}}
         if session:
@@ -117,11 +122,16 @@ class DevTools:
     def open_page(self, html_path: Path, width: int, height: int) -> str:
         """Load ``html_path`` in a new ``width`` x ``height`` page; its session id."""
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})[
+            "sessionId"
+        ]
         for domain in ("Runtime.enable", "Log.enable", "Page.enable"):
             self.call(domain, session=session)
-        self.call("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=session)
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+            session=session,
+        )
         self.call("Page.navigate", {"url": html_path.resolve().as_uri()}, session=session)
         self.wait_event("Page.loadEventFired")
         return session
@@ -175,12 +185,21 @@ def inspect_page(html_path: Path, profile: Path) -> tuple[dict[str, Any], bytes,
     tools = DevTools(_chromium(), profile)
     try:
         session = tools.open_page(html_path, 1280, 1000)
-        facts = tools.call("Runtime.evaluate", {"expression": PLOTS_JS, "returnByValue": True}, session=session)
-        shot = tools.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True},
-                          session=session)
+        facts = tools.call(
+            "Runtime.evaluate", {"expression": PLOTS_JS, "returnByValue": True}, session=session
+        )
+        shot = tools.call(
+            "Page.captureScreenshot",
+            {"format": "png", "captureBeyondViewport": True},
+            session=session,
+        )
         time.sleep(0.2)  # let late console messages arrive before they are collected
         tools.call("Runtime.evaluate", {"expression": "1"}, session=session)
-        return json.loads(facts["result"]["value"]), base64.b64decode(shot["data"]), _console_errors(tools.events)
+        return (
+            json.loads(facts["result"]["value"]),
+            base64.b64decode(shot["data"]),
+            _console_errors(tools.events),
+        )
     finally:
         tools.close()
 
@@ -225,7 +244,9 @@ def test_demo_quick_report_renders_in_headless_chromium(run_cli, tmp_path):
     for plot in facts["plots"]:
         assert plot["svg"], plot
         assert plot["width"] > 100 and plot["height"] > 100, plot
-        assert plot["marks"] >= 3, plot  # at least the intervals of the rows (1 head, 1 head at eval)
+        assert plot["marks"] >= 3, (
+            plot
+        )  # at least the intervals of the rows (1 head, 1 head at eval)
     for metric in ("seq_acc", "digit_acc", "xent", "ppl"):  # each plot is titled by its metric
         assert sum(metric in p["text"] for p in facts["plots"]) >= 1, (metric, facts["plots"])
     assert facts["brokenImages"] == 0
@@ -240,4 +261,3 @@ def test_demo_quick_report_renders_in_headless_chromium(run_cli, tmp_path):
     assert size[0] >= 1000 and size[1] >= 1000, size  # full page, less a scrollbar
     assert spread > 10.0, f"screenshot looks blank: grey-level sd {spread:.2f}"
     assert colours > 20, f"screenshot has only {colours} colours"
-

@@ -153,7 +153,11 @@ def test_atomic_replaced_file_keeps_its_mode_and_link(tmp_path):
 
 @pytest.mark.parametrize(
     ("where", "needle"),
-    [("file/out.txt", "cannot write"), ("folder", "is a folder"), ("/proc/evalab.txt", "cannot write")],
+    [
+        ("file/out.txt", "cannot write"),
+        ("folder", "is a folder"),
+        ("/proc/evalab.txt", "cannot write"),
+    ],
 )
 def test_atomic_write_errors_are_input_errors(tmp_path, where, needle):
     (tmp_path / "file").write_text("x")
@@ -174,7 +178,9 @@ def test_atomic_write_errors_are_input_errors(tmp_path, where, needle):
     ],
 )
 def test_utf16_and_utf32_are_named(tmp_path, data, hint):
-    with pytest.raises(InputError, match=rf"{hint} \(.*-endian\) text .* `iconv -f {hint} -t UTF-8`"):
+    with pytest.raises(
+        InputError, match=rf"{hint} \(.*-endian\) text .* `iconv -f {hint} -t UTF-8`"
+    ):
         read_segments(write(tmp_path, "wide.txt", data))
 
 
@@ -188,4 +194,6 @@ def test_same_file(tmp_path):
     os.symlink("a.txt", tmp_path / "soft.txt")
     assert same_file(a, tmp_path / "hard.txt") and same_file(a, tmp_path / "soft.txt")
     assert same_file(a, tmp_path / "missing" / ".." / "a.txt")
-    assert not same_file(a, tmp_path / "b.txt") and same_file(tmp_path / "b.txt", tmp_path / "b.txt")
+    assert not same_file(a, tmp_path / "b.txt") and same_file(
+        tmp_path / "b.txt", tmp_path / "b.txt"
+    )

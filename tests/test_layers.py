@@ -28,16 +28,30 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 LAYERS: dict[str, int] = {
-    "evalab": 7, "evalab.__main__": 7,
+    "evalab": 7,
+    "evalab.__main__": 7,
     "evalab.cli": 6,
     "evalab.report": 5,
-    "evalab.ablation": 4, "evalab.examples": 4, "evalab.metaeval": 4,
+    "evalab.ablation": 4,
+    "evalab.examples": 4,
+    "evalab.metaeval": 4,
     "evalab.stats": 3,
-    "evalab.metrics": 2, "evalab.parallel": 2,
-    "evalab.text": 1, "evalab.models": 1, "evalab.items": 1,
-    "evalab.errors": 0, "evalab._version": 0, "evalab._kernel": 0, "evalab._mtkernel": 0,
-    "evalab._rougekernel": 0, "evalab._edkernel": 0, "evalab._tieskernel": 0,
-    "evalab.io": 0, "evalab.nll": 0, "evalab.loss": 0, "evalab.progress": 0,
+    "evalab.metrics": 2,
+    "evalab.parallel": 2,
+    "evalab.text": 1,
+    "evalab.models": 1,
+    "evalab.items": 1,
+    "evalab.errors": 0,
+    "evalab._version": 0,
+    "evalab._kernel": 0,
+    "evalab._mtkernel": 0,
+    "evalab._rougekernel": 0,
+    "evalab._edkernel": 0,
+    "evalab._tieskernel": 0,
+    "evalab.io": 0,
+    "evalab.nll": 0,
+    "evalab.loss": 0,
+    "evalab.progress": 0,
 }
 
 #: import cycles tolerated for now: (module, module) pairs (none today; keep it that way).
@@ -86,7 +100,9 @@ def layer_of(name: str) -> int:
         prefix = ".".join(parts[:i])
         if prefix in LAYERS:
             return LAYERS[prefix]
-    raise AssertionError(f"{name} is in no layer: add it to LAYERS in {__file__} (and to the table)")
+    raise AssertionError(
+        f"{name} is in no layer: add it to LAYERS in {__file__} (and to the table)"
+    )
 
 
 def graph() -> dict[str, set[str]]:
@@ -147,7 +163,10 @@ def find_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 def test_no_import_cycles() -> None:
     edges = graph()
     # a package's __init__ and its own modules may refer to each other (re-exports)
-    edges = {s: {d for d in ds if not (s.startswith(d + ".") or d.startswith(s + "."))} for s, ds in edges.items()}
+    edges = {
+        s: {d for d in ds if not (s.startswith(d + ".") or d.startswith(s + "."))}
+        for s, ds in edges.items()
+    }
     for pair in KNOWN_CYCLES:
         a, b = sorted(pair)
         edges.get(a, set()).discard(b)

@@ -137,14 +137,17 @@ def test_parity_with_torch_cross_entropy(seed):
     ).item()
     assert abs(ours - theirs) < 1e-6
     per_token = F.cross_entropy(
-        torch.from_numpy(logits).reshape(-1, logits.shape[-1]), torch.from_numpy(labels).reshape(-1),
-        ignore_index=L.IGNORE_INDEX, reduction="none",
+        torch.from_numpy(logits).reshape(-1, logits.shape[-1]),
+        torch.from_numpy(labels).reshape(-1),
+        ignore_index=L.IGNORE_INDEX,
+        reduction="none",
     ).numpy()
     assert np.max(np.abs(L.token_loss(logits, labels).reshape(-1) - per_token)) < 1e-6
     # float32 logits: torch computes in float32, we in float64
     l32 = logits.astype(np.float32)
     theirs32 = F.cross_entropy(
-        torch.from_numpy(l32).reshape(-1, l32.shape[-1]), torch.from_numpy(labels).reshape(-1),
+        torch.from_numpy(l32).reshape(-1, l32.shape[-1]),
+        torch.from_numpy(labels).reshape(-1),
         ignore_index=L.IGNORE_INDEX,
     ).item()
     assert abs(L.cross_entropy(l32, labels) - theirs32) < 1e-5
@@ -174,7 +177,9 @@ def test_torch_tensors_stay_torch_and_match_numpy():
     assert ce.item() == pytest.approx(L.cross_entropy(logits, labels), abs=1e-12)
     ce.backward()  # computed by torch ops: the gradient exists and equals torch's own
     ref = tl.detach().clone().requires_grad_(True)
-    torch.nn.functional.cross_entropy(ref.reshape(-1, 37), ty.reshape(-1), ignore_index=-100).backward()
+    torch.nn.functional.cross_entropy(
+        ref.reshape(-1, 37), ty.reshape(-1), ignore_index=-100
+    ).backward()
     assert torch.allclose(tl.grad, ref.grad, atol=1e-12)
     assert L.perplexity(tl, ty).item() == pytest.approx(L.perplexity(logits, labels), rel=1e-12)
     lsm = L.log_softmax(tl.detach())
@@ -232,7 +237,13 @@ finite = st.floats(-50, 50, allow_nan=False, allow_infinity=False)
 
 
 @settings(max_examples=40, deadline=None)
-@given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=6), elements=finite))
+@given(
+    hnp.arrays(
+        np.float64,
+        hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=6),
+        elements=finite,
+    )
+)
 def test_log_softmax_properties(x):
     out = L.log_softmax(x)
     assert out.shape == x.shape and np.all(out <= 1e-12)
@@ -276,9 +287,13 @@ def test_non_finite_logits_are_errors(bad):
 
 def test_shape_and_label_errors():
     logits = np.zeros((2, 3, 5))
-    with pytest.raises(InputError, match=r"labels have shape \(2, 4\).*expected|must have the logits' shape"):
+    with pytest.raises(
+        InputError, match=r"labels have shape \(2, 4\).*expected|must have the logits' shape"
+    ):
         L.token_loss(logits, np.zeros((2, 4), dtype=int))
-    with pytest.raises(InputError, match=r"label 5 at position \(0, 1\) is outside the vocabulary \[0, 5\)"):
+    with pytest.raises(
+        InputError, match=r"label 5 at position \(0, 1\) is outside the vocabulary \[0, 5\)"
+    ):
         L.token_loss(logits, np.array([[0, 5, 1], [0, 0, 0]]))
     with pytest.raises(InputError, match="label -3"):
         L.token_loss(logits, np.array([[0, -3, 1], [0, 0, 0]]))

@@ -55,7 +55,9 @@ def test_model_loading_says_start_and_ready(monkeypatch) -> None:
     with model_loading("encoder (y)", enabled=False):
         pass
     lines = __import__("sys").stderr.getvalue().splitlines()
-    assert lines[0] == "evalab: loading encoder (x) ..." and lines[1].startswith("evalab: encoder (x) ready (")
+    assert lines[0] == "evalab: loading encoder (x) ..." and lines[1].startswith(
+        "evalab: encoder (x) ready ("
+    )
     assert len(lines) == 2
 
 

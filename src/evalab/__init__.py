@@ -42,7 +42,12 @@ __all__ = [
 ]
 
 
-def corpus_score(metric_name: str, hypotheses: Sequence[str], references: Sequence[Sequence[str]], **settings: Any) -> Score:
+def corpus_score(
+    metric_name: str,
+    hypotheses: Sequence[str],
+    references: Sequence[Sequence[str]],
+    **settings: Any,
+) -> Score:
     """The corpus :class:`Score` of ``hypotheses`` against reference streams, on the metric's
     own scale (what ``evalab score`` prints): ``metric(metric_name, **settings).corpus_score(...)``.
     """
@@ -50,7 +55,9 @@ def corpus_score(metric_name: str, hypotheses: Sequence[str], references: Sequen
 
 
 def __getattr__(name: str) -> Any:
-    if name == "score":  # renamed: the old name gave 0-1 where everything else gives the metric's scale
+    if (
+        name == "score"
+    ):  # renamed: the old name gave 0-1 where everything else gives the metric's scale
         raise AttributeError(
             "evalab.score was renamed evalab.unit_score (0-1, best over the targets); for the metric's "
             "own scale use evalab.corpus_score(name, hyps, refs) or evalab.metric(name)"

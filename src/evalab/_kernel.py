@@ -20,7 +20,16 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ZH_RANGES", "encode_lines", "kernel", "match_counts", "mteval_split", "new_vocab", "pack_chars", "vocab_size"]
+__all__ = [
+    "ZH_RANGES",
+    "encode_lines",
+    "kernel",
+    "match_counts",
+    "mteval_split",
+    "new_vocab",
+    "pack_chars",
+    "vocab_size",
+]
 
 kernel: ModuleType | None
 try:
@@ -37,8 +46,12 @@ _PAD_CHARS = [chr(c) for c in range(0x20, 0x7F)]
 _PAD_CHARS = [
     c
     for c in _PAD_CHARS
-    if ("{" <= c <= "~") or ("[" <= c <= "`") or (" " <= c <= "&") or ("(" <= c <= "+")
-    or (":" <= c <= "@") or c == "/"
+    if ("{" <= c <= "~")
+    or ("[" <= c <= "`")
+    or (" " <= c <= "&")
+    or ("(" <= c <= "+")
+    or (":" <= c <= "@")
+    or c == "/"
 ]
 _PAD_TABLE = str.maketrans({c: f" {c} " for c in _PAD_CHARS})
 # Rules 2-4 look at a neighbour, so they stay regular expressions with the exact
@@ -58,16 +71,30 @@ _RULES_13A = (
 # CJK Extension B block. We reproduce that behaviour, since the official WMT zh scores
 # were computed with it.
 ZH_RANGES = (
-    (0x3400, 0x4DB5), (0x4E00, 0x9FA5), (0x9FA6, 0x9FBB), (0xF900, 0xFA2D),
-    (0xFA30, 0xFA6A), (0xFA70, 0xFAD9), (0x2001, 0x2A6D), (0x2F81, 0x2FA1),
-    (0xFF00, 0xFFEF), (0x2E80, 0x2EFF), (0x3000, 0x303F), (0x31C0, 0x31EF),
-    (0x2F00, 0x2FDF), (0x2FF0, 0x2FFF), (0x3100, 0x312F), (0x31A0, 0x31BF),
-    (0xFE10, 0xFE1F), (0xFE30, 0xFE4F), (0x2600, 0x26FF), (0x2700, 0x27BF),
-    (0x3200, 0x32FF), (0x3300, 0x33FF),
+    (0x3400, 0x4DB5),
+    (0x4E00, 0x9FA5),
+    (0x9FA6, 0x9FBB),
+    (0xF900, 0xFA2D),
+    (0xFA30, 0xFA6A),
+    (0xFA70, 0xFAD9),
+    (0x2001, 0x2A6D),
+    (0x2F81, 0x2FA1),
+    (0xFF00, 0xFFEF),
+    (0x2E80, 0x2EFF),
+    (0x3000, 0x303F),
+    (0x31C0, 0x31EF),
+    (0x2F00, 0x2FDF),
+    (0x2FF0, 0x2FFF),
+    (0x3100, 0x312F),
+    (0x31A0, 0x31BF),
+    (0xFE10, 0xFE1F),
+    (0xFE30, 0xFE4F),
+    (0x2600, 0x26FF),
+    (0x2700, 0x27BF),
+    (0x3200, 0x32FF),
+    (0x3300, 0x33FF),
 )
-_ZH_CHAR = re.compile(
-    "[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ZH_RANGES) + "]"
-)
+_ZH_CHAR = re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ZH_RANGES) + "]")
 
 
 _ZH_CHAR = re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ZH_RANGES) + "]")
@@ -97,7 +124,9 @@ def _offsets(lengths: Sequence[int]) -> np.ndarray:
     return out
 
 
-def pack_chars(segments: Sequence[str], keep_whitespace: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def pack_chars(
+    segments: Sequence[str], keep_whitespace: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """Code points of every segment, concatenated (uint32), and the segment offsets (int64).
 
     Without ``keep_whitespace`` every character ``str.split()`` treats as whitespace is
@@ -148,9 +177,14 @@ def encode_lines(
 
 
 def match_counts(
-    hyps: Sequence[np.ndarray], hyp_offsets: Sequence[np.ndarray],
-    refs: Sequence[np.ndarray], ref_offsets: Sequence[np.ndarray],
-    max_order: int, per_ref: Sequence[np.ndarray], best: Sequence[np.ndarray], shared: bool,
+    hyps: Sequence[np.ndarray],
+    hyp_offsets: Sequence[np.ndarray],
+    refs: Sequence[np.ndarray],
+    ref_offsets: Sequence[np.ndarray],
+    max_order: int,
+    per_ref: Sequence[np.ndarray],
+    best: Sequence[np.ndarray],
+    shared: bool,
 ) -> None:
     """Clipped n-gram matches of every system's segments, written into the outputs.
 
@@ -161,7 +195,15 @@ def match_counts(
     """
     if kernel is not None:
         count = kernel.match_counts_shared if shared else kernel.match_counts
-        count(list(hyps), list(hyp_offsets), list(refs), list(ref_offsets), int(max_order), list(per_ref), list(best))
+        count(
+            list(hyps),
+            list(hyp_offsets),
+            list(refs),
+            list(ref_offsets),
+            int(max_order),
+            list(per_ref),
+            list(best),
+        )
         return
     r_ids = [r.tolist() for r in refs]
     for h, h_off, out_ref, out_best in zip(hyps, hyp_offsets, per_ref, best, strict=True):
@@ -176,7 +218,9 @@ def _ngram_counter(seq: list[int], n: int) -> Counter:
     return Counter(tuple(seq[i : i + n]) for i in range(len(seq) - n + 1))
 
 
-def count_segment(hyp: list[int], refs: list[list[int]], max_order: int, per_ref: np.ndarray, best: np.ndarray) -> None:
+def count_segment(
+    hyp: list[int], refs: list[list[int]], max_order: int, per_ref: np.ndarray, best: np.ndarray
+) -> None:
     """Pure-Python clipped matches of one segment (the fallback of :func:`match_counts`)."""
     for n in range(1, max_order + 1):
         hc = _ngram_counter(hyp, n)

@@ -55,7 +55,9 @@ def read_segments(path: str | os.PathLike[str], *, allow_empty: bool = False) ->
     return split_segments(text)
 
 
-def read_text(path: str | os.PathLike[str], expected: str, *, allow_empty: bool = False) -> tuple[str, str]:
+def read_text(
+    path: str | os.PathLike[str], expected: str, *, allow_empty: bool = False
+) -> tuple[str, str]:
     """The UTF-8 text of a file (``-``: stdin) and its label for messages (``<stdin>``).
 
     ``expected`` says what the file should hold ("one segment per line"), for the messages
@@ -245,7 +247,9 @@ def record_format(path: str, text: str | None = None) -> str | None:
         if text is None:
             return None
         body = text.lstrip("\ufeff \t\r\n")
-        return "jsonl" if body.startswith("{") else "tsv" if "\t" in body.split("\n", 1)[0] else "csv"
+        return (
+            "jsonl" if body.startswith("{") else "tsv" if "\t" in body.split("\n", 1)[0] else "csv"
+        )
     return RECORD_FORMATS.get(Path(path).suffix.lower())
 
 
@@ -273,9 +277,13 @@ def _jsonl_records(text: str, label: str) -> list[Record]:
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(f"{label}: line {no} is not valid JSON ({exc.msg} at column {exc.colno})") from exc
+            raise InputError(
+                f"{label}: line {no} is not valid JSON ({exc.msg} at column {exc.colno})"
+            ) from exc
         if not isinstance(value, dict):
-            raise InputError(f"{label}: line {no} is a JSON {type(value).__name__}, expected an object with fields")
+            raise InputError(
+                f"{label}: line {no} is a JSON {type(value).__name__}, expected an object with fields"
+            )
         records.append(Record(no, value))
     return records
 
@@ -291,11 +299,15 @@ def _table_records(text: str, label: str, delimiter: str) -> list[Record]:
         start = rows.line_num + 1
         for row in rows:
             if len(row) != len(header):
-                raise InputError(f"{label}: line {start} has {len(row)} cell(s), the header {len(header)}")
+                raise InputError(
+                    f"{label}: line {start} has {len(row)} cell(s), the header {len(header)}"
+                )
             records.append(Record(start, dict(zip(header, row, strict=True))))
             start = rows.line_num + 1
     except csv.Error as exc:
-        raise InputError(f"{label}: line {rows.line_num} is not valid {'TSV' if delimiter == chr(9) else 'CSV'} ({exc})") from exc
+        raise InputError(
+            f"{label}: line {rows.line_num} is not valid {'TSV' if delimiter == chr(9) else 'CSV'} ({exc})"
+        ) from exc
     if not records:
         raise InputError(f"{label}: has a header but no records")
     return records
@@ -322,7 +334,9 @@ def text_field(record: Record, path: str, label: str) -> str:
     """A field that must hold one segment (a string)."""
     value = field_value(record, path, label)
     if not isinstance(value, str):
-        raise InputError(f"{label}: line {record.line}: field {path!r} is {_json_kind(value)}, expected a string")
+        raise InputError(
+            f"{label}: line {record.line}: field {path!r} is {_json_kind(value)}, expected a string"
+        )
     return value
 
 
@@ -343,7 +357,13 @@ def _json_kind(value: Any) -> str:
     """What a JSON value is, in words for a message (``a number``, ``an empty list``)."""
     if isinstance(value, list):
         return "an empty list" if not value else "a list with a non-string"
-    kinds = {type(None): "null", bool: "a boolean", int: "a number", float: "a number", dict: "an object"}
+    kinds = {
+        type(None): "null",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        dict: "an object",
+    }
     return kinds.get(type(value), f"a {type(value).__name__}")
 
 
@@ -354,7 +374,9 @@ def record_ids(records: Sequence[Record], path: str, label: str) -> list[str]:
     for record in records:
         value = field_value(record, path, label)
         if not isinstance(value, str | int) or isinstance(value, bool):
-            raise InputError(f"{label}: line {record.line}: id field {path!r} is {_json_kind(value)}, expected a string or an integer")
+            raise InputError(
+                f"{label}: line {record.line}: id field {path!r} is {_json_kind(value)}, expected a string or an integer"
+            )
         key = str(value)
         if key in seen:
             raise InputError(f"{label}: line {record.line} repeats id {key!r} of line {seen[key]}")
@@ -363,14 +385,20 @@ def record_ids(records: Sequence[Record], path: str, label: str) -> list[str]:
     return ids
 
 
-def align_by_id(records: Sequence[Record], ids: Sequence[str], order: Sequence[str], label: str, first: str) -> list[Record]:
+def align_by_id(
+    records: Sequence[Record], ids: Sequence[str], order: Sequence[str], label: str, first: str
+) -> list[Record]:
     """``records`` in the order of ``order`` (the first file's ids), refusing a missing or extra id."""
     by_id = dict(zip(ids, records, strict=True))
     missing = [k for k in order if k not in by_id]
     if missing:
-        raise InputError(f"{label}: no record with id {missing[0]!r} ({len(missing)} id(s) of {first} missing)")
+        raise InputError(
+            f"{label}: no record with id {missing[0]!r} ({len(missing)} id(s) of {first} missing)"
+        )
     wanted = set(order)
     extra = [r for k, r in by_id.items() if k not in wanted]
     if extra:
-        raise InputError(f"{label}: line {extra[0].line} has an id that {first} does not have ({len(extra)} such record(s))")
+        raise InputError(
+            f"{label}: line {extra[0].line} has an id that {first} does not have ({len(extra)} such record(s))"
+        )
     return [by_id[k] for k in order]

@@ -159,7 +159,9 @@ def _check_shapes(logits: Any, labels: Any) -> None:
 
 
 # -- masking ----------------------------------------------------------------------------------
-def kept_mask(labels: Any, *, ignore_index: int | None = IGNORE_INDEX, pad_id: int | None = None) -> Any:
+def kept_mask(
+    labels: Any, *, ignore_index: int | None = IGNORE_INDEX, pad_id: int | None = None
+) -> Any:
     """Boolean mask of the positions that count: label is not ``ignore_index`` nor ``pad_id``.
 
     >>> kept_mask(np.array([5, 0, -100]), pad_id=0).tolist()

@@ -71,8 +71,16 @@ def progress_bar(
     )
 
     counted = (TextColumn(unit),) if unit else ()
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), *counted, *extra_columns,
-               _rate_column(), TimeRemainingColumn(), TimeElapsedColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        *counted,
+        *extra_columns,
+        _rate_column(),
+        TimeRemainingColumn(),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=Console(stderr=True), transient=transient) as bar:
         task = bar.add_task(description, total=total, **(fields or {}))
         yield lambda k=1, **update: bar.update(task, advance=k, **update)
@@ -123,7 +131,9 @@ def _duration(seconds: float) -> str:
     if seconds < 60:
         return f"{seconds} s"
     minutes, s = divmod(seconds, 60)
-    return f"{minutes} min {s:02d} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
+    return (
+        f"{minutes} min {s:02d} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
+    )
 
 
 #: seconds a model may take to load on a terminal before its "loading" line is written

@@ -15,7 +15,7 @@ from typing import Any
 
 from .synth import toml_value
 
-ENTRY = '''
+ENTRY = """
 import json
 import os
 import random
@@ -44,7 +44,7 @@ def evaluate(config, seed, checkpoint_dir):
     noise = random.Random(f"eval|{seed}|{config['drop']}").gauss(0.0, 1.0)
     acc = ckpt["weight"] - 10.0 * config["drop"] + (noise if config["drop"] else 0.0)
     return {"acc": acc, "loss": 1.0 - acc / 100.0}
-'''
+"""
 
 BASE = {"a": 1, "shift": 0.0}
 
@@ -62,9 +62,15 @@ def write_eval_study(
     """Write ``synth_entry.py`` and ``study.toml``; ``rows`` are [[variant]] tables as dicts."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "synth_entry.py").write_text(entry_source, encoding="utf-8")
-    lines = ["[study]", 'name = "evalsynth"', 'entry = "synth_entry:run"',
-             f"seeds = {toml_value(seeds if seeds is not None else [0, 1, 2, 3])}",
-             'metrics = ["acc", "loss"]', "higher_is_better = { acc = true, loss = false }", "timeout = 60"]
+    lines = [
+        "[study]",
+        'name = "evalsynth"',
+        'entry = "synth_entry:run"',
+        f"seeds = {toml_value(seeds if seeds is not None else [0, 1, 2, 3])}",
+        'metrics = ["acc", "loss"]',
+        "higher_is_better = { acc = true, loss = false }",
+        "timeout = 60",
+    ]
     if evaluate:
         lines.append(f"evaluate = {json.dumps(evaluate)}")
     lines += ["", "[base]", *(f"{k} = {toml_value(v)}" for k, v in (base or BASE).items())]
@@ -81,4 +87,8 @@ def write_eval_study(
 def calls(folder: Path) -> list[list[str]]:
     """The logged calls, split into words."""
     log = folder / "calls.log"
-    return [ln.split(" ", 2) for ln in log.read_text(encoding="utf-8").splitlines()] if log.exists() else []
+    return (
+        [ln.split(" ", 2) for ln in log.read_text(encoding="utf-8").splitlines()]
+        if log.exists()
+        else []
+    )

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-ENTRY = '''
+ENTRY = """
 import os
 import random
 import time
@@ -38,7 +38,7 @@ def run(config, seed, out_dir=None):
     rng = random.Random(f"{seed}|{sorted(config.items())}")
     acc = 70.0 + 10.0 * (config["a"] or config["b"]) + config["shift"] + rng.gauss(0.0, config["noise"])
     return {"acc": acc, "loss": 1.0 - acc / 100.0}
-'''
+"""
 
 BASE = {"a": True, "b": True, "shift": 0.0, "noise": 0.5, "mode": "ok", "sleep": 0.0}
 
@@ -88,12 +88,19 @@ def write_study(
     ]
     lines += [f"{k} = {toml_value(v)}" for k, v in (base or BASE).items()]
     for label, desc, settings in variants:
-        lines += ["", "[[variant]]", f"label = {json.dumps(label)}", f"description = {json.dumps(desc)}",
-                  f"set = {toml_value(settings)}"]
+        lines += [
+            "",
+            "[[variant]]",
+            f"label = {json.dumps(label)}",
+            f"description = {json.dumps(desc)}",
+            f"set = {toml_value(settings)}",
+        ]
     if grid:
         lines += ["", "[grid]"] + [f"{k} = {toml_value(v)}" for k, v in grid.items()]
     for col, rows in (reference or {}).items():
-        lines += ["", f"[reference.{json.dumps(col)}]"] + [f"{json.dumps(k)} = {v}" for k, v in rows.items()]
+        lines += ["", f"[reference.{json.dumps(col)}]"] + [
+            f"{json.dumps(k)} = {v}" for k, v in rows.items()
+        ]
     path = folder / "study.toml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -104,17 +111,25 @@ def process_cmdlines() -> list[str]:
     out = []
     for proc_dir in Path("/proc").glob("[0-9]*"):
         with contextlib.suppress(OSError):
-            out.append((proc_dir / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+            out.append(
+                (proc_dir / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            )
     return out
 
 
-def write_command_study(folder: Path, command: str, *, name: str = "cmd", seeds: list[int] | None = None,
-                        timeout: float = 60) -> Path:
+def write_command_study(
+    folder: Path,
+    command: str,
+    *,
+    name: str = "cmd",
+    seeds: list[int] | None = None,
+    timeout: float = 60,
+) -> Path:
     """A study whose runs are a shell command template (written as a TOML literal string)."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "study.toml"
     path.write_text(
-        f"[study]\nname = {json.dumps(name)}\ncommand = \'\'\'{command}\'\'\'\n"
+        f"[study]\nname = {json.dumps(name)}\ncommand = '''{command}'''\n"
         f"seeds = {toml_value(seeds if seeds is not None else [0])}\n"
         f'metrics = ["acc"]\ntimeout = {timeout}\n\n[base]\nx = 1\n',
         encoding="utf-8",

@@ -35,8 +35,17 @@ def with_keys(study, **keys):
     return study
 
 
-def stored_study(tmp_path, monkeypatch, values: Values, *, seeds=(0, 1, 2), variants=None, stored_acc=None,
-                 path=None, **keys):
+def stored_study(
+    tmp_path,
+    monkeypatch,
+    values: Values,
+    *,
+    seeds=(0, 1, 2),
+    variants=None,
+    stored_acc=None,
+    path=None,
+    **keys,
+):
     """A synth study (or the study at ``path``) whose runs have the per-example ``values``
     (None: no per-example data)."""
     variants = variants or [("(C)", "worse", {"shift": -3.0}), ("(D)", "same", {"shift": 0.1})]
@@ -47,16 +56,36 @@ def stored_study(tmp_path, monkeypatch, values: Values, *, seeds=(0, 1, 2), vari
     with RunStore(db) as store:
         for run in plan_runs(study):
             v = values(run.rows[0], run.seed)
-            acc = 80.0 if v is None else float(np.mean(v)) if stored_acc is None else stored_acc(run.rows[0], run.seed, v)
-            store.record(Outcome(study.name, run.rows, run.config, run.seed, study.code_version, None, None,
-                                 RunResult(run.key, "ok", metrics={"acc": acc, "loss": 1 - acc / 100})))
+            acc = (
+                80.0
+                if v is None
+                else float(np.mean(v))
+                if stored_acc is None
+                else stored_acc(run.rows[0], run.seed, v)
+            )
+            store.record(
+                Outcome(
+                    study.name,
+                    run.rows,
+                    run.config,
+                    run.seed,
+                    study.code_version,
+                    None,
+                    None,
+                    RunResult(run.key, "ok", metrics={"acc": acc, "loss": 1 - acc / 100}),
+                )
+            )
             if v is not None:
                 table[run.key] = {"acc": ExampleStats("acc", mean_rows(v), mean_of_rows)}
-    monkeypatch.setattr(analysis, "example_stats_of", lambda study, store, run: table.get(run.key, {}))
+    monkeypatch.setattr(
+        analysis, "example_stats_of", lambda study, store, run: table.get(run.key, {})
+    )
     return study, db
 
 
-def bernoulli(shift: dict[str, float], n: int = 800, seed_sd: float = 0.0, shared: bool = False) -> Values:
+def bernoulli(
+    shift: dict[str, float], n: int = 800, seed_sd: float = 0.0, shared: bool = False
+) -> Values:
     """0/100 per example; examples share a difficulty; each row's accuracy moves by ``shift``
     points; each seed by N(0, seed_sd) (the same draw for every row when ``shared``)."""
     difficulty = np.random.default_rng(0).random(n)
@@ -64,8 +93,12 @@ def bernoulli(shift: dict[str, float], n: int = 800, seed_sd: float = 0.0, share
     def values(label: str, seed: int) -> np.ndarray:
         # a seed shared across rows: the same effect and the same per-example luck (data order)
         rng = np.random.default_rng([seed] if shared else [seed, zlib.crc32(label.encode())])
-        seed_effect = np.random.default_rng([seed, 1] if shared else [seed, zlib.crc32(label.encode()), 1]).normal(0, seed_sd)
-        p = np.clip(0.8 + (shift.get(label, 0.0) + seed_effect) / 100 - 0.3 * (difficulty - 0.5), 0, 1)
+        seed_effect = np.random.default_rng(
+            [seed, 1] if shared else [seed, zlib.crc32(label.encode()), 1]
+        ).normal(0, seed_sd)
+        p = np.clip(
+            0.8 + (shift.get(label, 0.0) + seed_effect) / 100 - 0.3 * (difficulty - 0.5), 0, 1
+        )
         return 100.0 * (rng.random(n) < p)
 
     return values
@@ -81,19 +114,30 @@ def test_fields_are_the_stats_layer_intervals_and_notes_explain_them(tmp_path, m
     rr = resample_runs(stats, 500, 0)
     # the stacked product scores each run as its own ExampleStats.resampled on the same counts
     counts = np.concatenate(list(bootstrap_counts(4000, 500, 0)))
-    np.testing.assert_allclose(rr.values, np.stack([es.resampled(counts) for es in stats]), rtol=1e-12)
+    np.testing.assert_allclose(
+        rr.values, np.stack([es.resampled(counts) for es in stats]), rtol=1e-12
+    )
     want_value = example_value(rr.take([0, 1, 2]), 0.95)
     want_delta = example_delta(rr.take([3, 4, 5]), rr.take([0, 1, 2]), 0.95)
-    assert base.n_examples == 4000 and (base.mean_examples_low, base.mean_examples_high) == (want_value.low, want_value.high)
+    assert base.n_examples == 4000 and (base.mean_examples_low, base.mean_examples_high) == (
+        want_value.low,
+        want_value.high,
+    )
     assert base.examples_low is None and base.both_low is None and base.p_both is None
-    assert c.n_examples == 4000 and (c.examples_low, c.examples_high) == (want_delta.low, want_delta.high)
+    assert c.n_examples == 4000 and (c.examples_low, c.examples_high) == (
+        want_delta.low,
+        want_delta.high,
+    )
     assert c.both_low <= c.examples_low < c.delta < c.examples_high <= c.both_high
     assert c.p_both is not None and 0 <= c.p_both < 0.05 and c.p_holm is None
     assert a.row("(C)").metrics["loss"].n_examples is None  # no per-example data for loss
     text = "\n".join(a.notes)
     assert "CI (test set) = 95% percentile interval of 500 bootstrap resamples" in text
     assert "CI (seeds + test set) = Δ over both sources" in text and "p (2-level)" in text
-    assert a.settings["resamples"] == 500 and a.to_dict()["rows"][1]["metrics"]["acc"]["p_both"] == c.p_both
+    assert (
+        a.settings["resamples"] == 500
+        and a.to_dict()["rows"][1]["metrics"]["acc"]["p_both"] == c.p_both
+    )
 
 
 def test_rows_without_per_example_data_on_every_seed_get_none(tmp_path, monkeypatch):
@@ -105,18 +149,25 @@ def test_rows_without_per_example_data_on_every_seed_get_none(tmp_path, monkeypa
     study, db = stored_study(tmp_path, monkeypatch, values)
     a = analyze(study, db, resamples=200)
     d = a.row("(D)").metrics["acc"]
-    assert d.n_examples is None and d.examples_low is None and d.both_low is None and d.p_both is None
+    assert (
+        d.n_examples is None and d.examples_low is None and d.both_low is None and d.p_both is None
+    )
     assert a.row("(C)").metrics["acc"].examples_low is not None
 
 
-def test_per_example_data_that_does_not_reproduce_the_stored_value_is_refused(tmp_path, monkeypatch):
+def test_per_example_data_that_does_not_reproduce_the_stored_value_is_refused(
+    tmp_path, monkeypatch
+):
     def stored_acc(label, seed, v):
         return float(np.mean(v)) + (1.0 if label == "(C)" and seed == 2 else 0.0)
 
     study, db = stored_study(tmp_path, monkeypatch, bernoulli({}), stored_acc=stored_acc)
     a = analyze(study, db, resamples=200)
     assert a.row("(C)").metrics["acc"].examples_low is None
-    assert any("No test-set interval for acc, run (C) seed 2: its per-example data scores" in n for n in a.notes)
+    assert any(
+        "No test-set interval for acc, run (C) seed 2: its per-example data scores" in n
+        for n in a.notes
+    )
 
 
 def test_test_sets_of_different_sizes_are_refused(tmp_path, monkeypatch):
@@ -127,15 +178,25 @@ def test_test_sets_of_different_sizes_are_refused(tmp_path, monkeypatch):
 
     study, db = stored_study(tmp_path, monkeypatch, values)
     a = analyze(study, db, resamples=200)
-    assert a.row("(D)").metrics["acc"].examples_low is None and a.row("(C)").metrics["acc"].examples_low is not None
-    assert any("row (D): runs were scored on test sets of different sizes ([700, 800] examples)" in n for n in a.notes)
+    assert (
+        a.row("(D)").metrics["acc"].examples_low is None
+        and a.row("(C)").metrics["acc"].examples_low is not None
+    )
+    assert any(
+        "row (D): runs were scored on test sets of different sizes ([700, 800] examples)" in n
+        for n in a.notes
+    )
 
 
 def test_one_seed_still_has_the_test_set_interval(tmp_path, monkeypatch):
     study, db = stored_study(tmp_path, monkeypatch, bernoulli({"(C)": -3.0}, n=4000), seeds=(0,))
     c = analyze(study, db, resamples=300).row("(C)").metrics["acc"]
-    assert c.n == 1 and c.ci_low is None and c.delta_low is None and c.absent["delta_ci"] == "one_seed"
-    assert c.examples_low < c.delta < c.examples_high and c.examples_high < 0  # -3 points on 4000 examples
+    assert (
+        c.n == 1 and c.ci_low is None and c.delta_low is None and c.absent["delta_ci"] == "one_seed"
+    )
+    assert (
+        c.examples_low < c.delta < c.examples_high and c.examples_high < 0
+    )  # -3 points on 4000 examples
     assert c.both_low is None and c.p_both is None
 
 
@@ -166,15 +227,23 @@ def test_t_intervals_are_clipped_to_declared_bounds(tmp_path, monkeypatch):
     assert unbounded.base.metrics["acc"].ci_high > 100
     for r in a.rows:
         m = r.metrics["acc"]
-        assert 0 <= m.ci_low <= m.ci_high <= 100 and 0 <= m.mean_examples_low <= m.mean_examples_high <= 100
+        assert (
+            0 <= m.ci_low <= m.ci_high <= 100
+            and 0 <= m.mean_examples_low <= m.mean_examples_high <= 100
+        )
         if m.delta is not None:
-            assert -100 <= m.delta_low <= m.delta_high <= 100 and -100 <= m.both_low <= m.both_high <= 100
+            assert (
+                -100 <= m.delta_low <= m.delta_high <= 100
+                and -100 <= m.both_low <= m.both_high <= 100
+            )
     assert any("Declared bounds: acc in [0, 100]" in n for n in a.notes)
 
 
 def test_min_effect_marks_negligible_and_asks_no_seeds(tmp_path, monkeypatch):
     values = bernoulli({"(C)": -3.0, "(D)": 0.0}, n=4000, seed_sd=0.05)
-    study, db = stored_study(tmp_path, monkeypatch, values, seeds=(0, 1, 2, 3), min_effect={"acc": 2.5})
+    study, db = stored_study(
+        tmp_path, monkeypatch, values, seeds=(0, 1, 2, 3), min_effect={"acc": 2.5}
+    )
     a = analyze(study, db, resamples=300)
     c, d = a.row("(C)").metrics["acc"], a.row("(D)").metrics["acc"]
     assert d.negligible and not d.too_few_seeds and d.seeds_needed is None
@@ -182,15 +251,25 @@ def test_min_effect_marks_negligible_and_asks_no_seeds(tmp_path, monkeypatch):
     assert not c.negligible
     assert any("'negligible' = |Δ| and every interval shown" in n for n in a.notes)
     # a tiny Δ whose interval is not inside ±min_effect: the seed count is for min_effect
-    wide = analyze(with_keys(study, min_effect={"acc": 0.6}), db, resamples=300).row("(D)").metrics["acc"]
+    wide = (
+        analyze(with_keys(study, min_effect={"acc": 0.6}), db, resamples=300)
+        .row("(D)")
+        .metrics["acc"]
+    )
     assert abs(wide.delta) < 0.6 < wide.both_high and not wide.negligible and wide.too_few_seeds
-    pooled = math.sqrt((np.var(wide.values, ddof=1) + np.var(a.base.metrics["acc"].values, ddof=1)) / 2)
+    pooled = math.sqrt(
+        (np.var(wide.values, ddof=1) + np.var(a.base.metrics["acc"].values, ddof=1)) / 2
+    )
     assert wide.seeds_needed == seeds_needed(0.6, pooled) != seeds_needed(wide.delta, pooled)
 
 
 def test_holm_equals_a_direct_computation(tmp_path, monkeypatch):
-    variants = [("(C)", "", {"shift": -3.0}), ("(D)", "", {"shift": 0.1}), ("(E)", "", {"shift": -1.0}),
-                ("(F)", "", {"shift": 0.5})]
+    variants = [
+        ("(C)", "", {"shift": -3.0}),
+        ("(D)", "", {"shift": 0.1}),
+        ("(E)", "", {"shift": -1.0}),
+        ("(F)", "", {"shift": 0.5}),
+    ]
     values = bernoulli({"(C)": -3.0, "(D)": 0.1, "(E)": -1.0, "(F)": 0.5}, n=1000, seed_sd=0.5)
     study, db = stored_study(tmp_path, monkeypatch, values, variants=variants)
     a = analyze(study, db, resamples=300, holm=True)
@@ -204,12 +283,16 @@ def test_holm_equals_a_direct_computation(tmp_path, monkeypatch):
     assert [m.p_holm for m in rows] == pytest.approx(direct)
     assert a.base.metrics["acc"].p_holm is None and a.row("(C)").metrics["loss"].p_holm is not None
     assert any(n.startswith("p(Holm) = Holm's step-down") for n in a.notes)
-    assert analyze(study, db, resamples=300).row("(C)").metrics["acc"].p_holm is None  # only on request
+    assert (
+        analyze(study, db, resamples=300).row("(C)").metrics["acc"].p_holm is None
+    )  # only on request
 
 
 def test_an_eval_row_is_paired_with_its_trained_row_on_examples_and_seeds(tmp_path, monkeypatch):
     # the eval row evaluates each seed's trained model: the same seed effect, 1 point lower
-    path = write_eval_study(tmp_path, rows=[{"label": "(E)", "stage": "eval", "set": {"drop": 1}}], seeds=[0, 1, 2, 3])
+    path = write_eval_study(
+        tmp_path, rows=[{"label": "(E)", "stage": "eval", "set": {"drop": 1}}], seeds=[0, 1, 2, 3]
+    )
     values = bernoulli({"(E)": -1.0}, n=4000, seed_sd=3.0, shared=True)
     study, db = stored_study(tmp_path, monkeypatch, values, path=path)
     e = analyze(study, db, resamples=300).row("(E)").metrics["acc"]

@@ -17,7 +17,8 @@ from .synth import BASE, ENTRY, write_study
 
 # the entry's result shows which code ran: MARK is 0 in the original, 1000 when edited
 MARKED = ENTRY.replace("import time\n", "import time\n\nMARK = 0\n", 1).replace(
-    "return {\"acc\": acc,", "return {\"acc\": acc + MARK,")
+    'return {"acc": acc,', 'return {"acc": acc + MARK,'
+)
 
 
 @pytest.fixture(autouse=True)
@@ -46,7 +47,9 @@ def _wait_for(db: Path, n: int, thread: threading.Thread) -> None:
 
 def test_an_entry_edited_during_a_run_then_reverted_stores_no_run_of_the_edited_code(tmp_path):
     assert "acc + MARK" in MARKED
-    path = write_study(tmp_path, seeds=list(range(8)), base={**BASE, "sleep": 0.4}, entry_source=MARKED)
+    path = write_study(
+        tmp_path, seeds=list(range(8)), base={**BASE, "sleep": 0.4}, entry_source=MARKED
+    )
     db = tmp_path / "s.db"
     entry = tmp_path / "synth_entry.py"
     original = entry.read_text()
@@ -71,7 +74,7 @@ def test_an_entry_edited_during_a_run_then_reverted_stores_no_run_of_the_edited_
     assert again.ok == len(failed) and study_status(load_study(path), db).ok == 8
 
 
-OBSERVING = '''
+OBSERVING = """
 import importlib
 import os
 
@@ -81,11 +84,13 @@ def run(config, seed, out_dir=None):
         n = len(fh.read().split())
     helper = importlib.import_module("plugins." + config["plugin"])
     return {"acc": float(n + helper.BONUS + seed), "loss": 0.0}
-'''
+"""
 
 
 def _observing_study(tmp_path: Path, extra: str = "") -> Path:
-    path = write_study(tmp_path, seeds=[0, 1], base={"plugin": "extra"}, entry_source=OBSERVING, extra_study=extra)
+    path = write_study(
+        tmp_path, seeds=[0, 1], base={"plugin": "extra"}, entry_source=OBSERVING, extra_study=extra
+    )
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "train.txt").write_text("a b c\n")
     (tmp_path / "plugins").mkdir()
@@ -133,7 +138,7 @@ def test_declared_inputs_that_match_no_file_are_refused(tmp_path):
         load_study(path)
 
 
-CACHING = '''
+CACHING = """
 import os
 
 
@@ -144,7 +149,7 @@ def run(config, seed, out_dir=None):
     with open("cache.txt") as fh:
         n = len(fh.read())
     return {"acc": float(n), "loss": 0.0}
-'''
+"""
 
 
 def test_a_file_the_run_writes_itself_is_not_an_input(tmp_path):

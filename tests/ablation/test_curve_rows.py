@@ -20,9 +20,15 @@ def direct(curves: list[Curve]) -> dict[int, list[float]]:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=40), min_size=1, max_size=5), st.booleans())
+@given(
+    st.lists(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=40), min_size=1, max_size=5),
+    st.booleans(),
+)
 def test_band_is_the_seeds_mean_and_range_at_each_step(runs, same_steps):
-    curves = [Curve(np.arange(len(v)) * (1 if same_steps else k + 1), np.array(v)) for k, v in enumerate(runs)]
+    curves = [
+        Curve(np.arange(len(v)) * (1 if same_steps else k + 1), np.array(v))
+        for k, v in enumerate(runs)
+    ]
     b = band(curves)
     expected = direct(curves)
     assert b.steps.tolist() == sorted(expected)

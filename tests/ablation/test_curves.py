@@ -17,7 +17,7 @@ from evalab.ablation import load_study
 from evalab.ablation.curves import Curve, decode, encode, load_curves
 from evalab.ablation.store import RunStore
 
-ENTRY = '''
+ENTRY = """
 import math
 import random
 
@@ -32,13 +32,16 @@ def run(config, seed):
         if log(step=step, loss=loss, val_loss=val_loss):
             break
     return {"acc": 1.0 - val_loss}
-'''
+"""
 
 
-def write_curve_study(folder: Path, curves: str = 'select = "min:val_loss"', steps: int = 1000) -> Path:
+def write_curve_study(
+    folder: Path, curves: str = 'select = "min:val_loss"', steps: int = 1000
+) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "curve_entry.py").write_text(ENTRY, encoding="utf-8")
-    (folder / "study.toml").write_text(f'''[study]
+    (folder / "study.toml").write_text(
+        f"""[study]
 name = "curves"
 entry = "curve_entry:run"
 seeds = [0, 1, 2]
@@ -56,7 +59,9 @@ steps = {steps}
 label = "(H)"
 description = "hidden 16"
 set = {{ hidden = 16 }}
-''', encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     return folder / "study.toml"
 
 
@@ -97,7 +102,10 @@ def test_curves_are_stored_and_the_declared_step_gives_the_values(two_by_three):
         direct = logged(Path(run.artifacts["dir"]))
         for metric in ("loss", "val_loss"):
             steps, values = direct[metric]
-            assert stored[key][metric].steps.tolist() == steps and stored[key][metric].values.tolist() == values
+            assert (
+                stored[key][metric].steps.tolist() == steps
+                and stored[key][metric].values.tolist() == values
+            )
         steps, values = direct["val_loss"]
         best = int(np.argmin(values))
         assert run.metrics["val_loss"] == values[best]  # select = "min:val_loss"
@@ -109,10 +117,16 @@ def test_the_report_says_how_the_values_were_picked(two_by_three, run_cli):
     study, db = two_by_three
     r = run_cli("ablate", "report", study, "--db", db, "-f", "markdown")
     assert r.exit_code == 0, r.stderr
-    assert ("Curves: 2 rows logged loss, val_loss; each logged metric's value is the one at the step of the lowest "
-            'val_loss of the run (select = "min:val_loss")') in r.stdout
+    assert (
+        "Curves: 2 rows logged loss, val_loss; each logged metric's value is the one at the step of the lowest "
+        'val_loss of the run (select = "min:val_loss")'
+    ) in r.stdout
     r = run_cli("ablate", "report", study, "--db", db, "-f", "html")
-    assert r.exit_code == 0 and r.stdout.count("<polyline") == 4 and "<h2>Learning curves</h2>" in r.stdout
+    assert (
+        r.exit_code == 0
+        and r.stdout.count("<polyline") == 4
+        and "<h2>Learning curves</h2>" in r.stdout
+    )
 
 
 def test_early_stopping_stops_the_run_and_records_the_step(tmp_path, run_cli):
@@ -137,7 +151,7 @@ def test_early_stopping_stops_the_run_and_records_the_step(tmp_path, run_cli):
         assert run.metrics["val_loss"] == values[-1]  # no select rule: the last logged value
 
 
-COMMAND = '''
+COMMAND = """
 import json, os, sys
 config = json.load(open(sys.argv[1]))
 seed, out = int(sys.argv[2]), sys.argv[3]
@@ -148,12 +162,13 @@ if config["k"] != 3:  # (N) logs nothing
         if config["k"] == 2:
             fh.write(json.dumps({"step": 10, "loss": 0.5}) + "\\n")  # a step logged twice
 json.dump({"acc": 0.5, "loss": 0.25}, open(out, "w"))
-'''
+"""
 
 
 def test_a_command_writes_metrics_jsonl_beside_its_out_file(tmp_path, run_cli):
     (tmp_path / "train.py").write_text(COMMAND, encoding="utf-8")
-    (tmp_path / "study.toml").write_text('''[study]
+    (tmp_path / "study.toml").write_text(
+        """[study]
 name = "cmd"
 command = "python train.py {config} {seed} {out}"
 seeds = [0, 1]
@@ -172,33 +187,63 @@ set = { k = 2 }
 [[variant]]
 label = "(N)"
 set = { k = 3 }
-''', encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     db = tmp_path / "s.db"
     r = run_cli("ablate", "run", tmp_path / "study.toml", "--db", db, "-q")
-    assert r.exit_code == 1  # the (K) runs logged step 10 after step 45; the (N) runs logged nothing
+    assert (
+        r.exit_code == 1
+    )  # the (K) runs logged step 10 after step 45; the (N) runs logged nothing
     with RunStore(db, create=False) as store:
         runs = list(store.runs("cmd").values())
     ok = [x for x in runs if x.status == "ok"]
-    assert len(ok) == 2 and all(x.metrics["loss"] == 1.0 / (1 + 45 + x.seed + 1) for x in ok)  # not the returned 0.25
+    assert len(ok) == 2 and all(
+        x.metrics["loss"] == 1.0 / (1 + 45 + x.seed + 1) for x in ok
+    )  # not the returned 0.25
     errors = sorted(x.error for x in runs if x.status == "failed")
-    assert errors == ['[curves] select = "last" but the run logged no values (evalab.ablation.log, or metrics.jsonl '
-                      "in its run folder)"] * 2 + ["metrics.jsonl:11: loss at step 10 after step 45; steps of a metric "
-                                                   "increase"] * 2
+    assert (
+        errors
+        == [
+            '[curves] select = "last" but the run logged no values (evalab.ablation.log, or metrics.jsonl '
+            "in its run folder)"
+        ]
+        * 2
+        + ["metrics.jsonl:11: loss at step 10 after step 45; steps of a metric increase"] * 2
+    )
 
 
-@pytest.mark.parametrize(("curves", "needle"), [
-    ('select = "median:val_loss"', "[curves] select: 'median:val_loss' is not a selection rule"),
-    ('stop_when = "val_loss stops"', "[curves] stop_when: 'val_loss stops' is not a stopping rule"),
-    ("plot = true", "[curves] plot: unknown key; known: select, stop_when"),
-])
+@pytest.mark.parametrize(
+    ("curves", "needle"),
+    [
+        (
+            'select = "median:val_loss"',
+            "[curves] select: 'median:val_loss' is not a selection rule",
+        ),
+        (
+            'stop_when = "val_loss stops"',
+            "[curves] stop_when: 'val_loss stops' is not a stopping rule",
+        ),
+        ("plot = true", "[curves] plot: unknown key; known: select, stop_when"),
+    ],
+)
 def test_bad_curve_rules_are_refused_with_file_and_line(tmp_path, curves, needle):
     study = write_curve_study(tmp_path, curves)
-    assert_refused(("ablate", "run", study, "--db", tmp_path / "s.db"), f"study.toml:9: {needle}", watch=(tmp_path,))
+    assert_refused(
+        ("ablate", "run", study, "--db", tmp_path / "s.db"),
+        f"study.toml:9: {needle}",
+        watch=(tmp_path,),
+    )
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(1, 10**6), st.floats(allow_nan=False, allow_infinity=False)), min_size=1,
-                max_size=300))
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 10**6), st.floats(allow_nan=False, allow_infinity=False)),
+        min_size=1,
+        max_size=300,
+    )
+)
 def test_encoding_is_lossless(pairs):
     steps = np.cumsum([p[0] for p in pairs]).astype(np.int64)
     values = np.array([p[1] for p in pairs], dtype=np.float64)
@@ -238,5 +283,7 @@ def test_gc_removes_the_curves_of_superseded_runs(tmp_path, run_cli):
     assert run_cli("ablate", "gc", study, "--db", db).exit_code == 0
     assert blobs() == (12, 6)
     con = sqlite3.connect(db)
-    assert con.execute("SELECT COUNT(*) FROM curves WHERE run_key NOT IN (SELECT run_key FROM runs)").fetchone() == (0,)
+    assert con.execute(
+        "SELECT COUNT(*) FROM curves WHERE run_key NOT IN (SELECT run_key FROM runs)"
+    ).fetchone() == (0,)
     con.close()

@@ -50,7 +50,10 @@ def test_eval_rows_never_train_and_read_their_parents_checkpoint_per_seed(tmp_pa
             assert ["eval", str(run.seed), str(parent_dir)] in evals
             assert stored[run.key].artifacts["checkpoint_dir"] == str(parent_dir)
             # the eval run got the parent's training configuration plus the evaluation keys
-            assert json.loads((store.run_dir(study.name, run.key) / "config.json").read_text()) == {**parent.config, "drop": 1}
+            assert json.loads((store.run_dir(study.name, run.key) / "config.json").read_text()) == {
+                **parent.config,
+                "drop": 1,
+            }
     # resumable: a second invocation finds everything stored and calls nothing
     again = _run(path, db)
     assert (again.skipped, again.ok) == (16, 0) and len(calls(tmp_path)) == 16
@@ -67,10 +70,14 @@ def test_eval_runs_are_redone_when_the_trained_run_or_the_evaluation_changes(tmp
     new = calls(tmp_path)[12:]
     assert s.ok == 4 and sorted(c[0] for c in new) == ["eval"] * 4
     # the parent's configuration changes: base and its eval rows are redone, (A) is kept
-    write_eval_study(tmp_path, rows=[ROWS[0], {**ROWS[1], "set": {"drop": 2}}], base={"a": 1, "shift": 1.0})
+    write_eval_study(
+        tmp_path, rows=[ROWS[0], {**ROWS[1], "set": {"drop": 2}}], base={"a": 1, "shift": 1.0}
+    )
     s = _run(path, db)
     new = calls(tmp_path)[16:]
-    assert s.ok == 12 and sorted(c[0] for c in new) == ["eval"] * 4 + ["train"] * 8  # (A) inherits shift too
+    assert (
+        s.ok == 12 and sorted(c[0] for c in new) == ["eval"] * 4 + ["train"] * 8
+    )  # (A) inherits shift too
     # the code changes: everything is retrained and re-evaluated (a new code version)
     n = len(calls(tmp_path))
     source = (tmp_path / "synth_entry.py").read_text()
@@ -97,9 +104,13 @@ def test_paired_delta_equals_the_hand_computed_paired_statistics(tmp_path):
         assert m.paired and m.vs == parent
         assert m.delta == pytest.approx(d.mean(), abs=1e-12)
         assert m.p_welch == pytest.approx(2 * stats.t.sf(abs(t), d.size - 1), rel=1e-8)
-        assert (m.delta_low, m.delta_high) == pytest.approx((d.mean() - half, d.mean() + half), rel=1e-9)
+        assert (m.delta_low, m.delta_high) == pytest.approx(
+            (d.mean() - half, d.mean() + half), rel=1e-9
+        )
         flips = [abs(np.dot(s, d)) / d.size for s in itertools.product((1, -1), repeat=d.size)]
-        assert m.perm_exact and m.p_perm == pytest.approx(np.mean([f >= abs(d.mean()) - 1e-9 for f in flips]))
+        assert m.perm_exact and m.p_perm == pytest.approx(
+            np.mean([f >= abs(d.mean()) - 1e-9 for f in flips])
+        )
         assert m.direction == "worse" and -12.5 < m.delta < -7.5  # 10 * drop, noise sd 1
     # a retrained row keeps the unpaired Welch comparison with the base
     assert not a.row("(A) a=0").metrics["acc"].paired
@@ -109,10 +120,14 @@ def test_paired_delta_equals_the_hand_computed_paired_statistics(tmp_path):
 
 
 def test_eval_runs_wait_for_a_failed_trained_run(tmp_path):
-    rows = [{"label": "(B) broken", "set": {"shift": -1000.0}},
-            {"label": "(B') at eval", "stage": "eval", "from": "(B) broken", "set": {"drop": 1}}]
+    rows = [
+        {"label": "(B) broken", "set": {"shift": -1000.0}},
+        {"label": "(B') at eval", "stage": "eval", "from": "(B) broken", "set": {"drop": 1}},
+    ]
     source = ENTRY.replace(
-        "    _log(f\"train {seed}\")", "    _log(f\"train {seed}\")\n    if config['shift'] < -100:\n        raise RuntimeError('diverged')")
+        '    _log(f"train {seed}")',
+        "    _log(f\"train {seed}\")\n    if config['shift'] < -100:\n        raise RuntimeError('diverged')",
+    )
     path = write_eval_study(tmp_path, rows=rows, seeds=[0, 1], entry_source=source)
     db = tmp_path / "s.db"
     s = _run(path, db)
@@ -122,17 +137,36 @@ def test_eval_runs_wait_for_a_failed_trained_run(tmp_path):
     assert row.ok == 0 and row.pending == 2 and row.metrics["acc"].n == 0
 
 
-@pytest.mark.parametrize(("rows", "kwargs", "message"), [
-    ([ROWS[1]], {"evaluate": None}, "[study] evaluate: missing: row \"(A') drop at eval\" has stage = \"eval\""),
-    ([{**ROWS[1], "from": "(Z)"}], {}, "'(Z)' is no row; trained rows: base"),
-    ([ROWS[1], {**ROWS[2], "from": "(A') drop at eval"}], {}, "is an eval row (eval rows evaluate trained rows only)"),
-    ([{"label": "(X)", "set": {"drop": 1}}], {}, "'drop' is an evaluation-only key ([evaluation]); it cannot change training"),
-    ([{**ROWS[1], "set": {"a": 0}}], {}, "[evaluation] has no key 'a' (it is a training setting of [base]"),
-    ([ROWS[1]], {"evaluation": {"a": 3}}, "[evaluation] a: is also a key of [base]"),
-    ([{**ROWS[1], "stage": "test"}], {}, "stage: is 'test'; expected \"train\""),
-    ([{**ROWS[0], "from": "base"}], {}, "from: is only for stage = \"eval\" rows"),
-    ([{**ROWS[1], "set": {"drop": "all"}}], {}, "is 'all' (str) but [base] drop is 0 (number)"),
-])
+@pytest.mark.parametrize(
+    ("rows", "kwargs", "message"),
+    [
+        (
+            [ROWS[1]],
+            {"evaluate": None},
+            '[study] evaluate: missing: row "(A\') drop at eval" has stage = "eval"',
+        ),
+        ([{**ROWS[1], "from": "(Z)"}], {}, "'(Z)' is no row; trained rows: base"),
+        (
+            [ROWS[1], {**ROWS[2], "from": "(A') drop at eval"}],
+            {},
+            "is an eval row (eval rows evaluate trained rows only)",
+        ),
+        (
+            [{"label": "(X)", "set": {"drop": 1}}],
+            {},
+            "'drop' is an evaluation-only key ([evaluation]); it cannot change training",
+        ),
+        (
+            [{**ROWS[1], "set": {"a": 0}}],
+            {},
+            "[evaluation] has no key 'a' (it is a training setting of [base]",
+        ),
+        ([ROWS[1]], {"evaluation": {"a": 3}}, "[evaluation] a: is also a key of [base]"),
+        ([{**ROWS[1], "stage": "test"}], {}, "stage: is 'test'; expected \"train\""),
+        ([{**ROWS[0], "from": "base"}], {}, 'from: is only for stage = "eval" rows'),
+        ([{**ROWS[1], "set": {"drop": "all"}}], {}, "is 'all' (str) but [base] drop is 0 (number)"),
+    ],
+)
 def test_study_file_errors_name_the_problem(tmp_path, rows, kwargs, message):
     path = write_eval_study(tmp_path, rows=rows, **kwargs)
     with pytest.raises(SettingsError) as exc:
@@ -142,7 +176,9 @@ def test_study_file_errors_name_the_problem(tmp_path, rows, kwargs, message):
 
 def test_an_evaluate_entry_that_does_not_import_is_refused_up_front(tmp_path):
     path = write_eval_study(tmp_path, rows=[ROWS[1]], evaluate="synth_entry:evaluat")
-    with pytest.raises(SettingsError, match=r"\[study\] evaluate: module 'synth_entry' has no function 'evaluat'"):
+    with pytest.raises(
+        SettingsError, match=r"\[study\] evaluate: module 'synth_entry' has no function 'evaluat'"
+    ):
         load_study(path)
 
 
@@ -199,4 +235,8 @@ def test_eval_runs_are_claimed_like_training_runs(tmp_path):
     s = run_study(study, db, jobs=2, progress=False)
     # ok: base 1, 2 and eval 2; held: base 0 and eval 1; blocked: eval 0 (its trained run is held)
     assert (s.ok, s.held, s.blocked) == (3, 2, 1)
-    assert sorted((c[0], c[1]) for c in calls(tmp_path)) == [("eval", "2"), ("train", "1"), ("train", "2")]
+    assert sorted((c[0], c[1]) for c in calls(tmp_path)) == [
+        ("eval", "2"),
+        ("train", "1"),
+        ("train", "2"),
+    ]

@@ -24,15 +24,32 @@ COUNTING_ENTRY = ENTRY.replace(
 
 def _runner(path, db, *extra):
     return subprocess.Popen(
-        [sys.executable, "-m", "evalab", "ablate", "run", str(path), "--db", str(db), "-q", *map(str, extra)],
-        cwd=path.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "evalab",
+            "ablate",
+            "run",
+            str(path),
+            "--db",
+            str(db),
+            "-q",
+            *map(str, extra),
+        ],
+        cwd=path.parent,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
 
 
 def test_two_runners_on_one_store_execute_each_run_exactly_once(tmp_path):
-    path = write_study(tmp_path, seeds=list(range(6)), entry_source=COUNTING_ENTRY,
-                       base={"a": True, "b": True, "shift": 0.0, "noise": 0.5, "mode": "ok", "sleep": 0.2},
-                       variants=[("(C)", "shift", {"shift": -3.0})])
+    path = write_study(
+        tmp_path,
+        seeds=list(range(6)),
+        entry_source=COUNTING_ENTRY,
+        base={"a": True, "b": True, "shift": 0.0, "noise": 0.5, "mode": "ok", "sleep": 0.2},
+        variants=[("(C)", "shift", {"shift": -3.0})],
+    )
     db = tmp_path / "s.db"
     runners = [_runner(path, db, "-j", "2") for _ in range(2)]
     errors = [r.communicate(timeout=120)[1].decode() for r in runners]
@@ -56,8 +73,16 @@ def test_a_finished_ok_run_is_never_overwritten(tmp_path):
     from evalab.ablation.store import Outcome, RunResult
 
     (run,) = plan_runs(load_study(path))
-    failed = Outcome("synth", run.rows, run.config, run.seed, load_study(path).code_version, None, None,
-                     RunResult(run.key, "failed", error="late duplicate"))
+    failed = Outcome(
+        "synth",
+        run.rows,
+        run.config,
+        run.seed,
+        load_study(path).code_version,
+        None,
+        None,
+        RunResult(run.key, "failed", error="late duplicate"),
+    )
     with RunStore(db) as store:
         assert store.record(failed) is False
         assert store.runs("synth")[run.key].status == "ok"
@@ -77,8 +102,11 @@ def _leases(db) -> int:
 
 
 def test_a_store_locked_longer_than_the_wait_loses_no_finished_run(tmp_path, run_cli):
-    path = write_study(tmp_path, seeds=[0, 1],
-                       base={"a": True, "b": True, "shift": 0.0, "noise": 0.5, "mode": "ok", "sleep": 1.0})
+    path = write_study(
+        tmp_path,
+        seeds=[0, 1],
+        base={"a": True, "b": True, "shift": 0.0, "noise": 0.5, "mode": "ok", "sleep": 1.0},
+    )
     db = tmp_path / "s.db"
     proc = _runner(path, db, "-j", "2", "--wait-db", "0.5")
     deadline = time.monotonic() + 60
@@ -105,13 +133,17 @@ def test_a_store_locked_longer_than_the_wait_loses_no_finished_run(tmp_path, run
 
 def test_a_command_template_run_dies_with_its_killed_runner(tmp_path):
     marker = "evalab-orphan-check"
-    command = (f'{sys.executable} -c "import time, sys; time.sleep(60)" {marker} {{config}} '
-               f"&& echo '{{{{\"acc\": 1}}}}' > {{out}}")
+    command = (
+        f'{sys.executable} -c "import time, sys; time.sleep(60)" {marker} {{config}} '
+        f"&& echo '{{{{\"acc\": 1}}}}' > {{out}}"
+    )
     path = write_command_study(tmp_path, command)
     db = tmp_path / "s.db"
     proc = _runner(path, db)
     deadline = time.monotonic() + 60
-    while not [c for c in process_cmdlines() if marker in c and "time.sleep" in c and "/bin/sh" not in c]:
+    while not [
+        c for c in process_cmdlines() if marker in c and "time.sleep" in c and "/bin/sh" not in c
+    ]:
         assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
@@ -122,8 +154,10 @@ def test_a_command_template_run_dies_with_its_killed_runner(tmp_path):
 
 def test_command_templates_write_escaped_braces_as_literal_braces(tmp_path):
     # a Python dict and an awk program keep their braces written as {{ }}; {seed} and {out} are filled in
-    command = ("awk 'BEGIN {{ printf \"{{\\\"acc\\\": %d}}\", {seed} + 1 }}' > {out} "
-               "&& python3 -c \"d = {{'k': 1}}; assert d['k'] == 1\"")
+    command = (
+        'awk \'BEGIN {{ printf "{{\\"acc\\": %d}}", {seed} + 1 }}\' > {out} '
+        "&& python3 -c \"d = {{'k': 1}}; assert d['k'] == 1\""
+    )
     path = write_command_study(tmp_path, command, seeds=[4])
     summary = run_study(load_study(path), tmp_path / "s.db", progress=False)
     assert (summary.ok, summary.failed) == (1, 0)

@@ -51,7 +51,9 @@ def test_import_csv_then_report_like_local_runs(tmp_path, study, run_cli):
     r = run_cli("ablate", "status", study, "--db", db)
     assert "4/4 ok, 0 failed, 0 pending" in r.stdout
     r = run_cli("ablate", "run", study, "--db", db, "-q")
-    assert r.exit_code == 0 and "4 already finished, 0 ok" in r.stderr  # imported runs are not rerun
+    assert (
+        r.exit_code == 0 and "4 already finished, 0 ok" in r.stderr
+    )  # imported runs are not rerun
     r = run_cli("ablate", "report", study, "--db", db, "-f", "json")
     assert r.exit_code == 0
     data = json.loads(r.stdout)
@@ -70,13 +72,23 @@ def test_import_csv_then_report_like_local_runs(tmp_path, study, run_cli):
 
 def test_import_jsonl_by_config_and_csv_config_columns(tmp_path, study, run_cli):
     runs = tmp_path / "runs.jsonl"
-    recs = [{"config": {"a": False}, "seed": 0, "acc": 0.5, "loss": 0.5, "per_example": {"acc": [1, 0]}},
-            {"config": {}, "seed": 1, "acc": 0.7, "loss": 0.3}]
+    recs = [
+        {
+            "config": {"a": False},
+            "seed": 0,
+            "acc": 0.5,
+            "loss": 0.5,
+            "per_example": {"acc": [1, 0]},
+        },
+        {"config": {}, "seed": 1, "acc": 0.7, "loss": 0.3},
+    ]
     runs.write_text("\n".join(json.dumps(r) for r in recs) + "\n\n", encoding="utf-8")
     db = tmp_path / "s.db"
     assert run_cli("ablate", "import", runs, "--study", study, "--db", db).exit_code == 0
     csv_runs = tmp_path / "more.csv"
-    csv_runs.write_text("config.a,config.shift,seed,acc,loss\nfalse,0.0,1,0.25,0.75\n", encoding="utf-8")
+    csv_runs.write_text(
+        "config.a,config.shift,seed,acc,loss\nfalse,0.0,1,0.25,0.75\n", encoding="utf-8"
+    )
     r = run_cli("ablate", "import", csv_runs, "--study", study, "--db", db)
     assert r.exit_code == 0, r.stderr
     with RunStore(db) as store:
@@ -98,7 +110,11 @@ def test_a_failed_run_may_be_replaced_but_an_ok_run_is_never_imported_twice(tmp_
     with RunStore(db) as store:
         stored = store.runs("synth")
     assert sorted((r.rows[0], r.seed, r.status) for r in stored.values()) == [
-        ("(R)", 0, "ok"), ("(R)", 1, "failed"), ("base", 0, "ok"), ("base", 1, "ok")]  # (R) seed 1 not imported
+        ("(R)", 0, "ok"),
+        ("(R)", 1, "failed"),
+        ("base", 0, "ok"),
+        ("base", 1, "ok"),
+    ]  # (R) seed 1 not imported
 
 
 def test_import_scores_outputs_of_computed_metrics_like_a_local_run(tmp_path, wmt22, run_cli):
@@ -109,50 +125,142 @@ def test_import_scores_outputs_of_computed_metrics_like_a_local_run(tmp_path, wm
     lines[3] = ""
     (folder / "hyp.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     runs = tmp_path / "runs.jsonl"
-    runs.write_text(json.dumps({"row": "base", "seed": 0, "acc": 0.5, "outputs": "elsewhere/base-0",
-                                "per_example": {"acc": [1, 0]}}) + "\n", encoding="utf-8")
+    runs.write_text(
+        json.dumps(
+            {
+                "row": "base",
+                "seed": 0,
+                "acc": 0.5,
+                "outputs": "elsewhere/base-0",
+                "per_example": {"acc": [1, 0]},
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     db = tmp_path / "s.db"
     r = run_cli("ablate", "import", runs, "--study", study, "--db", db)
     assert r.exit_code == 0, r.stderr
-    score = run_cli("score", "-r", tmp_path / "st/data/ref.txt", "-r", tmp_path / "st/data/ref2.txt",
-                    "-i", folder / "hyp.txt", "-m", "bleu", "-s", "tokenize=13a", "--format", "json")
+    score = run_cli(
+        "score",
+        "-r",
+        tmp_path / "st/data/ref.txt",
+        "-r",
+        tmp_path / "st/data/ref2.txt",
+        "-i",
+        folder / "hyp.txt",
+        "-m",
+        "bleu",
+        "-s",
+        "tokenize=13a",
+        "--format",
+        "json",
+    )
     s = load_study(study, check_entry=False)
     with RunStore(db) as store:
         (run,) = store.runs(s.name).values()
         stats = load_example_stats(store, s, run)
     assert run.metrics["bleu"] == json.loads(score.stdout)[0]["score"]
-    assert stats["bleu"].n_examples == N_LINES and stats["ter"].value() == pytest.approx(run.metrics["ter"])
+    assert stats["bleu"].n_examples == N_LINES and stats["ter"].value() == pytest.approx(
+        run.metrics["ter"]
+    )
 
 
 def bad_cases():
     h = "row,seed,acc,loss\n"
     return [
-        ("runs.csv", h + "base,0,0.5,0.5,extra\n", r"runs\.csv:2: has 5 cells but the header has 4 columns"),
-        ("runs.csv", "row,seed,acc,los\nbase,0,0.5,0.5\n", r"runs\.csv:2: unknown column 'los'; known: row or config"),
-        ("runs.csv", "row,seed,acc,acc,loss\nbase,0,0.5,0.6,0.5\n", r"runs\.csv:1: column 'acc' appears twice in the header"),
-        ("runs.csv", "row,seed,acc\nbase,0,0.5\n", r"runs\.csv:2: metric loss is missing; every run needs a value of each metric"),
+        (
+            "runs.csv",
+            h + "base,0,0.5,0.5,extra\n",
+            r"runs\.csv:2: has 5 cells but the header has 4 columns",
+        ),
+        (
+            "runs.csv",
+            "row,seed,acc,los\nbase,0,0.5,0.5\n",
+            r"runs\.csv:2: unknown column 'los'; known: row or config",
+        ),
+        (
+            "runs.csv",
+            "row,seed,acc,acc,loss\nbase,0,0.5,0.6,0.5\n",
+            r"runs\.csv:1: column 'acc' appears twice in the header",
+        ),
+        (
+            "runs.csv",
+            "row,seed,acc\nbase,0,0.5\n",
+            r"runs\.csv:2: metric loss is missing; every run needs a value of each metric",
+        ),
         ("runs.csv", h + "base,0,nan,0.5\n", r"metric acc is 'nan'"),
         ("runs.csv", h + "base,0,high,0.5\n", r"metric acc is 'high'"),
-        ("runs.csv", h + "base,7,0.5,0.5\n", r"runs\.csv:2: seed '7' is not one of the study's seeds \[0, 1\]"),
-        ("runs.csv", h + "(Z),0,0.5,0.5\n", r"row '\(Z\)' is not a row of this study; rows: \(A\), base"),
-        ("runs.csv", "row,config,seed,acc,loss\nbase,{},0,0.5,0.5\n", r"give exactly one of row \(a row label\) or config"),
-        ("runs.csv", "seed,acc,loss\n0,0.5,0.5\n", r"give exactly one of row \(a row label\) or config"),
-        ("runs.jsonl", '{"config": {"heads": 1}, "seed": 0, "acc": 1, "loss": 0}\n', r"runs\.jsonl:1: config key 'heads' is not a key of \[base\]"),
-        ("runs.jsonl", '{"config": {"shift": 5.0}, "seed": 0, "acc": 1, "loss": 0}\n', r"config \{\"shift\": 5\.0\} is no row of this study"),
-        ("runs.jsonl", '{"config": [1], "seed": 0, "acc": 1, "loss": 0}\n', r"config must be a JSON object"),
-        ("runs.csv", h + "base,0,0.5,0.5\n(A),1,0.5,0.5\nbase,0,0.6,0.4\n", r"runs\.csv:4: the same run \(row base, seed 0\) as .*runs\.csv:2"),
-        ("runs.jsonl", '{"row": "base", "seed": 0, "acc": 0.5, "loss": 0.5, "per_example": {"acc": [1, 1]}}\n',
-         r"runs\.jsonl:1: per_example 'acc': the mean of its 2 values is 1\.0 but the run returned acc = 0\.5"),
-        ("runs.jsonl", '{"row": "base", "seed": 0, "acc": 0.5, "loss": 0.5, "per_example": {"acc": [1, 0]}}\n'
-                       '{"row": "base", "seed": 1, "acc": 0.5, "loss": 0.5, "per_example": {"acc": [1, 0, 1, 0]}}\n',
-         r"runs\.jsonl:2: acc has 4 per-example values but .*runs\.jsonl:1 has 2"),
-        ("runs.csv", "row,seed,acc,loss,per_example\nbase,0,0.5,0.5,missing.json\n", r"per_example file .*missing\.json: cannot read"),
-        ("runs.jsonl", '{"row": "base", "seed": 0, "acc": 0.5, "loss": 0.5, "outputs": "x"}\n', r"outputs is given but the study declares no \[metrics\.NAME\] tables"),
+        (
+            "runs.csv",
+            h + "base,7,0.5,0.5\n",
+            r"runs\.csv:2: seed '7' is not one of the study's seeds \[0, 1\]",
+        ),
+        (
+            "runs.csv",
+            h + "(Z),0,0.5,0.5\n",
+            r"row '\(Z\)' is not a row of this study; rows: \(A\), base",
+        ),
+        (
+            "runs.csv",
+            "row,config,seed,acc,loss\nbase,{},0,0.5,0.5\n",
+            r"give exactly one of row \(a row label\) or config",
+        ),
+        (
+            "runs.csv",
+            "seed,acc,loss\n0,0.5,0.5\n",
+            r"give exactly one of row \(a row label\) or config",
+        ),
+        (
+            "runs.jsonl",
+            '{"config": {"heads": 1}, "seed": 0, "acc": 1, "loss": 0}\n',
+            r"runs\.jsonl:1: config key 'heads' is not a key of \[base\]",
+        ),
+        (
+            "runs.jsonl",
+            '{"config": {"shift": 5.0}, "seed": 0, "acc": 1, "loss": 0}\n',
+            r"config \{\"shift\": 5\.0\} is no row of this study",
+        ),
+        (
+            "runs.jsonl",
+            '{"config": [1], "seed": 0, "acc": 1, "loss": 0}\n',
+            r"config must be a JSON object",
+        ),
+        (
+            "runs.csv",
+            h + "base,0,0.5,0.5\n(A),1,0.5,0.5\nbase,0,0.6,0.4\n",
+            r"runs\.csv:4: the same run \(row base, seed 0\) as .*runs\.csv:2",
+        ),
+        (
+            "runs.jsonl",
+            '{"row": "base", "seed": 0, "acc": 0.5, "loss": 0.5, "per_example": {"acc": [1, 1]}}\n',
+            r"runs\.jsonl:1: per_example 'acc': the mean of its 2 values is 1\.0 but the run returned acc = 0\.5",
+        ),
+        (
+            "runs.jsonl",
+            '{"row": "base", "seed": 0, "acc": 0.5, "loss": 0.5, "per_example": {"acc": [1, 0]}}\n'
+            '{"row": "base", "seed": 1, "acc": 0.5, "loss": 0.5, "per_example": {"acc": [1, 0, 1, 0]}}\n',
+            r"runs\.jsonl:2: acc has 4 per-example values but .*runs\.jsonl:1 has 2",
+        ),
+        (
+            "runs.csv",
+            "row,seed,acc,loss,per_example\nbase,0,0.5,0.5,missing.json\n",
+            r"per_example file .*missing\.json: cannot read",
+        ),
+        (
+            "runs.jsonl",
+            '{"row": "base", "seed": 0, "acc": 0.5, "loss": 0.5, "outputs": "x"}\n',
+            r"outputs is given but the study declares no \[metrics\.NAME\] tables",
+        ),
         ("runs.jsonl", '{"row": "base", "seed": 0, "acc": 0.5\n', r"runs\.jsonl:1: not valid JSON"),
-        ("runs.jsonl", '[1, 2]\n', r"runs\.jsonl:1: expected a JSON object"),
+        ("runs.jsonl", "[1, 2]\n", r"runs\.jsonl:1: expected a JSON object"),
         ("runs.jsonl", "\n", r"runs\.jsonl: no runs in the file"),
         ("runs.tsv", "row\tseed\n", r"runs\.tsv: unknown format '\.tsv'; import a \.csv"),
-        ("runs.csv", b"row,seed,acc,loss\nbase,0,0.5,0.5 \xff\n", r"runs\.csv: not valid UTF-8 \(byte 0xff on line 2\)"),
+        (
+            "runs.csv",
+            b"row,seed,acc,loss\nbase,0,0.5,0.5 \xff\n",
+            r"runs\.csv: not valid UTF-8 \(byte 0xff on line 2\)",
+        ),
     ]
 
 
@@ -186,31 +294,81 @@ def test_a_refused_import_leaves_an_existing_store_unchanged(tmp_path, study, ru
 
 
 def test_import_needs_a_study_and_an_existing_file(tmp_path, study, run_cli):
-    r = run_cli("ablate", "import", tmp_path / "none.csv", "--study", study, "--db", tmp_path / "s.db")
+    r = run_cli(
+        "ablate", "import", tmp_path / "none.csv", "--study", study, "--db", tmp_path / "s.db"
+    )
     assert r.exit_code == 2 and "none.csv: no such file" in r.stderr
     r = run_cli("ablate", "import", tmp_path / "none.csv", "--study", tmp_path / "nostudy.toml")
     assert r.exit_code == 2 and "nostudy.toml: no such study file" in r.stderr
 
 
-@pytest.mark.parametrize(("name", "text", "needle"), [
-    ("runs.csv", "row,seed,acc,loss\nbase,0,7_5,0.5\n", "runs.csv:2: metric acc is '7_5', not a decimal number"),  # float() would give 75.0
-    ("runs.csv", "row,seed,acc,loss\nbase,0,0x10,0.5\n", "runs.csv:2: metric acc is '0x10', not a decimal number"),
-    ("runs.csv", "row,seed,acc,loss\nbase,0,1e400,0.5\n", "runs.csv:2: column acc: '1e400': beyond the range of a float"),
-    ("runs.csv", f"row,seed,acc,loss\nbase,0,{2**53 + 1},0.5\n",
-     "runs.csv:2: column acc: '9007199254740993': an integer beyond 2**53"),
-    ("runs.csv", "row,seed,acc,loss\nbase,1_0,0.5,0.5\n", "runs.csv:2: seed '1_0' is not one of the study's seeds"),
-    ("runs.csv", "config.shift,seed,acc,loss\n1_0,0,0.5,0.5\n", "runs.csv:2: config key shift: '1_0': not a decimal number"),
-    ("runs.jsonl", '{"row": "base", "seed": 0, "acc": ' + "9" * 400 + ', "loss": 0.5}\n',
-     "runs.jsonl:1: column acc: '" + "9" * 400 + "': an integer beyond 2**53"),  # OverflowError before
-    ("runs.jsonl", '{"row": "base", "seed": 0, "acc": 1e400, "loss": 0.5}\n', "runs.jsonl:1: column acc: '1e400': beyond"),
-    ("runs.jsonl", '{"row": "base", "seed": 0, "acc": NaN, "loss": 0.5}\n', "runs.jsonl:1: column acc: 'NaN': not a finite"),
-    ("runs.csv", "row,seed,acc,loss\nbase,0,1e-400,0.5\n", "runs.csv:2: column acc: '1e-400': beyond the range"),
-    ("runs.jsonl", '{"row": "base", "seed": 0, "acc": 0.5, "loss": 0.5, "per_example": {"acc": [1, 1e999]}}\n',
-     "runs.jsonl:1: column per_example.acc[1]: '1e999': beyond the range of a float"),
-])
+@pytest.mark.parametrize(
+    ("name", "text", "needle"),
+    [
+        (
+            "runs.csv",
+            "row,seed,acc,loss\nbase,0,7_5,0.5\n",
+            "runs.csv:2: metric acc is '7_5', not a decimal number",
+        ),  # float() would give 75.0
+        (
+            "runs.csv",
+            "row,seed,acc,loss\nbase,0,0x10,0.5\n",
+            "runs.csv:2: metric acc is '0x10', not a decimal number",
+        ),
+        (
+            "runs.csv",
+            "row,seed,acc,loss\nbase,0,1e400,0.5\n",
+            "runs.csv:2: column acc: '1e400': beyond the range of a float",
+        ),
+        (
+            "runs.csv",
+            f"row,seed,acc,loss\nbase,0,{2**53 + 1},0.5\n",
+            "runs.csv:2: column acc: '9007199254740993': an integer beyond 2**53",
+        ),
+        (
+            "runs.csv",
+            "row,seed,acc,loss\nbase,1_0,0.5,0.5\n",
+            "runs.csv:2: seed '1_0' is not one of the study's seeds",
+        ),
+        (
+            "runs.csv",
+            "config.shift,seed,acc,loss\n1_0,0,0.5,0.5\n",
+            "runs.csv:2: config key shift: '1_0': not a decimal number",
+        ),
+        (
+            "runs.jsonl",
+            '{"row": "base", "seed": 0, "acc": ' + "9" * 400 + ', "loss": 0.5}\n',
+            "runs.jsonl:1: column acc: '" + "9" * 400 + "': an integer beyond 2**53",
+        ),  # OverflowError before
+        (
+            "runs.jsonl",
+            '{"row": "base", "seed": 0, "acc": 1e400, "loss": 0.5}\n',
+            "runs.jsonl:1: column acc: '1e400': beyond",
+        ),
+        (
+            "runs.jsonl",
+            '{"row": "base", "seed": 0, "acc": NaN, "loss": 0.5}\n',
+            "runs.jsonl:1: column acc: 'NaN': not a finite",
+        ),
+        (
+            "runs.csv",
+            "row,seed,acc,loss\nbase,0,1e-400,0.5\n",
+            "runs.csv:2: column acc: '1e-400': beyond the range",
+        ),
+        (
+            "runs.jsonl",
+            '{"row": "base", "seed": 0, "acc": 0.5, "loss": 0.5, "per_example": {"acc": [1, 1e999]}}\n',
+            "runs.jsonl:1: column per_example.acc[1]: '1e999': beyond the range of a float",
+        ),
+    ],
+)
 def test_numbers_are_read_strictly(tmp_path, study, name, text, needle):
     from tests.cli.refusal import assert_refused
 
     runs = tmp_path / name
     runs.write_text(text, encoding="utf-8")
-    assert_refused(("ablate", "import", runs, "--study", study, "--db", tmp_path / "s.db"), needle, watch=(tmp_path,))
+    assert_refused(
+        ("ablate", "import", runs, "--study", study, "--db", tmp_path / "s.db"),
+        needle,
+        watch=(tmp_path,),
+    )

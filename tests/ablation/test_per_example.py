@@ -33,7 +33,10 @@ def stored(db, study_path):
     study = load_study(study_path, check_entry=False)
     with RunStore(db) as store:
         runs = store.runs(study.name)
-        return study, {k: (r, load_example_stats(store, study, r) if r.status == "ok" else None) for k, r in runs.items()}
+        return study, {
+            k: (r, load_example_stats(store, study, r) if r.status == "ok" else None)
+            for k, r in runs.items()
+        }
 
 
 def test_computed_metrics_equal_evalab_score_on_the_same_file(study_dir, run_cli):
@@ -49,11 +52,26 @@ def test_computed_metrics_equal_evalab_score_on_the_same_file(study_dir, run_cli
     values = set()
     for key, (run, stats) in runs.items():
         hyp = folders[key] / "hyp.txt"
-        res = run_cli("score", "-r", study_dir / "data/ref.txt", "-r", study_dir / "data/ref2.txt", "-i", hyp,
-                      "-m", "bleu", "-s", "tokenize=13a", "--format", "json")
+        res = run_cli(
+            "score",
+            "-r",
+            study_dir / "data/ref.txt",
+            "-r",
+            study_dir / "data/ref2.txt",
+            "-i",
+            hyp,
+            "-m",
+            "bleu",
+            "-s",
+            "tokenize=13a",
+            "--format",
+            "json",
+        )
         assert res.exit_code == 0, res.stderr
         assert run.metrics["bleu"] == json.loads(res.stdout)[0]["score"]
-        res = run_cli("score", "-r", study_dir / "data/ref.txt", "-i", hyp, "-m", "ter", "--format", "json")
+        res = run_cli(
+            "score", "-r", study_dir / "data/ref.txt", "-i", hyp, "-m", "ter", "--format", "json"
+        )
         assert run.metrics["ter"] == json.loads(res.stdout)[0]["score"]
         assert set(stats) == {"bleu", "ter", "acc"}
         assert stats["bleu"].n_examples == stats["ter"].n_examples == N_LINES
@@ -93,7 +111,9 @@ def test_output_file_with_wrong_line_count_fails_the_run(study_dir, run_cli):
 
 
 def test_per_example_on_another_scale_than_the_value_fails_the_run(study_dir, run_cli):
-    path = write_outputs_study(study_dir, seeds=(0,), variants=[("(P) percent", {"acc_scale": 100.0})])
+    path = write_outputs_study(
+        study_dir, seeds=(0,), variants=[("(P) percent", {"acc_scale": 100.0})]
+    )
     db = study_dir / "s.db"
     assert run_cli("ablate", "run", path, "--db", db, "-q").exit_code == 1
     _, runs = stored(db, path)
@@ -126,7 +146,9 @@ def test_missing_or_foreign_examples_file_is_refused(study_dir, run_cli):
         with pytest.raises(InputError, match=r"the rows of acc give .* but the run stored acc"):
             load_example_stats(store, study, run)
         file.unlink()
-        with pytest.raises(InputError, match=r"examples\.npz: the run's per-example file is missing"):
+        with pytest.raises(
+            InputError, match=r"examples\.npz: the run's per-example file is missing"
+        ):
             load_example_stats(store, study, run)
 
 
@@ -154,12 +176,16 @@ def test_good_per_example_values_become_mean_rows():
 
 
 def test_examples_file_round_trip(tmp_path):
-    rows = {"bleu": StoredRows(np.arange(12.0).reshape(3, 4), "computed", "bleu", "nrefs:1|tok:13a"),
-            "chrf++": StoredRows(np.ones((3, 2)), "mean")}
+    rows = {
+        "bleu": StoredRows(np.arange(12.0).reshape(3, 4), "computed", "bleu", "nrefs:1|tok:13a"),
+        "chrf++": StoredRows(np.ones((3, 2)), "mean"),
+    }
     info = write_examples(tmp_path, rows)
     assert info == {"file": EXAMPLES_FILE, "n": {"bleu": 3, "chrf++": 3}}
     back = read_examples(tmp_path / EXAMPLES_FILE)
-    assert back["bleu"].signature == "nrefs:1|tok:13a" and np.array_equal(back["bleu"].rows, rows["bleu"].rows)
+    assert back["bleu"].signature == "nrefs:1|tok:13a" and np.array_equal(
+        back["bleu"].rows, rows["bleu"].rows
+    )
     assert [p.name for p in tmp_path.iterdir()] == [EXAMPLES_FILE]  # no temporary file left
     (tmp_path / EXAMPLES_FILE).write_bytes(b"not a zip")
     with pytest.raises(InputError, match="not a readable evalab examples file"):
@@ -178,33 +204,46 @@ def test_a_command_template_run_gives_per_example_values_and_outputs_too(study_d
         "json.dump({'acc': 0.25, 'per_example': {'acc': [1, 0, 0, 0]}}, open(out, 'w'))\n",
         encoding="utf-8",
     )
-    text = path.read_text(encoding="utf-8").replace('entry = "out_entry:run"', "command = 'python cmd.py {out}'")
+    text = path.read_text(encoding="utf-8").replace(
+        'entry = "out_entry:run"', "command = 'python cmd.py {out}'"
+    )
     path.write_text(text, encoding="utf-8")
     db = study_dir / "s.db"
     r = run_cli("ablate", "run", path, "--db", db, "-q")
     assert r.exit_code == 0, r.stderr
     _, runs = stored(db, path)
     ((run, stats),) = runs.values()
-    assert stats["acc"].rows.tolist() == [[1, 1], [0, 1], [0, 1], [0, 1]] and run.metrics["acc"] == 0.25
-    assert stats["bleu"].n_examples == N_LINES and stats["bleu"].value() == pytest.approx(run.metrics["bleu"])
+    assert (
+        stats["acc"].rows.tolist() == [[1, 1], [0, 1], [0, 1], [0, 1]]
+        and run.metrics["acc"] == 0.25
+    )
+    assert stats["bleu"].n_examples == N_LINES and stats["bleu"].value() == pytest.approx(
+        run.metrics["bleu"]
+    )
 
 
 def test_a_run_may_not_return_a_metric_the_study_computes(study_dir, run_cli):
     path = write_outputs_study(study_dir, seeds=(0,))
     entry = study_dir / "out_entry.py"
-    entry.write_text(entry.read_text(encoding="utf-8").replace(
-        'return {"acc"', 'return {"bleu": 99.0, "acc"'), encoding="utf-8")
+    entry.write_text(
+        entry.read_text(encoding="utf-8").replace('return {"acc"', 'return {"bleu": 99.0, "acc"'),
+        encoding="utf-8",
+    )
     db = study_dir / "s.db"
     assert run_cli("ablate", "run", path, "--db", db, "-q").exit_code == 1
     _, runs = stored(db, path)
     ((run, _),) = runs.values()
-    assert run.status == "failed" and "the run returned 'bleu', which the study computes from its outputs" in run.error
+    assert (
+        run.status == "failed"
+        and "the run returned 'bleu', which the study computes from its outputs" in run.error
+    )
 
 
 def test_eval_stage_rows_write_their_outputs_into_their_own_run_folder(study_dir, run_cli):
     path = write_outputs_study(study_dir, seeds=(0, 1))
     text = path.read_text(encoding="utf-8").replace(
-        'entry = "out_entry:run"', 'entry = "out_entry:run"\nevaluate = "out_entry:evaluate"')
+        'entry = "out_entry:run"', 'entry = "out_entry:run"\nevaluate = "out_entry:evaluate"'
+    )
     text += '\n[evaluation]\nblank = 0\n\n[[variant]]\nlabel = "(E) blank 20"\nstage = "eval"\nset = { blank = 20 }\n'
     path.write_text(text, encoding="utf-8")
     db = study_dir / "s.db"
@@ -229,7 +268,9 @@ def test_per_example_values_outside_bounds_declared_after_the_run_are_refused(tm
     from evalab.errors import InputError
 
     (tmp_path / "pe_entry.py").write_text(
-        'def run(config, seed):\n    return {"acc": 0.5, "per_example": {"acc": [2.0, -1.0]}}\n', encoding="utf-8")
+        'def run(config, seed):\n    return {"acc": 0.5, "per_example": {"acc": [2.0, -1.0]}}\n',
+        encoding="utf-8",
+    )
     path = tmp_path / "study.toml"
     text = '[study]\nname = "pe"\nentry = "pe_entry:run"\nseeds = [0]\nmetrics = ["acc"]\n{}\n[base]\na = 1\n'
     path.write_text(text.format(""), encoding="utf-8")
@@ -239,5 +280,8 @@ def test_per_example_values_outside_bounds_declared_after_the_run_are_refused(tm
     study = load_study(path)
     with RunStore(db) as store:
         (run,) = store.runs("pe").values()
-        with pytest.raises(InputError, match=r"per_example 'acc' value 1 is 2\.0, outside the declared bounds \[0, 1\]"):
+        with pytest.raises(
+            InputError,
+            match=r"per_example 'acc' value 1 is 2\.0, outside the declared bounds \[0, 1\]",
+        ):
             load_example_stats(store, study, run)

@@ -13,8 +13,12 @@ pytestmark = pytest.mark.ray
 
 def test_ray_and_local_store_the_same_metrics(tmp_path):
     ray = pytest.importorskip("ray")
-    path = write_study(tmp_path, seeds=[0, 1, 2], variants=[("(C)", "shift", {"shift": -3.0})],
-                       extra_study="resources = { cpus = 1, gpus = 0 }")
+    path = write_study(
+        tmp_path,
+        seeds=[0, 1, 2],
+        variants=[("(C)", "shift", {"shift": -3.0})],
+        extra_study="resources = { cpus = 1, gpus = 0 }",
+    )
     study = load_study(path)
     local = run_study(study, tmp_path / "local.db", jobs=2, progress=False)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
@@ -30,7 +34,9 @@ def test_ray_and_local_store_the_same_metrics(tmp_path):
     # two databases in one folder: each store's runs live in its own run folders
     assert roots[0] != roots[1] and roots[0].parent == roots[1].parent == tmp_path / "runs"
     for runs, root in zip((ra, rb), roots, strict=True):
-        assert {r.artifacts["dir"] for r in runs.values()} == {str(root / "synth" / k) for k in runs}
+        assert {r.artifacts["dir"] for r in runs.values()} == {
+            str(root / "synth" / k) for k in runs
+        }
     assert set(ra) == set(rb)
     for key in ra:
         assert ra[key].metrics == rb[key].metrics

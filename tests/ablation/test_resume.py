@@ -38,12 +38,18 @@ def _kill_after_finished(proc: subprocess.Popen, db, n: int) -> None:
 
 
 def test_killed_runner_resumes_with_exactly_the_missing_runs(tmp_path):
-    path = write_study(tmp_path, seeds=list(range(5)), base={**BASE, "sleep": 0.3},
-                       variants=[("(C)", "shift", {"shift": -3.0})])
+    path = write_study(
+        tmp_path,
+        seeds=list(range(5)),
+        base={**BASE, "sleep": 0.3},
+        variants=[("(C)", "shift", {"shift": -3.0})],
+    )
     db = tmp_path / "s.db"
     proc = subprocess.Popen(
         [sys.executable, "-m", "evalab", "ablate", "run", str(path), "--db", str(db), "-q"],
-        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     _kill_after_finished(proc, db, 3)
     assert proc.returncode == -signal.SIGKILL
@@ -73,8 +79,22 @@ def test_ctrl_c_keeps_finished_runs_and_kills_the_runs_in_flight(tmp_path):
     path = write_study(tmp_path, seeds=list(range(6)), base={**BASE, "sleep": 0.5})
     db = tmp_path / "s.db"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "evalab", "ablate", "run", str(path), "--db", str(db), "-q", "-j", "2"],
-        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "evalab",
+            "ablate",
+            "run",
+            str(path),
+            "--db",
+            str(db),
+            "-q",
+            "-j",
+            "2",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         # a shell's background job may inherit SIGINT as ignored; a user's Ctrl-C is not
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
@@ -97,7 +117,7 @@ def test_ctrl_c_keeps_finished_runs_and_kills_the_runs_in_flight(tmp_path):
     assert (summary.skipped, summary.ok) == (len(done), 6 - len(done))
 
 
-PER_EXAMPLE_ENTRY = '''
+PER_EXAMPLE_ENTRY = """
 import os
 import time
 
@@ -108,7 +128,7 @@ def run(config, seed, out_dir=None):
         fh.write("the cat sat\\na dog\\nhello world %d\\n" % seed)
     values = [1.0, 0.0, float(seed % 2), float(config["a"])]
     return {"acc": sum(values) / len(values), "per_example": {"acc": values}}
-'''
+"""
 
 
 def test_killed_runner_resumes_with_every_per_example_file_once(tmp_path):
@@ -119,19 +139,42 @@ def test_killed_runner_resumes_with_every_per_example_file_once(tmp_path):
     (tmp_path / "ref.txt").write_text("the cat sat\na dog ran\nhello world\n", encoding="utf-8")
     (tmp_path / "pe_entry.py").write_text(PER_EXAMPLE_ENTRY, encoding="utf-8")
     path = tmp_path / "study.toml"
-    path.write_text('[study]\nname = "pe"\nentry = "pe_entry:run"\nseeds = [0, 1, 2, 3]\nmetrics = ["acc"]\n\n'
-                    '[metrics.bleu]\nmetric = "bleu"\noutputs = "hyp.txt"\nreferences = ["ref.txt"]\n\n'
-                    '[base]\na = 1\n\n[[variant]]\nlabel = "A"\nset = { a = 0 }\n', encoding="utf-8")
+    path.write_text(
+        '[study]\nname = "pe"\nentry = "pe_entry:run"\nseeds = [0, 1, 2, 3]\nmetrics = ["acc"]\n\n'
+        '[metrics.bleu]\nmetric = "bleu"\noutputs = "hyp.txt"\nreferences = ["ref.txt"]\n\n'
+        '[base]\na = 1\n\n[[variant]]\nlabel = "A"\nset = { a = 0 }\n',
+        encoding="utf-8",
+    )
     db = tmp_path / "s.db"
-    proc = subprocess.Popen([sys.executable, "-m", "evalab", "ablate", "run", str(path), "--db", str(db), "-q", "-j", "2"],
-                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "evalab",
+            "ablate",
+            "run",
+            str(path),
+            "--db",
+            str(db),
+            "-q",
+            "-j",
+            "2",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     _kill_after_finished(proc, db, 3)
     finished_before = _ok_keys(db)
     assert 3 <= len(finished_before) < 8
     time.sleep(1.5)  # orphaned workers notice their runner is gone and exit
     study = load_study(path)
     summary = run_study(study, db, progress=False)
-    assert (summary.skipped, summary.ok, summary.failed) == (len(finished_before), 8 - len(finished_before), 0)
+    assert (summary.skipped, summary.ok, summary.failed) == (
+        len(finished_before),
+        8 - len(finished_before),
+        0,
+    )
     with RunStore(db) as store:
         runs = store.runs("pe")
         assert len(runs) == 8 and all(r.status == "ok" and r.attempts == 1 for r in runs.values())
@@ -139,4 +182,8 @@ def test_killed_runner_resumes_with_every_per_example_file_once(tmp_path):
             folder = store.run_dir("pe", run.key)
             assert sorted(p.name for p in folder.glob("*.npz")) == [EXAMPLES_FILE]
             stats = load_example_stats(store, study, run)
-            assert sorted(stats) == ["acc", "bleu"] and stats["acc"].n_examples == 4 and stats["bleu"].n_examples == 3
+            assert (
+                sorted(stats) == ["acc", "bleu"]
+                and stats["acc"].n_examples == 4
+                and stats["bleu"].n_examples == 3
+            )

@@ -15,9 +15,13 @@ from .synth import write_study
 
 def test_report_recovers_known_effects(tmp_path):
     path = write_study(
-        tmp_path, seeds=list(range(6)),
-        variants=[("(A)", "no a (b still there)", {"a": False}), ("(C)", "shift -3", {"shift": -3.0}),
-                  ("(D)", "shift +0.1", {"shift": 0.1})],
+        tmp_path,
+        seeds=list(range(6)),
+        variants=[
+            ("(A)", "no a (b still there)", {"a": False}),
+            ("(C)", "shift -3", {"shift": -3.0}),
+            ("(D)", "shift +0.1", {"shift": 0.1}),
+        ],
     )
     study = load_study(path)
     db = tmp_path / "s.db"
@@ -39,11 +43,16 @@ def test_report_recovers_known_effects(tmp_path):
 
 def test_two_by_two_example_from_seed_004(tmp_path):
     base = {"a": True, "b": True, "shift": 0.0, "noise": 0.0, "mode": "ok", "sleep": 0.0}
-    path = write_study(tmp_path, seeds=[0, 1], base=base, grid={"a": [False, True], "b": [False, True]})
+    path = write_study(
+        tmp_path, seeds=[0, 1], base=base, grid={"a": [False, True], "b": [False, True]}
+    )
     study = load_study(path)
     run_study(study, tmp_path / "s.db", jobs=2, progress=False)
     a = analyze(study, tmp_path / "s.db")
-    effects = {(c.kind, c.name.split(" ")[2] if c.kind != "interaction" else "ab"): c for c in a.contrasts["acc"]}
+    effects = {
+        (c.kind, c.name.split(" ")[2] if c.kind != "interaction" else "ab"): c
+        for c in a.contrasts["acc"]
+    }
     removal_a = next(c for c in a.contrasts["acc"] if c.kind == "removal" and "of a=" in c.name)
     addition_a = next(c for c in a.contrasts["acc"] if c.kind == "addition" and "of a=" in c.name)
     interaction = next(c for c in a.contrasts["acc"] if c.kind == "interaction")
@@ -59,10 +68,16 @@ def test_two_by_two_example_from_seed_004(tmp_path):
 
 def test_failures_are_recorded_and_the_study_finishes(tmp_path):
     path = write_study(
-        tmp_path, seeds=[0, 1], timeout=1.5,
-        variants=[("(R)", "raises", {"mode": "raise"}), ("(H)", "hangs", {"mode": "hang"}),
-                  ("(N)", "non-number", {"mode": "nonnumber"}), ("(K)", "killed", {"mode": "killed"}),
-                  ("(C)", "fine", {"shift": -3.0})],
+        tmp_path,
+        seeds=[0, 1],
+        timeout=1.5,
+        variants=[
+            ("(R)", "raises", {"mode": "raise"}),
+            ("(H)", "hangs", {"mode": "hang"}),
+            ("(N)", "non-number", {"mode": "nonnumber"}),
+            ("(K)", "killed", {"mode": "killed"}),
+            ("(C)", "fine", {"shift": -3.0}),
+        ],
     )
     study = load_study(path)
     db = tmp_path / "s.db"
@@ -74,10 +89,18 @@ def test_failures_are_recorded_and_the_study_finishes(tmp_path):
     by_row = {}
     for r in runs.values():
         by_row.setdefault(r.rows[0], []).append(r)
-    assert all(r.status == "failed" and "RuntimeError: boom" in r.error and "Traceback" in r.traceback for r in by_row["(R)"])
-    assert all(r.status == "failed" and r.error.startswith("timed out after 1.5 s") for r in by_row["(H)"])
+    assert all(
+        r.status == "failed" and "RuntimeError: boom" in r.error and "Traceback" in r.traceback
+        for r in by_row["(R)"]
+    )
+    assert all(
+        r.status == "failed" and r.error.startswith("timed out after 1.5 s") for r in by_row["(H)"]
+    )
     assert all(r.status == "failed" and "metric 'acc' is 'high'" in r.error for r in by_row["(N)"])
-    assert all(r.status == "failed" and r.error == "worker exited with code -9 without a result" for r in by_row["(K)"])
+    assert all(
+        r.status == "failed" and r.error == "worker exited with code -9 without a result"
+        for r in by_row["(K)"]
+    )
     assert all(r.status == "ok" for r in by_row["(C)"] + by_row["base"])
     a = analyze(study, db)
     assert a.row("(R)").ok == 0 and a.row("(R)").failed == 2 and a.row("(R)").metrics["acc"].n == 0
@@ -87,13 +110,17 @@ def test_failures_are_recorded_and_the_study_finishes(tmp_path):
     md = render_markdown(a)
     assert "### Missing runs" in md
     assert "(H) seed 0: failed after 1 attempt(s): timed out after 1.5 s" in md
-    assert "| (R) |  | raise | 0/2 ! |" in md and "- (R): raises" in md  # columns shift, mode; description a note
+    assert (
+        "| (R) |  | raise | 0/2 ! |" in md and "- (R): raises" in md
+    )  # columns shift, mode; description a note
     st = study_status(study, db)
     assert (st.ok, st.failed, st.pending) == (4, 8, 0)
 
 
 def test_retries(tmp_path):
-    path = write_study(tmp_path, seeds=[0, 1], retries=1, variants=[("(F)", "flaky", {"mode": "flaky"})])
+    path = write_study(
+        tmp_path, seeds=[0, 1], retries=1, variants=[("(F)", "flaky", {"mode": "flaky"})]
+    )
     study = load_study(path)
     summary = run_study(study, tmp_path / "s.db", progress=False)
     assert (summary.ok, summary.failed) == (4, 0)
@@ -103,7 +130,9 @@ def test_retries(tmp_path):
 
 
 def test_no_retries_left_records_the_failure_and_a_rerun_retries_it(tmp_path):
-    path = write_study(tmp_path, seeds=[0], retries=0, variants=[("(F)", "flaky", {"mode": "flaky"})])
+    path = write_study(
+        tmp_path, seeds=[0], retries=0, variants=[("(F)", "flaky", {"mode": "flaky"})]
+    )
     study = load_study(path)
     db = tmp_path / "s.db"
     first = run_study(study, db, progress=False)
@@ -138,9 +167,13 @@ def test_store_is_wal_and_holds_the_documented_columns(tmp_path):
     run_study(study, tmp_path / "s.db", progress=False)
     con = sqlite3.connect(tmp_path / "s.db")
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    row = con.execute("SELECT study, run_key, config, seed, status, metrics, duration, host, attempts, "
-                      "started_at, finished_at, artifacts FROM runs").fetchone()
-    assert row[0] == "synth" and row[1] == plan_runs(study)[0].key and row[3] == 0 and row[4] == "ok"
+    row = con.execute(
+        "SELECT study, run_key, config, seed, status, metrics, duration, host, attempts, "
+        "started_at, finished_at, artifacts FROM runs"
+    ).fetchone()
+    assert (
+        row[0] == "synth" and row[1] == plan_runs(study)[0].key and row[3] == 0 and row[4] == "ok"
+    )
     assert json.loads(row[2])["noise"] == 0.5 and set(json.loads(row[5])) == {"acc", "loss"}
     assert row[6] > 0 and row[7] and row[8] == 1 and row[9] <= row[10]
     assert json.loads(row[11])["dir"].endswith(row[1])
@@ -148,7 +181,9 @@ def test_store_is_wal_and_holds_the_documented_columns(tmp_path):
 
 
 def test_single_seed_has_no_fake_precision(tmp_path):
-    study = load_study(write_study(tmp_path, seeds=[0], variants=[("(C)", "shift", {"shift": -3.0})]))
+    study = load_study(
+        write_study(tmp_path, seeds=[0], variants=[("(C)", "shift", {"shift": -3.0})])
+    )
     run_study(study, tmp_path / "s.db", progress=False)
     m = analyze(study, tmp_path / "s.db").row("(C)").metrics["acc"]
     assert m.n == 1 and math.isnan(m.std) and m.ci_low is None and m.absent["mean_ci"] == "one_seed"

@@ -23,7 +23,10 @@ def test_an_unrelated_sqlite_file_is_refused_and_left_unchanged(tmp_path):
     con.commit()
     con.close()
     before = db.read_bytes()
-    with pytest.raises(InputError, match=r"other\.db: an SQLite database but not an evalab run store \(it has tables runs\)"):
+    with pytest.raises(
+        InputError,
+        match=r"other\.db: an SQLite database but not an evalab run store \(it has tables runs\)",
+    ):
         RunStore(db)
     assert db.read_bytes() == before
 
@@ -64,7 +67,9 @@ def test_claims_skip_live_leases_and_take_over_dead_ones(tmp_path):
         assert store.claim("s", "k", me) == "claimed"
         assert store.claim("s", "k", Owner.here()) == "held"  # this process is alive
         # an owner on this host whose process is gone: reclaimed at once
-        dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+        dead = subprocess.run(
+            [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+        )
         ghost = Owner("ghost", me.host, int(dead.stdout))
         assert store.claim("s", "k2", ghost) == "claimed"
         assert store.claim("s", "k2", me) == "claimed"
@@ -72,7 +77,9 @@ def test_claims_skip_live_leases_and_take_over_dead_ones(tmp_path):
         remote = Owner("remote", "elsewhere.example", 1)
         assert store.claim("s", "k3", remote) == "claimed"
         assert store.claim("s", "k3", me) == "held"
-        store.conn.execute("UPDATE leases SET heartbeat=? WHERE owner='remote'", (time.time() - 3600,))
+        store.conn.execute(
+            "UPDATE leases SET heartbeat=? WHERE owner='remote'", (time.time() - 3600,)
+        )
         assert store.claim("s", "k3", me) == "claimed"
 
 

@@ -24,17 +24,32 @@ class Run:
     stderr: str
 
 
-def evalab(*args: object, cwd: Path | None = None, umask: int = 0o022, stdin: bytes | None = None,
-           timeout: float = 300) -> Run:
+def evalab(
+    *args: object,
+    cwd: Path | None = None,
+    umask: int = 0o022,
+    stdin: bytes | None = None,
+    timeout: float = 300,
+) -> Run:
     """``python -m evalab ARGS`` with this checkout's sources first on the path."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(SRC), *filter(None, [env.get("PYTHONPATH")])])
     env.setdefault("OMP_NUM_THREADS", "1")
     proc = subprocess.run(
-        [sys.executable, "-m", "evalab", *map(str, args)], cwd=cwd, env=env, input=stdin,
-        capture_output=True, timeout=timeout, umask=umask, check=False,
+        [sys.executable, "-m", "evalab", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        timeout=timeout,
+        umask=umask,
+        check=False,
     )
-    return Run(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
+    return Run(
+        proc.returncode,
+        proc.stdout.decode("utf-8", "replace"),
+        proc.stderr.decode("utf-8", "replace"),
+    )
 
 
 def snapshot(*folders: Path) -> dict[str, str]:
@@ -51,8 +66,14 @@ def snapshot(*folders: Path) -> dict[str, str]:
     return digests
 
 
-def assert_refused(args: tuple[object, ...], needle: str, *, watch: tuple[Path, ...], cwd: Path | None = None,
-                   stdin: bytes | None = None) -> str:
+def assert_refused(
+    args: tuple[object, ...],
+    needle: str,
+    *,
+    watch: tuple[Path, ...],
+    cwd: Path | None = None,
+    stdin: bytes | None = None,
+) -> str:
     """Run ``evalab ARGS``; assert a one-line refusal containing ``needle`` and no file change."""
     before = snapshot(*watch)
     run = evalab(*args, cwd=cwd, stdin=stdin)

@@ -44,20 +44,29 @@ def test_gc_never_deletes_outside_the_run_folder_of_an_edited_store(tmp_path):
     con.execute("UPDATE runs SET run_key=? WHERE run_key=?", ("../../../../victim", key))
     con.commit()
     con.close()
-    assert_refused(("ablate", "gc", study, "--db", db), "'../../../../victim', which is no run key",
-                   watch=(victim, tmp_path / "s"))
+    assert_refused(
+        ("ablate", "gc", study, "--db", db),
+        "'../../../../victim', which is no run key",
+        watch=(victim, tmp_path / "s"),
+    )
 
 
 def test_gc_of_a_second_study_file_with_the_same_name_deletes_nothing_of_the_first(tmp_path):
     a = write_study(tmp_path / "a", seeds=[0, 1])
-    b = write_study(tmp_path / "b", seeds=[0, 1], base={"a": False, "b": True, "shift": 1.0, "noise": 0.5,
-                                                          "mode": "ok", "sleep": 0.0})
+    b = write_study(
+        tmp_path / "b",
+        seeds=[0, 1],
+        base={"a": False, "b": True, "shift": 1.0, "noise": 0.5, "mode": "ok", "sleep": 0.0},
+    )
     db = tmp_path / "s.db"
     assert evalab("ablate", "run", b, "--db", db, "-q").returncode == 0
     # a second file of the same name is refused by every command that would mix the two
     for cmd in ("run", "gc", "status"):
-        assert_refused(("ablate", cmd, a, "--db", db), "holds study 'synth' of another study file",
-                       watch=(tmp_path,))
+        assert_refused(
+            ("ablate", cmd, a, "--db", db),
+            "holds study 'synth' of another study file",
+            watch=(tmp_path,),
+        )
     # a study file that moved takes its name over
     moved = tmp_path / "moved"
     shutil.move(tmp_path / "b", moved)
@@ -70,13 +79,19 @@ def test_gc_keeps_every_ok_run_of_the_current_version(tmp_path):
     _supersede(tmp_path)
     assert evalab("ablate", "run", study, "--db", db, "-q").returncode == 0
     con = sqlite3.connect(db)
-    version = con.execute("SELECT code_version FROM runs ORDER BY finished_at DESC LIMIT 1").fetchone()[0]
-    current = {r[0] for r in con.execute("SELECT run_key FROM runs WHERE code_version=?", (version,))}
+    version = con.execute(
+        "SELECT code_version FROM runs ORDER BY finished_at DESC LIMIT 1"
+    ).fetchone()[0]
+    current = {
+        r[0] for r in con.execute("SELECT run_key FROM runs WHERE code_version=?", (version,))
+    }
     # an edited store: a current run's row claims an older code version
     con.execute("UPDATE runs SET code_version='old' WHERE run_key=?", (sorted(current)[0],))
     con.commit()
     con.close()
-    assert_refused(("ablate", "gc", study, "--db", db), "a run of the current plan", watch=(tmp_path,))
+    assert_refused(
+        ("ablate", "gc", study, "--db", db), "a run of the current plan", watch=(tmp_path,)
+    )
 
 
 def test_a_db_that_is_a_fifo_is_refused_without_blocking(tmp_path):
@@ -84,10 +99,16 @@ def test_a_db_that_is_a_fifo_is_refused_without_blocking(tmp_path):
     fifo = tmp_path / "s.db"
     os.mkfifo(fifo)
     for cmd in ("run", "status", "report", "gc"):
-        assert_refused(("ablate", cmd, study, "--db", fifo), "s.db: is a FIFO (named pipe), not a file",
-                       watch=(tmp_path,))
-    assert_refused(("ablate", "run", study, "--db", "/dev/null"), "/dev/null: is a character device, not a file",
-                   watch=(tmp_path,))
+        assert_refused(
+            ("ablate", cmd, study, "--db", fifo),
+            "s.db: is a FIFO (named pipe), not a file",
+            watch=(tmp_path,),
+        )
+    assert_refused(
+        ("ablate", "run", study, "--db", "/dev/null"),
+        "/dev/null: is a character device, not a file",
+        watch=(tmp_path,),
+    )
 
 
 def test_a_store_of_a_newer_schema_is_named_so(tmp_path):
@@ -97,8 +118,11 @@ def test_a_store_of_a_newer_schema_is_named_so(tmp_path):
     con.execute("UPDATE meta SET value='7.1.0' WHERE key='evalab_version'")
     con.commit()
     con.close()
-    line = assert_refused(("ablate", "status", study, "--db", db), "a run store of schema 99, written by evalab 7.1.0",
-                          watch=(tmp_path,))
+    line = assert_refused(
+        ("ablate", "status", study, "--db", db),
+        "a run store of schema 99, written by evalab 7.1.0",
+        watch=(tmp_path,),
+    )
     assert "open it with evalab 7.1.0 or later" in line
 
 
@@ -111,16 +135,24 @@ def test_a_truncated_examples_file_is_named(tmp_path):
     (npz,) = tmp_path.glob("runs/*/outs/*/examples.npz")
     npz.write_bytes(npz.read_bytes()[:100])
     before = snapshot(tmp_path)
-    report = evalab("ablate", "report", study, "--db", db)  # the run's intervals over examples are refused, by name
+    report = evalab(
+        "ablate", "report", study, "--db", db
+    )  # the run's intervals over examples are refused, by name
     assert report.returncode == 0 and "Traceback" not in report.stderr, report.stderr
-    assert "examples.npz: not a readable evalab examples file: truncated or not a zip archive" in report.stdout
+    assert (
+        "examples.npz: not a readable evalab examples file: truncated or not a zip archive"
+        in report.stdout
+    )
     assert snapshot(tmp_path) == before
 
 
 def test_a_study_name_too_long_for_a_folder_is_refused_at_load(tmp_path):
     study = write_study(tmp_path, seeds=[0], name="n" * 300)
-    assert_refused(("ablate", "run", study, "--db", tmp_path / "s.db"), "is 300 characters long; it names the "
-                   "study's run folder, so at most 100", watch=(tmp_path,))
+    assert_refused(
+        ("ablate", "run", study, "--db", tmp_path / "s.db"),
+        "is 300 characters long; it names the study's run folder, so at most 100",
+        watch=(tmp_path,),
+    )
 
 
 def test_a_file_size_limit_under_the_store_is_one_line_and_keeps_the_store(tmp_path):
@@ -130,15 +162,38 @@ def test_a_file_size_limit_under_the_store_is_one_line_and_keeps_the_store(tmp_p
     size = db.stat().st_size
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     # the store may not grow: the new runs' rows cannot be written
-    proc = subprocess.run(["/bin/sh", "-c", f"ulimit -f {size // 512}; exec \"$@\"", "sh", sys.executable, "-m",
-                           "evalab", "ablate", "run", str(study), "--db", str(db), "-q"],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [
+            "/bin/sh",
+            "-c",
+            f'ulimit -f {size // 512}; exec "$@"',
+            "sh",
+            sys.executable,
+            "-m",
+            "evalab",
+            "ablate",
+            "run",
+            str(study),
+            "--db",
+            str(db),
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     lines = proc.stderr.splitlines()
     assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert lines[0].startswith(f"evalab: error: {db}: cannot write the run database: ") and "ulimit -f" in lines[0]
+    assert (
+        lines[0].startswith(f"evalab: error: {db}: cannot write the run database: ")
+        and "ulimit -f" in lines[0]
+    )
     con = sqlite3.connect(db)
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] >= 4  # the runs it had (and any it could finish)
+    assert (
+        con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] >= 4
+    )  # the runs it had (and any it could finish)
     con.close()
     assert set(snapshot(tmp_path)) >= set(before)
 
@@ -163,15 +218,34 @@ def test_a_full_disk_under_the_store_is_one_line_and_keeps_the_store(tmp_path):
     write_study(tmp_path / "src", seeds=[0, 1])
     (tmp_path / "disk").mkdir()
     env = {**os.environ, "PYTHONPATH": str(SRC)}
-    proc = subprocess.run(["unshare", "--mount", "sh", "-c", FULL_DISK, str(tmp_path / "disk"), str(tmp_path / "src"), sys.executable],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [
+            "unshare",
+            "--mount",
+            "sh",
+            "-c",
+            FULL_DISK,
+            str(tmp_path / "disk"),
+            str(tmp_path / "src"),
+            sys.executable,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     if proc.returncode == 99:
         pytest.skip(f"no tmpfs mount here: {proc.stderr}")
     assert proc.returncode != 98, "the first run (before the disk was filled) failed"
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert lines[0].startswith("evalab: error: s.db: cannot write the run database: ") and "full disk" in lines[0]
-    assert proc.stdout.split() == ["rc=2", "ok", "2"], proc.stdout  # the two runs it had, the file sound
+    assert (
+        lines[0].startswith("evalab: error: s.db: cannot write the run database: ")
+        and "full disk" in lines[0]
+    )
+    assert proc.stdout.split() == ["rc=2", "ok", "2"], (
+        proc.stdout
+    )  # the two runs it had, the file sound
 
 
 def _read_only(folder: Path) -> list[str]:
@@ -181,9 +255,18 @@ def _read_only(folder: Path) -> list[str]:
         for path in [*folder.rglob("*"), folder]:
             path.chmod(0o555 if path.is_dir() else 0o444)
         return []
-    prefix = ["unshare", "--mount", "sh", "-c", 'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" && exec "$@"',
-              str(folder)]
-    if shutil.which("unshare") is None or subprocess.run([*prefix, "true"], capture_output=True).returncode != 0:
+    prefix = [
+        "unshare",
+        "--mount",
+        "sh",
+        "-c",
+        'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" && exec "$@"',
+        str(folder),
+    ]
+    if (
+        shutil.which("unshare") is None
+        or subprocess.run([*prefix, "true"], capture_output=True).returncode != 0
+    ):
         pytest.skip("root without mount namespaces: a read-only store cannot be made here")
     return prefix
 
@@ -196,8 +279,13 @@ def test_a_read_only_store_is_reported_and_its_status_shown(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(SRC)}
 
     def cli(*args: object) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*prefix, sys.executable, "-m", "evalab", *map(str, args)], capture_output=True,
-                              text=True, env=env, timeout=300)
+        return subprocess.run(
+            [*prefix, sys.executable, "-m", "evalab", *map(str, args)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
 
     try:
         status = cli("ablate", "status", study, "--db", db)
@@ -208,7 +296,12 @@ def test_a_read_only_store_is_reported_and_its_status_shown(tmp_path):
         assert json.loads(report.stdout)["study"] == "synth"
         run = cli("ablate", "run", study, "--db", db, "-q")
         lines = run.stderr.splitlines()
-        assert run.returncode == 2 and len(lines) == 1 and "read-only" in lines[0] and "Traceback" not in run.stderr
+        assert (
+            run.returncode == 2
+            and len(lines) == 1
+            and "read-only" in lines[0]
+            and "Traceback" not in run.stderr
+        )
         assert snapshot(folder) == before
     finally:
         for path in [folder, *folder.rglob("*")]:

@@ -21,9 +21,16 @@ def files(tmp_path_factory, wmt22) -> dict[str, str]:
     """Eight segments of WMT22 en-de: source, reference and two systems."""
     root = tmp_path_factory.mktemp("comet")
     out = {}
-    for key, (kind, name) in {"src": ("src", ""), "ref": ("ref", "A"), "a": ("hyp", "Online-A"), "b": ("hyp", "Online-B")}.items():
+    for key, (kind, name) in {
+        "src": ("src", ""),
+        "ref": ("ref", "A"),
+        "a": ("hyp", "Online-A"),
+        "b": ("hyp", "Online-B"),
+    }.items():
         path = root / f"{key}.txt"
-        path.write_text("\n".join(read_lines(wmt_file(kind, PAIR, name))[:8]) + "\n", encoding="utf-8")
+        path.write_text(
+            "\n".join(read_lines(wmt_file(kind, PAIR, name))[:8]) + "\n", encoding="utf-8"
+        )
         out[key] = str(path)
     return out
 
@@ -46,16 +53,48 @@ def _fake_checkpoint(root: Path, class_identifier: str) -> str:
 def test_score_and_compare_with_a_source(run_cli, files, checkpoint) -> None:
     from evalab.metrics.comet import Comet
 
-    res = run_cli("score", "-m", "comet", "bleu", "--set", f"comet.model={checkpoint}", "--source", files["src"],
-                  "-r", files["ref"], "-i", files["a"], files["b"], "-f", "json")
+    res = run_cli(
+        "score",
+        "-m",
+        "comet",
+        "bleu",
+        "--set",
+        f"comet.model={checkpoint}",
+        "--source",
+        files["src"],
+        "-r",
+        files["ref"],
+        "-i",
+        files["a"],
+        files["b"],
+        "-f",
+        "json",
+    )
     assert res.exit_code == 0, res.stderr
     rows = {(r["system"], r["metric"]): r for r in json.loads(res.stdout)}
     metric = Comet(model=checkpoint).with_sources(read_lines(Path(files["src"])))
-    expected = metric.stats(read_lines(Path(files["a"])), [read_lines(Path(files["ref"]))])[:, 0].mean()
+    expected = metric.stats(read_lines(Path(files["a"])), [read_lines(Path(files["ref"]))])[
+        :, 0
+    ].mean()
     assert rows[("a.txt", "comet")]["score"] == pytest.approx(expected, abs=1e-6)
     assert "|src:yes|" in rows[("a.txt", "comet")]["signature"]
-    res = run_cli("compare", "-m", "comet", "--set", f"comet.model={checkpoint}", "--source", files["src"],
-                  "-r", files["ref"], "-i", files["a"], files["b"], "-n", "200", "-q")
+    res = run_cli(
+        "compare",
+        "-m",
+        "comet",
+        "--set",
+        f"comet.model={checkpoint}",
+        "--source",
+        files["src"],
+        "-r",
+        files["ref"],
+        "-i",
+        files["a"],
+        files["b"],
+        "-n",
+        "200",
+        "-q",
+    )
     assert res.exit_code == 0, res.stderr
     assert "src:yes" in res.stdout and "comet" in res.stdout
 
@@ -76,11 +115,32 @@ def test_bad_input_is_one_line_and_exit_2(run_cli, files, tmp_path, case, fragme
     short = tmp_path / "src.txt"
     short.write_text("a\nb\nc\n")
     args = {
-        "missing-checkpoint": ["-m", "comet", "--set", f"comet.model={tmp_path / 'nothing'}", "--source", files["src"]],
-        "unknown-class": ["-m", "comet", "--set", f"comet.model={_fake_checkpoint(tmp_path / 'r', 'ranking_metric')}",
-                          "--source", files["src"]],
-        "missing-encoder": ["-m", "comet", "--set", f"comet.model={ok}", "--set", f"comet.encoder={tmp_path / 'enc'}",
-                            "--source", files["src"]],
+        "missing-checkpoint": [
+            "-m",
+            "comet",
+            "--set",
+            f"comet.model={tmp_path / 'nothing'}",
+            "--source",
+            files["src"],
+        ],
+        "unknown-class": [
+            "-m",
+            "comet",
+            "--set",
+            f"comet.model={_fake_checkpoint(tmp_path / 'r', 'ranking_metric')}",
+            "--source",
+            files["src"],
+        ],
+        "missing-encoder": [
+            "-m",
+            "comet",
+            "--set",
+            f"comet.model={ok}",
+            "--set",
+            f"comet.encoder={tmp_path / 'enc'}",
+            "--source",
+            files["src"],
+        ],
         "missing-source": ["-m", "comet", "--set", f"comet.model={ok}"],
         "source-unused": ["-m", "bleu", "--source", files["src"]],
         "source-short": ["-m", "comet", "--set", f"comet.model={ok}", "--source", str(short)],
@@ -115,7 +175,9 @@ def _broken(tiny: Path, root: Path, **changes) -> Path:
 
     data = torch.load(tiny / "checkpoints" / "model.ckpt", weights_only=True)
     whole = changes.pop("hyper_parameters", None)
-    data["hyper_parameters"] = whole if whole is not None else {**data["hyper_parameters"], **changes}
+    data["hyper_parameters"] = (
+        whole if whole is not None else {**data["hyper_parameters"], **changes}
+    )
     (root / "checkpoints").mkdir(parents=True)
     torch.save(data, root / "checkpoints" / "model.ckpt")
     shutil.copy(tiny / "hparams.yaml", root / "hparams.yaml")
@@ -124,8 +186,19 @@ def _broken(tiny: Path, root: Path, **changes) -> Path:
 
 def _gpt2_folder(root: Path) -> Path:
     root.mkdir()
-    (root / "config.json").write_text(json.dumps({"model_type": "gpt2", "n_layer": 2, "n_head": 2, "n_embd": 32,
-                                                  "vocab_size": 100, "n_positions": 64}), encoding="utf-8")
+    (root / "config.json").write_text(
+        json.dumps(
+            {
+                "model_type": "gpt2",
+                "n_layer": 2,
+                "n_head": 2,
+                "n_embd": 32,
+                "vocab_size": 100,
+                "n_positions": 64,
+            }
+        ),
+        encoding="utf-8",
+    )
     return root
 
 
@@ -147,7 +220,9 @@ def test_a_broken_checkpoint_is_one_line(tiny, files, tmp_path, case, needle) ->
     model, extra = str(tiny), []
     if case == "bare-ckpt":
         (tmp_path / "bare").mkdir()
-        (tmp_path / "bare" / "model.ckpt").write_bytes((tiny / "checkpoints" / "model.ckpt").read_bytes())
+        (tmp_path / "bare" / "model.ckpt").write_bytes(
+            (tiny / "checkpoints" / "model.ckpt").read_bytes()
+        )
         model = str(tmp_path / "bare" / "model.ckpt")
     elif case == "empty-ckpt":
         root = _broken(tiny, tmp_path / "empty")
@@ -156,13 +231,34 @@ def test_a_broken_checkpoint_is_one_line(tiny, files, tmp_path, case, needle) ->
     elif case == "encoder-gpt2":
         extra = ["--set", f"comet.encoder={_gpt2_folder(tmp_path / 'gpt2')}"]
     else:
-        changes = {"hidden-empty": {"hidden_sizes": []}, "hidden-string": {"hidden_sizes": "16"},
-                   "hparams-list": {"hyper_parameters": [1, 2, 3]},
-                   "activation-module": {"activations": "Module"}}[case]
+        changes = {
+            "hidden-empty": {"hidden_sizes": []},
+            "hidden-string": {"hidden_sizes": "16"},
+            "hparams-list": {"hyper_parameters": [1, 2, 3]},
+            "activation-module": {"activations": "Module"},
+        }[case]
         model = str(_broken(tiny, tmp_path / case, **changes))
-    assert_refused(("score", "-r", files["ref"], "-i", files["a"], "-m", "comet", "--set", f"comet.model={model}",
-                    *extra, "--source", files["src"], "-q", "-o", tmp_path / "out.json"),
-                   needle, watch=(tmp_path, tiny))
+    assert_refused(
+        (
+            "score",
+            "-r",
+            files["ref"],
+            "-i",
+            files["a"],
+            "-m",
+            "comet",
+            "--set",
+            f"comet.model={model}",
+            *extra,
+            "--source",
+            files["src"],
+            "-q",
+            "-o",
+            tmp_path / "out.json",
+        ),
+        needle,
+        watch=(tmp_path, tiny),
+    )
 
 
 def test_meta_eval_binds_the_source_to_comet(tiny, files, tmp_path) -> None:
@@ -170,10 +266,37 @@ def test_meta_eval_binds_the_source_to_comet(tiny, files, tmp_path) -> None:
     from .refusal import evalab
 
     human = tmp_path / "human.tsv"
-    human.write_text("".join(f"{s}\t{k}\t{0.1 * k + i}\n" for i, s in enumerate(["a.txt", "b.txt", "ref.txt"])
-                             for k in range(1, 9)), encoding="utf-8")
-    run = evalab("meta-eval", "--human", human, "-r", files["ref"], "-i", files["a"], files["b"], files["ref"],
-                 "-m", "comet", "--set", f"comet.model={tiny}", "--source", files["src"], "-n", "20",
-                 "--permutations", "0", "-q", "-f", "json")
+    human.write_text(
+        "".join(
+            f"{s}\t{k}\t{0.1 * k + i}\n"
+            for i, s in enumerate(["a.txt", "b.txt", "ref.txt"])
+            for k in range(1, 9)
+        ),
+        encoding="utf-8",
+    )
+    run = evalab(
+        "meta-eval",
+        "--human",
+        human,
+        "-r",
+        files["ref"],
+        "-i",
+        files["a"],
+        files["b"],
+        files["ref"],
+        "-m",
+        "comet",
+        "--set",
+        f"comet.model={tiny}",
+        "--source",
+        files["src"],
+        "-n",
+        "20",
+        "--permutations",
+        "0",
+        "-q",
+        "-f",
+        "json",
+    )
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["metrics"]["comet"]

@@ -29,13 +29,28 @@ def compare_json(run_cli, ref, paths, *extra):
 
 def test_json_fields_and_values_match_the_api(run_cli, files):
     ref, paths = files
-    rows = compare_json(run_cli, ref, paths, "-m", "bleu", "chrf", "--n-samples", "200", "--seed", "7")
+    rows = compare_json(
+        run_cli, ref, paths, "-m", "bleu", "chrf", "--n-samples", "200", "--seed", "7"
+    )
     assert [(r["metric"], r["system"]) for r in rows] == [
         (m, f"{s}.de") for m in ("bleu", "chrf") for s in SYSTEMS
     ]
     for r in rows:
-        for key in ("system", "metric", "score", "ci_low", "ci_high", "mean", "half_width",
-                    "baseline", "delta", "p_value", "p_adjusted", "significant", "signature"):
+        for key in (
+            "system",
+            "metric",
+            "score",
+            "ci_low",
+            "ci_high",
+            "mean",
+            "half_width",
+            "baseline",
+            "delta",
+            "p_value",
+            "p_adjusted",
+            "significant",
+            "signature",
+        ):
             assert key in r
         assert r["ci_low"] <= r["ci_high"]
         assert "|test:bs|n:200|seed:7|conf:0.95|p:centered" in r["signature"]
@@ -45,7 +60,12 @@ def test_json_fields_and_values_match_the_api(run_cli, files):
     assert all(r["baseline"] is False and 0 < r["p_value"] <= 1 for r in rows[1:3])
     # the same numbers as the library on the same stats rows
     refs = [read_lines(ref)]
-    stats = {"bleu": {f"{s}.de": BLEU().stats(read_lines(p), refs) for s, p in zip(SYSTEMS, paths, strict=True)}}
+    stats = {
+        "bleu": {
+            f"{s}.de": BLEU().stats(read_lines(p), refs)
+            for s, p in zip(SYSTEMS, paths, strict=True)
+        }
+    }
     api = paired_test("bs", {"bleu": BLEU()}, stats, n_samples=200, seed=7)["bleu"]
     for r, a in zip(rows[:3], api.systems, strict=True):
         assert r["score"] == a.score and r["p_value"] == a.p_value
@@ -55,12 +75,16 @@ def test_json_fields_and_values_match_the_api(run_cli, files):
 
 def test_holm_adjusts_per_metric(run_cli, files):
     ref, paths = files
-    rows = compare_json(run_cli, ref, paths, "-m", "bleu", "chrf", "--n-samples", "200", "--correct", "holm")
+    rows = compare_json(
+        run_cli, ref, paths, "-m", "bleu", "chrf", "--n-samples", "200", "--correct", "holm"
+    )
     for metric in ("bleu", "chrf"):
         mine = [r for r in rows if r["metric"] == metric and not r["baseline"]]
         expected = holm_bonferroni([r["p_value"] for r in mine])
         assert [r["p_adjusted"] for r in mine] == expected.tolist()
-        assert all(r["correction"] == "holm" and r["significant"] == (r["p_adjusted"] < 0.05) for r in mine)
+        assert all(
+            r["correction"] == "holm" and r["significant"] == (r["p_adjusted"] < 0.05) for r in mine
+        )
     plain = compare_json(run_cli, ref, paths, "-m", "bleu", "--n-samples", "200")
     assert all(r["p_adjusted"] == r["p_value"] for r in plain)
 
@@ -72,7 +96,9 @@ def test_ar_and_seed(run_cli, files):
     assert rows[1]["p_value"] >= 1 / 501
     again = compare_json(run_cli, ref, paths, "--test", "ar", "--n-samples", "500", "--ci-n", "100")
     assert again == rows
-    other = compare_json(run_cli, ref, paths, "--test", "ar", "--n-samples", "500", "--ci-n", "100", "--seed", "0")
+    other = compare_json(
+        run_cli, ref, paths, "--test", "ar", "--n-samples", "500", "--ci-n", "100", "--seed", "0"
+    )
     assert "seed:0" in other[1]["signature"] and other[1]["p_value"] != rows[1]["p_value"]
     no_ci = compare_json(run_cli, ref, paths, "--test", "ar", "--n-samples", "50", "--ci-n", "0")
     assert no_ci[0]["ci_low"] is None
@@ -81,7 +107,9 @@ def test_ar_and_seed(run_cli, files):
 def test_table(run_cli, files, monkeypatch):
     monkeypatch.setenv("COLUMNS", "150")  # rich's width when stdout is not a terminal
     ref, paths = files
-    res = run_cli("compare", "-r", ref, "-i", *paths, "-m", "bleu", "--n-samples", "100", "--correct", "holm")
+    res = run_cli(
+        "compare", "-r", ref, "-i", *paths, "-m", "bleu", "--n-samples", "100", "--correct", "holm"
+    )
     assert res.exit_code == 0, res.stderr
     out = res.stdout
     for s in SYSTEMS:
@@ -94,7 +122,19 @@ def test_table(run_cli, files, monkeypatch):
 def test_latex_and_out_file(run_cli, files, tmp_path):
     ref, paths = files
     target = tmp_path / "table.tex"
-    res = run_cli("compare", "-r", ref, "-i", *paths, "--n-samples", "50", "--format", "latex", "--out", str(target))
+    res = run_cli(
+        "compare",
+        "-r",
+        ref,
+        "-i",
+        *paths,
+        "--n-samples",
+        "50",
+        "--format",
+        "latex",
+        "--out",
+        str(target),
+    )
     assert res.exit_code == 0 and res.stdout == ""
     tex = target.read_text(encoding="utf-8")
     assert r"\begin{tabular}" in tex and r"\toprule" in tex and "Online-A" in tex
@@ -128,7 +168,11 @@ def test_bad_inputs_exit_2(run_cli, files, tmp_path):
     short = tmp_path / "short.de"
     short.write_text("ein Satz\n", encoding="utf-8")
     res = run_cli("compare", "-r", ref, "-i", paths[0], str(short))
-    assert res.exit_code == 2 and "short.de: 1 lines" in res.stderr and "Online-B.de: 150 lines" in res.stderr
+    assert (
+        res.exit_code == 2
+        and "short.de: 1 lines" in res.stderr
+        and "Online-B.de: 150 lines" in res.stderr
+    )
     res = run_cli("compare", "-r", ref, "-i", paths[0])
     assert res.exit_code == 2 and "at least one system" in res.stderr
     res = run_cli("compare", "-r", ref, "-i", paths[0], paths[0])
@@ -141,9 +185,22 @@ def test_identical_systems_and_empty_lines(run_cli, files, tmp_path):
     copy.write_text((tmp_path / "Online-B.de").read_text(encoding="utf-8"), encoding="utf-8")
     blank = tmp_path / "blank.de"
     lines = read_lines(paths[0])
-    blank.write_text("\n".join("" if i % 3 == 0 else h for i, h in enumerate(lines)) + "\n", encoding="utf-8")
+    blank.write_text(
+        "\n".join("" if i % 3 == 0 else h for i, h in enumerate(lines)) + "\n", encoding="utf-8"
+    )
     for test in ("bs", "ar"):
-        rows = compare_json(run_cli, ref, [paths[0], str(copy), str(blank)], "--test", test, "--n-samples", "200", "-m", "bleu", "chrf")
+        rows = compare_json(
+            run_cli,
+            ref,
+            [paths[0], str(copy), str(blank)],
+            "--test",
+            test,
+            "--n-samples",
+            "200",
+            "-m",
+            "bleu",
+            "chrf",
+        )
         by = {(r["metric"], r["system"]): r for r in rows}
         for m in ("bleu", "chrf"):
             assert by[(m, "copy.de")]["p_value"] == 1.0 and by[(m, "copy.de")]["delta"] == 0.0
@@ -152,7 +209,9 @@ def test_identical_systems_and_empty_lines(run_cli, files, tmp_path):
 
 def test_display_names():
     assert display_names(["a/gt.en-de.hyp.X.de", "a/gt.en-de.hyp.Y-2.de"]) == {
-        "a/gt.en-de.hyp.X.de": "X", "a/gt.en-de.hyp.Y-2.de": "Y-2"}
+        "a/gt.en-de.hyp.X.de": "X",
+        "a/gt.en-de.hyp.Y-2.de": "Y-2",
+    }
     # names that would become empty or clash stay whole
     assert display_names(["x.de", "x.y.de"]) == {"x.de": "x.de", "x.y.de": "x.y.de"}
     assert display_names(["sys.txt", "sys.txt.bak"]) == {"sys.txt": "txt", "sys.txt.bak": "txt.bak"}

@@ -29,9 +29,43 @@ def run_json(run_cli, *args):
 @pytest.mark.parametrize(("test", "n"), [("bs", "300"), ("ar", "300")])
 def test_every_pair_p_value_equals_compare_of_the_pair_alone(run_cli, files, test, n):
     ref, paths = files
-    out = run_json(run_cli, "-r", ref, "-i", *paths, "-m", "bleu", "chrf", "--all-pairs", "-t", test, "-n", n,
-                   "--seed", "5", "--ci-n", "100") if test == "ar" else \
-        run_json(run_cli, "-r", ref, "-i", *paths, "-m", "bleu", "chrf", "--all-pairs", "-n", n, "--seed", "5")
+    out = (
+        run_json(
+            run_cli,
+            "-r",
+            ref,
+            "-i",
+            *paths,
+            "-m",
+            "bleu",
+            "chrf",
+            "--all-pairs",
+            "-t",
+            test,
+            "-n",
+            n,
+            "--seed",
+            "5",
+            "--ci-n",
+            "100",
+        )
+        if test == "ar"
+        else run_json(
+            run_cli,
+            "-r",
+            ref,
+            "-i",
+            *paths,
+            "-m",
+            "bleu",
+            "chrf",
+            "--all-pairs",
+            "-n",
+            n,
+            "--seed",
+            "5",
+        )
+    )
     pairs = {(r["metric"], r["system"], r["other"]): r for r in out["pairs"]}
     assert len(pairs) == 2 * 6
     for metric, matrix in out["matrix"].items():  # the same pairs as matrices, in ranking order
@@ -39,16 +73,41 @@ def test_every_pair_p_value_equals_compare_of_the_pair_alone(run_cli, files, tes
         assert names == [r["system"] for r in out["ranking"] if r["metric"] == metric]
         for i, a in enumerate(names):
             assert matrix["p_value"][i][i] is None and matrix["delta"][i][i] == 0.0
-            for j, b in enumerate(names[i + 1:], start=i + 1):
+            for j, b in enumerate(names[i + 1 :], start=i + 1):
                 row = pairs[(metric, a, b)]
                 assert matrix["p_value"][i][j] == matrix["p_value"][j][i] == row["p_value"]
                 assert matrix["p_adjusted"][j][i] == row["p_adjusted"]
-                assert matrix["delta"][i][j] == pytest.approx(-matrix["delta"][j][i]) == pytest.approx(row["delta"])
+                assert (
+                    matrix["delta"][i][j]
+                    == pytest.approx(-matrix["delta"][j][i])
+                    == pytest.approx(row["delta"])
+                )
     for a, b in itertools.combinations(paths, 2):
         extra = ["--ci-n", "100"] if test == "ar" else []
-        alone = run_json(run_cli, "-r", ref, "-i", a, b, "-m", "bleu", "chrf", "-t", test, "-n", n, "--seed", "5", *extra)
+        alone = run_json(
+            run_cli,
+            "-r",
+            ref,
+            "-i",
+            a,
+            b,
+            "-m",
+            "bleu",
+            "chrf",
+            "-t",
+            test,
+            "-n",
+            n,
+            "--seed",
+            "5",
+            *extra,
+        )
         for row in alone[1::2]:
-            key = next(k for k in pairs if k[0] == row["metric"] and {k[1], k[2]} == {a.split("/")[-1], b.split("/")[-1]})
+            key = next(
+                k
+                for k in pairs
+                if k[0] == row["metric"] and {k[1], k[2]} == {a.split("/")[-1], b.split("/")[-1]}
+            )
             assert pairs[key]["p_value"] == row["p_value"], key
             base = next(r for r in alone if r["metric"] == row["metric"] and r["baseline"])
             sign = 1 if key[1] == base["system"] else -1
@@ -57,7 +116,9 @@ def test_every_pair_p_value_equals_compare_of_the_pair_alone(run_cli, files, tes
 
 def test_mcnemar_pairs_equal_compare_of_the_pair_alone(run_cli, files):
     ref, paths = files
-    out = run_json(run_cli, "-r", ref, "-i", *paths, "-m", "exact_match", "-t", "mcnemar", "--all-pairs")
+    out = run_json(
+        run_cli, "-r", ref, "-i", *paths, "-m", "exact_match", "-t", "mcnemar", "--all-pairs"
+    )
     for a, b in itertools.combinations(paths, 2):
         alone = run_json(run_cli, "-r", ref, "-i", a, b, "-m", "exact_match", "-t", "mcnemar")
         names = {a.split("/")[-1], b.split("/")[-1]}
@@ -65,7 +126,9 @@ def test_mcnemar_pairs_equal_compare_of_the_pair_alone(run_cli, files):
         assert pair["p_value"] == alone[1]["p_value"]
         assert pair["wins"] + pair["losses"] == alone[1]["baseline_only"] + alone[1]["system_only"]
     assert all(r["cluster"] == 1 and r["n_samples"] is None for r in out["ranking"])
-    assert out["ranking"][0]["signature"].endswith("|test:mcnemar|exact:<=25|else:mid-p|correct:holm|alpha:0.05|cluster:separated")
+    assert out["ranking"][0]["signature"].endswith(
+        "|test:mcnemar|exact:<=25|else:mid-p|correct:holm|alpha:0.05|cluster:separated"
+    )
 
 
 def test_ranking_json_is_sorted_with_ranks_clusters_and_settings(run_cli, files):
@@ -79,9 +142,15 @@ def test_ranking_json_is_sorted_with_ranks_clusters_and_settings(run_cli, files)
         assert [r["rank"] for r in rows] == [1, 2, 3, 4]
         clusters = [r["cluster"] for r in rows]
         assert clusters[0] == 1 and clusters == sorted(clusters)
-        assert all(r["correction"] == "holm" and r["clustering"] == "separated" and r["ci_low"] <= r["ci_high"]
-                   for r in rows)
-        assert rows[0]["signature"].endswith("|test:bs|n:400|seed:12345|conf:0.95|p:centered|correct:holm|alpha:0.05|cluster:separated")
+        assert all(
+            r["correction"] == "holm"
+            and r["clustering"] == "separated"
+            and r["ci_low"] <= r["ci_high"]
+            for r in rows
+        )
+        assert rows[0]["signature"].endswith(
+            "|test:bs|n:400|seed:12345|conf:0.95|p:centered|correct:holm|alpha:0.05|cluster:separated"
+        )
     # OpenNMT is far below Online-B on chrF in these segments: a cluster of its own
     chrf = {r["system"]: r["cluster"] for r in out["ranking"] if r["metric"] == "chrf"}
     assert chrf["OpenNMT.de"] > chrf["Online-B.de"]
@@ -89,7 +158,9 @@ def test_ranking_json_is_sorted_with_ranks_clusters_and_settings(run_cli, files)
 
 def test_correct_none_leaves_p_values_and_is_signed(run_cli, files):
     ref, paths = files
-    out = run_json(run_cli, "-r", ref, "-i", *paths, "--all-pairs", "--correct", "none", "-n", "200")
+    out = run_json(
+        run_cli, "-r", ref, "-i", *paths, "--all-pairs", "--correct", "none", "-n", "200"
+    )
     assert all(r["p_adjusted"] == r["p_value"] for r in out["pairs"])
     assert "|correct:none|" in out["ranking"][0]["signature"]
     holm = run_json(run_cli, "-r", ref, "-i", *paths, "--all-pairs", "-n", "200")
@@ -99,15 +170,34 @@ def test_correct_none_leaves_p_values_and_is_signed(run_cli, files):
 
 def test_pair_rows_count_segments_won_tied_and_lost(run_cli, files):
     ref, paths = files
-    out = run_json(run_cli, "-r", ref, "-i", paths[0], paths[0].replace("Online-B", "Online-A"), "-m", "chrf",
-                   "--all-pairs", "-n", "100")
+    out = run_json(
+        run_cli,
+        "-r",
+        ref,
+        "-i",
+        paths[0],
+        paths[0].replace("Online-B", "Online-A"),
+        "-m",
+        "chrf",
+        "--all-pairs",
+        "-n",
+        "100",
+    )
     (pair,) = out["pairs"]
     assert pair["wins"] + pair["ties"] + pair["losses"] == N
     from evalab.metrics.chrf import CHRF
 
     refs = [read_lines(ref)]
-    first = [s.score for s in CHRF().segment_scores(read_lines(f"{ref.rsplit('/', 1)[0]}/{pair['system']}"), refs)]
-    second = [s.score for s in CHRF().segment_scores(read_lines(f"{ref.rsplit('/', 1)[0]}/{pair['other']}"), refs)]
+    first = [
+        s.score
+        for s in CHRF().segment_scores(
+            read_lines(f"{ref.rsplit('/', 1)[0]}/{pair['system']}"), refs
+        )
+    ]
+    second = [
+        s.score
+        for s in CHRF().segment_scores(read_lines(f"{ref.rsplit('/', 1)[0]}/{pair['other']}"), refs)
+    ]
     assert pair["wins"] == sum(a > b for a, b in zip(first, second, strict=True))
     assert pair["ties"] == sum(a == b for a, b in zip(first, second, strict=True))
 
@@ -116,12 +206,30 @@ def test_pair_rows_count_segments_won_tied_and_lost(run_cli, files):
 def test_every_format_holds_both_tables(run_cli, files, tmp_path, fmt):
     ref, paths = files
     out = tmp_path / f"pairs.{fmt}"
-    res = run_cli("compare", "-r", ref, "-i", *paths, "--all-pairs", "-n", "200", "-q", "-f", fmt, "-o", str(out))
+    res = run_cli(
+        "compare",
+        "-r",
+        ref,
+        "-i",
+        *paths,
+        "--all-pairs",
+        "-n",
+        "200",
+        "-q",
+        "-f",
+        fmt,
+        "-o",
+        str(out),
+    )
     assert res.exit_code == 0, res.stderr
     text = out.read_text(encoding="utf-8")
-    assert text.count("cluster") >= 2 and "wins" in text and "Online-B" in text and "OpenNMT" in text
+    assert (
+        text.count("cluster") >= 2 and "wins" in text and "Online-B" in text and "OpenNMT" in text
+    )
     if fmt == "latex":
-        assert text.count(r"\begin{table}") >= 2 and text.count(r"\end{table}") == text.count(r"\begin{table}")
+        assert text.count(r"\begin{table}") >= 2 and text.count(r"\end{table}") == text.count(
+            r"\begin{table}"
+        )
     if fmt == "markdown":
         assert text.count("|:---|") == 2
 
@@ -139,31 +247,79 @@ def test_too_few_resamples_for_holm_warn(run_cli, files):
     ref, paths = files
     res = run_cli("compare", "-r", ref, "-i", *paths, "--rank", "-n", "50", "-q")
     assert res.exit_code == 0
-    assert "cannot bring it below --alpha 0.05: no two systems can be separated; use -n 120 or more" in res.stderr
+    assert (
+        "cannot bring it below --alpha 0.05: no two systems can be separated; use -n 120 or more"
+        in res.stderr
+    )
 
 
 def test_refusals(files, tmp_path):
     ref, paths = files
     watch = (tmp_path,)
-    assert_refused(("compare", "-r", ref, "-i", *paths, "--rank", "--correct", "bonferroni"), "--correct", watch=watch)
-    assert_refused(("compare", "-r", ref, "-i", *paths, "--rank", "-t", "mcnemar", "-m", "bleu"),
-                   "--test mcnemar needs a right/wrong outcome", watch=watch)
-    assert_refused(("compare", "-r", ref, "-i", paths[0], "--rank"), "at least one system", watch=watch)
+    assert_refused(
+        ("compare", "-r", ref, "-i", *paths, "--rank", "--correct", "bonferroni"),
+        "--correct",
+        watch=watch,
+    )
+    assert_refused(
+        ("compare", "-r", ref, "-i", *paths, "--rank", "-t", "mcnemar", "-m", "bleu"),
+        "--test mcnemar needs a right/wrong outcome",
+        watch=watch,
+    )
+    assert_refused(
+        ("compare", "-r", ref, "-i", paths[0], "--rank"), "at least one system", watch=watch
+    )
 
 
 def test_html_page_refusals_and_source(run_cli, files, tmp_path):
     ref, paths = files
     short = tmp_path / "short.en"
     short.write_text("one line\n", encoding="utf-8")
-    assert_refused(("compare", "-r", ref, "-i", *paths, "--source", short, "-f", "html", "-o", tmp_path / "p.html"),
-                   "short.en", watch=(tmp_path,))
-    assert_refused(("compare", "-r", ref, "-i", *paths, "--train", ref), "--train applies to -f html only",
-                   watch=(tmp_path,))
+    assert_refused(
+        (
+            "compare",
+            "-r",
+            ref,
+            "-i",
+            *paths,
+            "--source",
+            short,
+            "-f",
+            "html",
+            "-o",
+            tmp_path / "p.html",
+        ),
+        "short.en",
+        watch=(tmp_path,),
+    )
+    assert_refused(
+        ("compare", "-r", ref, "-i", *paths, "--train", ref),
+        "--train applies to -f html only",
+        watch=(tmp_path,),
+    )
     # without -f html a source no metric reads is refused, as before
-    assert_refused(("compare", "-r", ref, "-i", *paths, "--source", ref), "no selected metric reads sources",
-                   watch=(tmp_path,))
+    assert_refused(
+        ("compare", "-r", ref, "-i", *paths, "--source", ref),
+        "no selected metric reads sources",
+        watch=(tmp_path,),
+    )
     page = tmp_path / "page.html"
-    res = run_cli("compare", "-r", ref, "-i", *paths, "--source", ref, "-n", "200", "-q", "-f", "html", "-o", page)
+    res = run_cli(
+        "compare",
+        "-r",
+        ref,
+        "-i",
+        *paths,
+        "--source",
+        ref,
+        "-n",
+        "200",
+        "-q",
+        "-f",
+        "html",
+        "-o",
+        page,
+    )
     assert res.exit_code == 0, res.stderr
     text = page.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>") and '"src":[' in text and "Online-B" in text

@@ -22,8 +22,19 @@ def _read(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_json_gives_naive_clustered_and_paired_errors(run_cli) -> None:
-    res = run_cli("compare", "--scores", *FILES, "--score-column", "correct", "--cluster-column", "passage",
-                  "--correct", "holm", "-f", "json")
+    res = run_cli(
+        "compare",
+        "--scores",
+        *FILES,
+        "--score-column",
+        "correct",
+        "--cluster-column",
+        "passage",
+        "--correct",
+        "holm",
+        "-f",
+        "json",
+    )
     assert res.exit_code == 0, res.stderr
     rows = json.loads(res.stdout)
     assert [r["system"] for r in rows] == [str(f) for f in FILES]
@@ -38,12 +49,16 @@ def test_json_gives_naive_clustered_and_paired_errors(run_cli) -> None:
     assert other["paired_se"] == pytest.approx((b - a).mean() / ref.statistic)
     assert other["paired_clustered_se"] > other["paired_se"]
     assert other["paired_se"] < other["unpaired_se"]
-    assert other["unpaired_clustered_se"] == pytest.approx(np.hypot(base["clustered_se"], other["clustered_se"]))
+    assert other["unpaired_clustered_se"] == pytest.approx(
+        np.hypot(base["clustered_se"], other["clustered_se"])
+    )
     assert other["p_adjusted"] >= other["p_value"]
 
 
 def test_table_shows_the_intervals_side_by_side(run_cli) -> None:
-    res = run_cli("compare", "--scores", *FILES, "--score-column", "correct", "--cluster-column", "passage")
+    res = run_cli(
+        "compare", "--scores", *FILES, "--score-column", "correct", "--cluster-column", "passage"
+    )
     assert res.exit_code == 0, res.stderr
     assert "95% CI clust." in res.stdout and "95% CI paired clust." in res.stdout
     assert "│  1000 │" in res.stdout and "│      200 │" in res.stdout
@@ -61,13 +76,22 @@ def test_markdown_and_latex(run_cli, fmt: str, tmp_path: Path) -> None:
 
 def test_harness_logs_and_text_metrics_go_through_one_comparison(run_cli, tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
-    runs = [write_lm_eval_run(tmp_path / m, {"arc": (rng.random(50) < p).astype(float).tolist()}, passages=10)
-            for m, p in (("base", 0.5), ("tuned", 0.7))]
+    runs = [
+        write_lm_eval_run(
+            tmp_path / m, {"arc": (rng.random(50) < p).astype(float).tolist()}, passages=10
+        )
+        for m, p in (("base", 0.5), ("tuned", 0.7))
+    ]
     res = run_cli("compare", "--scores", *runs, "--cluster-column", "doc.passage_id", "-f", "json")
     assert res.exit_code == 0, res.stderr
     rows = json.loads(res.stdout)
-    assert {r["metric"] for r in rows} == {"arc:acc", "arc:acc_norm"} and rows[0]["n_clusters"] == 10
-    logs = [inspect_log(tmp_path / f"{m}.json", v) for m, v in (("x", ["C", "I", "C", "I"]), ("y", ["C", "C", "C", "I"]))]
+    assert {r["metric"] for r in rows} == {"arc:acc", "arc:acc_norm"} and rows[0][
+        "n_clusters"
+    ] == 10
+    logs = [
+        inspect_log(tmp_path / f"{m}.json", v)
+        for m, v in (("x", ["C", "I", "C", "I"]), ("y", ["C", "C", "C", "I"]))
+    ]
     res = run_cli("compare", "--scores", *logs, "-f", "json")
     assert res.exit_code == 0, res.stderr
     assert json.loads(res.stdout)[1]["delta"] == pytest.approx(0.25)
@@ -93,11 +117,24 @@ def test_common_items_is_said(run_cli, tmp_path: Path) -> None:
 
 
 def test_bootstrap_intervals_with_n_samples(run_cli) -> None:
-    res = run_cli("compare", "--scores", *FILES[:2], "--score-column", "correct", "--cluster-column", "passage",
-                  "-n", "500", "-f", "json")
+    res = run_cli(
+        "compare",
+        "--scores",
+        *FILES[:2],
+        "--score-column",
+        "correct",
+        "--cluster-column",
+        "passage",
+        "-n",
+        "500",
+        "-f",
+        "json",
+    )
     rows = json.loads(res.stdout)
     assert rows[1]["paired_bootstrap_low"] < rows[1]["delta"] < rows[1]["paired_bootstrap_high"]
-    table = run_cli("compare", "--scores", *FILES[:2], "--score-column", "correct", "-n", "200").stdout
+    table = run_cli(
+        "compare", "--scores", *FILES[:2], "--score-column", "correct", "-n", "200"
+    ).stdout
     assert "95% CI paired boot." in table and "200 resamples of items, seed 12345" in table
 
 
@@ -107,15 +144,23 @@ def _write(folder: Path, name: str, text: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("b_text", "extra", "needle"), [
-    ("id,score\nx,1\ny,yes\n", (), "b.csv: line 3, score: score 'yes' is not a number"),
-    ("id,score\nx,1\ny,NaN\n", (), "b.csv: line 3, score: score is 'NaN'"),
-    ("id,score\nx,1\nw,0\n", (), "b.csv: line 3: item 'w' is not in"),
-    ("id,score\nx,1\n", (), "item 'y' is missing from"),
-    ("id,s,c,score\nx,1,p,1\nx,2,q,0\ny,1,q,1\n", ("--sample-column", "s", "--cluster-column", "c"),
-     "b.csv: line 3: item 'x' is in cluster 'q' here but 'p' at line 2"),
-])
-def test_bad_per_item_files_are_refused(tmp_path: Path, b_text: str, extra: tuple[str, ...], needle: str) -> None:
+@pytest.mark.parametrize(
+    ("b_text", "extra", "needle"),
+    [
+        ("id,score\nx,1\ny,yes\n", (), "b.csv: line 3, score: score 'yes' is not a number"),
+        ("id,score\nx,1\ny,NaN\n", (), "b.csv: line 3, score: score is 'NaN'"),
+        ("id,score\nx,1\nw,0\n", (), "b.csv: line 3: item 'w' is not in"),
+        ("id,score\nx,1\n", (), "item 'y' is missing from"),
+        (
+            "id,s,c,score\nx,1,p,1\nx,2,q,0\ny,1,q,1\n",
+            ("--sample-column", "s", "--cluster-column", "c"),
+            "b.csv: line 3: item 'x' is in cluster 'q' here but 'p' at line 2",
+        ),
+    ],
+)
+def test_bad_per_item_files_are_refused(
+    tmp_path: Path, b_text: str, extra: tuple[str, ...], needle: str
+) -> None:
     a_text = "id,s,c,score\nx,1,p,1\ny,1,q,0\n" if extra else "id,score\nx,1\ny,0\n"
     a, b = _write(tmp_path, "a.csv", a_text), _write(tmp_path, "b.csv", b_text)
     assert_refused(("compare", "--scores", a, b, *extra), needle, watch=(tmp_path,))
@@ -124,30 +169,59 @@ def test_bad_per_item_files_are_refused(tmp_path: Path, b_text: str, extra: tupl
 def test_unknown_harness_version_is_refused(tmp_path: Path) -> None:
     a = write_lm_eval_run(tmp_path / "a", {"arc": [1.0, 0.0]})
     b = write_lm_eval_run(tmp_path / "b", {"arc": [1.0, 1.0]}, version="0.9.1")
-    assert_refused(("compare", "--scores", a, b), "written by lm-evaluation-harness 0.9.1", watch=(tmp_path,))
+    assert_refused(
+        ("compare", "--scores", a, b), "written by lm-evaluation-harness 0.9.1", watch=(tmp_path,)
+    )
     log = inspect_log(tmp_path / "x.json", ["C", "I"], version=7)
     assert_refused(("compare", "--scores", log, log), "inspect-ai log version 7", watch=(tmp_path,))
 
 
 def test_scores_with_references_or_one_model_is_refused(tmp_path: Path) -> None:
     a = _write(tmp_path, "a.csv", "id,score\nx,1\ny,0\n")
-    assert_refused(("compare", "--scores", a, a, "-r", a), "-r/--reference applies to -r/-i system outputs",
-                   watch=(tmp_path,))
-    assert_refused(("compare", "--scores", a, a, "--test", "ar"), "-t/--test applies to -r/-i", watch=(tmp_path,))
-    assert_refused(("compare", "-r", a, "-i", a, a, "--cluster-column", "c"), "--cluster-column applies to --scores",
-                   watch=(tmp_path,))
+    assert_refused(
+        ("compare", "--scores", a, a, "-r", a),
+        "-r/--reference applies to -r/-i system outputs",
+        watch=(tmp_path,),
+    )
+    assert_refused(
+        ("compare", "--scores", a, a, "--test", "ar"),
+        "-t/--test applies to -r/-i",
+        watch=(tmp_path,),
+    )
+    assert_refused(
+        ("compare", "-r", a, "-i", a, a, "--cluster-column", "c"),
+        "--cluster-column applies to --scores",
+        watch=(tmp_path,),
+    )
     assert_refused(("compare", "--scores", a), "at least 2 models", watch=(tmp_path,))
     b = _write(tmp_path, "b.csv", "id,score\nx,0\ny,0\n")
-    assert_refused(("compare", "--scores", a, b, "-o", b), "is the same file as --scores", watch=(tmp_path,))
+    assert_refused(
+        ("compare", "--scores", a, b, "-o", b), "is the same file as --scores", watch=(tmp_path,)
+    )
     assert_refused(("compare", "-i", a, a), "compare needs -r REFERENCE", watch=(tmp_path,))
 
 
 def test_rank_and_all_pairs_give_clusters_and_every_pair(run_cli) -> None:
-    res = run_cli("compare", "--scores", *FILES, "--score-column", "correct", "--cluster-column", "passage",
-                  "--rank", "--all-pairs", "-f", "json")
+    res = run_cli(
+        "compare",
+        "--scores",
+        *FILES,
+        "--score-column",
+        "correct",
+        "--cluster-column",
+        "passage",
+        "--rank",
+        "--all-pairs",
+        "-f",
+        "json",
+    )
     assert res.exit_code == 0, res.stderr
     data = json.loads(res.stdout)
-    assert [r["cluster"] for r in data["models"]] == [2, 1, 2]  # b beats a and c; a and c do not differ
+    assert [r["cluster"] for r in data["models"]] == [
+        2,
+        1,
+        2,
+    ]  # b beats a and c; a and c do not differ
     pairs = {(p["system"], p["vs"]): p for p in data["pairs"]}
     assert len(pairs) == 3 and all(p["correction"] == "holm" for p in pairs.values())
     from evalab.stats.multiple import holm_bonferroni

@@ -28,12 +28,18 @@ def test_demo_refuses_a_folder_holding_the_users_files(tmp_path):
     mine.mkdir()
     (mine / "report.md").write_text("my notes\n", encoding="utf-8")
     (mine / "report.html").write_text("<p>mine</p>\n", encoding="utf-8")
-    assert_refused(("demo", "--quick", "--out-dir", mine), "holds files the demo did not write (report.html, report.md)",
-                   watch=(tmp_path,))
+    assert_refused(
+        ("demo", "--quick", "--out-dir", mine),
+        "holds files the demo did not write (report.html, report.md)",
+        watch=(tmp_path,),
+    )
     (tmp_path / "db").mkdir()
     (tmp_path / "db" / "studies.db").write_bytes(b"someone's store")
-    assert_refused(("demo", "--quick", "--out-dir", tmp_path / "db"), "holds files the demo did not write (studies.db)",
-                   watch=(tmp_path,))
+    assert_refused(
+        ("demo", "--quick", "--out-dir", tmp_path / "db"),
+        "holds files the demo did not write (studies.db)",
+        watch=(tmp_path,),
+    )
 
 
 def test_demo_replaces_only_its_own_unchanged_outputs(tmp_path):
@@ -51,9 +57,13 @@ def test_demo_replaces_only_its_own_unchanged_outputs(tmp_path):
     write_manifest(out, ("report.html", "report.md"))
     check_demo_folder(str(out))  # its own earlier outputs: replaced on the next run
     (out / "report.md").write_text("edited by the user\n", encoding="utf-8")
-    with pytest.raises(SettingsError, match=r"report.md \(changed since the demo wrote it\) would be replaced"):
+    with pytest.raises(
+        SettingsError, match=r"report.md \(changed since the demo wrote it\) would be replaced"
+    ):
         check_demo_folder(str(out))
     (out / "report.md").write_text("report.md as the demo wrote it\n", encoding="utf-8")
     (out / "notes.txt").write_text("mine\n", encoding="utf-8")
-    with pytest.raises(SettingsError, match=r"notes.txt \(not written by the demo\) would be replaced"):
+    with pytest.raises(
+        SettingsError, match=r"notes.txt \(not written by the demo\) would be replaced"
+    ):
         check_demo_folder(str(out))

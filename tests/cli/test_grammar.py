@@ -53,17 +53,25 @@ def command_paths() -> list[tuple[str, ...]]:
 
 
 COMMANDS = commands()
-LEAVES = {p: c for p, c in COMMANDS.items() if not isinstance(c, click.Group) or c.invoke_without_command}
+LEAVES = {
+    p: c for p, c in COMMANDS.items() if not isinstance(c, click.Group) or c.invoke_without_command
+}
 OPTIONS = [(p, o) for p, c in LEAVES.items() for o in c.params if isinstance(o, click.Option)]
 
 
 def option(path: tuple[str, ...], long: str) -> click.Option | None:
-    return next((o for o in LEAVES[path].params if isinstance(o, click.Option) and long in o.opts), None)
+    return next(
+        (o for o in LEAVES[path].params if isinstance(o, click.Option) and long in o.opts), None
+    )
 
 
 def test_the_walk_finds_every_command():
-    assert {"score", "compare", "ppl", "semsim", "metrics", "meta-eval", "demo"} <= {p[0] for p in LEAVES}
-    assert {("ablate", s) for s in ("run", "status", "report", "gc")} | {("semsim", "baseline")} <= set(LEAVES)
+    assert {"score", "compare", "ppl", "semsim", "metrics", "meta-eval", "demo"} <= {
+        p[0] for p in LEAVES
+    }
+    assert {("ablate", s) for s in ("run", "status", "report", "gc")} | {
+        ("semsim", "baseline")
+    } <= set(LEAVES)
 
 
 @pytest.mark.parametrize("path", sorted(LEAVES), ids=" ".join)
@@ -88,8 +96,12 @@ def test_metrics_prints_every_format(run_cli, fmt):
     res = run_cli("metrics", "-f", fmt)
     assert res.exit_code == 0, res.stderr
     assert "bleu" in res.stdout
-    {"json": json.loads, "markdown": lambda s: s.startswith("| metric |") or pytest.fail(s[:80]),
-     "latex": lambda s: "\\begin{tabular}" in s or pytest.fail(s[:80]), "table": len}[fmt](res.stdout)
+    {
+        "json": json.loads,
+        "markdown": lambda s: s.startswith("| metric |") or pytest.fail(s[:80]),
+        "latex": lambda s: "\\begin{tabular}" in s or pytest.fail(s[:80]),
+        "table": len,
+    }[fmt](res.stdout)
 
 
 @pytest.mark.parametrize("path", sorted(p for p in LEAVES if p not in NO_TABLE), ids=" ".join)
@@ -145,11 +157,15 @@ def test_resampling_counts_are_n_samples():
         where = f"evalab {' '.join(path)} {'/'.join(o.opts)}"
         if "-n" in o.opts:
             assert o.opts == ["-n", "--n-samples"], where
-        assert not {"--n", "--bootstrap", "--samples", "--n-bootstrap", "--resamples"} & set(o.opts), where
+        assert not {"--n", "--bootstrap", "--samples", "--n-bootstrap", "--resamples"} & set(
+            o.opts
+        ), where
     for path in LEAVES:
         text = " ".join(o.help or "" for p, o in OPTIONS if p == path).lower()
         if "resample" in text or "bootstrap" in text:
-            assert option(path, "--n-samples") is not None, f"evalab {' '.join(path)} resamples without -n/--n-samples"
+            assert option(path, "--n-samples") is not None, (
+                f"evalab {' '.join(path)} resamples without -n/--n-samples"
+            )
 
 
 def _may_show_progress(command: click.Command) -> bool:
@@ -162,7 +178,9 @@ def _may_show_progress(command: click.Command) -> bool:
 def test_every_progress_bar_can_be_silenced_with_q(path):
     quiet = option(path, "--quiet")
     if _may_show_progress(LEAVES[path]):
-        assert quiet is not None and quiet.opts == ["-q", "--quiet"], f"evalab {' '.join(path)} shows progress without -q"
+        assert quiet is not None and quiet.opts == ["-q", "--quiet"], (
+            f"evalab {' '.join(path)} shows progress without -q"
+        )
     assert quiet is None or quiet.is_flag
 
 
@@ -171,18 +189,40 @@ def test_score_has_q_for_model_metrics():
 
 
 @pytest.mark.parametrize("quiet", [False, True])
-def test_score_shows_a_model_metrics_bar_on_a_terminal_unless_q(run_cli, monkeypatch, tmp_path, quiet):
+def test_score_shows_a_model_metrics_bar_on_a_terminal_unless_q(
+    run_cli, monkeypatch, tmp_path, quiet
+):
     import sys
 
     from tests.conftest import REPO
 
     pytest.importorskip("torch")
     text = tmp_path / "news.de"
-    text.write_text("".join((REPO / "examples" / "texts" / "news.de").read_text(encoding="utf-8").splitlines(True)[:3]),
-                    encoding="utf-8")
+    text.write_text(
+        "".join(
+            (REPO / "examples" / "texts" / "news.de")
+            .read_text(encoding="utf-8")
+            .splitlines(True)[:3]
+        ),
+        encoding="utf-8",
+    )
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # stderr is a terminal
-    res = run_cli("score", "-m", "perplexity", "-s", f"model={REPO / 'examples' / 'tiny-lm-de'}",
-                  "-r", text, "-i", text, "-f", "json", *(["-q"] if quiet else []))
+    res = run_cli(
+        "score",
+        "-m",
+        "perplexity",
+        "-s",
+        f"model={REPO / 'examples' / 'tiny-lm-de'}",
+        "-r",
+        text,
+        "-i",
+        text,
+        "-f",
+        "json",
+        *(["-q"] if quiet else []),
+    )
     assert res.exit_code == 0, res.stderr
-    assert ("language model" in res.stderr and "tokens" in res.stderr) is not quiet  # the bar counts tokens
+    assert (
+        "language model" in res.stderr and "tokens" in res.stderr
+    ) is not quiet  # the bar counts tokens
     assert json.loads(res.stdout)[0]["metric"] == "perplexity"

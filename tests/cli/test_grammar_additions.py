@@ -36,11 +36,15 @@ def test_version_is_listed_in_the_root_help(run_cli):
 def en_de(wmt22, tmp_path):
     """Reference A and two systems of WMT22 en-de (first N segments) under their WMT names."""
     ref = tmp_path / "generaltest2022.en-de.ref.A.de"
-    ref.write_text("\n".join(read_lines(wmt_file("ref", "en-de", "A"))[:N]) + "\n", encoding="utf-8")
+    ref.write_text(
+        "\n".join(read_lines(wmt_file("ref", "en-de", "A"))[:N]) + "\n", encoding="utf-8"
+    )
     hyps = []
     for system in ("Online-A", "Online-B"):
         p = tmp_path / f"generaltest2022.en-de.hyp.{system}.de"
-        p.write_text("\n".join(read_lines(wmt_file("hyp", "en-de", system))[:N]) + "\n", encoding="utf-8")
+        p.write_text(
+            "\n".join(read_lines(wmt_file("hyp", "en-de", system))[:N]) + "\n", encoding="utf-8"
+        )
         hyps.append(p)
     return ref, hyps
 
@@ -53,7 +57,7 @@ def test_segments_writes_one_line_per_system_metric_and_segment(run_cli, en_de, 
     assert res.exit_code == 0, res.stderr
     lines = [json.loads(line) for line in seg.read_text(encoding="utf-8").splitlines()]
     assert len(lines) == 2 * 2 * N
-    assert [(r["system"], r["metric"]) for r in lines[:: N]] == [
+    assert [(r["system"], r["metric"]) for r in lines[::N]] == [
         (h.name, m) for h in hyps for m in ("bleu", "chrf")
     ]
     refs = read_lines(ref)

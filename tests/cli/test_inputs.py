@@ -25,7 +25,9 @@ def work(tmp_path) -> Path:
     ckpt = tmp_path / "comet" / "checkpoints"
     ckpt.mkdir(parents=True)
     (ckpt / "model.ckpt").write_bytes(b"weights")
-    (tmp_path / "comet" / "hparams.yaml").write_text("class_identifier: regression_metric\n", encoding="utf-8")
+    (tmp_path / "comet" / "hparams.yaml").write_text(
+        "class_identifier: regression_metric\n", encoding="utf-8"
+    )
     for name in ("encoder", "lm", "bert"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "config.json").write_text("{}", encoding="utf-8")
@@ -40,38 +42,161 @@ def work(tmp_path) -> Path:
 SCORE = ("score", "-r", "ref.txt", "-i", "hyp.txt")
 COMET = ("-m", "comet", "--source", "src.txt")
 MODEL_AS_OUTPUT = [
-    ((*SCORE, *COMET, "--set", "comet.model=comet", "-o", "comet/checkpoints/model.ckpt"),
-     "is a file inside --set comet.model comet"),
-    ((*SCORE, *COMET, "--set", "comet.model=comet", "-o", "comet/hparams.yaml"), "is a file inside --set comet.model"),
-    ((*SCORE, *COMET, "--set", "comet.model=comet/checkpoints/model.ckpt", "-o", "comet/hparams.yaml"),
-     "same file as --set comet.model"),
-    ((*SCORE, *COMET, "--set", "comet.model=comet/checkpoints/model.ckpt", "-o", "comet/checkpoints/../checkpoints/model.ckpt"),
-     "same file as --set comet.model comet/checkpoints/model.ckpt"),
-    ((*SCORE, *COMET, "--set", "comet.model=comet", "--set", "comet.encoder=encoder", "-o", "encoder/config.json"),
-     "is a file inside --set comet.encoder encoder"),
-    ((*SCORE, *COMET, "--set", "comet.model=comet", "--segments", "comet/hparams.yaml"),
-     "--segments comet/hparams.yaml is a file inside --set comet.model"),
-    ((*SCORE, "-m", "perplexity", "--set", "perplexity.model=lm", "-o", "lm/config.json"),
-     "is a file inside --set perplexity.model lm"),
-    ((*SCORE, "-m", "perplexity", "--set", "perplexity.model=lm", "-o", "hard.bin"),  # a hard link into the folder
-     "is a file inside --set perplexity.model lm"),
-    ((*SCORE, "-m", "perplexity", "--set", "perplexity.model=lm", "--segments", "lm/sub/weights.bin"),
-     "is a file inside --set perplexity.model"),
-    ((*SCORE, "-m", "bertscore", "--set", "bertscore.model=bert", "-o", "bert/config.json"),
-     "is a file inside --set bertscore.model bert"),
-    ((*SCORE, "-m", "bertscore", "--set", "bertscore.model=bert", "--set", "bertscore.baseline=baseline.tsv",
-      "-o", "baseline.tsv"), "same file as --set bertscore.baseline"),
-    ((*SCORE, "-m", "bertscore", "--set", "stopwords=stop.txt", "-o", "stop.txt"), "same file as --set bertscore.stopwords"),
-    (("compare", "-r", "ref.txt", "-i", "hyp.txt", "ref.txt", *COMET, "--set", "comet.model=comet",
-      "-o", "comet/hparams.yaml"), "is a file inside --set comet.model"),
-    (("meta-eval", "--human", "ref.txt", "-r", "ref.txt", "-i", "hyp.txt", "-m", "perplexity",
-      "--set", "perplexity.model=lm", "-o", "lm/config.json"), "is a file inside --set perplexity.model"),
-    (("meta-eval", "--human", "ref.txt", "-r", "ref.txt", "-i", "hyp.txt", "-m", "perplexity",
-      "--set", "perplexity.model=lm", "--save-scores", "lm/config.json"), "--save-scores lm/config.json is a file inside"),
+    (
+        (*SCORE, *COMET, "--set", "comet.model=comet", "-o", "comet/checkpoints/model.ckpt"),
+        "is a file inside --set comet.model comet",
+    ),
+    (
+        (*SCORE, *COMET, "--set", "comet.model=comet", "-o", "comet/hparams.yaml"),
+        "is a file inside --set comet.model",
+    ),
+    (
+        (
+            *SCORE,
+            *COMET,
+            "--set",
+            "comet.model=comet/checkpoints/model.ckpt",
+            "-o",
+            "comet/hparams.yaml",
+        ),
+        "same file as --set comet.model",
+    ),
+    (
+        (
+            *SCORE,
+            *COMET,
+            "--set",
+            "comet.model=comet/checkpoints/model.ckpt",
+            "-o",
+            "comet/checkpoints/../checkpoints/model.ckpt",
+        ),
+        "same file as --set comet.model comet/checkpoints/model.ckpt",
+    ),
+    (
+        (
+            *SCORE,
+            *COMET,
+            "--set",
+            "comet.model=comet",
+            "--set",
+            "comet.encoder=encoder",
+            "-o",
+            "encoder/config.json",
+        ),
+        "is a file inside --set comet.encoder encoder",
+    ),
+    (
+        (*SCORE, *COMET, "--set", "comet.model=comet", "--segments", "comet/hparams.yaml"),
+        "--segments comet/hparams.yaml is a file inside --set comet.model",
+    ),
+    (
+        (*SCORE, "-m", "perplexity", "--set", "perplexity.model=lm", "-o", "lm/config.json"),
+        "is a file inside --set perplexity.model lm",
+    ),
+    (
+        (
+            *SCORE,
+            "-m",
+            "perplexity",
+            "--set",
+            "perplexity.model=lm",
+            "-o",
+            "hard.bin",
+        ),  # a hard link into the folder
+        "is a file inside --set perplexity.model lm",
+    ),
+    (
+        (
+            *SCORE,
+            "-m",
+            "perplexity",
+            "--set",
+            "perplexity.model=lm",
+            "--segments",
+            "lm/sub/weights.bin",
+        ),
+        "is a file inside --set perplexity.model",
+    ),
+    (
+        (*SCORE, "-m", "bertscore", "--set", "bertscore.model=bert", "-o", "bert/config.json"),
+        "is a file inside --set bertscore.model bert",
+    ),
+    (
+        (
+            *SCORE,
+            "-m",
+            "bertscore",
+            "--set",
+            "bertscore.model=bert",
+            "--set",
+            "bertscore.baseline=baseline.tsv",
+            "-o",
+            "baseline.tsv",
+        ),
+        "same file as --set bertscore.baseline",
+    ),
+    (
+        (*SCORE, "-m", "bertscore", "--set", "stopwords=stop.txt", "-o", "stop.txt"),
+        "same file as --set bertscore.stopwords",
+    ),
+    (
+        (
+            "compare",
+            "-r",
+            "ref.txt",
+            "-i",
+            "hyp.txt",
+            "ref.txt",
+            *COMET,
+            "--set",
+            "comet.model=comet",
+            "-o",
+            "comet/hparams.yaml",
+        ),
+        "is a file inside --set comet.model",
+    ),
+    (
+        (
+            "meta-eval",
+            "--human",
+            "ref.txt",
+            "-r",
+            "ref.txt",
+            "-i",
+            "hyp.txt",
+            "-m",
+            "perplexity",
+            "--set",
+            "perplexity.model=lm",
+            "-o",
+            "lm/config.json",
+        ),
+        "is a file inside --set perplexity.model",
+    ),
+    (
+        (
+            "meta-eval",
+            "--human",
+            "ref.txt",
+            "-r",
+            "ref.txt",
+            "-i",
+            "hyp.txt",
+            "-m",
+            "perplexity",
+            "--set",
+            "perplexity.model=lm",
+            "--save-scores",
+            "lm/config.json",
+        ),
+        "--save-scores lm/config.json is a file inside",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("args", "needle"), MODEL_AS_OUTPUT, ids=[" ".join(a[-2:]) for a, _ in MODEL_AS_OUTPUT])
+@pytest.mark.parametrize(
+    ("args", "needle"), MODEL_AS_OUTPUT, ids=[" ".join(a[-2:]) for a, _ in MODEL_AS_OUTPUT]
+)
 def test_an_output_onto_a_model_named_by_a_setting_is_refused(work, args, needle):
     assert_refused(args, needle, watch=(work,), cwd=work)
 
@@ -113,12 +238,26 @@ def _run_file(folder: Path, name: str) -> str:
 )
 def test_ablate_output_onto_what_the_study_reads_is_refused(stored, command, target, needle):
     folder, db = stored
-    out = _run_file(folder, target) if target in ("examples.npz", "hyp.txt") else str(folder / target)
-    assert_refused(("ablate", command, folder / "study.toml", "--db", db, "-o", out), needle, watch=(folder,))
+    out = (
+        _run_file(folder, target) if target in ("examples.npz", "hyp.txt") else str(folder / target)
+    )
+    assert_refused(
+        ("ablate", command, folder / "study.toml", "--db", db, "-o", out), needle, watch=(folder,)
+    )
 
 
 def test_ablate_output_beside_the_study_is_written(stored, tmp_path):
     folder, db = stored
-    run = evalab("ablate", "report", folder / "study.toml", "--db", db, "-f", "json", "-o", tmp_path / "r.json")
+    run = evalab(
+        "ablate",
+        "report",
+        folder / "study.toml",
+        "--db",
+        db,
+        "-f",
+        "json",
+        "-o",
+        tmp_path / "r.json",
+    )
     assert run.returncode == 0, run.stderr
     assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["rows"]

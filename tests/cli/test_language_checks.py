@@ -25,19 +25,32 @@ def test_chinese_under_13a_warns_once_and_names_the_fix(run_cli, wmt22):
 
 @pytest.mark.parametrize("fix", [("-l", "en-zh"), ("-tok", "zh"), ("-tok", "char"), ("-m", "chrf")])
 def test_no_warning_when_the_tokenizer_fits(run_cli, wmt22, fix):
-    run = run_cli("score", "-r", wmt_file("ref", "en-zh", "A"), "-i", wmt_file("hyp", "en-zh", "DLUT"), *fix)
+    run = run_cli(
+        "score", "-r", wmt_file("ref", "en-zh", "A"), "-i", wmt_file("hyp", "en-zh", "DLUT"), *fix
+    )
     assert run.exit_code == 0 and _warnings(run.stderr) == []
 
 
 def test_no_warning_for_latin_script_references(run_cli, wmt22):
-    run = run_cli("score", "-r", wmt_file("ref", "en-de", "A"), "-i", wmt_file("hyp", "en-de", "Lan-Bridge"))
+    run = run_cli(
+        "score", "-r", wmt_file("ref", "en-de", "A"), "-i", wmt_file("hyp", "en-de", "Lan-Bridge")
+    )
     assert run.exit_code == 0 and _warnings(run.stderr) == []
 
 
 def test_compare_names_its_own_spelling(run_cli, wmt22):
     ref = wmt_file("ref", "en-zh", "A")
-    run = run_cli("compare", "-r", ref, "-i", wmt_file("hyp", "en-zh", "AISP-SJTU"), wmt_file("hyp", "en-zh", "DLUT"),
-                  "-n", "10", "-q")
+    run = run_cli(
+        "compare",
+        "-r",
+        ref,
+        "-i",
+        wmt_file("hyp", "en-zh", "AISP-SJTU"),
+        wmt_file("hyp", "en-zh", "DLUT"),
+        "-n",
+        "10",
+        "-q",
+    )
     assert run.exit_code == 0
     assert len(_warnings(run.stderr)) == 1 and "--set bleu.tokenize=zh" in run.stderr
 
@@ -45,8 +58,16 @@ def test_compare_names_its_own_spelling(run_cli, wmt22):
 def test_german_under_the_english_encoder_warns(run_cli, wmt22, tmp_path):
     pytest.importorskip("torch")
     ref, hyp = tmp_path / "ref.de", tmp_path / "hyp.de"
-    ref.write_text("".join(wmt_file("ref", "en-de", "A").read_text(encoding="utf-8").splitlines(True)[:4]), encoding="utf-8")
-    hyp.write_text("".join(wmt_file("hyp", "en-de", "Lan-Bridge").read_text(encoding="utf-8").splitlines(True)[:4]), encoding="utf-8")
+    ref.write_text(
+        "".join(wmt_file("ref", "en-de", "A").read_text(encoding="utf-8").splitlines(True)[:4]),
+        encoding="utf-8",
+    )
+    hyp.write_text(
+        "".join(
+            wmt_file("hyp", "en-de", "Lan-Bridge").read_text(encoding="utf-8").splitlines(True)[:4]
+        ),
+        encoding="utf-8",
+    )
     run = run_cli("semsim", "-r", ref, "-i", hyp, "-q", "-f", "json")
     assert run.exit_code == 0, run.stderr
     warned = _warnings(run.stderr)

@@ -35,10 +35,26 @@ def test_score_and_compare_tables_show_the_same_short_names(run_cli, data):
     ref, paths = data
     scored = run_cli("score", "-r", ref, "-i", *paths, "-m", "chrf")
     compared = run_cli("compare", "-r", ref, "-i", *paths, "-m", "chrf", "-n", "50", "-q")
-    ranked = run_cli("compare", "-r", ref, "-i", *paths, "-m", "chrf", "-n", "50", "-q", "--rank", "--correct", "none")
+    ranked = run_cli(
+        "compare",
+        "-r",
+        ref,
+        "-i",
+        *paths,
+        "-m",
+        "chrf",
+        "-n",
+        "50",
+        "-q",
+        "--rank",
+        "--correct",
+        "none",
+    )
     for res in (scored, compared, ranked):
         assert res.exit_code == 0, res.stderr
-    assert _table_names(scored.stdout) == _table_names(compared.stdout) == ["Sys-A", "Sys-B", "Sys-C"]
+    assert (
+        _table_names(scored.stdout) == _table_names(compared.stdout) == ["Sys-A", "Sys-B", "Sys-C"]
+    )
     assert sorted(_table_names(ranked.stdout)) == ["Sys-A", "Sys-B", "Sys-C"]
 
 
@@ -49,7 +65,9 @@ def test_name_equals_path_names_the_system_everywhere(run_cli, data, tmp_path):
     assert _table_names(scored.stdout) == ["base", "B v2", "Sys-C"]
     rows = json.loads(run_cli("score", "-r", ref, *args, "-m", "chrf", "-f", "json").stdout)
     assert [r["system"] for r in rows] == ["base", "B v2", "gt.en-de.hyp.Sys-C.de"]
-    compared = json.loads(run_cli("compare", "-r", ref, *args, "-m", "chrf", "-n", "50", "-q", "-f", "json").stdout)
+    compared = json.loads(
+        run_cli("compare", "-r", ref, *args, "-m", "chrf", "-n", "50", "-q", "-f", "json").stdout
+    )
     assert [r["system"] for r in compared] == ["base", "B v2", "gt.en-de.hyp.Sys-C.de"]
     table = run_cli("compare", "-r", ref, *args, "-m", "chrf", "-n", "50", "-q")
     assert _table_names(table.stdout) == ["base", "B v2", "Sys-C"]
@@ -61,12 +79,30 @@ def test_meta_eval_uses_the_given_names(run_cli, tmp_path):
     human, args = [], []
     for s, name in enumerate(["alpha", "beta", "gamma"]):
         path = tmp_path / f"out{s}.txt"
-        path.write_text("".join(f"ref {i} {'a' if s < 2 else 'x'} {'b' if s < 1 else 'y'}\n" for i in range(n)))
+        path.write_text(
+            "".join(f"ref {i} {'a' if s < 2 else 'x'} {'b' if s < 1 else 'y'}\n" for i in range(n))
+        )
         args.append(f"{name}={path}")
         human += [f"{name}\t{i + 1}\t{-s + 0.1 * (i % 3)}" for i in range(n)]
     (tmp_path / "human.tsv").write_text("system\tsegment\tscore\n" + "\n".join(human) + "\n")
-    res = run_cli("meta-eval", "--human", tmp_path / "human.tsv", "-r", tmp_path / "ref.txt", "-i", *args,
-                  "-m", "chrf", "-n", "50", "--permutations", "0", "-q", "-f", "json")
+    res = run_cli(
+        "meta-eval",
+        "--human",
+        tmp_path / "human.tsv",
+        "-r",
+        tmp_path / "ref.txt",
+        "-i",
+        *args,
+        "-m",
+        "chrf",
+        "-n",
+        "50",
+        "--permutations",
+        "0",
+        "-q",
+        "-f",
+        "json",
+    )
     assert res.exit_code == 0, res.stderr
     assert json.loads(res.stdout)["systems"] == ["alpha", "beta", "gamma"]
 
@@ -84,7 +120,13 @@ def test_bad_names_are_refused(data, tmp_path):
     watch = (tmp_path,)
     assert_refused(("score", "-r", ref, "-i", f"={paths[0]}"), "no name before '='", watch=watch)
     assert_refused(("compare", "-r", ref, "-i", paths[0], "x="), "no file after '='", watch=watch)
-    assert_refused(("compare", "-r", ref, "-i", f"same={paths[0]}", f"same={paths[1]}"),
-                   "two systems are called 'same'", watch=watch)
-    assert_refused(("score", "-r", ref, "-i", f"Sys-B={paths[0]}", paths[1]), "two systems are called 'Sys-B'",
-                   watch=watch)
+    assert_refused(
+        ("compare", "-r", ref, "-i", f"same={paths[0]}", f"same={paths[1]}"),
+        "two systems are called 'same'",
+        watch=watch,
+    )
+    assert_refused(
+        ("score", "-r", ref, "-i", f"Sys-B={paths[0]}", paths[1]),
+        "two systems are called 'Sys-B'",
+        watch=watch,
+    )

@@ -31,7 +31,9 @@ def work(tmp_path) -> Path:
     (tmp_path / "sys2.txt").write_text("a cat sat\nhello world\n", encoding="utf-8")
     os.link(tmp_path / "hyp.txt", tmp_path / "hard.txt")
     os.symlink("hyp.txt", tmp_path / "soft.txt")
-    (tmp_path / "pairs.tsv").write_text("a cat\tthe world\nhello there\tsat on it\n", encoding="utf-8")
+    (tmp_path / "pairs.tsv").write_text(
+        "a cat\tthe world\nhello there\tsat on it\n", encoding="utf-8"
+    )
     (tmp_path / "study.toml").write_text("[study]\nname = 'x'\n", encoding="utf-8")
     (tmp_path / "runs.db").write_bytes(b"")
     np.savez(tmp_path / "logits.npz", logits=np.zeros((2, 3)), labels=np.array([0, 1]))
@@ -44,47 +46,111 @@ def work(tmp_path) -> Path:
 INPUT_AS_OUTPUT = [
     (("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "hyp.txt"), "same file as -i hyp.txt"),
     (("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "ref.txt"), "same file as -r ref.txt"),
-    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "sub/../hyp.txt"), "same file as -i hyp.txt"),
-    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "hard.txt"), "same file as -i hyp.txt"),  # hard link
-    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "soft.txt"), "same file as -i hyp.txt"),  # symlink
+    (
+        ("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "sub/../hyp.txt"),
+        "same file as -i hyp.txt",
+    ),
+    (
+        ("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "hard.txt"),
+        "same file as -i hyp.txt",
+    ),  # hard link
+    (
+        ("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "soft.txt"),
+        "same file as -i hyp.txt",
+    ),  # symlink
     (("score", "-r", "ref.txt", "-i", "soft.txt", "-o", "hyp.txt"), "same file as -i soft.txt"),
-    (("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-o", "ref.txt"), "same file as -r ref.txt"),
-    (("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-o", "sys2.txt"), "same file as -i sys2.txt"),
-    (("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "-o", "hyp.txt"), "same file as -i hyp.txt"),
-    (("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "--explain-html", "ref.txt"),
-     "--explain-html ref.txt is the same file as -r ref.txt"),
-    (("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "-o", "a.html", "--explain-html", "a.html"),
-     "same file as --out a.html"),
-    (("semsim", "baseline", "--pairs", "pairs.tsv", "--model", TABLE, "-o", "pairs.tsv"), "same file as --pairs"),
+    (
+        ("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-o", "ref.txt"),
+        "same file as -r ref.txt",
+    ),
+    (
+        ("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-o", "sys2.txt"),
+        "same file as -i sys2.txt",
+    ),
+    (
+        ("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "-o", "hyp.txt"),
+        "same file as -i hyp.txt",
+    ),
+    (
+        ("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "--explain-html", "ref.txt"),
+        "--explain-html ref.txt is the same file as -r ref.txt",
+    ),
+    (
+        (
+            "semsim",
+            "-r",
+            "ref.txt",
+            "-i",
+            "hyp.txt",
+            "--model",
+            TABLE,
+            "-o",
+            "a.html",
+            "--explain-html",
+            "a.html",
+        ),
+        "same file as --out a.html",
+    ),
+    (
+        ("semsim", "baseline", "--pairs", "pairs.tsv", "--model", TABLE, "-o", "pairs.tsv"),
+        "same file as --pairs",
+    ),
     (("ppl", "--logits", "logits.npz", "-o", "logits.npz"), "same file as --logits logits.npz"),
     (("ppl", "--model", "model", "-i", "hyp.txt", "-o", "hyp.txt"), "same file as -i hyp.txt"),
-    (("ppl", "--model", "model", "-i", "hyp.txt", "-o", "model/config.json"), "is a file inside --model model"),
-    (("ablate", "report", "study.toml", "--db", "runs.db", "-o", "study.toml"), "same file as STUDY_FILE"),
-    (("ablate", "report", "study.toml", "--db", "runs.db", "-o", "runs.db"), "same file as --db runs.db"),
+    (
+        ("ppl", "--model", "model", "-i", "hyp.txt", "-o", "model/config.json"),
+        "is a file inside --model model",
+    ),
+    (
+        ("ablate", "report", "study.toml", "--db", "runs.db", "-o", "study.toml"),
+        "same file as STUDY_FILE",
+    ),
+    (
+        ("ablate", "report", "study.toml", "--db", "runs.db", "-o", "runs.db"),
+        "same file as --db runs.db",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("args", "needle"), INPUT_AS_OUTPUT, ids=[" ".join(map(str, a[:1] + a[-2:])) for a, _ in INPUT_AS_OUTPUT])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    INPUT_AS_OUTPUT,
+    ids=[" ".join(map(str, a[:1] + a[-2:])) for a, _ in INPUT_AS_OUTPUT],
+)
 def test_out_that_names_an_input_is_refused_before_reading(work, args, needle):
     assert_refused(args, needle, watch=(work,), cwd=work)
 
 
 UNWRITABLE = [
-    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "/proc/evalab-report.txt"), "the folder /proc is not writable"),
+    (
+        ("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "/proc/evalab-report.txt"),
+        "the folder /proc is not writable",
+    ),
     (("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "/proc/self/x/y.txt"), "is not writable"),
-    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "ref.txt/report.txt"), "ref.txt is a file, not a folder"),
-    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "model"), "--out model is a folder; give a file name"),
+    (
+        ("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "ref.txt/report.txt"),
+        "ref.txt is a file, not a folder",
+    ),
+    (
+        ("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "model"),
+        "--out model is a folder; give a file name",
+    ),
     (("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-o", "model"), "is a folder"),
     (("ppl", "--logits", "logits.npz", "-o", "/proc/ppl.json"), "not writable"),
     (("ppl", "--logits", "logits.npz", "-o", ""), "--out is empty"),
-    (("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "--explain-html", "model"), "is a folder"),
+    (
+        ("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "--explain-html", "model"),
+        "is a folder",
+    ),
     (("ablate", "report", "study.toml", "-o", "hyp.txt/x"), "is a file, not a folder"),
     (("demo", "--quick", "--out-dir", "hyp.txt"), "exists and is not a folder"),
     (("demo", "--quick", "--out-dir", "/proc/evalab-demo"), "not writable"),
 ]
 
 
-@pytest.mark.parametrize(("args", "needle"), UNWRITABLE, ids=[" ".join(map(str, a[:1] + a[-2:])) for a, _ in UNWRITABLE])
+@pytest.mark.parametrize(
+    ("args", "needle"), UNWRITABLE, ids=[" ".join(map(str, a[:1] + a[-2:])) for a, _ in UNWRITABLE]
+)
 def test_unwritable_out_is_one_line(work, args, needle):
     assert_refused(args, needle, watch=(work,), cwd=work)
 
@@ -95,8 +161,12 @@ def test_read_only_folder(work):
     ro.mkdir()
     ro.chmod(0o555)
     try:
-        assert_refused(("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "ro/out.txt"), "is not writable",
-                       watch=(work,), cwd=work)
+        assert_refused(
+            ("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "ro/out.txt"),
+            "is not writable",
+            watch=(work,),
+            cwd=work,
+        )
     finally:
         ro.chmod(0o755)
 
@@ -109,17 +179,59 @@ def mode(path: Path) -> int:
 def test_new_outputs_get_the_umask_mode(work, umask, expected):
     commands = [
         ("score", "-r", "ref.txt", "-i", "hyp.txt", "-o", "new/score.txt"),
-        ("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-n", "50", "-f", "json", "-o", "compare.json"),
+        (
+            "compare",
+            "-r",
+            "ref.txt",
+            "-i",
+            "hyp.txt",
+            "sys2.txt",
+            "-n",
+            "50",
+            "-f",
+            "json",
+            "-o",
+            "compare.json",
+        ),
         ("ppl", "--logits", "logits.npz", "-f", "json", "-o", "ppl.json"),
-        ("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "-q", "-o", "semsim.txt",
-         "--explain-html", "align.html"),
-        ("semsim", "baseline", "--pairs", "pairs.tsv", "--model", TABLE, "-q", "-o", "baseline.tsv"),
+        (
+            "semsim",
+            "-r",
+            "ref.txt",
+            "-i",
+            "hyp.txt",
+            "--model",
+            TABLE,
+            "-q",
+            "-o",
+            "semsim.txt",
+            "--explain-html",
+            "align.html",
+        ),
+        (
+            "semsim",
+            "baseline",
+            "--pairs",
+            "pairs.tsv",
+            "--model",
+            TABLE,
+            "-q",
+            "-o",
+            "baseline.tsv",
+        ),
     ]
     inputs = {p: p.read_bytes() for p in work.iterdir() if p.is_file()}
     for args in commands:
         run = evalab(*args, cwd=work, umask=umask)
         assert run.returncode == 0, (args, run.stderr)
-    for name in ("new/score.txt", "compare.json", "ppl.json", "semsim.txt", "align.html", "baseline.tsv"):
+    for name in (
+        "new/score.txt",
+        "compare.json",
+        "ppl.json",
+        "semsim.txt",
+        "align.html",
+        "baseline.tsv",
+    ):
         assert mode(work / name) == expected, name
     assert {p: p.read_bytes() for p in inputs} == inputs
 
@@ -135,13 +247,18 @@ def test_replaced_output_keeps_its_mode_and_link(work):
         assert mode(target) == 0o640
     assert (work / "link.txt").is_symlink()  # written through the link, not replaced by a file
     assert "bleu" in target.read_text().lower()
-    assert sorted(p.name for p in work.iterdir() if p.name.startswith(".")) == []  # no temporary left
+    assert (
+        sorted(p.name for p in work.iterdir() if p.name.startswith(".")) == []
+    )  # no temporary left
 
 
 def test_check_out_in_process(tmp_path):
     (tmp_path / "in.txt").write_text("x\n")
     check_out(None, [("-i", str(tmp_path / "in.txt"))])
-    check_out(str(tmp_path / "new" / "deeper" / "out.txt"), [("-i", str(tmp_path / "in.txt")), ("-r", "-")])
+    check_out(
+        str(tmp_path / "new" / "deeper" / "out.txt"),
+        [("-i", str(tmp_path / "in.txt")), ("-r", "-")],
+    )
     with pytest.raises(SettingsError, match="same file as -i"):
         check_out(str(tmp_path / "in.txt"), [("-i", str(tmp_path / "in.txt"))])
     check_out(str(tmp_path), [], folder=True)
@@ -152,7 +269,9 @@ def test_check_out_in_process(tmp_path):
 def test_markdown_table_escapes_pipes_and_keeps_footer_lines():
     from evalab.cli.output import markdown_table
 
-    text = markdown_table(["system", "BLEU"], [["a|b", "31.2"]], footer=["bleu: nrefs:1|case:mixed"])
+    text = markdown_table(
+        ["system", "BLEU"], [["a|b", "31.2"]], footer=["bleu: nrefs:1|case:mixed"]
+    )
     assert text.splitlines()[:3] == ["| system | BLEU |", "|:---|---:|", "| a\\|b | 31.2 |"]
     assert text.splitlines()[-1] == "bleu: nrefs:1|case:mixed  "
 
@@ -167,11 +286,30 @@ def test_json_objects_lead_with_system_metric_score():
 def test_score_and_compare_json_share_the_key_order(run_cli, tmp_path):
     import json
 
-    for name, text in (("ref.txt", "a b c\nd e f\n"), ("x.txt", "a b c\nd e\n"), ("y.txt", "a b\nd e f\n")):
+    for name, text in (
+        ("ref.txt", "a b c\nd e f\n"),
+        ("x.txt", "a b c\nd e\n"),
+        ("y.txt", "a b\nd e f\n"),
+    ):
         (tmp_path / name).write_text(text, encoding="utf-8")
-    score = run_cli("score", "-r", tmp_path / "ref.txt", "-i", tmp_path / "x.txt", "-m", "chrf", "-f", "json")
-    compare = run_cli("compare", "-r", tmp_path / "ref.txt", "-i", tmp_path / "x.txt", tmp_path / "y.txt",
-                      "-m", "chrf", "-n", "20", "-q", "-f", "json")
+    score = run_cli(
+        "score", "-r", tmp_path / "ref.txt", "-i", tmp_path / "x.txt", "-m", "chrf", "-f", "json"
+    )
+    compare = run_cli(
+        "compare",
+        "-r",
+        tmp_path / "ref.txt",
+        "-i",
+        tmp_path / "x.txt",
+        tmp_path / "y.txt",
+        "-m",
+        "chrf",
+        "-n",
+        "20",
+        "-q",
+        "-f",
+        "json",
+    )
     assert score.exit_code == 0 and compare.exit_code == 0, score.stderr + compare.stderr
     for rows in (json.loads(score.stdout), json.loads(compare.stdout)):
         assert [list(r)[:3] for r in rows] == [["system", "metric", "score"]] * len(rows)
@@ -186,8 +324,24 @@ NOT_A_FILE = [
     ((*SCORE, "-o", "sock"), "--out sock is a socket, not a regular file"),
     ((*SCORE, "-o", "fifo-link"), "--out fifo-link is a FIFO"),  # a symbolic link to the FIFO
     (("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-o", "fifo"), "is a FIFO"),
-    (("meta-eval", "--human", "ref.txt", "-r", "ref.txt", "-i", "hyp.txt", "--save-scores", "fifo"), "is a FIFO"),
-    (("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "--explain-html", "fifo"), "is a FIFO"),
+    (
+        (
+            "meta-eval",
+            "--human",
+            "ref.txt",
+            "-r",
+            "ref.txt",
+            "-i",
+            "hyp.txt",
+            "--save-scores",
+            "fifo",
+        ),
+        "is a FIFO",
+    ),
+    (
+        ("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "--explain-html", "fifo"),
+        "is a FIFO",
+    ),
     (("ppl", "--logits", "logits.npz", "-o", "fifo"), "is a FIFO"),
     (("ablate", "report", "study.toml", "--db", "runs.db", "-o", "fifo"), "is a FIFO"),
     ((*SCORE, "-o", "newdir/"), "--out newdir/ ends in '/', which names a folder"),
@@ -196,9 +350,24 @@ NOT_A_FILE = [
     (("ppl", "--logits", "logits.npz", "-o", "newdir/"), "ends in '/'"),
     (("ablate", "status", "study.toml", "--db", "runs.db", "-o", "newdir/"), "ends in '/'"),
     ((*SCORE, "--segments", "-"), "--segments - writes to stdout, and so does the output of --out"),
-    ((*SCORE, "-o", "-", "--segments", "/dev/stdout"), "--segments /dev/stdout writes to stdout, and so does --out -"),
-    (("meta-eval", "--human", "ref.txt", "-r", "ref.txt", "-i", "hyp.txt", "--save-scores", "/dev/stdout"),
-     "writes to stdout"),
+    (
+        (*SCORE, "-o", "-", "--segments", "/dev/stdout"),
+        "--segments /dev/stdout writes to stdout, and so does --out -",
+    ),
+    (
+        (
+            "meta-eval",
+            "--human",
+            "ref.txt",
+            "-r",
+            "ref.txt",
+            "-i",
+            "hyp.txt",
+            "--save-scores",
+            "/dev/stdout",
+        ),
+        "writes to stdout",
+    ),
     (("demo", "--quick", "--out-dir", "-"), "--out-dir - names the stdout stream; give a folder"),
 ]
 
@@ -215,7 +384,9 @@ def special(work) -> Path:
     sock.close()
 
 
-@pytest.mark.parametrize(("args", "needle"), NOT_A_FILE, ids=[" ".join(map(str, a[:1] + a[-2:])) for a, _ in NOT_A_FILE])
+@pytest.mark.parametrize(
+    ("args", "needle"), NOT_A_FILE, ids=[" ".join(map(str, a[:1] + a[-2:])) for a, _ in NOT_A_FILE]
+)
 def test_an_output_that_is_no_regular_file_is_refused(special, args, needle):
     # was: the FIFO or device replaced by a regular file; `newdir/` written as a file `newdir`
     assert_refused(args, needle, watch=(special,), cwd=special)
@@ -225,15 +396,36 @@ def test_an_output_that_is_no_regular_file_is_refused(special, args, needle):
 @pytest.mark.parametrize("out", ["-", "/dev/stdout"])
 @pytest.mark.parametrize(
     "args",
-    [SCORE, ("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-n", "20"),
-     ("ppl", "--logits", "logits.npz"), ("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "-q"),
-     ("meta-eval", "--human", "human.tsv", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "ref.txt", "-n", "20",
-      "--permutations", "0")],
+    [
+        SCORE,
+        ("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-n", "20"),
+        ("ppl", "--logits", "logits.npz"),
+        ("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "-q"),
+        (
+            "meta-eval",
+            "--human",
+            "human.tsv",
+            "-r",
+            "ref.txt",
+            "-i",
+            "hyp.txt",
+            "sys2.txt",
+            "ref.txt",
+            "-n",
+            "20",
+            "--permutations",
+            "0",
+        ),
+    ],
     ids=lambda a: a[0] if isinstance(a, tuple) else a,
 )
 def test_dash_and_dev_stdout_write_to_stdout(work, args, out):
     # was: "/dev/stdout: No such file or directory" (the rename onto /proc/self/fd/1)
-    rows = [f"{name}\t{k}\t{0.1 * k + i}" for i, name in enumerate(["hyp.txt", "sys2.txt", "ref.txt"]) for k in (1, 2)]
+    rows = [
+        f"{name}\t{k}\t{0.1 * k + i}"
+        for i, name in enumerate(["hyp.txt", "sys2.txt", "ref.txt"])
+        for k in (1, 2)
+    ]
     (work / "human.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     before = sorted(p.name for p in work.iterdir())
     run = evalab(*args, "-f", "json", "-o", out, cwd=work)
@@ -248,7 +440,9 @@ def test_segments_to_a_stream_beside_a_file(work):
     assert [json.loads(line)["segment"] for line in run.stdout.splitlines()] == [1, 2]
     assert json.loads((work / "score.json").read_text())[0]["metric"] == "bleu"
     run = evalab(*SCORE, "-f", "json", "-o", "/dev/stderr", cwd=work)
-    assert run.returncode == 0 and run.stdout == "" and json.loads(run.stderr)[0]["metric"] == "bleu"
+    assert (
+        run.returncode == 0 and run.stdout == "" and json.loads(run.stderr)[0]["metric"] == "bleu"
+    )
 
 
 # ---------------------------------------------------------------- a property over input trees
@@ -274,20 +468,45 @@ def _tree(root: Path) -> None:
 
 
 #: how an output may be spelled: every input by another name, and new files
-OUT_NAMES = ["ref.txt", "hyp.txt", "./hyp.txt", "sub/../ref.txt", "link-ref.txt", "sub/up-hyp.txt", "sub/hard-hyp.txt",
-             "hard.bin", "models/a/b/lm/config.json", "models/lm-link/weights.bin", "models/a/../a/b/lm/config.json",
-             "models/a/b/table.tsv", "models/table-link.tsv", "hard-table.tsv", "sub/../models/a/b/table.tsv",
-             "new.json", "sub/new.txt", "models/new.txt"]
+OUT_NAMES = [
+    "ref.txt",
+    "hyp.txt",
+    "./hyp.txt",
+    "sub/../ref.txt",
+    "link-ref.txt",
+    "sub/up-hyp.txt",
+    "sub/hard-hyp.txt",
+    "hard.bin",
+    "models/a/b/lm/config.json",
+    "models/lm-link/weights.bin",
+    "models/a/../a/b/lm/config.json",
+    "models/a/b/table.tsv",
+    "models/table-link.tsv",
+    "hard-table.tsv",
+    "sub/../models/a/b/table.tsv",
+    "new.json",
+    "sub/new.txt",
+    "models/new.txt",
+]
 REFS = ["ref.txt", "link-ref.txt", "sub/../ref.txt"]
 HYPS = ["hyp.txt", "sub/up-hyp.txt", "sub/hard-hyp.txt", "./hyp.txt"]
 MODELS = ["models/a/b/lm", "models/lm-link", "models/a/../a/b/lm"]
-TABLES = ["models/a/b/table.tsv", "models/table-link.tsv", "hard-table.tsv", "sub/../models/a/b/table.tsv"]
+TABLES = [
+    "models/a/b/table.tsv",
+    "models/table-link.tsv",
+    "hard-table.tsv",
+    "sub/../models/a/b/table.tsv",
+]
 
 
 def _digests(root: Path, paths: list[str]) -> dict[str, str]:
     import hashlib
 
-    files = [p for name in paths for p in ([root / name] if (root / name).is_file() else sorted((root / name).rglob("*")))]
+    files = [
+        p
+        for name in paths
+        for p in ([root / name] if (root / name).is_file() else sorted((root / name).rglob("*")))
+    ]
     return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files if p.is_file()}
 
 
@@ -295,7 +514,11 @@ def _command(data) -> tuple[list[str], list[str]]:
     """A command line of score or ppl reading some spelling of the inputs, and what it reads."""
     from hypothesis import strategies as st
 
-    ref, hyp, model = data.draw(st.sampled_from(REFS)), data.draw(st.sampled_from(HYPS)), data.draw(st.sampled_from(MODELS))
+    ref, hyp, model = (
+        data.draw(st.sampled_from(REFS)),
+        data.draw(st.sampled_from(HYPS)),
+        data.draw(st.sampled_from(MODELS)),
+    )
     table = data.draw(st.sampled_from(TABLES))
     kind = data.draw(st.sampled_from(["score", "score-model", "score-table", "ppl", "semsim"]))
     if kind == "ppl":
@@ -306,7 +529,11 @@ def _command(data) -> tuple[list[str], list[str]]:
     if kind == "score-model":
         return [*args, "-m", "perplexity", "--set", f"perplexity.model={model}"], [ref, hyp, model]
     if kind == "score-table":
-        return [*args, "-m", "bleu", "bertscore", "--set", f"bertscore.model={table}"], [ref, hyp, table]
+        return [*args, "-m", "bleu", "bertscore", "--set", f"bertscore.model={table}"], [
+            ref,
+            hyp,
+            table,
+        ]
     return args, [ref, hyp]
 
 
@@ -328,11 +555,16 @@ def test_no_command_writes_onto_a_path_it_read():
             _tree(root)
             args, read = _command(data)
             out = data.draw(st.sampled_from(OUT_NAMES))
-            segments = data.draw(st.sampled_from([None, *OUT_NAMES])) if args[0] == "score" else None
+            segments = (
+                data.draw(st.sampled_from([None, *OUT_NAMES])) if args[0] == "score" else None
+            )
             args += ["-o", out, *(["--segments", segments] if segments else [])]
             before = _digests(root, read)
-            with contextlib.chdir(root), contextlib.redirect_stdout(io.StringIO()), \
-                    contextlib.redirect_stderr(io.StringIO()):
+            with (
+                contextlib.chdir(root),
+                contextlib.redirect_stdout(io.StringIO()),
+                contextlib.redirect_stderr(io.StringIO()),
+            ):
                 code = main(args)
             assert code in (0, 2), (args, code)
             assert _digests(root, read) == before, args

@@ -18,9 +18,15 @@ PAIR = "en-zh"
 
 @pytest.fixture
 def work(tmp_path) -> Path:
-    (tmp_path / "ref.txt").write_text("the cat sat on the mat\nhello world\nit is raining\n", encoding="utf-8")
-    (tmp_path / "ref2.txt").write_text("a cat sat on the mat\nhello , world\nit rains\n", encoding="utf-8")
-    (tmp_path / "hyp.txt").write_text("the cat sat on a mat\nhello there world\nit is raining\n", encoding="utf-8")
+    (tmp_path / "ref.txt").write_text(
+        "the cat sat on the mat\nhello world\nit is raining\n", encoding="utf-8"
+    )
+    (tmp_path / "ref2.txt").write_text(
+        "a cat sat on the mat\nhello , world\nit rains\n", encoding="utf-8"
+    )
+    (tmp_path / "hyp.txt").write_text(
+        "the cat sat on a mat\nhello there world\nit is raining\n", encoding="utf-8"
+    )
     (tmp_path / "sys2.txt").write_text("a cat sat\nhello world\nrain\n", encoding="utf-8")
     return tmp_path
 
@@ -34,14 +40,26 @@ def _json(run) -> list[dict]:
 
 REFUSED = [
     # jiwer's -h HYP: help with exit 0 into a redirected stdout before
-    (("score", "-r", "ref.txt", "-h", "hyp.txt", "-m", "wer"), "jiwer's -h/--hypothesis HYP is -i HYP"),
+    (
+        ("score", "-r", "ref.txt", "-h", "hyp.txt", "-m", "wer"),
+        "jiwer's -h/--hypothesis HYP is -i HYP",
+    ),
     (("score", "-h", "hyp.txt", "-r", "ref.txt"), "-i HYP"),
     (("score", "-r", "ref.txt", "-i", "hyp.txt", "-h"), "-h is short for --help here"),
     (("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-h"), "`evalab compare --help`"),
     # sacrebleu's --confidence switch
-    (("score", "-r", "ref.txt", "-i", "hyp.txt", "--confidence", "-q"), "sacrebleu's --confidence switch is --ci"),
-    (("score", "-r", "ref.txt", "-i", "hyp.txt", "--confidence"), "sacrebleu's --confidence switch is --ci"),
-    (("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "--confidence"), "always on in `evalab compare`"),
+    (
+        ("score", "-r", "ref.txt", "-i", "hyp.txt", "--confidence", "-q"),
+        "sacrebleu's --confidence switch is --ci",
+    ),
+    (
+        ("score", "-r", "ref.txt", "-i", "hyp.txt", "--confidence"),
+        "sacrebleu's --confidence switch is --ci",
+    ),
+    (
+        ("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "--confidence"),
+        "always on in `evalab compare`",
+    ),
     # sacrebleu's -sl would be -s l
     (("score", "-r", "ref.txt", "-i", "hyp.txt", "-sl"), "--segments FILE"),
     (("score", "-r", "ref.txt", "-i", "hyp.txt", "--sentence-level"), "--segments FILE"),
@@ -50,14 +68,35 @@ REFUSED = [
     (("score", "-r", "ref.txt", "-c", "-m", "wer"), "-m cer"),
     (("score", "-r", "ref.txt", "-i", "hyp.txt", "--cer"), "-m cer"),
     (("score", "-r", "ref.txt", "-i", "hyp.txt", "-t", "wmt20"), "evalab downloads nothing"),
-    (("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "--paired-bs"), "`evalab compare -t bs`"),
-    (("score", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "--paired-bs", "--paired-ar"), "give one"),
-    (("score", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "--paired-bs", "-b"), "-b/--score-only is not available"),
-    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-b", "-f", "json"), "does not combine with -f json"),
-    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-m", "chrf", "-tok", "zh"), "bleu is not among -m chrf"),
+    (
+        ("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "--paired-bs"),
+        "`evalab compare -t bs`",
+    ),
+    (
+        ("score", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "--paired-bs", "--paired-ar"),
+        "give one",
+    ),
+    (
+        ("score", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "--paired-bs", "-b"),
+        "-b/--score-only is not available",
+    ),
+    (
+        ("score", "-r", "ref.txt", "-i", "hyp.txt", "-b", "-f", "json"),
+        "does not combine with -f json",
+    ),
+    (
+        ("score", "-r", "ref.txt", "-i", "hyp.txt", "-m", "chrf", "-tok", "zh"),
+        "bleu is not among -m chrf",
+    ),
     (("score", "-r", "ref.txt", "-i", "hyp.txt", "-l", "english"), "expected SRC-TGT"),
-    (("score", "-r", "ref.txt", "-i", "hyp.txt", "--num-refs", "2"), "line 1 has 1 tab-separated reference(s), expected 2"),
-    (("score", "-r", "ref.txt", "ref2.txt", "-i", "hyp.txt", "--num-refs", "2"), "give one -r file"),
+    (
+        ("score", "-r", "ref.txt", "-i", "hyp.txt", "--num-refs", "2"),
+        "line 1 has 1 tab-separated reference(s), expected 2",
+    ),
+    (
+        ("score", "-r", "ref.txt", "ref2.txt", "-i", "hyp.txt", "--num-refs", "2"),
+        "give one -r file",
+    ),
     (("score", "-r", "ref.txt", "-i", "hyp.txt", "-m", "bleu,,chrf"), "an empty metric name"),
 ]
 
@@ -74,10 +113,16 @@ def test_help_alone_is_still_help(work):
 
 
 @pytest.mark.parametrize(
-    ("option", "wanted"), [("--metirc", "'--metrics'"), ("--bogus", None), ("--paired-bss", "'--paired-bs'")],
+    ("option", "wanted"),
+    [("--metirc", "'--metrics'"), ("--bogus", None), ("--paired-bss", "'--paired-bs'")],
 )
 def test_unknown_option_suggestions_are_close_ones(work, option, wanted):
-    line = assert_refused(("score", "-r", "ref.txt", "-i", "hyp.txt", option), "No such option", watch=(work,), cwd=work)
+    line = assert_refused(
+        ("score", "-r", "ref.txt", "-i", "hyp.txt", option),
+        "No such option",
+        watch=(work,),
+        cwd=work,
+    )
     if wanted:
         assert f"Did you mean {wanted}" in line
     else:
@@ -86,6 +131,7 @@ def test_unknown_option_suggestions_are_close_ones(work, option, wanted):
 
 # -- accepted: the same meaning as the peer ---------------------------------------------
 
+
 def test_langpair_picks_sacrebleu_tokenizer_and_matches_sacrebleu(run_cli, wmt22):
     sacrebleu = pytest.importorskip("sacrebleu")
     ref, hyp = wmt_file("ref", PAIR, "A"), wmt_file("hyp", PAIR, "AISP-SJTU")
@@ -93,7 +139,9 @@ def test_langpair_picks_sacrebleu_tokenizer_and_matches_sacrebleu(run_cli, wmt22
     expected = sacrebleu.BLEU(trg_lang="zh").corpus_score(read_lines(hyp), [read_lines(ref)]).score
     assert rows[0]["score"] == pytest.approx(expected, abs=1e-9)
     assert "|tok:zh|" in rows[0]["signature"]
-    explicit = _json(run_cli("score", "-r", ref, "-i", hyp, "-l", PAIR, "-tok", "13a", "-f", "json"))
+    explicit = _json(
+        run_cli("score", "-r", ref, "-i", hyp, "-l", PAIR, "-tok", "13a", "-f", "json")
+    )
     assert "|tok:13a|" in explicit[0]["signature"]  # -tok wins over -l, as in sacrebleu
 
 
@@ -115,32 +163,95 @@ def test_peer_spelling_scores_like_evalab_spelling(run_cli, work, peer, plain):
 
 def test_several_references_after_one_flag_and_candidate_spellings(run_cli, work):
     r1, r2, hyp = work / "ref.txt", work / "ref2.txt", work / "hyp.txt"
-    plain = _json(run_cli("score", "-r", r1, "-r", r2, "-i", hyp, "-m", "bleu", "chrf", "-f", "json"))
+    plain = _json(
+        run_cli("score", "-r", r1, "-r", r2, "-i", hyp, "-m", "bleu", "chrf", "-f", "json")
+    )
     for spelling in ("-c", "--cand", "--candidate", "--hypothesis"):
-        assert _json(run_cli("score", "-r", r1, r2, spelling, hyp, "-m", "bleu", "chrf", "-f", "json")) == plain
+        assert (
+            _json(run_cli("score", "-r", r1, r2, spelling, hyp, "-m", "bleu", "chrf", "-f", "json"))
+            == plain
+        )
     assert plain[0]["signature"].startswith("bleu|nrefs:2|")
 
 
 def test_num_refs_splits_tab_separated_references(run_cli, work):
     r1, r2, hyp = work / "ref.txt", work / "ref2.txt", work / "hyp.txt"
     (work / "both.tsv").write_text(
-        "".join(f"{a}\t{b}\n" for a, b in zip(read_lines(r1), read_lines(r2), strict=True)), encoding="utf-8"
+        "".join(f"{a}\t{b}\n" for a, b in zip(read_lines(r1), read_lines(r2), strict=True)),
+        encoding="utf-8",
     )
-    plain = _json(run_cli("score", "-r", r1, r2, "-i", hyp, "-m", "bleu", "chrf", "ter", "-f", "json"))
-    tabbed = _json(run_cli("score", "-r", work / "both.tsv", "--num-refs", "2", "-i", hyp, "-m", "bleu", "chrf", "ter", "-f", "json"))
+    plain = _json(
+        run_cli("score", "-r", r1, r2, "-i", hyp, "-m", "bleu", "chrf", "ter", "-f", "json")
+    )
+    tabbed = _json(
+        run_cli(
+            "score",
+            "-r",
+            work / "both.tsv",
+            "--num-refs",
+            "2",
+            "-i",
+            hyp,
+            "-m",
+            "bleu",
+            "chrf",
+            "ter",
+            "-f",
+            "json",
+        )
+    )
     assert tabbed == plain
 
 
 def test_score_only_prints_bare_scores(run_cli, work):
-    full = _json(run_cli("score", "-r", work / "ref.txt", "-i", work / "hyp.txt", work / "sys2.txt", "-m", "bleu", "ter", "-f", "json"))
-    run = run_cli("score", "-r", work / "ref.txt", "-i", work / "hyp.txt", work / "sys2.txt", "-m", "bleu", "ter", "-b", "-w", "3")
+    full = _json(
+        run_cli(
+            "score",
+            "-r",
+            work / "ref.txt",
+            "-i",
+            work / "hyp.txt",
+            work / "sys2.txt",
+            "-m",
+            "bleu",
+            "ter",
+            "-f",
+            "json",
+        )
+    )
+    run = run_cli(
+        "score",
+        "-r",
+        work / "ref.txt",
+        "-i",
+        work / "hyp.txt",
+        work / "sys2.txt",
+        "-m",
+        "bleu",
+        "ter",
+        "-b",
+        "-w",
+        "3",
+    )
     assert run.exit_code == 0
     assert run.stdout.splitlines() == [f"{row['score']:.3f}" for row in full]
 
 
-@pytest.mark.parametrize(("flag", "test"), [("--paired-bs", "bs"), ("--paired-ar", "ar"), ("-pbs", "bs")])
+@pytest.mark.parametrize(
+    ("flag", "test"), [("--paired-bs", "bs"), ("--paired-ar", "ar"), ("-pbs", "bs")]
+)
 def test_paired_flags_on_score_run_compare(run_cli, work, flag, test):
-    files = ("-r", work / "ref.txt", "-i", work / "hyp.txt", work / "sys2.txt", "-n", "200", "-f", "json")
+    files = (
+        "-r",
+        work / "ref.txt",
+        "-i",
+        work / "hyp.txt",
+        work / "sys2.txt",
+        "-n",
+        "200",
+        "-f",
+        "json",
+    )
     paired = run_cli("score", *files, flag)
     assert paired.exit_code == 0, paired.stderr
     assert paired.stdout == run_cli("compare", *files, "-t", test).stdout

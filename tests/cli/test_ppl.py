@@ -16,7 +16,12 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 REPO = Path(__file__).resolve().parents[2]
-LINES = ["Der schnelle braune Fuchs.", "Grüße aus Köln!", "", "Ein dritter Satz, etwas länger als die anderen."]
+LINES = [
+    "Der schnelle braune Fuchs.",
+    "Grüße aus Köln!",
+    "",
+    "Ein dritter Satz, etwas länger als die anderen.",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -30,7 +35,9 @@ def one_thread():
 
 @pytest.fixture(scope="module")
 def tiny_lm(tmp_path_factory) -> Path:
-    spec = importlib.util.spec_from_file_location("make_tiny_lm", REPO / "benchmarks" / "make_tiny_lm.py")
+    spec = importlib.util.spec_from_file_location(
+        "make_tiny_lm", REPO / "benchmarks" / "make_tiny_lm.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.build_tiny_lm(tmp_path_factory.mktemp("lm") / "tiny-gpt2", seed=0, positions=64)
@@ -44,10 +51,20 @@ def text_file(tmp_path) -> Path:
 
 
 def test_model_json_report(run_cli, tiny_lm, text_file):
-    res = run_cli("ppl", "--model", tiny_lm, "-i", text_file, "--max-length", 32, "--stride", 16, "-f", "json")
+    res = run_cli(
+        "ppl", "--model", tiny_lm, "-i", text_file, "--max-length", 32, "--stride", 16, "-f", "json"
+    )
     assert res.exit_code == 0, res.stderr
     rep = json.loads(res.stdout)
-    for key in ("perplexity", "nats_per_token", "bits_per_token", "tokens", "bits_per_byte", "word_perplexity", "signature"):
+    for key in (
+        "perplexity",
+        "nats_per_token",
+        "bits_per_token",
+        "tokens",
+        "bits_per_byte",
+        "word_perplexity",
+        "signature",
+    ):
         assert key in rep
     from evalab.models.causal_lm import CausalLMScorer
 
@@ -59,21 +76,44 @@ def test_model_json_report(run_cli, tiny_lm, text_file):
     assert rep["bits_per_token"] == pytest.approx(rep["nats_per_token"] / math.log(2))
     assert rep["bits_per_byte"] == pytest.approx(doc.nll / (L.count_bytes(text) * math.log(2)))
     assert rep["word_perplexity"] == pytest.approx(math.exp(doc.nll / L.count_words(text)))
-    assert rep["signature"].startswith("perplexity|per:token|mean:tokens|lm:tiny-gpt2|window:32|stride:16|bos:no|")
+    assert rep["signature"].startswith(
+        "perplexity|per:token|mean:tokens|lm:tiny-gpt2|window:32|stride:16|bos:no|"
+    )
     assert "|docs:file|" in rep["signature"]
 
 
 def test_lines_documents_bos_and_per_document(run_cli, tiny_lm, text_file):
-    res = run_cli("ppl", "--model", tiny_lm, "-i", text_file, "--documents", "lines", "--bos", "--per-document",
-                  "--mean", "documents", "--batch-size", 3, "-f", "json")
+    res = run_cli(
+        "ppl",
+        "--model",
+        tiny_lm,
+        "-i",
+        text_file,
+        "--documents",
+        "lines",
+        "--bos",
+        "--per-document",
+        "--mean",
+        "documents",
+        "--batch-size",
+        3,
+        "-f",
+        "json",
+    )
     assert res.exit_code == 0, res.stderr
     rep = json.loads(res.stdout)
     docs = rep["per_document"]
-    assert [d["tokens"] for d in docs] == [len(s.encode("utf-8")) for s in LINES]  # BOS: every byte scored
+    assert [d["tokens"] for d in docs] == [
+        len(s.encode("utf-8")) for s in LINES
+    ]  # BOS: every byte scored
     scored = [d for d in docs if d["tokens"]]
     assert rep["perplexity"] == pytest.approx(sum(d["perplexity"] for d in scored) / len(scored))
     assert docs[2]["perplexity"] is None  # the empty line has nothing to score
-    assert "bos:yes" in rep["signature"] and "mean:documents" in rep["signature"] and "docs:lines" in rep["signature"]
+    assert (
+        "bos:yes" in rep["signature"]
+        and "mean:documents" in rep["signature"]
+        and "docs:lines" in rep["signature"]
+    )
 
 
 def test_markdown_and_table_and_out(run_cli, tiny_lm, text_file, tmp_path):
@@ -82,9 +122,13 @@ def test_markdown_and_table_and_out(run_cli, tiny_lm, text_file, tmp_path):
     assert res.stdout.startswith("# Perplexity report")
     assert "| bits per token |" in res.stdout and "Signature: `perplexity|" in res.stdout
     res = run_cli("ppl", "--model", tiny_lm, text_file, "--max-length", 32)
-    assert res.exit_code == 0 and "perplexity" in res.stdout and "signature: perplexity|" in res.stdout
+    assert (
+        res.exit_code == 0 and "perplexity" in res.stdout and "signature: perplexity|" in res.stdout
+    )
     out = tmp_path / "report.json"
-    res = run_cli("ppl", "--model", tiny_lm, "-i", text_file, "--max-length", 32, "-f", "json", "-o", out)
+    res = run_cli(
+        "ppl", "--model", tiny_lm, "-i", text_file, "--max-length", 32, "-f", "json", "-o", out
+    )
     assert res.exit_code == 0 and res.stdout == ""
     assert json.loads(out.read_text())["tokens"] > 0
 
@@ -116,8 +160,21 @@ def test_logits_npz(run_cli, tmp_path):
 
 
 def test_score_command_runs_perplexity_with_a_model(run_cli, tiny_lm, text_file):
-    res = run_cli("score", "-m", "perplexity", "-s", f"model={tiny_lm}", "-s", "max_length=32",
-                  "-r", text_file, "-i", text_file, "-f", "json")
+    res = run_cli(
+        "score",
+        "-m",
+        "perplexity",
+        "-s",
+        f"model={tiny_lm}",
+        "-s",
+        "max_length=32",
+        "-r",
+        text_file,
+        "-i",
+        text_file,
+        "-f",
+        "json",
+    )
     assert res.exit_code == 0, res.stderr
     rep = json.loads(res.stdout)[0]
     assert rep["metric"] == "perplexity" and rep["score"] > 1 and "lm:tiny-gpt2" in rep["signature"]
@@ -140,14 +197,48 @@ def test_bad_input_exits_2_with_one_line(run_cli, tiny_lm, text_file, tmp_path):
         (("ppl", "--model", tiny_lm, tmp_path / "missing.txt"), "no such file"),
         (("ppl", "-i", text_file), "exactly one source"),
         (("ppl", "--model", tiny_lm, "--logits", not_npz, "-i", text_file), "exactly one source"),
-        (("ppl", "--model", tiny_lm, "-i", text_file, "--max-length", 100), "exceeds the model's context size"),
+        (
+            ("ppl", "--model", tiny_lm, "-i", text_file, "--max-length", 100),
+            "exceeds the model's context size",
+        ),
         (("ppl", "--model", tiny_lm, "-i", text_file, "-f", "pdf"), "unknown format"),
         (("ppl", "--logits", not_npz), "not a .npz archive"),
-        (("ppl", "--logits", bad_npz(tmp_path, "k.npz", logits=np.zeros((2, 3)))), "missing array(s) labels"),
-        (("ppl", "--logits", bad_npz(tmp_path, "n.npz", logits=nan_logits, labels=np.array([0, 1]))), "NaN or inf"),
-        (("ppl", "--logits", bad_npz(tmp_path, "v.npz", logits=np.zeros((2, 3)), labels=np.array([0, 3]))), "outside the vocabulary"),
-        (("ppl", "--logits", bad_npz(tmp_path, "s.npz", logits=np.zeros((2, 3)), labels=np.array([0, 1, 2]))), "labels have shape"),
-        (("ppl", "--logits", bad_npz(tmp_path, "m.npz", logits=np.zeros((2, 3)), labels=np.array([-100, -100]))), "nothing to score"),
+        (
+            ("ppl", "--logits", bad_npz(tmp_path, "k.npz", logits=np.zeros((2, 3)))),
+            "missing array(s) labels",
+        ),
+        (
+            (
+                "ppl",
+                "--logits",
+                bad_npz(tmp_path, "n.npz", logits=nan_logits, labels=np.array([0, 1])),
+            ),
+            "NaN or inf",
+        ),
+        (
+            (
+                "ppl",
+                "--logits",
+                bad_npz(tmp_path, "v.npz", logits=np.zeros((2, 3)), labels=np.array([0, 3])),
+            ),
+            "outside the vocabulary",
+        ),
+        (
+            (
+                "ppl",
+                "--logits",
+                bad_npz(tmp_path, "s.npz", logits=np.zeros((2, 3)), labels=np.array([0, 1, 2])),
+            ),
+            "labels have shape",
+        ),
+        (
+            (
+                "ppl",
+                "--logits",
+                bad_npz(tmp_path, "m.npz", logits=np.zeros((2, 3)), labels=np.array([-100, -100])),
+            ),
+            "nothing to score",
+        ),
     ]
     out = tmp_path / "never.json"
     for args, message in cases:
@@ -165,14 +256,24 @@ def broken_lms(tmp_path_factory):
     return build_broken_lms(tmp_path_factory.mktemp("broken"))
 
 
-BROKEN = ("encoder", "encoder-type", "encoder-decoder", "missing-head", "truncated", "no-tokenizer", "pickle", "no-weights")
+BROKEN = (
+    "encoder",
+    "encoder-type",
+    "encoder-decoder",
+    "missing-head",
+    "truncated",
+    "no-tokenizer",
+    "pickle",
+    "no-weights",
+)
 #: the two that printed a random perplexity with exit 0 run in a subprocess in the default
 #: suite; the rest (each a cold torch + transformers start, ~20 s on a loaded machine) in -m slow
 IN_DEFAULT_SUITE = ("encoder", "missing-head")
 
 
 @pytest.mark.parametrize(
-    "name", [n if n in IN_DEFAULT_SUITE else pytest.param(n, marks=pytest.mark.slow) for n in BROKEN]
+    "name",
+    [n if n in IN_DEFAULT_SUITE else pytest.param(n, marks=pytest.mark.slow) for n in BROKEN],
 )
 def test_models_that_would_give_a_random_number_are_refused(broken_lms, tmp_path, name):
     """One clear line naming the folder and what is wrong; python -m evalab, inputs unchanged."""
@@ -181,8 +282,11 @@ def test_models_that_would_give_a_random_number_are_refused(broken_lms, tmp_path
     folder, needle = broken_lms[name]
     text = tmp_path / "text.txt"
     text.write_text("Hello world, a text to score.\n", encoding="utf-8")
-    line = assert_refused(("ppl", "--model", folder, text, "-o", tmp_path / "never.json"), needle,
-                          watch=(tmp_path, folder))
+    line = assert_refused(
+        ("ppl", "--model", folder, text, "-o", tmp_path / "never.json"),
+        needle,
+        watch=(tmp_path, folder),
+    )
     assert str(folder) in line
     assert "pickled code ran" not in line
 
@@ -205,11 +309,16 @@ def test_bad_device_is_refused_before_loading(run_cli, tiny_lm, tmp_path):
 
     text = tmp_path / "text.txt"
     text.write_text("Hello.\n", encoding="utf-8")
-    assert_refused(("ppl", "--model", tiny_lm, text, "--device", "tpu9"), "device 'tpu9' is not a torch device",
-                   watch=(tmp_path, tiny_lm))
+    assert_refused(
+        ("ppl", "--model", tiny_lm, text, "--device", "tpu9"),
+        "device 'tpu9' is not a torch device",
+        watch=(tmp_path, tiny_lm),
+    )
     for device, needle in (("cuda:99", "cuda:99"), ("meta", "device 'meta' is not supported")):
         res = run_cli("ppl", "--model", tiny_lm, text, "--device", device)
-        assert res.exit_code == 2 and needle in res.stderr and res.stderr.count("\n") == 1, res.stderr
+        assert res.exit_code == 2 and needle in res.stderr and res.stderr.count("\n") == 1, (
+            res.stderr
+        )
 
 
 def test_ppl_defaults_are_the_metric_settings():
@@ -237,5 +346,9 @@ def test_model_options_with_logits_are_refused(tmp_path, options, needle):
     from tests.cli.refusal import assert_refused
 
     rng = np.random.default_rng(0)
-    np.savez(tmp_path / "lg.npz", logits=rng.normal(size=(2, 5, 7)).astype("float32"), labels=rng.integers(0, 7, (2, 5)))
+    np.savez(
+        tmp_path / "lg.npz",
+        logits=rng.normal(size=(2, 5, 7)).astype("float32"),
+        labels=rng.integers(0, 7, (2, 5)),
+    )
     assert_refused(("ppl", "--logits", "lg.npz", *options), needle, watch=(tmp_path,), cwd=tmp_path)

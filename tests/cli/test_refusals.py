@@ -27,12 +27,21 @@ def work(tmp_path) -> Path:
 
 
 BAD_TYPED_OPTIONS = [
-    (("score", "-r", "ref.txt", "-i", "hyp.txt", "--seed", "abc"), "Invalid value for '--seed': 'abc' is not a valid integer"),
-    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-w", "1.5"), "Invalid value for '-w' / '--width'"),
+    (
+        ("score", "-r", "ref.txt", "-i", "hyp.txt", "--seed", "abc"),
+        "Invalid value for '--seed': 'abc' is not a valid integer",
+    ),
+    (
+        ("score", "-r", "ref.txt", "-i", "hyp.txt", "-w", "1.5"),
+        "Invalid value for '-w' / '--width'",
+    ),
     (("score", "-r", "ref.txt", "-i", "hyp.txt", "--confidence", "high"), "'--confidence'"),
     (("score", "-r", "ref.txt"), "Missing option '-i' / '--input'"),
     (("score", "-r", "ref.txt", "-i", "hyp.txt", "--bogus"), "No such option '--bogus'"),
-    (("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-n", "many"), "'-n' / '--n-samples'"),
+    (
+        ("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-n", "many"),
+        "'-n' / '--n-samples'",
+    ),
     (("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "--alpha", "x"), "'--alpha'"),
     (("ppl", "--logits", "x.npz", "--batch-size", "eight"), "'--batch-size'"),
     (("ppl", "--logits", "x.npz", "--pad-id", "pad"), "'--pad-id'"),
@@ -48,7 +57,11 @@ BAD_TYPED_OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize(("args", "needle"), BAD_TYPED_OPTIONS, ids=[" ".join(a[:1] + a[-2:]) for a, _ in BAD_TYPED_OPTIONS])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    BAD_TYPED_OPTIONS,
+    ids=[" ".join(a[:1] + a[-2:]) for a, _ in BAD_TYPED_OPTIONS],
+)
 def test_bad_typed_option_is_one_line(work, args, needle):
     line = assert_refused(args, needle, watch=(work,), cwd=work)
     if args[0] != "no-such-command" and "requires an argument" not in needle:
@@ -57,7 +70,12 @@ def test_bad_typed_option_is_one_line(work, args, needle):
 
 @pytest.mark.parametrize(
     ("codec", "name"),
-    [("utf-16", "UTF-16"), ("utf-16-be", "UTF-16 (big-endian)"), ("utf-32", "UTF-32"), ("utf-32-be", "UTF-32 (big-endian)")],
+    [
+        ("utf-16", "UTF-16"),
+        ("utf-16-be", "UTF-16 (big-endian)"),
+        ("utf-32", "UTF-32"),
+        ("utf-32-be", "UTF-32 (big-endian)"),
+    ],
 )
 def test_utf16_and_utf32_get_the_right_hint(work, codec, name):
     data = "the cat sat\nhello\n".encode(codec)
@@ -65,14 +83,20 @@ def test_utf16_and_utf32_get_the_right_hint(work, codec, name):
         data = (codecs.BOM_UTF16_BE if "16" in codec else codecs.BOM_UTF32_BE) + data
     (work / "wide.txt").write_bytes(data)
     iconv = "UTF-16" if "16" in codec else "UTF-32"
-    line = assert_refused(("score", "-r", "ref.txt", "-i", "wide.txt"), f"`iconv -f {iconv} -t UTF-8`",
-                          watch=(work,), cwd=work)
+    line = assert_refused(
+        ("score", "-r", "ref.txt", "-i", "wide.txt"),
+        f"`iconv -f {iconv} -t UTF-8`",
+        watch=(work,),
+        cwd=work,
+    )
     assert name in line and "LATIN1" not in line
 
 
 def test_latin1_keeps_the_latin1_hint(work):
     (work / "l1.txt").write_bytes("caf\u00e9\nx\n".encode("latin-1"))
-    assert_refused(("score", "-r", "ref.txt", "-i", "l1.txt"), "iconv -f LATIN1", watch=(work,), cwd=work)
+    assert_refused(
+        ("score", "-r", "ref.txt", "-i", "l1.txt"), "iconv -f LATIN1", watch=(work,), cwd=work
+    )
 
 
 def npz(folder: Path, name: str, **arrays) -> str:
@@ -83,7 +107,11 @@ def npz(folder: Path, name: str, **arrays) -> str:
 def test_bad_logits_files(work):
     (work / "text.npz").write_text("logits,labels\n1,2\n")
     np.save(work / "plain.npy", np.zeros((2, 3)))
-    (work / "cut.npz").write_bytes((work / npz(work, "whole.npz", logits=np.zeros((2, 3)), labels=np.array([0, 1]))).read_bytes()[:90])
+    (work / "cut.npz").write_bytes(
+        (
+            work / npz(work, "whole.npz", logits=np.zeros((2, 3)), labels=np.array([0, 1]))
+        ).read_bytes()[:90]
+    )
     ok = {"logits": np.zeros((2, 3)), "labels": np.array([0, 1])}
     cases = [
         ("text.npz", "not a .npz archive"),
@@ -91,14 +119,25 @@ def test_bad_logits_files(work):
         ("cut.npz", "not a readable .npz archive"),
         ("folder", "is a directory"),
         (npz(work, "negb.npz", **ok, bytes=np.array(-5)), "'bytes' must be whole numbers >= 0"),
-        (npz(work, "negw.npz", **ok, words=np.array([3, -1])), "'words' must be whole numbers >= 0"),
+        (
+            npz(work, "negw.npz", **ok, words=np.array([3, -1])),
+            "'words' must be whole numbers >= 0",
+        ),
         (npz(work, "nanb.npz", **ok, bytes=np.array(np.nan)), "'bytes' must be whole numbers >= 0"),
         (npz(work, "fracw.npz", **ok, words=np.array(2.5)), "'words' must be whole numbers >= 0"),
-        (npz(work, "flab.npz", logits=np.zeros((2, 3)), labels=np.array([0.0, 1.0])), "'labels' integers"),
-        (npz(work, "obj.npz", logits=np.array([[0.0, 1.0]], dtype=object), labels=np.array([1])), "not a readable .npz"),
+        (
+            npz(work, "flab.npz", logits=np.zeros((2, 3)), labels=np.array([0.0, 1.0])),
+            "'labels' integers",
+        ),
+        (
+            npz(work, "obj.npz", logits=np.array([[0.0, 1.0]], dtype=object), labels=np.array([1])),
+            "not a readable .npz",
+        ),
     ]
     for name, needle in cases:
-        assert_refused(("ppl", "--logits", name, "-o", "never.json"), needle, watch=(work,), cwd=work)
+        assert_refused(
+            ("ppl", "--logits", name, "-o", "never.json"), needle, watch=(work,), cwd=work
+        )
 
 
 def test_hunted_cases(work):
@@ -107,23 +146,88 @@ def test_hunted_cases(work):
     (work / "link.txt").symlink_to("hyp.txt")
     cases = [
         # a baseline file that is not UTF-8 was a UnicodeDecodeError traceback
-        (("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "--baseline", "base.csv"), "not valid UTF-8"),
+        (
+            (
+                "semsim",
+                "-r",
+                "ref.txt",
+                "-i",
+                "hyp.txt",
+                "--model",
+                TABLE,
+                "--baseline",
+                "base.csv",
+            ),
+            "not valid UTF-8",
+        ),
         # --stopwords without --drop-function-words was silently ignored
-        (("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "--stopwords", "missing.txt"), "no such file"),
+        (
+            (
+                "semsim",
+                "-r",
+                "ref.txt",
+                "-i",
+                "hyp.txt",
+                "--model",
+                TABLE,
+                "--stopwords",
+                "missing.txt",
+            ),
+            "no such file",
+        ),
         # one system named twice through a path or a link was compared with itself
         (("compare", "-r", "ref.txt", "-i", "hyp.txt", "./hyp.txt"), "system file given twice"),
         (("compare", "-r", "ref.txt", "-i", "hyp.txt", "link.txt"), "system file given twice"),
         (("score", "-r", "-", "-i", "-"), "stdin ('-') can be used for only one file"),
         (("score", "-r", "folder", "-i", "hyp.txt"), "is a directory"),
-        (("score", "-r", "ref.txt", "-i", "hyp.txt", "-w", "100000"), "--width must be between 0 and 16"),
-        (("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-n", "-1"), "must be at least 1"),
+        (
+            ("score", "-r", "ref.txt", "-i", "hyp.txt", "-w", "100000"),
+            "--width must be between 0 and 16",
+        ),
+        (
+            ("compare", "-r", "ref.txt", "-i", "hyp.txt", "sys2.txt", "-n", "-1"),
+            "must be at least 1",
+        ),
         (("score", "-r", "ref.txt", "-i", "hyp.txt", "-s", "bleu.=3"), "unknown setting ''"),
         # unbounded sizes hung (orders) or ran for days (resamples); inf smoothing was accepted
-        (("score", "-r", "ref.txt", "-i", "hyp.txt", "-m", "bleu", "-s", "max_ngram_order=1000000000"), "at most 100"),
-        (("score", "-r", "ref.txt", "-i", "hyp.txt", "-m", "chrf", "-s", "char_order=100000000"), "at most 100"),
-        (("score", "-r", "ref.txt", "-i", "hyp.txt", "-m", "bleu", "-s", "smooth_method=floor", "-s", "smooth_value=inf"),
-         "finite number"),
-        (("score", "-r", "ref.txt", "-i", "hyp.txt", "--ci", "--n-samples", "100000000000"), "at most 10,000,000"),
+        (
+            (
+                "score",
+                "-r",
+                "ref.txt",
+                "-i",
+                "hyp.txt",
+                "-m",
+                "bleu",
+                "-s",
+                "max_ngram_order=1000000000",
+            ),
+            "at most 100",
+        ),
+        (
+            ("score", "-r", "ref.txt", "-i", "hyp.txt", "-m", "chrf", "-s", "char_order=100000000"),
+            "at most 100",
+        ),
+        (
+            (
+                "score",
+                "-r",
+                "ref.txt",
+                "-i",
+                "hyp.txt",
+                "-m",
+                "bleu",
+                "-s",
+                "smooth_method=floor",
+                "-s",
+                "smooth_value=inf",
+            ),
+            "finite number",
+        ),
+        (
+            ("score", "-r", "ref.txt", "-i", "hyp.txt", "--ci", "--n-samples", "100000000000"),
+            "at most 10,000,000",
+        ),
     ]
     for args, needle in cases:
         assert_refused(args, needle, watch=(work,), cwd=work)
@@ -132,7 +236,13 @@ def test_hunted_cases(work):
 def test_stopwords_now_drop_function_words(work):
     (work / "stop.txt").write_text("the\na\non\n", encoding="utf-8")
     base = ("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", TABLE, "-q", "-f", "json")
-    plain, implied, explicit = (evalab(*base, *extra, cwd=work) for extra in
-                                ((), ("--stopwords", "stop.txt"), ("--stopwords", "stop.txt", "--drop-function-words")))
+    plain, implied, explicit = (
+        evalab(*base, *extra, cwd=work)
+        for extra in (
+            (),
+            ("--stopwords", "stop.txt"),
+            ("--stopwords", "stop.txt", "--drop-function-words"),
+        )
+    )
     assert plain.returncode == implied.returncode == explicit.returncode == 0, implied.stderr
     assert implied.stdout == explicit.stdout != plain.stdout

@@ -18,7 +18,9 @@ def small_corpus(tmp_path, wmt22):
     paths = {}
     for kind, name in [("ref", "A"), ("ref", "B"), *[("hyp", s) for s in wmt_systems("en-de")[:2]]]:
         p = tmp_path / f"{kind}.{name}.de"
-        p.write_text("\n".join(read_lines(wmt_file(kind, "en-de", name))[:n]) + "\n", encoding="utf-8")
+        p.write_text(
+            "\n".join(read_lines(wmt_file(kind, "en-de", name))[:n]) + "\n", encoding="utf-8"
+        )
         paths[f"{kind}.{name}"] = p
     return paths
 
@@ -48,16 +50,33 @@ def test_json_carries_everything_and_jobs_give_the_same_numbers(run_cli, small_c
     rows = json.loads(one.stdout)
     assert [r["metric"] for r in rows] == ["bleu", "chrf", "chrf++"] * 2
     b = rows[0]
-    for field in ("score", "signature", "verbose", "precisions", "bp", "sys_len", "ref_len", "ratio", "counts", "totals"):
+    for field in (
+        "score",
+        "signature",
+        "verbose",
+        "precisions",
+        "bp",
+        "sys_len",
+        "ref_len",
+        "ratio",
+        "counts",
+        "totals",
+    ):
         assert field in b
     assert b["verbose"].startswith("/".join(f"{p:.1f}" for p in b["precisions"]))
-    three = run_cli(*_args(small_corpus, "-m", "bleu", "chrf", "chrf++", "-f", "json", "--jobs", "3"))
+    three = run_cli(
+        *_args(small_corpus, "-m", "bleu", "chrf", "chrf++", "-f", "json", "--jobs", "3")
+    )
     assert three.exit_code == 0, three.stderr
     assert json.loads(three.stdout) == rows
 
 
 def test_settings_reach_the_metric(run_cli, small_corpus) -> None:
-    res = run_cli(*_args(small_corpus, "-m", "bleu", "-s", "tokenize=intl", "-s", "lowercase=true", "-f", "json"))
+    res = run_cli(
+        *_args(
+            small_corpus, "-m", "bleu", "-s", "tokenize=intl", "-s", "lowercase=true", "-f", "json"
+        )
+    )
     assert res.exit_code == 0, res.stderr
     assert "case:lc|eff:no|tok:intl" in json.loads(res.stdout)[0]["signature"]
 
@@ -65,7 +84,17 @@ def test_settings_reach_the_metric(run_cli, small_corpus) -> None:
 def test_reference_files_with_different_line_counts_exit_2(run_cli, small_corpus, tmp_path) -> None:
     short = tmp_path / "short.de"
     short.write_text("\n".join(read_lines(small_corpus["ref.B"])[:-1]) + "\n", encoding="utf-8")
-    res = run_cli("score", "-r", str(small_corpus["ref.A"]), "-r", str(short), "-i", str(small_corpus["ref.A"]), "-m", "bleu")
+    res = run_cli(
+        "score",
+        "-r",
+        str(small_corpus["ref.A"]),
+        "-r",
+        str(short),
+        "-i",
+        str(small_corpus["ref.A"]),
+        "-m",
+        "bleu",
+    )
     assert res.exit_code == 2
     assert "short.de" in res.stderr
     assert res.stdout == ""
@@ -74,17 +103,40 @@ def test_reference_files_with_different_line_counts_exit_2(run_cli, small_corpus
 def test_crlf_and_empty_lines_from_files(run_cli, tmp_path) -> None:
     (tmp_path / "ref.txt").write_bytes(b"The cat sat on the mat.\r\n\r\nA dog.\r\n")
     (tmp_path / "hyp.txt").write_bytes(b"The cat sat on a mat.\n\nA dog.\n")
-    res = run_cli("score", "-r", str(tmp_path / "ref.txt"), "-i", str(tmp_path / "hyp.txt"), "-m", "bleu", "chrf", "-f", "json")
+    res = run_cli(
+        "score",
+        "-r",
+        str(tmp_path / "ref.txt"),
+        "-i",
+        str(tmp_path / "hyp.txt"),
+        "-m",
+        "bleu",
+        "chrf",
+        "-f",
+        "json",
+    )
     assert res.exit_code == 0, res.stderr
     bleu, chrf = json.loads(res.stdout)
-    expected = BLEU().corpus_score(["The cat sat on a mat.", "", "A dog."], [["The cat sat on the mat.", "", "A dog."]])
+    expected = BLEU().corpus_score(
+        ["The cat sat on a mat.", "", "A dog."], [["The cat sat on the mat.", "", "A dog."]]
+    )
     assert bleu["score"] == expected.score
     assert 0 < chrf["score"] < 100
 
 
 def test_unknown_tokenizer_is_a_one_line_error(run_cli, tmp_path) -> None:
     (tmp_path / "a.txt").write_text("x\n", encoding="utf-8")
-    res = run_cli("score", "-r", str(tmp_path / "a.txt"), "-i", str(tmp_path / "a.txt"), "-m", "bleu", "-s", "tokenize=moses")
+    res = run_cli(
+        "score",
+        "-r",
+        str(tmp_path / "a.txt"),
+        "-i",
+        str(tmp_path / "a.txt"),
+        "-m",
+        "bleu",
+        "-s",
+        "tokenize=moses",
+    )
     assert res.exit_code == 2
     assert "unknown tokenizer 'moses'" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1

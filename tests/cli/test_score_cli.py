@@ -41,7 +41,9 @@ def test_table_output(run_cli, files):
 
 def test_json_output_fields(run_cli, files):
     ref, a = files("ref.txt", REF), files("sysA.txt", HYP_A)
-    res = run_cli("score", "-r", ref, "-i", a, "-m", "rouge2", "exact_match", "accuracy", "-f", "json")
+    res = run_cli(
+        "score", "-r", ref, "-i", a, "-m", "rouge2", "exact_match", "accuracy", "-f", "json"
+    )
     assert res.exit_code == 0, res.stderr
     rows = json.loads(res.stdout)
     assert [r["metric"] for r in rows] == ["rouge2", "exact_match", "accuracy"]
@@ -60,20 +62,41 @@ def test_latex_output(run_cli, files):
     res = run_cli("score", "-r", ref, "-i", a, "-m", "f1", "-f", "latex", "-w", "2")
     assert res.exit_code == 0, res.stderr
     assert r"\begin{tabular}" in res.stdout and r"sys\_A.txt & f1 &" in res.stdout
-    assert r"\caption{f1\textbar{}\allowbreak{}nrefs:1\textbar{}\allowbreak{}tok:words\textbar{}" in res.stdout  # "|" alone prints as an em dash
+    assert (
+        r"\caption{f1\textbar{}\allowbreak{}nrefs:1\textbar{}\allowbreak{}tok:words\textbar{}"
+        in res.stdout
+    )  # "|" alone prints as an em dash
 
 
 def test_set_reaches_settings(run_cli, files):
     ref, a = files("ref.txt", ["Running cats"]), files("a.txt", ["the cat runs"])
     base = json.loads(run_cli("score", "-r", ref, "-i", a, "-m", "rouge1", "-f", "json").stdout)[0]
-    res = run_cli("score", "-r", ref, "-i", a, "-m", "rouge1", "f1", "-f", "json",
-                  "--set", "use_stemmer=true", "--set", "f1.tokenizer=squad", "--set", "rouge1.beta=2")
+    res = run_cli(
+        "score",
+        "-r",
+        ref,
+        "-i",
+        a,
+        "-m",
+        "rouge1",
+        "f1",
+        "-f",
+        "json",
+        "--set",
+        "use_stemmer=true",
+        "--set",
+        "f1.tokenizer=squad",
+        "--set",
+        "rouge1.beta=2",
+    )
     assert res.exit_code == 0, res.stderr
     stem, f1 = json.loads(res.stdout)
     assert "stem:porter" in stem["signature"] and "beta:2" in stem["signature"]
     assert stem["score"] > base["score"] == 0.0  # 'running' -> 'run', 'cats' -> 'cat'
     assert "tok:squad" in f1["signature"]
-    res = run_cli("score", "-r", ref, "-i", a, "-m", "rougeLsum", "-f", "json", "--set", "sentence_sep=<n>")
+    res = run_cli(
+        "score", "-r", ref, "-i", a, "-m", "rougeLsum", "-f", "json", "--set", "sentence_sep=<n>"
+    )
     assert "split:newline+<n>" in json.loads(res.stdout)[0]["signature"]
 
 
@@ -86,7 +109,18 @@ def test_multiple_references(run_cli, files):
 
 def test_stdin_input(run_cli, files):
     ref = files("ref.txt", REF)
-    res = run_cli("score", "-r", ref, "-i", "-", "-m", "exact_match", "-f", "json", stdin="\n".join(REF) + "\n")
+    res = run_cli(
+        "score",
+        "-r",
+        ref,
+        "-i",
+        "-",
+        "-m",
+        "exact_match",
+        "-f",
+        "json",
+        stdin="\n".join(REF) + "\n",
+    )
     assert res.exit_code == 0, res.stderr
     row = json.loads(res.stdout)[0]
     assert row["system"] == "stdin" and row["score"] == 1.0
@@ -112,24 +146,67 @@ def test_warning_is_one_line(run_cli, files):
 
 BAD_CASES = [
     # (name, ref lines, hyp lines, extra args, message fragments)
-    ("line-count", REF, HYP_A[:2], [], ["differ in line count", "ref.txt: 3 lines", "hyp.txt: 2 lines"]),
+    (
+        "line-count",
+        REF,
+        HYP_A[:2],
+        [],
+        ["differ in line count", "ref.txt: 3 lines", "hyp.txt: 2 lines"],
+    ),
     ("missing", None, HYP_A, [], ["ref.txt: no such file"]),
-    ("utf8", "ok\ncaf\xe9\nx\n".encode("latin-1"), HYP_A, [], ["ref.txt: not valid UTF-8", "line 2"]),
+    (
+        "utf8",
+        "ok\ncaf\xe9\nx\n".encode("latin-1"),
+        HYP_A,
+        [],
+        ["ref.txt: not valid UTF-8", "line 2"],
+    ),
     ("empty", b"", HYP_A, [], ["ref.txt: file is empty"]),
     ("metric", REF, HYP_A, ["-m", "rouge3"], ["unknown metric 'rouge3'", "rouge1"]),
-    ("tokenizer", REF, HYP_A, ["-m", "rouge1", "--set", "tokenizer=thai"], ["unknown tokenizer 'thai'", "unicode"]),
-    ("setting", REF, HYP_A, ["-m", "rouge1", "--set", "stemmer=yes"], ["no selected metric has a setting 'stemmer'"]),
-    ("value", REF, HYP_A, ["-m", "rouge1", "--set", "use_stemmer=maybe"], ["'use_stemmer': cannot read 'maybe' as bool"]),
+    (
+        "tokenizer",
+        REF,
+        HYP_A,
+        ["-m", "rouge1", "--set", "tokenizer=thai"],
+        ["unknown tokenizer 'thai'", "unicode"],
+    ),
+    (
+        "setting",
+        REF,
+        HYP_A,
+        ["-m", "rouge1", "--set", "stemmer=yes"],
+        ["no selected metric has a setting 'stemmer'"],
+    ),
+    (
+        "value",
+        REF,
+        HYP_A,
+        ["-m", "rouge1", "--set", "use_stemmer=maybe"],
+        ["'use_stemmer': cannot read 'maybe' as bool"],
+    ),
     ("format", REF, HYP_A, ["-m", "f1", "-f", "csv"], ["unknown format 'csv'"]),
 ]
 
 
-@pytest.mark.parametrize(("name", "ref", "hyp", "extra", "fragments"), BAD_CASES, ids=[c[0] for c in BAD_CASES])
-def test_bad_input_is_one_line_exit_2_no_output(run_cli, files, tmp_path, name, ref, hyp, extra, fragments):
+@pytest.mark.parametrize(
+    ("name", "ref", "hyp", "extra", "fragments"), BAD_CASES, ids=[c[0] for c in BAD_CASES]
+)
+def test_bad_input_is_one_line_exit_2_no_output(
+    run_cli, files, tmp_path, name, ref, hyp, extra, fragments
+):
     ref_path = files("ref.txt", ref) if ref is not None else str(tmp_path / "ref.txt")
     hyp_path = files("hyp.txt", hyp)
     out = tmp_path / "out.json"
-    args = ["score", "-r", ref_path, "-i", hyp_path, *(extra or ["-m", "rouge1"]), "--out", str(out)]
+    args = [
+        "score",
+        "-r",
+        ref_path,
+        "-i",
+        hyp_path,
+        *(extra or ["-m", "rouge1"]),
+        "--out",
+        str(out),
+    ]
     res = run_cli(*args)
     assert res.exit_code == 2
     lines = res.stderr.strip().splitlines()
@@ -147,9 +224,13 @@ def test_bad_input_is_one_line_exit_2_no_output(run_cli, files, tmp_path, name, 
 def test_wmt22_system_scores(run_cli, wmt22):
     ref = wmt_file("ref", "de-en", "A")
     hyp = wmt_file("hyp", "de-en", "Online-B")
-    res = run_cli("score", "-r", ref, "-i", hyp, "-m", "rougeL", "-f", "json", "--set", "use_stemmer=yes")
+    res = run_cli(
+        "score", "-r", ref, "-i", hyp, "-m", "rougeL", "-f", "json", "--set", "use_stemmer=yes"
+    )
     row = json.loads(res.stdout)[0]
-    expected = evalab.metric("rougeL", use_stemmer=True).corpus_score(read_lines(hyp), [read_lines(ref)])
+    expected = evalab.metric("rougeL", use_stemmer=True).corpus_score(
+        read_lines(hyp), [read_lines(ref)]
+    )
     assert row["system"] == hyp.name and row["score"] == expected.score
 
 

@@ -43,7 +43,9 @@ def test_semsim_json_with_static_table(run_cli, seed_files, tmp_path):
 def test_semsim_drop_function_words_and_table(run_cli, seed_files, tmp_path):
     ref, hyp = seed_files
     out = tmp_path / "scores.tsv"
-    res = run_cli("semsim", "-r", ref, "-i", hyp, "--model", TABLE, "--drop-function-words", "-o", str(out))
+    res = run_cli(
+        "semsim", "-r", ref, "-i", hyp, "--model", TABLE, "--drop-function-words", "-o", str(out)
+    )
     assert res.exit_code == 0, res.stderr
     lines = out.read_text(encoding="utf-8").splitlines()
     assert lines[0] == "system\tP\tR\tF1"
@@ -58,7 +60,9 @@ def test_semsim_explain_terminal_and_html(run_cli, tmp_path):
     hyp.write_text("bố tôi <b>&\n", encoding="utf-8")
     ref.write_text("cha mèo\n", encoding="utf-8")
     page = tmp_path / "align.html"
-    res = run_cli("semsim", "-r", ref, "-i", hyp, "--model", TABLE, "--explain", "--explain-html", str(page))
+    res = run_cli(
+        "semsim", "-r", ref, "-i", hyp, "--model", TABLE, "--explain", "--explain-html", str(page)
+    )
     assert res.exit_code == 0, res.stderr
     assert "h.txt, segment 1" in res.stdout
     # greedy matching: both 'bố' and 'tôi' point at 'cha'
@@ -87,7 +91,9 @@ def test_semsim_with_a_local_encoder_dir(run_cli, tiny_bert, tmp_path):
     ref = tmp_path / "r.txt"
     hyp.write_text("the cat sat on the mat\na red car\n", encoding="utf-8")
     ref.write_text("a cat sat on a mat\nthe red auto\n", encoding="utf-8")
-    res = run_cli("semsim", "-r", ref, "-i", hyp, "--model", tiny_bert, "--layer", "1", "--idf", "-f", "json")
+    res = run_cli(
+        "semsim", "-r", ref, "-i", hyp, "--model", tiny_bert, "--layer", "1", "--idf", "-f", "json"
+    )
     assert res.exit_code == 0, res.stderr
     row = json.loads(res.stdout)[0]
     assert "|layer:1|idf:yes|" in row["signature"]
@@ -117,7 +123,10 @@ def test_semsim_errors_exit_2_without_output(run_cli, seed_files, tmp_path, tiny
 
 def test_semsim_baseline_subcommand_and_rescale(run_cli, seed_files, tmp_path):
     pairs = tmp_path / "pairs.tsv"
-    pairs.write_text("# unrelated\nbố tôi\tmèo ghế\ncon chó chạy\tbàn nhà\nmua xe_hơi\tngủ nghỉ\n", encoding="utf-8")
+    pairs.write_text(
+        "# unrelated\nbố tôi\tmèo ghế\ncon chó chạy\tbàn nhà\nmua xe_hơi\tngủ nghỉ\n",
+        encoding="utf-8",
+    )
     base = tmp_path / "base.tsv"
     res = run_cli("semsim", "baseline", "--model", TABLE, "--pairs", pairs, "--out", base, "-q")
     assert res.exit_code == 0, res.stderr
@@ -126,8 +135,12 @@ def test_semsim_baseline_subcommand_and_rescale(run_cli, seed_files, tmp_path):
     layer, _, _, f = lines[1].split(",")
     assert layer == "0" and 0 < float(f) < 0.5
     ref, hyp = seed_files
-    raw = json.loads(run_cli("semsim", "-r", ref, "-i", hyp, "--model", TABLE, "-f", "json").stdout)[0]
-    res = run_cli("semsim", "-r", ref, "-i", hyp, "--model", TABLE, "--baseline", base, "-f", "json")
+    raw = json.loads(
+        run_cli("semsim", "-r", ref, "-i", hyp, "--model", TABLE, "-f", "json").stdout
+    )[0]
+    res = run_cli(
+        "semsim", "-r", ref, "-i", hyp, "--model", TABLE, "--baseline", base, "-f", "json"
+    )
     assert res.exit_code == 0, res.stderr
     resc = json.loads(res.stdout)[0]
     b = float(f)
@@ -141,7 +154,12 @@ def test_semsim_baseline_with_encoder_has_a_row_per_layer(run_cli, tiny_bert, tm
     base = tmp_path / "base.tsv"
     res = run_cli("semsim", "baseline", "--model", tiny_bert, "--pairs", pairs, "--out", base, "-q")
     assert res.exit_code == 0, res.stderr
-    assert [line.split(",")[0] for line in base.read_text().splitlines()] == ["LAYER", "0", "1", "2"]
+    assert [line.split(",")[0] for line in base.read_text().splitlines()] == [
+        "LAYER",
+        "0",
+        "1",
+        "2",
+    ]
     bad = tmp_path / "bad.tsv"
     bad.write_text("only one column\n", encoding="utf-8")
     res = run_cli("semsim", "baseline", "--model", tiny_bert, "--pairs", bad, "--out", base)
@@ -150,7 +168,21 @@ def test_semsim_baseline_with_encoder_has_a_row_per_layer(run_cli, tiny_bert, tm
 
 def test_bertscore_in_evalab_score(run_cli, seed_files):
     ref, hyp = seed_files
-    res = run_cli("score", "-r", ref, "-i", hyp, "-m", "bertscore", "--set", f"model={TABLE}", "-f", "json", "-j", "2")
+    res = run_cli(
+        "score",
+        "-r",
+        ref,
+        "-i",
+        hyp,
+        "-m",
+        "bertscore",
+        "--set",
+        f"model={TABLE}",
+        "-f",
+        "json",
+        "-j",
+        "2",
+    )
     assert res.exit_code == 0, res.stderr
     row = json.loads(res.stdout)[0]
     assert row["metric"] == "bertscore"

@@ -21,9 +21,15 @@ def test_the_checked_in_reference_is_what_the_app_generates():
 
 def test_the_reference_lists_every_command_option_and_default():
     text = render_reference()
-    for needle in ("## `evalab score`", "## `evalab ablate report`", "## `evalab semsim baseline`",
-                   "| `--segments` |", "| `-i`, `--input` | TEXT, greedy | required |",
-                   "| `--seed` | INTEGER | `12345` |", "| `--bos`, `--no-bos` | flag | `--no-bos` |"):
+    for needle in (
+        "## `evalab score`",
+        "## `evalab ablate report`",
+        "## `evalab semsim baseline`",
+        "| `--segments` |",
+        "| `-i`, `--input` | TEXT, greedy | required |",
+        "| `--seed` | INTEGER | `12345` |",
+        "| `--bos`, `--no-bos` | flag | `--no-bos` |",
+    ):
         assert needle in text
 
 
@@ -37,6 +43,10 @@ def test_check_fails_with_the_command_that_regenerates(tmp_path, capsys):
 
 
 def test_check_through_the_module_entry_point():
-    res = subprocess.run([sys.executable, "-m", "evalab.cli._reference", "--check", str(PAGE)],
-                         capture_output=True, text=True, check=False)
+    res = subprocess.run(
+        [sys.executable, "-m", "evalab.cli._reference", "--check", str(PAGE)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert res.returncode == 0, res.stderr

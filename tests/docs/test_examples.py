@@ -62,8 +62,13 @@ def run_command(blocks: list[Block], block: Block, command: Command, cwd: Path) 
     # exec 2>&1: the stderr of every command of a pipeline goes where a terminal shows it
     script = "\n".join(["exec 2>&1", *variables_before(blocks, command), command.script])
     res = subprocess.run(
-        ["bash", "-c", script], cwd=cwd, env=environment(), capture_output=True,
-        text=True, timeout=COMMAND_TIMEOUT_S, check=False,
+        ["bash", "-c", script],
+        cwd=cwd,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT_S,
+        check=False,
     )
     where = f"{page_id(block.path)}:{command.line}: $ {command.script}"
     assert res.returncode == command.expected_exit, (
@@ -73,8 +78,10 @@ def run_command(blocks: list[Block], block: Block, command: Command, cwd: Path) 
         return
     actual = res.stdout.splitlines()
     assert output_matches(command.expected, actual), (
-        f"{where}\n--- the page shows:\n" + "\n".join(command.expected)
-        + "\n--- the command printed:\n" + res.stdout
+        f"{where}\n--- the page shows:\n"
+        + "\n".join(command.expected)
+        + "\n--- the command printed:\n"
+        + res.stdout
     )
 
 
@@ -114,8 +121,14 @@ def test_readme_is_a_front_door():
     lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
     assert 150 <= len(lines) <= 250, f"README.md has {len(lines)} lines; keep it 150-250"
     commands = [c.script for b in parse_blocks(REPO / "README.md") for c in b.commands]
-    for job in ("evalab score", "evalab compare", "evalab semsim", "evalab ppl", "evalab ablate run",
-                "evalab ablate report"):
+    for job in (
+        "evalab score",
+        "evalab compare",
+        "evalab semsim",
+        "evalab ppl",
+        "evalab ablate run",
+        "evalab ablate report",
+    ):
         assert any(c.startswith(job) for c in commands), f"README.md quickstart lacks `{job}`"
 
 

@@ -95,8 +95,16 @@ def test_no_positional_encoding_makes_the_encoder_order_blind():
     perm = torch.tensor([9, 8, 7, 6, 5, 4, 3, 2, 1, 0])
     for pe, blind in (("none", True), ("sin", False), ("learned", False)):
         torch.manual_seed(0)
-        m = model.Sorter(vocab=10, max_len=10, d_model=16, heads=2, layers=1, d_ff=32,
-                         dropout=0.0, pos_encoding=pe).eval()
+        m = model.Sorter(
+            vocab=10,
+            max_len=10,
+            d_model=16,
+            heads=2,
+            layers=1,
+            d_ff=32,
+            dropout=0.0,
+            pos_encoding=pe,
+        ).eval()
         with torch.no_grad():
             same = torch.allclose(m.encode(src)[:, perm], m.encode(src[:, perm]), atol=1e-5)
         assert same == blind, pe
@@ -142,10 +150,25 @@ def test_shipped_study_loads_with_the_ablation_engine():
     assert study.entry == "evalab.examples.sort_digits.entry:run"
     assert study.seeds == (0, 1, 2)
     assert study.primary == "seq_acc"
-    assert study.higher_is_better == {"seq_acc": True, "digit_acc": True, "xent": False, "ppl": False}
+    assert study.higher_is_better == {
+        "seq_acc": True,
+        "digit_acc": True,
+        "xent": False,
+        "ppl": False,
+    }
     rows = {r.label: r for r in study_rows(study)}
-    assert list(rows) == ["base", "(A) h=1", "(A) h=8", "(A') 1 of 4 heads at eval", "(D) P_drop=0", "(D) P_drop=0.3",
-                          "(D) eps_ls=0", "(E) learned", "(E) none", "(E') positions removed at eval"]
+    assert list(rows) == [
+        "base",
+        "(A) h=1",
+        "(A) h=8",
+        "(A') 1 of 4 heads at eval",
+        "(D) P_drop=0",
+        "(D) P_drop=0.3",
+        "(D) eps_ls=0",
+        "(E) learned",
+        "(E) none",
+        "(E') positions removed at eval",
+    ]
     assert rows["(A) h=1"].changes == {"heads": 1} and rows["(A) h=8"].changes == {"heads": 8}
     assert rows["(E) none"].changes == {"pos_encoding": "none"}
     assert study.evaluate == "evalab.examples.sort_digits.entry:evaluate"

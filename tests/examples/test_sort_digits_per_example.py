@@ -16,7 +16,9 @@ def test_per_example_values_are_per_held_out_sequence_and_average_to_the_metrics
     assert set(per) == set(entry.PER_EXAMPLE) == {"seq_acc", "digit_acc"}
     assert all(len(v) == TINY["eval_size"] for v in per.values())
     assert all(x in (0.0, 100.0) for x in per["seq_acc"])
-    assert all(0.0 <= x <= 100.0 and (x * 10 / 100).is_integer() for x in per["digit_acc"])  # seq_len 10
+    assert all(
+        0.0 <= x <= 100.0 and (x * 10 / 100).is_integer() for x in per["digit_acc"]
+    )  # seq_len 10
     for name in entry.PER_EXAMPLE:
         assert sum(per[name]) / len(per[name]) == pytest.approx(out[name], rel=1e-12, abs=1e-12)
     # what the ablation engine checks before it stores a run: accepted
@@ -25,4 +27,3 @@ def test_per_example_values_are_per_held_out_sequence_and_average_to_the_metrics
     # an evaluation-time run of the same model gives per-example values too, in the same order
     again = entry.evaluate({**TINY, **entry.EVAL_DEFAULTS}, 1, str(tmp_path))
     assert again["per_example"] == per
-

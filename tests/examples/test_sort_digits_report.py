@@ -17,16 +17,56 @@ def layout_of_shipped_study() -> StudyAnalysis:
     rows = []
     for r in study_rows(s):
         stats = {m: MetricStats(m, 3, [1.0, 2.0, 3.0], 2.0, 1.0, 0.5, 3.5) for m in s.metrics}
-        rows.append(RowAnalysis(r.label, r.description, r.kind, r.changes, 3, 3, stats, [], {}, r.stage, r.parent,
-                                {**s.evaluation, **r.config}))
-    return StudyAnalysis(s.name, s.description, str(s.path), "", s.code_version, list(s.metrics), s.primary,
-                         dict(s.higher_is_better), list(s.seeds), rows, {}, [], {}, {"confidence": 0.95}, [], s.display)
+        rows.append(
+            RowAnalysis(
+                r.label,
+                r.description,
+                r.kind,
+                r.changes,
+                3,
+                3,
+                stats,
+                [],
+                {},
+                r.stage,
+                r.parent,
+                {**s.evaluation, **r.config},
+            )
+        )
+    return StudyAnalysis(
+        s.name,
+        s.description,
+        str(s.path),
+        "",
+        s.code_version,
+        list(s.metrics),
+        s.primary,
+        dict(s.higher_is_better),
+        list(s.seeds),
+        rows,
+        {},
+        [],
+        {},
+        {"confidence": 0.95},
+        [],
+        s.display,
+    )
 
 
 def test_demo_table_has_the_papers_columns():
     a = layout_of_shipped_study()
     t = main_table(a)
-    assert t.header[:9] == ["Row", "Stage", "h", "d_k", "P_drop", "ε_ls", "positional", "heads at eval", "positions at eval"]
+    assert t.header[:9] == [
+        "Row",
+        "Stage",
+        "h",
+        "d_k",
+        "P_drop",
+        "ε_ls",
+        "positional",
+        "heads at eval",
+        "positions at eval",
+    ]
     rows = {r[0]: r[2:9] for r in t.body}
     assert rows["base"] == ["4", "8", "0.1", "0.1", "sinusoid", "all", "kept"]
     assert rows["(A) h=1"] == ["1", "32", "", "", "", "", ""]  # d_k follows h at fixed d_model

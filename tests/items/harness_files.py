@@ -15,15 +15,23 @@ from pathlib import Path
 DATE = "2024-06-01T12-00-00.000001"
 
 
-def lm_eval_sample(doc_id: int, acc: float, *, passage: str = "p1", filt: str = "none",
-                   extra: dict | None = None) -> dict:
+def lm_eval_sample(
+    doc_id: int, acc: float, *, passage: str = "p1", filt: str = "none", extra: dict | None = None
+) -> dict:
     """One record of a samples file, with every key the harness writes."""
     record = {
         "doc_id": doc_id,
-        "doc": {"question": f"q{doc_id}", "passage_id": passage, "choices": ["a", "b"], "answer": 0},
+        "doc": {
+            "question": f"q{doc_id}",
+            "passage_id": passage,
+            "choices": ["a", "b"],
+            "answer": 0,
+        },
         "target": 0,
-        "arguments": {"gen_args_0": {"arg_0": f"q{doc_id}", "arg_1": " a"},
-                      "gen_args_1": {"arg_0": f"q{doc_id}", "arg_1": " b"}},
+        "arguments": {
+            "gen_args_0": {"arg_0": f"q{doc_id}", "arg_1": " a"},
+            "gen_args_1": {"arg_0": f"q{doc_id}", "arg_1": " b"},
+        },
         "resps": [[["-1.5", "False"]], [["-2.5", "False"]]],
         "filtered_resps": [["-1.5", "False"], ["-2.5", "False"]],
         "filter": filt,
@@ -38,15 +46,28 @@ def lm_eval_sample(doc_id: int, acc: float, *, passage: str = "p1", filt: str = 
     return record
 
 
-def write_lm_eval_run(folder: Path, tasks: dict[str, Sequence[float]], *, version: str = "0.4.3",
-                      task_version: float = 1.0, passages: int = 1) -> Path:
+def write_lm_eval_run(
+    folder: Path,
+    tasks: dict[str, Sequence[float]],
+    *,
+    version: str = "0.4.3",
+    task_version: float = 1.0,
+    passages: int = 1,
+) -> Path:
     """A run folder: ``results_<date>.json`` and one samples file per task."""
     folder.mkdir(parents=True, exist_ok=True)
     for task, accs in tasks.items():
-        lines = [json.dumps(lm_eval_sample(i, a, passage=f"p{i % passages}")) for i, a in enumerate(accs)]
-        (folder / f"samples_{task}_{DATE}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        lines = [
+            json.dumps(lm_eval_sample(i, a, passage=f"p{i % passages}")) for i, a in enumerate(accs)
+        ]
+        (folder / f"samples_{task}_{DATE}.jsonl").write_text(
+            "\n".join(lines) + "\n", encoding="utf-8"
+        )
     results = {
-        "results": {t: {"alias": t, "acc,none": sum(a) / len(a), "acc_stderr,none": 0.01} for t, a in tasks.items()},
+        "results": {
+            t: {"alias": t, "acc,none": sum(a) / len(a), "acc_stderr,none": 0.01}
+            for t, a in tasks.items()
+        },
         "group_subtasks": {t: [] for t in tasks},
         "configs": {t: {"task": t, "output_type": "multiple_choice"} for t in tasks},
         "versions": {t: task_version for t in tasks},
@@ -62,24 +83,42 @@ def write_lm_eval_run(folder: Path, tasks: dict[str, Sequence[float]], *, versio
     return folder
 
 
-def inspect_log(path: Path, values: Sequence[object], *, epochs: int = 1, version: int = 2,
-                status: str = "success", model: str = "openai/gpt-4o") -> Path:
+def inspect_log(
+    path: Path,
+    values: Sequence[object],
+    *,
+    epochs: int = 1,
+    version: int = 2,
+    status: str = "success",
+    model: str = "openai/gpt-4o",
+) -> Path:
     """An inspect-ai JSON log with one ``match`` scorer; ``values`` per sample and epoch
     (epoch-major: every sample of epoch 1, then of epoch 2, ...)."""
     n = len(values) // epochs
     samples = [
         {
-            "id": k % n + 1, "epoch": k // n + 1, "input": f"question {k % n + 1}", "target": "A",
-            "messages": [], "output": {"model": model, "choices": []},
+            "id": k % n + 1,
+            "epoch": k // n + 1,
+            "input": f"question {k % n + 1}",
+            "target": "A",
+            "messages": [],
+            "output": {"model": model, "choices": []},
             "scores": {"match": {"value": v, "answer": "A", "explanation": "A"}},
             "metadata": {"passage": f"p{(k % n) // 2}"},
         }
         for k, v in enumerate(values)
     ]
     log = {
-        "version": version, "status": status,
-        "eval": {"task": "reading", "task_version": 0, "model": model, "dataset": {"name": "reading"},
-                 "config": {"epochs": epochs}, "created": "2024-06-01T12:00:00+00:00"},
+        "version": version,
+        "status": status,
+        "eval": {
+            "task": "reading",
+            "task_version": 0,
+            "model": model,
+            "dataset": {"name": "reading"},
+            "config": {"epochs": epochs},
+            "created": "2024-06-01T12:00:00+00:00",
+        },
         "plan": {"name": "plan", "steps": []},
         "results": {"total_samples": len(values), "completed_samples": len(values), "scores": []},
         "stats": {"started_at": "", "completed_at": "", "model_usage": {}},
@@ -89,9 +128,13 @@ def inspect_log(path: Path, values: Sequence[object], *, epochs: int = 1, versio
         import zipfile
 
         with zipfile.ZipFile(path, "w") as archive:
-            archive.writestr("_journal/start.json", json.dumps({"version": version, "eval": log["eval"]}))
+            archive.writestr(
+                "_journal/start.json", json.dumps({"version": version, "eval": log["eval"]})
+            )
             for sample in log.pop("samples"):
-                archive.writestr(f"samples/{sample['id']}_epoch_{sample['epoch']}.json", json.dumps(sample))
+                archive.writestr(
+                    f"samples/{sample['id']}_epoch_{sample['epoch']}.json", json.dumps(sample)
+                )
             archive.writestr("header.json", json.dumps(log))
         return path
     path.write_text(json.dumps(log), encoding="utf-8")

@@ -18,7 +18,12 @@ from evalab.items import Columns, align, read_scores
 def test_lm_eval_run_folder_gives_every_task_and_metric(tmp_path: Path) -> None:
     run = write_lm_eval_run(tmp_path / "m1", {"arc_easy": [1, 0, 1], "piqa": [0, 1]})
     sets = read_scores(str(run))
-    assert sorted(s.metric for s in sets) == ["arc_easy:acc", "arc_easy:acc_norm", "piqa:acc", "piqa:acc_norm"]
+    assert sorted(s.metric for s in sets) == [
+        "arc_easy:acc",
+        "arc_easy:acc_norm",
+        "piqa:acc",
+        "piqa:acc_norm",
+    ]
     arc = next(s for s in sets if s.metric == "arc_easy:acc")
     assert arc.ids == ("0", "1", "2") and arc.values.tolist() == [1, 0, 1]
     assert arc.version == "1.0" and arc.model == str(run)
@@ -26,11 +31,23 @@ def test_lm_eval_run_folder_gives_every_task_and_metric(tmp_path: Path) -> None:
 
 def test_lm_eval_filters_are_metrics_and_doc_fields_are_clusters(tmp_path: Path) -> None:
     path = tmp_path / f"samples_gsm8k_{DATE}.jsonl"
-    records = [lm_eval_sample(i, float(i % 2), passage=f"p{i // 2}", filt=f, extra={"metrics": ["exact_match"], "exact_match": float(i % 2)})
-               for i in range(4) for f in ("strict-match", "flexible-extract")]
+    records = [
+        lm_eval_sample(
+            i,
+            float(i % 2),
+            passage=f"p{i // 2}",
+            filt=f,
+            extra={"metrics": ["exact_match"], "exact_match": float(i % 2)},
+        )
+        for i in range(4)
+        for f in ("strict-match", "flexible-extract")
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     sets = read_scores(str(path), Columns(cluster="doc.passage_id"))
-    assert sorted(s.metric for s in sets) == ["gsm8k:exact_match,flexible-extract", "gsm8k:exact_match,strict-match"]
+    assert sorted(s.metric for s in sets) == [
+        "gsm8k:exact_match,flexible-extract",
+        "gsm8k:exact_match,strict-match",
+    ]
     assert sets[0].clusters == ("p0", "p0", "p1", "p1")
 
 
@@ -63,8 +80,13 @@ def test_inspect_log_epochs_are_samples_and_letters_are_numbers(tmp_path: Path) 
     assert s.clusters == ("p0", "p0", "p1", "p1")
 
 
-@pytest.mark.parametrize(("kwargs", "needle"), [({"version": 1}, "log version 1"), ({"status": "error"}, "status is 'error'")])
-def test_inspect_log_of_unknown_version_or_unfinished_is_refused(tmp_path: Path, kwargs: dict, needle: str) -> None:
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [({"version": 1}, "log version 1"), ({"status": "error"}, "status is 'error'")],
+)
+def test_inspect_log_of_unknown_version_or_unfinished_is_refused(
+    tmp_path: Path, kwargs: dict, needle: str
+) -> None:
     log = inspect_log(tmp_path / "log.json", ["C", "I"], **kwargs)
     with pytest.raises(InputError, match=needle):
         read_scores(str(log))
@@ -77,13 +99,22 @@ def test_plain_csv_with_samples_and_clusters(tmp_path: Path) -> None:
     assert s.ids == ("a", "b") and s.item.tolist() == [0, 0, 1, 1] and s.clusters == ("p", "p")
 
 
-@pytest.mark.parametrize(("text", "needle"), [
-    ("id,score\na,1\nb,x\n", "m.csv: line 3, score: score 'x' is not a number"),
-    ("id,score\na,1\nb,nan\n", "line 3, score: score is 'nan'"),
-    ("id,score\na,1\na,0\n", "line 3: item 'a' already given at line 2"),
-    ("id,gen,c,score\na,1,p,1\na,2,q,0\n", "line 3: item 'a' is in cluster 'q' here but 'p' at line 2"),
-    ("id,gen,c,score\na,1,p,1\na,1,p,0\n", "line 3: item 'a' sample '1' already given at line 2"),
-])
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("id,score\na,1\nb,x\n", "m.csv: line 3, score: score 'x' is not a number"),
+        ("id,score\na,1\nb,nan\n", "line 3, score: score is 'nan'"),
+        ("id,score\na,1\na,0\n", "line 3: item 'a' already given at line 2"),
+        (
+            "id,gen,c,score\na,1,p,1\na,2,q,0\n",
+            "line 3: item 'a' is in cluster 'q' here but 'p' at line 2",
+        ),
+        (
+            "id,gen,c,score\na,1,p,1\na,1,p,0\n",
+            "line 3: item 'a' sample '1' already given at line 2",
+        ),
+    ],
+)
 def test_plain_csv_refusals_name_file_and_line(tmp_path: Path, text: str, needle: str) -> None:
     path = tmp_path / "m.csv"
     path.write_text(text, encoding="utf-8")
@@ -126,8 +157,12 @@ def test_the_order_of_a_files_lines_does_not_matter(order: list[int]) -> None:
     values = [1, 0, 1, 1, 0, 0, 1, 0, 1, 1, 1, 0]
     with tempfile.TemporaryDirectory() as tmp:
         a, b = Path(tmp) / "a.csv", Path(tmp) / "b.csv"
-        a.write_text("id,score\n" + "".join(f"i{k},{v}\n" for k, v in enumerate(values)), encoding="utf-8")
-        b.write_text("id,score\n" + "".join(f"i{k},{1 - values[k]}\n" for k in order), encoding="utf-8")
+        a.write_text(
+            "id,score\n" + "".join(f"i{k},{v}\n" for k, v in enumerate(values)), encoding="utf-8"
+        )
+        b.write_text(
+            "id,score\n" + "".join(f"i{k},{1 - values[k]}\n" for k in order), encoding="utf-8"
+        )
         (group,) = align(read_scores(str(a)) + read_scores(str(b)))
     assert group.ids == tuple(f"i{k}" for k in range(12))
     base, other = (s.values[np.argsort(s.item, kind="stable")] for s in group.sets)
@@ -153,13 +188,20 @@ def test_inspect_words_numbers_and_dict_scores(tmp_path: Path) -> None:
 def test_lm_eval_folder_with_two_runs_of_one_task_is_refused(tmp_path: Path) -> None:
     run = write_lm_eval_run(tmp_path / "m", {"arc": [1, 0]})
     (run / f"samples_arc_{DATE.replace('12-00', '13-00')}.jsonl").write_text(
-        (run / f"samples_arc_{DATE}.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+        (run / f"samples_arc_{DATE}.jsonl").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     with pytest.raises(InputError, match="task arc has two sample files"):
         read_scores(str(run))
 
 
 def _item_means(s) -> dict[str, float]:
-    return dict(zip(s.ids, (np.bincount(s.item, weights=s.values) / np.bincount(s.item)).tolist(), strict=True))
+    return dict(
+        zip(
+            s.ids,
+            (np.bincount(s.item, weights=s.values) / np.bincount(s.item)).tolist(),
+            strict=True,
+        )
+    )
 
 
 def test_inspect_eval_archive_reads_as_its_json_log(tmp_path: Path) -> None:

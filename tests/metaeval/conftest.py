@@ -9,7 +9,16 @@ import pytest
 from tests.conftest import REPO
 
 MQM = Path(os.environ.get("EVALAB_WMT21_MQM", REPO.parent / "shared" / "wmt21-mqm"))
-SYSTEMS = ["Facebook-AI", "HuaweiTSC", "NVIDIA-NeMo", "Online-W", "UEdin", "VolcTrans-AT", "VolcTrans-GLAT", "eTranslation"]
+SYSTEMS = [
+    "Facebook-AI",
+    "HuaweiTSC",
+    "NVIDIA-NeMo",
+    "Online-W",
+    "UEdin",
+    "VolcTrans-AT",
+    "VolcTrans-GLAT",
+    "eTranslation",
+]
 
 
 @pytest.fixture(scope="session")
@@ -23,6 +32,13 @@ def mqm() -> Path:
 def mqm_args(root: Path) -> list[str]:
     """``--human``, ``-r`` and ``-i`` arguments of the eight rated systems."""
     hyps = [str(root / "system-outputs" / f"newstest2021.en-de.hyp.{s}.de") for s in SYSTEMS]
-    return ["--human", str(root / "human" / "mqm_newstest2021_ende.avg_seg_scores.tsv"),
-            "-r", str(root / "references" / "newstest2021.en-de.ref.A.de"), "-i", *hyps,
-            "--name-map", "Nemo=NVIDIA-NeMo"]
+    return [
+        "--human",
+        str(root / "human" / "mqm_newstest2021_ende.avg_seg_scores.tsv"),
+        "-r",
+        str(root / "references" / "newstest2021.en-de.ref.A.de"),
+        "-i",
+        *hyps,
+        "--name-map",
+        "Nemo=NVIDIA-NeMo",
+    ]

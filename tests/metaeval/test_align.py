@@ -9,24 +9,36 @@ from evalab.errors import InputError, SettingsError
 from evalab.metaeval.align import align_human, parse_name_map
 from evalab.metaeval.human import HumanScores
 
-HUMAN = HumanScores("h.tsv", {
-    "Facebook-AI": np.array([1.0, np.nan]),
-    "Nemo": np.array([2.0, 3.0]),
-    "ref-C": np.array([4.0, 5.0]),
-    "ref-B": np.array([np.nan, np.nan]),
-})
-FILES = {"Facebook-AI": "nt.en-de.hyp.Facebook-AI.de", "NVIDIA-NeMo": "nt.en-de.hyp.NVIDIA-NeMo.de", "ref.C": "nt.en-de.ref.C.de"}
+HUMAN = HumanScores(
+    "h.tsv",
+    {
+        "Facebook-AI": np.array([1.0, np.nan]),
+        "Nemo": np.array([2.0, 3.0]),
+        "ref-C": np.array([4.0, 5.0]),
+        "ref-B": np.array([np.nan, np.nan]),
+    },
+)
+FILES = {
+    "Facebook-AI": "nt.en-de.hyp.Facebook-AI.de",
+    "NVIDIA-NeMo": "nt.en-de.hyp.NVIDIA-NeMo.de",
+    "ref.C": "nt.en-de.ref.C.de",
+}
 ALIASES = {**{s: s for s in FILES}, **{f: s for s, f in FILES.items()}}
 
 
 def test_short_names_dotted_parts_and_the_name_map():
-    got = align_human(HUMAN, list(FILES), ALIASES, parse_name_map(["Nemo=NVIDIA-NeMo", "ref-C=ref.C"]), FILES)
+    got = align_human(
+        HUMAN, list(FILES), ALIASES, parse_name_map(["Nemo=NVIDIA-NeMo", "ref-C=ref.C"]), FILES
+    )
     np.testing.assert_array_equal(got, [[1.0, np.nan], [2.0, 3.0], [4.0, 5.0]])
 
 
 def test_a_name_map_value_may_be_a_dotted_part_of_the_file_name():
-    files = {"hyp.Facebook-AI": "nt.hyp.Facebook-AI.de", "hyp.NVIDIA-NeMo": "nt.hyp.NVIDIA-NeMo.de",
-             "ref.C": "nt.ref.C.de"}
+    files = {
+        "hyp.Facebook-AI": "nt.hyp.Facebook-AI.de",
+        "hyp.NVIDIA-NeMo": "nt.hyp.NVIDIA-NeMo.de",
+        "ref.C": "nt.ref.C.de",
+    }
     aliases = {s: s for s in files}
     got = align_human(HUMAN, list(files), aliases, {"Nemo": "NVIDIA-NeMo", "ref-C": "ref.C"}, files)
     assert got[1, 1] == 3.0
@@ -36,16 +48,27 @@ def test_a_name_map_value_may_be_a_dotted_part_of_the_file_name():
     ("systems", "name_map", "message"),
     [
         (["Facebook-AI", "NVIDIA-NeMo"], {}, "'NVIDIA-NeMo' has no scores in h.tsv"),
-        (["Facebook-AI", "NVIDIA-NeMo"], {"Nemo": "nosuch"}, "'nosuch' is not one of the -i systems"),
+        (
+            ["Facebook-AI", "NVIDIA-NeMo"],
+            {"Nemo": "nosuch"},
+            "'nosuch' is not one of the -i systems",
+        ),
         (["Facebook-AI", "NVIDIA-NeMo"], {"Nobody": "NVIDIA-NeMo"}, "h.tsv has no system 'Nobody'"),
         (["Facebook-AI", "ref.C"], {"ref-B": "ref.C"}, "no segment is rated"),
         (["Facebook-AI"], {}, "at least 3 systems"),
         # two points always correlate perfectly: a system-level Pearson of -1 or +1 is no finding
         (["Facebook-AI", "NVIDIA-NeMo"], {"Nemo": "NVIDIA-NeMo"}, "at least 3 systems"),
         # one human system's judgements cannot rate two different outputs
-        (["Facebook-AI", "NVIDIA-NeMo", "ref.C"], {"Nemo": "NVIDIA-NeMo", "ref-C": "ref.C", "Facebook-AI": "ref.C"},
-         "named by both"),
-        (["Facebook-AI", "NVIDIA-NeMo", "ref.C"], {"Facebook-AI": "NVIDIA-NeMo"}, "both take the scores of 'Facebook-AI'"),
+        (
+            ["Facebook-AI", "NVIDIA-NeMo", "ref.C"],
+            {"Nemo": "NVIDIA-NeMo", "ref-C": "ref.C", "Facebook-AI": "ref.C"},
+            "named by both",
+        ),
+        (
+            ["Facebook-AI", "NVIDIA-NeMo", "ref.C"],
+            {"Facebook-AI": "NVIDIA-NeMo"},
+            "both take the scores of 'Facebook-AI'",
+        ),
     ],
 )
 def test_refusals(systems, name_map, message):

@@ -23,7 +23,9 @@ def synth(tmp_path):
     for s, name in enumerate(SYSTEMS):
         (tmp_path / f"{name}.txt").write_text("".join(f"hyp {s} {i}\n" for i in range(N_SEG)))
         for i in range(N_SEG):
-            human.append(f"{name}\t{i + 1}\t{quality[s, i]:.6f}" if rated[s, i] else f"{name}\t{i + 1}\tNone")
+            human.append(
+                f"{name}\t{i + 1}\t{quality[s, i]:.6f}" if rated[s, i] else f"{name}\t{i + 1}\tNone"
+            )
             scores.append(f"oracle\t{name}\t{i + 1}\t{quality[s, i] * 2 + 7:.6f}")
             scores.append(f"noisy\t{name}\t{i + 1}\t{quality[s, i] + rng.normal(0, 1.0):.6f}")
             scores.append(f"random\t{name}\t{i + 1}\t{rng.normal():.6f}")
@@ -33,8 +35,22 @@ def synth(tmp_path):
 
 
 def base_args(d):
-    return ["meta-eval", "--human", d / "human.tsv", "-r", d / "ref.txt",
-            "-i", *(d / f"{s}.txt" for s in SYSTEMS), "--scores", d / "scores.tsv", "-n", "200", "--permutations", "200", "-q"]
+    return [
+        "meta-eval",
+        "--human",
+        d / "human.tsv",
+        "-r",
+        d / "ref.txt",
+        "-i",
+        *(d / f"{s}.txt" for s in SYSTEMS),
+        "--scores",
+        d / "scores.tsv",
+        "-n",
+        "200",
+        "--permutations",
+        "200",
+        "-q",
+    ]
 
 
 def stats_of(stdout):
@@ -77,7 +93,11 @@ def test_same_seed_same_numbers_and_formats(run_cli, synth, tmp_path):
     first = run_cli(*base_args(synth), "-f", "json")
     again = run_cli(*base_args(synth), "-f", "json")
     assert first.stdout == again.stdout
-    for fmt, marker in (("markdown", "| level |"), ("latex", r"\begin{tabular}"), ("table", "Pearson")):
+    for fmt, marker in (
+        ("markdown", "| level |"),
+        ("latex", r"\begin{tabular}"),
+        ("table", "Pearson"),
+    ):
         res = run_cli(*base_args(synth), "-f", fmt)
         assert res.exit_code == 0 and marker in res.stdout, res.stderr
         if fmt == "latex":
@@ -86,7 +106,9 @@ def test_same_seed_same_numbers_and_formats(run_cli, synth, tmp_path):
     res = run_cli(*base_args(synth), "-f", "html", "-o", page)
     assert res.exit_code == 0 and res.stdout == ""
     text = page.read_text(encoding="utf-8")
-    assert text.count("<svg") == 3 + 9 and "<script" not in text and "Content-Security-Policy" in text
+    assert (
+        text.count("<svg") == 3 + 9 and "<script" not in text and "Content-Security-Policy" in text
+    )
 
 
 def test_source_is_checked_and_accepted(run_cli, synth):
@@ -103,21 +125,51 @@ def rewrite(path, old, new):
 @pytest.mark.parametrize(
     ("edit", "extra", "message"),
     [
-        (lambda d: rewrite(d / "human.tsv", "sysC\t", "other\t"), [], "system 'sysC' has no scores in"),
+        (
+            lambda d: rewrite(d / "human.tsv", "sysC\t", "other\t"),
+            [],
+            "system 'sysC' has no scores in",
+        ),
         (lambda d: None, ["--name-map", "Nemo=sysA"], "has no system 'Nemo'"),
         (lambda d: None, ["--name-map", "sysA=nosuch"], "'nosuch' is not one of the -i systems"),
-        (lambda d: rewrite(d / "human.tsv", "sysB\t3\t", "sysB\t41\t"), [], "segment 41 is out of range"),
-        (lambda d: (d / "human.tsv").write_text("".join(f"sysA\t{i}\tNone\n" for i in range(1, 41)) + "".join(f"{s}\t1\t0.5\n" for s in SYSTEMS[1:])), [], "no segment is rated"),
+        (
+            lambda d: rewrite(d / "human.tsv", "sysB\t3\t", "sysB\t41\t"),
+            [],
+            "segment 41 is out of range",
+        ),
+        (
+            lambda d: (d / "human.tsv").write_text(
+                "".join(f"sysA\t{i}\tNone\n" for i in range(1, 41))
+                + "".join(f"{s}\t1\t0.5\n" for s in SYSTEMS[1:])
+            ),
+            [],
+            "no segment is rated",
+        ),
         (lambda d: (d / "sysB.txt").write_text("too short\n"), [], "line count"),
-        (lambda d: rewrite(d / "scores.tsv", "oracle\tsysA\t1\t", "oracle\tsysZ\t1\t"), [], "no score for system 'sysA', segment 1"),
-        (lambda d: rewrite(d / "scores.tsv", "oracle\tsysA\t1\t", "oracle\tsysA\t99\t"), [], "segment 99 is out of range"),
+        (
+            lambda d: rewrite(d / "scores.tsv", "oracle\tsysA\t1\t", "oracle\tsysZ\t1\t"),
+            [],
+            "no score for system 'sysA', segment 1",
+        ),
+        (
+            lambda d: rewrite(d / "scores.tsv", "oracle\tsysA\t1\t", "oracle\tsysA\t99\t"),
+            [],
+            "segment 99 is out of range",
+        ),
         (lambda d: None, ["--confidence", "2"], "confidence"),
         (lambda d: None, ["-f", "pdf"], "unknown format"),
         # round 2: each of these crashed with a traceback or printed numbers that mean nothing
-        (lambda d: d.joinpath("scores.tsv").open("a").write("oracle\tsysA\t01\t0.5\n"), [],
-         "oracle has a second score for system 'sysA', segment 1"),
+        (
+            lambda d: d.joinpath("scores.tsv").open("a").write("oracle\tsysA\t01\t0.5\n"),
+            [],
+            "oracle has a second score for system 'sysA', segment 1",
+        ),
         (lambda d: None, ["--name-map", "sysA=sysB"], "both take the scores of 'sysA'"),
-        (lambda d: None, ["--human-format", "mqm"], "this is the TSV header: use --human-format tsv"),
+        (
+            lambda d: None,
+            ["--human-format", "mqm"],
+            "this is the TSV header: use --human-format tsv",
+        ),
     ],
 )
 def test_bad_input_one_line_exit_2(run_cli, synth, edit, extra, message):
@@ -127,14 +179,30 @@ def test_bad_input_one_line_exit_2(run_cli, synth, edit, extra, message):
     assert res.exit_code == 2
     assert res.stdout == ""
     lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("evalab: error:") and message in lines[0], res.stderr
+    assert len(lines) == 1 and lines[0].startswith("evalab: error:") and message in lines[0], (
+        res.stderr
+    )
     assert not out.exists()
 
 
 def test_saved_scores_give_the_same_segment_statistics(run_cli, synth):
     saved = synth / "chrf.scores.tsv"
-    args = ["meta-eval", "--human", synth / "human.tsv", "-r", synth / "ref.txt",
-            "-i", *(synth / f"{s}.txt" for s in SYSTEMS), "-n", "50", "--permutations", "0", "-q", "-f", "json"]
+    args = [
+        "meta-eval",
+        "--human",
+        synth / "human.tsv",
+        "-r",
+        synth / "ref.txt",
+        "-i",
+        *(synth / f"{s}.txt" for s in SYSTEMS),
+        "-n",
+        "50",
+        "--permutations",
+        "0",
+        "-q",
+        "-f",
+        "json",
+    ]
     first = run_cli(*args, "-m", "chrf", "--save-scores", saved)
     assert first.exit_code == 0, first.stderr
     again = run_cli(*args, "--scores", saved)
@@ -152,7 +220,10 @@ def test_saved_scores_give_the_same_segment_statistics(run_cli, synth):
         (["-o", "ref.txt"], "--out ref.txt is the same file as -r"),
         (["-o", "human.tsv"], "--out human.tsv is the same file as --human"),
         (["--save-scores", "scores.tsv"], "--save-scores scores.tsv is the same file as --scores"),
-        (["-o", "x.json", "--save-scores", "x.json"], "--save-scores x.json is the same file as --out"),
+        (
+            ["-o", "x.json", "--save-scores", "x.json"],
+            "--save-scores x.json is the same file as --out",
+        ),
     ],
 )
 def test_outputs_never_overwrite_an_input(synth, outputs, message):
@@ -174,22 +245,53 @@ def test_segment_ids_with_leading_zeros_are_the_same_segments(run_cli, synth):
 @pytest.mark.parametrize("n_systems", [1, 2])
 def test_fewer_than_three_systems_are_refused(synth, n_systems):
     """Two systems always correlate at +1 or -1: a printed Pearson of 1.0000 would be no finding."""
-    args = ["meta-eval", "--human", "human.tsv", "-r", "ref.txt", "-i", *(f"{s}.txt" for s in SYSTEMS[:n_systems]),
-            "-m", "chrf", "-q", "-n", "10", "--permutations", "0"]
+    args = [
+        "meta-eval",
+        "--human",
+        "human.tsv",
+        "-r",
+        "ref.txt",
+        "-i",
+        *(f"{s}.txt" for s in SYSTEMS[:n_systems]),
+        "-m",
+        "chrf",
+        "-q",
+        "-n",
+        "10",
+        "--permutations",
+        "0",
+    ]
     assert_refused(tuple(args), "at least 3 systems", watch=(synth,), cwd=synth)
 
 
 @pytest.mark.parametrize("again", ["sysA.txt", "./sysA.txt"])
 def test_a_system_given_twice_is_refused(synth, again):
     # was a traceback (numpy broadcast error: 5 metric rows against 6 human rows)
-    args = ["meta-eval", "--human", "human.tsv", "-r", "ref.txt", "-i", *(f"{s}.txt" for s in SYSTEMS), again,
-            "-m", "chrf", "-q", "-n", "10", "--permutations", "0"]
+    args = [
+        "meta-eval",
+        "--human",
+        "human.tsv",
+        "-r",
+        "ref.txt",
+        "-i",
+        *(f"{s}.txt" for s in SYSTEMS),
+        again,
+        "-m",
+        "chrf",
+        "-q",
+        "-n",
+        "10",
+        "--permutations",
+        "0",
+    ]
     assert_refused(tuple(args), "system file given twice: sysA.txt", watch=(synth,), cwd=synth)
 
 
 def test_constant_human_scores_are_refused(synth):
     # every statistic was undefined or trivially 1.0 (acc_eq: every pair a tie), each ranked 1
-    (synth / "human.tsv").write_text("".join(f"{s}\t{i}\t0\n" for s in SYSTEMS for i in range(1, N_SEG + 1)))
+    (synth / "human.tsv").write_text(
+        "".join(f"{s}\t{i}\t0\n" for s in SYSTEMS for i in range(1, N_SEG + 1))
+    )
     args = [str(a) for a in base_args(synth)]
     assert_refused(tuple(args), "every rated human score is 0", watch=(synth,), cwd=synth)
 
@@ -211,7 +313,9 @@ def test_an_undefined_statistic_has_no_rank(run_cli, synth):
 def test_a_byte_order_mark_is_harmless(run_cli, synth, which):
     # was: "human.tsv:1: segment id 'segment' is not a whole number" (the mark stuck to the header)
     rows = [line.split("\t") for line in (synth / "human.tsv").read_text().splitlines()[1:]]
-    (synth / "mqm.tsv").write_text("system mqm_avg_score seg_id\n" + "".join(f"{s} {v} {k}\n" for s, k, v in rows))
+    (synth / "mqm.tsv").write_text(
+        "system mqm_avg_score seg_id\n" + "".join(f"{s} {v} {k}\n" for s, k, v in rows)
+    )
     args = base_args(synth)
     if which == "mqm.tsv":
         args[args.index(synth / "human.tsv")] = synth / "mqm.tsv"

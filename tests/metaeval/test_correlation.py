@@ -98,4 +98,6 @@ def test_kendall_rows_equal_scipy_row_by_row(n_classes):
     x[3] = 1.0  # a constant row: undefined
     got = kendall_tau_b_rows(x, y)
     for row, tau in zip(x, got, strict=True):
-        assert tau == pytest.approx(scipy_stats.kendalltau(row, y).statistic, abs=1e-12, nan_ok=True)
+        assert tau == pytest.approx(
+            scipy_stats.kendalltau(row, y).statistic, abs=1e-12, nan_ok=True
+        )

@@ -27,7 +27,9 @@ def _study(n_segments: int, differing: int) -> tuple[np.ndarray, list[MetricScor
 
 def _pearson(n_segments: int, differing: int):
     human, metrics = _study(n_segments, differing)
-    result = meta_evaluate(human, ["a", "b", "c"], metrics, MetaEvalSettings(n_bootstrap=400, n_permutations=0))
+    result = meta_evaluate(
+        human, ["a", "b", "c"], metrics, MetaEvalSettings(n_bootstrap=400, n_permutations=0)
+    )
     return result.estimates[("system", "pearson")]["m"], result.notes
 
 
@@ -35,7 +37,9 @@ def test_an_interval_over_mostly_undefined_resamples_is_refused():
     # 10 segments, 1 differing: about 0.9^10 = 35% of resamples leave Pearson undefined
     est, notes = _pearson(10, 1)
     assert est.low is None and est.high is None and np.isfinite(est.value)
-    assert any(n.startswith("Pearson, m: no interval: the statistic is undefined on ") for n in notes)
+    assert any(
+        n.startswith("Pearson, m: no interval: the statistic is undefined on ") for n in notes
+    )
 
 
 def test_an_interval_over_a_few_undefined_resamples_is_shown_and_said():
@@ -48,4 +52,6 @@ def test_an_interval_over_a_few_undefined_resamples_is_shown_and_said():
 
 def test_no_note_when_every_resample_is_defined():
     est, notes = _pearson(200, 200)
-    assert est.low is not None and not any("resamples on which" in n or "undefined on" in n for n in notes)
+    assert est.low is not None and not any(
+        "resamples on which" in n or "undefined on" in n for n in notes
+    )

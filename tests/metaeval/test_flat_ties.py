@@ -47,7 +47,9 @@ def test_resampled_equals_the_definition_on_the_expanded_sample(seed, implementa
     counts = rng.multinomial(n_seg, np.ones(n_seg) / n_seg, size=4).astype(np.float64)
     got = acc_eq_flat_resampled(flat_pairs(x, y, seg), counts)
     for b, row in enumerate(counts):
-        idx = np.concatenate([np.flatnonzero(seg == s).repeat(int(row[s])) for s in range(n_seg)]).astype(int)
+        idx = np.concatenate(
+            [np.flatnonzero(seg == s).repeat(int(row[s])) for s in range(n_seg)]
+        ).astype(int)
         if len(idx) < 2:
             assert np.isnan(got[b])
             continue
@@ -69,7 +71,9 @@ def test_kernel_equals_numpy_on_many_resamples(monkeypatch):
     rng = np.random.default_rng(11)
     x, y, seg = _cells(rng, 40, 6)
     pairs = flat_pairs(x, y, seg)
-    counts = rng.multinomial(40, np.ones(40) / 40, size=300).astype(np.float64)  # several kernel blocks
+    counts = rng.multinomial(40, np.ones(40) / 40, size=300).astype(
+        np.float64
+    )  # several kernel blocks
     compiled = acc_eq_flat_resampled(pairs, counts)
     monkeypatch.setattr(flat_ties, "kernel", None)
     assert np.array_equal(compiled, acc_eq_flat_resampled(pairs, counts))

@@ -16,7 +16,9 @@ def write(tmp_path, text, name="h.tsv"):
 
 
 def test_mqm_format_with_mixed_whitespace_and_none(tmp_path):
-    path = write(tmp_path, "system mqm_avg_score seg_id\nA\t-5.000000 1\nA\tNone 2\nB\t-0.000000 2\n")
+    path = write(
+        tmp_path, "system mqm_avg_score seg_id\nA\t-5.000000 1\nA\tNone 2\nB\t-0.000000 2\n"
+    )
     h = read_human_scores(path, 3)
     assert h.system_names() == ["A", "B"]
     assert h.scores["A"][0] == -5.0 and np.isnan(h.scores["A"][1]) and np.isnan(h.scores["A"][2])

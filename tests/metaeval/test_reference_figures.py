@@ -39,8 +39,25 @@ def result(mqm, tmp_path_factory):
     import sys
 
     out = tmp_path_factory.mktemp("meta") / "result.json"
-    cmd = [sys.executable, "-m", "evalab", "meta-eval", *mqm_args(mqm), "-m", "bleu", "chrf",
-           "-n", "64", "--permutations", "20", "-q", "-f", "json", "-o", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "evalab",
+        "meta-eval",
+        *mqm_args(mqm),
+        "-m",
+        "bleu",
+        "chrf",
+        "-n",
+        "64",
+        "--permutations",
+        "20",
+        "-q",
+        "-f",
+        "json",
+        "-o",
+        str(out),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""
@@ -55,8 +72,14 @@ def test_reference_figure(result, metric, key):
 
 
 def test_rated_cells_and_intervals(result, mqm):
-    lines = (mqm / "human" / "mqm_newstest2021_ende.avg_seg_scores.tsv").read_text().splitlines()[1:]
-    rated = sum(1 for line in lines if line.split()[0] in {*result["systems"], "Nemo"} and line.split()[1] != "None")
+    lines = (
+        (mqm / "human" / "mqm_newstest2021_ende.avg_seg_scores.tsv").read_text().splitlines()[1:]
+    )
+    rated = sum(
+        1
+        for line in lines
+        if line.split()[0] in {*result["systems"], "Nemo"} and line.split()[1] != "None"
+    )
     assert result["rated_segments"] == rated
     for r in result["statistics"]:
         if r["ci_low"] is not None:

@@ -28,7 +28,9 @@ def _data(noise, seed):
     return SegmentData(human + rng.normal(0, noise, human.shape), human, mask)
 
 
-@pytest.mark.parametrize("stat", ["pearson", "kendall", "pearson_item", "kendall_item", "acc_eq_item"])
+@pytest.mark.parametrize(
+    "stat", ["pearson", "kendall", "pearson_item", "kendall_item", "acc_eq_item"]
+)
 def test_permutation_separates_a_good_metric_from_noise(stat):
     good, bad = _data(0.3, 1), _data(30.0, 2)
     bad = SegmentData(bad.metric, good.human, good.mask)

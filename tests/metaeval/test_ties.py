@@ -19,7 +19,9 @@ def _acc_at(x, y, eps):
     for i, j in pairs:
         dm, dh = x[i] - x[j], y[i] - y[j]
         metric_tie = abs(dm) <= eps
-        good += (metric_tie and dh == 0) or (not metric_tie and np.sign(dm) == np.sign(dh) and dh != 0)
+        good += (metric_tie and dh == 0) or (
+            not metric_tie and np.sign(dm) == np.sign(dh) and dh != 0
+        )
     return good / len(pairs)
 
 
@@ -34,7 +36,9 @@ def brute_flat(x, y):
 
 
 def brute_grouped(xm, ym, mask):
-    groups = [(xm[mask[:, g], g], ym[mask[:, g], g]) for g in range(xm.shape[1]) if mask[:, g].sum() >= 2]
+    groups = [
+        (xm[mask[:, g], g], ym[mask[:, g], g]) for g in range(xm.shape[1]) if mask[:, g].sum() >= 2
+    ]
 
     def acc(eps):
         return np.mean([_acc_at(x, y, eps) for x, y in groups])
@@ -85,7 +89,11 @@ def test_resample_weights_equal_duplicated_groups():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 6), st.sampled_from([0.0, -1.0, -5.0])), min_size=2, max_size=15))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 6), st.sampled_from([0.0, -1.0, -5.0])), min_size=2, max_size=15
+    )
+)
 def test_flat_properties(cells):
     x = np.array([c[0] for c in cells], dtype=float)
     y = np.array([c[1] for c in cells])

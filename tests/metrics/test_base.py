@@ -38,8 +38,12 @@ class Toy(Metric):
         return sums[..., 0] / sums[..., 1]
 
     def _score_from_sums(self, sums, nrefs):
-        return Score(self.name, float(sums[0] / sums[1]), self.signature_for(nrefs),
-                     components={"hyp_len": float(sums[0]), "ratio_list": [1, 2]})
+        return Score(
+            self.name,
+            float(sums[0] / sums[1]),
+            self.signature_for(nrefs),
+            components={"hyp_len": float(sums[0]), "ratio_list": [1, 2]},
+        )
 
     def _signature_fields(self, nrefs):
         return [("nrefs", str(nrefs)), ("mode", self.settings.mode)]
@@ -73,7 +77,9 @@ def test_per_segment_list_mistake_is_explained():
     # three segments, each with a list of two references: the classic transposition mistake
     hyps = ["a", "b", "c"]
     per_segment = [["a1", "a2"], ["b1", "b2"], ["c1", "c2"]]
-    with pytest.raises(InputError, match="one list of references per segment was passed; transpose"):
+    with pytest.raises(
+        InputError, match="one list of references per segment was passed; transpose"
+    ):
         check_references(hyps, per_segment, metric="m")
     with pytest.raises(InputError, match="transpose"):
         evalab.metric("f1").corpus_score(hyps, per_segment)
@@ -105,7 +111,9 @@ def test_describe_and_validate():
     rows = {r["name"]: r for r in ToySettings.describe()}
     assert rows["mode"]["choices"] == ("a", "b") and rows["mode"]["default"] == "a"
     assert rows["order"]["type"] == "int" and rows["flag"]["help"] == "a bool"
-    with pytest.raises(SettingsError, match="invalid value 'c' for setting 'mode'; expected one of 'a', 'b'"):
+    with pytest.raises(
+        SettingsError, match="invalid value 'c' for setting 'mode'; expected one of 'a', 'b'"
+    ):
         Toy(mode="c")
 
 
@@ -167,14 +175,21 @@ def test_aggregate_refuses_stats_of_other_settings_or_metrics():
 def test_concatenation_checks_signatures_and_additivity():
     m = Toy()
     a, b = m.stats(["ab"], [["abcd"]]), m.stats(["c"], [["ef"]])
-    assert m.aggregate(Stats.concat([a, b])).score == m.corpus_score(["ab", "c"], [["abcd", "ef"]]).score
+    assert (
+        m.aggregate(Stats.concat([a, b])).score
+        == m.corpus_score(["ab", "c"], [["abcd", "ef"]]).score
+    )
     with pytest.raises(InputError, match=r"different numbers of references \(1 and 2\)"):
         Stats.concat([a, m.stats(["c"], [["ef"], ["g"]])])
     with pytest.raises(InputError, match="different signatures"):
         Stats.concat([a, Toy(mode="b").stats(["c"], [["ef"]])])
     with pytest.raises(InputError, match="not additive"):
-        Stats.concat([replace(a, additive=False, context="x"), replace(b, additive=False, context="y")])
-    both = Stats.concat([replace(a, additive=False, context="x"), replace(b, additive=False, context="x")])
+        Stats.concat(
+            [replace(a, additive=False, context="x"), replace(b, additive=False, context="y")]
+        )
+    both = Stats.concat(
+        [replace(a, additive=False, context="x"), replace(b, additive=False, context="x")]
+    )
     assert len(both) == 2 and not both.additive
 
 
@@ -190,7 +205,10 @@ def test_every_empty_corpus_is_one_input_error(name, hyps, refs):
 @pytest.mark.parametrize("name", ["bleu", "chrf", "exact_match", "f1", "rouge1"])
 def test_references_and_hypotheses_may_be_generators(name):
     m = evalab.metric(name)
-    hyps, refs = ["the cat sat", "a dog"], [["the cat sat down", "a dog ran"], ["a cat sat", "the dog"]]
+    hyps, refs = (
+        ["the cat sat", "a dog"],
+        [["the cat sat down", "a dog ran"], ["a cat sat", "the dog"]],
+    )
     expected = m.corpus_score(hyps, refs)
     got = m.corpus_score((h for h in hyps), (list(s) for s in refs))
     assert got.score == expected.score and got.signature == expected.signature
@@ -280,13 +298,20 @@ COMMAS = "a," * 20_000  # one whitespace word; 40 000 TER tokens once punctuatio
 @pytest.mark.parametrize(
     ("name", "settings", "hyp", "needle"),
     [
-        ("ter", {"normalized": True, "asian_support": True}, CJK_LINE, "30,000 TER tokens against a reference of 30,000"),
+        (
+            "ter",
+            {"normalized": True, "asian_support": True},
+            CJK_LINE,
+            "30,000 TER tokens against a reference of 30,000",
+        ),
         ("ter", {"normalized": True}, COMMAS, "40,000 TER tokens against a reference of 40,000"),
         ("wer", {}, " ".join(["w"] * 110_000), "110,000 words"),
         ("cer", {}, "c" * 110_000, "110,000 characters"),
     ],
 )
-def test_a_pair_beyond_the_metrics_own_token_bound_is_refused_by_the_api(name, settings, hyp, needle):
+def test_a_pair_beyond_the_metrics_own_token_bound_is_refused_by_the_api(
+    name, settings, hyp, needle
+):
     # was: MemoryError (TER counted whitespace words, and only in the CLI)
     from evalab.metrics.base import PairTooLarge
 
@@ -304,7 +329,11 @@ def test_a_pair_beyond_the_metrics_own_token_bound_is_refused_by_the_api(name, s
     ("name", "settings", "expected"),
     [
         ("ter", {}, ([1, 2], [2, 3])),  # whitespace words without normalisation
-        ("ter", {"normalized": True, "asian_support": True}, ([2, 3], [3, 3])),  # "a," -> a , ; 漢字 d -> 漢 字 d
+        (
+            "ter",
+            {"normalized": True, "asian_support": True},
+            ([2, 3], [3, 3]),
+        ),  # "a," -> a , ; 漢字 d -> 漢 字 d
         ("wer", {}, ([1, 2], [2, 3])),
         ("cer", {}, ([2, 4], [4, 5])),
         ("rougeL", {}, ([1, 1], [2, 3])),  # rouge-score's tokenizer drops punctuation and CJK
@@ -314,8 +343,12 @@ def test_pair_sizes_count_the_metrics_own_tokens(name, settings, expected):
     from evalab.metrics.registry import available_metrics, metric_class
 
     hyps, refs = ["a,", "漢字 d"], [["a, b", None], ["x", "y z w"]]
-    assert evalab.metric(name, **settings).pair_sizes(hyps, refs) == expected  # the longest reference; None is 0
-    assert {"ter", "wer", "cer", "rougeL", "rougeLsum"} <= {n for n in available_metrics() if metric_class(n).pair_work}
+    assert (
+        evalab.metric(name, **settings).pair_sizes(hyps, refs) == expected
+    )  # the longest reference; None is 0
+    assert {"ter", "wer", "cer", "rougeL", "rougeLsum"} <= {
+        n for n in available_metrics() if metric_class(n).pair_work
+    }
 
 
 def test_releases_gil_is_declared_per_class_not_inherited():
@@ -326,7 +359,9 @@ def test_releases_gil_is_declared_per_class_not_inherited():
         name = "slow-wer"
 
     assert "releases_gil" in WER.__dict__ and Slow.releases_gil is False
-    assert all("releases_gil" in cls.__dict__ or not cls.releases_gil for cls in _subclasses(Metric))
+    assert all(
+        "releases_gil" in cls.__dict__ or not cls.releases_gil for cls in _subclasses(Metric)
+    )
 
 
 def _subclasses(cls: type) -> list[type]:

@@ -84,17 +84,29 @@ def test_modified_precisions_and_corpus_aggregation() -> None:
 def test_verbose_line_and_signature() -> None:
     s = BLEU().corpus_score(["The cat sat on the mat."], [["The cat sat on the mat."]])
     assert s.verbose == "100.0/100.0/100.0/100.0 (BP = 1.000 ratio = 1.000 hyp_len = 7 ref_len = 7)"
-    assert s.signature == f"bleu|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:{evalab.__version__}"
-    assert BLEU(smooth_method="floor").signature_for(2).startswith("bleu|nrefs:2|case:mixed|eff:no|tok:13a|smooth:floor[0.10]")
+    assert (
+        s.signature
+        == f"bleu|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:{evalab.__version__}"
+    )
+    assert (
+        BLEU(smooth_method="floor")
+        .signature_for(2)
+        .startswith("bleu|nrefs:2|case:mixed|eff:no|tok:13a|smooth:floor[0.10]")
+    )
     assert "smooth:add-k[0.50]" in BLEU(smooth_method="add-k", smooth_value=0.5).signature_for(1)
-    assert "case:lc|eff:yes|tok:zh" in BLEU(lowercase=True, tokenize="zh", effective_order=True).signature_for(1)
+    assert "case:lc|eff:yes|tok:zh" in BLEU(
+        lowercase=True, tokenize="zh", effective_order=True
+    ).signature_for(1)
 
 
 def test_sentence_score_uses_effective_order_like_sentence_bleu() -> None:
     from sacrebleu import sentence_bleu
 
     m = BLEU()
-    for hyp, refs in [("a cat", ["a cat sat"]), ("the cat is on mat", ["the cat is on the mat", "a cat"])]:
+    for hyp, refs in [
+        ("a cat", ["a cat sat"]),
+        ("the cat is on mat", ["the cat is on the mat", "a cat"]),
+    ]:
         ours = m.sentence_score(hyp, refs)
         theirs = sentence_bleu(hyp, refs)
         assert ours.score == pytest.approx(theirs.score, abs=1e-9)
@@ -162,7 +174,9 @@ SENT = st.lists(WORDS, min_size=0, max_size=12).map(" ".join)
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(SENT, SENT, SENT), min_size=1, max_size=8), st.randoms(use_true_random=False))
+@given(
+    st.lists(st.tuples(SENT, SENT, SENT), min_size=1, max_size=8), st.randoms(use_true_random=False)
+)
 def test_properties(triples, rnd) -> None:
     hyps = [t[0] for t in triples]
     refs = [[t[1] for t in triples], [t[2] for t in triples]]
@@ -181,11 +195,16 @@ def test_properties(triples, rnd) -> None:
     assert np.array_equal(shuffled.sums(), rows.sums())
     # shards: stats of the parts are the stats of the whole
     cut = rnd.randint(0, len(hyps))
-    parts = [m.stats(hyps[:cut], [r[:cut] for r in refs]), m.stats(hyps[cut:], [r[cut:] for r in refs])]
+    parts = [
+        m.stats(hyps[:cut], [r[:cut] for r in refs]),
+        m.stats(hyps[cut:], [r[cut:] for r in refs]),
+    ]
     assert np.array_equal(np.concatenate(parts), rows)
     # the vectorised scorer (resampling) is the scalar corpus path, row by row, to the last bit
     vec = m.scores_from_sums(rows.rows)
-    assert vec == pytest.approx([m.aggregate(row[None], 2).score for row in rows], rel=1e-14, abs=1e-300)
+    assert vec == pytest.approx(
+        [m.aggregate(row[None], 2).score for row in rows], rel=1e-14, abs=1e-300
+    )
 
 
 def test_scores_from_sums_over_leading_axes() -> None:
@@ -195,7 +214,9 @@ def test_scores_from_sums_over_leading_axes() -> None:
             m = BLEU(smooth_method=method, effective_order=eff)
             matches = rng.integers(0, 6, size=(7, 5, 4))
             totals = matches + rng.integers(0, 4, size=(7, 5, 4))
-            sums = np.concatenate([rng.integers(0, 20, size=(7, 5, 2)), matches, totals], axis=-1).astype(float)
+            sums = np.concatenate(
+                [rng.integers(0, 20, size=(7, 5, 2)), matches, totals], axis=-1
+            ).astype(float)
             grid = m.scores_from_sums(sums)
             assert grid.shape == (7, 5)
             flat = [m.aggregate(row[None], 1).score for row in sums.reshape(-1, 10)]
@@ -222,7 +243,9 @@ def test_matches_sacrebleu_on_random_settings_and_subsets(wmt22, trial) -> None:
     rng = random.Random(1000 + trial)
     pair = rng.choice(PAIRS)
     ref_ids = _refs_of(pair)
-    refs_full = [read_lines(wmt_file("ref", pair, r)) for r in ref_ids[: rng.choice([1, len(ref_ids)])]]
+    refs_full = [
+        read_lines(wmt_file("ref", pair, r)) for r in ref_ids[: rng.choice([1, len(ref_ids)])]
+    ]
     system = rng.choice(wmt_systems(pair))
     hyp_full = read_lines(wmt_file("hyp", pair, system))
     idx = sorted(rng.sample(range(len(hyp_full)), 120))
@@ -247,7 +270,10 @@ def test_matches_sacrebleu_on_random_settings_and_subsets(wmt22, trial) -> None:
         assert ours.counts == list(theirs.counts) and ours.totals == list(theirs.totals)
     # sacrebleu leaves max_ngram_order out of its signature; ours names a non-default one
     ngram = f"|ngram:{kw['max_ngram_order']}" if kw["max_ngram_order"] != 4 else ""
-    assert ours.signature.rsplit("|", 1)[0] == "bleu|" + sacre.get_signature().format().rsplit("|", 1)[0] + ngram
+    assert (
+        ours.signature.rsplit("|", 1)[0]
+        == "bleu|" + sacre.get_signature().format().rsplit("|", 1)[0] + ngram
+    )
     # sentence level on a few segments, with sacrebleu's sentence_bleu defaults
     from sacrebleu import sentence_bleu
 
@@ -262,8 +288,13 @@ def test_reference_cache_gives_the_same_numbers(wmt22) -> None:
     ref = read_lines(wmt_file("ref", "en-de", "A"))[:300]
     systems = wmt_systems("en-de")[:3]
     m = BLEU()
-    cached = [m.corpus_score(read_lines(wmt_file("hyp", "en-de", s))[:300], [ref]).score for s in systems]
-    fresh = [BLEU().corpus_score(read_lines(wmt_file("hyp", "en-de", s))[:300], [ref]).score for s in systems]
+    cached = [
+        m.corpus_score(read_lines(wmt_file("hyp", "en-de", s))[:300], [ref]).score for s in systems
+    ]
+    fresh = [
+        BLEU().corpus_score(read_lines(wmt_file("hyp", "en-de", s))[:300], [ref]).score
+        for s in systems
+    ]
     assert cached == fresh
     assert len(m._ref_cache) == 1
 
@@ -276,8 +307,10 @@ def test_kernel_and_fallback_agree_on_random_sequences() -> None:
     alphabet = "abcab "
     for _ in range(30):
         nseg = int(rng.integers(1, 6))
+
         def seg() -> str:
             return "".join(rng.choice(list(alphabet), size=int(rng.integers(0, 25))))
+
         hyp = pack_chars([seg() for _ in range(nseg)])
         refs = [pack_chars([seg() for _ in range(nseg)]) for _ in range(int(rng.integers(1, 4)))]
         order = int(rng.integers(1, 7))
@@ -311,12 +344,18 @@ def test_mecab_tokenizer_matches_sacrebleu_if_installed() -> None:
     pytest.importorskip("ipadic")
     from sacrebleu.metrics import BLEU as SacreBLEU
 
-    hyps, refs = ["私は東京に住んでいます。", "猫が好きです。"], [["私は東京に住んでる。", "犬が好きです。"]]
+    hyps, refs = (
+        ["私は東京に住んでいます。", "猫が好きです。"],
+        [["私は東京に住んでる。", "犬が好きです。"]],
+    )
     ours = BLEU(tokenize="ja-mecab").corpus_score(hyps, refs)
     sacre = SacreBLEU(tokenize="ja-mecab")
     theirs = sacre.corpus_score(hyps, refs)
     assert ours.score == pytest.approx(theirs.score, abs=1e-9)
-    assert ours.signature.rsplit("|", 1)[0] == "bleu|" + sacre.get_signature().format().rsplit("|", 1)[0]
+    assert (
+        ours.signature.rsplit("|", 1)[0]
+        == "bleu|" + sacre.get_signature().format().rsplit("|", 1)[0]
+    )
 
 
 def test_closest_reference_length_ties_go_to_the_shorter() -> None:

@@ -36,15 +36,32 @@ def test_whitespace_and_case_settings() -> None:
 
 def test_chrf_words_split_one_punctuation_mark() -> None:
     # the end is checked first: "(world)" keeps its opening parenthesis
-    assert chrf_words("Hello, (world) (x a. ,") == ["Hello", ",", "(world", ")", "(", "x", "a", ".", ","]
+    assert chrf_words("Hello, (world) (x a. ,") == [
+        "Hello",
+        ",",
+        "(world",
+        ")",
+        "(",
+        "x",
+        "a",
+        ".",
+        ",",
+    ]
 
 
 def test_signatures() -> None:
     v = evalab.__version__
-    assert CHRF().signature_for(1) == f"chrf|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:{v}"
-    assert CHRFPlusPlus().signature_for(2) == f"chrf++|nrefs:2|case:mixed|eff:yes|nc:6|nw:2|space:no|version:{v}"
-    assert CHRF(eps_smoothing=True, lowercase=True, whitespace=True).signature_for(1).startswith(
-        "chrf|nrefs:1|case:lc|eff:no|nc:6|nw:0|space:yes"
+    assert (
+        CHRF().signature_for(1) == f"chrf|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:{v}"
+    )
+    assert (
+        CHRFPlusPlus().signature_for(2)
+        == f"chrf++|nrefs:2|case:mixed|eff:yes|nc:6|nw:2|space:no|version:{v}"
+    )
+    assert (
+        CHRF(eps_smoothing=True, lowercase=True, whitespace=True)
+        .signature_for(1)
+        .startswith("chrf|nrefs:1|case:lc|eff:no|nc:6|nw:0|space:yes")
     )
     assert CHRFPlusPlus().corpus_score(["a"], [["a"]]).name == "chrF2++"
 
@@ -68,7 +85,15 @@ def test_empty_lines() -> None:
 
 @settings(max_examples=50, deadline=None)
 @given(
-    st.lists(st.tuples(st.text("abc d.", max_size=15), st.text("abc d.", max_size=15), st.text("abc d.", max_size=15)), min_size=1, max_size=6),
+    st.lists(
+        st.tuples(
+            st.text("abc d.", max_size=15),
+            st.text("abc d.", max_size=15),
+            st.text("abc d.", max_size=15),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
     st.sampled_from([0, 2]),
     st.booleans(),
 )
@@ -81,10 +106,14 @@ def test_properties_and_sacrebleu_on_random_text(triples, word_order, eps) -> No
     rows = m.stats(hyps, refs)
     score = m.aggregate(rows, 2).score
     assert 0.0 <= score <= 100.0 + 1e-9
-    assert score == SacreCHRF(word_order=word_order, eps_smoothing=eps).corpus_score(hyps, refs).score
+    assert (
+        score == SacreCHRF(word_order=word_order, eps_smoothing=eps).corpus_score(hyps, refs).score
+    )
     assert m.scores_from_sums(rows).tolist() == [m.aggregate(r[None], 2).score for r in rows]
     cut = len(hyps) // 2
-    parts = np.concatenate([m.stats(hyps[:cut], [r[:cut] for r in refs]), m.stats(hyps[cut:], [r[cut:] for r in refs])])
+    parts = np.concatenate(
+        [m.stats(hyps[:cut], [r[:cut] for r in refs]), m.stats(hyps[cut:], [r[cut:] for r in refs])]
+    )
     assert np.array_equal(parts, rows)
 
 
@@ -126,7 +155,10 @@ def test_matches_sacrebleu_on_random_settings_and_subsets(wmt22, trial) -> None:
     assert ours_sig == sacre.get_signature().format().rsplit("|", 1)[0] + beta
     for i in range(4):
         seg_refs = [r[i] for r in refs]
-        assert ours.sentence_score(hyps[i], seg_refs).score == sacre.sentence_score(hyps[i], seg_refs).score
+        assert (
+            ours.sentence_score(hyps[i], seg_refs).score
+            == sacre.sentence_score(hyps[i], seg_refs).score
+        )
 
 
 def test_chrf_plus_plus_is_word_order_two(wmt22) -> None:
@@ -134,7 +166,10 @@ def test_chrf_plus_plus_is_word_order_two(wmt22) -> None:
 
     hyps = read_lines(wmt_file("hyp", "de-en", wmt_systems("de-en")[0]))[:200]
     refs = [read_lines(wmt_file("ref", "de-en", "A"))[:200]]
-    assert CHRFPlusPlus().corpus_score(hyps, refs).score == SacreCHRF(word_order=2).corpus_score(hyps, refs).score
+    assert (
+        CHRFPlusPlus().corpus_score(hyps, refs).score
+        == SacreCHRF(word_order=2).corpus_score(hyps, refs).score
+    )
     assert evalab.metric("chrf++").settings.word_order == 2
 
 

@@ -49,7 +49,9 @@ def _case(seed: int, wmt22: Path, max_segments: int = 14) -> dict[str, Any]:
     pair = rng.choice(pairs)
     model = seed % len(SPECS)
     src = read_lines(wmt_file("src", pair, ""))
-    ref_name = sorted(p.name.split(".")[3] for p in (wmt22 / "references").glob(f"generaltest2022.{pair}.ref.*"))[0]
+    ref_name = sorted(
+        p.name.split(".")[3] for p in (wmt22 / "references").glob(f"generaltest2022.{pair}.ref.*")
+    )[0]
     ref = read_lines(wmt_file("ref", pair, ref_name))
     start = rng.randrange(0, len(src) - 40)
     idx = list(range(start, start + rng.randint(4, max_segments)))
@@ -60,13 +62,20 @@ def _case(seed: int, wmt22: Path, max_segments: int = 14) -> dict[str, Any]:
         first[0] = " ".join([first[0] or "x"] * 200)
     with_refs = SPECS[model]["class"] == "regression_metric" or rng.random() < 0.5
     return {
-        "model": model, "pair": pair, "src": [src[i] for i in idx], "ref": [ref[i] for i in idx],
-        "hyps": hyps, "with_refs": with_refs,
-        "oracle_bs": rng.choice([1, 3, 8, 16]), "evalab_bs": rng.choice([1, 2, 5, 16, 64]),
+        "model": model,
+        "pair": pair,
+        "src": [src[i] for i in idx],
+        "ref": [ref[i] for i in idx],
+        "hyps": hyps,
+        "with_refs": with_refs,
+        "oracle_bs": rng.choice([1, 3, 8, 16]),
+        "evalab_bs": rng.choice([1, 2, 5, 16, 64]),
     }
 
 
-def _with_oracle(cases: list[dict[str, Any]], checkpoints: list[Path]) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+def _with_oracle(
+    cases: list[dict[str, Any]], checkpoints: list[Path]
+) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
     """Every case with the oracle's results, from one oracle process."""
     jobs = []
     for case in cases:
@@ -88,7 +97,9 @@ def tiny_checkpoint() -> Path:
 
 
 @pytest.fixture(scope="session")
-def parity_runs(checkpoints: list[Path], tiny_checkpoint: Path, wmt22: Path) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+def parity_runs(
+    checkpoints: list[Path], tiny_checkpoint: Path, wmt22: Path
+) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
     cases = [_case(seed, wmt22) for seed in range(N_CASES)]
     # last: unbabel-comet reading the checkpoint evalab's own builder wrote
     tiny = {**_case(0, wmt22), "model": len(checkpoints), "with_refs": True}
@@ -100,7 +111,9 @@ def test_parity_with_unbabel_comet(k: int, parity_runs, checkpoints) -> None:
     _check_parity(*parity_runs[k], checkpoints)
 
 
-def test_unbabel_comet_reads_the_tiny_checkpoint_evalab_builds(parity_runs, checkpoints, tiny_checkpoint) -> None:
+def test_unbabel_comet_reads_the_tiny_checkpoint_evalab_builds(
+    parity_runs, checkpoints, tiny_checkpoint
+) -> None:
     _check_parity(*parity_runs[-1], [*checkpoints, tiny_checkpoint])
 
 
@@ -111,13 +124,19 @@ def test_parity_sweep(checkpoints, wmt22) -> None:
         _check_parity(case, oracle, checkpoints)
 
 
-def _check_parity(case: dict[str, Any], oracle: list[dict[str, Any]], checkpoints: list[Path]) -> None:
-    metric = Comet(model=str(checkpoints[case["model"]]), batch_size=case["evalab_bs"]).with_sources(case["src"])
+def _check_parity(
+    case: dict[str, Any], oracle: list[dict[str, Any]], checkpoints: list[Path]
+) -> None:
+    metric = Comet(
+        model=str(checkpoints[case["model"]]), batch_size=case["evalab_bs"]
+    ).with_sources(case["src"])
     refs = [case["ref"]] if case["with_refs"] else []
     rows = metric.stats_many(list(case["hyps"].values()), refs)
     for system_rows, expected in zip(rows, oracle, strict=True):
         np.testing.assert_allclose(system_rows[:, 0], expected["scores"], atol=1e-5, rtol=0)
-        assert metric.aggregate(system_rows).score == pytest.approx(expected["system_score"], abs=1e-5)
+        assert metric.aggregate(system_rows).score == pytest.approx(
+            expected["system_score"], abs=1e-5
+        )
 
 
 def test_rows_are_additive_across_shards(checkpoints, wmt22) -> None:
@@ -132,15 +151,27 @@ def test_rows_are_additive_across_shards(checkpoints, wmt22) -> None:
     ]
     # batch composition moves float32 results by ~1e-6, as in unbabel-comet itself
     np.testing.assert_allclose(np.concatenate(parts), whole, atol=1e-5, rtol=0)
-    assert metric.with_sources(case["src"]).aggregate(whole).score == pytest.approx(whole[:, 0].mean())
+    assert metric.with_sources(case["src"]).aggregate(whole).score == pytest.approx(
+        whole[:, 0].mean()
+    )
 
 
 def test_signature_names_model_hash_encoder_and_source(checkpoints) -> None:
     metric = Comet(model=str(checkpoints[0]), batch_size=7).with_sources(["a", "b"])
     # the signature names nrefs: it is read from the Stats value (metric.signature refuses)
     sig = metric.stats(["x", "y"], [["u", "v"]]).signature
-    for part in ("nrefs:1", "src:yes", f"model:{checkpoints[0].name}@", "encoder:BERT:all-MiniLM-L6-v2",
-                 "layer:mix:norm", "pool:avg", "batch:7", "device:cpu", "amp:no", "version:"):
+    for part in (
+        "nrefs:1",
+        "src:yes",
+        f"model:{checkpoints[0].name}@",
+        "encoder:BERT:all-MiniLM-L6-v2",
+        "layer:mix:norm",
+        "pool:avg",
+        "batch:7",
+        "device:cpu",
+        "amp:no",
+        "version:",
+    ):
         assert part in sig
     free = Comet(model=str(checkpoints[2])).with_sources(["a"])
     free_sig = free.stats(["x"], []).signature
@@ -184,7 +215,9 @@ def test_refusals_in_the_python_api(tmp_path: Path) -> None:
         Comet(model=str(ok), amp=True)
 
 
-@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="checks the refusal without CUDA")
+@pytest.mark.skipif(
+    __import__("torch").cuda.is_available(), reason="checks the refusal without CUDA"
+)
 def test_cuda_without_cuda_is_refused(tmp_path: Path) -> None:
     ok = _fake_checkpoint(tmp_path / "r", "regression_metric")
     with pytest.raises(SettingsError, match="CUDA is not available"):

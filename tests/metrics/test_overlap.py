@@ -98,15 +98,22 @@ def test_corpus_is_mean_of_segments():
 
 
 def test_squad_mode():
-    assert evalab.metric("exact_match", normalize="squad").sentence_score(
-        "The Eiffel Tower", ["Eiffel tower!"]).score == 1.0
+    assert (
+        evalab.metric("exact_match", normalize="squad")
+        .sentence_score("The Eiffel Tower", ["Eiffel tower!"])
+        .score
+        == 1.0
+    )
     assert evalab.metric("f1", tokenizer="squad").sentence_score(
-        "the Eiffel Tower in Paris", ["an Eiffel tower"]).score == pytest.approx(2 * 0.5 / 1.5)
+        "the Eiffel Tower in Paris", ["an Eiffel tower"]
+    ).score == pytest.approx(2 * 0.5 / 1.5)
 
 
 def test_signatures():
     assert TokenF1().signature_for(2).startswith("f1|nrefs:2|tok:words|version:")
-    assert ExactMatch(normalize="squad").signature_for(1).startswith("exact_match|nrefs:1|norm:squad|")
+    assert (
+        ExactMatch(normalize="squad").signature_for(1).startswith("exact_match|nrefs:1|norm:squad|")
+    )
     assert Accuracy().signature_for(1).startswith("accuracy|nrefs:1|norm:lower|")
 
 

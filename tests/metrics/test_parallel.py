@@ -21,7 +21,10 @@ SYSTEMS = {
 
 
 def expected(metrics: dict[str, Metric]) -> dict[str, dict[str, np.ndarray]]:
-    return {n: {s: type(m)(m.settings).stats(h, REF) for s, h in SYSTEMS.items()} for n, m in metrics.items()}
+    return {
+        n: {s: type(m)(m.settings).stats(h, REF) for s, h in SYSTEMS.items()}
+        for n, m in metrics.items()
+    }
 
 
 @pytest.mark.parametrize("jobs", [1, 2])

@@ -42,8 +42,18 @@ VECTORS = [
     # Lin (2004) 3.2: union LCS of r = w1..w5 with c1, c2 is w1 w2 w3 w5: R = 4/5, P = 4/10
     ("rougeLsum", "w1 w2 w6 w7 w8\nw1 w3 w8 w9 w5", "w1 w2 w3 w4 w5", (0.4, 0.8, 0.8 / 1.5)),
     # rouge-score testRougeLSumSentenceSplitting: sentences in another order
-    ("rougeLsum", "Second sentence.\nFirst Sentence.", "First sentence.\nSecond Sentence.", (1.0, 1.0, 1.0)),
-    ("rougeLsum", "Second sentence. First Sentence.", "First sentence. Second Sentence.", (0.5, 0.5, 0.5)),
+    (
+        "rougeLsum",
+        "Second sentence.\nFirst Sentence.",
+        "First sentence.\nSecond Sentence.",
+        (1.0, 1.0, 1.0),
+    ),
+    (
+        "rougeLsum",
+        "Second sentence. First Sentence.",
+        "First sentence. Second Sentence.",
+        (0.5, 0.5, 0.5),
+    ),
 ]
 
 
@@ -96,8 +106,11 @@ def test_signature_names_tokenizer_stemmer_beta_version():
     sig = Rouge1(use_stemmer=True).signature_for(1)
     assert sig.startswith("rouge1|nrefs:1|tok:rouge|stem:porter|beta:1|version:")
     assert "tok:unicode|stem:no" in Rouge2(tokenizer="unicode").signature_for(2)
-    assert RougeLsum(sentence_sep="<n>").signature_for(1).endswith(
-        f"|split:newline+<n>|version:{evalab.__version__}")
+    assert (
+        RougeLsum(sentence_sep="<n>")
+        .signature_for(1)
+        .endswith(f"|split:newline+<n>|version:{evalab.__version__}")
+    )
     with pytest.raises(SettingsError, match="unknown tokenizer 'nope'"):
         Rouge1(tokenizer="nope")
 
@@ -145,7 +158,9 @@ def _dp_lcs(a, b):
     table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
     for i in range(len(a)):
         for j in range(len(b)):
-            table[i + 1][j + 1] = table[i][j] + 1 if a[i] == b[j] else max(table[i][j + 1], table[i + 1][j])
+            table[i + 1][j + 1] = (
+                table[i][j] + 1 if a[i] == b[j] else max(table[i][j + 1], table[i + 1][j])
+            )
     return table[-1][-1]
 
 
@@ -235,9 +250,9 @@ def test_lsum_multi_sentence_parity_on_wmt22(wmt22):
             assert abs(got.fmeasure - exp.fmeasure) < 1e-12
 
 
-summary = st.lists(st.lists(st.sampled_from("abcdef"), max_size=7).map(" ".join), min_size=1, max_size=4).map(
-    "\n".join
-)
+summary = st.lists(
+    st.lists(st.sampled_from("abcdef"), max_size=7).map(" ".join), min_size=1, max_size=4
+).map("\n".join)
 
 
 @settings(max_examples=80, deadline=None)

@@ -78,7 +78,9 @@ def test_token_ids_equal_for_equal_tokens_across_calls():
 def test_kernel_refuses_ids_outside_the_vocabulary():
     hyp = Packed(np.array([0, 10**6], dtype=np.int32), np.array([0, 2], dtype=np.int64))
     with pytest.raises(ValueError, match="vocab_size"):
-        _rouge_pairs.kernel.lcs_lengths(hyp.ids, hyp.offsets, hyp.ids, hyp.offsets, 10, np.zeros(1, dtype=np.int64))
+        _rouge_pairs.kernel.lcs_lengths(
+            hyp.ids, hyp.offsets, hyp.ids, hyp.offsets, 10, np.zeros(1, dtype=np.int64)
+        )
 
 
 def _long_pair(words: int, seed: int = 7) -> tuple[list[str], list[str], int]:
@@ -125,9 +127,15 @@ def test_long_lcs_is_announced_with_its_size(monkeypatch, name):
     cls = type(evalab.metric(name))
     monkeypatch.setattr(cls, "pair_work", dataclasses.replace(rouge.LONG_LCS, limit=0))
     hyp, ref = " ".join(["a", "b"] * 50), " ".join(["b", "c", "a"] * 40)
-    with pytest.warns(UserWarning, match=rf"{name}: 1 segment pair\(s\) are long \(segment 1: 100 x 120 tokens\); "
-                      r"their LCS fills 12,000 cells"):
+    with pytest.warns(
+        UserWarning,
+        match=rf"{name}: 1 segment pair\(s\) are long \(segment 1: 100 x 120 tokens\); "
+        r"their LCS fills 12,000 cells",
+    ):
         evalab.metric(name).stats([hyp], [[ref]])
     # the bound is the cells of LONG_LCS_SECONDS: two 1M-word lines are announced by default
-    assert _rouge_pairs.lcs_seconds(10**6, 10**6) > rouge.LONG_LCS_SECONDS and rouge.LONG_LCS.limit < 10**12
+    assert (
+        _rouge_pairs.lcs_seconds(10**6, 10**6) > rouge.LONG_LCS_SECONDS
+        and rouge.LONG_LCS.limit < 10**12
+    )
     assert not rouge.LONG_LCS.refuse and evalab.metric("rouge1").pair_work is None

@@ -31,7 +31,9 @@ def references(pair: str) -> list[list[str]]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("pair", [p if p in CI_PAIRS else pytest.param(p, marks=pytest.mark.full) for p in PAIRS])
+@pytest.mark.parametrize(
+    "pair", [p if p in CI_PAIRS else pytest.param(p, marks=pytest.mark.full) for p in PAIRS]
+)
 def test_official_sweep_every_system_equals_sacrebleu(wmt22, pair: str) -> None:
     from sacrebleu.metrics import BLEU as SacreBLEU
     from sacrebleu.metrics import CHRF as SacreCHRF
@@ -42,7 +44,11 @@ def test_official_sweep_every_system_equals_sacrebleu(wmt22, pair: str) -> None:
         pytest.importorskip("MeCab")
     refs_all = references(pair)
     ours = {"bleu": BLEU(tokenize=tok), "chrf": CHRF(), "chrf++": CHRFPlusPlus()}
-    theirs = {"bleu": SacreBLEU(tokenize=tok), "chrf": SacreCHRF(), "chrf++": SacreCHRF(word_order=2)}
+    theirs = {
+        "bleu": SacreBLEU(tokenize=tok),
+        "chrf": SacreCHRF(),
+        "chrf++": SacreCHRF(word_order=2),
+    }
     checked = 0
     for system in wmt_systems(pair):
         hyps = read_lines(wmt22 / "system-outputs" / f"generaltest2022.{pair}.hyp.{system}.{tgt}")

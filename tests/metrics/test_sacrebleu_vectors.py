@@ -33,18 +33,60 @@ _RAW = {"smooth_method": "floor", "tokenize": "none", "effective_order": True}
 BLEU_CASES = [
     # published 0.3799178428257963 predates sacrebleu #141 (no matching n-gram at all gives
     # 0); sacrebleu 2.6.0 itself returns 0.0 here, the value we check against
-    ("test_bleu.py raw", ["this is a test", "another test"], [["ref1", "ref2"]], {**_RAW, "smooth_value": 0.01}, 0.0, 1e-6),
-    ("test_bleu.py raw", ["this is a test"], [["this is a test"]], {**_RAW, "smooth_value": 0.01}, 100.0, 1e-6),
-    ("test_bleu.py raw", ["this is a fest"], [["this is a test"]], {**_RAW, "smooth_value": 0.01}, 22.3606797749979, 1e-6),
+    (
+        "test_bleu.py raw",
+        ["this is a test", "another test"],
+        [["ref1", "ref2"]],
+        {**_RAW, "smooth_value": 0.01},
+        0.0,
+        1e-6,
+    ),
+    (
+        "test_bleu.py raw",
+        ["this is a test"],
+        [["this is a test"]],
+        {**_RAW, "smooth_value": 0.01},
+        100.0,
+        1e-6,
+    ),
+    (
+        "test_bleu.py raw",
+        ["this is a fest"],
+        [["this is a test"]],
+        {**_RAW, "smooth_value": 0.01},
+        22.3606797749979,
+        1e-6,
+    ),
     ("test_bleu.py corpus", _HYPS, _REFS, {}, 48.530827, 1e-8),
     ("test_bleu.py corpus", ["", "", ""], _REFS, {}, 0.0, 1e-8),
     ("test_bleu.py corpus", _HYPS, _REFS, {"tokenize": "none"}, 49.1919566, 1e-8),
     ("test_bleu.py corpus", _HYPS, _REFS, {"tokenize": "13a"}, 48.530827, 1e-8),
     ("test_bleu.py corpus", _HYPS, _REFS, {"tokenize": "intl"}, 43.91623493, 1e-8),
     ("test_bleu.py corpus", _HYPS, _REFS, {"smooth_method": "none"}, 48.530827, 1e-8),
-    ("test_bleu.py effective order", ["test"], [["a test"]], {**_RAW, "smooth_value": 0.01}, 36.78794411714425, 1e-6),
-    ("test_bleu.py effective order", ["a test"], [["a test"]], {**_RAW, "smooth_value": 0.01}, 100.0, 1e-6),
-    ("test_bleu.py effective order", ["a little test"], [["a test"]], {**_RAW, "smooth_value": 0.01}, 3.218297948685433, 1e-6),
+    (
+        "test_bleu.py effective order",
+        ["test"],
+        [["a test"]],
+        {**_RAW, "smooth_value": 0.01},
+        36.78794411714425,
+        1e-6,
+    ),
+    (
+        "test_bleu.py effective order",
+        ["a test"],
+        [["a test"]],
+        {**_RAW, "smooth_value": 0.01},
+        100.0,
+        1e-6,
+    ),
+    (
+        "test_bleu.py effective order",
+        ["a little test"],
+        [["a test"]],
+        {**_RAW, "smooth_value": 0.01},
+        3.218297948685433,
+        1e-6,
+    ),
 ]
 
 # test_sentence_bleu.py: sacrebleu issues #98 and #141, sentence BLEU with effective order
@@ -63,8 +105,17 @@ SENTENCE_CASES = [
     (_SYS98, _REF98, "exp", None, False, "intl", 8.493),
     (_SYS98, _REF98, "exp", None, False, "char", 40.8759),
     (_SYS98, _REF98, "exp", None, True, "char", 42.0267),
-    *[("this is a cat", "okay thanks", m, v, False, "13a", 0.0)
-      for m, v in [("exp", None), ("none", None), ("floor", None), ("floor", 0.1), ("add-k", None), ("add-k", 1)]],
+    *[
+        ("this is a cat", "okay thanks", m, v, False, "13a", 0.0)
+        for m, v in [
+            ("exp", None),
+            ("none", None),
+            ("floor", None),
+            ("floor", 0.1),
+            ("add-k", None),
+            ("add-k", 1),
+        ]
+    ],
 ]
 
 # test_bleu.py: compute_bleu on statistics (correct, total, sys_len, ref_len, smoothing)
@@ -79,12 +130,21 @@ STATS_CASES = [
 ]
 
 _CZ = [
-    ("Co nás nejvíc trápí, protože lékaři si vybírají, kdo bude žít a kdo zemře.",
-     "Nejvíce smutní jsme z toho, že musíme rozhodovat o tom, kdo bude žít a kdo zemře.", 39.14078509),
-    ("Nebo prostě nemají vybavení, které by jim pomohlo, uvedli lékaři.",
-     "A někdy nemáme ani potřebný materiál, abychom jim pomohli, popsali lékaři.", 31.22557079),
-    ("Lapali po dechu, jejich životy skončily dřív, než skutečně začaly.",
-     "Lapali po dechu a pak jejich život skončil - dřív, než skutečně mohl začít, připomněli.", 57.15704367),
+    (
+        "Co nás nejvíc trápí, protože lékaři si vybírají, kdo bude žít a kdo zemře.",
+        "Nejvíce smutní jsme z toho, že musíme rozhodovat o tom, kdo bude žít a kdo zemře.",
+        39.14078509,
+    ),
+    (
+        "Nebo prostě nemají vybavení, které by jim pomohlo, uvedli lékaři.",
+        "A někdy nemáme ani potřebný materiál, abychom jim pomohli, popsali lékaři.",
+        31.22557079,
+    ),
+    (
+        "Lapali po dechu, jejich životy skončily dřív, než skutečně začaly.",
+        "Lapali po dechu a pak jejich život skončil - dřív, než skutečně mohl začít, připomněli.",
+        57.15704367,
+    ),
 ]
 _RISK_H = " risk assessment must be made of those who are qualified and expertise in the sector - these are the scientists ."
 _RISK_R = "risk assessment has to be undertaken by those who are qualified and expert in that area - that is the scientists ."
@@ -104,9 +164,18 @@ CHRF_CASES = [
     (["a b c"], ["a b c"], _EPS3, 50.0),
     (["a b c"], ["abc"], _EPS3, 50.0),
     ([_RISK_H], [_RISK_R], _EPS3, 63.361730),
-    ([" Die    Beziehung zwischen  Obama und Netanjahu ist nicht gerade  freundlich. "],
-     ["Das Verhältnis zwischen Obama und Netanyahu ist nicht gerade freundschaftlich."], _EPS3, 64.1302698),
-    (["Niemand hat die Absicht, eine Mauer zu errichten"], ["Niemand hat die Absicht, eine Mauer zu errichten"], _EPS3, 100.0),
+    (
+        [" Die    Beziehung zwischen  Obama und Netanjahu ist nicht gerade  freundlich. "],
+        ["Das Verhältnis zwischen Obama und Netanyahu ist nicht gerade freundschaftlich."],
+        _EPS3,
+        64.1302698,
+    ),
+    (
+        ["Niemand hat die Absicht, eine Mauer zu errichten"],
+        ["Niemand hat die Absicht, eine Mauer zu errichten"],
+        _EPS3,
+        100.0,
+    ),
     (["a"], ["a"], _EFF3, 100.0),
     ([""], ["reference"], _EFF3, 0.0),
     (["a b c"], ["a b c"], _EFF3, 100.0),
@@ -114,8 +183,12 @@ CHRF_CASES = [
     ([""], ["c"], _EFF3, 0.0),
     (["a", "b"], ["a", "c"], _EFF3, 50.0),
     (["aa"], ["ab"], _EFF3, 25.0),
-    (["Die Beziehung zwischen Obama und Netanjahu ist nicht gerade freundlich."],
-     ["Das Verhältnis zwischen Obama und Netanyahu ist nicht gerade freundschaftlich."], _WS3, 67.3481606),
+    (
+        ["Die Beziehung zwischen Obama und Netanjahu ist nicht gerade freundlich."],
+        ["Das Verhältnis zwischen Obama und Netanyahu ist nicht gerade freundschaftlich."],
+        _WS3,
+        67.3481606,
+    ),
     ([_RISK_H.strip()], [_RISK_R], _WS3, 65.2414427),
     *[([h], [r], {"eps_smoothing": True}, v) for h, r, v in _CZ],
 ]
@@ -130,7 +203,9 @@ def test_corpus_bleu_vectors(source, hyps, refs, kw, published, eps) -> None:
     assert abs(ours - published) <= max(eps * 100, 1e-8), source
 
 
-@pytest.mark.parametrize(("hyp", "ref", "method", "value", "lowercase", "tok", "published"), SENTENCE_CASES)
+@pytest.mark.parametrize(
+    ("hyp", "ref", "method", "value", "lowercase", "tok", "published"), SENTENCE_CASES
+)
 def test_sentence_bleu_vectors(hyp, ref, method, value, lowercase, tok, published) -> None:
     kw = {"smooth_method": method, "smooth_value": value, "lowercase": lowercase, "tokenize": tok}
     ours = BLEU(**kw).sentence_score(hyp, [ref]).score
@@ -139,9 +214,15 @@ def test_sentence_bleu_vectors(hyp, ref, method, value, lowercase, tok, publishe
     assert abs(ours - published) < 1e-3
 
 
-@pytest.mark.parametrize(("correct", "total", "sys_len", "ref_len", "method", "value", "published", "eps"), STATS_CASES)
-def test_compute_bleu_vectors(correct, total, sys_len, ref_len, method, value, published, eps) -> None:
-    theirs = SacreBLEU.compute_bleu(list(correct), list(total), sys_len, ref_len, smooth_method=method, smooth_value=value)
+@pytest.mark.parametrize(
+    ("correct", "total", "sys_len", "ref_len", "method", "value", "published", "eps"), STATS_CASES
+)
+def test_compute_bleu_vectors(
+    correct, total, sys_len, ref_len, method, value, published, eps
+) -> None:
+    theirs = SacreBLEU.compute_bleu(
+        list(correct), list(total), sys_len, ref_len, smooth_method=method, smooth_value=value
+    )
     k = value if value is not None else 0.0
     score, precisions, bp = bleu_score([sys_len, ref_len, *correct, *total], 4, method, k)
     assert (score, precisions, bp) == (theirs.score, theirs.precisions, theirs.bp)

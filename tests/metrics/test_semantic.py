@@ -20,22 +20,62 @@ ONE_WORD = str(Path(__file__).resolve().parents[1] / "data" / "one_word_table.ts
 # -- seed 001: the hand-made 28-word, 9-dimension Vietnamese table ------------------------
 # (hypothesis, reference, settings, expected (P, R, F) rounded to 3 decimals, where from)
 SEED_CASES = [
-    ("bố tôi tậu chiếc xe_hơi", "cha tôi mua cái ô_tô", {}, (0.983, 0.983, 0.983),
-     "default pair: 'nghĩa 0.983'"),
-    ("bố tôi tậu chiếc xe_hơi", "cha tôi mua cái ô_tô", {"drop_function_words": True}, (None, None, 0.987),
-     "default pair without function words: 'nhích từ 0.983 lên 0.987'"),
-    ("con mèo ngủ trên ghế", "cha tôi mua cái ô_tô", {}, (0.441, 0.351, 0.391),
-     "control pair: 'precision là 0.441 còn recall là 0.351', 'tụt xuống 0.391'"),
-    ("con mèo ngủ trên ghế", "cha tôi mua cái ô_tô", {"drop_function_words": True}, (None, None, 0.117),
-     "control without function words: 'rơi từ 0.391 xuống 0.117'"),
-    ("con chó đuổi con mèo", "con mèo đuổi con chó", {}, (1.0, 1.0, 1.0),
-     "word-order swap: 'đều bằng 1.000'"),
-    ("phi_thuyền phi_thuyền", "phi_thuyền phi_thuyền", {}, (0.0, 0.0, 0.0),
-     "out-of-table word against itself: 'khớp nghĩa cho 0.000'"),
-    ("phi_thuyền phi_thuyền", "phi_thuyền phi_thuyền", {"oov": "exact"}, (1.0, 1.0, 1.0),
-     "letter-match fallback: 'khớp chữ cho 1.000'"),
-    ("bố tôi tậu chiếc phi_thuyền", "cha tôi mua cái ô_tô", {}, (None, None, 0.816),
-     "out-of-table case: 'F1 rơi xuống 0.816'"),
+    (
+        "bố tôi tậu chiếc xe_hơi",
+        "cha tôi mua cái ô_tô",
+        {},
+        (0.983, 0.983, 0.983),
+        "default pair: 'nghĩa 0.983'",
+    ),
+    (
+        "bố tôi tậu chiếc xe_hơi",
+        "cha tôi mua cái ô_tô",
+        {"drop_function_words": True},
+        (None, None, 0.987),
+        "default pair without function words: 'nhích từ 0.983 lên 0.987'",
+    ),
+    (
+        "con mèo ngủ trên ghế",
+        "cha tôi mua cái ô_tô",
+        {},
+        (0.441, 0.351, 0.391),
+        "control pair: 'precision là 0.441 còn recall là 0.351', 'tụt xuống 0.391'",
+    ),
+    (
+        "con mèo ngủ trên ghế",
+        "cha tôi mua cái ô_tô",
+        {"drop_function_words": True},
+        (None, None, 0.117),
+        "control without function words: 'rơi từ 0.391 xuống 0.117'",
+    ),
+    (
+        "con chó đuổi con mèo",
+        "con mèo đuổi con chó",
+        {},
+        (1.0, 1.0, 1.0),
+        "word-order swap: 'đều bằng 1.000'",
+    ),
+    (
+        "phi_thuyền phi_thuyền",
+        "phi_thuyền phi_thuyền",
+        {},
+        (0.0, 0.0, 0.0),
+        "out-of-table word against itself: 'khớp nghĩa cho 0.000'",
+    ),
+    (
+        "phi_thuyền phi_thuyền",
+        "phi_thuyền phi_thuyền",
+        {"oov": "exact"},
+        (1.0, 1.0, 1.0),
+        "letter-match fallback: 'khớp chữ cho 1.000'",
+    ),
+    (
+        "bố tôi tậu chiếc phi_thuyền",
+        "cha tôi mua cái ô_tô",
+        {},
+        (None, None, 0.816),
+        "out-of-table case: 'F1 rơi xuống 0.816'",
+    ),
 ]
 
 
@@ -53,9 +93,16 @@ def test_seed_001_letter_match_is_the_same_machine():
     # table that knows none of the words and oov="exact" that is exactly what runs:
     # the default pair gives 0.200 (only 'tôi' matches), the OOV pair 1.000
     letters = evalab.metric("bertscore", model=ONE_WORD, oov="exact")
-    assert round(letters.sentence_score("bố tôi tậu chiếc xe_hơi", ["cha tôi mua cái ô_tô"]).fmeasure, 3) == 0.2
+    assert (
+        round(
+            letters.sentence_score("bố tôi tậu chiếc xe_hơi", ["cha tôi mua cái ô_tô"]).fmeasure, 3
+        )
+        == 0.2
+    )
     assert letters.sentence_score("con mèo ngủ trên ghế", ["cha tôi mua cái ô_tô"]).fmeasure == 0.0
-    assert letters.sentence_score("phi_thuyền phi_thuyền", ["phi_thuyền phi_thuyền"]).fmeasure == 1.0
+    assert (
+        letters.sentence_score("phi_thuyền phi_thuyền", ["phi_thuyền phi_thuyền"]).fmeasure == 1.0
+    )
 
 
 def test_seed_001_greedy_matching_many_to_one():
@@ -76,7 +123,9 @@ def wmt_pairs(wmt22):
     the three forward passes this costs; the shared reference is embedded once by us)."""
     refs = read_lines(wmt_file("ref", "en-de", "A"))
     outs = [read_lines(wmt_file("hyp", "en-de", name)) for name in ("Online-A", "Online-B")]
-    keep = [i for i in range(len(refs)) if all(0 < len(x[i].strip()) <= 60 for x in (refs, *outs))][:250]
+    keep = [i for i in range(len(refs)) if all(0 < len(x[i].strip()) <= 60 for x in (refs, *outs))][
+        :250
+    ]
     assert len(keep) == 250
     hyps = [out[i] for out in outs for i in keep]
     return hyps, [refs[i] for _ in outs for i in keep]
@@ -97,7 +146,11 @@ def bert_score_scorer():
     memo: dict[torch.nn.Module, dict[bytes, torch.Tensor]] = {}  # per model object
 
     def memo_encode(model, x, attention_mask, all_layers=False):
-        key = x.numpy().tobytes() + bytes(str(tuple(x.shape)), "ascii") + attention_mask.numpy().tobytes()
+        key = (
+            x.numpy().tobytes()
+            + bytes(str(tuple(x.shape)), "ascii")
+            + attention_mask.numpy().tobytes()
+        )
         cache = memo.setdefault(model, {})
         if key not in cache:
             cache[key] = forward(model, x, attention_mask=attention_mask, all_layers=all_layers)
@@ -137,12 +190,25 @@ def tiny_bert(tmp_path_factory):
 def test_parity_tiny_bert_layers_and_multi_reference(tiny_bert, layer, idf):
     bert_score = pytest.importorskip("bert_score")
     hyps = ["the cat sat on the mat .", "a red car", "the dogs run", "a house , a house", "the mat"]
-    refs_a = ["a cat sat on a mat", "the red auto", "dogs running", "the house", "the cat sat on the mat"]
+    refs_a = [
+        "a cat sat on a mat",
+        "the red auto",
+        "dogs running",
+        "the house",
+        "the cat sat on the mat",
+    ]
     refs_b = ["the cat sat .", "a car , red", "the dog runs .", "houses", "on the mat"]
-    scorer = bert_score.BERTScorer(model_type=str(tiny_bert), num_layers=layer, idf=idf, nthreads=0,
-                                   idf_sents=[r for pair in zip(refs_a, refs_b, strict=True) for r in pair] if idf else None)
+    scorer = bert_score.BERTScorer(
+        model_type=str(tiny_bert),
+        num_layers=layer,
+        idf=idf,
+        nthreads=0,
+        idf_sents=[r for pair in zip(refs_a, refs_b, strict=True) for r in pair] if idf else None,
+    )
     p, r, f = scorer.score(hyps, [[a, b] for a, b in zip(refs_a, refs_b, strict=True)])
-    ours = evalab.metric("bertscore", model=str(tiny_bert), layer=layer, idf=idf).stats(hyps, [refs_a, refs_b])
+    ours = evalab.metric("bertscore", model=str(tiny_bert), layer=layer, idf=idf).stats(
+        hyps, [refs_a, refs_b]
+    )
     theirs = np.stack([p.numpy(), r.numpy(), f.numpy()], axis=1)
     assert np.abs(ours[:, :3] - theirs).max() < 1e-5
 
@@ -153,7 +219,9 @@ def test_parity_tiny_bert_layers_and_multi_reference(tiny_bert, layer, idf):
 def _order_sanity(n: int | None) -> float:
     refs_a = read_lines(wmt_file("ref", "en-de", "A"))
     refs_b = read_lines(wmt_file("ref", "en-de", "B"))
-    keep = [i for i, (a, b) in enumerate(zip(refs_a, refs_b, strict=True)) if a.strip() and b.strip()]
+    keep = [
+        i for i, (a, b) in enumerate(zip(refs_a, refs_b, strict=True)) if a.strip() and b.strip()
+    ]
     if n is not None:
         keep = [i for i in keep if len(refs_a[i]) <= 150][:n]
     a = [refs_a[i] for i in keep]
@@ -196,7 +264,9 @@ def test_stats_rows_are_additive_and_corpus_is_mean_f():
     assert score.precision == pytest.approx(rows[:, 0].mean())
     # vectorised over resamples, as the bootstrap uses it
     sums = np.stack([rows.sum(axis=0), rows[[0, 0, 1]].sum(axis=0)])
-    assert m.scores_from_sums(sums).tolist() == pytest.approx([rows[:, 2].mean(), rows[[0, 0, 1], 2].mean()])
+    assert m.scores_from_sums(sums).tolist() == pytest.approx(
+        [rows[:, 2].mean(), rows[[0, 0, 1], 2].mean()]
+    )
     # segment order does not change the corpus stats
     perm = [2, 0, 1]
     rows_perm = m.stats([hyps[i] for i in perm], [[refs[0][i] for i in perm]])
@@ -249,12 +319,16 @@ def test_rescale_needs_a_baseline_for_other_models(tmp_path):
         evalab.metric("bertscore", model=TABLE, rescale=True).stats(["bố"], [["cha"]])
     base = tmp_path / "b.tsv"
     base.write_text("LAYER,P,R,F\n0,0.5,0.5,0.5\n", encoding="utf-8")
-    rows = evalab.metric("bertscore", model=TABLE, rescale=True, baseline=str(base)).stats(["bố"], [["cha"]])
+    rows = evalab.metric("bertscore", model=TABLE, rescale=True, baseline=str(base)).stats(
+        ["bố"], [["cha"]]
+    )
     raw = evalab.metric("bertscore", model=TABLE).stats(["bố"], [["cha"]])
     assert rows[0, 2] == pytest.approx((raw[0, 2] - 0.5) / 0.5)
     base.write_text("LAYER,P,R,F\n3,0.5,0.5,0.5\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"no baseline row for layer 0 \(layers present: \[3\]\)"):
-        evalab.metric("bertscore", model=TABLE, rescale=True, baseline=str(base)).stats(["bố"], [["cha"]])
+        evalab.metric("bertscore", model=TABLE, rescale=True, baseline=str(base)).stats(
+            ["bố"], [["cha"]]
+        )
     with pytest.raises(SettingsError, match="rescale is off"):
         evalab.metric("bertscore", model=TABLE, baseline=str(base))
 

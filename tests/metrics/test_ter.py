@@ -17,9 +17,17 @@ from sacrebleu.metrics import TER as SacreTER  # noqa: E402
 SETTINGS = ("normalized", "no_punct", "asian_support", "case_sensitive")
 #: (pair, reference IDs) of WMT22; the second reference where a pair has one
 PAIRS = {
-    "cs-en": ["B", "C"], "de-en": ["A", "B"], "de-fr": ["A"], "en-cs": ["B", "C"],
-    "en-de": ["A", "B"], "en-ru": ["A"], "en-uk": ["A"], "en-zh": ["A", "B"],
-    "fr-de": ["A"], "ru-en": ["A"], "uk-en": ["A"],
+    "cs-en": ["B", "C"],
+    "de-en": ["A", "B"],
+    "de-fr": ["A"],
+    "en-cs": ["B", "C"],
+    "en-de": ["A", "B"],
+    "en-ru": ["A"],
+    "en-uk": ["A"],
+    "en-zh": ["A", "B"],
+    "fr-de": ["A"],
+    "ru-en": ["A"],
+    "uk-en": ["A"],
 }
 
 # sacrebleu's own TER test vectors (mjpost/sacrebleu, test/test_ter.py): hypotheses,
@@ -49,10 +57,13 @@ SACREBLEU_VECTORS = [
 ]
 
 
-
 def assert_same(ours, theirs) -> None:
     """Identical score, edits and reference length (no tolerance)."""
-    assert (ours.score, ours.num_edits, ours.ref_length) == (theirs.score, theirs.num_edits, theirs.ref_length)
+    assert (ours.score, ours.num_edits, ours.ref_length) == (
+        theirs.score,
+        theirs.num_edits,
+        theirs.ref_length,
+    )
 
 
 @pytest.mark.parametrize(("hyps", "refs", "expected"), SACREBLEU_VECTORS)
@@ -68,7 +79,10 @@ def test_signature_fields_like_sacrebleu() -> None:
         theirs = SacreTER(**kwargs)
         theirs.corpus_score(["a b"], [["a c"]])
         ours = TER(**kwargs).corpus_score(["a b"], [["a c"]])
-        assert ours.signature.split("|", 1)[1].rsplit("|", 1)[0] == str(theirs.get_signature()).rsplit("|", 1)[0]
+        assert (
+            ours.signature.split("|", 1)[1].rsplit("|", 1)[0]
+            == str(theirs.get_signature()).rsplit("|", 1)[0]
+        )
 
 
 def wmt_inputs(pair: str, system: str, nrefs: int) -> tuple[list[str], list[list[str]]]:
@@ -86,7 +100,9 @@ def test_wmt22_random_sample(wmt22, edit_backend) -> None:
         idx = sorted(rng.sample(range(len(hyps)), 120 if edit_backend == "kernel" else 25))
         hyps, refs = [hyps[i] for i in idx], [[s[i] for i in idx] for s in refs]
         kwargs = {k: rng.random() < 0.5 for k in SETTINGS}
-        assert_same(TER(**kwargs).corpus_score(hyps, refs), SacreTER(**kwargs).corpus_score(hyps, refs))
+        assert_same(
+            TER(**kwargs).corpus_score(hyps, refs), SacreTER(**kwargs).corpus_score(hyps, refs)
+        )
 
 
 # `full` (make test-full), not CI: sacrebleu's pure-Python TER takes 5-15 minutes per pair
@@ -103,7 +119,9 @@ def test_wmt22_every_system(wmt22, pair) -> None:
             hyps, refs = wmt_inputs(pair, system, nrefs)
             assert_same(TER().corpus_score(hyps, refs), SacreTER().corpus_score(hyps, refs))
             kwargs = {k: rng.random() < 0.5 for k in SETTINGS}
-            assert_same(TER(**kwargs).corpus_score(hyps, refs), SacreTER(**kwargs).corpus_score(hyps, refs))
+            assert_same(
+                TER(**kwargs).corpus_score(hyps, refs), SacreTER(**kwargs).corpus_score(hyps, refs)
+            )
 
 
 def test_none_references_like_sacrebleu() -> None:

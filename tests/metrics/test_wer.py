@@ -42,7 +42,6 @@ JIWER_CER = [
 ]
 
 
-
 def _lists(ref, hyp):
     return ([ref], [hyp]) if isinstance(ref, str) else (ref, hyp)
 
@@ -70,14 +69,21 @@ def jiwer_transform(unit: str, lowercase: bool, punct: bool, whitespace: str):
         steps += [jiwer.RemoveWhiteSpace(replace_by_space=True)] if whitespace == "any" else []
         steps += [jiwer.RemoveMultipleSpaces(), jiwer.Strip(), jiwer.ReduceToListOfListOfWords()]
     else:
-        steps += {"keep": [], "collapse": [jiwer.RemoveMultipleSpaces()], "remove": [jiwer.RemoveWhiteSpace()]}[whitespace]
+        steps += {
+            "keep": [],
+            "collapse": [jiwer.RemoveMultipleSpaces()],
+            "remove": [jiwer.RemoveWhiteSpace()],
+        }[whitespace]
         steps += [jiwer.Strip(), jiwer.ReduceToListOfListOfChars()]
     return jiwer.Compose(steps)
 
 
 def check_against_jiwer(hyps: list[str], ref: list[str], rng: random.Random) -> None:
     lowercase, punct = rng.random() < 0.5, rng.random() < 0.5
-    for cls, unit, choices, oracle in ((WER, "word", ["default", "any"], jiwer.wer), (CER, "char", ["keep", "collapse", "remove"], jiwer.cer)):
+    for cls, unit, choices, oracle in (
+        (WER, "word", ["default", "any"], jiwer.wer),
+        (CER, "char", ["keep", "collapse", "remove"], jiwer.cer),
+    ):
         ws = rng.choice(choices)
         tr = jiwer_transform(unit, lowercase, punct, ws)
         expected = oracle(ref, hyps, reference_transform=tr, hypothesis_transform=tr)
@@ -134,4 +140,6 @@ def test_error_rate_above_one_is_kept() -> None:
 def test_signature_records_the_normalisation() -> None:
     sig = WER(lowercase=True, remove_punctuation=True, whitespace="any").signature_for(1)
     assert sig.startswith("wer|nrefs:1|unit:word|case:lc|punct:no|space:any|ref:closest|version:")
-    assert CER().signature_for(2).startswith("cer|nrefs:2|unit:char|case:mixed|punct:yes|space:keep|")
+    assert (
+        CER().signature_for(2).startswith("cer|nrefs:2|unit:char|case:mixed|punct:yes|space:keep|")
+    )

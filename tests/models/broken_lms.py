@@ -15,7 +15,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def tiny_lm_builder():
-    spec = importlib.util.spec_from_file_location("make_tiny_lm", REPO / "benchmarks" / "make_tiny_lm.py")
+    spec = importlib.util.spec_from_file_location(
+        "make_tiny_lm", REPO / "benchmarks" / "make_tiny_lm.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -24,8 +26,14 @@ def tiny_lm_builder():
 def _bert_config():
     from transformers import BertConfig
 
-    return BertConfig(vocab_size=257, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                      intermediate_size=16, max_position_embeddings=64)
+    return BertConfig(
+        vocab_size=257,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=16,
+        max_position_embeddings=64,
+    )
 
 
 def build_broken_lms(root: Path) -> dict[str, tuple[Path, str]]:
@@ -48,22 +56,38 @@ def build_broken_lms(root: Path) -> dict[str, tuple[Path, str]]:
     torch.manual_seed(0)
     BertForMaskedLM(_bert_config()).save_pretrained(root / "bert-mlm")
     tokenizer.save_pretrained(root / "bert-mlm")
-    out["encoder"] = (root / "bert-mlm", "architecture BertForMaskedLM has no causal language-model head")
+    out["encoder"] = (
+        root / "bert-mlm",
+        "architecture BertForMaskedLM has no causal language-model head",
+    )
 
     BertModel(_bert_config()).save_pretrained(root / "bert-base")
     tokenizer.save_pretrained(root / "bert-base")
     cfg = json.loads((root / "bert-base" / "config.json").read_text())
     del cfg["architectures"]  # no architectures: the model type and is_decoder decide
     (root / "bert-base" / "config.json").write_text(json.dumps(cfg))
-    out["encoder-type"] = (root / "bert-base", "model type 'bert' is an encoder unless its config sets is_decoder=true")
+    out["encoder-type"] = (
+        root / "bert-base",
+        "model type 'bert' is an encoder unless its config sets is_decoder=true",
+    )
 
-    T5Config(vocab_size=257, d_model=8, d_kv=4, d_ff=8, num_layers=1, num_heads=2).save_pretrained(root / "t5")
+    T5Config(vocab_size=257, d_model=8, d_kv=4, d_ff=8, num_layers=1, num_heads=2).save_pretrained(
+        root / "t5"
+    )
     tokenizer.save_pretrained(root / "t5")
     out["encoder-decoder"] = (root / "t5", "encoder-decoder")
 
     # untied head saved without it: the base model's weights under a causal architecture
-    config = GPT2Config(vocab_size=257, n_positions=64, n_embd=16, n_layer=1, n_head=2, tie_word_embeddings=False,
-                        bos_token_id=256, eos_token_id=256)
+    config = GPT2Config(
+        vocab_size=257,
+        n_positions=64,
+        n_embd=16,
+        n_layer=1,
+        n_head=2,
+        tie_word_embeddings=False,
+        bos_token_id=256,
+        eos_token_id=256,
+    )
     GPT2Model(config).save_pretrained(root / "no-head")
     tokenizer.save_pretrained(root / "no-head")
     cfg = json.loads((root / "no-head" / "config.json").read_text())

@@ -5,8 +5,29 @@ from __future__ import annotations
 from pathlib import Path
 
 TINY_WORDS = [
-    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
-    *["the", "a", "cat", "dog", "sat", "on", "mat", "red", "car", "auto", "house", "##s", "##ing", "run", ".", ","],
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    *[
+        "the",
+        "a",
+        "cat",
+        "dog",
+        "sat",
+        "on",
+        "mat",
+        "red",
+        "car",
+        "auto",
+        "house",
+        "##s",
+        "##ing",
+        "run",
+        ".",
+        ",",
+    ],
 ]
 
 
@@ -21,8 +42,12 @@ def make_tiny_bert(folder: Path, layers: int = 2, max_positions: int = 64) -> Pa
     BertTokenizer(str(vocab), model_max_length=max_positions).save_pretrained(str(folder))
     torch.manual_seed(0)
     config = BertConfig(
-        vocab_size=len(TINY_WORDS), hidden_size=16, num_hidden_layers=layers, num_attention_heads=2,
-        intermediate_size=32, max_position_embeddings=max_positions,
+        vocab_size=len(TINY_WORDS),
+        hidden_size=16,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=max_positions,
     )
     BertModel(config).save_pretrained(str(folder))
     return folder

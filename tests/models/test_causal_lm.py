@@ -30,7 +30,9 @@ TEXT = (
 
 
 def load_builder():
-    spec = importlib.util.spec_from_file_location("make_tiny_lm", REPO / "benchmarks" / "make_tiny_lm.py")
+    spec = importlib.util.spec_from_file_location(
+        "make_tiny_lm", REPO / "benchmarks" / "make_tiny_lm.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -49,7 +51,9 @@ def one_thread():
 
 @pytest.fixture(scope="session")
 def tiny_lm(tmp_path_factory) -> Path:
-    return load_builder().build_tiny_lm(tmp_path_factory.mktemp("lm") / "tiny-gpt2", seed=0, positions=64)
+    return load_builder().build_tiny_lm(
+        tmp_path_factory.mktemp("lm") / "tiny-gpt2", seed=0, positions=64
+    )
 
 
 def window_start(p: int, n: int, max_length: int, stride: int) -> int:
@@ -120,7 +124,11 @@ def test_plan_windows_cover_each_position_once():
     for n in range(0, 40):
         for max_length in (2, 3, 8):
             for stride in range(1, max_length + 1):
-                scored = [p for _, e, s in plan_windows(n, max_length=max_length, stride=stride) for p in range(s, e)]
+                scored = [
+                    p
+                    for _, e, s in plan_windows(n, max_length=max_length, stride=stride)
+                    for p in range(s, e)
+                ]
                 assert len(scored) == len(set(scored))
                 for b, e, s in plan_windows(n, max_length=max_length, stride=stride):
                     assert 0 <= b < s <= e <= n and e - b <= max_length
@@ -141,7 +149,9 @@ def test_defaults_and_errors(tiny_lm, tmp_path):
         CausalLMScorer(tmp_path)
     from transformers import T5Config  # an encoder-decoder: no causal LM class
 
-    T5Config(vocab_size=10, d_model=8, d_kv=4, d_ff=8, num_layers=1, num_heads=2).save_pretrained(tmp_path / "t5")
+    T5Config(vocab_size=10, d_model=8, d_kv=4, d_ff=8, num_layers=1, num_heads=2).save_pretrained(
+        tmp_path / "t5"
+    )
     with pytest.raises(InputError, match="not a causal language model"):
         _ = CausalLMScorer(tmp_path / "t5", max_length=8).model
 
@@ -151,7 +161,10 @@ def test_config_checks_refuse_non_causal_models(tmp_path):
 
     path = tmp_path / "m"
     for config, needle in [
-        ({"model_type": "bert", "architectures": ["BertForMaskedLM"]}, "architecture BertForMaskedLM"),
+        (
+            {"model_type": "bert", "architectures": ["BertForMaskedLM"]},
+            "architecture BertForMaskedLM",
+        ),
         ({"model_type": "bert"}, "is an encoder unless its config sets is_decoder=true"),
         ({"model_type": "t5", "is_encoder_decoder": True}, "encoder-decoder"),
         ({"model_type": "no-such-type"}, "has no causal language-model class"),
@@ -159,13 +172,19 @@ def test_config_checks_refuse_non_causal_models(tmp_path):
         with pytest.raises(InputError, match=needle):
             check_causal_config(path, config)
     check_causal_config(path, {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"]})
-    check_causal_config(path, {"model_type": "bert", "is_decoder": True, "architectures": ["BertLMHeadModel"]})
+    check_causal_config(
+        path, {"model_type": "bert", "is_decoder": True, "architectures": ["BertLMHeadModel"]}
+    )
     path.mkdir()
     with pytest.raises(InputError, match="no tokenizer files"):
         check_tokenizer_files(path)
     (path / "tokenizer.json").write_text("{}")
     check_tokenizer_files(path)
     check_device("cpu")
-    for device, needle in (("tpu9", "not a torch device"), ("meta", "not supported"), ("cuda:99", "cuda:99")):
+    for device, needle in (
+        ("tpu9", "not a torch device"),
+        ("meta", "not supported"),
+        ("cuda:99", "cuda:99"),
+    ):
         with pytest.raises(SettingsError, match=needle):
             check_device(device)

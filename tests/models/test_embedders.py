@@ -140,7 +140,9 @@ def test_batches_are_bucketed_by_length(tiny_bert):
 
 
 def test_layer_out_of_range(tiny_bert):
-    with pytest.raises(SettingsError, match=r"layer 3 is out of range.*between 0 \(embeddings\) and 2"):
+    with pytest.raises(
+        SettingsError, match=r"layer 3 is out of range.*between 0 \(embeddings\) and 2"
+    ):
         TransformerEmbedder(tiny_bert, layer=3)
 
 
@@ -174,7 +176,9 @@ def test_config_without_weights_is_a_clear_error(tmp_path, tiny_bert):
 def test_long_lines_truncated_with_one_warning(tiny_bert):
     emb = TransformerEmbedder(tiny_bert, max_length=8)
     long = "the cat sat on the mat " * 4
-    with pytest.warns(UserWarning, match=r"^2 segment\(s\) longer than 8 tokens were truncated") as rec:
+    with pytest.warns(
+        UserWarning, match=r"^2 segment\(s\) longer than 8 tokens were truncated"
+    ) as rec:
         out = emb.embed([long, long + "red", "a cat"])
     assert len([w for w in rec if "truncated" in str(w.message)]) == 1
     assert [len(e) for e in out] == [8, 8, 4]

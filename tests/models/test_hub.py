@@ -49,16 +49,47 @@ def _scores(run) -> list[float]:
 
 
 @pytest.mark.parametrize("variable", ["HF_HUB_CACHE", "HF_HOME"])
-def test_semsim_and_score_find_a_cached_model_by_name(run_cli, monkeypatch, tmp_path, models, texts, variable):
+def test_semsim_and_score_find_a_cached_model_by_name(
+    run_cli, monkeypatch, tmp_path, models, texts, variable
+):
     cache = _cache(tmp_path / "hub", "Org/tiny-bert", models["bert"])
     monkeypatch.delenv("HF_HUB_CACHE", raising=False)
     monkeypatch.setenv(variable, str(cache if variable == "HF_HUB_CACHE" else tmp_path))
     ref, hyp = texts
-    by_folder = _scores(run_cli("semsim", "-r", ref, "-i", hyp, "--model", models["bert"], "-q", "-f", "json"))
-    assert _scores(run_cli("semsim", "-r", ref, "-i", hyp, "--model", "Org/tiny-bert", "-q", "-f", "json")) == by_folder
-    folder = _scores(run_cli("score", "-r", ref, "-i", hyp, "-m", "bertscore", "--set", f"bertscore.model={models['bert']}", "-q", "-f", "json"))
+    by_folder = _scores(
+        run_cli("semsim", "-r", ref, "-i", hyp, "--model", models["bert"], "-q", "-f", "json")
+    )
+    assert (
+        _scores(
+            run_cli("semsim", "-r", ref, "-i", hyp, "--model", "Org/tiny-bert", "-q", "-f", "json")
+        )
+        == by_folder
+    )
+    folder = _scores(
+        run_cli(
+            "score",
+            "-r",
+            ref,
+            "-i",
+            hyp,
+            "-m",
+            "bertscore",
+            "--set",
+            f"bertscore.model={models['bert']}",
+            "-q",
+            "-f",
+            "json",
+        )
+    )
     for spelling in (("--model", "Org/tiny-bert"), ("--set", "bertscore.model=Org/tiny-bert")):
-        assert _scores(run_cli("score", "-r", ref, "-i", hyp, "-m", "bertscore", *spelling, "-q", "-f", "json")) == folder
+        assert (
+            _scores(
+                run_cli(
+                    "score", "-r", ref, "-i", hyp, "-m", "bertscore", *spelling, "-q", "-f", "json"
+                )
+            )
+            == folder
+        )
 
 
 def test_ppl_finds_a_cached_model_by_name(run_cli, monkeypatch, tmp_path, models, texts):
@@ -74,42 +105,99 @@ def test_ppl_finds_a_cached_model_by_name(run_cli, monkeypatch, tmp_path, models
     [
         ("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", "Org/absent"),
         ("ppl", "--model", "Org/absent", "-i", "ref.txt"),
-        ("score", "-r", "ref.txt", "-i", "hyp.txt", "-m", "comet", "--source", "ref.txt", "--model", "Org/absent"),
-        ("score", "-r", "ref.txt", "-i", "hyp.txt", "-m", "comet", "--source", "ref.txt", "--set", "comet.model=Org/absent"),
+        (
+            "score",
+            "-r",
+            "ref.txt",
+            "-i",
+            "hyp.txt",
+            "-m",
+            "comet",
+            "--source",
+            "ref.txt",
+            "--model",
+            "Org/absent",
+        ),
+        (
+            "score",
+            "-r",
+            "ref.txt",
+            "-i",
+            "hyp.txt",
+            "-m",
+            "comet",
+            "--source",
+            "ref.txt",
+            "--set",
+            "comet.model=Org/absent",
+        ),
     ],
     ids=["semsim", "ppl", "score --model", "score --set"],
 )
-def test_a_name_missing_from_the_cache_is_one_line_saying_where(monkeypatch, tmp_path, models, texts, args):
+def test_a_name_missing_from_the_cache_is_one_line_saying_where(
+    monkeypatch, tmp_path, models, texts, args
+):
     cache = _cache(tmp_path / "hub", "Org/tiny-bert", models["bert"])  # a cache, without that model
     monkeypatch.setenv("HF_HUB_CACHE", str(cache))
-    line = assert_refused(args, "Org/absent: not a local folder and not in the Hugging Face cache",
-                          watch=(tmp_path,), cwd=texts[0].parent)
-    assert str(cache / "models--Org--absent" / "refs" / "main") in line and "never downloads" in line
+    line = assert_refused(
+        args,
+        "Org/absent: not a local folder and not in the Hugging Face cache",
+        watch=(tmp_path,),
+        cwd=texts[0].parent,
+    )
+    assert (
+        str(cache / "models--Org--absent" / "refs" / "main") in line and "never downloads" in line
+    )
 
 
 def test_a_revision_named_but_not_there_is_refused(monkeypatch, tmp_path, models, texts):
     cache = _cache(tmp_path / "hub", "Org/tiny-bert", models["bert"])
     (cache / "models--Org--tiny-bert" / "refs" / "main").write_text("feedface", encoding="utf-8")
     monkeypatch.setenv("HF_HUB_CACHE", str(cache))
-    assert_refused(("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", "Org/tiny-bert"),
-                   "names revision 'feedface'", watch=(tmp_path,), cwd=texts[0].parent)
+    assert_refused(
+        ("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--model", "Org/tiny-bert"),
+        "names revision 'feedface'",
+        watch=(tmp_path,),
+        cwd=texts[0].parent,
+    )
 
 
 def test_model_on_a_command_without_a_model_metric(texts, tmp_path):
-    assert_refused(("score", "-r", "ref.txt", "-i", "hyp.txt", "-m", "bleu", "--model", "x"), "none is among -m bleu",
-                   watch=(tmp_path,), cwd=texts[0].parent)
+    assert_refused(
+        ("score", "-r", "ref.txt", "-i", "hyp.txt", "-m", "bleu", "--model", "x"),
+        "none is among -m bleu",
+        watch=(tmp_path,),
+        cwd=texts[0].parent,
+    )
 
 
-def test_lang_picks_a_multilingual_encoder_from_the_cache(run_cli, monkeypatch, tmp_path, models, texts):
+def test_lang_picks_a_multilingual_encoder_from_the_cache(
+    run_cli, monkeypatch, tmp_path, models, texts
+):
     ref, hyp = texts
-    monkeypatch.setenv("HF_HUB_CACHE", str(_cache(tmp_path / "hub", "xlm-roberta-large", models["bert"])))
-    by_folder = _scores(run_cli("semsim", "-r", ref, "-i", hyp, "--model", models["bert"], "-q", "-f", "json"))
-    assert _scores(run_cli("semsim", "-r", ref, "-i", hyp, "--lang", "de", "-q", "-f", "json")) == by_folder
+    monkeypatch.setenv(
+        "HF_HUB_CACHE", str(_cache(tmp_path / "hub", "xlm-roberta-large", models["bert"]))
+    )
+    by_folder = _scores(
+        run_cli("semsim", "-r", ref, "-i", hyp, "--model", models["bert"], "-q", "-f", "json")
+    )
+    assert (
+        _scores(run_cli("semsim", "-r", ref, "-i", hyp, "--lang", "de", "-q", "-f", "json"))
+        == by_folder
+    )
 
 
-def test_lang_without_a_multilingual_encoder_says_which_to_point_at(monkeypatch, tmp_path, models, texts):
+def test_lang_without_a_multilingual_encoder_says_which_to_point_at(
+    monkeypatch, tmp_path, models, texts
+):
     cache = _cache(tmp_path / "hub", "Org/tiny-bert", models["bert"])
     monkeypatch.setenv("HF_HUB_CACHE", str(cache))
-    line = assert_refused(("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--lang", "de"), "no multilingual encoder",
-                          watch=(tmp_path,), cwd=texts[0].parent)
-    assert str(cache) in line and "bert-base-multilingual-cased" in line and "--model FOLDER" in line
+    line = assert_refused(
+        ("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--lang", "de"),
+        "no multilingual encoder",
+        watch=(tmp_path,),
+        cwd=texts[0].parent,
+    )
+    assert (
+        str(cache) in line and "bert-base-multilingual-cased" in line and "--model FOLDER" in line
+    )

@@ -41,7 +41,10 @@ def test_packed_equals_hugging_face_with_padding(tiny_bert, seed):
     model = AutoModel.from_pretrained(str(tiny_bert), local_files_only=True).eval()
     rng = random.Random(seed)
     # very different lengths in one batch: most of Hugging Face's tensor is padding
-    batch = [[2, *(rng.randrange(5, len(TINY_WORDS)) for _ in range(rng.randrange(0, 40))), 3] for _ in range(7)]
+    batch = [
+        [2, *(rng.randrange(5, len(TINY_WORDS)) for _ in range(rng.randrange(0, 40))), 3]
+        for _ in range(7)
+    ]
     encoder = packed_encoder(model, model.config)
     assert isinstance(encoder, PackedBertEncoder)
     packed = encoder(batch, "cpu").numpy()
@@ -66,4 +69,6 @@ def test_embedder_uses_packed_pass_and_token_budget_batches(tiny_bert):
     assert emb._batches(ids, packed=True) == [[0, 2, 1, 3]]  # 4 x 62 tokens fit one pass
     many = [[2, 5, 3]] * (PACKED_BATCH_TOKENS // 3 + 1)
     assert [len(b) for b in emb._batches(many, packed=True)] == [PACKED_BATCH_TOKENS // 3, 1]
-    assert [len(b) for b in TransformerEmbedder(tiny_bert, batch_size=3)._batches(ids, packed=True)] == [3, 1]
+    assert [
+        len(b) for b in TransformerEmbedder(tiny_bert, batch_size=3)._batches(ids, packed=True)
+    ] == [3, 1]

@@ -37,7 +37,9 @@ def texts(tmp_path):
         ("auto 0.5 nan function", "'nan'"),  # space-separated, with a tag column
     ],
 )
-def test_cli_refuses_non_finite_table_entries_with_line_number(run_cli, texts, tmp_path, row, shown):
+def test_cli_refuses_non_finite_table_entries_with_line_number(
+    run_cli, texts, tmp_path, row, shown
+):
     hyp, ref = texts
     table = tmp_path / "table.tsv"
     table.write_text(GOOD.replace("auto\t0.9\t0.1", row), encoding="utf-8")
@@ -47,7 +49,9 @@ def test_cli_refuses_non_finite_table_entries_with_line_number(run_cli, texts, t
     assert res.exit_code == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in res.stderr
-    assert f"{table}, line 3: word 'auto'" in lines[0] and shown in lines[0] and "finite" in lines[0]
+    assert (
+        f"{table}, line 3: word 'auto'" in lines[0] and shown in lines[0] and "finite" in lines[0]
+    )
     assert res.stdout == "" and not out.exists()
     assert before == {p: _sha(p) for p in (hyp, ref, table)}
 
@@ -62,7 +66,9 @@ def test_numbers_too_large_to_normalise_are_refused(tmp_path):
 def test_dimension_mismatch_names_the_first_row_line(tmp_path):
     table = tmp_path / "dims.tsv"
     table.write_text("# header\n\ncar\t1\t0\nauto\t1\t0\t2\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"line 4: word 'auto' has 3 numbers, expected 2 like line 3"):
+    with pytest.raises(
+        InputError, match=r"line 4: word 'auto' has 3 numbers, expected 2 like line 3"
+    ):
         StaticTableEmbedder(table)
 
 

@@ -26,9 +26,12 @@ values = { mode = { raise = "raises!" } }
 def analysis(tmp_path_factory) -> StudyAnalysis:
     folder = tmp_path_factory.mktemp("study")
     path = write_study(
-        folder, seeds=[0, 1, 2],
-        variants=[(EVIL, "desc with <b>tags</b> & ampersand_underscore", {"shift": -3.0}),
-                  ("(R)", "raises", {"mode": "raise"})],
+        folder,
+        seeds=[0, 1, 2],
+        variants=[
+            (EVIL, "desc with <b>tags</b> & ampersand_underscore", {"shift": -3.0}),
+            ("(R)", "raises", {"mode": "raise"}),
+        ],
         grid={"a": [False, True], "b": [False, True]},
         reference={"acc (paper)": {"base": 80.0, EVIL: 77.0}},
     )
@@ -48,11 +51,21 @@ def with_test_set(a: StudyAnalysis, n_examples: int = 500) -> StudyAnalysis:
             if not m.n:
                 metrics[name] = m
                 continue
-            level = {"n_examples": n_examples, "mean_examples_low": m.mean - 0.4, "mean_examples_high": m.mean + 0.4}
+            level = {
+                "n_examples": n_examples,
+                "mean_examples_low": m.mean - 0.4,
+                "mean_examples_high": m.mean + 0.4,
+            }
             if m.delta is not None:
-                level |= {"examples_low": m.delta - 0.5, "examples_high": m.delta + 0.5,
-                          "both_low": m.delta - 1.5, "both_high": m.delta + 1.5,
-                          "p_both": 0.01 * j, "p_holm": min(1.0, 0.03 * j), "negligible": r.label == "a=false, b=true"}
+                level |= {
+                    "examples_low": m.delta - 0.5,
+                    "examples_high": m.delta + 0.5,
+                    "both_low": m.delta - 1.5,
+                    "both_high": m.delta + 1.5,
+                    "p_both": 0.01 * j,
+                    "p_holm": min(1.0, 0.03 * j),
+                    "negligible": r.label == "a=false, b=true",
+                }
             metrics[name] = dataclasses.replace(m, **level)
         rows.append(dataclasses.replace(r, metrics=metrics))
     return dataclasses.replace(a, rows=rows)

@@ -18,25 +18,68 @@ pytestmark = pytest.mark.browser
 
 HOSTILE_NAME = '<img src=x onerror="window.pwned=1">'
 HOSTILE_SEGMENT = "</script><script>window.pwned=2</script> & <b>bold</b>"
-REF = ["the cat sat on the mat today", "a dog barked at the postman", "it rains in the north",
-       HOSTILE_SEGMENT, "the quick brown fox jumps over the lazy dog", "we will meet again next week"] * 20
-A = ["the cat sat on the mat today", "a dog barked at a postman", "it rains in north",
-     HOSTILE_SEGMENT, "the quick brown fox jumps over the lazy dog", "we meet again next week"] * 20
-B = ["a cat sat on mat", "the dog barks", "it is raining in the north",
-     "</script> & bold", "quick fox jumps over dog", "we will meet again next week"] * 20
+REF = [
+    "the cat sat on the mat today",
+    "a dog barked at the postman",
+    "it rains in the north",
+    HOSTILE_SEGMENT,
+    "the quick brown fox jumps over the lazy dog",
+    "we will meet again next week",
+] * 20
+A = [
+    "the cat sat on the mat today",
+    "a dog barked at a postman",
+    "it rains in north",
+    HOSTILE_SEGMENT,
+    "the quick brown fox jumps over the lazy dog",
+    "we meet again next week",
+] * 20
+B = [
+    "a cat sat on mat",
+    "the dog barks",
+    "it is raining in the north",
+    "</script> & bold",
+    "quick fox jumps over dog",
+    "we will meet again next week",
+] * 20
 C = ["cat mat", "dog", "rain north", "bold", "fox dog", "meet week"] * 20
 
 
 def _write_page(run_cli, tmp_path: Path, *extra: object) -> Path:
     _chromium()
     files = {}
-    for name, lines in (("ref", REF), ("a", A), ("b", B), ("c", C), ("src", [f"source {i}" for i in range(len(REF))])):
+    for name, lines in (
+        ("ref", REF),
+        ("a", A),
+        ("b", B),
+        ("c", C),
+        ("src", [f"source {i}" for i in range(len(REF))]),
+    ):
         files[name] = tmp_path / f"{name}.txt"
         files[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = tmp_path / "compare.html"
-    res = run_cli("compare", "-r", files["ref"], "-i", f"{HOSTILE_NAME}={files['a']}", f"sys-B={files['b']}",
-                  f"sys-C={files['c']}", "--source", files["src"], "-m", "chrf", "bleu", "-n", "300", "-q",
-                  "-f", "html", "-o", out, *extra)
+    res = run_cli(
+        "compare",
+        "-r",
+        files["ref"],
+        "-i",
+        f"{HOSTILE_NAME}={files['a']}",
+        f"sys-B={files['b']}",
+        f"sys-C={files['c']}",
+        "--source",
+        files["src"],
+        "-m",
+        "chrf",
+        "bleu",
+        "-n",
+        "300",
+        "-q",
+        "-f",
+        "html",
+        "-o",
+        out,
+        *extra,
+    )
     assert res.exit_code == 0, res.stderr
     return out
 
@@ -52,16 +95,22 @@ class Page:
         self.session = self.tools.open_page(path, 1400, 900)
 
     def js(self, expression: str) -> Any:
-        reply = self.tools.call("Runtime.evaluate", {"expression": f"JSON.stringify((() => {{{expression}}})())",
-                                                     "returnByValue": True}, session=self.session)
+        reply = self.tools.call(
+            "Runtime.evaluate",
+            {"expression": f"JSON.stringify((() => {{{expression}}})())", "returnByValue": True},
+            session=self.session,
+        )
         assert "exceptionDetails" not in reply, reply
         return json.loads(reply["result"]["value"])
 
     def settle(self) -> None:
         """Wait for the work the page queued (the buckets and n-grams after the segments)."""
         for _ in range(100):
-            self.tools.call("Runtime.evaluate", {"expression": "new Promise(r => setTimeout(() => r(1), 0))",
-                                                 "awaitPromise": True}, session=self.session)
+            self.tools.call(
+                "Runtime.evaluate",
+                {"expression": "new Promise(r => setTimeout(() => r(1), 0))", "awaitPromise": True},
+                session=self.session,
+            )
             if self.js("return typeof window.evalabRendered") == "number":
                 return
         raise AssertionError("the page never finished rendering")
@@ -87,13 +136,17 @@ def test_the_page_works_in_headless_chromium(page, tmp_path):
     p = Page(page, tmp_path / "profile")
     try:
         p.settle()
-        facts = p.js(f"return {OFFSCREEN_JS.strip()[len('JSON.stringify('):-1]};")
+        facts = p.js(f"return {OFFSCREEN_JS.strip()[len('JSON.stringify(') : -1]};")
         assert facts["scrollWidth"] <= facts["width"] <= 1400 and facts["offscreen"] == [], facts
         # ranking: three systems, the hostile name as text, a forest plot with a dot per system
-        ranking = p.js("return Array.from(document.querySelectorAll('#ranking tr')).slice(1).map(r => r.children[2].textContent);")
+        ranking = p.js(
+            "return Array.from(document.querySelectorAll('#ranking tr')).slice(1).map(r => r.children[2].textContent);"
+        )
         assert sorted(ranking) == sorted([HOSTILE_NAME, "sys-B", "sys-C"])
         assert p.js("return document.querySelectorAll('#forest circle').length;") == 3
-        assert p.js("return [document.querySelectorAll('img').length, window.pwned === undefined];") == [0, True]
+        assert p.js(
+            "return [document.querySelectorAll('img').length, window.pwned === undefined];"
+        ) == [0, True]
         # sorting by Δ: ascending, then descending on a second click
         p.js("document.querySelector('th[data-sort=delta]').click(); return 1;")
         down = _numbers(p.js(DELTAS))
@@ -103,25 +156,42 @@ def test_the_page_works_in_headless_chromium(page, tmp_path):
         assert up == sorted(up) and up[0] < 0 < down[0]
         # in input order (the # column), a hostile segment is shown as text in the segment table
         p.js("document.querySelector('th[data-sort=id]').click(); return 1;")
-        assert p.js("return document.querySelector('#segments tr[data-segment]').dataset.segment;") == "1"
-        cells = p.js("return Array.from(document.querySelectorAll('#segments td')).map(td => td.textContent);")
+        assert (
+            p.js("return document.querySelector('#segments tr[data-segment]').dataset.segment;")
+            == "1"
+        )
+        cells = p.js(
+            "return Array.from(document.querySelectorAll('#segments td')).map(td => td.textContent);"
+        )
         assert HOSTILE_SEGMENT in cells
         # buckets: two charts with bars
-        bars = p.js("return Array.from(document.querySelectorAll('svg.bucket-chart')).map(s => s.querySelectorAll('rect > title').length);")
-        assert len(bars) == 2 and all(b >= 2 for b in bars)  # a bar per system and bucket (tooltips)
+        bars = p.js(
+            "return Array.from(document.querySelectorAll('svg.bucket-chart')).map(s => s.querySelectorAll('rect > title').length);"
+        )
+        assert len(bars) == 2 and all(
+            b >= 2 for b in bars
+        )  # a bar per system and bucket (tooltips)
         # n-grams: both tables have rows
-        rows = p.js("return Array.from(document.querySelectorAll('table.ngram-table')).map(t => t.querySelectorAll('tr').length - 1);")
+        rows = p.js(
+            "return Array.from(document.querySelectorAll('table.ngram-table')).map(t => t.querySelectorAll('tr').length - 1);"
+        )
         assert len(rows) == 2 and all(r > 0 for r in rows)
         # switching the pair: B becomes sys-C, the headers, n-gram captions and Δs follow
         before = p.js(DELTAS)
-        p.js("const s = document.getElementById('sys-b'); s.value = String(2); s.dispatchEvent(new Event('change')); return 1;")
+        p.js(
+            "const s = document.getElementById('sys-b'); s.value = String(2); s.dispatchEvent(new Event('change')); return 1;"
+        )
         p.settle()
-        heads = p.js("return Array.from(document.querySelectorAll('#segments th')).map(th => th.textContent);")
+        heads = p.js(
+            "return Array.from(document.querySelectorAll('#segments th')).map(th => th.textContent);"
+        )
         assert any(h == "B: sys-C" for h in heads)
-        captions = p.js("return Array.from(document.querySelectorAll('table.ngram-table caption')).map(c => c.textContent);")
+        captions = p.js(
+            "return Array.from(document.querySelectorAll('table.ngram-table caption')).map(c => c.textContent);"
+        )
         assert captions[1] == "matched more often by B: sys-C"
         assert p.js(DELTAS) != before
-        facts = p.js(f"return {OFFSCREEN_JS.strip()[len('JSON.stringify('):-1]};")
+        facts = p.js(f"return {OFFSCREEN_JS.strip()[len('JSON.stringify(') : -1]};")
         assert facts["scrollWidth"] <= facts["width"], facts
     finally:
         errors = p.close()
@@ -135,9 +205,13 @@ def test_a_training_file_sets_the_frequency_buckets(run_cli, tmp_path):
     p = Page(page, tmp_path / "profile")
     try:
         p.settle()
-        chart = p.js("return Array.from(document.querySelectorAll('#freq-chart text')).map(t => t.textContent);")
+        chart = p.js(
+            "return Array.from(document.querySelectorAll('#freq-chart text')).map(t => t.textContent);"
+        )
         assert chart[0] == "word F-measure by frequency in the training file (95% bootstrap CI)"
-        assert "0" in chart and "<1" not in chart  # reference words the training file lacks: bucket 0
+        assert (
+            "0" in chart and "<1" not in chart
+        )  # reference words the training file lacks: bucket 0
     finally:
         errors = p.close()
     assert errors == [], errors
@@ -157,46 +231,81 @@ def test_selecting_a_segment_shows_both_token_alignments(run_cli, tmp_path):
 
     _chromium()
     ref = (EXAMPLES / "ref.A.de").read_text(encoding="utf-8").splitlines()
-    outputs = {name: (EXAMPLES / f"{name}.de").read_text(encoding="utf-8").splitlines() for name in ("Online-B", "OpenNMT")}
+    outputs = {
+        name: (EXAMPLES / f"{name}.de").read_text(encoding="utf-8").splitlines()
+        for name in ("Online-B", "OpenNMT")
+    }
     outputs["OpenNMT"][4] = HOSTILE_SEGMENT
     paths = []
     for name, lines in outputs.items():
         paths.append(tmp_path / f"{name}.txt")
         paths[-1].write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = tmp_path / "compare.html"
-    res = run_cli("compare", "-r", EXAMPLES / "ref.A.de", "-i", f"Online-B={paths[0]}", f"{HOSTILE_NAME}={paths[1]}",
-                  "-m", "bertscore", "-n", "50", "-q", "-f", "html", "-o", out)
+    res = run_cli(
+        "compare",
+        "-r",
+        EXAMPLES / "ref.A.de",
+        "-i",
+        f"Online-B={paths[0]}",
+        f"{HOSTILE_NAME}={paths[1]}",
+        "-m",
+        "bertscore",
+        "-n",
+        "50",
+        "-q",
+        "-f",
+        "html",
+        "-o",
+        out,
+    )
     assert res.exit_code == 0, res.stderr
     assert "<b>bold" not in out.read_text(encoding="utf-8")
     metric = BERTScore()
     p = Page(out, tmp_path / "profile")
     try:
         p.settle()
-        assert p.js("return document.querySelectorAll('#alignment table.matches').length;") == 0  # nothing selected yet
+        assert (
+            p.js("return document.querySelectorAll('#alignment table.matches').length;") == 0
+        )  # nothing selected yet
         p.js("document.querySelector('th[data-sort=id]').click(); return 1;")  # input order
         p.js("document.querySelector('#segments tr[data-segment=\"5\"]').click(); return 1;")
-        assert p.js("return document.querySelector('#alignment h3').textContent;") == "Token alignments (bertscore): segment 5"
-        assert p.js("return document.querySelector('#segments tr.selected').dataset.segment;") == "5"
+        assert (
+            p.js("return document.querySelector('#alignment h3').textContent;")
+            == "Token alignments (bertscore): segment 5"
+        )
+        assert (
+            p.js("return document.querySelector('#segments tr.selected').dataset.segment;") == "5"
+        )
         shown = p.js(ALIGNMENT_ROWS)
         assert [label for label, _, _ in shown] == ["A", "B"]
-        assert sorted(head.split(": ", 1)[1] for _, head, _ in shown) == sorted(["Online-B", HOSTILE_NAME])
+        assert sorted(head.split(": ", 1)[1] for _, head, _ in shown) == sorted(
+            ["Online-B", HOSTILE_NAME]
+        )
         for label, head, tables in shown:
             system = head.split(": ", 1)[1]
             hyp = outputs["OpenNMT" if system == HOSTILE_NAME else "Online-B"][4]
             (a,) = metric.explain([hyp], [[ref[4]]])
-            expected = [[[src, "→", dst, f"{cos:.3f}"] for src, dst, cos, _ in alignment_rows(a, d)]
-                        for d in ("precision", "recall")]
+            expected = [
+                [[src, "→", dst, f"{cos:.3f}"] for src, dst, cos, _ in alignment_rows(a, d)]
+                for d in ("precision", "recall")
+            ]
             assert tables == expected, label
             if system == HOSTILE_NAME:
-                assert "<" in [row[0] for row in tables[0]] and "script" in [row[0] for row in tables[0]]
-        assert p.js("return [document.querySelectorAll('#alignment b, img').length, window.pwned === undefined];") == [0, True]
+                assert "<" in [row[0] for row in tables[0]] and "script" in [
+                    row[0] for row in tables[0]
+                ]
+        assert p.js(
+            "return [document.querySelectorAll('#alignment b, img').length, window.pwned === undefined];"
+        ) == [0, True]
         # switching system B keeps the segment and shows the other system's alignment
-        p.js("const s = document.getElementById('sys-b'); s.value = document.getElementById('sys-a').value; "
-             "s.dispatchEvent(new Event('change')); return 1;")
+        p.js(
+            "const s = document.getElementById('sys-b'); s.value = document.getElementById('sys-a').value; "
+            "s.dispatchEvent(new Event('change')); return 1;"
+        )
         p.settle()
         heads = [head for _, head, _ in p.js(ALIGNMENT_ROWS)]
         assert heads[0].split(": ", 1)[1] == heads[1].split(": ", 1)[1]
-        facts = p.js(f"return {OFFSCREEN_JS.strip()[len('JSON.stringify('):-1]};")
+        facts = p.js(f"return {OFFSCREEN_JS.strip()[len('JSON.stringify(') : -1]};")
         assert facts["scrollWidth"] <= facts["width"], facts
     finally:
         errors = p.close()

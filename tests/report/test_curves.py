@@ -38,7 +38,9 @@ def curve_study(tmp_path_factory):
 def test_bands_are_the_mean_and_range_over_seeds(curve_study):
     study, db = curve_study
     sc = study_curves(study, db)
-    assert [r.labels for r in sc.rows] == [("base",), ("(H)",)] and all(r.seeds == 3 for r in sc.rows)
+    assert [r.labels for r in sc.rows] == [("base",), ("(H)",)] and all(
+        r.seeds == 3 for r in sc.rows
+    )
     from evalab.ablation.curves import load_curves
     from evalab.ablation.plan import plan_runs
     from evalab.ablation.store import RunStore
@@ -48,7 +50,9 @@ def test_bands_are_the_mean_and_range_over_seeds(curve_study):
         raw = load_curves(store.conn, study.name, keys)
     stacked = [raw[k]["loss"].values for k in keys]
     b = sc.rows[0].bands["loss"]
-    assert b.mean.tolist() == pytest.approx([sum(v) / 3 for v in zip(*stacked, strict=True)], rel=1e-12)
+    assert b.mean.tolist() == pytest.approx(
+        [sum(v) / 3 for v in zip(*stacked, strict=True)], rel=1e-12
+    )
     assert b.low.tolist() == [min(v) for v in zip(*stacked, strict=True)]
     t = thinned(b, POINTS)
     assert len(t.steps) == POINTS and t.steps[-1] == 999 and t.low.min() == b.low.min()
@@ -61,21 +65,36 @@ def test_curve_plot_in_headless_chromium(curve_study, tmp_path):
 
     study, db = curve_study
     page = tmp_path / "report.html"
-    page.write_text(render_html(analyze(study, db), curves=study_curves(study, db)), encoding="utf-8")
+    page.write_text(
+        render_html(analyze(study, db), curves=study_curves(study, db)), encoding="utf-8"
+    )
     tools = DevTools(_chromium(), tmp_path / "profile")
     try:
         session = tools.open_page(page, 1280, 1000)
         import json
 
-        got = tools.call("Runtime.evaluate", {"expression": CURVES_JS, "returnByValue": True}, session=session)
+        got = tools.call(
+            "Runtime.evaluate", {"expression": CURVES_JS, "returnByValue": True}, session=session
+        )
         plots = json.loads(got["result"]["value"])
         errors = _console_errors(tools.events)
     finally:
         tools.close()
     assert errors == []
-    assert len(plots) == 2 and plots[0]["text"].strip().startswith("loss per step") and "val_loss per step" in plots[1]["text"]
+    assert (
+        len(plots) == 2
+        and plots[0]["text"].strip().startswith("loss per step")
+        and "val_loss per step" in plots[1]["text"]
+    )
     for p in plots:
         assert p["width"] > 400 and p["height"] > 200, p
-        assert p["lines"] == 2 and p["bands"] == 2 and p["points"] == POINTS, p  # one line and band per row
-        assert p["lineWidth"] > 300 and p["lineHeight"] > 100, p  # drawn across the plot, not collapsed
-        assert "base (3 seeds; values at step " in p["text"] and "(H) (3 seeds; values at step " in p["text"]
+        assert p["lines"] == 2 and p["bands"] == 2 and p["points"] == POINTS, (
+            p
+        )  # one line and band per row
+        assert p["lineWidth"] > 300 and p["lineHeight"] > 100, (
+            p
+        )  # drawn across the plot, not collapsed
+        assert (
+            "base (3 seeds; values at step " in p["text"]
+            and "(H) (3 seeds; values at step " in p["text"]
+        )

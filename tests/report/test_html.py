@@ -36,12 +36,16 @@ JSON.stringify((() => {
 """
 
 
-def page_facts(html_path: Path, profile: Path, width: int = 1400) -> tuple[dict[str, Any], list[str]]:
+def page_facts(
+    html_path: Path, profile: Path, width: int = 1400
+) -> tuple[dict[str, Any], list[str]]:
     """Open ``html_path`` in a ``width`` px window; (what OFFSCREEN_JS reports, console errors)."""
     tools = DevTools(_chromium(), profile)
     try:
         session = tools.open_page(html_path, width, 900)
-        facts = tools.call("Runtime.evaluate", {"expression": OFFSCREEN_JS, "returnByValue": True}, session=session)
+        facts = tools.call(
+            "Runtime.evaluate", {"expression": OFFSCREEN_JS, "returnByValue": True}, session=session
+        )
         return json.loads(facts["result"]["value"]), _console_errors(tools.events)
     finally:
         tools.close()
@@ -73,7 +77,11 @@ def test_the_check_sees_a_column_off_screen(analysis_with_test_set, tmp_path):
     _chromium()
     page = tmp_path / "report.html"
     text = render_html(analysis_with_test_set, plot_engine="svg")
-    page.write_text(text.replace("</style>", "th,td,td.l,th.l,td.flag{white-space:nowrap;padding:0 3em}</style>"),
-                    encoding="utf-8")
+    page.write_text(
+        text.replace(
+            "</style>", "th,td,td.l,th.l,td.flag{white-space:nowrap;padding:0 3em}</style>"
+        ),
+        encoding="utf-8",
+    )
     facts, _ = page_facts(page, tmp_path / "profile")
     assert facts["offscreen"] or facts["scrollWidth"] > facts["width"], facts

@@ -40,8 +40,13 @@ def terminal_text(a, width: int = 400) -> str:
 
 
 def render(a, fmt: str) -> str:
-    return {"terminal": terminal_text, "markdown": render_markdown, "latex": render_latex,
-            "html": render_html, "json": render_json}[fmt](a)
+    return {
+        "terminal": terminal_text,
+        "markdown": render_markdown,
+        "latex": render_latex,
+        "html": render_html,
+        "json": render_json,
+    }[fmt](a)
 
 
 # -- reading each format's tables back ------------------------------------------------------
@@ -80,8 +85,11 @@ def latex_tables(text: str) -> list[list[list[str]]]:
     tables = []
     for env in re.findall(r"\\begin\{table\}.*?\\end\{table\}", text, flags=re.S):
         block = re.search(r"\\toprule\n(.*?)\\bottomrule", env, flags=re.S)[1]
-        block = re.sub(r"\\begin\{tabular\}\[b\]\{@\{\}[lr]@\{\}\}(.*?)\\end\{tabular\}",
-                       lambda m: m[1].replace(r"\\", " "), block)
+        block = re.sub(
+            r"\\begin\{tabular\}\[b\]\{@\{\}[lr]@\{\}\}(.*?)\\end\{tabular\}",
+            lambda m: m[1].replace(r"\\", " "),
+            block,
+        )
         lines = [ln.removesuffix(r" \\") for ln in block.splitlines() if ln != r"\midrule"]
         rows = [re.split(r" (?<!\\)& ", ln) for ln in lines]
         part = re.search(r"\(part (\d+) of \d+\)\}", env)
@@ -134,12 +142,16 @@ def test_every_format_carries_the_same_tables_and_notes(which, request):
     assert len(model) == 1 + len(a.metrics)
     assert markdown_tables(render_markdown(a))[: len(model)] == expected
     assert terminal_tables(terminal_text(a)) == expected
-    assert latex_tables(render_latex(a))[: len(model)] == [[[latex_text(c) for c in row] for row in t] for t in expected]
+    assert latex_tables(render_latex(a))[: len(model)] == [
+        [[latex_text(c) for c in row] for row in t] for t in expected
+    ]
     page = html_tables(render_html(a))
     assert page == [(t.heading, [t.header, *t.body]) for t in model]
     data = json.loads(render_json(a))
     assert data["report"]["tables"] == [t.to_dict() for t in model]
-    assert data["report"]["notes"] == report_notes(a) and data["report"]["row_notes"] == row_notes(a)
+    assert data["report"]["notes"] == report_notes(a) and data["report"]["row_notes"] == row_notes(
+        a
+    )
     notes = row_notes(a) + report_notes(a)
     assert len(notes) > 5
     md, tex, page_text, term = render_markdown(a), render_latex(a), render_html(a), terminal_text(a)
@@ -152,22 +164,46 @@ def test_every_format_carries_the_same_tables_and_notes(which, request):
     assert effects and missing
     assert data["report"]["effects"] == [[m, [list(x) for x in ls]] for m, ls in effects]
     assert data["report"]["missing"] == missing
-    for _metric, lines in effects:  # the grid effects: kind, name, arithmetic, CI and p, in every format
+    for (
+        _metric,
+        lines,
+    ) in effects:  # the grid effects: kind, name, arithmetic, CI and p, in every format
         for kind, name, arith, extra in lines:
             assert f"- {kind}: {_md_escape(name)}: `{arith}` ({extra})" in md
             assert f"{kind:<11} {name}: {arith}  ({extra})" in term
-            assert f"<b>{html.escape(kind)}</b>: {html.escape(name)}" in page_text and html.escape(extra) in page_text
+            assert (
+                f"<b>{html.escape(kind)}</b>: {html.escape(name)}" in page_text
+                and html.escape(extra) in page_text
+            )
             assert latex_paragraph(f"{kind}: {name}: {arith} ({extra})") in tex
     for line in missing:
-        assert f"- {line}" in md and line in term and html.escape(line) in page_text and latex_paragraph(line) in tex
+        assert (
+            f"- {line}" in md
+            and line in term
+            and html.escape(line) in page_text
+            and latex_paragraph(line) in tex
+        )
 
 
 def test_the_delta_tables_show_every_interval_where_present(analysis_with_test_set, analysis):
     a = analysis_with_test_set
     acc = report_tables(a)[1]
-    assert acc.header == ["Row", "mean 95% CI (seeds)", "mean 95% CI (test set)", "test examples", "Δ",
-                          "Δ 95% CI (seeds)", "Δ 95% CI (test set)", "Δ 95% CI (seeds + test set)", "p (t)",
-                          "p (perm)", "p (2-level)", "p (Holm)", "ASO ε_min", "Note"]
+    assert acc.header == [
+        "Row",
+        "mean 95% CI (seeds)",
+        "mean 95% CI (test set)",
+        "test examples",
+        "Δ",
+        "Δ 95% CI (seeds)",
+        "Δ 95% CI (test set)",
+        "Δ 95% CI (seeds + test set)",
+        "p (t)",
+        "p (perm)",
+        "p (2-level)",
+        "p (Holm)",
+        "ASO ε_min",
+        "Note",
+    ]
     row = dict(zip(acc.header, acc.body[1], strict=True))
     m = a.rows[1].metrics["acc"]
     assert row["Δ"] == f"{m.delta:+.2f}" and row["test examples"] == "500"
@@ -175,7 +211,9 @@ def test_the_delta_tables_show_every_interval_where_present(analysis_with_test_s
     assert row["Δ 95% CI (test set)"] == f"[{m.delta - 0.5:.2f}, {m.delta + 0.5:.2f}]"
     assert row["Δ 95% CI (seeds + test set)"] == f"[{m.delta - 1.5:.2f}, {m.delta + 1.5:.2f}]"
     notes = {r[0]: r[-1] for r in acc.body}
-    assert notes["a=false, b=true"] == "negligible" and notes["a=true, b=false"].startswith("few seeds")
+    assert notes["a=false, b=true"] == "negligible" and notes["a=true, b=false"].startswith(
+        "few seeds"
+    )
     # without per-example data (every study before issue 15): no empty test-set columns
     plain = report_tables(analysis)
     for t in plain:
@@ -188,11 +226,25 @@ def test_table3_layout_configuration_columns(analysis):
     main = report_tables(analysis)[0]
     # one column per key some row changes, named by [display], a derived one beside
     assert main.header[:6] == ["Row", "Δ_shift", "2·shift", "component a", "b", "mode"]
-    rows = {name: dict(zip(main.header, r, strict=True)) for r in main.body for name in r[0].split(" = ")}
-    assert rows["base"]["Δ_shift"] == "0.0" and rows["base"]["component a"] == "true" and rows["base"]["2·shift"] == "0"
-    assert rows[EVIL]["Δ_shift"] == "-3.0" and rows[EVIL]["2·shift"] == "-6" and rows[EVIL]["b"] == ""
-    assert rows["(R)"]["mode"] == "raises!" and rows["(R)"]["Δ_shift"] == ""  # blank = as in the base
-    assert rows["a=false, b=true"]["component a"] == "false" and rows["a=true, b=true"]["b"] == "true"
+    rows = {
+        name: dict(zip(main.header, r, strict=True))
+        for r in main.body
+        for name in r[0].split(" = ")
+    }
+    assert (
+        rows["base"]["Δ_shift"] == "0.0"
+        and rows["base"]["component a"] == "true"
+        and rows["base"]["2·shift"] == "0"
+    )
+    assert (
+        rows[EVIL]["Δ_shift"] == "-3.0" and rows[EVIL]["2·shift"] == "-6" and rows[EVIL]["b"] == ""
+    )
+    assert (
+        rows["(R)"]["mode"] == "raises!" and rows["(R)"]["Δ_shift"] == ""
+    )  # blank = as in the base
+    assert (
+        rows["a=false, b=true"]["component a"] == "false" and rows["a=true, b=true"]["b"] == "true"
+    )
     # the grid cell that is the base's runs is the base row, labelled with both names
     assert rows["a=true, b=true"] == rows["base"] and rows["base"]["Row"] == "base = a=true, b=true"
     assert "Description" not in main.header
@@ -210,7 +262,10 @@ def test_html_escapes_labels_and_has_a_forest_and_a_level_plot_per_metric(analys
     assert page.count("<svg") == 4  # acc and loss: forest + level each
     assert page.count("Δ acc to the base") >= 1 and "95% CI over seeds" in page
     assert "script-src" not in page and "default-src 'none'" in page  # CSP forbids scripts
-    assert re.search(r"<b>interaction</b>: .*<code>[0-9.]+ - [0-9.]+ - [0-9.]+ \+ [0-9.]+ = -[0-9.]+</code>", page)
+    assert re.search(
+        r"<b>interaction</b>: .*<code>[0-9.]+ - [0-9.]+ - [0-9.]+ \+ [0-9.]+ = -[0-9.]+</code>",
+        page,
+    )
     assert "Missing runs" in page and "RuntimeError: boom" in page
     assert not re.search(r"(src|href)=\"https?:", page)  # self-contained
     assert 'class="scroll"' not in page  # nothing hidden behind a horizontal scroll
@@ -221,7 +276,11 @@ def test_forest_plot_labels_each_kind_of_interval(analysis_with_test_set, engine
     if engine == "matplotlib":
         pytest.importorskip("matplotlib")
     page = render_html(analysis_with_test_set, plot_engine=engine)
-    for label in ("95% CI over seeds", "95% CI over test examples", "95% CI over seeds and examples"):
+    for label in (
+        "95% CI over seeds",
+        "95% CI over test examples",
+        "95% CI over seeds and examples",
+    ):
         assert label in page, label
 
 
@@ -229,9 +288,15 @@ def test_forest_plot_labels_each_kind_of_interval(analysis_with_test_set, engine
 def test_interval_plot_escapes_text_and_reaches_zero(engine):
     if engine == "matplotlib":
         pytest.importorskip("matplotlib")
-    svg = interval_plot_svg(["base", EVIL, "$x$ & y"], [95.0, 96.0, float("nan")],
-                            [Intervals(EVIL, [94.0, 95.5, None], [96.0, 96.5, None])], title=EVIL, xlabel="acc",
-                            reference=95.0, engine=engine)
+    svg = interval_plot_svg(
+        ["base", EVIL, "$x$ & y"],
+        [95.0, 96.0, float("nan")],
+        [Intervals(EVIL, [94.0, 95.5, None], [96.0, 96.5, None])],
+        title=EVIL,
+        xlabel="acc",
+        reference=95.0,
+        engine=engine,
+    )
     assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
     assert "<script" not in svg.lower() and "&lt;script" in svg
     if engine == "svg":  # the axis's first tick is near zero, not near the data
@@ -270,10 +335,14 @@ def test_json_is_valid_and_complete(analysis):
     data = json.loads(render_json(analysis))
     assert data["study"] == "synth" and data["primary"] == "acc"
     rows = {r["label"]: r for r in data["rows"]}
-    assert rows["(R)"]["failed"] == 3 and rows["(R)"]["metrics"]["acc"]["mean"] is None  # NaN -> null
+    assert (
+        rows["(R)"]["failed"] == 3 and rows["(R)"]["metrics"]["acc"]["mean"] is None
+    )  # NaN -> null
     assert rows[EVIL]["metrics"]["acc"]["delta"] == pytest.approx(-3.0, abs=1.5)
     assert rows[EVIL]["reference"] == {"acc (paper)": 77.0}
-    assert rows[EVIL]["config"]["shift"] == -3.0 and data["display"]["derived"] == {"double_shift": "shift * 2"}
+    assert rows[EVIL]["config"]["shift"] == -3.0 and data["display"]["derived"] == {
+        "double_shift": "shift * 2"
+    }
     inter = next(c for c in data["contrasts"]["acc"] if c["kind"] == "interaction")
     assert inter["arithmetic"].count(" - ") == 2 and inter["value"] == pytest.approx(-10, abs=2)
 
@@ -288,9 +357,15 @@ def test_terminal_table(analysis):
 
 def test_an_analysis_without_configurations_still_renders(analysis):
     # analyses built before rows carried their configuration: the changes give the columns
-    old = dataclasses.replace(analysis, rows=[dataclasses.replace(r, config={}) for r in analysis.rows])
+    old = dataclasses.replace(
+        analysis, rows=[dataclasses.replace(r, config={}) for r in analysis.rows]
+    )
     main = report_tables(old)[0]
-    rows = {name: dict(zip(main.header, r, strict=True)) for r in main.body for name in r[0].split(" = ")}
+    rows = {
+        name: dict(zip(main.header, r, strict=True))
+        for r in main.body
+        for name in r[0].split(" = ")
+    }
     assert rows[EVIL]["Δ_shift"] == "-3.0" and rows["base"]["Δ_shift"] == ""
 
 
@@ -310,18 +385,38 @@ def hostile(analysis_with_test_set):
     a = analysis_with_test_set
     rows = []
     for r in a.rows:
-        metrics = {(HOSTILE_METRIC if k == "acc" else k): dataclasses.replace(m, metric=HOSTILE_METRIC if k == "acc" else k)
-                   for k, m in r.metrics.items()}
+        metrics = {
+            (HOSTILE_METRIC if k == "acc" else k): dataclasses.replace(
+                m, metric=HOSTILE_METRIC if k == "acc" else k
+            )
+            for k, m in r.metrics.items()
+        }
         label = "L " + HOSTILE if r.label == "(R)" else r.label
-        rows.append(dataclasses.replace(r, label=label, description=r.description and "D " + HOSTILE, metrics=metrics,
-                                        reference=_rename(r.reference, "acc (paper)", "R " + HOSTILE)))
-    display = dataclasses.replace(a.display, columns={**a.display.columns, "shift": "C " + HOSTILE},
-                                  values={"mode": {"raise": "V " + HOSTILE}})
+        rows.append(
+            dataclasses.replace(
+                r,
+                label=label,
+                description=r.description and "D " + HOSTILE,
+                metrics=metrics,
+                reference=_rename(r.reference, "acc (paper)", "R " + HOSTILE),
+            )
+        )
+    display = dataclasses.replace(
+        a.display,
+        columns={**a.display.columns, "shift": "C " + HOSTILE},
+        values={"mode": {"raise": "V " + HOSTILE}},
+    )
     return dataclasses.replace(
-        a, rows=rows, display=display, metrics=[HOSTILE_METRIC if m == "acc" else m for m in a.metrics],
-        primary=HOSTILE_METRIC, higher_is_better=_rename(a.higher_is_better, "acc", HOSTILE_METRIC),
-        contrasts=_rename(a.contrasts, "acc", HOSTILE_METRIC), reference_columns=["R " + HOSTILE],
-        description="S " + HOSTILE)
+        a,
+        rows=rows,
+        display=display,
+        metrics=[HOSTILE_METRIC if m == "acc" else m for m in a.metrics],
+        primary=HOSTILE_METRIC,
+        higher_is_better=_rename(a.higher_is_better, "acc", HOSTILE_METRIC),
+        contrasts=_rename(a.contrasts, "acc", HOSTILE_METRIC),
+        reference_columns=["R " + HOSTILE],
+        description="S " + HOSTILE,
+    )
 
 
 def test_hostile_strings_are_shown_as_written_in_every_format(hostile, tmp_path):
@@ -336,10 +431,17 @@ def test_hostile_strings_are_shown_as_written_in_every_format(hostile, tmp_path)
     # HTML: parsed back cell for cell; nothing but the page's own tags
     page = render_html(a, plot_engine="svg")
     assert [t for _, t in html_tables(page)] == model
-    assert "<script" not in page.lower() and "<i>" not in page and "javascript:alert" not in page.replace(
-        "[l](javascript:alert(1))", "")
+    assert (
+        "<script" not in page.lower()
+        and "<i>" not in page
+        and "javascript:alert" not in page.replace("[l](javascript:alert(1))", "")
+    )
     # Markdown, rendered by a CommonMark + GFM-tables renderer that passes raw HTML through
-    rendered = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).render(render_markdown(a))
+    rendered = (
+        MarkdownIt("commonmark", {"html": True})
+        .enable(["table", "strikethrough"])
+        .render(render_markdown(a))
+    )
     for tag in ("<script", "<i>", "<em>", "<s>", "<a ", "<code>t</code>"):
         assert tag not in rendered, tag  # before: *s*, _u_, ~~k~~ and `t` were formatted
     assert [t for _, t in html_tables(rendered)] == model
@@ -361,11 +463,27 @@ def test_hostile_strings_are_shown_as_written_in_every_format(hostile, tmp_path)
 
 def test_a_row_without_any_interval_says_so_in_the_plots(analysis):
     # one seed, or no seed spread: a dot alone would read as a precise value (before: unmarked)
-    rows = [dataclasses.replace(r, metrics={k: dataclasses.replace(m, delta_low=float("nan"), delta_high=float("nan"),
-                                                                   ci_low=float("nan"), ci_high=float("nan"))
-                                            for k, m in r.metrics.items()}) if r.label == EVIL else r
-            for r in analysis.rows]
+    rows = [
+        dataclasses.replace(
+            r,
+            metrics={
+                k: dataclasses.replace(
+                    m,
+                    delta_low=float("nan"),
+                    delta_high=float("nan"),
+                    ci_low=float("nan"),
+                    ci_high=float("nan"),
+                )
+                for k, m in r.metrics.items()
+            },
+        )
+        if r.label == EVIL
+        else r
+        for r in analysis.rows
+    ]
     page = render_html(dataclasses.replace(analysis, rows=rows), plot_engine="svg")
     svgs = page.split("<svg")[1:]
-    assert len(svgs) == 4 and all(f"{html.escape(EVIL)} (no interval)" in svg for svg in svgs)  # forest + level, acc + loss
+    assert len(svgs) == 4 and all(
+        f"{html.escape(EVIL)} (no interval)" in svg for svg in svgs
+    )  # forest + level, acc + loss
     assert "(no interval)" not in render_html(analysis, plot_engine="svg")

@@ -23,8 +23,15 @@ def _values(noise_sd=0.0, n=1, seed=0):
 
 
 def test_seed_004_removal_addition_interaction():
-    cs = factorial_effects({"A": [False, True], "B": [False, True]}, {"A": True, "B": True}, _values())
-    got = {(c.kind, c.name.split(" ")[2]) if c.kind in ("removal", "addition") else (c.kind, c.name.split(" ")[3]): c for c in cs}
+    cs = factorial_effects(
+        {"A": [False, True], "B": [False, True]}, {"A": True, "B": True}, _values()
+    )
+    got = {
+        (c.kind, c.name.split(" ")[2])
+        if c.kind in ("removal", "addition")
+        else (c.kind, c.name.split(" ")[3]): c
+        for c in cs
+    }
     assert got[("removal", "A=true")].arithmetic == "80 - 80 = 0"
     assert got[("removal", "B=true")].arithmetic == "80 - 80 = 0"
     assert got[("addition", "A=true")].arithmetic == "80 - 70 = +10"
@@ -37,7 +44,9 @@ def test_seed_004_removal_addition_interaction():
 
 
 def test_contrast_ci_over_seeds_covers_the_truth():
-    cs = factorial_effects({"A": [False, True], "B": [False, True]}, {"A": True, "B": True}, _values(0.5, 8, seed=1))
+    cs = factorial_effects(
+        {"A": [False, True], "B": [False, True]}, {"A": True, "B": True}, _values(0.5, 8, seed=1)
+    )
     inter = next(c for c in cs if c.kind == "interaction")
     assert inter.low < -10 < inter.high and inter.p < 0.001
     # Welch-Satterthwaite SE of the contrast = sqrt(sum s_i^2 / n_i)

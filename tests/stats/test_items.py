@@ -15,7 +15,9 @@ sm = pytest.importorskip("statsmodels.api")
 proportion = pytest.importorskip("statsmodels.stats.proportion")
 
 
-def _clustered_data(rng: np.random.Generator, g: int, m: int, icc: float) -> tuple[np.ndarray, np.ndarray]:
+def _clustered_data(
+    rng: np.random.Generator, g: int, m: int, icc: float
+) -> tuple[np.ndarray, np.ndarray]:
     clusters = np.repeat(np.arange(g), m)
     x = np.sqrt(icc) * rng.normal(size=g)[clusters] + np.sqrt(1 - icc) * rng.normal(size=g * m)
     return x, clusters
@@ -26,7 +28,9 @@ def test_clustered_se_and_ci_equal_statsmodels_cluster_robust_ols(seed: int) -> 
     rng = np.random.default_rng(seed)
     x, clusters = _clustered_data(rng, 37, 4, 0.3)
     # statsmodels' default correction: use_correction=True, i.e. G/(G-1) * (N-1)/(N-K), K = 1
-    fit = sm.OLS(x, np.ones_like(x)).fit(cov_type="cluster", cov_kwds={"groups": clusters}, use_t=True)
+    fit = sm.OLS(x, np.ones_like(x)).fit(
+        cov_type="cluster", cov_kwds={"groups": clusters}, use_t=True
+    )
     e = estimate(x, clusters, 0.9)
     assert e.se == pytest.approx(fit.bse[0], rel=1e-12)
     assert (e.ci.low, e.ci.high) == pytest.approx(tuple(fit.conf_int(alpha=0.1)[0]), rel=1e-9)
@@ -41,7 +45,9 @@ def test_paired_difference_equals_scipy_ttest_rel() -> None:
     rng = np.random.default_rng(3)
     a = (rng.random(300) < 0.6).astype(float)
     b = np.where(rng.random(300) < 0.8, a, 1 - a)
-    res = compare_items(["a", "b"], [item_means(a, np.arange(300), 300), item_means(b, np.arange(300), 300)])
+    res = compare_items(
+        ["a", "b"], [item_means(a, np.arange(300), 300), item_means(b, np.arange(300), 300)]
+    )
     pair = res.pairs[0]
     ref = scipy.stats.ttest_rel(b, a)
     assert pair.paired.t == pytest.approx(ref.statistic, rel=1e-10)
@@ -54,7 +60,9 @@ def test_paired_difference_equals_scipy_ttest_rel() -> None:
 @pytest.mark.parametrize(("k", "n"), [(0, 10), (3, 40), (39, 40), (500, 1000)])
 def test_wilson_equals_statsmodels(k: int, n: int) -> None:
     iv = wilson_interval(k, n, 0.95)
-    assert (iv.low, iv.high) == pytest.approx(proportion.proportion_confint(k, n, method="wilson"), abs=1e-12)
+    assert (iv.low, iv.high) == pytest.approx(
+        proportion.proportion_confint(k, n, method="wilson"), abs=1e-12
+    )
 
 
 def test_within_item_variance_and_effective_items() -> None:
@@ -92,7 +100,9 @@ def test_naive_se_undercovers_and_clustered_covers_on_clustered_data() -> None:
     # 2000 evaluations of 100 passages x 5 questions, vectorised; ICC 0.3 (deff 2.2)
     rng = np.random.default_rng(6)
     reps, g, m, icc = 2000, 100, 5, 0.3
-    x = np.sqrt(icc) * np.repeat(rng.normal(size=(reps, g)), m, axis=1) + np.sqrt(1 - icc) * rng.normal(size=(reps, g * m))
+    x = np.sqrt(icc) * np.repeat(rng.normal(size=(reps, g)), m, axis=1) + np.sqrt(
+        1 - icc
+    ) * rng.normal(size=(reps, g * m))
     clusters = np.repeat(np.arange(g), m)
     naive = np.array([estimate(row).se for row in x])
     clustered = np.array([estimate(row, clusters).se for row in x])
@@ -128,12 +138,16 @@ def test_clustered_bootstrap_resamples_whole_clusters() -> None:
     assert (boot.high - boot.low) == pytest.approx(clustered.ci.high - clustered.ci.low, rel=0.2)
 
 
-scores = arrays(np.float64, st.integers(3, 60), elements=st.floats(-100, 100, allow_nan=False, width=32))
+scores = arrays(
+    np.float64, st.integers(3, 60), elements=st.floats(-100, 100, allow_nan=False, width=32)
+)
 
 
 @settings(max_examples=60, deadline=None)
 @given(scores, st.floats(-50, 50), st.floats(0.1, 10))
-def test_one_item_clusters_give_the_naive_se_and_shifts_do_not_matter(x, shift: float, scale: float) -> None:
+def test_one_item_clusters_give_the_naive_se_and_shifts_do_not_matter(
+    x, shift: float, scale: float
+) -> None:
     singletons = np.arange(x.size)
     naive = estimate(x)
     assert estimate(x, singletons).se == pytest.approx(naive.se, rel=1e-9, abs=1e-12)

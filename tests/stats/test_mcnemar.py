@@ -42,7 +42,10 @@ def test_no_discordant_pairs_and_symmetry() -> None:
 
 
 def test_binary_outcomes_refuses_graded_rows() -> None:
-    assert binary_outcomes(np.array([[1.0, 1.0], [0.0, 1.0]]), "exact_match").tolist() == [True, False]
+    assert binary_outcomes(np.array([[1.0, 1.0], [0.0, 1.0]]), "exact_match").tolist() == [
+        True,
+        False,
+    ]
     with pytest.raises(InputError, match="bleu has graded"):
         binary_outcomes(np.array([[0.5, 1.0]]), "bleu")
     with pytest.raises(InputError, match="right/wrong"):

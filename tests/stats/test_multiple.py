@@ -39,7 +39,9 @@ def test_bad_p_values(bad):
 
 
 @settings(max_examples=100, deadline=None)
-@given(p=st.lists(st.floats(0, 1), min_size=1, max_size=12), alpha=st.sampled_from([0.01, 0.05, 0.1]))
+@given(
+    p=st.lists(st.floats(0, 1), min_size=1, max_size=12), alpha=st.sampled_from([0.01, 0.05, 0.1])
+)
 def test_adjusted_values_reproduce_the_step_down_procedure(p, alpha):
     p = np.array(p)
     adj = holm_bonferroni(p)

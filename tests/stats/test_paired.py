@@ -89,13 +89,20 @@ def test_ar_matches_brute_force():
 def test_several_metrics_share_one_stream():
     base, sys = count_rows(3), count_rows(4, shift=0.05)
     both = paired_test(
-        "bs", {"ratio": ratio, "mean": MeanMetric()},
-        {"ratio": {"b": base, "s": sys}, "mean": {"b": mean_rows(base[:, 0]), "s": mean_rows(sys[:, 0])}},
-        n_samples=200, seed=1,
+        "bs",
+        {"ratio": ratio, "mean": MeanMetric()},
+        {
+            "ratio": {"b": base, "s": sys},
+            "mean": {"b": mean_rows(base[:, 0]), "s": mean_rows(sys[:, 0])},
+        },
+        n_samples=200,
+        seed=1,
     )
     alone = paired_bootstrap(ratio, {"b": base, "s": sys}, 200, seed=1)
     assert both["ratio"] == alone
-    assert both["mean"].metric == "mean" and both["mean"].signature.startswith("test:bs|n:200|seed:1")
+    assert both["mean"].metric == "mean" and both["mean"].signature.startswith(
+        "test:bs|n:200|seed:1"
+    )
 
 
 def test_identical_systems_have_p_one():
@@ -111,8 +118,15 @@ def test_identical_systems_have_p_one():
 
 def test_progress_reports_every_resample():
     seen = []
-    paired_test("ar", {"r": ratio}, {"r": {"a": count_rows(0), "b": count_rows(1)}},
-                n_samples=100, ci_samples=70, chunk_rows=32, progress=seen.append)
+    paired_test(
+        "ar",
+        {"r": ratio},
+        {"r": {"a": count_rows(0), "b": count_rows(1)}},
+        n_samples=100,
+        ci_samples=70,
+        chunk_rows=32,
+        progress=seen.append,
+    )
     assert sum(seen) == 170 and max(seen) == 32
 
 
@@ -176,7 +190,9 @@ def test_bootstrap_is_calibrated():
 
 def test_ar_is_calibrated():
     k = null_rejections(
-        lambda s, t: paired_approximate_randomization(mean_scorer, s, RESAMPLES, seed=t, ci_samples=0)
+        lambda s, t: paired_approximate_randomization(
+            mean_scorer, s, RESAMPLES, seed=t, ci_samples=0
+        )
     )
     assert 12 <= k <= 50, f"{k} of {TRIALS} null comparisons rejected at 0.05"
 
@@ -204,7 +220,12 @@ rows_st = st.integers(2, 25).flatmap(
 def test_self_comparison_p_is_one(pair, seed):
     rows = np.array(pair[0], dtype=float)
     assert paired_bootstrap(ratio, [rows, rows], 50, seed=seed).systems[1].p_value == 1.0
-    assert paired_approximate_randomization(ratio, [rows, rows], 50, seed=seed, ci_samples=0).systems[1].p_value == 1.0
+    assert (
+        paired_approximate_randomization(ratio, [rows, rows], 50, seed=seed, ci_samples=0)
+        .systems[1]
+        .p_value
+        == 1.0
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -224,8 +245,10 @@ def test_swapping_baseline_and_system_keeps_the_p_value(pair, seed):
 @given(pair=rows_st, seed=st.integers(0, 2**31))
 def test_results_lie_in_range(pair, seed):
     a, b = (np.array(x, dtype=float) for x in pair)
-    for res in (paired_bootstrap(ratio, [a, b], 40, seed=seed),
-                paired_approximate_randomization(ratio, [a, b], 40, seed=seed, ci_samples=40)):
+    for res in (
+        paired_bootstrap(ratio, [a, b], 40, seed=seed),
+        paired_approximate_randomization(ratio, [a, b], 40, seed=seed, ci_samples=40),
+    ):
         p = res.systems[1].p_value
         assert 1 / 41 <= p <= 1.0
         for r in res.systems:

@@ -12,13 +12,18 @@ from evalab.stats.power import Design, detectable_delta, items_needed, power_of
 smp = pytest.importorskip("statsmodels.stats.power")
 
 
-@pytest.mark.parametrize(("sd_a", "sd_b", "rho", "delta"), [(0.48, 0.49, 0.5, 0.02), (0.3, 0.3, 0.0, 0.05), (1.0, 2.0, 0.8, 0.3)])
+@pytest.mark.parametrize(
+    ("sd_a", "sd_b", "rho", "delta"),
+    [(0.48, 0.49, 0.5, 0.02), (0.3, 0.3, 0.0, 0.05), (1.0, 2.0, 0.8, 0.3)],
+)
 def test_paired_equals_ttestpower(sd_a: float, sd_b: float, rho: float, delta: float) -> None:
     d = Design("paired", sd_a, sd_b, rho)
     n = items_needed(d, delta)
     exact = smp.TTestPower().solve_power(effect_size=delta / d.sd, alpha=0.05, power=0.8)
     assert n == int(np.ceil(exact))
-    assert power_of(d, delta, 500) == pytest.approx(smp.TTestPower().power(delta / d.sd, 500, 0.05), rel=1e-9)
+    assert power_of(d, delta, 500) == pytest.approx(
+        smp.TTestPower().power(delta / d.sd, 500, 0.05), rel=1e-9
+    )
     mdd = detectable_delta(d, 1000)
     assert smp.TTestPower().power(mdd / d.sd, 1000, 0.05) == pytest.approx(0.8, abs=1e-7)
 
@@ -44,8 +49,10 @@ def test_clustered_design_power_matches_a_simulation() -> None:
     g, m, reps = n // 5, 5, 2000
     clusters = np.repeat(np.arange(g), m)
     sd, icc = d.sd, d.icc
-    diffs = 0.15 + sd * (np.sqrt(icc) * np.repeat(rng.normal(size=(reps, g)), m, axis=1)
-                         + np.sqrt(1 - icc) * rng.normal(size=(reps, g * m)))
+    diffs = 0.15 + sd * (
+        np.sqrt(icc) * np.repeat(rng.normal(size=(reps, g)), m, axis=1)
+        + np.sqrt(1 - icc) * rng.normal(size=(reps, g * m))
+    )
     rejected = np.mean([estimate(row, clusters).p_value < 0.05 for row in diffs])
     achieved = power_of(d, 0.15, n)
     assert achieved >= 0.8

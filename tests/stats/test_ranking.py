@@ -41,13 +41,33 @@ def _constructed(rng: np.random.Generator, n: int = 400) -> dict[str, np.ndarray
 @pytest.mark.parametrize("test", ["bs", "ar"])
 def test_constructed_groups_are_the_clusters(test):
     systems = _constructed(np.random.default_rng(4))
-    names = ["mid1", "low0", "top1", "mid0", "low1", "top0", "mid2"]  # the input order is not the ranking
-    res = pairwise_test(test, {"acc": mean_score}, {"acc": {k: systems[k] for k in names}}, n_samples=2000,
-                        ci_samples=200)["acc"]
+    names = [
+        "mid1",
+        "low0",
+        "top1",
+        "mid0",
+        "low1",
+        "top0",
+        "mid2",
+    ]  # the input order is not the ranking
+    res = pairwise_test(
+        test,
+        {"acc": mean_score},
+        {"acc": {k: systems[k] for k in names}},
+        n_samples=2000,
+        ci_samples=200,
+    )["acc"]
     rk = rank_systems(res.scores, res.p_values, 0.05, "holm")
     by_name = dict(zip(names, rk.clusters, strict=True))
     assert {k: v for k, v in by_name.items()} == {
-        "top0": 1, "top1": 1, "mid0": 2, "mid1": 2, "mid2": 2, "low0": 3, "low1": 3}
+        "top0": 1,
+        "top1": 1,
+        "mid0": 2,
+        "mid1": 2,
+        "mid2": 2,
+        "low0": 3,
+        "low1": 3,
+    }
     ranked = [names[i] for i in rk.order]
     assert [r[:3] for r in ranked] == ["top"] * 2 + ["mid"] * 3 + ["low"] * 2
     scores = [res.scores[i] for i in rk.order]
@@ -68,16 +88,19 @@ def _matrix(pairs: dict[tuple[int, int], float], n: int) -> np.ndarray:
     return p
 
 
-@pytest.mark.parametrize(("pairs", "expected"), [
-    # A > B > C; only the ends differ: no cut separates everything above from everything below
-    ({(0, 1): 0.5, (0, 2): 0.001, (1, 2): 0.5}, (1, 1, 1)),
-    # A differs from both, B and C do not: A alone on top
-    ({(0, 1): 0.001, (0, 2): 0.001, (1, 2): 0.5}, (1, 2, 2)),
-    # C differs from both: C alone at the bottom
-    ({(0, 1): 0.5, (0, 2): 0.001, (1, 2): 0.001}, (1, 1, 2)),
-    # all three differ
-    ({(0, 1): 0.001, (0, 2): 0.001, (1, 2): 0.001}, (1, 2, 3)),
-])
+@pytest.mark.parametrize(
+    ("pairs", "expected"),
+    [
+        # A > B > C; only the ends differ: no cut separates everything above from everything below
+        ({(0, 1): 0.5, (0, 2): 0.001, (1, 2): 0.5}, (1, 1, 1)),
+        # A differs from both, B and C do not: A alone on top
+        ({(0, 1): 0.001, (0, 2): 0.001, (1, 2): 0.5}, (1, 2, 2)),
+        # C differs from both: C alone at the bottom
+        ({(0, 1): 0.5, (0, 2): 0.001, (1, 2): 0.001}, (1, 1, 2)),
+        # all three differ
+        ({(0, 1): 0.001, (0, 2): 0.001, (1, 2): 0.001}, (1, 2, 3)),
+    ],
+)
 def test_the_rule_on_three_systems(pairs, expected):
     assert rank_systems([3.0, 2.0, 1.0], _matrix(pairs, 3), correction="none").clusters == expected
 
@@ -119,10 +142,19 @@ def test_bad_settings_are_refused():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(2, 7).flatmap(lambda n: st.tuples(
-    st.lists(st.floats(-5, 5), min_size=n, max_size=n),
-    st.lists(st.sampled_from([0.0001, 0.003, 0.02, 0.2, 1.0]), min_size=n * (n - 1) // 2, max_size=n * (n - 1) // 2),
-)), st.sampled_from(["holm", "none"]))
+@given(
+    st.integers(2, 7).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.floats(-5, 5), min_size=n, max_size=n),
+            st.lists(
+                st.sampled_from([0.0001, 0.003, 0.02, 0.2, 1.0]),
+                min_size=n * (n - 1) // 2,
+                max_size=n * (n - 1) // 2,
+            ),
+        )
+    ),
+    st.sampled_from(["holm", "none"]),
+)
 def test_clusters_separate_exactly_where_everything_above_beats_everything_below(data, correction):
     scores, flat = data
     n = len(scores)
@@ -149,13 +181,21 @@ def test_every_pair_p_value_is_that_of_the_pair_alone():
     shared = rng.normal(size=120)
     systems = {f"s{k}": _rows(shared + rng.normal(size=120) + 0.1 * k) for k in range(4)}
     for test in ("bs", "ar"):
-        res = pairwise_test(test, {"m": mean_score}, {"m": systems}, n_samples=300, seed=9, ci_samples=0)["m"]
+        res = pairwise_test(
+            test, {"m": mean_score}, {"m": systems}, n_samples=300, seed=9, ci_samples=0
+        )["m"]
         names = list(systems)
         for i, a in enumerate(names):
             for j, b in enumerate(names):
                 if i != j:
-                    alone = paired_test(test, {"m": mean_score}, {"m": {a: systems[a], b: systems[b]}},
-                                        n_samples=300, seed=9, ci_samples=0)["m"]
+                    alone = paired_test(
+                        test,
+                        {"m": mean_score},
+                        {"m": {a: systems[a], b: systems[b]}},
+                        n_samples=300,
+                        seed=9,
+                        ci_samples=0,
+                    )["m"]
                     assert res.p_values[i, j] == alone.systems[1].p_value, (test, a, b)
 
 
@@ -169,7 +209,9 @@ def _split_share(n_systems: int, runs: int, test: str, rule: str) -> float:
     for run in range(runs):
         difficulty = rng.normal(size=200)
         systems = {f"s{k}": _rows(difficulty + rng.normal(size=200)) for k in range(n_systems)}
-        res = pairwise_test(test, {"m": mean_score}, {"m": systems}, n_samples=500, seed=run, ci_samples=0)["m"]
+        res = pairwise_test(
+            test, {"m": mean_score}, {"m": systems}, n_samples=500, seed=run, ci_samples=0
+        )["m"]
         if rule == "greedy, uncorrected":
             clusters = greedy_clusters(res.scores, np.nan_to_num(res.p_values, nan=1.0), 0.05)
         else:
@@ -197,4 +239,6 @@ def test_two_equal_systems_are_split_at_the_tests_level():
 def test_win_tie_loss_follows_the_direction():
     a, b = np.array([1.0, 2.0, 3.0, np.nan]), np.array([2.0, 2.0, 1.0, 0.0])
     assert win_tie_loss(a, b) == (1, 1, 1)
-    assert win_tie_loss(np.array([1.0, 3.0, 3.0]), np.array([2.0, 2.0, 1.0]), higher_is_better=False) == (1, 0, 2)
+    assert win_tie_loss(
+        np.array([1.0, 3.0, 3.0]), np.array([2.0, 2.0, 1.0]), higher_is_better=False
+    ) == (1, 0, 2)

@@ -50,8 +50,12 @@ def run_sacrebleu(refs, systems, test, n, monkeypatch):
 
 def run_evalab(refs, systems, test, n):
     metrics = {"bleu": BLEU(), "chrf": CHRF()}
-    stats = {m: {s: metric.stats(h, refs) for s, h in systems.items()} for m, metric in metrics.items()}
-    return paired_test(test, metrics, stats, n_samples=n, seed=12345, p_value="sacrebleu", ci_samples=0)
+    stats = {
+        m: {s: metric.stats(h, refs) for s, h in systems.items()} for m, metric in metrics.items()
+    }
+    return paired_test(
+        test, metrics, stats, n_samples=n, seed=12345, p_value="sacrebleu", ci_samples=0
+    )
 
 
 def check_identical(ours, theirs, with_ci: bool):

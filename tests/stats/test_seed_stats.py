@@ -78,8 +78,14 @@ def test_exact_permutation_matches_scipy(na, nb):
     rng = np.random.default_rng(na * 10 + nb)
     a, b = rng.normal(0, 1, na), rng.normal(0.8, 1, nb)
     p, exact = permutation_test(a, b)
-    ref = stats.permutation_test((a, b), _abs_mean_diff, permutation_type="independent",
-                                 alternative="greater", n_resamples=np.inf, vectorized=True)
+    ref = stats.permutation_test(
+        (a, b),
+        _abs_mean_diff,
+        permutation_type="independent",
+        alternative="greater",
+        n_resamples=np.inf,
+        vectorized=True,
+    )
     assert exact and p == pytest.approx(ref.pvalue, abs=1e-12)
 
 
@@ -93,7 +99,9 @@ def test_monte_carlo_permutation_is_close_to_exact_and_seeded():
     assert mc == permutation_test(a, b, max_exact=10, resamples=20000, seed=1)[0]
 
 
-@pytest.mark.parametrize("delta,sd,n", [(1.0, 1.0, 5), (0.5, 1.0, 20), (2.0, 3.0, 10), (0.2, 0.1, 3)])
+@pytest.mark.parametrize(
+    "delta,sd,n", [(1.0, 1.0, 5), (0.5, 1.0, 20), (2.0, 3.0, 10), (0.2, 0.1, 3)]
+)
 def test_power_matches_scipy_noncentral_t(delta, sd, n):
     df = 2 * n - 2
     nc = delta / sd * math.sqrt(n / 2)
@@ -169,7 +177,10 @@ def test_exact_sign_flip_matches_scipy_permutation_test(n):
     a, b = rng.normal(1.0, 1.0, n), rng.normal(0.0, 1.0, n)
     p, exact = sign_flip_test(a, b)
     ref = stats.permutation_test(
-        (a, b), lambda x, y: np.mean(x - y), permutation_type="samples", alternative="two-sided",
+        (a, b),
+        lambda x, y: np.mean(x - y),
+        permutation_type="samples",
+        alternative="two-sided",
         n_resamples=np.inf,
     )
     assert exact
@@ -186,7 +197,9 @@ def test_sign_flip_by_hand_and_monte_carlo():
     exact, _ = sign_flip_test(a, b, max_exact=2**20)
     mc, is_exact = sign_flip_test(a, b, max_exact=100, resamples=20_000, seed=1)
     assert not is_exact and abs(mc - exact) < 0.02
-    assert sign_flip_test(a, b, max_exact=100, seed=1) == sign_flip_test(a, b, max_exact=100, seed=1)
+    assert sign_flip_test(a, b, max_exact=100, seed=1) == sign_flip_test(
+        a, b, max_exact=100, seed=1
+    )
 
 
 @pytest.mark.parametrize(("delta", "sd", "n"), [(1.0, 1.0, 5), (0.5, 2.0, 20), (2.0, 0.5, 3)])
@@ -215,8 +228,12 @@ def test_welch_with_spreads_near_the_smallest_float_keeps_its_degrees_of_freedom
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.floats(min_value=1e300, max_value=1.7976931348623157e308), st.booleans(),
-       st.integers(min_value=2, max_value=5), st.integers(min_value=2, max_value=5))
+@given(
+    st.floats(min_value=1e300, max_value=1.7976931348623157e308),
+    st.booleans(),
+    st.integers(min_value=2, max_value=5),
+    st.integers(min_value=2, max_value=5),
+)
 def test_identical_rows_near_the_float_limit_are_never_significant(magnitude, negative, na, nb):
     value = -magnitude if negative else magnitude
     from evalab.stats.seed_stats import mean_ci, paired_t, permutation_test, sign_flip_test, welch
@@ -233,8 +250,11 @@ _CENTS = st.integers(min_value=-10_000, max_value=10_000).map(lambda k: k / 100)
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(_CENTS, min_size=2, max_size=5), st.lists(_CENTS, min_size=2, max_size=5),
-       st.integers(min_value=1000, max_value=1015))
+@given(
+    st.lists(_CENTS, min_size=2, max_size=5),
+    st.lists(_CENTS, min_size=2, max_size=5),
+    st.integers(min_value=1000, max_value=1015),
+)
 def test_rescaled_statistics_match_the_unscaled_ones(a, b, exp):
     # values times 2**exp (near the float limit): p and t are those of the values themselves
     from evalab.stats.seed_stats import permutation_test, welch
@@ -243,18 +263,25 @@ def test_rescaled_statistics_match_the_unscaled_ones(a, b, exp):
     assume(all(math.isfinite(v) for v in big_a + big_b))
     assert permutation_test(big_a, big_b)[0] == pytest.approx(permutation_test(a, b)[0])
     small, big = welch(a, b), welch(big_a, big_b)
-    assert (math.isnan(small.p) and math.isnan(big.p)) or big.p == pytest.approx(small.p, rel=1e-9, abs=1e-12)
+    assert (math.isnan(small.p) and math.isnan(big.p)) or big.p == pytest.approx(
+        small.p, rel=1e-9, abs=1e-12
+    )
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.integers(0, 4), min_size=1, max_size=7), st.lists(st.integers(0, 4), min_size=1, max_size=7),
-       st.floats(0.01, 10.0))
+@given(
+    st.lists(st.integers(0, 4), min_size=1, max_size=7),
+    st.lists(st.integers(0, 4), min_size=1, max_size=7),
+    st.floats(0.01, 10.0),
+)
 def test_exact_permutation_p_counts_every_relabeling(a, b, scale):
     """The half-sum count (relabelings built once per (n1, n2)) equals enumerating every
     relabeling, ties included (integer values make many)."""
     x, y = np.array(a) * scale, np.array(b) * scale
     pooled, observed = np.concatenate([x, y]), abs(x.mean() - y.mean())
     tol = 1e-9 * max(1.0, float(np.abs(pooled).max()))
-    hits = [abs(pooled[list(i)].mean() - np.delete(pooled, list(i)).mean()) >= observed - tol
-            for i in itertools.combinations(range(pooled.size), x.size)]
+    hits = [
+        abs(pooled[list(i)].mean() - np.delete(pooled, list(i)).mean()) >= observed - tol
+        for i in itertools.combinations(range(pooled.size), x.size)
+    ]
     assert permutation_test(x, y) == (pytest.approx(float(np.mean(hits)), abs=1e-12), True)

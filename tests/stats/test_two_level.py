@@ -31,7 +31,9 @@ PHI = NormalDist().cdf
 def mean_run(values: np.ndarray) -> SimpleNamespace:
     """A mean-type run (e.g. accuracy in %): stats rows [value, 1], scored as their mean."""
     v = np.asarray(values, dtype=float)
-    return SimpleNamespace(rows=np.column_stack([v, np.ones_like(v)]), scores_from_sums=lambda s: s[..., 0] / s[..., 1])
+    return SimpleNamespace(
+        rows=np.column_stack([v, np.ones_like(v)]), scores_from_sums=lambda s: s[..., 0] / s[..., 1]
+    )
 
 
 def simulate_row(rng, z, theta: float, seed_shifts: np.ndarray) -> list[np.ndarray]:
@@ -64,7 +66,9 @@ def test_resampled_runs_are_the_runs_on_explicitly_drawn_examples():
     row, base = rr.take([0, 1]), rr.take([2])
     d = example_delta(row, base, 0.9)
     _, lo, hi = percentile_interval(expected[:2].mean(axis=0) - expected[2], 0.9)
-    assert (d.low, d.high) == pytest.approx((lo, hi), rel=1e-12) and d.estimate == pytest.approx((runs[0].mean() + runs[1].mean()) / 2 - runs[2].mean())
+    assert (d.low, d.high) == pytest.approx((lo, hi), rel=1e-12) and d.estimate == pytest.approx(
+        (runs[0].mean() + runs[1].mean()) / 2 - runs[2].mean()
+    )
 
 
 def test_example_interval_covers_the_truth_at_its_nominal_rate():
@@ -98,7 +102,11 @@ def test_two_level_interval_is_never_narrower_than_the_seed_only_one():
         seeds = int(rng.integers(2, 7))
         z = rng.standard_normal(400)
         base_shift, row_shift = rng.normal(0, 0.08, seeds), rng.normal(0, 0.08, seeds)
-        rr = scored(simulate_row(rng, z, 0.5, base_shift) + simulate_row(rng, z, 0.4, row_shift), 500, seed=k)
+        rr = scored(
+            simulate_row(rng, z, 0.5, base_shift) + simulate_row(rng, z, 0.4, row_shift),
+            500,
+            seed=k,
+        )
         b, r = rr.take(range(seeds)), rr.take(range(seeds, 2 * seeds))
         both = two_level_delta(r, b, paired=False, confidence=0.95)
         w = welch(r.points, b.points)
@@ -136,8 +144,15 @@ def test_two_level_p_agrees_with_its_interval():
     rng = np.random.default_rng(3)
     for k in range(30):
         z = rng.standard_normal(200)
-        rr = scored(simulate_row(rng, z, 0.5, rng.normal(0, 0.1, 3)) + simulate_row(rng, z, 0.5 + rng.normal(0, 0.3), rng.normal(0, 0.1, 4)), 300, seed=k)
-        t = two_level_delta(rr.take([3, 4, 5, 6]), rr.take([0, 1, 2]), paired=False, confidence=0.95)
+        rr = scored(
+            simulate_row(rng, z, 0.5, rng.normal(0, 0.1, 3))
+            + simulate_row(rng, z, 0.5 + rng.normal(0, 0.3), rng.normal(0, 0.1, 4)),
+            300,
+            seed=k,
+        )
+        t = two_level_delta(
+            rr.take([3, 4, 5, 6]), rr.take([0, 1, 2]), paired=False, confidence=0.95
+        )
         assert t is not None
         assert (t.p < 0.05) == (not t.delta.low <= 0.0 <= t.delta.high)
 
@@ -145,7 +160,9 @@ def test_two_level_p_agrees_with_its_interval():
 def test_one_seed_has_a_test_set_interval_and_no_two_level_one():
     rng = np.random.default_rng(0)
     z = rng.standard_normal(500)
-    rr = scored(simulate_row(rng, z, 0.5, np.zeros(1)) + simulate_row(rng, z, 0.2, np.zeros(1)), 500, seed=0)
+    rr = scored(
+        simulate_row(rng, z, 0.5, np.zeros(1)) + simulate_row(rng, z, 0.2, np.zeros(1)), 500, seed=0
+    )
     b, r = rr.take([0]), rr.take([1])
     v, d = example_value(r, 0.95), example_delta(r, b, 0.95)
     assert v.low < v.estimate < v.high and d.low < d.estimate < d.high
@@ -166,8 +183,11 @@ def test_paired_two_level_needs_matched_runs():
 
 @settings(max_examples=60, deadline=None)
 @given(
-    spread=st.floats(0.0, 60.0), level=st.floats(0.0, 100.0), seeds=st.integers(2, 5),
-    n=st.integers(1, 40), seed=st.integers(0, 2**31),
+    spread=st.floats(0.0, 60.0),
+    level=st.floats(0.0, 100.0),
+    seeds=st.integers(2, 5),
+    n=st.integers(1, 40),
+    seed=st.integers(0, 2**31),
 )
 def test_intervals_never_leave_declared_bounds(spread, level, seeds, n, seed):
     """Accuracy in [0, 100], anywhere near a bound, with any seed spread: every interval
@@ -188,7 +208,9 @@ def test_intervals_never_leave_declared_bounds(spread, level, seeds, n, seed):
 
 def test_a_t_interval_past_the_bounds_is_clipped():
     # two seeds far apart: Δ ± t(1)·se runs far past ±100 unless clipped
-    rr = scored([np.full(20, 0.0), np.full(20, 100.0), np.full(20, 100.0), np.full(20, 0.0)], 64, seed=0)
+    rr = scored(
+        [np.full(20, 0.0), np.full(20, 100.0), np.full(20, 100.0), np.full(20, 0.0)], 64, seed=0
+    )
     b, r = rr.take([0, 1]), rr.take([2, 3])
     free = two_level_delta(r, b, paired=True, confidence=0.95)
     bounded = two_level_delta(r, b, paired=True, confidence=0.95, bounds=(0.0, 100.0))
@@ -213,17 +235,27 @@ def test_two_level_interval_covers_the_truth_over_seeds_and_examples():
     keeps it at least as wide as the seeds-only interval."""
     rng = np.random.default_rng(99)
     grid = np.linspace(-8, 8, 4001)
-    weight = np.exp(-grid**2 / 2)
+    weight = np.exp(-(grid**2) / 2)
 
     def population(theta: float, sd: float) -> float:
-        return float(np.sum(weight * 100 * np.vectorize(PHI)((theta + sd * grid) / math.sqrt(2))) / weight.sum())
+        return float(
+            np.sum(weight * 100 * np.vectorize(PHI)((theta + sd * grid) / math.sqrt(2)))
+            / weight.sum()
+        )
 
     true_delta = population(0.3, 0.1) - population(0.5, 0.1)
     hits, studies = 0, 300
     for k in range(studies):
         z = rng.standard_normal(300)
-        rr = scored(simulate_row(rng, z, 0.5, rng.normal(0, 0.1, 4)) + simulate_row(rng, z, 0.3, rng.normal(0, 0.1, 4)), 500, seed=k)
-        t = two_level_delta(rr.take([4, 5, 6, 7]), rr.take([0, 1, 2, 3]), paired=False, confidence=0.95)
+        rr = scored(
+            simulate_row(rng, z, 0.5, rng.normal(0, 0.1, 4))
+            + simulate_row(rng, z, 0.3, rng.normal(0, 0.1, 4)),
+            500,
+            seed=k,
+        )
+        t = two_level_delta(
+            rr.take([4, 5, 6, 7]), rr.take([0, 1, 2, 3]), paired=False, confidence=0.95
+        )
         assert t is not None
         hits += t.delta.low <= true_delta <= t.delta.high
     assert hits / studies >= 0.92, hits
@@ -234,7 +266,13 @@ def test_rows_without_seed_spread_get_the_welch_lower_bound_df_not_a_normal_quan
     # ∞ (before) the interval was Δ ± 1.96·se, as if many seeds had shown the seed noise is 0
     rng = np.random.default_rng(3)
     base, row = 100.0 * (rng.random(300) < 0.8), 100.0 * (rng.random(300) < 0.7)
-    res = two_level_delta(scored([row] * 3, 200, 0).take([0, 1, 2]), scored([base] * 4, 200, 0).take([0, 1, 2, 3]),
-                          paired=False, confidence=0.95)
+    res = two_level_delta(
+        scored([row] * 3, 200, 0).take([0, 1, 2]),
+        scored([base] * 4, 200, 0).take([0, 1, 2, 3]),
+        paired=False,
+        confidence=0.95,
+    )
     assert res.df == 2.0  # min(3, 4) - 1
-    assert res.delta.high - res.delta.estimate == pytest.approx(4.302652729911275 * res.se)  # t(0.975, 2)
+    assert res.delta.high - res.delta.estimate == pytest.approx(
+        4.302652729911275 * res.se
+    )  # t(0.975, 2)

@@ -55,7 +55,13 @@ def wmt_lines(wmt22) -> list[str]:
     """~1,500 real lines: references and some system outputs of several pairs, incl. zh."""
     rng = random.Random(3)
     lines: list[str] = []
-    for pair, ref in [("en-de", "A"), ("en-zh", "A"), ("en-ru", "A"), ("cs-en", "B"), ("de-fr", "A")]:
+    for pair, ref in [
+        ("en-de", "A"),
+        ("en-zh", "A"),
+        ("en-ru", "A"),
+        ("cs-en", "B"),
+        ("de-fr", "A"),
+    ]:
         lines += rng.sample(read_lines(wmt_file("ref", pair, ref)), 200)
         system = rng.choice(wmt_systems(pair))
         lines += rng.sample(read_lines(wmt_file("hyp", pair, system)), 100)
@@ -114,7 +120,9 @@ def test_memo_returns_the_same_tokens_and_is_not_pickled() -> None:
     assert clone("A line, again.") == list(first)
 
 
-@pytest.mark.parametrize("name,module,extra", [("ja-mecab", "MeCab", "ja"), ("ko-mecab", "mecab_ko", "ko")])
+@pytest.mark.parametrize(
+    "name,module,extra", [("ja-mecab", "MeCab", "ja"), ("ko-mecab", "mecab_ko", "ko")]
+)
 def test_mecab_tokenizers(name, module, extra) -> None:
     cls = mt.TokenizerJaMecab if name == "ja-mecab" else mt.TokenizerKoMecab
     if importlib.util.find_spec(module) is None:
@@ -158,8 +166,36 @@ def test_kernel_encode_lines_matches_sacrebleu(name, wmt_lines) -> None:
 # digits next to . , -, CJK and Unicode whitespace.
 TRICKY = st.lists(
     st.sampled_from(
-        ["&quot;", "&amp;", "&lt;", "&gt;", "&", ";", "<skipped>", "<", "-\n", "\n", "-", ".", ",",
-         "1", "9", "a", "Z", " ", "\u3000", "\u00a0", "中", "“", "—", "🙂", "'", "/", "$", "x"]
+        [
+            "&quot;",
+            "&amp;",
+            "&lt;",
+            "&gt;",
+            "&",
+            ";",
+            "<skipped>",
+            "<",
+            "-\n",
+            "\n",
+            "-",
+            ".",
+            ",",
+            "1",
+            "9",
+            "a",
+            "Z",
+            " ",
+            "\u3000",
+            "\u00a0",
+            "中",
+            "“",
+            "—",
+            "🙂",
+            "'",
+            "/",
+            "$",
+            "x",
+        ]
     ),
     max_size=30,
 ).map("".join)
@@ -212,7 +248,9 @@ def test_vocab_keeps_ids_while_growing() -> None:
     k = _kernel_or_skip()
     rng = random.Random(5)
     # 20,000 distinct tokens (the table is resized several times), incl. non-BMP and CJK
-    words = [f"w{i}" for i in range(19_000)] + [chr(0x4E00 + i) for i in range(990)] + ["🙂", "𠀀"] * 5
+    words = (
+        [f"w{i}" for i in range(19_000)] + [chr(0x4E00 + i) for i in range(990)] + ["🙂", "𠀀"] * 5
+    )
     lines = [" ".join(rng.sample(words, 25)) for _ in range(2_000)]
     vocab = k.Vocab()
     first, off = k.encode_lines(lines, vocab, False)
@@ -222,7 +260,9 @@ def test_vocab_keeps_ids_while_growing() -> None:
     assert len(set(tokens)) == len(tokens) == len(vocab)
     ids, off = np.frombuffer(first, dtype=np.int64), np.frombuffer(off, dtype=np.int64)
     for i in (0, 999, 1_999):
-        assert [tokens[t] for t in ids[off[i] : off[i + 1]]] == mt.Tokenizer13a().tokenize_str(lines[i]).split()
+        assert [tokens[t] for t in ids[off[i] : off[i + 1]]] == mt.Tokenizer13a().tokenize_str(
+            lines[i]
+        ).split()
 
 
 def test_encode_lines_rejects_bad_arguments() -> None:

@@ -94,7 +94,11 @@ def test_whitespace_only_gives_no_tokens(text):
 
 
 def test_registry_names_and_instances():
-    for name, cls in (("words", WordsTokenizer), ("whitespace", WhitespaceTokenizer), ("squad", SquadTokenizer)):
+    for name, cls in (
+        ("words", WordsTokenizer),
+        ("whitespace", WhitespaceTokenizer),
+        ("squad", SquadTokenizer),
+    ):
         tok = get_tokenizer(name)
         assert isinstance(tok, cls)
         assert tok.name == name

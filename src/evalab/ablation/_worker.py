@@ -72,7 +72,11 @@ def _watch_reads(roots: list) -> tuple:
         full = path if path.startswith(prefixes) else abspath(path)
         if not full.startswith(prefixes):
             return
-        if (flags & 3) if mode is None else ("w" in mode or "a" in mode or "x" in mode or "+" in mode):
+        if (
+            (flags & 3)
+            if mode is None
+            else ("w" in mode or "a" in mode or "x" in mode or "+" in mode)
+        ):
             written[full] = None  # O_WRONLY / O_RDWR, or a writing mode
         else:
             seen[full] = None
@@ -112,14 +116,19 @@ def main(job_path: str) -> None:
         kwargs = {}
         # read the parameter names from the code object: `inspect` alone costs ~0.1 s to import
         code = getattr(fn, "__code__", None)
-        if code is not None and "out_dir" in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
+        if (
+            code is not None
+            and "out_dir" in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        ):
             kwargs["out_dir"] = job["out_dir"]
         args = (dict(job["config"]), int(job["seed"]))
         if job.get("checkpoint_dir"):
             args += (job["checkpoint_dir"],)
         out = fn(*args, **kwargs)
         if not isinstance(out, dict):
-            raise TypeError(f"entry point returned {type(out).__name__}, expected a dict of metrics")
+            raise TypeError(
+                f"entry point returned {type(out).__name__}, expected a dict of metrics"
+            )
         out = dict(out)
         artifacts = out.pop("artifacts", None)
         per_example = out.pop("per_example", None)
@@ -132,17 +141,28 @@ def main(job_path: str) -> None:
                 except (TypeError, ValueError):
                     pass
             metrics[str(k)] = v if isinstance(v, (int, float, bool, str, type(None))) else repr(v)
-        _write(result_path, {"ok": True, "metrics": metrics, "artifacts": _plain(artifacts),
-                             "per_example": _plain(per_example), "inputs": _inputs(seen, written, roots)})
+        _write(
+            result_path,
+            {
+                "ok": True,
+                "metrics": metrics,
+                "artifacts": _plain(artifacts),
+                "per_example": _plain(per_example),
+                "inputs": _inputs(seen, written, roots),
+            },
+        )
     except BaseException as exc:
         import traceback
 
-        _write(result_path, {
-            "ok": False,
-            "error": f"{type(exc).__name__}: {exc}",
-            "traceback": traceback.format_exc(),
-            "inputs": _inputs(seen, written, roots),
-        })
+        _write(
+            result_path,
+            {
+                "ok": False,
+                "error": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc(),
+                "inputs": _inputs(seen, written, roots),
+            },
+        )
         sys.stdout.flush()
         os._exit(1)
 

@@ -98,7 +98,9 @@ class MetricStats:
     std: float
     ci_low: float | None
     ci_high: float | None
-    delta: float | None = None  # row - base (eval rows: row - its trained row; None for the base row)
+    delta: float | None = (
+        None  # row - base (eval rows: row - its trained row; None for the base row)
+    )
     delta_low: float | None = None
     delta_high: float | None = None
     p_welch: float | None = None
@@ -117,7 +119,9 @@ class MetricStats:
     mean_examples_high: float | None = None
     examples_low: float | None = None  # Δ, CI over test examples (paired bootstrap, seeds pooled)
     examples_high: float | None = None
-    both_low: float | None = None  # Δ, CI over seeds and examples (seed variance + test-set variance)
+    both_low: float | None = (
+        None  # Δ, CI over seeds and examples (seed variance + test-set variance)
+    )
     both_high: float | None = None
     p_both: float | None = None  # two-level resampling p-value of Δ ≠ 0 (the row's p when present)
     p_holm: float | None = None  # Holm-adjusted p across the rows compared (when requested)
@@ -155,8 +159,12 @@ class RowAnalysis:
     reference: dict[str, float | None] = field(default_factory=dict)
     stage: str = "train"  # "eval": suppressed at evaluation of row ``parent``'s trained models
     parent: str = ""
-    config: dict[str, Any] = field(default_factory=dict)  # the configuration it ran with ([evaluation] defaults included)
-    aliases: tuple[str, ...] = ()  # the other rows that are the same runs (a grid cell equal to a variant or the base)
+    config: dict[str, Any] = field(
+        default_factory=dict
+    )  # the configuration it ran with ([evaluation] defaults included)
+    aliases: tuple[
+        str, ...
+    ] = ()  # the other rows that are the same runs (a grid cell equal to a variant or the base)
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -191,7 +199,9 @@ class StudyAnalysis:
     grid: dict[str, list[Any]]
     settings: dict[str, Any]
     notes: list[str]
-    display: Display = field(default_factory=Display)  # the study's [display]: how config columns are shown
+    display: Display = field(
+        default_factory=Display
+    )  # the study's [display]: how config columns are shown
     holm: list[HolmFamily] = field(default_factory=list)  # the families p(Holm) was adjusted over
     conditions: Conditions | None = None  # what no row changes
     definitions: list[MetricDefinition] = field(default_factory=list)
@@ -236,7 +246,9 @@ def analyze(
     ``holm``: Holm-adjust the rows' p-values per metric (`evalab ablate report --holm`).
     """
     if not 0 < alpha < 1 or not 0 < power < 1 or not 0 < confidence < 1:
-        raise SettingsError(f"alpha, power and confidence must be in (0, 1); got {alpha}, {power}, {confidence}")
+        raise SettingsError(
+            f"alpha, power and confidence must be in (0, 1); got {alpha}, {power}, {confidence}"
+        )
     check_n_samples(resamples, "resamples")
 
     plan = plan_runs(study)
@@ -251,7 +263,14 @@ def analyze(
     every = study_rows(study)
     labels = {r.label: r for r in every}
     rows, aliases = _distinct_rows(study, every)
-    opts = {"alpha": alpha, "power": power, "confidence": confidence, "aso": aso, "seed": seed, "permutations": permutations}
+    opts = {
+        "alpha": alpha,
+        "power": power,
+        "confidence": confidence,
+        "aso": aso,
+        "seed": seed,
+        "permutations": permutations,
+    }
     stats: dict[str, dict[str, MetricStats]] = {}
     missing: dict[str, list[FailedRun]] = {}
     comparisons: dict[str, list[Comparison]] = {m: [] for m in study.metrics}
@@ -260,33 +279,78 @@ def analyze(
         refused += [r for r in runs.example_gaps(row, labels, comparisons) if r not in refused]
     families: list[HolmFamily] = []
     for m in study.metrics:
-        fields, why = example_fields(comparisons[m], confidence=confidence, resamples=resamples, seed=seed,
-                                     bounds=_bounds(study, m))
+        fields, why = example_fields(
+            comparisons[m],
+            confidence=confidence,
+            resamples=resamples,
+            seed=seed,
+            bounds=_bounds(study, m),
+        )
         refused += [f"{m}, row {w}" for w in why]
-        families += _finish_metric(study, m, stats, fields, holm=holm, stages={r.label: r.stage for r in rows})
+        families += _finish_metric(
+            study, m, stats, fields, holm=holm, stages={r.label: r.stage for r in rows}
+        )
     out_rows: list[RowAnalysis] = []
     for row in rows:
         names = (row.label, *aliases[row.label])
         planned = sum(1 for r in plan if row.label in r.rows)
-        reference = {col: next((study.reference[col][x] for x in names if x in study.reference[col]), None)
-                     for col in study.reference}
-        out_rows.append(RowAnalysis(row.label, row.description, row.kind, row.changes, planned,
-                                    planned - len(missing[row.label]), stats[row.label], missing[row.label],
-                                    reference, row.stage, row.parent, {**study.evaluation, **row.config},
-                                    aliases[row.label]))
+        reference = {
+            col: next((study.reference[col][x] for x in names if x in study.reference[col]), None)
+            for col in study.reference
+        }
+        out_rows.append(
+            RowAnalysis(
+                row.label,
+                row.description,
+                row.kind,
+                row.changes,
+                planned,
+                planned - len(missing[row.label]),
+                stats[row.label],
+                missing[row.label],
+                reference,
+                row.stage,
+                row.parent,
+                {**study.evaluation, **row.config},
+                aliases[row.label],
+            )
+        )
     notes = _notes(study, out_rows, alpha, power, confidence, aso, permutations, by_key, stored)
     notes += _test_set_notes(study, out_rows, confidence, resamples, refused, holm=holm)
-    held = conditions(study, [r.config for r in every if r.stage == "train"], [r.changes for r in every if r.stage == "eval"])
+    held = conditions(
+        study,
+        [r.config for r in every if r.stage == "train"],
+        [r.changes for r in every if r.stage == "eval"],
+    )
     return StudyAnalysis(
-        study=study.name, description=study.description, path=str(study.path), db_path=db,
-        code_version=study.code_version, metrics=list(study.metrics), primary=study.primary,
-        higher_is_better=dict(study.higher_is_better), seeds=list(study.seeds), rows=out_rows,
-        contrasts=_contrasts(runs, out_rows, confidence), reference_columns=list(study.reference),
+        study=study.name,
+        description=study.description,
+        path=str(study.path),
+        db_path=db,
+        code_version=study.code_version,
+        metrics=list(study.metrics),
+        primary=study.primary,
+        higher_is_better=dict(study.higher_is_better),
+        seeds=list(study.seeds),
+        rows=out_rows,
+        contrasts=_contrasts(runs, out_rows, confidence),
+        reference_columns=list(study.reference),
         grid=dict(study.grid),
-        settings={"alpha": alpha, "power": power, "confidence": confidence, "aso": aso,
-                  "seed": seed, "permutations": permutations, "resamples": resamples, "holm": holm,
-                  "paired_seeds": study.paired_seeds},
-        notes=notes, display=study.display, holm=families, conditions=held,
+        settings={
+            "alpha": alpha,
+            "power": power,
+            "confidence": confidence,
+            "aso": aso,
+            "seed": seed,
+            "permutations": permutations,
+            "resamples": resamples,
+            "holm": holm,
+            "paired_seeds": study.paired_seeds,
+        },
+        notes=notes,
+        display=study.display,
+        holm=families,
+        conditions=held,
         definitions=definitions(study, lambda m: (_bounds(study, m), _bounds_source(study, m))),
         components=_components(study, out_rows, alpha),
     )
@@ -320,10 +384,26 @@ def _components(study: Study, rows: list[RowAnalysis], alpha: float) -> list[Com
             ms = found[label].metrics[m]
             p = _row_p(ms)
             worse = ms.direction == "worse"
-            low, high = (ms.both_low, ms.both_high) if ms.p_both is not None else (ms.delta_low, ms.delta_high)
-            sides.append(Side(label, ms.vs, ms.paired, ms.delta, low, high, p,
-                              bool(p is not None and p < alpha and worse)))
-        out.append(ComponentView(component, m, sides[0], sides[1], reading(sides[0], sides[1]), alpha))
+            low, high = (
+                (ms.both_low, ms.both_high)
+                if ms.p_both is not None
+                else (ms.delta_low, ms.delta_high)
+            )
+            sides.append(
+                Side(
+                    label,
+                    ms.vs,
+                    ms.paired,
+                    ms.delta,
+                    low,
+                    high,
+                    p,
+                    bool(p is not None and p < alpha and worse),
+                )
+            )
+        out.append(
+            ComponentView(component, m, sides[0], sides[1], reading(sides[0], sides[1]), alpha)
+        )
     return out
 
 
@@ -354,33 +434,54 @@ class _Runs:
 
     def run_examples(self, row: Row, metric: str) -> dict[int, ExampleStats] | None:
         """The row's finished runs' per-example data by seed; None unless every one has it."""
-        found = {s: self.examples.get(study_run_key(self.study, row, s), {}).get(metric)
-                 for s in self.by_seed(row, metric)[0]}
+        found = {
+            s: self.examples.get(study_run_key(self.study, row, s), {}).get(metric)
+            for s in self.by_seed(row, metric)[0]
+        }
         if not found or any(v is None for v in found.values()):
             return None
         return {s: v for s, v in found.items() if v is not None}
 
-    def example_gaps(self, row: Row, labels: dict[str, Row], comparisons: dict[str, list[Comparison]]) -> list[str]:
+    def example_gaps(
+        self, row: Row, labels: dict[str, Row], comparisons: dict[str, list[Comparison]]
+    ) -> list[str]:
         """Why ``row`` has no test-set interval for a metric that other runs have per-example
         data for: it, or the row its Δ is taken to, lacks the data on some finished run
         (an interval over the other seeds would describe another mean than the one shown)."""
         why = []
         for m, cs in comparisons.items():
-            if any(c.label == row.label for c in cs) or not any(m in found for found in self.examples.values()):
+            if any(c.label == row.label for c in cs) or not any(
+                m in found for found in self.examples.values()
+            ):
                 continue
-            other = labels[row.parent] if row.stage == "eval" else next(iter(labels.values()))  # the base row
-            for r in [row] if row.config == self.study.base and row.stage != "eval" else [row, other]:
+            other = (
+                labels[row.parent] if row.stage == "eval" else next(iter(labels.values()))
+            )  # the base row
+            for r in (
+                [row] if row.config == self.study.base and row.stage != "eval" else [row, other]
+            ):
                 done = self.by_seed(r, m)[0]
-                lacking = [s for s in done if m not in self.examples.get(study_run_key(self.study, r, s), {})]
+                lacking = [
+                    s
+                    for s in done
+                    if m not in self.examples.get(study_run_key(self.study, r, s), {})
+                ]
                 if lacking:
                     whose = f"row {r.label}" + (" (the row Δ is taken to)" if r is not row else "")
-                    why.append(f"{m}, row {row.label}: {whose} has usable per-example data on {len(done) - len(lacking)} of "
-                               f"its {len(done)} finished runs (none for seed {', '.join(map(str, lacking))})")
+                    why.append(
+                        f"{m}, row {row.label}: {whose} has usable per-example data on {len(done) - len(lacking)} of "
+                        f"its {len(done)} finished runs (none for seed {', '.join(map(str, lacking))})"
+                    )
         return why
 
 
-def _row_stats(runs: _Runs, row: Row, labels: dict[str, Row], comparisons: dict[str, list[Comparison]],
-               opts: dict[str, Any]) -> tuple[dict[str, MetricStats], list[FailedRun]]:
+def _row_stats(
+    runs: _Runs,
+    row: Row,
+    labels: dict[str, Row],
+    comparisons: dict[str, list[Comparison]],
+    opts: dict[str, Any],
+) -> tuple[dict[str, MetricStats], list[FailedRun]]:
     """One row's statistics over seeds per metric, and its missing runs (primary metric);
     appends the row's per-example data to ``comparisons`` where it and its comparison row have it."""
     study = runs.study
@@ -392,17 +493,35 @@ def _row_stats(runs: _Runs, row: Row, labels: dict[str, Row], comparisons: dict[
             missing = miss
         eps = _min_effect(study, m)
         # Δ is to the trained row for an eval row, to the base otherwise; none for the base's configuration
-        other = labels[row.parent] if row.stage == "eval" else None if row.config == study.base else Row("", "", "grid", study.base, {}, {})
+        other = (
+            labels[row.parent]
+            if row.stage == "eval"
+            else None
+            if row.config == study.base
+            else Row("", "", "grid", study.base, {}, {})
+        )
         paired = row.stage == "eval" or (study.paired_seeds and other is not None)
         if other is not None and paired:
-            stats[m] = _paired_stats(m, vals, runs.by_seed(other, m)[0], row.parent or "base", study.better(m),
-                                     min_effect=eps, **opts)
+            stats[m] = _paired_stats(
+                m,
+                vals,
+                runs.by_seed(other, m)[0],
+                row.parent or "base",
+                study.better(m),
+                min_effect=eps,
+                **opts,
+            )
         else:
             base = None if other is None else runs.seed_values(study.base, m)
-            stats[m] = _metric_stats(m, list(vals.values()), base, study.better(m), min_effect=eps, **opts)
+            stats[m] = _metric_stats(
+                m, list(vals.values()), base, study.better(m), min_effect=eps, **opts
+            )
         if row.stage == "eval" and row.parent_config != study.base:
             stats[m] = replace(stats[m], to_base=_to_base(runs, vals, m, opts))
-        mine, theirs = runs.run_examples(row, m), None if other is None else runs.run_examples(other, m)
+        mine, theirs = (
+            runs.run_examples(row, m),
+            None if other is None else runs.run_examples(other, m),
+        )
         if mine is not None and (other is None or theirs is not None):
             comparisons[m].append(Comparison(row.label, mine, theirs, paired))
     return stats, missing
@@ -414,27 +533,53 @@ def _to_base(runs: _Runs, vals: dict[int, float], metric: str, opts: dict[str, A
     study = runs.study
     base = Row("", "", "grid", study.base, {}, {})
     if study.paired_seeds:
-        ms = _paired_stats(metric, vals, runs.by_seed(base, metric)[0], "base", study.better(metric), **opts)
+        ms = _paired_stats(
+            metric, vals, runs.by_seed(base, metric)[0], "base", study.better(metric), **opts
+        )
     else:
-        ms = _metric_stats(metric, list(vals.values()), runs.seed_values(study.base, metric), study.better(metric), **opts)
+        ms = _metric_stats(
+            metric,
+            list(vals.values()),
+            runs.seed_values(study.base, metric),
+            study.better(metric),
+            **opts,
+        )
     ms = _with_absent(_within_bounds(ms, _bounds(study, metric)))
-    return Delta("base", ms.delta, ms.delta_low, ms.delta_high, ms.p_welch, ms.p_perm, ms.paired,
-                 {k: v for k, v in ms.absent.items() if k != "mean_ci"})
+    return Delta(
+        "base",
+        ms.delta,
+        ms.delta_low,
+        ms.delta_high,
+        ms.p_welch,
+        ms.p_perm,
+        ms.paired,
+        {k: v for k, v in ms.absent.items() if k != "mean_ci"},
+    )
 
 
-def _contrasts(runs: _Runs, rows: list[RowAnalysis], confidence: float) -> dict[str, list[Contrast]]:
+def _contrasts(
+    runs: _Runs, rows: list[RowAnalysis], confidence: float
+) -> dict[str, list[Contrast]]:
     """Factorial effects of the grid, per metric (none without a grid)."""
     study = runs.study
     contrasts: dict[str, list[Contrast]] = {}
     if study.grid:
-        ref_levels = {f: (study.base[f] if study.base[f] in levels else levels[-1]) for f, levels in study.grid.items()}
+        ref_levels = {
+            f: (study.base[f] if study.base[f] in levels else levels[-1])
+            for f, levels in study.grid.items()
+        }
         for m in study.metrics:
             top = max((abs(r.metrics[m].mean) for r in rows if r.metrics[m].n), default=0.0)
             contrasts[m] = factorial_effects(
-                study.grid, ref_levels,
-                lambda levels, m=m: runs.by_seed(Row("", "", "grid", {**study.base, **levels}, {}, {}), m)[0],
-                confidence=confidence, decimals=2 if top >= 10 else 3 if top >= 1 else 4,
-                paired=study.paired_seeds, bounds=_bounds(study, m),
+                study.grid,
+                ref_levels,
+                lambda levels, m=m: runs.by_seed(
+                    Row("", "", "grid", {**study.base, **levels}, {}, {}), m
+                )[0],
+                confidence=confidence,
+                decimals=2 if top >= 10 else 3 if top >= 1 else 4,
+                paired=study.paired_seeds,
+                bounds=_bounds(study, m),
             )
     return contrasts
 
@@ -445,8 +590,9 @@ def example_stats_of(study: Study, store: RunStore, run: StoredRun) -> dict[str,
     return dict(per_example.load_example_stats(store, study, run))
 
 
-def _examples_of_runs(study: Study, store: RunStore, stored: dict[str, StoredRun],
-                      by_key: dict[str, Any]) -> tuple[dict[str, dict[str, ExampleStats]], list[str]]:
+def _examples_of_runs(
+    study: Study, store: RunStore, stored: dict[str, StoredRun], by_key: dict[str, Any]
+) -> tuple[dict[str, dict[str, ExampleStats]], list[str]]:
     """Per-example data of the study's finished runs, by run key, and the runs refused: data
     that does not reproduce the run's stored value would give intervals around another number."""
     out: dict[str, dict[str, ExampleStats]] = {}
@@ -456,14 +602,20 @@ def _examples_of_runs(study: Study, store: RunStore, stored: dict[str, StoredRun
             continue
         try:
             found = example_stats_of(study, store, run)
-        except InputError as exc:  # a missing or unreadable examples file: no test-set intervals for it
+        except (
+            InputError
+        ) as exc:  # a missing or unreadable examples file: no test-set intervals for it
             refused.append(f"run {run.rows[0] if run.rows else key} seed {run.seed}: {exc}")
             continue
         for m, es in list(found.items()):
             value, stored_value = es.value(), run.metrics.get(m)
-            if stored_value is None or not math.isclose(value, float(stored_value), rel_tol=1e-6, abs_tol=1e-9):
-                refused.append(f"{m}, run {run.rows[0] if run.rows else key} seed {run.seed}: its per-example data "
-                               f"scores {value:.6g}, its stored value is {stored_value}")
+            if stored_value is None or not math.isclose(
+                value, float(stored_value), rel_tol=1e-6, abs_tol=1e-9
+            ):
+                refused.append(
+                    f"{m}, run {run.rows[0] if run.rows else key} seed {run.seed}: its per-example data "
+                    f"scores {value:.6g}, its stored value is {stored_value}"
+                )
                 del found[m]
         out[key] = found
     return out, refused
@@ -478,7 +630,13 @@ def _bounds(study: Study, metric: str) -> Bounds:
 
 def _bounds_source(study: Study, metric: str) -> str:
     """Where the metric's bounds come from: "study", "metric" (a computed metric's own) or ""."""
-    return "study" if metric in study.bounds else "metric" if _bounds(study, metric) is not None else ""
+    return (
+        "study"
+        if metric in study.bounds
+        else "metric"
+        if _bounds(study, metric) is not None
+        else ""
+    )
 
 
 def _min_effect(study: Study, metric: str) -> float | None:
@@ -487,8 +645,15 @@ def _min_effect(study: Study, metric: str) -> float | None:
     return None if e is None else float(e)
 
 
-def _finish_metric(study: Study, metric: str, stats: dict[str, dict[str, MetricStats]],
-                   fields: dict[str, dict[str, Any]], *, holm: bool, stages: dict[str, str]) -> list[HolmFamily]:
+def _finish_metric(
+    study: Study,
+    metric: str,
+    stats: dict[str, dict[str, MetricStats]],
+    fields: dict[str, dict[str, Any]],
+    *,
+    holm: bool,
+    stages: dict[str, str],
+) -> list[HolmFamily]:
     """Complete one metric's statistics in place: the test-set fields, the bounds on every
     interval, 'negligible', the reasons for what is None, and (``holm``) Holm-adjusted
     p-values over each family of distinct comparisons (trained rows vs the base; eval rows
@@ -501,8 +666,11 @@ def _finish_metric(study: Study, metric: str, stats: dict[str, dict[str, MetricS
         by_metric[metric] = _with_absent(ms)
     if not holm:
         return []
-    tested = [(label, stages[label], p) for label, by_metric in stats.items()
-              if by_metric[metric].delta is not None and (p := _row_p(by_metric[metric])) is not None]
+    tested = [
+        (label, stages[label], p)
+        for label, by_metric in stats.items()
+        if by_metric[metric].delta is not None and (p := _row_p(by_metric[metric])) is not None
+    ]
     families = holm_families(metric, tested)
     for fam in families:
         for label, p in zip(fam.members, fam.adjusted, strict=True):
@@ -521,13 +689,16 @@ def _absent_code(ms: MetricStats) -> str:
 
 def _with_absent(ms: MetricStats) -> MetricStats:
     """NaN CIs and p-values become None, each with the reason it is absent (``absent``)."""
+
     def gone(*xs: float | None) -> bool:
         return any(x is None or not math.isfinite(x) for x in xs)
 
     absent: dict[str, str] = {}
     changes: dict[str, Any] = {}
     if gone(ms.ci_low, ms.ci_high):
-        absent["mean_ci"] = "no_runs" if ms.n == 0 else "one_seed" if ms.n == 1 else "no_seed_spread"
+        absent["mean_ci"] = (
+            "no_runs" if ms.n == 0 else "one_seed" if ms.n == 1 else "no_seed_spread"
+        )
         changes.update(ci_low=None, ci_high=None)
     if ms.delta is not None:
         code = _absent_code(ms)
@@ -570,7 +741,11 @@ def _negligible(ms: MetricStats, eps: float) -> MetricStats:
     noise (with one seed nothing bounds the seed noise); then no seed count is asked for."""
     if ms.delta is None or not math.isfinite(ms.delta) or abs(ms.delta) > eps:
         return ms
-    pairs = [(ms.delta_low, ms.delta_high), (ms.both_low, ms.both_high), (ms.examples_low, ms.examples_high)]
+    pairs = [
+        (ms.delta_low, ms.delta_high),
+        (ms.both_low, ms.both_high),
+        (ms.examples_low, ms.examples_high),
+    ]
     shown = [(lo, hi) for lo, hi in pairs if _finite(lo, hi)]
     if not (_finite(ms.delta_low, ms.delta_high) or _finite(ms.both_low, ms.both_high)):
         return ms
@@ -580,12 +755,28 @@ def _negligible(ms: MetricStats, eps: float) -> MetricStats:
 
 
 def _metric_stats(
-    metric: str, vals: list[float], base: list[float] | None, higher_is_better: bool, *,
-    alpha: float, power: float, confidence: float, aso: bool, seed: int, permutations: int,
+    metric: str,
+    vals: list[float],
+    base: list[float] | None,
+    higher_is_better: bool,
+    *,
+    alpha: float,
+    power: float,
+    confidence: float,
+    aso: bool,
+    seed: int,
+    permutations: int,
     min_effect: float | None = None,
 ) -> MetricStats:
     mc = mean_ci(vals, confidence)
-    common = {"metric": metric, "n": mc.n, "values": vals, "mean": mc.mean, "std": mc.std, **_seed_ci(mc)}
+    common = {
+        "metric": metric,
+        "n": mc.n,
+        "values": vals,
+        "mean": mc.mean,
+        "std": mc.std,
+        **_seed_ci(mc),
+    }
     if base is None:
         return MetricStats(**common)
     if not vals or not base:
@@ -603,7 +794,11 @@ def _metric_stats(
         # too few seeds: the delta is not separated from seed noise, and a power analysis
         # says more seeds than we have would be needed to detect a delta this large
         # (runs without any seed noise are deterministic: there is nothing to separate)
-        flag = pooled > 0 and not (w.p < alpha) and (needed is None or needed > min(len(vals), len(base)))
+        flag = (
+            pooled > 0
+            and not (w.p < alpha)
+            and (needed is None or needed > min(len(vals), len(base)))
+        )
     eps = None
     if aso:
         sign = 1.0 if higher_is_better else -1.0
@@ -612,22 +807,50 @@ def _metric_stats(
     if w.delta != 0 and math.isfinite(w.delta):
         direction = "better" if (w.delta > 0) == higher_is_better else "worse"
     return MetricStats(
-        **common, delta=w.delta, delta_low=w.low, delta_high=w.high, p_welch=w.p, p_perm=p_perm,
-        perm_exact=exact, seeds_needed=needed, too_few_seeds=flag, aso_eps=eps, direction=direction, vs="base",
+        **common,
+        delta=w.delta,
+        delta_low=w.low,
+        delta_high=w.high,
+        p_welch=w.p,
+        p_perm=p_perm,
+        perm_exact=exact,
+        seeds_needed=needed,
+        too_few_seeds=flag,
+        aso_eps=eps,
+        direction=direction,
+        vs="base",
         no_seed_spread=flat,
     )
 
 
 def _paired_stats(
-    metric: str, vals: dict[int, float], parent: dict[int, float], parent_label: str, higher_is_better: bool, *,
-    alpha: float, power: float, confidence: float, aso: bool, seed: int, permutations: int,
+    metric: str,
+    vals: dict[int, float],
+    parent: dict[int, float],
+    parent_label: str,
+    higher_is_better: bool,
+    *,
+    alpha: float,
+    power: float,
+    confidence: float,
+    aso: bool,
+    seed: int,
+    permutations: int,
     min_effect: float | None = None,
 ) -> MetricStats:
     """A row against the row its Δ is taken to, paired by seed: an eval row and its trained
     row (the same trained model), or any row and the base when the study pairs seeds."""
     mc = mean_ci(list(vals.values()), confidence)
-    common = {"metric": metric, "n": mc.n, "values": list(vals.values()), "mean": mc.mean, "std": mc.std,
-              **_seed_ci(mc), "paired": True, "vs": parent_label}
+    common = {
+        "metric": metric,
+        "n": mc.n,
+        "values": list(vals.values()),
+        "mean": mc.mean,
+        "std": mc.std,
+        **_seed_ci(mc),
+        "paired": True,
+        "vs": parent_label,
+    }
     seeds = [s for s in vals if s in parent]
     if not seeds:
         return MetricStats(**common, too_few_seeds=True)
@@ -652,8 +875,17 @@ def _paired_stats(
     if t.delta != 0 and math.isfinite(t.delta):
         direction = "better" if (t.delta > 0) == higher_is_better else "worse"
     return MetricStats(
-        **common, delta=t.delta, delta_low=t.low, delta_high=t.high, p_welch=t.p, p_perm=p_perm,
-        perm_exact=exact, seeds_needed=needed, too_few_seeds=flag, aso_eps=eps, direction=direction,
+        **common,
+        delta=t.delta,
+        delta_low=t.low,
+        delta_high=t.high,
+        p_welch=t.p,
+        p_perm=p_perm,
+        perm_exact=exact,
+        seeds_needed=needed,
+        too_few_seeds=flag,
+        aso_eps=eps,
+        direction=direction,
         no_seed_spread=flat,
     )
 
@@ -679,43 +911,73 @@ def _power_target(delta: float, min_effect: float | None) -> float:
     return math.copysign(min_effect, delta) if delta else min_effect
 
 
-def _notes(study: Study, rows: list[RowAnalysis], alpha: float, power: float, confidence: float,
-           aso: bool, permutations: int, by_key: dict[str, Any], stored: dict[str, Any]) -> list[str]:
+def _notes(
+    study: Study,
+    rows: list[RowAnalysis],
+    alpha: float,
+    power: float,
+    confidence: float,
+    aso: bool,
+    permutations: int,
+    by_key: dict[str, Any],
+    stored: dict[str, Any],
+) -> list[str]:
     pct = round(confidence * 100)
-    compared = sum(1 for r in rows if r.changes and r.stage == 'train')
-    trained = ' (trained rows)' if any(r.stage == 'eval' for r in rows) else ''
+    compared = sum(1 for r in rows if r.changes and r.stage == "train")
+    trained = " (trained rows)" if any(r.stage == "eval" for r in rows) else ""
     if study.paired_seeds:
-        delta_note = (f"Δ = row − base{trained}, PAIRED by seed (paired_seeds = true: the seeds share data order and "
-                      f"initialization across rows), over the seeds both rows finished: {pct}% CI from the paired t "
-                      "distribution, p(t) = paired t-test, p(perm) = sign-flip permutation test (exact over all 2^n sign "
-                      f"patterns when feasible, else {permutations} random ones), both two-sided")
+        delta_note = (
+            f"Δ = row − base{trained}, PAIRED by seed (paired_seeds = true: the seeds share data order and "
+            f"initialization across rows), over the seeds both rows finished: {pct}% CI from the paired t "
+            "distribution, p(t) = paired t-test, p(perm) = sign-flip permutation test (exact over all 2^n sign "
+            f"patterns when feasible, else {permutations} random ones), both two-sided"
+        )
         few = "paired t-test"
     else:
-        delta_note = (f"Δ = row − base{trained} with a Welch {pct}% CI; p(t) = Welch's t-test, p(perm) = permutation test "
-                      f"of |Δ| (exact over all relabelings when feasible, else {permutations} random relabelings), both "
-                      "two-sided, unpaired")
+        delta_note = (
+            f"Δ = row − base{trained} with a Welch {pct}% CI; p(t) = Welch's t-test, p(perm) = permutation test "
+            f"of |Δ| (exact over all relabelings when feasible, else {permutations} random relabelings), both "
+            "two-sided, unpaired"
+        )
         few = "two-sided two-sample t-test"
-    adjusted = "Holm-adjusted in p(Holm)" if any(ms.p_holm is not None for r in rows for ms in r.metrics.values()) else "not adjusted"
+    adjusted = (
+        "Holm-adjusted in p(Holm)"
+        if any(ms.p_holm is not None for r in rows for ms in r.metrics.values())
+        else "not adjusted"
+    )
     notes = [
         f"{len(study.seeds)} seeds per row; mean ± sd over seeds; {pct}% CI = mean ± t(n-1)·sd/√n.",
         f"{delta_note}, {adjusted} for the {compared} rows compared with the base.",
         f"'few seeds' = p(t) ≥ {alpha:g} and a power analysis ({few}, α = {alpha:g}, "
         f"power = {power:g}, observed Δ and pooled sd) needs more seeds per row than were run; the number shown is that requirement.",
     ]
-    single = [r.label for r in rows if any(ms.delta is not None and ms.absent.get("p_perm") == "one_seed"
-                                           for ms in r.metrics.values())]
+    single = [
+        r.label
+        for r in rows
+        if any(
+            ms.delta is not None and ms.absent.get("p_perm") == "one_seed"
+            for ms in r.metrics.values()
+        )
+    ]
     if single:
-        notes.append(f"One seed (rows {'; '.join(single)}): with one seed in the row or in the row its Δ is taken to (one "
-                     "pair, paired), p(t) and p(perm) are '–': the t-test needs two, and the permutation test's only "
-                     "possible p is 1, whatever Δ is.")
-    flat = [r.label for r in rows if any(ms.no_seed_spread or (ms.n >= 2 and ms.std == 0) for ms in r.metrics.values())]
+        notes.append(
+            f"One seed (rows {'; '.join(single)}): with one seed in the row or in the row its Δ is taken to (one "
+            "pair, paired), p(t) and p(perm) are '–': the t-test needs two, and the permutation test's only "
+            "possible p is 1, whatever Δ is."
+        )
+    flat = [
+        r.label
+        for r in rows
+        if any(ms.no_seed_spread or (ms.n >= 2 and ms.std == 0) for ms in r.metrics.values())
+    ]
     if flat:
         notes.append(
             f"No seed spread (rows {'; '.join(flat)}): where every seed of a row gave the same value, its mean's CI over "
             "seeds is not shown ('–'); where that holds for the row its Δ is taken to as well ('no seed spread'; paired: "
             "the same difference on every seed), the t-test is 0/0: p(t) and Δ's CI over seeds are not shown either, nor a grid effect's CI and p (t). "
             "Their limits (p 0, a zero-width CI) hold only for runs that cannot vary with the seed; a coarse metric on few "
-            "test examples can agree by chance. p(perm) (and the test-set intervals, where shown) do not rely on it.")
+            "test examples can agree by chance. p(perm) (and the test-set intervals, where shown) do not rely on it."
+        )
     evals = [r for r in rows if r.stage == "eval"]
     if evals:
         notes.append(
@@ -727,23 +989,40 @@ def _notes(study: Study, rows: list[RowAnalysis], alpha: float, power: float, co
             "row asks whether the trained model relies on it."
         )
     if aso:
-        notes.append(f"ASO = ε_min of 'row better than base' (Dror et al. 2019, α = {alpha:g}); < 0.5 supports the row being better, < 0.2 strongly.")
+        notes.append(
+            f"ASO = ε_min of 'row better than base' (Dror et al. 2019, α = {alpha:g}); < 0.5 supports the row being better, < 0.2 strongly."
+        )
     if study.grid:
-        notes.append("Grid effects: removal = y(factor ablated) − y(full system); addition = y(factor present) − "
-                     "y(neither); interaction = y(both) − y(A ablated) − y(B ablated) + y(neither); other factors held at the base.")
+        notes.append(
+            "Grid effects: removal = y(factor ablated) − y(full system); addition = y(factor present) − "
+            "y(neither); interaction = y(both) − y(A ablated) − y(B ablated) + y(neither); other factors held at the base."
+        )
     failed = sum(r.failed for r in rows)
     pending = sum(r.pending for r in rows)
     if failed or pending:
-        notes.append(f"Missing runs: {failed} failed, {pending} not run; statistics use the finished seeds only.")
-    notes.extend(_provenance_notes(study, [r for k, r in stored.items() if k in by_key and r.status == "ok"]))
+        notes.append(
+            f"Missing runs: {failed} failed, {pending} not run; statistics use the finished seeds only."
+        )
+    notes.extend(
+        _provenance_notes(study, [r for k, r in stored.items() if k in by_key and r.status == "ok"])
+    )
     stale = [k for k in stored if k not in by_key]
     if stale:
-        notes.append(f"{len(stale)} stored run(s) of this study belong to another configuration or code version and are not used.")
+        notes.append(
+            f"{len(stale)} stored run(s) of this study belong to another configuration or code version and are not used."
+        )
     return notes
 
 
-def _test_set_notes(study: Study, rows: list[RowAnalysis], confidence: float, resamples: int,
-                    refused: list[str], *, holm: bool) -> list[str]:
+def _test_set_notes(
+    study: Study,
+    rows: list[RowAnalysis],
+    confidence: float,
+    resamples: int,
+    refused: list[str],
+    *,
+    holm: bool,
+) -> list[str]:
     """What the test-set intervals, bounds, 'negligible' and p(Holm) are, where shown."""
     pct = round(confidence * 100)
     shown = [ms for r in rows for ms in r.metrics.values()]
@@ -755,7 +1034,8 @@ def _test_set_notes(study: Study, rows: list[RowAnalysis], confidence: float, re
             f"CI (test set) = {pct}% percentile interval of {resamples} bootstrap resamples of the test examples, the same "
             "resamples for every run of every row (so Δ is paired across rows, example by example), each seed's run scored "
             "on the resample and the row's value averaged over its seeds. It says how far the value or Δ would move on "
-            "another test set of the same size with these trained models; it exists with a single seed.")
+            "another test set of the same size with these trained models; it exists with a single seed."
+        )
     if any(ms.both_low is not None for ms in shown):
         notes.append(
             "CI (seeds + test set) = Δ over both sources (two levels: seeds, then the test examples every seed's run "
@@ -763,36 +1043,52 @@ def _test_set_notes(study: Study, rows: list[RowAnalysis], confidence: float, re
             "same resamples, with the seed × example interaction (seeds disagreeing on single examples), which both "
             f"contain, counted once; {pct}% CI = Δ ± t(ν)·se with ν the seeds' degrees of freedom (Welch's, or S−1 "
             "paired), so it is never narrower than the seeds-only CI; p (2-level) = P(|T_ν| ≥ |Δ|/se), two-sided, the row's "
-            "p for 'differs from base' where shown. It needs two seeds per row: with one the seed noise is unknown and only the test-set CI is shown.")
+            "p for 'differs from base' where shown. It needs two seeds per row: with one the seed noise is unknown and only the test-set CI is shown."
+        )
     bounded = {m: _bounds(study, m) for m in study.metrics if _bounds(study, m) is not None}
     if bounded:
         parts = [f"{m} in [{b[0]:g}, {b[1]:g}]" for m, b in bounded.items() if b is not None]
-        notes.append(f"Declared bounds: {'; '.join(parts)}. Intervals never leave them: t-based ones are clipped to the "
-                     "bounds (Δ's to [lo − hi, hi − lo]); percentile ones stay inside by construction.")
+        notes.append(
+            f"Declared bounds: {'; '.join(parts)}. Intervals never leave them: t-based ones are clipped to the "
+            "bounds (Δ's to [lo − hi, hi − lo]); percentile ones stay inside by construction."
+        )
     effects = {m: _min_effect(study, m) for m in study.metrics if _min_effect(study, m) is not None}
     if effects:
         parts = [f"{m} ±{e:g}" for m, e in effects.items()]
-        notes.append(f"'negligible' = |Δ| and every interval shown for it (one covering seed noise included) inside the "
-                     f"smallest effect of interest ({', '.join(parts)}): equivalent at the intervals' level, no seeds asked "
-                     "for; where |Δ| is below it but an interval is not, 'few seeds' counts the seeds needed to detect that "
-                     "smallest effect, not the observed Δ.")
+        notes.append(
+            f"'negligible' = |Δ| and every interval shown for it (one covering seed noise included) inside the "
+            f"smallest effect of interest ({', '.join(parts)}): equivalent at the intervals' level, no seeds asked "
+            "for; where |Δ| is below it but an interval is not, 'few seeds' counts the seeds needed to detect that "
+            "smallest effect, not the observed Δ."
+        )
     if holm:
-        notes.append("p(Holm) = Holm's step-down adjustment (family-wise error) of each row's p — p (2-level) where shown, else "
-                     "p(t), else p(perm) where p(t) is undefined — over the family of distinct comparisons it belongs to "
-                     "(per metric: the trained rows' Δ to the base; the eval rows' Δ to the trained row they evaluate).")
+        notes.append(
+            "p(Holm) = Holm's step-down adjustment (family-wise error) of each row's p — p (2-level) where shown, else "
+            "p(t), else p(perm) where p(t) is undefined — over the family of distinct comparisons it belongs to "
+            "(per metric: the trained rows' Δ to the base; the eval rows' Δ to the trained row they evaluate)."
+        )
     notes.extend(f"No test-set interval for {why}." for why in refused)
     return notes
 
 
 def _provenance_notes(study: Study, used: list[Any]) -> list[str]:
     """Which code the used runs executed: the code version, and the git commits (dirty or not)."""
-    how = "written in the study file" if study.code and study.code.pinned else "hash of the code the entry imports"
+    how = (
+        "written in the study file"
+        if study.code and study.code.pinned
+        else "hash of the code the entry imports"
+    )
     notes = [f"Code version {study.code_version} ({how})."]
     commits: dict[tuple[str, bool], int] = {}
     for run in used:
         if run.git_commit:
-            commits[(run.git_commit, bool(run.git_dirty))] = commits.get((run.git_commit, bool(run.git_dirty)), 0) + 1
+            commits[(run.git_commit, bool(run.git_dirty))] = (
+                commits.get((run.git_commit, bool(run.git_dirty)), 0) + 1
+            )
     if commits:
-        parts = [f"{n} at git {c[:10]}{' with uncommitted changes' if dirty else ''}" for (c, dirty), n in sorted(commits.items())]
+        parts = [
+            f"{n} at git {c[:10]}{' with uncommitted changes' if dirty else ''}"
+            for (c, dirty), n in sorted(commits.items())
+        ]
         notes.append(f"Runs used: {'; '.join(parts)}.")
     return notes

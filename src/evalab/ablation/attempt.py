@@ -45,10 +45,14 @@ _LOG_TAIL = 2000
 # The worker and guard files are executed by a two-line bootstrap rather than `-m ...`
 # (which would import evalab and numpy first) or as a script (which would put this package
 # folder first on sys.path). The path is resolved where the attempt runs (a Ray node too).
-_BOOTSTRAP = "import sys; p = sys.argv[1]; exec(compile(open(p, encoding='utf-8').read(), p, 'exec'))"
+_BOOTSTRAP = (
+    "import sys; p = sys.argv[1]; exec(compile(open(p, encoding='utf-8').read(), p, 'exec'))"
+)
 
 
-def make_job(study: Study, run: PlannedRun, out_dir: Path, checkpoint_dir: Path | None = None) -> dict[str, Any]:
+def make_job(
+    study: Study, run: PlannedRun, out_dir: Path, checkpoint_dir: Path | None = None
+) -> dict[str, Any]:
     """The plain-data description of a run (what travels to a process or a Ray task).
 
     An eval run (``run.stage == "eval"``) calls the study's ``evaluate`` entry point with
@@ -56,13 +60,17 @@ def make_job(study: Study, run: PlannedRun, out_dir: Path, checkpoint_dir: Path 
     """
     evaluating = run.stage == "eval"
     if evaluating and checkpoint_dir is None:
-        raise ValueError(f"eval run {run.key} needs the checkpoint folder of its trained run {run.parent_key}")
+        raise ValueError(
+            f"eval run {run.key} needs the checkpoint folder of its trained run {run.parent_key}"
+        )
     return {
         "key": run.key,
         "study_dir": str(study.directory),
         "roots": [str(r.resolve()) for r in search_roots(study.directory)],
         "entry": study.evaluate if evaluating else study.entry,
-        "command": None if evaluating or study.template is None else run_command(study, run, out_dir).text,
+        "command": None
+        if evaluating or study.template is None
+        else run_command(study, run, out_dir).text,
         "checkpoint_dir": str(checkpoint_dir) if evaluating else None,
         "config": run.config,
         "seed": run.seed,
@@ -100,8 +108,10 @@ class CodeWatch:
         self.at_claim[key] = files
         changed = changed_files(self.loaded, files)
         if changed:
-            return (f"the study's code changed after `ablate run` loaded it (changed: {', '.join(changed)}); not run "
-                    "under the old code version: run `evalab ablate run` again")
+            return (
+                f"the study's code changed after `ablate run` loaded it (changed: {', '.join(changed)}); not run "
+                "under the old code version: run `evalab ablate run` again"
+            )
         return ""
 
     def finished(self, key: str) -> str:
@@ -111,8 +121,10 @@ class CodeWatch:
             return ""
         changed = changed_files(before, self._now())
         if changed:
-            return (f"the study's code changed while the run ran (changed: {', '.join(changed)}); its result is not "
-                    "stored as the code version's: run `evalab ablate run` again")
+            return (
+                f"the study's code changed while the run ran (changed: {', '.join(changed)}); its result is not "
+                "stored as the code version's: run `evalab ablate run` again"
+            )
         return ""
 
     def close(self) -> None:
@@ -123,7 +135,9 @@ def run_command(study: Study, run: PlannedRun, out_dir: Path) -> CommandLine:
     """The shell command of a command-template run whose folder is ``out_dir``."""
     if study.template is None:
         raise ValueError(f"study {study.name!r} has no command template")
-    return study.template.render(run.config, run.seed, str(out_dir / "config.json"), str(out_dir / "metrics.json"))
+    return study.template.render(
+        run.config, run.seed, str(out_dir / "config.json"), str(out_dir / "metrics.json")
+    )
 
 
 def check_metrics(raw: Any, expected: list[str]) -> tuple[dict[str, float], str]:
@@ -140,8 +154,15 @@ def check_metrics(raw: Any, expected: list[str]) -> tuple[dict[str, float], str]
         return {}, f"run returned {type(raw).__name__}, expected a dict of metrics"
     out: dict[str, float] = {}
     for name, value in raw.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            return {}, f"metric {name!r} is {value!r} ({type(value).__name__}), expected a finite number"
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
+            return (
+                {},
+                f"metric {name!r} is {value!r} ({type(value).__name__}), expected a finite number",
+            )
         out[str(name)] = float(value)
     missing = [m for m in expected if m not in out]
     if missing:
@@ -190,7 +211,9 @@ def prepare_folder(job: dict[str, Any]) -> Path:
         path = out_dir / stale
         if path.is_file() or path.is_symlink():
             path.unlink()
-    (out_dir / "config.json").write_text(json.dumps(job["config"], indent=2, sort_keys=True), encoding="utf-8")
+    (out_dir / "config.json").write_text(
+        json.dumps(job["config"], indent=2, sort_keys=True), encoding="utf-8"
+    )
     return out_dir
 
 
@@ -199,23 +222,40 @@ def command_line(job: dict[str, Any], out_dir: Path) -> list[str]:
     if job["entry"]:
         job_path = out_dir / "job.bin"
         job_path.write_bytes(marshal.dumps({**job, "parent_pid": os.getpid()}))
-        return [sys.executable, "-c", _BOOTSTRAP, str(Path(__file__).with_name("_worker.py")), str(job_path)]
+        return [
+            sys.executable,
+            "-c",
+            _BOOTSTRAP,
+            str(Path(__file__).with_name("_worker.py")),
+            str(job_path),
+        ]
     shell = job["command"]
     guard = str(Path(__file__).with_name("_guard.py"))
     return [sys.executable, "-c", _BOOTSTRAP, guard, str(os.getpid()), shell]
 
 
-def launch_and_wait(job: dict[str, Any], argv: list[str], out_dir: Path, live: Live | None) -> Ended:
+def launch_and_wait(
+    job: dict[str, Any], argv: list[str], out_dir: Path, live: Live | None
+) -> Ended:
     """Start the attempt in a new session (its own process group), wait up to the timeout,
     and kill the group when it runs over or the runner is cancelled."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (job["study_dir"], env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (job["study_dir"], env.get("PYTHONPATH", "")) if p
+    )
     env[RUN_DIR_ENV] = str(out_dir)  # evalab.ablation.log() writes the run's curves there
     env[STOP_ENV] = (job.get("curves") or {}).get("stop_when", "") if job["entry"] else ""
     started, t0 = now(), time.perf_counter()
     with open(out_dir / "log.txt", "wb") as log:
-        proc = subprocess.Popen(argv, cwd=job["study_dir"], env=env, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            argv,
+            cwd=job["study_dir"],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         if live is not None:
             with live.lock:
                 live.procs.add(proc)
@@ -248,7 +288,12 @@ def read_entry_result(out_dir: Path, ended: Ended) -> tuple[Any, Any, str, str]:
     try:
         payload = marshal.loads((out_dir / "result.bin").read_bytes())
     except (OSError, ValueError, EOFError, TypeError):
-        return None, None, f"worker exited with code {ended.returncode} without a result", _tail(out_dir / "log.txt")
+        return (
+            None,
+            None,
+            f"worker exited with code {ended.returncode} without a result",
+            _tail(out_dir / "log.txt"),
+        )
     if not payload.get("ok"):
         return None, None, payload.get("error", "unknown error"), payload.get("traceback", "")
     metrics = payload.get("metrics")
@@ -263,7 +308,12 @@ def read_command_result(out_dir: Path, ended: Ended) -> tuple[Any, Any, str, str
     if ended.returncode != 0:
         tail = _tail(log)
         last = next((ln.strip() for ln in reversed(tail.splitlines()) if ln.strip()), "")
-        return None, None, f"command exited with code {ended.returncode}" + (f": {last}" if last else ""), tail
+        return (
+            None,
+            None,
+            f"command exited with code {ended.returncode}" + (f": {last}" if last else ""),
+            tail,
+        )
     try:
         raw = json.loads((out_dir / "metrics.json").read_text(encoding="utf-8"))
     except OSError:
@@ -280,17 +330,33 @@ def execute_attempt(job: dict[str, Any], live: Live | None = None) -> dict[str, 
         out_dir = prepare_folder(job)
         ended = launch_and_wait(job, command_line(job, out_dir), out_dir, live)
     except OSError as exc:  # the run folder cannot be written (a full disk, a file-size limit)
-        return {"status": "failed", "metrics": {}, "artifacts": None, "traceback": "", "duration": 0.0,
-                "error": f"cannot prepare the run folder: {exc.filename or job['out_dir']}: {exc.strerror}",
-                "host": socket.gethostname(), "started_at": now(), "finished_at": now()}
+        return {
+            "status": "failed",
+            "metrics": {},
+            "artifacts": None,
+            "traceback": "",
+            "duration": 0.0,
+            "error": f"cannot prepare the run folder: {exc.filename or job['out_dir']}: {exc.strerror}",
+            "host": socket.gethostname(),
+            "started_at": now(),
+            "finished_at": now(),
+        }
     result: dict[str, Any] = {
-        "status": "failed", "metrics": {}, "artifacts": None, "error": "", "traceback": "",
-        "duration": ended.duration, "host": socket.gethostname(), "started_at": ended.started_at,
+        "status": "failed",
+        "metrics": {},
+        "artifacts": None,
+        "error": "",
+        "traceback": "",
+        "duration": ended.duration,
+        "host": socket.gethostname(),
+        "started_at": ended.started_at,
         "finished_at": now(),
     }
     if ended.timed_out:
-        result.update(error=f"timed out after {job['timeout']:g} s (process group killed)",
-                      traceback=_tail(out_dir / "log.txt"))
+        result.update(
+            error=f"timed out after {job['timeout']:g} s (process group killed)",
+            traceback=_tail(out_dir / "log.txt"),
+        )
         return result
     read = read_entry_result if job["entry"] else read_command_result
     raw, artifacts, error, tb = read(out_dir, ended)
@@ -298,7 +364,9 @@ def execute_attempt(job: dict[str, Any], live: Live | None = None) -> dict[str, 
     curve_entry: dict[str, Any] = {}
     blobs: dict[str, str] = {}
     if not error and isinstance(raw, dict):
-        curve_entry, blobs, error = collect_curves(job, out_dir / LOG_FILE, raw)  # logged values: the selection rule applies
+        curve_entry, blobs, error = collect_curves(
+            job, out_dir / LOG_FILE, raw
+        )  # logged values: the selection rule applies
     if not error:
         metrics, error = check_metrics(raw, job["metrics"])
     examples: dict[str, Any] = {}
@@ -316,7 +384,13 @@ def execute_attempt(job: dict[str, Any], live: Live | None = None) -> dict[str, 
         where["checkpoint_dir"] = job["checkpoint_dir"]
     if curve_entry:
         where["curves"] = curve_entry
-    result.update(status="ok", metrics=metrics, artifacts=where, curves=blobs, inputs=read_inputs(job, out_dir))
+    result.update(
+        status="ok",
+        metrics=metrics,
+        artifacts=where,
+        curves=blobs,
+        inputs=read_inputs(job, out_dir),
+    )
     return result
 
 
@@ -331,14 +405,18 @@ def read_inputs(job: dict[str, Any], out_dir: Path) -> dict[str, str]:
         return {}
     cache = DigestCache()
     roots = [Path(r) for r in job.get("roots") or [job["study_dir"]]]
-    digests = input_digests(observed_files([p for p in paths if isinstance(p, str)], Path(job["study_dir"]), out_dir),
-                            roots, cache)
+    digests = input_digests(
+        observed_files([p for p in paths if isinstance(p, str)], Path(job["study_dir"]), out_dir),
+        roots,
+        cache,
+    )
     cache.save()
     return digests
 
 
-def collect_examples(job: dict[str, Any], out_dir: Path, metrics: dict[str, float],
-                     per_example: Any) -> tuple[dict[str, Any], str]:
+def collect_examples(
+    job: dict[str, Any], out_dir: Path, metrics: dict[str, float], per_example: Any
+) -> tuple[dict[str, Any], str]:
     """Score the run's output files (``[metrics.NAME]``; the scores join ``metrics``) and
     check the per-example values it returned; write every metric's rows to the run's
     examples file. Returns ``(artifacts entry, error)``; the entry is {} without rows."""
@@ -352,15 +430,21 @@ def collect_examples(job: dict[str, Any], out_dir: Path, metrics: dict[str, floa
         return {}, error
     for spec in job.get("computed", []):
         if spec["name"] in metrics:
-            return {}, (f"the run returned {spec['name']!r}, which the study computes from its outputs file "
-                        f"{spec['outputs']!r} ([metrics.{spec['name']}]); return it under another name or not at all")
+            return {}, (
+                f"the run returned {spec['name']!r}, which the study computes from its outputs file "
+                f"{spec['outputs']!r} ([metrics.{spec['name']}]); return it under another name or not at all"
+            )
         try:
             value, table, signature = score_outputs(spec, out_dir)
         except EvalabError as exc:
             return {}, str(exc)
         metrics[spec["name"]] = value
         rows[spec["name"]] = StoredRows(table, "computed", spec["metric"], signature)
-    error = bounds_error(job.get("bounds", {}), metrics, {n: r.rows[:, 0] for n, r in rows.items() if r.kind == "mean"})
+    error = bounds_error(
+        job.get("bounds", {}),
+        metrics,
+        {n: r.rows[:, 0] for n, r in rows.items() if r.kind == "mean"},
+    )
     if error:
         return {}, error
     return (write_examples(out_dir, rows) if rows else {}), ""
@@ -374,7 +458,11 @@ def execute_with_retries(job: dict[str, Any], live: Live | None = None) -> dict[
         attempts += 1
         result = execute_attempt(job, live)
         total += result["duration"]
-        if result["status"] == "ok" or attempts > job["retries"] or (live and live.cancelled.is_set()):
+        if (
+            result["status"] == "ok"
+            or attempts > job["retries"]
+            or (live and live.cancelled.is_set())
+        ):
             break
     result["attempts"] = attempts
     result["duration_all"] = total

@@ -18,8 +18,11 @@ import numpy as np
 FIX = "return it on the scale of the bounds or correct [study] bounds"
 
 
-def bounds_error(bounds: Mapping[str, Sequence[float]], metrics: Mapping[str, float],
-                 per_example: Mapping[str, Any]) -> str:
+def bounds_error(
+    bounds: Mapping[str, Sequence[float]],
+    metrics: Mapping[str, float],
+    per_example: Mapping[str, Any],
+) -> str:
     """The first value outside its bounds, as one sentence ('' when all are inside).
 
     ``per_example`` maps a metric to its per-example values (a mean-type metric: each value
@@ -37,12 +40,16 @@ def bounds_error(bounds: Mapping[str, Sequence[float]], metrics: Mapping[str, fl
             v = np.asarray(values, dtype=float)
             bad = np.flatnonzero((v < low) | (v > high))
             if bad.size:
-                return (f"per_example {name!r} value {int(bad[0]) + 1} is {float(v[bad[0]])!r}, outside the declared "
-                        f"bounds [{low:g}, {high:g}] of {name}; {FIX}")
+                return (
+                    f"per_example {name!r} value {int(bad[0]) + 1} is {float(v[bad[0]])!r}, outside the declared "
+                    f"bounds [{low:g}, {high:g}] of {name}; {FIX}"
+                )
     return ""
 
 
-def stored_bounds_error(bounds: Mapping[str, Sequence[float]], runs: Iterable[Any], code_versions: Sequence[str]) -> str:
+def stored_bounds_error(
+    bounds: Mapping[str, Sequence[float]], runs: Iterable[Any], code_versions: Sequence[str]
+) -> str:
     """The first ok run of one of ``code_versions`` whose stored value breaks the bounds ('' if none)."""
     for run in runs:
         if run.status != "ok" or run.code_version not in code_versions:

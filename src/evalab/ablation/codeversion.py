@@ -75,7 +75,11 @@ def tree_hash(path: Path) -> str:
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
 
 
 def search_roots(directory: Path) -> list[Path]:
@@ -140,7 +144,11 @@ def _imported_names(tree: ast.AST, package: str) -> list[str]:
                 base = ".".join([*parts[:keep], *([base] if base else [])])
             if base:
                 names.append(base)
-            names.extend(f"{base}.{alias.name}" if base else alias.name for alias in node.names if alias.name != "*")
+            names.extend(
+                f"{base}.{alias.name}" if base else alias.name
+                for alias in node.names
+                if alias.name != "*"
+            )
     return names
 
 
@@ -177,12 +185,20 @@ def command_files(command: str, directory: Path) -> list[Path]:
 def git_state(directory: Path) -> GitState | None:
     """Commit and dirty flag of the repository holding ``directory`` (None outside git)."""
     try:
-        head = subprocess.run(["git", "-C", str(directory), "rev-parse", "HEAD"],
-                              capture_output=True, text=True, timeout=30)
+        head = subprocess.run(
+            ["git", "-C", str(directory), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         if head.returncode != 0:
             return None
-        status = subprocess.run(["git", "-C", str(directory), "status", "--porcelain", "--", "."],
-                                capture_output=True, text=True, timeout=30)
+        status = subprocess.run(
+            ["git", "-C", str(directory), "status", "--porcelain", "--", "."],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return GitState(commit=head.stdout.strip(), dirty=bool(status.stdout.strip()))
@@ -197,9 +213,15 @@ def _display_name(path: Path, roots: list[Path]) -> str:
     return str(path)
 
 
-def derive_code_version(directory: Path, entry: str | None, command: str | None,
-                        module_files: list[str] | str | None, pinned: str | None = None,
-                        inputs: list[Path] | None = None, cache: DigestCache | None = None) -> CodeVersion:
+def derive_code_version(
+    directory: Path,
+    entry: str | None,
+    command: str | None,
+    module_files: list[str] | str | None,
+    pinned: str | None = None,
+    inputs: list[Path] | None = None,
+    cache: DigestCache | None = None,
+) -> CodeVersion:
     """The code version of a study: ``pinned`` when given, else a hash of the file map of
     ``module_files`` (the modules of the entry points: ``entry`` and ``evaluate``), the
     files the command names, and the declared ``inputs`` (data files the runs read)."""
@@ -219,12 +241,22 @@ def derive_code_version(directory: Path, entry: str | None, command: str | None,
         version = h.hexdigest()[:12]
     else:  # nothing local found: the entry or command text is all we know
         version = hashlib.sha256((entry or command or "").encode()).hexdigest()[:12]
-    return CodeVersion(version=version, files=files, git=git_state(directory), pinned=pinned is not None,
-                       start=tuple(start), inputs=declared)
+    return CodeVersion(
+        version=version,
+        files=files,
+        git=git_state(directory),
+        pinned=pinned is not None,
+        start=tuple(start),
+        inputs=declared,
+    )
 
 
-def code_files(directory: Path, start: list[Path] | tuple[Path, ...], inputs: tuple[Path, ...],
-               cache: DigestCache) -> dict[str, str]:
+def code_files(
+    directory: Path,
+    start: list[Path] | tuple[Path, ...],
+    inputs: tuple[Path, ...],
+    cache: DigestCache,
+) -> dict[str, str]:
     """The file map of a code version: the modules reachable from ``start`` and the
     declared input files, each by its name (relative to the study's roots) and digest."""
     roots = search_roots(directory)
@@ -266,7 +298,9 @@ def cache_file() -> Path:
     """Where file digests are cached: ``$EVALAB_CACHE_DIR`` or ``$XDG_CACHE_HOME/evalab``
     (default ``~/.cache/evalab``), file ``file-digests.json``."""
     root = os.environ.get("EVALAB_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "evalab")
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "evalab",
+    )
     return Path(root) / "file-digests.json"
 
 
@@ -282,7 +316,9 @@ class DigestCache:
         with contextlib.suppress(OSError, ValueError):
             loaded = json.loads(self.path.read_text(encoding="utf-8"))
             if isinstance(loaded, dict):
-                self._entries = {k: v for k, v in loaded.items() if isinstance(v, list) and len(v) == 2}
+                self._entries = {
+                    k: v for k, v in loaded.items() if isinstance(v, list) and len(v) == 2
+                }
 
     def digest(self, path: Path) -> str:
         """sha256 (16 hex digits) of the file's bytes."""
@@ -332,9 +368,16 @@ def declared_inputs(directory: Path, patterns: list[str]) -> list[Path]:
     found: dict[Path, None] = {}
     for pattern in patterns:
         base = Path(pattern)
-        matches = [base] if base.is_absolute() and base.exists() else sorted(
-            Path(p) for p in globmod.glob(str(directory / pattern), recursive=True))
-        files = [f for m in matches for f in ([m] if m.is_file() else sorted(x for x in m.rglob("*") if x.is_file()))]
+        matches = (
+            [base]
+            if base.is_absolute() and base.exists()
+            else sorted(Path(p) for p in globmod.glob(str(directory / pattern), recursive=True))
+        )
+        files = [
+            f
+            for m in matches
+            for f in ([m] if m.is_file() else sorted(x for x in m.rglob("*") if x.is_file()))
+        ]
         if not files:
             raise ValueError(f"{pattern!r} matches no file (relative to {directory})")
         found.update((f.resolve(), None) for f in files)
@@ -346,7 +389,9 @@ def input_digests(paths: list[Path], roots: list[Path], cache: DigestCache) -> d
     out = {}
     for path in paths:
         with contextlib.suppress(OSError):
-            out[_display_name(path, roots)] = tree_hash(path) if path.suffix == ".py" else cache.digest(path)
+            out[_display_name(path, roots)] = (
+                tree_hash(path) if path.suffix == ".py" else cache.digest(path)
+            )
     return out
 
 
@@ -356,7 +401,10 @@ def changed_inputs(recorded: dict[str, str], directory: Path, cache: DigestCache
     roots = search_roots(directory)
     out = []
     for name, digest in sorted(recorded.items()):
-        path = next((r / name for r in roots if (r / name).exists()), Path(name) if Path(name).is_absolute() else None)
+        path = next(
+            (r / name for r in roots if (r / name).exists()),
+            Path(name) if Path(name).is_absolute() else None,
+        )
         if path is None or not path.is_file():
             out.append(f"{name} (removed)")
             continue
@@ -380,7 +428,11 @@ def observed_files(paths: list[str], directory: Path, out_dir: Path) -> list[Pat
         if p.suffix == ".pyc" and p.parent.name == "__pycache__":
             p = p.parent.parent / f"{p.name.split('.')[0]}.py"
         p = p.resolve()
-        if not p.is_file() or runs in p.parents or not any(r == p.parent or r in p.parents for r in roots):
+        if (
+            not p.is_file()
+            or runs in p.parents
+            or not any(r == p.parent or r in p.parents for r in roots)
+        ):
             continue
         out[p] = None
     return sorted(out)

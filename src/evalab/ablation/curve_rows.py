@@ -37,17 +37,29 @@ def band(curves: list[Curve]) -> Band:
 
     first = curves[0].steps
     if all(len(c.steps) == len(first) and np.array_equal(c.steps, first) for c in curves[1:]):
-        stacked = np.vstack([c.values for c in curves])  # every seed logged the same steps: the common case
-        return Band(first, stacked.mean(axis=0), stacked.min(axis=0), stacked.max(axis=0),
-                    np.full(len(first), len(curves)))
+        stacked = np.vstack(
+            [c.values for c in curves]
+        )  # every seed logged the same steps: the common case
+        return Band(
+            first,
+            stacked.mean(axis=0),
+            stacked.min(axis=0),
+            stacked.max(axis=0),
+            np.full(len(first), len(curves)),
+        )
     steps = np.concatenate([c.steps for c in curves])
     values = np.concatenate([c.values for c in curves])
     order = np.argsort(steps, kind="stable")
     steps, values = steps[order], values[order]
     uniq, starts = np.unique(steps, return_index=True)
     counts = np.diff(np.append(starts, len(steps)))
-    return Band(uniq, np.add.reduceat(values, starts) / counts, np.minimum.reduceat(values, starts),
-                np.maximum.reduceat(values, starts), counts)
+    return Band(
+        uniq,
+        np.add.reduceat(values, starts) / counts,
+        np.minimum.reduceat(values, starts),
+        np.maximum.reduceat(values, starts),
+        counts,
+    )
 
 
 def thinned(b: Band, points: int = 400) -> Band:
@@ -61,8 +73,13 @@ def thinned(b: Band, points: int = 400) -> Band:
     edges = np.linspace(0, n, points + 1).astype(int)
     starts = edges[:-1]
     counts = np.diff(edges)
-    return Band(b.steps[edges[1:] - 1], np.add.reduceat(b.mean, starts) / counts, np.minimum.reduceat(b.low, starts),
-                np.maximum.reduceat(b.high, starts), np.minimum.reduceat(b.seeds, starts))
+    return Band(
+        b.steps[edges[1:] - 1],
+        np.add.reduceat(b.mean, starts) / counts,
+        np.minimum.reduceat(b.low, starts),
+        np.maximum.reduceat(b.high, starts),
+        np.minimum.reduceat(b.seeds, starts),
+    )
 
 
 @dataclass(frozen=True)
@@ -90,7 +107,11 @@ def study_curves(study: Any, db_path: str | Path | None = None) -> StudyCurves:
     """The curves of every ok run of the study's current code version, per row."""
     plan = plan_runs(study)
     with RunStore(db_path, create=False) as store:
-        runs = {k: r for k, r in store.runs(study.name).items() if r.status == "ok" and r.code_version in study.code_versions}
+        runs = {
+            k: r
+            for k, r in store.runs(study.name).items()
+            if r.status == "ok" and r.code_version in study.code_versions
+        }
         stored = load_curves(store.conn, study.name, list(runs))
     groups: dict[tuple[str, ...], list[str]] = {}
     for run in plan:
@@ -100,9 +121,15 @@ def study_curves(study: Any, db_path: str | Path | None = None) -> StudyCurves:
     for labels, keys in groups.items():
         names = sorted({m for k in keys for m in stored[k]})
         art = [(runs[k].artifacts or {}).get("curves", {}) for k in keys]
-        rows.append(RowCurves(labels, len(keys), {m: band([stored[k][m] for k in keys if m in stored[k]]) for m in names},
-                              tuple(a["selected_step"] for a in art if a.get("selected_step") is not None),
-                              tuple(a.get("stopped_at") for a in art if "stopped_at" in a)))
+        rows.append(
+            RowCurves(
+                labels,
+                len(keys),
+                {m: band([stored[k][m] for k in keys if m in stored[k]]) for m in names},
+                tuple(a["selected_step"] for a in art if a.get("selected_step") is not None),
+                tuple(a.get("stopped_at") for a in art if "stopped_at" in a),
+            )
+        )
     metrics = tuple(sorted({m for r in rows for m in r.bands}))
     total = sum(len(c.steps) for k in stored for c in stored[k].values())
     return StudyCurves(study.curves, metrics, tuple(rows), total)

@@ -78,7 +78,9 @@ class Select:
         """
         m = _SELECT_RE.match(text.strip()) if isinstance(text, str) else None
         if m is None:
-            raise ValueError(f"{text!r} is not a selection rule; expected \"last\", \"min:METRIC\" or \"max:METRIC\"")
+            raise ValueError(
+                f'{text!r} is not a selection rule; expected "last", "min:METRIC" or "max:METRIC"'
+            )
         return Select("last") if m.group(1) == "last" else Select(m.group(2), m.group(3))
 
 
@@ -99,8 +101,10 @@ class StopRule:
         """
         m = _STOP_RE.match(" ".join(text.split())) if isinstance(text, str) else None
         if m is None:
-            raise ValueError(f"{text!r} is not a stopping rule; expected \"METRIC not decreasing for N logs\" "
-                             "or \"METRIC not increasing for N logs\"")
+            raise ValueError(
+                f'{text!r} is not a stopping rule; expected "METRIC not decreasing for N logs" '
+                'or "METRIC not increasing for N logs"'
+            )
         return StopRule(m.group(1), m.group(2) == "decreasing", int(m.group(3)))
 
 
@@ -139,14 +143,16 @@ class CurveSettings:
         return {"select": self.select, "stop_when": self.stop_when}
 
 
-CURVE_KEYS = {"select": "\"last\" | \"min:METRIC\" | \"max:METRIC\": the logged step whose values are the run's",
-              "stop_when": "\"METRIC not decreasing for N logs\" (or increasing): log() then returns True"}
+CURVE_KEYS = {
+    "select": '"last" | "min:METRIC" | "max:METRIC": the logged step whose values are the run\'s',
+    "stop_when": '"METRIC not decreasing for N logs" (or increasing): log() then returns True',
+}
 
 
 def parse_settings(table: Any) -> CurveSettings:
     """The ``[curves]`` table; ``ValueError`` with ``(key, message)`` args on a problem."""
     if not isinstance(table, dict):
-        raise ValueError("", "must be a table such as { select = \"min:val_loss\" }")
+        raise ValueError("", 'must be a table such as { select = "min:val_loss" }')
     for key in table:
         if key not in CURVE_KEYS:
             raise ValueError(key, f"unknown key; known: {', '.join(CURVE_KEYS)}")
@@ -156,7 +162,9 @@ def parse_settings(table: Any) -> CurveSettings:
                 parse(table[key])
             except ValueError as exc:
                 raise ValueError(key, str(exc)) from None
-    return CurveSettings(str(table.get("select", "")).strip(), " ".join(str(table.get("stop_when", "")).split()))
+    return CurveSettings(
+        str(table.get("select", "")).strip(), " ".join(str(table.get("stop_when", "")).split())
+    )
 
 
 # ---------------------------------------------------------------------- logging in a run
@@ -186,7 +194,11 @@ def log(step: int, **values: float) -> bool:
     for name, value in values.items():
         if hasattr(value, "item"):
             value = value.item()
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
             raise ValueError(f"log({name}=...) takes a finite number, got {value!r}")
         plain[name] = float(value)
     current = _open_log.get(folder)
@@ -231,18 +243,31 @@ def read_log(path: Path) -> dict[str, Curve]:
                 raise ValueError(f"{where}: not valid JSON ({exc})") from None
             step = rec.get("step") if isinstance(rec, dict) else None
             if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-                raise ValueError(f"{where}: each record needs \"step\", an integer >= 0 (got {step!r})")
+                raise ValueError(
+                    f'{where}: each record needs "step", an integer >= 0 (got {step!r})'
+                )
             for name, value in rec.items():
                 if name == "step":
                     continue
-                if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-                    raise ValueError(f"{where}: {name} is {value!r}; a logged value is a finite number")
+                if (
+                    isinstance(value, bool)
+                    or not isinstance(value, int | float)
+                    or not math.isfinite(value)
+                ):
+                    raise ValueError(
+                        f"{where}: {name} is {value!r}; a logged value is a finite number"
+                    )
                 seen = steps.setdefault(name, [])
                 if seen and step <= seen[-1]:
-                    raise ValueError(f"{where}: {name} at step {step} after step {seen[-1]}; steps of a metric increase")
+                    raise ValueError(
+                        f"{where}: {name} at step {step} after step {seen[-1]}; steps of a metric increase"
+                    )
                 seen.append(step)
                 values.setdefault(name, []).append(float(value))
-    return {n: Curve(np.asarray(steps[n], dtype=np.int64), np.asarray(values[n], dtype=np.float64)) for n in steps}
+    return {
+        n: Curve(np.asarray(steps[n], dtype=np.int64), np.asarray(values[n], dtype=np.float64))
+        for n in steps
+    }
 
 
 def selected(curves: dict[str, Curve], rule: Select) -> tuple[dict[str, float], int | None]:
@@ -250,8 +275,10 @@ def selected(curves: dict[str, Curve], rule: Select) -> tuple[dict[str, float], 
     if rule.kind == "last":
         return {n: float(c.values[-1]) for n, c in curves.items() if len(c.steps)}, None
     if rule.metric not in curves:
-        raise ValueError(f"select = \"{rule.kind}:{rule.metric}\" but the run logged no {rule.metric} "
-                         f"(it logged {', '.join(sorted(curves)) or 'nothing'})")
+        raise ValueError(
+            f'select = "{rule.kind}:{rule.metric}" but the run logged no {rule.metric} '
+            f"(it logged {', '.join(sorted(curves)) or 'nothing'})"
+        )
     c = curves[rule.metric]
     at = int(c.steps[int(c.values.argmin() if rule.kind == "min" else c.values.argmax())])
     out = {}
@@ -274,14 +301,22 @@ def stopped_at(curves: dict[str, Curve], rule: StopRule) -> int | None:
     return None
 
 
-def collect_curves(job: dict[str, Any], path: Path, metrics: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], str]:
+def collect_curves(
+    job: dict[str, Any], path: Path, metrics: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, str], str]:
     """Read the run's log ``path`` (when it wrote one): apply the selection rule to ``metrics``
     (in place), and return ``(artifacts entry, {metric: encoded blob as base64}, error)``."""
     settings = job.get("curves") or {}
     if not path.is_file():
         if settings.get("select"):
-            return {}, {}, (f"[curves] select = \"{settings['select']}\" but the run logged no values "
-                            f"(evalab.ablation.log, or {LOG_FILE} in its run folder)")
+            return (
+                {},
+                {},
+                (
+                    f'[curves] select = "{settings["select"]}" but the run logged no values '
+                    f"(evalab.ablation.log, or {LOG_FILE} in its run folder)"
+                ),
+            )
         return {}, {}, ""
     try:
         curves = read_log(path)
@@ -293,8 +328,12 @@ def collect_curves(job: dict[str, Any], path: Path, metrics: dict[str, Any]) -> 
     for name, value in values.items():
         if name in wanted and (settings.get("select") or name not in metrics):
             metrics[name] = value
-    entry: dict[str, Any] = {"file": LOG_FILE, "metrics": sorted(curves), "select": settings.get("select") or "",
-                             "selected_step": step}
+    entry: dict[str, Any] = {
+        "file": LOG_FILE,
+        "metrics": sorted(curves),
+        "select": settings.get("select") or "",
+        "selected_step": step,
+    }
     if settings.get("stop_when"):
         entry["stopped_at"] = stopped_at(curves, StopRule.parse(settings["stop_when"]))
     return entry, {n: base64.b64encode(encode(c)).decode("ascii") for n, c in curves.items()}, ""
@@ -341,7 +380,9 @@ def decode(blob: bytes) -> Curve:
     (n,) = struct.unpack("<I", blob[4:8])
     body = zlib.decompress(blob[8:])
     steps = np.cumsum(np.frombuffer(_unshuffle(body[: 8 * n], 8), dtype="<i8"))
-    return Curve(steps.astype(np.int64), np.frombuffer(_unshuffle(body[8 * n:], 8), dtype="<f8").copy())
+    return Curve(
+        steps.astype(np.int64), np.frombuffer(_unshuffle(body[8 * n :], 8), dtype="<f8").copy()
+    )
 
 
 def insert_curves(conn: sqlite3.Connection, study: str, key: str, blobs: dict[str, str]) -> None:
@@ -350,17 +391,25 @@ def insert_curves(conn: sqlite3.Connection, study: str, key: str, blobs: dict[st
     for metric, text in sorted(blobs.items()):
         raw = base64.b64decode(text)
         (n,) = struct.unpack("<I", raw[4:8])
-        conn.execute("INSERT INTO curves(study, run_key, metric, steps, data) VALUES (?, ?, ?, ?, ?)",
-                     (study, key, metric, n, raw))
+        conn.execute(
+            "INSERT INTO curves(study, run_key, metric, steps, data) VALUES (?, ?, ?, ?, ?)",
+            (study, key, metric, n, raw),
+        )
 
 
-def load_curves(conn: sqlite3.Connection, study: str, keys: list[str]) -> dict[str, dict[str, Curve]]:
+def load_curves(
+    conn: sqlite3.Connection, study: str, keys: list[str]
+) -> dict[str, dict[str, Curve]]:
     """``{run key: {metric: Curve}}`` of the given runs (a store without the table has none)."""
-    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='curves'").fetchone():
+    if not conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='curves'"
+    ).fetchone():
         return {}
     out: dict[str, dict[str, Curve]] = {}
     wanted = set(keys)
-    for key, metric, blob in conn.execute("SELECT run_key, metric, data FROM curves WHERE study=?", (study,)):
+    for key, metric, blob in conn.execute(
+        "SELECT run_key, metric, data FROM curves WHERE study=?", (study,)
+    ):
         if key in wanted:
             out.setdefault(key, {})[metric] = decode(blob)
     return out

@@ -27,7 +27,10 @@ from evalab.ablation.grid import format_level
 
 DISPLAY_KEYS = ("columns", "derived", "values")
 _OPS: dict[str, Callable[[float, float], float]] = {
-    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
 }
 # a number is digits with at most one decimal point ("2", "0.5", ".5"): "1.2.3" is no operand
 _OPERAND = r"[A-Za-z_][\w]*|[0-9]+(?:\.[0-9]*)?|\.[0-9]+"
@@ -88,50 +91,78 @@ def derive(expression: str, config: dict[str, Any]) -> float | int | None:
     return int(out) if out.is_integer() else out
 
 
-def parse_display(raw: Any, keys: Iterable[str], error: Callable[[str, str, str | None], Exception]) -> Display:
+def parse_display(
+    raw: Any, keys: Iterable[str], error: Callable[[str, str, str | None], Exception]
+) -> Display:
     """Validate ``[display]`` against the study's configuration ``keys``; ``error(where,
     message, key)`` builds the exception raised for the first problem."""
     if not isinstance(raw, dict):
         raise error("[display]", "must be a table with columns, derived and values", None)
     for k in raw:
         if k not in DISPLAY_KEYS:
-            raise error(f"[display] key {k!r}", f"unknown; known keys: {', '.join(DISPLAY_KEYS)}", k)
+            raise error(
+                f"[display] key {k!r}", f"unknown; known keys: {', '.join(DISPLAY_KEYS)}", k
+            )
     ordered = list(keys)
     known = set(ordered)
     derived = _string_table(raw.get("derived", {}), "[display] derived", error)
     for name, expr in derived.items():
         if name in known:
-            raise error(f"[display] derived {name}", "is a configuration key; a derived column needs a new name", name)
+            raise error(
+                f"[display] derived {name}",
+                "is a configuration key; a derived column needs a new name",
+                name,
+            )
         m = _EXPR_RE.match(expr)
         names = [t for t in (m.groups()[::2] if m else ()) if _NAME_RE.match(t)]
         if m is None or not names or any(t not in known for t in names):
-            raise error(f"[display] derived {name}", f"{expr!r} is not KEY op KEY (op one of + - * /, KEY a "
-                        "configuration key or a number, at least one key), e.g. \"d_model / heads\"", name)
+            raise error(
+                f"[display] derived {name}",
+                f"{expr!r} is not KEY op KEY (op one of + - * /, KEY a "
+                'configuration key or a number, at least one key), e.g. "d_model / heads"',
+                name,
+            )
     columns = _string_table(raw.get("columns", {}), "[display] columns", error)
     for k in columns:
         if k not in known and k not in derived:
-            raise error(f"[display] columns {k}", "is neither a configuration key ([base], [evaluation]) nor a "
-                        "derived column", k)
+            raise error(
+                f"[display] columns {k}",
+                "is neither a configuration key ([base], [evaluation]) nor a derived column",
+                k,
+            )
     shown: dict[str, str] = {}
     for k in [*ordered, *derived]:
         title = columns.get(k, k)
         if title in shown:
-            raise error(f"[display] columns {k}", f"is shown as {title!r}, the name of column {shown[title]!r} too; "
-                        "give each column its own name", k if k in columns else None)
+            raise error(
+                f"[display] columns {k}",
+                f"is shown as {title!r}, the name of column {shown[title]!r} too; "
+                "give each column its own name",
+                k if k in columns else None,
+            )
         shown[title] = k
     values_raw = raw.get("values", {})
     if not isinstance(values_raw, dict):
-        raise error("[display] values", "must be a table such as { pos_encoding = { sin = \"sinusoid\" } }", "values")
+        raise error(
+            "[display] values",
+            'must be a table such as { pos_encoding = { sin = "sinusoid" } }',
+            "values",
+        )
     values = {}
     for k, table in values_raw.items():
         if k not in known and k not in derived:
-            raise error(f"[display] values {k}", "is neither a configuration key nor a derived column", k)
+            raise error(
+                f"[display] values {k}", "is neither a configuration key nor a derived column", k
+            )
         values[k] = _string_table(table, f"[display] values {k}", error)
     return Display(columns, derived, values)
 
 
-def check_rows(display: Display, rows: Iterable[tuple[str, dict[str, Any]]],
-               error: Callable[[str, str, str | None], Exception]) -> None:
+def check_rows(
+    display: Display,
+    rows: Iterable[tuple[str, dict[str, Any]]],
+    error: Callable[[str, str, str | None], Exception],
+) -> None:
     """``[display]`` against the configuration of every row (``(label, config)`` pairs).
 
     A derived column must be a number in every row: a cell that cannot be computed
@@ -142,19 +173,36 @@ def check_rows(display: Display, rows: Iterable[tuple[str, dict[str, Any]]],
     for name, expr in display.derived.items():
         for label, config in rows:
             if derive(expr, config) is None:
-                operands = ", ".join(f"{t} = {config.get(t)!r}" for t in _EXPR_RE.match(expr).groups()[::2]
-                                     if _NAME_RE.match(t))
-                raise error(f"[display] derived {name}", f"{expr!r} is not a finite number in row {label!r} "
-                            f"({operands}): divide only by keys that are never 0 and use numeric keys", name)
+                operands = ", ".join(
+                    f"{t} = {config.get(t)!r}"
+                    for t in _EXPR_RE.match(expr).groups()[::2]
+                    if _NAME_RE.match(t)
+                )
+                raise error(
+                    f"[display] derived {name}",
+                    f"{expr!r} is not a finite number in row {label!r} "
+                    f"({operands}): divide only by keys that are never 0 and use numeric keys",
+                    name,
+                )
     for key, labels in display.values.items():
-        shown = {format_level(v) for v in (display.value(key, config) for _, config in rows) if v is not None}
+        shown = {
+            format_level(v)
+            for v in (display.value(key, config) for _, config in rows)
+            if v is not None
+        }
         for value in labels:
             if value not in shown:
-                raise error(f"[display] values {key}", f"labels {value!r}, which is no value of {key} in any row "
-                            f"(values: {', '.join(sorted(shown))}); write the value as the report shows it", key)
+                raise error(
+                    f"[display] values {key}",
+                    f"labels {value!r}, which is no value of {key} in any row "
+                    f"(values: {', '.join(sorted(shown))}); write the value as the report shows it",
+                    key,
+                )
 
 
-def _string_table(raw: Any, where: str, error: Callable[[str, str, str | None], Exception]) -> dict[str, str]:
+def _string_table(
+    raw: Any, where: str, error: Callable[[str, str, str | None], Exception]
+) -> dict[str, str]:
     if not isinstance(raw, dict) or not all(isinstance(v, str) and v for v in raw.values()):
-        raise error(where, "must be a table of key = \"non-empty text\"", None)
+        raise error(where, 'must be a table of key = "non-empty text"', None)
     return dict(raw)

@@ -41,15 +41,24 @@ class Comparison:
 
 
 def example_fields(
-    comparisons: Sequence[Comparison], *, confidence: float, resamples: int, seed: int, bounds: Bounds,
+    comparisons: Sequence[Comparison],
+    *,
+    confidence: float,
+    resamples: int,
+    seed: int,
+    bounds: Bounds,
 ) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """The test-set fields of MetricStats per row label, and the rows refused (with why)."""
     refused: list[str] = []
     usable: list[Comparison] = []
     for c in comparisons:
-        sizes = {es.n_examples for es in c.runs.values()} | {es.n_examples for es in (c.vs or {}).values()}
+        sizes = {es.n_examples for es in c.runs.values()} | {
+            es.n_examples for es in (c.vs or {}).values()
+        }
         if len(sizes) > 1:
-            refused.append(f"{c.label}: runs were scored on test sets of different sizes ({sorted(sizes)} examples), so they do not pair example by example")
+            refused.append(
+                f"{c.label}: runs were scored on test sets of different sizes ({sorted(sizes)} examples), so they do not pair example by example"
+            )
         else:
             usable.append(c)
     resampled = _resample_all(usable, resamples, seed)
@@ -63,7 +72,9 @@ def _key(c: Comparison) -> int:
     return next(iter(c.runs.values())).n_examples
 
 
-def _resample_all(comparisons: Sequence[Comparison], resamples: int, seed: int) -> dict[int, dict[int, ResampledRuns]]:
+def _resample_all(
+    comparisons: Sequence[Comparison], resamples: int, seed: int
+) -> dict[int, dict[int, ResampledRuns]]:
     """Every distinct run, scored once on the resamples of its test-set size: by size, then
     by ``id`` of the run's ExampleStats (a run shared by two rows is scored once)."""
     by_size: dict[int, dict[int, ExampleStats]] = {}
@@ -80,13 +91,21 @@ def _resample_all(comparisons: Sequence[Comparison], resamples: int, seed: int) 
 
 def _stack(runs: dict[int, ResampledRuns], stats: list[ExampleStats]) -> ResampledRuns:
     parts = [runs[id(es)] for es in stats]
-    return ResampledRuns(np.concatenate([p.points for p in parts]), np.concatenate([p.values for p in parts]))
+    return ResampledRuns(
+        np.concatenate([p.points for p in parts]), np.concatenate([p.values for p in parts])
+    )
 
 
-def _row_fields(c: Comparison, runs: dict[int, ResampledRuns], *, confidence: float, bounds: Bounds) -> dict[str, Any]:
+def _row_fields(
+    c: Comparison, runs: dict[int, ResampledRuns], *, confidence: float, bounds: Bounds
+) -> dict[str, Any]:
     row = _stack(runs, list(c.runs.values()))
     value = example_value(row, confidence, bounds)
-    out: dict[str, Any] = {"n_examples": _key(c), "mean_examples_low": value.low, "mean_examples_high": value.high}
+    out: dict[str, Any] = {
+        "n_examples": _key(c),
+        "mean_examples_low": value.low,
+        "mean_examples_high": value.high,
+    }
     if c.vs is None:
         return out
     if c.paired:  # matched pairs: the seeds both rows finished, in the same order

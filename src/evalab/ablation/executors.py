@@ -75,8 +75,12 @@ class RunSummary:
     blocked: int = 0  # eval runs not started: their trained run failed or is another runner's
     unstored: int = 0  # finished, kept in their run folders: the database stayed busy
     superseded: list[Superseded] = field(default_factory=list)
-    failures: list[RunFailure] = field(default_factory=list)  # the runs that failed in this invocation
-    whole_plan: int = 0  # runs of the whole study when a subset was run (``planned`` counts the subset)
+    failures: list[RunFailure] = field(
+        default_factory=list
+    )  # the runs that failed in this invocation
+    whole_plan: int = (
+        0  # runs of the whole study when a subset was run (``planned`` counts the subset)
+    )
 
     @property
     def executed(self) -> int:
@@ -117,8 +121,13 @@ class _Driver:
         if self.busy is not None:
             return False
         try:
-            state = self.store.claim(self.study.name, run.key, self.owner, lease_timeout=self.lease_timeout,
-                                     stale=self.stale.get(run.key, ""))
+            state = self.store.claim(
+                self.study.name,
+                run.key,
+                self.owner,
+                lease_timeout=self.lease_timeout,
+                stale=self.stale.get(run.key, ""),
+            )
         except StoreBusyError as exc:
             self.busy = exc
             return False
@@ -144,7 +153,11 @@ class _Driver:
         if not info:
             return raw
         if self.example_counts is None:
-            same_code = [r for r in self.store.runs(self.study.name).values() if r.code_version in self.study.code_versions]
+            same_code = [
+                r
+                for r in self.store.runs(self.study.name).values()
+                if r.code_version in self.study.code_versions
+            ]
             self.example_counts = stored_counts(same_code)
         error = check_counts(info["n"], self.example_counts)
         if error:
@@ -162,9 +175,14 @@ class _Driver:
         previous = self.store.previous_attempts(self.study.name, run.key)
         git = self.study.code.git if self.study.code else None
         outcome = Outcome(
-            study=self.study.name, rows=run.rows, config=run.config, seed=run.seed,
-            code_version=self.study.stage_version(run.stage), git_commit=git.commit if git else None,
-            git_dirty=git.dirty if git else None, result=_to_result(run.key, raw, previous),
+            study=self.study.name,
+            rows=run.rows,
+            config=run.config,
+            seed=run.seed,
+            code_version=self.study.stage_version(run.stage),
+            git_commit=git.commit if git else None,
+            git_dirty=git.dirty if git else None,
+            result=_to_result(run.key, raw, previous),
             inputs=raw.get("inputs") or {} if raw["status"] == "ok" else {},
         )
         folder = self.store.run_dir(self.study.name, run.key)
@@ -179,8 +197,10 @@ class _Driver:
             self.store.record(outcome, self.owner)
         except StoreBusyError as exc:
             if kept is not None:
-                raise InputError(f"{folder / UNSTORED}: cannot keep a finished run's result ({kept.strerror}) and "
-                                 f"{exc}") from None
+                raise InputError(
+                    f"{folder / UNSTORED}: cannot keep a finished run's result ({kept.strerror}) and "
+                    f"{exc}"
+                ) from None
             self.counts["unstored"] += 1
             self.busy = exc  # no new runs: their results could not be stored either
         else:
@@ -188,7 +208,9 @@ class _Driver:
         self.claimed.discard(run.key)
         self.counts[raw["status"]] += 1
         if raw["status"] == "failed":
-            self.failures.append(run_failure(run.rows, run.seed, run.key, raw["error"], raw["traceback"], folder))
+            self.failures.append(
+                run_failure(run.rows, run.seed, run.key, raw["error"], raw["traceback"], folder)
+            )
         self.bar.finished(run, raw)
 
     def release_unfinished(self) -> None:
@@ -219,10 +241,18 @@ def _deferred_sigint(flag: threading.Event) -> Iterator[None]:
 
 def _to_result(key: str, raw: dict[str, Any], previous_attempts: int) -> RunResult:
     return RunResult(
-        key=key, status=raw["status"], metrics=raw["metrics"], artifacts=raw["artifacts"],
-        duration=raw["duration"], host=raw["host"], error=raw["error"], traceback=raw["traceback"],
-        attempts=previous_attempts + raw["attempts"], started_at=raw["started_at"],
-        finished_at=raw["finished_at"], curves=raw.get("curves") or {},
+        key=key,
+        status=raw["status"],
+        metrics=raw["metrics"],
+        artifacts=raw["artifacts"],
+        duration=raw["duration"],
+        host=raw["host"],
+        error=raw["error"],
+        traceback=raw["traceback"],
+        attempts=previous_attempts + raw["attempts"],
+        started_at=raw["started_at"],
+        finished_at=raw["finished_at"],
+        curves=raw.get("curves") or {},
     )
 
 
@@ -247,7 +277,9 @@ def run_study(
     ``subset`` runs only the runs of some rows and seeds.
     """
     if executor not in EXECUTORS:
-        raise SettingsError(f"unknown executor {executor!r}; expected one of {', '.join(EXECUTORS)}")
+        raise SettingsError(
+            f"unknown executor {executor!r}; expected one of {', '.join(EXECUTORS)}"
+        )
     if jobs < 1:
         raise SettingsError(f"--jobs must be >= 1, got {jobs}")
     t0 = time.perf_counter()
@@ -262,17 +294,27 @@ def run_study(
         bar = Progress(len(plan), study.name, progress)
         bar.skipped(len(plan) - len(todo))
         driver = _Driver(study, store, bar, lease_timeout)
-        driver.stale = {key: f"superseded: a file it read changed since it ran ({', '.join(files)})"
-                        for key, files in stale.items()}
+        driver.stale = {
+            key: f"superseded: a file it read changed since it ran ({', '.join(files)})"
+            for key, files in stale.items()
+        }
         blocked = [0]
 
         def summary() -> RunSummary:
             c = driver.counts
             return RunSummary(
-                study=study.name, db_path=store.path, planned=len(plan),
-                skipped=len(plan) - len(todo) + c["done"], ok=c["ok"], failed=c["failed"],
-                seconds=time.perf_counter() - t0, held=c["held"], unstored=c["unstored"],
-                superseded=superseded, blocked=blocked[0], failures=list(driver.failures),
+                study=study.name,
+                db_path=store.path,
+                planned=len(plan),
+                skipped=len(plan) - len(todo) + c["done"],
+                ok=c["ok"],
+                failed=c["failed"],
+                seconds=time.perf_counter() - t0,
+                held=c["held"],
+                unstored=c["unstored"],
+                superseded=superseded,
+                blocked=blocked[0],
+                failures=list(driver.failures),
                 whole_plan=whole,
             )
 
@@ -283,7 +325,10 @@ def run_study(
                 _run_ray(driver, runs, ray_address)
 
         try:
-            with _deferred_sigint(driver.interrupted), Heartbeat(lambda: store.heartbeat(driver.owner)):
+            with (
+                _deferred_sigint(driver.interrupted),
+                Heartbeat(lambda: store.heartbeat(driver.owner)),
+            ):
                 # two phases: an eval run needs the checkpoint of a finished trained run
                 execute([r for r in todo if r.stage == "train"])
                 evals = [r for r in todo if r.stage == "eval"]
@@ -355,8 +400,16 @@ def _run_local(driver: _Driver, todo: list[PlannedRun], jobs: int) -> None:
 def _failed(error: str) -> dict[str, Any]:
     """The raw result of a run that failed before (or without) an attempt."""
     return {
-        "status": "failed", "metrics": {}, "artifacts": None, "error": error, "traceback": "",
-        "duration": 0.0, "host": "", "started_at": now(), "finished_at": now(), "attempts": 1,
+        "status": "failed",
+        "metrics": {},
+        "artifacts": None,
+        "error": error,
+        "traceback": "",
+        "duration": 0.0,
+        "host": "",
+        "started_at": now(),
+        "finished_at": now(),
+        "attempts": 1,
     }
 
 

@@ -62,6 +62,19 @@ def grid_cells(base: dict[str, Any], grid: dict[str, list[Any]]) -> list[Row]:
         config = {**base, **levels}
         changes = {k: v for k, v in levels.items() if base.get(k) != v}
         label = ", ".join(f"{k}={format_level(v)}" for k, v in levels.items())
-        desc = "grid cell = base" if not changes else "grid: " + ", ".join(f"{k}={format_level(v)}" for k, v in changes.items())
-        cells.append(Row(label=label, description=desc, kind="grid", config=config, changes=changes, levels=levels))
+        desc = (
+            "grid cell = base"
+            if not changes
+            else "grid: " + ", ".join(f"{k}={format_level(v)}" for k, v in changes.items())
+        )
+        cells.append(
+            Row(
+                label=label,
+                description=desc,
+                kind="grid",
+                config=config,
+                changes=changes,
+                levels=levels,
+            )
+        )
     return cells

@@ -79,20 +79,31 @@ def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """``(line, record)`` pairs of a CSV or JSONL file."""
     if not path.is_file():
         raise InputError(f"{path}: no such file (expected a .csv or .jsonl file of finished runs)")
-    text = decode_utf8(path.read_bytes(), str(path), expected="runs to import are UTF-8 CSV or JSON Lines")
+    text = decode_utf8(
+        path.read_bytes(), str(path), expected="runs to import are UTF-8 CSV or JSON Lines"
+    )
     suffix = path.suffix.lower()
     if suffix == ".csv":
         reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff"), newline=""))
         header = reader.fieldnames or []
         twice = sorted({c for c in header if header.count(c) > 1})
         if twice:
-            raise InputError(f"{path}:1: column {twice[0]!r} appears twice in the header; each column once")
+            raise InputError(
+                f"{path}:1: column {twice[0]!r} appears twice in the header; each column once"
+            )
         records = []
         for rec in reader:
             if None in rec or None in rec.values():
-                cells = len(rec) - (None in rec) + len(rec.get(None) or []) - sum(v is None for v in rec.values())
-                raise InputError(f"{path}:{reader.line_num}: has {cells} cells but the header has {len(header)} "
-                                 "columns; each line one cell per column (quote a cell that holds a comma)")
+                cells = (
+                    len(rec)
+                    - (None in rec)
+                    + len(rec.get(None) or [])
+                    - sum(v is None for v in rec.values())
+                )
+                raise InputError(
+                    f"{path}:{reader.line_num}: has {cells} cells but the header has {len(header)} "
+                    "columns; each line one cell per column (quote a cell that holds a comma)"
+                )
             records.append((reader.line_num, dict(rec)))
     elif suffix in (".jsonl", ".ndjson"):
         records = []
@@ -105,11 +116,15 @@ def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
                 raise InputError(f"{path}:{i}: not valid JSON ({exc})") from None
             _refuse_numbers(rec, f"{path}:{i}")
             if not isinstance(rec, dict):
-                raise InputError(f"{path}:{i}: expected a JSON object with row or config, seed and metrics")
+                raise InputError(
+                    f"{path}:{i}: expected a JSON object with row or config, seed and metrics"
+                )
             records.append((i, rec))
     else:
-        raise InputError(f"{path}: unknown format {suffix or '(no extension)'!r}; import a .csv (header line) or "
-                         ".jsonl (one JSON object a line) file")
+        raise InputError(
+            f"{path}: unknown format {suffix or '(no extension)'!r}; import a .csv (header line) or "
+            ".jsonl (one JSON object a line) file"
+        )
     if not records:
         raise InputError(f"{path}: no runs in the file")
     return records
@@ -164,20 +179,31 @@ class _NoRow(InputError):
         self.detail = detail
 
 
-def load_records(study: Study, path: Path, *, layout: str = "auto", maps: tuple[str, ...] = (),
-                 seed_column: str | None = None, metrics_file: str = "metrics.json") -> tuple[str, list[Record], list[str]]:
+def load_records(
+    study: Study,
+    path: Path,
+    *,
+    layout: str = "auto",
+    maps: tuple[str, ...] = (),
+    seed_column: str | None = None,
+    metrics_file: str = "metrics.json",
+) -> tuple[str, list[Record], list[str]]:
     """The export at ``path`` (a file, or a Hydra multirun folder) as records in evalab's
     terms: ``(layout, records, ignored columns)``."""
     if layout not in FORMATS:
         raise InputError(f"--from {layout!r}: expected one of {', '.join(FORMATS)}")
     if path.is_dir():
         if layout not in ("auto", "hydra"):
-            raise InputError(f"{path}: is a folder; only a Hydra multirun folder is imported as a folder (--from hydra)")
+            raise InputError(
+                f"{path}: is a folder; only a Hydra multirun folder is imported as a folder (--from hydra)"
+            )
         raw = hydra_records(path, metrics_file)
         layout = "hydra"
     else:
         if layout == "hydra":
-            raise InputError(f"{path}: --from hydra reads a multirun folder (with <n>/.hydra/config.yaml), not a file")
+            raise InputError(
+                f"{path}: --from hydra reads a multirun folder (with <n>/.hydra/config.yaml), not a file"
+            )
         raw = [(f"{path}:{line}", rec) for line, rec in read_records(path)]
         if layout == "auto":
             layout = detect(path, {c for _, rec in raw for c in rec})
@@ -197,13 +223,16 @@ def _seed_from(rec: dict[str, Any], column: str | None) -> dict[str, Any]:
         return rec
     rec = dict(rec)
     if "seed" in rec:
-        raise InputError(f"--seed-from {column}: the export has a seed column too; name one source of seeds")
+        raise InputError(
+            f"--seed-from {column}: the export has a seed column too; name one source of seeds"
+        )
     rec["seed"] = rec.pop(column, None)
     return rec
 
 
-def check_records(study: Study, records: list[Record], *, skip_unmatched: bool = False
-                  ) -> tuple[list[ImportedRun], list[Skipped]]:
+def check_records(
+    study: Study, records: list[Record], *, skip_unmatched: bool = False
+) -> tuple[list[ImportedRun], list[Skipped]]:
     """Every finished record as an :class:`ImportedRun`, and the records not imported; the
     first problem raises :class:`InputError`, and so does a record that matches no row
     unless ``skip_unmatched``."""
@@ -216,33 +245,51 @@ def check_records(study: Study, records: list[Record], *, skip_unmatched: bool =
         if rec.skip:
             continue
         try:
-            imported = _check_one(study, plan, rec.where.rpartition(":")[0] or rec.where, rec.where, rec.fields)
+            imported = _check_one(
+                study, plan, rec.where.rpartition(":")[0] or rec.where, rec.where, rec.fields
+            )
         except _NoRow as exc:
             unmatched.append(exc)
             skipped.append(Skipped(rec.where, rec.name, "no-row", exc.detail))
             continue
         if imported.run.key in seen:
-            raise InputError(f"{rec.where}: the same run (row {'/'.join(imported.run.rows)}, seed {imported.run.seed}) "
-                             f"as {seen[imported.run.key]}; each run is imported once")
+            raise InputError(
+                f"{rec.where}: the same run (row {'/'.join(imported.run.rows)}, seed {imported.run.seed}) "
+                f"as {seen[imported.run.key]}; each run is imported once"
+            )
         seen[imported.run.key] = rec.where
         out.append(imported)
     if unmatched and not skip_unmatched:
-        more = (f", nor do {len(unmatched) - 1} more records ({', '.join(u.where for u in unmatched[1:4])}"
-                f"{', ...' if len(unmatched) > 4 else ''})") if len(unmatched) > 1 else ""
-        raise InputError(f"{unmatched[0]}{more}; name the row with a row column, or import the other records with "
-                         "--skip-unmatched (the unmatched ones are listed)")
+        more = (
+            (
+                f", nor do {len(unmatched) - 1} more records ({', '.join(u.where for u in unmatched[1:4])}"
+                f"{', ...' if len(unmatched) > 4 else ''})"
+            )
+            if len(unmatched) > 1
+            else ""
+        )
+        raise InputError(
+            f"{unmatched[0]}{more}; name the row with a row column, or import the other records with "
+            "--skip-unmatched (the unmatched ones are listed)"
+        )
     if not out:
-        raise InputError(f"{records[0].where.rpartition(':')[0] or records[0].where}: no finished run of the export "
-                         f"matches a row of the study ({len(skipped)} records skipped)")
+        raise InputError(
+            f"{records[0].where.rpartition(':')[0] or records[0].where}: no finished run of the export "
+            f"matches a row of the study ({len(skipped)} records skipped)"
+        )
     return out, skipped
 
 
-def _check_one(study: Study, plan: list[PlannedRun], source: str, where: str, rec: dict[str, Any]) -> ImportedRun:
+def _check_one(
+    study: Study, plan: list[PlannedRun], source: str, where: str, rec: dict[str, Any]
+) -> ImportedRun:
     known = {*FIXED_COLUMNS, *study.returned}
     for col in rec:
         if col not in known and not col.startswith("config."):
-            raise InputError(f"{where}: unknown column {col!r}; known: row or config (or config.KEY), seed, "
-                             f"{', '.join(study.returned) or '(no returned metrics)'}, per_example, outputs")
+            raise InputError(
+                f"{where}: unknown column {col!r}; known: row or config (or config.KEY), seed, "
+                f"{', '.join(study.returned) or '(no returned metrics)'}, per_example, outputs"
+            )
     seed = _seed(rec.get("seed"), study, where)
     run = _find_run(study, plan, rec, seed, where)
     base = Path(source)
@@ -251,18 +298,32 @@ def _check_one(study: Study, plan: list[PlannedRun], source: str, where: str, re
     if study.computed:
         raw = rec.get("outputs")
         if not isinstance(raw, str) or not raw:
-            raise InputError(f"{where}: outputs is missing: the study computes {', '.join(study.computed)} from each "
-                             "run's output files, so give the folder that holds them")
+            raise InputError(
+                f"{where}: outputs is missing: the study computes {', '.join(study.computed)} from each "
+                "run's output files, so give the folder that holds them"
+            )
         outputs = (_folder(base) / raw).resolve()
         if not outputs.is_dir():
-            raise InputError(f"{where}: outputs {outputs} is not a folder (it holds the run's output files)")
+            raise InputError(
+                f"{where}: outputs {outputs} is not a folder (it holds the run's output files)"
+            )
     elif rec.get("outputs") not in (None, ""):
-        raise InputError(f"{where}: outputs is given but the study declares no [metrics.NAME] tables to score them")
-    return ImportedRun(run, metrics, _per_example(rec.get("per_example"), _folder(base), where), outputs, where, curves)
+        raise InputError(
+            f"{where}: outputs is given but the study declares no [metrics.NAME] tables to score them"
+        )
+    return ImportedRun(
+        run,
+        metrics,
+        _per_example(rec.get("per_example"), _folder(base), where),
+        outputs,
+        where,
+        curves,
+    )
 
 
-def _metrics_and_curves(study: Study, rec: dict[str, Any], folder: Path, where: str
-                        ) -> tuple[dict[str, float], tuple[dict[str, Any], dict[str, str]]]:
+def _metrics_and_curves(
+    study: Study, rec: dict[str, Any], folder: Path, where: str
+) -> tuple[dict[str, float], tuple[dict[str, Any], dict[str, str]]]:
     """The run's metrics (its columns, and its curves by the study's ``select`` rule where it
     has a ``curves`` log, as for a local run) and its encoded curves."""
     metrics = {m: _number(rec[m], m, where) for m in study.returned if rec.get(m) not in (None, "")}
@@ -272,9 +333,12 @@ def _metrics_and_curves(study: Study, rec: dict[str, Any], folder: Path, where: 
             raise InputError(f"{where}: curves must be the path of a JSON Lines log ({LOG_FILE})")
         path = (folder / rec["curves"]).resolve()
         if not path.is_file():
-            raise InputError(f"{where}: curves {path}: no such file (a JSON Lines log, one {{\"step\": ...}} a line)")
-        entry, blobs, error = collect_curves({"curves": study.curves.to_job(), "metrics": list(study.returned)}, path,
-                                             metrics)
+            raise InputError(
+                f'{where}: curves {path}: no such file (a JSON Lines log, one {{"step": ...}} a line)'
+            )
+        entry, blobs, error = collect_curves(
+            {"curves": study.curves.to_job(), "metrics": list(study.returned)}, path, metrics
+        )
         if error:
             raise InputError(f"{where}: curves {path}: {error}")
         curves = ({**entry, "file": str(path)}, blobs)
@@ -299,14 +363,18 @@ def _seed(raw: Any, study: Study, where: str) -> int:
     if isinstance(seed, float) and seed.is_integer():
         seed = int(seed)  # an export that writes every number as a float (0.0)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed not in study.seeds:
-        raise InputError(f"{where}: seed {raw!r} is not one of the study's seeds {list(study.seeds)}")
+        raise InputError(
+            f"{where}: seed {raw!r} is not one of the study's seeds {list(study.seeds)}"
+        )
     return seed
 
 
 def _number(raw: Any, name: str, where: str) -> float:
     if raw is None or raw == "":
-        raise InputError(f"{where}: metric {name} is missing; every run needs a value of each metric the runs "
-                         "return (a column, or a key in JSON Lines)")
+        raise InputError(
+            f"{where}: metric {name} is missing; every run needs a value of each metric the runs "
+            "return (a column, or a key in JSON Lines)"
+        )
     value = raw
     if isinstance(raw, str):
         try:
@@ -314,44 +382,68 @@ def _number(raw: Any, name: str, where: str) -> float:
         except numbers.NumberError as exc:
             why = f", {numbers.REASONS['syntax']}" if exc.reason == "syntax" else ""
             if why:
-                raise InputError(f"{where}: metric {name} is {raw!r}{why}; every metric the runs return needs a "
-                                 "finite number") from None
-            raise InputError(f"{where}: column {name}: {exc}; every metric the runs return needs a finite "
-                             "number") from None
-    if value is None or isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise InputError(f"{where}: metric {name} is {raw!r}; every metric the runs return needs a finite number")
+                raise InputError(
+                    f"{where}: metric {name} is {raw!r}{why}; every metric the runs return needs a "
+                    "finite number"
+                ) from None
+            raise InputError(
+                f"{where}: column {name}: {exc}; every metric the runs return needs a finite number"
+            ) from None
+    if (
+        value is None
+        or isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+    ):
+        raise InputError(
+            f"{where}: metric {name} is {raw!r}; every metric the runs return needs a finite number"
+        )
     if isinstance(value, int) and abs(value) > numbers.EXACT_INT:
         raise InputError(f"{where}: column {name}: {numbers.NumberError(str(value), 'inexact')}")
     return float(value)
 
 
-def _find_run(study: Study, plan: list[PlannedRun], rec: dict[str, Any], seed: int, where: str) -> PlannedRun:
+def _find_run(
+    study: Study, plan: list[PlannedRun], rec: dict[str, Any], seed: int, where: str
+) -> PlannedRun:
     label = rec.get("row")
     config = _config(rec, where)
     if (label in (None, "")) == (config is None):
-        raise InputError(f"{where}: give exactly one of row (a row label) or config (the run's configuration)")
+        raise InputError(
+            f"{where}: give exactly one of row (a row label) or config (the run's configuration)"
+        )
     if config is None:
         found = [r for r in plan if label in r.rows and r.seed == seed]
         if not found:
             labels = sorted({lab for r in plan for lab in r.rows})
-            raise InputError(f"{where}: row {label!r} is not a row of this study; rows: {', '.join(labels)}")
+            raise InputError(
+                f"{where}: row {label!r} is not a row of this study; rows: {', '.join(labels)}"
+            )
         return found[0]
     base, evaluation = study_keys(study)
     config = flatten(config)
     unknown = [k for k in config if k not in base and k not in evaluation]
     if unknown:
-        raise InputError(f"{where}: config key {unknown[0]!r} is not a key of [base] or [evaluation]")
+        raise InputError(
+            f"{where}: config key {unknown[0]!r} is not a key of [base] or [evaluation]"
+        )
     evaluating = any(k in evaluation for k in config)
     defaults = {**base, **(evaluation if evaluating else {})}
     for r in plan:
         if r.seed == seed and _same_config(config, defaults, flatten(r.config), where):
             return r
     shown = json.dumps(config, sort_keys=True, default=repr)
-    raise _NoRow(f"{where}: config {shown} is no row of this study (compared with [base] and [evaluation] "
-                 "filled in)", where, shown)
+    raise _NoRow(
+        f"{where}: config {shown} is no row of this study (compared with [base] and [evaluation] "
+        "filled in)",
+        where,
+        shown,
+    )
 
 
-def _same_config(given: dict[str, Any], defaults: dict[str, Any], row: dict[str, Any], where: str) -> bool:
+def _same_config(
+    given: dict[str, Any], defaults: dict[str, Any], row: dict[str, Any], where: str
+) -> bool:
     """Whether a run's configuration (keys not given: ``defaults``) is the row's, each value
     read as the type of the row's value (:func:`coerce`)."""
     if set(row) != set(defaults):
@@ -415,7 +507,11 @@ def coerce(value: Any, target: Any) -> Any:
 
 def _config(rec: dict[str, Any], where: str) -> dict[str, Any] | None:
     raw = rec.get("config")
-    dotted = {k[len("config."):]: v for k, v in rec.items() if k.startswith("config.") and v not in (None, "")}
+    dotted = {
+        k[len("config.") :]: v
+        for k, v in rec.items()
+        if k.startswith("config.") and v not in (None, "")
+    }
     if raw in (None, "") and not dotted:
         return None
     if isinstance(raw, str):
@@ -424,10 +520,10 @@ def _config(rec: dict[str, Any], where: str) -> dict[str, Any] | None:
         except ValueError:
             raw = None
         if raw is None:
-            raise InputError(f"{where}: config must be a JSON object such as {{\"heads\": 1}}")
+            raise InputError(f'{where}: config must be a JSON object such as {{"heads": 1}}')
         _refuse_numbers(raw, f"{where}: config")
     if raw is not None and not isinstance(raw, dict):
-        raise InputError(f"{where}: config must be a JSON object such as {{\"heads\": 1}}")
+        raise InputError(f'{where}: config must be a JSON object such as {{"heads": 1}}')
     return {**(raw or {}), **dotted}
 
 
@@ -437,31 +533,46 @@ def _per_example(raw: Any, base: Path, where: str) -> Any:
     if isinstance(raw, dict):
         return raw
     if not isinstance(raw, str):
-        raise InputError(f"{where}: per_example must be the path of a JSON file {{metric: [values]}}")
+        raise InputError(
+            f"{where}: per_example must be the path of a JSON file {{metric: [values]}}"
+        )
     path = (base / raw).resolve()
     try:
         values = numbers.loads(decode_utf8(path.read_bytes(), str(path)))
     except OSError as exc:
-        raise InputError(f"{where}: per_example file {path}: cannot read ({exc.strerror})") from None
+        raise InputError(
+            f"{where}: per_example file {path}: cannot read ({exc.strerror})"
+        ) from None
     except ValueError as exc:
         raise InputError(f"{where}: per_example file {path}: not valid JSON ({exc})") from None
     _refuse_numbers(values, f"{where}: per_example file {path}")
     return values
 
 
-def import_runs(study: Study, path: str | Path, db_path: str | Path | None = None, *, layout: str = "auto",
-                maps: tuple[str, ...] = (), seed_column: str | None = None, metrics_file: str = "metrics.json",
-                skip_unmatched: bool = False) -> ImportSummary:
+def import_runs(
+    study: Study,
+    path: str | Path,
+    db_path: str | Path | None = None,
+    *,
+    layout: str = "auto",
+    maps: tuple[str, ...] = (),
+    seed_column: str | None = None,
+    metrics_file: str = "metrics.json",
+    skip_unmatched: bool = False,
+) -> ImportSummary:
     """Check every record of ``path`` (a file, or a Hydra multirun folder; ``layout`` one of
     :data:`~evalab.ablation.sources.FORMATS`), then store them all (one transaction). Any
     problem raises :class:`InputError` before anything is written (no store is created for
     a refused import)."""
     path = Path(path)
     if not path.exists():
-        raise InputError(f"{path}: no such file (expected a .csv or .jsonl file of finished runs, or a Hydra "
-                         "multirun folder)")
-    layout, records, ignored = load_records(study, path, layout=layout, maps=maps, seed_column=seed_column,
-                                            metrics_file=metrics_file)
+        raise InputError(
+            f"{path}: no such file (expected a .csv or .jsonl file of finished runs, or a Hydra "
+            "multirun folder)"
+        )
+    layout, records, ignored = load_records(
+        study, path, layout=layout, maps=maps, seed_column=seed_column, metrics_file=metrics_file
+    )
     imported, skipped = check_records(study, records, skip_unmatched=skip_unmatched)
     db = Path(db_path) if db_path is not None else DEFAULT_DB
     existing: dict[str, StoredRun] = {}
@@ -469,23 +580,32 @@ def import_runs(study: Study, path: str | Path, db_path: str | Path | None = Non
     if db.exists():
         with RunStore(db, create=False) as store:
             existing = store.runs(study.name)
-            held = {r.run.key: who for r in imported if (who := store.live_lease(study.name, r.run.key))}
+            held = {
+                r.run.key: who for r in imported if (who := store.live_lease(study.name, r.run.key))
+            }
     for r in imported:
         old = existing.get(r.run.key)
         if old is not None and old.status == "ok":
-            raise InputError(f"{r.where}: row {'/'.join(r.run.rows)} seed {r.run.seed} is already stored as ok in {db}; "
-                             "a finished run is never imported twice")
+            raise InputError(
+                f"{r.where}: row {'/'.join(r.run.rows)} seed {r.run.seed} is already stored as ok in {db}; "
+                "a finished run is never imported twice"
+            )
         if r.run.key in held:
-            raise InputError(f"{r.where}: row {'/'.join(r.run.rows)} seed {r.run.seed} is being run by {held[r.run.key]} "
-                             f"on {db}; import it once that runner has finished (a run it stores as ok is never "
-                             "imported again)")
+            raise InputError(
+                f"{r.where}: row {'/'.join(r.run.rows)} seed {r.run.seed} is being run by {held[r.run.key]} "
+                f"on {db}; import it once that runner has finished (a run it stores as ok is never "
+                "imported again)"
+            )
     known = stored_counts(x for x in existing.values() if x.code_version in study.code_versions)
     with tempfile.TemporaryDirectory(prefix="evalab-import-") as tmp:
         prepared = [_prepare(study, r, Path(tmp) / r.run.key, known) for r in imported]
         with RunStore(db) as store:
             placed: list[Path] = []
             try:
-                outcomes = [_outcome(study, store, r, metrics, examples, placed) for r, metrics, examples in prepared]
+                outcomes = [
+                    _outcome(study, store, r, metrics, examples, placed)
+                    for r, metrics, examples in prepared
+                ]
                 store.register_study(study)
                 store.record_all(outcomes)
             except BaseException:
@@ -495,13 +615,20 @@ def import_runs(study: Study, path: str | Path, db_path: str | Path | None = Non
     return ImportSummary(len(prepared), layout, tuple(skipped), tuple(ignored))
 
 
-def _prepare(study: Study, r: ImportedRun, scratch: Path,
-             known: dict[str, tuple[int, str]]) -> tuple[ImportedRun, dict[str, float], dict[str, Any]]:
+def _prepare(
+    study: Study, r: ImportedRun, scratch: Path, known: dict[str, tuple[int, str]]
+) -> tuple[ImportedRun, dict[str, float], dict[str, Any]]:
     """Score the run's outputs and check its per-example values, exactly as for a local
     run, writing its examples file to ``scratch``; returns the run, its metrics and its
     examples entry."""
-    job = {"computed": [{**c.to_job(), "outputs": str(r.outputs / c.outputs)} for c in study.computed.values()]
-           if r.outputs is not None else [], "bounds": {m: list(b) for m, b in study.bounds.items()}}
+    job = {
+        "computed": [
+            {**c.to_job(), "outputs": str(r.outputs / c.outputs)} for c in study.computed.values()
+        ]
+        if r.outputs is not None
+        else [],
+        "bounds": {m: list(b) for m, b in study.bounds.items()},
+    }
     metrics = dict(r.metrics)
     scratch.mkdir(parents=True)
     examples, error = collect_examples(job, scratch, metrics, r.per_example)
@@ -514,8 +641,14 @@ def _prepare(study: Study, r: ImportedRun, scratch: Path,
     return r, metrics, {**examples, "scratch": str(scratch)} if examples else {}
 
 
-def _outcome(study: Study, store: RunStore, r: ImportedRun, metrics: dict[str, float], examples: dict[str, Any],
-             placed: list[Path]) -> Outcome:
+def _outcome(
+    study: Study,
+    store: RunStore,
+    r: ImportedRun,
+    metrics: dict[str, float],
+    examples: dict[str, Any],
+    placed: list[Path],
+) -> Outcome:
     """The run's outcome; its examples file moved into its run folder (under a name no local
     run writes, so an import never replaces a local run's file)."""
     folder = store.run_dir(study.name, r.run.key)
@@ -525,9 +658,30 @@ def _outcome(study: Study, store: RunStore, r: ImportedRun, metrics: dict[str, f
         shutil.move(str(Path(examples.pop("scratch")) / examples["file"]), target)
         placed.append(target)
         examples = {**examples, "file": IMPORTED_EXAMPLES}
-    artifacts = {"dir": str(folder), "files": None, "imported_from": r.where, **({"examples": examples} if examples else {}),
-                 **({"curves": r.curves[0]} if r.curves[0] else {})}
-    result = RunResult(key=r.run.key, status="ok", metrics=metrics, artifacts=artifacts, host="imported",
-                       attempts=1, finished_at=now(), curves=r.curves[1])
-    return Outcome(study=study.name, rows=r.run.rows, config=r.run.config, seed=r.run.seed,
-                   code_version=study.stage_version(r.run.stage), git_commit=None, git_dirty=None, result=result)
+    artifacts = {
+        "dir": str(folder),
+        "files": None,
+        "imported_from": r.where,
+        **({"examples": examples} if examples else {}),
+        **({"curves": r.curves[0]} if r.curves[0] else {}),
+    }
+    result = RunResult(
+        key=r.run.key,
+        status="ok",
+        metrics=metrics,
+        artifacts=artifacts,
+        host="imported",
+        attempts=1,
+        finished_at=now(),
+        curves=r.curves[1],
+    )
+    return Outcome(
+        study=study.name,
+        rows=r.run.rows,
+        config=r.run.config,
+        seed=r.run.seed,
+        code_version=study.stage_version(r.run.stage),
+        git_commit=None,
+        git_dirty=None,
+        result=result,
+    )

@@ -47,7 +47,14 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def lease_alive(host: str, pid: int, heartbeat: float, *, timeout: float = LEASE_TIMEOUT_S, now: float | None = None) -> bool:
+def lease_alive(
+    host: str,
+    pid: int,
+    heartbeat: float,
+    *,
+    timeout: float = LEASE_TIMEOUT_S,
+    now: float | None = None,
+) -> bool:
     """Whether a lease's owner is still running its run.
 
     >>> lease_alive("elsewhere", 1, heartbeat=100.0, timeout=60.0, now=130.0)

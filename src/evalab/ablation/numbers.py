@@ -93,17 +93,35 @@ def _json_constant(text: str) -> Refused:
 def loads(text: str, **kwargs: Any) -> Any:
     """``json.loads`` with every number read by :func:`parse_number`; a number it refuses
     (and ``NaN``/``Infinity``) is a :class:`Refused` in the result."""
-    return json.loads(text, parse_int=_json_number, parse_float=_json_number, parse_constant=_json_constant, **kwargs)
+    return json.loads(
+        text,
+        parse_int=_json_number,
+        parse_float=_json_number,
+        parse_constant=_json_constant,
+        **kwargs,
+    )
 
 
 def first_refused(value: Any, path: str = "") -> tuple[str, Refused] | None:
     """The first :class:`Refused` inside ``value`` (dicts and lists), with its key path."""
     if isinstance(value, Refused):
         return path, value
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
     for key, item in items:
-        found = first_refused(item, f"{path}.{key}" if path and isinstance(key, str) else f"{path}[{key}]"
-                              if not isinstance(key, str) else key)
+        found = first_refused(
+            item,
+            f"{path}.{key}"
+            if path and isinstance(key, str)
+            else f"{path}[{key}]"
+            if not isinstance(key, str)
+            else key,
+        )
         if found is not None:
             return found
     return None

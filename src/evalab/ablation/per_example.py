@@ -98,19 +98,27 @@ def check_per_example(raw: Any, metrics: dict[str, float]) -> tuple[dict[str, St
     if raw is None:
         return {}, ""
     if not isinstance(raw, dict):
-        return {}, f"per_example is {type(raw).__name__}; expected a dict {{metric: [one value per test example]}}"
+        return (
+            {},
+            f"per_example is {type(raw).__name__}; expected a dict {{metric: [one value per test example]}}",
+        )
     out: dict[str, StoredRows] = {}
     for name, values in raw.items():
         if name not in metrics:
-            return {}, f"per_example names {name!r}, which the run did not return as a metric ({sorted(metrics)})"
+            return (
+                {},
+                f"per_example names {name!r}, which the run did not return as a metric ({sorted(metrics)})",
+            )
         error = _values_error(name, values)
         if error:
             return {}, error
         v = np.asarray(values, dtype=float)
         mean = float(v.mean())
         if not math.isclose(mean, metrics[name], rel_tol=1e-6, abs_tol=1e-9):
-            return {}, (f"per_example {name!r}: the mean of its {v.size} values is {mean!r} but the run returned "
-                        f"{name} = {metrics[name]!r}; give the per-example values on the scale of the returned value")
+            return {}, (
+                f"per_example {name!r}: the mean of its {v.size} values is {mean!r} but the run returned "
+                f"{name} = {metrics[name]!r}; give the per-example values on the scale of the returned value"
+            )
         out[str(name)] = StoredRows(mean_rows(v), "mean")
     return out, ""
 
@@ -119,7 +127,9 @@ def _values_error(name: str, values: Any) -> str:
     """Why ``values`` is not a non-empty list of finite numbers, naming the first bad value."""
     what = f"per_example {name!r} must be a non-empty list of finite numbers (one per test example)"
     if not isinstance(values, list) or not values:
-        return f"{what}; got {type(values).__name__}{' (empty)' if isinstance(values, list) else ''}"
+        return (
+            f"{what}; got {type(values).__name__}{' (empty)' if isinstance(values, list) else ''}"
+        )
     for i, v in enumerate(values, start=1):
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
             hint = " (give 1.0/0.0 for True/False)" if isinstance(v, bool) else ""
@@ -133,8 +143,10 @@ def check_counts(counts: dict[str, int], known: dict[str, tuple[int, str]]) -> s
     for name, n in counts.items():
         if name in known and known[name][0] != n:
             other, where = known[name]
-            return (f"{name} has {n} per-example values but {where} has {other}: every run of a study must score "
-                    "the same test examples in the same order")
+            return (
+                f"{name} has {n} per-example values but {where} has {other}: every run of a study must score "
+                "the same test examples in the same order"
+            )
     return ""
 
 
@@ -142,7 +154,11 @@ def stored_counts(runs: Iterable[Any]) -> dict[str, tuple[int, str]]:
     """Example counts per metric of stored ok runs (from their ``artifacts``)."""
     out: dict[str, tuple[int, str]] = {}
     for run in runs:
-        info = run.artifacts.get("examples") if run.status == "ok" and isinstance(run.artifacts, dict) else None
+        info = (
+            run.artifacts.get("examples")
+            if run.status == "ok" and isinstance(run.artifacts, dict)
+            else None
+        )
         for name, n in (info or {}).get("n", {}).items():
             out.setdefault(name, (int(n), f"run {'/'.join(run.rows)} seed {run.seed}"))
     return out
@@ -152,9 +168,22 @@ def write_examples(folder: Path, rows: dict[str, StoredRows]) -> dict[str, Any]:
     """Write the rows atomically as the run's examples file; return its artifacts entry."""
     from evalab.io import write_bytes_atomic
 
-    arrays = {f"rows_{i}": np.ascontiguousarray(r.rows, dtype=np.float64) for i, r in enumerate(rows.values())}
-    meta = {"format": _FORMAT, "metrics": {name: {"array": f"rows_{i}", "kind": r.kind, "metric": r.metric,
-                                                   "signature": r.signature} for i, (name, r) in enumerate(rows.items())}}
+    arrays = {
+        f"rows_{i}": np.ascontiguousarray(r.rows, dtype=np.float64)
+        for i, r in enumerate(rows.values())
+    }
+    meta = {
+        "format": _FORMAT,
+        "metrics": {
+            name: {
+                "array": f"rows_{i}",
+                "kind": r.kind,
+                "metric": r.metric,
+                "signature": r.signature,
+            }
+            for i, (name, r) in enumerate(rows.items())
+        },
+    }
     buf = io.BytesIO()
     np.savez(buf, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
     write_bytes_atomic(folder / EXAMPLES_FILE, buf.getvalue())
@@ -168,17 +197,34 @@ def read_examples(path: Path) -> dict[str, StoredRows]:
     try:
         with np.load(path, allow_pickle=False) as data:
             meta = json.loads(str(data["meta"]))
-            out = {name: StoredRows(np.array(data[m["array"]], dtype=float), m["kind"], m.get("metric", ""),
-                                    m.get("signature", "")) for name, m in meta["metrics"].items()}
+            out = {
+                name: StoredRows(
+                    np.array(data[m["array"]], dtype=float),
+                    m["kind"],
+                    m.get("metric", ""),
+                    m.get("signature", ""),
+                )
+                for name, m in meta["metrics"].items()
+            }
     except FileNotFoundError:
-        raise InputError(f"{path}: the run's per-example file is missing (was the run folder moved or cleaned?); "
-                         "rerun the run or import it again") from None
+        raise InputError(
+            f"{path}: the run's per-example file is missing (was the run folder moved or cleaned?); "
+            "rerun the run or import it again"
+        ) from None
     except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
-        why = "truncated or not a zip archive" if isinstance(exc, zipfile.BadZipFile | EOFError) else "unreadable"
-        raise InputError(f"{path}: not a readable evalab examples file: {why} ({exc}); rerun the run or import it "
-                         "again") from None
+        why = (
+            "truncated or not a zip archive"
+            if isinstance(exc, zipfile.BadZipFile | EOFError)
+            else "unreadable"
+        )
+        raise InputError(
+            f"{path}: not a readable evalab examples file: {why} ({exc}); rerun the run or import it "
+            "again"
+        ) from None
     if meta.get("format") != _FORMAT:
-        raise InputError(f"{path}: examples file format {meta.get('format')!r}; this evalab reads format {_FORMAT}")
+        raise InputError(
+            f"{path}: examples file format {meta.get('format')!r}; this evalab reads format {_FORMAT}"
+        )
     return out
 
 
@@ -193,7 +239,11 @@ def load_example_stats(store: RunStore, study: Study, run: StoredRun) -> dict[st
     from evalab.ablation.bounds import bounds_error
     from evalab.errors import InputError
 
-    info = run.artifacts.get("examples") if run.status == "ok" and isinstance(run.artifacts, dict) else None
+    info = (
+        run.artifacts.get("examples")
+        if run.status == "ok" and isinstance(run.artifacts, dict)
+        else None
+    )
     if not info:
         return {}
     path = store.run_dir(study.name, run.key) / info["file"]
@@ -205,30 +255,41 @@ def load_example_stats(store: RunStore, study: Study, run: StoredRun) -> dict[st
         stats = ExampleStats(name, stored.rows, scores)
         value, expected = stats.value(), run.metrics[name]
         if not math.isclose(value, expected, rel_tol=1e-6, abs_tol=1e-9):
-            raise InputError(f"{path}: the rows of {name} give {value!r} but the run stored {name} = {expected!r}; "
-                             "the examples file does not belong to this run")
-        error = bounds_error({name: study.bounds[name]} if name in study.bounds else {}, {},
-                             {name: stored.rows[:, 0]} if stored.kind == "mean" else {})
+            raise InputError(
+                f"{path}: the rows of {name} give {value!r} but the run stored {name} = {expected!r}; "
+                "the examples file does not belong to this run"
+            )
+        error = bounds_error(
+            {name: study.bounds[name]} if name in study.bounds else {},
+            {},
+            {name: stored.rows[:, 0]} if stored.kind == "mean" else {},
+        )
         if error:  # bounds declared after the run: its intervals could leave them
             raise InputError(f"{path}: {error}")
         out[name] = stats
     return out
 
 
-def _scores_from_sums(study: Study, name: str, stored: StoredRows, path: Path) -> Callable[[np.ndarray], np.ndarray]:
+def _scores_from_sums(
+    study: Study, name: str, stored: StoredRows, path: Path
+) -> Callable[[np.ndarray], np.ndarray]:
     from evalab.errors import InputError
 
     if stored.kind == "mean":
         return mean_of_rows
     spec = study.computed.get(name)
     if spec is None or spec.metric != stored.metric:
-        raise InputError(f"{path}: {name} was computed by {stored.metric!r}, which the study no longer declares as "
-                         f"[metrics.{name}]; rerun the study (its code version changed)")
+        raise InputError(
+            f"{path}: {name} was computed by {stored.metric!r}, which the study no longer declares as "
+            f"[metrics.{name}]; rerun the study (its code version changed)"
+        )
     metric = spec.build()
     built = metric.make_stats(np.zeros((0, stored.rows.shape[1])), None).signature
     if _without_nrefs(stored.signature) != _without_nrefs(built):
-        raise InputError(f"{path}: {name} rows were computed under {stored.signature!r}, the study now computes "
-                         f"{built!r}; rerun the study")
+        raise InputError(
+            f"{path}: {name} rows were computed under {stored.signature!r}, the study now computes "
+            f"{built!r}; rerun the study"
+        )
     return metric.scores_from_sums
 
 

@@ -25,8 +25,19 @@ from evalab.ablation.spec import Study
 from evalab.errors import SettingsError
 
 __all__ = [
-    "BASE_LABEL", "PlannedRun", "Row", "Subset", "canonical", "eval_run_key", "format_level", "grid_cells", "plan_runs",
-    "row_run_key", "run_key", "study_rows", "study_run_key",
+    "BASE_LABEL",
+    "PlannedRun",
+    "Row",
+    "Subset",
+    "canonical",
+    "eval_run_key",
+    "format_level",
+    "grid_cells",
+    "plan_runs",
+    "row_run_key",
+    "run_key",
+    "study_rows",
+    "study_run_key",
 ]
 
 
@@ -74,7 +85,11 @@ def row_run_key(row: Row, seed: int, code_version: str, eval_version: str | None
     """The key of ``row``'s run for ``seed`` (trained or evaluation-time); an eval run's
     key holds its trained run's key (``code_version``) and ``eval_version`` (default: the same)."""
     if row.stage == "eval":
-        return eval_run_key(run_key(row.parent_config, seed, code_version), row.eval_config, eval_version or code_version)
+        return eval_run_key(
+            run_key(row.parent_config, seed, code_version),
+            row.eval_config,
+            eval_version or code_version,
+        )
     return run_key(row.config, seed, code_version)
 
 
@@ -86,22 +101,39 @@ def study_run_key(study: Study, row: Row, seed: int) -> str:
 def study_rows(study: Study) -> list[Row]:
     """The report's rows in order: base, the variants as written (trained and eval), then
     the grid cells."""
-    base = Row(BASE_LABEL, study.description or "base configuration", "base", dict(study.base), {}, {})
+    base = Row(
+        BASE_LABEL, study.description or "base configuration", "base", dict(study.base), {}, {}
+    )
     cells = grid_cells(study.base, study.grid)
     trained = {base.label: base, **{c.label: c for c in cells}}
     for v in study.variants:
         if v.stage == "train":
             changes = {k: val for k, val in v.settings.items() if study.base.get(k) != val}
-            trained[v.label] = Row(v.label, v.description, "variant", {**study.base, **v.settings}, changes, {})
-    variants = [trained[v.label] if v.stage == "train" else _eval_row(study, v, trained[v.parent]) for v in study.variants]
+            trained[v.label] = Row(
+                v.label, v.description, "variant", {**study.base, **v.settings}, changes, {}
+            )
+    variants = [
+        trained[v.label] if v.stage == "train" else _eval_row(study, v, trained[v.parent])
+        for v in study.variants
+    ]
     return [base, *variants, *cells]
 
 
 def _eval_row(study: Study, v: Any, parent: Row) -> Row:
     eval_config = {**study.evaluation, **v.settings}
     changes = {k: val for k, val in v.settings.items() if study.evaluation.get(k) != val}
-    return Row(v.label, v.description, "variant", {**parent.config, **eval_config}, changes, {},
-               stage="eval", parent=parent.label, parent_config=dict(parent.config), eval_config=eval_config)
+    return Row(
+        v.label,
+        v.description,
+        "variant",
+        {**parent.config, **eval_config},
+        changes,
+        {},
+        stage="eval",
+        parent=parent.label,
+        parent_config=dict(parent.config),
+        eval_config=eval_config,
+    )
 
 
 def plan_runs(study: Study) -> list[PlannedRun]:
@@ -124,8 +156,16 @@ def plan_runs(study: Study) -> list[PlannedRun]:
             else:
                 by_key[key] = (row, seed, [row.label])
     return [
-        PlannedRun(key, row.config, seed, tuple(labels), row.stage,
-                   run_key(row.parent_config, seed, study.stage_version("train")) if row.stage == "eval" else "")
+        PlannedRun(
+            key,
+            row.config,
+            seed,
+            tuple(labels),
+            row.stage,
+            run_key(row.parent_config, seed, study.stage_version("train"))
+            if row.stage == "eval"
+            else "",
+        )
         for key, (row, seed, labels) in by_key.items()
     ]
 
@@ -148,16 +188,24 @@ class Subset:
         labels = [r.label for r in study_rows(study)]
         for label in self.rows:
             if label not in labels:
-                raise SettingsError(f"--row {label!r}: the study {study.name!r} has no such row; rows: "
-                                    f"{', '.join(labels)}")
+                raise SettingsError(
+                    f"--row {label!r}: the study {study.name!r} has no such row; rows: "
+                    f"{', '.join(labels)}"
+                )
         for seed in self.seeds:
             if seed not in study.seeds:
-                raise SettingsError(f"--seed {seed}: not a seed of the study {study.name!r}; seeds: "
-                                    f"{', '.join(map(str, study.seeds))}")
+                raise SettingsError(
+                    f"--seed {seed}: not a seed of the study {study.name!r}; seeds: "
+                    f"{', '.join(map(str, study.seeds))}"
+                )
 
     def select(self, plan: list[PlannedRun]) -> list[PlannedRun]:
         """The runs of ``plan`` in the subset, in the plan's order."""
-        chosen = {r.key for r in plan if (not self.rows or set(r.rows) & set(self.rows))
-                  and (not self.seeds or r.seed in self.seeds)}
+        chosen = {
+            r.key
+            for r in plan
+            if (not self.rows or set(r.rows) & set(self.rows))
+            and (not self.seeds or r.seed in self.seeds)
+        }
         chosen |= {r.parent_key for r in plan if r.key in chosen and r.parent_key}
         return [r for r in plan if r.key in chosen]

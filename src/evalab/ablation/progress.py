@@ -25,7 +25,11 @@ def run_line(done: int, total: int, run: PlannedRun, result: dict[str, Any]) -> 
     """
     rows = ", ".join(run.rows)
     if result["status"] == "ok":
-        what = "ok: " + f"{rows} seed {run.seed}: " + " ".join(f"{k}={v:.6g}" for k, v in result["metrics"].items())
+        what = (
+            "ok: "
+            + f"{rows} seed {run.seed}: "
+            + " ".join(f"{k}={v:.6g}" for k, v in result["metrics"].items())
+        )
     else:
         error = (result.get("error") or "failed").splitlines()[0]
         what = f"FAILED: {rows} seed {run.seed}: {error}"
@@ -50,10 +54,19 @@ class Progress:
         from rich.progress import TextColumn
 
         self._stack = contextlib.ExitStack()
-        self._advance = self._stack.enter_context(progress_bar(
-            self.total, f"[bold]{name}", transient=False, fields={"failed": 0, "running": 0},
-            extra_columns=(TextColumn("done · [red]{task.fields[failed]} failed[/] · {task.fields[running]} running"),),
-        ))
+        self._advance = self._stack.enter_context(
+            progress_bar(
+                self.total,
+                f"[bold]{name}",
+                transient=False,
+                fields={"failed": 0, "running": 0},
+                extra_columns=(
+                    TextColumn(
+                        "done · [red]{task.fields[failed]} failed[/] · {task.fields[running]} running"
+                    ),
+                ),
+            )
+        )
 
     def skipped(self, n: int) -> None:
         """Runs found finished in the store."""

@@ -41,11 +41,43 @@ if TYPE_CHECKING:
 
 FORMATS = ("auto", "evalab", "wandb", "mlflow", "hydra")
 #: columns of W&B's runs table that describe the run, not its configuration or results
-WANDB_META = frozenset({"Name", "name", "State", "state", "Notes", "User", "Tags", "Created", "Runtime", "Sweep",
-                        "ID", "id", "Group", "Job Type", "Hostname", "Updated", "End Time", "GPU Type", "GPU Count",
-                        ""})  # "": the index column pandas writes first
-MLFLOW_META = frozenset({"run_id", "experiment_id", "status", "artifact_uri", "start_time", "end_time",
-                         "lifecycle_stage", "run_name", ""})
+WANDB_META = frozenset(
+    {
+        "Name",
+        "name",
+        "State",
+        "state",
+        "Notes",
+        "User",
+        "Tags",
+        "Created",
+        "Runtime",
+        "Sweep",
+        "ID",
+        "id",
+        "Group",
+        "Job Type",
+        "Hostname",
+        "Updated",
+        "End Time",
+        "GPU Type",
+        "GPU Count",
+        "",
+    }
+)  # "": the index column pandas writes first
+MLFLOW_META = frozenset(
+    {
+        "run_id",
+        "experiment_id",
+        "status",
+        "artifact_uri",
+        "start_time",
+        "end_time",
+        "lifecycle_stage",
+        "run_name",
+        "",
+    }
+)
 _HYDRA_JOB = re.compile(r"^\d+$")
 
 
@@ -56,7 +88,9 @@ class Record:
     where: str  # FILE:LINE, or the job folder
     name: str  # the run's name in its tool ('' when it has none)
     fields: dict[str, Any]  # row / config (flat dict) / seed / metric / per_example / outputs
-    extra: dict[str, Any] = field(default_factory=dict)  # columns of configuration keys the study does not have
+    extra: dict[str, Any] = field(
+        default_factory=dict
+    )  # columns of configuration keys the study does not have
     ignored: tuple[str, ...] = ()  # columns that are neither configuration, seed nor a metric
     skip: str = ""  # why the run is not imported ('' for a finished run)
 
@@ -95,15 +129,19 @@ def parse_maps(maps: Iterable[str]) -> dict[str, str]:
     for item in maps:
         source, eq, target = item.partition("=")
         if not eq or not source:
-            raise InputError(f"--map {item!r}: expected SOURCE=TARGET (a column of the export = seed, row, a metric "
-                             "or config.KEY; an empty TARGET drops the column)")
+            raise InputError(
+                f"--map {item!r}: expected SOURCE=TARGET (a column of the export = seed, row, a metric "
+                "or config.KEY; an empty TARGET drops the column)"
+            )
         if source in out:
             raise InputError(f"--map {source!r} is given twice; map each column once")
         out[source] = target
     return out
 
 
-def apply_maps(records: list[tuple[str, dict[str, Any]]], maps: dict[str, str]) -> list[tuple[str, dict[str, Any]]]:
+def apply_maps(
+    records: list[tuple[str, dict[str, Any]]], maps: dict[str, str]
+) -> list[tuple[str, dict[str, Any]]]:
     """Each record with the mapped columns renamed (or dropped); a map naming no column of any
     record is refused (a misspelt column would otherwise be ignored)."""
     seen = {col for _, rec in records for col in rec}
@@ -118,7 +156,9 @@ def apply_maps(records: list[tuple[str, dict[str, Any]]], maps: dict[str, str]) 
             if not target:
                 continue
             if target in renamed:
-                raise InputError(f"{where}: --map gives column {target!r} twice (from {col!r} and another column)")
+                raise InputError(
+                    f"{where}: --map gives column {target!r} twice (from {col!r} and another column)"
+                )
             renamed[target] = value
         out.append((where, renamed))
     return out
@@ -129,7 +169,9 @@ def study_keys(study: Study) -> tuple[dict[str, Any], dict[str, Any]]:
     return flatten(study.base), flatten(study.evaluation)
 
 
-def foreign_record(kind: str, study: Study, where: str, rec: dict[str, Any], seed_col: str | None) -> Record:
+def foreign_record(
+    kind: str, study: Study, where: str, rec: dict[str, Any], seed_col: str | None
+) -> Record:
     """One W&B, MLflow or Hydra record (its columns already mapped) as a :class:`Record`."""
     base, evaluation = study_keys(study)
     rec = _expand_dicts(kind, where, rec)
@@ -151,12 +193,17 @@ def foreign_record(kind: str, study: Study, where: str, rec: dict[str, Any], see
     extra: dict[str, Any] = {}
     ignored: list[str] = []
     for col, value in rec.items():
-        if col in ("row", "seed", "per_example", "outputs", "curves", *study.returned) and col not in meta:
+        if (
+            col in ("row", "seed", "per_example", "outputs", "curves", *study.returned)
+            and col not in meta
+        ):
             fields[col] = value
-        elif col in meta or col.startswith(("tags.", "_", f"{config_prefix}_", f"{metric_prefix}_")):
+        elif col in meta or col.startswith(
+            ("tags.", "_", f"{config_prefix}_", f"{metric_prefix}_")
+        ):
             continue
         elif col.startswith(config_prefix):
-            key = col[len(config_prefix):]
+            key = col[len(config_prefix) :]
             if value in (None, ""):
                 continue  # not logged by this run: the study's value
             if key in base or key in evaluation:
@@ -165,8 +212,8 @@ def foreign_record(kind: str, study: Study, where: str, rec: dict[str, Any], see
                 fields.setdefault("seed", value)
             else:
                 extra[col] = value
-        elif col.startswith(metric_prefix) and col[len(metric_prefix):] in study.returned:
-            fields[col[len(metric_prefix):]] = value
+        elif col.startswith(metric_prefix) and col[len(metric_prefix) :] in study.returned:
+            fields[col[len(metric_prefix) :]] = value
         elif kind == "wandb" and "." not in col and (col in base or col in evaluation):
             if value not in (None, ""):
                 config[col] = value  # the runs table's flat configuration columns
@@ -191,7 +238,9 @@ def _expand_dicts(kind: str, where: str, rec: dict[str, Any]) -> dict[str, Any]:
                 except (ValueError, SyntaxError):
                     value = None
                 if not isinstance(value, dict):
-                    raise InputError(f"{where}: column {col!r} of a {kind} export must hold a dictionary of values")
+                    raise InputError(
+                        f"{where}: column {col!r} of a {kind} export must hold a dictionary of values"
+                    )
             if isinstance(value, dict):
                 for key, item in flatten(value).items():
                     out[f"{col}.{key}"] = item
@@ -208,18 +257,28 @@ def hydra_records(folder: Path, metrics_file: str) -> list[tuple[str, dict[str, 
         import yaml
     except ImportError:
         raise MissingExtraError("reading Hydra's .hydra/config.yaml", "hydra", "pyyaml") from None
-    jobs = sorted((p.parent.parent for p in folder.rglob(".hydra/config.yaml") if _HYDRA_JOB.match(p.parent.parent.name)),
-                  key=lambda p: (str(p.parent), int(p.name)))
+    jobs = sorted(
+        (
+            p.parent.parent
+            for p in folder.rglob(".hydra/config.yaml")
+            if _HYDRA_JOB.match(p.parent.parent.name)
+        ),
+        key=lambda p: (str(p.parent), int(p.name)),
+    )
     if not jobs:
-        raise InputError(f"{folder}: no Hydra jobs here (expected <n>/.hydra/config.yaml under a multirun folder "
-                         "such as multirun/2024-05-01/12-00-00)")
+        raise InputError(
+            f"{folder}: no Hydra jobs here (expected <n>/.hydra/config.yaml under a multirun folder "
+            "such as multirun/2024-05-01/12-00-00)"
+        )
     out = []
     for job in jobs:
         config_path = job / ".hydra" / "config.yaml"
         try:
             config = yaml.safe_load(decode_utf8(config_path.read_bytes(), str(config_path)))
         except yaml.YAMLError as exc:
-            raise InputError(f"{config_path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+            raise InputError(
+                f"{config_path}: not valid YAML ({str(exc).splitlines()[0]})"
+            ) from None
         if not isinstance(config, dict):
             raise InputError(f"{config_path}: expected the job's configuration (a mapping)")
         rec: dict[str, Any] = {f"config.{k}": v for k, v in flatten(config).items()}
@@ -228,20 +287,26 @@ def hydra_records(folder: Path, metrics_file: str) -> list[tuple[str, dict[str, 
             listed = yaml.safe_load(decode_utf8(overrides.read_bytes(), str(overrides)))
             rec["overrides"] = " ".join(map(str, listed)) if isinstance(listed, list) else ""
         if (job / LOG_FILE).is_file():
-            rec["curves"] = str(job / LOG_FILE)  # the job's per-step log: its curves (and values, by select)
+            rec["curves"] = str(
+                job / LOG_FILE
+            )  # the job's per-step log: its curves (and values, by select)
         metrics_path = job / metrics_file
         if not metrics_path.is_file():
             if "curves" in rec:
                 out.append((str(job), rec))
                 continue
-            raise InputError(f"{metrics_path}: no metrics file; the job folder needs the file its run wrote "
-                             f"(--metrics-file names it), or a {LOG_FILE} of its values per step")
+            raise InputError(
+                f"{metrics_path}: no metrics file; the job folder needs the file its run wrote "
+                f"(--metrics-file names it), or a {LOG_FILE} of its values per step"
+            )
         try:
             values = numbers.loads(decode_utf8(metrics_path.read_bytes(), str(metrics_path)))
         except ValueError as exc:
             raise InputError(f"{metrics_path}: not valid JSON ({exc})") from None
         if not isinstance(values, dict):
-            raise InputError(f"{metrics_path}: expected a JSON object of metrics, such as {{\"acc\": 0.91}}")
+            raise InputError(
+                f'{metrics_path}: expected a JSON object of metrics, such as {{"acc": 0.91}}'
+            )
         rec.update({f"metrics.{k}": v for k, v in values.items()})
         out.append((str(job), rec))
     return out
@@ -260,7 +325,9 @@ def check_extra(records: list[Record]) -> list[str]:
     for col, seen in values.items():
         if len(seen) > 1:
             (v1, w1), (v2, w2) = list(seen.items())[:2]
-            raise InputError(f"{w2}: column {col!r} is {v2} here but {v1} at {w1}, and the study has no such "
-                             f"configuration key: the runs differ in more than the study's rows; read it as a key "
-                             f"of [base] with --map {col}=config.KEY, or ignore it with --map {col}=")
+            raise InputError(
+                f"{w2}: column {col!r} is {v2} here but {v1} at {w1}, and the study has no such "
+                f"configuration key: the runs differ in more than the study's rows; read it as a key "
+                f"of [base] with --map {col}=config.KEY, or ignore it with --map {col}="
+            )
     return sorted(values)

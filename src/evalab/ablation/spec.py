@@ -86,8 +86,8 @@ STUDY_KEYS = {
     "description": "free text",
     "entry": "'package.module:function' called as function(config, seed)",
     "command": "shell command template: {config} {seed} {out}, {key} (a configuration key, {optim.lr} nested), "
-               "{args} (the whole configuration); {{ and }} for literal braces",
-    "args_style": "how {args} writes the configuration: \"hydra\" (key=value, the default) or \"argparse\" (--key value)",
+    "{args} (the whole configuration); {{ and }} for literal braces",
+    "args_style": 'how {args} writes the configuration: "hydra" (key=value, the default) or "argparse" (--key value)',
     "seeds": "list of integer seeds",
     "metrics": "list of metric names the run returns (optional when [metrics.NAME] tables declare computed metrics)",
     "primary": "the metric the report leads with",
@@ -100,7 +100,7 @@ STUDY_KEYS = {
     "paired_seeds": "true when seed s of every row shares data order/initialisation (deltas paired by seed); default false",
     "bounds": "metric -> [low, high]: the values a metric can take, e.g. { acc = [0, 100] }",
     "min_effect": "smallest effect of interest: a number (for the primary metric) or metric -> number",
-    "inputs": "list of data files the runs read, as glob patterns relative to the study file, e.g. [\"data/*\"]",
+    "inputs": 'list of data files the runs read, as glob patterns relative to the study file, e.g. ["data/*"]',
     "definitions": "metric -> what it measures (the report prints it; computed metrics print their signature)",
 }
 #: the longest study name: it names a run folder, and the file system's limit is 255 bytes
@@ -108,7 +108,17 @@ MAX_NAME_LENGTH = 100
 #: keys of a run's result (artifacts, per_example) and columns of `ablate import` (row,
 #: config, seed, outputs): a metric under one of these names would be taken for them
 RESERVED_METRIC_NAMES = frozenset({"artifacts", "per_example", "row", "config", "seed", "outputs"})
-TOP_KEYS = ("study", "metrics", "base", "evaluation", "variant", "grid", "reference", "display", "curves")
+TOP_KEYS = (
+    "study",
+    "metrics",
+    "base",
+    "evaluation",
+    "variant",
+    "grid",
+    "reference",
+    "display",
+    "curves",
+)
 VARIANT_KEYS = ("label", "description", "stage", "from", "set", "component")
 STAGES = ("train", "eval")
 RESOURCE_KEYS = ("cpus", "gpus")
@@ -171,8 +181,12 @@ class Study:
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
     min_effect: dict[str, float] = field(default_factory=dict)
     display: Display = field(default_factory=Display)  # [display]: how the report shows config keys
-    curves: CurveSettings = field(default_factory=CurveSettings)  # [curves]: select and stop_when rules
-    definitions: dict[str, str] = field(default_factory=dict)  # metric -> what it measures ([study] definitions)
+    curves: CurveSettings = field(
+        default_factory=CurveSettings
+    )  # [curves]: select and stop_when rules
+    definitions: dict[str, str] = field(
+        default_factory=dict
+    )  # metric -> what it measures ([study] definitions)
     # per stage ("train", "eval"): the code version its runs are keyed and stored with, where
     # the two entry points' code differs (no pinned code_version); else code_version for both
     stage_versions: dict[str, str] = field(default_factory=dict)
@@ -217,13 +231,21 @@ class _Where:
             hits = [i for i, ln in enumerate(self.lines) if pat.match(ln)]
             if hits:
                 start = hits[0]
-        pat = re.compile(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*=|[{,]\s*[\"']?" + re.escape(key) + r"[\"']?\s*=")
+        pat = re.compile(
+            r"^\s*[\"']?"
+            + re.escape(key)
+            + r"[\"']?\s*=|[{,]\s*[\"']?"
+            + re.escape(key)
+            + r"[\"']?\s*="
+        )
         for i in range(start, len(self.lines)):
             if pat.search(self.lines[i]):
                 return i + 1
         return None
 
-    def error(self, where: str, message: str, key: str | None = None, section: str | None = None) -> SettingsError:
+    def error(
+        self, where: str, message: str, key: str | None = None, section: str | None = None
+    ) -> SettingsError:
         line = self.line_of(key, section) if key else None
         loc = f"{self.path}:{line}" if line else str(self.path)
         return SettingsError(f"{loc}: {where}: {message}")
@@ -256,7 +278,9 @@ def load_study(path: str | Path, *, check_entry: bool = True) -> Study:
 def _read_utf8(p: Path) -> str:
     try:
         # a byte-order mark (which some editors write) is not TOML: it is dropped
-        return decode_utf8(p.read_bytes(), str(p), expected="a study file is UTF-8 TOML").removeprefix("\ufeff")
+        return decode_utf8(
+            p.read_bytes(), str(p), expected="a study file is UTF-8 TOML"
+        ).removeprefix("\ufeff")
     except InputError as exc:
         raise SettingsError(str(exc)) from exc
 
@@ -264,9 +288,16 @@ def _read_utf8(p: Path) -> str:
 def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> Study:
     for key in data:
         if key not in TOP_KEYS:
-            raise w.error(f"top-level key {key!r}", f"unknown; expected sections {', '.join('[' + k + ']' for k in TOP_KEYS)}", key)
+            raise w.error(
+                f"top-level key {key!r}",
+                f"unknown; expected sections {', '.join('[' + k + ']' for k in TOP_KEYS)}",
+                key,
+            )
     if "study" not in data or not isinstance(data["study"], dict):
-        raise w.error("[study]", "missing; a study file needs a [study] table (name, entry or command, seeds, metrics)")
+        raise w.error(
+            "[study]",
+            "missing; a study file needs a [study] table (name, entry or command, seeds, metrics)",
+        )
     st = data["study"]
     for key in st:
         if key not in STUDY_KEYS:
@@ -280,19 +311,42 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
 
     name = need("name")
     if not isinstance(name, str) or not _NAME_RE.match(name) or ".." in name:
-        raise w.error("[study] name", f"{name!r} is not a plain name: it names the study's run folder, so use letters, "
-                      "digits, space and . _ + - (no / \\ or .., not starting with . or a space)", "name", "study")
+        raise w.error(
+            "[study] name",
+            f"{name!r} is not a plain name: it names the study's run folder, so use letters, "
+            "digits, space and . _ + - (no / \\ or .., not starting with . or a space)",
+            "name",
+            "study",
+        )
     if len(name) > MAX_NAME_LENGTH:
-        raise w.error("[study] name", f"is {len(name)} characters long; it names the study's run folder, so at most "
-                      f"{MAX_NAME_LENGTH}", "name", "study")
+        raise w.error(
+            "[study] name",
+            f"is {len(name)} characters long; it names the study's run folder, so at most "
+            f"{MAX_NAME_LENGTH}",
+            "name",
+            "study",
+        )
     entry, command = st.get("entry"), st.get("command")
     if (entry is None) == (command is None):
-        raise w.error("[study]", "give exactly one of entry = 'module:function' or command = '... {config} {seed} {out}'")
+        raise w.error(
+            "[study]",
+            "give exactly one of entry = 'module:function' or command = '... {config} {seed} {out}'",
+        )
     if entry is not None and (not isinstance(entry, str) or not _ENTRY_RE.match(entry)):
-        raise w.error("[study] entry", f"{entry!r} is not of the form 'package.module:function'", "entry", "study")
+        raise w.error(
+            "[study] entry",
+            f"{entry!r} is not of the form 'package.module:function'",
+            "entry",
+            "study",
+        )
     seeds = need("seeds")
     if not isinstance(seeds, list) or not seeds:
-        raise w.error("[study] seeds", "is empty; give at least one integer seed, e.g. seeds = [0, 1, 2]", "seeds", "study")
+        raise w.error(
+            "[study] seeds",
+            "is empty; give at least one integer seed, e.g. seeds = [0, 1, 2]",
+            "seeds",
+            "study",
+        )
     if not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
         raise w.error("[study] seeds", f"must be integers, got {seeds!r}", "seeds", "study")
     if len(set(seeds)) != len(seeds):
@@ -301,16 +355,25 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     metrics, computed = _metrics(st, data.get("metrics", {}), path.parent, w, cache)
     primary = st.get("primary", metrics[0])
     if primary not in metrics:
-        raise w.error("[study] primary", f"{primary!r} is not one of metrics {metrics!r}", "primary", "study")
+        raise w.error(
+            "[study] primary", f"{primary!r} is not one of metrics {metrics!r}", "primary", "study"
+        )
     hib = _directions(st.get("higher_is_better", {}), metrics, computed, w)
     paired_seeds, bounds, min_effect = _study_options(st, metrics, primary, computed, w)
     definitions = _definitions(st.get("definitions", {}), metrics, computed, w)
     timeout = st.get("timeout")
     if timeout is not None and (not _is_number(timeout) or timeout <= 0):
-        raise w.error("[study] timeout", f"must be a positive number of seconds, got {timeout!r}", "timeout", "study")
+        raise w.error(
+            "[study] timeout",
+            f"must be a positive number of seconds, got {timeout!r}",
+            "timeout",
+            "study",
+        )
     retries = st.get("retries", 0)
     if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
-        raise w.error("[study] retries", f"must be an integer >= 0, got {retries!r}", "retries", "study")
+        raise w.error(
+            "[study] retries", f"must be an integer >= 0, got {retries!r}", "retries", "study"
+        )
     resources = _resources(st.get("resources", {}), w)
     description = st.get("description", "")
     if not isinstance(description, str):
@@ -318,11 +381,19 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
 
     base = data.get("base")
     if not isinstance(base, dict) or not base:
-        raise w.error("[base]", "missing or empty; [base] holds the full configuration every variant starts from")
+        raise w.error(
+            "[base]",
+            "missing or empty; [base] holds the full configuration every variant starts from",
+        )
     _check_plain(base, "[base]", w)
     evaluate = st.get("evaluate")
     if evaluate is not None and (not isinstance(evaluate, str) or not _ENTRY_RE.match(evaluate)):
-        raise w.error("[study] evaluate", f"{evaluate!r} is not of the form 'package.module:function'", "evaluate", "study")
+        raise w.error(
+            "[study] evaluate",
+            f"{evaluate!r} is not of the form 'package.module:function'",
+            "evaluate",
+            "study",
+        )
     evaluation = _evaluation(data.get("evaluation", {}), base, w)
     variants = _variants(data.get("variant", []), base, evaluation, w)
     grid = _grid(data.get("grid", {}), base, w)
@@ -333,7 +404,11 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         pass
     labels = [BASE_LABEL, *(v.label for v in variants)]
     reference = _reference(data.get("reference", {}), labels, grid, base, w)
-    display = parse_display(data.get("display", {}), [*base, *evaluation], lambda where, msg, key: w.error(where, msg, key, "display"))
+    display = parse_display(
+        data.get("display", {}),
+        [*base, *evaluation],
+        lambda where, msg, key: w.error(where, msg, key, "display"),
+    )
     _check_display_rows(display, path, base, evaluation, variants, grid, w)
 
     code_version = st.get("code_version")
@@ -347,51 +422,114 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     # derive the same code version as `run`; it covers both entry points' code
     module_files = [find_module_file(p, path.parent) for p in (entry, evaluate) if p is not None]
     declared = _inputs(st.get("inputs", []), path.parent, w)
-    code = derive_code_version(path.parent, entry, command, [f for f in module_files if f], pinned=code_version,
-                               inputs=declared, cache=cache)
+    code = derive_code_version(
+        path.parent,
+        entry,
+        command,
+        [f for f in module_files if f],
+        pinned=code_version,
+        inputs=declared,
+        cache=cache,
+    )
     curves = _curves(data.get("curves", {}), entry, w)
     stage_versions = {}
     if evaluate is not None and code_version is None:
-        for stage, point, files in (("train", entry, module_files[:1]), ("eval", evaluate, module_files[1:])):
-            part = derive_code_version(path.parent, point, command if stage == "train" else None, [f for f in files if f],
-                                       inputs=declared, cache=cache)
+        for stage, point, files in (
+            ("train", entry, module_files[:1]),
+            ("eval", evaluate, module_files[1:]),
+        ):
+            part = derive_code_version(
+                path.parent,
+                point,
+                command if stage == "train" else None,
+                [f for f in files if f],
+                inputs=declared,
+                cache=cache,
+            )
             stage_versions[stage] = _with_curves(_with_outputs(part.version, computed), curves)
     cache.save()
     return Study(
-        curves=curves, computed=computed, paired_seeds=paired_seeds, bounds=bounds, min_effect=min_effect,
-        path=path, name=name, seeds=tuple(seeds), metrics=tuple(metrics), primary=primary,
-        higher_is_better=hib, base=dict(base),
-        entry=entry, command=command, template=template, description=description,
-        timeout=float(timeout) if timeout is not None else None, retries=retries,
-        resources=resources, code_version=_with_curves(_with_outputs(code.version, computed), curves), code=code, variants=tuple(variants), grid=grid,
-        reference=reference, evaluate=evaluate, evaluation=dict(evaluation), display=display, definitions=definitions,
+        curves=curves,
+        computed=computed,
+        paired_seeds=paired_seeds,
+        bounds=bounds,
+        min_effect=min_effect,
+        path=path,
+        name=name,
+        seeds=tuple(seeds),
+        metrics=tuple(metrics),
+        primary=primary,
+        higher_is_better=hib,
+        base=dict(base),
+        entry=entry,
+        command=command,
+        template=template,
+        description=description,
+        timeout=float(timeout) if timeout is not None else None,
+        retries=retries,
+        resources=resources,
+        code_version=_with_curves(_with_outputs(code.version, computed), curves),
+        code=code,
+        variants=tuple(variants),
+        grid=grid,
+        reference=reference,
+        evaluate=evaluate,
+        evaluation=dict(evaluation),
+        display=display,
+        definitions=definitions,
         stage_versions=stage_versions,
     )
 
 
-def _definitions(raw: Any, metrics: list[str], computed: dict[str, ComputedMetric], w: _Where) -> dict[str, str]:
+def _definitions(
+    raw: Any, metrics: list[str], computed: dict[str, ComputedMetric], w: _Where
+) -> dict[str, str]:
     """``[study] definitions``: metric -> what it measures (a computed metric has its signature)."""
     if not isinstance(raw, dict) or not all(isinstance(v, str) and v.strip() for v in raw.values()):
-        raise w.error("[study] definitions", "must be a table such as { acc = \"share of exact matches, in %\" }",
-                      "definitions", "study")
+        raise w.error(
+            "[study] definitions",
+            'must be a table such as { acc = "share of exact matches, in %" }',
+            "definitions",
+            "study",
+        )
     for m in raw:
         if m not in metrics or m in computed:
-            why = "is computed by evalab: its signature defines it" if m in computed else f"is not in metrics {metrics!r}"
-            raise w.error("[study] definitions", f"names {m!r}, which {why}", "definitions", "study")
+            why = (
+                "is computed by evalab: its signature defines it"
+                if m in computed
+                else f"is not in metrics {metrics!r}"
+            )
+            raise w.error(
+                "[study] definitions", f"names {m!r}, which {why}", "definitions", "study"
+            )
     return dict(raw)
 
 
-def _check_display_rows(display: Display, path: Path, base: dict[str, Any], evaluation: dict[str, Any],
-                        variants: list[Variant], grid: dict[str, list[Any]], w: _Where) -> None:
+def _check_display_rows(
+    display: Display,
+    path: Path,
+    base: dict[str, Any],
+    evaluation: dict[str, Any],
+    variants: list[Variant],
+    grid: dict[str, list[Any]],
+    w: _Where,
+) -> None:
     """Derived columns and value labels against each row's configuration as the report shows it."""
     if not display.derived and not display.values:
         return
-    check_rows(display, _shown_configs(base, evaluation, variants, grid),
-               lambda where, msg, key: w.error(where, msg, key, "display"))
+    check_rows(
+        display,
+        _shown_configs(base, evaluation, variants, grid),
+        lambda where, msg, key: w.error(where, msg, key, "display"),
+    )
 
 
-def _shown_configs(base: dict[str, Any], evaluation: dict[str, Any], variants: list[Variant],
-                   grid: dict[str, list[Any]]) -> list[tuple[str, dict[str, Any]]]:
+def _shown_configs(
+    base: dict[str, Any],
+    evaluation: dict[str, Any],
+    variants: list[Variant],
+    grid: dict[str, list[Any]],
+) -> list[tuple[str, dict[str, Any]]]:
     """Each row's configuration as the report shows it ([evaluation] defaults included), built
     here rather than by ``plan.study_rows``: plan imports this module, so importing it back
     would be a cycle. ``tests/ablation/test_display.py`` checks both agree."""
@@ -401,64 +539,118 @@ def _shown_configs(base: dict[str, Any], evaluation: dict[str, Any], variants: l
     rows = [(BASE_LABEL, {**evaluation, **base})]
     for v in variants:
         parent = trained[v.label] if v.stage == "train" else trained[v.parent]
-        rows.append((v.label, {**evaluation, **parent} if v.stage == "train" else {**parent, **evaluation, **v.settings}))
+        rows.append(
+            (
+                v.label,
+                {**evaluation, **parent}
+                if v.stage == "train"
+                else {**parent, **evaluation, **v.settings},
+            )
+        )
     return rows + [(c.label, {**evaluation, **c.config}) for c in cells]
 
 
-def _metrics(st: dict[str, Any], tables: Any, directory: Path, w: _Where,
-             cache: DigestCache) -> tuple[list[str], dict[str, ComputedMetric]]:
+def _metrics(
+    st: dict[str, Any], tables: Any, directory: Path, w: _Where, cache: DigestCache
+) -> tuple[list[str], dict[str, ComputedMetric]]:
     """The study's metrics: those runs return (``[study] metrics``), then those evalab
     computes from the runs' output files (``[metrics.NAME]`` tables)."""
     computed = parse_tables(tables, directory, w.error, cache)
     returned = st.get("metrics", [] if computed else None)
     if returned is None:
-        raise w.error("[study] metrics", "missing (list of metric names the run returns; or declare [metrics.NAME] "
-                      "tables that evalab computes from each run's output file)")
-    if not isinstance(returned, list) or not all(isinstance(m, str) and m for m in returned) or not (returned or computed):
-        raise w.error("[study] metrics", "must be a non-empty list of metric names", "metrics", "study")
+        raise w.error(
+            "[study] metrics",
+            "missing (list of metric names the run returns; or declare [metrics.NAME] "
+            "tables that evalab computes from each run's output file)",
+        )
+    if (
+        not isinstance(returned, list)
+        or not all(isinstance(m, str) and m for m in returned)
+        or not (returned or computed)
+    ):
+        raise w.error(
+            "[study] metrics", "must be a non-empty list of metric names", "metrics", "study"
+        )
     if len(set(returned)) != len(returned):
         raise w.error("[study] metrics", f"has duplicates: {returned!r}", "metrics", "study")
     for m in [*returned, *computed]:
         where, key = ("[study] metrics", "metrics") if m in returned else (f"[metrics.{m!r}]", None)
         if not m.strip() or m != m.strip() or not m.isprintable():
             # it names a column of every report and a field of status lines and CSV headers
-            raise w.error(where, f"{m!r} is no metric name: give printable text without leading or trailing spaces "
-                          "(e.g. bleu)", key, "study")
+            raise w.error(
+                where,
+                f"{m!r} is no metric name: give printable text without leading or trailing spaces "
+                "(e.g. bleu)",
+                key,
+                "study",
+            )
         if m in RESERVED_METRIC_NAMES or m.startswith("config."):
-            raise w.error(where, f"{m!r} cannot name a metric: a run's result and an imported record use it for "
-                          f"something else ({', '.join(sorted(RESERVED_METRIC_NAMES))}, config.KEY); rename it",
-                          key, "study")
+            raise w.error(
+                where,
+                f"{m!r} cannot name a metric: a run's result and an imported record use it for "
+                f"something else ({', '.join(sorted(RESERVED_METRIC_NAMES))}, config.KEY); rename it",
+                key,
+                "study",
+            )
     both = [m for m in returned if m in computed]
     if both:
-        raise w.error("[study] metrics", f"{both[0]!r} is also a [metrics.{both[0]}] table; a metric is either returned "
-                      "by the run (listed here) or computed by evalab from its outputs (the table), not both",
-                      "metrics", "study")
+        raise w.error(
+            "[study] metrics",
+            f"{both[0]!r} is also a [metrics.{both[0]}] table; a metric is either returned "
+            "by the run (listed here) or computed by evalab from its outputs (the table), not both",
+            "metrics",
+            "study",
+        )
     return [*returned, *computed], computed
 
 
-def _directions(hib: Any, metrics: list[str], computed: dict[str, ComputedMetric], w: _Where) -> dict[str, bool]:
+def _directions(
+    hib: Any, metrics: list[str], computed: dict[str, ComputedMetric], w: _Where
+) -> dict[str, bool]:
     """``higher_is_better`` per metric: as given, else the registry metric's own direction
     for a computed metric (TER, WER: lower is better), else True."""
     if isinstance(hib, bool):
         hib = dict.fromkeys(metrics, hib)
     if not isinstance(hib, dict):
-        raise w.error("[study] higher_is_better", "must be a table such as { acc = true, loss = false }", "higher_is_better", "study")
+        raise w.error(
+            "[study] higher_is_better",
+            "must be a table such as { acc = true, loss = false }",
+            "higher_is_better",
+            "study",
+        )
     for m, v in hib.items():
         if m not in metrics:
-            raise w.error("[study] higher_is_better", f"names {m!r}, which is not in metrics {metrics!r}", "higher_is_better", "study")
+            raise w.error(
+                "[study] higher_is_better",
+                f"names {m!r}, which is not in metrics {metrics!r}",
+                "higher_is_better",
+                "study",
+            )
         if not isinstance(v, bool):
-            raise w.error("[study] higher_is_better", f"{m} must be true or false, got {v!r}", "higher_is_better", "study")
+            raise w.error(
+                "[study] higher_is_better",
+                f"{m} must be true or false, got {v!r}",
+                "higher_is_better",
+                "study",
+            )
     out = {}
     for m in metrics:
-        default = bool(getattr(computed[m].build(), "higher_is_better", True)) if m in computed else True
+        default = (
+            bool(getattr(computed[m].build(), "higher_is_better", True)) if m in computed else True
+        )
         out[m] = bool(hib.get(m, default))
         if m in computed and out[m] != default:
             # a computed metric's direction is its registry metric's: the other one would
             # call every worse row better
-            raise w.error("[study] higher_is_better", f"makes {m} ({computed[m].metric}) "
-                          f"{'higher' if out[m] else 'lower'}-is-better, but {computed[m].metric} is "
-                          f"{'higher' if default else 'lower'}-is-better; leave computed metrics out of it (a table "
-                          "such as { acc = true } names the returned ones)", "higher_is_better", "study")
+            raise w.error(
+                "[study] higher_is_better",
+                f"makes {m} ({computed[m].metric}) "
+                f"{'higher' if out[m] else 'lower'}-is-better, but {computed[m].metric} is "
+                f"{'higher' if default else 'lower'}-is-better; leave computed metrics out of it (a table "
+                "such as { acc = true } names the returned ones)",
+                "higher_is_better",
+                "study",
+            )
     return out
 
 
@@ -472,43 +664,85 @@ def own_bounds(spec: ComputedMetric | None) -> tuple[float, float] | None:
     return cls.bounds if cls.bounds is not None else (0.0, float(cls.scale))
 
 
-def _study_options(st: dict[str, Any], metrics: list[str], primary: str, computed: dict[str, ComputedMetric],
-                   w: _Where) -> tuple[bool, dict[str, tuple[float, float]], dict[str, float]]:
+def _study_options(
+    st: dict[str, Any],
+    metrics: list[str],
+    primary: str,
+    computed: dict[str, ComputedMetric],
+    w: _Where,
+) -> tuple[bool, dict[str, tuple[float, float]], dict[str, float]]:
     """``paired_seeds``, ``bounds`` and ``min_effect`` (a bare number is the primary's)."""
     paired = st.get("paired_seeds", False)
     if not isinstance(paired, bool):
-        raise w.error("[study] paired_seeds", f"must be true or false, got {paired!r}", "paired_seeds", "study")
+        raise w.error(
+            "[study] paired_seeds",
+            f"must be true or false, got {paired!r}",
+            "paired_seeds",
+            "study",
+        )
     raw_bounds = st.get("bounds", {})
     if not isinstance(raw_bounds, dict):
-        raise w.error("[study] bounds", "must be a table such as { acc = [0, 100] }", "bounds", "study")
+        raise w.error(
+            "[study] bounds", "must be a table such as { acc = [0, 100] }", "bounds", "study"
+        )
     bounds: dict[str, tuple[float, float]] = {}
     for m, b in raw_bounds.items():
         if m not in metrics:
-            raise w.error("[study] bounds", f"names {m!r}, which is not in metrics {metrics!r}", "bounds", "study")
-        ok = isinstance(b, list) and len(b) == 2 and all(_is_number(x) and math.isfinite(x) for x in b)
+            raise w.error(
+                "[study] bounds",
+                f"names {m!r}, which is not in metrics {metrics!r}",
+                "bounds",
+                "study",
+            )
+        ok = (
+            isinstance(b, list)
+            and len(b) == 2
+            and all(_is_number(x) and math.isfinite(x) for x in b)
+        )
         if not ok or not b[0] < b[1]:
-            raise w.error("[study] bounds", f"{m} must be [low, high] with finite numbers low < high, got {b!r}",
-                          "bounds", "study")
+            raise w.error(
+                "[study] bounds",
+                f"{m} must be [low, high] with finite numbers low < high, got {b!r}",
+                "bounds",
+                "study",
+            )
         bounds[m] = (float(b[0]), float(b[1]))
         own = own_bounds(computed.get(m))
         if own is not None and not (b[0] <= own[0] and own[1] <= b[1]):
             # every run would be trained, then fail the bounds check with its real score
-            raise w.error("[study] bounds", f"{m} must contain [{own[0]:g}, {own[1]:g}], where every "
-                          f"{computed[m].metric} score lies; got {b!r} (leave it out: its intervals stay there anyway)",
-                          "bounds", "study")
+            raise w.error(
+                "[study] bounds",
+                f"{m} must contain [{own[0]:g}, {own[1]:g}], where every "
+                f"{computed[m].metric} score lies; got {b!r} (leave it out: its intervals stay there anyway)",
+                "bounds",
+                "study",
+            )
     raw_min = st.get("min_effect", {})
     if _is_number(raw_min):
         raw_min = {primary: raw_min}
     if not isinstance(raw_min, dict):
-        raise w.error("[study] min_effect", "must be a number (for the primary metric) or a table such as "
-                      "{ acc = 0.5 }", "min_effect", "study")
+        raise w.error(
+            "[study] min_effect",
+            "must be a number (for the primary metric) or a table such as { acc = 0.5 }",
+            "min_effect",
+            "study",
+        )
     min_effect: dict[str, float] = {}
     for m, x in raw_min.items():
         if m not in metrics:
-            raise w.error("[study] min_effect", f"names {m!r}, which is not in metrics {metrics!r}", "min_effect", "study")
+            raise w.error(
+                "[study] min_effect",
+                f"names {m!r}, which is not in metrics {metrics!r}",
+                "min_effect",
+                "study",
+            )
         if not _is_number(x) or not math.isfinite(x) or x <= 0:
-            raise w.error("[study] min_effect", f"{m} must be a positive number (on the metric's scale), got {x!r}",
-                          "min_effect", "study")
+            raise w.error(
+                "[study] min_effect",
+                f"{m} must be a positive number (on the metric's scale), got {x!r}",
+                "min_effect",
+                "study",
+            )
         min_effect[m] = float(x)
     return paired, bounds, min_effect
 
@@ -521,7 +755,9 @@ def _with_outputs(version: str, computed: dict[str, ComputedMetric]) -> str:
         return version
     import hashlib
 
-    digest = hashlib.sha256("|".join(f"{n}:{c.digest}" for n, c in sorted(computed.items())).encode()).hexdigest()
+    digest = hashlib.sha256(
+        "|".join(f"{n}:{c.digest}" for n, c in sorted(computed.items())).encode()
+    ).hexdigest()
     return f"{version}+m{digest[:8]}"
 
 
@@ -533,8 +769,13 @@ def _curves(table: Any, entry: str | None, w: _Where) -> CurveSettings:
         key, message = exc.args
         raise w.error(f"[curves] {key}".rstrip(), message, key or None, "curves") from None
     if settings.stop_when and entry is None:
-        raise w.error("[curves] stop_when", "applies to entry points (evalab.ablation.log returns True when it "
-                      "holds); a command stops itself", "stop_when", "curves")
+        raise w.error(
+            "[curves] stop_when",
+            "applies to entry points (evalab.ablation.log returns True when it "
+            "holds); a command stops itself",
+            "stop_when",
+            "curves",
+        )
     return settings
 
 
@@ -552,9 +793,15 @@ def _with_curves(version: str, curves: CurveSettings) -> str:
 def _inputs(raw: Any, directory: Path, w: _Where) -> list[Path]:
     """The files ``[study] inputs`` names (part of the code version: a changed data file
     supersedes the runs that read it)."""
-    if not isinstance(raw, list) or not all(isinstance(p, str) and p.strip() and "\0" not in p for p in raw):
-        raise w.error("[study] inputs", f"must be a list of file names or glob patterns, e.g. [\"data/*\"]; got {raw!r}",
-                      "inputs", "study")
+    if not isinstance(raw, list) or not all(
+        isinstance(p, str) and p.strip() and "\0" not in p for p in raw
+    ):
+        raise w.error(
+            "[study] inputs",
+            f'must be a list of file names or glob patterns, e.g. ["data/*"]; got {raw!r}',
+            "inputs",
+            "study",
+        )
     try:
         return declared_inputs(directory, raw)
     except ValueError as exc:
@@ -570,20 +817,34 @@ def _check_plain(value: Any, where: str, w: _Where, key: str | None = None) -> N
         for v in value:
             _check_plain(v, where, w, key)
     elif not isinstance(value, str | int | float | bool):
-        raise w.error(where, f"{value!r} is a TOML {type(value).__name__}; use a string (configurations are stored as JSON)", key)
+        raise w.error(
+            where,
+            f"{value!r} is a TOML {type(value).__name__}; use a string (configurations are stored as JSON)",
+            key,
+        )
 
 
-def _template(st: dict[str, Any], command: Any, configs: list[dict[str, Any]], w: _Where) -> CommandTemplate | None:
+def _template(
+    st: dict[str, Any], command: Any, configs: list[dict[str, Any]], w: _Where
+) -> CommandTemplate | None:
     """The parsed command template, checked against every trained row's configuration:
     each placeholder names a key, and each row's value can be written where it stands."""
     style = st.get("args_style", "hydra")
     if style not in ARGS_STYLES:
-        raise w.error("[study] args_style", f"is {style!r}; expected \"hydra\" (key=value) or \"argparse\" "
-                      "(--key value)", "args_style", "study")
+        raise w.error(
+            "[study] args_style",
+            f'is {style!r}; expected "hydra" (key=value) or "argparse" (--key value)',
+            "args_style",
+            "study",
+        )
     if command is None:
         if "args_style" in st:
-            raise w.error("[study] args_style", "is for command templates ({args}); this study has an entry point",
-                          "args_style", "study")
+            raise w.error(
+                "[study] args_style",
+                "is for command templates ({args}); this study has an entry point",
+                "args_style",
+                "study",
+            )
         return None
     if not isinstance(command, str) or not command.strip():
         raise w.error("[study] command", "must be a non-empty string", "command", "study")
@@ -595,8 +856,12 @@ def _template(st: dict[str, Any], command: Any, configs: list[dict[str, Any]], w
     except TemplateError as exc:
         raise _template_error(command, exc, w) from None
     if "out" not in template.names():
-        raise w.error("[study] command", "must contain {out}: the path of the JSON metrics file the command writes",
-                      "command", "study")
+        raise w.error(
+            "[study] command",
+            "must contain {out}: the path of the JSON metrics file the command writes",
+            "command",
+            "study",
+        )
     return template
 
 
@@ -611,20 +876,34 @@ def _template_error(command: str, exc: TemplateError, w: _Where) -> SettingsErro
     return SettingsError(f"{loc}: [study] command: {exc}")
 
 
-def _trained_configs(base: dict[str, Any], variants: list[Variant], grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
+def _trained_configs(
+    base: dict[str, Any], variants: list[Variant], grid: dict[str, list[Any]]
+) -> list[dict[str, Any]]:
     """The configurations a command runs with: the base's, each trained variant's, each grid cell's."""
-    return [dict(base), *({**base, **v.settings} for v in variants if v.stage == "train"),
-            *(dict(c.config) for c in grid_cells(base, grid))]
+    return [
+        dict(base),
+        *({**base, **v.settings} for v in variants if v.stage == "train"),
+        *(dict(c.config) for c in grid_cells(base, grid)),
+    ]
 
 
 def _resources(res: Any, w: _Where) -> Resources:
     if not isinstance(res, dict):
-        raise w.error("[study] resources", "must be a table such as { cpus = 1, gpus = 0 }", "resources", "study")
+        raise w.error(
+            "[study] resources",
+            "must be a table such as { cpus = 1, gpus = 0 }",
+            "resources",
+            "study",
+        )
     for k, v in res.items():
         if k not in RESOURCE_KEYS:
-            raise w.error("[study] resources", f"unknown key {k!r}; known: cpus, gpus", "resources", "study")
+            raise w.error(
+                "[study] resources", f"unknown key {k!r}; known: cpus, gpus", "resources", "study"
+            )
         if not _is_number(v) or v < 0:
-            raise w.error("[study] resources", f"{k} must be a number >= 0, got {v!r}", "resources", "study")
+            raise w.error(
+                "[study] resources", f"{k} must be a number >= 0, got {v!r}", "resources", "study"
+            )
     return Resources(cpus=float(res.get("cpus", 1)), gpus=float(res.get("gpus", 0)))
 
 
@@ -636,64 +915,131 @@ def _evaluation(raw: Any, base: dict[str, Any], w: _Where) -> dict[str, Any]:
     _check_plain(raw, "[evaluation]", w)
     for key in raw:
         if key in base:
-            raise w.error(f"[evaluation] {key}", "is also a key of [base]; an evaluation-only key must not be a "
-                          f"training setting: rename it (e.g. eval_{key})", key, "evaluation")
+            raise w.error(
+                f"[evaluation] {key}",
+                "is also a key of [base]; an evaluation-only key must not be a "
+                f"training setting: rename it (e.g. eval_{key})",
+                key,
+                "evaluation",
+            )
     return dict(raw)
 
 
 def _variant_stage(v: dict[str, Any], label: str, w: _Where) -> tuple[str, str]:
     stage = v.get("stage", "train")
     if stage not in STAGES:
-        raise w.error(f"[[variant]] {label!r} stage", f"is {stage!r}; expected \"train\" (retrained, the default) or "
-                      "\"eval\" (suppressed at evaluation of a trained row's checkpoints)", "stage", "variant")
+        raise w.error(
+            f"[[variant]] {label!r} stage",
+            f'is {stage!r}; expected "train" (retrained, the default) or '
+            '"eval" (suppressed at evaluation of a trained row\'s checkpoints)',
+            "stage",
+            "variant",
+        )
     parent = v.get("from")
     if stage == "train" and parent is not None:
-        raise w.error(f"[[variant]] {label!r} from", "is only for stage = \"eval\" rows (a trained row starts from [base])",
-                      "from", "variant")
+        raise w.error(
+            f"[[variant]] {label!r} from",
+            'is only for stage = "eval" rows (a trained row starts from [base])',
+            "from",
+            "variant",
+        )
     if stage == "eval" and parent is None:
         parent = BASE_LABEL
     if stage == "eval" and not isinstance(parent, str):
-        raise w.error(f"[[variant]] {label!r} from", f"must be the label of a trained row, got {parent!r}", "from", "variant")
+        raise w.error(
+            f"[[variant]] {label!r} from",
+            f"must be the label of a trained row, got {parent!r}",
+            "from",
+            "variant",
+        )
     return stage, parent or ""
 
 
-def _check_setting(label: str, key: str, value: Any, stage: str, base: dict[str, Any],
-                   evaluation: dict[str, Any], w: _Where) -> None:
+def _check_setting(
+    label: str,
+    key: str,
+    value: Any,
+    stage: str,
+    base: dict[str, Any],
+    evaluation: dict[str, Any],
+    w: _Where,
+) -> None:
     where = f"[[variant]] {label!r} set.{key}"
     if stage == "eval":
         if key not in evaluation:
-            hint = " (it is a training setting of [base]: an eval row cannot retrain)" if key in base else ""
-            raise w.error(where, f"[evaluation] has no key {key!r}{hint}; a stage = \"eval\" row may only change keys of "
-                          f"[evaluation] (known: {', '.join(evaluation) or 'none: add an [evaluation] table'})", key, "variant")
+            hint = (
+                " (it is a training setting of [base]: an eval row cannot retrain)"
+                if key in base
+                else ""
+            )
+            raise w.error(
+                where,
+                f'[evaluation] has no key {key!r}{hint}; a stage = "eval" row may only change keys of '
+                f"[evaluation] (known: {', '.join(evaluation) or 'none: add an [evaluation] table'})",
+                key,
+                "variant",
+            )
         _check_same_kind(evaluation[key], value, where, key, w)
         return
     if key in evaluation:
-        raise w.error(where, f"{key!r} is an evaluation-only key ([evaluation]); it cannot change training: "
-                      "give this row stage = \"eval\" (and from = the trained row it evaluates)", key, "variant")
+        raise w.error(
+            where,
+            f"{key!r} is an evaluation-only key ([evaluation]); it cannot change training: "
+            'give this row stage = "eval" (and from = the trained row it evaluates)',
+            key,
+            "variant",
+        )
     if key not in base:
-        raise w.error(where, f"[base] has no key {key!r}; a variant may only change keys of [base] (known: {', '.join(base)})",
-                      key, "variant")
+        raise w.error(
+            where,
+            f"[base] has no key {key!r}; a variant may only change keys of [base] (known: {', '.join(base)})",
+            key,
+            "variant",
+        )
     _check_same_kind(base[key], value, where, key, w)
 
 
-def _check_eval_rows(variants: list[Variant], evaluate: str | None, cells: list[Any], w: _Where) -> None:
+def _check_eval_rows(
+    variants: list[Variant], evaluate: str | None, cells: list[Any], w: _Where
+) -> None:
     """Every eval row needs the ``evaluate`` entry and a trained row to evaluate."""
-    trained = [BASE_LABEL, *(v.label for v in variants if v.stage == "train"), *(c.label for c in cells)]
+    trained = [
+        BASE_LABEL,
+        *(v.label for v in variants if v.stage == "train"),
+        *(c.label for c in cells),
+    ]
     for v in variants:
         if v.stage != "eval":
             continue
         if evaluate is None:
-            raise w.error("[study] evaluate", f"missing: row {v.label!r} has stage = \"eval\", which calls "
-                          "evaluate = 'module:function' as function(config, seed, checkpoint_dir)")
+            raise w.error(
+                "[study] evaluate",
+                f'missing: row {v.label!r} has stage = "eval", which calls '
+                "evaluate = 'module:function' as function(config, seed, checkpoint_dir)",
+            )
         if v.parent not in trained:
-            what = "an eval row (eval rows evaluate trained rows only)" if v.parent in {x.label for x in variants} else "no row"
-            raise w.error(f"[[variant]] {v.label!r} from", f"{v.parent!r} is {what}; trained rows: {', '.join(trained)}",
-                          "from", "variant")
+            what = (
+                "an eval row (eval rows evaluate trained rows only)"
+                if v.parent in {x.label for x in variants}
+                else "no row"
+            )
+            raise w.error(
+                f"[[variant]] {v.label!r} from",
+                f"{v.parent!r} is {what}; trained rows: {', '.join(trained)}",
+                "from",
+                "variant",
+            )
 
 
-def _variants(raw: Any, base: dict[str, Any], evaluation: dict[str, Any], w: _Where) -> list[Variant]:
+def _variants(
+    raw: Any, base: dict[str, Any], evaluation: dict[str, Any], w: _Where
+) -> list[Variant]:
     if not isinstance(raw, list):
-        raise w.error("[[variant]]", "must be an array of tables: write [[variant]] (double brackets)", "variant")
+        raise w.error(
+            "[[variant]]",
+            "must be an array of tables: write [[variant]] (double brackets)",
+            "variant",
+        )
     out: list[Variant] = []
     seen: set[str] = {BASE_LABEL}
     for i, v in enumerate(raw, start=1):
@@ -701,19 +1047,32 @@ def _variants(raw: Any, base: dict[str, Any], evaluation: dict[str, Any], w: _Wh
             raise w.error(f"[[variant]] #{i}", "must be a table")
         for key in v:
             if key not in VARIANT_KEYS:
-                raise w.error(f"[[variant]] #{i} key {key!r}", f"unknown; known keys: {', '.join(VARIANT_KEYS)}", key, "variant")
+                raise w.error(
+                    f"[[variant]] #{i} key {key!r}",
+                    f"unknown; known keys: {', '.join(VARIANT_KEYS)}",
+                    key,
+                    "variant",
+                )
         label = v.get("label")
         if not isinstance(label, str) or not label.strip():
             raise w.error(f"[[variant]] #{i}", "needs label = '...' (e.g. '(A)')")
         if label in seen:
-            raise w.error(f"[[variant]] #{i} label {label!r}", "is used twice (or is the reserved 'base'); labels must be unique", "label", "variant")
+            raise w.error(
+                f"[[variant]] #{i} label {label!r}",
+                "is used twice (or is the reserved 'base'); labels must be unique",
+                "label",
+                "variant",
+            )
         seen.add(label)
         stage, parent = _variant_stage(v, label, w)
         settings = v.get("set", {})
         _check_plain(settings, f"[[variant]] {label!r} set", w)
         if not isinstance(settings, dict) or not settings:
             table = "[evaluation]" if stage == "eval" else "[base]"
-            raise w.error(f"[[variant]] {label!r} set", f"must be a non-empty table of the {table} keys this row changes")
+            raise w.error(
+                f"[[variant]] {label!r} set",
+                f"must be a non-empty table of the {table} keys this row changes",
+            )
         for key, value in settings.items():
             _check_setting(label, key, value, stage, base, evaluation, w)
         description = v.get("description", "")
@@ -721,15 +1080,28 @@ def _variants(raw: Any, base: dict[str, Any], evaluation: dict[str, Any], w: _Wh
             raise w.error(f"[[variant]] {label!r} description", "must be a string")
         component = v.get("component", "")
         if not isinstance(component, str):
-            raise w.error(f"[[variant]] {label!r} component", f"must be a string naming the component, got {component!r}",
-                          "component", "variant")
-        out.append(Variant(label=label, description=description, settings=dict(settings), stage=stage, parent=parent,
-                           component=component))
+            raise w.error(
+                f"[[variant]] {label!r} component",
+                f"must be a string naming the component, got {component!r}",
+                "component",
+                "variant",
+            )
+        out.append(
+            Variant(
+                label=label,
+                description=description,
+                settings=dict(settings),
+                stage=stage,
+                parent=parent,
+                component=component,
+            )
+        )
     return out
 
 
 def _check_same_kind(base_value: Any, value: Any, where: str, key: str, w: _Where) -> None:
     """A value replacing a base value must be of a compatible type (int and float mix)."""
+
     def kind(x: Any) -> str:
         if isinstance(x, bool):
             return "bool"
@@ -738,7 +1110,11 @@ def _check_same_kind(base_value: Any, value: Any, where: str, key: str, w: _Wher
         return type(x).__name__
 
     if kind(base_value) != kind(value):
-        raise w.error(where, f"is {value!r} ({kind(value)}) but [base] {key} is {base_value!r} ({kind(base_value)})", key)
+        raise w.error(
+            where,
+            f"is {value!r} ({kind(value)}) but [base] {key} is {base_value!r} ({kind(base_value)})",
+            key,
+        )
 
 
 def _grid(raw: Any, base: dict[str, Any], w: _Where) -> dict[str, list[Any]]:
@@ -747,9 +1123,16 @@ def _grid(raw: Any, base: dict[str, Any], w: _Where) -> dict[str, list[Any]]:
     grid: dict[str, list[Any]] = {}
     for key, levels in raw.items():
         if key not in base:
-            raise w.error(f"[grid] {key}", f"[base] has no key {key!r}; grid factors must be keys of [base]", key, "grid")
+            raise w.error(
+                f"[grid] {key}",
+                f"[base] has no key {key!r}; grid factors must be keys of [base]",
+                key,
+                "grid",
+            )
         if not isinstance(levels, list) or len(levels) < 2:
-            raise w.error(f"[grid] {key}", f"needs a list of at least two levels, got {levels!r}", key, "grid")
+            raise w.error(
+                f"[grid] {key}", f"needs a list of at least two levels, got {levels!r}", key, "grid"
+            )
         if len({json.dumps(x, sort_keys=True) for x in levels}) != len(levels):
             raise w.error(f"[grid] {key}", f"has duplicate levels: {levels!r}", key, "grid")
         for x in levels:
@@ -758,20 +1141,40 @@ def _grid(raw: Any, base: dict[str, Any], w: _Where) -> dict[str, list[Any]]:
     return grid
 
 
-def _reference(raw: Any, labels: list[str], grid: dict[str, list[Any]], base: dict[str, Any], w: _Where) -> dict[str, dict[str, float]]:
+def _reference(
+    raw: Any, labels: list[str], grid: dict[str, list[Any]], base: dict[str, Any], w: _Where
+) -> dict[str, dict[str, float]]:
     if not isinstance(raw, dict):
-        raise w.error("[reference]", "must hold one table per column: [reference.\"BLEU (paper)\"] with row label = value")
+        raise w.error(
+            "[reference]",
+            'must hold one table per column: [reference."BLEU (paper)"] with row label = value',
+        )
     allowed = set(labels) | {c.label for c in grid_cells(base, grid)}
     out: dict[str, dict[str, float]] = {}
     for column, rows in raw.items():
         if not isinstance(rows, dict):
-            raise w.error(f"[reference] {column!r}", "must be a table of row label = number, e.g. [reference.\"BLEU (paper)\"] base = 25.8", column, "reference")
+            raise w.error(
+                f"[reference] {column!r}",
+                'must be a table of row label = number, e.g. [reference."BLEU (paper)"] base = 25.8',
+                column,
+                "reference",
+            )
         col: dict[str, float] = {}
         for label, value in rows.items():
             if label not in allowed:
-                raise w.error(f"[reference.{column!r}] {label!r}", f"is not a row of this study; rows: {', '.join(sorted(allowed))}", label, "reference")
+                raise w.error(
+                    f"[reference.{column!r}] {label!r}",
+                    f"is not a row of this study; rows: {', '.join(sorted(allowed))}",
+                    label,
+                    "reference",
+                )
             if not _is_number(value):
-                raise w.error(f"[reference.{column!r}] {label!r}", f"must be a number, got {value!r}", label, "reference")
+                raise w.error(
+                    f"[reference.{column!r}] {label!r}",
+                    f"must be a number, got {value!r}",
+                    label,
+                    "reference",
+                )
             col[label] = float(value)
         out[column] = col
     return out
@@ -799,17 +1202,27 @@ def check_entry_imports(entry: str, directory: Path, w: _Where, key: str = "entr
     try:
         proc = subprocess.run(
             [sys.executable, "-c", _IMPORT_CHECK, str(directory), entry],
-            cwd=directory, capture_output=True, text=True, timeout=120,
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
     except subprocess.TimeoutExpired as exc:
-        raise w.error(f"[study] {key}", f"importing {entry!r} took over 120 s", key, "study") from exc
+        raise w.error(
+            f"[study] {key}", f"importing {entry!r} took over 120 s", key, "study"
+        ) from exc
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise w.error(f"[study] {key}", f"importing {entry!r} failed: {tail}", key, "study")
     result = json.loads(lines[-1])
     if "error" in result:
-        raise w.error(f"[study] {key}", f"{result['error']} (study folder {directory} is on sys.path)", key, "study")
+        raise w.error(
+            f"[study] {key}",
+            f"{result['error']} (study folder {directory} is on sys.path)",
+            key,
+            "study",
+        )
     return result.get("file")
 
 
@@ -824,7 +1237,11 @@ def find_module_file(entry: str, directory: Path) -> str | None:
         if spec is None:
             return None
         search = list(spec.submodule_search_locations or [])
-    return spec.origin if spec is not None and spec.origin not in (None, "built-in", "frozen") else None
+    return (
+        spec.origin
+        if spec is not None and spec.origin not in (None, "built-in", "frozen")
+        else None
+    )
 
 
 def with_overrides(study: Study, assignments: list[str]) -> Study:
@@ -846,7 +1263,11 @@ def with_overrides(study: Study, assignments: list[str]) -> Study:
         _set_path(settings, study.base, path, value)
         shown.append(f"{key}={raw}")
     label = "set " + ", ".join(shown)
-    labels = {BASE_LABEL, *(v.label for v in study.variants), *(c.label for c in grid_cells(study.base, study.grid))}
+    labels = {
+        BASE_LABEL,
+        *(v.label for v in study.variants),
+        *(c.label for c in grid_cells(study.base, study.grid)),
+    }
     if label in labels:
         raise SettingsError(f"--set: the study already has a row labelled {label!r}")
     variant = Variant(label=label, description="from the command line (--set)", settings=settings)
@@ -862,12 +1283,20 @@ def _base_value(study: Study, key: str, path: list[str], text: str) -> Any:
     node: Any = study.base
     for part in path:
         if not isinstance(node, dict) or part not in node:
-            what = f"{key!r} is an [evaluation] key" if key in study.evaluation else f"[base] has no key {key!r}"
-            raise SettingsError(f"--set {text!r}: {what}; --set takes keys of [base]: {', '.join(flat_keys(study.base))}")
+            what = (
+                f"{key!r} is an [evaluation] key"
+                if key in study.evaluation
+                else f"[base] has no key {key!r}"
+            )
+            raise SettingsError(
+                f"--set {text!r}: {what}; --set takes keys of [base]: {', '.join(flat_keys(study.base))}"
+            )
         node = node[part]
     if isinstance(node, dict):
-        raise SettingsError(f"--set {text!r}: {key!r} is a table; set one of its keys: "
-                            f"{', '.join(flat_keys(node, key))}")
+        raise SettingsError(
+            f"--set {text!r}: {key!r} is a table; set one of its keys: "
+            f"{', '.join(flat_keys(node, key))}"
+        )
     return node
 
 
@@ -877,7 +1306,9 @@ def _typed_like(old: Any, raw: str, text: str) -> Any:
         return raw
     if isinstance(old, bool):
         if raw not in ("true", "false"):
-            raise SettingsError(f"--set {text!r}: the base value is {str(old).lower()} (true/false); give true or false")
+            raise SettingsError(
+                f"--set {text!r}: the base value is {str(old).lower()} (true/false); give true or false"
+            )
         return raw == "true"
     if isinstance(old, list):
         try:
@@ -885,7 +1316,9 @@ def _typed_like(old: Any, raw: str, text: str) -> Any:
         except tomllib.TOMLDecodeError:
             value = None
         if not isinstance(value, list):
-            raise SettingsError(f"--set {text!r}: the base value is {old!r}; give a list (e.g. [1, 2])")
+            raise SettingsError(
+                f"--set {text!r}: the base value is {old!r}; give a list (e.g. [1, 2])"
+            )
         return value
     kind, what = (float, "a number") if isinstance(old, float) else (int, "an integer")
     try:

@@ -43,7 +43,9 @@ def last_lines(text: str, n: int = TAIL_LINES) -> tuple[str, ...]:
     return tuple(ln.rstrip() for ln in text.splitlines() if ln.strip())[-n:]
 
 
-def run_failure(rows: tuple[str, ...], seed: int, key: str, error: str, traceback: str, folder: Path) -> RunFailure:
+def run_failure(
+    rows: tuple[str, ...], seed: int, key: str, error: str, traceback: str, folder: Path
+) -> RunFailure:
     """The failure of one run whose run folder is ``folder`` (``traceback`` as stored)."""
     log = folder / "log.txt"
     text = traceback
@@ -83,7 +85,9 @@ class StudyStatus:
     code_version: str = ""
     git: GitState | None = None
     superseded: list[Superseded] | None = None
-    stale: dict[str, list[str]] = field(default_factory=dict)  # ok runs whose input files changed -> the files
+    stale: dict[str, list[str]] = field(
+        default_factory=dict
+    )  # ok runs whose input files changed -> the files
     read_only: bool = False  # the store could only be read
 
     @property
@@ -110,14 +114,30 @@ def study_status(study: Study, db_path: str | Path | None = None) -> StudyStatus
         ok += status == "ok"
         failed += status == "failed"
         if s and status == "failed":
-            failures.append(run_failure(run.rows, run.seed, run.key, s.error, s.traceback, folder(study.name, run.key)))
+            failures.append(
+                run_failure(
+                    run.rows, run.seed, run.key, s.error, s.traceback, folder(study.name, run.key)
+                )
+            )
         for label in run.rows:
             by_row[label][0] += 1
             by_row[label][1] += status == "ok"
             by_row[label][2] += status == "failed"
     rows = [RowStatus(label, *counts) for label, counts in by_row.items()]
-    return StudyStatus(study.name, path, rows, len(plan), ok, failed, failures, study.code_version,
-                       study.code.git if study.code else None, superseded, stale, read_only)
+    return StudyStatus(
+        study.name,
+        path,
+        rows,
+        len(plan),
+        ok,
+        failed,
+        failures,
+        study.code_version,
+        study.code.git if study.code else None,
+        superseded,
+        stale,
+        read_only,
+    )
 
 
 def superseded_lines(superseded: list[Superseded]) -> list[str]:
@@ -130,8 +150,10 @@ def superseded_lines(superseded: list[Superseded]) -> list[str]:
     for s in superseded:
         what = f"changed: {', '.join(s.changed)}" if s.changed else "file map not recorded"
         git = f", git {s.git_commit[:10]}" if s.git_commit else ""
-        lines.append(f"{s.runs} stored run{'s' * (s.runs != 1)} belong{'s' * (s.runs == 1)} to an older code version "
-                     f"({s.code_version}{git}; {what}): not used; `evalab ablate gc` removes them")
+        lines.append(
+            f"{s.runs} stored run{'s' * (s.runs != 1)} belong{'s' * (s.runs == 1)} to an older code version "
+            f"({s.code_version}{git}; {what}): not used; `evalab ablate gc` removes them"
+        )
     return lines
 
 
@@ -145,11 +167,15 @@ def stale_lines(stale: dict[str, list[str]]) -> list[str]:
         return []
     files = sorted({f for names in stale.values() for f in names})
     n = len(stale)
-    return [f"{n} stored run{'s' * (n != 1)} read files that changed since {'they' if n != 1 else 'it'} ran "
-            f"({', '.join(files)}): not used; `evalab ablate run` runs {'them' if n != 1 else 'it'} again"]
+    return [
+        f"{n} stored run{'s' * (n != 1)} read files that changed since {'they' if n != 1 else 'it'} ran "
+        f"({', '.join(files)}): not used; `evalab ablate run` runs {'them' if n != 1 else 'it'} again"
+    ]
 
 
-def gc_study(study: Study, db_path: str | Path | None = None, *, dry_run: bool = False) -> list[Superseded]:
+def gc_study(
+    study: Study, db_path: str | Path | None = None, *, dry_run: bool = False
+) -> list[Superseded]:
     """Remove the superseded runs of ``study`` (rows and run folders); return what was (or,
     with ``dry_run``, would be) removed."""
     with RunStore(db_path, create=False) as store:
@@ -195,7 +221,9 @@ class DryRun:
 NEW_FOLDER = Path("runs") / "(new store)"
 
 
-def dry_run(study: Study, db_path: str | Path | None = None, subset: Subset | None = None) -> DryRun:
+def dry_run(
+    study: Study, db_path: str | Path | None = None, subset: Subset | None = None
+) -> DryRun:
     """Each planned run (of ``subset``), with what the store holds for it and its command,
     read from a store opened read-only: no file is created or changed."""
     whole = plan_runs(study)
@@ -213,15 +241,34 @@ def dry_run(study: Study, db_path: str | Path | None = None, subset: Subset | No
         for run in plan:
             s = stored.get(run.key)
             holder = store.live_lease(study.name, run.key) if s is None or s.status != "ok" else ""
-            state = "stored" if s and s.status == "ok" else "held" if holder else "failed" if s else "new"
+            state = (
+                "stored"
+                if s and s.status == "ok"
+                else "held"
+                if holder
+                else "failed"
+                if s
+                else "new"
+            )
             folder = store.run_dir(study.name, run.key)
             steps.append(_step(study, run, state, folder, folder, s.error if s else "", holder))
         superseded = store.superseded(study)
     return DryRun(study.name, path, True, steps, superseded, len(whole) if subset else 0)
 
 
-def _step(study: Study, run: PlannedRun, state: str, folder: Path | None, shown: Path, error: str = "",
-          holder: str = "") -> PlannedStep:
+def _step(
+    study: Study,
+    run: PlannedRun,
+    state: str,
+    folder: Path | None,
+    shown: Path,
+    error: str = "",
+    holder: str = "",
+) -> PlannedStep:
     """One step; its command names the run folder ``shown`` (the folder, or its stand-in)."""
-    command = run_command(study, run, shown) if study.template is not None and run.stage == "train" else None
+    command = (
+        run_command(study, run, shown)
+        if study.template is not None and run.stage == "train"
+        else None
+    )
     return PlannedStep(run, state, folder, command, error, holder)

@@ -77,9 +77,25 @@ _TABLES = (
 )
 _TABLE_NAMES = frozenset(re.search(r"EXISTS (\w+)", stmt).group(1) for stmt in _TABLES)  # type: ignore[union-attr]
 _RUN_COLUMNS = (
-    "study", "run_key", "rows", "config", "seed", "code_version", "status", "metrics", "artifacts",
-    "duration", "host", "error", "traceback", "attempts", "started_at", "finished_at",
-    "git_commit", "git_dirty", "inputs",
+    "study",
+    "run_key",
+    "rows",
+    "config",
+    "seed",
+    "code_version",
+    "status",
+    "metrics",
+    "artifacts",
+    "duration",
+    "host",
+    "error",
+    "traceback",
+    "attempts",
+    "started_at",
+    "finished_at",
+    "git_commit",
+    "git_dirty",
+    "inputs",
 )
 #: columns added since schema 1 (a store of an older schema gets them when it is opened)
 _ADDED_COLUMNS = (("git_commit", "TEXT"), ("git_dirty", "INTEGER"), ("inputs", "TEXT"))
@@ -105,7 +121,9 @@ class RunResult:
     attempts: int = 1
     started_at: str = ""
     finished_at: str = ""
-    curves: dict[str, str] = field(default_factory=dict)  # metric -> encoded curve (base64), ok runs
+    curves: dict[str, str] = field(
+        default_factory=dict
+    )  # metric -> encoded curve (base64), ok runs
 
 
 @dataclass(frozen=True)
@@ -179,8 +197,14 @@ class RunStore:
     'ok'
     """
 
-    def __init__(self, path: str | Path | None = None, *, create: bool = True,
-                 busy_timeout: float = BUSY_TIMEOUT_S, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        create: bool = True,
+        busy_timeout: float = BUSY_TIMEOUT_S,
+        read_only: bool = False,
+    ) -> None:
         self.path = Path(path) if path is not None else DEFAULT_DB
         self.busy_timeout = busy_timeout
         self._lock = threading.RLock()  # the heartbeat thread shares the connection
@@ -192,7 +216,9 @@ class RunStore:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise InputError(f"{self.path}: cannot create the folder of the run database ({exc.strerror})") from None
+                raise InputError(
+                    f"{self.path}: cannot create the folder of the run database ({exc.strerror})"
+                ) from None
         try:
             self.conn = _connect(self.path, self.read_only, busy_timeout)
         except sqlite3.Error as exc:
@@ -204,8 +230,10 @@ class RunStore:
             if not isinstance(exc, sqlite3.DatabaseError):
                 raise
             if _is_busy(exc):
-                raise StoreBusyError(f"{self.path}: the run database stayed locked by another process for "
-                                     f"{busy_timeout:g} s; try again when it is free") from exc
+                raise StoreBusyError(
+                    f"{self.path}: the run database stayed locked by another process for "
+                    f"{busy_timeout:g} s; try again when it is free"
+                ) from exc
             raise store_fault(self.path, exc) from None
         self.runs_root = self.path.resolve().parent / "runs" / self.id
         if not self.read_only:
@@ -230,19 +258,27 @@ class RunStore:
             pause = min(pause * 2, 0.5)
 
     def _open_once(self) -> str:
-        tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        tables = {
+            r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
         if not tables and self.read_only:
             raise InputError(f"{self.path}: an empty file, not an evalab run store")
         version = self._schema_version(tables) if tables else None
         if self.read_only:
             if version != SCHEMA_VERSION:
-                raise InputError(f"{self.path}: a run store of schema {version}; this evalab reads schema "
-                                 f"{SCHEMA_VERSION} after migrating it in place, which a store opened for reading "
-                                 "only is not: run `evalab ablate status` once with write access to migrate it")
-            return str(self.conn.execute("SELECT value FROM meta WHERE key='store_id'").fetchone()[0])
+                raise InputError(
+                    f"{self.path}: a run store of schema {version}; this evalab reads schema "
+                    f"{SCHEMA_VERSION} after migrating it in place, which a store opened for reading "
+                    "only is not: run `evalab ablate status` once with write access to migrate it"
+                )
+            return str(
+                self.conn.execute("SELECT value FROM meta WHERE key='store_id'").fetchone()[0]
+            )
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
-        if version == SCHEMA_VERSION and tables >= _TABLE_NAMES:  # up to date: opening writes nothing
+        if (
+            version == SCHEMA_VERSION and tables >= _TABLE_NAMES
+        ):  # up to date: opening writes nothing
             row = self.conn.execute("SELECT value FROM meta WHERE key='store_id'").fetchone()
             if row is not None:
                 return str(row[0])
@@ -261,11 +297,15 @@ class RunStore:
             )
         version = int(row[0])
         if version > SCHEMA_VERSION:
-            writer = self.conn.execute("SELECT value FROM meta WHERE key='evalab_version'").fetchone()
+            writer = self.conn.execute(
+                "SELECT value FROM meta WHERE key='evalab_version'"
+            ).fetchone()
             by = f"evalab {writer[0]}" if writer else "a newer evalab"
-            raise InputError(f"{self.path}: a run store of schema {version}, written by {by}; this evalab "
-                             f"({__version__}) reads schema {SCHEMA_VERSION} and older: open it with {by} or later "
-                             "(nothing was changed)")
+            raise InputError(
+                f"{self.path}: a run store of schema {version}, written by {by}; this evalab "
+                f"({__version__}) reads schema {SCHEMA_VERSION} and older: open it with {by} or later "
+                "(nothing was changed)"
+            )
         return version
 
     def _create_or_migrate(self) -> str:
@@ -273,11 +313,21 @@ class RunStore:
             self.conn.execute(stmt)
         columns = {r[1] for r in self.conn.execute("PRAGMA table_info(runs)")}
         for col, kind in _ADDED_COLUMNS:
-            if col not in columns:  # a store of an older schema: the columns are added, nothing is lost
+            if (
+                col not in columns
+            ):  # a store of an older schema: the columns are added, nothing is lost
                 self.conn.execute(f"ALTER TABLE runs ADD COLUMN {col} {kind}")
-        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('evalab_version', ?)", (__version__,))
-        self.conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('store_id', ?)", (uuid.uuid4().hex[:12],))
+        self.conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
+            (str(SCHEMA_VERSION),),
+        )
+        self.conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('evalab_version', ?)", (__version__,)
+        )
+        self.conn.execute(
+            "INSERT OR IGNORE INTO meta(key, value) VALUES ('store_id', ?)",
+            (uuid.uuid4().hex[:12],),
+        )
         return str(self.conn.execute("SELECT value FROM meta WHERE key='store_id'").fetchone()[0])
 
     def __enter__(self) -> RunStore:
@@ -299,8 +349,10 @@ class RunStore:
         Raises :class:`StoreBusyError` after ``busy_timeout`` seconds of trying.
         """
         if self.read_only:
-            raise InputError(f"{self.path}: the run database is read-only (this user cannot write the file or its "
-                             "folder); `ablate status` and `ablate report` read it, writing needs write access")
+            raise InputError(
+                f"{self.path}: the run database is read-only (this user cannot write the file or its "
+                "folder); `ablate status` and `ablate report` read it, writing needs write access"
+            )
         deadline = time.monotonic() + self.busy_timeout
         pause = 0.05
         while True:
@@ -317,8 +369,10 @@ class RunStore:
                 except sqlite3.OperationalError as exc:
                     if not _is_busy(exc) or time.monotonic() >= deadline:
                         if _is_busy(exc):
-                            raise StoreBusyError(f"{self.path}: the run database stayed locked by another "
-                                                 f"process for {self.busy_timeout:g} s") from exc
+                            raise StoreBusyError(
+                                f"{self.path}: the run database stayed locked by another "
+                                f"process for {self.busy_timeout:g} s"
+                            ) from exc
                         raise store_fault(self.path, exc) from None
             time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(pause * 2, 1.0)
@@ -327,12 +381,20 @@ class RunStore:
         """Record the study (name, file, code version, parsed spec) and its code's file map."""
         from evalab.ablation.plan import canonical
 
-        spec = canonical({
-            "seeds": list(study.seeds), "metrics": list(study.metrics), "primary": study.primary,
-            "base": study.base, "variants": [[v.label, v.settings, v.stage, v.parent] for v in study.variants],
-            "grid": study.grid, "entry": study.entry, "command": study.command,
-            "evaluate": study.evaluate, "evaluation": study.evaluation,
-        })
+        spec = canonical(
+            {
+                "seeds": list(study.seeds),
+                "metrics": list(study.metrics),
+                "primary": study.primary,
+                "base": study.base,
+                "variants": [[v.label, v.settings, v.stage, v.parent] for v in study.variants],
+                "grid": study.grid,
+                "entry": study.entry,
+                "command": study.command,
+                "evaluate": study.evaluate,
+                "evaluation": study.evaluation,
+            }
+        )
         git = study.code.git if study.code else None
         files = json.dumps(version_map(study), sort_keys=True)
         t = now()
@@ -349,8 +411,14 @@ class RunStore:
                 "INSERT INTO code_versions(study, code_version, files, git_commit, git_dirty, first_seen) "
                 "VALUES (?,?,?,?,?,?) ON CONFLICT(study, code_version) DO UPDATE SET files=excluded.files, "
                 "git_commit=excluded.git_commit, git_dirty=excluded.git_dirty",
-                (study.name, study.code_version, files, git.commit if git else None,
-                 None if git is None else int(git.dirty), t),
+                (
+                    study.name,
+                    study.code_version,
+                    files,
+                    git.commit if git else None,
+                    None if git is None else int(git.dirty),
+                    t,
+                ),
             )
 
         self.write(upsert)
@@ -363,23 +431,30 @@ class RunStore:
         def insert() -> None:
             for outcome in outcomes:
                 r = outcome.result
-                if self.conn.execute("SELECT 1 FROM runs WHERE study=? AND run_key=? AND status='ok'",
-                                     (outcome.study, r.key)).fetchone():
-                    raise InputError(f"{self.path}: row {'/'.join(outcome.rows)} seed {outcome.seed} was stored as ok "
-                                     "while importing; nothing was imported (run the import again to see what is left)")
+                if self.conn.execute(
+                    "SELECT 1 FROM runs WHERE study=? AND run_key=? AND status='ok'",
+                    (outcome.study, r.key),
+                ).fetchone():
+                    raise InputError(
+                        f"{self.path}: row {'/'.join(outcome.rows)} seed {outcome.seed} was stored as ok "
+                        "while importing; nothing was imported (run the import again to see what is left)"
+                    )
                 held = self.live_lease(outcome.study, r.key)
                 if held:
-                    raise InputError(f"{self.path}: row {'/'.join(outcome.rows)} seed {outcome.seed} is being run by "
-                                     f"{held}; nothing was imported: import once that runner has finished (a run it "
-                                     "stores as ok is then refused, never duplicated)")
+                    raise InputError(
+                        f"{self.path}: row {'/'.join(outcome.rows)} seed {outcome.seed} is being run by "
+                        f"{held}; nothing was imported: import once that runner has finished (a run it "
+                        "stores as ok is then refused, never duplicated)"
+                    )
                 self._insert(outcome)
 
         self.write(insert)
 
     def live_lease(self, study: str, key: str) -> str:
         """Who holds a live lease on the run ('' when nobody does)."""
-        row = self.conn.execute("SELECT host, pid, heartbeat FROM leases WHERE study=? AND run_key=?",
-                                (study, key)).fetchone()
+        row = self.conn.execute(
+            "SELECT host, pid, heartbeat FROM leases WHERE study=? AND run_key=?", (study, key)
+        ).fetchone()
         if row is None or not lease_alive(row[0], row[1], row[2]):
             return ""
         return f"a runner on {row[0]} (pid {row[1]})"
@@ -390,11 +465,24 @@ class RunStore:
 
         r = outcome.result
         values = (
-            outcome.study, r.key, json.dumps(list(outcome.rows)), canonical(outcome.config), outcome.seed,
-            outcome.code_version, r.status, json.dumps(r.metrics),
-            json.dumps(r.artifacts) if r.artifacts is not None else None, r.duration, r.host,
-            r.error or None, r.traceback or None, r.attempts, r.started_at, r.finished_at,
-            outcome.git_commit, None if outcome.git_dirty is None else int(outcome.git_dirty),
+            outcome.study,
+            r.key,
+            json.dumps(list(outcome.rows)),
+            canonical(outcome.config),
+            outcome.seed,
+            outcome.code_version,
+            r.status,
+            json.dumps(r.metrics),
+            json.dumps(r.artifacts) if r.artifacts is not None else None,
+            r.duration,
+            r.host,
+            r.error or None,
+            r.traceback or None,
+            r.attempts,
+            r.started_at,
+            r.finished_at,
+            outcome.git_commit,
+            None if outcome.git_dirty is None else int(outcome.git_dirty),
             json.dumps(outcome.inputs, sort_keys=True) if outcome.inputs else None,
         )
         updates = ", ".join(f"{c}=excluded.{c}" for c in _RUN_COLUMNS[2:])
@@ -418,32 +506,51 @@ class RunStore:
         def insert() -> bool:
             changed = self._insert(outcome)
             if owner is not None:
-                self.conn.execute("DELETE FROM leases WHERE study=? AND run_key=? AND owner=?",
-                                  (outcome.study, r.key, owner.id))
+                self.conn.execute(
+                    "DELETE FROM leases WHERE study=? AND run_key=? AND owner=?",
+                    (outcome.study, r.key, owner.id),
+                )
             return changed > 0
 
         return self.write(insert)
 
     # ------------------------------------------------------------------ leases
 
-    def claim(self, study: str, key: str, owner: Owner, *, lease_timeout: float = LEASE_TIMEOUT_S,
-              stale: str = "") -> str:
+    def claim(
+        self,
+        study: str,
+        key: str,
+        owner: Owner,
+        *,
+        lease_timeout: float = LEASE_TIMEOUT_S,
+        stale: str = "",
+    ) -> str:
         """Try to take a run: ``'claimed'``, ``'done'`` (already ok) or ``'held'`` (a live
         runner has it). A lease whose owner died is taken over. ``stale`` (the reason an ok
         run is superseded: a file it read changed) lets an ok run be taken: it is marked
         failed with that reason in the same transaction, so its result can be replaced."""
 
         def take() -> str:
-            if self.conn.execute("SELECT 1 FROM runs WHERE study=? AND run_key=? AND status='ok'", (study, key)).fetchone():
+            if self.conn.execute(
+                "SELECT 1 FROM runs WHERE study=? AND run_key=? AND status='ok'", (study, key)
+            ).fetchone():
                 if not stale:
                     return "done"
                 if self.live_lease(study, key):
                     return "held"
-                self.conn.execute("UPDATE runs SET status='failed', error=? WHERE study=? AND run_key=?",
-                                  (stale, study, key))
-            row = self.conn.execute("SELECT owner, host, pid, heartbeat FROM leases WHERE study=? AND run_key=?",
-                                    (study, key)).fetchone()
-            if row is not None and row[0] != owner.id and lease_alive(row[1], row[2], row[3], timeout=lease_timeout):
+                self.conn.execute(
+                    "UPDATE runs SET status='failed', error=? WHERE study=? AND run_key=?",
+                    (stale, study, key),
+                )
+            row = self.conn.execute(
+                "SELECT owner, host, pid, heartbeat FROM leases WHERE study=? AND run_key=?",
+                (study, key),
+            ).fetchone()
+            if (
+                row is not None
+                and row[0] != owner.id
+                and lease_alive(row[1], row[2], row[3], timeout=lease_timeout)
+            ):
                 return "held"
             self.conn.execute(
                 "INSERT OR REPLACE INTO leases(study, run_key, owner, host, pid, heartbeat) VALUES (?,?,?,?,?,?)",
@@ -455,12 +562,19 @@ class RunStore:
 
     def release(self, study: str, key: str, owner: Owner) -> None:
         """Give a claimed run back (it was not run to the end: Ctrl-C)."""
-        self.write(lambda: self.conn.execute("DELETE FROM leases WHERE study=? AND run_key=? AND owner=?",
-                                             (study, key, owner.id)))
+        self.write(
+            lambda: self.conn.execute(
+                "DELETE FROM leases WHERE study=? AND run_key=? AND owner=?", (study, key, owner.id)
+            )
+        )
 
     def heartbeat(self, owner: Owner) -> None:
         """Refresh every lease of ``owner``."""
-        self.write(lambda: self.conn.execute("UPDATE leases SET heartbeat=? WHERE owner=?", (time.time(), owner.id)))
+        self.write(
+            lambda: self.conn.execute(
+                "UPDATE leases SET heartbeat=? WHERE owner=?", (time.time(), owner.id)
+            )
+        )
 
     # ------------------------------------------------------------------ unstored results
 
@@ -490,7 +604,9 @@ class RunStore:
 
     def previous_attempts(self, study: str, key: str) -> int:
         """Attempts already spent on a run in earlier invocations (0 when never run)."""
-        row = self.conn.execute("SELECT attempts FROM runs WHERE study=? AND run_key=?", (study, key)).fetchone()
+        row = self.conn.execute(
+            "SELECT attempts FROM runs WHERE study=? AND run_key=?", (study, key)
+        ).fetchone()
         return int(row[0]) if row else 0
 
     def finished_keys(self, study: str) -> set[str]:
@@ -503,16 +619,48 @@ class RunStore:
         return {r.key: r for r in self._iter(study)}
 
     def _iter(self, study: str) -> Iterator[StoredRun]:
-        cur = self.conn.execute(f"SELECT {', '.join(_RUN_COLUMNS[1:])} FROM runs WHERE study=? ORDER BY finished_at", (study,))
-        for (key, rows, config, seed, code_version, status, metrics, artifacts, duration, host, error, tb,
-             attempts, started, finished, git_commit, git_dirty, inputs) in cur:
+        cur = self.conn.execute(
+            f"SELECT {', '.join(_RUN_COLUMNS[1:])} FROM runs WHERE study=? ORDER BY finished_at",
+            (study,),
+        )
+        for (
+            key,
+            rows,
+            config,
+            seed,
+            code_version,
+            status,
+            metrics,
+            artifacts,
+            duration,
+            host,
+            error,
+            tb,
+            attempts,
+            started,
+            finished,
+            git_commit,
+            git_dirty,
+            inputs,
+        ) in cur:
             yield StoredRun(
-                key=key, rows=tuple(json.loads(rows)), config=json.loads(config), seed=seed,
-                status=status, metrics=json.loads(metrics) if metrics else {},
-                artifacts=json.loads(artifacts) if artifacts else None, duration=duration,
-                host=host or "", error=error or "", traceback=tb or "", attempts=attempts,
-                started_at=started or "", finished_at=finished or "", code_version=code_version,
-                git_commit=git_commit, git_dirty=None if git_dirty is None else bool(git_dirty),
+                key=key,
+                rows=tuple(json.loads(rows)),
+                config=json.loads(config),
+                seed=seed,
+                status=status,
+                metrics=json.loads(metrics) if metrics else {},
+                artifacts=json.loads(artifacts) if artifacts else None,
+                duration=duration,
+                host=host or "",
+                error=error or "",
+                traceback=tb or "",
+                attempts=attempts,
+                started_at=started or "",
+                finished_at=finished or "",
+                code_version=code_version,
+                git_commit=git_commit,
+                git_dirty=None if git_dirty is None else bool(git_dirty),
                 inputs=json.loads(inputs) if inputs else {},
             )
 
@@ -523,10 +671,13 @@ class RunStore:
         out = []
         for version, count in self.conn.execute(
             f"SELECT code_version, COUNT(*) FROM runs WHERE study=? AND code_version NOT IN ({_marks(study)}) "
-            "GROUP BY code_version ORDER BY MAX(finished_at) DESC", (study.name, *study.code_versions),
+            "GROUP BY code_version ORDER BY MAX(finished_at) DESC",
+            (study.name, *study.code_versions),
         ):
-            row = self.conn.execute("SELECT files, git_commit FROM code_versions WHERE study=? AND code_version=?",
-                                    (study.name, version)).fetchone()
+            row = self.conn.execute(
+                "SELECT files, git_commit FROM code_versions WHERE study=? AND code_version=?",
+                (study.name, version),
+            ).fetchone()
             changed = changed_files(json.loads(row[0]), current) if row else []
             out.append(Superseded(version, int(count), changed, row[1] if row else None))
         return out
@@ -547,18 +698,32 @@ class RunStore:
 
         def delete() -> list[str]:
             current, marks = (study.name, *study.code_versions), _marks(study)
-            keys = [r[0] for r in self.conn.execute(f"SELECT run_key FROM runs WHERE study=? AND code_version NOT IN ({marks})", current)]
+            keys = [
+                r[0]
+                for r in self.conn.execute(
+                    f"SELECT run_key FROM runs WHERE study=? AND code_version NOT IN ({marks})",
+                    current,
+                )
+            ]
             bad = next((k for k in keys if not RUN_KEY_RE.match(k) or k in planned), None)
             if bad is not None:
-                raise InputError(f"{self.path}: a superseded run of study {study.name!r} has key {bad!r}, which is "
-                                 f"{'a run of the current plan' if bad in planned else 'no run key'}: the store was "
-                                 "edited by hand; nothing was removed")
-            self.conn.execute(f"DELETE FROM runs WHERE study=? AND code_version NOT IN ({marks})", current)
+                raise InputError(
+                    f"{self.path}: a superseded run of study {study.name!r} has key {bad!r}, which is "
+                    f"{'a run of the current plan' if bad in planned else 'no run key'}: the store was "
+                    "edited by hand; nothing was removed"
+                )
+            self.conn.execute(
+                f"DELETE FROM runs WHERE study=? AND code_version NOT IN ({marks})", current
+            )
             # the file map recorded under the study's code version stays (it names both stages' files)
-            self.conn.execute(f"DELETE FROM code_versions WHERE study=? AND code_version NOT IN ({_marks(study, 1)})",
-                              (*current, study.code_version))
-            self.conn.execute("DELETE FROM curves WHERE study=? AND run_key NOT IN (SELECT run_key FROM runs WHERE study=?)",
-                              (study.name, study.name))
+            self.conn.execute(
+                f"DELETE FROM code_versions WHERE study=? AND code_version NOT IN ({_marks(study, 1)})",
+                (*current, study.code_version),
+            )
+            self.conn.execute(
+                "DELETE FROM curves WHERE study=? AND run_key NOT IN (SELECT run_key FROM runs WHERE study=?)",
+                (study.name, study.name),
+            )
             return keys
 
         keys = self.write(delete)
@@ -584,8 +749,10 @@ class RunStore:
         except OSError:
             same = True
         if not same:
-            raise InputError(f"{study.path}: the run database {self.path} holds study {study.name!r} of another study "
-                             f"file ({other}); give this study another [study] name or use another --db")
+            raise InputError(
+                f"{study.path}: the run database {self.path} holds study {study.name!r} of another study "
+                f"file ({other}); give this study another [study] name or use another --db"
+            )
 
     def integrity_check(self) -> str:
         """``PRAGMA integrity_check``: ``'ok'`` for a sound file."""
@@ -602,9 +769,16 @@ def version_map(study: Study) -> dict[str, str]:
     definition with its reference contents (``[metrics.NAME]``), so a superseded version
     says which of them changed."""
     files = dict(study.code.files) if study.code else {}
-    models = {f"[metrics.{name}] {key} ({path})": digest for name, c in study.computed.items()
-              for key, path, digest in c.artifacts}
-    return {**files, **{f"[metrics.{name}]": c.digest for name, c in study.computed.items()}, **models}
+    models = {
+        f"[metrics.{name}] {key} ({path})": digest
+        for name, c in study.computed.items()
+        for key, path, digest in c.artifacts
+    }
+    return {
+        **files,
+        **{f"[metrics.{name}]": c.digest for name, c in study.computed.items()},
+        **models,
+    }
 
 
 def stale_runs(study: Study, runs: Iterable[StoredRun]) -> dict[str, list[str]]:
@@ -630,9 +804,16 @@ def current_version_map(study: Study, cache: DigestCache) -> dict[str, str]:
     claimed now would execute."""
     code = study.code
     files = code_files(study.directory, code.start, code.inputs, cache) if code else {}
-    models = {f"[metrics.{name}] {key} ({path})": digest for name, c in study.computed.items()
-              for key, path, digest in model_artifacts(c.settings, cache)}
-    return {**files, **{f"[metrics.{name}]": c.digest for name, c in study.computed.items()}, **models}
+    models = {
+        f"[metrics.{name}] {key} ({path})": digest
+        for name, c in study.computed.items()
+        for key, path, digest in model_artifacts(c.settings, cache)
+    }
+    return {
+        **files,
+        **{f"[metrics.{name}]": c.digest for name, c in study.computed.items()},
+        **models,
+    }
 
 
 def _check_path(path: Path, create: bool) -> None:
@@ -642,18 +823,26 @@ def _check_path(path: Path, create: bool) -> None:
         mode = path.stat().st_mode
     except FileNotFoundError:
         if not create:
-            raise InputError(f"{path}: no run database here; run `evalab ablate run STUDY.toml` first (or pass --db)") from None
+            raise InputError(
+                f"{path}: no run database here; run `evalab ablate run STUDY.toml` first (or pass --db)"
+            ) from None
         return
     except OSError as exc:
         raise InputError(f"{path}: cannot use as a run database ({exc.strerror})") from None
     if stat.S_ISDIR(mode):
         raise InputError(f"{path}: is a directory, expected a database file path")
     if not stat.S_ISREG(mode):
-        kind = {stat.S_ISFIFO: "a FIFO (named pipe)", stat.S_ISCHR: "a character device", stat.S_ISBLK: "a block device",
-                stat.S_ISSOCK: "a socket"}
+        kind = {
+            stat.S_ISFIFO: "a FIFO (named pipe)",
+            stat.S_ISCHR: "a character device",
+            stat.S_ISBLK: "a block device",
+            stat.S_ISSOCK: "a socket",
+        }
         what = next((name for test, name in kind.items() if test(mode)), "not a regular file")
-        raise InputError(f"{path}: is {what}, not a file; --db takes a run database file (a new path or one "
-                         "`evalab ablate run` created)")
+        raise InputError(
+            f"{path}: is {what}, not a file; --db takes a run database file (a new path or one "
+            "`evalab ablate run` created)"
+        )
 
 
 def _writable(path: Path) -> bool:
@@ -665,7 +854,11 @@ def _connect(path: Path, read_only: bool, busy_timeout: float) -> sqlite3.Connec
     """The connection; a store opened for reading only is read as an immutable file when
     no connection has it open (no ``-wal`` file: nothing is created beside it), else with
     ``mode=ro`` (or immutable when its ``-wal`` file is empty and cannot be shared)."""
-    kwargs: dict[str, Any] = {"timeout": min(busy_timeout, 5.0), "isolation_level": None, "check_same_thread": False}
+    kwargs: dict[str, Any] = {
+        "timeout": min(busy_timeout, 5.0),
+        "isolation_level": None,
+        "check_same_thread": False,
+    }
     if not read_only:
         return sqlite3.connect(path, **kwargs)
     uri = path.resolve().as_uri()
@@ -679,8 +872,10 @@ def _connect(path: Path, read_only: bool, busy_timeout: float) -> sqlite3.Connec
     except sqlite3.OperationalError:
         conn.close()
     if wal.stat().st_size > 0:
-        raise InputError(f"{path}: the run database cannot be written here and another process is writing it "
-                         f"({wal.name} is not empty); read it once that process has finished")
+        raise InputError(
+            f"{path}: the run database cannot be written here and another process is writing it "
+            f"({wal.name} is not empty); read it once that process has finished"
+        )
     return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, **kwargs)
 
 
@@ -699,12 +894,16 @@ def store_fault(path: Path, exc: sqlite3.Error) -> EvalabError:
     elif "readonly" in low or "read-only" in low:
         why = "the database (or its folder) is read-only"
     elif "not a database" in low or "malformed" in low or "encrypted" in low:
-        return InputError(f"{path}: not an SQLite database ({text}); --db takes an evalab run database "
-                          "(created by `evalab ablate run`)")
+        return InputError(
+            f"{path}: not an SQLite database ({text}); --db takes an evalab run database "
+            "(created by `evalab ablate run`)"
+        )
     elif "unable to open" in low:
         return InputError(f"{path}: cannot open the run database ({text})")
     elif _is_busy(exc):
-        return StoreBusyError(f"{path}: the run database stayed locked by another process; try again when it is free")
+        return StoreBusyError(
+            f"{path}: the run database stayed locked by another process; try again when it is free"
+        )
     else:
         why = "SQLite refused the write"
     return InputError(f"{path}: cannot write the run database: {why} ({text}); nothing was changed")
@@ -713,4 +912,3 @@ def store_fault(path: Path, exc: sqlite3.Error) -> EvalabError:
 def _is_busy(exc: sqlite3.Error) -> bool:
     text = str(exc).lower()
     return "locked" in text or "busy" in text
-

@@ -108,16 +108,24 @@ class CommandTemplate:
                 close = [k for k in known if k.split(".")[-1] == p.name.split(".")[-1]]
                 close += difflib.get_close_matches(p.name, known, n=1)
                 hint = f" (did you mean {{{close[0]}}}?)" if close else ""
-                raise TemplateError(p.offset, f"{{{p.name}}} names no configuration key{hint}; keys: "
-                                    f"{', '.join(known)}; runner placeholders: "
-                                    f"{' '.join('{' + n + '}' for n in RUNNER_NAMES)}; write {{{{ and }}}} "
-                                    "for literal braces") from None
+                raise TemplateError(
+                    p.offset,
+                    f"{{{p.name}}} names no configuration key{hint}; keys: "
+                    f"{', '.join(known)}; runner placeholders: "
+                    f"{' '.join('{' + n + '}' for n in RUNNER_NAMES)}; write {{{{ and }}}} "
+                    "for literal braces",
+                ) from None
             if isinstance(value, dict):
-                raise TemplateError(p.offset, f"{{{p.name}}} names a table; name one of its keys "
-                                    f"({', '.join('{' + k + '}' for k in sorted(flat_keys(value, p.name)))}) or "
-                                    "use {args}")
+                raise TemplateError(
+                    p.offset,
+                    f"{{{p.name}}} names a table; name one of its keys "
+                    f"({', '.join('{' + k + '}' for k in sorted(flat_keys(value, p.name)))}) or "
+                    "use {args}",
+                )
 
-    def render(self, config: dict[str, Any], seed: int, config_path: str, out_path: str) -> CommandLine:
+    def render(
+        self, config: dict[str, Any], seed: int, config_path: str, out_path: str
+    ) -> CommandLine:
         """The shell command of one run (:class:`TemplateError` for a value that cannot be
         written where its placeholder stands)."""
         pieces: list[str] = []
@@ -128,14 +136,18 @@ class CommandTemplate:
                 continue
             try:
                 words = self._words(part.name, config, seed, config_path, out_path)
-            except TemplateError as exc:  # a value {args} or {key} cannot write: at this placeholder
+            except (
+                TemplateError
+            ) as exc:  # a value {args} or {key} cannot write: at this placeholder
                 raise TemplateError(part.offset, str(exc)) from None
             text = _place(words, part)
             pieces.append(text)
             values.append((part.name, text))
         return CommandLine("".join(pieces), tuple(values))
 
-    def _words(self, name: str, config: dict[str, Any], seed: int, config_path: str, out_path: str) -> list[str]:
+    def _words(
+        self, name: str, config: dict[str, Any], seed: int, config_path: str, out_path: str
+    ) -> list[str]:
         if name == "config":
             return [config_path]
         if name == "out":
@@ -147,7 +159,9 @@ class CommandTemplate:
         value = lookup(config, name)
         if self.style == "hydra":
             return [hydra_value(value, name)]
-        return [_scalar(v, name) for v in value] if isinstance(value, list) else [_scalar(value, name)]
+        return (
+            [_scalar(v, name) for v in value] if isinstance(value, list) else [_scalar(value, name)]
+        )
 
 
 def _place(words: list[str], p: Placeholder) -> str:
@@ -157,8 +171,11 @@ def _place(words: list[str], p: Placeholder) -> str:
         return " ".join(shlex.quote(w) for w in words)
     text = " ".join(words)
     if any(shlex.quote(w) != w for w in words):
-        raise TemplateError(p.offset, f"{{{p.name}}} stands inside {p.quote} quotes, and its value {text!r} would "
-                            "need quoting there; write the placeholder outside quotes (evalab quotes each value)")
+        raise TemplateError(
+            p.offset,
+            f"{{{p.name}}} stands inside {p.quote} quotes, and its value {text!r} would "
+            "need quoting there; write the placeholder outside quotes (evalab quotes each value)",
+        )
     return text
 
 
@@ -182,15 +199,21 @@ def parse_template(text: str, style: str = "hydra") -> CommandTemplate:
         if c == "{":
             m = _NAME.match(text, i)
             if not m:
-                raise TemplateError(i, f"the brace at {_excerpt(text, i)} is neither a placeholder nor escaped: "
-                                    "write {{ and }} for literal braces, or {key} for a configuration value")
+                raise TemplateError(
+                    i,
+                    f"the brace at {_excerpt(text, i)} is neither a placeholder nor escaped: "
+                    "write {{ and }} for literal braces, or {key} for a configuration value",
+                )
             parts += ["".join(literal), Placeholder(m.group(1), i, quote)]
             literal = []
             i = m.end()
             continue
         if c == "}":
-            raise TemplateError(i, f"the brace at {_excerpt(text, i)} closes no placeholder: write }}}} for a "
-                                "literal brace")
+            raise TemplateError(
+                i,
+                f"the brace at {_excerpt(text, i)} closes no placeholder: write }}}} for a "
+                "literal brace",
+            )
         literal.append(c)
         if c == "\\" and quote != "'" and i + 1 < len(text) and text[i + 1] not in "{}":
             literal.append(text[i + 1])  # an escaped character: no quote starts or ends here
@@ -206,7 +229,7 @@ def _excerpt(text: str, i: int) -> str:
     """Where the brace stands: its column in its line of the command, and the text from it."""
     column = i - (text.rfind("\n", 0, i) + 1) + 1
     line_end = text.find("\n", i)
-    rest = text[i:line_end if line_end >= 0 else len(text)]
+    rest = text[i : line_end if line_end >= 0 else len(text)]
     return f"column {column}: {rest[:20] + ('...' if len(rest) > 20 else '')!r}"
 
 
@@ -267,7 +290,11 @@ def config_args(config: dict[str, Any], style: str) -> list[str]:
             continue  # an empty table has no keys to give
         else:
             text = _scalar(value, key)
-            words += [f"--{key}={text}"] if text.startswith("-") and not _is_number(value) else [f"--{key}", text]
+            words += (
+                [f"--{key}={text}"]
+                if text.startswith("-") and not _is_number(value)
+                else [f"--{key}", text]
+            )
     return words
 
 
@@ -289,8 +316,11 @@ def _scalar(value: Any, key: str) -> str:
         return _number(value)
     if isinstance(value, str):
         return value
-    raise TemplateError(-1, f"{key} holds {value!r}, which argparse flags cannot write (a list of lists or of "
-                        "tables); give such a value to the script through {config}")
+    raise TemplateError(
+        -1,
+        f"{key} holds {value!r}, which argparse flags cannot write (a list of lists or of "
+        "tables); give such a value to the script through {config}",
+    )
 
 
 def hydra_value(value: Any, key: str = "") -> str:

@@ -28,6 +28,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+
 def _print_version(value: bool) -> None:
     if value:
         from evalab._version import __version__
@@ -38,7 +39,15 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: Annotated[bool, typer.Option("--version", help="Print evalab's version and exit.", is_eager=True, callback=_print_version)] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print evalab's version and exit.",
+            is_eager=True,
+            callback=_print_version,
+        ),
+    ] = False,
 ) -> None:
     # A callback keeps ``app`` a command group even when only the invoked command's
     # module has been imported (typer would otherwise promote a lone command to the root).
@@ -48,7 +57,16 @@ def _root(
 #: options that take several values after one flag (``-i sysA sysB``), per command path
 GREEDY_OPTIONS: dict[str, set[str]] = {
     "score": {"-i", "--input", "-m", "--metrics", "-r", "--reference"},
-    "compare": {"-i", "--input", "-m", "--metrics", "-r", "--reference", "--scores", "--score-column"},
+    "compare": {
+        "-i",
+        "--input",
+        "-m",
+        "--metrics",
+        "-r",
+        "--reference",
+        "--scores",
+        "--score-column",
+    },
     "power": {"--scores"},
     "semsim": {"-i", "--input", "-r", "--reference"},
     "meta-eval": {"-i", "--input", "-m", "--metrics", "--name-map"},
@@ -109,7 +127,9 @@ def _register_commands(argv: Sequence[str] | None = None) -> None:
     import importlib
 
     command = next((a for a in (argv or []) if not a.startswith("-")), None)
-    modules = [COMMAND_MODULES[command]] if command in COMMAND_MODULES else list(COMMAND_MODULES.values())
+    modules = (
+        [COMMAND_MODULES[command]] if command in COMMAND_MODULES else list(COMMAND_MODULES.values())
+    )
     if command == "score" and PAIRED_FLAGS & set(argv or []):
         modules.append(COMMAND_MODULES["compare"])  # sacrebleu's paired mode runs compare
     for module in modules:
@@ -130,7 +150,9 @@ def usage_message(exc: click.ClickException) -> str:
     message = " ".join(exc.format_message().split())
     ctx = getattr(exc, "ctx", None)
     if isinstance(exc, click.NoSuchOption):
-        message = unknown_option_message(exc, ctx.command_path.removeprefix("evalab").strip() if ctx else "")
+        message = unknown_option_message(
+            exc, ctx.command_path.removeprefix("evalab").strip() if ctx else ""
+        )
     if ctx is not None:
         return f"{message} (see `{ctx.command_path} --help`)"
     return message
@@ -165,7 +187,11 @@ def invoked_command(root: click.Command, args: Sequence[str]) -> tuple[str, set[
     """The command path ``args`` invoke (``ablate run``) and that command's option names."""
     command, path = root, []
     for tok in args:
-        if tok.startswith("-") or not isinstance(command, click.Group) or tok not in command.commands:
+        if (
+            tok.startswith("-")
+            or not isinstance(command, click.Group)
+            or tok not in command.commands
+        ):
             break
         command = command.commands[tok]
         path.append(tok)

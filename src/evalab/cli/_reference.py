@@ -36,7 +36,9 @@ def _ordered(group: click.Group) -> dict[str, click.Command]:
     return dict(sorted(group.commands.items(), key=lambda item: rank.get(item[0], len(rank))))
 
 
-def _commands(group: click.Group, ctx: click.Context) -> Iterator[tuple[click.Command, click.Context]]:
+def _commands(
+    group: click.Group, ctx: click.Context
+) -> Iterator[tuple[click.Command, click.Context]]:
     """Each command under ``group`` with its context, depth first."""
     for name, command in _ordered(group).items():
         sub = click.Context(command, info_name=name, parent=ctx)
@@ -52,7 +54,11 @@ def _cell(text: str) -> str:
 def _type(param: click.Parameter, greedy: set[str]) -> str:
     if isinstance(param, click.Option) and param.is_flag:
         return "flag"
-    name = param.type.name.upper() if isinstance(param.type, click.types.ParamType) else str(param.type)
+    name = (
+        param.type.name.upper()
+        if isinstance(param.type, click.types.ParamType)
+        else str(param.type)
+    )
     if param.multiple:
         kind = "greedy" if set(param.opts) & greedy else "repeatable"
         return f"{name}, {kind}"
@@ -85,7 +91,9 @@ def _param_rows(command: click.Command, greedy: set[str]) -> list[str]:
         else:
             names = ", ".join(f"`{o}`" for o in [*param.opts, *param.secondary_opts])
             help_text = param.help or ""  # type: ignore[attr-defined]
-        rows.append(f"| {names} | {_type(param, greedy)} | {_default(param)} | {_cell(help_text)} |")
+        rows.append(
+            f"| {names} | {_type(param, greedy)} | {_default(param)} | {_cell(help_text)} |"
+        )
     return rows
 
 
@@ -115,7 +123,9 @@ def render_reference() -> str:
     lines = [HEADER, *_section(root, ctx, set())]
     for command, sub in _commands(root, ctx):  # type: ignore[arg-type]
         top = sub.command_path.split()[1]
-        lines += _section(command, sub, GREEDY_OPTIONS.get(top, set()) if sub.parent is ctx else set())
+        lines += _section(
+            command, sub, GREEDY_OPTIONS.get(top, set()) if sub.parent is ctx else set()
+        )
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -32,8 +32,18 @@ STATUS_COLUMNS = ("Row", "Planned", "OK", "Failed", "Pending")
 #: failed runs `ablate run` shows in full (the rest: `ablate status`)
 SHOWN_FAILURES = 10
 
-StudyArg = Annotated[str, typer.Argument(help="The study file (TOML): the tables study, base and variant, optional grid and reference (docs/ablation.md).")]
-DbOpt = Annotated[str | None, typer.Option("--db", help="Run database (SQLite). Default: .evalab/studies.db in the current folder.")]
+StudyArg = Annotated[
+    str,
+    typer.Argument(
+        help="The study file (TOML): the tables study, base and variant, optional grid and reference (docs/ablation.md)."
+    ),
+]
+DbOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--db", help="Run database (SQLite). Default: .evalab/studies.db in the current folder."
+    ),
+]
 
 
 def _summary_lines(s: RunSummary) -> list[str]:
@@ -45,15 +55,21 @@ def _summary_lines(s: RunSummary) -> list[str]:
         f"{s.ok} ok, {s.failed} failed in {s.seconds:.1f} s; database {s.db_path}"
     ]
     if s.held:
-        lines.append(f"{s.held} runs were being run by another runner on this database and were left to it")
+        lines.append(
+            f"{s.held} runs were being run by another runner on this database and were left to it"
+        )
     if s.blocked:
-        lines.append(f"{s.blocked} eval runs not started: the trained run whose checkpoint they evaluate failed or is "
-                     "being run by another runner; run the same command again once it has finished")
+        lines.append(
+            f"{s.blocked} eval runs not started: the trained run whose checkpoint they evaluate failed or is "
+            "being run by another runner; run the same command again once it has finished"
+        )
     lines += superseded_lines(s.superseded)
     for failure in s.failures[:SHOWN_FAILURES]:
         lines += failure_lines(failure)
     if len(s.failures) > SHOWN_FAILURES:
-        lines.append(f"{len(s.failures) - SHOWN_FAILURES} more failed runs: `evalab ablate status` shows every one")
+        lines.append(
+            f"{len(s.failures) - SHOWN_FAILURES} more failed runs: `evalab ablate status` shows every one"
+        )
     return lines
 
 
@@ -66,8 +82,14 @@ def toml_inline(value: object) -> str:
     import json
 
     if isinstance(value, dict):
-        return "{ " + ", ".join(f"{json.dumps(str(k)) if not str(k).isidentifier() else k} = {toml_inline(v)}"
-                                for k, v in value.items()) + " }"
+        return (
+            "{ "
+            + ", ".join(
+                f"{json.dumps(str(k)) if not str(k).isidentifier() else k} = {toml_inline(v)}"
+                for k, v in value.items()
+            )
+            + " }"
+        )
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
@@ -87,23 +109,76 @@ def shown_path(path: Path) -> str:
 
 def failure_lines(f: RunFailure) -> list[str]:
     """A failed run: its error, the last lines of its traceback (or log), and the log's path."""
-    return [f"failed: {', '.join(f.rows)} seed {f.seed}: {f.error}", *(f"  | {ln}" for ln in f.tail),
-            f"  log: {shown_path(f.log)}"]
+    return [
+        f"failed: {', '.join(f.rows)} seed {f.seed}: {f.error}",
+        *(f"  | {ln}" for ln in f.tail),
+        f"  log: {shown_path(f.log)}",
+    ]
 
 
 @ablate_app.command("run")
 def run_cmd(
     study_file: StudyArg,
-    jobs: Annotated[int, typer.Option("-j", "--jobs", help="Runs at once (local executor); each run is its own process.")] = 1,
-    executor: Annotated[str, typer.Option("--executor", help="local (process pool) or ray (Ray tasks with the study's resources).")] = "local",
-    ray_address: Annotated[str | None, typer.Option("--ray-address", help="Ray cluster address (e.g. auto or ray://host:10001); default: start a local cluster.")] = None,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "-j", "--jobs", help="Runs at once (local executor); each run is its own process."
+        ),
+    ] = 1,
+    executor: Annotated[
+        str,
+        typer.Option(
+            "--executor", help="local (process pool) or ray (Ray tasks with the study's resources)."
+        ),
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            help="Ray cluster address (e.g. auto or ray://host:10001); default: start a local cluster.",
+        ),
+    ] = None,
     db: DbOpt = None,
-    wait_db: Annotated[float, typer.Option("--wait-db", help="Seconds to wait for a database another process holds locked.")] = 60.0,
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress (bar on a terminal, one line per run otherwise).")] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only show the planned runs (commands or configurations), what the database holds and what is superseded; runs, imports and writes nothing.")] = False,
-    row: Annotated[list[str], typer.Option("--row", help="Run only the runs of this row (its label, e.g. base or '(A)'). Repeatable.")] = [],  # noqa: B006
-    seed: Annotated[list[int], typer.Option("--seed", help="Run only the runs of this seed (one of the study's seeds). Repeatable.")] = [],  # noqa: B006
-    set_: Annotated[list[str], typer.Option("-s", "--set", help="KEY=VALUE: a new row, the base with KEY (a key of the base; optim.lr inside a table) set to VALUE, read as the type of the base's value; only that row runs unless --row names rows. Repeatable: one row with every change.")] = [],  # noqa: B006
+    wait_db: Annotated[
+        float,
+        typer.Option(
+            "--wait-db", help="Seconds to wait for a database another process holds locked."
+        ),
+    ] = 60.0,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "-q", "--quiet", help="No progress (bar on a terminal, one line per run otherwise)."
+        ),
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Only show the planned runs (commands or configurations), what the database holds and what is superseded; runs, imports and writes nothing.",
+        ),
+    ] = False,
+    row: Annotated[
+        list[str],
+        typer.Option(
+            "--row",
+            help="Run only the runs of this row (its label, e.g. base or '(A)'). Repeatable.",
+        ),
+    ] = [],  # noqa: B006
+    seed: Annotated[
+        list[int],
+        typer.Option(
+            "--seed", help="Run only the runs of this seed (one of the study's seeds). Repeatable."
+        ),
+    ] = [],  # noqa: B006
+    set_: Annotated[
+        list[str],
+        typer.Option(
+            "-s",
+            "--set",
+            help="KEY=VALUE: a new row, the base with KEY (a key of the base; optim.lr inside a table) set to VALUE, read as the type of the base's value; only that row runs unless --row names rows. Repeatable: one row with every change.",
+        ),
+    ] = [],  # noqa: B006
 ) -> None:
     """Run every run of the study that is not finished yet (finished runs are skipped).
 
@@ -124,11 +199,21 @@ def run_cmd(
     if dry_run:
         from evalab.ablation.status import dry_run as plan_dry_run
 
-        sys.stdout.write("".join(line + "\n" for line in _dry_run_lines(plan_dry_run(study, db, subset))))
+        sys.stdout.write(
+            "".join(line + "\n" for line in _dry_run_lines(plan_dry_run(study, db, subset)))
+        )
         return
     try:
-        summary = run_study(study, db, jobs=jobs, executor=executor, ray_address=ray_address,
-                            progress=not quiet, busy_timeout=wait_db, subset=subset)
+        summary = run_study(
+            study,
+            db,
+            jobs=jobs,
+            executor=executor,
+            ray_address=ray_address,
+            progress=not quiet,
+            busy_timeout=wait_db,
+            subset=subset,
+        )
     except RunInterrupted as exc:
         s = exc.summary
         sys.stderr.write(
@@ -140,9 +225,11 @@ def run_cmd(
     sys.stderr.write("".join(line + "\n" for line in _summary_lines(summary)))
     if set_:
         added = study.variants[-1]
-        sys.stderr.write(f"row {added.label!r} is not in {study_file}: `evalab ablate report` shows it once the file has it "
-                         f"as a [[variant]] with set = {toml_inline(added.settings)} (its finished runs are kept and are not run "
-                         "again)\n")
+        sys.stderr.write(
+            f"row {added.label!r} is not in {study_file}: `evalab ablate report` shows it once the file has it "
+            f"as a [[variant]] with set = {toml_inline(added.settings)} (its finished runs are kept and are not run "
+            "again)\n"
+        )
     if summary.failed:
         raise typer.Exit(1)
 
@@ -154,17 +241,31 @@ def _dry_run_lines(d: DryRun) -> list[str]:
     from evalab.ablation.status import superseded_lines
 
     subset = f" (a subset of the study's {d.whole_plan})" if d.whole_plan else ""
-    where = f"database {d.db_path}" if d.db_exists else f"database {d.db_path} (does not exist yet: every run is new)"
+    where = (
+        f"database {d.db_path}"
+        if d.db_exists
+        else f"database {d.db_path} (does not exist yet: every run is new)"
+    )
     todo = len(d.steps) - d.count("stored") - d.count("held")
-    lines = [f"dry run of study {d.study!r}: nothing is run or written. {len(d.steps)} runs planned{subset}: "
-             f"{d.count('stored')} stored (skipped), {todo} to run ({d.count('new')} new, {d.count('failed')} "
-             f"failed before), {d.count('held')} held by another runner; {where}"]
+    lines = [
+        f"dry run of study {d.study!r}: nothing is run or written. {len(d.steps)} runs planned{subset}: "
+        f"{d.count('stored')} stored (skipped), {todo} to run ({d.count('new')} new, {d.count('failed')} "
+        f"failed before), {d.count('held')} held by another runner; {where}"
+    ]
     what = {"stored": "stored, skipped", "new": "to run", "failed": "to run again", "held": "held"}
     for step in d.steps:
         r = step.run
-        why = f": failed before: {step.error}" if step.state == "failed" else f" by {step.holder}" if step.holder else ""
+        why = (
+            f": failed before: {step.error}"
+            if step.state == "failed"
+            else f" by {step.holder}"
+            if step.holder
+            else ""
+        )
         lines.append(f"{', '.join(r.rows)} seed {r.seed} [{what[step.state]}{why}]")
-        lines.append(f"  $ {step.command.text}" if step.command else f"  config {canonical(r.config)}")
+        lines.append(
+            f"  $ {step.command.text}" if step.command else f"  config {canonical(r.config)}"
+        )
         if step.folder is not None:
             lines.append(f"  folder {shown_path(step.folder)}")
     return lines + superseded_lines(d.superseded)
@@ -175,7 +276,12 @@ def status_cmd(
     study_file: StudyArg,
     db: DbOpt = None,
     format: Annotated[str, format_option()] = "table",
-    out: Annotated[str | None, typer.Option("-o", "--out", help="Write the status to this file (atomically) instead of stdout.")] = None,
+    out: Annotated[
+        str | None,
+        typer.Option(
+            "-o", "--out", help="Write the status to this file (atomically) instead of stdout."
+        ),
+    ] = None,
 ) -> None:
     """Counts of ok / failed / pending runs per row, the stored errors, and superseded runs."""
     from evalab.ablation import load_study, study_status
@@ -198,23 +304,52 @@ def _status_header_lines(st: StudyStatus) -> list[str]:
 
     git = f"; git {st.git.commit[:10]}{' (dirty tree)' if st.git.dirty else ''}" if st.git else ""
     where = f"{st.db_path}, read-only" if st.read_only else str(st.db_path)
-    return [f"{st.study}: {st.ok}/{st.planned} ok, {st.failed} failed, {st.pending} pending ({where})",
-            f"code version {st.code_version}{git}", *superseded_lines(st.superseded or []), *stale_lines(st.stale)]
+    return [
+        f"{st.study}: {st.ok}/{st.planned} ok, {st.failed} failed, {st.pending} pending ({where})",
+        f"code version {st.code_version}{git}",
+        *superseded_lines(st.superseded or []),
+        *stale_lines(st.stale),
+    ]
 
 
 def _emit_status(st: StudyStatus, fmt: str, out: str | None) -> None:
     """The status as JSON, Markdown, LaTeX or a tab-separated file (summary lines after it)."""
     header = list(STATUS_COLUMNS)
     body = [[r.label, str(r.planned), str(r.ok), str(r.failed), str(r.pending)] for r in st.rows]
-    errors = [f"failed: {', '.join(f.rows)} seed {f.seed}: {f.error} (log: {shown_path(f.log)})" for f in st.failures]
+    errors = [
+        f"failed: {', '.join(f.rows)} seed {f.seed}: {f.error} (log: {shown_path(f.log)})"
+        for f in st.failures
+    ]
     data = {
-        "study": st.study, "db": str(st.db_path), "code_version": st.code_version,
+        "study": st.study,
+        "db": str(st.db_path),
+        "code_version": st.code_version,
         "git": None if st.git is None else {"commit": st.git.commit, "dirty": st.git.dirty},
-        "planned": st.planned, "ok": st.ok, "failed": st.failed, "pending": st.pending,
-        "rows": [dict(zip(["row", "planned", "ok", "failed", "pending"], [r.label, r.planned, r.ok, r.failed, r.pending],
-                          strict=True)) for r in st.rows],
-        "errors": [{"rows": ", ".join(f.rows), "seed": f.seed, "key": f.key, "error": f.error, "tail": list(f.tail),
-                    "log": str(f.log)} for f in st.failures],
+        "planned": st.planned,
+        "ok": st.ok,
+        "failed": st.failed,
+        "pending": st.pending,
+        "rows": [
+            dict(
+                zip(
+                    ["row", "planned", "ok", "failed", "pending"],
+                    [r.label, r.planned, r.ok, r.failed, r.pending],
+                    strict=True,
+                )
+            )
+            for r in st.rows
+        ],
+        "errors": [
+            {
+                "rows": ", ".join(f.rows),
+                "seed": f.seed,
+                "key": f.key,
+                "error": f.error,
+                "tail": list(f.tail),
+                "log": str(f.log),
+            }
+            for f in st.failures
+        ],
         "superseded": _status_header_lines(st)[2:],
     }
     emit_table(fmt, header, body, out, footer=[*_status_header_lines(st), *errors], data=data)
@@ -243,7 +378,9 @@ def _print_status(st: StudyStatus) -> None:
 def gc_cmd(
     study_file: StudyArg,
     db: DbOpt = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only say what would be removed.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only say what would be removed.")
+    ] = False,
 ) -> None:
     """Remove the study's superseded runs (stored for an older code version) and their run folders."""
     from evalab.ablation import gc_study, load_study
@@ -252,19 +389,57 @@ def gc_cmd(
     n = sum(s.runs for s in found)
     verb = "would remove" if dry_run else "removed"
     versions = ", ".join(s.code_version for s in found)
-    sys.stderr.write(f"{verb} {n} superseded runs" + (f" (code versions {versions})" if found else "") + "\n")
+    sys.stderr.write(
+        f"{verb} {n} superseded runs" + (f" (code versions {versions})" if found else "") + "\n"
+    )
 
 
 @ablate_app.command("import")
 def import_cmd(
-    runs_file: Annotated[str, typer.Argument(help="Finished runs made elsewhere: a .csv (header line) or .jsonl file (evalab's columns: row or config, seed, one column per metric, optional per_example and outputs; or a W&B or MLflow export), or a Hydra multirun folder.")],
-    study_file: Annotated[str, typer.Option("--study", help="The study file (TOML) the runs belong to.")],
+    runs_file: Annotated[
+        str,
+        typer.Argument(
+            help="Finished runs made elsewhere: a .csv (header line) or .jsonl file (evalab's columns: row or config, seed, one column per metric, optional per_example and outputs; or a W&B or MLflow export), or a Hydra multirun folder."
+        ),
+    ],
+    study_file: Annotated[
+        str, typer.Option("--study", help="The study file (TOML) the runs belong to.")
+    ],
     db: DbOpt = None,
-    layout: Annotated[str, typer.Option("--from", help="The export's layout: auto (by its columns; a folder is Hydra's), evalab, wandb, mlflow or hydra.")] = "auto",
-    maps: Annotated[list[str] | None, typer.Option("--map", help="SOURCE=TARGET: read the export's column SOURCE as TARGET (seed, row, a metric, config.KEY); an empty TARGET ignores the column. Repeatable.")] = None,
-    seed_from: Annotated[str | None, typer.Option("--seed-from", help="The column (e.g. config.seed, params.seed) that holds each run's seed. Default: seed, or the configuration key seed.")] = None,
-    metrics_file: Annotated[str, typer.Option("--metrics-file", help="Hydra: the JSON file of metrics each job wrote into its folder.")] = "metrics.json",
-    skip_unmatched: Annotated[bool, typer.Option("--skip-unmatched", help="Import the records that match a row of the study and list the others, instead of refusing the import.")] = False,
+    layout: Annotated[
+        str,
+        typer.Option(
+            "--from",
+            help="The export's layout: auto (by its columns; a folder is Hydra's), evalab, wandb, mlflow or hydra.",
+        ),
+    ] = "auto",
+    maps: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--map",
+            help="SOURCE=TARGET: read the export's column SOURCE as TARGET (seed, row, a metric, config.KEY); an empty TARGET ignores the column. Repeatable.",
+        ),
+    ] = None,
+    seed_from: Annotated[
+        str | None,
+        typer.Option(
+            "--seed-from",
+            help="The column (e.g. config.seed, params.seed) that holds each run's seed. Default: seed, or the configuration key seed.",
+        ),
+    ] = None,
+    metrics_file: Annotated[
+        str,
+        typer.Option(
+            "--metrics-file", help="Hydra: the JSON file of metrics each job wrote into its folder."
+        ),
+    ] = "metrics.json",
+    skip_unmatched: Annotated[
+        bool,
+        typer.Option(
+            "--skip-unmatched",
+            help="Import the records that match a row of the study and list the others, instead of refusing the import.",
+        ),
+    ] = False,
 ) -> None:
     """Store runs made elsewhere (W&B, MLflow, Hydra, a cluster) so `ablate report` treats them like local runs.
 
@@ -276,18 +451,35 @@ def import_cmd(
     from evalab.ablation.store import DEFAULT_DB
 
     study = load_study(study_file, check_entry=False)
-    done = import_runs(study, runs_file, db, layout=layout, maps=tuple(maps or ()), seed_column=seed_from,
-                       metrics_file=metrics_file, skip_unmatched=skip_unmatched)
+    done = import_runs(
+        study,
+        runs_file,
+        db,
+        layout=layout,
+        maps=tuple(maps or ()),
+        seed_column=seed_from,
+        metrics_file=metrics_file,
+        skip_unmatched=skip_unmatched,
+    )
     for s in done.skipped:
-        why = (f"not finished ({s.detail})" if s.reason == "unfinished"
-               else f"configuration {s.detail} is no row of the study")
-        sys.stderr.write(f"skipped {s.where}{f' ({s.name})' if s.name and s.name != s.where else ''}: {why}\n")
+        why = (
+            f"not finished ({s.detail})"
+            if s.reason == "unfinished"
+            else f"configuration {s.detail} is no row of the study"
+        )
+        sys.stderr.write(
+            f"skipped {s.where}{f' ({s.name})' if s.name and s.name != s.where else ''}: {why}\n"
+        )
     source = "" if done.layout == "evalab" else f" ({done.layout} export)"
-    sys.stderr.write(f"imported {done.stored} runs of study {study.name!r} from {runs_file}{source} into "
-                     f"{db or DEFAULT_DB}\n")
+    sys.stderr.write(
+        f"imported {done.stored} runs of study {study.name!r} from {runs_file}{source} into "
+        f"{db or DEFAULT_DB}\n"
+    )
     if done.ignored:
-        sys.stderr.write(f"columns not used (neither a key of [base], the seed nor a metric of the study): "
-                         f"{', '.join(done.ignored)}\n")
+        sys.stderr.write(
+            f"columns not used (neither a key of [base], the seed nor a metric of the study): "
+            f"{', '.join(done.ignored)}\n"
+        )
 
 
 def _curves(study: Study, db: str | None) -> StudyCurves | None:
@@ -307,11 +499,15 @@ def _check_stored_bounds(study: Study, db: str | None) -> None:
     if not study.bounds:
         return
     with RunStore(db, create=False) as store:
-        error = stored_bounds_error(study.bounds, store.runs(study.name).values(), study.code_versions)
+        error = stored_bounds_error(
+            study.bounds, store.runs(study.name).values(), study.code_versions
+        )
         path = store.path
     if error:
-        raise InputError(f"{path}: {error} (declared in {study.path}); intervals clipped to the bounds would not "
-                         "contain it")
+        raise InputError(
+            f"{path}: {error} (declared in {study.path}); intervals clipped to the bounds would not "
+            "contain it"
+        )
 
 
 @ablate_app.command("report")
@@ -319,12 +515,40 @@ def report_cmd(
     study_file: StudyArg,
     db: DbOpt = None,
     format: Annotated[str, format_option(PAGE_FORMATS)] = "table",
-    out: Annotated[str | None, typer.Option("-o", "--out", help="Write the report to this file (atomically) instead of stdout.")] = None,
-    aso: Annotated[bool, typer.Option("--aso", help="Add the Almost Stochastic Order test (Dror et al. 2019) per row.")] = False,
-    alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the tests and the power analysis.")] = 0.05,
-    power: Annotated[float, typer.Option("--power", help="Power the seed-count analysis aims for.")] = 0.8,
-    holm: Annotated[bool, typer.Option("--holm", help="Holm-adjust the rows' p-values per metric (many rows compared with one base).")] = False,
-    n_samples: Annotated[int, typer.Option("-n", "--n-samples", help="Bootstrap resamples of the test examples (rows with per-example data).")] = 1000,
+    out: Annotated[
+        str | None,
+        typer.Option(
+            "-o", "--out", help="Write the report to this file (atomically) instead of stdout."
+        ),
+    ] = None,
+    aso: Annotated[
+        bool,
+        typer.Option(
+            "--aso", help="Add the Almost Stochastic Order test (Dror et al. 2019) per row."
+        ),
+    ] = False,
+    alpha: Annotated[
+        float,
+        typer.Option("--alpha", help="Significance level of the tests and the power analysis."),
+    ] = 0.05,
+    power: Annotated[
+        float, typer.Option("--power", help="Power the seed-count analysis aims for.")
+    ] = 0.8,
+    holm: Annotated[
+        bool,
+        typer.Option(
+            "--holm",
+            help="Holm-adjust the rows' p-values per metric (many rows compared with one base).",
+        ),
+    ] = False,
+    n_samples: Annotated[
+        int,
+        typer.Option(
+            "-n",
+            "--n-samples",
+            help="Bootstrap resamples of the test examples (rows with per-example data).",
+        ),
+    ] = 1000,
 ) -> None:
     """Per row: mean, sd, 95% CI over seeds, Δ to the base with CI and p-values; grid effects.
 
@@ -360,10 +584,18 @@ def report_cmd(
             from evalab.report.tables import natural_width
 
             buf = io.StringIO()
-            render_table(analysis, Console(file=buf, width=max(200, natural_width(analysis)), soft_wrap=False))
+            render_table(
+                analysis,
+                Console(file=buf, width=max(200, natural_width(analysis)), soft_wrap=False),
+            )
             emit(buf.getvalue(), out)
         else:
             render_table(analysis)
         return
-    render = {"markdown": render_markdown, "latex": render_latex, "json": render_json, "html": render_html}[format]
+    render = {
+        "markdown": render_markdown,
+        "latex": render_latex,
+        "json": render_json,
+        "html": render_html,
+    }[format]
     emit(render(analysis), out)

@@ -95,13 +95,19 @@ DEFAULT_CI_N = 1000
 
 def _check_test_options(test: str, n_samples: int | None, ci_n: int) -> None:
     """Refuse an option the chosen --test does not use (it would be dropped in silence)."""
-    unused = [option for option, given in (
-        ("-n/--n-samples", n_samples is not None and test == "mcnemar"),
-        ("--ci-n", ci_n != DEFAULT_CI_N and test != "ar"),
-    ) if given]
+    unused = [
+        option
+        for option, given in (
+            ("-n/--n-samples", n_samples is not None and test == "mcnemar"),
+            ("--ci-n", ci_n != DEFAULT_CI_N and test != "ar"),
+        )
+        if given
+    ]
     if unused:
         uses = {"-n/--n-samples": "bs and ar", "--ci-n": "ar"}
-        raise SettingsError(f"{unused[0]} applies to --test {uses[unused[0]]} only, not --test {test}")
+        raise SettingsError(
+            f"{unused[0]} applies to --test {uses[unused[0]]} only, not --test {test}"
+        )
 
 
 def check_distinct_systems(inputs: list[str]) -> None:
@@ -110,9 +116,13 @@ def check_distinct_systems(inputs: list[str]) -> None:
     It would be one system compared with (or meta-evaluated against) itself, and two rows
     of one name in every table.
     """
-    twice = sorted({p for i, p in enumerate(inputs) for q in inputs[i + 1:] if p != "-" and same_file(p, q)})
+    twice = sorted(
+        {p for i, p in enumerate(inputs) for q in inputs[i + 1 :] if p != "-" and same_file(p, q)}
+    )
     if twice:
-        raise SettingsError(f"system file given twice: {', '.join(twice)}; give each -i system once")
+        raise SettingsError(
+            f"system file given twice: {', '.join(twice)}; give each -i system once"
+        )
 
 
 def _fmt(value: float | None, decimals: int) -> str:
@@ -137,26 +147,34 @@ def result_rows(
         metric_sig = metrics[name].signature_for(nrefs)
         for j, sys_res in enumerate(res.systems):
             p_adj = None if sys_res.baseline else float(adjusted[j - 1])
-            rows.append(ordered_row(
-                {
-                    "metric": name,
-                    **sys_res.to_dict(),
-                    "confidence": res.confidence,
-                    "p_adjusted": p_adj,
-                    "correction": correction,
-                    "significant": None if p_adj is None else p_adj < alpha,
-                    "alpha": alpha,
-                    "test": res.test,
-                    "n_samples": res.n_samples,
-                    "seed": res.seed,
-                    "signature": f"{metric_sig}|{res.signature}",
-                }
-            ))
+            rows.append(
+                ordered_row(
+                    {
+                        "metric": name,
+                        **sys_res.to_dict(),
+                        "confidence": res.confidence,
+                        "p_adjusted": p_adj,
+                        "correction": correction,
+                        "significant": None if p_adj is None else p_adj < alpha,
+                        "alpha": alpha,
+                        "test": res.test,
+                        "n_samples": res.n_samples,
+                        "seed": res.seed,
+                        "signature": f"{metric_sig}|{res.signature}",
+                    }
+                )
+            )
     return rows
 
 
-def render(rows: list[dict[str, Any]], metrics: dict[str, Metric], fmt: str, width: int | None, out: str | None,
-           short: dict[str, str]) -> None:
+def render(
+    rows: list[dict[str, Any]],
+    metrics: dict[str, Metric],
+    fmt: str,
+    width: int | None,
+    out: str | None,
+    short: dict[str, str],
+) -> None:
     """Print or write the comparison as a table, JSON, Markdown or LaTeX (``short``: table names)."""
     corrected = any(r["correction"] != "none" for r in rows)
     conf = f"{rows[0]['confidence'] * 100:g}% CI"
@@ -192,7 +210,10 @@ def render(rows: list[dict[str, Any]], metrics: dict[str, Metric], fmt: str, wid
 
 
 def mcnemar_rows(
-    metrics: dict[str, Metric], stats: dict[str, dict[str, Stats]], correction: str, alpha: float,
+    metrics: dict[str, Metric],
+    stats: dict[str, dict[str, Stats]],
+    correction: str,
+    alpha: float,
 ) -> list[dict[str, Any]]:
     """McNemar's test of every system against the first, per metric, as JSON-ready dicts."""
     out: list[dict[str, Any]] = []
@@ -208,22 +229,46 @@ def mcnemar_rows(
             value = stats[name][sys_name]
             score = float(metric.scores_from_sums(value.sums()))
             p_adj = float(adjusted[j - 1]) if t else None
-            out.append(ordered_row({
-                "metric": name, "system": sys_name, "score": score, "baseline": j == 0,
-                "delta": score - float(metric.scores_from_sums(stats[name][names[0]].sums())),
-                "baseline_only": t.baseline_only if t else None, "system_only": t.system_only if t else None,
-                "p_value": t.p_value if t else None, "method": t.method if t else None,
-                "p_adjusted": p_adj, "correction": correction, "alpha": alpha, "test": "mcnemar",
-                "significant": None if p_adj is None else p_adj < alpha,
-                "signature": f"{value.signature}|test:mcnemar|exact:<={EXACT_MAX_DISCORDANT}|else:mid-p",
-            }))
+            out.append(
+                ordered_row(
+                    {
+                        "metric": name,
+                        "system": sys_name,
+                        "score": score,
+                        "baseline": j == 0,
+                        "delta": score
+                        - float(metric.scores_from_sums(stats[name][names[0]].sums())),
+                        "baseline_only": t.baseline_only if t else None,
+                        "system_only": t.system_only if t else None,
+                        "p_value": t.p_value if t else None,
+                        "method": t.method if t else None,
+                        "p_adjusted": p_adj,
+                        "correction": correction,
+                        "alpha": alpha,
+                        "test": "mcnemar",
+                        "significant": None if p_adj is None else p_adj < alpha,
+                        "signature": f"{value.signature}|test:mcnemar|exact:<={EXACT_MAX_DISCORDANT}|else:mid-p",
+                    }
+                )
+            )
     return out
 
 
-def render_mcnemar(rows: list[dict[str, Any]], fmt: str, out: str | None, short: dict[str, str]) -> None:
+def render_mcnemar(
+    rows: list[dict[str, Any]], fmt: str, out: str | None, short: dict[str, str]
+) -> None:
     """Print or write McNemar results: scores, discordant counts and p-values."""
     corrected = rows[0]["correction"] != "none"
-    header = ["system", "metric", "score", "Δ baseline", "base only", "system only", "p-value", "method"]
+    header = [
+        "system",
+        "metric",
+        "score",
+        "Δ baseline",
+        "base only",
+        "system only",
+        "p-value",
+        "method",
+    ]
     if corrected:
         header.append("p (Holm)")
     body = []
@@ -233,13 +278,20 @@ def render_mcnemar(rows: list[dict[str, Any]], fmt: str, out: str | None, short:
         if r["baseline"]:
             line += ["baseline", "-", "-", "-", "-"] + (["-"] if corrected else [])
         else:
-            line += [f"{r['delta']:+.4f}", str(r["baseline_only"]), str(r["system_only"]),
-                     f"{r['p_value']:.5f}" + ("" if corrected else mark), r["method"]]
+            line += [
+                f"{r['delta']:+.4f}",
+                str(r["baseline_only"]),
+                str(r["system_only"]),
+                f"{r['p_value']:.5f}" + ("" if corrected else mark),
+                r["method"],
+            ]
             line += [f"{r['p_adjusted']:.5f}{mark}"] if corrected else []
         body.append(line)
     footer = list(dict.fromkeys(r["signature"] for r in rows))
-    footer.append(f"* {'Holm-adjusted p' if corrected else 'p'} < {rows[0]['alpha']:g} against the baseline; "
-                  "base only / system only: segments only that one got right")
+    footer.append(
+        f"* {'Holm-adjusted p' if corrected else 'p'} < {rows[0]['alpha']:g} against the baseline; "
+        "base only / system only: segments only that one got right"
+    )
     emit_table(fmt, header, body, out, footer=footer, data=rows)
 
 
@@ -260,65 +312,123 @@ def warn_if_powerless(n_systems: int, n: int, alpha: float, what: str) -> None:
 
 
 def pairwise_results(
-    test: str, built: dict[str, Metric], stats: dict[str, dict[str, Stats]], n: int, seed: int,
-    confidence: float, p_value: str, ci_n: int, quiet: bool,
+    test: str,
+    built: dict[str, Metric],
+    stats: dict[str, dict[str, Stats]],
+    n: int,
+    seed: int,
+    confidence: float,
+    p_value: str,
+    ci_n: int,
+    quiet: bool,
 ) -> dict[str, PairwiseResult]:
     """Every pair of systems tested on every metric (one resampling stream for all)."""
     if test == "mcnemar":
         return {name: pairwise_mcnemar(metric, stats[name]) for name, metric in built.items()}
     label = f"paired {'bootstrap' if test == 'bs' else 'randomization'}, all pairs"
     with progress_bar(n + (ci_n if test == "ar" else 0), label, enabled=not quiet) as advance:
-        return pairwise_test(test, built, stats, n_samples=n, seed=seed, confidence=confidence,
-                             p_value=p_value, ci_samples=ci_n, progress=advance)
+        return pairwise_test(
+            test,
+            built,
+            stats,
+            n_samples=n,
+            seed=seed,
+            confidence=confidence,
+            p_value=p_value,
+            ci_samples=ci_n,
+            progress=advance,
+        )
 
 
 def _ci_fields(ci: ConfidenceInterval | None) -> dict[str, float | None]:
-    return {"mean": ci.mean if ci else None, "ci_low": ci.low if ci else None,
-            "ci_high": ci.high if ci else None, "half_width": ci.half_width if ci else None}
+    return {
+        "mean": ci.mean if ci else None,
+        "ci_low": ci.low if ci else None,
+        "ci_high": ci.high if ci else None,
+        "half_width": ci.half_width if ci else None,
+    }
 
 
 def _settings_fields(res: PairwiseResult, rk: Ranking) -> dict[str, Any]:
     resampled = res.test != "mcnemar"
-    return {"test": res.test, "n_samples": res.n_samples if resampled else None, "seed": res.seed if resampled else None,
-            "correction": rk.correction, "alpha": rk.alpha, "clustering": CLUSTER_RULE}
+    return {
+        "test": res.test,
+        "n_samples": res.n_samples if resampled else None,
+        "seed": res.seed if resampled else None,
+        "correction": rk.correction,
+        "alpha": rk.alpha,
+        "clustering": CLUSTER_RULE,
+    }
 
 
-def ranking_rows(results: dict[str, PairwiseResult], rankings: dict[str, Ranking], metrics: dict[str, Metric],
-                 nrefs: NRefs) -> list[dict[str, Any]]:
+def ranking_rows(
+    results: dict[str, PairwiseResult],
+    rankings: dict[str, Ranking],
+    metrics: dict[str, Metric],
+    nrefs: NRefs,
+) -> list[dict[str, Any]]:
     """One JSON-ready dict per metric and system, best first within each metric."""
     rows: list[dict[str, Any]] = []
     for name, res in results.items():
         rk = rankings[name]
         signature = f"{metrics[name].signature_for(nrefs)}|{res.signature}|{rk.rule}"
         for position, j in enumerate(rk.order, start=1):
-            rows.append(ordered_row({
-                "metric": name, "system": res.systems[j], "score": res.scores[j], **_ci_fields(res.cis[j]),
-                "rank": position if rk.clusters[j] is not None else None, "cluster": rk.clusters[j],
-                "confidence": res.confidence if res.cis[j] else None, **_settings_fields(res, rk),
-                "signature": signature,
-            }))
+            rows.append(
+                ordered_row(
+                    {
+                        "metric": name,
+                        "system": res.systems[j],
+                        "score": res.scores[j],
+                        **_ci_fields(res.cis[j]),
+                        "rank": position if rk.clusters[j] is not None else None,
+                        "cluster": rk.clusters[j],
+                        "confidence": res.confidence if res.cis[j] else None,
+                        **_settings_fields(res, rk),
+                        "signature": signature,
+                    }
+                )
+            )
     return rows
 
 
-def pair_rows(results: dict[str, PairwiseResult], rankings: dict[str, Ranking], metrics: dict[str, Metric],
-              stats: dict[str, dict[str, Stats]], nrefs: NRefs) -> list[dict[str, Any]]:
+def pair_rows(
+    results: dict[str, PairwiseResult],
+    rankings: dict[str, Ranking],
+    metrics: dict[str, Metric],
+    stats: dict[str, dict[str, Stats]],
+    nrefs: NRefs,
+) -> list[dict[str, Any]]:
     """One JSON-ready dict per metric and pair, the higher-ranked system first: Δ, p-values and
     the segments each system wins (sentence-level scores from the same stats rows)."""
     rows: list[dict[str, Any]] = []
     for name, res in results.items():
         rk = rankings[name]
         signature = f"{metrics[name].signature_for(nrefs)}|{res.signature}|{rk.rule}"
-        segment = [segment_scores_from_stats(metrics[name], stats[name][s].rows) for s in res.systems]
+        segment = [
+            segment_scores_from_stats(metrics[name], stats[name][s].rows) for s in res.systems
+        ]
         for a, i in enumerate(rk.order):
-            for j in rk.order[a + 1:]:
+            for j in rk.order[a + 1 :]:
                 wins, ties, losses = win_tie_loss(segment[i], segment[j], res.higher_is_better)
                 p, p_adj = float(res.p_values[i, j]), float(rk.p_adjusted[i, j])
-                rows.append(ordered_row({
-                    "metric": name, "system": res.systems[i], "other": res.systems[j],
-                    "delta": res.scores[i] - res.scores[j], "p_value": p, "p_adjusted": p_adj,
-                    "significant": bool(p_adj < rk.alpha) if np.isfinite(p_adj) else None,
-                    "wins": wins, "ties": ties, "losses": losses, **_settings_fields(res, rk), "signature": signature,
-                }))
+                rows.append(
+                    ordered_row(
+                        {
+                            "metric": name,
+                            "system": res.systems[i],
+                            "other": res.systems[j],
+                            "delta": res.scores[i] - res.scores[j],
+                            "p_value": p,
+                            "p_adjusted": p_adj,
+                            "significant": bool(p_adj < rk.alpha) if np.isfinite(p_adj) else None,
+                            "wins": wins,
+                            "ties": ties,
+                            "losses": losses,
+                            **_settings_fields(res, rk),
+                            "signature": signature,
+                        }
+                    )
+                )
     return rows
 
 
@@ -342,8 +452,9 @@ def _which(rows: list[dict[str, Any]]) -> str:
     return "Holm-adjusted p" if rows[0]["correction"] == "holm" else "p"
 
 
-def _ranking_table(rows: list[dict[str, Any]], metrics: dict[str, Metric], width: int | None,
-                   short: dict[str, str]) -> TableText:
+def _ranking_table(
+    rows: list[dict[str, Any]], metrics: dict[str, Metric], width: int | None, short: dict[str, str]
+) -> TableText:
     with_ci = any(r["ci_low"] is not None for r in rows)
     header = ["system", "metric", "rank", "cluster", "score (μ ± hw)" if with_ci else "score"]
     if with_ci:
@@ -351,16 +462,22 @@ def _ranking_table(rows: list[dict[str, Any]], metrics: dict[str, Metric], width
     body = []
     for r in rows:
         d = _decimals(metrics[r["metric"]], width)
-        score = _fmt(r["score"], d) + (f" ({r['mean']:.{d}f} ± {r['half_width']:.{d}f})" if r["mean"] is not None else "")
+        score = _fmt(r["score"], d) + (
+            f" ({r['mean']:.{d}f} ± {r['half_width']:.{d}f})" if r["mean"] is not None else ""
+        )
         line = [short[r["system"]], r["metric"], _fmt_int(r["rank"]), _fmt_int(r["cluster"]), score]
         if with_ci:
-            line.append("-" if r["ci_low"] is None else f"[{r['ci_low']:.{d}f}, {r['ci_high']:.{d}f}]")
+            line.append(
+                "-" if r["ci_low"] is None else f"[{r['ci_low']:.{d}f}, {r['ci_high']:.{d}f}]"
+            )
         body.append(line)
     footer = list(dict.fromkeys(r["signature"] for r in rows))
     n_pairs = sum(1 for r in rows if r["metric"] == rows[0]["metric"])
     n_pairs = n_pairs * (n_pairs - 1) // 2
-    footer.append(f"cluster: a new cluster starts where every system above is significantly better than every "
-                  f"system below ({_which(rows)} < {rows[0]['alpha']:g} over the {n_pairs} pair{'s' * (n_pairs != 1)} of each metric)")
+    footer.append(
+        f"cluster: a new cluster starts where every system above is significantly better than every "
+        f"system below ({_which(rows)} < {rows[0]['alpha']:g} over the {n_pairs} pair{'s' * (n_pairs != 1)} of each metric)"
+    )
     return TableText(header, body, footer)
 
 
@@ -368,20 +485,38 @@ def _fmt_int(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
-def _pairs_table(rows: list[dict[str, Any]], metrics: dict[str, Metric], width: int | None,
-                 short: dict[str, str]) -> TableText:
+def _pairs_table(
+    rows: list[dict[str, Any]], metrics: dict[str, Metric], width: int | None, short: dict[str, str]
+) -> TableText:
     corrected = rows[0]["correction"] != "none"
-    header = ["system", "vs", "metric", "Δ", "p-value", *(["p (Holm)"] if corrected else []), "wins", "ties", "losses"]
+    header = [
+        "system",
+        "vs",
+        "metric",
+        "Δ",
+        "p-value",
+        *(["p (Holm)"] if corrected else []),
+        "wins",
+        "ties",
+        "losses",
+    ]
     body = []
     for r in rows:
         mark = " *" if r["significant"] else ""
-        line = [short[r["system"]], short[r["other"]], r["metric"], f"{r['delta']:+.{_decimals(metrics[r['metric']], width)}f}",
-                _fmt(r["p_value"], 5) + ("" if corrected else mark)]
+        line = [
+            short[r["system"]],
+            short[r["other"]],
+            r["metric"],
+            f"{r['delta']:+.{_decimals(metrics[r['metric']], width)}f}",
+            _fmt(r["p_value"], 5) + ("" if corrected else mark),
+        ]
         if corrected:
             line.append(_fmt(r["p_adjusted"], 5) + mark)
         body.append([*line, str(r["wins"]), str(r["ties"]), str(r["losses"])])
-    footer = [f"* {_which(rows)} < {rows[0]['alpha']:g}; Δ = system - vs; wins, ties, losses: segments whose "
-              "sentence-level score is better for system, equal, better for vs"]
+    footer = [
+        f"* {_which(rows)} < {rows[0]['alpha']:g}; Δ = system - vs; wins, ties, losses: segments whose "
+        "sentence-level score is better for system, equal, better for vs"
+    ]
     return TableText(header, body, footer)
 
 
@@ -398,28 +533,44 @@ class PageTexts:
     reference_sets: list[list[str | None]]
 
 
-def _page(results: dict[str, PairwiseResult], ranked: list[dict[str, Any]], metrics: dict[str, Metric],
-          stats: dict[str, dict[str, Stats]], short: dict[str, str], texts: PageTexts,
-          notes: list[str]) -> ComparePage:
+def _page(
+    results: dict[str, PairwiseResult],
+    ranked: list[dict[str, Any]],
+    metrics: dict[str, Metric],
+    stats: dict[str, dict[str, Stats]],
+    short: dict[str, str],
+    texts: PageTexts,
+    notes: list[str],
+) -> ComparePage:
     """The HTML page's content, every system under its table name."""
     names = list(next(iter(results.values())).systems)
-    scores = {m: {short[s]: segment_scores_from_stats(metrics[m], stats[m][s].rows) for s in names} for m in results}
+    scores = {
+        m: {short[s]: segment_scores_from_stats(metrics[m], stats[m][s].rows) for s in names}
+        for m in results
+    }
     aligned = next((m for m in results if isinstance(metrics[m], BERTScore)), None)
     return ComparePage(
         title=f"evalab compare: {len(names)} systems, {len(texts.references)} segments",
-        systems=[short[s] for s in names], references=texts.references, sources=texts.sources,
+        systems=[short[s] for s in names],
+        references=texts.references,
+        sources=texts.sources,
         outputs={short[s]: texts.outputs[s] for s in names},
         higher_is_better={m: res.higher_is_better for m, res in results.items()},
         segment_scores=scores,
-        ranking=[{**r, "system": short[r["system"]]} for r in ranked], notes=notes, train_counts=texts.train_counts,
-        alignment_metric=aligned, alignment_limit=ALIGNMENT_LIMIT,
-        alignments=None if aligned is None else _alignments(metrics[aligned], scores[aligned], texts,
-                                                             {short[s]: s for s in names}),
+        ranking=[{**r, "system": short[r["system"]]} for r in ranked],
+        notes=notes,
+        train_counts=texts.train_counts,
+        alignment_metric=aligned,
+        alignment_limit=ALIGNMENT_LIMIT,
+        alignments=None
+        if aligned is None
+        else _alignments(metrics[aligned], scores[aligned], texts, {short[s]: s for s in names}),
     )
 
 
-def _alignments(metric: BERTScore, scores: dict[str, np.ndarray], texts: PageTexts,
-                key: dict[str, str]) -> dict[str, dict[int, Alignment]]:
+def _alignments(
+    metric: BERTScore, scores: dict[str, np.ndarray], texts: PageTexts, key: dict[str, str]
+) -> dict[str, dict[int, Alignment]]:
     """Per system (table name), the token alignments of the page's segments (``alignment_segments``).
     With IDF weights every segment is explained (the weights, which decide the tokens matched
     from, come from all the references, as in the scores); otherwise only the chosen ones."""
@@ -430,12 +581,16 @@ def _alignments(metric: BERTScore, scores: dict[str, np.ndarray], texts: PageTex
         found: dict[int, Alignment] = {}
         for present, segments in _by_present_references(texts.reference_sets, run).items():
             refs = [[texts.reference_sets[j][i] for i in segments] for j in present]
-            found.update(zip(segments, metric.explain([hyps[i] for i in segments], refs), strict=True))
+            found.update(
+                zip(segments, metric.explain([hyps[i] for i in segments], refs), strict=True)
+            )
         out[name] = {i: found[i] for i in chosen}
     return out
 
 
-def _by_present_references(refs: list[list[str | None]], segments: list[int]) -> dict[tuple[int, ...], list[int]]:
+def _by_present_references(
+    refs: list[list[str | None]], segments: list[int]
+) -> dict[tuple[int, ...], list[int]]:
     """The segments grouped by which references they have (``--missing-ref empty-line``)."""
     groups: dict[tuple[int, ...], list[int]] = {}
     for i in segments:
@@ -444,18 +599,35 @@ def _by_present_references(refs: list[list[str | None]], segments: list[int]) ->
 
 
 def render_ranking(
-    results: dict[str, PairwiseResult], metrics: dict[str, Metric], stats: dict[str, dict[str, Stats]], nrefs: NRefs,
-    *, correction: str, alpha: float, all_pairs: bool, fmt: str, width: int | None, out: str | None,
-    short: dict[str, str], texts: PageTexts | None,
+    results: dict[str, PairwiseResult],
+    metrics: dict[str, Metric],
+    stats: dict[str, dict[str, Stats]],
+    nrefs: NRefs,
+    *,
+    correction: str,
+    alpha: float,
+    all_pairs: bool,
+    fmt: str,
+    width: int | None,
+    out: str | None,
+    short: dict[str, str],
+    texts: PageTexts | None,
 ) -> None:
     """The ranking with clusters (and with ``all_pairs`` every pair) in ``fmt``; with
     ``texts`` (``-f html``) the page instead."""
-    rankings = {name: rank_systems(res.scores, res.p_values, alpha, correction, res.higher_is_better)
-                for name, res in results.items()}
+    rankings = {
+        name: rank_systems(res.scores, res.p_values, alpha, correction, res.higher_is_better)
+        for name, res in results.items()
+    }
     ranked = ranking_rows(results, rankings, metrics, nrefs)
     tables = [_ranking_table(ranked, metrics, width, short)]
     if texts is not None:
-        emit(render_compare_page(_page(results, ranked, metrics, stats, short, texts, tables[0].footer)), out)
+        emit(
+            render_compare_page(
+                _page(results, ranked, metrics, stats, short, texts, tables[0].footer)
+            ),
+            out,
+        )
         return
     data: dict[str, Any] = {"ranking": ranked}
     if all_pairs:
@@ -465,8 +637,14 @@ def render_ranking(
     emit_tables(fmt, tables, out, data)
 
 
-def _page_texts(fmt: str, source: str | None, train: str | None, reference: list[str], refs: list[list[str | None]],
-                systems: dict[str, list[str]]) -> PageTexts | None:
+def _page_texts(
+    fmt: str,
+    source: str | None,
+    train: str | None,
+    reference: list[str],
+    refs: list[list[str | None]],
+    systems: dict[str, list[str]],
+) -> PageTexts | None:
     """The texts of the HTML page (``None`` for the other formats); the source checked line-aligned."""
     if fmt != "html":
         return None
@@ -478,79 +656,274 @@ def _page_texts(fmt: str, source: str | None, train: str | None, reference: list
     if train is not None:
         counts = Counter(w for line in read_segments(train) for w in line.split())
         if not counts:
-            raise InputError(f"--train {train}: no words; give the training side the frequency buckets count words in")
-    return PageTexts([r if r is not None else "" for r in refs[0]], sources, systems, dict(counts) if counts else None,
-                     refs)
+            raise InputError(
+                f"--train {train}: no words; give the training side the frequency buckets count words in"
+            )
+    return PageTexts(
+        [r if r is not None else "" for r in refs[0]],
+        sources,
+        systems,
+        dict(counts) if counts else None,
+        refs,
+    )
 
 
 @app.command()
 def compare(
-    reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references.")] = [],  # noqa: B006
-    input: Annotated[list[str], typer.Option("-i", "--input", help="System outputs: -i BASELINE SYS1 SYS2 ... (the first is the baseline; NAME=PATH names a system).")] = [],  # noqa: B006
-    source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
-    metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s): -m bleu chrf ... (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
-    test: Annotated[str, typer.Option("-t", "--test", help="Paired test: bs (paired bootstrap, Koehn 2004), ar (approximate randomization) or mcnemar (right/wrong metrics: exact_match, accuracy).")] = "bs",
-    n_samples: Annotated[int | None, typer.Option("-n", "--n-samples", help=f"Bootstrap resamples (bs, default {DEFAULT_TRIALS['bs']}) or AR trials (ar, default {DEFAULT_TRIALS['ar']}).")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling (numpy default_rng; 0 is a seed too).")] = DEFAULT_SEED,
-    confidence: Annotated[float, typer.Option("--confidence", help="Confidence level of the intervals.")] = 0.95,
-    ci_n: Annotated[int, typer.Option("--ci-n", help="With --test ar: bootstrap resamples for the intervals (0: none).")] = DEFAULT_CI_N,
-    p_value: Annotated[str, typer.Option("--p-value", help="Bootstrap p-value: centered (calibrated) or sacrebleu (reproduces sacrebleu --paired-bs).")] = DEFAULT_P_VALUE,
-    correct: Annotated[str | None, typer.Option("--correct", help="Multiple-comparison correction per metric: none or holm (Holm-Bonferroni). Default: holm over all pairs with --rank/--all-pairs, none otherwise.")] = None,
-    alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the * marker.")] = 0.05,
-    set_: Annotated[list[str], typer.Option("-s", "--set", help="Metric setting KEY=VALUE or METRIC.KEY=VALUE. Repeatable.")] = [],  # noqa: B006
+    reference: Annotated[
+        list[str],
+        typer.Option(
+            "-r",
+            "--reference",
+            help="Reference file, one segment a line. Repeat for several references.",
+        ),
+    ] = [],  # noqa: B006
+    input: Annotated[
+        list[str],
+        typer.Option(
+            "-i",
+            "--input",
+            help="System outputs: -i BASELINE SYS1 SYS2 ... (the first is the baseline; NAME=PATH names a system).",
+        ),
+    ] = [],  # noqa: B006
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--source",
+            help="Source file, one segment a line, for metrics that read sources (comet).",
+        ),
+    ] = None,
+    metrics: Annotated[
+        list[str],
+        typer.Option(
+            "-m", "--metrics", help="Metric name(s): -m bleu chrf ... (see `evalab metrics`)."
+        ),
+    ] = ["bleu"],  # noqa: B006
+    test: Annotated[
+        str,
+        typer.Option(
+            "-t",
+            "--test",
+            help="Paired test: bs (paired bootstrap, Koehn 2004), ar (approximate randomization) or mcnemar (right/wrong metrics: exact_match, accuracy).",
+        ),
+    ] = "bs",
+    n_samples: Annotated[
+        int | None,
+        typer.Option(
+            "-n",
+            "--n-samples",
+            help=f"Bootstrap resamples (bs, default {DEFAULT_TRIALS['bs']}) or AR trials (ar, default {DEFAULT_TRIALS['ar']}).",
+        ),
+    ] = None,
+    seed: Annotated[
+        int,
+        typer.Option("--seed", help="Seed of the resampling (numpy default_rng; 0 is a seed too)."),
+    ] = DEFAULT_SEED,
+    confidence: Annotated[
+        float, typer.Option("--confidence", help="Confidence level of the intervals.")
+    ] = 0.95,
+    ci_n: Annotated[
+        int,
+        typer.Option(
+            "--ci-n", help="With --test ar: bootstrap resamples for the intervals (0: none)."
+        ),
+    ] = DEFAULT_CI_N,
+    p_value: Annotated[
+        str,
+        typer.Option(
+            "--p-value",
+            help="Bootstrap p-value: centered (calibrated) or sacrebleu (reproduces sacrebleu --paired-bs).",
+        ),
+    ] = DEFAULT_P_VALUE,
+    correct: Annotated[
+        str | None,
+        typer.Option(
+            "--correct",
+            help="Multiple-comparison correction per metric: none or holm (Holm-Bonferroni). Default: holm over all pairs with --rank/--all-pairs, none otherwise.",
+        ),
+    ] = None,
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="Significance level of the * marker.")
+    ] = 0.05,
+    set_: Annotated[
+        list[str],
+        typer.Option(
+            "-s", "--set", help="Metric setting KEY=VALUE or METRIC.KEY=VALUE. Repeatable."
+        ),
+    ] = [],  # noqa: B006
     format: Annotated[str, format_option(PAGE_FORMATS)] = "table",
-    width: Annotated[int | None, typer.Option("-w", "--width", help="Decimals shown (default 1 for 0-100 metrics, 4 for 0-1).")] = None,
-    jobs: Annotated[int, typer.Option("-j", "--jobs", help="Processes computing per-segment statistics.")] = 1,
-    out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
+    width: Annotated[
+        int | None,
+        typer.Option(
+            "-w", "--width", help="Decimals shown (default 1 for 0-100 metrics, 4 for 0-1)."
+        ),
+    ] = None,
+    jobs: Annotated[
+        int, typer.Option("-j", "--jobs", help="Processes computing per-segment statistics.")
+    ] = 1,
+    out: Annotated[
+        str | None,
+        typer.Option(
+            "-o", "--out", help="Write the output to this file (atomically) instead of stdout."
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
-    rank: Annotated[bool, typer.Option("--rank", help="Rank the systems by score, with significance clusters from paired tests of every pair.")] = False,
-    all_pairs: Annotated[bool, typer.Option("--all-pairs", help="Also list every pair of systems: Δ, p-values, and segments won, tied and lost (implies --rank).")] = False,
-    train: Annotated[str | None, typer.Option("--train", help="With -f html: a training file (one segment a line) whose word counts define the page's frequency buckets (default: the references).")] = None,
-    missing_ref: Annotated[str, typer.Option("--missing-ref", help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.")] = "none",
-    scores: Annotated[list[str], typer.Option("--scores", help="Per-item score files instead of -r/-i: --scores BASELINE A B ... (lm-eval sample logs or run folders, inspect-ai logs, CSV/JSONL, `score --segments` output); -n N adds bootstrap intervals.")] = [],  # noqa: B006
-    id_column: Annotated[str, typer.Option("--id-column", help="With --scores: the item id column of CSV/JSONL files.")] = "id",
-    score_column: Annotated[list[str], typer.Option("--score-column", help="With --scores: the score column(s) (default: score; for harness logs their per-item metrics).")] = [],  # noqa: B006
-    cluster_column: Annotated[str | None, typer.Option("--cluster-column", help="With --scores: the column (or doc.FIELD, metadata.FIELD) grouping items into clusters, for clustered standard errors.")] = None,
-    sample_column: Annotated[str | None, typer.Option("--sample-column", help="With --scores: the column numbering several samples (generations) of one item.")] = None,
-    common_items: Annotated[bool, typer.Option("--common-items", help="With --scores: compare on the items every model has (else missing or extra ids are refused).")] = False,
+    rank: Annotated[
+        bool,
+        typer.Option(
+            "--rank",
+            help="Rank the systems by score, with significance clusters from paired tests of every pair.",
+        ),
+    ] = False,
+    all_pairs: Annotated[
+        bool,
+        typer.Option(
+            "--all-pairs",
+            help="Also list every pair of systems: Δ, p-values, and segments won, tied and lost (implies --rank).",
+        ),
+    ] = False,
+    train: Annotated[
+        str | None,
+        typer.Option(
+            "--train",
+            help="With -f html: a training file (one segment a line) whose word counts define the page's frequency buckets (default: the references).",
+        ),
+    ] = None,
+    missing_ref: Annotated[
+        str,
+        typer.Option(
+            "--missing-ref",
+            help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.",
+        ),
+    ] = "none",
+    scores: Annotated[
+        list[str],
+        typer.Option(
+            "--scores",
+            help="Per-item score files instead of -r/-i: --scores BASELINE A B ... (lm-eval sample logs or run folders, inspect-ai logs, CSV/JSONL, `score --segments` output); -n N adds bootstrap intervals.",
+        ),
+    ] = [],  # noqa: B006
+    id_column: Annotated[
+        str,
+        typer.Option("--id-column", help="With --scores: the item id column of CSV/JSONL files."),
+    ] = "id",
+    score_column: Annotated[
+        list[str],
+        typer.Option(
+            "--score-column",
+            help="With --scores: the score column(s) (default: score; for harness logs their per-item metrics).",
+        ),
+    ] = [],  # noqa: B006
+    cluster_column: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster-column",
+            help="With --scores: the column (or doc.FIELD, metadata.FIELD) grouping items into clusters, for clustered standard errors.",
+        ),
+    ] = None,
+    sample_column: Annotated[
+        str | None,
+        typer.Option(
+            "--sample-column",
+            help="With --scores: the column numbering several samples (generations) of one item.",
+        ),
+    ] = None,
+    common_items: Annotated[
+        bool,
+        typer.Option(
+            "--common-items",
+            help="With --scores: compare on the items every model has (else missing or extra ids are refused).",
+        ),
+    ] = False,
 ) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
-    check_mode(bool(scores), {
-        "-r/--reference": bool(reference), "-i/--input": bool(input), "--source": source is not None,
-        "-m/--metrics": metrics != ["bleu"], "-t/--test": test != "bs", "--ci-n": ci_n != DEFAULT_CI_N,
-        "--p-value": p_value != DEFAULT_P_VALUE, "-s/--set": bool(set_), "-j/--jobs": jobs != 1,
-        "--missing-ref": missing_ref != "none", "--train": train is not None,
-    }, {
-        "--id-column": id_column != "id", "--score-column": bool(score_column),
-        "--cluster-column": cluster_column is not None, "--sample-column": sample_column is not None,
-        "--common-items": common_items,
-    })
+    check_mode(
+        bool(scores),
+        {
+            "-r/--reference": bool(reference),
+            "-i/--input": bool(input),
+            "--source": source is not None,
+            "-m/--metrics": metrics != ["bleu"],
+            "-t/--test": test != "bs",
+            "--ci-n": ci_n != DEFAULT_CI_N,
+            "--p-value": p_value != DEFAULT_P_VALUE,
+            "-s/--set": bool(set_),
+            "-j/--jobs": jobs != 1,
+            "--missing-ref": missing_ref != "none",
+            "--train": train is not None,
+        },
+        {
+            "--id-column": id_column != "id",
+            "--score-column": bool(score_column),
+            "--cluster-column": cluster_column is not None,
+            "--sample-column": sample_column is not None,
+            "--common-items": common_items,
+        },
+    )
     if scores:
         cols = Columns(id_column, tuple(score_column), cluster_column, sample_column)
-        compare_scores(scores, ScoreOptions(cols, common_items, confidence, correct, alpha, n_samples or 0,
-                                            seed, format, width, out, rank, all_pairs))
+        compare_scores(
+            scores,
+            ScoreOptions(
+                cols,
+                common_items,
+                confidence,
+                correct,
+                alpha,
+                n_samples or 0,
+                seed,
+                format,
+                width,
+                out,
+                rank,
+                all_pairs,
+            ),
+        )
         return
     if not reference or not input:
-        raise SettingsError("compare needs -r REFERENCE and -i BASELINE SYS1 ... (or --scores FILES)")
+        raise SettingsError(
+            "compare needs -r REFERENCE and -i BASELINE SYS1 ... (or --scores FILES)"
+        )
     # every option is checked before any file is read or any resampling starts
     named = named_inputs(input)
     input = named.paths
-    check_out(out, [*input_options(reference, input, source), ("--train", train), *metric_inputs(metrics, set_)])
+    check_out(
+        out,
+        [
+            *input_options(reference, input, source),
+            ("--train", train),
+            *metric_inputs(metrics, set_),
+        ],
+    )
     check_format(format, PAGE_FORMATS)
     if train is not None and format != "html":
-        raise SettingsError(f"--train applies to -f html only (the page's frequency buckets), not -f {format}")
+        raise SettingsError(
+            f"--train applies to -f html only (the page's frequency buckets), not -f {format}"
+        )
     check_missing_ref(missing_ref)
     if test not in (*DEFAULT_TRIALS, "mcnemar"):
-        raise SettingsError(f"--test must be one of {', '.join(DEFAULT_TRIALS)}, mcnemar, got {test!r}")
+        raise SettingsError(
+            f"--test must be one of {', '.join(DEFAULT_TRIALS)}, mcnemar, got {test!r}"
+        )
     _check_test_options(test, n_samples, ci_n)
-    n = DEFAULT_TRIALS.get(test, 0) if n_samples is None else check_n_samples(n_samples, "--n-samples")
+    n = (
+        DEFAULT_TRIALS.get(test, 0)
+        if n_samples is None
+        else check_n_samples(n_samples, "--n-samples")
+    )
     check_seed(seed)
     check_confidence(confidence)
     if test == "ar" and ci_n != 0:
         check_n_samples(ci_n, "--ci-n")
     if p_value not in P_VALUE_METHODS:
-        raise SettingsError(f"--p-value must be one of {', '.join(P_VALUE_METHODS)}, got {p_value!r}")
-    correct = correct if correct is not None else ("holm" if rank or all_pairs or format == "html" else "none")
+        raise SettingsError(
+            f"--p-value must be one of {', '.join(P_VALUE_METHODS)}, got {p_value!r}"
+        )
+    correct = (
+        correct
+        if correct is not None
+        else ("holm" if rank or all_pairs or format == "html" else "none")
+    )
     if correct not in CORRECTIONS:
         raise SettingsError(f"--correct must be one of {', '.join(CORRECTIONS)}, got {correct!r}")
     if not 0.0 < alpha < 1.0:
@@ -558,10 +931,14 @@ def compare(
     if width is not None and not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
     if len(input) < 2:
-        raise SettingsError("compare needs a baseline and at least one system: -i BASELINE SYS1 [SYS2 ...]")
+        raise SettingsError(
+            "compare needs a baseline and at least one system: -i BASELINE SYS1 [SYS2 ...]"
+        )
     check_distinct_systems(input)
     built = show_progress(build_metrics(metrics, set_), not quiet)
-    if not (format == "html" and source is not None):  # the page shows a source whatever the metrics read
+    if not (
+        format == "html" and source is not None
+    ):  # the page shows a source whatever the metrics read
         check_source_option(built, source, [*reference, *input])
     refs, systems = load_inputs(reference, input, named.keys)
     refs = apply_missing_refs(refs, reference, missing_ref)
@@ -575,10 +952,23 @@ def compare(
     if rank or all_pairs or format == "html":
         if correct == "holm" and test != "mcnemar":
             warn_if_powerless(len(systems), n, alpha, "resamples" if test == "bs" else "trials")
-        results_all = pairwise_results(test, built, stats, n, seed, confidence, p_value, ci_n, quiet)
-        render_ranking(results_all, built, stats, reference_count(refs), correction=correct, alpha=alpha,
-                       all_pairs=all_pairs, fmt=format, width=width, out=out, short=named.short_by_key(),
-                       texts=texts)
+        results_all = pairwise_results(
+            test, built, stats, n, seed, confidence, p_value, ci_n, quiet
+        )
+        render_ranking(
+            results_all,
+            built,
+            stats,
+            reference_count(refs),
+            correction=correct,
+            alpha=alpha,
+            all_pairs=all_pairs,
+            fmt=format,
+            width=width,
+            out=out,
+            short=named.short_by_key(),
+            texts=texts,
+        )
         return
     if test == "mcnemar":
         mc_rows = mcnemar_rows(built, stats, correct, alpha)
@@ -588,8 +978,15 @@ def compare(
     label = f"paired {'bootstrap' if test == 'bs' else 'randomization'}"
     with progress_bar(n + (ci_total if test == "ar" else 0), label, enabled=not quiet) as advance:
         results = paired_test(
-            test, built, stats, n_samples=n, seed=seed, confidence=confidence,
-            p_value=p_value, ci_samples=ci_n, progress=advance,
+            test,
+            built,
+            stats,
+            n_samples=n,
+            seed=seed,
+            confidence=confidence,
+            p_value=p_value,
+            ci_samples=ci_n,
+            progress=advance,
         )
     rows = result_rows(results, built, reference_count(refs), correct, alpha)
     render(rows, built, format, width, out, named.short_by_key())

@@ -69,12 +69,16 @@ class ScoreOptions:
         return "holm" if self.rank or self.all_pairs else "none"
 
 
-def check_mode(per_item: bool, text_options: dict[str, bool], item_options: dict[str, bool]) -> None:
+def check_mode(
+    per_item: bool, text_options: dict[str, bool], item_options: dict[str, bool]
+) -> None:
     """Refuse an option of the other mode of ``compare`` (``-r``/``-i`` texts or ``--scores``
     files; ``*_options`` map an option to whether it was given): it would be ignored."""
     given = [o for o, g in (text_options if per_item else item_options).items() if g]
     if given and per_item:
-        raise SettingsError(f"{given[0]} applies to -r/-i system outputs, not to --scores per-item files")
+        raise SettingsError(
+            f"{given[0]} applies to -r/-i system outputs, not to --scores per-item files"
+        )
     if given:
         raise SettingsError(f"{given[0]} applies to --scores per-item files only")
 
@@ -94,15 +98,23 @@ def _check(files: list[str], opts: ScoreOptions) -> None:
         raise SettingsError(f"--width must be between 0 and 16, got {opts.width}")
 
 
-def aligned_inputs(files: list[str], columns: Columns, common: bool, minimum: int = 2) -> list[Aligned]:
+def aligned_inputs(
+    files: list[str], columns: Columns, common: bool, minimum: int = 2
+) -> list[Aligned]:
     """Read every file and align its score sets by metric (at least ``minimum`` models)."""
     sets: list[ScoreSet] = []
     for f in files:
         sets += read_scores(f, columns)
     models = list(dict.fromkeys(s.model for s in sets))
     if len(models) < minimum:
-        raise SettingsError(f"--scores needs at least {minimum} models, got {len(models)} ({', '.join(models)})")
-    twice = {(s.model, s.metric) for s in sets if sum(t.model == s.model and t.metric == s.metric for t in sets) > 1}
+        raise SettingsError(
+            f"--scores needs at least {minimum} models, got {len(models)} ({', '.join(models)})"
+        )
+    twice = {
+        (s.model, s.metric)
+        for s in sets
+        if sum(t.model == s.model and t.metric == s.metric for t in sets) > 1
+    }
     if twice:
         model, metric = sorted(twice)[0]
         raise InputError(f"{model}: {metric} given twice; give each model once")
@@ -128,7 +140,9 @@ def _prefixed(prefix: str, fields: dict[str, Any]) -> dict[str, Any]:
     return {f"{prefix}_{k}": v for k, v in fields.items()}
 
 
-def result_rows(group: Aligned, res: ItemComparison, alpha: float, ranking: Ranking | None) -> list[dict[str, Any]]:
+def result_rows(
+    group: Aligned, res: ItemComparison, alpha: float, ranking: Ranking | None
+) -> list[dict[str, Any]]:
     """One JSON-ready dict per model (baseline first) for one metric, with its comparison to
     the baseline (and its significance cluster when ranked)."""
     base = res.models[0].model
@@ -137,16 +151,25 @@ def result_rows(group: Aligned, res: ItemComparison, alpha: float, ranking: Rank
     for k, m in enumerate(res.models):
         p = pairs.get(m.model)
         row: dict[str, Any] = {
-            "system": m.model, "metric": group.metric, "score": m.mean, "n_items": m.n_items,
+            "system": m.model,
+            "metric": group.metric,
+            "score": m.mean,
+            "n_items": m.n_items,
             "cluster": ranking.clusters[k] if ranking else None,
-            "dropped_items": group.dropped, **_prefixed("naive", _est(m.naive)),
-            "wilson_low": m.wilson.low if m.wilson else None, "wilson_high": m.wilson.high if m.wilson else None,
-            **_prefixed("clustered", _est(m.clustered)), "n_clusters": m.n_clusters,
-            "design_effect": m.design_effect, "samples_per_item": m.samples_per_item,
-            "within_item_var": m.within_var, "n_eff": m.n_eff,
+            "dropped_items": group.dropped,
+            **_prefixed("naive", _est(m.naive)),
+            "wilson_low": m.wilson.low if m.wilson else None,
+            "wilson_high": m.wilson.high if m.wilson else None,
+            **_prefixed("clustered", _est(m.clustered)),
+            "n_clusters": m.n_clusters,
+            "design_effect": m.design_effect,
+            "samples_per_item": m.samples_per_item,
+            "within_item_var": m.within_var,
+            "n_eff": m.n_eff,
             "bootstrap_low": res.bootstrap[k].low if res.bootstrap else None,
             "bootstrap_high": res.bootstrap[k].high if res.bootstrap else None,
-            "baseline": p is None, "delta": p.delta if p else 0.0,
+            "baseline": p is None,
+            "delta": p.delta if p else 0.0,
             "unpaired_se": p.unpaired_se if p else None,
             "unpaired_clustered_se": p.unpaired_clustered_se if p else None,
             **_prefixed("paired", _est(p.paired if p else None)),
@@ -154,9 +177,14 @@ def result_rows(group: Aligned, res: ItemComparison, alpha: float, ranking: Rank
             "paired_bootstrap_low": p.bootstrap.low if p and p.bootstrap else None,
             "paired_bootstrap_high": p.bootstrap.high if p and p.bootstrap else None,
             "correlation": p.correlation if p else None,
-            "p_value": p.p_value if p else None, "p_adjusted": p.p_adjusted if p else None,
-            "correction": res.correction, "significant": None if p is None else p.p_adjusted < alpha,
-            "alpha": alpha, "confidence": res.confidence, "n_samples": res.n_samples, "seed": res.seed,
+            "p_value": p.p_value if p else None,
+            "p_adjusted": p.p_adjusted if p else None,
+            "correction": res.correction,
+            "significant": None if p is None else p.p_adjusted < alpha,
+            "alpha": alpha,
+            "confidence": res.confidence,
+            "n_samples": res.n_samples,
+            "seed": res.seed,
         }
         rows.append(ordered_row(row))
     return rows
@@ -174,22 +202,47 @@ class _Layout:
 
     @classmethod
     def of(cls, rows: list[dict[str, Any]]) -> _Layout:
-        return cls(any(r["n_clusters"] for r in rows), any(r["samples_per_item"] for r in rows),
-                   rows[0]["n_samples"] > 0, rows[0]["correction"] == "holm", rows[0]["cluster"] is not None)
+        return cls(
+            any(r["n_clusters"] for r in rows),
+            any(r["samples_per_item"] for r in rows),
+            rows[0]["n_samples"] > 0,
+            rows[0]["correction"] == "holm",
+            rows[0]["cluster"] is not None,
+        )
 
 
 def _model_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[str]:
     """The model's mean and its intervals."""
     wilson = r["wilson_low"] is not None
-    naive = Interval(r["wilson_low"], r["wilson_high"]) if wilson else Interval(r["naive_ci_low"], r["naive_ci_high"])
-    line = [str(r["n_items"]), f"{r['score']:.{d}f}", f"{r['naive_se']:.{d}f}", _ci(naive, d) + (" W" if wilson else "")]
+    naive = (
+        Interval(r["wilson_low"], r["wilson_high"])
+        if wilson
+        else Interval(r["naive_ci_low"], r["naive_ci_high"])
+    )
+    line = [
+        str(r["n_items"]),
+        f"{r['score']:.{d}f}",
+        f"{r['naive_se']:.{d}f}",
+        _ci(naive, d) + (" W" if wilson else ""),
+    ]
     if lay.clustered:
-        line += ["-", "-", "-"] if r["n_clusters"] is None else [
-            str(r["n_clusters"]), f"{r['clustered_se']:.{d}f}", _ci(Interval(r["clustered_ci_low"], r["clustered_ci_high"]), d)]
+        line += (
+            ["-", "-", "-"]
+            if r["n_clusters"] is None
+            else [
+                str(r["n_clusters"]),
+                f"{r['clustered_se']:.{d}f}",
+                _ci(Interval(r["clustered_ci_low"], r["clustered_ci_high"]), d),
+            ]
+        )
     if lay.boot:
         line.append(_ci(Interval(r["bootstrap_low"], r["bootstrap_high"]), d))
     if lay.sampled:
-        line += ["-", "-"] if r["samples_per_item"] is None else [f"{r['samples_per_item']:g}", f"{r['n_eff']:.0f}"]
+        line += (
+            ["-", "-"]
+            if r["samples_per_item"] is None
+            else [f"{r['samples_per_item']:g}", f"{r['n_eff']:.0f}"]
+        )
     return line
 
 
@@ -200,16 +253,24 @@ def _pair_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[str]:
         return ["baseline", *["-"] * (width - 1)]
     mark = " *" if r["significant"] else ""
     key = "paired" if r["paired_clustered_se"] is None else "paired_clustered"
-    unpaired = r["unpaired_se"] if r["unpaired_clustered_se"] is None else r["unpaired_clustered_se"]
-    line = [f"{r['delta']:+.{d}f}", f"{unpaired:.{d}f}", f"{r[key + '_se']:.{d}f}",
-            _ci(Interval(r[key + "_ci_low"], r[key + "_ci_high"]), d)]
+    unpaired = (
+        r["unpaired_se"] if r["unpaired_clustered_se"] is None else r["unpaired_clustered_se"]
+    )
+    line = [
+        f"{r['delta']:+.{d}f}",
+        f"{unpaired:.{d}f}",
+        f"{r[key + '_se']:.{d}f}",
+        _ci(Interval(r[key + "_ci_low"], r[key + "_ci_high"]), d),
+    ]
     if lay.boot:
         line.append(_ci(Interval(r["paired_bootstrap_low"], r["paired_bootstrap_high"]), d))
     line += [f"{r['correlation']:.2f}", f"{r['p_value']:.5f}" + ("" if lay.holm else mark)]
     return line + ([f"{r['p_adjusted']:.5f}{mark}"] if lay.holm else [])
 
 
-def _table(rows: list[dict[str, Any]], width: int | None) -> tuple[list[str], list[list[str]], list[str]]:
+def _table(
+    rows: list[dict[str, Any]], width: int | None
+) -> tuple[list[str], list[list[str]], list[str]]:
     lay = _Layout.of(rows)
     conf = f"{rows[0]['confidence'] * 100:g}% CI"
     header = ["model", "metric", *(["rank"] if lay.ranked else []), "items", "mean", "SE", conf]
@@ -217,70 +278,149 @@ def _table(rows: list[dict[str, Any]], width: int | None) -> tuple[list[str], li
     header += [f"{conf} boot."] if lay.boot else []
     header += ["k", "n_eff"] if lay.sampled else []
     paired = "paired clust." if lay.clustered else "paired"
-    header += ["Δ baseline", "SE unpaired clust." if lay.clustered else "SE unpaired", f"SE {paired}", f"{conf} {paired}"]
+    header += [
+        "Δ baseline",
+        "SE unpaired clust." if lay.clustered else "SE unpaired",
+        f"SE {paired}",
+        f"{conf} {paired}",
+    ]
     header += [f"{conf} paired boot."] if lay.boot else []
     header += ["corr", "p-value"] + (["p (Holm)"] if lay.holm else [])
     short = display_names(list(dict.fromkeys(r["system"] for r in rows)))
     # 4 decimals for scores on a 0-1 scale, 2 for larger scales (chrF, sentence BLEU: 0-100)
     wide = {r["metric"] for r in rows if abs(r["score"]) > 1.0}
-    decimals = {r["metric"]: width if width is not None else (2 if r["metric"] in wide else 4) for r in rows}
-    body = [[short[r["system"]], r["metric"], *([str(r["cluster"])] if lay.ranked else []),
-             *_model_cells(r, decimals[r["metric"]], lay),
-             *_pair_cells(r, decimals[r["metric"]], lay)] for r in rows]
+    decimals = {
+        r["metric"]: width if width is not None else (2 if r["metric"] in wide else 4) for r in rows
+    }
+    body = [
+        [
+            short[r["system"]],
+            r["metric"],
+            *([str(r["cluster"])] if lay.ranked else []),
+            *_model_cells(r, decimals[r["metric"]], lay),
+            *_pair_cells(r, decimals[r["metric"]], lay),
+        ]
+        for r in rows
+    ]
     return header, body, _footer(rows, lay)
 
 
 def _footer(rows: list[dict[str, Any]], lay: _Layout) -> list[str]:
-    lines = [f"{r['metric']}: items common to every model; {r['dropped_items']} left out"
-             for r in rows if r["baseline"] and r["dropped_items"]]
-    lines.append("CI: Student t on the CLT standard error (W: Wilson, for 0/1 scores)"
-                 + ("; clust.: cluster-robust (CR1) standard error, t with clusters - 1 df" if lay.clustered else ""))
+    lines = [
+        f"{r['metric']}: items common to every model; {r['dropped_items']} left out"
+        for r in rows
+        if r["baseline"] and r["dropped_items"]
+    ]
+    lines.append(
+        "CI: Student t on the CLT standard error (W: Wilson, for 0/1 scores)"
+        + (
+            "; clust.: cluster-robust (CR1) standard error, t with clusters - 1 df"
+            if lay.clustered
+            else ""
+        )
+    )
     if lay.boot:
-        lines.append(f"boot.: percentile bootstrap, {rows[0]['n_samples']} resamples of "
-                     + ("whole clusters" if lay.clustered else "items") + f", seed {rows[0]['seed']}")
+        lines.append(
+            f"boot.: percentile bootstrap, {rows[0]['n_samples']} resamples of "
+            + ("whole clusters" if lay.clustered else "items")
+            + f", seed {rows[0]['seed']}"
+        )
     if lay.sampled:
-        lines.append("k: samples per item; n_eff: single-sample items giving the same standard error")
-    lines.append("paired: on the per-item differences to the baseline"
-                 + (", cluster-robust" if lay.clustered else "") + "; p-value: paired t test on that standard error")
+        lines.append(
+            "k: samples per item; n_eff: single-sample items giving the same standard error"
+        )
+    lines.append(
+        "paired: on the per-item differences to the baseline"
+        + (", cluster-robust" if lay.clustered else "")
+        + "; p-value: paired t test on that standard error"
+    )
     if lay.ranked:
-        lines.append("rank: significance cluster, best first; a boundary where every model above is "
-                     "significantly better than every model below (paired tests of every pair)")
+        lines.append(
+            "rank: significance cluster, best first; a boundary where every model above is "
+            "significantly better than every model below (paired tests of every pair)"
+        )
     which = "Holm-adjusted p" if lay.holm else "p"
-    lines.append(f"* {which} < {rows[0]['alpha']:g} against the baseline" + (" (Holm per metric)" if lay.holm else ""))
+    lines.append(
+        f"* {which} < {rows[0]['alpha']:g} against the baseline"
+        + (" (Holm per metric)" if lay.holm else "")
+    )
     return lines
 
 
 def pair_rows(metric: str, res: ItemComparison, alpha: float) -> list[dict[str, Any]]:
     """One JSON-ready dict per compared pair (``--all-pairs``)."""
-    return [{
-        "system": p.model, "vs": p.baseline, "metric": metric, "delta": p.delta,
-        "unpaired_se": p.unpaired_se, "unpaired_clustered_se": p.unpaired_clustered_se,
-        **_prefixed("paired", _est(p.paired)), **_prefixed("paired_clustered", _est(p.clustered)),
-        "correlation": p.correlation, "p_value": p.p_value, "p_adjusted": p.p_adjusted,
-        "correction": res.correction, "significant": p.p_adjusted < alpha, "alpha": alpha,
-    } for p in res.pairs]
+    return [
+        {
+            "system": p.model,
+            "vs": p.baseline,
+            "metric": metric,
+            "delta": p.delta,
+            "unpaired_se": p.unpaired_se,
+            "unpaired_clustered_se": p.unpaired_clustered_se,
+            **_prefixed("paired", _est(p.paired)),
+            **_prefixed("paired_clustered", _est(p.clustered)),
+            "correlation": p.correlation,
+            "p_value": p.p_value,
+            "p_adjusted": p.p_adjusted,
+            "correction": res.correction,
+            "significant": p.p_adjusted < alpha,
+            "alpha": alpha,
+        }
+        for p in res.pairs
+    ]
 
 
 def _pairs_table(pairs: list[dict[str, Any]], width: int | None) -> TableText:
     short = display_names(list(dict.fromkeys(r[k] for r in pairs for k in ("vs", "system"))))
     clustered = any(r["paired_clustered_se"] is not None for r in pairs)
     kind = "paired clust." if clustered else "paired"
-    header = ["model", "vs", "metric", "Δ", "SE unpaired clust." if clustered else "SE unpaired", f"SE {kind}",
-              f"CI {kind}", "corr", "p-value", "p (Holm)"]
+    header = [
+        "model",
+        "vs",
+        "metric",
+        "Δ",
+        "SE unpaired clust." if clustered else "SE unpaired",
+        f"SE {kind}",
+        f"CI {kind}",
+        "corr",
+        "p-value",
+        "p (Holm)",
+    ]
     body = []
     for r in pairs:
         d = width if width is not None else 4
         key = "paired_clustered" if r["paired_clustered_se"] is not None else "paired"
-        unpaired = r["unpaired_se"] if r["unpaired_clustered_se"] is None else r["unpaired_clustered_se"]
-        body.append([short[r["system"]], short[r["vs"]], r["metric"], f"{r['delta']:+.{d}f}", f"{unpaired:.{d}f}",
-                     f"{r[key + '_se']:.{d}f}", _ci(Interval(r[key + "_ci_low"], r[key + "_ci_high"]), d),
-                     f"{r['correlation']:.2f}", f"{r['p_value']:.5f}",
-                     f"{r['p_adjusted']:.5f}" + (" *" if r["significant"] else "")])
-    return TableText(header, body, [f"* Holm-adjusted p < {pairs[0]['alpha']:g} over every pair of each metric"
-                                    if pairs[0]["correction"] == "holm" else f"* p < {pairs[0]['alpha']:g}"])
+        unpaired = (
+            r["unpaired_se"] if r["unpaired_clustered_se"] is None else r["unpaired_clustered_se"]
+        )
+        body.append(
+            [
+                short[r["system"]],
+                short[r["vs"]],
+                r["metric"],
+                f"{r['delta']:+.{d}f}",
+                f"{unpaired:.{d}f}",
+                f"{r[key + '_se']:.{d}f}",
+                _ci(Interval(r[key + "_ci_low"], r[key + "_ci_high"]), d),
+                f"{r['correlation']:.2f}",
+                f"{r['p_value']:.5f}",
+                f"{r['p_adjusted']:.5f}" + (" *" if r["significant"] else ""),
+            ]
+        )
+    return TableText(
+        header,
+        body,
+        [
+            f"* Holm-adjusted p < {pairs[0]['alpha']:g} over every pair of each metric"
+            if pairs[0]["correction"] == "holm"
+            else f"* p < {pairs[0]['alpha']:g}"
+        ],
+    )
 
 
-def render(tables: list[list[dict[str, Any]]], pairs: list[dict[str, Any]] | None, opts: ScoreOptions) -> None:
+def render(
+    tables: list[list[dict[str, Any]]], pairs: list[dict[str, Any]] | None, opts: ScoreOptions
+) -> None:
     """One table of every metric and model (and with ``pairs`` one of every pair), in the
     chosen format, to stdout or ``--out``."""
     rows = [r for t in tables for r in t]
@@ -288,8 +428,12 @@ def render(tables: list[list[dict[str, Any]]], pairs: list[dict[str, Any]] | Non
     if pairs is None:
         emit_table(opts.fmt, header, body, opts.out, footer=footer, data=rows)
         return
-    emit_tables(opts.fmt, [TableText(header, body, footer), _pairs_table(pairs, opts.width)], opts.out,
-                {"models": rows, "pairs": pairs})
+    emit_tables(
+        opts.fmt,
+        [TableText(header, body, footer), _pairs_table(pairs, opts.width)],
+        opts.out,
+        {"models": rows, "pairs": pairs},
+    )
 
 
 def compare_scores(files: list[str], opts: ScoreOptions) -> None:
@@ -300,9 +444,15 @@ def compare_scores(files: list[str], opts: ScoreOptions) -> None:
     for group in aligned_inputs(files, opts.columns, opts.common_items):
         clusters = cluster_codes(group.clusters) if group.clusters is not None else None
         res = compare_items(
-            [s.model for s in group.sets], means_of(group), clusters, baseline=None if every_pair else 0,
-            confidence=opts.confidence, correction=opts.correction, binary=[s.binary for s in group.sets],
-            n_samples=opts.n_samples, seed=opts.seed,
+            [s.model for s in group.sets],
+            means_of(group),
+            clusters,
+            baseline=None if every_pair else 0,
+            confidence=opts.confidence,
+            correction=opts.correction,
+            binary=[s.binary for s in group.sets],
+            n_samples=opts.n_samples,
+            seed=opts.seed,
         )
         ranking = _ranking(res, opts) if opts.rank else None
         tables.append(result_rows(group, res, opts.alpha, ranking))

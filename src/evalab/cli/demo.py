@@ -48,7 +48,8 @@ def quick_study(study: Study) -> Study:
         base={**study.base, **QUICK_BUDGET},
         variants=tuple(v for v in study.variants if v.label in keep),
         reference={
-            col: {k: v for k, v in vals.items() if k in keep} for col, vals in study.reference.items()
+            col: {k: v for k, v in vals.items() if k in keep}
+            for col, vals in study.reference.items()
         },
     )
 
@@ -77,7 +78,8 @@ def timing_lines(study: Study, db: Path, summary: Any, seconds: float, jobs: int
     keys = {r.key for r in plan_runs(study)}
     with RunStore(db, create=False) as store:
         durations = [
-            r.duration for k, r in store.runs(study.name).items()
+            r.duration
+            for k, r in store.runs(study.name).items()
             if k in keys and r.status == "ok" and r.duration is not None
         ]
     lines = []
@@ -95,7 +97,10 @@ def timing_lines(study: Study, db: Path, summary: Any, seconds: float, jobs: int
 
 
 #: (row suppressed at evaluation, the retrained row that removes the same component)
-STAGE_PAIRS = (("(A') 1 of 4 heads at eval", "(A) h=1"), ("(E') positions removed at eval", "(E) none"))
+STAGE_PAIRS = (
+    ("(A') 1 of 4 heads at eval", "(A) h=1"),
+    ("(E') positions removed at eval", "(E) none"),
+)
 
 
 def stage_lines(analysis: Any) -> list[str]:
@@ -114,8 +119,10 @@ def stage_lines(analysis: Any) -> list[str]:
         if at_eval in labels and retrained in labels:
             e, r = labels[at_eval].metrics[p], labels[retrained].metrics[p]
             if e.n and r.n:
-                lines.append(f"{p}: {at_eval} {e.mean:.1f} (Δ {e.delta:+.1f} paired) vs {retrained} {r.mean:.1f} "
-                             f"(Δ {r.delta:+.1f} Welch); base {analysis.base.metrics[p].mean:.1f}.")
+                lines.append(
+                    f"{p}: {at_eval} {e.mean:.1f} (Δ {e.delta:+.1f} paired) vs {retrained} {r.mean:.1f} "
+                    f"(Δ {r.delta:+.1f} Welch); base {analysis.base.metrics[p].mean:.1f}."
+                )
     return lines
 
 
@@ -146,9 +153,13 @@ def write_reports(
     md = render_markdown(analysis)
     md += "\n### Protocol\n\n" + "".join(f"- {x}\n" for x in protocol + timing)
     if stages:
-        md += "\n### Retrained or suppressed at evaluation\n\n" + "".join(f"- {x}\n" for x in stages)
+        md += "\n### Retrained or suppressed at evaluation\n\n" + "".join(
+            f"- {x}\n" for x in stages
+        )
     if checks:
-        md += "\n### The expected directions at this budget\n\n" + "".join(f"- {x}\n" for x in checks)
+        md += "\n### The expected directions at this budget\n\n" + "".join(
+            f"- {x}\n" for x in checks
+        )
     write_text_atomic(out / "report.md", md)
     write_manifest(out, REPORTS)
     return analysis, checks
@@ -167,7 +178,10 @@ def write_manifest(folder: Path, reports: tuple[str, ...] = ()) -> None:
     from evalab.io import write_text_atomic
 
     digests = {name: _sha256(folder / name) for name in reports}
-    write_text_atomic(folder / MANIFEST, json.dumps({"written_by": "evalab demo", "reports": digests}, indent=1) + "\n")
+    write_text_atomic(
+        folder / MANIFEST,
+        json.dumps({"written_by": "evalab demo", "reports": digests}, indent=1) + "\n",
+    )
 
 
 def check_demo_folder(out_dir: str) -> None:
@@ -185,31 +199,56 @@ def check_demo_folder(out_dir: str) -> None:
     manifest: dict[str, Any] = {}
     if MANIFEST in entries:
         try:
-            manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("reports", {})
+            manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get(
+                "reports", {}
+            )
         except (ValueError, OSError, AttributeError):
-            raise SettingsError(f"--out-dir {out_dir}: {MANIFEST} is not the demo's manifest; give another folder") from None
+            raise SettingsError(
+                f"--out-dir {out_dir}: {MANIFEST} is not the demo's manifest; give another folder"
+            ) from None
     elif entries:
         raise SettingsError(
             f"--out-dir {out_dir} holds files the demo did not write ({', '.join(entries[:3])}"
             f"{', ...' if len(entries) > 3 else ''}); give a new or empty folder"
         )
     foreign = [e for e in entries if e != MANIFEST and e not in OWN_ENTRIES and e not in manifest]
-    changed = [e for e in entries if e in manifest and (not (folder / e).is_file() or _sha256(folder / e) != manifest[e])]
+    changed = [
+        e
+        for e in entries
+        if e in manifest and (not (folder / e).is_file() or _sha256(folder / e) != manifest[e])
+    ]
     if foreign or changed:
-        what = f"{', '.join(foreign)} (not written by the demo)" if foreign else f"{', '.join(changed)} (changed since the demo wrote it)"
-        raise SettingsError(f"--out-dir {out_dir}: {what} would be replaced; move it or give another folder")
+        what = (
+            f"{', '.join(foreign)} (not written by the demo)"
+            if foreign
+            else f"{', '.join(changed)} (changed since the demo wrote it)"
+        )
+        raise SettingsError(
+            f"--out-dir {out_dir}: {what} would be replaced; move it or give another folder"
+        )
 
 
 @app.command()
 def demo(
     out_dir: Annotated[
-        str, typer.Option("--out-dir", help="Folder for report.html, report.md and the run database studies.db.")
+        str,
+        typer.Option(
+            "--out-dir", help="Folder for report.html, report.md and the run database studies.db."
+        ),
     ] = DEFAULT_OUT,
     jobs: Annotated[
-        int | None, typer.Option("-j", "--jobs", help="Runs at once (one process and one thread each). Default: the number of CPUs.")
+        int | None,
+        typer.Option(
+            "-j",
+            "--jobs",
+            help="Runs at once (one process and one thread each). Default: the number of CPUs.",
+        ),
     ] = None,
     quick: Annotated[
-        bool, typer.Option("--quick", help="Smoke test: base and 1 head, 2 seeds, 30 steps (seconds, not minutes).")
+        bool,
+        typer.Option(
+            "--quick", help="Smoke test: base and 1 head, 2 seeds, 30 steps (seconds, not minutes)."
+        ),
     ] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
 ) -> None:
@@ -235,7 +274,9 @@ def demo(
         if not (folder / MANIFEST).exists():
             write_manifest(folder)  # first, so an interrupted demo can be resumed in its folder
     except (OSError, InputError) as exc:
-        raise SettingsError(f"--out-dir {out_dir}: cannot create the folder ({getattr(exc, 'strerror', None) or exc})") from exc
+        raise SettingsError(
+            f"--out-dir {out_dir}: cannot create the folder ({getattr(exc, 'strerror', None) or exc})"
+        ) from exc
     db = folder / "studies.db"
 
     study = load_study(study_path())
@@ -249,7 +290,9 @@ def demo(
     analysis, directions = write_reports(study, db, folder, timing, directions=not quick)
     render_table(analysis)
     if directions:
-        typer.echo("\nThe expected directions (95% CIs over seeds: Welch between trained rows, paired for rows at eval):")
+        typer.echo(
+            "\nThe expected directions (95% CIs over seeds: Welch between trained rows, paired for rows at eval):"
+        )
         for line in directions:
             typer.echo(f"  {line}")
     sys.stderr.write(

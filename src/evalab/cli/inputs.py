@@ -34,7 +34,9 @@ def metric_inputs(names: Sequence[str], set_items: Sequence[str]) -> list[tuple[
     ``names`` as given on the command line (any case, comma-separated lists)."""
     names = canonical_metric_names(names)
     per_metric = parse_set_options(set_items, names)
-    return [pair for name in names for pair in settings_inputs(name, per_metric[name], f"--set {name}")]
+    return [
+        pair for name in names for pair in settings_inputs(name, per_metric[name], f"--set {name}")
+    ]
 
 
 def study_inputs(study: Any, db: str) -> list[tuple[str, str | None]]:
@@ -45,7 +47,11 @@ def study_inputs(study: Any, db: str) -> list[tuple[str, str | None]]:
     from evalab.ablation.spec import find_module_file
 
     directory = study.directory
-    start = [Path(f) for f in (find_module_file(e, directory) for e in (study.entry, study.evaluate) if e) if f]
+    start = [
+        Path(f)
+        for f in (find_module_file(e, directory) for e in (study.entry, study.evaluate) if e)
+        if f
+    ]
     if study.command:
         start += command_files(study.command, directory)
     read: list[tuple[str, str | None]] = [("STUDY_FILE", _shown(study.path))]

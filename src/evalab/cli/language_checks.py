@@ -28,15 +28,20 @@ ENGLISH_MIN_SHARE = 0.15
 #: multilingual encoders ``--lang`` looks for in the local cache and the warning points at
 #: (bert-score's default for other languages first), under their hub names old and new
 MULTILINGUAL_ENCODERS = (
-    "bert-base-multilingual-cased", "google-bert/bert-base-multilingual-cased",
-    "xlm-roberta-large", "FacebookAI/xlm-roberta-large",
+    "bert-base-multilingual-cased",
+    "google-bert/bert-base-multilingual-cased",
+    "xlm-roberta-large",
+    "FacebookAI/xlm-roberta-large",
 )
 
 _LANGUAGES = {"zh": "Chinese", "ja": "Japanese", "ko": "Korean"}
 
 
 def warn_tokenizer_misfit(
-    metrics: Mapping[str, Metric], refs: Sequence[Sequence[str | None]], *, langpair_option: bool = False
+    metrics: Mapping[str, Metric],
+    refs: Sequence[Sequence[str | None]],
+    *,
+    langpair_option: bool = False,
 ) -> None:
     """Warn when BLEU tokenizes CJK references with a tokenizer that does not split them.
 

@@ -56,8 +56,17 @@ from evalab.stats.bootstrap import check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
 
-def _check_options(format: str, n_bootstrap: int, permutations: int, seed: int, confidence: float,
-                   alpha: float, metric_system: str, human_system: str, human_format: str) -> None:
+def _check_options(
+    format: str,
+    n_bootstrap: int,
+    permutations: int,
+    seed: int,
+    confidence: float,
+    alpha: float,
+    metric_system: str,
+    human_system: str,
+    human_format: str,
+) -> None:
     check_format(format, PAGE_FORMATS)
     check_n_samples(n_bootstrap, "--n-samples")
     if permutations != 0:
@@ -67,11 +76,17 @@ def _check_options(format: str, n_bootstrap: int, permutations: int, seed: int, 
     if not 0.0 < alpha < 1.0:
         raise SettingsError(f"--alpha must be strictly between 0 and 1, got {alpha}")
     if metric_system not in METRIC_SYSTEM_MODES:
-        raise SettingsError(f"--metric-system must be one of {', '.join(METRIC_SYSTEM_MODES)}, got {metric_system!r}")
+        raise SettingsError(
+            f"--metric-system must be one of {', '.join(METRIC_SYSTEM_MODES)}, got {metric_system!r}"
+        )
     if human_system not in HUMAN_SYSTEM_MODES:
-        raise SettingsError(f"--human-system must be one of {', '.join(HUMAN_SYSTEM_MODES)}, got {human_system!r}")
+        raise SettingsError(
+            f"--human-system must be one of {', '.join(HUMAN_SYSTEM_MODES)}, got {human_system!r}"
+        )
     if human_format not in HUMAN_FORMATS:
-        raise SettingsError(f"--human-format must be one of {', '.join(HUMAN_FORMATS)}, got {human_format!r}")
+        raise SettingsError(
+            f"--human-format must be one of {', '.join(HUMAN_FORMATS)}, got {human_format!r}"
+        )
 
 
 def _aliases(paths: list[str], short: dict[str, str]) -> dict[str, str]:
@@ -91,10 +106,21 @@ def _check_source(source: str | None, n_segments: int, reference: str) -> None:
         check_same_length([(source, segments), (reference, [None] * n_segments)])
 
 
-def _collect_scores(metrics: list[str], set_: list[str], scores_file: str | None, refs: list[list[str]],
-                    hyps: list[list[str]], systems: list[str], aliases: dict[str, str], file_names: dict[str, str],
-                    metric_system: str, mask: np.ndarray, *, progress: bool,
-                    source: tuple[str | None, str] = (None, "")) -> list[MetricScores]:
+def _collect_scores(
+    metrics: list[str],
+    set_: list[str],
+    scores_file: str | None,
+    refs: list[list[str]],
+    hyps: list[list[str]],
+    systems: list[str],
+    aliases: dict[str, str],
+    file_names: dict[str, str],
+    metric_system: str,
+    mask: np.ndarray,
+    *,
+    progress: bool,
+    source: tuple[str | None, str] = (None, ""),
+) -> list[MetricScores]:
     out: list[MetricScores] = []
     built = show_progress(build_metrics(metrics, set_), progress)
     # the metrics that read sources (comet) get the --source segments, as in `score`
@@ -102,11 +128,19 @@ def _collect_scores(metrics: list[str], set_: list[str], scores_file: str | None
     for name, metric in built.items():
         out.append(metric_scores(name, metric, hyps, refs, metric_system, mask))
     if scores_file is not None:
-        table = read_precomputed(scores_file, lambda name: find_system(name, aliases, file_names), mask.shape[1])
+        table = read_precomputed(
+            scores_file, lambda name: find_system(name, aliases, file_names), mask.shape[1]
+        )
         for name, per_system in table.items():
             if name in metrics:
-                raise InputError(f"{scores_file}: metric {name!r} is also computed by -m; rename one of them")
-            out.append(precomputed_scores(name, per_system, systems, mask.shape[1], metric_system, mask, scores_file))
+                raise InputError(
+                    f"{scores_file}: metric {name!r} is also computed by -m; rename one of them"
+                )
+            out.append(
+                precomputed_scores(
+                    name, per_system, systems, mask.shape[1], metric_system, mask, scores_file
+                )
+            )
     return out
 
 
@@ -133,31 +167,129 @@ def _render(result: MetaEvalResult, fmt: str, width: int, out: str | None) -> No
 
         emit(render_html(result), out)
     else:
-        emit_table(fmt, render.header(result), render.table_rows(result, width), out, footer=render.footer(result))
+        emit_table(
+            fmt,
+            render.header(result),
+            render.table_rows(result, width),
+            out,
+            footer=render.footer(result),
+        )
 
 
 @app.command("meta-eval")
 def meta_eval(
-    human: Annotated[str, typer.Option("--human", help="Human segment scores: MQM average-score file or TSV (system, segment, score).")],
-    reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references.")],
-    input: Annotated[list[str], typer.Option("-i", "--input", help="System outputs: -i SYS1 SYS2 ... (human translations too, e.g. ref-C; NAME=PATH names a system).")],
-    metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="evalab metrics: -m bleu chrf ... (default bleu chrf unless --scores is given).")] = [],  # noqa: B006
-    scores: Annotated[str | None, typer.Option("--scores", help="Precomputed metric scores: METRIC<TAB>SYSTEM<TAB>SEGMENT (or - for the system score)<TAB>SCORE.")] = None,
-    source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
-    name_map: Annotated[list[str], typer.Option("--name-map", help="HUMAN=SYSTEM: a human-file system name and the -i system it denotes. Repeatable.")] = [],  # noqa: B006
+    human: Annotated[
+        str,
+        typer.Option(
+            "--human",
+            help="Human segment scores: MQM average-score file or TSV (system, segment, score).",
+        ),
+    ],
+    reference: Annotated[
+        list[str],
+        typer.Option(
+            "-r",
+            "--reference",
+            help="Reference file, one segment a line. Repeat for several references.",
+        ),
+    ],
+    input: Annotated[
+        list[str],
+        typer.Option(
+            "-i",
+            "--input",
+            help="System outputs: -i SYS1 SYS2 ... (human translations too, e.g. ref-C; NAME=PATH names a system).",
+        ),
+    ],
+    metrics: Annotated[
+        list[str],
+        typer.Option(
+            "-m",
+            "--metrics",
+            help="evalab metrics: -m bleu chrf ... (default bleu chrf unless --scores is given).",
+        ),
+    ] = [],  # noqa: B006
+    scores: Annotated[
+        str | None,
+        typer.Option(
+            "--scores",
+            help="Precomputed metric scores: METRIC<TAB>SYSTEM<TAB>SEGMENT (or - for the system score)<TAB>SCORE.",
+        ),
+    ] = None,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--source",
+            help="Source file, one segment a line, for metrics that read sources (comet).",
+        ),
+    ] = None,
+    name_map: Annotated[
+        list[str],
+        typer.Option(
+            "--name-map",
+            help="HUMAN=SYSTEM: a human-file system name and the -i system it denotes. Repeatable.",
+        ),
+    ] = [],  # noqa: B006
     human_format: Annotated[str, typer.Option("--human-format", help="auto, mqm or tsv.")] = "auto",
-    metric_system: Annotated[str, typer.Option("--metric-system", help="Metric system score: corpus (the metric's corpus score), mean or rated-mean of segment scores.")] = "corpus",
-    human_system: Annotated[str, typer.Option("--human-system", help="Human system score: rated-mean (over the system's rated segments) or common-mean (segments rated for all).")] = "rated-mean",
-    n_bootstrap: Annotated[int, typer.Option("-n", "--n-samples", help="Bootstrap resamples of segments for the intervals and the paired-bootstrap p-values (system level; acc_eq with no grouping).")] = 1000,
-    permutations: Annotated[int, typer.Option("--permutations", help="Permutation trials of the segment-level PERM-BOTH tests (0: none).")] = 1000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of resampling and permutations.")] = DEFAULT_SEED,
-    confidence: Annotated[float, typer.Option("--confidence", help="Confidence level of the intervals.")] = 0.95,
-    alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the rank clusters.")] = 0.05,
-    set_: Annotated[list[str], typer.Option("-s", "--set", help="Metric setting KEY=VALUE or METRIC.KEY=VALUE. Repeatable.")] = [],  # noqa: B006
+    metric_system: Annotated[
+        str,
+        typer.Option(
+            "--metric-system",
+            help="Metric system score: corpus (the metric's corpus score), mean or rated-mean of segment scores.",
+        ),
+    ] = "corpus",
+    human_system: Annotated[
+        str,
+        typer.Option(
+            "--human-system",
+            help="Human system score: rated-mean (over the system's rated segments) or common-mean (segments rated for all).",
+        ),
+    ] = "rated-mean",
+    n_bootstrap: Annotated[
+        int,
+        typer.Option(
+            "-n",
+            "--n-samples",
+            help="Bootstrap resamples of segments for the intervals and the paired-bootstrap p-values (system level; acc_eq with no grouping).",
+        ),
+    ] = 1000,
+    permutations: Annotated[
+        int,
+        typer.Option(
+            "--permutations",
+            help="Permutation trials of the segment-level PERM-BOTH tests (0: none).",
+        ),
+    ] = 1000,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of resampling and permutations.")
+    ] = DEFAULT_SEED,
+    confidence: Annotated[
+        float, typer.Option("--confidence", help="Confidence level of the intervals.")
+    ] = 0.95,
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="Significance level of the rank clusters.")
+    ] = 0.05,
+    set_: Annotated[
+        list[str],
+        typer.Option(
+            "-s", "--set", help="Metric setting KEY=VALUE or METRIC.KEY=VALUE. Repeatable."
+        ),
+    ] = [],  # noqa: B006
     format: Annotated[str, format_option(PAGE_FORMATS)] = "table",
     width: Annotated[int, typer.Option("-w", "--width", help="Decimals shown.")] = 4,
-    out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
-    save_scores: Annotated[str | None, typer.Option("--save-scores", help="Also write every metric's segment scores to this file, in the --scores format.")] = None,
+    out: Annotated[
+        str | None,
+        typer.Option(
+            "-o", "--out", help="Write the output to this file (atomically) instead of stdout."
+        ),
+    ] = None,
+    save_scores: Annotated[
+        str | None,
+        typer.Option(
+            "--save-scores",
+            help="Also write every metric's segment scores to this file, in the --scores format.",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Meta-evaluate metrics against human scores: correlations, accuracies, CIs, clusters."""
@@ -165,11 +297,25 @@ def meta_eval(
     named = named_inputs(input)
     input = named.paths
     metric_names = list(metrics) or ([] if scores else ["bleu", "chrf"])
-    read = [*input_options(reference, input, source), ("--human", human), ("--scores", scores),
-            *metric_inputs(metric_names, set_)]
+    read = [
+        *input_options(reference, input, source),
+        ("--human", human),
+        ("--scores", scores),
+        *metric_inputs(metric_names, set_),
+    ]
     check_out(out, read)
     check_out(save_scores, read, option="--save-scores", outputs=[("--out", out)])
-    _check_options(format, n_bootstrap, permutations, seed, confidence, alpha, metric_system, human_system, human_format)
+    _check_options(
+        format,
+        n_bootstrap,
+        permutations,
+        seed,
+        confidence,
+        alpha,
+        metric_system,
+        human_system,
+        human_format,
+    )
     if not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
     check_distinct_systems(list(input))
@@ -183,10 +329,24 @@ def meta_eval(
     systems = [short[p] for p in input]
     aliases = _aliases(list(input), short)
     file_names = {short[p]: Path(p).name for p in input}
-    human_matrix = align_human(read_human_scores(human, n_segments, human_format), systems, aliases, mapping, file_names)
+    human_matrix = align_human(
+        read_human_scores(human, n_segments, human_format), systems, aliases, mapping, file_names
+    )
     hyps = list(texts.values())
-    collected = _collect_scores(metric_names, set_, scores, refs, hyps, systems, aliases, file_names, metric_system,
-                                np.isfinite(human_matrix), progress=not quiet, source=(source, reference[0]))
+    collected = _collect_scores(
+        metric_names,
+        set_,
+        scores,
+        refs,
+        hyps,
+        systems,
+        aliases,
+        file_names,
+        metric_system,
+        np.isfinite(human_matrix),
+        progress=not quiet,
+        source=(source, reference[0]),
+    )
     settings = MetaEvalSettings(n_bootstrap, permutations, seed, confidence, alpha, human_system)
     with progress_bar(n_bootstrap, "bootstrap", not quiet) as advance:
         result = meta_evaluate(human_matrix, systems, collected, settings, advance)

@@ -38,7 +38,10 @@ def metrics_command(
     header = ["metric", "scale", "settings (default) [choices]"]
     described = [(e, _setting_lines(e["settings"])) for e in entries]
     if format != "table":
-        body = [[e["metric"], f"0-{e['scale']:g}", "; ".join(lines) or "(none)"] for e, lines in described]
+        body = [
+            [e["metric"], f"0-{e['scale']:g}", "; ".join(lines) or "(none)"]
+            for e, lines in described
+        ]
         emit_table(format, header, body, None)
         return
     table = Table(show_header=True, header_style="bold", show_lines=True)
@@ -46,7 +49,11 @@ def metrics_command(
         table.add_column(col)
     for e, lines in described:
         # help texts contain brackets ("[a-z0-9]"): print them literally, not as rich markup
-        table.add_row(escape(f"{e['metric']}\n{e['summary']}"), f"0-{e['scale']:g}", escape("\n".join(lines) or "(none)"))
+        table.add_row(
+            escape(f"{e['metric']}\n{e['summary']}"),
+            f"0-{e['scale']:g}",
+            escape("\n".join(lines) or "(none)"),
+        )
     Console(soft_wrap=False).print(table)
 
 

@@ -52,7 +52,6 @@ def display_names(names: list[str]) -> dict[str, str]:
     return short
 
 
-
 def _split(item: str) -> tuple[str | None, str]:
     """``(NAME, PATH)`` of ``NAME=PATH``; ``(None, item)`` for a plain path.
 
@@ -61,12 +60,14 @@ def _split(item: str) -> tuple[str | None, str]:
     the first ``=`` after which an existing file follows (else at the first ``=``).
     """
     cuts = [i for i, c in enumerate(item) if c == "="]
-    at = next((i for i in cuts if os.path.lexists(item[i + 1:])), cuts[0] if cuts else -1)
-    name, sep, path = item[:at], "=" if cuts else "", item[at + 1:]
+    at = next((i for i in cuts if os.path.lexists(item[i + 1 :])), cuts[0] if cuts else -1)
+    name, sep, path = item[:at], "=" if cuts else "", item[at + 1 :]
     if not sep or os.path.lexists(item) or "/" in name or os.sep in name:
         return None, item
     if not name.strip():
-        raise SettingsError(f"-i {item!r}: no name before '='; write -i NAME=PATH (or the path alone)")
+        raise SettingsError(
+            f"-i {item!r}: no name before '='; write -i NAME=PATH (or the path alone)"
+        )
     if not path:
         raise SettingsError(f"-i {item!r}: no file after '='; write -i NAME=PATH")
     return name, path
@@ -93,7 +94,10 @@ def named_inputs(items: Sequence[str]) -> NamedInputs:
     paths = [p for _, p in split]
     given = {p: n for n, p in split if n is not None}
     files = [system_name(p) for p in paths]
-    keys = {p: given.get(p) or (f if files.count(f) == 1 else p) for p, f in zip(paths, files, strict=True)}
+    keys = {
+        p: given.get(p) or (f if files.count(f) == 1 else p)
+        for p, f in zip(paths, files, strict=True)
+    }
     differing = display_names(files) if len(set(files)) == len(files) else display_names(paths)
     by_file = dict(zip(paths, files if len(set(files)) == len(files) else paths, strict=True))
     short = {p: given.get(p) or differing[by_file[p]] for p in paths}
@@ -101,7 +105,9 @@ def named_inputs(items: Sequence[str]) -> NamedInputs:
         seen: dict[str, str] = {}
         for p, name in names.items():
             if name in seen and seen[name] != p:
-                raise SettingsError(f"-i: two systems are called {name!r} ({seen[name]} and {p}); "
-                                    "give each its own NAME=PATH")
+                raise SettingsError(
+                    f"-i: two systems are called {name!r} ({seen[name]} and {p}); "
+                    "give each its own NAME=PATH"
+                )
             seen[name] = p
     return NamedInputs(paths, keys, short)

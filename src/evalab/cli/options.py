@@ -25,11 +25,15 @@ def canonical_metric_names(items: Sequence[str]) -> list[str]:
     by_lower = {name.lower(): name for name in METRICS}
     names = [part.strip() for item in items for part in item.split(",")]
     if any(not n for n in names):
-        raise SettingsError(f"-m/--metrics {' '.join(items)!r}: an empty metric name (a stray comma?)")
+        raise SettingsError(
+            f"-m/--metrics {' '.join(items)!r}: an empty metric name (a stray comma?)"
+        )
     return [by_lower.get(n.lower(), n) for n in names]
 
 
-def parse_set_options(items: Sequence[str], metric_names: Sequence[str]) -> dict[str, dict[str, Any]]:
+def parse_set_options(
+    items: Sequence[str], metric_names: Sequence[str]
+) -> dict[str, dict[str, Any]]:
     """Map each metric name to its settings from ``--set`` items."""
     per_metric: dict[str, dict[str, Any]] = {name: {} for name in metric_names}
     given: dict[tuple[str, str], str] = {}  # (metric, key) -> the --set item that set it
@@ -51,7 +55,8 @@ def parse_set_options(items: Sequence[str], metric_names: Sequence[str]) -> dict
             targets = [metric_name]
         else:
             targets = [
-                n for n, cls in classes.items()
+                n
+                for n, cls in classes.items()
                 if key in {f.name for f in dataclasses.fields(cls.settings_class)}
             ]
             if not targets:
@@ -64,7 +69,9 @@ def parse_set_options(items: Sequence[str], metric_names: Sequence[str]) -> dict
             earlier = given.setdefault((name, key), item)
             if earlier != item and per_metric[name][key] != value:
                 # the last one silently winning would report a setting the user also overrode
-                raise SettingsError(f"--set {item!r}: {name}.{key} is already set by --set {earlier!r}; give it once")
+                raise SettingsError(
+                    f"--set {item!r}: {name}.{key} is already set by --set {earlier!r}; give it once"
+                )
             per_metric[name][key] = value
     return per_metric
 
@@ -90,8 +97,12 @@ def model_items(model: str | None, names: Sequence[str]) -> list[str]:
     """``--set`` items for ``--model`` (one spelling in every command): every selected model metric."""
     if model is None:
         return []
-    readers = [n for n in canonical_metric_names(names)
-               if n in METRICS and "model" in {f.name for f in dataclasses.fields(metric_class(n).settings_class)}]
+    readers = [
+        n
+        for n in canonical_metric_names(names)
+        if n in METRICS
+        and "model" in {f.name for f in dataclasses.fields(metric_class(n).settings_class)}
+    ]
     if not readers:
         raise SettingsError(
             f"--model names the model of a model metric (bertscore, comet, perplexity, cross_entropy); "

@@ -23,9 +23,23 @@ from evalab.io import STDIN, same_file, write_text_atomic
 from evalab.report.latex import latex_escape, latex_table
 
 __all__ = [
-    "FORMATS", "PAGE_FORMATS", "TABLE_FORMATS", "TableText", "check_format", "check_out", "emit", "emit_table", "emit_tables",
-    "format_option", "json_safe", "latex_escape", "markdown_table", "ordered_row", "print_table",
-    "to_json", "to_latex",
+    "FORMATS",
+    "PAGE_FORMATS",
+    "TABLE_FORMATS",
+    "TableText",
+    "check_format",
+    "check_out",
+    "emit",
+    "emit_table",
+    "emit_tables",
+    "format_option",
+    "json_safe",
+    "latex_escape",
+    "markdown_table",
+    "ordered_row",
+    "print_table",
+    "to_json",
+    "to_latex",
 ]
 
 #: every command that prints a table offers these
@@ -41,19 +55,26 @@ LEADING_KEYS = ("system", "metric", "score")
 def format_option(formats: Sequence[str] = TABLE_FORMATS) -> Any:
     """The ``-f/--format`` option: one spelling, one help text and one metavar everywhere."""
     listed = f"{', '.join(formats[:-1])} or {formats[-1]}"
-    return typer.Option("-f", "--format", metavar="[" + "|".join(formats) + "]", help=f"Output format: {listed}.")
+    return typer.Option(
+        "-f", "--format", metavar="[" + "|".join(formats) + "]", help=f"Output format: {listed}."
+    )
 
 
 def check_format(fmt: str, allowed: Sequence[str] = TABLE_FORMATS) -> str:
     """Validate an output format name."""
     if fmt not in allowed:
-        raise SettingsError(f"--format: unknown format {fmt!r}; expected one of {', '.join(allowed)}")
+        raise SettingsError(
+            f"--format: unknown format {fmt!r}; expected one of {', '.join(allowed)}"
+        )
     return fmt
 
 
 def ordered_row(row: dict[str, Any]) -> dict[str, Any]:
     """``row`` with :data:`LEADING_KEYS` first (those present), the rest in their order."""
-    return {**{k: row[k] for k in LEADING_KEYS if k in row}, **{k: v for k, v in row.items() if k not in LEADING_KEYS}}
+    return {
+        **{k: row[k] for k in LEADING_KEYS if k in row},
+        **{k: v for k, v in row.items() if k not in LEADING_KEYS},
+    }
 
 
 def json_safe(value: Any) -> Any:
@@ -83,10 +104,14 @@ def _md_cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def markdown_table(header: Sequence[str], body: Sequence[Sequence[str]], footer: Sequence[str] = ()) -> str:
+def markdown_table(
+    header: Sequence[str], body: Sequence[Sequence[str]], footer: Sequence[str] = ()
+) -> str:
     """A GitHub-flavoured Markdown table (first column left-aligned), then footer lines."""
-    lines = ["| " + " | ".join(_md_cell(h) for h in header) + " |",
-             "|" + "|".join([":---", *["---:"] * (len(header) - 1)]) + "|"]
+    lines = [
+        "| " + " | ".join(_md_cell(h) for h in header) + " |",
+        "|" + "|".join([":---", *["---:"] * (len(header) - 1)]) + "|",
+    ]
     lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in body]
     if footer:
         lines += ["", *(f"{line}  " for line in footer)]
@@ -103,8 +128,13 @@ class TableText:
 
 
 def emit_table(
-    fmt: str, header: Sequence[str], body: Sequence[Sequence[str]], out: str | None, *,
-    footer: Sequence[str] = (), data: Any = None,
+    fmt: str,
+    header: Sequence[str],
+    body: Sequence[Sequence[str]],
+    out: str | None,
+    *,
+    footer: Sequence[str] = (),
+    data: Any = None,
 ) -> None:
     """Print or write one table in ``fmt``: ``data`` is what ``json`` writes; ``table`` to a
     file is tab-separated (no box drawing to parse), with the footer lines after it."""
@@ -119,10 +149,19 @@ def emit_tables(fmt: str, tables: Sequence[TableText], out: str | None, data: An
     elif fmt == "markdown":
         emit("\n".join(markdown_table(t.header, t.body, t.footer) for t in tables), out)
     elif fmt == "latex":
-        emit("\n".join(to_latex(t.header, t.body, caption="; ".join(t.footer)) for t in tables), out)
+        emit(
+            "\n".join(to_latex(t.header, t.body, caption="; ".join(t.footer)) for t in tables), out
+        )
     elif out and stream_of(out) != "stdout":
-        emit("\n".join("\n".join("\t".join(r) for r in [t.header, *t.body]) + "\n" + "".join(f"{f}\n" for f in t.footer)
-                       for t in tables), out)
+        emit(
+            "\n".join(
+                "\n".join("\t".join(r) for r in [t.header, *t.body])
+                + "\n"
+                + "".join(f"{f}\n" for f in t.footer)
+                for t in tables
+            ),
+            out,
+        )
     else:
         for k, t in enumerate(tables):
             if k:
@@ -130,7 +169,9 @@ def emit_tables(fmt: str, tables: Sequence[TableText], out: str | None, data: An
             print_table(t.header, t.body, footer=t.footer)
 
 
-def print_table(header: Sequence[str], body: Sequence[Sequence[str]], footer: Sequence[str] = ()) -> None:
+def print_table(
+    header: Sequence[str], body: Sequence[Sequence[str]], footer: Sequence[str] = ()
+) -> None:
     """Print a rich table to stdout, then footer lines (signatures)."""
     # imported here: rich costs ~30 ms of start-up that JSON, LaTeX and file output don't need
     from rich.console import Console
@@ -157,8 +198,12 @@ def print_table(header: Sequence[str], body: Sequence[Sequence[str]], footer: Se
 STREAMS = {"-": "stdout", "/dev/stdout": "stdout", "/dev/stderr": "stderr"}
 
 #: kinds of file an output may not replace (the node would become a regular file)
-_SPECIAL = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-            (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+_SPECIAL = (
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def stream_of(out: str | None) -> str | None:
@@ -199,8 +244,14 @@ def _nearest_existing(path: Path) -> Path:
     return Path("/")  # pragma: no cover - "/" always exists
 
 
-def check_out(out: str | None, inputs: Iterable[tuple[str, str | None]], *, option: str = "--out",
-              folder: bool = False, outputs: Iterable[tuple[str, str | None]] = ()) -> None:
+def check_out(
+    out: str | None,
+    inputs: Iterable[tuple[str, str | None]],
+    *,
+    option: str = "--out",
+    folder: bool = False,
+    outputs: Iterable[tuple[str, str | None]] = (),
+) -> None:
     """Refuse an output path that would destroy an input or cannot be written, before any work.
 
     ``inputs`` are ``(option, path)`` pairs of everything the command reads (None and ``-``
@@ -239,13 +290,17 @@ def check_out(out: str | None, inputs: Iterable[tuple[str, str | None]], *, opti
     _check_writable(out, option=option, folder=folder)
 
 
-def _check_stream(out: str, outputs: list[tuple[str, str | None]], *, option: str, folder: bool) -> None:
+def _check_stream(
+    out: str, outputs: list[tuple[str, str | None]], *, option: str, folder: bool
+) -> None:
     if folder:
         raise SettingsError(f"{option} {out} names the {stream_of(out)} stream; give a folder")
     for name, path in outputs:
         if stream_of(path or "-") == stream_of(out):
             given = f"{name} {path}" if path else f"the output of {name} (stdout when not given)"
-            raise SettingsError(f"{option} {out} writes to {stream_of(out)}, and so does {given}; give one a file name")
+            raise SettingsError(
+                f"{option} {out} writes to {stream_of(out)}, and so does {given}; give one a file name"
+            )
 
 
 def _check_writable(out: str, *, option: str, folder: bool) -> None:
@@ -255,7 +310,9 @@ def _check_writable(out: str, *, option: str, folder: bool) -> None:
         raise SettingsError(f"{option} {out} ends in '/', which names a folder; give a file name")
     kind = _special_kind(out)
     if kind:
-        raise SettingsError(f"{option} {out} is {kind}, not a regular file; give a file name (or - for stdout)")
+        raise SettingsError(
+            f"{option} {out} is {kind}, not a regular file; give a file name (or - for stdout)"
+        )
     if target.is_dir() and not folder:
         raise SettingsError(f"{option} {out} is a folder; give a file name")
     if target.exists() and not target.is_dir() and folder:
@@ -264,7 +321,9 @@ def _check_writable(out: str, *, option: str, folder: bool) -> None:
     if not base.is_dir():
         raise SettingsError(f"{option} {out}: {base} is a file, not a folder")
     # /proc and /sys accept no new files whatever their permission bits say (even for root)
-    if str(base).split(os.sep)[1:2] in (["proc"], ["sys"]) or not os.access(base, os.W_OK | os.X_OK):
+    if str(base).split(os.sep)[1:2] in (["proc"], ["sys"]) or not os.access(
+        base, os.W_OK | os.X_OK
+    ):
         raise SettingsError(f"{option} {out}: the folder {base} is not writable")
 
 

@@ -55,13 +55,30 @@ _CANDIDATE = {"-c": "-i", "--cand": "-i", "--candidate": "-i", "--hypothesis": "
 PEER_ALIASES: dict[str, dict[str, str]] = {
     "score": {
         **_CANDIDATE,
-        "-ci": "--ci", "-cin": "-n", "--confidence-n": "-n",
-        "-pbs": "--paired-bs", "-par": "--paired-ar",
-        "--paired-bs-n": "-n", "-pbsn": "-n", "--paired-ar-n": "-n", "-parn": "-n",
+        "-ci": "--ci",
+        "-cin": "-n",
+        "--confidence-n": "-n",
+        "-pbs": "--paired-bs",
+        "-par": "--paired-ar",
+        "--paired-bs-n": "-n",
+        "-pbsn": "-n",
+        "--paired-ar-n": "-n",
+        "-parn": "-n",
         "--language-pair": "--langpair",
     },
-    "compare": {"--ref": "-r", "--paired-bs-n": "-n", "-pbsn": "-n", "--paired-ar-n": "-n", "-parn": "-n"},
-    "semsim": {**_CANDIDATE, "--model_type": "--model", "--rescale_with_baseline": "--rescale", "--batch_size": "--batch-size"},
+    "compare": {
+        "--ref": "-r",
+        "--paired-bs-n": "-n",
+        "-pbsn": "-n",
+        "--paired-ar-n": "-n",
+        "-parn": "-n",
+    },
+    "semsim": {
+        **_CANDIDATE,
+        "--model_type": "--model",
+        "--rescale_with_baseline": "--rescale",
+        "--batch_size": "--batch-size",
+    },
 }
 
 
@@ -107,13 +124,28 @@ def check_peer_habits(args: Sequence[str], command: str, options: set[str]) -> N
                 f"-h is short for --help here and takes nothing else; jiwer's -h/--hypothesis HYP is -i HYP{see}"
             )
         if tok == "--confidence" and "--confidence" in options and not _is_number(nxt):
-            switch = "--ci (with -n N for its --confidence-n)" if "--ci" in options else f"always on in `{path}`"
+            switch = (
+                "--ci (with -n N for its --confidence-n)"
+                if "--ci" in options
+                else f"always on in `{path}`"
+            )
             raise SettingsError(
                 f"'--confidence' takes a level here (e.g. --confidence 0.95); sacrebleu's --confidence switch is {switch}{see}"
             )
-        if tok == "-c" and "-c" in options and (nxt is None or (nxt.startswith("-") and nxt != "-")):
-            raise SettingsError(f"'-c' takes the candidate file here (bert-score's -c/--cand); jiwer's -c/--cer switch is -m cer{see}")
-        if tok not in options and tok in PEER_EQUIVALENTS and not tok.startswith("--") and len(tok) > 2:
+        if (
+            tok == "-c"
+            and "-c" in options
+            and (nxt is None or (nxt.startswith("-") and nxt != "-"))
+        ):
+            raise SettingsError(
+                f"'-c' takes the candidate file here (bert-score's -c/--cand); jiwer's -c/--cer switch is -m cer{see}"
+            )
+        if (
+            tok not in options
+            and tok in PEER_EQUIVALENTS
+            and not tok.startswith("--")
+            and len(tok) > 2
+        ):
             raise SettingsError(f"{tok!r}: {peer_equivalent(tok, command)}{see}")
 
 

@@ -34,7 +34,9 @@ def pilot_designs(files: list[str], cols: Columns) -> tuple[dict[str, Design], i
     """Paired and unpaired designs estimated from a pilot of two models, and its item count."""
     groups = aligned_inputs(files, cols, common=False)
     if len(groups) != 1 or len(groups[0].sets) != 2:
-        raise SettingsError("power --scores needs two models on one metric (pick it with --score-column)")
+        raise SettingsError(
+            "power --scores needs two models on one metric (pick it with --score-column)"
+        )
     group = groups[0]
     a, b = (m.means for m in means_of(group))
     sd_a, sd_b = float(a.std(ddof=1)), float(b.std(ddof=1))
@@ -56,61 +58,156 @@ def pilot_designs(files: list[str], cols: Columns) -> tuple[dict[str, Design], i
     }, int(a.size)
 
 
-def _assumed(sd_a: float | None, sd_b: float | None, corr: float, m: int, icc: float) -> dict[str, Design]:
+def _assumed(
+    sd_a: float | None, sd_b: float | None, corr: float, m: int, icc: float
+) -> dict[str, Design]:
     if sd_a is None:
-        raise SettingsError("power needs a pilot (--scores A B) or the assumed spread (--sd, e.g. 0.48 for "
-                            "accuracies near 0.65)")
+        raise SettingsError(
+            "power needs a pilot (--scores A B) or the assumed spread (--sd, e.g. 0.48 for "
+            "accuracies near 0.65)"
+        )
     sd_b = sd_a if sd_b is None else sd_b
     return {d: Design(d, sd_a, sd_b, corr if d == "paired" else 0.0, m, icc) for d in DESIGNS}
 
 
-def _row(design: Design, delta: float | None, items: int | None, alpha: float, power: float) -> dict[str, Any]:
+def _row(
+    design: Design, delta: float | None, items: int | None, alpha: float, power: float
+) -> dict[str, Any]:
     need = items_needed(design, delta, alpha, power) if delta is not None else None
     mdd = detectable_delta(design, items, alpha, power) if items is not None else None
     return {
-        "design": design.design, "sd_a": design.sd_a, "sd_b": design.sd_b,
+        "design": design.design,
+        "sd_a": design.sd_a,
+        "sd_b": design.sd_b,
         "correlation": design.correlation if design.design == "paired" else None,
-        "cluster_size": design.cluster_size, "icc": design.icc, "design_effect": design.design_effect,
-        "test_sd": design.sd, "alpha": alpha, "power": power, "delta": delta, "items_needed": need,
-        "items": items, "detectable_delta": mdd,
+        "cluster_size": design.cluster_size,
+        "icc": design.icc,
+        "design_effect": design.design_effect,
+        "test_sd": design.sd,
+        "alpha": alpha,
+        "power": power,
+        "delta": delta,
+        "items_needed": need,
+        "items": items,
+        "detectable_delta": mdd,
     }
 
 
 def _render(rows: list[dict[str, Any]], fmt: str, out: str | None) -> None:
-    header = ["design", "sd", "corr", "cluster", "icc", "deff", "Δ", "items needed", "items", "detectable Δ"]
+    header = [
+        "design",
+        "sd",
+        "corr",
+        "cluster",
+        "icc",
+        "deff",
+        "Δ",
+        "items needed",
+        "items",
+        "detectable Δ",
+    ]
 
     def num(v: float | None, spec: str) -> str:
         return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
 
-    body = [[r["design"], num(r["test_sd"], ".4f"), num(r["correlation"], ".2f"), str(r["cluster_size"]),
-             num(r["icc"], ".3f"), num(r["design_effect"], ".2f"), num(r["delta"], "g"),
-             "none ≤ 10^9" if r["delta"] is not None and r["items_needed"] is None else num(r["items_needed"], "d"),
-             num(r["items"], "d"), num(r["detectable_delta"], ".4f")] for r in rows]
+    body = [
+        [
+            r["design"],
+            num(r["test_sd"], ".4f"),
+            num(r["correlation"], ".2f"),
+            str(r["cluster_size"]),
+            num(r["icc"], ".3f"),
+            num(r["design_effect"], ".2f"),
+            num(r["delta"], "g"),
+            "none ≤ 10^9"
+            if r["delta"] is not None and r["items_needed"] is None
+            else num(r["items_needed"], "d"),
+            num(r["items"], "d"),
+            num(r["detectable_delta"], ".4f"),
+        ]
+        for r in rows
+    ]
     r0 = rows[0]
-    footer = [f"two-sided t test at alpha {r0['alpha']:g}, power {r0['power']:g}; sd: of the per-item "
-              "differences (paired) or pooled (unpaired); unpaired: items per model; "
-              "deff = 1 + (cluster - 1) icc"]
+    footer = [
+        f"two-sided t test at alpha {r0['alpha']:g}, power {r0['power']:g}; sd: of the per-item "
+        "differences (paired) or pooled (unpaired); unpaired: items per model; "
+        "deff = 1 + (cluster - 1) icc"
+    ]
     emit_table(fmt, header, body, out, footer=footer, data=rows)
 
 
 @app.command()
 def power(
-    scores: Annotated[list[str], typer.Option("--scores", help="A pilot run: two per-item score files (as compare --scores reads them).")] = [],  # noqa: B006
-    delta: Annotated[float | None, typer.Option("--delta", help="The difference to detect: gives the items needed.")] = None,
-    items: Annotated[int | None, typer.Option("--items", help="Items of an evaluation: gives the smallest detectable difference (default: the pilot's items).")] = None,
+    scores: Annotated[
+        list[str],
+        typer.Option(
+            "--scores",
+            help="A pilot run: two per-item score files (as compare --scores reads them).",
+        ),
+    ] = [],  # noqa: B006
+    delta: Annotated[
+        float | None,
+        typer.Option("--delta", help="The difference to detect: gives the items needed."),
+    ] = None,
+    items: Annotated[
+        int | None,
+        typer.Option(
+            "--items",
+            help="Items of an evaluation: gives the smallest detectable difference (default: the pilot's items).",
+        ),
+    ] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="Level of the two-sided test.")] = 0.05,
-    power_: Annotated[float, typer.Option("--power", help="Power wanted (probability of detecting the difference).")] = 0.8,
-    design: Annotated[str | None, typer.Option("--design", help="paired or unpaired (default: both).")] = None,
-    sd: Annotated[float | None, typer.Option("--sd", help="Without a pilot: standard deviation of one model's item scores.")] = None,
-    sd_b: Annotated[float | None, typer.Option("--sd-b", help="Without a pilot: the other model's (default: --sd).")] = None,
-    correlation: Annotated[float, typer.Option("--correlation", help="Without a pilot: correlation of the two models' scores on one item.")] = 0.0,
-    cluster_size: Annotated[int, typer.Option("--cluster-size", help="Without a pilot: items per cluster (e.g. questions per passage).")] = 1,
-    icc: Annotated[float, typer.Option("--icc", help="Without a pilot: intra-cluster correlation of the scores.")] = 0.0,
-    id_column: Annotated[str, typer.Option("--id-column", help="With --scores: the item id column.")] = "id",
-    score_column: Annotated[list[str], typer.Option("--score-column", help="With --scores: the score column.")] = [],  # noqa: B006
-    cluster_column: Annotated[str | None, typer.Option("--cluster-column", help="With --scores: the cluster column.")] = None,
+    power_: Annotated[
+        float,
+        typer.Option("--power", help="Power wanted (probability of detecting the difference)."),
+    ] = 0.8,
+    design: Annotated[
+        str | None, typer.Option("--design", help="paired or unpaired (default: both).")
+    ] = None,
+    sd: Annotated[
+        float | None,
+        typer.Option(
+            "--sd", help="Without a pilot: standard deviation of one model's item scores."
+        ),
+    ] = None,
+    sd_b: Annotated[
+        float | None,
+        typer.Option("--sd-b", help="Without a pilot: the other model's (default: --sd)."),
+    ] = None,
+    correlation: Annotated[
+        float,
+        typer.Option(
+            "--correlation",
+            help="Without a pilot: correlation of the two models' scores on one item.",
+        ),
+    ] = 0.0,
+    cluster_size: Annotated[
+        int,
+        typer.Option(
+            "--cluster-size",
+            help="Without a pilot: items per cluster (e.g. questions per passage).",
+        ),
+    ] = 1,
+    icc: Annotated[
+        float,
+        typer.Option("--icc", help="Without a pilot: intra-cluster correlation of the scores."),
+    ] = 0.0,
+    id_column: Annotated[
+        str, typer.Option("--id-column", help="With --scores: the item id column.")
+    ] = "id",
+    score_column: Annotated[
+        list[str], typer.Option("--score-column", help="With --scores: the score column.")
+    ] = [],  # noqa: B006
+    cluster_column: Annotated[
+        str | None, typer.Option("--cluster-column", help="With --scores: the cluster column.")
+    ] = None,
     format: Annotated[str, format_option()] = "table",
-    out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
+    out: Annotated[
+        str | None,
+        typer.Option(
+            "-o", "--out", help="Write the output to this file (atomically) instead of stdout."
+        ),
+    ] = None,
 ) -> None:
     """Items needed to detect a difference, and the smallest difference an evaluation detects."""
     check_out(out, [("--scores", f) for f in scores])
@@ -122,13 +219,22 @@ def power(
     if delta is None and items is None and not scores:
         raise SettingsError("power needs --delta (items needed) or --items (detectable difference)")
     if scores:
-        assumed = {"--sd": sd is not None, "--sd-b": sd_b is not None, "--correlation": correlation != 0.0,
-                   "--cluster-size": cluster_size != 1, "--icc": icc != 0.0}
+        assumed = {
+            "--sd": sd is not None,
+            "--sd-b": sd_b is not None,
+            "--correlation": correlation != 0.0,
+            "--cluster-size": cluster_size != 1,
+            "--icc": icc != 0.0,
+        }
         given = [option for option, set_ in assumed.items() if set_]
         if given:
-            raise SettingsError(f"{given[0]} is an assumption for a plan without a pilot; with --scores the "
-                                "pilot gives it (name the clusters with --cluster-column)")
-        designs, pilot_items = pilot_designs(scores, Columns(id_column, tuple(score_column), cluster_column))
+            raise SettingsError(
+                f"{given[0]} is an assumption for a plan without a pilot; with --scores the "
+                "pilot gives it (name the clusters with --cluster-column)"
+            )
+        designs, pilot_items = pilot_designs(
+            scores, Columns(id_column, tuple(score_column), cluster_column)
+        )
         items = pilot_items if items is None and delta is None else items
     else:
         designs = _assumed(sd, sd_b, correlation, cluster_size, icc)

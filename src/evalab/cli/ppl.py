@@ -84,40 +84,56 @@ def _per_sequence(value: np.ndarray | None, n: int, key: str, path: str) -> np.n
     except (TypeError, ValueError):
         raise InputError(f"{path}: '{key}' must hold numbers, got {value.dtype}") from None
     if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr != np.round(arr)):
-        raise InputError(f"{path}: '{key}' must be whole numbers >= 0 (counts of the scored text), got {arr[:5].tolist()}")
+        raise InputError(
+            f"{path}: '{key}' must be whole numbers >= 0 (counts of the scored text), got {arr[:5].tolist()}"
+        )
     if arr.size == 1 and n > 1:
         # one corpus-level count: attribute it to the first row, rows stay additive
         out = np.zeros(n)
         out[0] = arr[0]
         return out
     if arr.size != n:
-        raise InputError(f"{path}: '{key}' has {arr.size} values for {n} sequences; give one number or one per sequence")
+        raise InputError(
+            f"{path}: '{key}' has {arr.size} values for {n} sequences; give one number or one per sequence"
+        )
     return arr
 
 
-def rows_from_npz(path: str, *, shift: bool, pad_id: int | None, ignore_index: int | None) -> np.ndarray:
+def rows_from_npz(
+    path: str, *, shift: bool, pad_id: int | None, ignore_index: int | None
+) -> np.ndarray:
     """Stats rows (one per sequence) of the loss metrics from a ``--logits`` file."""
     arrays = load_npz(path)
     logits, labels = arrays["logits"], arrays["labels"]
     if logits.ndim == 2:
         logits, labels = logits[None], labels[None] if labels.ndim == 1 else labels
     if logits.ndim != 3:
-        raise InputError(f"{path}: 'logits' must have shape [N, T, V] or [T, V], got {logits.shape}")
+        raise InputError(
+            f"{path}: 'logits' must have shape [N, T, V] or [T, V], got {logits.shape}"
+        )
     if not np.issubdtype(logits.dtype, np.number) or not np.issubdtype(labels.dtype, np.integer):
-        raise InputError(f"{path}: 'logits' must be numbers and 'labels' integers, got {logits.dtype} and {labels.dtype}")
+        raise InputError(
+            f"{path}: 'logits' must be numbers and 'labels' integers, got {logits.dtype} and {labels.dtype}"
+        )
     try:
-        rows = Perplexity.stats_from_logits(logits, labels, shift=shift, ignore_index=ignore_index, pad_id=pad_id)
+        rows = Perplexity.stats_from_logits(
+            logits, labels, shift=shift, ignore_index=ignore_index, pad_id=pad_id
+        )
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from exc
     n = rows.shape[0]
     counts = {key: _per_sequence(arrays.get(key), n, key, path) for key in ("bytes", "words")}
     return Perplexity.stats_from_nll(
-        rows[:, STAT_NAMES.index("nll")], rows[:, STAT_NAMES.index("tokens")],
-        n_bytes=counts["bytes"], n_words=counts["words"],
+        rows[:, STAT_NAMES.index("nll")],
+        rows[:, STAT_NAMES.index("tokens")],
+        n_bytes=counts["bytes"],
+        n_words=counts["words"],
     )
 
 
-def build_report(rows: np.ndarray, metric: Perplexity, extra: list[tuple[str, str]]) -> dict[str, Any]:
+def build_report(
+    rows: np.ndarray, metric: Perplexity, extra: list[tuple[str, str]]
+) -> dict[str, Any]:
     """The report dict (JSON layout) from stats rows, via the perplexity metrics.
 
     ``extra`` are the settings of this command that shape the rows (how documents are cut,
@@ -125,11 +141,17 @@ def build_report(rows: np.ndarray, metric: Perplexity, extra: list[tuple[str, st
     version field.
     """
     if rows.shape[0] == 0 or rows[:, STAT_NAMES.index("tokens")].sum() <= 0:
-        raise InputError("nothing to score: no token has a prediction (text too short, or all positions masked)")
+        raise InputError(
+            "nothing to score: no token has a prediction (text too short, or all positions masked)"
+        )
     p_score = metric.aggregate(rows)
     nats = CrossEntropy(mean=metric.settings.mean).aggregate(rows).score
     comps = p_score.components
-    fields = [tuple(f.split(":", 1)) for f in p_score.signature.split("|")[1:] if not f.startswith("version:")]
+    fields = [
+        tuple(f.split(":", 1))
+        for f in p_score.signature.split("|")[1:]
+        if not f.startswith("version:")
+    ]
     head, _, version = p_score.signature.rpartition("|version:")
     signature = head + "".join(f"|{k}:{v}" for k, v in extra) + f"|version:{version}"
     return {
@@ -178,7 +200,11 @@ def render(report: dict[str, Any], fmt: str) -> str | None:
         lines += [f"| {label} | {_num(report[key])} |" for key, label in QUANTITIES]
         lines += ["", f"Settings: {settings}.", "", f"Signature: `{report['signature']}`"]
         if "per_document" in report:
-            lines += ["", "| document | tokens | nats/token | perplexity |", "|---:|---:|---:|---:|"]
+            lines += [
+                "",
+                "| document | tokens | nats/token | perplexity |",
+                "|---:|---:|---:|---:|",
+            ]
             lines += [
                 f"| {d['document']} | {d['tokens']} | {_num(d['nats_per_token'])} | {_num(d['perplexity'])} |"
                 for d in report["per_document"]
@@ -193,12 +219,21 @@ def per_document(rows: np.ndarray) -> list[dict[str, Any]]:
     for i, row in enumerate(rows):
         tokens = int(row[1])
         nats = float(row[0] / tokens) if tokens else math.nan
-        out.append({"document": i + 1, "tokens": tokens, "nll": float(row[0]), "nats_per_token": nats,
-                    "perplexity": math.exp(nats) if tokens else math.nan})
+        out.append(
+            {
+                "document": i + 1,
+                "tokens": tokens,
+                "nll": float(row[0]),
+                "nats_per_token": nats,
+                "perplexity": math.exp(nats) if tokens else math.nan,
+            }
+        )
     return out
 
 
-def rows_from_model(metric: Perplexity, text_file: str, documents: str, progress: bool) -> np.ndarray:
+def rows_from_model(
+    metric: Perplexity, text_file: str, documents: str, progress: bool
+) -> np.ndarray:
     """Stats rows of the text under the metric's LM: the whole file or each line a document.
 
     The metric's scorer is built (model folder, device and window checked) before the text
@@ -219,11 +254,21 @@ def check_model_only(logits: str | None, given: dict[str, object]) -> None:
     unused = [option for option, value in given.items() if value is not None]
     if unused:
         verb = "applies" if len(unused) == 1 else "apply"
-        raise SettingsError(f"{', '.join(unused)} {verb} to --model only; --logits {logits} is scored as saved")
+        raise SettingsError(
+            f"{', '.join(unused)} {verb} to --model only; --logits {logits} is scored as saved"
+        )
 
 
-def check_sources(text_file: str | None, model: str | None, logits: str | None, *, shift: bool,
-                  pad_id: int | None, documents: str, threads: int | None) -> None:
+def check_sources(
+    text_file: str | None,
+    model: str | None,
+    logits: str | None,
+    *,
+    shift: bool,
+    pad_id: int | None,
+    documents: str,
+    threads: int | None,
+) -> None:
     """Refuse contradictory or incomplete source options, before anything is read."""
     if documents not in ("file", "lines"):
         raise SettingsError(f"--documents must be file or lines, got {documents!r}")
@@ -237,33 +282,98 @@ def check_sources(text_file: str | None, model: str | None, logits: str | None, 
         if text_file is None:
             raise SettingsError("--model needs a text to score: -i TEXT")
         if shift or pad_id is not None:
-            raise SettingsError("--shift and --pad-id apply to --logits only (the LM path shifts by itself)")
+            raise SettingsError(
+                "--shift and --pad-id apply to --logits only (the LM path shifts by itself)"
+            )
     if threads is not None and threads < 1:
         raise SettingsError(f"--threads must be at least 1, got {threads}")
 
 
 @app.command("ppl")
 def ppl(
-    input: Annotated[str | None, typer.Option("-i", "--input", help="Text to score with --model (UTF-8; '-' = stdin).")] = None,
+    input: Annotated[
+        str | None,
+        typer.Option("-i", "--input", help="Text to score with --model (UTF-8; '-' = stdin)."),
+    ] = None,
     # the spelling before `-i` (evalab ppl --model DIR TEXT), kept working but not advertised
     text_file: Annotated[str | None, typer.Argument(hidden=True, show_default=False)] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Hugging Face causal LM: a local directory (model + tokenizer) or Org/name in the local Hugging Face cache.")] = DEFAULTS.model,
-    logits: Annotated[str | None, typer.Option("--logits", help="Saved logits/labels (.npz with keys logits, labels[, bytes, words]).")] = None,
-    max_length: Annotated[int | None, typer.Option("--max-length", help="Window length in tokens (default: the model's context size).")] = DEFAULTS.max_length,
-    stride: Annotated[int | None, typer.Option("--stride", help="Tokens between window starts (default: half the window).")] = DEFAULTS.stride,
-    batch_size: Annotated[int, typer.Option("--batch-size", help="Windows per forward pass.")] = DEFAULTS.batch_size,
-    bos: Annotated[bool, typer.Option("--bos/--no-bos", help="Prepend the tokenizer's BOS token so the first token is scored.")] = DEFAULTS.bos,
-    device: Annotated[str, typer.Option("--device", help="Torch device: cpu, cuda, cuda:1 ...")] = DEFAULTS.device,
-    dtype: Annotated[str, typer.Option("--dtype", help="Model weights dtype: float32, float64, bfloat16, float16.")] = DEFAULTS.dtype,
-    documents: Annotated[str, typer.Option("--documents", help="file: the whole file is one document; lines: each line is one.")] = "file",
-    mean: Annotated[str, typer.Option("--mean", help="tokens: corpus total / tokens; documents: mean of per-document values.")] = DEFAULTS.mean,
-    shift: Annotated[bool, typer.Option("--shift", help="With --logits: pair logits at t with label t+1 (raw causal-LM logits).")] = False,
-    pad_id: Annotated[int | None, typer.Option("--pad-id", help="With --logits: label id to mask out (padding).")] = None,
-    ignore_index: Annotated[int, typer.Option("--ignore-index", help="With --logits: label value to mask out.")] = IGNORE_INDEX,
-    threads: Annotated[int | None, typer.Option("--threads", help="torch CPU threads (default: torch's choice; 1 is often fastest on a busy machine). Numbers do not depend on it beyond float rounding.")] = None,
-    per_doc: Annotated[bool, typer.Option("--per-document", help="Add one row per document to the report.")] = False,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="Hugging Face causal LM: a local directory (model + tokenizer) or Org/name in the local Hugging Face cache.",
+        ),
+    ] = DEFAULTS.model,
+    logits: Annotated[
+        str | None,
+        typer.Option(
+            "--logits", help="Saved logits/labels (.npz with keys logits, labels[, bytes, words])."
+        ),
+    ] = None,
+    max_length: Annotated[
+        int | None,
+        typer.Option(
+            "--max-length", help="Window length in tokens (default: the model's context size)."
+        ),
+    ] = DEFAULTS.max_length,
+    stride: Annotated[
+        int | None,
+        typer.Option("--stride", help="Tokens between window starts (default: half the window)."),
+    ] = DEFAULTS.stride,
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", help="Windows per forward pass.")
+    ] = DEFAULTS.batch_size,
+    bos: Annotated[
+        bool,
+        typer.Option(
+            "--bos/--no-bos", help="Prepend the tokenizer's BOS token so the first token is scored."
+        ),
+    ] = DEFAULTS.bos,
+    device: Annotated[
+        str, typer.Option("--device", help="Torch device: cpu, cuda, cuda:1 ...")
+    ] = DEFAULTS.device,
+    dtype: Annotated[
+        str,
+        typer.Option("--dtype", help="Model weights dtype: float32, float64, bfloat16, float16."),
+    ] = DEFAULTS.dtype,
+    documents: Annotated[
+        str,
+        typer.Option(
+            "--documents", help="file: the whole file is one document; lines: each line is one."
+        ),
+    ] = "file",
+    mean: Annotated[
+        str,
+        typer.Option(
+            "--mean", help="tokens: corpus total / tokens; documents: mean of per-document values."
+        ),
+    ] = DEFAULTS.mean,
+    shift: Annotated[
+        bool,
+        typer.Option(
+            "--shift", help="With --logits: pair logits at t with label t+1 (raw causal-LM logits)."
+        ),
+    ] = False,
+    pad_id: Annotated[
+        int | None, typer.Option("--pad-id", help="With --logits: label id to mask out (padding).")
+    ] = None,
+    ignore_index: Annotated[
+        int, typer.Option("--ignore-index", help="With --logits: label value to mask out.")
+    ] = IGNORE_INDEX,
+    threads: Annotated[
+        int | None,
+        typer.Option(
+            "--threads",
+            help="torch CPU threads (default: torch's choice; 1 is often fastest on a busy machine). Numbers do not depend on it beyond float rounding.",
+        ),
+    ] = None,
+    per_doc: Annotated[
+        bool, typer.Option("--per-document", help="Add one row per document to the report.")
+    ] = False,
     format: Annotated[str, format_option()] = "table",
-    out: Annotated[str | None, typer.Option("-o", "--out", help="Write the report to this file (atomically).")] = None,
+    out: Annotated[
+        str | None, typer.Option("-o", "--out", help="Write the report to this file (atomically).")
+    ] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Perplexity, cross-entropy and bits per token/byte of a causal LM on a text, or of saved logits."""
@@ -272,15 +382,36 @@ def ppl(
     text_file = input if input is not None else text_file
     check_out(out, [("-i", text_file), ("--model", model), ("--logits", logits)])
     check_format(format)
-    check_sources(text_file, model, logits, shift=shift, pad_id=pad_id, documents=documents, threads=threads)
-    check_model_only(logits, {"--max-length": max_length, "--stride": stride, "--threads": threads,
-                              "--documents": None if documents == "file" else documents})
-    metric = Perplexity(model=None if model is None else resolve_model(model), max_length=max_length, stride=stride, batch_size=batch_size,
-                        bos=bos, device=device, dtype=dtype, mean=mean)
+    check_sources(
+        text_file, model, logits, shift=shift, pad_id=pad_id, documents=documents, threads=threads
+    )
+    check_model_only(
+        logits,
+        {
+            "--max-length": max_length,
+            "--stride": stride,
+            "--threads": threads,
+            "--documents": None if documents == "file" else documents,
+        },
+    )
+    metric = Perplexity(
+        model=None if model is None else resolve_model(model),
+        max_length=max_length,
+        stride=stride,
+        batch_size=batch_size,
+        bos=bos,
+        device=device,
+        dtype=dtype,
+        mean=mean,
+    )
     if logits is not None:
         rows = rows_from_npz(logits, shift=shift, pad_id=pad_id, ignore_index=ignore_index)
-        extra = [("src", "npz"), ("shift", "yes" if shift else "no"), ("ignore", str(ignore_index)),
-                 ("pad", "none" if pad_id is None else str(pad_id))]
+        extra = [
+            ("src", "npz"),
+            ("shift", "yes" if shift else "no"),
+            ("ignore", str(ignore_index)),
+            ("pad", "none" if pad_id is None else str(pad_id)),
+        ]
     else:
         if threads is not None:
             import torch
@@ -301,7 +432,13 @@ def write_report(report: dict[str, Any], fmt: str, out: str | None, per_doc: boo
         emit(text, out)
         return
     body = [[label, _num(report[key])] for key, label in QUANTITIES]
-    footer = [f"settings: {', '.join(f'{k}={v}' for k, v in report['settings'].items())}", f"signature: {report['signature']}"]
+    footer = [
+        f"settings: {', '.join(f'{k}={v}' for k, v in report['settings'].items())}",
+        f"signature: {report['signature']}",
+    ]
     if per_doc:
-        footer += [f"document {d['document']}: {d['tokens']} tokens, perplexity {_num(d['perplexity'])}" for d in report["per_document"]]
+        footer += [
+            f"document {d['document']}: {d['tokens']} tokens, perplexity {_num(d['perplexity'])}"
+            for d in report["per_document"]
+        ]
     emit_table(fmt, ["quantity", "value"], body, out, footer=footer)

@@ -71,13 +71,21 @@ def read_streams(references: list[str], inputs: list[str], options: RecordOption
         if p in records:
             streams = _reference_streams(records[p], options.ref_field or "", p)
             refs += streams
-            labels += [f"{p} ({options.ref_field} {k})" for k in range(1, len(streams) + 1)] if len(streams) > 1 else [p]
+            labels += (
+                [f"{p} ({options.ref_field} {k})" for k in range(1, len(streams) + 1)]
+                if len(streams) > 1
+                else [p]
+            )
         else:
             refs.append(read_segments(p))
             labels.append(p)
     systems = []
     for p in inputs:
-        segments = [text_field(r, options.field or "", p) for r in records[p]] if p in records else read_segments(p)
+        segments = (
+            [text_field(r, options.field or "", p) for r in records[p]]
+            if p in records
+            else read_segments(p)
+        )
         check_no_nul(p, segments)
         systems.append((p, segments))
     for label, stream in zip(labels, refs, strict=True):
@@ -85,23 +93,41 @@ def read_streams(references: list[str], inputs: list[str], options: RecordOption
     return Streams(refs, labels, systems)
 
 
-def _check_options(references: list[str], inputs: list[str], options: RecordOptions, record_paths: list[str]) -> None:
+def _check_options(
+    references: list[str], inputs: list[str], options: RecordOptions, record_paths: list[str]
+) -> None:
     """Refuse record options that no file uses, and record files without the fields they need."""
     record_inputs = [p for p in inputs if p in record_paths]
     record_refs = [p for p in references if p in record_paths]
     if options.field is not None and not record_inputs:
-        raise SettingsError("--field selects a field of record files (.jsonl, .csv, .tsv), but no -i file is one")
+        raise SettingsError(
+            "--field selects a field of record files (.jsonl, .csv, .tsv), but no -i file is one"
+        )
     if record_inputs and options.field is None:
-        raise SettingsError(f"{record_inputs[0]} is a record file: pass --field NAME for the prediction (a dotted path into nested JSON)")
+        raise SettingsError(
+            f"{record_inputs[0]} is a record file: pass --field NAME for the prediction (a dotted path into nested JSON)"
+        )
     if options.ref_field is not None and references and not record_refs:
-        raise SettingsError("--ref-field reads references from record files, but every -r file is a text file")
+        raise SettingsError(
+            "--ref-field reads references from record files, but every -r file is a text file"
+        )
     if record_refs and options.ref_field is None:
-        raise SettingsError(f"{record_refs[0]} is a record file: pass --ref-field NAME for its references")
+        raise SettingsError(
+            f"{record_refs[0]} is a record file: pass --ref-field NAME for its references"
+        )
     if not references and options.ref_field is None:
-        records = ", or --ref-field NAME for the references of the -i records" if record_inputs else ""
+        records = (
+            ", or --ref-field NAME for the references of the -i records" if record_inputs else ""
+        )
         raise SettingsError(f"no reference given; pass -r REF (several: -r REF1 REF2){records}")
-    if options.id_field is not None and len(record_paths) < 2 and not (len(record_paths) == 1 and not references):
-        raise SettingsError("--id-field aligns record files by id: give at least two record files (-r and -i)")
+    if (
+        options.id_field is not None
+        and len(record_paths) < 2
+        and not (len(record_paths) == 1 and not references)
+    ):
+        raise SettingsError(
+            "--id-field aligns record files by id: give at least two record files (-r and -i)"
+        )
     if sum(1 for p in [*references, *inputs] if p == STDIN) > 1:
         raise SettingsError("stdin ('-') can be used for only one file")
 
@@ -110,7 +136,10 @@ def _aligned(records: dict[str, list[Record]], id_field: str) -> dict[str, list[
     """Every record file's records in the id order of the first record file."""
     first = next(iter(records))
     ids = {p: record_ids(rs, id_field, p) for p, rs in records.items()}
-    return {p: align_by_id(rs, ids[p], ids[first], p, first) if p != first else rs for p, rs in records.items()}
+    return {
+        p: align_by_id(rs, ids[p], ids[first], p, first) if p != first else rs
+        for p, rs in records.items()
+    }
 
 
 def _reference_streams(records: list[Record], ref_field: str, path: str) -> list[list[str | None]]:

@@ -23,10 +23,14 @@ MISSING_REF_MODES = ("none", "empty-line")
 def check_missing_ref(mode: str) -> None:
     """Refuse an unknown ``--missing-ref`` value."""
     if mode not in MISSING_REF_MODES:
-        raise SettingsError(f"--missing-ref must be one of {', '.join(MISSING_REF_MODES)}, got {mode!r}")
+        raise SettingsError(
+            f"--missing-ref must be one of {', '.join(MISSING_REF_MODES)}, got {mode!r}"
+        )
 
 
-def apply_missing_refs(refs: list[list[str | None]], paths: list[str], mode: str) -> list[list[str | None]]:
+def apply_missing_refs(
+    refs: list[list[str | None]], paths: list[str], mode: str
+) -> list[list[str | None]]:
     """Reference streams with empty lines beyond the first file as ``None`` when asked; warns.
 
     A ``None`` already there (a record with fewer references than others) stays missing.
@@ -41,8 +45,14 @@ def apply_missing_refs(refs: list[list[str | None]], paths: list[str], mode: str
                 stacklevel=2,
             )
         if missing:
-            warnings.warn(f"{missing} empty reference line(s) beyond the first file counted as missing", stacklevel=2)
-        return [refs[0], *([None if r is None or not r.strip() else r for r in stream] for stream in refs[1:])]
+            warnings.warn(
+                f"{missing} empty reference line(s) beyond the first file counted as missing",
+                stacklevel=2,
+            )
+        return [
+            refs[0],
+            *([None if r is None or not r.strip() else r for r in stream] for stream in refs[1:]),
+        ]
     if any(empty):
         where = ", ".join(f"{p} ({n})" for p, n in zip(paths, empty, strict=True) if n)
         warnings.warn(

@@ -40,7 +40,9 @@ NO_RECORDS = RecordOptions()
 
 
 def load_inputs(
-    references: list[str], inputs: list[str], names: dict[str, str] | None = None,
+    references: list[str],
+    inputs: list[str],
+    names: dict[str, str] | None = None,
     records: RecordOptions = NO_RECORDS,
 ) -> tuple[list[list[str | None]], dict[str, list[str]]]:
     """Read reference streams and system outputs (text or record files); check they are all
@@ -53,7 +55,9 @@ def load_inputs(
 
 
 def load_streams(
-    references: list[str], inputs: list[str], names: dict[str, str] | None = None,
+    references: list[str],
+    inputs: list[str],
+    names: dict[str, str] | None = None,
     records: RecordOptions = NO_RECORDS,
 ) -> tuple[list[list[str | None]], dict[str, list[str]], list[str]]:
     """:func:`load_inputs` and a label per reference stream (its file, and its position in
@@ -70,7 +74,9 @@ def load_streams(
     return streams.refs, systems, streams.ref_labels
 
 
-def input_options(references: list[str], inputs: list[str], source: str | None = None) -> list[tuple[str, str | None]]:
+def input_options(
+    references: list[str], inputs: list[str], source: str | None = None
+) -> list[tuple[str, str | None]]:
     """``(option, path)`` of every file a scoring command reads, for :func:`check_out`."""
     return [*(("-r", p) for p in references), *(("-i", p) for p in inputs), ("--source", source)]
 
@@ -79,7 +85,9 @@ def check_source_option(built: dict[str, Metric], source: str | None, others: li
     """``--source`` is given exactly when a selected metric reads sources (COMET)."""
     readers = [n for n, m in built.items() if getattr(m, "uses_source", False)]
     if readers and source is None:
-        raise SettingsError(f"{', '.join(readers)} reads the source segments: pass --source SRC (one segment a line)")
+        raise SettingsError(
+            f"{', '.join(readers)} reads the source segments: pass --source SRC (one segment a line)"
+        )
     if source is not None and not readers:
         raise SettingsError("--source is given but no selected metric reads sources (comet does)")
     if source == "-" and "-" in others:
@@ -87,7 +95,10 @@ def check_source_option(built: dict[str, Metric], source: str | None, others: li
 
 
 def bind_source(
-    built: dict[str, Metric], source: str | None, references: list[str], refs: list[list[str | None]]
+    built: dict[str, Metric],
+    source: str | None,
+    references: list[str],
+    refs: list[list[str | None]],
 ) -> dict[str, Metric]:
     """The metrics with the ``--source`` segments bound, checked line-aligned like a reference."""
     if source is None:
@@ -95,7 +106,10 @@ def bind_source(
     segments = read_segments(source)
     check_no_nul(source, segments)
     check_same_length([(source, segments), (references[0], refs[0])])
-    return {n: m.with_sources(segments) if getattr(m, "uses_source", False) else m for n, m in built.items()}  # type: ignore[attr-defined]
+    return {
+        n: m.with_sources(segments) if getattr(m, "uses_source", False) else m
+        for n, m in built.items()
+    }  # type: ignore[attr-defined]
 
 
 def format_value(score: Score, width: int | None) -> str:
@@ -110,36 +124,198 @@ DEFAULT_CI_SAMPLES = 1000
 
 @app.command()
 def score(
-    input: Annotated[list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ... (NAME=PATH names a system).")],
-    reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file(s), one segment a line ('-' = stdin): -r REF1 REF2 ... or -r once per file.")] = [],  # noqa: B006
-    source: Annotated[str | None, typer.Option("--source", help="Source file, one segment a line, for metrics that read sources (comet).")] = None,
-    metrics: Annotated[list[str], typer.Option("-m", "--metrics", help="Metric name(s), any case: -m bleu chrf ... or -m BLEU,chrF (see `evalab metrics`).")] = ["bleu"],  # noqa: B006
-    set_: Annotated[list[str], typer.Option("-s", "--set", help="Metric setting KEY=VALUE (all metrics with KEY) or METRIC.KEY=VALUE. Repeatable.")] = [],  # noqa: B006
-    model: Annotated[str | None, typer.Option("--model", help="The model of the selected model metrics (comet, bertscore, perplexity): a local folder or an Org/name in the local Hugging Face cache (same as --set METRIC.model=...).")] = None,
-    tokenize: Annotated[str | None, typer.Option("-tok", "--tokenize", help="BLEU's tokenizer, as sacrebleu's -tok (same as --set bleu.tokenize=...).")] = None,
-    lowercase: Annotated[bool, typer.Option("-lc", "--lowercase", help="Case-insensitive BLEU, as sacrebleu's -lc (same as --set bleu.lowercase=true).")] = False,
-    langpair: Annotated[str | None, typer.Option("-l", "--langpair", help="SRC-TGT language pair: BLEU's tokenizer as sacrebleu picks it (zh: zh, ja: ja-mecab, ko: ko-mecab, else 13a), unless -tok is given.")] = None,
-    num_refs: Annotated[int, typer.Option("-nr", "--num-refs", help="Split the one -r file on tabs into this many references per line, as sacrebleu's --num-refs.")] = 1,
+    input: Annotated[
+        list[str],
+        typer.Option(
+            "-i",
+            "--input",
+            help="System output file(s): -i SYS1 SYS2 ... (NAME=PATH names a system).",
+        ),
+    ],
+    reference: Annotated[
+        list[str],
+        typer.Option(
+            "-r",
+            "--reference",
+            help="Reference file(s), one segment a line ('-' = stdin): -r REF1 REF2 ... or -r once per file.",
+        ),
+    ] = [],  # noqa: B006
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--source",
+            help="Source file, one segment a line, for metrics that read sources (comet).",
+        ),
+    ] = None,
+    metrics: Annotated[
+        list[str],
+        typer.Option(
+            "-m",
+            "--metrics",
+            help="Metric name(s), any case: -m bleu chrf ... or -m BLEU,chrF (see `evalab metrics`).",
+        ),
+    ] = ["bleu"],  # noqa: B006
+    set_: Annotated[
+        list[str],
+        typer.Option(
+            "-s",
+            "--set",
+            help="Metric setting KEY=VALUE (all metrics with KEY) or METRIC.KEY=VALUE. Repeatable.",
+        ),
+    ] = [],  # noqa: B006
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="The model of the selected model metrics (comet, bertscore, perplexity): a local folder or an Org/name in the local Hugging Face cache (same as --set METRIC.model=...).",
+        ),
+    ] = None,
+    tokenize: Annotated[
+        str | None,
+        typer.Option(
+            "-tok",
+            "--tokenize",
+            help="BLEU's tokenizer, as sacrebleu's -tok (same as --set bleu.tokenize=...).",
+        ),
+    ] = None,
+    lowercase: Annotated[
+        bool,
+        typer.Option(
+            "-lc",
+            "--lowercase",
+            help="Case-insensitive BLEU, as sacrebleu's -lc (same as --set bleu.lowercase=true).",
+        ),
+    ] = False,
+    langpair: Annotated[
+        str | None,
+        typer.Option(
+            "-l",
+            "--langpair",
+            help="SRC-TGT language pair: BLEU's tokenizer as sacrebleu picks it (zh: zh, ja: ja-mecab, ko: ko-mecab, else 13a), unless -tok is given.",
+        ),
+    ] = None,
+    num_refs: Annotated[
+        int,
+        typer.Option(
+            "-nr",
+            "--num-refs",
+            help="Split the one -r file on tabs into this many references per line, as sacrebleu's --num-refs.",
+        ),
+    ] = 1,
     format: Annotated[str, format_option()] = "table",
-    score_only: Annotated[bool, typer.Option("-b", "--score-only", help="Print only the score(s), one a line, as sacrebleu's -b.")] = False,
-    width: Annotated[int | None, typer.Option("-w", "--width", help="Decimals shown (default 1 for 0-100 metrics, 4 for 0-1).")] = None,
-    jobs: Annotated[int, typer.Option("-j", "--jobs", help="Processes computing per-segment statistics (shards are summed: same numbers).")] = 1,
-    out: Annotated[str | None, typer.Option("-o", "--out", help="Write the output to this file (atomically) instead of stdout.")] = None,
-    ci: Annotated[bool, typer.Option("--ci", help="Add a bootstrap percentile confidence interval (reported as mean ± half-width).")] = False,
-    n_samples: Annotated[int | None, typer.Option("-n", "--n-samples", help=f"Bootstrap resamples for --ci (default {DEFAULT_CI_SAMPLES}); with --paired-bs/--paired-ar, compare's -n.")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the --ci resampling (0 is a seed too).")] = DEFAULT_SEED,
-    confidence: Annotated[float, typer.Option("--confidence", help="Confidence level for --ci (sacrebleu's --confidence switch is --ci).")] = 0.95,
-    paired_bs: Annotated[bool, typer.Option("--paired-bs", help="Run `evalab compare -t bs` on the -i systems (the first is the baseline), as sacrebleu's --paired-bs.")] = False,
-    paired_ar: Annotated[bool, typer.Option("--paired-ar", help="Run `evalab compare -t ar` on the -i systems (the first is the baseline), as sacrebleu's --paired-ar.")] = False,
-    segments: Annotated[str | None, typer.Option("--segments", help="Also write per-segment scores to this JSON Lines file: one line per system, metric and segment.")] = None,
-    missing_ref: Annotated[str, typer.Option("--missing-ref", help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.")] = "none",
-    field: Annotated[str | None, typer.Option("--field", help="Record inputs (.jsonl, .csv, .tsv, stdin): the field holding the prediction; a dotted path into nested JSON (output.text).")] = None,
-    ref_field: Annotated[str | None, typer.Option("--ref-field", help="Record inputs: the field holding the reference (a string) or references (a list); read from the -r record file, or from the first -i file when no -r is given.")] = None,
-    id_field: Annotated[str | None, typer.Option("--id-field", help="Record inputs: align the records of every record file by this field instead of by position.")] = None,
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar (model metrics: bertscore, perplexity, comet).")] = False,
+    score_only: Annotated[
+        bool,
+        typer.Option(
+            "-b", "--score-only", help="Print only the score(s), one a line, as sacrebleu's -b."
+        ),
+    ] = False,
+    width: Annotated[
+        int | None,
+        typer.Option(
+            "-w", "--width", help="Decimals shown (default 1 for 0-100 metrics, 4 for 0-1)."
+        ),
+    ] = None,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "-j",
+            "--jobs",
+            help="Processes computing per-segment statistics (shards are summed: same numbers).",
+        ),
+    ] = 1,
+    out: Annotated[
+        str | None,
+        typer.Option(
+            "-o", "--out", help="Write the output to this file (atomically) instead of stdout."
+        ),
+    ] = None,
+    ci: Annotated[
+        bool,
+        typer.Option(
+            "--ci",
+            help="Add a bootstrap percentile confidence interval (reported as mean ± half-width).",
+        ),
+    ] = False,
+    n_samples: Annotated[
+        int | None,
+        typer.Option(
+            "-n",
+            "--n-samples",
+            help=f"Bootstrap resamples for --ci (default {DEFAULT_CI_SAMPLES}); with --paired-bs/--paired-ar, compare's -n.",
+        ),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the --ci resampling (0 is a seed too).")
+    ] = DEFAULT_SEED,
+    confidence: Annotated[
+        float,
+        typer.Option(
+            "--confidence",
+            help="Confidence level for --ci (sacrebleu's --confidence switch is --ci).",
+        ),
+    ] = 0.95,
+    paired_bs: Annotated[
+        bool,
+        typer.Option(
+            "--paired-bs",
+            help="Run `evalab compare -t bs` on the -i systems (the first is the baseline), as sacrebleu's --paired-bs.",
+        ),
+    ] = False,
+    paired_ar: Annotated[
+        bool,
+        typer.Option(
+            "--paired-ar",
+            help="Run `evalab compare -t ar` on the -i systems (the first is the baseline), as sacrebleu's --paired-ar.",
+        ),
+    ] = False,
+    segments: Annotated[
+        str | None,
+        typer.Option(
+            "--segments",
+            help="Also write per-segment scores to this JSON Lines file: one line per system, metric and segment.",
+        ),
+    ] = None,
+    missing_ref: Annotated[
+        str,
+        typer.Option(
+            "--missing-ref",
+            help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.",
+        ),
+    ] = "none",
+    field: Annotated[
+        str | None,
+        typer.Option(
+            "--field",
+            help="Record inputs (.jsonl, .csv, .tsv, stdin): the field holding the prediction; a dotted path into nested JSON (output.text).",
+        ),
+    ] = None,
+    ref_field: Annotated[
+        str | None,
+        typer.Option(
+            "--ref-field",
+            help="Record inputs: the field holding the reference (a string) or references (a list); read from the -r record file, or from the first -i file when no -r is given.",
+        ),
+    ] = None,
+    id_field: Annotated[
+        str | None,
+        typer.Option(
+            "--id-field",
+            help="Record inputs: align the records of every record file by this field instead of by position.",
+        ),
+    ] = None,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "-q", "--quiet", help="No progress bar (model metrics: bertscore, perplexity, comet)."
+        ),
+    ] = False,
 ) -> None:
     """Score system outputs against references with one or more metrics."""
-    set_ = [*set_, *peer_settings(canonical_metric_names(metrics), tokenize, lowercase, langpair), *model_items(model, metrics)]
+    set_ = [
+        *set_,
+        *peer_settings(canonical_metric_names(metrics), tokenize, lowercase, langpair),
+        *model_items(model, metrics),
+    ]
     if paired_bs or paired_ar:
         _run_paired(locals())
         return
@@ -158,7 +334,9 @@ def score(
     check_segments_path(segments, out, read)
     built = show_progress(build_metrics(metrics, set_), not quiet)
     check_source_option(built, source, [*reference, *input])
-    refs, systems, labels = load_streams(reference, input, named.keys, RecordOptions(field, ref_field, id_field))
+    refs, systems, labels = load_streams(
+        reference, input, named.keys, RecordOptions(field, ref_field, id_field)
+    )
     refs = split_num_refs(refs, labels, num_refs)
     if num_refs > 1:
         labels = [f"{labels[0]} (column {k})" for k in range(1, num_refs + 1)]
@@ -193,11 +371,15 @@ def langpair_target(langpair: str) -> str:
     """The target language of ``-l SRC-TGT``, refused unless it has that form."""
     parts = langpair.split("-")
     if len(parts) != 2 or not all(p.isalpha() for p in parts):
-        raise SettingsError(f"-l/--langpair {langpair!r}: expected SRC-TGT language codes, e.g. -l en-zh")
+        raise SettingsError(
+            f"-l/--langpair {langpair!r}: expected SRC-TGT language codes, e.g. -l en-zh"
+        )
     return parts[1].lower()
 
 
-def peer_settings(metrics: list[str], tokenize: str | None, lowercase: bool, langpair: str | None) -> list[str]:
+def peer_settings(
+    metrics: list[str], tokenize: str | None, lowercase: bool, langpair: str | None
+) -> list[str]:
     """``--set`` items for sacrebleu's ``-tok``, ``-lc`` and ``-l`` (BLEU's settings there)."""
     if langpair is not None:
         target = langpair_target(langpair)
@@ -214,14 +396,18 @@ def peer_settings(metrics: list[str], tokenize: str | None, lowercase: bool, lan
     return items
 
 
-def split_num_refs(refs: list[list[str | None]], paths: list[str], num_refs: int) -> list[list[str | None]]:
+def split_num_refs(
+    refs: list[list[str | None]], paths: list[str], num_refs: int
+) -> list[list[str | None]]:
     """``--num-refs N``: the one reference file's lines split on tabs into N streams."""
     if num_refs == 1:
         return refs
     if num_refs < 1:
         raise SettingsError(f"--num-refs must be at least 1, got {num_refs}")
     if len(paths) != 1 or any(line is None for line in refs[0]):
-        raise SettingsError("--num-refs splits one tab-separated reference text file; give one -r file (and no --ref-field)")
+        raise SettingsError(
+            "--num-refs splits one tab-separated reference text file; give one -r file (and no --ref-field)"
+        )
     for line_no, line in enumerate(refs[0], start=1):
         fields = (line or "").count("\t") + 1
         if fields != num_refs:
@@ -236,11 +422,17 @@ def split_num_refs(refs: list[list[str | None]], paths: list[str], num_refs: int
 def check_score_only(score_only: bool, fmt: str) -> None:
     """``-b`` prints bare numbers: it has no table, JSON or LaTeX form."""
     if score_only and fmt != "table":
-        raise SettingsError(f"-b/--score-only prints bare scores, one a line; it does not combine with -f {fmt}")
+        raise SettingsError(
+            f"-b/--score-only prints bare scores, one a line; it does not combine with -f {fmt}"
+        )
 
 
 #: score's options that compare has no counterpart for (they would be dropped in silence)
-_NOT_PAIRED = (("segments", None, "--segments"), ("score_only", False, "-b/--score-only"), ("num_refs", 1, "--num-refs"))
+_NOT_PAIRED = (
+    ("segments", None, "--segments"),
+    ("score_only", False, "-b/--score-only"),
+    ("num_refs", 1, "--num-refs"),
+)
 
 
 def _run_paired(given: dict[str, Any]) -> None:
@@ -255,16 +447,32 @@ def _run_paired(given: dict[str, Any]) -> None:
         raise SettingsError("--paired-bs and --paired-ar are two tests: give one (as in sacrebleu)")
     for key, default, flag in _NOT_PAIRED:
         if given[key] != default:
-            raise SettingsError(f"{flag} is not available with --paired-bs/--paired-ar (they run `evalab compare`)")
+            raise SettingsError(
+                f"{flag} is not available with --paired-bs/--paired-ar (they run `evalab compare`)"
+            )
     ctx.invoke(
-        compare, reference=given["reference"], input=given["input"], source=given["source"], metrics=given["metrics"],
-        test="bs" if given["paired_bs"] else "ar", n_samples=given["n_samples"], seed=given["seed"],
-        confidence=given["confidence"], set_=given["set_"], format=given["format"], width=given["width"],
-        jobs=given["jobs"], out=given["out"], quiet=given["quiet"], missing_ref=given["missing_ref"],
+        compare,
+        reference=given["reference"],
+        input=given["input"],
+        source=given["source"],
+        metrics=given["metrics"],
+        test="bs" if given["paired_bs"] else "ar",
+        n_samples=given["n_samples"],
+        seed=given["seed"],
+        confidence=given["confidence"],
+        set_=given["set_"],
+        format=given["format"],
+        width=given["width"],
+        jobs=given["jobs"],
+        out=given["out"],
+        quiet=given["quiet"],
+        missing_ref=given["missing_ref"],
     )
 
 
-def warn_language_misfits(built: dict[str, Metric], refs: list[list[str | None]], *, langpair_option: bool = False) -> None:
+def warn_language_misfits(
+    built: dict[str, Metric], refs: list[list[str | None]], *, langpair_option: bool = False
+) -> None:
     """Say (once) when a metric's tokenizer or encoder does not fit the references' language."""
     warn_tokenizer_misfit(built, refs, langpair_option=langpair_option)
     if "bertscore" in built:
@@ -274,8 +482,12 @@ def warn_language_misfits(built: dict[str, Metric], refs: list[list[str | None]]
 def load_models(built: dict[str, Metric], enabled: bool) -> None:
     """Load the model metrics' models now, each between a 'loading' and a 'ready' line
     (``-q``: silent), so a long load is not a silent pause before the first bar."""
-    loaders = {"bertscore": lambda m: m.embedder, "comet": lambda m: m.model(),
-               "perplexity": lambda m: m.scorer, "cross_entropy": lambda m: m.scorer}
+    loaders = {
+        "bertscore": lambda m: m.embedder,
+        "comet": lambda m: m.model(),
+        "perplexity": lambda m: m.scorer,
+        "cross_entropy": lambda m: m.scorer,
+    }
     for name, metric in built.items():
         if name in loaders:
             model = getattr(metric.settings, "model", None)
@@ -300,7 +512,9 @@ def show_progress(built: dict[str, Metric], enabled: bool) -> dict[str, Metric]:
     return shown
 
 
-def check_segments_path(segments: str | None, out: str | None, inputs: list[tuple[str, str | None]]) -> None:
+def check_segments_path(
+    segments: str | None, out: str | None, inputs: list[tuple[str, str | None]]
+) -> None:
     """Refuse a ``--segments`` file that would overwrite an input or the ``--out`` file."""
     check_out(segments, inputs, option="--segments", outputs=[("--out", out)])
 
@@ -322,22 +536,33 @@ def segment_lines(
 
 
 def emit_results(
-    results: list[tuple[str, str, Score]], fmt: str, width: int | None, out: str | None,
-    cis: list[ConfidenceInterval | None] | None = None, short: dict[str, str] | None = None,
+    results: list[tuple[str, str, Score]],
+    fmt: str,
+    width: int | None,
+    out: str | None,
+    cis: list[ConfidenceInterval | None] | None = None,
+    short: dict[str, str] | None = None,
 ) -> None:
     """Print or write ``(system, metric, Score)`` results in ``fmt`` (with CIs from ``--ci``);
     tables call each system by ``short[system]`` where given."""
     cis = cis or [None] * len(results)
     if fmt == "json":
         rows: list[dict[str, Any]] = [
-            ordered_row({"system": s, **sc.to_dict(), "metric": m, **(ci_fields(sc, c) if c else {})})
+            ordered_row(
+                {"system": s, **sc.to_dict(), "metric": m, **(ci_fields(sc, c) if c else {})}
+            )
             for (s, m, sc), c in zip(results, cis, strict=True)
         ]
         emit(to_json(rows), out)
         return
     header = ["system", "metric", "score", "details"]
     body = [
-        [(short or {}).get(s, s), m, format_value(sc, width) + (ci_text(sc, c, width) if c else ""), sc.verbose]
+        [
+            (short or {}).get(s, s),
+            m,
+            format_value(sc, width) + (ci_text(sc, c, width) if c else ""),
+            sc.verbose,
+        ]
         for (s, m, sc), c in zip(results, cis, strict=True)
     ]
     signatures = []

@@ -37,12 +37,18 @@ def check_no_nul(path: str, segments: Sequence[str]) -> None:
 def bounded_metrics(names: Sequence[str], set_items: Sequence[str]) -> dict[str, Metric]:
     """The selected metrics that refuse a pair beyond their work bound, built with their settings."""
     settings = parse_set_options(set_items, names)
-    return {name: metric_class(name)(**settings[name]) for name in names
-            if (work := metric_class(name).pair_work) is not None and work.refuse}
+    return {
+        name: metric_class(name)(**settings[name])
+        for name in names
+        if (work := metric_class(name).pair_work) is not None and work.refuse
+    }
 
 
-def check_pair_work(metrics: Mapping[str, Metric], systems: Mapping[str, Sequence[str]],
-                    refs: Sequence[Sequence[str | None]]) -> None:
+def check_pair_work(
+    metrics: Mapping[str, Metric],
+    systems: Mapping[str, Sequence[str]],
+    refs: Sequence[Sequence[str | None]],
+) -> None:
     """Refuse a segment pair beyond a metric's work bound, naming the system and the line."""
     for metric in metrics.values():
         if metric.pair_work is None or not metric.pair_work.refuse:

@@ -42,17 +42,33 @@ app.add_typer(semsim_app, name="semsim")
 
 
 def _build_metric(
-    model: str | None, layer: int | None, idf: bool, rescale: bool, baseline: str | None,
-    drop_function_words: bool, stopwords: str | None, oov: str, batch_size: int | None, device: str,
+    model: str | None,
+    layer: int | None,
+    idf: bool,
+    rescale: bool,
+    baseline: str | None,
+    drop_function_words: bool,
+    stopwords: str | None,
+    oov: str,
+    batch_size: int | None,
+    device: str,
     max_length: int | None,
 ) -> Any:
     from evalab.metrics.semantic import BERTScore
 
     return BERTScore(
-        model=model, layer=layer, idf=idf, rescale=rescale or baseline is not None, baseline=baseline,
+        model=model,
+        layer=layer,
+        idf=idf,
+        rescale=rescale or baseline is not None,
+        baseline=baseline,
         # a stopword list is only read when function words are dropped: giving one means that
-        drop_function_words=drop_function_words or stopwords is not None, stopwords=stopwords, oov=oov,
-        batch_size=batch_size, device=device, max_length=max_length,
+        drop_function_words=drop_function_words or stopwords is not None,
+        stopwords=stopwords,
+        oov=oov,
+        batch_size=batch_size,
+        device=device,
+        max_length=max_length,
     )
 
 
@@ -77,36 +93,139 @@ def encoder_for(model: str | None, lang: str | None) -> str | None:
 @semsim_app.callback()
 def semsim(
     ctx: typer.Context,
-    reference: Annotated[list[str], typer.Option("-r", "--reference", help="Reference file, one segment a line. Repeat for several references (max over references, as bert-score).")] = [],  # noqa: B006
-    input: Annotated[list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ...")] = [],  # noqa: B006
-    model: Annotated[str | None, typer.Option("--model", help="Hugging Face encoder directory, Org/name in the local Hugging Face cache, or word-vector table (default: the shipped all-MiniLM-L6-v2).")] = None,
-    lang: Annotated[str | None, typer.Option("--lang", help="Language of the references (bert-score's --lang): other than en, a multilingual encoder from the local Hugging Face cache unless --model is given.")] = None,
-    layer: Annotated[int | None, typer.Option("--layer", help="Layer of the hidden states (0 = embeddings; default: last layer).")] = None,
-    idf: Annotated[bool, typer.Option("--idf", help="IDF weights from the references (+1 smoothing, as bert-score).")] = False,
-    rescale: Annotated[bool, typer.Option("--rescale", help="Rescale with the baseline: (x - b) / (1 - b).")] = False,
-    baseline: Annotated[str | None, typer.Option("--baseline", help="Baseline file (LAYER,P,R,F; from `evalab semsim baseline` or bert-score). Implies --rescale.")] = None,
-    drop_function_words: Annotated[bool, typer.Option("--drop-function-words", help="Remove function words (table tags or --stopwords) before matching.")] = False,
-    stopwords: Annotated[str | None, typer.Option("--stopwords", help="File with one function word per line. Implies --drop-function-words.")] = None,
-    oov: Annotated[str, typer.Option("--oov", help="Static tables: 'zero' (cosine 0 outside the table) or 'exact' (letter match fallback).")] = "zero",
-    batch_size: Annotated[int | None, typer.Option("--batch-size", help="Sentences per forward pass (default: 64, or up to 16384 tokens for plain BERT encoders).")] = None,
+    reference: Annotated[
+        list[str],
+        typer.Option(
+            "-r",
+            "--reference",
+            help="Reference file, one segment a line. Repeat for several references (max over references, as bert-score).",
+        ),
+    ] = [],  # noqa: B006
+    input: Annotated[
+        list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ...")
+    ] = [],  # noqa: B006
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="Hugging Face encoder directory, Org/name in the local Hugging Face cache, or word-vector table (default: the shipped all-MiniLM-L6-v2).",
+        ),
+    ] = None,
+    lang: Annotated[
+        str | None,
+        typer.Option(
+            "--lang",
+            help="Language of the references (bert-score's --lang): other than en, a multilingual encoder from the local Hugging Face cache unless --model is given.",
+        ),
+    ] = None,
+    layer: Annotated[
+        int | None,
+        typer.Option(
+            "--layer", help="Layer of the hidden states (0 = embeddings; default: last layer)."
+        ),
+    ] = None,
+    idf: Annotated[
+        bool,
+        typer.Option(
+            "--idf", help="IDF weights from the references (+1 smoothing, as bert-score)."
+        ),
+    ] = False,
+    rescale: Annotated[
+        bool, typer.Option("--rescale", help="Rescale with the baseline: (x - b) / (1 - b).")
+    ] = False,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            help="Baseline file (LAYER,P,R,F; from `evalab semsim baseline` or bert-score). Implies --rescale.",
+        ),
+    ] = None,
+    drop_function_words: Annotated[
+        bool,
+        typer.Option(
+            "--drop-function-words",
+            help="Remove function words (table tags or --stopwords) before matching.",
+        ),
+    ] = False,
+    stopwords: Annotated[
+        str | None,
+        typer.Option(
+            "--stopwords",
+            help="File with one function word per line. Implies --drop-function-words.",
+        ),
+    ] = None,
+    oov: Annotated[
+        str,
+        typer.Option(
+            "--oov",
+            help="Static tables: 'zero' (cosine 0 outside the table) or 'exact' (letter match fallback).",
+        ),
+    ] = "zero",
+    batch_size: Annotated[
+        int | None,
+        typer.Option(
+            "--batch-size",
+            help="Sentences per forward pass (default: 64, or up to 16384 tokens for plain BERT encoders).",
+        ),
+    ] = None,
     device: Annotated[str, typer.Option("--device", help="cpu or cuda.")] = "cpu",
-    max_length: Annotated[int | None, typer.Option("--max-length", help="Truncate segments to this many tokens (default: model limit).")] = None,
-    explain: Annotated[bool, typer.Option("--explain", help="Print every token's best match and cosine, per segment.")] = False,
-    explain_html: Annotated[str | None, typer.Option("--explain-html", help="Write the alignments as a self-contained HTML heat map page.")] = None,
-    explain_limit: Annotated[int, typer.Option("--explain-limit", help="Segments explained per system (0 = all).")] = 10,
+    max_length: Annotated[
+        int | None,
+        typer.Option(
+            "--max-length", help="Truncate segments to this many tokens (default: model limit)."
+        ),
+    ] = None,
+    explain: Annotated[
+        bool,
+        typer.Option("--explain", help="Print every token's best match and cosine, per segment."),
+    ] = False,
+    explain_html: Annotated[
+        str | None,
+        typer.Option(
+            "--explain-html", help="Write the alignments as a self-contained HTML heat map page."
+        ),
+    ] = None,
+    explain_limit: Annotated[
+        int, typer.Option("--explain-limit", help="Segments explained per system (0 = all).")
+    ] = 10,
     format: Annotated[str, format_option()] = "table",
-    out: Annotated[str | None, typer.Option("-o", "--out", help="Write the scores to this file (atomically).")] = None,
-    ci: Annotated[bool, typer.Option("--ci", help="Add a bootstrap percentile confidence interval of F1 (reported as mean ± half-width).")] = False,
-    n_samples: Annotated[int, typer.Option("-n", "--n-samples", help="Bootstrap resamples for --ci.")] = 1000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the --ci resampling (0 is a seed too).")] = DEFAULT_SEED,
-    confidence: Annotated[float, typer.Option("--confidence", help="Confidence level for --ci.")] = 0.95,
-    segments: Annotated[str | None, typer.Option("--segments", help="Also write per-segment scores to this JSON Lines file: one line per system and segment.")] = None,
+    out: Annotated[
+        str | None, typer.Option("-o", "--out", help="Write the scores to this file (atomically).")
+    ] = None,
+    ci: Annotated[
+        bool,
+        typer.Option(
+            "--ci",
+            help="Add a bootstrap percentile confidence interval of F1 (reported as mean ± half-width).",
+        ),
+    ] = False,
+    n_samples: Annotated[
+        int, typer.Option("-n", "--n-samples", help="Bootstrap resamples for --ci.")
+    ] = 1000,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the --ci resampling (0 is a seed too).")
+    ] = DEFAULT_SEED,
+    confidence: Annotated[
+        float, typer.Option("--confidence", help="Confidence level for --ci.")
+    ] = 0.95,
+    segments: Annotated[
+        str | None,
+        typer.Option(
+            "--segments",
+            help="Also write per-segment scores to this JSON Lines file: one line per system and segment.",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Score systems with BERTScore P/R/F1; `semsim baseline` makes a rescaling baseline."""
     if ctx.invoked_subcommand is not None:
         return
-    read = [*input_options(reference, input), ("--model", model), ("--baseline", baseline), ("--stopwords", stopwords)]
+    read = [
+        *input_options(reference, input),
+        ("--model", model),
+        ("--baseline", baseline),
+        ("--stopwords", stopwords),
+    ]
     check_out(out, read)
     check_out(explain_html, read, option="--explain-html", outputs=[("--out", out)])
     check_format(format)
@@ -117,8 +236,19 @@ def semsim(
     if explain_limit < 0:
         raise SettingsError(f"--explain-limit must be 0 or more, got {explain_limit}")
     encoder = encoder_for(model, lang)
-    metric = _build_metric(encoder, layer, idf, rescale, baseline, drop_function_words, stopwords, oov,
-                           batch_size, device, max_length)
+    metric = _build_metric(
+        encoder,
+        layer,
+        idf,
+        rescale,
+        baseline,
+        drop_function_words,
+        stopwords,
+        oov,
+        batch_size,
+        device,
+        max_length,
+    )
     refs, systems = load_inputs(reference, input)
     warn_encoder_misfit(metric, refs, "give --lang LANG, or --model FOLDER")
     metric.progress = not quiet
@@ -144,11 +274,25 @@ def semsim(
         emit(render_alignment_html(explained, signature=signature), explain_html)
     if segments:
         emit(segment_lines({"bertscore": metric}, systems, refs), segments)
-    body = [[n, f"{sc.precision:.4f}", f"{sc.recall:.4f}", f"{sc.fmeasure:.4f}" + (ci_text(sc, c, None) if c else "")]
-            for (n, sc), c in zip(results, cis, strict=True)]
-    data = [ordered_row({"system": n, **sc.to_dict(), **(ci_fields(sc, c) if c else {})})
-            for (n, sc), c in zip(results, cis, strict=True)]
-    footer = list(dict.fromkeys(sc.signature + (f"|{c.signature}" if c else "") for (_, sc), c in zip(results, cis, strict=True)))
+    body = [
+        [
+            n,
+            f"{sc.precision:.4f}",
+            f"{sc.recall:.4f}",
+            f"{sc.fmeasure:.4f}" + (ci_text(sc, c, None) if c else ""),
+        ]
+        for (n, sc), c in zip(results, cis, strict=True)
+    ]
+    data = [
+        ordered_row({"system": n, **sc.to_dict(), **(ci_fields(sc, c) if c else {})})
+        for (n, sc), c in zip(results, cis, strict=True)
+    ]
+    footer = list(
+        dict.fromkeys(
+            sc.signature + (f"|{c.signature}" if c else "")
+            for (_, sc), c in zip(results, cis, strict=True)
+        )
+    )
     emit_table(format, ["system", "P", "R", "F1"], body, out, footer=footer, data=data)
     if explain:
         _print_explanations(explained)
@@ -162,10 +306,20 @@ def _print_explanations(explained: list[tuple[str, Any]]) -> None:
 
     console = Console(soft_wrap=True)
     for title, a in explained:
-        table = Table(title=f"{title}: P {a.precision:.4f}  R {a.recall:.4f}  F1 {a.f1:.4f}",
-                      show_header=True, header_style="bold", title_justify="left")
-        for col, justify in (("hyp token", "left"), ("-> best ref", "left"), ("cos", "right"),
-                             ("ref token", "left"), ("-> best hyp", "left"), ("cos", "right")):
+        table = Table(
+            title=f"{title}: P {a.precision:.4f}  R {a.recall:.4f}  F1 {a.f1:.4f}",
+            show_header=True,
+            header_style="bold",
+            title_justify="left",
+        )
+        for col, justify in (
+            ("hyp token", "left"),
+            ("-> best ref", "left"),
+            ("cos", "right"),
+            ("ref token", "left"),
+            ("-> best hyp", "left"),
+            ("cos", "right"),
+        ):
             table.add_column(col, justify=justify)  # type: ignore[arg-type]
         prec, rec = alignment_rows(a, "precision"), alignment_rows(a, "recall")
         for k in range(max(len(prec), len(rec))):
@@ -177,10 +331,30 @@ def _print_explanations(explained: list[tuple[str, Any]]) -> None:
 
 @semsim_app.command("baseline")
 def baseline_command(
-    out: Annotated[str, typer.Option("-o", "--out", help="Baseline file to write (LAYER,P,R,F rows).")],
-    model: Annotated[str | None, typer.Option("--model", help="Encoder directory or word-vector table (default: the shipped all-MiniLM-L6-v2).")] = None,
-    pairs: Annotated[str | None, typer.Option("--pairs", help="Unrelated sentence pairs, candidate<TAB>reference per line (default: the shipped English corpus).")] = None,
-    batch_size: Annotated[int | None, typer.Option("--batch-size", help="Sentences per forward pass (default: 64, or up to 16384 tokens for plain BERT encoders).")] = None,
+    out: Annotated[
+        str, typer.Option("-o", "--out", help="Baseline file to write (LAYER,P,R,F rows).")
+    ],
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="Encoder directory or word-vector table (default: the shipped all-MiniLM-L6-v2).",
+        ),
+    ] = None,
+    pairs: Annotated[
+        str | None,
+        typer.Option(
+            "--pairs",
+            help="Unrelated sentence pairs, candidate<TAB>reference per line (default: the shipped English corpus).",
+        ),
+    ] = None,
+    batch_size: Annotated[
+        int | None,
+        typer.Option(
+            "--batch-size",
+            help="Sentences per forward pass (default: 64, or up to 16384 tokens for plain BERT encoders).",
+        ),
+    ] = None,
     device: Annotated[str, typer.Option("--device", help="cpu or cuda.")] = "cpu",
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
 ) -> None:
@@ -199,4 +373,7 @@ def baseline_command(
     rows = compute_baseline(embedder, pair_list, progress=not quiet)
     emit(format_baseline(rows), out)
     source = pairs if pairs is not None else Path(default_pairs_path()).name
-    typer.echo(f"baseline of {embedder.name} (layers 0-{embedder.layer}) from {len(pair_list)} pairs in {source} -> {out}", err=True)
+    typer.echo(
+        f"baseline of {embedder.name} (layers 0-{embedder.layer}) from {len(pair_list)} pairs in {source} -> {out}",
+        err=True,
+    )

@@ -51,8 +51,10 @@ def read_scores(path: str, cols: Columns = Columns()) -> list[ScoreSet]:  # noqa
             raise InputError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
         if is_inspect_log(data):
             return read_inspect(p, data, cols)
-        raise InputError(f"{path}: not an inspect-ai log (no version, eval and samples); per-item "
-                         "tables are .csv, .tsv or .jsonl")
+        raise InputError(
+            f"{path}: not an inspect-ai log (no version, eval and samples); per-item "
+            "tables are .csv, .tsv or .jsonl"
+        )
     records = read_jsonl(p)
     first = next(records, None)
     if first is None:

@@ -42,7 +42,12 @@ from evalab.items.readers import Columns, cluster_of, read_jsonl, read_text
 from evalab.items.table import Row, ScoreSet, collect
 
 __all__ = [
-    "INSPECT_VERSIONS", "LM_EVAL_VERSIONS", "is_inspect_log", "is_lm_eval", "read_inspect", "read_inspect_archive",
+    "INSPECT_VERSIONS",
+    "LM_EVAL_VERSIONS",
+    "is_inspect_log",
+    "is_lm_eval",
+    "read_inspect",
+    "read_inspect_archive",
     "read_lm_eval",
 ]
 
@@ -52,10 +57,21 @@ LM_EVAL_VERSIONS = ("0.4",)
 INSPECT_VERSIONS = (2,)
 
 _SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9\-.]+)\.jsonl$")
-_BOOKKEEPING = frozenset({
-    "doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
-    "doc_hash", "prompt_hash", "target_hash",
-})
+_BOOKKEEPING = frozenset(
+    {
+        "doc_id",
+        "doc",
+        "target",
+        "arguments",
+        "resps",
+        "filtered_resps",
+        "filter",
+        "metrics",
+        "doc_hash",
+        "prompt_hash",
+        "target_hash",
+    }
+)
 
 
 def is_lm_eval(record: dict[str, Any]) -> bool:
@@ -69,8 +85,11 @@ def _metric_names(record: dict[str, Any], cols: Columns) -> list[str]:
     listed = record.get("metrics")
     if isinstance(listed, list):
         return [str(m) for m in listed]
-    return [k for k, v in record.items()
-            if k not in _BOOKKEEPING and isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return [
+        k
+        for k, v in record.items()
+        if k not in _BOOKKEEPING and isinstance(v, (int, float)) and not isinstance(v, bool)
+    ]
 
 
 def _lm_rows(path: Path, task: str, cols: Columns) -> Iterator[Row]:
@@ -93,12 +112,16 @@ def _lm_rows(path: Path, task: str, cols: Columns) -> Iterator[Row]:
                 raise InputError(f"{where}: no metric {name!r} in the sample")
             value = record[name]
             if isinstance(value, (list, dict)):
-                raise InputError(f"{where}: {name} is {json.dumps(value)[:40]}..., a corpus-level "
-                                 "metric's input, not a per-item score")
+                raise InputError(
+                    f"{where}: {name} is {json.dumps(value)[:40]}..., a corpus-level "
+                    "metric's input, not a per-item score"
+                )
             scores[f"{task}:{name}{suffix}"] = value
         cluster = cluster_of(record, cols.cluster, where, "a key of the sample, or doc.FIELD")
         # several records per doc_id are the task's filters: the filter is the sample key
-        yield Row(str(record["doc_id"]), line, scores, None if filt in (None, "none") else filt, cluster)
+        yield Row(
+            str(record["doc_id"]), line, scores, None if filt in (None, "none") else filt, cluster
+        )
 
 
 def _results_for(path: Path, date: str, task: str) -> str | None:
@@ -115,8 +138,10 @@ def _results_for(path: Path, date: str, task: str) -> str | None:
         raise InputError(f"{results}: not an lm-evaluation-harness results file (no 'results')")
     harness = data.get("lm_eval_version")
     if harness is not None and not any(str(harness).startswith(v + ".") for v in LM_EVAL_VERSIONS):
-        raise InputError(f"{results}: written by lm-evaluation-harness {harness}; this reader knows the "
-                         f"sample layout of {', '.join(LM_EVAL_VERSIONS)}.x only")
+        raise InputError(
+            f"{results}: written by lm-evaluation-harness {harness}; this reader knows the "
+            f"sample layout of {', '.join(LM_EVAL_VERSIONS)}.x only"
+        )
     version = (data.get("versions") or {}).get(task)
     return None if version is None else str(version)
 
@@ -124,13 +149,17 @@ def _results_for(path: Path, date: str, task: str) -> str | None:
 def _samples_files(folder: Path) -> list[Path]:
     files = sorted(p for p in folder.rglob("samples_*.jsonl") if _SAMPLES.match(p.name))
     if not files:
-        raise InputError(f"{folder}: no lm-evaluation-harness samples_<task>_<date>.jsonl file in it")
+        raise InputError(
+            f"{folder}: no lm-evaluation-harness samples_<task>_<date>.jsonl file in it"
+        )
     tasks: dict[str, Path] = {}
     for f in files:
         task = _SAMPLES.match(f.name)["task"]  # type: ignore[index]
         if task in tasks:
-            raise InputError(f"{folder}: task {task} has two sample files ({tasks[task]}, {f}); "
-                             "give the run folder of one run")
+            raise InputError(
+                f"{folder}: task {task} has two sample files ({tasks[task]}, {f}); "
+                "give the run folder of one run"
+            )
         tasks[task] = f
     return files
 
@@ -144,7 +173,9 @@ def read_lm_eval(path: Path, cols: Columns) -> list[ScoreSet]:
     for f in files:
         m = _SAMPLES.match(f.name)
         if m is None:
-            raise InputError(f"{f}: an lm-evaluation-harness samples file is named samples_<task>_<date>.jsonl")
+            raise InputError(
+                f"{f}: an lm-evaluation-harness samples file is named samples_<task>_<date>.jsonl"
+            )
         version = _results_for(f, m["date"], m["task"])
         out += collect(_lm_rows(f, m["task"], cols), model=model, path=str(f), version=version)
     return out
@@ -185,11 +216,15 @@ def _inspect_scores(sample: dict[str, Any], where: str, task: str) -> dict[str, 
 def read_inspect(path: Path, data: dict[str, Any], cols: Columns) -> list[ScoreSet]:
     """Score sets of an inspect-ai JSON log: one per scorer (and key of a dict score)."""
     if data.get("version") not in INSPECT_VERSIONS:
-        raise InputError(f"{path}: inspect-ai log version {data.get('version')!r}; this reader knows "
-                         f"version {', '.join(map(str, INSPECT_VERSIONS))}")
+        raise InputError(
+            f"{path}: inspect-ai log version {data.get('version')!r}; this reader knows "
+            f"version {', '.join(map(str, INSPECT_VERSIONS))}"
+        )
     if data.get("status") != "success":
-        raise InputError(f"{path}: the log's status is {data.get('status')!r}; only a finished run "
-                         "(success) has every sample scored")
+        raise InputError(
+            f"{path}: the log's status is {data.get('status')!r}; only a finished run "
+            "(success) has every sample scored"
+        )
     spec = data.get("eval") or {}
     task = str(spec.get("task", "task"))
     version = spec.get("task_version")
@@ -203,11 +238,18 @@ def read_inspect(path: Path, data: dict[str, Any], cols: Columns) -> list[ScoreS
             scores = _inspect_scores(sample, where, task)
             if cols.scores:
                 scores = {k2: v for k2, v in scores.items() if k2.split(":", 1)[1] in cols.scores}
-            cluster = cluster_of(sample, cols.cluster, where, "a key of the sample, e.g. metadata.FIELD")
+            cluster = cluster_of(
+                sample, cols.cluster, where, "a key of the sample, e.g. metadata.FIELD"
+            )
             yield Row(str(sample["id"]), k, scores, str(sample.get("epoch", 1)), cluster)
 
-    return collect(rows(), model=str(path), path=str(path), unit="sample",
-                   version=None if version is None else str(version))
+    return collect(
+        rows(),
+        model=str(path),
+        path=str(path),
+        unit="sample",
+        version=None if version is None else str(version),
+    )
 
 
 def read_inspect_archive(path: Path, cols: Columns) -> list[ScoreSet]:
@@ -227,5 +269,7 @@ def read_inspect_archive(path: Path, cols: Columns) -> list[ScoreSet]:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: a member of the archive is not JSON ({exc})") from None
     if not isinstance(data, dict) or not {"version", "eval"} <= set(data):
-        raise InputError(f"{path}: header.json is not an inspect-ai log header (no version and eval)")
+        raise InputError(
+            f"{path}: header.json is not an inspect-ai log header (no version and eval)"
+        )
     return read_inspect(path, {**data, "samples": samples}, cols)

@@ -28,7 +28,18 @@ from evalab.errors import InputError
 from evalab.io import decode_utf8
 from evalab.items.table import Records, Row, ScoreSet, collect
 
-__all__ = ["MISSING", "Columns", "cluster_of", "csv_records", "is_segments", "lookup", "plain_row", "read_jsonl", "read_text", "segment_sets"]
+__all__ = [
+    "MISSING",
+    "Columns",
+    "cluster_of",
+    "csv_records",
+    "is_segments",
+    "lookup",
+    "plain_row",
+    "read_jsonl",
+    "read_text",
+    "segment_sets",
+]
 
 
 @dataclass(frozen=True)
@@ -65,7 +76,9 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}: line {number}: not JSON ({exc.msg})") from None
         if not isinstance(record, dict):
-            raise InputError(f"{path}: line {number}: expected a JSON object, got {type(record).__name__}")
+            raise InputError(
+                f"{path}: line {number}: expected a JSON object, got {type(record).__name__}"
+            )
         yield number, record
 
 
@@ -113,14 +126,18 @@ def plain_row(record: dict[str, Any], line: int, where: str, cols: Columns) -> R
 
 def _header_index(header: list[str], name: str, path: Path, what: str) -> int:
     if name not in header:
-        raise InputError(f"{path}: no {what} column {name!r} (columns: {', '.join(header)}); name it with "
-                         f"--{what}-column")
+        raise InputError(
+            f"{path}: no {what} column {name!r} (columns: {', '.join(header)}); name it with "
+            f"--{what}-column"
+        )
     return header.index(name)
 
 
 def csv_records(path: Path, cols: Columns) -> Records:
     """The columns of a CSV/TSV file with a header row, as :class:`Records`."""
-    reader = csv.reader(io.StringIO(read_text(path)), delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
+    reader = csv.reader(
+        io.StringIO(read_text(path)), delimiter="\t" if path.suffix.lower() == ".tsv" else ","
+    )
     header = next(reader)
     ix = _header_index(header, cols.id, path, "id")
     scores = [(n, _header_index(header, n, path, "score")) for n in cols.scores or ("score",)]
@@ -134,7 +151,9 @@ def csv_records(path: Path, cols: Columns) -> Records:
         if len(row) != width:
             if not row:
                 continue
-            raise InputError(f"{path}: line {reader.line_num}: {len(row)} fields, the header has {width}")
+            raise InputError(
+                f"{path}: line {reader.line_num}: {len(row)} fields, the header has {width}"
+            )
         lines.append(reader.line_num)
         fields.append(row)
     rec.lines = lines
@@ -155,7 +174,9 @@ def segment_sets(path: Path) -> list[ScoreSet]:
     rows: dict[tuple[str, str], list[Row]] = {}
     for line, record in read_jsonl(path):
         if not is_segments(record):
-            raise InputError(f"{path}: line {line}: not a per-segment record (system, metric, segment, score)")
+            raise InputError(
+                f"{path}: line {line}: not a per-segment record (system, metric, segment, score)"
+            )
         metric = str(record["metric"])
         rows.setdefault((str(record["system"]), metric), []).append(
             Row(str(record["segment"]), line, {metric: record["score"]})

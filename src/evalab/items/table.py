@@ -119,18 +119,26 @@ def _duplicate(rec: Records, n_ids: int, path: str, unit: str) -> None:
     for key, line in zip(keys, rec.lines, strict=True):
         if key in seen:
             what = f"item {key[0]!r}" + ("" if key[1] is None else f" sample {key[1]!r}")
-            raise InputError(f"{path}: {unit} {line}: {what} already given at {unit} {seen[key]}; give each once")
+            raise InputError(
+                f"{path}: {unit} {line}: {what} already given at {unit} {seen[key]}; give each once"
+            )
         seen[key] = line
 
 
-def _cluster_labels(rec: Records, item: np.ndarray, first: np.ndarray, path: str, unit: str) -> tuple[str, ...] | None:
+def _cluster_labels(
+    rec: Records, item: np.ndarray, first: np.ndarray, path: str, unit: str
+) -> tuple[str, ...] | None:
     """Each item's cluster (None without clusters); refuses a cluster that changes within an item."""
     if all(c is None for c in rec.clusters):
         return None
     if None in rec.clusters:
-        raise InputError(f"{path}: {unit} {rec.lines[rec.clusters.index(None)]}: the item has no cluster; give every item one")
+        raise InputError(
+            f"{path}: {unit} {rec.lines[rec.clusters.index(None)]}: the item has no cluster; give every item one"
+        )
     index: dict[str | None, int] = {}
-    code = np.fromiter((index.setdefault(c, len(index)) for c in rec.clusters), np.int64, len(rec.clusters))
+    code = np.fromiter(
+        (index.setdefault(c, len(index)) for c in rec.clusters), np.int64, len(rec.clusters)
+    )
     changed = code != code[first][item]
     if np.any(changed):
         j = int(np.argmax(changed))
@@ -142,8 +150,14 @@ def _cluster_labels(rec: Records, item: np.ndarray, first: np.ndarray, path: str
     return tuple(str(rec.clusters[i]) for i in first)
 
 
-def collect(rows: Iterable[Row] | Records, *, model: str, path: str, unit: str = "line",
-            version: str | None = None) -> list[ScoreSet]:
+def collect(
+    rows: Iterable[Row] | Records,
+    *,
+    model: str,
+    path: str,
+    unit: str = "line",
+    version: str | None = None,
+) -> list[ScoreSet]:
     """One :class:`ScoreSet` per metric (refusing bad values, duplicates and clusters that
     change within an item)."""
     rec = rows if isinstance(rows, Records) else Records()
@@ -153,20 +167,26 @@ def collect(rows: Iterable[Row] | Records, *, model: str, path: str, unit: str =
     if not rec.items:
         raise InputError(f"{path}: no scored items")
     index: dict[str, int] = {}
-    item = np.fromiter((index.setdefault(i, len(index)) for i in rec.items), np.int64, len(rec.items))
+    item = np.fromiter(
+        (index.setdefault(i, len(index)) for i in rec.items), np.int64, len(rec.items)
+    )
     first = np.unique(item, return_index=True)[1]  # codes follow first appearance
     clusters = _cluster_labels(rec, item, first, path, unit)
     _duplicate(rec, len(index), path, unit)
     ids, lines = tuple(index), tuple(rec.lines[i] for i in first)
     out = []
     for metric, (where, raw) in rec.scores.items():
-        values = floats(raw, label=lambda k, w=where, m=metric: f"{path}: {unit} {rec.lines[w[k]]}, {m}")
+        values = floats(
+            raw, label=lambda k, w=where, m=metric: f"{path}: {unit} {rec.lines[w[k]]}, {m}"
+        )
         items = item[np.asarray(where, dtype=np.int64)]
         counts = np.bincount(items, minlength=len(ids))
         if np.any(counts == 0):
             k = int(np.argmin(counts))
             raise InputError(f"{path}: {unit} {lines[k]}: item {ids[k]!r} has no {metric} score")
-        out.append(ScoreSet(model, metric, path, ids, lines, values, items, clusters, version, unit))
+        out.append(
+            ScoreSet(model, metric, path, ids, lines, values, items, clusters, version, unit)
+        )
     return out
 
 
@@ -187,12 +207,16 @@ def _mismatch(ref: ScoreSet, other: ScoreSet) -> str:
     extra = [i for i in other.ids if i not in ref_ids]
     if extra:
         line = other.lines[other.ids.index(extra[0])]
-        return (f"{other.path}: {other.unit} {line}: item {extra[0]!r} is not in {ref.path} "
-                f"({len(extra)} such items)")
+        return (
+            f"{other.path}: {other.unit} {line}: item {extra[0]!r} is not in {ref.path} "
+            f"({len(extra)} such items)"
+        )
     missing = [i for i in ref.ids if i not in other_ids]
     line = ref.lines[ref.ids.index(missing[0])]
-    return (f"{ref.path}: {ref.unit} {line}: item {missing[0]!r} is missing from {other.path} "
-            f"({len(missing)} such items)")
+    return (
+        f"{ref.path}: {ref.unit} {line}: item {missing[0]!r} is missing from {other.path} "
+        f"({len(missing)} such items)"
+    )
 
 
 def _restrict(s: ScoreSet, ids: tuple[str, ...]) -> ScoreSet:
@@ -205,15 +229,31 @@ def _restrict(s: ScoreSet, ids: tuple[str, ...]) -> ScoreSet:
     keep = new_item >= 0
     old = {i: k for k, i in enumerate(s.ids)}
     clusters = None if s.clusters is None else tuple(s.clusters[old[i]] for i in ids)
-    return ScoreSet(s.model, s.metric, s.path, tuple(ids), tuple(s.lines[old[i]] for i in ids),
-                    s.values[keep], new_item[keep], clusters, s.version, s.unit)
+    return ScoreSet(
+        s.model,
+        s.metric,
+        s.path,
+        tuple(ids),
+        tuple(s.lines[old[i]] for i in ids),
+        s.values[keep],
+        new_item[keep],
+        clusters,
+        s.version,
+        s.unit,
+    )
 
 
 def _clusters(sets: Sequence[ScoreSet]) -> tuple[str, ...] | None:
     given = [s for s in sets if s.clusters is not None]
     for s in given[1:]:
         if s.clusters != given[0].clusters:
-            k = next(k for k, (a, b) in enumerate(zip(s.clusters or (), given[0].clusters or (), strict=True)) if a != b)
+            k = next(
+                k
+                for k, (a, b) in enumerate(
+                    zip(s.clusters or (), given[0].clusters or (), strict=True)
+                )
+                if a != b
+            )
             raise InputError(
                 f"{s.path}: {s.unit} {s.lines[k]}: item {s.ids[k]!r} is in cluster {s.clusters[k]!r} "  # type: ignore[index]
                 f"but in {given[0].clusters[k]!r} in {given[0].path}; the clusters must agree"  # type: ignore[index]
@@ -236,19 +276,28 @@ def align(sets: Sequence[ScoreSet], *, common: bool = False) -> list[Aligned]:
         have = [s.model for s in group]
         if have != models:
             lacking = next(m for m in models if m not in have)
-            raise InputError(f"{lacking}: has no {metric!r} scores, which {group[0].path} has; "
-                             "every model needs the same metrics")
+            raise InputError(
+                f"{lacking}: has no {metric!r} scores, which {group[0].path} has; "
+                "every model needs the same metrics"
+            )
         versions = {s.version for s in group}
         if len(versions) > 1:
             detail = ", ".join(f"{s.path}: {s.version}" for s in group)
             raise InputError(f"{metric}: the models ran different task versions ({detail})")
         ref = group[0]
         id_sets = [set(s.ids) for s in group]
-        ids = [i for i in ref.ids if all(i in other for other in id_sets[1:])] if common else list(ref.ids)
+        ids = (
+            [i for i in ref.ids if all(i in other for other in id_sets[1:])]
+            if common
+            else list(ref.ids)
+        )
         if not common:
             for s, other in zip(group[1:], id_sets[1:], strict=True):
                 if other != id_sets[0]:
-                    raise InputError(_mismatch(ref, s) + "; pass --common-items to compare the items all models have")
+                    raise InputError(
+                        _mismatch(ref, s)
+                        + "; pass --common-items to compare the items all models have"
+                    )
         if not ids:
             raise InputError(f"{metric}: no item is scored for every model")
         kept = tuple(_restrict(s, tuple(ids)) for s in group)

@@ -32,7 +32,9 @@ def parse_name_map(items: Sequence[str]) -> dict[str, str]:
     for item in items:
         human, sep, system = item.partition("=")
         if not sep or not human or not system:
-            raise SettingsError(f"--name-map {item!r}: expected HUMAN_NAME=SYSTEM_NAME, e.g. Nemo=NVIDIA-NeMo")
+            raise SettingsError(
+                f"--name-map {item!r}: expected HUMAN_NAME=SYSTEM_NAME, e.g. Nemo=NVIDIA-NeMo"
+            )
         if human in out:
             raise SettingsError(f"--name-map: human system {human!r} is mapped twice")
         out[human] = system
@@ -45,8 +47,10 @@ def _matching(system: str, file_name: str, known: Sequence[str]) -> str:
         return system
     found = [h for h in known if f".{h}." in f".{file_name}."]
     if len(found) > 1:
-        raise InputError(f"system {system!r}: several human systems match its file name ({', '.join(found)}); "
-                         "pick one with --name-map HUMAN=SYSTEM")
+        raise InputError(
+            f"system {system!r}: several human systems match its file name ({', '.join(found)}); "
+            "pick one with --name-map HUMAN=SYSTEM"
+        )
     return found[0] if found else system
 
 
@@ -59,17 +63,26 @@ def find_system(name: str, aliases: Mapping[str, str], file_names: Mapping[str, 
     return found[0] if len(found) == 1 else None
 
 
-def _resolve(human_name: str, system: str, aliases: Mapping[str, str], file_names: Mapping[str, str]) -> str:
+def _resolve(
+    human_name: str, system: str, aliases: Mapping[str, str], file_names: Mapping[str, str]
+) -> str:
     """The short name of the ``-i`` system a ``--name-map`` value denotes."""
     found = find_system(system, aliases, file_names)
     if found is None:
         names = ", ".join(sorted(set(aliases.values())))
-        raise InputError(f"--name-map {human_name}={system}: {system!r} is not one of the -i systems ({names})")
+        raise InputError(
+            f"--name-map {human_name}={system}: {system!r} is not one of the -i systems ({names})"
+        )
     return found
 
 
-def align_human(human: HumanScores, systems: Sequence[str], aliases: Mapping[str, str],
-                name_map: Mapping[str, str], file_names: Mapping[str, str] | None = None) -> np.ndarray:
+def align_human(
+    human: HumanScores,
+    systems: Sequence[str],
+    aliases: Mapping[str, str],
+    name_map: Mapping[str, str],
+    file_names: Mapping[str, str] | None = None,
+) -> np.ndarray:
     """Human scores ``[systems, segments]`` in the order of ``systems`` (NaN = not rated).
 
     ``aliases`` maps every accepted name of a system (short name, file name, path) to its
@@ -79,11 +92,15 @@ def align_human(human: HumanScores, systems: Sequence[str], aliases: Mapping[str
     by_system: dict[str, str] = {}
     for h, s in name_map.items():
         if h not in human.scores:
-            raise InputError(f"--name-map {h}={s}: {human.path} has no system {h!r} (it has: {', '.join(known)})")
+            raise InputError(
+                f"--name-map {h}={s}: {human.path} has no system {h!r} (it has: {', '.join(known)})"
+            )
         target = _resolve(h, s, aliases, file_names or {})
         if target in by_system:
-            raise SettingsError(f"--name-map: -i system {target!r} is named by both {by_system[target]!r} and {h!r}; "
-                                "map one human system to it")
+            raise SettingsError(
+                f"--name-map: -i system {target!r} is named by both {by_system[target]!r} and {h!r}; "
+                "map one human system to it"
+            )
         by_system[target] = h
     rows = []
     taken: dict[str, str] = {}  # human system -> the -i system that took its scores
@@ -96,15 +113,21 @@ def align_human(human: HumanScores, systems: Sequence[str], aliases: Mapping[str
             )
         if h in taken:
             # one set of human judgements cannot rate two different outputs
-            raise InputError(f"systems {taken[h]!r} and {s!r} both take the scores of {h!r} in {human.path}; "
-                             "name each system's human scores with --name-map HUMAN=SYSTEM")
+            raise InputError(
+                f"systems {taken[h]!r} and {s!r} both take the scores of {h!r} in {human.path}; "
+                "name each system's human scores with --name-map HUMAN=SYSTEM"
+            )
         taken[h] = s
         row = human.scores[h]
         if not np.isfinite(row).any():
-            raise InputError(f"system {s!r} ({h} in {human.path}): no segment is rated (every score is None)")
+            raise InputError(
+                f"system {s!r} ({h} in {human.path}): no segment is rated (every score is None)"
+            )
         rows.append(row)
     if len(rows) < MIN_SYSTEMS:
-        raise InputError(f"meta-evaluation needs at least {MIN_SYSTEMS} systems with human scores "
-                         f"(-i SYS1 SYS2 SYS3 ...), got {len(rows)}: with 2, every system-level correlation "
-                         "is +1 or -1 whatever the metric")
+        raise InputError(
+            f"meta-evaluation needs at least {MIN_SYSTEMS} systems with human scores "
+            f"(-i SYS1 SYS2 SYS3 ...), got {len(rows)}: with 2, every system-level correlation "
+            "is +1 or -1 whatever the metric"
+        )
     return np.stack(rows)

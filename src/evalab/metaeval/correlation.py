@@ -102,7 +102,9 @@ def _inversions(ranks: np.ndarray, w: np.ndarray) -> np.ndarray:
     return total
 
 
-def kendall_tau_b(x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray | float:
+def kendall_tau_b(
+    x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None
+) -> np.ndarray | float:
     """Kendall's τ_b of ``x`` and ``y`` in O(n log n) (NaN when either is constant).
 
     Equals ``scipy.stats.kendalltau(x, y).statistic`` (variant b) of the expanded sample.
@@ -156,8 +158,12 @@ def kendall_tau_b_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     values, classes = np.unique(np.asarray(y, dtype=np.float64), return_inverse=True)
     if len(values) > _FEW_CLASSES:
         return np.array([kendall_tau_b(row, y) for row in x])
-    return np.concatenate([_tau_few_classes(x[a : a + _ROWS_AT_ONCE], classes, len(values))
-                           for a in range(0, len(x), _ROWS_AT_ONCE)])
+    return np.concatenate(
+        [
+            _tau_few_classes(x[a : a + _ROWS_AT_ONCE], classes, len(values))
+            for a in range(0, len(x), _ROWS_AT_ONCE)
+        ]
+    )
 
 
 def _tau_few_classes(x: np.ndarray, classes: np.ndarray, k: int) -> np.ndarray:
@@ -173,7 +179,9 @@ def _tau_few_classes(x: np.ndarray, classes: np.ndarray, k: int) -> np.ndarray:
     new_xy = new_x | np.c_[np.zeros((len(x), 1), bool), cs[:, 1:] != cs[:, :-1]]
     n1, n3 = _run_pairs(new_x), _run_pairs(new_xy)
     # items before position j with a class <= cs[j] (itself included); the rest are discordant
-    upto = np.cumsum(np.cumsum(cs[:, :, None] == np.arange(k), axis=1, dtype=np.int32), axis=2, dtype=np.int32)
+    upto = np.cumsum(
+        np.cumsum(cs[:, :, None] == np.arange(k), axis=1, dtype=np.int32), axis=2, dtype=np.int32
+    )
     not_above = np.take_along_axis(upto, cs[:, :, None], axis=2)[:, :, 0] - 1
     dis = (np.arange(n)[None, :] - not_above).sum(axis=1, dtype=np.float64)
     con = n0 - n1 - n2 + n3 - dis

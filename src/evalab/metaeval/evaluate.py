@@ -50,8 +50,10 @@ class MetaEvalSettings:
     @property
     def signature(self) -> str:
         """The settings that change the intervals and clusters."""
-        return (f"bs:{self.n_bootstrap}|perm:{self.n_permutations}|seed:{self.seed}|"
-                f"conf:{self.confidence:g}|alpha:{self.alpha:g}|human:{self.human_system}")
+        return (
+            f"bs:{self.n_bootstrap}|perm:{self.n_permutations}|seed:{self.seed}|"
+            f"conf:{self.confidence:g}|alpha:{self.alpha:g}|human:{self.human_system}"
+        )
 
 
 @dataclass(frozen=True)
@@ -66,8 +68,14 @@ class Estimate:
     p_vs_best: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "ci_low": self.low, "ci_high": self.high, "threshold": self.threshold,
-                "rank": self.rank, "p_vs_best": self.p_vs_best}
+        return {
+            "value": self.value,
+            "ci_low": self.low,
+            "ci_high": self.high,
+            "threshold": self.threshold,
+            "rank": self.rank,
+            "p_vs_best": self.p_vs_best,
+        }
 
 
 @dataclass
@@ -87,7 +95,9 @@ class MetaEvalResult:
 def human_system_scores(human: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
     """The humans' system scores and the mask of the segments they average over."""
     if mode not in HUMAN_SYSTEM_MODES:
-        raise SettingsError(f"--human-system must be one of {', '.join(HUMAN_SYSTEM_MODES)}, got {mode!r}")
+        raise SettingsError(
+            f"--human-system must be one of {', '.join(HUMAN_SYSTEM_MODES)}, got {mode!r}"
+        )
     mask = np.isfinite(human)
     if mode == "common-mean":
         mask = np.broadcast_to(mask.all(axis=0), human.shape)
@@ -101,17 +111,34 @@ def _masked_means(values: np.ndarray, mask: np.ndarray, counts: np.ndarray) -> n
         return (counts @ values.T) / (counts @ mask.T.astype(np.float64))
 
 
-def meta_evaluate(human: np.ndarray, systems: Sequence[str], metrics: Sequence[MetricScores],
-                  settings: MetaEvalSettings, progress: Any = None) -> MetaEvalResult:
+def meta_evaluate(
+    human: np.ndarray,
+    systems: Sequence[str],
+    metrics: Sequence[MetricScores],
+    settings: MetaEvalSettings,
+    progress: Any = None,
+) -> MetaEvalResult:
     """Meta-evaluate ``metrics`` against ``human`` ``[systems, segments]`` scores."""
     rated = human[np.isfinite(human)]
     if rated.size and np.all(rated == rated[0]):
-        raise InputError(f"every rated human score is {rated[0]:g}: with no difference between any two cells, "
-                         "no statistic can say whether a metric agrees with the humans")
+        raise InputError(
+            f"every rated human score is {rated[0]:g}: with no difference between any two cells, "
+            "no statistic can say whether a metric agrees with the humans"
+        )
     h_sys, h_mask = human_system_scores(human, settings.human_system)
-    result = MetaEvalResult(list(systems), h_sys, list(metrics), settings,
-                            n_segments=human.shape[1], rated_segments=int(np.isfinite(human).sum()))
-    data = {m.name: SegmentData(m.segment, human, np.isfinite(human)) for m in metrics if m.segment is not None}
+    result = MetaEvalResult(
+        list(systems),
+        h_sys,
+        list(metrics),
+        settings,
+        n_segments=human.shape[1],
+        rated_segments=int(np.isfinite(human).sum()),
+    )
+    data = {
+        m.name: SegmentData(m.segment, human, np.isfinite(human))
+        for m in metrics
+        if m.segment is not None
+    }
     boot_sys, boot_seg = _bootstrap(human, h_mask, metrics, data, settings, progress)
     _system_level(result, boot_sys)
     if data:
@@ -123,13 +150,23 @@ def _joined(table: dict[str, dict[str, list[np.ndarray]]]) -> dict[str, dict[str
     return {k: {s: np.concatenate(v) for s, v in d.items() if v} for k, d in table.items()}
 
 
-def _bootstrap(human: np.ndarray, h_mask: np.ndarray, metrics: Sequence[MetricScores], data: dict[str, SegmentData],
-               settings: MetaEvalSettings, progress: Any) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, np.ndarray]]]:
+def _bootstrap(
+    human: np.ndarray,
+    h_mask: np.ndarray,
+    metrics: Sequence[MetricScores],
+    data: dict[str, SegmentData],
+    settings: MetaEvalSettings,
+    progress: Any,
+) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, np.ndarray]]]:
     """Resampled system- and segment-level statistics: ``{metric: {stat: [B]}}`` each."""
     n_seg = human.shape[1]
     h_values = np.where(h_mask, human, 0.0)
-    sys_out: dict[str, dict[str, list[np.ndarray]]] = {m.name: {s: [] for s in SYSTEM_STATS} for m in metrics}
-    seg_out: dict[str, dict[str, list[np.ndarray]]] = {n: {s: [] for s in SEGMENT_STATS} for n in data}
+    sys_out: dict[str, dict[str, list[np.ndarray]]] = {
+        m.name: {s: [] for s in SYSTEM_STATS} for m in metrics
+    }
+    seg_out: dict[str, dict[str, list[np.ndarray]]] = {
+        n: {s: [] for s in SEGMENT_STATS} for n in data
+    }
     for counts in bootstrap_counts(n_seg, settings.n_bootstrap, settings.seed):
         counts = counts.astype(np.float64)
         h = _masked_means(h_values, h_mask, counts)
@@ -159,15 +196,26 @@ def _enough_defined(samples: np.ndarray, confidence: float, what: str, notes: li
     if bad == 0:
         return True
     if bad > (1.0 - confidence) * samples.size:
-        notes.append(f"{what}: no interval: the statistic is undefined on {bad} of {samples.size} resamples")
+        notes.append(
+            f"{what}: no interval: the statistic is undefined on {bad} of {samples.size} resamples"
+        )
         return False
-    notes.append(f"{what}: interval over the {samples.size - bad} of {samples.size} resamples on which the "
-                 "statistic is defined")
+    notes.append(
+        f"{what}: interval over the {samples.size - bad} of {samples.size} resamples on which the "
+        "statistic is defined"
+    )
     return True
 
 
-def _estimates(values: dict[str, float], boot: dict[str, np.ndarray | None], thresholds: dict[str, float | None],
-               p_matrix: np.ndarray, settings: MetaEvalSettings, label: str, notes: list[str]) -> dict[str, Estimate]:
+def _estimates(
+    values: dict[str, float],
+    boot: dict[str, np.ndarray | None],
+    thresholds: dict[str, float | None],
+    p_matrix: np.ndarray,
+    settings: MetaEvalSettings,
+    label: str,
+    notes: list[str],
+) -> dict[str, Estimate]:
     names = list(values)
     ranks = clusters([values[n] for n in names], p_matrix, settings.alpha)
     finite = [i for i, n in enumerate(names) if np.isfinite(values[n])]
@@ -176,9 +224,15 @@ def _estimates(values: dict[str, float], boot: dict[str, np.ndarray | None], thr
     for i, n in enumerate(names):
         samples = boot.get(n)
         low = high = None
-        if samples is not None and _enough_defined(samples, settings.confidence, f"{label}, {n}", notes):
+        if samples is not None and _enough_defined(
+            samples, settings.confidence, f"{label}, {n}", notes
+        ):
             _, low, high = percentile_interval(samples, settings.confidence)
-        p = None if best is None or i == best or np.isnan(p_matrix[best, i]) else float(p_matrix[best, i])
+        p = (
+            None
+            if best is None or i == best or np.isnan(p_matrix[best, i])
+            else float(p_matrix[best, i])
+        )
         # an undefined statistic (NaN: e.g. every human score of a segment tied) has no rank
         rank = ranks[i] if i in finite else None
         out[n] = Estimate(values[n], low, high, thresholds.get(n), rank, p)
@@ -188,23 +242,36 @@ def _estimates(values: dict[str, float], boot: dict[str, np.ndarray | None], thr
 def _system_level(result: MetaEvalResult, boot: dict[str, dict[str, np.ndarray]]) -> None:
     names = [m.name for m in result.metrics]
     for stat in SYSTEM_STATS:
-        values = {m.name: float(system_statistic(stat, m.system[None, :], result.human_system[None, :])[0])
-                  for m in result.metrics}
+        values = {
+            m.name: float(
+                system_statistic(stat, m.system[None, :], result.human_system[None, :])[0]
+            )
+            for m in result.metrics
+        }
         samples = {n: boot[n].get(stat) for n in names}
         p = np.full((len(names), len(names)), np.nan)
         for i, a in enumerate(names):
             for j, b in enumerate(names):
-                if i != j and samples[a] is not None and samples[b] is not None and values[a] >= values[b]:
+                if (
+                    i != j
+                    and samples[a] is not None
+                    and samples[b] is not None
+                    and values[a] >= values[b]
+                ):
                     p[i, j] = bootstrap_p(samples[a], samples[b])
-        result.estimates[("system", stat)] = _estimates(values, samples, {}, p, result.settings,
-                                                        LABELS[("system", stat)], result.notes)
+        result.estimates[("system", stat)] = _estimates(
+            values, samples, {}, p, result.settings, LABELS[("system", stat)], result.notes
+        )
     if any(m.resample is None for m in result.metrics):
         fixed = ", ".join(m.name for m in result.metrics if m.resample is None)
-        result.notes.append(f"{fixed}: system-level scores given in --scores are fixed, so they have no interval")
+        result.notes.append(
+            f"{fixed}: system-level scores given in --scores are fixed, so they have no interval"
+        )
 
 
-def _segment_level(result: MetaEvalResult, data: dict[str, SegmentData],
-                   boot: dict[str, dict[str, np.ndarray]]) -> None:
+def _segment_level(
+    result: MetaEvalResult, data: dict[str, SegmentData], boot: dict[str, dict[str, np.ndarray]]
+) -> None:
     names = list(data)
     rng = np.random.default_rng(result.settings.seed)
     for stat in SEGMENT_STATS:
@@ -219,12 +286,14 @@ def _segment_level(result: MetaEvalResult, data: dict[str, SegmentData],
                     continue
                 hi, lo = (i, j) if values[a] >= values[b] else (j, i)
                 if stat in PERMUTABLE and result.settings.n_permutations > 0:
-                    p[hi, lo] = permutation_p(stat, data[names[hi]], data[names[lo]],
-                                              result.settings.n_permutations, rng)
+                    p[hi, lo] = permutation_p(
+                        stat, data[names[hi]], data[names[lo]], result.settings.n_permutations, rng
+                    )
                 elif stat not in PERMUTABLE and samples[a] is not None and samples[b] is not None:
                     p[hi, lo] = bootstrap_p(samples[names[hi]], samples[names[lo]])
-        result.estimates[("segment", stat)] = _estimates(values, samples, thresholds, p, result.settings,
-                                                         LABELS[("segment", stat)], result.notes)
+        result.estimates[("segment", stat)] = _estimates(
+            values, samples, thresholds, p, result.settings, LABELS[("segment", stat)], result.notes
+        )
     result.notes.append(
         f"{LABELS[('segment', 'acc_eq')]}: interval and significance from the paired bootstrap of "
         "segments, the tie threshold re-calibrated on every resample (a permutation test would "

@@ -40,7 +40,15 @@ try:
 except ImportError:  # no C compiler at install time: the numpy loop is used
     kernel = None
 
-__all__ = ["FlatPairs", "acc_eq_flat", "acc_eq_flat_resampled", "acc_eq_of_pairs", "flat_pairs", "pairwise_permutation_p"]
+__all__ = [
+    "FlatPairs",
+    "acc_eq_flat",
+    "acc_eq_flat_resampled",
+    "acc_eq_of_pairs",
+    "flat_pairs",
+    "pairwise_permutation_p",
+]
+
 
 @dataclass(frozen=True)
 class FlatPairs:
@@ -83,14 +91,19 @@ def flat_pairs(x: np.ndarray, y: np.ndarray, seg: np.ndarray) -> FlatPairs:
     diff, key, gain = (np.concatenate(p) if p else np.zeros(0) for p in (diffs, keys, gains))
     by_diff = np.argsort(diff)  # the order within a run of equal differences is never read
     diff, key = diff[by_diff], key[by_diff].astype(np.int64)
-    agree = np.bincount(np.concatenate(agreeing).astype(np.int64) if agreeing else np.zeros(0, np.int64),
-                        minlength=n_seg * n_seg)
+    agree = np.bincount(
+        np.concatenate(agreeing).astype(np.int64) if agreeing else np.zeros(0, np.int64),
+        minlength=n_seg * n_seg,
+    )
     return FlatPairs(
-        first=(key // n_seg).astype(np.int32), second=(key % n_seg).astype(np.int32),
-        change=np.where(gain[by_diff], 1, -1).astype(np.int8), diff=diff,
+        first=(key // n_seg).astype(np.int32),
+        second=(key % n_seg).astype(np.int32),
+        change=np.where(gain[by_diff], 1, -1).astype(np.int8),
+        diff=diff,
         ends=np.r_[diff[1:] != diff[:-1], True][: len(diff)].astype(np.uint8),
         agree=agree.reshape(n_seg, n_seg).astype(np.float64),
-        cells=np.bincount(compact, minlength=n_seg).astype(np.float64), segments=segments,
+        cells=np.bincount(compact, minlength=n_seg).astype(np.float64),
+        segments=segments,
     )
 
 
@@ -132,13 +145,22 @@ def _best_prefix(pairs: FlatPairs, c: np.ndarray) -> np.ndarray:
     if len(pairs.diff) == 0:
         return np.zeros(len(c))
     n = c @ pairs.cells
-    if kernel is not None and n.max() * (n.max() - 1) / 2 < 2**31:  # the kernel's int32 sums stay exact
+    if (
+        kernel is not None and n.max() * (n.max() - 1) / 2 < 2**31
+    ):  # the kernel's int32 sums stay exact
         by_segment = np.ascontiguousarray(c.T, dtype=np.int32)
-        out = kernel.tie_curve_max(pairs.first, pairs.second, pairs.change, pairs.ends, by_segment, *by_segment.shape)
+        out = kernel.tie_curve_max(
+            pairs.first, pairs.second, pairs.change, pairs.ends, by_segment, *by_segment.shape
+        )
         return np.frombuffer(out, dtype=np.int32).astype(np.float64)
     ends = pairs.ends.astype(bool)
     change = pairs.change.astype(np.float64)
-    return np.array([max(0.0, np.cumsum(change * row[pairs.first] * row[pairs.second])[ends].max()) for row in c])
+    return np.array(
+        [
+            max(0.0, np.cumsum(change * row[pairs.first] * row[pairs.second])[ends].max())
+            for row in c
+        ]
+    )
 
 
 def _agreement(x: np.ndarray, y: np.ndarray, threshold: float, k: int) -> np.ndarray:
@@ -148,8 +170,11 @@ def _agreement(x: np.ndarray, y: np.ndarray, threshold: float, k: int) -> np.nda
 
 
 def pairwise_permutation_p(
-    better: tuple[np.ndarray, float], worse: tuple[np.ndarray, float], y: np.ndarray,
-    n_trials: int, rng: np.random.Generator,
+    better: tuple[np.ndarray, float],
+    worse: tuple[np.ndarray, float],
+    y: np.ndarray,
+    n_trials: int,
+    rng: np.random.Generator,
 ) -> float:
     """p-value that ``better`` (scores, calibrated ε) beats ``worse`` on acc_eq, pairs swapped."""
     (xb, eb), (xw, ew) = better, worse

@@ -56,7 +56,9 @@ def _axes(title: str, xlabel: str, ylabel: str) -> list[str]:
     ]
 
 
-def scatter_svg(names: Sequence[str], human: Sequence[float], metric: Sequence[float], title: str, ylabel: str) -> str:
+def scatter_svg(
+    names: Sequence[str], human: Sequence[float], metric: Sequence[float], title: str, ylabel: str
+) -> str:
     """Human (x) vs metric (y) system scores with the least-squares line.
 
     >>> scatter_svg(["a", "b"], [0.0, 1.0], [1.0, 3.0], "t", "m").count("<circle")
@@ -67,49 +69,84 @@ def scatter_svg(names: Sequence[str], human: Sequence[float], metric: Sequence[f
     sy = _scale(y0, y1, _H - _PAD, _PAD / 2)
     parts = _axes(title, "human system score", ylabel)
     for v in (x0, x1):
-        parts.append(f'<text x="{sx(v):.1f}" y="{_H - _PAD + 12}" text-anchor="middle">{v:.3g}</text>')
+        parts.append(
+            f'<text x="{sx(v):.1f}" y="{_H - _PAD + 12}" text-anchor="middle">{v:.3g}</text>'
+        )
     for v in (y0, y1):
         parts.append(f'<text x="{_PAD - 3}" y="{sy(v):.1f}" text-anchor="end">{v:.3g}</text>')
     h, m = np.asarray(human, float), np.asarray(metric, float)
     if len(h) >= 2 and np.ptp(h) > 0:
         slope, icept = np.polyfit(h, m, 1)
-        parts.append(f'<line x1="{sx(x0):.1f}" y1="{sy(icept + slope * x0):.1f}" x2="{sx(x1):.1f}" '
-                     f'y2="{sy(icept + slope * x1):.1f}" stroke="#c44e52" stroke-dasharray="5 3"/>')
+        parts.append(
+            f'<line x1="{sx(x0):.1f}" y1="{sy(icept + slope * x0):.1f}" x2="{sx(x1):.1f}" '
+            f'y2="{sy(icept + slope * x1):.1f}" stroke="#c44e52" stroke-dasharray="5 3"/>'
+        )
     for name, a, b in zip(names, h, m, strict=True):
-        parts.append(f'<circle cx="{sx(a):.1f}" cy="{sy(b):.1f}" r="3.5" fill="#4c72b0"><title>{e(name)}: '
-                     f'human {a:.4g}, metric {b:.4g}</title></circle>')
+        parts.append(
+            f'<circle cx="{sx(a):.1f}" cy="{sy(b):.1f}" r="3.5" fill="#4c72b0"><title>{e(name)}: '
+            f"human {a:.4g}, metric {b:.4g}</title></circle>"
+        )
         parts.append(f'<text x="{sx(a) + 5:.1f}" y="{sy(b) - 4:.1f}">{e(name)}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
 
 
-def ranking_svg(title: str, names: Sequence[str], values: Sequence[float], lows: Sequence[float | None],
-                highs: Sequence[float | None], ranks: Sequence[int | None]) -> str:
+def ranking_svg(
+    title: str,
+    names: Sequence[str],
+    values: Sequence[float],
+    lows: Sequence[float | None],
+    highs: Sequence[float | None],
+    ranks: Sequence[int | None],
+) -> str:
     """Metrics (best first) as points with their interval, labelled with their rank."""
-    ends = [v for v in [*values, *(x for x in lows if x is not None), *(x for x in highs if x is not None)]]
+    ends = [
+        v
+        for v in [
+            *values,
+            *(x for x in lows if x is not None),
+            *(x for x in highs if x is not None),
+        ]
+    ]
     x0, x1 = _bounds(ends)
     sx = _scale(x0, x1, _PAD + 40, _W - _PAD / 2)
     step = (_H - 1.5 * _PAD) / max(len(names), 1)
     parts = _axes(title, "value (bars: confidence interval)", "")
     for v in (x0, x1):
-        parts.append(f'<text x="{sx(v):.1f}" y="{_H - _PAD + 12}" text-anchor="middle">{v:.3g}</text>')
-    for k, (name, v, lo, hi, rank) in enumerate(zip(names, values, lows, highs, ranks, strict=True)):
+        parts.append(
+            f'<text x="{sx(v):.1f}" y="{_H - _PAD + 12}" text-anchor="middle">{v:.3g}</text>'
+        )
+    for k, (name, v, lo, hi, rank) in enumerate(
+        zip(names, values, lows, highs, ranks, strict=True)
+    ):
         y = _PAD / 2 + step * (k + 0.5)
         label = f"{rank}. {name}" if rank is not None else name
         parts.append(f'<text x="{_PAD + 36}" y="{y + 3:.1f}" text-anchor="end">{e(label)}</text>')
         if lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi):
-            parts.append(f'<line x1="{sx(lo):.1f}" y1="{y:.1f}" x2="{sx(hi):.1f}" y2="{y:.1f}" stroke="#333"/>')
+            parts.append(
+                f'<line x1="{sx(lo):.1f}" y1="{y:.1f}" x2="{sx(hi):.1f}" y2="{y:.1f}" stroke="#333"/>'
+            )
         if math.isfinite(v):
-            parts.append(f'<circle cx="{sx(v):.1f}" cy="{y:.1f}" r="4" fill="#55a868"><title>{e(name)}: {v:.4f}</title></circle>')
+            parts.append(
+                f'<circle cx="{sx(v):.1f}" cy="{y:.1f}" r="4" fill="#55a868"><title>{e(name)}: {v:.4f}</title></circle>'
+            )
     parts.append("</svg>")
     return "\n".join(parts)
 
 
 def _table(result: MetaEvalResult) -> str:
     head = header(result)
-    rows = ["<tr>" + "".join(f'<th class="{"l" if i < 3 else ""}">{e(h)}</th>' for i, h in enumerate(head)) + "</tr>"]
+    rows = [
+        "<tr>"
+        + "".join(f'<th class="{"l" if i < 3 else ""}">{e(h)}</th>' for i, h in enumerate(head))
+        + "</tr>"
+    ]
     for row in table_rows(result):
-        rows.append("<tr>" + "".join(f'<td class="{"l" if i < 3 else ""}">{e(c)}</td>' for i, c in enumerate(row)) + "</tr>")
+        rows.append(
+            "<tr>"
+            + "".join(f'<td class="{"l" if i < 3 else ""}">{e(c)}</td>' for i, c in enumerate(row))
+            + "</tr>"
+        )
     return "<table>" + "\n".join(rows) + "</table>"
 
 
@@ -122,18 +159,35 @@ def render_html(result: MetaEvalResult, title: str = "Meta-evaluation against hu
         f"<title>{e(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{e(title)}</h1>",
         _table(result),
-        "<h2>Metric vs human, per system</h2><div class=\"plots\">",
+        '<h2>Metric vs human, per system</h2><div class="plots">',
     ]
     for m in result.metrics:
-        svg = scatter_svg(result.systems, list(result.human_system), list(m.system), f"{m.name} ({m.system_mode})", m.name)
+        svg = scatter_svg(
+            result.systems,
+            list(result.human_system),
+            list(m.system),
+            f"{m.name} ({m.system_mode})",
+            m.name,
+        )
         parts.append(f"<figure>{svg}</figure>")
-    parts.append("</div><h2>Rankings</h2><div class=\"plots\">")
+    parts.append('</div><h2>Rankings</h2><div class="plots">')
     for (level, stat), per_metric in result.estimates.items():
-        ordered = sorted(per_metric.items(), key=lambda kv: (kv[1].rank or 0, -kv[1].value if math.isfinite(kv[1].value) else 0))
-        svg = ranking_svg(f"{level}: {LABELS[(level, stat)]}", [n for n, _ in ordered], [x.value for _, x in ordered],
-                          [x.low for _, x in ordered], [x.high for _, x in ordered], [x.rank for _, x in ordered])
+        ordered = sorted(
+            per_metric.items(),
+            key=lambda kv: (kv[1].rank or 0, -kv[1].value if math.isfinite(kv[1].value) else 0),
+        )
+        svg = ranking_svg(
+            f"{level}: {LABELS[(level, stat)]}",
+            [n for n, _ in ordered],
+            [x.value for _, x in ordered],
+            [x.low for _, x in ordered],
+            [x.high for _, x in ordered],
+            [x.rank for _, x in ordered],
+        )
         parts.append(f"<figure>{svg}</figure>")
     parts.append("</div>")
-    parts.append('<div class="notes">' + "".join(f"<p>{e(line)}</p>" for line in footer(result)) + "</div>")
+    parts.append(
+        '<div class="notes">' + "".join(f"<p>{e(line)}</p>" for line in footer(result)) + "</div>"
+    )
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

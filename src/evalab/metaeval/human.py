@@ -57,7 +57,9 @@ def parse_number(raw: str) -> float:
     return float(raw)
 
 
-def parse_segment_id(raw: str, where: str, n_segments: int, hint: str = "segments count from 1") -> int:
+def parse_segment_id(
+    raw: str, where: str, n_segments: int, hint: str = "segments count from 1"
+) -> int:
     """A 1-based segment id (ASCII digits only) -> its 0-based index, checked in range.
 
     ``int`` also takes ``+1``, `` 1`` and ``1_0``; ``01`` and ``1`` must be one segment, so
@@ -80,7 +82,9 @@ def _parse_score(raw: str, where: str) -> float:
     try:
         value = parse_number(raw)
     except ValueError:
-        raise InputError(f"{where}: score {raw!r} is not a number (use None for an unrated segment)") from None
+        raise InputError(
+            f"{where}: score {raw!r} is not a number (use None for an unrated segment)"
+        ) from None
     if not math.isfinite(value):
         raise InputError(f"{where}: score {raw!r} is not finite (use None for an unrated segment)")
     return value
@@ -100,7 +104,9 @@ def read_human_scores(path: str, n_segments: int, fmt: str = "auto") -> HumanSco
     id outside ``1..n_segments``, a system scored twice on one segment, or no rated score.
     """
     if fmt not in FORMATS:
-        raise InputError(f"unknown human-score format {fmt!r}; expected one of {', '.join(FORMATS)}")
+        raise InputError(
+            f"unknown human-score format {fmt!r}; expected one of {', '.join(FORMATS)}"
+        )
     lines = read_segments(path)
     # a byte-order mark (spreadsheet exports write one) would stick to the first field
     lines[0] = lines[0].removeprefix("\ufeff")
@@ -109,8 +115,10 @@ def read_human_scores(path: str, n_segments: int, fmt: str = "auto") -> HumanSco
     header = [t.lower() for t in first] in (_MQM_HEADER, _TSV_HEADER)
     if kind == "mqm" and [t.lower() for t in first] != _MQM_HEADER:
         # a TSV header would have the segment and score columns read the wrong way round
-        raise InputError(f"{path}: line 1 should be the MQM header 'system mqm_avg_score seg_id'"
-                         + (" (this is the TSV header: use --human-format tsv)" if header else ""))
+        raise InputError(
+            f"{path}: line 1 should be the MQM header 'system mqm_avg_score seg_id'"
+            + (" (this is the TSV header: use --human-format tsv)" if header else "")
+        )
     # MQM columns are (system, score, seg_id); the TSV's are (system, segment, score)
     score_col, seg_col = (1, 2) if kind == "mqm" else (2, 1)
     scores: dict[str, np.ndarray] = {}

@@ -29,32 +29,58 @@ def header(result: MetaEvalResult) -> list[str]:
 
 
 def _cells(level: str, stat: str, metric: str, e: Estimate, d: int) -> list[str]:
-    ci = DASH if e.low is None or not math.isfinite(e.low) else f"[{_fmt(e.low, d)}, {_fmt(e.high, d)}]"
+    ci = (
+        DASH
+        if e.low is None or not math.isfinite(e.low)
+        else f"[{_fmt(e.low, d)}, {_fmt(e.high, d)}]"
+    )
     p = DASH if e.p_vs_best is None else ("<0.001" if e.p_vs_best < 0.001 else f"{e.p_vs_best:.3f}")
     rank = DASH if e.rank is None else str(e.rank)
-    return [level, LABELS[(level, stat)], metric, _fmt(e.value, d), ci, rank, p, _fmt(e.threshold, 2) if e.threshold is not None else ""]
+    return [
+        level,
+        LABELS[(level, stat)],
+        metric,
+        _fmt(e.value, d),
+        ci,
+        rank,
+        p,
+        _fmt(e.threshold, 2) if e.threshold is not None else "",
+    ]
 
 
 def table_rows(result: MetaEvalResult, decimals: int = 4) -> list[list[str]]:
     """Every estimate as table cells, metrics of a statistic in rank order."""
     rows = []
     for (level, stat), per_metric in result.estimates.items():
-        ordered = sorted(per_metric.items(), key=lambda kv: (kv[1].rank is None, kv[1].rank or 0,
-                                                             -kv[1].value if math.isfinite(kv[1].value) else 0))
+        ordered = sorted(
+            per_metric.items(),
+            key=lambda kv: (
+                kv[1].rank is None,
+                kv[1].rank or 0,
+                -kv[1].value if math.isfinite(kv[1].value) else 0,
+            ),
+        )
         rows += [_cells(level, stat, name, e, decimals) for name, e in ordered]
     return rows
 
 
 def footer(result: MetaEvalResult) -> list[str]:
     """Signatures, settings and notes printed under the table."""
-    lines = [f"{m.name}: {m.signature}|system:{m.system_mode}"
-             + (f" (segment scores: {m.segment_signature})" if m.segment_signature else "") for m in result.metrics]
+    lines = [
+        f"{m.name}: {m.signature}|system:{m.system_mode}"
+        + (f" (segment scores: {m.segment_signature})" if m.segment_signature else "")
+        for m in result.metrics
+    ]
     s = result.settings
-    lines.append(f"meta-eval: systems:{len(result.systems)}|segments:{result.n_segments}|"
-                 f"rated:{result.rated_segments}|{s.signature}")
-    lines.append(f"rank: cluster of metrics not significantly worse (p >= {s.alpha:g}) than a better metric of "
-                 "the cluster; system level: paired bootstrap, segment level: permutation (PERM-BOTH; "
-                 "acc_eq with no grouping: paired bootstrap)")
+    lines.append(
+        f"meta-eval: systems:{len(result.systems)}|segments:{result.n_segments}|"
+        f"rated:{result.rated_segments}|{s.signature}"
+    )
+    lines.append(
+        f"rank: cluster of metrics not significantly worse (p >= {s.alpha:g}) than a better metric of "
+        "the cluster; system level: paired bootstrap, segment level: permutation (PERM-BOTH; "
+        "acc_eq with no grouping: paired bootstrap)"
+    )
     return lines + result.notes
 
 
@@ -62,7 +88,9 @@ def to_dict(result: MetaEvalResult) -> dict[str, Any]:
     """The whole result as JSON-ready data (NaN left for the JSON writer to null)."""
     return {
         "systems": result.systems,
-        "human_system_scores": dict(zip(result.systems, map(float, result.human_system), strict=True)),
+        "human_system_scores": dict(
+            zip(result.systems, map(float, result.human_system), strict=True)
+        ),
         "metrics": {
             m.name: {
                 "signature": m.signature,
@@ -72,7 +100,13 @@ def to_dict(result: MetaEvalResult) -> dict[str, Any]:
             for m in result.metrics
         },
         "statistics": [
-            {"level": level, "statistic": stat, "label": LABELS[(level, stat)], "metric": name, **e.to_dict()}
+            {
+                "level": level,
+                "statistic": stat,
+                "label": LABELS[(level, stat)],
+                "metric": name,
+                **e.to_dict(),
+            }
             for (level, stat), per_metric in result.estimates.items()
             for name, e in per_metric.items()
         ],
@@ -90,7 +124,10 @@ def _md(text: str) -> str:
 def to_markdown(result: MetaEvalResult, decimals: int = 4) -> str:
     """GitHub-flavoured Markdown: the table, then the signatures and notes."""
     head = header(result)
-    lines = ["| " + " | ".join(map(_md, head)) + " |", "|" + "|".join(":--" if i < 3 else "--:" for i in range(len(head))) + "|"]
+    lines = [
+        "| " + " | ".join(map(_md, head)) + " |",
+        "|" + "|".join(":--" if i < 3 else "--:" for i in range(len(head))) + "|",
+    ]
     lines += ["| " + " | ".join(map(_md, row)) + " |" for row in table_rows(result, decimals)]
     lines.append("")
     lines += [f"- {_md(line)}" for line in footer(result)]

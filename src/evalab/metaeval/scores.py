@@ -76,17 +76,23 @@ def _corpus_resampler(metric: Metric, rows: list[np.ndarray]) -> Resampler:
     compact = [compact_stats(r, r.shape[0]) for r in rows]
 
     def resample(counts: np.ndarray) -> np.ndarray:
-        return np.stack([metric.scores_from_sums(resampled_sums(counts, r)) for r in compact], axis=1)
+        return np.stack(
+            [metric.scores_from_sums(resampled_sums(counts, r)) for r in compact], axis=1
+        )
 
     return resample
 
 
-def system_scores_from_segments(name: str, segment: np.ndarray, mode: str, mask: np.ndarray) -> tuple[np.ndarray, Resampler]:
+def system_scores_from_segments(
+    name: str, segment: np.ndarray, mode: str, mask: np.ndarray
+) -> tuple[np.ndarray, Resampler]:
     """System scores as means of segment scores (``mean`` or ``rated-mean``) and their resampler."""
     resample = _mean_resampler(segment, mask if mode == "rated-mean" else None)
     full = resample(np.ones((1, segment.shape[1])))[0]
     if not np.all(np.isfinite(full)):
-        raise InputError(f"{name}: a system has no segment to average over for --metric-system {mode}")
+        raise InputError(
+            f"{name}: a system has no segment to average over for --metric-system {mode}"
+        )
     return full, resample
 
 
@@ -100,7 +106,9 @@ def metric_scores(
 ) -> MetricScores:
     """Score every system with an evalab metric: system (``mode``) and segment scores."""
     if mode not in METRIC_SYSTEM_MODES:
-        raise SettingsError(f"--metric-system must be one of {', '.join(METRIC_SYSTEM_MODES)}, got {mode!r}")
+        raise SettingsError(
+            f"--metric-system must be one of {', '.join(METRIC_SYSTEM_MODES)}, got {mode!r}"
+        )
     rows = [_rows(r) for r in metric.stats_many(list(systems), references)]
     # segment scores are sentence-level scores (BLEU: effective order), from the same rows
     sentence_metric = metric.sentence_metric()
@@ -130,7 +138,9 @@ def _parse_line(line: str, where: str) -> tuple[str, str, str, float]:
     if len(parts) != 4:
         parts = line.split()
     if len(parts) != 4:
-        raise InputError(f"{where}: expected 4 columns (METRIC<TAB>SYSTEM<TAB>SEGMENT or -<TAB>SCORE), got {len(parts)}")
+        raise InputError(
+            f"{where}: expected 4 columns (METRIC<TAB>SYSTEM<TAB>SEGMENT or -<TAB>SCORE), got {len(parts)}"
+        )
     try:
         value = parse_number(parts[3])
     except ValueError:
@@ -140,7 +150,9 @@ def _parse_line(line: str, where: str) -> tuple[str, str, str, float]:
     return parts[0], parts[1], parts[2], value
 
 
-def read_precomputed(path: str, systems: Callable[[str], str | None], n_segments: int) -> dict[str, dict[str, dict[str, float]]]:
+def read_precomputed(
+    path: str, systems: Callable[[str], str | None], n_segments: int
+) -> dict[str, dict[str, dict[str, float]]]:
     """Read ``--scores``: ``metric system segment|- score`` lines -> ``{metric: {system: {seg: score}}}``.
 
     ``systems`` maps a system name of the file to the ``-i`` system it denotes (None for
@@ -161,10 +173,17 @@ def read_precomputed(path: str, systems: Callable[[str], str | None], n_segments
             continue  # a system not meta-evaluated now (as in the human file); a missing one is refused later
         if seg != "-":
             # keyed by the id's value: "01" and "1" are one segment, scored twice
-            seg = str(parse_segment_id(seg, where, n_segments, "segments count from 1; - for a system score") + 1)
+            seg = str(
+                parse_segment_id(
+                    seg, where, n_segments, "segments count from 1; - for a system score"
+                )
+                + 1
+            )
         cell = out.setdefault(metric, {}).setdefault(target, {})
         if seg in cell:
-            raise InputError(f"{where}: {metric} has a second score for system {system!r}, segment {seg}")
+            raise InputError(
+                f"{where}: {metric} has a second score for system {system!r}, segment {seg}"
+            )
         cell[seg] = value
     if not out:
         raise InputError(f"{path}: no scores found")
@@ -172,13 +191,20 @@ def read_precomputed(path: str, systems: Callable[[str], str | None], n_segments
 
 
 def precomputed_scores(
-    name: str, table: Mapping[str, Mapping[str, float]], systems: Sequence[str], n_segments: int,
-    mode: str, human_mask: np.ndarray, source: str = "",
+    name: str,
+    table: Mapping[str, Mapping[str, float]],
+    systems: Sequence[str],
+    n_segments: int,
+    mode: str,
+    human_mask: np.ndarray,
+    source: str = "",
 ) -> MetricScores:
     """A :class:`MetricScores` from one metric's rows of a ``--scores`` file."""
     missing = [s for s in systems if s not in table]
     if missing:
-        raise InputError(f"--scores: metric {name!r} has no scores for system(s) {', '.join(missing)}")
+        raise InputError(
+            f"--scores: metric {name!r} has no scores for system(s) {', '.join(missing)}"
+        )
     segs = [str(k) for k in range(1, n_segments + 1)]
     has_segments = [any(k in table[s] for k in segs) for s in systems]
     segment = None
@@ -186,13 +212,17 @@ def precomputed_scores(
         for s in systems:
             gap = next((k for k in segs if k not in table[s]), None)
             if gap is not None:
-                raise InputError(f"--scores: metric {name!r} has no score for system {s!r}, segment {gap}")
+                raise InputError(
+                    f"--scores: metric {name!r} has no score for system {s!r}, segment {gap}"
+                )
         segment = np.array([[table[s][k] for k in segs] for s in systems])
     if all("-" in table[s] for s in systems):
         system = np.array([table[s]["-"] for s in systems])
         return MetricScores(name, f"precomputed:{source}", system, segment, "given", None)
     if any("-" in table[s] for s in systems):
-        raise InputError(f"--scores: metric {name!r} has a system-level score ('-') for some systems only")
+        raise InputError(
+            f"--scores: metric {name!r} has a system-level score ('-') for some systems only"
+        )
     assert segment is not None  # every system has rows, none is '-'
     sys_mode = "mean" if mode == "corpus" else mode  # a file's scores have no corpus stats
     system, resample = system_scores_from_segments(name, segment, sys_mode, human_mask)

@@ -54,7 +54,9 @@ def permutation_p(
     for start in range(0, n_trials, _TRIALS_AT_ONCE):
         swap = rng.integers(2, size=(min(_TRIALS_AT_ONCE, n_trials - start), *zb.shape), dtype=bool)
         a, b = np.where(swap, zw, zb), np.where(swap, zb, zw)
-        reached += int(np.count_nonzero(_values(stat, a, better) - _values(stat, b, better) >= delta - 1e-12))
+        reached += int(
+            np.count_nonzero(_values(stat, a, better) - _values(stat, b, better) >= delta - 1e-12)
+        )
     return reached / n_trials
 
 
@@ -69,7 +71,9 @@ def _values(stat: str, metrics: np.ndarray, like: SegmentData) -> np.ndarray:
     if stat == "kendall":
         return kendall_tau_b_rows(metrics[:, like.mask], like.human[like.mask])
     one = np.ones((1, like.mask.shape[1]))
-    return np.array([SegmentData(m, like.human, like.mask).resampled(stat, one)[0] for m in metrics])
+    return np.array(
+        [SegmentData(m, like.human, like.mask).resampled(stat, one)[0] for m in metrics]
+    )
 
 
 def bootstrap_p(better: np.ndarray, worse: np.ndarray) -> float:
@@ -84,7 +88,10 @@ def clusters(values: Sequence[float], p_matrix: np.ndarray, alpha: float) -> lis
     >>> clusters([0.9, 0.8, 0.1], np.array([[1, .3, .01], [.7, 1, .02], [1, 1, 1]]), 0.05)
     [1, 1, 2]
     """
-    order = sorted(range(len(values)), key=lambda i: (not np.isfinite(values[i]), -values[i] if np.isfinite(values[i]) else 0))
+    order = sorted(
+        range(len(values)),
+        key=lambda i: (not np.isfinite(values[i]), -values[i] if np.isfinite(values[i]) else 0),
+    )
     ranks = [0] * len(values)
     rank, members = 1, []
     for i in order:

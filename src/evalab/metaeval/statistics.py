@@ -97,7 +97,6 @@ class SegmentData:
         return _RESAMPLED[name](self, counts)
 
 
-
 def _flat_pearson(d: SegmentData, counts: np.ndarray) -> np.ndarray:
     x, y, seg = d.cells()
     return np.atleast_1d(pearson(x, y, counts[:, seg]))
@@ -105,11 +104,16 @@ def _flat_pearson(d: SegmentData, counts: np.ndarray) -> np.ndarray:
 
 def _flat_kendall(d: SegmentData, counts: np.ndarray) -> np.ndarray:
     x, y, seg = d.cells()
-    parts = [kendall_tau_b(x, y, counts[a : a + _KENDALL_ROWS, seg]) for a in range(0, len(counts), _KENDALL_ROWS)]
+    parts = [
+        kendall_tau_b(x, y, counts[a : a + _KENDALL_ROWS, seg])
+        for a in range(0, len(counts), _KENDALL_ROWS)
+    ]
     return np.concatenate([np.atleast_1d(p) for p in parts])
 
 
-def _item(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> Callable[[SegmentData, np.ndarray], np.ndarray]:
+def _item(
+    fn: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+) -> Callable[[SegmentData, np.ndarray], np.ndarray]:
     def resampled(d: SegmentData, counts: np.ndarray) -> np.ndarray:
         return np.atleast_1d(weighted_mean(fn(d.metric, d.human, d.mask), counts))
 

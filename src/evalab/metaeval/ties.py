@@ -112,7 +112,9 @@ def acc_eq_grouped(pairs: GroupPairs, weights: np.ndarray | None = None) -> TieC
         candidates = np.zeros(1)
         values = start[:, None]
     # a tiny tolerance keeps the smallest ε among values equal up to rounding of the sums
-    best = np.argmax(values >= values.max(axis=1, keepdims=True) - 1e-12 * np.abs(values).max(), axis=1)
+    best = np.argmax(
+        values >= values.max(axis=1, keepdims=True) - 1e-12 * np.abs(values).max(), axis=1
+    )
     acc = values[np.arange(len(best)), best] / total
     thr = candidates[best]
     with np.errstate(invalid="ignore"):
@@ -144,6 +146,8 @@ def acc_eq_grouped_many(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> np.nd
     sorted_diff = np.take_along_axis(diff, order, axis=1)
     curve = np.cumsum(np.take_along_axis(change / count[group], order, axis=1), axis=1)
     # only the end of a run of equal differences is a threshold every pair of the run passed
-    ends = np.concatenate([sorted_diff[:, 1:] != sorted_diff[:, :-1], np.ones((len(x), 1), bool)], axis=1)
+    ends = np.concatenate(
+        [sorted_diff[:, 1:] != sorted_diff[:, :-1], np.ones((len(x), 1), bool)], axis=1
+    )
     best = np.maximum(0.0, np.where(ends, curve, -np.inf).max(axis=1))
     return (start + best) / len(groups)

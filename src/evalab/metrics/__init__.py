@@ -3,4 +3,13 @@
 from evalab.metrics.base import Metric, MetricSettings, Score, Stats
 from evalab.metrics.registry import METRICS, available_metrics, metric, metric_class
 
-__all__ = ["METRICS", "Metric", "MetricSettings", "Score", "Stats", "available_metrics", "metric", "metric_class"]
+__all__ = [
+    "METRICS",
+    "Metric",
+    "MetricSettings",
+    "Score",
+    "Stats",
+    "available_metrics",
+    "metric",
+    "metric_class",
+]

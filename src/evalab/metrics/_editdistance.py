@@ -55,7 +55,9 @@ def _pack(segments: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     return ids, offsets
 
 
-def _run_kernel(name: str, hyps: Sequence[Sequence[int]], refs: Sequence[Sequence[int]]) -> np.ndarray:
+def _run_kernel(
+    name: str, hyps: Sequence[Sequence[int]], refs: Sequence[Sequence[int]]
+) -> np.ndarray:
     h_ids, h_offs = _pack(hyps)
     r_ids, r_offs = _pack(refs)
     out = np.zeros(len(hyps), dtype=np.int64)
@@ -95,7 +97,9 @@ class _Beam:
     def __init__(self, ref: Sequence[int], n: int) -> None:
         self.ref, self.n, self.m = ref, n, len(ref)
         self.ratio = self.m / n if n else 1
-        self.beam = math.ceil(self.ratio / 2 + _BEAM_WIDTH) if self.ratio / 2 > _BEAM_WIDTH else _BEAM_WIDTH
+        self.beam = (
+            math.ceil(self.ratio / 2 + _BEAM_WIDTH) if self.ratio / 2 > _BEAM_WIDTH else _BEAM_WIDTH
+        )
 
     def row(self, i: int, word: int, prev: list[int], ops: list[int] | None) -> list[int]:
         """Row ``i`` from row ``i - 1``; fills ``ops`` with the chosen operations if given."""

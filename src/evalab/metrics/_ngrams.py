@@ -100,7 +100,9 @@ def pack_chars(segments: Sequence[str], keep_whitespace: bool = True) -> Packed:
     return Packed(*_kernel.pack_chars(segments, keep_whitespace))
 
 
-def match_counts(hyp: Packed, refs: Sequence[Packed], max_order: int) -> tuple[np.ndarray, np.ndarray]:
+def match_counts(
+    hyp: Packed, refs: Sequence[Packed], max_order: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Clipped matches: ``per_ref[nseg, nrefs, max_order]`` and ``best[nseg, max_order]``.
 
     ``per_ref[s, j, n-1]`` clips hypothesis n-gram counts by reference ``j``; ``best``
@@ -132,9 +134,14 @@ def match_counts_many(
             raise ValueError(f"hypothesis streams have {len(h.offsets) - 1} and {nseg} segments")
     for r in refs:
         if len(r.offsets) - 1 != nseg:
-            raise ValueError(f"reference stream has {len(r.offsets) - 1} segments, hypotheses {nseg}")
+            raise ValueError(
+                f"reference stream has {len(r.offsets) - 1} segments, hypotheses {nseg}"
+            )
     out = [
-        (np.zeros((nseg, len(refs), max_order), dtype=np.int64), np.zeros((nseg, max_order), dtype=np.int64))
+        (
+            np.zeros((nseg, len(refs), max_order), dtype=np.int64),
+            np.zeros((nseg, max_order), dtype=np.int64),
+        )
         for _ in hyps
     ]
     h_ids = [_kernel_ids(h.ids) for h in hyps]
@@ -153,8 +160,14 @@ def match_counts_many(
         hyps_ab = [ids[off[a] : off[b]] for ids, off in zip(h_ids, h_offs, strict=True)]
         hoffs_ab = [off[a : b + 1] - off[a] for off in h_offs]
         _kernel.match_counts(
-            hyps_ab, hoffs_ab, refs_ab, roffs_ab, int(max_order),
-            [per_ref[a:b] for per_ref, _ in out], [best[a:b] for _, best in out], shared,
+            hyps_ab,
+            hoffs_ab,
+            refs_ab,
+            roffs_ab,
+            int(max_order),
+            [per_ref[a:b] for per_ref, _ in out],
+            [best[a:b] for _, best in out],
+            shared,
         )
 
     if parts <= 1:
@@ -191,7 +204,9 @@ def kernel_threads() -> int:
         try:
             count = int(value)
         except ValueError:
-            raise SettingsError(f"EVALAB_NUM_THREADS must be a positive integer, got {value!r}") from None
+            raise SettingsError(
+                f"EVALAB_NUM_THREADS must be a positive integer, got {value!r}"
+            ) from None
         if count < 1:
             raise SettingsError(f"EVALAB_NUM_THREADS must be a positive integer, got {value!r}")
         return count
@@ -212,7 +227,9 @@ def _kernel_ids(ids: np.ndarray) -> np.ndarray:
 _KERNEL_ID_TYPES = (np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.int64))
 
 
-def _match_counts_python(hyp: Packed, refs: Sequence[Packed], max_order: int) -> tuple[np.ndarray, np.ndarray]:
+def _match_counts_python(
+    hyp: Packed, refs: Sequence[Packed], max_order: int
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`match_counts` by the kernel's pure-Python fallback, whatever is built (a test oracle)."""
     nseg = len(hyp.offsets) - 1
     per_ref = np.zeros((nseg, len(refs), max_order), dtype=np.int64)
@@ -221,5 +238,7 @@ def _match_counts_python(hyp: Packed, refs: Sequence[Packed], max_order: int) ->
     r_ids = [r.ids.tolist() for r in refs]
     for s in range(nseg):
         rs = [ids[r.offsets[s] : r.offsets[s + 1]] for ids, r in zip(r_ids, refs, strict=True)]
-        _kernel.count_segment(h_ids[hyp.offsets[s] : hyp.offsets[s + 1]], rs, max_order, per_ref[s], best[s])
+        _kernel.count_segment(
+            h_ids[hyp.offsets[s] : hyp.offsets[s + 1]], rs, max_order, per_ref[s], best[s]
+        )
     return per_ref, best

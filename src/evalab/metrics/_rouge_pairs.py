@@ -21,7 +21,15 @@ from types import ModuleType
 
 import numpy as np
 
-__all__ = ["Packed", "lcs_lengths", "lcs_of_ids", "lcs_seconds", "match_masks", "ngram_overlaps", "token_ids"]
+__all__ = [
+    "Packed",
+    "lcs_lengths",
+    "lcs_of_ids",
+    "lcs_seconds",
+    "match_masks",
+    "ngram_overlaps",
+    "token_ids",
+]
 
 kernel: ModuleType | None
 try:

@@ -59,14 +59,18 @@ __all__ = [
 ]
 
 
-def setting(default: Any, help: str, choices: Sequence[Any] | None = None, *, path: bool = False) -> Any:
+def setting(
+    default: Any, help: str, choices: Sequence[Any] | None = None, *, path: bool = False
+) -> Any:
     """Declare a metric setting: a dataclass field with help text and optional choices.
 
     ``path``: the value names a file or folder the metric reads (a model, a baseline), so
     no command may write its output there (:meth:`MetricSettings.read_paths`).
     """
-    return field(default=default, metadata={"help": help, "choices": tuple(choices) if choices else None,
-                                            "path": path})
+    return field(
+        default=default,
+        metadata={"help": help, "choices": tuple(choices) if choices else None, "path": path},
+    )
 
 
 @dataclass(frozen=True)
@@ -103,8 +107,11 @@ class MetricSettings:
 
     def read_paths(self) -> list[tuple[str, str]]:
         """``(setting, path)`` of every file or folder these settings make the metric read."""
-        return [(f.name, str(getattr(self, f.name))) for f in dataclasses.fields(self)
-                if f.metadata.get("path") and getattr(self, f.name) is not None]
+        return [
+            (f.name, str(getattr(self, f.name)))
+            for f in dataclasses.fields(self)
+            if f.metadata.get("path") and getattr(self, f.name) is not None
+        ]
 
     def validate(self) -> None:
         """Check choices; subclasses extend this with cross-field checks."""
@@ -146,7 +153,9 @@ def _coerce(name: str, raw: str, hint: Any) -> Any:
         if hint in (int, float, str):
             return hint(raw)
     except ValueError:
-        raise SettingsError(f"setting {name!r}: cannot read {raw!r} as {_type_name(hint)}") from None
+        raise SettingsError(
+            f"setting {name!r}: cannot read {raw!r} as {_type_name(hint)}"
+        ) from None
     return raw
 
 
@@ -171,7 +180,9 @@ class Score:
         comps = self.__dict__.get("components", {})
         if name in comps:
             return comps[name]
-        raise AttributeError(f"{type(self).__name__} of {self.__dict__.get('metric')!r} has no component {name!r}")
+        raise AttributeError(
+            f"{type(self).__name__} of {self.__dict__.get('metric')!r} has no component {name!r}"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: metric, score, scale, signature, components, verbose line."""
@@ -218,7 +229,9 @@ def check_references(
     if isinstance(hypotheses, str):
         raise InputError(f"{metric}: hypotheses must be a list of strings, got one string")
     if isinstance(references, str):
-        raise InputError(f"{metric}: references must be a list of reference streams, got one string")
+        raise InputError(
+            f"{metric}: references must be a list of reference streams, got one string"
+        )
     hyps = list(hypotheses)
     # the type check runs on every scoring call: map(type) keeps it at C speed, and the
     # offending index is searched only when there is one
@@ -297,16 +310,20 @@ class PairWork:
 class PairTooLarge(InputError):
     """A segment pair beyond its metric's :class:`PairWork` bound (``segment`` from 0)."""
 
-    def __init__(self, metric: str, work: PairWork, segment: int, hyp_size: int, ref_size: int) -> None:
+    def __init__(
+        self, metric: str, work: PairWork, segment: int, hyp_size: int, ref_size: int
+    ) -> None:
         self.metric, self.work, self.segment = metric, work, segment
         self.hyp_size, self.ref_size = hyp_size, ref_size
         super().__init__(self.text(f"{metric}: segment {segment + 1}"))
 
     def text(self, where: str) -> str:
         """The refusal, with ``where`` naming the segment (``SYSTEM: line K`` in the CLI)."""
-        return (f"{where} has {self.hyp_size:,} {self.work.unit} against a reference of {self.ref_size:,}: "
-                f"{self.metric}'s {self.work.table} would fill {self.cells:,} cells (at most {self.work.limit:,}); "
-                f"split the segment into sentences or leave {self.metric} out")
+        return (
+            f"{where} has {self.hyp_size:,} {self.work.unit} against a reference of {self.ref_size:,}: "
+            f"{self.metric}'s {self.work.table} would fill {self.cells:,} cells (at most {self.work.limit:,}); "
+            f"split the segment into sentences or leave {self.metric} out"
+        )
 
     @property
     def cells(self) -> int:
@@ -371,7 +388,9 @@ class Metric(ABC):
 
     def __init__(self, settings: MetricSettings | None = None, **kwargs: Any) -> None:
         if settings is not None and kwargs:
-            raise SettingsError(f"{self.name}: pass either a settings object or keyword settings, not both")
+            raise SettingsError(
+                f"{self.name}: pass either a settings object or keyword settings, not both"
+            )
         if settings is None:
             known = {f.name for f in dataclasses.fields(self.settings_class)}
             unknown = sorted(set(kwargs) - known)
@@ -425,13 +444,17 @@ class Metric(ABC):
         return self.settings
 
     # -- the work of a segment pair -------------------------------------------------------
-    def pair_sizes(self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]) -> tuple[list[int], list[int]]:
+    def pair_sizes(
+        self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]
+    ) -> tuple[list[int], list[int]]:
         """Tokens of each hypothesis and of its longest reference, as :attr:`pair_work` counts them.
 
         Only metrics that declare a refusing :attr:`pair_work` are asked (the CLI's check
         names the system and line); such a metric must count its own tokens here.
         """
-        raise TypeError(f"metric {self.name!r} declares no pair_work, so it has no pair sizes to count")
+        raise TypeError(
+            f"metric {self.name!r} declares no pair_work, so it has no pair sizes to count"
+        )
 
     def check_pair_work(self, hyp_sizes: Sequence[int], ref_sizes: Sequence[int]) -> None:
         """Refuse (:class:`PairTooLarge`, the first pair beyond the bound) or warn about the
@@ -439,7 +462,11 @@ class Metric(ABC):
         work = self.pair_work
         if work is None:
             return
-        over = [k for k, (n, m) in enumerate(zip(hyp_sizes, ref_sizes, strict=True)) if int(n) * int(m) > work.limit]
+        over = [
+            k
+            for k, (n, m) in enumerate(zip(hyp_sizes, ref_sizes, strict=True))
+            if int(n) * int(m) > work.limit
+        ]
         if not over:
             return
         if work.refuse:
@@ -505,7 +532,9 @@ class Metric(ABC):
         if has_missing(refs):
             return [self.stats(hyps, refs) for hyps, _ in checked]
         if not refs[0]:
-            return [self.make_stats(np.zeros((0, len(self.stat_names))), len(refs)) for _ in checked]
+            return [
+                self.make_stats(np.zeros((0, len(self.stat_names))), len(refs)) for _ in checked
+            ]
         out: list[Stats] = []
         for start in range(0, len(checked), self.STATS_BATCH):
             batch = [hyps for hyps, _ in checked[start : start + self.STATS_BATCH]]
@@ -513,7 +542,9 @@ class Metric(ABC):
                 out.append(self.make_stats(rows, len(refs), self._stats_context(hyps, refs)))
         return out
 
-    def _segment_stats_many(self, systems: list[list[str]], references: list[list[str]]) -> list[np.ndarray]:
+    def _segment_stats_many(
+        self, systems: list[list[str]], references: list[list[str]]
+    ) -> list[np.ndarray]:
         """Rows of every system (validated, non-empty); by default one system at a time."""
         return [self._segment_stats(hyps, references) for hyps in systems]
 
@@ -537,7 +568,9 @@ class Metric(ABC):
                     f"scores under {expected!r}; use the metric that computed them"
                 )
             if nrefs is not None and nrefs != stats.nrefs:
-                raise InputError(f"{self.name}: nrefs={nrefs} given for stats computed with {stats.nrefs} references")
+                raise InputError(
+                    f"{self.name}: nrefs={nrefs} given for stats computed with {stats.nrefs} references"
+                )
             return stats
         return self.make_stats(stats, nrefs)
 
@@ -587,11 +620,16 @@ class Metric(ABC):
         if not sum(len(hyps) for hyps, _, _ in batches):
             raise empty_corpus_error(self.name)
         parts = [stats for _, _, stats in batches]
-        if all(p is not None and not p.context for p in parts) and len({p.nrefs for p in parts}) == 1:  # type: ignore[union-attr]
+        if (
+            all(p is not None and not p.context for p in parts)
+            and len({p.nrefs for p in parts}) == 1
+        ):  # type: ignore[union-attr]
             rows = np.concatenate([p.rows for p in parts])  # type: ignore[union-attr]
             return self.aggregate(self.make_stats(rows, parts[0].nrefs))  # type: ignore[union-attr]
         hyps = [h for batch, _, _ in batches for h in batch]
-        refs = [[r for _, streams, _ in batches for r in streams[k]] for k in range(len(batches[0][1]))]
+        refs = [
+            [r for _, streams, _ in batches for r in streams[k]] for k in range(len(batches[0][1]))
+        ]
         return self.corpus_score(hyps, refs)
 
     def reset(self) -> None:
@@ -610,7 +648,9 @@ class Metric(ABC):
     def sentence_score(self, hypothesis: str, references: Sequence[str]) -> Score:
         """Score one segment against its references (a flat list of strings)."""
         if not isinstance(hypothesis, str):
-            raise InputError(f"{self.name}: hypothesis must be a str, got {type(hypothesis).__name__}")
+            raise InputError(
+                f"{self.name}: hypothesis must be a str, got {type(hypothesis).__name__}"
+            )
         if isinstance(references, str):
             raise InputError(f"{self.name}: references must be a list of strings, got one string")
         return self.segment_scores([hypothesis], [[r] for r in references])[0]

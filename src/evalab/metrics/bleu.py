@@ -74,13 +74,23 @@ class BLEUSettings(MetricSettings):
 
     def validate(self) -> None:
         super().validate()
-        if isinstance(self.max_ngram_order, bool) or not isinstance(self.max_ngram_order, int) or self.max_ngram_order < 1:
-            raise SettingsError(f"bleu: max_ngram_order must be a positive integer, got {self.max_ngram_order!r}")
+        if (
+            isinstance(self.max_ngram_order, bool)
+            or not isinstance(self.max_ngram_order, int)
+            or self.max_ngram_order < 1
+        ):
+            raise SettingsError(
+                f"bleu: max_ngram_order must be a positive integer, got {self.max_ngram_order!r}"
+            )
         if self.max_ngram_order > MAX_ORDER:
             # every order is a pair of columns per segment: 10**9 would hang, not score
-            raise SettingsError(f"bleu: max_ngram_order must be at most {MAX_ORDER}, got {self.max_ngram_order} (4 is the standard)")
+            raise SettingsError(
+                f"bleu: max_ngram_order must be at most {MAX_ORDER}, got {self.max_ngram_order} (4 is the standard)"
+            )
         if self.smooth_value is not None and not (0 <= float(self.smooth_value) < math.inf):
-            raise SettingsError(f"bleu: smooth_value must be a finite number >= 0, got {self.smooth_value!r}")
+            raise SettingsError(
+                f"bleu: smooth_value must be a finite number >= 0, got {self.smooth_value!r}"
+            )
         from evalab.text.tokenizers import TOKENIZERS
 
         if self.tokenize not in TOKENIZERS:
@@ -117,7 +127,11 @@ def bleu_from_sums(
     correct = sums[..., 2 : 2 + max_order].copy()
     total = sums[..., 2 + max_order :].copy()
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        bp = np.where(sys_len < ref_len, np.where(sys_len > 0, np.exp(1 - ref_len / np.where(sys_len > 0, sys_len, 1.0)), 0.0), 1.0)
+        bp = np.where(
+            sys_len < ref_len,
+            np.where(sys_len > 0, np.exp(1 - ref_len / np.where(sys_len > 0, sys_len, 1.0)), 0.0),
+            1.0,
+        )
         # sacrebleu returns 0 (with zero precisions) when nothing matched at all (#141)
         any_match = np.any(correct != 0, axis=-1)
         precisions = np.zeros(correct.shape, dtype=np.float64)
@@ -153,7 +167,6 @@ def bleu_from_sums(
     score = np.where(any_match, score, 0.0)
     precisions = np.where(any_match[..., None], precisions, 0.0)
     return score, precisions, bp
-
 
 
 def bleu_score(
@@ -206,6 +219,7 @@ def bleu_score(
     log_sum = sum([_LOG_ZERO if p == 0.0 else math.log(p) for p in precisions[:eff_order]])
     return bp * math.exp(log_sum / eff_order), precisions, bp
 
+
 @dataclass
 class _RefTable:
     """Reference side of BLEU, computed once per reference set and reused for every system."""
@@ -230,7 +244,10 @@ class BLEU(Metric):
     test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
         "tokenize": ("intl", "zh", "char", "none"),
         # the value only counts under the methods that use it
-        "smooth_value": ({"smooth_method": "floor", "smooth_value": 0.5}, {"smooth_method": "add-k", "smooth_value": 0.125}),
+        "smooth_value": (
+            {"smooth_method": "floor", "smooth_value": 0.5},
+            {"smooth_method": "add-k", "smooth_value": 0.125},
+        ),
     }
 
     #: how many distinct reference sets the instance keeps prepared
@@ -257,7 +274,9 @@ class BLEU(Metric):
     def __getstate__(self) -> dict[str, Any]:
         # caches are rebuilt on demand; worker processes get a light copy
         state = self.__dict__.copy()
-        state.update(_vocab=None, _seg_ids={}, _ref_cache=OrderedDict(), _words_fn=None, _kernel_vocab=None)
+        state.update(
+            _vocab=None, _seg_ids={}, _ref_cache=OrderedDict(), _words_fn=None, _kernel_vocab=None
+        )
         return state
 
     def _bound_caches(self) -> None:
@@ -350,7 +369,9 @@ class BLEU(Metric):
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         return self._segment_stats_many([hypotheses], references)[0]
 
-    def _segment_stats_many(self, systems: list[list[str]], references: list[list[str]]) -> list[np.ndarray]:
+    def _segment_stats_many(
+        self, systems: list[list[str]], references: list[list[str]]
+    ) -> list[np.ndarray]:
         n = self.settings.max_ngram_order
         self._bound_caches()
         table = self._reference_table(references)
@@ -360,7 +381,9 @@ class BLEU(Metric):
             hyp_len = hyp.lengths
             totals = np.maximum(hyp_len[:, None] - np.arange(n)[None, :], 0)
             rows.append(
-                np.column_stack([hyp_len, closest_ref_len(hyp_len, table.lengths), matches, totals]).astype(np.float64)
+                np.column_stack(
+                    [hyp_len, closest_ref_len(hyp_len, table.lengths), matches, totals]
+                ).astype(np.float64)
             )
         return rows
 
@@ -383,7 +406,9 @@ class BLEU(Metric):
         n = self.settings.max_ngram_order
         sums = np.asarray(sums, dtype=np.float64)
         if sums.shape != (2 + 2 * n,):
-            raise InputError(f"bleu: summed stats must have {2 + 2 * n} values, got shape {sums.shape}")
+            raise InputError(
+                f"bleu: summed stats must have {2 + 2 * n} values, got shape {sums.shape}"
+            )
         score, prec, bp = bleu_score(sums.tolist(), *self._args())
         sys_len, ref_len = int(sums[0]), int(sums[1])
         ratio = sys_len / ref_len if ref_len else 0.0

@@ -72,10 +72,14 @@ class CHRFSettings(MetricSettings):
         for name in ("char_order", "word_order"):
             if getattr(self, name) > MAX_ORDER:
                 # every order is three columns per segment: 10**8 would hang, not score
-                raise SettingsError(f"chrf: {name} must be at most {MAX_ORDER}, got {getattr(self, name)}")
+                raise SettingsError(
+                    f"chrf: {name} must be at most {MAX_ORDER}, got {getattr(self, name)}"
+                )
 
 
-def chrf_from_sums(sums: np.ndarray, order: int, beta: int = 2, eps_smoothing: bool = False) -> np.ndarray:
+def chrf_from_sums(
+    sums: np.ndarray, order: int, beta: int = 2, eps_smoothing: bool = False
+) -> np.ndarray:
     """chrF (0-100) from stats ``[..., 3 * order]``, vectorised over leading axes.
 
     Element by element the same operations, in the same order, as sacrebleu's
@@ -113,8 +117,9 @@ def chrf_from_sums(sums: np.ndarray, order: int, beta: int = 2, eps_smoothing: b
         return np.where(avg_prec + avg_rec != 0, 100 * f, 0.0)
 
 
-
-def chrf_score(sums: Sequence[float], order: int, beta: int = 2, eps_smoothing: bool = False) -> float:
+def chrf_score(
+    sums: Sequence[float], order: int, beta: int = 2, eps_smoothing: bool = False
+) -> float:
     """chrF (0-100) of one summed stats vector ``[3 * order]``: the corpus score.
 
     Scalar Python arithmetic in the order of sacrebleu's ``CHRF._compute_f_score``, so the
@@ -150,6 +155,7 @@ def chrf_score(sums: Sequence[float], order: int, beta: int = 2, eps_smoothing: 
         f /= (factor * avg_prec) + avg_rec
         return 100 * f
     return 0.0
+
 
 def chrf_words(sentence: str) -> list[str]:
     """Words for chrF++: whitespace split, one punctuation mark split off an edge.
@@ -207,7 +213,9 @@ class CHRF(Metric):
     @property
     def stat_names(self) -> tuple[str, ...]:
         s = self.settings
-        kinds = [f"char{n}" for n in range(1, s.char_order + 1)] + [f"word{n}" for n in range(1, s.word_order + 1)]
+        kinds = [f"char{n}" for n in range(1, s.char_order + 1)] + [
+            f"word{n}" for n in range(1, s.word_order + 1)
+        ]
         return tuple(f"{k}_{part}" for k in kinds for part in ("hyp", "ref", "match"))
 
     @property
@@ -245,7 +253,9 @@ class CHRF(Metric):
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         return self._segment_stats_many([hypotheses], references)[0]
 
-    def _segment_stats_many(self, systems: list[list[str]], references: list[list[str]]) -> list[np.ndarray]:
+    def _segment_stats_many(
+        self, systems: list[list[str]], references: list[list[str]]
+    ) -> list[np.ndarray]:
         s = self.settings
         table = self._reference_table(references)
         prepped = [[self._prep(h) for h in hypotheses] for hypotheses in systems]
@@ -253,15 +263,21 @@ class CHRF(Metric):
         parts: list[list[tuple[np.ndarray, Packed, list[Packed], int]]] = [[] for _ in systems]
         if s.char_order:
             chars = [self._chars(hyps) for hyps in prepped]
-            for part, h, (per_ref, _) in zip(parts, chars, match_counts_many(chars, table.chars, s.char_order), strict=True):
+            for part, h, (per_ref, _) in zip(
+                parts, chars, match_counts_many(chars, table.chars, s.char_order), strict=True
+            ):
                 part.append((per_ref, h, table.chars, s.char_order))
         if s.word_order:
             words = [pack_ids([chrf_words(x) for x in hyps], table.vocab) for hyps in prepped]
-            for part, h, (per_ref, _) in zip(parts, words, match_counts_many(words, table.words, s.word_order), strict=True):
+            for part, h, (per_ref, _) in zip(
+                parts, words, match_counts_many(words, table.words, s.word_order), strict=True
+            ):
                 part.append((per_ref, h, table.words, s.word_order))
         return [self._rows(part, len(references)) for part in parts]
 
-    def _rows(self, parts: list[tuple[np.ndarray, Packed, list[Packed], int]], nrefs: int) -> np.ndarray:
+    def _rows(
+        self, parts: list[tuple[np.ndarray, Packed, list[Packed], int]], nrefs: int
+    ) -> np.ndarray:
         """Stats rows of one system from its matches per kind (characters, words)."""
         s = self.settings
         nseg = len(parts[0][1].offsets) - 1
@@ -295,7 +311,9 @@ class CHRF(Metric):
         s = self.settings
         sums = np.asarray(sums, dtype=np.float64)
         if sums.shape != (3 * self.order,):
-            raise InputError(f"chrf: summed stats must have {3 * self.order} values, got shape {sums.shape}")
+            raise InputError(
+                f"chrf: summed stats must have {3 * self.order} values, got shape {sums.shape}"
+            )
         return Score(
             metric=self.name,
             score=chrf_score(sums.tolist(), self.order, s.beta, s.eps_smoothing),

@@ -44,16 +44,21 @@ class CometSettings(MetricSettings):
     """Settings of :class:`Comet`."""
 
     model: str | None = setting(
-        None, "COMET checkpoint folder (checkpoints/model.ckpt + hparams.yaml), as unbabel-comet downloads it",
+        None,
+        "COMET checkpoint folder (checkpoints/model.ckpt + hparams.yaml), as unbabel-comet downloads it",
         path=True,
     )
     encoder: str | None = setting(
-        None, "local folder with the config and tokenizer of the checkpoint's encoder "
-        "(default: the pretrained_model the checkpoint names, if that is a local folder)", path=True,
+        None,
+        "local folder with the config and tokenizer of the checkpoint's encoder "
+        "(default: the pretrained_model the checkpoint names, if that is a local folder)",
+        path=True,
     )
     batch_size: int = setting(16, "sentences per forward pass (unbabel-comet's default is 16)")
     device: str = setting("cpu", "torch device: cpu, cuda or cuda:N")
-    amp: bool = setting(False, "automatic mixed precision (float16) on cuda; off keeps the numbers identical")
+    amp: bool = setting(
+        False, "automatic mixed precision (float16) on cuda; off keeps the numbers identical"
+    )
     progress: bool = setting(True, "progress bar on stderr while embedding (only on a terminal)")
 
     def read_paths(self) -> list[tuple[str, str]]:
@@ -67,13 +72,19 @@ class CometSettings(MetricSettings):
     def validate(self) -> None:
         super().validate()
         if self.model is None:
-            raise SettingsError("comet needs a checkpoint: --set comet.model=PATH (a COMET checkpoint folder)")
+            raise SettingsError(
+                "comet needs a checkpoint: --set comet.model=PATH (a COMET checkpoint folder)"
+            )
         if self.batch_size < 1:
             raise SettingsError(f"comet batch_size must be at least 1, got {self.batch_size}")
         if not (self.device == "cpu" or self.device == "cuda" or self.device.startswith("cuda:")):
-            raise SettingsError(f"unknown device {self.device!r}; expected 'cpu', 'cuda' or 'cuda:N'")
+            raise SettingsError(
+                f"unknown device {self.device!r}; expected 'cpu', 'cuda' or 'cuda:N'"
+            )
         if self.amp and not self.device.startswith("cuda"):
-            raise SettingsError("comet amp=true needs device=cuda; on cpu the numbers are computed in float32")
+            raise SettingsError(
+                "comet amp=true needs device=cuda; on cpu the numbers are computed in float32"
+            )
 
 
 class Comet(Metric):
@@ -116,7 +127,9 @@ class Comet(Metric):
         self.class_identifier = read_class(ckpt)
         self.uses_references = self.class_identifier == "regression_metric"
         if self.settings.encoder is not None and not Path(self.settings.encoder).is_dir():
-            raise InputError(f"{self.settings.encoder}: comet.encoder is not a folder; pass the encoder's local folder")
+            raise InputError(
+                f"{self.settings.encoder}: comet.encoder is not a folder; pass the encoder's local folder"
+            )
         self._ckpt = ckpt
         self._sources: list[str] | None = None
         self._loaded: dict[str, Any] = {}  # the torch model, shared by with_sources() copies
@@ -137,9 +150,13 @@ class Comet(Metric):
 
             torch = require("torch", what="COMET", extra="semantic")
             if self.settings.device.startswith("cuda") and not torch.cuda.is_available():
-                raise SettingsError(f"comet device {self.settings.device!r} requested but CUDA is not available; use device=cpu")
+                raise SettingsError(
+                    f"comet device {self.settings.device!r} requested but CUDA is not available; use device=cpu"
+                )
             info = read_checkpoint(self._ckpt)
-            self._loaded["model"] = CometModel(info, self._encoder_dir(info.hparams), self.settings.device, self.settings.amp)
+            self._loaded["model"] = CometModel(
+                info, self._encoder_dir(info.hparams), self.settings.device, self.settings.amp
+            )
         return self._loaded["model"]
 
     def _encoder_dir(self, hparams: dict[str, Any]) -> Path:
@@ -147,7 +164,9 @@ class Comet(Metric):
             return Path(self.settings.encoder)
         named = str(hparams.get("pretrained_model", ""))
         if not Path(named).is_dir() and is_model_name(named):
-            with contextlib.suppress(InputError):  # not cached either: the message below says what to do
+            with contextlib.suppress(
+                InputError
+            ):  # not cached either: the message below says what to do
                 return cached_snapshot(named)
         if not Path(named).is_dir():
             raise InputError(
@@ -164,18 +183,24 @@ class Comet(Metric):
     def stats(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> Stats:
         return self.stats_many([hypotheses], references)[0]
 
-    def stats_many(self, systems: Sequence[Sequence[str]], references: Sequence[Sequence[str]]) -> list[Stats]:
+    def stats_many(
+        self, systems: Sequence[Sequence[str]], references: Sequence[Sequence[str]]
+    ) -> list[Stats]:
         checked = [self._check(hyps, references) for hyps in systems]
         if not checked:
             return []
         hyps_list = [h for h, _ in checked]
         refs = checked[0][1]
         if not hyps_list[0]:
-            return [self.make_stats(np.zeros((0, 2), dtype=np.float64), len(refs)) for _ in hyps_list]
+            return [
+                self.make_stats(np.zeros((0, 2), dtype=np.float64), len(refs)) for _ in hyps_list
+            ]
         rows = self._segment_stats_many(hyps_list, refs)
         return [self.make_stats(np.asarray(r, dtype=np.float64), len(refs)) for r in rows]
 
-    def _check(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> tuple[list[str], list[list[str]]]:
+    def _check(
+        self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]
+    ) -> tuple[list[str], list[list[str]]]:
         # a reference-free model needs no references; given ones are checked and ignored
         if not self.uses_references and not references:
             hyps, _ = check_references(hypotheses, [hypotheses], metric=self.name)
@@ -183,20 +208,26 @@ class Comet(Metric):
         else:
             hyps, refs = check_references(hypotheses, references, metric=self.name)
         if self.uses_references and len(refs) > self.max_reference_streams:
-            raise InputError(f"comet: {len(refs)} reference streams given; COMET reads one reference per segment")
+            raise InputError(
+                f"comet: {len(refs)} reference streams given; COMET reads one reference per segment"
+            )
         if self._sources is None:
             raise InputError(
                 "comet: the model reads the source segments; pass --source SRC "
                 "(Python: metric.with_sources(sources))"
             )
         if len(self._sources) != len(hyps):
-            raise InputError(f"comet: {len(hyps)} hypotheses but {len(self._sources)} source segments")
+            raise InputError(
+                f"comet: {len(hyps)} hypotheses but {len(self._sources)} source segments"
+            )
         return hyps, refs
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         return self._segment_stats_many([hypotheses], references)[0]
 
-    def _segment_stats_many(self, systems: list[list[str]], references: list[list[str]]) -> list[np.ndarray]:
+    def _segment_stats_many(
+        self, systems: list[list[str]], references: list[list[str]]
+    ) -> list[np.ndarray]:
         torch = require("torch", what="COMET", extra="semantic")
         model = self.model()
         src = self._sources or []
@@ -223,7 +254,9 @@ class Comet(Metric):
     def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
         value = float(self.scores_from_sums(sums))
         return Score(
-            metric=self.name, score=value, signature=self.signature_for(nrefs),
+            metric=self.name,
+            score=value,
+            signature=self.signature_for(nrefs),
             components={"n_segments": int(sums[1])},
         )
 
@@ -245,8 +278,15 @@ class Comet(Metric):
         model = self.model()
         hp = model.info.hparams
         return [
-            ("encoder", f"{hp.get('encoder_model')}:{encoder_name(Path(model.tokenizer.name_or_path))}"),
-            ("layer", str(hp.get("layer", "mix")) + (":norm" if hp.get("layer_norm") and hp.get("layer") == "mix" else "")),
+            (
+                "encoder",
+                f"{hp.get('encoder_model')}:{encoder_name(Path(model.tokenizer.name_or_path))}",
+            ),
+            (
+                "layer",
+                str(hp.get("layer", "mix"))
+                + (":norm" if hp.get("layer_norm") and hp.get("layer") == "mix" else ""),
+            ),
             ("pool", str(hp.get("pool", "avg"))),
         ]
 

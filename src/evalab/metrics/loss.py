@@ -70,27 +70,49 @@ _DENOM = {"token": _TOK, "byte": _BYTES, "word": _WORDS}
 class PerplexitySettings(MetricSettings):
     """Settings shared by the loss metrics: denominator, mean, and the LM protocol."""
 
-    per: str = setting("token", "denominator: token, byte (UTF-8) or word (whitespace split)", choices=("token", "byte", "word"))
-    mean: str = setting("tokens", "tokens: corpus total / corpus count; documents: mean of per-document values", choices=("tokens", "documents"))
-    model: str | None = setting(None, "local Hugging Face causal LM directory used to score text (None: rows come from stats_from_*)", path=True)
-    max_length: int | None = setting(None, "window length in tokens (None: the model's context size)")
+    per: str = setting(
+        "token",
+        "denominator: token, byte (UTF-8) or word (whitespace split)",
+        choices=("token", "byte", "word"),
+    )
+    mean: str = setting(
+        "tokens",
+        "tokens: corpus total / corpus count; documents: mean of per-document values",
+        choices=("tokens", "documents"),
+    )
+    model: str | None = setting(
+        None,
+        "local Hugging Face causal LM directory used to score text (None: rows come from stats_from_*)",
+        path=True,
+    )
+    max_length: int | None = setting(
+        None, "window length in tokens (None: the model's context size)"
+    )
     stride: int | None = setting(None, "tokens between window starts (None: half the window)")
     batch_size: int = setting(8, "windows per forward pass")
     bos: bool = setting(False, "prepend the tokenizer's BOS token so the first token is scored")
     device: str = setting("cpu", "torch device of the LM (cpu, cuda, cuda:1...)")
-    dtype: str = setting("float32", "LM weights dtype", choices=("float32", "float64", "bfloat16", "float16"))
+    dtype: str = setting(
+        "float32", "LM weights dtype", choices=("float32", "float64", "bfloat16", "float16")
+    )
 
     def validate(self) -> None:
         super().validate()
         if self.mean == "documents" and self.per != "token":
-            raise SettingsError("mean='documents' averages per-document values per token; use per='token'")
+            raise SettingsError(
+                "mean='documents' averages per-document values per token; use per='token'"
+            )
 
 
 @dataclass(frozen=True)
 class LossSettings(PerplexitySettings):
     """Cross-entropy settings: those of perplexity plus the log base of the result."""
 
-    unit: str = setting("nats", "unit of the result: nats (natural log) or bits (log base 2)", choices=("nats", "bits"))
+    unit: str = setting(
+        "nats",
+        "unit of the result: nats (natural log) or bits (log base 2)",
+        choices=("nats", "bits"),
+    )
 
 
 class LossMetric(Metric):
@@ -143,9 +165,13 @@ class LossMetric(Metric):
         tok_a = np.asarray(tokens, dtype=np.float64).reshape(-1)
         n = nll_a.shape[0]
         if tok_a.shape[0] != n:
-            raise InputError(f"{n} NLL values but {tok_a.shape[0]} token counts; give one of each per segment")
+            raise InputError(
+                f"{n} NLL values but {tok_a.shape[0]} token counts; give one of each per segment"
+            )
         if not np.all(np.isfinite(nll_a)) or np.any(nll_a < 0):
-            raise InputError("NLL values must be finite and >= 0 (nats, summed over a segment's tokens)")
+            raise InputError(
+                "NLL values must be finite and >= 0 (nats, summed over a segment's tokens)"
+            )
         if np.any(tok_a < 0) or np.any(tok_a != np.round(tok_a)):
             raise InputError("token counts must be non-negative integers")
         if np.any((tok_a == 0) & (nll_a != 0)):
@@ -190,7 +216,9 @@ class LossMetric(Metric):
         for i, seg in enumerate(logprobs):
             arr = np.asarray(seg, dtype=np.float64).reshape(-1)
             if np.any(~np.isfinite(arr)) or np.any(arr > 1e-9):
-                raise InputError(f"segment {i}: log-probabilities must be finite and <= 0 (natural log)")
+                raise InputError(
+                    f"segment {i}: log-probabilities must be finite and <= 0 (natural log)"
+                )
             nll.append(float(-arr.sum()))
             tokens.append(arr.size)
         return cls.stats_from_nll(nll, tokens, texts=texts)
@@ -241,8 +269,13 @@ class LossMetric(Metric):
             from evalab.models.causal_lm import CausalLMScorer
 
             self._scorer = CausalLMScorer(
-                s.model, max_length=s.max_length, stride=s.stride, batch_size=s.batch_size,
-                bos=s.bos, device=s.device, dtype=s.dtype,
+                s.model,
+                max_length=s.max_length,
+                stride=s.stride,
+                batch_size=s.batch_size,
+                bos=s.bos,
+                device=s.device,
+                dtype=s.dtype,
             )
         return self._scorer
 
@@ -259,17 +292,23 @@ class LossMetric(Metric):
             nrefs: int | None = len(refs)
         else:
             if isinstance(hypotheses, str):
-                raise InputError(f"{self.name}: hypotheses must be a list of strings, got one string")
+                raise InputError(
+                    f"{self.name}: hypotheses must be a list of strings, got one string"
+                )
             hyps, nrefs = list(hypotheses), None
             for i, h in enumerate(hyps):
                 if not isinstance(h, str):
-                    raise InputError(f"{self.name}: hypothesis {i} is {type(h).__name__}, expected str")
+                    raise InputError(
+                        f"{self.name}: hypothesis {i} is {type(h).__name__}, expected str"
+                    )
         return self.make_stats(self._segment_stats(hyps, []), nrefs)
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         scorer = self.scorer
         docs = scorer.score_texts(hypotheses, progress=self.progress)
-        return self.stats_from_nll([d.nll for d in docs], [d.tokens for d in docs], texts=hypotheses)
+        return self.stats_from_nll(
+            [d.nll for d in docs], [d.tokens for d in docs], texts=hypotheses
+        )
 
     def corpus_score(
         self, hypotheses: Sequence[str], references: Sequence[Sequence[str]] | None = None
@@ -313,7 +352,9 @@ class LossMetric(Metric):
             "byte_perplexity": math.exp(nll / n_bytes) if n_bytes > 0 else math.nan,
             "word_perplexity": math.exp(nll / words) if words > 0 else math.nan,
             "documents": int(sums[_DOCS]),
-            "mean_document_perplexity": float(sums[_DOC_PPL] / sums[_DOCS]) if sums[_DOCS] > 0 else math.nan,
+            "mean_document_perplexity": float(sums[_DOC_PPL] / sums[_DOCS])
+            if sums[_DOCS] > 0
+            else math.nan,
         }
         return comps
 
@@ -358,7 +399,15 @@ class Perplexity(LossMetric):
             f"{comps['nats_per_token']:.4f} nats/token = {comps['bits_per_token']:.4f} bits/token "
             f"over {comps['tokens']} tokens"
         )
-        return Score(self.name, value, self.signature_for(nrefs), self.scale, self.higher_is_better, comps, verbose)
+        return Score(
+            self.name,
+            value,
+            self.signature_for(nrefs),
+            self.scale,
+            self.higher_is_better,
+            comps,
+            verbose,
+        )
 
 
 class CrossEntropy(LossMetric):
@@ -377,7 +426,15 @@ class CrossEntropy(LossMetric):
         comps = self._components(sums)
         value = float(self.scores_from_sums(sums))
         verbose = f"{self.settings.unit}/{self.settings.per} over {comps['tokens']} tokens, ppl {comps['perplexity_per_token']:.4f}"
-        return Score(self.name, value, self.signature_for(nrefs), self.scale, self.higher_is_better, comps, verbose)
+        return Score(
+            self.name,
+            value,
+            self.signature_for(nrefs),
+            self.scale,
+            self.higher_is_better,
+            comps,
+            verbose,
+        )
 
     def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
         return [("unit", self.settings.unit), *super()._signature_fields(nrefs)]

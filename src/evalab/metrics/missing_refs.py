@@ -59,7 +59,9 @@ def rows_with_missing(
     out: np.ndarray | None = None
     for present, idx in groups.items():
         rows = np.asarray(
-            segment_stats([hypotheses[i] for i in idx], [[references[j][i] for i in idx] for j in present]),
+            segment_stats(
+                [hypotheses[i] for i in idx], [[references[j][i] for i in idx] for j in present]
+            ),
             dtype=np.float64,
         )
         if out is None:

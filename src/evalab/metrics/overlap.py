@@ -125,7 +125,9 @@ class ExactMatch(_MeanMetric):
 
     name = "exact_match"
     settings_class = ExactMatchSettings
-    test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {"normalize": ("none", "lower", "squad")}
+    test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
+        "normalize": ("none", "lower", "squad")
+    }
     settings: ExactMatchSettings
     stat_names: ClassVar[tuple[str, ...]] = ("match", "count")  # type: ignore[assignment]
 
@@ -141,14 +143,20 @@ class ExactMatch(_MeanMetric):
     def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
         (value,) = self._means(sums)
         return Score(
-            metric=self.name, score=value, signature=self.signature_for(nrefs),
-            scale=self.scale, higher_is_better=self.higher_is_better,
+            metric=self.name,
+            score=value,
+            signature=self.signature_for(nrefs),
+            scale=self.scale,
+            higher_is_better=self.higher_is_better,
             components={"matches": float(sums[0]), "count": float(sums[1])},
             verbose=f"{int(sums[0])}/{int(sums[1])}",
         )
 
     def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
-        return [("nrefs", str(nrefs) if nrefs is not None else "?"), ("norm", self.settings.normalize)]
+        return [
+            ("nrefs", str(nrefs) if nrefs is not None else "?"),
+            ("norm", self.settings.normalize),
+        ]
 
 
 @dataclass(frozen=True)
@@ -170,15 +178,20 @@ class Accuracy(ExactMatch):
 
     name = "accuracy"
     settings_class = AccuracySettings
-    test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {"normalize": ("none", "strip", "squad")}
+    test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
+        "normalize": ("none", "strip", "squad")
+    }
     settings: AccuracySettings  # type: ignore[assignment]
     stat_names: ClassVar[tuple[str, ...]] = ("correct", "count")  # type: ignore[assignment]
 
     def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
         (value,) = self._means(sums)
         return Score(
-            metric=self.name, score=value, signature=self.signature_for(nrefs),
-            scale=self.scale, higher_is_better=self.higher_is_better,
+            metric=self.name,
+            score=value,
+            signature=self.signature_for(nrefs),
+            scale=self.scale,
+            higher_is_better=self.higher_is_better,
             components={"correct": float(sums[0]), "count": float(sums[1])},
             verbose=f"{int(sums[0])}/{int(sums[1])}",
         )
@@ -204,7 +217,9 @@ class TokenF1(_MeanMetric):
 
     name = "f1"
     settings_class = TokenF1Settings
-    test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {"tokenizer": ("whitespace", "squad")}
+    test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
+        "tokenizer": ("whitespace", "squad")
+    }
     settings: TokenF1Settings
     stat_names: ClassVar[tuple[str, ...]] = ("f1", "precision", "recall", "count")  # type: ignore[assignment]
 
@@ -224,11 +239,17 @@ class TokenF1(_MeanMetric):
     def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
         f, p, r = self._means(sums)
         return Score(
-            metric=self.name, score=f, signature=self.signature_for(nrefs),
-            scale=self.scale, higher_is_better=self.higher_is_better,
+            metric=self.name,
+            score=f,
+            signature=self.signature_for(nrefs),
+            scale=self.scale,
+            higher_is_better=self.higher_is_better,
             components={"precision": p, "recall": r, "fmeasure": f},
             verbose=f"P = {p:.4f} R = {r:.4f}",
         )
 
     def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
-        return [("nrefs", str(nrefs) if nrefs is not None else "?"), ("tok", self.settings.tokenizer)]
+        return [
+            ("nrefs", str(nrefs) if nrefs is not None else "?"),
+            ("tok", self.settings.tokenizer),
+        ]

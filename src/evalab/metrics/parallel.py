@@ -49,7 +49,12 @@ def parallel_stats(
         raise SettingsError(f"--jobs must be at least 1, got {jobs}")
     hyps, refs = check_references(hypotheses, references, metric=metric.name)
     # parallel_safe: the metric holds state a forked process must not share (a torch model)
-    if jobs == 1 or len(hyps) < 2 or not metric.additive or not getattr(metric, "parallel_safe", True):
+    if (
+        jobs == 1
+        or len(hyps) < 2
+        or not metric.additive
+        or not getattr(metric, "parallel_safe", True)
+    ):
         return metric.stats(hyps, refs)
     bounds = shard_bounds(len(hyps), jobs)
     # imported here: process pools are only needed with --jobs > 1, and every CLI call
@@ -65,7 +70,9 @@ def parallel_stats(
     # with None references a shard may count its references differently from the whole
     # corpus (2 here, 'var' there); the rows do not depend on the count, the label does
     nrefs = reference_count(refs)
-    return Stats.concat([p if p.nrefs == nrefs else metric.make_stats(p.rows, nrefs, p.context) for p in parts])
+    return Stats.concat(
+        [p if p.nrefs == nrefs else metric.make_stats(p.rows, nrefs, p.context) for p in parts]
+    )
 
 
 def stats_table(
@@ -101,7 +108,9 @@ def stats_table(
         except Exception as exc:  # re-raised in the calling thread, in metric order
             errors[name] = exc
 
-    threaded = [n for n, m in metrics.items() if m.releases_gil] if jobs == 1 and len(metrics) > 1 else []
+    threaded = (
+        [n for n, m in metrics.items() if m.releases_gil] if jobs == 1 and len(metrics) > 1 else []
+    )
     if len(threaded) == len(metrics):
         threaded = threaded[1:]  # the main thread takes one of them instead of waiting
     workers = [threading.Thread(target=fill, args=(n,), daemon=True) for n in threaded]

@@ -40,7 +40,10 @@ SCORE_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
     "rouge_l": ("rougeL", {}),
     # seed 002: BLEU-4 with add-one smoothing (Lin & Och 2004 = Chen & Cherry method 2,
     # sacrebleu's add-k) on the lesson's tokenizer (lowercase \w+ runs)
-    "bleu_4": ("bleu", {"max_ngram_order": 4, "smooth_method": "add-k", "smooth_value": 1.0, "tokenize": "words"}),
+    "bleu_4": (
+        "bleu",
+        {"max_ngram_order": 4, "smooth_method": "add-k", "smooth_value": 1.0, "tokenize": "words"},
+    ),
 }
 
 

@@ -132,7 +132,9 @@ def _sentence_texts(sep: str | None, text: str) -> list[str]:
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
-def _sentences(tokenizer: str, stem: bool, sep: str | None, text: str) -> tuple[tuple[str, ...], ...]:
+def _sentences(
+    tokenizer: str, stem: bool, sep: str | None, text: str
+) -> tuple[tuple[str, ...], ...]:
     return tuple(_tokens(tokenizer, stem, s) for s in _sentence_texts(sep, text))
 
 
@@ -142,7 +144,9 @@ def _sentence_ids(tokenizer: str, stem: bool, sep: str | None, text: str) -> np.
     sentences = _sentence_texts(sep, text)
     if len(sentences) == 1:
         return _ids(tokenizer, stem, sentences[0])
-    return np.concatenate([_ids(tokenizer, stem, t) for t in sentences] or [np.zeros(0, dtype=np.int32)])
+    return np.concatenate(
+        [_ids(tokenizer, stem, t) for t in sentences] or [np.zeros(0, dtype=np.int32)]
+    )
 
 
 # A corpus side is packed once per settings: the reference of every system and the
@@ -153,7 +157,9 @@ def _packed_texts(tokenizer: str, stem: bool, texts: tuple[str, ...]) -> Packed:
 
 
 @lru_cache(maxsize=32)
-def _packed_sentences(tokenizer: str, stem: bool, sep: str | None, texts: tuple[str, ...]) -> Packed:
+def _packed_sentences(
+    tokenizer: str, stem: bool, sep: str | None, texts: tuple[str, ...]
+) -> Packed:
     return Packed.of([_sentence_ids(tokenizer, stem, sep, t) for t in texts])
 
 
@@ -227,7 +233,9 @@ def _prf(hits: np.ndarray, hyp_len: np.ndarray, ref_len: np.ndarray, beta: float
 #: a pair whose LCS is estimated to take longer than this gets a warning first
 LONG_LCS_SECONDS = 10.0
 #: the hyp x ref cells of that many seconds: the bit-parallel LCS takes a word step per 64 cells
-LONG_LCS = PairWork("tokens", int(LONG_LCS_SECONDS * 64 / lcs_seconds(1, 1)), table="LCS", refuse=False)
+LONG_LCS = PairWork(
+    "tokens", int(LONG_LCS_SECONDS * 64 / lcs_seconds(1, 1)), table="LCS", refuse=False
+)
 
 
 def _summary_lcs_hits(ref_sents, can_sents) -> int:
@@ -260,12 +268,17 @@ class _Rouge(Metric):
     scale: ClassVar[float] = 1.0
     higher_is_better: ClassVar[bool] = True
     stat_names: ClassVar[tuple[str, ...]] = ("precision", "recall", "fmeasure", "count")  # type: ignore[assignment]
-    test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {"tokenizer": ("unicode",), "sentence_sep": (" . ",)}
+    test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
+        "tokenizer": ("unicode",),
+        "sentence_sep": (" . ",),
+    }
 
     settings: RougeSettings
 
     @abstractmethod
-    def _pairs(self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed) -> np.ndarray:
+    def _pairs(
+        self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed
+    ) -> np.ndarray:
         """Rows (precision, recall, F) of every hypothesis against its reference, from the
         texts and their packed token ids."""
 
@@ -273,8 +286,13 @@ class _Rouge(Metric):
         s = self.settings
         return _packed_texts(s.tokenizer, s.use_stemmer, texts)
 
-    def pair_sizes(self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]) -> tuple[list[int], list[int]]:
-        lengths = [self._packed(tuple(t if t is not None else "" for t in side)).lengths for side in [hypotheses, *references]]
+    def pair_sizes(
+        self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]
+    ) -> tuple[list[int], list[int]]:
+        lengths = [
+            self._packed(tuple(t if t is not None else "" for t in side)).lengths
+            for side in [hypotheses, *references]
+        ]
         return [int(n) for n in lengths[0]], [int(n) for n in np.max(lengths[1:], axis=0)]
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
@@ -294,7 +312,12 @@ class _Rouge(Metric):
 
     def _warn_empty(self, sides: list[tuple[tuple[str, ...], Packed]]) -> None:
         tok = self.settings.tokenizer
-        lost = sum(1 for texts, packed in sides for i in np.flatnonzero(packed.lengths == 0) if texts[i].strip())
+        lost = sum(
+            1
+            for texts, packed in sides
+            for i in np.flatnonzero(packed.lengths == 0)
+            if texts[i].strip()
+        )
         if lost:
             hint = " (non-Latin text? use tokenizer='unicode')" if tok == "rouge" else ""
             warnings.warn(
@@ -338,7 +361,9 @@ class _Rouge(Metric):
 class _RougeN(_Rouge):
     n: ClassVar[int]
 
-    def _pairs(self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed) -> np.ndarray:
+    def _pairs(
+        self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed
+    ) -> np.ndarray:
         overlap = ngram_overlaps(hyp, ref, self.n)
         n_hyp, n_ref = (np.maximum(side.lengths - (self.n - 1), 0) for side in (hyp, ref))
         return _prf(overlap, n_hyp, n_ref, self.settings.beta)
@@ -364,7 +389,9 @@ class RougeL(_Rouge):
     name = "rougeL"
     pair_work = LONG_LCS
 
-    def _pairs(self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed) -> np.ndarray:
+    def _pairs(
+        self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed
+    ) -> np.ndarray:
         return _prf(lcs_lengths(hyp, ref), hyp.lengths, ref.lengths, self.settings.beta)
 
 
@@ -380,7 +407,9 @@ class RougeLsum(_Rouge):
         s = self.settings
         return _packed_sentences(s.tokenizer, s.use_stemmer, s.sentence_sep, texts)
 
-    def _pairs(self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed) -> np.ndarray:
+    def _pairs(
+        self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed
+    ) -> np.ndarray:
         s = self.settings
         # One sentence each: the union LCS is the LCS, and no token of it can be double
         # counted, so the hits are the LCS length (counted for all pairs at once; pairs

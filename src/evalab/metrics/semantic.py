@@ -69,18 +69,25 @@ class BERTScoreSettings(MetricSettings):
     layer: int | None = setting(
         None, "layer whose hidden states are used (0 = embeddings; default: the model's last layer)"
     )
-    idf: bool = setting(False, "weight tokens by IDF from the references (+1 smoothing, as bert-score)")
+    idf: bool = setting(
+        False, "weight tokens by IDF from the references (+1 smoothing, as bert-score)"
+    )
     rescale: bool = setting(False, "rescale P, R, F with a baseline: (x - b) / (1 - b)")
     baseline: str | None = setting(
-        None, "baseline file (bert-score format: LAYER,P,R,F rows); default: the shipped one for the default model",
+        None,
+        "baseline file (bert-score format: LAYER,P,R,F rows); default: the shipped one for the default model",
         path=True,
     )
     drop_function_words: bool = setting(
-        False, "remove function words before matching (a table's 'function' tags, or the stopwords file)"
+        False,
+        "remove function words before matching (a table's 'function' tags, or the stopwords file)",
     )
-    stopwords: str | None = setting(None, "file with one function word per line (for drop_function_words)", path=True)
+    stopwords: str | None = setting(
+        None, "file with one function word per line (for drop_function_words)", path=True
+    )
     oov: str = setting(
-        "zero", "static tables: a word outside the table gets cosine 0, or 1 with the same string ('exact')",
+        "zero",
+        "static tables: a word outside the table gets cosine 0, or 1 with the same string ('exact')",
         choices=("zero", "exact"),
     )
     padding_floor: bool = setting(
@@ -94,7 +101,9 @@ class BERTScoreSettings(MetricSettings):
         "model, which skips padding, up to 16384 tokens)",
     )
     device: str = setting("cpu", "torch device: cpu, cuda or cuda:N")
-    max_length: int | None = setting(None, "truncate segments to this many tokens (default: the model's limit)")
+    max_length: int | None = setting(
+        None, "truncate segments to this many tokens (default: the model's limit)"
+    )
 
     def validate(self) -> None:
         super().validate()
@@ -103,9 +112,13 @@ class BERTScoreSettings(MetricSettings):
         if self.layer is not None and self.layer < 0:
             raise SettingsError(f"layer must be 0 or more, got {self.layer}")
         if not (self.device == "cpu" or self.device == "cuda" or self.device.startswith("cuda:")):
-            raise SettingsError(f"unknown device {self.device!r}; expected 'cpu', 'cuda' or 'cuda:N'")
+            raise SettingsError(
+                f"unknown device {self.device!r}; expected 'cpu', 'cuda' or 'cuda:N'"
+            )
         if self.baseline is not None and not self.rescale:
-            raise SettingsError("a baseline file was given but rescale is off; set rescale=True to use it")
+            raise SettingsError(
+                "a baseline file was given but rescale is off; set rescale=True to use it"
+            )
 
 
 @dataclass(frozen=True)
@@ -159,7 +172,9 @@ def read_baseline(path: str | Path, layer: int) -> np.ndarray:
     delim = "\t" if "\t" in text.split("\n", 1)[0] else ","
     rows = list(csv.reader(io.StringIO(text), delimiter=delim))
     if not rows or [c.strip().upper() for c in rows[0][:4]] != ["LAYER", "P", "R", "F"]:
-        raise InputError(f"{p}: expected a baseline file with header LAYER,P,R,F (bert-score's format)")
+        raise InputError(
+            f"{p}: expected a baseline file with header LAYER,P,R,F (bert-score's format)"
+        )
     layers = {}
     for no, row in enumerate(rows[1:], start=2):
         if not row or not "".join(row).strip():
@@ -169,10 +184,14 @@ def read_baseline(path: str | Path, layer: int) -> np.ndarray:
         except (ValueError, IndexError):
             raise InputError(f"{p}, line {no}: expected LAYER,P,R,F numbers, got {row!r}") from None
     if layer not in layers:
-        raise InputError(f"{p}: no baseline row for layer {layer} (layers present: {sorted(layers)})")
+        raise InputError(
+            f"{p}: no baseline row for layer {layer} (layers present: {sorted(layers)})"
+        )
     b = layers[layer]
     if np.any(b >= 1):
-        raise InputError(f"{p}: baseline values must be below 1 for (x - b) / (1 - b), got {b.tolist()}")
+        raise InputError(
+            f"{p}: baseline values must be below 1 for (x - b) / (1 - b), got {b.tolist()}"
+        )
     return b
 
 
@@ -222,8 +241,12 @@ class BERTScore(Metric):
 
             s = self.settings
             self._embedder = load_embedder(
-                s.model, layer=s.layer, device=s.device, batch_size=s.batch_size,
-                max_length=s.max_length, oov=s.oov,
+                s.model,
+                layer=s.layer,
+                device=s.device,
+                batch_size=s.batch_size,
+                max_length=s.max_length,
+                oov=s.oov,
             )
         return self._embedder
 
@@ -301,7 +324,10 @@ class BERTScore(Metric):
     def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
         s = self.settings
         emb = self.embedder
-        fields = [("nrefs", str(nrefs) if nrefs is not None else "?"), ("model", f"{emb.name}#{emb.fingerprint}")]
+        fields = [
+            ("nrefs", str(nrefs) if nrefs is not None else "?"),
+            ("model", f"{emb.name}#{emb.fingerprint}"),
+        ]
         fields.append(("layer", str(emb.layer)))
         fields.append(("idf", "yes" if s.idf else "no"))
         if s.rescale:
@@ -321,7 +347,9 @@ class BERTScore(Metric):
         return fields
 
     # -- explanation ----------------------------------------------------------------------
-    def explain(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> list[Alignment]:
+    def explain(
+        self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]
+    ) -> list[Alignment]:
         """Per segment, the alignment against the reference with the best F1."""
         hyps, refs = check_references(hypotheses, references, metric=self.name)
         _, alignments = self._score_pairs(hyps, refs, keep_alignments=True)
@@ -339,7 +367,9 @@ class BERTScore(Metric):
         live, empty, zero_weight = _live_pairs(pairs)
         per_pair = np.zeros((n * k, 3), dtype=np.float64)
         per_pair[live, :2] = self._match(pairs, live, keep_alignments)
-        self.embedder.profile["matching"] = self.embedder.profile.get("matching", 0.0) + time.perf_counter() - t0
+        self.embedder.profile["matching"] = (
+            self.embedder.profile.get("matching", 0.0) + time.perf_counter() - t0
+        )
         p, rc = per_pair[:, 0], per_pair[:, 1]
         per_pair[:, 2] = np.divide(2 * p * rc, p + rc, out=np.zeros_like(p), where=(p + rc) != 0)
         # bert-score: with several references, P, R and F are each the max over references
@@ -362,8 +392,12 @@ class BERTScore(Metric):
         hyp_emb, ref_emb = vectors[:n], vectors[n:]
         if s.drop_function_words:
             fw = self._function_words()
-            hyp_emb = [e.select(np.array([t not in fw for t in e.tokens], dtype=bool)) for e in hyp_emb]
-            ref_emb = [e.select(np.array([t not in fw for t in e.tokens], dtype=bool)) for e in ref_emb]
+            hyp_emb = [
+                e.select(np.array([t not in fw for t in e.tokens], dtype=bool)) for e in hyp_emb
+            ]
+            ref_emb = [
+                e.select(np.array([t not in fw for t in e.tokens], dtype=bool)) for e in ref_emb
+            ]
         weigh = _weigher([e.keys for e in ref_emb] if s.idf else None)
         hyp_w = [weigh(e) for e in hyp_emb]
         return _Pairs(
@@ -381,16 +415,25 @@ class BERTScore(Metric):
         )
         if getattr(emb, "oov", "zero") == "exact" or one_by_one:
             # a similarity that is not a plain dot product (or the matrix is kept): per pair
-            return np.array([
-                _weighted_max(
-                    emb.similarity(pairs.hyp[x], pairs.ref[x]), pairs.hyp_w[x], pairs.ref_w[x], floor_h[x], floor_r[x]
-                )
-                for x in live
-            ]).reshape(len(live), 2)
+            return np.array(
+                [
+                    _weighted_max(
+                        emb.similarity(pairs.hyp[x], pairs.ref[x]),
+                        pairs.hyp_w[x],
+                        pairs.ref_w[x],
+                        floor_h[x],
+                        floor_r[x],
+                    )
+                    for x in live
+                ]
+            ).reshape(len(live), 2)
         return _greedy_batched(
-            [pairs.hyp[x].vectors for x in live], [pairs.ref[x].vectors for x in live],
-            [pairs.hyp_w[x] for x in live], [pairs.ref_w[x] for x in live],
-            floor_h[live], floor_r[live],
+            [pairs.hyp[x].vectors for x in live],
+            [pairs.ref[x].vectors for x in live],
+            [pairs.hyp_w[x] for x in live],
+            [pairs.ref_w[x] for x in live],
+            floor_h[live],
+            floor_r[live],
         )
 
     def _best_alignments(self, pairs: _Pairs, per_pair: np.ndarray, k: int) -> list[Alignment]:
@@ -399,11 +442,17 @@ class BERTScore(Metric):
         for i in range(len(per_pair) // k):
             x = i * k + int(per_pair[i * k : (i + 1) * k, 2].argmax())
             h, r, hw, rw = pairs.hyp[x], pairs.ref[x], pairs.hyp_w[x], pairs.ref_w[x]
-            out.append(Alignment(
-                h.tokens, r.tokens, self.embedder.similarity(h, r),
-                hw / hw.sum() if hw.sum() > 0 else hw, rw / rw.sum() if rw.sum() > 0 else rw,
-                *per_pair[x], reference_index=x - i * k,
-            ))
+            out.append(
+                Alignment(
+                    h.tokens,
+                    r.tokens,
+                    self.embedder.similarity(h, r),
+                    hw / hw.sum() if hw.sum() > 0 else hw,
+                    rw / rw.sum() if rw.sum() > 0 else rw,
+                    *per_pair[x],
+                    reference_index=x - i * k,
+                )
+            )
         return out
 
 
@@ -425,7 +474,9 @@ def _weigher(reference_keys: list | None):
     from evalab.models.idf import idf_weights
 
     table, unseen = idf_weights(reference_keys)
-    return lambda e: np.array([table.get(key, unseen) for key in e.keys], dtype=np.float64) * e.content
+    return lambda e: (
+        np.array([table.get(key, unseen) for key in e.keys], dtype=np.float64) * e.content
+    )
 
 
 def _live_pairs(pairs: _Pairs) -> tuple[list[int], int, int]:
@@ -471,7 +522,9 @@ def _rescaled(a: Alignment, b: np.ndarray) -> Alignment:
 BERT_SCORE_BLOCK = 64
 
 
-def _padding_floors(hyp_lens: list[int], ref_lens: list[int], enabled: bool) -> tuple[np.ndarray, np.ndarray]:
+def _padding_floors(
+    hyp_lens: list[int], ref_lens: list[int], enabled: bool
+) -> tuple[np.ndarray, np.ndarray]:
     """Where bert-score's zero padding floors best cosines at 0, per pair (in pair order).
 
     Precision maxes run over the padded reference row: padded iff the reference is shorter
@@ -513,8 +566,12 @@ _MATCH_BATCH = 128
 
 
 def _greedy_batched(
-    hyps: list[np.ndarray], refs: list[np.ndarray], hws: list[np.ndarray], rws: list[np.ndarray],
-    floor_h: np.ndarray | None = None, floor_r: np.ndarray | None = None,
+    hyps: list[np.ndarray],
+    refs: list[np.ndarray],
+    hws: list[np.ndarray],
+    rws: list[np.ndarray],
+    floor_h: np.ndarray | None = None,
+    floor_r: np.ndarray | None = None,
 ) -> np.ndarray:
     """``[len(hyps), 2]`` (P, R) by greedy cosine matching, many pairs per matrix product.
 
@@ -579,7 +636,9 @@ def read_pairs(path: str | Path) -> list[tuple[str, str]]:
             continue
         fields = line.split("\t")
         if len(fields) != 2 or not fields[0].strip() or not fields[1].strip():
-            raise InputError(f"{path}, line {no}: expected 'candidate<TAB>reference', got {line[:80]!r}")
+            raise InputError(
+                f"{path}, line {no}: expected 'candidate<TAB>reference', got {line[:80]!r}"
+            )
         pairs.append((fields[0], fields[1]))
     if len(pairs) < 2:
         raise InputError(f"{path}: a baseline needs at least 2 sentence pairs, got {len(pairs)}")
@@ -591,7 +650,9 @@ def default_pairs_path() -> Path:
     return Path(__file__).resolve().parents[1] / "data" / "baseline-pairs-en.tsv"
 
 
-def compute_baseline(embedder, pairs: Sequence[tuple[str, str]], *, progress: bool = False) -> np.ndarray:
+def compute_baseline(
+    embedder, pairs: Sequence[tuple[str, str]], *, progress: bool = False
+) -> np.ndarray:
     """Mean (P, R, F) of unrelated pairs for every layer: rows ``[layer, P, R, F]``.
 
     This is how bert-score's baselines were made (Zhang et al. 2020, section 4 and
@@ -613,8 +674,10 @@ def compute_baseline(embedder, pairs: Sequence[tuple[str, str]], *, progress: bo
     for layer in layers:
         c_emb, r_emb = get(layer)
         pr = _greedy_batched(
-            [e.vectors for e in c_emb], [e.vectors for e in r_emb],
-            [e.content.astype(np.float64) for e in c_emb], [e.content.astype(np.float64) for e in r_emb],
+            [e.vectors for e in c_emb],
+            [e.vectors for e in r_emb],
+            [e.content.astype(np.float64) for e in c_emb],
+            [e.content.astype(np.float64) for e in r_emb],
         )
         p, r = pr[:, 0], pr[:, 1]
         f = np.divide(2 * p * r, p + r, out=np.zeros_like(p), where=(p + r) != 0)

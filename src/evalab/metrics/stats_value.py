@@ -64,7 +64,9 @@ class Stats:
 
     def __post_init__(self) -> None:
         if isinstance(self.nrefs, str) and self.nrefs != "var":
-            raise InputError(f"{self.metric}: nrefs must be a count, 'var' or None, got {self.nrefs!r}")
+            raise InputError(
+                f"{self.metric}: nrefs must be a count, 'var' or None, got {self.nrefs!r}"
+            )
         rows = np.array(self.rows, dtype=np.float64)  # a private copy: the value is immutable
         if rows.ndim != 2 or rows.shape[1] != len(self.stat_names):
             raise InputError(
@@ -138,7 +140,9 @@ class Stats:
         first = parts[0]
         for other in parts[1:]:
             if not isinstance(other, Stats):
-                raise InputError(f"{first.metric}: can only concatenate Stats values, got {type(other).__name__}")
+                raise InputError(
+                    f"{first.metric}: can only concatenate Stats values, got {type(other).__name__}"
+                )
             if (other.metric, other.stat_names) != (first.metric, first.stat_names):
                 raise InputError(
                     f"cannot concatenate stats of {first.metric!r} ({', '.join(first.stat_names)}) "

@@ -36,9 +36,15 @@ __all__ = ["TER", "TERSettings", "ter_from_sums"]
 class TERSettings(MetricSettings):
     """Settings of :class:`TER`, named as sacrebleu's arguments."""
 
-    normalized: bool = setting(False, "Tercom normalisation: tokenise punctuation, unescape XML entities.")
-    no_punct: bool = setting(False, "Remove the punctuation marks .,?:;!\"() (and CJK ones with asian_support).")
-    asian_support: bool = setting(False, "Split CJK characters (with normalized) / drop CJK punctuation (with no_punct).")
+    normalized: bool = setting(
+        False, "Tercom normalisation: tokenise punctuation, unescape XML entities."
+    )
+    no_punct: bool = setting(
+        False, 'Remove the punctuation marks .,?:;!"() (and CJK ones with asian_support).'
+    )
+    asian_support: bool = setting(
+        False, "Split CJK characters (with normalized) / drop CJK punctuation (with no_punct)."
+    )
     case_sensitive: bool = setting(False, "Keep case (default: lowercase everything).")
 
 
@@ -69,7 +75,9 @@ class TER(Metric):
     def __init__(self, settings: TERSettings | None = None, **kwargs: Any) -> None:
         super().__init__(settings, **kwargs)
         s = self.settings
-        self._normalizer = TercomNormalizer(s.normalized, s.no_punct, s.asian_support, s.case_sensitive)
+        self._normalizer = TercomNormalizer(
+            s.normalized, s.no_punct, s.asian_support, s.case_sensitive
+        )
 
     @property
     def stat_names(self) -> tuple[str, ...]:
@@ -84,7 +92,9 @@ class TER(Metric):
 
         hyps = ids([tokens(t) for t in hypotheses])
         streams = [ids(self._ref_tokens(stream)) for stream in references]
-        self.check_pair_work([len(h) for h in hyps], [max(len(r[k]) for r in streams) for k in range(len(hyps))])
+        self.check_pair_work(
+            [len(h) for h in hyps], [max(len(r[k]) for r in streams) for k in range(len(hyps))]
+        )
         edits = np.full(len(hyps), np.inf)
         ref_len = np.zeros(len(hyps))
         for refs in streams:
@@ -100,10 +110,14 @@ class TER(Metric):
         tokens = self._normalizer.tokens
         return [tokens(" ".join(tokens(t))) if t is not None else () for t in stream]
 
-    def pair_sizes(self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]) -> tuple[list[int], list[int]]:
+    def pair_sizes(
+        self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]
+    ) -> tuple[list[int], list[int]]:
         streams = [self._ref_tokens(stream) for stream in references]
-        return ([len(self._normalizer.tokens(h)) for h in hypotheses],
-                [max(len(r[k]) for r in streams) for k in range(len(hypotheses))])
+        return (
+            [len(self._normalizer.tokens(h)) for h in hypotheses],
+            [max(len(r[k]) for r in streams) for k in range(len(hypotheses))],
+        )
 
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
         """TER (0-100) of summed stats ``[..., 2]`` (e.g. bootstrap resamples)."""

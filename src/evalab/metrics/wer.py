@@ -40,7 +40,9 @@ class ErrorRateSettings(MetricSettings):
     """Settings shared by :class:`WER` and :class:`CER`: jiwer transforms applied before its defaults."""
 
     lowercase: bool = setting(False, "Lowercase (jiwer ToLowerCase).")
-    remove_punctuation: bool = setting(False, "Remove Unicode punctuation, categories P* (jiwer RemovePunctuation).")
+    remove_punctuation: bool = setting(
+        False, "Remove Unicode punctuation, categories P* (jiwer RemovePunctuation)."
+    )
     whitespace: str = setting("default", "Whitespace handling.")
 
 
@@ -49,7 +51,8 @@ class WERSettings(ErrorRateSettings):
     """Settings of :class:`WER`."""
 
     whitespace: str = setting(
-        "default", "default: jiwer's (words split at spaces); any: every whitespace character separates words.",
+        "default",
+        "default: jiwer's (words split at spaces); any: every whitespace character separates words.",
         WORD_WHITESPACE,
     )
 
@@ -59,7 +62,8 @@ class CERSettings(ErrorRateSettings):
     """Settings of :class:`CER`."""
 
     whitespace: str = setting(
-        "keep", "keep: spaces are characters (jiwer's default); collapse: runs become one space; remove: no whitespace.",
+        "keep",
+        "keep: spaces are characters (jiwer's default); collapse: runs become one space; remove: no whitespace.",
         CHAR_WHITESPACE,
     )
 
@@ -102,7 +106,9 @@ class WER(Metric):
         vocab: dict[Any, int] = {}
         hyps = self._encode(hypotheses, vocab)
         streams = [self._encode(stream, vocab) for stream in references]
-        self.check_pair_work([len(h) for h in hyps], [max(len(r[k]) for r in streams) for k in range(len(hyps))])
+        self.check_pair_work(
+            [len(h) for h in hyps], [max(len(r[k]) for r in streams) for k in range(len(hyps))]
+        )
         best = np.full((len(hyps), 2), np.inf)
         for refs in streams:
             edits = levenshtein_many(hyps, refs)
@@ -111,9 +117,16 @@ class WER(Metric):
             best[closer, 1] = np.array([len(r) for r in refs], dtype=np.float64)[closer]
         return best
 
-    def pair_sizes(self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]) -> tuple[list[int], list[int]]:
-        return ([len(self._tokens(h)) for h in hypotheses],
-                [max(len(self._tokens(r[k])) if r[k] is not None else 0 for r in references) for k in range(len(hypotheses))])
+    def pair_sizes(
+        self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]
+    ) -> tuple[list[int], list[int]]:
+        return (
+            [len(self._tokens(h)) for h in hypotheses],
+            [
+                max(len(self._tokens(r[k])) if r[k] is not None else 0 for r in references)
+                for k in range(len(hypotheses))
+            ],
+        )
 
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
         """Error rate of summed stats ``[..., 2]`` (e.g. bootstrap resamples)."""

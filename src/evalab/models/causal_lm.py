@@ -46,8 +46,16 @@ DTYPES = ("float32", "float64", "bfloat16", "float16")
 
 #: files of which a saved tokenizer has at least one (fast JSON, sentencepiece, BPE/WordPiece
 #: vocabularies); without any, transformers builds an empty tokenizer that yields no tokens
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model",
-                   "vocab.json", "vocab.txt", "merges.txt", "tokenizer.tiktoken")
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer.model",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+    "vocab.json",
+    "vocab.txt",
+    "merges.txt",
+    "tokenizer.tiktoken",
+)
 
 
 def plan_windows(n_tokens: int, *, max_length: int, stride: int) -> list[tuple[int, int, int]]:
@@ -63,7 +71,9 @@ def plan_windows(n_tokens: int, *, max_length: int, stride: int) -> list[tuple[i
     [(0, 3, 1), (3, 6, 4)]
     """
     if max_length < 2:
-        raise SettingsError(f"max_length must be at least 2 (one context + one scored token), got {max_length}")
+        raise SettingsError(
+            f"max_length must be at least 2 (one context + one scored token), got {max_length}"
+        )
     if not 1 <= stride <= max_length:
         raise SettingsError(f"stride must be between 1 and max_length ({max_length}), got {stride}")
     out: list[tuple[int, int, int]] = []
@@ -125,8 +135,11 @@ def check_causal_config(path: Path, config: dict[str, Any]) -> None:
         reason = "it is an encoder-decoder model"
     elif archs and not any(a in causal for a in archs):
         reason = f"its architecture {', '.join(archs)} has no causal language-model head"
-    elif kind in MODEL_FOR_MASKED_LM_MAPPING_NAMES and kind in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES \
-            and not config.get("is_decoder"):
+    elif (
+        kind in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+        and kind in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+        and not config.get("is_decoder")
+    ):
         reason = f"model type {kind!r} is an encoder unless its config sets is_decoder=true"
     elif kind not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
         reason = f"model type {kind!r} has no causal language-model class in transformers"
@@ -152,7 +165,9 @@ def check_device(device: str) -> None:
     try:
         dev = torch.device(device)
     except (RuntimeError, ValueError, TypeError):
-        raise SettingsError(f"device {device!r} is not a torch device; use cpu, cuda, cuda:N or mps") from None
+        raise SettingsError(
+            f"device {device!r} is not a torch device; use cpu, cuda, cuda:N or mps"
+        ) from None
     if dev.type == "cuda":
         if not torch.cuda.is_available():
             raise SettingsError(f"device {device!r} requested but CUDA is not available; use cpu")
@@ -299,16 +314,24 @@ class CausalLMScorer:
                 "copy or save the model again"
             ) from exc
         except (OSError, ValueError, RuntimeError, EOFError) as exc:
-            raise InputError(f"{self.path}: cannot load the model weights ({_first_sentence(exc)})") from exc
+            raise InputError(
+                f"{self.path}: cannot load the model weights ({_first_sentence(exc)})"
+            ) from exc
 
     # -- tokens ----------------------------------------------------------------------------
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` as scored: no special tokens, BOS prepended if ``bos``."""
         tok = self.tokenizer
-        ids = list(tok(text, add_special_tokens=False, return_attention_mask=False, verbose=False)["input_ids"])
+        ids = list(
+            tok(text, add_special_tokens=False, return_attention_mask=False, verbose=False)[
+                "input_ids"
+            ]
+        )
         if text and not ids:
             # an empty vocabulary would score nothing and report "nothing to score"
-            raise InputError(f"{self.path}: the tokenizer turns a non-empty text into no tokens; is its vocabulary saved?")
+            raise InputError(
+                f"{self.path}: the tokenizer turns a non-empty text into no tokens; is its vocabulary saved?"
+            )
         if self.bos:
             if tok.bos_token_id is None:
                 raise SettingsError(
@@ -321,7 +344,9 @@ class CausalLMScorer:
         """Summed NLL and scored-token count of each text (each text is one document)."""
         return self.score_ids([self.encode(t) for t in texts], progress=progress)
 
-    def score_ids(self, documents: Sequence[Sequence[int]], *, progress: bool = False) -> list[DocumentNLL]:
+    def score_ids(
+        self, documents: Sequence[Sequence[int]], *, progress: bool = False
+    ) -> list[DocumentNLL]:
         """Summed NLL and scored-token count of each document given as token ids.
 
         The ids are scored as given (prepend BOS yourself if wanted: :meth:`encode` does).
@@ -331,7 +356,9 @@ class CausalLMScorer:
 
         jobs = []  # (length, doc, begin, end, score_from)
         for d, ids in enumerate(documents):
-            for begin, end, score_from in plan_windows(len(ids), max_length=self.max_length, stride=self.stride):
+            for begin, end, score_from in plan_windows(
+                len(ids), max_length=self.max_length, stride=self.stride
+            ):
                 jobs.append((end - begin, d, begin, end, score_from))
         # longest first: batches hold similar lengths, so little compute goes to padding
         jobs.sort(key=lambda j: -j[0])
@@ -339,8 +366,12 @@ class CausalLMScorer:
         counts = [0] * len(documents)
         model = self.model
         device = torch.device(self.device)
-        with progress_bar(sum(j[0] for j in jobs), "language model", progress, unit="tokens") as advance, \
-                torch.inference_mode():
+        with (
+            progress_bar(
+                sum(j[0] for j in jobs), "language model", progress, unit="tokens"
+            ) as advance,
+            torch.inference_mode(),
+        ):
             for start in range(0, len(jobs), self.batch_size):
                 batch = jobs[start : start + self.batch_size]
                 width = batch[0][0]
@@ -357,10 +388,16 @@ class CausalLMScorer:
                     labels.extend(documents[d][score_from:end])
                     owners.extend([d] * n)
                     counts[d] += n
-                out = model(input_ids=ids.to(device), attention_mask=mask.to(device), use_cache=False)
-                picked = out.logits[torch.as_tensor(rows, device=device), torch.as_tensor(cols, device=device)]
+                out = model(
+                    input_ids=ids.to(device), attention_mask=mask.to(device), use_cache=False
+                )
+                picked = out.logits[
+                    torch.as_tensor(rows, device=device), torch.as_tensor(cols, device=device)
+                ]
                 del out  # only the gathered rows survive: one batch's logits at most
-                losses = token_loss(picked, torch.as_tensor(labels, device=device), ignore_index=None)
+                losses = token_loss(
+                    picked, torch.as_tensor(labels, device=device), ignore_index=None
+                )
                 nll.index_add_(0, torch.as_tensor(owners), losses.double().cpu())
                 del picked, losses
                 advance(sum(j[0] for j in batch))
@@ -391,7 +428,9 @@ def _check_loading_info(path: Path, cls: str, info: dict[str, Any]) -> None:
     perplexity of such a model is a random number.
     """
     missing = sorted(info.get("missing_keys") or [])
-    mismatched = sorted(str(k[0]) if isinstance(k, tuple) else str(k) for k in info.get("mismatched_keys") or [])
+    mismatched = sorted(
+        str(k[0]) if isinstance(k, tuple) else str(k) for k in info.get("mismatched_keys") or []
+    )
     if missing or mismatched:
         keys = missing or mismatched
         shown = ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")

@@ -17,8 +17,15 @@ from typing import Any
 
 from evalab.errors import InputError, require
 
-__all__ = ["SUPPORTED_CLASSES", "CheckpointInfo", "checkpoint_file", "first_line", "hparams_file", "read_checkpoint",
-           "read_class"]
+__all__ = [
+    "SUPPORTED_CLASSES",
+    "CheckpointInfo",
+    "checkpoint_file",
+    "first_line",
+    "hparams_file",
+    "read_checkpoint",
+    "read_class",
+]
 
 #: unbabel-comet ``class_identifier`` -> whether the model reads the references
 SUPPORTED_CLASSES: dict[str, bool] = {
@@ -78,7 +85,9 @@ def read_class(ckpt: Path) -> str:
         raise InputError(f"{hparams}: not a readable YAML file ({first_line(exc)})") from None
     name = data.get("class_identifier") if isinstance(data, dict) else None
     if name not in SUPPORTED_CLASSES:
-        what = "a class evalab does not compute" if name in KNOWN_UNSUPPORTED else "an unknown class"
+        what = (
+            "a class evalab does not compute" if name in KNOWN_UNSUPPORTED else "an unknown class"
+        )
         raise InputError(
             f"{hparams}: class_identifier {name!r} is {what}; evalab computes "
             + ", ".join(SUPPORTED_CLASSES)
@@ -92,7 +101,9 @@ def read_checkpoint(model: str | Path) -> CheckpointInfo:
     ckpt = checkpoint_file(model)
     class_identifier = read_class(ckpt)
     if ckpt.stat().st_size == 0:
-        raise InputError(f"{ckpt}: empty (0 bytes); not a PyTorch checkpoint (an interrupted download?)")
+        raise InputError(
+            f"{ckpt}: empty (0 bytes); not a PyTorch checkpoint (an interrupted download?)"
+        )
     try:
         # weights_only: a checkpoint is data, and loading it must not run code from it
         data = torch.load(ckpt, map_location="cpu", weights_only=True)
@@ -102,7 +113,9 @@ def read_checkpoint(model: str | Path) -> CheckpointInfo:
         raise InputError(f"{ckpt}: not a Lightning checkpoint (no state_dict and hyper_parameters)")
     for key in ("state_dict", "hyper_parameters"):
         if not isinstance(data[key], dict):
-            raise InputError(f"{ckpt}: {key} is a {type(data[key]).__name__}, not a mapping; not a Lightning checkpoint")
+            raise InputError(
+                f"{ckpt}: {key} is a {type(data[key]).__name__}, not a mapping; not a Lightning checkpoint"
+            )
     hparams = dict(data["hyper_parameters"])
     check_hidden_sizes(hparams.get("hidden_sizes", DEFAULT_HIDDEN_SIZES), ckpt)
     return CheckpointInfo(ckpt, class_identifier, hparams, data["state_dict"], _sha256(ckpt))
@@ -114,8 +127,11 @@ DEFAULT_HIDDEN_SIZES = [3072, 1024]
 
 def check_hidden_sizes(sizes: Any, ckpt: Path) -> None:
     """``hidden_sizes`` must be a non-empty list of positive integers (the estimator's layers)."""
-    if (not isinstance(sizes, (list, tuple)) or not sizes
-            or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in sizes)):
+    if (
+        not isinstance(sizes, (list, tuple))
+        or not sizes
+        or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in sizes)
+    ):
         raise InputError(
             f"{ckpt}: hidden_sizes {sizes!r} is not a non-empty list of positive integers "
             "(the estimator's layer widths, e.g. [3072, 1024])"

@@ -42,13 +42,19 @@ ENCODERS = {
 ENCODER_TYPES = {"BERT": "bert", "XLM-RoBERTa": "xlm-roberta"}
 POOLS = ("avg", "max", "cls", "default")
 #: state-dict entries that carry no weights (buffers rebuilt from the config)
-IGNORED_KEYS = ("encoder.model.embeddings.position_ids", "layerwise_attention.dropout_mask", "layerwise_attention.dropout_fill")
+IGNORED_KEYS = (
+    "encoder.model.embeddings.position_ids",
+    "layerwise_attention.dropout_mask",
+    "layerwise_attention.dropout_fill",
+)
 
 
 class CometModel:
     """Encoder, layer mixing, pooling and estimator of one checkpoint, ready to score."""
 
-    def __init__(self, info: CheckpointInfo, encoder_dir: Path, device: str = "cpu", amp: bool = False) -> None:
+    def __init__(
+        self, info: CheckpointInfo, encoder_dir: Path, device: str = "cpu", amp: bool = False
+    ) -> None:
         self.torch = require("torch", what="COMET", extra="semantic")
         transformers = require("transformers", what="COMET", extra="semantic")
         hp = info.hparams
@@ -58,7 +64,9 @@ class CometModel:
         self.pool = str(hp.get("pool", "avg"))
         self.layer = hp.get("layer", "mix")
         if self.pool not in POOLS:
-            raise InputError(f"{info.path}: unknown pooling {self.pool!r}; expected one of {', '.join(POOLS)}")
+            raise InputError(
+                f"{info.path}: unknown pooling {self.pool!r}; expected one of {', '.join(POOLS)}"
+            )
         encoder_name = str(hp.get("encoder_model"))
         if encoder_name not in ENCODERS:
             raise InputError(
@@ -66,9 +74,13 @@ class CometModel:
                 + ", ".join(ENCODERS)
             )
         if self.pool == "default" and encoder_name != "XLM-RoBERTa":
-            raise InputError(f"{info.path}: pool 'default' needs an XLM-RoBERTa encoder (BERT has no pooler here)")
+            raise InputError(
+                f"{info.path}: pool 'default' needs an XLM-RoBERTa encoder (BERT has no pooler here)"
+            )
         model_cls, tok_cls = (getattr(transformers, n) for n in ENCODERS[encoder_name])
-        self.tokenizer, self.encoder = _load_encoder(transformers, (model_cls, tok_cls), encoder_name, encoder_dir)
+        self.tokenizer, self.encoder = _load_encoder(
+            transformers, (model_cls, tok_cls), encoder_name, encoder_dir
+        )
         self.num_layers = self.encoder.config.num_hidden_layers + 1
         self.max_length = self.encoder.config.max_position_embeddings - 4
         self.mix = _layer_mix(self.torch, hp, self.num_layers, info.path)
@@ -88,14 +100,22 @@ class CometModel:
             parts["layerwise_attention."] = self.mix
         unknown = [k for k in state if k not in IGNORED_KEYS and not k.startswith(tuple(parts))]
         if unknown:
-            raise InputError(f"{self.info.path}: unexpected weights {', '.join(unknown[:3])}; is this a COMET checkpoint?")
+            raise InputError(
+                f"{self.info.path}: unexpected weights {', '.join(unknown[:3])}; is this a COMET checkpoint?"
+            )
         for prefix, module in parts.items():
-            sub = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix) and k not in IGNORED_KEYS}
+            sub = {
+                k[len(prefix) :]: v
+                for k, v in state.items()
+                if k.startswith(prefix) and k not in IGNORED_KEYS
+            }
             expected = set(module.state_dict())
             missing = sorted(expected - set(sub))
             extra = sorted(set(sub) - expected)
             if missing or extra:
-                detail = f"missing {prefix}{missing[0]}" if missing else f"unexpected {prefix}{extra[0]}"
+                detail = (
+                    f"missing {prefix}{missing[0]}" if missing else f"unexpected {prefix}{extra[0]}"
+                )
                 raise InputError(
                     f"{self.info.path}: the weights do not fit the encoder and estimator its hparams describe "
                     f"({detail}); is comet.encoder the encoder this checkpoint was trained on?"
@@ -103,10 +123,14 @@ class CometModel:
             try:
                 module.load_state_dict(sub, strict=True)
             except RuntimeError as exc:
-                raise InputError(f"{self.info.path}: weight shapes do not fit ({str(exc).splitlines()[-1].strip()})") from None
+                raise InputError(
+                    f"{self.info.path}: weight shapes do not fit ({str(exc).splitlines()[-1].strip()})"
+                ) from None
 
     # -- sentence embeddings ------------------------------------------------------------
-    def embed(self, sentences: Sequence[str], batch_size: int, progress: bool = False) -> dict[str, Any]:
+    def embed(
+        self, sentences: Sequence[str], batch_size: int, progress: bool = False
+    ) -> dict[str, Any]:
         """``{string: sentence embedding}`` for each distinct string, length-sorted batches."""
         torch = self.torch
         unique = list(dict.fromkeys(sentences))
@@ -114,8 +138,12 @@ class CometModel:
         order = sorted(range(len(unique)), key=lambda i: len(ids[i]))
         out: dict[str, Any] = {}
         batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-        with progress_bar(len(unique), "COMET embeddings", progress and len(batches) > 1, unit="segments") as advance, \
-                torch.inference_mode():
+        with (
+            progress_bar(
+                len(unique), "COMET embeddings", progress and len(batches) > 1, unit="segments"
+            ) as advance,
+            torch.inference_mode(),
+        ):
             for batch in batches:
                 emb = self._embed_batch([ids[i] for i in batch])
                 for i, row in zip(batch, emb, strict=True):
@@ -128,9 +156,13 @@ class CometModel:
         pad = self.tokenizer.pad_token_id
         input_ids, mask = padded_batch(torch, batch, pad)
         input_ids, mask = input_ids.to(self.device), mask.to(self.device)
-        autocast = torch.autocast("cuda", dtype=torch.float16) if self.amp else contextlib.nullcontext()
+        autocast = (
+            torch.autocast("cuda", dtype=torch.float16) if self.amp else contextlib.nullcontext()
+        )
         with autocast:
-            states = self.encoder(input_ids=input_ids, attention_mask=mask, output_hidden_states=True).hidden_states
+            states = self.encoder(
+                input_ids=input_ids, attention_mask=mask, output_hidden_states=True
+            ).hidden_states
         states = [s.float() for s in states]
         if self.pool == "default":
             return states[-1][:, 0, :]
@@ -139,7 +171,9 @@ class CometModel:
         elif isinstance(self.layer, int) and 0 <= self.layer < self.num_layers:
             hidden = states[self.layer]
         else:
-            raise InputError(f"{self.info.path}: layer {self.layer!r} is out of range 0..{self.num_layers - 1}")
+            raise InputError(
+                f"{self.info.path}: layer {self.layer!r} is out of range 0..{self.num_layers - 1}"
+            )
         return _pool(torch, self.pool, hidden, input_ids, mask, pad)
 
     # -- estimator ----------------------------------------------------------------------
@@ -154,7 +188,9 @@ class CometModel:
             return self.estimator(torch.cat(features, dim=1)).view(-1).tolist()
 
 
-def _load_encoder(transformers: Any, classes: tuple[Any, Any], encoder_name: str, folder: Path) -> tuple[Any, Any]:
+def _load_encoder(
+    transformers: Any, classes: tuple[Any, Any], encoder_name: str, folder: Path
+) -> tuple[Any, Any]:
     """Tokenizer and randomly initialised encoder from ``folder``'s files (the weights
     come from the checkpoint, as unbabel-comet loads it with load_pretrained_weights=False)."""
     model_cls, tok_cls = classes
@@ -167,11 +203,15 @@ def _load_encoder(transformers: Any, classes: tuple[Any, Any], encoder_name: str
     try:
         config = transformers.AutoConfig.from_pretrained(str(folder), local_files_only=True)
     except Exception as exc:
-        raise InputError(f"{folder}: cannot load the encoder's config ({first_line(exc)})") from None
+        raise InputError(
+            f"{folder}: cannot load the encoder's config ({first_line(exc)})"
+        ) from None
     try:
         tokenizer = tok_cls.from_pretrained(str(folder), local_files_only=True)
     except Exception as exc:
-        raise InputError(f"{folder}: cannot load the encoder's tokenizer ({first_line(exc)})") from None
+        raise InputError(
+            f"{folder}: cannot load the encoder's tokenizer ({first_line(exc)})"
+        ) from None
     return tokenizer, model_cls(config, add_pooling_layer=False)
 
 
@@ -182,7 +222,9 @@ def _check_model_type(config: Path, encoder_name: str) -> None:
     try:
         model_type = json.loads(config.read_text(encoding="utf-8")).get("model_type")
     except (ValueError, OSError, AttributeError):
-        raise InputError(f"{config}: not a JSON object; an encoder folder's config.json is one") from None
+        raise InputError(
+            f"{config}: not a JSON object; an encoder folder's config.json is one"
+        ) from None
     if model_type != ENCODER_TYPES[encoder_name]:
         raise InputError(
             f"{config}: model_type {model_type!r}, but the checkpoint's encoder is {encoder_name} "
@@ -197,7 +239,9 @@ def _layer_mix(torch: Any, hp: dict[str, Any], num_layers: int, path: Path) -> A
     transform = hp.get("layer_transformation", "softmax")
     # unbabel-comet >= 2.2.4 reads 'sparsemax_patch' as softmax (its issue #244)
     if transform not in ("softmax", "sparsemax_patch"):
-        raise InputError(f"{path}: layer_transformation {transform!r} is not supported; evalab computes softmax")
+        raise InputError(
+            f"{path}: layer_transformation {transform!r} is not supported; evalab computes softmax"
+        )
     return _layer_mix_module(torch, num_layers, bool(hp.get("layer_norm", False)))
 
 
@@ -236,7 +280,9 @@ def _estimator(torch: Any, hp: dict[str, Any], width: int, path: Path) -> Any:
     """The feed-forward estimator with unbabel-comet's layout (``ff.N`` indices): Linear,
     then (activation, dropout, Linear) per hidden size; dropout is inactive in eval mode."""
     nn = torch.nn
-    sizes = list(hp.get("hidden_sizes", DEFAULT_HIDDEN_SIZES))  # checked when the checkpoint was read
+    sizes = list(
+        hp.get("hidden_sizes", DEFAULT_HIDDEN_SIZES)
+    )  # checked when the checkpoint was read
     layers: list[Any] = [nn.Linear(width, sizes[0])]
     for i, size in enumerate(sizes):
         layers += [_activation(nn, hp.get("activations", "Tanh"), path), nn.Dropout(0.0)]
@@ -251,11 +297,15 @@ def _activation(nn: Any, name: Any, path: Path) -> Any:
     # activation functions qualify (nn.Module, nn.Linear... are no activation)
     cls = getattr(nn, str(name).title(), None)
     if not isinstance(cls, type) or cls.__module__ != nn.modules.activation.__name__:
-        raise InputError(f"{path}: activation {name!r} is not a torch.nn activation function (e.g. Tanh, ReLU, GELU)")
+        raise InputError(
+            f"{path}: activation {name!r} is not a torch.nn activation function (e.g. Tanh, ReLU, GELU)"
+        )
     try:
         return cls()
     except TypeError:  # one that needs arguments (MultiheadAttention)
-        raise InputError(f"{path}: activation {name!r} needs arguments; COMET estimators use e.g. Tanh, ReLU, GELU") from None
+        raise InputError(
+            f"{path}: activation {name!r} needs arguments; COMET estimators use e.g. Tanh, ReLU, GELU"
+        ) from None
 
 
 def _pool(torch: Any, pool: str, hidden: Any, input_ids: Any, mask: Any, pad: int) -> Any:

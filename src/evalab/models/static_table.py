@@ -44,7 +44,9 @@ class StaticTableEmbedder(Embedder):
 
     kind = "static"
 
-    def __init__(self, path: str | Path, *, oov: str = "zero", cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+    def __init__(
+        self, path: str | Path, *, oov: str = "zero", cache_bytes: int = DEFAULT_CACHE_BYTES
+    ) -> None:
         super().__init__(cache_bytes)
         if oov not in ("zero", "exact"):
             raise SettingsError(f"oov must be 'zero' or 'exact', got {oov!r}")
@@ -62,7 +64,11 @@ class StaticTableEmbedder(Embedder):
         for s in sentences:
             words = tuple(s.split())
             known = np.array([w in self._vectors for w in words], dtype=bool)
-            vecs = np.stack([self._vectors.get(w, zero) for w in words]) if words else np.zeros((0, self.dim), np.float32)
+            vecs = (
+                np.stack([self._vectors.get(w, zero) for w in words])
+                if words
+                else np.zeros((0, self.dim), np.float32)
+            )
             out.append(
                 TokenEmbeddings(
                     tokens=words,
@@ -142,7 +148,9 @@ def _parse_row(path: Path, no: int, line: str) -> tuple[str, np.ndarray, str | N
         )
     with np.errstate(over="ignore"):
         if not np.isfinite(np.linalg.norm(vec)):
-            raise InputError(f"{path}, line {no}: word {word!r} has numbers too large to normalise; scale the table down")
+            raise InputError(
+                f"{path}, line {no}: word {word!r} has numbers too large to normalise; scale the table down"
+            )
     return word, vec, tag
 
 

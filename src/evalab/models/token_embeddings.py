@@ -32,7 +32,9 @@ class TokenEmbeddings:
     @property
     def nbytes(self) -> int:
         """Approximate memory held (for the cache budget)."""
-        return int(self.vectors.nbytes + self.content.nbytes + self.known.nbytes + 64 * len(self.tokens))
+        return int(
+            self.vectors.nbytes + self.content.nbytes + self.known.nbytes + 64 * len(self.tokens)
+        )
 
     def select(self, mask: np.ndarray) -> TokenEmbeddings:
         """The tokens where ``mask`` is true (used to drop function words)."""

@@ -35,7 +35,11 @@ def best_matches(alignment, direction: str = "precision") -> list[tuple[int, int
     if sim.shape[1] == 0:
         return []
     best = alignment.hyp_best if direction == "precision" else alignment.ref_best
-    return [(i, int(best[i]), float(sim[i, best[i]]), float(weight[i])) for i in range(len(weight)) if weight[i] > 0]
+    return [
+        (i, int(best[i]), float(sim[i, best[i]]), float(weight[i]))
+        for i in range(len(weight))
+        if weight[i] > 0
+    ]
 
 
 def alignment_rows(alignment, direction: str = "precision") -> list[tuple[str, str, float, float]]:
@@ -49,8 +53,11 @@ def alignment_rows(alignment, direction: str = "precision") -> list[tuple[str, s
     >>> alignment_rows(a)
     [('a', 'x', 0.5, 0.5), ('b', 'x', 0.9, 0.5)]
     """
-    src, dst = ((alignment.hyp_tokens, alignment.ref_tokens) if direction == "precision"
-                else (alignment.ref_tokens, alignment.hyp_tokens))
+    src, dst = (
+        (alignment.hyp_tokens, alignment.ref_tokens)
+        if direction == "precision"
+        else (alignment.ref_tokens, alignment.hyp_tokens)
+    )
     return [(src[i], dst[j], cos, w) for i, j, cos, w in best_matches(alignment, direction)]
 
 
@@ -106,8 +113,10 @@ def _segment_html(title: str, a) -> str:
             )
         parts.append("</tr>")
     parts.append("</table>")
-    for direction, label in (("precision", "hypothesis &rarr; reference (precision)"),
-                             ("recall", "reference &rarr; hypothesis (recall)")):
+    for direction, label in (
+        ("precision", "hypothesis &rarr; reference (precision)"),
+        ("recall", "reference &rarr; hypothesis (recall)"),
+    ):
         rows = alignment_rows(a, direction)
         parts.append(f"<p class=legend>{label}</p><ul class=arrows>")
         for src, dst, cos, _ in rows:
@@ -116,8 +125,9 @@ def _segment_html(title: str, a) -> str:
     return "\n".join(parts)
 
 
-def render_alignment_html(items: Sequence[tuple[str, object]], title: str = "BERTScore alignments",
-                          signature: str = "") -> str:
+def render_alignment_html(
+    items: Sequence[tuple[str, object]], title: str = "BERTScore alignments", signature: str = ""
+) -> str:
     """A self-contained HTML page: one heat map and arrow list per ``(title, Alignment)``.
 
     >>> import numpy as np
@@ -137,7 +147,7 @@ def render_alignment_html(items: Sequence[tuple[str, object]], title: str = "BER
     ]
     body.extend(_segment_html(t, a) for t, a in items)
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{e(title)}</title><style>{_STYLE}</style></head><body>\n"
         + "\n".join(body)
         + "\n</body></html>\n"

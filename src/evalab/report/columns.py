@@ -28,7 +28,9 @@ def config_keys(a: StudyAnalysis) -> list[str]:
         if k not in candidates:
             candidates.append(k)
     base_values = {k: d.value(k, base) for k in candidates}
-    return [k for k in candidates if any(d.value(k, _config(r)) != base_values[k] for r in a.rows[1:])]
+    return [
+        k for k in candidates if any(d.value(k, _config(r)) != base_values[k] for r in a.rows[1:])
+    ]
 
 
 def config_header(a: StudyAnalysis, keys: list[str]) -> list[str]:
@@ -45,7 +47,11 @@ def config_cells(a: StudyAnalysis, r: RowAnalysis, keys: list[str]) -> list[str]
     for k in keys:
         value = d.value(k, cfg)
         same = r is not a.base and value == d.value(k, base)
-        cells.append("" if same or (value is None and k not in cfg and k not in d.derived) else d.text(k, value))
+        cells.append(
+            ""
+            if same or (value is None and k not in cfg and k not in d.derived)
+            else d.text(k, value)
+        )
     return cells
 
 

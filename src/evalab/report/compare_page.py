@@ -73,7 +73,9 @@ class ComparePage:
 ALIGNMENT_LIMIT = 50
 
 
-def alignment_segments(scores: Mapping[str, np.ndarray], limit: int = ALIGNMENT_LIMIT) -> dict[str, list[int]]:
+def alignment_segments(
+    scores: Mapping[str, np.ndarray], limit: int = ALIGNMENT_LIMIT
+) -> dict[str, list[int]]:
     """system -> the segments whose alignments the page embeds: for every pair of systems,
     the ``limit`` segments of largest |Δ| (ties: the earlier segment), each system getting the
     segments of every pair it is in. With at most ``limit`` segments: all of them.
@@ -87,8 +89,10 @@ def alignment_segments(scores: Mapping[str, np.ndarray], limit: int = ALIGNMENT_
         return {s: list(range(n)) for s in names}
     chosen: dict[str, set[int]] = {s: set() for s in names}
     for x, a in enumerate(names):
-        for b in names[x + 1:]:
-            gap = np.abs(np.nan_to_num(np.asarray(scores[a], float) - np.asarray(scores[b], float), nan=0.0))
+        for b in names[x + 1 :]:
+            gap = np.abs(
+                np.nan_to_num(np.asarray(scores[a], float) - np.asarray(scores[b], float), nan=0.0)
+            )
             top = np.argsort(-gap, kind="stable")[:limit]
             chosen[a].update(int(i) for i in top)
             chosen[b].update(int(i) for i in top)
@@ -96,7 +100,10 @@ def alignment_segments(scores: Mapping[str, np.ndarray], limit: int = ALIGNMENT_
 
 
 def _round(values: np.ndarray) -> list[float | None]:
-    return [None if not np.isfinite(v) else float(f"{v:.6g}") for v in np.asarray(values, dtype=np.float64)]
+    return [
+        None if not np.isfinite(v) else float(f"{v:.6g}")
+        for v in np.asarray(values, dtype=np.float64)
+    ]
 
 
 def page_data(page: ComparePage) -> dict[str, Any]:
@@ -108,14 +115,19 @@ def page_data(page: ComparePage) -> dict[str, Any]:
 
     names = list(page.systems)
     data = {
-        "title": page.title, "systems": names, "topK": page.top_k,
-        "metrics": list(page.segment_scores), "higher": dict(page.higher_is_better),
+        "title": page.title,
+        "systems": names,
+        "topK": page.top_k,
+        "metrics": list(page.segment_scores),
+        "higher": dict(page.higher_is_better),
         "ref": [ref(t) for t in page.references],
         "src": [ref(t) for t in page.sources] if page.sources is not None else None,
         "out": [[ref(t) for t in page.outputs[s]] for s in names],
         "seg": {m: [_round(per[s]) for s in names] for m, per in page.segment_scores.items()},
-        "ranking": [{k: r[k] for k in ("system", "metric", "score", "ci_low", "ci_high", "rank", "cluster")}
-                    for r in page.ranking],
+        "ranking": [
+            {k: r[k] for k in ("system", "metric", "score", "ci_low", "ci_high", "rank", "cluster")}
+            for r in page.ranking
+        ],
         "notes": list(page.notes),
         "freq": _known_counts(page) if page.train_counts is not None else None,
         "align": _alignment_data(page, ref) if page.alignments is not None else None,
@@ -136,17 +148,31 @@ def _alignment_data(page: ComparePage, ref) -> dict[str, Any]:
 
     per = page.alignments or {}
     return {
-        "metric": page.alignment_metric, "limit": page.alignment_limit,
-        "sys": [{str(i): [[ref(t) for t in a.hyp_tokens], [ref(t) for t in a.ref_tokens],
-                          flat(a, "precision"), flat(a, "recall")] for i, a in per.get(s, {}).items()}
-                for s in page.systems],
+        "metric": page.alignment_metric,
+        "limit": page.alignment_limit,
+        "sys": [
+            {
+                str(i): [
+                    [ref(t) for t in a.hyp_tokens],
+                    [ref(t) for t in a.ref_tokens],
+                    flat(a, "precision"),
+                    flat(a, "recall"),
+                ]
+                for i, a in per.get(s, {}).items()
+            }
+            for s in page.systems
+        ],
     }
 
 
 def _known_counts(page: ComparePage) -> dict[str, int]:
     """The training counts of the words the page's references and outputs use (the rest never shows)."""
     counts = page.train_counts or {}
-    words = {w for text in [*page.references, *(t for out in page.outputs.values() for t in out)] for w in text.split()}
+    words = {
+        w
+        for text in [*page.references, *(t for out in page.outputs.values() for t in out)]
+        for w in text.split()
+    }
     return {w: counts[w] for w in sorted(words) if w in counts}
 
 
@@ -180,25 +206,32 @@ def render_compare_page(page: ComparePage) -> str:
     script = _script()
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     csp = f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{digest}'"
-    payload = json.dumps(page_data(page), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    payload = json.dumps(
+        page_data(page), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
     payload = payload.replace("<", "\\u003c")  # no input can end the data block
     e = html.escape
-    return "\n".join([
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{csp}">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{e(page.title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{e(page.title)}</h1>",
-        '<h2>Ranking</h2><div class="controls"><label>metric <select id="rank-metric"></select></label></div>',
-        '<div id="ranking"></div><figure id="forest"></figure><div class="notes" id="notes"></div>',
-        '<h2>Two systems</h2><div class="controls"><label>system A <select id="sys-a"></select></label>'
-        '<label>system B <select id="sys-b"></select></label><label>metric <select id="pair-metric"></select></label></div>',
-        '<h3>Buckets</h3><div class="charts"><figure id="len-chart"></figure><figure id="freq-chart"></figure></div>',
-        '<h3>n-gram gains and losses</h3><div class="charts" id="ngrams"></div>',
-        '<h3>Segments</h3><div class="controls" id="pager"></div><div id="segments"></div>',
-        '<div id="alignment"></div>',
-        f'<script type="application/json" id="data">{payload}</script>',
-        f"<script>{script}</script>",
-        "</body></html>",
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                "<!DOCTYPE html>",
+                '<html lang="en"><head><meta charset="utf-8">',
+                f'<meta http-equiv="Content-Security-Policy" content="{csp}">',
+                '<meta name="viewport" content="width=device-width, initial-scale=1">',
+                f"<title>{e(page.title)}</title><style>{_CSS}</style></head><body>",
+                f"<h1>{e(page.title)}</h1>",
+                '<h2>Ranking</h2><div class="controls"><label>metric <select id="rank-metric"></select></label></div>',
+                '<div id="ranking"></div><figure id="forest"></figure><div class="notes" id="notes"></div>',
+                '<h2>Two systems</h2><div class="controls"><label>system A <select id="sys-a"></select></label>'
+                '<label>system B <select id="sys-b"></select></label><label>metric <select id="pair-metric"></select></label></div>',
+                '<h3>Buckets</h3><div class="charts"><figure id="len-chart"></figure><figure id="freq-chart"></figure></div>',
+                '<h3>n-gram gains and losses</h3><div class="charts" id="ngrams"></div>',
+                '<h3>Segments</h3><div class="controls" id="pager"></div><div id="segments"></div>',
+                '<div id="alignment"></div>',
+                f'<script type="application/json" id="data">{payload}</script>',
+                f"<script>{script}</script>",
+                "</body></html>",
+            ]
+        )
+        + "\n"
+    )

@@ -22,19 +22,27 @@ def selection_note(sc: StudyCurves) -> str:
     if not sc.rows:
         return ""
     if not sc.settings.select:
-        values = ("each run's values are the ones it returned; a metric it only logged takes its last logged value "
-                  "(no [curves] select rule)")
+        values = (
+            "each run's values are the ones it returned; a metric it only logged takes its last logged value "
+            "(no [curves] select rule)"
+        )
     else:
         rule = Select.parse(sc.settings.select)
-        values = ("each logged metric's value is its last logged value (select = \"last\")" if rule.kind == "last"
-                  else f"each logged metric's value is the one at the step of the {'lowest' if rule.kind == 'min' else 'highest'} "
-                  f"{rule.metric} of the run (select = \"{sc.settings.select}\"); the steps are stored with the runs")
+        values = (
+            'each logged metric\'s value is its last logged value (select = "last")'
+            if rule.kind == "last"
+            else f"each logged metric's value is the one at the step of the {'lowest' if rule.kind == 'min' else 'highest'} "
+            f'{rule.metric} of the run (select = "{sc.settings.select}"); the steps are stored with the runs'
+        )
     note = f"Curves: {len(sc.rows)} rows logged {', '.join(sc.metrics)}; {values}."
     if sc.settings.stop_when:
         stopped = [s for r in sc.rows for s in r.stopped_at if s is not None]
         runs = sum(len(r.stopped_at) for r in sc.rows)
-        note += (f" Early stopping: {sc.settings.stop_when}; it held in {len(stopped)} of {runs} runs"
-                 + (f" (at steps {min(stopped)} to {max(stopped)})" if stopped else "") + ".")
+        note += (
+            f" Early stopping: {sc.settings.stop_when}; it held in {len(stopped)} of {runs} runs"
+            + (f" (at steps {min(stopped)} to {max(stopped)})" if stopped else "")
+            + "."
+        )
     return note
 
 
@@ -46,11 +54,13 @@ def curves_section(sc: StudyCurves) -> str:
     if not sc.rows:
         return ""
     e = html.escape
-    parts = ["<h2>Learning curves</h2>",
-             f"<p>Per logged metric, each row's mean over its seeds at every logged step (line) and the range from "
-             f"its lowest to its highest seed (band). Curves of more than {POINTS} steps are drawn in {POINTS} equal "
-             f"bins of steps (each bin's mean and its widest range). {e(selection_note(sc))}</p>",
-             '<div class="plots">']
+    parts = [
+        "<h2>Learning curves</h2>",
+        f"<p>Per logged metric, each row's mean over its seeds at every logged step (line) and the range from "
+        f"its lowest to its highest seed (band). Curves of more than {POINTS} steps are drawn in {POINTS} equal "
+        f"bins of steps (each bin's mean and its widest range). {e(selection_note(sc))}</p>",
+        '<div class="plots">',
+    ]
     for metric in sc.metrics:
         series = []
         for row in sc.rows:
@@ -58,8 +68,14 @@ def curves_section(sc: StudyCurves) -> str:
             if b is None:
                 continue
             t = thinned(b, POINTS)
-            series.append(Series(_label(row), t.steps.tolist(), t.mean.tolist(), t.low.tolist(), t.high.tolist()))
-        parts.append(f"<figure>{curve_plot_svg(series, title=f'{metric} per step', ylabel=metric)}</figure>")
+            series.append(
+                Series(
+                    _label(row), t.steps.tolist(), t.mean.tolist(), t.low.tolist(), t.high.tolist()
+                )
+            )
+        parts.append(
+            f"<figure>{curve_plot_svg(series, title=f'{metric} per step', ylabel=metric)}</figure>"
+        )
     parts.append("</div>")
     return "".join(parts)
 
@@ -67,6 +83,7 @@ def curves_section(sc: StudyCurves) -> str:
 def _label(row: RowCurves) -> str:
     """A row's legend entry: its labels, its seeds, and the steps its values were taken at
     and it stopped at, where a rule chose them."""
+
     def steps(found: tuple[int | None, ...]) -> str:
         known = sorted(s for s in found if s is not None)
         if not known:

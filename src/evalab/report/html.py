@@ -86,22 +86,52 @@ def forest_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
     pct = round(a.settings.get("confidence", 0.95) * 100)
     rows = [r for r in a.rows if r.metrics[metric].delta is not None]
     ms = [r.metrics[metric] for r in rows]
-    labels = [row_name(r) + (f" (vs {m.vs}, paired)" if m.paired and m.vs else "") for r, m in zip(rows, ms, strict=True)]
-    kinds = [Intervals(f"{pct}% CI over seeds", [m.delta_low for m in ms], [m.delta_high for m in ms])]
+    labels = [
+        row_name(r) + (f" (vs {m.vs}, paired)" if m.paired and m.vs else "")
+        for r, m in zip(rows, ms, strict=True)
+    ]
+    kinds = [
+        Intervals(f"{pct}% CI over seeds", [m.delta_low for m in ms], [m.delta_high for m in ms])
+    ]
     if any(m.examples_low is not None for m in ms):
-        kinds.append(Intervals(f"{pct}% CI over test examples", [m.examples_low for m in ms], [m.examples_high for m in ms]))
+        kinds.append(
+            Intervals(
+                f"{pct}% CI over test examples",
+                [m.examples_low for m in ms],
+                [m.examples_high for m in ms],
+            )
+        )
     if any(m.both_low is not None for m in ms):
-        kinds.append(Intervals(f"{pct}% CI over seeds and examples", [m.both_low for m in ms], [m.both_high for m in ms]))
+        kinds.append(
+            Intervals(
+                f"{pct}% CI over seeds and examples",
+                [m.both_low for m in ms],
+                [m.both_high for m in ms],
+            )
+        )
     better = "higher" if a.higher_is_better.get(metric, True) else "lower"
-    return interval_plot_svg(_say_no_interval(labels, [m.delta for m in ms], kinds), [m.delta for m in ms], kinds, title=f"Δ {metric} to the base ({better} is better)",
-                             xlabel=f"Δ {metric}", reference=0.0, reference_label="no difference", engine=_engine(engine, len(rows)))
+    return interval_plot_svg(
+        _say_no_interval(labels, [m.delta for m in ms], kinds),
+        [m.delta for m in ms],
+        kinds,
+        title=f"Δ {metric} to the base ({better} is better)",
+        xlabel=f"Δ {metric}",
+        reference=0.0,
+        reference_label="no difference",
+        engine=_engine(engine, len(rows)),
+    )
 
 
-def _say_no_interval(labels: list[str], points: list[float | None], kinds: list[Intervals]) -> list[str]:
+def _say_no_interval(
+    labels: list[str], points: list[float | None], kinds: list[Intervals]
+) -> list[str]:
     """Labels, marked where the row has a point but no interval of any kind (one seed, no
     seed spread): a dot alone would read as a precise value."""
+
     def bare(i: int) -> bool:
-        return finite(points[i]) and not any(finite(iv.lows[i]) and finite(iv.highs[i]) for iv in kinds)
+        return finite(points[i]) and not any(
+            finite(iv.lows[i]) and finite(iv.highs[i]) for iv in kinds
+        )
 
     return [f"{lab} (no interval)" if bare(i) else lab for i, lab in enumerate(labels)]
 
@@ -114,14 +144,26 @@ def level_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
     ms = [r.metrics[metric] for r in rows]
     kinds = [Intervals(f"{pct}% CI over seeds", [m.ci_low for m in ms], [m.ci_high for m in ms])]
     if any(m.mean_examples_low is not None for m in ms):
-        kinds.append(Intervals(f"{pct}% CI over test examples", [m.mean_examples_low for m in ms],
-                               [m.mean_examples_high for m in ms]))
+        kinds.append(
+            Intervals(
+                f"{pct}% CI over test examples",
+                [m.mean_examples_low for m in ms],
+                [m.mean_examples_high for m in ms],
+            )
+        )
     better = "higher" if a.higher_is_better.get(metric, True) else "lower"
     base = a.base.metrics[metric]
     points = [m.mean if m.n else None for m in ms]
-    return interval_plot_svg(_say_no_interval([row_name(r) for r in rows], points, kinds), points, kinds,
-                             title=f"{metric} ({better} is better)", xlabel=f"{metric}, mean over seeds",
-                             reference=base.mean if base.n else None, reference_label="base", engine=_engine(engine, len(rows)))
+    return interval_plot_svg(
+        _say_no_interval([row_name(r) for r in rows], points, kinds),
+        points,
+        kinds,
+        title=f"{metric} ({better} is better)",
+        xlabel=f"{metric}, mean over seeds",
+        reference=base.mean if base.n else None,
+        reference_label="base",
+        engine=_engine(engine, len(rows)),
+    )
 
 
 def render_html(
@@ -154,22 +196,36 @@ def render_html(
         f"run database <code>{e(a.db_path)}</code>.</p>",
     ]
     for heading, lines in opening_sections(a):
-        parts.append(f"<h2>{e(heading)}</h2><ul>" + "".join(f"<li>{e(x)}</li>" for x in lines) + "</ul>")
+        parts.append(
+            f"<h2>{e(heading)}</h2><ul>" + "".join(f"<li>{e(x)}</li>" for x in lines) + "</ul>"
+        )
     parts += ["<h2>Results</h2>", _table(tables[0])]
     if row_notes(a):
-        parts.append('<ul class="rows">' + "".join(f"<li>{e(n)}</li>" for n in row_notes(a)) + "</ul>")
+        parts.append(
+            '<ul class="rows">' + "".join(f"<li>{e(n)}</li>" for n in row_notes(a)) + "</ul>"
+        )
     if component_lines(a):
-        parts.append(f"<h2>{e(COMPONENTS)}</h2><ul>" + "".join(f"<li>{e(x)}</li>" for x in component_lines(a)) + "</ul>")
+        parts.append(
+            f"<h2>{e(COMPONENTS)}</h2><ul>"
+            + "".join(f"<li>{e(x)}</li>" for x in component_lines(a))
+            + "</ul>"
+        )
     to_base = all(t.heading.endswith("Δ to the base") for t in tables[1:])
-    parts.append("<h2>Δ to the base</h2>" if to_base else "<h2>Δ per metric (to the row in 'Δ to')</h2>")
+    parts.append(
+        "<h2>Δ to the base</h2>" if to_base else "<h2>Δ per metric (to the row in 'Δ to')</h2>"
+    )
     parts += [_table(t) for t in tables[1:]]
-    parts.append("<h2>Plots</h2><p>Per metric, left: Δ to the base with its intervals (a forest plot; the dashed "
-                 "line is no difference). Right: each row's mean with its intervals, on an axis that includes zero "
-                 "(grey line); the dashed line is the base's mean. Dots are estimates, coloured lines intervals, "
-                 "named in the legend under each plot.</p>")
+    parts.append(
+        "<h2>Plots</h2><p>Per metric, left: Δ to the base with its intervals (a forest plot; the dashed "
+        "line is no difference). Right: each row's mean with its intervals, on an axis that includes zero "
+        "(grey line); the dashed line is the base's mean. Dots are estimates, coloured lines intervals, "
+        "named in the legend under each plot.</p>"
+    )
     for m in a.metrics:
-        parts.append(f'<div class="plots"><figure>{forest_plot(a, m, plot_engine)}</figure>'
-                     f"<figure>{level_plot(a, m, plot_engine)}</figure></div>")
+        parts.append(
+            f'<div class="plots"><figure>{forest_plot(a, m, plot_engine)}</figure>'
+            f"<figure>{level_plot(a, m, plot_engine)}</figure></div>"
+        )
     if curves is not None:
         from evalab.report.curves import curves_section
 
@@ -177,7 +233,7 @@ def render_html(
     for metric, lines in effect_lines(a):
         parts.append(f"<h2>Grid effects on {e(metric)}</h2><ul>")
         for kind, name, arith, extra in lines:
-            tail = f" <span class=\"notes\">({e(extra)})</span>" if extra else ""
+            tail = f' <span class="notes">({e(extra)})</span>' if extra else ""
             parts.append(f"<li><b>{e(kind)}</b>: {e(name)}: <code>{e(arith)}</code>{tail}</li>")
         parts.append("</ul>")
     missing = missing_lines(a)
@@ -186,10 +242,14 @@ def render_html(
         parts += [f"<li>{e(line)}</li>" for line in missing]
         parts.append("</ul>")
     if a.reference_columns:
-        parts.append(f"<p class=\"notes\">Reference columns from the study file: {e(', '.join(a.reference_columns))} "
-                     f"(shown as given; {fmt(None, 0)} = no value for that row).</p>")
+        parts.append(
+            f'<p class="notes">Reference columns from the study file: {e(", ".join(a.reference_columns))} '
+            f"(shown as given; {fmt(None, 0)} = no value for that row).</p>"
+        )
     for heading, body in extra_sections:
         parts.append(f"<h2>{e(heading)}</h2>{body}")
-    parts.append('<div class="notes">' + "".join(f"<p>{e(n)}</p>" for n in report_notes(a)) + "</div>")
+    parts.append(
+        '<div class="notes">' + "".join(f"<p>{e(n)}</p>" for n in report_notes(a)) + "</div>"
+    )
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

@@ -28,21 +28,67 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 
-__all__ = ["MATH_SYMBOLS", "PREAMBLE", "TEXT_WIDTH_PT", "latex_escape", "latex_paragraph", "latex_table", "latex_text", "split_columns"]
+__all__ = [
+    "MATH_SYMBOLS",
+    "PREAMBLE",
+    "TEXT_WIDTH_PT",
+    "latex_escape",
+    "latex_paragraph",
+    "latex_table",
+    "latex_text",
+    "split_columns",
+]
 
 _SPECIAL = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-    "_": r"\_", "|": r"\textbar{}", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "|": r"\textbar{}",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
 }
 
 #: characters pdflatex's default fonts lack (it prints "<" as an inverted "!")
 MATH_SYMBOLS = {
-    "±": r"$\pm$", "Δ": r"$\Delta$", "↑": r"$\uparrow$", "↓": r"$\downarrow$", "–": "--", "—": "---",
-    "ε": r"$\varepsilon$", "→": r"$\rightarrow$", "≈": r"$\approx$", "<": r"$<$", ">": r"$>$",
-    "−": "-", "·": r"$\cdot$", "√": r"$\surd$", "≥": r"$\geq$", "≤": r"$\leq$", "α": r"$\alpha$",
-    "μ": r"$\mu$", "µ": r"$\mu$", "τ": r"$\tau$", "ρ": r"$\rho$", "σ": r"$\sigma$", "χ": r"$\chi$",
-    "×": r"$\times$", "…": r"\ldots{}", "’": "'", "‘": "`", "“": "``", "”": "''", "\u00a0": "~",
-    "│": r"\textbar{}", "✓": r"$\surd$", "✗": r"$\times$", "²": r"$^2$",
+    "±": r"$\pm$",
+    "Δ": r"$\Delta$",
+    "↑": r"$\uparrow$",
+    "↓": r"$\downarrow$",
+    "–": "--",
+    "—": "---",
+    "ε": r"$\varepsilon$",
+    "→": r"$\rightarrow$",
+    "≈": r"$\approx$",
+    "<": r"$<$",
+    ">": r"$>$",
+    "−": "-",
+    "·": r"$\cdot$",
+    "√": r"$\surd$",
+    "≥": r"$\geq$",
+    "≤": r"$\leq$",
+    "α": r"$\alpha$",
+    "μ": r"$\mu$",
+    "µ": r"$\mu$",
+    "τ": r"$\tau$",
+    "ρ": r"$\rho$",
+    "σ": r"$\sigma$",
+    "χ": r"$\chi$",
+    "×": r"$\times$",
+    "…": r"\ldots{}",
+    "’": "'",
+    "‘": "`",
+    "“": "``",
+    "”": "''",
+    "\u00a0": "~",
+    "│": r"\textbar{}",
+    "✓": r"$\surd$",
+    "✗": r"$\times$",
+    "²": r"$^2$",
 }
 
 #: a Greek letter with a one-letter subscript, as in Kendall's τ_b (escaped: ``τ\\_b``)
@@ -50,8 +96,18 @@ _GREEK_SUBSCRIPT = re.compile(r"([αεμρστχ])\\_([A-Za-z0-9])(?![A-Za-z0-9]
 
 #: combining marks that LaTeX writes as accent commands (é = e + U+0301 -> \'{e})
 _ACCENTS = {
-    "\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0304": "=", "\u0308": '"',
-    "\u030a": "r", "\u030c": "v", "\u0327": "c", "\u0328": "k", "\u0306": "u", "\u030b": "H",
+    "\u0300": "`",
+    "\u0301": "'",
+    "\u0302": "^",
+    "\u0303": "~",
+    "\u0304": "=",
+    "\u0308": '"',
+    "\u030a": "r",
+    "\u030c": "v",
+    "\u0327": "c",
+    "\u0328": "k",
+    "\u0306": "u",
+    "\u030b": "H",
 }
 
 
@@ -72,7 +128,9 @@ def latex_text(text: str) -> str:
     >>> print(latex_text("μ ± hw, Δ of Müller_2, τ_b"))
     $\\mu$ $\\pm$ hw, $\\Delta$ of M\\"{u}ller\\_2, $\\tau_b$
     """
-    text = _GREEK_SUBSCRIPT.sub(lambda m: "$" + MATH_SYMBOLS[m[1]].strip("$") + "_" + m[2] + "$", latex_escape(text))
+    text = _GREEK_SUBSCRIPT.sub(
+        lambda m: "$" + MATH_SYMBOLS[m[1]].strip("$") + "_" + m[2] + "$", latex_escape(text)
+    )
     return "".join(_ascii_latex(ch) for ch in text)
 
 
@@ -136,18 +194,35 @@ def latex_table(
     out = []
     for i, part in enumerate(parts):
         cap = caption if len(parts) == 1 else f"{caption} (part {i + 1} of {len(parts)})".lstrip()
-        out.append(_one_table([header[j] for j in part], [[row[j] for row in body] for j in part],
-                              "".join(cols[j] for j in part), cap, small=small, cell=cell))
+        out.append(
+            _one_table(
+                [header[j] for j in part],
+                [[row[j] for row in body] for j in part],
+                "".join(cols[j] for j in part),
+                cap,
+                small=small,
+                cell=cell,
+            )
+        )
     return "\n".join(out)
 
 
-def _one_table(header: list[str], columns: list[list[str]], cols: str, caption: str, *, small: bool,
-               cell: Callable[[str], str]) -> str:
+def _one_table(
+    header: list[str],
+    columns: list[list[str]],
+    cols: str,
+    caption: str,
+    *,
+    small: bool,
+    cell: Callable[[str], str],
+) -> str:
     lines = [r"\begin{table}[t]", r"\centering", *([r"\small"] if small else [])]
     # the tabular at its natural width, or at the line's width when wider than that
     lines.append(r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%")
     lines += [rf"\begin{{tabular}}{{{cols}}}", r"\toprule"]
-    lines.append(" & ".join(_header_cell(h, a, cell) for h, a in zip(header, cols, strict=True)) + r" \\")
+    lines.append(
+        " & ".join(_header_cell(h, a, cell) for h, a in zip(header, cols, strict=True)) + r" \\"
+    )
     lines.append(r"\midrule")
     for row in zip(*columns, strict=True):
         lines.append(" & ".join(cell(c) for c in row) + r" \\")
@@ -168,13 +243,19 @@ def _header_cell(h: str, align: str, cell: Callable[[str], str]) -> str:
     lines = _header_lines(h)
     if len(lines) == 1:
         return cell(h)
-    return rf"\begin{{tabular}}[b]{{@{{}}{align}@{{}}}}" + r"\\".join(cell(x) for x in lines) + r"\end{tabular}"
+    return (
+        rf"\begin{{tabular}}[b]{{@{{}}{align}@{{}}}}"
+        + r"\\".join(cell(x) for x in lines)
+        + r"\end{tabular}"
+    )
 
 
-def split_columns(header: Sequence[str], body: Sequence[Sequence[str]], *, keep: int = 1,
-                  small: bool = False) -> list[list[int]]:
+def split_columns(
+    header: Sequence[str], body: Sequence[Sequence[str]], *, keep: int = 1, small: bool = False
+) -> list[list[int]]:
     """Column indices of each part of a table split to fit :data:`TEXT_WIDTH_PT`: the first
     ``keep`` columns in every part, the others in order, as many per part as fit (one at least)."""
+
     def width(j: int) -> float:
         chars = max([*(len(x) for x in _header_lines(header[j])), *(len(row[j]) for row in body)])
         return chars * _CHAR_PT[small] + _COLUMN_SEP_PT

@@ -27,7 +27,16 @@ ENGINES = ("auto", "matplotlib", "svg")
 #: one colour per kind of interval (seeds, test set, both), distinguishable in grey too
 COLOURS = ("#1f5fa8", "#d07a12", "#4d9a4d", "#8c4f9f")
 #: one colour per row of a curve plot (the Okabe-Ito palette, distinguishable with colour blindness)
-SERIES_COLOURS = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#000000", "#f0e442")
+SERIES_COLOURS = (
+    "#0072b2",
+    "#e69f00",
+    "#009e73",
+    "#cc79a7",
+    "#56b4e9",
+    "#d55e00",
+    "#000000",
+    "#f0e442",
+)
 
 
 @dataclass(frozen=True)
@@ -44,7 +53,9 @@ def finite(x: float | None) -> bool:
     return x is not None and math.isfinite(x)
 
 
-def axis_range(points: Sequence[float | None], intervals: Sequence[Intervals], reference: float | None) -> tuple[float, float]:
+def axis_range(
+    points: Sequence[float | None], intervals: Sequence[Intervals], reference: float | None
+) -> tuple[float, float]:
     """The x range: every point and interval end, zero and the reference, padded 5%.
 
     >>> [round(v, 6) for v in axis_range([95.0, 96.0], [Intervals("ci", [94.0, 95.0], [96.0, 97.0])], 96.0)]
@@ -67,7 +78,9 @@ def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     raw = (hi - lo) / count
     power = 10 ** math.floor(math.log10(raw))
     step = min((m * power for m in (1, 2, 5, 10)), key=lambda st: abs(st - raw))
-    return [float(round(k * step, 12)) for k in range(math.ceil(lo / step), math.floor(hi / step) + 1)]
+    return [
+        float(round(k * step, 12)) for k in range(math.ceil(lo / step), math.floor(hi / step) + 1)
+    ]
 
 
 def interval_plot_svg(
@@ -94,7 +107,9 @@ def interval_plot_svg(
     """
     if engine not in ENGINES:
         raise ValueError(f"unknown plot engine {engine!r}; expected one of {', '.join(ENGINES)}")
-    if len(points) != len(labels) or any(len(iv.lows) != len(labels) or len(iv.highs) != len(labels) for iv in intervals):
+    if len(points) != len(labels) or any(
+        len(iv.lows) != len(labels) or len(iv.highs) != len(labels) for iv in intervals
+    ):
         raise ValueError("labels, points and every interval need one value per row")
     args = (labels, points, intervals, title, xlabel, reference, reference_label)
     if engine in ("auto", "matplotlib"):
@@ -131,13 +146,31 @@ def _matplotlib_svg(labels, points, intervals, title, xlabel, reference, referen
         for k, iv in enumerate(intervals):
             rows = [i for i in range(n) if finite(iv.lows[i]) and finite(iv.highs[i])]
             if rows:
-                ax.hlines([ys[i] + _offset(k, kinds, 0.22) for i in rows], [iv.lows[i] for i in rows],
-                          [iv.highs[i] for i in rows], colors=COLOURS[k % len(COLOURS)], linewidth=2.2,
-                          label=_mpl_text(iv.label))
+                ax.hlines(
+                    [ys[i] + _offset(k, kinds, 0.22) for i in rows],
+                    [iv.lows[i] for i in rows],
+                    [iv.highs[i] for i in rows],
+                    colors=COLOURS[k % len(COLOURS)],
+                    linewidth=2.2,
+                    label=_mpl_text(iv.label),
+                )
         shown = [i for i in range(n) if finite(points[i])]
-        ax.plot([points[i] for i in shown], [ys[i] for i in shown], "o", color="black", markersize=4, label="estimate")
+        ax.plot(
+            [points[i] for i in shown],
+            [ys[i] for i in shown],
+            "o",
+            color="black",
+            markersize=4,
+            label="estimate",
+        )
         if finite(reference):
-            ax.axvline(reference, color="#555555", linestyle="--", linewidth=0.8, label=_mpl_text(reference_label) or None)
+            ax.axvline(
+                reference,
+                color="#555555",
+                linestyle="--",
+                linewidth=0.8,
+                label=_mpl_text(reference_label) or None,
+            )
         if reference != 0:
             ax.axvline(0.0, color="#999999", linewidth=0.6)
         ax.set_xlim(*axis_range(points, intervals, reference))
@@ -152,7 +185,7 @@ def _matplotlib_svg(labels, points, intervals, title, xlabel, reference, referen
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     text = buf.getvalue()
-    return re.sub(r"\s+$", "", text[text.find("<svg"):])
+    return re.sub(r"\s+$", "", text[text.find("<svg") :])
 
 
 def _plain_svg(labels, points, intervals, title, xlabel, reference, reference_label) -> str:
@@ -178,31 +211,49 @@ def _plain_svg(labels, points, intervals, title, xlabel, reference, reference_la
         f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="#333"/>',
     ]
     for v in nice_ticks(lo, hi):
-        parts.append(f'<text x="{x(v):.1f}" y="{top + ph + 14}" text-anchor="middle">{v:.3g}</text>')
-        parts.append(f'<line x1="{x(v):.1f}" y1="{top}" x2="{x(v):.1f}" y2="{top + ph}" stroke="#eee"/>')
+        parts.append(
+            f'<text x="{x(v):.1f}" y="{top + ph + 14}" text-anchor="middle">{v:.3g}</text>'
+        )
+        parts.append(
+            f'<line x1="{x(v):.1f}" y1="{top}" x2="{x(v):.1f}" y2="{top + ph}" stroke="#eee"/>'
+        )
     if xlabel:
-        parts.append(f'<text x="{left + pw / 2:.1f}" y="{top + ph + 28}" text-anchor="middle">{e(xlabel)}</text>')
-    parts.append(f'<line x1="{x(0.0):.1f}" y1="{top}" x2="{x(0.0):.1f}" y2="{top + ph}" stroke="#999"/>')
+        parts.append(
+            f'<text x="{left + pw / 2:.1f}" y="{top + ph + 28}" text-anchor="middle">{e(xlabel)}</text>'
+        )
+    parts.append(
+        f'<line x1="{x(0.0):.1f}" y1="{top}" x2="{x(0.0):.1f}" y2="{top + ph}" stroke="#999"/>'
+    )
     if finite(reference):
-        parts.append(f'<line x1="{x(reference):.1f}" y1="{top}" x2="{x(reference):.1f}" y2="{top + ph}" '
-                     'stroke="#555" stroke-dasharray="4 3"/>')
+        parts.append(
+            f'<line x1="{x(reference):.1f}" y1="{top}" x2="{x(reference):.1f}" y2="{top + ph}" '
+            'stroke="#555" stroke-dasharray="4 3"/>'
+        )
     for i, lab in enumerate(labels):
         cy = top + row_h * (i + 0.5)
         parts.append(f'<text x="{left - 6:.1f}" y="{cy + 4:.1f}" text-anchor="end">{e(lab)}</text>')
         for k, iv in enumerate(intervals):
             if finite(iv.lows[i]) and finite(iv.highs[i]):
                 y = cy + _offset(k, kinds, 7)
-                parts.append(f'<line x1="{x(iv.lows[i]):.1f}" y1="{y:.1f}" x2="{x(iv.highs[i]):.1f}" y2="{y:.1f}" '
-                             f'stroke="{COLOURS[k % len(COLOURS)]}" stroke-width="2.5"><title>{e(lab)}: {e(iv.label)} '
-                             f"[{iv.lows[i]:.4g}, {iv.highs[i]:.4g}]</title></line>")
+                parts.append(
+                    f'<line x1="{x(iv.lows[i]):.1f}" y1="{y:.1f}" x2="{x(iv.highs[i]):.1f}" y2="{y:.1f}" '
+                    f'stroke="{COLOURS[k % len(COLOURS)]}" stroke-width="2.5"><title>{e(lab)}: {e(iv.label)} '
+                    f"[{iv.lows[i]:.4g}, {iv.highs[i]:.4g}]</title></line>"
+                )
         if finite(points[i]):
-            parts.append(f'<circle cx="{x(points[i]):.1f}" cy="{cy:.1f}" r="3.5" fill="#000"><title>{e(lab)}: '
-                         f"{points[i]:.4g}</title></circle>")
-    legend = [(COLOURS[k % len(COLOURS)], iv.label) for k, iv in enumerate(intervals)] + [("#000", "estimate")]
+            parts.append(
+                f'<circle cx="{x(points[i]):.1f}" cy="{cy:.1f}" r="3.5" fill="#000"><title>{e(lab)}: '
+                f"{points[i]:.4g}</title></circle>"
+            )
+    legend = [(COLOURS[k % len(COLOURS)], iv.label) for k, iv in enumerate(intervals)] + [
+        ("#000", "estimate")
+    ]
     legend += [("#555", reference_label)] if finite(reference) and reference_label else []
     for j, (colour, text) in enumerate(legend):
         lx, ly = 10 + (j % 3) * (width - 20) / 3, legend_y + 16 * (j // 3)
-        parts.append(f'<line x1="{lx:.1f}" y1="{ly - 4:.1f}" x2="{lx + 16:.1f}" y2="{ly - 4:.1f}" stroke="{colour}" stroke-width="2.5"/>')
+        parts.append(
+            f'<line x1="{lx:.1f}" y1="{ly - 4:.1f}" x2="{lx + 16:.1f}" y2="{ly - 4:.1f}" stroke="{colour}" stroke-width="2.5"/>'
+        )
         parts.append(f'<text x="{lx + 20:.1f}" y="{ly:.1f}">{e(text)}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
@@ -219,7 +270,9 @@ class Series:
     high: Sequence[float]
 
 
-def curve_plot_svg(series: Sequence[Series], *, title: str = "", xlabel: str = "step", ylabel: str = "") -> str:
+def curve_plot_svg(
+    series: Sequence[Series], *, title: str = "", xlabel: str = "step", ylabel: str = ""
+) -> str:
     """An ``<svg>`` of learning curves: per series a line (its mean) over a translucent band,
     one colour each, named in a legend; the y axis spans the bands (curves are compared by
     shape, so it need not reach zero), every label escaped.
@@ -232,7 +285,9 @@ def curve_plot_svg(series: Sequence[Series], *, title: str = "", xlabel: str = "
     width, left, top, right = 620, 58, 30, 16
     ph = 240
     legend_y = top + ph + 48
-    height = legend_y + 16 * len(series) + 6  # one legend line per series: a row's entry may be long
+    height = (
+        legend_y + 16 * len(series) + 6
+    )  # one legend line per series: a row's entry may be long
     pw = width - left - right
     xs = [float(v) for s in series for v in s.steps]
     ys = [float(v) for s in series for v in (*s.low, *s.high) if finite(float(v))]
@@ -256,26 +311,45 @@ def curve_plot_svg(series: Sequence[Series], *, title: str = "", xlabel: str = "
         f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#333"/>',
     ]
     for v in nice_ticks(x0, x1):
-        parts.append(f'<text x="{px(v):.1f}" y="{top + ph + 14}" text-anchor="middle">{v:.6g}</text>')
+        parts.append(
+            f'<text x="{px(v):.1f}" y="{top + ph + 14}" text-anchor="middle">{v:.6g}</text>'
+        )
     for v in nice_ticks(y0, y1):
-        parts.append(f'<line x1="{left}" y1="{py(v):.1f}" x2="{left + pw}" y2="{py(v):.1f}" stroke="#eee"/>')
+        parts.append(
+            f'<line x1="{left}" y1="{py(v):.1f}" x2="{left + pw}" y2="{py(v):.1f}" stroke="#eee"/>'
+        )
         parts.append(f'<text x="{left - 4}" y="{py(v) + 4:.1f}" text-anchor="end">{v:.4g}</text>')
-    parts.append(f'<text x="{left + pw / 2:.1f}" y="{top + ph + 30}" text-anchor="middle">{e(xlabel)}</text>')
-    parts.append(f'<text transform="translate(12 {top + ph / 2:.1f}) rotate(-90)" text-anchor="middle">{e(ylabel)}</text>')
+    parts.append(
+        f'<text x="{left + pw / 2:.1f}" y="{top + ph + 30}" text-anchor="middle">{e(xlabel)}</text>'
+    )
+    parts.append(
+        f'<text transform="translate(12 {top + ph / 2:.1f}) rotate(-90)" text-anchor="middle">{e(ylabel)}</text>'
+    )
     for k, s in enumerate(series):
         colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
         upper = " ".join(f"{px(x):.1f},{py(h):.1f}" for x, h in zip(s.steps, s.high, strict=True))
-        lower = " ".join(f"{px(x):.1f},{py(lo):.1f}" for x, lo in zip(reversed(s.steps), reversed(s.low), strict=True))
-        parts.append(f'<polygon points="{upper} {lower}" fill="{colour}" fill-opacity="0.18" stroke="none">'
-                     f"<title>{e(s.label)}: range over seeds</title></polygon>")
+        lower = " ".join(
+            f"{px(x):.1f},{py(lo):.1f}"
+            for x, lo in zip(reversed(s.steps), reversed(s.low), strict=True)
+        )
+        parts.append(
+            f'<polygon points="{upper} {lower}" fill="{colour}" fill-opacity="0.18" stroke="none">'
+            f"<title>{e(s.label)}: range over seeds</title></polygon>"
+        )
         line = " ".join(f"{px(x):.1f},{py(m):.1f}" for x, m in zip(s.steps, s.mean, strict=True))
-        parts.append(f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="1.6">'
-                     f"<title>{e(s.label)}: mean over seeds</title></polyline>")
+        parts.append(
+            f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="1.6">'
+            f"<title>{e(s.label)}: mean over seeds</title></polyline>"
+        )
     for k, s in enumerate(series):
         lx, ly = left, legend_y + 16 * k
         colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
-        parts.append(f'<rect x="{lx:.1f}" y="{ly - 9:.1f}" width="16" height="8" fill="{colour}" fill-opacity="0.35"/>')
-        parts.append(f'<line x1="{lx:.1f}" y1="{ly - 5:.1f}" x2="{lx + 16:.1f}" y2="{ly - 5:.1f}" stroke="{colour}" stroke-width="1.6"/>')
+        parts.append(
+            f'<rect x="{lx:.1f}" y="{ly - 9:.1f}" width="16" height="8" fill="{colour}" fill-opacity="0.35"/>'
+        )
+        parts.append(
+            f'<line x1="{lx:.1f}" y1="{ly - 5:.1f}" x2="{lx + 16:.1f}" y2="{ly - 5:.1f}" stroke="{colour}" stroke-width="1.6"/>'
+        )
         parts.append(f'<text x="{lx + 20:.1f}" y="{ly:.1f}">{e(s.label)}</text>')
     parts.append("</svg>")
     return "\n".join(parts)

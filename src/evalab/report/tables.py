@@ -76,15 +76,18 @@ def row_name(r: RowAnalysis) -> str:
 
 #: why a CI or p is not shown (the analysis's reason codes)
 ABSENT_WORDS = {
-    "no_runs": "no finished runs", "one_seed": "fewer than two seeds", "no_seed_spread": "no seed spread",
-    "no_common_seeds": "no seed that both rows finished", "missing_cells": "a cell has no finished run",
+    "no_runs": "no finished runs",
+    "one_seed": "fewer than two seeds",
+    "no_seed_spread": "no seed spread",
+    "no_common_seeds": "no seed that both rows finished",
+    "missing_cells": "a cell has no finished run",
 }
 
 #: a component view's reading (the analysis's codes)
 READING_WORDS = {
     "needed_to_learn": "needed to learn: a model retrained without it is worse",
     "relied_on_when_trained": "relied on when trained: a model retrained without it is not separated from the base, "
-                              "yet the trained model loses without it at evaluation",
+    "yet the trained model loses without it at evaluation",
     "needed_and_relied_on": "needed to learn and relied on when trained: both Δs are losses separated from seed noise",
     "neither": "neither: no Δ is a loss separated from seed noise",
 }
@@ -143,12 +146,19 @@ def main_table(a: StudyAnalysis) -> Table:
     staged = any(r.stage == "eval" for r in a.rows)
     keys = config_keys(a)
     header = ["Row", *(["Stage"] if staged else []), *config_header(a, keys), "Seeds"]
-    header += [f"{m} {'↑' if a.higher_is_better.get(m, True) else '↓'} (mean ± sd)" for m in a.metrics]
+    header += [
+        f"{m} {'↑' if a.higher_is_better.get(m, True) else '↓'} (mean ± sd)" for m in a.metrics
+    ]
     header += list(a.reference_columns)
     dp = decimals_for(a, a.primary)
     body = []
     for r in a.rows:
-        cells = [row_name(r), *([stage_cell(r)] if staged else []), *config_cells(a, r, keys), seeds_cell(r)]
+        cells = [
+            row_name(r),
+            *([stage_cell(r)] if staged else []),
+            *config_cells(a, r, keys),
+            seeds_cell(r),
+        ]
         cells += [mean_cell(r.metrics[m], decimals_for(a, m)) for m in a.metrics]
         cells += [fmt(r.reference.get(c), dp) for c in a.reference_columns]
         body.append(cells)
@@ -168,7 +178,11 @@ def delta_table(a: StudyAnalysis, metric: str) -> Table:
     d = decimals_for(a, metric)
     examples, both = _any(a, metric, "examples_low"), _any(a, metric, "both_low")
     level_examples, n_examples = _any(a, metric, "mean_examples_low"), _any(a, metric, "n_examples")
-    p_both, p_holm, aso = _any(a, metric, "p_both"), _any(a, metric, "p_holm"), bool(a.settings.get("aso"))
+    p_both, p_holm, aso = (
+        _any(a, metric, "p_both"),
+        _any(a, metric, "p_holm"),
+        bool(a.settings.get("aso")),
+    )
     ms_all = [r.metrics[metric] for r in a.rows]
     to_other = any(m.delta is not None and m.vs not in ("", "base") for m in ms_all)
     to_base = any(m.to_base is not None for m in ms_all)
@@ -177,7 +191,11 @@ def delta_table(a: StudyAnalysis, metric: str) -> Table:
     header += ["test examples"] if n_examples else []
     header += ["Δ", f"Δ {pct}% CI (seeds)"] + ([f"Δ {pct}% CI (test set)"] if examples else [])
     header += [f"Δ {pct}% CI (seeds + test set)"] if both else []
-    header += ["p (t)", "p (perm)"] + (["p (2-level)"] if p_both else []) + (["p (Holm)"] if p_holm else [])
+    header += (
+        ["p (t)", "p (perm)"]
+        + (["p (2-level)"] if p_both else [])
+        + (["p (Holm)"] if p_holm else [])
+    )
     header += [f"Δ to base {pct}% CI (seeds)", "p (t) to base"] if to_base else []
     header += (["ASO ε_min"] if aso else []) + ["Note"]
     body = []
@@ -195,7 +213,12 @@ def delta_table(a: StudyAnalysis, metric: str) -> Table:
         cells += ([fmt(m.aso_eps, 2)] if aso else []) + [flag_cell(m)]
         body.append(cells)
     arrow = "higher" if a.higher_is_better.get(metric, True) else "lower"
-    to = "Δ to the row in 'Δ to'" + ("; eval rows of other trained rows also to the base" if to_base else "") if to_other else "Δ to the base"
+    to = (
+        "Δ to the row in 'Δ to'"
+        + ("; eval rows of other trained rows also to the base" if to_base else "")
+        if to_other
+        else "Δ to the base"
+    )
     return Table(f"{metric} ({arrow} is better): {to}", header, body, left=1 + to_other)
 
 
@@ -211,7 +234,10 @@ def _to_base_cells(m: MetricStats, d: int) -> list[str]:
 def report_tables(a: StudyAnalysis) -> list[Table]:
     """Every table of the report, in order: the results, then one Δ table per metric
     (the primary first)."""
-    return [main_table(a), *(delta_table(a, m) for m in [a.primary, *(x for x in a.metrics if x != a.primary)])]
+    return [
+        main_table(a),
+        *(delta_table(a, m) for m in [a.primary, *(x for x in a.metrics if x != a.primary)]),
+    ]
 
 
 def row_notes(a: StudyAnalysis) -> list[str]:
@@ -227,8 +253,13 @@ def report_notes(a: StudyAnalysis) -> list[str]:
 
 
 def _values_text(values: dict[str, Any]) -> str:
-    return ", ".join(f"{k} = {json.dumps(v, ensure_ascii=False) if isinstance(v, str | bool) else v}"
-                     for k, v in values.items()) or "none"
+    return (
+        ", ".join(
+            f"{k} = {json.dumps(v, ensure_ascii=False) if isinstance(v, str | bool) else v}"
+            for k, v in values.items()
+        )
+        or "none"
+    )
 
 
 def condition_lines(a: StudyAnalysis) -> list[str]:
@@ -239,10 +270,16 @@ def condition_lines(a: StudyAnalysis) -> list[str]:
     lines = [f"Base configuration keys no row changes: {_values_text(c.fixed)}."]
     if c.evaluation:
         changed = [k for k in c.evaluation if k not in c.evaluation_fixed]
-        lines.append(f"[evaluation] defaults (every trained row is evaluated with them): {_values_text(c.evaluation)}"
-                     + (f"; eval rows change {', '.join(changed)} (Stage column)." if changed else "."))
-    lines.append(f"Seeds: {', '.join(map(str, c.seeds))} ({len(c.seeds)} per row, the same for every row).")
-    how = "written in the study file" if c.code_pinned else "hash of the code the entry points import"
+        lines.append(
+            f"[evaluation] defaults (every trained row is evaluated with them): {_values_text(c.evaluation)}"
+            + (f"; eval rows change {', '.join(changed)} (Stage column)." if changed else ".")
+        )
+    lines.append(
+        f"Seeds: {', '.join(map(str, c.seeds))} ({len(c.seeds)} per row, the same for every row)."
+    )
+    how = (
+        "written in the study file" if c.code_pinned else "hash of the code the entry points import"
+    )
     lines.append(f"Code version: {c.code_version} ({how}).")
     return lines
 
@@ -251,10 +288,15 @@ def definition_lines(a: StudyAnalysis) -> list[str]:
     """Each metric's definition (signature, or the study's declared text) and its bounds."""
     out = []
     for d in a.definitions:
-        what = {"signature": f"computed by evalab, signature {d.text}", "declared": d.text,
-                "undeclared": "returned by the run; the study declares no definition ([study] definitions)"}[d.kind]
+        what = {
+            "signature": f"computed by evalab, signature {d.text}",
+            "declared": d.text,
+            "undeclared": "returned by the run; the study declares no definition ([study] definitions)",
+        }[d.kind]
         if d.bounds is not None:
-            where = "declared in the study" if d.bounds_from == "study" else "the metric's own range"
+            where = (
+                "declared in the study" if d.bounds_from == "study" else "the metric's own range"
+            )
             what += f"; bounds [{d.bounds[0]:g}, {d.bounds[1]:g}] ({where})"
         out.append(f"{d.metric}: {what}.")
     return out
@@ -262,24 +304,49 @@ def definition_lines(a: StudyAnalysis) -> list[str]:
 
 def opening_sections(a: StudyAnalysis) -> list[tuple[str, list[str]]]:
     """The sections every format opens with: the conditions held fixed and the metrics' definitions."""
-    return [(h, lines) for h, lines in (("Conditions held fixed", condition_lines(a)), ("Metrics", definition_lines(a))) if lines]
+    return [
+        (h, lines)
+        for h, lines in (
+            ("Conditions held fixed", condition_lines(a)),
+            ("Metrics", definition_lines(a)),
+        )
+        if lines
+    ]
 
 
 def holm_lines(a: StudyAnalysis) -> list[str]:
     """Each Holm family: its metric, what it compares, its size and its members."""
-    what = {"train": "trained rows vs the base", "eval": "eval rows vs the trained row they evaluate"}
-    lines = [f"Holm family for {f.metric}, {what[f.stage]}: {f.size} comparison{'s' * (f.size != 1)} "
-             f"({'; '.join(row_name(a.row(x)) for x in f.members)})." for f in a.holm]
+    what = {
+        "train": "trained rows vs the base",
+        "eval": "eval rows vs the trained row they evaluate",
+    }
+    lines = [
+        f"Holm family for {f.metric}, {what[f.stage]}: {f.size} comparison{'s' * (f.size != 1)} "
+        f"({'; '.join(row_name(a.row(x)) for x in f.members)})."
+        for f in a.holm
+    ]
     if lines and any(a.contrasts.values()):
-        lines.append("Grid effects' p (t) are not Holm-adjusted: a removal is the Δ of the row it equals (adjusted "
-                     "there); additions, interactions and main effects are hypotheses outside these families.")
+        lines.append(
+            "Grid effects' p (t) are not Holm-adjusted: a removal is the Δ of the row it equals (adjusted "
+            "there); additions, interactions and main effects are hypotheses outside these families."
+        )
     return lines
 
 
-def _side_text(label: str, vs: str, paired: bool, delta: float | None, low: float | None, high: float | None,
-               p: float | None, d: int) -> str:
-    return (f"{label}: Δ {fmt(delta, d, signed=True)} {ci_cell(low, high, d)} to {vs or 'base'}"
-            f"{' (paired)' if paired else ''}, p {fmt_p(p)}")
+def _side_text(
+    label: str,
+    vs: str,
+    paired: bool,
+    delta: float | None,
+    low: float | None,
+    high: float | None,
+    p: float | None,
+    d: int,
+) -> str:
+    return (
+        f"{label}: Δ {fmt(delta, d, signed=True)} {ci_cell(low, high, d)} to {vs or 'base'}"
+        f"{' (paired)' if paired else ''}, p {fmt_p(p)}"
+    )
 
 
 def component_lines(a: StudyAnalysis) -> list[str]:
@@ -288,9 +355,11 @@ def component_lines(a: StudyAnalysis) -> list[str]:
     for c in a.components:
         d = decimals_for(a, c.metric)
         r, e = c.retrained, c.at_eval
-        out.append(f"{c.component} ({c.metric}): retrained {_side_text(r.label, r.vs, r.paired, r.delta, r.low, r.high, r.p, d)}; "
-                   f"at eval {_side_text(e.label, e.vs, e.paired, e.delta, e.low, e.high, e.p, d)}; "
-                   f"reading: {READING_WORDS[c.reading]} (α = {c.alpha:g}).")
+        out.append(
+            f"{c.component} ({c.metric}): retrained {_side_text(r.label, r.vs, r.paired, r.delta, r.low, r.high, r.p, d)}; "
+            f"at eval {_side_text(e.label, e.vs, e.paired, e.delta, e.low, e.high, e.p, d)}; "
+            f"reading: {READING_WORDS[c.reading]} (α = {c.alpha:g})."
+        )
     return out
 
 
@@ -308,7 +377,9 @@ def effect_lines(a: StudyAnalysis) -> list[tuple[str, list[tuple[str, str, str, 
             if c.absent and c.absent != "missing_cells":  # the t-test is undefined: no CI, no p (t)
                 extra = f"{ABSENT_WORDS[c.absent]}: no CI, no p (t)"
             elif c.low is not None and c.high is not None:
-                extra = f"CI {ci_cell(c.low, c.high, d)}, p (t) {fmt_p(c.p)}" + (", paired by seed" if c.paired else "")
+                extra = f"CI {ci_cell(c.low, c.high, d)}, p (t) {fmt_p(c.p)}" + (
+                    ", paired by seed" if c.paired else ""
+                )
             lines.append((c.kind, c.name, c.arithmetic, extra))
         out.append((m, lines))
     return out
@@ -326,7 +397,11 @@ def missing_lines(a: StudyAnalysis) -> list[str]:
         if r.kind == "grid" and not r.changes:
             continue  # the base grid cell has the base's runs, listed once
         for f in r.missing:
-            what = f"failed after {f.attempts} attempt(s): {f.error}" if f.status == "failed" else "not run"
+            what = (
+                f"failed after {f.attempts} attempt(s): {f.error}"
+                if f.status == "failed"
+                else "not run"
+            )
             lines.append(f"{row_name(r)} seed {f.seed}: {what}")
     return lines
 
@@ -340,8 +415,16 @@ def title(a: StudyAnalysis) -> str:
 
 def natural_width(analysis: StudyAnalysis) -> int:
     """Characters a terminal needs to print every table without wrapping a cell (at least 100)."""
-    return max([100, *(sum(max([len(h), *(len(r[i]) for r in t.body)]) + 3 for i, h in enumerate(t.header)) + 1
-                       for t in report_tables(analysis))])
+    return max(
+        [
+            100,
+            *(
+                sum(max([len(h), *(len(r[i]) for r in t.body)]) + 3 for i, h in enumerate(t.header))
+                + 1
+                for t in report_tables(analysis)
+            ),
+        ]
+    )
 
 
 def render_table(analysis: StudyAnalysis, console: Any = None) -> None:
@@ -356,7 +439,9 @@ def render_table(analysis: StudyAnalysis, console: Any = None) -> None:
         import sys
 
         # piped output is not cut to 80 columns: a table row stays one line in a log file
-        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else natural_width(analysis)
+        width = (
+            shutil.get_terminal_size().columns if sys.stdout.isatty() else natural_width(analysis)
+        )
         console = Console(width=width, soft_wrap=False)
     con = console
     con.print(Text(title(analysis), style="bold"), soft_wrap=True)
@@ -381,7 +466,10 @@ def render_table(analysis: StudyAnalysis, console: Any = None) -> None:
     for metric, lines in effect_lines(analysis):
         con.print(Text(f"Grid effects on {metric}:", style="bold"))
         for kind, name, arith, extra in lines:
-            con.print(Text(f"  {kind:<11} {name}: {arith}" + (f"  ({extra})" if extra else "")), soft_wrap=True)
+            con.print(
+                Text(f"  {kind:<11} {name}: {arith}" + (f"  ({extra})" if extra else "")),
+                soft_wrap=True,
+            )
     missing = missing_lines(analysis)
     if missing:
         con.print(Text("Missing runs:", style="bold red"))
@@ -428,7 +516,11 @@ def md_row(cells: list[str]) -> str:
 
 
 def _md_table(t: Table) -> list[str]:
-    align = "|" + "|".join(":--" if i < t.left or h == "Note" else "--:" for i, h in enumerate(t.header)) + "|"
+    align = (
+        "|"
+        + "|".join(":--" if i < t.left or h == "Note" else "--:" for i, h in enumerate(t.header))
+        + "|"
+    )
     return [md_row(t.header), align, *(md_row(row) for row in t.body)]
 
 
@@ -436,8 +528,10 @@ def render_markdown(analysis: StudyAnalysis) -> str:
     """The analysis as GitHub-flavoured Markdown (tables, row notes, effects, missing runs, notes)."""
     a = analysis
     out = [f"## {_md_escape(title(a))}", ""]
-    out.append(f"Primary metric: **{_md_escape(a.primary)}**; seeds: {', '.join(map(str, a.seeds))}; "
-               f"code version {_md_code(a.code_version)}.")
+    out.append(
+        f"Primary metric: **{_md_escape(a.primary)}**; seeds: {', '.join(map(str, a.seeds))}; "
+        f"code version {_md_code(a.code_version)}."
+    )
     for heading, lines in opening_sections(a):
         out += ["", f"### {heading}", "", *(f"- {_md_escape(x)}" for x in lines)]
     for i, t in enumerate(report_tables(a)):
@@ -445,10 +539,18 @@ def render_markdown(analysis: StudyAnalysis) -> str:
         if i == 0 and row_notes(a):
             out += ["", *(f"- {_md_escape(n)}" for n in row_notes(a))]
         if i == 0 and component_lines(a):
-            out += ["", f"### {COMPONENTS}", "", *(f"- {_md_escape(x)}" for x in component_lines(a))]
+            out += [
+                "",
+                f"### {COMPONENTS}",
+                "",
+                *(f"- {_md_escape(x)}" for x in component_lines(a)),
+            ]
     for metric, lines in effect_lines(a):
         out += ["", f"### Grid effects on {_md_escape(metric)}", ""]
-        out += [f"- {kind}: {_md_escape(name)}: {_md_code(arith)}" + (f" ({extra})" if extra else "") for kind, name, arith, extra in lines]
+        out += [
+            f"- {kind}: {_md_escape(name)}: {_md_code(arith)}" + (f" ({extra})" if extra else "")
+            for kind, name, arith, extra in lines
+        ]
     missing = missing_lines(a)
     if missing:
         out += ["", "### Missing runs", ""] + [f"- {_md_escape(line)}" for line in missing]
@@ -467,12 +569,20 @@ def render_latex(analysis: StudyAnalysis) -> str:
     from evalab.report.latex import PREAMBLE, latex_table, latex_text
 
     a = analysis
-    out = [f"% evalab ablation report; preamble: {PREAMBLE} (every table fits an article's text width)\n"]
+    out = [
+        f"% evalab ablation report; preamble: {PREAMBLE} (every table fits an article's text width)\n"
+    ]
     out += [_latex_list(heading, lines) for heading, lines in opening_sections(a)]
     for i, t in enumerate(report_tables(a)):
-        cap = f"{title(a)}. Mean ± sd over seeds; blank = as in the base row." if i == 0 else t.heading + "."
+        cap = (
+            f"{title(a)}. Mean ± sd over seeds; blank = as in the base row."
+            if i == 0
+            else t.heading + "."
+        )
         if i == 0 and any(r.stage == "eval" for r in a.rows):
-            cap += " Rows at eval: not retrained; Δ to the trained row they evaluate, paired by seed."
+            cap += (
+                " Rows at eval: not retrained; Δ to the trained row they evaluate, paired by seed."
+            )
         cols = "".join("l" if j < t.left or h == "Note" else "r" for j, h in enumerate(t.header))
         out.append(latex_table(t.header, t.body, cap, columns=cols, small=True, cell=latex_text))
         if i == 0 and row_notes(a):
@@ -516,9 +626,13 @@ def render_json(analysis: StudyAnalysis) -> str:
     and notes under ``"report"``."""
     data = analysis.to_dict()
     # the rendered tables and notes, cell for cell as the other formats show them
-    data["report"] = {"opening": [{"heading": h, "lines": lines} for h, lines in opening_sections(analysis)],
-                      "components": component_lines(analysis),
-                      "tables": [t.to_dict() for t in report_tables(analysis)], "row_notes": row_notes(analysis),
-                      "effects": effect_lines(analysis), "missing": missing_lines(analysis),
-                      "notes": report_notes(analysis)}
+    data["report"] = {
+        "opening": [{"heading": h, "lines": lines} for h, lines in opening_sections(analysis)],
+        "components": component_lines(analysis),
+        "tables": [t.to_dict() for t in report_tables(analysis)],
+        "row_notes": row_notes(analysis),
+        "effects": effect_lines(analysis),
+        "missing": missing_lines(analysis),
+        "notes": report_notes(analysis),
+    }
     return json.dumps(_clean(data), indent=2, ensure_ascii=False) + "\n"

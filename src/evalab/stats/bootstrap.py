@@ -40,7 +40,9 @@ def check_confidence(confidence: Any) -> float:
     if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real):
         raise SettingsError(f"confidence must be a number between 0 and 1, got {confidence!r}")
     if not 0.0 < float(confidence) < 1.0:
-        raise SettingsError(f"confidence must be strictly between 0 and 1 (e.g. 0.95), got {confidence}")
+        raise SettingsError(
+            f"confidence must be strictly between 0 and 1 (e.g. 0.95), got {confidence}"
+        )
     return float(confidence)
 
 
@@ -109,7 +111,9 @@ def percentile_interval(scores: np.ndarray, confidence: float) -> tuple[float, f
     return float(values.mean()), float(values[lower]), float(values[upper])
 
 
-def point_score(metric_or_scorer: Any, scorer: Callable[[np.ndarray], np.ndarray], rows: np.ndarray) -> float:
+def point_score(
+    metric_or_scorer: Any, scorer: Callable[[np.ndarray], np.ndarray], rows: np.ndarray
+) -> float:
     """The corpus score of ``rows``: the metric's exact scalar score where there is one.
 
     A Metric's ``_score_from_sums`` is its corpus score (BLEU's uses sacrebleu's scalar

@@ -61,11 +61,18 @@ class Contrast:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "kind": self.kind, "name": self.name, "cells": list(self.cells),
-            "coefficients": list(self.coefficients), "means": list(self.means),
-            "value": self.value, "arithmetic": self.arithmetic,
+            "kind": self.kind,
+            "name": self.name,
+            "cells": list(self.cells),
+            "coefficients": list(self.coefficients),
+            "means": list(self.means),
+            "value": self.value,
+            "arithmetic": self.arithmetic,
             "ci": None if self.low is None or self.high is None else [self.low, self.high],
-            "p": self.p, "absent": self.absent or None, "paired": self.paired, "missing": list(self.missing),
+            "p": self.p,
+            "absent": self.absent or None,
+            "paired": self.paired,
+            "missing": list(self.missing),
         }
 
 
@@ -83,7 +90,9 @@ def format_number(x: float, decimals: int, signed: bool = False) -> str:
     return text
 
 
-def arithmetic(coefficients: Sequence[float], means: Sequence[float], value: float, decimals: int = 2) -> str:
+def arithmetic(
+    coefficients: Sequence[float], means: Sequence[float], value: float, decimals: int = 2
+) -> str:
     """The contrast written out: ``80 - 80 - 80 + 70 = -10``.
 
     >>> arithmetic([1, -1, -1, 1], [80, 80, 80, 70], -10)
@@ -97,7 +106,11 @@ def arithmetic(coefficients: Sequence[float], means: Sequence[float], value: flo
     d = 0 if _integral(numbers) else decimals
     parts = []
     for i, (c, m) in enumerate(zip(coefficients, means, strict=True)):
-        scale = "" if abs(abs(c) - 1.0) < 1e-12 else f"{format_number(abs(c), 3).rstrip('0').rstrip('.')}*"
+        scale = (
+            ""
+            if abs(abs(c) - 1.0) < 1e-12
+            else f"{format_number(abs(c), 3).rstrip('0').rstrip('.')}*"
+        )
         text = format_number(m, d)
         if m < 0:
             text = f"({text})"
@@ -134,22 +147,52 @@ def contrast(
         if not shared:
             arrays = [np.asarray(list(m.values()), dtype=float) for m in maps]
     else:
-        arrays = [np.asarray(list(c[2].values()) if isinstance(c[2], Mapping) else c[2], dtype=float) for c in cells]
+        arrays = [
+            np.asarray(list(c[2].values()) if isinstance(c[2], Mapping) else c[2], dtype=float)
+            for c in cells
+        ]
     e = overflow_exponent(*arrays)
     if e:  # values near the float limit: computed on a rescaled copy (p is scale-free)
-        scaled = None if bounds is None else (float(np.ldexp(bounds[0], -e)), float(np.ldexp(bounds[1], -e)))
-        r = contrast(kind, name, [(lab, c, np.ldexp(a, -e)) for lab, c, a in zip(labels, coefs, arrays, strict=True)],
-                     confidence=confidence, decimals=decimals, paired=paired, bounds=scaled)
+        scaled = (
+            None
+            if bounds is None
+            else (float(np.ldexp(bounds[0], -e)), float(np.ldexp(bounds[1], -e)))
+        )
+        r = contrast(
+            kind,
+            name,
+            [(lab, c, np.ldexp(a, -e)) for lab, c, a in zip(labels, coefs, arrays, strict=True)],
+            confidence=confidence,
+            decimals=decimals,
+            paired=paired,
+            bounds=scaled,
+        )
         means = tuple(scale_back(m, e) for m in r.means)
         value = scale_back(r.value, e)
         text = r.arithmetic if r.missing else arithmetic(coefs, means, value, decimals)
-        return replace(r, means=means, value=value, arithmetic=text, low=scale_back(r.low, e), high=scale_back(r.high, e))
+        return replace(
+            r,
+            means=means,
+            value=value,
+            arithmetic=text,
+            low=scale_back(r.low, e),
+            high=scale_back(r.high, e),
+        )
     missing = tuple(lab for lab, arr in zip(labels, arrays, strict=True) if arr.size == 0)
     means = tuple(float(a.mean()) if a.size else float("nan") for a in arrays)
     if missing:
-        return Contrast(kind, name, labels, coefs, means, float("nan"),
-                        "n/a (no finished runs for " + "; ".join(missing) + ")", missing=missing,
-                        absent="missing_cells", paired=paired)
+        return Contrast(
+            kind,
+            name,
+            labels,
+            coefs,
+            means,
+            float("nan"),
+            "n/a (no finished runs for " + "; ".join(missing) + ")",
+            missing=missing,
+            absent="missing_cells",
+            paired=paired,
+        )
     value = float(sum(c * m for c, m in zip(coefs, means, strict=True)))
     text = arithmetic(coefs, means, value, decimals)
     low, high, p, absent = _contrast_t(coefs, arrays, value, confidence, paired=paired)
@@ -157,11 +200,19 @@ def contrast(
         lo = sum(min(c * bounds[0], c * bounds[1]) for c in coefs)
         hi = sum(max(c * bounds[0], c * bounds[1]) for c in coefs)
         low, high = min(max(low, lo), hi), min(max(high, lo), hi)
-    return Contrast(kind, name, labels, coefs, means, value, text, low, high, p, absent=absent, paired=paired)
+    return Contrast(
+        kind, name, labels, coefs, means, value, text, low, high, p, absent=absent, paired=paired
+    )
 
 
-def _contrast_t(coefs: Sequence[float], arrays: list[np.ndarray], value: float, confidence: float, *,
-                paired: bool) -> tuple[float | None, float | None, float | None, str]:
+def _contrast_t(
+    coefs: Sequence[float],
+    arrays: list[np.ndarray],
+    value: float,
+    confidence: float,
+    *,
+    paired: bool,
+) -> tuple[float | None, float | None, float | None, str]:
     """(low, high, p, absent) of a contrast over seeds: Welch-Satterthwaite, or paired t."""
     if paired and len({a.size for a in arrays}) == 1 and arrays[0].size >= 2:
         per_seed = sum(c * a for c, a in zip(coefs, arrays, strict=True))
@@ -217,13 +268,21 @@ def factorial_effects(
     """
     factors = list(grid)
     out: list[Contrast] = []
-    kw: dict[str, Any] = {"confidence": confidence, "decimals": decimals, "paired": paired, "bounds": bounds}
+    kw: dict[str, Any] = {
+        "confidence": confidence,
+        "decimals": decimals,
+        "paired": paired,
+        "bounds": bounds,
+    }
 
     def cell(**changes: Any) -> tuple[str, dict[str, Any]]:
         levels = {f: changes.get(f, reference[f]) for f in factors}
         return cell_label(levels), levels
 
-    all_cells = [dict(zip(factors, combo, strict=True)) for combo in itertools.product(*(grid[f] for f in factors))]
+    all_cells = [
+        dict(zip(factors, combo, strict=True))
+        for combo in itertools.product(*(grid[f] for f in factors))
+    ]
     for f in factors:
         ref_cells = [c for c in all_cells if c[f] == reference[f]]
         for level in grid[f]:
@@ -242,7 +301,14 @@ def factorial_effects(
             lab_without, lv_without = cell(**{f: level})
             lab_full, lv_full = cell()
             name = f"removal of {f}={_fmt_level(reference[f])} → {_fmt_level(level)} from the full system"
-            out.append(contrast("removal", name, [(lab_without, 1.0, values(lv_without)), (lab_full, -1.0, values(lv_full))], **kw))
+            out.append(
+                contrast(
+                    "removal",
+                    name,
+                    [(lab_without, 1.0, values(lv_without)), (lab_full, -1.0, values(lv_full))],
+                    **kw,
+                )
+            )
     for f, g in itertools.combinations(factors, 2):
         for lf in (x for x in grid[f] if x != reference[f]):
             for lg in (x for x in grid[g] if x != reference[g]):
@@ -250,17 +316,33 @@ def factorial_effects(
                 l10, v10 = cell(**{g: lg})
                 l01, v01 = cell(**{f: lf})
                 l00, v00 = cell(**{f: lf, g: lg})
-                out.append(contrast(
-                    "addition",
-                    f"addition of {f}={_fmt_level(reference[f])} to the system with {f}={_fmt_level(lf)}, {g}={_fmt_level(lg)}",
-                    [(l10, 1.0, values(v10)), (l00, -1.0, values(v00))], **kw))
-                out.append(contrast(
-                    "addition",
-                    f"addition of {g}={_fmt_level(reference[g])} to the system with {f}={_fmt_level(lf)}, {g}={_fmt_level(lg)}",
-                    [(l01, 1.0, values(v01)), (l00, -1.0, values(v00))], **kw))
-                out.append(contrast(
-                    "interaction",
-                    f"interaction {f} x {g}: y(both) - y({g} ablated) - y({f} ablated) + y(neither)",
-                    [(l11, 1.0, values(v11)), (l10, -1.0, values(v10)), (l01, -1.0, values(v01)), (l00, 1.0, values(v00))],
-                    **kw))
+                out.append(
+                    contrast(
+                        "addition",
+                        f"addition of {f}={_fmt_level(reference[f])} to the system with {f}={_fmt_level(lf)}, {g}={_fmt_level(lg)}",
+                        [(l10, 1.0, values(v10)), (l00, -1.0, values(v00))],
+                        **kw,
+                    )
+                )
+                out.append(
+                    contrast(
+                        "addition",
+                        f"addition of {g}={_fmt_level(reference[g])} to the system with {f}={_fmt_level(lf)}, {g}={_fmt_level(lg)}",
+                        [(l01, 1.0, values(v01)), (l00, -1.0, values(v00))],
+                        **kw,
+                    )
+                )
+                out.append(
+                    contrast(
+                        "interaction",
+                        f"interaction {f} x {g}: y(both) - y({g} ablated) - y({f} ablated) + y(neither)",
+                        [
+                            (l11, 1.0, values(v11)),
+                            (l10, -1.0, values(v10)),
+                            (l01, -1.0, values(v01)),
+                            (l00, 1.0, values(v00)),
+                        ],
+                        **kw,
+                    )
+                )
     return out

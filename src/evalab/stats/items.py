@@ -145,7 +145,9 @@ def _t_interval(mean: float, se: float, df: float, confidence: float) -> Interva
     return Interval(mean - half, mean + half)
 
 
-def estimate(x: np.ndarray, clusters: np.ndarray | None = None, confidence: float = 0.95) -> Estimate:
+def estimate(
+    x: np.ndarray, clusters: np.ndarray | None = None, confidence: float = 0.95
+) -> Estimate:
     """Mean of ``x`` with its CLT (``clusters`` None) or CR1 clustered standard error.
 
     >>> e = estimate(np.array([1.0, 0, 1, 1]))
@@ -259,22 +261,35 @@ def _correlation(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.mean((a - a.mean()) * (b - b.mean())) / (sa * sb))
 
 
-def summarize_model(model: str, im: ItemMeans, clusters: np.ndarray | None, confidence: float,
-                    binary: bool) -> ModelSummary:
+def summarize_model(
+    model: str, im: ItemMeans, clusters: np.ndarray | None, confidence: float, binary: bool
+) -> ModelSummary:
     """One model's :class:`ModelSummary` from its item means."""
     x = im.means
     naive = estimate(x, None, confidence)
     clustered = estimate(x, clusters, confidence) if clusters is not None else None
     deff = (clustered.se / naive.se) ** 2 if clustered is not None and naive.se > 0 else None
-    wilson = wilson_interval(float(x.sum()), x.size, confidence) if binary and im.within_var is None else None
+    wilson = (
+        wilson_interval(float(x.sum()), x.size, confidence)
+        if binary and im.within_var is None
+        else None
+    )
     k = n_eff = None
     if im.within_var is not None:  # several samples per item
         k = im.samples_per_item
         s2 = float(x.var(ddof=1))
         n_eff = x.size * (s2 + im.within_var * (1 - 1 / k)) / s2 if s2 > 0 else math.nan
     return ModelSummary(
-        model, x.size, naive, wilson, clustered,
-        None if clusters is None else int(clusters.max()) + 1, deff, k, im.within_var, n_eff,
+        model,
+        x.size,
+        naive,
+        wilson,
+        clustered,
+        None if clusters is None else int(clusters.max()) + 1,
+        deff,
+        k,
+        im.within_var,
+        n_eff,
     )
 
 
@@ -285,15 +300,23 @@ def _pairs_of(n_models: int, baseline: int | None) -> list[tuple[int, int]]:
     return [(j, baseline) for j in range(n_models) if j != baseline]
 
 
-def _bootstrap(matrix: np.ndarray, clusters: np.ndarray | None, n_samples: int, seed: int,
-               pairs: list[tuple[int, int]], confidence: float) -> tuple[list[Interval], list[Interval]]:
+def _bootstrap(
+    matrix: np.ndarray,
+    clusters: np.ndarray | None,
+    n_samples: int,
+    seed: int,
+    pairs: list[tuple[int, int]],
+    confidence: float,
+) -> tuple[list[Interval], list[Interval]]:
     """Percentile intervals of every mean and pair difference; items (or whole clusters,
     when given) are resampled with replacement, one index stream for every model."""
     if clusters is None:
         sums, sizes = matrix, np.ones(matrix.shape[0])
     else:
         g = int(clusters.max()) + 1
-        sums = np.stack([np.bincount(clusters, weights=col, minlength=g) for col in matrix.T], axis=1)
+        sums = np.stack(
+            [np.bincount(clusters, weights=col, minlength=g) for col in matrix.T], axis=1
+        )
         sizes = np.bincount(clusters, minlength=g).astype(np.float64)
     # 0/1 scores and sizes are integers: their weighted sums are exact in float32 (2x faster)
     table = np.column_stack([sums, sizes])
@@ -303,13 +326,23 @@ def _bootstrap(matrix: np.ndarray, clusters: np.ndarray | None, n_samples: int, 
         drawn = resampled_sums(counts, table)
         means.append(drawn[:, :-1] / drawn[:, -1:])
     boot = np.concatenate(means, axis=0)
-    model_ci = [Interval(*percentile_interval(boot[:, j], confidence)[1:]) for j in range(matrix.shape[1])]
-    pair_ci = [Interval(*percentile_interval(boot[:, a] - boot[:, b], confidence)[1:]) for a, b in pairs]
+    model_ci = [
+        Interval(*percentile_interval(boot[:, j], confidence)[1:]) for j in range(matrix.shape[1])
+    ]
+    pair_ci = [
+        Interval(*percentile_interval(boot[:, a] - boot[:, b], confidence)[1:]) for a, b in pairs
+    ]
     return model_ci, pair_ci
 
 
-def _check_settings(matrix: np.ndarray, names: Sequence[str], confidence: float, correction: str,
-                    n_samples: int, seed: int) -> None:
+def _check_settings(
+    matrix: np.ndarray,
+    names: Sequence[str],
+    confidence: float,
+    correction: str,
+    n_samples: int,
+    seed: int,
+) -> None:
     check_confidence(confidence)
     if correction not in ("none", "holm"):
         raise SettingsError(f"correction must be none or holm, got {correction!r}")
@@ -317,7 +350,9 @@ def _check_settings(matrix: np.ndarray, names: Sequence[str], confidence: float,
         check_n_samples(n_samples)
     check_seed(seed)
     if matrix.ndim != 2 or matrix.shape[1] != len(names):
-        raise SettingsError(f"expected item scores [n_items, {len(names)}], got shape {matrix.shape}")
+        raise SettingsError(
+            f"expected item scores [n_items, {len(names)}], got shape {matrix.shape}"
+        )
     if not np.all(np.isfinite(matrix)):
         raise InputError("item scores contain NaN or infinite values")
 
@@ -341,10 +376,15 @@ def compare_items(
     matrix = np.column_stack([m.means for m in means])
     _check_settings(matrix, names, confidence, correction, n_samples, seed)
     binary = binary or [False] * len(names)
-    models = tuple(summarize_model(n, m, clusters, confidence, b) for n, m, b in zip(names, means, binary, strict=True))
+    models = tuple(
+        summarize_model(n, m, clusters, confidence, b)
+        for n, m, b in zip(names, means, binary, strict=True)
+    )
     pairs = _pairs_of(len(names), baseline)
     boot_models, boot_pairs = (
-        _bootstrap(matrix, clusters, n_samples, seed, pairs, confidence) if n_samples else (None, None)
+        _bootstrap(matrix, clusters, n_samples, seed, pairs, confidence)
+        if n_samples
+        else (None, None)
     )
     partial = []
     for a, b in pairs:
@@ -358,10 +398,29 @@ def compare_items(
     for k, (a, b, paired, clustered) in enumerate(partial):
         ma, mb = models[a], models[b]
         unpaired = math.hypot(ma.naive.se, mb.naive.se)
-        unpaired_c = math.hypot(ma.clustered.se, mb.clustered.se) if ma.clustered and mb.clustered else None
-        out.append(PairSummary(
-            names[a], names[b], paired, clustered, unpaired, unpaired_c, _correlation(matrix[:, a], matrix[:, b]),
-            float(raw[k]), float(adjusted[k]), boot_pairs[k] if boot_pairs else None,
-        ))
-    return ItemComparison(models, tuple(out), confidence, correction,
-                          tuple(boot_models) if boot_models else None, n_samples, seed)
+        unpaired_c = (
+            math.hypot(ma.clustered.se, mb.clustered.se) if ma.clustered and mb.clustered else None
+        )
+        out.append(
+            PairSummary(
+                names[a],
+                names[b],
+                paired,
+                clustered,
+                unpaired,
+                unpaired_c,
+                _correlation(matrix[:, a], matrix[:, b]),
+                float(raw[k]),
+                float(adjusted[k]),
+                boot_pairs[k] if boot_pairs else None,
+            )
+        )
+    return ItemComparison(
+        models,
+        tuple(out),
+        confidence,
+        correction,
+        tuple(boot_models) if boot_models else None,
+        n_samples,
+        seed,
+    )

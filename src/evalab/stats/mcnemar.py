@@ -49,7 +49,9 @@ class McNemarResult:
 def _binomial_half_cdf_and_pmf(k: int, n: int) -> tuple[float, float]:
     """``P(X <= k)`` and ``P(X = k)`` for ``X ~ Binomial(n, 1/2)``, summed in log space."""
     j = np.arange(k + 1, dtype=np.float64)
-    log_pmf = (math.lgamma(n + 1) - np.array([math.lgamma(x + 1) + math.lgamma(n - x + 1) for x in j])) - n * math.log(2)
+    log_pmf = (
+        math.lgamma(n + 1) - np.array([math.lgamma(x + 1) + math.lgamma(n - x + 1) for x in j])
+    ) - n * math.log(2)
     top = log_pmf.max()
     return float(math.exp(top) * np.exp(log_pmf - top).sum()), float(math.exp(log_pmf[-1]))
 
@@ -59,7 +61,9 @@ def mcnemar_test(baseline: np.ndarray, system: np.ndarray) -> McNemarResult:
     base = np.asarray(baseline, dtype=bool)
     other = np.asarray(system, dtype=bool)
     if base.shape != other.shape or base.ndim != 1:
-        raise InputError(f"mcnemar: outcome vectors must be 1-D and equally long, got {base.shape} and {other.shape}")
+        raise InputError(
+            f"mcnemar: outcome vectors must be 1-D and equally long, got {base.shape} and {other.shape}"
+        )
     b = int(np.count_nonzero(base & ~other))
     c = int(np.count_nonzero(~base & other))
     n = b + c
@@ -74,7 +78,12 @@ def mcnemar_test(baseline: np.ndarray, system: np.ndarray) -> McNemarResult:
 def binary_outcomes(rows: np.ndarray, metric: str) -> np.ndarray:
     """The 0/1 outcome per segment from stats rows ``(outcome, count=1)``; refuses others."""
     rows = np.asarray(rows, dtype=np.float64)
-    if rows.ndim != 2 or rows.shape[1] != 2 or not np.all(rows[:, 1] == 1) or not np.all(np.isin(rows[:, 0], (0.0, 1.0))):
+    if (
+        rows.ndim != 2
+        or rows.shape[1] != 2
+        or not np.all(rows[:, 1] == 1)
+        or not np.all(np.isin(rows[:, 0], (0.0, 1.0)))
+    ):
         raise InputError(
             f"--test mcnemar needs a right/wrong outcome per segment (exact_match, accuracy); "
             f"{metric} has graded per-segment statistics; use --test bs or ar"

@@ -87,8 +87,9 @@ DEFAULT_P_VALUE = "centered"
 _TIE_RTOL = 1e-9
 
 
-def paired_signature(test: str, n_samples: int, seed: int, confidence: float, p_value_method: str,
-                   ci_samples: int) -> str:
+def paired_signature(
+    test: str, n_samples: int, seed: int, confidence: float, p_value_method: str, ci_samples: int
+) -> str:
     """A paired test's settings, e.g. ``test:bs|n:1000|seed:12345|conf:0.95|p:centered``."""
     if test == "bs":
         return f"test:bs|n:{n_samples}|seed:{seed}|conf:{confidence:g}|p:{p_value_method}"
@@ -146,8 +147,14 @@ class PairedTestResult:
     @property
     def signature(self) -> str:
         """The test settings, e.g. ``test:bs|n:1000|seed:12345|conf:0.95|p:centered``."""
-        return paired_signature(self.test, self.n_samples, self.seed, self.confidence, self.p_value_method,
-                              self.ci_samples)
+        return paired_signature(
+            self.test,
+            self.n_samples,
+            self.seed,
+            self.confidence,
+            self.p_value_method,
+            self.ci_samples,
+        )
 
     def p_values(self) -> list[float]:
         """The p-values of the non-baseline systems, in order."""
@@ -173,7 +180,9 @@ def _check_systems(stats: Mapping[str, Mapping[str, Any]]) -> tuple[list[str], i
                 f"paired test: need a baseline and at least one other system, got {len(systems)} "
                 f"({', '.join(systems) or 'none'})"
             )
-        lengths = {s: len(np.asarray(rows)) if np.ndim(rows) else 0 for s, rows in per_system.items()}
+        lengths = {
+            s: len(np.asarray(rows)) if np.ndim(rows) else 0 for s, rows in per_system.items()
+        }
         if len(set(lengths.values())) > 1:
             detail = ", ".join(f"{s}: {c} segments" for s, c in lengths.items())
             raise InputError(
@@ -184,17 +193,23 @@ def _check_systems(stats: Mapping[str, Mapping[str, Any]]) -> tuple[list[str], i
         if count == 0:
             raise InputError("paired test: no segments; resampling needs at least one stats row")
         if n is not None and count != n:
-            raise InputError(f"paired test: metric {metric_name!r} has {count} segments, others {n}")
+            raise InputError(
+                f"paired test: metric {metric_name!r} has {count} segments, others {n}"
+            )
         n = count
     return names or [], n or 0
 
 
 def _stack(per_system: Mapping[str, Any], metric_name: str, metric: Any) -> np.ndarray:
     """Stats of every system as one ``[n, n_systems, k]`` array."""
-    mats = [stats_matrix(rows, f"{metric_name} stats of {s}", metric) for s, rows in per_system.items()]
+    mats = [
+        stats_matrix(rows, f"{metric_name} stats of {s}", metric) for s, rows in per_system.items()
+    ]
     widths = {m.shape[1] for m in mats}
     if len(widths) > 1:
-        raise InputError(f"{metric_name}: systems have stats rows of different widths {sorted(widths)}")
+        raise InputError(
+            f"{metric_name}: systems have stats rows of different widths {sorted(widths)}"
+        )
     return np.stack(mats, axis=1)
 
 
@@ -227,7 +242,9 @@ def _bootstrap_all(
     compact = {m: compact_stats(t, n) for m, t in tensors.items()}
     for counts in bootstrap_counts(n, n_samples, seed, chunk_rows):
         for m, scorer in scorers.items():
-            parts[m].append(np.asarray(scorer(resampled_sums(counts, compact[m])), dtype=np.float64))
+            parts[m].append(
+                np.asarray(scorer(resampled_sums(counts, compact[m])), dtype=np.float64)
+            )
         if progress is not None:
             progress(counts.shape[0])
     return {m: np.concatenate(p, axis=0) for m, p in parts.items()}
@@ -253,7 +270,11 @@ def _ar_all(
     # 0/1 weights: every partial sum is at most n * max|row|
     compact = {m: compact_stats(t, n) for m, t in tensors.items()}
     n_systems = next(iter(tensors.values())).shape[1]
-    first, second = pairs if pairs is not None else (np.zeros(n_systems - 1, dtype=np.intp), np.arange(1, n_systems))
+    first, second = (
+        pairs
+        if pairs is not None
+        else (np.zeros(n_systems - 1, dtype=np.intp), np.arange(1, n_systems))
+    )
     for keep in ar_swaps(n, n_trials, seed, chunk_rows):
         for m, scorer in scorers.items():
             kept = resampled_sums(keep, compact[m])  # [c, s, k]: rows where keep = 1
@@ -266,7 +287,12 @@ def _ar_all(
                 # sacrebleu: A = keep @ baseline + ~keep @ system, B = ~keep @ baseline + keep @ system
                 a = kept[:, i] + swapped[:, j]
                 b = swapped[:, i] + kept[:, j]
-                diffs.append(np.abs(np.asarray(scorer(a), dtype=np.float64) - np.asarray(scorer(b), dtype=np.float64)))
+                diffs.append(
+                    np.abs(
+                        np.asarray(scorer(a), dtype=np.float64)
+                        - np.asarray(scorer(b), dtype=np.float64)
+                    )
+                )
             parts[m].append(np.concatenate(diffs, axis=1))
         if progress is not None:
             progress(keep.shape[0])
@@ -290,17 +316,34 @@ class _Plan:
     chunk_rows: int | None
 
 
-def _plan(test: str, n_samples: int | None, seed: int, confidence: float, p_value: str,
-          ci_samples: int, chunk_rows: int | None) -> _Plan:
+def _plan(
+    test: str,
+    n_samples: int | None,
+    seed: int,
+    confidence: float,
+    p_value: str,
+    ci_samples: int,
+    chunk_rows: int | None,
+) -> _Plan:
     """Check the test's settings before any resampling starts."""
     if test not in DEFAULT_TRIALS:
         raise SettingsError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
     if p_value not in P_VALUE_METHODS:
-        raise SettingsError(f"unknown p_value method {p_value!r}; expected one of {', '.join(P_VALUE_METHODS)}")
+        raise SettingsError(
+            f"unknown p_value method {p_value!r}; expected one of {', '.join(P_VALUE_METHODS)}"
+        )
     n_samples = DEFAULT_TRIALS[test] if n_samples is None else check_n_samples(n_samples)
     if test == "ar" and ci_samples != 0:
         ci_samples = check_n_samples(ci_samples, "ci_samples")
-    return _Plan(test, n_samples, check_seed(seed), check_confidence(confidence), p_value, ci_samples, chunk_rows)
+    return _Plan(
+        test,
+        n_samples,
+        check_seed(seed),
+        check_confidence(confidence),
+        p_value,
+        ci_samples,
+        chunk_rows,
+    )
 
 
 def _observed(
@@ -323,7 +366,9 @@ def _observed(
             )
         if isinstance(metrics[m], Metric):
             # the corpus scores themselves through the metric's exact scalar path
-            point = np.array([point_score(metrics[m], scorers[m], tensor[:, j]) for j in range(len(names))])
+            point = np.array(
+                [point_score(metrics[m], scorers[m], tensor[:, j]) for j in range(len(names))]
+            )
         points[m] = point
     return names, n, scorers, tensors, points
 
@@ -345,8 +390,13 @@ def _null_distributions(
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], int]:
     """``(null statistics per metric, bootstrap scores for the CIs, CI resamples)``."""
     if plan.test == "bs":
-        boot = _bootstrap_all(scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress)
-        null = {m: bootstrap_null(scores[:, 1:] - scores[:, :1], plan.p_value) for m, scores in boot.items()}
+        boot = _bootstrap_all(
+            scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress
+        )
+        null = {
+            m: bootstrap_null(scores[:, 1:] - scores[:, :1], plan.p_value)
+            for m, scores in boot.items()
+        }
         return null, boot, plan.n_samples
     null = _ar_all(scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress)
     boot = (
@@ -357,21 +407,32 @@ def _null_distributions(
     return null, boot, plan.ci_samples
 
 
-def interval(score: float, resampled: np.ndarray, confidence: float, n_samples: int, seed: int) -> ConfidenceInterval:
+def interval(
+    score: float, resampled: np.ndarray, confidence: float, n_samples: int, seed: int
+) -> ConfidenceInterval:
     """The percentile interval of one system's resampled scores."""
     mean, low, high = percentile_interval(resampled, confidence)
     return ConfidenceInterval(score, mean, low, high, confidence, n_samples, seed)
 
 
 def _metric_result(
-    plan: _Plan, metric: str, names: list[str], point: np.ndarray, null: np.ndarray,
-    boot: np.ndarray | None, ci_n: int,
+    plan: _Plan,
+    metric: str,
+    names: list[str],
+    point: np.ndarray,
+    null: np.ndarray,
+    boot: np.ndarray | None,
+    ci_n: int,
 ) -> PairedTestResult:
     """One metric's result: every system's score, CI, delta and p-value."""
     pvals = _p_values(null, np.abs(point[1:] - point[0]))
     rows = []
     for j, name in enumerate(names):
-        ci = None if boot is None else interval(float(point[j]), boot[:, j], plan.confidence, ci_n, plan.seed)
+        ci = (
+            None
+            if boot is None
+            else interval(float(point[j]), boot[:, j], plan.confidence, ci_n, plan.seed)
+        )
         rows.append(
             SystemResult(
                 system=name,
@@ -456,8 +517,15 @@ def paired_bootstrap(
     """
     _, name = as_scorer(metric_or_scorer)
     return paired_test(
-        "bs", {name: metric_or_scorer}, {name: _named(systems)}, n_samples=n_samples,
-        seed=seed, confidence=confidence, p_value=p_value, chunk_rows=chunk_rows, progress=progress,
+        "bs",
+        {name: metric_or_scorer},
+        {name: _named(systems)},
+        n_samples=n_samples,
+        seed=seed,
+        confidence=confidence,
+        p_value=p_value,
+        chunk_rows=chunk_rows,
+        progress=progress,
     )[name]
 
 
@@ -485,7 +553,13 @@ def paired_approximate_randomization(
     """
     _, name = as_scorer(metric_or_scorer)
     return paired_test(
-        "ar", {name: metric_or_scorer}, {name: _named(systems)}, n_samples=n_trials,
-        seed=seed, confidence=confidence, ci_samples=ci_samples, chunk_rows=chunk_rows,
+        "ar",
+        {name: metric_or_scorer},
+        {name: _named(systems)},
+        n_samples=n_trials,
+        seed=seed,
+        confidence=confidence,
+        ci_samples=ci_samples,
+        chunk_rows=chunk_rows,
         progress=progress,
     )[name]

@@ -93,7 +93,9 @@ def power_of(design: Design, delta: float, n_items: int, alpha: float = 0.05) ->
     return power_two_sample(delta, design.unit_sd, units, alpha)
 
 
-def items_needed(design: Design, delta: float, alpha: float = 0.05, power: float = 0.8) -> int | None:
+def items_needed(
+    design: Design, delta: float, alpha: float = 0.05, power: float = 0.8
+) -> int | None:
     """Smallest number of items (per model when unpaired; a multiple of the cluster size)
     giving ``power`` to detect ``delta``; None when no size up to 10^9 items does."""
     _check(alpha, power)
@@ -107,7 +109,9 @@ def items_needed(design: Design, delta: float, alpha: float = 0.05, power: float
     return None if units is None else units * design.cluster_size
 
 
-def detectable_delta(design: Design, n_items: int, alpha: float = 0.05, power: float = 0.8) -> float:
+def detectable_delta(
+    design: Design, n_items: int, alpha: float = 0.05, power: float = 0.8
+) -> float:
     """The smallest ``delta`` the test detects with ``power`` given ``n_items`` items
     (per model when unpaired): the root of ``power_of(delta) = power``, by bisection."""
     _check(alpha, power)

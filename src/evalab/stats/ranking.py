@@ -101,8 +101,14 @@ class PairwiseResult:
         """The test settings, as :attr:`PairedTestResult.signature` (McNemar: its method)."""
         if self.test == "mcnemar":
             return f"test:mcnemar|exact:<={EXACT_MAX_DISCORDANT}|else:mid-p"
-        return paired_signature(self.test, self.n_samples, self.seed, self.confidence, self.p_value_method,
-                              self.ci_samples)
+        return paired_signature(
+            self.test,
+            self.n_samples,
+            self.seed,
+            self.confidence,
+            self.p_value_method,
+            self.ci_samples,
+        )
 
 
 def _pairs(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
@@ -154,25 +160,57 @@ def pairwise_test(
     names, n, scorers, tensors, points = _observed(metrics, stats)
     pairs = _pairs(len(names))
     if plan.test == "bs":
-        boot = _bootstrap_all(scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress)
+        boot = _bootstrap_all(
+            scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress
+        )
         pvals = {m: _bs_pair_p(boot[m], points[m], plan.p_value) for m in stats}
         ci_n = plan.n_samples
     else:
-        null = _ar_all(scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress, pairs)
-        pvals = {m: _p_values(null[m], np.abs(points[m][pairs[1]] - points[m][pairs[0]])) for m in stats}
+        null = _ar_all(
+            scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress, pairs
+        )
+        pvals = {
+            m: _p_values(null[m], np.abs(points[m][pairs[1]] - points[m][pairs[0]])) for m in stats
+        }
         ci_n = plan.ci_samples
-        boot = (_bootstrap_all(scorers, tensors, n, ci_n, plan.seed, plan.chunk_rows, progress) if ci_n else {})
-    return {m: _result(plan, m, names, points[m], pvals[m], boot.get(m), ci_n, metrics[m]) for m in stats}
+        boot = (
+            _bootstrap_all(scorers, tensors, n, ci_n, plan.seed, plan.chunk_rows, progress)
+            if ci_n
+            else {}
+        )
+    return {
+        m: _result(plan, m, names, points[m], pvals[m], boot.get(m), ci_n, metrics[m])
+        for m in stats
+    }
 
 
-def _result(plan: _Plan, metric: str, names: list[str], point: np.ndarray, pvals: np.ndarray,
-            boot: np.ndarray | None, ci_n: int, metric_or_scorer: Any) -> PairwiseResult:
-    cis = tuple(None if boot is None else interval(float(point[j]), boot[:, j], plan.confidence, ci_n, plan.seed)
-                for j in range(len(names)))
+def _result(
+    plan: _Plan,
+    metric: str,
+    names: list[str],
+    point: np.ndarray,
+    pvals: np.ndarray,
+    boot: np.ndarray | None,
+    ci_n: int,
+    metric_or_scorer: Any,
+) -> PairwiseResult:
+    cis = tuple(
+        None
+        if boot is None
+        else interval(float(point[j]), boot[:, j], plan.confidence, ci_n, plan.seed)
+        for j in range(len(names))
+    )
     return PairwiseResult(
-        metric=metric, test=plan.test, n_samples=plan.n_samples, seed=plan.seed, confidence=plan.confidence,
-        p_value_method=plan.p_value if plan.test == "bs" else "ar", ci_samples=ci_n if plan.test == "ar" else plan.n_samples,
-        systems=tuple(names), scores=tuple(float(x) for x in point), cis=cis,
+        metric=metric,
+        test=plan.test,
+        n_samples=plan.n_samples,
+        seed=plan.seed,
+        confidence=plan.confidence,
+        p_value_method=plan.p_value if plan.test == "bs" else "ar",
+        ci_samples=ci_n if plan.test == "ar" else plan.n_samples,
+        systems=tuple(names),
+        scores=tuple(float(x) for x in point),
+        cis=cis,
         p_values=_symmetric(len(names), pvals),
         higher_is_better=bool(getattr(metric_or_scorer, "higher_is_better", True)),
     )
@@ -184,19 +222,32 @@ def pairwise_mcnemar(metric: Metric, per_system: Mapping[str, Any]) -> PairwiseR
     rows = {s: np.asarray(getattr(v, "rows", v), dtype=np.float64) for s, v in per_system.items()}
     outcomes = [binary_outcomes(rows[s], metric.name) for s in names]
     first, second = _pairs(len(names))
-    pvals = np.array([mcnemar_test(outcomes[i], outcomes[j]).p_value for i, j in zip(first, second, strict=True)])
+    pvals = np.array(
+        [mcnemar_test(outcomes[i], outcomes[j]).p_value for i, j in zip(first, second, strict=True)]
+    )
     scores = tuple(float(metric.scores_from_sums(rows[s].sum(axis=0))) for s in names)
     return PairwiseResult(
-        metric=metric.name, test="mcnemar", n_samples=0, seed=0, confidence=float("nan"), p_value_method="mcnemar",
-        ci_samples=0, systems=tuple(names), scores=scores, cis=(None,) * len(names),
-        p_values=_symmetric(len(names), pvals), higher_is_better=metric.higher_is_better,
+        metric=metric.name,
+        test="mcnemar",
+        n_samples=0,
+        seed=0,
+        confidence=float("nan"),
+        p_value_method="mcnemar",
+        ci_samples=0,
+        systems=tuple(names),
+        scores=scores,
+        cis=(None,) * len(names),
+        p_values=_symmetric(len(names), pvals),
+        higher_is_better=metric.higher_is_better,
     )
 
 
 def adjust_pairwise(p_values: np.ndarray, correction: str) -> np.ndarray:
     """The symmetric p-value matrix adjusted over all its pairs (undefined ones left out)."""
     if correction not in CORRECTIONS:
-        raise SettingsError(f"unknown correction {correction!r}; expected one of {', '.join(CORRECTIONS)}")
+        raise SettingsError(
+            f"unknown correction {correction!r}; expected one of {', '.join(CORRECTIONS)}"
+        )
     p = np.asarray(p_values, dtype=np.float64)
     i, j = _pairs(p.shape[0])
     upper = p[i, j]
@@ -226,8 +277,13 @@ class Ranking:
         return f"correct:{self.correction}|alpha:{self.alpha:g}|cluster:{CLUSTER_RULE}"
 
 
-def rank_systems(scores: Any, p_values: np.ndarray, alpha: float = 0.05, correction: str = "holm",
-                 higher_is_better: bool = True) -> Ranking:
+def rank_systems(
+    scores: Any,
+    p_values: np.ndarray,
+    alpha: float = 0.05,
+    correction: str = "holm",
+    higher_is_better: bool = True,
+) -> Ranking:
     """Sort systems by score and cluster them (the rule of the module docstring).
 
     ``p_values[i, j]`` is the paired test's p-value of systems ``i`` and ``j`` (symmetric).
@@ -256,7 +312,9 @@ def rank_systems(scores: Any, p_values: np.ndarray, alpha: float = 0.05, correct
     return Ranking(tuple(ranked + undefined), tuple(clusters), adjusted, correction, float(alpha))
 
 
-def win_tie_loss(first: np.ndarray, second: np.ndarray, higher_is_better: bool = True) -> tuple[int, int, int]:
+def win_tie_loss(
+    first: np.ndarray, second: np.ndarray, higher_is_better: bool = True
+) -> tuple[int, int, int]:
     """Segments where ``first`` scores better, the same, or worse than ``second``.
 
     Segments where either score is undefined (NaN) count in none of the three.
@@ -267,9 +325,16 @@ def win_tie_loss(first: np.ndarray, second: np.ndarray, higher_is_better: bool =
     a, b = np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64)
     ok = np.isfinite(a) & np.isfinite(b)
     diff = (a - b)[ok] * (1.0 if higher_is_better else -1.0)
-    return int(np.count_nonzero(diff > 0)), int(np.count_nonzero(diff == 0)), int(np.count_nonzero(diff < 0))
+    return (
+        int(np.count_nonzero(diff > 0)),
+        int(np.count_nonzero(diff == 0)),
+        int(np.count_nonzero(diff < 0)),
+    )
 
 
 def segment_scores_from_stats(metric: Metric, rows: np.ndarray) -> np.ndarray:
     """Every segment's sentence-level score from its stats row (the metric's sentence settings)."""
-    return np.asarray(metric.sentence_metric().scores_from_sums(np.asarray(rows, dtype=np.float64)), dtype=np.float64)
+    return np.asarray(
+        metric.sentence_metric().scores_from_sums(np.asarray(rows, dtype=np.float64)),
+        dtype=np.float64,
+    )

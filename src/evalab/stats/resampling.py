@@ -68,7 +68,9 @@ def check_n_samples(n_samples: Any, what: str = "n_samples") -> int:
         raise SettingsError(f"{what} must be at least 1, got {n_samples}")
     if n_samples > MAX_SAMPLES:
         # a typo such as 100000000000 would otherwise run for days (or exhaust memory)
-        raise SettingsError(f"{what} must be at most {MAX_SAMPLES:,}, got {n_samples:,} (1,000-10,000 is usual)")
+        raise SettingsError(
+            f"{what} must be at most {MAX_SAMPLES:,}, got {n_samples:,} (1,000-10,000 is usual)"
+        )
     return int(n_samples)
 
 
@@ -115,7 +117,9 @@ def stats_matrix(stats: Any, what: str = "stats", metric: Any = None) -> np.ndar
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2:
-        raise InputError(f"{what}: expected per-segment stats rows [n_segments, k], got shape {arr.shape}")
+        raise InputError(
+            f"{what}: expected per-segment stats rows [n_segments, k], got shape {arr.shape}"
+        )
     if arr.shape[0] == 0:
         raise InputError(f"{what}: no segments; resampling needs at least one stats row")
     if not np.all(np.isfinite(arr)):
@@ -170,7 +174,9 @@ def bootstrap_counts(
             b = min(a + block, rows)
             idx = rng.integers(0, n_segments, size=(b - a, n_segments))
             idx += shift[: b - a]
-            counts[a:b] = np.bincount(idx.ravel(), minlength=(b - a) * n_segments).reshape(b - a, n_segments)
+            counts[a:b] = np.bincount(idx.ravel(), minlength=(b - a) * n_segments).reshape(
+                b - a, n_segments
+            )
         yield counts
         done += rows
 

@@ -58,7 +58,9 @@ def betainc(a: float, b: float, x: float) -> float:
         return 0.0
     if x >= 1.0:
         return 1.0
-    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    log_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
     # the continued fraction converges fast for x < (a+1)/(a+b+2); use the symmetry otherwise
     if x < (a + 1.0) / (a + b + 2.0):
         return math.exp(log_front) * _betacf(a, b, x) / a
@@ -170,7 +172,13 @@ def mean_ci(values: np.ndarray | list[float], confidence: float = 0.95) -> MeanC
     e = overflow_exponent(x)
     if e:
         r = mean_ci(np.ldexp(x, -e), confidence)
-        return MeanCI(r.n, scale_back(r.mean, e), scale_back(r.std, e), scale_back(r.low, e), scale_back(r.high, e))
+        return MeanCI(
+            r.n,
+            scale_back(r.mean, e),
+            scale_back(r.std, e),
+            scale_back(r.low, e),
+            scale_back(r.high, e),
+        )
     n = int(x.size)
     if n == 0:
         nan = float("nan")
@@ -211,7 +219,9 @@ def satterthwaite_df(parts: list[float], sizes: list[int]) -> float:
     return sum(v for v, _ in scaled) ** 2 / sum(v * v / (n - 1) for v, n in scaled)
 
 
-def welch(a: np.ndarray | list[float], b: np.ndarray | list[float], confidence: float = 0.95) -> WelchResult:
+def welch(
+    a: np.ndarray | list[float], b: np.ndarray | list[float], confidence: float = 0.95
+) -> WelchResult:
     """Welch's t-test (two-sided) and the Welch CI of the difference ``mean(a) - mean(b)``.
 
     Needs two values per group (else NaN). When both groups have zero spread the test is
@@ -234,8 +244,14 @@ def welch(a: np.ndarray | list[float], b: np.ndarray | list[float], confidence: 
     va, vb = vx / x.size, vy / y.size
     se2 = va + vb
     if se2 == 0.0:
-        return WelchResult(delta, math.copysign(math.inf, delta) if delta else 0.0, nan,
-                           1.0 if delta == 0 else 0.0, delta, delta)
+        return WelchResult(
+            delta,
+            math.copysign(math.inf, delta) if delta else 0.0,
+            nan,
+            1.0 if delta == 0 else 0.0,
+            delta,
+            delta,
+        )
     df = satterthwaite_df([va, vb], [x.size, y.size])
     se = math.sqrt(se2)
     t = delta / se
@@ -257,7 +273,9 @@ def pooled_sd(a: np.ndarray | list[float], b: np.ndarray | list[float]) -> float
 
 
 def _welch_up(r: WelchResult, e: int) -> WelchResult:
-    return WelchResult(scale_back(r.delta, e), r.t, r.df, r.p, scale_back(r.low, e), scale_back(r.high, e))
+    return WelchResult(
+        scale_back(r.delta, e), r.t, r.df, r.p, scale_back(r.low, e), scale_back(r.high, e)
+    )
 
 
 def _subsets(n: int, k: int) -> np.ndarray:
@@ -281,7 +299,10 @@ def relabelings(n: int, na: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     184756
     """
     h = n // 2
-    return tuple((_subsets(h, k), _subsets(n - h, na - k)) for k in range(max(0, na - (n - h)), min(h, na) + 1))
+    return tuple(
+        (_subsets(h, k), _subsets(n - h, na - k))
+        for k in range(max(0, na - (n - h)), min(h, na) + 1)
+    )
 
 
 def count_extreme_relabelings(pooled: np.ndarray, na: int, observed: float) -> int:
@@ -298,7 +319,10 @@ def count_extreme_relabelings(pooled: np.ndarray, na: int, observed: float) -> i
     count = 0
     for left, right in relabelings(n, na):
         lefts, rights = left @ pooled[:h], np.sort(right @ pooled[h:])
-        count += int(rights.size * lefts.size - np.searchsorted(rights, c + threshold - lefts, side="left").sum())
+        count += int(
+            rights.size * lefts.size
+            - np.searchsorted(rights, c + threshold - lefts, side="left").sum()
+        )
         count += int(np.searchsorted(rights, c - threshold - lefts, side="right").sum())
     return count
 
@@ -340,7 +364,9 @@ def permutation_test(
     total = pooled.sum()
     observed = abs(x.mean() - y.mean())
     # floating-point ties (identical relabelings summing in another order) count as extreme
-    tol = 1e-9 * max(0.0 if e else 1.0, float(np.abs(pooled).max()))  # (the floor is on the data's scale)
+    tol = 1e-9 * max(
+        0.0 if e else 1.0, float(np.abs(pooled).max())
+    )  # (the floor is on the data's scale)
     if math.comb(n, na) <= max_exact:
         return count_extreme_relabelings(pooled, na, observed - tol) / math.comb(n, na), True
     rng = np.random.default_rng(seed)
@@ -352,7 +378,9 @@ def permutation_test(
     return (count + 1) / (resamples + 1), False
 
 
-def paired_t(a: np.ndarray | list[float], b: np.ndarray | list[float], confidence: float = 0.95) -> WelchResult:
+def paired_t(
+    a: np.ndarray | list[float], b: np.ndarray | list[float], confidence: float = 0.95
+) -> WelchResult:
     """Paired t-test (two-sided) of ``mean(a - b)`` over matched pairs, with its t-based CI.
 
     ``a[i]`` and ``b[i]`` must come from the same unit (here: the same trained model, one
@@ -378,8 +406,14 @@ def paired_t(a: np.ndarray | list[float], b: np.ndarray | list[float], confidenc
     df = d.size - 1
     se = float(d.std(ddof=1)) / math.sqrt(d.size)
     if se == 0.0:
-        return WelchResult(delta, math.copysign(math.inf, delta) if delta else 0.0, float(df),
-                           1.0 if delta == 0 else 0.0, delta, delta)
+        return WelchResult(
+            delta,
+            math.copysign(math.inf, delta) if delta else 0.0,
+            float(df),
+            1.0 if delta == 0 else 0.0,
+            delta,
+            delta,
+        )
     t = delta / se
     half = t_ppf(0.5 + confidence / 2.0, df) * se
     return WelchResult(delta, t, float(df), t_sf2(t, df), delta - half, delta + half)
@@ -430,15 +464,18 @@ def power_paired(delta: float, sd_diff: float, n: int, alpha: float = 0.05) -> f
     return _power_t(abs(delta) / sd_diff * math.sqrt(n), n - 1, alpha)
 
 
-def pairs_needed(delta: float, sd_diff: float, *, alpha: float = 0.05, power: float = 0.8,
-                 limit: int = 10_000) -> int | None:
+def pairs_needed(
+    delta: float, sd_diff: float, *, alpha: float = 0.05, power: float = 0.8, limit: int = 10_000
+) -> int | None:
     """Smallest number of pairs (seeds) giving the paired t-test ``power`` to detect
     ``delta`` at ``alpha``; None when the delta is zero or the spread unknown.
 
     >>> pairs_needed(1.0, 1.0)
     10
     """
-    return _smallest_n(lambda n: power_paired(delta, sd_diff, n, alpha), delta, sd_diff, 1, alpha, power, limit)
+    return _smallest_n(
+        lambda n: power_paired(delta, sd_diff, n, alpha), delta, sd_diff, 1, alpha, power, limit
+    )
 
 
 #: math.erfc elementwise (frompyfunc: no per-call signature inspection, unlike np.vectorize)
@@ -473,7 +510,9 @@ def _power_t(nc: float, df: int, alpha: float) -> float:
     return float(np.sum((ys[1:] + ys[:-1]) * np.diff(s)) / 2.0)
 
 
-def seeds_needed(delta: float, sd: float, *, alpha: float = 0.05, power: float = 0.8, limit: int = 10_000) -> int | None:
+def seeds_needed(
+    delta: float, sd: float, *, alpha: float = 0.05, power: float = 0.8, limit: int = 10_000
+) -> int | None:
     """Smallest number of seeds per arm giving ``power`` to detect ``delta`` at ``alpha``.
 
     ``sd`` is the per-seed standard deviation (pooled over the two arms). Returns None when
@@ -482,11 +521,20 @@ def seeds_needed(delta: float, sd: float, *, alpha: float = 0.05, power: float =
     >>> seeds_needed(1.0, 1.0)
     17
     """
-    return _smallest_n(lambda n: power_two_sample(delta, sd, n, alpha), delta, sd, 2, alpha, power, limit)
+    return _smallest_n(
+        lambda n: power_two_sample(delta, sd, n, alpha), delta, sd, 2, alpha, power, limit
+    )
 
 
-def _smallest_n(power_at: Callable[[int], float], delta: float, sd: float, arms: int,
-                alpha: float, power: float, limit: int) -> int | None:
+def _smallest_n(
+    power_at: Callable[[int], float],
+    delta: float,
+    sd: float,
+    arms: int,
+    alpha: float,
+    power: float,
+    limit: int,
+) -> int | None:
     """The smallest n >= 2 with ``power_at(n) >= power`` (None past ``limit``, or when the
     delta is zero or the spread unknown): the normal approximation ``arms (z sd / delta)^2``
     first, then a walk to the exact answer."""

@@ -125,8 +125,10 @@ def clip(low: float, high: float, bounds: Bounds) -> tuple[float, float]:
     if bounds is None:
         return low, high
     lo, hi = bounds
-    return (float(min(max(low, lo), hi)) if math.isfinite(low) else low,
-            float(min(max(high, lo), hi)) if math.isfinite(high) else high)
+    return (
+        float(min(max(low, lo), hi)) if math.isfinite(low) else low,
+        float(min(max(high, lo), hi)) if math.isfinite(high) else high,
+    )
 
 
 def delta_bounds(bounds: Bounds) -> Bounds:
@@ -141,19 +143,34 @@ def resample_runs(runs: Sequence[AdditiveRun], resamples: int, seed: int) -> Res
     is scored for every run by one matrix product (a product per run costs ~25x more)."""
     sizes = {int(np.asarray(r.rows).shape[0]) for r in runs}
     if len(sizes) > 1:
-        raise InputError(f"runs resampled together must share their test examples; got {sorted(sizes)} examples")
+        raise InputError(
+            f"runs resampled together must share their test examples; got {sorted(sizes)} examples"
+        )
     n = sizes.pop() if sizes else 0
     if n < 1:
         raise InputError("resampling test examples needs at least one example")
     blocks = [np.asarray(r.rows, dtype=np.float64).reshape(n, -1) for r in runs]
     edges = np.cumsum([0] + [b.shape[1] for b in blocks])
     stacked = compact_stats(np.concatenate(blocks, axis=1), n)
-    points = np.array([float(np.asarray(r.scores_from_sums(b.sum(axis=0))).reshape(-1)[0]) for r, b in zip(runs, blocks, strict=True)])
+    points = np.array(
+        [
+            float(np.asarray(r.scores_from_sums(b.sum(axis=0))).reshape(-1)[0])
+            for r, b in zip(runs, blocks, strict=True)
+        ]
+    )
     chunks: list[np.ndarray] = []
     for counts in bootstrap_counts(n, resamples, seed):
         sums = resampled_sums(counts, stacked)
-        chunks.append(np.stack([np.asarray(r.scores_from_sums(sums[:, edges[j]:edges[j + 1]]), dtype=float).reshape(-1)
-                                for j, r in enumerate(runs)]))
+        chunks.append(
+            np.stack(
+                [
+                    np.asarray(
+                        r.scores_from_sums(sums[:, edges[j] : edges[j + 1]]), dtype=float
+                    ).reshape(-1)
+                    for j, r in enumerate(runs)
+                ]
+            )
+        )
     return ResampledRuns(points, np.concatenate(chunks, axis=1))
 
 
@@ -163,12 +180,16 @@ def example_value(row: ResampledRuns, confidence: float, bounds: Bounds = None) 
     return Interval(float(row.points.mean()), *clip(low, high, bounds))
 
 
-def example_delta(row: ResampledRuns, base: ResampledRuns, confidence: float, bounds: Bounds = None) -> Interval:
+def example_delta(
+    row: ResampledRuns, base: ResampledRuns, confidence: float, bounds: Bounds = None
+) -> Interval:
     """Δ = row − base (means over each row's seeds) with its paired percentile interval over
     test examples: both rows on the same resamples."""
     draws = row.values.mean(axis=0) - base.values.mean(axis=0)
     _, low, high = percentile_interval(draws, confidence)
-    return Interval(float(row.points.mean() - base.points.mean()), *clip(low, high, delta_bounds(bounds)))
+    return Interval(
+        float(row.points.mean() - base.points.mean()), *clip(low, high, delta_bounds(bounds))
+    )
 
 
 def _interaction(values: np.ndarray) -> float:
@@ -180,24 +201,44 @@ def _interaction(values: np.ndarray) -> float:
     return float(deviations.var(axis=1, ddof=1).sum()) / (s * (s - 1))
 
 
-def _components(row: ResampledRuns, base: ResampledRuns, paired: bool) -> tuple[float, float, float, float]:
+def _components(
+    row: ResampledRuns, base: ResampledRuns, paired: bool
+) -> tuple[float, float, float, float]:
     """Δ's variance over seeds (``s² / S``, interaction included), over test examples (the
     seed-pooled bootstrap, interaction included), the interaction, and the seeds' df."""
     if paired:
         d = ResampledRuns(row.points - base.points, row.values - base.values)
         seeds = float(d.points.var(ddof=1)) / d.points.size
-        return seeds, float(d.values.mean(axis=0).var(ddof=1)), _interaction(d.values), float(d.points.size - 1)
-    seeds = float(row.points.var(ddof=1)) / row.points.size + float(base.points.var(ddof=1)) / base.points.size
+        return (
+            seeds,
+            float(d.values.mean(axis=0).var(ddof=1)),
+            _interaction(d.values),
+            float(d.points.size - 1),
+        )
+    seeds = (
+        float(row.points.var(ddof=1)) / row.points.size
+        + float(base.points.var(ddof=1)) / base.points.size
+    )
     examples = float((row.values.mean(axis=0) - base.values.mean(axis=0)).var(ddof=1))
     df = welch(row.points, base.points).df
     # no spread over seeds in either row: Welch's ν is 0/0; its lower bound min(S) - 1, not
     # ∞ (a normal quantile), since two or three equal values bound the seed noise poorly
     low_df = float(min(row.points.size, base.points.size) - 1)
-    return seeds, examples, _interaction(row.values) + _interaction(base.values), df if math.isfinite(df) else low_df
+    return (
+        seeds,
+        examples,
+        _interaction(row.values) + _interaction(base.values),
+        df if math.isfinite(df) else low_df,
+    )
 
 
 def two_level_delta(
-    row: ResampledRuns, base: ResampledRuns, *, paired: bool, confidence: float, bounds: Bounds = None,
+    row: ResampledRuns,
+    base: ResampledRuns,
+    *,
+    paired: bool,
+    confidence: float,
+    bounds: Bounds = None,
 ) -> TwoLevel | None:
     """Δ = row − base over seeds and test examples (module docstring); None when a row has
     fewer than two seeds (the seed level's spread is unknown).
@@ -211,7 +252,10 @@ def two_level_delta(
     if min(s_row, s_base) < 2:
         return None
     ok = np.isfinite(row.values).all(axis=0) & np.isfinite(base.values).all(axis=0)
-    row, base = ResampledRuns(row.points, row.values[:, ok]), ResampledRuns(base.points, base.values[:, ok])
+    row, base = (
+        ResampledRuns(row.points, row.values[:, ok]),
+        ResampledRuns(base.points, base.values[:, ok]),
+    )
     delta = float(row.points.mean() - base.points.mean())
     if row.values.shape[1] < 2:
         return TwoLevel(Interval(delta, math.nan, math.nan), math.nan, math.nan, math.nan)
@@ -220,7 +264,12 @@ def two_level_delta(
     # the total is never below either single level's variance
     se = math.sqrt(max(seeds, interaction) + max(examples, interaction) - interaction)
     if se == 0.0:
-        return TwoLevel(Interval(delta, *clip(delta, delta, delta_bounds(bounds))), se, df, 1.0 if delta == 0 else 0.0)
+        return TwoLevel(
+            Interval(delta, *clip(delta, delta, delta_bounds(bounds))),
+            se,
+            df,
+            1.0 if delta == 0 else 0.0,
+        )
     half = t_ppf(0.5 + confidence / 2.0, df) * se
     low, high = clip(delta - half, delta + half, delta_bounds(bounds))
     return TwoLevel(Interval(delta, low, high), se, df, t_sf2(delta / se, df))

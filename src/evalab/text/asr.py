@@ -31,7 +31,9 @@ _NO_ASCII_WHITESPACE = dict.fromkeys(map(ord, string.whitespace))
 @cache
 def _punctuation_table() -> dict[int, None]:
     """Every code point of Unicode category P* (the table jiwer's RemovePunctuation uses)."""
-    return {i: None for i in range(sys.maxunicode + 1) if unicodedata.category(chr(i)).startswith("P")}
+    return {
+        i: None for i in range(sys.maxunicode + 1) if unicodedata.category(chr(i)).startswith("P")
+    }
 
 
 def _prepare(text: str, lowercase: bool, remove_punctuation: bool) -> str:
@@ -42,7 +44,12 @@ def _prepare(text: str, lowercase: bool, remove_punctuation: bool) -> str:
     return text
 
 
-def word_tokens(text: str, lowercase: bool = False, remove_punctuation: bool = False, whitespace: str = "default") -> list[str]:
+def word_tokens(
+    text: str,
+    lowercase: bool = False,
+    remove_punctuation: bool = False,
+    whitespace: str = "default",
+) -> list[str]:
     """Words of ``text`` as jiwer's ``wer_default`` (after the options).
 
     >>> word_tokens("  Hello,\\tworld  again ")
@@ -56,7 +63,9 @@ def word_tokens(text: str, lowercase: bool = False, remove_punctuation: bool = F
     return [w for w in _RUNS.sub(" ", text).strip().split(" ") if w]
 
 
-def char_tokens(text: str, lowercase: bool = False, remove_punctuation: bool = False, whitespace: str = "keep") -> str:
+def char_tokens(
+    text: str, lowercase: bool = False, remove_punctuation: bool = False, whitespace: str = "keep"
+) -> str:
     """Characters of ``text`` as jiwer's ``cer_default`` (after the options).
 
     >>> char_tokens(" a  b ")

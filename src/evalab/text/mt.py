@@ -112,7 +112,10 @@ class Tokenizer13a(MTTokenizer):
         line = line.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
         if "&" in line:
             line = (
-                line.replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
+                line.replace("&quot;", '"')
+                .replace("&amp;", "&")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
             )
         # mteval pads the line with spaces, which lets a final "2022." split off its period
         return tuple(_kernel.mteval_split(f" {line} "))

@@ -34,7 +34,50 @@ _WORD = re.compile(r"[^\W\d_]+")
 
 #: the most frequent English function words (a third or more of running English text)
 _ENGLISH = frozenset(
-    ["the", "of", "and", "to", "a", "in", "is", "it", "that", "for", "on", "was", "with", "as", "be", "by", "at", "this", "are", "from", "or", "have", "an", "not", "but", "his", "they", "which", "he", "we", "you", "she", "her", "their", "has", "had", "were", "been", "its", "one", "all", "there"]
+    [
+        "the",
+        "of",
+        "and",
+        "to",
+        "a",
+        "in",
+        "is",
+        "it",
+        "that",
+        "for",
+        "on",
+        "was",
+        "with",
+        "as",
+        "be",
+        "by",
+        "at",
+        "this",
+        "are",
+        "from",
+        "or",
+        "have",
+        "an",
+        "not",
+        "but",
+        "his",
+        "they",
+        "which",
+        "he",
+        "we",
+        "you",
+        "she",
+        "her",
+        "their",
+        "has",
+        "had",
+        "were",
+        "been",
+        "its",
+        "one",
+        "all",
+        "there",
+    ]
 )
 
 
@@ -68,7 +111,9 @@ def script_share(segments: Iterable[str | None]) -> ScriptShare:
     """Letter counts by script over the first :data:`SAMPLE_SEGMENTS` segments."""
     text = "\n".join(s for s in islice(segments, SAMPLE_SEGMENTS) if s)
     letters = sum(len(w) for w in _WORD.findall(text))
-    return ScriptShare(letters, len(_HAN.findall(text)), len(_KANA.findall(text)), len(_HANGUL.findall(text)))
+    return ScriptShare(
+        letters, len(_HAN.findall(text)), len(_KANA.findall(text)), len(_HANGUL.findall(text))
+    )
 
 
 def english_word_share(segments: Iterable[str | None]) -> float:

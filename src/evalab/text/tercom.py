@@ -97,7 +97,10 @@ class TercomNormalizer:
         return tuple(text.split())
 
     def __getstate__(self) -> dict[str, bool]:
-        return {k: getattr(self, k) for k in ("normalized", "no_punct", "asian_support", "case_sensitive")}
+        return {
+            k: getattr(self, k)
+            for k in ("normalized", "no_punct", "asian_support", "case_sensitive")
+        }
 
     def __setstate__(self, state: dict[str, bool]) -> None:
         self.__init__(**state)  # type: ignore[misc]

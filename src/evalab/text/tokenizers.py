@@ -58,7 +58,9 @@ def check_tokenizer_name(name: str) -> str:
     Settings validate names with this (without importing the tokenizer's module).
     """
     if name not in TOKENIZERS:
-        raise SettingsError(f"unknown tokenizer {name!r}; known tokenizers: {', '.join(TOKENIZERS)}")
+        raise SettingsError(
+            f"unknown tokenizer {name!r}; known tokenizers: {', '.join(TOKENIZERS)}"
+        )
     return name
 
 

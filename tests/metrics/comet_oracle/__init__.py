@@ -47,7 +47,8 @@ def oracle_python() -> Path:
         for pin in PINS:
             proc = subprocess.run(
                 [str(tmp / "bin" / "python"), "-m", "pip", "install", "-q", pin],
-                capture_output=True, text=True,
+                capture_output=True,
+                text=True,
             )
             if proc.returncode != 0:
                 tail = (proc.stderr.strip().splitlines() or ["?"])[-1]
@@ -107,22 +108,60 @@ def tiny_specs(encoder: str | Path) -> list[dict[str, Any]]:
     class, over the local ``encoder`` folder (a BERT)."""
     base = {"encoder_model": "BERT", "pretrained_model": str(encoder)}
     return [
-        {"class": "regression_metric", "seed": 1,
-         "hparams": {**base, "hidden_sizes": [64, 32], "layer": "mix", "pool": "avg", "layer_norm": True}},
-        {"class": "regression_metric", "seed": 2,
-         "hparams": {**base, "hidden_sizes": [48], "layer": 4, "pool": "cls",
-                     "activations": "sigmoid", "final_activation": "Tanh"}},
-        {"class": "referenceless_regression_metric", "seed": 3,
-         "hparams": {**base, "hidden_sizes": [64, 32], "layer": "mix", "pool": "max", "layer_norm": False}},
-        {"class": "referenceless_regression_metric", "seed": 4,
-         "hparams": {**base, "hidden_sizes": [32], "layer": "mix", "pool": "avg", "layer_norm": True}},
+        {
+            "class": "regression_metric",
+            "seed": 1,
+            "hparams": {
+                **base,
+                "hidden_sizes": [64, 32],
+                "layer": "mix",
+                "pool": "avg",
+                "layer_norm": True,
+            },
+        },
+        {
+            "class": "regression_metric",
+            "seed": 2,
+            "hparams": {
+                **base,
+                "hidden_sizes": [48],
+                "layer": 4,
+                "pool": "cls",
+                "activations": "sigmoid",
+                "final_activation": "Tanh",
+            },
+        },
+        {
+            "class": "referenceless_regression_metric",
+            "seed": 3,
+            "hparams": {
+                **base,
+                "hidden_sizes": [64, 32],
+                "layer": "mix",
+                "pool": "max",
+                "layer_norm": False,
+            },
+        },
+        {
+            "class": "referenceless_regression_metric",
+            "seed": 4,
+            "hparams": {
+                **base,
+                "hidden_sizes": [32],
+                "layer": "mix",
+                "pool": "avg",
+                "layer_norm": True,
+            },
+        },
     ]
 
 
 def make_tiny_checkpoint(out: Path, *args: str) -> Path:
     """The checkpoint ``benchmarks/make_tiny_comet.py`` builds into ``out``: no oracle venv,
     no unbabel-comet, no network (the shipped MiniLM and a random estimator)."""
-    spec = importlib.util.spec_from_file_location("make_tiny_comet", REPO / "benchmarks" / "make_tiny_comet.py")
+    spec = importlib.util.spec_from_file_location(
+        "make_tiny_comet", REPO / "benchmarks" / "make_tiny_comet.py"
+    )
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     module.main([str(out), *args])

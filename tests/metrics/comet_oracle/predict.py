@@ -28,7 +28,9 @@ def run(model, job: dict) -> dict:
         model.caching = False
     systems = job.get("systems") or [job["samples"]]
     start = time.perf_counter()
-    outs = [model.predict(s, batch_size=job["batch_size"], gpus=0, progress_bar=False) for s in systems]
+    outs = [
+        model.predict(s, batch_size=job["batch_size"], gpus=0, progress_bar=False) for s in systems
+    ]
     seconds = time.perf_counter() - start
     scored = [{"scores": list(o.scores), "system_score": o.system_score} for o in outs]
     return {**scored[0], "systems": scored, "seconds": seconds}

@@ -26,7 +26,12 @@ CLAIMS: tuple[tuple[str, str, str, str], ...] = (
     ("1 head is worse than 8 heads", "(A) h=1", "(A) h=8", "worse"),
     ("dropout 0.3 is worse than no dropout", "(D) P_drop=0.3", "(D) P_drop=0", "worse"),
     ("no positional encoding is not worse than sinusoids", "(E) none", "base", "not_worse"),
-    ("masking 3 of 4 heads at evaluation lowers seq_acc", "(A') 1 of 4 heads at eval", "base", "worse"),
+    (
+        "masking 3 of 4 heads at evaluation lowers seq_acc",
+        "(A') 1 of 4 heads at eval",
+        "base",
+        "worse",
+    ),
 )
 
 
@@ -83,5 +88,7 @@ def check_directions(analysis: Any, metric: str | None = None) -> list[Direction
             w = welch(a, b)
             delta, low, high = w.delta, w.low, w.high
         holds = high < 0 if kind == "worse" else high >= 0
-        out.append(Direction(claim, row, other, metric, delta, low, high, bool(holds), kind, paired))
+        out.append(
+            Direction(claim, row, other, metric, delta, low, high, bool(holds), kind, paired)
+        )
     return out

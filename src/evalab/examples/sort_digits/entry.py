@@ -51,15 +51,20 @@ def run(config: Mapping[str, Any], seed: int, out_dir: str | None = None) -> dic
     if out_dir is not None:
         path = Path(out_dir) / CHECKPOINT
         tmp = path.with_suffix(".tmp")
-        torch.save({"config": dataclasses.asdict(cfg), "seed": seed, "state": result.model.state_dict()}, tmp)
+        torch.save(
+            {"config": dataclasses.asdict(cfg), "seed": seed, "state": result.model.state_dict()},
+            tmp,
+        )
         tmp.replace(path)  # a killed run leaves no half-written checkpoint under the real name
     return _returned(metrics)
 
 
 def _returned(metrics: Mapping[str, Any]) -> dict[str, Any]:
     """What a run returns: the study's metrics and their per-sequence values."""
-    return {**{name: metrics[name] for name in METRICS},
-            "per_example": {name: metrics["per_example"][name] for name in PER_EXAMPLE}}
+    return {
+        **{name: metrics[name] for name in METRICS},
+        "per_example": {name: metrics["per_example"][name] for name in PER_EXAMPLE},
+    }
 
 
 def evaluate(config: Mapping[str, Any], seed: int, checkpoint_dir: str) -> dict[str, Any]:
@@ -83,15 +88,21 @@ def evaluate(config: Mapping[str, Any], seed: int, checkpoint_dir: str) -> dict[
     cfg = SortConfig.from_dict({k: v for k, v in config.items() if k not in EVAL_DEFAULTS})
     heads, positions = settings["eval_heads"], settings["eval_positions"]
     if isinstance(heads, bool) or not isinstance(heads, int) or not 0 <= heads <= cfg.heads:
-        raise SettingsError(f"sort_digits: eval_heads must be an integer in [0, heads={cfg.heads}] (0: all), got {heads!r}")
+        raise SettingsError(
+            f"sort_digits: eval_heads must be an integer in [0, heads={cfg.heads}] (0: all), got {heads!r}"
+        )
     if not isinstance(positions, bool):
         raise SettingsError(f"sort_digits: eval_positions must be true or false, got {positions!r}")
     path = Path(checkpoint_dir) / CHECKPOINT
     if not path.is_file():
-        raise SettingsError(f"sort_digits: no trained model at {path}; the training run must save one (run(..., out_dir))")
+        raise SettingsError(
+            f"sort_digits: no trained model at {path}; the training run must save one (run(..., out_dir))"
+        )
     saved = torch.load(path, weights_only=True)
     if saved["config"] != dataclasses.asdict(cfg) or saved["seed"] != seed:
-        raise SettingsError(f"sort_digits: {path} was trained with another configuration or seed than this evaluation's")
+        raise SettingsError(
+            f"sort_digits: {path} was trained with another configuration or seed than this evaluation's"
+        )
     with isolated_torch(seed):
         model = build_model(cfg)
         model.load_state_dict(saved["state"])

@@ -32,7 +32,9 @@ def sinusoids(length: int, d_model: int) -> Tensor:
     1.0
     """
     pos = torch.arange(length, dtype=torch.float32)[:, None]
-    inv = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
+    inv = torch.exp(
+        torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model)
+    )
     table = torch.zeros(length, d_model)
     table[:, 0::2] = torch.sin(pos * inv)
     table[:, 1::2] = torch.cos(pos * inv)[:, : d_model // 2]
@@ -57,7 +59,11 @@ class MultiHeadAttention(nn.Module):
         return x.view(b, n, self.heads, self.d_k).transpose(1, 2)
 
     def forward(self, query: Tensor, memory: Tensor, causal: bool = False) -> Tensor:
-        q, k, v = self._split(self.q(query)), self._split(self.k(memory)), self._split(self.v(memory))
+        q, k, v = (
+            self._split(self.q(query)),
+            self._split(self.k(memory)),
+            self._split(self.v(memory)),
+        )
         # softmax(q k^T / sqrt(d_k)) v (equation 1), fused; ``causal`` hides later positions.
         # Dropout on the attention weights too: section 5.4 names only sub-layer outputs and
         # embedding sums, but the reference code (tensor2tensor) and torch.nn.Transformer,
@@ -150,8 +156,12 @@ class Sorter(nn.Module):
         else:
             self.pos = None
         self.drop = nn.Dropout(dropout)
-        self.encoder = nn.ModuleList(EncoderLayer(d_model, heads, d_ff, dropout) for _ in range(layers))
-        self.decoder = nn.ModuleList(DecoderLayer(d_model, heads, d_ff, dropout) for _ in range(layers))
+        self.encoder = nn.ModuleList(
+            EncoderLayer(d_model, heads, d_ff, dropout) for _ in range(layers)
+        )
+        self.decoder = nn.ModuleList(
+            DecoderLayer(d_model, heads, d_ff, dropout) for _ in range(layers)
+        )
         self.head = nn.Linear(d_model, vocab)
 
     def shift_right(self, target: Tensor) -> Tensor:

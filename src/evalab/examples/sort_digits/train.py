@@ -71,7 +71,9 @@ class SortConfig:
         evalab.errors.SettingsError: sort_digits: unknown setting 'head'; known settings: seq_len, vocab, d_model, heads, layers, d_ff, dropout, label_smoothing, pos_encoding, steps, batch_size, lr, warmup, eval_size, eval_seed
         """
         if not isinstance(config, Mapping):
-            raise SettingsError(f"sort_digits: configuration must be a table, got {type(config).__name__}")
+            raise SettingsError(
+                f"sort_digits: configuration must be a table, got {type(config).__name__}"
+            )
         fields = {f.name: f for f in dataclasses.fields(cls)}
         values: dict[str, Any] = {}
         for key, value in config.items():
@@ -88,9 +90,7 @@ class SortConfig:
             else:
                 ok = isinstance(value, str)
             if not ok:
-                raise SettingsError(
-                    f"sort_digits: setting {key!r} must be {want}, got {value!r}"
-                )
+                raise SettingsError(f"sort_digits: setting {key!r} must be {want}, got {value!r}")
             values[key] = value
         cfg = cls(**values)
         cfg.check()
@@ -98,7 +98,16 @@ class SortConfig:
 
     def check(self) -> None:
         """Raise SettingsError for values the model or training cannot use."""
-        positive = ("seq_len", "d_model", "heads", "layers", "d_ff", "steps", "batch_size", "eval_size")
+        positive = (
+            "seq_len",
+            "d_model",
+            "heads",
+            "layers",
+            "d_ff",
+            "steps",
+            "batch_size",
+            "eval_size",
+        )
         for name in positive:
             if getattr(self, name) < 1:
                 raise SettingsError(f"sort_digits: {name} must be >= 1, got {getattr(self, name)}")
@@ -228,7 +237,9 @@ def train(config: SortConfig, seed: int, *, steps: int | None = None) -> TrainRe
         src, tgt = make_batch(data, config.batch_size, config)
         logits = model(src, model.shift_right(tgt))
         loss = F.cross_entropy(
-            logits.reshape(-1, config.vocab), tgt.reshape(-1), label_smoothing=config.label_smoothing
+            logits.reshape(-1, config.vocab),
+            tgt.reshape(-1),
+            label_smoothing=config.label_smoothing,
         )
         opt.zero_grad(set_to_none=True)
         loss.backward()
