@@ -33,6 +33,7 @@ test-full: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
