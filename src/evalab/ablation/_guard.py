@@ -16,7 +16,7 @@ import sys
 _PR_SET_PDEATHSIG = 1
 
 
-def _kill_group(*_args) -> None:
+def _kill_group(*_args: object) -> None:
     os.killpg(os.getpgrp(), signal.SIGKILL)
 
 

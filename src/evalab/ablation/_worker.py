@@ -27,6 +27,12 @@ import sys
 import threading
 import time
 
+# mypy reads the names below; at run time nothing is imported (the ``typing`` import would
+# cost every run: see the module docstring), so annotations naming them are strings
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 def _watch_parent(parent: int) -> None:
     # If the runner is killed (SIGKILL, OOM), end the run's whole process group (the run
@@ -40,7 +46,7 @@ def _watch_parent(parent: int) -> None:
                 os._exit(3)
 
 
-def _plain(value, depth=0):
+def _plain(value: object, depth: int = 0) -> object:
     """Only types marshal can write and JSON can store; anything else becomes its repr."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
@@ -53,15 +59,16 @@ def _plain(value, depth=0):
     return repr(value) if not hasattr(value, "__fspath__") else os.fspath(value)
 
 
-def _watch_reads(roots: list) -> tuple:
+def _watch_reads(roots: list[str]) -> tuple[dict[str, None], dict[str, None]]:
     """Install the audit hook; it fills two dicts (used as ordered sets): the files under
     ``roots`` opened for reading, and those opened for writing (a file the run writes
     itself, a cache, is its output, not an input)."""
-    seen, written = {}, {}
+    seen: dict[str, None] = {}
+    written: dict[str, None] = {}
     prefixes = tuple(r.rstrip(os.sep) + os.sep for r in roots)
     abspath = os.path.abspath
 
-    def hook(event, args):
+    def hook(event: str, args: "tuple[Any, ...]") -> None:
         if event != "open":
             return
         path, mode, flags = args
@@ -85,17 +92,17 @@ def _watch_reads(roots: list) -> tuple:
     return seen, written
 
 
-def _inputs(seen: dict, written: dict, roots: list) -> list:
+def _inputs(seen: dict[str, None], written: dict[str, None], roots: list[str]) -> list[str]:
     return [p for p in [*seen, *_module_files(roots)] if p not in written]
 
 
-def _module_files(roots: list) -> list:
+def _module_files(roots: list[str]) -> list[str]:
     prefixes = tuple(r.rstrip(os.sep) + os.sep for r in roots)
     files = (getattr(m, "__file__", None) for m in list(sys.modules.values()))
     return [f for f in files if isinstance(f, str) and f.startswith(prefixes)]
 
 
-def _write(path: str, payload: dict) -> None:
+def _write(path: str, payload: dict[str, object]) -> None:
     tmp = path + ".tmp"
     with open(tmp, "wb") as fh:
         marshal.dump(payload, fh)
@@ -113,7 +120,7 @@ def main(job_path: str) -> None:
     try:
         mod_name, fn_name = job["entry"].split(":")
         fn = getattr(importlib.import_module(mod_name), fn_name)
-        kwargs = {}
+        kwargs: dict[str, object] = {}
         # read the parameter names from the code object: `inspect` alone costs ~0.1 s to import
         code = getattr(fn, "__code__", None)
         if (
@@ -121,7 +128,7 @@ def main(job_path: str) -> None:
             and "out_dir" in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
         ):
             kwargs["out_dir"] = job["out_dir"]
-        args = (dict(job["config"]), int(job["seed"]))
+        args: tuple[object, ...] = (dict(job["config"]), int(job["seed"]))
         if job.get("checkpoint_dir"):
             args += (job["checkpoint_dir"],)
         out = fn(*args, **kwargs)
@@ -132,7 +139,7 @@ def main(job_path: str) -> None:
         out = dict(out)
         artifacts = out.pop("artifacts", None)
         per_example = out.pop("per_example", None)
-        metrics = {}
+        metrics: dict[str, object] = {}
         for k, v in out.items():
             # numpy scalars and the like: anything float() accepts that is not a bool/str
             if hasattr(v, "item") and not isinstance(v, (str, bytes)):

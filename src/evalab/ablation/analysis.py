@@ -25,6 +25,7 @@ every interval, ``min_effect`` turns a Δ whose intervals lie inside it into "ne
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -573,15 +574,23 @@ def _contrasts(
             contrasts[m] = factorial_effects(
                 study.grid,
                 ref_levels,
-                lambda levels, m=m: runs.by_seed(
-                    Row("", "", "grid", {**study.base, **levels}, {}, {}), m
-                )[0],
+                _grid_cell_values(runs, m),
                 confidence=confidence,
                 decimals=2 if top >= 10 else 3 if top >= 1 else 4,
                 paired=study.paired_seeds,
                 bounds=_bounds(study, m),
             )
     return contrasts
+
+
+def _grid_cell_values(runs: _Runs, metric: str) -> Callable[[dict[str, Any]], dict[int, float]]:
+    """The metric's values by seed in the grid cell with the given factor levels."""
+
+    def values(levels: dict[str, Any]) -> dict[int, float]:
+        row = Row("", "", "grid", {**runs.study.base, **levels}, {}, {})
+        return runs.by_seed(row, metric)[0]
+
+    return values
 
 
 def example_stats_of(study: Study, store: RunStore, run: StoredRun) -> dict[str, ExampleStats]:
@@ -768,19 +777,11 @@ def _metric_stats(
     permutations: int,
     min_effect: float | None = None,
 ) -> MetricStats:
-    mc = mean_ci(vals, confidence)
-    common = {
-        "metric": metric,
-        "n": mc.n,
-        "values": vals,
-        "mean": mc.mean,
-        "std": mc.std,
-        **_seed_ci(mc),
-    }
+    common = _seed_stats(metric, vals, confidence)
     if base is None:
-        return MetricStats(**common)
+        return common
     if not vals or not base:
-        return MetricStats(**common, too_few_seeds=True)
+        return replace(common, too_few_seeds=True)
     w = welch(vals, base, confidence)
     p_perm, exact = permutation_test(vals, base, resamples=permutations, seed=seed)
     p_perm = p_perm if min(len(vals), len(base)) >= 2 else math.nan  # 1 vs 1: p = 1 whatever Δ is
@@ -806,8 +807,8 @@ def _metric_stats(
     direction = ""
     if w.delta != 0 and math.isfinite(w.delta):
         direction = "better" if (w.delta > 0) == higher_is_better else "worse"
-    return MetricStats(
-        **common,
+    return replace(
+        common,
         delta=w.delta,
         delta_low=w.low,
         delta_high=w.high,
@@ -840,20 +841,12 @@ def _paired_stats(
 ) -> MetricStats:
     """A row against the row its Δ is taken to, paired by seed: an eval row and its trained
     row (the same trained model), or any row and the base when the study pairs seeds."""
-    mc = mean_ci(list(vals.values()), confidence)
-    common = {
-        "metric": metric,
-        "n": mc.n,
-        "values": list(vals.values()),
-        "mean": mc.mean,
-        "std": mc.std,
-        **_seed_ci(mc),
-        "paired": True,
-        "vs": parent_label,
-    }
+    common = replace(
+        _seed_stats(metric, list(vals.values()), confidence), paired=True, vs=parent_label
+    )
     seeds = [s for s in vals if s in parent]
     if not seeds:
-        return MetricStats(**common, too_few_seeds=True)
+        return replace(common, too_few_seeds=True)
     a, b = np.array([vals[s] for s in seeds]), np.array([parent[s] for s in seeds])
     t = paired_t(a, b, confidence)
     p_perm, exact = sign_flip_test(a, b, resamples=permutations, seed=seed)
@@ -874,8 +867,8 @@ def _paired_stats(
     direction = ""
     if t.delta != 0 and math.isfinite(t.delta):
         direction = "better" if (t.delta > 0) == higher_is_better else "worse"
-    return MetricStats(
-        **common,
+    return replace(
+        common,
         delta=t.delta,
         delta_low=t.low,
         delta_high=t.high,
@@ -890,10 +883,20 @@ def _paired_stats(
     )
 
 
-def _seed_ci(mc: Any) -> dict[str, float]:
-    """The mean's t-based CI over seeds; NaN where the seeds all agree (sd 0: see _undefined_t)."""
+def _seed_stats(metric: str, vals: list[float], confidence: float) -> MetricStats:
+    """The row's own values over seeds, with no Δ: n, mean, sd and the mean's t-based CI
+    over seeds; the CI is NaN where the seeds all agree (sd 0: see _undefined_t)."""
+    mc = mean_ci(vals, confidence)
     flat = mc.n >= 2 and mc.std == 0
-    return {"ci_low": math.nan if flat else mc.low, "ci_high": math.nan if flat else mc.high}
+    return MetricStats(
+        metric=metric,
+        n=mc.n,
+        values=vals,
+        mean=mc.mean,
+        std=mc.std,
+        ci_low=math.nan if flat else mc.low,
+        ci_high=math.nan if flat else mc.high,
+    )
 
 
 def _undefined_t(w: Any) -> Any:

@@ -400,9 +400,10 @@ def score_outputs(spec: dict[str, Any], out_dir: Path) -> tuple[float, np.ndarra
 
     from evalab.metrics.registry import metric_class
 
-    metric = metric_class(spec["metric"])(
-        **{k: tuple(v) if isinstance(v, list) else v for k, v in spec["settings"].items()}
-    )
+    settings: dict[str, Any] = {
+        k: tuple(v) if isinstance(v, list) else v for k, v in spec["settings"].items()
+    }
+    metric = metric_class(spec["metric"])(**settings)
     path = out_dir / spec["outputs"]
     if not path.exists():
         raise InputError(

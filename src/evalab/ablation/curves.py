@@ -297,7 +297,7 @@ def stopped_at(curves: dict[str, Curve], rule: StopRule) -> int | None:
     state = StopState(rule)
     for step, value in zip(c.steps.tolist(), c.values.tolist(), strict=True):
         if state.update(step, value):
-            return step
+            return state.stopped_at
     return None
 
 

@@ -158,6 +158,12 @@ def parse_display(
     return Display(columns, derived, values)
 
 
+def _operands(expression: str) -> tuple[str, ...]:
+    """The two operands of ``KEY op KEY`` (none when it is not of that form)."""
+    m = _EXPR_RE.match(expression)
+    return m.groups()[::2] if m else ()
+
+
 def check_rows(
     display: Display,
     rows: Iterable[tuple[str, dict[str, Any]]],
@@ -174,9 +180,7 @@ def check_rows(
         for label, config in rows:
             if derive(expr, config) is None:
                 operands = ", ".join(
-                    f"{t} = {config.get(t)!r}"
-                    for t in _EXPR_RE.match(expr).groups()[::2]
-                    if _NAME_RE.match(t)
+                    f"{t} = {config.get(t)!r}" for t in _operands(expr) if _NAME_RE.match(t)
                 )
                 raise error(
                     f"[display] derived {name}",

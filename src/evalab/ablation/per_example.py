@@ -65,7 +65,8 @@ def mean_of_rows(sums: np.ndarray) -> np.ndarray:
     """``scores_from_sums`` of :func:`mean_rows`: the mean (NaN for an empty resample)."""
     sums = np.asarray(sums, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return sums[..., 0] / sums[..., 1]
+        means: np.ndarray = sums[..., 0] / sums[..., 1]
+    return means
 
 
 # ------------------------------------------------------------------ a run's examples file
@@ -185,7 +186,8 @@ def write_examples(folder: Path, rows: dict[str, StoredRows]) -> dict[str, Any]:
         },
     }
     buf = io.BytesIO()
-    np.savez(buf, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
+    # allow_pickle passed (its default) so that mypy does not match **arrays to it
+    np.savez(buf, meta=np.array(json.dumps(meta, sort_keys=True)), allow_pickle=True, **arrays)
     write_bytes_atomic(folder / EXAMPLES_FILE, buf.getvalue())
     return {"file": EXAMPLES_FILE, "n": {name: int(r.rows.shape[0]) for name, r in rows.items()}}
 

@@ -1223,7 +1223,8 @@ def check_entry_imports(entry: str, directory: Path, w: _Where, key: str = "entr
             key,
             "study",
         )
-    return result.get("file")
+    file: str | None = result.get("file")
+    return file
 
 
 def find_module_file(entry: str, directory: Path) -> str | None:

@@ -854,18 +854,23 @@ def _connect(path: Path, read_only: bool, busy_timeout: float) -> sqlite3.Connec
     """The connection; a store opened for reading only is read as an immutable file when
     no connection has it open (no ``-wal`` file: nothing is created beside it), else with
     ``mode=ro`` (or immutable when its ``-wal`` file is empty and cannot be shared)."""
-    kwargs: dict[str, Any] = {
-        "timeout": min(busy_timeout, 5.0),
-        "isolation_level": None,
-        "check_same_thread": False,
-    }
+
+    def connect(database: str | Path, uri: bool = False) -> sqlite3.Connection:
+        return sqlite3.connect(
+            database,
+            timeout=min(busy_timeout, 5.0),
+            isolation_level=None,
+            check_same_thread=False,
+            uri=uri,
+        )
+
     if not read_only:
-        return sqlite3.connect(path, **kwargs)
+        return connect(path)
     uri = path.resolve().as_uri()
     wal = Path(f"{path}-wal")
     if not wal.exists():  # no connection has it open (SQLite's read-only mode would create one)
-        return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, **kwargs)
-    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, **kwargs)
+        return connect(f"{uri}?mode=ro&immutable=1", uri=True)
+    conn = connect(f"{uri}?mode=ro", uri=True)
     try:
         conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
         return conn
@@ -876,7 +881,7 @@ def _connect(path: Path, read_only: bool, busy_timeout: float) -> sqlite3.Connec
             f"{path}: the run database cannot be written here and another process is writing it "
             f"({wal.name} is not empty); read it once that process has finished"
         )
-    return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, **kwargs)
+    return connect(f"{uri}?mode=ro&immutable=1", uri=True)
 
 
 def store_fault(path: Path, exc: sqlite3.Error) -> EvalabError:

@@ -175,8 +175,8 @@ def contrast(
             means=means,
             value=value,
             arithmetic=text,
-            low=scale_back(r.low, e),
-            high=scale_back(r.high, e),
+            low=None if r.low is None else scale_back(r.low, e),
+            high=None if r.high is None else scale_back(r.high, e),
         )
     missing = tuple(lab for lab, arr in zip(labels, arrays, strict=True) if arr.size == 0)
     means = tuple(float(a.mean()) if a.size else float("nan") for a in arrays)
@@ -215,7 +215,9 @@ def _contrast_t(
 ) -> tuple[float | None, float | None, float | None, str]:
     """(low, high, p, absent) of a contrast over seeds: Welch-Satterthwaite, or paired t."""
     if paired and len({a.size for a in arrays}) == 1 and arrays[0].size >= 2:
-        per_seed = sum(c * a for c, a in zip(coefs, arrays, strict=True))
+        per_seed = sum(
+            (c * a for c, a in zip(coefs, arrays, strict=True)), start=np.zeros(arrays[0].shape)
+        )
         se2, df = float(np.var(per_seed, ddof=1)) / per_seed.size, float(per_seed.size - 1)
         if np.ptp(per_seed) == 0:
             se2 = 0.0

@@ -88,4 +88,5 @@ def binary_outcomes(rows: np.ndarray, metric: str) -> np.ndarray:
             f"--test mcnemar needs a right/wrong outcome per segment (exact_match, accuracy); "
             f"{metric} has graded per-segment statistics; use --test bs or ar"
         )
-    return rows[:, 0] == 1.0
+    right: np.ndarray = rows[:, 0] == 1.0
+    return right

@@ -375,10 +375,13 @@ def _observed(
 
 def bootstrap_null(deltas: np.ndarray, p_value: str) -> np.ndarray:
     """The bootstrap test's null statistics from resampled differences ``[n_samples, pairs]``."""
+    null: np.ndarray
     if p_value == "centered":
-        return np.abs(deltas - deltas.mean(axis=0))
+        null = np.abs(deltas - deltas.mean(axis=0))
+        return null
     absd = np.abs(deltas)  # sacrebleu's statistic, see the module docstring
-    return absd - absd.mean(axis=0)
+    null = absd - absd.mean(axis=0)
+    return null
 
 
 def _null_distributions(

@@ -64,14 +64,15 @@ def check_n_samples(n_samples: Any, what: str = "n_samples") -> int:
     """Validate a number of resamples or trials (an int >= 1)."""
     if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral):
         raise SettingsError(f"{what} must be an integer >= 1, got {n_samples!r}")
-    if n_samples < 1:
+    n = int(n_samples)
+    if n < 1:
         raise SettingsError(f"{what} must be at least 1, got {n_samples}")
-    if n_samples > MAX_SAMPLES:
+    if n > MAX_SAMPLES:
         # a typo such as 100000000000 would otherwise run for days (or exhaust memory)
         raise SettingsError(
             f"{what} must be at most {MAX_SAMPLES:,}, got {n_samples:,} (1,000-10,000 is usual)"
         )
-    return int(n_samples)
+    return n
 
 
 def check_seed(seed: Any) -> int:
@@ -232,4 +233,7 @@ def resampled_sums(weights: np.ndarray, stats: np.ndarray) -> np.ndarray:
     n = stats.shape[0]
     flat = stats.reshape(n, -1)
     sums = weights.astype(flat.dtype, copy=False) @ flat
-    return sums.astype(np.float64, copy=False).reshape((weights.shape[0], *stats.shape[1:]))
+    out: np.ndarray = sums.astype(np.float64, copy=False).reshape(
+        (weights.shape[0], *stats.shape[1:])
+    )
+    return out

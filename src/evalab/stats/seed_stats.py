@@ -483,7 +483,7 @@ _ERFC = np.frompyfunc(math.erfc, 1, 1)
 
 
 def _norm_cdf(x: np.ndarray) -> np.ndarray:
-    return 0.5 * _ERFC(-x / math.sqrt(2.0)).astype(float)
+    return 0.5 * np.asarray(_ERFC(-x / math.sqrt(2.0)), dtype=float)
 
 
 def power_two_sample(delta: float, sd: float, n: int, alpha: float = 0.05) -> float:
@@ -559,7 +559,8 @@ def _quantiles(x: np.ndarray, t: np.ndarray) -> np.ndarray:
     """Empirical quantile function F^-1(t) = x_(ceil(n t)) (the step function ASO uses)."""
     xs = np.sort(x)
     idx = np.clip(np.ceil(xs.size * t).astype(int) - 1, 0, xs.size - 1)
-    return xs[idx]
+    quantiles: np.ndarray = xs[idx]
+    return quantiles
 
 
 def violation_ratio(a: np.ndarray, b: np.ndarray, dt: float = 0.005) -> float:

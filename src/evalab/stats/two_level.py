@@ -196,7 +196,7 @@ def _interaction(values: np.ndarray) -> float:
     """The seed × example interaction's share of the resampled variance of the mean over
     seeds: ``Σ_s Var_b(V[s, b] − V̄_b) / (S (S − 1))`` (the ANOVA estimate of ``σ²_int / (S n)``
     of a crossed seeds × examples design)."""
-    s = values.shape[0]
+    s: int = values.shape[0]
     deviations = values - values.mean(axis=0)
     return float(deviations.var(axis=1, ddof=1).sum()) / (s * (s - 1))
 

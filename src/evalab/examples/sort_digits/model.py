@@ -71,7 +71,8 @@ class MultiHeadAttention(nn.Module):
         p = self.dropout if self.training else 0.0
         att = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=causal)
         b, _, n, _ = q.shape
-        return self.out(att.transpose(1, 2).reshape(b, n, self.heads * self.d_k))
+        out: Tensor = self.out(att.transpose(1, 2).reshape(b, n, self.heads * self.d_k))
+        return out
 
 
 class FeedForward(nn.Module):
@@ -85,7 +86,8 @@ class FeedForward(nn.Module):
         )
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.net(x)
+        out: Tensor = self.net(x)
+        return out
 
 
 class EncoderLayer(nn.Module):
@@ -98,7 +100,8 @@ class EncoderLayer(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         x = self.norm1(x + self.drop(self.attn(x, x)))
-        return self.norm2(x + self.drop(self.ff(x)))
+        out: Tensor = self.norm2(x + self.drop(self.ff(x)))
+        return out
 
 
 class DecoderLayer(nn.Module):
@@ -113,7 +116,8 @@ class DecoderLayer(nn.Module):
     def forward(self, y: Tensor, memory: Tensor) -> Tensor:
         y = self.norm1(y + self.drop(self.self_attn(y, y, causal=True)))
         y = self.norm2(y + self.drop(self.cross_attn(y, memory)))
-        return self.norm3(y + self.drop(self.ff(y)))
+        out: Tensor = self.norm3(y + self.drop(self.ff(y)))
+        return out
 
 
 class Sorter(nn.Module):
@@ -128,6 +132,9 @@ class Sorter(nn.Module):
     >>> m(src, m.shift_right(src)).shape
     torch.Size([1, 5, 10])
     """
+
+    #: the positions added to the embeddings: a buffer (sin), a parameter (learned) or None
+    pos: Tensor | None
 
     def __init__(
         self,
@@ -173,7 +180,8 @@ class Sorter(nn.Module):
         x = self.embed(tokens) * math.sqrt(self.d_model)
         if self.pos is not None:
             x = x + self.pos[: tokens.shape[1]]
-        return self.drop(x)
+        out: Tensor = self.drop(x)
+        return out
 
     def encode(self, src: Tensor) -> Tensor:
         x = self._embed(src)
@@ -185,7 +193,8 @@ class Sorter(nn.Module):
         y = self._embed(dec_in)
         for layer in self.decoder:
             y = layer(y, memory)
-        return self.head(y)
+        logits: Tensor = self.head(y)
+        return logits
 
     def forward(self, src: Tensor, dec_in: Tensor) -> Tensor:
         """Logits ``[batch, len(dec_in), vocab]`` for each next token (teacher forcing)."""

@@ -242,7 +242,7 @@ def train(config: SortConfig, seed: int, *, steps: int | None = None) -> TrainRe
             label_smoothing=config.label_smoothing,
         )
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        torch.autograd.backward(loss)
         opt.step()
         losses.append(loss.item())
     return TrainResult(model, config, losses, time.perf_counter() - start)
