@@ -31,7 +31,7 @@ from evalab.errors import InputError, SettingsError
 from evalab.io import check_same_length, read_segments
 from evalab.metrics.base import Metric, Score
 from evalab.metrics.parallel import stats_table
-from evalab.progress import model_loading
+from evalab.progress import model_loading, progress_bar
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
@@ -350,11 +350,18 @@ def score(
     results: list[tuple[str, str, Score]] = []
     cis: list[ConfidenceInterval | None] = []
     table = stats_table(built, systems, refs, jobs)
-    for sys_name in systems:
-        for name, metric in built.items():
-            rows = table[name][sys_name]
-            results.append((sys_name, name, metric.aggregate(rows)))
-            cis.append(bootstrap_ci(metric, rows, n, confidence, seed) if ci else None)
+    with progress_bar(
+        len(systems) * len(built) * n, "bootstrap (--ci)", ci and not quiet, unit="resamples"
+    ) as advance:
+        for sys_name in systems:
+            for name, metric in built.items():
+                rows = table[name][sys_name]
+                results.append((sys_name, name, metric.aggregate(rows)))
+                cis.append(
+                    bootstrap_ci(metric, rows, n, confidence, seed, progress=advance)
+                    if ci
+                    else None
+                )
     if segments:
         emit(segment_lines(built, systems, refs), segments)
     if score_only:
