@@ -48,7 +48,6 @@ from evalab.cli.segment_checks import check_resamplable
 from evalab.errors import InputError, SettingsError
 from evalab.io import read_segments
 from evalab.metrics.loss import STAT_NAMES, CrossEntropy, Perplexity, PerplexitySettings
-from evalab.models.hub import resolve_model
 from evalab.nll import IGNORE_INDEX
 from evalab.progress import model_loading
 from evalab.stats.bootstrap import bootstrap_ci, check_confidence
@@ -441,7 +440,7 @@ def ppl(
         },
     )
     metric = Perplexity(
-        model=None if model is None else resolve_model(model),
+        model=model,
         max_length=max_length,
         stride=stride,
         batch_size=batch_size,

@@ -44,6 +44,7 @@ from evalab.metrics.missing_refs import (
     rows_with_missing,
 )
 from evalab.metrics.stats_value import NRefs, Stats
+from evalab.models.hub import resolve_model_settings
 
 __all__ = [
     "Metric",
@@ -400,6 +401,8 @@ class Metric(ABC):
                     f"{', '.join(sorted(known)) or '(none)'}"
                 )
             settings = self.settings_class(**kwargs)
+        # a hub model id (Org/name) becomes its folder in the local cache, for library and CLI
+        settings = resolve_model_settings(settings)
         settings.validate()
         self.settings = settings
 
