@@ -39,6 +39,7 @@ from evalab import _kernel
 from evalab.errors import InputError, SettingsError
 from evalab.metrics._ngrams import MAX_ORDER, Packed, match_counts_many, offsets_of
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
+from evalab.metrics.stats_value import NRefs
 
 __all__ = ["BLEU", "BLEUSettings", "bleu_from_sums", "bleu_score"]
 
@@ -402,7 +403,7 @@ class BLEU(Metric):
         """Corpus BLEU (0-100) of summed stats ``[..., 2 + 2N]`` (e.g. bootstrap resamples)."""
         return bleu_from_sums(sums, *self._args())[0]
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         n = self.settings.max_ngram_order
         sums = np.asarray(sums, dtype=np.float64)
         if sums.shape != (2 + 2 * n,):
@@ -436,7 +437,7 @@ class BLEU(Metric):
         )
 
     # -- signature ---------------------------------------------------------------------------
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
         smooth = s.smooth_method
         if SMOOTH_DEFAULTS[smooth] is not None:

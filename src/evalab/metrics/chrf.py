@@ -40,6 +40,7 @@ from evalab.metrics._ngrams import (
     pack_new_vocab,
 )
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
+from evalab.metrics.stats_value import NRefs
 
 __all__ = ["CHRF", "CHRFPlusPlus", "CHRFSettings", "chrf_from_sums", "chrf_score"]
 
@@ -307,7 +308,7 @@ class CHRF(Metric):
         s = self.settings
         return chrf_from_sums(sums, self.order, s.beta, s.eps_smoothing)
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         s = self.settings
         sums = np.asarray(sums, dtype=np.float64)
         if sums.shape != (3 * self.order,):
@@ -328,7 +329,7 @@ class CHRF(Metric):
             },
         )
 
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
         fields = [
             ("nrefs", str(nrefs) if nrefs is not None else "?"),

@@ -50,6 +50,7 @@ from evalab.metrics.base import (
     empty_corpus_error,
     setting,
 )
+from evalab.metrics.stats_value import NRefs
 from evalab.nll import (
     IGNORE_INDEX,
     LN2,
@@ -289,7 +290,7 @@ class LossMetric(Metric):
         """
         if references is not None:
             hyps, refs = check_references(hypotheses, references, metric=self.name)
-            nrefs: int | None = len(refs)
+            nrefs: NRefs = len(refs)
         else:
             if isinstance(hypotheses, str):
                 raise InputError(
@@ -366,7 +367,7 @@ class LossMetric(Metric):
                 "n_words) when building the rows"
             )
 
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
         fields = [("per", s.per), ("mean", s.mean)]
         if s.model:
@@ -391,7 +392,7 @@ class Perplexity(LossMetric):
                 return np.where(den > 0, sums[..., _DOC_PPL] / np.where(den > 0, den, 1.0), np.nan)
         return np.exp(self._nats(sums))
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         self._check_denominator(sums)
         comps = self._components(sums)
         value = float(self.scores_from_sums(sums))
@@ -421,7 +422,7 @@ class CrossEntropy(LossMetric):
         nats = self._nats(sums)
         return nats / LN2 if self.settings.unit == "bits" else nats
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         self._check_denominator(sums)
         comps = self._components(sums)
         value = float(self.scores_from_sums(sums))
@@ -436,5 +437,5 @@ class CrossEntropy(LossMetric):
             verbose,
         )
 
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         return [("unit", self.settings.unit), *super()._signature_fields(nrefs)]

@@ -30,6 +30,7 @@ import numpy as np
 
 from evalab.errors import SettingsError
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
+from evalab.metrics.stats_value import NRefs
 from evalab.text.tokenizers import available_tokenizers, check_tokenizer_name, get_tokenizer
 
 __all__ = [
@@ -140,7 +141,7 @@ class ExactMatch(_MeanMetric):
             rows[i, 0] = float(any(stream[i] == hn for stream in ref_norm))
         return rows
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         (value,) = self._means(sums)
         return Score(
             metric=self.name,
@@ -152,7 +153,7 @@ class ExactMatch(_MeanMetric):
             verbose=f"{int(sums[0])}/{int(sums[1])}",
         )
 
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         return [
             ("nrefs", str(nrefs) if nrefs is not None else "?"),
             ("norm", self.settings.normalize),
@@ -184,7 +185,7 @@ class Accuracy(ExactMatch):
     settings: AccuracySettings  # type: ignore[assignment]
     stat_names: ClassVar[tuple[str, ...]] = ("correct", "count")  # type: ignore[assignment]
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         (value,) = self._means(sums)
         return Score(
             metric=self.name,
@@ -236,7 +237,7 @@ class TokenF1(_MeanMetric):
             rows[i, :3] = best
         return rows
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         f, p, r = self._means(sums)
         return Score(
             metric=self.name,
@@ -248,7 +249,7 @@ class TokenF1(_MeanMetric):
             verbose=f"P = {p:.4f} R = {r:.4f}",
         )
 
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         return [
             ("nrefs", str(nrefs) if nrefs is not None else "?"),
             ("tok", self.settings.tokenizer),

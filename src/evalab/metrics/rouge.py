@@ -51,6 +51,7 @@ from evalab.metrics._rouge_pairs import (
     token_ids,
 )
 from evalab.metrics.base import Metric, MetricSettings, PairWork, Score, setting
+from evalab.metrics.stats_value import NRefs
 from evalab.text.porter import porter_stem
 from evalab.text.tokenizers import check_tokenizer_name, get_tokenizer
 
@@ -332,7 +333,7 @@ class _Rouge(Metric):
         with np.errstate(invalid="ignore", divide="ignore"):
             return sums[..., 2] / sums[..., 3]
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         count = float(sums[3])
         if count > 0:
             p, r, f = (float(x) / count for x in sums[:3])
@@ -348,7 +349,7 @@ class _Rouge(Metric):
             verbose=f"P = {p:.4f} R = {r:.4f}",
         )
 
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
         return [
             ("nrefs", str(nrefs) if nrefs is not None else "?"),
@@ -424,7 +425,7 @@ class RougeLsum(_Rouge):
                     hits[i] = _summary_lcs_hits(r_sents, h_sents)
         return _prf(hits, hyp.lengths, ref.lengths, s.beta)
 
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         sep = self.settings.sentence_sep
         split = "newline" if not sep else f"newline+{sep}"
         return [*super()._signature_fields(nrefs), ("split", split)]

@@ -49,6 +49,7 @@ from evalab.metrics.base import (
     reference_digest,
     setting,
 )
+from evalab.metrics.stats_value import NRefs
 
 __all__ = ["Alignment", "BERTScore", "BERTScoreSettings", "default_baseline_path", "read_baseline"]
 
@@ -308,7 +309,7 @@ class BERTScore(Metric):
         count = sums[..., 3]
         return np.divide(sums[..., 2], count, out=np.zeros_like(count), where=count > 0)
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         n = float(sums[3])
         p, r, f = ((float(x) / n if n > 0 else 0.0) for x in sums[:3])
         return Score(
@@ -321,7 +322,7 @@ class BERTScore(Metric):
             verbose=f"P {p:.4f} R {r:.4f} F {f:.4f}",
         )
 
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
         emb = self.embedder
         fields = [
