@@ -148,7 +148,8 @@ def match_counts_many(
     h_offs = [np.ascontiguousarray(h.offsets, dtype=np.int64) for h in hyps]
     r_ids = [_kernel_ids(r.ids) for r in refs]
     r_offs = [np.ascontiguousarray(r.offsets, dtype=np.int64) for r in refs]
-    sizes = sum(h_offs) + sum(r_offs)  # items before each segment boundary, all streams
+    # items before each segment boundary, all streams
+    sizes: np.ndarray = np.sum([*h_offs, *r_offs], axis=0)
     parts = min(kernel_threads(), int(sizes[-1]) // PARALLEL_MIN_ITEMS)
 
     shared = len(hyps) >= SHARED_MIN_SYSTEMS

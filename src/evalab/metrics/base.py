@@ -457,7 +457,9 @@ class Metric(ABC):
             f"metric {self.name!r} declares no pair_work, so it has no pair sizes to count"
         )
 
-    def check_pair_work(self, hyp_sizes: Sequence[int], ref_sizes: Sequence[int]) -> None:
+    def check_pair_work(
+        self, hyp_sizes: Sequence[int] | np.ndarray, ref_sizes: Sequence[int] | np.ndarray
+    ) -> None:
         """Refuse (:class:`PairTooLarge`, the first pair beyond the bound) or warn about the
         pairs whose ``hyp × ref`` cells exceed :attr:`pair_work`'s limit."""
         work = self.pair_work

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Any, ClassVar
@@ -268,7 +268,7 @@ class BLEU(Metric):
         self._vocab: defaultdict[str, int] = defaultdict()
         self._vocab.default_factory = self._vocab.__len__
         self._seg_ids: dict[str, list[int]] = {}
-        self._ref_cache: OrderedDict[tuple, _RefTable] = OrderedDict()
+        self._ref_cache: OrderedDict[tuple[Hashable, ...], _RefTable] = OrderedDict()
         # the compiled tokenizer's own token table (no str object per token)
         self._kernel_vocab: Any = None
 
@@ -465,7 +465,7 @@ def closest_ref_len(hyp_len: np.ndarray, ref_lens: np.ndarray) -> np.ndarray:
     >>> closest_ref_len(np.array([5, 5]), np.array([[4, 7], [6, 3]])).tolist()
     [4, 3]
     """
-    best = ref_lens[0].copy()
+    best: np.ndarray = ref_lens[0].copy()
     best_diff = np.abs(hyp_len - best)
     for lens in ref_lens[1:]:
         diff = np.abs(hyp_len - lens)

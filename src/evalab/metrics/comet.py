@@ -249,7 +249,8 @@ class Comet(Metric):
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
         sums = np.asarray(sums, dtype=np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return sums[..., 0] / sums[..., 1]
+            scores: np.ndarray = sums[..., 0] / sums[..., 1]
+            return scores
 
     def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         value = float(self.scores_from_sums(sums))
@@ -291,7 +292,8 @@ class Comet(Metric):
         ]
 
     def _hash(self) -> str:
-        return self.model().info.sha256
+        sha256: str = self.model().info.sha256
+        return sha256
 
 
 def encoder_name(folder: Path) -> str:

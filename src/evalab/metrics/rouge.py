@@ -33,7 +33,7 @@ import re
 import warnings
 from abc import abstractmethod
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -165,7 +165,7 @@ def _packed_sentences(
 
 
 # -- LCS ------------------------------------------------------------------------------------
-def lcs_length(a, b) -> int:
+def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
     """Length of the longest common subsequence of two token sequences (bit-parallel).
 
     >>> lcs_length("the cat sat on the mat".split(), "the cat on a mat".split())
@@ -174,7 +174,7 @@ def lcs_length(a, b) -> int:
     return lcs_of_ids(a, b)
 
 
-def lcs_indices(ref, can) -> list[int]:
+def lcs_indices(ref: Sequence[Hashable], can: Sequence[Hashable]) -> list[int]:
     """Indices into ``ref`` of the LCS that rouge-score's ``lcs_ind`` returns.
 
     rouge-score fills the full DP table ``t`` and backtracks from the end: a match is taken
@@ -239,10 +239,12 @@ LONG_LCS = PairWork(
 )
 
 
-def _summary_lcs_hits(ref_sents, can_sents) -> int:
+def _summary_lcs_hits(
+    ref_sents: Sequence[Sequence[Hashable]], can_sents: Sequence[Sequence[Hashable]]
+) -> int:
     """rouge-score's ``_summary_level_lcs`` hit count (union LCS without double counting)."""
-    cnt_r: Counter = Counter()
-    cnt_c: Counter = Counter()
+    cnt_r: Counter[Hashable] = Counter()
+    cnt_c: Counter[Hashable] = Counter()
     for s in ref_sents:
         cnt_r.update(s)
     for s in can_sents:
@@ -268,7 +270,7 @@ class _Rouge(Metric):
     settings_class: ClassVar[type[MetricSettings]] = RougeSettings
     scale: ClassVar[float] = 1.0
     higher_is_better: ClassVar[bool] = True
-    stat_names: ClassVar[tuple[str, ...]] = ("precision", "recall", "fmeasure", "count")  # type: ignore[assignment]
+    stat_names: ClassVar[tuple[str, ...]] = ("precision", "recall", "fmeasure", "count")
     test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
         "tokenizer": ("unicode",),
         "sentence_sep": (" . ",),
@@ -331,7 +333,8 @@ class _Rouge(Metric):
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
         sums = np.asarray(sums, dtype=np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return sums[..., 2] / sums[..., 3]
+            scores: np.ndarray = sums[..., 2] / sums[..., 3]
+            return scores
 
     def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         count = float(sums[3])
