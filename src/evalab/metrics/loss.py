@@ -120,6 +120,7 @@ class LossMetric(Metric):
     """Shared machinery of :class:`CrossEntropy` and :class:`Perplexity`."""
 
     settings_class: ClassVar[type[MetricSettings]] = PerplexitySettings
+    settings: PerplexitySettings
     higher_is_better: ClassVar[bool] = False
     scale: ClassVar[float] = 1.0
     _LM_ONLY = "part of the LM protocol: with model=PATH the scorer's signature fields name it; rows from numbers do not use it"
@@ -390,7 +391,8 @@ class Perplexity(LossMetric):
             den = sums[..., _DOCS]
             with np.errstate(divide="ignore", invalid="ignore"):
                 return np.where(den > 0, sums[..., _DOC_PPL] / np.where(den > 0, den, 1.0), np.nan)
-        return np.exp(self._nats(sums))
+        scores: np.ndarray = np.exp(self._nats(sums))
+        return scores
 
     def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         self._check_denominator(sums)
@@ -417,6 +419,7 @@ class CrossEntropy(LossMetric):
     name: ClassVar[str] = "cross_entropy"
     bounds: ClassVar[tuple[float, float] | None] = (0.0, math.inf)
     settings_class: ClassVar[type[MetricSettings]] = LossSettings
+    settings: LossSettings
 
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
         nats = self._nats(sums)

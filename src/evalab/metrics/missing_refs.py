@@ -61,7 +61,8 @@ def rows_with_missing(
     for present, idx in groups.items():
         rows = np.asarray(
             segment_stats(
-                [hypotheses[i] for i in idx], [[references[j][i] for i in idx] for j in present]
+                [hypotheses[i] for i in idx],
+                [[r for i in idx if (r := references[j][i]) is not None] for j in present],
             ),
             dtype=np.float64,
         )

@@ -628,7 +628,7 @@ def _greedy_batched(
         sim = np.where(valid, sim, -np.inf)
         best_h = sim.max(axis=2)
         best_r = sim.max(axis=1)
-        if floor_h is not None:
+        if floor_h is not None and floor_r is not None:
             best_h = np.where(floor_h[chunk][:, None], np.maximum(best_h, 0.0), best_h)
             best_r = np.where(floor_r[chunk][:, None], np.maximum(best_r, 0.0), best_r)
         best_h = np.where(hm, best_h, 0.0)
