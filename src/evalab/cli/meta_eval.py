@@ -14,7 +14,7 @@ import numpy as np
 import typer
 
 from evalab.cli import app
-from evalab.cli.compare import check_distinct_systems, progress_bar
+from evalab.cli.compare import check_distinct_systems
 from evalab.cli.inputs import metric_inputs
 from evalab.cli.language_checks import warn_tokenizer_misfit
 from evalab.cli.names import named_inputs
@@ -53,6 +53,7 @@ from evalab.metaeval.scores import (
     precomputed_scores,
     read_precomputed,
 )
+from evalab.progress import progress_bar
 from evalab.stats.bootstrap import check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 

@@ -162,9 +162,7 @@ def build_report(
     nats = CrossEntropy(mean=metric.settings.mean).aggregate(rows).score
     comps = p_score.components
     fields = [
-        tuple(f.split(":", 1))
-        for f in p_score.signature.split("|")[1:]
-        if not f.startswith("version:")
+        f.split(":", 1) for f in p_score.signature.split("|")[1:] if not f.startswith("version:")
     ]
     head, _, version = p_score.signature.rpartition("|version:")
     signature = head + "".join(f"|{k}:{v}" for k, v in extra) + f"|version:{version}"

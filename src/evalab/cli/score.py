@@ -51,7 +51,7 @@ def load_inputs(
     Systems are keyed by ``names[path]`` (:class:`~evalab.cli.names.NamedInputs`), else by
     their file names (their paths where two share a file name).
     """
-    return load_streams(references, inputs, names, records)[:2]  # type: ignore[return-value]
+    return load_streams(references, inputs, names, records)[:2]
 
 
 def load_streams(
@@ -107,9 +107,10 @@ def bind_source(
     check_no_nul(source, segments)
     check_same_length([(source, segments), (references[0], refs[0])])
     return {
-        n: m.with_sources(segments) if getattr(m, "uses_source", False) else m
+        # only the metrics that use a source (COMET) define with_sources, as uses_source says
+        n: m.with_sources(segments) if getattr(m, "uses_source", False) else m  # type: ignore[attr-defined]
         for n, m in built.items()
-    }  # type: ignore[attr-defined]
+    }
 
 
 def format_value(score: Score, width: int | None) -> str:
@@ -512,7 +513,7 @@ def show_progress(built: dict[str, Metric], enabled: bool) -> dict[str, Metric]:
     shown = {}
     for name, metric in built.items():
         if hasattr(metric, "progress"):
-            metric.progress = enabled  # type: ignore[attr-defined]
+            metric.progress = enabled
         if hasattr(metric.settings, "progress") and not enabled:
             metric = type(metric)(dataclasses.replace(metric.settings, progress=False))  # type: ignore[call-arg]
         shown[name] = metric
