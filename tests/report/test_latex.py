@@ -17,7 +17,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tests.conftest import REPO, read_lines, wmt_file
 
-from evalab.report.latex import MATH_SYMBOLS, PREAMBLE, latex_table, latex_text, split_columns
+from evalab.report.latex import (
+    MATH_SYMBOLS,
+    PREAMBLE,
+    LatexLayout,
+    latex_table,
+    latex_text,
+    split_columns,
+)
 
 N = 40
 
@@ -134,23 +141,33 @@ DEMO_BODY = [
 ]
 
 
-def test_a_wide_table_is_split_by_columns_repeating_the_row_labels():
-    parts = split_columns(DEMO_HEADER, DEMO_BODY, small=True)
+def test_a_wide_table_stays_one_table_unless_a_split_is_asked_for():
+    # one float with every column: a paper's table is not cut into "part i of k" floats
+    tex = latex_table(DEMO_HEADER, DEMO_BODY, "Results", layout=LatexLayout(small=True))
+    assert tex.count(r"\begin{tabular}{") == 1 and "part" not in tex
+    assert tex.count("positions removed at eval") == 1
+    split = latex_table(DEMO_HEADER, DEMO_BODY, "Results", layout=LatexLayout(split=True))
+    parts = split_columns(DEMO_HEADER, DEMO_BODY)
     assert len(parts) > 1 and all(p[0] == 0 for p in parts)
-    assert sorted(j for p in parts for j in p[1:]) == list(
-        range(1, len(DEMO_HEADER))
-    )  # each column once
-    tex = latex_table(DEMO_HEADER, DEMO_BODY, "Results", small=True)
-    assert (
-        tex.count(r"\begin{tabular}{") == len(parts)
-        and f"(part {len(parts)} of {len(parts)})" in tex
+    assert sorted(j for p in parts for j in p[1:]) == list(range(1, len(DEMO_HEADER)))
+    assert split.count(r"\begin{tabular}{") == len(parts)
+    assert f"(part {len(parts)} of {len(parts)})" in split
+
+
+def test_long_labels_are_wrapped_and_signatures_are_comments_below_the_table():
+    tex = latex_table(
+        DEMO_HEADER, DEMO_BODY, "Results", notes=["bleu|nrefs:1|case:mixed|version:2.4.0"]
     )
-    assert tex.count("positions removed at eval") == len(parts)
+    # the Row column holds labels longer than WRAP_CHARS: a p{} column, not one long line
+    assert tex.count(r"p{11em}") == 1
+    caption, comment = tex.split(r"\end{table}")
+    assert "nrefs" not in caption and comment == "\n% bleu|nrefs:1|case:mixed|version:2.4.0\n"
 
 
-def test_a_narrow_table_stays_one_table():
-    assert split_columns(["system", "BLEU"], [["a", "1.0"]]) == [[0, 1]]
-    assert "part" not in latex_table(["system", "BLEU"], [["a", "1.0"]], "c")
+def test_a_fragment_is_the_tabular_alone():
+    tex = latex_table(["system", "BLEU"], [["a", "1.0"]], "c", layout=LatexLayout(fragment=True))
+    assert tex.startswith(r"\begin{tabular}{lr}") and tex.endswith("\\end{tabular}\n")
+    assert r"\begin{table}" not in tex and r"\caption" not in tex
 
 
 # -- compiling the real output ---------------------------------------------------------------
@@ -193,7 +210,9 @@ NEEDS_PDFLATEX = pytest.mark.skipif(
 
 @NEEDS_PDFLATEX
 def test_the_demo_sized_table_fits_the_page(tmp_path):
-    log = compile_latex(latex_table(DEMO_HEADER, DEMO_BODY, "Results", small=True), tmp_path)
+    log = compile_latex(
+        latex_table(DEMO_HEADER, DEMO_BODY, "Results", layout=LatexLayout(small=True)), tmp_path
+    )
     assert "Output written" in log
 
 
@@ -208,14 +227,19 @@ def test_the_compile_check_fails_on_a_table_wider_than_the_page(tmp_path):
 
 @NEEDS_PDFLATEX
 def test_the_split_alone_fits_without_shrinking(tmp_path):
-    # the \\resizebox is a safety net: the parts fit at their natural size (readable, not shrunk)
-    tex = latex_table(DEMO_HEADER, DEMO_BODY, "Results", small=True)
+    # with --latex-split the parts fit at their natural size (readable, not shrunk)
+    tex = latex_table(DEMO_HEADER, DEMO_BODY, "Results", layout=LatexLayout(split=True))
+    compile_latex(natural_size(tex), tmp_path)
+
+
+def natural_size(tex: str) -> str:
+    """``tex`` without the \\resizebox safety net: each tabular at its natural width."""
     natural = tex.replace(
         r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%" + "\n", ""
     )
     natural = natural.replace(r"\end{tabular}}", r"\end{tabular}")
     assert r"\resizebox" not in natural
-    compile_latex(natural, tmp_path)
+    return natural
 
 
 @pytest.fixture
