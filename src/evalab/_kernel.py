@@ -31,9 +31,10 @@ __all__ = [
     "vocab_size",
 ]
 
-kernel: ModuleType | None
 try:
-    from evalab import _mtkernel as kernel
+    from evalab import _mtkernel
+
+    kernel: ModuleType | None = _mtkernel
 except ImportError:  # no C compiler at install time: the fallbacks are used
     kernel = None
 
@@ -109,7 +110,8 @@ def mteval_split(line: str, cjk: bool = False) -> list[str]:
     ['a', ',', 'b', '(', 'c', ')']
     """
     if kernel is not None:
-        return kernel.mteval_split(line, cjk)
+        words: list[str] = kernel.mteval_split(line, cjk)
+        return words
     if cjk:
         line = _ZH_CHAR.sub(r" \g<0> ", line)
     line = line.translate(_PAD_TABLE)
@@ -214,7 +216,7 @@ def match_counts(
             count_segment(seg, rs, max_order, out_ref[s], out_best[s])
 
 
-def _ngram_counter(seq: list[int], n: int) -> Counter:
+def _ngram_counter(seq: list[int], n: int) -> Counter[tuple[int, ...]]:
     return Counter(tuple(seq[i : i + n]) for i in range(len(seq) - n + 1))
 
 

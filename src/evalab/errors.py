@@ -6,6 +6,8 @@ one of these, with a message that names the offending input and says what would 
 
 from __future__ import annotations
 
+from types import ModuleType
+
 
 class EvalabError(Exception):
     """Base class for errors caused by user input or settings (shown without traceback)."""
@@ -31,7 +33,7 @@ class MissingExtraError(EvalabError, ImportError):
         self.extra = extra
 
 
-def require(module: str, *, what: str, extra: str):
+def require(module: str, *, what: str, extra: str) -> ModuleType:
     """Import ``module`` or raise :class:`MissingExtraError` naming ``extra``."""
     import importlib
 

@@ -66,6 +66,7 @@ from __future__ import annotations
 import math
 import re
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -170,7 +171,7 @@ def kept_mask(
     if _is_torch(labels):
         import torch
 
-        keep = torch.ones_like(labels, dtype=torch.bool)
+        keep: Any = torch.ones_like(labels, dtype=torch.bool)
     else:
         labels = np.asarray(labels)
         keep = np.ones(labels.shape, dtype=bool)
@@ -182,7 +183,7 @@ def kept_mask(
 
 
 # -- block iteration --------------------------------------------------------------------------
-def _blocks(logits: Any, labels: Any):
+def _blocks(logits: Any, labels: Any) -> Iterator[tuple[Any, Any, Any]]:
     """Yield ``(index, rows[n, V], labels[n])`` blocks of at most ~CHUNK_ELEMENTS logits.
 
     ``index`` is a tuple of slices/ints locating the block in the leading shape. Views only:
@@ -207,7 +208,8 @@ def _blocks(logits: Any, labels: Any):
 
 def _rows_per_block(logits: Any) -> int:
     budget = TORCH_CHUNK_ELEMENTS if _is_torch(logits) else CHUNK_ELEMENTS
-    return max(1, budget // logits.shape[-1])
+    rows: int = max(1, budget // logits.shape[-1])
+    return rows
 
 
 def _contiguous_2d(logits: Any, labels: Any) -> tuple[Any, Any] | None:
@@ -222,7 +224,7 @@ def _contiguous_2d(logits: Any, labels: Any) -> tuple[Any, Any] | None:
     return logits.reshape(-1, vocab), labels.reshape(-1)
 
 
-def _iter_blocks(logits: Any, labels: Any):
+def _iter_blocks(logits: Any, labels: Any) -> Iterator[tuple[Any, Any, Any]]:
     """Blocks over the flat view when possible (few large blocks), else over outer axes."""
     flat = _contiguous_2d(logits, labels)
     if flat is None or logits.ndim <= 2:
@@ -267,7 +269,8 @@ def _np_block_lse(rows: np.ndarray, lead: tuple[int, ...], index: Any) -> np.nda
     z = rows.astype(np.float64)  # one float64 block: shifted and exponentiated in place
     z -= m[:, None]
     np.exp(z, out=z)
-    return m + np.log(z.sum(axis=1))
+    lse: np.ndarray = m + np.log(z.sum(axis=1))
+    return lse
 
 
 def _torch_block_lse(rows: Any, lead: tuple[int, ...], index: Any) -> Any:
@@ -333,7 +336,7 @@ def log_softmax(logits: Any, axis: int = -1) -> Any:
     if _is_torch(x):
         import torch
 
-        dummy = torch.zeros(lead, dtype=torch.long, device=x.device)
+        dummy: Any = torch.zeros(lead, dtype=torch.long, device=x.device)
         if x.requires_grad:
             # autograd needs a functional graph: blocks come in row-major order of the
             # leading shape, so concatenating them restores the layout
@@ -394,7 +397,7 @@ def token_loss(
             keep = kept_mask(labs, ignore_index=ignore_index, pad_id=pad_id)
             _check_label_range(labs, keep, vocab, lead, index)
             lse = _torch_block_lse(rows, lead, index)
-            safe = torch.where(keep, labs, torch.zeros_like(labs))
+            safe: Any = torch.where(keep, labs, torch.zeros_like(labs))
             picked = rows.gather(1, safe[:, None])[:, 0]
             parts.append(torch.where(keep, lse - picked, torch.zeros_like(lse)))
         if not parts:

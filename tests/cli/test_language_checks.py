@@ -72,3 +72,40 @@ def test_german_under_the_english_encoder_warns(run_cli, wmt22, tmp_path):
     assert run.exit_code == 0, run.stderr
     warned = _warnings(run.stderr)
     assert len(warned) == 1 and "trained on English only" in warned[0] and "--model" in warned[0]
+
+
+def _chinese_meta_eval_files(tmp_path, n=60):
+    """The first ``n`` WMT22 en-zh segments of three systems, with made-up human scores."""
+    import numpy as np
+
+    ref = tmp_path / "ref.zh"
+    ref.write_text(
+        "".join(wmt_file("ref", "en-zh", "A").read_text(encoding="utf-8").splitlines(True)[:n]),
+        encoding="utf-8",
+    )
+    rng = np.random.default_rng(0)
+    hyps, human = [], ["system\tsegment\tscore"]
+    for name in ("AISP-SJTU", "DLUT", "GTCOM", "HuaweiTSC"):
+        lines = wmt_file("hyp", "en-zh", name).read_text(encoding="utf-8").splitlines(True)[:n]
+        path = tmp_path / f"{name}.txt"
+        path.write_text("".join(lines), encoding="utf-8")
+        hyps.append(path)
+        human += [f"{name}\t{i + 1}\t{rng.normal():.4f}" for i in range(n)]
+    (tmp_path / "human.tsv").write_text("\n".join(human) + "\n", encoding="utf-8")
+    return ref, hyps, tmp_path / "human.tsv"
+
+
+@pytest.mark.parametrize(("fix", "warns"), [((), 1), (("--set", "bleu.tokenize=zh"), 0)])
+def test_meta_eval_warns_once_for_chinese_under_13a(run_cli, wmt22, tmp_path, fix, warns):
+    ref, hyps, human = _chinese_meta_eval_files(tmp_path)
+    run = run_cli(
+        "meta-eval", "--human", human, "-r", ref, "-i", *hyps, "-m", "bleu", "chrf", *fix,
+        "-n", "50", "--permutations", "0", "-q",
+    )  # fmt: skip
+    assert run.exit_code == 0, run.stderr
+    warned = _warnings(run.stderr)
+    assert len(warned) == warns, run.stderr
+    if warns:
+        assert "references are Chinese" in warned[0] and "tokenizer is 13a" in warned[0]
+        assert "--set bleu.tokenize=zh" in warned[0]
+    assert run.stdout  # the meta-evaluation is still printed

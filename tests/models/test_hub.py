@@ -201,3 +201,53 @@ def test_lang_without_a_multilingual_encoder_says_which_to_point_at(
     assert (
         str(cache) in line and "bert-base-multilingual-cased" in line and "--model FOLDER" in line
     )
+
+
+def test_the_library_api_finds_cached_models_by_name(monkeypatch, tmp_path, models):
+    import evalab
+
+    cache = _cache(tmp_path / "hub", "Org/tiny-bert", models["bert"])
+    _cache(cache, "Org/tiny-gpt2", models["lm"])
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    hyps, refs = ["a cat sat on a mat", "the red auto"], [["the cat sat on the mat", "the red car"]]
+    for name, folder, hub_id in (
+        ("bertscore", models["bert"], "Org/tiny-bert"),
+        ("perplexity", models["lm"], "Org/tiny-gpt2"),
+    ):
+        by_name = evalab.metric(name, model=hub_id)
+        assert Path(by_name.settings.model).parent.parent.name == "models--" + hub_id.replace(
+            "/", "--"
+        )
+        by_folder = evalab.metric(name, model=str(folder))
+        assert by_name.corpus_score(hyps, refs).score == pytest.approx(
+            by_folder.corpus_score(hyps, refs).score, rel=1e-12
+        )
+
+
+def test_the_library_api_finds_a_cached_comet_by_name(monkeypatch, tmp_path):
+    from tests.metrics.test_contract import tiny_comet
+
+    import evalab
+
+    folder = Path(tiny_comet())
+    monkeypatch.setenv("HF_HUB_CACHE", str(_cache(tmp_path / "hub", "Org/tiny-comet", folder)))
+    hyps, refs, srcs = ["a cat sat", "the red auto"], [["the cat sat", "the red car"]], ["x", "y"]
+    by_name = evalab.metric("comet", model="Org/tiny-comet").with_sources(srcs)
+    by_folder = evalab.metric("comet", model=str(folder)).with_sources(srcs)
+    assert by_name.corpus_score(hyps, refs).score == pytest.approx(
+        by_folder.corpus_score(hyps, refs).score, rel=1e-6
+    )
+
+
+@pytest.mark.parametrize("name", ["comet", "bertscore", "perplexity"])
+def test_the_library_api_says_where_it_looked(monkeypatch, tmp_path, models, name):
+    import evalab
+    from evalab.errors import InputError
+
+    cache = _cache(tmp_path / "hub", "Org/tiny-bert", models["bert"])  # a cache, without that model
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    with pytest.raises(InputError) as err:
+        evalab.metric(name, model="Org/absent")
+    message = str(err.value)
+    assert "\n" not in message and "Org/absent: not a local folder" in message
+    assert str(cache / "models--Org--absent" / "refs" / "main") in message

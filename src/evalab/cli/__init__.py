@@ -12,7 +12,7 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, TextIO
 
 import click
 import typer
@@ -170,7 +170,14 @@ def unknown_option_message(exc: click.NoSuchOption, command: str) -> str:
     return f"No such option {exc.option_name!r}.{hint}"
 
 
-def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+def _one_line_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
     # library warnings (e.g. ROUGE's "tokenizer erased N segments") as one line, without
     # the source location a user of the command line cannot act on
     sys.stderr.write(f"evalab: warning: {message}\n")

@@ -90,7 +90,7 @@ def _param_rows(command: click.Command, greedy: set[str]) -> list[str]:
             help_text = ""
         else:
             names = ", ".join(f"`{o}`" for o in [*param.opts, *param.secondary_opts])
-            help_text = param.help or ""  # type: ignore[attr-defined]
+            help_text = param.help or ""
         rows.append(
             f"| {names} | {_type(param, greedy)} | {_default(param)} | {_cell(help_text)} |"
         )

@@ -218,7 +218,10 @@ def mcnemar_rows(
     """McNemar's test of every system against the first, per metric, as JSON-ready dicts."""
     out: list[dict[str, Any]] = []
     for name, metric in metrics.items():
-        outcomes = {sys_name: binary_outcomes(rows, name) for sys_name, rows in stats[name].items()}
+        outcomes = {
+            sys_name: binary_outcomes(np.asarray(rows), name)
+            for sys_name, rows in stats[name].items()
+        }
         names = list(outcomes)
         base = outcomes[names[0]]
         tests = [mcnemar_test(base, outcomes[s]) for s in names[1:]]
@@ -624,7 +627,7 @@ def render_ranking(
     if texts is not None:
         emit(
             render_compare_page(
-                _page(results, ranked, metrics, stats, short, texts, tables[0].footer)
+                _page(results, ranked, metrics, stats, short, texts, list(tables[0].footer))
             ),
             out,
         )

@@ -14,8 +14,9 @@ import numpy as np
 import typer
 
 from evalab.cli import app
-from evalab.cli.compare import check_distinct_systems, progress_bar
+from evalab.cli.compare import check_distinct_systems
 from evalab.cli.inputs import metric_inputs
+from evalab.cli.language_checks import warn_tokenizer_misfit
 from evalab.cli.names import named_inputs
 from evalab.cli.options import build_metrics
 from evalab.cli.output import (
@@ -52,6 +53,7 @@ from evalab.metaeval.scores import (
     precomputed_scores,
     read_precomputed,
 )
+from evalab.progress import progress_bar
 from evalab.stats.bootstrap import check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
@@ -123,6 +125,7 @@ def _collect_scores(
 ) -> list[MetricScores]:
     out: list[MetricScores] = []
     built = show_progress(build_metrics(metrics, set_), progress)
+    warn_tokenizer_misfit(built, refs)  # 13a on Chinese: said once, as in `score`
     # the metrics that read sources (comet) get the --source segments, as in `score`
     built = bind_source(built, source[0], [source[1]], refs)  # type: ignore[arg-type]
     for name, metric in built.items():

@@ -20,7 +20,7 @@ def metrics_command(
     from evalab.metrics.registry import available_metrics, metric_class
 
     check_format(format)
-    entries = []
+    entries: list[dict[str, Any]] = []
     for name in available_metrics():
         cls = metric_class(name)
         entries.append(

@@ -14,7 +14,6 @@ from typing import Any
 from evalab.errors import SettingsError
 from evalab.metrics.base import Metric
 from evalab.metrics.registry import METRICS, metric_class
-from evalab.models.hub import resolve_model
 
 
 def canonical_metric_names(items: Sequence[str]) -> list[str]:
@@ -82,15 +81,8 @@ def build_metrics(names: Sequence[str], set_items: Sequence[str]) -> dict[str, M
     if len(set(names)) != len(names):
         raise SettingsError(f"metric listed twice in {list(names)}")
     settings = parse_set_options(set_items, names)
-    for values in settings.values():
-        for key in MODEL_SETTINGS:
-            if isinstance(values.get(key), str):
-                values[key] = resolve_model(values[key])
+    # a hub id in a model setting is resolved by the metric itself (models.hub)
     return {name: metric_class(name)(**settings[name]) for name in names}
-
-
-#: settings naming a model: a hub id (``Org/name``) there is looked up in the local cache
-MODEL_SETTINGS = ("model", "encoder")
 
 
 def model_items(model: str | None, names: Sequence[str]) -> list[str]:

@@ -16,12 +16,15 @@ Two sources, one report:
 JSON keys: ``perplexity``, ``nats_per_token``, ``bits_per_token``, ``tokens``,
 ``bits_per_byte``, ``word_perplexity``, ``signature`` (plus ``nll``, ``bytes``, ``words``,
 ``byte_perplexity``, ``documents``, ``settings``, and ``per_document`` with
-``--per-document``). With ``--mean documents`` the three headline values are means over
+``--per-document``; ``mean``, ``ci_low``, ``ci_high``, ``half_width``, ``confidence``,
+``n_samples``, ``seed`` of the perplexity with ``--ci``, as ``evalab score --ci``). With ``--mean documents`` the three headline values are means over
 documents of the per-document values; bits per byte and word perplexity stay corpus totals.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 import zipfile
 from pathlib import Path
@@ -31,13 +34,24 @@ import numpy as np
 import typer
 
 from evalab.cli import app
-from evalab.cli.output import check_format, check_out, emit, emit_table, format_option, to_json
+from evalab.cli.output import (
+    check_format,
+    check_out,
+    emit,
+    emit_table,
+    format_option,
+    json_safe,
+    to_json,
+)
+from evalab.cli.score import check_segments_path, ci_fields
+from evalab.cli.segment_checks import check_resamplable
 from evalab.errors import InputError, SettingsError
 from evalab.io import read_segments
 from evalab.metrics.loss import STAT_NAMES, CrossEntropy, Perplexity, PerplexitySettings
-from evalab.models.hub import resolve_model
 from evalab.nll import IGNORE_INDEX
 from evalab.progress import model_loading
+from evalab.stats.bootstrap import bootstrap_ci, check_confidence
+from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
 #: the CLI's defaults are the metric's: one place says what ``--batch-size`` etc. default to
 DEFAULTS = PerplexitySettings()
@@ -148,9 +162,7 @@ def build_report(
     nats = CrossEntropy(mean=metric.settings.mean).aggregate(rows).score
     comps = p_score.components
     fields = [
-        tuple(f.split(":", 1))
-        for f in p_score.signature.split("|")[1:]
-        if not f.startswith("version:")
+        f.split(":", 1) for f in p_score.signature.split("|")[1:] if not f.startswith("version:")
     ]
     head, _, version = p_score.signature.rpartition("|version:")
     signature = head + "".join(f"|{k}:{v}" for k, v in extra) + f"|version:{version}"
@@ -180,6 +192,11 @@ def _num(value: Any, decimals: int = 4) -> str:
     return str(value)
 
 
+def _value(report: dict[str, Any], key: str) -> str:
+    """A quantity of the report as shown; the perplexity with its ``--ci`` interval."""
+    return _num(report[key]) + (ci_suffix(report) if key == "perplexity" else "")
+
+
 QUANTITIES = [
     ("tokens", "tokens scored"),
     ("nats_per_token", "nats per token"),
@@ -197,7 +214,7 @@ def render(report: dict[str, Any], fmt: str) -> str | None:
     settings = ", ".join(f"{k} {v}" for k, v in report["settings"].items())
     if fmt == "markdown":
         lines = ["# Perplexity report", "", "| quantity | value |", "|---|---:|"]
-        lines += [f"| {label} | {_num(report[key])} |" for key, label in QUANTITIES]
+        lines += [f"| {label} | {_value(report, key)} |" for key, label in QUANTITIES]
         lines += ["", f"Settings: {settings}.", "", f"Signature: `{report['signature']}`"]
         if "per_document" in report:
             lines += [
@@ -374,14 +391,40 @@ def ppl(
     out: Annotated[
         str | None, typer.Option("-o", "--out", help="Write the report to this file (atomically).")
     ] = None,
+    ci: Annotated[
+        bool,
+        typer.Option(
+            "--ci",
+            help="Add a bootstrap percentile confidence interval of the perplexity, resampling documents (--documents lines, or the sequences of --logits).",
+        ),
+    ] = False,
+    n_samples: Annotated[
+        int, typer.Option("-n", "--n-samples", help="Bootstrap resamples for --ci.")
+    ] = 1000,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the --ci resampling (0 is a seed too).")
+    ] = DEFAULT_SEED,
+    confidence: Annotated[
+        float, typer.Option("--confidence", help="Confidence level for --ci.")
+    ] = 0.95,
+    segments: Annotated[
+        str | None,
+        typer.Option(
+            "--segments",
+            help="Also write per-document values to this JSON Lines file ('-' = stdout): one line per document.",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Perplexity, cross-entropy and bits per token/byte of a causal LM on a text, or of saved logits."""
     if input is not None and text_file is not None:
         raise SettingsError(f"give the text once, as -i {input}, not also as {text_file}")
     text_file = input if input is not None else text_file
-    check_out(out, [("-i", text_file), ("--model", model), ("--logits", logits)])
+    read = [("-i", text_file), ("--model", model), ("--logits", logits)]
+    check_out(out, read)
     check_format(format)
+    check_resampling(ci, n_samples, seed, confidence, logits, documents)
+    check_segments_path(segments, out, read)
     check_sources(
         text_file, model, logits, shift=shift, pad_id=pad_id, documents=documents, threads=threads
     )
@@ -395,7 +438,7 @@ def ppl(
         },
     )
     metric = Perplexity(
-        model=None if model is None else resolve_model(model),
+        model=model,
         max_length=max_length,
         stride=stride,
         batch_size=batch_size,
@@ -420,9 +463,59 @@ def ppl(
         rows = rows_from_model(metric, text_file or "", documents, progress=not quiet)
         extra = [("docs", documents)]
     report = build_report(rows, metric, extra)
+    signature = report["signature"]  # the documents' signature: no resampling settings
     if per_doc:
         report["per_document"] = per_document(rows)
+    if ci:
+        check_resamplable(rows.shape[0], "--ci", logits or text_file or "")
+        score = dataclasses.replace(metric.aggregate(rows), signature=report["signature"])
+        report.update(ci_fields(score, bootstrap_ci(metric, rows, n_samples, confidence, seed)))
+    if segments:
+        emit(document_lines(rows, metric, signature), segments)
     write_report(report, format, out, per_doc)
+
+
+def check_resampling(
+    ci: bool, n_samples: int, seed: int, confidence: float, logits: str | None, documents: str
+) -> None:
+    """Refuse bad ``--ci`` settings, and ``--ci`` over the one document of ``--documents file``,
+    before a model is loaded."""
+    check_n_samples(n_samples, "--n-samples")
+    check_seed(seed)
+    check_confidence(confidence)
+    if ci and logits is None and documents == "file":
+        raise SettingsError(
+            "--ci resamples documents, and --documents file makes the text one document; "
+            "pass --documents lines (each line a document)"
+        )
+
+
+def ci_suffix(report: dict[str, Any]) -> str:
+    """`` (mean ± half-width)`` after the perplexity with ``--ci``, as ``evalab score --ci`` shows it."""
+    if "half_width" not in report:
+        return ""
+    return f" ({_num(report['mean'])} ± {_num(report['half_width'])})"
+
+
+def document_lines(rows: np.ndarray, metric: Perplexity, signature: str) -> str:
+    """JSON Lines of every document's values: metric, segment (from 1), score (the document's
+    perplexity; null where it has no scored token), tokens, nll, nats per token, signature."""
+    lines = []
+    for doc in per_document(rows):
+        tokens = doc["tokens"]
+        row = {
+            "metric": metric.name,
+            "segment": doc["document"],
+            "score": doc["perplexity"] if tokens else None,
+            "scale": metric.scale,
+            "higher_is_better": metric.higher_is_better,
+            "tokens": tokens,
+            "nll": doc["nll"],
+            "nats_per_token": doc["nats_per_token"] if tokens else None,
+            "signature": signature,
+        }
+        lines.append(json.dumps(json_safe(row), ensure_ascii=False))
+    return "".join(line + "\n" for line in lines)
 
 
 def write_report(report: dict[str, Any], fmt: str, out: str | None, per_doc: bool) -> None:
@@ -431,7 +524,7 @@ def write_report(report: dict[str, Any], fmt: str, out: str | None, per_doc: boo
     if text is not None:
         emit(text, out)
         return
-    body = [[label, _num(report[key])] for key, label in QUANTITIES]
+    body = [[label, _value(report, key)] for key, label in QUANTITIES]
     footer = [
         f"settings: {', '.join(f'{k}={v}' for k, v in report['settings'].items())}",
         f"signature: {report['signature']}",

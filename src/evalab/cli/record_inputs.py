@@ -77,7 +77,7 @@ def read_streams(references: list[str], inputs: list[str], options: RecordOption
                 else [p]
             )
         else:
-            refs.append(read_segments(p))
+            refs.append(list(read_segments(p)))
             labels.append(p)
     systems = []
     for p in inputs:

@@ -31,7 +31,7 @@ from evalab.errors import InputError, SettingsError
 from evalab.io import check_same_length, read_segments
 from evalab.metrics.base import Metric, Score
 from evalab.metrics.parallel import stats_table
-from evalab.progress import model_loading
+from evalab.progress import model_loading, progress_bar
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
@@ -51,7 +51,7 @@ def load_inputs(
     Systems are keyed by ``names[path]`` (:class:`~evalab.cli.names.NamedInputs`), else by
     their file names (their paths where two share a file name).
     """
-    return load_streams(references, inputs, names, records)[:2]  # type: ignore[return-value]
+    return load_streams(references, inputs, names, records)[:2]
 
 
 def load_streams(
@@ -107,9 +107,10 @@ def bind_source(
     check_no_nul(source, segments)
     check_same_length([(source, segments), (references[0], refs[0])])
     return {
-        n: m.with_sources(segments) if getattr(m, "uses_source", False) else m
+        # only the metrics that use a source (COMET) define with_sources, as uses_source says
+        n: m.with_sources(segments) if getattr(m, "uses_source", False) else m  # type: ignore[attr-defined]
         for n, m in built.items()
-    }  # type: ignore[attr-defined]
+    }
 
 
 def format_value(score: Score, width: int | None) -> str:
@@ -350,11 +351,18 @@ def score(
     results: list[tuple[str, str, Score]] = []
     cis: list[ConfidenceInterval | None] = []
     table = stats_table(built, systems, refs, jobs)
-    for sys_name in systems:
-        for name, metric in built.items():
-            rows = table[name][sys_name]
-            results.append((sys_name, name, metric.aggregate(rows)))
-            cis.append(bootstrap_ci(metric, rows, n, confidence, seed) if ci else None)
+    with progress_bar(
+        len(systems) * len(built) * n, "bootstrap (--ci)", ci and not quiet, unit="resamples"
+    ) as advance:
+        for sys_name in systems:
+            for name, metric in built.items():
+                rows = table[name][sys_name]
+                results.append((sys_name, name, metric.aggregate(rows)))
+                cis.append(
+                    bootstrap_ci(metric, rows, n, confidence, seed, progress=advance)
+                    if ci
+                    else None
+                )
     if segments:
         emit(segment_lines(built, systems, refs), segments)
     if score_only:
@@ -505,7 +513,7 @@ def show_progress(built: dict[str, Metric], enabled: bool) -> dict[str, Metric]:
     shown = {}
     for name, metric in built.items():
         if hasattr(metric, "progress"):
-            metric.progress = enabled  # type: ignore[attr-defined]
+            metric.progress = enabled
         if hasattr(metric.settings, "progress") and not enabled:
             metric = type(metric)(dataclasses.replace(metric.settings, progress=False))  # type: ignore[call-arg]
         shown[name] = metric

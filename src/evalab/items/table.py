@@ -150,6 +150,13 @@ def _cluster_labels(
     return tuple(str(rec.clusters[i]) for i in first)
 
 
+def _value_label(
+    path: str, unit: str, lines: list[int], where: list[int], metric: str
+) -> Callable[[int], str]:
+    """Names a metric's ``k``-th value by its input line."""
+    return lambda k: f"{path}: {unit} {lines[where[k]]}, {metric}"
+
+
 def collect(
     rows: Iterable[Row] | Records,
     *,
@@ -176,9 +183,7 @@ def collect(
     ids, lines = tuple(index), tuple(rec.lines[i] for i in first)
     out = []
     for metric, (where, raw) in rec.scores.items():
-        values = floats(
-            raw, label=lambda k, w=where, m=metric: f"{path}: {unit} {rec.lines[w[k]]}, {m}"
-        )
+        values = floats(raw, label=_value_label(path, unit, rec.lines, where, metric))
         items = item[np.asarray(where, dtype=np.int64)]
         counts = np.bincount(items, minlength=len(ids))
         if np.any(counts == 0):

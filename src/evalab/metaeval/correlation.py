@@ -57,7 +57,8 @@ def pearson(x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> 
 
 def _dense_ranks(sorted_values: np.ndarray) -> np.ndarray:
     """Dense ranks (0, 1, ...) of an already sorted vector."""
-    return np.r_[0, np.cumsum(sorted_values[1:] != sorted_values[:-1])]
+    out: np.ndarray = np.r_[0, np.cumsum(sorted_values[1:] != sorted_values[:-1])]
+    return out
 
 
 def _tied_pairs(w: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -66,7 +67,8 @@ def _tied_pairs(w: np.ndarray, starts: np.ndarray) -> np.ndarray:
     ``w`` is items × resamples (each item's weights contiguous, so gathers copy rows).
     """
     sums = np.add.reduceat(w, starts, axis=0)
-    return 0.5 * (sums * sums - sums).sum(axis=0)
+    out: np.ndarray = 0.5 * (sums * sums - sums).sum(axis=0)
+    return out
 
 
 def _inversions(ranks: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -195,7 +197,8 @@ def _run_pairs(starts: np.ndarray) -> np.ndarray:
     rows, n = starts.shape
     run = np.cumsum(starts, axis=1) - 1 + (np.arange(rows) * n)[:, None]
     size = np.bincount(run.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)
-    return (size * (size - 1) / 2).sum(axis=1)
+    out: np.ndarray = (size * (size - 1) / 2).sum(axis=1)
+    return out
 
 
 def pairwise_accuracy(x: np.ndarray, y: np.ndarray) -> np.ndarray | float:

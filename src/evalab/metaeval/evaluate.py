@@ -108,7 +108,8 @@ def human_system_scores(human: np.ndarray, mode: str) -> tuple[np.ndarray, np.nd
 
 def _masked_means(values: np.ndarray, mask: np.ndarray, counts: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (counts @ values.T) / (counts @ mask.T.astype(np.float64))
+        out: np.ndarray = (counts @ values.T) / (counts @ mask.T.astype(np.float64))
+        return out
 
 
 def meta_evaluate(
@@ -252,13 +253,9 @@ def _system_level(result: MetaEvalResult, boot: dict[str, dict[str, np.ndarray]]
         p = np.full((len(names), len(names)), np.nan)
         for i, a in enumerate(names):
             for j, b in enumerate(names):
-                if (
-                    i != j
-                    and samples[a] is not None
-                    and samples[b] is not None
-                    and values[a] >= values[b]
-                ):
-                    p[i, j] = bootstrap_p(samples[a], samples[b])
+                sa, sb = samples[a], samples[b]
+                if i != j and sa is not None and sb is not None and values[a] >= values[b]:
+                    p[i, j] = bootstrap_p(sa, sb)
         result.estimates[("system", stat)] = _estimates(
             values, samples, {}, p, result.settings, LABELS[("system", stat)], result.notes
         )
@@ -285,12 +282,13 @@ def _segment_level(
                 if i >= j:
                     continue
                 hi, lo = (i, j) if values[a] >= values[b] else (j, i)
+                better, worse = samples[names[hi]], samples[names[lo]]
                 if stat in PERMUTABLE and result.settings.n_permutations > 0:
                     p[hi, lo] = permutation_p(
                         stat, data[names[hi]], data[names[lo]], result.settings.n_permutations, rng
                     )
-                elif stat not in PERMUTABLE and samples[a] is not None and samples[b] is not None:
-                    p[hi, lo] = bootstrap_p(samples[names[hi]], samples[names[lo]])
+                elif stat not in PERMUTABLE and better is not None and worse is not None:
+                    p[hi, lo] = bootstrap_p(better, worse)
         result.estimates[("segment", stat)] = _estimates(
             values, samples, thresholds, p, result.settings, LABELS[("segment", stat)], result.notes
         )

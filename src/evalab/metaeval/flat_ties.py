@@ -27,6 +27,7 @@ ranks with the paired bootstrap and this function is there to reproduce WMT's te
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -34,9 +35,8 @@ import numpy as np
 
 from evalab.metaeval.ties import TieCalibrated
 
-kernel: ModuleType | None
 try:
-    from evalab import _tieskernel as kernel
+    kernel: ModuleType | None = importlib.import_module("evalab._tieskernel")
 except ImportError:  # no C compiler at install time: the numpy loop is used
     kernel = None
 
@@ -166,7 +166,8 @@ def _best_prefix(pairs: FlatPairs, c: np.ndarray) -> np.ndarray:
 def _agreement(x: np.ndarray, y: np.ndarray, threshold: float, k: int) -> np.ndarray:
     """Whether each pair ``(i, i + k)`` agrees at tie threshold ``threshold``."""
     dx, dy = x[k:] - x[:-k], y[k:] - y[:-k]
-    return np.where(np.abs(dx) <= threshold, dy == 0, np.sign(dx) == np.sign(dy))
+    out: np.ndarray = np.where(np.abs(dx) <= threshold, dy == 0, np.sign(dx) == np.sign(dy))
+    return out
 
 
 def pairwise_permutation_p(

@@ -67,7 +67,8 @@ def _mean_resampler(segment: np.ndarray, mask: np.ndarray | None) -> Resampler:
 
     def resample(counts: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
-            return (counts @ masked.T) / (counts @ weights.T.astype(np.float64))
+            out: np.ndarray = (counts @ masked.T) / (counts @ weights.T.astype(np.float64))
+            return out
 
     return resample
 

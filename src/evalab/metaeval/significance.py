@@ -41,7 +41,8 @@ PERMUTABLE = ("pearson", "kendall", "pearson_item", "kendall_item", "acc_eq_item
 def _zscores(d: SegmentData) -> np.ndarray:
     values = d.metric[d.mask]
     sd = values.std()
-    return (d.metric - values.mean()) / (sd if sd > 0 else 1.0)
+    out: np.ndarray = (d.metric - values.mean()) / (sd if sd > 0 else 1.0)
+    return out
 
 
 def permutation_p(
@@ -93,7 +94,7 @@ def clusters(values: Sequence[float], p_matrix: np.ndarray, alpha: float) -> lis
         key=lambda i: (not np.isfinite(values[i]), -values[i] if np.isfinite(values[i]) else 0),
     )
     ranks = [0] * len(values)
-    rank, members = 1, []
+    rank, members = 1, list[int]()
     for i in order:
         if members and any(p_matrix[m, i] < alpha for m in members):
             rank, members = rank + 1, []

@@ -45,6 +45,7 @@ _KENDALL_ROWS = 128
 def system_statistic(name: str, metric: np.ndarray, human: np.ndarray) -> np.ndarray:
     """A system-level statistic of every row of ``[B, systems]`` scores (NaN where undefined)."""
     ok = np.isfinite(metric) & np.isfinite(human)
+    out: np.ndarray | float
     if name == "pearson":
         out = item_pearson(metric.T, human.T, ok.T)
     elif name == "kendall":

@@ -95,7 +95,11 @@ def acc_eq_grouped(pairs: GroupPairs, weights: np.ndarray | None = None) -> TieC
     1.0
     """
     single = weights is None
-    w = np.ones((1, len(pairs.groups))) if single else np.atleast_2d(weights)[:, pairs.groups]
+    w = (
+        np.ones((1, len(pairs.groups)))
+        if weights is None
+        else np.atleast_2d(weights)[:, pairs.groups]
+    )
     if len(pairs.groups) == 0:
         nan = np.full(w.shape[0], np.nan)
         return TieCalibrated(float("nan"), float("nan")) if single else TieCalibrated(nan, nan)
@@ -150,4 +154,5 @@ def acc_eq_grouped_many(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> np.nd
         [sorted_diff[:, 1:] != sorted_diff[:, :-1], np.ones((len(x), 1), bool)], axis=1
     )
     best = np.maximum(0.0, np.where(ends, curve, -np.inf).max(axis=1))
-    return (start + best) / len(groups)
+    out: np.ndarray = (start + best) / len(groups)
+    return out

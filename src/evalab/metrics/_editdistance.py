@@ -25,7 +25,7 @@ numbers.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from importlib import import_module
 from types import ModuleType
 
@@ -190,7 +190,7 @@ def _shifted(words: list[int], start: int, length: int, target: int) -> list[int
     return words[:start] + words[start + length : length + target] + span + words[length + target :]
 
 
-def _pairs(hyp: list[int], ref: Sequence[int]):
+def _pairs(hyp: list[int], ref: Sequence[int]) -> Iterator[tuple[int, int, int]]:
     """Matching spans ``(start_h, start_r, length)`` in sacrebleu's enumeration order."""
     n, m = len(hyp), len(ref)
     for sh in range(n):

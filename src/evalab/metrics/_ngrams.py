@@ -19,6 +19,7 @@ import threading
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
+from typing import TypeVar
 
 import numpy as np
 
@@ -36,6 +37,9 @@ PARALLEL_MIN_ITEMS = 100_000
 #: the highest n-gram order a setting may ask for (BLEU's 4 and chrF's 6 are the standards):
 #: each order adds columns to every segment's row, so a typo such as 10**9 must be refused
 MAX_ORDER = 100
+
+#: a token of a packed sequence (a string, or a tuple of ids for some tokenizers)
+_Token = TypeVar("_Token", bound=Hashable)
 
 __all__ = [
     "MAX_ORDER",
@@ -70,7 +74,7 @@ def offsets_of(lengths: Iterable[int], n: int) -> np.ndarray:
     return off
 
 
-def pack_new_vocab(segments: Sequence[Sequence[Hashable]], vocab: dict) -> Packed:
+def pack_new_vocab(segments: Sequence[Sequence[_Token]], vocab: dict[_Token, int]) -> Packed:
     """Pack token sequences, adding unseen tokens to ``vocab`` (the reference side)."""
     flat = list(chain.from_iterable(segments))
     ids = np.fromiter(
@@ -79,7 +83,7 @@ def pack_new_vocab(segments: Sequence[Sequence[Hashable]], vocab: dict) -> Packe
     return Packed(ids, offsets_of(map(len, segments), len(segments)))
 
 
-def pack_ids(segments: Sequence[Sequence[Hashable]], vocab: dict) -> Packed:
+def pack_ids(segments: Sequence[Sequence[_Token]], vocab: dict[_Token, int]) -> Packed:
     """Pack token sequences with a fixed ``vocab``; unknown tokens become -1.
 
     A hypothesis token absent from every reference can never be part of a matching
@@ -148,7 +152,8 @@ def match_counts_many(
     h_offs = [np.ascontiguousarray(h.offsets, dtype=np.int64) for h in hyps]
     r_ids = [_kernel_ids(r.ids) for r in refs]
     r_offs = [np.ascontiguousarray(r.offsets, dtype=np.int64) for r in refs]
-    sizes = sum(h_offs) + sum(r_offs)  # items before each segment boundary, all streams
+    # items before each segment boundary, all streams
+    sizes: np.ndarray = np.sum([*h_offs, *r_offs], axis=0)
     parts = min(kernel_threads(), int(sizes[-1]) // PARALLEL_MIN_ITEMS)
 
     shared = len(hyps) >= SHARED_MIN_SYSTEMS

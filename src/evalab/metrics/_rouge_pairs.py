@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -31,9 +31,10 @@ __all__ = [
     "token_ids",
 ]
 
-kernel: ModuleType | None
 try:
-    from evalab import _rougekernel as kernel
+    from evalab import _rougekernel
+
+    kernel: ModuleType | None = _rougekernel
 except ImportError:  # no C compiler at install time: the fallbacks below are used
     kernel = None
 
@@ -82,15 +83,15 @@ class Packed:
 
 
 # -- LCS ------------------------------------------------------------------------------------
-def match_masks(tokens: Sequence) -> dict:
+def match_masks(tokens: Sequence[Hashable]) -> dict[Hashable, int]:
     """Bit ``i`` of ``masks[t]`` is set where ``tokens[i] == t`` (Hyyrö's match vectors)."""
-    masks: dict = {}
+    masks: dict[Hashable, int] = {}
     for i, t in enumerate(tokens):
         masks[t] = masks.get(t, 0) | (1 << i)
     return masks
 
 
-def lcs_from_masks(masks: dict, m: int, other: Sequence) -> int:
+def lcs_from_masks(masks: dict[Hashable, int], m: int, other: Sequence[Hashable]) -> int:
     """LCS length of the ``m`` tokens behind ``masks`` and ``other`` (Python integers as
     bit vectors: V holds, in its low m bits, the zeros of one DP row; LCS = m - popcount)."""
     v = (1 << m) - 1
@@ -103,7 +104,7 @@ def lcs_from_masks(masks: dict, m: int, other: Sequence) -> int:
     return m - (v & ((1 << m) - 1)).bit_count()
 
 
-def lcs_of_ids(a: Sequence, b: Sequence) -> int:
+def lcs_of_ids(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
     """LCS length of two token sequences in pure Python (common prefix and suffix cut)."""
     a, b = list(a), list(b)
     common = 0
@@ -146,7 +147,7 @@ def lcs_lengths(a: Packed, b: Packed) -> np.ndarray:
 
 
 # -- n-gram overlaps ------------------------------------------------------------------------
-def _ngram_counts(ids: list[int], n: int) -> Counter:
+def _ngram_counts(ids: list[int], n: int) -> Counter[Hashable]:
     # shifted copies of different lengths: zip stops at the shortest on purpose
     return Counter(ids if n == 1 else zip(*(ids[k:] for k in range(n)), strict=False))
 

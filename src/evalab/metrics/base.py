@@ -44,6 +44,7 @@ from evalab.metrics.missing_refs import (
     rows_with_missing,
 )
 from evalab.metrics.stats_value import NRefs, Stats
+from evalab.models.hub import resolve_model_settings
 
 __all__ = [
     "Metric",
@@ -239,15 +240,16 @@ def check_references(
         for i, h in enumerate(hyps):
             if not isinstance(h, str):  # str subclasses pass
                 raise InputError(f"{metric}: hypothesis {i} is {type(h).__name__}, expected str")
-    refs = [list(stream) if not isinstance(stream, str) else stream for stream in references]
-    if not refs:
+    streams = list(references)
+    if not streams:
         raise InputError(f"{metric}: no references given; expected references=[stream, ...]")
-    if any(isinstance(stream, str) for stream in refs):
+    if any(isinstance(stream, str) for stream in streams):
         raise InputError(
             f"{metric}: references must be a list of reference streams (lists of strings), "
             "e.g. references=[[ref1_seg1, ref1_seg2, ...]]; got a list of strings. "
             "For one reference per segment wrap it: [refs]"
         )
+    refs = [list(stream) for stream in streams]
     n = len(hyps)
     lengths = [len(s) for s in refs]
     if any(length != n for length in lengths):
@@ -400,6 +402,8 @@ class Metric(ABC):
                     f"{', '.join(sorted(known)) or '(none)'}"
                 )
             settings = self.settings_class(**kwargs)
+        # a hub model id (Org/name) becomes its folder in the local cache, for library and CLI
+        settings = resolve_model_settings(settings)
         settings.validate()
         self.settings = settings
 
@@ -456,7 +460,9 @@ class Metric(ABC):
             f"metric {self.name!r} declares no pair_work, so it has no pair sizes to count"
         )
 
-    def check_pair_work(self, hyp_sizes: Sequence[int], ref_sizes: Sequence[int]) -> None:
+    def check_pair_work(
+        self, hyp_sizes: Sequence[int] | np.ndarray, ref_sizes: Sequence[int] | np.ndarray
+    ) -> None:
         """Refuse (:class:`PairTooLarge`, the first pair beyond the bound) or warn about the
         pairs whose ``hyp × ref`` cells exceed :attr:`pair_work`'s limit."""
         work = self.pair_work
@@ -619,13 +625,10 @@ class Metric(ABC):
         batches = self._batches()
         if not sum(len(hyps) for hyps, _, _ in batches):
             raise empty_corpus_error(self.name)
-        parts = [stats for _, _, stats in batches]
-        if (
-            all(p is not None and not p.context for p in parts)
-            and len({p.nrefs for p in parts}) == 1
-        ):  # type: ignore[union-attr]
-            rows = np.concatenate([p.rows for p in parts])  # type: ignore[union-attr]
-            return self.aggregate(self.make_stats(rows, parts[0].nrefs))  # type: ignore[union-attr]
+        parts = [stats for _, _, stats in batches if stats is not None and not stats.context]
+        if len(parts) == len(batches) and len({p.nrefs for p in parts}) == 1:
+            rows = np.concatenate([p.rows for p in parts])
+            return self.aggregate(self.make_stats(rows, parts[0].nrefs))
         hyps = [h for batch, _, _ in batches for h in batch]
         refs = [
             [r for _, streams, _ in batches for r in streams[k]] for k in range(len(batches[0][1]))
@@ -636,9 +639,11 @@ class Metric(ABC):
         """Forget the batches given to :meth:`update`."""
         self._batches().clear()
 
-    def _batches(self) -> list[tuple[list[str], list[list[str | None]], Stats | None]]:
+    def _batches(self) -> list[tuple[list[str], list[list[str]], Stats | None]]:
         # kept on the instance (metrics are built by subclasses that may not call __init__)
-        return self.__dict__.setdefault("_accumulated", [])
+        batches: list[tuple[list[str], list[list[str]], Stats | None]]
+        batches = self.__dict__.setdefault("_accumulated", [])
+        return batches
 
     def sentence_metric(self) -> Metric:
         """The metric that scores single sentences (:meth:`sentence_settings`)."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Any, ClassVar
@@ -39,6 +39,7 @@ from evalab import _kernel
 from evalab.errors import InputError, SettingsError
 from evalab.metrics._ngrams import MAX_ORDER, Packed, match_counts_many, offsets_of
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
+from evalab.metrics.stats_value import NRefs
 
 __all__ = ["BLEU", "BLEUSettings", "bleu_from_sums", "bleu_score"]
 
@@ -267,7 +268,7 @@ class BLEU(Metric):
         self._vocab: defaultdict[str, int] = defaultdict()
         self._vocab.default_factory = self._vocab.__len__
         self._seg_ids: dict[str, list[int]] = {}
-        self._ref_cache: OrderedDict[tuple, _RefTable] = OrderedDict()
+        self._ref_cache: OrderedDict[tuple[Hashable, ...], _RefTable] = OrderedDict()
         # the compiled tokenizer's own token table (no str object per token)
         self._kernel_vocab: Any = None
 
@@ -402,7 +403,7 @@ class BLEU(Metric):
         """Corpus BLEU (0-100) of summed stats ``[..., 2 + 2N]`` (e.g. bootstrap resamples)."""
         return bleu_from_sums(sums, *self._args())[0]
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         n = self.settings.max_ngram_order
         sums = np.asarray(sums, dtype=np.float64)
         if sums.shape != (2 + 2 * n,):
@@ -436,7 +437,7 @@ class BLEU(Metric):
         )
 
     # -- signature ---------------------------------------------------------------------------
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
         smooth = s.smooth_method
         if SMOOTH_DEFAULTS[smooth] is not None:
@@ -464,7 +465,7 @@ def closest_ref_len(hyp_len: np.ndarray, ref_lens: np.ndarray) -> np.ndarray:
     >>> closest_ref_len(np.array([5, 5]), np.array([[4, 7], [6, 3]])).tolist()
     [4, 3]
     """
-    best = ref_lens[0].copy()
+    best: np.ndarray = ref_lens[0].copy()
     best_diff = np.abs(hyp_len - best)
     for lens in ref_lens[1:]:
         diff = np.abs(hyp_len - lens)

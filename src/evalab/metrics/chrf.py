@@ -23,7 +23,7 @@ one punctuation mark off the start or end of a word (Popović's chrF++.py).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +40,7 @@ from evalab.metrics._ngrams import (
     pack_new_vocab,
 )
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
+from evalab.metrics.stats_value import NRefs
 
 __all__ = ["CHRF", "CHRFPlusPlus", "CHRFSettings", "chrf_from_sums", "chrf_score"]
 
@@ -198,7 +199,7 @@ class CHRF(Metric):
 
     def __init__(self, settings: CHRFSettings | None = None, **kwargs: Any) -> None:
         super().__init__(settings, **kwargs)
-        self._ref_cache: OrderedDict[tuple, _RefTable] = OrderedDict()
+        self._ref_cache: OrderedDict[tuple[Hashable, ...], _RefTable] = OrderedDict()
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -294,12 +295,14 @@ class CHRF(Metric):
                 stats[j, :, col + 2 : col + 3 * k : 3] = matches[:, j, :]
             col += 3 * k
         if nrefs == 1:
-            return stats[0]
+            single: np.ndarray = stats[0]
+            return single
         # best reference per segment by segment chrF; argmax keeps the first on ties,
         # like sacrebleu's strict ">" scan, so the choice depends on reference order
         f = chrf_from_sums(stats, self.order, s.beta, s.eps_smoothing)
         best = np.argmax(f, axis=0)
-        return stats[best, np.arange(nseg)]
+        rows: np.ndarray = stats[best, np.arange(nseg)]
+        return rows
 
     # -- scores -------------------------------------------------------------------------------
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
@@ -307,7 +310,7 @@ class CHRF(Metric):
         s = self.settings
         return chrf_from_sums(sums, self.order, s.beta, s.eps_smoothing)
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         s = self.settings
         sums = np.asarray(sums, dtype=np.float64)
         if sums.shape != (3 * self.order,):
@@ -328,7 +331,7 @@ class CHRF(Metric):
             },
         )
 
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
         fields = [
             ("nrefs", str(nrefs) if nrefs is not None else "?"),

@@ -27,7 +27,7 @@ import numpy as np
 
 from evalab.errors import InputError, SettingsError, require
 from evalab.metrics.base import Metric, MetricSettings, Score, check_references, setting
-from evalab.metrics.stats_value import Stats
+from evalab.metrics.stats_value import NRefs, Stats
 from evalab.models.comet_checkpoint import (
     checkpoint_file,
     hparams_file,
@@ -249,9 +249,10 @@ class Comet(Metric):
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
         sums = np.asarray(sums, dtype=np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return sums[..., 0] / sums[..., 1]
+            scores: np.ndarray = sums[..., 0] / sums[..., 1]
+            return scores
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         value = float(self.scores_from_sums(sums))
         return Score(
             metric=self.name,
@@ -260,7 +261,7 @@ class Comet(Metric):
             components={"n_segments": int(sums[1])},
         )
 
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         hp_class = "regression" if self.uses_references else "referenceless"
         fields = [
             ("nrefs", str(nrefs) if self.uses_references else "unused"),
@@ -291,7 +292,8 @@ class Comet(Metric):
         ]
 
     def _hash(self) -> str:
-        return self.model().info.sha256
+        sha256: str = self.model().info.sha256
+        return sha256
 
 
 def encoder_name(folder: Path) -> str:

@@ -50,6 +50,7 @@ from evalab.metrics.base import (
     empty_corpus_error,
     setting,
 )
+from evalab.metrics.stats_value import NRefs
 from evalab.nll import (
     IGNORE_INDEX,
     LN2,
@@ -119,6 +120,7 @@ class LossMetric(Metric):
     """Shared machinery of :class:`CrossEntropy` and :class:`Perplexity`."""
 
     settings_class: ClassVar[type[MetricSettings]] = PerplexitySettings
+    settings: PerplexitySettings
     higher_is_better: ClassVar[bool] = False
     scale: ClassVar[float] = 1.0
     _LM_ONLY = "part of the LM protocol: with model=PATH the scorer's signature fields name it; rows from numbers do not use it"
@@ -289,7 +291,7 @@ class LossMetric(Metric):
         """
         if references is not None:
             hyps, refs = check_references(hypotheses, references, metric=self.name)
-            nrefs: int | None = len(refs)
+            nrefs: NRefs = len(refs)
         else:
             if isinstance(hypotheses, str):
                 raise InputError(
@@ -366,7 +368,7 @@ class LossMetric(Metric):
                 "n_words) when building the rows"
             )
 
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
         fields = [("per", s.per), ("mean", s.mean)]
         if s.model:
@@ -389,9 +391,10 @@ class Perplexity(LossMetric):
             den = sums[..., _DOCS]
             with np.errstate(divide="ignore", invalid="ignore"):
                 return np.where(den > 0, sums[..., _DOC_PPL] / np.where(den > 0, den, 1.0), np.nan)
-        return np.exp(self._nats(sums))
+        scores: np.ndarray = np.exp(self._nats(sums))
+        return scores
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         self._check_denominator(sums)
         comps = self._components(sums)
         value = float(self.scores_from_sums(sums))
@@ -416,12 +419,13 @@ class CrossEntropy(LossMetric):
     name: ClassVar[str] = "cross_entropy"
     bounds: ClassVar[tuple[float, float] | None] = (0.0, math.inf)
     settings_class: ClassVar[type[MetricSettings]] = LossSettings
+    settings: LossSettings
 
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
         nats = self._nats(sums)
         return nats / LN2 if self.settings.unit == "bits" else nats
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         self._check_denominator(sums)
         comps = self._components(sums)
         value = float(self.scores_from_sums(sums))
@@ -436,5 +440,5 @@ class CrossEntropy(LossMetric):
             verbose,
         )
 
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         return [("unit", self.settings.unit), *super()._signature_fields(nrefs)]

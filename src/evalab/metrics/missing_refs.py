@@ -12,6 +12,7 @@ between segments.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 import numpy as np
 
@@ -25,7 +26,7 @@ def has_missing(references: Sequence[Sequence[str | None]]) -> bool:
     return any(None in stream for stream in references)
 
 
-def reference_count(references: Sequence[Sequence[str | None]]) -> int | str:
+def reference_count(references: Sequence[Sequence[str | None]]) -> int | Literal["var"]:
     """References per segment for the signature: the number, or ``"var"`` if it varies."""
     if not has_missing(references):
         return len(references)
@@ -60,7 +61,8 @@ def rows_with_missing(
     for present, idx in groups.items():
         rows = np.asarray(
             segment_stats(
-                [hypotheses[i] for i in idx], [[references[j][i] for i in idx] for j in present]
+                [hypotheses[i] for i in idx],
+                [[r for i in idx if (r := references[j][i]) is not None] for j in present],
             ),
             dtype=np.float64,
         )

@@ -22,7 +22,7 @@ count column, so they are additive like every metric's rows. Scale 0-1.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -30,6 +30,7 @@ import numpy as np
 
 from evalab.errors import SettingsError
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
+from evalab.metrics.stats_value import NRefs
 from evalab.text.tokenizers import available_tokenizers, check_tokenizer_name, get_tokenizer
 
 __all__ = [
@@ -46,7 +47,7 @@ __all__ = [
 _STRING_NORMS = ("none", "strip", "lower")
 
 
-def _normalizer(name: str):
+def _normalizer(name: str) -> Callable[[str], Hashable]:
     """A function text -> comparable value for a normalisation or tokenizer name."""
     if name == "none":
         return lambda text: text
@@ -96,7 +97,8 @@ class _MeanMetric(Metric):
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
         sums = np.asarray(sums, dtype=np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return sums[..., 0] / sums[..., -1]
+            scores: np.ndarray = sums[..., 0] / sums[..., -1]
+        return scores
 
     def _means(self, sums: np.ndarray) -> list[float]:
         count = float(sums[-1])
@@ -124,12 +126,12 @@ class ExactMatch(_MeanMetric):
     """Exact match: 1 if the normalised prediction equals any normalised target."""
 
     name = "exact_match"
-    settings_class = ExactMatchSettings
+    settings_class: ClassVar[type[MetricSettings]] = ExactMatchSettings
     test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
         "normalize": ("none", "lower", "squad")
     }
     settings: ExactMatchSettings
-    stat_names: ClassVar[tuple[str, ...]] = ("match", "count")  # type: ignore[assignment]
+    stat_names: ClassVar[tuple[str, ...]] = ("match", "count")
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         norm = _normalizer(self.settings.normalize)
@@ -140,7 +142,7 @@ class ExactMatch(_MeanMetric):
             rows[i, 0] = float(any(stream[i] == hn for stream in ref_norm))
         return rows
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         (value,) = self._means(sums)
         return Score(
             metric=self.name,
@@ -152,7 +154,7 @@ class ExactMatch(_MeanMetric):
             verbose=f"{int(sums[0])}/{int(sums[1])}",
         )
 
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         return [
             ("nrefs", str(nrefs) if nrefs is not None else "?"),
             ("norm", self.settings.normalize),
@@ -181,10 +183,12 @@ class Accuracy(ExactMatch):
     test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
         "normalize": ("none", "strip", "squad")
     }
+    # its settings are not ExactMatchSettings (other normalisations): the attribute is
+    # narrowed to a sibling type, which mypy cannot express without a settings generic
     settings: AccuracySettings  # type: ignore[assignment]
-    stat_names: ClassVar[tuple[str, ...]] = ("correct", "count")  # type: ignore[assignment]
+    stat_names: ClassVar[tuple[str, ...]] = ("correct", "count")
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         (value,) = self._means(sums)
         return Score(
             metric=self.name,
@@ -221,7 +225,7 @@ class TokenF1(_MeanMetric):
         "tokenizer": ("whitespace", "squad")
     }
     settings: TokenF1Settings
-    stat_names: ClassVar[tuple[str, ...]] = ("f1", "precision", "recall", "count")  # type: ignore[assignment]
+    stat_names: ClassVar[tuple[str, ...]] = ("f1", "precision", "recall", "count")
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         tok = get_tokenizer(self.settings.tokenizer)
@@ -236,7 +240,7 @@ class TokenF1(_MeanMetric):
             rows[i, :3] = best
         return rows
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         f, p, r = self._means(sums)
         return Score(
             metric=self.name,
@@ -248,7 +252,7 @@ class TokenF1(_MeanMetric):
             verbose=f"P = {p:.4f} R = {r:.4f}",
         )
 
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         return [
             ("nrefs", str(nrefs) if nrefs is not None else "?"),
             ("tok", self.settings.tokenizer),

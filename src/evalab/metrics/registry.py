@@ -65,7 +65,8 @@ def metric_class(name: str) -> type[Metric]:
         )
     module_name, cls_name = METRICS[name].split(":")
     module = importlib.import_module(module_name)
-    return getattr(module, cls_name)
+    cls: type[Metric] = getattr(module, cls_name)
+    return cls
 
 
 def metric(name: str, **settings: Any) -> Metric:

@@ -33,7 +33,7 @@ import re
 import warnings
 from abc import abstractmethod
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -51,6 +51,7 @@ from evalab.metrics._rouge_pairs import (
     token_ids,
 )
 from evalab.metrics.base import Metric, MetricSettings, PairWork, Score, setting
+from evalab.metrics.stats_value import NRefs
 from evalab.text.porter import porter_stem
 from evalab.text.tokenizers import check_tokenizer_name, get_tokenizer
 
@@ -164,7 +165,7 @@ def _packed_sentences(
 
 
 # -- LCS ------------------------------------------------------------------------------------
-def lcs_length(a, b) -> int:
+def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
     """Length of the longest common subsequence of two token sequences (bit-parallel).
 
     >>> lcs_length("the cat sat on the mat".split(), "the cat on a mat".split())
@@ -173,7 +174,7 @@ def lcs_length(a, b) -> int:
     return lcs_of_ids(a, b)
 
 
-def lcs_indices(ref, can) -> list[int]:
+def lcs_indices(ref: Sequence[Hashable], can: Sequence[Hashable]) -> list[int]:
     """Indices into ``ref`` of the LCS that rouge-score's ``lcs_ind`` returns.
 
     rouge-score fills the full DP table ``t`` and backtracks from the end: a match is taken
@@ -238,10 +239,12 @@ LONG_LCS = PairWork(
 )
 
 
-def _summary_lcs_hits(ref_sents, can_sents) -> int:
+def _summary_lcs_hits(
+    ref_sents: Sequence[Sequence[Hashable]], can_sents: Sequence[Sequence[Hashable]]
+) -> int:
     """rouge-score's ``_summary_level_lcs`` hit count (union LCS without double counting)."""
-    cnt_r: Counter = Counter()
-    cnt_c: Counter = Counter()
+    cnt_r: Counter[Hashable] = Counter()
+    cnt_c: Counter[Hashable] = Counter()
     for s in ref_sents:
         cnt_r.update(s)
     for s in can_sents:
@@ -267,7 +270,7 @@ class _Rouge(Metric):
     settings_class: ClassVar[type[MetricSettings]] = RougeSettings
     scale: ClassVar[float] = 1.0
     higher_is_better: ClassVar[bool] = True
-    stat_names: ClassVar[tuple[str, ...]] = ("precision", "recall", "fmeasure", "count")  # type: ignore[assignment]
+    stat_names: ClassVar[tuple[str, ...]] = ("precision", "recall", "fmeasure", "count")
     test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
         "tokenizer": ("unicode",),
         "sentence_sep": (" . ",),
@@ -330,9 +333,10 @@ class _Rouge(Metric):
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
         sums = np.asarray(sums, dtype=np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return sums[..., 2] / sums[..., 3]
+            scores: np.ndarray = sums[..., 2] / sums[..., 3]
+            return scores
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         count = float(sums[3])
         if count > 0:
             p, r, f = (float(x) / count for x in sums[:3])
@@ -348,7 +352,7 @@ class _Rouge(Metric):
             verbose=f"P = {p:.4f} R = {r:.4f}",
         )
 
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
         return [
             ("nrefs", str(nrefs) if nrefs is not None else "?"),
@@ -424,7 +428,7 @@ class RougeLsum(_Rouge):
                     hits[i] = _summary_lcs_hits(r_sents, h_sents)
         return _prf(hits, hyp.lengths, ref.lengths, s.beta)
 
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         sep = self.settings.sentence_sep
         split = "newline" if not sep else f"newline+{sep}"
         return [*super()._signature_fields(nrefs), ("split", split)]

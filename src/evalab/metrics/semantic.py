@@ -33,12 +33,14 @@ import csv
 import io
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import ClassVar
 
 import numpy as np
+import numpy.typing as npt
 
 from evalab.errors import InputError, SettingsError
 from evalab.metrics.base import (
@@ -49,6 +51,10 @@ from evalab.metrics.base import (
     reference_digest,
     setting,
 )
+from evalab.metrics.stats_value import NRefs
+from evalab.models.embedding_cache import Embedder
+from evalab.models.hf_encoder import TransformerEmbedder
+from evalab.models.token_embeddings import TokenEmbeddings
 
 __all__ = ["Alignment", "BERTScore", "BERTScoreSettings", "default_baseline_path", "read_baseline"]
 
@@ -208,6 +214,7 @@ class BERTScore(Metric):
 
     name = "bertscore"
     settings_class = BERTScoreSettings
+    settings: BERTScoreSettings
     scale = 1.0
     higher_is_better = True
     #: ``score --jobs`` must not fork a process holding torch threads and a model
@@ -226,7 +233,7 @@ class BERTScore(Metric):
 
     def __init__(self, settings: BERTScoreSettings | None = None, **kwargs: object) -> None:
         super().__init__(settings, **kwargs)
-        self._embedder = None
+        self._embedder: Embedder | None = None
         self._baseline: np.ndarray | None = None
         self._stopwords: frozenset[str] | None = None
         #: show a progress bar over batches (the CLI turns it on)
@@ -234,7 +241,7 @@ class BERTScore(Metric):
 
     # -- resources ------------------------------------------------------------------------
     @property
-    def embedder(self):
+    def embedder(self) -> Embedder:
         """The token embedder (loaded on first use and shared within the process)."""
         if self._embedder is None:
             from evalab.models.embedders import load_embedder
@@ -306,9 +313,12 @@ class BERTScore(Metric):
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
         sums = np.asarray(sums, dtype=np.float64)
         count = sums[..., 3]
-        return np.divide(sums[..., 2], count, out=np.zeros_like(count), where=count > 0)
+        scores: np.ndarray = np.divide(
+            sums[..., 2], count, out=np.zeros_like(count), where=count > 0
+        )
+        return scores
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
+    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
         n = float(sums[3])
         p, r, f = ((float(x) / n if n > 0 else 0.0) for x in sums[:3])
         return Score(
@@ -321,7 +331,7 @@ class BERTScore(Metric):
             verbose=f"P {p:.4f} R {r:.4f} F {f:.4f}",
         )
 
-    def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
+    def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
         emb = self.embedder
         fields = [
@@ -333,7 +343,7 @@ class BERTScore(Metric):
         if s.rescale:
             path = Path(s.baseline) if s.baseline else default_baseline_path()
             b = self._baseline_values()
-            fields.append(("rescale", f"{path.name}({b[2]:.4f})"))
+            fields.append(("rescale", f"{path.name}({b[2]:.4f})" if b is not None else "no"))
         else:
             fields.append(("rescale", "no"))
         fields.append(("match", "greedy-bs64" if s.padding_floor else "greedy-max"))
@@ -342,7 +352,7 @@ class BERTScore(Metric):
             fields.append(("fw", f"dropped+{Path(s.stopwords).name}" if s.stopwords else "dropped"))
         if emb.kind == "static":
             fields.append(("oov", s.oov))
-        elif s.max_length is not None:
+        elif s.max_length is not None and isinstance(emb, TransformerEmbedder):
             fields.append(("maxlen", str(emb.max_length)))
         return fields
 
@@ -449,7 +459,9 @@ class BERTScore(Metric):
                     self.embedder.similarity(h, r),
                     hw / hw.sum() if hw.sum() > 0 else hw,
                     rw / rw.sum() if rw.sum() > 0 else rw,
-                    *per_pair[x],
+                    per_pair[x, 0],
+                    per_pair[x, 1],
+                    per_pair[x, 2],
                     reference_index=x - i * k,
                 )
             )
@@ -460,13 +472,15 @@ class BERTScore(Metric):
 class _Pairs:
     """Every (hypothesis, reference) pair of a call: embeddings and token weights."""
 
-    hyp: list
-    ref: list
+    hyp: list[TokenEmbeddings]
+    ref: list[TokenEmbeddings]
     hyp_w: list[np.ndarray]
     ref_w: list[np.ndarray]
 
 
-def _weigher(reference_keys: list | None):
+def _weigher(
+    reference_keys: list[tuple[Hashable, ...]] | None,
+) -> Callable[[TokenEmbeddings], npt.NDArray[np.float64]]:
     """Token weights of one embedding: bert-score's IDF over ``reference_keys`` (None: no
     IDF), 0 for special tokens either way."""
     if reference_keys is None:
@@ -582,6 +596,7 @@ def _greedy_batched(
     out = np.zeros((len(hyps), 2), dtype=np.float64)
     if not hyps:
         return out
+    torch: ModuleType | None
     try:
         import torch
     except ImportError:  # static tables work without the semantic extra
@@ -613,7 +628,7 @@ def _greedy_batched(
         sim = np.where(valid, sim, -np.inf)
         best_h = sim.max(axis=2)
         best_r = sim.max(axis=1)
-        if floor_h is not None:
+        if floor_h is not None and floor_r is not None:
             best_h = np.where(floor_h[chunk][:, None], np.maximum(best_h, 0.0), best_h)
             best_r = np.where(floor_r[chunk][:, None], np.maximum(best_r, 0.0), best_r)
         best_h = np.where(hm, best_h, 0.0)
@@ -651,7 +666,7 @@ def default_pairs_path() -> Path:
 
 
 def compute_baseline(
-    embedder, pairs: Sequence[tuple[str, str]], *, progress: bool = False
+    embedder: Embedder, pairs: Sequence[tuple[str, str]], *, progress: bool = False
 ) -> np.ndarray:
     """Mean (P, R, F) of unrelated pairs for every layer: rows ``[layer, P, R, F]``.
 
@@ -661,7 +676,8 @@ def compute_baseline(
     """
     cands = [c for c, _ in pairs]
     refs = [r for _, r in pairs]
-    if embedder.kind == "transformer":
+    get: Callable[[int], tuple[Sequence[TokenEmbeddings], Sequence[TokenEmbeddings]]]
+    if isinstance(embedder, TransformerEmbedder):
         per_layer_c = embedder.embed_all_layers(cands, progress=progress)
         per_layer_r = embedder.embed_all_layers(refs, progress=progress)
         layers = range(embedder.layer + 1)

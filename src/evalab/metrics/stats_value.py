@@ -101,7 +101,8 @@ class Stats:
 
     def tolist(self) -> list[list[float]]:
         """The rows as nested lists."""
-        return self.rows.tolist()
+        rows: list[list[float]] = self.rows.tolist()
+        return rows
 
     def sum(self, axis: Any = None, **kwargs: Any) -> Any:
         """``rows.sum(...)`` (array code written for plain rows keeps working)."""
@@ -109,7 +110,8 @@ class Stats:
 
     def sums(self) -> np.ndarray:
         """Column sums of the rows: the corpus statistics (float64 ``[k]``)."""
-        return self.rows.sum(axis=0)
+        sums: np.ndarray = self.rows.sum(axis=0)
+        return sums
 
     def select(self, index: Any) -> Stats:
         """The rows at ``index`` (a slice, mask or index array) under the same provenance."""

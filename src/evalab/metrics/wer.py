@@ -123,7 +123,7 @@ class WER(Metric):
         return (
             [len(self._tokens(h)) for h in hypotheses],
             [
-                max(len(self._tokens(r[k])) if r[k] is not None else 0 for r in references)
+                max(len(self._tokens(ref)) if (ref := r[k]) is not None else 0 for r in references)
                 for k in range(len(hypotheses))
             ],
         )

@@ -109,7 +109,8 @@ def _read_config(path: Path) -> dict[str, Any]:
             "model.save_pretrained(path) and tokenizer.save_pretrained(path)"
         )
     try:
-        return json.loads(cfg.read_text(encoding="utf-8"))
+        config: dict[str, Any] = json.loads(cfg.read_text(encoding="utf-8"))
+        return config
     except (OSError, ValueError) as exc:
         raise InputError(f"{cfg}: cannot read the model config ({exc})") from exc
 
@@ -299,9 +300,10 @@ class CausalLMScorer:
         from safetensors import SafetensorError
 
         try:
-            return transformers.AutoModelForCausalLM.from_pretrained(
+            loaded: tuple[Any, dict[str, Any]] = transformers.AutoModelForCausalLM.from_pretrained(
                 str(self.path), local_files_only=True, dtype=dtype, output_loading_info=True
             )
+            return loaded
         except pickle.UnpicklingError as exc:
             raise InputError(
                 f"{self.path}: torch's safe loader refused the pickle weight file (it is damaged, or "
@@ -377,7 +379,10 @@ class CausalLMScorer:
                 width = batch[0][0]
                 ids = torch.zeros((len(batch), width), dtype=torch.long)
                 mask = torch.zeros((len(batch), width), dtype=torch.long)
-                rows, cols, labels, owners = [], [], [], []
+                rows: list[int] = []
+                cols: list[int] = []
+                labels: list[int] = []
+                owners: list[int] = []
                 for r, (length, d, begin, end, score_from) in enumerate(batch):
                     ids[r, :length] = torch.as_tensor(documents[d][begin:end], dtype=torch.long)
                     mask[r, :length] = 1

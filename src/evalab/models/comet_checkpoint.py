@@ -92,7 +92,7 @@ def read_class(ckpt: Path) -> str:
             f"{hparams}: class_identifier {name!r} is {what}; evalab computes "
             + ", ".join(SUPPORTED_CLASSES)
         )
-    return name
+    return str(name)
 
 
 def read_checkpoint(model: str | Path) -> CheckpointInfo:

@@ -181,11 +181,12 @@ class CometModel:
         """Segment scores from stacked sentence embeddings ``[n, d]`` of each side."""
         torch = self.torch
         if ref is None:
-            features = (hyp, src, hyp * src, torch.abs(hyp - src))
+            features: tuple[Any, ...] = (hyp, src, hyp * src, torch.abs(hyp - src))
         else:
             features = (hyp, ref, hyp * ref, torch.abs(hyp - ref), hyp * src, torch.abs(hyp - src))
         with torch.inference_mode():
-            return self.estimator(torch.cat(features, dim=1)).view(-1).tolist()
+            scores: list[float] = self.estimator(torch.cat(features, dim=1)).view(-1).tolist()
+            return scores
 
 
 def _load_encoder(
@@ -248,7 +249,8 @@ def _layer_mix(torch: Any, hp: dict[str, Any], num_layers: int, path: Path) -> A
 def _layer_mix_module(torch: Any, num_layers: int, layer_norm: bool) -> Any:
     """A module with unbabel-comet's parameter names: ``scalar_parameters.K`` and ``gamma``."""
 
-    class _LayerMix(torch.nn.Module):
+    # torch is imported lazily and handed in untyped, so its Module is Any here
+    class _LayerMix(torch.nn.Module):  # type: ignore[misc]
         def __init__(self) -> None:
             super().__init__()
             self.scalar_parameters = torch.nn.ParameterList(

@@ -332,7 +332,11 @@ def _drop_layers_above(model: Any, layer: int) -> bool:
 
     for owner in (getattr(model, "encoder", None), getattr(model, "transformer", None)):
         layers = getattr(owner, "layer", None)
-        if isinstance(layers, torch.nn.ModuleList) and not hasattr(owner, "albert_layer_groups"):
+        if (
+            owner is not None
+            and isinstance(layers, torch.nn.ModuleList)
+            and not hasattr(owner, "albert_layer_groups")
+        ):
             owner.layer = torch.nn.ModuleList(list(layers)[:layer])
             return True
     return False

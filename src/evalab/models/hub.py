@@ -11,14 +11,28 @@ The cache is the folder ``HF_HUB_CACHE`` names, else ``$HF_HOME/hub``, else
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, TypeVar
 
 from evalab.errors import InputError
 
-__all__ = ["cache_dir", "cached_snapshot", "is_model_name", "resolve_model"]
+__all__ = [
+    "MODEL_SETTINGS",
+    "cache_dir",
+    "cached_snapshot",
+    "is_model_name",
+    "resolve_model",
+    "resolve_model_settings",
+]
+
+#: settings naming a model: a hub id (``Org/name``) there is looked up in the local cache
+MODEL_SETTINGS = ("model", "encoder")
+
+_Settings = TypeVar("_Settings")
 
 #: what a hub model id looks like: ``name`` or ``Org/name`` (letters, digits, - _ .)
 _MODEL_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
@@ -66,6 +80,20 @@ def resolve_model(value: str) -> str:
     if Path(value).expanduser().exists() or not is_model_name(value):
         return value
     return str(cached_snapshot(value))
+
+
+def resolve_model_settings(settings: _Settings) -> _Settings:
+    """A metric's settings (a dataclass) with every :data:`MODEL_SETTINGS` string resolved by
+    :func:`resolve_model`: the one place where library and CLI turn ``Org/name`` into a folder."""
+    fields = {f.name for f in dataclasses.fields(settings)}  # type: ignore[arg-type]
+    changes: dict[str, Any] = {}
+    for key in MODEL_SETTINGS:
+        value = getattr(settings, key, None) if key in fields else None
+        if isinstance(value, str):
+            resolved = resolve_model(value)
+            if resolved != value:
+                changes[key] = resolved
+    return dataclasses.replace(settings, **changes) if changes else settings  # type: ignore[type-var]
 
 
 def model_label(folder: Path) -> str:

@@ -57,4 +57,5 @@ def unit_rows(matrix: np.ndarray) -> np.ndarray:
     [[0.6, 0.8], [0.0, 0.0]]
     """
     norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
-    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    out: np.ndarray = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    return out

@@ -160,6 +160,7 @@ def bootstrap_ci(
     seed: int = DEFAULT_SEED,
     *,
     chunk_rows: int | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> ConfidenceInterval:
     """Bootstrap percentile confidence interval of a corpus metric from its stats rows.
 
@@ -167,7 +168,8 @@ def bootstrap_ci(
     is used) or a vectorised callable; ``stats`` the :class:`~evalab.metrics.base.Stats`
     value of ``metric.stats(hyps, refs)`` (or its ``[n_segments, k]`` rows). The point
     score is the metric's corpus score (``metric.aggregate``); the resamples are
-    sacrebleu's for the same seed.
+    sacrebleu's for the same seed. ``progress``, when given, is called with the number of
+    resamples scored after each chunk (a progress display's ``advance``).
 
     >>> rows = np.array([[1.0, 1], [0, 1], [1, 1], [1, 1]])  # accuracy as (correct, count)
     >>> ci = bootstrap_ci(lambda s: s[..., 0] / s[..., 1], rows, n_samples=200, seed=0)
@@ -181,6 +183,6 @@ def bootstrap_ci(
     seed = check_seed(seed)
     warn_if_tiny(rows.shape[0])
     point = point_score(metric_or_scorer, scorer, rows)
-    scores = bootstrap_scores(scorer, rows, n_samples, seed, chunk_rows)
+    scores = bootstrap_scores(scorer, rows, n_samples, seed, chunk_rows, progress)
     mean, low, high = percentile_interval(scores, confidence)
     return ConfidenceInterval(point, mean, low, high, confidence, n_samples, seed)

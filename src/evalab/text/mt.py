@@ -27,7 +27,7 @@ reference line is tokenized once for every system scored against it.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from evalab import _kernel
 from evalab.errors import MissingExtraError, require
@@ -88,7 +88,7 @@ class MTTokenizer(ABC):
     def __call__(self, line: str) -> list[str]:
         return list(self.words(line))
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         # the memo is a cache: do not ship it to worker processes
         state = self.__dict__.copy()
         state["_cache"] = {}
@@ -225,12 +225,13 @@ class _MecabTokenizer(MTTokenizer):
         self.signature = f"{self.name}-{self._tagger.version()}-{self._suffix}"
 
     def tokenize_str(self, line: str) -> str:
-        return self._tagger.parse(line.strip()).strip()
+        parsed: str = self._tagger.parse(line.strip())
+        return parsed.strip()
 
     def _split(self, line: str) -> tuple[str, ...]:
         return tuple(self.tokenize_str(line).split())
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         raise TypeError(f"{self.name} tokenizer holds a MeCab tagger and cannot be pickled")
 
 

@@ -115,9 +115,9 @@ def _step1b(word: str) -> str:
     if word.endswith("ied"):  # nltk: 'died' -> 'die', 'spied' -> 'spi'
         return word[:-3] + ("ie" if len(word) == 4 else "i")
     if word.endswith("eed"):
-        stem = word[:-3]
-        return stem + "ee" if _measure(stem) > 0 else word
-    stem = None
+        root = word[:-3]
+        return root + "ee" if _measure(root) > 0 else word
+    stem: str | None = None
     for suffix in ("ed", "ing"):
         if word.endswith(suffix):
             candidate = word[: len(word) - len(suffix)]

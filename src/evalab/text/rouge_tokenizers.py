@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 
 from evalab.text.porter import porter_stem
 
@@ -61,7 +62,7 @@ class RougeTokenizer:
 
 
 @lru_cache(maxsize=1)
-def _unicode_token_re():
+def _unicode_token_re() -> Any:
     # ``regex`` knows Unicode properties; stdlib ``re`` has no \p{M}, and its \w splits
     # Thai and Devanagari words at their combining vowel signs.
     import regex
@@ -91,7 +92,7 @@ class UnicodeRougeTokenizer:
         self.stem = stem
 
     def __call__(self, text: str) -> list[str]:
-        tokens = _unicode_token_re().findall(text.lower())
+        tokens: list[str] = _unicode_token_re().findall(text.lower())
         if self.stem:
             tokens = [
                 porter_stem(t) if len(t) >= _MIN_STEM_LEN and _ASCII_WORD_RE.match(t) else t

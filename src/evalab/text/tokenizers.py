@@ -70,6 +70,6 @@ def get_tokenizer(name: str) -> Tokenizer:
         return _CACHE[name]
     check_tokenizer_name(name)
     module_name, factory = TOKENIZERS[name].split(":")
-    tok = getattr(importlib.import_module(module_name), factory)()
+    tok: Tokenizer = getattr(importlib.import_module(module_name), factory)()
     _CACHE[name] = tok
     return tok
