@@ -345,7 +345,9 @@ def md_tables(text: str) -> list[list[list[str]]]:
 
 
 def latex_rows(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.endswith(r"\\") and " & " in line]
+    # wrapped (p{}) label cells may break after "=", ",": drop the break points
+    lines = text.replace(r"\allowbreak{}", "").splitlines()
+    return [line for line in lines if line.endswith(r"\\") and " & " in line]
 
 
 def check_every_format(run_cli, path: Path, db: Path, verifier: Verifier) -> dict:

@@ -8,6 +8,7 @@ skipped, with the reason, where it is missing.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
@@ -17,7 +18,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tests.conftest import REPO, read_lines, wmt_file
 
-from evalab.report.latex import MATH_SYMBOLS, PREAMBLE, latex_table, latex_text, split_columns
+from evalab.report.latex import (
+    MATH_SYMBOLS,
+    PREAMBLE,
+    LatexLayout,
+    latex_table,
+    latex_text,
+    split_columns,
+)
+from evalab.report.markdown import md_escape
 
 N = 40
 
@@ -134,23 +143,33 @@ DEMO_BODY = [
 ]
 
 
-def test_a_wide_table_is_split_by_columns_repeating_the_row_labels():
-    parts = split_columns(DEMO_HEADER, DEMO_BODY, small=True)
+def test_a_wide_table_stays_one_table_unless_a_split_is_asked_for():
+    # one float with every column: a paper's table is not cut into "part i of k" floats
+    tex = latex_table(DEMO_HEADER, DEMO_BODY, "Results", layout=LatexLayout(small=True))
+    assert tex.count(r"\begin{tabular}{") == 1 and "part" not in tex
+    assert tex.count("positions removed at eval") == 1
+    split = latex_table(DEMO_HEADER, DEMO_BODY, "Results", layout=LatexLayout(split=True))
+    parts = split_columns(DEMO_HEADER, DEMO_BODY)
     assert len(parts) > 1 and all(p[0] == 0 for p in parts)
-    assert sorted(j for p in parts for j in p[1:]) == list(
-        range(1, len(DEMO_HEADER))
-    )  # each column once
-    tex = latex_table(DEMO_HEADER, DEMO_BODY, "Results", small=True)
-    assert (
-        tex.count(r"\begin{tabular}{") == len(parts)
-        and f"(part {len(parts)} of {len(parts)})" in tex
+    assert sorted(j for p in parts for j in p[1:]) == list(range(1, len(DEMO_HEADER)))
+    assert split.count(r"\begin{tabular}{") == len(parts)
+    assert f"(part {len(parts)} of {len(parts)})" in split
+
+
+def test_long_labels_are_wrapped_and_signatures_are_comments_below_the_table():
+    tex = latex_table(
+        DEMO_HEADER, DEMO_BODY, "Results", notes=["bleu|nrefs:1|case:mixed|version:2.4.0"]
     )
-    assert tex.count("positions removed at eval") == len(parts)
+    # the Row column holds labels longer than WRAP_CHARS: a p{} column, not one long line
+    assert tex.count(r"p{11em}") == 1
+    caption, comment = tex.split(r"\end{table}")
+    assert "nrefs" not in caption and comment == "\n% bleu|nrefs:1|case:mixed|version:2.4.0\n"
 
 
-def test_a_narrow_table_stays_one_table():
-    assert split_columns(["system", "BLEU"], [["a", "1.0"]]) == [[0, 1]]
-    assert "part" not in latex_table(["system", "BLEU"], [["a", "1.0"]], "c")
+def test_a_fragment_is_the_tabular_alone():
+    tex = latex_table(["system", "BLEU"], [["a", "1.0"]], "c", layout=LatexLayout(fragment=True))
+    assert tex.startswith(r"\begin{tabular}{lr}") and tex.endswith("\\end{tabular}\n")
+    assert r"\begin{table}" not in tex and r"\caption" not in tex
 
 
 # -- compiling the real output ---------------------------------------------------------------
@@ -193,7 +212,9 @@ NEEDS_PDFLATEX = pytest.mark.skipif(
 
 @NEEDS_PDFLATEX
 def test_the_demo_sized_table_fits_the_page(tmp_path):
-    log = compile_latex(latex_table(DEMO_HEADER, DEMO_BODY, "Results", small=True), tmp_path)
+    log = compile_latex(
+        latex_table(DEMO_HEADER, DEMO_BODY, "Results", layout=LatexLayout(small=True)), tmp_path
+    )
     assert "Output written" in log
 
 
@@ -208,14 +229,19 @@ def test_the_compile_check_fails_on_a_table_wider_than_the_page(tmp_path):
 
 @NEEDS_PDFLATEX
 def test_the_split_alone_fits_without_shrinking(tmp_path):
-    # the \\resizebox is a safety net: the parts fit at their natural size (readable, not shrunk)
-    tex = latex_table(DEMO_HEADER, DEMO_BODY, "Results", small=True)
+    # with --latex-split the parts fit at their natural size (readable, not shrunk)
+    tex = latex_table(DEMO_HEADER, DEMO_BODY, "Results", layout=LatexLayout(split=True))
+    compile_latex(natural_size(tex), tmp_path)
+
+
+def natural_size(tex: str) -> str:
+    """``tex`` without the \\resizebox safety net: each tabular at its natural width."""
     natural = tex.replace(
         r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%" + "\n", ""
     )
     natural = natural.replace(r"\end{tabular}}", r"\end{tabular}")
     assert r"\resizebox" not in natural
-    compile_latex(natural, tmp_path)
+    return natural
 
 
 @pytest.fixture
@@ -304,8 +330,13 @@ def test_latex_of_every_command_compiles_with_pdflatex(run_cli, systems, tmp_pat
         res = run_cli(*args)
         assert res.exit_code == 0, (args[0], res.stderr)
         assert res.stdout.isascii(), args[0]
+        assert "part 1 of" not in res.stdout, args  # one table per result, never split
         tables.append(f"% evalab {args[0]}\n{res.stdout}\\clearpage\n")
     compile_latex("\n".join(tables), tmp_path)
+    if shutil.which("pdftotext"):  # read back: every row's label beside its numbers
+        lines = pdf_text(tmp_path)
+        for tex in tables:
+            assert_rows_read_back(tex, lines)
 
 
 @NEEDS_PDFLATEX
@@ -313,3 +344,144 @@ def test_ablation_report_with_test_set_intervals_compiles(analysis_with_test_set
     from evalab.report import render_latex
 
     compile_latex(render_latex(analysis_with_test_set), tmp_path)
+
+
+# -- reading the compiled PDF back (pdftotext -layout) ---------------------------------------
+NEEDS_PDFTOTEXT = pytest.mark.skipif(
+    shutil.which("pdftotext") is None, reason="pdftotext is not installed (Debian: poppler-utils)"
+)
+_NUMBER = re.compile(r"-?\d+\.\d+")
+
+
+def pdf_text(tmp_path) -> list[str]:
+    """The lines of the compiled doc.pdf as ``pdftotext -layout`` lays them out."""
+    res = subprocess.run(
+        ["pdftotext", "-layout", "doc.pdf", "-"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    # the OT1 font's tilde and circumflex accents, and its "_" (a rule: read as a space)
+    return [ln.replace("˜", "~").replace("ˆ", "^") for ln in res.stdout.splitlines()]
+
+
+def body_rows(tex: str) -> list[list[str]]:
+    """The body rows (source cells) of every tabular in ``tex``."""
+    rows = []
+    for block in re.findall(r"\\midrule\n(.*?)\\bottomrule", tex, flags=re.S):
+        rows += [re.split(r" (?<!\\)& ", ln.removesuffix(r" \\")) for ln in block.splitlines()]
+    return rows
+
+
+def assert_rows_read_back(tex: str, lines: list[str]) -> None:
+    """Every body row's label (its first word) and its numbers, in order, on one PDF line."""
+    rows = body_rows(tex)
+    assert rows
+    for row in rows:
+        label = re.search(r"[A-Za-z0-9]+", re.sub(r"\\[A-Za-z]+|\\.", " ", row[0]))
+        numbers = [n for c in row[1:] for n in _NUMBER.findall(c)]
+        pattern = re.compile(
+            ".*".join([re.escape(label[0]) if label else "", *map(re.escape, numbers)])
+        )
+        assert any(pattern.search(ln) for ln in lines), (row, lines)
+
+
+@NEEDS_PDFLATEX
+@NEEDS_PDFTOTEXT
+def test_the_demo_table_reads_back_as_one_table_with_labels_beside_numbers(tmp_path):
+    tex = latex_table(DEMO_HEADER, DEMO_BODY, "Results", layout=LatexLayout(small=True))
+    compile_latex(tex, tmp_path)
+    lines = pdf_text(tmp_path)
+    assert_rows_read_back(tex, lines)
+    # configuration columns (h=4, d_k=8) and metrics on the base row's line: one table
+    assert any(re.search(r"base .*\b4\b.*\b8\b.*96\.03.*99\.08.*25\.50", ln) for ln in lines)
+    assert sum("Table 1" in ln for ln in lines) == 1 and not any("Table 2" in ln for ln in lines)
+
+
+@NEEDS_PDFLATEX
+@NEEDS_PDFTOTEXT
+def test_the_read_back_check_fails_when_a_row_loses_its_numbers(tmp_path):
+    tex = latex_table(["system", "BLEU"], [["sys-a", "31.25"]], "c")
+    compile_latex(tex.replace("31.25", "--"), tmp_path)
+    with pytest.raises(AssertionError):
+        assert_rows_read_back(tex, pdf_text(tmp_path))
+
+
+@NEEDS_PDFLATEX
+@NEEDS_PDFTOTEXT
+def test_a_12_system_by_4_metric_table_fits_the_page_at_its_natural_size(tmp_path):
+    rng = np.random.default_rng(0)
+    header = ["system", "BLEU", "chrF", "TER", "COMET"]
+    body = [
+        [f"Online-{chr(65 + i)}.de-en", *(f"{v:.1f} ± {w:.1f}" for v, w in rng.random((4, 2)) * 50)]
+        for i in range(12)
+    ]
+    tex = latex_table(header, body, "Twelve systems", notes=["bleu|nrefs:1"])
+    compile_latex(natural_size(tex), tmp_path)  # no Overfull box without the \resizebox
+    assert_rows_read_back(tex, pdf_text(tmp_path))
+
+
+# -- hostile strings round-trip through the one escaper per format ---------------------------
+HOSTILE = ["*bold*", "<script>", r"\input{x}", "%", "&", "_", "|", "~", "^", "#", "$", "{", "}"]
+hostile_text = st.lists(
+    st.sampled_from([*HOSTILE, "a", "b1", " ", "x_y", "`", "[l](u)", "&lt;"]), max_size=8
+).map("".join)
+
+#: what latex_text writes for each ASCII special (the inverse of the escaper, written out here)
+_LATEX_BACK = {
+    r"\textbackslash{}": "\\",
+    r"\textbar{}": "|",
+    r"\textasciitilde{}": "~",
+    r"\textasciicircum{}": "^",
+    "$<$": "<",
+    "$>$": ">",
+    **{"\\" + c: c for c in "&%$#_{}"},
+}
+
+
+def latex_back(tex: str) -> str:
+    keys = sorted(_LATEX_BACK, key=len, reverse=True)
+    pattern = re.compile("|".join(map(re.escape, keys)))
+    rest = pattern.sub("", tex)
+    # nothing LaTeX would act on is left unescaped
+    assert not re.search(r"[\\&%$#_{}~^<>]", rest), (tex, rest)
+    return pattern.sub(lambda m: _LATEX_BACK[m[0]], tex)
+
+
+def markdown_back(md: str) -> str:
+    # nothing a Markdown viewer would format is left unescaped: * ` | ~ \, a "_" at a word's
+    # edge, "<" opening a tag, "](" opening a link, an entity
+    bare = re.sub(r"\\[\\`*~|_(]|&lt;|&amp;", "\0", md)  # a gap no pattern matches across
+    assert not re.search(r"[\\`*~|]|(?<!\w)_|_(?!\w)|<[A-Za-z/!?]|\]\(|&#?\w+;", bare)
+    text = re.sub(r"\\([\\`*~|_(])", r"\1", md)
+    return text.replace("&lt;", "<").replace("&amp;", "&")
+
+
+@given(hostile_text)
+def test_hostile_strings_round_trip_through_the_latex_escaper(text):
+    assert latex_back(latex_text(text)) == text
+
+
+@given(hostile_text)
+def test_hostile_strings_round_trip_through_the_markdown_escaper(text):
+    assert markdown_back(md_escape(text)) == text
+
+
+def test_the_round_trip_checks_can_fail():
+    with pytest.raises(AssertionError):
+        markdown_back("*bold*")
+    with pytest.raises(AssertionError):
+        latex_back("50% & a_b")
+
+
+@NEEDS_PDFLATEX
+@NEEDS_PDFTOTEXT
+def test_hostile_names_print_as_written_in_the_pdf(tmp_path):
+    names = ["*bold*", "<script>x</script>", r"\input{x}", "50% & a|b ~^#$"]
+    body = [[n, f"{i}.25"] for i, n in enumerate(names)]
+    compile_latex(latex_table(["system", "BLEU"], body, "c"), tmp_path)
+    lines = pdf_text(tmp_path)
+    for name, score in body:
+        assert any(re.search(re.escape(name) + r"\s+" + re.escape(score), ln) for ln in lines)

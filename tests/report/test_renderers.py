@@ -20,9 +20,9 @@ from tests.report.conftest import EVIL
 
 from evalab.report import render_html, render_json, render_latex, render_markdown, render_table
 from evalab.report.latex import latex_paragraph, latex_text
+from evalab.report.markdown import md_escape
 from evalab.report.plots import Intervals, interval_plot_svg
 from evalab.report.tables import (
-    _md_escape,
     effect_lines,
     missing_lines,
     report_notes,
@@ -80,23 +80,19 @@ def terminal_tables(text: str) -> list[list[list[str]]]:
 
 
 def latex_tables(text: str) -> list[list[list[str]]]:
-    """The report's tables, a table split by columns into parts ("part i of k", each
-    repeating the Row column) put back together, two-line headers on one line."""
+    """The report's tables (one ``tabular`` each: never split unless asked), two-line headers
+    on one line, the break points of wrapped cells removed."""
     tables = []
     for env in re.findall(r"\\begin\{table\}.*?\\end\{table\}", text, flags=re.S):
+        assert "part 1 of" not in env
         block = re.search(r"\\toprule\n(.*?)\\bottomrule", env, flags=re.S)[1]
         block = re.sub(
             r"\\begin\{tabular\}\[b\]\{@\{\}[lr]@\{\}\}(.*?)\\end\{tabular\}",
             lambda m: m[1].replace(r"\\", " "),
             block,
-        )
+        ).replace(r"\allowbreak{}", "")
         lines = [ln.removesuffix(r" \\") for ln in block.splitlines() if ln != r"\midrule"]
-        rows = [re.split(r" (?<!\\)& ", ln) for ln in lines]
-        part = re.search(r"\(part (\d+) of \d+\)\}", env)
-        if part and part[1] != "1":
-            tables[-1] = [old + new[1:] for old, new in zip(tables[-1], rows, strict=True)]
-        else:
-            tables.append(rows)
+        tables.append([re.split(r" (?<!\\)& ", ln) for ln in lines])
     return tables
 
 
@@ -156,7 +152,7 @@ def test_every_format_carries_the_same_tables_and_notes(which, request):
     assert len(notes) > 5
     md, tex, page_text, term = render_markdown(a), render_latex(a), render_html(a), terminal_text(a)
     for note in notes:
-        assert _md_escape(note) in md, note
+        assert md_escape(note) in md, note
         assert latex_paragraph(note) in tex, note
         assert html.escape(note) in page_text, note
         assert note in term, note
@@ -169,7 +165,7 @@ def test_every_format_carries_the_same_tables_and_notes(which, request):
         lines,
     ) in effects:  # the grid effects: kind, name, arithmetic, CI and p, in every format
         for kind, name, arith, extra in lines:
-            assert f"- {kind}: {_md_escape(name)}: `{arith}` ({extra})" in md
+            assert f"- {kind}: {md_escape(name)}: `{arith}` ({extra})" in md
             assert f"{kind:<11} {name}: {arith}  ({extra})" in term
             assert (
                 f"<b>{html.escape(kind)}</b>: {html.escape(name)}" in page_text

@@ -163,8 +163,6 @@ def _render(result: MetaEvalResult, fmt: str, width: int, out: str | None) -> No
 
     if fmt == "json":
         emit(to_json(render.to_dict(result)), out)
-    elif fmt == "markdown":
-        emit(render.to_markdown(result, width), out)
     elif fmt == "html":
         from evalab.metaeval.html import render_html
 

@@ -20,7 +20,8 @@ import typer
 
 from evalab.errors import SettingsError
 from evalab.io import STDIN, same_file, write_text_atomic
-from evalab.report.latex import latex_escape, latex_table
+from evalab.report.latex import WHOLE, LatexLayout, latex_table
+from evalab.report.markdown import markdown_table
 
 __all__ = [
     "FORMATS",
@@ -34,7 +35,6 @@ __all__ = [
     "emit_tables",
     "format_option",
     "json_safe",
-    "latex_escape",
     "markdown_table",
     "ordered_row",
     "print_table",
@@ -94,28 +94,10 @@ def to_json(rows: Sequence[dict[str, Any]] | dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def to_latex(header: Sequence[str], body: Sequence[Sequence[str]], caption: str = "") -> str:
-    """A booktabs ``tabular`` with the first column left-aligned, the rest right-aligned."""
-    return latex_table(header, body, caption)
-
-
-def _md_cell(text: str) -> str:
-    # a "|" would end the cell; a newline would end the row
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def markdown_table(
-    header: Sequence[str], body: Sequence[Sequence[str]], footer: Sequence[str] = ()
-) -> str:
-    """A GitHub-flavoured Markdown table (first column left-aligned), then footer lines."""
-    lines = [
-        "| " + " | ".join(_md_cell(h) for h in header) + " |",
-        "|" + "|".join([":---", *["---:"] * (len(header) - 1)]) + "|",
-    ]
-    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in body]
-    if footer:
-        lines += ["", *(f"{line}  " for line in footer)]
-    return "\n".join(lines) + "\n"
+def to_latex(table: TableText, layout: LatexLayout = WHOLE) -> str:
+    """One booktabs table (the first column left-aligned, the rest right-aligned), its
+    footer lines (signatures) as ``%`` comments below it, not in the caption."""
+    return latex_table(table.header, table.body, table.caption, notes=table.footer, layout=layout)
 
 
 @dataclass(frozen=True)
@@ -125,6 +107,7 @@ class TableText:
     header: Sequence[str]
     body: Sequence[Sequence[str]]
     footer: Sequence[str] = ()
+    caption: str = ""
 
 
 def emit_table(
@@ -135,23 +118,29 @@ def emit_table(
     *,
     footer: Sequence[str] = (),
     data: Any = None,
+    latex: LatexLayout = WHOLE,
 ) -> None:
     """Print or write one table in ``fmt``: ``data`` is what ``json`` writes; ``table`` to a
     file is tab-separated (no box drawing to parse), with the footer lines after it."""
-    emit_tables(fmt, [TableText(header, body, footer)], out, data)
+    emit_tables(fmt, [TableText(header, body, footer)], out, data, latex=latex)
 
 
-def emit_tables(fmt: str, tables: Sequence[TableText], out: str | None, data: Any = None) -> None:
+def emit_tables(
+    fmt: str,
+    tables: Sequence[TableText],
+    out: str | None,
+    data: Any = None,
+    *,
+    latex: LatexLayout = WHOLE,
+) -> None:
     """Print or write several tables in ``fmt`` (one write to ``out``, a blank line between
-    them); ``data`` is what ``json`` writes."""
+    them); ``data`` is what ``json`` writes, ``latex`` how ``latex`` is laid out."""
     if fmt == "json":
         emit(to_json(data), out)
     elif fmt == "markdown":
         emit("\n".join(markdown_table(t.header, t.body, t.footer) for t in tables), out)
     elif fmt == "latex":
-        emit(
-            "\n".join(to_latex(t.header, t.body, caption="; ".join(t.footer)) for t in tables), out
-        )
+        emit("\n".join(to_latex(t, latex) for t in tables), out)
     elif out and stream_of(out) != "stdout":
         emit(
             "\n".join(

@@ -1,19 +1,19 @@
 """Text forms of a meta-evaluation: one row per (level, statistic, metric).
 
-The terminal table, Markdown, LaTeX and JSON are all built from :func:`table_rows`, so
+The terminal table, Markdown and LaTeX (through ``report``'s one writer per format) and JSON
+are all built from :func:`table_rows`, so
 they show the same cells with the same rounding.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 from evalab.metaeval.evaluate import Estimate, MetaEvalResult
 from evalab.metaeval.statistics import LABELS
 
-__all__ = ["footer", "header", "table_rows", "to_dict", "to_markdown"]
+__all__ = ["footer", "header", "table_rows", "to_dict"]
 
 DASH = "–"
 
@@ -114,21 +114,3 @@ def to_dict(result: MetaEvalResult) -> dict[str, Any]:
         "rated_segments": result.rated_segments,
         "notes": result.notes,
     }
-
-
-def _md(text: str) -> str:
-    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-    return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)
-
-
-def to_markdown(result: MetaEvalResult, decimals: int = 4) -> str:
-    """GitHub-flavoured Markdown: the table, then the signatures and notes."""
-    head = header(result)
-    lines = [
-        "| " + " | ".join(map(_md, head)) + " |",
-        "|" + "|".join(":--" if i < 3 else "--:" for i in range(len(head))) + "|",
-    ]
-    lines += ["| " + " | ".join(map(_md, row)) + " |" for row in table_rows(result, decimals)]
-    lines.append("")
-    lines += [f"- {_md(line)}" for line in footer(result)]
-    return "\n".join(lines) + "\n"

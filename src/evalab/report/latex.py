@@ -26,13 +26,16 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 __all__ = [
     "MATH_SYMBOLS",
     "PREAMBLE",
     "TEXT_WIDTH_PT",
-    "latex_escape",
+    "WHOLE",
+    "LatexLayout",
+    "latex_comments",
     "latex_paragraph",
     "latex_table",
     "latex_text",
@@ -111,12 +114,8 @@ _ACCENTS = {
 }
 
 
-def latex_escape(text: str) -> str:
-    """Escape LaTeX special characters.
-
-    >>> latex_escape("a_b & 5%")
-    'a\\\\_b \\\\& 5\\\\%'
-    """
+def _escape(text: str) -> str:
+    # the specials only: :func:`latex_text` is the one escaper the writers use
     return "".join(_SPECIAL.get(c, c) for c in text)
 
 
@@ -129,7 +128,7 @@ def latex_text(text: str) -> str:
     $\\mu$ $\\pm$ hw, $\\Delta$ of M\\"{u}ller\\_2, $\\tau_b$
     """
     text = _GREEK_SUBSCRIPT.sub(
-        lambda m: "$" + MATH_SYMBOLS[m[1]].strip("$") + "_" + m[2] + "$", latex_escape(text)
+        lambda m: "$" + MATH_SYMBOLS[m[1]].strip("$") + "_" + m[2] + "$", _escape(text)
     )
     return "".join(_ascii_latex(ch) for ch in text)
 
@@ -154,20 +153,41 @@ def _ascii_latex(ch: str) -> str:
         return ch
     if ch in MATH_SYMBOLS:
         return MATH_SYMBOLS[ch]
-    base, *marks = unicodedata.normalize("NFD", ch)
+    decomposed = unicodedata.normalize("NFD", ch)
+    base, marks = decomposed[0], decomposed[1:]
     if base.isascii() and base.isalpha() and len(marks) == 1 and marks[0] in _ACCENTS:
         return rf"\{_ACCENTS[marks[0]]}{{{base}}}"
     return f"[U+{ord(ch):04X}]"
 
 
-#: what every table needs in the preamble: booktabs for the rules, graphicx for ``\\resizebox``
-PREAMBLE = r"\usepackage{booktabs,graphicx}"
+#: what every table needs in the preamble: booktabs for the rules, graphicx for ``\\resizebox``,
+#: array for the wrapped (``p{}``) label columns
+PREAMBLE = r"\usepackage{booktabs,graphicx,array}"
 
 #: a standard article's text width (10pt class: 345pt), and an upper estimate of one
 #: character's width in a table cell (\small: 9pt digits are 4.5pt; ±, Δ and capitals are wider)
 TEXT_WIDTH_PT = 345.0
 _CHAR_PT = {True: 5.0, False: 5.6}
 _COLUMN_SEP_PT = 12.0  # 2 x \tabcolsep
+
+#: a left-aligned column whose longest cell is longer than this is wrapped in a ``p{}`` column
+WRAP_CHARS = 24
+_WRAPPED = r">{\raggedright\arraybackslash}p{11em}"
+
+
+@dataclass(frozen=True)
+class LatexLayout:
+    """How a table is written: ``split`` (by columns into "part i of k" tables when wider than
+    the page, off by default), ``fragment`` (the ``tabular`` alone, to ``\\input`` in a float
+    of one's own) and ``small`` (``\\small`` type)."""
+
+    split: bool = False
+    fragment: bool = False
+    small: bool = False
+
+
+#: the default layout: one float per table, never split
+WHOLE = LatexLayout()
 
 
 def latex_table(
@@ -176,21 +196,26 @@ def latex_table(
     caption: str = "",
     *,
     columns: str | None = None,
-    small: bool = False,
-    cell: Callable[[str], str] = latex_text,
+    notes: Sequence[str] = (),
+    layout: LatexLayout = WHOLE,
     keep: int = 1,
 ) -> str:
-    """booktabs ``table``s that fit a standard article's text width (preamble: :data:`PREAMBLE`).
+    """One booktabs ``table`` (preamble: :data:`PREAMBLE`), or its ``tabular`` alone.
 
     ``columns`` defaults to ``l`` then ``r`` for the rest; cells are written with
     :func:`latex_text`, so the table compiles with pdflatex. A header ``name (what)`` is set
-    on two lines. A table too wide for the page is split by columns into parts, each
-    repeating the first ``keep`` columns (the row labels) and captioned "part i of k"; each
-    part is also shrunk to the text width should the estimate of its width fall short, so
-    pdflatex never reports an overfull box.
+    on two lines; a left-aligned column with long cells is wrapped (``p{}``). The table is
+    shrunk to the text width should it be wider, so pdflatex never reports an overfull box.
+    ``notes`` (signatures) follow the table as ``%`` comments, not in the caption. With
+    ``layout.split`` a table wider than the estimate of the page is split by columns into
+    parts, each repeating the first ``keep`` columns and captioned "part i of k".
     """
-    cols = columns or "l" + "r" * (len(header) - 1)
-    parts = split_columns(header, body, keep=keep, small=small)
+    cols = list(_column_specs(header, body, columns))
+    parts = (
+        split_columns(header, body, keep=keep, small=layout.small)
+        if layout.split
+        else [list(range(len(header)))]
+    )
     out = []
     for i, part in enumerate(parts):
         cap = caption if len(parts) == 1 else f"{caption} (part {i + 1} of {len(parts)})".lstrip()
@@ -198,39 +223,62 @@ def latex_table(
             _one_table(
                 [header[j] for j in part],
                 [[row[j] for row in body] for j in part],
-                "".join(cols[j] for j in part),
+                [cols[j] for j in part],
                 cap,
-                small=small,
-                cell=cell,
+                layout=layout,
             )
         )
-    return "\n".join(out)
+    return "\n".join(out) + latex_comments(notes)
+
+
+def latex_comments(lines: Sequence[str]) -> str:
+    """``lines`` as LaTeX ``%`` comments (kept in the source, not typeset), in ASCII.
+
+    >>> print(latex_comments(["bleu|nrefs:1|μ"]), end="")
+    % bleu|nrefs:1|$\\mu$
+    """
+    return "".join(
+        "% " + "".join(_ascii_latex(ch) for ch in line.replace("\n", " ")) + "\n" for line in lines
+    )
+
+
+def _column_specs(
+    header: Sequence[str], body: Sequence[Sequence[str]], columns: str | None
+) -> Iterator[str]:
+    for j, align in enumerate(columns or "l" + "r" * (len(header) - 1)):
+        longest = max((len(row[j]) for row in body), default=0)
+        yield _WRAPPED if align == "l" and longest > WRAP_CHARS else align
 
 
 def _one_table(
     header: list[str],
     columns: list[list[str]],
-    cols: str,
+    cols: list[str],
     caption: str,
     *,
-    small: bool,
-    cell: Callable[[str], str],
+    layout: LatexLayout,
 ) -> str:
-    lines = [r"\begin{table}[t]", r"\centering", *([r"\small"] if small else [])]
-    # the tabular at its natural width, or at the line's width when wider than that
-    lines.append(r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%")
-    lines += [rf"\begin{{tabular}}{{{cols}}}", r"\toprule"]
+    cells = [latex_paragraph if c == _WRAPPED else latex_text for c in cols]
+    lines = [rf"\begin{{tabular}}{{{''.join(cols)}}}", r"\toprule"]
     lines.append(
-        " & ".join(_header_cell(h, a, cell) for h, a in zip(header, cols, strict=True)) + r" \\"
+        " & ".join(
+            _header_cell(h, a[-1] if a == _WRAPPED else a)
+            for h, a in zip(header, cols, strict=True)
+        )
+        + r" \\"
     )
     lines.append(r"\midrule")
     for row in zip(*columns, strict=True):
-        lines.append(" & ".join(cell(c) for c in row) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}}"]
-    if caption:
-        lines.append(rf"\caption{{{latex_paragraph(caption)}}}")
-    lines.append(r"\end{table}")
-    return "\n".join(lines) + "\n"
+        lines.append(" & ".join(f(c) for f, c in zip(cells, row, strict=True)) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if layout.fragment:
+        return "\n".join(lines) + "\n"
+    # the tabular at its natural width, or at the line's width when wider than that
+    lines[0] = r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%" + "\n" + lines[0]
+    lines[-1] += "}"
+    head = [r"\begin{table}[t]", r"\centering", *([r"\small"] if layout.small else [])]
+    tail = [rf"\caption{{{latex_paragraph(caption)}}}"] if caption else []
+    return "\n".join([*head, *lines, *tail, r"\end{table}"]) + "\n"
 
 
 def _header_lines(h: str) -> list[str]:
@@ -239,13 +287,14 @@ def _header_lines(h: str) -> list[str]:
     return [name, sep.strip() + what] if sep and name else [h]
 
 
-def _header_cell(h: str, align: str, cell: Callable[[str], str]) -> str:
+def _header_cell(h: str, align: str) -> str:
     lines = _header_lines(h)
     if len(lines) == 1:
-        return cell(h)
+        return latex_text(h)
+    align = "l" if align not in "lrc" else align
     return (
         rf"\begin{{tabular}}[b]{{@{{}}{align}@{{}}}}"
-        + r"\\".join(cell(x) for x in lines)
+        + r"\\".join(latex_text(x) for x in lines)
         + r"\end{tabular}"
     )
 

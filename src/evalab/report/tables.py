@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalab.report.columns import config_cells, config_header, config_keys, config_note
+from evalab.report.markdown import md_code, md_escape, md_row
 
 if TYPE_CHECKING:
     from evalab.ablation.analysis import MetricStats, RowAnalysis, StudyAnalysis
+    from evalab.report.latex import LatexLayout
 
 DASH = "–"
 #: the heading of the component view
@@ -463,9 +464,9 @@ def render_table(analysis: StudyAnalysis, console: Any = None) -> None:
         if i == 0:
             for note in row_notes(analysis):
                 con.print(Text(f"  {note}"), soft_wrap=True)
-    for metric, lines in effect_lines(analysis):
+    for metric, effects in effect_lines(analysis):
         con.print(Text(f"Grid effects on {metric}:", style="bold"))
-        for kind, name, arith, extra in lines:
+        for kind, name, arith, extra in effects:
             con.print(
                 Text(f"  {kind:<11} {name}: {arith}" + (f"  ({extra})" if extra else "")),
                 soft_wrap=True,
@@ -482,39 +483,6 @@ def render_table(analysis: StudyAnalysis, console: Any = None) -> None:
 # --------------------------------------------------------------------------- Markdown
 
 
-#: characters that format Markdown text wherever they are: code spans, emphasis, strikethrough,
-#: table cells (and the backslash that escapes them)
-_MD_ALWAYS = re.compile(r"([\\`*~|])")
-
-
-def _md_escape(text: str) -> str:
-    """Text that a Markdown viewer shows as written (GitHub-flavoured tables included).
-
-    >>> print(_md_escape("a|b *x* _y_ z_1 [l](u) <b> &lt;"))
-    a\\|b \\*x\\* \\_y\\_ z_1 [l]\\(u) &lt;b> &amp;lt;
-    """
-    text = text.replace("\n", " ")
-    text = re.sub(r"&(?=#?[A-Za-z0-9]+;)", "&amp;", text)  # an entity would print as its character
-    text = _MD_ALWAYS.sub(r"\\\1", text)
-    text = re.sub(r"(?<!\w)_|_(?!\w)", r"\\_", text)  # emphasis; "d_model" (inside a word) is not
-    text = text.replace("](", "]\\(")  # a link (or image) [text](target)
-    # "<" before a letter, "/", "!" or "?" could open raw HTML in a Markdown viewer
-    return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)
-
-
-def _md_code(text: str) -> str:
-    """A code span (shown verbatim) that a backtick in ``text`` (a code version written in the
-    study file) cannot close early: fenced by one more backtick than its longest run."""
-    fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text.replace(chr(10), ' ')}{pad}{fence}"
-
-
-def md_row(cells: list[str]) -> str:
-    """One Markdown table line."""
-    return "| " + " | ".join(_md_escape(c) for c in cells) + " |"
-
-
 def _md_table(t: Table) -> list[str]:
     align = (
         "|"
@@ -527,46 +495,49 @@ def _md_table(t: Table) -> list[str]:
 def render_markdown(analysis: StudyAnalysis) -> str:
     """The analysis as GitHub-flavoured Markdown (tables, row notes, effects, missing runs, notes)."""
     a = analysis
-    out = [f"## {_md_escape(title(a))}", ""]
+    out = [f"## {md_escape(title(a))}", ""]
     out.append(
-        f"Primary metric: **{_md_escape(a.primary)}**; seeds: {', '.join(map(str, a.seeds))}; "
-        f"code version {_md_code(a.code_version)}."
+        f"Primary metric: **{md_escape(a.primary)}**; seeds: {', '.join(map(str, a.seeds))}; "
+        f"code version {md_code(a.code_version)}."
     )
     for heading, lines in opening_sections(a):
-        out += ["", f"### {heading}", "", *(f"- {_md_escape(x)}" for x in lines)]
+        out += ["", f"### {heading}", "", *(f"- {md_escape(x)}" for x in lines)]
     for i, t in enumerate(report_tables(a)):
-        out += ["", f"### {_md_escape(t.heading)}", "", *_md_table(t)]
+        out += ["", f"### {md_escape(t.heading)}", "", *_md_table(t)]
         if i == 0 and row_notes(a):
-            out += ["", *(f"- {_md_escape(n)}" for n in row_notes(a))]
+            out += ["", *(f"- {md_escape(n)}" for n in row_notes(a))]
         if i == 0 and component_lines(a):
             out += [
                 "",
                 f"### {COMPONENTS}",
                 "",
-                *(f"- {_md_escape(x)}" for x in component_lines(a)),
+                *(f"- {md_escape(x)}" for x in component_lines(a)),
             ]
-    for metric, lines in effect_lines(a):
-        out += ["", f"### Grid effects on {_md_escape(metric)}", ""]
+    for metric, effects in effect_lines(a):
+        out += ["", f"### Grid effects on {md_escape(metric)}", ""]
         out += [
-            f"- {kind}: {_md_escape(name)}: {_md_code(arith)}" + (f" ({extra})" if extra else "")
-            for kind, name, arith, extra in lines
+            f"- {kind}: {md_escape(name)}: {md_code(arith)}" + (f" ({extra})" if extra else "")
+            for kind, name, arith, extra in effects
         ]
     missing = missing_lines(a)
     if missing:
-        out += ["", "### Missing runs", ""] + [f"- {_md_escape(line)}" for line in missing]
-    out += ["", *(f"> {_md_escape(n)}  " for n in report_notes(a))]
+        out += ["", "### Missing runs", ""] + [f"- {md_escape(line)}" for line in missing]
+    out += ["", *(f"> {md_escape(n)}  " for n in report_notes(a))]
     return "\n".join(out) + "\n"
 
 
 # --------------------------------------------------------------------------- LaTeX
 
 
-def render_latex(analysis: StudyAnalysis) -> str:
-    """booktabs tables like Table 3 (configuration columns, mean ± sd per metric), one Δ
-    table per metric, then the row notes, the grid effects with their arithmetic, the
-    missing runs and the notes as lists: the same content as the other formats. Every
-    table fits an article's text width (``report.latex``: split by columns where wide)."""
-    from evalab.report.latex import PREAMBLE, latex_table, latex_text
+def render_latex(analysis: StudyAnalysis, layout: LatexLayout | None = None) -> str:
+    """booktabs tables like Table 3 (configuration columns beside mean ± sd per metric, one
+    table), one Δ table per metric, then the row notes, the grid effects with their
+    arithmetic, the missing runs and the notes as lists: the same content as the other
+    formats. Every table fits an article's text width (``report.latex``: shrunk where wide,
+    split by columns only with ``layout.split``)."""
+    from evalab.report.latex import PREAMBLE, LatexLayout, latex_table
+
+    layout = layout or LatexLayout(small=True)
 
     a = analysis
     out = [
@@ -584,7 +555,7 @@ def render_latex(analysis: StudyAnalysis) -> str:
                 " Rows at eval: not retrained; Δ to the trained row they evaluate, paired by seed."
             )
         cols = "".join("l" if j < t.left or h == "Note" else "r" for j, h in enumerate(t.header))
-        out.append(latex_table(t.header, t.body, cap, columns=cols, small=True, cell=latex_text))
+        out.append(latex_table(t.header, t.body, cap, columns=cols, layout=layout))
         if i == 0 and row_notes(a):
             out.append(_latex_list("Rows", row_notes(a)))
         if i == 0 and component_lines(a):

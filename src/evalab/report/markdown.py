@@ -1,0 +1,65 @@
+"""The one Markdown writer: GitHub-flavoured tables and text that show every string as written.
+
+Every command's ``-f markdown`` (``score``, ``compare``, ``meta-eval``, ``ablate report`` and
+the others) escapes through :func:`md_escape` and writes tables with :func:`markdown_table`.
+
+>>> print(markdown_table(["system", "BLEU"], [["*bold*", "31.2"]]), end="")
+| system | BLEU |
+|:--|--:|
+| \\*bold\\* | 31.2 |
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+__all__ = ["markdown_table", "md_code", "md_escape", "md_row"]
+
+#: characters that format Markdown text wherever they are: code spans, emphasis, strikethrough,
+#: table cells (and the backslash that escapes them)
+_MD_ALWAYS = re.compile(r"([\\`*~|])")
+
+
+def md_escape(text: str) -> str:
+    """Text that a Markdown viewer shows as written (GitHub-flavoured tables included).
+
+    >>> print(md_escape("a|b *x* _y_ z_1 [l](u) <b> &lt; \\\\"))
+    a\\|b \\*x\\* \\_y\\_ z_1 [l]\\(u) &lt;b> &amp;lt; \\\\
+    """
+    text = text.replace("\r", " ").replace("\n", " ")
+    text = re.sub(r"&(?=#?[A-Za-z0-9]+;)", "&amp;", text)  # an entity would print as its character
+    text = _MD_ALWAYS.sub(r"\\\1", text)
+    text = re.sub(r"(?<!\w)_|_(?!\w)", r"\\_", text)  # emphasis; "d_model" (inside a word) is not
+    text = text.replace("](", "]\\(")  # a link (or image) [text](target)
+    # "<" before a letter, "/", "!" or "?" could open raw HTML in a Markdown viewer
+    return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)
+
+
+def md_code(text: str) -> str:
+    """A code span (shown verbatim) that a backtick in ``text`` cannot close early: fenced by
+    one more backtick than its longest run."""
+    fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text.replace(chr(10), ' ')}{pad}{fence}"
+
+
+def md_row(cells: Sequence[str]) -> str:
+    """One Markdown table line, every cell escaped."""
+    return "| " + " | ".join(md_escape(str(c)) for c in cells) + " |"
+
+
+def markdown_table(
+    header: Sequence[str],
+    body: Sequence[Sequence[str]],
+    footer: Sequence[str] = (),
+    *,
+    left: int = 1,
+) -> str:
+    """A GitHub-flavoured Markdown table (the first ``left`` columns left-aligned, the others
+    right-aligned), then the footer lines (signatures, notes), escaped."""
+    align = "|" + "|".join(":--" if j < left else "--:" for j in range(len(header))) + "|"
+    lines = [md_row(header), align, *(md_row(row) for row in body)]
+    if footer:
+        lines += ["", *(f"{md_escape(line)}  " for line in footer)]
+    return "\n".join(lines) + "\n"
