@@ -13,7 +13,13 @@ import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from evalab.report.plots import Intervals, finite, interval_plot_svg
+from evalab.report.plots import (
+    Intervals,
+    finite,
+    forest_panels,
+    interval_plot_svg,
+    panel_fits_zero,
+)
 from evalab.report.tables import (
     COMPONENTS,
     Table,
@@ -30,7 +36,7 @@ from evalab.report.tables import (
 )
 
 if TYPE_CHECKING:
-    from evalab.ablation.analysis import StudyAnalysis
+    from evalab.ablation.analysis import MetricStats, RowAnalysis, StudyAnalysis
     from evalab.ablation.curve_rows import StudyCurves
 
 # The page fits a 1400 px screen without a horizontal scroll: headers wrap, the text
@@ -80,16 +86,15 @@ def _engine(engine: str, rows: int) -> str:
     return "svg" if engine == "auto" and rows > MPL_MAX_ROWS else engine
 
 
-def forest_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
-    """Δ of every compared row with each interval it has (seeds; test set and both where
-    the runs have per-example data), around a line at 0."""
+def plot_label(r: RowAnalysis) -> str:
+    """A row's label in a plot: its labels and its description (cut at 48 characters; the
+    tables carry it whole)."""
+    text = row_name(r) + (f" {r.description}" if r.description else "")
+    return text if len(text) <= 48 else text[:47] + "…"
+
+
+def _forest_kinds(a: StudyAnalysis, ms: list[MetricStats]) -> list[Intervals]:
     pct = round(a.settings.get("confidence", 0.95) * 100)
-    rows = [r for r in a.rows if r.metrics[metric].delta is not None]
-    ms = [r.metrics[metric] for r in rows]
-    labels = [
-        row_name(r) + (f" (vs {m.vs}, paired)" if m.paired and m.vs else "")
-        for r, m in zip(rows, ms, strict=True)
-    ]
     kinds = [
         Intervals(f"{pct}% CI over seeds", [m.delta_low for m in ms], [m.delta_high for m in ms])
     ]
@@ -109,16 +114,58 @@ def forest_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
                 [m.both_high for m in ms],
             )
         )
+    return kinds
+
+
+def forest_plots(a: StudyAnalysis, metric: str, engine: str = "auto") -> list[str]:
+    """Δ of every compared row with each interval it has (seeds; test set and both where
+    the runs have per-example data), around a line at 0: one panel, or several with their
+    own axes when the effects differ in scale (:func:`evalab.report.plots.forest_panels`);
+    each panel lists every row, those drawn on another panel saying which."""
+    rows = [r for r in a.rows if r.metrics[metric].delta is not None]
+    ms = [r.metrics[metric] for r in rows]
+    labels = [
+        plot_label(r) + (f" (vs {m.vs}, paired)" if m.paired and m.vs else "")
+        for r, m in zip(rows, ms, strict=True)
+    ]
+    points = [m.delta for m in ms]
+    kinds = _forest_kinds(a, ms)
+    labels = _say_no_interval(labels, points, kinds)
+    panels = forest_panels(points, kinds)
     better = "higher" if a.higher_is_better.get(metric, True) else "lower"
-    return interval_plot_svg(
-        _say_no_interval(labels, [m.delta for m in ms], kinds),
-        [m.delta for m in ms],
-        kinds,
-        title=f"Δ {metric} to the base ({better} is better)",
-        xlabel=f"Δ {metric}",
-        reference=0.0,
-        reference_label="no difference",
-        engine=_engine(engine, len(rows)),
+    home = {i: k for k, panel in enumerate(panels) for i in panel}
+    out = []
+    for k, panel in enumerate(panels):
+        keep = set(panel)
+        part = "" if len(panels) == 1 else f", panel {k + 1} of {len(panels)}"
+        scale = (
+            "" if len(panels) == 1 else (" (largest effects)" if k == 0 else " (smaller effects)")
+        )
+        out.append(
+            interval_plot_svg(
+                [
+                    lab if i in keep else f"{lab} (drawn on panel {home[i] + 1})"
+                    for i, lab in enumerate(labels)
+                ],
+                [p if i in keep else None for i, p in enumerate(points)],
+                [_only(iv, keep) for iv in kinds],
+                title=f"Δ {metric} to the base ({better} is better){part}{scale}",
+                xlabel=f"Δ {metric}",
+                reference=0.0,
+                reference_label="no difference",
+                engine=_engine(engine, len(rows)),
+                zero="always" if panel_fits_zero(panel, points, kinds) else "near",
+            )
+        )
+    return out
+
+
+def _only(iv: Intervals, keep: set[int]) -> Intervals:
+    """The intervals of the rows in ``keep`` (None elsewhere)."""
+    return Intervals(
+        iv.label,
+        [v if i in keep else None for i, v in enumerate(iv.lows)],
+        [v if i in keep else None for i, v in enumerate(iv.highs)],
     )
 
 
@@ -137,8 +184,8 @@ def _say_no_interval(
 
 
 def level_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
-    """Every row's mean with its intervals, on an axis that starts at zero, beside a line
-    at the base's mean."""
+    """Every row's mean with its intervals, on an axis that fits them (zero drawn only when
+    near), beside a line at the base's mean."""
     pct = round(a.settings.get("confidence", 0.95) * 100)
     rows = list(a.rows)  # rows that are the same runs are one row already
     ms = [r.metrics[metric] for r in rows]
@@ -155,7 +202,7 @@ def level_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
     base = a.base.metrics[metric]
     points = [m.mean if m.n else None for m in ms]
     return interval_plot_svg(
-        _say_no_interval([row_name(r) for r in rows], points, kinds),
+        _say_no_interval([plot_label(r) for r in rows], points, kinds),
         points,
         kinds,
         title=f"{metric} ({better} is better)",
@@ -217,14 +264,16 @@ def render_html(
     parts += [_table(t) for t in tables[1:]]
     parts.append(
         "<h2>Plots</h2><p>Per metric, left: Δ to the base with its intervals (a forest plot; the dashed "
-        "line is no difference). Right: each row's mean with its intervals, on an axis that includes zero "
-        "(grey line); the dashed line is the base's mean. Dots are estimates, coloured lines intervals, "
+        "line is no difference). Where the effects differ in scale, they are drawn on several panels, each with its own "
+        "axis, and every panel names the panel that draws each other row. Right: each row's mean with its "
+        "intervals, on an axis that fits them (zero, a grey line, only when near); the dashed line is the base's mean. Dots are estimates, coloured lines intervals, "
         "named in the legend under each plot.</p>"
     )
     for m in a.metrics:
         parts.append(
-            f'<div class="plots"><figure>{forest_plot(a, m, plot_engine)}</figure>'
-            f"<figure>{level_plot(a, m, plot_engine)}</figure></div>"
+            '<div class="plots">'
+            + "".join(f"<figure>{svg}</figure>" for svg in forest_plots(a, m, plot_engine))
+            + f"<figure>{level_plot(a, m, plot_engine)}</figure></div>"
         )
     if curves is not None:
         from evalab.report.curves import curves_section
