@@ -85,3 +85,25 @@ def test_the_check_sees_a_column_off_screen(analysis_with_test_set, tmp_path):
     )
     facts, _ = page_facts(page, tmp_path / "profile")
     assert facts["offscreen"] or facts["scrollWidth"] > facts["width"], facts
+
+
+def test_the_report_prints_no_absolute_path(analysis):
+    page = render_html(analysis, plot_engine="svg")
+    study = Path(analysis.path)
+    assert str(study.parent) not in page and str(Path(analysis.db_path).parent) not in page
+    assert f"<code>{study.name}</code>" in page  # relative to the run database's folder
+
+
+def test_every_page_has_the_one_shell_and_its_policy(analysis):
+    import numpy as np
+
+    from evalab.metrics.semantic import Alignment
+    from evalab.report.alignment import render_alignment_html
+    from evalab.report.page import CSP
+
+    a = Alignment(
+        ("x",), ("y",), np.array([[0.9]]), np.array([1.0]), np.array([1.0]), 0.9, 0.9, 0.9
+    )
+    for page in (render_alignment_html([("seg", a)]), render_html(analysis, plot_engine="svg")):
+        assert f'<meta http-equiv="Content-Security-Policy" content="{CSP}">' in page
+        assert "<script" not in page.lower()

@@ -163,7 +163,7 @@ def _render(result: MetaEvalResult, fmt: str, width: int, out: str | None) -> No
     elif fmt == "markdown":
         emit(render.to_markdown(result, width), out)
     elif fmt == "html":
-        from evalab.metaeval.html import render_html
+        from evalab.report.metaeval_html import render_html
 
         emit(render_html(result), out)
     else:

@@ -10,9 +10,12 @@ Policy that forbids scripts, and every string that comes from the study file or 
 from __future__ import annotations
 
 import html
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalab.report.page import html_page
 from evalab.report.plots import (
     Intervals,
     finite,
@@ -59,7 +62,25 @@ code{background:#f5f5f5;padding:0 0.2em;overflow-wrap:anywhere}
 .missing{color:#a00}
 """
 
-_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+def shown_path(path: str | os.PathLike[str], store: str | os.PathLike[str] | None = None) -> str:
+    """``path`` as a report may print it: relative to the working folder, else to the
+    folder of the ``store`` (the run database), else its file name alone; never an
+    absolute path of the user's machine.
+
+    >>> shown_path(Path.cwd() / "studies" / "a.toml")
+    'studies/a.toml'
+    >>> shown_path("/elsewhere/runs/a.toml", "/elsewhere/runs/s.db"), shown_path("/x/y/a.toml")
+    ('a.toml', 'a.toml')
+    >>> shown_path("/elsewhere/runs/sub/a.toml", "/elsewhere/runs/s.db")
+    'sub/a.toml'
+    """
+    full = Path(os.path.abspath(path))
+    roots = [Path.cwd()] + ([Path(os.path.abspath(store)).parent] if store else [])
+    for root in roots:
+        if full.is_relative_to(root):
+            return full.relative_to(root).as_posix()
+    return full.name
 
 
 def _table(t: Table) -> str:
@@ -231,16 +252,9 @@ def render_html(
     e = html.escape
     tables = report_tables(a)
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{e(title(a))}</title>",
-        f"<style>{_CSS}</style></head><body>",
-        f"<h1>{e(title(a))}</h1>",
         f"<p>Primary metric <b>{e(a.primary)}</b>; seeds {e(', '.join(map(str, a.seeds)))}; "
-        f"study file <code>{e(a.path)}</code>; code version <code>{e(a.code_version)}</code>; "
-        f"run database <code>{e(a.db_path)}</code>.</p>",
+        f"study file <code>{e(shown_path(a.path, a.db_path))}</code>; code version "
+        f"<code>{e(a.code_version)}</code>; run database <code>{e(shown_path(a.db_path))}</code>.</p>",
     ]
     for heading, lines in opening_sections(a):
         parts.append(
@@ -300,5 +314,4 @@ def render_html(
     parts.append(
         '<div class="notes">' + "".join(f"<p>{e(n)}</p>" for n in report_notes(a)) + "</div>"
     )
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    return html_page(title(a), parts, css=_CSS)

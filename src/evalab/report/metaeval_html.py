@@ -18,6 +18,7 @@ import numpy as np
 from evalab.metaeval.evaluate import MetaEvalResult
 from evalab.metaeval.render import footer, header, table_rows
 from evalab.metaeval.statistics import LABELS
+from evalab.report.page import html_page
 
 __all__ = ["ranking_svg", "render_html", "scatter_svg"]
 
@@ -153,11 +154,6 @@ def _table(result: MetaEvalResult) -> str:
 def render_html(result: MetaEvalResult, title: str = "Meta-evaluation against human scores") -> str:
     """The page: table, per-metric scatter plots, per-statistic rankings, signatures."""
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
-        f"<title>{e(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{e(title)}</h1>",
         _table(result),
         '<h2>Metric vs human, per system</h2><div class="plots">',
     ]
@@ -189,5 +185,4 @@ def render_html(result: MetaEvalResult, title: str = "Meta-evaluation against hu
     parts.append(
         '<div class="notes">' + "".join(f"<p>{e(line)}</p>" for line in footer(result)) + "</div>"
     )
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    return html_page(title, parts, css=_CSS)
