@@ -42,7 +42,8 @@ if TYPE_CHECKING:
     from evalab.ablation.analysis import MetricStats, RowAnalysis, StudyAnalysis
     from evalab.ablation.curve_rows import StudyCurves
 
-# The page fits a 1400 px screen without a horizontal scroll: headers wrap, the text
+# The page fits a 1400 px screen (and, with smaller type and wrapping cells, a 900 px one)
+# without a horizontal scroll: headers wrap, the text
 # columns wrap, and the numbers (which must not break) are in tables of a few columns each.
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1360px;padding:0 1em;color:#222}
@@ -60,6 +61,7 @@ td.flag{color:#a15c00;text-align:left;white-space:normal}
 code{background:#f5f5f5;padding:0 0.2em;overflow-wrap:anywhere}
 .notes{color:#555;font-size:0.85em}
 .missing{color:#a00}
+@media (max-width:1200px){table{font-size:0.78em}th,td{padding:0.2em 0.3em}td{white-space:normal}th{overflow-wrap:anywhere}}
 """
 
 
