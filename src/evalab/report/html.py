@@ -295,9 +295,9 @@ def render_html(
         from evalab.report.curves import curves_section
 
         parts.append(curves_section(curves))
-    for metric, lines in effect_lines(a):
+    for metric, effects in effect_lines(a):
         parts.append(f"<h2>Grid effects on {e(metric)}</h2><ul>")
-        for kind, name, arith, extra in lines:
+        for kind, name, arith, extra in effects:
             tail = f' <span class="notes">({e(extra)})</span>' if extra else ""
             parts.append(f"<li><b>{e(kind)}</b>: {e(name)}: <code>{e(arith)}</code>{tail}</li>")
         parts.append("</ul>")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -35,7 +35,7 @@ _W, _H, _PAD = 420, 300, 50
 e = html.escape
 
 
-def _scale(lo: float, hi: float, a: float, b: float):
+def _scale(lo: float, hi: float, a: float, b: float) -> Callable[[float], float]:
     span = (hi - lo) or 1.0
     return lambda v: a + (v - lo) / span * (b - a)
 
@@ -58,7 +58,12 @@ def _axes(title: str, xlabel: str, ylabel: str) -> list[str]:
     ]
 
 
-def _ticks(sx, sy, xr: tuple[float, float], yr: tuple[float, float]) -> list[str]:
+def _ticks(
+    sx: Callable[[float], float],
+    sy: Callable[[float], float],
+    xr: tuple[float, float],
+    yr: tuple[float, float],
+) -> list[str]:
     """Round tick values (:func:`evalab.report.plots.nice_ticks`) on both axes, with a light grid."""
     parts = []
     for v in nice_ticks(*xr):
