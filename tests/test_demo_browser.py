@@ -240,7 +240,9 @@ def test_demo_quick_report_renders_in_headless_chromium(run_cli, tmp_path):
 
     facts, png, errors = inspect_page(out / "report.html", tmp_path / "profile")
     assert errors == [], errors
-    assert facts["metrics"] >= 8  # seq_acc, digit_acc, xent, ppl: a forest (1+ panels) and a level plot each
+    assert (
+        facts["metrics"] >= 8
+    )  # seq_acc, digit_acc, xent, ppl: a forest (1+ panels) and a level plot each
     for plot in facts["plots"]:
         assert plot["svg"], plot
         assert plot["width"] > 100 and plot["height"] > 100, plot
