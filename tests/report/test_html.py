@@ -51,25 +51,97 @@ def page_facts(
         tools.close()
 
 
-def check_fits(html_path: Path, profile: Path) -> dict[str, Any]:
-    """Assert that no table column or plot of the page is off-screen at 1400 px."""
-    facts, errors = page_facts(html_path, profile)
+def check_fits(html_path: Path, profile: Path, width: int = 1400) -> dict[str, Any]:
+    """Assert that no table column or plot of the page is off-screen at ``width`` px."""
+    facts, errors = page_facts(html_path, profile, width)
     assert errors == [], errors
-    assert facts["width"] <= 1400 and facts["tables"] >= 2 and facts["cells"] > 50, facts
+    assert facts["width"] <= width and facts["tables"] >= 2 and facts["cells"] > 50, facts
     assert facts["offscreen"] == [], facts
     assert facts["figures"] == 0 and facts["scrolled"] == [], facts
     assert facts["scrollWidth"] <= facts["width"], facts
     return facts
 
 
+@pytest.mark.parametrize("width", [1400, 900])
 @pytest.mark.parametrize("engine", ["matplotlib", "svg"])
-def test_widest_report_fits_a_1400_px_window(analysis_with_test_set, tmp_path, engine):
+def test_widest_report_fits_the_window(analysis_with_test_set, tmp_path, engine, width):
     if engine == "matplotlib":
         pytest.importorskip("matplotlib")
     _chromium()
     page = tmp_path / "report.html"
     page.write_text(render_html(analysis_with_test_set, plot_engine=engine), encoding="utf-8")
-    check_fits(page, tmp_path / "profile")
+    check_fits(page, tmp_path / "profile", width)
+
+
+#: per forest-plot panel: its row labels and the drawn width of each interval (svg engine:
+#: every interval line carries a "<row label>: <kind> [low, high]" tooltip)
+FOREST_JS = """
+JSON.stringify(Array.from(document.querySelectorAll('figure svg')).filter(svg =>
+    (svg.querySelector('title') || {}).textContent.startsWith('Δ')).map(svg => ({
+  labels: Array.from(svg.querySelectorAll('text[text-anchor="end"]')).map(t => t.textContent),
+  intervals: Array.from(svg.querySelectorAll('line')).filter(l => l.querySelector('title')).map(l =>
+    ({title: l.querySelector('title').textContent, width: l.getBoundingClientRect().width})),
+})))
+"""
+
+
+def forest_facts(html_path: Path, profile: Path, width: int) -> list[dict[str, Any]]:
+    tools = DevTools(_chromium(), profile)
+    try:
+        session = tools.open_page(html_path, width, 900)
+        facts = tools.call(
+            "Runtime.evaluate", {"expression": FOREST_JS, "returnByValue": True}, session=session
+        )
+        return json.loads(facts["result"]["value"])
+    finally:
+        tools.close()
+
+
+@pytest.mark.parametrize("width", [1400, 900])
+def test_every_forest_row_is_readable_or_drawn_on_another_panel(analysis, tmp_path, width):
+    # the study's a=b=false row has an effect ten times the others: one axis would squeeze
+    # their intervals to a few pixels
+    _chromium()
+    page = tmp_path / "report.html"
+    page.write_text(render_html(analysis, plot_engine="svg"), encoding="utf-8")
+    panels = forest_facts(page, tmp_path / "profile", width)
+    assert len(panels) == 4, panels  # acc and loss, two panels each
+    assert check_forest_rows(panels) >= 4  # not vacuous: rows were moved to another panel
+
+
+def _zero_width(title: str) -> bool:
+    low, high = title.rsplit("[", 1)[1].rstrip("]").split(", ")
+    return float(low) == float(high)
+
+
+def check_forest_rows(panels: list[dict[str, Any]]) -> int:
+    """Assert that every row of every panel (``forest_facts``) is drawn at least 40 px wide
+    or named as drawn on another panel; how many rows were named so."""
+    elsewhere = 0
+    for panel in panels:
+        for label in panel["labels"]:
+            if "drawn on panel" in label or "(no interval)" in label:
+                elsewhere += "drawn on panel" in label
+                continue
+            titles = [iv for iv in panel["intervals"] if iv["title"].startswith(label + ": ")]
+            if titles and all(_zero_width(iv["title"]) for iv in titles):
+                continue  # every seed gave the same value: a point is the truth, no axis widens it
+            widths = [iv["width"] for iv in titles]
+            assert widths and max(widths) >= 40, (label, widths, panel)
+    return elsewhere
+
+
+def test_one_axis_would_squeeze_the_small_effects(analysis, tmp_path):
+    # the same rows on one panel (zero kept): some interval is under 40 px, which the
+    # panels above avoid
+    from evalab.report.html import _forest_kinds
+    from evalab.report.plots import MIN_INTERVAL_PX, interval_px
+
+    rows = [r for r in analysis.rows if r.metrics["acc"].delta is not None]
+    ms = [r.metrics["acc"] for r in rows]
+    points, kinds = [m.delta for m in ms], _forest_kinds(analysis, ms)
+    every = list(range(len(rows)))
+    assert min(interval_px(i, every, points, kinds, "always") for i in every) < MIN_INTERVAL_PX
 
 
 def test_the_check_sees_a_column_off_screen(analysis_with_test_set, tmp_path):
@@ -85,3 +157,25 @@ def test_the_check_sees_a_column_off_screen(analysis_with_test_set, tmp_path):
     )
     facts, _ = page_facts(page, tmp_path / "profile")
     assert facts["offscreen"] or facts["scrollWidth"] > facts["width"], facts
+
+
+def test_the_report_prints_no_absolute_path(analysis):
+    page = render_html(analysis, plot_engine="svg")
+    study = Path(analysis.path)
+    assert str(study.parent) not in page and str(Path(analysis.db_path).parent) not in page
+    assert f"<code>{study.name}</code>" in page  # relative to the run database's folder
+
+
+def test_every_page_has_the_one_shell_and_its_policy(analysis):
+    import numpy as np
+
+    from evalab.metrics.semantic import Alignment
+    from evalab.report.alignment import render_alignment_html
+    from evalab.report.page import CSP
+
+    a = Alignment(
+        ("x",), ("y",), np.array([[0.9]]), np.array([1.0]), np.array([1.0]), 0.9, 0.9, 0.9
+    )
+    for page in (render_alignment_html([("seg", a)]), render_html(analysis, plot_engine="svg")):
+        assert f'<meta http-equiv="Content-Security-Policy" content="{CSP}">' in page
+        assert "<script" not in page.lower()

@@ -255,7 +255,9 @@ def test_html_escapes_labels_and_has_a_forest_and_a_level_plot_per_metric(analys
     assert "<script" not in page.lower()
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
     assert "<b>tags</b>" not in page and "&lt;b&gt;tags&lt;/b&gt;" in page
-    assert page.count("<svg") == 4  # acc and loss: forest + level each
+    # acc and loss: a level plot and a forest plot in two panels each (the a=b=false effect is
+    # ten times the others: on one axis their intervals would be under 40 px)
+    assert page.count("<svg") == 6 and page.count("panel 2 of 2") == 2
     assert page.count("Δ acc to the base") >= 1 and "95% CI over seeds" in page
     assert "script-src" not in page and "default-src 'none'" in page  # CSP forbids scripts
     assert re.search(
@@ -281,7 +283,7 @@ def test_forest_plot_labels_each_kind_of_interval(analysis_with_test_set, engine
 
 
 @pytest.mark.parametrize("engine", ["svg", "matplotlib"])
-def test_interval_plot_escapes_text_and_reaches_zero(engine):
+def test_interval_plot_escapes_text_and_fits_the_data(engine):
     if engine == "matplotlib":
         pytest.importorskip("matplotlib")
     svg = interval_plot_svg(
@@ -295,9 +297,12 @@ def test_interval_plot_escapes_text_and_reaches_zero(engine):
     )
     assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
     assert "<script" not in svg.lower() and "&lt;script" in svg
-    if engine == "svg":  # the axis's first tick is near zero, not near the data
+    if engine == "svg":  # accuracies of 94-96.5 fill the axis; a far zero is left out
         ticks = [float(t) for t in re.findall(r'text-anchor="middle">(-?[0-9.e+-]+)</text>', svg)]
-        assert min(ticks) < 15 < 90 < max(ticks)
+        assert 93 <= min(ticks) < max(ticks) <= 97 and len(ticks) >= 3
+        kept = interval_plot_svg(["a"], [95.0], [], zero="always", engine="svg")
+        ticks = [float(t) for t in re.findall(r'text-anchor="middle">(-?[0-9.e+-]+)</text>', kept)]
+        assert min(ticks) == 0 and max(ticks) >= 80
 
 
 def test_interval_plot_refuses_ragged_input():
@@ -479,7 +484,9 @@ def test_a_row_without_any_interval_says_so_in_the_plots(analysis):
     ]
     page = render_html(dataclasses.replace(analysis, rows=rows), plot_engine="svg")
     svgs = page.split("<svg")[1:]
-    assert len(svgs) == 4 and all(
-        f"{html.escape(EVIL)} (no interval)" in svg for svg in svgs
-    )  # forest + level, acc + loss
+    # a forest plot (one panel or more) + a level plot, acc + loss; the label is the row's
+    # label and the start of its description
+    assert len(svgs) >= 4 and all(
+        f"{html.escape(EVIL)} desc with" in svg and "(no interval)" in svg for svg in svgs
+    )
     assert "(no interval)" not in render_html(analysis, plot_engine="svg")

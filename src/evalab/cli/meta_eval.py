@@ -164,7 +164,7 @@ def _render(result: MetaEvalResult, fmt: str, width: int, out: str | None) -> No
     if fmt == "json":
         emit(to_json(render.to_dict(result)), out)
     elif fmt == "html":
-        from evalab.metaeval.html import render_html
+        from evalab.report.metaeval_html import render_html
 
         emit(render_html(result), out)
     else:

@@ -8,7 +8,7 @@
   acc_eq with tie calibration, with no grouping and grouped by item;
 * :mod:`~evalab.metaeval.evaluate`: every statistic with a bootstrap interval, and rank
   clusters from :mod:`~evalab.metaeval.significance`;
-* :mod:`~evalab.metaeval.render`, :mod:`~evalab.metaeval.html`: table, JSON, Markdown and
+* :mod:`~evalab.metaeval.render` (and :mod:`evalab.report.metaeval_html`): table, JSON, Markdown and
   a self-contained HTML page.
 """
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+from evalab.report.page import html_page
+
 __all__ = ["alignment_rows", "best_matches", "render_alignment_html"]
 
 
@@ -139,16 +141,10 @@ def render_alignment_html(
     """
     e = html.escape
     body = [
-        f"<h1>{e(title)}</h1>",
         f'<p class="legend">{e(signature)}</p>' if signature else "",
         '<p class="legend">Cell: cosine of a hypothesis token (row) and a reference token (column). '
         "Red outline: the row token's best match (precision direction); blue: the column token's "
         "best match (recall direction). Grey tokens have weight 0 (special tokens).</p>",
     ]
     body.extend(_segment_html(t, a) for t, a in items)
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{e(title)}</title><style>{_STYLE}</style></head><body>\n"
-        + "\n".join(body)
-        + "\n</body></html>\n"
-    )
+    return html_page(title, body, css=_STYLE)

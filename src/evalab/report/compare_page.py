@@ -24,9 +24,6 @@ string from the inputs reaches the page through ``textContent`` (never as markup
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import html
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,6 +31,8 @@ from importlib import resources
 from typing import Any
 
 import numpy as np
+
+from evalab.report.page import html_page
 
 __all__ = ["ALIGNMENT_LIMIT", "ComparePage", "alignment_segments", "render_compare_page"]
 
@@ -204,34 +203,23 @@ table.matches td{text-align:left;overflow-wrap:anywhere}table.matches td.cos{tex
 def render_compare_page(page: ComparePage) -> str:
     """The page as one HTML string (see the module docstring)."""
     script = _script()
-    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    csp = f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{digest}'"
     payload = json.dumps(
         page_data(page), ensure_ascii=False, separators=(",", ":"), allow_nan=False
     )
     payload = payload.replace("<", "\\u003c")  # no input can end the data block
-    e = html.escape
-    return (
-        "\n".join(
-            [
-                "<!DOCTYPE html>",
-                '<html lang="en"><head><meta charset="utf-8">',
-                f'<meta http-equiv="Content-Security-Policy" content="{csp}">',
-                '<meta name="viewport" content="width=device-width, initial-scale=1">',
-                f"<title>{e(page.title)}</title><style>{_CSS}</style></head><body>",
-                f"<h1>{e(page.title)}</h1>",
-                '<h2>Ranking</h2><div class="controls"><label>metric <select id="rank-metric"></select></label></div>',
-                '<div id="ranking"></div><figure id="forest"></figure><div class="notes" id="notes"></div>',
-                '<h2>Two systems</h2><div class="controls"><label>system A <select id="sys-a"></select></label>'
-                '<label>system B <select id="sys-b"></select></label><label>metric <select id="pair-metric"></select></label></div>',
-                '<h3>Buckets</h3><div class="charts"><figure id="len-chart"></figure><figure id="freq-chart"></figure></div>',
-                '<h3>n-gram gains and losses</h3><div class="charts" id="ngrams"></div>',
-                '<h3>Segments</h3><div class="controls" id="pager"></div><div id="segments"></div>',
-                '<div id="alignment"></div>',
-                f'<script type="application/json" id="data">{payload}</script>',
-                f"<script>{script}</script>",
-                "</body></html>",
-            ]
-        )
-        + "\n"
+    return html_page(
+        page.title,
+        [
+            '<h2>Ranking</h2><div class="controls"><label>metric <select id="rank-metric"></select></label></div>',
+            '<div id="ranking"></div><figure id="forest"></figure><div class="notes" id="notes"></div>',
+            '<h2>Two systems</h2><div class="controls"><label>system A <select id="sys-a"></select></label>'
+            '<label>system B <select id="sys-b"></select></label><label>metric <select id="pair-metric"></select></label></div>',
+            '<h3>Buckets</h3><div class="charts"><figure id="len-chart"></figure><figure id="freq-chart"></figure></div>',
+            '<h3>n-gram gains and losses</h3><div class="charts" id="ngrams"></div>',
+            '<h3>Segments</h3><div class="controls" id="pager"></div><div id="segments"></div>',
+            '<div id="alignment"></div>',
+            f'<script type="application/json" id="data">{payload}</script>',
+        ],
+        css=_CSS,
+        script=script,
     )

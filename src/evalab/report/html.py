@@ -10,10 +10,19 @@ Policy that forbids scripts, and every string that comes from the study file or 
 from __future__ import annotations
 
 import html
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalab.report.plots import Intervals, finite, interval_plot_svg
+from evalab.report.page import html_page
+from evalab.report.plots import (
+    Intervals,
+    finite,
+    forest_panels,
+    interval_plot_svg,
+    panel_fits_zero,
+)
 from evalab.report.tables import (
     COMPONENTS,
     Table,
@@ -30,10 +39,11 @@ from evalab.report.tables import (
 )
 
 if TYPE_CHECKING:
-    from evalab.ablation.analysis import StudyAnalysis
+    from evalab.ablation.analysis import MetricStats, RowAnalysis, StudyAnalysis
     from evalab.ablation.curve_rows import StudyCurves
 
-# The page fits a 1400 px screen without a horizontal scroll: headers wrap, the text
+# The page fits a 1400 px screen (and, with smaller type and wrapping cells, a 900 px one)
+# without a horizontal scroll: headers wrap, the text
 # columns wrap, and the numbers (which must not break) are in tables of a few columns each.
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1360px;padding:0 1em;color:#222}
@@ -51,9 +61,28 @@ td.flag{color:#a15c00;text-align:left;white-space:normal}
 code{background:#f5f5f5;padding:0 0.2em;overflow-wrap:anywhere}
 .notes{color:#555;font-size:0.85em}
 .missing{color:#a00}
+@media (max-width:1200px){table{font-size:0.78em}th,td{padding:0.2em 0.3em}td{white-space:normal}th{overflow-wrap:anywhere}}
 """
 
-_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+def shown_path(path: str | os.PathLike[str], store: str | os.PathLike[str] | None = None) -> str:
+    """``path`` as a report may print it: relative to the working folder, else to the
+    folder of the ``store`` (the run database), else its file name alone; never an
+    absolute path of the user's machine.
+
+    >>> shown_path(Path.cwd() / "studies" / "a.toml")
+    'studies/a.toml'
+    >>> shown_path("/elsewhere/runs/a.toml", "/elsewhere/runs/s.db"), shown_path("/x/y/a.toml")
+    ('a.toml', 'a.toml')
+    >>> shown_path("/elsewhere/runs/sub/a.toml", "/elsewhere/runs/s.db")
+    'sub/a.toml'
+    """
+    full = Path(os.path.abspath(path))
+    roots = [Path.cwd()] + ([Path(os.path.abspath(store)).parent] if store else [])
+    for root in roots:
+        if full.is_relative_to(root):
+            return full.relative_to(root).as_posix()
+    return full.name
 
 
 def _table(t: Table) -> str:
@@ -80,16 +109,15 @@ def _engine(engine: str, rows: int) -> str:
     return "svg" if engine == "auto" and rows > MPL_MAX_ROWS else engine
 
 
-def forest_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
-    """Δ of every compared row with each interval it has (seeds; test set and both where
-    the runs have per-example data), around a line at 0."""
+def plot_label(r: RowAnalysis) -> str:
+    """A row's label in a plot: its labels and its description (cut at 48 characters; the
+    tables carry it whole)."""
+    text = row_name(r) + (f" {r.description}" if r.description else "")
+    return text if len(text) <= 48 else text[:47] + "…"
+
+
+def _forest_kinds(a: StudyAnalysis, ms: list[MetricStats]) -> list[Intervals]:
     pct = round(a.settings.get("confidence", 0.95) * 100)
-    rows = [r for r in a.rows if r.metrics[metric].delta is not None]
-    ms = [r.metrics[metric] for r in rows]
-    labels = [
-        row_name(r) + (f" (vs {m.vs}, paired)" if m.paired and m.vs else "")
-        for r, m in zip(rows, ms, strict=True)
-    ]
     kinds = [
         Intervals(f"{pct}% CI over seeds", [m.delta_low for m in ms], [m.delta_high for m in ms])
     ]
@@ -109,16 +137,58 @@ def forest_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
                 [m.both_high for m in ms],
             )
         )
+    return kinds
+
+
+def forest_plots(a: StudyAnalysis, metric: str, engine: str = "auto") -> list[str]:
+    """Δ of every compared row with each interval it has (seeds; test set and both where
+    the runs have per-example data), around a line at 0: one panel, or several with their
+    own axes when the effects differ in scale (:func:`evalab.report.plots.forest_panels`);
+    each panel lists every row, those drawn on another panel saying which."""
+    rows = [r for r in a.rows if r.metrics[metric].delta is not None]
+    ms = [r.metrics[metric] for r in rows]
+    labels = [
+        plot_label(r) + (f" (vs {m.vs}, paired)" if m.paired and m.vs else "")
+        for r, m in zip(rows, ms, strict=True)
+    ]
+    points = [m.delta for m in ms]
+    kinds = _forest_kinds(a, ms)
+    labels = _say_no_interval(labels, points, kinds)
+    panels = forest_panels(points, kinds)
     better = "higher" if a.higher_is_better.get(metric, True) else "lower"
-    return interval_plot_svg(
-        _say_no_interval(labels, [m.delta for m in ms], kinds),
-        [m.delta for m in ms],
-        kinds,
-        title=f"Δ {metric} to the base ({better} is better)",
-        xlabel=f"Δ {metric}",
-        reference=0.0,
-        reference_label="no difference",
-        engine=_engine(engine, len(rows)),
+    home = {i: k for k, panel in enumerate(panels) for i in panel}
+    out = []
+    for k, panel in enumerate(panels):
+        keep = set(panel)
+        part = "" if len(panels) == 1 else f", panel {k + 1} of {len(panels)}"
+        scale = (
+            "" if len(panels) == 1 else (" (largest effects)" if k == 0 else " (smaller effects)")
+        )
+        out.append(
+            interval_plot_svg(
+                [
+                    lab if i in keep else f"{lab} (drawn on panel {home[i] + 1})"
+                    for i, lab in enumerate(labels)
+                ],
+                [p if i in keep else None for i, p in enumerate(points)],
+                [_only(iv, keep) for iv in kinds],
+                title=f"Δ {metric} to the base ({better} is better){part}{scale}",
+                xlabel=f"Δ {metric}",
+                reference=0.0,
+                reference_label="no difference",
+                engine=_engine(engine, len(rows)),
+                zero="always" if panel_fits_zero(panel, points, kinds) else "near",
+            )
+        )
+    return out
+
+
+def _only(iv: Intervals, keep: set[int]) -> Intervals:
+    """The intervals of the rows in ``keep`` (None elsewhere)."""
+    return Intervals(
+        iv.label,
+        [v if i in keep else None for i, v in enumerate(iv.lows)],
+        [v if i in keep else None for i, v in enumerate(iv.highs)],
     )
 
 
@@ -137,8 +207,8 @@ def _say_no_interval(
 
 
 def level_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
-    """Every row's mean with its intervals, on an axis that starts at zero, beside a line
-    at the base's mean."""
+    """Every row's mean with its intervals, on an axis that fits them (zero drawn only when
+    near), beside a line at the base's mean."""
     pct = round(a.settings.get("confidence", 0.95) * 100)
     rows = list(a.rows)  # rows that are the same runs are one row already
     ms = [r.metrics[metric] for r in rows]
@@ -155,7 +225,7 @@ def level_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
     base = a.base.metrics[metric]
     points = [m.mean if m.n else None for m in ms]
     return interval_plot_svg(
-        _say_no_interval([row_name(r) for r in rows], points, kinds),
+        _say_no_interval([plot_label(r) for r in rows], points, kinds),
         points,
         kinds,
         title=f"{metric} ({better} is better)",
@@ -184,16 +254,9 @@ def render_html(
     e = html.escape
     tables = report_tables(a)
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{e(title(a))}</title>",
-        f"<style>{_CSS}</style></head><body>",
-        f"<h1>{e(title(a))}</h1>",
         f"<p>Primary metric <b>{e(a.primary)}</b>; seeds {e(', '.join(map(str, a.seeds)))}; "
-        f"study file <code>{e(a.path)}</code>; code version <code>{e(a.code_version)}</code>; "
-        f"run database <code>{e(a.db_path)}</code>.</p>",
+        f"study file <code>{e(shown_path(a.path, a.db_path))}</code>; code version "
+        f"<code>{e(a.code_version)}</code>; run database <code>{e(shown_path(a.db_path))}</code>.</p>",
     ]
     for heading, lines in opening_sections(a):
         parts.append(
@@ -217,22 +280,24 @@ def render_html(
     parts += [_table(t) for t in tables[1:]]
     parts.append(
         "<h2>Plots</h2><p>Per metric, left: Δ to the base with its intervals (a forest plot; the dashed "
-        "line is no difference). Right: each row's mean with its intervals, on an axis that includes zero "
-        "(grey line); the dashed line is the base's mean. Dots are estimates, coloured lines intervals, "
+        "line is no difference). Where the effects differ in scale, they are drawn on several panels, each with its own "
+        "axis, and every panel names the panel that draws each other row. Right: each row's mean with its "
+        "intervals, on an axis that fits them (zero, a grey line, only when near); the dashed line is the base's mean. Dots are estimates, coloured lines intervals, "
         "named in the legend under each plot.</p>"
     )
     for m in a.metrics:
         parts.append(
-            f'<div class="plots"><figure>{forest_plot(a, m, plot_engine)}</figure>'
-            f"<figure>{level_plot(a, m, plot_engine)}</figure></div>"
+            '<div class="plots">'
+            + "".join(f"<figure>{svg}</figure>" for svg in forest_plots(a, m, plot_engine))
+            + f"<figure>{level_plot(a, m, plot_engine)}</figure></div>"
         )
     if curves is not None:
         from evalab.report.curves import curves_section
 
         parts.append(curves_section(curves))
-    for metric, lines in effect_lines(a):
+    for metric, effects in effect_lines(a):
         parts.append(f"<h2>Grid effects on {e(metric)}</h2><ul>")
-        for kind, name, arith, extra in lines:
+        for kind, name, arith, extra in effects:
             tail = f' <span class="notes">({e(extra)})</span>' if extra else ""
             parts.append(f"<li><b>{e(kind)}</b>: {e(name)}: <code>{e(arith)}</code>{tail}</li>")
         parts.append("</ul>")
@@ -251,5 +316,4 @@ def render_html(
     parts.append(
         '<div class="notes">' + "".join(f"<p>{e(n)}</p>" for n in report_notes(a)) + "</div>"
     )
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    return html_page(title(a), parts, css=_CSS)

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from evalab.metaeval.evaluate import MetaEvalResult
 from evalab.metaeval.render import footer, header, table_rows
 from evalab.metaeval.statistics import LABELS
+from evalab.report.page import html_page
+from evalab.report.plots import nice_ticks
 
 __all__ = ["ranking_svg", "render_html", "scatter_svg"]
 
@@ -33,7 +35,7 @@ _W, _H, _PAD = 420, 300, 50
 e = html.escape
 
 
-def _scale(lo: float, hi: float, a: float, b: float):
+def _scale(lo: float, hi: float, a: float, b: float) -> Callable[[float], float]:
     span = (hi - lo) or 1.0
     return lambda v: a + (v - lo) / span * (b - a)
 
@@ -56,24 +58,45 @@ def _axes(title: str, xlabel: str, ylabel: str) -> list[str]:
     ]
 
 
+def _ticks(
+    sx: Callable[[float], float],
+    sy: Callable[[float], float],
+    xr: tuple[float, float],
+    yr: tuple[float, float],
+) -> list[str]:
+    """Round tick values (:func:`evalab.report.plots.nice_ticks`) on both axes, with a light grid."""
+    parts = []
+    for v in nice_ticks(*xr):
+        parts.append(
+            f'<line x1="{sx(v):.1f}" y1="{_PAD / 2}" x2="{sx(v):.1f}" y2="{_H - _PAD}" stroke="#eee"/>'
+        )
+        parts.append(
+            f'<text x="{sx(v):.1f}" y="{_H - _PAD + 12}" text-anchor="middle">{v:.4g}</text>'
+        )
+    for v in nice_ticks(*yr):
+        parts.append(
+            f'<line x1="{_PAD}" y1="{sy(v):.1f}" x2="{_W - _PAD / 2}" y2="{sy(v):.1f}" stroke="#eee"/>'
+        )
+        parts.append(f'<text x="{_PAD - 3}" y="{sy(v) + 3:.1f}" text-anchor="end">{v:.4g}</text>')
+    return parts
+
+
 def scatter_svg(
     names: Sequence[str], human: Sequence[float], metric: Sequence[float], title: str, ylabel: str
 ) -> str:
-    """Human (x) vs metric (y) system scores with the least-squares line.
+    """Human (x) vs metric (y) system scores with the least-squares line, round ticks,
+    Pearson's r over the systems in the panel (three systems or more) and every name inside
+    the plot.
 
-    >>> scatter_svg(["a", "b"], [0.0, 1.0], [1.0, 3.0], "t", "m").count("<circle")
-    2
+    >>> svg = scatter_svg(["a", "b", "c"], [0.0, 1.0, 2.0], [1.0, 3.0, 4.0], "t", "m")
+    >>> svg.count("<circle"), "Pearson r = 0.982 (3 systems)" in svg, ">0.5<" in svg
+    (3, True, True)
     """
     (x0, x1), (y0, y1) = _bounds(human), _bounds(metric)
     sx = _scale(x0, x1, _PAD, _W - _PAD / 2)
     sy = _scale(y0, y1, _H - _PAD, _PAD / 2)
     parts = _axes(title, "human system score", ylabel)
-    for v in (x0, x1):
-        parts.append(
-            f'<text x="{sx(v):.1f}" y="{_H - _PAD + 12}" text-anchor="middle">{v:.3g}</text>'
-        )
-    for v in (y0, y1):
-        parts.append(f'<text x="{_PAD - 3}" y="{sy(v):.1f}" text-anchor="end">{v:.3g}</text>')
+    parts += _ticks(sx, sy, (x0, x1), (y0, y1))
     h, m = np.asarray(human, float), np.asarray(metric, float)
     if len(h) >= 2 and np.ptp(h) > 0:
         slope, icept = np.polyfit(h, m, 1)
@@ -81,12 +104,25 @@ def scatter_svg(
             f'<line x1="{sx(x0):.1f}" y1="{sy(icept + slope * x0):.1f}" x2="{sx(x1):.1f}" '
             f'y2="{sy(icept + slope * x1):.1f}" stroke="#c44e52" stroke-dasharray="5 3"/>'
         )
+    if len(h) >= 3 and np.ptp(h) > 0 and np.ptp(m) > 0:
+        r = float(np.corrcoef(h, m)[0, 1])
+        parts.append(
+            f'<text x="{_PAD + 6}" y="{_PAD / 2 + 14}" font-size="11">Pearson r = {r:.3f} '
+            f"({len(h)} systems)</text>"
+        )
+    middle = (_PAD + _W - _PAD / 2) / 2
     for name, a, b in zip(names, h, m, strict=True):
         parts.append(
             f'<circle cx="{sx(a):.1f}" cy="{sy(b):.1f}" r="3.5" fill="#4c72b0"><title>{e(name)}: '
             f"human {a:.4g}, metric {b:.4g}</title></circle>"
         )
-        parts.append(f'<text x="{sx(a) + 5:.1f}" y="{sy(b) - 4:.1f}">{e(name)}</text>')
+        # left of the point in the right half, so that no label runs past the plot's edge
+        left = sx(a) > middle
+        shown = name if len(name) <= 28 else name[:27] + "…"
+        parts.append(
+            f'<text x="{sx(a) + (-5 if left else 5):.1f}" y="{sy(b) - 4:.1f}" '
+            f'text-anchor="{"end" if left else "start"}">{e(shown)}<title>{e(name)}</title></text>'
+        )
     parts.append("</svg>")
     return "\n".join(parts)
 
@@ -153,11 +189,6 @@ def _table(result: MetaEvalResult) -> str:
 def render_html(result: MetaEvalResult, title: str = "Meta-evaluation against human scores") -> str:
     """The page: table, per-metric scatter plots, per-statistic rankings, signatures."""
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
-        f"<title>{e(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{e(title)}</h1>",
         _table(result),
         '<h2>Metric vs human, per system</h2><div class="plots">',
     ]
@@ -189,5 +220,4 @@ def render_html(result: MetaEvalResult, title: str = "Meta-evaluation against hu
     parts.append(
         '<div class="notes">' + "".join(f"<p>{e(line)}</p>" for line in footer(result)) + "</div>"
     )
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    return html_page(title, parts, css=_CSS)

@@ -1,0 +1,59 @@
+"""The one HTML page shell of every report: doctype, charset, viewport, title, inline CSS
+and the Content Security Policy that lets nothing be loaded or run but the page itself
+(styles inline, images as ``data:`` URLs, and at most one inline script, allowed by its
+SHA-256 hash so that no injected script could run).
+
+Used by the ablation report (:mod:`evalab.report.html`), the ``semsim --explain-html``
+page (:mod:`evalab.report.alignment`), the meta-evaluation page
+(:mod:`evalab.report.metaeval_html`) and the ``compare`` page
+(:mod:`evalab.report.compare_page`).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+from collections.abc import Sequence
+
+#: what every page may load: nothing but its inline styles and data: images
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+
+def csp(script: str | None = None) -> str:
+    """The policy, allowing ``script`` (by its hash) when given.
+
+    >>> csp()
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+    >>> csp("1").endswith("script-src 'sha256-a4ayc/80/OGda4BO/1o/V0etpOqiLx1JwB5S3beHW0s='")
+    True
+    """
+    if script is None:
+        return CSP
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    return f"{CSP}; script-src 'sha256-{digest}'"
+
+
+def html_page(title: str, body: Sequence[str], *, css: str, script: str | None = None) -> str:
+    """A complete page: ``body`` (trusted, already escaped HTML fragments, one a line) under
+    an ``<h1>`` of the escaped ``title``, then ``script`` inline when given.
+
+    >>> page = html_page("<t>", ["<p>x</p>"], css="p{}")
+    >>> "<h1>&lt;t&gt;</h1>" in page and "default-src 'none'" in page and "<script" not in page
+    True
+    """
+    e = html.escape
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{csp(script)}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{e(title)}</title>",
+        f"<style>{css}</style></head><body>",
+        f"<h1>{e(title)}</h1>",
+        *body,
+    ]
+    if script is not None:
+        parts.append(f"<script>{script}</script>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
