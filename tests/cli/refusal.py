@@ -35,6 +35,8 @@ def evalab(
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(SRC), *filter(None, [env.get("PYTHONPATH")])])
     env.setdefault("OMP_NUM_THREADS", "1")
+    # a refusal is checked, not progress: a slow start on a loaded machine prints no load line
+    env.setdefault("EVALAB_PROGRESS_INTERVAL", "3600")
     proc = subprocess.run(
         [sys.executable, "-m", "evalab", *map(str, args)],
         cwd=cwd,
