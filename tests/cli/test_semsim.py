@@ -70,7 +70,8 @@ def test_semsim_explain_terminal_and_html(run_cli, tmp_path):
     html = page.read_text(encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>")
     assert "&lt;b&gt;&amp;" in html and "<b>&" not in html
-    assert "http" not in html  # self-contained
+    # self-contained: no URL (the content security policy tag is http-equiv)
+    assert "http://" not in html and "https://" not in html
     assert html.count('class="best-p"') + html.count('class="best-p best-r"') == 3
 
 
