@@ -159,7 +159,7 @@ def _save_scores(path: str, collected: list[MetricScores], systems: list[str]) -
 
 
 def _render(result: MetaEvalResult, fmt: str, width: int, out: str | None) -> None:
-    from evalab.metaeval import render
+    from evalab.report import metaeval_table as render
 
     if fmt == "json":
         emit(to_json(render.to_dict(result)), out)

@@ -1,8 +1,13 @@
-"""Turning command-line settings into metrics.
+"""Options that several commands share, declared once, and turning settings into metrics.
 
 ``--set KEY=VALUE`` applies to every selected metric that has setting ``KEY`` (an error if
 none has it); ``--set METRIC.KEY=VALUE`` targets one metric. Values are parsed with the
 type of the setting, so every setting of every metric is reachable from the command line.
+
+The option factories (:func:`ci_option`, :func:`n_samples_option`, :func:`seed_option`,
+:func:`confidence_option`, :func:`segments_option`; :func:`layout_option`,
+:func:`latex_split_option`, :func:`latex_fragment_option`) give one spelling of each
+shared option; a command passes its own help text where what the option does differs.
 """
 
 from __future__ import annotations
@@ -11,9 +16,108 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+import typer
+
 from evalab.errors import SettingsError
 from evalab.metrics.base import Metric
 from evalab.metrics.registry import METRICS, metric_class
+from evalab.report.latex import LatexLayout, fits_page
+
+#: the table layouts of a multi-system, multi-metric result (``--layout``)
+LAYOUTS = ("wide", "long")
+#: the formats whose default layout is wide where the wide table fits the page
+PAPER_FORMATS = ("latex", "markdown")
+
+
+def ci_option(
+    help: str = "Add a bootstrap percentile confidence interval (reported as mean ± half-width).",
+) -> Any:
+    """``--ci``: add a bootstrap confidence interval."""
+    return typer.Option("--ci", help=help)
+
+
+def n_samples_option(help: str) -> Any:
+    """``-n/--n-samples``: resamples (or trials) of a bootstrap or randomization test."""
+    return typer.Option("-n", "--n-samples", help=help)
+
+
+def seed_option(help: str = "Seed of the --ci resampling (0 is a seed too).") -> Any:
+    """``--seed``: the seed of the resampling."""
+    return typer.Option("--seed", help=help)
+
+
+def confidence_option(help: str = "Confidence level for --ci.") -> Any:
+    """``--confidence``: the confidence level of the intervals."""
+    return typer.Option("--confidence", help=help)
+
+
+def segments_option(help: str) -> Any:
+    """``--segments FILE``: per-segment values as JSON Lines."""
+    return typer.Option("--segments", help=help)
+
+
+def layout_option() -> Any:
+    """``--layout wide|long`` of a multi-system, multi-metric result."""
+    return typer.Option(
+        "--layout",
+        metavar="[wide|long]",
+        help="Table layout: wide (a row per system, a column per metric, the best in bold) or "
+        "long (a row per system and metric). Default: wide for -f latex and -f markdown with "
+        "several systems and metrics where it fits the page, else long.",
+        show_default=False,
+    )
+
+
+def latex_split_option() -> Any:
+    """``--latex-split``: split a LaTeX table wider than the page into parts."""
+    return typer.Option(
+        "--latex-split",
+        help="With -f latex: split a table wider than the page by columns into 'part i of k' "
+        "tables (default: one table, shrunk to the text width where wider).",
+    )
+
+
+def latex_fragment_option() -> Any:
+    """``--latex-fragment``: the ``tabular`` alone, to ``\\input`` in a float of one's own."""
+    return typer.Option(
+        "--latex-fragment",
+        help="With -f latex: write each tabular alone (to \\input in a table float of your own), "
+        "not a complete table float.",
+    )
+
+
+def latex_layout(fmt: str, split: bool, fragment: bool, *, small: bool = False) -> LatexLayout:
+    """The LaTeX layout of ``--latex-split``/``--latex-fragment``, refused with another format
+    (they would be dropped in silence)."""
+    given = [o for o, on in (("--latex-split", split), ("--latex-fragment", fragment)) if on]
+    if given and fmt != "latex":
+        raise SettingsError(f"{given[0]} applies to -f latex only, not -f {fmt}")
+    return LatexLayout(split=split, fragment=fragment, small=small)
+
+
+def check_layout(layout: str | None, fmt: str) -> None:
+    """Refuse an unknown ``--layout``, or one given with ``-f json`` (which has no layout)."""
+    if layout is None:
+        return
+    if layout not in LAYOUTS:
+        raise SettingsError(f"--layout must be wide or long, got {layout!r}")
+    if fmt in ("json", "html"):
+        raise SettingsError(f"--layout applies to tables (table, markdown, latex), not -f {fmt}")
+
+
+def wide_wanted(
+    layout: str | None,
+    fmt: str,
+    n_systems: int,
+    n_metrics: int,
+    header: Sequence[str],
+    body: Sequence[Sequence[str]],
+) -> bool:
+    """Whether to write the wide table: as ``--layout`` says, else by default for the paper
+    formats when there are several systems and metrics and the wide table fits the page."""
+    if layout is not None:
+        return layout == "wide"
+    return fmt in PAPER_FORMATS and n_systems > 1 and n_metrics > 1 and fits_page(header, body)
 
 
 def canonical_metric_names(items: Sequence[str]) -> list[str]:

@@ -13,7 +13,22 @@ from evalab.cli import app
 from evalab.cli.inputs import metric_inputs
 from evalab.cli.language_checks import warn_encoder_misfit, warn_tokenizer_misfit
 from evalab.cli.names import named_inputs, system_name
-from evalab.cli.options import build_metrics, canonical_metric_names, model_items
+from evalab.cli.options import (
+    build_metrics,
+    canonical_metric_names,
+    check_layout,
+    ci_option,
+    confidence_option,
+    latex_fragment_option,
+    latex_layout,
+    latex_split_option,
+    layout_option,
+    model_items,
+    n_samples_option,
+    seed_option,
+    segments_option,
+    wide_wanted,
+)
 from evalab.cli.output import (
     check_format,
     check_out,
@@ -32,6 +47,9 @@ from evalab.io import check_same_length, read_segments
 from evalab.metrics.base import Metric, Score
 from evalab.metrics.parallel import stats_table
 from evalab.progress import model_loading, progress_bar
+from evalab.report.latex import WHOLE, LatexLayout
+from evalab.report.numbers import number, plus_minus, scale_decimals
+from evalab.report.wide import Cell, WideMetric, WideTable, wide_table
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
@@ -115,8 +133,7 @@ def bind_source(
 
 def format_value(score: Score, width: int | None) -> str:
     """The score with ``width`` decimals (default: 1 on a 0-100 scale, 4 on 0-1)."""
-    decimals = width if width is not None else (1 if score.scale == 100 else 4)
-    return f"{score.score:.{decimals}f}"
+    return number(score.score, scale_decimals(score.scale, width))
 
 
 #: ``-n``'s default with --ci (sacrebleu's --confidence-n default too)
@@ -230,30 +247,17 @@ def score(
             "-o", "--out", help="Write the output to this file (atomically) instead of stdout."
         ),
     ] = None,
-    ci: Annotated[
-        bool,
-        typer.Option(
-            "--ci",
-            help="Add a bootstrap percentile confidence interval (reported as mean ± half-width).",
-        ),
-    ] = False,
+    ci: Annotated[bool, ci_option()] = False,
     n_samples: Annotated[
         int | None,
-        typer.Option(
-            "-n",
-            "--n-samples",
-            help=f"Bootstrap resamples for --ci (default {DEFAULT_CI_SAMPLES}); with --paired-bs/--paired-ar, compare's -n.",
+        n_samples_option(
+            f"Bootstrap resamples for --ci (default {DEFAULT_CI_SAMPLES}); with --paired-bs/--paired-ar, compare's -n."
         ),
     ] = None,
-    seed: Annotated[
-        int, typer.Option("--seed", help="Seed of the --ci resampling (0 is a seed too).")
-    ] = DEFAULT_SEED,
+    seed: Annotated[int, seed_option()] = DEFAULT_SEED,
     confidence: Annotated[
         float,
-        typer.Option(
-            "--confidence",
-            help="Confidence level for --ci (sacrebleu's --confidence switch is --ci).",
-        ),
+        confidence_option("Confidence level for --ci (sacrebleu's --confidence switch is --ci)."),
     ] = 0.95,
     paired_bs: Annotated[
         bool,
@@ -271,9 +275,8 @@ def score(
     ] = False,
     segments: Annotated[
         str | None,
-        typer.Option(
-            "--segments",
-            help="Also write per-segment scores to this JSON Lines file: one line per system, metric and segment.",
+        segments_option(
+            "Also write per-segment scores to this JSON Lines file: one line per system, metric and segment."
         ),
     ] = None,
     missing_ref: Annotated[
@@ -310,6 +313,9 @@ def score(
             "-q", "--quiet", help="No progress bar (model metrics: bertscore, perplexity, comet)."
         ),
     ] = False,
+    layout: Annotated[str | None, layout_option()] = None,
+    latex_split: Annotated[bool, latex_split_option()] = False,
+    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
 ) -> None:
     """Score system outputs against references with one or more metrics."""
     set_ = [
@@ -325,6 +331,8 @@ def score(
     read = [*input_options(reference, input, source), *metric_inputs(metrics, set_)]
     check_out(out, read)
     check_format(format)
+    check_layout(layout, format)
+    latex = latex_layout(format, latex_split, latex_fragment)
     check_score_only(score_only, format)
     check_missing_ref(missing_ref)
     n = check_n_samples(DEFAULT_CI_SAMPLES if n_samples is None else n_samples, "--n-samples")
@@ -368,7 +376,7 @@ def score(
     if score_only:
         emit("".join(format_value(sc, width) + "\n" for _, _, sc in results), out)
         return
-    emit_results(results, format, width, out, cis, named.short_by_key())
+    emit_results(results, format, width, out, cis, named.short_by_key(), layout=layout, latex=latex)
 
 
 #: sacrebleu's tokenizer for a target language (``-l SRC-TGT``); 13a for any other
@@ -475,6 +483,9 @@ def _run_paired(given: dict[str, Any]) -> None:
         out=given["out"],
         quiet=given["quiet"],
         missing_ref=given["missing_ref"],
+        layout=given["layout"],
+        latex_split=given["latex_split"],
+        latex_fragment=given["latex_fragment"],
     )
 
 
@@ -550,9 +561,12 @@ def emit_results(
     out: str | None,
     cis: list[ConfidenceInterval | None] | None = None,
     short: dict[str, str] | None = None,
+    *,
+    layout: str | None = None,
+    latex: LatexLayout = WHOLE,
 ) -> None:
     """Print or write ``(system, metric, Score)`` results in ``fmt`` (with CIs from ``--ci``);
-    tables call each system by ``short[system]`` where given."""
+    tables call each system by ``short[system]`` where given; ``layout`` as ``--layout``."""
     cis = cis or [None] * len(results)
     if fmt == "json":
         rows: list[dict[str, Any]] = [
@@ -562,6 +576,26 @@ def emit_results(
             for (s, m, sc), c in zip(results, cis, strict=True)
         ]
         emit(to_json(rows), out)
+        return
+    signatures = []
+    for (_, _, sc), c in zip(results, cis, strict=True):
+        line = sc.signature + (f"|{c.signature}" if c else "")  # the signature names its metric
+        if line not in signatures:
+            signatures.append(line)
+    wide = _wide_results(results, cis, width, short or {})
+    systems = {s for s, _, _ in results}
+    metrics = {m for _, m, _ in results}
+    if wide_wanted(layout, fmt, len(systems), len(metrics), wide.header, wide.body):
+        notes = wide_notes(cis[0].confidence if cis[0] else None)
+        emit_table(
+            fmt,
+            wide.header,
+            wide.body,
+            out,
+            footer=[*notes, *signatures],
+            latex=latex,
+            bold=wide.bold,
+        )
         return
     header = ["system", "metric", "score", "details"]
     body = [
@@ -573,14 +607,33 @@ def emit_results(
         ]
         for (s, m, sc), c in zip(results, cis, strict=True)
     ]
-    signatures = []
-    for (_, _, sc), c in zip(results, cis, strict=True):
-        line = sc.signature + (f"|{c.signature}" if c else "")  # the signature names its metric
-        if line not in signatures:
-            signatures.append(line)
     if fmt == "latex":  # the details (counts, lengths) would overflow a paper's column
         header, body = header[:3], [b[:3] for b in body]
-    emit_table(fmt, header, body, out, footer=signatures)
+    emit_table(fmt, header, body, out, footer=signatures, latex=latex)
+
+
+def _wide_results(
+    results: list[tuple[str, str, Score]],
+    cis: list[ConfidenceInterval | None],
+    width: int | None,
+    short: dict[str, str],
+) -> WideTable:
+    """Systems x metrics of ``score``: the corpus score ± the half-width of its ``--ci``."""
+    metrics: dict[str, WideMetric] = {}
+    cells: dict[tuple[str, str], Cell] = {}
+    for (s, m, sc), c in zip(results, cis, strict=True):
+        metrics.setdefault(m, WideMetric(m, sc.higher_is_better, scale_decimals(sc.scale, width)))
+        cells[(short.get(s, s), m)] = Cell(sc.score, c.half_width if c else None)
+    systems = list(dict.fromkeys(short.get(s, s) for s, _, _ in results))
+    return wide_table(systems, list(metrics.values()), cells)
+
+
+def wide_notes(confidence: float | None, marker: str = "") -> list[str]:
+    """What a wide table's bold, arrows, ± and marker mean (``marker``: a sentence of its own)."""
+    lines = ["Bold: the best score of each column (↑ higher is better, ↓ lower is better)."]
+    if confidence is not None:
+        lines.append(f"±: half-width of the {confidence * 100:g}% bootstrap confidence interval.")
+    return lines + ([marker] if marker else [])
 
 
 def ci_fields(score: Score, ci: ConfidenceInterval) -> dict[str, Any]:
@@ -591,5 +644,4 @@ def ci_fields(score: Score, ci: ConfidenceInterval) -> dict[str, Any]:
 
 def ci_text(score: Score, ci: ConfidenceInterval, width: int | None) -> str:
     """`` (mean ± half-width)`` with the decimals of the score."""
-    decimals = width if width is not None else (1 if score.scale == 100 else 4)
-    return f" ({ci.mean:.{decimals}f} ± {ci.half_width:.{decimals}f})"
+    return f" ({plus_minus(ci.mean, ci.half_width, scale_decimals(score.scale, width))})"

@@ -8,8 +8,8 @@
   acc_eq with tie calibration, with no grouping and grouped by item;
 * :mod:`~evalab.metaeval.evaluate`: every statistic with a bootstrap interval, and rank
   clusters from :mod:`~evalab.metaeval.significance`;
-* :mod:`~evalab.metaeval.render` (and :mod:`evalab.report.metaeval_html`): table, JSON, Markdown and
-  a self-contained HTML page.
+* the text forms live in the report layer: :mod:`evalab.report.metaeval_table` (table, JSON,
+  Markdown, LaTeX) and :mod:`evalab.report.metaeval_html` (a self-contained HTML page).
 """
 
 from __future__ import annotations

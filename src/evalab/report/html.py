@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalab.report.numbers import NO_VALUE
 from evalab.report.page import html_page
 from evalab.report.plots import (
     Intervals,
@@ -28,7 +29,6 @@ from evalab.report.tables import (
     Table,
     component_lines,
     effect_lines,
-    fmt,
     missing_lines,
     opening_sections,
     report_notes,
@@ -309,7 +309,7 @@ def render_html(
     if a.reference_columns:
         parts.append(
             f'<p class="notes">Reference columns from the study file: {e(", ".join(a.reference_columns))} '
-            f"(shown as given; {fmt(None, 0)} = no value for that row).</p>"
+            f"(shown as given; {NO_VALUE} = no value for that row).</p>"
         )
     for heading, body in extra_sections:
         parts.append(f"<h2>{e(heading)}</h2>{body}")

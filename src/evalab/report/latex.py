@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "TEXT_WIDTH_PT",
     "WHOLE",
     "LatexLayout",
+    "fits_page",
     "latex_comments",
     "latex_paragraph",
     "latex_table",
@@ -199,6 +200,7 @@ def latex_table(
     notes: Sequence[str] = (),
     layout: LatexLayout = WHOLE,
     keep: int = 1,
+    bold: Collection[tuple[int, int]] = frozenset(),
 ) -> str:
     """One booktabs ``table`` (preamble: :data:`PREAMBLE`), or its ``tabular`` alone.
 
@@ -209,6 +211,7 @@ def latex_table(
     ``notes`` (signatures) follow the table as ``%`` comments, not in the caption. With
     ``layout.split`` a table wider than the estimate of the page is split by columns into
     parts, each repeating the first ``keep`` columns and captioned "part i of k".
+    ``bold`` names the ``(row, column)`` body cells set in ``\\textbf``.
     """
     cols = list(_column_specs(header, body, columns))
     parts = (
@@ -226,6 +229,9 @@ def latex_table(
                 [cols[j] for j in part],
                 cap,
                 layout=layout,
+                bold={
+                    (i, k) for k, j in enumerate(part) for i in range(len(body)) if (i, j) in bold
+                },
             )
         )
     return "\n".join(out) + latex_comments(notes)
@@ -257,6 +263,7 @@ def _one_table(
     caption: str,
     *,
     layout: LatexLayout,
+    bold: set[tuple[int, int]],
 ) -> str:
     cells = [latex_paragraph if c == _WRAPPED else latex_text for c in cols]
     lines = [rf"\begin{{tabular}}{{{''.join(cols)}}}", r"\toprule"]
@@ -268,8 +275,12 @@ def _one_table(
         + r" \\"
     )
     lines.append(r"\midrule")
-    for row in zip(*columns, strict=True):
-        lines.append(" & ".join(f(c) for f, c in zip(cells, row, strict=True)) + r" \\")
+    for i, row in enumerate(zip(*columns, strict=True)):
+        texts = [f(c) for f, c in zip(cells, row, strict=True)]
+        lines.append(
+            " & ".join(rf"\textbf{{{t}}}" if (i, j) in bold else t for j, t in enumerate(texts))
+            + r" \\"
+        )
     lines += [r"\bottomrule", r"\end{tabular}"]
     if layout.fragment:
         return "\n".join(lines) + "\n"
@@ -299,6 +310,17 @@ def _header_cell(h: str, align: str) -> str:
     )
 
 
+def _width_pt(header: Sequence[str], body: Sequence[Sequence[str]], j: int, small: bool) -> float:
+    chars = max([*(len(x) for x in _header_lines(header[j])), *(len(row[j]) for row in body)])
+    return chars * _CHAR_PT[small] + _COLUMN_SEP_PT
+
+
+def fits_page(header: Sequence[str], body: Sequence[Sequence[str]], *, small: bool = False) -> bool:
+    """Whether the table, at its natural width (an upper estimate), fits :data:`TEXT_WIDTH_PT`
+    unshrunk: what decides the default ``--layout`` (wide where it fits the page)."""
+    return sum(_width_pt(header, body, j, small) for j in range(len(header))) <= TEXT_WIDTH_PT
+
+
 def split_columns(
     header: Sequence[str], body: Sequence[Sequence[str]], *, keep: int = 1, small: bool = False
 ) -> list[list[int]]:
@@ -306,8 +328,7 @@ def split_columns(
     ``keep`` columns in every part, the others in order, as many per part as fit (one at least)."""
 
     def width(j: int) -> float:
-        chars = max([*(len(x) for x in _header_lines(header[j])), *(len(row[j]) for row in body)])
-        return chars * _CHAR_PT[small] + _COLUMN_SEP_PT
+        return _width_pt(header, body, j, small)
 
     keep = min(keep, len(header))
     fixed = sum(width(j) for j in range(keep))

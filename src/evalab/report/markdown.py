@@ -12,7 +12,7 @@ the others) escapes through :func:`md_escape` and writes tables with :func:`mark
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 __all__ = ["markdown_table", "md_code", "md_escape", "md_row"]
 
@@ -44,9 +44,12 @@ def md_code(text: str) -> str:
     return f"{fence}{pad}{text.replace(chr(10), ' ')}{pad}{fence}"
 
 
-def md_row(cells: Sequence[str]) -> str:
-    """One Markdown table line, every cell escaped."""
-    return "| " + " | ".join(md_escape(str(c)) for c in cells) + " |"
+def md_row(cells: Sequence[str], bold: Collection[int] = ()) -> str:
+    """One Markdown table line, every cell escaped (those at the ``bold`` indices in ``**``)."""
+    texts = [md_escape(str(c)) for c in cells]
+    return (
+        "| " + " | ".join(f"**{t}**" if j in bold and t else t for j, t in enumerate(texts)) + " |"
+    )
 
 
 def markdown_table(
@@ -55,11 +58,14 @@ def markdown_table(
     footer: Sequence[str] = (),
     *,
     left: int = 1,
+    bold: Collection[tuple[int, int]] = frozenset(),
 ) -> str:
     """A GitHub-flavoured Markdown table (the first ``left`` columns left-aligned, the others
-    right-aligned), then the footer lines (signatures, notes), escaped."""
+    right-aligned), then the footer lines (signatures, notes), escaped; the ``(row, column)``
+    body cells in ``bold`` are set in ``**bold**``."""
     align = "|" + "|".join(":--" if j < left else "--:" for j in range(len(header))) + "|"
-    lines = [md_row(header), align, *(md_row(row) for row in body)]
+    rows = [md_row(row, {j for i2, j in bold if i2 == i}) for i, row in enumerate(body)]
+    lines = [md_row(header), align, *rows]
     if footer:
         lines += ["", *(f"{md_escape(line)}  " for line in footer)]
     return "\n".join(lines) + "\n"

@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from evalab.metaeval.evaluate import MetaEvalResult
-from evalab.metaeval.render import footer, header, table_rows
 from evalab.metaeval.statistics import LABELS
+from evalab.report.metaeval_table import footer, header, table_rows
 from evalab.report.page import html_page
 from evalab.report.plots import nice_ticks
 

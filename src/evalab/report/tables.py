@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from evalab.report.columns import config_cells, config_header, config_keys, config_note
 from evalab.report.markdown import md_code, md_escape, md_row
+from evalab.report.numbers import NO_VALUE, count, interval, number, p_value, plus_minus
 
 if TYPE_CHECKING:
     from evalab.ablation.analysis import MetricStats, RowAnalysis, StudyAnalysis
     from evalab.report.latex import LatexLayout
 
-DASH = "–"
 #: the heading of the component view
 COMPONENTS = "Per component: retrained and at evaluation"
 
@@ -32,42 +32,18 @@ def decimals_for(analysis: StudyAnalysis, metric: str) -> int:
     return 2 if top >= 10 else 3 if top >= 1 else 4
 
 
-def fmt(x: float | None, d: int, signed: bool = False) -> str:
-    """A number with ``d`` decimals, ``–`` for None/NaN."""
-    if x is None or not math.isfinite(x):
-        return DASH
-    text = f"{x:+.{d}f}" if signed else f"{x:.{d}f}"
-    return f"{0:.{d}f}" if text.lstrip("+-") == f"{0:.{d}f}" and signed else text
-
-
-def fmt_p(p: float | None) -> str:
-    """A p-value: 3 decimals, ``<0.001`` below."""
-    if p is None or not math.isfinite(p):
-        return DASH
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
-
-
 def mean_cell(m: MetricStats, d: int) -> str:
-    """``mean ± sd`` (``mean`` alone for one seed, ``–`` for none)."""
+    """``mean ± sd`` (``mean`` alone for one seed, the no-value symbol for none)."""
     if m.n == 0:
-        return DASH
-    if m.n == 1 or not math.isfinite(m.std):
-        return fmt(m.mean, d)
-    return f"{fmt(m.mean, d)} ± {fmt(m.std, d)}"
-
-
-def ci_cell(low: float | None, high: float | None, d: int) -> str:
-    """``[low, high]``."""
-    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
-        return DASH
-    return f"[{fmt(low, d)}, {fmt(high, d)}]"
+        return NO_VALUE
+    return plus_minus(m.mean, m.std if m.n > 1 else None, d)
 
 
 def delta_value(m: MetricStats, d: int) -> str:
-    """Δ with its sign; ``= base`` for the base row (``–`` when nothing to compare)."""
+    """Δ with its sign; ``= base`` for the base row (no value when nothing to compare)."""
     if m.delta is None:
-        return "= base" if m.n and m.vs == "" and not m.too_few_seeds else DASH
-    return fmt(m.delta, d, signed=True)
+        return "= base" if m.n and m.vs == "" and not m.too_few_seeds else NO_VALUE
+    return number(m.delta, d, signed=True)
 
 
 def row_name(r: RowAnalysis) -> str:
@@ -161,7 +137,7 @@ def main_table(a: StudyAnalysis) -> Table:
             seeds_cell(r),
         ]
         cells += [mean_cell(r.metrics[m], decimals_for(a, m)) for m in a.metrics]
-        cells += [fmt(r.reference.get(c), dp) for c in a.reference_columns]
+        cells += [number(r.reference.get(c), dp) for c in a.reference_columns]
         body.append(cells)
     return Table("Results", header, body, left=1 + staged + len(keys))
 
@@ -202,16 +178,16 @@ def delta_table(a: StudyAnalysis, metric: str) -> Table:
     body = []
     for r in a.rows:
         m = r.metrics[metric]
-        cells = [row_name(r), *([vs_cell(m)] if to_other else []), ci_cell(m.ci_low, m.ci_high, d)]
-        cells += [ci_cell(m.mean_examples_low, m.mean_examples_high, d)] if level_examples else []
-        cells += [str(m.n_examples) if m.n_examples is not None else DASH] if n_examples else []
-        cells += [delta_value(m, d), ci_cell(m.delta_low, m.delta_high, d)]
-        cells += [ci_cell(m.examples_low, m.examples_high, d)] if examples else []
-        cells += [ci_cell(m.both_low, m.both_high, d)] if both else []
-        cells += [fmt_p(m.p_welch), fmt_p(m.p_perm)] + ([fmt_p(m.p_both)] if p_both else [])
-        cells += [fmt_p(m.p_holm)] if p_holm else []
+        cells = [row_name(r), *([vs_cell(m)] if to_other else []), interval(m.ci_low, m.ci_high, d)]
+        cells += [interval(m.mean_examples_low, m.mean_examples_high, d)] if level_examples else []
+        cells += [count(m.n_examples)] if n_examples else []
+        cells += [delta_value(m, d), interval(m.delta_low, m.delta_high, d)]
+        cells += [interval(m.examples_low, m.examples_high, d)] if examples else []
+        cells += [interval(m.both_low, m.both_high, d)] if both else []
+        cells += [p_value(m.p_welch), p_value(m.p_perm)] + ([p_value(m.p_both)] if p_both else [])
+        cells += [p_value(m.p_holm)] if p_holm else []
         cells += _to_base_cells(m, d) if to_base else []
-        cells += ([fmt(m.aso_eps, 2)] if aso else []) + [flag_cell(m)]
+        cells += ([number(m.aso_eps, 2)] if aso else []) + [flag_cell(m)]
         body.append(cells)
     arrow = "higher" if a.higher_is_better.get(metric, True) else "lower"
     to = (
@@ -228,8 +204,11 @@ def _to_base_cells(m: MetricStats, d: int) -> list[str]:
     b = m.to_base
     if b is None:
         return ["", ""]
-    delta = fmt(b.delta, d, signed=True)
-    return [f"{delta} {ci_cell(b.low, b.high, d)}" + (" paired" if b.paired else ""), fmt_p(b.p_t)]
+    delta = number(b.delta, d, signed=True)
+    return [
+        f"{delta} {interval(b.low, b.high, d)}" + (" paired" if b.paired else ""),
+        p_value(b.p_t),
+    ]
 
 
 def report_tables(a: StudyAnalysis) -> list[Table]:
@@ -345,8 +324,8 @@ def _side_text(
     d: int,
 ) -> str:
     return (
-        f"{label}: Δ {fmt(delta, d, signed=True)} {ci_cell(low, high, d)} to {vs or 'base'}"
-        f"{' (paired)' if paired else ''}, p {fmt_p(p)}"
+        f"{label}: Δ {number(delta, d, signed=True)} {interval(low, high, d)} to {vs or 'base'}"
+        f"{' (paired)' if paired else ''}, p {p_value(p)}"
     )
 
 
@@ -378,7 +357,7 @@ def effect_lines(a: StudyAnalysis) -> list[tuple[str, list[tuple[str, str, str, 
             if c.absent and c.absent != "missing_cells":  # the t-test is undefined: no CI, no p (t)
                 extra = f"{ABSENT_WORDS[c.absent]}: no CI, no p (t)"
             elif c.low is not None and c.high is not None:
-                extra = f"CI {ci_cell(c.low, c.high, d)}, p (t) {fmt_p(c.p)}" + (
+                extra = f"CI {interval(c.low, c.high, d)}, p (t) {p_value(c.p)}" + (
                     ", paired by seed" if c.paired else ""
                 )
             lines.append((c.kind, c.name, c.arithmetic, extra))

@@ -1,8 +1,8 @@
 """Text forms of a meta-evaluation: one row per (level, statistic, metric).
 
-The terminal table, Markdown and LaTeX (through ``report``'s one writer per format) and JSON
-are all built from :func:`table_rows`, so
-they show the same cells with the same rounding.
+The terminal table, Markdown and LaTeX (through ``report``'s one writer per format), the
+HTML page (:mod:`evalab.report.metaeval_html`) and JSON are all built from
+:func:`table_rows`, so they show the same cells with the same rounding.
 """
 
 from __future__ import annotations
@@ -12,14 +12,9 @@ from typing import Any
 
 from evalab.metaeval.evaluate import Estimate, MetaEvalResult
 from evalab.metaeval.statistics import LABELS
+from evalab.report.numbers import count, interval, number, p_value
 
 __all__ = ["footer", "header", "table_rows", "to_dict"]
-
-DASH = "–"
-
-
-def _fmt(x: float | None, d: int) -> str:
-    return DASH if x is None or not math.isfinite(x) else f"{x:.{d}f}"
 
 
 def header(result: MetaEvalResult) -> list[str]:
@@ -29,22 +24,15 @@ def header(result: MetaEvalResult) -> list[str]:
 
 
 def _cells(level: str, stat: str, metric: str, e: Estimate, d: int) -> list[str]:
-    ci = (
-        DASH
-        if e.low is None or not math.isfinite(e.low)
-        else f"[{_fmt(e.low, d)}, {_fmt(e.high, d)}]"
-    )
-    p = DASH if e.p_vs_best is None else ("<0.001" if e.p_vs_best < 0.001 else f"{e.p_vs_best:.3f}")
-    rank = DASH if e.rank is None else str(e.rank)
     return [
         level,
         LABELS[(level, stat)],
         metric,
-        _fmt(e.value, d),
-        ci,
-        rank,
-        p,
-        _fmt(e.threshold, 2) if e.threshold is not None else "",
+        number(e.value, d),
+        interval(e.low, e.high, d),
+        count(e.rank),
+        p_value(e.p_vs_best),
+        number(e.threshold, 2) if e.threshold is not None else "",
     ]
 
 
