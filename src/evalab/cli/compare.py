@@ -27,15 +27,26 @@ from evalab.cli import app
 from evalab.cli.compare_scores import ScoreOptions, check_mode, compare_scores
 from evalab.cli.inputs import metric_inputs
 from evalab.cli.names import named_inputs
-from evalab.cli.options import build_metrics
+from evalab.cli.options import (
+    build_metrics,
+    check_layout,
+    confidence_option,
+    latex_fragment_option,
+    latex_layout,
+    latex_split_option,
+    layout_option,
+    n_samples_option,
+    seed_option,
+)
 from evalab.cli.output import (
+    DEFAULT_VIEW,
     PAGE_FORMATS,
     TableText,
+    TableView,
     check_format,
     check_out,
     emit,
-    emit_table,
-    emit_tables,
+    emit_view,
     format_option,
     ordered_row,
 )
@@ -47,6 +58,7 @@ from evalab.cli.score import (
     load_inputs,
     show_progress,
     warn_language_misfits,
+    wide_notes,
 )
 from evalab.cli.segment_checks import check_pair_work, check_resamplable
 from evalab.errors import InputError, SettingsError
@@ -64,6 +76,16 @@ from evalab.report.compare_page import (
     alignment_segments,
     render_compare_page,
 )
+from evalab.report.numbers import (
+    NO_VALUE,
+    count,
+    interval,
+    number,
+    p_value,
+    plus_minus,
+    scale_decimals,
+)
+from evalab.report.wide import Cell, WideMetric, wide_table
 from evalab.stats.bootstrap import ConfidenceInterval, check_confidence
 from evalab.stats.mcnemar import EXACT_MAX_DISCORDANT, binary_outcomes, mcnemar_test
 from evalab.stats.multiple import holm_bonferroni
@@ -125,10 +147,6 @@ def check_distinct_systems(inputs: list[str]) -> None:
         )
 
 
-def _fmt(value: float | None, decimals: int) -> str:
-    return "-" if value is None else f"{value:.{decimals}f}"
-
-
 def result_rows(
     results: dict[str, PairedTestResult],
     metrics: dict[str, Metric],
@@ -174,6 +192,7 @@ def render(
     width: int | None,
     out: str | None,
     short: dict[str, str],
+    view: TableView = DEFAULT_VIEW,
 ) -> None:
     """Print or write the comparison as a table, JSON, Markdown or LaTeX (``short``: table names)."""
     corrected = any(r["correction"] != "none" for r in rows)
@@ -183,30 +202,65 @@ def render(
         header.append("p (Holm)")
     body = []
     for r in rows:
-        d = width if width is not None else (1 if metrics[r["metric"]].scale == 100 else 4)
-        score = _fmt(r["score"], d)
+        d = scale_decimals(metrics[r["metric"]].scale, width)
+        score = number(r["score"], d)
         if r["mean"] is not None:
-            score += f" ({r['mean']:.{d}f} ± {r['half_width']:.{d}f})"
-        ci = "-" if r["ci_low"] is None else f"[{r['ci_low']:.{d}f}, {r['ci_high']:.{d}f}]"
+            score += f" ({plus_minus(r['mean'], r['half_width'], d)})"
         mark = " *" if r["significant"] else ""
         line = [
             short[r["system"]],
             r["metric"],
             score,
-            ci,
-            "baseline" if r["baseline"] else f"{r['delta']:+.{d}f}",
-            "-" if r["p_value"] is None else f"{r['p_value']:.5f}" + ("" if corrected else mark),
+            interval(r["ci_low"], r["ci_high"], d),
+            "baseline" if r["baseline"] else number(r["delta"], d, signed=True),
+            p_value(r["p_value"], 5) + ("" if corrected else mark),
         ]
         if corrected:
-            line.append("-" if r["p_adjusted"] is None else f"{r['p_adjusted']:.5f}{mark}")
+            line.append(p_value(r["p_adjusted"], 5) + mark)
         body.append(line)
-    footer = []
-    for r in rows:
-        if r["signature"] not in footer:  # the signature names its metric
-            footer.append(r["signature"])
+    footer = list(dict.fromkeys(r["signature"] for r in rows))  # the signature names its metric
     which = "Holm-adjusted p" if corrected else "p"
-    footer.append(f"* {which} < {rows[0]['alpha']:g} against the baseline")
-    emit_table(fmt, header, body, out, footer=footer, data=rows)
+    star = f"* {which} < {rows[0]['alpha']:g} against the baseline"
+    wide = _significance_wide(
+        rows, metrics, width, short, [f"{star}, {short[rows[0]['system']]}.", *footer]
+    )
+    emit_view(fmt, TableText(header, body, [*footer, star]), wide, out, view, data=rows)
+
+
+def _significance_wide(
+    rows: list[dict[str, Any]],
+    metrics: dict[str, Metric],
+    width: int | None,
+    short: dict[str, str],
+    footer: list[str],
+) -> TableText:
+    """Systems x metrics of a comparison with the baseline: score ± half-width, ``*`` where
+    the difference to the baseline is significant; ``footer`` follows the notes."""
+    confidence = next((r.get("confidence") for r in rows if r.get("half_width") is not None), None)
+    cells = {
+        (short[r["system"]], r["metric"]): Cell(
+            r["score"], r.get("half_width"), "*" if r["significant"] else ""
+        )
+        for r in rows
+    }
+    return _wide_text(rows, metrics, width, short, cells, [*wide_notes(confidence), *footer])
+
+
+def _wide_text(
+    rows: list[dict[str, Any]],
+    metrics: dict[str, Metric],
+    width: int | None,
+    short: dict[str, str],
+    cells: dict[tuple[str, str], Cell],
+    notes: list[str],
+) -> TableText:
+    columns = [
+        WideMetric(m, metrics[m].higher_is_better, scale_decimals(metrics[m].scale, width))
+        for m in dict.fromkeys(r["metric"] for r in rows)
+    ]
+    systems = list(dict.fromkeys(short[r["system"]] for r in rows))
+    t = wide_table(systems, columns, cells)
+    return TableText(t.header, t.body, notes, bold=t.bold)
 
 
 def mcnemar_rows(
@@ -258,7 +312,12 @@ def mcnemar_rows(
 
 
 def render_mcnemar(
-    rows: list[dict[str, Any]], fmt: str, out: str | None, short: dict[str, str]
+    rows: list[dict[str, Any]],
+    fmt: str,
+    out: str | None,
+    short: dict[str, str],
+    metrics: dict[str, Metric],
+    view: TableView = DEFAULT_VIEW,
 ) -> None:
     """Print or write McNemar results: scores, discordant counts and p-values."""
     corrected = rows[0]["correction"] != "none"
@@ -277,25 +336,32 @@ def render_mcnemar(
     body = []
     for r in rows:
         mark = " *" if r["significant"] else ""
-        line = [short[r["system"]], r["metric"], f"{r['score']:.4f}"]
+        line = [short[r["system"]], r["metric"], number(r["score"], 4)]
         if r["baseline"]:
-            line += ["baseline", "-", "-", "-", "-"] + (["-"] if corrected else [])
+            line += ["baseline", *[NO_VALUE] * (4 + corrected)]
         else:
             line += [
-                f"{r['delta']:+.4f}",
+                number(r["delta"], 4, signed=True),
                 str(r["baseline_only"]),
                 str(r["system_only"]),
-                f"{r['p_value']:.5f}" + ("" if corrected else mark),
+                p_value(r["p_value"], 5) + ("" if corrected else mark),
                 r["method"],
             ]
-            line += [f"{r['p_adjusted']:.5f}{mark}"] if corrected else []
+            line += [p_value(r["p_adjusted"], 5) + mark] if corrected else []
         body.append(line)
     footer = list(dict.fromkeys(r["signature"] for r in rows))
-    footer.append(
-        f"* {'Holm-adjusted p' if corrected else 'p'} < {rows[0]['alpha']:g} against the baseline; "
-        "base only / system only: segments only that one got right"
+    star = (
+        f"* {'Holm-adjusted p' if corrected else 'p'} < {rows[0]['alpha']:g} against the baseline"
     )
-    emit_table(fmt, header, body, out, footer=footer, data=rows)
+    long = TableText(
+        header,
+        body,
+        [*footer, star + "; base only / system only: segments only that one got right"],
+    )
+    wide = _significance_wide(
+        rows, metrics, 4, short, [f"{star}, {short[rows[0]['system']]}.", *footer]
+    )
+    emit_view(fmt, long, wide, out, view, data=rows)
 
 
 def warn_if_powerless(n_systems: int, n: int, alpha: float, what: str) -> None:
@@ -447,45 +513,46 @@ def pair_matrix(res: PairwiseResult, rk: Ranking) -> dict[str, Any]:
     }
 
 
-def _decimals(metric: Metric, width: int | None) -> int:
-    return width if width is not None else (1 if metric.scale == 100 else 4)
-
-
 def _which(rows: list[dict[str, Any]]) -> str:
     return "Holm-adjusted p" if rows[0]["correction"] == "holm" else "p"
 
 
 def _ranking_table(
     rows: list[dict[str, Any]], metrics: dict[str, Metric], width: int | None, short: dict[str, str]
-) -> TableText:
+) -> tuple[TableText, TableText]:
+    """The ranking, long (a row per system and metric) and wide (systems x metrics, each
+    score followed by its cluster)."""
     with_ci = any(r["ci_low"] is not None for r in rows)
     header = ["system", "metric", "rank", "cluster", "score (μ ± hw)" if with_ci else "score"]
     if with_ci:
         header.append(f"{rows[0]['confidence'] * 100:g}% CI")
     body = []
     for r in rows:
-        d = _decimals(metrics[r["metric"]], width)
-        score = _fmt(r["score"], d) + (
-            f" ({r['mean']:.{d}f} ± {r['half_width']:.{d}f})" if r["mean"] is not None else ""
+        d = scale_decimals(metrics[r["metric"]].scale, width)
+        score = number(r["score"], d) + (
+            f" ({plus_minus(r['mean'], r['half_width'], d)})" if r["mean"] is not None else ""
         )
-        line = [short[r["system"]], r["metric"], _fmt_int(r["rank"]), _fmt_int(r["cluster"]), score]
+        line = [short[r["system"]], r["metric"], count(r["rank"]), count(r["cluster"]), score]
         if with_ci:
-            line.append(
-                "-" if r["ci_low"] is None else f"[{r['ci_low']:.{d}f}, {r['ci_high']:.{d}f}]"
-            )
+            line.append(interval(r["ci_low"], r["ci_high"], d))
         body.append(line)
-    footer = list(dict.fromkeys(r["signature"] for r in rows))
+    signatures = list(dict.fromkeys(r["signature"] for r in rows))
     n_pairs = sum(1 for r in rows if r["metric"] == rows[0]["metric"])
     n_pairs = n_pairs * (n_pairs - 1) // 2
-    footer.append(
+    rule = (
         f"cluster: a new cluster starts where every system above is significantly better than every "
         f"system below ({_which(rows)} < {rows[0]['alpha']:g} over the {n_pairs} pair{'s' * (n_pairs != 1)} of each metric)"
     )
-    return TableText(header, body, footer)
-
-
-def _fmt_int(value: int | None) -> str:
-    return "-" if value is None else str(value)
+    cells = {
+        (short[r["system"]], r["metric"]): Cell(
+            r["score"], r["half_width"], "" if r["cluster"] is None else f" ({r['cluster']})"
+        )
+        for r in rows
+    }
+    confidence = rows[0]["confidence"] if with_ci else None
+    notes = [*wide_notes(confidence), f"(k): the system's {rule}.", *signatures]
+    wide = _wide_text(rows, metrics, width, short, cells, notes)
+    return TableText(header, body, [*signatures, rule]), wide
 
 
 def _pairs_table(
@@ -510,11 +577,11 @@ def _pairs_table(
             short[r["system"]],
             short[r["other"]],
             r["metric"],
-            f"{r['delta']:+.{_decimals(metrics[r['metric']], width)}f}",
-            _fmt(r["p_value"], 5) + ("" if corrected else mark),
+            number(r["delta"], scale_decimals(metrics[r["metric"]].scale, width), signed=True),
+            p_value(r["p_value"], 5) + ("" if corrected else mark),
         ]
         if corrected:
-            line.append(_fmt(r["p_adjusted"], 5) + mark)
+            line.append(p_value(r["p_adjusted"], 5) + mark)
         body.append([*line, str(r["wins"]), str(r["ties"]), str(r["losses"])])
     footer = [
         f"* {_which(rows)} < {rows[0]['alpha']:g}; Δ = system - vs; wins, ties, losses: segments whose "
@@ -615,6 +682,7 @@ def render_ranking(
     out: str | None,
     short: dict[str, str],
     texts: PageTexts | None,
+    view: TableView = DEFAULT_VIEW,
 ) -> None:
     """The ranking with clusters (and with ``all_pairs`` every pair) in ``fmt``; with
     ``texts`` (``-f html``) the page instead."""
@@ -623,21 +691,22 @@ def render_ranking(
         for name, res in results.items()
     }
     ranked = ranking_rows(results, rankings, metrics, nrefs)
-    tables = [_ranking_table(ranked, metrics, width, short)]
+    long, wide = _ranking_table(ranked, metrics, width, short)
     if texts is not None:
         emit(
             render_compare_page(
-                _page(results, ranked, metrics, stats, short, texts, list(tables[0].footer))
+                _page(results, ranked, metrics, stats, short, texts, list(long.footer))
             ),
             out,
         )
         return
     data: dict[str, Any] = {"ranking": ranked}
+    more = []
     if all_pairs:
         data["pairs"] = pair_rows(results, rankings, metrics, stats, nrefs)
         data["matrix"] = {name: pair_matrix(res, rankings[name]) for name, res in results.items()}
-        tables.append(_pairs_table(data["pairs"], metrics, width, short))
-    emit_tables(fmt, tables, out, data)
+        more.append(_pairs_table(data["pairs"], metrics, width, short))
+    emit_view(fmt, long, wide, out, view, data=data, more=more)
 
 
 def _page_texts(
@@ -712,19 +781,14 @@ def compare(
     ] = "bs",
     n_samples: Annotated[
         int | None,
-        typer.Option(
-            "-n",
-            "--n-samples",
-            help=f"Bootstrap resamples (bs, default {DEFAULT_TRIALS['bs']}) or AR trials (ar, default {DEFAULT_TRIALS['ar']}).",
+        n_samples_option(
+            f"Bootstrap resamples (bs, default {DEFAULT_TRIALS['bs']}) or AR trials (ar, default {DEFAULT_TRIALS['ar']})."
         ),
     ] = None,
     seed: Annotated[
-        int,
-        typer.Option("--seed", help="Seed of the resampling (numpy default_rng; 0 is a seed too)."),
+        int, seed_option("Seed of the resampling (numpy default_rng; 0 is a seed too).")
     ] = DEFAULT_SEED,
-    confidence: Annotated[
-        float, typer.Option("--confidence", help="Confidence level of the intervals.")
-    ] = 0.95,
+    confidence: Annotated[float, confidence_option("Confidence level of the intervals.")] = 0.95,
     ci_n: Annotated[
         int,
         typer.Option(
@@ -838,6 +902,9 @@ def compare(
             help="With --scores: compare on the items every model has (else missing or extra ids are refused).",
         ),
     ] = False,
+    layout: Annotated[str | None, layout_option()] = None,
+    latex_split: Annotated[bool, latex_split_option()] = False,
+    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
 ) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
     check_mode(
@@ -863,6 +930,8 @@ def compare(
             "--common-items": common_items,
         },
     )
+    check_layout(layout, format)
+    view = TableView(layout, latex_layout(format, latex_split, latex_fragment))
     if scores:
         cols = Columns(id_column, tuple(score_column), cluster_column, sample_column)
         compare_scores(
@@ -880,6 +949,7 @@ def compare(
                 out,
                 rank,
                 all_pairs,
+                view,
             ),
         )
         return
@@ -971,11 +1041,12 @@ def compare(
             out=out,
             short=named.short_by_key(),
             texts=texts,
+            view=view,
         )
         return
     if test == "mcnemar":
         mc_rows = mcnemar_rows(built, stats, correct, alpha)
-        render_mcnemar(mc_rows, format, out, named.short_by_key())
+        render_mcnemar(mc_rows, format, out, named.short_by_key(), built, view)
         return
     ci_total = n if test == "bs" else ci_n
     label = f"paired {'bootstrap' if test == 'bs' else 'randomization'}"
@@ -992,4 +1063,4 @@ def compare(
             progress=advance,
         )
     rows = result_rows(results, built, reference_count(refs), correct, alpha)
-    render(rows, built, format, width, out, named.short_by_key())
+    render(rows, built, format, width, out, named.short_by_key(), view)

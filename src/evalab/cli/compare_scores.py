@@ -16,16 +16,19 @@ import numpy as np
 
 from evalab.cli.names import display_names
 from evalab.cli.output import (
+    DEFAULT_VIEW,
     TableText,
+    TableView,
     check_format,
     check_out,
-    emit_table,
-    emit_tables,
+    emit_view,
     ordered_row,
 )
 from evalab.errors import InputError, SettingsError
 from evalab.items import Aligned, Columns, align, read_scores
 from evalab.items.table import ScoreSet
+from evalab.report.numbers import NO_VALUE, interval
+from evalab.report.wide import Cell, WideMetric, wide_table
 from evalab.stats.bootstrap import check_confidence
 from evalab.stats.items import (
     Estimate,
@@ -60,6 +63,8 @@ class ScoreOptions:
     #: significance clusters (``--rank``) and every pair (``--all-pairs``) instead of the baseline's
     rank: bool = False
     all_pairs: bool = False
+    #: ``--layout`` and the LaTeX layout
+    view: TableView = DEFAULT_VIEW
 
     @property
     def correction(self) -> str:
@@ -127,7 +132,7 @@ def means_of(group: Aligned) -> list[ItemMeans]:
 
 
 def _ci(iv: Interval | None, d: int) -> str:
-    return "-" if iv is None else f"[{iv.low:.{d}f}, {iv.high:.{d}f}]"
+    return NO_VALUE if iv is None else interval(iv.low, iv.high, d)
 
 
 def _est(e: Estimate | None) -> dict[str, Any]:
@@ -227,7 +232,7 @@ def _model_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[str]:
     ]
     if lay.clustered:
         line += (
-            ["-", "-", "-"]
+            [NO_VALUE] * 3
             if r["n_clusters"] is None
             else [
                 str(r["n_clusters"]),
@@ -239,7 +244,7 @@ def _model_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[str]:
         line.append(_ci(Interval(r["bootstrap_low"], r["bootstrap_high"]), d))
     if lay.sampled:
         line += (
-            ["-", "-"]
+            [NO_VALUE] * 2
             if r["samples_per_item"] is None
             else [f"{r['samples_per_item']:g}", f"{r['n_eff']:.0f}"]
         )
@@ -250,7 +255,7 @@ def _pair_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[str]:
     """The paired comparison with the baseline (dashes for the baseline itself)."""
     width = 6 + lay.boot + lay.holm
     if r["baseline"]:
-        return ["baseline", *["-"] * (width - 1)]
+        return ["baseline", *[NO_VALUE] * (width - 1)]
     mark = " *" if r["significant"] else ""
     key = "paired" if r["paired_clustered_se"] is None else "paired_clustered"
     unpaired = (
@@ -287,11 +292,7 @@ def _table(
     header += [f"{conf} paired boot."] if lay.boot else []
     header += ["corr", "p-value"] + (["p (Holm)"] if lay.holm else [])
     short = display_names(list(dict.fromkeys(r["system"] for r in rows)))
-    # 4 decimals for scores on a 0-1 scale, 2 for larger scales (chrF, sentence BLEU: 0-100)
-    wide = {r["metric"] for r in rows if abs(r["score"]) > 1.0}
-    decimals = {
-        r["metric"]: width if width is not None else (2 if r["metric"] in wide else 4) for r in rows
-    }
+    decimals = _decimals(rows, width)
     body = [
         [
             short[r["system"]],
@@ -422,18 +423,48 @@ def render(
     tables: list[list[dict[str, Any]]], pairs: list[dict[str, Any]] | None, opts: ScoreOptions
 ) -> None:
     """One table of every metric and model (and with ``pairs`` one of every pair), in the
-    chosen format, to stdout or ``--out``."""
+    chosen format and layout, to stdout or ``--out``."""
     rows = [r for t in tables for r in t]
     header, body, footer = _table(rows, opts.width)
-    if pairs is None:
-        emit_table(opts.fmt, header, body, opts.out, footer=footer, data=rows)
-        return
-    emit_tables(
-        opts.fmt,
-        [TableText(header, body, footer), _pairs_table(pairs, opts.width)],
-        opts.out,
-        {"models": rows, "pairs": pairs},
+    more = [] if pairs is None else [_pairs_table(pairs, opts.width)]
+    data = rows if pairs is None else {"models": rows, "pairs": pairs}
+    long = TableText(header, body, footer)
+    emit_view(opts.fmt, long, _wide(rows, opts.width), opts.out, opts.view, data=data, more=more)
+
+
+def _wide(rows: list[dict[str, Any]], width: int | None) -> TableText:
+    """Models x metrics: each mean, ``*`` where it differs significantly from the baseline's
+    (or, ranked, followed by its cluster); no best in bold: a score file does not say which
+    direction is better."""
+    short = display_names(list(dict.fromkeys(r["system"] for r in rows)))
+    ranked = rows[0]["cluster"] is not None
+    cells = {
+        (short[r["system"]], r["metric"]): Cell(
+            r["score"],
+            None,
+            f" ({r['cluster']})" if ranked else ("*" if r["significant"] else ""),
+        )
+        for r in rows
+    }
+    decimals = _decimals(rows, width)
+    metrics = [WideMetric(m, None, decimals[m]) for m in dict.fromkeys(r["metric"] for r in rows)]
+    t = wide_table(list(short.values()), metrics, cells, first="model")
+    which = "Holm-adjusted p" if rows[0]["correction"] == "holm" else "p"
+    mark = (
+        f"(k): the model's significance cluster ({which} < {rows[0]['alpha']:g})."
+        if ranked
+        else f"* {which} < {rows[0]['alpha']:g} against the baseline, {short[rows[0]['system']]}."
     )
+    return TableText(t.header, t.body, [mark], bold=t.bold)
+
+
+def _decimals(rows: list[dict[str, Any]], width: int | None) -> dict[str, int]:
+    """4 decimals for scores on a 0-1 scale, 2 for larger scales (chrF, sentence BLEU: 0-100)."""
+    large = {r["metric"] for r in rows if abs(r["score"]) > 1.0}
+    return {
+        r["metric"]: width if width is not None else (2 if r["metric"] in large else 4)
+        for r in rows
+    }
 
 
 def compare_scores(files: list[str], opts: ScoreOptions) -> None:

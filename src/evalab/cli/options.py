@@ -21,12 +21,10 @@ import typer
 from evalab.errors import SettingsError
 from evalab.metrics.base import Metric
 from evalab.metrics.registry import METRICS, metric_class
-from evalab.report.latex import LatexLayout, fits_page
+from evalab.report.latex import LatexLayout
 
 #: the table layouts of a multi-system, multi-metric result (``--layout``)
 LAYOUTS = ("wide", "long")
-#: the formats whose default layout is wide where the wide table fits the page
-PAPER_FORMATS = ("latex", "markdown")
 
 
 def ci_option(
@@ -103,21 +101,6 @@ def check_layout(layout: str | None, fmt: str) -> None:
         raise SettingsError(f"--layout must be wide or long, got {layout!r}")
     if fmt in ("json", "html"):
         raise SettingsError(f"--layout applies to tables (table, markdown, latex), not -f {fmt}")
-
-
-def wide_wanted(
-    layout: str | None,
-    fmt: str,
-    n_systems: int,
-    n_metrics: int,
-    header: Sequence[str],
-    body: Sequence[Sequence[str]],
-) -> bool:
-    """Whether to write the wide table: as ``--layout`` says, else by default for the paper
-    formats when there are several systems and metrics and the wide table fits the page."""
-    if layout is not None:
-        return layout == "wide"
-    return fmt in PAPER_FORMATS and n_systems > 1 and n_metrics > 1 and fits_page(header, body)
 
 
 def canonical_metric_names(items: Sequence[str]) -> list[str]:

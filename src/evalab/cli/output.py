@@ -20,7 +20,7 @@ import typer
 
 from evalab.errors import SettingsError
 from evalab.io import STDIN, same_file, write_text_atomic
-from evalab.report.latex import WHOLE, LatexLayout, latex_table
+from evalab.report.latex import WHOLE, LatexLayout, fits_page, latex_table
 from evalab.report.markdown import markdown_table
 
 __all__ = [
@@ -28,11 +28,13 @@ __all__ = [
     "PAGE_FORMATS",
     "TABLE_FORMATS",
     "TableText",
+    "TableView",
     "check_format",
     "check_out",
     "emit",
     "emit_table",
     "emit_tables",
+    "emit_view",
     "format_option",
     "json_safe",
     "markdown_table",
@@ -169,6 +171,46 @@ def emit_tables(
             if k:
                 print()
             print_table(t.header, t.body, footer=t.footer, bold=t.bold)
+
+
+@dataclass(frozen=True)
+class TableView:
+    """How a command's result table is laid out: ``layout`` as ``--layout`` gives it (wide,
+    long, or None for the default) and ``latex`` as ``--latex-split``/``--latex-fragment``."""
+
+    layout: str | None = None
+    latex: LatexLayout = WHOLE
+
+
+#: the default view: wide or long by :func:`wide_wanted`, one LaTeX float per table
+DEFAULT_VIEW = TableView()
+#: the formats whose default layout is wide where the wide table fits the page
+PAPER_FORMATS = ("latex", "markdown")
+
+
+def wide_wanted(fmt: str, wide: TableText, layout: str | None) -> bool:
+    """Whether to write the ``wide`` table (systems x metrics): as ``--layout`` says, else by
+    default for the paper formats with several systems and metrics where it fits the page."""
+    if layout is not None:
+        return layout == "wide"
+    several = len(wide.body) > 1 and len(wide.header) > 2
+    return fmt in PAPER_FORMATS and several and fits_page(wide.header, wide.body)
+
+
+def emit_view(
+    fmt: str,
+    long: TableText,
+    wide: TableText,
+    out: str | None,
+    view: TableView = DEFAULT_VIEW,
+    *,
+    data: Any = None,
+    more: Sequence[TableText] = (),
+) -> None:
+    """Print or write a result in its ``long`` or ``wide`` layout (:func:`wide_wanted`), then
+    the ``more`` tables; ``data`` is what ``json`` writes."""
+    first = wide if fmt != "json" and wide_wanted(fmt, wide, view.layout) else long
+    emit_tables(fmt, [first, *more], out, data, latex=view.latex)
 
 
 def print_table(

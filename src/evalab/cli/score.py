@@ -27,13 +27,15 @@ from evalab.cli.options import (
     n_samples_option,
     seed_option,
     segments_option,
-    wide_wanted,
 )
 from evalab.cli.output import (
+    DEFAULT_VIEW,
+    TableText,
+    TableView,
     check_format,
     check_out,
     emit,
-    emit_table,
+    emit_view,
     format_option,
     json_safe,
     ordered_row,
@@ -47,7 +49,6 @@ from evalab.io import check_same_length, read_segments
 from evalab.metrics.base import Metric, Score
 from evalab.metrics.parallel import stats_table
 from evalab.progress import model_loading, progress_bar
-from evalab.report.latex import WHOLE, LatexLayout
 from evalab.report.numbers import number, plus_minus, scale_decimals
 from evalab.report.wide import Cell, WideMetric, WideTable, wide_table
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
@@ -561,12 +562,10 @@ def emit_results(
     out: str | None,
     cis: list[ConfidenceInterval | None] | None = None,
     short: dict[str, str] | None = None,
-    *,
-    layout: str | None = None,
-    latex: LatexLayout = WHOLE,
+    view: TableView = DEFAULT_VIEW,
 ) -> None:
     """Print or write ``(system, metric, Score)`` results in ``fmt`` (with CIs from ``--ci``);
-    tables call each system by ``short[system]`` where given; ``layout`` as ``--layout``."""
+    tables call each system by ``short[system]`` where given, laid out as ``view`` says."""
     cis = cis or [None] * len(results)
     if fmt == "json":
         rows: list[dict[str, Any]] = [
@@ -582,21 +581,9 @@ def emit_results(
         line = sc.signature + (f"|{c.signature}" if c else "")  # the signature names its metric
         if line not in signatures:
             signatures.append(line)
-    wide = _wide_results(results, cis, width, short or {})
-    systems = {s for s, _, _ in results}
-    metrics = {m for _, m, _ in results}
-    if wide_wanted(layout, fmt, len(systems), len(metrics), wide.header, wide.body):
-        notes = wide_notes(cis[0].confidence if cis[0] else None)
-        emit_table(
-            fmt,
-            wide.header,
-            wide.body,
-            out,
-            footer=[*notes, *signatures],
-            latex=latex,
-            bold=wide.bold,
-        )
-        return
+    t = _wide_results(results, cis, width, short or {})
+    notes = wide_notes(cis[0].confidence if cis[0] else None)
+    wide = TableText(t.header, t.body, [*notes, *signatures], bold=t.bold)
     header = ["system", "metric", "score", "details"]
     body = [
         [
@@ -609,7 +596,7 @@ def emit_results(
     ]
     if fmt == "latex":  # the details (counts, lengths) would overflow a paper's column
         header, body = header[:3], [b[:3] for b in body]
-    emit_table(fmt, header, body, out, footer=signatures, latex=latex)
+    emit_view(fmt, TableText(header, body, signatures), wide, out, view)
 
 
 def _wide_results(
@@ -628,12 +615,12 @@ def _wide_results(
     return wide_table(systems, list(metrics.values()), cells)
 
 
-def wide_notes(confidence: float | None, marker: str = "") -> list[str]:
-    """What a wide table's bold, arrows, ± and marker mean (``marker``: a sentence of its own)."""
+def wide_notes(confidence: float | None) -> list[str]:
+    """What a wide table's bold, arrows and ± mean."""
     lines = ["Bold: the best score of each column (↑ higher is better, ↓ lower is better)."]
     if confidence is not None:
         lines.append(f"±: half-width of the {confidence * 100:g}% bootstrap confidence interval.")
-    return lines + ([marker] if marker else [])
+    return lines
 
 
 def ci_fields(score: Score, ci: ConfidenceInterval) -> dict[str, Any]:

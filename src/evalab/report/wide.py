@@ -39,10 +39,11 @@ class Cell:
 
 @dataclass(frozen=True)
 class WideMetric:
-    """A column: the metric's name, its direction and the decimals of its cells."""
+    """A column: the metric's name, its direction (None: not known, so no best in bold) and
+    the decimals of its cells."""
 
     name: str
-    higher_is_better: bool
+    higher_is_better: bool | None
     decimals: int
 
 
@@ -76,8 +77,10 @@ def wide_table(
     first: str = "system",
 ) -> WideTable:
     """Systems x metrics: ``cells[(system, metric)]`` (a missing cell is the no-value
-    symbol), the best of each column in bold; headers ``name ↑`` (or ``↓``)."""
-    header = [first, *(f"{m.name} {'↑' if m.higher_is_better else '↓'}" for m in metrics)]
+    symbol), the best of each column in bold; headers ``name ↑`` (or ``↓``; the name alone
+    where the direction is not known)."""
+    arrows = {True: " ↑", False: " ↓", None: ""}
+    header = [first, *(f"{m.name}{arrows[m.higher_is_better]}" for m in metrics)]
     body = [[s] for s in systems]
     bold: set[tuple[int, int]] = set()
     for j, m in enumerate(metrics, start=1):
@@ -86,5 +89,6 @@ def wide_table(
             text = NO_VALUE if c is None else plus_minus(c.value, c.half_width, m.decimals)
             body[i].append(text + (c.marker if c is not None and text != NO_VALUE else ""))
         values = [None if c is None else c.value for c in column]
-        bold |= {(i, j) for i in _best(values, m.higher_is_better, m.decimals)}
+        if m.higher_is_better is not None:
+            bold |= {(i, j) for i in _best(values, m.higher_is_better, m.decimals)}
     return WideTable(header, body, frozenset(bold))
