@@ -9,7 +9,9 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.inputs import study_inputs
+from evalab.cli.options import latex_fragment_option, latex_layout, latex_split_option
 from evalab.cli.output import PAGE_FORMATS, check_format, check_out, emit, emit_table, format_option
+from evalab.report.latex import WHOLE, LatexLayout
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -282,6 +284,8 @@ def status_cmd(
             "-o", "--out", help="Write the status to this file (atomically) instead of stdout."
         ),
     ] = None,
+    latex_split: Annotated[bool, latex_split_option()] = False,
+    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
 ) -> None:
     """Counts of ok / failed / pending runs per row, the stored errors, and superseded runs."""
     from evalab.ablation import load_study, study_status
@@ -292,9 +296,10 @@ def status_cmd(
     study = load_study(study_file, check_entry=False)
     check_out(out, study_inputs(study, db_path))
     check_format(format)
+    latex = latex_layout(format, latex_split, latex_fragment)
     st = study_status(study, db)
     if format != "table" or out:
-        _emit_status(st, format, out)
+        _emit_status(st, format, out, latex)
         return
     _print_status(st)
 
@@ -312,7 +317,7 @@ def _status_header_lines(st: StudyStatus) -> list[str]:
     ]
 
 
-def _emit_status(st: StudyStatus, fmt: str, out: str | None) -> None:
+def _emit_status(st: StudyStatus, fmt: str, out: str | None, latex: LatexLayout = WHOLE) -> None:
     """The status as JSON, Markdown, LaTeX or a tab-separated file (summary lines after it)."""
     header = list(STATUS_COLUMNS)
     body = [[r.label, str(r.planned), str(r.ok), str(r.failed), str(r.pending)] for r in st.rows]
@@ -352,7 +357,9 @@ def _emit_status(st: StudyStatus, fmt: str, out: str | None) -> None:
         ],
         "superseded": _status_header_lines(st)[2:],
     }
-    emit_table(fmt, header, body, out, footer=[*_status_header_lines(st), *errors], data=data)
+    emit_table(
+        fmt, header, body, out, footer=[*_status_header_lines(st), *errors], data=data, latex=latex
+    )
 
 
 def _print_status(st: StudyStatus) -> None:
@@ -549,6 +556,8 @@ def report_cmd(
             help="Bootstrap resamples of the test examples (rows with per-example data).",
         ),
     ] = 1000,
+    latex_split: Annotated[bool, latex_split_option()] = False,
+    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
 ) -> None:
     """Per row: mean, sd, 95% CI over seeds, Δ to the base with CI and p-values; grid effects.
 
@@ -563,6 +572,7 @@ def report_cmd(
     study = load_study(study_file, check_entry=False)
     check_out(out, study_inputs(study, db_path))
     check_format(format, PAGE_FORMATS)
+    latex = latex_layout(format, latex_split, latex_fragment, small=True)
     _check_stored_bounds(study, db)
     analysis = analyze(study, db, aso=aso, alpha=alpha, power=power, holm=holm, resamples=n_samples)
     curves = _curves(study, db)
@@ -594,7 +604,7 @@ def report_cmd(
         return
     render = {
         "markdown": render_markdown,
-        "latex": render_latex,
+        "latex": lambda a: render_latex(a, latex),
         "json": render_json,
         "html": render_html,
     }[format]

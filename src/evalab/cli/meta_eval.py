@@ -18,7 +18,12 @@ from evalab.cli.compare import check_distinct_systems
 from evalab.cli.inputs import metric_inputs
 from evalab.cli.language_checks import warn_tokenizer_misfit
 from evalab.cli.names import named_inputs
-from evalab.cli.options import build_metrics
+from evalab.cli.options import (
+    build_metrics,
+    latex_fragment_option,
+    latex_layout,
+    latex_split_option,
+)
 from evalab.cli.output import (
     PAGE_FORMATS,
     check_format,
@@ -54,6 +59,7 @@ from evalab.metaeval.scores import (
     read_precomputed,
 )
 from evalab.progress import progress_bar
+from evalab.report.latex import WHOLE, LatexLayout
 from evalab.stats.bootstrap import check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
@@ -158,7 +164,9 @@ def _save_scores(path: str, collected: list[MetricScores], systems: list[str]) -
     emit("\n".join(lines) + "\n", path)
 
 
-def _render(result: MetaEvalResult, fmt: str, width: int, out: str | None) -> None:
+def _render(
+    result: MetaEvalResult, fmt: str, width: int, out: str | None, latex: LatexLayout = WHOLE
+) -> None:
     from evalab.report import metaeval_table as render
 
     if fmt == "json":
@@ -174,6 +182,7 @@ def _render(result: MetaEvalResult, fmt: str, width: int, out: str | None) -> No
             render.table_rows(result, width),
             out,
             footer=render.footer(result),
+            latex=latex,
         )
 
 
@@ -292,6 +301,8 @@ def meta_eval(
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+    latex_split: Annotated[bool, latex_split_option()] = False,
+    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
 ) -> None:
     """Meta-evaluate metrics against human scores: correlations, accuracies, CIs, clusters."""
     # the outputs may overwrite none of the inputs, nor each other, checked before any work
@@ -319,6 +330,7 @@ def meta_eval(
     )
     if not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
+    latex = latex_layout(format, latex_split, latex_fragment)
     check_distinct_systems(list(input))
     mapping = parse_name_map(name_map)
     refs, texts = load_inputs(reference, input)
@@ -353,4 +365,4 @@ def meta_eval(
         result = meta_evaluate(human_matrix, systems, collected, settings, advance)
     if save_scores is not None:
         _save_scores(save_scores, collected, systems)
-    _render(result, format, width, out)
+    _render(result, format, width, out, latex)

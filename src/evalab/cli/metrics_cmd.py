@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from evalab.cli import app
+from evalab.cli.options import latex_fragment_option, latex_layout, latex_split_option
 from evalab.cli.output import check_format, emit, emit_table, format_option, to_json
 
 
 @app.command("metrics")
 def metrics_command(
     format: Annotated[str, format_option()] = "table",
+    latex_split: Annotated[bool, latex_split_option()] = False,
+    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
 ) -> None:
     """List the metrics with their settings and defaults."""
     from rich.console import Console
@@ -20,6 +23,7 @@ def metrics_command(
     from evalab.metrics.registry import available_metrics, metric_class
 
     check_format(format)
+    latex = latex_layout(format, latex_split, latex_fragment)
     entries: list[dict[str, Any]] = []
     for name in available_metrics():
         cls = metric_class(name)
@@ -42,7 +46,7 @@ def metrics_command(
             [e["metric"], f"0-{e['scale']:g}", "; ".join(lines) or "(none)"]
             for e, lines in described
         ]
-        emit_table(format, header, body, None)
+        emit_table(format, header, body, None, latex=latex)
         return
     table = Table(show_header=True, header_style="bold", show_lines=True)
     for col in header:

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from evalab.errors import SettingsError
-from evalab.metrics.base import Metric
-from evalab.metrics.registry import METRICS, metric_class
 from evalab.report.latex import LatexLayout
+
+if TYPE_CHECKING:
+    from evalab.metrics.base import Metric
 
 #: the table layouts of a multi-system, multi-metric result (``--layout``)
 LAYOUTS = ("wide", "long")
@@ -108,6 +109,8 @@ def canonical_metric_names(items: Sequence[str]) -> list[str]:
 
     An unknown name is left as given, for :func:`metric_class` to refuse with the known names.
     """
+    from evalab.metrics.registry import METRICS
+
     by_lower = {name.lower(): name for name in METRICS}
     names = [part.strip() for item in items for part in item.split(",")]
     if any(not n for n in names):
@@ -123,6 +126,8 @@ def parse_set_options(
     """Map each metric name to its settings from ``--set`` items."""
     per_metric: dict[str, dict[str, Any]] = {name: {} for name in metric_names}
     given: dict[tuple[str, str], str] = {}  # (metric, key) -> the --set item that set it
+    from evalab.metrics.registry import metric_class
+
     classes = {name: metric_class(name) for name in metric_names}
     for item in items:
         if "=" not in item:
@@ -169,11 +174,15 @@ def build_metrics(names: Sequence[str], set_items: Sequence[str]) -> dict[str, M
         raise SettingsError(f"metric listed twice in {list(names)}")
     settings = parse_set_options(set_items, names)
     # a hub id in a model setting is resolved by the metric itself (models.hub)
+    from evalab.metrics.registry import metric_class
+
     return {name: metric_class(name)(**settings[name]) for name in names}
 
 
 def model_items(model: str | None, names: Sequence[str]) -> list[str]:
     """``--set`` items for ``--model`` (one spelling in every command): every selected model metric."""
+    from evalab.metrics.registry import METRICS, metric_class
+
     if model is None:
         return []
     readers = [

@@ -16,9 +16,12 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.compare_scores import aligned_inputs, means_of
+from evalab.cli.options import latex_fragment_option, latex_layout, latex_split_option
 from evalab.cli.output import check_format, check_out, emit_table, format_option
 from evalab.errors import SettingsError
 from evalab.items import Columns
+from evalab.report.latex import WHOLE, LatexLayout
+from evalab.report.numbers import NO_VALUE
 from evalab.stats.items import cluster_codes, estimate
 from evalab.stats.power import DESIGNS, Design, detectable_delta, items_needed
 
@@ -93,7 +96,9 @@ def _row(
     }
 
 
-def _render(rows: list[dict[str, Any]], fmt: str, out: str | None) -> None:
+def _render(
+    rows: list[dict[str, Any]], fmt: str, out: str | None, latex: LatexLayout = WHOLE
+) -> None:
     header = [
         "design",
         "sd",
@@ -108,7 +113,9 @@ def _render(rows: list[dict[str, Any]], fmt: str, out: str | None) -> None:
     ]
 
     def num(v: float | None, spec: str) -> str:
-        return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
+        return (
+            NO_VALUE if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
+        )
 
     body = [
         [
@@ -133,7 +140,7 @@ def _render(rows: list[dict[str, Any]], fmt: str, out: str | None) -> None:
         "differences (paired) or pooled (unpaired); unpaired: items per model; "
         "deff = 1 + (cluster - 1) icc"
     ]
-    emit_table(fmt, header, body, out, footer=footer, data=rows)
+    emit_table(fmt, header, body, out, footer=footer, data=rows, latex=latex)
 
 
 @app.command()
@@ -208,10 +215,13 @@ def power(
             "-o", "--out", help="Write the output to this file (atomically) instead of stdout."
         ),
     ] = None,
+    latex_split: Annotated[bool, latex_split_option()] = False,
+    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
 ) -> None:
     """Items needed to detect a difference, and the smallest difference an evaluation detects."""
     check_out(out, [("--scores", f) for f in scores])
     check_format(format)
+    latex = latex_layout(format, latex_split, latex_fragment)
     if design is not None and design not in DESIGNS:
         raise SettingsError(f"--design must be paired or unpaired, got {design!r}")
     if items is not None and items < 2:
@@ -239,4 +249,4 @@ def power(
     else:
         designs = _assumed(sd, sd_b, correlation, cluster_size, icc)
     chosen = [designs[design]] if design else list(designs.values())
-    _render([_row(d, delta, items, alpha, power_) for d in chosen], format, out)
+    _render([_row(d, delta, items, alpha, power_) for d in chosen], format, out, latex)

@@ -34,6 +34,16 @@ import numpy as np
 import typer
 
 from evalab.cli import app
+from evalab.cli.options import (
+    ci_option,
+    confidence_option,
+    latex_fragment_option,
+    latex_layout,
+    latex_split_option,
+    n_samples_option,
+    seed_option,
+    segments_option,
+)
 from evalab.cli.output import (
     check_format,
     check_out,
@@ -50,6 +60,9 @@ from evalab.io import read_segments
 from evalab.metrics.loss import STAT_NAMES, CrossEntropy, Perplexity, PerplexitySettings
 from evalab.nll import IGNORE_INDEX
 from evalab.progress import model_loading
+from evalab.report.latex import WHOLE, LatexLayout
+from evalab.report.markdown import markdown_table, md_code, md_escape
+from evalab.report.numbers import number
 from evalab.stats.bootstrap import bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
@@ -185,10 +198,8 @@ def build_report(
 
 def _num(value: Any, decimals: int = 4) -> str:
     if isinstance(value, float):
-        if not math.isfinite(value):
-            return "n/a"
         # a random model's word perplexity runs to 1e16: scientific notation stays readable
-        return f"{value:.{decimals}e}" if abs(value) >= 1e6 else f"{value:.{decimals}f}"
+        return number(value, decimals, scientific_from=1e6)
     return str(value)
 
 
@@ -208,26 +219,32 @@ QUANTITIES = [
 
 
 def render(report: dict[str, Any], fmt: str) -> str | None:
-    """Text of the report in ``json`` or ``markdown``; None for the terminal table."""
+    """Text of the report in ``json`` or ``markdown``; None for the terminal table and LaTeX."""
     if fmt == "json":
         return to_json(report)
     settings = ", ".join(f"{k} {v}" for k, v in report["settings"].items())
     if fmt == "markdown":
-        lines = ["# Perplexity report", "", "| quantity | value |", "|---|---:|"]
-        lines += [f"| {label} | {_value(report, key)} |" for key, label in QUANTITIES]
-        lines += ["", f"Settings: {settings}.", "", f"Signature: `{report['signature']}`"]
+        body = [[label, _value(report, key)] for key, label in QUANTITIES]
+        lines = ["# Perplexity report", "", markdown_table(["quantity", "value"], body)]
+        lines += [
+            md_escape(f"Settings: {settings}."),
+            "",
+            f"Signature: {md_code(report['signature'])}",
+        ]
         if "per_document" in report:
-            lines += [
-                "",
-                "| document | tokens | nats/token | perplexity |",
-                "|---:|---:|---:|---:|",
-            ]
-            lines += [
-                f"| {d['document']} | {d['tokens']} | {_num(d['nats_per_token'])} | {_num(d['perplexity'])} |"
-                for d in report["per_document"]
-            ]
+            lines += ["", markdown_table(*_document_table(report), left=0).rstrip("\n")]
         return "\n".join(lines) + "\n"
     return None
+
+
+def _document_table(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The ``--per-document`` table: document, tokens, nats per token, perplexity."""
+    header = ["document", "tokens", "nats/token", "perplexity"]
+    body = [
+        [str(d["document"]), str(d["tokens"]), _num(d["nats_per_token"]), _num(d["perplexity"])]
+        for d in report["per_document"]
+    ]
+    return header, body
 
 
 def per_document(rows: np.ndarray) -> list[dict[str, Any]]:
@@ -393,28 +410,22 @@ def ppl(
     ] = None,
     ci: Annotated[
         bool,
-        typer.Option(
-            "--ci",
-            help="Add a bootstrap percentile confidence interval of the perplexity, resampling documents (--documents lines, or the sequences of --logits).",
+        ci_option(
+            "Add a bootstrap percentile confidence interval of the perplexity, resampling documents (--documents lines, or the sequences of --logits)."
         ),
     ] = False,
-    n_samples: Annotated[
-        int, typer.Option("-n", "--n-samples", help="Bootstrap resamples for --ci.")
-    ] = 1000,
-    seed: Annotated[
-        int, typer.Option("--seed", help="Seed of the --ci resampling (0 is a seed too).")
-    ] = DEFAULT_SEED,
-    confidence: Annotated[
-        float, typer.Option("--confidence", help="Confidence level for --ci.")
-    ] = 0.95,
+    n_samples: Annotated[int, n_samples_option("Bootstrap resamples for --ci.")] = 1000,
+    seed: Annotated[int, seed_option()] = DEFAULT_SEED,
+    confidence: Annotated[float, confidence_option()] = 0.95,
     segments: Annotated[
         str | None,
-        typer.Option(
-            "--segments",
-            help="Also write per-document values to this JSON Lines file ('-' = stdout): one line per document.",
+        segments_option(
+            "Also write per-document values to this JSON Lines file ('-' = stdout): one line per document."
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+    latex_split: Annotated[bool, latex_split_option()] = False,
+    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
 ) -> None:
     """Perplexity, cross-entropy and bits per token/byte of a causal LM on a text, or of saved logits."""
     if input is not None and text_file is not None:
@@ -423,6 +434,7 @@ def ppl(
     read = [("-i", text_file), ("--model", model), ("--logits", logits)]
     check_out(out, read)
     check_format(format)
+    latex = latex_layout(format, latex_split, latex_fragment)
     check_resampling(ci, n_samples, seed, confidence, logits, documents)
     check_segments_path(segments, out, read)
     check_sources(
@@ -472,7 +484,7 @@ def ppl(
         report.update(ci_fields(score, bootstrap_ci(metric, rows, n_samples, confidence, seed)))
     if segments:
         emit(document_lines(rows, metric, signature), segments)
-    write_report(report, format, out, per_doc)
+    write_report(report, format, out, per_doc, latex)
 
 
 def check_resampling(
@@ -518,7 +530,13 @@ def document_lines(rows: np.ndarray, metric: Perplexity, signature: str) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def write_report(report: dict[str, Any], fmt: str, out: str | None, per_doc: bool) -> None:
+def write_report(
+    report: dict[str, Any],
+    fmt: str,
+    out: str | None,
+    per_doc: bool,
+    latex: LatexLayout = WHOLE,
+) -> None:
     """Print or write the report: JSON, Markdown, LaTeX, or the table (tab-separated in a file)."""
     text = render(report, fmt)
     if text is not None:
@@ -534,4 +552,4 @@ def write_report(report: dict[str, Any], fmt: str, out: str | None, per_doc: boo
             f"document {d['document']}: {d['tokens']} tokens, perplexity {_num(d['perplexity'])}"
             for d in report["per_document"]
         ]
-    emit_table(fmt, ["quantity", "value"], body, out, footer=footer)
+    emit_table(fmt, ["quantity", "value"], body, out, footer=footer, latex=latex)

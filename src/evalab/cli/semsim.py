@@ -16,6 +16,16 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.language_checks import MULTILINGUAL_ENCODERS, warn_encoder_misfit
+from evalab.cli.options import (
+    ci_option,
+    confidence_option,
+    latex_fragment_option,
+    latex_layout,
+    latex_split_option,
+    n_samples_option,
+    seed_option,
+    segments_option,
+)
 from evalab.cli.output import check_format, check_out, emit, emit_table, format_option, ordered_row
 from evalab.cli.score import (
     check_segments_path,
@@ -29,6 +39,7 @@ from evalab.cli.segment_checks import check_resamplable
 from evalab.errors import InputError, SettingsError
 from evalab.models.hub import cache_dir, cached_snapshot, resolve_model
 from evalab.progress import model_loading
+from evalab.report.numbers import number
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
@@ -194,28 +205,22 @@ def semsim(
     ] = None,
     ci: Annotated[
         bool,
-        typer.Option(
-            "--ci",
-            help="Add a bootstrap percentile confidence interval of F1 (reported as mean ± half-width).",
+        ci_option(
+            "Add a bootstrap percentile confidence interval of F1 (reported as mean ± half-width)."
         ),
     ] = False,
-    n_samples: Annotated[
-        int, typer.Option("-n", "--n-samples", help="Bootstrap resamples for --ci.")
-    ] = 1000,
-    seed: Annotated[
-        int, typer.Option("--seed", help="Seed of the --ci resampling (0 is a seed too).")
-    ] = DEFAULT_SEED,
-    confidence: Annotated[
-        float, typer.Option("--confidence", help="Confidence level for --ci.")
-    ] = 0.95,
+    n_samples: Annotated[int, n_samples_option("Bootstrap resamples for --ci.")] = 1000,
+    seed: Annotated[int, seed_option()] = DEFAULT_SEED,
+    confidence: Annotated[float, confidence_option()] = 0.95,
     segments: Annotated[
         str | None,
-        typer.Option(
-            "--segments",
-            help="Also write per-segment scores to this JSON Lines file: one line per system and segment.",
+        segments_option(
+            "Also write per-segment scores to this JSON Lines file: one line per system and segment."
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+    latex_split: Annotated[bool, latex_split_option()] = False,
+    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
 ) -> None:
     """Score systems with BERTScore P/R/F1; `semsim baseline` makes a rescaling baseline."""
     if ctx.invoked_subcommand is not None:
@@ -229,6 +234,7 @@ def semsim(
     check_out(out, read)
     check_out(explain_html, read, option="--explain-html", outputs=[("--out", out)])
     check_format(format)
+    latex = latex_layout(format, latex_split, latex_fragment)
     check_n_samples(n_samples, "--n-samples")
     check_seed(seed)
     check_confidence(confidence)
@@ -277,9 +283,9 @@ def semsim(
     body = [
         [
             n,
-            f"{sc.precision:.4f}",
-            f"{sc.recall:.4f}",
-            f"{sc.fmeasure:.4f}" + (ci_text(sc, c, None) if c else ""),
+            number(sc.precision, 4),
+            number(sc.recall, 4),
+            number(sc.fmeasure, 4) + (ci_text(sc, c, None) if c else ""),
         ]
         for (n, sc), c in zip(results, cis, strict=True)
     ]
@@ -293,7 +299,7 @@ def semsim(
             for (_, sc), c in zip(results, cis, strict=True)
         )
     )
-    emit_table(format, ["system", "P", "R", "F1"], body, out, footer=footer, data=data)
+    emit_table(format, ["system", "P", "R", "F1"], body, out, footer=footer, data=data, latex=latex)
     if explain:
         _print_explanations(explained)
 
