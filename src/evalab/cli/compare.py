@@ -618,7 +618,7 @@ def _page(
         m: {short[s]: segment_scores_from_stats(metrics[m], stats[m][s].rows) for s in names}
         for m in results
     }
-    aligned = next((m for m in results if isinstance(metrics[m], BERTScore)), None)
+    aligned = _bertscore(metrics, list(results))
     return ComparePage(
         title=f"evalab compare: {len(names)} systems, {len(texts.references)} segments",
         systems=[short[s] for s in names],
@@ -630,12 +630,21 @@ def _page(
         ranking=[{**r, "system": short[r["system"]]} for r in ranked],
         notes=notes,
         train_counts=texts.train_counts,
-        alignment_metric=aligned,
+        alignment_metric=None if aligned is None else aligned[0],
         alignment_limit=ALIGNMENT_LIMIT,
         alignments=None
         if aligned is None
-        else _alignments(metrics[aligned], scores[aligned], texts, {short[s]: s for s in names}),
+        else _alignments(aligned[1], scores[aligned[0]], texts, {short[s]: s for s in names}),
     )
+
+
+def _bertscore(metrics: dict[str, Metric], names: list[str]) -> tuple[str, BERTScore] | None:
+    """The first BERTScore metric of ``names`` (the page shows its token alignments)."""
+    for name in names:
+        metric = metrics[name]
+        if isinstance(metric, BERTScore):
+            return name, metric
+    return None
 
 
 def _alignments(
@@ -650,7 +659,11 @@ def _alignments(
         run = list(range(len(hyps))) if metric.settings.idf else chosen
         found: dict[int, Alignment] = {}
         for present, segments in _by_present_references(texts.reference_sets, run).items():
-            refs = [[texts.reference_sets[j][i] for i in segments] for j in present]
+            # every segment of the group has the references in ``present``
+            refs = [
+                [r for i in segments if (r := texts.reference_sets[j][i]) is not None]
+                for j in present
+            ]
             found.update(
                 zip(segments, metric.explain([hyps[i] for i in segments], refs), strict=True)
             )

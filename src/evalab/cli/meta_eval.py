@@ -118,7 +118,7 @@ def _collect_scores(
     metrics: list[str],
     set_: list[str],
     scores_file: str | None,
-    refs: list[list[str]],
+    refs: list[list[str | None]],
     hyps: list[list[str]],
     systems: list[str],
     aliases: dict[str, str],
@@ -133,7 +133,7 @@ def _collect_scores(
     built = show_progress(build_metrics(metrics, set_), progress)
     warn_tokenizer_misfit(built, refs)  # 13a on Chinese: said once, as in `score`
     # the metrics that read sources (comet) get the --source segments, as in `score`
-    built = bind_source(built, source[0], [source[1]], refs)  # type: ignore[arg-type]
+    built = bind_source(built, source[0], [source[1]], refs)
     for name, metric in built.items():
         out.append(metric_scores(name, metric, hyps, refs, metric_system, mask))
     if scores_file is not None:

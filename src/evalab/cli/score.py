@@ -377,7 +377,7 @@ def score(
     if score_only:
         emit("".join(format_value(sc, width) + "\n" for _, _, sc in results), out)
         return
-    emit_results(results, format, width, out, cis, named.short_by_key(), layout=layout, latex=latex)
+    emit_results(results, format, width, out, cis, named.short_by_key(), TableView(layout, latex))
 
 
 #: sacrebleu's tokenizer for a target language (``-l SRC-TGT``); 13a for any other

@@ -31,7 +31,7 @@ import typing
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeAlias, TypeGuard
 
 import numpy as np
 
@@ -216,9 +216,19 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+#: reference streams, one reference per hypothesis in each; ``None`` is a missing reference
+#: (sacrebleu's convention, :mod:`evalab.metrics.missing_refs`)
+Refs: TypeAlias = Sequence[Sequence[str | None]]
+
+
+def complete(references: list[list[str | None]]) -> TypeGuard[list[list[str]]]:
+    """Whether no reference is missing (every stream holds strings only)."""
+    return not has_missing(references)
+
+
 def check_references(
-    hypotheses: Sequence[str], references: Sequence[Sequence[str]], *, metric: str
-) -> tuple[list[str], list[list[str]]]:
+    hypotheses: Sequence[str], references: Refs, *, metric: str
+) -> tuple[list[str], list[list[str | None]]]:
     """Validate the sacrebleu layout and return plain lists.
 
     ``references`` must be a list of reference *streams*, each as long as ``hypotheses``.
@@ -439,7 +449,7 @@ class Metric(ABC):
         """
         return True
 
-    def _stats_context(self, hypotheses: list[str], references: list[list[str]]) -> str:
+    def _stats_context(self, hypotheses: list[str], references: Refs) -> str:
         """Identity of the corpus-level context the rows depend on ("" for additive metrics)."""
         return ""
 
@@ -502,27 +512,25 @@ class Metric(ABC):
             context=context,
         )
 
-    def stats(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> Stats:
+    def stats(self, hypotheses: Sequence[str], references: Refs) -> Stats:
         """Per-segment sufficient statistics as a :class:`Stats` value (rows ``[n, k]``)."""
         hyps, refs = check_references(hypotheses, references, metric=self.name)
         nrefs = reference_count(refs)
         if not hyps:
             return self.make_stats(np.zeros((0, len(self.stat_names))), nrefs)
-        if has_missing(refs):
-            # each group of segments with the same present references is scored on its own
-            # (corpus-level context such as IDF is per group); the context digest of the
-            # whole layout, None included, identifies those groups
-            rows = rows_with_missing(self._segment_stats, hyps, refs, self.name)
+        if complete(refs):
+            rows = self._segment_stats(hyps, refs)
             return self.make_stats(rows, nrefs, self._stats_context(hyps, refs))
-        rows = self._segment_stats(hyps, refs)
+        # each group of segments with the same present references is scored on its own
+        # (corpus-level context such as IDF is per group); the context digest of the
+        # whole layout, None included, identifies those groups
+        rows = rows_with_missing(self._segment_stats, hyps, refs, self.name)
         return self.make_stats(rows, nrefs, self._stats_context(hyps, refs))
 
     #: systems whose statistics :meth:`stats_many` computes in one batch (bounds memory)
     STATS_BATCH: ClassVar[int] = 16
 
-    def stats_many(
-        self, systems: Sequence[Sequence[str]], references: Sequence[Sequence[str]]
-    ) -> list[Stats]:
+    def stats_many(self, systems: Sequence[Sequence[str]], references: Refs) -> list[Stats]:
         """:meth:`stats` of several systems' outputs against the same references.
 
         The rows are exactly those of one :meth:`stats` call per system; metrics that can
@@ -535,15 +543,19 @@ class Metric(ABC):
         if not checked:
             return []
         refs = checked[0][1]
-        if has_missing(refs):
+        if not complete(refs):
             return [self.stats(hyps, refs) for hyps, _ in checked]
+        return self._complete_stats_many([hyps for hyps, _ in checked], refs)
+
+    def _complete_stats_many(self, systems: list[list[str]], refs: list[list[str]]) -> list[Stats]:
+        """:meth:`stats_many` where no reference is missing, :attr:`STATS_BATCH` systems at a time."""
         if not refs[0]:
             return [
-                self.make_stats(np.zeros((0, len(self.stat_names))), len(refs)) for _ in checked
+                self.make_stats(np.zeros((0, len(self.stat_names))), len(refs)) for _ in systems
             ]
         out: list[Stats] = []
-        for start in range(0, len(checked), self.STATS_BATCH):
-            batch = [hyps for hyps, _ in checked[start : start + self.STATS_BATCH]]
+        for start in range(0, len(systems), self.STATS_BATCH):
+            batch = systems[start : start + self.STATS_BATCH]
             for hyps, rows in zip(batch, self._segment_stats_many(batch, refs), strict=True):
                 out.append(self.make_stats(rows, len(refs), self._stats_context(hyps, refs)))
         return out
@@ -592,7 +604,7 @@ class Metric(ABC):
         value.check_finite()
         return self._score_from_sums(value.sums(), value.nrefs)
 
-    def corpus_score(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> Score:
+    def corpus_score(self, hypotheses: Sequence[str], references: Refs) -> Score:
         """Score a corpus: statistics are summed over segments, then scored once."""
         if not isinstance(hypotheses, str):
             hypotheses = list(hypotheses)
@@ -601,7 +613,7 @@ class Metric(ABC):
         return self.aggregate(self.stats(hypotheses, references))
 
     # -- accumulation (torchmetrics-style, for training loops) -----------------------------
-    def update(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> None:
+    def update(self, hypotheses: Sequence[str], references: Refs) -> None:
         """Add a batch (``references`` as for :meth:`corpus_score`: one stream per reference).
 
         :meth:`compute` then gives what :meth:`corpus_score` gives on all batches together.
@@ -639,9 +651,9 @@ class Metric(ABC):
         """Forget the batches given to :meth:`update`."""
         self._batches().clear()
 
-    def _batches(self) -> list[tuple[list[str], list[list[str]], Stats | None]]:
+    def _batches(self) -> list[tuple[list[str], list[list[str | None]], Stats | None]]:
         # kept on the instance (metrics are built by subclasses that may not call __init__)
-        batches: list[tuple[list[str], list[list[str]], Stats | None]]
+        batches: list[tuple[list[str], list[list[str | None]], Stats | None]]
         batches = self.__dict__.setdefault("_accumulated", [])
         return batches
 
@@ -660,9 +672,7 @@ class Metric(ABC):
             raise InputError(f"{self.name}: references must be a list of strings, got one string")
         return self.segment_scores([hypothesis], [[r] for r in references])[0]
 
-    def segment_scores(
-        self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]
-    ) -> list[Score]:
+    def segment_scores(self, hypotheses: Sequence[str], references: Refs) -> list[Score]:
         """One sentence-level :class:`Score` per segment (corpus-level context such as IDF is kept)."""
         value = self.stats(hypotheses, references)
         scorer = self.sentence_metric()

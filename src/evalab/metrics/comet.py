@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from evalab.errors import InputError, SettingsError, require
-from evalab.metrics.base import Metric, MetricSettings, Score, check_references, setting
+from evalab.metrics.base import Metric, MetricSettings, Refs, Score, check_references, setting
 from evalab.metrics.stats_value import NRefs, Stats
 from evalab.models.comet_checkpoint import (
     checkpoint_file,
@@ -180,12 +180,10 @@ class Comet(Metric):
     def stat_names(self) -> tuple[str, ...]:
         return ("score", "count")
 
-    def stats(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> Stats:
+    def stats(self, hypotheses: Sequence[str], references: Refs) -> Stats:
         return self.stats_many([hypotheses], references)[0]
 
-    def stats_many(
-        self, systems: Sequence[Sequence[str]], references: Sequence[Sequence[str]]
-    ) -> list[Stats]:
+    def stats_many(self, systems: Sequence[Sequence[str]], references: Refs) -> list[Stats]:
         checked = [self._check(hyps, references) for hyps in systems]
         if not checked:
             return []
@@ -199,12 +197,12 @@ class Comet(Metric):
         return [self.make_stats(np.asarray(r, dtype=np.float64), len(refs)) for r in rows]
 
     def _check(
-        self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]
-    ) -> tuple[list[str], list[list[str]]]:
+        self, hypotheses: Sequence[str], references: Refs
+    ) -> tuple[list[str], list[list[str | None]]]:
         # a reference-free model needs no references; given ones are checked and ignored
         if not self.uses_references and not references:
             hyps, _ = check_references(hypotheses, [hypotheses], metric=self.name)
-            refs: list[list[str]] = []
+            refs: list[list[str | None]] = []
         else:
             hyps, refs = check_references(hypotheses, references, metric=self.name)
         if self.uses_references and len(refs) > self.max_reference_streams:

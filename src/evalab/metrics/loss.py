@@ -44,6 +44,7 @@ from evalab.errors import InputError, SettingsError
 from evalab.metrics.base import (
     Metric,
     MetricSettings,
+    Refs,
     Score,
     Stats,
     check_references,
@@ -151,14 +152,14 @@ class LossMetric(Metric):
     # -- rows from numbers ---------------------------------------------------------------
     @staticmethod
     def stats_from_nll(
-        nll: Sequence[float],
-        tokens: Sequence[int],
+        nll: Sequence[float] | np.ndarray,
+        tokens: Sequence[int] | np.ndarray,
         *,
-        n_bytes: Sequence[int] | None = None,
-        n_words: Sequence[int] | None = None,
+        n_bytes: Sequence[int] | np.ndarray | None = None,
+        n_words: Sequence[int] | np.ndarray | None = None,
         texts: Sequence[str] | None = None,
     ) -> np.ndarray:
-        """Rows from per-segment summed NLL (nats, >= 0) and token counts.
+        """Rows from per-segment summed NLL (nats, >= 0) and token counts (sequences or arrays).
 
         Byte and word counts come from ``n_bytes``/``n_words`` or are counted from
         ``texts``; without either they are 0 (then ``per='byte'``/``'word'`` is an error).
@@ -281,9 +282,7 @@ class LossMetric(Metric):
             )
         return self._scorer
 
-    def stats(
-        self, hypotheses: Sequence[str], references: Sequence[Sequence[str]] | None = None
-    ) -> Stats:
+    def stats(self, hypotheses: Sequence[str], references: Refs | None = None) -> Stats:
         """Rows for texts scored by the ``model`` LM (each hypothesis is one document).
 
         ``references`` are not used by a language-model loss; if given, their layout is
@@ -312,9 +311,7 @@ class LossMetric(Metric):
             [d.nll for d in docs], [d.tokens for d in docs], texts=hypotheses
         )
 
-    def corpus_score(
-        self, hypotheses: Sequence[str], references: Sequence[Sequence[str]] | None = None
-    ) -> Score:
+    def corpus_score(self, hypotheses: Sequence[str], references: Refs | None = None) -> Score:
         """Score texts with the configured LM (references are optional and unused)."""
         if not isinstance(hypotheses, str):
             hypotheses = list(hypotheses)

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from evalab.errors import SettingsError
-from evalab.metrics.base import Metric, Stats, check_references
+from evalab.metrics.base import Metric, Refs, Stats, check_references
 from evalab.metrics.missing_refs import reference_count
 
 
@@ -41,7 +41,7 @@ def shard_bounds(n: int, parts: int) -> list[tuple[int, int]]:
 def parallel_stats(
     metric: Metric,
     hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
+    references: Refs,
     jobs: int,
 ) -> Stats:
     """``metric.stats(hypotheses, references)`` computed on ``jobs`` processes."""
@@ -78,7 +78,7 @@ def parallel_stats(
 def stats_table(
     metrics: Mapping[str, Metric],
     systems: Mapping[str, Sequence[str]],
-    references: Sequence[Sequence[str]],
+    references: Refs,
     jobs: int = 1,
 ) -> dict[str, dict[str, Stats]]:
     """``{metric: {system: Stats}}`` for every metric and system.

@@ -46,6 +46,7 @@ from evalab.errors import InputError, SettingsError
 from evalab.metrics.base import (
     Metric,
     MetricSettings,
+    Refs,
     Score,
     check_references,
     reference_digest,
@@ -301,7 +302,7 @@ class BERTScore(Metric):
         # weighted by two different tables and do not sum to the whole corpus's rows
         return not self.settings.idf
 
-    def _stats_context(self, hypotheses: list[str], references: list[list[str]]) -> str:
+    def _stats_context(self, hypotheses: list[str], references: Refs) -> str:
         # the IDF table is a function of the reference documents (under the model in the
         # signature): their digest identifies it, so only rows of one table combine
         return reference_digest(references) if self.settings.idf else ""
