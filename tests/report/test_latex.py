@@ -8,15 +8,16 @@ skipped, with the reason, where it is missing.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
-from tests.conftest import REPO, read_lines, wmt_file
+from tests.conftest import REPO, read_lines, wmt_file, wmt_systems, write_wmt_subset
 
 from evalab.report.latex import (
     MATH_SYMBOLS,
@@ -465,6 +466,7 @@ def test_hostile_strings_round_trip_through_the_latex_escaper(text):
 
 
 @given(hostile_text)
+@example("___")  # a run of underscores: none of them may open emphasis
 def test_hostile_strings_round_trip_through_the_markdown_escaper(text):
     assert markdown_back(md_escape(text)) == text
 
@@ -485,3 +487,115 @@ def test_hostile_names_print_as_written_in_the_pdf(tmp_path):
     lines = pdf_text(tmp_path)
     for name, score in body:
         assert any(re.search(re.escape(name) + r"\s+" + re.escape(score), ln) for ln in lines)
+
+
+# -- the wide layout from the CLI: 12 systems x 4 metrics, and the docs' picture of it --------
+#: the picture of a pasted wide table in docs/latex-tables.md, and the text pdftotext reads in it
+DOCS_IMAGE = REPO / "docs" / "images" / "latex-wide-table.png"
+DOCS_IMAGE_TEXT = DOCS_IMAGE.with_suffix(".txt")
+#: a page exactly as wide as an article's text (345pt), and no taller than the table
+IMAGE_DOCUMENT = (
+    "\\documentclass{article}\n"
+    + PREAMBLE
+    + "\n\\usepackage[paperwidth=375pt,paperheight=200pt,margin=15pt]{geometry}\n"
+    + "\\pagestyle{empty}\n\\begin{document}\n"
+)
+
+
+def twelve_systems_wide(run_cli, folder) -> str:
+    """``score -f latex`` of WMT22 cs-en: 11 systems and reference C against reference B,
+    4 metrics with --ci, on the first 200 segments (the default layout: wide, fits the page)."""
+    ref, paths = write_wmt_subset(folder, "cs-en", wmt_systems("cs-en"), 200, ref="B")
+    ref_c = folder / "ref-C.en"
+    ref_c.write_text("\n".join(read_lines(wmt_file("ref", "cs-en", "C"))[:200]) + "\n")
+    res = run_cli(
+        "score",
+        "-r",
+        ref,
+        "-i",
+        *paths,
+        ref_c,
+        "-m",
+        "bleu",
+        "chrf",
+        "chrf++",
+        "ter",
+        "--ci",
+        "-n",
+        "200",
+        "-q",
+        "-f",
+        "latex",
+    )
+    assert res.exit_code == 0, res.stderr
+    return res.stdout
+
+
+@NEEDS_PDFLATEX
+@NEEDS_PDFTOTEXT
+def test_a_12_system_by_4_metric_wide_table_from_the_cli_fits_and_reads_back(
+    run_cli, wmt22, tmp_path
+):
+    tex = twelve_systems_wide(run_cli, tmp_path)
+    assert tex.count(r"\begin{table}") == 1 and len(body_rows(tex)) == 12
+    assert (
+        "system & bleu $\\uparrow$ & chrf $\\uparrow$ & chrf++ $\\uparrow$ & ter $\\downarrow$"
+        in tex
+    )
+    assert tex.count(r"\textbf{") >= 4  # the best of each column
+    compile_latex(natural_size(tex), tmp_path)  # fits the page unshrunk
+    lines = pdf_text(tmp_path)
+    assert_rows_read_back(tex, lines)
+    # one line per system: its name, then four "score ± half-width" cells
+    cells = r"\s+".join([r"\d+\.\d ± \d+\.\d"] * 4)
+    assert sum(bool(re.search(r"[A-Za-z][\w.-]*\s+" + cells, ln)) for ln in lines) == 12
+
+
+def pdf_page_text(pdf) -> str:
+    """``pdftotext -layout`` of a PDF, each line's runs of spaces made one (poppler versions
+    differ in the padding, not in what stands beside what)."""
+    res = subprocess.run(
+        ["pdftotext", "-layout", pdf, "-"], capture_output=True, text=True, check=True, timeout=60
+    )
+    lines = [" ".join(ln.split()) for ln in res.stdout.splitlines()]
+    return "\n".join(ln for ln in lines if ln) + "\n"
+
+
+@NEEDS_PDFLATEX
+@NEEDS_PDFTOTEXT
+def test_the_docs_image_shows_the_table_the_cli_prints(run_cli, wmt22, tmp_path):
+    """docs/images/latex-wide-table.png is this table compiled; the text beside it is what
+    pdftotext reads in the freshly compiled table. EVALAB_UPDATE_DOCS_IMAGES=1 rewrites both
+    (the PNG by ``pdftoppm -png -r 110``, poppler-utils)."""
+    tex = twelve_systems_wide(run_cli, tmp_path)
+    doc = tmp_path / "image.tex"
+    doc.write_text(IMAGE_DOCUMENT + tex + "\n\\end{document}\n", encoding="utf-8")
+    res = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", doc.name],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stdout[-2000:]
+    log = (tmp_path / "image.log").read_text(encoding="utf-8", errors="replace")
+    assert "Overfull" not in log and "Output written on image.pdf (1 page" in log
+    text = pdf_page_text(tmp_path / "image.pdf")
+    if os.environ.get("EVALAB_UPDATE_DOCS_IMAGES"):
+        DOCS_IMAGE_TEXT.write_text(text, encoding="utf-8")
+        subprocess.run(
+            [
+                "pdftoppm",
+                "-png",
+                "-r",
+                "110",
+                "-singlefile",
+                tmp_path / "image.pdf",
+                DOCS_IMAGE.with_suffix(""),
+            ],
+            check=True,
+            timeout=60,
+        )
+    assert text == DOCS_IMAGE_TEXT.read_text(encoding="utf-8")
+    assert DOCS_IMAGE.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -7,6 +7,7 @@ prints a table takes :data:`TABLE_FORMATS` (plus ``html`` where a page exists,
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -194,7 +195,7 @@ def wide_wanted(fmt: str, wide: TableText, layout: str | None) -> bool:
     if layout is not None:
         return layout == "wide"
     several = len(wide.body) > 1 and len(wide.header) > 2
-    return fmt in PAPER_FORMATS and several and fits_page(wide.header, wide.body)
+    return fmt in PAPER_FORMATS and several and fits_page(wide.header, wide.body, small=True)
 
 
 def emit_view(
@@ -208,9 +209,14 @@ def emit_view(
     more: Sequence[TableText] = (),
 ) -> None:
     """Print or write a result in its ``long`` or ``wide`` layout (:func:`wide_wanted`), then
-    the ``more`` tables; ``data`` is what ``json`` writes."""
-    first = wide if fmt != "json" and wide_wanted(fmt, wide, view.layout) else long
-    emit_tables(fmt, [first, *more], out, data, latex=view.latex)
+    the ``more`` tables; ``data`` is what ``json`` writes. The wide table is set in ``\\small``
+    type in LaTeX, as results tables in papers are (12 systems x 4 metrics with intervals
+    then fit an article's text width at their natural size)."""
+    if fmt == "json" or not wide_wanted(fmt, wide, view.layout):
+        emit_tables(fmt, [long, *more], out, data, latex=view.latex)
+        return
+    small = dataclasses.replace(view.latex, small=True)
+    emit_tables(fmt, [wide, *more], out, data, latex=small)
 
 
 def print_table(

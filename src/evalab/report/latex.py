@@ -169,7 +169,13 @@ PREAMBLE = r"\usepackage{booktabs,graphicx,array}"
 #: character's width in a table cell (\small: 9pt digits are 4.5pt; ±, Δ and capitals are wider)
 TEXT_WIDTH_PT = 345.0
 _CHAR_PT = {True: 5.0, False: 5.6}
+#: the characters of a number cell, at their bold 10pt widths (Computer Modern: a bold digit is
+#: 5.75pt, "." 3.19pt, a space 3.83pt; "±" is math, 7.78pt); \small scales them by 0.9
+_NUMBER_PT = {**dict.fromkeys("0123456789", 5.75), ".": 3.2, ",": 3.2, " ": 3.85, "±": 7.8}
 _COLUMN_SEP_PT = 12.0  # 2 x \tabcolsep
+#: how much wider than the text a table may be estimated for the wide layout to be the
+#: default: ``\resizebox`` shrinks it to at least 1/1.1 = 91% (the estimate is an upper bound)
+WIDE_TOLERANCE = 1.1
 
 #: a left-aligned column whose longest cell is longer than this is wrapped in a ``p{}`` column
 WRAP_CHARS = 24
@@ -310,15 +316,21 @@ def _header_cell(h: str, align: str) -> str:
     )
 
 
+def _text_pt(text: str, small: bool) -> float:
+    scale = 0.9 if small else 1.0
+    return sum(_NUMBER_PT[c] * scale if c in _NUMBER_PT else _CHAR_PT[small] for c in text)
+
+
 def _width_pt(header: Sequence[str], body: Sequence[Sequence[str]], j: int, small: bool) -> float:
-    chars = max([*(len(x) for x in _header_lines(header[j])), *(len(row[j]) for row in body)])
-    return chars * _CHAR_PT[small] + _COLUMN_SEP_PT
+    texts = [*_header_lines(header[j]), *(row[j] for row in body)]
+    return max(_text_pt(t, small) for t in texts) + _COLUMN_SEP_PT
 
 
 def fits_page(header: Sequence[str], body: Sequence[Sequence[str]], *, small: bool = False) -> bool:
     """Whether the table, at its natural width (an upper estimate), fits :data:`TEXT_WIDTH_PT`
-    unshrunk: what decides the default ``--layout`` (wide where it fits the page)."""
-    return sum(_width_pt(header, body, j, small) for j in range(len(header))) <= TEXT_WIDTH_PT
+    within :data:`WIDE_TOLERANCE`: what decides the default ``--layout`` (wide where it fits)."""
+    width = sum(_width_pt(header, body, j, small) for j in range(len(header)))
+    return width <= TEXT_WIDTH_PT * WIDE_TOLERANCE
 
 
 def split_columns(

@@ -30,7 +30,8 @@ def md_escape(text: str) -> str:
     text = text.replace("\r", " ").replace("\n", " ")
     text = re.sub(r"&(?=#?[A-Za-z0-9]+;)", "&amp;", text)  # an entity would print as its character
     text = _MD_ALWAYS.sub(r"\\\1", text)
-    text = re.sub(r"(?<!\w)_|_(?!\w)", r"\\_", text)  # emphasis; "d_model" (inside a word) is not
+    # emphasis: a "_" not between two letters or digits ("d_model" is left as it is; "___" is not)
+    text = re.sub(r"(?<![^\W_])_|_(?![^\W_])", r"\\_", text)
     text = text.replace("](", "]\\(")  # a link (or image) [text](target)
     # "<" before a letter, "/", "!" or "?" could open raw HTML in a Markdown viewer
     return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)
