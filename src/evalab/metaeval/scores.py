@@ -26,7 +26,7 @@ import numpy as np
 from evalab.errors import InputError, SettingsError
 from evalab.io import read_segments
 from evalab.metaeval.human import parse_number, parse_segment_id
-from evalab.metrics.base import Metric
+from evalab.metrics.base import Metric, Refs
 from evalab.stats.resampling import compact_stats, resampled_sums
 
 __all__ = [
@@ -101,7 +101,7 @@ def metric_scores(
     name: str,
     metric: Metric,
     systems: Sequence[Sequence[str]],
-    references: Sequence[Sequence[str]],
+    references: Refs,
     mode: str,
     human_mask: np.ndarray,
 ) -> MetricScores:

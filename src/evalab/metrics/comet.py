@@ -26,7 +26,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from evalab.errors import InputError, SettingsError, require
-from evalab.metrics.base import Metric, MetricSettings, Refs, Score, check_references, setting
+from evalab.metrics.base import (
+    Metric,
+    MetricSettings,
+    Refs,
+    Score,
+    check_references,
+    complete,
+    setting,
+)
 from evalab.metrics.stats_value import NRefs, Stats
 from evalab.models.comet_checkpoint import (
     checkpoint_file,
@@ -193,7 +201,15 @@ class Comet(Metric):
             return [
                 self.make_stats(np.zeros((0, 2), dtype=np.float64), len(refs)) for _ in hyps_list
             ]
-        rows = self._segment_stats_many(hyps_list, refs)
+        if complete(refs):
+            read = refs
+        elif self.uses_references:
+            raise InputError(
+                "comet: a segment has no reference (None); this model reads one reference per segment"
+            )
+        else:
+            read = []  # a reference-free model reads none
+        rows = self._segment_stats_many(hyps_list, read)
         return [self.make_stats(np.asarray(r, dtype=np.float64), len(refs)) for r in rows]
 
     def _check(

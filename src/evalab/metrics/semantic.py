@@ -49,6 +49,7 @@ from evalab.metrics.base import (
     Refs,
     Score,
     check_references,
+    complete,
     reference_digest,
     setting,
 )
@@ -363,6 +364,11 @@ class BERTScore(Metric):
     ) -> list[Alignment]:
         """Per segment, the alignment against the reference with the best F1."""
         hyps, refs = check_references(hypotheses, references, metric=self.name)
+        if not complete(refs):
+            raise InputError(
+                f"{self.name}.explain: a segment has no reference (None); explain the segments "
+                "of each set of present references on their own"
+            )
         _, alignments = self._score_pairs(hyps, refs, keep_alignments=True)
         return alignments
 
