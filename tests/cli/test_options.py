@@ -105,9 +105,10 @@ def test_score_is_wide_in_the_paper_formats_by_default_with_the_best_in_bold(run
     assert body_lines(long.stdout)[0] == "| system | metric | score | details |"
     assert len(body_lines(long.stdout)) == 1 + 12
     # the terminal keeps the long table (with BLEU's details) unless asked
-    assert (
-        "details" in run_cli(*args).stdout and "bleu ↑" in run_cli(*args, "--layout", "wide").stdout
-    )
+    assert "details" in run_cli(*args).stdout
+    terminal = run_cli(*args, "--layout", "wide").stdout
+    assert "bleu ↑" in terminal
+    assert all(f"│ {name} " in terminal for name in HOSTILE_NAMES)  # as written, no markup
 
 
 def test_compare_wide_marks_the_significant_systems_and_a_fragment_is_the_tabular(run_cli, hostile):

@@ -27,7 +27,7 @@ from evalab.cli.output import (
 from evalab.errors import InputError, SettingsError
 from evalab.items import Aligned, Columns, align, read_scores
 from evalab.items.table import ScoreSet
-from evalab.report.numbers import NO_VALUE, interval
+from evalab.report.numbers import NO_VALUE, interval, number, p_value
 from evalab.report.wide import Cell, WideMetric, wide_table
 from evalab.stats.bootstrap import check_confidence
 from evalab.stats.items import (
@@ -226,8 +226,8 @@ def _model_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[str]:
     )
     line = [
         str(r["n_items"]),
-        f"{r['score']:.{d}f}",
-        f"{r['naive_se']:.{d}f}",
+        number(r["score"], d),
+        number(r["naive_se"], d),
         _ci(naive, d) + (" W" if wilson else ""),
     ]
     if lay.clustered:
@@ -236,7 +236,7 @@ def _model_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[str]:
             if r["n_clusters"] is None
             else [
                 str(r["n_clusters"]),
-                f"{r['clustered_se']:.{d}f}",
+                number(r["clustered_se"], d),
                 _ci(Interval(r["clustered_ci_low"], r["clustered_ci_high"]), d),
             ]
         )
@@ -246,7 +246,7 @@ def _model_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[str]:
         line += (
             [NO_VALUE] * 2
             if r["samples_per_item"] is None
-            else [f"{r['samples_per_item']:g}", f"{r['n_eff']:.0f}"]
+            else [f"{r['samples_per_item']:g}", number(r["n_eff"], 0)]
         )
     return line
 
@@ -262,15 +262,15 @@ def _pair_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[str]:
         r["unpaired_se"] if r["unpaired_clustered_se"] is None else r["unpaired_clustered_se"]
     )
     line = [
-        f"{r['delta']:+.{d}f}",
-        f"{unpaired:.{d}f}",
-        f"{r[key + '_se']:.{d}f}",
+        number(r["delta"], d, signed=True),
+        number(unpaired, d),
+        number(r[key + "_se"], d),
         _ci(Interval(r[key + "_ci_low"], r[key + "_ci_high"]), d),
     ]
     if lay.boot:
         line.append(_ci(Interval(r["paired_bootstrap_low"], r["paired_bootstrap_high"]), d))
-    line += [f"{r['correlation']:.2f}", f"{r['p_value']:.5f}" + ("" if lay.holm else mark)]
-    return line + ([f"{r['p_adjusted']:.5f}{mark}"] if lay.holm else [])
+    line += [number(r["correlation"], 2), p_value(r["p_value"], 5) + ("" if lay.holm else mark)]
+    return line + ([p_value(r["p_adjusted"], 5) + mark] if lay.holm else [])
 
 
 def _table(
@@ -399,13 +399,13 @@ def _pairs_table(pairs: list[dict[str, Any]], width: int | None) -> TableText:
                 short[r["system"]],
                 short[r["vs"]],
                 r["metric"],
-                f"{r['delta']:+.{d}f}",
-                f"{unpaired:.{d}f}",
-                f"{r[key + '_se']:.{d}f}",
+                number(r["delta"], d, signed=True),
+                number(unpaired, d),
+                number(r[key + "_se"], d),
                 _ci(Interval(r[key + "_ci_low"], r[key + "_ci_high"]), d),
-                f"{r['correlation']:.2f}",
-                f"{r['p_value']:.5f}",
-                f"{r['p_adjusted']:.5f}" + (" *" if r["significant"] else ""),
+                number(r["correlation"], 2),
+                p_value(r["p_value"], 5),
+                p_value(r["p_adjusted"], 5) + (" *" if r["significant"] else ""),
             ]
         )
     return TableText(
