@@ -38,6 +38,7 @@ from evalab.ablation.bounds import bounds_source, metric_bounds
 from evalab.ablation.example_intervals import Comparison, example_fields
 from evalab.ablation.findings import (
     ComponentView,
+    Conditions,
     HolmFamily,
     Side,
     component_pairs,
@@ -112,24 +113,25 @@ def analyze(
         contrasts=grid_effects(runs, out_rows, confidence),
         reference_columns=list(study.reference),
         grid=dict(study.grid),
-        settings={
-            **asdict(tests),
-            "resamples": resamples,
-            "holm": holm,
-            "paired_seeds": study.paired_seeds,
-        },
+        settings={**asdict(tests), "resamples": resamples, "holm": holm}
+        | {"paired_seeds": study.paired_seeds},
         notes=notes,
         display=study.display,
         holm=families,
-        conditions=conditions(
-            study,
-            [r.config for r in every if r.stage == "train"],
-            [r.changes for r in every if r.stage == "eval"],
-        ),
+        conditions=_conditions(study, every),
         definitions=definitions(
             study, lambda m: (metric_bounds(study, m), bounds_source(study, m))
         ),
         components=_components(study, out_rows, alpha),
+    )
+
+
+def _conditions(study: Study, every: list[Row]) -> Conditions:
+    """What no row changes, from the trained rows' configurations and the eval rows' changes."""
+    return conditions(
+        study,
+        [r.config for r in every if r.stage == "train"],
+        [r.changes for r in every if r.stage == "eval"],
     )
 
 
