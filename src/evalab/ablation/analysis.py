@@ -54,7 +54,7 @@ from evalab.ablation.plan import PlannedRun, Row, plan_runs, study_rows, study_r
 from evalab.ablation.results import FailedRun, MetricStats, RowAnalysis, StudyAnalysis
 from evalab.ablation.row_stats import row_stats
 from evalab.ablation.run_values import StudyRuns, examples_of_runs
-from evalab.ablation.seed_deltas import Tests
+from evalab.ablation.seed_deltas import DeltaTests
 from evalab.ablation.store import RunStore, stale_runs
 from evalab.errors import SettingsError
 from evalab.stats.effects import Contrast
@@ -90,7 +90,7 @@ def analyze(
             f"alpha, power and confidence must be in (0, 1); got {alpha}, {power}, {confidence}"
         )
     check_n_samples(resamples, "resamples")
-    tests = Tests(alpha, power, confidence, aso, seed, permutations)
+    tests = DeltaTests(alpha, power, confidence, aso, seed, permutations)
     plan = plan_runs(study)
     runs, refused, provenance, db = _read(study, db_path, {r.key: r for r in plan})
     every = study_rows(study)
@@ -155,7 +155,7 @@ def _statistics(
     runs: StudyRuns,
     rows: list[Row],
     every: list[Row],
-    tests: Tests,
+    tests: DeltaTests,
     resamples: int,
     holm: bool,
     refused: list[Refusal],

@@ -35,7 +35,7 @@ from evalab.ablation.notes import (
     runs_used,
 )
 from evalab.ablation.results import RowAnalysis
-from evalab.ablation.seed_deltas import Tests
+from evalab.ablation.seed_deltas import DeltaTests
 
 if TYPE_CHECKING:
     from evalab.ablation.spec import Study
@@ -51,7 +51,7 @@ class Provenance:
 
 
 def study_notes(
-    study: Study, rows: list[RowAnalysis], tests: Tests, provenance: Provenance
+    study: Study, rows: list[RowAnalysis], tests: DeltaTests, provenance: Provenance
 ) -> list[Note]:
     """How the statistics over seeds are computed, what applies to these rows, and where
     the runs come from."""
@@ -78,7 +78,7 @@ def study_notes(
     return notes
 
 
-def _row_notes(study: Study, rows: list[RowAnalysis], tests: Tests) -> list[Note]:
+def _row_notes(study: Study, rows: list[RowAnalysis], tests: DeltaTests) -> list[Note]:
     """The notes some rows call for: one seed, no seed spread, eval rows; ASO; a grid."""
     notes: list[Note] = []
     single = tuple(
@@ -111,7 +111,7 @@ def _row_notes(study: Study, rows: list[RowAnalysis], tests: Tests) -> list[Note
 def interval_notes(
     study: Study,
     rows: list[RowAnalysis],
-    tests: Tests,
+    tests: DeltaTests,
     resamples: int,
     refused: list[Refusal],
     *,

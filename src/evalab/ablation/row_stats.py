@@ -14,7 +14,7 @@ from evalab.ablation.finish import with_absent, within_bounds
 from evalab.ablation.plan import Row
 from evalab.ablation.results import Delta, FailedRun, MetricStats
 from evalab.ablation.run_values import StudyRuns
-from evalab.ablation.seed_deltas import Tests, paired, seed_stats, unpaired
+from evalab.ablation.seed_deltas import DeltaTests, paired, seed_stats, unpaired
 
 
 def row_stats(
@@ -22,7 +22,7 @@ def row_stats(
     row: Row,
     labels: dict[str, Row],
     comparisons: dict[str, list[Comparison]],
-    tests: Tests,
+    tests: DeltaTests,
 ) -> tuple[dict[str, MetricStats], list[FailedRun]]:
     """One row's statistics over seeds per metric, and its missing runs (primary metric);
     appends the row's per-example data to ``comparisons`` where it and its comparison row have it."""
@@ -67,7 +67,7 @@ def _delta_stats(
     other: Row | None,
     by_seed: bool,
     vs: str,
-    tests: Tests,
+    tests: DeltaTests,
     eps: float | None = None,
 ) -> MetricStats:
     """The row's values over seeds and its Δ to ``other`` (none when ``other`` is None):
@@ -84,7 +84,7 @@ def _delta_stats(
     return unpaired(common, list(vals.values()), base, better, tests, eps)
 
 
-def _to_base(runs: StudyRuns, vals: dict[int, float], metric: str, tests: Tests) -> Delta:
+def _to_base(runs: StudyRuns, vals: dict[int, float], metric: str, tests: DeltaTests) -> Delta:
     """An eval row's Δ to the base (its models are another trained row's): paired by seed
     when the study pairs seeds, else Welch; clipped like every interval of the metric."""
     study = runs.study

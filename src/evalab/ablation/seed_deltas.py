@@ -32,7 +32,7 @@ from evalab.stats.seed_stats import aso as aso_test
 
 
 @dataclass(frozen=True)
-class Tests:
+class DeltaTests:
     """How a Δ is tested: the level, the power, ASO, the resampling seed and permutations."""
 
     alpha: float
@@ -79,7 +79,7 @@ def unpaired(
     vals: Sequence[float],
     base: Sequence[float],
     higher_is_better: bool,
-    tests: Tests,
+    tests: DeltaTests,
     min_effect: float | None = None,
 ) -> MetricStats:
     """``common`` (the row's own values) with its Δ to ``base``'s seeds, unpaired."""
@@ -117,7 +117,7 @@ def paired(
     vals: dict[int, float],
     parent: dict[int, float],
     higher_is_better: bool,
-    tests: Tests,
+    tests: DeltaTests,
     min_effect: float | None = None,
 ) -> MetricStats:
     """``common`` with its Δ to ``parent`` paired by seed, over the seeds both finished."""
@@ -143,7 +143,7 @@ def paired(
 
 
 def _aso(
-    vals: Sequence[float], base: Sequence[float], higher_is_better: bool, tests: Tests
+    vals: Sequence[float], base: Sequence[float], higher_is_better: bool, tests: DeltaTests
 ) -> float | None:
     """ε_min of "the row is better than the row Δ is taken to" (None unless asked for)."""
     if not tests.aso:
