@@ -38,69 +38,49 @@ _ERROR_CALLEE = re.compile(r"(Error|Exception|Warning|Exit|^warn|^error|^warning
 _ERROR_FUNCTION = re.compile(r"_errors?$|^__(repr|str)__$")
 _APPENDS = ("append", "extend", "insert")
 
-#: an error line handed back as a value instead of raised
-_ERROR_VALUE = "a run's error line returned as a value (an (value, error) tuple or an outcome field); goes when the engine raises exceptions (issue 28)"
+#: why a function below the report still builds sentences, by kind
+_ERROR_VALUE = "an error line returned as a value ((value, error) tuples): the engine raises exceptions next (issue 28)"
+_STATUS = "`ablate status` lines in words: to become values that report/ words"
+_EFFECTS = "a grid effect's name and arithmetic in words: to become codes that report/ words"
+_METAEVAL_NOTES = "meta-eval notes in words: to become codes, as the ablation notes did"
+_RENDERER = "meta-eval's renderer: report-layer code that lives in metaeval/"
+_ERROR_LINE = "a line for the refusal its caller raises"
 
 #: (module, function) -> why it builds sentences today; each entry must still be needed
 ALLOWED: dict[tuple[str, str], str] = {
-    ("evalab.ablation.attempt", "claimed"): _ERROR_VALUE,
-    ("evalab.ablation.attempt", "finished"): _ERROR_VALUE,
-    ("evalab.ablation.attempt", "check_metrics"): _ERROR_VALUE,
-    ("evalab.ablation.attempt", "read_entry_result"): _ERROR_VALUE,
-    ("evalab.ablation.attempt", "read_command_result"): _ERROR_VALUE,
-    ("evalab.ablation.attempt", "execute_attempt"): _ERROR_VALUE,
-    ("evalab.ablation.attempt", "collect_examples"): _ERROR_VALUE,
+    **{
+        ("evalab.ablation.attempt", f): _ERROR_VALUE
+        for f in (
+            "claimed",
+            "finished",
+            "check_metrics",
+            "read_entry_result",
+            "read_command_result",
+            "execute_attempt",
+            "collect_examples",
+        )
+    },
     ("evalab.ablation.curves", "collect_curves"): _ERROR_VALUE,
     ("evalab.ablation.executors", "run_study"): _ERROR_VALUE,
     ("evalab.ablation.executors", "_ray_failure"): _ERROR_VALUE,
     ("evalab.ablation.per_example", "check_per_example"): _ERROR_VALUE,
     ("evalab.ablation.per_example", "check_counts"): _ERROR_VALUE,
-    (
-        "evalab.ablation.sources",
-        "foreign_record",
-    ): "why an imported record is skipped, returned with it (an error line)",
-    ("evalab.ablation.store", "live_lease"): "who holds a run, for the refusal its caller raises",
-    (
-        "evalab.ablation.status",
-        "superseded_lines",
-    ): "`ablate status` lines in words: to become values that report/ words",
-    (
-        "evalab.ablation.status",
-        "stale_lines",
-    ): "`ablate status` lines in words: to become values that report/ words",
-    (
-        "evalab.stats.effects",
-        "contrast",
-    ): "a grid effect's name and arithmetic in words: to become codes that report/ words",
-    (
-        "evalab.stats.effects",
-        "factorial_effects",
-    ): "a grid effect's name and arithmetic in words: to become codes that report/ words",
-    ("evalab.stats.paired", "_stack"): "names the input in the refusal stats_matrix raises",
+    ("evalab.ablation.sources", "foreign_record"): _ERROR_VALUE,
+    ("evalab.ablation.store", "live_lease"): _ERROR_LINE,
+    ("evalab.stats.paired", "_stack"): _ERROR_LINE,
+    ("evalab.ablation.status", "superseded_lines"): _STATUS,
+    ("evalab.ablation.status", "stale_lines"): _STATUS,
+    ("evalab.stats.effects", "contrast"): _EFFECTS,
+    ("evalab.stats.effects", "factorial_effects"): _EFFECTS,
     (
         "evalab.metrics.loss",
         "_score_from_sums",
-    ): "the score's verbose line, part of the metric's result (as sacrebleu's)",
-    (
-        "evalab.metaeval.evaluate",
-        "_enough_defined",
-    ): "meta-eval notes in words: to become codes like the ablation notes",
-    (
-        "evalab.metaeval.evaluate",
-        "_system_level",
-    ): "meta-eval notes in words: to become codes like the ablation notes",
-    (
-        "evalab.metaeval.evaluate",
-        "_segment_level",
-    ): "meta-eval notes in words: to become codes like the ablation notes",
-    (
-        "evalab.metaeval.render",
-        "header",
-    ): "meta-eval's renderer: report-layer code that lives in metaeval/",
-    (
-        "evalab.metaeval.render",
-        "footer",
-    ): "meta-eval's renderer: report-layer code that lives in metaeval/",
+    ): "the score's verbose line, part of its result (as sacrebleu's)",
+    ("evalab.metaeval.evaluate", "_enough_defined"): _METAEVAL_NOTES,
+    ("evalab.metaeval.evaluate", "_system_level"): _METAEVAL_NOTES,
+    ("evalab.metaeval.evaluate", "_segment_level"): _METAEVAL_NOTES,
+    ("evalab.metaeval.render", "header"): _RENDERER,
+    ("evalab.metaeval.render", "footer"): _RENDERER,
 }
 
 
