@@ -34,6 +34,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalab.ablation.analysis_values import FailedRun, MetricStats, RowAnalysis, StudyAnalysis
 from evalab.ablation.bounds import bounds_source, metric_bounds
 from evalab.ablation.example_intervals import Comparison, example_fields
 from evalab.ablation.findings import (
@@ -51,7 +52,6 @@ from evalab.ablation.grid_effects import grid_effects
 from evalab.ablation.note_rules import Provenance, interval_notes, study_notes
 from evalab.ablation.notes import Refusal
 from evalab.ablation.plan import PlannedRun, Row, plan_runs, study_rows, study_run_key
-from evalab.ablation.results import FailedRun, MetricStats, RowAnalysis, StudyAnalysis
 from evalab.ablation.row_stats import row_stats
 from evalab.ablation.run_values import StudyRuns, examples_of_runs
 from evalab.ablation.seed_deltas import DeltaTests
@@ -63,7 +63,7 @@ from evalab.stats.resampling import check_n_samples
 if TYPE_CHECKING:
     from evalab.ablation.spec import Study
 
-#: the analysis and the values it returns (defined in ``results``)
+#: the analysis and the values it returns (defined in ``analysis_values``)
 __all__ = ["Contrast", "FailedRun", "MetricStats", "RowAnalysis", "StudyAnalysis", "analyze"]
 
 

@@ -1,6 +1,6 @@
 """Completing one metric's statistics once every row has its Δ: the test-set intervals,
 the declared bounds on every interval, 'negligible' (``min_effect``), the reason each
-absent CI or p is absent (a code of ``results.ABSENT``), and Holm's adjustment over each
+absent CI or p is absent (a code of ``analysis_values.ABSENT``), and Holm's adjustment over each
 family of distinct comparisons.
 """
 
@@ -10,10 +10,10 @@ import math
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
+from evalab.ablation.analysis_values import MetricStats
 from evalab.ablation.bounds import metric_bounds, min_effect
 from evalab.ablation.example_intervals import TestSetFields
 from evalab.ablation.findings import HolmFamily, holm_families
-from evalab.ablation.results import MetricStats
 from evalab.stats.two_level import Bounds, clip, delta_bounds
 
 if TYPE_CHECKING:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from evalab.ablation.analysis_values import RowAnalysis
 from evalab.ablation.bounds import metric_bounds
 from evalab.ablation.plan import Row
-from evalab.ablation.results import RowAnalysis
 from evalab.ablation.run_values import StudyRuns
 from evalab.stats.effects import Contrast, factorial_effects
 

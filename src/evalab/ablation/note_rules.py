@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from evalab.ablation.analysis_values import RowAnalysis
 from evalab.ablation.bounds import metric_bounds, min_effect
 from evalab.ablation.notes import (
     AsoNote,
@@ -34,7 +35,6 @@ from evalab.ablation.notes import (
     TwoLevelNote,
     runs_used,
 )
-from evalab.ablation.results import RowAnalysis
 from evalab.ablation.seed_deltas import DeltaTests
 
 if TYPE_CHECKING:

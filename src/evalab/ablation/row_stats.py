@@ -1,18 +1,18 @@
 """One row's statistics per metric: its values over seeds and its Δ to the row it is taken
 to (the trained row an eval row evaluates, else the base; none for the base's
 configuration), paired by seed where the runs pair; an eval row of another trained row
-also gets its Δ to the base (:class:`~evalab.ablation.results.Delta`).
+also gets its Δ to the base (:class:`~evalab.ablation.analysis_values.Delta`).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from evalab.ablation.analysis_values import Delta, FailedRun, MetricStats
 from evalab.ablation.bounds import metric_bounds, min_effect
 from evalab.ablation.example_intervals import Comparison
 from evalab.ablation.finish import with_absent, within_bounds
 from evalab.ablation.plan import Row
-from evalab.ablation.results import Delta, FailedRun, MetricStats
 from evalab.ablation.run_values import StudyRuns
 from evalab.ablation.seed_deltas import DeltaTests, paired, seed_stats, unpaired
 

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalab.ablation import per_example
+from evalab.ablation.analysis_values import FailedRun
 from evalab.ablation.example_intervals import Comparison
 from evalab.ablation.notes import ExampleGap, ExampleMismatch, Refusal, UnreadableExamples
 from evalab.ablation.per_example import ExampleStats
 from evalab.ablation.plan import Row, study_run_key
-from evalab.ablation.results import FailedRun
 from evalab.ablation.store import RunStore, StoredRun
 from evalab.errors import InputError
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from evalab.ablation.results import MetricStats
+from evalab.ablation.analysis_values import MetricStats
 from evalab.stats.seed_stats import (
     WelchResult,
     mean_ci,

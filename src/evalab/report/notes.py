@@ -35,7 +35,7 @@ from evalab.ablation.notes import (
 )
 
 if TYPE_CHECKING:
-    from evalab.ablation.results import StudyAnalysis
+    from evalab.ablation.analysis_values import StudyAnalysis
 
 
 def note_lines(a: StudyAnalysis) -> list[str]:
