@@ -43,7 +43,6 @@ _ERROR_VALUE = "an error line returned as a value ((value, error) tuples): the e
 _STATUS = "`ablate status` lines in words: to become values that report/ words"
 _EFFECTS = "a grid effect's name and arithmetic in words: to become codes that report/ words"
 _METAEVAL_NOTES = "meta-eval notes in words: to become codes, as the ablation notes did"
-_RENDERER = "meta-eval's renderer: report-layer code that lives in metaeval/"
 _ERROR_LINE = "a line for the refusal its caller raises"
 
 #: (module, function) -> why it builds sentences today; each entry must still be needed
@@ -79,8 +78,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("evalab.metaeval.evaluate", "_enough_defined"): _METAEVAL_NOTES,
     ("evalab.metaeval.evaluate", "_system_level"): _METAEVAL_NOTES,
     ("evalab.metaeval.evaluate", "_segment_level"): _METAEVAL_NOTES,
-    ("evalab.metaeval.render", "header"): _RENDERER,
-    ("evalab.metaeval.render", "footer"): _RENDERER,
 }
 
 
