@@ -9,6 +9,7 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.inputs import study_inputs
+from evalab.cli.options import check_figures, figures_option, write_figures_checked
 from evalab.cli.output import PAGE_FORMATS, check_format, check_out, emit, emit_table, format_option
 
 if TYPE_CHECKING:
@@ -549,6 +550,7 @@ def report_cmd(
             help="Bootstrap resamples of the test examples (rows with per-example data).",
         ),
     ] = 1000,
+    figures: Annotated[str | None, figures_option()] = None,
 ) -> None:
     """Per row: mean, sd, 95% CI over seeds, Δ to the base with CI and p-values; grid effects.
 
@@ -562,6 +564,7 @@ def report_cmd(
     check_out(out, [("STUDY_FILE", study_file), ("--db", db_path)])  # before the study is even read
     study = load_study(study_file, check_entry=False)
     check_out(out, study_inputs(study, db_path))
+    check_figures(figures, [*study_inputs(study, db_path), ("--out", out)])
     check_format(format, PAGE_FORMATS)
     _check_stored_bounds(study, db)
     analysis = analyze(study, db, aso=aso, alpha=alpha, power=power, holm=holm, resamples=n_samples)
@@ -572,6 +575,11 @@ def report_cmd(
         from evalab.report.curves import selection_note
 
         analysis = dataclasses.replace(analysis, notes=[*analysis.notes, selection_note(curves)])
+    if figures is not None:
+        from evalab.report.ablation_figures import report_figures
+
+        inputs = [*study_inputs(study, db_path), ("--out", out)]
+        write_figures_checked(report_figures(analysis, curves), figures, inputs)
     if format == "html":
         emit(render_html(analysis, curves=curves), out)
         return
