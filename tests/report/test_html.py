@@ -63,23 +63,22 @@ def check_fits(html_path: Path, profile: Path, width: int = 1400) -> dict[str, A
 
 
 @pytest.mark.parametrize("width", [1400, 900])
-@pytest.mark.parametrize("engine", ["matplotlib", "svg"])
-def test_widest_report_fits_the_window(analysis_with_test_set, tmp_path, engine, width):
-    if engine == "matplotlib":
-        pytest.importorskip("matplotlib")
+def test_widest_report_fits_the_window(analysis_with_test_set, tmp_path, width):
     _chromium()
     page = tmp_path / "report.html"
-    page.write_text(render_html(analysis_with_test_set, plot_engine=engine), encoding="utf-8")
+    page.write_text(render_html(analysis_with_test_set), encoding="utf-8")
     check_fits(page, tmp_path / "profile", width)
 
 
-#: per forest-plot panel: its row labels and the drawn width of each interval (svg engine:
-#: every interval line carries a "<row label>: <kind> [low, high]" tooltip)
+#: per panel of a plot of Δ (the forest plots and the summary): its title, its row labels
+#: and the drawn width of each interval (every interval line carries a "<row label>: <kind>
+#: [low, high]" tooltip)
 FOREST_JS = """
-JSON.stringify(Array.from(document.querySelectorAll('figure svg')).filter(svg =>
-    (svg.querySelector('title') || {}).textContent.startsWith('Δ')).map(svg => ({
-  labels: Array.from(svg.querySelectorAll('text[text-anchor="end"]')).map(t => t.textContent),
-  intervals: Array.from(svg.querySelectorAll('line')).filter(l => l.querySelector('title')).map(l =>
+JSON.stringify(Array.from(document.querySelectorAll('figure svg g.panel')).filter(g =>
+    g.querySelector('title').textContent.includes('Δ')).map(g => ({
+  title: g.querySelector('title').textContent,
+  labels: Array.from(g.querySelectorAll('text[text-anchor="end"]')).map(t => t.textContent),
+  intervals: Array.from(g.querySelectorAll('line')).filter(l => l.querySelector('title')).map(l =>
     ({title: l.querySelector('title').textContent, width: l.getBoundingClientRect().width})),
 })))
 """
@@ -103,9 +102,10 @@ def test_every_forest_row_is_readable_or_drawn_on_another_panel(analysis, tmp_pa
     # their intervals to a few pixels
     _chromium()
     page = tmp_path / "report.html"
-    page.write_text(render_html(analysis, plot_engine="svg"), encoding="utf-8")
+    page.write_text(render_html(analysis), encoding="utf-8")
     panels = forest_facts(page, tmp_path / "profile", width)
-    assert len(panels) == 4, panels  # acc and loss, two panels each
+    # the summary (acc) and the forest plots of acc and loss, two panels each
+    assert len(panels) == 6 and sum(p["title"].startswith("Summary") for p in panels) == 2, panels
     assert check_forest_rows(panels) >= 4  # not vacuous: rows were moved to another panel
 
 
@@ -134,12 +134,12 @@ def check_forest_rows(panels: list[dict[str, Any]]) -> int:
 def test_one_axis_would_squeeze_the_small_effects(analysis, tmp_path):
     # the same rows on one panel (zero kept): some interval is under 40 px, which the
     # panels above avoid
-    from evalab.report.html import _forest_kinds
+    from evalab.report.ablation_figures import forest_kinds
     from evalab.report.plots import MIN_INTERVAL_PX, interval_px
 
     rows = [r for r in analysis.rows if r.metrics["acc"].delta is not None]
     ms = [r.metrics["acc"] for r in rows]
-    points, kinds = [m.delta for m in ms], _forest_kinds(analysis, ms)
+    points, kinds = [m.delta for m in ms], forest_kinds(analysis, ms)
     every = list(range(len(rows)))
     assert min(interval_px(i, every, points, kinds, "always") for i in every) < MIN_INTERVAL_PX
 
@@ -148,7 +148,7 @@ def test_the_check_sees_a_column_off_screen(analysis_with_test_set, tmp_path):
     # the same page with wrapping switched off: the check must fail (it is not vacuous)
     _chromium()
     page = tmp_path / "report.html"
-    text = render_html(analysis_with_test_set, plot_engine="svg")
+    text = render_html(analysis_with_test_set)
     page.write_text(
         text.replace(
             "</style>", "th,td,td.l,th.l,td.flag{white-space:nowrap;padding:0 3em}</style>"
@@ -160,7 +160,7 @@ def test_the_check_sees_a_column_off_screen(analysis_with_test_set, tmp_path):
 
 
 def test_the_report_prints_no_absolute_path(analysis):
-    page = render_html(analysis, plot_engine="svg")
+    page = render_html(analysis)
     study = Path(analysis.path)
     assert str(study.parent) not in page and str(Path(analysis.db_path).parent) not in page
     assert f"<code>{study.name}</code>" in page  # relative to the run database's folder
@@ -176,6 +176,6 @@ def test_every_page_has_the_one_shell_and_its_policy(analysis):
     a = Alignment(
         ("x",), ("y",), np.array([[0.9]]), np.array([1.0]), np.array([1.0]), 0.9, 0.9, 0.9
     )
-    for page in (render_alignment_html([("seg", a)]), render_html(analysis, plot_engine="svg")):
+    for page in (render_alignment_html([("seg", a)]), render_html(analysis)):
         assert f'<meta http-equiv="Content-Security-Policy" content="{CSP}">' in page
         assert "<script" not in page.lower()

@@ -30,6 +30,7 @@ from evalab.report.figures import (
     row_height,
     series_points,
     spans,
+    tick_text,
 )
 from evalab.report.plots import COLOURS, SERIES_COLOURS, finite
 
@@ -165,7 +166,7 @@ def _interval_axes(ax: Axes, p: IntervalPanel) -> None:
             linewidth=0.8,
         )
     ax.set_xlim(p.x.lo, p.x.hi)
-    ax.set_xticks(list(p.x.ticks))
+    ax.set_xticks(list(p.x.ticks), [tick_text(v) for v in p.x.ticks])
     ax.set_ylim(n - 0.5, -0.5)  # the first row on top, as on the page
     ax.set_yticks(range(n), [_text(lab) for lab in p.labels])
     ax.tick_params(axis="y", length=0)
@@ -216,8 +217,9 @@ def _xy_axes(ax: Axes, p: XYPanel) -> None:
             )
     ax.set_xlim(p.x.lo, p.x.hi)
     ax.set_ylim(p.y.lo, p.y.hi)
-    ax.set_xticks(list(p.x.ticks), [_text(t) for t in p.x_names] if p.x_names else None)
-    ax.set_yticks(list(p.y.ticks))
+    names = p.x_names or [tick_text(v) for v in p.x.ticks]
+    ax.set_xticks(list(p.x.ticks), [_text(t) for t in names])
+    ax.set_yticks(list(p.y.ticks), [tick_text(v) for v in p.y.ticks])
     ax.set_xlabel(_text(p.x.label))
     ax.set_ylabel(_text(p.y.label))
     ax.grid(axis="y", color="#eeeeee", linewidth=0.6)

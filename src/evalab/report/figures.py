@@ -308,7 +308,7 @@ def legend(fig: Figure) -> list[LegendEntry]:
 WIDTH = 620
 #: the plot area of an interval panel is at least this wide (PLOT_AREA_PX is the narrowest a
 #: forest plot's panels are chosen for; the SVG scales down only in windows under ~700 px)
-PLOT_W = 340
+PLOT_W = 400
 CHAR_PX = 6.3
 TITLE_H = 24
 AXIS_H = 38
@@ -357,7 +357,12 @@ def offset(k: int, count: int, step: float) -> float:
 
 
 def tick_text(v: float) -> str:
-    return f"{v:.6g}"
+    """A tick's label, the same in both renderers (a true minus sign, as matplotlib writes it).
+
+    >>> tick_text(-0.5), tick_text(20.0), tick_text(-0.0)
+    ('−0.5', '20', '0')
+    """
+    return f"{v + 0.0:.6g}".replace("-", "−")
 
 
 def figure_svg(fig: Figure) -> str:

@@ -21,7 +21,7 @@ from evalab.report.ablation_figures import (
     level_figure,
     summary_figure,
 )
-from evalab.report.figures import Figure, figure_svg
+from evalab.report.figures import Figure, IntervalPanel, figure_svg
 from evalab.report.page import html_page
 from evalab.report.tables import (
     COMPONENTS,
@@ -107,12 +107,13 @@ def _summary_section(a: StudyAnalysis) -> list[str]:
     fig = summary_figure(a)
     if fig is None:
         return []
+    panel = fig.panels[0]
+    kind = panel.intervals[0].label if isinstance(panel, IntervalPanel) else ""
     return [
         '<h2>Summary</h2><p class="notes">Each row\'s Δ to the base on the primary metric '
         f"({html.escape(a.primary)}), in the study's order, with the interval its verdict reads "
-        "(over seeds and test examples where the runs have per-example data, else over seeds), "
-        "the dot coloured by that verdict and the numbers beside it; the tables and the per-metric "
-        "plots below give every interval.</p>",
+        f"({html.escape(kind)}), the dot coloured by that verdict and the numbers beside it; the "
+        "tables and the per-metric plots below give every interval.</p>",
         f'<div class="plots">{_figure(fig)}</div>',
     ]
 
