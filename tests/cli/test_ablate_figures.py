@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
 from ablation.synth import write_study
 
 from .refusal import assert_refused
@@ -54,9 +55,9 @@ def page_figures(page: str) -> dict[str, str]:
 def test_every_figure_of_the_page_is_written_as_pdf_and_svg(study, tmp_path):
     path, db = study
     figs, page = tmp_path / "figs", tmp_path / "report.html"
+    report = ["ablate", "report", path, "--db", db, "-f", "html", "-o", page, "--figures", figs]
     done = subprocess.run(
-        [sys.executable, "-m", "evalab", "ablate", "report", path, "--db", db, "-f", "html"]
-        + ["-o", page, "--figures", figs],
+        [sys.executable, "-m", "evalab", *report],
         capture_output=True,
         text=True,
         check=False,

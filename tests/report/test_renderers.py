@@ -19,9 +19,9 @@ from rich.console import Console
 from tests.report.conftest import EVIL
 
 from evalab.report import render_html, render_json, render_latex, render_markdown, render_table
+from evalab.report.figures import Figure, figure_svg, interval_panel
 from evalab.report.latex import latex_paragraph, latex_text
 from evalab.report.markdown import md_escape
-from evalab.report.figures import Figure, figure_svg, interval_panel
 from evalab.report.plots import Intervals
 from evalab.report.tables import (
     effect_lines,

@@ -372,7 +372,7 @@ def figure_svg(fig: Figure) -> str:
 
     >>> f = Figure("f", "t", (interval_panel("Δ", ["a", "<b>"], [1.0, -2.0], [Intervals("seeds", [0.5, -3.0], [1.5, -1.0])], reference=0.0),))
     >>> svg = figure_svg(f)
-    >>> svg.startswith("<svg") and svg.count("<circle") == 2 and "&lt;b&gt;" in svg
+    >>> svg.startswith("<svg") and svg.count("<circle") == 3 and "&lt;b&gt;" in svg  # 2 rows, 1 in the legend
     True
     """
     width = figure_width(fig)
