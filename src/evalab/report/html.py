@@ -1,9 +1,10 @@
 """A self-contained HTML page for a study analysis.
 
 One file, no network: inline CSS, the tables of :func:`evalab.report.tables.report_tables`
-(cell for cell those of the other formats), per metric a forest plot of Δ and a level plot
-inlined as SVG, a Content Security
-Policy that forbids scripts, and every string that comes from the study file or the runs
+(cell for cell those of the other formats), the figures of
+:func:`evalab.report.ablation_figures.report_figures` (a summary at the top; per metric a
+forest plot of Δ and a level plot; interaction plots for a grid) inlined as SVG by
+:func:`evalab.report.figures.figure_svg`, a Content Security Policy that forbids scripts, and every string that comes from the study file or the runs
 (labels, descriptions, errors, metric names) passed through :func:`html.escape`.
 """
 
