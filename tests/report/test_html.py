@@ -29,6 +29,14 @@ JSON.stringify((() => {
     tables: document.querySelectorAll('table').length,
     offscreen: cells.filter(out).map(c => c.textContent).slice(0, 10),
     figures: Array.from(document.querySelectorAll('figure')).filter(out).length,
+    // texts of a figure cut by its own edge (a label longer than the room left for it)
+    clipped: Array.from(document.querySelectorAll('figure svg')).flatMap(svg => {
+      const b = svg.getBoundingClientRect();
+      return Array.from(svg.querySelectorAll('text')).filter(t => {
+        const r = t.getBoundingClientRect();
+        return r.left < b.left - 0.5 || r.right > b.right + 0.5 || r.top < b.top - 0.5 || r.bottom > b.bottom + 0.5;
+      }).map(t => t.textContent);
+    }).slice(0, 10),
     scrolled: Array.from(document.querySelectorAll('body *')).filter(el => el.scrollWidth > el.clientWidth + 1
       && getComputedStyle(el).overflowX !== 'visible').map(el => el.tagName).slice(0, 10),
   };
@@ -57,7 +65,7 @@ def check_fits(html_path: Path, profile: Path, width: int = 1400) -> dict[str, A
     assert errors == [], errors
     assert facts["width"] <= width and facts["tables"] >= 2 and facts["cells"] > 50, facts
     assert facts["offscreen"] == [], facts
-    assert facts["figures"] == 0 and facts["scrolled"] == [], facts
+    assert facts["figures"] == 0 and facts["scrolled"] == [] and facts["clipped"] == [], facts
     assert facts["scrollWidth"] <= facts["width"], facts
     return facts
 
@@ -179,3 +187,72 @@ def test_every_page_has_the_one_shell_and_its_policy(analysis):
     for page in (render_alignment_html([("seg", a)]), render_html(analysis)):
         assert f'<meta http-equiv="Content-Security-Policy" content="{CSP}">' in page
         assert "<script" not in page.lower()
+
+
+LONG_SYSTEMS = [f"generaltest2022.de-en.system-{k}-with-a-long-name" for k in range(7)] + ["B"]
+
+
+def meta_eval_page(run_cli, folder: Path) -> Path:
+    """``meta-eval -f html`` over eight systems with long names, two metrics of different quality."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    n = 40
+    (folder / "ref.txt").write_text("".join(f"ref {i}\n" for i in range(n)), encoding="utf-8")
+    human, scores = [], []
+    for s, name in enumerate(LONG_SYSTEMS):
+        (folder / f"{s}.txt").write_text(
+            "".join(f"hyp {s} {i}\n" for i in range(n)), encoding="utf-8"
+        )
+        quality = -s / 2 + rng.normal(0, 1, n)
+        human += [f"{name}\t{i + 1}\t{q:.6f}" for i, q in enumerate(quality)]
+        scores += [f"oracle\t{name}\t{i + 1}\t{q * 2 + 1:.6f}" for i, q in enumerate(quality)]
+        noisy = quality + rng.normal(0, 3, n)
+        scores += [f"noisy\t{name}\t{i + 1}\t{q:.6f}" for i, q in enumerate(noisy)]
+    (folder / "human.tsv").write_text("\n".join(human) + "\n", encoding="utf-8")
+    (folder / "scores.tsv").write_text("\n".join(scores) + "\n", encoding="utf-8")
+    inputs = [f"{name}={folder / f'{s}.txt'}" for s, name in enumerate(LONG_SYSTEMS)]
+    page = folder / "meta.html"
+    res = run_cli(
+        "meta-eval", "--human", folder / "human.tsv", "-r", folder / "ref.txt", "-i", *inputs,
+        "--scores", folder / "scores.tsv", "-n", "100", "-q", "-f", "html", "-o", page,
+    )  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    return page
+
+
+#: per figure of the meta-eval page: its title and the colours of its dots
+META_JS = """
+JSON.stringify(Array.from(document.querySelectorAll('figure svg')).map(svg => ({
+  title: svg.querySelector('title').textContent,
+  colours: Array.from(new Set(Array.from(svg.querySelectorAll('circle')).filter(c => c.querySelector('title'))
+    .map(c => c.getAttribute('fill')))),
+  names: Array.from(svg.querySelectorAll('text > title')).map(t => t.textContent),
+})))
+"""
+
+
+@pytest.mark.parametrize("width", [1400, 900])
+def test_meta_eval_page_fits_and_names_every_system(run_cli, tmp_path, width):
+    _chromium()
+    page = meta_eval_page(run_cli, tmp_path)
+    facts, errors = page_facts(page, tmp_path / "profile", width)
+    assert errors == [], errors
+    assert facts["offscreen"] == [] and facts["figures"] == 0 and facts["clipped"] == [], facts
+    assert facts["scrollWidth"] <= facts["width"], facts
+    tools = DevTools(_chromium(), tmp_path / "profile-figures")
+    try:
+        session = tools.open_page(page, width, 900)
+        reply = tools.call(
+            "Runtime.evaluate", {"expression": META_JS, "returnByValue": True}, session=session
+        )
+        figures = json.loads(reply["result"]["value"])
+    finally:
+        tools.close()
+    scatters = [f for f in figures if "(" in f["title"] and ":" not in f["title"]]
+    assert len(scatters) == 2, figures
+    for f in scatters:  # every system named beside its point (the whole name in its tooltip)
+        assert sorted(f["names"]) == sorted(LONG_SYSTEMS), f
+    rankings = [f for f in figures if f not in scatters]
+    # the oracle and the noisy metric: at least one statistic tells them apart, in two colours
+    assert rankings and any(len(f["colours"]) == 2 for f in rankings), rankings

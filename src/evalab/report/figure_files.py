@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalab.report.figures import (
+    FIT_COLOUR,
     Figure,
     IntervalPanel,
     LegendEntry,
@@ -27,6 +28,7 @@ from evalab.report.figures import (
     legend_rows,
     offset,
     panel_height,
+    point_name,
     row_height,
     series_points,
     spans,
@@ -203,8 +205,8 @@ def _xy_axes(ax: Axes, p: XYPanel) -> None:
             [x for x, _, _ in pts],
             [y for _, y, _ in pts],
             color=colour,
-            linewidth=1.4,
-            marker="o" if p.style == "bars" else None,
+            linewidth=0 if p.style == "points" else 1.4,
+            marker=None if p.style == "band" else "o",
             markersize=4,
         )
         if p.style == "bars" and banded:
@@ -215,6 +217,10 @@ def _xy_axes(ax: Axes, p: XYPanel) -> None:
                 color=colour,
                 linewidth=1.8,
             )
+    if p.fit is not None:
+        x0, y0, x1, y1 = p.fit
+        ax.plot([x0, x1], [y0, y1], color=FIT_COLOUR, linestyle="--", linewidth=0.9)
+    _point_names(ax, p)
     ax.set_xlim(p.x.lo, p.x.hi)
     ax.set_ylim(p.y.lo, p.y.hi)
     names = p.x_names or [tick_text(v) for v in p.x.ticks]
@@ -226,6 +232,26 @@ def _xy_axes(ax: Axes, p: XYPanel) -> None:
     ax.set_axisbelow(True)
     if p.note:
         ax.text(0.01, 0.98, _text(p.note), transform=ax.transAxes, va="top", ha="left")
+
+
+def _point_names(ax: Axes, p: XYPanel) -> None:
+    """The names beside the points, on the side the page writes them (``XYPanel.anchor``)."""
+    if not p.series or not p.point_names:
+        return
+    s = p.series[0]
+    for name, x, y in zip(p.point_names, s.xs, s.ys, strict=False):
+        if y is None or not finite(y):
+            continue
+        anchor = p.anchor(x)
+        ax.annotate(
+            _text(point_name(name)),
+            (x, y),
+            xytext=(-4 if anchor == "end" else 4, 3),
+            textcoords="offset points",
+            ha="right" if anchor == "end" else "left",
+            va="bottom",
+            fontsize=7,
+        )
 
 
 def _handle(e: LegendEntry) -> Any:

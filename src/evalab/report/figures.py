@@ -119,7 +119,8 @@ class Series:
 class XYPanel:
     """Series over a shared x axis: ``style`` ``"band"`` draws each series as a line over a
     translucent band (curves), ``"bars"`` as dots joined by a line with an error bar at each
-    x (interaction plots; ``x_names`` name the x positions 0, 1, ...)."""
+    x (interaction plots; ``x_names`` name the x positions 0, 1, ...), ``"points"`` as dots
+    alone, each named by ``point_names`` beside it (scatter plots, with a ``fit`` line)."""
 
     title: str
     series: tuple[Series, ...]
@@ -131,6 +132,16 @@ class XYPanel:
     note: str = ""
     #: what the band or bar is, said in the legend
     interval_label: str = ""
+    #: the names written beside the points of the first series (``"points"``)
+    point_names: tuple[str, ...] = ()
+    #: a dashed line from (x0, y0) to (x1, y1), named ``fit_label`` in the legend
+    fit: tuple[float, float, float, float] | None = None
+    fit_label: str = ""
+
+    def anchor(self, x: float) -> str:
+        """Where a point's name goes: right of a point in the left half, left of one in the
+        right half, so that no name runs past the plot's edge."""
+        return "end" if self.x.fraction(x) > 0.5 else "start"
 
 
 Panel = IntervalPanel | XYPanel
@@ -197,6 +208,24 @@ def _span(values: Sequence[float], *, pad: float = 0.05) -> tuple[float, float]:
     return lo - margin, hi + margin
 
 
+STYLES = ("band", "bars", "points")
+#: a point's name is cut to this many characters beside it (the tooltip has it whole)
+POINT_NAME_CHARS = 28
+
+
+def point_name(name: str) -> str:
+    """A point's name as written beside it: cut in the middle when long, so that names that
+    share a long start (``generaltest2022.de-en.``) still differ.
+
+    >>> point_name("generaltest2022.de-en.Online-W"), point_name("short")
+    ('generaltes…22.de-en.Online-W', 'short')
+    """
+    if len(name) <= POINT_NAME_CHARS:
+        return name
+    head = (POINT_NAME_CHARS - 1) * 2 // 5
+    return name[:head] + "…" + name[-(POINT_NAME_CHARS - 1 - head) :]
+
+
 def xy_panel(
     title: str,
     series: Sequence[Series],
@@ -207,6 +236,9 @@ def xy_panel(
     x_names: Sequence[str] = (),
     note: str = "",
     interval_label: str = "",
+    point_names: Sequence[str] = (),
+    fit: tuple[float, float, float, float] | None = None,
+    fit_label: str = "",
 ) -> XYPanel:
     """A panel whose y axis spans every value and interval end (series are compared by
     shape and by their gaps, so it need not reach zero); named x positions get an axis from
@@ -216,8 +248,8 @@ def xy_panel(
     >>> p.x.lo, p.x.ticks, p.y.lo > 90
     (-0.5, (0.0, 1.0), True)
     """
-    if style not in ("band", "bars"):
-        raise ValueError(f"unknown panel style {style!r}; expected band or bars")
+    if style not in STYLES:
+        raise ValueError(f"unknown panel style {style!r}; expected band, bars or points")
     ys = [
         float(v)
         for s in series
@@ -231,6 +263,8 @@ def xy_panel(
         xs = [float(v) for s in series for v in s.xs]
         x0, x1 = (min(xs), max(xs)) if xs else (0.0, 1.0)
         x1 = x1 if x1 > x0 else x0 + 1.0
+        if style == "points":  # a dot on the axis' end would be half drawn
+            x0, x1 = _span(xs, pad=0.08)
         x = Axis(x0, x1, tuple(nice_ticks(x0, x1)), xlabel)
     return XYPanel(
         title,
@@ -241,6 +275,9 @@ def xy_panel(
         tuple(x_names),
         note,
         interval_label,
+        tuple(point_names),
+        fit,
+        fit_label,
     )
 
 
@@ -295,6 +332,7 @@ def legend(fig: Figure) -> list[LegendEntry]:
                 LegendEntry(shape, SERIES_COLOURS[k % len(SERIES_COLOURS)], s.label)
                 for k, s in enumerate(p.series)
             ]
+            out += [LegendEntry("dash", FIT_COLOUR, p.fit_label)] if p.fit and p.fit_label else []
     seen: set[tuple[str, str, str]] = set()
     return [
         e
@@ -302,6 +340,8 @@ def legend(fig: Figure) -> list[LegendEntry]:
         if (e.shape, e.colour, e.label) not in seen and not seen.add((e.shape, e.colour, e.label))  # type: ignore[func-returns-value]
     ]
 
+
+FIT_COLOUR = "#c44e52"
 
 # ---- the SVG writer ----------------------------------------------------------------------
 # sizes in px; the matplotlib renderer reads the same numbers (1 in = 100 px)
@@ -492,6 +532,12 @@ def _xy_svg(p: XYPanel, top: float, width: float) -> list[str]:
     )
     if p.note:
         parts.append(f'<text x="{left + 6}" y="{y0 + 14:.1f}">{e(p.note)}</text>')
+    if p.fit is not None:
+        x0, fy0, x1, fy1 = p.fit
+        parts.append(
+            f'<line x1="{px(x0):.1f}" y1="{py(fy0):.1f}" x2="{px(x1):.1f}" y2="{py(fy1):.1f}" '
+            f'stroke="{FIT_COLOUR}" stroke-dasharray="5 3"/>'
+        )
     for k, s in enumerate(p.series):
         parts += _series_svg(p, s, SERIES_COLOURS[k % len(SERIES_COLOURS)], px, py)
     return parts
@@ -511,6 +557,8 @@ def _series_svg(
             f'<polygon points="{upper} {lower}" fill="{colour}" fill-opacity="0.18" stroke="none">'
             f"<title>{e(s.label)}: {e(p.interval_label)}</title></polygon>"
         )
+    if p.style == "points":
+        return parts + _points_svg(p, s, colour, px, py)
     line = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y, _ in pts)
     parts.append(
         f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="1.6"><title>{e(s.label)}</title></polyline>'
@@ -526,6 +574,28 @@ def _series_svg(
             parts.append(
                 f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5" fill="{colour}"><title>{e(s.label)}, '
                 f"{e(name)}: {y:.4g}</title></circle>"
+            )
+    return parts
+
+
+def _points_svg(
+    p: XYPanel, s: Series, colour: str, px: Callable[[float], float], py: Callable[[float], float]
+) -> list[str]:
+    e = html.escape
+    parts = []
+    for i, (x, y) in enumerate(zip(s.xs, s.ys, strict=True)):
+        if y is None or not finite(y):
+            continue
+        name = p.point_names[i] if i < len(p.point_names) else ""
+        parts.append(
+            f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5" fill="{colour}"><title>{e(name)}: '
+            f"{e(p.x.label)} {x:.4g}, {e(p.y.label)} {y:.4g}</title></circle>"
+        )
+        if name:
+            anchor = p.anchor(x)
+            parts.append(
+                f'<text x="{px(x) + (-5 if anchor == "end" else 5):.1f}" y="{py(y) - 4:.1f}" '
+                f'text-anchor="{anchor}">{e(point_name(name))}<title>{e(name)}</title></text>'
             )
     return parts
 
