@@ -101,7 +101,7 @@ def test_curves_and_category_axes():
     assert band.x.lo == 0 and band.x.hi == 20 and band.y.lo < 0.4 and band.y.hi > 1.1
     svg = figure_svg(Figure("c", "c", (band,)))
     assert svg.count("<polygon") == 1 and svg.count("<polyline") == 1
-    with pytest.raises(ValueError, match="band or bars"):
+    with pytest.raises(ValueError, match="band, bars or points"):
         xy_panel("c", [s], xlabel="x", ylabel="y", style="pie")
 
 
