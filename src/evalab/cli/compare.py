@@ -27,7 +27,7 @@ from evalab.cli import app
 from evalab.cli.compare_scores import ScoreOptions, check_mode, compare_scores
 from evalab.cli.inputs import metric_inputs
 from evalab.cli.names import named_inputs
-from evalab.cli.options import build_metrics
+from evalab.cli.options import build_metrics, check_figures, figures_option, write_figures_checked
 from evalab.cli.output import (
     PAGE_FORMATS,
     TableText,
@@ -62,6 +62,7 @@ from evalab.report.compare_page import (
     ALIGNMENT_LIMIT,
     ComparePage,
     alignment_segments,
+    ranking_figures,
     render_compare_page,
 )
 from evalab.stats.bootstrap import ConfidenceInterval, check_confidence
@@ -615,14 +616,20 @@ def render_ranking(
     out: str | None,
     short: dict[str, str],
     texts: PageTexts | None,
+    figures: tuple[str, list[tuple[str, str | None]]] | None = None,
 ) -> None:
     """The ranking with clusters (and with ``all_pairs`` every pair) in ``fmt``; with
-    ``texts`` (``-f html``) the page instead."""
+    ``texts`` (``-f html``) the page instead; with ``figures`` (a folder and the files it may
+    not replace) the ranking's forest plots written there as PDF and SVG."""
     rankings = {
         name: rank_systems(res.scores, res.p_values, alpha, correction, res.higher_is_better)
         for name, res in results.items()
     }
     ranked = ranking_rows(results, rankings, metrics, nrefs)
+    if figures is not None:
+        shown = [{**r, "system": short[r["system"]]} for r in ranked]
+        higher = {m: res.higher_is_better for m, res in results.items()}
+        write_figures_checked(ranking_figures(shown, higher), *figures)
     tables = [_ranking_table(ranked, metrics, width, short)]
     if texts is not None:
         emit(
@@ -838,6 +845,7 @@ def compare(
             help="With --scores: compare on the items every model has (else missing or extra ids are refused).",
         ),
     ] = False,
+    figures: Annotated[str | None, figures_option()] = None,
 ) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
     check_mode(
@@ -854,6 +862,7 @@ def compare(
             "-j/--jobs": jobs != 1,
             "--missing-ref": missing_ref != "none",
             "--train": train is not None,
+            "--figures": figures is not None,
         },
         {
             "--id-column": id_column != "id",
@@ -890,15 +899,16 @@ def compare(
     # every option is checked before any file is read or any resampling starts
     named = named_inputs(input)
     input = named.paths
-    check_out(
-        out,
-        [
-            *input_options(reference, input, source),
-            ("--train", train),
-            *metric_inputs(metrics, set_),
-        ],
-    )
+    read = [
+        *input_options(reference, input, source),
+        ("--train", train),
+        *metric_inputs(metrics, set_),
+    ]
+    check_out(out, read)
     check_format(format, PAGE_FORMATS)
+    if figures is not None and not (rank or all_pairs or format == "html"):
+        raise SettingsError("--figures writes the ranking's forest plots: give --rank (or -f html)")
+    check_figures(figures, [*read, ("--out", out)])
     if train is not None and format != "html":
         raise SettingsError(
             f"--train applies to -f html only (the page's frequency buckets), not -f {format}"
@@ -971,6 +981,7 @@ def compare(
             out=out,
             short=named.short_by_key(),
             texts=texts,
+            figures=(figures, [*read, ("--out", out)]) if figures is not None else None,
         )
         return
     if test == "mcnemar":

@@ -18,7 +18,7 @@ from evalab.cli.compare import check_distinct_systems
 from evalab.cli.inputs import metric_inputs
 from evalab.cli.language_checks import warn_tokenizer_misfit
 from evalab.cli.names import named_inputs
-from evalab.cli.options import build_metrics
+from evalab.cli.options import build_metrics, check_figures, figures_option, write_figures_checked
 from evalab.cli.output import (
     PAGE_FORMATS,
     check_format,
@@ -292,6 +292,7 @@ def meta_eval(
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+    figures: Annotated[str | None, figures_option()] = None,
 ) -> None:
     """Meta-evaluate metrics against human scores: correlations, accuracies, CIs, clusters."""
     # the outputs may overwrite none of the inputs, nor each other, checked before any work
@@ -306,6 +307,8 @@ def meta_eval(
     ]
     check_out(out, read)
     check_out(save_scores, read, option="--save-scores", outputs=[("--out", out)])
+    written = [*read, ("--out", out), ("--save-scores", save_scores)]
+    check_figures(figures, written)
     _check_options(
         format,
         n_bootstrap,
@@ -353,4 +356,8 @@ def meta_eval(
         result = meta_evaluate(human_matrix, systems, collected, settings, advance)
     if save_scores is not None:
         _save_scores(save_scores, collected, systems)
+    if figures is not None:
+        from evalab.report.metaeval_html import metaeval_figures
+
+        write_figures_checked(metaeval_figures(result), figures, written)
     _render(result, format, width, out)
