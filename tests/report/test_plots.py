@@ -24,6 +24,7 @@ from evalab.report.figures import (
     XYPanel,
     figure_svg,
     interval_panel,
+    layout,
     legend,
     xy_panel,
 )
@@ -111,9 +112,16 @@ def test_matplotlib_draws_the_same_axes(analysis):
 
     fig = next(f for f in report_figures(analysis) if f.name == "forest-acc")
     drawn = draw(fig)
-    axes = [ax for sub in drawn.subfigs for ax in sub.axes]
+    axes = drawn.axes
     assert len(axes) == len(fig.panels)
-    for ax, panel in zip(axes, fig.panels, strict=True):
+    lay = layout(fig)
+    width, height = drawn.get_size_inches() * 100
+    assert (round(width), round(height)) == (round(lay.width), round(lay.height))
+    for ax, panel, box in zip(axes, fig.panels, lay.boxes, strict=True):
+        # the page's plot area, at 100 px an inch
+        x0, y0, w, h = ax.get_position().bounds
+        assert math.isclose(x0 * width, box.left) and math.isclose(w * width, box.right - box.left)
+        assert math.isclose((1 - y0 - h) * height, box.top, abs_tol=1e-6)
         assert isinstance(panel, IntervalPanel)
         assert all(
             math.isclose(a, b) for a, b in zip(ax.get_xlim(), (panel.x.lo, panel.x.hi), strict=True)

@@ -22,12 +22,11 @@ from evalab.report.figures import (
     FIT_COLOUR,
     Figure,
     IntervalPanel,
-    LegendEntry,
+    Layout,
     XYPanel,
-    figure_width,
-    legend_rows,
+    layout,
+    legend_at,
     offset,
-    panel_height,
     point_name,
     row_height,
     series_points,
@@ -49,7 +48,7 @@ RC: Any = {
     "pdf.fonttype": 42,
     "svg.fonttype": "path",
     "svg.hashsalt": "evalab",
-    "font.size": 8,
+    "font.size": 11 * 72 / PX_PER_IN,  # the page's 11 px
     "font.family": "DejaVu Sans",
 }
 
@@ -115,33 +114,39 @@ def _text(text: str) -> str:
     return text.replace("$", r"\$")
 
 
+def pt(px: float) -> float:
+    """px of the page's layout as typographic points (offsets of texts)."""
+    return px * 72 / PX_PER_IN
+
+
 def draw(fig: Figure) -> Any:
-    """The figure as a matplotlib ``Figure``: the page's sizes at 100 px an inch."""
+    """The figure as a matplotlib ``Figure`` laid out as the page lays it out
+    (:func:`evalab.report.figures.layout`, 100 px an inch): the same plot areas, title
+    lines, label columns and legend places."""
     from matplotlib.figure import Figure as MplFigure
 
-    rows = legend_rows(fig)
-    heights = [panel_height(p) for p in fig.panels]
-    legend_h = 16 * len(rows) + 12
-    size = (figure_width(fig) / PX_PER_IN, (sum(heights) + legend_h) / PX_PER_IN)
-    drawn = MplFigure(figsize=size, layout="constrained")
-    # one subfigure per panel: its title is laid out with it (an axes title wider than its
-    # axes, beside long row labels, ran past the figure's edge)
-    subs = drawn.subfigures(len(fig.panels), 1, squeeze=False, height_ratios=heights)[:, 0]
-    for sub, p in zip(subs, fig.panels, strict=True):
-        ax = sub.subplots()
+    lay = layout(fig)
+    w, h = lay.width, lay.height
+    drawn = MplFigure(figsize=(w / PX_PER_IN, h / PX_PER_IN))
+    for p, box in zip(fig.panels, lay.boxes, strict=True):
+        ax = drawn.add_axes(
+            (
+                box.left / w,
+                1 - box.bottom / h,
+                (box.right - box.left) / w,
+                (box.bottom - box.top) / h,
+            )
+        )
         if isinstance(p, IntervalPanel):
             _interval_axes(ax, p)
         else:
             _xy_axes(ax, p)
-        sub.suptitle(_text(p.title), fontweight="bold", fontsize=8)
-        ax.spines[["top", "right"]].set_visible(False)
-    # matplotlib fills a legend's columns first: the rows of the page's legend, transposed
-    columns = max((len(r) for r in rows), default=1)
-    handles = [_handle(r[c]) for c in range(columns) for r in rows if c < len(r)]
-    if handles:
-        drawn.legend(
-            handles=handles, loc="outside lower center", ncol=columns, frameon=False, fontsize=7
+        drawn.text(
+            0.5, 1 - box.title_y / h, _text(p.title), ha="center", va="baseline", fontweight="bold"
         )
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.tick_params(length=0)
+    _legend(drawn, lay)
     return drawn
 
 
@@ -151,36 +156,37 @@ def _interval_axes(ax: Axes, p: IntervalPanel) -> None:
     for k, iv in enumerate(p.intervals):
         drawn = spans(iv.lows, iv.highs)
         ax.hlines(
-            [i + offset(k, kinds, step) for i, _, _ in drawn],
+            [i + 0.5 + offset(k, kinds, step) for i, _, _ in drawn],
             [lo for _, lo, _ in drawn],
             [hi for _, _, hi in drawn],
             colors=COLOURS[k % len(COLOURS)],
-            linewidth=2.2,
+            linewidth=pt(2.5),
         )
     for i, point in enumerate(p.points):
         if point is not None and finite(point):
-            ax.plot([point], [i], "o", color=p.group_of(i).colour, markersize=4)
+            ax.plot([point], [i + 0.5], "o", color=p.group_of(i).colour, markersize=pt(7))
     for r in p.rules:
         ax.axvline(
             r.at,
             color="#555555" if r.dashed else "#999999",
-            linestyle="--" if r.dashed else "-",
-            linewidth=0.8,
+            linestyle=(0, (4, 3)) if r.dashed else "-",
+            linewidth=pt(1),
         )
     ax.set_xlim(p.x.lo, p.x.hi)
     ax.set_xticks(list(p.x.ticks), [tick_text(v) for v in p.x.ticks])
-    ax.set_ylim(n - 0.5, -0.5)  # the first row on top, as on the page
-    ax.set_yticks(range(n), [_text(lab) for lab in p.labels])
-    ax.tick_params(axis="y", length=0)
+    ax.set_ylim(max(n, 1), 0)  # the first row on top, as on the page
+    ax.set_yticks([i + 0.5 for i in range(n)], [_text(lab) for lab in p.labels])
+    ax.tick_params(axis="y", pad=pt(6))
+    ax.spines["left"].set_visible(False)
     ax.set_xlabel(_text(p.x.label))
-    ax.grid(axis="x", color="#eeeeee", linewidth=0.6)
+    ax.grid(axis="x", color="#eeeeee", linewidth=pt(1))
     ax.set_axisbelow(True)
     for i, value in enumerate(p.values):
         ax.annotate(
             _text(value),
-            (1.0, i),
+            (1.0, i + 0.5),
             xycoords=("axes fraction", "data"),
-            xytext=(8, 0),
+            xytext=(pt(12), 0),
             textcoords="offset points",
             va="center",
             ha="left",
@@ -205,9 +211,9 @@ def _xy_axes(ax: Axes, p: XYPanel) -> None:
             [x for x, _, _ in pts],
             [y for _, y, _ in pts],
             color=colour,
-            linewidth=0 if p.style == "points" else 1.4,
+            linewidth=0 if p.style == "points" else pt(1.6),
             marker=None if p.style == "band" else "o",
-            markersize=4,
+            markersize=pt(7),
         )
         if p.style == "bars" and banded:
             ax.vlines(
@@ -215,11 +221,11 @@ def _xy_axes(ax: Axes, p: XYPanel) -> None:
                 [lo for _, (lo, _) in banded],
                 [hi for _, (_, hi) in banded],
                 color=colour,
-                linewidth=1.8,
+                linewidth=pt(2),
             )
     if p.fit is not None:
         x0, y0, x1, y1 = p.fit
-        ax.plot([x0, x1], [y0, y1], color=FIT_COLOUR, linestyle="--", linewidth=0.9)
+        ax.plot([x0, x1], [y0, y1], color=FIT_COLOUR, linestyle=(0, (5, 3)), linewidth=pt(1))
     _point_names(ax, p)
     ax.set_xlim(p.x.lo, p.x.hi)
     ax.set_ylim(p.y.lo, p.y.hi)
@@ -228,10 +234,17 @@ def _xy_axes(ax: Axes, p: XYPanel) -> None:
     ax.set_yticks(list(p.y.ticks), [tick_text(v) for v in p.y.ticks])
     ax.set_xlabel(_text(p.x.label))
     ax.set_ylabel(_text(p.y.label))
-    ax.grid(axis="y", color="#eeeeee", linewidth=0.6)
+    ax.grid(axis="y", color="#eeeeee", linewidth=pt(1))
     ax.set_axisbelow(True)
     if p.note:
-        ax.text(0.01, 0.98, _text(p.note), transform=ax.transAxes, va="top", ha="left")
+        ax.annotate(
+            _text(p.note),
+            (0.0, 1.0),
+            xycoords="axes fraction",
+            xytext=(pt(6), -pt(14)),
+            textcoords="offset points",
+            va="baseline",
+        )
 
 
 def _point_names(ax: Axes, p: XYPanel) -> None:
@@ -246,28 +259,45 @@ def _point_names(ax: Axes, p: XYPanel) -> None:
         ax.annotate(
             _text(point_name(name)),
             (x, y),
-            xytext=(-4 if anchor == "end" else 4, 3),
+            xytext=(pt(-5 if anchor == "end" else 5), pt(4)),
             textcoords="offset points",
             ha="right" if anchor == "end" else "left",
-            va="bottom",
-            fontsize=7,
+            va="baseline",
         )
 
 
-def _handle(e: LegendEntry) -> Any:
+def _legend(drawn: Any, lay: Layout) -> None:
+    """The legend where the page draws it: per entry its mark, then its label."""
     from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
+    from matplotlib.patches import Rectangle
 
-    label = _text(e.label)
-    if e.shape == "dot":
-        return Line2D([], [], color=e.colour, marker="o", linestyle="", markersize=4, label=label)
-    if e.shape == "band":
-        return Patch(color=e.colour, alpha=0.35, label=label)
-    return Line2D(
-        [],
-        [],
-        color=e.colour,
-        linestyle="--" if e.shape == "dash" else "-",
-        linewidth=2,
-        label=label,
-    )
+    w, h = lay.width, lay.height
+
+    def fx(px: float) -> float:
+        return px / w
+
+    def fy(px: float) -> float:
+        return 1 - px / h
+
+    for j, row in enumerate(lay.legend):
+        for k, e in enumerate(row):
+            tx, ly = legend_at(lay, j, k)
+            if e.shape == "dot":
+                mark: Any = Line2D(
+                    [fx(tx - 12)], [fy(ly - 4)], marker="o", markersize=pt(7), color=e.colour
+                )
+            elif e.shape == "band":
+                mark = Rectangle(
+                    (fx(tx - 20), fy(ly - 1)), fx(16), 8 / h, color=e.colour, alpha=0.35
+                )
+            else:
+                mark = Line2D(
+                    [fx(tx - 20), fx(tx - 4)],
+                    [fy(ly - 4)] * 2,
+                    color=e.colour,
+                    linewidth=pt(2.5),
+                    linestyle=(0, (4, 3)) if e.shape == "dash" else "-",
+                )
+            mark.set_transform(drawn.transFigure)
+            drawn.add_artist(mark)
+            drawn.text(fx(tx), fy(ly), _text(e.label), va="baseline")

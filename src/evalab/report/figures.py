@@ -375,13 +375,50 @@ def panel_height(p: Panel) -> float:
     return TITLE_H + XY_PLOT_H + AXIS_H
 
 
-def figure_width(fig: Figure) -> float:
-    widths = [
-        label_width(p) + PLOT_W + 20 + value_width(p)
-        for p in fig.panels
-        if isinstance(p, IntervalPanel)
-    ]
-    return max([WIDTH, *widths])
+@dataclass(frozen=True)
+class Box:
+    """A panel's plot area in px from the figure's top left, and its title's baseline."""
+
+    left: float
+    top: float
+    right: float
+    bottom: float
+    title_y: float
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where everything of a figure goes, in px; both renderers place their marks by it."""
+
+    width: float
+    height: float
+    boxes: tuple[Box, ...]
+    legend_top: float
+    legend: tuple[tuple[LegendEntry, ...], ...]
+
+
+#: an xy panel's margins: room for the y tick labels and the rotated y label
+XY_LEFT, RIGHT = 62.0, 20.0
+LEGEND_LINE = 16.0
+
+
+def layout(fig: Figure) -> Layout:
+    """The figure's layout: panels stacked, interval panels sharing one label column (so
+    that their axes line up), the legend under the last panel."""
+    bars = [p for p in fig.panels if isinstance(p, IntervalPanel)]
+    left = max((label_width(p) for p in bars), default=XY_LEFT)
+    right = RIGHT + max((value_width(p) for p in bars), default=0.0)
+    width = max(WIDTH, left + PLOT_W + right)
+    boxes, top = [], 0.0
+    for p in fig.panels:
+        h = panel_height(p)
+        if isinstance(p, IntervalPanel):
+            boxes.append(Box(left, top + TITLE_H, width - right, top + h - AXIS_H, top + 17))
+        else:
+            boxes.append(Box(XY_LEFT, top + TITLE_H, width - RIGHT, top + h - AXIS_H, top + 17))
+        top += h
+    rows = tuple(tuple(r) for r in legend_rows(fig))
+    return Layout(width, top + LEGEND_LINE * len(rows) + 8, tuple(boxes), top + 12, rows)
 
 
 def legend_rows(fig: Figure) -> list[list[LegendEntry]]:
@@ -415,28 +452,21 @@ def figure_svg(fig: Figure) -> str:
     >>> svg.startswith("<svg") and svg.count("<circle") == 3 and "&lt;b&gt;" in svg  # 2 rows, 1 in the legend
     True
     """
-    width = figure_width(fig)
-    rows = legend_rows(fig)
-    heights = [panel_height(p) for p in fig.panels]
-    height = sum(heights) + 16 * len(rows) + 8
+    lay = layout(fig)
     e = html.escape
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
-        f'viewBox="0 0 {width:.0f} {height:.0f}" role="img" font-family="sans-serif" font-size="11">',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{lay.width:.0f}" height="{lay.height:.0f}" '
+        f'viewBox="0 0 {lay.width:.0f} {lay.height:.0f}" role="img" font-family="sans-serif" font-size="11">',
         f"<title>{e(fig.caption)}</title>",
     ]
-    top = 0.0
-    for p, h in zip(fig.panels, heights, strict=True):
+    for p, box in zip(fig.panels, lay.boxes, strict=True):
         parts.append(f'<g class="panel"><title>{e(p.title)}</title>')
         parts.append(
-            f'<text x="{width / 2:.1f}" y="{top + 17:.1f}" text-anchor="middle" font-weight="bold">{e(p.title)}</text>'
+            f'<text x="{lay.width / 2:.1f}" y="{box.title_y:.1f}" text-anchor="middle" font-weight="bold">{e(p.title)}</text>'
         )
-        parts += (
-            _interval_svg(p, top, width) if isinstance(p, IntervalPanel) else _xy_svg(p, top, width)
-        )
+        parts += _interval_svg(p, box) if isinstance(p, IntervalPanel) else _xy_svg(p, box)
         parts.append("</g>")
-        top += h
-    parts += _legend_svg(rows, top + 12, width)
+    parts += _legend_svg(lay)
     parts.append("</svg>")
     return "\n".join(parts)
 
@@ -461,11 +491,10 @@ def _x_axis_svg(axis: Axis, left: float, pw: float, y_top: float, y_axis: float)
     return parts
 
 
-def _interval_svg(p: IntervalPanel, top: float, width: float) -> list[str]:
+def _interval_svg(p: IntervalPanel, box: Box) -> list[str]:
     e = html.escape
-    left, rh = label_width(p), row_height(p)
-    pw = width - left - 20 - value_width(p)
-    y0, y1 = top + TITLE_H, top + TITLE_H + rh * max(len(p.labels), 1)
+    left, rh = box.left, row_height(p)
+    pw, y0, y1 = box.right - box.left, box.top, box.bottom
 
     def x(v: float) -> float:
         return left + pw * p.x.fraction(v)
@@ -501,11 +530,9 @@ def _interval_svg(p: IntervalPanel, top: float, width: float) -> list[str]:
     return parts
 
 
-def _xy_svg(p: XYPanel, top: float, width: float) -> list[str]:
+def _xy_svg(p: XYPanel, box: Box) -> list[str]:
     e = html.escape
-    left, right = 62.0, 20.0
-    pw, y0 = width - left - right, top + TITLE_H
-    y1 = y0 + XY_PLOT_H
+    left, pw, y0, y1 = box.left, box.right - box.left, box.top, box.bottom
 
     def px(v: float) -> float:
         return left + pw * p.x.fraction(v)
@@ -600,12 +627,18 @@ def _points_svg(
     return parts
 
 
-def _legend_svg(rows: list[list[LegendEntry]], y: float, width: float) -> list[str]:
+def legend_at(lay: Layout, j: int, k: int) -> tuple[float, float]:
+    """The text baseline's start of entry ``k`` of legend line ``j`` (its mark 20 px left)."""
+    return 10 + k * (lay.width - 20) / 3 + 20, lay.legend_top + LEGEND_LINE * j
+
+
+def _legend_svg(lay: Layout) -> list[str]:
     e = html.escape
     parts = []
-    for j, row in enumerate(rows):
+    for j, row in enumerate(lay.legend):
         for k, entry in enumerate(row):
-            lx, ly = 10 + k * (width - 20) / 3, y + 16 * j
+            tx, ly = legend_at(lay, j, k)
+            lx = tx - 20
             c = entry.colour
             if entry.shape == "dot":
                 parts.append(f'<circle cx="{lx + 8:.1f}" cy="{ly - 4:.1f}" r="3.5" fill="{c}"/>')
