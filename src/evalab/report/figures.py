@@ -333,12 +333,7 @@ def legend(fig: Figure) -> list[LegendEntry]:
                 for k, s in enumerate(p.series)
             ]
             out += [LegendEntry("dash", FIT_COLOUR, p.fit_label)] if p.fit and p.fit_label else []
-    seen: set[tuple[str, str, str]] = set()
-    return [
-        e
-        for e in out
-        if (e.shape, e.colour, e.label) not in seen and not seen.add((e.shape, e.colour, e.label))  # type: ignore[func-returns-value]
-    ]
+    return list(dict.fromkeys(out))  # each entry once, in the order first met
 
 
 FIT_COLOUR = "#c44e52"
