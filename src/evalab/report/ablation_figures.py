@@ -341,4 +341,4 @@ def report_figures(a: StudyAnalysis, curves: StudyCurves | None = None) -> list[
     out += [f for m in a.metrics for f in [interaction_figure(a, m)] if f is not None]
     if curves is not None:
         out += curve_figures(curves)
-    return out
+    return [f for f in out if f.panels]

@@ -101,6 +101,9 @@ def _table(t: Table) -> str:
 
 
 def _figure(fig: Figure) -> str:
+    """The figure in the page (nothing for one without panels: a metric no row is compared on)."""
+    if not fig.panels:
+        return ""
     return f'<figure id="figure-{html.escape(fig.name)}">{figure_svg(fig)}</figure>'
 
 
