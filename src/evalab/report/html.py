@@ -127,9 +127,9 @@ def _plot_sections(a: StudyAnalysis, curves: StudyCurves | None) -> list[str]:
     interaction plot."""
     e = html.escape
     parts = [
-        "<h2>Plots</h2><p>Per metric, left: Δ to the base with its intervals (a forest plot; the dashed "
+        "<h2>Plots</h2><p>Per metric, first Δ to the base with its intervals (a forest plot; the dashed "
         "line is no difference). Where the effects differ in scale, they are drawn on several panels, each with its own "
-        "axis, and every panel names the panel that draws each other row. Right: each row's mean with its "
+        "axis, and every panel names the panel that draws each other row. Then each row's mean with its "
         "intervals, on an axis that fits them (zero, a grey line, only when near); the dashed line is the base's mean. "
         "Dots are estimates, coloured lines intervals, named in the legend under each plot.</p>"
     ]
