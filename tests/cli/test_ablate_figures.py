@@ -87,8 +87,17 @@ def test_every_figure_of_the_page_is_written_as_pdf_and_svg(study, tmp_path):
             assert rows, fonts.stdout
             for row in rows:  # embedded TrueType subsets, no Type 3
                 assert " yes " in row and "TrueType" in row and "Type 3" not in row, row
-    # the page's labels keep what a label says ("$x$" is not mathtext)
+    # the page's labels keep what a label says ("$x$" is not mathtext), in the PDF's text too
     assert any("shifted $x$ & <b>" in t for t in svg_texts(figs / "summary.svg"))
+    pdftotext = shutil.which("pdftotext")
+    if pdftotext:
+        text = subprocess.run(
+            [pdftotext, "-layout", figs / "summary.pdf", "-"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert "(S) shifted $x$ & <b>" in text and "Summary: Δ acc to the base" in text, text
 
 
 def test_a_figures_folder_that_would_replace_an_input_is_refused(study, tmp_path):
