@@ -128,3 +128,44 @@ def test_matplotlib_draws_the_same_axes(analysis):
         )
         assert [t.get_text() for t in ax.get_yticklabels()] == list(panel.labels)
         assert list(ax.get_xticks()) == list(panel.x.ticks)
+
+
+@pytest.fixture(scope="module")
+def larger_grid(tmp_path_factory):
+    from ablation.synth import write_study
+    from evalab.ablation import analyze, load_study, run_study
+
+    folder = tmp_path_factory.mktemp("grid3")
+    path = write_study(
+        folder,
+        seeds=[0, 1],
+        grid={"a": [False, True], "b": [False, True], "shift": [-1.0, 0.0, 1.0]},
+    )
+    study = load_study(path)
+    run_study(study, folder / "s.db", jobs=2, progress=False)
+    return analyze(study, folder / "s.db")
+
+
+def test_a_larger_grid_gets_a_panel_per_pair_of_factors(larger_grid):
+    fig = interaction_figure(larger_grid, "acc")
+    assert fig is not None
+    titles = [p.title for p in fig.panels]
+    # the third factor at the base's level in each panel's title
+    assert titles == [
+        "acc: a × b (shift=0.0)",
+        "acc: a × shift (b=true)",
+        "acc: b × shift (a=true)",
+    ]
+    by_title = dict(zip(titles, fig.panels, strict=True))
+    three = by_title["acc: a × shift (b=true)"]
+    assert isinstance(three, XYPanel) and [s.label for s in three.series] == [
+        "shift=-1.0",
+        "shift=0.0",
+        "shift=1.0",
+    ]
+    assert all(y is not None for s in three.series for y in s.ys)  # every cell has runs
+    # two ablated levels of shift: two interaction contrasts, named, not drawn as one
+    assert three.note == "2 interaction contrasts (listed under the grid effects)"
+    assert by_title["acc: a × b (shift=0.0)"].note.startswith("interaction ")
+    svg = figure_svg(fig)
+    assert svg.count('<g class="panel">') == 3 and svg.count("<polyline") == 2 + 3 + 3
