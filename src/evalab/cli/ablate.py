@@ -563,8 +563,9 @@ def report_cmd(
     db_path = db if db is not None else str(DEFAULT_DB)
     check_out(out, [("STUDY_FILE", study_file), ("--db", db_path)])  # before the study is even read
     study = load_study(study_file, check_entry=False)
-    check_out(out, study_inputs(study, db_path))
-    check_figures(figures, [*study_inputs(study, db_path), ("--out", out)])
+    inputs = study_inputs(study, db_path)
+    check_out(out, inputs)
+    check_figures(figures, [*inputs, ("--out", out)])
     check_format(format, PAGE_FORMATS)
     _check_stored_bounds(study, db)
     analysis = analyze(study, db, aso=aso, alpha=alpha, power=power, holm=holm, resamples=n_samples)
@@ -578,8 +579,7 @@ def report_cmd(
     if figures is not None:
         from evalab.report.ablation_figures import report_figures
 
-        inputs = [*study_inputs(study, db_path), ("--out", out)]
-        write_figures_checked(report_figures(analysis, curves), figures, inputs)
+        write_figures_checked(report_figures(analysis, curves), figures, [*inputs, ("--out", out)])
     if format == "html":
         emit(render_html(analysis, curves=curves), out)
         return
