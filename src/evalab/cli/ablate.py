@@ -573,9 +573,9 @@ def report_cmd(
     if curves is not None:  # every format says how the runs' values were picked from their curves
         import dataclasses
 
-        from evalab.report.curves import selection_note
+        from evalab.ablation.notes import CurvesNote
 
-        analysis = dataclasses.replace(analysis, notes=[*analysis.notes, selection_note(curves)])
+        analysis = dataclasses.replace(analysis, notes=[*analysis.notes, CurvesNote(curves)])
     if figures is not None:
         from evalab.report.ablation_figures import report_figures
 
