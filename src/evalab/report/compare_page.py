@@ -25,16 +25,19 @@ string from the inputs reaches the page through ``textContent`` (never as markup
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from evalab.report.figures import Figure, Group, figure_svg, interval_panel
 from evalab.report.page import html_page
 from evalab.report.plots import SERIES_COLOURS, Intervals
+
+if TYPE_CHECKING:
+    from evalab.metrics.semantic import Alignment
 
 __all__ = [
     "ALIGNMENT_LIMIT",
@@ -143,14 +146,14 @@ def page_data(page: ComparePage) -> dict[str, Any]:
     return data
 
 
-def _alignment_data(page: ComparePage, ref) -> dict[str, Any]:
+def _alignment_data(page: ComparePage, ref: Callable[[str], int]) -> dict[str, Any]:
     """Per system, segment -> ``[hypothesis tokens, reference tokens, precision matches,
     recall matches]``: tokens as string-table indices, matches as flat ``[source, best
     match, cosine, ...]`` lists (cosines to 3 decimals) from :func:`best_matches`, the same
     greedy matches ``semsim --explain-html`` draws."""
     from evalab.report.alignment import best_matches
 
-    def flat(a, direction: str) -> list[float]:
+    def flat(a: Alignment, direction: str) -> list[float]:
         return [v for i, j, cos, _ in best_matches(a, direction) for v in (i, j, round(cos, 3))]
 
     per = page.alignments or {}
