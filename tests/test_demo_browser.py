@@ -262,19 +262,11 @@ def test_demo_quick_report_renders_in_headless_chromium(run_cli, tmp_path):
         check_fits(out / "report.html", tmp_path / f"profile-{width}", width)
     page = (out / "report.html").read_text(encoding="utf-8")
     assert str(out) not in page and str(Path.home()) not in page  # no absolute path
-    # the demo's forest plots, drawn by the built-in SVG writer (whose interval lines name
-    # their rows): every row's interval is >= 40 px or named as drawn on another panel
-    from evalab.ablation import analyze, load_study
-    from evalab.cli.demo import quick_study
-    from evalab.examples.sort_digits import study_path
-    from evalab.report import render_html
-
-    analysis = analyze(quick_study(load_study(study_path())), out / "studies.db")
-    svg_page = tmp_path / "report-svg.html"
-    svg_page.write_text(render_html(analysis, plot_engine="svg"), encoding="utf-8")
+    # the demo's forest plots (and the summary): every row's interval is >= 40 px or named as
+    # drawn on another panel (every interval line names its row)
     for width in (1400, 900):
-        panels = forest_facts(svg_page, tmp_path / f"profile-forest-{width}", width)
-        assert len(panels) >= 4, panels  # a forest plot (one panel or more) per metric
+        panels = forest_facts(out / "report.html", tmp_path / f"profile-forest-{width}", width)
+        assert len(panels) >= 5, panels  # the summary and a forest plot (1+ panels) per metric
         check_forest_rows(panels)
     size, spread, colours = _pixel_stats(png)
     assert size[0] >= 1000 and size[1] >= 1000, size  # full page, less a scrollbar

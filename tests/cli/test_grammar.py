@@ -2,7 +2,7 @@
 
 Walks the real click command tree (every command and sub-command) and checks the
 conventions: ``-f/--format`` with the shared choices wherever a table is printed, ``-o`` a
-file and ``--out-dir`` a folder, ``-q/--quiet`` wherever a progress bar can appear,
+file and ``--out-dir`` a folder (``--figures DIR`` the folder of a report's figures), ``-q/--quiet`` wherever a progress bar can appear,
 ``-n/--n-samples`` for resampling, and one long name per short flag.
 """
 
@@ -126,7 +126,10 @@ def test_out_is_always_a_file_and_out_dir_a_folder():
             assert "file" in (o.help or "") and "folder" not in (o.help or "").lower(), where
         if "--out-dir" in o.opts:
             assert o.opts == ["--out-dir"] and "folder" in (o.help or "").lower(), where
-        if "folder" in (o.help or "").lower() and "write" in (o.help or "").lower():
+        if "--figures" in o.opts:  # the report's figures, beside its -o: one spelling everywhere
+            assert o.opts == ["--figures"] and o.metavar == "DIR", where
+            assert "folder" in (o.help or "").lower(), where
+        elif "folder" in (o.help or "").lower() and "write" in (o.help or "").lower():
             assert "--out-dir" in o.opts, f"{where} writes a folder: call it --out-dir"
 
 

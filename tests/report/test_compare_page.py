@@ -122,6 +122,11 @@ class Page:
         return errors
 
 
+#: the dots of the visible forest plots (each dot of a row carries a tooltip; the legend's do not)
+FOREST_DOTS = "return Array.from(document.querySelectorAll('#forest .forest:not([hidden])')).map(f => f.querySelectorAll('circle > title').length);"
+FOREST_TITLE = (
+    "return document.querySelector('#forest .forest:not([hidden]) svg > title').textContent;"
+)
 DELTAS = "return Array.from(document.querySelectorAll('#segments tr[data-segment] td:nth-child(2)')).map(td => td.textContent);"
 
 
@@ -143,7 +148,15 @@ def test_the_page_works_in_headless_chromium(page, tmp_path):
             "return Array.from(document.querySelectorAll('#ranking tr')).slice(1).map(r => r.children[2].textContent);"
         )
         assert sorted(ranking) == sorted([HOSTILE_NAME, "sys-B", "sys-C"])
-        assert p.js("return document.querySelectorAll('#forest circle').length;") == 3
+        assert p.js(FOREST_DOTS) == [3]  # the chosen metric's plot alone, a dot per system
+        p.js(
+            "const s = document.getElementById('rank-metric'); s.value = '1'; s.dispatchEvent(new Event('change')); return 1;"
+        )
+        assert p.js(FOREST_DOTS) == [3] and "bleu" in p.js(FOREST_TITLE)
+        p.js(
+            "const s = document.getElementById('rank-metric'); s.value = '0'; s.dispatchEvent(new Event('change')); return 1;"
+        )
+        assert "chrf" in p.js(FOREST_TITLE)
         assert p.js(
             "return [document.querySelectorAll('img').length, window.pwned === undefined];"
         ) == [0, True]
@@ -196,6 +209,45 @@ def test_the_page_works_in_headless_chromium(page, tmp_path):
     finally:
         errors = p.close()
     assert errors == [], errors
+
+
+def test_the_page_and_its_forest_plot_fit_a_900_px_window(page, tmp_path):
+    tools = DevTools(_chromium(), tmp_path / "profile")
+    try:
+        session = tools.open_page(page, 900, 900)
+        reply = tools.call(
+            "Runtime.evaluate",
+            {"expression": FOREST_JS, "returnByValue": True},
+            session=session,
+        )
+        facts = json.loads(reply["result"]["value"])
+        errors = _console_errors(tools.events)
+    finally:
+        tools.close()
+    assert errors == [], errors
+    assert facts["scrollWidth"] <= facts["width"] <= 900, facts
+    # every system's row: its label inside the window, its interval drawn and named
+    assert len(facts["labels"]) == 3 and all(x >= 0 for x in facts["labelLeft"]), facts
+    assert facts["right"] <= facts["width"], facts
+    assert sorted(t.split(": ")[0].split(". ", 1)[1] for t in facts["intervals"]) == sorted(
+        [HOSTILE_NAME, "sys-B", "sys-C"]
+    )
+
+
+FOREST_JS = """
+JSON.stringify((() => {
+  const f = document.querySelector('#forest .forest:not([hidden])');
+  const labels = Array.from(f.querySelectorAll('g.panel text[text-anchor="end"]'));
+  return {
+    width: document.documentElement.clientWidth,
+    scrollWidth: document.documentElement.scrollWidth,
+    right: f.querySelector('svg').getBoundingClientRect().right,
+    labels: labels.map(t => t.textContent),
+    labelLeft: labels.map(t => t.getBoundingClientRect().left),
+    intervals: Array.from(f.querySelectorAll('line > title')).map(t => t.textContent),
+  };
+})())
+"""
 
 
 def test_a_training_file_sets_the_frequency_buckets(run_cli, tmp_path):

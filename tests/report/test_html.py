@@ -29,6 +29,14 @@ JSON.stringify((() => {
     tables: document.querySelectorAll('table').length,
     offscreen: cells.filter(out).map(c => c.textContent).slice(0, 10),
     figures: Array.from(document.querySelectorAll('figure')).filter(out).length,
+    // texts of a figure cut by its own edge (a label longer than the room left for it)
+    clipped: Array.from(document.querySelectorAll('figure svg')).flatMap(svg => {
+      const b = svg.getBoundingClientRect();
+      return Array.from(svg.querySelectorAll('text')).filter(t => {
+        const r = t.getBoundingClientRect();
+        return r.left < b.left - 0.5 || r.right > b.right + 0.5 || r.top < b.top - 0.5 || r.bottom > b.bottom + 0.5;
+      }).map(t => t.textContent);
+    }).slice(0, 10),
     scrolled: Array.from(document.querySelectorAll('body *')).filter(el => el.scrollWidth > el.clientWidth + 1
       && getComputedStyle(el).overflowX !== 'visible').map(el => el.tagName).slice(0, 10),
   };
@@ -57,29 +65,28 @@ def check_fits(html_path: Path, profile: Path, width: int = 1400) -> dict[str, A
     assert errors == [], errors
     assert facts["width"] <= width and facts["tables"] >= 2 and facts["cells"] > 50, facts
     assert facts["offscreen"] == [], facts
-    assert facts["figures"] == 0 and facts["scrolled"] == [], facts
+    assert facts["figures"] == 0 and facts["scrolled"] == [] and facts["clipped"] == [], facts
     assert facts["scrollWidth"] <= facts["width"], facts
     return facts
 
 
 @pytest.mark.parametrize("width", [1400, 900])
-@pytest.mark.parametrize("engine", ["matplotlib", "svg"])
-def test_widest_report_fits_the_window(analysis_with_test_set, tmp_path, engine, width):
-    if engine == "matplotlib":
-        pytest.importorskip("matplotlib")
+def test_widest_report_fits_the_window(analysis_with_test_set, tmp_path, width):
     _chromium()
     page = tmp_path / "report.html"
-    page.write_text(render_html(analysis_with_test_set, plot_engine=engine), encoding="utf-8")
+    page.write_text(render_html(analysis_with_test_set), encoding="utf-8")
     check_fits(page, tmp_path / "profile", width)
 
 
-#: per forest-plot panel: its row labels and the drawn width of each interval (svg engine:
-#: every interval line carries a "<row label>: <kind> [low, high]" tooltip)
+#: per panel of a plot of Δ (the forest plots and the summary): its title, its row labels
+#: and the drawn width of each interval (every interval line carries a "<row label>: <kind>
+#: [low, high]" tooltip)
 FOREST_JS = """
-JSON.stringify(Array.from(document.querySelectorAll('figure svg')).filter(svg =>
-    (svg.querySelector('title') || {}).textContent.startsWith('Δ')).map(svg => ({
-  labels: Array.from(svg.querySelectorAll('text[text-anchor="end"]')).map(t => t.textContent),
-  intervals: Array.from(svg.querySelectorAll('line')).filter(l => l.querySelector('title')).map(l =>
+JSON.stringify(Array.from(document.querySelectorAll('figure svg g.panel')).filter(g =>
+    g.querySelector('title').textContent.includes('Δ')).map(g => ({
+  title: g.querySelector('title').textContent,
+  labels: Array.from(g.querySelectorAll('text[text-anchor="end"]')).map(t => t.textContent),
+  intervals: Array.from(g.querySelectorAll('line')).filter(l => l.querySelector('title')).map(l =>
     ({title: l.querySelector('title').textContent, width: l.getBoundingClientRect().width})),
 })))
 """
@@ -103,9 +110,10 @@ def test_every_forest_row_is_readable_or_drawn_on_another_panel(analysis, tmp_pa
     # their intervals to a few pixels
     _chromium()
     page = tmp_path / "report.html"
-    page.write_text(render_html(analysis, plot_engine="svg"), encoding="utf-8")
+    page.write_text(render_html(analysis), encoding="utf-8")
     panels = forest_facts(page, tmp_path / "profile", width)
-    assert len(panels) == 4, panels  # acc and loss, two panels each
+    # the summary (acc) and the forest plots of acc and loss, two panels each
+    assert len(panels) == 6 and sum(p["title"].startswith("Summary") for p in panels) == 2, panels
     assert check_forest_rows(panels) >= 4  # not vacuous: rows were moved to another panel
 
 
@@ -134,12 +142,12 @@ def check_forest_rows(panels: list[dict[str, Any]]) -> int:
 def test_one_axis_would_squeeze_the_small_effects(analysis, tmp_path):
     # the same rows on one panel (zero kept): some interval is under 40 px, which the
     # panels above avoid
-    from evalab.report.html import _forest_kinds
+    from evalab.report.ablation_figures import forest_kinds
     from evalab.report.plots import MIN_INTERVAL_PX, interval_px
 
     rows = [r for r in analysis.rows if r.metrics["acc"].delta is not None]
     ms = [r.metrics["acc"] for r in rows]
-    points, kinds = [m.delta for m in ms], _forest_kinds(analysis, ms)
+    points, kinds = [m.delta for m in ms], forest_kinds(analysis, ms)
     every = list(range(len(rows)))
     assert min(interval_px(i, every, points, kinds, "always") for i in every) < MIN_INTERVAL_PX
 
@@ -148,7 +156,7 @@ def test_the_check_sees_a_column_off_screen(analysis_with_test_set, tmp_path):
     # the same page with wrapping switched off: the check must fail (it is not vacuous)
     _chromium()
     page = tmp_path / "report.html"
-    text = render_html(analysis_with_test_set, plot_engine="svg")
+    text = render_html(analysis_with_test_set)
     page.write_text(
         text.replace(
             "</style>", "th,td,td.l,th.l,td.flag{white-space:nowrap;padding:0 3em}</style>"
@@ -160,7 +168,7 @@ def test_the_check_sees_a_column_off_screen(analysis_with_test_set, tmp_path):
 
 
 def test_the_report_prints_no_absolute_path(analysis):
-    page = render_html(analysis, plot_engine="svg")
+    page = render_html(analysis)
     study = Path(analysis.path)
     assert str(study.parent) not in page and str(Path(analysis.db_path).parent) not in page
     assert f"<code>{study.name}</code>" in page  # relative to the run database's folder
@@ -176,6 +184,75 @@ def test_every_page_has_the_one_shell_and_its_policy(analysis):
     a = Alignment(
         ("x",), ("y",), np.array([[0.9]]), np.array([1.0]), np.array([1.0]), 0.9, 0.9, 0.9
     )
-    for page in (render_alignment_html([("seg", a)]), render_html(analysis, plot_engine="svg")):
+    for page in (render_alignment_html([("seg", a)]), render_html(analysis)):
         assert f'<meta http-equiv="Content-Security-Policy" content="{CSP}">' in page
         assert "<script" not in page.lower()
+
+
+LONG_SYSTEMS = [f"generaltest2022.de-en.system-{k}-with-a-long-name" for k in range(7)] + ["B"]
+
+
+def meta_eval_page(run_cli, folder: Path) -> Path:
+    """``meta-eval -f html`` over eight systems with long names, two metrics of different quality."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    n = 40
+    (folder / "ref.txt").write_text("".join(f"ref {i}\n" for i in range(n)), encoding="utf-8")
+    human, scores = [], []
+    for s, name in enumerate(LONG_SYSTEMS):
+        (folder / f"{s}.txt").write_text(
+            "".join(f"hyp {s} {i}\n" for i in range(n)), encoding="utf-8"
+        )
+        quality = -s / 2 + rng.normal(0, 1, n)
+        human += [f"{name}\t{i + 1}\t{q:.6f}" for i, q in enumerate(quality)]
+        scores += [f"oracle\t{name}\t{i + 1}\t{q * 2 + 1:.6f}" for i, q in enumerate(quality)]
+        noisy = quality + rng.normal(0, 3, n)
+        scores += [f"noisy\t{name}\t{i + 1}\t{q:.6f}" for i, q in enumerate(noisy)]
+    (folder / "human.tsv").write_text("\n".join(human) + "\n", encoding="utf-8")
+    (folder / "scores.tsv").write_text("\n".join(scores) + "\n", encoding="utf-8")
+    inputs = [f"{name}={folder / f'{s}.txt'}" for s, name in enumerate(LONG_SYSTEMS)]
+    page = folder / "meta.html"
+    res = run_cli(
+        "meta-eval", "--human", folder / "human.tsv", "-r", folder / "ref.txt", "-i", *inputs,
+        "--scores", folder / "scores.tsv", "-n", "100", "-q", "-f", "html", "-o", page,
+    )  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    return page
+
+
+#: per figure of the meta-eval page: its title and the colours of its dots
+META_JS = """
+JSON.stringify(Array.from(document.querySelectorAll('figure svg')).map(svg => ({
+  title: svg.querySelector('title').textContent,
+  colours: Array.from(new Set(Array.from(svg.querySelectorAll('circle')).filter(c => c.querySelector('title'))
+    .map(c => c.getAttribute('fill')))),
+  names: Array.from(svg.querySelectorAll('text > title')).map(t => t.textContent),
+})))
+"""
+
+
+@pytest.mark.parametrize("width", [1400, 900])
+def test_meta_eval_page_fits_and_names_every_system(run_cli, tmp_path, width):
+    _chromium()
+    page = meta_eval_page(run_cli, tmp_path)
+    facts, errors = page_facts(page, tmp_path / "profile", width)
+    assert errors == [], errors
+    assert facts["offscreen"] == [] and facts["figures"] == 0 and facts["clipped"] == [], facts
+    assert facts["scrollWidth"] <= facts["width"], facts
+    tools = DevTools(_chromium(), tmp_path / "profile-figures")
+    try:
+        session = tools.open_page(page, width, 900)
+        reply = tools.call(
+            "Runtime.evaluate", {"expression": META_JS, "returnByValue": True}, session=session
+        )
+        figures = json.loads(reply["result"]["value"])
+    finally:
+        tools.close()
+    scatters = [f for f in figures if "(" in f["title"] and ":" not in f["title"]]
+    assert len(scatters) == 2, figures
+    for f in scatters:  # every system named beside its point (the whole name in its tooltip)
+        assert sorted(f["names"]) == sorted(LONG_SYSTEMS), f
+    rankings = [f for f in figures if f not in scatters]
+    # the oracle and the noisy metric: at least one statistic tells them apart, in two colours
+    assert rankings and any(len(f["colours"]) == 2 for f in rankings), rankings

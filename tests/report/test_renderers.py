@@ -19,9 +19,10 @@ from rich.console import Console
 from tests.report.conftest import EVIL
 
 from evalab.report import render_html, render_json, render_latex, render_markdown, render_table
+from evalab.report.figures import Figure, figure_svg, interval_panel
 from evalab.report.latex import latex_paragraph, latex_text
 from evalab.report.markdown import md_escape
-from evalab.report.plots import Intervals, interval_plot_svg
+from evalab.report.plots import Intervals
 from evalab.report.tables import (
     effect_lines,
     missing_lines,
@@ -255,9 +256,10 @@ def test_html_escapes_labels_and_has_a_forest_and_a_level_plot_per_metric(analys
     assert "<script" not in page.lower()
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
     assert "<b>tags</b>" not in page and "&lt;b&gt;tags&lt;/b&gt;" in page
-    # acc and loss: a level plot and a forest plot in two panels each (the a=b=false effect is
-    # ten times the others: on one axis their intervals would be under 40 px)
-    assert page.count("<svg") == 6 and page.count("panel 2 of 2") == 2
+    # the summary, and for acc and loss a level plot, a forest plot in two panels (the
+    # a=b=false effect is ten times the others: on one axis their intervals would be under
+    # 40 px) and an interaction plot; a panel's title is its tooltip and its heading
+    assert page.count("<svg") == 7 and page.count("panel 2 of 2") == 6
     assert page.count("Δ acc to the base") >= 1 and "95% CI over seeds" in page
     assert "script-src" not in page and "default-src 'none'" in page  # CSP forbids scripts
     assert re.search(
@@ -269,11 +271,8 @@ def test_html_escapes_labels_and_has_a_forest_and_a_level_plot_per_metric(analys
     assert 'class="scroll"' not in page  # nothing hidden behind a horizontal scroll
 
 
-@pytest.mark.parametrize("engine", ["svg", "matplotlib"])
-def test_forest_plot_labels_each_kind_of_interval(analysis_with_test_set, engine):
-    if engine == "matplotlib":
-        pytest.importorskip("matplotlib")
-    page = render_html(analysis_with_test_set, plot_engine=engine)
+def test_forest_plot_labels_each_kind_of_interval(analysis_with_test_set):
+    page = render_html(analysis_with_test_set)
     for label in (
         "95% CI over seeds",
         "95% CI over test examples",
@@ -282,32 +281,32 @@ def test_forest_plot_labels_each_kind_of_interval(analysis_with_test_set, engine
         assert label in page, label
 
 
-@pytest.mark.parametrize("engine", ["svg", "matplotlib"])
-def test_interval_plot_escapes_text_and_fits_the_data(engine):
-    if engine == "matplotlib":
-        pytest.importorskip("matplotlib")
-    svg = interval_plot_svg(
+def _panel_svg(*args, **kwargs) -> str:
+    return figure_svg(Figure("f", "f", (interval_panel(*args, **kwargs),)))
+
+
+def test_interval_plot_escapes_text_and_fits_the_data():
+    svg = _panel_svg(
+        EVIL,
         ["base", EVIL, "$x$ & y"],
         [95.0, 96.0, float("nan")],
         [Intervals(EVIL, [94.0, 95.5, None], [96.0, 96.5, None])],
-        title=EVIL,
         xlabel="acc",
         reference=95.0,
-        engine=engine,
     )
     assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
     assert "<script" not in svg.lower() and "&lt;script" in svg
-    if engine == "svg":  # accuracies of 94-96.5 fill the axis; a far zero is left out
-        ticks = [float(t) for t in re.findall(r'text-anchor="middle">(-?[0-9.e+-]+)</text>', svg)]
-        assert 93 <= min(ticks) < max(ticks) <= 97 and len(ticks) >= 3
-        kept = interval_plot_svg(["a"], [95.0], [], zero="always", engine="svg")
-        ticks = [float(t) for t in re.findall(r'text-anchor="middle">(-?[0-9.e+-]+)</text>', kept)]
-        assert min(ticks) == 0 and max(ticks) >= 80
+    # accuracies of 94-96.5 fill the axis; a far zero is left out
+    ticks = [float(t) for t in re.findall(r'text-anchor="middle">(-?[0-9.e+-]+)</text>', svg)]
+    assert 93 <= min(ticks) < max(ticks) <= 97 and len(ticks) >= 3
+    kept = _panel_svg("t", ["a"], [95.0], [], zero="always")
+    ticks = [float(t) for t in re.findall(r'text-anchor="middle">(-?[0-9.e+-]+)</text>', kept)]
+    assert min(ticks) == 0 and max(ticks) >= 80
 
 
 def test_interval_plot_refuses_ragged_input():
     with pytest.raises(ValueError, match="one value per row"):
-        interval_plot_svg(["a", "b"], [1.0], [], engine="svg")
+        interval_panel("t", ["a", "b"], [1.0], [])
 
 
 def test_markdown(analysis):
@@ -430,7 +429,7 @@ def test_hostile_strings_are_shown_as_written_in_every_format(hostile, tmp_path)
         assert prefix + HOSTILE in cells, prefix
     assert any(HOSTILE_METRIC in c for c in cells) and f"D {HOSTILE}" in " ".join(row_notes(a))
     # HTML: parsed back cell for cell; nothing but the page's own tags
-    page = render_html(a, plot_engine="svg")
+    page = render_html(a)
     assert [t for _, t in html_tables(page)] == model
     assert (
         "<script" not in page.lower()
@@ -482,11 +481,11 @@ def test_a_row_without_any_interval_says_so_in_the_plots(analysis):
         else r
         for r in analysis.rows
     ]
-    page = render_html(dataclasses.replace(analysis, rows=rows), plot_engine="svg")
-    svgs = page.split("<svg")[1:]
+    page = render_html(dataclasses.replace(analysis, rows=rows))
+    svgs = [f for f in page.split('<figure id="figure-')[1:] if not f.startswith("interaction")]
     # a forest plot (one panel or more) + a level plot, acc + loss; the label is the row's
     # label and the start of its description
     assert len(svgs) >= 4 and all(
         f"{html.escape(EVIL)} desc with" in svg and "(no interval)" in svg for svg in svgs
     )
-    assert "(no interval)" not in render_html(analysis, plot_engine="svg")
+    assert "(no interval)" not in render_html(analysis)

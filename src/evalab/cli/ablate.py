@@ -9,7 +9,14 @@ import typer
 
 from evalab.cli import app
 from evalab.cli.inputs import study_inputs
-from evalab.cli.options import latex_fragment_option, latex_layout, latex_split_option
+from evalab.cli.options import (
+    check_figures,
+    figures_option,
+    latex_fragment_option,
+    latex_layout,
+    latex_split_option,
+    write_figures_checked,
+)
 from evalab.cli.output import PAGE_FORMATS, check_format, check_out, emit, emit_table, format_option
 from evalab.report.latex import WHOLE, LatexLayout
 
@@ -558,6 +565,7 @@ def report_cmd(
     ] = 1000,
     latex_split: Annotated[bool, latex_split_option()] = False,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
+    figures: Annotated[str | None, figures_option()] = None,
 ) -> None:
     """Per row: mean, sd, 95% CI over seeds, Δ to the base with CI and p-values; grid effects.
 
@@ -570,7 +578,9 @@ def report_cmd(
     db_path = db if db is not None else str(DEFAULT_DB)
     check_out(out, [("STUDY_FILE", study_file), ("--db", db_path)])  # before the study is even read
     study = load_study(study_file, check_entry=False)
-    check_out(out, study_inputs(study, db_path))
+    inputs = study_inputs(study, db_path)
+    check_out(out, inputs)
+    check_figures(figures, [*inputs, ("--out", out)])
     check_format(format, PAGE_FORMATS)
     latex = latex_layout(format, latex_split, latex_fragment, small=True)
     _check_stored_bounds(study, db)
@@ -582,6 +592,10 @@ def report_cmd(
         from evalab.ablation.notes import CurvesNote
 
         analysis = dataclasses.replace(analysis, notes=[*analysis.notes, CurvesNote(curves)])
+    if figures is not None:
+        from evalab.report.ablation_figures import report_figures
+
+        write_figures_checked(report_figures(analysis, curves), figures, [*inputs, ("--out", out)])
     if format == "html":
         emit(render_html(analysis, curves=curves), out)
         return

@@ -29,14 +29,17 @@ from evalab.cli.inputs import metric_inputs
 from evalab.cli.names import named_inputs
 from evalab.cli.options import (
     build_metrics,
+    check_figures,
     check_layout,
     confidence_option,
+    figures_option,
     latex_fragment_option,
     latex_layout,
     latex_split_option,
     layout_option,
     n_samples_option,
     seed_option,
+    write_figures_checked,
 )
 from evalab.cli.output import (
     DEFAULT_VIEW,
@@ -74,6 +77,7 @@ from evalab.report.compare_page import (
     ALIGNMENT_LIMIT,
     ComparePage,
     alignment_segments,
+    ranking_figures,
     render_compare_page,
 )
 from evalab.report.numbers import (
@@ -696,14 +700,20 @@ def render_ranking(
     short: dict[str, str],
     texts: PageTexts | None,
     view: TableView = DEFAULT_VIEW,
+    figures: tuple[str, list[tuple[str, str | None]]] | None = None,
 ) -> None:
     """The ranking with clusters (and with ``all_pairs`` every pair) in ``fmt``; with
-    ``texts`` (``-f html``) the page instead."""
+    ``texts`` (``-f html``) the page instead; with ``figures`` (a folder and the files it may
+    not replace) the ranking's forest plots written there as PDF and SVG."""
     rankings = {
         name: rank_systems(res.scores, res.p_values, alpha, correction, res.higher_is_better)
         for name, res in results.items()
     }
     ranked = ranking_rows(results, rankings, metrics, nrefs)
+    if figures is not None:
+        shown = [{**r, "system": short[r["system"]]} for r in ranked]
+        higher = {m: res.higher_is_better for m, res in results.items()}
+        write_figures_checked(ranking_figures(shown, higher), *figures)
     long, wide = _ranking_table(ranked, metrics, width, short)
     if texts is not None:
         emit(
@@ -918,6 +928,7 @@ def compare(
     layout: Annotated[str | None, layout_option()] = None,
     latex_split: Annotated[bool, latex_split_option()] = False,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
+    figures: Annotated[str | None, figures_option()] = None,
 ) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
     check_mode(
@@ -934,6 +945,7 @@ def compare(
             "-j/--jobs": jobs != 1,
             "--missing-ref": missing_ref != "none",
             "--train": train is not None,
+            "--figures": figures is not None,
         },
         {
             "--id-column": id_column != "id",
@@ -973,15 +985,16 @@ def compare(
     # every option is checked before any file is read or any resampling starts
     named = named_inputs(input)
     input = named.paths
-    check_out(
-        out,
-        [
-            *input_options(reference, input, source),
-            ("--train", train),
-            *metric_inputs(metrics, set_),
-        ],
-    )
+    read = [
+        *input_options(reference, input, source),
+        ("--train", train),
+        *metric_inputs(metrics, set_),
+    ]
+    check_out(out, read)
     check_format(format, PAGE_FORMATS)
+    if figures is not None and not (rank or all_pairs or format == "html"):
+        raise SettingsError("--figures writes the ranking's forest plots: give --rank (or -f html)")
+    check_figures(figures, [*read, ("--out", out)])
     if train is not None and format != "html":
         raise SettingsError(
             f"--train applies to -f html only (the page's frequency buckets), not -f {format}"
@@ -1055,6 +1068,7 @@ def compare(
             short=named.short_by_key(),
             texts=texts,
             view=view,
+            figures=(figures, [*read, ("--out", out)]) if figures is not None else None,
         )
         return
     if test == "mcnemar":

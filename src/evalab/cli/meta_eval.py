@@ -20,9 +20,12 @@ from evalab.cli.language_checks import warn_tokenizer_misfit
 from evalab.cli.names import named_inputs
 from evalab.cli.options import (
     build_metrics,
+    check_figures,
+    figures_option,
     latex_fragment_option,
     latex_layout,
     latex_split_option,
+    write_figures_checked,
 )
 from evalab.cli.output import (
     PAGE_FORMATS,
@@ -303,6 +306,7 @@ def meta_eval(
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
     latex_split: Annotated[bool, latex_split_option()] = False,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
+    figures: Annotated[str | None, figures_option()] = None,
 ) -> None:
     """Meta-evaluate metrics against human scores: correlations, accuracies, CIs, clusters."""
     # the outputs may overwrite none of the inputs, nor each other, checked before any work
@@ -317,6 +321,8 @@ def meta_eval(
     ]
     check_out(out, read)
     check_out(save_scores, read, option="--save-scores", outputs=[("--out", out)])
+    written = [*read, ("--out", out), ("--save-scores", save_scores)]
+    check_figures(figures, written)
     _check_options(
         format,
         n_bootstrap,
@@ -365,4 +371,8 @@ def meta_eval(
         result = meta_evaluate(human_matrix, systems, collected, settings, advance)
     if save_scores is not None:
         _save_scores(save_scores, collected, systems)
+    if figures is not None:
+        from evalab.report.metaeval_html import metaeval_figures
+
+        write_figures_checked(metaeval_figures(result), figures, written)
     _render(result, format, width, out, latex)

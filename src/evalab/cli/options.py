@@ -197,3 +197,46 @@ def model_items(model: str | None, names: Sequence[str]) -> list[str]:
             f"none is among -m {' '.join(names)}"
         )
     return [f"{n}.model={model}" for n in readers]
+
+
+# ---- --figures DIR: every figure of a report as PDF and SVG ---------------------------------
+
+
+def figures_option() -> Any:
+    """The ``--figures DIR`` option (one spelling and help text in every command that has it)."""
+    import typer
+
+    return typer.Option(
+        "--figures",
+        metavar="DIR",
+        help="Also write every figure of the report into this folder (created if missing) as PDF and SVG: "
+        "vector, fonts embedded, the same figures as the HTML page. Needs the report extra (matplotlib).",
+    )
+
+
+def check_figures(folder: str | None, inputs: Sequence[tuple[str, str | None]]) -> None:
+    """Refuse ``--figures DIR`` before any work: matplotlib missing, or a folder that cannot
+    be written (:func:`evalab.cli.output.check_out` rules)."""
+    if folder is None:
+        return
+    from evalab.cli.output import check_out
+    from evalab.report.figure_files import require_matplotlib
+
+    require_matplotlib()
+    check_out(folder, inputs, option="--figures", folder=True)
+
+
+def write_figures_checked(
+    figures: Sequence[Any], folder: str | None, inputs: Sequence[tuple[str, str | None]]
+) -> None:
+    """Write ``figures`` into ``folder`` once no file they go to is an input (``inputs``, the
+    report's ``-o`` among them): every file is checked before the first is written."""
+    if folder is None:
+        return
+    from evalab.cli.output import check_out
+    from evalab.report.figure_files import figure_paths, write_figures
+
+    for paths in figure_paths(figures, folder):
+        for path in paths:
+            check_out(str(path), inputs, option="--figures")
+    write_figures(figures, folder)

@@ -4,9 +4,11 @@
 ``render_markdown(analysis) -> str``, ``render_latex(analysis) -> str``,
 ``render_json(analysis) -> str`` and ``render_html(analysis) -> str`` return text.
 All five show the same tables and notes (Table 3's layout, then one Δ table per metric).
-The HTML page is self-contained: per metric a forest plot of Δ with its intervals and a
-level plot (mean and intervals, axis from zero), inlined as SVG (matplotlib when the ``report`` extra is installed, else a
-hand-written SVG), and every string that comes from the study or the runs is escaped.
+The HTML page is self-contained: a summary figure, per metric a forest plot of Δ with its
+intervals and a level plot (mean and intervals, on an axis that fits them), interaction plots
+for a grid, inlined as SVG (:mod:`evalab.report.figures`; the same figures as PDF and SVG:
+:mod:`evalab.report.figure_files`), and every string that comes from the study or the runs is
+escaped.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ _EXPORTS = {
     "render_latex": "evalab.report.tables",
     "render_json": "evalab.report.tables",
     "render_html": "evalab.report.html",
-    "interval_plot_svg": "evalab.report.plots",
+    "figure_svg": "evalab.report.figures",
+    "write_figures": "evalab.report.figure_files",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from evalab.report.page import html_page
+
+if TYPE_CHECKING:
+    from evalab.metrics.semantic import Alignment
 
 __all__ = ["alignment_rows", "best_matches", "render_alignment_html"]
 
 
-def best_matches(alignment, direction: str = "precision") -> list[tuple[int, int, float, float]]:
+def best_matches(
+    alignment: Alignment, direction: str = "precision"
+) -> list[tuple[int, int, float, float]]:
     """``(source index, best-match index, cosine, weight)`` for every weighted source token:
     the greedy matching BERTScore does, as indices (``alignment_rows`` gives the tokens).
 
@@ -44,7 +50,9 @@ def best_matches(alignment, direction: str = "precision") -> list[tuple[int, int
     ]
 
 
-def alignment_rows(alignment, direction: str = "precision") -> list[tuple[str, str, float, float]]:
+def alignment_rows(
+    alignment: Alignment, direction: str = "precision"
+) -> list[tuple[str, str, float, float]]:
     """``(source token, best match, cosine, weight)`` for every weighted source token
     (:func:`best_matches` with the tokens).
 
@@ -86,7 +94,7 @@ def _cell_colour(value: float) -> str:
     return f"rgb({light},{min(255, light + 25)},255)"
 
 
-def _segment_html(title: str, a) -> str:
+def _segment_html(title: str, a: Alignment) -> str:
     e = html.escape
     parts = [f"<h2>{e(title)}</h2>"]
     parts.append(
@@ -128,7 +136,7 @@ def _segment_html(title: str, a) -> str:
 
 
 def render_alignment_html(
-    items: Sequence[tuple[str, object]], title: str = "BERTScore alignments", signature: str = ""
+    items: Sequence[tuple[str, Alignment]], title: str = "BERTScore alignments", signature: str = ""
 ) -> str:
     """A self-contained HTML page: one heat map and arrow list per ``(title, Alignment)``.
 

@@ -28,7 +28,7 @@
   const tr = (cells, cls) => { const r = el("tr", cls); for (const c of cells) r.append(c); return r; };
   const td = (text, cls) => el("td", cls, text);
 
-  // ---- ranking and forest plot ------------------------------------------------------
+  // ---- ranking (and its forest plot) --------------------------------------------------
   function renderRanking() {
     const metric = D.metrics[+$("rank-metric").value];
     const rows = D.ranking.filter(r => r.metric === metric);
@@ -41,33 +41,8 @@
         (r.cluster || 0) % 2 ? "c-odd" : ""));
     }
     $("ranking").replaceChildren(table);
-    $("forest").replaceChildren(forest(rows, metric, d));
-  }
-
-  function forest(rows, metric, d) {
-    const lows = rows.map(r => num(r.ci_low ?? r.score)), highs = rows.map(r => num(r.ci_high ?? r.score));
-    let lo = Math.min(...lows.filter(Number.isFinite)), hi = Math.max(...highs.filter(Number.isFinite));
-    if (!(hi > lo)) { lo -= 1; hi += 1; }
-    const left = 230, width = 900, plot = width - left - 30, rowH = 22, top = 30;
-    const x = v => left + (v - lo) / (hi - lo) * plot;
-    const svg = sv("svg", { viewBox: `0 0 ${width} ${top + rowH * rows.length + 40}`, width, role: "img" });
-    svg.append(sv("text", { x: left, y: 16, "font-size": 13, "font-weight": "bold" },
-      `${metric}: score and 95% interval of every system (${D.higher[metric] ? "higher" : "lower"} is better)`));
-    rows.forEach((r, k) => {
-      const y = top + rowH * k + rowH / 2;
-      svg.append(sv("text", { x: left - 8, y: y + 4, "text-anchor": "end", "font-size": 12 }, `${r.system} (${r.cluster ?? "-"})`));
-      if (Number.isFinite(lows[k]) && Number.isFinite(highs[k])) {
-        svg.append(sv("line", { x1: x(lows[k]), x2: x(highs[k]), y1: y, y2: y, stroke: "#2471a3", "stroke-width": 2 }));
-      }
-      if (Number.isFinite(num(r.score))) svg.append(sv("circle", { cx: x(r.score), cy: y, r: 4, fill: "#222" }));
-    });
-    const yAxis = top + rowH * rows.length + 8;
-    svg.append(sv("line", { x1: left, x2: left + plot, y1: yAxis, y2: yAxis, stroke: "#999" }));
-    for (let t = 0; t <= 4; t++) {
-      const v = lo + (hi - lo) * t / 4;
-      svg.append(sv("text", { x: x(v), y: yAxis + 16, "text-anchor": "middle", "font-size": 11 }, fmt(v, d)));
-    }
-    return svg;
+    // the forest plots are drawn on the server (evalab.report.figures), one per metric
+    for (const f of $("forest").children) f.hidden = f.dataset.metric !== $("rank-metric").value;
   }
 
   // ---- two systems --------------------------------------------------------------------

@@ -25,16 +25,27 @@ string from the inputs reaches the page through ``textContent`` (never as markup
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from evalab.report.figures import Figure, Group, figure_svg, interval_panel
 from evalab.report.page import html_page
+from evalab.report.plots import SERIES_COLOURS, Intervals
 
-__all__ = ["ALIGNMENT_LIMIT", "ComparePage", "alignment_segments", "render_compare_page"]
+if TYPE_CHECKING:
+    from evalab.metrics.semantic import Alignment
+
+__all__ = [
+    "ALIGNMENT_LIMIT",
+    "ComparePage",
+    "alignment_segments",
+    "ranking_figures",
+    "render_compare_page",
+]
 
 
 @dataclass(frozen=True)
@@ -135,14 +146,14 @@ def page_data(page: ComparePage) -> dict[str, Any]:
     return data
 
 
-def _alignment_data(page: ComparePage, ref) -> dict[str, Any]:
+def _alignment_data(page: ComparePage, ref: Callable[[str], int]) -> dict[str, Any]:
     """Per system, segment -> ``[hypothesis tokens, reference tokens, precision matches,
     recall matches]``: tokens as string-table indices, matches as flat ``[source, best
     match, cosine, ...]`` lists (cosines to 3 decimals) from :func:`best_matches`, the same
     greedy matches ``semsim --explain-html`` draws."""
     from evalab.report.alignment import best_matches
 
-    def flat(a, direction: str) -> list[float]:
+    def flat(a: Alignment, direction: str) -> list[float]:
         return [v for i, j, cos, _ in best_matches(a, direction) for v in (i, j, round(cos, 3))]
 
     per = page.alignments or {}
@@ -173,6 +184,60 @@ def _known_counts(page: ComparePage) -> dict[str, int]:
         for w in text.split()
     }
     return {w: counts[w] for w in sorted(words) if w in counts}
+
+
+def _cluster_group(cluster: int | None) -> Group:
+    if cluster is None:
+        return Group("no cluster (no interval)", "#000000")
+    return Group(f"cluster {cluster}", SERIES_COLOURS[(cluster - 1) % len(SERIES_COLOURS)])
+
+
+def ranking_figures(
+    ranking: Sequence[Mapping[str, Any]], higher_is_better: Mapping[str, bool]
+) -> list[Figure]:
+    """Per metric, every system's score with its interval, best first, the dot coloured by
+    the system's cluster (systems no significant difference separates share one), on an axis
+    that fits the scores (zero only when near). Rows are ``compare --rank`` rows.
+
+    >>> rows = [{"metric": "bleu", "system": s, "score": v, "ci_low": v - 1, "ci_high": v + 1,
+    ...          "rank": k, "cluster": c, "confidence": 0.95} for k, (s, v, c) in enumerate(
+    ...          [("a", 30.0, 1), ("b", 29.5, 1), ("c", 20.0, 2)], start=1)]
+    >>> (fig,) = ranking_figures(rows, {"bleu": True})
+    >>> fig.panels[0].labels, [g.label for g in fig.panels[0].groups], fig.panels[0].x.lo > 10
+    (('1. a', '2. b', '3. c'), ['cluster 1', 'cluster 2'], True)
+    """
+    out = []
+    for metric in dict.fromkeys(r["metric"] for r in ranking):
+        rows = [r for r in ranking if r["metric"] == metric]
+        clusters = list(dict.fromkeys(r["cluster"] for r in rows))
+        confidence: float = next((r["confidence"] for r in rows if r.get("confidence")), 0.95)
+        pct = f"{confidence * 100:g}%"
+        better = "higher" if higher_is_better.get(metric, True) else "lower"
+        panel = interval_panel(
+            f"{metric}: score and {pct} CI of every system, best first ({better} is better)",
+            [
+                f"{r['rank']}. {r['system']}" if r["rank"] is not None else str(r["system"])
+                for r in rows
+            ],
+            [r["score"] for r in rows],
+            [Intervals(f"{pct} CI", [r["ci_low"] for r in rows], [r["ci_high"] for r in rows])],
+            xlabel=metric,
+            groups=[_cluster_group(c) for c in clusters],
+            row_groups=[clusters.index(r["cluster"]) for r in rows],
+        )
+        out.append(Figure(f"ranking-{metric}", f"{metric}: every system's score", (panel,)))
+    return out
+
+
+def _forest(page: ComparePage) -> str:
+    """The ranking figures, one per metric; the script shows the chosen metric's."""
+    figures = ranking_figures(page.ranking, page.higher_is_better)
+    drawn = dict.fromkeys(r["metric"] for r in page.ranking)
+    index = [list(page.segment_scores).index(m) for m in drawn]  # the metric select's values
+    return "".join(
+        f'<div class="forest" data-metric="{k}"{"" if k == 0 else " hidden"}>{figure_svg(f)}</div>'
+        for k, f in zip(index, figures, strict=True)
+    )
 
 
 def _script() -> str:
@@ -211,7 +276,7 @@ def render_compare_page(page: ComparePage) -> str:
         page.title,
         [
             '<h2>Ranking</h2><div class="controls"><label>metric <select id="rank-metric"></select></label></div>',
-            '<div id="ranking"></div><figure id="forest"></figure><div class="notes" id="notes"></div>',
+            f'<div id="ranking"></div><figure id="forest">{_forest(page)}</figure><div class="notes" id="notes"></div>',
             '<h2>Two systems</h2><div class="controls"><label>system A <select id="sys-a"></select></label>'
             '<label>system B <select id="sys-b"></select></label><label>metric <select id="pair-metric"></select></label></div>',
             '<h3>Buckets</h3><div class="charts"><figure id="len-chart"></figure><figure id="freq-chart"></figure></div>',

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from evalab.report.plots import Series, curve_plot_svg
+from evalab.report.figures import Figure, Series, figure_svg, xy_panel
 
 if TYPE_CHECKING:
     from evalab.ablation.curve_rows import RowCurves, StudyCurves
@@ -49,7 +49,6 @@ def selection_note(sc: StudyCurves) -> str:
 def curves_section(sc: StudyCurves) -> str:
     """The HTML section: per logged metric, every row's mean over seeds and the range of its
     seeds (already escaped)."""
-    from evalab.ablation.curve_rows import thinned
 
     if not sc.rows:
         return ""
@@ -61,6 +60,18 @@ def curves_section(sc: StudyCurves) -> str:
         f"bins of steps (each bin's mean and its widest range). {e(selection_note(sc))}</p>",
         '<div class="plots">',
     ]
+    parts += [f"<figure>{figure_svg(f)}</figure>" for f in curve_figures(sc)]
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def curve_figures(sc: StudyCurves) -> list[Figure]:
+    """Per logged metric, a figure of every row's mean over seeds at each step (a line) over
+    the range of its seeds (a band); the y axis spans the bands (curves are compared by shape,
+    so it need not reach zero)."""
+    from evalab.ablation.curve_rows import thinned
+
+    out = []
     for metric in sc.metrics:
         series = []
         for row in sc.rows:
@@ -70,14 +81,22 @@ def curves_section(sc: StudyCurves) -> str:
             t = thinned(b, POINTS)
             series.append(
                 Series(
-                    _label(row), t.steps.tolist(), t.mean.tolist(), t.low.tolist(), t.high.tolist()
+                    _label(row),
+                    tuple(float(v) for v in t.steps),
+                    tuple(float(v) for v in t.mean),
+                    tuple(float(v) for v in t.low),
+                    tuple(float(v) for v in t.high),
                 )
             )
-        parts.append(
-            f"<figure>{curve_plot_svg(series, title=f'{metric} per step', ylabel=metric)}</figure>"
+        panel = xy_panel(
+            f"{metric} per step",
+            series,
+            xlabel="step",
+            ylabel=metric,
+            interval_label="range over seeds",
         )
-    parts.append("</div>")
-    return "".join(parts)
+        out.append(Figure(f"curves-{metric}", f"{metric} per step", (panel,)))
+    return out
 
 
 def _label(row: RowCurves) -> str:

@@ -1,9 +1,10 @@
 """A self-contained HTML page for a study analysis.
 
 One file, no network: inline CSS, the tables of :func:`evalab.report.tables.report_tables`
-(cell for cell those of the other formats), per metric a forest plot of Δ and a level plot
-inlined as SVG, a Content Security
-Policy that forbids scripts, and every string that comes from the study file or the runs
+(cell for cell those of the other formats), the figures of
+:func:`evalab.report.ablation_figures.report_figures` (a summary at the top; per metric a
+forest plot of Δ and a level plot; interaction plots for a grid) inlined as SVG by
+:func:`evalab.report.figures.figure_svg`, a Content Security Policy that forbids scripts, and every string that comes from the study file or the runs
 (labels, descriptions, errors, metric names) passed through :func:`html.escape`.
 """
 
@@ -15,15 +16,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalab.report.ablation_figures import (
+    forest_figure,
+    interaction_figure,
+    level_figure,
+    summary_figure,
+)
+from evalab.report.figures import Figure, IntervalPanel, figure_svg
 from evalab.report.numbers import NO_VALUE
 from evalab.report.page import html_page
-from evalab.report.plots import (
-    Intervals,
-    finite,
-    forest_panels,
-    interval_plot_svg,
-    panel_fits_zero,
-)
 from evalab.report.tables import (
     COMPONENTS,
     Table,
@@ -33,13 +34,12 @@ from evalab.report.tables import (
     opening_sections,
     report_notes,
     report_tables,
-    row_name,
     row_notes,
     title,
 )
 
 if TYPE_CHECKING:
-    from evalab.ablation.analysis import MetricStats, RowAnalysis, StudyAnalysis
+    from evalab.ablation.analysis import StudyAnalysis
     from evalab.ablation.curve_rows import StudyCurves
 
 # The page fits a 1400 px screen (and, with smaller type and wrapping cells, a 900 px one)
@@ -100,146 +100,67 @@ def _table(t: Table) -> str:
     return "".join(out)
 
 
-#: rows beyond which "auto" draws with the built-in SVG writer: matplotlib's layout of a few
-#: hundred tick labels takes seconds per plot (benchmarks/bench_ablation_report.py)
-MPL_MAX_ROWS = 60
+def _figure(fig: Figure) -> str:
+    """The figure in the page (nothing for one without panels: a metric no row is compared on)."""
+    if not fig.panels:
+        return ""
+    return f'<figure id="figure-{html.escape(fig.name)}">{figure_svg(fig)}</figure>'
 
 
-def _engine(engine: str, rows: int) -> str:
-    return "svg" if engine == "auto" and rows > MPL_MAX_ROWS else engine
-
-
-def plot_label(r: RowAnalysis) -> str:
-    """A row's label in a plot: its labels and its description (cut at 48 characters; the
-    tables carry it whole)."""
-    text = row_name(r) + (f" {r.description}" if r.description else "")
-    return text if len(text) <= 48 else text[:47] + "…"
-
-
-def _forest_kinds(a: StudyAnalysis, ms: list[MetricStats]) -> list[Intervals]:
-    pct = round(a.settings.get("confidence", 0.95) * 100)
-    kinds = [
-        Intervals(f"{pct}% CI over seeds", [m.delta_low for m in ms], [m.delta_high for m in ms])
+def _summary_section(a: StudyAnalysis) -> list[str]:
+    fig = summary_figure(a)
+    if fig is None:
+        return []
+    panel = fig.panels[0]
+    kind = panel.intervals[0].label if isinstance(panel, IntervalPanel) else ""
+    return [
+        '<h2>Summary</h2><p class="notes">Each row\'s Δ to the base on the primary metric '
+        f"({html.escape(a.primary)}), in the study's order, with the interval its verdict reads "
+        f"({html.escape(kind)}), the dot coloured by that verdict and the numbers beside it; the "
+        "tables and the per-metric plots below give every interval.</p>",
+        f'<div class="plots">{_figure(fig)}</div>',
     ]
-    if any(m.examples_low is not None for m in ms):
-        kinds.append(
-            Intervals(
-                f"{pct}% CI over test examples",
-                [m.examples_low for m in ms],
-                [m.examples_high for m in ms],
-            )
-        )
-    if any(m.both_low is not None for m in ms):
-        kinds.append(
-            Intervals(
-                f"{pct}% CI over seeds and examples",
-                [m.both_low for m in ms],
-                [m.both_high for m in ms],
-            )
-        )
-    return kinds
 
 
-def forest_plots(a: StudyAnalysis, metric: str, engine: str = "auto") -> list[str]:
-    """Δ of every compared row with each interval it has (seeds; test set and both where
-    the runs have per-example data), around a line at 0: one panel, or several with their
-    own axes when the effects differ in scale (:func:`evalab.report.plots.forest_panels`);
-    each panel lists every row, those drawn on another panel saying which."""
-    rows = [r for r in a.rows if r.metrics[metric].delta is not None]
-    ms = [r.metrics[metric] for r in rows]
-    labels = [
-        plot_label(r) + (f" (vs {m.vs}, paired)" if m.paired and m.vs else "")
-        for r, m in zip(rows, ms, strict=True)
+def _plot_sections(a: StudyAnalysis, curves: StudyCurves | None) -> list[str]:
+    """Per metric the forest and level plots, the curves, then the grid effects with their
+    interaction plot."""
+    e = html.escape
+    parts = [
+        "<h2>Plots</h2><p>Per metric, first Δ to the base with its intervals (a forest plot; the dashed "
+        "line is no difference). Where the effects differ in scale, they are drawn on several panels, each with its own "
+        "axis, and every panel names the panel that draws each other row. Then each row's mean with its "
+        "intervals, on an axis that fits them (zero, a grey line, only when near); the dashed line is the base's mean. "
+        "Dots are estimates, coloured lines intervals, named in the legend under each plot.</p>"
     ]
-    points = [m.delta for m in ms]
-    kinds = _forest_kinds(a, ms)
-    labels = _say_no_interval(labels, points, kinds)
-    panels = forest_panels(points, kinds)
-    better = "higher" if a.higher_is_better.get(metric, True) else "lower"
-    home = {i: k for k, panel in enumerate(panels) for i in panel}
-    out = []
-    for k, panel in enumerate(panels):
-        keep = set(panel)
-        part = "" if len(panels) == 1 else f", panel {k + 1} of {len(panels)}"
-        scale = (
-            "" if len(panels) == 1 else (" (largest effects)" if k == 0 else " (smaller effects)")
+    for m in a.metrics:
+        parts.append(
+            f'<div class="plots">{_figure(forest_figure(a, m))}{_figure(level_figure(a, m))}</div>'
         )
-        out.append(
-            interval_plot_svg(
-                [
-                    lab if i in keep else f"{lab} (drawn on panel {home[i] + 1})"
-                    for i, lab in enumerate(labels)
-                ],
-                [p if i in keep else None for i, p in enumerate(points)],
-                [_only(iv, keep) for iv in kinds],
-                title=f"Δ {metric} to the base ({better} is better){part}{scale}",
-                xlabel=f"Δ {metric}",
-                reference=0.0,
-                reference_label="no difference",
-                engine=_engine(engine, len(rows)),
-                zero="always" if panel_fits_zero(panel, points, kinds) else "near",
+    if curves is not None:
+        from evalab.report.curves import curves_section
+
+        parts.append(curves_section(curves))
+    for metric, effects in effect_lines(a):
+        parts.append(f"<h2>Grid effects on {e(metric)}</h2><ul>")
+        for kind, name, arith, extra in effects:
+            tail = f' <span class="notes">({e(extra)})</span>' if extra else ""
+            parts.append(f"<li><b>{e(kind)}</b>: {e(name)}: <code>{e(arith)}</code>{tail}</li>")
+        parts.append("</ul>")
+        fig = interaction_figure(a, metric)
+        if fig is not None:
+            parts.append(
+                '<p class="notes">Interaction plot: each cell\'s mean with its CI over seeds, one line '
+                "per level of the second factor (the other factors at the base's levels); parallel lines "
+                "mean no interaction.</p>"
+                f'<div class="plots">{_figure(fig)}</div>'
             )
-        )
-    return out
-
-
-def _only(iv: Intervals, keep: set[int]) -> Intervals:
-    """The intervals of the rows in ``keep`` (None elsewhere)."""
-    return Intervals(
-        iv.label,
-        [v if i in keep else None for i, v in enumerate(iv.lows)],
-        [v if i in keep else None for i, v in enumerate(iv.highs)],
-    )
-
-
-def _say_no_interval(
-    labels: list[str], points: list[float | None], kinds: list[Intervals]
-) -> list[str]:
-    """Labels, marked where the row has a point but no interval of any kind (one seed, no
-    seed spread): a dot alone would read as a precise value."""
-
-    def bare(i: int) -> bool:
-        return finite(points[i]) and not any(
-            finite(iv.lows[i]) and finite(iv.highs[i]) for iv in kinds
-        )
-
-    return [f"{lab} (no interval)" if bare(i) else lab for i, lab in enumerate(labels)]
-
-
-def level_plot(a: StudyAnalysis, metric: str, engine: str = "auto") -> str:
-    """Every row's mean with its intervals, on an axis that fits them (zero drawn only when
-    near), beside a line at the base's mean."""
-    pct = round(a.settings.get("confidence", 0.95) * 100)
-    rows = list(a.rows)  # rows that are the same runs are one row already
-    ms = [r.metrics[metric] for r in rows]
-    kinds = [Intervals(f"{pct}% CI over seeds", [m.ci_low for m in ms], [m.ci_high for m in ms])]
-    if any(m.mean_examples_low is not None for m in ms):
-        kinds.append(
-            Intervals(
-                f"{pct}% CI over test examples",
-                [m.mean_examples_low for m in ms],
-                [m.mean_examples_high for m in ms],
-            )
-        )
-    better = "higher" if a.higher_is_better.get(metric, True) else "lower"
-    base = a.base.metrics[metric]
-    points = [m.mean if m.n else None for m in ms]
-    return interval_plot_svg(
-        _say_no_interval([plot_label(r) for r in rows], points, kinds),
-        points,
-        kinds,
-        title=f"{metric} ({better} is better)",
-        xlabel=f"{metric}, mean over seeds",
-        reference=base.mean if base.n else None,
-        reference_label="base",
-        engine=_engine(engine, len(rows)),
-    )
+    return parts
 
 
 def render_html(
     analysis: StudyAnalysis,
     *,
-    plot_engine: str = "auto",
     extra_sections: Sequence[tuple[str, str]] = (),
     curves: StudyCurves | None = None,
 ) -> str:
@@ -258,6 +179,7 @@ def render_html(
         f"study file <code>{e(shown_path(a.path, a.db_path))}</code>; code version "
         f"<code>{e(a.code_version)}</code>; run database <code>{e(shown_path(a.db_path))}</code>.</p>",
     ]
+    parts += _summary_section(a)
     for heading, lines in opening_sections(a):
         parts.append(
             f"<h2>{e(heading)}</h2><ul>" + "".join(f"<li>{e(x)}</li>" for x in lines) + "</ul>"
@@ -278,29 +200,7 @@ def render_html(
         "<h2>Δ to the base</h2>" if to_base else "<h2>Δ per metric (to the row in 'Δ to')</h2>"
     )
     parts += [_table(t) for t in tables[1:]]
-    parts.append(
-        "<h2>Plots</h2><p>Per metric, left: Δ to the base with its intervals (a forest plot; the dashed "
-        "line is no difference). Where the effects differ in scale, they are drawn on several panels, each with its own "
-        "axis, and every panel names the panel that draws each other row. Right: each row's mean with its "
-        "intervals, on an axis that fits them (zero, a grey line, only when near); the dashed line is the base's mean. Dots are estimates, coloured lines intervals, "
-        "named in the legend under each plot.</p>"
-    )
-    for m in a.metrics:
-        parts.append(
-            '<div class="plots">'
-            + "".join(f"<figure>{svg}</figure>" for svg in forest_plots(a, m, plot_engine))
-            + f"<figure>{level_plot(a, m, plot_engine)}</figure></div>"
-        )
-    if curves is not None:
-        from evalab.report.curves import curves_section
-
-        parts.append(curves_section(curves))
-    for metric, effects in effect_lines(a):
-        parts.append(f"<h2>Grid effects on {e(metric)}</h2><ul>")
-        for kind, name, arith, extra in effects:
-            tail = f' <span class="notes">({e(extra)})</span>' if extra else ""
-            parts.append(f"<li><b>{e(kind)}</b>: {e(name)}: <code>{e(arith)}</code>{tail}</li>")
-        parts.append("</ul>")
+    parts += _plot_sections(a, curves)
     missing = missing_lines(a)
     if missing:
         parts.append('<h2 class="missing">Missing runs</h2><ul class="missing">')

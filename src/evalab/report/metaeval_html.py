@@ -3,25 +3,35 @@
 One file, no network, no script (a Content Security Policy forbids them): the result
 table, one scatter plot per metric (human vs metric system score, one labelled point per
 system, the least-squares regression line) and one ranking chart per statistic (value
-with its confidence interval, metrics in rank order). Plots are hand-written inline SVG;
-every string from the inputs (system and metric names, paths) is escaped.
+with its confidence interval, metrics in rank order, coloured by rank cluster). The plots
+are figure values (:mod:`evalab.report.figures`) drawn as inline SVG, the same ones
+``meta-eval --figures DIR`` writes as PDF and SVG; every string from the inputs (system and
+metric names, paths) is escaped.
 """
 
 from __future__ import annotations
 
 import html
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from evalab.metaeval.evaluate import MetaEvalResult
 from evalab.metaeval.statistics import LABELS
 from evalab.report.metaeval_table import footer, header, table_rows
+from evalab.report.figures import Figure, Group, Series, figure_svg, interval_panel, xy_panel
 from evalab.report.page import html_page
-from evalab.report.plots import nice_ticks
+from evalab.report.plots import SERIES_COLOURS, Intervals
 
-__all__ = ["ranking_svg", "render_html", "scatter_svg"]
+__all__ = [
+    "metaeval_figures",
+    "ranking_figure",
+    "ranking_svg",
+    "render_html",
+    "scatter_figure",
+    "scatter_svg",
+]
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#222}
@@ -31,100 +41,92 @@ th{border-bottom:2px solid #333} td.l,th.l{text-align:left}
 .plots{display:flex;flex-wrap:wrap;gap:1em} figure{margin:0}
 .notes{color:#555;font-size:0.85em}
 """
-_W, _H, _PAD = 420, 300, 50
 e = html.escape
 
 
-def _scale(lo: float, hi: float, a: float, b: float) -> Callable[[float], float]:
-    span = (hi - lo) or 1.0
-    return lambda v: a + (v - lo) / span * (b - a)
+def scatter_figure(
+    names: Sequence[str],
+    human: Sequence[float],
+    metric: Sequence[float],
+    title: str,
+    ylabel: str,
+    *,
+    name: str = "scatter",
+) -> Figure:
+    """Human (x) vs metric (y) system scores with the least-squares line, round ticks,
+    Pearson's r over the systems in the panel (three systems or more) and every name beside
+    its point, on the side that keeps it inside the plot.
 
-
-def _bounds(values: Sequence[float]) -> tuple[float, float]:
-    finite = [v for v in values if math.isfinite(v)]
-    lo, hi = (min(finite), max(finite)) if finite else (0.0, 1.0)
-    pad = 0.08 * ((hi - lo) or 1.0)
-    return lo - pad, hi + pad
-
-
-def _axes(title: str, xlabel: str, ylabel: str) -> list[str]:
-    return [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" viewBox="0 0 {_W} {_H}" font-family="sans-serif" font-size="10">',
-        f"<title>{e(title)}</title>",
-        f'<text x="{_W / 2}" y="16" text-anchor="middle" font-weight="bold" font-size="12">{e(title)}</text>',
-        f'<rect x="{_PAD}" y="{_PAD / 2}" width="{_W - 1.5 * _PAD}" height="{_H - 1.5 * _PAD}" fill="none" stroke="#333"/>',
-        f'<text x="{_W / 2}" y="{_H - 8}" text-anchor="middle">{e(xlabel)}</text>',
-        f'<text x="12" y="{_H / 2}" transform="rotate(-90 12 {_H / 2})" text-anchor="middle">{e(ylabel)}</text>',
-    ]
-
-
-def _ticks(
-    sx: Callable[[float], float],
-    sy: Callable[[float], float],
-    xr: tuple[float, float],
-    yr: tuple[float, float],
-) -> list[str]:
-    """Round tick values (:func:`evalab.report.plots.nice_ticks`) on both axes, with a light grid."""
-    parts = []
-    for v in nice_ticks(*xr):
-        parts.append(
-            f'<line x1="{sx(v):.1f}" y1="{_PAD / 2}" x2="{sx(v):.1f}" y2="{_H - _PAD}" stroke="#eee"/>'
-        )
-        parts.append(
-            f'<text x="{sx(v):.1f}" y="{_H - _PAD + 12}" text-anchor="middle">{v:.4g}</text>'
-        )
-    for v in nice_ticks(*yr):
-        parts.append(
-            f'<line x1="{_PAD}" y1="{sy(v):.1f}" x2="{_W - _PAD / 2}" y2="{sy(v):.1f}" stroke="#eee"/>'
-        )
-        parts.append(f'<text x="{_PAD - 3}" y="{sy(v) + 3:.1f}" text-anchor="end">{v:.4g}</text>')
-    return parts
+    >>> fig = scatter_figure(["a", "b", "c"], [0.0, 1.0, 2.0], [1.0, 3.0, 4.0], "t", "m")
+    >>> fig.panels[0].note, fig.panels[0].x.ticks[:3]
+    ('Pearson r = 0.982 (3 systems)', (0.0, 0.5, 1.0))
+    """
+    h, m = np.asarray(human, float), np.asarray(metric, float)
+    fit = None
+    if len(h) >= 2 and np.ptp(h) > 0:
+        slope, icept = (float(v) for v in np.polyfit(h, m, 1))
+        x0, x1 = float(h.min()), float(h.max())
+        fit = (x0, icept + slope * x0, x1, icept + slope * x1)
+    note = ""
+    if len(h) >= 3 and np.ptp(h) > 0 and np.ptp(m) > 0:
+        note = f"Pearson r = {float(np.corrcoef(h, m)[0, 1]):.3f} ({len(h)} systems)"
+    xs = tuple(float(v) for v in h)
+    panel = xy_panel(
+        title,
+        [Series("system", xs, tuple(float(v) for v in m), (None,) * len(xs), (None,) * len(xs))],
+        xlabel="human system score",
+        ylabel=ylabel,
+        style="points",
+        note=note,
+        point_names=names,
+        fit=fit,
+        fit_label="least-squares line",
+    )
+    return Figure(name, title, (panel,))
 
 
 def scatter_svg(
     names: Sequence[str], human: Sequence[float], metric: Sequence[float], title: str, ylabel: str
 ) -> str:
-    """Human (x) vs metric (y) system scores with the least-squares line, round ticks,
-    Pearson's r over the systems in the panel (three systems or more) and every name inside
-    the plot.
+    """:func:`scatter_figure` as inline SVG.
 
     >>> svg = scatter_svg(["a", "b", "c"], [0.0, 1.0, 2.0], [1.0, 3.0, 4.0], "t", "m")
     >>> svg.count("<circle"), "Pearson r = 0.982 (3 systems)" in svg, ">0.5<" in svg
-    (3, True, True)
+    (4, True, True)
     """
-    (x0, x1), (y0, y1) = _bounds(human), _bounds(metric)
-    sx = _scale(x0, x1, _PAD, _W - _PAD / 2)
-    sy = _scale(y0, y1, _H - _PAD, _PAD / 2)
-    parts = _axes(title, "human system score", ylabel)
-    parts += _ticks(sx, sy, (x0, x1), (y0, y1))
-    h, m = np.asarray(human, float), np.asarray(metric, float)
-    if len(h) >= 2 and np.ptp(h) > 0:
-        slope, icept = np.polyfit(h, m, 1)
-        parts.append(
-            f'<line x1="{sx(x0):.1f}" y1="{sy(icept + slope * x0):.1f}" x2="{sx(x1):.1f}" '
-            f'y2="{sy(icept + slope * x1):.1f}" stroke="#c44e52" stroke-dasharray="5 3"/>'
-        )
-    if len(h) >= 3 and np.ptp(h) > 0 and np.ptp(m) > 0:
-        r = float(np.corrcoef(h, m)[0, 1])
-        parts.append(
-            f'<text x="{_PAD + 6}" y="{_PAD / 2 + 14}" font-size="11">Pearson r = {r:.3f} '
-            f"({len(h)} systems)</text>"
-        )
-    middle = (_PAD + _W - _PAD / 2) / 2
-    for name, a, b in zip(names, h, m, strict=True):
-        parts.append(
-            f'<circle cx="{sx(a):.1f}" cy="{sy(b):.1f}" r="3.5" fill="#4c72b0"><title>{e(name)}: '
-            f"human {a:.4g}, metric {b:.4g}</title></circle>"
-        )
-        # left of the point in the right half, so that no label runs past the plot's edge
-        left = sx(a) > middle
-        shown = name if len(name) <= 28 else name[:27] + "…"
-        parts.append(
-            f'<text x="{sx(a) + (-5 if left else 5):.1f}" y="{sy(b) - 4:.1f}" '
-            f'text-anchor="{"end" if left else "start"}">{e(shown)}<title>{e(name)}</title></text>'
-        )
-    parts.append("</svg>")
-    return "\n".join(parts)
+    return figure_svg(scatter_figure(names, human, metric, title, ylabel))
+
+
+def _cluster(rank: int | None) -> Group:
+    if rank is None:
+        return Group("no rank", "#000000")
+    return Group(f"rank {rank}", SERIES_COLOURS[(rank - 1) % len(SERIES_COLOURS)])
+
+
+def ranking_figure(
+    title: str,
+    names: Sequence[str],
+    values: Sequence[float],
+    lows: Sequence[float | None],
+    highs: Sequence[float | None],
+    ranks: Sequence[int | None],
+    *,
+    name: str = "ranking",
+) -> Figure:
+    """Metrics (best first) as points with their interval, labelled with their rank, the
+    dot coloured by the rank cluster (metrics no significant difference separates share one),
+    on an axis with round ticks that fits the values."""
+    clusters = list(dict.fromkeys(ranks))
+    panel = interval_panel(
+        title,
+        [f"{r}. {n}" if r is not None else n for n, r in zip(names, ranks, strict=True)],
+        [v if math.isfinite(v) else None for v in values],
+        [Intervals("confidence interval", lows, highs)],
+        xlabel="value",
+        groups=[_cluster(r) for r in clusters],
+        row_groups=[clusters.index(r) for r in ranks],
+    )
+    return Figure(name, title, (panel,))
 
 
 def ranking_svg(
@@ -135,39 +137,8 @@ def ranking_svg(
     highs: Sequence[float | None],
     ranks: Sequence[int | None],
 ) -> str:
-    """Metrics (best first) as points with their interval, labelled with their rank."""
-    ends = [
-        v
-        for v in [
-            *values,
-            *(x for x in lows if x is not None),
-            *(x for x in highs if x is not None),
-        ]
-    ]
-    x0, x1 = _bounds(ends)
-    sx = _scale(x0, x1, _PAD + 40, _W - _PAD / 2)
-    step = (_H - 1.5 * _PAD) / max(len(names), 1)
-    parts = _axes(title, "value (bars: confidence interval)", "")
-    for v in (x0, x1):
-        parts.append(
-            f'<text x="{sx(v):.1f}" y="{_H - _PAD + 12}" text-anchor="middle">{v:.3g}</text>'
-        )
-    for k, (name, v, lo, hi, rank) in enumerate(
-        zip(names, values, lows, highs, ranks, strict=True)
-    ):
-        y = _PAD / 2 + step * (k + 0.5)
-        label = f"{rank}. {name}" if rank is not None else name
-        parts.append(f'<text x="{_PAD + 36}" y="{y + 3:.1f}" text-anchor="end">{e(label)}</text>')
-        if lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi):
-            parts.append(
-                f'<line x1="{sx(lo):.1f}" y1="{y:.1f}" x2="{sx(hi):.1f}" y2="{y:.1f}" stroke="#333"/>'
-            )
-        if math.isfinite(v):
-            parts.append(
-                f'<circle cx="{sx(v):.1f}" cy="{y:.1f}" r="4" fill="#55a868"><title>{e(name)}: {v:.4f}</title></circle>'
-            )
-    parts.append("</svg>")
-    return "\n".join(parts)
+    """:func:`ranking_figure` as inline SVG."""
+    return figure_svg(ranking_figure(title, names, values, lows, highs, ranks))
 
 
 def _table(result: MetaEvalResult) -> str:
@@ -186,38 +157,50 @@ def _table(result: MetaEvalResult) -> str:
     return "<table>" + "\n".join(rows) + "</table>"
 
 
-def render_html(result: MetaEvalResult, title: str = "Meta-evaluation against human scores") -> str:
-    """The page: table, per-metric scatter plots, per-statistic rankings, signatures."""
-    parts = [
-        _table(result),
-        '<h2>Metric vs human, per system</h2><div class="plots">',
-    ]
-    for m in result.metrics:
-        svg = scatter_svg(
+def metaeval_figures(result: MetaEvalResult) -> list[Figure]:
+    """Every figure of the page: per metric a scatter plot, per statistic a ranking."""
+    out = [
+        scatter_figure(
             result.systems,
             list(result.human_system),
             list(m.system),
             f"{m.name} ({m.system_mode})",
             m.name,
+            name=f"scatter-{m.name}",
         )
-        parts.append(f"<figure>{svg}</figure>")
-    parts.append('</div><h2>Rankings</h2><div class="plots">')
+        for m in result.metrics
+    ]
     for (level, stat), per_metric in result.estimates.items():
         ordered = sorted(
             per_metric.items(),
             key=lambda kv: (kv[1].rank or 0, -kv[1].value if math.isfinite(kv[1].value) else 0),
         )
-        svg = ranking_svg(
-            f"{level}: {LABELS[(level, stat)]}",
-            [n for n, _ in ordered],
-            [x.value for _, x in ordered],
-            [x.low for _, x in ordered],
-            [x.high for _, x in ordered],
-            [x.rank for _, x in ordered],
+        out.append(
+            ranking_figure(
+                f"{level}: {LABELS[(level, stat)]}",
+                [n for n, _ in ordered],
+                [x.value for _, x in ordered],
+                [x.low for _, x in ordered],
+                [x.high for _, x in ordered],
+                [x.rank for _, x in ordered],
+                name=f"ranking-{level}-{stat}",
+            )
         )
-        parts.append(f"<figure>{svg}</figure>")
-    parts.append("</div>")
-    parts.append(
-        '<div class="notes">' + "".join(f"<p>{e(line)}</p>" for line in footer(result)) + "</div>"
-    )
+    return out
+
+
+def render_html(result: MetaEvalResult, title: str = "Meta-evaluation against human scores") -> str:
+    """The page: table, per-metric scatter plots, per-statistic rankings, signatures."""
+    figures = metaeval_figures(result)
+    scatters = len(result.metrics)
+    parts = [
+        _table(result),
+        '<h2>Metric vs human, per system</h2><div class="plots">',
+        *(f"<figure>{figure_svg(f)}</figure>" for f in figures[:scatters]),
+        '</div><h2>Rankings</h2><p class="notes">Dots coloured by rank cluster: metrics that no '
+        'significant difference separates share a rank and a colour.</p><div class="plots">',
+        *(f"<figure>{figure_svg(f)}</figure>" for f in figures[scatters:]),
+        "</div>",
+        '<div class="notes">' + "".join(f"<p>{e(line)}</p>" for line in footer(result)) + "</div>",
+    ]
     return html_page(title, parts, css=_CSS)

@@ -1,0 +1,303 @@
+"""``--figures DIR``: every figure of a report as PDF and SVG, for the paper.
+
+The figures are the typed values the HTML page draws (:mod:`evalab.report.figures`), drawn
+here by matplotlib with the same panels, rows, intervals, axis ranges, ticks, lines,
+labels and legend. Both files are vector; the fonts are embedded: the PDF's as TrueType
+subsets (``pdf.fonttype = 42``, no Type 3 fonts, which some publishers refuse), the SVG's
+as glyph outlines (``svg.fonttype = "path"``: it looks the same where the font is not
+installed; each text's string is kept in a comment before its glyphs). matplotlib is the
+``report`` extra, imported only when figures are written, through ``Figure`` so that no
+global pyplot state is touched. File contents do not depend on the date (no timestamps).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalab.report.figures import (
+    FIT_COLOUR,
+    Figure,
+    IntervalPanel,
+    Layout,
+    XYPanel,
+    layout,
+    legend_at,
+    offset,
+    point_name,
+    row_height,
+    series_points,
+    spans,
+    tick_text,
+)
+from evalab.report.plots import COLOURS, SERIES_COLOURS, finite
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+__all__ = ["SUFFIXES", "figure_paths", "file_stem", "require_matplotlib", "write_figures"]
+
+#: the files written per figure
+SUFFIXES = (".pdf", ".svg")
+#: px of the page's layout per inch
+PX_PER_IN = 100.0
+RC: Any = {
+    "pdf.fonttype": 42,
+    "svg.fonttype": "path",
+    "svg.hashsalt": "evalab",
+    "font.size": 11 * 72 / PX_PER_IN,  # the page's 11 px
+    "font.family": "DejaVu Sans",
+}
+
+
+def require_matplotlib(option: str = "--figures") -> None:
+    """Refuse, naming the extra, when matplotlib is not installed (before any work)."""
+    from evalab.errors import require
+
+    require("matplotlib", what=option, extra="report")
+
+
+def file_stem(name: str) -> str:
+    """A figure name as a file name: letters, digits, ``.``, ``_`` and ``-`` kept.
+
+    >>> file_stem("forest-BLEU (sacre)/x")
+    'forest-BLEU_sacre_x'
+    """
+    return re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9._-]", "_", name)).strip("_") or "figure"
+
+
+def figure_paths(figures: Sequence[Figure], folder: str | Path) -> list[list[Path]]:
+    """Per figure, the files it is written to (``<name>.pdf``, ``<name>.svg`` in ``folder``);
+    names made unique with ``-2``, ``-3``... where two figures' file names would be the same."""
+    used: set[str] = set()
+    out = []
+    for fig in figures:
+        stem, k = file_stem(fig.name), 2
+        while stem in used:
+            stem, k = f"{file_stem(fig.name)}-{k}", k + 1
+        used.add(stem)
+        out.append([Path(folder) / f"{stem}{suffix}" for suffix in SUFFIXES])
+    return out
+
+
+def write_figures(figures: Sequence[Figure], folder: str | Path) -> list[Path]:
+    """Write every figure as PDF and SVG into ``folder`` (created when missing; each file
+    atomically, :func:`figure_paths`); the paths written."""
+    from evalab.io import write_bytes_atomic
+
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for fig, paths in zip(figures, figure_paths(figures, folder), strict=True):
+        for path, data in zip(paths, figure_bytes(fig), strict=True):
+            write_bytes_atomic(path, data)
+            written.append(path)
+    return written
+
+
+def figure_bytes(fig: Figure) -> tuple[bytes, bytes]:
+    """The figure as PDF and SVG bytes."""
+    import matplotlib
+
+    with matplotlib.rc_context(RC):
+        drawn = draw(fig)
+        pdf, svg = io.BytesIO(), io.BytesIO()
+        drawn.savefig(pdf, format="pdf", metadata={"CreationDate": None, "Creator": "evalab"})
+        drawn.savefig(svg, format="svg", metadata={"Date": None, "Creator": "evalab"})
+    return pdf.getvalue(), svg.getvalue()
+
+
+def _text(text: str) -> str:
+    # matplotlib reads $...$ as mathtext; a label is plain text
+    return text.replace("$", r"\$")
+
+
+def pt(px: float) -> float:
+    """px of the page's layout as typographic points (offsets of texts)."""
+    return px * 72 / PX_PER_IN
+
+
+def draw(fig: Figure) -> Any:
+    """The figure as a matplotlib ``Figure`` laid out as the page lays it out
+    (:func:`evalab.report.figures.layout`, 100 px an inch): the same plot areas, title
+    lines, label columns and legend places."""
+    from matplotlib.figure import Figure as MplFigure
+
+    lay = layout(fig)
+    w, h = lay.width, lay.height
+    drawn = MplFigure(figsize=(w / PX_PER_IN, h / PX_PER_IN))
+    for p, box in zip(fig.panels, lay.boxes, strict=True):
+        ax = drawn.add_axes(
+            (
+                box.left / w,
+                1 - box.bottom / h,
+                (box.right - box.left) / w,
+                (box.bottom - box.top) / h,
+            )
+        )
+        if isinstance(p, IntervalPanel):
+            _interval_axes(ax, p)
+        else:
+            _xy_axes(ax, p)
+        drawn.text(
+            0.5, 1 - box.title_y / h, _text(p.title), ha="center", va="baseline", fontweight="bold"
+        )
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.tick_params(length=0)
+    _legend(drawn, lay)
+    return drawn
+
+
+def _interval_axes(ax: Axes, p: IntervalPanel) -> None:
+    n, kinds = len(p.labels), len(p.intervals)
+    step = 7 / row_height(p)  # the page's 7 px between a row's interval lines, in rows
+    for k, iv in enumerate(p.intervals):
+        drawn = spans(iv.lows, iv.highs)
+        ax.hlines(
+            [i + 0.5 + offset(k, kinds, step) for i, _, _ in drawn],
+            [lo for _, lo, _ in drawn],
+            [hi for _, _, hi in drawn],
+            colors=COLOURS[k % len(COLOURS)],
+            linewidth=pt(2.5),
+        )
+    for i, point in enumerate(p.points):
+        if point is not None and finite(point):
+            ax.plot([point], [i + 0.5], "o", color=p.group_of(i).colour, markersize=pt(7))
+    for r in p.rules:
+        ax.axvline(
+            r.at,
+            color="#555555" if r.dashed else "#999999",
+            linestyle=(0, (4, 3)) if r.dashed else "-",
+            linewidth=pt(1),
+        )
+    ax.set_xlim(p.x.lo, p.x.hi)
+    ax.set_xticks(list(p.x.ticks), [tick_text(v) for v in p.x.ticks])
+    ax.set_ylim(max(n, 1), 0)  # the first row on top, as on the page
+    ax.set_yticks([i + 0.5 for i in range(n)], [_text(lab) for lab in p.labels])
+    ax.tick_params(axis="y", pad=pt(6))
+    ax.spines["left"].set_visible(False)
+    ax.set_xlabel(_text(p.x.label))
+    ax.grid(axis="x", color="#eeeeee", linewidth=pt(1))
+    ax.set_axisbelow(True)
+    for i, value in enumerate(p.values):
+        ax.annotate(
+            _text(value),
+            (1.0, i + 0.5),
+            xycoords=("axes fraction", "data"),
+            xytext=(pt(12), 0),
+            textcoords="offset points",
+            va="center",
+            ha="left",
+        )
+
+
+def _xy_axes(ax: Axes, p: XYPanel) -> None:
+    for k, s in enumerate(p.series):
+        colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
+        pts = series_points(s)
+        banded = [(x, ci) for x, _, ci in pts if ci is not None]
+        if p.style == "band" and banded:
+            ax.fill_between(
+                [x for x, _ in banded],
+                [lo for _, (lo, _) in banded],
+                [hi for _, (_, hi) in banded],
+                color=colour,
+                alpha=0.18,
+                linewidth=0,
+            )
+        ax.plot(
+            [x for x, _, _ in pts],
+            [y for _, y, _ in pts],
+            color=colour,
+            linewidth=0 if p.style == "points" else pt(1.6),
+            marker=None if p.style == "band" else "o",
+            markersize=pt(7),
+        )
+        if p.style == "bars" and banded:
+            ax.vlines(
+                [x for x, _ in banded],
+                [lo for _, (lo, _) in banded],
+                [hi for _, (_, hi) in banded],
+                color=colour,
+                linewidth=pt(2),
+            )
+    if p.fit is not None:
+        x0, y0, x1, y1 = p.fit
+        ax.plot([x0, x1], [y0, y1], color=FIT_COLOUR, linestyle=(0, (5, 3)), linewidth=pt(1))
+    _point_names(ax, p)
+    ax.set_xlim(p.x.lo, p.x.hi)
+    ax.set_ylim(p.y.lo, p.y.hi)
+    names = p.x_names or [tick_text(v) for v in p.x.ticks]
+    ax.set_xticks(list(p.x.ticks), [_text(t) for t in names])
+    ax.set_yticks(list(p.y.ticks), [tick_text(v) for v in p.y.ticks])
+    ax.set_xlabel(_text(p.x.label))
+    ax.set_ylabel(_text(p.y.label))
+    ax.grid(axis="y", color="#eeeeee", linewidth=pt(1))
+    ax.set_axisbelow(True)
+    if p.note:
+        ax.annotate(
+            _text(p.note),
+            (0.0, 1.0),
+            xycoords="axes fraction",
+            xytext=(pt(6), -pt(14)),
+            textcoords="offset points",
+            va="baseline",
+        )
+
+
+def _point_names(ax: Axes, p: XYPanel) -> None:
+    """The names beside the points, on the side the page writes them (``XYPanel.anchor``)."""
+    if not p.series or not p.point_names:
+        return
+    s = p.series[0]
+    for name, x, y in zip(p.point_names, s.xs, s.ys, strict=False):
+        if y is None or not finite(y):
+            continue
+        anchor = p.anchor(x)
+        ax.annotate(
+            _text(point_name(name)),
+            (x, y),
+            xytext=(pt(-5 if anchor == "end" else 5), pt(4)),
+            textcoords="offset points",
+            ha="right" if anchor == "end" else "left",
+            va="baseline",
+        )
+
+
+def _legend(drawn: Any, lay: Layout) -> None:
+    """The legend where the page draws it: per entry its mark, then its label."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Rectangle
+
+    w, h = lay.width, lay.height
+
+    def fx(px: float) -> float:
+        return px / w
+
+    def fy(px: float) -> float:
+        return 1 - px / h
+
+    for j, row in enumerate(lay.legend):
+        for k, e in enumerate(row):
+            tx, ly = legend_at(lay, j, k)
+            if e.shape == "dot":
+                mark: Any = Line2D(
+                    [fx(tx - 12)], [fy(ly - 4)], marker="o", markersize=pt(7), color=e.colour
+                )
+            elif e.shape == "band":
+                mark = Rectangle(
+                    (fx(tx - 20), fy(ly - 1)), fx(16), 8 / h, color=e.colour, alpha=0.35
+                )
+            else:
+                mark = Line2D(
+                    [fx(tx - 20), fx(tx - 4)],
+                    [fy(ly - 4)] * 2,
+                    color=e.colour,
+                    linewidth=pt(2.5),
+                    linestyle=(0, (4, 3)) if e.shape == "dash" else "-",
+                )
+            mark.set_transform(drawn.transFigure)
+            drawn.add_artist(mark)
+            drawn.text(fx(tx), fy(ly), _text(e.label), va="baseline")

@@ -1,0 +1,650 @@
+"""The reports' figures as typed values, and the one SVG writer that draws them in a page.
+
+A :class:`Figure` says everything a reader sees: its panels (stacked top to bottom), each
+panel's rows or series, points, intervals, axis ranges and ticks, reference lines, labels
+and legend. The decisions (which rows go on which panel, where an axis starts, which ticks)
+are taken once, when the value is built (:func:`interval_panel`, :func:`xy_panel`); the HTML
+pages draw the value with :func:`figure_svg` and ``--figures`` writes the very same value as
+PDF and SVG with matplotlib (:func:`evalab.report.figure_files.write_figures`), so a figure
+in the paper is the figure on the page.
+
+Two kinds of panel cover every plot of the reports:
+
+* :class:`IntervalPanel`: one line per row, a dot (coloured by the row's group) and one
+  line per kind of interval, on a horizontal axis with vertical reference lines: forest
+  plots, level plots, the summary figure, the systems of ``compare``, meta-eval rankings;
+* :class:`XYPanel`: series of (x, y) points with an interval at each, drawn as a line over
+  a band (learning curves) or as points joined by lines with error bars (interaction
+  plots, whose x positions are named categories: a factor's levels).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from evalab.report.plots import (
+    COLOURS,
+    SERIES_COLOURS,
+    Intervals,
+    axis_range,
+    finite,
+    nice_ticks,
+)
+
+__all__ = [
+    "Axis",
+    "Figure",
+    "Group",
+    "IntervalPanel",
+    "LegendEntry",
+    "Rule",
+    "Series",
+    "XYPanel",
+    "figure_svg",
+    "interval_panel",
+    "legend",
+    "xy_panel",
+]
+
+
+@dataclass(frozen=True)
+class Axis:
+    """A numeric axis: its range, its tick values and its label."""
+
+    lo: float
+    hi: float
+    ticks: tuple[float, ...]
+    label: str = ""
+
+    def fraction(self, v: float) -> float:
+        """Where ``v`` lies on the axis, 0 at ``lo`` and 1 at ``hi``."""
+        return (v - self.lo) / (self.hi - self.lo)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A line across the plot at ``at`` (vertical in an interval panel), named in the legend
+    when ``label`` is given; ``dashed`` for a reference, solid grey for zero."""
+
+    at: float
+    label: str = ""
+    dashed: bool = True
+
+
+@dataclass(frozen=True)
+class Group:
+    """What a dot's colour says (the estimate; better / worse; a cluster)."""
+
+    label: str
+    colour: str
+
+
+ESTIMATE = Group("estimate", "#000000")
+
+
+@dataclass(frozen=True)
+class IntervalPanel:
+    """Rows top to bottom: per row a dot and one line per kind of interval."""
+
+    title: str
+    labels: tuple[str, ...]
+    points: tuple[float | None, ...]
+    intervals: tuple[Intervals, ...]
+    x: Axis
+    rules: tuple[Rule, ...] = ()
+    #: text written right of the plot on each row (the summary's numbers); () for none
+    values: tuple[str, ...] = ()
+    groups: tuple[Group, ...] = (ESTIMATE,)
+    #: each row's group (an index into ``groups``); () for group 0 everywhere
+    row_groups: tuple[int, ...] = ()
+
+    def group_of(self, i: int) -> Group:
+        return self.groups[self.row_groups[i] if self.row_groups else 0]
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line of an :class:`XYPanel`: y (None: no value) and its interval at each x."""
+
+    label: str
+    xs: tuple[float, ...]
+    ys: tuple[float | None, ...]
+    lows: tuple[float | None, ...]
+    highs: tuple[float | None, ...]
+
+
+@dataclass(frozen=True)
+class XYPanel:
+    """Series over a shared x axis: ``style`` ``"band"`` draws each series as a line over a
+    translucent band (curves), ``"bars"`` as dots joined by a line with an error bar at each
+    x (interaction plots; ``x_names`` name the x positions 0, 1, ...), ``"points"`` as dots
+    alone, each named by ``point_names`` beside it (scatter plots, with a ``fit`` line)."""
+
+    title: str
+    series: tuple[Series, ...]
+    x: Axis
+    y: Axis
+    style: str = "band"
+    x_names: tuple[str, ...] = ()
+    #: a line of text inside the panel's top left corner (the interaction and its CI)
+    note: str = ""
+    #: what the band or bar is, said in the legend
+    interval_label: str = ""
+    #: the names written beside the points of the first series (``"points"``)
+    point_names: tuple[str, ...] = ()
+    #: a dashed line from (x0, y0) to (x1, y1), named ``fit_label`` in the legend
+    fit: tuple[float, float, float, float] | None = None
+    fit_label: str = ""
+
+    def anchor(self, x: float) -> str:
+        """Where a point's name goes: right of a point in the left half, left of one in the
+        right half, so that no name runs past the plot's edge."""
+        return "end" if self.x.fraction(x) > 0.5 else "start"
+
+
+Panel = IntervalPanel | XYPanel
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure: ``name`` is its file name without suffix under ``--figures``."""
+
+    name: str
+    caption: str
+    panels: tuple[Panel, ...] = field(default_factory=tuple)
+
+
+def interval_panel(
+    title: str,
+    labels: Sequence[str],
+    points: Sequence[float | None],
+    intervals: Sequence[Intervals],
+    *,
+    xlabel: str = "",
+    reference: float | None = None,
+    reference_label: str = "",
+    zero: str = "near",
+    values: Sequence[str] = (),
+    groups: Sequence[Group] = (ESTIMATE,),
+    row_groups: Sequence[int] = (),
+) -> IntervalPanel:
+    """A panel whose axis fits the points and intervals (:func:`evalab.report.plots.axis_range`:
+    zero and ``reference`` added when near, zero always with ``zero="always"``), with round
+    ticks, a dashed line at ``reference`` and a grey one at zero when they are on the axis.
+
+    >>> p = interval_panel("t", ["a", "b"], [92.0, 94.0], [Intervals("ci", [91.0, 93.0], [93.0, 95.0])], reference=92.0)
+    >>> p.x.lo > 90, [r.at for r in p.rules]
+    (True, [92.0])
+    """
+    n = len(labels)
+    if len(points) != n or any(len(iv.lows) != n or len(iv.highs) != n for iv in intervals):
+        raise ValueError("labels, points and every interval need one value per row")
+    lo, hi = axis_range(points, intervals, reference, zero=zero)
+    rules = []
+    if reference is not None and finite(reference) and lo <= reference <= hi:
+        rules.append(Rule(reference, reference_label))
+    if reference != 0.0 and lo <= 0.0 <= hi:
+        rules.append(Rule(0.0, "", dashed=False))
+    return IntervalPanel(
+        title,
+        tuple(labels),
+        tuple(points),
+        tuple(Intervals(iv.label, tuple(iv.lows), tuple(iv.highs)) for iv in intervals),
+        Axis(lo, hi, tuple(nice_ticks(lo, hi)), xlabel),
+        tuple(rules),
+        tuple(values),
+        tuple(groups),
+        tuple(row_groups),
+    )
+
+
+def _span(values: Sequence[float], *, pad: float = 0.05) -> tuple[float, float]:
+    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
+    if hi <= lo:
+        lo, hi = lo - 1.0, hi + 1.0
+    margin = (hi - lo) * pad
+    return lo - margin, hi + margin
+
+
+STYLES = ("band", "bars", "points")
+#: a point's name is cut to this many characters beside it (the tooltip has it whole)
+POINT_NAME_CHARS = 28
+
+
+def point_name(name: str) -> str:
+    """A point's name as written beside it: cut in the middle when long, so that names that
+    share a long start (``generaltest2022.de-en.``) still differ.
+
+    >>> point_name("generaltest2022.de-en.Online-W"), point_name("short")
+    ('generaltes…22.de-en.Online-W', 'short')
+    """
+    if len(name) <= POINT_NAME_CHARS:
+        return name
+    head = (POINT_NAME_CHARS - 1) * 2 // 5
+    return name[:head] + "…" + name[-(POINT_NAME_CHARS - 1 - head) :]
+
+
+def xy_panel(
+    title: str,
+    series: Sequence[Series],
+    *,
+    xlabel: str,
+    ylabel: str,
+    style: str = "band",
+    x_names: Sequence[str] = (),
+    note: str = "",
+    interval_label: str = "",
+    point_names: Sequence[str] = (),
+    fit: tuple[float, float, float, float] | None = None,
+    fit_label: str = "",
+) -> XYPanel:
+    """A panel whose y axis spans every value and interval end (series are compared by
+    shape and by their gaps, so it need not reach zero); named x positions get an axis from
+    -0.5 to the last position + 0.5.
+
+    >>> p = xy_panel("t", [Series("s", (0.0, 1.0), (92.0, 94.0), (91.0, 93.0), (93.0, 95.0))], xlabel="f", ylabel="acc", style="bars", x_names=("a", "b"))
+    >>> p.x.lo, p.x.ticks, p.y.lo > 90
+    (-0.5, (0.0, 1.0), True)
+    """
+    if style not in STYLES:
+        raise ValueError(f"unknown panel style {style!r}; expected band, bars or points")
+    ys = [
+        float(v)
+        for s in series
+        for v in (*s.ys, *s.lows, *s.highs)
+        if v is not None and finite(float(v))
+    ]
+    y0, y1 = _span(ys)
+    if x_names:
+        x = Axis(-0.5, len(x_names) - 0.5, tuple(float(k) for k in range(len(x_names))), xlabel)
+    else:
+        xs = [float(v) for s in series for v in s.xs]
+        x0, x1 = (min(xs), max(xs)) if xs else (0.0, 1.0)
+        x1 = x1 if x1 > x0 else x0 + 1.0
+        if style == "points":  # a dot on the axis' end would be half drawn
+            x0, x1 = _span(xs, pad=0.08)
+        x = Axis(x0, x1, tuple(nice_ticks(x0, x1)), xlabel)
+    return XYPanel(
+        title,
+        tuple(series),
+        x,
+        Axis(y0, y1, tuple(nice_ticks(y0, y1)), ylabel),
+        style,
+        tuple(x_names),
+        note,
+        interval_label,
+        tuple(point_names),
+        fit,
+        fit_label,
+    )
+
+
+def spans(
+    lows: Sequence[float | None], highs: Sequence[float | None]
+) -> list[tuple[int, float, float]]:
+    """``(index, low, high)`` of every interval with two finite ends."""
+    return [
+        (i, lo, hi)
+        for i, (lo, hi) in enumerate(zip(lows, highs, strict=True))
+        if lo is not None and hi is not None and finite(lo) and finite(hi)
+    ]
+
+
+def series_points(s: Series) -> list[tuple[float, float, tuple[float, float] | None]]:
+    """``(x, y, (low, high) or None)`` of every finite point of a series."""
+    ends = {i: (lo, hi) for i, lo, hi in spans(s.lows, s.highs)}
+    return [
+        (x, y, ends.get(i))
+        for i, (x, y) in enumerate(zip(s.xs, s.ys, strict=True))
+        if y is not None and finite(y)
+    ]
+
+
+@dataclass(frozen=True)
+class LegendEntry:
+    """One entry of a figure's legend: ``shape`` is line, dot, dash, rule or band."""
+
+    shape: str
+    colour: str
+    label: str
+
+
+def legend(fig: Figure) -> list[LegendEntry]:
+    """The figure's legend, the same in both renderers: the kinds of interval, the groups
+    of the dots and the named reference lines (interval panels), the series (xy panels)."""
+    out: list[LegendEntry] = []
+    for p in fig.panels:
+        if isinstance(p, IntervalPanel):
+            out += [
+                LegendEntry("line", COLOURS[k % len(COLOURS)], iv.label)
+                for k, iv in enumerate(p.intervals)
+            ]
+            used = {p.row_groups[i] if p.row_groups else 0 for i in range(len(p.labels))}
+            out += [
+                LegendEntry("dot", g.colour, g.label) for k, g in enumerate(p.groups) if k in used
+            ]
+            out += [LegendEntry("dash", "#555555", r.label) for r in p.rules if r.label]
+        else:
+            shape = "band" if p.style == "band" else "dot"
+            out += [
+                LegendEntry(shape, SERIES_COLOURS[k % len(SERIES_COLOURS)], s.label)
+                for k, s in enumerate(p.series)
+            ]
+            out += [LegendEntry("dash", FIT_COLOUR, p.fit_label)] if p.fit and p.fit_label else []
+    return list(dict.fromkeys(out))  # each entry once, in the order first met
+
+
+FIT_COLOUR = "#c44e52"
+
+# ---- the SVG writer ----------------------------------------------------------------------
+# sizes in px; the matplotlib renderer reads the same numbers (1 in = 100 px)
+WIDTH = 620
+#: the plot area of an interval panel is at least this wide (PLOT_AREA_PX is the narrowest a
+#: forest plot's panels are chosen for; the SVG scales down only in windows under ~700 px)
+PLOT_W = 400
+CHAR_PX = 6.3
+TITLE_H = 24
+AXIS_H = 38
+XY_PLOT_H = 220
+
+
+def row_height(p: IntervalPanel) -> float:
+    return 16 + 7 * len(p.intervals)
+
+
+def label_width(p: IntervalPanel) -> float:
+    # not capped: a label cut by the figure's edge would hide the row's name (the builders
+    # bound the labels' length instead)
+    return 12 + CHAR_PX * max((len(lab) for lab in p.labels), default=4)
+
+
+def value_width(p: IntervalPanel) -> float:
+    return 12 + CHAR_PX * max((len(v) for v in p.values), default=0) if p.values else 0.0
+
+
+def panel_height(p: Panel) -> float:
+    if isinstance(p, IntervalPanel):
+        return TITLE_H + row_height(p) * max(len(p.labels), 1) + AXIS_H
+    return TITLE_H + XY_PLOT_H + AXIS_H
+
+
+@dataclass(frozen=True)
+class Box:
+    """A panel's plot area in px from the figure's top left, and its title's baseline."""
+
+    left: float
+    top: float
+    right: float
+    bottom: float
+    title_y: float
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where everything of a figure goes, in px; both renderers place their marks by it."""
+
+    width: float
+    height: float
+    boxes: tuple[Box, ...]
+    legend_top: float
+    legend: tuple[tuple[LegendEntry, ...], ...]
+
+
+#: an xy panel's margins: room for the y tick labels and the rotated y label
+XY_LEFT, RIGHT = 62.0, 20.0
+LEGEND_LINE = 16.0
+
+
+def layout(fig: Figure) -> Layout:
+    """The figure's layout: panels stacked, interval panels sharing one label column (so
+    that their axes line up), the legend under the last panel."""
+    bars = [p for p in fig.panels if isinstance(p, IntervalPanel)]
+    left = max((label_width(p) for p in bars), default=XY_LEFT)
+    right = RIGHT + max((value_width(p) for p in bars), default=0.0)
+    width = max(WIDTH, left + PLOT_W + right)
+    boxes, top = [], 0.0
+    for p in fig.panels:
+        h = panel_height(p)
+        if isinstance(p, IntervalPanel):
+            boxes.append(Box(left, top + TITLE_H, width - right, top + h - AXIS_H, top + 17))
+        else:
+            boxes.append(Box(XY_LEFT, top + TITLE_H, width - RIGHT, top + h - AXIS_H, top + 17))
+        top += h
+    rows = tuple(tuple(r) for r in legend_rows(fig))
+    return Layout(width, top + LEGEND_LINE * len(rows) + 8, tuple(boxes), top + 12, rows)
+
+
+def legend_rows(fig: Figure) -> list[list[LegendEntry]]:
+    """The legend laid out three entries a line (one a line when an entry is long)."""
+    entries = legend(fig)
+    per = 1 if any(len(e.label) > 30 for e in entries) else 3
+    return [entries[k : k + per] for k in range(0, len(entries), per)]
+
+
+def offset(k: int, count: int, step: float) -> float:
+    """The vertical offset of the ``k``-th of ``count`` interval lines of a row."""
+    return (k - (count - 1) / 2) * step
+
+
+def tick_text(v: float) -> str:
+    """A tick's label, the same in both renderers (a true minus sign, as matplotlib writes it).
+
+    >>> tick_text(-0.5), tick_text(20.0), tick_text(-0.0)
+    ('−0.5', '20', '0')
+    """
+    return f"{v + 0.0:.6g}".replace("-", "−")
+
+
+def figure_svg(fig: Figure) -> str:
+    """The figure as an ``<svg>`` element (every text escaped), its panels stacked, each a
+    ``<g class="panel">`` titled by its title, the legend under the last; every dot and
+    interval carries a tooltip ``<row>: <kind> [low, high]``.
+
+    >>> f = Figure("f", "t", (interval_panel("Δ", ["a", "<b>"], [1.0, -2.0], [Intervals("seeds", [0.5, -3.0], [1.5, -1.0])], reference=0.0),))
+    >>> svg = figure_svg(f)
+    >>> svg.startswith("<svg") and svg.count("<circle") == 3 and "&lt;b&gt;" in svg  # 2 rows, 1 in the legend
+    True
+    """
+    lay = layout(fig)
+    e = html.escape
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{lay.width:.0f}" height="{lay.height:.0f}" '
+        f'viewBox="0 0 {lay.width:.0f} {lay.height:.0f}" role="img" font-family="sans-serif" font-size="11">',
+        f"<title>{e(fig.caption)}</title>",
+    ]
+    for p, box in zip(fig.panels, lay.boxes, strict=True):
+        parts.append(f'<g class="panel"><title>{e(p.title)}</title>')
+        parts.append(
+            f'<text x="{lay.width / 2:.1f}" y="{box.title_y:.1f}" text-anchor="middle" font-weight="bold">{e(p.title)}</text>'
+        )
+        parts += _interval_svg(p, box) if isinstance(p, IntervalPanel) else _xy_svg(p, box)
+        parts.append("</g>")
+    parts += _legend_svg(lay)
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def _x_axis_svg(axis: Axis, left: float, pw: float, y_top: float, y_axis: float) -> list[str]:
+    e = html.escape
+    parts = [
+        f'<line x1="{left:.1f}" y1="{y_axis:.1f}" x2="{left + pw:.1f}" y2="{y_axis:.1f}" stroke="#333"/>'
+    ]
+    for v in axis.ticks:
+        x = left + pw * axis.fraction(v)
+        parts.append(
+            f'<line x1="{x:.1f}" y1="{y_top:.1f}" x2="{x:.1f}" y2="{y_axis:.1f}" stroke="#eee"/>'
+        )
+        parts.append(
+            f'<text x="{x:.1f}" y="{y_axis + 14:.1f}" text-anchor="middle">{tick_text(v)}</text>'
+        )
+    if axis.label:
+        parts.append(
+            f'<text x="{left + pw / 2:.1f}" y="{y_axis + 28:.1f}" text-anchor="middle">{e(axis.label)}</text>'
+        )
+    return parts
+
+
+def _interval_svg(p: IntervalPanel, box: Box) -> list[str]:
+    e = html.escape
+    left, rh = box.left, row_height(p)
+    pw, y0, y1 = box.right - box.left, box.top, box.bottom
+
+    def x(v: float) -> float:
+        return left + pw * p.x.fraction(v)
+
+    parts = _x_axis_svg(p.x, left, pw, y0, y1)
+    for r in p.rules:
+        dash = ' stroke-dasharray="4 3"' if r.dashed else ""
+        parts.append(
+            f'<line x1="{x(r.at):.1f}" y1="{y0:.1f}" x2="{x(r.at):.1f}" y2="{y1:.1f}" '
+            f'stroke="{"#555" if r.dashed else "#999"}"{dash}/>'
+        )
+    kinds = len(p.intervals)
+    for i, lab in enumerate(p.labels):
+        cy = y0 + rh * (i + 0.5)
+        parts.append(f'<text x="{left - 6:.1f}" y="{cy + 4:.1f}" text-anchor="end">{e(lab)}</text>')
+        for k, iv in enumerate(p.intervals):
+            for _, lo, hi in spans(iv.lows[i : i + 1], iv.highs[i : i + 1]):
+                y = cy + offset(k, kinds, 7)
+                parts.append(
+                    f'<line x1="{x(lo):.1f}" y1="{y:.1f}" x2="{x(hi):.1f}" y2="{y:.1f}" '
+                    f'stroke="{COLOURS[k % len(COLOURS)]}" stroke-width="2.5"><title>{e(lab)}: '
+                    f"{e(iv.label)} [{lo:.4g}, {hi:.4g}]</title></line>"
+                )
+        point = p.points[i]
+        if point is not None and finite(point):
+            g = p.group_of(i)
+            parts.append(
+                f'<circle cx="{x(point):.1f}" cy="{cy:.1f}" r="3.5" fill="{g.colour}"><title>{e(lab)}: '
+                f"{point:.4g} ({e(g.label)})</title></circle>"
+            )
+        if p.values:
+            parts.append(f'<text x="{left + pw + 12:.1f}" y="{cy + 4:.1f}">{e(p.values[i])}</text>')
+    return parts
+
+
+def _xy_svg(p: XYPanel, box: Box) -> list[str]:
+    e = html.escape
+    left, pw, y0, y1 = box.left, box.right - box.left, box.top, box.bottom
+
+    def px(v: float) -> float:
+        return left + pw * p.x.fraction(v)
+
+    def py(v: float) -> float:
+        return y1 - XY_PLOT_H * p.y.fraction(v)
+
+    axis = Axis(p.x.lo, p.x.hi, () if p.x_names else p.x.ticks, p.x.label)
+    parts = _x_axis_svg(axis, left, pw, y0, y1)
+    for k, name in enumerate(p.x_names):
+        parts.append(
+            f'<text x="{px(k):.1f}" y="{y1 + 14:.1f}" text-anchor="middle">{e(name)}</text>'
+        )
+    parts.append(f'<line x1="{left}" y1="{y0:.1f}" x2="{left}" y2="{y1:.1f}" stroke="#333"/>')
+    for v in p.y.ticks:
+        parts.append(
+            f'<line x1="{left}" y1="{py(v):.1f}" x2="{left + pw:.1f}" y2="{py(v):.1f}" stroke="#eee"/>'
+        )
+        parts.append(
+            f'<text x="{left - 4}" y="{py(v) + 4:.1f}" text-anchor="end">{tick_text(v)}</text>'
+        )
+    parts.append(
+        f'<text transform="translate(12 {(y0 + y1) / 2:.1f}) rotate(-90)" text-anchor="middle">{e(p.y.label)}</text>'
+    )
+    if p.note:
+        parts.append(f'<text x="{left + 6}" y="{y0 + 14:.1f}">{e(p.note)}</text>')
+    if p.fit is not None:
+        x0, fy0, x1, fy1 = p.fit
+        parts.append(
+            f'<line x1="{px(x0):.1f}" y1="{py(fy0):.1f}" x2="{px(x1):.1f}" y2="{py(fy1):.1f}" '
+            f'stroke="{FIT_COLOUR}" stroke-dasharray="5 3"/>'
+        )
+    for k, s in enumerate(p.series):
+        parts += _series_svg(p, s, SERIES_COLOURS[k % len(SERIES_COLOURS)], px, py)
+    return parts
+
+
+def _series_svg(
+    p: XYPanel, s: Series, colour: str, px: Callable[[float], float], py: Callable[[float], float]
+) -> list[str]:
+    e = html.escape
+    pts = series_points(s)
+    banded = [(x, ci) for x, _, ci in pts if ci is not None]
+    parts = []
+    if p.style == "band" and banded:
+        upper = " ".join(f"{px(x):.1f},{py(hi):.1f}" for x, (_, hi) in banded)
+        lower = " ".join(f"{px(x):.1f},{py(lo):.1f}" for x, (lo, _) in reversed(banded))
+        parts.append(
+            f'<polygon points="{upper} {lower}" fill="{colour}" fill-opacity="0.18" stroke="none">'
+            f"<title>{e(s.label)}: {e(p.interval_label)}</title></polygon>"
+        )
+    if p.style == "points":
+        return parts + _points_svg(p, s, colour, px, py)
+    line = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y, _ in pts)
+    parts.append(
+        f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="1.6"><title>{e(s.label)}</title></polyline>'
+    )
+    if p.style == "bars":
+        for x, y, ci in pts:
+            name = p.x_names[int(x)] if p.x_names else tick_text(x)
+            if ci is not None:
+                parts.append(
+                    f'<line x1="{px(x):.1f}" y1="{py(ci[0]):.1f}" x2="{px(x):.1f}" y2="{py(ci[1]):.1f}" stroke="{colour}" '
+                    f'stroke-width="2"><title>{e(s.label)}, {e(name)}: {e(p.interval_label)} [{ci[0]:.4g}, {ci[1]:.4g}]</title></line>'
+                )
+            parts.append(
+                f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5" fill="{colour}"><title>{e(s.label)}, '
+                f"{e(name)}: {y:.4g}</title></circle>"
+            )
+    return parts
+
+
+def _points_svg(
+    p: XYPanel, s: Series, colour: str, px: Callable[[float], float], py: Callable[[float], float]
+) -> list[str]:
+    e = html.escape
+    parts = []
+    for i, (x, y) in enumerate(zip(s.xs, s.ys, strict=True)):
+        if y is None or not finite(y):
+            continue
+        name = p.point_names[i] if i < len(p.point_names) else ""
+        parts.append(
+            f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5" fill="{colour}"><title>{e(name)}: '
+            f"{e(p.x.label)} {x:.4g}, {e(p.y.label)} {y:.4g}</title></circle>"
+        )
+        if name:
+            anchor = p.anchor(x)
+            parts.append(
+                f'<text x="{px(x) + (-5 if anchor == "end" else 5):.1f}" y="{py(y) - 4:.1f}" '
+                f'text-anchor="{anchor}">{e(point_name(name))}<title>{e(name)}</title></text>'
+            )
+    return parts
+
+
+def legend_at(lay: Layout, j: int, k: int) -> tuple[float, float]:
+    """The text baseline's start of entry ``k`` of legend line ``j`` (its mark 20 px left)."""
+    return 10 + k * (lay.width - 20) / 3 + 20, lay.legend_top + LEGEND_LINE * j
+
+
+def _legend_svg(lay: Layout) -> list[str]:
+    e = html.escape
+    parts = []
+    for j, row in enumerate(lay.legend):
+        for k, entry in enumerate(row):
+            tx, ly = legend_at(lay, j, k)
+            lx = tx - 20
+            c = entry.colour
+            if entry.shape == "dot":
+                parts.append(f'<circle cx="{lx + 8:.1f}" cy="{ly - 4:.1f}" r="3.5" fill="{c}"/>')
+            elif entry.shape == "band":
+                parts.append(
+                    f'<rect x="{lx:.1f}" y="{ly - 9:.1f}" width="16" height="8" fill="{c}" fill-opacity="0.35"/>'
+                )
+            else:
+                dash = ' stroke-dasharray="4 3"' if entry.shape == "dash" else ""
+                parts.append(
+                    f'<line x1="{lx:.1f}" y1="{ly - 4:.1f}" x2="{lx + 16:.1f}" y2="{ly - 4:.1f}" stroke="{c}" stroke-width="2.5"{dash}/>'
+                )
+            parts.append(f'<text x="{lx + 20:.1f}" y="{ly:.1f}">{e(entry.label)}</text>')
+    return parts
