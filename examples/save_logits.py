@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-import evalab.loss as L
+import evalab.nll as L
 
 model_dir, text_file, out = (sys.argv[1:] + ["examples/tiny-lm-de", "examples/texts/news.de", "batch.npz"][len(sys.argv) - 1 :])[:3]
 tok = AutoTokenizer.from_pretrained(model_dir)

@@ -24,7 +24,7 @@ def test_hand_computed_unigram_chrf() -> None:
     s = CHRF(char_order=2).corpus_score(["ab"], [["ac"]])
     assert s.score == pytest.approx(25.0)
     rows = CHRF(char_order=2).stats(["ab"], [["ac"]])
-    assert rows.tolist() == [[2, 2, 1, 1, 1, 0]]
+    assert rows.rows.tolist() == [[2, 2, 1, 1, 1, 0]]
 
 
 def test_whitespace_and_case_settings() -> None:
