@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalab.cli import app
+from evalab.cli.app import app
 from evalab.cli.inputs import study_inputs
 from evalab.cli.output import PAGE_FORMATS, check_format, check_out, emit, emit_table, format_option
 

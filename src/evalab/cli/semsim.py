@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from evalab.cli import app
+from evalab.cli.app import app
 from evalab.cli.language_checks import MULTILINGUAL_ENCODERS, warn_encoder_misfit
 from evalab.cli.output import check_format, check_out, emit, emit_table, format_option, ordered_row
 from evalab.cli.score import (
