@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def ours(names):
         emb.clear_cache()
-        return [metric.stats(systems[name], [ref])[:, :3] for name in names]
+        return [metric.stats(systems[name], [ref]).rows[:, :3] for name in names]
 
     def peer(names):
         return [

@@ -1,8 +1,9 @@
 """Start-up cost: evalab's entry points against a bare interpreter and sacrebleu's CLI.
 
 Workload, each a fresh process (what a shell loop pays per call): a bare ``python -c
-pass``; ``python -c "import evalab"``; ``evalab --version`` against ``sacrebleu
---version``; BLEU of a one-line file, ``evalab score -i HYP -r REF -b`` against
+pass``; ``python -c "import evalab"``; ``python -c "import numpy, typer"`` (the floor
+under ``evalab score``: two dependencies that sacrebleu does not load); ``evalab
+--version`` against ``sacrebleu --version``; BLEU of a one-line file, ``evalab score -i HYP -r REF -b`` against
 ``sacrebleu REF -i HYP -b`` (the two printed scores must be equal, or the run fails), and
 the same with each tool's default output (evalab's table, sacrebleu's JSON; the score
 must appear in both). The console scripts are the ones beside this interpreter, with this
@@ -41,6 +42,7 @@ def commands(folder: Path) -> dict[str, list[str]]:
     return {
         "python -c pass": [py, "-c", "pass"],
         "import evalab": [py, "-c", "import evalab"],
+        "import numpy, typer": [py, "-c", "import numpy, typer"],
         "evalab --version": [str(BIN / "evalab"), "--version"],
         "sacrebleu --version": [str(BIN / "sacrebleu"), "--version"],
         "evalab score -b": [str(BIN / "evalab"), "score", "-i", str(hyp), "-r", str(ref), "-b"],
@@ -103,6 +105,7 @@ def main() -> None:
         ("import evalab", "python -c pass"),
         ("evalab --version", "sacrebleu --version"),
         ("evalab score -b", "sacrebleu -b"),
+        ("evalab score -b", "import numpy, typer"),
         ("evalab score (table)", "sacrebleu (json)"),
     ):
         print(f"{ours} / {theirs}: {med[ours] / med[theirs]:.2f}x the time")

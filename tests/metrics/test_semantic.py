@@ -210,7 +210,7 @@ def test_parity_tiny_bert_layers_and_multi_reference(tiny_bert, layer, idf):
         hyps, [refs_a, refs_b]
     )
     theirs = np.stack([p.numpy(), r.numpy(), f.numpy()], axis=1)
-    assert np.abs(ours[:, :3] - theirs).max() < 1e-5
+    assert np.abs(ours.rows[:, :3] - theirs).max() < 1e-5
 
 
 # -- order sanity on real data ---------------------------------------------------------------

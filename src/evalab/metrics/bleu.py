@@ -407,7 +407,7 @@ class BLEU(Metric):
         """
         sums = np.asarray(sums, dtype=np.float64)
         if sums.ndim == 1 and sums.shape == (2 + 2 * self.settings.max_ngram_order,):
-            return np.float64(bleu_score(sums.tolist(), *self._args())[0])
+            return np.array(bleu_score(sums.tolist(), *self._args())[0])
         return bleu_from_sums(sums, *self._args())[0]
 
     def _score_components(self, sums: np.ndarray) -> tuple[dict[str, Any], str]:

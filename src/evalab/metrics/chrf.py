@@ -314,7 +314,7 @@ class CHRF(Metric):
         s = self.settings
         sums = np.asarray(sums, dtype=np.float64)
         if sums.shape == (3 * self.order,):
-            return np.float64(chrf_score(sums.tolist(), self.order, s.beta, s.eps_smoothing))
+            return np.array(chrf_score(sums.tolist(), self.order, s.beta, s.eps_smoothing))
         return chrf_from_sums(sums, self.order, s.beta, s.eps_smoothing)
 
     def _score_components(self, sums: np.ndarray) -> tuple[dict[str, Any], str]:
