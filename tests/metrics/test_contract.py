@@ -216,7 +216,9 @@ def usable(m: Metric, rows: Stats) -> bool:
 
 def same_rows(m: Metric, a: Stats, b: Stats) -> bool:
     """Equal rows: bit for bit, or within the metric's declared ``row_tolerance``."""
-    return a.shape == b.shape and np.allclose(a.rows, b.rows, rtol=0.0, atol=m.row_tolerance)
+    return a.rows.shape == b.rows.shape and np.allclose(
+        a.rows, b.rows, rtol=0.0, atol=m.row_tolerance
+    )
 
 
 NAMES = sorted(METRICS)
