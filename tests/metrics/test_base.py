@@ -144,6 +144,8 @@ def test_stats_is_a_value_with_provenance():
     assert value.rows.tolist() == [[2.0, 4.0], [1.0, 2.0]]
     with pytest.raises(TypeError):  # a value, not an array: its rows are value.rows
         len(value)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"not an array; its rows are stats.rows"):
+        np.asarray(value)
     with pytest.raises(ValueError, match="read-only"):
         value.rows[0, 0] = 5
     assert m.aggregate(value).score == 0.5

@@ -16,6 +16,7 @@ import evalab
 from evalab import _kernel
 from evalab.errors import InputError, SettingsError
 from evalab.metrics._ngrams import _match_counts_python, match_counts, pack_chars
+from evalab.metrics.base import Stats
 from evalab.metrics.bleu import BLEU
 from evalab.metrics.parallel import parallel_stats
 
@@ -199,11 +200,11 @@ def test_properties(triples, rnd) -> None:
         m.stats(hyps[:cut], [r[:cut] for r in refs]),
         m.stats(hyps[cut:], [r[cut:] for r in refs]),
     ]
-    assert np.array_equal(np.concatenate(parts), rows)
+    assert np.array_equal(Stats.concat(parts).rows, rows.rows)
     # the vectorised scorer (resampling) is the scalar corpus path, row by row, to the last bit
     vec = m.scores_from_sums(rows.rows)
     assert vec == pytest.approx(
-        [m.aggregate(row[None], 2).score for row in rows], rel=1e-14, abs=1e-300
+        [m.aggregate(row[None], 2).score for row in rows.rows], rel=1e-14, abs=1e-300
     )
 
 
@@ -335,7 +336,7 @@ def test_parallel_shards_and_pickling(wmt22) -> None:
     one = m.stats(hyps, refs)
     clone = pickle.loads(pickle.dumps(m))
     assert clone._ref_cache == {} and clone._seg_ids == {}
-    assert np.array_equal(parallel_stats(m, hyps, refs, jobs=3), one)
+    assert np.array_equal(parallel_stats(m, hyps, refs, jobs=3).rows, one.rows)
     assert m.aggregate(parallel_stats(m, hyps, refs, jobs=2), 1).score == m.aggregate(one, 1).score
 
 
@@ -374,4 +375,4 @@ def test_cache_bound_never_mixes_vocabularies(wmt22) -> None:
     small = BLEU()
     small.SEGMENT_CACHE_SIZE = 50  # far fewer than the distinct tokens: emptied on every call
     for hyps in systems * 2:
-        assert np.array_equal(small.stats(hyps, [ref]), BLEU().stats(hyps, [ref]))
+        assert np.array_equal(small.stats(hyps, [ref]).rows, BLEU().stats(hyps, [ref]).rows)

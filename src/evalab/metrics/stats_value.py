@@ -77,6 +77,14 @@ class Stats:
         object.__setattr__(self, "rows", rows)
         object.__setattr__(self, "stat_names", tuple(self.stat_names))
 
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        # refused, not converted: numpy would otherwise take the value for an object scalar,
+        # and np.array_equal(stats, rows) would be False where the rows are equal
+        raise TypeError(
+            f"{self.metric}: a Stats value is not an array; its rows are stats.rows "
+            "(column sums: stats.sums())"
+        )
+
     def sums(self) -> np.ndarray:
         """Column sums of the rows: the corpus statistics (float64 ``[k]``)."""
         sums: np.ndarray = self.rows.sum(axis=0)
