@@ -25,8 +25,12 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from evalab.metrics.stats_value import Stats
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
@@ -65,9 +69,9 @@ def oracle_jobs(
     ]
 
 
-def check_equal(label: str, rows: list[np.ndarray], oracle: list[dict]) -> None:
+def check_equal(label: str, rows: list[Stats], oracle: list[dict]) -> None:
     for r, o in zip(rows, oracle, strict=True):
-        diff = float(np.max(np.abs(r[:, 0] - np.asarray(o["scores"]))))
+        diff = float(np.max(np.abs(r.rows[:, 0] - np.asarray(o["scores"]))))
         if diff > 1e-5:
             raise SystemExit(f"{label}: segment scores differ from unbabel-comet by {diff:.2e}")
 

@@ -102,7 +102,7 @@ def bench_rouge(ref, systems, stem: bool, repeats: int):
         _clear_evalab_caches()
         metrics = {t: evalab.metric(t, use_stemmer=stem) for t in TYPES}
         return {
-            name: {t: m.stats(hyps, [ref]) for t, m in metrics.items()}
+            name: {t: m.stats(hyps, [ref]).rows for t, m in metrics.items()}
             for name, hyps in systems.items()
         }
 
@@ -170,8 +170,8 @@ def bench_squad(refs_a, refs_b, hyps, repeats: int):
         return f1, em
 
     def ours():
-        f1 = evalab.metric("f1", tokenizer="squad").stats(hyps, [refs_a, refs_b])[:, 0]
-        em = evalab.metric("exact_match", normalize="squad").stats(hyps, [refs_a, refs_b])[:, 0]
+        f1 = evalab.metric("f1", tokenize="squad").stats(hyps, [refs_a, refs_b]).rows[:, 0]
+        em = evalab.metric("exact_match", tokenize="squad").stats(hyps, [refs_a, refs_b]).rows[:, 0]
         return f1, em
 
     # the conventions differ only when both token lists are empty (v1.1: 0, evalab: 1)

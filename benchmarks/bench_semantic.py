@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from evalab.metrics.semantic import BERTScore
-    from evalab.models.embedders import default_model_path
+    from evalab.models.hf_encoder import default_model_path
 
     ref, systems = load_data(args.segments)
     path = str(default_model_path())
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def ours(names):
         emb.clear_cache()
-        return [metric.stats(systems[name], [ref])[:, :3] for name in names]
+        return [metric.stats(systems[name], [ref]).rows[:, :3] for name in names]
 
     def peer(names):
         return [

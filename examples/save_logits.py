@@ -13,9 +13,12 @@ import numpy as np
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-import evalab.loss as L
+import evalab.nll as L
 
-model_dir, text_file, out = (sys.argv[1:] + ["examples/tiny-lm-de", "examples/texts/news.de", "batch.npz"][len(sys.argv) - 1 :])[:3]
+model_dir, text_file, out = (
+    sys.argv[1:]
+    + ["examples/tiny-lm-de", "examples/texts/news.de", "batch.npz"][len(sys.argv) - 1 :]
+)[:3]
 tok = AutoTokenizer.from_pretrained(model_dir)
 model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
 with open(text_file, encoding="utf-8") as f:
@@ -26,7 +29,11 @@ for i, seq in enumerate(ids):
     labels[i, : len(seq)] = seq
 with torch.no_grad():
     logits = model(input_ids=torch.from_numpy(labels)).logits.numpy()
-np.savez(out, logits=logits, labels=labels,
-         bytes=np.array([L.count_bytes(s) for s in lines]),
-         words=np.array([L.count_words(s) for s in lines]))
+np.savez(
+    out,
+    logits=logits,
+    labels=labels,
+    bytes=np.array([L.count_bytes(s) for s in lines]),
+    words=np.array([L.count_words(s) for s in lines]),
+)
 print(f"{out}: logits {list(logits.shape)}, labels {list(labels.shape)}")

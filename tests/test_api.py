@@ -49,8 +49,12 @@ def test_score_input_errors():
 
 
 def test_metric_builds_with_settings():
-    m = evalab.metric("rouge1", use_stemmer=True, tokenizer="unicode")
-    assert m.settings.use_stemmer and m.settings.tokenizer == "unicode"
+    m = evalab.metric("rouge1", use_stemmer=True, tokenize="unicode")
+    assert m.settings.use_stemmer and m.settings.tokenize == "unicode"
+    # rouge-score's name for the setting builds the same settings
+    assert evalab.metric("rouge1", use_stemmer=True, tokenizer="unicode").settings == m.settings
+    with pytest.raises(SettingsError, match="given twice"):
+        evalab.metric("rouge1", tokenize="unicode", tokenizer="rouge")
     with pytest.raises(SettingsError, match="unknown setting"):
         evalab.metric("f1", stemmer=True)
 

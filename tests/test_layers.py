@@ -11,10 +11,10 @@ is still a dependency):
  4    ``evalab.ablation``; ``evalab.examples`` (studies the ablation layer runs);
       ``evalab.metaeval`` (metrics against human judgements)
  3    ``evalab.stats``
- 2    ``evalab.metrics`` (and ``evalab.parallel``, the old name of ``metrics.parallel``)
+ 2    ``evalab.metrics``
  1    ``evalab.text``, ``evalab.models``, ``evalab.items`` (per-item score files)
  0    the core every layer uses: ``errors``, ``_version``, ``_kernel`` (and the compiled
-      ``_mtkernel``, ``_rougekernel``, ``_edkernel``, ``_tieskernel``), ``io``, ``nll`` (and ``loss``, its old name), ``progress``
+      ``_mtkernel``, ``_rougekernel``, ``_edkernel``, ``_tieskernel``), ``io``, ``nll``, ``progress``
 ====  ==========================================================================
 """
 
@@ -37,7 +37,6 @@ LAYERS: dict[str, int] = {
     "evalab.metaeval": 4,
     "evalab.stats": 3,
     "evalab.metrics": 2,
-    "evalab.parallel": 2,
     "evalab.text": 1,
     "evalab.models": 1,
     "evalab.items": 1,
@@ -50,7 +49,6 @@ LAYERS: dict[str, int] = {
     "evalab._tieskernel": 0,
     "evalab.io": 0,
     "evalab.nll": 0,
-    "evalab.loss": 0,
     "evalab.progress": 0,
 }
 

@@ -315,9 +315,3 @@ def test_no_tokens_is_an_error_for_means_but_zero_for_sums():
         L.cross_entropy(logits, labels)
     with pytest.raises(InputError, match="zero tokens"):
         L.perplexity(np.zeros((0, 4)), np.zeros(0, dtype=int))
-
-
-def test_the_former_module_name_still_imports() -> None:
-    import evalab.loss
-
-    assert evalab.loss.cross_entropy is L.cross_entropy and evalab.loss.__all__ == L.__all__

@@ -73,7 +73,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("evalab.stats.effects", "factorial_effects"): _EFFECTS,
     (
         "evalab.metrics.loss",
-        "_score_from_sums",
+        "_score_components",
     ): "the score's verbose line, part of its result (as sacrebleu's)",
     ("evalab.metaeval.evaluate", "_enough_defined"): _METAEVAL_NOTES,
     ("evalab.metaeval.evaluate", "_system_level"): _METAEVAL_NOTES,

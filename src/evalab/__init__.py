@@ -18,13 +18,27 @@ True
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalab._version import __version__
 from evalab.errors import EvalabError, InputError, MissingExtraError, SettingsError
-from evalab.metrics.base import Metric, Score
-from evalab.metrics.registry import METRICS, SCORE_ALIASES, available_metrics, metric
+
+if TYPE_CHECKING:
+    from evalab.metrics.base import Metric, Score
+    from evalab.metrics.registry import METRICS, available_metrics, metric
+
+#: names given from the metrics layer, imported on first use: numpy and the metrics cost
+#: ten times a bare interpreter's start, which `import evalab` for an error class or the
+#: version (and `evalab --version`) need not pay
+_FROM_METRICS = {
+    "Metric": "evalab.metrics.base",
+    "Score": "evalab.metrics.base",
+    "METRICS": "evalab.metrics.registry",
+    "available_metrics": "evalab.metrics.registry",
+    "metric": "evalab.metrics.registry",
+}
 
 __all__ = [
     "METRICS",
@@ -51,10 +65,16 @@ def corpus_score(
     """The corpus :class:`Score` of ``hypotheses`` against reference streams, on the metric's
     own scale (what ``evalab score`` prints): ``metric(metric_name, **settings).corpus_score(...)``.
     """
+    from evalab.metrics.registry import metric
+
     return metric(metric_name, **settings).corpus_score(hypotheses, references)
 
 
 def __getattr__(name: str) -> Any:
+    if name in _FROM_METRICS:
+        value = getattr(importlib.import_module(_FROM_METRICS[name]), name)
+        globals()[name] = value  # later look-ups find it without this function
+        return value
     if (
         name == "score"
     ):  # renamed: the old name gave 0-1 where everything else gives the metric's scale
@@ -84,6 +104,8 @@ def unit_score(metric_name: str, prediction: str, targets: Sequence[str]) -> flo
     >>> unit_score("bleu_4", "the cat sat on the mat", ["a cat sat on a mat", "the cat sat on the mat"])
     1.0
     """
+    from evalab.metrics.registry import METRICS, SCORE_ALIASES, available_metrics, metric
+
     if isinstance(targets, str):
         raise InputError("unit_score: targets must be a list of strings, e.g. ['Paris']")
     if not targets:
@@ -100,3 +122,7 @@ def unit_score(metric_name: str, prediction: str, targets: Sequence[str]) -> flo
     # exp(log(100)) is 100.00000000000004: BLEU (like sacrebleu) can exceed its scale by
     # an ulp, and the dispatch contract promises [0, 1]
     return min(1.0, max(0.0, best / m.scale))
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_FROM_METRICS})

@@ -12,7 +12,6 @@ import csv
 import io
 import json
 import os
-import secrets
 import sys
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -155,6 +154,8 @@ def _mode_for(target: Path) -> int | None:
 
 def _create_temp(folder: Path, name: str) -> Path:
     """A new empty file in ``folder``, created 0o666 minus the umask (``mkstemp`` uses 0o600)."""
+    import secrets  # here: its random and hashlib are start-up that reading files need not pay
+
     for _ in range(100):
         tmp = folder / f".{name}.{secrets.token_hex(4)}.tmp"
         try:

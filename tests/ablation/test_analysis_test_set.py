@@ -16,8 +16,8 @@ import pytest
 
 from evalab.ablation import RunStore, analyze, load_study, plan_runs, run_values
 from evalab.ablation.per_example import ExampleStats, mean_of_rows, mean_rows
-from evalab.report.notes import note_lines
 from evalab.ablation.store import Outcome, RunResult
+from evalab.report.notes import note_lines
 from evalab.stats.resampling import bootstrap_counts
 from evalab.stats.seed_stats import seeds_needed
 from evalab.stats.two_level import example_delta, example_value, resample_runs

@@ -73,9 +73,11 @@ def test_score_and_compare_with_a_source(run_cli, files, checkpoint) -> None:
     assert res.exit_code == 0, res.stderr
     rows = {(r["system"], r["metric"]): r for r in json.loads(res.stdout)}
     metric = Comet(model=checkpoint).with_sources(read_lines(Path(files["src"])))
-    expected = metric.stats(read_lines(Path(files["a"])), [read_lines(Path(files["ref"]))])[
-        :, 0
-    ].mean()
+    expected = (
+        metric.stats(read_lines(Path(files["a"])), [read_lines(Path(files["ref"]))])
+        .rows[:, 0]
+        .mean()
+    )
     assert rows[("a.txt", "comet")]["score"] == pytest.approx(expected, abs=1e-6)
     assert "|src:yes|" in rows[("a.txt", "comet")]["signature"]
     res = run_cli(

@@ -33,7 +33,7 @@ def commands() -> dict[tuple[str, ...], click.Command]:
     """Every command and sub-command of the app by path (``("ablate", "run")`` ...)."""
     import typer.main
 
-    from evalab.cli import _register_commands, app
+    from evalab.cli.app import _register_commands, app
 
     _register_commands()
     found: dict[tuple[str, ...], click.Command] = {}

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from evalab.cli import expand_greedy
+from evalab.cli.app import expand_greedy
 
 
 @pytest.mark.parametrize(

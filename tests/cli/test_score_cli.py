@@ -83,7 +83,7 @@ def test_set_reaches_settings(run_cli, files):
         "--set",
         "use_stemmer=true",
         "--set",
-        "f1.tokenizer=squad",
+        "f1.tokenize=squad",
         "--set",
         "rouge1.beta=2",
     )
@@ -138,7 +138,7 @@ def test_warning_is_one_line(run_cli, files):
     assert res.exit_code == 0
     assert res.stderr.splitlines() == [
         "evalab: warning: rouge1: the 'rouge' tokenizer reduced 2 non-empty segment(s) (hypotheses "
-        "and references) to no tokens; they score 0 (non-Latin text? use tokenizer='unicode')"
+        "and references) to no tokens; they score 0 (non-Latin text? use tokenize='unicode')"
     ]
 
 
@@ -240,10 +240,10 @@ def test_metrics_json_lists_settings_and_defaults(run_cli):
     for name in ("exact_match", "f1", "accuracy", "rouge1", "rouge2", "rougeL", "rougeLsum"):
         assert entries[name]["scale"] == 1.0
     settings = {s["name"]: s for s in entries["rougeLsum"]["settings"]}
-    assert settings["tokenizer"]["default"] == "rouge"
+    assert settings["tokenize"]["default"] == "rouge"
     assert settings["use_stemmer"]["default"] is False and settings["use_stemmer"]["type"] == "bool"
     assert settings["beta"]["default"] == 1.0 and "sentence_sep" in settings
-    assert {s["name"]: s["default"] for s in entries["f1"]["settings"]} == {"tokenizer": "words"}
+    assert {s["name"]: s["default"] for s in entries["f1"]["settings"]} == {"tokenize": "words"}
 
 
 def test_metrics_table_prints_help_literally(run_cli):

@@ -16,7 +16,7 @@ from tests.conftest import REPO
 from tests.docs.examples import Block, Command, output_matches, parse_blocks, variables_before
 
 import evalab
-from evalab.cli import _register_commands, app
+from evalab.cli.app import _register_commands, app
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 SHARED = REPO.parent / "shared"

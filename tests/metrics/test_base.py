@@ -11,7 +11,7 @@ from tests.conftest import read_lines, wmt_file, wmt_systems
 
 import evalab
 from evalab.errors import InputError, SettingsError
-from evalab.metrics.base import Metric, MetricSettings, Score, Stats, check_references, setting
+from evalab.metrics.base import Metric, MetricSettings, Stats, check_references, setting
 
 
 @dataclass(frozen=True)
@@ -37,13 +37,8 @@ class Toy(Metric):
     def scores_from_sums(self, sums):
         return sums[..., 0] / sums[..., 1]
 
-    def _score_from_sums(self, sums, nrefs):
-        return Score(
-            self.name,
-            float(sums[0] / sums[1]),
-            self.signature_for(nrefs),
-            components={"hyp_len": float(sums[0]), "ratio_list": [1, 2]},
-        )
+    def _score_components(self, sums):
+        return {"hyp_len": float(sums[0]), "ratio_list": [1, 2]}, ""
 
     def _signature_fields(self, nrefs):
         return [("nrefs", str(nrefs)), ("mode", self.settings.mode)]
@@ -141,14 +136,20 @@ def test_score_attributes_and_dict():
 def test_stats_is_a_value_with_provenance():
     m = Toy()
     value = m.stats(["ab", "c"], [["abcd", "ef"]])
-    assert isinstance(value, Stats) and value.shape == (2, 2) and value.rows.dtype == np.float64
+    assert (
+        isinstance(value, Stats) and value.rows.shape == (2, 2) and value.rows.dtype == np.float64
+    )
     assert value.metric == "toy" and value.stat_names == ("hyp_len", "ref_len") and value.nrefs == 1
-    assert value.signature == m.signature_for(1) and value.additive and len(value) == 2
-    assert np.asarray(value).tolist() == [[2.0, 4.0], [1.0, 2.0]]
+    assert value.signature == m.signature_for(1) and value.additive
+    assert value.rows.tolist() == [[2.0, 4.0], [1.0, 2.0]]
+    with pytest.raises(TypeError):  # a value, not an array: its rows are value.rows
+        len(value)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"not an array; its rows are stats.rows"):
+        np.asarray(value)
     with pytest.raises(ValueError, match="read-only"):
         value.rows[0, 0] = 5
     assert m.aggregate(value).score == 0.5
-    assert m.stats([], [[]]).shape == (0, 2)
+    assert m.stats([], [[]]).rows.shape == (0, 2)
     with pytest.raises(InputError, match=r"stats rows must have shape \[n_segments, 2\]"):
         m.aggregate(np.zeros((2, 3)))
 
@@ -190,7 +191,7 @@ def test_concatenation_checks_signatures_and_additivity():
     both = Stats.concat(
         [replace(a, additive=False, context="x"), replace(b, additive=False, context="x")]
     )
-    assert len(both) == 2 and not both.additive
+    assert len(both.rows) == 2 and not both.additive
 
 
 @pytest.mark.parametrize("name", ["bleu", "chrf", "exact_match", "f1", "rougeL"])
@@ -276,14 +277,14 @@ def test_stats_many_equals_one_call_per_system(wmt22, name, settings, monkeypatc
     monkeypatch.setattr(type(metric), "STATS_BATCH", 3)  # batches of 3, 3 and 1 systems
     many = metric.stats_many(systems, refs)
     for hyps, rows in zip(systems, many, strict=True):
-        assert np.array_equal(rows, evalab.metric(name, **settings).stats(hyps, refs))
+        assert np.array_equal(rows.rows, evalab.metric(name, **settings).stats(hyps, refs).rows)
 
 
 def test_stats_many_checks_every_system_and_handles_empty_input() -> None:
     bleu = evalab.metric("bleu")
     assert bleu.stats_many([], [["a"]]) == []
     empty = bleu.stats_many([[], []], [[]])
-    assert [e.shape for e in empty] == [(0, 10), (0, 10)]
+    assert [e.rows.shape for e in empty] == [(0, 10), (0, 10)]
     with pytest.raises(InputError, match="2 hypotheses but reference streams of lengths"):
         bleu.stats_many([["a"], ["a", "b"]], [["x"]])
     with pytest.raises(InputError, match="hypothesis 0 is int"):

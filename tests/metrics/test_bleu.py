@@ -16,6 +16,7 @@ import evalab
 from evalab import _kernel
 from evalab.errors import InputError, SettingsError
 from evalab.metrics._ngrams import _match_counts_python, match_counts, pack_chars
+from evalab.metrics.base import Stats
 from evalab.metrics.bleu import BLEU
 from evalab.metrics.parallel import parallel_stats
 
@@ -140,7 +141,7 @@ def test_empty_hypothesis_line_scores() -> None:
     s = m.corpus_score(["", "the cat sat on the mat"], [["a b", "the cat sat on the mat"]])
     assert 0 < s.score <= 100 + 1e-9
     rows = m.stats([""], [["a b"]])
-    assert rows.tolist() == [[0, 2, 0, 0, 0, 0, 0, 0, 0, 0]]
+    assert rows.rows.tolist() == [[0, 2, 0, 0, 0, 0, 0, 0, 0, 0]]
     assert m.sentence_score("", ["a b"]).score == 0.0
     assert m.corpus_score([""], [[""]]).score == 0.0
 
@@ -199,11 +200,11 @@ def test_properties(triples, rnd) -> None:
         m.stats(hyps[:cut], [r[:cut] for r in refs]),
         m.stats(hyps[cut:], [r[cut:] for r in refs]),
     ]
-    assert np.array_equal(np.concatenate(parts), rows)
+    assert np.array_equal(Stats.concat(parts).rows, rows.rows)
     # the vectorised scorer (resampling) is the scalar corpus path, row by row, to the last bit
     vec = m.scores_from_sums(rows.rows)
     assert vec == pytest.approx(
-        [m.aggregate(row[None], 2).score for row in rows], rel=1e-14, abs=1e-300
+        [m.aggregate(row[None], 2).score for row in rows.rows], rel=1e-14, abs=1e-300
     )
 
 
@@ -325,7 +326,7 @@ def test_fallback_scores_equal_kernel_scores(wmt22, monkeypatch) -> None:
     fast = BLEU().stats(hyps, refs)
     monkeypatch.setattr(_kernel, "kernel", None)
     slow = BLEU().stats(hyps, refs)
-    assert np.array_equal(fast, slow)
+    assert np.array_equal(fast.rows, slow.rows)
 
 
 def test_parallel_shards_and_pickling(wmt22) -> None:
@@ -335,7 +336,7 @@ def test_parallel_shards_and_pickling(wmt22) -> None:
     one = m.stats(hyps, refs)
     clone = pickle.loads(pickle.dumps(m))
     assert clone._ref_cache == {} and clone._seg_ids == {}
-    assert np.array_equal(parallel_stats(m, hyps, refs, jobs=3), one)
+    assert np.array_equal(parallel_stats(m, hyps, refs, jobs=3).rows, one.rows)
     assert m.aggregate(parallel_stats(m, hyps, refs, jobs=2), 1).score == m.aggregate(one, 1).score
 
 
@@ -361,9 +362,9 @@ def test_mecab_tokenizer_matches_sacrebleu_if_installed() -> None:
 def test_closest_reference_length_ties_go_to_the_shorter() -> None:
     m = BLEU(tokenize="none")
     rows = m.stats(["a b c d e"], [["a b c d"], ["a b c d e f"]])
-    assert rows[0, :2].tolist() == [5, 4]
+    assert rows.rows[0, :2].tolist() == [5, 4]
     rows = m.stats(["a b c d e"], [["a b c d e f"], ["a b c d"]])
-    assert rows[0, :2].tolist() == [5, 4]
+    assert rows.rows[0, :2].tolist() == [5, 4]
 
 
 def test_cache_bound_never_mixes_vocabularies(wmt22) -> None:
@@ -374,4 +375,4 @@ def test_cache_bound_never_mixes_vocabularies(wmt22) -> None:
     small = BLEU()
     small.SEGMENT_CACHE_SIZE = 50  # far fewer than the distinct tokens: emptied on every call
     for hyps in systems * 2:
-        assert np.array_equal(small.stats(hyps, [ref]), BLEU().stats(hyps, [ref]))
+        assert np.array_equal(small.stats(hyps, [ref]).rows, BLEU().stats(hyps, [ref]).rows)

@@ -24,7 +24,7 @@ def test_hand_computed_unigram_chrf() -> None:
     s = CHRF(char_order=2).corpus_score(["ab"], [["ac"]])
     assert s.score == pytest.approx(25.0)
     rows = CHRF(char_order=2).stats(["ab"], [["ac"]])
-    assert rows.tolist() == [[2, 2, 1, 1, 1, 0]]
+    assert rows.rows.tolist() == [[2, 2, 1, 1, 1, 0]]
 
 
 def test_whitespace_and_case_settings() -> None:
@@ -109,12 +109,17 @@ def test_properties_and_sacrebleu_on_random_text(triples, word_order, eps) -> No
     assert (
         score == SacreCHRF(word_order=word_order, eps_smoothing=eps).corpus_score(hyps, refs).score
     )
-    assert m.scores_from_sums(rows).tolist() == [m.aggregate(r[None], 2).score for r in rows]
+    assert m.scores_from_sums(rows.rows).tolist() == [
+        m.aggregate(r[None], 2).score for r in rows.rows
+    ]
     cut = len(hyps) // 2
     parts = np.concatenate(
-        [m.stats(hyps[:cut], [r[:cut] for r in refs]), m.stats(hyps[cut:], [r[cut:] for r in refs])]
+        [
+            m.stats(hyps[:cut], [r[:cut] for r in refs]).rows,
+            m.stats(hyps[cut:], [r[cut:] for r in refs]).rows,
+        ]
     )
-    assert np.array_equal(parts, rows)
+    assert np.array_equal(parts, rows.rows)
 
 
 PAIRS = ["en-de", "en-zh", "cs-en", "de-en", "en-cs", "uk-en"]
@@ -178,6 +183,8 @@ def test_fallback_kernel_pickle_and_jobs(wmt22, monkeypatch) -> None:
     refs = [read_lines(wmt_file("ref", "en-de", r))[:150] for r in ("A", "B")]
     m = CHRFPlusPlus()
     fast = m.stats(hyps, refs)
-    assert np.array_equal(parallel_stats(pickle.loads(pickle.dumps(m)), hyps, refs, jobs=2), fast)
+    assert np.array_equal(
+        parallel_stats(pickle.loads(pickle.dumps(m)), hyps, refs, jobs=2).rows, fast.rows
+    )
     monkeypatch.setattr(_kernel, "kernel", None)
-    assert np.array_equal(CHRFPlusPlus().stats(hyps, refs), fast)
+    assert np.array_equal(CHRFPlusPlus().stats(hyps, refs).rows, fast.rows)

@@ -216,7 +216,9 @@ def usable(m: Metric, rows: Stats) -> bool:
 
 def same_rows(m: Metric, a: Stats, b: Stats) -> bool:
     """Equal rows: bit for bit, or within the metric's declared ``row_tolerance``."""
-    return a.shape == b.shape and np.allclose(a.rows, b.rows, rtol=0.0, atol=m.row_tolerance)
+    return a.rows.shape == b.rows.shape and np.allclose(
+        a.rows, b.rows, rtol=0.0, atol=m.row_tolerance
+    )
 
 
 NAMES = sorted(METRICS)
@@ -294,8 +296,26 @@ def test_vectorised_scores_equal_the_scalar_score(name: str, data) -> None:
             scalar = m.aggregate(row[None], rows.nrefs).score
         except ValueError:  # a loss metric refuses a segment without tokens
             continue
-        # BLEU's scalar score is libm arithmetic (sacrebleu's), its vectorised one numpy's
+        # one vector goes through BLEU's and chrF's scalar libm arithmetic (sacrebleu's), a
+        # batch through numpy's
         assert vec[i] == pytest.approx(scalar, rel=1e-13, abs=1e-12, nan_ok=True), (i, row)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_peer_names_build_the_settings_they_mean(name: str) -> None:
+    """A peer's spelling of a setting (sacrebleu's TER ``case_sensitive``) builds what the
+    setting's own name builds, from keywords and from ``--set`` text; both at once are refused."""
+    cls = metric_class(name).settings_class
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for peer, alias in cls.peer_names.items():
+        assert peer not in fields and alias.setting in fields, (peer, alias)
+        default = fields[alias.setting].default
+        for value in (True, False) if alias.inverted else (default,):
+            meant = (not value) if alias.inverted else value
+            assert cls(**cls.from_peer_names({peer: value})) == cls(**{alias.setting: meant})
+            assert cls.parse_value(peer, str(value)) == value
+        with pytest.raises(SettingsError, match="given twice"):
+            cls.from_peer_names({peer: default, alias.setting: default})
 
 
 @pytest.mark.parametrize("name", NAMES)

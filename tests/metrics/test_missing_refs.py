@@ -61,9 +61,9 @@ def test_reference_count() -> None:
 def test_stats_many_with_missing_equals_stats() -> None:
     bleu = evalab.metric("bleu")
     many = bleu.stats_many([HYPS, HYPS[::-1]], REFS)
-    assert [m.tolist() for m in many] == [
-        bleu.stats(HYPS, REFS).tolist(),
-        bleu.stats(HYPS[::-1], REFS).tolist(),
+    assert [m.rows.tolist() for m in many] == [
+        bleu.stats(HYPS, REFS).rows.tolist(),
+        bleu.stats(HYPS[::-1], REFS).rows.tolist(),
     ]
     assert [m.signature for m in many] == [bleu.stats(HYPS, REFS).signature] * 2
 

@@ -20,6 +20,7 @@ from tests.conftest import read_lines, wmt_file, wmt_systems
 
 import evalab
 from evalab.errors import SettingsError
+from evalab.metrics.base import Stats
 from evalab.metrics.rouge import Rouge1, Rouge2, RougeL, RougeLsum, lcs_indices, lcs_length
 from evalab.text import get_tokenizer
 
@@ -105,14 +106,14 @@ def test_beta():
 def test_signature_names_tokenizer_stemmer_beta_version():
     sig = Rouge1(use_stemmer=True).signature_for(1)
     assert sig.startswith("rouge1|nrefs:1|tok:rouge|stem:porter|beta:1|version:")
-    assert "tok:unicode|stem:no" in Rouge2(tokenizer="unicode").signature_for(2)
+    assert "tok:unicode|stem:no" in Rouge2(tokenize="unicode").signature_for(2)
     assert (
         RougeLsum(sentence_sep="<n>")
         .signature_for(1)
         .endswith(f"|split:newline+<n>|version:{evalab.__version__}")
     )
     with pytest.raises(SettingsError, match="unknown tokenizer 'nope'"):
-        Rouge1(tokenizer="nope")
+        Rouge1(tokenize="nope")
 
 
 def test_sentence_sep_splits_one_line_summaries():
@@ -127,7 +128,7 @@ def test_corpus_is_mean_of_segment_scores():
     m = Rouge1()
     rows = m.stats(hyps, refs)
     assert m.stat_names == ("precision", "recall", "fmeasure", "count")
-    assert rows[:, 3].tolist() == [1.0, 1.0, 1.0]
+    assert rows.rows[:, 3].tolist() == [1.0, 1.0, 1.0]
     s = m.corpus_score(hyps, refs)
     assert s.score == pytest.approx((16 / 22 + 1 / 3 + 0) / 3)
     assert s.precision == pytest.approx((4 / 6 + 1 / 4) / 3)
@@ -138,17 +139,17 @@ def test_corpus_is_mean_of_segment_scores():
 def test_warns_with_count_when_default_tokenizer_erases_text():
     hyps = ["สวัสดีครับ", "東京", "ok fine"]
     refs = [["สวัสดีครับ", "東京", "ok"]]
-    with pytest.warns(UserWarning, match=r"reduced 4 non-empty segment\(s\).*tokenizer='unicode'"):
+    with pytest.warns(UserWarning, match=r"reduced 4 non-empty segment\(s\).*tokenize='unicode'"):
         s = Rouge1().corpus_score(hyps, refs)
     assert s.score == pytest.approx((0 + 0 + 2 / 3) / 3)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        uni = Rouge1(tokenizer="unicode").corpus_score(hyps, refs)
+        uni = Rouge1(tokenize="unicode").corpus_score(hyps, refs)
     assert uni.score == pytest.approx((1 + 1 + 2 / 3) / 3)
 
 
 def test_unicode_tokenizer_scores_non_latin():
-    s = RougeL(tokenizer="unicode").sentence_score("東京 の 天気", ["東京 天気"])
+    s = RougeL(tokenize="unicode").sentence_score("東京 の 天気", ["東京 天気"])
     # tokens: 東 京 の 天 気 vs 東 京 天 気: LCS 4, P = 4/5, R = 1
     assert s.fmeasure == pytest.approx(2 * 0.8 / 1.8)
 
@@ -180,9 +181,10 @@ def test_lcs_indices_equal_rouge_score_backtracking(a, b):
 
 
 # -- parity with rouge-score on WMT22 -------------------------------------------------------
-def _max_delta(ours: dict[str, np.ndarray], peer: list[dict]) -> float:
+def _max_delta(ours: dict[str, Stats], peer: list[dict]) -> float:
     worst = 0.0
-    for name, rows in ours.items():
+    for name, value in ours.items():
+        rows = value.rows
         exp = np.array([[s[name].precision, s[name].recall, s[name].fmeasure] for s in peer])
         worst = max(worst, float(np.max(np.abs(rows[:, :3] - exp))))
     return worst
@@ -261,7 +263,7 @@ def test_lsum_random_multi_sentence_and_multi_reference_parity(h, r1, r2):
     scorer = rouge_scorer.RougeScorer(list(TYPES))
     exp = scorer.score_multi([r1, r2], h)
     for name in TYPES:
-        got = evalab.metric(name).stats([h], [[r1], [r2]])[0]
+        got = evalab.metric(name).stats([h], [[r1], [r2]]).rows[0]
         e = exp[name]
         assert np.allclose(got[:3], [e.precision, e.recall, e.fmeasure], rtol=0, atol=1e-12)
 
@@ -277,7 +279,7 @@ def test_bounds_and_symmetric_f(a, b):
         warnings.simplefilter("ignore")
         for cls in (Rouge1, Rouge2, RougeL, RougeLsum):
             for tok in ("rouge", "unicode"):
-                m = cls(tokenizer=tok)
+                m = cls(tokenize=tok)
                 ab = m.sentence_score(a, [b])
                 assert all(0.0 <= v <= 1.0 for v in (ab.precision, ab.recall, ab.fmeasure))
                 if cls is not RougeLsum or ("\n" not in a and "\n" not in b):
@@ -294,7 +296,7 @@ def test_identical_inputs_score_one(a):
         warnings.simplefilter("ignore")
         for cls in (Rouge1, Rouge2, RougeL, RougeLsum):
             for tok in ("rouge", "unicode"):
-                m = cls(tokenizer=tok, use_stemmer=True)
+                m = cls(tokenize=tok, use_stemmer=True)
                 s = m.sentence_score(a, [a]).score
                 tokens = get_tokenizer(tok)(a)
                 enough = len(tokens) >= (2 if cls is Rouge2 else 1)
@@ -306,5 +308,5 @@ def test_whitespace_only_never_crashes(ws, other):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name in TYPES:
-            assert evalab.metric(name, tokenizer="unicode").sentence_score(ws, [other]).score == 0.0
+            assert evalab.metric(name, tokenize="unicode").sentence_score(ws, [other]).score == 0.0
             assert evalab.metric(name).sentence_score(other, [ws]).score == 0.0

@@ -108,7 +108,7 @@ def test_one_megabyte_line_gives_its_exact_rouge_l():
         lcs = lcs_of_ids(hyp[:5000], ref[:5000])
     rows = evalab.metric("rougeL").stats([hyp_line], [[ref_line]])
     n_hyp, n_ref = len(hyp_line.split()), len(ref_line.split())
-    assert rows[0, 0] == lcs / n_hyp and rows[0, 1] == lcs / n_ref
+    assert rows.rows[0, 0] == lcs / n_hyp and rows.rows[0, 1] == lcs / n_ref
 
 
 def test_long_line_fallback_matches_kernel(monkeypatch):

@@ -137,7 +137,7 @@ def bert_score_scorer():
     import bert_score.utils as bsu
     import torch
 
-    from evalab.models.embedders import default_model_path
+    from evalab.models.hf_encoder import default_model_path
 
     # The idf and no-idf runs feed bert-score's forward pass identical padded batches;
     # memoising its `bert_encode` (a pure function of the batch) halves the test's cost
@@ -172,7 +172,7 @@ def test_parity_with_bert_score_on_500_wmt22_pairs(wmt_pairs, bert_score_scorer,
         scorer.nthreads = 0
         scorer.compute_idf(refs)
     p, r, f = scorer.score(hyps, refs, batch_size=64)
-    ours = evalab.metric("bertscore", idf=idf).stats(hyps, [refs])
+    ours = evalab.metric("bertscore", idf=idf).stats(hyps, [refs]).rows
     theirs = np.stack([p.numpy(), r.numpy(), f.numpy()], axis=1)
     delta = np.abs(ours[:, :3] - theirs).max(axis=0)
     print(f"parity idf={idf}: max |delta| P {delta[0]:.2e} R {delta[1]:.2e} F {delta[2]:.2e}")
@@ -210,7 +210,7 @@ def test_parity_tiny_bert_layers_and_multi_reference(tiny_bert, layer, idf):
         hyps, [refs_a, refs_b]
     )
     theirs = np.stack([p.numpy(), r.numpy(), f.numpy()], axis=1)
-    assert np.abs(ours[:, :3] - theirs).max() < 1e-5
+    assert np.abs(ours.rows[:, :3] - theirs).max() < 1e-5
 
 
 # -- order sanity on real data ---------------------------------------------------------------
@@ -231,8 +231,8 @@ def _order_sanity(n: int | None) -> float:
     shift = rng.permutation(len(b))
     shuffled = [b[shift[(k + 1) % len(b)]] if shift[k] == k else b[shift[k]] for k in range(len(b))]
     m = evalab.metric("bertscore")
-    f_para = m.stats(a, [b])[:, 2]
-    f_rand = m.stats(a, [shuffled])[:, 2]
+    f_para = m.stats(a, [b]).rows[:, 2]
+    f_rand = m.stats(a, [shuffled]).rows[:, 2]
     return float(np.mean(f_para > f_rand))
 
 
@@ -256,7 +256,7 @@ def test_stats_rows_are_additive_and_corpus_is_mean_f():
     m = evalab.metric("bertscore", model=TABLE)
     hyps = ["bố tôi tậu chiếc xe_hơi", "con mèo ngủ trên ghế", "con chó đuổi con mèo"]
     refs = [["cha tôi mua cái ô_tô", "cha tôi mua cái ô_tô", "con mèo đuổi con chó"]]
-    rows = m.stats(hyps, refs)
+    rows = m.stats(hyps, refs).rows
     assert m.stat_names == ("precision", "recall", "f1", "count")
     assert rows[:, 3].tolist() == [1, 1, 1]
     score = m.corpus_score(hyps, refs)
@@ -269,7 +269,7 @@ def test_stats_rows_are_additive_and_corpus_is_mean_f():
     )
     # segment order does not change the corpus stats
     perm = [2, 0, 1]
-    rows_perm = m.stats([hyps[i] for i in perm], [[refs[0][i] for i in perm]])
+    rows_perm = m.stats([hyps[i] for i in perm], [[refs[0][i] for i in perm]]).rows
     assert rows_perm.sum(axis=0) == pytest.approx(rows.sum(axis=0))
     assert BERTScore.parallel_safe is False
 
@@ -278,18 +278,18 @@ def test_segment_scores_keep_corpus_idf():
     m = evalab.metric("bertscore", model=TABLE, idf=True)
     hyps = ["bố tôi tậu chiếc xe_hơi", "con mèo ngủ trên ghế"]
     refs = [["cha tôi mua cái ô_tô", "con mèo nằm trên bàn"]]
-    rows = m.stats(hyps, refs)
+    rows = m.stats(hyps, refs).rows
     seg = m.segment_scores(hyps, refs)
     assert [s.fmeasure for s in seg] == pytest.approx(rows[:, 2].tolist())
     # IDF changes the numbers: 'tôi', 'trên' ... weigh differently than with idf=False
-    plain = evalab.metric("bertscore", model=TABLE).stats(hyps, refs)
+    plain = evalab.metric("bertscore", model=TABLE).stats(hyps, refs).rows
     assert not np.allclose(rows[:, 2], plain[:, 2])
 
 
 def test_self_score_is_maximal_and_bounded():
     m = evalab.metric("bertscore", model=TABLE)
     s = "cha tôi mua cái ô_tô"
-    rows = m.stats([s, "bố tôi tậu chiếc xe_hơi"], [[s, s]])
+    rows = m.stats([s, "bố tôi tậu chiếc xe_hơi"], [[s, s]]).rows
     assert rows[0, :3] == pytest.approx([1, 1, 1])
     assert np.all(rows[:, :3] <= 1 + 1e-9) and np.all(rows[:, :3] >= 0)
 
@@ -307,8 +307,8 @@ def test_signature_names_model_layer_idf_rescale_version():
 def test_rescale_with_shipped_baseline_is_linear():
     hyps = ["The cat sat on the mat.", "It rained all day."]
     refs = [["A cat was sitting on the mat.", "The weather was sunny."]]
-    raw = evalab.metric("bertscore").stats(hyps, refs)
-    resc = evalab.metric("bertscore", rescale=True).stats(hyps, refs)
+    raw = evalab.metric("bertscore").stats(hyps, refs).rows
+    resc = evalab.metric("bertscore", rescale=True).stats(hyps, refs).rows
     b = read_baseline(default_baseline_path(), 6)
     assert resc[:, :3] == pytest.approx((raw[:, :3] - b) / (1 - b))
     assert resc[0, 2] > resc[1, 2]
@@ -319,10 +319,12 @@ def test_rescale_needs_a_baseline_for_other_models(tmp_path):
         evalab.metric("bertscore", model=TABLE, rescale=True).stats(["bố"], [["cha"]])
     base = tmp_path / "b.tsv"
     base.write_text("LAYER,P,R,F\n0,0.5,0.5,0.5\n", encoding="utf-8")
-    rows = evalab.metric("bertscore", model=TABLE, rescale=True, baseline=str(base)).stats(
-        ["bố"], [["cha"]]
+    rows = (
+        evalab.metric("bertscore", model=TABLE, rescale=True, baseline=str(base))
+        .stats(["bố"], [["cha"]])
+        .rows
     )
-    raw = evalab.metric("bertscore", model=TABLE).stats(["bố"], [["cha"]])
+    raw = evalab.metric("bertscore", model=TABLE).stats(["bố"], [["cha"]]).rows
     assert rows[0, 2] == pytest.approx((raw[0, 2] - 0.5) / 0.5)
     base.write_text("LAYER,P,R,F\n3,0.5,0.5,0.5\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"no baseline row for layer 0 \(layers present: \[3\]\)"):
@@ -346,7 +348,7 @@ def test_bert_score_baseline_file_format_is_read():
 def test_empty_lines_warn_and_score_zero():
     m = evalab.metric("bertscore", model=TABLE)
     with pytest.warns(UserWarning, match="1 hypothesis/reference pair"):
-        rows = m.stats(["", "bố tôi"], [["cha", "bố tôi"]])
+        rows = m.stats(["", "bố tôi"], [["cha", "bố tôi"]]).rows
     assert rows[0, :3].tolist() == [0, 0, 0]
     assert rows[1, 2] == pytest.approx(1.0)
 
@@ -359,7 +361,7 @@ def test_function_words_need_a_list(tmp_path):
     stop.write_text("cái\nchiếc\n", encoding="utf-8")
     m2 = evalab.metric("bertscore", model=TABLE, drop_function_words=True, stopwords=str(stop))
     # the table's own tags are used too
-    rows = m2.stats(["con mèo ngủ trên ghế"], [["cha tôi mua cái ô_tô"]])
+    rows = m2.stats(["con mèo ngủ trên ghế"], [["cha tôi mua cái ô_tô"]]).rows
     assert round(rows[0, 2], 3) == 0.117
 
 

@@ -14,6 +14,7 @@ from evalab.metrics.ter import TER
 sacrebleu = pytest.importorskip("sacrebleu")
 from sacrebleu.metrics import TER as SacreTER  # noqa: E402
 
+#: sacrebleu's names, which TER accepts as peer names (of remove_punctuation, lowercase)
 SETTINGS = ("normalized", "no_punct", "asian_support", "case_sensitive")
 #: (pair, reference IDs) of WMT22; the second reference where a pair has one
 PAIRS = {
@@ -145,8 +146,8 @@ def test_lower_is_better_and_stats_additive() -> None:
     ter = TER()
     rows = ter.stats(["a b c", "d e"], [["a b d", "d e"]])
     assert ter.higher_is_better is False
-    assert rows.tolist() == [[1.0, 3.0], [0.0, 2.0]]
-    assert ter.scores_from_sums(rows.sum(axis=0)) == pytest.approx(20.0)
+    assert rows.rows.tolist() == [[1.0, 3.0], [0.0, 2.0]]
+    assert ter.scores_from_sums(rows.sums()) == pytest.approx(20.0)
 
 
 def test_segment_without_any_reference_is_refused() -> None:

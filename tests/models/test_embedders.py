@@ -9,15 +9,11 @@ import numpy as np
 import pytest
 
 from evalab.errors import InputError, SettingsError
-from evalab.models.embedders import (
-    DEFAULT_MODEL_NAME,
-    StaticTableEmbedder,
-    TransformerEmbedder,
-    default_model_path,
-    idf_weights,
-    load_embedder,
-    unit_rows,
-)
+from evalab.models.embedders import load_embedder
+from evalab.models.hf_encoder import DEFAULT_MODEL_NAME, TransformerEmbedder, default_model_path
+from evalab.models.idf import idf_weights
+from evalab.models.static_table import StaticTableEmbedder
+from evalab.models.token_embeddings import unit_rows
 from models.semantic_helpers import make_tiny_bert
 
 TABLE = Path(__file__).resolve().parents[1] / "data" / "vi_seed001_table.tsv"

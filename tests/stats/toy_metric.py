@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalab.metrics.base import Metric, MetricSettings, Score
+from evalab.metrics.base import Metric, MetricSettings
 
 
 @dataclass(frozen=True)
@@ -33,9 +33,6 @@ class MeanMetric(Metric):
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
         sums = np.asarray(sums, dtype=np.float64)
         return sums[..., 0] / sums[..., 1]
-
-    def _score_from_sums(self, sums: np.ndarray, nrefs: int | None) -> Score:
-        return Score("mean", float(self.scores_from_sums(sums)), self.signature_for(nrefs))
 
     def _signature_fields(self, nrefs: int | None) -> list[tuple[str, str]]:
         return [("nrefs", str(nrefs))]

@@ -32,7 +32,7 @@ def _ordered(group: click.Group) -> dict[str, click.Command]:
     """The commands of ``group`` in ``COMMAND_MODULES`` order (the order ``evalab --help``
     shows when every module is imported at once), not in the order of whichever test or
     caller imported a command module first; sub-commands keep their order in the module."""
-    from evalab.cli import COMMAND_MODULES
+    from evalab.cli.app import COMMAND_MODULES
 
     rank = {name: i for i, name in enumerate(COMMAND_MODULES)}
     return dict(sorted(group.commands.items(), key=lambda item: rank.get(item[0], len(rank))))
@@ -117,7 +117,7 @@ def render_reference() -> str:
     """The Markdown reference of every registered command."""
     import typer.main
 
-    from evalab.cli import GREEDY_OPTIONS, _register_commands, app
+    from evalab.cli.app import GREEDY_OPTIONS, _register_commands, app
 
     _register_commands()
     root = typer.main.get_command(app)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalab.cli import app
+from evalab.cli.app import app
 from evalab.cli.inputs import study_inputs
 from evalab.cli.options import (
     check_figures,

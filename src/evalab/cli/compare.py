@@ -23,7 +23,7 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
-from evalab.cli import app
+from evalab.cli.app import app
 from evalab.cli.compare_scores import ScoreOptions, check_mode, compare_scores
 from evalab.cli.inputs import metric_inputs
 from evalab.cli.names import named_inputs
@@ -277,8 +277,7 @@ def mcnemar_rows(
     out: list[dict[str, Any]] = []
     for name, metric in metrics.items():
         outcomes = {
-            sys_name: binary_outcomes(np.asarray(rows), name)
-            for sys_name, rows in stats[name].items()
+            sys_name: binary_outcomes(rows.rows, name) for sys_name, rows in stats[name].items()
         }
         names = list(outcomes)
         base = outcomes[names[0]]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from evalab.cli import app
+from evalab.cli.app import app
 
 if TYPE_CHECKING:
     from evalab.ablation import Study

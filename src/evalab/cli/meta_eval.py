@@ -13,7 +13,7 @@ from typing import Annotated
 import numpy as np
 import typer
 
-from evalab.cli import app
+from evalab.cli.app import app
 from evalab.cli.compare import check_distinct_systems
 from evalab.cli.inputs import metric_inputs
 from evalab.cli.language_checks import warn_tokenizer_misfit

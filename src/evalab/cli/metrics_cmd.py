@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from evalab.cli import app
+from evalab.cli.app import app
 from evalab.cli.options import latex_fragment_option, latex_layout, latex_split_option
 from evalab.cli.output import check_format, emit, emit_table, format_option, to_json
 

@@ -145,11 +145,7 @@ def parse_set_options(
                 )
             targets = [metric_name]
         else:
-            targets = [
-                n
-                for n, cls in classes.items()
-                if key in {f.name for f in dataclasses.fields(cls.settings_class)}
-            ]
+            targets = [n for n, cls in classes.items() if key in cls.settings_class.setting_names()]
             if not targets:
                 raise SettingsError(
                     f"--set {item!r}: no selected metric has a setting {key!r}; "

@@ -16,7 +16,6 @@ and an unknown option gets a suggestion only when one is close.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 
 from evalab.errors import SettingsError
@@ -168,6 +167,8 @@ def peer_equivalent(option: str, command: str) -> str | None:
 def relevant_suggestions(option: str, possibilities: Sequence[str]) -> list[str]:
     """The options close to the unknown ``option`` (click offers any loose match otherwise:
     ``--paired-bs`` would get "Did you mean --seed?")."""
+    import difflib  # only an unknown option needs it
+
     bare = option.lstrip("-")
     by_bare = {p.lstrip("-"): p for p in possibilities}
     return [by_bare[m] for m in difflib.get_close_matches(bare, list(by_bare), n=3, cutoff=0.75)]

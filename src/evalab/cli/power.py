@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
-from evalab.cli import app
+from evalab.cli.app import app
 from evalab.cli.compare_scores import aligned_inputs, means_of
 from evalab.cli.options import latex_fragment_option, latex_layout, latex_split_option
 from evalab.cli.output import check_format, check_out, emit_table, format_option

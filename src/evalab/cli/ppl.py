@@ -33,7 +33,7 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
-from evalab.cli import app
+from evalab.cli.app import app
 from evalab.cli.options import (
     ci_option,
     confidence_option,

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import click
 import typer
 
-from evalab.cli import app
+from evalab.cli.app import app
 from evalab.cli.inputs import metric_inputs
 from evalab.cli.language_checks import warn_encoder_misfit, warn_tokenizer_misfit
 from evalab.cli.names import named_inputs, system_name

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from evalab.cli import app
+from evalab.cli.app import app
 from evalab.cli.language_checks import MULTILINGUAL_ENCODERS, warn_encoder_misfit
 from evalab.cli.options import (
     ci_option,

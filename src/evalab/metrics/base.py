@@ -11,9 +11,10 @@ Every corpus metric is split in two steps (see DESIGN.md):
   and a bootstrap resample is just a weighted sum of rows.
 * :meth:`Metric.scores_from_sums` maps summed statistics (shape ``[..., k]``) to the
   metric's score on its conventional scale, vectorised over leading axes so thousands of
-  resamples are scored in one call. :meth:`Metric.aggregate` builds the full
-  :class:`Score` (with components such as precision/recall) from a :class:`Stats` value;
-  its signature comes from the value, never from an earlier call.
+  resamples are scored in one call; it is the only function that makes the number.
+  :meth:`Metric.aggregate` builds the full :class:`Score` from a :class:`Stats` value:
+  that number, the components of :meth:`Metric._score_components` (precision/recall...)
+  and a signature that comes from the value, never from an earlier call.
 
 Metrics whose corpus score is a mean of segment scores (ROUGE, EM, F1, BERTScore) store
 the per-segment values plus a count column, so they obey the same additive contract.
@@ -51,6 +52,7 @@ __all__ = [
     "MetricSettings",
     "PairTooLarge",
     "PairWork",
+    "PeerName",
     "Score",
     "Stats",
     "check_references",
@@ -75,8 +77,50 @@ def setting(
 
 
 @dataclass(frozen=True)
+class PeerName:
+    """A peer's name for a setting: ``peer`` (who spells it so) calls ``setting`` by
+    another name; ``inverted``: the peer's ``True`` is this setting's ``False`` (sacrebleu's
+    TER ``case_sensitive=True`` is ``lowercase=False``)."""
+
+    setting: str
+    peer: str
+    inverted: bool = False
+
+
+@dataclass(frozen=True)
 class MetricSettings:
-    """Base class of every metric's frozen settings dataclass."""
+    """Base class of every metric's frozen settings dataclass.
+
+    One idea has one name in every metric (``tokenize``, ``lowercase``,
+    ``remove_punctuation``); :attr:`peer_names` accepts a peer's spelling of it where a user
+    coming from that peer types it (``Metric(**kw)``, ``--set``).
+    """
+
+    #: a peer's spelling -> the setting it means (not fields: they are never stored)
+    peer_names: ClassVar[Mapping[str, PeerName]] = {}
+
+    @classmethod
+    def setting_names(cls) -> set[str]:
+        """The names this class accepts: its settings and their peer spellings."""
+        return {f.name for f in dataclasses.fields(cls)} | set(cls.peer_names)
+
+    @classmethod
+    def from_peer_names(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        """``values`` with every peer spelling replaced by the setting it means."""
+        out = {k: v for k, v in values.items() if k not in cls.peer_names}
+        for key, value in values.items():
+            alias = cls.peer_names.get(key)
+            if alias is None:
+                continue
+            if alias.setting in values:
+                raise SettingsError(
+                    f"setting {alias.setting!r} is given twice: as {alias.setting!r} and as "
+                    f"{key!r} ({alias.peer}'s name for it); give it once"
+                )
+            if alias.inverted and not isinstance(value, bool):
+                raise SettingsError(f"setting {key!r}: expected true or false, got {value!r}")
+            out[alias.setting] = (not value) if alias.inverted else value
+        return out
 
     @classmethod
     def describe(cls) -> list[dict[str, Any]]:
@@ -99,11 +143,12 @@ class MetricSettings:
     def parse_value(cls, name: str, raw: str) -> Any:
         """Convert a command-line string to the type of setting ``name``."""
         fields = {f.name: f for f in dataclasses.fields(cls)}
-        if name not in fields:
+        alias = cls.peer_names.get(name)
+        if name not in fields and alias is None:
             raise SettingsError(
                 f"unknown setting {name!r}; known settings: {', '.join(sorted(fields)) or '(none)'}"
             )
-        hint = typing.get_type_hints(cls)[name]
+        hint = typing.get_type_hints(cls)[alias.setting if alias else name]
         return _coerce(name, raw, hint)
 
     def read_paths(self) -> list[tuple[str, str]]:
@@ -353,8 +398,9 @@ class Metric(ABC):
     """Base class of every metric.
 
     Subclasses set ``name``, ``settings_class``, ``stat_names``, ``scale`` and
-    ``higher_is_better`` and implement :meth:`_segment_stats`, :meth:`scores_from_sums`,
-    :meth:`_score_from_sums` and :meth:`_signature_fields`. A metric object holds its
+    ``higher_is_better`` and implement :meth:`_segment_stats`, :meth:`scores_from_sums`
+    and :meth:`_signature_fields` (and :meth:`_score_components` for a :class:`Score` with
+    components). A metric object holds its
     settings and caches only: no result depends on an earlier call. ``docs/metric-contract.md``
     is the guide for writing one; ``tests/metrics/test_contract.py`` checks every
     registered metric against the contract.
@@ -404,14 +450,19 @@ class Metric(ABC):
                 f"{self.name}: pass either a settings object or keyword settings, not both"
             )
         if settings is None:
-            known = {f.name for f in dataclasses.fields(self.settings_class)}
-            unknown = sorted(set(kwargs) - known)
+            cls = self.settings_class
+            unknown = sorted(set(kwargs) - cls.setting_names())
             if unknown:
+                known = sorted(f.name for f in dataclasses.fields(cls))
                 raise SettingsError(
                     f"{self.name}: unknown setting(s) {', '.join(unknown)}; known settings: "
-                    f"{', '.join(sorted(known)) or '(none)'}"
+                    f"{', '.join(known) or '(none)'}"
                 )
-            settings = self.settings_class(**kwargs)
+            try:
+                kwargs = cls.from_peer_names(kwargs)
+            except SettingsError as exc:
+                raise SettingsError(f"{self.name}: {exc}") from None
+            settings = cls(**kwargs)
         # a hub model id (Org/name) becomes its folder in the local cache, for library and CLI
         settings = resolve_model_settings(settings)
         settings.validate()
@@ -429,11 +480,18 @@ class Metric(ABC):
 
     @abstractmethod
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
-        """Score(s) on the metric's scale from summed stats of shape ``[..., k]``."""
+        """Score(s) on the metric's scale from summed stats of shape ``[..., k]``.
 
-    @abstractmethod
-    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
-        """Full :class:`Score` (with components) from one summed stats vector ``[k]``."""
+        The one place a metric's number is made: :meth:`aggregate` and
+        :meth:`segment_scores` give ``scores_from_sums(sums [k])``, the bootstrap the same
+        function over thousands of resamples. Where a reference tool defines the number
+        (sacrebleu), a single vector ``[k]`` goes through its scalar arithmetic.
+        """
+
+    def _score_components(self, sums: np.ndarray) -> tuple[dict[str, Any], str]:
+        """Components (precision, BLEU's ``bp``...) and the verbose line of one summed stats
+        vector ``[k]``, for the :class:`Score`; by default none."""
+        return {}, ""
 
     @abstractmethod
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
@@ -599,10 +657,30 @@ class Metric(ABC):
         given (``?`` when not given). Refused: no rows (an empty corpus) and non-finite rows.
         """
         value = self.check_stats(stats, nrefs)
-        if len(value) == 0:
+        if len(value.rows) == 0:
             raise empty_corpus_error(self.name)
         value.check_finite()
-        return self._score_from_sums(value.sums(), value.nrefs)
+        return self._score_of(value.sums(), value.nrefs)
+
+    def _score_of(self, sums: np.ndarray, nrefs: NRefs) -> Score:
+        """The :class:`Score` of one summed stats vector ``[k]``: :meth:`scores_from_sums`
+        with the components of :meth:`_score_components`."""
+        sums = np.asarray(sums, dtype=np.float64)
+        if sums.shape != (len(self.stat_names),):
+            raise InputError(
+                f"{self.name}: summed stats must have {len(self.stat_names)} values "
+                f"({', '.join(self.stat_names)}), got shape {sums.shape}"
+            )
+        components, verbose = self._score_components(sums)
+        return Score(
+            metric=self.name,
+            score=float(self.scores_from_sums(sums)),
+            signature=self.signature_for(nrefs),
+            scale=self.scale,
+            higher_is_better=self.higher_is_better,
+            components=components,
+            verbose=verbose,
+        )
 
     def corpus_score(self, hypotheses: Sequence[str], references: Refs) -> Score:
         """Score a corpus: statistics are summed over segments, then scored once."""
@@ -676,7 +754,7 @@ class Metric(ABC):
         """One sentence-level :class:`Score` per segment (corpus-level context such as IDF is kept)."""
         value = self.stats(hypotheses, references)
         scorer = self.sentence_metric()
-        return [scorer._score_from_sums(row, value.nrefs) for row in value.rows]
+        return [scorer._score_of(row, value.nrefs) for row in value.rows]
 
     @property
     def signature(self) -> str:

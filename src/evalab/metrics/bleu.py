@@ -38,7 +38,7 @@ import numpy as np
 from evalab import _kernel
 from evalab.errors import InputError, SettingsError
 from evalab.metrics._ngrams import MAX_ORDER, Packed, match_counts_many, offsets_of
-from evalab.metrics.base import Metric, MetricSettings, Score, setting
+from evalab.metrics.base import Metric, MetricSettings, setting
 from evalab.metrics.stats_value import NRefs
 
 __all__ = ["BLEU", "BLEUSettings", "bleu_from_sums", "bleu_score"]
@@ -400,17 +400,19 @@ class BLEU(Metric):
         return s.max_ngram_order, s.smooth_method, s.smooth_k, bool(s.effective_order)
 
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
-        """Corpus BLEU (0-100) of summed stats ``[..., 2 + 2N]`` (e.g. bootstrap resamples)."""
+        """Corpus BLEU (0-100) of summed stats ``[..., 2 + 2N]`` (e.g. bootstrap resamples).
+
+        One vector ``[2 + 2N]`` (a corpus) goes through sacrebleu's scalar arithmetic
+        (:func:`bleu_score`), so the cited score is sacrebleu's float bit for bit.
+        """
+        sums = np.asarray(sums, dtype=np.float64)
+        if sums.ndim == 1 and sums.shape == (2 + 2 * self.settings.max_ngram_order,):
+            return np.array(bleu_score(sums.tolist(), *self._args())[0])
         return bleu_from_sums(sums, *self._args())[0]
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
+    def _score_components(self, sums: np.ndarray) -> tuple[dict[str, Any], str]:
         n = self.settings.max_ngram_order
-        sums = np.asarray(sums, dtype=np.float64)
-        if sums.shape != (2 + 2 * n,):
-            raise InputError(
-                f"bleu: summed stats must have {2 + 2 * n} values, got shape {sums.shape}"
-            )
-        score, prec, bp = bleu_score(sums.tolist(), *self._args())
+        _, prec, bp = bleu_score(sums.tolist(), *self._args())
         sys_len, ref_len = int(sums[0]), int(sums[1])
         ratio = sys_len / ref_len if ref_len else 0.0
         verbose = (
@@ -426,15 +428,7 @@ class BLEU(Metric):
             "counts": [int(c) for c in sums[2 : 2 + n]],
             "totals": [int(t) for t in sums[2 + n :]],
         }
-        return Score(
-            metric=self.name,
-            score=score,
-            signature=self.signature_for(nrefs),
-            scale=self.scale,
-            higher_is_better=self.higher_is_better,
-            components=components,
-            verbose=verbose,
-        )
+        return components, verbose
 
     # -- signature ---------------------------------------------------------------------------
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:

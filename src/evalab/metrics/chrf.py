@@ -39,7 +39,7 @@ from evalab.metrics._ngrams import (
     pack_ids,
     pack_new_vocab,
 )
-from evalab.metrics.base import Metric, MetricSettings, Score, setting
+from evalab.metrics.base import Metric, MetricSettings, setting
 from evalab.metrics.stats_value import NRefs
 
 __all__ = ["CHRF", "CHRFPlusPlus", "CHRFSettings", "chrf_from_sums", "chrf_score"]
@@ -306,30 +306,26 @@ class CHRF(Metric):
 
     # -- scores -------------------------------------------------------------------------------
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
-        """chrF (0-100) of summed stats ``[..., 3 * order]`` (e.g. bootstrap resamples)."""
-        s = self.settings
-        return chrf_from_sums(sums, self.order, s.beta, s.eps_smoothing)
+        """chrF (0-100) of summed stats ``[..., 3 * order]`` (e.g. bootstrap resamples).
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
+        One vector ``[3 * order]`` (a corpus) goes through sacrebleu's scalar arithmetic
+        (:func:`chrf_score`), so the cited score is sacrebleu's float bit for bit.
+        """
         s = self.settings
         sums = np.asarray(sums, dtype=np.float64)
-        if sums.shape != (3 * self.order,):
-            raise InputError(
-                f"chrf: summed stats must have {3 * self.order} values, got shape {sums.shape}"
-            )
-        return Score(
-            metric=self.name,
-            score=chrf_score(sums.tolist(), self.order, s.beta, s.eps_smoothing),
-            signature=self.signature_for(nrefs),
-            scale=self.scale,
-            higher_is_better=self.higher_is_better,
-            components={
-                "name": self.label,
-                "char_order": self.settings.char_order,
-                "word_order": self.settings.word_order,
-                "beta": self.settings.beta,
-            },
-        )
+        if sums.shape == (3 * self.order,):
+            return np.array(chrf_score(sums.tolist(), self.order, s.beta, s.eps_smoothing))
+        return chrf_from_sums(sums, self.order, s.beta, s.eps_smoothing)
+
+    def _score_components(self, sums: np.ndarray) -> tuple[dict[str, Any], str]:
+        s = self.settings
+        components = {
+            "name": self.label,
+            "char_order": s.char_order,
+            "word_order": s.word_order,
+            "beta": s.beta,
+        }
+        return components, ""
 
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings

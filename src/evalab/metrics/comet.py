@@ -30,7 +30,6 @@ from evalab.metrics.base import (
     Metric,
     MetricSettings,
     Refs,
-    Score,
     check_references,
     complete,
     setting,
@@ -266,14 +265,8 @@ class Comet(Metric):
             scores: np.ndarray = sums[..., 0] / sums[..., 1]
             return scores
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
-        value = float(self.scores_from_sums(sums))
-        return Score(
-            metric=self.name,
-            score=value,
-            signature=self.signature_for(nrefs),
-            components={"n_segments": int(sums[1])},
-        )
+    def _score_components(self, sums: np.ndarray) -> tuple[dict[str, Any], str]:
+        return {"n_segments": int(sums[1])}, ""
 
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         hp_class = "regression" if self.uses_references else "referenceless"
@@ -312,7 +305,7 @@ class Comet(Metric):
 
 def encoder_name(folder: Path) -> str:
     """The encoder folder's name (the shipped MiniLM under its model name)."""
-    from evalab.models.embedders import DEFAULT_MODEL_NAME, default_model_path
+    from evalab.models.hf_encoder import DEFAULT_MODEL_NAME, default_model_path
 
     try:
         if folder.resolve() == default_model_path().resolve():

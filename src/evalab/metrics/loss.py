@@ -331,7 +331,7 @@ class LossMetric(Metric):
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
-    def _components(self, sums: np.ndarray) -> dict[str, Any]:
+    def _rates(self, sums: np.ndarray) -> dict[str, Any]:
         nll, tokens, n_bytes, words = (float(sums[i]) for i in (_NLL, _TOK, _BYTES, _WORDS))
         if tokens <= 0:
             raise InputError(
@@ -391,23 +391,14 @@ class Perplexity(LossMetric):
         scores: np.ndarray = np.exp(self._nats(sums))
         return scores
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
+    def _score_components(self, sums: np.ndarray) -> tuple[dict[str, Any], str]:
         self._check_denominator(sums)
-        comps = self._components(sums)
-        value = float(self.scores_from_sums(sums))
+        comps = self._rates(sums)
         verbose = (
             f"{comps['nats_per_token']:.4f} nats/token = {comps['bits_per_token']:.4f} bits/token "
             f"over {comps['tokens']} tokens"
         )
-        return Score(
-            self.name,
-            value,
-            self.signature_for(nrefs),
-            self.scale,
-            self.higher_is_better,
-            comps,
-            verbose,
-        )
+        return comps, verbose
 
 
 class CrossEntropy(LossMetric):
@@ -422,20 +413,11 @@ class CrossEntropy(LossMetric):
         nats = self._nats(sums)
         return nats / LN2 if self.settings.unit == "bits" else nats
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
+    def _score_components(self, sums: np.ndarray) -> tuple[dict[str, Any], str]:
         self._check_denominator(sums)
-        comps = self._components(sums)
-        value = float(self.scores_from_sums(sums))
+        comps = self._rates(sums)
         verbose = f"{self.settings.unit}/{self.settings.per} over {comps['tokens']} tokens, ppl {comps['perplexity_per_token']:.4f}"
-        return Score(
-            self.name,
-            value,
-            self.signature_for(nrefs),
-            self.scale,
-            self.higher_is_better,
-            comps,
-            verbose,
-        )
+        return comps, verbose
 
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         return [("unit", self.settings.unit), *super()._signature_fields(nrefs)]

@@ -2,11 +2,11 @@
 
 * ``exact_match``: 1 if the prediction equals any target after normalisation, else 0.
   Default normalisation ``strip`` is the seed's ``pred.strip() == t.strip()``;
-  ``normalize='squad'`` is the SQuAD v1.1 script's ``normalize_answer`` comparison.
+  ``tokenize='squad'`` is the SQuAD v1.1 script's ``normalize_answer`` comparison.
 * ``f1``: token F1 of the multisets of prediction and target tokens (precision =
   overlap / prediction tokens, recall = overlap / target tokens), the best over the
   targets (as SQuAD's ``metric_max_over_ground_truths``). Default tokenizer ``words``
-  (the seed's ``re.findall(r"\\w+", text.lower())``); ``tokenizer='squad'`` is SQuAD
+  (the seed's ``re.findall(r"\\w+", text.lower())``); ``tokenize='squad'`` is SQuAD
   v1.1's ``f1_score``.
   Empty token lists (the seed asks for an explicit rule): when prediction and target are
   both empty, P = R = F1 = 1 (they agree, as exact match says); when only one is empty,
@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from evalab.errors import SettingsError
-from evalab.metrics.base import Metric, MetricSettings, Score, setting
+from evalab.metrics.base import Metric, MetricSettings, setting
 from evalab.metrics.stats_value import NRefs
 from evalab.text.tokenizers import available_tokenizers, check_tokenizer_name, get_tokenizer
 
@@ -111,15 +111,15 @@ class _MeanMetric(Metric):
 class ExactMatchSettings(MetricSettings):
     """Exact-match settings."""
 
-    normalize: str = setting(
+    tokenize: str = setting(
         "strip",
-        "'strip' (seed: compare stripped strings), 'none', 'lower' (strip + lowercase), or a "
-        "tokenizer name whose tokens are compared ('squad' = SQuAD v1.1 normalize_answer)",
+        "what is compared: 'strip' (seed: the stripped strings), 'none', 'lower' (strip + "
+        "lowercase), or a tokenizer name whose tokens are ('squad' = SQuAD v1.1 normalize_answer)",
     )
 
     def validate(self) -> None:
         super().validate()
-        _check_norm(self.normalize)
+        _check_norm(self.tokenize)
 
 
 class ExactMatch(_MeanMetric):
@@ -128,13 +128,13 @@ class ExactMatch(_MeanMetric):
     name = "exact_match"
     settings_class: ClassVar[type[MetricSettings]] = ExactMatchSettings
     test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
-        "normalize": ("none", "lower", "squad")
+        "tokenize": ("none", "lower", "squad")
     }
     settings: ExactMatchSettings
     stat_names: ClassVar[tuple[str, ...]] = ("match", "count")
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
-        norm = _normalizer(self.settings.normalize)
+        norm = _normalizer(self.settings.tokenize)
         rows = np.ones((len(hypotheses), 2), dtype=np.float64)
         ref_norm = [[norm(r) for r in stream] for stream in references]
         for i, h in enumerate(hypotheses):
@@ -142,22 +142,15 @@ class ExactMatch(_MeanMetric):
             rows[i, 0] = float(any(stream[i] == hn for stream in ref_norm))
         return rows
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
-        (value,) = self._means(sums)
-        return Score(
-            metric=self.name,
-            score=value,
-            signature=self.signature_for(nrefs),
-            scale=self.scale,
-            higher_is_better=self.higher_is_better,
-            components={"matches": float(sums[0]), "count": float(sums[1])},
-            verbose=f"{int(sums[0])}/{int(sums[1])}",
-        )
+    def _score_components(self, sums: np.ndarray) -> tuple[dict[str, Any], str]:
+        counts = {"matches": float(sums[0]), "count": float(sums[1])}
+        return counts, f"{int(sums[0])}/{int(sums[1])}"
 
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         return [
             ("nrefs", str(nrefs) if nrefs is not None else "?"),
-            ("norm", self.settings.normalize),
+            # the signature keeps its 0.1 key: a stored signature still reads the same
+            ("norm", self.settings.tokenize),
         ]
 
 
@@ -165,14 +158,15 @@ class ExactMatch(_MeanMetric):
 class AccuracySettings(MetricSettings):
     """Accuracy settings."""
 
-    normalize: str = setting(
+    tokenize: str = setting(
         "lower",
-        "'lower' (strip + lowercase the labels), 'strip', 'none', or a tokenizer name",
+        "what is compared: 'lower' (the labels stripped and lowercased), 'strip', 'none', or "
+        "a tokenizer name",
     )
 
     def validate(self) -> None:
         super().validate()
-        _check_norm(self.normalize)
+        _check_norm(self.tokenize)
 
 
 class Accuracy(ExactMatch):
@@ -181,31 +175,23 @@ class Accuracy(ExactMatch):
     name = "accuracy"
     settings_class = AccuracySettings
     test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
-        "normalize": ("none", "strip", "squad")
+        "tokenize": ("none", "strip", "squad")
     }
     # its settings are not ExactMatchSettings (other normalisations): the attribute is
     # narrowed to a sibling type, which mypy cannot express without a settings generic
     settings: AccuracySettings  # type: ignore[assignment]
     stat_names: ClassVar[tuple[str, ...]] = ("correct", "count")
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
-        (value,) = self._means(sums)
-        return Score(
-            metric=self.name,
-            score=value,
-            signature=self.signature_for(nrefs),
-            scale=self.scale,
-            higher_is_better=self.higher_is_better,
-            components={"correct": float(sums[0]), "count": float(sums[1])},
-            verbose=f"{int(sums[0])}/{int(sums[1])}",
-        )
+    def _score_components(self, sums: np.ndarray) -> tuple[dict[str, Any], str]:
+        counts = {"correct": float(sums[0]), "count": float(sums[1])}
+        return counts, f"{int(sums[0])}/{int(sums[1])}"
 
 
 @dataclass(frozen=True)
 class TokenF1Settings(MetricSettings):
     """Token-F1 settings."""
 
-    tokenizer: str = setting(
+    tokenize: str = setting(
         "words",
         "tokenizer: 'words' (\\w+ after lowercasing), 'squad' (SQuAD v1.1), "
         "'whitespace', or any registered tokenizer",
@@ -213,7 +199,7 @@ class TokenF1Settings(MetricSettings):
 
     def validate(self) -> None:
         super().validate()
-        check_tokenizer_name(self.tokenizer)
+        check_tokenizer_name(self.tokenize)
 
 
 class TokenF1(_MeanMetric):
@@ -222,13 +208,13 @@ class TokenF1(_MeanMetric):
     name = "f1"
     settings_class = TokenF1Settings
     test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
-        "tokenizer": ("whitespace", "squad")
+        "tokenize": ("whitespace", "squad")
     }
     settings: TokenF1Settings
     stat_names: ClassVar[tuple[str, ...]] = ("f1", "precision", "recall", "count")
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
-        tok = get_tokenizer(self.settings.tokenizer)
+        tok = get_tokenizer(self.settings.tokenize)
         rows = np.ones((len(hypotheses), 4), dtype=np.float64)
         for i, h in enumerate(hypotheses):
             h_tokens = tok(h)
@@ -240,20 +226,12 @@ class TokenF1(_MeanMetric):
             rows[i, :3] = best
         return rows
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
+    def _score_components(self, sums: np.ndarray) -> tuple[dict[str, Any], str]:
         f, p, r = self._means(sums)
-        return Score(
-            metric=self.name,
-            score=f,
-            signature=self.signature_for(nrefs),
-            scale=self.scale,
-            higher_is_better=self.higher_is_better,
-            components={"precision": p, "recall": r, "fmeasure": f},
-            verbose=f"P = {p:.4f} R = {r:.4f}",
-        )
+        return {"precision": p, "recall": r, "fmeasure": f}, f"P = {p:.4f} R = {r:.4f}"
 
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         return [
             ("nrefs", str(nrefs) if nrefs is not None else "?"),
-            ("tok", self.settings.tokenizer),
+            ("tok", self.settings.tokenize),
         ]

@@ -50,7 +50,7 @@ from evalab.metrics._rouge_pairs import (
     ngram_overlaps,
     token_ids,
 )
-from evalab.metrics.base import Metric, MetricSettings, PairWork, Score, setting
+from evalab.metrics.base import Metric, MetricSettings, PairWork, PeerName, setting
 from evalab.metrics.stats_value import NRefs
 from evalab.text.porter import porter_stem
 from evalab.text.tokenizers import check_tokenizer_name, get_tokenizer
@@ -77,19 +77,24 @@ _STEMMABLE_RE = re.compile(r"[a-z0-9]{4,}\Z")
 class RougeSettings(MetricSettings):
     """Settings shared by every ROUGE variant."""
 
-    tokenizer: str = setting(
+    tokenize: str = setting(
         "rouge",
         "tokenizer name: 'rouge' = rouge-score's default (ASCII [a-z0-9] only, for parity), "
-        "'unicode' = the same rules for every script; or any registered tokenizer",
+        "'unicode' = the same rules for every script; or any registered tokenizer "
+        "(rouge-score's tokenizer)",
     )
     use_stemmer: bool = setting(
         False, "Porter-stem lowercase ASCII tokens of 4+ characters (rouge-score's rule)"
     )
     beta: float = setting(1.0, "F-beta weight of recall (1 = F1, rouge-score's F)")
 
+    peer_names: ClassVar[Mapping[str, PeerName]] = {
+        "tokenizer": PeerName("tokenize", "rouge-score")
+    }
+
     def validate(self) -> None:
         super().validate()
-        check_tokenizer_name(self.tokenizer)
+        check_tokenizer_name(self.tokenize)
         if not self.beta > 0:
             raise SettingsError(f"setting 'beta' must be > 0, got {self.beta!r}")
 
@@ -272,7 +277,7 @@ class _Rouge(Metric):
     higher_is_better: ClassVar[bool] = True
     stat_names: ClassVar[tuple[str, ...]] = ("precision", "recall", "fmeasure", "count")
     test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
-        "tokenizer": ("unicode",),
+        "tokenize": ("unicode",),
         "sentence_sep": (" . ",),
     }
 
@@ -287,7 +292,7 @@ class _Rouge(Metric):
 
     def _packed(self, texts: tuple[str, ...]) -> Packed:
         s = self.settings
-        return _packed_texts(s.tokenizer, s.use_stemmer, texts)
+        return _packed_texts(s.tokenize, s.use_stemmer, texts)
 
     def pair_sizes(
         self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]
@@ -314,7 +319,7 @@ class _Rouge(Metric):
         return rows
 
     def _warn_empty(self, sides: list[tuple[tuple[str, ...], Packed]]) -> None:
-        tok = self.settings.tokenizer
+        tok = self.settings.tokenize
         lost = sum(
             1
             for texts, packed in sides
@@ -322,7 +327,7 @@ class _Rouge(Metric):
             if texts[i].strip()
         )
         if lost:
-            hint = " (non-Latin text? use tokenizer='unicode')" if tok == "rouge" else ""
+            hint = " (non-Latin text? use tokenize='unicode')" if tok == "rouge" else ""
             warnings.warn(
                 f"{self.name}: the {tok!r} tokenizer reduced {lost} non-empty segment(s) "
                 f"(hypotheses and references) to no tokens; they score 0{hint}",
@@ -336,27 +341,19 @@ class _Rouge(Metric):
             scores: np.ndarray = sums[..., 2] / sums[..., 3]
             return scores
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
+    def _score_components(self, sums: np.ndarray) -> tuple[dict[str, Any], str]:
         count = float(sums[3])
         if count > 0:
             p, r, f = (float(x) / count for x in sums[:3])
         else:
             p = r = f = float("nan")
-        return Score(
-            metric=self.name,
-            score=f,
-            signature=self.signature_for(nrefs),
-            scale=self.scale,
-            higher_is_better=self.higher_is_better,
-            components={"precision": p, "recall": r, "fmeasure": f},
-            verbose=f"P = {p:.4f} R = {r:.4f}",
-        )
+        return {"precision": p, "recall": r, "fmeasure": f}, f"P = {p:.4f} R = {r:.4f}"
 
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
         return [
             ("nrefs", str(nrefs) if nrefs is not None else "?"),
-            ("tok", s.tokenizer),
+            ("tok", s.tokenize),
             ("stem", "porter" if s.use_stemmer else "no"),
             ("beta", f"{s.beta:g}"),
         ]
@@ -409,7 +406,7 @@ class RougeLsum(_Rouge):
 
     def _packed(self, texts: tuple[str, ...]) -> Packed:
         s = self.settings
-        return _packed_sentences(s.tokenizer, s.use_stemmer, s.sentence_sep, texts)
+        return _packed_sentences(s.tokenize, s.use_stemmer, s.sentence_sep, texts)
 
     def _pairs(
         self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed
@@ -422,8 +419,8 @@ class RougeLsum(_Rouge):
         split = ("\n", s.sentence_sep) if s.sentence_sep else ("\n",)
         for i, (h, r) in enumerate(zip(hyps, refs, strict=True)):
             if any(c in h or c in r for c in split):
-                h_sents = _sentences(s.tokenizer, s.use_stemmer, s.sentence_sep, h)
-                r_sents = _sentences(s.tokenizer, s.use_stemmer, s.sentence_sep, r)
+                h_sents = _sentences(s.tokenize, s.use_stemmer, s.sentence_sep, h)
+                r_sents = _sentences(s.tokenize, s.use_stemmer, s.sentence_sep, r)
                 if (len(h_sents) > 1 or len(r_sents) > 1) and h_sents and r_sents:
                     hits[i] = _summary_lcs_hits(r_sents, h_sents)
         return _prf(hits, hyp.lengths, ref.lengths, s.beta)

@@ -37,7 +37,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -47,7 +47,6 @@ from evalab.metrics.base import (
     Metric,
     MetricSettings,
     Refs,
-    Score,
     check_references,
     complete,
     reference_digest,
@@ -320,18 +319,11 @@ class BERTScore(Metric):
         )
         return scores
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
+    def _score_components(self, sums: np.ndarray) -> tuple[dict[str, Any], str]:
         n = float(sums[3])
         p, r, f = ((float(x) / n if n > 0 else 0.0) for x in sums[:3])
-        return Score(
-            metric=self.name,
-            score=f,
-            signature=self.signature_for(nrefs),
-            scale=1.0,
-            higher_is_better=True,
-            components={"precision": p, "recall": r, "fmeasure": f, "segments": int(n)},
-            verbose=f"P {p:.4f} R {r:.4f} F {f:.4f}",
-        )
+        components = {"precision": p, "recall": r, "fmeasure": f, "segments": int(n)}
+        return components, f"P {p:.4f} R {r:.4f} F {f:.4f}"
 
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings

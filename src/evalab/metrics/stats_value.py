@@ -27,7 +27,7 @@ corpus with missing references relabels its parts with the whole corpus's count
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
@@ -77,36 +77,13 @@ class Stats:
         object.__setattr__(self, "rows", rows)
         object.__setattr__(self, "stat_names", tuple(self.stat_names))
 
-    # -- array-like conveniences (older code treated stats as a plain array) -------------
-    def __len__(self) -> int:
-        return int(self.rows.shape[0])
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """Shape of :attr:`rows`."""
-        return tuple(self.rows.shape)
-
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        # np.asarray(stats) gives the rows; a copy, so that nobody writes into the value
-        return np.array(self.rows, dtype=dtype)
-
-    def __getitem__(self, index: Any) -> Any:
-        # rows[i] and rows[:, j] are numbers (arrays); rows[a:b] or rows[mask] keep the value
-        if isinstance(index, (int, np.integer, tuple)):
-            return self.rows[index]
-        return self.select(index)
-
-    def __iter__(self) -> Iterator[np.ndarray]:
-        return iter(self.rows)
-
-    def tolist(self) -> list[list[float]]:
-        """The rows as nested lists."""
-        rows: list[list[float]] = self.rows.tolist()
-        return rows
-
-    def sum(self, axis: Any = None, **kwargs: Any) -> Any:
-        """``rows.sum(...)`` (array code written for plain rows keeps working)."""
-        return self.rows.sum(axis=axis, **kwargs)
+        # refused, not converted: numpy would otherwise take the value for an object scalar,
+        # and np.array_equal(stats, rows) would be False where the rows are equal
+        raise TypeError(
+            f"{self.metric}: a Stats value is not an array; its rows are stats.rows "
+            "(column sums: stats.sums())"
+        )
 
     def sums(self) -> np.ndarray:
         """Column sums of the rows: the corpus statistics (float64 ``[k]``)."""

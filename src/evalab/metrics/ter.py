@@ -18,14 +18,14 @@ rule for rule (see :mod:`evalab.metrics._editdistance`), in C when the kernel is
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from evalab.metrics._editdistance import edkernel, ter_edits_many
-from evalab.metrics.base import Metric, MetricSettings, PairWork, Score, setting
+from evalab.metrics.base import Metric, MetricSettings, PairWork, PeerName, setting
 from evalab.metrics.stats_value import NRefs
 from evalab.text.tercom import TercomNormalizer
 
@@ -34,18 +34,31 @@ __all__ = ["TER", "TERSettings", "ter_from_sums"]
 
 @dataclass(frozen=True)
 class TERSettings(MetricSettings):
-    """Settings of :class:`TER`, named as sacrebleu's arguments."""
+    """Settings of :class:`TER`: sacrebleu's, with the names every metric uses for case and
+    punctuation (sacrebleu's ``case_sensitive`` and ``no_punct`` are accepted too)."""
 
     normalized: bool = setting(
         False, "Tercom normalisation: tokenise punctuation, unescape XML entities."
     )
-    no_punct: bool = setting(
-        False, 'Remove the punctuation marks .,?:;!"() (and CJK ones with asian_support).'
+    remove_punctuation: bool = setting(
+        False,
+        'Remove the punctuation marks .,?:;!"() (and CJK ones with asian_support); '
+        "sacrebleu's no_punct.",
     )
     asian_support: bool = setting(
-        False, "Split CJK characters (with normalized) / drop CJK punctuation (with no_punct)."
+        False,
+        "Split CJK characters (with normalized) / drop CJK punctuation (with remove_punctuation).",
     )
-    case_sensitive: bool = setting(False, "Keep case (default: lowercase everything).")
+    lowercase: bool = setting(
+        True,
+        "Lowercase everything (TER's default, as sacrebleu's); false keeps case, "
+        "sacrebleu's case_sensitive=True.",
+    )
+
+    peer_names: ClassVar[Mapping[str, PeerName]] = {
+        "case_sensitive": PeerName("lowercase", "sacrebleu", inverted=True),
+        "no_punct": PeerName("remove_punctuation", "sacrebleu"),
+    }
 
 
 def ter_from_sums(sums: np.ndarray) -> np.ndarray:
@@ -76,7 +89,7 @@ class TER(Metric):
         super().__init__(settings, **kwargs)
         s = self.settings
         self._normalizer = TercomNormalizer(
-            s.normalized, s.no_punct, s.asian_support, s.case_sensitive
+            s.normalized, s.remove_punctuation, s.asian_support, not s.lowercase
         )
 
     @property
@@ -123,24 +136,16 @@ class TER(Metric):
         """TER (0-100) of summed stats ``[..., 2]`` (e.g. bootstrap resamples)."""
         return ter_from_sums(sums)
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
-        sums = np.asarray(sums, dtype=np.float64)
-        return Score(
-            metric=self.name,
-            score=float(ter_from_sums(sums)),
-            signature=self.signature_for(nrefs),
-            scale=self.scale,
-            higher_is_better=self.higher_is_better,
-            components={"name": "TER", "num_edits": int(sums[0]), "ref_length": float(sums[1])},
-        )
+    def _score_components(self, sums: np.ndarray) -> tuple[dict[str, Any], str]:
+        return {"name": "TER", "num_edits": int(sums[0]), "ref_length": float(sums[1])}, ""
 
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
         return [
             ("nrefs", str(nrefs) if nrefs is not None else "?"),
-            ("case", "mixed" if s.case_sensitive else "lc"),
+            ("case", "lc" if s.lowercase else "mixed"),
             ("tok", self._normalizer.name),
             ("norm", "yes" if s.normalized else "no"),
-            ("punct", "no" if s.no_punct else "yes"),
+            ("punct", "no" if s.remove_punctuation else "yes"),
             ("asian", "yes" if s.asian_support else "no"),
         ]

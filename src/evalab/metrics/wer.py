@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from evalab.metrics._editdistance import edkernel, levenshtein_many
-from evalab.metrics.base import Metric, MetricSettings, PairWork, Score, setting
+from evalab.metrics.base import Metric, MetricSettings, PairWork, setting
 from evalab.metrics.stats_value import NRefs
 from evalab.text.asr import CHAR_WHITESPACE, WORD_WHITESPACE, char_tokens, word_tokens
 
@@ -132,16 +132,8 @@ class WER(Metric):
         """Error rate of summed stats ``[..., 2]`` (e.g. bootstrap resamples)."""
         return error_rate_from_sums(sums)
 
-    def _score_from_sums(self, sums: np.ndarray, nrefs: NRefs) -> Score:
-        sums = np.asarray(sums, dtype=np.float64)
-        return Score(
-            metric=self.name,
-            score=float(error_rate_from_sums(sums)),
-            signature=self.signature_for(nrefs),
-            scale=self.scale,
-            higher_is_better=self.higher_is_better,
-            components={"edits": int(sums[0]), "ref_length": int(sums[1])},
-        )
+    def _score_components(self, sums: np.ndarray) -> tuple[dict[str, Any], str]:
+        return {"edits": int(sums[0]), "ref_length": int(sums[1])}, ""
 
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings

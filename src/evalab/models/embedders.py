@@ -1,11 +1,8 @@
-"""Token embedders for embedding-based metrics (BERTScore and the like).
+"""Pick and share the token embedder of an embedding-based metric (BERTScore and the like).
 
-An :class:`Embedder` turns a batch of sentences into per-token unit vectors, the token
-strings, a hashable key per token (for IDF counting) and a *weights mask* (``content``:
-``False`` for special tokens such as ``[CLS]``/``[SEP]``, which bert-score keeps as match
-targets but gives weight 0). This module picks and shares them (:func:`load_embedder`);
-each job has its own module, re-exported here so ``evalab.models.embedders`` keeps
-working as the one import path:
+:func:`load_embedder` turns a model path into an :class:`Embedder` (a Hugging Face encoder
+folder or a word-vector table file) and keeps one per set of arguments for the process.
+The embedders live in their own modules, imported from there:
 
 * :mod:`evalab.models.token_embeddings`: the value (:class:`TokenEmbeddings`).
 * :mod:`evalab.models.embedding_cache`: the :class:`Embedder` interface and its cache.
@@ -20,25 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from evalab.errors import InputError, SettingsError
-from evalab.models.embedding_cache import DEFAULT_CACHE_BYTES, Embedder
-from evalab.models.hf_encoder import DEFAULT_MODEL_NAME, TransformerEmbedder, default_model_path
-from evalab.models.idf import idf_weights
-from evalab.models.static_table import FUNCTION_TAGS, StaticTableEmbedder
-from evalab.models.token_embeddings import TokenEmbeddings, unit_rows
+from evalab.models.embedding_cache import Embedder
+from evalab.models.hf_encoder import TransformerEmbedder, default_model_path
+from evalab.models.static_table import StaticTableEmbedder
 
-__all__ = [
-    "DEFAULT_CACHE_BYTES",
-    "DEFAULT_MODEL_NAME",
-    "FUNCTION_TAGS",
-    "Embedder",
-    "StaticTableEmbedder",
-    "TokenEmbeddings",
-    "TransformerEmbedder",
-    "default_model_path",
-    "idf_weights",
-    "load_embedder",
-    "unit_rows",
-]
+__all__ = ["load_embedder"]
 
 _LOADED: dict[tuple[Any, ...], Embedder] = {}
 

@@ -19,8 +19,8 @@ import numpy as np
 
 from evalab.metaeval.evaluate import MetaEvalResult
 from evalab.metaeval.statistics import LABELS
-from evalab.report.metaeval_table import footer, header, table_rows
 from evalab.report.figures import Figure, Group, Series, figure_svg, interval_panel, xy_panel
+from evalab.report.metaeval_table import footer, header, table_rows
 from evalab.report.page import html_page
 from evalab.report.plots import SERIES_COLOURS, Intervals
 

@@ -12,17 +12,37 @@ so a resample is a matrix product over rows and no metric is recomputed from tex
 
 from __future__ import annotations
 
-from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, percentile_interval
-from evalab.stats.multiple import holm_bonferroni
-from evalab.stats.paired import (
-    DEFAULT_TRIALS,
-    PairedTestResult,
-    SystemResult,
-    paired_approximate_randomization,
-    paired_bootstrap,
-    paired_test,
-)
-from evalab.stats.resampling import DEFAULT_SEED
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, percentile_interval
+    from evalab.stats.multiple import holm_bonferroni
+    from evalab.stats.paired import (
+        DEFAULT_TRIALS,
+        PairedTestResult,
+        SystemResult,
+        paired_approximate_randomization,
+        paired_bootstrap,
+        paired_test,
+    )
+    from evalab.stats.resampling import DEFAULT_SEED
+
+#: the package's names and their modules, imported on first use: a command that needs one
+#: module of the layer (``evalab score`` the bootstrap) does not start by loading them all
+_MODULES = {
+    "ConfidenceInterval": "bootstrap",
+    "bootstrap_ci": "bootstrap",
+    "percentile_interval": "bootstrap",
+    "holm_bonferroni": "multiple",
+    "DEFAULT_TRIALS": "paired",
+    "PairedTestResult": "paired",
+    "SystemResult": "paired",
+    "paired_approximate_randomization": "paired",
+    "paired_bootstrap": "paired",
+    "paired_test": "paired",
+    "DEFAULT_SEED": "resampling",
+}
 
 __all__ = [
     "DEFAULT_SEED",
@@ -37,3 +57,15 @@ __all__ = [
     "paired_test",
     "percentile_interval",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _MODULES:
+        raise AttributeError(f"module 'evalab.stats' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"evalab.stats.{_MODULES[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_MODULES})

@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from evalab.errors import SettingsError
-from evalab.metrics.base import Metric
 from evalab.stats.resampling import (
     DEFAULT_SEED,
     as_scorer,
@@ -111,16 +110,12 @@ def percentile_interval(scores: np.ndarray, confidence: float) -> tuple[float, f
     return float(values.mean()), float(values[lower]), float(values[upper])
 
 
-def point_score(
-    metric_or_scorer: Any, scorer: Callable[[np.ndarray], np.ndarray], rows: np.ndarray
-) -> float:
-    """The corpus score of ``rows``: the metric's exact scalar score where there is one.
+def point_score(scorer: Callable[[np.ndarray], np.ndarray], rows: np.ndarray) -> float:
+    """The corpus score of ``rows``: ``scorer`` of their sums.
 
-    A Metric's ``_score_from_sums`` is its corpus score (BLEU's uses sacrebleu's scalar
-    arithmetic); the vectorised scorer serves the resamples.
+    A Metric's ``scores_from_sums`` scores one summed vector with its exact scalar
+    arithmetic (BLEU's is sacrebleu's), so this is the score ``aggregate`` gives.
     """
-    if isinstance(metric_or_scorer, Metric):
-        return float(metric_or_scorer._score_from_sums(rows.sum(axis=0), None).score)
     return float(np.asarray(scorer(rows.sum(axis=0))))
 
 
@@ -182,7 +177,7 @@ def bootstrap_ci(
     confidence = check_confidence(confidence)
     seed = check_seed(seed)
     warn_if_tiny(rows.shape[0])
-    point = point_score(metric_or_scorer, scorer, rows)
+    point = point_score(scorer, rows)
     scores = bootstrap_scores(scorer, rows, n_samples, seed, chunk_rows, progress)
     mean, low, high = percentile_interval(scores, confidence)
     return ConfidenceInterval(point, mean, low, high, confidence, n_samples, seed)

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from evalab.errors import InputError, SettingsError
-from evalab.metrics.base import Metric
+from evalab.metrics.base import Metric, Stats
 from evalab.stats.bootstrap import (
     ConfidenceInterval,
     check_confidence,
@@ -180,9 +180,7 @@ def _check_systems(stats: Mapping[str, Mapping[str, Any]]) -> tuple[list[str], i
                 f"paired test: need a baseline and at least one other system, got {len(systems)} "
                 f"({', '.join(systems) or 'none'})"
             )
-        lengths = {
-            s: len(np.asarray(rows)) if np.ndim(rows) else 0 for s, rows in per_system.items()
-        }
+        lengths = {s: _segment_count(rows) for s, rows in per_system.items()}
         if len(set(lengths.values())) > 1:
             detail = ", ".join(f"{s}: {c} segments" for s, c in lengths.items())
             raise InputError(
@@ -198,6 +196,12 @@ def _check_systems(stats: Mapping[str, Mapping[str, Any]]) -> tuple[list[str], i
             )
         n = count
     return names or [], n or 0
+
+
+def _segment_count(rows: Any) -> int:
+    """Segments of a :class:`Stats` value or of plain rows (0 for a scalar)."""
+    arr = rows.rows if isinstance(rows, Stats) else np.asarray(rows)
+    return len(arr) if arr.ndim else 0
 
 
 def _stack(per_system: Mapping[str, Any], metric_name: str, metric: Any) -> np.ndarray:
@@ -366,9 +370,7 @@ def _observed(
             )
         if isinstance(metrics[m], Metric):
             # the corpus scores themselves through the metric's exact scalar path
-            point = np.array(
-                [point_score(metrics[m], scorers[m], tensor[:, j]) for j in range(len(names))]
-            )
+            point = np.array([point_score(scorers[m], tensor[:, j]) for j in range(len(names))])
         points[m] = point
     return names, n, scorers, tensors, points
 
