@@ -69,14 +69,18 @@ def pair_batches(
     if n < 2:
         return
     start = np.arange(1, n + 1)
-    cells = np.arange(n)
+    cells = np.arange(n, dtype=np.int32)
     for edge in [*_edges(xs, batch), np.inf]:
         stop = np.full(n, n) if edge == np.inf else _first_at_least(xs, float(edge))
         lens = stop - start
         total = int(lens.sum())
         if total:
             i = np.repeat(cells, lens)
-            offsets = np.cumsum(lens) - lens
-            j = start[i] + (np.arange(total) - offsets[i])
+            # j = start[i] + rank of the pair among i's: one running count, reset at each i
+            has = lens > 0
+            heads, first, last = (np.cumsum(lens) - lens)[has], start[has], stop[has] - 1
+            step = np.ones(total, dtype=np.int32)
+            step[heads] = first - np.r_[0, last[:-1]]
+            j = np.cumsum(step, dtype=np.int32)
             yield i, j
         start = stop

@@ -95,7 +95,7 @@ def flat_pairs(x: np.ndarray, y: np.ndarray, seg: np.ndarray) -> FlatPairs:
     n_seg = len(segments)
     x = np.asarray(x, dtype=np.float64)
     order = np.argsort(x, kind="stable")
-    xs, ys, ss = x[order], np.asarray(y, dtype=np.float64)[order], compact[order].astype(np.int64)
+    xs, ys, ss = x[order], np.asarray(y, dtype=np.float64)[order], compact[order].astype(np.int32)
     # room for every pair; the pages past the moving pairs are never written, so never resident
     room = len(xs) * (len(xs) - 1) // 2
     first, second = np.empty(room, np.int32), np.empty(room, np.int32)
@@ -104,16 +104,18 @@ def flat_pairs(x: np.ndarray, y: np.ndarray, seg: np.ndarray) -> FlatPairs:
     curve, filled = _Curve(), 0
     for i, j in pair_batches(xs):
         dx, dy = xs[j] - xs[i], ys[j] - ys[i]  # dx >= 0
-        key = np.minimum(ss[i], ss[j]) * n_seg + np.maximum(ss[i], ss[j])
-        agree += np.bincount(key[np.where(dx > 0, dy > 0, dy == 0)], minlength=n_seg * n_seg)
+        si, sj = ss[i], ss[j]
+        lo, hi = np.minimum(si, sj), np.maximum(si, sj)
+        agreeing = np.where(dx > 0, dy > 0, dy == 0)
+        agree += np.bincount(lo[agreeing] * n_seg + hi[agreeing], minlength=n_seg * n_seg)
         moving = np.flatnonzero((dx > 0) & (dy >= 0))
         # the order within a run of equal differences is never read
         moving = moving[np.argsort(dx[moving])]
-        diff, key = dx[moving], key[moving]
+        diff = dx[moving]
         end = np.r_[diff[1:] != diff[:-1], True][: len(diff)]
         step = np.where(dy[moving] == 0, 1, -1).astype(np.int8)
         done = filled + len(moving)
-        first[filled:done], second[filled:done] = key // n_seg, key % n_seg
+        first[filled:done], second[filled:done] = lo[moving], hi[moving]
         change[filled:done], ends[filled:done] = step, end
         if len(moving):
             curve.add(diff, step, end)
