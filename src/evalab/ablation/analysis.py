@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -443,6 +444,11 @@ class _Runs:
             return None
         return {s: v for s, v in found.items() if v is not None}
 
+    @cached_property
+    def example_metrics(self) -> frozenset[str]:
+        """The metrics some stored run has per-example data for (read once, not per row)."""
+        return frozenset(m for found in self.examples.values() for m in found)
+
     def example_gaps(
         self, row: Row, labels: dict[str, Row], comparisons: dict[str, list[Comparison]]
     ) -> list[str]:
@@ -451,9 +457,7 @@ class _Runs:
         (an interval over the other seeds would describe another mean than the one shown)."""
         why = []
         for m, cs in comparisons.items():
-            if any(c.label == row.label for c in cs) or not any(
-                m in found for found in self.examples.values()
-            ):
+            if m not in self.example_metrics or any(c.label == row.label for c in cs):
                 continue
             other = (
                 labels[row.parent] if row.stage == "eval" else next(iter(labels.values()))
