@@ -1,24 +1,32 @@
-"""Meta-evaluation speed: ``evalab meta-eval`` end to end, and its bootstrapped Kendall τ_b
-side by side with scipy.
+"""Meta-evaluation speed and peak memory: ``evalab meta-eval`` end to end, and its
+bootstrapped Kendall τ_b side by side with scipy.
 
-Workload (issue 20): WMT21 en-de MQM (../shared/wmt21-mqm), the 8 rated systems against
-reference A, BLEU and chrF, 1000 bootstrap resamples at both levels, 1000 permutation
-trials. The end-to-end command is timed (wall and CPU). Then the segment-level Kendall τ_b
-(no grouping) of BLEU on ``--kendall-resamples`` bootstrap resamples is computed by
-evalab (one batched call) and by ``scipy.stats.kendalltau`` on each expanded resample
-(the way a per-resample loop computes it), alternating with a warm-up, outputs checked
-equal to 1e-12, and printed as a ratio.
+Workloads: WMT21 en-de MQM (../shared/wmt21-mqm), the 8 rated systems against reference A,
+BLEU and chrF, 1000 bootstrap resamples at both levels, 1000 permutation trials:
 
-    .venv/bin/python benchmarks/bench_meta_eval.py [--repeats 3] [--kendall-resamples 100]
+* ``ende``: the data as it is, 8 systems x 1002 segments (4 216 rated cells);
+* ``ende-x2`` (issue 34's size): every file concatenated with itself, 8 systems x 2004
+  segments, the MQM scores of segment s copied to s + 1002 (8 432 rated cells, 35.5
+  million pairs of cells for acc_eq with no grouping). Real MQM score distribution and
+  rated share, twice the cells.
+
+The end-to-end command is timed in a child process of its own: wall, CPU (user + system)
+and peak RSS (``os.wait4``). Then the segment-level Kendall τ_b (no grouping) of BLEU on
+``--kendall-resamples`` bootstrap resamples is computed by evalab (one batched call) and
+by ``scipy.stats.kendalltau`` on each expanded resample (the way a per-resample loop
+computes it), alternating with a warm-up, outputs checked equal to 1e-12, and printed as
+a ratio.
+
+    .venv/bin/python benchmarks/bench_meta_eval.py [--workload ende-x2] [--repeats 3] [--kendall-resamples 100]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -40,17 +48,36 @@ SYSTEMS = [
 ]
 
 
-def command() -> list[str]:
-    hyps = [str(MQM / "system-outputs" / f"newstest2021.en-de.hyp.{s}.de") for s in SYSTEMS]
+def workload(name: str, folder: Path) -> tuple[Path, Path, list[Path]]:
+    """The human scores, the reference and the system outputs of workload ``name``."""
+    human = MQM / "human" / "mqm_newstest2021_ende.avg_seg_scores.tsv"
+    ref = MQM / "references" / "newstest2021.en-de.ref.A.de"
+    hyps = [MQM / "system-outputs" / f"newstest2021.en-de.hyp.{s}.de" for s in SYSTEMS]
+    if name == "ende":
+        return human, ref, hyps
+    for path in [ref, *hyps]:
+        text = path.read_text(encoding="utf-8")
+        (folder / path.name).write_text(text + text, encoding="utf-8")
+    lines = human.read_text(encoding="utf-8").splitlines()
+    copied = [lines[0]]
+    for offset in (0, 1002):
+        for line in lines[1:]:
+            system, score, seg = line.split()
+            copied.append(f"{system}\t{score} {int(seg) + offset}")
+    (folder / human.name).write_text("\n".join(copied) + "\n", encoding="utf-8")
+    return folder / human.name, folder / ref.name, [folder / h.name for h in hyps]
+
+
+def command(human: Path, ref: Path, hyps: list[Path]) -> list[str]:
     return [
         str(Path(sys.executable).parent / "evalab"),
         "meta-eval",
         "--human",
-        str(MQM / "human" / "mqm_newstest2021_ende.avg_seg_scores.tsv"),
+        str(human),
         "-r",
-        str(MQM / "references" / "newstest2021.en-de.ref.A.de"),
+        str(ref),
         "-i",
-        *hyps,
+        *map(str, hyps),
         "--name-map",
         "Nemo=NVIDIA-NeMo",
         "-m",
@@ -66,14 +93,15 @@ def command() -> list[str]:
     ]
 
 
-def timed(cmd: list[str]) -> tuple[float, float]:
-    """Wall and CPU (user + system of the child) seconds of ``cmd``."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+def timed(cmd: list[str]) -> tuple[float, float, float]:
+    """Wall and CPU (user + system) seconds and peak RSS (MB) of ``cmd``, a child of its own."""
     start = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=os.environ.copy())
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=os.environ.copy())
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{cmd[1]} failed with exit status {os.waitstatus_to_exitcode(status)}")
     wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def rated_cells(n_resamples: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -179,7 +207,7 @@ def acc_eq_side_by_side(n_resamples: int, repeats: int) -> None:
     secs, out = alternate({"kernel": with_kernel, "numpy": with_numpy}, repeats)
     assert np.array_equal(out["kernel"], out["numpy"]), "acc_eq values differ"
     print(
-        f"acc_eq (no grouping, ε re-calibrated), {len(pairs.diff)} moving pairs (sorted once in {build:.2f} s) x "
+        f"acc_eq (no grouping, ε re-calibrated), {len(pairs.change)} moving pairs (sorted once in {build:.2f} s) x "
         f"{n_resamples} resamples: kernel {secs['kernel']:.2f} s, numpy {secs['numpy']:.2f} s, "
         f"ratio {secs['numpy'] / secs['kernel']:.0f}x (values equal)"
     )
@@ -187,6 +215,7 @@ def acc_eq_side_by_side(n_resamples: int, repeats: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workload", choices=("ende", "ende-x2"), default="ende-x2")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--kendall-resamples", type=int, default=100)
     parser.add_argument("--acc-eq-resamples", type=int, default=20)
@@ -194,11 +223,15 @@ def main() -> None:
     print(
         f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (shared: wall times vary)"
     )
-    timed(command())  # warm-up (file cache, imports)
-    runs = [timed(command()) for _ in range(args.repeats)]
+    with tempfile.TemporaryDirectory() as tmp:
+        files = workload(args.workload, Path(tmp))
+        timed(command(*files))  # warm-up (file cache, imports)
+        runs = [timed(command(*files)) for _ in range(args.repeats)]
+    segments = 1002 * (2 if args.workload == "ende-x2" else 1)
     print(
-        f"evalab meta-eval, BLEU + chrF, 8 systems x 1002 segments, 1000 bootstrap + 1000 permutations: "
-        f"median wall {median(r[0] for r in runs):.1f} s, CPU {median(r[1] for r in runs):.1f} s "
+        f"evalab meta-eval ({args.workload}), BLEU + chrF, 8 systems x {segments} segments, "
+        f"1000 bootstrap + 1000 permutations: median wall {median(r[0] for r in runs):.1f} s, "
+        f"CPU {median(r[1] for r in runs):.1f} s, peak RSS {max(r[2] for r in runs):.0f} MB "
         f"over {args.repeats} runs"
     )
     kendall_side_by_side(args.kendall_resamples, args.repeats)

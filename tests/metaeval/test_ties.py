@@ -107,14 +107,19 @@ def test_flat_properties(cells):
     assert scaled.threshold == pytest.approx(3 * res.threshold, abs=1e-9)
 
 
-def test_many_equals_one_at_a_time():
-    from evalab.metaeval.ties import acc_eq_grouped_many
+def test_swapped_pseudo_metrics_equal_one_at_a_time():
+    from evalab.metaeval.ties import acc_eq_grouped_swapped
 
     rng = np.random.default_rng(9)
-    x = rng.integers(0, 5, (6, 4, 15)) / 4.0
-    y = rng.choice([0.0, -1.0, -2.0], (4, 15))
-    mask = rng.random((4, 15)) < 0.8
-    many = acc_eq_grouped_many(x, np.where(mask, y, 0.0), mask)
-    for t in range(6):
-        one = acc_eq_grouped(group_pairs(x[t], np.where(mask, y, 0.0), mask)).accuracy
-        assert many[t] == pytest.approx(one, abs=1e-12)
+    better, worse = rng.integers(0, 5, (2, 4, 15)) / 4.0  # ties in both, and across them
+    y = np.where(rng.random((4, 15)) < 0.8, rng.choice([0.0, -1.0, -2.0], (4, 15)), np.nan)
+    mask = np.isfinite(y)
+    swap = rng.integers(2, size=(40, 4, 15), dtype=bool)  # 40 trials: more than one block
+    first, second = acc_eq_grouped_swapped(better, worse, swap, np.where(mask, y, 0.0), mask)
+    for t in range(len(swap)):
+        for got, x in (
+            (first[t], np.where(swap[t], worse, better)),
+            (second[t], np.where(swap[t], better, worse)),
+        ):
+            one = acc_eq_grouped(group_pairs(x, np.where(mask, y, 0.0), mask)).accuracy
+            assert got == pytest.approx(one, abs=1e-12)

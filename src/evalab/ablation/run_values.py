@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from evalab.ablation import per_example
@@ -57,6 +58,11 @@ class StudyRuns:
             return None
         return {s: v for s, v in found.items() if v is not None}
 
+    @cached_property
+    def example_metrics(self) -> frozenset[str]:
+        """The metrics some stored run has per-example data for (read once, not per row)."""
+        return frozenset(m for found in self.examples.values() for m in found)
+
     def example_gaps(
         self, row: Row, labels: dict[str, Row], comparisons: dict[str, list[Comparison]]
     ) -> list[ExampleGap]:
@@ -65,9 +71,7 @@ class StudyRuns:
         (an interval over the other seeds would describe another mean than the one shown)."""
         why: list[ExampleGap] = []
         for m, cs in comparisons.items():
-            if any(c.label == row.label for c in cs) or not any(
-                m in found for found in self.examples.values()
-            ):
+            if m not in self.example_metrics or any(c.label == row.label for c in cs):
                 continue
             other = (
                 labels[row.parent] if row.stage == "eval" else next(iter(labels.values()))

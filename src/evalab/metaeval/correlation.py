@@ -180,16 +180,36 @@ def _tau_few_classes(x: np.ndarray, classes: np.ndarray, k: int) -> np.ndarray:
     new_x = np.c_[np.ones((len(x), 1), bool), xs[:, 1:] != xs[:, :-1]]
     new_xy = new_x | np.c_[np.zeros((len(x), 1), bool), cs[:, 1:] != cs[:, :-1]]
     n1, n3 = _run_pairs(new_x), _run_pairs(new_xy)
-    # items before position j with a class <= cs[j] (itself included); the rest are discordant
-    upto = np.cumsum(
-        np.cumsum(cs[:, :, None] == np.arange(k), axis=1, dtype=np.int32), axis=2, dtype=np.int32
-    )
-    not_above = np.take_along_axis(upto, cs[:, :, None], axis=2)[:, :, 0] - 1
-    dis = (np.arange(n)[None, :] - not_above).sum(axis=1, dtype=np.float64)
+    dis = _class_inversions(cs, k).astype(np.float64)
     con = n0 - n1 - n2 + n3 - dis
     with np.errstate(invalid="ignore", divide="ignore"):
         tau = (con - dis) / (np.sqrt(n0 - n1) * np.sqrt(n0 - n2))
     return np.where((n0 - n1 > 0) & (n0 - n2 > 0), np.clip(tau, -1.0, 1.0), np.nan)
+
+
+def _class_inversions(cs: np.ndarray, k: int) -> np.ndarray:
+    """Per row of ``cs`` ``[rows, n]`` (classes ``0 .. k-1``), the pairs ``i < j`` with ``cs[i] > cs[j]``.
+
+    As :func:`_inversions`, one bit of the class at a time: a pair first differs at bit
+    ``b`` inside its group of equal higher bits, and is an inversion when the earlier item
+    has the bit set. A stable sort by the higher bits (a radix sort of small integers)
+    lines each group up in item order; a running count of set bits then gives every
+    clear-bit item the set-bit items before it in its group. Exact integer counts.
+    """
+    cs = cs.astype(np.int8 if k <= 127 else np.int32)
+    total = np.zeros(len(cs), dtype=np.int64)
+    for b in range(max(1, (k - 1).bit_length())):
+        order = np.argsort(cs >> (b + 1), axis=1, kind="stable")
+        sorted_cs = np.take_along_axis(cs, order, axis=1)
+        bit = ((sorted_cs >> b) & 1).astype(np.int32)
+        prefix = sorted_cs >> (b + 1)
+        before = np.cumsum(bit, axis=1, dtype=np.int32) - bit  # set bits before, whole row
+        starts = np.ones(prefix.shape, dtype=bool)
+        starts[:, 1:] = prefix[:, 1:] != prefix[:, :-1]
+        # set bits before each item's group (non-decreasing, so carried forward by a max)
+        at_start = np.maximum.accumulate(np.where(starts, before, 0), axis=1)
+        total += np.where(bit == 0, before - at_start, 0).sum(axis=1, dtype=np.int64)
+    return total
 
 
 def _run_pairs(starts: np.ndarray) -> np.ndarray:

@@ -179,9 +179,16 @@ def _bootstrap(
                 sys_out[m.name][stat].append(system_statistic(stat, ms, h))
         for name, d in data.items():
             for stat in seg_out[name]:
-                seg_out[name][stat].append(d.resampled(stat, counts))
+                if stat != "acc_eq":
+                    seg_out[name][stat].append(d.resampled(stat, counts))
         if progress is not None:
             progress(counts.shape[0])
+    # acc_eq with no grouping holds every pair of cells: one metric at a time, over the
+    # same resamples drawn again from the seed, its pairs dropped once it is done
+    for name, d in data.items():
+        for counts in bootstrap_counts(n_seg, settings.n_bootstrap, settings.seed):
+            seg_out[name]["acc_eq"].append(d.resampled("acc_eq", counts.astype(np.float64)))
+        d.release_flat()
     return _joined(sys_out), _joined(seg_out)
 
 

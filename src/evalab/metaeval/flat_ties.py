@@ -33,6 +33,7 @@ from types import ModuleType
 
 import numpy as np
 
+from evalab.metaeval.cell_pairs import pair_batches
 from evalab.metaeval.ties import TieCalibrated
 
 try:
@@ -55,20 +56,37 @@ class FlatPairs:
     """The moving pairs sorted by metric difference, and what the others add.
 
     ``first``/``second``: the (compact) segment of each moving pair's cells; ``change``
-    +1/-1; ``diff`` the absolute metric difference; ``ends`` marks the last pair of each
-    run of equal differences. ``agree[s, t]`` (``s <= t``): pairs of distinct cells in
-    segments ``s`` and ``t`` that agree at ε = 0; ``cells[s]`` rated cells per segment;
-    ``segments`` maps the compact segments back to the input segment ids.
+    +1/-1; ``ends`` marks the last pair of each run of equal differences. ``agree[s, t]``
+    (``s <= t``): pairs of distinct cells in segments ``s`` and ``t`` that agree at ε = 0;
+    ``cells[s]`` rated cells per segment; ``segments`` maps the compact segments back to
+    the input segment ids; ``point`` the full data's acc_eq and smallest best ε (found
+    while the pairs are built, so the differences themselves are not kept).
     """
 
     first: np.ndarray
     second: np.ndarray
     change: np.ndarray
-    diff: np.ndarray
     ends: np.ndarray
     agree: np.ndarray
     cells: np.ndarray
     segments: np.ndarray
+    point: TieCalibrated
+
+
+@dataclass
+class _Curve:
+    """The full data's accuracy curve, followed batch by batch: its sum and first maximum."""
+
+    run: int = 0
+    best: int = 0
+    threshold: float = 0.0
+
+    def add(self, diff: np.ndarray, change: np.ndarray, ends: np.ndarray) -> None:
+        curve = self.run + np.cumsum(change, dtype=np.int64)[ends]
+        top = int(np.argmax(curve))
+        if curve[top] > self.best:  # strictly: the first maximum keeps the smallest ε
+            self.best, self.threshold = int(curve[top]), float(diff[ends][top])
+        self.run += int(change.sum(dtype=np.int64))
 
 
 def flat_pairs(x: np.ndarray, y: np.ndarray, seg: np.ndarray) -> FlatPairs:
@@ -77,33 +95,47 @@ def flat_pairs(x: np.ndarray, y: np.ndarray, seg: np.ndarray) -> FlatPairs:
     n_seg = len(segments)
     x = np.asarray(x, dtype=np.float64)
     order = np.argsort(x, kind="stable")
-    xs, ys, ss = x[order], np.asarray(y, dtype=np.float64)[order], compact[order].astype(np.int64)
-    diffs, keys, gains, agreeing = [], [], [], []
-    # pairs (i, i + k) of the sorted cells, one offset k at a time: slices, not gathers
-    for k in range(1, len(xs)):
-        dx, dy = xs[k:] - xs[:-k], ys[k:] - ys[:-k]  # dx >= 0
-        key = np.minimum(ss[k:], ss[:-k]) * n_seg + np.maximum(ss[k:], ss[:-k])
-        agreeing.append(key[np.where(dx > 0, dy > 0, dy == 0)])
-        moving = (dx > 0) & (dy >= 0)
-        diffs.append(dx[moving])
-        keys.append(key[moving])
-        gains.append(dy[moving] == 0)
-    diff, key, gain = (np.concatenate(p) if p else np.zeros(0) for p in (diffs, keys, gains))
-    by_diff = np.argsort(diff)  # the order within a run of equal differences is never read
-    diff, key = diff[by_diff], key[by_diff].astype(np.int64)
-    agree = np.bincount(
-        np.concatenate(agreeing).astype(np.int64) if agreeing else np.zeros(0, np.int64),
-        minlength=n_seg * n_seg,
+    xs, ys, ss = x[order], np.asarray(y, dtype=np.float64)[order], compact[order].astype(np.int32)
+    # room for every pair; the pages past the moving pairs are never written, so never resident
+    room = len(xs) * (len(xs) - 1) // 2
+    first, second = np.empty(room, np.int32), np.empty(room, np.int32)
+    change, ends = np.empty(room, np.int8), np.empty(room, np.uint8)
+    agree = np.zeros(n_seg * n_seg, dtype=np.int64)
+    curve, filled = _Curve(), 0
+    for i, j in pair_batches(xs):
+        dx, dy = xs[j] - xs[i], ys[j] - ys[i]  # dx >= 0
+        si, sj = ss[i], ss[j]
+        lo, hi = np.minimum(si, sj), np.maximum(si, sj)
+        agreeing = np.where(dx > 0, dy > 0, dy == 0)
+        agree += np.bincount(lo[agreeing] * n_seg + hi[agreeing], minlength=n_seg * n_seg)
+        moving = np.flatnonzero((dx > 0) & (dy >= 0))
+        # the order within a run of equal differences is never read
+        moving = moving[np.argsort(dx[moving])]
+        diff = dx[moving]
+        end = np.r_[diff[1:] != diff[:-1], True][: len(diff)]
+        step = np.where(dy[moving] == 0, 1, -1).astype(np.int8)
+        done = filled + len(moving)
+        first[filled:done], second[filled:done] = lo[moving], hi[moving]
+        change[filled:done], ends[filled:done] = step, end
+        if len(moving):
+            curve.add(diff, step, end)
+        filled = done
+    cells = np.bincount(compact, minlength=n_seg).astype(np.float64)
+    n = cells.sum()
+    point = (
+        TieCalibrated(float((agree.sum() + curve.best) / (n * (n - 1) / 2)), curve.threshold)
+        if n >= 2
+        else TieCalibrated(float("nan"), float("nan"))
     )
     return FlatPairs(
-        first=(key // n_seg).astype(np.int32),
-        second=(key % n_seg).astype(np.int32),
-        change=np.where(gain[by_diff], 1, -1).astype(np.int8),
-        diff=diff,
-        ends=np.r_[diff[1:] != diff[:-1], True][: len(diff)].astype(np.uint8),
+        first=first[:filled],
+        second=second[:filled],
+        change=change[:filled],
+        ends=ends[:filled],
         agree=agree.reshape(n_seg, n_seg).astype(np.float64),
-        cells=np.bincount(compact, minlength=n_seg).astype(np.float64),
+        cells=cells,
         segments=segments,
+        point=point,
     )
 
 
@@ -118,15 +150,7 @@ def acc_eq_flat(x: np.ndarray, y: np.ndarray) -> TieCalibrated:
 
 def acc_eq_of_pairs(pairs: FlatPairs) -> TieCalibrated:
     """acc_eq of the full data and the smallest ε that reaches it."""
-    n = pairs.cells.sum()
-    if n < 2:
-        return TieCalibrated(float("nan"), float("nan"))
-    base = pairs.agree.sum()
-    curve = np.cumsum(pairs.change.astype(np.int64))[pairs.ends.astype(bool)]
-    values = np.r_[0, curve]
-    best = int(np.argmax(values))  # the first maximum: the smallest ε
-    thresholds = np.r_[0.0, pairs.diff[pairs.ends.astype(bool)]]
-    return TieCalibrated(float((base + values[best]) / (n * (n - 1) / 2)), float(thresholds[best]))
+    return pairs.point
 
 
 def acc_eq_flat_resampled(pairs: FlatPairs, counts: np.ndarray) -> np.ndarray:
@@ -142,7 +166,7 @@ def acc_eq_flat_resampled(pairs: FlatPairs, counts: np.ndarray) -> np.ndarray:
 
 def _best_prefix(pairs: FlatPairs, c: np.ndarray) -> np.ndarray:
     """Per resample, the largest weighted prefix sum of the changes at a run end, or 0."""
-    if len(pairs.diff) == 0:
+    if len(pairs.change) == 0:
         return np.zeros(len(c))
     n = c @ pairs.cells
     if (

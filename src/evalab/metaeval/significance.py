@@ -30,7 +30,7 @@ import numpy as np
 
 from evalab.metaeval.correlation import kendall_tau_b_rows
 from evalab.metaeval.statistics import SegmentData
-from evalab.metaeval.ties import acc_eq_grouped_many
+from evalab.metaeval.ties import acc_eq_grouped_swapped
 
 __all__ = ["PERMUTABLE", "bootstrap_p", "clusters", "permutation_p"]
 
@@ -50,15 +50,24 @@ def permutation_p(
 ) -> float:
     """PERM-BOTH p-value that ``better`` beats ``worse`` on segment-level ``stat``."""
     zb, zw = _zscores(better), _zscores(worse)
-    delta = _values(stat, zb[None], better)[0] - _values(stat, zw[None], better)[0]
+    ob, ow = _trials(stat, zb, zw, np.zeros((1, *zb.shape), dtype=bool), better)
+    delta = ob[0] - ow[0]
     reached = 0
     for start in range(0, n_trials, _TRIALS_AT_ONCE):
         swap = rng.integers(2, size=(min(_TRIALS_AT_ONCE, n_trials - start), *zb.shape), dtype=bool)
-        a, b = np.where(swap, zw, zb), np.where(swap, zb, zw)
-        reached += int(
-            np.count_nonzero(_values(stat, a, better) - _values(stat, b, better) >= delta - 1e-12)
-        )
+        va, vb = _trials(stat, zb, zw, swap, better)
+        reached += int(np.count_nonzero(va - vb >= delta - 1e-12))
     return reached / n_trials
+
+
+def _trials(
+    stat: str, zb: np.ndarray, zw: np.ndarray, swap: np.ndarray, like: SegmentData
+) -> tuple[np.ndarray, np.ndarray]:
+    """``stat`` of both pseudo-metrics of every trial: ``swap[t]`` takes ``zw``'s cells into the first."""
+    if stat == "acc_eq_item":
+        return acc_eq_grouped_swapped(zb, zw, swap, np.where(like.mask, like.human, 0.0), like.mask)
+    a, b = np.where(swap, zw, zb), np.where(swap, zb, zw)
+    return _values(stat, a, like), _values(stat, b, like)
 
 
 #: permutation trials whose pseudo-metrics are built (and, for acc_eq, scored) together
@@ -67,8 +76,6 @@ _TRIALS_AT_ONCE = 100
 
 def _values(stat: str, metrics: np.ndarray, like: SegmentData) -> np.ndarray:
     """``stat`` of each pseudo-metric ``metrics[t]`` ``[systems, segments]`` against the humans."""
-    if stat == "acc_eq_item":
-        return acc_eq_grouped_many(metrics, np.where(like.mask, like.human, 0.0), like.mask)
     if stat == "kendall":
         return kendall_tau_b_rows(metrics[:, like.mask], like.human[like.mask])
     one = np.ones((1, like.mask.shape[1]))

@@ -19,7 +19,7 @@ import numpy as np
 from evalab.metaeval.correlation import kendall_tau_b, pairwise_accuracy, pearson
 from evalab.metaeval.flat_ties import FlatPairs, acc_eq_flat_resampled, acc_eq_of_pairs, flat_pairs
 from evalab.metaeval.grouped import item_kendall, item_pearson, weighted_mean
-from evalab.metaeval.ties import GroupPairs, acc_eq_grouped, group_pairs
+from evalab.metaeval.ties import GroupPairs, TieCalibrated, acc_eq_grouped, group_pairs
 
 __all__ = ["LABELS", "SEGMENT_STATS", "SYSTEM_STATS", "SegmentData", "system_statistic"]
 
@@ -64,6 +64,7 @@ class SegmentData:
     mask: np.ndarray
     _pairs: GroupPairs | None = field(default=None, repr=False)
     _flat: FlatPairs | None = field(default=None, repr=False)
+    _flat_point: TieCalibrated | None = field(default=None, repr=False)
 
     @property
     def pairs(self) -> GroupPairs:
@@ -77,7 +78,12 @@ class SegmentData:
         """All pairs of rated cells (computed once, for acc_eq with no grouping)."""
         if self._flat is None:
             self._flat = flat_pairs(*self.cells())
+            self._flat_point = self._flat.point
         return self._flat
+
+    def release_flat(self) -> None:
+        """Drop the pairs of cells (10 bytes a moving pair), keeping the full data's acc_eq."""
+        self._flat = None
 
     def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Rated cells flattened: metric, human, and the segment of each."""
@@ -86,7 +92,7 @@ class SegmentData:
     def point(self, name: str) -> tuple[float, float | None]:
         """The statistic on the full data, and acc_eq's threshold ε (None otherwise)."""
         if name == "acc_eq":
-            res = acc_eq_of_pairs(self.flat)
+            res = self._flat_point or acc_eq_of_pairs(self.flat)
             return float(res.accuracy), float(res.threshold)
         if name == "acc_eq_item":
             res = acc_eq_grouped(self.pairs)

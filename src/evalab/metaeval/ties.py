@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["GroupPairs", "TieCalibrated", "acc_eq_grouped", "group_pairs"]
+__all__ = ["GroupPairs", "TieCalibrated", "acc_eq_grouped", "acc_eq_grouped_swapped", "group_pairs"]
 
 
 @dataclass(frozen=True)
@@ -126,33 +126,51 @@ def acc_eq_grouped(pairs: GroupPairs, weights: np.ndarray | None = None) -> TieC
     return TieCalibrated(float(acc[0]), float(thr[0])) if single else TieCalibrated(acc, thr)
 
 
-def acc_eq_grouped_many(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """acc_eq by item of many metric score matrices ``x`` ``[T, systems, segments]`` at once.
+def acc_eq_grouped_swapped(
+    better: np.ndarray, worse: np.ndarray, swap: np.ndarray, y: np.ndarray, mask: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """acc_eq by item of the permutation test's pseudo-metrics, ``[T]`` each.
 
-    The permutation test scores a thousand pseudo-metrics against the same humans: the
-    pairs and their human side are shared, and each row's pairs are sorted in one batched
-    call. Returns the ``[T]`` accuracies (the thresholds are not needed there).
+    Trial ``t`` scores ``where(swap[t], worse, better)`` and ``where(swap[t], better, worse)``
+    (``[systems, segments]`` each) against the humans ``y``. A pair of systems in a segment
+    has one of four metric differences (which metric each of its two cells came from), so
+    the ``4 × pairs`` candidates are sorted once, by difference and then by pair; a trial's
+    pairs in that order are its candidates in the order of a stable sort by difference. Its
+    accuracy curve is the running sum over the candidates with the trial's inactive ones
+    adding 0, read at the ends of runs of equal difference: the same sums in the same order.
     """
-    a, b = np.triu_indices(x.shape[1], k=1)
-    valid = mask[a] & mask[b]
-    pair, seg = np.nonzero(valid)
+    a, b = np.triu_indices(better.shape[0], k=1)
+    pair, seg = np.nonzero(mask[a] & mask[b])
     if len(seg) == 0:
-        return np.full(x.shape[0], np.nan)
+        nan = np.full(swap.shape[0], np.nan)
+        return nan, nan.copy()
     groups, group = np.unique(seg, return_inverse=True)
-    count = np.bincount(group).astype(np.float64)
+    count = np.bincount(group).astype(np.float64)[group]
     dy = y[a[pair], seg] - y[b[pair], seg]
-    dx = x[:, a[pair], seg] - x[:, b[pair], seg]  # [T, pairs]
+    ca, cb = a[pair] * better.shape[1] + seg, b[pair] * better.shape[1] + seg
+    side = np.stack([better.ravel(), worse.ravel()])  # side[1]: the other metric's score
+    # candidate k = 2 * (cell a swapped) + (cell b swapped)
+    dx = np.stack([side[k >> 1, ca] - side[k & 1, cb] for k in range(4)])  # [4, pairs]
     agree0 = ((dx == 0) & (dy == 0)) | (dx * dy > 0)
-    start = (agree0 / count[group]).sum(axis=1)
     change = np.where(dx == 0, 0.0, np.where(dy == 0, 1.0, np.where(dx * dy > 0, -1.0, 0.0)))
-    diff = np.abs(dx)
-    order = np.argsort(diff, axis=1, kind="stable")
-    sorted_diff = np.take_along_axis(diff, order, axis=1)
-    curve = np.cumsum(np.take_along_axis(change / count[group], order, axis=1), axis=1)
-    # only the end of a run of equal differences is a threshold every pair of the run passed
-    ends = np.concatenate(
-        [sorted_diff[:, 1:] != sorted_diff[:, :-1], np.ones((len(x), 1), bool)], axis=1
-    )
-    best = np.maximum(0.0, np.where(ends, curve, -np.inf).max(axis=1))
-    out: np.ndarray = (start + best) / len(groups)
-    return out
+    diff = np.abs(dx).ravel()
+    order = np.lexsort((np.tile(np.arange(len(pair)), 4), diff))
+    steps, which = (change / count).ravel()[order], (order // len(pair)).astype(np.int8)
+    ends = np.flatnonzero(np.r_[diff[order][1:] != diff[order][:-1], True])
+    flat = swap.reshape(len(swap), -1)
+    code = (flat[:, ca].astype(np.int8) << 1) | flat[:, cb]  # [T, pairs]: the active candidate
+    agree_w, of_pair = agree0 / count, order % len(pair)
+    out = np.empty((2, len(swap)))
+    for side_no, codes in enumerate((code, 3 - code)):  # the second takes each cell's other side
+        start = agree_w[codes, np.arange(len(pair))].sum(axis=1)
+        best = np.empty(len(swap))
+        for r in range(0, len(swap), _SWAPPED_ROWS):
+            active = codes[r : r + _SWAPPED_ROWS, of_pair] == which
+            curve = np.cumsum(np.where(active, steps, 0.0), axis=1)[:, ends]
+            best[r : r + _SWAPPED_ROWS] = np.maximum(0.0, curve.max(axis=1))
+        out[side_no] = (start + best) / len(groups)
+    return out[0], out[1]
+
+
+#: trials of :func:`acc_eq_grouped_swapped` whose curves are summed at once ([rows, 4 x pairs])
+_SWAPPED_ROWS = 16

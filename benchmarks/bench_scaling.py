@@ -1,0 +1,174 @@
+"""Cost that grows linearly: time and peak memory of whole CLI runs at 2k, 20k, 200k (2M) items.
+
+Workloads (segments cycled from WMT22 en-de, reference A and two systems, ../shared/wmt22;
+runs of a synthetic ablation study as in bench_ablation_report.py):
+
+* ``bleu+chrf``: ``evalab score -m bleu chrf`` on one system
+* ``ter``, ``rouge``: ``evalab score -m ter`` / ``-m rouge1 rouge2 rougeL``
+* ``bootstrap``: ``evalab compare -t bs -m bleu`` (two systems, 1000 paired resamples)
+* ``bertscore``: ``evalab score -m bertscore`` (the shipped MiniLM model; CPU-bound, so
+  only up to ``--model-max`` segments unless raised)
+* ``ablate-report``: ``evalab ablate report -f json`` on a study of N stored runs (N / 10
+  rows x 10 seeds, two metrics; the runs are stored before timing)
+
+Every point runs in its own process, so its peak RSS (``os.wait4``'s ``ru_maxrss``) is its
+own; CPU is user + system of that process. Printed per point: wall, CPU, peak MB, the peak
+per item, and the *increment* per item from the previous size ((peak_N - peak_prev) /
+(N - prev)), which is what must stay flat for memory to grow linearly (the first sizes are
+dominated by the interpreter and imports, ~100 MB).
+
+    python benchmarks/bench_scaling.py [--big] [--tasks bleu+chrf ter ...] [--model-max 20000]
+
+``--big`` adds the 2M point (about 1 GB of text files in a temporary folder, and several
+minutes per task on a loaded machine). Report the load average (printed) beside the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WMT22 = ROOT.parent / "shared" / "wmt22"
+PAIR = "en-de"
+SYSTEMS = ("Online-B", "Online-A")
+SIZES = (2_000, 20_000, 200_000)
+BIG = 2_000_000
+SEEDS = 10
+
+Command = Callable[[Path, int], list[str]]
+
+
+def evalab(*args: str) -> list[str]:
+    return [sys.executable, "-m", "evalab", *args]
+
+
+def cycled(source: Path, target: Path, n: int) -> Path:
+    """``target``: the lines of ``source`` repeated until there are ``n``."""
+    if not target.exists():
+        lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
+        with target.open("w", encoding="utf-8") as out:
+            out.writelines(itertools.islice(itertools.cycle(lines), n))
+    return target
+
+
+def texts(folder: Path, n: int) -> tuple[Path, list[Path]]:
+    """The reference and the system files of ``n`` segments (written once per size)."""
+    base = f"generaltest2022.{PAIR}"
+    ref = cycled(WMT22 / "references" / f"{base}.ref.A.de", folder / f"ref.{n}.de", n)
+    hyps = [
+        cycled(WMT22 / "system-outputs" / f"{base}.hyp.{s}.de", folder / f"{s}.{n}.de", n)
+        for s in SYSTEMS
+    ]
+    return ref, hyps
+
+
+def score(*metrics: str) -> Command:
+    def command(folder: Path, n: int) -> list[str]:
+        ref, hyps = texts(folder, n)
+        return evalab(
+            "score", "-r", str(ref), "-i", str(hyps[0]), "-m", *metrics, "-q", "-f", "json"
+        )
+
+    return command
+
+
+def bootstrap(folder: Path, n: int) -> list[str]:
+    ref, hyps = texts(folder, n)
+    return evalab(
+        "compare",
+        "-r",
+        str(ref),
+        "-i",
+        *map(str, hyps),
+        "-m",
+        "bleu",
+        "-t",
+        "bs",
+        "-q",
+        "-f",
+        "json",
+    )
+
+
+def ablate_report(folder: Path, n: int) -> list[str]:
+    """A study of ``n`` runs stored in ``folder`` (once), and the command reporting it."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from bench_ablation_report import store_runs, write_study
+    from evalab.ablation import load_study
+
+    where = folder / f"study{n}"
+    db = where / "runs.db"
+    if not db.exists():
+        where.mkdir()
+        study = load_study(write_study(where, n // SEEDS - 1, SEEDS), check_entry=False)
+        store_runs(study, db)
+    return evalab("ablate", "report", str(where / "study.toml"), "--db", str(db), "-f", "json")
+
+
+TASKS: dict[str, Command] = {
+    "bleu+chrf": score("bleu", "chrf"),
+    "ter": score("ter"),
+    "rouge": score("rouge1", "rouge2", "rougeL"),
+    "bootstrap": bootstrap,
+    "bertscore": score("bertscore"),
+    "ablate-report": ablate_report,
+}
+
+
+def measured(cmd: list[str], cwd: Path) -> tuple[float, float, float]:
+    """Wall s, CPU s and peak RSS (MB) of ``cmd``, run as a child of its own."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {err.strip()[-400:]}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def run_task(name: str, sizes: list[int], folder: Path) -> None:
+    previous: tuple[int, float] | None = None
+    for n in sizes:
+        cmd = TASKS[name](folder, n)
+        wall, cpu, peak = measured(cmd, folder)
+        growth = ""
+        if previous is not None:
+            growth = f"{(peak - previous[1]) * 2**20 / (n - previous[0]):8.0f} B/item more"
+        print(
+            f"{name:<14} {n:>9,} {wall:8.1f} s {cpu:8.1f} s CPU {peak:8.0f} MB "
+            f"{peak * 2**20 / n:9.0f} B/item {growth}  load {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
+        previous = (n, peak)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--big", action="store_true", help=f"add the {BIG:,} point")
+    parser.add_argument("--tasks", nargs="*", default=list(TASKS), choices=list(TASKS))
+    parser.add_argument("--sizes", nargs="*", type=int, default=list(SIZES))
+    parser.add_argument(
+        "--model-max", type=int, default=20_000, help="largest size bertscore is run at"
+    )
+    args = parser.parse_args()
+    sizes = sorted({*args.sizes, *([BIG] if args.big else [])})
+    print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (wall times vary)")
+    print(f"{'task':<14} {'items':>9} {'wall':>10} {'CPU':>14} {'peak':>11} {'per item':>14}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.tasks:
+            limit = args.model_max if name == "bertscore" else None
+            run_task(name, [n for n in sizes if limit is None or n <= limit], Path(tmp))
+
+
+if __name__ == "__main__":
+    main()
