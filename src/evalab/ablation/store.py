@@ -39,6 +39,7 @@ from evalab.ablation.codeversion import DigestCache, changed_files, changed_inpu
 from evalab.ablation.computed import model_artifacts
 from evalab.ablation.curves import CURVES_DDL, insert_curves
 from evalab.ablation.leases import LEASE_TIMEOUT_S, Owner, lease_alive
+from evalab.ablation.results import Artifacts, Status
 from evalab.errors import EvalabError, InputError, StoreBusyError
 
 if TYPE_CHECKING:
@@ -106,14 +107,14 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunResult:
     """The outcome of one run (all attempts), as the executors hand it to the store."""
 
     key: str
-    status: str  # "ok" | "failed"
+    status: Status
     metrics: dict[str, float] = field(default_factory=dict)
-    artifacts: Any = None
+    artifacts: Artifacts | None = None
     duration: float = 0.0
     host: str = ""
     error: str = ""
@@ -143,12 +144,18 @@ class Outcome:
     inputs: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        d = asdict(self)
+        art = self.result.artifacts
+        d["result"]["artifacts"] = art.to_json() if art is not None else None
+        return json.dumps(d, sort_keys=True)
 
     @staticmethod
     def from_json(text: str) -> Outcome:
         d = json.loads(text)
-        return Outcome(**{**d, "rows": tuple(d["rows"]), "result": RunResult(**d["result"])})
+        r = d["result"]
+        art = Artifacts.from_json(r["artifacts"]) if r.get("artifacts") is not None else None
+        result = RunResult(**{**r, "artifacts": art})
+        return Outcome(**{**d, "rows": tuple(d["rows"]), "result": result})
 
 
 @dataclass(frozen=True)
@@ -161,7 +168,7 @@ class StoredRun:
     seed: int
     status: str
     metrics: dict[str, float]
-    artifacts: Any
+    artifacts: Artifacts | None
     duration: float | None
     host: str
     error: str
@@ -473,7 +480,7 @@ class RunStore:
             outcome.code_version,
             r.status,
             json.dumps(r.metrics),
-            json.dumps(r.artifacts) if r.artifacts is not None else None,
+            json.dumps(r.artifacts.to_json()) if r.artifacts is not None else None,
             r.duration,
             r.host,
             r.error or None,
@@ -650,7 +657,7 @@ class RunStore:
                 seed=seed,
                 status=status,
                 metrics=json.loads(metrics) if metrics else {},
-                artifacts=json.loads(artifacts) if artifacts else None,
+                artifacts=Artifacts.from_json(json.loads(artifacts)) if artifacts else None,
                 duration=duration,
                 host=host or "",
                 error=error or "",
