@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from evalab.ablation import keys
 from evalab.ablation.codeversion import DigestCache, artifact_digest
 from evalab.errors import EvalabError, InputError
 from evalab.io import check_same_length, read_segments
@@ -35,13 +36,8 @@ if TYPE_CHECKING:
 
     from evalab.metrics.base import Metric
 
-TABLE_KEYS = {
-    "metric": "an evalab metric name (see `evalab metrics`)",
-    "settings": 'table of the metric\'s settings, e.g. { tokenize = "13a" }',
-    "outputs": "file name the run writes in its run folder, one output segment per line",
-    "references": "list of reference files (paths relative to the study file), one segment per line",
-    "source": "source file (relative to the study file) for metrics that read sources",
-}
+#: [metrics.NAME] key -> what it means (declared in :mod:`evalab.ablation.keys`)
+TABLE_KEYS = keys.helps("metrics.NAME")
 #: files of a run folder that belong to evalab, never a run's output
 RESERVED_FILES = frozenset(
     {
@@ -122,7 +118,7 @@ def _parse_one(
                 key,
                 section,
             )
-    for key in ("metric", "outputs", "references"):
+    for key in (k.name for k in keys.keys_of("metrics.NAME").values() if k.required):
         if key not in table:
             raise error(f"{where} {key}", f"missing ({TABLE_KEYS[key]})", None)
     metric_name = table["metric"]

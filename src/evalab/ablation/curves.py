@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalab.ablation import keys
 from evalab.errors import RunFailed
 
 if TYPE_CHECKING:
@@ -142,10 +143,8 @@ class CurveSettings:
     stop_when: str = ""
 
 
-CURVE_KEYS = {
-    "select": '"last" | "min:METRIC" | "max:METRIC": the logged step whose values are the run\'s',
-    "stop_when": '"METRIC not decreasing for N logs" (or increasing): log() then returns True',
-}
+#: [curves] key -> what it means (declared in :mod:`evalab.ablation.keys`)
+CURVE_KEYS = keys.helps("curves")
 
 
 def parse_settings(table: Any) -> CurveSettings:
