@@ -11,7 +11,6 @@ import pytest
 from evalab.ablation import load_study
 from evalab.ablation.per_example import (
     EXAMPLES_FILE,
-    ExamplesEntry,
     StoredRows,
     check_per_example,
     load_example_stats,
@@ -19,6 +18,7 @@ from evalab.ablation.per_example import (
     read_examples,
     write_examples,
 )
+from evalab.ablation.results import ExamplesEntry
 from evalab.ablation.store import RunStore
 from evalab.errors import InputError, RunFailed
 

@@ -35,8 +35,8 @@ from evalab.ablation.codeversion import (
     search_roots,
 )
 from evalab.ablation.curves import LOG_FILE, RUN_DIR_ENV, STOP_ENV, collect_curves
-from evalab.ablation.per_example import EXAMPLES_FILE, ExamplesEntry
-from evalab.ablation.results import Artifacts, AttemptResult, Job, Timing
+from evalab.ablation.per_example import EXAMPLES_FILE
+from evalab.ablation.results import Artifacts, AttemptResult, ExamplesEntry, Job, Timing
 from evalab.ablation.store import current_version_map, now, version_map
 from evalab.errors import RunFailed
 

@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any
 from evalab.ablation import numbers
 from evalab.ablation.attempt import collect_examples
 from evalab.ablation.curves import LOG_FILE, CurvesEntry, Logged, collect_curves
-from evalab.ablation.per_example import ExamplesEntry, check_counts, stored_counts
+from evalab.ablation.per_example import check_counts, stored_counts
 from evalab.ablation.plan import PlannedRun, plan_runs
-from evalab.ablation.results import Artifacts
+from evalab.ablation.results import Artifacts, ExamplesEntry
 from evalab.ablation.sources import (
     FORMATS,
     Record,

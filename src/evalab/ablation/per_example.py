@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from evalab.ablation.results import ExamplesEntry
 from evalab.errors import RunFailed
 
 if TYPE_CHECKING:
@@ -88,21 +89,6 @@ class StoredRows:
     kind: str
     metric: str = ""
     signature: str = ""
-
-
-@dataclass(frozen=True)
-class ExamplesEntry:
-    """Where a run's per-example rows are (``file`` in its folder) and how many per metric."""
-
-    file: str
-    n: dict[str, int]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"file": self.file, "n": dict(self.n)}
-
-    @staticmethod
-    def from_json(d: dict[str, Any]) -> ExamplesEntry:
-        return ExamplesEntry(str(d["file"]), {str(k): int(v) for k, v in d.get("n", {}).items()})
 
 
 def check_per_example(raw: Any, metrics: dict[str, float]) -> dict[str, StoredRows]:

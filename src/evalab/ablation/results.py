@@ -21,10 +21,24 @@ from typing import Any, Literal
 
 from evalab.ablation.computed import ComputedMetric
 from evalab.ablation.curves import CurvesEntry, CurveSettings
-from evalab.ablation.per_example import ExamplesEntry
 from evalab.errors import RunFailed
 
 Status = Literal["ok", "failed"]
+
+
+@dataclass(frozen=True)
+class ExamplesEntry:
+    """Where a run's per-example rows are (``file`` in its folder) and how many per metric."""
+
+    file: str
+    n: dict[str, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "n": dict(self.n)}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> ExamplesEntry:
+        return ExamplesEntry(str(d["file"]), {str(k): int(v) for k, v in d.get("n", {}).items()})
 
 
 @dataclass(frozen=True)
