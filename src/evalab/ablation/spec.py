@@ -219,6 +219,34 @@ class _Where:
         return SettingsError(f"{loc}: {where}: {message}")
 
 
+def _stage_versions(
+    directory: Path,
+    given: dict[str, Any],
+    module_files: list[str | None],
+    declared: list[Path],
+    computed: dict[str, ComputedMetric],
+    curves: CurveSettings,
+    cache: DigestCache,
+) -> dict[str, str]:
+    """Each stage's own code version (training: what ``entry`` imports, evaluation: what
+    ``evaluate`` imports), so evaluation edits redo evaluation only."""
+    out = {}
+    for stage, point, files in (
+        ("train", given["entry"], module_files[:1]),
+        ("eval", given["evaluate"], module_files[1:]),
+    ):
+        part = derive_code_version(
+            directory,
+            point,
+            given["command"] if stage == "train" else None,
+            [f for f in files if f],
+            inputs=declared,
+            cache=cache,
+        )
+        out[stage] = _with_curves(_with_outputs(part.version, computed), curves)
+    return out
+
+
 def _section(data: dict[str, Any], name: str) -> Any:
     """A top-level section of the study file, or its declared default (a copy)."""
     return data[name] if name in data else copy.copy(keys.keys_of("")[name].default)
@@ -254,7 +282,9 @@ def _read_utf8(p: Path) -> str:
         raise SettingsError(str(exc)) from exc
 
 
-def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> Study:
+def _study_table(data: dict[str, Any], w: _Where) -> dict[str, Any]:
+    """The sections checked against the key table, and every ``[study]`` key's value (or
+    default), each checked on its own; exactly one of ``entry`` and ``command``."""
     for key in data:
         if key not in TOP_KEYS:
             raise w.error(
@@ -279,12 +309,18 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
             f"[study] {key.name}", why, None if missing else key.name, None if missing else "study"
         ),
     )
-    name, entry, command = given["name"], given["entry"], given["command"]
-    if (entry is None) == (command is None):
+    if (given["entry"] is None) == (given["command"] is None):
         raise w.error(
             "[study]",
             "give exactly one of entry = 'module:function' or command = '... {config} {seed} {out}'",
         )
+    return given
+
+
+def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> Study:
+    given = _study_table(data, w)
+    st = data["study"]
+    name, entry, command = given["name"], given["entry"], given["command"]
     seeds = given["seeds"]
     cache = DigestCache()
     metrics, computed = _metrics(st, _section(data, "metrics"), path.parent, w, cache)
@@ -311,10 +347,8 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     variants = _variants(_section(data, "variant"), base, evaluation, w)
     grid = _grid(_section(data, "grid"), base, w)
     _check_eval_rows(variants, evaluate, grid_cells(base, grid), w)
+    # a base alone (no variants, no grid) is still a study: seed variance
     template = _template(st, command, _trained_configs(base, variants, grid), w)
-    if not variants and not grid:
-        # a base alone is still a study (seed variance), so this is allowed
-        pass
     labels = [BASE_LABEL, *(v.label for v in variants)]
     reference = _reference(_section(data, "reference"), labels, grid, base, w)
     display = parse_display(
@@ -343,21 +377,11 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         cache=cache,
     )
     curves = _curves(_section(data, "curves"), entry, w)
-    stage_versions = {}
-    if evaluate is not None and code_version is None:
-        for stage, point, files in (
-            ("train", entry, module_files[:1]),
-            ("eval", evaluate, module_files[1:]),
-        ):
-            part = derive_code_version(
-                path.parent,
-                point,
-                command if stage == "train" else None,
-                [f for f in files if f],
-                inputs=declared,
-                cache=cache,
-            )
-            stage_versions[stage] = _with_curves(_with_outputs(part.version, computed), curves)
+    stage_versions = (
+        _stage_versions(path.parent, given, module_files, declared, computed, curves, cache)
+        if evaluate is not None and code_version is None
+        else {}
+    )
     cache.save()
     return Study(
         curves=curves,
