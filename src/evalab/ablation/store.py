@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from evalab._version import __version__
 from evalab.ablation.codeversion import DigestCache, changed_files, changed_inputs, code_files
@@ -100,6 +100,10 @@ _RUN_COLUMNS = (
 )
 #: columns added since schema 1 (a store of an older schema gets them when it is opened)
 _ADDED_COLUMNS = (("git_commit", "TEXT"), ("git_dirty", "INTEGER"), ("inputs", "TEXT"))
+
+
+#: what :meth:`RunStore.claim` found: the run is now ours, already finished, or another's
+Claim = Literal["claimed", "done", "held"]
 
 
 def now() -> str:
@@ -531,13 +535,13 @@ class RunStore:
         *,
         lease_timeout: float = LEASE_TIMEOUT_S,
         stale: str = "",
-    ) -> str:
+    ) -> Claim:
         """Try to take a run: ``'claimed'``, ``'done'`` (already ok) or ``'held'`` (a live
         runner has it). A lease whose owner died is taken over. ``stale`` (the reason an ok
         run is superseded: a file it read changed) lets an ok run be taken: it is marked
         failed with that reason in the same transaction, so its result can be replaced."""
 
-        def take() -> str:
+        def take() -> Claim:
             if self.conn.execute(
                 "SELECT 1 FROM runs WHERE study=? AND run_key=? AND status='ok'", (study, key)
             ).fetchone():
