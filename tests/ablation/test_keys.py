@@ -35,7 +35,7 @@ def test_every_key_is_declared_once_with_its_type_and_help():
     assert len(seen) == len(set(seen))
     assert all(k.kind and k.help for k in keys.KEYS)
     assert keys.keys_of("study.resources")["cpus"].default == 1
-    assert keys.keys_of("study")["args_style"].allowed == ARGS_STYLES
+    assert ARGS_STYLES == ("hydra", "argparse") == keys.keys_of("study")["args_style"].allowed
 
 
 def test_the_docs_list_the_keys_of_metrics_tables_in_their_order():
