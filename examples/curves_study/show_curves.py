@@ -17,9 +17,11 @@ def main(db: str) -> None:
     for run in runs:
         info = run.artifacts.curves  # a CurvesEntry (evalab.ablation.curves)
         val = curves[run.key]["val_loss"]
-        print(f"{run.rows[0]:5} seed {run.seed}  val_loss {run.metrics['val_loss']:.4f} at step {info.selected_step}"
-              f"  stopped at {info.stopped_at}  stored: {len(val.steps)} steps, {val.values[0]:.3f} .. "
-              f"{val.values[-1]:.3f}")
+        print(
+            f"{run.rows[0]:5} seed {run.seed}  val_loss {run.metrics['val_loss']:.4f} at step {info.selected_step}"
+            f"  stopped at {info.stopped_at}  stored: {len(val.steps)} steps, {val.values[0]:.3f} .. "
+            f"{val.values[-1]:.3f}"
+        )
 
 
 if __name__ == "__main__":
