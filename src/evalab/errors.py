@@ -47,7 +47,7 @@ class StoreBusyError(EvalabError, RuntimeError):
     """The run database stayed locked by another process for longer than the wait allows."""
 
 
-class RunFailed(EvalabError):
+class RunError(EvalabError):
     """An ablation run's result cannot be used (it raised, timed out, returned a metric that
     is no number ...): the message is the error stored with the run, ``traceback`` the tail of
     its traceback or log ('' when the check failed after the run itself succeeded)."""

@@ -20,7 +20,7 @@ from evalab.ablation.per_example import (
 )
 from evalab.ablation.results import ExamplesEntry
 from evalab.ablation.store import RunStore
-from evalab.errors import InputError, RunFailed
+from evalab.errors import InputError, RunError
 
 from .outsynth import N_LINES, write_outputs_study
 
@@ -166,7 +166,7 @@ def test_missing_or_foreign_examples_file_is_refused(study_dir, run_cli):
     ],
 )
 def test_bad_per_example_values(raw, expected):
-    with pytest.raises(RunFailed, match=expected):
+    with pytest.raises(RunError, match=expected):
         check_per_example(raw, {"acc": 0.5})
 
 

@@ -38,7 +38,7 @@ from evalab.ablation.curves import LOG_FILE, RUN_DIR_ENV, STOP_ENV, collect_curv
 from evalab.ablation.per_example import EXAMPLES_FILE
 from evalab.ablation.results import Artifacts, AttemptResult, ExamplesEntry, Job, Timing
 from evalab.ablation.store import current_version_map, now, version_map
-from evalab.errors import RunFailed
+from evalab.errors import RunError
 
 if TYPE_CHECKING:
     from evalab.ablation.computed import ComputedMetric
@@ -106,7 +106,7 @@ class CodeWatch:
         return current_version_map(self.study, self.cache)
 
     def claimed(self, key: str) -> None:
-        """Refuse (:class:`~evalab.errors.RunFailed`) to run under code that is no longer the
+        """Refuse (:class:`~evalab.errors.RunError`) to run under code that is no longer the
         loaded version's."""
         if not self.watched:
             return
@@ -114,20 +114,20 @@ class CodeWatch:
         self.at_claim[key] = files
         changed = changed_files(self.loaded, files)
         if changed:
-            raise RunFailed(
+            raise RunError(
                 f"the study's code changed after `ablate run` loaded it (changed: {', '.join(changed)}); not run "
                 "under the old code version: run `evalab ablate run` again"
             )
 
     def finished(self, key: str) -> None:
-        """Refuse (:class:`~evalab.errors.RunFailed`) a result when the code changed since
+        """Refuse (:class:`~evalab.errors.RunError`) a result when the code changed since
         the run's claim."""
         before = self.at_claim.pop(key, None)
         if not self.watched or before is None:
             return
         changed = changed_files(before, self._now())
         if changed:
-            raise RunFailed(
+            raise RunError(
                 f"the study's code changed while the run ran (changed: {', '.join(changed)}); its result is not "
                 "stored as the code version's: run `evalab ablate run` again"
             )
@@ -147,16 +147,16 @@ def run_command(study: Study, run: PlannedRun, out_dir: Path) -> CommandLine:
 
 def check_metrics(raw: Any, expected: tuple[str, ...]) -> dict[str, float]:
     """What a run returned, validated: every declared metric present and a finite number
-    (:class:`~evalab.errors.RunFailed` otherwise).
+    (:class:`~evalab.errors.RunError` otherwise).
 
     >>> check_metrics({"acc": 0.5}, ("acc",))
     {'acc': 0.5}
     >>> check_metrics({"acc": "high"}, ("acc",))
     Traceback (most recent call last):
-    evalab.errors.RunFailed: metric 'acc' is 'high' (str), expected a finite number
+    evalab.errors.RunError: metric 'acc' is 'high' (str), expected a finite number
     """
     if not isinstance(raw, dict):
-        raise RunFailed(f"run returned {type(raw).__name__}, expected a dict of metrics")
+        raise RunError(f"run returned {type(raw).__name__}, expected a dict of metrics")
     out: dict[str, float] = {}
     for name, value in raw.items():
         if (
@@ -164,13 +164,13 @@ def check_metrics(raw: Any, expected: tuple[str, ...]) -> dict[str, float]:
             or not isinstance(value, int | float)
             or not math.isfinite(value)
         ):
-            raise RunFailed(
+            raise RunError(
                 f"metric {name!r} is {value!r} ({type(value).__name__}), expected a finite number"
             )
         out[str(name)] = float(value)
     missing = [m for m in expected if m not in out]
     if missing:
-        raise RunFailed(f"run did not return metric(s) {missing}; it returned {sorted(out)}")
+        raise RunError(f"run did not return metric(s) {missing}; it returned {sorted(out)}")
     return out
 
 
@@ -304,39 +304,39 @@ def _tail(path: Path) -> str:
 
 def read_entry_result(out_dir: Path, ended: Ended) -> Returned:
     """What the worker wrote to ``result.bin`` (the worker subprocess's edge: marshal data);
-    :class:`~evalab.errors.RunFailed` with the run's error and traceback when it failed."""
+    :class:`~evalab.errors.RunError` with the run's error and traceback when it failed."""
     try:
         payload = marshal.loads((out_dir / "result.bin").read_bytes())
     except (OSError, ValueError, EOFError, TypeError):
-        raise RunFailed(
+        raise RunError(
             f"worker exited with code {ended.returncode} without a result",
             _tail(out_dir / "log.txt"),
         ) from None
     if not payload.get("ok"):
-        raise RunFailed(payload.get("error", "unknown error"), payload.get("traceback", ""))
+        raise RunError(payload.get("error", "unknown error"), payload.get("traceback", ""))
     metrics = payload.get("metrics")
     per_example = payload.get("per_example") if isinstance(metrics, dict) else None
     return Returned(metrics, payload.get("artifacts"), per_example)
 
 
 def read_command_result(out_dir: Path, ended: Ended) -> Returned:
-    """What the command wrote to its ``{out}`` JSON file; :class:`~evalab.errors.RunFailed`
+    """What the command wrote to its ``{out}`` JSON file; :class:`~evalab.errors.RunError`
     with the log's tail when it exited non-zero or wrote no readable file."""
     log = out_dir / "log.txt"
     if ended.returncode != 0:
         tail = _tail(log)
         last = next((ln.strip() for ln in reversed(tail.splitlines()) if ln.strip()), "")
-        raise RunFailed(
+        raise RunError(
             f"command exited with code {ended.returncode}" + (f": {last}" if last else ""), tail
         )
     try:
         raw = json.loads((out_dir / "metrics.json").read_text(encoding="utf-8"))
     except OSError:
-        raise RunFailed(
+        raise RunError(
             "command exited 0 but did not write the metrics file {out}", _tail(log)
         ) from None
     except ValueError as exc:
-        raise RunFailed(f"metrics file is not valid JSON: {exc}") from None
+        raise RunError(f"metrics file is not valid JSON: {exc}") from None
     if not isinstance(raw, dict):
         return Returned(raw)
     return Returned(raw, raw.pop("artifacts", None), raw.pop("per_example", None))
@@ -349,19 +349,21 @@ def execute_attempt(job: Job, live: Live | None = None) -> AttemptResult:
         out_dir = prepare_folder(job)
         ended = launch_and_wait(job, command_line(job, out_dir), out_dir, live)
     except OSError as exc:  # the run folder cannot be written (a full disk, a file-size limit)
-        why = f"cannot prepare the run folder: {exc.filename or job.out_dir}: {exc.strerror}"
-        return AttemptResult.failure(RunFailed(why), Timing(now(), now()), host)
+        unprepared = RunError(
+            f"cannot prepare the run folder: {exc.filename or job.out_dir}: {exc.strerror}"
+        )
+        return AttemptResult.failure(unprepared, Timing(now(), now()), host)
     timing = Timing(ended.started_at, now(), ended.duration)
     try:
         return _result(job, out_dir, ended, timing, host)
-    except RunFailed as exc:
+    except RunError as exc:
         return AttemptResult.failure(exc, timing, host)
 
 
 def _result(job: Job, out_dir: Path, ended: Ended, timing: Timing, host: str) -> AttemptResult:
-    """The ok result of a finished attempt; :class:`~evalab.errors.RunFailed` when unusable."""
+    """The ok result of a finished attempt; :class:`~evalab.errors.RunError` when unusable."""
     if ended.timed_out:
-        raise RunFailed(
+        raise RunError(
             f"timed out after {job.timeout:g} s (process group killed)", _tail(out_dir / "log.txt")
         )
     returned = (read_entry_result if job.entry else read_command_result)(out_dir, ended)
@@ -420,7 +422,7 @@ def collect_examples(
 ) -> Scored:
     """Score the run's output files (``[metrics.NAME]``; the scores join the metrics) and
     check the per-example values it returned; write every metric's rows to the run's
-    examples file. :class:`~evalab.errors.RunFailed` names what is wrong."""
+    examples file. :class:`~evalab.errors.RunError` names what is wrong."""
     from evalab.ablation.bounds import bounds_error
     from evalab.ablation.computed import score_outputs
     from evalab.ablation.per_example import StoredRows, check_per_example, write_examples
@@ -430,21 +432,21 @@ def collect_examples(
     out = dict(metrics)
     for spec in computed:
         if spec.name in out:
-            raise RunFailed(
+            raise RunError(
                 f"the run returned {spec.name!r}, which the study computes from its outputs file "
                 f"{spec.outputs!r} ([metrics.{spec.name}]); return it under another name or not at all"
             )
         try:
             value, table, signature = score_outputs(spec, out_dir)
         except EvalabError as exc:
-            raise RunFailed(str(exc)) from None
+            raise RunError(str(exc)) from None
         out[spec.name] = value
         rows[spec.name] = StoredRows(table, "computed", spec.metric, signature)
     error = bounds_error(
         bounds, out, {n: r.rows[:, 0] for n, r in rows.items() if r.kind == "mean"}
     )
     if error:
-        raise RunFailed(error)
+        raise RunError(error)
     return Scored(out, write_examples(out_dir, rows) if rows else None)
 
 

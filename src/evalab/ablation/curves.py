@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalab.ablation import keys
-from evalab.errors import RunFailed
+from evalab.errors import RunError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -350,10 +350,10 @@ def collect_curves(
 ) -> Logged:
     """Read the run's log ``path`` (when it wrote one) and apply the selection rule to the
     ``wanted`` metrics of ``metrics`` (a new dict: the argument is not changed).
-    :class:`~evalab.errors.RunFailed` on a bad log or a rule the log cannot satisfy."""
+    :class:`~evalab.errors.RunError` on a bad log or a rule the log cannot satisfy."""
     if not path.is_file():
         if settings.select:
-            raise RunFailed(
+            raise RunError(
                 f'[curves] select = "{settings.select}" but the run logged no values '
                 f"(evalab.ablation.log, or {LOG_FILE} in its run folder)"
             )
@@ -363,7 +363,7 @@ def collect_curves(
         rule = Select.parse(settings.select) if settings.select else Select("last")
         values, step = selected(curves, rule)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise RunFailed(str(exc)) from None
+        raise RunError(str(exc)) from None
     out = dict(metrics)
     for name, value in values.items():
         if name in wanted and (settings.select or name not in out):

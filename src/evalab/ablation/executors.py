@@ -50,7 +50,7 @@ from evalab.ablation.store import (
     now,
     stale_runs,
 )
-from evalab.errors import InputError, RunFailed, SettingsError, StoreBusyError
+from evalab.errors import InputError, RunError, SettingsError, StoreBusyError
 from evalab.io import write_text_atomic
 
 if TYPE_CHECKING:
@@ -137,9 +137,9 @@ class _Driver:
             try:
                 self.watch.claimed(run.key)
             except (
-                RunFailed
+                RunError
             ) as exc:  # recorded as failed, never run under a version it does not execute
-                self.finish(run, _failed(exc.error))
+                self.finish(run, _failed(exc))
                 return False
             return True
         self.counts[state] += 1
@@ -165,7 +165,7 @@ class _Driver:
             self.example_counts = stored_counts(same_code)
         try:
             check_counts(info.n, self.example_counts)
-        except RunFailed as exc:
+        except RunError as exc:
             return result.refused(exc.error)
         for name, n in info.n.items():
             self.example_counts.setdefault(name, (n, f"run {'/'.join(run.rows)} seed {run.seed}"))
@@ -175,7 +175,7 @@ class _Driver:
         """Keep the result in its run folder, then store it; the file goes once it is stored."""
         try:
             self.watch.finished(run.key)
-        except RunFailed as exc:
+        except RunError as exc:
             if raw.status == "ok":
                 raw = raw.refused(exc.error)
         raw = self.check_examples(run, raw)
@@ -404,14 +404,14 @@ def _run_local(driver: _Driver, todo: list[PlannedRun], jobs: int) -> None:
     pool.shutdown(wait=True)
 
 
-def _failed(error: str, started_at: str | None = None) -> AttemptResult:
+def _failed(error: RunError, started_at: str | None = None) -> AttemptResult:
     """The result of a run that failed before (or without) an attempt."""
     started = now() if started_at is None else started_at
-    return AttemptResult.failure(RunFailed(error), Timing(started, now()), "")
+    return AttemptResult.failure(error, Timing(started, now()), "")
 
 
 def _ray_failure(exc: Exception) -> AttemptResult:
-    return _failed(f"Ray task failed: {type(exc).__name__}: {exc}", started_at="")
+    return _failed(RunError(f"Ray task failed: {type(exc).__name__}: {exc}"), started_at="")
 
 
 def _run_ray(driver: _Driver, todo: list[PlannedRun], address: str | None) -> None:

@@ -53,7 +53,7 @@ from evalab.ablation.sources import (
     study_keys,
 )
 from evalab.ablation.store import DEFAULT_DB, Outcome, RunResult, RunStore, StoredRun, now
-from evalab.errors import InputError, RunFailed
+from evalab.errors import InputError, RunError
 from evalab.io import decode_utf8
 
 if TYPE_CHECKING:
@@ -339,7 +339,7 @@ def _metrics_and_curves(study: Study, rec: dict[str, Any], folder: Path, where: 
             )
         try:
             logged = collect_curves(study.curves, study.returned, path, metrics)
-        except RunFailed as exc:
+        except RunError as exc:
             raise InputError(f"{where}: curves {path}: {exc.error}") from None
         if logged.entry is not None:
             logged = replace(logged, entry=replace(logged.entry, file=str(path)))
@@ -639,7 +639,7 @@ def _prepare(
         scored = collect_examples(computed, study.bounds, scratch, dict(r.metrics), r.per_example)
         if scored.examples is not None:
             check_counts(scored.examples.n, known)
-    except RunFailed as exc:
+    except RunError as exc:
         raise InputError(f"{r.where}: {exc.error}") from None
     for name, n in scored.examples.n.items() if scored.examples else ():
         known.setdefault(name, (n, r.where))

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evalab.ablation.results import ExamplesEntry
-from evalab.errors import RunFailed
+from evalab.errors import RunError
 
 if TYPE_CHECKING:
     from evalab.ablation.spec import Study
@@ -97,25 +97,25 @@ def check_per_example(raw: Any, metrics: dict[str, float]) -> dict[str, StoredRo
     Every value list must be non-empty and finite, name a metric the run returned, and have
     the returned value as its mean (a per-example list on another scale than the value, or
     of another test set, would give intervals around a number that is not the run's);
-    :class:`~evalab.errors.RunFailed` says which is not.
+    :class:`~evalab.errors.RunError` says which is not.
     """
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        raise RunFailed(
+        raise RunError(
             f"per_example is {type(raw).__name__}; expected a dict {{metric: [one value per test example]}}"
         )
     out: dict[str, StoredRows] = {}
     for name, values in raw.items():
         if name not in metrics:
-            raise RunFailed(
+            raise RunError(
                 f"per_example names {name!r}, which the run did not return as a metric ({sorted(metrics)})"
             )
         _check_values(name, values)
         v = np.asarray(values, dtype=float)
         mean = float(v.mean())
         if not math.isclose(mean, metrics[name], rel_tol=1e-6, abs_tol=1e-9):
-            raise RunFailed(
+            raise RunError(
                 f"per_example {name!r}: the mean of its {v.size} values is {mean!r} but the run returned "
                 f"{name} = {metrics[name]!r}; give the per-example values on the scale of the returned value"
             )
@@ -127,23 +127,23 @@ def _check_values(name: str, values: Any) -> None:
     """Refuse ``values`` unless a non-empty list of finite numbers, naming the first bad value."""
     what = f"per_example {name!r} must be a non-empty list of finite numbers (one per test example)"
     if not isinstance(values, list) or not values:
-        raise RunFailed(
+        raise RunError(
             f"{what}; got {type(values).__name__}{' (empty)' if isinstance(values, list) else ''}"
         )
     for i, v in enumerate(values, start=1):
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
             hint = " (give 1.0/0.0 for True/False)" if isinstance(v, bool) else ""
-            raise RunFailed(f"{what}; value {i} is {v!r} ({type(v).__name__}){hint}")
+            raise RunError(f"{what}; value {i} is {v!r} ({type(v).__name__}){hint}")
 
 
 def check_counts(counts: dict[str, int], known: dict[str, tuple[int, str]]) -> None:
-    """Refuse (:class:`~evalab.errors.RunFailed`) a metric's example count that differs from
+    """Refuse (:class:`~evalab.errors.RunError`) a metric's example count that differs from
     another run's of the study (``known``: metric -> (count, which run)); rows pair example
     by example across runs."""
     for name, n in counts.items():
         if name in known and known[name][0] != n:
             other, where = known[name]
-            raise RunFailed(
+            raise RunError(
                 f"{name} has {n} per-example values but {where} has {other}: every run of a study must score "
                 "the same test examples in the same order"
             )

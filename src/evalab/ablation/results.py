@@ -3,7 +3,7 @@
 A :class:`Job` is a planned run as it travels to the process (or Ray task) that executes
 it; an attempt ends as an :class:`AttemptResult` (status, metrics, :class:`Artifacts` with the
 per-example rows' :class:`ExamplesEntry` and the curves' :class:`CurvesEntry`, timings and the
-traceback tail). A run whose result is not usable raises :class:`RunFailed` inside the
+traceback tail). A run whose result is not usable raises :class:`RunError` inside the
 engine; the attempt turns it into a failed result, which is stored like any other.
 
 Plain data appears only at the edges, each with its one pair of functions: the worker
@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from evalab.ablation.computed import ComputedMetric
 from evalab.ablation.curves import CurvesEntry, CurveSettings
-from evalab.errors import RunFailed
+from evalab.errors import RunError
 
 Status = Literal["ok", "failed"]
 
@@ -109,7 +109,7 @@ class AttemptResult:
     attempts: int = 1
 
     @staticmethod
-    def failure(exc: RunFailed, timing: Timing, host: str) -> AttemptResult:
+    def failure(exc: RunError, timing: Timing, host: str) -> AttemptResult:
         return AttemptResult("failed", timing, host, error=exc.error, traceback=exc.traceback)
 
     def refused(self, error: str) -> AttemptResult:
