@@ -47,23 +47,7 @@ _ERROR_LINE = "a line for the refusal its caller raises"
 
 #: (module, function) -> why it builds sentences today; each entry must still be needed
 ALLOWED: dict[tuple[str, str], str] = {
-    **{
-        ("evalab.ablation.attempt", f): _ERROR_VALUE
-        for f in (
-            "claimed",
-            "finished",
-            "check_metrics",
-            "read_entry_result",
-            "read_command_result",
-            "execute_attempt",
-            "collect_examples",
-        )
-    },
-    ("evalab.ablation.curves", "collect_curves"): _ERROR_VALUE,
     ("evalab.ablation.executors", "run_study"): _ERROR_VALUE,
-    ("evalab.ablation.executors", "_ray_failure"): _ERROR_VALUE,
-    ("evalab.ablation.per_example", "check_per_example"): _ERROR_VALUE,
-    ("evalab.ablation.per_example", "check_counts"): _ERROR_VALUE,
     ("evalab.ablation.sources", "foreign_record"): _ERROR_VALUE,
     ("evalab.ablation.store", "live_lease"): _ERROR_LINE,
     ("evalab.stats.paired", "_stack"): _ERROR_LINE,

@@ -15,11 +15,13 @@ def main(db: str) -> None:
         runs = sorted(store.runs("curves-demo").values(), key=lambda r: (r.rows, r.seed))
         curves = load_curves(store.conn, "curves-demo", [r.key for r in runs])
     for run in runs:
-        info = run.artifacts["curves"]
+        info = run.artifacts.curves  # a CurvesEntry (evalab.ablation.curves)
         val = curves[run.key]["val_loss"]
-        print(f"{run.rows[0]:5} seed {run.seed}  val_loss {run.metrics['val_loss']:.4f} at step {info['selected_step']}"
-              f"  stopped at {info['stopped_at']}  stored: {len(val.steps)} steps, {val.values[0]:.3f} .. "
-              f"{val.values[-1]:.3f}")
+        print(
+            f"{run.rows[0]:5} seed {run.seed}  val_loss {run.metrics['val_loss']:.4f} at step {info.selected_step}"
+            f"  stopped at {info.stopped_at}  stored: {len(val.steps)} steps, {val.values[0]:.3f} .. "
+            f"{val.values[-1]:.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -45,3 +45,14 @@ def require(module: str, *, what: str, extra: str) -> ModuleType:
 
 class StoreBusyError(EvalabError, RuntimeError):
     """The run database stayed locked by another process for longer than the wait allows."""
+
+
+class RunError(EvalabError):
+    """An ablation run's result cannot be used (it raised, timed out, returned a metric that
+    is no number ...): the message is the error stored with the run, ``traceback`` the tail of
+    its traceback or log ('' when the check failed after the run itself succeeded)."""
+
+    def __init__(self, error: str, traceback: str = "") -> None:
+        super().__init__(error)
+        self.error = error
+        self.traceback = traceback

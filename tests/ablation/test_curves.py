@@ -99,7 +99,7 @@ def test_curves_are_stored_and_the_declared_step_gives_the_values(two_by_three):
         n_blobs = store.conn.execute("SELECT COUNT(*), SUM(steps) FROM curves").fetchone()
     assert len(runs) == 6 and n_blobs == (12, 12000)  # 6 runs x (loss, val_loss), 1000 steps each
     for key, run in runs.items():
-        direct = logged(Path(run.artifacts["dir"]))
+        direct = logged(Path(run.artifacts.dir))
         for metric in ("loss", "val_loss"):
             steps, values = direct[metric]
             assert (
@@ -109,7 +109,7 @@ def test_curves_are_stored_and_the_declared_step_gives_the_values(two_by_three):
         steps, values = direct["val_loss"]
         best = int(np.argmin(values))
         assert run.metrics["val_loss"] == values[best]  # select = "min:val_loss"
-        assert run.artifacts["curves"]["selected_step"] == steps[best] and 250 < steps[best] < 500
+        assert run.artifacts.curves.selected_step == steps[best] and 250 < steps[best] < 500
         assert run.metrics["acc"] == 1.0 - values[-1]  # acc is not logged: the returned value
 
 
@@ -136,7 +136,7 @@ def test_early_stopping_stops_the_run_and_records_the_step(tmp_path, run_cli):
     with RunStore(db, create=False) as store:
         runs = list(store.runs("curves").values())
     for run in runs:
-        steps, values = logged(Path(run.artifacts["dir"]))["val_loss"]
+        steps, values = logged(Path(run.artifacts.dir))["val_loss"]
         best, waited, expected = values[0], 0, None
         for step, value in zip(steps[1:], values[1:], strict=True):  # the rule, computed here
             if value < best:
@@ -146,7 +146,7 @@ def test_early_stopping_stops_the_run_and_records_the_step(tmp_path, run_cli):
                 if waited == 20:
                     expected = step
                     break
-        assert expected is not None and run.artifacts["curves"]["stopped_at"] == expected
+        assert expected is not None and run.artifacts.curves.stopped_at == expected
         assert steps[-1] == expected  # the entry point stopped there
         assert run.metrics["val_loss"] == values[-1]  # no select rule: the last logged value
 

@@ -48,7 +48,7 @@ def test_eval_rows_never_train_and_read_their_parents_checkpoint_per_seed(tmp_pa
             # the checkpoint stays in the trained run's folder, and the eval run read that one
             assert (parent_dir / "ckpt.json").is_file()
             assert ["eval", str(run.seed), str(parent_dir)] in evals
-            assert stored[run.key].artifacts["checkpoint_dir"] == str(parent_dir)
+            assert stored[run.key].artifacts.checkpoint_dir == str(parent_dir)
             # the eval run got the parent's training configuration plus the evaluation keys
             assert json.loads((store.run_dir(study.name, run.key) / "config.json").read_text()) == {
                 **parent.config,

@@ -65,7 +65,7 @@ def test_import_csv_then_report_like_local_runs(tmp_path, study, run_cli):
             stats = load_example_stats(store, s, run)
             assert set(stats) == {"acc"} and stats["acc"].n_examples == 6
             assert stats["acc"].value() == pytest.approx(run.metrics["acc"], rel=1e-12)
-            assert run.host == "imported" and run.artifacts["imported_from"].startswith(f"{runs}:")
+            assert run.host == "imported" and run.artifacts.imported_from.startswith(f"{runs}:")
     base0 = next(r for r in stored.values() if r.rows[0] == "base" and r.seed == 0)
     assert base0.metrics["acc"] == sum(acc_values(0)) / 6
 

@@ -18,8 +18,9 @@ from evalab.ablation.per_example import (
     read_examples,
     write_examples,
 )
+from evalab.ablation.results import ExamplesEntry
 from evalab.ablation.store import RunStore
-from evalab.errors import InputError
+from evalab.errors import InputError, RunError
 
 from .outsynth import N_LINES, write_outputs_study
 
@@ -165,14 +166,13 @@ def test_missing_or_foreign_examples_file_is_refused(study_dir, run_cli):
     ],
 )
 def test_bad_per_example_values(raw, expected):
-    rows, error = check_per_example(raw, {"acc": 0.5})
-    assert rows == {}
-    assert error and __import__("re").search(expected, error)
+    with pytest.raises(RunError, match=expected):
+        check_per_example(raw, {"acc": 0.5})
 
 
 def test_good_per_example_values_become_mean_rows():
-    rows, error = check_per_example({"acc": [1, 0, 1, 0]}, {"acc": 0.5})
-    assert error == "" and rows["acc"].rows.tolist() == [[1, 1], [0, 1], [1, 1], [0, 1]]
+    rows = check_per_example({"acc": [1, 0, 1, 0]}, {"acc": 0.5})
+    assert rows["acc"].rows.tolist() == [[1, 1], [0, 1], [1, 1], [0, 1]]
 
 
 def test_examples_file_round_trip(tmp_path):
@@ -181,7 +181,7 @@ def test_examples_file_round_trip(tmp_path):
         "chrf++": StoredRows(np.ones((3, 2)), "mean"),
     }
     info = write_examples(tmp_path, rows)
-    assert info == {"file": EXAMPLES_FILE, "n": {"bleu": 3, "chrf++": 3}}
+    assert info == ExamplesEntry(EXAMPLES_FILE, {"bleu": 3, "chrf++": 3})
     back = read_examples(tmp_path / EXAMPLES_FILE)
     assert back["bleu"].signature == "nrefs:1|tok:13a" and np.array_equal(
         back["bleu"].rows, rows["bleu"].rows

@@ -34,9 +34,7 @@ def test_ray_and_local_store_the_same_metrics(tmp_path):
     # two databases in one folder: each store's runs live in its own run folders
     assert roots[0] != roots[1] and roots[0].parent == roots[1].parent == tmp_path / "runs"
     for runs, root in zip((ra, rb), roots, strict=True):
-        assert {r.artifacts["dir"] for r in runs.values()} == {
-            str(root / "synth" / k) for k in runs
-        }
+        assert {r.artifacts.dir for r in runs.values()} == {str(root / "synth" / k) for k in runs}
     assert set(ra) == set(rb)
     for key in ra:
         assert ra[key].metrics == rb[key].metrics

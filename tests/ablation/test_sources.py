@@ -414,7 +414,7 @@ def test_hydra_jobs_with_a_per_step_log_import_their_curves(tmp_path, run_cli):
         (job / ".hydra" / "config.yaml").write_text(
             yaml.safe_dump({**r.config, "seed": r.seed}), encoding="utf-8"
         )
-        shutil.copy(Path(r.artifacts["dir"]) / "metrics.jsonl", job / "metrics.jsonl")
+        shutil.copy(Path(r.artifacts.dir) / "metrics.jsonl", job / "metrics.jsonl")
     # acc is returned, not logged: the jobs' metrics.jsonl lacks it, so an import of the log alone is refused
     assert_refused(
         ("ablate", "import", tmp_path / "multirun", "--study", study, "--db", tmp_path / "x.db"),

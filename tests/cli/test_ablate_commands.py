@@ -79,7 +79,7 @@ def argvs(db: Path) -> dict[tuple[str, int], list[str]]:
     with RunStore(db, create=False) as store:
         runs = store.runs("tpl").values()
         return {
-            (r.rows[0], r.seed): json.loads((Path(r.artifacts["dir"]) / "argv.json").read_text())
+            (r.rows[0], r.seed): json.loads((Path(r.artifacts.dir) / "argv.json").read_text())
             for r in runs
         }
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from evalab.ablation import keys
 from evalab.ablation.codeversion import DigestCache, artifact_digest
 from evalab.errors import EvalabError, InputError
 from evalab.io import check_same_length, read_segments
@@ -35,13 +36,8 @@ if TYPE_CHECKING:
 
     from evalab.metrics.base import Metric
 
-TABLE_KEYS = {
-    "metric": "an evalab metric name (see `evalab metrics`)",
-    "settings": 'table of the metric\'s settings, e.g. { tokenize = "13a" }',
-    "outputs": "file name the run writes in its run folder, one output segment per line",
-    "references": "list of reference files (paths relative to the study file), one segment per line",
-    "source": "source file (relative to the study file) for metrics that read sources",
-}
+#: [metrics.NAME] key -> what it means (declared in :mod:`evalab.ablation.keys`)
+TABLE_KEYS = keys.helps("metrics.NAME")
 #: files of a run folder that belong to evalab, never a run's output
 RESERVED_FILES = frozenset(
     {
@@ -79,20 +75,6 @@ class ComputedMetric:
         from evalab.metrics.registry import metric_class
 
         return metric_class(self.metric)(**self.settings)
-
-    def to_job(self) -> dict[str, Any]:
-        """Plain data for a run's job (what travels to a process or a Ray task)."""
-        return {
-            "name": self.name,
-            "metric": self.metric,
-            "settings": {
-                k: list(v) if isinstance(v, tuple) else v for k, v in self.settings.items()
-            },
-            "outputs": self.outputs,
-            "references": [str(p) for p in self.references],
-            "source": str(self.source) if self.source else None,
-            "texts": self.texts,
-        }
 
 
 def parse_tables(
@@ -136,7 +118,7 @@ def _parse_one(
                 key,
                 section,
             )
-    for key in ("metric", "outputs", "references"):
+    for key in (k.name for k in keys.keys_of("metrics.NAME").values() if k.required):
         if key not in table:
             raise error(f"{where} {key}", f"missing ({TABLE_KEYS[key]})", None)
     metric_name = table["metric"]
@@ -389,8 +371,8 @@ def _source(
 # ---------------------------------------------------------------------------- after a run
 
 
-def score_outputs(spec: dict[str, Any], out_dir: Path) -> tuple[float, np.ndarray, str]:
-    """``(corpus score, per-segment rows, signature)`` of one computed metric (job data).
+def score_outputs(spec: ComputedMetric, out_dir: Path) -> tuple[float, np.ndarray, str]:
+    """``(corpus score, per-segment rows, signature)`` of one computed metric.
 
     Raises :class:`InputError` naming the run's output file when it is missing, unreadable
     or not line-aligned with the references: a run is never given a score of a file that
@@ -398,36 +380,28 @@ def score_outputs(spec: dict[str, Any], out_dir: Path) -> tuple[float, np.ndarra
     """
     import numpy as np
 
-    from evalab.metrics.registry import metric_class
-
-    settings: dict[str, Any] = {
-        k: tuple(v) if isinstance(v, list) else v for k, v in spec["settings"].items()
-    }
-    metric = metric_class(spec["metric"])(**settings)
-    path = out_dir / spec["outputs"]
+    metric = spec.build()
+    path = out_dir / spec.outputs
     if not path.exists():
         raise InputError(
-            f"{spec['name']}: the run did not write its outputs file {path} (declared as "
-            f"outputs = {spec['outputs']!r}, one output segment per line)"
+            f"{spec.name}: the run did not write its outputs file {path} (declared as "
+            f"outputs = {spec.outputs!r}, one output segment per line)"
         )
     try:
         hyps = read_segments(path, allow_empty=True)
     except InputError as exc:
-        raise InputError(f"{spec['name']}: the run's outputs file {exc}") from None
-    refs = [read_segments(p) for p in spec["references"]]
-    sources = read_segments(spec["source"]) if spec["source"] else None
-    if (
-        spec.get("texts")
-        and texts_digest([*refs, *([sources] if sources else [])]) != spec["texts"]
-    ):
+        raise InputError(f"{spec.name}: the run's outputs file {exc}") from None
+    refs = [read_segments(p) for p in spec.references]
+    sources = read_segments(spec.source) if spec.source else None
+    if spec.texts and texts_digest([*refs, *([sources] if sources else [])]) != spec.texts:
         raise InputError(
-            f"{spec['name']}: the reference{' or source' if sources else ''} files "
-            f"({', '.join(spec['references'])}) changed since the study was loaded; the run is not scored "
-            "against other references than its code version's: run `evalab ablate run` again"
+            f"{spec.name}: the reference{' or source' if sources else ''} files "
+            f"({', '.join(str(p) for p in spec.references)}) changed since the study was loaded; the run "
+            "is not scored against other references than its code version's: run `evalab ablate run` again"
         )
     if len(hyps) != len(refs[0]):
         raise InputError(
-            f"{spec['name']}: {path} has {len(hyps)} lines but the references ({spec['references'][0]}) "
+            f"{spec.name}: {path} has {len(hyps)} lines but the references ({spec.references[0]}) "
             f"have {len(refs[0])}; the run must write one output segment per reference line"
         )
     if sources is not None:

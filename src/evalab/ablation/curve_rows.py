@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalab.ablation.curves import Curve, CurveSettings, load_curves
+from evalab.ablation.curves import Curve, CurvesEntry, CurveSettings, load_curves
 from evalab.ablation.plan import plan_runs
-from evalab.ablation.store import RunStore
+from evalab.ablation.store import RunStore, StoredRun
 
 if TYPE_CHECKING:
     import numpy as np
@@ -120,16 +120,20 @@ def study_curves(study: Any, db_path: str | Path | None = None) -> StudyCurves:
     rows = []
     for labels, keys in groups.items():
         names = sorted({m for k in keys for m in stored[k]})
-        art = [(runs[k].artifacts or {}).get("curves", {}) for k in keys]
+        art = [c for k in keys if (c := _curves_entry(runs[k])) is not None]
         rows.append(
             RowCurves(
                 labels,
                 len(keys),
                 {m: band([stored[k][m] for k in keys if m in stored[k]]) for m in names},
-                tuple(a["selected_step"] for a in art if a.get("selected_step") is not None),
-                tuple(a.get("stopped_at") for a in art if "stopped_at" in a),
+                tuple(a.selected_step for a in art if a.selected_step is not None),
+                tuple(a.stopped_at for a in art if a.watched),
             )
         )
     metrics = tuple(sorted({m for r in rows for m in r.bands}))
     total = sum(len(c.steps) for k in stored for c in stored[k].values())
     return StudyCurves(study.curves, metrics, tuple(rows), total)
+
+
+def _curves_entry(run: StoredRun) -> CurvesEntry | None:
+    return run.artifacts.curves if run.artifacts is not None else None

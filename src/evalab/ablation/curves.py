@@ -44,9 +44,12 @@ import re
 import sqlite3
 import struct
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from evalab.ablation import keys
+from evalab.errors import RunError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -139,14 +142,9 @@ class CurveSettings:
     select: str = ""
     stop_when: str = ""
 
-    def to_job(self) -> dict[str, str]:
-        return {"select": self.select, "stop_when": self.stop_when}
 
-
-CURVE_KEYS = {
-    "select": '"last" | "min:METRIC" | "max:METRIC": the logged step whose values are the run\'s',
-    "stop_when": '"METRIC not decreasing for N logs" (or increasing): log() then returns True',
-}
+#: [curves] key -> what it means (declared in :mod:`evalab.ablation.keys`)
+CURVE_KEYS = keys.helps("curves")
 
 
 def parse_settings(table: Any) -> CurveSettings:
@@ -301,42 +299,86 @@ def stopped_at(curves: dict[str, Curve], rule: StopRule) -> int | None:
     return None
 
 
+@dataclass(frozen=True)
+class CurvesEntry:
+    """A run's logged curves: the log, the metrics it logged, the selection rule, the step
+    it selected (None for ``last``) and, when the study stops early (``watched``), the step
+    the rule held at (None: never)."""
+
+    file: str
+    metrics: tuple[str, ...]
+    select: str = ""
+    selected_step: int | None = None
+    stopped_at: int | None = None
+    watched: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "file": self.file,
+            "metrics": list(self.metrics),
+            "select": self.select,
+            "selected_step": self.selected_step,
+        }
+        if self.watched:
+            d["stopped_at"] = self.stopped_at
+        return d
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> CurvesEntry:
+        return CurvesEntry(
+            str(d["file"]),
+            tuple(d.get("metrics", ())),
+            d.get("select") or "",
+            d.get("selected_step"),
+            d.get("stopped_at"),
+            "stopped_at" in d,
+        )
+
+
+@dataclass(frozen=True)
+class Logged:
+    """What a run's log gives: the run's metrics with the selected values in them, the
+    artifacts entry (None without a log) and ``{metric: encoded curve as base64}``."""
+
+    metrics: dict[str, Any]
+    entry: CurvesEntry | None = None
+    blobs: dict[str, str] = field(default_factory=dict)
+
+
 def collect_curves(
-    job: dict[str, Any], path: Path, metrics: dict[str, Any]
-) -> tuple[dict[str, Any], dict[str, str], str]:
-    """Read the run's log ``path`` (when it wrote one): apply the selection rule to ``metrics``
-    (in place), and return ``(artifacts entry, {metric: encoded blob as base64}, error)``."""
-    settings = job.get("curves") or {}
+    settings: CurveSettings, wanted: tuple[str, ...], path: Path, metrics: dict[str, Any]
+) -> Logged:
+    """Read the run's log ``path`` (when it wrote one) and apply the selection rule to the
+    ``wanted`` metrics of ``metrics`` (a new dict: the argument is not changed).
+    :class:`~evalab.errors.RunError` on a bad log or a rule the log cannot satisfy."""
     if not path.is_file():
-        if settings.get("select"):
-            return (
-                {},
-                {},
-                (
-                    f'[curves] select = "{settings["select"]}" but the run logged no values '
-                    f"(evalab.ablation.log, or {LOG_FILE} in its run folder)"
-                ),
+        if settings.select:
+            raise RunError(
+                f'[curves] select = "{settings.select}" but the run logged no values '
+                f"(evalab.ablation.log, or {LOG_FILE} in its run folder)"
             )
-        return {}, {}, ""
+        return Logged(metrics)
     try:
         curves = read_log(path)
-        rule = Select.parse(settings["select"]) if settings.get("select") else Select("last")
+        rule = Select.parse(settings.select) if settings.select else Select("last")
         values, step = selected(curves, rule)
     except (ValueError, UnicodeDecodeError) as exc:
-        return {}, {}, str(exc)
-    wanted = set(job.get("metrics", ()))
+        raise RunError(str(exc)) from None
+    out = dict(metrics)
     for name, value in values.items():
-        if name in wanted and (settings.get("select") or name not in metrics):
-            metrics[name] = value
-    entry: dict[str, Any] = {
-        "file": LOG_FILE,
-        "metrics": sorted(curves),
-        "select": settings.get("select") or "",
-        "selected_step": step,
-    }
-    if settings.get("stop_when"):
-        entry["stopped_at"] = stopped_at(curves, StopRule.parse(settings["stop_when"]))
-    return entry, {n: base64.b64encode(encode(c)).decode("ascii") for n, c in curves.items()}, ""
+        if name in wanted and (settings.select or name not in out):
+            out[name] = value
+    stop = StopRule.parse(settings.stop_when) if settings.stop_when else None
+    entry = CurvesEntry(
+        LOG_FILE,
+        tuple(sorted(curves)),
+        settings.select,
+        step,
+        stopped_at(curves, stop) if stop is not None else None,
+        stop is not None,
+    )
+    blobs = {n: base64.b64encode(encode(c)).decode("ascii") for n, c in curves.items()}
+    return Logged(out, entry, blobs)
 
 
 # ---------------------------------------------------------------------- storage

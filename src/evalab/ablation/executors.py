@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from evalab.ablation.attempt import (
     CodeWatch,
     Live,
-    check_metrics,
+    execute_json,
     execute_with_retries,
     make_job,
     run_command,
@@ -38,6 +38,7 @@ from evalab.ablation.leases import LEASE_TIMEOUT_S, Heartbeat, Owner
 from evalab.ablation.per_example import check_counts, stored_counts
 from evalab.ablation.plan import PlannedRun, Subset, plan_runs
 from evalab.ablation.progress import Progress
+from evalab.ablation.results import AttemptResult, Job, Timing
 from evalab.ablation.status import RunFailure, run_failure
 from evalab.ablation.store import (
     BUSY_TIMEOUT_S,
@@ -49,13 +50,13 @@ from evalab.ablation.store import (
     now,
     stale_runs,
 )
-from evalab.errors import InputError, SettingsError, StoreBusyError
+from evalab.errors import InputError, RunError, SettingsError, StoreBusyError
 from evalab.io import write_text_atomic
 
 if TYPE_CHECKING:
     from evalab.ablation.spec import Study
 
-__all__ = ["EXECUTORS", "RunInterrupted", "RunSummary", "check_metrics", "run_study"]
+__all__ = ["EXECUTORS", "RunInterrupted", "RunSummary", "run_study"]
 
 EXECUTORS = ("local", "ray")
 
@@ -133,9 +134,12 @@ class _Driver:
             return False
         if state == "claimed":
             self.claimed.add(run.key)
-            changed = self.watch.claimed(run.key)
-            if changed:  # recorded as failed, never run under a version it does not execute
-                self.finish(run, _failed(changed))
+            try:
+                self.watch.claimed(run.key)
+            except (
+                RunError
+            ) as exc:  # recorded as failed, never run under a version it does not execute
+                self.finish(run, _failed(exc))
                 return False
             return True
         self.counts[state] += 1
@@ -143,15 +147,15 @@ class _Driver:
             self.bar.skipped(1)
         return False
 
-    def job(self, run: PlannedRun) -> dict[str, Any]:
+    def job(self, run: PlannedRun) -> Job:
         parent = self.store.run_dir(self.study.name, run.parent_key) if run.parent_key else None
         return make_job(self.study, run, self.store.run_dir(self.study.name, run.key), parent)
 
-    def check_examples(self, run: PlannedRun, raw: dict[str, Any]) -> dict[str, Any]:
+    def check_examples(self, run: PlannedRun, result: AttemptResult) -> AttemptResult:
         """The result, failed when its per-example count differs from the study's other runs."""
-        info = (raw.get("artifacts") or {}).get("examples") if raw["status"] == "ok" else None
+        info = result.artifacts.examples if result.artifacts and result.status == "ok" else None
         if not info:
-            return raw
+            return result
         if self.example_counts is None:
             same_code = [
                 r
@@ -159,18 +163,21 @@ class _Driver:
                 if r.code_version in self.study.code_versions
             ]
             self.example_counts = stored_counts(same_code)
-        error = check_counts(info["n"], self.example_counts)
-        if error:
-            return {**raw, "status": "failed", "metrics": {}, "error": error}
-        for name, n in info["n"].items():
+        try:
+            check_counts(info.n, self.example_counts)
+        except RunError as exc:
+            return result.refused(exc.error)
+        for name, n in info.n.items():
             self.example_counts.setdefault(name, (n, f"run {'/'.join(run.rows)} seed {run.seed}"))
-        return raw
+        return result
 
-    def finish(self, run: PlannedRun, raw: dict[str, Any]) -> None:
+    def finish(self, run: PlannedRun, raw: AttemptResult) -> None:
         """Keep the result in its run folder, then store it; the file goes once it is stored."""
-        changed = self.watch.finished(run.key)
-        if changed and raw["status"] == "ok":
-            raw = {**raw, "status": "failed", "metrics": {}, "error": changed}
+        try:
+            self.watch.finished(run.key)
+        except RunError as exc:
+            if raw.status == "ok":
+                raw = raw.refused(exc.error)
         raw = self.check_examples(run, raw)
         previous = self.store.previous_attempts(self.study.name, run.key)
         git = self.study.code.git if self.study.code else None
@@ -183,7 +190,7 @@ class _Driver:
             git_commit=git.commit if git else None,
             git_dirty=git.dirty if git else None,
             result=_to_result(run.key, raw, previous),
-            inputs=raw.get("inputs") or {} if raw["status"] == "ok" else {},
+            inputs=raw.inputs if raw.status == "ok" else {},
         )
         folder = self.store.run_dir(self.study.name, run.key)
         try:
@@ -206,10 +213,10 @@ class _Driver:
         else:
             (folder / UNSTORED).unlink(missing_ok=True)
         self.claimed.discard(run.key)
-        self.counts[raw["status"]] += 1
-        if raw["status"] == "failed":
+        self.counts[raw.status] += 1
+        if raw.status == "failed":
             self.failures.append(
-                run_failure(run.rows, run.seed, run.key, raw["error"], raw["traceback"], folder)
+                run_failure(run.rows, run.seed, run.key, raw.error, raw.traceback, folder)
             )
         self.bar.finished(run, raw)
 
@@ -239,20 +246,20 @@ def _deferred_sigint(flag: threading.Event) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _to_result(key: str, raw: dict[str, Any], previous_attempts: int) -> RunResult:
+def _to_result(key: str, raw: AttemptResult, previous_attempts: int) -> RunResult:
     return RunResult(
         key=key,
-        status=raw["status"],
-        metrics=raw["metrics"],
-        artifacts=raw["artifacts"],
-        duration=raw["duration"],
-        host=raw["host"],
-        error=raw["error"],
-        traceback=raw["traceback"],
-        attempts=previous_attempts + raw["attempts"],
-        started_at=raw["started_at"],
-        finished_at=raw["finished_at"],
-        curves=raw.get("curves") or {},
+        status=raw.status,
+        metrics=raw.metrics,
+        artifacts=raw.artifacts,
+        duration=raw.timing.duration,
+        host=raw.host,
+        error=raw.error,
+        traceback=raw.traceback,
+        attempts=previous_attempts + raw.attempts,
+        started_at=raw.timing.started_at,
+        finished_at=raw.timing.finished_at,
+        curves=raw.curves,
     )
 
 
@@ -373,7 +380,7 @@ def _check_commands(study: Study, store: RunStore, todo: list[PlannedRun]) -> No
 def _run_local(driver: _Driver, todo: list[PlannedRun], jobs: int) -> None:
     live = Live()
     pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="evalab-run")
-    pending: dict[Future[dict[str, Any]], PlannedRun] = {}
+    pending: dict[Future[AttemptResult], PlannedRun] = {}
     queue = list(reversed(todo))
     try:
         while queue or pending:
@@ -397,24 +404,14 @@ def _run_local(driver: _Driver, todo: list[PlannedRun], jobs: int) -> None:
     pool.shutdown(wait=True)
 
 
-def _failed(error: str) -> dict[str, Any]:
-    """The raw result of a run that failed before (or without) an attempt."""
-    return {
-        "status": "failed",
-        "metrics": {},
-        "artifacts": None,
-        "error": error,
-        "traceback": "",
-        "duration": 0.0,
-        "host": "",
-        "started_at": now(),
-        "finished_at": now(),
-        "attempts": 1,
-    }
+def _failed(error: RunError, started_at: str | None = None) -> AttemptResult:
+    """The result of a run that failed before (or without) an attempt."""
+    started = now() if started_at is None else started_at
+    return AttemptResult.failure(error, Timing(started, now()), "")
 
 
-def _ray_failure(exc: Exception) -> dict[str, Any]:
-    return {**_failed(f"Ray task failed: {type(exc).__name__}: {exc}"), "started_at": ""}
+def _ray_failure(exc: Exception) -> AttemptResult:
+    return _failed(RunError(f"Ray task failed: {type(exc).__name__}: {exc}"), started_at="")
 
 
 def _run_ray(driver: _Driver, todo: list[PlannedRun], address: str | None) -> None:
@@ -432,8 +429,8 @@ def _run_ray(driver: _Driver, todo: list[PlannedRun], address: str | None) -> No
     res = driver.study.resources
     try:
         # max_retries=0: retries are the study's, inside the task (same as the local executor)
-        task = ray.remote(num_cpus=res.cpus, num_gpus=res.gpus, max_retries=0)(execute_with_retries)
-        pending = {task.remote(driver.job(run)): run for run in todo if driver.claim(run)}
+        task = ray.remote(num_cpus=res.cpus, num_gpus=res.gpus, max_retries=0)(execute_json)
+        pending = {task.remote(driver.job(run).to_json()): run for run in todo if driver.claim(run)}
         while pending:
             driver.check_interrupt()
             driver.bar.set_running(len(pending))
@@ -441,10 +438,10 @@ def _run_ray(driver: _Driver, todo: list[PlannedRun], address: str | None) -> No
             for ref in done:
                 run = pending.pop(ref)
                 try:
-                    raw = ray.get(ref)
+                    result = AttemptResult.from_json(ray.get(ref))
                 except Exception as exc:  # a task that died (node lost, worker killed)
-                    raw = _ray_failure(exc)
-                driver.finish(run, raw)
+                    result = _ray_failure(exc)
+                driver.finish(run, result)
     except BaseException:
         for ref in pending:
             ray.cancel(ref, force=True)

@@ -30,15 +30,16 @@ import json
 import math
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalab.ablation import numbers
 from evalab.ablation.attempt import collect_examples
-from evalab.ablation.curves import LOG_FILE, collect_curves
+from evalab.ablation.curves import LOG_FILE, CurvesEntry, Logged, collect_curves
 from evalab.ablation.per_example import check_counts, stored_counts
 from evalab.ablation.plan import PlannedRun, plan_runs
+from evalab.ablation.results import Artifacts, ExamplesEntry
 from evalab.ablation.sources import (
     FORMATS,
     Record,
@@ -52,7 +53,7 @@ from evalab.ablation.sources import (
     study_keys,
 )
 from evalab.ablation.store import DEFAULT_DB, Outcome, RunResult, RunStore, StoredRun, now
-from evalab.errors import InputError
+from evalab.errors import InputError, RunError
 from evalab.io import decode_utf8
 
 if TYPE_CHECKING:
@@ -72,7 +73,8 @@ class ImportedRun:
     per_example: Any
     outputs: Path | None
     where: str  # FILE:LINE
-    curves: tuple[dict[str, Any], dict[str, str]] = ({}, {})  # artifacts entry, encoded curves
+    curves: CurvesEntry | None = None  # its log, when the record names one
+    blobs: dict[str, str] = field(default_factory=dict)  # metric -> encoded curve (base64)
 
 
 def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
@@ -293,7 +295,7 @@ def _check_one(
     seed = _seed(rec.get("seed"), study, where)
     run = _find_run(study, plan, rec, seed, where)
     base = Path(source)
-    metrics, curves = _metrics_and_curves(study, rec, _folder(base), where)
+    logged = _metrics_and_curves(study, rec, _folder(base), where)
     outputs = None
     if study.computed:
         raw = rec.get("outputs")
@@ -313,21 +315,20 @@ def _check_one(
         )
     return ImportedRun(
         run,
-        metrics,
+        logged.metrics,
         _per_example(rec.get("per_example"), _folder(base), where),
         outputs,
         where,
-        curves,
+        logged.entry,
+        logged.blobs,
     )
 
 
-def _metrics_and_curves(
-    study: Study, rec: dict[str, Any], folder: Path, where: str
-) -> tuple[dict[str, float], tuple[dict[str, Any], dict[str, str]]]:
+def _metrics_and_curves(study: Study, rec: dict[str, Any], folder: Path, where: str) -> Logged:
     """The run's metrics (its columns, and its curves by the study's ``select`` rule where it
-    has a ``curves`` log, as for a local run) and its encoded curves."""
+    has a ``curves`` log, as for a local run) and its curves."""
     metrics = {m: _number(rec[m], m, where) for m in study.returned if rec.get(m) not in (None, "")}
-    curves: tuple[dict[str, Any], dict[str, str]] = ({}, {})
+    logged = Logged(metrics)
     if rec.get("curves") not in (None, ""):
         if not isinstance(rec["curves"], str):
             raise InputError(f"{where}: curves must be the path of a JSON Lines log ({LOG_FILE})")
@@ -336,16 +337,16 @@ def _metrics_and_curves(
             raise InputError(
                 f'{where}: curves {path}: no such file (a JSON Lines log, one {{"step": ...}} a line)'
             )
-        entry, blobs, error = collect_curves(
-            {"curves": study.curves.to_job(), "metrics": list(study.returned)}, path, metrics
-        )
-        if error:
-            raise InputError(f"{where}: curves {path}: {error}")
-        curves = ({**entry, "file": str(path)}, blobs)
+        try:
+            logged = collect_curves(study.curves, study.returned, path, metrics)
+        except RunError as exc:
+            raise InputError(f"{where}: curves {path}: {exc.error}") from None
+        if logged.entry is not None:
+            logged = replace(logged, entry=replace(logged.entry, file=str(path)))
     for m in study.returned:
-        if m not in metrics:
+        if m not in logged.metrics:
             _number(None, m, where)  # refuses: the metric is missing
-    return metrics, curves
+    return logged
 
 
 def _folder(source: Path) -> Path:
@@ -602,10 +603,7 @@ def import_runs(
         with RunStore(db) as store:
             placed: list[Path] = []
             try:
-                outcomes = [
-                    _outcome(study, store, r, metrics, examples, placed)
-                    for r, metrics, examples in prepared
-                ]
+                outcomes = [_outcome(study, store, p, placed) for p in prepared]
                 store.register_study(study)
                 store.record_all(outcomes)
             except BaseException:
@@ -615,65 +613,63 @@ def import_runs(
     return ImportSummary(len(prepared), layout, tuple(skipped), tuple(ignored))
 
 
+@dataclass(frozen=True)
+class _Prepared:
+    """An imported run scored as a local run: its metrics, and its examples file (written
+    to ``scratch``; None without per-example data)."""
+
+    run: ImportedRun
+    metrics: dict[str, float]
+    examples: ExamplesEntry | None
+    scratch: Path
+
+
 def _prepare(
     study: Study, r: ImportedRun, scratch: Path, known: dict[str, tuple[int, str]]
-) -> tuple[ImportedRun, dict[str, float], dict[str, Any]]:
+) -> _Prepared:
     """Score the run's outputs and check its per-example values, exactly as for a local
-    run, writing its examples file to ``scratch``; returns the run, its metrics and its
-    examples entry."""
-    job = {
-        "computed": [
-            {**c.to_job(), "outputs": str(r.outputs / c.outputs)} for c in study.computed.values()
-        ]
+    run, writing its examples file to ``scratch``."""
+    computed = (
+        tuple(replace(c, outputs=str(r.outputs / c.outputs)) for c in study.computed.values())
         if r.outputs is not None
-        else [],
-        "bounds": {m: list(b) for m, b in study.bounds.items()},
-    }
-    metrics = dict(r.metrics)
+        else ()
+    )
     scratch.mkdir(parents=True)
-    examples, error = collect_examples(job, scratch, metrics, r.per_example)
-    if not error and examples:
-        error = check_counts(examples["n"], known)
-    if error:
-        raise InputError(f"{r.where}: {error}")
-    for name, n in examples.get("n", {}).items():
+    try:
+        scored = collect_examples(computed, study.bounds, scratch, dict(r.metrics), r.per_example)
+        if scored.examples is not None:
+            check_counts(scored.examples.n, known)
+    except RunError as exc:
+        raise InputError(f"{r.where}: {exc.error}") from None
+    for name, n in scored.examples.n.items() if scored.examples else ():
         known.setdefault(name, (n, r.where))
-    return r, metrics, {**examples, "scratch": str(scratch)} if examples else {}
+    return _Prepared(r, scored.metrics, scored.examples, scratch)
 
 
-def _outcome(
-    study: Study,
-    store: RunStore,
-    r: ImportedRun,
-    metrics: dict[str, float],
-    examples: dict[str, Any],
-    placed: list[Path],
-) -> Outcome:
+def _outcome(study: Study, store: RunStore, p: _Prepared, placed: list[Path]) -> Outcome:
     """The run's outcome; its examples file moved into its run folder (under a name no local
     run writes, so an import never replaces a local run's file)."""
+    r = p.run
     folder = store.run_dir(study.name, r.run.key)
-    if examples:
+    examples = p.examples
+    if examples is not None:
         folder.mkdir(parents=True, exist_ok=True)
         target = folder / IMPORTED_EXAMPLES
-        shutil.move(str(Path(examples.pop("scratch")) / examples["file"]), target)
+        shutil.move(str(p.scratch / examples.file), target)
         placed.append(target)
-        examples = {**examples, "file": IMPORTED_EXAMPLES}
-    artifacts = {
-        "dir": str(folder),
-        "files": None,
-        "imported_from": r.where,
-        **({"examples": examples} if examples else {}),
-        **({"curves": r.curves[0]} if r.curves[0] else {}),
-    }
+        examples = replace(examples, file=IMPORTED_EXAMPLES)
+    artifacts = Artifacts(
+        dir=str(folder), imported_from=r.where, examples=examples, curves=r.curves
+    )
     result = RunResult(
         key=r.run.key,
         status="ok",
-        metrics=metrics,
+        metrics=p.metrics,
         artifacts=artifacts,
         host="imported",
         attempts=1,
         finished_at=now(),
-        curves=r.curves[1],
+        curves=r.blobs,
     )
     return Outcome(
         study=study.name,

@@ -24,6 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from evalab.ablation.results import ExamplesEntry
+from evalab.errors import RunError
+
 if TYPE_CHECKING:
     from evalab.ablation.spec import Study
     from evalab.ablation.store import RunStore, StoredRun
@@ -88,84 +91,82 @@ class StoredRows:
     signature: str = ""
 
 
-def check_per_example(raw: Any, metrics: dict[str, float]) -> tuple[dict[str, StoredRows], str]:
-    """Validate ``"per_example"`` as a run returned it: ``{metric: [value per example]}``.
+def check_per_example(raw: Any, metrics: dict[str, float]) -> dict[str, StoredRows]:
+    """The rows of ``"per_example"`` as a run returned it: ``{metric: [value per example]}``.
 
     Every value list must be non-empty and finite, name a metric the run returned, and have
     the returned value as its mean (a per-example list on another scale than the value, or
-    of another test set, would give intervals around a number that is not the run's).
-    Returns ``(rows, error)``.
+    of another test set, would give intervals around a number that is not the run's);
+    :class:`~evalab.errors.RunError` says which is not.
     """
     if raw is None:
-        return {}, ""
+        return {}
     if not isinstance(raw, dict):
-        return (
-            {},
-            f"per_example is {type(raw).__name__}; expected a dict {{metric: [one value per test example]}}",
+        raise RunError(
+            f"per_example is {type(raw).__name__}; expected a dict {{metric: [one value per test example]}}"
         )
     out: dict[str, StoredRows] = {}
     for name, values in raw.items():
         if name not in metrics:
-            return (
-                {},
-                f"per_example names {name!r}, which the run did not return as a metric ({sorted(metrics)})",
+            raise RunError(
+                f"per_example names {name!r}, which the run did not return as a metric ({sorted(metrics)})"
             )
-        error = _values_error(name, values)
-        if error:
-            return {}, error
+        _check_values(name, values)
         v = np.asarray(values, dtype=float)
         mean = float(v.mean())
         if not math.isclose(mean, metrics[name], rel_tol=1e-6, abs_tol=1e-9):
-            return {}, (
+            raise RunError(
                 f"per_example {name!r}: the mean of its {v.size} values is {mean!r} but the run returned "
                 f"{name} = {metrics[name]!r}; give the per-example values on the scale of the returned value"
             )
         out[str(name)] = StoredRows(mean_rows(v), "mean")
-    return out, ""
+    return out
 
 
-def _values_error(name: str, values: Any) -> str:
-    """Why ``values`` is not a non-empty list of finite numbers, naming the first bad value."""
+def _check_values(name: str, values: Any) -> None:
+    """Refuse ``values`` unless a non-empty list of finite numbers, naming the first bad value."""
     what = f"per_example {name!r} must be a non-empty list of finite numbers (one per test example)"
     if not isinstance(values, list) or not values:
-        return (
+        raise RunError(
             f"{what}; got {type(values).__name__}{' (empty)' if isinstance(values, list) else ''}"
         )
     for i, v in enumerate(values, start=1):
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
             hint = " (give 1.0/0.0 for True/False)" if isinstance(v, bool) else ""
-            return f"{what}; value {i} is {v!r} ({type(v).__name__}){hint}"
-    return ""
+            raise RunError(f"{what}; value {i} is {v!r} ({type(v).__name__}){hint}")
 
 
-def check_counts(counts: dict[str, int], known: dict[str, tuple[int, str]]) -> str:
-    """An error when a metric's example count differs from another run's of the study
-    (``known``: metric -> (count, which run)); rows pair example by example across runs."""
+def check_counts(counts: dict[str, int], known: dict[str, tuple[int, str]]) -> None:
+    """Refuse (:class:`~evalab.errors.RunError`) a metric's example count that differs from
+    another run's of the study (``known``: metric -> (count, which run)); rows pair example
+    by example across runs."""
     for name, n in counts.items():
         if name in known and known[name][0] != n:
             other, where = known[name]
-            return (
+            raise RunError(
                 f"{name} has {n} per-example values but {where} has {other}: every run of a study must score "
                 "the same test examples in the same order"
             )
-    return ""
 
 
-def stored_counts(runs: Iterable[Any]) -> dict[str, tuple[int, str]]:
+def stored_counts(runs: Iterable[StoredRun]) -> dict[str, tuple[int, str]]:
     """Example counts per metric of stored ok runs (from their ``artifacts``)."""
     out: dict[str, tuple[int, str]] = {}
     for run in runs:
-        info = (
-            run.artifacts.get("examples")
-            if run.status == "ok" and isinstance(run.artifacts, dict)
-            else None
-        )
-        for name, n in (info or {}).get("n", {}).items():
+        info = examples_of(run)
+        for name, n in (info.n if info else {}).items():
             out.setdefault(name, (int(n), f"run {'/'.join(run.rows)} seed {run.seed}"))
     return out
 
 
-def write_examples(folder: Path, rows: dict[str, StoredRows]) -> dict[str, Any]:
+def examples_of(run: StoredRun) -> ExamplesEntry | None:
+    """The examples entry of a stored ok run (None without per-example data)."""
+    if run.status != "ok" or run.artifacts is None:
+        return None
+    return run.artifacts.examples
+
+
+def write_examples(folder: Path, rows: dict[str, StoredRows]) -> ExamplesEntry:
     """Write the rows atomically as the run's examples file; return its artifacts entry."""
     from evalab.io import write_bytes_atomic
 
@@ -189,7 +190,7 @@ def write_examples(folder: Path, rows: dict[str, StoredRows]) -> dict[str, Any]:
     # allow_pickle passed (its default) so that mypy does not match **arrays to it
     np.savez(buf, meta=np.array(json.dumps(meta, sort_keys=True)), allow_pickle=True, **arrays)
     write_bytes_atomic(folder / EXAMPLES_FILE, buf.getvalue())
-    return {"file": EXAMPLES_FILE, "n": {name: int(r.rows.shape[0]) for name, r in rows.items()}}
+    return ExamplesEntry(EXAMPLES_FILE, {name: int(r.rows.shape[0]) for name, r in rows.items()})
 
 
 def read_examples(path: Path) -> dict[str, StoredRows]:
@@ -241,14 +242,10 @@ def load_example_stats(store: RunStore, study: Study, run: StoredRun) -> dict[st
     from evalab.ablation.bounds import bounds_error
     from evalab.errors import InputError
 
-    info = (
-        run.artifacts.get("examples")
-        if run.status == "ok" and isinstance(run.artifacts, dict)
-        else None
-    )
-    if not info:
+    info = examples_of(run)
+    if info is None:
         return {}
-    path = store.run_dir(study.name, run.key) / info["file"]
+    path = store.run_dir(study.name, run.key) / info.file
     out: dict[str, ExampleStats] = {}
     for name, stored in read_examples(path).items():
         if name not in study.metrics or name not in run.metrics:

@@ -8,32 +8,33 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Any
 
 from evalab.ablation.plan import PlannedRun
+from evalab.ablation.results import AttemptResult
 from evalab.progress import progress_bar
 
 
-def run_line(done: int, total: int, run: PlannedRun, result: dict[str, Any]) -> str:
+def run_line(done: int, total: int, run: PlannedRun, result: AttemptResult) -> str:
     """The log line of one finished run.
 
+    >>> from evalab.ablation.results import Timing
     >>> r = PlannedRun("k", {}, 2, ("(C)",))
-    >>> run_line(3, 24, r, {"status": "ok", "metrics": {"acc": 79.123456}, "duration": 1.25})
+    >>> run_line(3, 24, r, AttemptResult("ok", Timing("", "", 1.25), "", {"acc": 79.123456}))
     'run 3/24 ok: (C) seed 2: acc=79.1235 (1.2 s)'
-    >>> run_line(4, 24, r, {"status": "failed", "error": "RuntimeError: boom", "duration": 0.3})
+    >>> run_line(4, 24, r, AttemptResult("failed", Timing("", "", 0.3), "", error="RuntimeError: boom"))
     'run 4/24 FAILED: (C) seed 2: RuntimeError: boom (0.3 s)'
     """
     rows = ", ".join(run.rows)
-    if result["status"] == "ok":
+    if result.status == "ok":
         what = (
             "ok: "
             + f"{rows} seed {run.seed}: "
-            + " ".join(f"{k}={v:.6g}" for k, v in result["metrics"].items())
+            + " ".join(f"{k}={v:.6g}" for k, v in result.metrics.items())
         )
     else:
-        error = (result.get("error") or "failed").splitlines()[0]
+        error = (result.error or "failed").splitlines()[0]
         what = f"FAILED: {rows} seed {run.seed}: {error}"
-    return f"run {done}/{total} {what} ({result.get('duration', 0.0):.1f} s)"
+    return f"run {done}/{total} {what} ({result.timing.duration:.1f} s)"
 
 
 class Progress:
@@ -73,10 +74,10 @@ class Progress:
         self.done += n
         self._refresh(n)
 
-    def finished(self, run: PlannedRun, result: dict[str, Any]) -> None:
+    def finished(self, run: PlannedRun, result: AttemptResult) -> None:
         """One run finished (ok or failed after its retries)."""
         self.done += 1
-        self.failed += result["status"] == "failed"
+        self.failed += result.status == "failed"
         if self.lines_on:
             try:
                 sys.stderr.write(run_line(self.done, self.total, run, result) + "\n")

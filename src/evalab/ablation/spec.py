@@ -50,6 +50,7 @@ found) and what would be right. The format::
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import math
@@ -61,6 +62,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalab.ablation import keys
 from evalab.ablation.codeversion import (
     CodeVersion,
     DigestCache,
@@ -71,6 +73,7 @@ from evalab.ablation.computed import ComputedMetric, parse_tables
 from evalab.ablation.curves import CurveSettings, parse_settings
 from evalab.ablation.display import Display, check_rows, parse_display
 from evalab.ablation.grid import BASE_LABEL, grid_cells
+from evalab.ablation.keys import is_number
 from evalab.ablation.template import (
     ARGS_STYLES,
     CommandTemplate,
@@ -81,50 +84,15 @@ from evalab.ablation.template import (
 from evalab.errors import InputError, SettingsError
 from evalab.io import decode_utf8
 
-STUDY_KEYS = {
-    "name": "study name (string)",
-    "description": "free text",
-    "entry": "'package.module:function' called as function(config, seed)",
-    "command": "shell command template: {config} {seed} {out}, {key} (a configuration key, {optim.lr} nested), "
-    "{args} (the whole configuration); {{ and }} for literal braces",
-    "args_style": 'how {args} writes the configuration: "hydra" (key=value, the default) or "argparse" (--key value)',
-    "seeds": "list of integer seeds",
-    "metrics": "list of metric names the run returns (optional when [metrics.NAME] tables declare computed metrics)",
-    "primary": "the metric the report leads with",
-    "higher_is_better": "table metric -> true/false",
-    "timeout": "seconds per run",
-    "retries": "extra attempts after a failed run",
-    "resources": "{ cpus = 1, gpus = 0 } per run (Ray)",
-    "code_version": "string that changes when the code changes",
-    "evaluate": "'package.module:function' called as function(config, seed, checkpoint_dir) by stage = 'eval' rows",
-    "paired_seeds": "true when seed s of every row shares data order/initialisation (deltas paired by seed); default false",
-    "bounds": "metric -> [low, high]: the values a metric can take, e.g. { acc = [0, 100] }",
-    "min_effect": "smallest effect of interest: a number (for the primary metric) or metric -> number",
-    "inputs": 'list of data files the runs read, as glob patterns relative to the study file, e.g. ["data/*"]',
-    "definitions": "metric -> what it measures (the report prints it; computed metrics print their signature)",
-}
-#: the longest study name: it names a run folder, and the file system's limit is 255 bytes
-MAX_NAME_LENGTH = 100
+#: [study] key -> what it means (the "missing" refusals show it)
+STUDY_KEYS = keys.helps("study")
 #: keys of a run's result (artifacts, per_example) and columns of `ablate import` (row,
 #: config, seed, outputs): a metric under one of these names would be taken for them
 RESERVED_METRIC_NAMES = frozenset({"artifacts", "per_example", "row", "config", "seed", "outputs"})
-TOP_KEYS = (
-    "study",
-    "metrics",
-    "base",
-    "evaluation",
-    "variant",
-    "grid",
-    "reference",
-    "display",
-    "curves",
-)
-VARIANT_KEYS = ("label", "description", "stage", "from", "set", "component")
-STAGES = ("train", "eval")
-RESOURCE_KEYS = ("cpus", "gpus")
-_ENTRY_RE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*$")
-# a study name names its run folder: one plain path component, nothing hidden
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._+-]*$")
+TOP_KEYS = keys.names("")
+VARIANT_KEYS = keys.names("variant")
+STAGES = keys.keys_of("variant")["stage"].allowed
+RESOURCE_KEYS = keys.names("study.resources")
 
 
 @dataclass(frozen=True)
@@ -251,8 +219,37 @@ class _Where:
         return SettingsError(f"{loc}: {where}: {message}")
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+def _stage_versions(
+    directory: Path,
+    given: dict[str, Any],
+    module_files: list[str | None],
+    declared: list[Path],
+    computed: dict[str, ComputedMetric],
+    curves: CurveSettings,
+    cache: DigestCache,
+) -> dict[str, str]:
+    """Each stage's own code version (training: what ``entry`` imports, evaluation: what
+    ``evaluate`` imports), so evaluation edits redo evaluation only."""
+    out = {}
+    for stage, point, files in (
+        ("train", given["entry"], module_files[:1]),
+        ("eval", given["evaluate"], module_files[1:]),
+    ):
+        part = derive_code_version(
+            directory,
+            point,
+            given["command"] if stage == "train" else None,
+            [f for f in files if f],
+            inputs=declared,
+            cache=cache,
+        )
+        out[stage] = _with_curves(_with_outputs(part.version, computed), curves)
+    return out
+
+
+def _section(data: dict[str, Any], name: str) -> Any:
+    """A top-level section of the study file, or its declared default (a copy)."""
+    return data[name] if name in data else copy.copy(keys.keys_of("")[name].default)
 
 
 def load_study(path: str | Path, *, check_entry: bool = True) -> Study:
@@ -285,7 +282,9 @@ def _read_utf8(p: Path) -> str:
         raise SettingsError(str(exc)) from exc
 
 
-def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> Study:
+def _study_table(data: dict[str, Any], w: _Where) -> dict[str, Any]:
+    """The sections checked against the key table, and every ``[study]`` key's value (or
+    default), each checked on its own; exactly one of ``entry`` and ``command``."""
     for key in data:
         if key not in TOP_KEYS:
             raise w.error(
@@ -303,81 +302,38 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         if key not in STUDY_KEYS:
             known = ", ".join(STUDY_KEYS)
             raise w.error(f"[study] key {key!r}", f"unknown; known keys: {known}", key, "study")
-
-    def need(key: str) -> Any:
-        if key not in st:
-            raise w.error(f"[study] {key}", f"missing ({STUDY_KEYS[key]})", None)
-        return st[key]
-
-    name = need("name")
-    if not isinstance(name, str) or not _NAME_RE.match(name) or ".." in name:
-        raise w.error(
-            "[study] name",
-            f"{name!r} is not a plain name: it names the study's run folder, so use letters, "
-            "digits, space and . _ + - (no / \\ or .., not starting with . or a space)",
-            "name",
-            "study",
-        )
-    if len(name) > MAX_NAME_LENGTH:
-        raise w.error(
-            "[study] name",
-            f"is {len(name)} characters long; it names the study's run folder, so at most "
-            f"{MAX_NAME_LENGTH}",
-            "name",
-            "study",
-        )
-    entry, command = st.get("entry"), st.get("command")
-    if (entry is None) == (command is None):
+    given = keys.checked_values(
+        "study",
+        st,
+        lambda key, why, missing: w.error(
+            f"[study] {key.name}", why, None if missing else key.name, None if missing else "study"
+        ),
+    )
+    if (given["entry"] is None) == (given["command"] is None):
         raise w.error(
             "[study]",
             "give exactly one of entry = 'module:function' or command = '... {config} {seed} {out}'",
         )
-    if entry is not None and (not isinstance(entry, str) or not _ENTRY_RE.match(entry)):
-        raise w.error(
-            "[study] entry",
-            f"{entry!r} is not of the form 'package.module:function'",
-            "entry",
-            "study",
-        )
-    seeds = need("seeds")
-    if not isinstance(seeds, list) or not seeds:
-        raise w.error(
-            "[study] seeds",
-            "is empty; give at least one integer seed, e.g. seeds = [0, 1, 2]",
-            "seeds",
-            "study",
-        )
-    if not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
-        raise w.error("[study] seeds", f"must be integers, got {seeds!r}", "seeds", "study")
-    if len(set(seeds)) != len(seeds):
-        raise w.error("[study] seeds", f"has duplicates: {seeds!r}", "seeds", "study")
+    return given
+
+
+def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> Study:
+    given = _study_table(data, w)
+    st = data["study"]
+    name, entry, command = given["name"], given["entry"], given["command"]
+    seeds = given["seeds"]
     cache = DigestCache()
-    metrics, computed = _metrics(st, data.get("metrics", {}), path.parent, w, cache)
-    primary = st.get("primary", metrics[0])
+    metrics, computed = _metrics(st, _section(data, "metrics"), path.parent, w, cache)
+    primary = given["primary"] if "primary" in st else metrics[0]
     if primary not in metrics:
         raise w.error(
             "[study] primary", f"{primary!r} is not one of metrics {metrics!r}", "primary", "study"
         )
-    hib = _directions(st.get("higher_is_better", {}), metrics, computed, w)
-    paired_seeds, bounds, min_effect = _study_options(st, metrics, primary, computed, w)
-    definitions = _definitions(st.get("definitions", {}), metrics, computed, w)
-    timeout = st.get("timeout")
-    if timeout is not None and (not _is_number(timeout) or timeout <= 0):
-        raise w.error(
-            "[study] timeout",
-            f"must be a positive number of seconds, got {timeout!r}",
-            "timeout",
-            "study",
-        )
-    retries = st.get("retries", 0)
-    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
-        raise w.error(
-            "[study] retries", f"must be an integer >= 0, got {retries!r}", "retries", "study"
-        )
-    resources = _resources(st.get("resources", {}), w)
-    description = st.get("description", "")
-    if not isinstance(description, str):
-        raise w.error("[study] description", "must be a string", "description", "study")
+    hib = _directions(given["higher_is_better"], metrics, computed, w)
+    bounds, min_effect = _study_options(given, metrics, primary, computed, w)
+    definitions = _definitions(given["definitions"], metrics, computed, w)
+    timeout, retries, description = given["timeout"], given["retries"], given["description"]
+    resources = _resources(given["resources"], w)
 
     base = data.get("base")
     if not isinstance(base, dict) or not base:
@@ -386,34 +342,23 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
             "missing or empty; [base] holds the full configuration every variant starts from",
         )
     _check_plain(base, "[base]", w)
-    evaluate = st.get("evaluate")
-    if evaluate is not None and (not isinstance(evaluate, str) or not _ENTRY_RE.match(evaluate)):
-        raise w.error(
-            "[study] evaluate",
-            f"{evaluate!r} is not of the form 'package.module:function'",
-            "evaluate",
-            "study",
-        )
-    evaluation = _evaluation(data.get("evaluation", {}), base, w)
-    variants = _variants(data.get("variant", []), base, evaluation, w)
-    grid = _grid(data.get("grid", {}), base, w)
+    evaluate = given["evaluate"]
+    evaluation = _evaluation(_section(data, "evaluation"), base, w)
+    variants = _variants(_section(data, "variant"), base, evaluation, w)
+    grid = _grid(_section(data, "grid"), base, w)
     _check_eval_rows(variants, evaluate, grid_cells(base, grid), w)
+    # a base alone (no variants, no grid) is still a study: seed variance
     template = _template(st, command, _trained_configs(base, variants, grid), w)
-    if not variants and not grid:
-        # a base alone is still a study (seed variance), so this is allowed
-        pass
     labels = [BASE_LABEL, *(v.label for v in variants)]
-    reference = _reference(data.get("reference", {}), labels, grid, base, w)
+    reference = _reference(_section(data, "reference"), labels, grid, base, w)
     display = parse_display(
-        data.get("display", {}),
+        _section(data, "display"),
         [*base, *evaluation],
         lambda where, msg, key: w.error(where, msg, key, "display"),
     )
     _check_display_rows(display, path, base, evaluation, variants, grid, w)
 
-    code_version = st.get("code_version")
-    if code_version is not None and (not isinstance(code_version, str) or not code_version):
-        raise w.error("[study] code_version", "must be a non-empty string", "code_version", "study")
+    code_version = given["code_version"]
     if check_entry:
         for key, point in (("entry", entry), ("evaluate", evaluate)):
             if point is not None:
@@ -421,7 +366,7 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     # found without importing, so `status` and `report` (which skip the import check)
     # derive the same code version as `run`; it covers both entry points' code
     module_files = [find_module_file(p, path.parent) for p in (entry, evaluate) if p is not None]
-    declared = _inputs(st.get("inputs", []), path.parent, w)
+    declared = _inputs(given["inputs"], path.parent, w)
     code = derive_code_version(
         path.parent,
         entry,
@@ -431,27 +376,17 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         inputs=declared,
         cache=cache,
     )
-    curves = _curves(data.get("curves", {}), entry, w)
-    stage_versions = {}
-    if evaluate is not None and code_version is None:
-        for stage, point, files in (
-            ("train", entry, module_files[:1]),
-            ("eval", evaluate, module_files[1:]),
-        ):
-            part = derive_code_version(
-                path.parent,
-                point,
-                command if stage == "train" else None,
-                [f for f in files if f],
-                inputs=declared,
-                cache=cache,
-            )
-            stage_versions[stage] = _with_curves(_with_outputs(part.version, computed), curves)
+    curves = _curves(_section(data, "curves"), entry, w)
+    stage_versions = (
+        _stage_versions(path.parent, given, module_files, declared, computed, curves, cache)
+        if evaluate is not None and code_version is None
+        else {}
+    )
     cache.save()
     return Study(
         curves=curves,
         computed=computed,
-        paired_seeds=paired_seeds,
+        paired_seeds=given["paired_seeds"],
         bounds=bounds,
         min_effect=min_effect,
         path=path,
@@ -670,17 +605,9 @@ def _study_options(
     primary: str,
     computed: dict[str, ComputedMetric],
     w: _Where,
-) -> tuple[bool, dict[str, tuple[float, float]], dict[str, float]]:
-    """``paired_seeds``, ``bounds`` and ``min_effect`` (a bare number is the primary's)."""
-    paired = st.get("paired_seeds", False)
-    if not isinstance(paired, bool):
-        raise w.error(
-            "[study] paired_seeds",
-            f"must be true or false, got {paired!r}",
-            "paired_seeds",
-            "study",
-        )
-    raw_bounds = st.get("bounds", {})
+) -> tuple[dict[str, tuple[float, float]], dict[str, float]]:
+    """``bounds`` and ``min_effect`` (a bare number is the primary's) of the [study] values."""
+    raw_bounds = st["bounds"]
     if not isinstance(raw_bounds, dict):
         raise w.error(
             "[study] bounds", "must be a table such as { acc = [0, 100] }", "bounds", "study"
@@ -697,7 +624,7 @@ def _study_options(
         ok = (
             isinstance(b, list)
             and len(b) == 2
-            and all(_is_number(x) and math.isfinite(x) for x in b)
+            and all(is_number(x) and math.isfinite(x) for x in b)
         )
         if not ok or not b[0] < b[1]:
             raise w.error(
@@ -717,8 +644,8 @@ def _study_options(
                 "bounds",
                 "study",
             )
-    raw_min = st.get("min_effect", {})
-    if _is_number(raw_min):
+    raw_min = st["min_effect"]
+    if is_number(raw_min):
         raw_min = {primary: raw_min}
     if not isinstance(raw_min, dict):
         raise w.error(
@@ -736,7 +663,7 @@ def _study_options(
                 "min_effect",
                 "study",
             )
-        if not _is_number(x) or not math.isfinite(x) or x <= 0:
+        if not is_number(x) or not math.isfinite(x) or x <= 0:
             raise w.error(
                 "[study] min_effect",
                 f"{m} must be a positive number (on the metric's scale), got {x!r}",
@@ -744,7 +671,7 @@ def _study_options(
                 "study",
             )
         min_effect[m] = float(x)
-    return paired, bounds, min_effect
+    return bounds, min_effect
 
 
 def _with_outputs(version: str, computed: dict[str, ComputedMetric]) -> str:
@@ -898,13 +825,17 @@ def _resources(res: Any, w: _Where) -> Resources:
     for k, v in res.items():
         if k not in RESOURCE_KEYS:
             raise w.error(
-                "[study] resources", f"unknown key {k!r}; known: cpus, gpus", "resources", "study"
+                "[study] resources",
+                f"unknown key {k!r}; known: {', '.join(RESOURCE_KEYS)}",
+                "resources",
+                "study",
             )
-        if not _is_number(v) or v < 0:
+        if not is_number(v) or v < 0:
             raise w.error(
                 "[study] resources", f"{k} must be a number >= 0, got {v!r}", "resources", "study"
             )
-    return Resources(cpus=float(res.get("cpus", 1)), gpus=float(res.get("gpus", 0)))
+    given = {k.name: res.get(k.name, k.default) for k in keys.keys_of("study.resources").values()}
+    return Resources(cpus=float(given["cpus"]), gpus=float(given["gpus"]))
 
 
 def _evaluation(raw: Any, base: dict[str, Any], w: _Where) -> dict[str, Any]:
@@ -1105,7 +1036,7 @@ def _check_same_kind(base_value: Any, value: Any, where: str, key: str, w: _Wher
     def kind(x: Any) -> str:
         if isinstance(x, bool):
             return "bool"
-        if _is_number(x):
+        if is_number(x):
             return "number"
         return type(x).__name__
 
@@ -1168,7 +1099,7 @@ def _reference(
                     label,
                     "reference",
                 )
-            if not _is_number(value):
+            if not is_number(value):
                 raise w.error(
                     f"[reference.{column!r}] {label!r}",
                     f"must be a number, got {value!r}",

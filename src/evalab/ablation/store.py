@@ -32,13 +32,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from evalab._version import __version__
 from evalab.ablation.codeversion import DigestCache, changed_files, changed_inputs, code_files
 from evalab.ablation.computed import model_artifacts
 from evalab.ablation.curves import CURVES_DDL, insert_curves
 from evalab.ablation.leases import LEASE_TIMEOUT_S, Owner, lease_alive
+from evalab.ablation.results import Artifacts, Status
 from evalab.errors import EvalabError, InputError, StoreBusyError
 
 if TYPE_CHECKING:
@@ -101,19 +102,23 @@ _RUN_COLUMNS = (
 _ADDED_COLUMNS = (("git_commit", "TEXT"), ("git_dirty", "INTEGER"), ("inputs", "TEXT"))
 
 
+#: what :meth:`RunStore.claim` found: the run is now ours, already finished, or another's
+Claim = Literal["claimed", "done", "held"]
+
+
 def now() -> str:
     """UTC timestamp in ISO 8601 (what the store records)."""
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunResult:
     """The outcome of one run (all attempts), as the executors hand it to the store."""
 
     key: str
-    status: str  # "ok" | "failed"
+    status: Status
     metrics: dict[str, float] = field(default_factory=dict)
-    artifacts: Any = None
+    artifacts: Artifacts | None = None
     duration: float = 0.0
     host: str = ""
     error: str = ""
@@ -143,12 +148,18 @@ class Outcome:
     inputs: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        d = asdict(self)
+        art = self.result.artifacts
+        d["result"]["artifacts"] = art.to_json() if art is not None else None
+        return json.dumps(d, sort_keys=True)
 
     @staticmethod
     def from_json(text: str) -> Outcome:
         d = json.loads(text)
-        return Outcome(**{**d, "rows": tuple(d["rows"]), "result": RunResult(**d["result"])})
+        r = d["result"]
+        art = Artifacts.from_json(r["artifacts"]) if r.get("artifacts") is not None else None
+        result = RunResult(**{**r, "artifacts": art})
+        return Outcome(**{**d, "rows": tuple(d["rows"]), "result": result})
 
 
 @dataclass(frozen=True)
@@ -161,7 +172,7 @@ class StoredRun:
     seed: int
     status: str
     metrics: dict[str, float]
-    artifacts: Any
+    artifacts: Artifacts | None
     duration: float | None
     host: str
     error: str
@@ -473,7 +484,7 @@ class RunStore:
             outcome.code_version,
             r.status,
             json.dumps(r.metrics),
-            json.dumps(r.artifacts) if r.artifacts is not None else None,
+            json.dumps(r.artifacts.to_json()) if r.artifacts is not None else None,
             r.duration,
             r.host,
             r.error or None,
@@ -524,13 +535,13 @@ class RunStore:
         *,
         lease_timeout: float = LEASE_TIMEOUT_S,
         stale: str = "",
-    ) -> str:
+    ) -> Claim:
         """Try to take a run: ``'claimed'``, ``'done'`` (already ok) or ``'held'`` (a live
         runner has it). A lease whose owner died is taken over. ``stale`` (the reason an ok
         run is superseded: a file it read changed) lets an ok run be taken: it is marked
         failed with that reason in the same transaction, so its result can be replaced."""
 
-        def take() -> str:
+        def take() -> Claim:
             if self.conn.execute(
                 "SELECT 1 FROM runs WHERE study=? AND run_key=? AND status='ok'", (study, key)
             ).fetchone():
@@ -650,7 +661,7 @@ class RunStore:
                 seed=seed,
                 status=status,
                 metrics=json.loads(metrics) if metrics else {},
-                artifacts=json.loads(artifacts) if artifacts else None,
+                artifacts=Artifacts.from_json(json.loads(artifacts)) if artifacts else None,
                 duration=duration,
                 host=host or "",
                 error=error or "",

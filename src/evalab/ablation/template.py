@@ -40,9 +40,11 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from evalab.ablation import keys
 from evalab.errors import SettingsError
 
-ARGS_STYLES = ("hydra", "argparse")
+#: how ``{args}`` writes a configuration (declared with ``[study] args_style``)
+ARGS_STYLES: tuple[str, ...] = keys.keys_of("study")["args_style"].allowed
 #: placeholders the runner fills; every other name is a configuration key
 RUNNER_NAMES = ("config", "seed", "out", "args")
 _NAME = re.compile(r"\{([A-Za-z0-9_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)*)\}")
