@@ -16,14 +16,14 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Sequence
 from itertools import chain
 from typing import TypeVar
 
 import numpy as np
 
 from evalab import _kernel
+from evalab._kernel import Packed, offsets_of
 from evalab.errors import SettingsError
 
 #: from this many systems on, the reference side of a segment is built once for all of
@@ -43,35 +43,13 @@ _Token = TypeVar("_Token", bound=Hashable)
 
 __all__ = [
     "MAX_ORDER",
-    "Packed",
     "kernel_threads",
     "match_counts",
     "match_counts_many",
-    "offsets_of",
     "pack_chars",
     "pack_ids",
     "pack_new_vocab",
 ]
-
-
-@dataclass(frozen=True)
-class Packed:
-    """Ids of all segments of one stream, concatenated, with ``offsets`` (nseg + 1)."""
-
-    ids: np.ndarray
-    offsets: np.ndarray
-
-    @property
-    def lengths(self) -> np.ndarray:
-        """Number of items (tokens or characters) of each segment."""
-        return np.diff(self.offsets)
-
-
-def offsets_of(lengths: Iterable[int], n: int) -> np.ndarray:
-    """Segment offsets (n + 1 entries, starting at 0) from ``n`` segment lengths."""
-    off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(lengths, dtype=np.int64, count=n), out=off[1:])
-    return off
 
 
 def pack_new_vocab(segments: Sequence[Sequence[_Token]], vocab: dict[_Token, int]) -> Packed:

@@ -31,9 +31,9 @@ import numpy as np
 
 from evalab import _kernel
 from evalab.errors import InputError, SettingsError
+from evalab._kernel import Packed
 from evalab.metrics._ngrams import (
     MAX_ORDER,
-    Packed,
     match_counts_many,
     pack_chars,
     pack_ids,
@@ -193,7 +193,7 @@ class CHRF(Metric):
     settings_class = CHRFSettings
     scale = 100.0
     higher_is_better = True
-    releases_gil = _kernel.kernel is not None  # n-gram matching runs in the kernel without the GIL
+    releases_gil = _kernel.mt is not None  # n-gram matching runs in the kernel without the GIL
     settings: CHRFSettings
     REF_CACHE_SIZE = 4
 
@@ -360,4 +360,4 @@ class CHRFPlusPlus(CHRF):
 
     name = "chrf++"
     settings_class = CHRFPlusPlusSettings
-    releases_gil = _kernel.kernel is not None  # the same kernel, words included
+    releases_gil = _kernel.mt is not None  # the same kernel, words included
