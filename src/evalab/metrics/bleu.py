@@ -36,8 +36,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from evalab import _kernel
-from evalab.errors import InputError, SettingsError
 from evalab._kernel import Packed, offsets_of
+from evalab.errors import InputError, SettingsError
 from evalab.metrics._ngrams import MAX_ORDER, match_counts_many
 from evalab.metrics.base import Metric, MetricSettings, Score, setting
 from evalab.metrics.stats_value import NRefs

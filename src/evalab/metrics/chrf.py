@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 
 from evalab import _kernel
-from evalab.errors import InputError, SettingsError
 from evalab._kernel import Packed
+from evalab.errors import InputError, SettingsError
 from evalab.metrics._ngrams import (
     MAX_ORDER,
     match_counts_many,
