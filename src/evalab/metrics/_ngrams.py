@@ -16,14 +16,12 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections.abc import Hashable, Sequence
-from itertools import chain
-from typing import TypeVar
+from collections.abc import Sequence
 
 import numpy as np
 
 from evalab import _kernel
-from evalab._kernel import Packed, offsets_of
+from evalab._kernel import Packed
 from evalab.errors import SettingsError
 
 #: from this many systems on, the reference side of a segment is built once for all of
@@ -38,8 +36,6 @@ PARALLEL_MIN_ITEMS = 100_000
 #: each order adds columns to every segment's row, so a typo such as 10**9 must be refused
 MAX_ORDER = 100
 
-#: a token of a packed sequence (a string, or a tuple of ids for some tokenizers)
-_Token = TypeVar("_Token", bound=Hashable)
 
 __all__ = [
     "MAX_ORDER",
@@ -47,30 +43,7 @@ __all__ = [
     "match_counts",
     "match_counts_many",
     "pack_chars",
-    "pack_ids",
-    "pack_new_vocab",
 ]
-
-
-def pack_new_vocab(segments: Sequence[Sequence[_Token]], vocab: dict[_Token, int]) -> Packed:
-    """Pack token sequences, adding unseen tokens to ``vocab`` (the reference side)."""
-    flat = list(chain.from_iterable(segments))
-    ids = np.fromiter(
-        (vocab.setdefault(t, len(vocab)) for t in flat), dtype=np.int64, count=len(flat)
-    )
-    return Packed(ids, offsets_of(map(len, segments), len(segments)))
-
-
-def pack_ids(segments: Sequence[Sequence[_Token]], vocab: dict[_Token, int]) -> Packed:
-    """Pack token sequences with a fixed ``vocab``; unknown tokens become -1.
-
-    A hypothesis token absent from every reference can never be part of a matching
-    n-gram, so one shared id for all of them changes no clipped count.
-    """
-    flat = list(chain.from_iterable(segments))
-    get = vocab.get
-    ids = np.fromiter((get(t, -1) for t in flat), dtype=np.int64, count=len(flat))
-    return Packed(ids, offsets_of(map(len, segments), len(segments)))
 
 
 def pack_chars(segments: Sequence[str], keep_whitespace: bool = True) -> Packed:
