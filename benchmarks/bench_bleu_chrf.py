@@ -152,9 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     from evalab.metrics.bleu import BLEU
     from evalab.metrics.chrf import CHRF
 
-    print(
-        f"compiled kernel: {'yes' if _kernel.kernel is not None else 'no (pure-Python fallback)'}"
-    )
+    print(f"compiled kernel: {'yes' if _kernel.mt is not None else 'no (pure-Python fallback)'}")
     cache: dict[Path, list[str]] = {}
     ref = read(root / "references" / "generaltest2022.en-de.ref.A.de", cache)
     systems = sorted((root / "system-outputs").glob("generaltest2022.en-de.hyp.*.de"))
@@ -213,8 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     with Clock() as t_ours:
         for tok, cls in (("13a", Tokenizer13a), ("zh", TokenizerZh)):
             todo = [line.rstrip() for line in distinct[tok]]
-            if _kernel.kernel is not None:  # what BLEU runs: tokens and ids in one C call
-                _kernel.kernel.encode_lines(todo, _kernel.kernel.Vocab(), tok == "zh")
+            if _kernel.mt is not None:  # what BLEU runs: tokens and ids in one C call
+                _kernel.mt.encode_lines(todo, _kernel.mt.Vocab(), tok == "zh")
             else:
                 t = cls()
                 for line in todo:

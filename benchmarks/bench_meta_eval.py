@@ -181,28 +181,28 @@ def alternate(
 
 
 def acc_eq_side_by_side(n_resamples: int, repeats: int) -> None:
-    from evalab.metaeval import flat_ties
+    from evalab import _kernel
     from evalab.metaeval.flat_ties import acc_eq_flat_resampled, flat_pairs
 
-    if flat_ties.kernel is None:
+    if _kernel.ties is None:
         print("acc_eq resamples: evalab._tieskernel is not built, nothing to compare")
         return
     x, y, segment, counts = rated_cells(n_resamples)
     start = time.perf_counter()
     pairs = flat_pairs(x, y, segment)
     build = time.perf_counter() - start
-    kernel = flat_ties.kernel
+    kernel = _kernel.ties
 
     def with_kernel() -> np.ndarray:
-        flat_ties.kernel = kernel
+        _kernel.ties = kernel
         return acc_eq_flat_resampled(pairs, counts)
 
     def with_numpy() -> np.ndarray:
-        flat_ties.kernel = None
+        _kernel.ties = None
         try:
             return acc_eq_flat_resampled(pairs, counts)
         finally:
-            flat_ties.kernel = kernel
+            _kernel.ties = kernel
 
     secs, out = alternate({"kernel": with_kernel, "numpy": with_numpy}, repeats)
     assert np.array_equal(out["kernel"], out["numpy"]), "acc_eq values differ"

@@ -1,11 +1,12 @@
-"""WER/CER speed and parity: evalab against jiwer 4 on WMT22 English outputs.
+"""WER/CER speed and parity: evalab against jiwer 4 on every WMT22 pair in ../shared/wmt22.
 
-Workload: every de-en system (9 x 1984 segments) against reference A, jiwer's default
-transforms. Warm-up: one call of each tool on the first 50 segments. Then ``--repeats``
-alternating rounds (jiwer, evalab, jiwer, ...), each with new metric objects; the corpus
-WER and CER of every system must be identical, or the run fails.
+Workload per pair: every system (6-13 systems x 1448-2037 segments) against the pair's
+first reference, jiwer's default transforms, WER and CER together. Warm-up: one call of
+each tool on the first 50 segments. Then ``--repeats`` alternating rounds (jiwer, evalab,
+jiwer, ...), each with new metric objects; the corpus WER and CER of every system must be
+identical, or the run fails.
 
-    .venv/bin/python benchmarks/bench_wer.py [--quick] [--repeats N]
+    .venv/bin/python benchmarks/bench_wer.py [--quick] [--repeats N] [--pairs de-en ...]
 
 ``--quick`` uses the first 300 segments of each system.
 """
@@ -13,11 +14,9 @@ WER and CER of every system must be identical, or the run fails.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 
-from bench_ter import load
+from bench_ter import alternate, load, pairs, ref_ids
 
 
 def run_jiwer(ref, systems):
@@ -37,41 +36,39 @@ def run_evalab(ref, systems):
     }
 
 
+def bench_pair(pair: str, limit: int | None, repeats: int) -> bool:
+    (ref,), systems = load(pair, ref_ids(pair)[:1], limit)
+    run_jiwer(ref[:50], {k: v[:50] for k, v in systems.items()})
+    run_evalab(ref[:50], {k: v[:50] for k, v in systems.items()})
+    med, out = alternate(
+        {"jiwer": lambda: run_jiwer(ref, systems), "evalab": lambda: run_evalab(ref, systems)},
+        repeats,
+    )
+    label = f"{pair} {len(systems)}x{len(ref)}"
+    if out["jiwer"] != out["evalab"]:
+        print(f"MISMATCH {label}: {out}", file=sys.stderr)
+        return False
+    ratio = med["jiwer"] / med["evalab"]
+    print(f"{label:<16} {med['evalab']:9.3f} {med['jiwer']:9.3f} {ratio:7.1f}x", flush=True)
+    return True
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="first 300 segments only")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--pairs", nargs="+", default=None, help="WMT22 pairs (default: all)")
     args = parser.parse_args()
-    (ref,), systems = load("de-en", ["A"], 300 if args.quick else None)
-    from evalab.metrics import _editdistance
+    from evalab import _kernel
 
-    kernel = "C kernel" if _editdistance.edkernel is not None else "pure-Python fallback"
-    print(
-        f"WMT22 de-en: {len(systems)} systems, {sum(len(h) for h in systems.values())} segments; evalab {kernel}"
+    kernel = "C kernel" if _kernel.ed is not None else "pure-Python fallback"
+    print(f"WER + CER, evalab ({kernel}) against jiwer; medians of {args.repeats} alternating runs")
+    print(f"{'workload':<16} {'evalab s':>9} {'jiwer s':>9} {'ratio':>8}")
+    ok = all(
+        [bench_pair(p, 300 if args.quick else None, args.repeats) for p in args.pairs or pairs()]
     )
-    run_jiwer(ref[:50], {k: v[:50] for k, v in systems.items()})
-    run_evalab(ref[:50], {k: v[:50] for k, v in systems.items()})
-    times: dict[str, list[float]] = {"jiwer": [], "evalab": []}
-    results = {}
-    for _ in range(args.repeats):
-        for tool, fn in (("jiwer", run_jiwer), ("evalab", run_evalab)):
-            t0 = time.perf_counter()
-            results[tool] = fn(ref, systems)
-            times[tool].append(time.perf_counter() - t0)
-    if results["jiwer"] != results["evalab"]:
-        print(f"MISMATCH: {results}", file=sys.stderr)
-        return 1
-    print(f"outputs identical (WER and CER) for all {len(systems)} systems")
-    print(f"{'tool':<7} {'median s':>9}  runs")
-    for tool in ("jiwer", "evalab"):
-        print(
-            f"{tool:<7} {statistics.median(times[tool]):>9.3f}  {', '.join(f'{t:.3f}' for t in times[tool])}"
-        )
-    ratio = statistics.median(times["jiwer"]) / statistics.median(times["evalab"])
-    print(
-        f"speed-up evalab vs jiwer (WER + CER): {ratio:.1f}x (median of {args.repeats} alternating runs)"
-    )
-    return 0
+    print("outputs identical (WER and CER) for every system" if ok else "MISMATCH")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

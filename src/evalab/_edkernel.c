@@ -7,7 +7,9 @@
  * `out`. The GIL is released while the segments are processed.
  *
  * levenshtein(hyp_ids, hyp_offs, ref_ids, ref_offs, out)
- *     Plain Levenshtein distance (unit costs) of every hypothesis to its reference.
+ *     Plain Levenshtein distance (unit costs) of every hypothesis to its reference, by
+ *     Myers' bit-vector algorithm (|hyp| * ceil(|ref| / 64) word steps, the shorter side as
+ *     the bit vector, after cutting the common prefix and suffix).
  *
  * ter_edits(hyp_ids, hyp_offs, ref_ids, ref_offs, out)
  *     The number of TER edits (shifts + beam edit distance) of every hypothesis, with the
@@ -79,8 +81,13 @@ static int open_segments(PyObject *args, Segments *s)
 
 /* ------------------------------------------------------------------ Levenshtein */
 
-static int64_t levenshtein_one(const int32_t *a, int64_t n, const int32_t *b, int64_t m, int64_t *row)
+/* Plain row DP, |a| * |b| cells: the oracle of the bit-parallel version and its fallback
+ * for a pair whose match masks would not fit in memory. */
+static int64_t levenshtein_rows(const int32_t *a, int64_t n, const int32_t *b, int64_t m)
 {
+    int64_t *row = malloc((size_t)(m + 1) * sizeof(int64_t));
+    if (!row)
+        return -1;
     for (int64_t j = 0; j <= m; j++)
         row[j] = j;
     for (int64_t i = 1; i <= n; i++) {
@@ -97,7 +104,122 @@ static int64_t levenshtein_one(const int32_t *a, int64_t n, const int32_t *b, in
             diag = up;
         }
     }
-    return row[m];
+    int64_t d = row[m];
+    free(row);
+    return d;
+}
+
+/* Buffers of the bit-parallel distance, grown as longer patterns come. */
+typedef struct {
+    uint64_t *masks, *vp, *vn;
+    int32_t *keys, *slots;
+    size_t masks_cap, vp_cap, vn_cap, keys_cap, slots_cap;
+} Myers;
+
+static int grow(void **buf, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    void *p = realloc(*buf, need * size);
+    if (!p)
+        return -1;
+    *buf = p;
+    *cap = need;
+    return 0;
+}
+
+/* Index of token `key` among the pattern's distinct tokens, or -1. */
+static inline int32_t slot_of(const Myers *w, size_t mask, int shift, int32_t key)
+{
+    size_t h = (size_t)(((uint32_t)key * 0x9E3779B1u) >> shift) & mask;
+    while (w->slots[h] >= 0) {
+        if (w->keys[h] == key)
+            return w->slots[h];
+        h = (h + 1) & mask;
+    }
+    return -1;
+}
+
+/* Levenshtein distance of pattern p (m >= 1 tokens) and text t by Myers' (1999) bit-vector
+ * algorithm in blocks of 64 pattern positions (the block form of edlib's calculateBlock):
+ * per text token one pass over ceil(m / 64) words, carrying the horizontal difference of
+ * the block's last row into the next block; the score follows the difference in row m.
+ * Returns -1 when the buffers cannot be allocated, -2 when the masks would be too large. */
+static int64_t levenshtein_bits(const int32_t *p, int64_t m, const int32_t *t, int64_t n, Myers *w)
+{
+    size_t words = (size_t)((m + 63) / 64), cap = 16;
+    int bits = 4;
+    while (cap < 2 * (size_t)m)
+        cap <<= 1, bits++;
+    if (grow((void **)&w->keys, &w->keys_cap, cap, sizeof(int32_t)) < 0 ||
+        grow((void **)&w->slots, &w->slots_cap, cap, sizeof(int32_t)) < 0 ||
+        grow((void **)&w->vp, &w->vp_cap, words, sizeof(uint64_t)) < 0 ||
+        grow((void **)&w->vn, &w->vn_cap, words, sizeof(uint64_t)) < 0)
+        return -1;
+    size_t mask = cap - 1;
+    int shift = 32 - bits;
+    memset(w->slots, 0xff, cap * sizeof(int32_t));
+    int32_t distinct = 0;
+    for (int64_t i = 0; i < m; i++) { /* distinct tokens and their match masks */
+        size_t h = (size_t)(((uint32_t)p[i] * 0x9E3779B1u) >> shift) & mask;
+        while (w->slots[h] >= 0 && w->keys[h] != p[i])
+            h = (h + 1) & mask;
+        if (w->slots[h] < 0) {
+            if ((size_t)(distinct + 1) * words > ((size_t)1 << 24))
+                return -2; /* over 128 MB of masks: the caller uses the row DP */
+            if (grow((void **)&w->masks, &w->masks_cap, (size_t)(distinct + 1) * words,
+                     sizeof(uint64_t)) < 0)
+                return -1;
+            memset(w->masks + (size_t)distinct * words, 0, words * sizeof(uint64_t));
+            w->keys[h] = p[i];
+            w->slots[h] = distinct++;
+        }
+        w->masks[(size_t)w->slots[h] * words + (size_t)(i / 64)] |= (uint64_t)1 << (i % 64);
+    }
+    for (size_t b = 0; b < words; b++)
+        w->vp[b] = ~(uint64_t)0, w->vn[b] = 0;
+    const uint64_t last = (uint64_t)1 << ((m - 1) % 64);
+    int64_t score = m;
+    for (int64_t j = 0; j < n; j++) {
+        int32_t s = slot_of(w, mask, shift, t[j]);
+        const uint64_t *eq = s >= 0 ? w->masks + (size_t)s * words : NULL;
+        int hin = 1; /* row 0 is 0, 1, 2, ...: the difference along it is +1 */
+        for (size_t b = 0; b < words; b++) {
+            uint64_t Eq = eq ? eq[b] : 0, Pv = w->vp[b], Mv = w->vn[b];
+            uint64_t Xv = Eq | Mv, neg = hin < 0;
+            Eq |= neg;
+            uint64_t Xh = (((Eq & Pv) + Pv) ^ Pv) | Eq;
+            uint64_t Ph = Mv | ~(Xh | Pv), Mh = Pv & Xh;
+            if (b == words - 1)
+                score += (Ph & last) ? 1 : (Mh & last) ? -1 : 0;
+            int hout = (int)(Ph >> 63) - (int)(Mh >> 63);
+            Ph = (Ph << 1) | (uint64_t)(hin > 0);
+            Mh = (Mh << 1) | neg;
+            w->vp[b] = Mh | ~(Xv | Ph);
+            w->vn[b] = Ph & Xv;
+            hin = hout;
+        }
+    }
+    return score;
+}
+
+/* Levenshtein distance of a and b: common prefix and suffix cut, then the shorter side is
+ * the bit-vector pattern. Returns -1 when memory runs out. */
+static int64_t levenshtein_one(const int32_t *a, int64_t n, const int32_t *b, int64_t m, Myers *w)
+{
+    while (n > 0 && m > 0 && a[0] == b[0])
+        a++, b++, n--, m--;
+    while (n > 0 && m > 0 && a[n - 1] == b[m - 1])
+        n--, m--;
+    if (n < m) {
+        const int32_t *c = a;
+        int64_t k = n;
+        a = b, n = m, b = c, m = k;
+    }
+    if (m == 0)
+        return n;
+    int64_t d = levenshtein_bits(b, m, a, n, w);
+    return d == -2 ? levenshtein_rows(a, n, b, m) : d;
 }
 
 static PyObject *levenshtein(PyObject *self, PyObject *args)
@@ -107,21 +229,19 @@ static PyObject *levenshtein(PyObject *self, PyObject *args)
         return NULL;
     const int32_t *h = s.hyp.buf, *r = s.ref.buf;
     const int64_t *ho = s.hoff.buf, *ro = s.roff.buf;
-    int64_t *out = s.out.buf, longest = 0;
-    for (Py_ssize_t k = 0; k < s.nseg; k++)
-        if (ro[k + 1] - ro[k] > longest)
-            longest = ro[k + 1] - ro[k];
-    int64_t *row = malloc((size_t)(longest + 1) * sizeof(int64_t));
-    if (!row) {
-        release_segments(&s);
-        return PyErr_NoMemory();
-    }
+    int64_t *out = s.out.buf;
+    Myers w = {0};
+    int failed = 0;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t k = 0; k < s.nseg; k++)
-        out[k] = levenshtein_one(h + ho[k], ho[k + 1] - ho[k], r + ro[k], ro[k + 1] - ro[k], row);
+    for (Py_ssize_t k = 0; k < s.nseg && !failed; k++) {
+        out[k] = levenshtein_one(h + ho[k], ho[k + 1] - ho[k], r + ro[k], ro[k + 1] - ro[k], &w);
+        failed = out[k] < 0;
+    }
     Py_END_ALLOW_THREADS
-    free(row);
+    free(w.masks), free(w.vp), free(w.vn), free(w.keys), free(w.slots);
     release_segments(&s);
+    if (failed)
+        return PyErr_NoMemory();
     Py_RETURN_NONE;
 }
 

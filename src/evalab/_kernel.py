@@ -1,42 +1,219 @@
-"""The one boundary to the optional compiled kernel (``evalab._mtkernel``).
+"""The one boundary to evalab's compiled kernels, their switch, and the packed-segment types.
 
-Every function here runs the kernel when it is built and otherwise its pure-Python
-fallback, written beside it, which gives identical results (the tests run both). Callers
-never branch on the kernel. :data:`kernel` is read at call time, so tests can set it to
-``None`` to exercise the fallbacks.
+Four optional C extensions are loaded here and nowhere else: :data:`mt` (``_mtkernel``:
+mteval-v13a/zh tokenization, packing characters, clipped n-gram matching), :data:`ed`
+(``_edkernel``: Levenshtein and TER edits), :data:`rouge` (``_rougekernel``: LCS lengths
+and n-gram overlaps) and :data:`ties` (``_tieskernel``: acc_eq tie curves). Each is the
+module, or ``None`` when it was not built (no C compiler at install time) or when the
+environment sets ``EVALAB_NO_KERNELS=1``; then every caller runs its pure-Python fallback,
+written beside the call and giving identical numbers. Callers read the attribute at call
+time (``_kernel.ed``), so a test forces the fallbacks by setting it to ``None`` (or runs a
+subprocess with ``EVALAB_NO_KERNELS=1``).
 
-What the kernel does: sacrebleu's mteval-v13a and zh tokenization (:func:`mteval_split`,
-:func:`encode_lines`), packing characters as code points (:func:`pack_chars`), and clipped
-n-gram matching of packed token ids (:func:`match_counts`).
+Every kernel takes segments packed the same way (:class:`Packed`: the ids of all segments
+end to end, and ``nseg + 1`` offsets), and tokens become ids through one policy
+(:class:`TokenTable`: equal tokens get equal ids while a table lives; a table that caches
+ids across calls empties itself, between sessions, once it holds more than its bound).
+
+The rest of this module wraps the ``mt`` kernel: sacrebleu's mteval-v13a and zh
+tokenization (:func:`mteval_split`, :func:`encode_lines`), packing characters as code points
+(:func:`pack_chars`), and clipped n-gram matching of packed token ids (:func:`match_counts`).
 """
 
 from __future__ import annotations
 
+import os
 import re
-from collections import Counter
-from collections.abc import Callable, Sequence
+import threading
+from collections import Counter, defaultdict
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import import_module
+from itertools import chain, repeat
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 __all__ = [
+    "NO_KERNELS_ENV",
     "ZH_RANGES",
+    "Packed",
+    "TokenTable",
+    "ed",
     "encode_lines",
-    "kernel",
     "match_counts",
+    "mt",
     "mteval_split",
     "new_vocab",
+    "offsets_of",
     "pack_chars",
+    "rouge",
+    "ties",
     "vocab_size",
 ]
 
-try:
-    from evalab import _mtkernel
+#: set to 1 (or any value but 0 and empty) to run every pure-Python fallback
+NO_KERNELS_ENV = "EVALAB_NO_KERNELS"
 
-    kernel: ModuleType | None = _mtkernel
-except ImportError:  # no C compiler at install time: the fallbacks are used
-    kernel = None
+
+def _load(name: str) -> ModuleType | None:
+    """The compiled module ``evalab.<name>``, or ``None`` (not built, or switched off)."""
+    if os.environ.get(NO_KERNELS_ENV, "").strip() not in ("", "0"):
+        return None
+    try:
+        return import_module(f"evalab.{name}")
+    except ImportError:  # no C compiler at install time: the fallbacks are used
+        return None
+
+
+mt: ModuleType | None = _load("_mtkernel")
+ed: ModuleType | None = _load("_edkernel")
+rouge: ModuleType | None = _load("_rougekernel")
+ties: ModuleType | None = _load("_tieskernel")
+
+
+# --- packed segments -------------------------------------------------------------------
+def offsets_of(lengths: Iterable[int], n: int | None = None) -> np.ndarray:
+    """Segment offsets (``n + 1`` int64 entries from 0) of segments of these lengths.
+
+    >>> offsets_of([2, 0, 3]).tolist()
+    [0, 2, 2, 5]
+    """
+    counts = (
+        np.fromiter(lengths, dtype=np.int64, count=n)
+        if n is not None
+        else np.asarray(list(lengths), dtype=np.int64)
+    )
+    out = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out
+
+
+@dataclass(frozen=True)
+class Packed:
+    """The ids of a list of segments, end to end, with ``nseg + 1`` offsets (int64)."""
+
+    ids: np.ndarray
+    offsets: np.ndarray
+
+    @classmethod
+    def of(cls, segments: Sequence[Sequence[int] | np.ndarray], dtype: Any = np.int32) -> Packed:
+        """Pack id sequences (lists or arrays) as one contiguous ``dtype`` array."""
+        offsets = offsets_of(map(len, segments), len(segments))
+        if segments and isinstance(segments[0], np.ndarray):
+            ids = np.concatenate(segments).astype(dtype, copy=False)
+        else:
+            ids = np.fromiter(chain.from_iterable(segments), dtype=dtype, count=int(offsets[-1]))
+        return cls(np.ascontiguousarray(ids), offsets)
+
+    @classmethod
+    def concat(cls, parts: Sequence[Packed]) -> Packed:
+        """The segments of every part, one part after the other."""
+        if len(parts) == 1:
+            return parts[0]
+        starts = np.cumsum([0, *(int(p.offsets[-1]) for p in parts)])
+        offsets = np.concatenate(
+            [p.offsets[:-1] + start for p, start in zip(parts, starts, strict=False)]
+            + [starts[-1:]]
+        )
+        return cls(np.concatenate([p.ids for p in parts]), offsets.astype(np.int64))
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Number of ids (tokens or characters) of each segment."""
+        return np.diff(self.offsets)
+
+    def segment(self, s: int) -> np.ndarray:
+        """The ids of segment ``s``."""
+        return self.ids[self.offsets[s] : self.offsets[s + 1]]
+
+    def tiled(self, times: int) -> Packed:
+        """The segments repeated ``times`` times (one side shared by several systems)."""
+        total = int(self.offsets[-1])
+        starts = np.arange(times, dtype=np.int64).repeat(len(self)) * total
+        offsets = np.r_[np.tile(self.offsets[:-1], times) + starts, times * total]
+        return Packed(np.tile(self.ids, times), offsets.astype(np.int64))
+
+
+# --- interning -------------------------------------------------------------------------
+class TokenTable:
+    """Token -> id (0, 1, 2, ... in order of first sight), the one interning policy.
+
+    Ids are only compared with each other, so equal tokens must get equal ids and nothing
+    else matters. A table made for one call lives as long as the call (its size is the
+    call's distinct tokens). A table shared by calls (so caches may keep ids) is used inside
+    :meth:`session`: when a session starts with no other session open and the table holds
+    more than ``limit`` tokens, the table is emptied and ``on_reset`` empties the caches
+    that hold its ids; ids never change while a session is open.
+    """
+
+    #: distinct tokens a shared table keeps before it is emptied (about 100 MB of strings)
+    LIMIT = 1 << 21
+
+    def __init__(self, limit: int = LIMIT) -> None:
+        self.limit = limit
+        # a missing token gets the next id (the dict's length) inside map(), at C speed
+        self._ids: defaultdict[Hashable, int] = defaultdict()
+        self._ids.default_factory = self._ids.__len__
+        self._lock = threading.Lock()
+        self._open = 0
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    @contextmanager
+    def session(self, on_reset: Callable[[], None] | None = None) -> Iterator[TokenTable]:
+        """Hold the ids stable for one call; empty the table first if it is over its bound."""
+        with self._lock:
+            if self._open == 0 and len(self._ids) > self.limit:
+                self._ids.clear()
+                if on_reset is not None:
+                    on_reset()
+            self._open += 1
+        try:
+            yield self
+        finally:
+            with self._lock:
+                self._open -= 1
+
+    def ids(self, tokens: Iterable[Hashable], dtype: Any = np.int32) -> np.ndarray:
+        """The ids of ``tokens`` (new tokens are added)."""
+        with self._lock:  # two threads must not give one id to two tokens
+            return np.fromiter(map(self._ids.__getitem__, tokens), dtype=dtype)
+
+    def known(self, tokens: Iterable[Hashable], dtype: Any = np.int64) -> np.ndarray:
+        """The ids of ``tokens`` without adding any: an unknown token is -1."""
+        return np.fromiter(map(self._ids.get, tokens, _MINUS_ONES), dtype=dtype)
+
+    def pack(self, segments: Sequence[Sequence[Hashable]], dtype: Any = np.int32) -> Packed:
+        """Ids of every segment's tokens, packed (new tokens are added)."""
+        offsets = offsets_of(map(len, segments), len(segments))
+        with self._lock:
+            ids = np.fromiter(
+                map(self._ids.__getitem__, chain.from_iterable(segments)),
+                dtype=dtype,
+                count=int(offsets[-1]),
+            )
+        return Packed(ids, offsets)
+
+    def pack_known(self, segments: Sequence[Sequence[Hashable]], dtype: Any = np.int64) -> Packed:
+        """Ids of every segment's tokens with no token added (unknown: -1), packed."""
+        offsets = offsets_of(map(len, segments), len(segments))
+        ids = np.fromiter(
+            map(self._ids.get, chain.from_iterable(segments), _MINUS_ONES),
+            dtype=dtype,
+            count=int(offsets[-1]),
+        )
+        return Packed(ids, offsets)
+
+
+#: the endless default of ``dict.get`` in ``map`` (an unknown token is -1)
+_MINUS_ONES = repeat(-1)
 
 
 # --- the mteval-v13a rules -------------------------------------------------------------
@@ -98,9 +275,6 @@ ZH_RANGES = (
 _ZH_CHAR = re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ZH_RANGES) + "]")
 
 
-_ZH_CHAR = re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ZH_RANGES) + "]")
-
-
 def mteval_split(line: str, cjk: bool = False) -> list[str]:
     """The language-independent part of mteval-v13a, returning the tokens.
 
@@ -109,8 +283,8 @@ def mteval_split(line: str, cjk: bool = False) -> list[str]:
     >>> mteval_split("a,b (c)")
     ['a', ',', 'b', '(', 'c', ')']
     """
-    if kernel is not None:
-        words: list[str] = kernel.mteval_split(line, cjk)
+    if mt is not None:
+        words: list[str] = mt.mteval_split(line, cjk)
         return words
     if cjk:
         line = _ZH_CHAR.sub(r" \g<0> ", line)
@@ -118,12 +292,6 @@ def mteval_split(line: str, cjk: bool = False) -> list[str]:
     for pattern, repl in _RULES_13A:
         line = pattern.sub(repl, line)
     return line.split()
-
-
-def _offsets(lengths: Sequence[int]) -> np.ndarray:
-    out = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=out[1:])
-    return out
 
 
 def pack_chars(
@@ -138,19 +306,19 @@ def pack_chars(
     >>> ids.tolist(), offsets.tolist()
     ([97, 98, 99, 100], [0, 2, 4])
     """
-    if kernel is not None:
-        chars, offsets = kernel.pack_chars(list(segments), keep_whitespace)
+    if mt is not None:
+        chars, offsets = mt.pack_chars(list(segments), keep_whitespace)
         return np.frombuffer(chars, dtype=np.uint32), np.frombuffer(offsets, dtype=np.int64)
     if not keep_whitespace:
         segments = ["".join(s.split()) for s in segments]
     joined = "".join(segments).encode("utf-32-le", "surrogatepass")
     # uint32 as it comes: the kernel reads 4-byte ids, so no widening copy is made
-    return np.frombuffer(joined, dtype="<u4"), _offsets([len(s) for s in segments])
+    return np.frombuffer(joined, dtype="<u4"), offsets_of(map(len, segments), len(segments))
 
 
 def new_vocab() -> Any:
     """An empty token table for :func:`encode_lines` (the kernel's, or a dict)."""
-    return kernel.Vocab() if kernel is not None else {}
+    return mt.Vocab() if mt is not None else {}
 
 
 def vocab_size(vocab: Any) -> int:
@@ -168,14 +336,14 @@ def encode_lines(
     reference has, which can never be part of a matching n-gram).
     """
     if not isinstance(vocab, dict):  # the kernel's table, so the kernel is there
-        ids, offsets = kernel.encode_lines(list(lines), vocab, cjk, add)  # type: ignore[union-attr]
+        ids, offsets = mt.encode_lines(list(lines), vocab, cjk, add)  # type: ignore[union-attr]
         return np.frombuffer(ids, dtype=np.int64), np.frombuffer(offsets, dtype=np.int64)
     per_line = [tokens(line) for line in lines]
     if add:
         flat = [vocab.setdefault(t, len(vocab)) for toks in per_line for t in toks]
     else:
         flat = [vocab.get(t, -1) for toks in per_line for t in toks]
-    return np.array(flat, dtype=np.int64), _offsets([len(t) for t in per_line])
+    return np.array(flat, dtype=np.int64), offsets_of(map(len, per_line), len(per_line))
 
 
 def match_counts(
@@ -195,8 +363,8 @@ def match_counts(
     ``shared`` asks the kernel to count each reference segment's n-grams once for all
     systems (faster from a few systems on); the counts are the same either way.
     """
-    if kernel is not None:
-        count = kernel.match_counts_shared if shared else kernel.match_counts
+    if mt is not None:
+        count = mt.match_counts_shared if shared else mt.match_counts
         count(
             list(hyps),
             list(hyp_offsets),

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from tests.metaeval.test_ties import _acc_at, brute_flat
 
-from evalab.metaeval import flat_ties
+from evalab import _kernel
 from evalab.metaeval.flat_ties import (
     acc_eq_flat,
     acc_eq_flat_resampled,
@@ -21,8 +21,8 @@ from evalab.metaeval.flat_ties import (
 def implementation(request, monkeypatch):
     """Run a test with the compiled prefix-sum kernel and with its numpy fallback."""
     if request.param == "numpy":
-        monkeypatch.setattr(flat_ties, "kernel", None)
-    elif flat_ties.kernel is None:
+        monkeypatch.setattr(_kernel, "ties", None)
+    elif _kernel.ties is None:
         pytest.skip("evalab._tieskernel is not built")
     return request.param
 
@@ -66,7 +66,7 @@ def test_unit_counts_give_the_full_data_value(implementation):
 
 
 def test_kernel_equals_numpy_on_many_resamples(monkeypatch):
-    if flat_ties.kernel is None:
+    if _kernel.ties is None:
         pytest.skip("evalab._tieskernel is not built")
     rng = np.random.default_rng(11)
     x, y, seg = _cells(rng, 40, 6)
@@ -75,7 +75,7 @@ def test_kernel_equals_numpy_on_many_resamples(monkeypatch):
         np.float64
     )  # several kernel blocks
     compiled = acc_eq_flat_resampled(pairs, counts)
-    monkeypatch.setattr(flat_ties, "kernel", None)
+    monkeypatch.setattr(_kernel, "ties", None)
     assert np.array_equal(compiled, acc_eq_flat_resampled(pairs, counts))
 
 

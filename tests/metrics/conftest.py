@@ -26,10 +26,10 @@ def one_torch_thread():
 @pytest.fixture(params=["kernel", "python"])
 def edit_backend(request, monkeypatch) -> str:
     """Run a test with the edit-distance C kernel and with its pure-Python fallback."""
-    from evalab.metrics import _editdistance
+    from evalab import _kernel
 
     if request.param == "python":
-        monkeypatch.setattr(_editdistance, "edkernel", None)
-    elif _editdistance.edkernel is None:
+        monkeypatch.setattr(_kernel, "ed", None)
+    elif _kernel.ed is None:
         pytest.skip("evalab._edkernel is not built")
     return request.param

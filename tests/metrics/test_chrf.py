@@ -186,5 +186,5 @@ def test_fallback_kernel_pickle_and_jobs(wmt22, monkeypatch) -> None:
     assert np.array_equal(
         parallel_stats(pickle.loads(pickle.dumps(m)), hyps, refs, jobs=2).rows, fast.rows
     )
-    monkeypatch.setattr(_kernel, "kernel", None)
+    monkeypatch.setattr(_kernel, "mt", None)
     assert np.array_equal(CHRFPlusPlus().stats(hyps, refs).rows, fast.rows)

@@ -6,9 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evalab import _kernel
 from evalab.metrics import _editdistance as ed
 
-pytestmark = pytest.mark.skipif(ed.edkernel is None, reason="evalab._edkernel is not built")
+pytestmark = pytest.mark.skipif(_kernel.ed is None, reason="evalab._edkernel is not built")
 
 # few distinct words make shifts and ties frequent; lengths cross the beam width (25)
 words = st.lists(st.integers(0, 5), max_size=70)
@@ -53,7 +54,7 @@ def test_kernel_rejects_inconsistent_buffers() -> None:
 
     ids = np.zeros(3, dtype=np.int32)
     with pytest.raises(ValueError, match="int32 ids"):
-        ed.edkernel.ter_edits(
+        _kernel.ed.ter_edits(
             ids,
             np.array([0, 5], dtype=np.int64),
             ids,

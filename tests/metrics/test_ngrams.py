@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalab import _kernel
+from evalab._kernel import Packed
 from evalab.errors import SettingsError
 from evalab.metrics import _ngrams
 from evalab.metrics._ngrams import (
-    Packed,
     _match_counts_python,
     kernel_threads,
     match_counts,
@@ -42,9 +42,9 @@ TEXT = st.lists(st.sampled_from(["a", "b", "é", "中", "🙂", "\ud800", *SPACE
 
 
 def kernel_or_skip():
-    if _kernel.kernel is None:
+    if _kernel.mt is None:
         pytest.skip("compiled kernel not built")
-    return _kernel.kernel
+    return _kernel.mt
 
 
 @settings(max_examples=200, deadline=None)
@@ -52,11 +52,11 @@ def kernel_or_skip():
 def test_pack_chars_kernel_equals_python(texts, keep) -> None:
     kernel_or_skip()
     fast = pack_chars(texts, keep_whitespace=keep)
-    saved, _kernel.kernel = _kernel.kernel, None
+    saved, _kernel.mt = _kernel.mt, None
     try:
         slow = pack_chars(texts, keep_whitespace=keep)
     finally:
-        _kernel.kernel = saved
+        _kernel.mt = saved
     assert fast.ids.tolist() == slow.ids.tolist()
     assert fast.offsets.tolist() == slow.offsets.tolist()
     expected = [t if keep else "".join(t.split()) for t in texts]

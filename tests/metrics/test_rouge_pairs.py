@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from rouge_score import rouge_scorer
 
 import evalab
+from evalab import _kernel
+from evalab._kernel import Packed
 from evalab.metrics import _rouge_pairs
 from evalab.metrics._rouge_pairs import (
-    Packed,
     lcs_from_masks,
     lcs_lengths,
     lcs_of_ids,
@@ -24,7 +25,7 @@ from evalab.metrics._rouge_pairs import (
     token_ids,
 )
 
-needs_kernel = pytest.mark.skipif(_rouge_pairs.kernel is None, reason="C kernel not built")
+needs_kernel = pytest.mark.skipif(_kernel.rouge is None, reason="C kernel not built")
 
 # small alphabets make many matches; lengths up to 150 cross several 64-bit column blocks
 segment = st.lists(st.sampled_from("abcdef"), max_size=150)
@@ -40,7 +41,7 @@ def _packed(pair_list):
 def _both_paths(fn, *args, monkeypatch):
     compiled = fn(*args)
     with monkeypatch.context() as m:
-        m.setattr(_rouge_pairs, "kernel", None)
+        m.setattr(_kernel, "rouge", None)
         fallback = fn(*args)
     return compiled, fallback
 
@@ -78,7 +79,7 @@ def test_token_ids_equal_for_equal_tokens_across_calls():
 def test_kernel_refuses_ids_outside_the_vocabulary():
     hyp = Packed(np.array([0, 10**6], dtype=np.int32), np.array([0, 2], dtype=np.int64))
     with pytest.raises(ValueError, match="vocab_size"):
-        _rouge_pairs.kernel.lcs_lengths(
+        _kernel.rouge.lcs_lengths(
             hyp.ids, hyp.offsets, hyp.ids, hyp.offsets, 10, np.zeros(1, dtype=np.int64)
         )
 
@@ -103,7 +104,7 @@ def test_one_megabyte_line_gives_its_exact_rouge_l():
     hyp, ref, lcs = _long_pair(200_000)  # ~1 MB per line, ~6e8 word steps in C
     hyp_line, ref_line = " ".join(hyp), " ".join(ref)
     assert len(ref_line) >= 999_999
-    if _rouge_pairs.kernel is None:  # the pure fallback is quadratic in Python digits
+    if _kernel.rouge is None:  # the pure fallback is quadratic in Python digits
         hyp_line, ref_line = " ".join(hyp[:5000]), " ".join(ref[:5000])
         lcs = lcs_of_ids(hyp[:5000], ref[:5000])
     rows = evalab.metric("rougeL").stats([hyp_line], [[ref_line]])

@@ -72,10 +72,10 @@ def wmt_lines(wmt22) -> list[str]:
 def kernel_mode(request, monkeypatch):
     """Run a test with the compiled kernel and with the pure-Python fallback."""
     if request.param:
-        if _kernel.kernel is None:
+        if _kernel.mt is None:
             pytest.skip("compiled kernel not built")
     else:
-        monkeypatch.setattr(_kernel, "kernel", None)
+        monkeypatch.setattr(_kernel, "mt", None)
     return request.param
 
 
@@ -147,13 +147,13 @@ def test_wmt_data_present() -> None:
 @pytest.mark.parametrize("name", ["13a", "zh"])
 def test_kernel_encode_lines_matches_sacrebleu(name, wmt_lines) -> None:
     """The C path BLEU uses: tokenize every line and map tokens to ids in one call."""
-    if _kernel.kernel is None:
+    if _kernel.mt is None:
         pytest.skip("compiled kernel not built")
     import numpy as np
 
     theirs = PAIRS[name][1]()
-    vocab = _kernel.kernel.Vocab()
-    ids, offsets = _kernel.kernel.encode_lines(wmt_lines, vocab, name == "zh")
+    vocab = _kernel.mt.Vocab()
+    ids, offsets = _kernel.mt.encode_lines(wmt_lines, vocab, name == "zh")
     ids, offsets = np.frombuffer(ids, dtype=np.int64), np.frombuffer(offsets, dtype=np.int64)
     words = dict(enumerate(vocab.tokens()))
     assert len(set(words.values())) == len(vocab) == len(words)
@@ -208,14 +208,14 @@ def test_random_strings_match_sacrebleu(line) -> None:
         ours_cls, theirs_cls = PAIRS[name]
         expected = theirs_cls()(line)
         assert ours_cls().tokenize_str(line) == expected
-        saved, _kernel.kernel = _kernel.kernel, None  # the pure-Python fallback too
+        saved, _kernel.mt = _kernel.mt, None  # the pure-Python fallback too
         try:
             assert ours_cls().tokenize_str(line) == expected
         finally:
-            _kernel.kernel = saved
-        if _kernel.kernel is not None and name != "intl":
-            vocab = _kernel.kernel.Vocab()
-            ids, _ = _kernel.kernel.encode_lines([line], vocab, name == "zh")
+            _kernel.mt = saved
+        if _kernel.mt is not None and name != "intl":
+            vocab = _kernel.mt.Vocab()
+            ids, _ = _kernel.mt.encode_lines([line], vocab, name == "zh")
             words = dict(enumerate(vocab.tokens()))
             import numpy as np
 
@@ -224,9 +224,9 @@ def test_random_strings_match_sacrebleu(line) -> None:
 
 # --- the kernel's token table ---------------------------------------------------------------
 def _kernel_or_skip():
-    if _kernel.kernel is None:
+    if _kernel.mt is None:
         pytest.skip("compiled kernel not built")
-    return _kernel.kernel
+    return _kernel.mt
 
 
 def test_vocab_lookup_only_leaves_unknown_tokens_out() -> None:

@@ -11,7 +11,7 @@ segments ``s`` and ``t`` then stands for ``c_s * c_t`` pairs, and the copies of 
 tie in both scores (they agree at every ε). So on each resample the threshold is
 re-optimised over the same sorted pairs with weights: a constant from the pairs that
 agree at ε = 0 (a segments × segments matrix, one product for all resamples) plus the best
-weighted prefix sum, which the compiled kernel (``evalab._tieskernel``) or, without it, a
+weighted prefix sum, which the compiled kernel (``evalab._kernel.ties``) or, without it, a
 numpy loop over resamples computes exactly.
 
 :func:`pairwise_permutation_p` is mt-metrics-eval's ``PairwisePermutationSigDiff`` (the
@@ -27,19 +27,13 @@ ranks with the paired bootstrap and this function is there to reproduce WMT's te
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
-from types import ModuleType
 
 import numpy as np
 
+from evalab import _kernel
 from evalab.metaeval.cell_pairs import pair_batches
 from evalab.metaeval.ties import TieCalibrated
-
-try:
-    kernel: ModuleType | None = importlib.import_module("evalab._tieskernel")
-except ImportError:  # no C compiler at install time: the numpy loop is used
-    kernel = None
 
 __all__ = [
     "FlatPairs",
@@ -169,9 +163,8 @@ def _best_prefix(pairs: FlatPairs, c: np.ndarray) -> np.ndarray:
     if len(pairs.change) == 0:
         return np.zeros(len(c))
     n = c @ pairs.cells
-    if (
-        kernel is not None and n.max() * (n.max() - 1) / 2 < 2**31
-    ):  # the kernel's int32 sums stay exact
+    kernel = _kernel.ties
+    if kernel is not None and n.max() * (n.max() - 1) / 2 < 2**31:  # int32 sums stay exact
         by_segment = np.ascontiguousarray(c.T, dtype=np.int32)
         out = kernel.tie_curve_max(
             pairs.first, pairs.second, pairs.change, pairs.ends, by_segment, *by_segment.shape

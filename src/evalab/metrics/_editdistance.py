@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from importlib import import_module
 from types import ModuleType
 
 import numpy as np
 
-__all__ = ["edkernel", "levenshtein_many", "ter_edits_many", "ter_edits_py"]
+from evalab import _kernel
+from evalab._kernel import Packed
+
+__all__ = ["levenshtein_many", "levenshtein_py", "ter_edits_many", "ter_edits_py"]
 
 _INF = 10**16
 _MAX_SHIFT_SIZE = 10
@@ -40,43 +42,52 @@ _BEAM_WIDTH = 25
 _MAX_CANDIDATES = 1000
 _NOP, _SUB, _INS, _DEL, _UNDEF = 1, 2, 3, 4, 0
 
-edkernel: ModuleType | None
-try:
-    edkernel = import_module("evalab._edkernel")
-except ImportError:  # no C compiler at install time: the fallbacks below are used
-    edkernel = None
+Segments = Packed | Sequence[Sequence[int]]
 
 
-def _pack(segments: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
-    lengths = np.fromiter((len(s) for s in segments), dtype=np.int64, count=len(segments))
-    offsets = np.zeros(len(segments) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    ids = np.fromiter((t for s in segments for t in s), dtype=np.int32, count=int(offsets[-1]))
-    return ids, offsets
+def _packed(side: Segments) -> Packed:
+    if isinstance(side, Packed):
+        return side
+    return Packed.of(side)
 
 
-def _run_kernel(
-    name: str, hyps: Sequence[Sequence[int]], refs: Sequence[Sequence[int]]
-) -> np.ndarray:
-    h_ids, h_offs = _pack(hyps)
-    r_ids, r_offs = _pack(refs)
-    out = np.zeros(len(hyps), dtype=np.int64)
-    getattr(edkernel, name)(h_ids, h_offs, r_ids, r_offs, out)
+def _run_kernel(kernel: ModuleType, name: str, hyp: Packed, ref: Packed) -> np.ndarray:
+    if len(hyp) != len(ref):
+        raise ValueError(f"{len(hyp)} hypotheses against {len(ref)} references")
+    out = np.zeros(len(hyp), dtype=np.int64)
+    # code points (uint32, from pack_chars) are below 2**31: the same bits read as int32
+    h_ids, r_ids = (
+        np.ascontiguousarray(p.ids).view(np.int32)
+        if p.ids.dtype == np.uint32
+        else np.ascontiguousarray(p.ids, dtype=np.int32)
+        for p in (hyp, ref)
+    )
+    getattr(kernel, name)(h_ids, hyp.offsets, r_ids, ref.offsets, out)
     return out
 
 
-def levenshtein_many(hyps: Sequence[Sequence[int]], refs: Sequence[Sequence[int]]) -> np.ndarray:
+def levenshtein_many(hyps: Segments, refs: Segments) -> np.ndarray:
     """Levenshtein distance (unit costs) of every hypothesis to its reference."""
-    if edkernel is not None:
-        return _run_kernel("levenshtein", hyps, refs)
-    return np.array([levenshtein_py(h, r) for h, r in zip(hyps, refs, strict=True)], dtype=np.int64)
+    hyp, ref = _packed(hyps), _packed(refs)
+    kernel = _kernel.ed
+    if kernel is not None:
+        return _run_kernel(kernel, "levenshtein", hyp, ref)
+    return np.array(
+        [levenshtein_py(hyp.segment(s).tolist(), ref.segment(s).tolist()) for s in range(len(hyp))],
+        dtype=np.int64,
+    )
 
 
-def ter_edits_many(hyps: Sequence[Sequence[int]], refs: Sequence[Sequence[int]]) -> np.ndarray:
+def ter_edits_many(hyps: Segments, refs: Segments) -> np.ndarray:
     """TER edits (shifts + edit distance) of every hypothesis to its reference."""
-    if edkernel is not None:
-        return _run_kernel("ter_edits", hyps, refs)
-    return np.array([ter_edits_py(h, r) for h, r in zip(hyps, refs, strict=True)], dtype=np.int64)
+    hyp, ref = _packed(hyps), _packed(refs)
+    kernel = _kernel.ed
+    if kernel is not None:
+        return _run_kernel(kernel, "ter_edits", hyp, ref)
+    return np.array(
+        [ter_edits_py(hyp.segment(s).tolist(), ref.segment(s).tolist()) for s in range(len(hyp))],
+        dtype=np.int64,
+    )
 
 
 def levenshtein_py(a: Sequence[int], b: Sequence[int]) -> int:

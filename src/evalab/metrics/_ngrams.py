@@ -16,14 +16,12 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass
-from itertools import chain
-from typing import TypeVar
+from collections.abc import Sequence
 
 import numpy as np
 
 from evalab import _kernel
+from evalab._kernel import Packed
 from evalab.errors import SettingsError
 
 #: from this many systems on, the reference side of a segment is built once for all of
@@ -38,61 +36,14 @@ PARALLEL_MIN_ITEMS = 100_000
 #: each order adds columns to every segment's row, so a typo such as 10**9 must be refused
 MAX_ORDER = 100
 
-#: a token of a packed sequence (a string, or a tuple of ids for some tokenizers)
-_Token = TypeVar("_Token", bound=Hashable)
 
 __all__ = [
     "MAX_ORDER",
-    "Packed",
     "kernel_threads",
     "match_counts",
     "match_counts_many",
-    "offsets_of",
     "pack_chars",
-    "pack_ids",
-    "pack_new_vocab",
 ]
-
-
-@dataclass(frozen=True)
-class Packed:
-    """Ids of all segments of one stream, concatenated, with ``offsets`` (nseg + 1)."""
-
-    ids: np.ndarray
-    offsets: np.ndarray
-
-    @property
-    def lengths(self) -> np.ndarray:
-        """Number of items (tokens or characters) of each segment."""
-        return np.diff(self.offsets)
-
-
-def offsets_of(lengths: Iterable[int], n: int) -> np.ndarray:
-    """Segment offsets (n + 1 entries, starting at 0) from ``n`` segment lengths."""
-    off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(lengths, dtype=np.int64, count=n), out=off[1:])
-    return off
-
-
-def pack_new_vocab(segments: Sequence[Sequence[_Token]], vocab: dict[_Token, int]) -> Packed:
-    """Pack token sequences, adding unseen tokens to ``vocab`` (the reference side)."""
-    flat = list(chain.from_iterable(segments))
-    ids = np.fromiter(
-        (vocab.setdefault(t, len(vocab)) for t in flat), dtype=np.int64, count=len(flat)
-    )
-    return Packed(ids, offsets_of(map(len, segments), len(segments)))
-
-
-def pack_ids(segments: Sequence[Sequence[_Token]], vocab: dict[_Token, int]) -> Packed:
-    """Pack token sequences with a fixed ``vocab``; unknown tokens become -1.
-
-    A hypothesis token absent from every reference can never be part of a matching
-    n-gram, so one shared id for all of them changes no clipped count.
-    """
-    flat = list(chain.from_iterable(segments))
-    get = vocab.get
-    ids = np.fromiter((get(t, -1) for t in flat), dtype=np.int64, count=len(flat))
-    return Packed(ids, offsets_of(map(len, segments), len(segments)))
 
 
 def pack_chars(segments: Sequence[str], keep_whitespace: bool = True) -> Packed:

@@ -1,9 +1,10 @@
 """ROUGE's per-pair counts over token ids: clipped n-gram overlaps and LCS lengths.
 
-Tokens are interned once per process as int32 ids (:func:`token_ids`); the segments of
-one side are packed into one id array with offsets (:class:`Packed`) and every pair of a
-call is counted in one pass of the optional compiled kernel (``evalab._rougekernel``), or
-by the pure-Python fallbacks here, which give identical counts.
+Tokens are interned as int32 ids in one shared, bounded table (:data:`TABLE`, see
+:class:`evalab._kernel.TokenTable`); the segments of one side are packed into one id
+array with offsets (:class:`evalab._kernel.Packed`) and every pair of a call is counted in
+one pass of the optional compiled kernel (``evalab._kernel.rouge``), or by the
+pure-Python fallbacks here, which give identical counts.
 
 The LCS length is Hyyrö's bit-parallel row update (2004, "Bit-parallel LCS-length
 computation revisited") after cutting the common prefix and suffix: ``|a| * |b| / 64``
@@ -13,16 +14,16 @@ word steps in C (about a second for two different 10^5-word lines) instead of th
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
-from types import ModuleType
 
 import numpy as np
 
+from evalab import _kernel
+from evalab._kernel import Packed, TokenTable
+
 __all__ = [
-    "Packed",
+    "TABLE",
     "lcs_lengths",
     "lcs_of_ids",
     "lcs_seconds",
@@ -31,55 +32,19 @@ __all__ = [
     "token_ids",
 ]
 
-try:
-    from evalab import _rougekernel
-
-    kernel: ModuleType | None = _rougekernel
-except ImportError:  # no C compiler at install time: the fallbacks below are used
-    kernel = None
-
-# Process-wide token -> id table. Ids only have to be equal for equal tokens, so sharing
-# the table between calls and settings changes no number; the lock keeps two threads from
-# giving one id to two tokens.
-_VOCAB: dict[str, int] = {}
-_VOCAB_LOCK = threading.Lock()
+#: the token table of ROUGE's id caches (:mod:`evalab.metrics.rouge` keeps token ids per
+#: distinct text across calls, so the table is shared; a metric call holds a session)
+TABLE = TokenTable()
 
 
 def token_ids(tokens: Sequence[str]) -> np.ndarray:
-    """The interned int32 ids of ``tokens`` (equal tokens, equal ids, in every call)."""
-    ids = list(map(_VOCAB.get, tokens))  # the common case, every token known: a C loop
-    if None in ids:
-        with _VOCAB_LOCK:
-            vocab = _VOCAB
-            ids = [vocab.setdefault(t, len(vocab)) for t in tokens]
-    return np.array(ids, dtype=np.int32)
+    """The interned int32 ids of ``tokens`` (equal tokens, equal ids, while :data:`TABLE` lives)."""
+    return TABLE.ids(tokens)
 
 
 def vocab_size() -> int:
     """One more than the largest id :func:`token_ids` has handed out."""
-    return len(_VOCAB)
-
-
-@dataclass(frozen=True)
-class Packed:
-    """The id arrays of a list of segments, end to end, with ``nseg + 1`` offsets."""
-
-    ids: np.ndarray
-    offsets: np.ndarray
-
-    @classmethod
-    def of(cls, segments: Sequence[np.ndarray]) -> Packed:
-        offsets = np.zeros(len(segments) + 1, dtype=np.int64)
-        np.cumsum([len(s) for s in segments], out=offsets[1:])
-        ids = np.concatenate(segments) if segments else np.zeros(0, dtype=np.int32)
-        return cls(np.ascontiguousarray(ids, dtype=np.int32), offsets)
-
-    @property
-    def lengths(self) -> np.ndarray:
-        return np.diff(self.offsets)
-
-    def segment(self, s: int) -> np.ndarray:
-        return self.ids[self.offsets[s] : self.offsets[s + 1]]
+    return len(TABLE)
 
 
 # -- LCS ------------------------------------------------------------------------------------
@@ -132,12 +97,13 @@ _PYTHON_SLOWDOWN = 20.0
 def lcs_seconds(n: int, m: int) -> float:
     """A rough upper estimate of the seconds :func:`lcs_lengths` spends on an n x m pair."""
     steps = max(n, m) * -(-min(n, m) // 64)
-    return steps * _SECONDS_PER_WORD_STEP * (1.0 if kernel is not None else _PYTHON_SLOWDOWN)
+    return steps * _SECONDS_PER_WORD_STEP * (1.0 if _kernel.rouge is not None else _PYTHON_SLOWDOWN)
 
 
 def lcs_lengths(a: Packed, b: Packed) -> np.ndarray:
     """LCS length of every segment pair ``(a[s], b[s])`` (int64)."""
     out = np.zeros(len(a.offsets) - 1, dtype=np.int64)
+    kernel = _kernel.rouge
     if kernel is not None:
         kernel.lcs_lengths(a.ids, a.offsets, b.ids, b.offsets, vocab_size(), out)
         return out
@@ -155,6 +121,7 @@ def _ngram_counts(ids: list[int], n: int) -> Counter[Hashable]:
 def ngram_overlaps(a: Packed, b: Packed, n: int) -> np.ndarray:
     """Clipped n-gram overlap ``sum_g min(c_a(g), c_b(g))`` of every segment pair (int64)."""
     out = np.zeros(len(a.offsets) - 1, dtype=np.int64)
+    kernel = _kernel.rouge
     if kernel is not None and n in (1, 2):
         kernel.ngram_overlaps(a.ids, a.offsets, b.ids, b.offsets, n, out)
         return out

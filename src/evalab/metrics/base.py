@@ -536,11 +536,10 @@ class Metric(ABC):
         work = self.pair_work
         if work is None:
             return
-        over = [
-            k
-            for k, (n, m) in enumerate(zip(hyp_sizes, ref_sizes, strict=True))
-            if int(n) * int(m) > work.limit
-        ]
+        hyp_n, ref_n = np.asarray(hyp_sizes, dtype=np.int64), np.asarray(ref_sizes, dtype=np.int64)
+        if hyp_n.shape != ref_n.shape:
+            raise ValueError(f"{len(hyp_n)} hypothesis sizes for {len(ref_n)} reference sizes")
+        over = np.flatnonzero(hyp_n * ref_n > work.limit).tolist()  # one C loop, not per pair
         if not over:
             return
         if work.refuse:

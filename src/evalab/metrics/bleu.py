@@ -36,8 +36,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from evalab import _kernel
+from evalab._kernel import Packed, offsets_of
 from evalab.errors import InputError, SettingsError
-from evalab.metrics._ngrams import MAX_ORDER, Packed, match_counts_many, offsets_of
+from evalab.metrics._ngrams import MAX_ORDER, match_counts_many
 from evalab.metrics.base import Metric, MetricSettings, setting
 from evalab.metrics.stats_value import NRefs
 
@@ -240,7 +241,7 @@ class BLEU(Metric):
     settings_class = BLEUSettings
     scale = 100.0
     higher_is_better = True
-    releases_gil = _kernel.kernel is not None  # n-gram matching runs in the kernel without the GIL
+    releases_gil = _kernel.mt is not None  # n-gram matching runs in the kernel without the GIL
     settings: BLEUSettings
     test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
         "tokenize": ("intl", "zh", "char", "none"),

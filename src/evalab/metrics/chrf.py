@@ -30,14 +30,12 @@ from typing import Any
 import numpy as np
 
 from evalab import _kernel
+from evalab._kernel import Packed, TokenTable
 from evalab.errors import InputError, SettingsError
 from evalab.metrics._ngrams import (
     MAX_ORDER,
-    Packed,
     match_counts_many,
     pack_chars,
-    pack_ids,
-    pack_new_vocab,
 )
 from evalab.metrics.base import Metric, MetricSettings, setting
 from evalab.metrics.stats_value import NRefs
@@ -182,7 +180,7 @@ class _RefTable:
     """Reference side of chrF, prepared once per reference set."""
 
     chars: list[Packed]
-    vocab: dict[str, int]
+    vocab: TokenTable
     words: list[Packed]
 
 
@@ -193,7 +191,7 @@ class CHRF(Metric):
     settings_class = CHRFSettings
     scale = 100.0
     higher_is_better = True
-    releases_gil = _kernel.kernel is not None  # n-gram matching runs in the kernel without the GIL
+    releases_gil = _kernel.mt is not None  # n-gram matching runs in the kernel without the GIL
     settings: CHRFSettings
     REF_CACHE_SIZE = 4
 
@@ -238,9 +236,9 @@ class CHRF(Metric):
             self._ref_cache.move_to_end(key)
             return table
         streams = [[self._prep(r) for r in stream] for stream in references]
-        vocab: dict[str, int] = {}
+        vocab = TokenTable()  # the references' words, for this reference set only
         words = (
-            [pack_new_vocab([chrf_words(r) for r in s], vocab) for s in streams]
+            [vocab.pack([chrf_words(r) for r in s], dtype=np.int64) for s in streams]
             if self.settings.word_order
             else []
         )
@@ -269,7 +267,7 @@ class CHRF(Metric):
             ):
                 part.append((per_ref, h, table.chars, s.char_order))
         if s.word_order:
-            words = [pack_ids([chrf_words(x) for x in hyps], table.vocab) for hyps in prepped]
+            words = [table.vocab.pack_known([chrf_words(x) for x in hyps]) for hyps in prepped]
             for part, h, (per_ref, _) in zip(
                 parts, words, match_counts_many(words, table.words, s.word_order), strict=True
             ):
@@ -356,4 +354,4 @@ class CHRFPlusPlus(CHRF):
 
     name = "chrf++"
     settings_class = CHRFPlusPlusSettings
-    releases_gil = _kernel.kernel is not None  # the same kernel, words included
+    releases_gil = _kernel.mt is not None  # the same kernel, words included

@@ -36,19 +36,20 @@ from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 from typing import Any, ClassVar
 
 import numpy as np
 
+from evalab._kernel import Packed
 from evalab.errors import SettingsError
 from evalab.metrics._rouge_pairs import (
-    Packed,
+    TABLE,
     lcs_lengths,
     lcs_of_ids,
     lcs_seconds,
     match_masks,
     ngram_overlaps,
-    token_ids,
 )
 from evalab.metrics.base import Metric, MetricSettings, PairWork, PeerName, setting
 from evalab.metrics.stats_value import NRefs
@@ -125,11 +126,6 @@ def _tokens(tokenizer: str, stem: bool, text: str) -> tuple[str, ...]:
     return tuple(map(_stem_token, tokens)) if stem else tuple(tokens)
 
 
-@lru_cache(maxsize=_CACHE_SIZE)
-def _ids(tokenizer: str, stem: bool, text: str) -> np.ndarray:
-    return token_ids(_tokens(tokenizer, stem, text))
-
-
 def _sentence_texts(sep: str | None, text: str) -> list[str]:
     if sep:
         text = text.replace(sep, "\n")
@@ -144,29 +140,41 @@ def _sentences(
     return tuple(_tokens(tokenizer, stem, s) for s in _sentence_texts(sep, text))
 
 
-@lru_cache(maxsize=_CACHE_SIZE)
-def _sentence_ids(tokenizer: str, stem: bool, sep: str | None, text: str) -> np.ndarray:
-    """The ids of every sentence's tokens, end to end (one sentence: the text's own ids)."""
-    sentences = _sentence_texts(sep, text)
-    if len(sentences) == 1:
-        return _ids(tokenizer, stem, sentences[0])
-    return np.concatenate(
-        [_ids(tokenizer, stem, t) for t in sentences] or [np.zeros(0, dtype=np.int32)]
-    )
+def _token_lists(tokenizer: str, stem: bool, texts: Sequence[str]) -> list[Sequence[str]]:
+    """The tokens of every text: the tokenizer's batch path when it has one and no stemming."""
+    if stem:
+        return [_tokens(tokenizer, True, t) for t in texts]
+    tok = get_tokenizer(tokenizer)
+    many = getattr(tok, "many", None)
+    return many(texts) if many is not None else list(map(tok, texts))
 
 
 # A corpus side is packed once per settings: the reference of every system and the
 # hypotheses of all four ROUGE types hit these caches (keyed by the tuple of segments).
 @lru_cache(maxsize=32)
 def _packed_texts(tokenizer: str, stem: bool, texts: tuple[str, ...]) -> Packed:
-    return Packed.of([_ids(tokenizer, stem, t) for t in texts])
+    return TABLE.pack(_token_lists(tokenizer, stem, texts))
 
 
 @lru_cache(maxsize=32)
 def _packed_sentences(
     tokenizer: str, stem: bool, sep: str | None, texts: tuple[str, ...]
 ) -> Packed:
-    return Packed.of([_sentence_ids(tokenizer, stem, sep, t) for t in texts])
+    """The ids of every sentence's tokens, end to end (a text without a sentence break is
+    one sentence: its own tokens)."""
+    breaks = [i for i, text in enumerate(texts) if "\n" in text or (sep and sep in text)]
+    if not breaks:  # the same tokens as the texts: share their packing
+        return _packed_texts(tokenizer, stem, texts)
+    lists = _token_lists(tokenizer, stem, texts)
+    for i in breaks:
+        lists[i] = list(chain.from_iterable(_sentences(tokenizer, stem, sep, texts[i])))
+    return TABLE.pack(lists)
+
+
+def clear_id_caches() -> None:
+    """Empty the caches that hold token ids (when the shared token table is emptied)."""
+    for cache in (_packed_texts, _packed_sentences):
+        cache.cache_clear()
 
 
 # -- LCS ------------------------------------------------------------------------------------
@@ -297,13 +305,18 @@ class _Rouge(Metric):
     def pair_sizes(
         self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]
     ) -> tuple[list[int], list[int]]:
-        lengths = [
-            self._packed(tuple(t if t is not None else "" for t in side)).lengths
-            for side in [hypotheses, *references]
-        ]
+        with TABLE.session(on_reset=clear_id_caches):
+            lengths = [
+                self._packed(tuple(t if t is not None else "" for t in side)).lengths
+                for side in [hypotheses, *references]
+            ]
         return [int(n) for n in lengths[0]], [int(n) for n in np.max(lengths[1:], axis=0)]
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
+        with TABLE.session(on_reset=clear_id_caches):  # the ids stay stable for the call
+            return self._rows(hypotheses, references)
+
+    def _rows(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         sides = [(texts, self._packed(texts)) for texts in map(tuple, [hypotheses, *references])]
         self._warn_empty(sides)
         (hyps, hyp), refs = sides[0], sides[1:]
@@ -320,12 +333,10 @@ class _Rouge(Metric):
 
     def _warn_empty(self, sides: list[tuple[tuple[str, ...], Packed]]) -> None:
         tok = self.settings.tokenize
-        lost = sum(
-            1
-            for texts, packed in sides
-            for i in np.flatnonzero(packed.lengths == 0)
-            if texts[i].strip()
-        )
+        lost = 0
+        for texts, packed in sides:  # segments with no token whose text is not blank
+            empty = np.flatnonzero(packed.lengths == 0).tolist()
+            lost += sum(map(bool, map(str.strip, map(texts.__getitem__, empty))))
         if lost:
             hint = " (non-Latin text? use tokenize='unicode')" if tok == "rouge" else ""
             warnings.warn(
@@ -416,13 +427,17 @@ class RougeLsum(_Rouge):
         # counted, so the hits are the LCS length (counted for all pairs at once; pairs
         # with several sentences on a side are then counted again, as rouge-score does).
         hits = lcs_lengths(hyp, ref)
-        split = ("\n", s.sentence_sep) if s.sentence_sep else ("\n",)
-        for i, (h, r) in enumerate(zip(hyps, refs, strict=True)):
-            if any(c in h or c in r for c in split):
-                h_sents = _sentences(s.tokenize, s.use_stemmer, s.sentence_sep, h)
-                r_sents = _sentences(s.tokenize, s.use_stemmer, s.sentence_sep, r)
-                if (len(h_sents) > 1 or len(r_sents) > 1) and h_sents and r_sents:
-                    hits[i] = _summary_lcs_hits(r_sents, h_sents)
+        sep = s.sentence_sep or "\n"
+        breaks = [
+            i
+            for i, (h, r) in enumerate(zip(hyps, refs, strict=True))
+            if "\n" in h or "\n" in r or sep in h or sep in r
+        ]
+        for i in breaks:
+            h_sents = _sentences(s.tokenize, s.use_stemmer, s.sentence_sep, hyps[i])
+            r_sents = _sentences(s.tokenize, s.use_stemmer, s.sentence_sep, refs[i])
+            if (len(h_sents) > 1 or len(r_sents) > 1) and h_sents and r_sents:
+                hits[i] = _summary_lcs_hits(r_sents, h_sents)
         return _prf(hits, hyp.lengths, ref.lengths, s.beta)
 
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:

@@ -24,7 +24,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from evalab.metrics._editdistance import edkernel, ter_edits_many
+from evalab import _kernel
+from evalab._kernel import Packed, TokenTable
+from evalab.metrics._editdistance import ter_edits_many
 from evalab.metrics.base import Metric, MetricSettings, PairWork, PeerName, setting
 from evalab.metrics.stats_value import NRefs
 from evalab.text.tercom import TercomNormalizer
@@ -79,7 +81,7 @@ class TER(Metric):
     higher_is_better = False
     #: an error rate exceeds its scale when the hypotheses insert more than the references hold
     bounds = (0.0, math.inf)
-    releases_gil = edkernel is not None  # the shift search runs in the kernel without the GIL
+    releases_gil = _kernel.ed is not None  # the shift search runs in the kernel without the GIL
     #: the beam edit distance and the shift search fill hyp x ref cells of TER's own tokens
     #: (after normalisation and CJK splitting): about 5 000 x 5 000 words
     pair_work = PairWork("TER tokens", 25_000_000)
@@ -97,31 +99,32 @@ class TER(Metric):
         return ("edits", "ref_length")
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
-        tokens = self._normalizer.tokens
-        vocab: dict[str, int] = {}
+        return self._segment_stats_many([hypotheses], references)[0]
 
-        def ids(words: list[tuple[str, ...]]) -> list[list[int]]:
-            return [[vocab.setdefault(w, len(vocab)) for w in seg] for seg in words]
+    def _segment_stats_many(
+        self, systems: list[list[str]], references: list[list[str]]
+    ) -> list[np.ndarray]:
+        # one token table and one packing of the references for all systems, and one kernel
+        # call over all of them: the systems end to end against each reference stream repeated
+        many, table = self._normalizer.many, TokenTable()
+        streams = [table.pack(self._ref_tokens(stream)) for stream in references]
+        longest = np.max([ref.lengths for ref in streams], axis=0)
+        hyps = [table.pack(many(hyps)) for hyps in systems]
+        for hyp in hyps:
+            self.check_pair_work(hyp.lengths, longest)
+        joined = Packed.concat(hyps)
+        # sacrebleu keeps the first reference with the fewest edits; only the count matters
+        edits = np.min([ter_edits_many(joined, ref.tiled(len(hyps))) for ref in streams], axis=0)
+        ref_len = np.sum([ref.lengths for ref in streams], axis=0) / len(references)
+        rows = np.column_stack([edits.astype(np.float64), np.tile(ref_len, len(hyps))])
+        return np.split(rows, len(hyps))
 
-        hyps = ids([tokens(t) for t in hypotheses])
-        streams = [ids(self._ref_tokens(stream)) for stream in references]
-        self.check_pair_work(
-            [len(h) for h in hyps], [max(len(r[k]) for r in streams) for k in range(len(hyps))]
-        )
-        edits = np.full(len(hyps), np.inf)
-        ref_len = np.zeros(len(hyps))
-        for refs in streams:
-            # sacrebleu keeps the first reference with the fewest edits; only the count matters
-            edits = np.minimum(edits, ter_edits_many(hyps, refs))
-            ref_len += [len(r) for r in refs]
-        return np.column_stack([edits, ref_len / len(references)])
-
-    def _ref_tokens(self, stream: Sequence[str | None]) -> list[tuple[str, ...]]:
+    def _ref_tokens(self, stream: Sequence[str | None]) -> list[Sequence[str]]:
         # sacrebleu normalises references twice (once when caching them, once when
         # extracting their words); with `normalized` the second pass can split more
         # (`it's,` -> `it's` without punctuation -> `it 's`), so we do the same
-        tokens = self._normalizer.tokens
-        return [tokens(" ".join(tokens(t))) if t is not None else () for t in stream]
+        many = self._normalizer.many
+        return many([" ".join(words) for words in many([t or "" for t in stream])])
 
     def pair_sizes(
         self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]

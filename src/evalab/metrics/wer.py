@@ -27,7 +27,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from evalab.metrics._editdistance import edkernel, levenshtein_many
+from evalab import _kernel
+from evalab._kernel import Packed, TokenTable
+from evalab.metrics._editdistance import levenshtein_many
 from evalab.metrics.base import Metric, MetricSettings, PairWork, setting
 from evalab.metrics.stats_value import NRefs
 from evalab.text.asr import CHAR_WHITESPACE, WORD_WHITESPACE, char_tokens, word_tokens
@@ -85,7 +87,7 @@ class WER(Metric):
     higher_is_better = False
     #: an error rate exceeds its scale when the hypotheses insert more than the references hold
     bounds = (0.0, math.inf)
-    releases_gil = edkernel is not None  # the edit distances run in the kernel without the GIL
+    releases_gil = _kernel.ed is not None  # the edit distances run in the kernel without the GIL
     #: the unit written in the signature
     unit: ClassVar[str] = "word"
     #: the Levenshtein table of hyp x ref words: 100 000 x 100 000 runs for minutes
@@ -95,27 +97,35 @@ class WER(Metric):
         s = self.settings
         return word_tokens(text, s.lowercase, s.remove_punctuation, s.whitespace)
 
-    def _encode(self, texts: list[str], vocab: dict[Any, int]) -> list[list[int]]:
-        return [[vocab.setdefault(w, len(vocab)) for w in self._tokens(t)] for t in texts]
+    def _pack(self, texts: list[str], table: TokenTable) -> Packed:
+        return table.pack([self._tokens(t) for t in texts])
 
     @property
     def stat_names(self) -> tuple[str, ...]:
         return ("edits", "ref_length")
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
-        vocab: dict[Any, int] = {}
-        hyps = self._encode(hypotheses, vocab)
-        streams = [self._encode(stream, vocab) for stream in references]
-        self.check_pair_work(
-            [len(h) for h in hyps], [max(len(r[k]) for r in streams) for k in range(len(hyps))]
-        )
-        best = np.full((len(hyps), 2), np.inf)
-        for refs in streams:
-            edits = levenshtein_many(hyps, refs)
+        return self._segment_stats_many([hypotheses], references)[0]
+
+    def _segment_stats_many(
+        self, systems: list[list[str]], references: list[list[str]]
+    ) -> list[np.ndarray]:
+        # one token table and one packing of the references for all systems, and one kernel
+        # call over all of them: the systems end to end against each reference stream repeated
+        table = TokenTable()
+        streams = [self._pack(stream, table) for stream in references]
+        longest = np.max([ref.lengths for ref in streams], axis=0)
+        hyps = [self._pack(texts, table) for texts in systems]
+        for hyp in hyps:
+            self.check_pair_work(hyp.lengths, longest)
+        joined = Packed.concat(hyps)
+        best = np.full((len(joined), 2), np.inf)
+        for ref in streams:
+            edits = levenshtein_many(joined, ref.tiled(len(hyps)))
             closer = edits < best[:, 0]  # strict: the first reference wins ties
             best[closer, 0] = edits[closer]
-            best[closer, 1] = np.array([len(r) for r in refs], dtype=np.float64)[closer]
-        return best
+            best[closer, 1] = np.tile(ref.lengths, len(hyps))[closer]
+        return np.split(best, len(hyps))
 
     def pair_sizes(
         self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]
@@ -153,12 +163,15 @@ class CER(WER):
     name = "cer"
     settings_class = CERSettings
     unit = "char"
-    releases_gil = edkernel is not None  # the same kernel, on code points
+    releases_gil = _kernel.ed is not None  # the same kernel, on code points
     pair_work = PairWork("characters", 10_000_000_000)
 
     def _tokens(self, text: str) -> list[Any]:
         s = self.settings
         return list(char_tokens(text, s.lowercase, s.remove_punctuation, s.whitespace))
 
-    def _encode(self, texts: list[str], vocab: dict[Any, int]) -> list[list[int]]:
-        return [list(map(ord, self._tokens(t))) for t in texts]  # code points are the ids
+    def _pack(self, texts: list[str], table: TokenTable) -> Packed:
+        # code points are the ids (packed in C when the kernel is built)
+        s = self.settings
+        chars = [char_tokens(t, s.lowercase, s.remove_punctuation, s.whitespace) for t in texts]
+        return Packed(*_kernel.pack_chars(chars))

@@ -60,7 +60,9 @@ def word_tokens(
     text = _prepare(text, lowercase, remove_punctuation)
     if whitespace == "any":
         text = text.translate(_ASCII_WHITESPACE)
-    return [w for w in _RUNS.sub(" ", text).strip().split(" ") if w]
+    # after the runs are squeezed and the ends stripped, only an empty text gives an empty word
+    text = _RUNS.sub(" ", text).strip()
+    return text.split(" ") if text else []
 
 
 def char_tokens(
