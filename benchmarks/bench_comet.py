@@ -5,9 +5,10 @@ Workload: WMT22 (default en-zh, a CJK target), the first N segments (stripped, a
 source and reference A, the tiny checkpoint (MiniLM-L6 encoder, layer mixing with layer
 norm, random estimator; benchmarks/make_tiny_comet.py).
 
-(1) Process against process: ``evalab score -m comet`` and unbabel-comet's ``comet-score``
-    (in its own venv, tests/metrics/comet_oracle), each a fresh process that imports,
-    loads the checkpoint and scores, both at their default batch size (16). Wall and CPU
+(1) Process against process: ``evalab score -m comet`` and unbabel-comet run as
+    ``comet-score`` runs it (in its own venv, tests/metrics/comet_oracle: one ``predict``
+    per system, embedding cache on; see PEER for the one difference), each a fresh
+    process that imports, loads the checkpoint and scores, batch size 16. Wall and CPU
     seconds of the child process; the tools alternate (peer first on even rounds) after
     one untimed run of each; the system scores are checked equal (1e-5).
 (2) The floor: the same model and the same tokenised, length-sorted batches evalab uses,
@@ -41,7 +42,23 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 WMT22 = REPO.parent / "shared" / "wmt22"
-PEER_CLI = "import sys; from comet.cli.score import score_command; sys.exit(score_command())"
+#: ``comet-score`` without its ``model.half()``: 2.2.7's command casts the model to float16
+#: even on CPU, so its scores move by ~5e-4 from ``predict``'s (the numbers evalab and the
+#: parity tests match); otherwise the same: one ``predict`` per system, embedding cache on
+PEER = """
+import json, logging, sys
+from comet import load_from_checkpoint
+logging.disable(logging.WARNING)
+ckpt, src, ref, out, *hyps = sys.argv[1:]
+read = lambda p: [x.strip() for x in open(p, encoding="utf-8").readlines()]
+model = load_from_checkpoint(ckpt)
+model.eval()
+model.set_embedding_cache()
+s, r = read(src), read(ref)
+scores = {h: model.predict([{"src": a, "mt": b, "ref": c} for a, b, c in zip(s, read(h), r)],
+    batch_size=16, gpus=0, progress_bar=False, accelerator="cpu").scores for h in hyps}
+json.dump(scores, open(out, "w"))
+"""
 
 
 def write_data(pair: str, n: int, out: Path) -> tuple[Path, Path, list[Path]]:
@@ -80,16 +97,15 @@ def processes(ckpt: Path, src: Path, ref: Path, hyps: list[Path], tmp: Path) -> 
     ours += [f"comet.model={ckpt}", "--source", str(src), "-r", str(ref), "-i", *map(str, hyps)]
     ours += ["-q", "-f", "json", "-o", str(ours_json)]
     python = str(comet_oracle().oracle_python())
-    peer = [python, "-c", PEER_CLI, "-s", str(src), "-r", str(ref), "-t", *map(str, hyps)]
-    peer += ["--model", str(ckpt / "checkpoints" / "model.ckpt"), "--gpus", "0"]
-    peer += ["--quiet", "--only_system", "--to_json", str(peer_json)]
+    peer = [python, "-c", PEER, str(ckpt / "checkpoints" / "model.ckpt"), str(src), str(ref)]
+    peer += [str(peer_json), *map(str, hyps)]
 
     def read_ours() -> list[float]:
         return [row["score"] for row in json.loads(ours_json.read_text())]
 
     def read_peer() -> list[list[float]]:
         data = json.loads(peer_json.read_text())
-        return [[seg["COMET"] for seg in data[str(h)]] for h in hyps]
+        return [data[str(h)] for h in hyps]
 
     return {"ours": ours, "peer": peer, "read_ours": read_ours, "read_peer": read_peer}
 
@@ -110,7 +126,7 @@ def process_round(job: dict, env: dict[str, str], repeats: int) -> dict[str, dic
         peer_systems = [float(np.mean(s)) for s in job["read_peer"]()]
         diff = float(np.max(np.abs(np.array(job["read_ours"]()) - peer_systems)))
         if diff > 1e-5:
-            raise SystemExit(f"system scores differ from comet-score's by {diff:.2e}")
+            raise SystemExit(f"system scores differ from unbabel-comet's by {diff:.2e}")
     med = statistics.median
     return {
         name: {"wall": med(t[0] for t in ts), "cpu": med(t[1] for t in ts)}
@@ -197,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         res = process_round(job, env, args.repeats)
         o, p = res["ours"], res["peer"]
         print(
-            f"process, {n} system(s): comet-score {p['wall']:.1f} s wall / {p['cpu']:.1f} s CPU, "
+            f"process, {n} system(s): unbabel-comet {p['wall']:.1f} s wall / {p['cpu']:.1f} s CPU, "
             f"evalab {o['wall']:.1f} / {o['cpu']:.1f}: {p['wall'] / o['wall']:.2f}x wall, "
             f"{p['cpu'] / o['cpu']:.2f}x CPU (medians; system scores equal within 1e-5)"
         )
@@ -209,12 +225,12 @@ def main(argv: list[str] | None = None) -> int:
         for rows, peer in zip(fl["rows"], job["read_peer"](), strict=True):
             diff = float(np.max(np.abs(rows[:, 0] - np.asarray(peer))))
             if diff > 1e-5:
-                raise SystemExit(f"segment scores differ from comet-score's by {diff:.2e}")
+                raise SystemExit(f"segment scores differ from unbabel-comet's by {diff:.2e}")
         c = fl["cpu"]
         print(
             f"floor, {n} system(s): bare BertModel forward {c['floor']:.2f} s CPU, evalab scoring "
             f"{c['ours']:.2f} s: {c['ours'] / c['floor']:.2f}x the floor "
-            "(medians; segment scores equal comet-score's within 1e-5)"
+            "(medians; segment scores equal unbabel-comet's within 1e-5)"
         )
     print(f"load at the end: {os.getloadavg()[0]:.1f}")
     return 0
