@@ -17,6 +17,8 @@ import pytest
 from scipy import stats as sps
 
 from evalab.ablation import analyze
+from evalab.ablation.notes import ExampleGap, NoSeedSpreadNote, OneSeedNote
+from evalab.report.notes import note_lines
 
 from .test_analysis_test_set import bernoulli, stored_study, with_keys
 
@@ -147,8 +149,9 @@ def test_rows_with_per_example_data_on_some_seeds_only_say_why_they_have_no_test
     # before: the row's test-set columns were '–' and no note said why
     assert (
         "No test-set interval for acc, row (D): row (D) has usable per-example data on 2 of its 3 finished runs (none for seed 1)."
-        in a.notes
+        in note_lines(a)
     )
+    assert ExampleGap("acc", "(D)", "(D)", False, 3, (1,)) in a.notes
 
 
 def test_a_base_without_per_example_data_on_one_seed_is_named_for_every_row_it_blanks(
@@ -166,7 +169,7 @@ def test_a_base_without_per_example_data_on_one_seed_is_named_for_every_row_it_b
         assert (
             f"No test-set interval for acc, row {label}: row base (the row Δ is taken to) has usable per-example "
             "data on 2 of its 3 finished runs (none for seed 1)."
-        ) in a.notes
+        ) in note_lines(a)
 
 
 def flat_values(label: str, seed: int) -> np.ndarray:
@@ -190,7 +193,8 @@ def test_seeds_without_spread_show_no_t_interval_or_p_and_holm_uses_the_permutat
         "p_t": "no_seed_spread",
     }
     assert c.p_perm == pytest.approx(0.1) and c.p_holm == pytest.approx(min(1.0, 2 * 0.1))
-    assert any(n.startswith("No seed spread (rows base; (C); (D))") for n in a.notes)
+    assert NoSeedSpreadNote(("base", "(C)", "(D)")) in a.notes
+    assert any(n.startswith("No seed spread (rows base; (C); (D))") for n in note_lines(a))
     acc = a.row("(C)").metrics["acc"]  # the two-level interval takes ν = min(S) - 1 = 2, not ∞
     assert acc.both_low < acc.examples_low and acc.both_high > acc.examples_high
 
@@ -226,4 +230,5 @@ def test_one_seed_shows_no_p_value_that_could_only_be_one(tmp_path, monkeypatch,
         and c.examples_high < 0
         and c.too_few_seeds
     )
-    assert any(n.startswith("One seed (rows (C); (D)): with one seed in the row") for n in a.notes)
+    assert OneSeedNote(("(C)", "(D)")) in a.notes
+    assert any(n.startswith("One seed (rows (C); (D)): with one seed in the row") for n in note_lines(a))

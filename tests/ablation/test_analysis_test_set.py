@@ -2,7 +2,7 @@
 declared bounds, min_effect, Holm, and the notes that explain them.
 
 Runs are written straight into the store (no executor) and the per-example lookup
-(``analysis.example_stats_of``) is replaced by a table of ExampleStats built here.
+(``run_values.example_stats_of``) is replaced by a table of ExampleStats built here.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from evalab.ablation import RunStore, analysis, analyze, load_study, plan_runs
+from evalab.ablation import RunStore, analyze, load_study, plan_runs, run_values
 from evalab.ablation.per_example import ExampleStats, mean_of_rows, mean_rows
+from evalab.report.notes import note_lines
 from evalab.ablation.store import Outcome, RunResult
 from evalab.stats.resampling import bootstrap_counts
 from evalab.stats.seed_stats import seeds_needed
@@ -78,7 +79,7 @@ def stored_study(
             if v is not None:
                 table[run.key] = {"acc": ExampleStats("acc", mean_rows(v), mean_of_rows)}
     monkeypatch.setattr(
-        analysis, "example_stats_of", lambda study, store, run: table.get(run.key, {})
+        run_values, "example_stats_of", lambda study, store, run: table.get(run.key, {})
     )
     return study, db
 
@@ -131,7 +132,7 @@ def test_fields_are_the_stats_layer_intervals_and_notes_explain_them(tmp_path, m
     assert c.both_low <= c.examples_low < c.delta < c.examples_high <= c.both_high
     assert c.p_both is not None and 0 <= c.p_both < 0.05 and c.p_holm is None
     assert a.row("(C)").metrics["loss"].n_examples is None  # no per-example data for loss
-    text = "\n".join(a.notes)
+    text = "\n".join(note_lines(a))
     assert "CI (test set) = 95% percentile interval of 500 bootstrap resamples" in text
     assert "CI (seeds + test set) = Δ over both sources" in text and "p (2-level)" in text
     assert (
@@ -166,7 +167,7 @@ def test_per_example_data_that_does_not_reproduce_the_stored_value_is_refused(
     assert a.row("(C)").metrics["acc"].examples_low is None
     assert any(
         "No test-set interval for acc, run (C) seed 2: its per-example data scores" in n
-        for n in a.notes
+        for n in note_lines(a)
     )
 
 
@@ -184,7 +185,7 @@ def test_test_sets_of_different_sizes_are_refused(tmp_path, monkeypatch):
     )
     assert any(
         "row (D): runs were scored on test sets of different sizes ([700, 800] examples)" in n
-        for n in a.notes
+        for n in note_lines(a)
     )
 
 
@@ -211,7 +212,7 @@ def test_paired_seeds_recovers_a_paired_effect_welch_misses(tmp_path, monkeypatc
     assert not unpaired.paired and unpaired.p_welch > 0.05 and unpaired.p_both > 0.05
     assert c.paired and c.vs == "base" and c.p_welch < 0.01 and c.p_both < 0.05
     assert c.delta_high < 0 and c.both_high < 0
-    assert any("PAIRED by seed (paired_seeds = true" in n for n in paired.notes)
+    assert any("PAIRED by seed (paired_seeds = true" in n for n in note_lines(paired))
 
 
 def test_t_intervals_are_clipped_to_declared_bounds(tmp_path, monkeypatch):
@@ -236,7 +237,7 @@ def test_t_intervals_are_clipped_to_declared_bounds(tmp_path, monkeypatch):
                 -100 <= m.delta_low <= m.delta_high <= 100
                 and -100 <= m.both_low <= m.both_high <= 100
             )
-    assert any("Declared bounds: acc in [0, 100]" in n for n in a.notes)
+    assert any("Declared bounds: acc in [0, 100]" in n for n in note_lines(a))
 
 
 def test_min_effect_marks_negligible_and_asks_no_seeds(tmp_path, monkeypatch):
@@ -249,7 +250,7 @@ def test_min_effect_marks_negligible_and_asks_no_seeds(tmp_path, monkeypatch):
     assert d.negligible and not d.too_few_seeds and d.seeds_needed is None
     assert -2.5 <= d.both_low <= d.both_high <= 2.5 and -2.5 <= d.delta_low <= d.delta_high <= 2.5
     assert not c.negligible
-    assert any("'negligible' = |Δ| and every interval shown" in n for n in a.notes)
+    assert any("'negligible' = |Δ| and every interval shown" in n for n in note_lines(a))
     # a tiny Δ whose interval is not inside ±min_effect: the seed count is for min_effect
     wide = (
         analyze(with_keys(study, min_effect={"acc": 0.6}), db, resamples=300)
@@ -282,7 +283,7 @@ def test_holm_equals_a_direct_computation(tmp_path, monkeypatch):
         direct[i] = running
     assert [m.p_holm for m in rows] == pytest.approx(direct)
     assert a.base.metrics["acc"].p_holm is None and a.row("(C)").metrics["loss"].p_holm is not None
-    assert any(n.startswith("p(Holm) = Holm's step-down") for n in a.notes)
+    assert any(n.startswith("p(Holm) = Holm's step-down") for n in note_lines(a))
     assert (
         analyze(study, db, resamples=300).row("(C)").metrics["acc"].p_holm is None
     )  # only on request

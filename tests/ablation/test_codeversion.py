@@ -6,6 +6,7 @@ import subprocess
 
 from evalab.ablation import analyze, load_study, run_study, study_status
 from evalab.ablation.codeversion import derive_code_version, local_imports, search_roots, tree_hash
+from evalab.report.notes import note_lines
 
 from .synth import ENTRY, write_study
 
@@ -126,7 +127,7 @@ def test_git_commit_and_dirty_flag_are_recorded(tmp_path):
     run_study(study, db, progress=False)
     from evalab.ablation import analyze
 
-    notes = analyze(study, db).notes  # (once helper.py changes, the runs that read it are stale)
+    notes = note_lines(analyze(study, db))  # (once helper.py changes, the runs that read it are stale)
     (tmp_path / "helper.py").write_text("OFFSET = 70.0\nX = 1\n", encoding="utf-8")
     assert load_study(path).code.git.dirty
     from evalab.ablation import RunStore

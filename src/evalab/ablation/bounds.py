@@ -6,14 +6,23 @@ in percent while the study declares ``[0, 1]``) would then sit outside its own i
 run is refused when it is stored (``ablate run``, ``ablate import``), and a stored run that
 breaks bounds declared later makes ``ablate report`` refuse, instead of printing intervals
 around a number on another scale.
+
+:func:`metric_bounds`, :func:`bounds_source` and :func:`min_effect` read a metric's bounds
+and smallest effect of interest from a study, for the analysis.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from evalab.ablation.spec import own_bounds
+from evalab.stats.two_level import Bounds
+
+if TYPE_CHECKING:
+    from evalab.ablation.spec import Study
 
 FIX = "return it on the scale of the bounds or correct [study] bounds"
 
@@ -58,3 +67,23 @@ def stored_bounds_error(
         if error:
             return f"run {'/'.join(run.rows)} seed {run.seed}: {error}"
     return ""
+
+
+def metric_bounds(study: Study, metric: str) -> Bounds:
+    """The metric's bounds: the study's ``bounds``, else a computed metric's own (chrF,
+    BLEU: [0, 100]), else None."""
+    b = study.bounds.get(metric) or own_bounds(study.computed.get(metric))
+    return None if b is None else (float(b[0]), float(b[1]))
+
+
+def bounds_source(study: Study, metric: str) -> str:
+    """Where the metric's bounds come from: "study", "metric" (a computed metric's own) or ""."""
+    if metric in study.bounds:
+        return "study"
+    return "metric" if metric_bounds(study, metric) is not None else ""
+
+
+def min_effect(study: Study, metric: str) -> float | None:
+    """The metric's smallest effect of interest (study key ``min_effect``), or None."""
+    e = study.min_effect.get(metric)
+    return None if e is None else float(e)

@@ -6,18 +6,19 @@ intervals over test examples and over seeds and examples with the two-level p-va
 (``stats/two_level.py`` says how each is built). All runs of the metric are scored on the
 same bootstrap resamples of the test examples, once: rows are paired across examples.
 
-The result is the MetricStats fields per row label (``analysis.py`` applies them), plus one
-line per row that could not get them and why.
+The result is a :class:`TestSetFields` per row label (``analysis.py`` puts them in the
+rows' MetricStats), plus a :class:`~evalab.ablation.notes.SizeMismatch` per row that could
+not get them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from evalab.ablation.notes import SizeMismatch
 from evalab.ablation.per_example import ExampleStats
 from evalab.stats.two_level import (
     Bounds,
@@ -40,29 +41,44 @@ class Comparison:
     paired: bool
 
 
+@dataclass(frozen=True)
+class TestSetFields:
+    """A row's intervals over test examples: its value's (seeds pooled), and Δ's over test
+    examples and over seeds and examples with the two-level p (None for the base row, or
+    when no seed pairs)."""
+
+    n_examples: int
+    mean_examples_low: float
+    mean_examples_high: float
+    examples_low: float | None = None
+    examples_high: float | None = None
+    both_low: float | None = None
+    both_high: float | None = None
+    p_both: float | None = None
+
+
 def example_fields(
+    metric: str,
     comparisons: Sequence[Comparison],
     *,
     confidence: float,
     resamples: int,
     seed: int,
     bounds: Bounds,
-) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """The test-set fields of MetricStats per row label, and the rows refused (with why)."""
-    refused: list[str] = []
+) -> tuple[dict[str, TestSetFields], list[SizeMismatch]]:
+    """The test-set fields of ``metric`` per row label, and the rows refused."""
+    refused: list[SizeMismatch] = []
     usable: list[Comparison] = []
     for c in comparisons:
         sizes = {es.n_examples for es in c.runs.values()} | {
             es.n_examples for es in (c.vs or {}).values()
         }
         if len(sizes) > 1:
-            refused.append(
-                f"{c.label}: runs were scored on test sets of different sizes ({sorted(sizes)} examples), so they do not pair example by example"
-            )
+            refused.append(SizeMismatch(metric, c.label, tuple(sorted(sizes))))
         else:
             usable.append(c)
     resampled = _resample_all(usable, resamples, seed)
-    fields: dict[str, dict[str, Any]] = {}
+    fields: dict[str, TestSetFields] = {}
     for c in usable:
         fields[c.label] = _row_fields(c, resampled[_key(c)], confidence=confidence, bounds=bounds)
     return fields, refused
@@ -98,14 +114,10 @@ def _stack(runs: dict[int, ResampledRuns], stats: list[ExampleStats]) -> Resampl
 
 def _row_fields(
     c: Comparison, runs: dict[int, ResampledRuns], *, confidence: float, bounds: Bounds
-) -> dict[str, Any]:
+) -> TestSetFields:
     row = _stack(runs, list(c.runs.values()))
     value = example_value(row, confidence, bounds)
-    out: dict[str, Any] = {
-        "n_examples": _key(c),
-        "mean_examples_low": value.low,
-        "mean_examples_high": value.high,
-    }
+    out = TestSetFields(_key(c), value.low, value.high)
     if c.vs is None:
         return out
     if c.paired:  # matched pairs: the seeds both rows finished, in the same order
@@ -116,8 +128,8 @@ def _row_fields(
     if not row.points.size or not base.points.size:
         return out
     delta = example_delta(row, base, confidence, bounds)
-    out.update(examples_low=delta.low, examples_high=delta.high)
+    out = replace(out, examples_low=delta.low, examples_high=delta.high)
     both = two_level_delta(row, base, paired=c.paired, confidence=confidence, bounds=bounds)
     if both is not None:
-        out.update(both_low=both.delta.low, both_high=both.delta.high, p_both=both.p)
+        out = replace(out, both_low=both.delta.low, both_high=both.delta.high, p_both=both.p)
     return out

@@ -26,7 +26,7 @@ EXACT_INT = 2**53
 REASONS = {
     "syntax": "not a decimal number (digits, one optional point and exponent; no underscores, hex or words)",
     "range": "beyond the range of a float (about 1.8e308; a non-zero value under about 5e-324 reads as 0)",
-    "inexact": f"an integer beyond 2**53 = {EXACT_INT}, which a float cannot hold exactly",
+    "inexact": "an integer beyond 2**53 = 9007199254740992, which a float cannot hold exactly",
     "not-finite": "not a finite number",
 }
 

@@ -569,9 +569,9 @@ def report_cmd(
     if curves is not None:  # every format says how the runs' values were picked from their curves
         import dataclasses
 
-        from evalab.report.curves import selection_note
+        from evalab.ablation.notes import CurvesNote
 
-        analysis = dataclasses.replace(analysis, notes=[*analysis.notes, selection_note(curves)])
+        analysis = dataclasses.replace(analysis, notes=[*analysis.notes, CurvesNote(curves)])
     if format == "html":
         emit(render_html(analysis, curves=curves), out)
         return

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalab.report.columns import config_cells, config_header, config_keys, config_note
 from evalab.report.markdown import md_code, md_escape, md_row
+from evalab.report.notes import note_lines
 
 if TYPE_CHECKING:
     from evalab.ablation.analysis import MetricStats, RowAnalysis, StudyAnalysis
@@ -248,9 +249,10 @@ def row_notes(a: StudyAnalysis) -> list[str]:
 
 
 def report_notes(a: StudyAnalysis) -> list[str]:
-    """The notes under the tables: what the configuration columns are, then the analysis's."""
+    """The notes under the tables: what the configuration columns are, then the analysis's
+    notes in words (:mod:`evalab.report.notes`), then the Holm families."""
     note = config_note(a, config_keys(a))
-    return [*([note] if note else []), *a.notes, *holm_lines(a)]
+    return [*([note] if note else []), *note_lines(a), *holm_lines(a)]
 
 
 def _values_text(values: dict[str, Any]) -> str:
@@ -596,6 +598,8 @@ def render_json(analysis: StudyAnalysis) -> str:
     """The full analysis as JSON (NaN and infinities become null), with the report's tables
     and notes under ``"report"``."""
     data = analysis.to_dict()
+    # "notes": the analysis's notes in words, as ever; "note_values": each one's code and numbers
+    data["note_values"], data["notes"] = data["notes"], note_lines(analysis)
     # the rendered tables and notes, cell for cell as the other formats show them
     data["report"] = {
         "opening": [{"heading": h, "lines": lines} for h, lines in opening_sections(analysis)],
