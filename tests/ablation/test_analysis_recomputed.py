@@ -231,4 +231,6 @@ def test_one_seed_shows_no_p_value_that_could_only_be_one(tmp_path, monkeypatch,
         and c.too_few_seeds
     )
     assert OneSeedNote(("(C)", "(D)")) in a.notes
-    assert any(n.startswith("One seed (rows (C); (D)): with one seed in the row") for n in note_lines(a))
+    assert any(
+        n.startswith("One seed (rows (C); (D)): with one seed in the row") for n in note_lines(a)
+    )

@@ -127,7 +127,9 @@ def test_git_commit_and_dirty_flag_are_recorded(tmp_path):
     run_study(study, db, progress=False)
     from evalab.ablation import analyze
 
-    notes = note_lines(analyze(study, db))  # (once helper.py changes, the runs that read it are stale)
+    notes = note_lines(
+        analyze(study, db)
+    )  # (once helper.py changes, the runs that read it are stale)
     (tmp_path / "helper.py").write_text("OFFSET = 70.0\nX = 1\n", encoding="utf-8")
     assert load_study(path).code.git.dirty
     from evalab.ablation import RunStore

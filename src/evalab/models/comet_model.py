@@ -28,7 +28,9 @@ from typing import Any
 
 from evalab.errors import InputError, require
 from evalab.models.comet_checkpoint import DEFAULT_HIDDEN_SIZES, CheckpointInfo, first_line
+from evalab.models.comet_packed import FileTokenizer, load_packed_bert, packed_sentence_embeddings
 from evalab.models.hf_encoder import padded_batch
+from evalab.models.packed_bert import is_plain_bert
 from evalab.progress import progress_bar
 
 __all__ = ["CometModel"]
@@ -56,7 +58,6 @@ class CometModel:
         self, info: CheckpointInfo, encoder_dir: Path, device: str = "cpu", amp: bool = False
     ) -> None:
         self.torch = require("torch", what="COMET", extra="semantic")
-        transformers = require("transformers", what="COMET", extra="semantic")
         hp = info.hparams
         self.info = info
         self.device = device
@@ -77,17 +78,24 @@ class CometModel:
             raise InputError(
                 f"{info.path}: pool 'default' needs an XLM-RoBERTa encoder (BERT has no pooler here)"
             )
-        model_cls, tok_cls = (getattr(transformers, n) for n in ENCODERS[encoder_name])
-        self.tokenizer, self.encoder = _load_encoder(
-            transformers, (model_cls, tok_cls), encoder_name, encoder_dir
-        )
-        self.num_layers = self.encoder.config.num_hidden_layers + 1
-        self.max_length = self.encoder.config.max_position_embeddings - 4
+        config = _read_config(encoder_dir, encoder_name)
+        self.num_layers = int(config["num_hidden_layers"]) + 1
+        self.max_length = int(config["max_position_embeddings"]) - 4
         self.mix = _layer_mix(self.torch, hp, self.num_layers, info.path)
-        width = self.encoder.config.hidden_size * (6 if info.uses_references else 4)
+        width = int(config["hidden_size"]) * (6 if info.uses_references else 4)
         self.estimator = _estimator(self.torch, hp, width, info.path)
+        #: a plain BERT runs packed from the checkpoint's weights (models/comet_packed.py)
+        self.packed = encoder_name == "BERT" and is_plain_bert(config) and self.pool != "default"
+        self.encoder: Any
+        if self.packed:
+            self.tokenizer = _file_tokenizer(encoder_dir, encoder_name)
+            self.encoder = load_packed_bert(config, info.state_dict, info.path).to(device)
+        else:
+            transformers = require("transformers", what="COMET", extra="semantic")
+            classes = tuple(getattr(transformers, n) for n in ENCODERS[encoder_name])
+            self.tokenizer, self.encoder = _load_encoder(transformers, classes, encoder_dir)
         self._load_weights(info.state_dict)
-        for module in (self.encoder, self.mix, self.estimator):
+        for module in (None if self.packed else self.encoder, self.mix, self.estimator):
             if module is not None:
                 module.eval().to(device)
 
@@ -95,10 +103,13 @@ class CometModel:
     def _load_weights(self, state: dict[str, Any]) -> None:
         """Copy the checkpoint's weights; a missing weight is refused (unbabel-comet would
         silently keep a random one there, and the numbers would be meaningless)."""
-        parts: dict[str, Any] = {"encoder.model.": self.encoder, "estimator.ff.": self.estimator}
+        parts: dict[str, Any] = {"estimator.ff.": self.estimator}
+        if not self.packed:  # the packed encoder was built from (and checked against) them
+            parts["encoder.model."] = self.encoder
         if self.mix is not None:
             parts["layerwise_attention."] = self.mix
-        unknown = [k for k in state if k not in IGNORED_KEYS and not k.startswith(tuple(parts))]
+        known = (*parts, "encoder.model.")
+        unknown = [k for k in state if k not in IGNORED_KEYS and not k.startswith(known)]
         if unknown:
             raise InputError(
                 f"{self.info.path}: unexpected weights {', '.join(unknown[:3])}; is this a COMET checkpoint?"
@@ -152,6 +163,13 @@ class CometModel:
         return out
 
     def _embed_batch(self, batch: list[list[int]]) -> Any:
+        if self.packed:
+            states = self.encoder.all_states(batch, self.device)
+            lengths = [len(x) for x in batch]
+            layer = None if self.mix is not None else self._layer_index()
+            return packed_sentence_embeddings(
+                self.torch, states, lengths, self.mix, layer, self.pool
+            )
         torch = self.torch
         pad = self.tokenizer.pad_token_id
         input_ids, mask = padded_batch(torch, batch, pad)
@@ -166,15 +184,16 @@ class CometModel:
         states = [s.float() for s in states]
         if self.pool == "default":
             return states[-1][:, 0, :]
-        if self.mix is not None:
-            hidden = self.mix(states, mask)
-        elif isinstance(self.layer, int) and 0 <= self.layer < self.num_layers:
-            hidden = states[self.layer]
-        else:
-            raise InputError(
-                f"{self.info.path}: layer {self.layer!r} is out of range 0..{self.num_layers - 1}"
-            )
+        hidden = self.mix(states, mask) if self.mix is not None else states[self._layer_index()]
         return _pool(torch, self.pool, hidden, input_ids, mask, pad)
+
+    def _layer_index(self) -> int:
+        """The hidden state a checkpoint without layer mixing reads."""
+        if isinstance(self.layer, int) and 0 <= self.layer < self.num_layers:
+            return self.layer
+        raise InputError(
+            f"{self.info.path}: layer {self.layer!r} is out of range 0..{self.num_layers - 1}"
+        )
 
     # -- estimator ----------------------------------------------------------------------
     def estimate(self, hyp: Any, src: Any, ref: Any | None) -> list[float]:
@@ -189,39 +208,64 @@ class CometModel:
             return scores
 
 
-def _load_encoder(
-    transformers: Any, classes: tuple[Any, Any], encoder_name: str, folder: Path
-) -> tuple[Any, Any]:
-    """Tokenizer and randomly initialised encoder from ``folder``'s files (the weights
-    come from the checkpoint, as unbabel-comet loads it with load_pretrained_weights=False)."""
-    model_cls, tok_cls = classes
-    if not (folder / "config.json").is_file():
+def _read_config(folder: Path, encoder_name: str) -> dict[str, Any]:
+    """The encoder folder's ``config.json``, checked to be of the checkpoint's architecture."""
+    config = folder / "config.json"
+    if not config.is_file():
         raise InputError(
             f"{folder}: not an encoder folder (no config.json); pass --set comet.encoder=PATH, a local "
             "folder with the config and tokenizer of the encoder the checkpoint names"
         )
-    _check_model_type(folder / "config.json", encoder_name)
+    data = _check_model_type(config, encoder_name)
+    for key in ("num_hidden_layers", "max_position_embeddings", "hidden_size"):
+        if not isinstance(data.get(key), int):
+            raise InputError(f"{config}: no integer {key}; not an encoder's config.json")
+    return data
+
+
+def _file_tokenizer(folder: Path, encoder_name: str) -> Any:
+    """The folder's ``tokenizer.json`` read directly; Hugging Face's fast tokenizer class
+    (which reads the same file, or builds it from the vocabulary) when there is none."""
+    if (folder / "tokenizer.json").is_file():
+        try:
+            return FileTokenizer(folder)
+        except Exception as exc:
+            raise InputError(
+                f"{folder}: cannot load the encoder's tokenizer ({first_line(exc)})"
+            ) from None
+    transformers = require("transformers", what="COMET", extra="semantic")
+    return _tokenizer(getattr(transformers, ENCODERS[encoder_name][1]), folder)
+
+
+def _tokenizer(tok_cls: Any, folder: Path) -> Any:
+    try:
+        return tok_cls.from_pretrained(str(folder), local_files_only=True)
+    except Exception as exc:
+        raise InputError(
+            f"{folder}: cannot load the encoder's tokenizer ({first_line(exc)})"
+        ) from None
+
+
+def _load_encoder(transformers: Any, classes: tuple[Any, ...], folder: Path) -> tuple[Any, Any]:
+    """Tokenizer and randomly initialised encoder from ``folder``'s files (the weights
+    come from the checkpoint, as unbabel-comet loads it with load_pretrained_weights=False)."""
+    model_cls, tok_cls = classes
     try:
         config = transformers.AutoConfig.from_pretrained(str(folder), local_files_only=True)
     except Exception as exc:
         raise InputError(
             f"{folder}: cannot load the encoder's config ({first_line(exc)})"
         ) from None
-    try:
-        tokenizer = tok_cls.from_pretrained(str(folder), local_files_only=True)
-    except Exception as exc:
-        raise InputError(
-            f"{folder}: cannot load the encoder's tokenizer ({first_line(exc)})"
-        ) from None
-    return tokenizer, model_cls(config, add_pooling_layer=False)
+    return _tokenizer(tok_cls, folder), model_cls(config, add_pooling_layer=False)
 
 
-def _check_model_type(config: Path, encoder_name: str) -> None:
+def _check_model_type(config: Path, encoder_name: str) -> dict[str, Any]:
     """Refuse an encoder folder of another architecture (read before transformers builds it)."""
     import json
 
     try:
-        model_type = json.loads(config.read_text(encoding="utf-8")).get("model_type")
+        data = json.loads(config.read_text(encoding="utf-8"))
+        model_type = data.get("model_type")
     except (ValueError, OSError, AttributeError):
         raise InputError(
             f"{config}: not a JSON object; an encoder folder's config.json is one"
@@ -231,6 +275,7 @@ def _check_model_type(config: Path, encoder_name: str) -> None:
             f"{config}: model_type {model_type!r}, but the checkpoint's encoder is {encoder_name} "
             f"(model_type {ENCODER_TYPES[encoder_name]!r}); pass that encoder's folder as comet.encoder"
         )
+    return dict(data)
 
 
 def _layer_mix(torch: Any, hp: dict[str, Any], num_layers: int, path: Path) -> Any:
@@ -259,11 +304,15 @@ def _layer_mix_module(torch: Any, num_layers: int, layer_norm: bool) -> Any:
             self.gamma = torch.nn.Parameter(torch.ones(1))
 
         def forward(self, states: list[Any], mask: Any) -> Any:
-            weights = torch.softmax(torch.cat(list(self.scalar_parameters)), dim=0)
             m = mask.float()
+            return self.packed(states, lambda state: _normalise(state, m))
+
+        def packed(self, states: list[Any], normalise: Any) -> Any:
+            """The mix of ``states`` (padded or packed), ``normalise`` being the layer norm."""
+            weights = torch.softmax(torch.cat(list(self.scalar_parameters)), dim=0)
             total: Any = 0
             for k, state in enumerate(states):
-                total = total + weights[k] * (_normalise(state, m) if layer_norm else state)
+                total = total + weights[k] * (normalise(state) if layer_norm else state)
             return self.gamma * total
 
     def _normalise(state: Any, m: Any) -> Any:

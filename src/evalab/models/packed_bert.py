@@ -9,37 +9,155 @@ layer norms), and spread to ``[batch, longest, ...]`` only for the attention its
 padded keys masked. The arithmetic is BERT's: the hidden states agree with ``BertModel``'s
 to float32 rounding (a few 1e-6; the cosines BERTScore takes from them to about 1e-7), and
 :func:`packed_encoder` is used only for the models whose layout it knows (checked on load).
+
+The encoder runs on the weights alone (a ``BertModel`` state dict and four numbers of its
+config), so COMET, whose checkpoint holds the encoder's weights, builds it without
+importing or constructing Hugging Face's model (:func:`bert_weight_shapes` lists what a
+state dict must hold).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PackedBertEncoder", "packed_encoder"]
+__all__ = ["BertShape", "PackedBertEncoder", "bert_weight_shapes", "packed_encoder"]
+
+#: per layer: state-dict key (after ``encoder.layer.N.``) -> shape in (hidden, intermediate)
+_LAYER_KEYS = {
+    "attention.self.query.weight": ("h", "h"),
+    "attention.self.query.bias": ("h",),
+    "attention.self.key.weight": ("h", "h"),
+    "attention.self.key.bias": ("h",),
+    "attention.self.value.weight": ("h", "h"),
+    "attention.self.value.bias": ("h",),
+    "attention.output.dense.weight": ("h", "h"),
+    "attention.output.dense.bias": ("h",),
+    "attention.output.LayerNorm.weight": ("h",),
+    "attention.output.LayerNorm.bias": ("h",),
+    "intermediate.dense.weight": ("i", "h"),
+    "intermediate.dense.bias": ("i",),
+    "output.dense.weight": ("h", "i"),
+    "output.dense.bias": ("h",),
+    "output.LayerNorm.weight": ("h",),
+    "output.LayerNorm.bias": ("h",),
+}
+
+
+@dataclass(frozen=True)
+class BertShape:
+    """The numbers of a BERT config the forward pass needs."""
+
+    layers: int
+    heads: int
+    hidden: int
+    intermediate: int
+    vocab: int
+    positions: int
+    token_types: int
+    eps: float
+
+    @classmethod
+    def from_config(cls, config: Any) -> BertShape:
+        """From a ``BertConfig`` or the dict of its ``config.json``."""
+        get: Any = (
+            config.get if isinstance(config, dict) else lambda k, d=None: getattr(config, k, d)
+        )
+        return cls(
+            layers=int(get("num_hidden_layers")),
+            heads=int(get("num_attention_heads")),
+            hidden=int(get("hidden_size")),
+            intermediate=int(get("intermediate_size")),
+            vocab=int(get("vocab_size")),
+            positions=int(get("max_position_embeddings")),
+            token_types=int(get("type_vocab_size", 2)),
+            eps=float(get("layer_norm_eps", 1e-12)),
+        )
+
+
+def bert_weight_shapes(shape: BertShape) -> dict[str, tuple[int, ...]]:
+    """Every weight of a ``BertModel`` without pooler, by state-dict key, with its shape."""
+    h, i = shape.hidden, shape.intermediate
+    size = {"h": h, "i": i}
+    out: dict[str, tuple[int, ...]] = {
+        "embeddings.word_embeddings.weight": (shape.vocab, h),
+        "embeddings.position_embeddings.weight": (shape.positions, h),
+        "embeddings.token_type_embeddings.weight": (shape.token_types, h),
+        "embeddings.LayerNorm.weight": (h,),
+        "embeddings.LayerNorm.bias": (h,),
+    }
+    for n in range(shape.layers):
+        for key, dims in _LAYER_KEYS.items():
+            out[f"encoder.layer.{n}.{key}"] = tuple(size[d] for d in dims)
+    return out
 
 
 class PackedBertEncoder:
-    """Hidden states of the last kept layer of a ``BertModel`` (absolute positions, GELU)."""
+    """Hidden states of a ``BertModel`` (absolute positions, GELU) from its weights."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, weights: dict[str, Any], shape: BertShape) -> None:
         import torch
 
         self._torch = torch
-        self.embeddings = model.embeddings
-        self.layers = list(model.encoder.layer)
-        self.heads = self.layers[0].attention.self.num_attention_heads if self.layers else 0
-        # query, key and value as one product: one pass over the tokens instead of three
-        self.qkv = [
-            (
-                torch.cat([a.query.weight, a.key.weight, a.value.weight]).detach(),
-                torch.cat([a.query.bias, a.key.bias, a.value.bias]).detach(),
+        self.shape = shape
+        self.heads = shape.heads
+        w = {k: v.detach() for k, v in weights.items()}
+        self.embeddings = (
+            w["embeddings.word_embeddings.weight"],
+            w["embeddings.position_embeddings.weight"],
+            w["embeddings.token_type_embeddings.weight"][0],
+            w["embeddings.LayerNorm.weight"],
+            w["embeddings.LayerNorm.bias"],
+        )
+        self.layers = []
+        for n in range(shape.layers):
+            p = f"encoder.layer.{n}."
+            qkv = [f"{p}attention.self.{x}" for x in ("query", "key", "value")]
+            self.layers.append(
+                (
+                    # query, key and value as one product: one pass over the tokens
+                    torch.cat([w[f"{k}.weight"] for k in qkv]),
+                    torch.cat([w[f"{k}.bias"] for k in qkv]),
+                    *(
+                        w[p + k]
+                        for k in (
+                            "attention.output.dense.weight",
+                            "attention.output.dense.bias",
+                            "attention.output.LayerNorm.weight",
+                            "attention.output.LayerNorm.bias",
+                            "intermediate.dense.weight",
+                            "intermediate.dense.bias",
+                            "output.dense.weight",
+                            "output.dense.bias",
+                            "output.LayerNorm.weight",
+                            "output.LayerNorm.bias",
+                        )
+                    ),
+                )
             )
-            for a in (layer.attention.self for layer in self.layers)
-        ]
+
+    @classmethod
+    def from_module(cls, model: Any) -> PackedBertEncoder:
+        """The encoder of a loaded ``BertModel`` (its layers as they are, maybe truncated)."""
+        shape = BertShape.from_config(model.config)
+        layers = len(model.encoder.layer)
+        state = dict(model.state_dict())
+        return cls(state, BertShape(**{**shape.__dict__, "layers": layers}))
+
+    def to(self, device: str) -> PackedBertEncoder:
+        """The weights moved to ``device`` (this encoder, for chaining)."""
+        self.embeddings = tuple(t.to(device) for t in self.embeddings)
+        self.layers = [tuple(t.to(device) for t in layer) for layer in self.layers]
+        return self
 
     def __call__(self, batch: list[list[int]], device: str) -> Any:
-        """Float32 hidden states ``[tokens, hidden]`` of the token-id lists of ``batch``,
-        end to end (rows ``sum(len(x) for x in batch[:i])`` on are sentence ``i``'s)."""
+        """Float32 hidden states ``[tokens, hidden]`` of the last layer for the token-id
+        lists of ``batch``, end to end (rows ``sum(len(x) for x in batch[:i])`` on are
+        sentence ``i``'s)."""
+        return self.all_states(batch, device)[-1]
+
+    def all_states(self, batch: list[list[int]], device: str) -> list[Any]:
+        """The embeddings and every layer's hidden states, each packed ``[tokens, hidden]``."""
         torch = self._torch
         lengths = [len(x) for x in batch]
         with torch.inference_mode():
@@ -49,25 +167,28 @@ class PackedBertEncoder:
                 < torch.tensor(lengths, device=device)[:, None]
             )
             where = valid.reshape(-1).nonzero().squeeze(1)
-            for layer, qkv in zip(self.layers, self.qkv, strict=True):
-                x = self._layer(layer, qkv, x, valid, where)
-            return x.float()
+            states = [x]
+            for layer in self.layers:
+                states.append(self._layer(layer, states[-1], valid, where))
+            return [s.float() for s in states]
 
     def _embed(self, batch: list[list[int]], lengths: list[int], device: str) -> Any:
         torch = self._torch
-        e = self.embeddings
+        words, positions, token_type, ln_w, ln_b = self.embeddings
         ids = torch.tensor([t for x in batch for t in x], dtype=torch.long, device=device)
-        positions = torch.cat([torch.arange(n, device=device) for n in lengths])
+        at = torch.cat([torch.arange(n, device=device) for n in lengths])
         # BertEmbeddings: words + token type 0 + positions, in that order, then LayerNorm
-        x = e.word_embeddings(ids) + e.token_type_embeddings.weight[0]
-        x = x + e.position_embeddings(positions)
-        return e.LayerNorm(x)
+        x = words[ids] + token_type
+        x = x + positions[at]
+        return torch.nn.functional.layer_norm(x, (x.shape[-1],), ln_w, ln_b, self.shape.eps)
 
-    def _layer(self, layer: Any, qkv: tuple[Any, Any], x: Any, valid: Any, where: Any) -> Any:
+    def _layer(self, layer: tuple[Any, ...], x: Any, valid: Any, where: Any) -> Any:
         torch = self._torch
         functional = torch.nn.functional
+        qkv_w, qkv_b, ao_w, ao_b, ln1_w, ln1_b, i_w, i_b, o_w, o_b, ln2_w, ln2_b = layer
         batch, longest = valid.shape
-        packed = functional.linear(x, *qkv)
+        width = (x.shape[-1],)
+        packed = functional.linear(x, qkv_w, qkv_b)
         spread = packed.new_zeros(batch * longest, packed.shape[1])
         spread[where] = packed
         q, k, v = spread.view(batch, longest, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
@@ -75,10 +196,14 @@ class PackedBertEncoder:
             q, k, v, attn_mask=valid[:, None, None, :]
         )
         context = context.permute(0, 2, 1, 3).reshape(batch * longest, -1)[where]
-        out = layer.attention.output
-        x = out.LayerNorm(out.dense(context) + x)
-        hidden = functional.gelu(layer.intermediate.dense(x))
-        return layer.output.LayerNorm(layer.output.dense(hidden) + x)
+        eps = self.shape.eps
+        x = functional.layer_norm(
+            functional.linear(context, ao_w, ao_b) + x, width, ln1_w, ln1_b, eps
+        )
+        hidden = functional.gelu(functional.linear(x, i_w, i_b))
+        return functional.layer_norm(
+            functional.linear(hidden, o_w, o_b) + x, width, ln2_w, ln2_b, eps
+        )
 
 
 def packed_encoder(model: Any, config: Any) -> PackedBertEncoder | None:
@@ -86,14 +211,22 @@ def packed_encoder(model: Any, config: Any) -> PackedBertEncoder | None:
     encoder (other architectures keep Hugging Face's forward pass)."""
     plain = (
         type(model).__name__ == "BertModel"
-        and getattr(config, "hidden_act", None) == "gelu"
-        and getattr(config, "position_embedding_type", "absolute") == "absolute"
-        and not getattr(config, "is_decoder", False)
+        and is_plain_bert(config)
         and not getattr(model.config, "output_attentions", False)
     )
     if not plain:
         return None
     try:
-        return PackedBertEncoder(model)
-    except AttributeError:  # a BertModel subclass laid out differently
+        return PackedBertEncoder.from_module(model)
+    except (AttributeError, KeyError):  # a BertModel subclass laid out differently
         return None
+
+
+def is_plain_bert(config: Any) -> bool:
+    """Whether a BERT config (object or ``config.json`` dict) is one this pass computes."""
+    get = config.get if isinstance(config, dict) else lambda k, d=None: getattr(config, k, d)
+    return (
+        get("hidden_act") == "gelu"
+        and get("position_embedding_type", "absolute") == "absolute"
+        and not get("is_decoder", False)
+    )
