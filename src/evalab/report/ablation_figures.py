@@ -17,8 +17,9 @@ from evalab.report.figures import (
     interval_panel,
     xy_panel,
 )
+from evalab.report.numbers import number
 from evalab.report.plots import Intervals, finite, forest_panels, panel_fits_zero
-from evalab.report.tables import decimals_for, fmt, row_name
+from evalab.report.tables import decimals_for, row_name
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -246,8 +247,8 @@ def summary_figure(a: StudyAnalysis) -> Figure | None:
     kind = Intervals(label, [lo for lo, _ in ends], [hi for _, hi in ends])
     d = decimals_for(a, metric)
     values = [
-        f"{fmt(m.delta, d, signed=True)}"
-        + (f" [{fmt(lo, d)}, {fmt(hi, d)}]" if lo is not None and hi is not None else "")
+        f"{number(m.delta, d, signed=True)}"
+        + (f" [{number(lo, d)}, {number(hi, d)}]" if lo is not None and hi is not None else "")
         for m, (lo, hi) in zip(ms, ends, strict=True)
     ]
     higher = a.higher_is_better.get(metric, True)
@@ -308,8 +309,8 @@ def interaction_figure(a: StudyAnalysis, metric: str) -> Figure | None:
         note = ""
         if len(found) == 1:
             c = found[0]
-            ci = f" [{fmt(c.low, d)}, {fmt(c.high, d)}]" if c.low is not None else ""
-            note = f"interaction {fmt(c.value, d, signed=True)}{ci}"
+            ci = f" [{number(c.low, d)}, {number(c.high, d)}]" if c.low is not None else ""
+            note = f"interaction {number(c.value, d, signed=True)}{ci}"
         elif found:
             note = f"{len(found)} interaction contrasts (listed under the grid effects)"
         others = [x for x in a.grid if x not in (f, g)]
