@@ -34,6 +34,7 @@ test-full: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/mypy src
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
