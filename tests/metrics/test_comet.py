@@ -133,7 +133,7 @@ def _check_parity(
     refs = [case["ref"]] if case["with_refs"] else []
     rows = metric.stats_many(list(case["hyps"].values()), refs)
     for system_rows, expected in zip(rows, oracle, strict=True):
-        np.testing.assert_allclose(system_rows[:, 0], expected["scores"], atol=1e-5, rtol=0)
+        np.testing.assert_allclose(system_rows.rows[:, 0], expected["scores"], atol=1e-5, rtol=0)
         assert metric.aggregate(system_rows).score == pytest.approx(
             expected["system_score"], abs=1e-5
         )

@@ -169,7 +169,7 @@ def _interval_axes(ax: Axes, p: IntervalPanel) -> None:
         ax.axvline(
             r.at,
             color="#555555" if r.dashed else "#999999",
-            linestyle=(0, (4, 3)) if r.dashed else "-",
+            linestyle=(0, (4, 3)) if r.dashed else "solid",
             linewidth=pt(1),
         )
     ax.set_xlim(p.x.lo, p.x.hi)
@@ -296,7 +296,7 @@ def _legend(drawn: Any, lay: Layout) -> None:
                     [fy(ly - 4)] * 2,
                     color=e.colour,
                     linewidth=pt(2.5),
-                    linestyle=(0, (4, 3)) if e.shape == "dash" else "-",
+                    linestyle=(0, (4, 3)) if e.shape == "dash" else "solid",
                 )
             mark.set_transform(drawn.transFigure)
             drawn.add_artist(mark)
