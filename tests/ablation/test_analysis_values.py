@@ -13,6 +13,8 @@ from typing import Any
 
 from evalab.ablation import analyze, load_study, run_study
 from evalab.ablation.notes import note_dict
+from evalab.ablation.plan import plan_runs
+from evalab.report.tables import decimals_for
 
 from .synth import write_study
 
@@ -85,3 +87,29 @@ def test_every_text_of_an_analysis_is_a_code_or_the_studys_own(tmp_path):
         ".rows[].kind = 'a variant of the base'"
     ]
     assert {n.code for n in a.notes} >= {"seeds", "delta", "grid", "missing_runs", "holm"}
+
+
+def test_planned_counts_and_largest_means_match_a_count_over_every_run(tmp_path):
+    """Each row's planned runs (counted once over the plan) and each metric's largest |mean|
+    (read once per analysis) are those of a direct count over every planned run and row."""
+    path = write_study(
+        tmp_path,
+        seeds=[0, 1, 2],
+        variants=[
+            ("(A)", "shift down by three", {"shift": -3.0}),
+            ("(R)", "raises on every seed", {"mode": "raise"}),
+        ],
+        grid={"a": [False, True], "b": [False, True]},  # the (False, False) cell is the base
+    )
+    study = load_study(path)
+    run_study(study, tmp_path / "s.db", jobs=2, progress=False)
+    a = analyze(study, tmp_path / "s.db")
+    plan = plan_runs(study)
+    assert any(r.aliases for r in a.rows)
+    for r in a.rows:
+        assert r.planned == sum(1 for run in plan if r.label in run.rows) == 3
+    for m in a.metrics:
+        means = [abs(r.metrics[m].mean) for r in a.rows if r.metrics[m].n]
+        assert a.largest_mean[m] == max(means)
+    assert a.rows[[r.label for r in a.rows].index("(R)")].metrics["acc"].n == 0
+    assert (decimals_for(a, "acc"), decimals_for(a, "loss")) == (2, 4)

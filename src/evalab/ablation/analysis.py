@@ -30,6 +30,7 @@ metric (``finish``: test-set fields, bounds, 'negligible', Holm), the grid's eff
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -96,7 +97,8 @@ def analyze(
     every = study_rows(study)
     rows, aliases = _distinct_rows(study, every)
     stats, missing, families = _statistics(runs, rows, every, tests, resamples, holm, refused)
-    out_rows = [_row(study, plan, row, stats, missing, aliases[row.label]) for row in rows]
+    planned = Counter(label for r in plan for label in set(r.rows))
+    out_rows = [_row(study, planned, row, stats, missing, aliases[row.label]) for row in rows]
     notes = study_notes(study, out_rows, tests, provenance)
     notes += interval_notes(study, out_rows, tests, resamples, refused, holm=holm)
     return StudyAnalysis(
@@ -188,15 +190,16 @@ def _statistics(
 
 def _row(
     study: Study,
-    plan: list[PlannedRun],
+    planned_runs: Counter[str],
     row: Row,
     stats: dict[str, dict[str, MetricStats]],
     missing: dict[str, list[FailedRun]],
     aliases: tuple[str, ...],
 ) -> RowAnalysis:
-    """One distinct row of the report, under its own label and those of the rows it equals."""
+    """One distinct row of the report, under its own label and those of the rows it equals;
+    ``planned_runs``: the number of planned runs of each row label."""
     names = (row.label, *aliases)
-    planned = sum(1 for r in plan if row.label in r.rows)
+    planned = planned_runs[row.label]
     reference = {
         col: next((study.reference[col][x] for x in names if x in study.reference[col]), None)
         for col in study.reference

@@ -8,6 +8,7 @@ Numbers and codes only; the report layer writes the words.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from evalab.ablation.display import Display
@@ -154,6 +155,15 @@ class StudyAnalysis:
     @property
     def base(self) -> RowAnalysis:
         return self.rows[0]
+
+    @cached_property
+    def largest_mean(self) -> dict[str, float]:
+        """Per metric, the largest |mean| of a row with finished runs (0 where none has
+        them): read once over the rows, not once per cell (the report's decimals follow it)."""
+        return {
+            m: max((abs(r.metrics[m].mean) for r in self.rows if r.metrics[m].n), default=0.0)
+            for m in self.metrics
+        }
 
     def row(self, label: str) -> RowAnalysis:
         """The row with this label, or whose runs a row of this label shares (KeyError if absent)."""

@@ -28,8 +28,7 @@ COMPONENTS = "Per component: retrained and at evaluation"
 
 def decimals_for(analysis: StudyAnalysis, metric: str) -> int:
     """Decimals for a metric: 2 for values >= 10 (BLEU, accuracy in %), 3 from 1, else 4."""
-    means = [abs(r.metrics[metric].mean) for r in analysis.rows if r.metrics[metric].n]
-    top = max(means, default=0.0)
+    top = analysis.largest_mean[metric]
     return 2 if top >= 10 else 3 if top >= 1 else 4
 
 
