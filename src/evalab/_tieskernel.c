@@ -1,4 +1,7 @@
-/* The inner loop of acc_eq with tie calibration on bootstrap resamples (no grouping).
+/* The inner loops of acc_eq with tie calibration: bootstrap resamples with no grouping
+ * (tie_curve_max) and permutation trials grouped by item (swapped_curve_max, below).
+ *
+ * tie_curve_max:
  *
  * Pairs of rated cells are sorted by their absolute metric difference; pair p joins
  * segments first[p] and second[p] and changes the count of agreeing pairs by change[p]
@@ -87,12 +90,77 @@ done:
     return result;
 }
 
+/* acc_eq by item of the permutation test's pseudo-metrics (ties.acc_eq_grouped_swapped).
+ *
+ * A pair of systems in a segment has four candidate differences (which metric each cell
+ * came from), sorted once: candidate m belongs to pair of_pair[m], is the candidate with
+ * code which[m] and adds steps[m] to the accuracy curve once active; ends[m] marks the
+ * last candidate of a run of equal differences. Trial t activates, for every pair, the
+ * candidate whose code is codes[t][pair]. The answer per trial is the largest running sum
+ * at an end, or 0: the inactive candidates add 0.0, and the sum runs in candidate order,
+ * so it is the numpy fallback's cumulative sum, addition for addition.
+ */
+static PyObject *swapped_curve_max(PyObject *self, PyObject *args)
+{
+    Py_buffer steps, which, of_pair, ends, codes;
+    Py_ssize_t n_trials, n_pairs;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*nn", &steps, &which, &of_pair, &ends, &codes,
+                          &n_trials, &n_pairs))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n_cand = steps.len / (Py_ssize_t)sizeof(double);
+    if (which.len != n_cand || ends.len != n_cand ||
+        of_pair.len != n_cand * (Py_ssize_t)sizeof(int32_t) || n_trials < 0 || n_pairs < 0 ||
+        codes.len != n_trials * n_pairs) {
+        PyErr_SetString(PyExc_ValueError, "swapped_curve_max: buffer sizes do not match");
+        goto done;
+    }
+    const int32_t *pair = of_pair.buf;
+    for (Py_ssize_t m = 0; m < n_cand; m++) {
+        if (pair[m] < 0 || pair[m] >= n_pairs) {
+            PyErr_SetString(PyExc_ValueError, "swapped_curve_max: pair index out of range");
+            goto done;
+        }
+    }
+    result = PyBytes_FromStringAndSize(NULL, n_trials * (Py_ssize_t)sizeof(double));
+    if (!result)
+        goto done;
+    double *out = (double *)PyBytes_AS_STRING(result);
+    const double *st = steps.buf;
+    const int8_t *wh = which.buf, *code = codes.buf;
+    const uint8_t *end = ends.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t t = 0; t < n_trials; t++) {
+        const int8_t *row = code + t * n_pairs;
+        double acc = 0.0, best = 0.0;
+        for (Py_ssize_t m = 0; m < n_cand; m++) {
+            acc += row[pair[m]] == wh[m] ? st[m] : 0.0;
+            if (end[m] && acc > best)
+                best = acc;
+        }
+        out[t] = best;
+    }
+    Py_END_ALLOW_THREADS
+done:
+    PyBuffer_Release(&steps);
+    PyBuffer_Release(&which);
+    PyBuffer_Release(&of_pair);
+    PyBuffer_Release(&ends);
+    PyBuffer_Release(&codes);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"tie_curve_max", tie_curve_max, METH_VARARGS,
      "tie_curve_max(first, second, change, ends, counts, n_segments, n_resamples) -> bytes: "
      "per resample, the largest prefix sum at a run end (or 0) of change[p] * "
      "counts[first[p], b] * counts[second[p], b] (int32, int32, int8, uint8 buffers; "
      "counts int32 [segments][resamples]); int32 result."},
+    {"swapped_curve_max", swapped_curve_max, METH_VARARGS,
+     "swapped_curve_max(steps, which, of_pair, ends, codes, n_trials, n_pairs) -> bytes: "
+     "per trial, the largest running sum at an end (or 0) of steps[m] where "
+     "codes[t][of_pair[m]] == which[m] (float64, int8, int32, uint8 buffers; codes int8 "
+     "[trials][pairs]); float64 result."},
     {NULL, NULL, 0, NULL},
 };
 
