@@ -137,7 +137,9 @@ def test_swapped_kernel_equals_numpy(seed, monkeypatch):
     n_sys, n_seg = int(rng.integers(2, 7)), int(rng.integers(1, 40))
     # coarse scores: ties within and across the metrics; some segments unrated
     better, worse = rng.integers(0, int(rng.integers(2, 9)), (2, n_sys, n_seg)) / 4.0
-    y = np.where(rng.random((n_sys, n_seg)) < 0.8, rng.choice([0.0, -1.0, -5.0], (n_sys, n_seg)), np.nan)
+    y = np.where(
+        rng.random((n_sys, n_seg)) < 0.8, rng.choice([0.0, -1.0, -5.0], (n_sys, n_seg)), np.nan
+    )
     mask = np.isfinite(y)
     swap = rng.integers(2, size=(int(rng.integers(1, 60)), n_sys, n_seg), dtype=bool)
     args = (better, worse, swap, np.where(mask, y, 0.0), mask)
