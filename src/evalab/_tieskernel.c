@@ -1,4 +1,8 @@
-/* The inner loop of acc_eq with tie calibration on bootstrap resamples (no grouping).
+/* The inner loops of acc_eq with tie calibration: bootstrap resamples with no grouping
+ * (tie_curve_max, and band_pairs that builds its pairs) and permutation trials grouped by
+ * item (swapped_curve_max), below.
+ *
+ * tie_curve_max:
  *
  * Pairs of rated cells are sorted by their absolute metric difference; pair p joins
  * segments first[p] and second[p] and changes the count of agreeing pairs by change[p]
@@ -87,12 +91,162 @@ done:
     return result;
 }
 
+/* acc_eq by item of the permutation test's pseudo-metrics (ties.acc_eq_grouped_swapped).
+ *
+ * A pair of systems in a segment has four candidate differences (which metric each cell
+ * came from), sorted once: candidate m belongs to pair of_pair[m], is the candidate with
+ * code which[m] and adds steps[m] to the accuracy curve once active; ends[m] marks the
+ * last candidate of a run of equal differences. Trial t activates, for every pair, the
+ * candidate whose code is codes[t][pair]. The answer per trial is the largest running sum
+ * at an end, or 0: the inactive candidates add 0.0, and the sum runs in candidate order,
+ * so it is the numpy fallback's cumulative sum, addition for addition.
+ */
+static PyObject *swapped_curve_max(PyObject *self, PyObject *args)
+{
+    Py_buffer steps, which, of_pair, ends, codes;
+    Py_ssize_t n_trials, n_pairs;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*nn", &steps, &which, &of_pair, &ends, &codes,
+                          &n_trials, &n_pairs))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n_cand = steps.len / (Py_ssize_t)sizeof(double);
+    if (which.len != n_cand || ends.len != n_cand ||
+        of_pair.len != n_cand * (Py_ssize_t)sizeof(int32_t) || n_trials < 0 || n_pairs < 0 ||
+        codes.len != n_trials * n_pairs) {
+        PyErr_SetString(PyExc_ValueError, "swapped_curve_max: buffer sizes do not match");
+        goto done;
+    }
+    const int32_t *pair = of_pair.buf;
+    for (Py_ssize_t m = 0; m < n_cand; m++) {
+        if (pair[m] < 0 || pair[m] >= n_pairs) {
+            PyErr_SetString(PyExc_ValueError, "swapped_curve_max: pair index out of range");
+            goto done;
+        }
+    }
+    result = PyBytes_FromStringAndSize(NULL, n_trials * (Py_ssize_t)sizeof(double));
+    if (!result)
+        goto done;
+    double *out = (double *)PyBytes_AS_STRING(result);
+    const double *st = steps.buf;
+    const int8_t *wh = which.buf, *code = codes.buf;
+    const uint8_t *end = ends.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t t = 0; t < n_trials; t++) {
+        const int8_t *row = code + t * n_pairs;
+        double acc = 0.0, best = 0.0;
+        for (Py_ssize_t m = 0; m < n_cand; m++) {
+            acc += row[pair[m]] == wh[m] ? st[m] : 0.0;
+            if (end[m] && acc > best)
+                best = acc;
+        }
+        out[t] = best;
+    }
+    Py_END_ALLOW_THREADS
+done:
+    PyBuffer_Release(&steps);
+    PyBuffer_Release(&which);
+    PyBuffer_Release(&of_pair);
+    PyBuffer_Release(&ends);
+    PyBuffer_Release(&codes);
+    return result;
+}
+
+/* The pairs of one band of metric differences (flat_ties.flat_pairs with no grouping).
+ *
+ * Cells are sorted by metric score xs (ys human scores, seg their compact segments); cell
+ * i pairs with every j in [start[i], stop[i]), so dx = xs[j] - xs[i] >= 0. Each pair that
+ * agrees at threshold 0 (dx > 0 and dy > 0, or dx == 0 and dy == 0) adds 1 to
+ * agree[lo * n_seg + hi] (lo <= hi its two segments); each pair that moves once the
+ * threshold reaches dx (dx > 0 and dy >= 0) is written out, i-major and j ascending: its
+ * segments lo and hi, its change (+1 human tie, -1 concordant) and dx.
+ */
+static PyObject *band_pairs(PyObject *self, PyObject *args)
+{
+    Py_buffer xs, ys, seg, start, stop, agree;
+    Py_ssize_t n_seg;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*n", &xs, &ys, &seg, &start, &stop, &agree, &n_seg))
+        return NULL;
+    PyObject *result = NULL, *lo_b = NULL, *hi_b = NULL, *step_b = NULL, *dx_b = NULL;
+    Py_ssize_t n = xs.len / (Py_ssize_t)sizeof(double), total = 0;
+    const int64_t *a = start.buf, *z = stop.buf;
+    const int32_t *sg = seg.buf;
+    int ok = ys.len == xs.len && seg.len == n * (Py_ssize_t)sizeof(int32_t) &&
+             start.len == n * (Py_ssize_t)sizeof(int64_t) && stop.len == start.len &&
+             agree.len == n_seg * n_seg * (Py_ssize_t)sizeof(int64_t);
+    for (Py_ssize_t i = 0; ok && i < n; i++) {
+        ok = a[i] >= 0 && a[i] <= z[i] && z[i] <= n && (a[i] == z[i] || a[i] > i) &&
+             sg[i] >= 0 && sg[i] < n_seg;
+        total += ok ? z[i] - a[i] : 0;
+    }
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "band_pairs: buffer sizes or indices do not match");
+        goto done;
+    }
+    lo_b = PyBytes_FromStringAndSize(NULL, total * (Py_ssize_t)sizeof(int32_t));
+    hi_b = PyBytes_FromStringAndSize(NULL, total * (Py_ssize_t)sizeof(int32_t));
+    step_b = PyBytes_FromStringAndSize(NULL, total);
+    dx_b = PyBytes_FromStringAndSize(NULL, total * (Py_ssize_t)sizeof(double));
+    if (!lo_b || !hi_b || !step_b || !dx_b)
+        goto done;
+    int32_t *lo = (int32_t *)PyBytes_AS_STRING(lo_b), *hi = (int32_t *)PyBytes_AS_STRING(hi_b);
+    int8_t *step = (int8_t *)PyBytes_AS_STRING(step_b);
+    double *dxo = (double *)PyBytes_AS_STRING(dx_b);
+    const double *x = xs.buf, *y = ys.buf;
+    int64_t *ag = agree.buf;
+    Py_ssize_t k = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        for (int64_t j = a[i]; j < z[i]; j++) {
+            double dx = x[j] - x[i], dy = y[j] - y[i];
+            int32_t s = sg[i], t = sg[j];
+            int32_t l = s < t ? s : t, h = s < t ? t : s;
+            if (dx > 0 ? dy > 0 : dy == 0)
+                ag[(Py_ssize_t)l * n_seg + h] += 1;
+            if (dx > 0 && dy >= 0) {
+                lo[k] = l;
+                hi[k] = h;
+                step[k] = dy == 0 ? 1 : -1;
+                dxo[k] = dx;
+                k++;
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (_PyBytes_Resize(&lo_b, k * (Py_ssize_t)sizeof(int32_t)) < 0 ||
+        _PyBytes_Resize(&hi_b, k * (Py_ssize_t)sizeof(int32_t)) < 0 ||
+        _PyBytes_Resize(&step_b, k) < 0 ||
+        _PyBytes_Resize(&dx_b, k * (Py_ssize_t)sizeof(double)) < 0)
+        goto done;
+    result = Py_BuildValue("(OOOO)", lo_b, hi_b, step_b, dx_b);
+done:
+    Py_XDECREF(lo_b);
+    Py_XDECREF(hi_b);
+    Py_XDECREF(step_b);
+    Py_XDECREF(dx_b);
+    PyBuffer_Release(&xs);
+    PyBuffer_Release(&ys);
+    PyBuffer_Release(&seg);
+    PyBuffer_Release(&start);
+    PyBuffer_Release(&stop);
+    PyBuffer_Release(&agree);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"tie_curve_max", tie_curve_max, METH_VARARGS,
      "tie_curve_max(first, second, change, ends, counts, n_segments, n_resamples) -> bytes: "
      "per resample, the largest prefix sum at a run end (or 0) of change[p] * "
      "counts[first[p], b] * counts[second[p], b] (int32, int32, int8, uint8 buffers; "
      "counts int32 [segments][resamples]); int32 result."},
+    {"band_pairs", band_pairs, METH_VARARGS,
+     "band_pairs(xs, ys, seg, start, stop, agree, n_seg) -> (lo, hi, change, dx) bytes: the "
+     "moving pairs of cells i, j in [start[i], stop[i]) (float64, float64, int32, int64, int64 "
+     "buffers), counting the pairs agreeing at threshold 0 into agree (int64 [n_seg * n_seg])."},
+    {"swapped_curve_max", swapped_curve_max, METH_VARARGS,
+     "swapped_curve_max(steps, which, of_pair, ends, codes, n_trials, n_pairs) -> bytes: "
+     "per trial, the largest running sum at an end (or 0) of steps[m] where "
+     "codes[t][of_pair[m]] == which[m] (float64, int8, int32, uint8 buffers; codes int8 "
+     "[trials][pairs]); float64 result."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -113,3 +113,21 @@ def test_identical_metrics_are_never_significantly_different():
     x, y = rng.normal(size=50), rng.choice([0.0, -1.0], 50)
     e = acc_eq_flat(x, y).threshold
     assert pairwise_permutation_p((x, e), (x, e), y, 100, rng) == 1.0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pairs_built_by_the_kernel_equal_numpy(seed, monkeypatch):
+    """The compiled band loop gives the numpy fallback's pairs, in the same order."""
+    from evalab.metaeval import cell_pairs
+
+    if _kernel.ties is None:
+        pytest.skip("evalab._tieskernel is not built")
+    rng = np.random.default_rng(seed)
+    x, y, seg = _cells(rng, int(rng.integers(5, 60)), int(rng.integers(1, 9)))
+    monkeypatch.setattr(cell_pairs.pair_bands, "__defaults__", (int(rng.integers(20, 400)),))
+    compiled = flat_pairs(x, y, seg)
+    monkeypatch.setattr(_kernel, "ties", None)
+    fallback = flat_pairs(x, y, seg)
+    for name in ("first", "second", "change", "ends", "agree", "cells", "segments"):
+        assert np.array_equal(getattr(compiled, name), getattr(fallback, name)), name
+    assert compiled.point == fallback.point

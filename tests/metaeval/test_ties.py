@@ -123,3 +123,28 @@ def test_swapped_pseudo_metrics_equal_one_at_a_time():
         ):
             one = acc_eq_grouped(group_pairs(x, np.where(mask, y, 0.0), mask)).accuracy
             assert got == pytest.approx(one, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_swapped_kernel_equals_numpy(seed, monkeypatch):
+    """The compiled swapped curves give the numpy fallback's numbers, bit for bit."""
+    from evalab import _kernel
+    from evalab.metaeval.ties import acc_eq_grouped_swapped
+
+    if _kernel.ties is None:
+        pytest.skip("evalab._tieskernel is not built")
+    rng = np.random.default_rng(seed)
+    n_sys, n_seg = int(rng.integers(2, 7)), int(rng.integers(1, 40))
+    # coarse scores: ties within and across the metrics; some segments unrated
+    better, worse = rng.integers(0, int(rng.integers(2, 9)), (2, n_sys, n_seg)) / 4.0
+    y = np.where(
+        rng.random((n_sys, n_seg)) < 0.8, rng.choice([0.0, -1.0, -5.0], (n_sys, n_seg)), np.nan
+    )
+    mask = np.isfinite(y)
+    swap = rng.integers(2, size=(int(rng.integers(1, 60)), n_sys, n_seg), dtype=bool)
+    args = (better, worse, swap, np.where(mask, y, 0.0), mask)
+    compiled = acc_eq_grouped_swapped(*args)
+    monkeypatch.setattr(_kernel, "ties", None)
+    fallback = acc_eq_grouped_swapped(*args)
+    for got, want in zip(compiled, fallback, strict=True):
+        assert np.array_equal(got, want, equal_nan=True)

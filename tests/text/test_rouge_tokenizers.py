@@ -94,3 +94,23 @@ def test_registry():
     assert isinstance(get_tokenizer("unicode"), UnicodeRougeTokenizer)
     assert get_tokenizer("rouge").name == "rouge"
     assert get_tokenizer("unicode").name == "unicode"
+
+
+# texts mixing ASCII with the characters whose lowercase is (or holds) ASCII: İ, K (Kelvin)
+_MIXED = st.lists(
+    st.text() | st.text(alphabet="aZ9 -\u0130\u212a\u0131\u017f\u00e9\u4e2d\u0416\n"), max_size=6
+)
+
+
+@given(_MIXED)
+def test_rouge_batch_tokens_equal_rouge_score_on_any_texts(texts):
+    assert RougeTokenizer().many(texts) == [rs_tokenize.tokenize(t, None) for t in texts]
+    assert RougeTokenizer(stem=True).many(texts) == [
+        rs_tokenize.tokenize(t, STEMMER) for t in texts
+    ]
+
+
+@pytest.mark.parametrize("pair", ["en-ru", "en-uk", "en-zh", "de-fr"])
+def test_rouge_batch_tokens_equal_rouge_score_on_wmt22(wmt22, pair):
+    lines = read_lines(wmt_file("ref", pair, "A"))
+    assert RougeTokenizer().many(lines) == [rs_tokenize.tokenize(t, None) for t in lines]

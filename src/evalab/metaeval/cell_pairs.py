@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-__all__ = ["pair_batches"]
+__all__ = ["band_indices", "pair_bands", "pair_batches"]
 
 #: pairs enumerated at once (bounds the batch temporaries: about 60 bytes a pair)
 BATCH_PAIRS = 1 << 20
@@ -56,31 +56,42 @@ def _edges(xs: np.ndarray, batch: int) -> np.ndarray:
     return out
 
 
-def pair_batches(
-    xs: np.ndarray, batch: int = BATCH_PAIRS
-) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Yield ``(i, j)`` index arrays (``i < j``) of every pair of the sorted ``xs``, once each.
+def pair_bands(xs: np.ndarray, batch: int = BATCH_PAIRS) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Yield ``(start, stop)`` per band: cell ``i``'s partners ``j`` are ``start[i] <= j < stop[i]``.
 
-    Every difference ``xs[j] - xs[i]`` of a batch is below every difference of the
-    batches after it (a run of equal differences never straddles two batches); within a
-    batch the pairs are in no particular order.
+    Every difference ``xs[j] - xs[i]`` of a band is below every difference of the bands
+    after it (a run of equal differences never straddles two bands); each band holds
+    about ``batch`` pairs, every pair ``i < j`` of the sorted ``xs`` is in one band.
     """
     n = len(xs)
     if n < 2:
         return
     start = np.arange(1, n + 1)
-    cells = np.arange(n, dtype=np.int32)
     for edge in [*_edges(xs, batch), np.inf]:
         stop = np.full(n, n) if edge == np.inf else _first_at_least(xs, float(edge))
-        lens = stop - start
-        total = int(lens.sum())
-        if total:
-            i = np.repeat(cells, lens)
-            # j = start[i] + rank of the pair among i's: one running count, reset at each i
-            has = lens > 0
-            heads, first, last = (np.cumsum(lens) - lens)[has], start[has], stop[has] - 1
-            step = np.ones(total, dtype=np.int32)
-            step[heads] = first - np.r_[0, last[:-1]]
-            j = np.cumsum(step, dtype=np.int32)
-            yield i, j
+        yield start, stop
         start = stop
+
+
+def band_indices(start: np.ndarray, stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ``(i, j)`` index arrays of one band, ``i`` ascending and ``j`` ascending for each ``i``."""
+    lens = stop - start
+    total = int(lens.sum())
+    i = np.repeat(np.arange(len(start), dtype=np.int32), lens)
+    # j = start[i] + rank of the pair among i's: one running count, reset at each i
+    has = lens > 0
+    heads, first, last = (np.cumsum(lens) - lens)[has], start[has], stop[has] - 1
+    step = np.ones(total, dtype=np.int32)
+    step[heads] = first - np.r_[0, last[:-1]]
+    j = np.cumsum(step, dtype=np.int32)
+    return i, j
+
+
+def pair_batches(
+    xs: np.ndarray, batch: int = BATCH_PAIRS
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Yield ``(i, j)`` index arrays (``i < j``) of every pair of the sorted ``xs``, once each:
+    the pairs of each non-empty band of :func:`pair_bands` in turn (:func:`band_indices`)."""
+    for start, stop in pair_bands(xs, batch):
+        if (stop - start).sum():
+            yield band_indices(start, stop)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from evalab import _kernel
-from evalab.metaeval.cell_pairs import pair_batches
+from evalab.metaeval.cell_pairs import band_indices, pair_bands
 from evalab.metaeval.ties import TieCalibrated
 
 __all__ = [
@@ -96,22 +96,16 @@ def flat_pairs(x: np.ndarray, y: np.ndarray, seg: np.ndarray) -> FlatPairs:
     change, ends = np.empty(room, np.int8), np.empty(room, np.uint8)
     agree = np.zeros(n_seg * n_seg, dtype=np.int64)
     curve, filled = _Curve(), 0
-    for i, j in pair_batches(xs):
-        dx, dy = xs[j] - xs[i], ys[j] - ys[i]  # dx >= 0
-        si, sj = ss[i], ss[j]
-        lo, hi = np.minimum(si, sj), np.maximum(si, sj)
-        agreeing = np.where(dx > 0, dy > 0, dy == 0)
-        agree += np.bincount(lo[agreeing] * n_seg + hi[agreeing], minlength=n_seg * n_seg)
-        moving = np.flatnonzero((dx > 0) & (dy >= 0))
+    for start, stop in pair_bands(xs):
+        lo, hi, step, dx = _moving(xs, ys, ss, (start, stop), n_seg, agree)
         # the order within a run of equal differences is never read
-        moving = moving[np.argsort(dx[moving])]
-        diff = dx[moving]
+        by_diff = np.argsort(dx)
+        diff, step = dx[by_diff], step[by_diff]
         end = np.r_[diff[1:] != diff[:-1], True][: len(diff)]
-        step = np.where(dy[moving] == 0, 1, -1).astype(np.int8)
-        done = filled + len(moving)
-        first[filled:done], second[filled:done] = lo[moving], hi[moving]
+        done = filled + len(diff)
+        first[filled:done], second[filled:done] = lo[by_diff], hi[by_diff]
         change[filled:done], ends[filled:done] = step, end
-        if len(moving):
+        if len(diff):
             curve.add(diff, step, end)
         filled = done
     cells = np.bincount(compact, minlength=n_seg).astype(np.float64)
@@ -131,6 +125,42 @@ def flat_pairs(x: np.ndarray, y: np.ndarray, seg: np.ndarray) -> FlatPairs:
         segments=segments,
         point=point,
     )
+
+
+def _moving(
+    xs: np.ndarray,
+    ys: np.ndarray,
+    ss: np.ndarray,
+    band: tuple[np.ndarray, np.ndarray],
+    n_seg: int,
+    agree: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The moving pairs of one band of :func:`pair_bands`: segments ``lo <= hi``, change, dx.
+
+    In band order (``i`` ascending, then ``j``); the pairs of distinct cells that agree at
+    ε = 0 are counted into ``agree`` (``[segments * segments]``, at ``lo * segments + hi``).
+    """
+    start, stop = band
+    kernel = _kernel.ties
+    if kernel is not None:
+        lo, hi, step, dx = kernel.band_pairs(
+            xs, ys, ss, start.astype(np.int64), stop.astype(np.int64), agree, n_seg
+        )
+        return (
+            np.frombuffer(lo, np.int32),
+            np.frombuffer(hi, np.int32),
+            np.frombuffer(step, np.int8),
+            np.frombuffer(dx, np.float64),
+        )
+    i, j = band_indices(start, stop)
+    dxs, dy = xs[j] - xs[i], ys[j] - ys[i]  # dx >= 0
+    si, sj = ss[i], ss[j]
+    low, high = np.minimum(si, sj), np.maximum(si, sj)
+    agreeing = np.where(dxs > 0, dy > 0, dy == 0)
+    agree += np.bincount(low[agreeing] * n_seg + high[agreeing], minlength=len(agree))
+    moving = np.flatnonzero((dxs > 0) & (dy >= 0))
+    changes = np.where(dy[moving] == 0, 1, -1).astype(np.int8)
+    return low[moving], high[moving], changes, dxs[moving]
 
 
 def acc_eq_flat(x: np.ndarray, y: np.ndarray) -> TieCalibrated:

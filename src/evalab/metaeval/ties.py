@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalab import _kernel
+
 __all__ = ["GroupPairs", "TieCalibrated", "acc_eq_grouped", "acc_eq_grouped_swapped", "group_pairs"]
 
 
@@ -163,13 +165,38 @@ def acc_eq_grouped_swapped(
     out = np.empty((2, len(swap)))
     for side_no, codes in enumerate((code, 3 - code)):  # the second takes each cell's other side
         start = agree_w[codes, np.arange(len(pair))].sum(axis=1)
-        best = np.empty(len(swap))
-        for r in range(0, len(swap), _SWAPPED_ROWS):
-            active = codes[r : r + _SWAPPED_ROWS, of_pair] == which
-            curve = np.cumsum(np.where(active, steps, 0.0), axis=1)[:, ends]
-            best[r : r + _SWAPPED_ROWS] = np.maximum(0.0, curve.max(axis=1))
+        best = _swapped_best(steps, which, of_pair, ends, codes)
         out[side_no] = (start + best) / len(groups)
     return out[0], out[1]
+
+
+def _swapped_best(
+    steps: np.ndarray, which: np.ndarray, of_pair: np.ndarray, ends: np.ndarray, codes: np.ndarray
+) -> np.ndarray:
+    """Per trial, the largest running sum at a run end (or 0) of its active candidates' steps.
+
+    Candidate ``m`` (of pair ``of_pair[m]``) is active in trial ``t`` when ``codes[t,
+    of_pair[m]] == which[m]``; ``ends`` indexes the last candidate of each run.
+    """
+    kernel = _kernel.ties
+    if kernel is not None:
+        marks = np.zeros(len(steps), dtype=np.uint8)
+        marks[ends] = 1
+        out = kernel.swapped_curve_max(
+            np.ascontiguousarray(steps, dtype=np.float64),
+            np.ascontiguousarray(which, dtype=np.int8),
+            np.ascontiguousarray(of_pair, dtype=np.int32),
+            marks,
+            np.ascontiguousarray(codes, dtype=np.int8),
+            *codes.shape,
+        )
+        return np.frombuffer(out, dtype=np.float64).copy()
+    best = np.empty(len(codes))
+    for r in range(0, len(codes), _SWAPPED_ROWS):
+        active = codes[r : r + _SWAPPED_ROWS, of_pair] == which
+        curve = np.cumsum(np.where(active, steps, 0.0), axis=1)[:, ends]
+        best[r : r + _SWAPPED_ROWS] = np.maximum(0.0, curve.max(axis=1))
+    return best
 
 
 #: trials of :func:`acc_eq_grouped_swapped` whose curves are summed at once ([rows, 4 x pairs])

@@ -26,16 +26,46 @@ _ROUGE_TOKEN_RE = re.compile(r"[a-z0-9]+")
 # rouge-score stems only tokens longer than three characters ("Only stem words more than 3
 # characters long", rouge_score/tokenize.py).
 _MIN_STEM_LEN = 4
+# The only characters outside ASCII whose lowercase holds an ASCII letter or digit:
+# "İ" (U+0130, lowercase "i" + U+0307) and the Kelvin sign (U+212A, lowercase "k").
+_LOWERS_TO_ASCII = ("\u0130", "\u212a")
+# On ASCII bytes: A-Z to a-z, every other byte but a-z and 0-9 to a space.
+_ASCII_TOKEN_BYTES = bytes(
+    c + 32 if 65 <= c <= 90 else c if 97 <= c <= 122 or 48 <= c <= 57 else 32 for c in range(256)
+)
+
+
+def _ascii_token_lists(texts: Sequence[str]) -> list[list[str]]:
+    """``_ROUGE_TOKEN_RE.findall(text.lower())`` of every text, by byte-table translation.
+
+    Every character outside ASCII becomes ``?`` (a separator: its lowercase has no ASCII
+    letter or digit, except in :data:`_LOWERS_TO_ASCII`, whose texts take the regex), the
+    ASCII bytes are lowercased and the rest turned to spaces by one table, and the
+    result is split on the spaces: the same tokens, in C loops over bytes.
+    """
+    if any(c in text for text in texts for c in _LOWERS_TO_ASCII):
+        return [
+            _ROUGE_TOKEN_RE.findall(text.lower())
+            if any(c in text for c in _LOWERS_TO_ASCII)
+            else _ascii_token_lists([text])[0]
+            for text in texts
+        ]
+    table = _ASCII_TOKEN_BYTES
+    return [
+        text.encode("ascii", "replace").translate(table).decode("ascii").split() for text in texts
+    ]
+
+
+def _stemmed(tokens: list[str]) -> list[str]:
+    tokens = [porter_stem(t) if len(t) >= _MIN_STEM_LEN else t for t in tokens]
+    # rouge-score drops tokens that are no longer [a-z0-9]+ after stemming (none in
+    # practice: a stem of an ASCII alphanumeric word is non-empty ASCII alphanumeric)
+    return [t for t in tokens if t]
 
 
 def _rouge_tokens(text: str, stem: bool) -> list[str]:
     tokens = _ROUGE_TOKEN_RE.findall(text.lower())
-    if stem:
-        tokens = [porter_stem(t) if len(t) >= _MIN_STEM_LEN else t for t in tokens]
-        # rouge-score drops tokens that are no longer [a-z0-9]+ after stemming (none in
-        # practice: a stem of an ASCII alphanumeric word is non-empty ASCII alphanumeric)
-        tokens = [t for t in tokens if t]
-    return tokens
+    return _stemmed(tokens) if stem else tokens
 
 
 class RougeTokenizer:
@@ -59,10 +89,9 @@ class RougeTokenizer:
         return _rouge_tokens(text, self.stem)
 
     def many(self, texts: Sequence[str]) -> list[list[str]]:
-        """The tokens of every text (without a stemmer, by C loops with no call per text)."""
-        if self.stem:
-            return [_rouge_tokens(t, True) for t in texts]
-        return list(map(_ROUGE_TOKEN_RE.findall, map(str.lower, texts)))
+        """The tokens of every text (found by byte-table translation, then stemmed)."""
+        lists = _ascii_token_lists(texts)
+        return [_stemmed(t) for t in lists] if self.stem else lists
 
     def __repr__(self) -> str:
         return f"RougeTokenizer(stem={self.stem})"
