@@ -11,6 +11,12 @@
  *     Myers' bit-vector algorithm (|hyp| * ceil(|ref| / 64) word steps, the shorter side as
  *     the bit vector, after cutting the common prefix and suffix).
  *
+ * levenshtein_counts((hyp_ids, hyp_offs, ref_ids, ref_offs, out), counts)
+ *     Hits, substitutions, deletions and insertions of every segment (counts: int64,
+ *     nseg x 4) along the alignment rapidfuzz's Levenshtein.editops(reference, hypothesis)
+ *     picks among the shortest ones (jiwer 4's), and the distance in `out`: the same
+ *     bit-vector pass with every column's vertical differences kept, then one trace.
+ *
  * ter_edits(hyp_ids, hyp_offs, ref_ids, ref_offs, out)
  *     The number of TER edits (shifts + beam edit distance) of every hypothesis, with the
  *     search sacrebleu 2.x performs (see evalab.metrics._editdistance for the rules):
@@ -114,6 +120,8 @@ typedef struct {
     uint64_t *masks, *vp, *vn;
     int32_t *keys, *slots;
     size_t masks_cap, vp_cap, vn_cap, keys_cap, slots_cap;
+    uint64_t *cols; /* with counts: the vertical differences (vp, vn) of every text column */
+    size_t cols_cap;
 } Myers;
 
 static int grow(void **buf, size_t *cap, size_t need, size_t size)
@@ -144,8 +152,11 @@ static inline int32_t slot_of(const Myers *w, size_t mask, int shift, int32_t ke
  * algorithm in blocks of 64 pattern positions (the block form of edlib's calculateBlock):
  * per text token one pass over ceil(m / 64) words, carrying the horizontal difference of
  * the block's last row into the next block; the score follows the difference in row m.
+ * With `keep`, the vertical differences after every text token are kept in w->cols (text
+ * token j: vp words at 2 * j * words, vn words after them) for the trace of align_counts.
  * Returns -1 when the buffers cannot be allocated, -2 when the masks would be too large. */
-static int64_t levenshtein_bits(const int32_t *p, int64_t m, const int32_t *t, int64_t n, Myers *w)
+static int64_t levenshtein_bits(const int32_t *p, int64_t m, const int32_t *t, int64_t n, Myers *w,
+                                int keep)
 {
     size_t words = (size_t)((m + 63) / 64), cap = 16;
     int bits = 4;
@@ -156,6 +167,9 @@ static int64_t levenshtein_bits(const int32_t *p, int64_t m, const int32_t *t, i
         grow((void **)&w->vp, &w->vp_cap, words, sizeof(uint64_t)) < 0 ||
         grow((void **)&w->vn, &w->vn_cap, words, sizeof(uint64_t)) < 0)
         return -1;
+    if (keep && ((size_t)n * words > ((size_t)1 << 28) ||
+                 grow((void **)&w->cols, &w->cols_cap, 2 * (size_t)n * words, sizeof(uint64_t)) < 0))
+        return -1; /* over 4 GB of columns (beyond the 1e10 cells WER's PairWork admits) */
     size_t mask = cap - 1;
     int shift = 32 - bits;
     memset(w->slots, 0xff, cap * sizeof(int32_t));
@@ -199,6 +213,10 @@ static int64_t levenshtein_bits(const int32_t *p, int64_t m, const int32_t *t, i
             w->vn[b] = Ph & Xv;
             hin = hout;
         }
+        if (keep) {
+            memcpy(w->cols + 2 * (size_t)j * words, w->vp, words * sizeof(uint64_t));
+            memcpy(w->cols + (2 * (size_t)j + 1) * words, w->vn, words * sizeof(uint64_t));
+        }
     }
     return score;
 }
@@ -218,8 +236,13 @@ static int64_t levenshtein_one(const int32_t *a, int64_t n, const int32_t *b, in
     }
     if (m == 0)
         return n;
-    int64_t d = levenshtein_bits(b, m, a, n, w);
+    int64_t d = levenshtein_bits(b, m, a, n, w, 0);
     return d == -2 ? levenshtein_rows(a, n, b, m) : d;
+}
+
+static void myers_free(Myers *w)
+{
+    free(w->masks), free(w->vp), free(w->vn), free(w->keys), free(w->slots), free(w->cols);
 }
 
 static PyObject *levenshtein(PyObject *self, PyObject *args)
@@ -238,7 +261,89 @@ static PyObject *levenshtein(PyObject *self, PyObject *args)
         failed = out[k] < 0;
     }
     Py_END_ALLOW_THREADS
-    free(w.masks), free(w.vp), free(w.vn), free(w.keys), free(w.slots);
+    myers_free(&w);
+    release_segments(&s);
+    if (failed)
+        return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------ jiwer's alignment */
+
+static inline int bit_at(const uint64_t *v, int64_t i) { return (int)((v[i / 64] >> (i % 64)) & 1); }
+
+/* Hits, substitutions, deletions and insertions (out[0..3]) of reference r against
+ * hypothesis h along the alignment rapidfuzz's Levenshtein.editops(r, h) picks (jiwer 4's):
+ * the common prefix and suffix are hits; of the rest, the vertical differences of every
+ * hypothesis column are kept (reference as the bit vector), and the trace goes back from
+ * the end: a deletion where the difference above the cell is +1; otherwise one hypothesis
+ * token back, an insertion where that column's difference is -1 (never in column 0), else
+ * a diagonal step (hit or substitution). Returns -1 when memory runs out. */
+static int align_counts(const int32_t *r, int64_t n, const int32_t *h, int64_t m, Myers *w,
+                        int64_t *out)
+{
+    int64_t hits = 0, subs = 0, dels = 0, ins = 0;
+    while (n > 0 && m > 0 && r[0] == h[0])
+        r++, h++, n--, m--, hits++;
+    while (n > 0 && m > 0 && r[n - 1] == h[m - 1])
+        n--, m--, hits++;
+    int64_t col = n, row = m;
+    if (n > 0 && m > 0) {
+        if (levenshtein_bits(r, n, h, m, w, 1) < 0)
+            return -1;
+        const size_t words = (size_t)((n + 63) / 64);
+        while (row && col) {
+            if (bit_at(w->cols + 2 * (size_t)(row - 1) * words, col - 1)) {
+                dels++, col--;
+                continue;
+            }
+            row--;
+            if (row && bit_at(w->cols + (2 * (size_t)(row - 1) + 1) * words, col - 1)) {
+                ins++;
+                continue;
+            }
+            col--;
+            if (r[col] == h[row])
+                hits++;
+            else
+                subs++;
+        }
+    }
+    out[0] = hits, out[1] = subs, out[2] = dels + col, out[3] = ins + row;
+    return 0;
+}
+
+static PyObject *levenshtein_counts(PyObject *self, PyObject *args)
+{
+    Py_buffer counts;
+    Segments s;
+    PyObject *segs;
+    if (!PyArg_ParseTuple(args, "Ow*", &segs, &counts))
+        return NULL;
+    if (open_segments(segs, &s) < 0) {
+        PyBuffer_Release(&counts);
+        return NULL;
+    }
+    if (counts.len != s.nseg * 32) {
+        PyBuffer_Release(&counts);
+        release_segments(&s);
+        return PyErr_Format(PyExc_ValueError, "expected an int64 output of nseg x 4 counts");
+    }
+    const int32_t *h = s.hyp.buf, *r = s.ref.buf;
+    const int64_t *ho = s.hoff.buf, *ro = s.roff.buf;
+    int64_t *out = counts.buf;
+    int64_t *dist = s.out.buf;
+    Myers w = {0};
+    int failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t k = 0; k < s.nseg && !failed; k++) {
+        int64_t *c = out + 4 * k;
+        failed = align_counts(r + ro[k], ro[k + 1] - ro[k], h + ho[k], ho[k + 1] - ho[k], &w, c);
+        dist[k] = c[1] + c[2] + c[3];
+    }
+    Py_END_ALLOW_THREADS
+    myers_free(&w);
+    PyBuffer_Release(&counts);
     release_segments(&s);
     if (failed)
         return PyErr_NoMemory();
@@ -539,6 +644,10 @@ static PyMethodDef methods[] = {
     {"levenshtein", levenshtein, METH_VARARGS,
      "levenshtein(hyp_ids, hyp_offs, ref_ids, ref_offs, out): Levenshtein distance per "
      "segment (int32 ids, int64 offsets, int64 out)."},
+    {"levenshtein_counts", levenshtein_counts, METH_VARARGS,
+     "levenshtein_counts((hyp_ids, hyp_offs, ref_ids, ref_offs, out), counts): hits, "
+     "substitutions, deletions, insertions per segment (int64 nseg x 4) along rapidfuzz's "
+     "alignment of reference to hypothesis; out gets the distance."},
     {"ter_edits", ter_edits, METH_VARARGS,
      "ter_edits(hyp_ids, hyp_offs, ref_ids, ref_offs, out): TER edits (shifts + beam edit "
      "distance, sacrebleu's search) per segment."},

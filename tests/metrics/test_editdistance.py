@@ -61,3 +61,55 @@ def test_kernel_rejects_inconsistent_buffers() -> None:
             np.array([0, 3], dtype=np.int64),
             np.zeros(1, dtype=np.int64),
         )
+
+
+def _rapidfuzz_chunks(ref: list[int], hyp: list[int]) -> list[tuple[int, int, int, int, int]]:
+    levenshtein = pytest.importorskip("rapidfuzz.distance.Levenshtein")
+    kinds = {"equal": 0, "replace": 1, "delete": 2, "insert": 3}
+    return [(kinds[t], *span) for t, *span in levenshtein.opcodes(ref, hyp)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(pairs)
+def test_alignment_is_rapidfuzzs_and_the_kernel_counts_it(segments) -> None:
+    # jiwer 4 reports rapidfuzz's opcodes(reference, hypothesis); with few distinct words
+    # many shortest paths tie, so the chunks check the path, not only the distance
+    hyps, refs = [h for h, _ in segments], [r for _, r in segments]
+    counts = ed.levenshtein_counts_many(hyps, refs).tolist()
+    for (hyp, ref), kernel in zip(segments, counts, strict=True):
+        steps = ed.alignment_py(ref, hyp)
+        assert [tuple(c) for c in ed.chunks_of(steps)] == _rapidfuzz_chunks(ref, hyp)
+        assert kernel == [steps.count(e) for e in ed.Edit]
+        assert sum(kernel[1:]) == ed.levenshtein_py(hyp, ref)
+
+
+@pytest.mark.parametrize(("n", "m", "distinct"), [(70, 5000, 3), (130, 130, 2), (640, 700, 40)])
+def test_alignment_of_multiword_references(n, m, distinct) -> None:
+    # references beyond 64 tokens take several bit-vector words per column
+    import random
+
+    rng = random.Random(n * m)
+    ref = [rng.randrange(distinct) for _ in range(n)]
+    hyp = [rng.randrange(distinct) for _ in range(m)]
+    steps = ed.alignment_py(ref, hyp)
+    assert [tuple(c) for c in ed.chunks_of(steps)] == _rapidfuzz_chunks(ref, hyp)
+    assert ed.levenshtein_counts_many([hyp], [ref]).tolist() == [[steps.count(e) for e in ed.Edit]]
+
+
+def test_rapidfuzz_traces_huge_tables_another_way() -> None:
+    # the one documented difference: from 2**22 cells (after cutting the common prefix and
+    # suffix) rapidfuzz runs Hirschberg's algorithm, which may take another shortest path
+    import random
+
+    rng = random.Random(0)
+    ref = [rng.randint(0, 3) for _ in range(2040)]
+    hyp = [rng.randint(0, 3) for _ in range(2060)]
+    assert len(ref) * len(hyp) >= 2**22
+    ours = [tuple(c) for c in ed.chunks_of(ed.alignment_py(ref, hyp))]
+    theirs = _rapidfuzz_chunks(ref, hyp)
+    assert ours != theirs
+
+    def edits(chunks: list[tuple[int, int, int, int, int]]) -> int:
+        return sum(max(c[2] - c[1], c[4] - c[3]) for c in chunks if c[0])
+
+    assert edits(ours) == edits(theirs) == ed.levenshtein_many([hyp], [ref])[0]

@@ -121,7 +121,8 @@ def test_several_references_take_the_closest_per_segment() -> None:
     refs = [["a b c d e", "x y"], ["a x c d", "q r s t"]]
     # segment 0: 2 edits to either reference, the first wins (length 5); segment 1: 0 edits
     rows = WER().stats(hyps, refs)
-    assert rows.rows.tolist() == [[2.0, 5.0], [0.0, 2.0]]
+    assert rows.stat_names == ("hits", "substitutions", "deletions", "insertions")
+    assert rows.rows.tolist() == [[3.0, 0.0, 2.0, 0.0], [2.0, 0.0, 0.0, 0.0]]
     assert WER().corpus_score(hyps, refs).score == pytest.approx(2 / 7)
     assert WER().corpus_score(hyps, [refs[1], refs[0]]).score == pytest.approx(2 / 6)
 

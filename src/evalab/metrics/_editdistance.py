@@ -1,6 +1,18 @@
 """Edit distances of TER and WER/CER: the compiled kernel, or pure Python with equal results.
 
-Both work on segments of integer token ids. :func:`ter_edits` is the TER search of
+All work on segments of integer token ids. :func:`alignment_py` (and its counts,
+:func:`levenshtein_counts_many`) is the alignment jiwer 4 reports: of the several
+shortest edit paths, the one rapidfuzz's ``Levenshtein.editops(reference, hypothesis)``
+traces (Hyyrö 2004): after cutting the common prefix and suffix, the vertical differences
+of the reference x hypothesis table are kept for every hypothesis token, and the trace
+goes back from the end, taking a deletion where the difference above the cell is +1,
+else stepping one hypothesis token back and taking an insertion where that column's
+difference is -1 (never in column 0), else a diagonal step (a hit or a substitution).
+rapidfuzz traces pairs whose cut table has at least 2**22 cells, with at least 65
+reference and 10 hypothesis tokens, by Hirschberg's divide and conquer instead, which
+may pick another path of the same length; evalab traces every pair the one way.
+
+:func:`ter_edits` is the TER search of :func:`ter_edits` is the TER search of
 sacrebleu 2.x (``lib_ter``, after Tercom), reproduced rule for rule because its greedy
 heuristics decide the number:
 
@@ -26,14 +38,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from enum import IntEnum
+from itertools import groupby
 from types import ModuleType
+from typing import NamedTuple
 
 import numpy as np
 
 from evalab import _kernel
 from evalab._kernel import Packed
 
-__all__ = ["levenshtein_many", "levenshtein_py", "ter_edits_many", "ter_edits_py"]
+__all__ = [
+    "Chunk",
+    "Edit",
+    "alignment_py",
+    "chunks_of",
+    "levenshtein_counts_many",
+    "levenshtein_many",
+    "levenshtein_py",
+    "ter_edits_many",
+    "ter_edits_py",
+]
 
 _INF = 10**16
 _MAX_SHIFT_SIZE = 10
@@ -51,10 +76,10 @@ def _packed(side: Segments) -> Packed:
     return Packed.of(side)
 
 
-def _run_kernel(kernel: ModuleType, name: str, hyp: Packed, ref: Packed) -> np.ndarray:
+def _kernel_args(hyp: Packed, ref: Packed) -> tuple[np.ndarray, ...]:
+    """The kernel's buffers: ids and offsets of both sides, and one int64 out per segment."""
     if len(hyp) != len(ref):
         raise ValueError(f"{len(hyp)} hypotheses against {len(ref)} references")
-    out = np.zeros(len(hyp), dtype=np.int64)
     # code points (uint32, from pack_chars) are below 2**31: the same bits read as int32
     h_ids, r_ids = (
         np.ascontiguousarray(p.ids).view(np.int32)
@@ -62,8 +87,13 @@ def _run_kernel(kernel: ModuleType, name: str, hyp: Packed, ref: Packed) -> np.n
         else np.ascontiguousarray(p.ids, dtype=np.int32)
         for p in (hyp, ref)
     )
-    getattr(kernel, name)(h_ids, hyp.offsets, r_ids, ref.offsets, out)
-    return out
+    return h_ids, hyp.offsets, r_ids, ref.offsets, np.zeros(len(hyp), dtype=np.int64)
+
+
+def _run_kernel(kernel: ModuleType, name: str, hyp: Packed, ref: Packed) -> np.ndarray:
+    args = _kernel_args(hyp, ref)
+    getattr(kernel, name)(*args)
+    return args[-1]
 
 
 def levenshtein_many(hyps: Segments, refs: Segments) -> np.ndarray:
@@ -76,6 +106,23 @@ def levenshtein_many(hyps: Segments, refs: Segments) -> np.ndarray:
         [levenshtein_py(hyp.segment(s).tolist(), ref.segment(s).tolist()) for s in range(len(hyp))],
         dtype=np.int64,
     )
+
+
+def levenshtein_counts_many(hyps: Segments, refs: Segments) -> np.ndarray:
+    """``[n, 4]`` int64: hits, substitutions, deletions and insertions of every reference
+    against its hypothesis along jiwer's alignment (:func:`alignment_py`)."""
+    hyp, ref = _packed(hyps), _packed(refs)
+    kernel = _kernel.ed
+    if kernel is not None:
+        args = _kernel_args(hyp, ref)
+        counts = np.zeros((len(hyp), 4), dtype=np.int64)
+        kernel.levenshtein_counts(args, counts)
+        return counts
+    out = np.zeros((len(hyp), 4), dtype=np.int64)
+    for s in range(len(hyp)):
+        steps = alignment_py(ref.segment(s).tolist(), hyp.segment(s).tolist())
+        out[s] = np.bincount(np.asarray(steps, dtype=np.int64), minlength=4)
+    return out
 
 
 def ter_edits_many(hyps: Segments, refs: Segments) -> np.ndarray:
@@ -100,6 +147,83 @@ def levenshtein_py(a: Sequence[int], b: Sequence[int]) -> int:
             row[j] = min(diag + (x != y), up + 1, row[j - 1] + 1)
             diag = up
     return row[-1]
+
+
+class Edit(IntEnum):
+    """One step of an alignment of a reference to a hypothesis (jiwer's chunk types)."""
+
+    EQUAL = 0
+    SUBSTITUTE = 1
+    DELETE = 2  # a reference token with no hypothesis token
+    INSERT = 3  # a hypothesis token with no reference token
+
+
+class Chunk(NamedTuple):
+    """A run of one kind of step: reference tokens ``[ref_start, ref_end)`` against
+    hypothesis tokens ``[hyp_start, hyp_end)`` (jiwer's ``AlignmentChunk``)."""
+
+    edit: Edit
+    ref_start: int
+    ref_end: int
+    hyp_start: int
+    hyp_end: int
+
+
+def _columns(ref: Sequence[int], hyp: Sequence[int]) -> tuple[list[int], list[int]]:
+    """The vertical differences of the ref x hyp table after every hypothesis token: bit
+    ``i`` of ``vp[j]`` (``vn[j]``) is set where ``D[i + 1][j + 1] - D[i][j + 1]`` is +1 (-1)."""
+    masks: dict[int, int] = {}
+    for i, token in enumerate(ref):
+        masks[token] = masks.get(token, 0) | 1 << i
+    full = (1 << len(ref)) - 1
+    vp, vn, vps, vns = full, 0, [], []
+    for token in hyp:
+        eq = masks.get(token, 0)
+        d0 = (((eq & vp) + vp) ^ vp) | eq | vn
+        hp = ((vn | ~(d0 | vp)) << 1) | 1
+        hn = (d0 & vp) << 1
+        vp, vn = (hn | ~(d0 | hp)) & full, hp & d0 & full
+        vps.append(vp)
+        vns.append(vn)
+    return vps, vns
+
+
+def alignment_py(ref: Sequence[int], hyp: Sequence[int]) -> list[Edit]:
+    """The steps, in order, of the alignment jiwer 4 reports (rapidfuzz's; module docstring)."""
+    n, m = len(ref), len(hyp)
+    pre = 0
+    while pre < min(n, m) and ref[pre] == hyp[pre]:
+        pre += 1
+    suf = 0
+    while suf < min(n, m) - pre and ref[n - 1 - suf] == hyp[m - 1 - suf]:
+        suf += 1
+    r, h = ref[pre : n - suf], hyp[pre : m - suf]
+    vp, vn = _columns(r, h)
+    col, row, back = len(r), len(h), []
+    while row and col:
+        if vp[row - 1] >> (col - 1) & 1:
+            back.append(Edit.DELETE)
+            col -= 1
+            continue
+        row -= 1
+        if row and vn[row - 1] >> (col - 1) & 1:
+            back.append(Edit.INSERT)
+            continue
+        col -= 1
+        back.append(Edit.EQUAL if r[col] == h[row] else Edit.SUBSTITUTE)
+    back += [Edit.DELETE] * col + [Edit.INSERT] * row
+    return [Edit.EQUAL] * pre + back[::-1] + [Edit.EQUAL] * suf
+
+
+def chunks_of(steps: Sequence[Edit]) -> list[Chunk]:
+    """The runs of equal steps, with their token ranges (jiwer's alignment chunks)."""
+    out, i, j = [], 0, 0
+    for edit, run in groupby(steps):
+        k = len(list(run))
+        di, dj = (0 if edit == Edit.INSERT else k), (0 if edit == Edit.DELETE else k)
+        out.append(Chunk(edit, i, i + di, j, j + dj))
+        i, j = i + di, j + dj
+    return out
 
 
 class _Beam:

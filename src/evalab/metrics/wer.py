@@ -1,21 +1,34 @@
-"""WER and CER (word and character error rate) with jiwer 4's numbers.
+"""WER and CER (word and character error rate), MER, WIL and WIP with jiwer 4's numbers.
 
-Per segment the statistics are (edits, reference length): the Levenshtein distance
-between the hypothesis and reference tokens (words or characters, see
-:mod:`evalab.text.asr`) and the number of reference tokens. The corpus score is jiwer's,
-``sum(edits) / sum(ref_length)`` (not a mean of segment rates); when every reference is
-empty it is the number of inserted tokens, as jiwer returns it. Lower is better, and the
-rate exceeds 1 when the hypotheses insert more than the references hold.
+Per segment the statistics are the counts of jiwer's alignment of the reference to the
+hypothesis tokens (words or characters, see :mod:`evalab.text.asr`): hits,
+substitutions, deletions and insertions, along the shortest edit path that jiwer (through
+rapidfuzz) picks (:func:`evalab.metrics._editdistance.alignment_py`). The reference has
+``H + S + D`` tokens, the hypothesis ``H + S + I``, and ``S + D + I`` is the Levenshtein
+distance. Every corpus score is jiwer's function of the summed counts (not a mean of
+segment rates):
+
+* WER / CER ``(S + D + I) / (H + S + D)``, lower is better, above 1 when the hypotheses
+  insert more than the references hold; when every reference is empty, the insertions;
+* MER ``(S + D + I) / (H + S + D + I)``, lower is better; 0 when references and
+  hypotheses are all empty, 1 when only the references are;
+* WIP ``H / N_ref * H / N_hyp``, higher is better; 0 when every hypothesis is empty, and
+  with empty references 1 if the hypotheses are empty too, else 0;
+* WIL ``1 - WIP``, lower is better.
 
 Several references (jiwer takes one): each segment keeps the reference with the fewest
-edits, the first one on ties, and counts that reference's length.
+edits, the first one on ties, and counts that reference's alignment.
 
->>> from evalab.metrics.wer import WER, CER
+>>> from evalab.metrics.wer import WER, CER, MER, WIP
 >>> s = WER().corpus_score(["the cat sat", "a dog"], [["the cat sat down", "the dog"]])
 >>> s.score, s.edits, s.ref_length
 (0.3333333333333333, 2, 6)
+>>> s.hits, s.substitutions, s.deletions, s.insertions
+(4, 1, 1, 0)
 >>> round(CER().corpus_score(["kitten"], [["sitting"]]).score, 4)
 0.4286
+>>> MER().corpus_score(["a b x"], [["a b c d"]]).score, WIP().corpus_score(["a b x"], [["a b c d"]]).score
+(0.5, 0.3333333333333333)
 """
 
 from __future__ import annotations
@@ -29,12 +42,27 @@ import numpy as np
 
 from evalab import _kernel
 from evalab._kernel import Packed, TokenTable
-from evalab.metrics._editdistance import levenshtein_many
+from evalab.metrics._editdistance import levenshtein_counts_many
 from evalab.metrics.base import Metric, MetricSettings, PairWork, setting
 from evalab.metrics.stats_value import NRefs
 from evalab.text.asr import CHAR_WHITESPACE, WORD_WHITESPACE, char_tokens, word_tokens
 
-__all__ = ["CER", "WER", "CERSettings", "ErrorRateSettings", "WERSettings", "error_rate_from_sums"]
+__all__ = [
+    "CER",
+    "MER",
+    "WER",
+    "WIL",
+    "WIP",
+    "CERSettings",
+    "ErrorRateSettings",
+    "WERSettings",
+    "error_rate_from_sums",
+    "match_error_rate_from_sums",
+    "word_information_preserved_from_sums",
+]
+
+#: the per-segment statistics of every measure here: jiwer's alignment counts
+COUNT_NAMES = ("hits", "substitutions", "deletions", "insertions")
 
 
 @dataclass(frozen=True)
@@ -70,11 +98,35 @@ class CERSettings(ErrorRateSettings):
     )
 
 
-def error_rate_from_sums(sums: np.ndarray) -> np.ndarray:
-    """Error rate from summed ``[..., 2]`` (edits, ref_length); the edits if no reference token."""
+def _counts(sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Hits, edits, reference and hypothesis lengths of summed ``[..., 4]`` counts."""
     sums = np.asarray(sums, dtype=np.float64)
-    edits, ref_len = sums[..., 0], sums[..., 1]
-    return np.where(ref_len > 0, edits / np.where(ref_len > 0, ref_len, 1.0), edits)
+    h, s, d, i = (sums[..., k] for k in range(4))
+    return h, s + d + i, h + s + d, h + s + i
+
+
+def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a / np.where(b > 0, b, 1.0)
+
+
+def error_rate_from_sums(sums: np.ndarray) -> np.ndarray:
+    """WER/CER of summed ``[..., 4]`` (H, S, D, I); the insertions if no reference token."""
+    _, edits, ref_len, _ = _counts(sums)
+    return np.where(ref_len > 0, _divide(edits, ref_len), edits)
+
+
+def match_error_rate_from_sums(sums: np.ndarray) -> np.ndarray:
+    """MER of summed ``[..., 4]`` (H, S, D, I): ``(S + D + I) / (H + S + D + I)``."""
+    h, edits, ref_len, hyp_len = _counts(sums)
+    empty = np.where(hyp_len > 0, 1.0, 0.0)
+    return np.where(ref_len > 0, _divide(edits, h + edits), empty)
+
+
+def word_information_preserved_from_sums(sums: np.ndarray) -> np.ndarray:
+    """WIP of summed ``[..., 4]`` (H, S, D, I): ``H / N_ref * H / N_hyp`` as jiwer orders it."""
+    h, _, ref_len, hyp_len = _counts(sums)
+    preserved = np.where(hyp_len > 0, _divide(h, ref_len) * _divide(h, hyp_len), 0.0)
+    return np.where(ref_len > 0, preserved, np.where(hyp_len > 0, 0.0, 1.0))
 
 
 class WER(Metric):
@@ -102,7 +154,7 @@ class WER(Metric):
 
     @property
     def stat_names(self) -> tuple[str, ...]:
-        return ("edits", "ref_length")
+        return COUNT_NAMES
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         return self._segment_stats_many([hypotheses], references)[0]
@@ -119,12 +171,14 @@ class WER(Metric):
         for hyp in hyps:
             self.check_pair_work(hyp.lengths, longest)
         joined = Packed.concat(hyps)
-        best = np.full((len(joined), 2), np.inf)
+        best = np.zeros((len(joined), len(COUNT_NAMES)))
+        fewest = np.full(len(joined), np.inf)
         for ref in streams:
-            edits = levenshtein_many(joined, ref.tiled(len(hyps)))
-            closer = edits < best[:, 0]  # strict: the first reference wins ties
-            best[closer, 0] = edits[closer]
-            best[closer, 1] = np.tile(ref.lengths, len(hyps))[closer]
+            counts = levenshtein_counts_many(joined, ref.tiled(len(hyps)))
+            edits = counts[:, 1:].sum(axis=1)
+            closer = edits < fewest  # strict: the first reference wins ties
+            fewest[closer] = edits[closer]
+            best[closer] = counts[closer]
         return np.split(best, len(hyps))
 
     def pair_sizes(
@@ -139,11 +193,13 @@ class WER(Metric):
         )
 
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
-        """Error rate of summed stats ``[..., 2]`` (e.g. bootstrap resamples)."""
+        """Error rate of summed stats ``[..., 4]`` (e.g. bootstrap resamples)."""
         return error_rate_from_sums(sums)
 
     def _score_components(self, sums: np.ndarray) -> tuple[dict[str, Any], str]:
-        return {"edits": int(sums[0]), "ref_length": int(sums[1])}, ""
+        h, s, d, i = (int(v) for v in sums)
+        counts = dict(zip(COUNT_NAMES, (h, s, d, i), strict=True))
+        return {**counts, "edits": s + d + i, "ref_length": h + s + d, "hyp_length": h + s + i}, ""
 
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
@@ -175,3 +231,41 @@ class CER(WER):
         s = self.settings
         chars = [char_tokens(t, s.lowercase, s.remove_punctuation, s.whitespace) for t in texts]
         return Packed(*_kernel.pack_chars(chars))
+
+
+class MER(WER):
+    """Match error rate as jiwer 4 (``jiwer.mer``) computes it over a corpus."""
+
+    name = "mer"
+    #: a fraction of the aligned positions: never above 1
+    bounds = (0.0, 1.0)
+    releases_gil = _kernel.ed is not None  # WER's kernel
+
+    def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
+        """MER of summed stats ``[..., 4]``."""
+        return match_error_rate_from_sums(sums)
+
+
+class WIP(WER):
+    """Word information preserved as jiwer 4 (``jiwer.wip``) computes it over a corpus."""
+
+    name = "wip"
+    higher_is_better = True
+    bounds = (0.0, 1.0)
+    releases_gil = _kernel.ed is not None  # WER's kernel
+
+    def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
+        """WIP of summed stats ``[..., 4]``."""
+        return word_information_preserved_from_sums(sums)
+
+
+class WIL(WER):
+    """Word information lost as jiwer 4 (``jiwer.wil``) computes it: ``1 - WIP``."""
+
+    name = "wil"
+    bounds = (0.0, 1.0)
+    releases_gil = _kernel.ed is not None  # WER's kernel
+
+    def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
+        """WIL of summed stats ``[..., 4]``."""
+        return 1 - word_information_preserved_from_sums(sums)
