@@ -88,7 +88,7 @@ class UnifiedModel(CometModel):
         self.separators = SEPARATOR_TOKENS[str(hp.get("encoder_model"))]
         self.token_types = hp.get("encoder_model") == "BERT"
         self.labels = ["O", *(f"I-{e}" for e in hp["error_labels"])]
-        self.word_layer = hp.get("word_layer")
+        self.word_layer: Any = hp.get("word_layer")
         if self.heads and not (
             isinstance(self.word_layer, int) and 0 <= self.word_layer < self.num_layers
         ):
@@ -247,7 +247,7 @@ class UnifiedModel(CometModel):
             hidden = self.mix(states, mask) if self.mix is not None else states[self._layer_index()]
             sent = hidden[:, 0, :]
             words = (
-                [states[self.word_layer][i, :n] for i, n in enumerate(firsts)]
+                [states[int(self.word_layer)][i, :n] for i, n in enumerate(firsts)]
                 if self.heads
                 else None
             )
@@ -277,7 +277,7 @@ class UnifiedModel(CometModel):
             return UnifiedScores(scores.mean(axis=1).astype(np.float64), spans)
         capped = np.minimum(scores, np.float32(1.0))
         if scores.shape[1] == 3:
-            regression = (capped * np.float32(XCOMET_WEIGHTS[:3])).sum(axis=1)
+            regression = (capped * np.asarray(XCOMET_WEIGHTS[:3], dtype=np.float32)).sum(axis=1)
         else:
             regression = capped[:, 0] * np.float32(sum(XCOMET_WEIGHTS[:3]))
         mqm = np.asarray([_mqm(s) for s in spans or []], dtype=np.float32)
