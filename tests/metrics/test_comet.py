@@ -198,8 +198,8 @@ def test_refusals_in_the_python_api(tmp_path: Path) -> None:
         Comet()
     with pytest.raises(InputError, match="no COMET checkpoint"):
         Comet(model=str(tmp_path / "missing"))
-    with pytest.raises(InputError, match="'unified_metric' is a class evalab does not compute"):
-        Comet(model=str(_fake_checkpoint(tmp_path / "u", "unified_metric")))
+    with pytest.raises(InputError, match="'ranking_metric' is a class evalab does not compute"):
+        Comet(model=str(_fake_checkpoint(tmp_path / "u", "ranking_metric")))
     with pytest.raises(InputError, match="'mystery' is an unknown class"):
         Comet(model=str(_fake_checkpoint(tmp_path / "m", "mystery")))
     ok = _fake_checkpoint(tmp_path / "r", "regression_metric")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,12 +31,14 @@ from evalab.metrics.base import (
     Metric,
     MetricSettings,
     Refs,
+    Score,
     check_references,
     complete,
     setting,
 )
 from evalab.metrics.stats_value import NRefs, Stats
 from evalab.models.comet_checkpoint import (
+    UNIFIED_CLASSES,
     checkpoint_file,
     hparams_file,
     read_checkpoint,
@@ -133,6 +136,8 @@ class Comet(Metric):
         ckpt = checkpoint_file(self.settings.model)  # type: ignore[arg-type]
         self.class_identifier = read_class(ckpt)
         self.uses_references = self.class_identifier == "regression_metric"
+        #: CometKiwi / xCOMET: hypothesis, source and reference encoded as one sequence
+        self.unified = self.class_identifier in UNIFIED_CLASSES
         if self.settings.encoder is not None and not Path(self.settings.encoder).is_dir():
             raise InputError(
                 f"{self.settings.encoder}: comet.encoder is not a folder; pass the encoder's local folder"
@@ -154,6 +159,7 @@ class Comet(Metric):
         """The loaded :class:`~evalab.models.comet_model.CometModel` (loaded on first use)."""
         if "model" not in self._loaded:
             from evalab.models.comet_model import CometModel
+            from evalab.models.comet_unified import UnifiedModel
 
             torch = require("torch", what="COMET", extra="semantic")
             if self.settings.device.startswith("cuda") and not torch.cuda.is_available():
@@ -161,7 +167,8 @@ class Comet(Metric):
                     f"comet device {self.settings.device!r} requested but CUDA is not available; use device=cpu"
                 )
             info = read_checkpoint(self._ckpt)
-            self._loaded["model"] = CometModel(
+            model_class = UnifiedModel if self.unified else CometModel
+            self._loaded["model"] = model_class(
                 info, self._encoder_dir(info.hparams), self.settings.device, self.settings.amp
             )
         return self._loaded["model"]
@@ -202,7 +209,7 @@ class Comet(Metric):
             ]
         if complete(refs):
             read = refs
-        elif self.uses_references:
+        elif self.uses_references or (self.unified and refs):
             raise InputError(
                 "comet: a segment has no reference (None); this model reads one reference per segment"
             )
@@ -224,12 +231,12 @@ class Comet(Metric):
             raise InputError(
                 f"comet: {len(refs)} reference streams given; COMET reads one reference per segment"
             )
-        if self._sources is None:
+        if self._sources is None and not self.unified:  # a unified model may read none
             raise InputError(
                 "comet: the model reads the source segments; pass --source SRC "
                 "(Python: metric.with_sources(sources))"
             )
-        if len(self._sources) != len(hyps):
+        if self._sources is not None and len(self._sources) != len(hyps):
             raise InputError(
                 f"comet: {len(hyps)} hypotheses but {len(self._sources)} source segments"
             )
@@ -241,6 +248,8 @@ class Comet(Metric):
     def _segment_stats_many(
         self, systems: list[list[str]], references: list[list[str]]
     ) -> list[np.ndarray]:
+        if self.unified:
+            return [_rows(u.scores) for u in self._unified_scores(systems, references)]
         torch = require("torch", what="COMET", extra="semantic")
         model = self.model()
         src = self._sources or []
@@ -255,9 +264,38 @@ class Comet(Metric):
         ref_emb = stack(ref) if ref is not None else None
         out = []
         for hyps in systems:
-            scores = np.asarray(model.estimate(stack(hyps), src_emb, ref_emb), dtype=np.float64)
-            out.append(np.column_stack([scores, np.ones_like(scores)]))
+            out.append(_rows(np.asarray(model.estimate(stack(hyps), src_emb, ref_emb))))
         return out
+
+    def _unified_scores(self, systems: list[list[str]], references: list[list[str]]) -> list[Any]:
+        """A unified model's :class:`~evalab.models.comet_unified.UnifiedScores` per system."""
+        model = self.model()
+        ref = references[0] if references else None
+        if len(model.sides(self._sources is not None, ref is not None)) == 1:
+            raise InputError(
+                "comet: this checkpoint reads the hypothesis with "
+                + " or ".join(
+                    {"src": "its source (--source)", "ref": "its reference (-r)"}[s]
+                    for s in model.segments[1:]
+                )
+                + f" (input_segments {', '.join(model.segments)}); pass one"
+            )
+        progress = self.settings.progress
+        return list(model.score(systems, self._sources, ref, self.settings.batch_size, progress))
+
+    def segment_scores(self, hypotheses: Sequence[str], references: Refs) -> list[Score]:
+        """One :class:`Score` per segment; a model that tags words (xCOMET) adds its
+        ``error_spans`` (text, severity, confidence, character start and end)."""
+        plain = super().segment_scores(hypotheses, references)
+        if not self.unified or not self.model().tags_words:
+            return plain
+        hyps, refs = self._check(hypotheses, references)
+        read = refs if complete(refs) else []
+        spans = self._unified_scores([hyps], read)[0].spans or []
+        return [
+            dataclasses.replace(sc, components={**sc.components, "error_spans": sp})
+            for sc, sp in zip(plain, spans, strict=True)
+        ]
 
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
         sums = np.asarray(sums, dtype=np.float64)
@@ -269,6 +307,8 @@ class Comet(Metric):
         return {"n_segments": int(sums[1])}, ""
 
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
+        if self.unified:
+            return self._unified_fields(nrefs)
         hp_class = "regression" if self.uses_references else "referenceless"
         fields = [
             ("nrefs", str(nrefs) if self.uses_references else "unused"),
@@ -282,9 +322,27 @@ class Comet(Metric):
         ]
         return fields
 
+    def _unified_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
+        """A unified model's signature: the sides it read and its word-level head."""
+        model = self.model()
+        has_ref = isinstance(nrefs, int) and nrefs > 0
+        sides = model.sides(self._sources is not None, has_ref)
+        return [
+            ("nrefs", str(nrefs) if "ref" in sides else "unused"),
+            ("src", "yes" if "src" in sides else "no"),
+            ("model", f"{checkpoint_name(self._ckpt)}@{self._hash()[:12]}"),
+            ("class", "xcomet" if model.xcomet else "unified"),
+            ("inputs", "+".join(sides)),
+            *self._model_fields(),
+            ("spans", "yes" if model.tags_words else "no"),
+            ("batch", str(self.settings.batch_size)),
+            ("device", self.settings.device),
+            ("amp", "yes" if self.settings.amp else "no"),
+        ]
+
     def _model_fields(self) -> list[tuple[str, str]]:
         model = self.model()
-        hp = model.info.hparams
+        hp = model.model_hparams(model.info)
         return [
             (
                 "encoder",
@@ -301,6 +359,12 @@ class Comet(Metric):
     def _hash(self) -> str:
         sha256: str = self.model().info.sha256
         return sha256
+
+
+def _rows(scores: np.ndarray) -> np.ndarray:
+    """Stats rows ``(score, count=1)`` of segment scores."""
+    scores = np.asarray(scores, dtype=np.float64)
+    return np.column_stack([scores, np.ones_like(scores)])
 
 
 def encoder_name(folder: Path) -> str:

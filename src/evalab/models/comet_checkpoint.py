@@ -19,6 +19,7 @@ from evalab.errors import InputError, require
 
 __all__ = [
     "SUPPORTED_CLASSES",
+    "UNIFIED_CLASSES",
     "CheckpointInfo",
     "checkpoint_file",
     "first_line",
@@ -27,13 +28,18 @@ __all__ = [
     "read_class",
 ]
 
-#: unbabel-comet ``class_identifier`` -> whether the model reads the references
+#: unbabel-comet ``class_identifier`` -> whether the model can read references (the
+#: unified ones read them when they are given and their ``input_segments`` name them)
 SUPPORTED_CLASSES: dict[str, bool] = {
     "regression_metric": True,
     "referenceless_regression_metric": False,
+    "unified_metric": True,
+    "xcomet_metric": True,
 }
+#: the classes that encode hypothesis, source and reference as one sequence
+UNIFIED_CLASSES = ("unified_metric", "xcomet_metric")
 #: classes unbabel-comet knows that evalab does not compute (refused by name)
-KNOWN_UNSUPPORTED = ("ranking_metric", "unified_metric", "xcomet_metric")
+KNOWN_UNSUPPORTED = ("ranking_metric",)
 
 
 @dataclass(frozen=True)

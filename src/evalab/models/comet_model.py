@@ -48,6 +48,8 @@ IGNORED_KEYS = (
     "encoder.model.embeddings.position_ids",
     "layerwise_attention.dropout_mask",
     "layerwise_attention.dropout_fill",
+    # the word-level loss's class weights (training only; xCOMET)
+    "wordloss.weight",
 )
 
 
@@ -58,7 +60,7 @@ class CometModel:
         self, info: CheckpointInfo, encoder_dir: Path, device: str = "cpu", amp: bool = False
     ) -> None:
         self.torch = require("torch", what="COMET", extra="semantic")
-        hp = info.hparams
+        hp = self.model_hparams(info)
         self.info = info
         self.device = device
         self.amp = amp
@@ -82,8 +84,10 @@ class CometModel:
         self.num_layers = int(config["num_hidden_layers"]) + 1
         self.max_length = int(config["max_position_embeddings"]) - 4
         self.mix = _layer_mix(self.torch, hp, self.num_layers, info.path)
-        width = int(config["hidden_size"]) * (6 if info.uses_references else 4)
+        width = int(config["hidden_size"]) * self.feature_count(info)
         self.estimator = _estimator(self.torch, hp, width, info.path)
+        #: further heads read from the checkpoint (``state_dict`` prefix -> module)
+        self.heads: dict[str, Any] = self.make_heads(hp, int(config["hidden_size"]))
         #: a plain BERT runs packed from the checkpoint's weights (models/comet_packed.py)
         self.packed = encoder_name == "BERT" and is_plain_bert(config) and self.pool != "default"
         self.encoder: Any
@@ -95,9 +99,30 @@ class CometModel:
             classes = tuple(getattr(transformers, n) for n in ENCODERS[encoder_name])
             self.tokenizer, self.encoder = _load_encoder(transformers, classes, encoder_dir)
         self._load_weights(info.state_dict)
-        for module in (None if self.packed else self.encoder, self.mix, self.estimator):
+        for module in (
+            None if self.packed else self.encoder,
+            self.mix,
+            self.estimator,
+            *self.heads.values(),
+        ):
             if module is not None:
                 module.eval().to(device)
+
+    # -- what a model class changes ------------------------------------------------------
+    @staticmethod
+    def model_hparams(info: CheckpointInfo) -> dict[str, Any]:
+        """The hyper-parameters as the layers below read them (a regression model's own)."""
+        return info.hparams
+
+    @staticmethod
+    def feature_count(info: CheckpointInfo) -> int:
+        """Sentence-embedding widths the estimator reads: ``[h, r, h*r, |h-r|, h*s, |h-s|]``
+        or, reference-free, ``[h, s, h*s, |h-s|]``."""
+        return 6 if info.uses_references else 4
+
+    def make_heads(self, hp: dict[str, Any], hidden: int) -> dict[str, Any]:
+        """Heads beyond the estimator (none for a regression model)."""
+        return {}
 
     # -- weights --------------------------------------------------------------------------
     def _load_weights(self, state: dict[str, Any]) -> None:
@@ -108,6 +133,7 @@ class CometModel:
             parts["encoder.model."] = self.encoder
         if self.mix is not None:
             parts["layerwise_attention."] = self.mix
+        parts.update({f"{name}.": head for name, head in self.heads.items()})
         known = (*parts, "encoder.model.")
         unknown = [k for k in state if k not in IGNORED_KEYS and not k.startswith(known)]
         if unknown:
@@ -284,14 +310,33 @@ def _layer_mix(torch: Any, hp: dict[str, Any], num_layers: int, path: Path) -> A
         return None
     transform = hp.get("layer_transformation", "softmax")
     # unbabel-comet >= 2.2.4 reads 'sparsemax_patch' as softmax (its issue #244)
-    if transform not in ("softmax", "sparsemax_patch"):
+    if transform not in ("softmax", "sparsemax_patch", "sparsemax"):
         raise InputError(
-            f"{path}: layer_transformation {transform!r} is not supported; evalab computes softmax"
+            f"{path}: layer_transformation {transform!r} is not supported; evalab computes "
+            "softmax and sparsemax"
         )
-    return _layer_mix_module(torch, num_layers, bool(hp.get("layer_norm", False)))
+    normalise = _sparsemax if transform == "sparsemax" else _softmax
+    return _layer_mix_module(torch, num_layers, bool(hp.get("layer_norm", False)), normalise)
 
 
-def _layer_mix_module(torch: Any, num_layers: int, layer_norm: bool) -> Any:
+def _softmax(torch: Any, weights: Any) -> Any:
+    return torch.softmax(weights, dim=0)
+
+
+def _sparsemax(torch: Any, weights: Any) -> Any:
+    """Sparsemax (Martins and Astudillo, 2016) of a vector, as the ``entmax`` package
+    unbabel-comet uses computes it: shifted by the maximum, threshold from the sorted
+    cumulative sums."""
+    z = weights - weights.max()
+    ordered = torch.sort(z, descending=True).values
+    cumulative = ordered.cumsum(0) - 1
+    ranks = torch.arange(1, len(z) + 1, dtype=z.dtype, device=z.device)
+    support = int((ranks * ordered > cumulative).sum())
+    tau = cumulative[support - 1] / support
+    return torch.clamp(z - tau, min=0)
+
+
+def _layer_mix_module(torch: Any, num_layers: int, layer_norm: bool, transform: Any) -> Any:
     """A module with unbabel-comet's parameter names: ``scalar_parameters.K`` and ``gamma``."""
 
     # torch is imported lazily and handed in untyped, so its Module is Any here
@@ -309,7 +354,7 @@ def _layer_mix_module(torch: Any, num_layers: int, layer_norm: bool) -> Any:
 
         def packed(self, states: list[Any], normalise: Any) -> Any:
             """The mix of ``states`` (padded or packed), ``normalise`` being the layer norm."""
-            weights = torch.softmax(torch.cat(list(self.scalar_parameters)), dim=0)
+            weights = transform(torch, torch.cat(list(self.scalar_parameters)))
             total: Any = 0
             for k, state in enumerate(states):
                 total = total + weights[k] * (normalise(state) if layer_norm else state)

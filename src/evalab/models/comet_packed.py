@@ -48,6 +48,18 @@ class FileTokenizer:
         encoded = self._tok.encode_batch(texts, add_special_tokens=True)
         return {"input_ids": [e.ids for e in encoded]}
 
+    def encode_offsets(
+        self, texts: list[str], max_length: int
+    ) -> list[tuple[list[int], list[tuple[int, int]]]]:
+        """Token ids (truncated to ``max_length``) and each token's character offsets."""
+        self._tok.enable_truncation(max_length)
+        encoded = self._tok.encode_batch(texts, add_special_tokens=True)
+        return [(e.ids, list(e.offsets)) for e in encoded]
+
+    def decode(self, ids: list[int]) -> str:
+        """The text of token ids, special tokens kept (as Hugging Face's ``decode``)."""
+        return str(self._tok.decode(ids, skip_special_tokens=False))
+
 
 def _pad_id(folder: Path, tok: Any) -> int:
     config = folder / "tokenizer_config.json"

@@ -105,7 +105,7 @@ class PackedBertEncoder:
         self.embeddings = (
             w["embeddings.word_embeddings.weight"],
             w["embeddings.position_embeddings.weight"],
-            w["embeddings.token_type_embeddings.weight"][0],
+            w["embeddings.token_type_embeddings.weight"],
             w["embeddings.LayerNorm.weight"],
             w["embeddings.LayerNorm.bias"],
         )
@@ -156,12 +156,16 @@ class PackedBertEncoder:
         sentence ``i``'s)."""
         return self.all_states(batch, device)[-1]
 
-    def all_states(self, batch: list[list[int]], device: str) -> list[Any]:
-        """The embeddings and every layer's hidden states, each packed ``[tokens, hidden]``."""
+    def all_states(
+        self, batch: list[list[int]], device: str, first: list[int] | None = None
+    ) -> list[Any]:
+        """The embeddings and every layer's hidden states, each packed ``[tokens, hidden]``.
+        With ``first``, sentence ``i``'s first ``first[i]`` tokens are of token type 0 and
+        the rest of type 1 (a sentence pair); without, every token is of type 0."""
         torch = self._torch
         lengths = [len(x) for x in batch]
         with torch.inference_mode():
-            x = self._embed(batch, lengths, device)
+            x = self._embed(batch, lengths, device, first)
             valid = (
                 torch.arange(max(lengths), device=device)[None, :]
                 < torch.tensor(lengths, device=device)[:, None]
@@ -172,13 +176,21 @@ class PackedBertEncoder:
                 states.append(self._layer(layer, states[-1], valid, where))
             return [s.float() for s in states]
 
-    def _embed(self, batch: list[list[int]], lengths: list[int], device: str) -> Any:
+    def _embed(
+        self, batch: list[list[int]], lengths: list[int], device: str, first: list[int] | None
+    ) -> Any:
         torch = self._torch
-        words, positions, token_type, ln_w, ln_b = self.embeddings
+        words, positions, token_types, ln_w, ln_b = self.embeddings
         ids = torch.tensor([t for x in batch for t in x], dtype=torch.long, device=device)
         at = torch.cat([torch.arange(n, device=device) for n in lengths])
-        # BertEmbeddings: words + token type 0 + positions, in that order, then LayerNorm
-        x = words[ids] + token_type
+        # BertEmbeddings: words + token type + positions, in that order, then LayerNorm
+        if first is None:
+            x = words[ids] + token_types[0]
+        else:
+            limit = torch.repeat_interleave(
+                torch.tensor(first, device=device), torch.tensor(lengths, device=device)
+            )
+            x = words[ids] + token_types[(at >= limit).long()]
         x = x + positions[at]
         return torch.nn.functional.layer_norm(x, (x.shape[-1],), ln_w, ln_b, self.shape.eps)
 

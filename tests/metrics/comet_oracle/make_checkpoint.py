@@ -1,7 +1,8 @@
 """Build tiny COMET checkpoints with unbabel-comet's own classes (run INSIDE the oracle venv).
 
 Usage: python make_checkpoint.py SPEC.json, where SPEC.json is a list of
-``{"out": FOLDER, "class": "regression_metric" | "referenceless_regression_metric",
+``{"out": FOLDER, "class": "regression_metric" | "referenceless_regression_metric" |
+"unified_metric" | "xcomet_metric",
 "seed": N, "hparams": {...}}``. Each FOLDER gets ``checkpoints/model.ckpt`` (saved by a
 Lightning trainer, as unbabel-comet's training does) and ``hparams.yaml``. The encoder
 keeps its pretrained weights; the estimator and the layer-mixing weights are random.
@@ -13,12 +14,14 @@ from pathlib import Path
 
 import pytorch_lightning as ptl
 import torch
-from comet.models import ReferencelessRegression, RegressionMetric
+from comet.models import ReferencelessRegression, RegressionMetric, UnifiedMetric, XCOMETMetric
 from pytorch_lightning.core.saving import save_hparams_to_yaml
 
 CLASSES = {
     "regression_metric": RegressionMetric,
     "referenceless_regression_metric": ReferencelessRegression,
+    "unified_metric": UnifiedMetric,
+    "xcomet_metric": XCOMETMetric,
 }
 
 
@@ -33,6 +36,9 @@ def build(spec: dict) -> None:
             for p in model.layerwise_attention.scalar_parameters:
                 p.normal_(0.0, 1.0)
             model.layerwise_attention.gamma.fill_(0.5 + torch.rand(1).item())
+        if getattr(model, "hidden2tag", None) is not None:  # word-level tagging head
+            for p in model.hidden2tag.parameters():
+                p.normal_(0.0, 0.5)
     out = Path(spec["out"])
     (out / "checkpoints").mkdir(parents=True, exist_ok=True)
     trainer = ptl.Trainer(logger=False, enable_checkpointing=False, accelerator="cpu", devices=1)

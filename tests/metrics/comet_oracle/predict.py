@@ -5,7 +5,8 @@ PATH/checkpoints/model.ckpt, "batch_size": N, "samples": [{"src", "mt", "ref"?},
 or, for several systems scored as ``comet-score`` scores them (one ``predict`` per system,
 with ``"cache": true`` its sentence-embedding cache on), ``"systems": [samples, ...]``.
 OUT.json gets one ``{"systems": [{"scores", "system_score"}, ...], "seconds": t}`` per job
-(plus ``scores``/``system_score`` of the first system); ``seconds`` times the ``predict``
+(plus ``scores``/``system_score`` of the first system; ``error_spans`` too for a
+model with a word-level head); ``seconds`` times the ``predict``
 calls alone, for the benchmark.
 """
 
@@ -32,8 +33,14 @@ def run(model, job: dict) -> dict:
         model.predict(s, batch_size=job["batch_size"], gpus=0, progress_bar=False) for s in systems
     ]
     seconds = time.perf_counter() - start
-    scored = [{"scores": list(o.scores), "system_score": o.system_score} for o in outs]
+    scored = [{"scores": list(o.scores), "system_score": o.system_score, **_spans(o)} for o in outs]
     return {**scored[0], "systems": scored, "seconds": seconds}
+
+
+def _spans(output) -> dict:
+    """The error spans of a word-level model (xCOMET), as ``predict`` returns them."""
+    metadata = output.get("metadata") or {}
+    return {"error_spans": metadata["error_spans"]} if "error_spans" in metadata else {}
 
 
 def main() -> None:
