@@ -6,8 +6,9 @@ type of the setting, so every setting of every metric is reachable from the comm
 
 The option factories (:func:`ci_option`, :func:`n_samples_option`, :func:`seed_option`,
 :func:`confidence_option`, :func:`segments_option`; :func:`layout_option`,
-:func:`latex_split_option`, :func:`latex_fragment_option`) give one spelling of each
-shared option; a command passes its own help text where what the option does differs.
+:func:`latex_split_option`, :func:`latex_fragment_option`; :func:`executor_option`,
+:func:`ray_address_option`, :func:`ray_timeout_option`) give one spelling of each shared
+option; a command passes its own help text where what the option does differs.
 """
 
 from __future__ import annotations
@@ -83,6 +84,37 @@ def latex_fragment_option() -> Any:
         help="With -f latex: write each tabular alone (to \\input in a table float of your own), "
         "not a complete table float.",
     )
+
+
+#: where ``--executor`` computes: local processes, or Ray workers
+EXECUTORS = ("local", "ray")
+
+#: seconds ``--ray-timeout`` waits for the cluster at ``--ray-address`` by default
+DEFAULT_RAY_TIMEOUT = 30.0
+
+
+def executor_option(
+    help: str = "Where -j N shards the per-segment statistics: local (processes on this machine) "
+    "or ray (N Ray workers, one GPU each when the cluster has them; needs the ray extra).",
+) -> Any:
+    """``--executor local|ray``: processes on this machine, or workers of a Ray cluster."""
+    return typer.Option("--executor", metavar="[local|ray]", help=help)
+
+
+def ray_address_option(
+    help: str = "With --executor ray: the cluster to join (host:port of its head, or auto); "
+    "default: a Ray instance on this machine, started for the command.",
+) -> Any:
+    """``--ray-address ADDRESS``: the Ray cluster to join."""
+    return typer.Option("--ray-address", metavar="ADDRESS", help=help)
+
+
+def ray_timeout_option(
+    help: str = "With --executor ray: seconds to wait for the cluster at --ray-address before "
+    "giving up with one line.",
+) -> Any:
+    """``--ray-timeout SECONDS``: how long joining the cluster may take."""
+    return typer.Option("--ray-timeout", metavar="SECONDS", help=help)
 
 
 def latex_layout(fmt: str, split: bool, fragment: bool, *, small: bool = False) -> LatexLayout:
