@@ -24,6 +24,7 @@ from evalab.report.latex import LatexLayout
 
 if TYPE_CHECKING:
     from evalab.metrics.base import Metric
+    from evalab.metrics.ray_shards import RayCluster
 
 #: the table layouts of a multi-system, multi-metric result (``--layout``)
 LAYOUTS = ("wide", "long")
@@ -115,6 +116,32 @@ def ray_timeout_option(
 ) -> Any:
     """``--ray-timeout SECONDS``: how long joining the cluster may take."""
     return typer.Option("--ray-timeout", metavar="SECONDS", help=help)
+
+
+def ray_cluster(
+    executor: str, jobs: int, address: str | None, timeout: float | None
+) -> RayCluster | None:
+    """The Ray cluster of ``--executor ray`` (``None``: local processes), refused before any
+    work where it cannot be used: Ray missing, ``-j 1``, or a Ray option without it."""
+    from evalab.metrics.ray_shards import RayCluster, check_ray_installed
+
+    if executor not in EXECUTORS:
+        raise SettingsError(f"--executor must be local or ray, got {executor!r}")
+    if executor == "local":
+        given = [
+            o for o, v in (("--ray-address", address), ("--ray-timeout", timeout)) if v is not None
+        ]
+        if given:
+            raise SettingsError(f"{given[0]} applies to --executor ray only")
+        return None
+    if timeout is not None and not timeout > 0:
+        raise SettingsError(f"--ray-timeout must be a positive number of seconds, got {timeout:g}")
+    if jobs < 2:
+        raise SettingsError(
+            f"--executor ray shards over -j N Ray workers; -j {jobs} is one process: give -j 2 or more"
+        )
+    check_ray_installed()
+    return RayCluster(address, DEFAULT_RAY_TIMEOUT if timeout is None else timeout)
 
 
 def latex_layout(fmt: str, split: bool, fragment: bool, *, small: bool = False) -> LatexLayout:
