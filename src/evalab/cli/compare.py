@@ -32,12 +32,16 @@ from evalab.cli.options import (
     check_figures,
     check_layout,
     confidence_option,
+    executor_option,
     figures_option,
     latex_fragment_option,
     latex_layout,
     latex_split_option,
     layout_option,
     n_samples_option,
+    ray_address_option,
+    ray_cluster,
+    ray_timeout_option,
     seed_option,
     write_figures_checked,
 )
@@ -850,6 +854,9 @@ def compare(
     jobs: Annotated[
         int, typer.Option("-j", "--jobs", help="Processes computing per-segment statistics.")
     ] = 1,
+    executor: Annotated[str, executor_option()] = "local",
+    ray_address: Annotated[str | None, ray_address_option()] = None,
+    ray_timeout: Annotated[float | None, ray_timeout_option()] = None,
     out: Annotated[
         str | None,
         typer.Option(
@@ -942,6 +949,7 @@ def compare(
             "--p-value": p_value != DEFAULT_P_VALUE,
             "-s/--set": bool(set_),
             "-j/--jobs": jobs != 1,
+            "--executor": executor != "local",
             "--missing-ref": missing_ref != "none",
             "--train": train is not None,
             "--figures": figures is not None,
@@ -1028,6 +1036,7 @@ def compare(
         raise SettingsError(f"--alpha must be strictly between 0 and 1, got {alpha}")
     if width is not None and not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
+    cluster = ray_cluster(executor, jobs, ray_address, ray_timeout)
     if len(input) < 2:
         raise SettingsError(
             "compare needs a baseline and at least one system: -i BASELINE SYS1 [SYS2 ...]"
@@ -1046,7 +1055,7 @@ def compare(
         check_resamplable(len(refs[0]), f"--test {test}", reference[0])
     check_pair_work(built, systems, refs)
     built = bind_source(built, source, reference, refs)
-    stats = stats_table(built, systems, refs, jobs)
+    stats = stats_table(built, systems, refs, jobs, cluster)
     if rank or all_pairs or format == "html":
         if correct == "holm" and test != "mcnemar":
             warn_if_powerless(len(systems), n, alpha, "resamples" if test == "bs" else "trials")

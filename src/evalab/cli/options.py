@@ -6,8 +6,9 @@ type of the setting, so every setting of every metric is reachable from the comm
 
 The option factories (:func:`ci_option`, :func:`n_samples_option`, :func:`seed_option`,
 :func:`confidence_option`, :func:`segments_option`; :func:`layout_option`,
-:func:`latex_split_option`, :func:`latex_fragment_option`) give one spelling of each
-shared option; a command passes its own help text where what the option does differs.
+:func:`latex_split_option`, :func:`latex_fragment_option`; :func:`executor_option`,
+:func:`ray_address_option`, :func:`ray_timeout_option`) give one spelling of each shared
+option; a command passes its own help text where what the option does differs.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from evalab.report.latex import LatexLayout
 
 if TYPE_CHECKING:
     from evalab.metrics.base import Metric
+    from evalab.metrics.ray_shards import RayCluster
 
 #: the table layouts of a multi-system, multi-metric result (``--layout``)
 LAYOUTS = ("wide", "long")
@@ -83,6 +85,63 @@ def latex_fragment_option() -> Any:
         help="With -f latex: write each tabular alone (to \\input in a table float of your own), "
         "not a complete table float.",
     )
+
+
+#: where ``--executor`` computes: local processes, or Ray workers
+EXECUTORS = ("local", "ray")
+
+#: seconds ``--ray-timeout`` waits for the cluster at ``--ray-address`` by default
+DEFAULT_RAY_TIMEOUT = 30.0
+
+
+def executor_option(
+    help: str = "Where -j N shards the per-segment statistics: local (processes on this machine) "
+    "or ray (N Ray workers, one GPU each when the cluster has them; needs the ray extra).",
+) -> Any:
+    """``--executor local|ray``: processes on this machine, or workers of a Ray cluster."""
+    return typer.Option("--executor", metavar="[local|ray]", help=help)
+
+
+def ray_address_option(
+    help: str = "With --executor ray: the cluster to join (host:port of its head, or auto); "
+    "default: a Ray instance on this machine, started for the command.",
+) -> Any:
+    """``--ray-address ADDRESS``: the Ray cluster to join."""
+    return typer.Option("--ray-address", metavar="ADDRESS", help=help)
+
+
+def ray_timeout_option(
+    help: str = "With --executor ray: seconds to wait for the cluster at --ray-address before "
+    "giving up with one line.",
+) -> Any:
+    """``--ray-timeout SECONDS``: how long joining the cluster may take."""
+    return typer.Option("--ray-timeout", metavar="SECONDS", help=help)
+
+
+def ray_cluster(
+    executor: str, jobs: int, address: str | None, timeout: float | None
+) -> RayCluster | None:
+    """The Ray cluster of ``--executor ray`` (``None``: local processes), refused before any
+    work where it cannot be used: Ray missing, ``-j 1``, or a Ray option without it."""
+    from evalab.metrics.ray_shards import RayCluster, check_ray_installed
+
+    if executor not in EXECUTORS:
+        raise SettingsError(f"--executor must be local or ray, got {executor!r}")
+    if executor == "local":
+        given = [
+            o for o, v in (("--ray-address", address), ("--ray-timeout", timeout)) if v is not None
+        ]
+        if given:
+            raise SettingsError(f"{given[0]} applies to --executor ray only")
+        return None
+    if timeout is not None and not timeout > 0:
+        raise SettingsError(f"--ray-timeout must be a positive number of seconds, got {timeout:g}")
+    if jobs < 2:
+        raise SettingsError(
+            f"--executor ray shards over -j N Ray workers; -j {jobs} is one process: give -j 2 or more"
+        )
+    check_ray_installed()
+    return RayCluster(address, DEFAULT_RAY_TIMEOUT if timeout is None else timeout)
 
 
 def latex_layout(fmt: str, split: bool, fragment: bool, *, small: bool = False) -> LatexLayout:

@@ -19,12 +19,16 @@ from evalab.cli.options import (
     check_layout,
     ci_option,
     confidence_option,
+    executor_option,
     latex_fragment_option,
     latex_layout,
     latex_split_option,
     layout_option,
     model_items,
     n_samples_option,
+    ray_address_option,
+    ray_cluster,
+    ray_timeout_option,
     seed_option,
     segments_option,
 )
@@ -242,6 +246,9 @@ def score(
             help="Processes computing per-segment statistics (shards are summed: same numbers).",
         ),
     ] = 1,
+    executor: Annotated[str, executor_option()] = "local",
+    ray_address: Annotated[str | None, ray_address_option()] = None,
+    ray_timeout: Annotated[float | None, ray_timeout_option()] = None,
     out: Annotated[
         str | None,
         typer.Option(
@@ -341,6 +348,7 @@ def score(
     check_confidence(confidence)
     if width is not None and not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
+    cluster = ray_cluster(executor, jobs, ray_address, ray_timeout)
     check_segments_path(segments, out, read)
     built = show_progress(build_metrics(metrics, set_), not quiet)
     check_source_option(built, source, [*reference, *input])
@@ -359,7 +367,7 @@ def score(
     load_models(built, not quiet)
     results: list[tuple[str, str, Score]] = []
     cis: list[ConfidenceInterval | None] = []
-    table = stats_table(built, systems, refs, jobs)
+    table = stats_table(built, systems, refs, jobs, cluster)
     with progress_bar(
         len(systems) * len(built) * n, "bootstrap (--ci)", ci and not quiet, unit="resamples"
     ) as advance:
@@ -481,6 +489,9 @@ def _run_paired(given: dict[str, Any]) -> None:
         format=given["format"],
         width=given["width"],
         jobs=given["jobs"],
+        executor=given["executor"],
+        ray_address=given["ray_address"],
+        ray_timeout=given["ray_timeout"],
         out=given["out"],
         quiet=given["quiet"],
         missing_ref=given["missing_ref"],

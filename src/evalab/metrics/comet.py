@@ -154,6 +154,11 @@ class Comet(Metric):
         bound._sources = list(sources)
         return bound
 
+    @property
+    def sources(self) -> list[str] | None:
+        """The source segments bound by :meth:`with_sources` (``None``: none bound)."""
+        return self._sources
+
     # -- model --------------------------------------------------------------------------
     def model(self) -> Any:
         """The loaded :class:`~evalab.models.comet_model.CometModel` (loaded on first use)."""

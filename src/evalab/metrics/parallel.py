@@ -14,12 +14,16 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from evalab.errors import SettingsError
 from evalab.metrics.base import Metric, Refs, Stats, check_references
 from evalab.metrics.missing_refs import reference_count
+
+if TYPE_CHECKING:
+    from evalab.metrics.ray_shards import RayCluster, ShardWork
 
 
 def _shard_stats(args: tuple[Metric, list[str], list[list[str]]]) -> Stats:
@@ -67,6 +71,11 @@ def parallel_stats(
     ctx = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=len(tasks), mp_context=ctx) as pool:
         parts = list(pool.map(_shard_stats, tasks))
+    return joined(metric, parts, refs)
+
+
+def joined(metric: Metric, parts: Sequence[Stats], refs: Refs) -> Stats:
+    """The shards' rows in order, as one value labelled with the whole corpus's references."""
     # with None references a shard may count its references differently from the whole
     # corpus (2 here, 'var' there); the rows do not depend on the count, the label does
     nrefs = reference_count(refs)
@@ -80,6 +89,7 @@ def stats_table(
     systems: Mapping[str, Sequence[str]],
     references: Refs,
     jobs: int = 1,
+    cluster: RayCluster | None = None,
 ) -> dict[str, dict[str, Stats]]:
     """``{metric: {system: Stats}}`` for every metric and system.
 
@@ -89,9 +99,12 @@ def stats_table(
     thread). With ``jobs > 1`` every
     ``(metric, system)`` is sharded over processes instead. The rows are the same either
     way; if computations fail, the error of the first metric (in the given order) is raised.
+    With a ``cluster``, ``jobs`` Ray workers compute the shards (:func:`cluster_table`).
     """
     if jobs < 1:
         raise SettingsError(f"--jobs must be at least 1, got {jobs}")
+    if cluster is not None:
+        return cluster_table(metrics, systems, references, jobs, cluster)
     table: dict[str, dict[str, Stats]] = {name: {} for name in metrics}
     errors: dict[str, BaseException] = {}
 
@@ -125,3 +138,64 @@ def stats_table(
         if name in errors:
             raise errors[name]
     return table
+
+
+def cluster_table(
+    metrics: Mapping[str, Metric],
+    systems: Mapping[str, Sequence[str]],
+    references: Refs,
+    workers: int,
+    cluster: RayCluster,
+) -> dict[str, dict[str, Stats]]:
+    """:func:`stats_table` on ``workers`` Ray workers (:mod:`evalab.metrics.ray_shards`).
+
+    Every metric is cut into ``workers`` contiguous shards, each scoring all systems in one
+    :meth:`Metric.stats_many` call; a metric whose rows are not additive (IDF BERTScore) is
+    one shard, the whole corpus, as in one process. Shards join in order: the same rows.
+    """
+    if workers < 2:
+        raise SettingsError(
+            f"--executor ray shards over -j N Ray workers; -j {workers} is one process: give -j 2 or more"
+        )
+    from evalab.metrics.ray_shards import run_shards
+
+    checked = {
+        s: check_references(h, references, metric=next(iter(metrics), "score"))
+        for s, h in systems.items()
+    }
+    refs = next(iter(checked.values()))[1] if checked else [list(r) for r in references]
+    n = len(refs[0]) if refs else 0
+    works, index = [], []
+    for name, metric in metrics.items():
+        bounds = shard_bounds(n, workers) if metric.additive else [(0, n)]
+        for a, b in bounds or [(0, 0)]:
+            works.append(
+                _shard_work(name, metric, [h[a:b] for h, _ in checked.values()], refs, a, b)
+            )
+            index.append(name)
+    results = run_shards(cluster, workers, works)
+    table: dict[str, dict[str, Stats]] = {}
+    for name, metric in metrics.items():
+        parts = [r for key, r in zip(index, results, strict=True) if key == name]
+        table[name] = {
+            system: joined(metric, [part[k] for part in parts], refs)
+            for k, system in enumerate(checked)
+        }
+    return table
+
+
+def _shard_work(
+    key: str, metric: Metric, hyps: list[list[str]], refs: list[list[str | None]], a: int, b: int
+) -> ShardWork:
+    """What a Ray worker needs for rows ``[a, b)`` of ``metric``: its class and settings."""
+    from evalab.metrics.ray_shards import ShardWork
+
+    sources = getattr(metric, "sources", None) if getattr(metric, "uses_source", False) else None
+    return ShardWork(
+        key,
+        type(metric),
+        metric.settings,
+        hyps,
+        [s[a:b] for s in refs],
+        None if sources is None else sources[a:b],
+    )

