@@ -17,7 +17,7 @@ import shutil
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from evalab.ablation.attempt import execute_with_retries
 from evalab.ablation.results import AttemptResult, Job, Timing
@@ -28,8 +28,10 @@ from evalab.errors import RunError, SettingsError
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from evalab.ablation.executors import _Driver
     from evalab.ablation.plan import PlannedRun
+    from evalab.ablation.progress import Progress
+    from evalab.ablation.spec import Study
+    from evalab.ablation.store import RunStore
     from evalab.ablation.template import CommandTemplate
 
 __all__ = ["RAY_TIMEOUT_S", "connect", "node_attempt", "run_ray"]
@@ -38,8 +40,23 @@ __all__ = ["RAY_TIMEOUT_S", "connect", "node_attempt", "run_ray"]
 RAY_TIMEOUT_S = 30.0
 
 
-def _failed(error: str, attempts: int = 1) -> AttemptResult:
-    return replace(AttemptResult.failure(RunError(error), Timing("", now()), ""), attempts=attempts)
+class Driver(Protocol):
+    """What the executor needs of the invocation's driver (``executors.Driver``): claim a
+    run, describe it, store its result, count what moved, and stop on Ctrl-C."""
+
+    study: Study
+    store: RunStore
+    bar: Progress
+    moved: int
+
+    def claim(self, run: PlannedRun) -> bool: ...
+    def job(self, run: PlannedRun) -> Job: ...
+    def finish(self, run: PlannedRun, raw: AttemptResult) -> None: ...
+    def check_interrupt(self) -> None: ...
+
+
+def _failed(error: RunError, attempts: int = 1) -> AttemptResult:
+    return replace(AttemptResult.failure(error, Timing("", now()), ""), attempts=attempts)
 
 
 def _init_options(address: str | None) -> dict[str, Any]:
@@ -139,7 +156,9 @@ def _attempt_here(
         try:
             unpack(parent, checkpoint)
         except OSError as exc:
-            error = f"cannot unpack the trained run's folder on this node: {exc.filename or checkpoint}: {exc.strerror}"
+            error = RunError(
+                f"cannot unpack the trained run's folder on this node: {exc.filename or checkpoint}: {exc.strerror}"
+            )
             return _failed(error).to_json(), None
     command = job.command
     if template is not None and command is not None:
@@ -172,7 +191,7 @@ class _Sent:
 class _Dispatch:
     """The tasks of one invocation: submitting, and turning what comes back into results."""
 
-    def __init__(self, ray: ModuleType, driver: _Driver) -> None:
+    def __init__(self, ray: ModuleType, driver: Driver) -> None:
         self.ray, self.driver = ray, driver
         study = driver.study
         res = study.resources
@@ -207,7 +226,7 @@ class _Dispatch:
         try:
             parent = self.parent_of(run)
         except RunError as exc:
-            self.driver.finish(run, _failed(exc.error, sent.lost + 1))
+            self.driver.finish(run, _failed(exc, sent.lost + 1))
             return
         template = self.driver.study.template if self.moving else None
         place = self.place(run) if self.moving else None
@@ -221,14 +240,16 @@ class _Dispatch:
             text, packed = self.ray.get(ref)
         except exceptions.RayTaskError as exc:  # the task itself raised: not the node's fault
             self.driver.finish(
-                sent.run, _failed(f"Ray task failed: {_first_line(exc)}", sent.lost + 1)
+                sent.run, _failed(RunError(f"Ray task failed: {_first_line(exc)}"), sent.lost + 1)
             )
             return
         except exceptions.RayError as exc:  # its node or worker process was lost
             if sent.lost < self.driver.study.retries:
                 self.submit(_Sent(sent.run, sent.lost + 1))
                 return
-            error = f"the Ray node running it was lost ({type(exc).__name__}: {_first_line(exc)})"
+            error = RunError(
+                f"the Ray node running it was lost ({type(exc).__name__}: {_first_line(exc)})"
+            )
             self.driver.finish(sent.run, _failed(error, sent.lost + 1))
             return
         result = AttemptResult.from_json(text)
@@ -248,8 +269,10 @@ class _Dispatch:
             try:
                 unpack(packed, folder)
             except OSError as exc:
-                why = f"the run folder could not be written on the driver: {exc.filename or folder}: {exc.strerror}"
-                return result.refused(why) if result.status == "ok" else result
+                why = RunError(
+                    f"the run folder could not be written on the driver: {exc.filename or folder}: {exc.strerror}"
+                )
+                return result.refused(why.error) if result.status == "ok" else result
             self.driver.moved += packed.size
         art = result.artifacts
         if art is None:
@@ -262,9 +285,10 @@ class _Dispatch:
         )
         result = replace(result, artifacts=art)
         if result.status == "ok" and art.examples and not (folder / art.examples.file).is_file():
-            return result.refused(
+            missing = RunError(
                 f"the run's per-example file {art.examples.file} did not arrive in {folder}"
             )
+            return result.refused(missing.error)
         return result
 
 
@@ -272,7 +296,7 @@ def _first_line(exc: BaseException) -> str:
     return next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
 
 
-def run_ray(driver: _Driver, todo: list[PlannedRun], address: str | None, timeout: float) -> None:
+def run_ray(driver: Driver, todo: list[PlannedRun], address: str | None, timeout: float) -> None:
     """Execute the claimed runs of ``todo`` as Ray tasks and store each result as it comes."""
     from evalab.errors import require
 
