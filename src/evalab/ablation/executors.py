@@ -1,4 +1,5 @@
-"""Executing planned runs: a local pool of isolated processes, or Ray tasks.
+"""Executing planned runs: a local pool of isolated processes, or Ray tasks
+(:mod:`evalab.ablation.ray_executor`).
 
 Both executors call the same :func:`~evalab.ablation.attempt.execute_with_retries` for a
 run, so a run gives the same stored metrics whichever executor ran it. The driver (the
@@ -24,12 +25,11 @@ from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evalab.ablation.attempt import (
     CodeWatch,
     Live,
-    execute_json,
     execute_with_retries,
     make_job,
     run_command,
@@ -38,6 +38,7 @@ from evalab.ablation.leases import LEASE_TIMEOUT_S, Heartbeat, Owner
 from evalab.ablation.per_example import check_counts, stored_counts
 from evalab.ablation.plan import PlannedRun, Subset, plan_runs
 from evalab.ablation.progress import Progress
+from evalab.ablation.ray_executor import RAY_TIMEOUT_S, run_ray
 from evalab.ablation.results import AttemptResult, Job, Timing
 from evalab.ablation.status import RunFailure, run_failure
 from evalab.ablation.store import (
@@ -82,6 +83,7 @@ class RunSummary:
     whole_plan: int = (
         0  # runs of the whole study when a subset was run (``planned`` counts the subset)
     )
+    moved: int = 0  # bytes of run folders that travelled through Ray (no shared folder)
 
     @property
     def executed(self) -> int:
@@ -111,6 +113,7 @@ class _Driver:
         self.watch = CodeWatch(study)
         self.stale: dict[str, str] = {}  # ok runs to run again (a file they read changed) -> why
         self.failures: list[RunFailure] = []
+        self.moved = 0  # bytes of run folders moved through Ray
 
     def check_interrupt(self) -> None:
         """Raise KeyboardInterrupt at a safe point: never between storing a result and
@@ -270,6 +273,7 @@ def run_study(
     jobs: int = 1,
     executor: str = "local",
     ray_address: str | None = None,
+    ray_timeout: float = RAY_TIMEOUT_S,
     progress: bool = True,
     busy_timeout: float = BUSY_TIMEOUT_S,
     lease_timeout: float = LEASE_TIMEOUT_S,
@@ -281,7 +285,8 @@ def run_study(
     ``executor``, :class:`RunInterrupted` on Ctrl-C (runs in flight are killed, every
     finished run is stored) and :class:`StoreBusyError` when the store stayed locked so long
     that no further run could be claimed (finished results are kept in their run folders).
-    ``subset`` runs only the runs of some rows and seeds.
+    ``subset`` runs only the runs of some rows and seeds. ``ray_timeout`` bounds the wait
+    for the cluster at ``ray_address`` (:class:`SettingsError` after it).
     """
     if executor not in EXECUTORS:
         raise SettingsError(
@@ -289,6 +294,10 @@ def run_study(
         )
     if jobs < 1:
         raise SettingsError(f"--jobs must be >= 1, got {jobs}")
+    if not ray_timeout > 0:
+        raise SettingsError(
+            f"--ray-timeout must be a positive number of seconds, got {ray_timeout:g}"
+        )
     t0 = time.perf_counter()
     plan, whole = _planned(study, subset)
     with RunStore(db_path, busy_timeout=busy_timeout) as store:
@@ -323,13 +332,14 @@ def run_study(
                 blocked=blocked[0],
                 failures=list(driver.failures),
                 whole_plan=whole,
+                moved=driver.moved,
             )
 
         def execute(runs: list[PlannedRun]) -> None:
             if executor == "local":
                 _run_local(driver, runs, jobs)
             elif runs:
-                _run_ray(driver, runs, ray_address)
+                run_ray(driver, runs, ray_address, ray_timeout)
 
         try:
             with (
@@ -408,44 +418,3 @@ def _failed(error: RunError, started_at: str | None = None) -> AttemptResult:
     """The result of a run that failed before (or without) an attempt."""
     started = now() if started_at is None else started_at
     return AttemptResult.failure(error, Timing(started, now()), "")
-
-
-def _ray_failure(exc: Exception) -> AttemptResult:
-    return _failed(RunError(f"Ray task failed: {type(exc).__name__}: {exc}"), started_at="")
-
-
-def _run_ray(driver: _Driver, todo: list[PlannedRun], address: str | None) -> None:
-    from evalab.errors import require
-
-    ray = require("ray", what="the Ray executor (--executor ray)", extra="ray")
-    started_here = False
-    if not ray.is_initialized():
-        # a local cluster started here needs no dashboard; a given address (host:port, auto,
-        # ray://...) is connected to as it is configured
-        extra = {"include_dashboard": False, "log_to_driver": False} if address is None else {}
-        ray.init(address=address, **extra)
-        started_here = True
-    pending: dict[Any, PlannedRun] = {}
-    res = driver.study.resources
-    try:
-        # max_retries=0: retries are the study's, inside the task (same as the local executor)
-        task = ray.remote(num_cpus=res.cpus, num_gpus=res.gpus, max_retries=0)(execute_json)
-        pending = {task.remote(driver.job(run).to_json()): run for run in todo if driver.claim(run)}
-        while pending:
-            driver.check_interrupt()
-            driver.bar.set_running(len(pending))
-            done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
-            for ref in done:
-                run = pending.pop(ref)
-                try:
-                    result = AttemptResult.from_json(ray.get(ref))
-                except Exception as exc:  # a task that died (node lost, worker killed)
-                    result = _ray_failure(exc)
-                driver.finish(run, result)
-    except BaseException:
-        for ref in pending:
-            ray.cancel(ref, force=True)
-        raise
-    finally:
-        if started_here:
-            ray.shutdown()

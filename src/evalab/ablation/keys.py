@@ -110,6 +110,11 @@ def _optional_word(value: Any) -> None:
         raise Refused("must be a non-empty string")
 
 
+def _megabytes(value: Any) -> None:
+    if not is_number(value) or not value > 0 or value == float("inf"):
+        raise Refused(f"must be a positive number of MB, got {value!r}")
+
+
 def _flag(value: Any) -> None:
     if not isinstance(value, bool):
         raise Refused(f"must be true or false, got {value!r}")
@@ -151,6 +156,10 @@ KEYS: tuple[Key, ...] = (
     Key(_S, "min_effect", "number or table", "smallest effect of interest: a number (for the primary metric) or metric -> number", {}),
     Key(_S, "inputs", "list of strings", 'list of data files the runs read, as glob patterns relative to the study file, e.g. ["data/*"]', []),
     Key(_S, "definitions", "table", "metric -> what it measures (the report prints it; computed metrics print their signature)", {}),
+    Key(_S, "shared_folder", "boolean", "true when every Ray node sees the store's run folders at the same path (NFS); false: run folders travel "
+        "through Ray", False, check=_flag),
+    Key(_S, "transfer_limit_mb", "number", "the largest run folder (MB) that travels through Ray between a node and the driver", 1024,
+        check=_megabytes),
     # [study] resources
     Key("study.resources", "cpus", "number", "CPUs per run (Ray)", 1),
     Key("study.resources", "gpus", "number", "GPUs per run (Ray)", 0),

@@ -146,6 +146,8 @@ class Study:
     reference: dict[str, dict[str, float]] = field(default_factory=dict)
     computed: dict[str, ComputedMetric] = field(default_factory=dict)  # [metrics.NAME] tables
     paired_seeds: bool = False
+    shared_folder: bool = False  # Ray nodes see the run folders (else they travel through Ray)
+    transfer_limit_mb: float = 1024.0  # the largest run folder that travels through Ray
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
     min_effect: dict[str, float] = field(default_factory=dict)
     display: Display = field(default_factory=Display)  # [display]: how the report shows config keys
@@ -387,6 +389,8 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         curves=curves,
         computed=computed,
         paired_seeds=given["paired_seeds"],
+        shared_folder=given["shared_folder"],
+        transfer_limit_mb=float(given["transfer_limit_mb"]),
         bounds=bounds,
         min_effect=min_effect,
         path=path,

@@ -72,6 +72,11 @@ def _summary_lines(s: RunSummary) -> list[str]:
             f"{s.blocked} eval runs not started: the trained run whose checkpoint they evaluate failed or is "
             "being run by another runner; run the same command again once it has finished"
         )
+    if s.moved:
+        lines.append(
+            f"{s.moved / 1e6:.1f} MB of run folders moved through Ray (no shared folder; "
+            "[study] transfer_limit_mb bounds each)"
+        )
     lines += superseded_lines(s.superseded)
     for failure in s.failures[:SHOWN_FAILURES]:
         lines += failure_lines(failure)
@@ -147,6 +152,13 @@ def run_cmd(
             help="Ray cluster address (e.g. auto or ray://host:10001); default: start a local cluster.",
         ),
     ] = None,
+    ray_timeout: Annotated[
+        float,
+        typer.Option(
+            "--ray-timeout",
+            help="Seconds to wait for the cluster at --ray-address before giving up.",
+        ),
+    ] = 30.0,
     db: DbOpt = None,
     wait_db: Annotated[
         float,
@@ -219,6 +231,7 @@ def run_cmd(
             jobs=jobs,
             executor=executor,
             ray_address=ray_address,
+            ray_timeout=ray_timeout,
             progress=not quiet,
             busy_timeout=wait_db,
             subset=subset,

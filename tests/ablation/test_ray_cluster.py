@@ -1,0 +1,302 @@
+"""The Ray executor on a real cluster of nodes bound to 127.0.0.1, without a shared folder.
+
+The worker nodes keep their runs in folders of their own (``EVALAB_NODE_RUNS``), which the
+driver never reads: everything the store and the report need must travel through Ray.
+Faults: a node killed mid-run (the run is retried on another node and stored once), a
+wrong address (one line within ``--ray-timeout``), a driver killed mid-run (the next
+command reclaims its leases), and a cluster with token authentication.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from tests.conftest import wmt_file
+from tests.ray_cluster import cluster, free_port, ray_env
+
+from evalab.ablation import RunStore, analyze, load_study, run_study
+
+pytestmark = pytest.mark.ray
+ray = pytest.importorskip("ray")
+
+PAIR, SYSTEMS, N = "de-en", ("JDExploreAcademy", "Online-A"), 40
+
+ENTRY = """
+import json, os, time
+
+def _log(line):
+    with open("calls.log", "a", encoding="utf-8") as fh:
+        fh.write(line + "\\n")
+
+def _hold():
+    if os.environ.get("EVALAB_TEST_HOLD") == "1" or os.path.exists("hold"):
+        open(os.environ["EVALAB_TEST_MARK"], "w").close()
+        time.sleep(600)
+
+def _write(out_dir, system, drop, seed):
+    with open(os.path.join("hyps", system), encoding="utf-8") as fh:
+        lines = fh.read().split("\\n")
+    for i in range(seed, len(lines), 7):
+        lines[i] = " ".join(lines[i].split()[: max(0, len(lines[i].split()) - drop)])
+    with open(os.path.join(out_dir, "hyp.txt"), "w", encoding="utf-8") as fh:
+        fh.write("\\n".join(lines))
+    return lines
+
+def run(config, seed, out_dir):
+    _log(f"train {seed} {out_dir}")
+    _hold()
+    lines = _write(out_dir, config["system"], 0, seed)
+    with open(os.path.join(out_dir, "model.pt"), "wb") as fh:
+        fh.write(json.dumps({"system": config["system"], "seed": seed}).encode() + bytes(200_000))
+    kept = [float(len(l.split()) % 3 == 0) for l in lines]
+    return {"acc": 100.0 * sum(kept) / len(kept), "per_example": {"acc": [100.0 * k for k in kept]}}
+
+def evaluate(config, seed, checkpoint_dir):
+    _log(f"eval {seed} {checkpoint_dir}")
+    with open(os.path.join(checkpoint_dir, "model.pt"), "rb") as fh:
+        ckpt = json.loads(fh.read().rstrip(bytes(1)))
+    assert ckpt["seed"] == seed
+    lines = _write(os.environ["EVALAB_RUN_DIR"], ckpt["system"], config["drop"], seed)
+    kept = [float(len(l.split()) % 3 == 0) for l in lines]
+    return {"acc": 100.0 * sum(kept) / len(kept), "per_example": {"acc": [100.0 * k for k in kept]}}
+"""
+
+
+def write_cluster_study(folder: Path, *, seeds=(0, 1), retries=0, extra="") -> Path:
+    """A study with a trained row, a variant, an eval row, per-example values and chrF
+    computed from each run's outputs against WMT22 references."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "hyps").mkdir(exist_ok=True)
+    for system in SYSTEMS:
+        lines = wmt_file("hyp", PAIR, system).read_text(encoding="utf-8").split("\n")[:N]
+        (folder / "hyps" / system).write_text("\n".join(lines), encoding="utf-8")
+    refs = wmt_file("ref", PAIR, "A").read_text(encoding="utf-8").split("\n")[:N]
+    (folder / "refs.txt").write_text("\n".join(refs), encoding="utf-8")
+    (folder / "cl_entry.py").write_text(ENTRY, encoding="utf-8")
+    study = f"""
+[study]
+name = "cl"
+entry = "cl_entry:run"
+evaluate = "cl_entry:evaluate"
+seeds = {list(seeds)}
+metrics = ["acc"]
+primary = "chrf"
+bounds = {{ acc = [0, 100] }}
+timeout = 300
+retries = {retries}
+resources = {{ cpus = 1, gpus = 0 }}
+{extra}
+
+[metrics.chrf]
+metric = "chrf"
+outputs = "hyp.txt"
+references = ["refs.txt"]
+
+[base]
+system = "{SYSTEMS[0]}"
+
+[evaluation]
+drop = 0
+
+[[variant]]
+label = "(B)"
+set = {{ system = "{SYSTEMS[1]}" }}
+
+[[variant]]
+label = "(C)"
+stage = "eval"
+set = {{ drop = 2 }}
+"""
+    path = folder / "study.toml"
+    path.write_text(study, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _no_token_auth(monkeypatch):
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+
+
+def _calls(folder: Path) -> list[list[str]]:
+    log = folder / "calls.log"
+    return [ln.split(" ") for ln in log.read_text(encoding="utf-8").splitlines()]
+
+
+def _analysis_text(study, db: Path) -> str:
+    return repr(analyze(study, db)).replace(str(db), "DB")
+
+
+@pytest.mark.slow
+def test_two_nodes_without_a_shared_folder_store_what_the_local_executor_stores(tmp_path):
+    path = write_cluster_study(tmp_path / "study")
+    study = load_study(path)
+    local = run_study(study, tmp_path / "local.db", jobs=2, progress=False)
+    node_runs = tmp_path / "worker-node-runs"
+    with cluster() as c:  # the head runs no task: every run is the worker node's
+        c.start_node(
+            cpus=2, resources='{"evalab_worker": 1}', env={"EVALAB_NODE_RUNS": str(node_runs)}
+        )
+        c.wait_for_nodes(2)
+        os.remove(path.parent / "calls.log")
+        remote = run_study(
+            study, tmp_path / "ray.db", executor="ray", ray_address=c.address, progress=False
+        )
+    assert (local.ok, local.failed) == (remote.ok, remote.failed) == (6, 0), remote.failures
+    assert remote.moved > 6 * 200_000  # the checkpoints travelled (and came back)
+    # every run ran in the worker node's private folders, which are gone once they travelled
+    calls = _calls(path.parent)
+    assert len(calls) == 6 and all(c[2].startswith(str(node_runs)) for c in calls)
+    assert not any(p.is_file() for p in node_runs.rglob("*"))
+    with RunStore(tmp_path / "local.db") as a, RunStore(tmp_path / "ray.db") as b:
+        ra, rb = a.runs("cl"), b.runs("cl")
+        root = b.runs_root
+    assert set(ra) == set(rb)
+    for key, run in rb.items():
+        assert run.metrics == ra[key].metrics and run.status == "ok"
+        folder = root / "cl" / key
+        assert run.artifacts.dir == str(folder)
+        assert (folder / "examples.npz").is_file() and (folder / "hyp.txt").is_file()
+        if run.artifacts.checkpoint_dir:  # the eval row: its trained run's folder on the driver
+            assert Path(run.artifacts.checkpoint_dir).parent == root / "cl"
+        else:
+            assert (folder / "model.pt").stat().st_size > 200_000
+    # the report's every number and interval, bit for bit
+    assert _analysis_text(study, tmp_path / "ray.db") == _analysis_text(
+        study, tmp_path / "local.db"
+    )
+
+
+@pytest.mark.slow
+def test_a_lost_node_is_retried_on_another_node_in_the_same_invocation(tmp_path):
+    path = write_cluster_study(tmp_path / "study", seeds=(0,), retries=1)
+    study = load_study(path)
+    mark = tmp_path / "started"
+    runs_a, runs_b = tmp_path / "node-a", tmp_path / "node-b"
+    held = {"EVALAB_TEST_HOLD": "1", "EVALAB_TEST_MARK": str(mark), "EVALAB_NODE_RUNS": str(runs_a)}
+    with cluster() as c:
+        node_a = c.start_node(cpus=1, env=held)
+        c.wait_for_nodes(2)
+        box = {}
+        sub = threading.Thread(
+            target=lambda: box.update(
+                s=run_study(
+                    study, tmp_path / "s.db", executor="ray", ray_address=c.address, progress=False
+                )
+            )
+        )
+        sub.start()
+        deadline = time.monotonic() + 120
+        while not mark.exists() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert mark.exists(), "the first run did not start"
+        c.start_node(cpus=1, env={"EVALAB_NODE_RUNS": str(runs_b)})
+        node_a.kill()  # the machine is gone, mid-run
+        sub.join(timeout=400)
+        assert not sub.is_alive()
+    summary = box["s"]
+    assert (summary.ok, summary.failed) == (3, 0)
+    with RunStore(tmp_path / "s.db") as store:
+        runs = store.runs("cl")
+    assert len(runs) == 3 and all(r.status == "ok" for r in runs.values())
+    assert sorted(r.attempts for r in runs.values()) == [1, 1, 2]
+    trained = [c for c in _calls(path.parent) if c[0] == "train"]
+    assert [c[2].startswith(str(runs_a)) for c in trained[:1]] == [True]
+    assert all(c[2].startswith(str(runs_b)) for c in trained[1:])
+
+
+def _cli(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "evalab", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_a_wrong_address_is_one_line_within_the_timeout(tmp_path):
+    path = write_cluster_study(tmp_path / "study", seeds=(0,))
+    address = f"127.0.0.1:{free_port()}"
+    t0 = time.monotonic()
+    out = _cli("ablate", "run", str(path), "--executor", "ray", "--ray-address", address, "--ray-timeout", "3", "-q",
+               "--db", str(tmp_path / "s.db"), env=ray_env())  # fmt: skip
+    elapsed = time.monotonic() - t0
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in out.stderr
+    assert (
+        f"--ray-address {address}: no Ray cluster answered within 3 s (--ray-timeout)" in lines[0]
+    )
+    assert elapsed < 60  # the interpreter and Ray's import take most of it on a loaded machine
+    assert not (path.parent / "calls.log").exists()
+
+
+def test_a_bad_timeout_is_refused(tmp_path, run_cli):
+    path = write_cluster_study(tmp_path / "study", seeds=(0,))
+    r = run_cli(
+        "ablate",
+        "run",
+        str(path),
+        "--executor",
+        "ray",
+        "--ray-timeout",
+        "0",
+        "--db",
+        str(tmp_path / "s.db"),
+    )
+    assert (
+        r.exit_code == 2 and "--ray-timeout must be a positive number of seconds, got 0" in r.stderr
+    )
+
+
+@pytest.mark.slow
+def test_a_killed_driver_leaves_leases_the_next_command_reclaims(tmp_path):
+    path = write_cluster_study(tmp_path / "study")
+    mark = tmp_path / "started"
+    (path.parent / "hold").touch()
+    with cluster() as c:
+        c.start_node(
+            cpus=2, env={"EVALAB_NODE_RUNS": str(tmp_path / "node"), "EVALAB_TEST_MARK": str(mark)}
+        )
+        c.wait_for_nodes(2)
+        env = ray_env()
+        argv = [sys.executable, "-m", "evalab", "ablate", "run", str(path), "--executor", "ray",
+                "--ray-address", c.address, "-q", "--db", str(tmp_path / "s.db")]  # fmt: skip
+        driver = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while not mark.exists() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert mark.exists(), "no run started"
+        driver.kill()
+        driver.wait()
+        with RunStore(tmp_path / "s.db") as store:
+            assert store.runs("cl") == {}  # nothing stored for the runs in flight
+        (path.parent / "hold").unlink()
+        again = _cli(*argv[3:], env=env)
+    assert again.returncode == 0, again.stderr
+    assert "0 already finished, 6 ok, 0 failed" in again.stderr
+    with RunStore(tmp_path / "s.db") as store:
+        runs = store.runs("cl")
+    assert len(runs) == 6 and all(r.status == "ok" and r.attempts == 1 for r in runs.values())
+
+
+@pytest.mark.slow
+def test_token_authentication_settings_are_passed_through(tmp_path):
+    path = write_cluster_study(tmp_path / "study", seeds=(0,))
+    token = "0123456789abcdef0123456789abcdef"
+    secured = ray_env("token", RAY_AUTH_TOKEN=token)
+    with cluster(
+        head_cpus=2, env=secured, head_env={"EVALAB_NODE_RUNS": str(tmp_path / "head")}
+    ) as c:
+        c.wait_for_nodes(1)
+        argv = ("ablate", "run", str(path), "--executor", "ray", "--ray-address", c.address, "-q",
+                "--ray-timeout", "20", "--db", str(tmp_path / "s.db"))  # fmt: skip
+        ok = _cli(*argv, env=secured)
+    assert ok.returncode == 0, ok.stderr
+    assert "3 ok, 0 failed" in ok.stderr
