@@ -619,6 +619,11 @@ def report_cmd(
         else:
             render_table(analysis)
         return
+    if format in ("csv", "tsv"):
+        from evalab.report.tables import render_delimited
+
+        emit(render_delimited(analysis, format), out)
+        return
     render = {
         "markdown": render_markdown,
         "latex": lambda a: render_latex(a, latex),
