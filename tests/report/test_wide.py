@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from evalab.report.latex import latex_table
 from evalab.report.markdown import markdown_table
-from evalab.report.table import Table, cell_text
 from evalab.report.numbers import NO_VALUE, number
+from evalab.report.table import Table, cell_text
 from evalab.report.wide import Cell, WideMetric, wide_table
 
 scores = st.lists(
