@@ -49,7 +49,7 @@ from evalab.metrics.base import Metric, Score
 from evalab.metrics.parallel import stats_table
 from evalab.progress import model_loading, progress_bar
 from evalab.report.numbers import number, plus_minus, scale_decimals
-from evalab.report.table import Number, Table
+from evalab.report.table import Number, Table, TableCell
 from evalab.report.wide import Cell, WideMetric, WideTable, wide_table
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
@@ -585,7 +585,7 @@ def emit_results(
     notes = wide_notes(cis[0].confidence if cis[0] else None)
     wide = Table(t.header, t.body, [*notes, *signatures], bold=t.bold)
     header = ["system", "metric", "score", "details"]
-    body = [
+    body: list[list[TableCell]] = [
         [
             (short or {}).get(s, s),
             m,

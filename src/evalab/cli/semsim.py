@@ -39,7 +39,7 @@ from evalab.cli.segment_checks import check_resamplable
 from evalab.errors import InputError, SettingsError
 from evalab.models.hub import cache_dir, cached_snapshot, resolve_model
 from evalab.progress import model_loading
-from evalab.report.table import Number, Table
+from evalab.report.table import Number, Table, TableCell
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
@@ -280,7 +280,7 @@ def semsim(
         emit(render_alignment_html(explained, signature=signature), explain_html)
     if segments:
         emit(segment_lines({"bertscore": metric}, systems, refs), segments)
-    body = [
+    body: list[list[TableCell]] = [
         [
             n,
             Number(sc.precision, 4),

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from evalab.report.numbers import NO_VALUE
 from evalab.report.table import (
     Interval,
+    NumberText,
     Table,
     TableCell,
     cell_marker,
@@ -60,8 +61,8 @@ def _parts(cell: TableCell) -> list[tuple[str, str]]:
     for a cell without a value (the no-value symbol, a number that is None or NaN)."""
     if cell_text(cell) == NO_VALUE:
         return []
-    if isinstance(cell, str):
-        return [("", cell)]
+    if isinstance(cell, str | NumberText):
+        return [("", cell_text(cell))]
     if isinstance(cell, Interval):
         out = [("low", _value(cell.low, cell.decimals)), ("high", _value(cell.high, cell.decimals))]
     else:
