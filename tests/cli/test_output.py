@@ -267,12 +267,13 @@ def test_check_out_in_process(tmp_path):
 
 
 def test_markdown_table_escapes_pipes_and_keeps_footer_lines():
-    from evalab.cli.output import markdown_table
+    from evalab.report.markdown import markdown_table
+    from evalab.report.table import Number, Table
 
     # the one Markdown writer (report.markdown) escapes the footer lines too: a system named
     # *bold* in a signature would otherwise print in italics
     text = markdown_table(
-        ["system", "BLEU"], [["a|b", "31.2"]], footer=["*bold*: nrefs:1|case:mixed"]
+        Table(["system", "BLEU"], [["a|b", Number(31.2, 1)]], ["*bold*: nrefs:1|case:mixed"])
     )
     assert text.splitlines()[:3] == ["| system | BLEU |", "|:--|--:|", "| a\\|b | 31.2 |"]
     assert text.splitlines()[-1] == "\\*bold\\*: nrefs:1\\|case:mixed  "

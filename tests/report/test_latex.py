@@ -28,8 +28,21 @@ from evalab.report.latex import (
     split_columns,
 )
 from evalab.report.markdown import md_escape
+from evalab.report.table import NumberText, Table
 
 N = 40
+
+#: a cell that starts like a number (a digit, a sign, the no-value dash, an interval)
+NUMBER_LIKE = re.compile(r"[-+–\d\[<]")
+
+
+def table(header, body, caption="", notes=()):
+    """A table of text cells, those after the first column that read as numbers as numbers."""
+    cells = [
+        [c if j == 0 or not NUMBER_LIKE.match(c) else NumberText(c) for j, c in enumerate(row)]
+        for row in body
+    ]
+    return Table(header, cells, notes, caption)
 
 
 @given(st.text(max_size=40))
@@ -61,7 +74,7 @@ def test_every_math_symbol_maps_to_ascii():
 
 def test_table_cells_and_caption_are_escaped_by_default():
     text = latex_table(
-        ["system", "score (μ ± hw)", "Δ"], [["Online-Ä_1", "1.0 ± 0.2", "+0.1"]], caption="p < 0.05"
+        table(["system", "score (μ ± hw)", "Δ"], [["Online-Ä_1", "1.0 ± 0.2", "+0.1"]], "p < 0.05")
     )
     assert text.isascii() and r"$\mu$ $\pm$ hw" in text and r"\"{A}" in text and "$<$" in text
 
@@ -146,10 +159,10 @@ DEMO_BODY = [
 
 def test_a_wide_table_stays_one_table_unless_a_split_is_asked_for():
     # one float with every column: a paper's table is not cut into "part i of k" floats
-    tex = latex_table(DEMO_HEADER, DEMO_BODY, "Results", layout=LatexLayout(small=True))
+    tex = latex_table(table(DEMO_HEADER, DEMO_BODY, "Results"), LatexLayout(small=True))
     assert tex.count(r"\begin{tabular}{") == 1 and "part" not in tex
     assert tex.count("positions removed at eval") == 1
-    split = latex_table(DEMO_HEADER, DEMO_BODY, "Results", layout=LatexLayout(split=True))
+    split = latex_table(table(DEMO_HEADER, DEMO_BODY, "Results"), LatexLayout(split=True))
     parts = split_columns(DEMO_HEADER, DEMO_BODY)
     assert len(parts) > 1 and all(p[0] == 0 for p in parts)
     assert sorted(j for p in parts for j in p[1:]) == list(range(1, len(DEMO_HEADER)))
@@ -159,16 +172,16 @@ def test_a_wide_table_stays_one_table_unless_a_split_is_asked_for():
 
 def test_long_labels_are_wrapped_and_signatures_are_comments_below_the_table():
     tex = latex_table(
-        DEMO_HEADER, DEMO_BODY, "Results", notes=["bleu|nrefs:1|case:mixed|version:2.4.0"]
+        table(DEMO_HEADER, DEMO_BODY, "Results", ["bleu|nrefs:1|case:mixed|version:2.4.0"])
     )
-    # the Row column holds labels longer than WRAP_CHARS: a p{} column, not one long line
-    assert tex.count(r"p{11em}") == 1
+    # the Row and Stage columns hold text longer than WRAP_CHARS: p{} columns, not long lines
+    assert len(re.findall(r"p\{\d+pt\}", tex)) == 2
     caption, comment = tex.split(r"\end{table}")
     assert "nrefs" not in caption and comment == "\n% bleu|nrefs:1|case:mixed|version:2.4.0\n"
 
 
 def test_a_fragment_is_the_tabular_alone():
-    tex = latex_table(["system", "BLEU"], [["a", "1.0"]], "c", layout=LatexLayout(fragment=True))
+    tex = latex_table(table(["system", "BLEU"], [["a", "1.0"]], "c"), LatexLayout(fragment=True))
     assert tex.startswith(r"\begin{tabular}{lr}") and tex.endswith("\\end{tabular}\n")
     assert r"\begin{table}" not in tex and r"\caption" not in tex
 
@@ -214,7 +227,7 @@ NEEDS_PDFLATEX = pytest.mark.skipif(
 @NEEDS_PDFLATEX
 def test_the_demo_sized_table_fits_the_page(tmp_path):
     log = compile_latex(
-        latex_table(DEMO_HEADER, DEMO_BODY, "Results", layout=LatexLayout(small=True)), tmp_path
+        latex_table(table(DEMO_HEADER, DEMO_BODY, "Results"), LatexLayout(small=True)), tmp_path
     )
     assert "Output written" in log
 
@@ -231,7 +244,7 @@ def test_the_compile_check_fails_on_a_table_wider_than_the_page(tmp_path):
 @NEEDS_PDFLATEX
 def test_the_split_alone_fits_without_shrinking(tmp_path):
     # with --latex-split the parts fit at their natural size (readable, not shrunk)
-    tex = latex_table(DEMO_HEADER, DEMO_BODY, "Results", layout=LatexLayout(split=True))
+    tex = latex_table(table(DEMO_HEADER, DEMO_BODY, "Results"), LatexLayout(split=True))
     compile_latex(natural_size(tex), tmp_path)
 
 
@@ -370,29 +383,47 @@ def pdf_text(tmp_path) -> list[str]:
 
 def body_rows(tex: str) -> list[list[str]]:
     """The body rows (source cells) of every tabular in ``tex``."""
-    rows = []
-    for block in re.findall(r"\\midrule\n(.*?)\\bottomrule", tex, flags=re.S):
-        rows += [re.split(r" (?<!\\)& ", ln.removesuffix(r" \\")) for ln in block.splitlines()]
-    return rows
+    return [row for _, rows in tabulars(tex) for row in rows]
+
+
+def tabulars(tex: str) -> list[tuple[list[str], list[list[str]]]]:
+    """Every tabular's column specs (``l``, ``r``, or a wrapped ``p{}`` column) and body rows."""
+    out = []
+    for spec, block in re.findall(
+        r"\\begin\{tabular\}\{((?:>\{[^}]*\}p\{[^}]*\}|[lrc])+)\}.*?\\midrule\n(.*?)\\bottomrule",
+        tex,
+        flags=re.S,
+    ):
+        cols = re.findall(r">\{[^}]*\}p\{[^}]*\}|[lrc]", spec)
+        rows = [re.split(r" (?<!\\)& ", ln.removesuffix(r" \\")) for ln in block.splitlines()]
+        out.append((cols, rows))
+    return out
 
 
 def assert_rows_read_back(tex: str, lines: list[str]) -> None:
-    """Every body row's label (its first word) and its numbers, in order, on one PDF line."""
-    rows = body_rows(tex)
-    assert rows
-    for row in rows:
-        label = re.search(r"[A-Za-z0-9]+", re.sub(r"\\[A-Za-z]+|\\.", " ", row[0]))
-        numbers = [n for c in row[1:] for n in _NUMBER.findall(c)]
-        pattern = re.compile(
-            ".*".join([re.escape(label[0]) if label else "", *map(re.escape, numbers)])
-        )
-        assert any(pattern.search(ln) for ln in lines), (row, lines)
+    """Every body row's label (its first word) and the numbers of its number (``r``) columns,
+    in order, on one PDF line (a wrapped text column may run over several lines)."""
+    tables = tabulars(tex)
+    assert tables
+    for cols, rows in tables:
+        for row in rows:
+            label = re.search(r"[A-Za-z0-9]+", re.sub(r"\\[A-Za-z]+|\\.", " ", row[0]))
+            numbers = [
+                n
+                for c, col in zip(row[1:], cols[1:], strict=True)
+                if col == "r"
+                for n in _NUMBER.findall(c)
+            ]
+            pattern = re.compile(
+                ".*".join([re.escape(label[0]) if label else "", *map(re.escape, numbers)])
+            )
+            assert any(pattern.search(ln) for ln in lines), (row, lines)
 
 
 @NEEDS_PDFLATEX
 @NEEDS_PDFTOTEXT
 def test_the_demo_table_reads_back_as_one_table_with_labels_beside_numbers(tmp_path):
-    tex = latex_table(DEMO_HEADER, DEMO_BODY, "Results", layout=LatexLayout(small=True))
+    tex = latex_table(table(DEMO_HEADER, DEMO_BODY, "Results"), LatexLayout(small=True))
     compile_latex(tex, tmp_path)
     lines = pdf_text(tmp_path)
     assert_rows_read_back(tex, lines)
@@ -404,7 +435,7 @@ def test_the_demo_table_reads_back_as_one_table_with_labels_beside_numbers(tmp_p
 @NEEDS_PDFLATEX
 @NEEDS_PDFTOTEXT
 def test_the_read_back_check_fails_when_a_row_loses_its_numbers(tmp_path):
-    tex = latex_table(["system", "BLEU"], [["sys-a", "31.25"]], "c")
+    tex = latex_table(table(["system", "BLEU"], [["sys-a", "31.25"]], "c"))
     compile_latex(tex.replace("31.25", "--"), tmp_path)
     with pytest.raises(AssertionError):
         assert_rows_read_back(tex, pdf_text(tmp_path))
@@ -419,7 +450,7 @@ def test_a_12_system_by_4_metric_table_fits_the_page_at_its_natural_size(tmp_pat
         [f"Online-{chr(65 + i)}.de-en", *(f"{v:.1f} ± {w:.1f}" for v, w in rng.random((4, 2)) * 50)]
         for i in range(12)
     ]
-    tex = latex_table(header, body, "Twelve systems", notes=["bleu|nrefs:1"])
+    tex = latex_table(table(header, body, "Twelve systems", ["bleu|nrefs:1"]))
     compile_latex(natural_size(tex), tmp_path)  # no Overfull box without the \resizebox
     assert_rows_read_back(tex, pdf_text(tmp_path))
 
@@ -483,7 +514,7 @@ def test_the_round_trip_checks_can_fail():
 def test_hostile_names_print_as_written_in_the_pdf(tmp_path):
     names = ["*bold*", "<script>x</script>", r"\input{x}", "50% & a|b ~^#$"]
     body = [[n, f"{i}.25"] for i, n in enumerate(names)]
-    compile_latex(latex_table(["system", "BLEU"], body, "c"), tmp_path)
+    compile_latex(latex_table(table(["system", "BLEU"], body, "c")), tmp_path)
     lines = pdf_text(tmp_path)
     for name, score in body:
         assert any(re.search(re.escape(name) + r"\s+" + re.escape(score), ln) for ln in lines)

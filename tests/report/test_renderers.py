@@ -23,6 +23,7 @@ from evalab.report.figures import Figure, figure_svg, interval_panel
 from evalab.report.latex import latex_paragraph, latex_text
 from evalab.report.markdown import md_escape
 from evalab.report.plots import Intervals
+from evalab.report.table import table_data
 from evalab.report.tables import (
     effect_lines,
     missing_lines,
@@ -32,6 +33,11 @@ from evalab.report.tables import (
 )
 
 FORMATS = ("terminal", "markdown", "latex", "html", "json")
+
+
+def texts(table):
+    """The table's cells as every format shows them."""
+    return table_data(table)["body"]
 
 
 def terminal_text(a, width: int = 400) -> str:
@@ -135,7 +141,7 @@ def html_tables(text: str) -> list[tuple[str, list[list[str]]]]:
 def test_every_format_carries_the_same_tables_and_notes(which, request):
     a = request.getfixturevalue(which)
     model = report_tables(a)
-    expected = [[t.header, *t.body] for t in model]
+    expected = [[t.header, *texts(t)] for t in model]
     assert len(model) == 1 + len(a.metrics)
     assert markdown_tables(render_markdown(a))[: len(model)] == expected
     assert terminal_tables(terminal_text(a)) == expected
@@ -143,9 +149,9 @@ def test_every_format_carries_the_same_tables_and_notes(which, request):
         [[latex_text(c) for c in row] for row in t] for t in expected
     ]
     page = html_tables(render_html(a))
-    assert page == [(t.heading, [t.header, *t.body]) for t in model]
+    assert page == [(t.caption, [t.header, *texts(t)]) for t in model]
     data = json.loads(render_json(a))
-    assert data["report"]["tables"] == [t.to_dict() for t in model]
+    assert data["report"]["tables"] == [table_data(t) for t in model]
     assert data["report"]["notes"] == report_notes(a) and data["report"]["row_notes"] == row_notes(
         a
     )
@@ -201,13 +207,13 @@ def test_the_delta_tables_show_every_interval_where_present(analysis_with_test_s
         "ASO ε_min",
         "Note",
     ]
-    row = dict(zip(acc.header, acc.body[1], strict=True))
+    row = dict(zip(acc.header, texts(acc)[1], strict=True))
     m = a.rows[1].metrics["acc"]
     assert row["Δ"] == f"{m.delta:+.2f}" and row["test examples"] == "500"
     assert row["Δ 95% CI (seeds)"] == f"[{m.delta_low:.2f}, {m.delta_high:.2f}]"
     assert row["Δ 95% CI (test set)"] == f"[{m.delta - 0.5:.2f}, {m.delta + 0.5:.2f}]"
     assert row["Δ 95% CI (seeds + test set)"] == f"[{m.delta - 1.5:.2f}, {m.delta + 1.5:.2f}]"
-    notes = {r[0]: r[-1] for r in acc.body}
+    notes = {r[0]: r[-1] for r in texts(acc)}
     assert notes["a=false, b=true"] == "negligible" and notes["a=true, b=false"].startswith(
         "few seeds"
     )
@@ -225,7 +231,7 @@ def test_table3_layout_configuration_columns(analysis):
     assert main.header[:6] == ["Row", "Δ_shift", "2·shift", "component a", "b", "mode"]
     rows = {
         name: dict(zip(main.header, r, strict=True))
-        for r in main.body
+        for r in texts(main)
         for name in r[0].split(" = ")
     }
     assert (
@@ -363,7 +369,7 @@ def test_an_analysis_without_configurations_still_renders(analysis):
     main = report_tables(old)[0]
     rows = {
         name: dict(zip(main.header, r, strict=True))
-        for r in main.body
+        for r in texts(main)
         for name in r[0].split(" = ")
     }
     assert rows[EVIL]["Δ_shift"] == "-3.0" and rows["base"]["Δ_shift"] == ""
@@ -423,7 +429,7 @@ def test_hostile_strings_are_shown_as_written_in_every_format(hostile, tmp_path)
     from markdown_it import MarkdownIt
 
     a = hostile
-    model = [[t.header, *t.body] for t in report_tables(a)]
+    model = [[t.header, *texts(t)] for t in report_tables(a)]
     cells = {c for t in model for row in t for c in row}
     for prefix in ("L ", "C ", "V ", "R "):  # row label, [display] name and value, reference column
         assert prefix + HOSTILE in cells, prefix
@@ -458,7 +464,9 @@ def test_hostile_strings_are_shown_as_written_in_every_format(hostile, tmp_path)
         from tests.report.test_latex import compile_latex
 
         compile_latex(tex, tmp_path)
-    assert json.loads(render_json(a))["report"]["tables"] == [t.to_dict() for t in report_tables(a)]
+    assert json.loads(render_json(a))["report"]["tables"] == [
+        table_data(t) for t in report_tables(a)
+    ]
 
 
 def test_a_row_without_any_interval_says_so_in_the_plots(analysis):

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from evalab.report.latex import latex_table
 from evalab.report.markdown import markdown_table
 from evalab.report.numbers import NO_VALUE, number
+from evalab.report.table import Table, cell_text
 from evalab.report.wide import Cell, WideMetric, wide_table
 
 scores = st.lists(
@@ -28,7 +29,7 @@ def test_the_bold_cells_are_the_best_as_shown(values, higher, d):
         (i, 1) for i, v in enumerate(values) if v is not None and float(number(v, d)) == best
     }
     assert t.bold == expected
-    assert [row[1] for row in t.body] == [NO_VALUE if v is None else number(v, d) for v in values]
+    assert [cell_text(row[1]) for row in t.body] == [NO_VALUE if v is None else number(v, d) for v in values]
 
 
 def test_cells_markers_arrows_and_an_unknown_direction():
@@ -44,7 +45,7 @@ def test_cells_markers_arrows_and_an_unknown_direction():
         },
     )
     assert t.header == ["system", "bleu ↑", "ter ↓", "acc"]
-    assert t.body == [
+    assert [[cell_text(c) for c in row] for row in t.body] == [
         ["base", "30.0 ± 0.9", "50.0", "0.50"],
         ["sys", "31.0 ± 1.0*", NO_VALUE, NO_VALUE],
     ]
@@ -57,7 +58,7 @@ def test_the_writers_set_the_bold_cells_and_escape_the_names():
         [WideMetric("bleu", True, 1)],
         {("*bold*", "bleu"): Cell(20.0), (r"\input{x}", "bleu"): Cell(21.0)},
     )
-    md = markdown_table(t.header, t.body, bold=t.bold)
+    md = markdown_table(Table(t.header, t.body, bold=t.bold))
     assert r"| \*bold\* | 20.0 |" in md and r"| \\input{x} | **21.0** |" in md
-    tex = latex_table(t.header, t.body, bold=t.bold)
+    tex = latex_table(Table(t.header, t.body, bold=t.bold))
     assert r"\textbackslash{}input\{x\} & \textbf{21.0} \\" in tex and "*bold* & 20.0" in tex

@@ -19,6 +19,8 @@ from evalab.cli.options import (
 )
 from evalab.cli.output import PAGE_FORMATS, check_format, check_out, emit, emit_table, format_option
 from evalab.report.latex import WHOLE, LatexLayout
+from evalab.report.table import Number, TableCell
+from evalab.report.table import Table as ReportTable
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -339,8 +341,6 @@ def _status_header_lines(st: StudyStatus) -> list[str]:
 
 def _emit_status(st: StudyStatus, fmt: str, out: str | None, latex: LatexLayout = WHOLE) -> None:
     """The status as JSON, Markdown, LaTeX or a tab-separated file (summary lines after it)."""
-    header = list(STATUS_COLUMNS)
-    body = [[r.label, str(r.planned), str(r.ok), str(r.failed), str(r.pending)] for r in st.rows]
     errors = [
         f"failed: {', '.join(f.rows)} seed {f.seed}: {f.error} (log: {shown_path(f.log)})"
         for f in st.failures
@@ -377,25 +377,28 @@ def _emit_status(st: StudyStatus, fmt: str, out: str | None, latex: LatexLayout 
         ],
         "superseded": _status_header_lines(st)[2:],
     }
-    emit_table(
-        fmt, header, body, out, footer=[*_status_header_lines(st), *errors], data=data, latex=latex
-    )
+    table = _status_table(st, [*_status_header_lines(st), *errors])
+    emit_table(fmt, table, out, data=data, latex=latex)
+
+
+def _status_table(st: StudyStatus, footer: list[str]) -> ReportTable:
+    """Per row its planned, ok, failed and pending runs."""
+    body: list[list[TableCell]] = [
+        [r.label, *(Number(n, 0) for n in (r.planned, r.ok, r.failed, r.pending))] for r in st.rows
+    ]
+    return ReportTable(list(STATUS_COLUMNS), body, footer)
 
 
 def _print_status(st: StudyStatus) -> None:
     from rich.console import Console
-    from rich.table import Table
     from rich.text import Text
+
+    from evalab.report.terminal import rich_table
 
     console = Console(soft_wrap=False, width=None if sys.stdout.isatty() else 120)
     for line in _status_header_lines(st):
         console.print(Text(line), soft_wrap=True)
-    table = Table()
-    for h in STATUS_COLUMNS:
-        table.add_column(h, justify="left" if h == "Row" else "right")
-    for r in st.rows:
-        table.add_row(Text(r.label), str(r.planned), str(r.ok), str(r.failed), str(r.pending))
-    console.print(table)
+    console.print(rich_table(_status_table(st, [])))
     for failure in st.failures:
         for line in failure_lines(failure):
             console.print(Text(line), soft_wrap=True)
@@ -628,6 +631,11 @@ def report_cmd(
             emit(buf.getvalue(), out)
         else:
             render_table(analysis)
+        return
+    if format in ("csv", "tsv"):
+        from evalab.report.tables import render_delimited
+
+        emit(render_delimited(analysis, format), out)
         return
     render = {
         "markdown": render_markdown,

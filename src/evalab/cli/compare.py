@@ -48,7 +48,6 @@ from evalab.cli.options import (
 from evalab.cli.output import (
     DEFAULT_VIEW,
     PAGE_FORMATS,
-    TableText,
     TableView,
     check_format,
     check_out,
@@ -86,13 +85,9 @@ from evalab.report.compare_page import (
 )
 from evalab.report.numbers import (
     NO_VALUE,
-    count,
-    interval,
-    number,
-    p_value,
-    plus_minus,
     scale_decimals,
 )
+from evalab.report.table import Interval, Number, Table, TableCell
 from evalab.report.wide import Cell, WideMetric, wide_table
 from evalab.stats.bootstrap import ConfidenceInterval, check_confidence
 from evalab.stats.mcnemar import EXACT_MAX_DISCORDANT, binary_outcomes, mcnemar_test
@@ -211,20 +206,18 @@ def render(
     body = []
     for r in rows:
         d = scale_decimals(metrics[r["metric"]].scale, width)
-        score = number(r["score"], d)
-        if r["mean"] is not None:
-            score += f" ({plus_minus(r['mean'], r['half_width'], d)})"
+        mean = Number(r["mean"], d, spread=r["half_width"]) if r["mean"] is not None else None
         mark = " *" if r["significant"] else ""
-        line = [
+        line: list[TableCell] = [
             short[r["system"]],
             r["metric"],
-            score,
-            interval(r["ci_low"], r["ci_high"], d),
-            "baseline" if r["baseline"] else number(r["delta"], d, signed=True),
-            p_value(r["p_value"], 5) + ("" if corrected else mark),
+            Number(r["score"], d, also=mean),
+            Interval(r["ci_low"], r["ci_high"], d),
+            "baseline" if r["baseline"] else Number(r["delta"], d, signed=True),
+            Number(r["p_value"], 5, p=True, marker="" if corrected else mark),
         ]
         if corrected:
-            line.append(p_value(r["p_adjusted"], 5) + mark)
+            line.append(Number(r["p_adjusted"], 5, p=True, marker=mark))
         body.append(line)
     footer = list(dict.fromkeys(r["signature"] for r in rows))  # the signature names its metric
     which = "Holm-adjusted p" if corrected else "p"
@@ -232,7 +225,7 @@ def render(
     wide = _significance_wide(
         rows, metrics, width, short, [f"{star}, {short[rows[0]['system']]}.", *footer]
     )
-    emit_view(fmt, TableText(header, body, [*footer, star]), wide, out, view, data=rows)
+    emit_view(fmt, Table(header, body, [*footer, star]), wide, out, view, data=rows)
 
 
 def _significance_wide(
@@ -241,7 +234,7 @@ def _significance_wide(
     width: int | None,
     short: dict[str, str],
     footer: list[str],
-) -> TableText:
+) -> Table:
     """Systems x metrics of a comparison with the baseline: score ± half-width, ``*`` where
     the difference to the baseline is significant; ``footer`` follows the notes."""
     confidence = next((r.get("confidence") for r in rows if r.get("half_width") is not None), None)
@@ -261,14 +254,14 @@ def _wide_text(
     short: dict[str, str],
     cells: dict[tuple[str, str], Cell],
     notes: list[str],
-) -> TableText:
+) -> Table:
     columns = [
         WideMetric(m, metrics[m].higher_is_better, scale_decimals(metrics[m].scale, width))
         for m in dict.fromkeys(r["metric"] for r in rows)
     ]
     systems = list(dict.fromkeys(short[r["system"]] for r in rows))
     t = wide_table(systems, columns, cells)
-    return TableText(t.header, t.body, notes, bold=t.bold)
+    return Table(t.header, t.body, notes, bold=t.bold)
 
 
 def mcnemar_rows(
@@ -343,24 +336,25 @@ def render_mcnemar(
     body = []
     for r in rows:
         mark = " *" if r["significant"] else ""
-        line = [short[r["system"]], r["metric"], number(r["score"], 4)]
+        line: list[TableCell] = [short[r["system"]], r["metric"], Number(r["score"], 4)]
         if r["baseline"]:
-            line += ["baseline", *[NO_VALUE] * (4 + corrected)]
+            line += ["baseline", Number(None, 0), Number(None, 0), Number(None, 5, p=True)]
+            line += [NO_VALUE, *([Number(None, 5, p=True)] if corrected else [])]
         else:
             line += [
-                number(r["delta"], 4, signed=True),
-                str(r["baseline_only"]),
-                str(r["system_only"]),
-                p_value(r["p_value"], 5) + ("" if corrected else mark),
+                Number(r["delta"], 4, signed=True),
+                Number(r["baseline_only"], 0),
+                Number(r["system_only"], 0),
+                Number(r["p_value"], 5, p=True, marker="" if corrected else mark),
                 r["method"],
             ]
-            line += [p_value(r["p_adjusted"], 5) + mark] if corrected else []
+            line += [Number(r["p_adjusted"], 5, p=True, marker=mark)] if corrected else []
         body.append(line)
     footer = list(dict.fromkeys(r["signature"] for r in rows))
     star = (
         f"* {'Holm-adjusted p' if corrected else 'p'} < {rows[0]['alpha']:g} against the baseline"
     )
-    long = TableText(
+    long = Table(
         header,
         body,
         [*footer, star + "; base only / system only: segments only that one got right"],
@@ -526,7 +520,7 @@ def _which(rows: list[dict[str, Any]]) -> str:
 
 def _ranking_table(
     rows: list[dict[str, Any]], metrics: dict[str, Metric], width: int | None, short: dict[str, str]
-) -> tuple[TableText, TableText]:
+) -> tuple[Table, Table]:
     """The ranking, long (a row per system and metric) and wide (systems x metrics, each
     score followed by its cluster)."""
     with_ci = any(r["ci_low"] is not None for r in rows)
@@ -536,12 +530,11 @@ def _ranking_table(
     body = []
     for r in rows:
         d = scale_decimals(metrics[r["metric"]].scale, width)
-        score = number(r["score"], d) + (
-            f" ({plus_minus(r['mean'], r['half_width'], d)})" if r["mean"] is not None else ""
-        )
-        line = [short[r["system"]], r["metric"], count(r["rank"]), count(r["cluster"]), score]
+        mean = Number(r["mean"], d, spread=r["half_width"]) if r["mean"] is not None else None
+        line: list[TableCell] = [short[r["system"]], r["metric"], Number(r["rank"], 0)]
+        line += [Number(r["cluster"], 0), Number(r["score"], d, also=mean)]
         if with_ci:
-            line.append(interval(r["ci_low"], r["ci_high"], d))
+            line.append(Interval(r["ci_low"], r["ci_high"], d))
         body.append(line)
     signatures = list(dict.fromkeys(r["signature"] for r in rows))
     n_pairs = sum(1 for r in rows if r["metric"] == rows[0]["metric"])
@@ -559,12 +552,12 @@ def _ranking_table(
     confidence = rows[0]["confidence"] if with_ci else None
     notes = [*wide_notes(confidence), f"(k): the system's {rule}.", *signatures]
     wide = _wide_text(rows, metrics, width, short, cells, notes)
-    return TableText(header, body, [*signatures, rule]), wide
+    return Table(header, body, [*signatures, rule]), wide
 
 
 def _pairs_table(
     rows: list[dict[str, Any]], metrics: dict[str, Metric], width: int | None, short: dict[str, str]
-) -> TableText:
+) -> Table:
     corrected = rows[0]["correction"] != "none"
     header = [
         "system",
@@ -580,21 +573,21 @@ def _pairs_table(
     body = []
     for r in rows:
         mark = " *" if r["significant"] else ""
-        line = [
+        line: list[TableCell] = [
             short[r["system"]],
             short[r["other"]],
             r["metric"],
-            number(r["delta"], scale_decimals(metrics[r["metric"]].scale, width), signed=True),
-            p_value(r["p_value"], 5) + ("" if corrected else mark),
+            Number(r["delta"], scale_decimals(metrics[r["metric"]].scale, width), signed=True),
+            Number(r["p_value"], 5, p=True, marker="" if corrected else mark),
         ]
         if corrected:
-            line.append(p_value(r["p_adjusted"], 5) + mark)
-        body.append([*line, str(r["wins"]), str(r["ties"]), str(r["losses"])])
+            line.append(Number(r["p_adjusted"], 5, p=True, marker=mark))
+        body.append([*line, *(Number(r[k], 0) for k in ("wins", "ties", "losses"))])
     footer = [
         f"* {_which(rows)} < {rows[0]['alpha']:g}; Δ = system - vs; wins, ties, losses: segments whose "
         "sentence-level score is better for system, equal, better for vs"
     ]
-    return TableText(header, body, footer)
+    return Table(header, body, footer)
 
 
 @dataclass(frozen=True)

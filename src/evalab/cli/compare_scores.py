@@ -17,7 +17,6 @@ import numpy as np
 from evalab.cli.names import display_names
 from evalab.cli.output import (
     DEFAULT_VIEW,
-    TableText,
     TableView,
     check_format,
     check_out,
@@ -27,7 +26,9 @@ from evalab.cli.output import (
 from evalab.errors import InputError, SettingsError
 from evalab.items import Aligned, Columns, align, read_scores
 from evalab.items.table import ScoreSet
-from evalab.report.numbers import NO_VALUE, interval, number, p_value
+from evalab.report.numbers import NO_VALUE
+from evalab.report.table import Interval as IntervalCell
+from evalab.report.table import Number, Table, TableCell
 from evalab.report.wide import Cell, WideMetric, wide_table
 from evalab.stats.bootstrap import check_confidence
 from evalab.stats.items import (
@@ -131,8 +132,8 @@ def means_of(group: Aligned) -> list[ItemMeans]:
     return [item_means(s.values, s.item, len(group.ids)) for s in group.sets]
 
 
-def _ci(iv: Interval | None, d: int) -> str:
-    return NO_VALUE if iv is None else interval(iv.low, iv.high, d)
+def _ci(iv: Interval | None, d: int, marker: str = "") -> IntervalCell:
+    return IntervalCell(None if iv is None else iv.low, None if iv is None else iv.high, d, marker)
 
 
 def _est(e: Estimate | None) -> dict[str, Any]:
@@ -216,7 +217,7 @@ class _Layout:
         )
 
 
-def _model_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[str]:
+def _model_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[TableCell]:
     """The model's mean and its intervals."""
     wilson = r["wilson_low"] is not None
     naive = (
@@ -224,19 +225,19 @@ def _model_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[str]:
         if wilson
         else Interval(r["naive_ci_low"], r["naive_ci_high"])
     )
-    line = [
-        str(r["n_items"]),
-        number(r["score"], d),
-        number(r["naive_se"], d),
-        _ci(naive, d) + (" W" if wilson else ""),
+    line: list[TableCell] = [
+        Number(r["n_items"], 0),
+        Number(r["score"], d),
+        Number(r["naive_se"], d),
+        _ci(naive, d, " W" if wilson else ""),
     ]
     if lay.clustered:
         line += (
             [NO_VALUE] * 3
             if r["n_clusters"] is None
             else [
-                str(r["n_clusters"]),
-                number(r["clustered_se"], d),
+                Number(r["n_clusters"], 0),
+                Number(r["clustered_se"], d),
                 _ci(Interval(r["clustered_ci_low"], r["clustered_ci_high"]), d),
             ]
         )
@@ -246,12 +247,12 @@ def _model_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[str]:
         line += (
             [NO_VALUE] * 2
             if r["samples_per_item"] is None
-            else [f"{r['samples_per_item']:g}", number(r["n_eff"], 0)]
+            else [f"{r['samples_per_item']:g}", Number(r["n_eff"], 0)]
         )
     return line
 
 
-def _pair_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[str]:
+def _pair_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[TableCell]:
     """The paired comparison with the baseline (dashes for the baseline itself)."""
     width = 6 + lay.boot + lay.holm
     if r["baseline"]:
@@ -261,21 +262,24 @@ def _pair_cells(r: dict[str, Any], d: int, lay: _Layout) -> list[str]:
     unpaired = (
         r["unpaired_se"] if r["unpaired_clustered_se"] is None else r["unpaired_clustered_se"]
     )
-    line = [
-        number(r["delta"], d, signed=True),
-        number(unpaired, d),
-        number(r[key + "_se"], d),
+    line: list[TableCell] = [
+        Number(r["delta"], d, signed=True),
+        Number(unpaired, d),
+        Number(r[key + "_se"], d),
         _ci(Interval(r[key + "_ci_low"], r[key + "_ci_high"]), d),
     ]
     if lay.boot:
         line.append(_ci(Interval(r["paired_bootstrap_low"], r["paired_bootstrap_high"]), d))
-    line += [number(r["correlation"], 2), p_value(r["p_value"], 5) + ("" if lay.holm else mark)]
-    return line + ([p_value(r["p_adjusted"], 5) + mark] if lay.holm else [])
+    line += [
+        Number(r["correlation"], 2),
+        Number(r["p_value"], 5, p=True, marker="" if lay.holm else mark),
+    ]
+    return line + ([Number(r["p_adjusted"], 5, p=True, marker=mark)] if lay.holm else [])
 
 
 def _table(
     rows: list[dict[str, Any]], width: int | None
-) -> tuple[list[str], list[list[str]], list[str]]:
+) -> tuple[list[str], list[list[TableCell]], list[str]]:
     lay = _Layout.of(rows)
     conf = f"{rows[0]['confidence'] * 100:g}% CI"
     header = ["model", "metric", *(["rank"] if lay.ranked else []), "items", "mean", "SE", conf]
@@ -297,7 +301,7 @@ def _table(
         [
             short[r["system"]],
             r["metric"],
-            *([str(r["cluster"])] if lay.ranked else []),
+            *([Number(r["cluster"], 0)] if lay.ranked else []),
             *_model_cells(r, decimals[r["metric"]], lay),
             *_pair_cells(r, decimals[r["metric"]], lay),
         ]
@@ -371,7 +375,7 @@ def pair_rows(metric: str, res: ItemComparison, alpha: float) -> list[dict[str, 
     ]
 
 
-def _pairs_table(pairs: list[dict[str, Any]], width: int | None) -> TableText:
+def _pairs_table(pairs: list[dict[str, Any]], width: int | None) -> Table:
     short = display_names(list(dict.fromkeys(r[k] for r in pairs for k in ("vs", "system"))))
     clustered = any(r["paired_clustered_se"] is not None for r in pairs)
     kind = "paired clust." if clustered else "paired"
@@ -399,16 +403,16 @@ def _pairs_table(pairs: list[dict[str, Any]], width: int | None) -> TableText:
                 short[r["system"]],
                 short[r["vs"]],
                 r["metric"],
-                number(r["delta"], d, signed=True),
-                number(unpaired, d),
-                number(r[key + "_se"], d),
+                Number(r["delta"], d, signed=True),
+                Number(unpaired, d),
+                Number(r[key + "_se"], d),
                 _ci(Interval(r[key + "_ci_low"], r[key + "_ci_high"]), d),
-                number(r["correlation"], 2),
-                p_value(r["p_value"], 5),
-                p_value(r["p_adjusted"], 5) + (" *" if r["significant"] else ""),
+                Number(r["correlation"], 2),
+                Number(r["p_value"], 5, p=True),
+                Number(r["p_adjusted"], 5, p=True, marker=" *" if r["significant"] else ""),
             ]
         )
-    return TableText(
+    return Table(
         header,
         body,
         [
@@ -428,11 +432,11 @@ def render(
     header, body, footer = _table(rows, opts.width)
     more = [] if pairs is None else [_pairs_table(pairs, opts.width)]
     data = rows if pairs is None else {"models": rows, "pairs": pairs}
-    long = TableText(header, body, footer)
+    long = Table(header, body, footer)
     emit_view(opts.fmt, long, _wide(rows, opts.width), opts.out, opts.view, data=data, more=more)
 
 
-def _wide(rows: list[dict[str, Any]], width: int | None) -> TableText:
+def _wide(rows: list[dict[str, Any]], width: int | None) -> Table:
     """Models x metrics: each mean, ``*`` where it differs significantly from the baseline's
     (or, ranked, followed by its cluster); no best in bold: a score file does not say which
     direction is better."""
@@ -455,7 +459,7 @@ def _wide(rows: list[dict[str, Any]], width: int | None) -> TableText:
         if ranked
         else f"* {which} < {rows[0]['alpha']:g} against the baseline, {short[rows[0]['system']]}."
     )
-    return TableText(t.header, t.body, [mark], bold=t.bold)
+    return Table(t.header, t.body, [mark], bold=t.bold)
 
 
 def _decimals(rows: list[dict[str, Any]], width: int | None) -> dict[str, int]:

@@ -63,6 +63,7 @@ from evalab.metaeval.scores import (
 )
 from evalab.progress import progress_bar
 from evalab.report.latex import WHOLE, LatexLayout
+from evalab.report.table import Table
 from evalab.stats.bootstrap import check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
@@ -179,14 +180,10 @@ def _render(
 
         emit(render_html(result), out)
     else:
-        emit_table(
-            fmt,
-            render.header(result),
-            render.table_rows(result, width),
-            out,
-            footer=render.footer(result),
-            latex=latex,
+        table = Table(
+            render.header(result), render.table_rows(result, width), render.footer(result)
         )
+        emit_table(fmt, table, out, latex=latex)
 
 
 @app.command("meta-eval")

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from evalab.cli.app import app
 from evalab.cli.options import latex_fragment_option, latex_layout, latex_split_option
 from evalab.cli.output import check_format, emit, emit_table, format_option, to_json
+from evalab.report.table import Table as ReportTable
 
 
 @app.command("metrics")
@@ -46,7 +47,7 @@ def metrics_command(
             [e["metric"], f"0-{e['scale']:g}", "; ".join(lines) or "(none)"]
             for e, lines in described
         ]
-        emit_table(format, header, body, None, latex=latex)
+        emit_table(format, ReportTable(header, body), None, latex=latex)
         return
     table = Table(show_header=True, header_style="bold", show_lines=True)
     for col in header:

@@ -1,4 +1,5 @@
-"""Rendering result rows as a terminal table, JSON, Markdown or LaTeX, to stdout or a file.
+"""Rendering result tables in every format (terminal, JSON, Markdown, LaTeX, CSV, TSV), to
+stdout or a file.
 
 The one definition of the CLI's ``-f/--format`` option lives here: every command that
 prints a table takes :data:`TABLE_FORMATS` (plus ``html`` where a page exists,
@@ -21,14 +22,16 @@ import typer
 
 from evalab.errors import SettingsError
 from evalab.io import STDIN, same_file, write_text_atomic
+from evalab.report.delimited import DELIMITERS, delimited_tables
 from evalab.report.latex import WHOLE, LatexLayout, fits_page, latex_table
 from evalab.report.markdown import markdown_table
+from evalab.report.table import Table, cell_text, flat_header
+from evalab.report.terminal import print_tables
 
 __all__ = [
     "FORMATS",
     "PAGE_FORMATS",
     "TABLE_FORMATS",
-    "TableText",
     "TableView",
     "check_format",
     "check_out",
@@ -38,15 +41,12 @@ __all__ = [
     "emit_view",
     "format_option",
     "json_safe",
-    "markdown_table",
     "ordered_row",
-    "print_table",
     "to_json",
-    "to_latex",
 ]
 
 #: every command that prints a table offers these
-TABLE_FORMATS = ("table", "json", "markdown", "latex")
+TABLE_FORMATS = ("table", "json", "markdown", "latex", "csv", "tsv")
 #: commands that can also write a self-contained page
 PAGE_FORMATS = (*TABLE_FORMATS, "html")
 FORMATS = TABLE_FORMATS
@@ -97,81 +97,47 @@ def to_json(rows: Sequence[dict[str, Any]] | dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def to_latex(table: TableText, layout: LatexLayout = WHOLE) -> str:
-    """One booktabs table (the first column left-aligned, the rest right-aligned), its
-    footer lines (signatures) as ``%`` comments below it, not in the caption."""
-    return latex_table(
-        table.header,
-        table.body,
-        table.caption,
-        notes=table.footer,
-        layout=layout,
-        bold=table.bold,
-    )
-
-
-@dataclass(frozen=True)
-class TableText:
-    """One table to render: header, body cells, footer lines, and the ``(row, column)`` body
-    cells set in bold (the best of a wide table's column)."""
-
-    header: Sequence[str]
-    body: Sequence[Sequence[str]]
-    footer: Sequence[str] = ()
-    caption: str = ""
-    bold: frozenset[tuple[int, int]] = frozenset()
-
-
 def emit_table(
     fmt: str,
-    header: Sequence[str],
-    body: Sequence[Sequence[str]],
+    table: Table,
     out: str | None,
     *,
-    footer: Sequence[str] = (),
     data: Any = None,
     latex: LatexLayout = WHOLE,
-    bold: frozenset[tuple[int, int]] = frozenset(),
 ) -> None:
-    """Print or write one table in ``fmt``: ``data`` is what ``json`` writes; ``table`` to a
-    file is tab-separated (no box drawing to parse), with the footer lines after it."""
-    emit_tables(fmt, [TableText(header, body, footer, bold=bold)], out, data, latex=latex)
+    """Print or write one table in ``fmt``: ``data`` is what ``json`` writes."""
+    emit_tables(fmt, [table], out, data, latex=latex)
 
 
 def emit_tables(
     fmt: str,
-    tables: Sequence[TableText],
+    tables: Sequence[Table],
     out: str | None,
     data: Any = None,
     *,
     latex: LatexLayout = WHOLE,
 ) -> None:
     """Print or write several tables in ``fmt`` (one write to ``out``, a blank line between
-    them); ``data`` is what ``json`` writes, ``latex`` how ``latex`` is laid out."""
+    them); ``data`` is what ``json`` writes, ``latex`` how ``latex`` is laid out. ``table``
+    to a file is tab-separated as the cells show (no box drawing to parse), the footer lines
+    after it."""
     if fmt == "json":
         emit(to_json(data), out)
     elif fmt == "markdown":
-        emit(
-            "\n".join(markdown_table(t.header, t.body, t.footer, bold=t.bold) for t in tables),
-            out,
-        )
+        emit("\n".join(markdown_table(t) for t in tables), out)
     elif fmt == "latex":
-        emit("\n".join(to_latex(t, latex) for t in tables), out)
+        emit("\n".join(latex_table(t, latex) for t in tables), out)
+    elif fmt in DELIMITERS:
+        emit(delimited_tables(tables, fmt), out)
     elif out and stream_of(out) != "stdout":
-        emit(
-            "\n".join(
-                "\n".join("\t".join(r) for r in [t.header, *t.body])
-                + "\n"
-                + "".join(f"{f}\n" for f in t.footer)
-                for t in tables
-            ),
-            out,
-        )
+        emit("\n".join(_tab_text(t) for t in tables), out)
     else:
-        for k, t in enumerate(tables):
-            if k:
-                print()
-            print_table(t.header, t.body, footer=t.footer, bold=t.bold)
+        print_tables(tables)
+
+
+def _tab_text(t: Table) -> str:
+    rows = [flat_header(t), *([cell_text(c) for c in row] for row in t.body)]
+    return "".join("\t".join(r) + "\n" for r in rows) + "".join(f"{f}\n" for f in t.footer)
 
 
 @dataclass(frozen=True)
@@ -189,24 +155,24 @@ DEFAULT_VIEW = TableView()
 PAPER_FORMATS = ("latex", "markdown")
 
 
-def wide_wanted(fmt: str, wide: TableText, layout: str | None) -> bool:
+def wide_wanted(fmt: str, wide: Table, layout: str | None) -> bool:
     """Whether to write the ``wide`` table (systems x metrics): as ``--layout`` says, else by
     default for the paper formats with several systems and metrics where it fits the page."""
     if layout is not None:
         return layout == "wide"
     several = len(wide.body) > 1 and len(wide.header) > 2
-    return fmt in PAPER_FORMATS and several and fits_page(wide.header, wide.body, small=True)
+    return fmt in PAPER_FORMATS and several and fits_page(wide, small=True)
 
 
 def emit_view(
     fmt: str,
-    long: TableText,
-    wide: TableText,
+    long: Table,
+    wide: Table,
     out: str | None,
     view: TableView = DEFAULT_VIEW,
     *,
     data: Any = None,
-    more: Sequence[TableText] = (),
+    more: Sequence[Table] = (),
 ) -> None:
     """Print or write a result in its ``long`` or ``wide`` layout (:func:`wide_wanted`), then
     the ``more`` tables; ``data`` is what ``json`` writes. The wide table is set in ``\\small``
@@ -217,40 +183,6 @@ def emit_view(
         return
     small = dataclasses.replace(view.latex, small=True)
     emit_tables(fmt, [wide, *more], out, data, latex=small)
-
-
-def print_table(
-    header: Sequence[str],
-    body: Sequence[Sequence[str]],
-    footer: Sequence[str] = (),
-    bold: frozenset[tuple[int, int]] = frozenset(),
-) -> None:
-    """Print a rich table to stdout, then footer lines (signatures); the ``(row, column)``
-    cells in ``bold`` in bold type."""
-    # imported here: rich costs ~30 ms of start-up that JSON, LaTeX and file output don't need
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
-    console = Console(soft_wrap=True)
-    if not console.is_terminal:
-        # piped or redirected output has no width: a 80-column default would truncate long
-        # system names ("generaltest2022.de-en.hy…"), so size the table to its content
-        widest = [max(len(str(c)) for c in col) for col in zip(header, *body, strict=True)]
-        console = Console(soft_wrap=True, width=max(80, sum(widest) + 3 * len(widest) + 1))
-    table = Table(show_header=True, header_style="bold")
-    for i, h in enumerate(header):
-        table.add_column(h, justify="left" if i == 0 else "right")
-    for i, row in enumerate(body):
-        table.add_row(
-            *(
-                f"[bold]{escape(str(c))}[/bold]" if (i, j) in bold else escape(str(c))
-                for j, c in enumerate(row)
-            )
-        )
-    console.print(table)
-    for line in footer:
-        console.print(line, highlight=False, markup=False)
 
 
 #: output paths that name a stream, not a file: written to that stream as it is

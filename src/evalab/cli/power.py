@@ -22,6 +22,7 @@ from evalab.errors import SettingsError
 from evalab.items import Columns
 from evalab.report.latex import WHOLE, LatexLayout
 from evalab.report.numbers import NO_VALUE
+from evalab.report.table import NumberText, Table
 from evalab.stats.items import cluster_codes, estimate
 from evalab.stats.power import DESIGNS, Design, detectable_delta, items_needed
 
@@ -112,8 +113,8 @@ def _render(
         "detectable Δ",
     ]
 
-    def num(v: float | None, spec: str) -> str:
-        return (
+    def num(v: float | None, spec: str) -> NumberText:
+        return NumberText(
             NO_VALUE if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
         )
 
@@ -122,11 +123,11 @@ def _render(
             r["design"],
             num(r["test_sd"], ".4f"),
             num(r["correlation"], ".2f"),
-            str(r["cluster_size"]),
+            NumberText(str(r["cluster_size"])),
             num(r["icc"], ".3f"),
             num(r["design_effect"], ".2f"),
             num(r["delta"], "g"),
-            "none ≤ 10^9"
+            NumberText("none ≤ 10^9")
             if r["delta"] is not None and r["items_needed"] is None
             else num(r["items_needed"], "d"),
             num(r["items"], "d"),
@@ -140,7 +141,7 @@ def _render(
         "differences (paired) or pooled (unpaired); unpaired: items per model; "
         "deff = 1 + (cluster - 1) icc"
     ]
-    emit_table(fmt, header, body, out, footer=footer, data=rows, latex=latex)
+    emit_table(fmt, Table(header, body, footer), out, data=rows, latex=latex)
 
 
 @app.command()

@@ -63,6 +63,7 @@ from evalab.progress import model_loading
 from evalab.report.latex import WHOLE, LatexLayout
 from evalab.report.markdown import markdown_table, md_code, md_escape
 from evalab.report.numbers import number
+from evalab.report.table import NumberText, Table, TableCell
 from evalab.stats.bootstrap import bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
@@ -224,27 +225,39 @@ def render(report: dict[str, Any], fmt: str) -> str | None:
         return to_json(report)
     settings = ", ".join(f"{k} {v}" for k, v in report["settings"].items())
     if fmt == "markdown":
-        body = [[label, _value(report, key)] for key, label in QUANTITIES]
-        lines = ["# Perplexity report", "", markdown_table(["quantity", "value"], body)]
+        lines = ["# Perplexity report", "", markdown_table(_quantities_table(report, []))]
         lines += [
             md_escape(f"Settings: {settings}."),
             "",
             f"Signature: {md_code(report['signature'])}",
         ]
         if "per_document" in report:
-            lines += ["", markdown_table(*_document_table(report), left=0).rstrip("\n")]
+            lines += ["", markdown_table(Table(*_document_table(report))).rstrip("\n")]
         return "\n".join(lines) + "\n"
     return None
 
 
-def _document_table(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+def _document_table(report: dict[str, Any]) -> tuple[list[str], list[list[TableCell]]]:
     """The ``--per-document`` table: document, tokens, nats per token, perplexity."""
     header = ["document", "tokens", "nats/token", "perplexity"]
-    body = [
-        [str(d["document"]), str(d["tokens"]), _num(d["nats_per_token"]), _num(d["perplexity"])]
+    body: list[list[TableCell]] = [
+        [
+            NumberText(str(d["document"])),
+            NumberText(str(d["tokens"])),
+            NumberText(_num(d["nats_per_token"])),
+            NumberText(_num(d["perplexity"])),
+        ]
         for d in report["per_document"]
     ]
     return header, body
+
+
+def _quantities_table(report: dict[str, Any], footer: list[str]) -> Table:
+    """The report's quantities, one a row, each as :func:`_value` writes it."""
+    body: list[list[TableCell]] = [
+        [label, NumberText(_value(report, key))] for key, label in QUANTITIES
+    ]
+    return Table(["quantity", "value"], body, footer)
 
 
 def per_document(rows: np.ndarray) -> list[dict[str, Any]]:
@@ -542,7 +555,6 @@ def write_report(
     if text is not None:
         emit(text, out)
         return
-    body = [[label, _value(report, key)] for key, label in QUANTITIES]
     footer = [
         f"settings: {', '.join(f'{k}={v}' for k, v in report['settings'].items())}",
         f"signature: {report['signature']}",
@@ -552,4 +564,4 @@ def write_report(
             f"document {d['document']}: {d['tokens']} tokens, perplexity {_num(d['perplexity'])}"
             for d in report["per_document"]
         ]
-    emit_table(fmt, ["quantity", "value"], body, out, footer=footer, latex=latex)
+    emit_table(fmt, _quantities_table(report, footer), out, latex=latex)

@@ -34,7 +34,6 @@ from evalab.cli.options import (
 )
 from evalab.cli.output import (
     DEFAULT_VIEW,
-    TableText,
     TableView,
     check_format,
     check_out,
@@ -54,6 +53,7 @@ from evalab.metrics.base import Metric, Score
 from evalab.metrics.parallel import stats_table
 from evalab.progress import model_loading, progress_bar
 from evalab.report.numbers import number, plus_minus, scale_decimals
+from evalab.report.table import Number, Table, TableCell
 from evalab.report.wide import Cell, WideMetric, WideTable, wide_table
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
@@ -594,20 +594,20 @@ def emit_results(
             signatures.append(line)
     t = _wide_results(results, cis, width, short or {})
     notes = wide_notes(cis[0].confidence if cis[0] else None)
-    wide = TableText(t.header, t.body, [*notes, *signatures], bold=t.bold)
+    wide = Table(t.header, t.body, [*notes, *signatures], bold=t.bold)
     header = ["system", "metric", "score", "details"]
-    body = [
+    body: list[list[TableCell]] = [
         [
             (short or {}).get(s, s),
             m,
-            format_value(sc, width) + (ci_text(sc, c, width) if c else ""),
+            score_cell(sc, c, width),
             sc.verbose,
         ]
         for (s, m, sc), c in zip(results, cis, strict=True)
     ]
     if fmt == "latex":  # the details (counts, lengths) would overflow a paper's column
         header, body = header[:3], [b[:3] for b in body]
-    emit_view(fmt, TableText(header, body, signatures), wide, out, view)
+    emit_view(fmt, Table(header, body, signatures), wide, out, view)
 
 
 def _wide_results(
@@ -643,3 +643,10 @@ def ci_fields(score: Score, ci: ConfidenceInterval) -> dict[str, Any]:
 def ci_text(score: Score, ci: ConfidenceInterval, width: int | None) -> str:
     """`` (mean ± half-width)`` with the decimals of the score."""
     return f" ({plus_minus(ci.mean, ci.half_width, scale_decimals(score.scale, width))})"
+
+
+def score_cell(score: Score, ci: ConfidenceInterval | None, width: int | None) -> Number:
+    """The score's cell, then ``(mean ± half-width)`` of its ``--ci`` interval when given."""
+    d = scale_decimals(score.scale, width)
+    also = Number(ci.mean, d, spread=ci.half_width) if ci else None
+    return Number(score.score, d, also=also)

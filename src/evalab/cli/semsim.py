@@ -30,16 +30,16 @@ from evalab.cli.output import check_format, check_out, emit, emit_table, format_
 from evalab.cli.score import (
     check_segments_path,
     ci_fields,
-    ci_text,
     input_options,
     load_inputs,
+    score_cell,
     segment_lines,
 )
 from evalab.cli.segment_checks import check_resamplable
 from evalab.errors import InputError, SettingsError
 from evalab.models.hub import cache_dir, cached_snapshot, resolve_model
 from evalab.progress import model_loading
-from evalab.report.numbers import number
+from evalab.report.table import Number, Table, TableCell
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
@@ -280,12 +280,12 @@ def semsim(
         emit(render_alignment_html(explained, signature=signature), explain_html)
     if segments:
         emit(segment_lines({"bertscore": metric}, systems, refs), segments)
-    body = [
+    body: list[list[TableCell]] = [
         [
             n,
-            number(sc.precision, 4),
-            number(sc.recall, 4),
-            number(sc.fmeasure, 4) + (ci_text(sc, c, None) if c else ""),
+            Number(sc.precision, 4),
+            Number(sc.recall, 4),
+            score_cell(sc, c, None),
         ]
         for (n, sc), c in zip(results, cis, strict=True)
     ]
@@ -299,7 +299,8 @@ def semsim(
             for (_, sc), c in zip(results, cis, strict=True)
         )
     )
-    emit_table(format, ["system", "P", "R", "F1"], body, out, footer=footer, data=data, latex=latex)
+    table = Table(["system", "P", "R", "F1"], body, footer)
+    emit_table(format, table, out, data=data, latex=latex)
     if explain:
         _print_explanations(explained)
 

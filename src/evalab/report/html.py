@@ -24,10 +24,9 @@ from evalab.report.ablation_figures import (
 )
 from evalab.report.figures import Figure, IntervalPanel, figure_svg
 from evalab.report.numbers import NO_VALUE
-from evalab.report.page import html_page
+from evalab.report.page import html_page, html_table
 from evalab.report.tables import (
     COMPONENTS,
-    Table,
     component_lines,
     effect_lines,
     missing_lines,
@@ -83,21 +82,6 @@ def shown_path(path: str | os.PathLike[str], store: str | os.PathLike[str] | Non
         if full.is_relative_to(root):
             return full.relative_to(root).as_posix()
     return full.name
-
-
-def _table(t: Table) -> str:
-    e = html.escape
-    out = [f"<table><caption>{e(t.heading)}</caption>", "<thead><tr>"]
-    out += [f'<th class="{"l" if i < t.left else ""}">{e(h)}</th>' for i, h in enumerate(t.header)]
-    out.append("</tr></thead><tbody>")
-    for j, row in enumerate(t.body):
-        out.append(f'<tr class="{"base" if j == 0 else ""}">')
-        for i, cell in enumerate(row):
-            cls = "l" if i < t.left else ("flag" if t.header[i] == "Note" else "")
-            out.append(f'<td class="{cls}">{e(cell)}</td>')
-        out.append("</tr>")
-    out.append("</tbody></table>")
-    return "".join(out)
 
 
 def _figure(fig: Figure) -> str:
@@ -184,7 +168,7 @@ def render_html(
         parts.append(
             f"<h2>{e(heading)}</h2><ul>" + "".join(f"<li>{e(x)}</li>" for x in lines) + "</ul>"
         )
-    parts += ["<h2>Results</h2>", _table(tables[0])]
+    parts += ["<h2>Results</h2>", html_table(tables[0], base_row=True)]
     if row_notes(a):
         parts.append(
             '<ul class="rows">' + "".join(f"<li>{e(n)}</li>" for n in row_notes(a)) + "</ul>"
@@ -195,11 +179,11 @@ def render_html(
             + "".join(f"<li>{e(x)}</li>" for x in component_lines(a))
             + "</ul>"
         )
-    to_base = all(t.heading.endswith("Δ to the base") for t in tables[1:])
+    to_base = all(t.caption.endswith("Δ to the base") for t in tables[1:])
     parts.append(
         "<h2>Δ to the base</h2>" if to_base else "<h2>Δ per metric (to the row in 'Δ to')</h2>"
     )
-    parts += [_table(t) for t in tables[1:]]
+    parts += [html_table(t, base_row=True) for t in tables[1:]]
     parts += _plot_sections(a, curves)
     missing = missing_lines(a)
     if missing:

@@ -6,7 +6,8 @@ texlive-latex-base + texlive-latex-recommended) under this preamble (:data:`PREA
     \\documentclass{article}
     \\usepackage{booktabs,graphicx}  % \\toprule ...; \\resizebox (a table never overflows)
 
->>> print(latex_table(["system", "BLEU"], [["base_1", "31.2"]], caption="50% & more"), end="")
+>>> from evalab.report.table import Number, Table
+>>> print(latex_table(Table(["system", "BLEU"], [["base_1", Number(31.2, 1)]], caption="50% & more")), end="")
 \\begin{table}[t]
 \\centering
 \\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%
@@ -26,8 +27,11 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from evalab.report.table import Table, TableCell, cell_parts, cell_text, numeric_columns
 
 __all__ = [
     "MATH_SYMBOLS",
@@ -135,13 +139,13 @@ def latex_text(text: str) -> str:
 
 
 #: escaped characters after which a long token may break across lines (a metric signature, a path)
-_BREAK_AFTER = re.compile(r"(\\textbar\{\}|\\_|/|;|,|=)(?!\\allowbreak)")
+_BREAK_AFTER = re.compile(r"(\\textbar\{\}|\\_|/|;|,|=|\$>\$)(?!\\allowbreak)")
 
 
 def latex_paragraph(text: str) -> str:
     """:func:`latex_text` for running text (captions, notes): a long token without spaces,
     such as ``bleu|nrefs:1|...`` or a path, may break after ``|``, ``/``, ``_``, ``;``,
-    ``,`` and ``=`` instead of running into the margin.
+    ``,``, ``=`` and ``>`` instead of running into the margin.
 
     >>> latex_paragraph("bleu|nrefs:1")
     'bleu\\\\textbar{}\\\\allowbreak{}nrefs:1'
@@ -179,7 +183,9 @@ WIDE_TOLERANCE = 1.1
 
 #: a left-aligned column whose longest cell is longer than this is wrapped in a ``p{}`` column
 WRAP_CHARS = 24
-_WRAPPED = r">{\raggedright\arraybackslash}p{11em}"
+_WRAPPED = r">{\raggedright\arraybackslash}p{%dpt}"
+#: the narrowest a wrapped column is set (11em at 10pt); it takes the text width the others leave
+_WRAP_MIN_PT = 110
 
 
 @dataclass(frozen=True)
@@ -197,50 +203,48 @@ class LatexLayout:
 WHOLE = LatexLayout()
 
 
-def latex_table(
-    header: Sequence[str],
-    body: Sequence[Sequence[str]],
-    caption: str = "",
-    *,
-    columns: str | None = None,
-    notes: Sequence[str] = (),
-    layout: LatexLayout = WHOLE,
-    keep: int = 1,
-    bold: Collection[tuple[int, int]] = frozenset(),
-) -> str:
+def latex_table(table: Table, layout: LatexLayout = WHOLE, *, keep: int = 1) -> str:
     """One booktabs ``table`` (preamble: :data:`PREAMBLE`), or its ``tabular`` alone.
 
-    ``columns`` defaults to ``l`` then ``r`` for the rest; cells are written with
-    :func:`latex_text`, so the table compiles with pdflatex. A header ``name (what)`` is set
-    on two lines; a left-aligned column with long cells is wrapped (``p{}``). The table is
-    shrunk to the text width should it be wider, so pdflatex never reports an overfull box.
-    ``notes`` (signatures) follow the table as ``%`` comments, not in the caption. With
-    ``layout.split`` a table wider than the estimate of the page is split by columns into
-    parts, each repeating the first ``keep`` columns and captioned "part i of k".
-    ``bold`` names the ``(row, column)`` body cells set in ``\\textbf``.
+    Text columns are left-aligned, number columns right-aligned; cells are written with
+    :func:`latex_text`, so the table compiles with pdflatex, and a cell's marker (a
+    significance ``*``, a cluster) as a superscript, ``$^{*}$``, after the number (outside
+    its bold). A header ``name (what)`` is set on two lines, header groups as
+    ``\\multicolumn`` over a ``\\cmidrule``; a label column (text before the first number
+    column) with long cells is wrapped (``p{}``). The table is shrunk to the text width should it be wider, so pdflatex never
+    reports an overfull box. The footer lines (signatures) follow the table as ``%``
+    comments, not in the caption. With ``layout.split`` a table wider than the estimate of
+    the page is split by columns into parts, each repeating the first ``keep`` columns and
+    captioned "part i of k".
     """
-    cols = list(_column_specs(header, body, columns))
+    header, texts = list(table.header), _texts(table)
+    cols = list(_column_specs(table, texts))
+    groups = [(k, g.label) for k, g in enumerate(table.groups) for _ in range(g.span)]
     parts = (
-        split_columns(header, body, keep=keep, small=layout.small)
+        split_columns(header, texts, keep=keep, small=layout.small)
         if layout.split
         else [list(range(len(header)))]
     )
     out = []
     for i, part in enumerate(parts):
+        caption = table.caption
         cap = caption if len(parts) == 1 else f"{caption} (part {i + 1} of {len(parts)})".lstrip()
         out.append(
             _one_table(
                 [header[j] for j in part],
-                [[row[j] for row in body] for j in part],
+                [[row[j] for row in table.body] for j in part],
                 [cols[j] for j in part],
                 cap,
                 layout=layout,
-                bold={
-                    (i, k) for k, j in enumerate(part) for i in range(len(body)) if (i, j) in bold
-                },
+                bold={(r, k) for k, j in enumerate(part) for r, c in table.bold if c == j},
+                groups=[groups[j] for j in part] if groups else [],
             )
         )
-    return "\n".join(out) + latex_comments(notes)
+    return "\n".join(out) + latex_comments(table.footer)
+
+
+def _texts(table: Table) -> list[list[str]]:
+    return [[cell_text(c) for c in row] for row in table.body]
 
 
 def latex_comments(lines: Sequence[str]) -> str:
@@ -254,37 +258,72 @@ def latex_comments(lines: Sequence[str]) -> str:
     )
 
 
-def _column_specs(
-    header: Sequence[str], body: Sequence[Sequence[str]], columns: str | None
-) -> Iterator[str]:
-    for j, align in enumerate(columns or "l" + "r" * (len(header) - 1)):
-        longest = max((len(row[j]) for row in body), default=0)
-        yield _WRAPPED if align == "l" and longest > WRAP_CHARS else align
+def _column_specs(table: Table, texts: list[list[str]]) -> Iterator[str]:
+    header, numeric = list(table.header), numeric_columns(table)
+    # the label columns (text before the first number column; the first column at least) wrap;
+    # a text column after the numbers (a note, a method) stays one line
+    labels = max(1, numeric.index(True) if True in numeric else 1)
+    kinds = []
+    for j, number_column in enumerate(numeric):
+        longest = max((len(row[j]) for row in texts), default=0)
+        kinds.append("r" if number_column else "p" if longest > WRAP_CHARS and j < labels else "l")
+    rest = sum(_width_pt(header, texts, j, False) for j, k in enumerate(kinds) if k != "p")
+    wrapped = kinds.count("p")
+    width = max(_WRAP_MIN_PT, (TEXT_WIDTH_PT - rest) / max(wrapped, 1) - _COLUMN_SEP_PT)
+    yield from (_WRAPPED % width if k == "p" else k for k in kinds)
+
+
+def _latex_cell(cell: TableCell, wrapped: bool, bold: bool) -> str:
+    text, marker = cell_parts(cell)
+    tex = latex_paragraph(text) if wrapped else latex_text(text)
+    tex = rf"\textbf{{{tex}}}" if bold and tex else tex
+    return tex + (rf"$^{{{latex_text(marker.strip())}}}$" if marker.strip() else "")
+
+
+def _group_lines(groups: list[tuple[int, str]]) -> list[str]:
+    """The header groups' row (``\\multicolumn``) and their rules (``\\cmidrule``)."""
+    runs: list[list[Any]] = []  # [group index, label, first column, span]
+    for j, (k, label) in enumerate(groups):
+        if runs and runs[-1][0] == k:
+            runs[-1][3] += 1
+        else:
+            runs.append([k, label, j, 1])
+    cells = [
+        rf"\multicolumn{{{span}}}{{c}}{{{latex_text(label)}}}" if span > 1 else latex_text(label)
+        for _, label, _, span in runs
+    ]
+    rules = "".join(
+        rf"\cmidrule(lr){{{first + 1}-{first + span}}}" for _, label, first, span in runs if label
+    )
+    return [" & ".join(cells) + r" \\", *([rules] if rules else [])]
 
 
 def _one_table(
     header: list[str],
-    columns: list[list[str]],
+    columns: list[list[TableCell]],
     cols: list[str],
     caption: str,
     *,
     layout: LatexLayout,
     bold: set[tuple[int, int]],
+    groups: list[tuple[int, str]],
 ) -> str:
-    cells = [latex_paragraph if c == _WRAPPED else latex_text for c in cols]
     lines = [rf"\begin{{tabular}}{{{''.join(cols)}}}", r"\toprule"]
+    lines += _group_lines(groups) if any(label for _, label in groups) else []
     lines.append(
         " & ".join(
-            _header_cell(h, a[-1] if a == _WRAPPED else a)
+            _header_cell(h, "l" if a.startswith(">") else a)
             for h, a in zip(header, cols, strict=True)
         )
         + r" \\"
     )
     lines.append(r"\midrule")
     for i, row in enumerate(zip(*columns, strict=True)):
-        texts = [f(c) for f, c in zip(cells, row, strict=True)]
         lines.append(
-            " & ".join(rf"\textbf{{{t}}}" if (i, j) in bold else t for j, t in enumerate(texts))
+            " & ".join(
+                _latex_cell(c, a.startswith(">"), (i, j) in bold)
+                for j, (c, a) in enumerate(zip(row, cols, strict=True))
+            )
             + r" \\"
         )
     lines += [r"\bottomrule", r"\end{tabular}"]
@@ -326,9 +365,10 @@ def _width_pt(header: Sequence[str], body: Sequence[Sequence[str]], j: int, smal
     return max(_text_pt(t, small) for t in texts) + _COLUMN_SEP_PT
 
 
-def fits_page(header: Sequence[str], body: Sequence[Sequence[str]], *, small: bool = False) -> bool:
+def fits_page(table: Table, *, small: bool = False) -> bool:
     """Whether the table, at its natural width (an upper estimate), fits :data:`TEXT_WIDTH_PT`
     within :data:`WIDE_TOLERANCE`: what decides the default ``--layout`` (wide where it fits)."""
+    header, body = table.header, _texts(table)
     width = sum(_width_pt(header, body, j, small) for j in range(len(header)))
     return width <= TEXT_WIDTH_PT * WIDE_TOLERANCE
 

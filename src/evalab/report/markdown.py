@@ -3,7 +3,8 @@
 Every command's ``-f markdown`` (``score``, ``compare``, ``meta-eval``, ``ablate report`` and
 the others) escapes through :func:`md_escape` and writes tables with :func:`markdown_table`.
 
->>> print(markdown_table(["system", "BLEU"], [["*bold*", "31.2"]]), end="")
+>>> from evalab.report.table import Number, Table
+>>> print(markdown_table(Table(["system", "BLEU"], [["*bold*", Number(31.2, 1)]])), end="")
 | system | BLEU |
 |:--|--:|
 | \\*bold\\* | 31.2 |
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+
+from evalab.report.table import Table, TableCell, cell_parts, flat_header, numeric_columns
 
 __all__ = ["markdown_table", "md_code", "md_escape", "md_row"]
 
@@ -53,20 +56,22 @@ def md_row(cells: Sequence[str], bold: Collection[int] = ()) -> str:
     )
 
 
-def markdown_table(
-    header: Sequence[str],
-    body: Sequence[Sequence[str]],
-    footer: Sequence[str] = (),
-    *,
-    left: int = 1,
-    bold: Collection[tuple[int, int]] = frozenset(),
-) -> str:
-    """A GitHub-flavoured Markdown table (the first ``left`` columns left-aligned, the others
-    right-aligned), then the footer lines (signatures, notes), escaped; the ``(row, column)``
-    body cells in ``bold`` are set in ``**bold**``."""
-    align = "|" + "|".join(":--" if j < left else "--:" for j in range(len(header))) + "|"
-    rows = [md_row(row, {j for i2, j in bold if i2 == i}) for i, row in enumerate(body)]
-    lines = [md_row(header), align, *rows]
-    if footer:
-        lines += ["", *(f"{md_escape(line)}  " for line in footer)]
+def _md_cell(cell: TableCell, bold: bool) -> str:
+    # the marker after the bold number, escaped like the rest: "**38.4 ± 0.9**\\*"
+    text, marker = (md_escape(x) for x in cell_parts(cell))
+    return (f"**{text}**" if bold and text else text) + marker
+
+
+def markdown_table(table: Table) -> str:
+    """A GitHub-flavoured Markdown table (text columns left-aligned, number columns
+    right-aligned), then the footer lines (signatures, notes), escaped; the bold cells in
+    ``**bold**``, a cell's marker after it (``\\*``: a plain asterisk as shown)."""
+    align = "|" + "|".join("--:" if n else ":--" for n in numeric_columns(table)) + "|"
+    rows = [
+        "| " + " | ".join(_md_cell(c, (i, j) in table.bold) for j, c in enumerate(row)) + " |"
+        for i, row in enumerate(table.body)
+    ]
+    lines = [md_row(flat_header(table)), align, *rows]
+    if table.footer:
+        lines += ["", *(f"{md_escape(line)}  " for line in table.footer)]
     return "\n".join(lines) + "\n"

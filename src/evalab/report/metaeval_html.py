@@ -23,6 +23,7 @@ from evalab.report.figures import Figure, Group, Series, figure_svg, interval_pa
 from evalab.report.metaeval_table import footer, header, table_rows
 from evalab.report.page import html_page
 from evalab.report.plots import SERIES_COLOURS, Intervals
+from evalab.report.table import cell_text
 
 __all__ = [
     "metaeval_figures",
@@ -151,7 +152,10 @@ def _table(result: MetaEvalResult) -> str:
     for row in table_rows(result):
         rows.append(
             "<tr>"
-            + "".join(f'<td class="{"l" if i < 3 else ""}">{e(c)}</td>' for i, c in enumerate(row))
+            + "".join(
+                f'<td class="{"l" if i < 3 else ""}">{e(cell_text(c))}</td>'
+                for i, c in enumerate(row)
+            )
             + "</tr>"
         )
     return "<table>" + "\n".join(rows) + "</table>"

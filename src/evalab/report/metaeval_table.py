@@ -12,7 +12,7 @@ from typing import Any
 
 from evalab.metaeval.evaluate import Estimate, MetaEvalResult
 from evalab.metaeval.statistics import LABELS
-from evalab.report.numbers import count, interval, number, p_value
+from evalab.report.table import Interval, Number, TableCell
 
 __all__ = ["footer", "header", "table_rows", "to_dict"]
 
@@ -23,20 +23,20 @@ def header(result: MetaEvalResult) -> list[str]:
     return ["level", "statistic", "metric", "value", f"{pct} CI", "rank", "p vs best", "tie ε"]
 
 
-def _cells(level: str, stat: str, metric: str, e: Estimate, d: int) -> list[str]:
+def _cells(level: str, stat: str, metric: str, e: Estimate, d: int) -> list[TableCell]:
     return [
         level,
         LABELS[(level, stat)],
         metric,
-        number(e.value, d),
-        interval(e.low, e.high, d),
-        count(e.rank),
-        p_value(e.p_vs_best),
-        number(e.threshold, 2) if e.threshold is not None else "",
+        Number(e.value, d),
+        Interval(e.low, e.high, d),
+        Number(e.rank, 0),
+        Number(e.p_vs_best, 3, p=True),
+        Number(e.threshold, 2) if e.threshold is not None else "",
     ]
 
 
-def table_rows(result: MetaEvalResult, decimals: int = 4) -> list[list[str]]:
+def table_rows(result: MetaEvalResult, decimals: int = 4) -> list[list[TableCell]]:
     """Every estimate as table cells, metrics of a statistic in rank order."""
     rows = []
     for (level, stat), per_metric in result.estimates.items():

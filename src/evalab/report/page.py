@@ -16,6 +16,8 @@ import hashlib
 import html
 from collections.abc import Sequence
 
+from evalab.report.table import Table, cell_parts, numeric_columns
+
 #: what every page may load: nothing but its inline styles and data: images
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -32,6 +34,46 @@ def csp(script: str | None = None) -> str:
         return CSP
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     return f"{CSP}; script-src 'sha256-{digest}'"
+
+
+def html_table(table: Table, *, base_row: bool = False) -> str:
+    """The table as HTML, every string escaped: the caption, the header groups (``colspan``),
+    text columns with class ``l`` (left-aligned), bold cells in ``<b>``, a cell's marker in
+    ``<sup>``; with ``base_row`` the first row has class ``base``.
+
+    >>> from evalab.report.table import Number, Table
+    >>> html_table(Table(["<s>", "x"], [["a&b", Number(1.25, 1, marker="*")]], bold={(0, 1)}))
+    '<table><thead><tr><th class="l">&lt;s&gt;</th><th>x</th></tr></thead><tbody><tr><td class="l">a&amp;b</td><td><b>1.2</b><sup>*</sup></td></tr></tbody></table>'
+    """
+    e = html.escape
+    left = [' class="l"' if not n else "" for n in numeric_columns(table)]
+    out = ["<table>", *([f"<caption>{e(table.caption)}</caption>"] if table.caption else [])]
+    out.append("<thead>")
+    if any(g.label for g in table.groups):
+        out.append(
+            "<tr>"
+            + "".join(f'<th colspan="{g.span}">{e(g.label)}</th>' for g in table.groups)
+            + "</tr>"
+        )
+    out.append(
+        "<tr>"
+        + "".join(f"<th{c}>{e(h)}</th>" for c, h in zip(left, table.header, strict=True))
+        + "</tr>"
+    )
+    out.append("</thead><tbody>")
+    for i, row in enumerate(table.body):
+        out.append('<tr class="base">' if base_row and i == 0 else "<tr>")
+        for j, cell in enumerate(row):
+            text, marker = (e(x) for x in cell_parts(cell))
+            text = f"<b>{text}</b>" if (i, j) in table.bold and text else text
+            out.append(
+                f"<td{left[j]}>{text}"
+                + (f"<sup>{marker.strip()}</sup>" if marker.strip() else "")
+                + "</td>"
+            )
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
 
 
 def html_page(title: str, body: Sequence[str], *, css: str, script: str | None = None) -> str:

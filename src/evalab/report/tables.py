@@ -1,4 +1,4 @@
-"""Text renderers of a study analysis: terminal (rich), Markdown, LaTeX and JSON.
+"""Text renderers of a study analysis: terminal (rich), Markdown, LaTeX, CSV/TSV and JSON.
 
 All of them, and the HTML page, are built from one table model (:func:`report_tables`:
 Table 3's layout, then one Δ table per metric; :func:`row_notes`, :func:`effect_lines`,
@@ -8,15 +8,18 @@ columns, cells, rounding and notes in every format.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from evalab.report import terminal
 from evalab.report.columns import config_cells, config_header, config_keys, config_note
-from evalab.report.markdown import md_code, md_escape, md_row
+from evalab.report.delimited import delimited_tables
+from evalab.report.markdown import markdown_table, md_code, md_escape
 from evalab.report.notes import note_lines
-from evalab.report.numbers import NO_VALUE, count, interval, number, p_value, plus_minus
+from evalab.report.numbers import interval, number, p_value
+from evalab.report.table import Interval, Number, Table, TableCell, table_data
 
 if TYPE_CHECKING:
     from evalab.ablation.analysis import MetricStats, RowAnalysis, StudyAnalysis
@@ -32,18 +35,16 @@ def decimals_for(analysis: StudyAnalysis, metric: str) -> int:
     return 2 if top >= 10 else 3 if top >= 1 else 4
 
 
-def mean_cell(m: MetricStats, d: int) -> str:
+def mean_cell(m: MetricStats, d: int) -> Number:
     """``mean ± sd`` (``mean`` alone for one seed, the no-value symbol for none)."""
-    if m.n == 0:
-        return NO_VALUE
-    return plus_minus(m.mean, m.std if m.n > 1 else None, d)
+    return Number(m.mean if m.n else None, d, spread=m.std if m.n > 1 else None)
 
 
-def delta_value(m: MetricStats, d: int) -> str:
+def delta_value(m: MetricStats, d: int) -> TableCell:
     """Δ with its sign; ``= base`` for the base row (no value when nothing to compare)."""
-    if m.delta is None:
-        return "= base" if m.n and m.vs == "" and not m.too_few_seeds else NO_VALUE
-    return number(m.delta, d, signed=True)
+    if m.delta is None and m.n and m.vs == "" and not m.too_few_seeds:
+        return "= base"
+    return Number(m.delta, d, signed=True)
 
 
 def row_name(r: RowAnalysis) -> str:
@@ -103,20 +104,6 @@ def stage_cell(r: RowAnalysis) -> str:
     return f"at eval of {r.parent} (paired Δ)" if r.stage == "eval" else "trained"
 
 
-@dataclass(frozen=True)
-class Table:
-    """One table of the report, as every format shows it: a heading, the column names,
-    the cells (already formatted), and how many leading columns are text (left-aligned)."""
-
-    heading: str
-    header: list[str]
-    body: list[list[str]]
-    left: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"heading": self.heading, "header": self.header, "body": self.body}
-
-
 def main_table(a: StudyAnalysis) -> Table:
     """Table 3's layout: the row, its configuration columns (blank = as in the base), the
     seeds, every metric's mean ± sd over seeds, then the study's reference columns."""
@@ -130,16 +117,16 @@ def main_table(a: StudyAnalysis) -> Table:
     dp = decimals_for(a, a.primary)
     body = []
     for r in a.rows:
-        cells = [
+        cells: list[TableCell] = [
             row_name(r),
             *([stage_cell(r)] if staged else []),
             *config_cells(a, r, keys),
             seeds_cell(r),
         ]
         cells += [mean_cell(r.metrics[m], decimals_for(a, m)) for m in a.metrics]
-        cells += [number(r.reference.get(c), dp) for c in a.reference_columns]
+        cells += [Number(r.reference.get(c), dp) for c in a.reference_columns]
         body.append(cells)
-    return Table("Results", header, body, left=1 + staged + len(keys))
+    return Table(header, body, caption="Results")
 
 
 def _any(a: StudyAnalysis, metric: str, attr: str) -> bool:
@@ -178,16 +165,17 @@ def delta_table(a: StudyAnalysis, metric: str) -> Table:
     body = []
     for r in a.rows:
         m = r.metrics[metric]
-        cells = [row_name(r), *([vs_cell(m)] if to_other else []), interval(m.ci_low, m.ci_high, d)]
-        cells += [interval(m.mean_examples_low, m.mean_examples_high, d)] if level_examples else []
-        cells += [count(m.n_examples)] if n_examples else []
-        cells += [delta_value(m, d), interval(m.delta_low, m.delta_high, d)]
-        cells += [interval(m.examples_low, m.examples_high, d)] if examples else []
-        cells += [interval(m.both_low, m.both_high, d)] if both else []
-        cells += [p_value(m.p_welch), p_value(m.p_perm)] + ([p_value(m.p_both)] if p_both else [])
-        cells += [p_value(m.p_holm)] if p_holm else []
+        cells: list[TableCell] = [row_name(r), *([vs_cell(m)] if to_other else [])]
+        cells += [Interval(m.ci_low, m.ci_high, d)]
+        cells += [Interval(m.mean_examples_low, m.mean_examples_high, d)] if level_examples else []
+        cells += [Number(m.n_examples, 0)] if n_examples else []
+        cells += [delta_value(m, d), Interval(m.delta_low, m.delta_high, d)]
+        cells += [Interval(m.examples_low, m.examples_high, d)] if examples else []
+        cells += [Interval(m.both_low, m.both_high, d)] if both else []
+        ps = [m.p_welch, m.p_perm, *([m.p_both] if p_both else []), *([m.p_holm] if p_holm else [])]
+        cells += [Number(p, 3, p=True) for p in ps]
         cells += _to_base_cells(m, d) if to_base else []
-        cells += ([number(m.aso_eps, 2)] if aso else []) + [flag_cell(m)]
+        cells += ([Number(m.aso_eps, 2)] if aso else []) + [flag_cell(m)]
         body.append(cells)
     arrow = "higher" if a.higher_is_better.get(metric, True) else "lower"
     to = (
@@ -196,10 +184,10 @@ def delta_table(a: StudyAnalysis, metric: str) -> Table:
         if to_other
         else "Δ to the base"
     )
-    return Table(f"{metric} ({arrow} is better): {to}", header, body, left=1 + to_other)
+    return Table(header, body, caption=f"{metric} ({arrow} is better): {to}")
 
 
-def _to_base_cells(m: MetricStats, d: int) -> list[str]:
+def _to_base_cells(m: MetricStats, d: int) -> list[TableCell]:
     """An eval row's Δ to the base beside its Δ to the trained row it evaluates (blank for other rows)."""
     b = m.to_base
     if b is None:
@@ -207,7 +195,7 @@ def _to_base_cells(m: MetricStats, d: int) -> list[str]:
     delta = number(b.delta, d, signed=True)
     return [
         f"{delta} {interval(b.low, b.high, d)}" + (" paired" if b.paired else ""),
-        p_value(b.p_t),
+        Number(b.p_t, 3, p=True),
     ]
 
 
@@ -396,22 +384,12 @@ def title(a: StudyAnalysis) -> str:
 
 def natural_width(analysis: StudyAnalysis) -> int:
     """Characters a terminal needs to print every table without wrapping a cell (at least 100)."""
-    return max(
-        [
-            100,
-            *(
-                sum(max([len(h), *(len(r[i]) for r in t.body)]) + 3 for i, h in enumerate(t.header))
-                + 1
-                for t in report_tables(analysis)
-            ),
-        ]
-    )
+    return max(100, terminal.natural_width(report_tables(analysis)))
 
 
 def render_table(analysis: StudyAnalysis, console: Any = None) -> None:
     """Print the analysis as rich tables (to ``console``, default stdout)."""
     from rich.console import Console
-    from rich.table import Table as RichTable
     from rich.text import Text
 
     tables = report_tables(analysis)
@@ -435,12 +413,7 @@ def render_table(analysis: StudyAnalysis, console: Any = None) -> None:
             con.print(Text(f"{COMPONENTS}:", style="bold"))
             for line in component_lines(analysis):
                 con.print(Text(f"  {line}"), soft_wrap=True)
-        rt = RichTable(title=Text(t.heading), show_header=True, header_style="bold")
-        for j, h in enumerate(t.header):
-            rt.add_column(Text(h), justify="left" if j < t.left or h == "Note" else "right")
-        for row in t.body:
-            rt.add_row(*(Text(c) for c in row))
-        con.print(rt)
+        con.print(terminal.rich_table(t))
         if i == 0:
             for note in row_notes(analysis):
                 con.print(Text(f"  {note}"), soft_wrap=True)
@@ -463,15 +436,6 @@ def render_table(analysis: StudyAnalysis, console: Any = None) -> None:
 # --------------------------------------------------------------------------- Markdown
 
 
-def _md_table(t: Table) -> list[str]:
-    align = (
-        "|"
-        + "|".join(":--" if i < t.left or h == "Note" else "--:" for i, h in enumerate(t.header))
-        + "|"
-    )
-    return [md_row(t.header), align, *(md_row(row) for row in t.body)]
-
-
 def render_markdown(analysis: StudyAnalysis) -> str:
     """The analysis as GitHub-flavoured Markdown (tables, row notes, effects, missing runs, notes)."""
     a = analysis
@@ -483,7 +447,7 @@ def render_markdown(analysis: StudyAnalysis) -> str:
     for heading, lines in opening_sections(a):
         out += ["", f"### {heading}", "", *(f"- {md_escape(x)}" for x in lines)]
     for i, t in enumerate(report_tables(a)):
-        out += ["", f"### {md_escape(t.heading)}", "", *_md_table(t)]
+        out += ["", f"### {md_escape(t.caption)}", "", markdown_table(t).rstrip("\n")]
         if i == 0 and row_notes(a):
             out += ["", *(f"- {md_escape(n)}" for n in row_notes(a))]
         if i == 0 and component_lines(a):
@@ -528,14 +492,13 @@ def render_latex(analysis: StudyAnalysis, layout: LatexLayout | None = None) -> 
         cap = (
             f"{title(a)}. Mean ± sd over seeds; blank = as in the base row."
             if i == 0
-            else t.heading + "."
+            else t.caption + "."
         )
         if i == 0 and any(r.stage == "eval" for r in a.rows):
             cap += (
                 " Rows at eval: not retrained; Δ to the trained row they evaluate, paired by seed."
             )
-        cols = "".join("l" if j < t.left or h == "Note" else "r" for j, h in enumerate(t.header))
-        out.append(latex_table(t.header, t.body, cap, columns=cols, layout=layout))
+        out.append(latex_table(dataclasses.replace(t, caption=cap), layout))
         if i == 0 and row_notes(a):
             out.append(_latex_list("Rows", row_notes(a)))
         if i == 0 and component_lines(a):
@@ -582,10 +545,29 @@ def render_json(analysis: StudyAnalysis) -> str:
     data["report"] = {
         "opening": [{"heading": h, "lines": lines} for h, lines in opening_sections(analysis)],
         "components": component_lines(analysis),
-        "tables": [t.to_dict() for t in report_tables(analysis)],
+        "tables": [table_data(t) for t in report_tables(analysis)],
         "row_notes": row_notes(analysis),
         "effects": effect_lines(analysis),
         "missing": missing_lines(analysis),
         "notes": report_notes(analysis),
     }
     return json.dumps(_clean(data), indent=2, ensure_ascii=False) + "\n"
+
+
+# --------------------------------------------------------------------------- CSV and TSV
+
+
+def render_delimited(analysis: StudyAnalysis, fmt: str) -> str:
+    """The report's tables as CSV or TSV (:mod:`evalab.report.delimited`): each followed by
+    its heading as a note, the last one by the report's notes."""
+    tables = report_tables(analysis)
+    last = len(tables) - 1
+    return delimited_tables(
+        [
+            dataclasses.replace(
+                t, footer=[t.caption, *(report_notes(analysis) if i == last else [])]
+            )
+            for i, t in enumerate(tables)
+        ],
+        fmt,
+    )

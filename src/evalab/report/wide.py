@@ -13,7 +13,8 @@ or a marker is never read as markup.
 ...     {("A", "bleu"): Cell(36.61, 0.94), ("B", "bleu"): Cell(35.0, 1.0, "*"),
 ...      ("A", "ter"): Cell(50.0), ("B", "ter"): Cell(48.2)},
 ... )
->>> t.header, t.body, sorted(t.bold)
+>>> from evalab.report.table import cell_text
+>>> t.header, [[cell_text(c) for c in row] for row in t.body], sorted(t.bold)
 (['system', 'bleu ↑', 'ter ↓'], [['A', '36.6 ± 0.9', '50.0'], ['B', '35.0 ± 1.0*', '48.2']], [(0, 1), (1, 2)])
 """
 
@@ -22,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from evalab.report.numbers import NO_VALUE, number, plus_minus
+from evalab.report.numbers import NO_VALUE, number
+from evalab.report.table import Number
 
 __all__ = ["Cell", "WideMetric", "WideTable", "wide_table"]
 
@@ -52,7 +54,7 @@ class WideTable:
     """The wide table's text: header, body and the ``(row, column)`` cells set in bold."""
 
     header: list[str]
-    body: list[list[str]]
+    body: list[list[str | Number]]
     bold: frozenset[tuple[int, int]]
 
 
@@ -81,13 +83,13 @@ def wide_table(
     where the direction is not known)."""
     arrows = {True: " ↑", False: " ↓", None: ""}
     header = [first, *(f"{m.name}{arrows[m.higher_is_better]}" for m in metrics)]
-    body = [[s] for s in systems]
+    body: list[list[str | Number]] = [[s] for s in systems]
     bold: set[tuple[int, int]] = set()
     for j, m in enumerate(metrics, start=1):
         column = [cells.get((s, m.name)) for s in systems]
         for i, c in enumerate(column):
-            text = NO_VALUE if c is None else plus_minus(c.value, c.half_width, m.decimals)
-            body[i].append(text + (c.marker if c is not None and text != NO_VALUE else ""))
+            c = c or Cell(None)
+            body[i].append(Number(c.value, m.decimals, spread=c.half_width, marker=c.marker))
         values = [None if c is None else c.value for c in column]
         if m.higher_is_better is not None:
             bold |= {(i, j) for i in _best(values, m.higher_is_better, m.decimals)}
