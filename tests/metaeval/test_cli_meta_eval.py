@@ -325,3 +325,81 @@ def test_a_byte_order_mark_is_harmless(run_cli, synth, which):
     marked = run_cli(*args, "-f", "json")
     assert marked.exit_code == 0, marked.stderr
     assert json.loads(marked.stdout)["statistics"] == json.loads(plain.stdout)["statistics"]
+
+
+# -- the wide layout: metrics x statistics ------------------------------------------------------
+def wide_body(markdown: str) -> tuple[list[str], list[list[str]]]:
+    lines = [line for line in markdown.splitlines() if line.startswith("| ")]
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines]
+    return cells[0], cells[1:]
+
+
+def test_wide_layout_on_wmt21_is_the_json_values_with_their_clusters(run_cli, mqm, tmp_path):
+    from tests.metaeval.conftest import mqm_args
+
+    from evalab.report.metaeval_table import WIDE_NAMES
+
+    args = ["meta-eval", *mqm_args(mqm), "-m", "bleu", "chrf", "-n", "50", "--permutations", "50"]
+    args += ["-q", "-w", "3"]
+    data, rows = stats_of(run_cli(*args, "-f", "json").stdout)
+    res = run_cli(*args, "-f", "markdown", "--layout", "wide")
+    assert res.exit_code == 0, res.stderr
+    header, body = wide_body(res.stdout)
+    keys = list(dict.fromkeys((r["level"], r["statistic"]) for r in data["statistics"]))
+    assert header == ["metric", *(f"{WIDE_NAMES[k]} ↑" for k in keys)] and len(keys) == 9
+    assert [row[0] for row in body] == ["bleu", "chrf"]
+    for j, key in enumerate(keys, start=1):
+        shown = []
+        for row in body:
+            r = rows[(row[0], *key)]
+            text = row[j].strip("*")
+            assert text == f"{r['value']:.3f} ({r['rank']})", (key, row)
+            shown.append(float(text.split()[0]))
+        best = max(shown)  # bold exactly where the value shown is the column's best
+        assert [row[j].startswith("**") for row in body] == [v == best for v in shown]
+    assert (
+        "sys τ_b: system level, Kendall τ_b" in res.stdout
+        and "bleu|nrefs:1" in res.stdout.replace("\\|", "|")
+    )
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [(), ("--latex-split",), ("--latex-fragment",)],
+    ids=["whole", "split", "fragment"],
+)
+def test_wide_latex_compiles_and_fits_the_page(run_cli, synth, tmp_path, extra):
+    from tests.report.test_latex import NEEDS_PDFLATEX, compile_latex
+
+    res = run_cli(*base_args(synth), "-f", "latex", "--layout", "wide", *extra)
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.isascii() and r"\textbf{" in res.stdout and "sys $\\tau_b$" in res.stdout
+    assert res.stdout.count(r"\begin{tabular}") == (3 if extra == ("--latex-split",) else 1)
+    if NEEDS_PDFLATEX.args[0]:
+        pytest.skip(NEEDS_PDFLATEX.kwargs["reason"])
+    tex = res.stdout
+    if extra == ("--latex-fragment",):
+        tex = "\\begin{table}\\small\\resizebox{\\linewidth}{!}{" + tex + "}\\end{table}"
+    compile_latex(tex, tmp_path)
+
+
+def test_the_default_layout_is_wide_only_where_it_fits(run_cli, synth):
+    # nine statistics of "0.1234 (1)" are wider than an article's text: long by default
+    long = run_cli(*base_args(synth), "-f", "markdown")
+    assert long.stdout.startswith("| level | statistic | metric |")
+    wide = run_cli(*base_args(synth), "-f", "table", "--layout", "wide")
+    assert wide.exit_code == 0 and "sys r ↑" in wide.stdout and "oracle" in wide.stdout
+    again = run_cli(*base_args(synth), "-f", "table", "--layout", "long")
+    assert "pairwise accuracy" in again.stdout and "sys r ↑" not in again.stdout
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("-f", "json", "--layout", "wide"), "--layout applies to tables"),
+        (("-f", "html", "--layout", "long"), "--layout applies to tables"),
+        (("--layout", "tall"), "--layout must be wide or long, got 'tall'"),
+    ],
+)
+def test_bad_layouts_are_refused(synth, extra, message):
+    assert_refused((*base_args(synth), *extra), message, watch=(synth,))

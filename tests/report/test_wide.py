@@ -29,7 +29,9 @@ def test_the_bold_cells_are_the_best_as_shown(values, higher, d):
         (i, 1) for i, v in enumerate(values) if v is not None and float(number(v, d)) == best
     }
     assert t.bold == expected
-    assert [cell_text(row[1]) for row in t.body] == [NO_VALUE if v is None else number(v, d) for v in values]
+    assert [cell_text(row[1]) for row in t.body] == [
+        NO_VALUE if v is None else number(v, d) for v in values
+    ]
 
 
 def test_cells_markers_arrows_and_an_unknown_direction():

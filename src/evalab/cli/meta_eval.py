@@ -21,18 +21,21 @@ from evalab.cli.names import named_inputs
 from evalab.cli.options import (
     build_metrics,
     check_figures,
+    check_layout,
     figures_option,
     latex_fragment_option,
     latex_layout,
     latex_split_option,
+    layout_option,
     write_figures_checked,
 )
 from evalab.cli.output import (
     PAGE_FORMATS,
+    TableView,
     check_format,
     check_out,
     emit,
-    emit_table,
+    emit_view,
     format_option,
     to_json,
 )
@@ -62,7 +65,6 @@ from evalab.metaeval.scores import (
     read_precomputed,
 )
 from evalab.progress import progress_bar
-from evalab.report.latex import WHOLE, LatexLayout
 from evalab.report.table import Table
 from evalab.stats.bootstrap import check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
@@ -168,9 +170,7 @@ def _save_scores(path: str, collected: list[MetricScores], systems: list[str]) -
     emit("\n".join(lines) + "\n", path)
 
 
-def _render(
-    result: MetaEvalResult, fmt: str, width: int, out: str | None, latex: LatexLayout = WHOLE
-) -> None:
+def _render(result: MetaEvalResult, fmt: str, width: int, out: str | None, view: TableView) -> None:
     from evalab.report import metaeval_table as render
 
     if fmt == "json":
@@ -180,10 +180,11 @@ def _render(
 
         emit(render_html(result), out)
     else:
-        table = Table(
-            render.header(result), render.table_rows(result, width), render.footer(result)
-        )
-        emit_table(fmt, table, out, latex=latex)
+        foot = render.footer(result)
+        long = Table(render.header(result), render.table_rows(result, width), foot)
+        w = render.wide_rows(result, width)
+        wide = Table(w.header, w.body, [*render.wide_notes(result), *foot], bold=w.bold)
+        emit_view(fmt, long, wide, out, view)
 
 
 @app.command("meta-eval")
@@ -301,6 +302,15 @@ def meta_eval(
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+    layout: Annotated[
+        str | None,
+        layout_option(
+            "Table layout: wide (a row per metric, a column per statistic, each value with its "
+            "rank cluster, the best in bold) or long (a row per statistic and metric, with "
+            "intervals and p-values). Default: wide for -f latex and -f markdown where it fits "
+            "the page, else long."
+        ),
+    ] = None,
     latex_split: Annotated[bool, latex_split_option()] = False,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
     figures: Annotated[str | None, figures_option()] = None,
@@ -333,7 +343,8 @@ def meta_eval(
     )
     if not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
-    latex = latex_layout(format, latex_split, latex_fragment)
+    check_layout(layout, format)
+    view = TableView(layout, latex_layout(format, latex_split, latex_fragment))
     check_distinct_systems(list(input))
     mapping = parse_name_map(name_map)
     refs, texts = load_inputs(reference, input)
@@ -372,4 +383,4 @@ def meta_eval(
         from evalab.report.metaeval_html import metaeval_figures
 
         write_figures_checked(metaeval_figures(result), figures, written)
-    _render(result, format, width, out, latex)
+    _render(result, format, width, out, view)

@@ -57,16 +57,13 @@ def segments_option(help: str) -> Any:
     return typer.Option("--segments", help=help)
 
 
-def layout_option() -> Any:
+def layout_option(
+    help: str = "Table layout: wide (a row per system, a column per metric, the best in bold) or "
+    "long (a row per system and metric). Default: wide for -f latex and -f markdown with "
+    "several systems and metrics where it fits the page, else long.",
+) -> Any:
     """``--layout wide|long`` of a multi-system, multi-metric result."""
-    return typer.Option(
-        "--layout",
-        metavar="[wide|long]",
-        help="Table layout: wide (a row per system, a column per metric, the best in bold) or "
-        "long (a row per system and metric). Default: wide for -f latex and -f markdown with "
-        "several systems and metrics where it fits the page, else long.",
-        show_default=False,
-    )
+    return typer.Option("--layout", metavar="[wide|long]", help=help, show_default=False)
 
 
 def latex_split_option() -> Any:

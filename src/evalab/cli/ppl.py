@@ -35,20 +35,24 @@ import typer
 
 from evalab.cli.app import app
 from evalab.cli.options import (
+    check_layout,
     ci_option,
     confidence_option,
     latex_fragment_option,
     latex_layout,
     latex_split_option,
+    layout_option,
     n_samples_option,
     seed_option,
     segments_option,
 )
 from evalab.cli.output import (
+    DEFAULT_VIEW,
+    TableView,
     check_format,
     check_out,
     emit,
-    emit_table,
+    emit_view,
     format_option,
     json_safe,
     to_json,
@@ -60,7 +64,6 @@ from evalab.io import read_segments
 from evalab.metrics.loss import STAT_NAMES, CrossEntropy, Perplexity, PerplexitySettings
 from evalab.nll import IGNORE_INDEX
 from evalab.progress import model_loading
-from evalab.report.latex import WHOLE, LatexLayout
 from evalab.report.markdown import markdown_table, md_code, md_escape
 from evalab.report.numbers import number
 from evalab.report.table import NumberText, Table, TableCell
@@ -437,6 +440,14 @@ def ppl(
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+    layout: Annotated[
+        str | None,
+        layout_option(
+            "Table layout: wide (one row for the text or logits file: perplexity ± the --ci "
+            "half-width, nats and bits per token, bits per byte, word perplexity, tokens) or long "
+            "(a row per quantity; the default)."
+        ),
+    ] = None,
     latex_split: Annotated[bool, latex_split_option()] = False,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
 ) -> None:
@@ -447,7 +458,8 @@ def ppl(
     read = [("-i", text_file), ("--model", model), ("--logits", logits)]
     check_out(out, read)
     check_format(format)
-    latex = latex_layout(format, latex_split, latex_fragment)
+    check_layout(layout, format)
+    view = TableView(layout, latex_layout(format, latex_split, latex_fragment))
     check_resampling(ci, n_samples, seed, confidence, logits, documents)
     check_segments_path(segments, out, read)
     check_sources(
@@ -497,7 +509,7 @@ def ppl(
         report.update(ci_fields(score, bootstrap_ci(metric, rows, n_samples, confidence, seed)))
     if segments:
         emit(document_lines(rows, metric, signature), segments)
-    write_report(report, format, out, per_doc, latex)
+    write_report(report, format, out, per_doc, view, source=Path(logits or text_file or "-").name)
 
 
 def check_resampling(
@@ -543,16 +555,42 @@ def document_lines(rows: np.ndarray, metric: Perplexity, signature: str) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+#: the wide layout's columns: key, name and whether higher is better (None: neither)
+WIDE_COLUMNS = [
+    ("perplexity", "perplexity", False),
+    ("nats_per_token", "nats/token", False),
+    ("bits_per_token", "bits/token", False),
+    ("bits_per_byte", "bits/byte", False),
+    ("word_perplexity", "word perplexity", False),
+    ("tokens", "tokens", None),
+]
+
+
+def wide_report(report: dict[str, Any], source: str, notes: list[str]) -> Table:
+    """The report as one row of a paper's table: the scored file, then a column per quantity
+    (``↓`` lower is better), the perplexity ± its ``--ci`` half-width."""
+    arrows = {True: " ↑", False: " ↓", None: ""}
+    header = ["file", *(f"{name}{arrows[better]}" for _, name, better in WIDE_COLUMNS)]
+    row = [source]
+    for key, _, _ in WIDE_COLUMNS:
+        hw = report.get("half_width") if key == "perplexity" else None
+        row.append(_num(report[key]) + ("" if hw is None else f" ± {_num(hw)}"))
+    return Table(header, [row], notes)
+
+
 def write_report(
     report: dict[str, Any],
     fmt: str,
     out: str | None,
     per_doc: bool,
-    latex: LatexLayout = WHOLE,
+    view: TableView = DEFAULT_VIEW,
+    *,
+    source: str = "-",
 ) -> None:
-    """Print or write the report: JSON, Markdown, LaTeX, or the table (tab-separated in a file)."""
+    """Print or write the report: JSON, Markdown, LaTeX, or the table (tab-separated in a
+    file); in the wide layout (``view``) one row for the ``source`` file."""
     text = render(report, fmt)
-    if text is not None:
+    if text is not None and not (fmt == "markdown" and view.layout == "wide"):
         emit(text, out)
         return
     footer = [
@@ -564,4 +602,10 @@ def write_report(
             f"document {d['document']}: {d['tokens']} tokens, perplexity {_num(d['perplexity'])}"
             for d in report["per_document"]
         ]
-    emit_table(fmt, _quantities_table(report, footer), out, latex=latex)
+    long = _quantities_table(report, footer)
+    notes = ["↓: lower is better."]
+    if "half_width" in report:
+        notes.append(
+            f"±: half-width of the {report['confidence'] * 100:g}% bootstrap confidence interval."
+        )
+    emit_view(fmt, long, wide_report(report, source, [*notes, *footer]), out, view)

@@ -17,16 +17,26 @@ import typer
 from evalab.cli.app import app
 from evalab.cli.language_checks import MULTILINGUAL_ENCODERS, warn_encoder_misfit
 from evalab.cli.options import (
+    check_layout,
     ci_option,
     confidence_option,
     latex_fragment_option,
     latex_layout,
     latex_split_option,
+    layout_option,
     n_samples_option,
     seed_option,
     segments_option,
 )
-from evalab.cli.output import check_format, check_out, emit, emit_table, format_option, ordered_row
+from evalab.cli.output import (
+    TableView,
+    check_format,
+    check_out,
+    emit,
+    emit_view,
+    format_option,
+    ordered_row,
+)
 from evalab.cli.score import (
     check_segments_path,
     ci_fields,
@@ -34,12 +44,14 @@ from evalab.cli.score import (
     load_inputs,
     score_cell,
     segment_lines,
+    wide_notes,
 )
 from evalab.cli.segment_checks import check_resamplable
 from evalab.errors import InputError, SettingsError
 from evalab.models.hub import cache_dir, cached_snapshot, resolve_model
 from evalab.progress import model_loading
 from evalab.report.table import Number, Table, TableCell
+from evalab.report.wide import Cell, WideMetric, wide_table
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
@@ -219,6 +231,14 @@ def semsim(
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+    layout: Annotated[
+        str | None,
+        layout_option(
+            "Table layout: wide (a row per system, P, R and F1 ± the --ci half-width, the best of "
+            "each column in bold) or long (F1 followed by the bootstrap mean ± half-width). "
+            "Default: wide for -f latex and -f markdown with several systems, else long."
+        ),
+    ] = None,
     latex_split: Annotated[bool, latex_split_option()] = False,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
 ) -> None:
@@ -234,7 +254,8 @@ def semsim(
     check_out(out, read)
     check_out(explain_html, read, option="--explain-html", outputs=[("--out", out)])
     check_format(format)
-    latex = latex_layout(format, latex_split, latex_fragment)
+    check_layout(layout, format)
+    view = TableView(layout, latex_layout(format, latex_split, latex_fragment))
     check_n_samples(n_samples, "--n-samples")
     check_seed(seed)
     check_confidence(confidence)
@@ -299,10 +320,25 @@ def semsim(
             for (_, sc), c in zip(results, cis, strict=True)
         )
     )
-    table = Table(["system", "P", "R", "F1"], body, footer)
-    emit_table(format, table, out, data=data, latex=latex)
+    long = Table(["system", "P", "R", "F1"], body, footer)
+    notes = wide_notes(confidence if ci else None)
+    emit_view(format, long, _wide(results, cis, [*notes, *footer]), out, view, data=data)
     if explain:
         _print_explanations(explained)
+
+
+def _wide(
+    results: list[tuple[str, Any]], cis: list[ConfidenceInterval | None], notes: list[str]
+) -> Table:
+    """Systems x (P, R, F1): F1 ± the half-width of its ``--ci`` interval, the best of each
+    column in bold."""
+    columns = [WideMetric(name, True, 4) for name in ("P", "R", "F1")]
+    cells: dict[tuple[str, str], Cell] = {}
+    for (n, sc), c in zip(results, cis, strict=True):
+        cells[(n, "P")], cells[(n, "R")] = Cell(sc.precision), Cell(sc.recall)
+        cells[(n, "F1")] = Cell(sc.fmeasure, c.half_width if c else None)
+    t = wide_table([n for n, _ in results], columns, cells)
+    return Table(t.header, t.body, notes, bold=t.bold)
 
 
 def _print_explanations(explained: list[tuple[str, Any]]) -> None:

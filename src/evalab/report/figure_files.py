@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalab.report.figures import (
     FIT_COLOUR,
+    Box,
     Figure,
     IntervalPanel,
     Layout,
@@ -27,7 +28,7 @@ from evalab.report.figures import (
     layout,
     legend_at,
     offset,
-    point_name,
+    place_labels,
     row_height,
     series_points,
     spans,
@@ -140,7 +141,7 @@ def draw(fig: Figure) -> Any:
         if isinstance(p, IntervalPanel):
             _interval_axes(ax, p)
         else:
-            _xy_axes(ax, p)
+            _xy_axes(ax, p, box)
         drawn.text(
             0.5, 1 - box.title_y / h, _text(p.title), ha="center", va="baseline", fontweight="bold"
         )
@@ -193,7 +194,7 @@ def _interval_axes(ax: Axes, p: IntervalPanel) -> None:
         )
 
 
-def _xy_axes(ax: Axes, p: XYPanel) -> None:
+def _xy_axes(ax: Axes, p: XYPanel, box: Box) -> None:
     for k, s in enumerate(p.series):
         colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
         pts = series_points(s)
@@ -226,7 +227,7 @@ def _xy_axes(ax: Axes, p: XYPanel) -> None:
     if p.fit is not None:
         x0, y0, x1, y1 = p.fit
         ax.plot([x0, x1], [y0, y1], color=FIT_COLOUR, linestyle=(0, (5, 3)), linewidth=pt(1))
-    _point_names(ax, p)
+    _point_names(ax, p, box)
     ax.set_xlim(p.x.lo, p.x.hi)
     ax.set_ylim(p.y.lo, p.y.hi)
     names = p.x_names or [tick_text(v) for v in p.x.ticks]
@@ -247,23 +248,21 @@ def _xy_axes(ax: Axes, p: XYPanel) -> None:
         )
 
 
-def _point_names(ax: Axes, p: XYPanel) -> None:
-    """The names beside the points, on the side the page writes them (``XYPanel.anchor``)."""
-    if not p.series or not p.point_names:
-        return
-    s = p.series[0]
-    for name, x, y in zip(p.point_names, s.xs, s.ys, strict=False):
-        if y is None or not finite(y):
-            continue
-        anchor = p.anchor(x)
-        ax.annotate(
-            _text(point_name(name)),
-            (x, y),
-            xytext=(pt(-5 if anchor == "end" else 5), pt(4)),
-            textcoords="offset points",
-            ha="right" if anchor == "end" else "left",
-            va="baseline",
-        )
+def _point_names(ax: Axes, p: XYPanel, box: Box) -> None:
+    """The names where the page writes them (:func:`evalab.report.figures.place_labels`, in
+    the layout's px, read back as data coordinates of the plot area the axes fill), with
+    their leader lines."""
+    pw, ph = box.right - box.left, box.bottom - box.top
+
+    def data(px: float, py: float) -> tuple[float, float]:
+        fx, fy = (px - box.left) / pw, (box.bottom - py) / ph
+        return p.x.lo + fx * (p.x.hi - p.x.lo), p.y.lo + fy * (p.y.hi - p.y.lo)
+
+    for lab in place_labels(p, box):
+        if lab.leader:
+            (x0, y0), (x1, y1) = data(*lab.point), data(*lab.leader_end())
+            ax.plot([x0, x1], [y0, y1], color="#999999", linewidth=pt(0.8))
+        ax.text(*data(lab.x, lab.y), _text(lab.text), ha="left", va="baseline")
 
 
 def _legend(drawn: Any, lay: Layout) -> None:

@@ -39,12 +39,15 @@ __all__ = [
     "Group",
     "IntervalPanel",
     "LegendEntry",
+    "PointLabel",
     "Rule",
     "Series",
     "XYPanel",
     "figure_svg",
     "interval_panel",
     "legend",
+    "place_labels",
+    "text_width",
     "xy_panel",
 ]
 
@@ -137,11 +140,6 @@ class XYPanel:
     #: a dashed line from (x0, y0) to (x1, y1), named ``fit_label`` in the legend
     fit: tuple[float, float, float, float] | None = None
     fit_label: str = ""
-
-    def anchor(self, x: float) -> str:
-        """Where a point's name goes: right of a point in the left half, left of one in the
-        right half, so that no name runs past the plot's edge."""
-        return "end" if self.x.fraction(x) > 0.5 else "start"
 
 
 Panel = IntervalPanel | XYPanel
@@ -562,7 +560,7 @@ def _xy_svg(p: XYPanel, box: Box) -> list[str]:
         )
     for k, s in enumerate(p.series):
         parts += _series_svg(p, s, SERIES_COLOURS[k % len(SERIES_COLOURS)], px, py)
-    return parts
+    return parts + _labels_svg(p, box)
 
 
 def _series_svg(
@@ -613,13 +611,138 @@ def _points_svg(
             f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5" fill="{colour}"><title>{e(name)}: '
             f"{e(p.x.label)} {x:.4g}, {e(p.y.label)} {y:.4g}</title></circle>"
         )
-        if name:
-            anchor = p.anchor(x)
-            parts.append(
-                f'<text x="{px(x) + (-5 if anchor == "end" else 5):.1f}" y="{py(y) - 4:.1f}" '
-                f'text-anchor="{anchor}">{e(point_name(name))}<title>{e(name)}</title></text>'
-            )
     return parts
+
+
+def _labels_svg(p: XYPanel, box: Box) -> list[str]:
+    e = html.escape
+    parts = []
+    for lab in place_labels(p, box):
+        if lab.leader:
+            (x0, y0), (x1, y1) = lab.point, lab.leader_end()
+            parts.append(
+                f'<line x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" stroke="#999" stroke-width="0.8"/>'
+            )
+        parts.append(
+            f'<text class="point-name" x="{lab.x:.1f}" y="{lab.y:.1f}">{e(lab.text)}<title>{e(lab.name)}</title></text>'
+        )
+    return parts
+
+
+# ---- point names: placed so that none overlaps another, a point, the note or the edge -------
+#: a character's advance at 11 px in DejaVu Sans (what matplotlib embeds and what Chromium and
+#: most systems draw as sans-serif), rounded up: narrow, medium, wide and the rest
+_NARROW, _MEDIUM, _WIDE = set("ijlIJ',.:;|!"), set('frt()-/[]\\ "'), set("mwMWDGOQ%@#&+<=>^~")
+#: a label's box above and below its baseline, and the gap kept around it
+LABEL_ASCENT, LABEL_DESCENT, LABEL_GAP = 9.0, 3.0, 1.5
+#: the offset of a name beside its point (no leader line), and the grid step of the search
+NEAR_DX, NEAR_DY, SEARCH_STEP = 5.0, 4.0, 6.0
+#: a point's radius (both renderers draw 3.5 px dots)
+DOT_R = 3.5
+
+
+def text_width(text: str) -> float:
+    """An upper estimate of ``text``'s width in px at 11 px (the labels' size).
+
+    >>> text_width("Online-W"), text_width("iii")
+    (53.0, 9.0)
+    """
+    widths = {c: 3.0 for c in _NARROW} | {c: 4.0 for c in _MEDIUM} | {c: 11.0 for c in _WIDE}
+    return sum(widths.get(c, 9.0 if c.isupper() else 7.0) for c in text)
+
+
+@dataclass(frozen=True)
+class PointLabel:
+    """A point's name as placed, in px from the figure's top left: the text starts at ``x``
+    on the baseline ``y``; ``leader`` when it stands away from its point (a line joins them)."""
+
+    text: str
+    name: str
+    x: float
+    y: float
+    width: float
+    point: tuple[float, float]
+    leader: bool
+
+    def box(self) -> tuple[float, float, float, float]:
+        """``(left, top, right, bottom)`` of the text."""
+        return self.x, self.y - LABEL_ASCENT, self.x + self.width, self.y + LABEL_DESCENT
+
+    def leader_end(self) -> tuple[float, float]:
+        """The point of the label's box nearest to its point (where the leader line ends)."""
+        x0, y0, x1, y1 = self.box()
+        px, py = self.point
+        return min(max(px, x0), x1), min(max(py, y0), y1)
+
+
+Rect = tuple[float, float, float, float]
+
+
+def _overlaps(a: Rect, b: Rect) -> bool:
+    g = LABEL_GAP
+    return a[0] < b[2] + g and b[0] < a[2] + g and a[1] < b[3] + g and b[1] < a[3] + g
+
+
+def _candidates(px: float, py: float, w: float, box: Box) -> list[tuple[float, float, bool]]:
+    """Text starts ``(x, baseline, leader)`` for a name ``w`` wide: beside the point first
+    (right, left; above, below), then every grid place in the panel, nearest first."""
+    near = [
+        (px + NEAR_DX, py - NEAR_DY),
+        (px - NEAR_DX - w, py - NEAR_DY),
+        (px + NEAR_DX, py + LABEL_ASCENT + NEAR_DY),
+        (px - NEAR_DX - w, py + LABEL_ASCENT + NEAR_DY),
+    ]
+    grid = [
+        (box.left + 2 + i * SEARCH_STEP, box.top + LABEL_ASCENT + 2 + j * SEARCH_STEP)
+        for i in range(int((box.right - box.left - w - 4) // SEARCH_STEP) + 1)
+        for j in range(
+            int((box.bottom - box.top - LABEL_ASCENT - LABEL_DESCENT - 4) // SEARCH_STEP) + 1
+        )
+    ]
+    grid.sort(key=lambda c: (c[0] + w / 2 - px) ** 2 + (c[1] - 4 - py) ** 2)
+    return [(x, y, False) for x, y in near] + [(x, y, True) for x, y in grid]
+
+
+def place_labels(p: XYPanel, box: Box) -> tuple[PointLabel, ...]:
+    """The names of a ``"points"`` panel's first series, each placed greedily (points in
+    order) at the first candidate place (:func:`_candidates`) inside the plot area that
+    overlaps no point, no name placed before and not the panel's note; a name no place fits
+    is left out (its point keeps its tooltip on the page)."""
+    if not p.series or not p.point_names:
+        return ()
+    s, pw, ph = p.series[0], box.right - box.left, box.bottom - box.top
+    pts = [
+        (i, box.left + pw * p.x.fraction(x), box.bottom - ph * p.y.fraction(y))
+        for i, (x, y) in enumerate(zip(s.xs, s.ys, strict=True))
+        if y is not None and finite(y) and i < len(p.point_names) and p.point_names[i]
+    ]
+    taken: list[Rect] = [(x - DOT_R, y - DOT_R, x + DOT_R, y + DOT_R) for _, x, y in pts]
+    if p.note:
+        taken.append(
+            (
+                box.left + 6,
+                box.top + 14 - LABEL_ASCENT,
+                box.left + 6 + text_width(p.note),
+                box.top + 17,
+            )
+        )
+    out = []
+    for i, px, py in pts:
+        text = point_name(p.point_names[i])
+        w = text_width(text)
+        for x, y, leader in _candidates(px, py, w, box):
+            rect = (x, y - LABEL_ASCENT, x + w, y + LABEL_DESCENT)
+            inside = (
+                rect[0] >= box.left
+                and rect[2] <= box.right
+                and rect[1] >= box.top
+                and rect[3] <= box.bottom
+            )
+            if inside and not any(_overlaps(rect, t) for t in taken):
+                taken.append(rect)
+                out.append(PointLabel(text, p.point_names[i], x, y, w, (px, py), leader))
+                break
+    return tuple(out)
 
 
 def legend_at(lay: Layout, j: int, k: int) -> tuple[float, float]:

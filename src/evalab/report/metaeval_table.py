@@ -1,8 +1,11 @@
-"""Text forms of a meta-evaluation: one row per (level, statistic, metric).
+"""Text forms of a meta-evaluation: the long table, one row per (level, statistic, metric),
+and the wide one, metrics x statistics, as papers print it.
 
 The terminal table, Markdown and LaTeX (through ``report``'s one writer per format), the
 HTML page (:mod:`evalab.report.metaeval_html`) and JSON are all built from
-:func:`table_rows`, so they show the same cells with the same rounding.
+:func:`table_rows`, so they show the same cells with the same rounding. The wide layout
+(:func:`wide_rows`, mt-metrics-eval's tables: a row per metric, a column per statistic)
+shows each value with its rank cluster after it, the best of each column in bold.
 """
 
 from __future__ import annotations
@@ -13,8 +16,23 @@ from typing import Any
 from evalab.metaeval.evaluate import Estimate, MetaEvalResult
 from evalab.metaeval.statistics import LABELS
 from evalab.report.table import Interval, Number, TableCell
+from evalab.report.wide import Cell, WideMetric, WideTable, wide_table
 
-__all__ = ["footer", "header", "table_rows", "to_dict"]
+__all__ = ["WIDE_NAMES", "footer", "header", "table_rows", "to_dict", "wide_notes", "wide_rows"]
+
+#: the wide table's column names (short, so that nine fit a page; :func:`wide_notes` spells
+#: them out)
+WIDE_NAMES = {
+    ("system", "pearson"): "sys r",
+    ("system", "kendall"): "sys τ_b",
+    ("system", "accuracy"): "sys acc",
+    ("segment", "pearson"): "seg r",
+    ("segment", "kendall"): "seg τ_b",
+    ("segment", "pearson_item"): "item r",
+    ("segment", "kendall_item"): "item τ_b",
+    ("segment", "acc_eq"): "seg acc_eq",
+    ("segment", "acc_eq_item"): "item acc_eq",
+}
 
 
 def header(result: MetaEvalResult) -> list[str]:
@@ -50,6 +68,30 @@ def table_rows(result: MetaEvalResult, decimals: int = 4) -> list[list[TableCell
         )
         rows += [_cells(level, stat, name, e, decimals) for name, e in ordered]
     return rows
+
+
+def wide_rows(result: MetaEvalResult, decimals: int = 4) -> WideTable:
+    """Metrics (in the order given) x statistics (in the order computed): each value with its
+    rank cluster as ``(k)`` after it, the best value of each column in bold (every statistic
+    is higher-is-better)."""
+    keys = list(result.estimates)
+    cells = {
+        (name, WIDE_NAMES[key]): Cell(e.value, None, "" if e.rank is None else f" ({e.rank})")
+        for key in keys
+        for name, e in result.estimates[key].items()
+    }
+    columns = [WideMetric(WIDE_NAMES[key], True, decimals) for key in keys]
+    return wide_table([m.name for m in result.metrics], columns, cells, first="metric")
+
+
+def wide_notes(result: MetaEvalResult) -> list[str]:
+    """What the wide table's column names, ``(k)`` and bold say."""
+    names = "; ".join(f"{WIDE_NAMES[k]}: {k[0]} level, {LABELS[k]}" for k in result.estimates)
+    return [
+        f"Columns: {names}.",
+        "(k): the metric's rank cluster on that statistic; bold: the best value of each column "
+        "(every statistic is higher-is-better, ↑).",
+    ]
 
 
 def footer(result: MetaEvalResult) -> list[str]:
