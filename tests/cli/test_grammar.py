@@ -9,6 +9,8 @@ file and ``--out-dir`` a folder (``--figures DIR`` the folder of a report's figu
 from __future__ import annotations
 
 import inspect
+import csv
+import io
 import json
 from collections import defaultdict
 
@@ -87,7 +89,7 @@ def test_every_table_has_the_shared_format_choices(path):
 
 
 def test_the_shared_choices():
-    assert TABLE_FORMATS == ("table", "json", "markdown", "latex")
+    assert TABLE_FORMATS == ("table", "json", "markdown", "latex", "csv", "tsv")
     assert (*TABLE_FORMATS, "html") == PAGE_FORMATS
 
 
@@ -101,6 +103,8 @@ def test_metrics_prints_every_format(run_cli, fmt):
         "markdown": lambda s: s.startswith("| metric |") or pytest.fail(s[:80]),
         "latex": lambda s: "\\begin{tabular}" in s or pytest.fail(s[:80]),
         "table": len,
+        "csv": lambda s: next(csv.reader(io.StringIO(s)))[0] == "metric" or pytest.fail(s[:80]),
+        "tsv": lambda s: s.split("\t", 1)[0] == "metric" or pytest.fail(s[:80]),
     }[fmt](res.stdout)
 
 

@@ -182,7 +182,7 @@ BAD_CASES = [
         ["-m", "rouge1", "--set", "use_stemmer=maybe"],
         ["'use_stemmer': cannot read 'maybe' as bool"],
     ),
-    ("format", REF, HYP_A, ["-m", "f1", "-f", "csv"], ["unknown format 'csv'"]),
+    ("format", REF, HYP_A, ["-m", "f1", "-f", "xlsx"], ["unknown format 'xlsx'"]),
 ]
 
 
