@@ -11,7 +11,7 @@ from .synth import write_study
 pytestmark = pytest.mark.ray
 
 
-def test_ray_and_local_store_the_same_metrics(tmp_path):
+def test_ray_and_local_store_the_same_metrics(tmp_path, monkeypatch):
     ray = pytest.importorskip("ray")
     path = write_study(
         tmp_path,
@@ -21,7 +21,12 @@ def test_ray_and_local_store_the_same_metrics(tmp_path):
     )
     study = load_study(path)
     local = run_study(study, tmp_path / "local.db", jobs=2, progress=False)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # as every Ray test here: a ~/.ray/auth_token would turn token auth on for this process,
+    # and a later ray.init in the same process (another test module) then loses its actors
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    ray.init(
+        num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False
+    )
     try:
         remote = run_study(study, tmp_path / "ray.db", executor="ray", progress=False)
     finally:
