@@ -24,9 +24,7 @@ def test_ray_and_local_store_the_same_metrics(tmp_path, monkeypatch):
     # as every Ray test here: a ~/.ray/auth_token would turn token auth on for this process,
     # and a later ray.init in the same process (another test module) then loses its actors
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
-    ray.init(
-        num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False
-    )
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
     try:
         remote = run_study(study, tmp_path / "ray.db", executor="ray", progress=False)
     finally:

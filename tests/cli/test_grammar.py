@@ -8,8 +8,8 @@ file and ``--out-dir`` a folder (``--figures DIR`` the folder of a report's figu
 
 from __future__ import annotations
 
-import inspect
 import csv
+import inspect
 import io
 import json
 from collections import defaultdict
