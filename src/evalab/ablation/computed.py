@@ -103,11 +103,9 @@ def model_artifacts(
     return tuple(out)
 
 
-def _parse_one(
-    name: str, table: Any, directory: Path, error: Any, cache: DigestCache
-) -> ComputedMetric:
+def _checked_table(name: str, table: Any, error: Any) -> None:
+    """The keys of ``[metrics.NAME]``: a table, no unknown key, every required one."""
     where = f"[metrics.{name}]"
-    section = f"metrics.{name}"
     if not isinstance(table, dict):
         raise error(where, "must be a table with metric, outputs and references", name)
     for key in table:
@@ -116,11 +114,16 @@ def _parse_one(
                 f"{where} key {key!r}",
                 f"unknown; known keys: {', '.join(TABLE_KEYS)}",
                 key,
-                section,
+                f"metrics.{name}",
             )
     for key in (k.name for k in keys.keys_of("metrics.NAME").values() if k.required):
         if key not in table:
             raise error(f"{where} {key}", f"missing ({TABLE_KEYS[key]})", None)
+
+
+def _built_metric(name: str, table: dict[str, Any], error: Any) -> tuple[Any, dict[str, Any]]:
+    """The metric ``[metrics.NAME]`` names, built with its settings (checked), and the settings."""
+    where, section = f"[metrics.{name}]", f"metrics.{name}"
     metric_name = table["metric"]
     from evalab.metrics.loss import LossMetric
     from evalab.metrics.registry import METRICS, available_metrics, metric_class
@@ -147,6 +150,18 @@ def _parse_one(
             "settings" if "settings" in table else "metric",
             section,
         )
+    return built, settings
+
+
+def _parse_one(
+    name: str, table: Any, directory: Path, error: Any, cache: DigestCache
+) -> ComputedMetric:
+    where = f"[metrics.{name}]"
+    section = f"metrics.{name}"
+    _checked_table(name, table, error)
+    built, settings = _built_metric(name, table, error)
+    metric_name = table["metric"]
+    cls = type(built)
     outputs = _outputs(table["outputs"], where, section, error)
     refs, texts = _references(table["references"], directory, where, section, error)
     limit = getattr(cls, "max_reference_streams", None)

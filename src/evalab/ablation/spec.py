@@ -319,24 +319,20 @@ def _study_table(data: dict[str, Any], w: _Where) -> dict[str, Any]:
     return given
 
 
-def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> Study:
-    given = _study_table(data, w)
-    st = data["study"]
-    name, entry, command = given["name"], given["entry"], given["command"]
-    seeds = given["seeds"]
-    cache = DigestCache()
-    metrics, computed = _metrics(st, _section(data, "metrics"), path.parent, w, cache)
-    primary = given["primary"] if "primary" in st else metrics[0]
-    if primary not in metrics:
-        raise w.error(
-            "[study] primary", f"{primary!r} is not one of metrics {metrics!r}", "primary", "study"
-        )
-    hib = _directions(given["higher_is_better"], metrics, computed, w)
-    bounds, min_effect = _study_options(given, metrics, primary, computed, w)
-    definitions = _definitions(given["definitions"], metrics, computed, w)
-    timeout, retries, description = given["timeout"], given["retries"], given["description"]
-    resources = _resources(given["resources"], w)
+@dataclass(frozen=True)
+class _Rows:
+    """The sections that define the rows: base, evaluation keys, variants, grid, reference, display."""
 
+    base: dict[str, Any]
+    evaluation: dict[str, Any]
+    variants: list[Variant]
+    grid: dict[str, list[Any]]
+    template: CommandTemplate | None
+    reference: dict[str, dict[str, float]]
+    display: Display
+
+
+def _rows(path: Path, data: dict[str, Any], given: dict[str, Any], w: _Where) -> _Rows:
     base = data.get("base")
     if not isinstance(base, dict) or not base:
         raise w.error(
@@ -344,13 +340,12 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
             "missing or empty; [base] holds the full configuration every variant starts from",
         )
     _check_plain(base, "[base]", w)
-    evaluate = given["evaluate"]
     evaluation = _evaluation(_section(data, "evaluation"), base, w)
     variants = _variants(_section(data, "variant"), base, evaluation, w)
     grid = _grid(_section(data, "grid"), base, w)
-    _check_eval_rows(variants, evaluate, grid_cells(base, grid), w)
+    _check_eval_rows(variants, given["evaluate"], grid_cells(base, grid), w)
     # a base alone (no variants, no grid) is still a study: seed variance
-    template = _template(st, command, _trained_configs(base, variants, grid), w)
+    template = _template(data["study"], given["command"], _trained_configs(base, variants, grid), w)
     labels = [BASE_LABEL, *(v.label for v in variants)]
     reference = _reference(_section(data, "reference"), labels, grid, base, w)
     display = parse_display(
@@ -359,8 +354,28 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         lambda where, msg, key: w.error(where, msg, key, "display"),
     )
     _check_display_rows(display, path, base, evaluation, variants, grid, w)
+    return _Rows(base, evaluation, variants, grid, template, reference, display)
 
-    code_version = given["code_version"]
+
+@dataclass(frozen=True)
+class _Code:
+    """What the code version is derived from, and the versions it yields."""
+
+    code: CodeVersion
+    curves: CurveSettings
+    stage_versions: dict[str, str]
+
+
+def _code(
+    path: Path,
+    given: dict[str, Any],
+    data: dict[str, Any],
+    computed: dict[str, ComputedMetric],
+    cache: DigestCache,
+    w: _Where,
+    check_entry: bool,
+) -> _Code:
+    entry, evaluate, code_version = given["entry"], given["evaluate"], given["code_version"]
     if check_entry:
         for key, point in (("entry", entry), ("evaluate", evaluate)):
             if point is not None:
@@ -372,7 +387,7 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
     code = derive_code_version(
         path.parent,
         entry,
-        command,
+        given["command"],
         [f for f in module_files if f],
         pinned=code_version,
         inputs=declared,
@@ -384,9 +399,29 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         if evaluate is not None and code_version is None
         else {}
     )
+    return _Code(code, curves, stage_versions)
+
+
+def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> Study:
+    given = _study_table(data, w)
+    st = data["study"]
+    cache = DigestCache()
+    metrics, computed = _metrics(st, _section(data, "metrics"), path.parent, w, cache)
+    primary = given["primary"] if "primary" in st else metrics[0]
+    if primary not in metrics:
+        raise w.error(
+            "[study] primary", f"{primary!r} is not one of metrics {metrics!r}", "primary", "study"
+        )
+    hib = _directions(given["higher_is_better"], metrics, computed, w)
+    bounds, min_effect = _study_options(given, metrics, primary, computed, w)
+    definitions = _definitions(given["definitions"], metrics, computed, w)
+    resources = _resources(given["resources"], w)
+    rows = _rows(path, data, given, w)
+    code = _code(path, given, data, computed, cache, w, check_entry)
     cache.save()
+    timeout = given["timeout"]
     return Study(
-        curves=curves,
+        curves=code.curves,
         computed=computed,
         paired_seeds=given["paired_seeds"],
         shared_folder=given["shared_folder"],
@@ -394,29 +429,29 @@ def _build(path: Path, data: dict[str, Any], w: _Where, check_entry: bool) -> St
         bounds=bounds,
         min_effect=min_effect,
         path=path,
-        name=name,
-        seeds=tuple(seeds),
+        name=given["name"],
+        seeds=tuple(given["seeds"]),
         metrics=tuple(metrics),
         primary=primary,
         higher_is_better=hib,
-        base=dict(base),
-        entry=entry,
-        command=command,
-        template=template,
-        description=description,
+        base=dict(rows.base),
+        entry=given["entry"],
+        command=given["command"],
+        template=rows.template,
+        description=given["description"],
         timeout=float(timeout) if timeout is not None else None,
-        retries=retries,
+        retries=given["retries"],
         resources=resources,
-        code_version=_with_curves(_with_outputs(code.version, computed), curves),
-        code=code,
-        variants=tuple(variants),
-        grid=grid,
-        reference=reference,
-        evaluate=evaluate,
-        evaluation=dict(evaluation),
-        display=display,
+        code_version=_with_curves(_with_outputs(code.code.version, computed), code.curves),
+        code=code.code,
+        variants=tuple(rows.variants),
+        grid=rows.grid,
+        reference=rows.reference,
+        evaluate=given["evaluate"],
+        evaluation=dict(rows.evaluation),
+        display=rows.display,
         definitions=definitions,
-        stage_versions=stage_versions,
+        stage_versions=code.stage_versions,
     )
 
 
@@ -611,20 +646,28 @@ def _study_options(
     w: _Where,
 ) -> tuple[dict[str, tuple[float, float]], dict[str, float]]:
     """``bounds`` and ``min_effect`` (a bare number is the primary's) of the [study] values."""
-    raw_bounds = st["bounds"]
-    if not isinstance(raw_bounds, dict):
+    return _bounds(st["bounds"], metrics, computed, w), _min_effect(
+        st["min_effect"], metrics, primary, w
+    )
+
+
+def _metric_name(m: str, metrics: list[str], key: str, w: _Where) -> None:
+    if m not in metrics:
+        raise w.error(
+            f"[study] {key}", f"names {m!r}, which is not in metrics {metrics!r}", key, "study"
+        )
+
+
+def _bounds(
+    raw: Any, metrics: list[str], computed: dict[str, ComputedMetric], w: _Where
+) -> dict[str, tuple[float, float]]:
+    if not isinstance(raw, dict):
         raise w.error(
             "[study] bounds", "must be a table such as { acc = [0, 100] }", "bounds", "study"
         )
     bounds: dict[str, tuple[float, float]] = {}
-    for m, b in raw_bounds.items():
-        if m not in metrics:
-            raise w.error(
-                "[study] bounds",
-                f"names {m!r}, which is not in metrics {metrics!r}",
-                "bounds",
-                "study",
-            )
+    for m, b in raw.items():
+        _metric_name(m, metrics, "bounds", w)
         ok = (
             isinstance(b, list)
             and len(b) == 2
@@ -648,10 +691,13 @@ def _study_options(
                 "bounds",
                 "study",
             )
-    raw_min = st["min_effect"]
-    if is_number(raw_min):
-        raw_min = {primary: raw_min}
-    if not isinstance(raw_min, dict):
+    return bounds
+
+
+def _min_effect(raw: Any, metrics: list[str], primary: str, w: _Where) -> dict[str, float]:
+    if is_number(raw):
+        raw = {primary: raw}
+    if not isinstance(raw, dict):
         raise w.error(
             "[study] min_effect",
             "must be a number (for the primary metric) or a table such as { acc = 0.5 }",
@@ -659,14 +705,8 @@ def _study_options(
             "study",
         )
     min_effect: dict[str, float] = {}
-    for m, x in raw_min.items():
-        if m not in metrics:
-            raise w.error(
-                "[study] min_effect",
-                f"names {m!r}, which is not in metrics {metrics!r}",
-                "min_effect",
-                "study",
-            )
+    for m, x in raw.items():
+        _metric_name(m, metrics, "min_effect", w)
         if not is_number(x) or not math.isfinite(x) or x <= 0:
             raise w.error(
                 "[study] min_effect",
@@ -675,7 +715,7 @@ def _study_options(
                 "study",
             )
         min_effect[m] = float(x)
-    return bounds, min_effect
+    return min_effect
 
 
 def _with_outputs(version: str, computed: dict[str, ComputedMetric]) -> str:
