@@ -22,7 +22,7 @@ from typing import Any
 from evalab.metrics._editdistance import Edit
 from evalab.metrics.wer import ErrorCount, ErrorCounts, SegmentAlignment
 from evalab.report.numbers import number
-from evalab.report.table import Table, TableCell
+from evalab.report.table import NumberText, Table, TableCell
 
 __all__ = [
     "ALIGNED_METRICS",
@@ -179,7 +179,7 @@ def error_table(found: Sequence[SystemErrors], k: int) -> Table:
                 body.append([s.system, s.metric, kind, "none", "", ""])
             for e in shown:
                 ref, hyp = e.reference or "-", e.hypothesis or "-"
-                body.append([s.system, s.metric, kind, ref, hyp, str(e.count)])
+                body.append([s.system, s.metric, kind, ref, hyp, NumberText(str(e.count))])
     footer = [
         f"The {k} most frequent errors of each kind (jiwer's error counts), most frequent first."
     ]
