@@ -180,9 +180,7 @@ def error_table(found: Sequence[SystemErrors], k: int) -> Table:
             for e in shown:
                 ref, hyp = e.reference or "-", e.hypothesis or "-"
                 body.append([s.system, s.metric, kind, ref, hyp, NumberText(str(e.count))])
-    footer = [
-        f"The {k} most frequent errors of each kind (jiwer's error counts), most frequent first."
-    ]
+    footer = [f"The {k} most frequent errors of each kind first (jiwer's error counts)."]
     return Table(["system", "metric", "error", "reference", "hypothesis", "count"], body, footer)
 
 
