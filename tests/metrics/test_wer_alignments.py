@@ -46,7 +46,7 @@ def jiwer_ranked(output) -> tuple[list, list, list]:
 
 def ours_ranked(counts) -> tuple[list, list, list]:
     return tuple(
-        [tuple(e) for e in kind]
+        [(e.reference, e.hypothesis, e.count) for e in kind]
         for kind in (counts.substitutions, counts.insertions, counts.deletions)
     )
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -160,7 +160,8 @@ class SegmentAlignment:
         return out
 
 
-class ErrorCount(NamedTuple):
+@dataclass(frozen=True)
+class ErrorCount:
     """How often one reference text was replaced by one hypothesis text (``""``: nothing on
     that side, an insertion or a deletion); a text is a run of tokens, jiwer's chunk."""
 

@@ -20,14 +20,18 @@ from importlib import resources
 from typing import Any
 
 from evalab.metrics._editdistance import Edit
-from evalab.metrics.wer import ErrorCount, ErrorCounts, SegmentAlignment
+from evalab.metrics.base import Metric
+from evalab.metrics.wer import WER, ErrorCount, ErrorCounts, SegmentAlignment
 from evalab.report.numbers import number
 from evalab.report.table import NumberText, Table, TableCell
 
 __all__ = [
     "ALIGNED_METRICS",
+    "EDIT_CSS",
     "AlignedSegments",
+    "EditAlignments",
     "SystemErrors",
+    "aligned_metric",
     "alignment_data",
     "alignment_lines",
     "alignment_text",
@@ -35,6 +39,7 @@ __all__ = [
     "edit_page_script",
     "error_table",
     "errors_data",
+    "page_edits",
 ]
 
 #: the metrics whose alignments ``--align`` and ``--errors`` show (jiwer's two)
@@ -184,21 +189,56 @@ def error_table(found: Sequence[SystemErrors], k: int) -> Table:
     return Table(["system", "metric", "error", "reference", "hypothesis", "count"], body, footer)
 
 
-def edit_page_data(
-    metric: str,
+@dataclass(frozen=True)
+class EditAlignments:
+    """The WER/CER alignments the compare page embeds: ``metric``'s, per system (its table
+    name) segment index -> alignment, for the segments of ``alignment_segments`` (``limit``
+    per pair of systems)."""
+
+    metric: str
+    limit: int
+    #: whether tokens are words (set apart by spaces) rather than characters
+    spaced: bool
+    per_system: Mapping[str, Mapping[int, SegmentAlignment]]
+
+
+def aligned_metric(metrics: Mapping[str, Metric], names: Sequence[str]) -> tuple[str, WER] | None:
+    """The first of ``names`` that is a WER/CER metric, with the metric (the page shows its
+    alignments)."""
+    for name in names:
+        metric = metrics[name]
+        if name in ALIGNED_METRICS and isinstance(metric, WER):
+            return name, metric
+    return None
+
+
+def page_edits(
+    name: str,
+    metric: WER,
+    chosen: Mapping[str, Sequence[int]],
+    outputs: Mapping[str, Sequence[str]],
+    references: Sequence[Sequence[str | None]],
     limit: int,
-    systems: Sequence[str],
-    alignments: Mapping[str, Mapping[int, SegmentAlignment]],
-    ref: Callable[[str], int],
-    spaced: bool,
+) -> EditAlignments:
+    """The page's alignments of ``metric``: per system (table name) its ``chosen`` segments
+    of ``outputs[system]`` against the references."""
+    per = {
+        s: dict(zip(segs, metric.alignments(outputs[s], references, segs), strict=True))
+        for s, segs in chosen.items()
+    }
+    return EditAlignments(name, limit, metric.separator == " ", per)
+
+
+def edit_page_data(
+    edits: EditAlignments, systems: Sequence[str], ref: Callable[[str], int]
 ) -> dict[str, Any]:
-    """The compare page's WER/CER alignments: per system, segment -> ``[reference tokens,
-    hypothesis tokens, chunks]``, tokens as string-table indices, chunks as flat ``[type,
-    ref start, ref end, hyp start, hyp end, ...]`` lists (type: :class:`Edit`'s value)."""
+    """The page's data for the view: per system, segment -> ``[reference tokens, hypothesis
+    tokens, chunks]``, tokens as string-table indices, chunks as flat ``[type, ref start,
+    ref end, hyp start, hyp end, ...]`` lists (type: :class:`Edit`'s value)."""
     return {
-        "metric": metric,
-        "limit": limit,
-        "spaced": spaced,
+        "metric": edits.metric,
+        "limit": edits.limit,
+        "spaced": edits.spaced,
         "sys": [
             {
                 str(i): [
@@ -206,15 +246,23 @@ def edit_page_data(
                     [ref(t) for t in a.hypothesis],
                     [int(v) for c in a.chunks for v in c],
                 ]
-                for i, a in alignments.get(s, {}).items()
+                for i, a in edits.per_system.get(s, {}).items()
             }
             for s in systems
         ],
     }
 
 
+#: the view's styles on the compare page
+EDIT_CSS = """
+pre.edits{font-size:.85em;overflow-x:auto;margin:.3em 0}pre.edits span.sub{background:#fff1c2}
+pre.edits span.del{background:#fde2e1}pre.edits span.ins{background:#dcf3e0}
+"""
+
+
 def edit_page_script() -> str:
-    """The page's script for the WER/CER alignment view (it follows the selected segment)."""
+    """The page's script for the WER/CER alignment view: it listens for the segment the
+    compare page's script selects, so it runs first (both in the page's one script)."""
     return (
         resources.files("evalab.report").joinpath("word_alignment.js").read_text(encoding="utf-8")
     )
