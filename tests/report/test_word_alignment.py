@@ -131,3 +131,8 @@ def test_alignment_data_has_jiwers_chunk_fields() -> None:
             },
         ],
     }
+
+
+def test_text_when_no_segment_has_an_error() -> None:
+    text = alignment_text([AlignedSegments("sys", "cer", [], [], spaced=False)])
+    assert text == "cer alignments of sys: no segment has an error\n\n"

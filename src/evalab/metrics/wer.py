@@ -19,6 +19,10 @@ segment rates):
 Several references (jiwer takes one): each segment keeps the reference with the fewest
 edits, the first one on ties, and counts that reference's alignment.
 
+The alignments themselves (``WER.alignments``: the tokens and jiwer's chunks per segment,
+:class:`SegmentAlignment`) and jiwer's error counts over them (:func:`error_counts`) are
+what ``evalab score --align/--errors`` shows; ``WER.worst_segments`` picks the segments.
+
 >>> from evalab.metrics.wer import WER, CER, MER, WIP
 >>> s = WER().corpus_score(["the cat sat", "a dog"], [["the cat sat down", "the dog"]])
 >>> s.score, s.edits, s.ref_length

@@ -115,6 +115,9 @@ def alignment_text(shown: Sequence[AlignedSegments], decimals: int = 4) -> str:
     ``=== SENTENCE k ===`` block (``k`` the line number) with the segment's score."""
     parts = []
     for s in shown:
+        if not s.alignments:
+            parts.append(f"{s.metric} alignments of {s.system}: no segment has an error\n\n")
+            continue
         worst = f"the {len(s.alignments)} worst segment{'s' * (len(s.alignments) != 1)}"
         parts.append(f"{s.metric} alignments of {s.system}: {worst} with an error\n\n")
         for a, score in zip(s.alignments, s.scores, strict=True):
