@@ -129,3 +129,20 @@ def test_random_alignments_and_counts(pairs) -> None:
     ours = WER().alignments(hyps, [refs], range(len(hyps)))
     assert [chunks(a) for a in ours] == [jiwer_chunks(out, k) for k in range(len(hyps))]
     assert ours_ranked(error_counts(ours, " ")) == jiwer_ranked(out)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(7200)
+@pytest.mark.parametrize("unit", ["word", "char"])
+@pytest.mark.parametrize("pair", sorted(ENGLISH))
+def test_wmt22_every_system_alignments(wmt22, pair, unit) -> None:
+    rng = random.Random(f"every align {pair} {unit}")
+    for system in wmt_systems(pair):
+        hyps = read_lines(wmt_file("hyp", pair, system))
+        for ref_id in ENGLISH[pair]:
+            ref = read_lines(wmt_file("ref", pair, ref_id))
+            metric, tr = random_metric(rng, unit)
+            out = jiwer_process(unit, ref, hyps, tr)
+            ours = metric.alignments(hyps, [ref], range(len(hyps)))
+            assert [chunks(a) for a in ours] == [jiwer_chunks(out, k) for k in range(len(hyps))]
+            assert ours_ranked(error_counts(ours, metric.separator)) == jiwer_ranked(out)

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from evalab.errors import SettingsError
 from evalab.metrics.base import Metric, Stats
 from evalab.metrics.wer import WER, error_counts
@@ -116,7 +118,8 @@ def alignment_results(
                     AlignedSegments(sys_name, name, found, scores, metric.separator == " ")
                 )
             if errors is not None:
-                every = metric.alignments(hyps, refs, range(len(hyps)))
+                wrong = [int(k) for k in np.flatnonzero(rows[:, 1:].sum(axis=1))]
+                every = metric.alignments(hyps, refs, wrong)  # the others add no error
                 counts = error_counts(every, metric.separator).top(errors)
                 counted.append(SystemErrors(sys_name, name, counts))
     return AlignmentResults(shown, counted, errors)
