@@ -13,6 +13,11 @@ from hypothesis import strategies as st
 from tests.conftest import read_lines, wmt_file, wmt_systems
 from tests.metrics.test_wer import ENGLISH, jiwer_transform
 
+from evalab.metrics._editdistance import (
+    alignment_py,
+    levenshtein_counts_many,
+    levenshtein_steps_many,
+)
 from evalab.metrics.wer import CER, WER, error_counts
 from evalab.report.word_alignment import EDIT_NAMES
 
@@ -146,3 +151,36 @@ def test_wmt22_every_system_alignments(wmt22, pair, unit) -> None:
             ours = metric.alignments(hyps, [ref], range(len(hyps)))
             assert [chunks(a) for a in ours] == [jiwer_chunks(out, k) for k in range(len(hyps))]
             assert ours_ranked(error_counts(ours, metric.separator)) == jiwer_ranked(out)
+
+
+SIDES = st.lists(st.integers(0, 5), max_size=150)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(SIDES, SIDES), min_size=1, max_size=5))
+def test_kernel_steps_are_the_python_trace(pairs) -> None:
+    """The kernel's steps (several 64-bit words per column beyond 64 reference tokens)
+    equal :func:`alignment_py`'s, segment by segment."""
+    from evalab import _kernel
+
+    if _kernel.ed is None:
+        pytest.skip("evalab._edkernel is not built")
+    refs, hyps = [r for r, _ in pairs], [h for _, h in pairs]
+    steps = levenshtein_steps_many(hyps, refs)
+    assert [s.tolist() for s in steps] == [list(alignment_py(r, h)) for r, h in pairs]
+    counts = levenshtein_counts_many(hyps, refs)
+    assert [np.bincount(s, minlength=4).tolist() for s in steps] == counts.tolist()
+
+
+def test_kernel_refuses_too_little_room() -> None:
+    from evalab import _kernel
+    from evalab._kernel import Packed
+
+    if _kernel.ed is None:
+        pytest.skip("evalab._edkernel is not built")
+    hyp, ref = Packed.of([[1, 2]]), Packed.of([[3]])
+    args = (hyp.ids, hyp.offsets, ref.ids, ref.offsets, np.zeros(1, np.int64))
+    with pytest.raises(ValueError, match="places"):
+        _kernel.ed.levenshtein_counts(
+            args, np.zeros((1, 4), np.int64), np.zeros(2, np.int8), np.array([0, 2], np.int64)
+        )

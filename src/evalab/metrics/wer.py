@@ -49,9 +49,9 @@ from evalab._kernel import Packed, TokenTable
 from evalab.metrics._editdistance import (
     Chunk,
     Edit,
-    alignment_py,
     chunks_of,
     levenshtein_counts_many,
+    levenshtein_steps_many,
 )
 from evalab.metrics.base import Metric, MetricSettings, PairWork, setting
 from evalab.metrics.stats_value import NRefs
@@ -192,6 +192,7 @@ def error_counts(alignments: Iterable[SegmentAlignment], separator: str) -> Erro
     """The error counts of ``alignments``, each run's tokens joined by ``separator`` (a space
     for words, nothing for characters, as jiwer joins them).
 
+    >>> from evalab.metrics._editdistance import alignment_py
     >>> ref, hyp = ("a", "b", "c"), ("x", "b")
     >>> a = SegmentAlignment(0, ref, hyp, tuple(chunks_of(alignment_py([0, 1, 2], [3, 1]))))
     >>> error_counts([a, a], " ")
@@ -212,11 +213,6 @@ insertions=(), deletions=(ErrorCount(reference='c', hypothesis='', count=2),))
         return tuple(ErrorCount(r, h, n) for (r, h), n in items)
 
     return ErrorCounts(ranked(Edit.SUBSTITUTE), ranked(Edit.INSERT), ranked(Edit.DELETE))
-
-
-def _ids(*sides: Sequence[str]) -> list[list[int]]:
-    table: dict[str, int] = {}
-    return [[table.setdefault(t, len(table)) for t in side] for side in sides]
 
 
 class WER(Metric):
@@ -281,23 +277,30 @@ class WER(Metric):
         segments: Iterable[int],
     ) -> list[SegmentAlignment]:
         """jiwer's alignments of ``segments`` (indices), each against the reference its
-        counts come from: the one with the fewest edits, the first on ties."""
-        out = []
-        for k in segments:
-            hyp = tuple(str(t) for t in self._tokens(hypotheses[k]))
-            best: SegmentAlignment | None = None
-            for stream in references:
-                if (text := stream[k]) is None:
-                    continue
-                ref = tuple(str(t) for t in self._tokens(text))
-                r, h = _ids(ref, hyp)
-                one = SegmentAlignment(k, ref, hyp, tuple(chunks_of(alignment_py(r, h))))
-                if best is None or one.counts[1:].sum() < best.counts[1:].sum():
-                    best = one
-            out.append(
-                best or SegmentAlignment(k, (), hyp, tuple(chunks_of([Edit.INSERT] * len(hyp))))
+        counts come from: the one with the fewest edits, the first on ties (missing ones
+        skipped; none at all: every hypothesis token an insertion)."""
+        chosen = list(segments)
+        table = TokenTable()
+        hyp = self._pack([hypotheses[k] for k in chosen], table)
+        best: list[np.ndarray] = [np.full(n, Edit.INSERT, np.int8) for n in hyp.lengths.tolist()]
+        refs: list[str] = [""] * len(chosen)
+        fewest = [math.inf] * len(chosen)
+        for stream in references:
+            texts = [stream[k] for k in chosen]
+            ref = self._pack([t or "" for t in texts], table)
+            for j, steps in enumerate(levenshtein_steps_many(hyp, ref)):
+                edits = int(np.count_nonzero(steps))  # every step but a hit is an edit
+                if (text := texts[j]) is not None and edits < fewest[j]:
+                    fewest[j], best[j], refs[j] = edits, steps, text
+        return [
+            SegmentAlignment(
+                k,
+                tuple(str(t) for t in self._tokens(refs[j])),
+                tuple(str(t) for t in self._tokens(hypotheses[k])),
+                tuple(chunks_of(best[j])),
             )
-        return out
+            for j, k in enumerate(chosen)
+        ]
 
     def worst_segments(self, rows: np.ndarray, n: int) -> list[int]:
         """The ``n`` segments (indices) of worst score among those with an error, the
