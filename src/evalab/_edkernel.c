@@ -11,11 +11,14 @@
  *     Myers' bit-vector algorithm (|hyp| * ceil(|ref| / 64) word steps, the shorter side as
  *     the bit vector, after cutting the common prefix and suffix).
  *
- * levenshtein_counts((hyp_ids, hyp_offs, ref_ids, ref_offs, out), counts)
+ * levenshtein_counts((hyp_ids, hyp_offs, ref_ids, ref_offs, out), counts[, steps, room])
  *     Hits, substitutions, deletions and insertions of every segment (counts: int64,
  *     nseg x 4) along the alignment rapidfuzz's Levenshtein.editops(reference, hypothesis)
  *     picks among the shortest ones (jiwer 4's), and the distance in `out`: the same
  *     bit-vector pass with every column's vertical differences kept, then one trace.
+ *     With `steps` (int8) and `room` (int64, nseg + 1 offsets into steps, segment k given
+ *     at least |hyp_k| + |ref_k| places), the steps of segment k in order from room[k]
+ *     (0 hit, 1 substitution, 2 deletion, 3 insertion; as many as its counts sum to).
  *
  * ter_edits(hyp_ids, hyp_offs, ref_ids, ref_offs, out)
  *     The number of TER edits (shifts + beam edit distance) of every hypothesis, with the
@@ -272,21 +275,34 @@ static PyObject *levenshtein(PyObject *self, PyObject *args)
 
 static inline int bit_at(const uint64_t *v, int64_t i) { return (int)((v[i / 64] >> (i % 64)) & 1); }
 
+enum { STEP_HIT = 0, STEP_SUB, STEP_DEL, STEP_INS };
+
+/* Writes `k` copies of step `x` backwards from *back (when steps are kept). */
+static inline void put_steps(int8_t **back, int8_t x, int64_t k)
+{
+    if (*back)
+        for (; k > 0; k--)
+            *--*back = x;
+}
+
 /* Hits, substitutions, deletions and insertions (out[0..3]) of reference r against
  * hypothesis h along the alignment rapidfuzz's Levenshtein.editops(r, h) picks (jiwer 4's):
  * the common prefix and suffix are hits; of the rest, the vertical differences of every
  * hypothesis column are kept (reference as the bit vector), and the trace goes back from
  * the end: a deletion where the difference above the cell is +1; otherwise one hypothesis
  * token back, an insertion where that column's difference is -1 (never in column 0), else
- * a diagonal step (hit or substitution). Returns -1 when memory runs out. */
+ * a diagonal step (hit or substitution). With `steps` (room for n + m), the steps in order
+ * from steps[0]. Returns -1 when memory runs out. */
 static int align_counts(const int32_t *r, int64_t n, const int32_t *h, int64_t m, Myers *w,
-                        int64_t *out)
+                        int64_t *out, int8_t *steps)
 {
-    int64_t hits = 0, subs = 0, dels = 0, ins = 0;
+    int64_t pre = 0, suf = 0, subs = 0, dels = 0, ins = 0, mid_hits = 0;
+    int8_t *back = steps ? steps + n + m : NULL; /* written from the end, moved to the start */
     while (n > 0 && m > 0 && r[0] == h[0])
-        r++, h++, n--, m--, hits++;
+        r++, h++, n--, m--, pre++;
     while (n > 0 && m > 0 && r[n - 1] == h[m - 1])
-        n--, m--, hits++;
+        n--, m--, suf++;
+    put_steps(&back, STEP_HIT, suf);
     int64_t col = n, row = m;
     if (n > 0 && m > 0) {
         if (levenshtein_bits(r, n, h, m, w, 1) < 0)
@@ -295,55 +311,87 @@ static int align_counts(const int32_t *r, int64_t n, const int32_t *h, int64_t m
         while (row && col) {
             if (bit_at(w->cols + 2 * (size_t)(row - 1) * words, col - 1)) {
                 dels++, col--;
+                put_steps(&back, STEP_DEL, 1);
                 continue;
             }
             row--;
             if (row && bit_at(w->cols + (2 * (size_t)(row - 1) + 1) * words, col - 1)) {
                 ins++;
+                put_steps(&back, STEP_INS, 1);
                 continue;
             }
             col--;
-            if (r[col] == h[row])
-                hits++;
-            else
-                subs++;
+            const int same = r[col] == h[row];
+            mid_hits += same, subs += !same;
+            put_steps(&back, same ? STEP_HIT : STEP_SUB, 1);
         }
     }
-    out[0] = hits, out[1] = subs, out[2] = dels + col, out[3] = ins + row;
+    put_steps(&back, STEP_DEL, col);
+    put_steps(&back, STEP_INS, row);
+    put_steps(&back, STEP_HIT, pre);
+    out[0] = pre + mid_hits + suf, out[1] = subs, out[2] = dels + col, out[3] = ins + row;
+    if (steps)
+        memmove(steps, back, (size_t)(out[0] + out[1] + out[2] + out[3]));
+    return 0;
+}
+
+/* Checks `room` (nseg + 1 int64 offsets into an int8 steps buffer) against the segments:
+ * every segment gets at least |hyp| + |ref| places. */
+static int check_room(const Py_buffer *steps, const Py_buffer *room, const Segments *s)
+{
+    if (room->len != (s->nseg + 1) * 8)
+        return -1;
+    const int64_t *o = room->buf, *ho = s->hoff.buf, *ro = s->roff.buf;
+    if (o[0] != 0 || o[s->nseg] > steps->len)
+        return -1;
+    for (Py_ssize_t k = 0; k < s->nseg; k++)
+        if (o[k + 1] - o[k] < (ho[k + 1] - ho[k]) + (ro[k + 1] - ro[k]))
+            return -1;
     return 0;
 }
 
 static PyObject *levenshtein_counts(PyObject *self, PyObject *args)
 {
-    Py_buffer counts;
+    Py_buffer counts, steps = {0}, room = {0};
     Segments s;
     PyObject *segs;
-    if (!PyArg_ParseTuple(args, "Ow*", &segs, &counts))
+    if (!PyArg_ParseTuple(args, "Ow*|w*y*", &segs, &counts, &steps, &room))
         return NULL;
     if (open_segments(segs, &s) < 0) {
         PyBuffer_Release(&counts);
+        PyBuffer_Release(&steps);
+        PyBuffer_Release(&room);
         return NULL;
     }
-    if (counts.len != s.nseg * 32) {
+    const int keep = steps.buf != NULL;
+    if (counts.len != s.nseg * 32 || (keep && check_room(&steps, &room, &s) < 0)) {
         PyBuffer_Release(&counts);
+        PyBuffer_Release(&steps);
+        PyBuffer_Release(&room);
         release_segments(&s);
-        return PyErr_Format(PyExc_ValueError, "expected an int64 output of nseg x 4 counts");
+        return PyErr_Format(PyExc_ValueError,
+                            "expected an int64 output of nseg x 4 counts (and int8 steps with "
+                            "nseg + 1 int64 offsets giving each segment |hyp| + |ref| places)");
     }
     const int32_t *h = s.hyp.buf, *r = s.ref.buf;
-    const int64_t *ho = s.hoff.buf, *ro = s.roff.buf;
+    const int64_t *ho = s.hoff.buf, *ro = s.roff.buf, *at = keep ? room.buf : NULL;
     int64_t *out = counts.buf;
     int64_t *dist = s.out.buf;
+    int8_t *kept = keep ? steps.buf : NULL;
     Myers w = {0};
     int failed = 0;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t k = 0; k < s.nseg && !failed; k++) {
         int64_t *c = out + 4 * k;
-        failed = align_counts(r + ro[k], ro[k + 1] - ro[k], h + ho[k], ho[k + 1] - ho[k], &w, c);
+        failed = align_counts(r + ro[k], ro[k + 1] - ro[k], h + ho[k], ho[k + 1] - ho[k], &w, c,
+                              keep ? kept + at[k] : NULL);
         dist[k] = c[1] + c[2] + c[3];
     }
     Py_END_ALLOW_THREADS
     myers_free(&w);
     PyBuffer_Release(&counts);
+    PyBuffer_Release(&steps);
+    PyBuffer_Release(&room);
     release_segments(&s);
     if (failed)
         return PyErr_NoMemory();
@@ -645,9 +693,10 @@ static PyMethodDef methods[] = {
      "levenshtein(hyp_ids, hyp_offs, ref_ids, ref_offs, out): Levenshtein distance per "
      "segment (int32 ids, int64 offsets, int64 out)."},
     {"levenshtein_counts", levenshtein_counts, METH_VARARGS,
-     "levenshtein_counts((hyp_ids, hyp_offs, ref_ids, ref_offs, out), counts): hits, "
-     "substitutions, deletions, insertions per segment (int64 nseg x 4) along rapidfuzz's "
-     "alignment of reference to hypothesis; out gets the distance."},
+     "levenshtein_counts((hyp_ids, hyp_offs, ref_ids, ref_offs, out), counts[, steps, room]): "
+     "hits, substitutions, deletions, insertions per segment (int64 nseg x 4) along rapidfuzz's "
+     "alignment of reference to hypothesis; out gets the distance; steps (int8) the steps of "
+     "segment k from room[k]."},
     {"ter_edits", ter_edits, METH_VARARGS,
      "ter_edits(hyp_ids, hyp_offs, ref_ids, ref_offs, out): TER edits (shifts + beam edit "
      "distance, sacrebleu's search) per segment."},

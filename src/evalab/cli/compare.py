@@ -89,6 +89,7 @@ from evalab.report.numbers import (
 )
 from evalab.report.table import Interval, Number, Table, TableCell
 from evalab.report.wide import Cell, WideMetric, wide_table
+from evalab.report.word_alignment import aligned_metric, page_edits
 from evalab.stats.bootstrap import ConfidenceInterval, check_confidence
 from evalab.stats.mcnemar import EXACT_MAX_DISCORDANT, binary_outcomes, mcnemar_test
 from evalab.stats.multiple import holm_bonferroni
@@ -619,6 +620,7 @@ def _page(
         for m in results
     }
     aligned = _bertscore(metrics, list(results))
+    edited = aligned_metric(metrics, list(results))
     return ComparePage(
         title=f"evalab compare: {len(names)} systems, {len(texts.references)} segments",
         systems=[short[s] for s in names],
@@ -635,6 +637,15 @@ def _page(
         alignments=None
         if aligned is None
         else _alignments(aligned[1], scores[aligned[0]], texts, {short[s]: s for s in names}),
+        edit_alignments=None
+        if edited is None
+        else page_edits(
+            *edited,
+            alignment_segments(scores[edited[0]]),
+            {short[s]: texts.outputs[s] for s in names},
+            texts.reference_sets,
+            ALIGNMENT_LIMIT,
+        ),
     )
 
 

@@ -116,11 +116,12 @@ def emit_tables(
     data: Any = None,
     *,
     latex: LatexLayout = WHOLE,
+    after: str = "",
 ) -> None:
     """Print or write several tables in ``fmt`` (one write to ``out``, a blank line between
     them); ``data`` is what ``json`` writes, ``latex`` how ``latex`` is laid out. ``table``
     to a file is tab-separated as the cells show (no box drawing to parse), the footer lines
-    after it."""
+    after it; ``after`` is text that follows the tables in ``table`` (``score --align``)."""
     if fmt == "json":
         emit(to_json(data), out)
     elif fmt == "markdown":
@@ -130,9 +131,11 @@ def emit_tables(
     elif fmt in DELIMITERS:
         emit(delimited_tables(tables, fmt), out)
     elif out and stream_of(out) != "stdout":
-        emit("\n".join(_tab_text(t) for t in tables), out)
+        emit("\n".join(_tab_text(t) for t in tables) + after, out)
     else:
         print_tables(tables)
+        if after:
+            emit(after, out)
 
 
 def _tab_text(t: Table) -> str:
@@ -173,16 +176,17 @@ def emit_view(
     *,
     data: Any = None,
     more: Sequence[Table] = (),
+    after: str = "",
 ) -> None:
     """Print or write a result in its ``long`` or ``wide`` layout (:func:`wide_wanted`), then
     the ``more`` tables; ``data`` is what ``json`` writes. The wide table is set in ``\\small``
     type in LaTeX, as results tables in papers are (12 systems x 4 metrics with intervals
     then fit an article's text width at their natural size)."""
     if fmt == "json" or not wide_wanted(fmt, wide, view.layout):
-        emit_tables(fmt, [long, *more], out, data, latex=view.latex)
+        emit_tables(fmt, [long, *more], out, data, latex=view.latex, after=after)
         return
     small = dataclasses.replace(view.latex, small=True)
-    emit_tables(fmt, [wide, *more], out, data, latex=small)
+    emit_tables(fmt, [wide, *more], out, data, latex=small, after=after)
 
 
 #: output paths that name a stream, not a file: written to that stream as it is

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import click
 import typer
@@ -57,6 +57,9 @@ from evalab.report.table import Number, Table, TableCell
 from evalab.report.wide import Cell, WideMetric, WideTable, wide_table
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
+
+if TYPE_CHECKING:
+    from evalab.cli.score_alignments import AlignmentResults
 
 #: no record options: every file is read as text unless its name says JSON Lines/CSV/TSV
 NO_RECORDS = RecordOptions()
@@ -324,6 +327,22 @@ def score(
     layout: Annotated[str | None, layout_option()] = None,
     latex_split: Annotated[bool, latex_split_option()] = False,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
+    align: Annotated[
+        int | None,
+        typer.Option(
+            "--align",
+            metavar="N",
+            help="wer/cer: also show jiwer's alignment (REF/HYP lines, S/D/I marks) of each system's N worst segments; in -f json as data.",
+        ),
+    ] = None,
+    errors: Annotated[
+        int | None,
+        typer.Option(
+            "--errors",
+            metavar="K",
+            help="wer/cer: also show each system's K most frequent substitutions, insertions and deletions with their counts (jiwer's error counts).",
+        ),
+    ] = None,
 ) -> None:
     """Score system outputs against references with one or more metrics."""
     set_ = [
@@ -341,7 +360,11 @@ def score(
     check_format(format)
     check_layout(layout, format)
     latex = latex_layout(format, latex_split, latex_fragment)
-    check_score_only(score_only, format)
+    check_score_only(score_only, format, align is not None or errors is not None)
+    if align is not None or errors is not None:
+        from evalab.cli.score_alignments import check_align_options
+
+        check_align_options(align, errors, canonical_metric_names(metrics), format)
     check_missing_ref(missing_ref)
     n = check_n_samples(DEFAULT_CI_SAMPLES if n_samples is None else n_samples, "--n-samples")
     check_seed(seed)
@@ -385,7 +408,13 @@ def score(
     if score_only:
         emit("".join(format_value(sc, width) + "\n" for _, _, sc in results), out)
         return
-    emit_results(results, format, width, out, cis, named.short_by_key(), TableView(layout, latex))
+    found = None
+    if align is not None or errors is not None:
+        from evalab.cli.score_alignments import alignment_results
+
+        found = alignment_results(built, systems, refs, table, align, errors)
+    view = TableView(layout, latex)
+    emit_results(results, format, width, out, cis, named.short_by_key(), view, found)
 
 
 #: sacrebleu's tokenizer for a target language (``-l SRC-TGT``); 13a for any other
@@ -444,8 +473,12 @@ def split_num_refs(
     return [[row[k] for row in columns] for k in range(num_refs)]
 
 
-def check_score_only(score_only: bool, fmt: str) -> None:
-    """``-b`` prints bare numbers: it has no table, JSON or LaTeX form."""
+def check_score_only(score_only: bool, fmt: str, aligned: bool = False) -> None:
+    """``-b`` prints bare numbers: it has no table, JSON or LaTeX form, nor alignments."""
+    if score_only and aligned:
+        raise SettingsError(
+            "-b/--score-only prints bare scores, one a line; it does not combine with --align/--errors"
+        )
     if score_only and fmt != "table":
         raise SettingsError(
             f"-b/--score-only prints bare scores, one a line; it does not combine with -f {fmt}"
@@ -457,6 +490,8 @@ _NOT_PAIRED = (
     ("segments", None, "--segments"),
     ("score_only", False, "-b/--score-only"),
     ("num_refs", 1, "--num-refs"),
+    ("align", None, "--align"),
+    ("errors", None, "--errors"),
 )
 
 
@@ -574,14 +609,22 @@ def emit_results(
     cis: list[ConfidenceInterval | None] | None = None,
     short: dict[str, str] | None = None,
     view: TableView = DEFAULT_VIEW,
+    found: AlignmentResults | None = None,
 ) -> None:
     """Print or write ``(system, metric, Score)`` results in ``fmt`` (with CIs from ``--ci``);
-    tables call each system by ``short[system]`` where given, laid out as ``view`` says."""
+    tables call each system by ``short[system]`` where given, laid out as ``view`` says;
+    ``found``: the ``--align``/``--errors`` results after them (in JSON in each result)."""
     cis = cis or [None] * len(results)
     if fmt == "json":
         rows: list[dict[str, Any]] = [
             ordered_row(
-                {"system": s, **sc.to_dict(), "metric": m, **(ci_fields(sc, c) if c else {})}
+                {
+                    "system": s,
+                    **sc.to_dict(),
+                    "metric": m,
+                    **(ci_fields(sc, c) if c else {}),
+                    **(found.json_fields(s, m) if found else {}),
+                }
             )
             for (s, m, sc), c in zip(results, cis, strict=True)
         ]
@@ -607,7 +650,9 @@ def emit_results(
     ]
     if fmt == "latex":  # the details (counts, lengths) would overflow a paper's column
         header, body = header[:3], [b[:3] for b in body]
-    emit_view(fmt, Table(header, body, signatures), wide, out, view)
+    more = found.tables(short or {}) if found else []
+    after = found.text(short or {}) if found else ""
+    emit_view(fmt, Table(header, body, signatures), wide, out, view, more=more, after=after)
 
 
 def _wide_results(

@@ -1,8 +1,8 @@
 """Edit distances of TER and WER/CER: the compiled kernel, or pure Python with equal results.
 
 All work on segments of integer token ids. :func:`alignment_py` (and its counts,
-:func:`levenshtein_counts_many`) is the alignment jiwer 4 reports: of the several
-shortest edit paths, the one rapidfuzz's ``Levenshtein.editops(reference, hypothesis)``
+:func:`levenshtein_counts_many`, and its steps, :func:`levenshtein_steps_many`) is the
+alignment jiwer 4 reports: of the several shortest edit paths, the one rapidfuzz's ``Levenshtein.editops(reference, hypothesis)``
 traces (Hyyrö 2004): after cutting the common prefix and suffix, the vertical differences
 of the reference x hypothesis table are kept for every hypothesis token, and the trace
 goes back from the end, taking a deletion where the difference above the cell is +1,
@@ -39,7 +39,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from enum import IntEnum
-from itertools import groupby
 from types import ModuleType
 from typing import NamedTuple
 
@@ -56,6 +55,7 @@ __all__ = [
     "levenshtein_counts_many",
     "levenshtein_many",
     "levenshtein_py",
+    "levenshtein_steps_many",
     "ter_edits_many",
     "ter_edits_py",
 ]
@@ -123,6 +123,25 @@ def levenshtein_counts_many(hyps: Segments, refs: Segments) -> np.ndarray:
         steps = alignment_py(ref.segment(s).tolist(), hyp.segment(s).tolist())
         out[s] = np.bincount(np.asarray(steps, dtype=np.int64), minlength=4)
     return out
+
+
+def levenshtein_steps_many(hyps: Segments, refs: Segments) -> list[np.ndarray]:
+    """The steps (int8 :class:`Edit` values, in order) of every reference against its
+    hypothesis along jiwer's alignment (:func:`alignment_py`), from the kernel's trace."""
+    hyp, ref = _packed(hyps), _packed(refs)
+    kernel = _kernel.ed
+    if kernel is None:
+        return [
+            np.asarray(alignment_py(ref.segment(s).tolist(), hyp.segment(s).tolist()), np.int8)
+            for s in range(len(hyp))
+        ]
+    args = _kernel_args(hyp, ref)
+    room = np.concatenate([[0], np.cumsum(hyp.lengths + ref.lengths)]).astype(np.int64)
+    steps = np.zeros(int(room[-1]), dtype=np.int8)
+    counts = np.zeros((len(hyp), 4), dtype=np.int64)
+    kernel.levenshtein_counts(args, counts, steps, room)
+    ends = room[:-1] + counts.sum(axis=1)
+    return [steps[a:b] for a, b in zip(room[:-1].tolist(), ends.tolist(), strict=True)]
 
 
 def ter_edits_many(hyps: Segments, refs: Segments) -> np.ndarray:
@@ -215,15 +234,26 @@ def alignment_py(ref: Sequence[int], hyp: Sequence[int]) -> list[Edit]:
     return [Edit.EQUAL] * pre + back[::-1] + [Edit.EQUAL] * suf
 
 
-def chunks_of(steps: Sequence[Edit]) -> list[Chunk]:
+def chunks_of(steps: Sequence[int] | np.ndarray) -> list[Chunk]:
     """The runs of equal steps, with their token ranges (jiwer's alignment chunks)."""
-    out, i, j = [], 0, 0
-    for edit, run in groupby(steps):
-        k = len(list(run))
-        di, dj = (0 if edit == Edit.INSERT else k), (0 if edit == Edit.DELETE else k)
-        out.append(Chunk(edit, i, i + di, j, j + dj))
-        i, j = i + di, j + dj
-    return out
+    a = np.asarray(steps, dtype=np.int8)
+    if not len(a):
+        return []
+    starts = np.flatnonzero(np.r_[True, a[1:] != a[:-1]])
+    ends = np.r_[starts[1:], len(a)]
+    ref_at = np.r_[0, np.cumsum(a != Edit.INSERT)]  # tokens of each side before each step
+    hyp_at = np.r_[0, np.cumsum(a != Edit.DELETE)]
+    return [
+        Chunk(Edit(e), r0, r1, h0, h1)
+        for e, r0, r1, h0, h1 in zip(
+            a[starts].tolist(),
+            ref_at[starts].tolist(),
+            ref_at[ends].tolist(),
+            hyp_at[starts].tolist(),
+            hyp_at[ends].tolist(),
+            strict=True,
+        )
+    ]
 
 
 class _Beam:

@@ -19,6 +19,10 @@ segment rates):
 Several references (jiwer takes one): each segment keeps the reference with the fewest
 edits, the first one on ties, and counts that reference's alignment.
 
+The alignments themselves (``WER.alignments``: the tokens and jiwer's chunks per segment,
+:class:`SegmentAlignment`) and jiwer's error counts over them (:func:`error_counts`) are
+what ``evalab score --align/--errors`` shows; ``WER.worst_segments`` picks the segments.
+
 >>> from evalab.metrics.wer import WER, CER, MER, WIP
 >>> s = WER().corpus_score(["the cat sat", "a dog"], [["the cat sat down", "the dog"]])
 >>> s.score, s.edits, s.ref_length
@@ -34,7 +38,7 @@ edits, the first one on ties, and counts that reference's alignment.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -42,7 +46,13 @@ import numpy as np
 
 from evalab import _kernel
 from evalab._kernel import Packed, TokenTable
-from evalab.metrics._editdistance import levenshtein_counts_many
+from evalab.metrics._editdistance import (
+    Chunk,
+    Edit,
+    chunks_of,
+    levenshtein_counts_many,
+    levenshtein_steps_many,
+)
 from evalab.metrics.base import Metric, MetricSettings, PairWork, setting
 from evalab.metrics.stats_value import NRefs
 from evalab.text.asr import CHAR_WHITESPACE, WORD_WHITESPACE, char_tokens, word_tokens
@@ -54,8 +64,12 @@ __all__ = [
     "WIL",
     "WIP",
     "CERSettings",
+    "ErrorCount",
+    "ErrorCounts",
     "ErrorRateSettings",
+    "SegmentAlignment",
     "WERSettings",
+    "error_counts",
     "error_rate_from_sums",
     "match_error_rate_from_sums",
     "word_information_preserved_from_sums",
@@ -129,6 +143,78 @@ def word_information_preserved_from_sums(sums: np.ndarray) -> np.ndarray:
     return np.where(ref_len > 0, preserved, np.where(hyp_len > 0, 0.0, 1.0))
 
 
+@dataclass(frozen=True)
+class SegmentAlignment:
+    """jiwer's alignment of one segment (``process_words(...).alignments[k]``): the tokens of
+    the reference (the closest one, as the counts pick it) and of the hypothesis after the
+    metric's transforms, and the runs of equal steps over them."""
+
+    #: the segment's index (from 0)
+    segment: int
+    reference: tuple[str, ...]
+    hypothesis: tuple[str, ...]
+    chunks: tuple[Chunk, ...]
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Hits, substitutions, deletions and insertions (the metric's statistics row)."""
+        out = np.zeros(len(COUNT_NAMES), dtype=np.int64)
+        for c in self.chunks:
+            out[c.edit] += max(c.ref_end - c.ref_start, c.hyp_end - c.hyp_start)
+        return out
+
+
+@dataclass(frozen=True)
+class ErrorCount:
+    """How often one reference text was replaced by one hypothesis text (``""``: nothing on
+    that side, an insertion or a deletion); a text is a run of tokens, jiwer's chunk."""
+
+    reference: str
+    hypothesis: str
+    count: int
+
+
+@dataclass(frozen=True)
+class ErrorCounts:
+    """jiwer's ``collect_error_counts``: every substituted, inserted and deleted run of
+    tokens with its count, most frequent first (ties: the first seen first)."""
+
+    substitutions: tuple[ErrorCount, ...]
+    insertions: tuple[ErrorCount, ...]
+    deletions: tuple[ErrorCount, ...]
+
+    def top(self, k: int) -> ErrorCounts:
+        """The ``k`` most frequent of each kind (jiwer's ``top_k``)."""
+        return ErrorCounts(self.substitutions[:k], self.insertions[:k], self.deletions[:k])
+
+
+def error_counts(alignments: Iterable[SegmentAlignment], separator: str) -> ErrorCounts:
+    """The error counts of ``alignments``, each run's tokens joined by ``separator`` (a space
+    for words, nothing for characters, as jiwer joins them).
+
+    >>> from evalab.metrics._editdistance import alignment_py
+    >>> ref, hyp = ("a", "b", "c"), ("x", "b")
+    >>> a = SegmentAlignment(0, ref, hyp, tuple(chunks_of(alignment_py([0, 1, 2], [3, 1]))))
+    >>> error_counts([a, a], " ")
+    ErrorCounts(substitutions=(ErrorCount(reference='a', hypothesis='x', count=2),), \
+insertions=(), deletions=(ErrorCount(reference='c', hypothesis='', count=2),))
+    """
+    found: dict[Edit, dict[tuple[str, str], int]] = {e: {} for e in Edit}
+    for a in alignments:
+        for c in a.chunks:
+            key = (
+                separator.join(a.reference[c.ref_start : c.ref_end]),
+                separator.join(a.hypothesis[c.hyp_start : c.hyp_end]),
+            )
+            found[c.edit][key] = found[c.edit].get(key, 0) + 1
+
+    def ranked(edit: Edit) -> tuple[ErrorCount, ...]:
+        items = sorted(found[edit].items(), key=lambda kv: -kv[1])  # stable: first seen first
+        return tuple(ErrorCount(r, h, n) for (r, h), n in items)
+
+    return ErrorCounts(ranked(Edit.SUBSTITUTE), ranked(Edit.INSERT), ranked(Edit.DELETE))
+
+
 class WER(Metric):
     """Word error rate as jiwer 4 (``jiwer.wer``) computes it over a corpus."""
 
@@ -181,6 +267,49 @@ class WER(Metric):
             best[closer] = counts[closer]
         return np.split(best, len(hyps))
 
+    #: what joins the tokens of a run in :func:`error_counts` (jiwer's separator)
+    separator: ClassVar[str] = " "
+
+    def alignments(
+        self,
+        hypotheses: Sequence[str],
+        references: Sequence[Sequence[str | None]],
+        segments: Iterable[int],
+    ) -> list[SegmentAlignment]:
+        """jiwer's alignments of ``segments`` (indices), each against the reference its
+        counts come from: the one with the fewest edits, the first on ties (missing ones
+        skipped; none at all: every hypothesis token an insertion)."""
+        chosen = list(segments)
+        table = TokenTable()
+        hyp = self._pack([hypotheses[k] for k in chosen], table)
+        best: list[np.ndarray] = [np.full(n, Edit.INSERT, np.int8) for n in hyp.lengths.tolist()]
+        refs: list[str] = [""] * len(chosen)
+        fewest = [math.inf] * len(chosen)
+        for stream in references:
+            texts = [stream[k] for k in chosen]
+            ref = self._pack([t or "" for t in texts], table)
+            for j, steps in enumerate(levenshtein_steps_many(hyp, ref)):
+                edits = int(np.count_nonzero(steps))  # every step but a hit is an edit
+                if (text := texts[j]) is not None and edits < fewest[j]:
+                    fewest[j], best[j], refs[j] = edits, steps, text
+        return [
+            SegmentAlignment(
+                k,
+                tuple(str(t) for t in self._tokens(refs[j])),
+                tuple(str(t) for t in self._tokens(hypotheses[k])),
+                tuple(chunks_of(best[j])),
+            )
+            for j, k in enumerate(chosen)
+        ]
+
+    def worst_segments(self, rows: np.ndarray, n: int) -> list[int]:
+        """The ``n`` segments (indices) of worst score among those with an error, the
+        earlier first on ties."""
+        scores = np.asarray(self.scores_from_sums(rows), dtype=np.float64)
+        order = np.argsort(scores if self.higher_is_better else -scores, kind="stable")
+        wrong = np.asarray(rows)[:, 1:].sum(axis=1) > 0
+        return [int(k) for k in order if wrong[k]][:n]
+
     def pair_sizes(
         self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]
     ) -> tuple[list[int], list[int]]:
@@ -221,6 +350,7 @@ class CER(WER):
     unit = "char"
     releases_gil = _kernel.ed is not None  # the same kernel, on code points
     pair_work = PairWork("characters", 10_000_000_000)
+    separator = ""
 
     def _tokens(self, text: str) -> list[Any]:
         s = self.settings

@@ -94,6 +94,8 @@
     $("pager").replaceChildren(prev, next, where);
     $("segments").replaceChildren(table);
     renderAlignment();
+    // the WER/CER alignment view (word_alignment.js) follows the selection
+    document.dispatchEvent(new CustomEvent("evalab:segment", { detail: { D, ...pair(), i: state.selected } }));
   }
 
   // ---- token alignments (BERTScore) of the selected segment ---------------------------

@@ -35,6 +35,7 @@ import numpy as np
 from evalab.report.figures import Figure, Group, figure_svg, interval_panel
 from evalab.report.page import html_page
 from evalab.report.plots import SERIES_COLOURS, Intervals
+from evalab.report.word_alignment import EDIT_CSS, EditAlignments, edit_page_data, edit_page_script
 
 if TYPE_CHECKING:
     from evalab.metrics.semantic import Alignment
@@ -77,6 +78,8 @@ class ComparePage:
     alignments: Mapping[str, Mapping[int, Any]] | None = None
     #: the number of segments per pair whose alignments are embedded (:func:`alignment_segments`)
     alignment_limit: int = 0
+    #: the WER/CER alignments of :mod:`evalab.report.word_alignment` (``None``: no such metric)
+    edit_alignments: EditAlignments | None = None
 
 
 #: segments per pair of systems whose token alignments the page embeds (those of largest |Δ|)
@@ -141,6 +144,7 @@ def page_data(page: ComparePage) -> dict[str, Any]:
         "notes": list(page.notes),
         "freq": _known_counts(page) if page.train_counts is not None else None,
         "align": _alignment_data(page, ref) if page.alignments is not None else None,
+        "edits": _edit_data(page, ref),
     }
     data["strings"] = list(table)
     return data
@@ -173,6 +177,11 @@ def _alignment_data(page: ComparePage, ref: Callable[[str], int]) -> dict[str, A
             for s in page.systems
         ],
     }
+
+
+def _edit_data(page: ComparePage, ref: Callable[[str], int]) -> dict[str, Any] | None:
+    edits = page.edit_alignments
+    return None if edits is None else edit_page_data(edits, page.systems, ref)
 
 
 def _known_counts(page: ComparePage) -> dict[str, int]:
@@ -241,7 +250,8 @@ def _forest(page: ComparePage) -> str:
 
 
 def _script() -> str:
-    return resources.files("evalab.report").joinpath("compare_page.js").read_text(encoding="utf-8")
+    page = resources.files("evalab.report").joinpath("compare_page.js").read_text(encoding="utf-8")
+    return edit_page_script() + page
 
 
 _CSS = """
@@ -282,9 +292,9 @@ def render_compare_page(page: ComparePage) -> str:
             '<h3>Buckets</h3><div class="charts"><figure id="len-chart"></figure><figure id="freq-chart"></figure></div>',
             '<h3>n-gram gains and losses</h3><div class="charts" id="ngrams"></div>',
             '<h3>Segments</h3><div class="controls" id="pager"></div><div id="segments"></div>',
-            '<div id="alignment"></div>',
+            '<div id="alignment"></div><div id="edit-alignment"></div>',
             f'<script type="application/json" id="data">{payload}</script>',
         ],
-        css=_CSS,
+        css=_CSS + EDIT_CSS,
         script=script,
     )
