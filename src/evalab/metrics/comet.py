@@ -334,6 +334,9 @@ class Comet(Metric):
             )
         return hyps, refs
 
+    def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
+        return self.stats(hypotheses, references).rows
+
     def _regression_scores(
         self, systems: list[list[str]], references: list[list[str]]
     ) -> list[np.ndarray]:
