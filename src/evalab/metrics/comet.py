@@ -189,8 +189,8 @@ class Comet(Metric):
         reads = f"reads {'+'.join(self.input_sides)}"
         if self.needs_source and not has_source:
             raise SettingsError(
-                f"comet: this checkpoint ({self.class_identifier}) {reads}: pass --source SRC "
-                "(the source segments, one a line)"
+                f"comet reads the source segments (this {self.class_identifier} checkpoint "
+                f"{reads}): pass --source SRC (one segment a line)"
             )
         if has_source and not self.uses_source and not unread_source_ok:
             raise SettingsError(
