@@ -312,7 +312,7 @@ def score(
     segments: Annotated[
         str | None,
         segments_option(
-            "Also write per-segment scores to this JSON Lines file: one line per system, metric and segment."
+            "Also write per-segment scores to this file: JSON Lines, one line per system, metric and segment (a .csv or .tsv name: a table, one row each)."
         ),
     ] = None,
     missing_ref: Annotated[
