@@ -95,6 +95,20 @@ class UnifiedModel(CometModel):
             raise InputError(
                 f"{info.path}: word_layer {self.word_layer!r} is out of range 0..{self.num_layers - 1}"
             )
+        if self.packed:  # no layer above the last one read is computed
+            self.encoder = self.encoder.first_layers(self.depth())
+
+    def depth(self) -> int:
+        """The last hidden state the scores and spans read: the word layer, and the top
+        layer the sentence embedding weighs (a sparsemax mix gives the layers above it a
+        weight of exactly 0, so leaving them out changes no number) or reads."""
+        with self.torch.inference_mode():
+            if self.mix is None:
+                read = self._layer_index()
+            else:
+                weights = self.mix.weights().tolist()
+                read = max(k for k, w in enumerate(weights) if w != 0)
+        return max(read, int(self.word_layer) if self.heads else 0)
 
     @staticmethod
     def model_hparams(info: CheckpointInfo) -> dict[str, Any]:

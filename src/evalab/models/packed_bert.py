@@ -18,6 +18,7 @@ state dict must hold).
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,6 +144,14 @@ class PackedBertEncoder:
         layers = len(model.encoder.layer)
         state = dict(model.state_dict())
         return cls(state, BertShape(**{**shape.__dict__, "layers": layers}))
+
+    def first_layers(self, n: int) -> PackedBertEncoder:
+        """This encoder computing its first ``n`` layers only (where no state above them is
+        read), sharing the weights."""
+        out = copy.copy(self)
+        out.layers = self.layers[:n]
+        out.shape = BertShape(**{**self.shape.__dict__, "layers": n})
+        return out
 
     def to(self, device: str) -> PackedBertEncoder:
         """The weights moved to ``device`` (this encoder, for chaining)."""
