@@ -407,9 +407,9 @@ def test_segments_as_csv_carry_the_spans(tiny_xcomet, run_cli, tmp_path) -> None
         assert result.exit_code == 0, result.stderr
     lines = [json.loads(x) for x in (tmp_path / "seg.jsonl").read_text().splitlines()]
     for name, delimiter in (("seg.csv", ","), ("seg.tsv", "\t")):
-        text = (tmp_path / name).read_text(encoding="utf-8")
-        table, _, footer = text.partition("\r\n\r\n" if delimiter == "," else "\n\n")
-        rows = list(csv.DictReader(table.splitlines(), delimiter=delimiter))
+        text = (tmp_path / name).read_text(encoding="utf-8").splitlines()
+        table, footer = text[: text.index("")], "\n".join(text[text.index("") + 1 :])
+        rows = list(csv.DictReader(table, delimiter=delimiter))
         assert [r["system"] for r in rows] == [x["system"] for x in lines]
         assert [float(r["score"]) for r in rows] == [x["score"] for x in lines]
         assert [json.loads(r["error_spans"]) for r in rows] == [x["error_spans"] for x in lines]
