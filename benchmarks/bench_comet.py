@@ -18,10 +18,17 @@ norm, random estimator; benchmarks/make_tiny_comet.py).
     alternating in one process; evalab's segment scores are checked against
     ``comet-score``'s (1e-5).
 
+``--model xcomet`` runs (1) on the tiny xCOMET checkpoint (``make_tiny_comet.py --xcomet``:
+hypothesis, source and reference as one sequence, three sequences per segment, a word-level
+head tagging error spans) instead; the segment scores of both sides are checked equal
+(1e-5) and so are their error spans (text, severity, offsets; confidence 1e-5). It has no
+floor round: the floor above is the regression model's.
+
 Both sides get the same thread count (``--threads``, default 1: on a shared machine
 OpenMP threads spinning on each other inflate both sides' times).
 
     .venv/bin/python benchmarks/bench_comet.py [--pair en-zh] [--segments 200] [--repeats 2] [--threads 1]
+        [--model regression|xcomet]
 """
 
 from __future__ import annotations
@@ -63,6 +70,21 @@ scores = {h: model.predict([{"src": a, "mt": b, "ref": c} for a, b, c in zip(s, 
     batch_size=16, gpus=0, progress_bar=False, accelerator="cpu").scores for h in hyps}
 json.dump(scores, open(out, "w"))
 """
+#: the same for a unified model (xCOMET): one ``predict`` per system, its scores and spans
+PEER_UNIFIED = """
+import json, logging, sys
+from comet import load_from_checkpoint
+logging.disable(logging.WARNING)
+ckpt, src, ref, out, *hyps = sys.argv[1:]
+read = lambda p: [x.strip() for x in open(p, encoding="utf-8").readlines()]
+model = load_from_checkpoint(ckpt)
+model.eval()
+s, r = read(src), read(ref)
+outs = {h: model.predict([{"src": a, "mt": b, "ref": c} for a, b, c in zip(s, read(h), r)],
+    batch_size=16, gpus=0, progress_bar=False, accelerator="cpu") for h in hyps}
+json.dump({h: {"scores": o.scores, "spans": o.metadata.error_spans} for h, o in outs.items()},
+    open(out, "w"))
+"""
 
 
 def write_data(pair: str, n: int, out: Path) -> tuple[Path, Path, list[Path]]:
@@ -94,14 +116,25 @@ def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, cpu
 
 
-def processes(ckpt: Path, src: Path, ref: Path, hyps: list[Path], tmp: Path) -> dict:
-    """The two command lines and how to read each one's system scores."""
-    ours_json, peer_json = tmp / "evalab.json", tmp / "peer.json"
+def processes(
+    ckpt: Path, src: Path, ref: Path, hyps: list[Path], tmp: Path, unified: bool = False
+) -> dict:
+    """The two command lines and how to read each one's system scores (and, for a unified
+    model, segment scores and spans: evalab's from its ``--segments`` file)."""
+    ours_json, peer_json, seg = tmp / "evalab.json", tmp / "peer.json", tmp / "segments.jsonl"
     ours = [sys.executable, "-m", "evalab", "score", "-m", "comet", "--set"]
     ours += [f"comet.model={ckpt}", "--source", str(src), "-r", str(ref), "-i", *map(str, hyps)]
-    ours += ["-q", "-f", "json", "-o", str(ours_json)]
+    ours += [
+        "-q",
+        "-f",
+        "json",
+        "-o",
+        str(ours_json),
+        *(["--segments", str(seg)] if unified else []),
+    ]
     python = str(comet_oracle().oracle_python())
-    peer = [python, "-c", PEER, str(ckpt / "checkpoints" / "model.ckpt"), str(src), str(ref)]
+    script = PEER_UNIFIED if unified else PEER
+    peer = [python, "-c", script, str(ckpt / "checkpoints" / "model.ckpt"), str(src), str(ref)]
     peer += [str(peer_json), *map(str, hyps)]
 
     def read_ours() -> list[float]:
@@ -109,9 +142,33 @@ def processes(ckpt: Path, src: Path, ref: Path, hyps: list[Path], tmp: Path) -> 
 
     def read_peer() -> list[list[float]]:
         data = json.loads(peer_json.read_text())
-        return [data[str(h)] for h in hyps]
+        return [data[str(h)]["scores"] if unified else data[str(h)] for h in hyps]
 
-    return {"ours": ours, "peer": peer, "read_ours": read_ours, "read_peer": read_peer}
+    def check_segments() -> None:
+        rows = [json.loads(line) for line in seg.read_text(encoding="utf-8").splitlines()]
+        data = json.loads(peer_json.read_text())
+        theirs = [
+            (s, sp)
+            for h in hyps
+            for s, sp in zip(data[str(h)]["scores"], data[str(h)]["spans"], strict=True)
+        ]
+        for row, (score, spans) in zip(rows, theirs, strict=True):
+            key = ("text", "severity", "start", "end")
+            ours_spans = row["error_spans"]
+            same = [[a[k] for k in key] for a in ours_spans] == [[b[k] for k in key] for b in spans]
+            if not same or abs(row["score"] - score) > 1e-5:
+                raise SystemExit(f"segment {row['segment']} of {row['system']} differs")
+            for a, b in zip(ours_spans, spans, strict=True):
+                if abs(a["confidence"] - b["confidence"]) > 1e-5:
+                    raise SystemExit(f"segment {row['segment']} of {row['system']}: confidence")
+
+    return {
+        "ours": ours,
+        "peer": peer,
+        "read_ours": read_ours,
+        "read_peer": read_peer,
+        "check": check_segments if unified else None,
+    }
 
 
 def comet_oracle():  # the oracle venv helpers of the tests
@@ -131,6 +188,8 @@ def process_round(job: dict, env: dict[str, str], repeats: int) -> dict[str, dic
         diff = float(np.max(np.abs(np.array(job["read_ours"]()) - peer_systems)))
         if diff > 1e-5:
             raise SystemExit(f"system scores differ from unbabel-comet's by {diff:.2e}")
+        if job["check"] is not None:
+            job["check"]()
     med = statistics.median
     return {
         name: {"wall": med(t[0] for t in ts), "cpu": med(t[1] for t in ts)}
@@ -196,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--skip-floor", action="store_true")
+    parser.add_argument("--model", choices=["regression", "xcomet"], default="regression")
     args = parser.parse_args(argv)
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "TOKENIZERS_PARALLELISM": "false"}
     os.environ.update({k: env[k] for k in ("OMP_NUM_THREADS", "TOKENIZERS_PARALLELISM")})
@@ -205,23 +265,28 @@ def main(argv: list[str] | None = None) -> int:
     from evalab.metrics.comet import Comet
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-comet-"))
-    ckpt = comet_oracle().make_tiny_checkpoint(tmp / "tiny-comet")
+    unified = args.model == "xcomet"
+    ckpt = comet_oracle().make_tiny_checkpoint(
+        tmp / "tiny-comet", *(["--xcomet"] if unified else [])
+    )
     src, ref, hyps = write_data(args.pair, args.segments, tmp)
     print(
-        f"WMT22 {args.pair}: {args.segments} segments, batch size 16, {args.threads} thread(s) "
+        f"WMT22 {args.pair}, tiny {args.model} checkpoint: {args.segments} segments, batch size 16, {args.threads} thread(s) "
         f"each, {args.repeats} alternating rounds; load: {os.getloadavg()[0]:.1f} "
         "(machine-dependent: ratios, not absolute times)"
     )
     for n in args.systems:
-        job = processes(ckpt, src, ref, hyps[:n], tmp)
+        job = processes(ckpt, src, ref, hyps[:n], tmp, unified)
         res = process_round(job, env, args.repeats)
         o, p = res["ours"], res["peer"]
         print(
             f"process, {n} system(s): unbabel-comet {p['wall']:.1f} s wall / {p['cpu']:.1f} s CPU, "
             f"evalab {o['wall']:.1f} / {o['cpu']:.1f}: {p['wall'] / o['wall']:.2f}x wall, "
-            f"{p['cpu'] / o['cpu']:.2f}x CPU (medians; system scores equal within 1e-5)"
+            f"{p['cpu'] / o['cpu']:.2f}x CPU (medians; "
+            + ("segment scores and error spans" if unified else "system scores")
+            + " equal within 1e-5)"
         )
-        if args.skip_floor:
+        if args.skip_floor or unified:
             continue
         read = [p.read_text(encoding="utf-8").split("\n")[:-1] for p in (src, ref, *hyps[:n])]
         metric = Comet(model=str(ckpt), progress=False).with_sources(read[0])

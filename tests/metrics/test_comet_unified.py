@@ -284,3 +284,245 @@ def test_error_spans_in_the_segments_json(unified_checkpoints, run_cli, tmp_path
         ]
         for s in row["error_spans"]:
             assert 0 <= s["start"] <= s["end"] <= len(hyps[row["segment"] - 1])
+
+
+# -- the tiny xCOMET checkpoint of benchmarks/make_tiny_comet.py (docs, benchmark, contract) ---
+@pytest.fixture(scope="module")
+def tiny_xcomet(tmp_path_factory) -> Path:
+    return comet_oracle.make_tiny_checkpoint(
+        tmp_path_factory.mktemp("xcomet") / "tiny-xcomet", "--xcomet"
+    )
+
+
+def _wmt_files(root: Path, n: int = 12, systems: int = 2) -> dict[str, Any]:
+    """``n`` segments of WMT22 en-de: source, reference A and ``systems`` systems."""
+    pair = "en-de"
+    names = wmt_systems(pair)[:systems]
+    texts = {
+        "src": read_lines(wmt_file("src", pair, ""))[:n],
+        "ref": read_lines(wmt_file("ref", pair, "A"))[:n],
+        **{s: read_lines(wmt_file("hyp", pair, s))[:n] for s in names},
+    }
+    paths = {}
+    for key, lines in texts.items():
+        paths[key] = root / f"{key}.txt"
+        paths[key].write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    return {"texts": texts, "paths": paths, "systems": names}
+
+
+def test_the_tiny_xcomet_checkpoint_scores_and_tags_as_unbabel_comet(tiny_xcomet, tmp_path) -> None:
+    """The checkpoint the docs and the benchmark use: unbabel-comet reads it, and its segment
+    scores and error spans equal evalab's."""
+    data = _wmt_files(tmp_path, n=10, systems=1)
+    t = data["texts"]
+    hyps = t[data["systems"][0]]
+    samples = [
+        {"src": s, "mt": h, "ref": r} for s, h, r in zip(t["src"], hyps, t["ref"], strict=True)
+    ]
+    ckpt = str(tiny_xcomet / "checkpoints" / "model.ckpt")
+    try:
+        (theirs,) = comet_oracle.predict(
+            [{"checkpoint": ckpt, "batch_size": 4, "samples": samples}]
+        )
+    except comet_oracle.OracleUnavailable as exc:
+        pytest.skip(f"unbabel-comet oracle venv cannot be built (offline?): {exc}")
+    metric = Comet(model=str(tiny_xcomet), batch_size=3).with_sources(t["src"])
+    ours = metric.segment_scores(hyps, [t["ref"]])
+    np.testing.assert_allclose([s.score for s in ours], theirs["scores"], atol=1e-5, rtol=0)
+    got = [sc.components["error_spans"] for sc in ours]
+    assert any(got), "the tiny checkpoint tags no span: the test would test nothing"
+    for mine, expected in zip(got, theirs["error_spans"], strict=True):
+        assert [(s.text, s.severity, s.start, s.end) for s in mine] == [
+            (e["text"], e["severity"], e["start"], e["end"]) for e in expected
+        ]
+        np.testing.assert_allclose(
+            [s.confidence for s in mine], [e["confidence"] for e in expected], atol=1e-5
+        )
+
+
+def _count_runs(monkeypatch) -> list[int]:
+    """Every run of a COMET model (regression embeddings or unified sequences), counted."""
+    from evalab.models.comet_model import CometModel
+    from evalab.models.comet_unified import UnifiedModel
+
+    runs: list[int] = []
+    for cls, name in ((CometModel, "embed"), (UnifiedModel, "score")):
+        original = getattr(cls, name)
+
+        def counted(self, *args, _original=original, **kwargs):
+            runs.append(1)
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, name, counted)
+    return runs
+
+
+@pytest.mark.parametrize("kind", ["xcomet", "regression"])
+def test_score_segments_runs_the_model_once(
+    kind, tiny_xcomet, run_cli, tmp_path, monkeypatch
+) -> None:
+    """``score --segments`` used to score COMET again for the segment lines (xCOMET three
+    times); now the corpus scores, the segment lines and the spans come from one run."""
+    model = tiny_xcomet if kind == "xcomet" else comet_oracle.make_tiny_checkpoint(tmp_path / "r")
+    data = _wmt_files(tmp_path, n=6, systems=2)
+    p = data["paths"]
+    runs = _count_runs(monkeypatch)
+    out, seg = tmp_path / "out.json", tmp_path / "seg.jsonl"
+    systems = [p[s] for s in data["systems"]]
+    args = ["-m", "comet", "bleu", "--set", f"comet.model={model}", "--source", p["src"]]
+    result = run_cli(
+        "score", *args, "-r", p["ref"], "-i", *systems, "-q", "-f", "json", "-o", out,
+        "--segments", seg,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert len(runs) == 1
+    rows = [json.loads(line) for line in seg.read_text(encoding="utf-8").splitlines()]
+    corpus = {(r["system"], r["metric"]): r["score"] for r in json.loads(out.read_text())}
+    for (system, metric), score in corpus.items():
+        mine = [r for r in rows if r["system"] == system and r["metric"] == metric]
+        assert len(mine) == 6
+        if metric == "comet":  # the corpus score is the mean of the segment lines
+            assert score == pytest.approx(np.mean([r["score"] for r in mine]), abs=1e-12)
+            assert ("error_spans" in mine[0]) == (kind == "xcomet")
+    # the same lines as the metric's own segment scores, computed apart
+    metric = Comet(model=str(model)).with_sources(data["texts"]["src"])
+    expected = metric.segment_scores(data["texts"][data["systems"][0]], [data["texts"]["ref"]])
+    first = [r for r in rows if r["metric"] == "comet"][:6]
+    for row, sc in zip(first, expected, strict=True):
+        assert row["score"] == pytest.approx(sc.score, abs=1e-5)
+        assert row["signature"] == sc.signature
+
+
+def test_segments_as_csv_carry_the_spans(tiny_xcomet, run_cli, tmp_path) -> None:
+    """``--segments FILE.csv``: a row per segment, the spans as the JSON list the JSON Lines
+    file has; the same numbers and spans as ``--segments FILE.jsonl``."""
+    import csv
+
+    data = _wmt_files(tmp_path, n=5, systems=2)
+    p = data["paths"]
+    base = ["score", "-m", "comet", "--set", f"comet.model={tiny_xcomet}", "--source", p["src"]]
+    base += ["-r", p["ref"], "-i", *(p[s] for s in data["systems"]), "-q"]
+    for name in ("seg.jsonl", "seg.csv", "seg.tsv"):
+        result = run_cli(*base, "--segments", tmp_path / name, "-o", tmp_path / f"{name}.out")
+        assert result.exit_code == 0, result.stderr
+    lines = [json.loads(x) for x in (tmp_path / "seg.jsonl").read_text().splitlines()]
+    for name, delimiter in (("seg.csv", ","), ("seg.tsv", "\t")):
+        text = (tmp_path / name).read_text(encoding="utf-8").splitlines()
+        table, footer = text[: text.index("")], "\n".join(text[text.index("") + 1 :])
+        rows = list(csv.DictReader(table, delimiter=delimiter))
+        assert [r["system"] for r in rows] == [x["system"] for x in lines]
+        assert [float(r["score"]) for r in rows] == [x["score"] for x in lines]
+        assert [json.loads(r["error_spans"]) for r in rows] == [x["error_spans"] for x in lines]
+        assert footer.strip().strip('"') == "# " + lines[0]["signature"]
+
+
+def _kiwi(tmp_path: Path, segments: list[str]) -> Path:
+    """The tiny xCOMET checkpoint as a ``UnifiedMetric`` reading ``segments``."""
+    import shutil
+
+    import torch
+    import yaml
+
+    tiny = comet_oracle.make_tiny_checkpoint(tmp_path / "x", "--xcomet")
+    out = tmp_path / "-".join(segments)
+    (out / "checkpoints").mkdir(parents=True)
+    data = torch.load(tiny / "checkpoints" / "model.ckpt", weights_only=True)
+    hp = {**data["hyper_parameters"], "class_identifier": "unified_metric"}
+    hp["input_segments"] = segments
+    data["hyper_parameters"] = hp
+    torch.save(data, out / "checkpoints" / "model.ckpt")
+    (out / "hparams.yaml").write_text(yaml.safe_dump(hp), encoding="utf-8")
+    shutil.rmtree(tiny)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("segments", "given", "fragments"),
+    [
+        (["mt", "src"], ["-r"], ["comet reads the source segments", "--source SRC"]),
+        (["mt", "ref"], ["-r", "--source"], ["reads mt+ref", "drop --source"]),
+        (["mt", "src", "ref"], [], ["reads mt+src+ref", "pass -r REF"]),
+    ],
+)
+def test_the_cli_checks_the_sides_a_unified_checkpoint_reads(
+    segments, given, fragments, run_cli, tmp_path
+) -> None:
+    """A CometKiwi-style checkpoint needs --source, one that reads no source refuses it, and
+    -r stays required: one line, exit 2, before any model is loaded or file written."""
+    model = _kiwi(tmp_path, segments)
+    data = _wmt_files(tmp_path, n=3, systems=1)
+    p = data["paths"]
+    args = ["score", "-m", "comet", "--set", f"comet.model={model}", "-i", p[data["systems"][0]]]
+    args += [*(["-r", p["ref"]] if "-r" in given else [])]
+    args += [*(["--source", p["src"]] if "--source" in given else [])]
+    out = tmp_path / "out.json"
+    result = run_cli(*args, "-o", out, "--segments", tmp_path / "seg.jsonl")
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("evalab: error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+    assert not out.exists() and not (tmp_path / "seg.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    ("segments", "source", "sides"),
+    [(["mt", "ref"], False, "mt+ref"), (["mt", "src", "ref"], False, "mt+ref"),
+     (["mt", "src"], True, "mt+src"), (["mt", "src", "ref"], True, "mt+src+ref")],
+)  # fmt: skip
+def test_a_unified_checkpoint_scores_with_the_sides_it_reads(
+    segments, source, sides, run_cli, tmp_path
+) -> None:
+    model = _kiwi(tmp_path, segments)
+    data = _wmt_files(tmp_path, n=3, systems=1)
+    p = data["paths"]
+    args = ["score", "-m", "comet", "--set", f"comet.model={model}", "-r", p["ref"]]
+    args += ["-i", p[data["systems"][0]], "-q", "-f", "json"]
+    result = run_cli(*args, *(["--source", p["src"]] if source else []))
+    assert result.exit_code == 0, result.stderr
+    (row,) = json.loads(result.stdout)
+    assert f"inputs:{sides}|" in row["signature"]
+    assert ("nrefs:1" in row["signature"]) == ("ref" in sides)
+
+
+def test_the_compare_page_marks_the_error_spans(tiny_xcomet, run_cli, tmp_path) -> None:
+    """``compare -f html`` with xCOMET embeds every segment's spans of both systems (start,
+    end, severity, confidence), the same as ``score --segments`` writes, from one model run."""
+    from html.parser import HTMLParser
+
+    data = _wmt_files(tmp_path, n=8, systems=2)
+    p = data["paths"]
+    common = ["-m", "comet", "--set", f"comet.model={tiny_xcomet}", "--source", p["src"]]
+    common += ["-r", p["ref"], "-i", *(p[s] for s in data["systems"]), "-q"]
+    page = tmp_path / "page.html"
+    result = run_cli("compare", *common, "-f", "html", "-o", page, "-n", "100")
+    assert result.exit_code == 0, result.stderr
+    result = run_cli("score", *common, "--segments", tmp_path / "seg.jsonl", "-o", tmp_path / "o")
+    assert result.exit_code == 0, result.stderr
+
+    class Data(HTMLParser):
+        payload = ""
+        inside = False
+
+        def handle_starttag(self, tag, attrs):
+            self.inside = ("id", "data") in attrs
+
+        def handle_data(self, text):
+            if self.inside:
+                self.payload += text
+
+    parser = Data()
+    parser.feed(page.read_text(encoding="utf-8"))
+    spans = json.loads(parser.payload)["spans"]
+    assert spans["metric"] == "comet"
+    lines = [json.loads(x) for x in (tmp_path / "seg.jsonl").read_text().splitlines()]
+    for k, name in enumerate(data["systems"]):
+        segs = [r["error_spans"] for r in lines if r["system"] == f"{name}.txt"]
+        assert len(segs) == 8
+        for flat, expected in zip(spans["sys"][k], segs, strict=True):
+            got = [flat[i : i + 4] for i in range(0, len(flat), 4)]
+            assert [(a, b, spans["severities"][c]) for a, b, c, _ in got] == [
+                (e["start"], e["end"], e["severity"]) for e in expected
+            ]
+            assert [c for *_, c in got] == [round(e["confidence"], 3) for e in expected]
+    assert "evalabSegmentViews" in page.read_text(encoding="utf-8")

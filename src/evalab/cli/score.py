@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import click
@@ -42,6 +44,7 @@ from evalab.cli.output import (
     format_option,
     json_safe,
     ordered_row,
+    stream_of,
     to_json,
 )
 from evalab.cli.record_inputs import RecordOptions, read_streams
@@ -51,7 +54,10 @@ from evalab.errors import InputError, SettingsError
 from evalab.io import check_same_length, read_segments
 from evalab.metrics.base import Metric, Score
 from evalab.metrics.parallel import stats_table
+from evalab.metrics.stats_value import Stats
 from evalab.progress import model_loading, progress_bar
+from evalab.report.delimited import DELIMITERS, delimited_table
+from evalab.report.error_spans import PageSpans, segments_table
 from evalab.report.numbers import number, plus_minus, scale_decimals
 from evalab.report.table import Number, Table, TableCell
 from evalab.report.wide import Cell, WideMetric, WideTable, wide_table
@@ -60,6 +66,7 @@ from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
 if TYPE_CHECKING:
     from evalab.cli.score_alignments import AlignmentResults
+    from evalab.metrics.ray_shards import RayCluster
 
 #: no record options: every file is read as text unless its name says JSON Lines/CSV/TSV
 NO_RECORDS = RecordOptions()
@@ -108,16 +115,35 @@ def input_options(
 
 
 def check_source_option(built: dict[str, Metric], source: str | None, others: list[str]) -> None:
-    """``--source`` is given exactly when a selected metric reads sources (COMET)."""
+    """``--source`` is given exactly when a selected metric reads sources (COMET), and
+    required when one cannot score without them (``needs_source``)."""
     readers = [n for n, m in built.items() if getattr(m, "uses_source", False)]
-    if readers and source is None:
+    needing = [n for n in readers if getattr(built[n], "needs_source", True)]
+    if needing and source is None:
         raise SettingsError(
-            f"{', '.join(readers)} reads the source segments: pass --source SRC (one segment a line)"
+            f"{', '.join(needing)} reads the source segments: pass --source SRC (one segment a line)"
         )
     if source is not None and not readers:
         raise SettingsError("--source is given but no selected metric reads sources (comet does)")
     if source == "-" and "-" in others:
         raise SettingsError("stdin ('-') can be used for only one file")
+
+
+def check_model_inputs(
+    built: dict[str, Metric],
+    source: str | None,
+    has_references: bool,
+    *,
+    source_shown: bool = False,
+) -> None:
+    """Refuse, before any file is read, inputs a metric's model cannot score from (a COMET
+    checkpoint's ``check_inputs``: CometKiwi without ``--source``, a source or no
+    reference where its ``input_segments`` say otherwise); ``source_shown``: the source
+    is also shown (``compare -f html``), so one the model does not read is no mistake."""
+    for metric in built.values():
+        check = getattr(metric, "check_inputs", None)
+        if check is not None:
+            check(source is not None, has_references, unread_source_ok=source_shown)
 
 
 def bind_source(
@@ -287,7 +313,7 @@ def score(
     segments: Annotated[
         str | None,
         segments_option(
-            "Also write per-segment scores to this JSON Lines file: one line per system, metric and segment."
+            "Also write per-segment scores to this file: JSON Lines, one line per system, metric and segment (a .csv or .tsv name: a table, one row each)."
         ),
     ] = None,
     missing_ref: Annotated[
@@ -374,6 +400,7 @@ def score(
     cluster = ray_cluster(executor, jobs, ray_address, ray_timeout)
     check_segments_path(segments, out, read)
     built = show_progress(build_metrics(metrics, set_), not quiet)
+    check_model_inputs(built, source, bool(reference) or ref_field is not None)
     check_source_option(built, source, [*reference, *input])
     refs, systems, labels = load_streams(
         reference, input, named.keys, RecordOptions(field, ref_field, id_field)
@@ -390,7 +417,8 @@ def score(
     load_models(built, not quiet)
     results: list[tuple[str, str, Score]] = []
     cis: list[ConfidenceInterval | None] = []
-    table = stats_table(built, systems, refs, jobs, cluster)
+    scored = score_table(built, systems, refs, jobs, cluster, segments=segments is not None)
+    table = scored.stats
     with progress_bar(
         len(systems) * len(built) * n, "bootstrap (--ci)", ci and not quiet, unit="resamples"
     ) as advance:
@@ -404,7 +432,7 @@ def score(
                     else None
                 )
     if segments:
-        emit(segment_lines(built, systems, refs), segments)
+        emit(segments_text(scored.segments, segments), segments)
     if score_only:
         emit("".join(format_value(sc, width) + "\n" for _, _, sc in results), out)
         return
@@ -585,20 +613,105 @@ def check_segments_path(
     check_out(segments, inputs, option="--segments", outputs=[("--out", out)])
 
 
+@dataclass(frozen=True)
+class ScoredTable:
+    """``score``'s rows, and with ``--segments`` every segment's :class:`Score`."""
+
+    #: metric -> system -> its stats rows
+    stats: dict[str, dict[str, Stats]]
+    #: system -> metric -> one sentence-level score per segment (empty without --segments)
+    segments: dict[str, dict[str, list[Score]]]
+
+
+def score_table(
+    built: dict[str, Metric],
+    systems: dict[str, list[str]],
+    refs: list[list[str | None]],
+    jobs: int,
+    cluster: RayCluster | None,
+    *,
+    segments: bool,
+    spans: bool = False,
+) -> ScoredTable:
+    """Every metric's rows (:func:`stats_table`), each model run once. With ``segments``
+    or ``spans``, a metric whose segment scores hold more than its rows (COMET's error
+    spans: ``tags_words``) gives both from one run in this process (``scored_many``); with
+    ``segments``, every other metric's segment scores are read from its rows
+    (``segment_scores_of``)."""
+    wanted = segments or spans
+    own = {n: m for n, m in built.items() if wanted and getattr(m, "tags_words", False)}
+    rest = {n: m for n, m in built.items() if n not in own}
+    table = stats_table(rest, systems, refs, jobs, cluster)
+    per_metric: dict[str, dict[str, list[Score]]] = {}
+    for name, metric in own.items():
+        runs = metric.scored_many(list(systems.values()), refs)  # type: ignore[attr-defined]
+        table[name] = {s: run.stats for s, run in zip(systems, runs, strict=True)}
+        per_metric[name] = {s: run.segments for s, run in zip(systems, runs, strict=True)}
+    if segments:
+        for name, metric in rest.items():
+            per_metric[name] = {s: metric.segment_scores_of(table[name][s]) for s in systems}
+    return ScoredTable(
+        {n: table[n] for n in built},
+        {s: {n: per_metric[n][s] for n in built if n in per_metric} for s in systems}
+        if per_metric
+        else {},
+    )
+
+
+def page_spans(scored: ScoredTable, short: dict[str, str]) -> PageSpans | None:
+    """The error spans of the first metric whose segment scores have them (xCOMET), every
+    system under its table name (``short``), for the compare page."""
+    per_system = list(scored.segments.values())
+    for name in per_system[0] if per_system else {}:
+        if any("error_spans" in sc.components for sc in per_system[0][name]):
+            return PageSpans(
+                name,
+                {
+                    short.get(s, s): [sc.components.get("error_spans", []) for sc in per[name]]
+                    for s, per in scored.segments.items()
+                },
+            )
+    return None
+
+
 def segment_lines(
     built: dict[str, Metric], systems: dict[str, list[str]], refs: list[list[str | None]]
 ) -> str:
-    """JSON Lines of every segment's score: system, metric, segment (line number from 1), score,
-    scale, direction, signature and components, as ``Metric.segment_scores`` defines them
-    (BLEU per segment is sentence BLEU, with effective order as its signature says)."""
-    lines = []
-    for sys_name, hyps in systems.items():
-        for name, metric in built.items():
-            for i, sc in enumerate(metric.segment_scores(hyps, refs), start=1):
-                fields = {k: v for k, v in sc.to_dict().items() if k not in ("metric", "verbose")}
-                row = {"system": sys_name, "metric": name, "segment": i, **fields}
-                lines.append(json.dumps(json_safe(row), ensure_ascii=False))
-    return "".join(line + "\n" for line in lines)
+    """:func:`segment_records` of every metric's :meth:`Metric.segment_scores`."""
+    scores = {
+        s: {n: m.segment_scores(hyps, refs) for n, m in built.items()}
+        for s, hyps in systems.items()
+    }
+    return segments_text(scores, None)
+
+
+def segment_records(scores: dict[str, dict[str, list[Score]]]) -> list[dict[str, Any]]:
+    """Every segment's score as one record: system, metric, segment (line number from 1),
+    score, scale, direction, signature and components, as ``Metric.segment_scores`` defines
+    them (BLEU per segment is sentence BLEU, with effective order as its signature says;
+    COMET's error spans are ``error_spans``, a list of text, severity, confidence, start
+    and end)."""
+    return [
+        {
+            "system": sys_name,
+            "metric": name,
+            "segment": i,
+            **{k: v for k, v in sc.to_dict().items() if k not in ("metric", "verbose")},
+        }
+        for sys_name, per in scores.items()
+        for name, metric_scores in per.items()
+        for i, sc in enumerate(metric_scores, start=1)
+    ]
+
+
+def segments_text(scores: dict[str, dict[str, list[Score]]], path: str | None) -> str:
+    """The ``--segments`` file: CSV or TSV where its name ends in ``.csv``/``.tsv``
+    (:func:`~evalab.report.error_spans.segments_table`), else JSON Lines, one record a line."""
+    records = segment_records(scores)
+    fmt = Path(path).suffix.lower().lstrip(".") if path and not stream_of(path) else ""
+    if fmt in DELIMITERS:
+        return delimited_table(segments_table(records), DELIMITERS[fmt])
+    return "".join(json.dumps(json_safe(r), ensure_ascii=False) + "\n" for r in records)
 
 
 def emit_results(

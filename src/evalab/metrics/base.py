@@ -754,7 +754,12 @@ class Metric(ABC):
 
     def segment_scores(self, hypotheses: Sequence[str], references: Refs) -> list[Score]:
         """One sentence-level :class:`Score` per segment (corpus-level context such as IDF is kept)."""
-        value = self.stats(hypotheses, references)
+        return self.segment_scores_of(self.stats(hypotheses, references))
+
+    def segment_scores_of(self, stats: Stats) -> list[Score]:
+        """One sentence-level :class:`Score` per row of ``stats`` (rows this metric computed):
+        :meth:`segment_scores` without computing the rows again."""
+        value = self.check_stats(stats)
         scorer = self.sentence_metric()
         return [scorer._score_of(row, value.nrefs) for row in value.rows]
 

@@ -22,7 +22,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -41,12 +41,17 @@ from evalab.models.comet_checkpoint import (
     UNIFIED_CLASSES,
     checkpoint_file,
     hparams_file,
+    input_sides,
     read_checkpoint,
     read_class,
+    read_hparams_yaml,
 )
 from evalab.models.hub import cached_snapshot, is_model_name, model_label
 
-__all__ = ["Comet", "CometSettings"]
+if TYPE_CHECKING:
+    from evalab.models.comet_unified import UnifiedScores
+
+__all__ = ["Comet", "CometSettings", "ScoredSystem"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,15 @@ class CometSettings(MetricSettings):
             )
 
 
+@dataclass(frozen=True)
+class ScoredSystem:
+    """One system's stats rows and its segment scores, computed in one run of the model."""
+
+    stats: Stats
+    #: one :class:`Score` per segment (with ``error_spans`` where the model tags words)
+    segments: list[Score]
+
+
 class Comet(Metric):
     """COMET segment scores from a local checkpoint; the corpus score is their mean."""
 
@@ -105,8 +119,6 @@ class Comet(Metric):
     releases_gil = True
     #: the sources bound by with_sources() cover the whole corpus, not one shard
     parallel_safe = False
-    #: the CLI binds ``--source`` to metrics that set this
-    uses_source: ClassVar[bool] = True
     #: a regression head is unbounded: scores are not confined to [0, 1]
     bounds = (-math.inf, math.inf)
     #: a learned metric has no such guarantee: the estimator may rate a hypothesis higher
@@ -138,6 +150,9 @@ class Comet(Metric):
         self.uses_references = self.class_identifier == "regression_metric"
         #: CometKiwi / xCOMET: hypothesis, source and reference encoded as one sequence
         self.unified = self.class_identifier in UNIFIED_CLASSES
+        #: the sides the checkpoint reads as ``hparams.yaml`` declares them (for the checks
+        #: before any work; the loaded model's own hyper-parameters decide when scoring)
+        self.input_sides = input_sides(self.class_identifier, read_hparams_yaml(ckpt))
         if self.settings.encoder is not None and not Path(self.settings.encoder).is_dir():
             raise InputError(
                 f"{self.settings.encoder}: comet.encoder is not a folder; pass the encoder's local folder"
@@ -153,6 +168,43 @@ class Comet(Metric):
         bound = copy.copy(self)
         bound._sources = list(sources)
         return bound
+
+    @property
+    def uses_source(self) -> bool:
+        """Whether the checkpoint reads source segments (the CLI binds ``--source`` then)."""
+        return "src" in self.input_sides
+
+    @property
+    def needs_source(self) -> bool:
+        """Whether it cannot score without them: a regression model, or a unified one whose
+        inputs are the hypothesis and the source alone (CometKiwi)."""
+        return self.uses_source and (not self.unified or "ref" not in self.input_sides)
+
+    def check_inputs(
+        self, has_source: bool, has_reference: bool, *, unread_source_ok: bool = False
+    ) -> None:
+        """Refuse, naming the command-line option, inputs this checkpoint cannot score from:
+        no source where it needs one, a source it does not read (unless
+        ``unread_source_ok``), no reference where it needs one."""
+        reads = f"reads {'+'.join(self.input_sides)}"
+        if self.needs_source and not has_source:
+            raise SettingsError(
+                f"comet reads the source segments (this {self.class_identifier} checkpoint "
+                f"{reads}): pass --source SRC (one segment a line)"
+            )
+        if has_source and not self.uses_source and not unread_source_ok:
+            raise SettingsError(
+                f"comet: this checkpoint ({self.class_identifier}) {reads} (its input_segments), "
+                "no source: drop --source"
+            )
+        needs_reference = "ref" in self.input_sides and (
+            self.uses_references or not self.uses_source
+        )
+        if not has_reference and (needs_reference or (self.unified and not has_source)):
+            raise SettingsError(
+                f"comet: this checkpoint ({self.class_identifier}) {reads}: pass -r REF "
+                "(the references, one a line)"
+            )
 
     @property
     def sources(self) -> list[str] | None:
@@ -203,15 +255,35 @@ class Comet(Metric):
         return self.stats_many([hypotheses], references)[0]
 
     def stats_many(self, systems: Sequence[Sequence[str]], references: Refs) -> list[Stats]:
+        return [s.stats for s in self._scored(systems, references, segments=False)]
+
+    def scored_many(self, systems: Sequence[Sequence[str]], references: Refs) -> list[ScoredSystem]:
+        """Each system's stats and segment scores from one run of the model; a model that
+        tags words (xCOMET) adds its ``error_spans`` to each segment's components."""
+        return self._scored(systems, references, segments=True)
+
+    def segment_scores(self, hypotheses: Sequence[str], references: Refs) -> list[Score]:
+        """One :class:`Score` per segment; a model that tags words (xCOMET) adds its
+        ``error_spans`` (text, severity, confidence, character start and end)."""
+        return self.scored_many([hypotheses], references)[0].segments
+
+    @property
+    def tags_words(self) -> bool:
+        """Whether the segment scores carry error spans (a unified model with a word-level
+        head): more than the stats rows hold. Loads the model."""
+        return self.unified and bool(self.model().tags_words)
+
+    def _scored(
+        self, systems: Sequence[Sequence[str]], references: Refs, segments: bool
+    ) -> list[ScoredSystem]:
         checked = [self._check(hyps, references) for hyps in systems]
         if not checked:
             return []
         hyps_list = [h for h, _ in checked]
         refs = checked[0][1]
         if not hyps_list[0]:
-            return [
-                self.make_stats(np.zeros((0, 2), dtype=np.float64), len(refs)) for _ in hyps_list
-            ]
+            empty = self.make_stats(np.zeros((0, 2), dtype=np.float64), len(refs))
+            return [ScoredSystem(empty, []) for _ in hyps_list]
         if complete(refs):
             read = refs
         elif self.uses_references or (self.unified and refs):
@@ -220,8 +292,23 @@ class Comet(Metric):
             )
         else:
             read = []  # a reference-free model reads none
-        rows = self._segment_stats_many(hyps_list, read)
-        return [self.make_stats(np.asarray(r, dtype=np.float64), len(refs)) for r in rows]
+        if self.unified:
+            runs = self._unified_scores(hyps_list, read)
+        else:
+            from evalab.models.comet_unified import UnifiedScores
+
+            runs = [UnifiedScores(s, None) for s in self._regression_scores(hyps_list, read)]
+        out = []
+        for run in runs:
+            value = self.make_stats(_rows(run.scores), len(refs))
+            scores = self.segment_scores_of(value) if segments else []
+            if segments and run.spans is not None:
+                scores = [
+                    dataclasses.replace(sc, components={**sc.components, "error_spans": sp})
+                    for sc, sp in zip(scores, run.spans, strict=True)
+                ]
+            out.append(ScoredSystem(value, scores))
+        return out
 
     def _check(
         self, hypotheses: Sequence[str], references: Refs
@@ -248,13 +335,12 @@ class Comet(Metric):
         return hyps, refs
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
-        return self._segment_stats_many([hypotheses], references)[0]
+        return self.stats(hypotheses, references).rows
 
-    def _segment_stats_many(
+    def _regression_scores(
         self, systems: list[list[str]], references: list[list[str]]
     ) -> list[np.ndarray]:
-        if self.unified:
-            return [_rows(u.scores) for u in self._unified_scores(systems, references)]
+        """Segment scores of each system from a regression (or reference-free) model."""
         torch = require("torch", what="COMET", extra="semantic")
         model = self.model()
         src = self._sources or []
@@ -269,10 +355,12 @@ class Comet(Metric):
         ref_emb = stack(ref) if ref is not None else None
         out = []
         for hyps in systems:
-            out.append(_rows(np.asarray(model.estimate(stack(hyps), src_emb, ref_emb))))
+            out.append(np.asarray(model.estimate(stack(hyps), src_emb, ref_emb)))
         return out
 
-    def _unified_scores(self, systems: list[list[str]], references: list[list[str]]) -> list[Any]:
+    def _unified_scores(
+        self, systems: list[list[str]], references: list[list[str]]
+    ) -> list[UnifiedScores]:
         """A unified model's :class:`~evalab.models.comet_unified.UnifiedScores` per system."""
         model = self.model()
         ref = references[0] if references else None
@@ -287,20 +375,6 @@ class Comet(Metric):
             )
         progress = self.settings.progress
         return list(model.score(systems, self._sources, ref, self.settings.batch_size, progress))
-
-    def segment_scores(self, hypotheses: Sequence[str], references: Refs) -> list[Score]:
-        """One :class:`Score` per segment; a model that tags words (xCOMET) adds its
-        ``error_spans`` (text, severity, confidence, character start and end)."""
-        plain = super().segment_scores(hypotheses, references)
-        if not self.unified or not self.model().tags_words:
-            return plain
-        hyps, refs = self._check(hypotheses, references)
-        read = refs if complete(refs) else []
-        spans = self._unified_scores([hyps], read)[0].spans or []
-        return [
-            dataclasses.replace(sc, components={**sc.components, "error_spans": sp})
-            for sc, sp in zip(plain, spans, strict=True)
-        ]
 
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
         sums = np.asarray(sums, dtype=np.float64)

@@ -24,8 +24,10 @@ __all__ = [
     "checkpoint_file",
     "first_line",
     "hparams_file",
+    "input_sides",
     "read_checkpoint",
     "read_class",
+    "read_hparams_yaml",
 ]
 
 #: unbabel-comet ``class_identifier`` -> whether the model can read references (the
@@ -78,6 +80,20 @@ def hparams_file(ckpt: Path) -> Path | None:
 
 def read_class(ckpt: Path) -> str:
     """The ``class_identifier`` of ``hparams.yaml`` two folders above ``ckpt``, checked."""
+    name = read_hparams_yaml(ckpt).get("class_identifier")
+    if name not in SUPPORTED_CLASSES:
+        what = (
+            "a class evalab does not compute" if name in KNOWN_UNSUPPORTED else "an unknown class"
+        )
+        raise InputError(
+            f"{hparams_file(ckpt)}: class_identifier {name!r} is {what}; evalab computes "
+            + ", ".join(SUPPORTED_CLASSES)
+        )
+    return str(name)
+
+
+def read_hparams_yaml(ckpt: Path) -> dict[str, Any]:
+    """``hparams.yaml`` two folders above ``ckpt`` (a mapping; empty when it holds none)."""
     yaml = require("yaml", what="reading COMET checkpoints", extra="semantic")
     hparams = hparams_file(ckpt)
     if hparams is None or not hparams.is_file():
@@ -89,16 +105,19 @@ def read_class(ckpt: Path) -> str:
         data = yaml.safe_load(hparams.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise InputError(f"{hparams}: not a readable YAML file ({first_line(exc)})") from None
-    name = data.get("class_identifier") if isinstance(data, dict) else None
-    if name not in SUPPORTED_CLASSES:
-        what = (
-            "a class evalab does not compute" if name in KNOWN_UNSUPPORTED else "an unknown class"
-        )
-        raise InputError(
-            f"{hparams}: class_identifier {name!r} is {what}; evalab computes "
-            + ", ".join(SUPPORTED_CLASSES)
-        )
-    return str(name)
+    return dict(data) if isinstance(data, dict) else {}
+
+
+def input_sides(class_identifier: str, hparams: dict[str, Any]) -> tuple[str, ...]:
+    """The sides a model of this class reads (``mt`` first): a regression model ``mt, src,
+    ref``, a reference-free one ``mt, src``, xCOMET ``mt, src, ref``, a ``UnifiedMetric``
+    its ``input_segments`` (unbabel-comet's default ``mt, src, ref``)."""
+    if class_identifier == "referenceless_regression_metric":
+        return ("mt", "src")
+    if class_identifier != "unified_metric":
+        return ("mt", "src", "ref")
+    segments = hparams.get("input_segments") or ["mt", "src", "ref"]
+    return ("mt", *(s for s in ("src", "ref") if s in segments))
 
 
 def read_checkpoint(model: str | Path) -> CheckpointInfo:

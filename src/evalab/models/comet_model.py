@@ -352,9 +352,14 @@ def _layer_mix_module(torch: Any, num_layers: int, layer_norm: bool, transform: 
             m = mask.float()
             return self.packed(states, lambda state: _normalise(state, m))
 
+        def weights(self) -> Any:
+            """Each layer's weight (sparsemax gives some exactly 0)."""
+            return transform(torch, torch.cat(list(self.scalar_parameters)))
+
         def packed(self, states: list[Any], normalise: Any) -> Any:
-            """The mix of ``states`` (padded or packed), ``normalise`` being the layer norm."""
-            weights = transform(torch, torch.cat(list(self.scalar_parameters)))
+            """The mix of ``states`` (padded or packed), ``normalise`` being the layer norm;
+            fewer states than layers: those above weigh 0 (see ``UnifiedModel``)."""
+            weights = self.weights()
             total: Any = 0
             for k, state in enumerate(states):
                 total = total + weights[k] * (normalise(state) if layer_norm else state)

@@ -88,13 +88,32 @@ class UnifiedModel(CometModel):
         self.separators = SEPARATOR_TOKENS[str(hp.get("encoder_model"))]
         self.token_types = hp.get("encoder_model") == "BERT"
         self.labels = ["O", *(f"I-{e}" for e in hp["error_labels"])]
-        self.word_layer: Any = hp.get("word_layer")
-        if self.heads and not (
-            isinstance(self.word_layer, int) and 0 <= self.word_layer < self.num_layers
-        ):
+        layer = hp.get("word_layer")
+        if self.heads and not (isinstance(layer, int) and 0 <= layer < self.num_layers):
             raise InputError(
-                f"{info.path}: word_layer {self.word_layer!r} is out of range 0..{self.num_layers - 1}"
+                f"{info.path}: word_layer {layer!r} is out of range 0..{self.num_layers - 1}"
             )
+        #: the hidden state the word-level head reads (0 without a head: none is read)
+        self.word_layer: int = layer if self.heads and isinstance(layer, int) else 0
+        #: the top hidden state the sentence embedding reads
+        self.sentence_top = self._sentence_top()
+        #: whether the word layer is above it: its hypothesis rows alone are read there
+        self.words_on_top = bool(self.heads) and self.word_layer > self.sentence_top
+        if self.packed:  # no layer above the last one read is computed
+            self.encoder = self.encoder.first_layers(self.depth())
+
+    def depth(self) -> int:
+        """The last hidden state the scores and spans read: the word layer, or the top layer
+        the sentence embedding weighs (a sparsemax mix gives the layers above it a weight of
+        exactly 0, so leaving them out changes no number) or reads."""
+        return self.word_layer if self.words_on_top else self.sentence_top
+
+    def _sentence_top(self) -> int:
+        if self.mix is None:
+            return self._layer_index()
+        with self.torch.inference_mode():
+            weights = self.mix.weights().tolist()
+        return max(k for k, w in enumerate(weights) if w != 0)
 
     @staticmethod
     def model_hparams(info: CheckpointInfo) -> dict[str, Any]:
@@ -220,17 +239,9 @@ class UnifiedModel(CometModel):
     def _forward(self, batch: list[list[int]], firsts: list[int]) -> tuple[list[float], Any]:
         """Scores and per-hypothesis-token tag probabilities of one batch of sequences."""
         torch = self.torch
-        lengths = [len(x) for x in batch]
         types = firsts if self.token_types else None
         if self.packed:
-            states = self.encoder.all_states(batch, self.device, types)
-            starts = np.cumsum([0, *lengths[:-1]])
-            sent = self._embed_states(states, lengths)
-            words = (
-                [states[self.word_layer][a : a + n] for a, n in zip(starts, firsts, strict=True)]
-                if self.heads
-                else None
-            )
+            sent, words = self._packed_forward(batch, firsts, types)
         else:
             input_ids, mask = padded_batch(torch, batch, self.tokenizer.pad_token_id)
             input_ids, mask = input_ids.to(self.device), mask.to(self.device)
@@ -247,7 +258,7 @@ class UnifiedModel(CometModel):
             hidden = self.mix(states, mask) if self.mix is not None else states[self._layer_index()]
             sent = hidden[:, 0, :]
             words = (
-                [states[int(self.word_layer)][i, :n] for i, n in enumerate(firsts)]
+                [states[self.word_layer][i, :n] for i, n in enumerate(firsts)]
                 if self.heads
                 else None
             )
@@ -256,6 +267,27 @@ class UnifiedModel(CometModel):
             return scores, None
         tagger = self.heads["hidden2tag"]
         return scores, [torch.softmax(tagger(w), dim=-1) for w in words]
+
+    def _packed_forward(
+        self, batch: list[list[int]], firsts: list[int], types: list[int] | None
+    ) -> tuple[Any, list[Any] | None]:
+        """Sentence embeddings and hypothesis-token states of the word layer, packed; with the
+        word layer on top, its hypothesis rows alone are computed there."""
+        torch = self.torch
+        lengths = [len(x) for x in batch]
+        starts = np.cumsum([0, *lengths[:-1]])
+        spans = list(zip(starts.tolist(), firsts, strict=True))
+        rows = None
+        if self.words_on_top:
+            rows = torch.cat([torch.arange(a, a + n) for a, n in spans]).to(self.device)
+        states = self.encoder.all_states(batch, self.device, types, last_rows=rows)
+        if not self.heads:
+            return self._embed_states(states, lengths), None
+        if self.words_on_top:  # the sentence embedding reads the states below
+            words = list(torch.split(states[-1], firsts))
+            return self._embed_states(states[:-1], lengths), words
+        words = [states[self.word_layer][a : a + n] for a, n in spans]
+        return self._embed_states(states, lengths), words
 
     def _embed_states(self, states: list[Any], lengths: list[int]) -> Any:
         from evalab.models.comet_packed import packed_sentence_embeddings

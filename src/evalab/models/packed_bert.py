@@ -18,6 +18,7 @@ state dict must hold).
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -144,6 +145,14 @@ class PackedBertEncoder:
         state = dict(model.state_dict())
         return cls(state, BertShape(**{**shape.__dict__, "layers": layers}))
 
+    def first_layers(self, n: int) -> PackedBertEncoder:
+        """This encoder computing its first ``n`` layers only (where no state above them is
+        read), sharing the weights."""
+        out = copy.copy(self)
+        out.layers = self.layers[:n]
+        out.shape = BertShape(**{**self.shape.__dict__, "layers": n})
+        return out
+
     def to(self, device: str) -> PackedBertEncoder:
         """The weights moved to ``device`` (this encoder, for chaining)."""
         self.embeddings = tuple(t.to(device) for t in self.embeddings)
@@ -157,11 +166,17 @@ class PackedBertEncoder:
         return self.all_states(batch, device)[-1]
 
     def all_states(
-        self, batch: list[list[int]], device: str, first: list[int] | None = None
+        self,
+        batch: list[list[int]],
+        device: str,
+        first: list[int] | None = None,
+        last_rows: Any = None,
     ) -> list[Any]:
         """The embeddings and every layer's hidden states, each packed ``[tokens, hidden]``.
         With ``first``, sentence ``i``'s first ``first[i]`` tokens are of token type 0 and
-        the rest of type 1 (a sentence pair); without, every token is of type 0."""
+        the rest of type 1 (a sentence pair); without, every token is of type 0. With
+        ``last_rows`` (packed row indices), the last layer is computed for those rows only
+        (their attention still reads every token), its state holding them in that order."""
         torch = self._torch
         lengths = [len(x) for x in batch]
         with torch.inference_mode():
@@ -172,8 +187,9 @@ class PackedBertEncoder:
             )
             where = valid.reshape(-1).nonzero().squeeze(1)
             states = [x]
-            for layer in self.layers:
-                states.append(self._layer(layer, states[-1], valid, where))
+            for k, layer in enumerate(self.layers):
+                rows = last_rows if k == len(self.layers) - 1 else None
+                states.append(self._layer(layer, states[-1], valid, where, rows))
             return [s.float() for s in states]
 
     def _embed(
@@ -194,7 +210,9 @@ class PackedBertEncoder:
         x = x + positions[at]
         return torch.nn.functional.layer_norm(x, (x.shape[-1],), ln_w, ln_b, self.shape.eps)
 
-    def _layer(self, layer: tuple[Any, ...], x: Any, valid: Any, where: Any) -> Any:
+    def _layer(
+        self, layer: tuple[Any, ...], x: Any, valid: Any, where: Any, rows: Any = None
+    ) -> Any:
         torch = self._torch
         functional = torch.nn.functional
         qkv_w, qkv_b, ao_w, ao_b, ln1_w, ln1_b, i_w, i_b, o_w, o_b, ln2_w, ln2_b = layer
@@ -208,6 +226,8 @@ class PackedBertEncoder:
             q, k, v, attn_mask=valid[:, None, None, :]
         )
         context = context.permute(0, 2, 1, 3).reshape(batch * longest, -1)[where]
+        if rows is not None:  # the rows read of this layer's output alone
+            context, x = context[rows], x[rows]
         eps = self.shape.eps
         x = functional.layer_norm(
             functional.linear(context, ao_w, ao_b) + x, width, ln1_w, ln1_b, eps

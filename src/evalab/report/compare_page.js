@@ -94,8 +94,13 @@
     $("pager").replaceChildren(prev, next, where);
     $("segments").replaceChildren(table);
     renderAlignment();
-    // the WER/CER alignment view (word_alignment.js) follows the selection
-    document.dispatchEvent(new CustomEvent("evalab:segment", { detail: { D, ...pair(), i: state.selected } }));
+    renderViews();
+  }
+
+  // ---- views of the selected segment from other modules (e.g. report/error_spans.js) --
+  function renderViews() {
+    const { a, b } = pair();
+    for (const view of window.evalabSegmentViews || []) view({ D, S, el, td, tr, a, b, i: state.selected });
   }
 
   // ---- token alignments (BERTScore) of the selected segment ---------------------------

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from evalab.report.error_spans import PageSpans, page_spans_data, spans_script
 from evalab.report.figures import Figure, Group, figure_svg, interval_panel
 from evalab.report.page import html_page
 from evalab.report.plots import SERIES_COLOURS, Intervals
@@ -80,6 +81,8 @@ class ComparePage:
     alignment_limit: int = 0
     #: the WER/CER alignments of :mod:`evalab.report.word_alignment` (``None``: no such metric)
     edit_alignments: EditAlignments | None = None
+    #: a word-level model's error spans (xCOMET), marked in the selected segment's outputs
+    error_spans: PageSpans | None = None
 
 
 #: segments per pair of systems whose token alignments the page embeds (those of largest |Δ|)
@@ -145,6 +148,7 @@ def page_data(page: ComparePage) -> dict[str, Any]:
         "freq": _known_counts(page) if page.train_counts is not None else None,
         "align": _alignment_data(page, ref) if page.alignments is not None else None,
         "edits": _edit_data(page, ref),
+        "spans": page_spans_data(page.error_spans, names) if page.error_spans else None,
     }
     data["strings"] = list(table)
     return data
@@ -250,8 +254,10 @@ def _forest(page: ComparePage) -> str:
 
 
 def _script() -> str:
+    """The page's one script: the segment views of other modules (they register themselves),
+    then the page's own."""
     page = resources.files("evalab.report").joinpath("compare_page.js").read_text(encoding="utf-8")
-    return edit_page_script() + page
+    return edit_page_script() + spans_script() + page
 
 
 _CSS = """
@@ -272,6 +278,7 @@ svg{max-width:100%;height:auto}
 tr[data-segment]{cursor:pointer} tr.selected td{background:#fff4c2}
 .aligns{display:flex;flex-wrap:wrap;gap:1.5em}.aligns section{flex:1 1 600px;min-width:0}
 table.matches td{text-align:left;overflow-wrap:anywhere}table.matches td.cos{text-align:right;font-variant-numeric:tabular-nums}
+mark.sev-minor{background:#fff0a8}mark.sev-major{background:#ffc48a}mark.sev-critical{background:#ff9c9c}
 """
 
 
@@ -292,7 +299,7 @@ def render_compare_page(page: ComparePage) -> str:
             '<h3>Buckets</h3><div class="charts"><figure id="len-chart"></figure><figure id="freq-chart"></figure></div>',
             '<h3>n-gram gains and losses</h3><div class="charts" id="ngrams"></div>',
             '<h3>Segments</h3><div class="controls" id="pager"></div><div id="segments"></div>',
-            '<div id="alignment"></div><div id="edit-alignment"></div>',
+            '<div id="alignment"></div><div id="edit-alignment"></div><div id="error-spans"></div>',
             f'<script type="application/json" id="data">{payload}</script>',
         ],
         css=_CSS + EDIT_CSS,

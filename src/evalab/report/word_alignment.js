@@ -1,7 +1,8 @@
 "use strict";
 // WER/CER alignments on the compare page (evalab.report.word_alignment): the selected
-// segment of both systems in jiwer's REF/HYP/marks layout. compare_page.js announces the
-// selection with an "evalab:segment" event; every token is set through textContent.
+// segment of both systems in jiwer's REF/HYP/marks layout. A segment view of the compare
+// page: registered here, called by the page on every selection; every token is set through
+// textContent.
 (() => {
   const INS = 3, DEL = 2, MARK = [" ", "S", "D", "I"], CLS = ["eq", "sub", "del", "ins"];
   const NAMES = ["equal", "substitution", "deletion", "insertion"];
@@ -40,8 +41,8 @@
     pre.append(...rows);
     return pre;
   }
-  document.addEventListener("evalab:segment", event => {
-    const { D, a, b, i } = event.detail, box = document.getElementById("edit-alignment"), E = D.edits;
+  (window.evalabSegmentViews = window.evalabSegmentViews || []).push(function editAlignment(ctx) {
+    const { D, a, b, i } = ctx, box = document.getElementById("edit-alignment"), E = D.edits;
     if (!box || !E) return;
     const head = el("h3", null, `Alignment (${E.metric})` + (i === null ? "" : `: segment ${i + 1}`));
     const note = el("p", "notes", "Each output aligned to the reference as jiwer aligns it (S: substitution, " +
