@@ -15,20 +15,22 @@
  *
  * counts is laid out segment-major ([segments][resamples]) so that each pair reads two
  * contiguous rows of a block of resamples; the resample loop is innermost and vectorises
- * (an AVX2 clone is chosen at load time where the CPU has it). Counts and sums are int32:
- * the caller checks that no resample has 2^31 pairs or more, so every sum is exact.
+ * (an AVX-512 or AVX2 clone is chosen at load time where the CPU has it). Counts are
+ * bytes (a block's rows fit the L2 cache) and sums int32: the caller checks that every
+ * count is below 256 and that no resample has 2^31 pairs or more, so every sum is exact.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
 
-/* resamples handled together: their rows, sums and maxima stay in the L1/L2 caches */
-#define BLOCK 256
+/* resamples handled together: a block's rows of counts (segments x BLOCK bytes) stay in
+ * the L2 cache, its sums and maxima in L1 */
+#define BLOCK 512
 
-__attribute__((target_clones("avx2", "default")))
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 static void curve_block(const int32_t *first, const int32_t *second, const int8_t *change,
-                        const uint8_t *ends, Py_ssize_t n_pairs, const int32_t *counts,
+                        const uint8_t *ends, Py_ssize_t n_pairs, const uint8_t *counts,
                         Py_ssize_t n_resamples, Py_ssize_t b0, Py_ssize_t width, int32_t *out)
 {
     int32_t acc[BLOCK], best[BLOCK];
@@ -37,12 +39,15 @@ static void curve_block(const int32_t *first, const int32_t *second, const int8_
         best[b] = 0;
     }
     for (Py_ssize_t p = 0; p < n_pairs; p++) {
-        const int32_t *u = counts + (Py_ssize_t)first[p] * n_resamples + b0;
-        const int32_t *v = counts + (Py_ssize_t)second[p] * n_resamples + b0;
+        const uint8_t *u = counts + (Py_ssize_t)first[p] * n_resamples + b0;
+        const uint8_t *v = counts + (Py_ssize_t)second[p] * n_resamples + b0;
         /* (w ^ m) - m is w or -w: the sign without a branch the CPU cannot predict */
         const int32_t m = change[p] > 0 ? 0 : -1;
-        for (Py_ssize_t b = 0; b < width; b++)
-            acc[b] += ((u[b] * v[b]) ^ m) - m;
+        for (Py_ssize_t b = 0; b < width; b++) {
+            /* counts are below 256, so the product is exact in 16 bits */
+            const int32_t w = (uint16_t)((uint16_t)u[b] * (uint16_t)v[b]);
+            acc[b] += (w ^ m) - m;
+        }
         if (ends[p]) {
             for (Py_ssize_t b = 0; b < width; b++)
                 best[b] = acc[b] > best[b] ? acc[b] : best[b];
@@ -61,7 +66,7 @@ static PyObject *tie_curve_max(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     Py_ssize_t n_pairs = first.len / (Py_ssize_t)sizeof(int32_t);
     if (second.len != first.len || change.len != n_pairs || ends.len != n_pairs ||
-        counts.len != n_segments * n_resamples * (Py_ssize_t)sizeof(int32_t)) {
+        counts.len != n_segments * n_resamples) {
         PyErr_SetString(PyExc_ValueError, "tie_curve_max: buffer sizes do not match");
         goto done;
     }
@@ -237,7 +242,7 @@ static PyMethodDef methods[] = {
      "tie_curve_max(first, second, change, ends, counts, n_segments, n_resamples) -> bytes: "
      "per resample, the largest prefix sum at a run end (or 0) of change[p] * "
      "counts[first[p], b] * counts[second[p], b] (int32, int32, int8, uint8 buffers; "
-     "counts int32 [segments][resamples]); int32 result."},
+     "counts uint8 [segments][resamples]); int32 result."},
     {"band_pairs", band_pairs, METH_VARARGS,
      "band_pairs(xs, ys, seg, start, stop, agree, n_seg) -> (lo, hi, change, dx) bytes: the "
      "moving pairs of cells i, j in [start[i], stop[i]) (float64, float64, int32, int64, int64 "

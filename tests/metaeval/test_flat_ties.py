@@ -71,9 +71,21 @@ def test_kernel_equals_numpy_on_many_resamples(monkeypatch):
     rng = np.random.default_rng(11)
     x, y, seg = _cells(rng, 40, 6)
     pairs = flat_pairs(x, y, seg)
-    counts = rng.multinomial(40, np.ones(40) / 40, size=300).astype(
+    counts = rng.multinomial(40, np.ones(40) / 40, size=1100).astype(
         np.float64
-    )  # several kernel blocks
+    )  # several kernel blocks, the last one partial
+    compiled = acc_eq_flat_resampled(pairs, counts)
+    monkeypatch.setattr(_kernel, "ties", None)
+    assert np.array_equal(compiled, acc_eq_flat_resampled(pairs, counts))
+
+
+def test_counts_past_a_byte_give_the_numpy_numbers(monkeypatch):
+    """A segment drawn 256 times or more is beyond the kernel's bytes: the numbers stay."""
+    rng = np.random.default_rng(12)
+    x, y, seg = _cells(rng, 40, 6)
+    pairs = flat_pairs(x, y, seg)
+    counts = rng.multinomial(40, np.ones(40) / 40, size=5).astype(np.float64)
+    counts[2, 3] = 300.0
     compiled = acc_eq_flat_resampled(pairs, counts)
     monkeypatch.setattr(_kernel, "ties", None)
     assert np.array_equal(compiled, acc_eq_flat_resampled(pairs, counts))

@@ -194,8 +194,9 @@ def _best_prefix(pairs: FlatPairs, c: np.ndarray) -> np.ndarray:
         return np.zeros(len(c))
     n = c @ pairs.cells
     kernel = _kernel.ties
-    if kernel is not None and n.max() * (n.max() - 1) / 2 < 2**31:  # int32 sums stay exact
-        by_segment = np.ascontiguousarray(c.T, dtype=np.int32)
+    # the kernel reads counts as bytes and sums in int32: both exact within these bounds
+    if kernel is not None and c.max() < 256 and n.max() * (n.max() - 1) / 2 < 2**31:
+        by_segment = np.ascontiguousarray(c.T, dtype=np.uint8)
         out = kernel.tie_curve_max(
             pairs.first, pairs.second, pairs.change, pairs.ends, by_segment, *by_segment.shape
         )
