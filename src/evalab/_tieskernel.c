@@ -237,6 +237,125 @@ done:
     return result;
 }
 
+/* Kendall's τ_b counts of the permutation test's pseudo-metrics (correlation.kendall_tau_b_swapped).
+ *
+ * Cell i of trial t takes xw[i] when swap[t][i] ^ side, else xb[i]; cls[i] is the class of
+ * its human score (0 .. n_cls - 1). ob and ow are the cells sorted by (xb, cls) and by
+ * (xw, cls): a trial's cells sorted by (value, cls) are the merge of the cells of ob that
+ * take xb and those of ow that take xw, so each trial costs one linear pass. Along it, per
+ * trial: tied[t] the pairs with equal values, tied_xy[t] those also in one class, and
+ * dis[t] the pairs i before j with cls[i] > cls[j] and a smaller value (a Fenwick tree over
+ * the classes counts the cells of higher classes seen). Exact int64 counts.
+ */
+static int64_t fenwick_upto(const int64_t *tree, Py_ssize_t c)
+{
+    int64_t total = 0;
+    for (Py_ssize_t i = c + 1; i > 0; i -= i & -i)
+        total += tree[i];
+    return total;
+}
+
+static void swapped_counts_row(const double *xb, const double *xw, const int32_t *cls,
+                               const int64_t *ob, const int64_t *ow, const uint8_t *row,
+                               int side, Py_ssize_t n, Py_ssize_t n_cls, int64_t *tree,
+                               int64_t *out)
+{
+    memset(tree, 0, (size_t)(n_cls + 1) * sizeof(int64_t));
+    Py_ssize_t a = 0, b = 0, seen = 0;
+    int64_t tied = 0, tied_xy = 0, dis = 0, run = 0, run_xy = 0;
+    double last = 0.0;
+    int32_t last_c = -1;
+    for (;;) {
+        while (a < n && (row[ob[a]] ^ side))
+            a++;
+        while (b < n && !(row[ow[b]] ^ side))
+            b++;
+        if (a == n && b == n)
+            break;
+        double v;
+        int32_t c;
+        int from_b = a == n;
+        if (!from_b && b < n) {
+            double va = xb[ob[a]], vb = xw[ow[b]];
+            from_b = vb < va || (vb == va && cls[ow[b]] < cls[ob[a]]);
+        }
+        if (from_b) {
+            v = xw[ow[b]];
+            c = cls[ow[b]];
+            b++;
+        } else {
+            v = xb[ob[a]];
+            c = cls[ob[a]];
+            a++;
+        }
+        if (seen > 0 && v == last) {
+            tied += run++;
+            if (c == last_c)
+                tied_xy += run_xy++;
+            else
+                run_xy = 1;
+        } else {
+            run = run_xy = 1;
+        }
+        last = v;
+        last_c = c;
+        dis += seen - fenwick_upto(tree, c);
+        for (Py_ssize_t i = c + 1; i <= n_cls; i += i & -i)
+            tree[i] += 1;
+        seen++;
+    }
+    out[0] = tied;
+    out[1] = tied_xy;
+    out[2] = dis;
+}
+
+static PyObject *swapped_tau_counts(PyObject *self, PyObject *args)
+{
+    Py_buffer xb, xw, cls, ob, ow, swap;
+    Py_ssize_t n_cls, n_trials;
+    int side;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*nni", &xb, &xw, &cls, &ob, &ow, &swap, &n_cls,
+                          &n_trials, &side))
+        return NULL;
+    PyObject *result = NULL;
+    int64_t *tree = NULL;
+    Py_ssize_t n = xb.len / (Py_ssize_t)sizeof(double);
+    int ok = xw.len == xb.len && cls.len == n * (Py_ssize_t)sizeof(int32_t) &&
+             ob.len == n * (Py_ssize_t)sizeof(int64_t) && ow.len == ob.len && n_cls >= 1 &&
+             n_trials >= 0 && swap.len == n_trials * n && (side == 0 || side == 1);
+    const int32_t *cl = cls.buf;
+    const int64_t *pb = ob.buf, *pw = ow.buf;
+    for (Py_ssize_t i = 0; ok && i < n; i++)
+        ok = cl[i] >= 0 && cl[i] < n_cls && pb[i] >= 0 && pb[i] < n && pw[i] >= 0 && pw[i] < n;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "swapped_tau_counts: buffer sizes or indices do not match");
+        goto done;
+    }
+    tree = PyMem_Malloc((size_t)(n_cls + 1) * sizeof(int64_t));
+    result = PyBytes_FromStringAndSize(NULL, 3 * n_trials * (Py_ssize_t)sizeof(int64_t));
+    if (!tree || !result) {
+        Py_CLEAR(result);
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *out = (int64_t *)PyBytes_AS_STRING(result);
+    const uint8_t *rows = swap.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t t = 0; t < n_trials; t++)
+        swapped_counts_row(xb.buf, xw.buf, cl, pb, pw, rows + t * n, side, n, n_cls, tree,
+                           out + 3 * t);
+    Py_END_ALLOW_THREADS
+done:
+    PyMem_Free(tree);
+    PyBuffer_Release(&xb);
+    PyBuffer_Release(&xw);
+    PyBuffer_Release(&cls);
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&ow);
+    PyBuffer_Release(&swap);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"tie_curve_max", tie_curve_max, METH_VARARGS,
      "tie_curve_max(first, second, change, ends, counts, n_segments, n_resamples) -> bytes: "
@@ -252,6 +371,11 @@ static PyMethodDef methods[] = {
      "per trial, the largest running sum at an end (or 0) of steps[m] where "
      "codes[t][of_pair[m]] == which[m] (float64, int8, int32, uint8 buffers; codes int8 "
      "[trials][pairs]); float64 result."},
+    {"swapped_tau_counts", swapped_tau_counts, METH_VARARGS,
+     "swapped_tau_counts(xb, xw, cls, ob, ow, swap, n_cls, n_trials, side) -> bytes: per "
+     "trial (cell i takes xw[i] where swap[t][i] ^ side), the pairs tied in value, tied in "
+     "value and class, and discordant (float64, float64, int32, int64, int64 buffers; swap "
+     "uint8 [trials][cells]); int64 [trials][3] result."},
     {NULL, NULL, 0, NULL},
 };
 

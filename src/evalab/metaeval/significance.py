@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from evalab.metaeval.correlation import kendall_tau_b_rows
+from evalab.metaeval.correlation import kendall_tau_b_swapped
 from evalab.metaeval.statistics import SegmentData
 from evalab.metaeval.ties import acc_eq_grouped_swapped
 
@@ -66,6 +66,9 @@ def _trials(
     """``stat`` of both pseudo-metrics of every trial: ``swap[t]`` takes ``zw``'s cells into the first."""
     if stat == "acc_eq_item":
         return acc_eq_grouped_swapped(zb, zw, swap, np.where(like.mask, like.human, 0.0), like.mask)
+    if stat == "kendall":
+        m = like.mask
+        return kendall_tau_b_swapped(zb[m], zw[m], swap[:, m], like.human[m])
     a, b = np.where(swap, zw, zb), np.where(swap, zb, zw)
     return _values(stat, a, like), _values(stat, b, like)
 
@@ -76,8 +79,6 @@ _TRIALS_AT_ONCE = 100
 
 def _values(stat: str, metrics: np.ndarray, like: SegmentData) -> np.ndarray:
     """``stat`` of each pseudo-metric ``metrics[t]`` ``[systems, segments]`` against the humans."""
-    if stat == "kendall":
-        return kendall_tau_b_rows(metrics[:, like.mask], like.human[like.mask])
     one = np.ones((1, like.mask.shape[1]))
     return np.array(
         [SegmentData(m, like.human, like.mask).resampled(stat, one)[0] for m in metrics]
