@@ -356,6 +356,110 @@ done:
     return result;
 }
 
+/* acc_eq by item on bootstrap resamples (ties.acc_eq_grouped with weights).
+ *
+ * Moving pair m of group group[m] adds w[b][group[m]] * step[m] to resample b's curve
+ * once ε reaches its difference; ends[m] marks the last pair of a run of equal
+ * differences. The curve's values are start[b] (ε = 0) and start[b] + the running sum at
+ * each end, the sum taken in pair order with one product and one addition a pair, as
+ * numpy's cumsum of the products does (no fused multiply-add: fp-contract is off). The
+ * best value is the first one within 1e-12 * (largest |value| of every resample) of its
+ * resample's maximum (the smallest ε), so a first pass finds the maxima and a second the
+ * first value that reaches each. Per resample: the index of that value among
+ * [start, ends...] and the value.
+ */
+typedef struct {
+    const double *w, *step, *start;
+    const int32_t *group;
+    const uint8_t *ends;
+    Py_ssize_t n_pairs, n_groups;
+} ItemCurve;
+
+__attribute__((optimize("fp-contract=off")))
+static double item_curve_scan(const ItemCurve *c, Py_ssize_t b, double floor, int64_t *index,
+                              double *absmax)
+{
+    const double *w = c->w + b * c->n_groups, start = c->start[b];
+    double acc = 0.0, best = start, big = start < 0 ? -start : start;
+    int64_t at = 0, seen = 0;
+    if (floor <= start) {
+        *index = 0;
+        return start;
+    }
+    for (Py_ssize_t m = 0; m < c->n_pairs; m++) {
+        const double add = w[c->group[m]] * c->step[m];
+        acc = m == 0 ? add : acc + add;
+        if (!c->ends[m])
+            continue;
+        const double v = start + acc;
+        seen++;
+        if (v >= floor) {
+            *index = seen;
+            return v;
+        }
+        if (v > best) {
+            best = v;
+            at = seen;
+        }
+        big = (v < 0 ? -v : v) > big ? (v < 0 ? -v : v) : big;
+    }
+    *index = at;
+    *absmax = big;
+    return best;
+}
+
+static PyObject *item_curve_best(PyObject *self, PyObject *args)
+{
+    Py_buffer w, step, start, group, ends;
+    Py_ssize_t n_resamples, n_groups;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*nn", &w, &step, &start, &group, &ends, &n_resamples,
+                          &n_groups))
+        return NULL;
+    PyObject *result = NULL, *index_b = NULL, *value_b = NULL;
+    Py_ssize_t n_pairs = step.len / (Py_ssize_t)sizeof(double);
+    int ok = n_resamples >= 0 && n_groups >= 0 &&
+             w.len == n_resamples * n_groups * (Py_ssize_t)sizeof(double) &&
+             start.len == n_resamples * (Py_ssize_t)sizeof(double) &&
+             group.len == n_pairs * (Py_ssize_t)sizeof(int32_t) && ends.len == n_pairs;
+    const int32_t *g = group.buf;
+    for (Py_ssize_t m = 0; ok && m < n_pairs; m++)
+        ok = g[m] >= 0 && g[m] < n_groups;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "item_curve_best: buffer sizes or indices do not match");
+        goto done;
+    }
+    index_b = PyBytes_FromStringAndSize(NULL, n_resamples * (Py_ssize_t)sizeof(int64_t));
+    value_b = PyBytes_FromStringAndSize(NULL, n_resamples * (Py_ssize_t)sizeof(double));
+    if (!index_b || !value_b)
+        goto done;
+    int64_t *index = (int64_t *)PyBytes_AS_STRING(index_b);
+    double *value = (double *)PyBytes_AS_STRING(value_b);
+    ItemCurve c = {w.buf, step.buf, start.buf, g, ends.buf, n_pairs, n_groups};
+    Py_BEGIN_ALLOW_THREADS
+    double absmax = 0.0;
+    for (Py_ssize_t b = 0; b < n_resamples; b++) {  /* pass 1: each maximum (floor +inf) */
+        double big = 0.0;
+        value[b] = item_curve_scan(&c, b, Py_HUGE_VAL, &index[b], &big);
+        absmax = big > absmax ? big : absmax;
+    }
+    const double tol = 1e-12 * absmax;
+    for (Py_ssize_t b = 0; b < n_resamples; b++) {  /* pass 2: the first value reaching it */
+        double unused;
+        value[b] = item_curve_scan(&c, b, value[b] - tol, &index[b], &unused);
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_BuildValue("(OO)", index_b, value_b);
+done:
+    Py_XDECREF(index_b);
+    Py_XDECREF(value_b);
+    PyBuffer_Release(&w);
+    PyBuffer_Release(&step);
+    PyBuffer_Release(&start);
+    PyBuffer_Release(&group);
+    PyBuffer_Release(&ends);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"tie_curve_max", tie_curve_max, METH_VARARGS,
      "tie_curve_max(first, second, change, ends, counts, n_segments, n_resamples) -> bytes: "
@@ -376,6 +480,12 @@ static PyMethodDef methods[] = {
      "trial (cell i takes xw[i] where swap[t][i] ^ side), the pairs tied in value, tied in "
      "value and class, and discordant (float64, float64, int32, int64, int64 buffers; swap "
      "uint8 [trials][cells]); int64 [trials][3] result."},
+    {"item_curve_best", item_curve_best, METH_VARARGS,
+     "item_curve_best(w, step, start, group, ends, n_resamples, n_groups) -> (index, value) "
+     "bytes: per resample, the first value of [start[b], start[b] + running sums at the ends "
+     "of w[b][group[m]] * step[m]] within 1e-12 * (largest |value|) of its maximum (float64 "
+     "w [resamples][groups], step, start; int32 group; uint8 ends); int64 and float64 "
+     "results."},
     {NULL, NULL, 0, NULL},
 };
 
