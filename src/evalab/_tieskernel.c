@@ -6,7 +6,8 @@
  *
  * Pairs of rated cells are sorted by their absolute metric difference; pair p joins
  * segments first[p] and second[p] and changes the count of agreeing pairs by change[p]
- * (+1 or -1) once the tie threshold reaches its difference. On a resample that draws
+ * (+1 or -1, or their sum for the pairs of one run merged by merge_runs) once the tie
+ * threshold reaches its difference. On a resample that draws
  * segment s counts[s] times, the pair stands for counts[first] * counts[second] pairs of
  * the expanded sample, so the agreement gained by a threshold is a prefix sum of those
  * weighted changes. ends[p] marks the last pair of a run of equal differences: only
@@ -41,12 +42,11 @@ static void curve_block(const int32_t *first, const int32_t *second, const int8_
     for (Py_ssize_t p = 0; p < n_pairs; p++) {
         const uint8_t *u = counts + (Py_ssize_t)first[p] * n_resamples + b0;
         const uint8_t *v = counts + (Py_ssize_t)second[p] * n_resamples + b0;
-        /* (w ^ m) - m is w or -w: the sign without a branch the CPU cannot predict */
-        const int32_t m = change[p] > 0 ? 0 : -1;
+        const int32_t m = change[p];
         for (Py_ssize_t b = 0; b < width; b++) {
             /* counts are below 256, so the product is exact in 16 bits */
             const int32_t w = (uint16_t)((uint16_t)u[b] * (uint16_t)v[b]);
-            acc[b] += (w ^ m) - m;
+            acc[b] += m * w;
         }
         if (ends[p]) {
             for (Py_ssize_t b = 0; b < width; b++)
@@ -460,6 +460,141 @@ done:
     return result;
 }
 
+/* The pairs of one band sorted by difference and merged (flat_ties.flat_pairs).
+ *
+ * order sorts the band's pairs by dx. Within a run of equal differences the order of the
+ * pairs is never read, so pairs of one run that join the same two segments (lo, hi) act
+ * as one pair whose change is the sum of theirs: a run's pairs are sorted by lo * n_seg +
+ * hi and each key's net change written out (none for 0; a net beyond +-127 as entries of
+ * +-127 and the rest, so that it fits a byte), the last entry of the run marked as its
+ * end (a run that nets 0 everywhere leaves the curve where it was and has no entry).
+ * Along the way the full data's curve (unweighted, over the pairs as they are) is
+ * followed from (run, best, threshold): its running sum and first strict maximum at an
+ * end. Returns (entries written, run, best, threshold).
+ */
+typedef struct {
+    int64_t key;
+    int32_t step;
+} Keyed;
+
+static int keyed_cmp(const void *a, const void *b)
+{
+    int64_t x = ((const Keyed *)a)->key, y = ((const Keyed *)b)->key;
+    return (x > y) - (x < y);
+}
+
+static void keyed_sort(Keyed *v, Py_ssize_t n)
+{
+    if (n > 24) {
+        qsort(v, (size_t)n, sizeof(Keyed), keyed_cmp);
+        return;
+    }
+    for (Py_ssize_t i = 1; i < n; i++) {
+        Keyed t = v[i];
+        Py_ssize_t j = i;
+        for (; j > 0 && v[j - 1].key > t.key; j--)
+            v[j] = v[j - 1];
+        v[j] = t;
+    }
+}
+
+typedef struct {
+    int32_t *first, *second;
+    int8_t *change;
+    uint8_t *ends;
+    Py_ssize_t k;
+} MergedOut;
+
+/* the net changes of one run, keys sorted: entries written, the last one marked */
+static void write_run(Keyed *v, Py_ssize_t n, Py_ssize_t n_seg, MergedOut *o)
+{
+    Py_ssize_t before = o->k;
+    for (Py_ssize_t i = 0; i < n;) {
+        Py_ssize_t j = i;
+        int64_t net = 0;
+        for (; j < n && v[j].key == v[i].key; j++)
+            net += v[j].step;
+        for (int64_t left = net; left != 0;) {
+            int64_t part = left > 127 ? 127 : left < -127 ? -127 : left;
+            o->first[o->k] = (int32_t)(v[i].key / n_seg);
+            o->second[o->k] = (int32_t)(v[i].key % n_seg);
+            o->change[o->k] = (int8_t)part;
+            o->ends[o->k] = 0;
+            o->k++;
+            left -= part;
+        }
+        i = j;
+    }
+    if (o->k > before)
+        o->ends[o->k - 1] = 1;
+}
+
+static PyObject *merge_runs(PyObject *self, PyObject *args)
+{
+    Py_buffer lo, hi, step, dx, order, first, second, change, ends;
+    Py_ssize_t n_seg;
+    long long run, best;
+    double threshold;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*nw*w*w*w*LLd", &lo, &hi, &step, &dx, &order, &n_seg,
+                          &first, &second, &change, &ends, &run, &best, &threshold))
+        return NULL;
+    PyObject *result = NULL;
+    Keyed *buf = NULL;
+    Py_ssize_t n = step.len;
+    const int32_t *l = lo.buf, *h = hi.buf;
+    const int64_t *ord = order.buf;
+    int ok = lo.len == n * (Py_ssize_t)sizeof(int32_t) && hi.len == lo.len &&
+             dx.len == n * (Py_ssize_t)sizeof(double) && order.len == n * (Py_ssize_t)sizeof(int64_t) &&
+             first.len >= n * (Py_ssize_t)sizeof(int32_t) && second.len >= first.len &&
+             change.len >= n && ends.len >= n && n_seg > 0;
+    for (Py_ssize_t i = 0; ok && i < n; i++)
+        ok = ord[i] >= 0 && ord[i] < n && l[i] >= 0 && l[i] < n_seg && h[i] >= 0 && h[i] < n_seg;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "merge_runs: buffer sizes or indices do not match");
+        goto done;
+    }
+    buf = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(Keyed));
+    if (!buf) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    MergedOut o = {first.buf, second.buf, change.buf, ends.buf, 0};
+    const double *d = dx.buf;
+    const int8_t *st = step.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t a = 0; a < n;) {
+        const double at = d[ord[a]];
+        Py_ssize_t b = a;
+        for (; b < n && d[ord[b]] == at; b++) {
+            Py_ssize_t p = ord[b];
+            buf[b - a].key = (int64_t)l[p] * n_seg + h[p];
+            buf[b - a].step = st[p];
+            run += st[p];
+        }
+        if (run > best) { /* strictly: the first maximum keeps the smallest threshold */
+            best = run;
+            threshold = at;
+        }
+        keyed_sort(buf, b - a);
+        write_run(buf, b - a, n_seg, &o);
+        a = b;
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_BuildValue("(nLLd)", o.k, run, best, threshold);
+done:
+    PyMem_Free(buf);
+    PyBuffer_Release(&lo);
+    PyBuffer_Release(&hi);
+    PyBuffer_Release(&step);
+    PyBuffer_Release(&dx);
+    PyBuffer_Release(&order);
+    PyBuffer_Release(&first);
+    PyBuffer_Release(&second);
+    PyBuffer_Release(&change);
+    PyBuffer_Release(&ends);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"tie_curve_max", tie_curve_max, METH_VARARGS,
      "tie_curve_max(first, second, change, ends, counts, n_segments, n_resamples) -> bytes: "
@@ -486,6 +621,11 @@ static PyMethodDef methods[] = {
      "of w[b][group[m]] * step[m]] within 1e-12 * (largest |value|) of its maximum (float64 "
      "w [resamples][groups], step, start; int32 group; uint8 ends); int64 and float64 "
      "results."},
+    {"merge_runs", merge_runs, METH_VARARGS,
+     "merge_runs(lo, hi, step, dx, order, n_seg, first, second, change, ends, run, best, "
+     "threshold) -> (written, run, best, threshold): the band's pairs in the order of dx, "
+     "merged by segments within each run of equal dx, written into first, second, change, "
+     "ends (int32, int32, int8, uint8); the full data's curve followed on."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -143,3 +143,25 @@ def test_pairs_built_by_the_kernel_equal_numpy(seed, monkeypatch):
     for name in ("first", "second", "change", "ends", "agree", "cells", "segments"):
         assert np.array_equal(getattr(compiled, name), getattr(fallback, name)), name
     assert compiled.point == fallback.point
+
+
+def test_a_run_merged_past_a_byte_keeps_its_sum(monkeypatch):
+    """400 pairs of one run join the same two segments: entries of 127, 127, 127 and 19."""
+    x = np.r_[np.zeros(20), np.ones(20), [0.5, 2.0]]
+    y = np.r_[np.zeros(40), [-1.0, 1.0]]
+    seg = np.r_[np.zeros(20, int), np.ones(20, int), [2, 3]]
+    pairs = flat_pairs(x, y, seg)
+    at = (pairs.first == 0) & (pairs.second == 1)
+    assert sorted(pairs.change[at].tolist()) == [19, 127, 127, 127]
+    counts = np.random.default_rng(5).multinomial(4, np.ones(4) / 4, size=40).astype(float)
+    got = acc_eq_flat_resampled(pairs, counts)
+    for row, value in zip(counts, got, strict=True):
+        idx = np.repeat(np.arange(len(x)), row[seg].astype(int))
+        if len(idx) >= 2:
+            want = brute_flat(x[idx], y[idx])[0]
+            assert value == pytest.approx(want, abs=1e-12)
+    monkeypatch.setattr(_kernel, "ties", None)
+    fallback = flat_pairs(x, y, seg)
+    for name in ("first", "second", "change", "ends"):
+        assert np.array_equal(getattr(pairs, name), getattr(fallback, name)), name
+    assert np.array_equal(got, acc_eq_flat_resampled(fallback, counts), equal_nan=True)
