@@ -595,6 +595,33 @@ done:
     return result;
 }
 
+/* Per cell i of the sorted xs, the first j > i with xs[j] - xs[i] >= t, or n
+ * (cell_pairs._first_at_least). The computed difference grows with xs[j] and shrinks with
+ * xs[i] (rounding is monotone), so the answer never decreases with i: one sweep.
+ */
+static PyObject *first_at_least(PyObject *self, PyObject *args)
+{
+    Py_buffer xs;
+    double t;
+    if (!PyArg_ParseTuple(args, "y*d", &xs, &t))
+        return NULL;
+    Py_ssize_t n = xs.len / (Py_ssize_t)sizeof(double);
+    PyObject *result = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (result) {
+        const double *x = xs.buf;
+        int64_t *out = (int64_t *)PyBytes_AS_STRING(result);
+        Py_ssize_t j = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            j = j > i + 1 ? j : i + 1;
+            while (j < n && !(x[j] - x[i] >= t))
+                j++;
+            out[i] = j;
+        }
+    }
+    PyBuffer_Release(&xs);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"tie_curve_max", tie_curve_max, METH_VARARGS,
      "tie_curve_max(first, second, change, ends, counts, n_segments, n_resamples) -> bytes: "
@@ -626,6 +653,9 @@ static PyMethodDef methods[] = {
      "threshold) -> (written, run, best, threshold): the band's pairs in the order of dx, "
      "merged by segments within each run of equal dx, written into first, second, change, "
      "ends (int32, int32, int8, uint8); the full data's curve followed on."},
+    {"first_at_least", first_at_least, METH_VARARGS,
+     "first_at_least(xs, t) -> bytes: per cell i of the sorted float64 xs, the first j > i "
+     "with xs[j] - xs[i] >= t, or len(xs); int64 result."},
     {NULL, NULL, 0, NULL},
 };
 
