@@ -106,6 +106,8 @@ done:
  * at an end, or 0: the inactive candidates add 0.0, and the sum runs in candidate order,
  * so it is the numpy fallback's cumulative sum, addition for addition.
  */
+#define TRIALS 8
+
 static PyObject *swapped_curve_max(PyObject *self, PyObject *args)
 {
     Py_buffer steps, which, of_pair, ends, codes;
@@ -136,15 +138,22 @@ static PyObject *swapped_curve_max(PyObject *self, PyObject *args)
     const int8_t *wh = which.buf, *code = codes.buf;
     const uint8_t *end = ends.buf;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t t = 0; t < n_trials; t++) {
-        const int8_t *row = code + t * n_pairs;
-        double acc = 0.0, best = 0.0;
+    /* TRIALS trials at a time: their sums are independent chains of additions, each in
+     * candidate order, so the CPU overlaps them and every sum is the one-at-a-time sum */
+    for (Py_ssize_t t0 = 0; t0 < n_trials; t0 += TRIALS) {
+        const Py_ssize_t width = n_trials - t0 < TRIALS ? n_trials - t0 : TRIALS;
+        double acc[TRIALS] = {0.0}, best[TRIALS] = {0.0};
         for (Py_ssize_t m = 0; m < n_cand; m++) {
-            acc += row[pair[m]] == wh[m] ? st[m] : 0.0;
-            if (end[m] && acc > best)
-                best = acc;
+            const int8_t *col = code + t0 * n_pairs + pair[m];
+            for (Py_ssize_t t = 0; t < width; t++)
+                acc[t] += col[t * n_pairs] == wh[m] ? st[m] : 0.0;
+            if (end[m]) {
+                for (Py_ssize_t t = 0; t < width; t++)
+                    best[t] = acc[t] > best[t] ? acc[t] : best[t];
+            }
         }
-        out[t] = best;
+        for (Py_ssize_t t = 0; t < width; t++)
+            out[t0 + t] = best[t];
     }
     Py_END_ALLOW_THREADS
 done:
@@ -622,6 +631,80 @@ static PyObject *first_at_least(PyObject *self, PyObject *args)
     return result;
 }
 
+/* Weighted inversions of ranks for every weight column (correlation._inversions).
+ *
+ * Items in order, ranks[i] in 0 .. n_ranks - 1, w [items][columns] int64: per column b,
+ * the sum over pairs i < j with ranks[i] > ranks[j] of w[i][b] * w[j][b]. A Fenwick tree
+ * per column over the ranks holds the weight seen so far; the columns of a tree node are
+ * contiguous, so every step is a loop over the columns. Exact int64 sums.
+ */
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+static void inversions_columns(const int64_t *ranks, const int64_t *w, Py_ssize_t n,
+                               Py_ssize_t n_ranks, Py_ssize_t cols, int64_t *tree,
+                               int64_t *seen, int64_t *upto, int64_t *out)
+{
+    memset(tree, 0, (size_t)((n_ranks + 1) * cols) * sizeof(int64_t));
+    memset(seen, 0, (size_t)cols * sizeof(int64_t));
+    memset(out, 0, (size_t)cols * sizeof(int64_t));
+    for (Py_ssize_t j = 0; j < n; j++) {
+        const int64_t *wj = w + j * cols;
+        memset(upto, 0, (size_t)cols * sizeof(int64_t));
+        for (Py_ssize_t k = ranks[j] + 1; k > 0; k -= k & -k) {
+            const int64_t *node = tree + k * cols;
+            for (Py_ssize_t b = 0; b < cols; b++)
+                upto[b] += node[b];
+        }
+        for (Py_ssize_t b = 0; b < cols; b++) {
+            out[b] += wj[b] * (seen[b] - upto[b]);
+            seen[b] += wj[b];
+        }
+        for (Py_ssize_t k = ranks[j] + 1; k <= n_ranks; k += k & -k) {
+            int64_t *node = tree + k * cols;
+            for (Py_ssize_t b = 0; b < cols; b++)
+                node[b] += wj[b];
+        }
+    }
+}
+
+static PyObject *weighted_inversions(PyObject *self, PyObject *args)
+{
+    Py_buffer ranks, w;
+    Py_ssize_t n_ranks, cols;
+    if (!PyArg_ParseTuple(args, "y*y*nn", &ranks, &w, &n_ranks, &cols))
+        return NULL;
+    PyObject *result = NULL;
+    int64_t *tree = NULL, *seen = NULL, *upto = NULL;
+    Py_ssize_t n = ranks.len / (Py_ssize_t)sizeof(int64_t);
+    const int64_t *r = ranks.buf;
+    int ok = n_ranks >= 1 && cols >= 0 && w.len == n * cols * (Py_ssize_t)sizeof(int64_t);
+    for (Py_ssize_t i = 0; ok && i < n; i++)
+        ok = r[i] >= 0 && r[i] < n_ranks;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "weighted_inversions: buffer sizes or ranks do not match");
+        goto done;
+    }
+    tree = PyMem_Malloc((size_t)((n_ranks + 1) * cols + 1) * sizeof(int64_t));
+    seen = PyMem_Malloc((size_t)(cols + 1) * sizeof(int64_t));
+    upto = PyMem_Malloc((size_t)(cols + 1) * sizeof(int64_t));
+    result = PyBytes_FromStringAndSize(NULL, cols * (Py_ssize_t)sizeof(int64_t));
+    if (!tree || !seen || !upto || !result) {
+        Py_CLEAR(result);
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *out = (int64_t *)PyBytes_AS_STRING(result);
+    Py_BEGIN_ALLOW_THREADS
+    inversions_columns(r, w.buf, n, n_ranks, cols, tree, seen, upto, out);
+    Py_END_ALLOW_THREADS
+done:
+    PyMem_Free(tree);
+    PyMem_Free(seen);
+    PyMem_Free(upto);
+    PyBuffer_Release(&ranks);
+    PyBuffer_Release(&w);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"tie_curve_max", tie_curve_max, METH_VARARGS,
      "tie_curve_max(first, second, change, ends, counts, n_segments, n_resamples) -> bytes: "
@@ -656,6 +739,10 @@ static PyMethodDef methods[] = {
     {"first_at_least", first_at_least, METH_VARARGS,
      "first_at_least(xs, t) -> bytes: per cell i of the sorted float64 xs, the first j > i "
      "with xs[j] - xs[i] >= t, or len(xs); int64 result."},
+    {"weighted_inversions", weighted_inversions, METH_VARARGS,
+     "weighted_inversions(ranks, w, n_ranks, cols) -> bytes: per column b, the sum over "
+     "i < j with ranks[i] > ranks[j] of w[i][b] * w[j][b] (int64 ranks, int64 w "
+     "[items][cols]); int64 result."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -128,3 +128,17 @@ def test_swapped_kendall_kernel_equals_the_rows(n_classes, distinct, monkeypatch
     fallback = kendall_tau_b_swapped(better, worse, swap, y)
     for a, b in zip(got, fallback, strict=True):
         assert np.array_equal(a, b, equal_nan=True)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_weighted_kendall_kernel_equals_numpy(seed, monkeypatch):
+    """Bootstrap weights: the kernel's inversion counts give numpy's τ_b, bit for bit."""
+    from evalab import _kernel
+
+    if _kernel.ties is None:
+        pytest.skip("evalab._tieskernel is not built")
+    x, y = _data(seed, 300, 12)
+    weights = np.random.default_rng(seed).multinomial(300, np.ones(300) / 300, size=40)
+    compiled = kendall_tau_b(x, y, weights.astype(np.float64))
+    monkeypatch.setattr(_kernel, "ties", None)
+    assert np.array_equal(compiled, kendall_tau_b(x, y, weights.astype(np.float64)))
