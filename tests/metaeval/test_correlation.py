@@ -142,3 +142,14 @@ def test_weighted_kendall_kernel_equals_numpy(seed, monkeypatch):
     compiled = kendall_tau_b(x, y, weights.astype(np.float64))
     monkeypatch.setattr(_kernel, "ties", None)
     assert np.array_equal(compiled, kendall_tau_b(x, y, weights.astype(np.float64)))
+
+
+def test_pearson_rows_equal_pearson_row_by_row():
+    from evalab.metaeval.correlation import pearson_rows
+
+    rng = np.random.default_rng(4)
+    y = rng.normal(size=500).round(1)
+    x = rng.normal(size=(20, 500)) * rng.uniform(0.1, 100, (20, 1))
+    x[3] = 2.5  # constant: undefined
+    got = pearson_rows(x, y)
+    assert np.array_equal(got, [pearson(row, y) for row in x], equal_nan=True)

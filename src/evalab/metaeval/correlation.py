@@ -24,6 +24,7 @@ __all__ = [
     "kendall_tau_b_swapped",
     "pairwise_accuracy",
     "pearson",
+    "pearson_rows",
 ]
 
 
@@ -52,15 +53,34 @@ def pearson(x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> 
     # centring first keeps the sums of squares accurate (scipy centres too)
     mx = (w @ x) / total
     my = (w @ y) / total
-    dx = x[None, :] - mx[:, None]
-    dy = y[None, :] - my[:, None]
+    return _squeeze(_centred_r(x[None, :] - mx[:, None], y[None, :] - my[:, None], w), weights)
+
+
+def pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson's r of every row of ``x`` ``[T, n]`` against the same ``y``: ``pearson(row, y)``.
+
+    The permutation test's pseudo-metrics in one pass; each row's mean is the same matrix
+    product as :func:`pearson`'s and its sums the same row reductions, so the values are
+    :func:`pearson`'s, bit for bit.
+    """
+    x = np.atleast_2d(np.asarray(x, dtype=np.float64))
+    y = np.asarray(y, dtype=np.float64)
+    w = _weights(x.shape[1], None)
+    total = w.sum(axis=1)
+    mx = np.concatenate([(w @ row) / total for row in x])
+    my = (w @ y) / total
+    return _centred_r(x - mx[:, None], y[None, :] - my[:, None], w)
+
+
+def _centred_r(dx: np.ndarray, dy: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Pearson's r per row of the centred scores ``dx``, ``dy`` with weights ``w``."""
     sxy = (w * dx * dy).sum(axis=1)
     sxx = (w * dx * dx).sum(axis=1)
     syy = (w * dy * dy).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = sxy / (np.sqrt(sxx) * np.sqrt(syy))
-    r = np.where((sxx > 0) & (syy > 0), np.clip(r, -1.0, 1.0), np.nan)
-    return _squeeze(r, weights)
+    out: np.ndarray = np.where((sxx > 0) & (syy > 0), np.clip(r, -1.0, 1.0), np.nan)
+    return out
 
 
 def _dense_ranks(sorted_values: np.ndarray) -> np.ndarray:

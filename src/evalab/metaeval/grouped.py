@@ -18,15 +18,19 @@ __all__ = ["item_kendall", "item_pearson", "weighted_mean"]
 
 
 def item_kendall(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Kendall's τ_b across systems of every segment (NaN where undefined)."""
-    a, b = np.triu_indices(x.shape[0], k=1)
+    """Kendall's τ_b across systems of every segment (NaN where undefined).
+
+    ``x`` may hold several metrics, ``[..., systems, segments]`` (the counts are sums of
+    small integers, so each metric's values are the ones it gets alone).
+    """
+    a, b = np.triu_indices(x.shape[-2], k=1)
     valid = (mask[a] & mask[b]).astype(np.float64)
-    sx = np.sign(x[a] - x[b])
+    sx = np.sign(x[..., a, :] - x[..., b, :])
     sy = np.sign(np.where(mask, y, 0.0)[a] - np.where(mask, y, 0.0)[b])
     n0 = valid.sum(axis=0)
-    n1 = (valid * (sx == 0)).sum(axis=0)
+    n1 = (valid * (sx == 0)).sum(axis=-2)
     n2 = (valid * (sy == 0)).sum(axis=0)
-    s = (valid * sx * sy).sum(axis=0)
+    s = (valid * sx * sy).sum(axis=-2)
     with np.errstate(invalid="ignore", divide="ignore"):
         tau = s / (np.sqrt(n0 - n1) * np.sqrt(n0 - n2))
     return np.where((n0 - n1 > 0) & (n0 - n2 > 0), np.clip(tau, -1.0, 1.0), np.nan)
