@@ -515,7 +515,7 @@ typedef struct {
 } MergedOut;
 
 /* the net changes of one run, keys sorted: entries written, the last one marked */
-static void write_run(Keyed *v, Py_ssize_t n, Py_ssize_t n_seg, MergedOut *o)
+static void write_run(Keyed *v, Py_ssize_t n, MergedOut *o)
 {
     Py_ssize_t before = o->k;
     for (Py_ssize_t i = 0; i < n;) {
@@ -525,8 +525,8 @@ static void write_run(Keyed *v, Py_ssize_t n, Py_ssize_t n_seg, MergedOut *o)
             net += v[j].step;
         for (int64_t left = net; left != 0;) {
             int64_t part = left > 127 ? 127 : left < -127 ? -127 : left;
-            o->first[o->k] = (int32_t)(v[i].key / n_seg);
-            o->second[o->k] = (int32_t)(v[i].key % n_seg);
+            o->first[o->k] = (int32_t)(v[i].key >> 32);
+            o->second[o->k] = (int32_t)(v[i].key & 0xffffffff);
             o->change[o->k] = (int8_t)part;
             o->ends[o->k] = 0;
             o->k++;
@@ -576,7 +576,7 @@ static PyObject *merge_runs(PyObject *self, PyObject *args)
         Py_ssize_t b = a;
         for (; b < n && d[ord[b]] == at; b++) {
             Py_ssize_t p = ord[b];
-            buf[b - a].key = (int64_t)l[p] * n_seg + h[p];
+            buf[b - a].key = (int64_t)l[p] << 32 | h[p]; /* in the order of lo * n_seg + hi */
             buf[b - a].step = st[p];
             run += st[p];
         }
@@ -585,7 +585,7 @@ static PyObject *merge_runs(PyObject *self, PyObject *args)
             threshold = at;
         }
         keyed_sort(buf, b - a);
-        write_run(buf, b - a, n_seg, &o);
+        write_run(buf, b - a, &o);
         a = b;
     }
     Py_END_ALLOW_THREADS
