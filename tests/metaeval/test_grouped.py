@@ -41,3 +41,10 @@ def test_several_metrics_at_once_equal_each_alone():
     together = item_kendall(x, y, mask)
     for metric, got in zip(x, together, strict=True):
         assert np.array_equal(got, item_kendall(metric, y, mask), equal_nan=True)
+
+
+def test_a_nan_score_leaves_its_segment_undefined_as_before():
+    x = np.array([[1.0, np.nan, 2.0], [2.0, 1.0, 1.0], [3.0, 0.0, 0.0]])
+    y = np.array([[1.0, 1.0, 3.0], [2.0, 2.0, 2.0], [3.0, 3.0, 1.0]])
+    got = item_kendall(x, y, np.ones_like(x, dtype=bool))
+    assert got[0] == pytest.approx(1.0) and np.isnan(got[1]) and got[2] == pytest.approx(1.0)
