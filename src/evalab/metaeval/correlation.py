@@ -116,7 +116,10 @@ def _inversions(ranks: np.ndarray, w: np.ndarray) -> np.ndarray:
     # the kernel's int64 counts equal the levels' float sum while below 2^52 (2^26 items)
     if _kernel.ties is not None and integral and float(np.abs(w).sum(axis=0).max()) < 2**26:
         out = _kernel.ties.weighted_inversions(
-            np.ascontiguousarray(ranks, dtype=np.int64), np.ascontiguousarray(wk), n_ranks, w.shape[1]
+            np.ascontiguousarray(ranks, dtype=np.int64),
+            np.ascontiguousarray(wk),
+            n_ranks,
+            w.shape[1],
         )
         return np.frombuffer(out, np.int64).astype(np.float64)
     levels = max(1, int(ranks.max()).bit_length())

@@ -174,7 +174,15 @@ def _sorted_merged(
     kernel = _kernel.ties
     if kernel is not None:
         written, curve.run, curve.best, curve.threshold = kernel.merge_runs(
-            lo, hi, step, dx, order.astype(np.int64), n_seg, *out, curve.run, curve.best,
+            lo,
+            hi,
+            step,
+            dx,
+            order.astype(np.int64),
+            n_seg,
+            *out,
+            curve.run,
+            curve.best,
             curve.threshold,
         )
         return int(written)
