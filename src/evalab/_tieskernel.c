@@ -6,7 +6,8 @@
  *
  * Pairs of rated cells are sorted by their absolute metric difference; pair p joins
  * segments first[p] and second[p] and changes the count of agreeing pairs by change[p]
- * (+1 or -1) once the tie threshold reaches its difference. On a resample that draws
+ * (+1 or -1, or their sum for the pairs of one run merged by merge_runs) once the tie
+ * threshold reaches its difference. On a resample that draws
  * segment s counts[s] times, the pair stands for counts[first] * counts[second] pairs of
  * the expanded sample, so the agreement gained by a threshold is a prefix sum of those
  * weighted changes. ends[p] marks the last pair of a run of equal differences: only
@@ -15,20 +16,22 @@
  *
  * counts is laid out segment-major ([segments][resamples]) so that each pair reads two
  * contiguous rows of a block of resamples; the resample loop is innermost and vectorises
- * (an AVX2 clone is chosen at load time where the CPU has it). Counts and sums are int32:
- * the caller checks that no resample has 2^31 pairs or more, so every sum is exact.
+ * (an AVX-512 or AVX2 clone is chosen at load time where the CPU has it). Counts are
+ * bytes (a block's rows fit the L2 cache) and sums int32: the caller checks that every
+ * count is below 256 and that no resample has 2^31 pairs or more, so every sum is exact.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
 
-/* resamples handled together: their rows, sums and maxima stay in the L1/L2 caches */
-#define BLOCK 256
+/* resamples handled together: a block's rows of counts (segments x BLOCK bytes) stay in
+ * the L2 cache, its sums and maxima in L1 */
+#define BLOCK 512
 
-__attribute__((target_clones("avx2", "default")))
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 static void curve_block(const int32_t *first, const int32_t *second, const int8_t *change,
-                        const uint8_t *ends, Py_ssize_t n_pairs, const int32_t *counts,
+                        const uint8_t *ends, Py_ssize_t n_pairs, const uint8_t *counts,
                         Py_ssize_t n_resamples, Py_ssize_t b0, Py_ssize_t width, int32_t *out)
 {
     int32_t acc[BLOCK], best[BLOCK];
@@ -37,12 +40,14 @@ static void curve_block(const int32_t *first, const int32_t *second, const int8_
         best[b] = 0;
     }
     for (Py_ssize_t p = 0; p < n_pairs; p++) {
-        const int32_t *u = counts + (Py_ssize_t)first[p] * n_resamples + b0;
-        const int32_t *v = counts + (Py_ssize_t)second[p] * n_resamples + b0;
-        /* (w ^ m) - m is w or -w: the sign without a branch the CPU cannot predict */
-        const int32_t m = change[p] > 0 ? 0 : -1;
-        for (Py_ssize_t b = 0; b < width; b++)
-            acc[b] += ((u[b] * v[b]) ^ m) - m;
+        const uint8_t *u = counts + (Py_ssize_t)first[p] * n_resamples + b0;
+        const uint8_t *v = counts + (Py_ssize_t)second[p] * n_resamples + b0;
+        const int32_t m = change[p];
+        for (Py_ssize_t b = 0; b < width; b++) {
+            /* counts are below 256, so the product is exact in 16 bits */
+            const int32_t w = (uint16_t)((uint16_t)u[b] * (uint16_t)v[b]);
+            acc[b] += m * w;
+        }
         if (ends[p]) {
             for (Py_ssize_t b = 0; b < width; b++)
                 best[b] = acc[b] > best[b] ? acc[b] : best[b];
@@ -61,7 +66,7 @@ static PyObject *tie_curve_max(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     Py_ssize_t n_pairs = first.len / (Py_ssize_t)sizeof(int32_t);
     if (second.len != first.len || change.len != n_pairs || ends.len != n_pairs ||
-        counts.len != n_segments * n_resamples * (Py_ssize_t)sizeof(int32_t)) {
+        counts.len != n_segments * n_resamples) {
         PyErr_SetString(PyExc_ValueError, "tie_curve_max: buffer sizes do not match");
         goto done;
     }
@@ -101,6 +106,8 @@ done:
  * at an end, or 0: the inactive candidates add 0.0, and the sum runs in candidate order,
  * so it is the numpy fallback's cumulative sum, addition for addition.
  */
+#define TRIALS 8
+
 static PyObject *swapped_curve_max(PyObject *self, PyObject *args)
 {
     Py_buffer steps, which, of_pair, ends, codes;
@@ -131,15 +138,22 @@ static PyObject *swapped_curve_max(PyObject *self, PyObject *args)
     const int8_t *wh = which.buf, *code = codes.buf;
     const uint8_t *end = ends.buf;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t t = 0; t < n_trials; t++) {
-        const int8_t *row = code + t * n_pairs;
-        double acc = 0.0, best = 0.0;
+    /* TRIALS trials at a time: their sums are independent chains of additions, each in
+     * candidate order, so the CPU overlaps them and every sum is the one-at-a-time sum */
+    for (Py_ssize_t t0 = 0; t0 < n_trials; t0 += TRIALS) {
+        const Py_ssize_t width = n_trials - t0 < TRIALS ? n_trials - t0 : TRIALS;
+        double acc[TRIALS] = {0.0}, best[TRIALS] = {0.0};
         for (Py_ssize_t m = 0; m < n_cand; m++) {
-            acc += row[pair[m]] == wh[m] ? st[m] : 0.0;
-            if (end[m] && acc > best)
-                best = acc;
+            const int8_t *col = code + t0 * n_pairs + pair[m];
+            for (Py_ssize_t t = 0; t < width; t++)
+                acc[t] += col[t * n_pairs] == wh[m] ? st[m] : 0.0;
+            if (end[m]) {
+                for (Py_ssize_t t = 0; t < width; t++)
+                    best[t] = acc[t] > best[t] ? acc[t] : best[t];
+            }
         }
-        out[t] = best;
+        for (Py_ssize_t t = 0; t < width; t++)
+            out[t0 + t] = best[t];
     }
     Py_END_ALLOW_THREADS
 done:
@@ -232,12 +246,471 @@ done:
     return result;
 }
 
+/* Kendall's τ_b counts of the permutation test's pseudo-metrics (correlation.kendall_tau_b_swapped).
+ *
+ * Cell i of trial t takes xw[i] when swap[t][i] ^ side, else xb[i]; cls[i] is the class of
+ * its human score (0 .. n_cls - 1). ob and ow are the cells sorted by (xb, cls) and by
+ * (xw, cls): a trial's cells sorted by (value, cls) are the merge of the cells of ob that
+ * take xb and those of ow that take xw, so each trial costs one linear pass. Along it, per
+ * trial: tied[t] the pairs with equal values, tied_xy[t] those also in one class, and
+ * dis[t] the pairs i before j with cls[i] > cls[j] and a smaller value (a Fenwick tree over
+ * the classes counts the cells of higher classes seen). Exact int64 counts.
+ */
+static int64_t fenwick_upto(const int64_t *tree, Py_ssize_t c)
+{
+    int64_t total = 0;
+    for (Py_ssize_t i = c + 1; i > 0; i -= i & -i)
+        total += tree[i];
+    return total;
+}
+
+static void swapped_counts_row(const double *xb, const double *xw, const int32_t *cls,
+                               const int64_t *ob, const int64_t *ow, const uint8_t *row,
+                               int side, Py_ssize_t n, Py_ssize_t n_cls, int64_t *tree,
+                               int64_t *out)
+{
+    memset(tree, 0, (size_t)(n_cls + 1) * sizeof(int64_t));
+    Py_ssize_t a = 0, b = 0, seen = 0;
+    int64_t tied = 0, tied_xy = 0, dis = 0, run = 0, run_xy = 0;
+    double last = 0.0;
+    int32_t last_c = -1;
+    for (;;) {
+        while (a < n && (row[ob[a]] ^ side))
+            a++;
+        while (b < n && !(row[ow[b]] ^ side))
+            b++;
+        if (a == n && b == n)
+            break;
+        double v;
+        int32_t c;
+        int from_b = a == n;
+        if (!from_b && b < n) {
+            double va = xb[ob[a]], vb = xw[ow[b]];
+            from_b = vb < va || (vb == va && cls[ow[b]] < cls[ob[a]]);
+        }
+        if (from_b) {
+            v = xw[ow[b]];
+            c = cls[ow[b]];
+            b++;
+        } else {
+            v = xb[ob[a]];
+            c = cls[ob[a]];
+            a++;
+        }
+        if (seen > 0 && v == last) {
+            tied += run++;
+            if (c == last_c)
+                tied_xy += run_xy++;
+            else
+                run_xy = 1;
+        } else {
+            run = run_xy = 1;
+        }
+        last = v;
+        last_c = c;
+        dis += seen - fenwick_upto(tree, c);
+        for (Py_ssize_t i = c + 1; i <= n_cls; i += i & -i)
+            tree[i] += 1;
+        seen++;
+    }
+    out[0] = tied;
+    out[1] = tied_xy;
+    out[2] = dis;
+}
+
+static PyObject *swapped_tau_counts(PyObject *self, PyObject *args)
+{
+    Py_buffer xb, xw, cls, ob, ow, swap;
+    Py_ssize_t n_cls, n_trials;
+    int side;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*nni", &xb, &xw, &cls, &ob, &ow, &swap, &n_cls,
+                          &n_trials, &side))
+        return NULL;
+    PyObject *result = NULL;
+    int64_t *tree = NULL;
+    Py_ssize_t n = xb.len / (Py_ssize_t)sizeof(double);
+    int ok = xw.len == xb.len && cls.len == n * (Py_ssize_t)sizeof(int32_t) &&
+             ob.len == n * (Py_ssize_t)sizeof(int64_t) && ow.len == ob.len && n_cls >= 1 &&
+             n_trials >= 0 && swap.len == n_trials * n && (side == 0 || side == 1);
+    const int32_t *cl = cls.buf;
+    const int64_t *pb = ob.buf, *pw = ow.buf;
+    for (Py_ssize_t i = 0; ok && i < n; i++)
+        ok = cl[i] >= 0 && cl[i] < n_cls && pb[i] >= 0 && pb[i] < n && pw[i] >= 0 && pw[i] < n;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "swapped_tau_counts: buffer sizes or indices do not match");
+        goto done;
+    }
+    tree = PyMem_Malloc((size_t)(n_cls + 1) * sizeof(int64_t));
+    result = PyBytes_FromStringAndSize(NULL, 3 * n_trials * (Py_ssize_t)sizeof(int64_t));
+    if (!tree || !result) {
+        Py_CLEAR(result);
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *out = (int64_t *)PyBytes_AS_STRING(result);
+    const uint8_t *rows = swap.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t t = 0; t < n_trials; t++)
+        swapped_counts_row(xb.buf, xw.buf, cl, pb, pw, rows + t * n, side, n, n_cls, tree,
+                           out + 3 * t);
+    Py_END_ALLOW_THREADS
+done:
+    PyMem_Free(tree);
+    PyBuffer_Release(&xb);
+    PyBuffer_Release(&xw);
+    PyBuffer_Release(&cls);
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&ow);
+    PyBuffer_Release(&swap);
+    return result;
+}
+
+/* acc_eq by item on bootstrap resamples (ties.acc_eq_grouped with weights).
+ *
+ * Moving pair m of group group[m] adds w[b][group[m]] * step[m] to resample b's curve
+ * once ε reaches its difference; ends[m] marks the last pair of a run of equal
+ * differences. The curve's values are start[b] (ε = 0) and start[b] + the running sum at
+ * each end, the sum taken in pair order with one product and one addition a pair, as
+ * numpy's cumsum of the products does (no fused multiply-add: fp-contract is off). The
+ * best value is the first one within 1e-12 * (largest |value| of every resample) of its
+ * resample's maximum (the smallest ε), so a first pass finds the maxima and a second the
+ * first value that reaches each. Per resample: the index of that value among
+ * [start, ends...] and the value.
+ */
+typedef struct {
+    const double *w, *step, *start;
+    const int32_t *group;
+    const uint8_t *ends;
+    Py_ssize_t n_pairs, n_groups;
+} ItemCurve;
+
+__attribute__((optimize("fp-contract=off")))
+static double item_curve_scan(const ItemCurve *c, Py_ssize_t b, double floor, int64_t *index,
+                              double *absmax)
+{
+    const double *w = c->w + b * c->n_groups, start = c->start[b];
+    double acc = 0.0, best = start, big = start < 0 ? -start : start;
+    int64_t at = 0, seen = 0;
+    if (floor <= start) {
+        *index = 0;
+        return start;
+    }
+    for (Py_ssize_t m = 0; m < c->n_pairs; m++) {
+        const double add = w[c->group[m]] * c->step[m];
+        acc = m == 0 ? add : acc + add;
+        if (!c->ends[m])
+            continue;
+        const double v = start + acc;
+        seen++;
+        if (v >= floor) {
+            *index = seen;
+            return v;
+        }
+        if (v > best) {
+            best = v;
+            at = seen;
+        }
+        big = (v < 0 ? -v : v) > big ? (v < 0 ? -v : v) : big;
+    }
+    *index = at;
+    *absmax = big;
+    return best;
+}
+
+static PyObject *item_curve_best(PyObject *self, PyObject *args)
+{
+    Py_buffer w, step, start, group, ends;
+    Py_ssize_t n_resamples, n_groups;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*nn", &w, &step, &start, &group, &ends, &n_resamples,
+                          &n_groups))
+        return NULL;
+    PyObject *result = NULL, *index_b = NULL, *value_b = NULL;
+    Py_ssize_t n_pairs = step.len / (Py_ssize_t)sizeof(double);
+    int ok = n_resamples >= 0 && n_groups >= 0 &&
+             w.len == n_resamples * n_groups * (Py_ssize_t)sizeof(double) &&
+             start.len == n_resamples * (Py_ssize_t)sizeof(double) &&
+             group.len == n_pairs * (Py_ssize_t)sizeof(int32_t) && ends.len == n_pairs;
+    const int32_t *g = group.buf;
+    for (Py_ssize_t m = 0; ok && m < n_pairs; m++)
+        ok = g[m] >= 0 && g[m] < n_groups;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "item_curve_best: buffer sizes or indices do not match");
+        goto done;
+    }
+    index_b = PyBytes_FromStringAndSize(NULL, n_resamples * (Py_ssize_t)sizeof(int64_t));
+    value_b = PyBytes_FromStringAndSize(NULL, n_resamples * (Py_ssize_t)sizeof(double));
+    if (!index_b || !value_b)
+        goto done;
+    int64_t *index = (int64_t *)PyBytes_AS_STRING(index_b);
+    double *value = (double *)PyBytes_AS_STRING(value_b);
+    ItemCurve c = {w.buf, step.buf, start.buf, g, ends.buf, n_pairs, n_groups};
+    Py_BEGIN_ALLOW_THREADS
+    double absmax = 0.0;
+    for (Py_ssize_t b = 0; b < n_resamples; b++) {  /* pass 1: each maximum (floor +inf) */
+        double big = 0.0;
+        value[b] = item_curve_scan(&c, b, Py_HUGE_VAL, &index[b], &big);
+        absmax = big > absmax ? big : absmax;
+    }
+    const double tol = 1e-12 * absmax;
+    for (Py_ssize_t b = 0; b < n_resamples; b++) {  /* pass 2: the first value reaching it */
+        double unused;
+        value[b] = item_curve_scan(&c, b, value[b] - tol, &index[b], &unused);
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_BuildValue("(OO)", index_b, value_b);
+done:
+    Py_XDECREF(index_b);
+    Py_XDECREF(value_b);
+    PyBuffer_Release(&w);
+    PyBuffer_Release(&step);
+    PyBuffer_Release(&start);
+    PyBuffer_Release(&group);
+    PyBuffer_Release(&ends);
+    return result;
+}
+
+/* The pairs of one band sorted by difference and merged (flat_ties.flat_pairs).
+ *
+ * order sorts the band's pairs by dx. Within a run of equal differences the order of the
+ * pairs is never read, so pairs of one run that join the same two segments (lo, hi) act
+ * as one pair whose change is the sum of theirs: a run's pairs are sorted by lo * n_seg +
+ * hi and each key's net change written out (none for 0; a net beyond +-127 as entries of
+ * +-127 and the rest, so that it fits a byte), the last entry of the run marked as its
+ * end (a run that nets 0 everywhere leaves the curve where it was and has no entry).
+ * Along the way the full data's curve (unweighted, over the pairs as they are) is
+ * followed from (run, best, threshold): its running sum and first strict maximum at an
+ * end. Returns (entries written, run, best, threshold).
+ */
+typedef struct {
+    int64_t key;
+    int32_t step;
+} Keyed;
+
+static int keyed_cmp(const void *a, const void *b)
+{
+    int64_t x = ((const Keyed *)a)->key, y = ((const Keyed *)b)->key;
+    return (x > y) - (x < y);
+}
+
+static void keyed_sort(Keyed *v, Py_ssize_t n)
+{
+    if (n > 24) {
+        qsort(v, (size_t)n, sizeof(Keyed), keyed_cmp);
+        return;
+    }
+    for (Py_ssize_t i = 1; i < n; i++) {
+        Keyed t = v[i];
+        Py_ssize_t j = i;
+        for (; j > 0 && v[j - 1].key > t.key; j--)
+            v[j] = v[j - 1];
+        v[j] = t;
+    }
+}
+
+typedef struct {
+    int32_t *first, *second;
+    int8_t *change;
+    uint8_t *ends;
+    Py_ssize_t k;
+} MergedOut;
+
+/* the net changes of one run, keys sorted: entries written, the last one marked */
+static void write_run(Keyed *v, Py_ssize_t n, MergedOut *o)
+{
+    Py_ssize_t before = o->k;
+    for (Py_ssize_t i = 0; i < n;) {
+        Py_ssize_t j = i;
+        int64_t net = 0;
+        for (; j < n && v[j].key == v[i].key; j++)
+            net += v[j].step;
+        for (int64_t left = net; left != 0;) {
+            int64_t part = left > 127 ? 127 : left < -127 ? -127 : left;
+            o->first[o->k] = (int32_t)(v[i].key >> 32);
+            o->second[o->k] = (int32_t)(v[i].key & 0xffffffff);
+            o->change[o->k] = (int8_t)part;
+            o->ends[o->k] = 0;
+            o->k++;
+            left -= part;
+        }
+        i = j;
+    }
+    if (o->k > before)
+        o->ends[o->k - 1] = 1;
+}
+
+static PyObject *merge_runs(PyObject *self, PyObject *args)
+{
+    Py_buffer lo, hi, step, dx, order, first, second, change, ends;
+    Py_ssize_t n_seg;
+    long long run, best;
+    double threshold;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*nw*w*w*w*LLd", &lo, &hi, &step, &dx, &order, &n_seg,
+                          &first, &second, &change, &ends, &run, &best, &threshold))
+        return NULL;
+    PyObject *result = NULL;
+    Keyed *buf = NULL;
+    Py_ssize_t n = step.len;
+    const int32_t *l = lo.buf, *h = hi.buf;
+    const int64_t *ord = order.buf;
+    int ok = lo.len == n * (Py_ssize_t)sizeof(int32_t) && hi.len == lo.len &&
+             dx.len == n * (Py_ssize_t)sizeof(double) && order.len == n * (Py_ssize_t)sizeof(int64_t) &&
+             first.len >= n * (Py_ssize_t)sizeof(int32_t) && second.len >= first.len &&
+             change.len >= n && ends.len >= n && n_seg > 0;
+    for (Py_ssize_t i = 0; ok && i < n; i++)
+        ok = ord[i] >= 0 && ord[i] < n && l[i] >= 0 && l[i] < n_seg && h[i] >= 0 && h[i] < n_seg;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "merge_runs: buffer sizes or indices do not match");
+        goto done;
+    }
+    buf = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(Keyed));
+    if (!buf) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    MergedOut o = {first.buf, second.buf, change.buf, ends.buf, 0};
+    const double *d = dx.buf;
+    const int8_t *st = step.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t a = 0; a < n;) {
+        const double at = d[ord[a]];
+        Py_ssize_t b = a;
+        for (; b < n && d[ord[b]] == at; b++) {
+            Py_ssize_t p = ord[b];
+            buf[b - a].key = (int64_t)l[p] << 32 | h[p]; /* in the order of lo * n_seg + hi */
+            buf[b - a].step = st[p];
+            run += st[p];
+        }
+        if (run > best) { /* strictly: the first maximum keeps the smallest threshold */
+            best = run;
+            threshold = at;
+        }
+        keyed_sort(buf, b - a);
+        write_run(buf, b - a, &o);
+        a = b;
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_BuildValue("(nLLd)", o.k, run, best, threshold);
+done:
+    PyMem_Free(buf);
+    PyBuffer_Release(&lo);
+    PyBuffer_Release(&hi);
+    PyBuffer_Release(&step);
+    PyBuffer_Release(&dx);
+    PyBuffer_Release(&order);
+    PyBuffer_Release(&first);
+    PyBuffer_Release(&second);
+    PyBuffer_Release(&change);
+    PyBuffer_Release(&ends);
+    return result;
+}
+
+/* Per cell i of the sorted xs, the first j > i with xs[j] - xs[i] >= t, or n
+ * (cell_pairs._first_at_least). The computed difference grows with xs[j] and shrinks with
+ * xs[i] (rounding is monotone), so the answer never decreases with i: one sweep.
+ */
+static PyObject *first_at_least(PyObject *self, PyObject *args)
+{
+    Py_buffer xs;
+    double t;
+    if (!PyArg_ParseTuple(args, "y*d", &xs, &t))
+        return NULL;
+    Py_ssize_t n = xs.len / (Py_ssize_t)sizeof(double);
+    PyObject *result = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (result) {
+        const double *x = xs.buf;
+        int64_t *out = (int64_t *)PyBytes_AS_STRING(result);
+        Py_ssize_t j = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            j = j > i + 1 ? j : i + 1;
+            while (j < n && !(x[j] - x[i] >= t))
+                j++;
+            out[i] = j;
+        }
+    }
+    PyBuffer_Release(&xs);
+    return result;
+}
+
+/* Weighted inversions of ranks for every weight column (correlation._inversions).
+ *
+ * Items in order, ranks[i] in 0 .. n_ranks - 1, w [items][columns] int64: per column b,
+ * the sum over pairs i < j with ranks[i] > ranks[j] of w[i][b] * w[j][b]. A Fenwick tree
+ * per column over the ranks holds the weight seen so far; the columns of a tree node are
+ * contiguous, so every step is a loop over the columns. Exact int64 sums.
+ */
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+static void inversions_columns(const int64_t *ranks, const int64_t *w, Py_ssize_t n,
+                               Py_ssize_t n_ranks, Py_ssize_t cols, int64_t *tree,
+                               int64_t *seen, int64_t *upto, int64_t *out)
+{
+    memset(tree, 0, (size_t)((n_ranks + 1) * cols) * sizeof(int64_t));
+    memset(seen, 0, (size_t)cols * sizeof(int64_t));
+    memset(out, 0, (size_t)cols * sizeof(int64_t));
+    for (Py_ssize_t j = 0; j < n; j++) {
+        const int64_t *wj = w + j * cols;
+        memset(upto, 0, (size_t)cols * sizeof(int64_t));
+        for (Py_ssize_t k = ranks[j] + 1; k > 0; k -= k & -k) {
+            const int64_t *node = tree + k * cols;
+            for (Py_ssize_t b = 0; b < cols; b++)
+                upto[b] += node[b];
+        }
+        for (Py_ssize_t b = 0; b < cols; b++) {
+            out[b] += wj[b] * (seen[b] - upto[b]);
+            seen[b] += wj[b];
+        }
+        for (Py_ssize_t k = ranks[j] + 1; k <= n_ranks; k += k & -k) {
+            int64_t *node = tree + k * cols;
+            for (Py_ssize_t b = 0; b < cols; b++)
+                node[b] += wj[b];
+        }
+    }
+}
+
+static PyObject *weighted_inversions(PyObject *self, PyObject *args)
+{
+    Py_buffer ranks, w;
+    Py_ssize_t n_ranks, cols;
+    if (!PyArg_ParseTuple(args, "y*y*nn", &ranks, &w, &n_ranks, &cols))
+        return NULL;
+    PyObject *result = NULL;
+    int64_t *tree = NULL, *seen = NULL, *upto = NULL;
+    Py_ssize_t n = ranks.len / (Py_ssize_t)sizeof(int64_t);
+    const int64_t *r = ranks.buf;
+    int ok = n_ranks >= 1 && cols >= 0 && w.len == n * cols * (Py_ssize_t)sizeof(int64_t);
+    for (Py_ssize_t i = 0; ok && i < n; i++)
+        ok = r[i] >= 0 && r[i] < n_ranks;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "weighted_inversions: buffer sizes or ranks do not match");
+        goto done;
+    }
+    tree = PyMem_Malloc((size_t)((n_ranks + 1) * cols + 1) * sizeof(int64_t));
+    seen = PyMem_Malloc((size_t)(cols + 1) * sizeof(int64_t));
+    upto = PyMem_Malloc((size_t)(cols + 1) * sizeof(int64_t));
+    result = PyBytes_FromStringAndSize(NULL, cols * (Py_ssize_t)sizeof(int64_t));
+    if (!tree || !seen || !upto || !result) {
+        Py_CLEAR(result);
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *out = (int64_t *)PyBytes_AS_STRING(result);
+    Py_BEGIN_ALLOW_THREADS
+    inversions_columns(r, w.buf, n, n_ranks, cols, tree, seen, upto, out);
+    Py_END_ALLOW_THREADS
+done:
+    PyMem_Free(tree);
+    PyMem_Free(seen);
+    PyMem_Free(upto);
+    PyBuffer_Release(&ranks);
+    PyBuffer_Release(&w);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"tie_curve_max", tie_curve_max, METH_VARARGS,
      "tie_curve_max(first, second, change, ends, counts, n_segments, n_resamples) -> bytes: "
      "per resample, the largest prefix sum at a run end (or 0) of change[p] * "
      "counts[first[p], b] * counts[second[p], b] (int32, int32, int8, uint8 buffers; "
-     "counts int32 [segments][resamples]); int32 result."},
+     "counts uint8 [segments][resamples]); int32 result."},
     {"band_pairs", band_pairs, METH_VARARGS,
      "band_pairs(xs, ys, seg, start, stop, agree, n_seg) -> (lo, hi, change, dx) bytes: the "
      "moving pairs of cells i, j in [start[i], stop[i]) (float64, float64, int32, int64, int64 "
@@ -247,6 +720,29 @@ static PyMethodDef methods[] = {
      "per trial, the largest running sum at an end (or 0) of steps[m] where "
      "codes[t][of_pair[m]] == which[m] (float64, int8, int32, uint8 buffers; codes int8 "
      "[trials][pairs]); float64 result."},
+    {"swapped_tau_counts", swapped_tau_counts, METH_VARARGS,
+     "swapped_tau_counts(xb, xw, cls, ob, ow, swap, n_cls, n_trials, side) -> bytes: per "
+     "trial (cell i takes xw[i] where swap[t][i] ^ side), the pairs tied in value, tied in "
+     "value and class, and discordant (float64, float64, int32, int64, int64 buffers; swap "
+     "uint8 [trials][cells]); int64 [trials][3] result."},
+    {"item_curve_best", item_curve_best, METH_VARARGS,
+     "item_curve_best(w, step, start, group, ends, n_resamples, n_groups) -> (index, value) "
+     "bytes: per resample, the first value of [start[b], start[b] + running sums at the ends "
+     "of w[b][group[m]] * step[m]] within 1e-12 * (largest |value|) of its maximum (float64 "
+     "w [resamples][groups], step, start; int32 group; uint8 ends); int64 and float64 "
+     "results."},
+    {"merge_runs", merge_runs, METH_VARARGS,
+     "merge_runs(lo, hi, step, dx, order, n_seg, first, second, change, ends, run, best, "
+     "threshold) -> (written, run, best, threshold): the band's pairs in the order of dx, "
+     "merged by segments within each run of equal dx, written into first, second, change, "
+     "ends (int32, int32, int8, uint8); the full data's curve followed on."},
+    {"first_at_least", first_at_least, METH_VARARGS,
+     "first_at_least(xs, t) -> bytes: per cell i of the sorted float64 xs, the first j > i "
+     "with xs[j] - xs[i] >= t, or len(xs); int64 result."},
+    {"weighted_inversions", weighted_inversions, METH_VARARGS,
+     "weighted_inversions(ranks, w, n_ranks, cols) -> bytes: per column b, the sum over "
+     "i < j with ranks[i] > ranks[j] of w[i][b] * w[j][b] (int64 ranks, int64 w "
+     "[items][cols]); int64 result."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -40,3 +40,20 @@ def test_small_batches_give_the_same_acc_eq_and_resamples(monkeypatch):
         acc_eq_flat_resampled(banded, counts), acc_eq_flat_resampled(whole, counts)
     )
     assert np.array_equal(banded.agree, whole.agree)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_kernel_sweep_finds_the_bisections_partners(seed, monkeypatch):
+    """The compiled sweep and the numpy bisection give the same first partner per cell."""
+    from evalab import _kernel
+
+    if _kernel.ties is None:
+        pytest.skip("evalab._tieskernel is not built")
+    rng = np.random.default_rng(seed)
+    # ties, and differences that round differently than the sums: 0.1 steps
+    xs = np.sort(np.r_[rng.integers(0, 40, 300) / 10.0, rng.random(100) * 4])
+    edges = [0.1, 0.3, 1.0, *rng.random(5) * 4, 5.0]
+    compiled = [cell_pairs._first_at_least(xs, t) for t in edges]
+    monkeypatch.setattr(_kernel, "ties", None)
+    for t, got in zip(edges, compiled, strict=True):
+        assert np.array_equal(got, cell_pairs._first_at_least(xs, t)), t

@@ -101,3 +101,55 @@ def test_kendall_rows_equal_scipy_row_by_row(n_classes):
         assert tau == pytest.approx(
             scipy_stats.kendalltau(row, y).statistic, abs=1e-12, nan_ok=True
         )
+
+
+@pytest.mark.parametrize("n_classes", [1, 3, 34, 200])
+@pytest.mark.parametrize("distinct", [3, 40, 10**6])
+def test_swapped_kendall_kernel_equals_the_rows(n_classes, distinct, monkeypatch):
+    """The merged pseudo-metrics of the kernel give kendall_tau_b_rows' numbers, bit for bit."""
+    from evalab import _kernel
+    from evalab.metaeval.correlation import kendall_tau_b_rows, kendall_tau_b_swapped
+
+    rng = np.random.default_rng(n_classes * 7 + distinct)
+    y = rng.integers(0, n_classes, 250) / 3.0
+    # coarse scores: ties within each metric and across the two
+    better, worse = rng.integers(0, distinct, (2, 250)) / 7.0
+    swap = rng.integers(2, size=(30, 250), dtype=bool)
+    swap[0] = False
+    swap[1] = True
+    got = kendall_tau_b_swapped(better, worse, swap, y)
+    assert np.array_equal(
+        got[0], kendall_tau_b_rows(np.where(swap, worse, better), y), equal_nan=True
+    )
+    assert np.array_equal(
+        got[1], kendall_tau_b_rows(np.where(swap, better, worse), y), equal_nan=True
+    )
+    monkeypatch.setattr(_kernel, "ties", None)
+    fallback = kendall_tau_b_swapped(better, worse, swap, y)
+    for a, b in zip(got, fallback, strict=True):
+        assert np.array_equal(a, b, equal_nan=True)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_weighted_kendall_kernel_equals_numpy(seed, monkeypatch):
+    """Bootstrap weights: the kernel's inversion counts give numpy's τ_b, bit for bit."""
+    from evalab import _kernel
+
+    if _kernel.ties is None:
+        pytest.skip("evalab._tieskernel is not built")
+    x, y = _data(seed, 300, 12)
+    weights = np.random.default_rng(seed).multinomial(300, np.ones(300) / 300, size=40)
+    compiled = kendall_tau_b(x, y, weights.astype(np.float64))
+    monkeypatch.setattr(_kernel, "ties", None)
+    assert np.array_equal(compiled, kendall_tau_b(x, y, weights.astype(np.float64)))
+
+
+def test_pearson_rows_equal_pearson_row_by_row():
+    from evalab.metaeval.correlation import pearson_rows
+
+    rng = np.random.default_rng(4)
+    y = rng.normal(size=500).round(1)
+    x = rng.normal(size=(20, 500)) * rng.uniform(0.1, 100, (20, 1))
+    x[3] = 2.5  # constant: undefined
+    got = pearson_rows(x, y)
+    assert np.array_equal(got, [pearson(row, y) for row in x], equal_nan=True)

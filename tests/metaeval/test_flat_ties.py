@@ -71,9 +71,21 @@ def test_kernel_equals_numpy_on_many_resamples(monkeypatch):
     rng = np.random.default_rng(11)
     x, y, seg = _cells(rng, 40, 6)
     pairs = flat_pairs(x, y, seg)
-    counts = rng.multinomial(40, np.ones(40) / 40, size=300).astype(
+    counts = rng.multinomial(40, np.ones(40) / 40, size=1100).astype(
         np.float64
-    )  # several kernel blocks
+    )  # several kernel blocks, the last one partial
+    compiled = acc_eq_flat_resampled(pairs, counts)
+    monkeypatch.setattr(_kernel, "ties", None)
+    assert np.array_equal(compiled, acc_eq_flat_resampled(pairs, counts))
+
+
+def test_counts_past_a_byte_give_the_numpy_numbers(monkeypatch):
+    """A segment drawn 256 times or more is beyond the kernel's bytes: the numbers stay."""
+    rng = np.random.default_rng(12)
+    x, y, seg = _cells(rng, 40, 6)
+    pairs = flat_pairs(x, y, seg)
+    counts = rng.multinomial(40, np.ones(40) / 40, size=5).astype(np.float64)
+    counts[2, 3] = 300.0
     compiled = acc_eq_flat_resampled(pairs, counts)
     monkeypatch.setattr(_kernel, "ties", None)
     assert np.array_equal(compiled, acc_eq_flat_resampled(pairs, counts))
@@ -131,3 +143,25 @@ def test_pairs_built_by_the_kernel_equal_numpy(seed, monkeypatch):
     for name in ("first", "second", "change", "ends", "agree", "cells", "segments"):
         assert np.array_equal(getattr(compiled, name), getattr(fallback, name)), name
     assert compiled.point == fallback.point
+
+
+def test_a_run_merged_past_a_byte_keeps_its_sum(monkeypatch):
+    """400 pairs of one run join the same two segments: entries of 127, 127, 127 and 19."""
+    x = np.r_[np.zeros(20), np.ones(20), [0.5, 2.0]]
+    y = np.r_[np.zeros(40), [-1.0, 1.0]]
+    seg = np.r_[np.zeros(20, int), np.ones(20, int), [2, 3]]
+    pairs = flat_pairs(x, y, seg)
+    at = (pairs.first == 0) & (pairs.second == 1)
+    assert sorted(pairs.change[at].tolist()) == [19, 127, 127, 127]
+    counts = np.random.default_rng(5).multinomial(4, np.ones(4) / 4, size=40).astype(float)
+    got = acc_eq_flat_resampled(pairs, counts)
+    for row, value in zip(counts, got, strict=True):
+        idx = np.repeat(np.arange(len(x)), row[seg].astype(int))
+        if len(idx) >= 2:
+            want = brute_flat(x[idx], y[idx])[0]
+            assert value == pytest.approx(want, abs=1e-12)
+    monkeypatch.setattr(_kernel, "ties", None)
+    fallback = flat_pairs(x, y, seg)
+    for name in ("first", "second", "change", "ends"):
+        assert np.array_equal(getattr(pairs, name), getattr(fallback, name)), name
+    assert np.array_equal(got, acc_eq_flat_resampled(fallback, counts), equal_nan=True)

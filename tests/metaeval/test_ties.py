@@ -148,3 +148,29 @@ def test_swapped_kernel_equals_numpy(seed, monkeypatch):
     fallback = acc_eq_grouped_swapped(*args)
     for got, want in zip(compiled, fallback, strict=True):
         assert np.array_equal(got, want, equal_nan=True)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_grouped_resamples_kernel_equals_numpy(seed, monkeypatch):
+    """The compiled curves of acc_eq by item on resamples give numpy's numbers, bit for bit."""
+    from evalab import _kernel
+
+    if _kernel.ties is None:
+        pytest.skip("evalab._tieskernel is not built")
+    rng = np.random.default_rng(seed)
+    n_sys, n_seg = int(rng.integers(2, 7)), int(rng.integers(1, 40))
+    # coarse scores tie often; fine ones make sums equal only up to rounding
+    x = rng.integers(0, int(rng.integers(2, 9)), (n_sys, n_seg)) / 3.0
+    if seed % 2:
+        x = x + rng.normal(0, 1e-3, x.shape)
+    y = rng.choice([0.0, -1.0, -5.0], (n_sys, n_seg))
+    mask = rng.random((n_sys, n_seg)) < 0.8
+    pairs = group_pairs(x, y, mask)
+    counts = rng.multinomial(n_seg, np.ones(n_seg) / n_seg, size=50).astype(np.float64)
+    for weights in (None, counts):
+        compiled = acc_eq_grouped(pairs, weights)
+        monkeypatch.setattr(_kernel, "ties", None)
+        fallback = acc_eq_grouped(pairs, weights)
+        monkeypatch.undo()
+        assert np.array_equal(compiled.accuracy, fallback.accuracy, equal_nan=True)
+        assert np.array_equal(compiled.threshold, fallback.threshold, equal_nan=True)

@@ -17,16 +17,24 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from evalab import _kernel
+
 __all__ = ["band_indices", "pair_bands", "pair_batches"]
 
-#: pairs enumerated at once (bounds the batch temporaries: about 60 bytes a pair)
-BATCH_PAIRS = 1 << 20
+#: pairs enumerated at once (bounds the batch temporaries, about 60 bytes a pair; a band's
+#: pairs stay in the L2 cache while they are sorted and merged)
+BATCH_PAIRS = 1 << 16
 #: cells sampled to place the band edges (their pairs' differences give the quantiles)
 _SAMPLE_CELLS = 600
 
 
 def _first_at_least(xs: np.ndarray, t: float) -> np.ndarray:
-    """Per cell ``i``, the first ``j > i`` with ``xs[j] - xs[i] >= t`` (``len(xs)`` if none)."""
+    """Per cell ``i``, the first ``j > i`` with ``xs[j] - xs[i] >= t`` (``len(xs)`` if none).
+
+    The compiled kernel sweeps once (the answer never decreases with ``i``); numpy bisects.
+    """
+    if _kernel.ties is not None:
+        return np.frombuffer(_kernel.ties.first_at_least(xs, t), np.int64)
     n = len(xs)
     lo = np.arange(1, n + 1)
     hi = np.full(n, n)

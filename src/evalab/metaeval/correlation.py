@@ -16,7 +16,16 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["kendall_tau_b", "kendall_tau_b_rows", "pairwise_accuracy", "pearson"]
+from evalab import _kernel
+
+__all__ = [
+    "kendall_tau_b",
+    "kendall_tau_b_rows",
+    "kendall_tau_b_swapped",
+    "pairwise_accuracy",
+    "pearson",
+    "pearson_rows",
+]
 
 
 def _weights(n: int, weights: np.ndarray | None) -> np.ndarray:
@@ -44,15 +53,34 @@ def pearson(x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> 
     # centring first keeps the sums of squares accurate (scipy centres too)
     mx = (w @ x) / total
     my = (w @ y) / total
-    dx = x[None, :] - mx[:, None]
-    dy = y[None, :] - my[:, None]
+    return _squeeze(_centred_r(x[None, :] - mx[:, None], y[None, :] - my[:, None], w), weights)
+
+
+def pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson's r of every row of ``x`` ``[T, n]`` against the same ``y``: ``pearson(row, y)``.
+
+    The permutation test's pseudo-metrics in one pass; each row's mean is the same matrix
+    product as :func:`pearson`'s and its sums the same row reductions, so the values are
+    :func:`pearson`'s, bit for bit.
+    """
+    x = np.atleast_2d(np.asarray(x, dtype=np.float64))
+    y = np.asarray(y, dtype=np.float64)
+    w = _weights(x.shape[1], None)
+    total = w.sum(axis=1)
+    mx = np.concatenate([(w @ row) / total for row in x])
+    my = (w @ y) / total
+    return _centred_r(x - mx[:, None], y[None, :] - my[:, None], w)
+
+
+def _centred_r(dx: np.ndarray, dy: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Pearson's r per row of the centred scores ``dx``, ``dy`` with weights ``w``."""
     sxy = (w * dx * dy).sum(axis=1)
     sxx = (w * dx * dx).sum(axis=1)
     syy = (w * dy * dy).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = sxy / (np.sqrt(sxx) * np.sqrt(syy))
-    r = np.where((sxx > 0) & (syy > 0), np.clip(r, -1.0, 1.0), np.nan)
-    return _squeeze(r, weights)
+    out: np.ndarray = np.where((sxx > 0) & (syy > 0), np.clip(r, -1.0, 1.0), np.nan)
+    return out
 
 
 def _dense_ranks(sorted_values: np.ndarray) -> np.ndarray:
@@ -84,6 +112,16 @@ def _inversions(ranks: np.ndarray, w: np.ndarray) -> np.ndarray:
     # integer weights (bootstrap counts) are summed exactly in int64; others in float64
     integral = bool(np.all(w == np.round(w)))
     wk = w.astype(np.int64 if integral else np.float64)
+    n_ranks = int(ranks.max()) + 1 if len(ranks) else 1
+    # the kernel's int64 counts equal the levels' float sum while below 2^52 (2^26 items)
+    if _kernel.ties is not None and integral and float(np.abs(w).sum(axis=0).max()) < 2**26:
+        out = _kernel.ties.weighted_inversions(
+            np.ascontiguousarray(ranks, dtype=np.int64),
+            np.ascontiguousarray(wk),
+            n_ranks,
+            w.shape[1],
+        )
+        return np.frombuffer(out, np.int64).astype(np.float64)
     levels = max(1, int(ranks.max()).bit_length())
     for b in range(levels):
         prefix = ranks >> (b + 1)
@@ -180,11 +218,59 @@ def _tau_few_classes(x: np.ndarray, classes: np.ndarray, k: int) -> np.ndarray:
     new_x = np.c_[np.ones((len(x), 1), bool), xs[:, 1:] != xs[:, :-1]]
     new_xy = new_x | np.c_[np.zeros((len(x), 1), bool), cs[:, 1:] != cs[:, :-1]]
     n1, n3 = _run_pairs(new_x), _run_pairs(new_xy)
-    dis = _class_inversions(cs, k).astype(np.float64)
+    return _tau_of_counts(n0, n1, n2, n3, _class_inversions(cs, k).astype(np.float64))
+
+
+def _tau_of_counts(
+    n0: float, n1: np.ndarray, n2: float, n3: np.ndarray, dis: np.ndarray
+) -> np.ndarray:
+    """τ_b from the pair counts: all, tied in x, tied in y, tied in both, discordant."""
     con = n0 - n1 - n2 + n3 - dis
     with np.errstate(invalid="ignore", divide="ignore"):
         tau = (con - dis) / (np.sqrt(n0 - n1) * np.sqrt(n0 - n2))
-    return np.where((n0 - n1 > 0) & (n0 - n2 > 0), np.clip(tau, -1.0, 1.0), np.nan)
+    out: np.ndarray = np.where((n0 - n1 > 0) & (n0 - n2 > 0), np.clip(tau, -1.0, 1.0), np.nan)
+    return out
+
+
+def kendall_tau_b_swapped(
+    better: np.ndarray, worse: np.ndarray, swap: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """τ_b against ``y`` of ``where(swap[t], worse, better)`` and ``where(swap[t], better, worse)``.
+
+    The permutation test's pseudo-metrics: ``better``, ``worse`` and ``y`` are ``[n]``,
+    ``swap`` ``[T, n]``; ``[T]`` each. The compiled kernel sorts each metric's cells by
+    ``(score, y)`` once and merges the two sorted lists per trial (one linear pass); it
+    gives :func:`kendall_tau_b_rows`'s numbers, which are exact counts until the last step.
+    """
+    kernel = _kernel.ties
+    finite = bool(np.isfinite(better).all() and np.isfinite(worse).all())
+    if kernel is None or not finite or len(y) < 2:
+        return (
+            kendall_tau_b_rows(np.where(swap, worse, better), y),
+            kendall_tau_b_rows(np.where(swap, better, worse), y),
+        )
+    values, classes = np.unique(np.asarray(y, dtype=np.float64), return_inverse=True)
+    xb = np.ascontiguousarray(better, dtype=np.float64)
+    xw = np.ascontiguousarray(worse, dtype=np.float64)
+    args = (
+        xb,
+        xw,
+        classes.astype(np.int32),
+        np.lexsort((classes, xb)).astype(np.int64),
+        np.lexsort((classes, xw)).astype(np.int64),
+        np.ascontiguousarray(swap, dtype=np.uint8),
+        len(values),
+        len(swap),
+    )
+    n = len(y)
+    per_class = np.bincount(classes, minlength=len(values)).astype(np.float64)
+    n2 = (per_class * (per_class - 1) / 2).sum()
+    out = []
+    for side in (0, 1):
+        counts = np.frombuffer(kernel.swapped_tau_counts(*args, side), np.int64).reshape(-1, 3)
+        n1, n3, dis = counts.T.astype(np.float64)
+        out.append(_tau_of_counts(n * (n - 1) / 2, n1, n2, n3, dis))
+    return out[0], out[1]
 
 
 def _class_inversions(cs: np.ndarray, k: int) -> np.ndarray:

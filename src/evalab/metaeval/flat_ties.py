@@ -97,17 +97,9 @@ def flat_pairs(x: np.ndarray, y: np.ndarray, seg: np.ndarray) -> FlatPairs:
     agree = np.zeros(n_seg * n_seg, dtype=np.int64)
     curve, filled = _Curve(), 0
     for start, stop in pair_bands(xs):
-        lo, hi, step, dx = _moving(xs, ys, ss, (start, stop), n_seg, agree)
-        # the order within a run of equal differences is never read
-        by_diff = np.argsort(dx)
-        diff, step = dx[by_diff], step[by_diff]
-        end = np.r_[diff[1:] != diff[:-1], True][: len(diff)]
-        done = filled + len(diff)
-        first[filled:done], second[filled:done] = lo[by_diff], hi[by_diff]
-        change[filled:done], ends[filled:done] = step, end
-        if len(diff):
-            curve.add(diff, step, end)
-        filled = done
+        band = _moving(xs, ys, ss, (start, stop), n_seg, agree)
+        out = (first[filled:], second[filled:], change[filled:], ends[filled:])
+        filled += _sorted_merged(band, n_seg, out, curve)
     cells = np.bincount(compact, minlength=n_seg).astype(np.float64)
     n = cells.sum()
     point = (
@@ -163,6 +155,59 @@ def _moving(
     return low[moving], high[moving], changes, dxs[moving]
 
 
+def _sorted_merged(
+    band: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    n_seg: int,
+    out: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    curve: _Curve,
+) -> int:
+    """Write a band's moving pairs into ``out`` sorted by difference, merged; follow ``curve``.
+
+    The order within a run of equal differences is never read, so the pairs of one run
+    that join the same two segments are one entry with the sum of their changes (none
+    where it is 0; a sum beyond ±127 as entries of ±127 and the rest, to fit a byte), the
+    entries of a run in order of ``lo * n_seg + hi``, its last one marked as its end.
+    Returns the entries written (the compiled kernel writes the same ones).
+    """
+    lo, hi, step, dx = band
+    order = np.argsort(dx)
+    kernel = _kernel.ties
+    if kernel is not None:
+        written, curve.run, curve.best, curve.threshold = kernel.merge_runs(
+            lo,
+            hi,
+            step,
+            dx,
+            order.astype(np.int64),
+            n_seg,
+            *out,
+            curve.run,
+            curve.best,
+            curve.threshold,
+        )
+        return int(written)
+    if len(order) == 0:
+        return 0
+    diff, step = dx[order], step[order].astype(np.int64)
+    new_run = np.r_[False, diff[1:] != diff[:-1]]
+    curve.add(diff, step, np.r_[new_run[1:], True])
+    run, key = np.cumsum(new_run), (lo.astype(np.int64) * n_seg + hi)[order]
+    by_key = np.lexsort((key, run))
+    run, key, step = run[by_key], key[by_key], step[by_key]
+    heads = np.flatnonzero(np.r_[True, (run[1:] != run[:-1]) | (key[1:] != key[:-1])])
+    net = np.add.reduceat(step, heads)
+    parts = -(-np.abs(net) // 127)
+    entry = np.repeat(np.arange(len(net)), parts)
+    rank = np.arange(len(entry)) - np.repeat(np.cumsum(parts) - parts, parts)
+    size = np.minimum(np.abs(net)[entry] - 127 * rank, 127)
+    run_of, key_of = run[heads][entry], key[heads][entry]
+    k = len(entry)
+    out[0][:k], out[1][:k] = key_of // n_seg, key_of % n_seg
+    out[2][:k] = np.sign(net)[entry] * size
+    out[3][:k] = np.r_[run_of[1:] != run_of[:-1], True][:k]
+    return k
+
+
 def acc_eq_flat(x: np.ndarray, y: np.ndarray) -> TieCalibrated:
     """acc_eq over all pairs of items (no grouping): ``x`` metric, ``y`` human scores.
 
@@ -194,8 +239,9 @@ def _best_prefix(pairs: FlatPairs, c: np.ndarray) -> np.ndarray:
         return np.zeros(len(c))
     n = c @ pairs.cells
     kernel = _kernel.ties
-    if kernel is not None and n.max() * (n.max() - 1) / 2 < 2**31:  # int32 sums stay exact
-        by_segment = np.ascontiguousarray(c.T, dtype=np.int32)
+    # the kernel reads counts as bytes and sums in int32: both exact within these bounds
+    if kernel is not None and c.max() < 256 and n.max() * (n.max() - 1) / 2 < 2**31:
+        by_segment = np.ascontiguousarray(c.T, dtype=np.uint8)
         out = kernel.tie_curve_max(
             pairs.first, pairs.second, pairs.change, pairs.ends, by_segment, *by_segment.shape
         )

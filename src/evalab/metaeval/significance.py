@@ -28,7 +28,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from evalab.metaeval.correlation import kendall_tau_b_rows
+from evalab.metaeval.correlation import kendall_tau_b_swapped, pearson_rows
+from evalab.metaeval.grouped import item_kendall, weighted_mean
 from evalab.metaeval.statistics import SegmentData
 from evalab.metaeval.ties import acc_eq_grouped_swapped
 
@@ -66,6 +67,9 @@ def _trials(
     """``stat`` of both pseudo-metrics of every trial: ``swap[t]`` takes ``zw``'s cells into the first."""
     if stat == "acc_eq_item":
         return acc_eq_grouped_swapped(zb, zw, swap, np.where(like.mask, like.human, 0.0), like.mask)
+    if stat == "kendall":
+        m = like.mask
+        return kendall_tau_b_swapped(zb[m], zw[m], swap[:, m], like.human[m])
     a, b = np.where(swap, zw, zb), np.where(swap, zb, zw)
     return _values(stat, a, like), _values(stat, b, like)
 
@@ -76,12 +80,24 @@ _TRIALS_AT_ONCE = 100
 
 def _values(stat: str, metrics: np.ndarray, like: SegmentData) -> np.ndarray:
     """``stat`` of each pseudo-metric ``metrics[t]`` ``[systems, segments]`` against the humans."""
-    if stat == "kendall":
-        return kendall_tau_b_rows(metrics[:, like.mask], like.human[like.mask])
+    if stat == "pearson":
+        return pearson_rows(metrics[:, like.mask], like.human[like.mask])
     one = np.ones((1, like.mask.shape[1]))
+    if stat == "kendall_item":
+        per_segment = np.concatenate(
+            [
+                item_kendall(metrics[a : a + _ITEM_ROWS], like.human, like.mask)
+                for a in range(0, len(metrics), _ITEM_ROWS)
+            ]
+        )
+        return np.array([np.atleast_1d(weighted_mean(v, one))[0] for v in per_segment])
     return np.array(
         [SegmentData(m, like.human, like.mask).resampled(stat, one)[0] for m in metrics]
     )
+
+
+#: pseudo-metrics whose per-segment Kendall τ_b are computed at once ([rows, system pairs, segments])
+_ITEM_ROWS = 16
 
 
 def bootstrap_p(better: np.ndarray, worse: np.ndarray) -> float:

@@ -107,25 +107,44 @@ def acc_eq_grouped(pairs: GroupPairs, weights: np.ndarray | None = None) -> TieC
         return TieCalibrated(float("nan"), float("nan")) if single else TieCalibrated(nan, nan)
     total = w.sum(axis=1)
     start = (w * (pairs.base / pairs.count)).sum(axis=1)
-    if len(pairs.diff):
-        # the value at ε = d is reached after the last pair with that difference
-        ends = np.flatnonzero(np.r_[pairs.diff[1:] != pairs.diff[:-1], True])
-        steps = w[:, pairs.group] * (pairs.change / pairs.count[pairs.group])
-        curve = np.cumsum(steps, axis=1)[:, ends]
-        candidates = np.r_[0.0, pairs.diff[ends]]
-        values = np.concatenate([start[:, None], start[:, None] + curve], axis=1)
-    else:
-        candidates = np.zeros(1)
-        values = start[:, None]
-    # a tiny tolerance keeps the smallest ε among values equal up to rounding of the sums
-    best = np.argmax(
-        values >= values.max(axis=1, keepdims=True) - 1e-12 * np.abs(values).max(), axis=1
-    )
-    acc = values[np.arange(len(best)), best] / total
-    thr = candidates[best]
+    # the value at ε = d is reached after the last pair with that difference
+    ends = np.r_[pairs.diff[1:] != pairs.diff[:-1], True][: len(pairs.diff)]
+    best, value = _best_on_curve(pairs, w, start, ends)
+    acc = value / total
+    thr = np.r_[0.0, pairs.diff[ends]][best]
     with np.errstate(invalid="ignore"):
         acc = np.where(total > 0, acc, np.nan)
     return TieCalibrated(float(acc[0]), float(thr[0])) if single else TieCalibrated(acc, thr)
+
+
+def _best_on_curve(
+    pairs: GroupPairs, w: np.ndarray, start: np.ndarray, ends: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per weight row: the index of the best value among ``[start, start + curve at ends]``, and it.
+
+    A tiny tolerance keeps the smallest ε among values equal up to rounding of the sums:
+    the first value within ``1e-12`` times the largest absolute value (of every row) of
+    the row's maximum. The compiled kernel computes the same sums in the same order
+    without holding the ``[rows, pairs]`` curves.
+    """
+    step = pairs.change / pairs.count[pairs.group]
+    kernel = _kernel.ties
+    if kernel is not None:
+        index, value = kernel.item_curve_best(
+            np.ascontiguousarray(w, dtype=np.float64),
+            np.ascontiguousarray(step, dtype=np.float64),
+            np.ascontiguousarray(start, dtype=np.float64),
+            pairs.group.astype(np.int32),
+            ends.astype(np.uint8),
+            *w.shape,
+        )
+        return np.frombuffer(index, np.int64), np.frombuffer(value, np.float64)
+    curve = np.cumsum(w[:, pairs.group] * step, axis=1)[:, ends]
+    values = np.concatenate([start[:, None], start[:, None] + curve], axis=1)
+    best = np.argmax(
+        values >= values.max(axis=1, keepdims=True) - 1e-12 * np.abs(values).max(), axis=1
+    )
+    return best, values[np.arange(len(best)), best]
 
 
 def acc_eq_grouped_swapped(
