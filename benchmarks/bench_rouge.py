@@ -90,8 +90,8 @@ def _clear_evalab_caches() -> None:
     for fn in (
         ev_rouge._tokens,
         ev_rouge._sentences,
-        ev_rouge._packed_texts,
-        ev_rouge._packed_sentences,
+        ev_rouge._text_side,
+        ev_rouge._sentence_side,
         ev_rouge._stem_token,
         porter_stem,
     ):
