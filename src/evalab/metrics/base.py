@@ -26,7 +26,6 @@ as the hypotheses (``references[j][i]`` is reference ``j`` of segment ``i``).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import types
 import typing
 from abc import ABC, abstractmethod
@@ -343,6 +342,8 @@ def reference_digest(references: Sequence[Sequence[str | None]]) -> str:
     A missing reference (``None``) has a digest of its own, distinct from an empty one: the
     segments with the same present references form the groups whose context is built alone.
     """
+    import hashlib  # here: OpenSSL's start-up is not every command's (IDF BERTScore only)
+
     h = hashlib.blake2b(digest_size=12)
     for stream in references:
         for ref in stream:
