@@ -6,7 +6,8 @@ sacrebleu), runs the app, and turns every :class:`~evalab.errors.EvalabError` in
 one-line message on stderr with exit code 2 (never a traceback).
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: typer would compile the annotation strings
+# of the root's options again on every start (see cli/score.py).
 
 import sys
 import warnings
