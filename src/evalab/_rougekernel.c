@@ -376,8 +376,13 @@ static int push_token(Distinct *d, Ids *out, const char *buf, Py_ssize_t len)
     return id < 0 ? -1 : ids_push(out, id);
 }
 
+/* Whether c separates tokens although it is not ASCII: all but U+0130 and U+212A. */
+#define OTHER_SEPARATOR(c) ((c) >= 128 && (c) != 0x212A && (c) != 0x130)
+
 /* The tokens of one text (characters of one width, CHAR) pushed to out; returns 1 if the
- * text is blank (only characters str.strip() removes), 0 if not, -1 on error. */
+ * text is blank (only characters str.strip() removes), 0 if not, -1 on error. A run of
+ * separators outside ASCII (most of a Cyrillic or Chinese text) is skipped in a tight loop
+ * once the text is known not to be blank. */
 #define TEXT_TOKENS(NAME, CHAR)                                                                  \
     static int NAME(const CHAR *text, Py_ssize_t len, char *buf, Distinct *d, Ids *out)         \
     {                                                                                            \
@@ -385,7 +390,18 @@ static int push_token(Distinct *d, Ids *out, const char *buf, Py_ssize_t len)
         Py_ssize_t used = 0;                                                                     \
         for (Py_ssize_t i = 0; i < len; i++) {                                                   \
             Py_UCS4 c = text[i];                                                                 \
-            char ch = c < 128 ? ascii_token_char[c] : c == 0x212A ? 'k' : c == 0x130 ? 'i' : 0;  \
+            if (OTHER_SEPARATOR(c)) {                                                            \
+                if (blank && !Py_UNICODE_ISSPACE(c))                                             \
+                    blank = 0;                                                                   \
+                if (used && push_token(d, out, buf, used) < 0)                                   \
+                    return -1;                                                                   \
+                used = 0;                                                                        \
+                if (!blank)                                                                      \
+                    while (i + 1 < len && OTHER_SEPARATOR(text[i + 1]))                          \
+                        i++;                                                                     \
+                continue;                                                                        \
+            }                                                                                    \
+            char ch = c < 128 ? ascii_token_char[c] : c == 0x212A ? 'k' : 'i';                   \
             if (ch) {                                                                            \
                 blank = 0;                                                                       \
                 buf[used++] = ch;                                                                \

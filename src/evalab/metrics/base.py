@@ -321,9 +321,13 @@ def check_references(
             f"{metric}: {n} hypotheses but reference streams of lengths {lengths}; every "
             f"stream must have one reference per hypothesis.{hint}"
         )
+    missing = False
     for j, stream in enumerate(refs):
-        # None is a missing reference for that segment (see evalab.metrics.missing_refs)
-        if set(map(type, stream)) <= {str, type(None)}:
+        # None is a missing reference for that segment (see evalab.metrics.missing_refs);
+        # the one pass over the types also says whether there is one
+        types = set(map(type, stream))
+        if types <= {str, type(None)}:
+            missing = missing or type(None) in types
             continue
         for i, r in enumerate(stream):
             if not isinstance(r, str) and r is not None:  # str subclasses pass
@@ -331,7 +335,8 @@ def check_references(
                     f"{metric}: reference stream {j}, segment {i} is {type(r).__name__}, "
                     "expected str (or None for a missing reference)"
                 )
-    if has_missing(refs):
+        missing = missing or None in stream
+    if missing:
         check_some_reference(refs, metric)
     return hyps, refs
 
