@@ -161,11 +161,13 @@ def _break_indices(sep: str | None, texts: Sequence[str]) -> list[int]:
 
 @dataclass(frozen=True)
 class _Side:
-    """One corpus side under one setting: its packed token ids, and how many of its
-    segments are not blank but have no token (they score 0: a warning says so)."""
+    """One corpus side under one setting: its packed token ids, how many of its segments
+    are not blank but have no token (they score 0: a warning says so) and, for ROUGE-Lsum's
+    sentences, the segments with a sentence break."""
 
     packed: Packed
     emptied: int
+    breaks: tuple[int, ...] = ()
 
 
 def _distinct_side(tokenizer: str, stem: bool, texts: tuple[str, ...]) -> _Side | None:
@@ -204,7 +206,7 @@ def _sentence_side(tokenizer: str, stem: bool, sep: str | None, texts: tuple[str
     for i in breaks:
         lists[i] = list(chain.from_iterable(_sentences(tokenizer, stem, sep, texts[i])))
     packed = TABLE.pack(lists)
-    return _Side(packed, emptied_count(texts, packed.lengths))
+    return _Side(packed, emptied_count(texts, packed.lengths), tuple(breaks))
 
 
 def clear_id_caches() -> None:
@@ -267,17 +269,16 @@ def lcs_indices(ref: Sequence[Hashable], can: Sequence[Hashable]) -> list[int]:
 def _prf(hits: np.ndarray, hyp_len: np.ndarray, ref_len: np.ndarray, beta: float) -> np.ndarray:
     """Rows (P, R, F) of ``hits`` over the hypothesis and reference lengths (0 where a
     length is 0), with rouge-score's arithmetic operation for operation (identical floats)."""
-    hits = hits.astype(np.float64)
-    p = hits / np.maximum(hyp_len, 1)
-    r = hits / np.maximum(ref_len, 1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if beta == 1.0:
-            f = 2 * p * r / (p + r)  # rouge_score.scoring.fmeasure
-        else:
-            b2 = beta * beta
-            f = (1 + b2) * p * r / (r + b2 * p)
-    f[~(p + r > 0)] = 0.0
-    return np.stack([p, r, f], axis=1)
+    rows = np.zeros((len(hits), 3), dtype=np.float64)
+    p, r, f = rows[:, 0], rows[:, 1], rows[:, 2]
+    np.divide(hits, np.maximum(hyp_len, 1), out=p)  # int64 / int64: float64 true division
+    np.divide(hits, np.maximum(ref_len, 1), out=r)
+    if beta == 1.0:  # rouge_score.scoring.fmeasure: 2 * P * R / (P + R), 0 when P + R = 0
+        np.divide(2 * p * r, p + r, out=f, where=p + r > 0)
+    else:
+        b2 = beta * beta
+        np.divide((1 + b2) * p * r, r + b2 * p, out=f, where=p + r > 0)
+    return rows
 
 
 #: a pair whose LCS is estimated to take longer than this gets a warning first
@@ -329,10 +330,10 @@ class _Rouge(Metric):
 
     @abstractmethod
     def _pairs(
-        self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed
+        self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: _Side, ref: _Side
     ) -> np.ndarray:
         """Rows (precision, recall, F) of every hypothesis against its reference, from the
-        texts and their packed token ids."""
+        texts and their sides."""
 
     def _side(self, texts: tuple[str, ...]) -> _Side:
         s = self.settings
@@ -354,12 +355,13 @@ class _Rouge(Metric):
 
     def _rows(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         hyps, *ref_texts = map(tuple, [hypotheses, *references])
-        hyp_side, *ref_sides = map(self._side, [hyps, *ref_texts])
-        self._warn_empty(hyp_side.emptied + sum(side.emptied for side in ref_sides))
-        hyp = hyp_side.packed
-        refs = [(texts, side.packed) for texts, side in zip(ref_texts, ref_sides, strict=True)]
-        lengths = [ref.lengths for _, ref in refs]
-        self.check_pair_work(hyp.lengths, lengths[0] if len(refs) == 1 else np.max(lengths, axis=0))
+        hyp, *ref_sides = map(self._side, [hyps, *ref_texts])
+        self._warn_empty(hyp.emptied + sum(side.emptied for side in ref_sides))
+        refs = list(zip(ref_texts, ref_sides, strict=True))
+        lengths = [ref.packed.lengths for _, ref in refs]
+        self.check_pair_work(
+            hyp.packed.lengths, lengths[0] if len(refs) == 1 else np.max(lengths, axis=0)
+        )
         best = self._pairs(hyps, refs[0][0], hyp, refs[0][1])
         for texts, ref in refs[1:]:
             cand = self._pairs(hyps, texts, hyp, ref)
@@ -411,10 +413,10 @@ class _RougeN(_Rouge):
     n: ClassVar[int]
 
     def _pairs(
-        self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed
+        self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: _Side, ref: _Side
     ) -> np.ndarray:
-        overlap = ngram_overlaps(hyp, ref, self.n)
-        n_hyp, n_ref = (np.maximum(side.lengths - (self.n - 1), 0) for side in (hyp, ref))
+        overlap = ngram_overlaps(hyp.packed, ref.packed, self.n)
+        n_hyp, n_ref = (np.maximum(side.packed.lengths - (self.n - 1), 0) for side in (hyp, ref))
         return _prf(overlap, n_hyp, n_ref, self.settings.beta)
 
 
@@ -439,9 +441,10 @@ class RougeL(_Rouge):
     pair_work = LONG_LCS
 
     def _pairs(
-        self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed
+        self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: _Side, ref: _Side
     ) -> np.ndarray:
-        return _prf(lcs_lengths(hyp, ref), hyp.lengths, ref.lengths, self.settings.beta)
+        a, b = hyp.packed, ref.packed
+        return _prf(lcs_lengths(a, b), a.lengths, b.lengths, self.settings.beta)
 
 
 class RougeLsum(_Rouge):
@@ -457,21 +460,20 @@ class RougeLsum(_Rouge):
         return _sentence_side(s.tokenize, s.use_stemmer, s.sentence_sep, texts)
 
     def _pairs(
-        self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed
+        self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: _Side, ref: _Side
     ) -> np.ndarray:
         s = self.settings
         # One sentence each: the union LCS is the LCS, and no token of it can be double
         # counted, so the hits are the LCS length (counted for all pairs at once; pairs
         # with several sentences on a side are then counted again, as rouge-score does).
-        hits = lcs_lengths(hyp, ref)
-        breaks = set(_break_indices(s.sentence_sep, hyps))
-        breaks.update(_break_indices(s.sentence_sep, refs))
-        for i in sorted(breaks):
+        a, b = hyp.packed, ref.packed
+        hits = lcs_lengths(a, b)
+        for i in sorted({*hyp.breaks, *ref.breaks}):
             h_sents = _sentences(s.tokenize, s.use_stemmer, s.sentence_sep, hyps[i])
             r_sents = _sentences(s.tokenize, s.use_stemmer, s.sentence_sep, refs[i])
             if (len(h_sents) > 1 or len(r_sents) > 1) and h_sents and r_sents:
                 hits[i] = _summary_lcs_hits(r_sents, h_sents)
-        return _prf(hits, hyp.lengths, ref.lengths, s.beta)
+        return _prf(hits, a.lengths, b.lengths, s.beta)
 
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         sep = self.settings.sentence_sep
