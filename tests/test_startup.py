@@ -76,3 +76,18 @@ def test_scoring_a_file_from_the_cli_loads_no_heavy_stack(tmp_path: Path) -> Non
     )
     assert printed.splitlines() == ["48.9", "71.4", "16.7", "0.1667"]
     assert not modules & HEAVY, modules & HEAVY
+
+
+@pytest.mark.parametrize("process", [False, True])
+def test_the_collector_is_on_again_after_start_up(tmp_path: Path, process: bool) -> None:
+    # start-up runs with the collector off; only the process's one command (the console
+    # script) leaves what start-up built out of later collections
+    (tmp_path / "hyp.txt").write_text("The cat sat on the mat.\n", encoding="utf-8")
+    (tmp_path / "ref.txt").write_text("The cat sat on a mat.\n", encoding="utf-8")
+    argv = ["score", "-i", "hyp.txt", "-r", "ref.txt", "-b"]
+    _, printed = loaded_by(
+        f"import gc\nfrom evalab.cli import main\nmain({argv!r}, process={process})\n"
+        "print(gc.isenabled(), gc.get_freeze_count() > 0)",
+        cwd=tmp_path,
+    )
+    assert printed.splitlines() == ["48.9", f"True {process}"]

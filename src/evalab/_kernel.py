@@ -29,6 +29,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import import_module
 from itertools import chain, repeat
 from types import ModuleType
@@ -272,7 +273,13 @@ ZH_RANGES = (
     (0x3200, 0x32FF),
     (0x3300, 0x33FF),
 )
-_ZH_CHAR = re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ZH_RANGES) + "]")
+
+
+@lru_cache(maxsize=1)
+def _zh_char() -> re.Pattern[str]:
+    # compiled on first use (by the fallback only): re enumerates every code point of the
+    # ranges, which would cost each process a few milliseconds at start-up
+    return re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ZH_RANGES) + "]")
 
 
 def mteval_split(line: str, cjk: bool = False) -> list[str]:
@@ -287,7 +294,7 @@ def mteval_split(line: str, cjk: bool = False) -> list[str]:
         words: list[str] = mt.mteval_split(line, cjk)
         return words
     if cjk:
-        line = _ZH_CHAR.sub(r" \g<0> ", line)
+        line = _zh_char().sub(r" \g<0> ", line)
     line = line.translate(_PAD_TABLE)
     for pattern, repl in _RULES_13A:
         line = pattern.sub(repl, line)

@@ -16,6 +16,17 @@
  * ngram_overlaps(a_ids, a_offs, b_ids, b_offs, n, out)
  *     Clipped n-gram overlap (n = 1 or 2): sum over n-grams g of min(c_a(g), c_b(g)).
  *     Both n-gram lists are sorted and merged.
+ *
+ * ascii_tokens(texts) -> (distinct, ids, offsets, emptied)
+ *     rouge-score's default tokenizer, re.findall("[a-z0-9]+", text.lower()), of every
+ *     text of a list, in one pass over the characters: ASCII letters are lowercased,
+ *     ASCII letters and digits make up the tokens and every other character separates
+ *     them, except the two whose lowercase holds an ASCII letter (U+0130 lowers to "i"
+ *     and a combining dot, so it ends a token with "i"; the Kelvin sign U+212A lowers to
+ *     "k"). Returns the distinct tokens (a list of str, in order of first sight), every
+ *     token of every text as an int32 index into that list (bytes), nseg + 1 int64 token
+ *     offsets (bytes), and the number of texts that have no token but are not blank (a
+ *     character that str.strip() would keep).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -251,6 +262,223 @@ static PyObject *ngram_overlaps(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ------------------------------------------------------------- tokenization */
+
+/* A-Z lowered, a-z and 0-9 kept, every other ASCII character 0 (a separator). */
+static char ascii_token_char[128];
+
+static void init_ascii_table(void)
+{
+    for (int c = 0; c < 128; c++)
+        ascii_token_char[c] = ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') ? (char)c
+                              : ('A' <= c && c <= 'Z')                         ? (char)(c + 32)
+                                                                               : 0;
+}
+
+/* The distinct tokens of one call: a list of str, and an open-addressing table of their
+ * indices (-1: free) with the hashes of their bytes, so each distinct token is made once. */
+typedef struct {
+    PyObject *distinct;
+    int32_t *slot;
+    uint64_t *hash;
+    size_t mask;
+} Distinct;
+
+static uint64_t bytes_hash(const char *buf, Py_ssize_t len)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (Py_ssize_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)buf[i]) * 1099511628211ULL;
+    return h;
+}
+
+static int distinct_grow(Distinct *d)
+{
+    size_t size = (d->mask + 1) * 2;
+    int32_t *slot = malloc(size * sizeof *slot);
+    uint64_t *hash = malloc(size * sizeof *hash);
+    if (!slot || !hash) {
+        free(slot);
+        free(hash);
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(slot, 0xff, size * sizeof *slot);
+    for (size_t i = 0; i <= d->mask; i++)
+        if (d->slot[i] >= 0) {
+            size_t j = d->hash[i] & (size - 1);
+            while (slot[j] >= 0)
+                j = (j + 1) & (size - 1);
+            slot[j] = d->slot[i];
+            hash[j] = d->hash[i];
+        }
+    free(d->slot);
+    free(d->hash);
+    d->slot = slot, d->hash = hash, d->mask = size - 1;
+    return 0;
+}
+
+/* The index of the token buf[0:len] among the distinct tokens (added if new), or -1. */
+static int32_t distinct_index(Distinct *d, const char *buf, Py_ssize_t len)
+{
+    uint64_t h = bytes_hash(buf, len);
+    size_t j = h & d->mask;
+    for (; d->slot[j] >= 0; j = (j + 1) & d->mask) {
+        if (d->hash[j] != h)
+            continue;
+        PyObject *t = PyList_GET_ITEM(d->distinct, d->slot[j]);
+        if (PyUnicode_GET_LENGTH(t) == len && !memcmp(PyUnicode_DATA(t), buf, (size_t)len))
+            return d->slot[j];
+    }
+    Py_ssize_t index = PyList_GET_SIZE(d->distinct);
+    if (index >= INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "too many distinct tokens");
+        return -1;
+    }
+    PyObject *t = PyUnicode_New(len, 127);
+    if (!t)
+        return -1;
+    memcpy(PyUnicode_DATA(t), buf, (size_t)len);
+    int rc = PyList_Append(d->distinct, t);
+    Py_DECREF(t);
+    if (rc < 0)
+        return -1;
+    d->slot[j] = (int32_t)index, d->hash[j] = h;
+    if ((size_t)index * 2 > d->mask && distinct_grow(d) < 0)
+        return -1;
+    return (int32_t)index;
+}
+
+/* A growing int32 array. */
+typedef struct {
+    int32_t *ids;
+    size_t used, size;
+} Ids;
+
+static int ids_push(Ids *v, int32_t id)
+{
+    if (v->used == v->size) {
+        size_t size = v->size ? v->size * 2 : 1024;
+        int32_t *ids = realloc(v->ids, size * sizeof *ids);
+        if (!ids) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        v->ids = ids, v->size = size;
+    }
+    v->ids[v->used++] = id;
+    return 0;
+}
+
+static int push_token(Distinct *d, Ids *out, const char *buf, Py_ssize_t len)
+{
+    int32_t id = distinct_index(d, buf, len);
+    return id < 0 ? -1 : ids_push(out, id);
+}
+
+/* Whether c separates tokens although it is not ASCII: all but U+0130 and U+212A. */
+#define OTHER_SEPARATOR(c) ((c) >= 128 && (c) != 0x212A && (c) != 0x130)
+
+/* The tokens of one text (characters of one width, CHAR) pushed to out; returns 1 if the
+ * text is blank (only characters str.strip() removes), 0 if not, -1 on error. A run of
+ * separators outside ASCII (most of a Cyrillic or Chinese text) is skipped in a tight loop
+ * once the text is known not to be blank. */
+#define TEXT_TOKENS(NAME, CHAR)                                                                  \
+    static int NAME(const CHAR *text, Py_ssize_t len, char *buf, Distinct *d, Ids *out)         \
+    {                                                                                            \
+        int blank = 1;                                                                           \
+        Py_ssize_t used = 0;                                                                     \
+        for (Py_ssize_t i = 0; i < len; i++) {                                                   \
+            Py_UCS4 c = text[i];                                                                 \
+            if (OTHER_SEPARATOR(c)) {                                                            \
+                if (blank && !Py_UNICODE_ISSPACE(c))                                             \
+                    blank = 0;                                                                   \
+                if (used && push_token(d, out, buf, used) < 0)                                   \
+                    return -1;                                                                   \
+                used = 0;                                                                        \
+                if (!blank)                                                                      \
+                    while (i + 1 < len && OTHER_SEPARATOR(text[i + 1]))                          \
+                        i++;                                                                     \
+                continue;                                                                        \
+            }                                                                                    \
+            char ch = c < 128 ? ascii_token_char[c] : c == 0x212A ? 'k' : 'i';                   \
+            if (ch) {                                                                            \
+                blank = 0;                                                                       \
+                buf[used++] = ch;                                                                \
+                if (c != 0x130)                                                                  \
+                    continue;                                                                    \
+            } else if (blank && !Py_UNICODE_ISSPACE(c))                                          \
+                blank = 0;                                                                       \
+            if (used && push_token(d, out, buf, used) < 0)                                       \
+                return -1;                                                                       \
+            used = 0;                                                                            \
+        }                                                                                        \
+        if (used && push_token(d, out, buf, used) < 0)                                           \
+            return -1;                                                                           \
+        return blank;                                                                            \
+    }
+TEXT_TOKENS(tokens_ucs1, Py_UCS1)
+TEXT_TOKENS(tokens_ucs2, Py_UCS2)
+TEXT_TOKENS(tokens_ucs4, Py_UCS4)
+
+static int text_tokens(PyObject *text, char *buf, Distinct *d, Ids *out)
+{
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND:
+        return tokens_ucs1(PyUnicode_1BYTE_DATA(text), len, buf, d, out);
+    case PyUnicode_2BYTE_KIND:
+        return tokens_ucs2(PyUnicode_2BYTE_DATA(text), len, buf, d, out);
+    default:
+        return tokens_ucs4(PyUnicode_4BYTE_DATA(text), len, buf, d, out);
+    }
+}
+
+static PyObject *ascii_tokens(PyObject *self, PyObject *args)
+{
+    PyObject *texts, *offsets = NULL, *ids = NULL;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &texts))
+        return NULL;
+    Py_ssize_t nseg = PyList_GET_SIZE(texts), longest = 1, emptied = 0;
+    for (Py_ssize_t s = 0; s < nseg; s++) {
+        PyObject *text = PyList_GET_ITEM(texts, s);
+        if (!PyUnicode_Check(text)) {
+            PyErr_Format(PyExc_TypeError, "text %zd is not a str", s);
+            return NULL;
+        }
+        longest = PyUnicode_GET_LENGTH(text) > longest ? PyUnicode_GET_LENGTH(text) : longest;
+    }
+    Distinct d = {PyList_New(0), malloc(1024 * sizeof(int32_t)), malloc(1024 * sizeof(uint64_t)), 1023};
+    Ids out = {NULL, 0, 0};
+    char *buf = malloc((size_t)longest);
+    offsets = PyBytes_FromStringAndSize(NULL, (nseg + 1) * 8);
+    if (!d.distinct || !d.slot || !d.hash || !buf || !offsets) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memset(d.slot, 0xff, 1024 * sizeof(int32_t));
+    int64_t *offs = (int64_t *)PyBytes_AS_STRING(offsets);
+    offs[0] = 0;
+    for (Py_ssize_t s = 0; s < nseg; s++) {
+        int blank = text_tokens(PyList_GET_ITEM(texts, s), buf, &d, &out);
+        if (blank < 0)
+            goto done;
+        offs[s + 1] = (int64_t)out.used;
+        emptied += offs[s + 1] == offs[s] && !blank;
+    }
+    ids = PyBytes_FromStringAndSize((const char *)out.ids, (Py_ssize_t)(out.used * sizeof(int32_t)));
+done:
+    free(d.slot);
+    free(d.hash);
+    free(out.ids);
+    free(buf);
+    PyObject *result = ids ? Py_BuildValue("OOOn", d.distinct, ids, offsets, emptied) : NULL;
+    Py_XDECREF(d.distinct);
+    Py_XDECREF(ids);
+    Py_XDECREF(offsets);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"lcs_lengths", lcs_lengths, METH_VARARGS,
      "lcs_lengths(a_ids, a_offs, b_ids, b_offs, vocab_size, out): LCS length of every "
@@ -258,6 +486,10 @@ static PyMethodDef methods[] = {
     {"ngram_overlaps", ngram_overlaps, METH_VARARGS,
      "ngram_overlaps(a_ids, a_offs, b_ids, b_offs, n, out): clipped n-gram overlap "
      "(n = 1 or 2) of every segment pair."},
+    {"ascii_tokens", ascii_tokens, METH_VARARGS,
+     "ascii_tokens(texts): rouge-score's default tokens of every text: the distinct tokens, "
+     "int32 indices into them (bytes), nseg + 1 int64 offsets (bytes) and the number of "
+     "non-blank texts without a token."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -265,4 +497,8 @@ static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_rougekernel", "Compiled per-pair loops of ROUGE.", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__rougekernel(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__rougekernel(void)
+{
+    init_ascii_table();
+    return PyModule_Create(&module);
+}

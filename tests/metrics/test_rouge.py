@@ -19,6 +19,7 @@ from rouge_score import rouge_scorer
 from tests.conftest import read_lines, wmt_file, wmt_systems
 
 import evalab
+from evalab import _kernel
 from evalab.errors import SettingsError
 from evalab.metrics.base import Stats
 from evalab.metrics.rouge import Rouge1, Rouge2, RougeL, RougeLsum, lcs_indices, lcs_length
@@ -310,3 +311,17 @@ def test_whitespace_only_never_crashes(ws, other):
         for name in TYPES:
             assert evalab.metric(name, tokenize="unicode").sentence_score(ws, [other]).score == 0.0
             assert evalab.metric(name).sentence_score(other, [ws]).score == 0.0
+
+
+@pytest.mark.parametrize("kernels", [True, False])
+@pytest.mark.parametrize("name", ["rouge1", "rouge2", "rougeL", "rougeLsum"])
+def test_the_erased_count_is_the_same_for_every_type_and_path(monkeypatch, name, kernels):
+    if not kernels:
+        monkeypatch.setattr(_kernel, "rouge", None)
+    from evalab.metrics import rouge
+
+    rouge.clear_id_caches()
+    hyps = ["Привет\nмир", "  ", "ok", "東京", "\u3000"]
+    refs = [["ok", "", "Москва", "ok", "ok"], ["ok", "ok", "ok", "ok", "ok"]]
+    with pytest.warns(UserWarning, match=r"reduced 3 non-empty segment\(s\)"):
+        evalab.metric(name, use_stemmer=name == "rouge2").stats(hyps, refs)

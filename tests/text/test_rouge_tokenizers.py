@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -11,8 +13,9 @@ from rouge_score import tokenize as rs_tokenize
 from rouge_score.tokenizers import DefaultTokenizer
 from tests.conftest import read_lines, wmt_file
 
+from evalab import _kernel
 from evalab.text import get_tokenizer
-from evalab.text.rouge_tokenizers import RougeTokenizer, UnicodeRougeTokenizer
+from evalab.text.rouge_tokenizers import RougeTokenizer, UnicodeRougeTokenizer, distinct_tokens
 
 STEMMER = DefaultTokenizer(use_stemmer=True)._stemmer
 
@@ -114,3 +117,41 @@ def test_rouge_batch_tokens_equal_rouge_score_on_any_texts(texts):
 def test_rouge_batch_tokens_equal_rouge_score_on_wmt22(wmt22, pair):
     lines = read_lines(wmt_file("ref", pair, "A"))
     assert RougeTokenizer().many(lines) == [rs_tokenize.tokenize(t, None) for t in lines]
+
+
+def _flat(tokens):
+    return [
+        [tokens.distinct[i] for i in tokens.indices[a:b]]
+        for a, b in itertools.pairwise(tokens.offsets)
+    ]
+
+
+@given(_MIXED)
+def test_distinct_tokens_of_the_kernel_and_the_fallback_equal_rouge_score(texts):
+    expected = [rs_tokenize.tokenize(t, None) for t in texts]
+    emptied = sum(1 for t, e in zip(texts, expected, strict=True) if not e and t.strip())
+    compiled = RougeTokenizer().distinct(texts)
+    fallback = distinct_tokens(RougeTokenizer().many(texts), texts)
+    for tokens in (compiled, fallback):
+        assert _flat(tokens) == expected
+        assert len(set(tokens.distinct)) == len(tokens.distinct)
+        assert tokens.indices.dtype == np.int32 and tokens.offsets.dtype == np.int64
+        assert tokens.emptied == emptied
+    assert compiled.distinct == fallback.distinct  # both in order of first sight
+
+
+def test_distinct_tokens_without_the_kernel(monkeypatch):
+    monkeypatch.setattr(_kernel, "rouge", None)
+    tokens = RougeTokenizer().distinct(["A cat, a dog", " \u3000", "東京"])
+    assert (tokens.distinct, tokens.indices.tolist(), tokens.offsets.tolist()) == (
+        ["a", "cat", "dog"],
+        [0, 1, 0, 2],
+        [0, 4, 4, 4],
+    )
+    assert tokens.emptied == 1  # the blank text is not counted, the Chinese one is
+
+
+@pytest.mark.parametrize("pair", ["en-uk", "en-zh", "de-en"])
+def test_distinct_tokens_equal_rouge_score_on_wmt22(wmt22, pair):
+    lines = read_lines(wmt_file("ref", pair, "A"))
+    assert _flat(RougeTokenizer().distinct(lines)) == [rs_tokenize.tokenize(t, None) for t in lines]

@@ -6,7 +6,8 @@ sacrebleu), runs the app, and turns every :class:`~evalab.errors.EvalabError` in
 one-line message on stderr with exit code 2 (never a traceback).
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: typer would compile the annotation strings
+# of the root's options again on every start (see cli/score.py).
 
 import sys
 import warnings
@@ -181,11 +182,21 @@ def _one_line_warning(
     sys.stderr.write(f"evalab: warning: {message}\n")
 
 
-def run(args: Sequence[str]) -> int:
-    """Run the CLI on ``args`` (without the program name); return the exit code."""
+def command_for(args: Sequence[str]) -> click.Command:
+    """The click command of the app with the command modules ``args`` need registered
+    (the start-up of a call: :func:`run` builds it when it is not given)."""
+    _register_commands(args)
+    return typer.main.get_command(app)
+
+
+def run(args: Sequence[str], root: click.Command | None = None) -> int:
+    """Run the CLI on ``args`` (without the program name); return the exit code.
+
+    ``root``: the app's click command from :func:`command_for` of the same ``args``.
+    """
     with warnings.catch_warnings():
         warnings.showwarning = _one_line_warning
-        return _run(list(args))
+        return _run(list(args), root if root is not None else command_for(args))
 
 
 def invoked_command(root: click.Command, args: Sequence[str]) -> tuple[str, set[str]]:
@@ -204,11 +215,9 @@ def invoked_command(root: click.Command, args: Sequence[str]) -> tuple[str, set[
     return " ".join(path), options
 
 
-def _run(args: list[str]) -> int:
+def _run(args: list[str], root: click.Command) -> int:
     from evalab.cli.peers import check_peer_habits, translate_peer_flags
 
-    _register_commands(args)
-    root = typer.main.get_command(app)
     command, options = invoked_command(root, args)
     try:
         check_peer_habits(args, command, options)

@@ -120,8 +120,6 @@ def ray_cluster(
 ) -> RayCluster | None:
     """The Ray cluster of ``--executor ray`` (``None``: local processes), refused before any
     work where it cannot be used: Ray missing, ``-j 1``, or a Ray option without it."""
-    from evalab.metrics.ray_shards import RayCluster, check_ray_installed
-
     if executor not in EXECUTORS:
         raise SettingsError(f"--executor must be local or ray, got {executor!r}")
     if executor == "local":
@@ -137,6 +135,8 @@ def ray_cluster(
         raise SettingsError(
             f"--executor ray shards over -j N Ray workers; -j {jobs} is one process: give -j 2 or more"
         )
+    from evalab.metrics.ray_shards import RayCluster, check_ray_installed
+
     check_ray_installed()
     return RayCluster(address, DEFAULT_RAY_TIMEOUT if timeout is None else timeout)
 

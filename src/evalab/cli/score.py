@@ -1,7 +1,7 @@
 """``evalab score``: corpus scores of one or more systems against shared references."""
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: typer reads the options from the
+# annotations, and as strings it would compile each of them again on every start.
 import dataclasses
 import json
 from dataclasses import dataclass

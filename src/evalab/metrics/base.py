@@ -26,7 +26,6 @@ as the hypotheses (``references[j][i]`` is reference ``j`` of segment ``i``).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import types
 import typing
 from abc import ABC, abstractmethod
@@ -322,9 +321,13 @@ def check_references(
             f"{metric}: {n} hypotheses but reference streams of lengths {lengths}; every "
             f"stream must have one reference per hypothesis.{hint}"
         )
+    missing = False
     for j, stream in enumerate(refs):
-        # None is a missing reference for that segment (see evalab.metrics.missing_refs)
-        if set(map(type, stream)) <= {str, type(None)}:
+        # None is a missing reference for that segment (see evalab.metrics.missing_refs);
+        # the one pass over the types also says whether there is one
+        types = set(map(type, stream))
+        if types <= {str, type(None)}:
+            missing = missing or type(None) in types
             continue
         for i, r in enumerate(stream):
             if not isinstance(r, str) and r is not None:  # str subclasses pass
@@ -332,7 +335,8 @@ def check_references(
                     f"{metric}: reference stream {j}, segment {i} is {type(r).__name__}, "
                     "expected str (or None for a missing reference)"
                 )
-    if has_missing(refs):
+        missing = missing or None in stream
+    if missing:
         check_some_reference(refs, metric)
     return hyps, refs
 
@@ -343,6 +347,8 @@ def reference_digest(references: Sequence[Sequence[str | None]]) -> str:
     A missing reference (``None``) has a digest of its own, distinct from an empty one: the
     segments with the same present references form the groups whose context is built alone.
     """
+    import hashlib  # here: OpenSSL's start-up is not every command's (IDF BERTScore only)
+
     h = hashlib.blake2b(digest_size=12)
     for stream in references:
         for ref in stream:

@@ -54,6 +54,7 @@ from evalab.metrics._rouge_pairs import (
 from evalab.metrics.base import Metric, MetricSettings, PairWork, PeerName, setting
 from evalab.metrics.stats_value import NRefs
 from evalab.text.porter import porter_stem
+from evalab.text.rouge_tokenizers import DistinctTokens, emptied_count
 from evalab.text.tokenizers import check_tokenizer_name, get_tokenizer
 
 __all__ = [
@@ -149,31 +150,68 @@ def _token_lists(tokenizer: str, stem: bool, texts: Sequence[str]) -> list[Seque
     return many(texts) if many is not None else list(map(tok, texts))
 
 
+def _break_indices(sep: str | None, texts: Sequence[str]) -> list[int]:
+    """The texts with a sentence break (a newline, or ``sep``)."""
+    marks = ("\n", sep) if sep else ("\n",)
+    joined = "".join(texts)  # one scan rules out the usual case, no break anywhere
+    if not any(mark in joined for mark in marks):
+        return []
+    return [i for i, text in enumerate(texts) if any(mark in text for mark in marks)]
+
+
+@dataclass(frozen=True)
+class _Side:
+    """One corpus side under one setting: its packed token ids, how many of its segments
+    are not blank but have no token (they score 0: a warning says so) and, for ROUGE-Lsum's
+    sentences, the segments with a sentence break."""
+
+    packed: Packed
+    emptied: int
+    breaks: tuple[int, ...] = ()
+
+
+def _distinct_side(tokenizer: str, stem: bool, texts: tuple[str, ...]) -> _Side | None:
+    """The side from the tokenizer's distinct tokens (interned, and stemmed, once each), or
+    ``None`` when the tokenizer has no such path."""
+    distinct = getattr(get_tokenizer(tokenizer), "distinct", None)
+    if distinct is None:
+        return None
+    tokens: DistinctTokens = distinct(texts)
+    words = list(map(_stem_token, tokens.distinct)) if stem else tokens.distinct
+    if not all(words):  # a stem that is no token (never seen): the per-text path drops it
+        return None
+    ids = TABLE.ids(words)[tokens.indices]
+    return _Side(Packed(ids, tokens.offsets), tokens.emptied)
+
+
 # A corpus side is packed once per settings: the reference of every system and the
 # hypotheses of all four ROUGE types hit these caches (keyed by the tuple of segments).
 @lru_cache(maxsize=32)
-def _packed_texts(tokenizer: str, stem: bool, texts: tuple[str, ...]) -> Packed:
-    return TABLE.pack(_token_lists(tokenizer, stem, texts))
+def _text_side(tokenizer: str, stem: bool, texts: tuple[str, ...]) -> _Side:
+    side = _distinct_side(tokenizer, stem, texts)
+    if side is not None:
+        return side
+    packed = TABLE.pack(_token_lists(tokenizer, stem, texts))
+    return _Side(packed, emptied_count(texts, packed.lengths))
 
 
 @lru_cache(maxsize=32)
-def _packed_sentences(
-    tokenizer: str, stem: bool, sep: str | None, texts: tuple[str, ...]
-) -> Packed:
+def _sentence_side(tokenizer: str, stem: bool, sep: str | None, texts: tuple[str, ...]) -> _Side:
     """The ids of every sentence's tokens, end to end (a text without a sentence break is
     one sentence: its own tokens)."""
-    breaks = [i for i, text in enumerate(texts) if "\n" in text or (sep and sep in text)]
+    breaks = _break_indices(sep, texts)
     if not breaks:  # the same tokens as the texts: share their packing
-        return _packed_texts(tokenizer, stem, texts)
+        return _text_side(tokenizer, stem, texts)
     lists = _token_lists(tokenizer, stem, texts)
     for i in breaks:
         lists[i] = list(chain.from_iterable(_sentences(tokenizer, stem, sep, texts[i])))
-    return TABLE.pack(lists)
+    packed = TABLE.pack(lists)
+    return _Side(packed, emptied_count(texts, packed.lengths), tuple(breaks))
 
 
 def clear_id_caches() -> None:
     """Empty the caches that hold token ids (when the shared token table is emptied)."""
-    for cache in (_packed_texts, _packed_sentences):
+    for cache in (_text_side, _sentence_side):
         cache.cache_clear()
 
 
@@ -231,17 +269,16 @@ def lcs_indices(ref: Sequence[Hashable], can: Sequence[Hashable]) -> list[int]:
 def _prf(hits: np.ndarray, hyp_len: np.ndarray, ref_len: np.ndarray, beta: float) -> np.ndarray:
     """Rows (P, R, F) of ``hits`` over the hypothesis and reference lengths (0 where a
     length is 0), with rouge-score's arithmetic operation for operation (identical floats)."""
-    hits = hits.astype(np.float64)
-    p = hits / np.maximum(hyp_len, 1)
-    r = hits / np.maximum(ref_len, 1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if beta == 1.0:
-            f = 2 * p * r / (p + r)  # rouge_score.scoring.fmeasure
-        else:
-            b2 = beta * beta
-            f = (1 + b2) * p * r / (r + b2 * p)
-    f[~(p + r > 0)] = 0.0
-    return np.stack([p, r, f], axis=1)
+    rows = np.zeros((len(hits), 3), dtype=np.float64)
+    p, r, f = rows[:, 0], rows[:, 1], rows[:, 2]
+    np.divide(hits, np.maximum(hyp_len, 1), out=p)  # int64 / int64: float64 true division
+    np.divide(hits, np.maximum(ref_len, 1), out=r)
+    if beta == 1.0:  # rouge_score.scoring.fmeasure: 2 * P * R / (P + R), 0 when P + R = 0
+        np.divide(2 * p * r, p + r, out=f, where=p + r > 0)
+    else:
+        b2 = beta * beta
+        np.divide((1 + b2) * p * r, r + b2 * p, out=f, where=p + r > 0)
+    return rows
 
 
 #: a pair whose LCS is estimated to take longer than this gets a warning first
@@ -293,21 +330,21 @@ class _Rouge(Metric):
 
     @abstractmethod
     def _pairs(
-        self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed
+        self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: _Side, ref: _Side
     ) -> np.ndarray:
         """Rows (precision, recall, F) of every hypothesis against its reference, from the
-        texts and their packed token ids."""
+        texts and their sides."""
 
-    def _packed(self, texts: tuple[str, ...]) -> Packed:
+    def _side(self, texts: tuple[str, ...]) -> _Side:
         s = self.settings
-        return _packed_texts(s.tokenize, s.use_stemmer, texts)
+        return _text_side(s.tokenize, s.use_stemmer, texts)
 
     def pair_sizes(
         self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]
     ) -> tuple[list[int], list[int]]:
         with TABLE.session(on_reset=clear_id_caches):
             lengths = [
-                self._packed(tuple(t if t is not None else "" for t in side)).lengths
+                self._side(tuple(t if t is not None else "" for t in side)).packed.lengths
                 for side in [hypotheses, *references]
             ]
         return [int(n) for n in lengths[0]], [int(n) for n in np.max(lengths[1:], axis=0)]
@@ -317,10 +354,14 @@ class _Rouge(Metric):
             return self._rows(hypotheses, references)
 
     def _rows(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
-        sides = [(texts, self._packed(texts)) for texts in map(tuple, [hypotheses, *references])]
-        self._warn_empty(sides)
-        (hyps, hyp), refs = sides[0], sides[1:]
-        self.check_pair_work(hyp.lengths, np.max([ref.lengths for _, ref in refs], axis=0))
+        hyps, *ref_texts = map(tuple, [hypotheses, *references])
+        hyp, *ref_sides = map(self._side, [hyps, *ref_texts])
+        self._warn_empty(hyp.emptied + sum(side.emptied for side in ref_sides))
+        refs = list(zip(ref_texts, ref_sides, strict=True))
+        lengths = [ref.packed.lengths for _, ref in refs]
+        self.check_pair_work(
+            hyp.packed.lengths, lengths[0] if len(refs) == 1 else np.max(lengths, axis=0)
+        )
         best = self._pairs(hyps, refs[0][0], hyp, refs[0][1])
         for texts, ref in refs[1:]:
             cand = self._pairs(hyps, texts, hyp, ref)
@@ -331,12 +372,10 @@ class _Rouge(Metric):
         rows[:, 3] = 1.0
         return rows
 
-    def _warn_empty(self, sides: list[tuple[tuple[str, ...], Packed]]) -> None:
+    def _warn_empty(self, lost: int) -> None:
+        """Warn of ``lost`` segments (hypotheses and references) that are not blank but
+        have no token."""
         tok = self.settings.tokenize
-        lost = 0
-        for texts, packed in sides:  # segments with no token whose text is not blank
-            empty = np.flatnonzero(packed.lengths == 0).tolist()
-            lost += sum(map(bool, map(str.strip, map(texts.__getitem__, empty))))
         if lost:
             hint = " (non-Latin text? use tokenize='unicode')" if tok == "rouge" else ""
             warnings.warn(
@@ -374,10 +413,10 @@ class _RougeN(_Rouge):
     n: ClassVar[int]
 
     def _pairs(
-        self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed
+        self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: _Side, ref: _Side
     ) -> np.ndarray:
-        overlap = ngram_overlaps(hyp, ref, self.n)
-        n_hyp, n_ref = (np.maximum(side.lengths - (self.n - 1), 0) for side in (hyp, ref))
+        overlap = ngram_overlaps(hyp.packed, ref.packed, self.n)
+        n_hyp, n_ref = (np.maximum(side.packed.lengths - (self.n - 1), 0) for side in (hyp, ref))
         return _prf(overlap, n_hyp, n_ref, self.settings.beta)
 
 
@@ -402,9 +441,10 @@ class RougeL(_Rouge):
     pair_work = LONG_LCS
 
     def _pairs(
-        self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed
+        self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: _Side, ref: _Side
     ) -> np.ndarray:
-        return _prf(lcs_lengths(hyp, ref), hyp.lengths, ref.lengths, self.settings.beta)
+        a, b = hyp.packed, ref.packed
+        return _prf(lcs_lengths(a, b), a.lengths, b.lengths, self.settings.beta)
 
 
 class RougeLsum(_Rouge):
@@ -415,30 +455,25 @@ class RougeLsum(_Rouge):
     settings: RougeLsumSettings
     pair_work = LONG_LCS
 
-    def _packed(self, texts: tuple[str, ...]) -> Packed:
+    def _side(self, texts: tuple[str, ...]) -> _Side:
         s = self.settings
-        return _packed_sentences(s.tokenize, s.use_stemmer, s.sentence_sep, texts)
+        return _sentence_side(s.tokenize, s.use_stemmer, s.sentence_sep, texts)
 
     def _pairs(
-        self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: Packed, ref: Packed
+        self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: _Side, ref: _Side
     ) -> np.ndarray:
         s = self.settings
         # One sentence each: the union LCS is the LCS, and no token of it can be double
         # counted, so the hits are the LCS length (counted for all pairs at once; pairs
         # with several sentences on a side are then counted again, as rouge-score does).
-        hits = lcs_lengths(hyp, ref)
-        sep = s.sentence_sep or "\n"
-        breaks = [
-            i
-            for i, (h, r) in enumerate(zip(hyps, refs, strict=True))
-            if "\n" in h or "\n" in r or sep in h or sep in r
-        ]
-        for i in breaks:
+        a, b = hyp.packed, ref.packed
+        hits = lcs_lengths(a, b)
+        for i in sorted({*hyp.breaks, *ref.breaks}):
             h_sents = _sentences(s.tokenize, s.use_stemmer, s.sentence_sep, hyps[i])
             r_sents = _sentences(s.tokenize, s.use_stemmer, s.sentence_sep, refs[i])
             if (len(h_sents) > 1 or len(r_sents) > 1) and h_sents and r_sents:
                 hits[i] = _summary_lcs_hits(r_sents, h_sents)
-        return _prf(hits, hyp.lengths, ref.lengths, s.beta)
+        return _prf(hits, a.lengths, b.lengths, s.beta)
 
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         sep = self.settings.sentence_sep

@@ -12,13 +12,20 @@ Hiragana and Katakana characters, written without spaces, are one token each.
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 from typing import Any
 
+import numpy as np
+
+from evalab import _kernel
+from evalab._kernel import offsets_of
 from evalab.text.porter import porter_stem
 
-__all__ = ["RougeTokenizer", "UnicodeRougeTokenizer"]
+__all__ = ["DistinctTokens", "RougeTokenizer", "UnicodeRougeTokenizer", "distinct_tokens"]
 
 # rouge-score: re.sub(r"[^a-z0-9]+", " ", text.lower()), split on whitespace, keep tokens
 # matching ^[a-z0-9]+$. Finding the runs of [a-z0-9] directly gives the same tokens.
@@ -54,6 +61,38 @@ def _ascii_token_lists(texts: Sequence[str]) -> list[list[str]]:
     return [
         text.encode("ascii", "replace").translate(table).decode("ascii").split() for text in texts
     ]
+
+
+@dataclass(frozen=True)
+class DistinctTokens:
+    """The tokens of a list of texts, each one an index into the texts' distinct tokens."""
+
+    #: every distinct token once, in order of first sight
+    distinct: list[str]
+    #: every token of every text, end to end, as an index into :attr:`distinct` (int32)
+    indices: np.ndarray
+    #: ``nseg + 1`` token offsets (int64)
+    offsets: np.ndarray
+    #: how many texts have no token but are not blank (``text.strip()`` is not empty)
+    emptied: int
+
+
+def emptied_count(texts: Sequence[str], lengths: np.ndarray) -> int:
+    """How many texts have no token (``lengths == 0``) but are not blank."""
+    return sum(1 for i in np.flatnonzero(lengths == 0).tolist() if texts[i].strip())
+
+
+def distinct_tokens(token_lists: Sequence[Sequence[str]], texts: Sequence[str]) -> DistinctTokens:
+    """:class:`DistinctTokens` of the token lists of ``texts``."""
+    index: defaultdict[str, int] = defaultdict()
+    index.default_factory = index.__len__  # a new token gets the next index
+    offsets = offsets_of(map(len, token_lists), len(token_lists))
+    indices = np.fromiter(
+        map(index.__getitem__, chain.from_iterable(token_lists)),
+        dtype=np.int32,
+        count=int(offsets[-1]),
+    )
+    return DistinctTokens(list(index), indices, offsets, emptied_count(texts, np.diff(offsets)))
 
 
 def _stemmed(tokens: list[str]) -> list[str]:
@@ -92,6 +131,25 @@ class RougeTokenizer:
         """The tokens of every text (found by byte-table translation, then stemmed)."""
         lists = _ascii_token_lists(texts)
         return [_stemmed(t) for t in lists] if self.stem else lists
+
+    def distinct(self, texts: Sequence[str]) -> DistinctTokens:
+        """The unstemmed tokens of every text as :class:`DistinctTokens` (one pass of the
+        compiled kernel over the characters when it is there).
+
+        >>> tokens = RougeTokenizer().distinct(["A cat, a dog", "!?"])
+        >>> tokens.distinct, tokens.indices.tolist(), tokens.offsets.tolist(), tokens.emptied
+        (['a', 'cat', 'dog'], [0, 1, 0, 2], [0, 4, 4], 1)
+        """
+        kernel = _kernel.rouge
+        if kernel is None:
+            return distinct_tokens(_ascii_token_lists(texts), texts)
+        distinct, indices, offsets, emptied = kernel.ascii_tokens(list(texts))
+        return DistinctTokens(
+            distinct,
+            np.frombuffer(indices, dtype=np.int32),
+            np.frombuffer(offsets, dtype=np.int64),
+            emptied,
+        )
 
     def __repr__(self) -> str:
         return f"RougeTokenizer(stem={self.stem})"
