@@ -196,11 +196,14 @@ class TransformerEmbedder(Embedder):
             size = self.batch_size or DEFAULT_BATCH_SIZE
             return [order[a : a + size] for a in range(0, len(order), size)]
         batches: list[list[int]] = []
+        tokens = 0
         for i in order:
-            if batches and (len(batches[-1]) + 1) * len(ids[batches[-1][0]]) <= PACKED_BATCH_TOKENS:
+            if batches and tokens + len(ids[i]) <= PACKED_BATCH_TOKENS:
                 batches[-1].append(i)
+                tokens += len(ids[i])
             else:
                 batches.append([i])
+                tokens = len(ids[i])
         return batches
 
     def _unit_vectors(self, batch: list[list[int]]) -> list[np.ndarray]:

@@ -166,14 +166,10 @@ class PackedBertEncoder:
         lengths = [len(x) for x in batch]
         with torch.inference_mode():
             x = self._embed(batch, lengths, device, first)
-            valid = (
-                torch.arange(max(lengths), device=device)[None, :]
-                < torch.tensor(lengths, device=device)[:, None]
-            )
-            where = valid.reshape(-1).nonzero().squeeze(1)
+            runs = _runs(lengths)
             states = [x]
             for layer in self.layers:
-                states.append(self._layer(layer, states[-1], valid, where))
+                states.append(self._layer(layer, states[-1], runs))
             return [s.float() for s in states]
 
     def _embed(
@@ -194,20 +190,24 @@ class PackedBertEncoder:
         x = x + positions[at]
         return torch.nn.functional.layer_norm(x, (x.shape[-1],), ln_w, ln_b, self.shape.eps)
 
-    def _layer(self, layer: tuple[Any, ...], x: Any, valid: Any, where: Any) -> Any:
+    def _attention(self, packed: Any, runs: list[tuple[int, int, int]]) -> Any:
+        """Multi-head self-attention ``[tokens, hidden]`` from the packed query/key/value
+        rows ``[tokens, 3 * hidden]``, one run of equal lengths at a time (its rows are one
+        ``[sentences, length, 3, heads, head size]`` block: no copy, no padding, no mask)."""
         torch = self._torch
-        functional = torch.nn.functional
+        parts = []
+        for start, count, length in runs:
+            rows = packed[start : start + count * length]
+            q, k, v = rows.view(count, length, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+            context = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+            parts.append(context.permute(0, 2, 1, 3).reshape(count * length, -1))
+        return parts[0] if len(parts) == 1 else torch.cat(parts)
+
+    def _layer(self, layer: tuple[Any, ...], x: Any, runs: list[tuple[int, int, int]]) -> Any:
+        functional = self._torch.nn.functional
         qkv_w, qkv_b, ao_w, ao_b, ln1_w, ln1_b, i_w, i_b, o_w, o_b, ln2_w, ln2_b = layer
-        batch, longest = valid.shape
         width = (x.shape[-1],)
-        packed = functional.linear(x, qkv_w, qkv_b)
-        spread = packed.new_zeros(batch * longest, packed.shape[1])
-        spread[where] = packed
-        q, k, v = spread.view(batch, longest, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
-        context = functional.scaled_dot_product_attention(
-            q, k, v, attn_mask=valid[:, None, None, :]
-        )
-        context = context.permute(0, 2, 1, 3).reshape(batch * longest, -1)[where]
+        context = self._attention(functional.linear(x, qkv_w, qkv_b), runs)
         eps = self.shape.eps
         x = functional.layer_norm(
             functional.linear(context, ao_w, ao_b) + x, width, ln1_w, ln1_b, eps
@@ -216,6 +216,21 @@ class PackedBertEncoder:
         return functional.layer_norm(
             functional.linear(hidden, o_w, o_b) + x, width, ln2_w, ln2_b, eps
         )
+
+
+def _runs(lengths: list[int]) -> list[tuple[int, int, int]]:
+    """Consecutive sentences of one length as ``(first row, sentences, length)``: each run
+    fills a ``[sentences, length]`` grid, so its attention needs neither padding nor mask."""
+    runs: list[tuple[int, int, int]] = []
+    row = 0
+    for n in lengths:
+        if runs and runs[-1][2] == n:
+            start, count, _ = runs[-1]
+            runs[-1] = (start, count + 1, n)
+        else:
+            runs.append((row, 1, n))
+        row += n
+    return runs
 
 
 def packed_encoder(model: Any, config: Any) -> PackedBertEncoder | None:
