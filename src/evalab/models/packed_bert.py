@@ -5,8 +5,9 @@ the padding of a batch costs as much as real tokens in every projection and feed
 product (most of the work). Here the tokens of a batch are kept end to end,
 ``[tokens, hidden]``, for everything that acts on one token at a time (embeddings, the
 query/key/value projections, made one product, the output projections, feed-forward,
-layer norms), and spread to ``[batch, longest, ...]`` only for the attention itself, with
-padded keys masked. The arithmetic is BERT's: the hidden states agree with ``BertModel``'s
+layer norms); the attention takes each run of sentences of one length as one
+``[sentences, length, ...]`` view of those rows, so nothing is padded, masked or copied
+(sentences sorted by length make few runs). The arithmetic is BERT's: the hidden states agree with ``BertModel``'s
 to float32 rounding (a few 1e-6; the cosines BERTScore takes from them to about 1e-7), and
 :func:`packed_encoder` is used only for the models whose layout it knows (checked on load).
 
