@@ -7,9 +7,10 @@ product (most of the work). Here the tokens of a batch are kept end to end,
 query/key/value projections, made one product, the output projections, feed-forward,
 layer norms); the attention takes each run of sentences of one length as one
 ``[sentences, length, ...]`` view of those rows, so nothing is padded, masked or copied
-(sentences sorted by length make few runs). The arithmetic is BERT's: the hidden states agree with ``BertModel``'s
-to float32 rounding (a few 1e-6; the cosines BERTScore takes from them to about 1e-7), and
-:func:`packed_encoder` is used only for the models whose layout it knows (checked on load).
+(sentences sorted by length make few runs). The arithmetic is BERT's: the hidden states
+agree with ``BertModel``'s to float32 rounding (a few 1e-6; the cosines BERTScore takes
+from them to about 1e-7), and :func:`packed_encoder` is used only for the models whose
+layout it knows (checked on load).
 
 The encoder runs on the weights alone (a ``BertModel`` state dict and four numbers of its
 config), so COMET, whose checkpoint holds the encoder's weights, builds it without
