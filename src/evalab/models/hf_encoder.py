@@ -145,6 +145,8 @@ class TransformerEmbedder(Embedder):
         self._special = {
             t for t in (self.tokenizer.cls_token_id, self.tokenizer.sep_token_id) if t is not None
         }
+        #: the token string of every id (one list lookup per token in ``_make``)
+        self._token_strings = self.tokenizer.convert_ids_to_tokens(list(range(len(self.tokenizer))))
         self.name = DEFAULT_MODEL_NAME if _is_default_path(self.path) else model_label(self.path)
         self.fingerprint = _fingerprint_dir(self.path)
         self._torch = torch
@@ -247,7 +249,7 @@ class TransformerEmbedder(Embedder):
 
     def _make(self, ids: list[int], vectors: np.ndarray, *, truncated: bool) -> TokenEmbeddings:
         return TokenEmbeddings(
-            tokens=tuple(self.tokenizer.convert_ids_to_tokens(ids)),
+            tokens=tuple(self._token_strings[t] for t in ids),
             keys=tuple(ids),
             vectors=np.ascontiguousarray(vectors, dtype=np.float32),
             content=np.array([t not in self._special for t in ids], dtype=bool),

@@ -180,14 +180,16 @@ class PackedBertEncoder:
         torch = self._torch
         words, positions, token_types, ln_w, ln_b = self.embeddings
         ids = torch.tensor([t for x in batch for t in x], dtype=torch.long, device=device)
-        at = torch.cat([torch.arange(n, device=device) for n in lengths])
+        sizes = torch.tensor(lengths, device=device)
+        # each token's position in its sentence: its row less its sentence's first row
+        at = torch.arange(len(ids), device=device) - torch.repeat_interleave(
+            torch.cumsum(sizes, 0) - sizes, sizes
+        )
         # BertEmbeddings: words + token type + positions, in that order, then LayerNorm
         if first is None:
             x = words[ids] + token_types[0]
         else:
-            limit = torch.repeat_interleave(
-                torch.tensor(first, device=device), torch.tensor(lengths, device=device)
-            )
+            limit = torch.repeat_interleave(torch.tensor(first, device=device), sizes)
             x = words[ids] + token_types[(at >= limit).long()]
         x = x + positions[at]
         return torch.nn.functional.layer_norm(x, (x.shape[-1],), ln_w, ln_b, self.shape.eps)
