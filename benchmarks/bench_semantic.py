@@ -17,11 +17,14 @@ compared (CPU seconds of this process are the steadier measure on a loaded machi
 Every run's P, R, F must agree with bert-score's to 1e-5.
 
 The floor, timed in the same rotation: a bare ``transformers.AutoModel`` forward pass
-(float32, same torch threads) over the same distinct sentences in the same batches
-(longest first, 64 each, padded), tokenized beforehand: evalab's CPU over the floor's is
-its overhead (tokenizing, matching, idf, bookkeeping; its packed forward can make it < 1).
+(float32, same torch threads) over the same distinct sentences in evalab's own batches
+(longest first, up to 4096 tokens each), each padded to its longest, tokenized
+beforehand: evalab's CPU over the floor's is its overhead (tokenizing, matching,
+bookkeeping); its packed forward, which pads nothing, can put it below 1. bert-score's
+batches (64 sentences sorted by word count) hold 1.46x the real tokens on a full WMT22
+system; the floor's about 1.01x.
 
-    .venv/bin/python benchmarks/bench_semantic.py [--quick] [--segments N] [--repeats N] [--only single|three]
+    .venv/bin/python benchmarks/bench_semantic.py [--quick] [--segments N] [--repeats N] [--only single|three] [--threads N]
 """
 
 from __future__ import annotations
@@ -87,28 +90,34 @@ def alternate(tools: dict, repeats: int, check) -> dict:
     }
 
 
-def bare_forward(path: str, tokenizer, sentences: list[str], batch_size: int = 64):
+def bare_forward(path: str, embedder, sentences: list[str]):
     """The floor: a bare ``transformers`` forward pass (``AutoModel``, float32, eval mode,
     the same torch threads) over the distinct sentences, tokenized beforehand (untimed) and
-    batched as bert-score and evalab batch them (longest first, ``batch_size`` each, padded
-    to the batch's longest): what any BERTScore must at least spend on the model."""
+    batched as evalab batches them, each batch padded to its longest: what any BERTScore
+    must at least spend on the model with Hugging Face's forward pass. Also the padded
+    tokens of these batches and of bert-score's over the real ones."""
     import torch
     import transformers
 
     model = transformers.AutoModel.from_pretrained(path).eval()
-    ids = tokenizer(
-        [s.strip() for s in dict.fromkeys(sentences)], add_special_tokens=True, truncation=True
-    )["input_ids"]
-    order = sorted(ids, key=len, reverse=True)
+    distinct = list(dict.fromkeys(sentences))
+    ids, _ = embedder.encode(distinct)
     batches = []
-    for a in range(0, len(order), batch_size):
-        chunk = order[a : a + batch_size]
-        width = len(chunk[0])
+    for batch in embedder._batches(ids, packed=embedder._packed is not None):
+        chunk = [ids[i] for i in batch]
+        width = max(map(len, chunk))
         x = torch.zeros((len(chunk), width), dtype=torch.long)
         mask = torch.zeros((len(chunk), width), dtype=torch.long)
         for i, row in enumerate(chunk):
             x[i, : len(row)], mask[i, : len(row)] = torch.tensor(row), 1
         batches.append((x, mask))
+    real = sum(map(len, ids))
+    by_words = sorted(range(len(distinct)), key=lambda i: len(distinct[i].split(" ")), reverse=True)
+    bs_padded = sum(
+        len(b) * max(len(ids[i]) for i in b)
+        for b in (by_words[a : a + 64] for a in range(0, len(by_words), 64))
+    )
+    padding = (sum(x.numel() for x, _ in batches) / real, bs_padded / real)
 
     def forward() -> int:
         with torch.inference_mode():
@@ -118,7 +127,7 @@ def bare_forward(path: str, tokenizer, sentences: list[str], batch_size: int = 6
             )
 
     forward()  # warm-up, untimed
-    return forward
+    return forward, padding
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--only", choices=("single", "three"), default=None, help="run one scenario only"
     )
+    ap.add_argument(
+        "--threads", type=int, default=None, help="torch threads (default: torch's default)"
+    )
     args = ap.parse_args(argv)
     args.segments = args.segments or (50 if args.quick else 100)
     args.repeats = args.repeats or (2 if args.quick else 3)
@@ -140,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
 
     import bert_score
     import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
 
     from evalab.metrics.semantic import BERTScore
     from evalab.models.hf_encoder import default_model_path
@@ -182,12 +197,15 @@ def main(argv: list[str] | None = None) -> int:
     ):
         if args.only and (args.only == "single") != label.startswith("(b)"):
             continue
-        floor = bare_forward(path, emb.tokenizer, ref + [x for n in names for x in systems[n]])
+        floor, padding = bare_forward(path, emb, ref + [x for n in names for x in systems[n]])
+        emb.profile = dict.fromkeys(emb.profile, 0.0)
         res = alternate(
             {"bs": lambda n=names: peer(n), "ev": lambda n=names: ours(n), "floor": floor},
             args.repeats,
             check,
         )
+        res["padding"] = padding
+        res["profile"] = {k: v / args.repeats for k, v in emb.profile.items()}
         rows.append((label, len(names) * len(ref), res))
         print(
             f"  {label}: {res['wall']['bs'] / res['wall']['ev']:.2f}x wall vs bert-score, "
@@ -214,9 +232,17 @@ def main(argv: list[str] | None = None) -> int:
             f" {cpu['bs']:>7.1f}/{cpu['ev']:<7.1f} {cpu['bs'] / cpu['ev']:>11.2f}x"
             f" {cpu['floor']:>11.1f} {cpu['ev'] / cpu['floor']:>7.2f}x {res['delta']:>14.2e}"
         )
+    for label, _, res in rows:
+        prof, (ours_pad, bs_pad) = res["profile"], res["padding"]
+        print(
+            f"{label}: evalab's wall s per run: "
+            + ", ".join(f"{k} {v:.2f}" for k, v in prof.items())
+            + f"; padded/real tokens: floor's batches {ours_pad:.3f}, bert-score's {bs_pad:.3f}"
+        )
     print(
-        f"medians of {args.repeats} runs in rotating order after a warm-up; the floor: a bare "
-        "AutoModel forward over the same distinct sentences, pre-tokenized, same batches "
+        f"medians of {args.repeats} runs in rotating order after a warm-up, torch threads "
+        f"{torch.get_num_threads()}; the floor: a bare AutoModel forward over the same distinct "
+        "sentences, pre-tokenized, in evalab's batches, padded "
         f"(load average {os.getloadavg()[0]:.1f})"
     )
     ok = all(r[2]["delta"] < 1e-5 for r in rows)

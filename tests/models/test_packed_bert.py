@@ -54,6 +54,31 @@ def test_packed_equals_hugging_face_with_padding(tiny_bert, seed):
         assert np.abs(ours - theirs).max() < 1e-5
 
 
+def test_runs_of_equal_lengths_equal_hugging_face(tiny_bert):
+    from transformers import AutoModel
+
+    from evalab.models.packed_bert import _runs
+
+    model = AutoModel.from_pretrained(str(tiny_bert), local_files_only=True).eval()
+    rng = random.Random(7)
+    # lengths repeat, in runs and scattered: each run is attended to as one block
+    lengths = [9, 9, 9, 4, 4, 9, 12, 3, 3, 3, 3, 12]
+    batch = [[2, *(rng.randrange(5, len(TINY_WORDS)) for _ in range(n - 2)), 3] for n in lengths]
+    assert _runs(lengths) == [
+        (0, 3, 9),
+        (27, 2, 4),
+        (35, 1, 9),
+        (44, 1, 12),
+        (56, 4, 3),
+        (68, 1, 12),
+    ]
+    encoder = packed_encoder(model, model.config)
+    assert isinstance(encoder, PackedBertEncoder)
+    got = np.split(encoder(batch, "cpu").numpy(), np.cumsum(lengths)[:-1])
+    for ours, theirs in zip(got, _hf_hidden(model, batch), strict=True):
+        assert np.abs(ours - theirs).max() < 1e-5
+
+
 def test_other_architectures_keep_the_hugging_face_pass(tiny_bert):
     from transformers import AutoModel
 

@@ -105,7 +105,7 @@ class BERTScoreSettings(MetricSettings):
     batch_size: int | None = setting(
         None,
         "sentences per forward pass (default: 64, or for a plain BERT encoder such as the default "
-        "model, which skips padding, up to 16384 tokens)",
+        "model, which skips padding, up to 4096 tokens)",
     )
     device: str = setting("cpu", "torch device: cpu, cuda or cuda:N")
     max_length: int | None = setting(

@@ -5,10 +5,12 @@ the padding of a batch costs as much as real tokens in every projection and feed
 product (most of the work). Here the tokens of a batch are kept end to end,
 ``[tokens, hidden]``, for everything that acts on one token at a time (embeddings, the
 query/key/value projections, made one product, the output projections, feed-forward,
-layer norms), and spread to ``[batch, longest, ...]`` only for the attention itself, with
-padded keys masked. The arithmetic is BERT's: the hidden states agree with ``BertModel``'s
-to float32 rounding (a few 1e-6; the cosines BERTScore takes from them to about 1e-7), and
-:func:`packed_encoder` is used only for the models whose layout it knows (checked on load).
+layer norms); the attention takes each run of sentences of one length as one
+``[sentences, length, ...]`` view of those rows, so nothing is padded, masked or copied
+(sentences sorted by length make few runs). The arithmetic is BERT's: the hidden states
+agree with ``BertModel``'s to float32 rounding (a few 1e-6; the cosines BERTScore takes
+from them to about 1e-7), and :func:`packed_encoder` is used only for the models whose
+layout it knows (checked on load).
 
 The encoder runs on the weights alone (a ``BertModel`` state dict and four numbers of its
 config), so COMET, whose checkpoint holds the encoder's weights, builds it without
@@ -181,15 +183,11 @@ class PackedBertEncoder:
         lengths = [len(x) for x in batch]
         with torch.inference_mode():
             x = self._embed(batch, lengths, device, first)
-            valid = (
-                torch.arange(max(lengths), device=device)[None, :]
-                < torch.tensor(lengths, device=device)[:, None]
-            )
-            where = valid.reshape(-1).nonzero().squeeze(1)
+            runs = _runs(lengths)
             states = [x]
             for k, layer in enumerate(self.layers):
                 rows = last_rows if k == len(self.layers) - 1 else None
-                states.append(self._layer(layer, states[-1], valid, where, rows))
+                states.append(self._layer(layer, states[-1], runs, rows))
             return [s.float() for s in states]
 
     def _embed(
@@ -198,34 +196,40 @@ class PackedBertEncoder:
         torch = self._torch
         words, positions, token_types, ln_w, ln_b = self.embeddings
         ids = torch.tensor([t for x in batch for t in x], dtype=torch.long, device=device)
-        at = torch.cat([torch.arange(n, device=device) for n in lengths])
+        sizes = torch.tensor(lengths, device=device)
+        # each token's position in its sentence: its row less its sentence's first row
+        at = torch.arange(len(ids), device=device) - torch.repeat_interleave(
+            torch.cumsum(sizes, 0) - sizes, sizes
+        )
         # BertEmbeddings: words + token type + positions, in that order, then LayerNorm
         if first is None:
             x = words[ids] + token_types[0]
         else:
-            limit = torch.repeat_interleave(
-                torch.tensor(first, device=device), torch.tensor(lengths, device=device)
-            )
+            limit = torch.repeat_interleave(torch.tensor(first, device=device), sizes)
             x = words[ids] + token_types[(at >= limit).long()]
         x = x + positions[at]
         return torch.nn.functional.layer_norm(x, (x.shape[-1],), ln_w, ln_b, self.shape.eps)
 
-    def _layer(
-        self, layer: tuple[Any, ...], x: Any, valid: Any, where: Any, rows: Any = None
-    ) -> Any:
+    def _attention(self, packed: Any, runs: list[tuple[int, int, int]]) -> Any:
+        """Multi-head self-attention ``[tokens, hidden]`` from the packed query/key/value
+        rows ``[tokens, 3 * hidden]``, one run of equal lengths at a time (its rows are one
+        ``[sentences, length, 3, heads, head size]`` block: no copy, no padding, no mask)."""
         torch = self._torch
-        functional = torch.nn.functional
+        parts = []
+        for start, count, length in runs:
+            rows = packed[start : start + count * length]
+            q, k, v = rows.view(count, length, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+            context = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+            parts.append(context.permute(0, 2, 1, 3).reshape(count * length, -1))
+        return parts[0] if len(parts) == 1 else torch.cat(parts)
+
+    def _layer(
+        self, layer: tuple[Any, ...], x: Any, runs: list[tuple[int, int, int]], rows: Any = None
+    ) -> Any:
+        functional = self._torch.nn.functional
         qkv_w, qkv_b, ao_w, ao_b, ln1_w, ln1_b, i_w, i_b, o_w, o_b, ln2_w, ln2_b = layer
-        batch, longest = valid.shape
         width = (x.shape[-1],)
-        packed = functional.linear(x, qkv_w, qkv_b)
-        spread = packed.new_zeros(batch * longest, packed.shape[1])
-        spread[where] = packed
-        q, k, v = spread.view(batch, longest, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
-        context = functional.scaled_dot_product_attention(
-            q, k, v, attn_mask=valid[:, None, None, :]
-        )
-        context = context.permute(0, 2, 1, 3).reshape(batch * longest, -1)[where]
+        context = self._attention(functional.linear(x, qkv_w, qkv_b), runs)
         if rows is not None:  # the rows read of this layer's output alone
             context, x = context[rows], x[rows]
         eps = self.shape.eps
@@ -236,6 +240,21 @@ class PackedBertEncoder:
         return functional.layer_norm(
             functional.linear(hidden, o_w, o_b) + x, width, ln2_w, ln2_b, eps
         )
+
+
+def _runs(lengths: list[int]) -> list[tuple[int, int, int]]:
+    """Consecutive sentences of one length as ``(first row, sentences, length)``: each run
+    fills a ``[sentences, length]`` grid, so its attention needs neither padding nor mask."""
+    runs: list[tuple[int, int, int]] = []
+    row = 0
+    for n in lengths:
+        if runs and runs[-1][2] == n:
+            start, count, _ = runs[-1]
+            runs[-1] = (start, count + 1, n)
+        else:
+            runs.append((row, 1, n))
+        row += n
+    return runs
 
 
 def packed_encoder(model: Any, config: Any) -> PackedBertEncoder | None:
