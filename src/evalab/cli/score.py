@@ -628,7 +628,7 @@ def score_table(
     systems: dict[str, list[str]],
     refs: list[list[str | None]],
     jobs: int,
-    cluster: RayCluster | None,
+    cluster: "RayCluster | None",
     *,
     segments: bool,
     spans: bool = False,
@@ -722,7 +722,7 @@ def emit_results(
     cis: list[ConfidenceInterval | None] | None = None,
     short: dict[str, str] | None = None,
     view: TableView = DEFAULT_VIEW,
-    found: AlignmentResults | None = None,
+    found: "AlignmentResults | None" = None,
 ) -> None:
     """Print or write ``(system, metric, Score)`` results in ``fmt`` (with CIs from ``--ci``);
     tables call each system by ``short[system]`` where given, laid out as ``view`` says;
