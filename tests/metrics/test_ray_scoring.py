@@ -204,4 +204,4 @@ def test_without_ray_installed_the_option_names_the_extra(monkeypatch) -> None:
         ray_shards.importlib.util, "find_spec", lambda n, *a: None if n == "ray" else real(n, *a)
     )
     with pytest.raises(ImportError, match=r"--executor ray needs .*pip install 'evalab\[ray\]'"):
-        ray_cluster("ray", 2, None, None)
+        ray_cluster("ray", None, None, shards=2)

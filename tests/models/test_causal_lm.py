@@ -11,7 +11,6 @@ position. The batched evaluation must agree within 1e-5 nats per token.
 from __future__ import annotations
 
 import importlib.util
-import math
 from pathlib import Path
 
 import pytest
