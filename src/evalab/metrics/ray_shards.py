@@ -153,12 +153,14 @@ def ray_session(cluster: RayCluster, *, cpus: int | None = None) -> Iterator[Mod
 
 
 def _init_options(address: str | None, cpus: int | None = None) -> dict[str, Any]:
-    """``ray.init`` options: quiet, no dashboard for an instance started here; a driver of
-    a cluster on a loopback address registers on that address (Ray would otherwise put the
-    machine's own address in its place, which a node bound to 127.0.0.1 does not serve)."""
+    """``ray.init`` options: quiet; an instance started here has no dashboard and serves the
+    loopback address only; a driver of a cluster on a loopback address registers on that
+    address (Ray would otherwise put the machine's own address in its place, which a node
+    bound to 127.0.0.1 does not serve)."""
     quiet = {"log_to_driver": False, "logging_level": logging.ERROR}
-    if address is None:
-        return {"include_dashboard": False, **quiet, **({} if cpus is None else {"num_cpus": cpus})}
+    if address is None:  # for this command only: no dashboard, nothing beyond the loopback
+        here = {"include_dashboard": False, "_node_ip_address": "127.0.0.1", **quiet}
+        return here if cpus is None else {**here, "num_cpus": cpus}
     options: dict[str, Any] = {"address": address, **quiet}
     host = _host_port(address)[0]
     try:
