@@ -151,13 +151,7 @@ def run_cmd(
             "local (process pool) or ray (Ray tasks with the study's resources; needs the ray extra)."
         ),
     ] = "local",
-    ray_address: Annotated[
-        str | None,
-        ray_address_option(
-            "With --executor ray: the cluster to join (host:port of its head, auto or "
-            "ray://host:10001); default: a Ray instance on this machine, started for the command."
-        ),
-    ] = None,
+    ray_address: Annotated[str | None, ray_address_option()] = None,
     ray_timeout: Annotated[float | None, ray_timeout_option()] = None,
     db: DbOpt = None,
     wait_db: Annotated[

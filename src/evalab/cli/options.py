@@ -97,7 +97,8 @@ def executor_option(
 
 
 def ray_address_option(
-    help: str = "With --executor ray: the cluster to join (host:port of its head, or auto); "
+    help: str = "With --executor ray: the cluster to join (host:port of its head, auto or "
+    "ray://host:10001); "
     "default: a Ray instance on this machine, started for the command.",
 ) -> Any:
     """``--ray-address ADDRESS``: the Ray cluster to join."""
