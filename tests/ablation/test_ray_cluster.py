@@ -239,22 +239,20 @@ def test_a_wrong_address_is_one_line_within_the_timeout(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["study"]
 
 
-def test_a_bad_timeout_is_refused(tmp_path, run_cli):
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--executor", "ray", "--ray-timeout", "0"], "--ray-timeout must be a positive number of seconds, got 0"),
+        (["--ray-address", "127.0.0.1:1"], "--ray-address applies to --executor ray only"),
+        (["--ray-timeout", "5"], "--ray-timeout applies to --executor ray only"),
+        (["--executor", "spark"], "--executor must be local or ray, got 'spark'"),
+    ],
+)  # fmt: skip
+def test_bad_ray_options_are_refused(tmp_path, run_cli, extra, needle):
     path = write_cluster_study(tmp_path / "study", seeds=(0,))
-    r = run_cli(
-        "ablate",
-        "run",
-        str(path),
-        "--executor",
-        "ray",
-        "--ray-timeout",
-        "0",
-        "--db",
-        str(tmp_path / "s.db"),
-    )
-    assert (
-        r.exit_code == 2 and "--ray-timeout must be a positive number of seconds, got 0" in r.stderr
-    )
+    r = run_cli("ablate", "run", str(path), *extra, "--db", str(tmp_path / "s.db"))
+    assert r.exit_code == 2 and needle in r.stderr, r.stderr
+    assert not (tmp_path / "s.db").exists() and not (path.parent / "calls.log").exists()
 
 
 @pytest.mark.slow
