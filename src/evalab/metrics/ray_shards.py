@@ -210,7 +210,7 @@ def _join(ray: ModuleType, cluster: RayCluster) -> None:
         threading.Thread(target=init, name="evalab-ray-init", daemon=True).start()
         while not done.wait(0.2):
             if _REFUSED in caught():
-                raise SettingsError(_refused(address))
+                raise SettingsError(_refused_error(address))
             if time.monotonic() > deadline:
                 raise unreachable
     if failed:
@@ -244,7 +244,7 @@ def _token_mode() -> bool:
     return mode is not None and modes is not None and bool(mode() == modes.TOKEN)
 
 
-def _refused(address: str) -> str:
+def _refused_error(address: str) -> str:
     where = f"--ray-address {address}"
     if _token_mode():
         return (
@@ -265,7 +265,7 @@ def _init_error(address: str | None, exc: BaseException) -> str:
             f"token; set {_TOKEN_SOURCES} to the cluster's token"
         )
     if type(exc).__name__ == "AuthenticationError" and address is not None:
-        return _refused(address)
+        return _refused_error(address)
     return f"{where}: Ray could not connect: {type(exc).__name__}: {first_line(exc)}"
 
 
