@@ -235,24 +235,24 @@ def test_a_wrong_address_is_one_line_within_the_timeout(tmp_path):
     )
     assert elapsed < 60  # the interpreter and Ray's import take most of it on a loaded machine
     assert not (path.parent / "calls.log").exists()
+    # nothing is created: Ray is joined before the database is opened
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["study"]
 
 
-def test_a_bad_timeout_is_refused(tmp_path, run_cli):
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--executor", "ray", "--ray-timeout", "0"], "--ray-timeout must be a positive number of seconds, got 0"),
+        (["--ray-address", "127.0.0.1:1"], "--ray-address applies to --executor ray only"),
+        (["--ray-timeout", "5"], "--ray-timeout applies to --executor ray only"),
+        (["--executor", "spark"], "--executor must be local or ray, got 'spark'"),
+    ],
+)  # fmt: skip
+def test_bad_ray_options_are_refused(tmp_path, run_cli, extra, needle):
     path = write_cluster_study(tmp_path / "study", seeds=(0,))
-    r = run_cli(
-        "ablate",
-        "run",
-        str(path),
-        "--executor",
-        "ray",
-        "--ray-timeout",
-        "0",
-        "--db",
-        str(tmp_path / "s.db"),
-    )
-    assert (
-        r.exit_code == 2 and "--ray-timeout must be a positive number of seconds, got 0" in r.stderr
-    )
+    r = run_cli("ablate", "run", str(path), *extra, "--db", str(tmp_path / "s.db"))
+    assert r.exit_code == 2 and needle in r.stderr, r.stderr
+    assert not (tmp_path / "s.db").exists() and not (path.parent / "calls.log").exists()
 
 
 @pytest.mark.slow
@@ -300,3 +300,37 @@ def test_token_authentication_settings_are_passed_through(tmp_path):
         ok = _cli(*argv, env=secured)
     assert ok.returncode == 0, ok.stderr
     assert "3 ok, 0 failed" in ok.stderr
+
+
+@pytest.mark.slow
+def test_a_driver_without_the_clusters_token_is_one_line_naming_what_to_set(tmp_path):
+    """Token authentication on the cluster; the driver has no token, a wrong one, or auth
+    off: one line saying which variable to set, exit 2, nothing created, no wait."""
+    path = write_cluster_study(tmp_path / "study", seeds=(0,))
+    home = tmp_path / "home"  # no ~/.ray/auth_token to fall back on
+    home.mkdir()
+    secured = ray_env("token", RAY_AUTH_TOKEN="0123456789abcdef0123456789abcdef")
+    missing = {k: v for k, v in ray_env("token", HOME=str(home)).items() if k != "RAY_AUTH_TOKEN"}
+    drivers = {
+        "no token": (missing, "token authentication is on (RAY_AUTH_MODE=token) and this driver has no token; set RAY_AUTH_TOKEN"),
+        "wrong token": (ray_env("token", HOME=str(home), RAY_AUTH_TOKEN="f" * 32), "the cluster refused this driver's token; set RAY_AUTH_TOKEN"),
+        "auth off": (ray_env("disabled", HOME=str(home)), "requires token authentication and this driver has it off; set RAY_AUTH_MODE=token and RAY_AUTH_TOKEN"),
+    }  # fmt: skip
+    ref = wmt_file("ref", PAIR, "A")
+    with cluster(head_cpus=2, env=secured) as c:
+        c.wait_for_nodes(1)
+        for name, (env, needle) in drivers.items():
+            db = tmp_path / "s.db"
+            commands = (
+                ("ablate", "run", str(path), "--executor", "ray", "--ray-address", c.address, "-q", "--db", str(db)),
+                ("score", "-r", str(ref), "-i", str(ref), "-q", "-j", "2", "--executor", "ray", "--ray-address", c.address),
+            )  # fmt: skip
+            for argv in commands:
+                t0 = time.monotonic()
+                out = _cli(*argv, "--ray-timeout", "60", env=env)
+                lines = out.stderr.strip().splitlines()
+                assert out.returncode == 2 and out.stdout == "", (name, out.stderr)
+                assert len(lines) == 1 and needle in lines[0], (name, argv[0], out.stderr)
+                assert f"--ray-address {c.address}: " in lines[0]
+                assert time.monotonic() - t0 < 45, (name, argv[0])  # known before --ray-timeout
+                assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "study"]

@@ -38,7 +38,7 @@ from evalab.ablation.leases import LEASE_TIMEOUT_S, Heartbeat, Owner
 from evalab.ablation.per_example import check_counts, stored_counts
 from evalab.ablation.plan import PlannedRun, Subset, plan_runs
 from evalab.ablation.progress import Progress
-from evalab.ablation.ray_executor import RAY_TIMEOUT_S, run_ray
+from evalab.ablation.ray_executor import run_ray
 from evalab.ablation.results import AttemptResult, Job, Timing
 from evalab.ablation.status import RunFailure, run_failure
 from evalab.ablation.store import (
@@ -53,6 +53,7 @@ from evalab.ablation.store import (
 )
 from evalab.errors import InputError, RunError, SettingsError, StoreBusyError
 from evalab.io import write_text_atomic
+from evalab.metrics.ray_shards import RAY_TIMEOUT_S, RayCluster, ray_session
 
 if TYPE_CHECKING:
     from evalab.ablation.spec import Study
@@ -286,7 +287,8 @@ def run_study(
     finished run is stored) and :class:`StoreBusyError` when the store stayed locked so long
     that no further run could be claimed (finished results are kept in their run folders).
     ``subset`` runs only the runs of some rows and seeds. ``ray_timeout`` bounds the wait
-    for the cluster at ``ray_address`` (:class:`SettingsError` after it).
+    for the cluster at ``ray_address`` (:class:`SettingsError` after it); Ray is joined
+    before the store is opened, so a cluster that cannot be used leaves no database behind.
     """
     if executor not in EXECUTORS:
         raise SettingsError(
@@ -300,7 +302,11 @@ def run_study(
         )
     t0 = time.perf_counter()
     plan, whole = _planned(study, subset)
-    with RunStore(db_path, busy_timeout=busy_timeout) as store:
+    cluster = RayCluster(ray_address, ray_timeout)
+    with (
+        ray_session(cluster) if executor == "ray" else contextlib.nullcontext(),
+        RunStore(db_path, busy_timeout=busy_timeout) as store,
+    ):
         store.register_study(study)
         superseded = store.superseded(study)
         stale = stale_runs(study, store.runs(study.name).values())
@@ -339,7 +345,7 @@ def run_study(
             if executor == "local":
                 _run_local(driver, runs, jobs)
             elif runs:
-                run_ray(driver, runs, ray_address, ray_timeout)
+                run_ray(driver, runs, cluster)
 
         try:
             with (

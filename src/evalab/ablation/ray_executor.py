@@ -5,16 +5,14 @@ folder travels back through Ray (:mod:`evalab.ablation.transfer`); an eval run r
 trained run's folder the same way. A task lost with its node (or its worker process) is
 submitted again, up to the study's ``retries`` in all, in the same invocation; Ray places
 it on a node that is alive. Only a task that returned can give an ``ok`` result, so a run
-whose node died is never stored as a success. Connecting to ``--ray-address`` gives up
-after ``--ray-timeout`` seconds with one line.
+whose node died is never stored as a success. Ray is joined by
+:func:`evalab.metrics.ray_shards.ray_session` (one line after ``--ray-timeout`` seconds for
+an address that does not answer, or a refused token), before the store is opened.
 """
 
 from __future__ import annotations
 
-import ipaddress
-import logging
 import shutil
-import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -23,7 +21,8 @@ from evalab.ablation.attempt import execute_with_retries
 from evalab.ablation.results import AttemptResult, Job, Timing
 from evalab.ablation.store import now
 from evalab.ablation.transfer import Packed, node_folder, pack, unpack
-from evalab.errors import RunError, SettingsError
+from evalab.errors import RunError
+from evalab.metrics.ray_shards import RayCluster, first_line, ray_session
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -34,10 +33,7 @@ if TYPE_CHECKING:
     from evalab.ablation.store import RunStore
     from evalab.ablation.template import CommandTemplate
 
-__all__ = ["RAY_TIMEOUT_S", "connect", "node_attempt", "run_ray"]
-
-#: seconds to wait for ``ray.init`` to reach a given cluster address
-RAY_TIMEOUT_S = 30.0
+__all__ = ["node_attempt", "run_ray"]
 
 
 class Driver(Protocol):
@@ -57,64 +53,6 @@ class Driver(Protocol):
 
 def _failed(error: RunError, attempts: int = 1) -> AttemptResult:
     return replace(AttemptResult.failure(error, Timing("", now()), ""), attempts=attempts)
-
-
-def _init_options(address: str | None) -> dict[str, Any]:
-    """``ray.init`` options: a cluster started here needs no dashboard; a driver of a
-    cluster on a loopback address registers on that address (Ray would otherwise put the
-    machine's own address in its place, which a node bound to 127.0.0.1 does not serve)."""
-    quiet = {"log_to_driver": False, "logging_level": logging.ERROR}
-    if address is None:
-        return {"include_dashboard": False, **quiet}
-    options: dict[str, Any] = {"address": address, **quiet}
-    host = address.rpartition("://")[2].rsplit(":", 1)[0]
-    try:
-        if ipaddress.ip_address(host).is_loopback:
-            options["_node_ip_address"] = host
-    except ValueError:  # a name (auto, localhost, a host name): Ray resolves it
-        pass
-    return options
-
-
-def connect(ray: ModuleType, address: str | None, timeout: float) -> bool:
-    """Connect this process to Ray (a fresh local cluster when ``address`` is None);
-    True when this call connected (and the caller shuts it down). :class:`SettingsError`
-    in one line for an address not reached within ``timeout`` seconds or a refusal."""
-    if ray.is_initialized():
-        return False
-    failure: list[BaseException] = []
-    done = threading.Event()
-
-    def init() -> None:
-        try:
-            ray.init(**_init_options(address))
-        except BaseException as exc:  # handed to the caller's thread
-            failure.append(exc)
-        done.set()
-
-    # ray.init waits for an unreachable address without a limit: a thread that can be left
-    threading.Thread(target=init, name="evalab-ray-init", daemon=True).start()
-    if not done.wait(timeout if address is not None else None):
-        raise SettingsError(
-            f"--ray-address {address}: no Ray cluster answered within {timeout:g} s (--ray-timeout); "
-            "give the head's address as `ray status` on the head prints it (host:port, auto or "
-            "ray://host:10001)"
-        )
-    if failure:
-        raise SettingsError(_init_error(address, failure[0])) from None
-    return True
-
-
-def _init_error(address: str | None, exc: BaseException) -> str:
-    first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
-    where = f"--ray-address {address}" if address is not None else "a local Ray cluster"
-    if type(exc).__name__ == "AuthenticationError":
-        return (
-            f"{where}: the cluster refused this driver's authentication ({first}); with token "
-            "authentication set RAY_AUTH_MODE=token and the cluster's token (RAY_AUTH_TOKEN, "
-            "RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token), as for `ray status`"
-        )
-    return f"{where}: Ray could not connect: {type(exc).__name__}: {first}"
 
 
 def node_attempt(
@@ -154,12 +92,9 @@ def _attempt_here(
     shutil.rmtree(out, ignore_errors=True)  # an earlier task's folder of this run on this node
     if parent is not None:
         try:
-            unpack(parent, checkpoint)
-        except OSError as exc:
-            error = RunError(
-                f"cannot unpack the trained run's folder on this node: {exc.filename or checkpoint}: {exc.strerror}"
-            )
-            return _failed(error).to_json(), None
+            unpack(parent, checkpoint, "the trained run's folder on this node")
+        except RunError as exc:
+            return _failed(exc).to_json(), None
     command = job.command
     if template is not None and command is not None:
         paths = (str(out / "config.json"), str(out / "metrics.json"))
@@ -240,7 +175,7 @@ class _Dispatch:
             text, packed = self.ray.get(ref)
         except exceptions.RayTaskError as exc:  # the task itself raised: not the node's fault
             self.driver.finish(
-                sent.run, _failed(RunError(f"Ray task failed: {_first_line(exc)}"), sent.lost + 1)
+                sent.run, _failed(RunError(f"Ray task failed: {first_line(exc)}"), sent.lost + 1)
             )
             return
         except exceptions.RayError as exc:  # its node or worker process was lost
@@ -248,7 +183,7 @@ class _Dispatch:
                 self.submit(_Sent(sent.run, sent.lost + 1))
                 return
             error = RunError(
-                f"the Ray node running it was lost ({type(exc).__name__}: {_first_line(exc)})"
+                f"the Ray node running it was lost ({type(exc).__name__}: {first_line(exc)})"
             )
             self.driver.finish(sent.run, _failed(error, sent.lost + 1))
             return
@@ -267,12 +202,9 @@ class _Dispatch:
         folder = store.run_dir(name, run.key)
         if packed is not None:
             try:
-                unpack(packed, folder)
-            except OSError as exc:
-                why = RunError(
-                    f"the run folder could not be written on the driver: {exc.filename or folder}: {exc.strerror}"
-                )
-                return result.refused(why.error) if result.status == "ok" else result
+                unpack(packed, folder, "the run folder on the driver")
+            except RunError as exc:
+                return result.refused(exc.error) if result.status == "ok" else result
             self.driver.moved += packed.size
         art = result.artifacts
         if art is None:
@@ -292,31 +224,22 @@ class _Dispatch:
         return result
 
 
-def _first_line(exc: BaseException) -> str:
-    return next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
-
-
-def run_ray(driver: Driver, todo: list[PlannedRun], address: str | None, timeout: float) -> None:
-    """Execute the claimed runs of ``todo`` as Ray tasks and store each result as it comes."""
-    from evalab.errors import require
-
-    ray = require("ray", what="the Ray executor (--executor ray)", extra="ray")
-    started_here = connect(ray, address, timeout)
-    tasks = _Dispatch(ray, driver)
-    try:
-        for run in todo:
-            if driver.claim(run):
-                tasks.submit(_Sent(run))
-        while tasks.pending:
-            driver.check_interrupt()
-            driver.bar.set_running(len(tasks.pending))
-            done, _ = ray.wait(list(tasks.pending), num_returns=1, timeout=0.5)
-            for ref in done:
-                tasks.returned(ref)
-    except BaseException:
-        for ref in tasks.pending:
-            ray.cancel(ref, force=True)
-        raise
-    finally:
-        if started_here:
-            ray.shutdown()
+def run_ray(driver: Driver, todo: list[PlannedRun], cluster: RayCluster) -> None:
+    """Execute the claimed runs of ``todo`` as Ray tasks and store each result as it comes
+    (on the Ray instance this process has joined, else on ``cluster``)."""
+    with ray_session(cluster) as ray:
+        tasks = _Dispatch(ray, driver)
+        try:
+            for run in todo:
+                if driver.claim(run):
+                    tasks.submit(_Sent(run))
+            while tasks.pending:
+                driver.check_interrupt()
+                driver.bar.set_running(len(tasks.pending))
+                done, _ = ray.wait(list(tasks.pending), num_returns=1, timeout=0.5)
+                for ref in done:
+                    tasks.returned(ref)
+        except BaseException:
+            for ref in tasks.pending:
+                ray.cancel(ref, force=True)
+            raise

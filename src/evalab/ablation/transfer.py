@@ -66,11 +66,15 @@ def pack(folder: Path, limit_mb: float) -> Packed:
     return Packed(buf.getvalue(), size, len(files))
 
 
-def unpack(packed: Packed, folder: Path) -> None:
+def unpack(packed: Packed, folder: Path, what: str) -> None:
     """Make ``folder`` hold exactly the packed files: unpacked beside it, then swapped in
-    (a failure leaves the folder as it was); :class:`OSError` when the disk refuses."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    fresh = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    (a failure leaves the folder as it was); :class:`~evalab.errors.RunError` naming
+    ``what`` (the folder, as the run's error says it) and the file the disk refused."""
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        fresh = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    except OSError as exc:
+        raise _unpack_error(what, folder, exc) from exc
     try:
         with tarfile.open(fileobj=io.BytesIO(packed.data), mode="r") as tar:
             tar.extractall(fresh, filter="data")
@@ -78,7 +82,13 @@ def unpack(packed: Packed, folder: Path) -> None:
         if folder.exists():
             folder.rename(old)
         fresh.rename(folder)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(fresh, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise _unpack_error(what, folder, exc) from exc
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+def _unpack_error(what: str, folder: Path, exc: OSError) -> RunError:
+    return RunError(f"cannot unpack {what}: {exc.filename or folder}: {exc.strerror}")

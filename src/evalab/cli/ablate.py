@@ -11,10 +11,14 @@ from evalab.cli.app import app
 from evalab.cli.inputs import study_inputs
 from evalab.cli.options import (
     check_figures,
+    executor_option,
     figures_option,
     latex_fragment_option,
     latex_layout,
     latex_split_option,
+    ray_address_option,
+    ray_cluster,
+    ray_timeout_option,
     write_figures_checked,
 )
 from evalab.cli.output import PAGE_FORMATS, check_format, check_out, emit, emit_table, format_option
@@ -143,24 +147,12 @@ def run_cmd(
     ] = 1,
     executor: Annotated[
         str,
-        typer.Option(
-            "--executor", help="local (process pool) or ray (Ray tasks with the study's resources)."
+        executor_option(
+            "local (process pool) or ray (Ray tasks with the study's resources; needs the ray extra)."
         ),
     ] = "local",
-    ray_address: Annotated[
-        str | None,
-        typer.Option(
-            "--ray-address",
-            help="Ray cluster address (e.g. auto or ray://host:10001); default: start a local cluster.",
-        ),
-    ] = None,
-    ray_timeout: Annotated[
-        float,
-        typer.Option(
-            "--ray-timeout",
-            help="Seconds to wait for the cluster at --ray-address before giving up.",
-        ),
-    ] = 30.0,
+    ray_address: Annotated[str | None, ray_address_option()] = None,
+    ray_timeout: Annotated[float | None, ray_timeout_option()] = None,
     db: DbOpt = None,
     wait_db: Annotated[
         float,
@@ -211,9 +203,11 @@ def run_cmd(
     from evalab.ablation.plan import Subset
     from evalab.ablation.spec import with_overrides
     from evalab.errors import SettingsError
+    from evalab.metrics.ray_shards import RAY_TIMEOUT_S
 
     if not wait_db > 0:
         raise SettingsError(f"--wait-db must be a positive number of seconds, got {wait_db:g}")
+    cluster = ray_cluster(executor, ray_address, ray_timeout)
     study = load_study(study_file, check_entry=not dry_run)  # a dry run imports no code either
     if set_:
         study = with_overrides(study, set_)
@@ -233,7 +227,7 @@ def run_cmd(
             jobs=jobs,
             executor=executor,
             ray_address=ray_address,
-            ray_timeout=ray_timeout,
+            ray_timeout=cluster.timeout if cluster else RAY_TIMEOUT_S,
             progress=not quiet,
             busy_timeout=wait_db,
             subset=subset,

@@ -1046,7 +1046,7 @@ def compare(
         raise SettingsError(f"--alpha must be strictly between 0 and 1, got {alpha}")
     if width is not None and not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
-    cluster = ray_cluster(executor, jobs, ray_address, ray_timeout)
+    cluster = ray_cluster(executor, ray_address, ray_timeout, shards=jobs)
     if len(input) < 2:
         raise SettingsError(
             "compare needs a baseline and at least one system: -i BASELINE SYS1 [SYS2 ...]"

@@ -87,9 +87,6 @@ def latex_fragment_option() -> Any:
 #: where ``--executor`` computes: local processes, or Ray workers
 EXECUTORS = ("local", "ray")
 
-#: seconds ``--ray-timeout`` waits for the cluster at ``--ray-address`` by default
-DEFAULT_RAY_TIMEOUT = 30.0
-
 
 def executor_option(
     help: str = "Where -j N shards the per-segment statistics: local (processes on this machine) "
@@ -100,7 +97,8 @@ def executor_option(
 
 
 def ray_address_option(
-    help: str = "With --executor ray: the cluster to join (host:port of its head, or auto); "
+    help: str = "With --executor ray: the cluster to join (host:port of its head, auto or "
+    "ray://host:10001); "
     "default: a Ray instance on this machine, started for the command.",
 ) -> Any:
     """``--ray-address ADDRESS``: the Ray cluster to join."""
@@ -109,17 +107,18 @@ def ray_address_option(
 
 def ray_timeout_option(
     help: str = "With --executor ray: seconds to wait for the cluster at --ray-address before "
-    "giving up with one line.",
+    "giving up with one line (default 30).",
 ) -> Any:
     """``--ray-timeout SECONDS``: how long joining the cluster may take."""
     return typer.Option("--ray-timeout", metavar="SECONDS", help=help)
 
 
 def ray_cluster(
-    executor: str, jobs: int, address: str | None, timeout: float | None
+    executor: str, address: str | None, timeout: float | None, *, shards: int | None = None
 ) -> RayCluster | None:
     """The Ray cluster of ``--executor ray`` (``None``: local processes), refused before any
-    work where it cannot be used: Ray missing, ``-j 1``, or a Ray option without it."""
+    work where it cannot be used: Ray missing, a Ray option without it, or (for ``shards``,
+    the ``-j N`` of per-segment statistics) fewer than two shards."""
     if executor not in EXECUTORS:
         raise SettingsError(f"--executor must be local or ray, got {executor!r}")
     if executor == "local":
@@ -131,14 +130,14 @@ def ray_cluster(
         return None
     if timeout is not None and not timeout > 0:
         raise SettingsError(f"--ray-timeout must be a positive number of seconds, got {timeout:g}")
-    if jobs < 2:
+    if shards is not None and shards < 2:
         raise SettingsError(
-            f"--executor ray shards over -j N Ray workers; -j {jobs} is one process: give -j 2 or more"
+            f"--executor ray shards over -j N Ray workers; -j {shards} is one process: give -j 2 or more"
         )
     from evalab.metrics.ray_shards import RayCluster, check_ray_installed
 
     check_ray_installed()
-    return RayCluster(address, DEFAULT_RAY_TIMEOUT if timeout is None else timeout)
+    return RayCluster(address) if timeout is None else RayCluster(address, timeout)
 
 
 def latex_layout(fmt: str, split: bool, fragment: bool, *, small: bool = False) -> LatexLayout:

@@ -397,7 +397,7 @@ def score(
     check_confidence(confidence)
     if width is not None and not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
-    cluster = ray_cluster(executor, jobs, ray_address, ray_timeout)
+    cluster = ray_cluster(executor, ray_address, ray_timeout, shards=jobs)
     check_segments_path(segments, out, read)
     built = show_progress(build_metrics(metrics, set_), not quiet)
     check_model_inputs(built, source, bool(reference) or ref_field is not None)

@@ -7,31 +7,52 @@ metric object: an actor builds each metric once, so a model is loaded once per w
 and scores every system of a shard in one :meth:`Metric.stats_many` call. The driver joins
 the shards in order, so the rows are those of one process.
 
-Ray is imported only here, and only when a cluster is asked for.
+Ray is started or joined only here (:func:`ray_session`, for the ablation executor too),
+and imported only when a cluster is asked for.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import ipaddress
+import logging
+import os
 import socket
+import sys
+import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from evalab.errors import EvalabError, MissingExtraError, SettingsError
-from evalab.metrics.base import Metric, MetricSettings, Stats
+
+if TYPE_CHECKING:
+    from evalab.metrics.base import Metric, MetricSettings, Stats
+
+
+#: seconds ``--ray-timeout`` waits for the cluster at ``--ray-address`` by default
+RAY_TIMEOUT_S = 30.0
+
+#: what Ray's core logs while a cluster refuses a driver's token (or its lack of one)
+_REFUSED = "Unauthenticated"
+_NO_TOKEN = "no authentication token was found"
+_TOKEN_SOURCES = (
+    "RAY_AUTH_TOKEN (or RAY_AUTH_TOKEN_PATH to a file holding it, or ~/.ray/auth_token)"
+)
 
 
 @dataclass(frozen=True)
 class RayCluster:
-    """Where ``--executor ray`` computes: the cluster at ``address`` (``None``: a Ray
-    instance on this machine, started for the call, or the one this process has already
-    joined), joined within ``timeout`` seconds."""
+    """Where Ray work runs: the cluster at ``address`` (``None``: the Ray instance this
+    process has already joined, else one started on this machine for the call), joined
+    within ``timeout`` seconds."""
 
     address: str | None = None
-    timeout: float = 30.0
+    timeout: float = RAY_TIMEOUT_S
 
 
 @dataclass(frozen=True)
@@ -73,7 +94,7 @@ class _Worker:
 
 def run_shards(cluster: RayCluster, workers: int, works: Sequence[ShardWork]) -> list[list[Stats]]:
     """Every shard's ``stats_many`` result, in the order of ``works``, on ``workers`` actors."""
-    with ray_session(cluster, workers) as ray:
+    with ray_session(cluster, cpus=workers) as ray:
         gpus = _gpus_per_worker(ray, works, workers)
         actor = ray.remote(num_cpus=1, num_gpus=gpus)(_Worker)
         pool = ray.util.ActorPool([actor.remote() for _ in range(workers)])
@@ -105,8 +126,13 @@ def _gpus_per_worker(ray: ModuleType, works: Sequence[ShardWork], workers: int) 
 
 
 @contextmanager
-def ray_session(cluster: RayCluster, workers: int) -> Iterator[ModuleType]:
-    """Ray, joined to ``cluster`` (left again afterwards where it was joined here)."""
+def ray_session(cluster: RayCluster, *, cpus: int | None = None) -> Iterator[ModuleType]:
+    """Ray, joined to ``cluster``: the instance this process has already joined, else a
+    fresh one on this machine (``cpus`` CPUs; all of them for ``None``) when
+    ``cluster.address`` is ``None``, else the cluster there within ``cluster.timeout``
+    seconds; left again afterwards where it was joined here. The one way evalab starts
+    Ray (scoring shards and ablation runs alike). An address not reached in time, a closed
+    port and a refused token are each one line (:class:`SettingsError`)."""
     check_ray_installed()
     import ray
 
@@ -114,7 +140,10 @@ def ray_session(cluster: RayCluster, workers: int) -> Iterator[ModuleType]:
         yield ray
         return
     if cluster.address is None:
-        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        try:
+            ray.init(**_init_options(None, cpus))
+        except Exception as exc:  # a local start that failed: its reason in one line
+            raise SettingsError(_init_error(None, exc)) from None
     else:
         _join(ray, cluster)
     try:
@@ -123,29 +152,123 @@ def ray_session(cluster: RayCluster, workers: int) -> Iterator[ModuleType]:
         ray.shutdown()
 
 
+def _init_options(address: str | None, cpus: int | None = None) -> dict[str, Any]:
+    """``ray.init`` options: quiet; an instance started here has no dashboard and serves the
+    loopback address only; a driver of a cluster on a loopback address registers on that
+    address (Ray would otherwise put the machine's own address in its place, which a node
+    bound to 127.0.0.1 does not serve)."""
+    quiet = {"log_to_driver": False, "logging_level": logging.ERROR}
+    if address is None:  # for this command only: no dashboard, nothing beyond the loopback
+        here = {"include_dashboard": False, "_node_ip_address": "127.0.0.1", **quiet}
+        return here if cpus is None else {**here, "num_cpus": cpus}
+    options: dict[str, Any] = {"address": address, **quiet}
+    host = _host_port(address)[0]
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            options["_node_ip_address"] = host
+    except ValueError:  # a name (auto, localhost, a host name): Ray resolves it
+        pass
+    return options
+
+
+def _host_port(address: str) -> tuple[str, int | None]:
+    host, _, port = address.rpartition("://")[2].rpartition(":")
+    return (host, int(port)) if host and port.isdigit() else (address, None)
+
+
 def _join(ray: ModuleType, cluster: RayCluster) -> None:
-    """``ray.init(address)`` within ``cluster.timeout`` seconds, else one clear error."""
+    """``ray.init(address)`` within ``cluster.timeout`` seconds, else one clear error.
+
+    ``ray.init`` waits for an unreachable address without a limit, so it runs in a thread
+    that can be left behind; while it runs, what Ray's core writes to the process's
+    standard error (its retries, a cluster's refusal of the driver's token) is caught, so
+    the error is one line and a refused token is known at once."""
     address = str(cluster.address)
     unreachable = SettingsError(
         f"--ray-address {address}: no Ray cluster answered within {cluster.timeout:g} s "
-        "(--ray-timeout); start one with `ray start --head` or check the address"
+        "(--ray-timeout); start one with `ray start --head`, or give the head's address as "
+        "`ray status` on the head prints it (host:port, auto or ray://host:10001)"
     )
-    host, _, port = address.removeprefix("ray://").rpartition(":")
-    if host and port.isdigit():
+    host, port = _host_port(address)
+    if port is not None:
         try:  # a closed port or an unknown host is known at once, before Ray retries it
-            socket.create_connection((host, int(port)), timeout=cluster.timeout).close()
+            socket.create_connection((host, port), timeout=cluster.timeout).close()
         except OSError:
             raise unreachable from None
     failed: list[BaseException] = []
+    done = threading.Event()
 
     def init() -> None:
         try:
-            ray.init(address=address, log_to_driver=False)
-        except Exception as exc:  # re-raised on the calling thread
+            ray.init(**_init_options(address))
+        except BaseException as exc:  # handed to the caller's thread
             failed.append(exc)
+        done.set()
 
-    thread = threading.Thread(target=init, daemon=True)
-    thread.start()
-    thread.join(cluster.timeout)
-    if thread.is_alive() or failed:
-        raise unreachable
+    deadline = time.monotonic() + cluster.timeout
+    with _native_stderr_caught() as caught:
+        threading.Thread(target=init, name="evalab-ray-init", daemon=True).start()
+        while not done.wait(0.2):
+            if _REFUSED in caught():
+                raise SettingsError(_refused_error(address))
+            if time.monotonic() > deadline:
+                raise unreachable
+    if failed:
+        raise SettingsError(_init_error(address, failed[0])) from None
+
+
+@contextmanager
+def _native_stderr_caught() -> Iterator[Callable[[], str]]:
+    """File descriptor 2 pointed at a temporary file for the block (Ray's core logs there,
+    past Python's ``sys.stderr``); yields a function reading what was written so far."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as log:
+        os.dup2(log.fileno(), 2)
+        try:
+            # pread: the writers share the file's offset, which a read must not move
+            yield lambda: os.pread(log.fileno(), 1 << 16, 0).decode("utf-8", "replace")
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _token_mode() -> bool:
+    """Whether this driver sends a token (``RAY_AUTH_MODE=token``, or Ray's default with
+    a token file in ``~/.ray``), as Ray decides it."""
+    raylet = importlib.import_module("ray._raylet")
+    mode, modes = (
+        getattr(raylet, "get_authentication_mode", None),
+        getattr(raylet, "AuthenticationMode", None),
+    )
+    return mode is not None and modes is not None and bool(mode() == modes.TOKEN)
+
+
+def _refused_error(address: str) -> str:
+    where = f"--ray-address {address}"
+    if _token_mode():
+        return (
+            f"{where}: the cluster refused this driver's token; set {_TOKEN_SOURCES} to the "
+            "token the cluster was started with"
+        )
+    return (
+        f"{where}: the cluster requires token authentication and this driver has it off; set "
+        f"RAY_AUTH_MODE=token and {_TOKEN_SOURCES} to the cluster's token"
+    )
+
+
+def _init_error(address: str | None, exc: BaseException) -> str:
+    where = f"--ray-address {address}" if address is not None else "a local Ray instance"
+    if type(exc).__name__ == "AuthenticationError" and _NO_TOKEN in str(exc):
+        return (
+            f"{where}: token authentication is on (RAY_AUTH_MODE=token) and this driver has no "
+            f"token; set {_TOKEN_SOURCES} to the cluster's token"
+        )
+    if type(exc).__name__ == "AuthenticationError" and address is not None:
+        return _refused_error(address)
+    return f"{where}: Ray could not connect: {type(exc).__name__}: {first_line(exc)}"
+
+
+def first_line(exc: BaseException) -> str:
+    """The first non-empty line of an exception's message (Ray's run to a page)."""
+    return next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)

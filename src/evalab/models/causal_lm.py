@@ -14,8 +14,10 @@ document is scored only with ``bos=True`` (then the BOS token is its context). W
 no context, so it is not scored (the guide's loop drops it the same way); the ``tokens``
 count says how many tokens were actually scored.
 
-Speed and memory: windows of all documents are sorted by length and run ``batch_size`` at
-a time in one forward pass. Of each batch's logits only the rows of scored positions are
+Speed and memory: windows of all documents are grouped by length and run ``batch_size`` of
+one length at a time in one forward pass, without padding: the numbers of a document do not
+depend on the other documents of the call (a shard of the corpus scores as the whole corpus
+does), and its token losses are summed exactly in float64. Of each batch's logits only the rows of scored positions are
 gathered, their losses computed by :func:`evalab.nll.token_loss`, and the logits dropped
 before the next batch: at most one batch's logits are alive.
 
@@ -26,7 +28,8 @@ before the next batch: at most one batch's logits are alive.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -213,6 +216,28 @@ def resolve_window(
     return max_length, stride
 
 
+@dataclass(frozen=True)
+class _Window:
+    """Window ``[begin, end)`` of document ``doc``; positions ``[score_from, end)`` are scored."""
+
+    doc: int
+    begin: int
+    end: int
+    score_from: int
+
+
+def _same_length_batches(windows: Sequence[_Window], size: int) -> Iterator[list[_Window]]:
+    """Batches of at most ``size`` windows of one length each, longest first (so the
+    largest batch comes first, where memory runs out if it does)."""
+    by_length: dict[int, list[_Window]] = {}
+    for w in windows:
+        by_length.setdefault(w.end - w.begin, []).append(w)
+    for length in sorted(by_length, reverse=True):
+        same = by_length[length]
+        for start in range(0, len(same), size):
+            yield same[start : start + size]
+
+
 class CausalLMScorer:
     """Sliding-window negative log-likelihoods of texts under a local causal LM.
 
@@ -352,61 +377,58 @@ class CausalLMScorer:
         """Summed NLL and scored-token count of each document given as token ids.
 
         The ids are scored as given (prepend BOS yourself if wanted: :meth:`encode` does).
+        A document's numbers do not depend on the other documents of the call: a batch
+        holds windows of one length only (no padding, whose attention width moves the
+        float32 logits of the real positions), and each document's token losses are summed
+        exactly in float64 (``math.fsum``), so the order of its windows does not matter.
         """
         torch = require("torch", what="perplexity of a causal LM", extra="lm")
-        from evalab.nll import token_loss
-
-        jobs = []  # (length, doc, begin, end, score_from)
-        for d, ids in enumerate(documents):
+        windows = [
+            _Window(d, begin, end, score_from)
+            for d, ids in enumerate(documents)
             for begin, end, score_from in plan_windows(
                 len(ids), max_length=self.max_length, stride=self.stride
-            ):
-                jobs.append((end - begin, d, begin, end, score_from))
-        # longest first: batches hold similar lengths, so little compute goes to padding
-        jobs.sort(key=lambda j: -j[0])
-        nll = torch.zeros(len(documents), dtype=torch.float64)
-        counts = [0] * len(documents)
-        model = self.model
-        device = torch.device(self.device)
+            )
+        ]
+        losses: list[list[float]] = [[] for _ in documents]
+        model = self.model  # loaded (or refused) before the progress bar starts
         with (
             progress_bar(
-                sum(j[0] for j in jobs), "language model", progress, unit="tokens"
+                sum(w.end - w.begin for w in windows), "language model", progress, unit="tokens"
             ) as advance,
             torch.inference_mode(),
         ):
-            for start in range(0, len(jobs), self.batch_size):
-                batch = jobs[start : start + self.batch_size]
-                width = batch[0][0]
-                ids = torch.zeros((len(batch), width), dtype=torch.long)
-                mask = torch.zeros((len(batch), width), dtype=torch.long)
-                rows: list[int] = []
-                cols: list[int] = []
-                labels: list[int] = []
-                owners: list[int] = []
-                for r, (length, d, begin, end, score_from) in enumerate(batch):
-                    ids[r, :length] = torch.as_tensor(documents[d][begin:end], dtype=torch.long)
-                    mask[r, :length] = 1
-                    n = end - score_from
-                    rows.extend([r] * n)
-                    # the logits one position earlier predict position p
-                    cols.extend(range(score_from - begin - 1, end - begin - 1))
-                    labels.extend(documents[d][score_from:end])
-                    owners.extend([d] * n)
-                    counts[d] += n
-                out = model(
-                    input_ids=ids.to(device), attention_mask=mask.to(device), use_cache=False
-                )
-                picked = out.logits[
-                    torch.as_tensor(rows, device=device), torch.as_tensor(cols, device=device)
-                ]
-                del out  # only the gathered rows survive: one batch's logits at most
-                losses = token_loss(
-                    picked, torch.as_tensor(labels, device=device), ignore_index=None
-                )
-                nll.index_add_(0, torch.as_tensor(owners), losses.double().cpu())
-                del picked, losses
-                advance(sum(j[0] for j in batch))
-        return [DocumentNLL(float(v), c) for v, c in zip(nll.tolist(), counts, strict=True)]
+            for batch in _same_length_batches(windows, self.batch_size):
+                for w, values in zip(
+                    batch, self._window_losses(model, documents, batch), strict=True
+                ):
+                    losses[w.doc].extend(values)
+                advance(sum(w.end - w.begin for w in batch))
+        return [DocumentNLL(math.fsum(v), len(v)) for v in losses]
+
+    def _window_losses(
+        self, model: Any, documents: Sequence[Sequence[int]], batch: Sequence[_Window]
+    ) -> list[list[float]]:
+        """Each window's token losses (float64 nats) from one forward pass of equal-length windows."""
+        torch = require("torch", what="perplexity of a causal LM", extra="lm")
+        from evalab.nll import token_loss
+
+        device = torch.device(self.device)
+        ids = torch.as_tensor([documents[w.doc][w.begin : w.end] for w in batch], dtype=torch.long)
+        logits = model(input_ids=ids.to(device), use_cache=False).logits
+        rows = [r for r, w in enumerate(batch) for _ in range(w.score_from, w.end)]
+        # the logits one position earlier predict position p
+        cols = [p - w.begin - 1 for w in batch for p in range(w.score_from, w.end)]
+        labels = [t for w in batch for t in documents[w.doc][w.score_from : w.end]]
+        picked = logits[torch.as_tensor(rows, device=device), torch.as_tensor(cols, device=device)]
+        del logits  # only the gathered rows survive: one batch's logits at most
+        flat = token_loss(picked, torch.as_tensor(labels, device=device), ignore_index=None)
+        values = flat.double().cpu().tolist()
+        out, at = [], 0
+        for w in batch:
+            out.append(values[at : at + w.end - w.score_from])
+            at += w.end - w.score_from
+        return out
 
     # -- protocol --------------------------------------------------------------------------
     def signature_fields(self) -> list[tuple[str, str]]:
