@@ -207,7 +207,8 @@ def acc_eq_side_by_side(n_resamples: int, repeats: int) -> None:
     secs, out = alternate({"kernel": with_kernel, "numpy": with_numpy}, repeats)
     assert np.array_equal(out["kernel"], out["numpy"]), "acc_eq values differ"
     print(
-        f"acc_eq (no grouping, ε re-calibrated), {len(pairs.change)} moving pairs (sorted once in {build:.2f} s) x "
+        f"acc_eq (no grouping, ε re-calibrated), {len(pairs.change)} entries of moving pairs "
+        f"(sorted and merged once in {build:.2f} s) x "
         f"{n_resamples} resamples: kernel {secs['kernel']:.2f} s, numpy {secs['numpy']:.2f} s, "
         f"ratio {secs['numpy'] / secs['kernel']:.0f}x (values equal)"
     )

@@ -1,6 +1,10 @@
-/* The inner loops of acc_eq with tie calibration: bootstrap resamples with no grouping
- * (tie_curve_max, and band_pairs that builds its pairs) and permutation trials grouped by
- * item (swapped_curve_max), below.
+/* The inner loops of the meta-evaluation's pair statistics: acc_eq with tie calibration
+ * on bootstrap resamples with no grouping (tie_curve_max; first_at_least, band_pairs and
+ * merge_runs build its pairs) and grouped by item (item_curve_best), on permutation trials
+ * grouped by item (swapped_curve_max); Kendall's τ_b counts on bootstrap weights
+ * (weighted_inversions) and on permutation trials (swapped_tau_counts). Each gives its
+ * numpy fallback's numbers exactly: integer counts, or the same floating-point sums in
+ * the same order.
  *
  * tie_curve_max:
  *

@@ -49,8 +49,9 @@ __all__ = [
 class FlatPairs:
     """The moving pairs sorted by metric difference, and what the others add.
 
-    ``first``/``second``: the (compact) segment of each moving pair's cells; ``change``
-    +1/-1; ``ends`` marks the last pair of each run of equal differences. ``agree[s, t]``
+    ``first``/``second``: the (compact) segments of each entry's cells; ``change`` its
+    change (+1/-1 a pair, summed over the pairs of one run of equal differences that join
+    the same two segments); ``ends`` marks the last entry of each run. ``agree[s, t]``
     (``s <= t``): pairs of distinct cells in segments ``s`` and ``t`` that agree at ε = 0;
     ``cells[s]`` rated cells per segment; ``segments`` maps the compact segments back to
     the input segment ids; ``point`` the full data's acc_eq and smallest best ε (found
