@@ -33,7 +33,17 @@
  * the L2 cache, its sums and maxima in L1 */
 #define BLOCK 512
 
-__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+/* the hot loops are built for AVX-512, AVX2 and plain x86-64, chosen at load time; the
+ * "arch=" clone needs GCC 12 (an older GCC builds the other two, another compiler one) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#define HOT_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#elif defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define HOT_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define HOT_CLONES
+#endif
+
+HOT_CLONES
 static void curve_block(const int32_t *first, const int32_t *second, const int8_t *change,
                         const uint8_t *ends, Py_ssize_t n_pairs, const uint8_t *counts,
                         Py_ssize_t n_resamples, Py_ssize_t b0, Py_ssize_t width, int32_t *out)
@@ -642,7 +652,7 @@ static PyObject *first_at_least(PyObject *self, PyObject *args)
  * per column over the ranks holds the weight seen so far; the columns of a tree node are
  * contiguous, so every step is a loop over the columns. Exact int64 sums.
  */
-__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+HOT_CLONES
 static void inversions_columns(const int64_t *ranks, const int64_t *w, Py_ssize_t n,
                                Py_ssize_t n_ranks, Py_ssize_t cols, int64_t *tree,
                                int64_t *seen, int64_t *upto, int64_t *out)
