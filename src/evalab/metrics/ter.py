@@ -18,7 +18,7 @@ rule for rule (see :mod:`evalab.metrics._editdistance`), in C when the kernel is
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -77,17 +77,23 @@ def ter_from_sums(sums: np.ndarray) -> np.ndarray:
 #: full passes, each over every live list, dominate TER at 2M segments)
 PACK_CHUNK = 1 << 14
 
+Tokens = Callable[[Sequence[Any]], list[Sequence[str]]]
 
-def _pack_chunked(
-    table: TokenTable, tokens: Callable[[Sequence[Any]], list[Sequence[str]]], texts: Sequence[Any]
-) -> Packed:
+
+def _chunks(texts: Sequence[Any]) -> Iterator[Sequence[Any]]:
+    """``texts`` :data:`PACK_CHUNK` at a time (one empty chunk for no texts)."""
+    return (texts[k : k + PACK_CHUNK] for k in range(0, max(len(texts), 1), PACK_CHUNK))
+
+
+def _pack_chunked(table: TokenTable, tokens: Tokens, texts: Sequence[Any]) -> Packed:
     """``table.pack(tokens(texts))``, tokenising :data:`PACK_CHUNK` segments at a time."""
-    return Packed.concat(
-        [
-            table.pack(tokens(texts[start : start + PACK_CHUNK]))
-            for start in range(0, max(len(texts), 1), PACK_CHUNK)
-        ]
-    )
+    return Packed.concat([table.pack(tokens(chunk)) for chunk in _chunks(texts)])
+
+
+def _token_counts(tokens: Tokens, texts: Sequence[Any]) -> np.ndarray:
+    """``[len(t) for t in tokens(texts)]``, tokenising :data:`PACK_CHUNK` segments at a time."""
+    counts = [np.fromiter(map(len, tokens(chunk)), dtype=np.int64) for chunk in _chunks(texts)]
+    return np.concatenate(counts)
 
 
 class TER(Metric):
@@ -147,11 +153,8 @@ class TER(Metric):
     def pair_sizes(
         self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]
     ) -> tuple[list[int], list[int]]:
-        streams = [self._ref_tokens(stream) for stream in references]
-        return (
-            [len(self._normalizer.tokens(h)) for h in hypotheses],
-            [max(len(r[k]) for r in streams) for k in range(len(hypotheses))],
-        )
+        longest = np.max([_token_counts(self._ref_tokens, r) for r in references], axis=0)
+        return _token_counts(self._normalizer.many, hypotheses).tolist(), longest.tolist()
 
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
         """TER (0-100) of summed stats ``[..., 2]`` (e.g. bootstrap resamples)."""
