@@ -9,7 +9,9 @@ runs of a synthetic ablation study as in bench_ablation_report.py):
 * ``bertscore``: ``evalab score -m bertscore`` (the shipped MiniLM model; CPU-bound, so
   only up to ``--model-max`` segments unless raised)
 * ``ablate-report``: ``evalab ablate report -f json`` on a study of N stored runs (N / 10
-  rows x 10 seeds, two metrics; the runs are stored before timing)
+  rows x 10 seeds, two metrics; the runs are stored before timing), only up to
+  ``--runs-max`` runs (200k: about 2 CPU minutes; 2M would be about 20, plus as many to
+  store the runs)
 
 Every point runs in its own process, so its peak RSS (``os.wait4``'s ``ru_maxrss``) is its
 own; CPU is user + system of that process. Printed per point: wall, CPU, peak MB, the peak
@@ -18,6 +20,7 @@ per item, and the *increment* per item from the previous size ((peak_N - peak_pr
 dominated by the interpreter and imports, ~100 MB).
 
     python benchmarks/bench_scaling.py [--big] [--tasks bleu+chrf ter ...] [--model-max 20000]
+        [--runs-max 200000]
 
 ``--big`` adds the 2M point (about 1 GB of text files in a temporary folder, and several
 minutes per task on a loaded machine). Report the load average (printed) beside the figures.
@@ -160,13 +163,16 @@ def main() -> None:
     parser.add_argument(
         "--model-max", type=int, default=20_000, help="largest size bertscore is run at"
     )
+    parser.add_argument(
+        "--runs-max", type=int, default=200_000, help="largest size ablate-report is run at"
+    )
     args = parser.parse_args()
     sizes = sorted({*args.sizes, *([BIG] if args.big else [])})
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (wall times vary)")
     print(f"{'task':<14} {'items':>9} {'wall':>10} {'CPU':>14} {'peak':>11} {'per item':>14}")
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.tasks:
-            limit = args.model_max if name == "bertscore" else None
+            limit = {"bertscore": args.model_max, "ablate-report": args.runs_max}.get(name)
             run_task(name, [n for n in sizes if limit is None or n <= limit], Path(tmp))
 
 

@@ -6,6 +6,8 @@ import io
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalab.errors import InputError
 from evalab.io import (
@@ -197,3 +199,49 @@ def test_same_file(tmp_path):
     assert not same_file(a, tmp_path / "b.txt") and same_file(
         tmp_path / "b.txt", tmp_path / "b.txt"
     )
+
+
+def whole_file_lines(data: bytes) -> list[str] | str:
+    """What reading the whole file at once gives: its lines, or the refusal's text."""
+    from evalab.io import decode_utf8
+
+    try:
+        text = decode_utf8(data, "<stdin>")
+    except InputError as exc:
+        return str(exc)
+    return split_segments(text) if text not in ("", "\ufeff") else "<stdin>: file is empty"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([b"a", b"\n", b"\r", b"\r\n", "é".encode(), "東".encode(), b"\xe9", b" "]),
+        max_size=30,
+    ),
+    st.integers(1, 9),
+)
+def test_block_reading_gives_the_whole_file_lines(parts, block) -> None:
+    """Read ``block`` bytes at a time (sequences and CRLF cut anywhere), the lines, the bad
+    byte's line and the empty-file refusal are those of the whole file decoded at once."""
+    from unittest import mock
+
+    import evalab.io as evalab_io
+
+    data = b"".join(parts)
+    stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+    with mock.patch.object(evalab_io, "READ_BLOCK", block), mock.patch.object(sys, "stdin", stdin):
+        try:
+            got: list[str] | str = read_segments("-")
+        except InputError as exc:
+            got = str(exc).split(", expected")[0]
+    assert got == whole_file_lines(data)
+
+
+def test_bom_and_bad_byte_in_a_later_block(tmp_path, monkeypatch):
+    import evalab.io as evalab_io
+
+    monkeypatch.setattr(evalab_io, "READ_BLOCK", 4)
+    with pytest.warns(UserWarning, match="byte-order mark"):
+        assert read_segments(write(tmp_path, "nl.txt", b"\xef\xbb\xbf\n")) == ["\ufeff"]
+    with pytest.raises(InputError, match=r"byte 0xe9 on line 4"):
+        read_segments(write(tmp_path, "late.txt", b"ab\ncd\nef\ngh\xe9\n"))

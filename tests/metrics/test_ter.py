@@ -173,3 +173,24 @@ def test_jobs_and_pickle_give_the_same_rows(wmt22) -> None:
             again = pickle.loads(pickle.dumps(metric)).stats(hyps, references)
             assert (again.rows == whole.rows).all()
         assert whole.nrefs == "var" and whole.signature.startswith(f"{whole.metric}|nrefs:var|")
+
+
+def test_chunked_packing_gives_the_same_rows(wmt22, monkeypatch) -> None:
+    """Segments are tokenised PACK_CHUNK at a time; chunks of 7 give the rows of one chunk,
+    for several systems and references, and a pair refused in a later chunk is named by
+    its segment in the whole corpus."""
+    import evalab.metrics.ter as ter_module
+
+    hyps, refs = wmt_inputs("de-en", "Online-B", 2)
+    hyps, refs = hyps[:100], [r[:100] for r in refs]
+    other = list(reversed(hyps))
+    with_none = [refs[0], [*refs[1][:50], *[None] * 50]]
+    whole = [s.rows for s in TER(normalized=True).stats_many([hyps, other], refs)]
+    sizes = TER(normalized=True).pair_sizes(hyps, with_none)
+    monkeypatch.setattr(ter_module, "PACK_CHUNK", 7)
+    chunked = [s.rows for s in TER(normalized=True).stats_many([hyps, other], refs)]
+    assert all((a == b).all() for a, b in zip(whole, chunked, strict=True))
+    assert TER(normalized=True).pair_sizes(hyps, with_none) == sizes
+    long = " ".join(["w"] * 6000)
+    with pytest.raises(InputError, match="segment 10 has 6,000"):
+        TER().stats([*hyps[:9], long], [[*refs[0][:9], long]])

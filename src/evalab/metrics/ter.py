@@ -18,7 +18,7 @@ rule for rule (see :mod:`evalab.metrics._editdistance`), in C when the kernel is
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -72,6 +72,30 @@ def ter_from_sums(sums: np.ndarray) -> np.ndarray:
     return 100 * rate
 
 
+#: segments tokenised at a time: their token lists are dropped once packed, so the Python
+#: objects alive stay bounded (millions of token lists made the cyclic garbage collector's
+#: full passes, each over every live list, dominate TER at 2M segments)
+PACK_CHUNK = 1 << 14
+
+Tokens = Callable[[Sequence[Any]], list[Sequence[str]]]
+
+
+def _chunks(texts: Sequence[Any]) -> Iterator[Sequence[Any]]:
+    """``texts`` :data:`PACK_CHUNK` at a time (one empty chunk for no texts)."""
+    return (texts[k : k + PACK_CHUNK] for k in range(0, max(len(texts), 1), PACK_CHUNK))
+
+
+def _pack_chunked(table: TokenTable, tokens: Tokens, texts: Sequence[Any]) -> Packed:
+    """``table.pack(tokens(texts))``, tokenising :data:`PACK_CHUNK` segments at a time."""
+    return Packed.concat([table.pack(tokens(chunk)) for chunk in _chunks(texts)])
+
+
+def _token_counts(tokens: Tokens, texts: Sequence[Any]) -> np.ndarray:
+    """``[len(t) for t in tokens(texts)]``, tokenising :data:`PACK_CHUNK` segments at a time."""
+    counts = [np.fromiter(map(len, tokens(chunk)), dtype=np.int64) for chunk in _chunks(texts)]
+    return np.concatenate(counts)
+
+
 class TER(Metric):
     """TER as sacrebleu 2.x: same numbers, statistics and signature."""
 
@@ -106,10 +130,10 @@ class TER(Metric):
     ) -> list[np.ndarray]:
         # one token table and one packing of the references for all systems, and one kernel
         # call over all of them: the systems end to end against each reference stream repeated
-        many, table = self._normalizer.many, TokenTable()
-        streams = [table.pack(self._ref_tokens(stream)) for stream in references]
+        table = TokenTable()
+        streams = [_pack_chunked(table, self._ref_tokens, stream) for stream in references]
         longest = np.max([ref.lengths for ref in streams], axis=0)
-        hyps = [table.pack(many(hyps)) for hyps in systems]
+        hyps = [_pack_chunked(table, self._normalizer.many, hyps) for hyps in systems]
         for hyp in hyps:
             self.check_pair_work(hyp.lengths, longest)
         joined = Packed.concat(hyps)
@@ -129,11 +153,8 @@ class TER(Metric):
     def pair_sizes(
         self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]
     ) -> tuple[list[int], list[int]]:
-        streams = [self._ref_tokens(stream) for stream in references]
-        return (
-            [len(self._normalizer.tokens(h)) for h in hypotheses],
-            [max(len(r[k]) for r in streams) for k in range(len(hypotheses))],
-        )
+        longest = np.max([_token_counts(self._ref_tokens, r) for r in references], axis=0)
+        return _token_counts(self._normalizer.many, hypotheses).tolist(), longest.tolist()
 
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
         """TER (0-100) of summed stats ``[..., 2]`` (e.g. bootstrap resamples)."""
