@@ -21,8 +21,26 @@ from typing import Any
 #: what every command's process imports before it reads its arguments (the app, typer and
 #: rich), and the helpers most commands load (their input checks, the metric registry,
 #: numpy). No command module: importing one registers its command, and a fresh process
-#: registers only the command it runs. No torch: a fork must not inherit its threads
+#: registers only the command it runs. torch only when needed (below)
 PRELOAD = ("evalab.cli", "evalab.cli.app", "evalab.cli.inputs", "numpy")
+#: imported (once, before the fork) when a command may load a model: torch and transformers
+#: cost ~3 s of CPU a start. Only imported, never run: a fork must not inherit torch's threads
+MODEL_PRELOAD = ("torch", "transformers")
+MODEL_COMMANDS = frozenset({"ppl", "semsim"})
+MODEL_WORDS = ("comet", "bertscore", "model")
+
+
+def _may_load_a_model(args: list[str]) -> bool:
+    """Whether ``evalab ARGS`` may load a model (a guess: a wrong one costs time only)."""
+    return bool(MODEL_COMMANDS & set(args)) or any(w in a for a in args for w in MODEL_WORDS)
+
+
+def _preload_models() -> None:
+    for name in MODEL_PRELOAD:
+        try:
+            __import__(name)
+        except ImportError:
+            return
 
 
 def _reopen_standard_streams() -> None:
@@ -100,6 +118,8 @@ def serve() -> None:
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
     for line in requests:
         request = json.loads(line)
+        if _may_load_a_model(request["args"]):
+            _preload_models()
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
