@@ -129,7 +129,10 @@ def serve() -> None:
             _child(request)
         _, wait_status, usage = os.wait4(pid, 0)
         cpu = usage.ru_utime + usage.ru_stime
-        answers.write(json.dumps({"returncode": _status(wait_status), "cpu": cpu}) + "\n")
+        # the stdout path names the request: a caller interrupted mid-request (a test's
+        # timeout) leaves an answer the next caller must skip
+        answer = {"request": request["stdout"], "returncode": _status(wait_status), "cpu": cpu}
+        answers.write(json.dumps(answer) + "\n")
         answers.flush()
 
 

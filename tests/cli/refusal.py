@@ -23,6 +23,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -115,11 +116,14 @@ def forked(
         }
         server.stdin.write(json.dumps(request) + "\n")
         server.stdin.flush()
-        answer = server.stdout.readline()
-        if not answer:
-            raise RuntimeError(f"the fork server ended (exit code {server.wait()})")
+        answer: dict[str, Any] = {}
+        while answer.get("request") != request["stdout"]:  # an interrupted call's is skipped
+            line = server.stdout.readline()
+            if not line:
+                raise RuntimeError(f"the fork server ended (exit code {server.wait()})")
+            answer = json.loads(line)
         return Run(
-            json.loads(answer)["returncode"],
+            int(answer["returncode"]),
             streams["stdout"].read_bytes().decode("utf-8", "replace"),
             streams["stderr"].read_bytes().decode("utf-8", "replace"),
         )
