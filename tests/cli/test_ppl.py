@@ -266,17 +266,13 @@ BROKEN = (
     "pickle",
     "no-weights",
 )
-#: the two that printed a random perplexity with exit 0 run in a subprocess in the default
-#: suite; the rest (each a cold torch + transformers start, ~20 s on a loaded machine) in -m slow
-IN_DEFAULT_SUITE = ("encoder", "missing-head")
 
 
-@pytest.mark.parametrize(
-    "name",
-    [n if n in IN_DEFAULT_SUITE else pytest.param(n, marks=pytest.mark.slow) for n in BROKEN],
-)
+@pytest.mark.parametrize("name", BROKEN)
 def test_models_that_would_give_a_random_number_are_refused(broken_lms, tmp_path, name):
-    """One clear line naming the folder and what is wrong; python -m evalab, inputs unchanged."""
+    """One clear line naming the folder and what is wrong; python -m evalab, inputs unchanged.
+    All in the default suite: the fork server (``refusal.py``) has torch and transformers
+    imported, which made each a cold start of ~20 s on a loaded machine."""
     from tests.cli.refusal import assert_refused
 
     folder, needle = broken_lms[name]

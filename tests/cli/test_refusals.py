@@ -1,6 +1,8 @@
 """Bad input across every command ends in one line on stderr and exit 2 (never a traceback,
 never a number): typed options with bad values, text in UTF-16/32, bad ``--logits`` files,
-and the cases found by trying bad input on each command. Run through ``python -m evalab``.
+and the cases found by trying bad input on each command. Run through ``python -m evalab``:
+the table of bad options, which covers every command, in a fresh interpreter each, the rest
+in children of the fork server (``refusal.py``).
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ BAD_TYPED_OPTIONS = [
     ids=[" ".join(a[:1] + a[-2:]) for a, _ in BAD_TYPED_OPTIONS],
 )
 def test_bad_typed_option_is_one_line(work, args, needle):
-    line = assert_refused(args, needle, watch=(work,), cwd=work)
+    line = assert_refused(args, needle, watch=(work,), cwd=work, fresh=True)
     if args[0] != "no-such-command" and "requires an argument" not in needle:
         assert "--help`)" in line  # says where the right values are described
 
