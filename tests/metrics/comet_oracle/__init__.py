@@ -10,6 +10,7 @@ own classes, ``predict.py`` scores with its ``predict``.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.util
 import json
@@ -34,12 +35,27 @@ class OracleUnavailable(RuntimeError):
 
 
 def oracle_python() -> Path:
-    """The oracle venv's python, building the venv first if its stamp does not match."""
+    """The oracle venv's python, building the venv first if its stamp does not match.
+
+    Two test sessions in one checkout take turns (a lock file beside the venv): the second
+    waits for the first's build and then finds it ready."""
     stamp = VENV / "evalab-stamp.txt"
     python = VENV / "bin" / "python"
-    if stamp.is_file() and stamp.read_text() == " ".join(PINS) and python.exists():
+    if _ready(stamp, python):
         return python
     CACHE.mkdir(exist_ok=True)
+    with open(CACHE / "comet-oracle-venv.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not _ready(stamp, python):
+            _build()
+    return python
+
+
+def _ready(stamp: Path, python: Path) -> bool:
+    return stamp.is_file() and stamp.read_text() == " ".join(PINS) and python.exists()
+
+
+def _build() -> None:
     # built aside and renamed: an interrupted build never leaves a venv that looks ready
     tmp = Path(tempfile.mkdtemp(prefix="comet-oracle-", dir=CACHE))
     try:
@@ -59,7 +75,6 @@ def oracle_python() -> Path:
         tmp.rename(VENV)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return python
 
 
 def _run(script: str, *args: str, threads: int | None = 1) -> None:
