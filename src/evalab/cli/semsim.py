@@ -188,7 +188,7 @@ def semsim(
         int | None,
         typer.Option(
             "--batch-size",
-            help="Sentences per forward pass (default: 64, or up to 16384 tokens for plain BERT encoders).",
+            help="Sentences per forward pass (default: 64, or up to 4096 tokens for plain BERT encoders).",
         ),
     ] = None,
     device: Annotated[str, typer.Option("--device", help="cpu or cuda.")] = "cpu",
@@ -395,7 +395,7 @@ def baseline_command(
         int | None,
         typer.Option(
             "--batch-size",
-            help="Sentences per forward pass (default: 64, or up to 16384 tokens for plain BERT encoders).",
+            help="Sentences per forward pass (default: 64, or up to 4096 tokens for plain BERT encoders).",
         ),
     ] = None,
     device: Annotated[str, typer.Option("--device", help="cpu or cuda.")] = "cpu",
