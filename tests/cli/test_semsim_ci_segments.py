@@ -78,3 +78,36 @@ def test_semsim_ci_refusals(tmp_path):
         watch=(tmp_path, SEMSIM),
         cwd=tmp_path,
     )
+
+
+def test_semsim_segments_reuse_the_rows(run_cli, tmp_path, monkeypatch):
+    """``--segments`` writes the rows the corpus score came from: one pass of the encoder
+    per system, not a second one for the segment lines."""
+    from evalab.metrics.semantic import BERTScore
+
+    calls: list[int] = []
+    stats = BERTScore.stats
+
+    def counted(self, hypotheses, references):
+        calls.append(len(hypotheses))
+        return stats(self, hypotheses, references)
+
+    monkeypatch.setattr(BERTScore, "stats", counted)
+    ref, hyp = SEMSIM / "seed.ref.vi", SEMSIM / "seed.hyp.vi"
+    out = tmp_path / "seg.jsonl"
+    for name in ("a", "b"):
+        (tmp_path / name).write_bytes(hyp.read_bytes())
+    args = ("semsim", "-r", ref, "-i", tmp_path / "a", tmp_path / "b", "--model", TABLE)
+    result = run_cli(*args, "--segments", out, "-f", "json", "-q")
+    assert result.exit_code == 0, result.stderr
+    n = len(ref.read_text(encoding="utf-8").splitlines())
+    assert calls == [n, n]
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [(r["system"], r["segment"]) for r in lines] == [
+        (s, i) for s in ("a", "b") for i in range(1, n + 1)
+    ]
+    corpus = {r["system"]: r for r in json.loads(result.stdout)}
+    assert sorted(corpus) == ["a", "b"]
+    for s in ("a", "b"):
+        mean = sum(r["score"] for r in lines if r["system"] == s) / n
+        assert abs(mean - corpus[s]["score"]) < 1e-9

@@ -674,17 +674,6 @@ def page_spans(scored: ScoredTable, short: dict[str, str]) -> PageSpans | None:
     return None
 
 
-def segment_lines(
-    built: dict[str, Metric], systems: dict[str, list[str]], refs: list[list[str | None]]
-) -> str:
-    """:func:`segment_records` of every metric's :meth:`Metric.segment_scores`."""
-    scores = {
-        s: {n: m.segment_scores(hyps, refs) for n, m in built.items()}
-        for s, hyps in systems.items()
-    }
-    return segments_text(scores, None)
-
-
 def segment_records(scores: dict[str, dict[str, list[Score]]]) -> list[dict[str, Any]]:
     """Every segment's score as one record: system, metric, segment (line number from 1),
     score, scale, direction, signature and components, as ``Metric.segment_scores`` defines

@@ -43,11 +43,12 @@ from evalab.cli.score import (
     input_options,
     load_inputs,
     score_cell,
-    segment_lines,
+    segments_text,
     wide_notes,
 )
 from evalab.cli.segment_checks import check_resamplable
 from evalab.errors import InputError, SettingsError
+from evalab.metrics.stats_value import Stats
 from evalab.models.hub import cache_dir, cached_snapshot, resolve_model
 from evalab.progress import model_loading
 from evalab.report.table import Number, Table, TableCell
@@ -286,8 +287,9 @@ def semsim(
     results = []
     cis: list[ConfidenceInterval | None] = []
     explained: list[tuple[str, Any]] = []
+    rows_of: dict[str, Stats] = {}
     for name, hyps in systems.items():
-        rows = metric.stats(hyps, refs)
+        rows = rows_of[name] = metric.stats(hyps, refs)
         results.append((name, metric.aggregate(rows, nrefs=len(refs))))
         cis.append(bootstrap_ci(metric, rows, n_samples, confidence, seed) if ci else None)
         if explain or explain_html:
@@ -300,7 +302,9 @@ def semsim(
 
         emit(render_alignment_html(explained, signature=signature), explain_html)
     if segments:
-        emit(segment_lines({"bertscore": metric}, systems, refs), segments)
+        # the rows scored above, not a second pass of the encoder
+        per = {n: {"bertscore": metric.segment_scores_of(r)} for n, r in rows_of.items()}
+        emit(segments_text(per, None), segments)
     body: list[list[TableCell]] = [
         [
             n,
