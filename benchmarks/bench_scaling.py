@@ -5,6 +5,7 @@ runs of a synthetic ablation study as in bench_ablation_report.py):
 
 * ``bleu+chrf``: ``evalab score -m bleu chrf`` on one system
 * ``ter``, ``rouge``: ``evalab score -m ter`` / ``-m rouge1 rouge2 rougeL``
+* ``rouge-unicode``: the same ROUGE types with ``-s tokenize=unicode`` (tokenised in Python)
 * ``bootstrap``: ``evalab compare -t bs -m bleu`` (two systems, 1000 paired resamples)
 * ``bertscore``: ``evalab score -m bertscore`` (the shipped MiniLM model; CPU-bound, so
   only up to ``--model-max`` segments unless raised)
@@ -73,11 +74,21 @@ def texts(folder: Path, n: int) -> tuple[Path, list[Path]]:
     return ref, hyps
 
 
-def score(*metrics: str) -> Command:
+def score(*metrics: str, options: tuple[str, ...] = ()) -> Command:
     def command(folder: Path, n: int) -> list[str]:
         ref, hyps = texts(folder, n)
         return evalab(
-            "score", "-r", str(ref), "-i", str(hyps[0]), "-m", *metrics, "-q", "-f", "json"
+            "score",
+            "-r",
+            str(ref),
+            "-i",
+            str(hyps[0]),
+            "-m",
+            *metrics,
+            *options,
+            "-q",
+            "-f",
+            "json",
         )
 
     return command
@@ -120,6 +131,7 @@ TASKS: dict[str, Command] = {
     "bleu+chrf": score("bleu", "chrf"),
     "ter": score("ter"),
     "rouge": score("rouge1", "rouge2", "rougeL"),
+    "rouge-unicode": score("rouge1", "rouge2", "rougeL", options=("-s", "tokenize=unicode")),
     "bootstrap": bootstrap,
     "bertscore": score("bertscore"),
     "ablate-report": ablate_report,

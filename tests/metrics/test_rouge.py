@@ -325,3 +325,47 @@ def test_the_erased_count_is_the_same_for_every_type_and_path(monkeypatch, name,
     refs = [["ok", "", "Москва", "ok", "ok"], ["ok", "ok", "ok", "ok", "ok"]]
     with pytest.warns(UserWarning, match=r"reduced 3 non-empty segment\(s\)"):
         evalab.metric(name, use_stemmer=name == "rouge2").stats(hyps, refs)
+
+
+def _rows_and_warnings(name: str, settings: dict, hyps: list[str], refs: list[list[str]]):
+    from evalab.metrics import rouge
+
+    rouge.clear_id_caches()  # the sides are cached per corpus: pack them again
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rows = evalab.metric(name, **settings).stats(hyps, refs).rows
+    return rows, [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("kernels", [True, False])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},
+        {"use_stemmer": True},
+        {"tokenize": "unicode"},
+        {"tokenize": "unicode", "sentence_sep": " . "},
+    ],
+)
+@pytest.mark.parametrize("name", ["rouge1", "rouge2", "rougeL", "rougeLsum"])
+def test_chunked_packing_gives_the_same_rows(wmt22, monkeypatch, name, settings, kernels):
+    """Sides are tokenised PACK_CHUNK segments at a time: chunks of 7 give the rows of one
+    chunk, bit for bit, and the same warning (emptied segments counted once per side)."""
+    if not kernels:
+        monkeypatch.setattr(_kernel, "rouge", None)
+    if name != "rougeLsum":
+        settings = {k: v for k, v in settings.items() if k != "sentence_sep"}
+    ref = read_lines(wmt_file("ref", "de-en", "A"))[:60]
+    hyp = read_lines(wmt_file("hyp", "de-en", wmt_systems("de-en")[0]))[:60]
+    # sentence breaks, erased and blank segments spread over several chunks of 7
+    hyps = [*hyp[:20], "Привет\nмир", "  ", f"{hyp[20]}\n{hyp[21]}", "東京", *hyp[22:40]]
+    refs = [
+        [*ref[:20], "Москва", "ok", f"{ref[20]} . {ref[21]}", "", *ref[22:40]],
+        [*ref[20:40], "ok", "東京", "ok", f"{ref[0]}\n{ref[1]}", *ref[2:20]],
+    ]
+    whole, warned = _rows_and_warnings(name, settings, hyps, refs)
+    monkeypatch.setattr(_kernel, "PACK_CHUNK", 7)
+    chunked, warned_chunked = _rows_and_warnings(name, settings, hyps, refs)
+    assert whole.tobytes() == chunked.tobytes()
+    assert warned_chunked == warned
+    assert len(warned) == (0 if settings.get("tokenize") == "unicode" else 1)

@@ -179,7 +179,7 @@ def test_chunked_packing_gives_the_same_rows(wmt22, monkeypatch) -> None:
     """Segments are tokenised PACK_CHUNK at a time; chunks of 7 give the rows of one chunk,
     for several systems and references, and a pair refused in a later chunk is named by
     its segment in the whole corpus."""
-    import evalab.metrics.ter as ter_module
+    from evalab import _kernel
 
     hyps, refs = wmt_inputs("de-en", "Online-B", 2)
     hyps, refs = hyps[:100], [r[:100] for r in refs]
@@ -187,7 +187,7 @@ def test_chunked_packing_gives_the_same_rows(wmt22, monkeypatch) -> None:
     with_none = [refs[0], [*refs[1][:50], *[None] * 50]]
     whole = [s.rows for s in TER(normalized=True).stats_many([hyps, other], refs)]
     sizes = TER(normalized=True).pair_sizes(hyps, with_none)
-    monkeypatch.setattr(ter_module, "PACK_CHUNK", 7)
+    monkeypatch.setattr(_kernel, "PACK_CHUNK", 7)
     chunked = [s.rows for s in TER(normalized=True).stats_many([hyps, other], refs)]
     assert all((a == b).all() for a, b in zip(whole, chunked, strict=True))
     assert TER(normalized=True).pair_sizes(hyps, with_none) == sizes

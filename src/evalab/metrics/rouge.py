@@ -35,7 +35,7 @@ from abc import abstractmethod
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import chain
 from typing import Any, ClassVar
 
@@ -159,6 +159,17 @@ def _break_indices(sep: str | None, texts: Sequence[str]) -> list[int]:
     return [i for i, text in enumerate(texts) if any(mark in text for mark in marks)]
 
 
+def _sentence_token_lists(
+    tokenizer: str, stem: bool, sep: str | None, texts: Sequence[str]
+) -> list[Sequence[str]]:
+    """The tokens of every text; those of a text with sentence breaks are its sentences'
+    tokens end to end."""
+    lists = _token_lists(tokenizer, stem, texts)
+    for i in _break_indices(sep, texts):
+        lists[i] = list(chain.from_iterable(_sentences(tokenizer, stem, sep, texts[i])))
+    return lists
+
+
 @dataclass(frozen=True)
 class _Side:
     """One corpus side under one setting: its packed token ids, how many of its segments
@@ -191,7 +202,7 @@ def _text_side(tokenizer: str, stem: bool, texts: tuple[str, ...]) -> _Side:
     side = _distinct_side(tokenizer, stem, texts)
     if side is not None:
         return side
-    packed = TABLE.pack(_token_lists(tokenizer, stem, texts))
+    packed = TABLE.pack_chunked(partial(_token_lists, tokenizer, stem), texts)
     return _Side(packed, emptied_count(texts, packed.lengths))
 
 
@@ -202,10 +213,7 @@ def _sentence_side(tokenizer: str, stem: bool, sep: str | None, texts: tuple[str
     breaks = _break_indices(sep, texts)
     if not breaks:  # the same tokens as the texts: share their packing
         return _text_side(tokenizer, stem, texts)
-    lists = _token_lists(tokenizer, stem, texts)
-    for i in breaks:
-        lists[i] = list(chain.from_iterable(_sentences(tokenizer, stem, sep, texts[i])))
-    packed = TABLE.pack(lists)
+    packed = TABLE.pack_chunked(partial(_sentence_token_lists, tokenizer, stem, sep), texts)
     return _Side(packed, emptied_count(texts, packed.lengths), tuple(breaks))
 
 

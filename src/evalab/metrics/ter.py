@@ -18,14 +18,14 @@ rule for rule (see :mod:`evalab.metrics._editdistance`), in C when the kernel is
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from evalab import _kernel
-from evalab._kernel import Packed, TokenTable
+from evalab._kernel import Packed, TokenTable, chunks
 from evalab.metrics._editdistance import ter_edits_many
 from evalab.metrics.base import Metric, MetricSettings, PairWork, PeerName, setting
 from evalab.metrics.stats_value import NRefs
@@ -72,27 +72,13 @@ def ter_from_sums(sums: np.ndarray) -> np.ndarray:
     return 100 * rate
 
 
-#: segments tokenised at a time: their token lists are dropped once packed, so the Python
-#: objects alive stay bounded (millions of token lists made the cyclic garbage collector's
-#: full passes, each over every live list, dominate TER at 2M segments)
-PACK_CHUNK = 1 << 14
-
 Tokens = Callable[[Sequence[Any]], list[Sequence[str]]]
 
 
-def _chunks(texts: Sequence[Any]) -> Iterator[Sequence[Any]]:
-    """``texts`` :data:`PACK_CHUNK` at a time (one empty chunk for no texts)."""
-    return (texts[k : k + PACK_CHUNK] for k in range(0, max(len(texts), 1), PACK_CHUNK))
-
-
-def _pack_chunked(table: TokenTable, tokens: Tokens, texts: Sequence[Any]) -> Packed:
-    """``table.pack(tokens(texts))``, tokenising :data:`PACK_CHUNK` segments at a time."""
-    return Packed.concat([table.pack(tokens(chunk)) for chunk in _chunks(texts)])
-
-
 def _token_counts(tokens: Tokens, texts: Sequence[Any]) -> np.ndarray:
-    """``[len(t) for t in tokens(texts)]``, tokenising :data:`PACK_CHUNK` segments at a time."""
-    counts = [np.fromiter(map(len, tokens(chunk)), dtype=np.int64) for chunk in _chunks(texts)]
+    """``[len(t) for t in tokens(texts)]``, tokenising
+    :data:`~evalab._kernel.PACK_CHUNK` segments at a time."""
+    counts = [np.fromiter(map(len, tokens(chunk)), dtype=np.int64) for chunk in chunks(texts)]
     return np.concatenate(counts)
 
 
@@ -131,9 +117,9 @@ class TER(Metric):
         # one token table and one packing of the references for all systems, and one kernel
         # call over all of them: the systems end to end against each reference stream repeated
         table = TokenTable()
-        streams = [_pack_chunked(table, self._ref_tokens, stream) for stream in references]
+        streams = [table.pack_chunked(self._ref_tokens, stream) for stream in references]
         longest = np.max([ref.lengths for ref in streams], axis=0)
-        hyps = [_pack_chunked(table, self._normalizer.many, hyps) for hyps in systems]
+        hyps = [table.pack_chunked(self._normalizer.many, hyps) for hyps in systems]
         for hyp in hyps:
             self.check_pair_work(hyp.lengths, longest)
         joined = Packed.concat(hyps)

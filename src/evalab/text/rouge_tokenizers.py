@@ -12,17 +12,15 @@ Hiragana and Katakana characters, written without spaces, are one token each.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from evalab import _kernel
-from evalab._kernel import offsets_of
+from evalab._kernel import TokenTable
 from evalab.text.porter import porter_stem
 
 __all__ = ["DistinctTokens", "RougeTokenizer", "UnicodeRougeTokenizer", "distinct_tokens"]
@@ -82,17 +80,17 @@ def emptied_count(texts: Sequence[str], lengths: np.ndarray) -> int:
     return sum(1 for i in np.flatnonzero(lengths == 0).tolist() if texts[i].strip())
 
 
-def distinct_tokens(token_lists: Sequence[Sequence[str]], texts: Sequence[str]) -> DistinctTokens:
-    """:class:`DistinctTokens` of the token lists of ``texts``."""
-    index: defaultdict[str, int] = defaultdict()
-    index.default_factory = index.__len__  # a new token gets the next index
-    offsets = offsets_of(map(len, token_lists), len(token_lists))
-    indices = np.fromiter(
-        map(index.__getitem__, chain.from_iterable(token_lists)),
-        dtype=np.int32,
-        count=int(offsets[-1]),
+def distinct_tokens(
+    tokens: Callable[[Sequence[str]], Sequence[Sequence[str]]], texts: Sequence[str]
+) -> DistinctTokens:
+    """:class:`DistinctTokens` of ``tokens(texts)``, tokenising
+    :data:`~evalab._kernel.PACK_CHUNK` texts at a time (only their ids stay alive)."""
+    table = TokenTable()
+    packed = table.pack_chunked(tokens, texts)
+    distinct = cast(list[str], table.tokens())
+    return DistinctTokens(
+        distinct, packed.ids, packed.offsets, emptied_count(texts, packed.lengths)
     )
-    return DistinctTokens(list(index), indices, offsets, emptied_count(texts, np.diff(offsets)))
 
 
 def _stemmed(tokens: list[str]) -> list[str]:
@@ -142,7 +140,7 @@ class RougeTokenizer:
         """
         kernel = _kernel.rouge
         if kernel is None:
-            return distinct_tokens(_ascii_token_lists(texts), texts)
+            return distinct_tokens(_ascii_token_lists, texts)
         distinct, indices, offsets, emptied = kernel.ascii_tokens(list(texts))
         return DistinctTokens(
             distinct,
