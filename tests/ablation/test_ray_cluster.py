@@ -251,10 +251,11 @@ def _wrong_address(kind: str) -> Iterator[str]:
         yield f"127.0.0.1:{s.getsockname()[1]}"
 
 
-@pytest.mark.parametrize("kind", ["closed", "silent"])
-def test_a_wrong_address_is_one_line_within_the_timeout(tmp_path, kind):
+# 4.5 s: Ray's core logs a failed connection 5 s after it began, as the command ends
+@pytest.mark.parametrize(("kind", "timeout"), [("closed", 3), ("silent", 4.5)])
+def test_a_wrong_address_is_one_line_within_the_timeout(tmp_path, kind, timeout):
     path = write_cluster_study(tmp_path / "study", seeds=(0,))
-    env, timeout = ray_env(), 3
+    env = ray_env()
     start = _cli_start_s(env)
     with _wrong_address(kind) as address:
         t0 = time.monotonic()
@@ -265,7 +266,8 @@ def test_a_wrong_address_is_one_line_within_the_timeout(tmp_path, kind):
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
     assert (
-        f"--ray-address {address}: no Ray cluster answered within 3 s (--ray-timeout)" in lines[0]
+        f"--ray-address {address}: no Ray cluster answered within {timeout:g} s (--ray-timeout)"
+        in lines[0]
     )
     # a closed port is known at once; a silent one is waited for, --ray-timeout and no longer:
     # the bound is the start-up measured around the command (the load may change while it
