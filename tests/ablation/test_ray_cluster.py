@@ -14,7 +14,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -175,35 +174,50 @@ def test_two_nodes_without_a_shared_folder_store_what_the_local_executor_stores(
     )
 
 
+@contextlib.contextmanager
+def _driver(argv: tuple[str, ...], env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
+    """``evalab ARGV`` in the background (its standard error piped); killed on leaving the
+    block where it still runs, so a failed test leaves no driver behind."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalab", *argv],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+
+
+def _wait_for(mark: Path, what: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not mark.exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert mark.exists(), what
+
+
 @pytest.mark.slow
 def test_a_lost_node_is_retried_on_another_node_in_the_same_invocation(tmp_path):
     path = write_cluster_study(tmp_path / "study", seeds=(0,), retries=1)
-    study = load_study(path)
     mark = tmp_path / "started"
     runs_a, runs_b = tmp_path / "node-a", tmp_path / "node-b"
     held = {"EVALAB_TEST_HOLD": "1", "EVALAB_TEST_MARK": str(mark), "EVALAB_NODE_RUNS": str(runs_a)}
     with cluster() as c:
         node_a = c.start_node(cpus=1, env=held)
         c.wait_for_nodes(2)
-        box = {}
-        sub = threading.Thread(
-            target=lambda: box.update(
-                s=run_study(
-                    study, tmp_path / "s.db", executor="ray", ray_address=c.address, progress=False
-                )
-            )
-        )
-        sub.start()
-        deadline = time.monotonic() + 120
-        while not mark.exists() and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert mark.exists(), "the first run did not start"
-        c.start_node(cpus=1, env={"EVALAB_NODE_RUNS": str(runs_b)})
-        node_a.kill()  # the machine is gone, mid-run
-        sub.join(timeout=400)
-        assert not sub.is_alive()
-    summary = box["s"]
-    assert (summary.ok, summary.failed) == (3, 0)
+        argv = ("ablate", "run", str(path), "--executor", "ray", "--ray-address", c.address, "-q",
+                "--db", str(tmp_path / "s.db"))  # fmt: skip
+        with _driver(argv, ray_env()) as driver:
+            _wait_for(mark, "the first run did not start")
+            c.start_node(cpus=1, env={"EVALAB_NODE_RUNS": str(runs_b)})
+            node_a.kill()  # the machine is gone, mid-run
+            _, err = driver.communicate(timeout=400)
+    assert driver.returncode == 0, err
+    assert "0 already finished, 3 ok, 0 failed" in err
     with RunStore(tmp_path / "s.db") as store:
         runs = store.runs("cl")
     assert len(runs) == 3 and all(r.status == "ok" for r in runs.values())
@@ -307,19 +321,15 @@ def test_a_killed_driver_leaves_leases_the_next_command_reclaims(tmp_path):
         )
         c.wait_for_nodes(2)
         env = ray_env()
-        argv = [sys.executable, "-m", "evalab", "ablate", "run", str(path), "--executor", "ray",
-                "--ray-address", c.address, "-q", "--db", str(tmp_path / "s.db")]  # fmt: skip
-        driver = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 120
-        while not mark.exists() and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert mark.exists(), "no run started"
-        driver.kill()
-        driver.wait()
+        argv = ("ablate", "run", str(path), "--executor", "ray", "--ray-address", c.address, "-q",
+                "--db", str(tmp_path / "s.db"))  # fmt: skip
+        with _driver(argv, env) as driver:
+            _wait_for(mark, "no run started")
+            driver.kill()
         with RunStore(tmp_path / "s.db") as store:
             assert store.runs("cl") == {}  # nothing stored for the runs in flight
         (path.parent / "hold").unlink()
-        again = _cli(*argv[3:], env=env)
+        again = _cli(*argv, env=env)
     assert again.returncode == 0, again.stderr
     assert "0 already finished, 6 ok, 0 failed" in again.stderr
     with RunStore(tmp_path / "s.db") as store:
