@@ -10,6 +10,8 @@ through its real entry point; bad input is refused in one line.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -205,3 +207,26 @@ def test_without_ray_installed_the_option_names_the_extra(monkeypatch) -> None:
     )
     with pytest.raises(ImportError, match=r"--executor ray needs .*pip install 'evalab\[ray\]'"):
         ray_cluster("ray", None, None, shards=2)
+
+
+def test_a_join_given_up_keeps_what_ray_logs_later_off_standard_error() -> None:
+    """A ``ray.init`` left behind logs its retries on descriptor 2 as the command ends; the
+    process's standard error then has the error line only (``sys.stderr``)."""
+    code = (
+        "import os, sys\n"
+        "from evalab.metrics.ray_shards import _native_stderr_caught\n"
+        "try:\n"
+        "    with _native_stderr_caught():\n"
+        "        os.write(2, b'caught\\n')\n"
+        "        raise RuntimeError\n"
+        "except RuntimeError:\n"
+        "    os.write(2, b'ray retries later\\n')\n"
+        "    print('evalab: error: one line', file=sys.stderr)\n"
+        "with _native_stderr_caught():\n"
+        "    pass\n"
+        "print('and the next', file=sys.stderr)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stderr == "evalab: error: one line\nand the next\n", (
+        out.stderr
+    )

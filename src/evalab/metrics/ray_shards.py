@@ -220,17 +220,44 @@ def _join(ray: ModuleType, cluster: RayCluster) -> None:
 @contextmanager
 def _native_stderr_caught() -> Iterator[Callable[[], str]]:
     """File descriptor 2 pointed at a temporary file for the block (Ray's core logs there,
-    past Python's ``sys.stderr``); yields a function reading what was written so far."""
+    past Python's ``sys.stderr``); yields a function reading what was written so far.
+
+    A block that raises leaves its ``ray.init`` behind, still logging its retries on
+    descriptor 2 every few seconds: they would follow the one-line error. So where
+    ``sys.stderr`` is descriptor 2, descriptor 2 then points at the null device for the
+    rest of the process and ``sys.stderr`` writes to the real standard error."""
     sys.stderr.flush()
     saved = os.dup(2)
+    moved = False
     with tempfile.TemporaryFile() as log:
         os.dup2(log.fileno(), 2)
         try:
             # pread: the writers share the file's offset, which a read must not move
             yield lambda: os.pread(log.fileno(), 1 << 16, 0).decode("utf-8", "replace")
+        except BaseException:
+            moved = _stderr_moved_to(saved)
+            raise
         finally:
-            os.dup2(saved, 2)
-            os.close(saved)
+            if not moved:
+                os.dup2(saved, 2)
+                os.close(saved)
+
+
+def _stderr_moved_to(real: int) -> bool:
+    """``sys.stderr`` on descriptor ``real`` and descriptor 2 on the null device, where
+    ``sys.stderr`` is descriptor 2 (not where a caller redirected it, e.g. a test's
+    capture); whether it was done."""
+    try:
+        if sys.stderr is None or sys.stderr.fileno() != 2:
+            return False
+    except (AttributeError, OSError, ValueError):  # not a file: Ray's core cannot reach it
+        return False
+    encoding, errors = sys.stderr.encoding, sys.stderr.errors
+    sys.stderr = open(real, "w", encoding=encoding, errors=errors, buffering=1)  # noqa: SIM115
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
+    os.close(null)
+    return True
 
 
 def _token_mode() -> bool:
