@@ -21,6 +21,9 @@ from evalab.cli.app import _register_commands, app
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 SHARED = REPO.parent / "shared"
 COMMAND_TIMEOUT_S = 600
+#: a block marked slow (the full demo trains 24 models: ~200 s on a quiet 2-core machine,
+#: over 600 s when it shares the cores with other test sessions)
+SLOW_COMMAND_TIMEOUT_S = 2400
 
 
 def page_id(path: Path) -> str:
@@ -67,7 +70,7 @@ def run_command(blocks: list[Block], block: Block, command: Command, cwd: Path) 
         env=environment(),
         capture_output=True,
         text=True,
-        timeout=COMMAND_TIMEOUT_S,
+        timeout=SLOW_COMMAND_TIMEOUT_S if "slow" in block.modes else COMMAND_TIMEOUT_S,
         check=False,
     )
     where = f"{page_id(block.path)}:{command.line}: $ {command.script}"
