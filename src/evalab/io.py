@@ -120,21 +120,8 @@ def read_text(
     ``expected`` says what the file should hold ("one segment per line"), for the messages
     on a folder or an empty file; an empty file is ``""`` with ``allow_empty``.
     """
-    name = str(path)
-    if name == STDIN:
-        data = sys.stdin.buffer.read()
-        label = "<stdin>"
-    else:
-        p = Path(name)
-        if not p.exists():
-            raise InputError(f"{name}: no such file")
-        if p.is_dir():
-            raise InputError(f"{name}: is a directory, expected a text file with {expected}")
-        try:
-            data = p.read_bytes()
-        except OSError as exc:
-            raise InputError(f"{name}: cannot read ({exc.strerror})") from exc
-        label = name
+    with _opened(path, expected) as (stream, label):
+        data = stream.read()
     text = decode_utf8(data, label)
     if not text or text == "\ufeff":
         if allow_empty:
