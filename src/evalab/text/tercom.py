@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 
 __all__ = ["TercomNormalizer"]
 
@@ -38,20 +38,36 @@ _WESTERN_PADDED = [
     (re.compile(r"([\.,])([^0-9])"), r" \1 \2"),
     (re.compile(r"([0-9])(-)"), r"\1 \2 "),
 ]
-_ASIAN = [
-    (re.compile("([\u4e00-\u9fff\u3400-\u4dbf])"), r" \1 "),  # CJK unified ideographs
-    (re.compile("([\u31c0-\u31ef\u2e80-\u2eff])"), r" \1 "),  # strokes, radicals
-    (re.compile("([\u3300-\u33ff\uf900-\ufaff\ufe30-\ufe4f])"), r" \1 "),  # compatibility
-    (re.compile("([\u3200-\u3f22])"), r" \1 "),  # enclosed CJK letters and months (Tercom's range)
-    # Tercom's kana rules: as written they only fire on a whole-string kana run
-    (re.compile("(^|^[\u3040-\u309f])([\u3040-\u309f]+)(?=$|^[\u3040-\u309f])"), r"\1 \2 "),
-    (re.compile("(^|^[\u30a0-\u30ff])([\u30a0-\u30ff]+)(?=$|^[\u30a0-\u30ff])"), r"\1 \2 "),
-    (re.compile("(^|^[\u31f0-\u31ff])([\u31f0-\u31ff]+)(?=$|^[\u31f0-\u31ff])"), r"\1 \2 "),
-    (re.compile(f"({_ASIAN_PUNCT})"), r" \1 "),
-    (re.compile(f"({_FULL_WIDTH_PUNCT})"), r" \1 "),
-]
+
+
+@cache
+def _asian_rules() -> list[tuple[re.Pattern[str], str]]:
+    """The ``asian_support`` padding rules, compiled on first use (their wide character
+    classes cost ~10 ms to compile, which every TER start paid without the setting)."""
+    return [
+        (re.compile("([\u4e00-\u9fff\u3400-\u4dbf])"), r" \1 "),  # CJK unified ideographs
+        (re.compile("([\u31c0-\u31ef\u2e80-\u2eff])"), r" \1 "),  # strokes, radicals
+        (re.compile("([\u3300-\u33ff\uf900-\ufaff\ufe30-\ufe4f])"), r" \1 "),  # compatibility
+        (
+            re.compile("([\u3200-\u3f22])"),
+            r" \1 ",
+        ),  # enclosed CJK letters and months (Tercom's range)
+        # Tercom's kana rules: as written they only fire on a whole-string kana run
+        (re.compile("(^|^[\u3040-\u309f])([\u3040-\u309f]+)(?=$|^[\u3040-\u309f])"), r"\1 \2 "),
+        (re.compile("(^|^[\u30a0-\u30ff])([\u30a0-\u30ff]+)(?=$|^[\u30a0-\u30ff])"), r"\1 \2 "),
+        (re.compile("(^|^[\u31f0-\u31ff])([\u31f0-\u31ff]+)(?=$|^[\u31f0-\u31ff])"), r"\1 \2 "),
+        (re.compile(f"({_ASIAN_PUNCT})"), r" \1 "),
+        (re.compile(f"({_FULL_WIDTH_PUNCT})"), r" \1 "),
+    ]
+
+
 _PUNCT = re.compile(r"[\.,\?:;!\"\(\)]")
-_ASIAN_PUNCT_RE = [re.compile(_ASIAN_PUNCT), re.compile(_FULL_WIDTH_PUNCT)]
+
+
+@cache
+def _asian_punct() -> list[re.Pattern[str]]:
+    """The CJK and full-width punctuation ``no_punct`` removes with ``asian_support``."""
+    return [re.compile(_ASIAN_PUNCT), re.compile(_FULL_WIDTH_PUNCT)]
 
 
 def _apply(rules: list[tuple[re.Pattern[str], str]], text: str) -> str:
@@ -89,11 +105,11 @@ class TercomNormalizer:
         if self.normalized:
             text = _apply(_WESTERN_PADDED, f" {_apply(_WESTERN, text)} ")
             if self.asian_support:
-                text = _apply(_ASIAN, text)
+                text = _apply(_asian_rules(), text)
         if self.no_punct:
             text = _PUNCT.sub("", text)
             if self.asian_support:
-                for pattern in _ASIAN_PUNCT_RE:
+                for pattern in _asian_punct():
                     text = pattern.sub("", text)
         return tuple(text.split())
 
