@@ -78,6 +78,17 @@ def test_scoring_a_file_from_the_cli_loads_no_heavy_stack(tmp_path: Path) -> Non
     assert not modules & HEAVY, modules & HEAVY
 
 
+def test_a_one_line_bleu_score_loads_no_heavy_stack_and_no_rich(tmp_path: Path) -> None:
+    # the path a shell loop pays per call: `evalab score -i HYP -r REF -b` on one line;
+    # rich (progress bars, pretty tables) has nothing to draw there
+    (tmp_path / "hyp.txt").write_text("The cat sat on the mat.\n", encoding="utf-8")
+    (tmp_path / "ref.txt").write_text("The cat sat on a mat.\n", encoding="utf-8")
+    argv = ["score", "-i", "hyp.txt", "-r", "ref.txt", "-b"]
+    modules, printed = loaded_by(f"from evalab.cli import main\nmain({argv!r})", cwd=tmp_path)
+    assert printed == "48.9"
+    assert not modules & (HEAVY | {"rich"}), modules & (HEAVY | {"rich"})
+
+
 @pytest.mark.parametrize("process", [False, True])
 def test_the_collector_is_on_again_after_start_up(tmp_path: Path, process: bool) -> None:
     # start-up runs with the collector off; only the process's one command (the console
