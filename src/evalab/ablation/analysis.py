@@ -52,7 +52,7 @@ from evalab.ablation.finish import finish_metric, row_p
 from evalab.ablation.grid_effects import grid_effects
 from evalab.ablation.note_rules import Provenance, interval_notes, study_notes
 from evalab.ablation.notes import Refusal
-from evalab.ablation.plan import PlannedRun, Row, plan_runs, study_rows, study_run_key
+from evalab.ablation.plan import PlannedRun, Row, plan_runs, study_rows
 from evalab.ablation.row_stats import row_stats
 from evalab.ablation.run_values import StudyRuns, examples_of_runs
 from evalab.ablation.seed_deltas import DeltaTests
@@ -95,7 +95,7 @@ def analyze(
     plan = plan_runs(study)
     runs, refused, provenance, db = _read(study, db_path, {r.key: r for r in plan})
     every = study_rows(study)
-    rows, aliases = _distinct_rows(study, every)
+    rows, aliases = _distinct_rows(runs, every)
     stats, missing, families = _statistics(runs, rows, every, tests, resamples, holm, refused)
     planned = Counter(label for r in plan for label in set(r.rows))
     out_rows = [_row(study, planned, row, stats, missing, aliases[row.label]) for row in rows]
@@ -221,14 +221,16 @@ def _row(
     )
 
 
-def _distinct_rows(study: Study, rows: list[Row]) -> tuple[list[Row], dict[str, tuple[str, ...]]]:
+def _distinct_rows(
+    runs: StudyRuns, rows: list[Row]
+) -> tuple[list[Row], dict[str, tuple[str, ...]]]:
     """The rows that are distinct runs, in order (the first row of each set of runs), and
     for each the labels of the later rows with the same runs (a grid cell that equals a
     variant or the base): one comparison, shown once, under every label it carries."""
     first: dict[tuple[str, ...], Row] = {}
     aliases: dict[str, list[str]] = {}
     for row in rows:
-        keys = tuple(study_run_key(study, row, s) for s in study.seeds)
+        keys = tuple(runs.keys(row).values())
         if keys in first:
             aliases[first[keys].label].append(row.label)
         else:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalab.ablation.curves import Curve, CurvesEntry, CurveSettings, load_curves
+from evalab.ablation.curves import Curve, CurvesEntry, CurveSettings, has_curves, load_curves
 from evalab.ablation.plan import plan_runs
 from evalab.ablation.store import RunStore, StoredRun
 
@@ -105,8 +105,9 @@ class StudyCurves:
 
 def study_curves(study: Any, db_path: str | Path | None = None) -> StudyCurves:
     """The curves of every ok run of the study's current code version, per row."""
-    plan = plan_runs(study)
     with RunStore(db_path, create=False) as store:
+        if not has_curves(store.conn, study.name):  # no run logged one: the runs are not read
+            return StudyCurves(study.curves, (), (), 0)
         runs = {
             k: r
             for k, r in store.runs(study.name).items()
@@ -114,7 +115,7 @@ def study_curves(study: Any, db_path: str | Path | None = None) -> StudyCurves:
         }
         stored = load_curves(store.conn, study.name, list(runs))
     groups: dict[tuple[str, ...], list[str]] = {}
-    for run in plan:
+    for run in plan_runs(study):
         if run.key in stored:
             groups.setdefault(tuple(run.rows), []).append(run.key)
     rows = []

@@ -439,13 +439,22 @@ def insert_curves(conn: sqlite3.Connection, study: str, key: str, blobs: dict[st
         )
 
 
+def has_curves(conn: sqlite3.Connection, study: str) -> bool:
+    """Whether some run of ``study`` has a stored curve (a store without the table has none)."""
+    if not conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='curves'"
+    ).fetchone():
+        return False
+    return (
+        conn.execute("SELECT 1 FROM curves WHERE study=? LIMIT 1", (study,)).fetchone() is not None
+    )
+
+
 def load_curves(
     conn: sqlite3.Connection, study: str, keys: list[str]
 ) -> dict[str, dict[str, Curve]]:
     """``{run key: {metric: Curve}}`` of the given runs (a store without the table has none)."""
-    if not conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='curves'"
-    ).fetchone():
+    if not has_curves(conn, study):
         return {}
     out: dict[str, dict[str, Curve]] = {}
     wanted = set(keys)

@@ -15,7 +15,7 @@ from evalab.ablation.analysis_values import FailedRun
 from evalab.ablation.example_intervals import Comparison
 from evalab.ablation.notes import ExampleGap, ExampleMismatch, Refusal, UnreadableExamples
 from evalab.ablation.per_example import ExampleStats
-from evalab.ablation.plan import Row, study_run_key
+from evalab.ablation.plan import Row, study_rows, study_run_key
 from evalab.ablation.store import RunStore, StoredRun
 from evalab.errors import InputError
 
@@ -31,12 +31,27 @@ class StudyRuns:
     stored: dict[str, StoredRun]
     examples: dict[str, dict[str, ExampleStats]]
 
+    @cached_property
+    def _row_keys(self) -> dict[str, tuple[Row, dict[int, str]]]:
+        """Each study row's run keys by seed, by label (hashed once, not per row x metric)."""
+        return {
+            r.label: (r, {s: study_run_key(self.study, r, s) for s in self.study.seeds})
+            for r in study_rows(self.study)
+        }
+
+    def keys(self, row: Row) -> dict[int, str]:
+        """The run key of ``row`` for each of the study's seeds."""
+        known = self._row_keys.get(row.label)
+        if known is not None and known[0] == row:
+            return known[1]
+        return {s: study_run_key(self.study, row, s) for s in self.study.seeds}
+
     def by_seed(self, row: Row, metric: str) -> tuple[dict[int, float], list[FailedRun]]:
         """The row's finished values by seed, and its seeds without one."""
         vals: dict[int, float] = {}
         missing: list[FailedRun] = []
-        for s in self.study.seeds:
-            run = self.stored.get(study_run_key(self.study, row, s))
+        for s, key in self.keys(row).items():
+            run = self.stored.get(key)
             if run is not None and run.status == "ok" and metric in run.metrics:
                 vals[s] = float(run.metrics[metric])
             elif run is not None and run.status == "failed":
@@ -50,9 +65,9 @@ class StudyRuns:
 
     def run_examples(self, row: Row, metric: str) -> dict[int, ExampleStats] | None:
         """The row's finished runs' per-example data by seed; None unless every one has it."""
+        keys = self.keys(row)
         found = {
-            s: self.examples.get(study_run_key(self.study, row, s), {}).get(metric)
-            for s in self.by_seed(row, metric)[0]
+            s: self.examples.get(keys[s], {}).get(metric) for s in self.by_seed(row, metric)[0]
         }
         if not found or any(v is None for v in found.values()):
             return None
@@ -79,12 +94,8 @@ class StudyRuns:
             for r in (
                 [row] if row.config == self.study.base and row.stage != "eval" else [row, other]
             ):
-                done = self.by_seed(r, m)[0]
-                lacking = [
-                    s
-                    for s in done
-                    if m not in self.examples.get(study_run_key(self.study, r, s), {})
-                ]
+                done, keys = self.by_seed(r, m)[0], self.keys(r)
+                lacking = [s for s in done if m not in self.examples.get(keys[s], {})]
                 if lacking:
                     why.append(
                         ExampleGap(m, row.label, r.label, r is not row, len(done), tuple(lacking))
