@@ -9,6 +9,9 @@ runs of a synthetic ablation study as in bench_ablation_report.py):
 * ``bootstrap``: ``evalab compare -t bs -m bleu`` (two systems, 1000 paired resamples)
 * ``bertscore``: ``evalab score -m bertscore`` (the shipped MiniLM model; CPU-bound, so
   only up to ``--model-max`` segments unless raised)
+* ``bertscore-tiny``: the same with ``--model`` a 2-layer encoder of width 32 (random
+  weights, the shipped vocabulary; built once in the temporary folder), so the model
+  path's memory can be followed up to ``--tiny-max`` segments
 * ``ablate-report``: ``evalab ablate report -f json`` on a study of N stored runs (N / 10
   rows x 10 seeds, two metrics; the runs are stored before timing), only up to
   ``--runs-max`` runs (200k: about 2 CPU minutes; 2M would be about 20, plus as many to
@@ -21,7 +24,7 @@ per item, and the *increment* per item from the previous size ((peak_N - peak_pr
 dominated by the interpreter and imports, ~100 MB).
 
     python benchmarks/bench_scaling.py [--big] [--tasks bleu+chrf ter ...] [--model-max 20000]
-        [--runs-max 200000]
+        [--tiny-max 20000] [--runs-max 200000]
 
 ``--big`` adds the 2M point (about 1 GB of text files in a temporary folder, and several
 minutes per task on a loaded machine). Report the load average (printed) beside the figures.
@@ -127,6 +130,43 @@ def ablate_report(folder: Path, n: int) -> list[str]:
     return evalab("ablate", "report", str(where / "study.toml"), "--db", str(db), "-f", "json")
 
 
+#: the tiny encoder of ``bertscore-tiny``: the shipped model's tokenizer, 2 layers of width 32
+TINY_ENCODER = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2}
+
+
+def tiny_encoder(folder: Path) -> Path:
+    """A BERT encoder with random weights (seed 0) and the shipped model's vocabulary, saved
+    in ``folder`` once: BERTScore's whole machinery at a fraction of MiniLM's cost."""
+    where = folder / "tiny-encoder"
+    if not where.exists():
+        import shutil
+
+        import torch
+        import transformers
+
+        from evalab.models.hf_encoder import default_model_path
+
+        shipped = default_model_path()
+        base = transformers.AutoConfig.from_pretrained(shipped)
+        config = transformers.BertConfig(
+            vocab_size=base.vocab_size, intermediate_size=64, **TINY_ENCODER
+        )
+        torch.manual_seed(0)
+        transformers.BertModel(config).save_pretrained(where)
+        for name in (
+            "tokenizer.json",
+            "tokenizer_config.json",
+            "vocab.txt",
+            "special_tokens_map.json",
+        ):
+            shutil.copy(Path(shipped) / name, where / name)
+    return where
+
+
+def bertscore_tiny(folder: Path, n: int) -> list[str]:
+    return [*score("bertscore")(folder, n), "--model", str(tiny_encoder(folder))]
+
+
 TASKS: dict[str, Command] = {
     "bleu+chrf": score("bleu", "chrf"),
     "ter": score("ter"),
@@ -134,6 +174,7 @@ TASKS: dict[str, Command] = {
     "rouge-unicode": score("rouge1", "rouge2", "rougeL", options=("-s", "tokenize=unicode")),
     "bootstrap": bootstrap,
     "bertscore": score("bertscore"),
+    "bertscore-tiny": bertscore_tiny,
     "ablate-report": ablate_report,
 }
 
@@ -176,6 +217,9 @@ def main() -> None:
         "--model-max", type=int, default=20_000, help="largest size bertscore is run at"
     )
     parser.add_argument(
+        "--tiny-max", type=int, default=20_000, help="largest size bertscore-tiny is run at"
+    )
+    parser.add_argument(
         "--runs-max", type=int, default=200_000, help="largest size ablate-report is run at"
     )
     args = parser.parse_args()
@@ -184,7 +228,11 @@ def main() -> None:
     print(f"{'task':<14} {'items':>9} {'wall':>10} {'CPU':>14} {'peak':>11} {'per item':>14}")
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.tasks:
-            limit = {"bertscore": args.model_max, "ablate-report": args.runs_max}.get(name)
+            limit = {
+                "bertscore": args.model_max,
+                "bertscore-tiny": args.tiny_max,
+                "ablate-report": args.runs_max,
+            }.get(name)
             run_task(name, [n for n in sizes if limit is None or n <= limit], Path(tmp))
 
 

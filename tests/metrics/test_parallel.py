@@ -75,3 +75,14 @@ def test_errors_come_from_the_first_failing_metric_in_order() -> None:
 def test_shard_bounds_cover_the_range() -> None:
     assert shard_bounds(10, 3) == [(0, 3), (3, 7), (7, 10)]
     assert shard_bounds(2, 5) == [(0, 1), (1, 2)]
+
+
+def test_shardable_metrics() -> None:
+    """Additive metrics without a model or bound sources may be cut into contiguous parts."""
+    from evalab.metrics.parallel import shardable
+
+    assert shardable(evalab.metric("bleu")) and shardable(evalab.metric("chrf"))
+    ter = evalab.metric("ter")
+    assert shardable(ter)
+    ter.parallel_safe = False  # type: ignore[attr-defined]  # as a torch model's metric says
+    assert not shardable(ter)

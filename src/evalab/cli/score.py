@@ -2,6 +2,7 @@
 
 # No ``from __future__ import annotations`` here: typer reads the options from the
 # annotations, and as strings it would compile each of them again on every start.
+import copy
 import dataclasses
 import json
 from dataclasses import dataclass
@@ -53,7 +54,7 @@ from evalab.cli.segment_checks import check_no_nul, check_pair_work, check_resam
 from evalab.errors import InputError, SettingsError
 from evalab.io import check_same_length, read_segments
 from evalab.metrics.base import Metric, Score
-from evalab.metrics.parallel import stats_table
+from evalab.metrics.parallel import joined, shard_bounds, shardable, stats_table
 from evalab.metrics.stats_value import Stats
 from evalab.progress import model_loading, progress_bar
 from evalab.report.delimited import DELIMITERS, delimited_table
@@ -641,7 +642,7 @@ def score_table(
     wanted = segments or spans
     own = {n: m for n, m in built.items() if wanted and getattr(m, "tags_words", False)}
     rest = {n: m for n, m in built.items() if n not in own}
-    table = stats_table(rest, systems, refs, jobs, cluster)
+    table = chunked_table(rest, systems, refs, jobs, cluster)
     per_metric: dict[str, dict[str, list[Score]]] = {}
     for name, metric in own.items():
         runs = metric.scored_many(list(systems.values()), refs)  # type: ignore[attr-defined]
@@ -656,6 +657,46 @@ def score_table(
         if per_metric
         else {},
     )
+
+
+#: segments scored at a time by :func:`chunked_table` (read at call time: a test sets a small one)
+SCORE_CHUNK = 1 << 15
+
+
+def chunked_table(
+    built: dict[str, Metric],
+    systems: dict[str, list[str]],
+    refs: list[list[str | None]],
+    jobs: int,
+    cluster: "RayCluster | None",
+) -> dict[str, dict[str, Stats]]:
+    """:func:`stats_table`, computed :data:`SCORE_CHUNK` segments at a time in one process
+    for the metrics whose rows of contiguous parts join exactly (``shardable``), so the
+    working data of tokenising and counting, and the references a metric keeps prepared
+    (several times the rows), are one chunk's, not the whole corpus's. Model metrics (batching over the whole corpus), ``-j N``
+    shards and Ray workers keep one call over the whole corpus: the same rows."""
+    n = len(next(iter(systems.values()), []))
+    bounds = shard_bounds(n, -(-n // SCORE_CHUNK))
+    parted = (
+        [name for name, metric in built.items() if shardable(metric)]
+        if jobs == 1 and cluster is None and len(bounds) > 1
+        else []
+    )
+    whole = {name: metric for name, metric in built.items() if name not in parted}
+    table = stats_table(whole, systems, refs, jobs, cluster) if whole else {}
+    parts: dict[str, dict[str, list[Stats]]] = {n: {s: [] for s in systems} for n in parted}
+    for a, b in bounds if parted else []:
+        cut = {s: hyps[a:b] for s, hyps in systems.items()}
+        # a light copy per chunk (pickling's state: no caches), so the references a metric
+        # prepared for one chunk (BLEU's and chrF's n-gram tables) go with that chunk
+        fresh = {name: copy.copy(built[name]) for name in parted}
+        part = stats_table(fresh, cut, [r[a:b] for r in refs])
+        for name in parted:
+            for s in systems:
+                parts[name][s].append(part[name][s])
+    for name in parted:  # joined one at a time, each system's parts dropped once joined
+        table[name] = {s: joined(built[name], parts[name].pop(s), refs) for s in systems}
+    return {n: table[n] for n in built}
 
 
 def page_spans(scored: ScoredTable, short: dict[str, str]) -> PageSpans | None:

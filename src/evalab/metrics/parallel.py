@@ -42,6 +42,17 @@ def shard_bounds(n: int, parts: int) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in itertools.pairwise(edges) if b > a]
 
 
+def shardable(metric: Metric) -> bool:
+    """Whether ``metric``'s rows may be computed on contiguous parts of the corpus and joined:
+    they are additive, and it holds no state a forked process must not share (a torch model,
+    ``parallel_safe``) and no segments bound to the whole corpus (COMET's ``--source``)."""
+    return (
+        metric.additive
+        and getattr(metric, "parallel_safe", True)
+        and not getattr(metric, "uses_source", False)
+    )
+
+
 def parallel_stats(
     metric: Metric,
     hypotheses: Sequence[str],
@@ -52,13 +63,7 @@ def parallel_stats(
     if jobs < 1:
         raise SettingsError(f"--jobs must be at least 1, got {jobs}")
     hyps, refs = check_references(hypotheses, references, metric=metric.name)
-    # parallel_safe: the metric holds state a forked process must not share (a torch model)
-    if (
-        jobs == 1
-        or len(hyps) < 2
-        or not metric.additive
-        or not getattr(metric, "parallel_safe", True)
-    ):
+    if jobs == 1 or len(hyps) < 2 or not shardable(metric):
         return metric.stats(hyps, refs)
     bounds = shard_bounds(len(hyps), jobs)
     # imported here: process pools are only needed with --jobs > 1, and every CLI call
