@@ -19,7 +19,9 @@
  * resample is the largest prefix sum at an end, or 0 (the threshold 0).
  *
  * counts is laid out segment-major ([segments][resamples]) so that each pair reads two
- * contiguous rows of a block of resamples; the resample loop is innermost and vectorises
+ * contiguous rows of a block of resamples; the resample loop is innermost and vectorises.
+ * Resamples go 64 at a time (curve_lanes: their sums and maxima stay in registers through
+ * the whole pass over the pairs), the rest in one block (curve_block, sums in memory)
  * (an AVX-512 or AVX2 clone is chosen at load time where the CPU has it). Counts are
  * bytes (a block's rows fit the L2 cache) and sums int32: the caller checks that every
  * count is below 256 and that no resample has 2^31 pairs or more, so every sum is exact.
@@ -70,6 +72,30 @@ static void curve_block(const int32_t *first, const int32_t *second, const int8_
     memcpy(out + b0, best, (size_t)width * sizeof(int32_t));
 }
 
+/* LANES resamples, their sums and maxima held in registers over the whole pass through
+ * the pairs (curve_block keeps them in memory); integer sums, so the same numbers */
+#define LANES 64
+
+HOT_CLONES
+static void curve_lanes(const int32_t *first, const int32_t *second, const int8_t *change,
+                        const uint8_t *ends, Py_ssize_t n_pairs, const uint8_t *counts,
+                        Py_ssize_t n_resamples, Py_ssize_t b0, int32_t *out)
+{
+    int32_t acc[LANES] = {0}, best[LANES] = {0};
+    for (Py_ssize_t p = 0; p < n_pairs; p++) {
+        const uint8_t *u = counts + (Py_ssize_t)first[p] * n_resamples + b0;
+        const uint8_t *v = counts + (Py_ssize_t)second[p] * n_resamples + b0;
+        const int32_t m = change[p];
+        for (int b = 0; b < LANES; b++)
+            acc[b] += m * (int32_t)(uint16_t)((uint16_t)u[b] * (uint16_t)v[b]);
+        if (ends[p]) {
+            for (int b = 0; b < LANES; b++)
+                best[b] = acc[b] > best[b] ? acc[b] : best[b];
+        }
+    }
+    memcpy(out + b0, best, sizeof(best));
+}
+
 static PyObject *tie_curve_max(PyObject *self, PyObject *args)
 {
     Py_buffer first, second, change, ends, counts;
@@ -96,7 +122,10 @@ static PyObject *tie_curve_max(PyObject *self, PyObject *args)
         goto done;
     int32_t *out = (int32_t *)PyBytes_AS_STRING(result);
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t b0 = 0; b0 < n_resamples; b0 += BLOCK) {
+    Py_ssize_t b0 = 0;
+    for (; b0 + LANES <= n_resamples; b0 += LANES)
+        curve_lanes(f, s, change.buf, ends.buf, n_pairs, counts.buf, n_resamples, b0, out);
+    for (; b0 < n_resamples; b0 += BLOCK) {
         Py_ssize_t width = n_resamples - b0 < BLOCK ? n_resamples - b0 : BLOCK;
         curve_block(f, s, change.buf, ends.buf, n_pairs, counts.buf, n_resamples, b0, width, out);
     }

@@ -73,7 +73,21 @@ def test_kernel_equals_numpy_on_many_resamples(monkeypatch):
     pairs = flat_pairs(x, y, seg)
     counts = rng.multinomial(40, np.ones(40) / 40, size=1100).astype(
         np.float64
-    )  # several kernel blocks, the last one partial
+    )  # 17 passes of 64 resamples in registers, then a partial block of 12
+    compiled = acc_eq_flat_resampled(pairs, counts)
+    monkeypatch.setattr(_kernel, "ties", None)
+    assert np.array_equal(compiled, acc_eq_flat_resampled(pairs, counts))
+
+
+def test_kernel_equals_numpy_with_counts_near_a_byte(monkeypatch):
+    """Counts up to 255 on 64 resamples and more: the widest products, summed exactly."""
+    if _kernel.ties is None:
+        pytest.skip("evalab._tieskernel is not built")
+    rng = np.random.default_rng(13)
+    x, y, seg = _cells(rng, 40, 6)
+    pairs = flat_pairs(x, y, seg)
+    counts = rng.integers(0, 256, size=(70, 40)).astype(np.float64)
+    counts[:, 0] = 255.0
     compiled = acc_eq_flat_resampled(pairs, counts)
     monkeypatch.setattr(_kernel, "ties", None)
     assert np.array_equal(compiled, acc_eq_flat_resampled(pairs, counts))
