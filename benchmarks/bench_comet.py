@@ -291,8 +291,8 @@ def main(argv: list[str] | None = None) -> int:
         read = [p.read_text(encoding="utf-8").split("\n")[:-1] for p in (src, ref, *hyps[:n])]
         metric = Comet(model=str(ckpt), progress=False).with_sources(read[0])
         fl = floor_round(metric, read[0], read[1], read[2:], 16, args.repeats)
-        for rows, peer in zip(fl["rows"], job["read_peer"](), strict=True):
-            diff = float(np.max(np.abs(rows[:, 0] - np.asarray(peer))))
+        for stats, peer in zip(fl["rows"], job["read_peer"](), strict=True):
+            diff = float(np.max(np.abs(stats.rows[:, 0] - np.asarray(peer))))
             if diff > 1e-5:
                 raise SystemExit(f"segment scores differ from unbabel-comet's by {diff:.2e}")
         c = fl["cpu"]
