@@ -18,22 +18,36 @@
  * there is the prefix sum a threshold every pair of the run has passed. The answer per
  * resample is the largest prefix sum at an end, or 0 (the threshold 0).
  *
- * counts is laid out segment-major ([segments][resamples]) so that each pair reads two
- * contiguous rows of a block of resamples; the resample loop is innermost and vectorises.
- * Resamples go 64 at a time (curve_lanes: their sums and maxima stay in registers through
- * the whole pass over the pairs), the rest in one block (curve_block, sums in memory)
- * (an AVX-512 or AVX2 clone is chosen at load time where the CPU has it). Counts are
- * bytes (a block's rows fit the L2 cache) and sums int32: the caller checks that every
- * count is below 256 and that no resample has 2^31 pairs or more, so every sum is exact.
+ * counts is laid out segment-major ([segments][resamples]); the kernel copies it into
+ * passes of 128 resamples ([pass][segments][128], zero padded and 64-byte aligned), so a
+ * pair reads two aligned 128-byte rows and every pass is a full one (a padding lane sums 0
+ * and is dropped; the maxima start at 0). The pairs go in chunks of CHUNK, every pass over
+ * a chunk before the next, so they come from memory once and from the cache for the other
+ * passes; a pass's sums and maxima stay in registers through a chunk and wait in memory
+ * between chunks. Where the CPU has AVX-512 VNNI (checked at run time) a pass is
+ * curve_pass_vnni: change * u in 16 bits (exact: |change| <= 128, u < 256), then vpdpwssd
+ * adds (change * u) * v to int32 sums, 16 resamples a register. Elsewhere curve_lanes goes
+ * 64 resamples at a time in plain C that vectorises (an AVX-512 or AVX2 clone chosen at
+ * load time). Counts are bytes (a pass's rows, segments x 128 bytes, stay in the L2 cache)
+ * and sums int32: the caller checks that every count is below 256 and that no resample
+ * has 2^31 pairs or more, so every sum is exact, and both paths give the same integers.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
 
-/* resamples handled together: a block's rows of counts (segments x BLOCK bytes) stay in
- * the L2 cache, its sums and maxima in L1 */
-#define BLOCK 512
+/* resamples per pass: the copy of counts is laid out [pass][segments][PASS] (zero padded,
+ * 64-byte aligned), so a pass reads one contiguous block of segments x PASS bytes and every
+ * load is one aligned cache line */
+#define PASS 128
+/* the portable pass goes LANES resamples at a time, sums and maxima in registers */
+#define LANES 64
+/* pairs per chunk: every pass runs over one chunk before the next is read, so the pairs
+ * come from memory once, and from the cache for the other passes */
+#ifndef CHUNK
+#define CHUNK 65536
+#endif
 
 /* the hot loops are built for AVX-512, AVX2 and plain x86-64, chosen at load time; the
  * "arch=" clone needs GCC 12 (an older GCC builds the other two, another compiler one) */
@@ -45,46 +59,19 @@
 #define HOT_CLONES
 #endif
 
-HOT_CLONES
-static void curve_block(const int32_t *first, const int32_t *second, const int8_t *change,
-                        const uint8_t *ends, Py_ssize_t n_pairs, const uint8_t *counts,
-                        Py_ssize_t n_resamples, Py_ssize_t b0, Py_ssize_t width, int32_t *out)
-{
-    int32_t acc[BLOCK], best[BLOCK];
-    for (Py_ssize_t b = 0; b < width; b++) {
-        acc[b] = 0;
-        best[b] = 0;
-    }
-    for (Py_ssize_t p = 0; p < n_pairs; p++) {
-        const uint8_t *u = counts + (Py_ssize_t)first[p] * n_resamples + b0;
-        const uint8_t *v = counts + (Py_ssize_t)second[p] * n_resamples + b0;
-        const int32_t m = change[p];
-        for (Py_ssize_t b = 0; b < width; b++) {
-            /* counts are below 256, so the product is exact in 16 bits */
-            const int32_t w = (uint16_t)((uint16_t)u[b] * (uint16_t)v[b]);
-            acc[b] += m * w;
-        }
-        if (ends[p]) {
-            for (Py_ssize_t b = 0; b < width; b++)
-                best[b] = acc[b] > best[b] ? acc[b] : best[b];
-        }
-    }
-    memcpy(out + b0, best, (size_t)width * sizeof(int32_t));
-}
-
-/* LANES resamples, their sums and maxima held in registers over the whole pass through
- * the pairs (curve_block keeps them in memory); integer sums, so the same numbers */
-#define LANES 64
-
+/* LANES resamples from lane b0 of a pass (rows: the pass's block) over a chunk of pairs;
+ * state holds their sums then maxima, in resample order, from one chunk to the next */
 HOT_CLONES
 static void curve_lanes(const int32_t *first, const int32_t *second, const int8_t *change,
-                        const uint8_t *ends, Py_ssize_t n_pairs, const uint8_t *counts,
-                        Py_ssize_t n_resamples, Py_ssize_t b0, int32_t *out)
+                        const uint8_t *ends, Py_ssize_t n_pairs, const uint8_t *rows,
+                        Py_ssize_t b0, int32_t *state)
 {
-    int32_t acc[LANES] = {0}, best[LANES] = {0};
+    int32_t acc[LANES], best[LANES];
+    memcpy(acc, state, sizeof(acc));
+    memcpy(best, state + LANES, sizeof(best));
     for (Py_ssize_t p = 0; p < n_pairs; p++) {
-        const uint8_t *u = counts + (Py_ssize_t)first[p] * n_resamples + b0;
-        const uint8_t *v = counts + (Py_ssize_t)second[p] * n_resamples + b0;
+        const uint8_t *u = rows + (Py_ssize_t)first[p] * PASS + b0;
+        const uint8_t *v = rows + (Py_ssize_t)second[p] * PASS + b0;
         const int32_t m = change[p];
         for (int b = 0; b < LANES; b++)
             acc[b] += m * (int32_t)(uint16_t)((uint16_t)u[b] * (uint16_t)v[b]);
@@ -93,8 +80,89 @@ static void curve_lanes(const int32_t *first, const int32_t *second, const int8_
                 best[b] = acc[b] > best[b] ? acc[b] : best[b];
         }
     }
-    memcpy(out + b0, best, sizeof(best));
+    memcpy(state, acc, sizeof(acc));
+    memcpy(state + LANES, best, sizeof(best));
 }
+
+#if defined(__x86_64__) && defined(__GNUC__) && (defined(__clang__) || __GNUC__ >= 9)
+#include <immintrin.h>
+#define HAVE_VNNI_PASS 1
+
+/* A pass's PASS resamples in AVX-512 VNNI over a chunk of pairs, the 128 sums and maxima in
+ * 16 registers (state: them from one chunk to the next). Lane 4k + r of a 64-byte half
+ * sits in dword k of the sum for residue r: vpshufb puts byte r of each dword of v alone in
+ * word 0 (r < 2) or 1 of that dword, a = change * u in 16 bits (|change * u| <= 128 * 255,
+ * exact) has u's byte r in the same word, so vpdpwssd adds change * u * v and nothing
+ * else: the same int32 sums. */
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void
+curve_pass_vnni(const int32_t *first, const int32_t *second, const int8_t *change,
+                const uint8_t *ends, Py_ssize_t n_pairs, const uint8_t *rows, int32_t *state)
+{
+#define Z (char)0x80
+    /* per dword: byte 0 / 1 / 2 / 3 alone, in word 0 (bytes 0, 1) or word 1 (byte 2, 3) */
+    const __m512i pick0 =
+        _mm512_broadcast_i32x4(_mm_setr_epi8(0, Z, Z, Z, 4, Z, Z, Z, 8, Z, Z, Z, 12, Z, Z, Z));
+    const __m512i pick1 =
+        _mm512_broadcast_i32x4(_mm_setr_epi8(1, Z, Z, Z, 5, Z, Z, Z, 9, Z, Z, Z, 13, Z, Z, Z));
+    const __m512i pick2 =
+        _mm512_broadcast_i32x4(_mm_setr_epi8(Z, Z, 2, Z, Z, Z, 6, Z, Z, Z, 10, Z, Z, Z, 14, Z));
+    const __m512i pick3 =
+        _mm512_broadcast_i32x4(_mm_setr_epi8(Z, Z, 3, Z, Z, Z, 7, Z, Z, Z, 11, Z, Z, Z, 15, Z));
+    /* per dword: bytes 1 and 3 zero-extended to words (bytes 0 and 2: the mask even) */
+    const __m512i odd =
+        _mm512_broadcast_i32x4(_mm_setr_epi8(1, Z, 3, Z, 5, Z, 7, Z, 9, Z, 11, Z, 13, Z, 15, Z));
+#undef Z
+    const __m512i even = _mm512_set1_epi16(0x00ff);
+#define LOAD(i) _mm512_loadu_si512((const void *)(state + 16 * (i)))
+    __m512i a0 = LOAD(0), a1 = LOAD(1), a2 = LOAD(2), a3 = LOAD(3), a4 = LOAD(4), a5 = LOAD(5),
+            a6 = LOAD(6), a7 = LOAD(7);
+    __m512i m0 = LOAD(8), m1 = LOAD(9), m2 = LOAD(10), m3 = LOAD(11), m4 = LOAD(12),
+            m5 = LOAD(13), m6 = LOAD(14), m7 = LOAD(15);
+#undef LOAD
+/* one 64-byte half: its 64 sums in s0 .. s3 */
+#define HALF(off, s0, s1, s2, s3)                                                          \
+    do {                                                                                   \
+        const __m512i uu = _mm512_load_si512((const void *)(u + (off)));                   \
+        const __m512i vv = _mm512_load_si512((const void *)(v + (off)));                   \
+        const __m512i ae = _mm512_mullo_epi16(_mm512_and_si512(uu, even), m);              \
+        const __m512i ao = _mm512_mullo_epi16(_mm512_shuffle_epi8(uu, odd), m);            \
+        s0 = _mm512_dpwssd_epi32(s0, ae, _mm512_shuffle_epi8(vv, pick0));                  \
+        s1 = _mm512_dpwssd_epi32(s1, ao, _mm512_shuffle_epi8(vv, pick1));                  \
+        s2 = _mm512_dpwssd_epi32(s2, ae, _mm512_shuffle_epi8(vv, pick2));                  \
+        s3 = _mm512_dpwssd_epi32(s3, ao, _mm512_shuffle_epi8(vv, pick3));                  \
+    } while (0)
+    for (Py_ssize_t p = 0; p < n_pairs; p++) {
+        const uint8_t *u = rows + (Py_ssize_t)first[p] * PASS;
+        const uint8_t *v = rows + (Py_ssize_t)second[p] * PASS;
+        const __m512i m = _mm512_set1_epi16(change[p]);
+        HALF(0, a0, a1, a2, a3);
+        HALF(64, a4, a5, a6, a7);
+        if (ends[p]) {
+            m0 = _mm512_max_epi32(m0, a0);
+            m1 = _mm512_max_epi32(m1, a1);
+            m2 = _mm512_max_epi32(m2, a2);
+            m3 = _mm512_max_epi32(m3, a3);
+            m4 = _mm512_max_epi32(m4, a4);
+            m5 = _mm512_max_epi32(m5, a5);
+            m6 = _mm512_max_epi32(m6, a6);
+            m7 = _mm512_max_epi32(m7, a7);
+        }
+    }
+#undef HALF
+    const __m512i all[16] = {a0, a1, a2, a3, a4, a5, a6, a7, m0, m1, m2, m3, m4, m5, m6, m7};
+    for (int i = 0; i < 16; i++)
+        _mm512_storeu_si512((void *)(state + 16 * i), all[i]);
+}
+
+/* the maxima of a pass's state in resample order */
+static void vnni_best(const int32_t *state, int32_t *best)
+{
+    for (int h = 0; h < 2; h++)
+        for (int r = 0; r < 4; r++)
+            for (int k = 0; k < 16; k++)
+                best[64 * h + 4 * k + r] = state[16 * (8 + 4 * h + r) + k];
+}
+#endif
 
 static PyObject *tie_curve_max(PyObject *self, PyObject *args)
 {
@@ -104,9 +172,11 @@ static PyObject *tie_curve_max(PyObject *self, PyObject *args)
                           &n_segments, &n_resamples))
         return NULL;
     PyObject *result = NULL;
+    uint8_t *blocked = NULL;
+    int32_t *states = NULL;
     Py_ssize_t n_pairs = first.len / (Py_ssize_t)sizeof(int32_t);
-    if (second.len != first.len || change.len != n_pairs || ends.len != n_pairs ||
-        counts.len != n_segments * n_resamples) {
+    if (n_segments < 0 || n_resamples < 0 || second.len != first.len || change.len != n_pairs ||
+        ends.len != n_pairs || counts.len != n_segments * n_resamples) {
         PyErr_SetString(PyExc_ValueError, "tie_curve_max: buffer sizes do not match");
         goto done;
     }
@@ -117,20 +187,68 @@ static PyObject *tie_curve_max(PyObject *self, PyObject *args)
             goto done;
         }
     }
+    const Py_ssize_t n_pass = (n_resamples + PASS - 1) / PASS;
+    const size_t block = (size_t)n_segments * PASS;
+    /* a pass's state: PASS sums, then PASS maxima */
+    blocked = PyMem_Malloc((size_t)n_pass * block + 64);
+    states = PyMem_Calloc((size_t)(n_pass > 0 ? n_pass : 1) * 2 * PASS, sizeof(int32_t));
     result = PyBytes_FromStringAndSize(NULL, n_resamples * (Py_ssize_t)sizeof(int32_t));
-    if (!result)
+    if (!blocked || !states || !result) {
+        Py_CLEAR(result);
+        PyErr_NoMemory();
         goto done;
+    }
     int32_t *out = (int32_t *)PyBytes_AS_STRING(result);
+    uint8_t *rows = blocked + (64 - (uintptr_t)blocked % 64) % 64;
     Py_BEGIN_ALLOW_THREADS
-    Py_ssize_t b0 = 0;
-    for (; b0 + LANES <= n_resamples; b0 += LANES)
-        curve_lanes(f, s, change.buf, ends.buf, n_pairs, counts.buf, n_resamples, b0, out);
-    for (; b0 < n_resamples; b0 += BLOCK) {
-        Py_ssize_t width = n_resamples - b0 < BLOCK ? n_resamples - b0 : BLOCK;
-        curve_block(f, s, change.buf, ends.buf, n_pairs, counts.buf, n_resamples, b0, width, out);
+    const uint8_t *c = counts.buf;
+    const int8_t *ch = change.buf;
+    const uint8_t *e = ends.buf;
+    /* every pass's rows, zero padded: a padding lane sums 0 and is dropped */
+    memset(rows, 0, (size_t)n_pass * block);
+    for (Py_ssize_t q = 0; q < n_pass; q++) {
+        const Py_ssize_t b0 = q * PASS;
+        const Py_ssize_t width = n_resamples - b0 < PASS ? n_resamples - b0 : PASS;
+        for (Py_ssize_t g = 0; g < n_segments; g++)
+            memcpy(rows + q * block + g * PASS, c + g * n_resamples + b0, (size_t)width);
+    }
+#if defined(HAVE_VNNI_PASS) && !defined(TIES_PORTABLE_PASS)
+    const int vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                     __builtin_cpu_supports("avx512vnni");
+#endif
+    for (Py_ssize_t p0 = 0; p0 < n_pairs; p0 += CHUNK) {
+        const Py_ssize_t n = n_pairs - p0 < CHUNK ? n_pairs - p0 : CHUNK;
+        for (Py_ssize_t q = 0; q < n_pass; q++) {
+            int32_t *state = states + q * 2 * PASS;
+#if defined(HAVE_VNNI_PASS) && !defined(TIES_PORTABLE_PASS)
+            if (vnni) {
+                curve_pass_vnni(f + p0, s + p0, ch + p0, e + p0, n, rows + q * block, state);
+                continue;
+            }
+#endif
+            for (Py_ssize_t b = 0; b < PASS; b += LANES)
+                curve_lanes(f + p0, s + p0, ch + p0, e + p0, n, rows + q * block, b,
+                            state + 2 * b);
+        }
+    }
+    for (Py_ssize_t q = 0; q < n_pass; q++) {
+        const Py_ssize_t b0 = q * PASS;
+        const Py_ssize_t width = n_resamples - b0 < PASS ? n_resamples - b0 : PASS;
+        const int32_t *state = states + q * 2 * PASS;
+        int32_t best[PASS];
+#if defined(HAVE_VNNI_PASS) && !defined(TIES_PORTABLE_PASS)
+        if (vnni)
+            vnni_best(state, best);
+        else
+#endif
+            for (Py_ssize_t b = 0; b < PASS; b += LANES)
+                memcpy(best + b, state + 2 * b + LANES, LANES * sizeof(int32_t));
+        memcpy(out + b0, best, (size_t)width * sizeof(int32_t));
     }
     Py_END_ALLOW_THREADS
 done:
+    PyMem_Free(blocked);
+    PyMem_Free(states);
     PyBuffer_Release(&first);
     PyBuffer_Release(&second);
     PyBuffer_Release(&change);
