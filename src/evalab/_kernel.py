@@ -1,9 +1,9 @@
 """The one boundary to evalab's compiled kernels, their switch, and the packed-segment types.
 
 Four optional C extensions are loaded here and nowhere else: :data:`mt` (``_mtkernel``:
-mteval-v13a/zh tokenization, packing characters, clipped n-gram matching), :data:`ed`
-(``_edkernel``: Levenshtein and TER edits), :data:`rouge` (``_rougekernel``: LCS lengths
-and n-gram overlaps) and :data:`ties` (``_tieskernel``: acc_eq tie curves). Each is the
+mteval-v13a/zh tokenization, jiwer's words, packing characters, clipped n-gram matching),
+:data:`ed` (``_edkernel``: Levenshtein and TER edits), :data:`rouge` (``_rougekernel``: LCS
+lengths and n-gram overlaps) and :data:`ties` (``_tieskernel``: acc_eq tie curves). Each is the
 module, or ``None`` when it was not built (no C compiler at install time) or when the
 environment sets ``EVALAB_NO_KERNELS=1``; then every caller runs its pure-Python fallback,
 written beside the call and giving identical numbers. Callers read the attribute at call
@@ -122,6 +122,23 @@ class Packed:
             + [starts[-1:]]
         )
         return cls(np.concatenate([p.ids for p in parts]), offsets.astype(np.int64))
+
+    def split(self, counts: Sequence[int]) -> list[Packed]:
+        """The segments in parts of ``counts`` segments each, in order (``concat``'s inverse).
+
+        >>> [p.offsets.tolist() for p in Packed.of([[1], [2, 3], [], [4]]).split([1, 3])]
+        [[0, 1], [0, 2, 2, 3]]
+        """
+        bounds = offsets_of(counts, len(counts))
+        if bounds[-1] != len(self):
+            raise ValueError(f"{int(bounds[-1])} segments asked for, {len(self)} packed")
+        return [
+            Packed(
+                self.ids[self.offsets[a] : self.offsets[b]],
+                self.offsets[a : b + 1] - self.offsets[a],
+            )
+            for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)
+        ]
 
     def __len__(self) -> int:
         return len(self.offsets) - 1

@@ -1,6 +1,7 @@
 /*
- * evalab._mtkernel: the two inner loops of BLEU/chrF in C (optional; pure-Python
- * fallbacks with identical results live in evalab.text.mt and evalab.metrics._ngrams).
+ * evalab._mtkernel: the two inner loops of BLEU/chrF, and WER's word splitting, in C
+ * (optional; pure-Python fallbacks with identical results live in evalab.text.mt,
+ * evalab.metrics._ngrams and evalab.text.asr).
  *
  * mteval_split(line, cjk=False) -> list[str]
  *     Rules 1-4 of mteval-v13a (as sacrebleu's TokenizerRegexp), then str.split(); with
@@ -17,6 +18,13 @@
  *     mapped to an int64 id through the Vocab (a new token gets id len(vocab); with
  *     add=False an unknown token gets -1 and the Vocab is left unchanged).
  *     Returns the ids and the nlines + 1 segment offsets as native int64 bytes.
+ *
+ * encode_words(lines, vocab, any_space) -> (bytes, bytes)
+ *     The same for jiwer 4's default words (evalab.text.asr.word_tokens of a prepared
+ *     line): runs of two or more whitespace characters (str.isspace) and single spaces
+ *     separate words, a single other whitespace character stays inside its word, the ends
+ *     are stripped; with any_space every ASCII whitespace character counts as a space.
+ *     Every word is added to the Vocab.
  *
  * pack_chars(texts, keep_whitespace) -> (bytes, bytes)
  *     The code points of every text as uint32 (whitespace, as str.split() sees it,
@@ -244,6 +252,28 @@ static int next_token(const Py_UCS4 *b, Py_ssize_t k, Py_ssize_t *i, Py_ssize_t 
     return 1;
 }
 
+/* The next word of b[0..k) from *i as jiwer's default splits (see encode_words); 0 when
+ * none is left. A word never starts with whitespace: the run before it is its separator. */
+static int next_word(const Py_UCS4 *b, Py_ssize_t k, Py_ssize_t *i, Py_ssize_t *start,
+                     int any_space)
+{
+    while (*i < k && Py_UNICODE_ISSPACE(b[*i]))
+        (*i)++;
+    if (*i >= k)
+        return 0;
+    *start = *i;
+    for (; *i < k; (*i)++) {
+        Py_UCS4 c = b[*i];
+        if (!Py_UNICODE_ISSPACE(c))
+            continue;
+        /* a space (any_space: or \t \n \v \f \r, string.whitespace), a run of two or
+         * more, or the stripped end ends the word */
+        if (c == ' ' || (any_space && c <= '\r') || *i + 1 == k || Py_UNICODE_ISSPACE(b[*i + 1]))
+            break;
+    }
+    return 1;
+}
+
 /* Calls emit(token, ctx) for every whitespace-separated token of b[0..k). */
 typedef int (*emit_fn)(PyObject *tok, void *ctx);
 
@@ -434,8 +464,8 @@ static PyMethodDef vocab_methods[] = {
 static PyTypeObject VocabType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "evalab._mtkernel.Vocab",
-    .tp_doc = "Vocab(): token -> int id table filled by encode_lines (ids 0, 1, ... in order of "
-              "first insertion). len() is the number of tokens.",
+    .tp_doc = "Vocab(): token -> int id table filled by encode_lines and encode_words (ids 0, "
+              "1, ... in order of first insertion). len() is the number of tokens.",
     .tp_basicsize = sizeof(VocabObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = PyType_GenericNew,
@@ -449,11 +479,16 @@ typedef struct {
     Py_ssize_t n, cap;
 } IdList;
 
-/* Appends the id of every whitespace-separated token of b[0..k) to out. */
-static int encode_tokens(const Py_UCS4 *b, Py_ssize_t k, VocabObject *v, int add, IdList *out)
+/* How encode_all splits a line: mteval-v13a, zh, or jiwer's words (any_space or not). */
+enum { RULE_13A, RULE_ZH, RULE_WORDS, RULE_WORDS_ANY };
+
+/* Appends the id of every token of b[0..k) (whitespace-separated, or jiwer's words) to out. */
+static int encode_tokens(const Py_UCS4 *b, Py_ssize_t k, VocabObject *v, int add, int rule,
+                         IdList *out)
 {
     Py_ssize_t i = 0, start;
-    while (next_token(b, k, &i, &start)) {
+    while (rule >= RULE_WORDS ? next_word(b, k, &i, &start, rule == RULE_WORDS_ANY)
+                              : next_token(b, k, &i, &start)) {
         int64_t id = vocab_id(v, b + start, i - start, add);
         if (id == -2)
             return -1;
@@ -472,13 +507,9 @@ static int encode_tokens(const Py_UCS4 *b, Py_ssize_t k, VocabObject *v, int add
     return 0;
 }
 
-static PyObject *encode_lines(PyObject *self, PyObject *args)
+/* The ids of every line's tokens under `rule` and the offsets, as (bytes, bytes). */
+static PyObject *encode_all(PyObject *lines, VocabObject *vocab, int rule, int add)
 {
-    PyObject *lines;
-    VocabObject *vocab;
-    int zh, add = 1;
-    if (!PyArg_ParseTuple(args, "O!O!p|p", &PyList_Type, &lines, &VocabType, &vocab, &zh, &add))
-        return NULL;
     Py_ssize_t nlines = PyList_GET_SIZE(lines);
     IdList enc = {NULL, 0, 0};
     Work w = {NULL, NULL, 0};
@@ -497,9 +528,11 @@ static PyObject *encode_lines(PyObject *self, PyObject *args)
         Py_ssize_t n;
         if (work_load(&w, line, &n) < 0)
             goto fail;
-        n = zh ? strip_ws(w.b, n) : prepare_13a(&w, n);
-        n = run_rules(&w, n, zh);
-        if (encode_tokens(w.b, n, vocab, add, &enc) < 0)
+        if (rule < RULE_WORDS) {
+            n = rule == RULE_ZH ? strip_ws(w.b, n) : prepare_13a(&w, n);
+            n = run_rules(&w, n, rule == RULE_ZH);
+        }
+        if (encode_tokens(w.b, n, vocab, add, rule, &enc) < 0)
             goto fail;
         off[s + 1] = enc.n;
     }
@@ -518,6 +551,26 @@ fail:
     Py_XDECREF(offsets);
     Py_XDECREF(ids);
     return NULL;
+}
+
+static PyObject *encode_lines(PyObject *self, PyObject *args)
+{
+    PyObject *lines;
+    VocabObject *vocab;
+    int zh, add = 1;
+    if (!PyArg_ParseTuple(args, "O!O!p|p", &PyList_Type, &lines, &VocabType, &vocab, &zh, &add))
+        return NULL;
+    return encode_all(lines, vocab, zh ? RULE_ZH : RULE_13A, add);
+}
+
+static PyObject *encode_words(PyObject *self, PyObject *args)
+{
+    PyObject *lines;
+    VocabObject *vocab;
+    int any_space;
+    if (!PyArg_ParseTuple(args, "O!O!p", &PyList_Type, &lines, &VocabType, &vocab, &any_space))
+        return NULL;
+    return encode_all(lines, vocab, any_space ? RULE_WORDS_ANY : RULE_WORDS, 1);
 }
 
 /* ------------------------------------------------------------------ character packing */
@@ -1078,6 +1131,10 @@ static PyMethodDef methods[] = {
      "encode_lines(lines, vocab, zh, add=True) -> (ids bytes, offsets bytes): 13a (or zh) "
      "tokens of every line as int64 ids from the Vocab (a new token gets the next id, or -1 "
      "when add is false)."},
+    {"encode_words", encode_words, METH_VARARGS,
+     "encode_words(lines, vocab, any_space) -> (ids bytes, offsets bytes): jiwer's default "
+     "words of every line (with any_space, ASCII whitespace as spaces) as int64 ids from the "
+     "Vocab (a new word gets the next id)."},
     {"pack_chars", pack_chars, METH_VARARGS,
      "pack_chars(texts, keep_whitespace) -> (code points bytes, offsets bytes): the code "
      "points (uint32) of every text, whitespace dropped unless kept, with int64 offsets."},

@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, ClassVar
 
 import numpy as np
@@ -55,7 +56,13 @@ from evalab.metrics._editdistance import (
 )
 from evalab.metrics.base import Metric, MetricSettings, PairWork, setting
 from evalab.metrics.stats_value import NRefs
-from evalab.text.asr import CHAR_WHITESPACE, WORD_WHITESPACE, char_tokens, word_tokens
+from evalab.text.asr import (
+    CHAR_WHITESPACE,
+    WORD_WHITESPACE,
+    char_tokens,
+    word_ids,
+    word_tokens,
+)
 
 __all__ = [
     "CER",
@@ -238,6 +245,14 @@ class WER(Metric):
     def _pack(self, texts: list[str], table: TokenTable) -> Packed:
         return table.pack([self._tokens(t) for t in texts])
 
+    def _pack_groups(self, groups: list[list[str]]) -> list[Packed]:
+        """Every group of texts packed, all in one id space (the words split and interned in
+        C by :func:`~evalab.text.asr.word_ids` when the kernel is built)."""
+        s = self.settings
+        texts = list(chain.from_iterable(groups))
+        packed = word_ids(texts, s.lowercase, s.remove_punctuation, s.whitespace)
+        return packed.split([len(g) for g in groups])
+
     @property
     def stat_names(self) -> tuple[str, ...]:
         return COUNT_NAMES
@@ -248,12 +263,11 @@ class WER(Metric):
     def _segment_stats_many(
         self, systems: list[list[str]], references: list[list[str]]
     ) -> list[np.ndarray]:
-        # one token table and one packing of the references for all systems, and one kernel
+        # one id space and one packing of the references for all systems, and one kernel
         # call over all of them: the systems end to end against each reference stream repeated
-        table = TokenTable()
-        streams = [self._pack(stream, table) for stream in references]
+        packed = self._pack_groups([*references, *systems])
+        streams, hyps = packed[: len(references)], packed[len(references) :]
         longest = np.max([ref.lengths for ref in streams], axis=0)
-        hyps = [self._pack(texts, table) for texts in systems]
         for hyp in hyps:
             self.check_pair_work(hyp.lengths, longest)
         joined = Packed.concat(hyps)
@@ -355,6 +369,10 @@ class CER(WER):
     def _tokens(self, text: str) -> list[Any]:
         s = self.settings
         return list(char_tokens(text, s.lowercase, s.remove_punctuation, s.whitespace))
+
+    def _pack_groups(self, groups: list[list[str]]) -> list[Packed]:
+        table = TokenTable()  # unused: code points are the ids
+        return [self._pack(texts, table) for texts in groups]
 
     def _pack(self, texts: list[str], table: TokenTable) -> Packed:
         # code points are the ids (packed in C when the kernel is built)

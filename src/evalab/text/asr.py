@@ -6,6 +6,9 @@ a word); for characters, the ends are stripped and every remaining character, sp
 included, is a token. The options are jiwer's transforms applied first, in this order:
 ``lowercase`` (``ToLowerCase``), ``remove_punctuation`` (``RemovePunctuation``: every
 character whose Unicode category starts with P) and the whitespace handling.
+
+:func:`word_ids` gives the words of many texts as ids straight away: with the ``mt``
+kernel built, the words are split and interned in C (no str object per word).
 """
 
 from __future__ import annotations
@@ -14,9 +17,15 @@ import re
 import string
 import sys
 import unicodedata
+from collections.abc import Sequence
 from functools import cache
 
-__all__ = ["CHAR_WHITESPACE", "WORD_WHITESPACE", "char_tokens", "word_tokens"]
+import numpy as np
+
+from evalab import _kernel
+from evalab._kernel import Packed, TokenTable, chunks
+
+__all__ = ["CHAR_WHITESPACE", "WORD_WHITESPACE", "char_tokens", "word_ids", "word_tokens"]
 
 #: ``whitespace`` choices for words: jiwer's default, or any whitespace separates words
 WORD_WHITESPACE = ("default", "any")
@@ -63,6 +72,38 @@ def word_tokens(
     # after the runs are squeezed and the ends stripped, only an empty text gives an empty word
     text = _RUNS.sub(" ", text).strip()
     return text.split(" ") if text else []
+
+
+def word_ids(
+    texts: Sequence[str],
+    lowercase: bool = False,
+    remove_punctuation: bool = False,
+    whitespace: str = "default",
+) -> Packed:
+    """The :func:`word_tokens` of every text as ids (0, 1, 2, ... in order of first sight,
+    equal words equal ids), packed; the texts are split :data:`~evalab._kernel.PACK_CHUNK`
+    at a time, so only one chunk's words are ever held as str objects (none with the kernel).
+
+    >>> packed = word_ids(["a  b", "b\\ta A"], lowercase=True)
+    >>> packed.ids.tolist(), packed.offsets.tolist()
+    ([0, 1, 2, 0], [0, 2, 4])
+    """
+    if _kernel.mt is None:
+        return TokenTable().pack_chunked(
+            lambda part: [word_tokens(t, lowercase, remove_punctuation, whitespace) for t in part],
+            texts,
+        )
+    vocab, parts = _kernel.mt.Vocab(), []
+    prepared = lowercase or remove_punctuation
+    for part in chunks(texts):
+        lines = (
+            [_prepare(t, lowercase, remove_punctuation) for t in part] if prepared else list(part)
+        )
+        ids, offsets = _kernel.mt.encode_words(lines, vocab, whitespace == "any")
+        parts.append(
+            Packed(np.frombuffer(ids, np.int64).astype(np.int32), np.frombuffer(offsets, np.int64))
+        )
+    return Packed.concat(parts)
 
 
 def char_tokens(
