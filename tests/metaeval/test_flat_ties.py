@@ -71,9 +71,23 @@ def test_kernel_equals_numpy_on_many_resamples(monkeypatch):
     rng = np.random.default_rng(11)
     x, y, seg = _cells(rng, 40, 6)
     pairs = flat_pairs(x, y, seg)
-    counts = rng.multinomial(40, np.ones(40) / 40, size=1100).astype(
-        np.float64
-    )  # 17 passes of 64 resamples in registers, then a partial block of 12
+    # 8 passes of 128 resamples, the last one padded with zero counts
+    counts = rng.multinomial(40, np.ones(40) / 40, size=1100).astype(np.float64)
+    compiled = acc_eq_flat_resampled(pairs, counts)
+    monkeypatch.setattr(_kernel, "ties", None)
+    assert np.array_equal(compiled, acc_eq_flat_resampled(pairs, counts))
+
+
+def test_kernel_equals_numpy_across_chunks_of_pairs(monkeypatch):
+    """More pair entries than one of the kernel's cached chunks: sums and maxima carry over."""
+    if _kernel.ties is None:
+        pytest.skip("evalab._tieskernel is not built")
+    rng = np.random.default_rng(17)
+    seg = np.repeat(np.arange(300), 2)
+    x, y = rng.normal(size=len(seg)), rng.choice([0.0, -1.0, -5.0], len(seg))
+    pairs = flat_pairs(x, y, seg)
+    assert len(pairs.change) > 65536  # the kernel's CHUNK
+    counts = rng.multinomial(300, np.ones(300) / 300, size=130).astype(np.float64)
     compiled = acc_eq_flat_resampled(pairs, counts)
     monkeypatch.setattr(_kernel, "ties", None)
     assert np.array_equal(compiled, acc_eq_flat_resampled(pairs, counts))
