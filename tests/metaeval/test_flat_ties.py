@@ -37,6 +37,13 @@ def _cells(rng, n_seg, per_seg):
     return x, y, seg
 
 
+def _assert_kernel_equals_numpy(pairs, counts, monkeypatch):
+    """acc_eq on ``counts`` from the compiled kernel equals its numpy fallback's, exactly."""
+    compiled = acc_eq_flat_resampled(pairs, counts)
+    monkeypatch.setattr(_kernel, "ties", None)
+    assert np.array_equal(compiled, acc_eq_flat_resampled(pairs, counts))
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_resampled_equals_the_definition_on_the_expanded_sample(seed, implementation):
     rng = np.random.default_rng(seed)
@@ -73,9 +80,7 @@ def test_kernel_equals_numpy_on_many_resamples(monkeypatch):
     pairs = flat_pairs(x, y, seg)
     # 8 passes of 128 resamples, the last one padded with zero counts
     counts = rng.multinomial(40, np.ones(40) / 40, size=1100).astype(np.float64)
-    compiled = acc_eq_flat_resampled(pairs, counts)
-    monkeypatch.setattr(_kernel, "ties", None)
-    assert np.array_equal(compiled, acc_eq_flat_resampled(pairs, counts))
+    _assert_kernel_equals_numpy(pairs, counts, monkeypatch)
 
 
 def test_kernel_equals_numpy_across_chunks_of_pairs(monkeypatch):
@@ -88,9 +93,7 @@ def test_kernel_equals_numpy_across_chunks_of_pairs(monkeypatch):
     pairs = flat_pairs(x, y, seg)
     assert len(pairs.change) > 65536  # the kernel's CHUNK
     counts = rng.multinomial(300, np.ones(300) / 300, size=130).astype(np.float64)
-    compiled = acc_eq_flat_resampled(pairs, counts)
-    monkeypatch.setattr(_kernel, "ties", None)
-    assert np.array_equal(compiled, acc_eq_flat_resampled(pairs, counts))
+    _assert_kernel_equals_numpy(pairs, counts, monkeypatch)
 
 
 def test_kernel_equals_numpy_with_counts_near_a_byte(monkeypatch):
@@ -102,9 +105,7 @@ def test_kernel_equals_numpy_with_counts_near_a_byte(monkeypatch):
     pairs = flat_pairs(x, y, seg)
     counts = rng.integers(0, 256, size=(70, 40)).astype(np.float64)
     counts[:, 0] = 255.0
-    compiled = acc_eq_flat_resampled(pairs, counts)
-    monkeypatch.setattr(_kernel, "ties", None)
-    assert np.array_equal(compiled, acc_eq_flat_resampled(pairs, counts))
+    _assert_kernel_equals_numpy(pairs, counts, monkeypatch)
 
 
 def test_counts_past_a_byte_give_the_numpy_numbers(monkeypatch):
@@ -114,9 +115,7 @@ def test_counts_past_a_byte_give_the_numpy_numbers(monkeypatch):
     pairs = flat_pairs(x, y, seg)
     counts = rng.multinomial(40, np.ones(40) / 40, size=5).astype(np.float64)
     counts[2, 3] = 300.0
-    compiled = acc_eq_flat_resampled(pairs, counts)
-    monkeypatch.setattr(_kernel, "ties", None)
-    assert np.array_equal(compiled, acc_eq_flat_resampled(pairs, counts))
+    _assert_kernel_equals_numpy(pairs, counts, monkeypatch)
 
 
 def _exact_pairwise_p(xb, eb, xw, ew, y):
