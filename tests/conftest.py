@@ -5,8 +5,11 @@ from __future__ import annotations
 import io
 import os
 import sys
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -15,7 +18,10 @@ REPO = Path(__file__).resolve().parents[1]
 #: pytorch_lightning, which evalab's environment does not have): not collected here, where
 #: --doctest-modules would import every module under tests/
 collect_ignore = ["metrics/comet_oracle/make_checkpoint.py", "metrics/comet_oracle/predict.py"]
-WMT22 = Path(os.environ.get("EVALAB_WMT22", REPO.parent / "shared" / "wmt22"))
+#: the shared data folder (``../shared`` beside the repository, or $EVALAB_SHARED: a worktree
+#: elsewhere points it at the data)
+SHARED = Path(os.environ.get("EVALAB_SHARED", REPO.parent / "shared"))
+WMT22 = Path(os.environ.get("EVALAB_WMT22", SHARED / "wmt22"))
 
 
 @dataclass
@@ -40,6 +46,32 @@ def run_cli(capsys, monkeypatch):
         return CliResult(code, captured.out, captured.err)
 
     return run
+
+
+#: what this session started that the test budget counts (tests/test_budget.py): in-process
+#: Ray instances, by the module that asked for one
+STARTS: Counter[str] = Counter()
+
+
+@pytest.fixture(scope="module")
+def ray_instance(request: pytest.FixtureRequest) -> Iterator[ModuleType]:
+    """A local Ray instance in this process (2 CPUs, no dashboard, loopback only) for the
+    tests of one module, shut down after them: one per module that asks, counted in
+    :data:`STARTS`. Not one per session: while this process has joined Ray, evalab uses
+    that instance for every command, whatever ``--ray-address`` says, so the modules in
+    between must run without one."""
+    ray = pytest.importorskip("ray")
+    with pytest.MonkeyPatch.context() as mp:
+        # a ~/.ray/auth_token turns token auth on; Ray rewrites 127.0.0.1 unless the ip is given
+        mp.setenv("RAY_AUTH_MODE", "disabled")
+        ray.init(
+            num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False
+        )
+        STARTS[f"ray:{request.module.__name__}"] += 1
+        try:
+            yield ray
+        finally:
+            ray.shutdown()
 
 
 @pytest.fixture(scope="session")

@@ -11,8 +11,7 @@ from .synth import write_study
 pytestmark = pytest.mark.ray
 
 
-def test_ray_and_local_store_the_same_metrics(tmp_path, monkeypatch):
-    ray = pytest.importorskip("ray")
+def test_ray_and_local_store_the_same_metrics(tmp_path, request):
     path = write_study(
         tmp_path,
         seeds=[0, 1, 2],
@@ -21,14 +20,9 @@ def test_ray_and_local_store_the_same_metrics(tmp_path, monkeypatch):
     )
     study = load_study(path)
     local = run_study(study, tmp_path / "local.db", jobs=2, progress=False)
-    # as every Ray test here: a ~/.ray/auth_token would turn token auth on for this process,
-    # and a later ray.init in the same process (another test module) then loses its actors
-    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
-    try:
-        remote = run_study(study, tmp_path / "ray.db", executor="ray", progress=False)
-    finally:
-        ray.shutdown()
+    # the shared local instance (tests/conftest.py), started after the local runs
+    request.getfixturevalue("ray_instance")
+    remote = run_study(study, tmp_path / "ray.db", executor="ray", progress=False)
     assert (local.ok, remote.ok, remote.failed) == (6, 6, 0)
     with RunStore(tmp_path / "local.db") as a, RunStore(tmp_path / "ray.db") as b:
         ra, rb = a.runs("synth"), b.runs("synth")

@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.conftest import REPO
+from tests.conftest import SHARED
 
-MQM = Path(os.environ.get("EVALAB_WMT21_MQM", REPO.parent / "shared" / "wmt21-mqm"))
+MQM = Path(os.environ.get("EVALAB_WMT21_MQM", SHARED / "wmt21-mqm"))
 SYSTEMS = [
     "Facebook-AI",
     "HuaweiTSC",

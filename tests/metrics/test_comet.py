@@ -91,9 +91,9 @@ def _with_oracle(
 
 
 @pytest.fixture(scope="session")
-def tiny_checkpoint() -> Path:
+def tiny_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The checkpoint benchmarks/make_tiny_comet.py builds without unbabel-comet (docs)."""
-    return comet_oracle.make_tiny_checkpoint(comet_oracle.CACHE / "tiny-comet-test")
+    return comet_oracle.make_tiny_checkpoint(tmp_path_factory.mktemp("tiny") / "tiny-comet-test")
 
 
 @pytest.fixture(scope="session")

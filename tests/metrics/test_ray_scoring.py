@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.conftest import WMT22
 
 from cli.refusal import assert_refused
 from evalab.errors import SettingsError
@@ -28,7 +29,7 @@ from evalab.metrics.registry import METRICS, metric_class
 pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("one_torch_thread")]
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-WMT = Path(__file__).resolve().parents[3] / "shared" / "wmt22"
+WMT = WMT22
 REF = WMT / "references" / "generaltest2022.en-de.ref.A.de"
 SRC = WMT / "sources" / "generaltest2022.en-de.src.en"
 HYPS = sorted((WMT / "system-outputs").glob("generaltest2022.en-de.hyp.*"))[:3]
@@ -36,22 +37,6 @@ HYPS = sorted((WMT / "system-outputs").glob("generaltest2022.en-de.hyp.*"))[:3]
 
 def lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines()
-
-
-@pytest.fixture(scope="module")
-def ray_instance(monkeypatch_module: pytest.MonkeyPatch) -> Any:
-    ray = pytest.importorskip("ray")
-    # a ~/.ray/auth_token turns token auth on; Ray rewrites 127.0.0.1 unless the ip is given
-    monkeypatch_module.setenv("RAY_AUTH_MODE", "disabled")
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
-
-@pytest.fixture(scope="module")
-def monkeypatch_module() -> Any:
-    with pytest.MonkeyPatch.context() as mp:
-        yield mp
 
 
 @pytest.fixture(scope="module")
@@ -117,13 +102,50 @@ def same_shards_here(metric: Metric, systems: dict[str, list[str]], refs: Any) -
     return {s: joined(metric, [p[k] for p in parts], refs) for k, s in enumerate(systems)}
 
 
+@pytest.fixture(scope="module")
+def every_metric_on_ray(
+    ray_instance, corpus, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[dict[str, Metric], dict[str, Any], dict[str, str]]:
+    """Every metric of the registry scored on two Ray workers in ONE call (one pair of
+    actors for all of them, as ``-m a b c`` on the CLI: two worker processes instead of two
+    per metric): the metrics, their sharded table, and the reason of each metric left out
+    (a model's package not installed)."""
+    from evalab.metrics import ray_shards
+
+    systems, refs, sources = corpus
+    metrics, missing = {}, {}
+    for name in sorted(METRICS):
+        try:
+            settings = model_settings(name, tmp_path_factory.mktemp(name))
+        except pytest.skip.Exception as exc:
+            missing[name] = str(exc)
+            continue
+        metrics[name] = built(name, settings, sources)
+    pools: list[int] = []
+    real = ray_shards.run_shards
+
+    def counted(cluster: RayCluster, workers: int, works: Any) -> Any:
+        pools.append(workers)
+        return real(cluster, workers, works)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ray_shards, "run_shards", counted)
+        table = stats_table(metrics, systems, refs, jobs=2, cluster=RayCluster())
+    # the budget: one pool of two actors for the whole registry (tests/test_budget.py)
+    assert pools == [2], pools
+    return metrics, table, missing
+
+
 @pytest.mark.parametrize("name", sorted(METRICS))
 def test_every_metric_on_two_ray_workers_equals_one_process(
-    name, ray_instance, corpus, tmp_path
+    name, every_metric_on_ray, corpus
 ) -> None:
-    systems, refs, sources = corpus
-    metrics = {name: built(name, model_settings(name, tmp_path), sources)}
-    sharded = stats_table(metrics, systems, refs, jobs=2, cluster=RayCluster())
+    systems, refs, _ = corpus
+    built_metrics, table, missing = every_metric_on_ray
+    if name in missing:
+        pytest.skip(missing[name])
+    metrics = {name: built_metrics[name]}
+    sharded = {name: table[name]}
     # what travels loses nothing: the shards' rows are those of this process, bit for bit
     here = {name: same_shards_here(metrics[name], systems, refs)}
     assert_same_table(metrics, here, sharded, exact=True)

@@ -1,51 +1,94 @@
 """unbabel-comet 2.2.7 as an oracle in a virtual environment of its own.
 
 unbabel-comet pins numpy 1.x and torchmetrics 0.10, so it cannot live in evalab's
-environment. :func:`oracle_python` builds ``<repo>/.cache/comet-oracle-venv`` once (about
-2 minutes from PyPI; torch first, exactly the 2.13.0 evalab uses, so pip does not pull a
-CUDA build) and reuses it while its stamp matches :data:`PINS`. The scripts beside this
-file run inside it: ``make_checkpoint.py`` builds tiny checkpoints with unbabel-comet's
-own classes, ``predict.py`` scores with its ``predict``.
+environment. :func:`oracle_python` builds the venv once per machine (about 2 minutes from
+PyPI; torch first, exactly the 2.13.0 evalab uses, so pip does not pull a CUDA build) and
+reuses it while its key matches. The scripts beside this file run inside it:
+``make_checkpoint.py`` builds tiny checkpoints with unbabel-comet's own classes,
+``predict.py`` scores with its ``predict``.
+
+Everything the oracle builds or computes is cached OUTSIDE the checkout, in
+:data:`CACHE` (``$EVALAB_TEST_CACHE``, else ``~/.cache/evalab-tests``), so that a fresh
+clone (as CI has) reuses it: the venv under a key of :data:`PINS` and the interpreter,
+each checkpoint under a key of its spec, the venv's key, ``make_checkpoint.py`` and the
+encoder's digest, and each ``predict`` result under a key of the venv's key,
+``predict.py``, the jobs and the digest of every checkpoint they read. A result is a pure
+function of what its key names, so a cached one is the oracle's answer. Builds take turns
+(a lock file per cache entry) and are built aside and renamed: an interrupted build never
+leaves an entry that looks ready. ``builds.log`` in the cache records every build and
+oracle run with its key and time; :data:`BUILDS` counts this process's (the budget test).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import functools
 import hashlib
 import importlib.util
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
-CACHE = REPO / ".cache"
-VENV = CACHE / "comet-oracle-venv"
+CACHE = Path(os.environ.get("EVALAB_TEST_CACHE") or Path.home() / ".cache" / "evalab-tests")
 #: installed in this order; torchmetrics 0.10 imports pkg_resources (gone in setuptools 81)
 PINS = ("torch==2.13.0", "unbabel-comet==2.2.7", "setuptools<81")
+
+
+def _digest(*parts: str | bytes) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        h.update(len(data).to_bytes(8, "little") + data)
+    return h.hexdigest()[:16]
+
+
+#: the venv's key: the pins and the interpreter that builds it
+VENV_KEY = _digest(" ".join(PINS), sys.version, platform.machine())
+VENV = CACHE / f"comet-oracle-venv-{VENV_KEY}"
+LOG = CACHE / "builds.log"
+#: what this process built or ran, by ``(event, key)`` (tests/test_budget.py reads it)
+BUILDS: Counter[tuple[str, str]] = Counter()
 
 
 class OracleUnavailable(RuntimeError):
     """The oracle environment could not be built (no package index reachable)."""
 
 
-def oracle_python() -> Path:
-    """The oracle venv's python, building the venv first if its stamp does not match.
+@contextlib.contextmanager
+def _locked(name: str) -> Iterator[None]:
+    """Hold ``CACHE/NAME.lock``: test sessions (and xdist workers) building the same entry
+    take turns, the second finding it ready."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
-    Two test sessions in one checkout take turns (a lock file beside the venv): the second
-    waits for the first's build and then finds it ready."""
+
+def _log(event: str, key: str) -> None:
+    BUILDS[event, key] += 1
+    with open(LOG, "a", encoding="utf-8") as log:
+        log.write(json.dumps({"event": event, "key": key, "time": time.time()}) + "\n")
+
+
+def oracle_python() -> Path:
+    """The oracle venv's python, building the venv first if it is not ready."""
     stamp = VENV / "evalab-stamp.txt"
     python = VENV / "bin" / "python"
     if _ready(stamp, python):
         return python
-    CACHE.mkdir(exist_ok=True)
-    with open(CACHE / "comet-oracle-venv.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _locked(VENV.name):
         if not _ready(stamp, python):
             _build()
     return python
@@ -73,6 +116,7 @@ def _build() -> None:
         # pip runs as `python -m pip`, so the scripts' shebangs naming tmp do not matter
         shutil.rmtree(VENV, ignore_errors=True)
         tmp.rename(VENV)
+        _log("venv", VENV_KEY)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -90,26 +134,101 @@ def _run(script: str, *args: str, threads: int | None = 1) -> None:
         raise RuntimeError(f"oracle {script} failed:\n{proc.stderr[-3000:]}")
 
 
+@functools.cache
+def _folder_digest(folder: Path, stat: tuple[tuple[str, int, int], ...]) -> str:
+    del stat  # part of the key only: a changed file is read again
+    h = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        h.update(str(path.relative_to(folder)).encode() + b"\0")
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()[:16]
+
+
+def folder_digest(folder: Path) -> str:
+    """The digest of every file's name and bytes under ``folder`` (read once per session
+    while no file's size or time changes)."""
+    folder = Path(folder).resolve()
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    stat = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+    return _folder_digest(folder, stat)
+
+
+def _script_digest(script: str) -> str:
+    return _digest((HERE / script).read_bytes())
+
+
 def make_checkpoints(specs: list[dict[str, Any]]) -> list[Path]:
-    """Checkpoint folders for ``specs`` (class, seed, hparams), built once per spec."""
+    """Checkpoint folders for ``specs`` (class, seed, hparams), built once per key."""
     out: list[Path] = []
     todo = []
     for spec in specs:
-        key = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
+        encoder = spec["hparams"].get("pretrained_model", "")
+        encoder_key = folder_digest(Path(encoder)) if Path(encoder).is_dir() else encoder
+        key = _digest(
+            json.dumps(spec, sort_keys=True),
+            VENV_KEY,
+            _script_digest("make_checkpoint.py"),
+            encoder_key,
+        )
         folder = CACHE / "comet-ckpt" / key
         out.append(folder)
         if not (folder / "checkpoints" / "model.ckpt").is_file():
-            todo.append({**spec, "out": str(folder)})
+            todo.append((spec, folder))
     if todo:
-        with tempfile.TemporaryDirectory() as tmp:
-            spec_file = Path(tmp) / "spec.json"
-            spec_file.write_text(json.dumps(todo))
-            _run("make_checkpoint.py", str(spec_file))
+        with _locked("comet-ckpt"):
+            todo = [(s, f) for s, f in todo if not (f / "checkpoints" / "model.ckpt").is_file()]
+            if todo:
+                _build_checkpoints(todo)
     return out
 
 
+def _build_checkpoints(todo: list[tuple[dict[str, Any], Path]]) -> None:
+    (CACHE / "comet-ckpt").mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=CACHE / "comet-ckpt") as tmp:
+        aside = [Path(tmp) / folder.name for _, folder in todo]
+        spec_file = Path(tmp) / "spec.json"
+        spec_file.write_text(
+            json.dumps([{**s, "out": str(a)} for (s, _), a in zip(todo, aside, strict=True)])
+        )
+        _run("make_checkpoint.py", str(spec_file))
+        for (_, folder), built in zip(todo, aside, strict=True):
+            shutil.rmtree(folder, ignore_errors=True)
+            built.rename(folder)
+            _log("checkpoints", folder.name)
+
+
+def _predict_key(jobs: list[dict[str, Any]], threads: int | None) -> str:
+    keyed = [
+        {**job, "checkpoint": folder_digest(Path(job["checkpoint"]).parents[1])} for job in jobs
+    ]
+    return _digest(
+        VENV_KEY, _script_digest("predict.py"), json.dumps(keyed, sort_keys=True), str(threads)
+    )
+
+
 def predict(jobs: list[dict[str, Any]], threads: int | None = 1) -> list[dict[str, Any]]:
-    """unbabel-comet's ``predict`` for each job (checkpoint, batch_size, samples)."""
+    """unbabel-comet's ``predict`` for each job (checkpoint, batch_size, samples); cached
+    by the checkpoints' digests and the jobs, except with ``threads=None`` (the benchmark
+    times the oracle: its ``seconds`` must be this run's)."""
+    if threads is None:
+        return _predict(jobs, threads)
+    key = _predict_key(jobs, threads)
+    cached = CACHE / "comet-predict" / f"{key}.json"
+    if not cached.is_file():
+        with _locked("comet-predict"):
+            if not cached.is_file():
+                result = _predict(jobs, threads)
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                aside = cached.with_suffix(f".{os.getpid()}.tmp")
+                aside.write_text(json.dumps(result))
+                aside.rename(cached)
+                _log("predict", key)
+    return json.loads(cached.read_text())
+
+
+def _predict(jobs: list[dict[str, Any]], threads: int | None) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory() as tmp:
         jobs_file, out_file = Path(tmp) / "jobs.json", Path(tmp) / "out.json"
         jobs_file.write_text(json.dumps(jobs))
