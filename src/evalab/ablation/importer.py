@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalab.ablation import numbers
+from evalab import numbers
 from evalab.ablation.attempt import collect_examples
 from evalab.ablation.curves import LOG_FILE, CurvesEntry, Logged, collect_curves
 from evalab.ablation.per_example import check_counts, stored_counts
@@ -133,7 +133,7 @@ def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
 
 
 def _refuse_numbers(value: Any, where: str) -> None:
-    """Refuse a JSON number :mod:`~evalab.ablation.numbers` does not accept, naming its key."""
+    """Refuse a JSON number :mod:`~evalab.numbers` does not accept, naming its key."""
     found = numbers.first_refused(value)
     if found is not None:
         key, refused = found
@@ -469,7 +469,7 @@ def coerce(value: Any, target: Any) -> Any:
     """``value`` as the type of the study's value ``target``, where an export writes it
     differently: an integer as ``8.0`` or text ``"8"``, a boolean as ``"True"``/``"true"``,
     a list as JSON text. Raises :class:`_Mismatch` when it is not one, and
-    :class:`~evalab.ablation.numbers.NumberError` for text that is no strict number.
+    :class:`~evalab.numbers.NumberError` for text that is no strict number.
 
     >>> coerce("8.0", 8), coerce(8.0, 8), coerce("True", True), coerce("[1, 2.0]", [1, 2])
     (8, 8, True, [1, 2])

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalab.ablation import numbers
+from evalab import numbers
 from evalab.ablation.curves import LOG_FILE
 from evalab.errors import InputError, MissingExtraError
 from evalab.io import decode_utf8
