@@ -20,13 +20,14 @@ import socket
 import subprocess
 import sys
 import threading
-import traceback
 import time
+import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalab import numbers
 from evalab.ablation.codeversion import (
     DigestCache,
     changed_files,
@@ -38,7 +39,6 @@ from evalab.ablation.curves import LOG_FILE, RUN_DIR_ENV, STOP_ENV, collect_curv
 from evalab.ablation.per_example import EXAMPLES_FILE
 from evalab.ablation.results import Artifacts, AttemptResult, ExamplesEntry, Job, Timing
 from evalab.ablation.store import current_version_map, now, version_map
-from evalab import numbers
 from evalab.errors import RunError
 
 if TYPE_CHECKING:
@@ -343,11 +343,10 @@ def read_command_result(out_dir: Path, ended: Ended) -> Returned:
     except ValueError as exc:  # not UTF-8, not JSON
         raise RunError(f"metrics file is not valid JSON: {exc}") from None
     refused = numbers.first_refused(raw)
-    if refused is not None and refused[0] in ("", "artifacts", "per_example") or (
-        refused is not None and not (isinstance(raw, dict) and refused[0] in raw)
-    ):
+    if refused is not None:
         key, number = refused  # a metric's own value is named by check_metrics
-        raise RunError(f"metrics file: {key or 'the value'}: {number.error}")
+        if not (isinstance(raw, dict) and key in raw and key not in ("artifacts", "per_example")):
+            raise RunError(f"metrics file: {key or 'the value'}: {number.error}")
     if not isinstance(raw, dict):
         return Returned(raw)
     return Returned(raw, raw.pop("artifacts", None), raw.pop("per_example", None))
@@ -369,7 +368,7 @@ def execute_attempt(job: Job, live: Live | None = None) -> AttemptResult:
         return _result(job, out_dir, ended, timing, host)
     except RunError as exc:
         return AttemptResult.failure(exc, timing, host)
-    except Exception as exc:  # noqa: BLE001 - a run's output, however bad, fails that run only
+    except Exception as exc:  # a run's output, however bad, fails that run only
         unread = RunError(
             f"its output could not be read ({type(exc).__name__}: {str(exc)[:200]})",
             traceback.format_exc(),
