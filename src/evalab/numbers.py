@@ -34,6 +34,7 @@ REASONS = {
     "range": "beyond the range of a float (about 1.8e308; a non-zero value under about 5e-324 reads as 0)",
     "inexact": "an integer beyond 2**53 = 9007199254740992, which a float cannot hold exactly",
     "not-finite": "not a finite number",
+    "not-integer": "not a whole number (digits only, no point or exponent)",
 }
 
 
@@ -85,6 +86,18 @@ def parse_float(text: str) -> float:
     1.0
     """
     return float(parse_number(text))
+
+
+def parse_int(text: str) -> int:
+    """:func:`parse_number` of an integer literal (``"3.0"`` and ``"1e3"`` are refused).
+
+    >>> parse_int(" 42 ")
+    42
+    """
+    value = parse_number(text)
+    if isinstance(value, float):
+        raise NumberError(text, "not-integer")
+    return value
 
 
 def number_value(value: object) -> float | int:
