@@ -25,7 +25,7 @@ from typing import Any
 _NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _INTEGER_RE = re.compile(r"[+-]?[0-9]+")
 #: the words for a value that is no finite number (Python's, JSON's, spreadsheets')
-_NOT_FINITE = {"nan", "inf", "infinity"}
+_NOT_FINITE = {"nan", "inf", "infinity", ".nan", ".inf"}
 #: the largest integer every one below which a float holds exactly
 EXACT_INT = 2**53
 #: reason codes of NumberError, with what each means (the caller's words)

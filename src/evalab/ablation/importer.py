@@ -27,7 +27,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import shutil
 import tempfile
 from dataclasses import dataclass, field, replace
@@ -376,32 +375,21 @@ def _number(raw: Any, name: str, where: str) -> float:
             f"{where}: metric {name} is missing; every run needs a value of each metric the runs "
             "return (a column, or a key in JSON Lines)"
         )
-    value = raw
-    if isinstance(raw, str):
-        try:
-            value = numbers.parse_number(raw)
-        except numbers.NumberError as exc:
-            why = f", {numbers.REASONS['syntax']}" if exc.reason == "syntax" else ""
-            if why:
-                raise InputError(
-                    f"{where}: metric {name} is {raw!r}{why}; every metric the runs return needs a "
-                    "finite number"
-                ) from None
-            raise InputError(
-                f"{where}: column {name}: {exc}; every metric the runs return needs a finite number"
-            ) from None
-    if (
-        value is None
-        or isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-    ):
-        raise InputError(
-            f"{where}: metric {name} is {raw!r}; every metric the runs return needs a finite number"
+    needs = "every metric the runs return needs a finite number"
+    try:
+        if isinstance(raw, numbers.Refused):
+            raise raw.error
+        return float(
+            numbers.parse_number(raw) if isinstance(raw, str) else numbers.number_value(raw)
         )
-    if isinstance(value, int) and abs(value) > numbers.EXACT_INT:
-        raise InputError(f"{where}: column {name}: {numbers.NumberError(str(value), 'inexact')}")
-    return float(value)
+    except TypeError:
+        raise InputError(f"{where}: metric {name} is {raw!r:.60}; {needs}") from None
+    except numbers.NumberError as exc:
+        if exc.reason == "syntax":
+            raise InputError(
+                f"{where}: metric {name} is {numbers.shown(exc.text)}, {numbers.REASONS['syntax']}; {needs}"
+            ) from None
+        raise InputError(f"{where}: column {name}: {exc}; {needs}") from None
 
 
 def _find_run(
@@ -485,6 +473,7 @@ def coerce(value: Any, target: Any) -> Any:
             value = numbers.parse_number(value)
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise _Mismatch
+        value = numbers.number_value(value)  # a YAML or Python literal's value: the same rules
         if isinstance(target, int):
             if isinstance(value, float) and not value.is_integer():
                 raise _Mismatch
