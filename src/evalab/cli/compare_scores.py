@@ -26,6 +26,7 @@ from evalab.cli.output import (
 from evalab.errors import InputError, SettingsError
 from evalab.items import Aligned, Columns, align, read_scores
 from evalab.items.table import ScoreSet
+from evalab.report.notes import item_sentence
 from evalab.report.numbers import NO_VALUE
 from evalab.report.table import Interval as IntervalCell
 from evalab.report.table import Number, Table, TableCell
@@ -191,6 +192,7 @@ def result_rows(
             "confidence": res.confidence,
             "n_samples": res.n_samples,
             "seed": res.seed,
+            "notes": [item_sentence(n) for n in res.notes] if p is None else [],
         }
         rows.append(ordered_row(row))
     return rows
@@ -349,7 +351,7 @@ def _footer(rows: list[dict[str, Any]], lay: _Layout) -> list[str]:
         f"* {which} < {rows[0]['alpha']:g} against the baseline"
         + (" (Holm per metric)" if lay.holm else "")
     )
-    return lines
+    return lines + [n for r in rows if r["baseline"] for n in r["notes"]]
 
 
 def pair_rows(metric: str, res: ItemComparison, alpha: float) -> list[dict[str, Any]]:
