@@ -22,7 +22,7 @@ from evalab.cli.output import check_format, check_out, emit_table, format_option
 from evalab.errors import SettingsError
 from evalab.items import Columns
 from evalab.report.latex import WHOLE, LatexLayout
-from evalab.report.notes import item_sentence
+from evalab.report.notes import stats_sentence
 from evalab.report.numbers import NO_VALUE
 from evalab.report.table import NumberText, Table
 from evalab.stats.items import FEW_CLUSTERS, FewClusters, ItemNote, cluster_codes, estimate
@@ -168,7 +168,7 @@ def _render(
         f"two-sided t test at alpha {r0['alpha']:g}, power {r0['power']:g}; sd: of the per-item "
         "differences (paired) or pooled (unpaired); unpaired: items per model; "
         "deff = 1 + (cluster - 1) icc",
-        *(item_sentence(n) for n in notes),
+        *(stats_sentence(n) for n in notes),
     ]
     emit_table(fmt, Table(header, body, footer), out, data=rows, latex=latex)
 

@@ -1,8 +1,9 @@
 """The words of a study's notes: one function per note code
 (:mod:`evalab.ablation.notes`), each turning the numbers the note cites into the sentence
 every format prints (terminal, Markdown, LaTeX, HTML; the JSON carries the sentences and,
-beside them, the codes with their numbers); and of the notes of a comparison of per-item
-scores (:data:`evalab.stats.items.ItemNote`, :func:`item_sentence`).
+beside them, the codes with their numbers); and of the notes of a comparison
+(:data:`evalab.stats.items.ItemNote`, :class:`evalab.stats.paired.FlatResamples`:
+:func:`stats_sentence`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from evalab.ablation.notes import (
     UnreadableExamples,
 )
 from evalab.stats.items import FewClusters, ItemNote, NoSpread
+from evalab.stats.paired import FlatResamples
 
 if TYPE_CHECKING:
     from evalab.ablation.analysis_values import StudyAnalysis
@@ -92,9 +94,18 @@ def sentence(note: Note) -> str:
             assert_never(note)
 
 
-def item_sentence(note: ItemNote) -> str:
-    """The sentence of one note of a per-item comparison (``compare --scores``, ``power``)."""
+def stats_sentence(note: ItemNote | FlatResamples) -> str:
+    """The sentence of one note of a comparison: of per-item scores (``compare --scores``,
+    ``power``) or of a paired test (``compare``)."""
     match note:
+        case FlatResamples():
+            which = "; ".join(f"{s} Δ {d:+.4g}" for s, d in note.systems)
+            return (
+                f"no spread: on {note.metric}, the difference to the baseline came out the same in "
+                f"every resample ({which}: the same per-segment statistics as the baseline, or a "
+                "difference that never varies); its p-value and a zero-width interval follow from "
+                "that alone, not from evidence about other test sets"
+            )
         case FewClusters():
             return (
                 f"warning: clustered standard errors from {note.clusters} clusters; with fewer than "
