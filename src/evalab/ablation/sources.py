@@ -278,7 +278,7 @@ def _strict_yaml(yaml: Any) -> Any:
         except numbers.NumberError as exc:
             return numbers.Refused(exc)
 
-    class Loader(yaml.SafeLoader):  # type: ignore[misc,name-defined]
+    class Loader(yaml.SafeLoader):  # type: ignore[misc]
         pass
 
     Loader.add_constructor("tag:yaml.org,2002:int", number)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 LAYOUTS = ("wide", "long")
 
 
-class _StrictNumber(click.ParamType):
+class _StrictNumber(click.ParamType[float | int]):
     """A numeric option's value read by :mod:`evalab.numbers` (click's ``FLOAT``/``INT`` use
     Python's ``float``/``int``, which read ``1_0`` as ten and ``inf`` as a number)."""
 
@@ -40,17 +40,20 @@ class _StrictNumber(click.ParamType):
         self.name = name
         self.parse = parse
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float | int:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return value  # a default, not text a user gave
         try:
-            return self.parse(str(value))
+            parsed: float | int = self.parse(str(value))
         except numbers.NumberError as exc:
             self.fail(str(exc), param, ctx)
+        return parsed
 
 
 #: the types every ``int``/``float`` option gets (:func:`strict_numbers`)
-STRICT_TYPES: dict[click.ParamType, click.ParamType] = {
+STRICT_TYPES: dict[click.ParamType[Any], click.ParamType[Any]] = {
     click.INT: _StrictNumber("integer", numbers.parse_int),
     click.FLOAT: _StrictNumber("float", numbers.parse_float),
 }

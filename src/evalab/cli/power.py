@@ -56,7 +56,8 @@ def pilot_designs(files: list[str], cols: Columns) -> Pilot:
     a, b = (m.means for m in means_of(group))
     sd_a, sd_b = float(a.std(ddof=1)), float(b.std(ddof=1))
     rho = float(np.corrcoef(a, b)[0, 1]) if sd_a > 0 and sd_b > 0 else 0.0
-    m, icc_paired, icc_unpaired, notes = 1, 0.0, 0.0, ()
+    m, icc_paired, icc_unpaired = 1, 0.0, 0.0
+    notes: tuple[ItemNote, ...] = ()
     if group.clusters is not None:
         codes = cluster_codes(group.clusters)
         size = a.size / (int(codes.max()) + 1)
