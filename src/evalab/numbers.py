@@ -94,9 +94,11 @@ def parse_int(text: str) -> int:
     >>> parse_int(" 42 ")
     42
     """
+    stripped = text.strip(" \t")
+    if _NUMBER_RE.fullmatch(stripped) and not _INTEGER_RE.fullmatch(stripped):
+        raise NumberError(text, "not-integer")  # 1.5, 1e3, 1e400: a number, not a whole one
     value = parse_number(text)
-    if isinstance(value, float):
-        raise NumberError(text, "not-integer")
+    assert isinstance(value, int)
     return value
 
 

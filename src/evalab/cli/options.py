@@ -48,7 +48,14 @@ class _StrictNumber(click.ParamType[float | int]):
         try:
             parsed: float | int = self.parse(str(value))
         except numbers.NumberError as exc:
-            self.fail(str(exc), param, ctx)
+            integer = self.name == "integer" and exc.reason in ("syntax", "not-integer")
+            why = "digits only, no underscores, point or exponent" if integer else None
+            self.fail(
+                f"{numbers.shown(exc.text)} is not a valid {self.name}"
+                + (f" ({why})" if why else f": {numbers.REASONS[exc.reason]}"),
+                param,
+                ctx,
+            )
         return parsed
 
 
