@@ -136,7 +136,9 @@ class Job:
     """A planned run as it travels to the process or Ray task that executes it.
 
     ``entry`` is the entry point called (``evaluate`` for an eval run, which gets
-    ``checkpoint_dir``), or ``command`` the shell command of a command-template run.
+    ``checkpoint_dir``); for a command-template run, ``argv`` is what is executed, with
+    ``env`` added to its environment (the values a shell script names), and ``command``
+    the same as one shell line, as shown and stored.
     """
 
     key: str
@@ -147,6 +149,8 @@ class Job:
     out_dir: str
     entry: str | None = None
     command: str | None = None
+    argv: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
     checkpoint_dir: str | None = None
     timeout: float | None = None
     retries: int = 0
@@ -181,6 +185,8 @@ class Job:
             **{
                 **d,
                 "roots": tuple(d["roots"]),
+                "argv": tuple(d["argv"]),
+                "env": tuple((k, v) for k, v in d["env"]),
                 "metrics": tuple(d["metrics"]),
                 "computed": tuple(_computed_from_json(c) for c in d["computed"]),
                 "bounds": {m: (float(b[0]), float(b[1])) for m, b in d["bounds"].items()},
