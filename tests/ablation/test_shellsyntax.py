@@ -5,7 +5,7 @@ Settings (for the closing note): the in-process property renders every context o
 backticks, a pipe, ``sh -c '...'`` with the value inside, ``sh -c '... "$1"' sh {v}``, a
 heredoc, ``{args}`` in both styles, a Hydra override) for 300 hostile values
 (``max_examples=300``); the run property executes one drawn (context, value) per example
-for 150 examples (``max_examples=80``), each a real process (the argv or ``/bin/sh``,
+for 80 examples (``max_examples=80``), each a real process (the argv or ``/bin/sh``,
 with the values in its environment); ``--set`` goes through ``evalab ablate run`` with
 six fixed hostile values. Values are built from ``$( )``, backticks, both quotes, ``;``,
 ``|``, ``&``, newlines, NUL, ``%``, ``{}``, unicode quotes, ``\\``, ``$HOME``, globs, a
