@@ -36,7 +36,14 @@ from evalab.ablation.codeversion import (
 )
 from evalab.ablation.curves import LOG_FILE, RUN_DIR_ENV, STOP_ENV, collect_curves
 from evalab.ablation.per_example import EXAMPLES_FILE
-from evalab.ablation.results import Artifacts, AttemptResult, ExamplesEntry, Job, Timing
+from evalab.ablation.results import (
+    Artifacts,
+    AttemptResult,
+    Evaluated,
+    ExamplesEntry,
+    Job,
+    Timing,
+)
 from evalab.ablation.store import current_version_map, now, version_map
 from evalab.errors import RunError
 
@@ -56,12 +63,17 @@ _BOOTSTRAP = (
 
 
 def make_job(
-    study: Study, run: PlannedRun, out_dir: Path, checkpoint_dir: Path | None = None
+    study: Study,
+    run: PlannedRun,
+    out_dir: Path,
+    checkpoint_dir: Path | None = None,
+    evaluated: Evaluated | None = None,
 ) -> Job:
     """The description of a run that travels to a process or a Ray task.
 
     An eval run (``run.stage == "eval"``) calls the study's ``evaluate`` entry point with
-    ``checkpoint_dir``, the run folder of the trained run it evaluates; never ``entry``.
+    ``checkpoint_dir``, the run folder of the trained run it evaluates (``evaluated``: which
+    finish of that run, recorded with the result); never ``entry``.
     """
     evaluating = run.stage == "eval"
     if evaluating and checkpoint_dir is None:
@@ -78,6 +90,7 @@ def make_job(
         argv=line.argv if line else (),
         env=line.env if line else (),
         checkpoint_dir=str(checkpoint_dir) if evaluating else None,
+        evaluated=evaluated if evaluating else None,
         config=run.config,
         seed=run.seed,
         out_dir=str(out_dir),
@@ -383,6 +396,7 @@ def _result(job: Job, out_dir: Path, ended: Ended, timing: Timing, host: str) ->
         examples=scored.examples,
         checkpoint_dir=job.checkpoint_dir,
         curves=logged.entry if logged else None,
+        evaluated=job.evaluated,
     )
     return AttemptResult(
         "ok",

@@ -14,7 +14,7 @@ from evalab.ablation.attempt import run_command
 from evalab.ablation.codeversion import GitState
 from evalab.ablation.plan import PlannedRun, Subset, plan_runs, study_rows
 from evalab.ablation.spec import Study
-from evalab.ablation.store import DEFAULT_DB, RunStore, Superseded, stale_runs
+from evalab.ablation.store import CHECKPOINT, DEFAULT_DB, RunStore, Superseded, stale_runs
 from evalab.ablation.template import CommandLine
 
 #: lines of a failed run's traceback (or of its log) that ``run``, ``status`` and ``-f json`` show
@@ -158,19 +158,31 @@ def superseded_lines(superseded: list[Superseded]) -> list[str]:
 
 
 def stale_lines(stale: dict[str, list[str]]) -> list[str]:
-    """One line for the ok runs that read files changed since, naming the files.
+    """One line for the ok runs that read files changed since, naming the files, and one
+    for the eval runs whose trained run has a new checkpoint since they evaluated it.
 
     >>> stale_lines({"k1": ["data/train.src"], "k2": ["data/train.src"]})
     ['2 stored runs read files that changed since they ran (data/train.src): not used; `evalab ablate run` runs them again']
+    >>> stale_lines({"k3": [CHECKPOINT + " 0123abcd (trained again)"]})
+    ['1 stored eval run evaluated a checkpoint its trained run has replaced (trained again or superseded) since: not used; `evalab ablate run` runs it again']
     """
-    if not stale:
-        return []
-    files = sorted({f for names in stale.values() for f in names})
-    n = len(stale)
-    return [
-        f"{n} stored run{'s' * (n != 1)} read files that changed since {'they' if n != 1 else 'it'} ran "
-        f"({', '.join(files)}): not used; `evalab ablate run` runs {'them' if n != 1 else 'it'} again"
-    ]
+    evals = [k for k, names in stale.items() if any(n.startswith(CHECKPOINT) for n in names)]
+    files = sorted({f for names in stale.values() for f in names if not f.startswith(CHECKPOINT)})
+    lines = []
+    n = len(stale) - len(evals)
+    if n:
+        lines.append(
+            f"{n} stored run{'s' * (n != 1)} read files that changed since {'they' if n != 1 else 'it'} ran "
+            f"({', '.join(files)}): not used; `evalab ablate run` runs {'them' if n != 1 else 'it'} again"
+        )
+    if evals:
+        m = len(evals)
+        lines.append(
+            f"{m} stored eval run{'s' * (m != 1)} evaluated a checkpoint {'their' if m != 1 else 'its'} "
+            "trained run has replaced (trained again or superseded) since: not used; "
+            f"`evalab ablate run` runs {'them' if m != 1 else 'it'} again"
+        )
+    return lines
 
 
 def gc_study(
