@@ -324,9 +324,9 @@ def _no_acc(file, rows):
 @pytest.mark.parametrize(
     ("damage", "why"),
     [
-        (_cut, "not a readable evalab examples file: truncated or damaged"),
+        (_cut, "not a readable evalab examples file: truncated or not a zip archive"),
         (_doubled, "holds 80 rows of acc but the run recorded 40 examples; the file is truncated"),
-        (_flipped, "not a readable evalab examples file: truncated or damaged"),
+        (_flipped, "not a readable evalab examples file: damaged"),
         (_no_acc, "holds no rows of acc, which the run recorded for 40 examples"),
     ],
 )

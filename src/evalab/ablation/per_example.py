@@ -225,8 +225,10 @@ def read_examples(path: Path) -> dict[str, StoredRows]:
         RuntimeError,  # a damaged flag: "encrypted"
     ) as exc:
         why = (
-            "truncated or damaged"
-            if isinstance(exc, zipfile.BadZipFile | EOFError | NotImplementedError | RuntimeError)
+            "truncated or not a zip archive"
+            if isinstance(exc, zipfile.BadZipFile | EOFError)
+            else "damaged"
+            if isinstance(exc, NotImplementedError | RuntimeError)
             else "unreadable"
         )
         raise InputError(
