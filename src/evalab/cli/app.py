@@ -111,6 +111,9 @@ COMMAND_MODULES: dict[str, str] = {
     "demo": "demo",
     "meta-eval": "meta_eval",
     "power": "power",
+    "winrate": "preferences",
+    "arena": "preferences",
+    "agreement": "preferences",
 }
 
 
