@@ -42,6 +42,55 @@ def _samples(group: Aligned) -> list[tuple[np.ndarray, np.ndarray]]:
     return out
 
 
+def _rows(
+    group: Aligned,
+    counts: list[tuple[np.ndarray, np.ndarray]],
+    k: int,
+    n_samples: int,
+    seed: int,
+    body: list[list[TableCell]],
+    data: list[dict[str, object]],
+) -> None:
+    """Append each model's pass@k row (and its JSON record) to ``body`` and ``data``."""
+    values = [pass_at_k(n, c, k) for n, c in counts]
+    res = compare_items(
+        [s.model for s in group.sets],
+        [sampled_item_means(v) for v in values],
+        baseline=0,
+        n_samples=n_samples,
+        seed=seed,
+    )
+    for j, model in enumerate(res.models):
+        pair = next((p for p in res.pairs if p.model == model.model), None)
+        boot = res.bootstrap[j] if res.bootstrap else None
+        low, high = (boot.low, boot.high) if boot else (None, None)
+        delta, p_holm = (pair.delta, pair.p_adjusted) if pair else (None, None)
+        body.append(
+            [
+                model.model,
+                f"pass@{k}",
+                Number(model.mean, 4, spread=model.naive.se),
+                Interval(low, high, 4),
+                Number(delta, 4, signed=True),
+                Number(p_holm, 4, p=True),
+                NumberText(str(int(counts[j][0].min()))),
+            ]
+        )
+        data.append(
+            {
+                "model": model.model,
+                "k": k,
+                "pass_at_k": model.mean,
+                "se": model.naive.se,
+                "ci_low": low,
+                "ci_high": high,
+                "delta": delta,
+                "p_holm": p_holm,
+                "problems": len(group.ids),
+            }
+        )
+
+
 @app.command()
 def passk(
     scores: Annotated[
@@ -83,44 +132,9 @@ def passk(
     group = groups[0]
     counts = _samples(group)
     body: list[list[TableCell]] = []
-    data = []
+    data: list[dict[str, object]] = []
     for kk in k:
-        values = [pass_at_k(n, c, kk) for n, c in counts]
-        names = [s.model for s in group.sets]
-        res = compare_items(
-            names,
-            [sampled_item_means(v) for v in values],
-            baseline=0,
-            n_samples=n_samples,
-            seed=seed,
-        )
-        for j, model in enumerate(res.models):
-            pair = next((p for p in res.pairs if p.model == model.model), None)
-            boot = res.bootstrap[j] if res.bootstrap else None
-            body.append(
-                [
-                    model.model,
-                    f"pass@{kk}",
-                    Number(model.mean, 4, spread=model.naive.se),
-                    Interval(boot.low if boot else None, boot.high if boot else None, 4),
-                    Number(pair.delta if pair else None, 4, signed=True),
-                    Number(pair.p_adjusted if pair else None, 4, p=True),
-                    NumberText(str(int(counts[j][0].min()))),
-                ]
-            )
-            data.append(
-                {
-                    "model": model.model,
-                    "k": kk,
-                    "pass_at_k": model.mean,
-                    "se": model.naive.se,
-                    "ci_low": boot.low if boot else None,
-                    "ci_high": boot.high if boot else None,
-                    "delta": pair.delta if pair else None,
-                    "p_holm": pair.p_adjusted if pair else None,
-                    "problems": len(group.ids),
-                }
-            )
+        _rows(group, counts, kk, n_samples, seed, body, data)
     header = ["model", "k", "pass@k ± se", "CI", f"Δ vs {group.sets[0].model}", "p (Holm)", "min n"]
     footer = [
         f"{len(group.ids)} problems of {group.metric}; pass@k: 1 - C(n-c, k) / C(n, k) per problem "
