@@ -22,7 +22,7 @@ from evalab.items.preferences import read_annotations, read_battles
 from evalab.numbers import NumberError, parse_number
 from evalab.report.table import Interval, Number, NumberText, Table, TableCell
 from evalab.stats.agreement import LEVELS, WEIGHTS, Agreement
-from evalab.stats.bradley_terry import TIES, Battles, EloScale, bradley_terry
+from evalab.stats.bradley_terry import TIES, Battles, BradleyTerry, EloScale, bradley_terry
 from evalab.stats.preferences import win_rates
 from evalab.stats.resampling import DEFAULT_SEED
 
@@ -170,6 +170,12 @@ def arena(
         confidence=confidence,
         seed=seed,
     )
+    table, data = _arena_table(result)
+    emit_table(fmt, table, out, data=data)
+
+
+def _arena_table(result: BradleyTerry) -> tuple[Table, list[dict[str, Any]]]:
+    """The ratings best first, with the footer that says how they were made; and their JSON."""
     order = result.ranking.order
     body: list[list[TableCell]] = [
         [
@@ -181,18 +187,20 @@ def arena(
         ]
         for i in order
     ]
+    ties = "as half a win each" if result.ties == "half" else "left out"
     footer = [
-        f"Bradley–Terry maximum likelihood; {confidence:.0%} bootstrap interval over {resample} "
-        f"({n_samples} resamples); ties {'as half a win each' if ties == 'half' else 'left out'}",
+        f"Bradley–Terry maximum likelihood; {result.confidence:.0%} bootstrap interval over "
+        f"{result.resample} ({result.n_samples} resamples); ties {ties}",
         "cluster: every model above a boundary is significantly better than every model below "
-        "it (bootstrap tests of the rating differences, Holm over all pairs, alpha 0.05)",
+        f"it (bootstrap tests of the rating differences, Holm over all pairs, alpha "
+        f"{result.ranking.alpha:g})",
         result.signature,
     ]
     if result.unbounded_rounds:
         footer.insert(
             1,
-            f"{result.unbounded_rounds} of {n_samples} resamples left some model without a "
-            "finite rating (it won or lost every battle drawn): those interval ends are infinite",
+            f"{result.unbounded_rounds} of {result.n_samples} resamples left some model without "
+            "a finite rating (it won or lost every battle drawn): those interval ends are infinite",
         )
     data = [
         {
@@ -205,9 +213,8 @@ def arena(
         }
         for i in order
     ]
-    emit_table(
-        fmt, Table(["model", "rating", "CI", "battles", "cluster"], body, footer), out, data=data
-    )
+    header = ["model", "rating", "CI", "battles", "cluster"]
+    return Table(header, body, footer), data
 
 
 def _ratings_table(path: str, item_column: str | None) -> tuple[list[str], np.ndarray]:
