@@ -183,3 +183,28 @@ def test_passk_refuses_scores_that_are_not_correct_or_wrong(tmp_path: Path) -> N
         watch=(tmp_path,),
         cwd=tmp_path,
     )
+
+
+def test_judge_position_bias_and_agreement(run_cli) -> None:
+    res = run_cli(
+        "judge",
+        EXAMPLES / "judge_pairs.jsonl",
+        "--humans",
+        EXAMPLES / "human_pairs.jsonl",
+        "-n",
+        "20",
+        "-f",
+        "json",
+    )
+    assert res.exit_code == 0, res.stderr
+    got = json.loads(res.stdout)
+    pos = got["position"]
+    assert pos["pairs"] == 480 and pos["second_both"] == 0 and pos["first_both"] > 30
+    assert pos["p_value"] < 0.01 and pos["first_ci_low"] > 0.5
+    assert 0.6 < got["agreement"]["kappa"] < 0.8
+
+
+def test_judge_refusals(tmp_path: Path) -> None:
+    assert_refused(("judge",), "judge needs VERDICTS", watch=(tmp_path,), cwd=tmp_path)
+    (tmp_path / "v.jsonl").write_text('{"x": 1}\n')
+    assert_refused(("judge", "v.jsonl"), "neither MT-Bench", watch=(tmp_path,), cwd=tmp_path)

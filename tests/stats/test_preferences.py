@@ -4,6 +4,7 @@ comparison of models on shared instructions; refusals."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -49,7 +50,13 @@ def test_every_shared_model_equals_the_leaderboard(alpaca_annotations: Path) -> 
 def _set(model: str, prefs: list[float], instructions: list[str] | None = None) -> PreferenceSet:
     texts = instructions or [f"q{i}" for i in range(len(prefs))]
     return PreferenceSet(
-        model, "base", model, tuple(texts), np.array(prefs, dtype=float), np.ones(len(prefs), int)
+        model,
+        "base",
+        model,
+        tuple(texts),
+        np.array(prefs, dtype=float),
+        np.ones(len(prefs), int),
+        np.ones(len(prefs), int),
     )
 
 
@@ -83,9 +90,7 @@ def test_paired_comparison_on_shared_instructions(alpaca_annotations: Path) -> N
 def test_refusals() -> None:
     with pytest.raises(InputError, match="different baselines"):
         other = _set("n", [1.2, 1.8])
-        other = PreferenceSet(
-            "n", "other", "n", other.instructions, other.preference, other.lengths
-        )
+        other = dataclasses.replace(other, baseline="other")
         win_rates([_set("m", [1.2, 1.8]), other])
     with pytest.raises(InputError, match="name them NAME=PATH"):
         win_rates([_set("m", [1.2, 1.8]), _set("m", [1.3, 1.9])])

@@ -68,6 +68,7 @@ GREEDY_OPTIONS: dict[str, set[str]] = {
         "--score-column",
     },
     "power": {"--scores"},
+    "judge": {"--lengths"},
     "semsim": {"-i", "--input", "-r", "--reference"},
     "meta-eval": {"-i", "--input", "-m", "--metrics", "--name-map"},
 }
@@ -115,6 +116,7 @@ COMMAND_MODULES: dict[str, str] = {
     "arena": "preferences",
     "agreement": "preferences",
     "passk": "passk",
+    "judge": "judge",
 }
 
 

@@ -54,6 +54,8 @@ class PreferenceSet:
     instructions: tuple[str, ...]
     preference: np.ndarray
     lengths: np.ndarray
+    #: the length in characters of the baseline's answers (0 where not given)
+    baseline_lengths: np.ndarray
 
 
 def _json_list(path: str, what: str) -> tuple[list[Any], str]:
@@ -112,12 +114,15 @@ def _one_name(record: dict[str, Any], key: str, seen: set[str], label: str, no: 
 def read_annotations(path: str, model: str | None = None) -> PreferenceSet:
     """An AlpacaEval ``annotations.json``; ``model`` names it (default: its ``generator_2``)."""
     records, label = _json_list(path, "AlpacaEval annotations (a JSON list of records)")
-    instructions, prefs, lengths = [], [], []
+    instructions, prefs, lengths, base_lengths = [], [], [], []
     models: set[str] = set()
     baselines: set[str] = set()
     for no, record in enumerate(records, start=1):
         instructions.append(_text(record, "instruction", label, no))
         lengths.append(len(_text(record, "output_2", label, no)))
+        base_lengths.append(
+            len(record["output_1"]) if isinstance(record.get("output_1"), str) else 0
+        )
         _one_name(record, "generator_2", models, label, no)
         _one_name(record, "generator_1", baselines, label, no)
         if "preference" not in record:
@@ -132,6 +137,7 @@ def read_annotations(path: str, model: str | None = None) -> PreferenceSet:
         tuple(instructions),
         np.array(prefs, dtype=np.float64),
         np.array(lengths, dtype=np.int64),
+        np.array(base_lengths, dtype=np.int64),
     )
 
 
