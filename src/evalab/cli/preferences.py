@@ -22,9 +22,17 @@ from evalab.items.preferences import read_annotations, read_battles
 from evalab.numbers import NumberError, parse_number
 from evalab.report.table import Interval, Number, NumberText, Table, TableCell
 from evalab.stats.agreement import LEVELS, WEIGHTS, Agreement
-from evalab.stats.bradley_terry import TIES, Battles, BradleyTerry, EloScale, bradley_terry
+from evalab.stats.bradley_terry import (
+    RESAMPLES,
+    TIES,
+    Battles,
+    BradleyTerry,
+    EloScale,
+    bradley_terry,
+)
 from evalab.stats.preferences import win_rates
 from evalab.stats.resampling import DEFAULT_SEED
+from evalab.stats.style_control import StyleControlled, style_controlled, style_features
 
 Samples = Annotated[int, typer.Option("-n", "--n-samples", help="Bootstrap resamples.")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap (0 is a seed too).")]
@@ -146,6 +154,17 @@ def arena(
         str | None,
         typer.Option("--anchor", help="NAME=RATING: fix one model's rating (default: mean 1000)."),
     ] = None,
+    style: Annotated[
+        list[str],
+        typer.Option(
+            "--style",
+            help="Style control: a per-side covariate NAME (fields NAME_a and NAME_b, or NAME "
+            "with {} for a and b, e.g. sum_assistant_{}_tokens); repeat for several.",
+        ),
+    ] = [],  # noqa: B006
+    l2: Annotated[
+        float, typer.Option("--l2", help="With --style: L2 penalty (FastChat's reg is 0.5).")
+    ] = 0.0,
     n_samples: Samples = 1000,
     seed: Seed = DEFAULT_SEED,
     confidence: Confidence = 0.95,
@@ -156,22 +175,90 @@ def arena(
     check_format(fmt)
     if ties not in TIES:
         raise SettingsError(f"--ties must be one of {', '.join(TIES)}, got {ties!r}")
-    if resample not in ("battles", "items"):
+    if resample not in RESAMPLES:
         raise SettingsError(f"--resample must be battles or items, got {resample!r}")
     check_out(out, [("BATTLES", battles)])
-    rec = read_battles(battles)
+    rec = read_battles(battles, tuple(style))
     name, rating = _anchor(anchor)
-    result = bradley_terry(
-        Battles.from_names(rec.model_a, rec.model_b, rec.outcome, rec.items),
-        ties=ties,
-        scale=EloScale(anchor=name, anchor_rating=rating),
-        resample=resample,  # type: ignore[arg-type]
-        n_samples=n_samples,
-        confidence=confidence,
-        seed=seed,
-    )
-    table, data = _arena_table(result)
+    fight = Battles.from_names(rec.model_a, rec.model_b, rec.outcome, rec.items)
+    scale = EloScale(anchor=name, anchor_rating=rating)
+    data: Any
+    if rec.style is not None:
+        x = style_features(rec.style[..., 0], rec.style[..., 1])
+        controlled = style_controlled(
+            fight,
+            x,
+            style,
+            ties=ties,
+            l2=l2,
+            scale=scale,
+            resample=resample,
+            n_samples=n_samples,
+            confidence=confidence,
+            seed=seed,
+        )
+        table, data = _style_table(controlled)
+    else:
+        result = bradley_terry(
+            fight,
+            ties=ties,
+            scale=scale,
+            resample=resample,
+            n_samples=n_samples,
+            confidence=confidence,
+            seed=seed,
+        )
+        table, data = _arena_table(result)
     emit_table(fmt, table, out, data=data)
+
+
+def _style_table(result: StyleControlled) -> tuple[Table, dict[str, Any]]:
+    """Style-controlled ratings best first, and the covariates' effects."""
+    order = np.argsort(-result.ratings, kind="stable")
+    body: list[list[TableCell]] = [
+        [
+            result.models[i],
+            Number(float(result.ratings[i]), 1),
+            Interval(float(result.low[i]), float(result.high[i]), 1),
+        ]
+        for i in order
+    ]
+    body += [
+        [f"style: {name}", Number(float(e), 3), Interval(float(lo), float(hi), 3)]
+        for name, e, lo, hi in zip(
+            result.features, result.effects, result.effects_low, result.effects_high, strict=True
+        )
+    ]
+    footer = [
+        "Bradley–Terry with style control: ratings net of the style covariates, each "
+        "(a - b) / (a + b + 1) standardised; a style row is its effect in log-odds per "
+        f"standard deviation; {result.confidence:.0%} bootstrap intervals over "
+        f"{result.resample} ({result.n_samples} resamples)",
+        result.signature,
+    ]
+    data = {
+        "ratings": [
+            {
+                "model": result.models[i],
+                "rating": float(result.ratings[i]),
+                "ci_low": float(result.low[i]),
+                "ci_high": float(result.high[i]),
+            }
+            for i in order
+        ],
+        "style": [
+            {"covariate": n, "effect": float(e), "ci_low": float(lo), "ci_high": float(hi)}
+            for n, e, lo, hi in zip(
+                result.features,
+                result.effects,
+                result.effects_low,
+                result.effects_high,
+                strict=True,
+            )
+        ],
+        "signature": result.signature,
+    }
+    return Table(["model", "rating", "CI"], body, footer), data
 
 
 def _arena_table(result: BradleyTerry) -> tuple[Table, list[dict[str, Any]]]:
@@ -314,11 +401,12 @@ def _agreement(
 ) -> Agreement:
     from evalab.stats.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
 
-    boot = {"n_samples": n_samples, "confidence": confidence, "seed": seed}
     if coefficient == "alpha":
         if level not in LEVELS:
             raise SettingsError(f"--level must be one of {', '.join(LEVELS)}, got {level!r}")
-        return krippendorff_alpha(values, level, **boot)  # type: ignore[arg-type]
+        return krippendorff_alpha(
+            values, level, n_samples=n_samples, confidence=confidence, seed=seed
+        )
     if coefficient == "cohen":
         if weights not in WEIGHTS:
             raise SettingsError(f"--weights must be one of {', '.join(WEIGHTS)}, got {weights!r}")
@@ -327,7 +415,14 @@ def _agreement(
                 f"Cohen's kappa compares two raters; the file has {len(raters)} "
                 f"({', '.join(raters)}): use --coefficient fleiss or alpha"
             )
-        return cohen_kappa(values[:, 0], values[:, 1], weights, **boot)  # type: ignore[arg-type]
+        return cohen_kappa(
+            values[:, 0],
+            values[:, 1],
+            weights,
+            n_samples=n_samples,
+            confidence=confidence,
+            seed=seed,
+        )
     if coefficient == "fleiss":
-        return fleiss_kappa(values, **boot)  # type: ignore[arg-type]
+        return fleiss_kappa(values, n_samples=n_samples, confidence=confidence, seed=seed)
     raise SettingsError(f"--coefficient must be alpha, cohen or fleiss, got {coefficient!r}")
