@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import marshal
-import math
 import os
 import signal
 import socket
@@ -22,11 +21,13 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalab import numbers
 from evalab.ablation.codeversion import (
     DigestCache,
     changed_files,
@@ -160,28 +161,32 @@ def run_command(study: Study, run: PlannedRun, out_dir: Path) -> CommandLine:
 
 
 def check_metrics(raw: Any, expected: tuple[str, ...]) -> dict[str, float]:
-    """What a run returned, validated: every declared metric present and a finite number
-    (:class:`~evalab.errors.RunError` otherwise).
+    """What a run returned, validated: every declared metric present and a number under
+    :mod:`evalab.numbers`'s rules (:class:`~evalab.errors.RunError` otherwise).
 
     >>> check_metrics({"acc": 0.5}, ("acc",))
     {'acc': 0.5}
     >>> check_metrics({"acc": "high"}, ("acc",))
     Traceback (most recent call last):
     evalab.errors.RunError: metric 'acc' is 'high' (str), expected a finite number
+    >>> check_metrics({"acc": 10**400}, ("acc",))
+    Traceback (most recent call last):
+    evalab.errors.RunError: metric 'acc' is '100000000000000000000000'... (401 characters): an integer beyond 2**53 = 9007199254740992, which a float cannot hold exactly
     """
     if not isinstance(raw, dict):
         raise RunError(f"run returned {type(raw).__name__}, expected a dict of metrics")
     out: dict[str, float] = {}
     for name, value in raw.items():
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
+        try:
+            if isinstance(value, numbers.Refused):
+                raise value.error
+            out[str(name)] = float(numbers.number_value(value))
+        except TypeError:
             raise RunError(
-                f"metric {name!r} is {value!r} ({type(value).__name__}), expected a finite number"
-            )
-        out[str(name)] = float(value)
+                f"metric {name!r} is {value!r:.60} ({type(value).__name__}), expected a finite number"
+            ) from None
+        except numbers.NumberError as exc:
+            raise RunError(f"metric {name!r} is {exc}") from None
     missing = [m for m in expected if m not in out]
     if missing:
         raise RunError(f"run did not return metric(s) {missing}; it returned {sorted(out)}")
@@ -345,13 +350,18 @@ def read_command_result(out_dir: Path, ended: Ended) -> Returned:
             f"command exited with code {ended.returncode}" + (f": {last}" if last else ""), tail
         )
     try:
-        raw = json.loads((out_dir / "metrics.json").read_text(encoding="utf-8"))
+        raw = numbers.loads((out_dir / "metrics.json").read_text(encoding="utf-8"))
     except OSError:
         raise RunError(
             "command exited 0 but did not write the metrics file {out}", _tail(log)
         ) from None
-    except ValueError as exc:
+    except ValueError as exc:  # not UTF-8, not JSON
         raise RunError(f"metrics file is not valid JSON: {exc}") from None
+    refused = numbers.first_refused(raw)
+    if refused is not None:
+        key, number = refused  # a metric's own value is named by check_metrics
+        if not (isinstance(raw, dict) and key in raw and key not in ("artifacts", "per_example")):
+            raise RunError(f"metrics file: {key or 'the value'}: {number.error}")
     if not isinstance(raw, dict):
         return Returned(raw)
     return Returned(raw, raw.pop("artifacts", None), raw.pop("per_example", None))
@@ -373,6 +383,12 @@ def execute_attempt(job: Job, live: Live | None = None) -> AttemptResult:
         return _result(job, out_dir, ended, timing, host)
     except RunError as exc:
         return AttemptResult.failure(exc, timing, host)
+    except Exception as exc:  # a run's output, however bad, fails that run only
+        unread = RunError(
+            f"its output could not be read ({type(exc).__name__}: {str(exc)[:200]})",
+            traceback.format_exc(),
+        )
+        return AttemptResult.failure(unread, timing, host)
 
 
 def _result(job: Job, out_dir: Path, ended: Ended, timing: Timing, host: str) -> AttemptResult:

@@ -18,6 +18,7 @@ import click
 import typer
 
 from evalab.cli import version_line
+from evalab.cli.options import strict_numbers
 from evalab.errors import EvalabError
 
 app = typer.Typer(
@@ -186,7 +187,9 @@ def command_for(args: Sequence[str]) -> click.Command:
     """The click command of the app with the command modules ``args`` need registered
     (the start-up of a call: :func:`run` builds it when it is not given)."""
     _register_commands(args)
-    return typer.main.get_command(app)
+    root = typer.main.get_command(app)
+    strict_numbers(root)
+    return root
 
 
 def run(args: Sequence[str], root: click.Command | None = None) -> int:
