@@ -168,10 +168,14 @@ def test_hydra_reads_back_exactly_the_value_written(value):
     assert _hydra_reads(hydra_value(value)) == value
 
 
-def test_a_very_long_value_is_refused_with_a_line_in_every_context(place):
+def test_a_very_long_value_or_a_lone_surrogate_is_refused_with_a_line_in_every_context(place):
     for context in CONTEXTS:
         with pytest.raises(TemplateError, match="bytes, more than one program argument carries"):
             _render(context, place, "a" * 200_000)
+        with pytest.raises(
+            TemplateError, match=r"no program argument can carry \(a lone surrogate"
+        ):
+            _render(context, place, "a\ud800b")
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

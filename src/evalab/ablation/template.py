@@ -227,11 +227,19 @@ def _check_value(p: Placeholder, words: list[str]) -> None:
                 f"{{{p.name}}}'s value {_short(w)} holds a NUL character, which no program "
                 "argument can carry; give such a value to the script through {config}",
             )
-        if len(os.fsencode(w)) > ARG_LIMIT:
+        try:
+            size = len(os.fsencode(w))
+        except UnicodeEncodeError:  # a lone surrogate: no bytes stand for it
             raise TemplateError(
                 p.offset,
-                f"{{{p.name}}}'s value is {len(os.fsencode(w))} bytes, more than one program "
-                f"argument carries ({ARG_LIMIT}); give it to the script through {{config}}",
+                f"{{{p.name}}}'s value {_short(w)} holds a character no program argument can "
+                "carry (a lone surrogate); give such a value to the script through {config}",
+            ) from None
+        if size > ARG_LIMIT:
+            raise TemplateError(
+                p.offset,
+                f"{{{p.name}}}'s value is {size} bytes, more than one program argument carries "
+                f"({ARG_LIMIT}); give it to the script through {{config}}",
             )
     if p.slot.code and not all(PLAIN.fullmatch(w) for w in words):
         raise TemplateError(
