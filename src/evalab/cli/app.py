@@ -17,7 +17,7 @@ from typing import Annotated, TextIO
 import click
 import typer
 
-from evalab.cli import version_line
+from evalab.cli.version import version_line
 from evalab.errors import EvalabError
 
 app = typer.Typer(
