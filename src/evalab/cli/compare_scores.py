@@ -75,12 +75,10 @@ class ScoreOptions:
         return "holm" if self.rank or self.all_pairs else "none"
 
 
-def check_mode(
-    per_item: bool, text_options: dict[str, bool], item_options: dict[str, bool]
-) -> None:
+def check_mode(per_item: bool, text_given: list[str], items_given: list[str]) -> None:
     """Refuse an option of the other mode of ``compare`` (``-r``/``-i`` texts or ``--scores``
-    files; ``*_options`` map an option to whether it was given): it would be ignored."""
-    given = [o for o, g in (text_options if per_item else item_options).items() if g]
+    files; ``*_given``: the options of each mode given): it would be ignored."""
+    given = text_given if per_item else items_given
     if given and per_item:
         raise SettingsError(
             f"{given[0]} applies to -r/-i system outputs, not to --scores per-item files"

@@ -4,7 +4,10 @@
 none has it); ``--set METRIC.KEY=VALUE`` targets one metric. Values are parsed with the
 type of the setting, so every setting of every metric is reachable from the command line.
 
-The option factories (:func:`ci_option`, :func:`n_samples_option`, :func:`seed_option`,
+The ``Annotated`` aliases below (:data:`Source`, :data:`OutFile`, :data:`Quiet`,
+:data:`Format`, :data:`Layout`, :data:`LatexSplit`, ...) are the options spelled the same
+way in several commands: a command declares ``out: OutFile = None`` and the flag, its help
+text and its type live here once. The option factories (:func:`ci_option`, :func:`n_samples_option`, :func:`seed_option`,
 :func:`confidence_option`, :func:`segments_option`; :func:`layout_option`,
 :func:`latex_split_option`, :func:`latex_fragment_option`; :func:`executor_option`,
 :func:`ray_address_option`, :func:`ray_timeout_option`) give one spelling of each shared
@@ -15,10 +18,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from evalab.cli.output import PAGE_FORMATS, TableView, format_option
 from evalab.errors import SettingsError
 from evalab.report.latex import LatexLayout
 
@@ -111,6 +115,82 @@ def ray_timeout_option(
 ) -> Any:
     """``--ray-timeout SECONDS``: how long joining the cluster may take."""
     return typer.Option("--ray-timeout", metavar="SECONDS", help=help)
+
+
+# ---- the options several commands share, each declared once ------------------------------
+
+#: ``--source SRC``: the source segments of the metrics that read them (COMET)
+Source = Annotated[
+    str | None,
+    typer.Option(
+        "--source", help="Source file, one segment a line, for metrics that read sources (comet)."
+    ),
+]
+#: ``-r REF`` once per reference file
+RepeatedReferences = Annotated[
+    list[str],
+    typer.Option(
+        "-r",
+        "--reference",
+        help="Reference file, one segment a line. Repeat for several references.",
+    ),
+]
+#: ``--missing-ref none|empty-line``
+MissingRef = Annotated[
+    str,
+    typer.Option(
+        "--missing-ref",
+        help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: "
+        "beyond the first -r file it means no reference for that segment.",
+    ),
+]
+#: ``-s/--set`` metric settings
+MetricSettings = Annotated[
+    list[str],
+    typer.Option("-s", "--set", help="Metric setting KEY=VALUE or METRIC.KEY=VALUE. Repeatable."),
+]
+#: ``-o/--out FILE``: the command's output, written atomically
+OutFile = Annotated[
+    str | None,
+    typer.Option(
+        "-o", "--out", help="Write the output to this file (atomically) instead of stdout."
+    ),
+]
+#: ``-q/--quiet``: no progress bar
+Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")]
+#: ``-w/--width N``: decimals shown
+Width = Annotated[
+    int | None,
+    typer.Option("-w", "--width", help="Decimals shown (default 1 for 0-100 metrics, 4 for 0-1)."),
+]
+#: ``-f/--format`` of a table, and of a table or an HTML page
+Format = Annotated[str, format_option()]
+PageFormat = Annotated[str, format_option(PAGE_FORMATS)]
+#: ``--layout``, ``--latex-split``, ``--latex-fragment``: how a table is laid out
+Layout = Annotated[str | None, layout_option()]
+LatexSplit = Annotated[bool, latex_split_option()]
+LatexFragment = Annotated[bool, latex_fragment_option()]
+#: ``--executor``, ``--ray-address``, ``--ray-timeout``: where ``-j N`` shards run
+Executor = Annotated[str, executor_option()]
+RayAddress = Annotated[str | None, ray_address_option()]
+RayTimeout = Annotated[float | None, ray_timeout_option()]
+#: ``--ci``, ``--seed``, ``--confidence`` with their common help texts
+WithCI = Annotated[bool, ci_option()]
+Seed = Annotated[int, seed_option()]
+Confidence = Annotated[float, confidence_option()]
+
+
+def table_view(fmt: str, layout: str | None, split: bool, fragment: bool) -> TableView:
+    """The :class:`TableView` of ``--layout``/``--latex-split``/``--latex-fragment``, each
+    refused where ``-f`` has no use for it."""
+    check_layout(layout, fmt)
+    return TableView(layout, latex_layout(fmt, split, fragment))
+
+
+def check_width(width: int | None) -> None:
+    """``-w/--width``: 0 to 16 decimals."""
+    if width is not None and not 0 <= width <= 16:
+        raise SettingsError(f"--width must be between 0 and 16, got {width}")
 
 
 def ray_cluster(
@@ -263,6 +343,10 @@ def figures_option() -> Any:
         help="Also write every figure of the report into this folder (created if missing) as PDF and SVG: "
         "vector, fonts embedded, the same figures as the HTML page. Needs the report extra (matplotlib).",
     )
+
+
+#: ``--figures DIR``
+Figures = Annotated[str | None, figures_option()]
 
 
 def check_figures(folder: str | None, inputs: Sequence[tuple[str, str | None]]) -> None:
