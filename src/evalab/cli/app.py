@@ -92,6 +92,7 @@ def command(
         callback.__annotations__ = {f.name: hints[f.name] for f in fields}
         callback.__doc__ = run.__doc__
         callback.__name__ = run.__name__
+        callback.__wrapped__ = run  # type: ignore[attr-defined]  # inspect.getsource shows run
         (parent or app).command(name)(callback)
         return run
 

@@ -26,7 +26,16 @@ import typer
 
 from evalab.cli.app import command
 from evalab.cli.compare_scores import ScoreOptions, check_mode, compare_scores
-from evalab.cli.inputs import metric_inputs
+from evalab.cli.inputs import (
+    bind_source,
+    check_model_inputs,
+    check_source_option,
+    input_options,
+    load_inputs,
+    metric_inputs,
+    show_progress,
+    warn_language_misfits,
+)
 from evalab.cli.names import NamedInputs, named_inputs
 from evalab.cli.options import (
     Executor,
@@ -65,18 +74,7 @@ from evalab.cli.output import (
     ordered_row,
 )
 from evalab.cli.references import apply_missing_refs, check_missing_ref
-from evalab.cli.score import (
-    bind_source,
-    check_model_inputs,
-    check_source_option,
-    input_options,
-    load_inputs,
-    page_spans,
-    score_table,
-    show_progress,
-    warn_language_misfits,
-    wide_notes,
-)
+from evalab.cli.score import page_spans, score_table, wide_notes
 from evalab.cli.segment_checks import check_pair_work, check_resamplable
 from evalab.errors import InputError, SettingsError
 from evalab.io import check_same_length, read_segments, same_file

@@ -15,7 +15,13 @@ import typer
 
 from evalab.cli.app import app
 from evalab.cli.compare import check_distinct_systems
-from evalab.cli.inputs import metric_inputs
+from evalab.cli.inputs import (
+    bind_source,
+    input_options,
+    load_inputs,
+    metric_inputs,
+    show_progress,
+)
 from evalab.cli.language_checks import warn_tokenizer_misfit
 from evalab.cli.names import named_inputs
 from evalab.cli.options import (
@@ -39,7 +45,6 @@ from evalab.cli.output import (
     format_option,
     to_json,
 )
-from evalab.cli.score import bind_source, input_options, load_inputs, show_progress
 from evalab.cli.segment_checks import (
     bounded_metrics,
     check_no_nul,

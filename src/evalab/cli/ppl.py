@@ -34,6 +34,7 @@ import numpy as np
 import typer
 
 from evalab.cli.app import app
+from evalab.cli.inputs import check_segments_path
 from evalab.cli.options import (
     check_layout,
     ci_option,
@@ -57,7 +58,7 @@ from evalab.cli.output import (
     json_safe,
     to_json,
 )
-from evalab.cli.score import check_segments_path, ci_fields
+from evalab.cli.score import ci_fields
 from evalab.cli.segment_checks import check_resamplable
 from evalab.errors import InputError, SettingsError
 from evalab.io import read_segments

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from evalab.cli.app import app
+from evalab.cli.inputs import check_segments_path, input_options, load_inputs
 from evalab.cli.language_checks import MULTILINGUAL_ENCODERS, warn_encoder_misfit
 from evalab.cli.options import (
     check_layout,
@@ -37,15 +38,7 @@ from evalab.cli.output import (
     format_option,
     ordered_row,
 )
-from evalab.cli.score import (
-    check_segments_path,
-    ci_fields,
-    input_options,
-    load_inputs,
-    score_cell,
-    segments_text,
-    wide_notes,
-)
+from evalab.cli.score import ci_fields, score_cell, segments_text, wide_notes
 from evalab.cli.segment_checks import check_resamplable
 from evalab.errors import InputError, SettingsError
 from evalab.metrics.stats_value import Stats
