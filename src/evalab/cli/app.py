@@ -60,13 +60,17 @@ Request = TypeVar("Request")
 
 
 def command(
-    request_type: type[Request], name: str | None = None, *, parent: typer.Typer | None = None
+    request_type: type[Request],
+    name: str | None = None,
+    *,
+    on: Callable[[Callable[..., None]], Any] | None = None,
 ) -> Callable[[Callable[[Request], None]], Callable[[Request], None]]:
     """Register ``run(request)`` as a command whose options are the fields of the dataclass
     ``request_type``: each field an ``Annotated`` option (declared once in
     :mod:`evalab.cli.options` where commands share it), in the order of the fields, with
     the field's default; the command's help is ``run``'s docstring. The command builds one
-    typed request value from the command line and hands it to ``run``."""
+    typed request value from the command line and hands it to ``run``. ``on``: how it is
+    registered where not as ``app.command(name)`` (a group's callback, a sub-app's command)."""
     hints = typing.get_type_hints(request_type, include_extras=True)
 
     def default(f: dataclasses.Field[Any]) -> Any:
@@ -93,7 +97,7 @@ def command(
         callback.__doc__ = run.__doc__
         callback.__name__ = run.__name__
         callback.__wrapped__ = run  # type: ignore[attr-defined]  # inspect.getsource shows run
-        (parent or app).command(name)(callback)
+        (on or app.command(name))(callback)
         return run
 
     return register

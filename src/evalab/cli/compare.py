@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
@@ -57,6 +56,7 @@ from evalab.cli.options import (
     check_figures,
     check_width,
     confidence_option,
+    given_options,
     n_samples_option,
     ray_cluster,
     seed_option,
@@ -928,14 +928,6 @@ class CompareRequest:
         """Paired tests of every pair (``--rank``, ``--all-pairs``, the page), not against the baseline."""
         return self.rank or self.all_pairs or self.format == "html"
 
-    def given(self, options: Sequence[tuple[str, str]]) -> list[str]:
-        """The options among ``(flag, field)`` given other than their defaults."""
-        defaults = {
-            f.name: f.default_factory() if callable(f.default_factory) else f.default
-            for f in fields(self)
-        }
-        return [flag for flag, name in options if getattr(self, name) != defaults[name]]
-
 
 #: the options of one mode only: -r/-i system outputs, and --scores per-item files
 TEXT_ONLY = (
@@ -965,7 +957,7 @@ ITEMS_ONLY = (
 @command(CompareRequest)
 def compare(req: CompareRequest) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
-    check_mode(bool(req.scores), req.given(TEXT_ONLY), req.given(ITEMS_ONLY))
+    check_mode(bool(req.scores), given_options(req, TEXT_ONLY), given_options(req, ITEMS_ONLY))
     view = table_view(req.format, req.layout, req.latex_split, req.latex_fragment)
     if req.scores:
         compare_per_item(req, view)

@@ -187,6 +187,16 @@ def table_view(fmt: str, layout: str | None, split: bool, fragment: bool) -> Tab
     return TableView(layout, latex_layout(fmt, split, fragment))
 
 
+def given_options(request: Any, options: Sequence[tuple[str, str]]) -> list[str]:
+    """The flags among ``(flag, field)`` whose value in ``request`` (a command's request
+    dataclass) is not the field's default: the options the command line gave."""
+    defaults = {
+        f.name: f.default_factory() if callable(f.default_factory) else f.default
+        for f in dataclasses.fields(request)
+    }
+    return [flag for flag, name in options if getattr(request, name) != defaults[name]]
+
+
 def check_width(width: int | None) -> None:
     """``-w/--width``: 0 to 16 decimals."""
     if width is not None and not 0 <= width <= 16:
