@@ -64,13 +64,14 @@ def command(
     name: str | None = None,
     *,
     on: Callable[[Callable[..., None]], Any] | None = None,
-) -> Callable[[Callable[[Request], None]], Callable[[Request], None]]:
+) -> Callable[[Callable[[Request], None]], Callable[..., None]]:
     """Register ``run(request)`` as a command whose options are the fields of the dataclass
     ``request_type``: each field an ``Annotated`` option (declared once in
     :mod:`evalab.cli.options` where commands share it), in the order of the fields, with
     the field's default; the command's help is ``run``'s docstring. The command builds one
     typed request value from the command line and hands it to ``run``. ``on``: how it is
-    registered where not as ``app.command(name)`` (a group's callback, a sub-app's command)."""
+    registered where not as ``app.command(name)`` (a group's callback, a sub-app's command).
+    The decorated name is the command's callable, with the options as its signature."""
     hints = typing.get_type_hints(request_type, include_extras=True)
 
     def default(f: dataclasses.Field[Any]) -> Any:
@@ -88,7 +89,7 @@ def command(
         ]
     )
 
-    def register(run: Callable[[Request], None]) -> Callable[[Request], None]:
+    def register(run: Callable[[Request], None]) -> Callable[..., None]:
         def callback(**given: Any) -> None:
             run(request_type(**given))
 
@@ -98,7 +99,7 @@ def command(
         callback.__name__ = run.__name__
         callback.__wrapped__ = run  # type: ignore[attr-defined]  # inspect.getsource shows run
         (on or app.command(name))(callback)
-        return run
+        return callback
 
     return register
 
