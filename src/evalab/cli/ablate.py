@@ -10,6 +10,7 @@ import typer
 from evalab.cli.app import app
 from evalab.cli.inputs import study_inputs
 from evalab.cli.options import (
+    OutFile,
     check_figures,
     executor_option,
     figures_option,
@@ -294,12 +295,7 @@ def status_cmd(
     study_file: StudyArg,
     db: DbOpt = None,
     format: Annotated[str, format_option()] = "table",
-    out: Annotated[
-        str | None,
-        typer.Option(
-            "-o", "--out", help="Write the status to this file (atomically) instead of stdout."
-        ),
-    ] = None,
+    out: OutFile = None,
     latex_split: Annotated[bool, latex_split_option()] = False,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
 ) -> None:
@@ -539,12 +535,7 @@ def report_cmd(
     study_file: StudyArg,
     db: DbOpt = None,
     format: Annotated[str, format_option(PAGE_FORMATS)] = "table",
-    out: Annotated[
-        str | None,
-        typer.Option(
-            "-o", "--out", help="Write the report to this file (atomically) instead of stdout."
-        ),
-    ] = None,
+    out: OutFile = None,
     aso: Annotated[
         bool,
         typer.Option(

@@ -37,11 +37,15 @@ from evalab.cli.inputs import (
 )
 from evalab.cli.names import NamedInputs, named_inputs
 from evalab.cli.options import (
+    ClusterColumn,
     Executor,
     Figures,
+    IdColumn,
+    IntervalConfidence,
     LatexFragment,
     LatexSplit,
     Layout,
+    Metrics,
     MetricSettings,
     MissingRef,
     OutFile,
@@ -50,12 +54,13 @@ from evalab.cli.options import (
     RayAddress,
     RayTimeout,
     RepeatedReferences,
+    ScoreColumns,
+    ShardJobs,
     Source,
     Width,
     build_metrics,
     check_figures,
     check_width,
-    confidence_option,
     given_options,
     n_samples_option,
     ray_cluster,
@@ -799,12 +804,7 @@ class CompareRequest:
         ),
     ] = field(default_factory=list)
     source: Source = None
-    metrics: Annotated[
-        list[str],
-        typer.Option(
-            "-m", "--metrics", help="Metric name(s): -m bleu chrf ... (see `evalab metrics`)."
-        ),
-    ] = field(default_factory=lambda: ["bleu"])
+    metrics: Metrics = field(default_factory=lambda: ["bleu"])
     test: Annotated[
         str,
         typer.Option(
@@ -822,7 +822,7 @@ class CompareRequest:
     seed: Annotated[
         int, seed_option("Seed of the resampling (numpy default_rng; 0 is a seed too).")
     ] = DEFAULT_SEED
-    confidence: Annotated[float, confidence_option("Confidence level of the intervals.")] = 0.95
+    confidence: IntervalConfidence = 0.95
     ci_n: Annotated[
         int,
         typer.Option(
@@ -849,9 +849,7 @@ class CompareRequest:
     set_: MetricSettings = field(default_factory=list)
     format: PageFormat = "table"
     width: Width = None
-    jobs: Annotated[
-        int, typer.Option("-j", "--jobs", help="Processes computing per-segment statistics.")
-    ] = 1
+    jobs: ShardJobs = 1
     executor: Executor = "local"
     ray_address: RayAddress = None
     ray_timeout: RayTimeout = None
@@ -886,24 +884,9 @@ class CompareRequest:
             help="Per-item score files instead of -r/-i: --scores BASELINE A B ... (lm-eval sample logs or run folders, inspect-ai logs, CSV/JSONL, `score --segments` output); -n N adds bootstrap intervals.",
         ),
     ] = field(default_factory=list)
-    id_column: Annotated[
-        str,
-        typer.Option("--id-column", help="With --scores: the item id column of CSV/JSONL files."),
-    ] = "id"
-    score_column: Annotated[
-        list[str],
-        typer.Option(
-            "--score-column",
-            help="With --scores: the score column(s) (default: score; for harness logs their per-item metrics).",
-        ),
-    ] = field(default_factory=list)
-    cluster_column: Annotated[
-        str | None,
-        typer.Option(
-            "--cluster-column",
-            help="With --scores: the column (or doc.FIELD, metadata.FIELD) grouping items into clusters, for clustered standard errors.",
-        ),
-    ] = None
+    id_column: IdColumn = "id"
+    score_column: ScoreColumns = field(default_factory=list)
+    cluster_column: ClusterColumn = None
     sample_column: Annotated[
         str | None,
         typer.Option(

@@ -27,6 +27,7 @@ from evalab.cli.language_checks import warn_tokenizer_misfit
 from evalab.cli.names import NamedInputs, named_inputs
 from evalab.cli.options import (
     Figures,
+    IntervalConfidence,
     LatexFragment,
     LatexSplit,
     MetricSettings,
@@ -273,9 +274,7 @@ class MetaEvalRequest:
     seed: Annotated[int, typer.Option("--seed", help="Seed of resampling and permutations.")] = (
         DEFAULT_SEED
     )
-    confidence: Annotated[
-        float, typer.Option("--confidence", help="Confidence level of the intervals.")
-    ] = 0.95
+    confidence: IntervalConfidence = 0.95
     alpha: Annotated[
         float, typer.Option("--alpha", help="Significance level of the rank clusters.")
     ] = 0.05

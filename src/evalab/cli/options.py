@@ -144,10 +144,52 @@ MissingRef = Annotated[
         "beyond the first -r file it means no reference for that segment.",
     ),
 ]
+#: ``-m/--metrics`` of the commands that score texts
+Metrics = Annotated[
+    list[str],
+    typer.Option(
+        "-m",
+        "--metrics",
+        help="Metric name(s), any case: -m bleu chrf ... or -m BLEU,chrF (see `evalab metrics`).",
+    ),
+]
 #: ``-s/--set`` metric settings
 MetricSettings = Annotated[
     list[str],
-    typer.Option("-s", "--set", help="Metric setting KEY=VALUE or METRIC.KEY=VALUE. Repeatable."),
+    typer.Option(
+        "-s",
+        "--set",
+        help="Metric setting KEY=VALUE (all metrics with KEY) or METRIC.KEY=VALUE. Repeatable.",
+    ),
+]
+#: ``-j/--jobs``: processes computing per-segment statistics
+ShardJobs = Annotated[
+    int,
+    typer.Option(
+        "-j",
+        "--jobs",
+        help="Processes computing per-segment statistics (shards are summed: same numbers).",
+    ),
+]
+#: ``--device`` of a torch model
+Device = Annotated[str, typer.Option("--device", help="Torch device: cpu, cuda, cuda:1 ...")]
+#: ``--id-column``, ``--score-column``, ``--cluster-column`` of per-item score files
+IdColumn = Annotated[
+    str, typer.Option("--id-column", help="With --scores: the item id column of CSV/JSONL files.")
+]
+ScoreColumns = Annotated[
+    list[str],
+    typer.Option(
+        "--score-column",
+        help="With --scores: the score column(s) (default: score; for harness logs their per-item metrics).",
+    ),
+]
+ClusterColumn = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster-column",
+        help="With --scores: the column (or doc.FIELD, metadata.FIELD) grouping items into clusters, for clustered standard errors.",
+    ),
 ]
 #: ``-o/--out FILE``: the command's output, written atomically
 OutFile = Annotated[
@@ -178,6 +220,8 @@ RayTimeout = Annotated[float | None, ray_timeout_option()]
 WithCI = Annotated[bool, ci_option()]
 Seed = Annotated[int, seed_option()]
 Confidence = Annotated[float, confidence_option()]
+IntervalConfidence = Annotated[float, confidence_option("Confidence level of the intervals.")]
+CISamples = Annotated[int, n_samples_option("Bootstrap resamples for --ci.")]
 
 
 def table_view(fmt: str, layout: str | None, split: bool, fragment: bool) -> TableView:

@@ -18,10 +18,13 @@ import typer
 from evalab.cli.app import command
 from evalab.cli.compare_scores import aligned_inputs, means_of
 from evalab.cli.options import (
+    ClusterColumn,
     Format,
+    IdColumn,
     LatexFragment,
     LatexSplit,
     OutFile,
+    ScoreColumns,
     given_options,
     latex_layout,
 )
@@ -210,15 +213,9 @@ class PowerRequest:
         float,
         typer.Option("--icc", help="Without a pilot: intra-cluster correlation of the scores."),
     ] = 0.0
-    id_column: Annotated[
-        str, typer.Option("--id-column", help="With --scores: the item id column.")
-    ] = "id"
-    score_column: Annotated[
-        list[str], typer.Option("--score-column", help="With --scores: the score column.")
-    ] = field(default_factory=list)
-    cluster_column: Annotated[
-        str | None, typer.Option("--cluster-column", help="With --scores: the cluster column.")
-    ] = None
+    id_column: IdColumn = "id"
+    score_column: ScoreColumns = field(default_factory=list)
+    cluster_column: ClusterColumn = None
     format: Format = "table"
     out: OutFile = None
     latex_split: LatexSplit = False

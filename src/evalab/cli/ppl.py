@@ -37,15 +37,17 @@ import typer
 from evalab.cli.app import command
 from evalab.cli.inputs import check_segments_path
 from evalab.cli.options import (
+    CISamples,
     Confidence,
+    Device,
     Format,
     LatexFragment,
     LatexSplit,
+    OutFile,
     Quiet,
     Seed,
     ci_option,
     layout_option,
-    n_samples_option,
     segments_option,
     table_view,
 )
@@ -383,9 +385,7 @@ class PplRequest:
             "--bos/--no-bos", help="Prepend the tokenizer's BOS token so the first token is scored."
         ),
     ] = DEFAULTS.bos
-    device: Annotated[str, typer.Option("--device", help="Torch device: cpu, cuda, cuda:1 ...")] = (
-        DEFAULTS.device
-    )
+    device: Device = DEFAULTS.device
     dtype: Annotated[
         str,
         typer.Option("--dtype", help="Model weights dtype: float32, float64, bfloat16, float16."),
@@ -425,16 +425,14 @@ class PplRequest:
         bool, typer.Option("--per-document", help="Add one row per document to the report.")
     ] = False
     format: Format = "table"
-    out: Annotated[
-        str | None, typer.Option("-o", "--out", help="Write the report to this file (atomically).")
-    ] = None
+    out: OutFile = None
     ci: Annotated[
         bool,
         ci_option(
             "Add a bootstrap percentile confidence interval of the perplexity, resampling documents (--documents lines, or the sequences of --logits)."
         ),
     ] = False
-    n_samples: Annotated[int, n_samples_option("Bootstrap resamples for --ci.")] = 1000
+    n_samples: CISamples = 1000
     seed: Seed = DEFAULT_SEED
     confidence: Confidence = 0.95
     segments: Annotated[

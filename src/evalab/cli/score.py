@@ -32,11 +32,14 @@ from evalab.cli.options import (
     LatexFragment,
     LatexSplit,
     Layout,
+    Metrics,
+    MetricSettings,
     MissingRef,
     OutFile,
     RayAddress,
     RayTimeout,
     Seed,
+    ShardJobs,
     Source,
     Width,
     WithCI,
@@ -113,22 +116,8 @@ class ScoreRequest:
         ),
     ] = field(default_factory=list)
     source: Source = None
-    metrics: Annotated[
-        list[str],
-        typer.Option(
-            "-m",
-            "--metrics",
-            help="Metric name(s), any case: -m bleu chrf ... or -m BLEU,chrF (see `evalab metrics`).",
-        ),
-    ] = field(default_factory=lambda: ["bleu"])
-    set_: Annotated[
-        list[str],
-        typer.Option(
-            "-s",
-            "--set",
-            help="Metric setting KEY=VALUE (all metrics with KEY) or METRIC.KEY=VALUE. Repeatable.",
-        ),
-    ] = field(default_factory=list)
+    metrics: Metrics = field(default_factory=lambda: ["bleu"])
+    set_: MetricSettings = field(default_factory=list)
     model: Annotated[
         str | None,
         typer.Option(
@@ -176,14 +165,7 @@ class ScoreRequest:
         ),
     ] = False
     width: Width = None
-    jobs: Annotated[
-        int,
-        typer.Option(
-            "-j",
-            "--jobs",
-            help="Processes computing per-segment statistics (shards are summed: same numbers).",
-        ),
-    ] = 1
+    jobs: ShardJobs = 1
     executor: Executor = "local"
     ray_address: RayAddress = None
     ray_timeout: RayTimeout = None

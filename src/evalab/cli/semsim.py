@@ -20,15 +20,17 @@ from evalab.cli.app import app, command
 from evalab.cli.inputs import check_segments_path, input_options, load_inputs
 from evalab.cli.language_checks import MULTILINGUAL_ENCODERS, warn_encoder_misfit
 from evalab.cli.options import (
+    CISamples,
     Confidence,
+    Device,
     Format,
     LatexFragment,
     LatexSplit,
+    OutFile,
     Quiet,
     Seed,
     ci_option,
     layout_option,
-    n_samples_option,
     segments_option,
     table_view,
 )
@@ -50,6 +52,22 @@ from evalab.report.table import Number, Table, TableCell
 from evalab.report.wide import Cell, WideMetric, wide_table
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
+
+#: the encoder options of ``semsim`` and ``semsim baseline``
+EncoderModel = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="Hugging Face encoder directory, Org/name in the local Hugging Face cache, or word-vector table (default: the shipped all-MiniLM-L6-v2).",
+    ),
+]
+EncoderBatch = Annotated[
+    int | None,
+    typer.Option(
+        "--batch-size",
+        help="Sentences per forward pass (default: 64, or up to 4096 tokens for plain BERT encoders).",
+    ),
+]
 
 semsim_app = typer.Typer(
     invoke_without_command=True,
@@ -113,13 +131,7 @@ class SemsimRequest:
     input: Annotated[
         list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ...")
     ] = field(default_factory=list)
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            help="Hugging Face encoder directory, Org/name in the local Hugging Face cache, or word-vector table (default: the shipped all-MiniLM-L6-v2).",
-        ),
-    ] = None
+    model: EncoderModel = None
     lang: Annotated[
         str | None,
         typer.Option(
@@ -170,14 +182,8 @@ class SemsimRequest:
             help="Static tables: 'zero' (cosine 0 outside the table) or 'exact' (letter match fallback).",
         ),
     ] = "zero"
-    batch_size: Annotated[
-        int | None,
-        typer.Option(
-            "--batch-size",
-            help="Sentences per forward pass (default: 64, or up to 4096 tokens for plain BERT encoders).",
-        ),
-    ] = None
-    device: Annotated[str, typer.Option("--device", help="cpu or cuda.")] = "cpu"
+    batch_size: EncoderBatch = None
+    device: Device = "cpu"
     max_length: Annotated[
         int | None,
         typer.Option(
@@ -198,16 +204,14 @@ class SemsimRequest:
         int, typer.Option("--explain-limit", help="Segments explained per system (0 = all).")
     ] = 10
     format: Format = "table"
-    out: Annotated[
-        str | None, typer.Option("-o", "--out", help="Write the scores to this file (atomically).")
-    ] = None
+    out: OutFile = None
     ci: Annotated[
         bool,
         ci_option(
             "Add a bootstrap percentile confidence interval of F1 (reported as mean ± half-width)."
         ),
     ] = False
-    n_samples: Annotated[int, n_samples_option("Bootstrap resamples for --ci.")] = 1000
+    n_samples: CISamples = 1000
     seed: Seed = DEFAULT_SEED
     confidence: Confidence = 0.95
     segments: Annotated[
@@ -378,13 +382,7 @@ def baseline_command(
     out: Annotated[
         str, typer.Option("-o", "--out", help="Baseline file to write (LAYER,P,R,F rows).")
     ],
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            help="Encoder directory or word-vector table (default: the shipped all-MiniLM-L6-v2).",
-        ),
-    ] = None,
+    model: EncoderModel = None,
     pairs: Annotated[
         str | None,
         typer.Option(
@@ -392,15 +390,9 @@ def baseline_command(
             help="Unrelated sentence pairs, candidate<TAB>reference per line (default: the shipped English corpus).",
         ),
     ] = None,
-    batch_size: Annotated[
-        int | None,
-        typer.Option(
-            "--batch-size",
-            help="Sentences per forward pass (default: 64, or up to 4096 tokens for plain BERT encoders).",
-        ),
-    ] = None,
-    device: Annotated[str, typer.Option("--device", help="cpu or cuda.")] = "cpu",
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+    batch_size: EncoderBatch = None,
+    device: Device = "cpu",
+    quiet: Quiet = False,
 ) -> None:
     """Compute a rescaling baseline: mean P/R/F of unrelated sentence pairs, every layer."""
     check_out(out, [("--model", model), ("--pairs", pairs)])
