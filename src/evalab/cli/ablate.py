@@ -432,53 +432,58 @@ def gc_cmd(
     )
 
 
-@ablate_app.command("import")
-def import_cmd(
+@dataclass(frozen=True)
+class ImportRequest:
+    """``evalab ablate import``'s options, as the command line gives them."""
+
     runs_file: Annotated[
         str,
         typer.Argument(
             help="Finished runs made elsewhere: a .csv (header line) or .jsonl file (evalab's columns: row or config, seed, one column per metric, optional per_example and outputs; or a W&B or MLflow export), or a Hydra multirun folder."
         ),
-    ],
+    ]
     study_file: Annotated[
         str, typer.Option("--study", help="The study file (TOML) the runs belong to.")
-    ],
-    db: DbOpt = None,
+    ]
+    db: DbOpt = None
     layout: Annotated[
         str,
         typer.Option(
             "--from",
             help="The export's layout: auto (by its columns; a folder is Hydra's), evalab, wandb, mlflow or hydra.",
         ),
-    ] = "auto",
+    ] = "auto"
     maps: Annotated[
         list[str] | None,
         typer.Option(
             "--map",
             help="SOURCE=TARGET: read the export's column SOURCE as TARGET (seed, row, a metric, config.KEY); an empty TARGET ignores the column. Repeatable.",
         ),
-    ] = None,
+    ] = None
     seed_from: Annotated[
         str | None,
         typer.Option(
             "--seed-from",
             help="The column (e.g. config.seed, params.seed) that holds each run's seed. Default: seed, or the configuration key seed.",
         ),
-    ] = None,
+    ] = None
     metrics_file: Annotated[
         str,
         typer.Option(
             "--metrics-file", help="Hydra: the JSON file of metrics each job wrote into its folder."
         ),
-    ] = "metrics.json",
+    ] = "metrics.json"
     skip_unmatched: Annotated[
         bool,
         typer.Option(
             "--skip-unmatched",
             help="Import the records that match a row of the study and list the others, instead of refusing the import.",
         ),
-    ] = False,
-) -> None:
+    ] = False
+
+
+@command(ImportRequest, on=ablate_app.command("import"))
+def import_cmd(req: ImportRequest) -> None:
     """Store runs made elsewhere (W&B, MLflow, Hydra, a cluster) so `ablate report` treats them like local runs.
 
     Records are matched to the study's rows by their configuration. Every record is checked
@@ -487,18 +492,19 @@ def import_cmd(
     from evalab.ablation import load_study
     from evalab.ablation.importer import import_runs
 
-    study = load_study(study_file, check_entry=False)
+    study = load_study(req.study_file, check_entry=False)
     done = import_runs(
         study,
-        runs_file,
-        db,
-        layout=layout,
-        maps=tuple(maps or ()),
-        seed_column=seed_from,
-        metrics_file=metrics_file,
-        skip_unmatched=skip_unmatched,
+        req.runs_file,
+        req.db,
+        layout=req.layout,
+        maps=tuple(req.maps or ()),
+        seed_column=req.seed_from,
+        metrics_file=req.metrics_file,
+        skip_unmatched=req.skip_unmatched,
     )
-    sys.stderr.write("".join(line + "\n" for line in _import_lines(done, study, runs_file, db)))
+    lines = _import_lines(done, study, req.runs_file, req.db)
+    sys.stderr.write("".join(line + "\n" for line in lines))
 
 
 def _import_lines(done: ImportSummary, study: Study, runs_file: str, db: str | None) -> list[str]:
@@ -529,12 +535,20 @@ def _import_lines(done: ImportSummary, study: Study, runs_file: str, db: str | N
     return lines
 
 
-def _curves(study: Study, db: str | None) -> StudyCurves | None:
-    """The runs' learning curves, None when no run logged one."""
+def _with_curves(
+    analysis: StudyAnalysis, study: Study, db: str | None
+) -> tuple[StudyAnalysis, StudyCurves | None]:
+    """The runs' learning curves (None when no run logged one), and the analysis with a note
+    saying how the runs' values were picked from them (every format says it)."""
+    import dataclasses
+
     from evalab.ablation.curve_rows import study_curves
+    from evalab.ablation.notes import CurvesNote
 
     found = study_curves(study, db)
-    return found if found.rows else None
+    if not found.rows:
+        return analysis, None
+    return dataclasses.replace(analysis, notes=[*analysis.notes, CurvesNote(found)]), found
 
 
 def _check_stored_bounds(study: Study, db: str | None) -> None:
@@ -612,13 +626,7 @@ def report_cmd(
     latex = latex_layout(format, latex_split, latex_fragment, small=True)
     _check_stored_bounds(study, db)
     analysis = analyze(study, db, aso=aso, alpha=alpha, power=power, holm=holm, resamples=n_samples)
-    curves = _curves(study, db)
-    if curves is not None:  # every format says how the runs' values were picked from their curves
-        import dataclasses
-
-        from evalab.ablation.notes import CurvesNote
-
-        analysis = dataclasses.replace(analysis, notes=[*analysis.notes, CurvesNote(curves)])
+    analysis, curves = _with_curves(analysis, study, db)
     if figures is not None:
         from evalab.report.ablation_figures import report_figures
 

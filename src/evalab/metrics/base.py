@@ -290,13 +290,7 @@ def check_references(
         raise InputError(
             f"{metric}: references must be a list of reference streams, got one string"
         )
-    hyps = list(hypotheses)
-    # the type check runs on every scoring call: map(type) keeps it at C speed, and the
-    # offending index is searched only when there is one
-    if not set(map(type, hyps)) <= {str}:
-        for i, h in enumerate(hyps):
-            if not isinstance(h, str):  # str subclasses pass
-                raise InputError(f"{metric}: hypothesis {i} is {type(h).__name__}, expected str")
+    hyps = _strings(hypotheses, metric)
     streams = list(references)
     if not streams:
         raise InputError(f"{metric}: no references given; expected references=[stream, ...]")
@@ -321,6 +315,25 @@ def check_references(
             f"{metric}: {n} hypotheses but reference streams of lengths {lengths}; every "
             f"stream must have one reference per hypothesis.{hint}"
         )
+    if _any_missing(refs, metric):
+        check_some_reference(refs, metric)
+    return hyps, refs
+
+
+def _strings(hypotheses: Sequence[str], metric: str) -> list[str]:
+    """The hypotheses as a list, each checked to be a string."""
+    hyps = list(hypotheses)
+    # the type check runs on every scoring call: map(type) keeps it at C speed, and the
+    # offending index is searched only when there is one
+    if not set(map(type, hyps)) <= {str}:
+        for i, h in enumerate(hyps):
+            if not isinstance(h, str):  # str subclasses pass
+                raise InputError(f"{metric}: hypothesis {i} is {type(h).__name__}, expected str")
+    return hyps
+
+
+def _any_missing(refs: list[list[str | None]], metric: str) -> bool:
+    """Whether a reference is missing (``None``), every one checked to be a string or ``None``."""
     missing = False
     for j, stream in enumerate(refs):
         # None is a missing reference for that segment (see evalab.metrics.missing_refs);
@@ -336,9 +349,7 @@ def check_references(
                     "expected str (or None for a missing reference)"
                 )
         missing = missing or None in stream
-    if missing:
-        check_some_reference(refs, metric)
-    return hyps, refs
+    return missing
 
 
 def reference_digest(references: Sequence[Sequence[str | None]]) -> str:

@@ -177,9 +177,7 @@ def contrast(
     text = arithmetic(coefs, means, value, decimals)
     low, high, p, absent = _contrast_t(coefs, arrays, value, confidence, paired=paired)
     if low is not None and high is not None and bounds is not None:
-        lo = sum(min(c * bounds[0], c * bounds[1]) for c in coefs)
-        hi = sum(max(c * bounds[0], c * bounds[1]) for c in coefs)
-        low, high = min(max(low, lo), hi), min(max(high, lo), hi)
+        low, high = _clipped(low, high, coefs, bounds)
     return Contrast(
         kind, name, labels, coefs, means, value, text, low, high, p, absent=absent, paired=paired
     )
@@ -198,6 +196,15 @@ def _cell_arrays(cells: Sequence[tuple[str, float, CellValues]], paired: bool) -
     if not shared:
         return [np.asarray(list(m.values()), dtype=float) for m in maps]
     return [np.array([m[s] for s in shared], dtype=float) for m in maps]
+
+
+def _clipped(
+    low: float, high: float, coefs: Sequence[float], bounds: tuple[float, float]
+) -> tuple[float, float]:
+    """A contrast's interval clipped to the range its coefficients allow cell means in ``bounds``."""
+    lo = sum(min(c * bounds[0], c * bounds[1]) for c in coefs)
+    hi = sum(max(c * bounds[0], c * bounds[1]) for c in coefs)
+    return min(max(low, lo), hi), min(max(high, lo), hi)
 
 
 def _scaled_back(r: Contrast, e: int, decimals: int) -> Contrast:
