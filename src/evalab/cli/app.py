@@ -20,6 +20,7 @@ from typing import Annotated, Any, TextIO, TypeVar
 import click
 import typer
 
+from evalab.cli.options import strict_numbers
 from evalab.cli.version import version_line
 from evalab.errors import EvalabError
 
@@ -118,6 +119,7 @@ GREEDY_OPTIONS: dict[str, set[str]] = {
         "--score-column",
     },
     "power": {"--scores"},
+    "judge": {"--lengths"},
     "semsim": {"-i", "--input", "-r", "--reference"},
     "meta-eval": {"-i", "--input", "-m", "--metrics", "--name-map"},
 }
@@ -161,6 +163,11 @@ COMMAND_MODULES: dict[str, str] = {
     "demo": "demo",
     "meta-eval": "meta_eval",
     "power": "power",
+    "winrate": "preferences",
+    "arena": "preferences",
+    "agreement": "preferences",
+    "passk": "passk",
+    "judge": "judge",
 }
 
 
@@ -237,7 +244,9 @@ def command_for(args: Sequence[str]) -> click.Command:
     """The click command of the app with the command modules ``args`` need registered
     (the start-up of a call: :func:`run` builds it when it is not given)."""
     _register_commands(args)
-    return typer.main.get_command(app)
+    root = typer.main.get_command(app)
+    strict_numbers(root)
+    return root
 
 
 def run(args: Sequence[str], root: click.Command | None = None) -> int:
