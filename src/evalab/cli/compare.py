@@ -32,7 +32,6 @@ from evalab.cli.inputs import (
     check_source_option,
     input_options,
     load_inputs,
-    metric_inputs,
     show_progress,
     warn_language_misfits,
 )
@@ -47,6 +46,7 @@ from evalab.cli.options import (
     LatexSplit,
     Layout,
     Metrics,
+    MetricSelection,
     MetricSettings,
     MissingRef,
     OutFile,
@@ -59,7 +59,6 @@ from evalab.cli.options import (
     ShardJobs,
     Source,
     Width,
-    build_metrics,
     check_figures,
     check_width,
     given_options,
@@ -979,6 +978,8 @@ class SystemsRun:
 
     req: CompareRequest
     named: NamedInputs
+    #: the ``-m`` metrics with their ``--set`` settings, resolved once
+    metrics: MetricSelection
     #: every file the command reads, for the outputs to replace none of them
     read: list[tuple[str, str | None]]
     #: resamples (bs) or trials (ar); McNemar's exact test has none
@@ -995,10 +996,11 @@ def checked_systems(req: CompareRequest, view: TableView) -> SystemsRun:
             "compare needs -r REFERENCE and -i BASELINE SYS1 ... (or --scores FILES)"
         )
     named = named_inputs(req.input)
+    metrics = MetricSelection.parse(req.metrics, req.set_)
     read = [
         *input_options(req.reference, named.paths, req.source),
         ("--train", req.train),
-        *metric_inputs(req.metrics, req.set_),
+        *metrics.read_paths(),
     ]
     check_out(req.out, read)
     check_format(req.format, PAGE_FORMATS)
@@ -1023,7 +1025,7 @@ def checked_systems(req: CompareRequest, view: TableView) -> SystemsRun:
             "compare needs a baseline and at least one system: -i BASELINE SYS1 [SYS2 ...]"
         )
     check_distinct_systems(named.paths)
-    return SystemsRun(req, named, read, n, correct, cluster, view)
+    return SystemsRun(req, named, metrics, read, n, correct, cluster, view)
 
 
 def _checked_test(req: CompareRequest) -> int:
@@ -1063,7 +1065,7 @@ class ScoredSystems:
 def scored_systems(run: SystemsRun) -> ScoredSystems:
     """Build the metrics, read and check the texts, and compute every metric's rows."""
     req, html = run.req, run.req.format == "html"
-    built = show_progress(build_metrics(req.metrics, req.set_), not req.quiet)
+    built = show_progress(run.metrics.build(), not req.quiet)
     # the page shows a source whatever the metrics read
     check_model_inputs(built, req.source, bool(req.reference), source_shown=html)
     if not (html and req.source is not None):

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalab.cli.language_checks import warn_encoder_misfit, warn_tokenizer_misfit
 from evalab.cli.names import system_name
-from evalab.cli.options import canonical_metric_names, parse_set_options
+from evalab.cli.options import MetricSelection, settings_paths
 from evalab.cli.output import check_out
 from evalab.cli.record_inputs import RecordOptions, read_streams
 from evalab.cli.segment_checks import check_no_nul
@@ -53,19 +53,13 @@ _DB_COMPANIONS = ("-wal", "-shm", "-journal")
 
 def settings_inputs(metric: str, settings: Mapping[str, Any], label: str) -> list[tuple[str, str]]:
     """``(label.setting, path)`` of every file or folder ``settings`` make ``metric`` read."""
-    cls = metric_class(metric).settings_class
-    known = {k: v for k, v in settings.items() if k in cls.__dataclass_fields__}
-    return [(f"{label}.{key}", path) for key, path in cls(**known).read_paths()]
+    return settings_paths(metric_class(metric), settings, label)
 
 
 def metric_inputs(names: Sequence[str], set_items: Sequence[str]) -> list[tuple[str, str]]:
     """The paths the ``--set`` settings of the selected metrics name (models, baselines...);
     ``names`` as given on the command line (any case, comma-separated lists)."""
-    names = canonical_metric_names(names)
-    per_metric = parse_set_options(set_items, names)
-    return [
-        pair for name in names for pair in settings_inputs(name, per_metric[name], f"--set {name}")
-    ]
+    return MetricSelection.parse(names, set_items).read_paths()
 
 
 def study_inputs(study: Any, db: str) -> list[tuple[str, str | None]]:

@@ -30,13 +30,13 @@ from evalab.cli.options import (
     IntervalConfidence,
     LatexFragment,
     LatexSplit,
+    MetricSelection,
     MetricSettings,
     OutFile,
     PageFormat,
     Quiet,
     RepeatedReferences,
     Source,
-    build_metrics,
     check_figures,
     layout_option,
     table_view,
@@ -147,7 +147,7 @@ def _collect_scores(
     source: tuple[str | None, str] = (None, ""),
 ) -> list[MetricScores]:
     out: list[MetricScores] = []
-    built = show_progress(build_metrics(metrics, set_), progress)
+    built = show_progress(MetricSelection.parse(metrics, set_).build(), progress)
     warn_tokenizer_misfit(built, refs)  # 13a on Chinese: said once, as in `score`
     # the metrics that read sources (comet) get the --source segments, as in `score`
     built = bind_source(built, source[0], [source[1]], refs)

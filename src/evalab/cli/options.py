@@ -17,7 +17,7 @@ option; a command passes its own help text where what the option does differs.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any
 
 import click
@@ -354,15 +354,57 @@ def canonical_metric_names(items: Sequence[str]) -> list[str]:
     return [by_lower.get(n.lower(), n) for n in names]
 
 
+@dataclasses.dataclass(frozen=True)
+class MetricSelection:
+    """The ``-m`` metrics resolved once: each registry name (in the order given), its class
+    and its ``--set`` settings. An unknown name, setting or value is refused as it is
+    resolved; a name given twice when the metrics are built."""
+
+    names: tuple[str, ...]
+    classes: dict[str, type[Metric]]
+    settings: dict[str, dict[str, Any]]
+
+    @classmethod
+    def parse(cls, items: Sequence[str], set_items: Sequence[str]) -> MetricSelection:
+        """The metrics of ``-m`` items (any case, comma-separated lists) with ``--set`` items."""
+        from evalab.metrics.registry import metric_class
+
+        names = canonical_metric_names(items)
+        classes = {name: metric_class(name) for name in names}
+        return cls(tuple(names), classes, parse_set_options(set_items, classes))
+
+    def build(self) -> dict[str, Metric]:
+        """Every metric, built with its settings (a hub id in a model setting is resolved by
+        the metric itself, models.hub)."""
+        if len(set(self.names)) != len(self.names):
+            raise SettingsError(f"metric listed twice in {list(self.names)}")
+        return {name: self.classes[name](**self.settings[name]) for name in self.names}
+
+    def read_paths(self) -> list[tuple[str, str]]:
+        """``(--set METRIC.setting, path)`` of every file or folder the settings name."""
+        return [
+            pair
+            for name in self.names
+            for pair in settings_paths(self.classes[name], self.settings[name], f"--set {name}")
+        ]
+
+
+def settings_paths(
+    cls: type[Metric], settings: Mapping[str, Any], label: str
+) -> list[tuple[str, str]]:
+    """``(label.setting, path)`` of every file or folder ``settings`` make a metric of ``cls`` read."""
+    settings_class = cls.settings_class
+    known = {k: v for k, v in settings.items() if k in settings_class.__dataclass_fields__}
+    return [(f"{label}.{key}", path) for key, path in settings_class(**known).read_paths()]
+
+
 def parse_set_options(
-    items: Sequence[str], metric_names: Sequence[str]
+    items: Sequence[str], classes: Mapping[str, type[Metric]]
 ) -> dict[str, dict[str, Any]]:
-    """Map each metric name to its settings from ``--set`` items."""
+    """Map each selected metric (name -> class) to its settings from ``--set`` items."""
+    metric_names = list(classes)
     per_metric: dict[str, dict[str, Any]] = {name: {} for name in metric_names}
     given: dict[tuple[str, str], str] = {}  # (metric, key) -> the --set item that set it
-    from evalab.metrics.registry import metric_class
-
-    classes = {name: metric_class(name) for name in metric_names}
     for item in items:
         if "=" not in item:
             raise SettingsError(f"--set {item!r}: expected KEY=VALUE or METRIC.KEY=VALUE")
@@ -395,18 +437,6 @@ def parse_set_options(
                 )
             per_metric[name][key] = value
     return per_metric
-
-
-def build_metrics(names: Sequence[str], set_items: Sequence[str]) -> dict[str, Metric]:
-    """Instantiate the named metrics with the ``--set`` settings (unknown names fail early)."""
-    names = canonical_metric_names(names)
-    if len(set(names)) != len(names):
-        raise SettingsError(f"metric listed twice in {list(names)}")
-    settings = parse_set_options(set_items, names)
-    # a hub id in a model setting is resolved by the metric itself (models.hub)
-    from evalab.metrics.registry import metric_class
-
-    return {name: metric_class(name)(**settings[name]) for name in names}
 
 
 def model_items(model: str | None, names: Sequence[str]) -> list[str]:

@@ -21,7 +21,6 @@ from evalab.cli.inputs import (
     input_options,
     load_models,
     load_streams,
-    metric_inputs,
     show_progress,
     warn_language_misfits,
 )
@@ -33,6 +32,7 @@ from evalab.cli.options import (
     LatexSplit,
     Layout,
     Metrics,
+    MetricSelection,
     MetricSettings,
     MissingRef,
     OutFile,
@@ -43,7 +43,6 @@ from evalab.cli.options import (
     Source,
     Width,
     WithCI,
-    build_metrics,
     canonical_metric_names,
     check_width,
     confidence_option,
@@ -270,7 +269,7 @@ def score(req: ScoreRequest) -> None:
         _run_paired(req)
         return
     run = checked_score(req, names)
-    built = show_progress(build_metrics(req.metrics, set_), not req.quiet)
+    built = show_progress(run.metrics.build(), not req.quiet)
     check_model_inputs(built, req.source, bool(req.reference) or req.ref_field is not None)
     check_source_option(built, req.source, [*req.reference, *run.named.paths])
     refs, systems, labels = read_references_and_systems(req, run.named)
@@ -305,6 +304,8 @@ class ScoreRun:
     ``-j N`` runs, and the table's layout."""
 
     named: NamedInputs
+    #: the ``-m`` metrics with their ``--set`` settings, resolved once
+    metrics: MetricSelection
     n: int
     cluster: "RayCluster | None"
     view: TableView
@@ -313,10 +314,8 @@ class ScoreRun:
 def checked_score(req: ScoreRequest, names: list[str]) -> ScoreRun:
     """Every option of ``score`` checked before any file is read."""
     named = named_inputs(req.input)
-    read = [
-        *input_options(req.reference, named.paths, req.source),
-        *metric_inputs(req.metrics, req.set_),
-    ]
+    metrics = MetricSelection.parse(req.metrics, req.set_)
+    read = [*input_options(req.reference, named.paths, req.source), *metrics.read_paths()]
     check_out(req.out, read)
     check_format(req.format)
     view = table_view(req.format, req.layout, req.latex_split, req.latex_fragment)
@@ -334,7 +333,7 @@ def checked_score(req: ScoreRequest, names: list[str]) -> ScoreRun:
     check_width(req.width)
     cluster = ray_cluster(req.executor, req.ray_address, req.ray_timeout, shards=req.jobs)
     check_segments_path(req.segments, req.out, read)
-    return ScoreRun(named, n, cluster, view)
+    return ScoreRun(named, metrics, n, cluster, view)
 
 
 def read_references_and_systems(
