@@ -338,7 +338,9 @@ def test_import_needs_a_study_and_an_existing_file(tmp_path, study, run_cli):
         (
             "runs.jsonl",
             '{"row": "base", "seed": 0, "acc": ' + "9" * 400 + ', "loss": 0.5}\n',
-            "runs.jsonl:1: column acc: '" + "9" * 24 + "'... (400 characters): an integer beyond 2**53",
+            "runs.jsonl:1: column acc: '"
+            + "9" * 24
+            + "'... (400 characters): an integer beyond 2**53",
         ),  # OverflowError before
         (
             "runs.jsonl",

@@ -198,7 +198,7 @@ def test_argparse_style_args_reach_a_real_argparse_parser(run_cli, tmp_path):
         (
             "sh -c 'python train.py name={name}' {out}",
             "",
-            "[study] command: {name} stands inside ' quotes, and its value \"'a b'\" would need quoting there",
+            "[study] command: {name} stands in text a program reads as code",
         ),
         ("python train.py hidden={hidden} seed={seed}", "", "[study] command: must contain {out}"),
     ],

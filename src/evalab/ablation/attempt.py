@@ -2,7 +2,7 @@
 
 Each attempt is a fresh process in its own process group (an entry-point run is a fresh
 Python interpreter running :mod:`evalab.ablation._worker`; a command template runs through
-the shell under :mod:`evalab.ablation._guard`), so a run that hangs past the study's
+its argv, or ``/bin/sh`` when it needs a shell, under :mod:`evalab.ablation._guard`), so a run that hangs past the study's
 ``timeout`` is killed with everything it started, a run cannot leak state (global RNGs,
 CUDA context, imported modules) into another, and no run outlives its runner. An attempt
 takes a :class:`~evalab.ablation.results.Job` and gives an
@@ -37,7 +37,14 @@ from evalab.ablation.codeversion import (
 )
 from evalab.ablation.curves import LOG_FILE, RUN_DIR_ENV, STOP_ENV, collect_curves
 from evalab.ablation.per_example import EXAMPLES_FILE
-from evalab.ablation.results import Artifacts, AttemptResult, ExamplesEntry, Job, Timing
+from evalab.ablation.results import (
+    Artifacts,
+    AttemptResult,
+    Evaluated,
+    ExamplesEntry,
+    Job,
+    Timing,
+)
 from evalab.ablation.store import current_version_map, now, version_map
 from evalab.errors import RunError
 
@@ -57,27 +64,34 @@ _BOOTSTRAP = (
 
 
 def make_job(
-    study: Study, run: PlannedRun, out_dir: Path, checkpoint_dir: Path | None = None
+    study: Study,
+    run: PlannedRun,
+    out_dir: Path,
+    checkpoint_dir: Path | None = None,
+    evaluated: Evaluated | None = None,
 ) -> Job:
     """The description of a run that travels to a process or a Ray task.
 
     An eval run (``run.stage == "eval"``) calls the study's ``evaluate`` entry point with
-    ``checkpoint_dir``, the run folder of the trained run it evaluates; never ``entry``.
+    ``checkpoint_dir``, the run folder of the trained run it evaluates (``evaluated``: which
+    finish of that run, recorded with the result); never ``entry``.
     """
     evaluating = run.stage == "eval"
     if evaluating and checkpoint_dir is None:
         raise ValueError(
             f"eval run {run.key} needs the checkpoint folder of its trained run {run.parent_key}"
         )
+    line = None if evaluating or study.template is None else run_command(study, run, out_dir)
     return Job(
         key=run.key,
         study_dir=str(study.directory),
         roots=tuple(str(r.resolve()) for r in search_roots(study.directory)),
         entry=study.evaluate if evaluating else study.entry,
-        command=None
-        if evaluating or study.template is None
-        else run_command(study, run, out_dir).text,
+        command=line.text if line else None,
+        argv=line.argv if line else (),
+        env=line.env if line else (),
         checkpoint_dir=str(checkpoint_dir) if evaluating else None,
+        evaluated=evaluated if evaluating else None,
         config=run.config,
         seed=run.seed,
         out_dir=str(out_dir),
@@ -256,10 +270,10 @@ def command_line(job: Job, out_dir: Path) -> list[str]:
             str(Path(__file__).with_name("_worker.py")),
             str(job_path),
         ]
-    if job.command is None:
+    if not job.argv:
         raise ValueError(f"run {job.key} has neither an entry point nor a command")
     guard = str(Path(__file__).with_name("_guard.py"))
-    return [sys.executable, "-c", _BOOTSTRAP, guard, str(os.getpid()), job.command]
+    return [sys.executable, "-c", _BOOTSTRAP, guard, str(os.getpid()), *job.argv]
 
 
 def launch_and_wait(job: Job, argv: list[str], out_dir: Path, live: Live | None) -> Ended:
@@ -269,6 +283,7 @@ def launch_and_wait(job: Job, argv: list[str], out_dir: Path, live: Live | None)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (job.study_dir, env.get("PYTHONPATH", "")) if p)
     env[RUN_DIR_ENV] = str(out_dir)  # evalab.ablation.log() writes the run's curves there
     env[STOP_ENV] = job.curves.stop_when if job.entry else ""
+    env.update(job.env)  # the values a command's shell script names (never in its text)
     started, t0 = now(), time.perf_counter()
     with open(out_dir / "log.txt", "wb") as log:
         proc = subprocess.Popen(
@@ -397,6 +412,7 @@ def _result(job: Job, out_dir: Path, ended: Ended, timing: Timing, host: str) ->
         examples=scored.examples,
         checkpoint_dir=job.checkpoint_dir,
         curves=logged.entry if logged else None,
+        evaluated=job.evaluated,
     )
     return AttemptResult(
         "ok",

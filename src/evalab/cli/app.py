@@ -68,6 +68,7 @@ GREEDY_OPTIONS: dict[str, set[str]] = {
         "--score-column",
     },
     "power": {"--scores"},
+    "judge": {"--lengths"},
     "semsim": {"-i", "--input", "-r", "--reference"},
     "meta-eval": {"-i", "--input", "-m", "--metrics", "--name-map"},
 }
@@ -111,6 +112,11 @@ COMMAND_MODULES: dict[str, str] = {
     "demo": "demo",
     "meta-eval": "meta_eval",
     "power": "power",
+    "winrate": "preferences",
+    "arena": "preferences",
+    "agreement": "preferences",
+    "passk": "passk",
+    "judge": "judge",
 }
 
 
