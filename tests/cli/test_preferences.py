@@ -239,3 +239,19 @@ def test_arena_style_control(run_cli, tmp_path: Path) -> None:
     assert effect["covariate"] == "sum_assistant_{}_tokens" and effect["ci_low"] > 0
     assert max(abs(r["rating"] - 1000) for r in got["ratings"]) < 40  # the models are equal
     assert got["signature"].startswith("bt-style|features:sum_assistant_{}_tokens|l2:0|")
+
+
+def test_arena_and_winrate_pages(run_cli, tmp_path: Path, alpaca_annotations: Path) -> None:
+    page = tmp_path / "arena.html"
+    res = run_cli("arena", EXAMPLES / "battles.jsonl", "-n", "20", "-f", "html", "-o", page)
+    assert res.exit_code == 0, res.stderr
+    text = page.read_text()
+    assert text.count("<svg") == 1 and "atlas-70b" in text and "cluster 1" in text
+    assert "<script" not in text and "default-src 'none'" in text
+    win = tmp_path / "win.html"
+    a = alpaca_annotations
+    res = run_cli(
+        "winrate", a / "claude-2.1.json", a / "phi-2.json", "-n", "20", "-f", "html", "-o", win
+    )
+    assert res.exit_code == 0, res.stderr
+    assert "Win rate against gpt4_1106_preview" in win.read_text()

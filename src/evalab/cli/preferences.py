@@ -15,11 +15,19 @@ import numpy as np
 import typer
 
 from evalab.cli.app import app
-from evalab.cli.output import check_format, check_out, emit_table, format_option
+from evalab.cli.output import (
+    PAGE_FORMATS,
+    check_format,
+    check_out,
+    emit,
+    emit_table,
+    format_option,
+)
 from evalab.errors import InputError, SettingsError
 from evalab.io import read_records
 from evalab.items.preferences import read_annotations, read_battles
 from evalab.numbers import NumberError, parse_number, read_value
+from evalab.report.leaderboard import leaderboard_figure, leaderboard_html
 from evalab.report.table import Interval, Number, NumberText, Table, TableCell
 from evalab.stats.agreement import LEVELS, WEIGHTS, Agreement
 from evalab.stats.bradley_terry import (
@@ -37,7 +45,7 @@ from evalab.stats.style_control import StyleControlled, style_controlled, style_
 Samples = Annotated[int, typer.Option("-n", "--n-samples", help="Bootstrap resamples.")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap (0 is a seed too).")]
 Confidence = Annotated[float, typer.Option("--confidence", help="Confidence of the intervals.")]
-Fmt = Annotated[str, format_option()]
+Fmt = Annotated[str, format_option(PAGE_FORMATS)]
 Out = Annotated[str | None, typer.Option("-o", "--out", help="Write to this file.")]
 
 
@@ -71,7 +79,7 @@ def winrate(
     out: Out = None,
 ) -> None:
     """Win rates against a baseline from judge preferences (AlpacaEval's figures, with CIs)."""
-    check_format(fmt)
+    check_format(fmt, PAGE_FORMATS)
     named = [_named(a) for a in annotations]
     check_out(out, [("ANNOTATIONS", path) for _, path in named])
     table = win_rates(
@@ -105,6 +113,19 @@ def winrate(
     ]
     header = ["model", "win rate", "CI", "W/D/L", "n", "discrete", "avg length", "cluster"]
     data = [_rate_json(r, table.ranking.clusters[i]) for i, r in zip(order, rates, strict=True)]
+    if fmt == "html":
+        figure = leaderboard_figure(
+            f"Win rate against {base}",
+            [r.model for r in rates],
+            [r.win_rate for r in rates],
+            [r.ci.low for r in rates],
+            [r.ci.high for r in rates],
+            [table.ranking.clusters[i] for i in order],
+            xlabel="win rate (%)",
+            interval=f"{confidence:.0%} CI",
+        )
+        emit(leaderboard_html("Win rates", figure, Table(header, body), footer), out)
+        return
     emit_table(fmt, Table(header, body, footer), out, data=data)
 
 
@@ -172,7 +193,7 @@ def arena(
     out: Out = None,
 ) -> None:
     """Bradley–Terry ratings (Elo scale) from pairwise battles, with CIs and clusters."""
-    check_format(fmt)
+    check_format(fmt, PAGE_FORMATS)
     if ties not in TIES:
         raise SettingsError(f"--ties must be one of {', '.join(TIES)}, got {ties!r}")
     if resample not in RESAMPLES:
@@ -198,6 +219,8 @@ def arena(
             seed=seed,
         )
         table, data = _style_table(controlled)
+        if fmt == "html":
+            raise SettingsError("-f html draws the ratings of a fit without --style")
     else:
         result = bradley_terry(
             fight,
@@ -209,6 +232,20 @@ def arena(
             seed=seed,
         )
         table, data = _arena_table(result)
+        if fmt == "html":
+            order = result.ranking.order
+            figure = leaderboard_figure(
+                "Bradley–Terry ratings",
+                [result.models[i] for i in order],
+                [float(result.ratings[i]) for i in order],
+                [float(result.low[i]) for i in order],
+                [float(result.high[i]) for i in order],
+                [result.ranking.clusters[i] for i in order],
+                xlabel="rating (Elo scale)",
+                interval=f"{result.confidence:.0%} CI",
+            )
+            emit(leaderboard_html("Arena ratings", figure, table, table.footer), out)
+            return
     emit_table(fmt, table, out, data=data)
 
 
@@ -350,7 +387,7 @@ def agreement(
     n_samples: Samples = 1000,
     seed: Seed = DEFAULT_SEED,
     confidence: Confidence = 0.95,
-    fmt: Fmt = "table",
+    fmt: Annotated[str, format_option()] = "table",
     out: Out = None,
 ) -> None:
     """Agreement between raters (Krippendorff's α, Cohen's κ, Fleiss' κ) with a CI over items."""
