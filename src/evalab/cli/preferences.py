@@ -26,7 +26,7 @@ from evalab.cli.output import (
 from evalab.errors import InputError, SettingsError
 from evalab.io import read_records
 from evalab.items.preferences import read_annotations, read_battles
-from evalab.numbers import NumberError, parse_number
+from evalab.numbers import NumberError, parse_number, read_value
 from evalab.report.leaderboard import leaderboard_figure, leaderboard_html
 from evalab.report.table import Interval, Number, NumberText, Table, TableCell
 from evalab.stats.agreement import LEVELS, WEIGHTS, Agreement
@@ -354,8 +354,8 @@ def _ratings_table(path: str, item_column: str | None) -> tuple[list[str], np.nd
             if cell is None or (isinstance(cell, str) and not cell.strip()):
                 continue
             try:
-                values[i, j] = parse_number(cell) if isinstance(cell, str) else float(cell)
-            except (NumberError, TypeError, ValueError) as exc:
+                values[i, j] = float(read_value(cell))
+            except (NumberError, TypeError) as exc:
                 raise InputError(
                     f"{path}: line {record.line}: rater {column!r}: {exc} (a rating is a number; "
                     "leave the cell empty for a missing one)"
