@@ -198,9 +198,15 @@ def _side_value(record: dict[str, Any], key: str, label: str, where: str) -> flo
     meta = record.get("conv_metadata")
     value = record.get(key, meta.get(key) if isinstance(meta, dict) else None)
     if isinstance(value, dict):
-        value = sum(
-            v for v in value.values() if isinstance(v, int | float) and not isinstance(v, bool)
-        )
+        counts = list(value.values())
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in counts):
+            raise InputError(
+                f"{label}: {where}: style covariate {key!r} holds counts that are not all "
+                f"numbers: {value!r}"
+            )
+        value = sum(counts)
+    if isinstance(value, Refused):
+        raise InputError(f"{label}: {where}: {key} {value.error}")
     if isinstance(value, str):
         try:
             value = parse_number(value)
