@@ -292,3 +292,31 @@ def test_one_cluster_is_refused(tmp_path: Path) -> None:
             "a clustered standard error needs at least 2 clusters, got 1",
             watch=(tmp_path, EXAMPLE),
         )
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "needle"),
+    [
+        ("b.csv", "q2,1_0", "b.csv: line 3, score: score '1_0' is not a number"),
+        ("b.csv", "q2,1e400", "b.csv: line 3, score: score '1e400': beyond the range of a float"),
+        (
+            "b.jsonl",
+            '{"id": "q2", "score": ' + "9" * 400 + "}",
+            "b.jsonl: line 2, score: score '999999999999999999999999'... (400 characters): an integer beyond",
+        ),
+        (
+            "b.jsonl",
+            '{"id": "q2", "score": "0x10"}',
+            "b.jsonl: line 2, score: score '0x10' is not a number",
+        ),
+    ],
+)
+def test_a_score_outside_the_number_grammar_is_refused(tmp_path: Path, name, line, needle) -> None:
+    """`1_0` was read as 10 (Python's float) and a 400-digit JSON integer ended in a
+    traceback; each is one line naming the file, line and field."""
+    a = tmp_path / "a.csv"
+    a.write_text("id,score\nq1,1\nq2,0\n", encoding="utf-8")
+    b = tmp_path / name
+    first = "id,score\nq1,1\n" if name.endswith(".csv") else '{"id": "q1", "score": 1}\n'
+    b.write_text(first + line + "\n", encoding="utf-8")
+    assert_refused(("compare", "--scores", a, b), needle, watch=(tmp_path,))
