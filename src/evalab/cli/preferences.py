@@ -157,6 +157,23 @@ def _anchor(spec: str | None) -> tuple[str | None, float]:
         raise SettingsError(f"--anchor {spec!r}: the rating {exc}") from None
 
 
+def _arena_page(result: BradleyTerry, table: Table) -> str:
+    """The leaderboard page of a Bradley–Terry fit: its ratings with their intervals,
+    coloured by cluster, above the table."""
+    order = result.ranking.order
+    figure = leaderboard_figure(
+        "Bradley–Terry ratings",
+        [result.models[i] for i in order],
+        [float(result.ratings[i]) for i in order],
+        [float(result.low[i]) for i in order],
+        [float(result.high[i]) for i in order],
+        [result.ranking.clusters[i] for i in order],
+        xlabel="rating (Elo scale)",
+        interval=f"{result.confidence:.0%} CI",
+    )
+    return leaderboard_html("Arena ratings", figure, table, table.footer)
+
+
 @app.command()
 def arena(
     battles: Annotated[
@@ -204,47 +221,25 @@ def arena(
     fight = Battles.from_names(rec.model_a, rec.model_b, rec.outcome, rec.items)
     scale = EloScale(anchor=name, anchor_rating=rating)
     data: Any
+    # the fit's settings, the same with and without --style
+    fit: dict[str, Any] = {
+        "ties": ties,
+        "scale": scale,
+        "resample": resample,
+        "n_samples": n_samples,
+        "confidence": confidence,
+        "seed": seed,
+    }
     if rec.style is not None:
         x = style_features(rec.style[..., 0], rec.style[..., 1])
-        controlled = style_controlled(
-            fight,
-            x,
-            style,
-            ties=ties,
-            l2=l2,
-            scale=scale,
-            resample=resample,
-            n_samples=n_samples,
-            confidence=confidence,
-            seed=seed,
-        )
-        table, data = _style_table(controlled)
+        table, data = _style_table(style_controlled(fight, x, style, l2=l2, **fit))
         if fmt == "html":
             raise SettingsError("-f html draws the ratings of a fit without --style")
     else:
-        result = bradley_terry(
-            fight,
-            ties=ties,
-            scale=scale,
-            resample=resample,
-            n_samples=n_samples,
-            confidence=confidence,
-            seed=seed,
-        )
+        result = bradley_terry(fight, **fit)
         table, data = _arena_table(result)
         if fmt == "html":
-            order = result.ranking.order
-            figure = leaderboard_figure(
-                "Bradley–Terry ratings",
-                [result.models[i] for i in order],
-                [float(result.ratings[i]) for i in order],
-                [float(result.low[i]) for i in order],
-                [float(result.high[i]) for i in order],
-                [result.ranking.clusters[i] for i in order],
-                xlabel="rating (Elo scale)",
-                interval=f"{result.confidence:.0%} CI",
-            )
-            emit(leaderboard_html("Arena ratings", figure, table, table.footer), out)
+            emit(_arena_page(result, table), out)
             return
     emit_table(fmt, table, out, data=data)
 
