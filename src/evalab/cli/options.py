@@ -267,6 +267,9 @@ Seed = Annotated[int, seed_option()]
 Confidence = Annotated[float, confidence_option()]
 IntervalConfidence = Annotated[float, confidence_option("Confidence level of the intervals.")]
 CISamples = Annotated[int, n_samples_option("Bootstrap resamples for --ci.")]
+#: ``-n`` and ``--seed`` of a command whose intervals are always bootstrapped
+BootstrapSamples = Annotated[int, n_samples_option("Bootstrap resamples.")]
+BootstrapSeed = Annotated[int, seed_option("Seed of the bootstrap (0 is a seed too).")]
 
 
 def table_view(fmt: str, layout: str | None, split: bool, fragment: bool) -> TableView:

@@ -15,6 +15,13 @@ import numpy as np
 import typer
 
 from evalab.cli.app import app
+from evalab.cli.options import (
+    BootstrapSamples,
+    BootstrapSeed,
+    IntervalConfidence,
+    OutFile,
+    PageFormat,
+)
 from evalab.cli.output import (
     PAGE_FORMATS,
     check_format,
@@ -42,12 +49,6 @@ from evalab.stats.preferences import win_rates
 from evalab.stats.resampling import DEFAULT_SEED
 from evalab.stats.style_control import StyleControlled, style_controlled, style_features
 
-Samples = Annotated[int, typer.Option("-n", "--n-samples", help="Bootstrap resamples.")]
-Seed = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap (0 is a seed too).")]
-Confidence = Annotated[float, typer.Option("--confidence", help="Confidence of the intervals.")]
-Fmt = Annotated[str, format_option(PAGE_FORMATS)]
-Out = Annotated[str | None, typer.Option("-o", "--out", help="Write to this file.")]
-
 
 def _named(spec: str) -> tuple[str | None, str]:
     """``NAME=PATH`` or ``PATH`` (a path that exists is never split at ``=``)."""
@@ -72,11 +73,11 @@ def winrate(
             show_default=False,
         ),
     ],
-    n_samples: Samples = 1000,
-    seed: Seed = DEFAULT_SEED,
-    confidence: Confidence = 0.95,
-    fmt: Fmt = "table",
-    out: Out = None,
+    n_samples: BootstrapSamples = 1000,
+    seed: BootstrapSeed = DEFAULT_SEED,
+    confidence: IntervalConfidence = 0.95,
+    fmt: PageFormat = "table",
+    out: OutFile = None,
 ) -> None:
     """Win rates against a baseline from judge preferences (AlpacaEval's figures, with CIs)."""
     check_format(fmt, PAGE_FORMATS)
@@ -203,11 +204,11 @@ def arena(
     l2: Annotated[
         float, typer.Option("--l2", help="With --style: L2 penalty (FastChat's reg is 0.5).")
     ] = 0.0,
-    n_samples: Samples = 1000,
-    seed: Seed = DEFAULT_SEED,
-    confidence: Confidence = 0.95,
-    fmt: Fmt = "table",
-    out: Out = None,
+    n_samples: BootstrapSamples = 1000,
+    seed: BootstrapSeed = DEFAULT_SEED,
+    confidence: IntervalConfidence = 0.95,
+    fmt: PageFormat = "table",
+    out: OutFile = None,
 ) -> None:
     """Bradley–Terry ratings (Elo scale) from pairwise battles, with CIs and clusters."""
     check_format(fmt, PAGE_FORMATS)
@@ -379,11 +380,11 @@ def agreement(
     item_column: Annotated[
         str | None, typer.Option("--item-column", help="A column naming the item (not a rater).")
     ] = None,
-    n_samples: Samples = 1000,
-    seed: Seed = DEFAULT_SEED,
-    confidence: Confidence = 0.95,
+    n_samples: BootstrapSamples = 1000,
+    seed: BootstrapSeed = DEFAULT_SEED,
+    confidence: IntervalConfidence = 0.95,
     fmt: Annotated[str, format_option()] = "table",
-    out: Out = None,
+    out: OutFile = None,
 ) -> None:
     """Agreement between raters (Krippendorff's α, Cohen's κ, Fleiss' κ) with a CI over items."""
     check_format(fmt)
