@@ -8,10 +8,13 @@ skipped, with the reason, where it is missing.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -31,6 +34,7 @@ from evalab.report.markdown import md_escape
 from evalab.report.table import NumberText, Table
 
 N = 40
+FILES_ITEMS = [REPO / "examples" / "item-scores" / f"model-{m}.csv" for m in "abc"]
 
 #: a cell that starts like a number (a digit, a sign, the no-value dash, an interval)
 NUMBER_LIKE = re.compile(r"[-+–\d\[<]")
@@ -187,14 +191,39 @@ def test_a_fragment_is_the_tabular_alone():
 
 
 # -- compiling the real output ---------------------------------------------------------------
-DOCUMENT = "\\documentclass{article}\n" + PREAMBLE + "\n\\begin{document}\n"
+#: a word set in \footnotesize at the top of every compiled document: its rendered height is
+#: the threshold no table text may fall below (measured, not assumed)
+REFERENCE_WORD = "Footnotesizereference"
+_NEEDS = re.compile(r"^% needs: (.*?)(?: \(|$)", re.M)
+
+
+def needed_packages(tex: str) -> list[str]:
+    """The packages the ``% needs:`` lines of ``tex`` name (one output's, or several's)."""
+    names = [n.strip() for line in _NEEDS.findall(tex) for n in line.split(",")]
+    return list(dict.fromkeys(n for n in names if n and n != "no package"))
+
+
+def document(tex: str) -> str:
+    """``tex`` in a two-column article whose preamble loads exactly the packages it names,
+    after the reference word in \footnotesize."""
+    packages = needed_packages(tex)
+    preamble = f"\\usepackage{{{','.join(packages)}}}\n" if packages else ""
+    return (
+        "\\documentclass[twocolumn]{article}\n"
+        + preamble
+        + f"\\begin{{document}}\n{{\\footnotesize {REFERENCE_WORD}}}\\par\n"
+        + tex
+        + "\n\\end{document}\n"
+    )
 
 
 def compile_latex(tables: str, tmp_path) -> str:
-    """Compile ``tables`` in a standard article with the documented preamble; fail with
-    pdflatex's errors, or on any box wider than the text (pdflatex only warns); the log."""
+    """Compile ``tables`` in a two-column article with exactly the packages they name (one
+    pdflatex run); fail with pdflatex's errors, or on any box wider than its column or page
+    (pdflatex only warns); the log."""
+    assert tables.startswith("% needs: "), tables[:200]  # the first comment line
     doc = tmp_path / "doc.tex"
-    doc.write_text(DOCUMENT + tables + "\n\\end{document}\n", encoding="utf-8")
+    doc.write_text(document(tables), encoding="utf-8")
     res = subprocess.run(
         ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", doc.name],
         cwd=tmp_path,
@@ -215,6 +244,7 @@ def compile_latex(tables: str, tmp_path) -> str:
     assert "Missing character" not in log  # a glyph the font lacks is dropped with only a warning
     overfull = [line for line in log.splitlines() if line.startswith("Overfull \\hbox")]
     assert not overfull, overfull  # wider than the page: cut off in the PDF
+    assert "Float too large" not in log  # taller than the page: cut off in the PDF
     return log
 
 
@@ -222,6 +252,43 @@ NEEDS_PDFLATEX = pytest.mark.skipif(
     shutil.which("pdflatex") is None,
     reason="pdflatex is not installed (Debian: texlive-latex-base texlive-latex-recommended)",
 )
+NEEDS_PDFTOTEXT = pytest.mark.skipif(
+    shutil.which("pdftotext") is None, reason="pdftotext is not installed (Debian: poppler-utils)"
+)
+_WORD = re.compile(
+    r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</word>'
+)
+
+
+def word_heights(pdf) -> list[tuple[float, str]]:
+    """Every word of the PDF with its rendered height (pt), as ``pdftotext -bbox`` boxes it;
+    a one-letter index set apart from the word it follows (the ``b`` of Kendall's τ_b: a
+    subscript of the notation, not text) is left out."""
+    res = subprocess.run(
+        ["pdftotext", "-bbox", pdf, "-"], capture_output=True, text=True, check=True, timeout=60
+    )
+    out, previous_end = [], -1.0
+    for x0, y0, x1, y1, word in _WORD.findall(res.stdout):
+        attached = abs(float(x0) - previous_end) < 0.5
+        previous_end = float(x1)
+        if not (len(word) == 1 and word.isalpha() and attached):
+            out.append((float(y1) - float(y0), word))
+    return out
+
+
+def smallest_text(pdf) -> tuple[float, float, str]:
+    """The reference word's height (\footnotesize), and the smallest other word's height and text."""
+    words = word_heights(pdf)
+    reference = [h for h, w in words if w == REFERENCE_WORD]
+    assert len(reference) == 1, words[:5]
+    height, word = min((h, w) for h, w in words if w != REFERENCE_WORD)
+    return reference[0], height, word
+
+
+def test_needed_packages_are_read_from_the_first_line():
+    tex = latex_table(table(["system", "BLEU"], [["a", "1.0"]], "c"))
+    assert tex.splitlines()[0] == r"% needs: booktabs, graphicx (\usepackage{booktabs,graphicx})"
+    assert needed_packages(tex) == ["booktabs", "graphicx"]
 
 
 @NEEDS_PDFLATEX
@@ -258,16 +325,15 @@ def natural_size(tex: str) -> str:
     return natural
 
 
-@pytest.fixture
-def systems(wmt22, tmp_path):
+def systems(folder):
     """WMT22 en-de reference A and two systems (first N segments) under non-ASCII names."""
-    ref = tmp_path / "ref.de"
+    ref = folder / "ref.de"
     ref.write_text(
         "\n".join(read_lines(wmt_file("ref", "en-de", "A"))[:N]) + "\n", encoding="utf-8"
     )
     hyps = []
     for system, name in (("Online-A", "Müller_μ-base.de"), ("Online-B", "Δ-sys_2 (50%).de")):
-        p = tmp_path / name
+        p = folder / name
         p.write_text(
             "\n".join(read_lines(wmt_file("hyp", "en-de", system))[:N]) + "\n", encoding="utf-8"
         )
@@ -307,12 +373,49 @@ def meta_eval_inputs(folder):
     ]
 
 
-@NEEDS_PDFLATEX
-def test_latex_of_every_command_compiles_with_pdflatex(run_cli, systems, tmp_path, monkeypatch):
-    ref, hyps = systems
-    runs = [
-        ("score", "-r", ref, "-i", *hyps, "-m", "bleu", "chrf", "--ci", "-n", "50", "-f", "latex"),
-        (
+def score_files(folder, models=6, items=300):
+    """Per-item score files of ``models`` models, four metrics each (exact match, F1,
+    ROUGE-L, BLEU on 0-100): what ``compare --scores`` reads."""
+    rng = np.random.default_rng(1)
+    paths = []
+    for m in range(models):
+        p = folder / f"model-{m}.csv"
+        rows = [
+            f"q{i},{int(rng.random() < 0.5 + 0.03 * m)},{rng.random():.4f},{rng.random():.4f},"
+            f"{rng.random() * 100:.2f}"
+            for i in range(items)
+        ]
+        p.write_text("id,exact_match,f1,rougeL,bleu\n" + "\n".join(rows) + "\n", encoding="utf-8")
+        paths.append(p)
+    return paths
+
+
+def _cli(*args) -> str:
+    """``evalab ARGS`` in-process, its stdout (session fixtures have no ``capsys``)."""
+    from evalab.cli import main
+
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        code = main([str(a) for a in args])
+    assert code == 0, args
+    return out.getvalue()
+
+
+@pytest.fixture(scope="session")
+def command_latex(wmt22, tmp_path_factory) -> dict[str, str]:
+    """Each command's ``-f latex`` output, made once: WMT22 systems (non-ASCII names), the
+    en-de ranking of nine systems with every pair, per-item score files, meta-eval, the toy
+    study's report and status, and the demo-sized results table."""
+    folder = tmp_path_factory.mktemp("latex")
+    ref, hyps = systems(folder)
+    (folder / "en-de").mkdir()
+    de_ref, de_hyps = write_wmt_subset(folder / "en-de", "en-de", wmt_systems("en-de")[:9], 300)
+    scores = score_files(folder)
+    latex = ("-f", "latex")
+    outs = {
+        "score": _cli(
+            "score", "-r", ref, "-i", *hyps, "-m", "bleu", "chrf", "--ci", "-n", "50", *latex
+        ),
+        "compare": _cli(
             "compare",
             "-r",
             ref,
@@ -326,31 +429,124 @@ def test_latex_of_every_command_compiles_with_pdflatex(run_cli, systems, tmp_pat
             "--correct",
             "holm",
             "-q",
-            "-f",
-            "latex",
+            *latex,
         ),
-        ("meta-eval", *meta_eval_inputs(tmp_path), "-f", "latex"),
-        ("metrics", "-f", "latex"),
-    ]
-    monkeypatch.syspath_prepend(str(REPO / "examples" / "toy_study"))
-    study, db = REPO / "examples" / "toy_study" / "study.toml", tmp_path / "toy.db"
-    assert run_cli("ablate", "run", study, "--db", db, "-q").exit_code == 0
-    runs += [
-        ("ablate", "report", study, "--db", db, "-f", "latex"),
-        ("ablate", "status", study, "--db", db, "-f", "latex"),
-    ]
-    tables = []
-    for args in runs:
-        res = run_cli(*args)
-        assert res.exit_code == 0, (args[0], res.stderr)
-        assert res.stdout.isascii(), args[0]
-        assert "part 1 of" not in res.stdout, args  # one table per result, never split
-        tables.append(f"% evalab {args[0]}\n{res.stdout}\\clearpage\n")
-    compile_latex("\n".join(tables), tmp_path)
-    if shutil.which("pdftotext"):  # read back: every row's label beside its numbers
-        lines = pdf_text(tmp_path)
-        for tex in tables:
-            assert_rows_read_back(tex, lines)
+        "compare --rank": _cli(
+            "compare",
+            "-r",
+            de_ref,
+            "-i",
+            *de_hyps,
+            "-m",
+            "bleu",
+            "chrf",
+            "ter",
+            "--rank",
+            "-n",
+            "200",
+            "-q",
+            *latex,
+        ),
+        "compare --all-pairs": _cli(
+            "compare",
+            "-r",
+            de_ref,
+            "-i",
+            *de_hyps,
+            "-m",
+            "chrf",
+            "--all-pairs",
+            "-n",
+            "200",
+            "-q",
+            *latex,
+        ),
+        "compare --scores": _cli(
+            "compare",
+            "--scores",
+            *scores,
+            "--score-column",
+            "exact_match",
+            "f1",
+            "rougeL",
+            "bleu",
+            "-q",
+            *latex,
+        ),
+        "compare --scores (long)": _cli(
+            "compare",
+            "--scores",
+            *FILES_ITEMS,
+            "--score-column",
+            "correct",
+            "--cluster-column",
+            "passage",
+            "-q",
+            *latex,
+        ),
+        "meta-eval": _cli("meta-eval", *meta_eval_inputs(folder), *latex),
+    }
+    sys.path.insert(0, str(REPO / "examples" / "toy_study"))
+    try:
+        from evalab.cli import main
+
+        study, db = REPO / "examples" / "toy_study" / "study.toml", folder / "toy.db"
+        assert main(["ablate", "run", str(study), "--db", str(db), "-q"]) == 0
+        outs["ablate report"] = _cli("ablate", "report", study, "--db", db, *latex)
+        outs["ablate status"] = _cli("ablate", "status", study, "--db", db, *latex)
+    finally:
+        sys.path.remove(str(REPO / "examples" / "toy_study"))
+    outs["demo results table"] = latex_table(table(DEMO_HEADER, DEMO_BODY, "Results"))
+    return outs
+
+
+COMMANDS = [
+    "score",
+    "compare",
+    "compare --rank",
+    "compare --all-pairs",
+    "compare --scores",
+    "compare --scores (long)",
+    "meta-eval",
+    "ablate report",
+    "ablate status",
+    "demo results table",
+]
+#: the smallest rendered table text of each command's LaTeX, for the record (pt)
+SMALLEST: dict[str, tuple[float, float, str]] = {}
+
+
+@NEEDS_PDFLATEX
+@NEEDS_PDFTOTEXT
+@pytest.mark.parametrize("command", COMMANDS)
+def test_latex_of_every_command_compiles_and_prints_no_smaller_than_footnotesize(
+    command_latex, command, tmp_path
+):
+    """Compiled in a two-column article with exactly the packages the output names: no
+    error, no overfull box, and no word rendered smaller than a \\footnotesize word of the same
+    document (pdftotext -bbox); every table has a caption and a label; every row reads back."""
+    tex = command_latex[command]
+    assert tex.isascii(), command
+    floats = len(re.findall(r"\\begin\{table\*?\}", tex))
+    assert floats and tex.count(r"\caption{") == floats == tex.count(r"\label{")
+    compile_latex(tex, tmp_path)
+    reference, height, word = smallest_text(tmp_path / "doc.pdf")
+    SMALLEST[command] = (reference, height, word)
+    assert height >= reference * 0.99, (command, word, height, reference)
+    assert_rows_read_back(tex, pdf_text(tmp_path))
+
+
+@NEEDS_PDFLATEX
+@NEEDS_PDFTOTEXT
+def test_the_height_check_fails_on_a_shrunk_table(tmp_path):
+    # the check itself can fail: the demo table shrunk into one column prints at 3-5pt
+    tex = latex_table(table(DEMO_HEADER, DEMO_BODY, "Results"), LatexLayout(split=False))
+    compile_latex(
+        tex.replace(r"\begin{table*}", r"\begin{table}").replace(r"\end{table*}", r"\end{table}"),
+        tmp_path,
+    )
+    reference, height, _ = smallest_text(tmp_path / "doc.pdf")
+    assert height < 0.7 * reference
 
 
 @NEEDS_PDFLATEX
@@ -361,9 +557,6 @@ def test_ablation_report_with_test_set_intervals_compiles(analysis_with_test_set
 
 
 # -- reading the compiled PDF back (pdftotext -layout) ---------------------------------------
-NEEDS_PDFTOTEXT = pytest.mark.skipif(
-    shutil.which("pdftotext") is None, reason="pdftotext is not installed (Debian: poppler-utils)"
-)
 _NUMBER = re.compile(r"-?\d+\.\d+")
 
 

@@ -34,7 +34,9 @@ from evalab.cli.options import (
     confidence_option,
     executor_option,
     figures_option,
+    latex_caption_option,
     latex_fragment_option,
+    latex_label_option,
     latex_layout,
     latex_split_option,
     layout_option,
@@ -942,8 +944,10 @@ def compare(
         ),
     ] = False,
     layout: Annotated[str | None, layout_option()] = None,
-    latex_split: Annotated[bool, latex_split_option()] = False,
+    latex_split: Annotated[bool | None, latex_split_option()] = None,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
+    latex_caption: Annotated[str | None, latex_caption_option()] = None,
+    latex_label: Annotated[str | None, latex_label_option()] = None,
     figures: Annotated[str | None, figures_option()] = None,
 ) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
@@ -973,7 +977,7 @@ def compare(
         },
     )
     check_layout(layout, format)
-    view = TableView(layout, latex_layout(format, latex_split, latex_fragment))
+    view = TableView(layout, latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label))
     if scores:
         cols = Columns(id_column, tuple(score_column), cluster_column, sample_column)
         compare_scores(
