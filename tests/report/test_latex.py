@@ -23,15 +23,19 @@ from hypothesis import strategies as st
 from tests.conftest import REPO, read_lines, wmt_file, wmt_systems, write_wmt_subset
 
 from evalab.report.latex import (
+    COLUMN_PT,
     MATH_SYMBOLS,
-    PREAMBLE,
+    PAGE_PT,
+    Fit,
     LatexLayout,
+    Placement,
+    fit_table,
     latex_table,
+    latex_tables,
     latex_text,
-    split_columns,
 )
 from evalab.report.markdown import md_escape
-from evalab.report.table import NumberText, Table
+from evalab.report.table import Group, NumberText, Table
 
 N = 40
 FILES_ITEMS = [REPO / "examples" / "item-scores" / f"model-{m}.csv" for m in "abc"]
@@ -161,32 +165,80 @@ DEMO_BODY = [
 ]
 
 
-def test_a_wide_table_stays_one_table_unless_a_split_is_asked_for():
-    # one float with every column: a paper's table is not cut into "part i of k" floats
-    tex = latex_table(table(DEMO_HEADER, DEMO_BODY, "Results"), LatexLayout(small=True))
-    assert tex.count(r"\begin{tabular}{") == 1 and "part" not in tex
-    assert tex.count("positions removed at eval") == 1
-    split = latex_table(table(DEMO_HEADER, DEMO_BODY, "Results"), LatexLayout(split=True))
-    parts = split_columns(DEMO_HEADER, DEMO_BODY)
-    assert len(parts) > 1 and all(p[0] == 0 for p in parts)
-    assert sorted(j for p in parts for j in p[1:]) == list(range(1, len(DEMO_HEADER)))
-    assert split.count(r"\begin{tabular}{") == len(parts)
-    assert f"(part {len(parts)} of {len(parts)})" in split
+def test_a_table_wider_than_both_columns_is_split_by_column_into_table_star_parts():
+    t = table(DEMO_HEADER, DEMO_BODY, "Results")
+    fit = fit_table(t)
+    n = len(fit.parts)
+    assert fit.placement is Placement.PAGE and fit.size == "footnotesize" and n > 1
+    # the label columns (Row, Stage) in every part, every other column in exactly one
+    assert all(p[:2] == [0, 1] for p in fit.parts)
+    assert sorted(j for p in fit.parts for j in p[2:]) == list(range(2, len(DEMO_HEADER)))
+    tex = latex_table(t)
+    assert tex.count(r"\begin{table*}") == n and f"(part {n} of {n})" in tex
+    assert f"both columns (table*), \\footnotesize, split by columns into {n} parts" in tex
+    assert tex.count(r"\label{tab:evalab-1") == n  # one label per float
+    # --no-latex-split: one table*; --latex-split: one-column parts
+    one = latex_table(t, LatexLayout(split=False))
+    assert one.count(r"\begin{table*}") == 1 and "part 1" not in one
+    column = fit_table(t, split=True)
+    assert column.placement is Placement.COLUMN and len(column.parts) > n
+
+
+def test_a_header_group_stays_in_one_part():
+    metrics = ["BLEU", "chrF", "TER", "COMET"]
+    header = ["system", *(f"{m} {k}" for m in metrics for k in ("score", "Δ", "p"))]
+    body = [[f"system-{i}", *("12.34 ± 0.56", "+1.23", "0.0123") * 4] for i in range(3)]
+    t = Table(
+        header,
+        [[r[0], *(NumberText(c) for c in r[1:])] for r in body],
+        groups=[Group("", 1), *(Group(m, 3) for m in metrics)],
+    )
+    parts = fit_table(t).parts
+    assert len(parts) > 1
+    for part in parts:
+        assert (len(part) - 1) % 3 == 0 and all(part[k] % 3 == 1 for k in range(1, len(part), 3))
+
+
+def test_a_narrow_table_goes_in_one_column_in_small_type():
+    fit = fit_table(table(["system", "BLEU", "chrF"], [["Online-B", "38.4 ± 1.0", "64.6 ± 0.6"]]))
+    assert fit == Fit(Placement.COLUMN, "small", [[0, 1, 2]])
 
 
 def test_long_labels_are_wrapped_and_signatures_are_comments_below_the_table():
     tex = latex_table(
-        table(DEMO_HEADER, DEMO_BODY, "Results", ["bleu|nrefs:1|case:mixed|version:2.4.0"])
+        table(DEMO_HEADER, DEMO_BODY, "Results", ["bleu|nrefs:1|case:mixed|version:2.4.0"]),
+        LatexLayout(split=False),
     )
     # the Row and Stage columns hold text longer than WRAP_CHARS: p{} columns, not long lines
-    assert len(re.findall(r"p\{\d+pt\}", tex)) == 2
-    caption, comment = tex.split(r"\end{table}")
+    assert len(re.findall(r"p\{\d+pt\}", tex)) == 2 and "array" in tex.splitlines()[0]
+    caption, comment = tex.split(r"\end{table*}")
     assert "nrefs" not in caption and comment == "\n% bleu|nrefs:1|case:mixed|version:2.4.0\n"
+
+
+def test_notes_go_into_the_caption_and_the_options_set_caption_and_label():
+    t = table(["system", "BLEU"], [["a", "1.0"]], "", ["± : half-width", "bleu|nrefs:1"])
+    tex = latex_table(t, LatexLayout(caption="WMT22 en-de", label="tab:main"))
+    assert r"\caption{WMT22 en-de. $\pm$ : half-width.}" in tex and r"\label{tab:main}" in tex
+    assert tex.endswith("% bleu|nrefs:1\n")
+    two = latex_tables([t, t], LatexLayout(label="tab:main"))
+    assert r"\label{tab:main}" in two and r"\label{tab:main-2}" in two
+    assert two.count("% needs:") == 1
+
+
+def test_metric_names_as_papers_write_them_and_a_bracket_opening_a_cell_is_guarded():
+    t = Table(["system", "metric", "score"], [["[eval] a", "chrf", NumberText("1.0")]])
+    tex = latex_table(
+        Table(["system", "bleu ↑", "rougeL"], [["x", NumberText("1"), NumberText("2")]])
+    )
+    assert r"system & BLEU $\uparrow$ & ROUGE-L \\" in tex
+    assert r"{}[eval] a & chrF & 1.0 \\" in latex_table(t)
 
 
 def test_a_fragment_is_the_tabular_alone():
     tex = latex_table(table(["system", "BLEU"], [["a", "1.0"]], "c"), LatexLayout(fragment=True))
-    assert tex.startswith(r"\begin{tabular}{lr}") and tex.endswith("\\end{tabular}\n")
+    needs, rest = tex.split("\n", 1)
+    assert needs == r"% needs: booktabs (\usepackage{booktabs})"
+    assert rest.startswith(r"\begin{tabular}{lr}") and rest.endswith("\\end{tabular}\n")
     assert r"\begin{table}" not in tex and r"\caption" not in tex
 
 
@@ -293,9 +345,7 @@ def test_needed_packages_are_read_from_the_first_line():
 
 @NEEDS_PDFLATEX
 def test_the_demo_sized_table_fits_the_page(tmp_path):
-    log = compile_latex(
-        latex_table(table(DEMO_HEADER, DEMO_BODY, "Results"), LatexLayout(small=True)), tmp_path
-    )
+    log = compile_latex(latex_table(table(DEMO_HEADER, DEMO_BODY, "Results")), tmp_path)
     assert "Output written" in log
 
 
@@ -303,7 +353,8 @@ def test_the_demo_sized_table_fits_the_page(tmp_path):
 def test_the_compile_check_fails_on_a_table_wider_than_the_page(tmp_path):
     # the check itself can fail: the same table as one unsplit, unshrunk tabular overflows
     row = " & ".join(latex_text(c) for c in DEMO_BODY[2])
-    wide = rf"\begin{{tabular}}{{{'l' * len(DEMO_HEADER)}}}" + row + r" \\ \end{tabular}"
+    wide = "% needs: booktabs\n" + rf"\begin{{tabular}}{{{'l' * len(DEMO_HEADER)}}}" + row
+    wide += r" \\ \end{tabular}"
     with pytest.raises(AssertionError, match="Overfull"):
         compile_latex(wide, tmp_path)
 
@@ -442,10 +493,12 @@ def command_latex(wmt22, tmp_path_factory) -> dict[str, str]:
             "chrf",
             "ter",
             "--rank",
-            "-n",
-            "200",
             "-q",
             *latex,
+            "--latex-caption",
+            "WMT22 en-de, first 300 segments, against reference A",
+            "--latex-label",
+            "tab:wmt22-ende",
         ),
         "compare --all-pairs": _cli(
             "compare",
@@ -615,14 +668,15 @@ def assert_rows_read_back(tex: str, lines: list[str]) -> None:
 
 @NEEDS_PDFLATEX
 @NEEDS_PDFTOTEXT
-def test_the_demo_table_reads_back_as_one_table_with_labels_beside_numbers(tmp_path):
-    tex = latex_table(table(DEMO_HEADER, DEMO_BODY, "Results"), LatexLayout(small=True))
+def test_the_demo_table_reads_back_with_labels_beside_numbers_in_every_part(tmp_path):
+    tex = latex_table(table(DEMO_HEADER, DEMO_BODY, "Results"))
     compile_latex(tex, tmp_path)
     lines = pdf_text(tmp_path)
     assert_rows_read_back(tex, lines)
-    # configuration columns (h=4, d_k=8) and metrics on the base row's line: one table
-    assert any(re.search(r"base .*\b4\b.*\b8\b.*96\.03.*99\.08.*25\.50", ln) for ln in lines)
-    assert sum("Table 1" in ln for ln in lines) == 1 and not any("Table 2" in ln for ln in lines)
+    # each part's rows read back with their label: configuration (h=4, d_k=8) in the first,
+    # the metrics in the second
+    assert any(re.search(r"base .*\b4\b.*\b8\b", ln) for ln in lines)
+    assert any(re.search(r"base .*96\.03.*99\.08", ln) for ln in lines)
 
 
 @NEEDS_PDFLATEX
@@ -713,26 +767,15 @@ def test_hostile_names_print_as_written_in_the_pdf(tmp_path):
         assert any(re.search(re.escape(name) + r"\s+" + re.escape(score), ln) for ln in lines)
 
 
-# -- the wide layout from the CLI: 12 systems x 4 metrics, and the docs' picture of it --------
-#: the picture of a pasted wide table in docs/latex-tables.md, and the text pdftotext reads in it
-DOCS_IMAGE = REPO / "docs" / "images" / "latex-wide-table.png"
-DOCS_IMAGE_TEXT = DOCS_IMAGE.with_suffix(".txt")
-#: a page exactly as wide as an article's text (345pt), and no taller than the table
-IMAGE_DOCUMENT = (
-    "\\documentclass{article}\n"
-    + PREAMBLE
-    + "\n\\usepackage[paperwidth=375pt,paperheight=200pt,margin=15pt]{geometry}\n"
-    + "\\pagestyle{empty}\n\\begin{document}\n"
-)
-
-
-def twelve_systems_wide(run_cli, folder) -> str:
+# -- the wide layout from the CLI: 12 systems x 4 metrics, and the docs' pictures ------------
+def twelve_systems_wide(folder) -> str:
     """``score -f latex`` of WMT22 cs-en: 11 systems and reference C against reference B,
-    4 metrics with --ci, on the first 200 segments (the default layout: wide, fits the page)."""
+    4 metrics with --ci, on the first 200 segments (the default layout: wide)."""
     ref, paths = write_wmt_subset(folder, "cs-en", wmt_systems("cs-en"), 200, ref="B")
     ref_c = folder / "ref-C.en"
     ref_c.write_text("\n".join(read_lines(wmt_file("ref", "cs-en", "C"))[:200]) + "\n")
-    res = run_cli(
+    metrics = ("bleu", "chrf", "chrf++", "ter")
+    return _cli(
         "score",
         "-r",
         ref,
@@ -740,32 +783,55 @@ def twelve_systems_wide(run_cli, folder) -> str:
         *paths,
         ref_c,
         "-m",
-        "bleu",
-        "chrf",
-        "chrf++",
-        "ter",
+        *metrics,
         "--ci",
         "-n",
         "200",
         "-q",
         "-f",
         "latex",
+        "--latex-caption",
+        "WMT22 cs-en, first 200 segments, against reference B",
+        "--latex-label",
+        "tab:wmt22-csen",
     )
-    assert res.exit_code == 0, res.stderr
-    return res.stdout
+
+
+@pytest.fixture(scope="session")
+def docs_latex(command_latex, tmp_path_factory) -> dict[str, str]:
+    """The LaTeX of the docs' pictures: the 12-system score table, the demo's results table,
+    the WMT22 en-de ranking and a harness comparison (two lm-eval runs)."""
+    runs = REPO / "examples" / "item-scores" / "lm-eval"
+    return {
+        "latex-wide-table": twelve_systems_wide(tmp_path_factory.mktemp("cs-en")),
+        "latex-demo-table": command_latex["demo results table"],
+        "latex-wmt22-ranking": command_latex["compare --rank"],
+        "latex-harness-comparison": _cli(
+            "compare",
+            "--scores",
+            runs / "base",
+            runs / "tuned",
+            "-q",
+            "-f",
+            "latex",
+            "--latex-caption",
+            "ARC-Easy, lm-eval per-item scores",
+            "--latex-label",
+            "tab:arc",
+        ),
+    }
 
 
 @NEEDS_PDFLATEX
 @NEEDS_PDFTOTEXT
-def test_a_12_system_by_4_metric_wide_table_from_the_cli_fits_and_reads_back(
-    run_cli, wmt22, tmp_path
-):
-    tex = twelve_systems_wide(run_cli, tmp_path)
-    assert tex.count(r"\begin{table}") == 1 and len(body_rows(tex)) == 12
+def test_a_12_system_by_4_metric_wide_table_from_the_cli_fits_and_reads_back(docs_latex, tmp_path):
+    tex = docs_latex["latex-wide-table"]
+    assert tex.count(r"\begin{table*}") == 1 and len(body_rows(tex)) == 12
     assert (
-        "system & bleu $\\uparrow$ & chrf $\\uparrow$ & chrf++ $\\uparrow$ & ter $\\downarrow$"
-        in tex
+        r"system & BLEU $\uparrow$ & chrF $\uparrow$ & chrF++ $\uparrow$ & TER $\downarrow$" in tex
     )
+    assert r"\caption{WMT22 cs-en,\allowbreak{} first 200 segments,\allowbreak{} against" in tex
+    assert r"\label{tab:wmt22-csen}" in tex
     assert tex.count(r"\textbf{") >= 4  # the best of each column
     compile_latex(natural_size(tex), tmp_path)  # fits the page unshrunk
     lines = pdf_text(tmp_path)
@@ -785,15 +851,62 @@ def pdf_page_text(pdf) -> str:
     return "\n".join(ln for ln in lines if ln) + "\n"
 
 
+def image_document(tex: str) -> str:
+    """``tex`` on a page as wide as its placement (one column of a two-column paper, or both
+    for a ``table*``) with a 15pt margin, with exactly the packages it names (and geometry for
+    the page); every float on the one page."""
+    width = PAGE_PT if r"\begin{table*}" in tex else COLUMN_PT
+    packages = ",".join(needed_packages(tex))
+    return (
+        "\\documentclass{article}\n"
+        + f"\\usepackage{{{packages}}}\n"
+        + f"\\usepackage[paperwidth={width + 30:g}pt,paperheight=900pt,margin=15pt]{{geometry}}\n"
+        + "\\setcounter{topnumber}{9}\\setcounter{totalnumber}{9}"
+        + "\\renewcommand{\\topfraction}{1}\\renewcommand{\\textfraction}{0}\n"
+        + "\\makeatletter\\setlength{\\@fptop}{0pt}\\setlength{\\@fpsep}{18pt}"
+        + "\\setlength{\\@fpbot}{0pt plus 1fil}\\makeatother\n"
+        + "\\pagestyle{empty}\n\\begin{document}\n"
+        + tex
+        + "\n\\end{document}\n"
+    )
+
+
+def write_png(pdf, png) -> None:
+    """The PDF's page as a PNG (``pdftoppm -r 110``), cut to its content plus 12 pixels."""
+    from PIL import Image, ImageChops
+
+    subprocess.run(
+        ["pdftoppm", "-png", "-r", "110", "-singlefile", pdf, png.with_suffix("")],
+        check=True,
+        timeout=60,
+    )
+    image = Image.open(png).convert("RGB")
+    box = ImageChops.difference(image, Image.new("RGB", image.size, "white")).getbbox()
+    assert box is not None
+    _, top, _, bottom = box
+    image.crop((0, max(top - 12, 0), image.width, min(bottom + 12, image.height))).save(
+        png, optimize=True
+    )
+
+
+DOCS_IMAGES = [
+    "latex-wide-table",
+    "latex-demo-table",
+    "latex-wmt22-ranking",
+    "latex-harness-comparison",
+]
+
+
 @NEEDS_PDFLATEX
 @NEEDS_PDFTOTEXT
-def test_the_docs_image_shows_the_table_the_cli_prints(run_cli, wmt22, tmp_path):
-    """docs/images/latex-wide-table.png is this table compiled; the text beside it is what
-    pdftotext reads in the freshly compiled table. EVALAB_UPDATE_DOCS_IMAGES=1 rewrites both
-    (the PNG by ``pdftoppm -png -r 110``, poppler-utils)."""
-    tex = twelve_systems_wide(run_cli, tmp_path)
+@pytest.mark.parametrize("name", DOCS_IMAGES)
+def test_the_docs_images_show_the_tables_the_cli_prints(docs_latex, name, tmp_path):
+    """docs/images/NAME.png (and .pdf) is the table compiled on a page as wide as its
+    placement; NAME.txt beside it is what pdftotext reads in the freshly compiled table.
+    EVALAB_UPDATE_DOCS_IMAGES=1 rewrites all three (the PNG by ``pdftoppm -png -r 110``)."""
+    image = REPO / "docs" / "images" / f"{name}.png"
     doc = tmp_path / "image.tex"
-    doc.write_text(IMAGE_DOCUMENT + tex + "\n\\end{document}\n", encoding="utf-8")
+    doc.write_text(image_document(docs_latex[name]), encoding="utf-8")
     res = subprocess.run(
         ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", doc.name],
         cwd=tmp_path,
@@ -807,19 +920,8 @@ def test_the_docs_image_shows_the_table_the_cli_prints(run_cli, wmt22, tmp_path)
     assert "Overfull" not in log and "Output written on image.pdf (1 page" in log
     text = pdf_page_text(tmp_path / "image.pdf")
     if os.environ.get("EVALAB_UPDATE_DOCS_IMAGES"):
-        DOCS_IMAGE_TEXT.write_text(text, encoding="utf-8")
-        subprocess.run(
-            [
-                "pdftoppm",
-                "-png",
-                "-r",
-                "110",
-                "-singlefile",
-                tmp_path / "image.pdf",
-                DOCS_IMAGE.with_suffix(""),
-            ],
-            check=True,
-            timeout=60,
-        )
-    assert text == DOCS_IMAGE_TEXT.read_text(encoding="utf-8")
-    assert DOCS_IMAGE.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        image.with_suffix(".txt").write_text(text, encoding="utf-8")
+        shutil.copyfile(tmp_path / "image.pdf", image.with_suffix(".pdf"))
+        write_png(tmp_path / "image.pdf", image)
+    assert text == image.with_suffix(".txt").read_text(encoding="utf-8")
+    assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -207,7 +207,7 @@ _COLUMN_SEP_PT = 12.0  # 2 x \tabcolsep
 WRAP_CHARS = 24
 _WRAPPED = r">{\raggedright\arraybackslash}p{%dpt}"
 #: the narrowest a wrapped column is set (at 10pt; scaled with the type)
-_WRAP_MIN_PT = 100.0
+_WRAP_MIN_PT = 60.0
 
 #: a footer line that records settings (a signature: ``bleu|nrefs:1|...``): kept as a ``%``
 #: comment; every other footer line explains the table's notation and goes into the caption
@@ -306,7 +306,7 @@ def fit_table(table: Table, split: bool | None = None) -> Fit:
     whole = list(range(len(table.header)))
     for placement, width in widths:
         for size, _ in SIZES:
-            if _table_pt(table, texts, size, width) <= width:
+            if _table_pt(table, texts, size, width) <= width + 1e-6:
                 return Fit(placement, size, [whole])
     smallest = SIZES[-1][0]
     if split is False:
@@ -352,10 +352,21 @@ def _group_lines(groups: list[tuple[int, str]]) -> list[str]:
     return [" & ".join(cells) + r" \\", *([rules] if rules else [])]
 
 
+#: a header longer than this is set on two lines (headers are often a column's widest cell)
+_HEADER_CHARS = 12
+
+
 def _header_lines(h: str) -> list[str]:
-    # "seq_acc ↑ (mean ± sd)" -> "seq_acc ↑" over "(mean ± sd)": headers are the widest cells
+    """``seq_acc ↑ (mean ± sd)`` -> ``seq_acc ↑`` over ``(mean ± sd)``; another long header
+    with spaces broken at the space nearest its middle (``positions`` over ``at eval``)."""
     name, sep, what = h.partition(" (")
-    return [name, sep.strip() + what] if sep and name else [h]
+    if sep and name:
+        return [name, sep.strip() + what]
+    spaces = [i for i, c in enumerate(h) if c == " "]
+    if len(h) <= _HEADER_CHARS or not spaces:
+        return [h]
+    cut = min(spaces, key=lambda i: abs(2 * i - len(h)))
+    return [h[:cut], h[cut + 1 :]]
 
 
 def _header_cell(h: str, align: str) -> str:
@@ -422,7 +433,7 @@ def _table_pt(
 def fits_page(table: Table) -> bool:
     """Whether the table fits both columns of a two-column page (:data:`PAGE_PT`) in
     \\footnotesize without a split: what decides the default ``--layout`` (wide where it fits)."""
-    return _table_pt(table, _texts(table), SIZES[-1][0], PAGE_PT) <= PAGE_PT
+    return _table_pt(table, _texts(table), SIZES[-1][0], PAGE_PT) <= PAGE_PT + 1e-6
 
 
 def _units(table: Table, keep: int) -> list[list[int]]:
@@ -444,13 +455,26 @@ def split_columns(
 ) -> list[list[int]]:
     """Column indices of each part of a table split to fit ``width``: the label columns in
     every part, then the others in order, a header group's columns in one part where they fit
-    one, as many per part as fit (one at least)."""
+    one; as few parts as fit, as even as they can be (no part left with one column while
+    another is full)."""
+    parts = _pack(table, width, width, size)
+    low, high = 0.0, width  # the narrowest budget that still packs into as many parts
+    for _ in range(12):
+        mid = (low + high) / 2
+        low, high = (low, mid) if len(_pack(table, mid, width, size)) <= len(parts) else (mid, high)
+    return _pack(table, high, width, size) if high < width else parts
+
+
+def _pack(table: Table, budget: float, width: float, size: str) -> list[list[int]]:
+    """The parts of a greedy packing of the columns into parts no wider than ``budget`` (a
+    part of one column where that alone is wider); the label columns wrapped against
+    ``width``."""
     texts, keep = _texts(table), _label_columns(table)
     labels = list(range(keep))
     parts: list[list[int]] = []
 
     def fits(cols: list[int]) -> bool:
-        return _table_pt(table, texts, size, width, cols) <= width
+        return _table_pt(table, texts, size, min(budget, width), cols) <= budget + 1e-6
 
     for unit in _units(table, keep):
         for piece in [unit] if fits(labels + unit) else [[j] for j in unit]:
@@ -591,7 +615,7 @@ def _tabular(table: Table, part: list[int], wraps: dict[int, float]) -> str:
         lines += _group_lines([groups[j] for j in part])
     header = [
         _header_cell(paper_name(table.header[j]), "l" if j in wraps else c)
-        for j, c in zip(part, cols)
+        for j, c in zip(part, cols, strict=True)
     ]
     lines += [" & ".join(header) + r" \\", r"\midrule"]
     for i, row in enumerate(table.body):
