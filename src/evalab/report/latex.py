@@ -538,7 +538,7 @@ def _caption(table: Table, layout: LatexLayout, index: int) -> str:
 
 def _sentence(line: str) -> str:
     line = line.strip()
-    return line if not line or line[-1] in ".:;!?)" else line + "."
+    return line if not line or line[-1] in ".:;!?" else line + "."
 
 
 def table_tex(table: Table, layout: LatexLayout = WHOLE, *, index: int = 0) -> LatexText:
