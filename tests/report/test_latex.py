@@ -366,6 +366,18 @@ def test_the_split_alone_fits_without_shrinking(tmp_path):
     compile_latex(natural_size(tex), tmp_path)
 
 
+def in_float(fragment: str) -> str:
+    """A ``--latex-fragment`` output ``\\input`` in a float of one's own (both columns, shrunk
+    to the text width where wider: the float's packages are the user's, graphicx here)."""
+    needs, tabular = fragment.split("\n", 1)
+    assert needs.startswith("% needs: ")
+    return (
+        f"{needs}\n% needs: graphicx\n\\begin{{table*}}\n"
+        + "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n"
+        + f"{tabular}}}\n\\end{{table*}}\n"
+    )
+
+
 def natural_size(tex: str) -> str:
     """``tex`` without the \\resizebox safety net: each tabular at its natural width."""
     natural = tex.replace(

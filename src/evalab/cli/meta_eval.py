@@ -348,7 +348,9 @@ def meta_eval(
     if not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
     check_layout(layout, format)
-    view = TableView(layout, latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label))
+    view = TableView(
+        layout, latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
+    )
     check_distinct_systems(list(input))
     mapping = parse_name_map(name_map)
     refs, texts = load_inputs(reference, input)

@@ -85,8 +85,7 @@ def latex_caption_option() -> Any:
     return typer.Option(
         "--latex-caption",
         metavar="TEXT",
-        help="With -f latex: the caption of the (first) table; what its notation means "
-        "follows it.",
+        help="With -f latex: the caption of the (first) table; what its notation means follows it.",
     )
 
 

@@ -463,7 +463,9 @@ def ppl(
     check_out(out, read)
     check_format(format)
     check_layout(layout, format)
-    view = TableView(layout, latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label))
+    view = TableView(
+        layout, latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
+    )
     check_resampling(ci, n_samples, seed, confidence, logits, documents)
     check_segments_path(segments, out, read)
     check_sources(

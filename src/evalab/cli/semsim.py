@@ -260,7 +260,9 @@ def semsim(
     check_out(explain_html, read, option="--explain-html", outputs=[("--out", out)])
     check_format(format)
     check_layout(layout, format)
-    view = TableView(layout, latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label))
+    view = TableView(
+        layout, latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
+    )
     check_n_samples(n_samples, "--n-samples")
     check_seed(seed)
     check_confidence(confidence)

@@ -372,11 +372,11 @@ def _header_lines(h: str) -> list[str]:
 def _header_cell(h: str, align: str) -> str:
     lines = _header_lines(h)
     if len(lines) == 1:
-        return _guard(latex_text(h))
+        return latex_text(h)
     align = "l" if align not in "lrc" else align
     return (
         rf"\begin{{tabular}}[b]{{@{{}}{align}@{{}}}}"
-        + r"\\".join(latex_text(x) for x in lines)
+        + r"\\".join(_guard(latex_text(x)) for x in lines)
         + r"\end{tabular}"
     )
 
@@ -414,8 +414,20 @@ def _column_pts(
     wrapped = [j for j in cols if _wrappable(table, texts, j)]
     rest = sum(w for j, w in natural.items() if j not in wrapped)
     share = (width - rest) / max(len(wrapped), 1)
-    narrowest = _WRAP_MIN_PT * _scale(size) + _COLUMN_SEP_PT
-    return {j: min(w, max(narrowest, share)) if j in wrapped else w for j, w in natural.items()}
+    narrowest = {j: _narrowest_pt(texts, j, size) for j in wrapped}
+    return {j: min(w, max(narrowest[j], share)) if j in wrapped else w for j, w in natural.items()}
+
+
+#: where a wrapped cell may break: at a space, and after the characters of :func:`latex_paragraph`
+_BREAKS = re.compile(r"\s+|(?<=[|/;,=_>])")
+
+
+def _narrowest_pt(texts: list[list[str]], j: int, size: str) -> float:
+    """The narrowest a wrapped column can be (with its separation): :data:`_WRAP_MIN_PT`,
+    or its longest unbreakable word where that is wider."""
+    words = [w for row in texts for w in _BREAKS.split(row[j])]
+    longest = max((_text_pt(w, size) for w in words), default=0.0)
+    return max(_WRAP_MIN_PT * _scale(size), longest) + _COLUMN_SEP_PT
 
 
 def _table_pt(
@@ -553,10 +565,11 @@ def table_tex(table: Table, layout: LatexLayout = WHOLE, *, index: int = 0) -> L
     ``\\multicolumn`` over a ``\\cmidrule``, metric names as papers write them; a label
     column with long cells is wrapped (``p{}``) where the table would not fit otherwise. The
     caption is the table's, then the notes of its footer (what bold, ±, * and (k) mean); the
-    footer's signatures follow the table as ``%`` comments. A split table's parts repeat
+    footer's signatures follow the table as ``%`` comments (a fragment's notes too). A split table's parts repeat
     the label columns and are captioned "part i of k". Every float has a ``\\label``.
     """
-    fit = fit_table(table, layout.split)
+    # a fragment goes in a float of yours: split only where asked
+    fit = fit_table(table, bool(layout.split) if layout.fragment else layout.split)
     texts = _texts(table)
     width = COLUMN_PT if fit.placement is Placement.COLUMN else PAGE_PT
     caption, label = _caption(table, layout, index), _label(layout, index)
@@ -577,8 +590,9 @@ def table_tex(table: Table, layout: LatexLayout = WHOLE, *, index: int = 0) -> L
         of = f" (part {i + 1} of {len(fit.parts)})" if len(fit.parts) > 1 else ""
         parts.append(_float(fit, tabular, caption + of, label + (f"-part{i + 1}" if i else "")))
     head = "" if layout.fragment else f"% {fit.comment()}\n"
-    signatures = [line for line in table.footer if _SIGNATURE.search(line)]
-    text = head + "\n".join(parts) + latex_comments(signatures)
+    # a fragment has no caption: its notes (what the notation means) are comments for yours
+    kept = [line for line in table.footer if layout.fragment or _SIGNATURE.search(line)]
+    text = head + "\n".join(parts) + latex_comments(kept)
     return LatexText(text, frozenset(packages))
 
 
@@ -617,13 +631,13 @@ def _tabular(table: Table, part: list[int], wraps: dict[int, float]) -> str:
         _header_cell(paper_name(table.header[j]), "l" if j in wraps else c)
         for j, c in zip(part, cols, strict=True)
     ]
-    lines += [" & ".join(header) + r" \\", r"\midrule"]
+    lines += [_guard(" & ".join(header)) + r" \\", r"\midrule"]
     for i, row in enumerate(table.body):
         cells = [
             _latex_cell(row[j], j in wraps, (i, j) in table.bold, paper=j in metric_cols)
             for j in part
         ]
-        lines.append(" & ".join(cells) + r" \\")
+        lines.append(_guard(" & ".join(cells)) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
 
@@ -631,13 +645,13 @@ def _tabular(table: Table, part: list[int], wraps: dict[int, float]) -> str:
 def _latex_cell(cell: TableCell, wrapped: bool, bold: bool, *, paper: bool = False) -> str:
     text, marker = cell_parts(cell)
     text = paper_name(text) if paper else text
-    tex = _guard(latex_paragraph(text) if wrapped else latex_text(text))
+    tex = latex_paragraph(text) if wrapped else latex_text(text)
     tex = rf"\textbf{{{tex}}}" if bold and tex else tex
     # the marker inline, in the cell's type (a superscript would print below \footnotesize)
     return tex + (latex_text(marker) if marker.strip() else "")
 
 
 def _guard(tex: str) -> str:
-    """A cell that starts with ``[`` or ``*`` behind ``{}``: after ``\\\\`` (the row before)
-    LaTeX would read it as the row end's optional argument."""
+    """A row that starts with ``[`` or ``*`` behind ``{}``: after ``\\\\``, ``\\toprule`` or
+    ``\\midrule`` LaTeX would read it as the command's optional argument."""
     return "{}" + tex if tex.startswith(("[", "*")) else tex
