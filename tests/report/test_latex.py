@@ -597,6 +597,11 @@ def test_latex_of_every_command_compiles_and_prints_no_smaller_than_footnotesize
     compile_latex(tex, tmp_path)
     reference, height, word = smallest_text(tmp_path / "doc.pdf")
     SMALLEST[command] = (reference, height, word)
+    # for the record (pytest -s): the smallest word's box, and its type size against 8pt
+    print(
+        f"\n{command}: smallest word {word!r} {height:.2f}pt high (\\footnotesize reference "
+        f"{reference:.2f}pt): {8 * height / reference:.1f}pt type"
+    )
     assert height >= reference * 0.99, (command, word, height, reference)
     assert_rows_read_back(tex, pdf_text(tmp_path))
 
