@@ -33,6 +33,7 @@ from evalab.report.latex import (
     latex_table,
     latex_tables,
     latex_text,
+    needs_line,
 )
 from evalab.report.markdown import md_escape
 from evalab.report.table import Group, NumberText, Table
@@ -604,6 +605,19 @@ def test_latex_of_every_command_compiles_and_prints_no_smaller_than_footnotesize
     )
     assert height >= reference * 0.99, (command, word, height, reference)
     assert_rows_read_back(tex, pdf_text(tmp_path))
+
+
+@NEEDS_PDFLATEX
+@NEEDS_PDFTOTEXT
+def test_a_report_item_opening_with_a_bracket_is_text_not_the_items_label(tmp_path):
+    # the ablation report's "[evaluation] defaults ..." line: with "\item [evaluation]" LaTeX
+    # takes the word as the item's label (in the margin, the bullet gone)
+    from evalab.report.tables import _latex_list
+
+    items = ["[evaluation] defaults (every trained row is evaluated with them): zero_feature = -1"]
+    compile_latex(needs_line(()) + _latex_list("Settings", items), tmp_path)
+    # the bullet (poppler reads OT1's as U+0088), then the bracketed words
+    assert any(re.search(r"^\s*\S\s+\[evaluation\] defaults", ln) for ln in pdf_text(tmp_path))
 
 
 @NEEDS_PDFLATEX
