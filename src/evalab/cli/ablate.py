@@ -325,7 +325,7 @@ def status_cmd(
 
 
 def _status_header_lines(st: StudyStatus) -> list[str]:
-    from evalab.ablation.status import stale_lines, superseded_lines
+    from evalab.ablation.status import example_lines, stale_lines, superseded_lines
 
     git = f"; git {st.git.commit[:10]}{' (dirty tree)' if st.git.dirty else ''}" if st.git else ""
     where = f"{st.db_path}, read-only" if st.read_only else str(st.db_path)
@@ -334,6 +334,7 @@ def _status_header_lines(st: StudyStatus) -> list[str]:
         f"code version {st.code_version}{git}",
         *superseded_lines(st.superseded or []),
         *stale_lines(st.stale),
+        *example_lines(st.examples),
     ]
 
 
