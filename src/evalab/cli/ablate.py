@@ -11,15 +11,17 @@ import typer
 from evalab.cli.app import app, command
 from evalab.cli.inputs import study_inputs
 from evalab.cli.options import (
+    LatexCaption,
+    LatexFragment,
+    LatexLabel,
+    LatexSplit,
     OutFile,
     RayAddress,
     RayTimeout,
     check_figures,
     executor_option,
     figures_option,
-    latex_fragment_option,
     latex_layout,
-    latex_split_option,
     ray_cluster,
     write_figures_checked,
 )
@@ -314,8 +316,10 @@ def status_cmd(
     db: DbOpt = None,
     format: Annotated[str, format_option()] = "table",
     out: OutFile = None,
-    latex_split: Annotated[bool, latex_split_option()] = False,
-    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
+    latex_split: LatexSplit = None,
+    latex_fragment: LatexFragment = False,
+    latex_caption: LatexCaption = None,
+    latex_label: LatexLabel = None,
 ) -> None:
     """Counts of ok / failed / pending runs per row, the stored errors, and superseded runs."""
     from evalab.ablation import load_study, study_status
@@ -326,7 +330,7 @@ def status_cmd(
     study = load_study(study_file, check_entry=False)
     check_out(out, study_inputs(study, db_path))
     check_format(format)
-    latex = latex_layout(format, latex_split, latex_fragment)
+    latex = latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
     st = study_status(study, db)
     if format != "table" or out:
         _emit_status(st, format, out, latex)
@@ -606,8 +610,10 @@ def report_cmd(
             help="Bootstrap resamples of the test examples (rows with per-example data).",
         ),
     ] = 1000,
-    latex_split: Annotated[bool, latex_split_option()] = False,
-    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
+    latex_split: LatexSplit = None,
+    latex_fragment: LatexFragment = False,
+    latex_caption: LatexCaption = None,
+    latex_label: LatexLabel = None,
     figures: Annotated[str | None, figures_option()] = None,
 ) -> None:
     """Per row: mean, sd, 95% CI over seeds, Δ to the base with CI and p-values; grid effects.
@@ -624,7 +630,7 @@ def report_cmd(
     check_out(out, inputs)
     check_figures(figures, [*inputs, ("--out", out)])
     check_format(format, PAGE_FORMATS)
-    latex = latex_layout(format, latex_split, latex_fragment, small=True)
+    latex = latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
     _check_stored_bounds(study, db)
     analysis = analyze(study, db, aso=aso, alpha=alpha, power=power, holm=holm, resamples=n_samples)
     analysis, curves = _with_curves(analysis, study, db)

@@ -42,7 +42,9 @@ from evalab.cli.options import (
     Figures,
     IdColumn,
     IntervalConfidence,
+    LatexCaption,
     LatexFragment,
+    LatexLabel,
     LatexSplit,
     Layout,
     Metrics,
@@ -102,6 +104,7 @@ from evalab.report.numbers import (
     NO_VALUE,
     scale_decimals,
 )
+from evalab.report.ranking_notes import unsettled_sentence
 from evalab.report.table import Interval, Number, Table, TableCell
 from evalab.report.wide import Cell, WideMetric, wide_table
 from evalab.report.word_alignment import aligned_metric, page_edits
@@ -117,12 +120,15 @@ from evalab.stats.paired import (
 )
 from evalab.stats.ranking import (
     CLUSTER_RULE,
+    RESOLUTION,
     PairwiseResult,
     Ranking,
     pairwise_mcnemar,
     pairwise_test,
     rank_systems,
+    ranking_samples,
     segment_scores_from_stats,
+    unsettled_boundaries,
     win_tie_loss,
 )
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
@@ -400,6 +406,17 @@ def warn_if_powerless(n_systems: int, n: int, alpha: float, what: str) -> None:
             f"--alpha {alpha:g}: no two systems can be separated; use -n {int(m / alpha)} or more",
             stacklevel=2,
         )
+
+
+def _resamples(test: str, n_samples: int | None, n_ranked: int, alpha: float, correct: str) -> int:
+    """``-n`` as given, else the test's default; for a ranking of ``n_ranked`` systems (0: no
+    ranking) enough for the smallest reachable adjusted p-value to be well below ``alpha``
+    (:func:`evalab.stats.ranking.ranking_samples`)."""
+    if n_samples is not None:
+        return check_n_samples(n_samples, "--n-samples")
+    if test == "mcnemar" or not n_ranked:
+        return DEFAULT_TRIALS.get(test, 0)
+    return ranking_samples(test, n_ranked, alpha, correct)
 
 
 def pairwise_results(
@@ -745,6 +762,9 @@ def render_ranking(
         higher = {m: res.higher_is_better for m, res in results.items()}
         write_figures_checked(ranking_figures(shown, higher), *figures)
     long, wide = _ranking_table(ranked, metrics, width, short)
+    unsettled = _unsettled(results, rankings, short)
+    long = replace(long, footer=[*long.footer, *unsettled])
+    wide = replace(wide, footer=[*wide.footer, *unsettled])
     if texts is not None:
         emit(
             render_compare_page(
@@ -753,13 +773,49 @@ def render_ranking(
             out,
         )
         return
-    data: dict[str, Any] = {"ranking": ranked}
+    data: dict[str, Any] = {"ranking": ranked, "unsettled": _unsettled_data(results, rankings)}
     more = []
     if all_pairs:
         data["pairs"] = pair_rows(results, rankings, metrics, stats, nrefs)
         data["matrix"] = {name: pair_matrix(res, rankings[name]) for name, res in results.items()}
         more.append(_pairs_table(data["pairs"], metrics, width, short))
     emit_view(fmt, long, wide, out, view, data=data, more=more)
+
+
+def _unsettled(
+    results: dict[str, PairwiseResult], rankings: dict[str, Ranking], short: dict[str, str]
+) -> list[str]:
+    """The note of each cluster that more resamples could split, in words."""
+    lines = []
+    for name, res in results.items():
+        for u in unsettled_boundaries(rankings[name], res.p_values, res.n_samples):
+            above, below = (short[res.systems[k]] for k in (u.above, u.below))
+            lines.append(
+                unsettled_sentence(
+                    name, u, above, below, test=res.test, correction=rankings[name].correction
+                )
+            )
+    return lines
+
+
+def _unsettled_data(
+    results: dict[str, PairwiseResult], rankings: dict[str, Ranking]
+) -> list[dict[str, Any]]:
+    """The notes of :func:`_unsettled` as JSON: metric, cluster, the two systems, the
+    blocking adjusted p-value, its Monte Carlo error and the resamples."""
+    return [
+        {
+            "metric": name,
+            "cluster": u.cluster,
+            "above": res.systems[u.above],
+            "below": res.systems[u.below],
+            "p_adjusted": u.p_adjusted,
+            "mc_error": u.mc_error,
+            "n_samples": u.n_samples,
+        }
+        for name, res in results.items()
+        for u in unsettled_boundaries(rankings[name], res.p_values, res.n_samples)
+    ]
 
 
 def _page_texts(
@@ -819,7 +875,9 @@ class CompareRequest:
     n_samples: Annotated[
         int | None,
         n_samples_option(
-            f"Bootstrap resamples (bs, default {DEFAULT_TRIALS['bs']}) or AR trials (ar, default {DEFAULT_TRIALS['ar']})."
+            f"Bootstrap resamples (bs, default {DEFAULT_TRIALS['bs']}) or AR trials (ar, default "
+            f"{DEFAULT_TRIALS['ar']}); with --rank, --all-pairs or -f html enough for Holm over "
+            f"all pairs to reach alpha/{RESOLUTION} (45 pairs: 9000 resamples)."
         ),
     ] = None
     seed: Annotated[
@@ -905,8 +963,10 @@ class CompareRequest:
         ),
     ] = False
     layout: Layout = None
-    latex_split: LatexSplit = False
+    latex_split: LatexSplit = None
     latex_fragment: LatexFragment = False
+    latex_caption: LatexCaption = None
+    latex_label: LatexLabel = None
     figures: Figures = None
 
     @property
@@ -944,7 +1004,14 @@ ITEMS_ONLY = (
 def compare(req: CompareRequest) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
     check_mode(bool(req.scores), given_options(req, TEXT_ONLY), given_options(req, ITEMS_ONLY))
-    view = table_view(req.format, req.layout, req.latex_split, req.latex_fragment)
+    view = table_view(
+        req.format,
+        req.layout,
+        req.latex_split,
+        req.latex_fragment,
+        req.latex_caption,
+        req.latex_label,
+    )
     if req.scores:
         compare_per_item(req, view)
     else:
@@ -1012,12 +1079,14 @@ def checked_systems(req: CompareRequest, view: TableView) -> SystemsRun:
             f"--train applies to -f html only (the page's frequency buckets), not -f {req.format}"
         )
     check_missing_ref(req.missing_ref)
-    n = _checked_test(req)
+    _checked_test(req)
     correct = req.correct if req.correct is not None else ("holm" if req.every_pair else "none")
     if correct not in CORRECTIONS:
         raise SettingsError(f"--correct must be one of {', '.join(CORRECTIONS)}, got {correct!r}")
     if not 0.0 < req.alpha < 1.0:
         raise SettingsError(f"--alpha must be strictly between 0 and 1, got {req.alpha}")
+    ranked = len(named.paths) if req.every_pair else 0
+    n = _resamples(req.test, req.n_samples, ranked, req.alpha, correct)
     check_width(req.width)
     cluster = ray_cluster(req.executor, req.ray_address, req.ray_timeout, shards=req.jobs)
     if len(named.paths) < 2:
@@ -1028,18 +1097,13 @@ def checked_systems(req: CompareRequest, view: TableView) -> SystemsRun:
     return SystemsRun(req, named, metrics, read, n, correct, cluster, view)
 
 
-def _checked_test(req: CompareRequest) -> int:
-    """The test's options checked; the resamples (bs) or trials (ar) it runs."""
+def _checked_test(req: CompareRequest) -> None:
+    """The test's options checked (``-n`` with the ranking's default: :func:`_resamples`)."""
     if req.test not in (*DEFAULT_TRIALS, "mcnemar"):
         raise SettingsError(
             f"--test must be one of {', '.join(DEFAULT_TRIALS)}, mcnemar, got {req.test!r}"
         )
     _check_test_options(req.test, req.n_samples, req.ci_n)
-    n = (
-        DEFAULT_TRIALS.get(req.test, 0)
-        if req.n_samples is None
-        else check_n_samples(req.n_samples, "--n-samples")
-    )
     check_seed(req.seed)
     check_confidence(req.confidence)
     if req.test == "ar" and req.ci_n != 0:
@@ -1048,7 +1112,6 @@ def _checked_test(req: CompareRequest) -> int:
         raise SettingsError(
             f"--p-value must be one of {', '.join(P_VALUE_METHODS)}, got {req.p_value!r}"
         )
-    return n
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,9 @@ from evalab.cli.names import NamedInputs, named_inputs
 from evalab.cli.options import (
     Figures,
     IntervalConfidence,
+    LatexCaption,
     LatexFragment,
+    LatexLabel,
     LatexSplit,
     MetricSelection,
     MetricSettings,
@@ -299,8 +301,10 @@ class MetaEvalRequest:
             "the page, else long."
         ),
     ] = None
-    latex_split: LatexSplit = False
+    latex_split: LatexSplit = None
     latex_fragment: LatexFragment = False
+    latex_caption: LatexCaption = None
+    latex_label: LatexLabel = None
     figures: Figures = None
 
 
@@ -388,6 +392,13 @@ def checked_meta_eval(req: MetaEvalRequest) -> MetaEvalRun:
     )
     if not 0 <= req.width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {req.width}")
-    view = table_view(req.format, req.layout, req.latex_split, req.latex_fragment)
+    view = table_view(
+        req.format,
+        req.layout,
+        req.latex_split,
+        req.latex_fragment,
+        req.latex_caption,
+        req.latex_label,
+    )
     check_distinct_systems(list(named.paths))
     return MetaEvalRun(named, metric_names, written, view, parse_name_map(req.name_map))

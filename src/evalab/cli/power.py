@@ -21,7 +21,9 @@ from evalab.cli.options import (
     ClusterColumn,
     Format,
     IdColumn,
+    LatexCaption,
     LatexFragment,
+    LatexLabel,
     LatexSplit,
     OutFile,
     ScoreColumns,
@@ -247,8 +249,10 @@ class PowerRequest:
     cluster_column: ClusterColumn = None
     format: Format = "table"
     out: OutFile = None
-    latex_split: LatexSplit = False
+    latex_split: LatexSplit = None
     latex_fragment: LatexFragment = False
+    latex_caption: LatexCaption = None
+    latex_label: LatexLabel = None
 
 
 #: the assumptions of a plan without a pilot (a pilot gives them)
@@ -266,7 +270,9 @@ def power(req: PowerRequest) -> None:
     """Items needed to detect a difference, and the smallest difference an evaluation detects."""
     check_out(req.out, [("--scores", f) for f in req.scores])
     check_format(req.format)
-    latex = latex_layout(req.format, req.latex_split, req.latex_fragment)
+    latex = latex_layout(
+        req.format, req.latex_split, req.latex_fragment, req.latex_caption, req.latex_label
+    )
     if req.design is not None and req.design not in DESIGNS:
         raise SettingsError(f"--design must be paired or unpaired, got {req.design!r}")
     if req.items is not None and req.items < 2:

@@ -41,7 +41,9 @@ from evalab.cli.options import (
     Confidence,
     Device,
     Format,
+    LatexCaption,
     LatexFragment,
+    LatexLabel,
     LatexSplit,
     OutFile,
     Quiet,
@@ -450,8 +452,10 @@ class PplRequest:
             "(a row per quantity; the default)."
         ),
     ] = None
-    latex_split: LatexSplit = False
+    latex_split: LatexSplit = None
     latex_fragment: LatexFragment = False
+    latex_caption: LatexCaption = None
+    latex_label: LatexLabel = None
 
 
 @command(PplRequest, "ppl")
@@ -493,7 +497,14 @@ def checked_ppl(req: PplRequest) -> tuple[str | None, TableView]:
     read = [("-i", text_file), ("--model", req.model), ("--logits", req.logits)]
     check_out(req.out, read)
     check_format(req.format)
-    view = table_view(req.format, req.layout, req.latex_split, req.latex_fragment)
+    view = table_view(
+        req.format,
+        req.layout,
+        req.latex_split,
+        req.latex_fragment,
+        req.latex_caption,
+        req.latex_label,
+    )
     check_resampling(req.ci, req.n_samples, req.seed, req.confidence, req.logits, req.documents)
     check_segments_path(req.segments, req.out, read)
     check_sources(

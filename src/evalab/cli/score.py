@@ -28,7 +28,9 @@ from evalab.cli.names import NamedInputs, named_inputs
 from evalab.cli.options import (
     Executor,
     Format,
+    LatexCaption,
     LatexFragment,
+    LatexLabel,
     LatexSplit,
     Layout,
     Metrics,
@@ -230,8 +232,10 @@ class ScoreRequest:
         ),
     ] = False
     layout: Layout = None
-    latex_split: LatexSplit = False
+    latex_split: LatexSplit = None
     latex_fragment: LatexFragment = False
+    latex_caption: LatexCaption = None
+    latex_label: LatexLabel = None
     align: Annotated[
         int | None,
         typer.Option(
@@ -318,7 +322,14 @@ def checked_score(req: ScoreRequest, names: list[str]) -> ScoreRun:
     read = [*input_options(req.reference, named.paths, req.source), *metrics.read_paths()]
     check_out(req.out, read)
     check_format(req.format)
-    view = table_view(req.format, req.layout, req.latex_split, req.latex_fragment)
+    view = table_view(
+        req.format,
+        req.layout,
+        req.latex_split,
+        req.latex_fragment,
+        req.latex_caption,
+        req.latex_label,
+    )
     check_score_only(req.score_only, req.format, req.aligned)
     if req.aligned:
         from evalab.cli.score_alignments import check_align_options
@@ -472,7 +483,8 @@ def _run_paired(req: ScoreRequest) -> None:
             )
     shared = (
         "reference input source metrics n_samples seed confidence set_ format width jobs executor "
-        "ray_address ray_timeout out quiet missing_ref layout latex_split latex_fragment"
+        "ray_address ray_timeout out quiet missing_ref layout latex_split latex_fragment latex_caption "
+        "latex_label"
     )
     ctx.invoke(
         compare,

@@ -24,7 +24,9 @@ from evalab.cli.options import (
     Confidence,
     Device,
     Format,
+    LatexCaption,
     LatexFragment,
+    LatexLabel,
     LatexSplit,
     OutFile,
     Quiet,
@@ -229,8 +231,10 @@ class SemsimRequest:
             "Default: wide for -f latex and -f markdown with several systems, else long."
         ),
     ] = None
-    latex_split: LatexSplit = False
+    latex_split: LatexSplit = None
     latex_fragment: LatexFragment = False
+    latex_caption: LatexCaption = None
+    latex_label: LatexLabel = None
 
 
 @command(SemsimRequest, on=semsim_app.callback())
@@ -274,7 +278,14 @@ def checked_semsim(req: SemsimRequest) -> TableView:
     check_out(req.out, read)
     check_out(req.explain_html, read, option="--explain-html", outputs=[("--out", req.out)])
     check_format(req.format)
-    view = table_view(req.format, req.layout, req.latex_split, req.latex_fragment)
+    view = table_view(
+        req.format,
+        req.layout,
+        req.latex_split,
+        req.latex_fragment,
+        req.latex_caption,
+        req.latex_label,
+    )
     check_n_samples(req.n_samples, "--n-samples")
     check_seed(req.seed)
     check_confidence(req.confidence)
