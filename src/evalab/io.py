@@ -95,10 +95,15 @@ def _decoded(data: bytes, label: str, lines_before: int) -> str:
 
 @contextlib.contextmanager
 def _opened(path: str | os.PathLike[str], expected: str) -> Iterator[tuple[BinaryIO, str]]:
-    """The binary stream of a file (``-``: stdin) and its label, refusing what cannot be read."""
+    """The binary stream of a file (``-``: stdin) and its label, refusing what cannot be read.
+
+    The stream is read once, front to back, so a FIFO, a pipe (``<(zcat a.gz)``) and stdin
+    read like a file; gzip data (by its magic bytes, whatever the name) is decompressed.
+    """
     name = str(path)
     if name == STDIN:
-        yield sys.stdin.buffer, "<stdin>"
+        with _gunzipped(sys.stdin.buffer, "<stdin>") as stream:
+            yield stream, "<stdin>"
         return
     p = Path(name)
     if not p.exists():
@@ -106,10 +111,71 @@ def _opened(path: str | os.PathLike[str], expected: str) -> Iterator[tuple[Binar
     if p.is_dir():
         raise InputError(f"{name}: is a directory, expected a text file with {expected}")
     try:
-        with p.open("rb") as stream:
+        with p.open("rb") as raw, _gunzipped(raw, name) as stream:
             yield stream, name
     except OSError as exc:
         raise InputError(f"{name}: cannot read ({exc.strerror})") from exc
+
+
+#: the first two bytes of gzip data (RFC 1952); no UTF-8 text starts with them
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+class _Replay(io.RawIOBase):
+    """A stream's bytes with the ``head`` already read from it put back in front, so the
+    stream itself is read once (a FIFO or a pipe cannot be rewound)."""
+
+    def __init__(self, head: bytes, stream: BinaryIO) -> None:
+        super().__init__()
+        self._head, self._stream = head, stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        if self._head:
+            n = min(len(view), len(self._head))
+            view[:n], self._head = self._head[:n], self._head[n:]
+            return n
+        data = self._stream.read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+
+def _head(stream: BinaryIO, size: int) -> bytes:
+    """The first ``size`` bytes of ``stream`` (fewer only at its end)."""
+    head = b""
+    while len(head) < size and (more := stream.read(size - len(head))):
+        head += more
+    return head
+
+
+@contextlib.contextmanager
+def _gunzipped(stream: BinaryIO, label: str) -> Iterator[BinaryIO]:
+    """``stream``, decompressed when it holds gzip data; corrupt or truncated gzip data is
+    one :class:`InputError` naming ``label``."""
+    head = _head(stream, len(GZIP_MAGIC))
+    replay = io.BufferedReader(_Replay(head, stream), READ_BLOCK)
+    if head != GZIP_MAGIC:
+        yield replay
+        return
+    import gzip
+    import zlib
+
+    try:
+        with gzip.GzipFile(fileobj=replay, mode="rb") as unzipped:
+            yield unzipped  # type: ignore[misc]
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise InputError(
+            f"{label}: gzip data that cannot be decompressed ({exc}); check it with `gzip -t`"
+        ) from None
+
+
+def read_bytes(path: str | os.PathLike[str], expected: str) -> tuple[bytes, str]:
+    """The bytes of a file (``-``: stdin; gzip decompressed), read once, and its label."""
+    with _opened(path, expected) as (stream, label):
+        return stream.read(), label
 
 
 def read_text(
@@ -120,8 +186,7 @@ def read_text(
     ``expected`` says what the file should hold ("one segment per line"), for the messages
     on a folder or an empty file; an empty file is ``""`` with ``allow_empty``.
     """
-    with _opened(path, expected) as (stream, label):
-        data = stream.read()
+    data, label = read_bytes(path, expected)
     text = decode_utf8(data, label)
     if not text or text == "\ufeff":
         if allow_empty:

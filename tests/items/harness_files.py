@@ -53,8 +53,10 @@ def write_lm_eval_run(
     version: str = "0.4.3",
     task_version: float = 1.0,
     passages: int = 1,
+    model: str | None = None,
 ) -> Path:
-    """A run folder: ``results_<date>.json`` and one samples file per task."""
+    """A run folder: ``results_<date>.json`` and one samples file per task (the model
+    ``pretrained=MODEL`` in its ``model_args``, the folder's name by default)."""
     folder.mkdir(parents=True, exist_ok=True)
     for task, accs in tasks.items():
         lines = [
@@ -74,7 +76,11 @@ def write_lm_eval_run(
         "n-shot": {t: 0 for t in tasks},
         "higher_is_better": {t: {"acc": True, "acc_norm": True} for t in tasks},
         "n-samples": {t: {"original": len(a), "effective": len(a)} for t, a in tasks.items()},
-        "config": {"model": "hf", "model_args": "pretrained=model", "batch_size": 1},
+        "config": {
+            "model": "hf",
+            "model_args": f"pretrained={model or folder.name},dtype=float16",
+            "batch_size": 1,
+        },
         "git_hash": "abc1234",
         "date": 1717243200.0,
         "lm_eval_version": version,
