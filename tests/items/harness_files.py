@@ -145,3 +145,36 @@ def inspect_log(
         return path
     path.write_text(json.dumps(log), encoding="utf-8")
     return path
+
+
+def write_gsm8k_run(
+    folder: Path, strict: Sequence[int], flexible: Sequence[int], model: str
+) -> Path:
+    """A gsm8k run folder as lm-evaluation-harness 0.4 writes it: one record per document
+    and filter (``strict-match``, ``flexible-extract``), each with ``exact_match``; the
+    results file names the model in ``model_name`` (0.4.3+)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for i, (s, f) in enumerate(zip(strict, flexible, strict=True)):
+        for filt, value in (("strict-match", s), ("flexible-extract", f)):
+            record = lm_eval_sample(i, 0, filt=filt)
+            for key in ("acc", "acc_norm"):
+                del record[key]
+            record.update({"metrics": ["exact_match"], "exact_match": float(value)})
+            lines.append(json.dumps(record))
+    (folder / f"samples_gsm8k_{DATE}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    results = {
+        "results": {
+            "gsm8k": {
+                "alias": "gsm8k",
+                "exact_match,strict-match": sum(strict) / len(strict),
+                "exact_match,flexible-extract": sum(flexible) / len(flexible),
+            }
+        },
+        "versions": {"gsm8k": 3.0},
+        "config": {"model": "hf", "model_args": "pretrained=ignored", "batch_size": 1},
+        "model_name": model,
+        "lm_eval_version": "0.4.3",
+    }
+    (folder / f"results_{DATE}.json").write_text(json.dumps(results), encoding="utf-8")
+    return folder

@@ -10,6 +10,8 @@ column for a plain table. ``--score-column`` takes any of the names a user has s
   ``acc``);
 * the bare metric: ``exact_match``, every filter of it (each compared on its own).
 
+Case does not matter (``chrF`` names ``chrf``).
+
 >>> metric_matches("gsm8k:exact_match,strict-match", "exact_match,strict-match")
 True
 >>> metric_matches("gsm8k:exact_match,strict-match", "exact_match")
@@ -19,7 +21,7 @@ False
 >>> metric_matches("arc_easy:acc", "acc,none")
 True
 >>> metric_matches("chrf", "chrF")
-False
+True
 """
 
 from __future__ import annotations
@@ -36,8 +38,9 @@ _NO_FILTER = ",none"
 
 
 def metric_matches(metric: str, name: str) -> bool:
-    """Whether ``name`` (as ``--score-column`` gives it) names the score set ``metric``."""
-    name = name.removesuffix(_NO_FILTER)
+    """Whether ``name`` (as ``--score-column`` gives it) names the score set ``metric``
+    (in any case, as evalab's metric names are given)."""
+    metric, name = metric.casefold(), name.casefold().removesuffix(_NO_FILTER)
     if name == metric:
         return True
     task, colon, rest = metric.partition(":")
