@@ -137,3 +137,15 @@ def test_a_truncated_or_corrupt_gzip_is_one_line(run_cli, tmp_path: Path, cut: i
             res.stderr.count("\n") == 1
             and "hyp.txt.gz: gzip data that cannot be decompressed" in res.stderr
         )
+
+
+def test_ablate_import_reads_a_fifo_once(run_cli, tmp_path: Path) -> None:
+    from evalab.ablation.importer import read_records
+
+    data = b"seed,acc\n0,0.5\n1,0.75\n"
+    fifo = tmp_path / "runs.csv"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(gzip.compress(data)), daemon=True)
+    writer.start()
+    assert [line for line, _ in read_records(fifo)] == [2, 3]
+    writer.join(5)

@@ -172,6 +172,12 @@ def _gunzipped(stream: BinaryIO, label: str) -> Iterator[BinaryIO]:
         ) from None
 
 
+def data_suffix(path: str | os.PathLike[str]) -> str:
+    """The ending that names a file's format, lower case, ``.gz`` looked through
+    (``scores.csv.gz``: ``.csv``)."""
+    return Path(Path(path).name.lower().removesuffix(".gz")).suffix
+
+
 def read_bytes(path: str | os.PathLike[str], expected: str) -> tuple[bytes, str]:
     """The bytes of a file (``-``: stdin; gzip decompressed), read once, and its label."""
     with _opened(path, expected) as (stream, label):

@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from evalab.errors import InputError
+from evalab.io import data_suffix
 from evalab.items.harness import (
     is_inspect_log,
     is_lm_eval,
@@ -24,7 +25,6 @@ from evalab.items.names import select_metrics
 from evalab.items.readers import (
     Columns,
     csv_records,
-    data_suffix,
     is_segments,
     jsonl_records,
     plain_row,

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from evalab.errors import InputError
+from evalab.io import data_suffix
 from evalab.io import read_text as io_read_text
 from evalab.items.table import Records, Row, ScoreSet, collect
 
@@ -33,7 +34,6 @@ __all__ = [
     "Columns",
     "cluster_of",
     "csv_records",
-    "data_suffix",
     "is_segments",
     "jsonl_records",
     "lookup",
@@ -61,13 +61,6 @@ def read_text(path: Path) -> str:
     if not text.strip():
         raise InputError(f"{path}: file is empty")
     return text
-
-
-def data_suffix(path: Path) -> str:
-    """The ending that names a file's format, lower case, ``.gz`` looked through
-    (``scores.csv.gz``: ``.csv``)."""
-    name = path.name.lower()
-    return Path(name.removesuffix(".gz")).suffix
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
