@@ -48,6 +48,7 @@ from evalab.cli.output import (
     stream_of,
     to_json,
 )
+from evalab.cli.peers import bare_scores
 from evalab.cli.record_inputs import RecordOptions, read_streams
 from evalab.cli.references import apply_missing_refs, check_missing_ref
 from evalab.cli.segment_checks import check_no_nul, check_pair_work, check_resamplable
@@ -259,7 +260,9 @@ def score(
     score_only: Annotated[
         bool,
         typer.Option(
-            "-b", "--score-only", help="Print only the score(s), one a line, as sacrebleu's -b."
+            "-b",
+            "--score-only",
+            help="Print only the score(s), one a line, as sacrebleu's -b (with several systems: SYSTEM<TAB>[METRIC<TAB>]SCORE).",
         ),
     ] = False,
     width: Annotated[
@@ -435,7 +438,8 @@ def score(
     if segments:
         emit(segments_text(scored.segments, segments), segments)
     if score_only:
-        emit("".join(format_value(sc, width) + "\n" for _, _, sc in results), out)
+        shown = [(s, m, format_value(sc, width)) for s, m, sc in results]
+        emit(bare_scores(shown, named.short_by_key()), out)
         return
     found = None
     if align is not None or errors is not None:
