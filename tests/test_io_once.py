@@ -149,3 +149,42 @@ def test_ablate_import_reads_a_fifo_once(run_cli, tmp_path: Path) -> None:
     writer.start()
     assert [line for line, _ in read_records(fifo)] == [2, 3]
     writer.join(5)
+
+
+def test_a_record_file_through_a_pipe_is_known_by_what_it_holds(tmp_path: Path) -> None:
+    records = "".join(
+        json.dumps({"id": i, "out": h, "ref": r}) + "\n"
+        for i, (h, r) in enumerate([("the cat sat", "the cat sat"), ("a dog", "the dog")])
+    )
+    read_end, write_end = os.pipe()  # `<(zcat preds.jsonl.gz)`
+    os.write(write_end, gzip.compress(records.encode()))
+    os.close(write_end)
+    try:
+        res = _evalab(
+            "score", "-i", f"/dev/fd/{read_end}", "--field", "out", "--ref-field", "ref", "-b",
+            pass_fds=(read_end,),
+        )  # fmt: skip
+    finally:
+        os.close(read_end)
+    assert res.returncode == 0, res.stderr
+    packed = tmp_path / "preds.jsonl.gz"
+    packed.write_bytes(gzip.compress(records.encode()))
+    named = _evalab("score", "-i", str(packed), "--field", "out", "--ref-field", "ref", "-b")
+    assert named.returncode == 0 and named.stdout == res.stdout
+
+
+def test_ppl_logits_from_a_fifo(tmp_path: Path) -> None:
+    import io
+
+    import numpy as np
+
+    buffer = io.BytesIO()
+    rng = np.random.default_rng(0)
+    np.savez(buffer, logits=rng.normal(size=(6, 5)), labels=rng.integers(0, 5, 6))
+    fifo = tmp_path / "logits.npz"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(buffer.getvalue()), daemon=True)
+    writer.start()
+    res = _evalab("ppl", "--logits", str(fifo), "-f", "json")
+    writer.join(5)
+    assert res.returncode == 0, res.stderr

@@ -151,20 +151,31 @@ def _head(stream: BinaryIO, size: int) -> bytes:
     return head
 
 
+def _with_head(stream: BinaryIO) -> tuple[bytes, BinaryIO]:
+    """The first bytes of ``stream`` (enough to tell gzip data) and a stream that still
+    starts with them: ``stream`` itself where it can peek, else the bytes put back in front."""
+    peek = getattr(stream, "peek", None)
+    if peek is not None:
+        head = peek(len(GZIP_MAGIC))[: len(GZIP_MAGIC)]
+        if len(head) == len(GZIP_MAGIC) or not head or not GZIP_MAGIC.startswith(head):
+            return head, stream
+    head = _head(stream, len(GZIP_MAGIC))
+    return head, io.BufferedReader(_Replay(head, stream), READ_BLOCK)
+
+
 @contextlib.contextmanager
 def _gunzipped(stream: BinaryIO, label: str) -> Iterator[BinaryIO]:
     """``stream``, decompressed when it holds gzip data; corrupt or truncated gzip data is
     one :class:`InputError` naming ``label``."""
-    head = _head(stream, len(GZIP_MAGIC))
-    replay = io.BufferedReader(_Replay(head, stream), READ_BLOCK)
+    head, source = _with_head(stream)
     if head != GZIP_MAGIC:
-        yield replay
+        yield source
         return
     import gzip
     import zlib
 
     try:
-        with gzip.GzipFile(fileobj=replay, mode="rb") as unzipped:
+        with gzip.GzipFile(fileobj=source, mode="rb") as unzipped:
             yield unzipped  # type: ignore[misc]
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise InputError(
@@ -176,6 +187,16 @@ def data_suffix(path: str | os.PathLike[str]) -> str:
     """The ending that names a file's format, lower case, ``.gz`` looked through
     (``scores.csv.gz``: ``.csv``)."""
     return Path(Path(path).name.lower().removesuffix(".gz")).suffix
+
+
+def is_pipe(path: str | os.PathLike[str]) -> bool:
+    """A FIFO or a pipe (``<(...)``, ``/dev/fd/N``): read once, with no name ending to go by."""
+    import stat
+
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def read_bytes(path: str | os.PathLike[str], expected: str) -> tuple[bytes, str]:
@@ -362,19 +383,18 @@ class Record:
 
 
 def record_format(path: str, text: str | None = None) -> str | None:
-    """``jsonl``, ``csv`` or ``tsv`` for a record file (by its ending), else None.
+    """``jsonl``, ``csv`` or ``tsv`` for a record file (by its ending, ``.gz`` looked
+    through), else None.
 
-    Stdin (``-``) has no ending: its ``text`` is JSON Lines when it starts with ``{``,
-    TSV when its first line has a tab, CSV otherwise.
+    A file without such an ending (stdin ``-``, a pipe ``<(zcat a.jsonl.gz)``) is known by
+    its ``text``: JSON Lines when it starts with ``{``, TSV when its first line has a tab,
+    CSV otherwise.
     """
-    if path == STDIN:
-        if text is None:
-            return None
-        body = text.lstrip("\ufeff \t\r\n")
-        return (
-            "jsonl" if body.startswith("{") else "tsv" if "\t" in body.split("\n", 1)[0] else "csv"
-        )
-    return RECORD_FORMATS.get(Path(path).suffix.lower())
+    fmt = None if path == STDIN else RECORD_FORMATS.get(data_suffix(path))
+    if fmt is not None or text is None:
+        return fmt
+    body = text.lstrip("\ufeff \t\r\n")
+    return "jsonl" if body.startswith("{") else "tsv" if "\t" in body.split("\n", 1)[0] else "csv"
 
 
 def read_records(path: str, fmt: str | None = None) -> list[Record]:
