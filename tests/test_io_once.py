@@ -188,3 +188,8 @@ def test_ppl_logits_from_a_fifo(tmp_path: Path) -> None:
     res = _evalab("ppl", "--logits", str(fifo), "-f", "json")
     writer.join(5)
     assert res.returncode == 0, res.stderr
+
+
+def test_stdin_is_one_scores_file_only(run_cli, tmp_path: Path) -> None:
+    res = run_cli("compare", "--scores", "-", "-", stdin='{"id": 1, "score": 1}\n')
+    assert res.exit_code == 2 and "stdin ('-') can be used for only one file" in res.stderr

@@ -116,6 +116,8 @@ def read_named(files: list[str], columns: Columns) -> list[ScoreSet]:
     called ``NAME``, else what its log says (inspect's ``eval.model``, lm-eval's model),
     else its path; two files whose logs name one model are called by their paths."""
     named = [split_named(f, "--scores") for f in files]
+    if sum(path == "-" for _, path in named) > 1:
+        raise SettingsError("stdin ('-') can be used for only one file")
     read = [(name, path, read_scores(path, columns)) for name, path in named]
     logged: dict[str, set[str]] = {}
     for name, path, sets in read:
