@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -20,6 +21,10 @@ ROOT = Path(__file__).resolve().parents[1]
 def _scores(path: Path, values: list[int]) -> Path:
     path.write_text("".join(json.dumps({"id": i, "score": v}) + "\n" for i, v in enumerate(values)))
     return path
+
+
+def _hung(signum: int, frame: object) -> None:
+    raise TimeoutError("the FIFO was opened twice: the reader waits for a second writer")
 
 
 def _evalab(*args: str, pass_fds: tuple[int, ...] = ()) -> subprocess.CompletedProcess[str]:
@@ -147,7 +152,12 @@ def test_ablate_import_reads_a_fifo_once(run_cli, tmp_path: Path) -> None:
     os.mkfifo(fifo)
     writer = threading.Thread(target=lambda: fifo.write_bytes(gzip.compress(data)), daemon=True)
     writer.start()
-    assert [line for line, _ in read_records(fifo)] == [2, 3]
+    signal.signal(signal.SIGALRM, _hung)  # a second open of the FIFO would block for ever
+    signal.alarm(30)
+    try:
+        assert [line for line, _ in read_records(fifo)] == [2, 3]
+    finally:
+        signal.alarm(0)
     writer.join(5)
 
 
