@@ -103,3 +103,10 @@ def test_a_task_without_the_metric_is_left_out_with_a_note(run_cli, tmp_path: Pa
     assert res.exit_code == 0, res.stderr
     assert {r["metric"] for r in json.loads(res.stdout)} == {"arc_easy:acc"}
     assert "task(s) gsm8k have no acc; compared on the other tasks" in res.stderr
+
+
+def test_a_jsonl_table_without_the_column_lists_its_keys(run_cli, tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.jsonl").write_text('{"id": 1, "acc": 1}\n{"id": 2, "acc": 0}\n')
+    res = run_cli("compare", "--scores", tmp_path / "a.jsonl", tmp_path / "b.jsonl")
+    assert res.exit_code == 2 and "no score column 'score' (there: id, acc)" in res.stderr

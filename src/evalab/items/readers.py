@@ -102,7 +102,10 @@ def lookup(record: dict[str, Any], key: str) -> Any:
 def _required(record: dict[str, Any], key: str, where: str, what: str) -> Any:
     value = lookup(record, key)
     if value is MISSING or value is None:
-        raise InputError(f"{where}: no {what} column {key!r}; name the column with --{what}-column")
+        raise InputError(
+            f"{where}: no {what} column {key!r} (there: {', '.join(map(str, record))}); "
+            f"name the column with --{what}-column"
+        )
     return value
 
 
