@@ -110,3 +110,19 @@ def test_a_jsonl_table_without_the_column_lists_its_keys(run_cli, tmp_path: Path
         (tmp_path / f"{name}.jsonl").write_text('{"id": 1, "acc": 1}\n{"id": 2, "acc": 0}\n')
     res = run_cli("compare", "--scores", tmp_path / "a.jsonl", tmp_path / "b.jsonl")
     assert res.exit_code == 2 and "no score column 'score' (there: id, acc)" in res.stderr
+
+
+def test_a_metric_some_models_lack_is_left_out_with_a_note(run_cli, tmp_path: Path) -> None:
+    both = write_lm_eval_run(tmp_path / "m1", {"arc_easy": [1, 0, 1, 1], "piqa": [1, 1, 0, 0]})
+    one = write_lm_eval_run(tmp_path / "m2", {"arc_easy": [1, 1, 1, 0]})
+    res = run_cli("compare", "--scores", both, one, "--score-column", "acc", "-f", "json")
+    assert res.exit_code == 0, res.stderr
+    assert {r["metric"] for r in json.loads(res.stdout)} == {"arc_easy:acc"}
+    assert (
+        "piqa:acc: not scored for every model; compared on the metrics every model has"
+        in res.stderr
+    )
+    res = run_cli(
+        "compare", "--scores", one, write_lm_eval_run(tmp_path / "m3", {"piqa": [1, 0, 1, 0]})
+    )
+    assert res.exit_code == 2 and "no metric is scored for every model" in res.stderr
