@@ -107,7 +107,7 @@ REFUSED = [
     (("score", "-r", "ref.txt", "-i", "hyp.txt", "--only_system"), "prints by default"),
     # sacrebleu's positional reference, piped hypotheses, chrF options, -sh, -f text
     (("score", "ref.txt"), "positional reference is -r ref.txt here"),
-    (("score", "-r", "ref.txt"), "-i - for stdin"),
+    (("score", "-r", "ref.txt"), "-i - reads them from stdin"),
     (
         ("score", "-r", "ref.txt", "-i", "hyp.txt", "--chrf-word-order", "2"),
         "--set chrf.word_order=N",

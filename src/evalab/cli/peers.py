@@ -204,10 +204,14 @@ def _check_score_inputs(args: Sequence[str], see: str) -> None:
             f"{bare!r}: sacrebleu's positional reference is -r {bare} here, and the hypotheses -i FILE "
             f"(-i - reads them from stdin: evalab score -r {bare} -i - < HYP){see}"
         )
-    if not given and any(a in ("-r", "--reference") or a.startswith("--reference=") for a in args):
+    with_ref = any(
+        (a in ("-r", "--reference") and i + 1 < len(args)) or a.startswith("--reference=")
+        for i, a in enumerate(args)
+    )  # `-r` alone is click's "requires an argument"
+    if not given and with_ref:
         raise SettingsError(
-            f"evalab score reads the hypotheses from -i FILE (-i - for stdin, where sacrebleu reads "
-            f"piped hypotheses by itself){see}"
+            f"Missing option '-i' / '--input': the hypotheses, -i FILE (-i - reads them from stdin, "
+            f"where sacrebleu reads piped hypotheses by itself){see}"
         )
 
 
