@@ -12,6 +12,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from evalab import numbers
 from evalab.errors import InputError
 from evalab.io import data_suffix
 from evalab.items.harness import (
@@ -55,7 +56,7 @@ def _read(path: str, cols: Columns) -> list[ScoreSet]:
     text = read_text(p)
     if suffix == ".json":
         try:
-            data = json.loads(text)
+            data = numbers.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
         if is_inspect_log(data):

@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from evalab import numbers
 from evalab.errors import InputError
 from evalab.io import read_bytes
 from evalab.items.names import metric_matches, unknown_metric
@@ -115,7 +116,7 @@ def _lm_scores(
             if cols.scores and not any(metric_matches(metric, n) for n in cols.scores):
                 continue
             raise InputError(
-                f"{where}: {name} is {json.dumps(value)[:40]}..., a corpus-level "
+                f"{where}: {name} is {json.dumps(value, default=repr)[:40]}..., a corpus-level "
                 "metric's input, not a per-item score"
             )
         scores[metric] = value
@@ -177,7 +178,7 @@ def _results_for(path: Path, date: str, task: str) -> _RunInfo:
     if not results.exists():
         return _RunInfo()
     try:
-        data = json.loads(read_text(results))
+        data = numbers.loads(read_text(results))
     except json.JSONDecodeError as exc:
         raise InputError(f"{results}: not JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(data, dict) or "results" not in data:
@@ -323,9 +324,9 @@ def read_inspect_archive(path: Path, cols: Columns) -> list[ScoreSet]:
             names = archive.namelist()
             if "header.json" not in names:
                 raise InputError(f"{path}: no header.json in the archive; the run has not finished")
-            data = json.loads(archive.read("header.json"))
+            data = numbers.loads(archive.read("header.json"))
             members = sorted(n for n in names if n.startswith("samples/") and n.endswith(".json"))
-            samples = [json.loads(archive.read(n)) for n in members]
+            samples = [numbers.loads(archive.read(n)) for n in members]
     except zipfile.BadZipFile:
         raise InputError(f"{path}: not a zip archive (an inspect-ai .eval log is one)") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalab import numbers
 from evalab.errors import InputError
 from evalab.io import data_suffix
 from evalab.io import read_text as io_read_text
@@ -74,7 +75,7 @@ def jsonl_records(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = numbers.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}: line {number}: not JSON ({exc.msg})") from None
         if not isinstance(record, dict):
