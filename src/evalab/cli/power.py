@@ -60,10 +60,13 @@ class Pilot:
 def pilot_designs(files: list[str], cols: Columns) -> Pilot:
     """Paired and unpaired designs estimated from a pilot of two models, and its item count."""
     groups = aligned_inputs(files, cols, common=False)
-    if len(groups) != 1 or len(groups[0].sets) != 2:
+    if len(groups) != 1:
         raise SettingsError(
-            "power --scores needs two models on one metric (pick it with --score-column)"
+            f"power --scores needs one metric, the files have {len(groups)} "
+            f"({', '.join(g.metric for g in groups)}); pick one with --score-column NAME"
         )
+    if len(groups[0].sets) != 2:
+        raise SettingsError(f"power --scores needs two models, got {len(groups[0].sets)}")
     group = groups[0]
     a, b = (m.means for m in means_of(group))
     sd_a, sd_b = float(a.std(ddof=1)), float(b.std(ddof=1))

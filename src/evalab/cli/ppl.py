@@ -24,6 +24,7 @@ documents of the per-document values; bits per byte and word perplexity stay cor
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import math
 import zipfile
@@ -66,7 +67,7 @@ from evalab.cli.output import (
 from evalab.cli.score import ci_fields
 from evalab.cli.segment_checks import check_resamplable
 from evalab.errors import InputError, SettingsError
-from evalab.io import read_segments
+from evalab.io import read_bytes, read_segments
 from evalab.metrics.loss import STAT_NAMES, CrossEntropy, Perplexity, PerplexitySettings
 from evalab.nll import IGNORE_INDEX
 from evalab.progress import model_loading
@@ -84,20 +85,14 @@ ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 
 def load_npz(path: str) -> dict[str, np.ndarray]:
     """Read the ``--logits`` file: arrays ``logits``, ``labels`` and optional ``bytes``/``words``."""
-    p = Path(path)
-    if not p.exists():
-        raise InputError(f"{path}: no such file")
-    if p.is_dir():
-        raise InputError(f"{path}: is a directory, expected a .npz file")
+    raw, _ = read_bytes(path, "arrays (a .npz file)")  # once: a FIFO or a pipe reads like a file
     try:
-        with open(p, "rb") as fh:
-            magic = fh.read(4)
-        if magic not in ZIP_MAGIC:
+        if raw[:4] not in ZIP_MAGIC:
             raise InputError(
                 f"{path}: not a .npz archive (a zip of arrays); save it with "
                 "np.savez(path, logits=..., labels=...)"
             )
-        with np.load(p, allow_pickle=False) as data:
+        with np.load(io.BytesIO(raw), allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         if isinstance(exc, InputError):

@@ -66,6 +66,7 @@ from evalab.cli.output import (
     stream_of,
     to_json,
 )
+from evalab.cli.peers import bare_scores
 from evalab.cli.record_inputs import RecordOptions
 from evalab.cli.references import apply_missing_refs, check_missing_ref
 from evalab.cli.segment_checks import check_pair_work, check_resamplable
@@ -162,7 +163,9 @@ class ScoreRequest:
     score_only: Annotated[
         bool,
         typer.Option(
-            "-b", "--score-only", help="Print only the score(s), one a line, as sacrebleu's -b."
+            "-b",
+            "--score-only",
+            help="Print only the score(s), one a line, as sacrebleu's -b (with several systems: SYSTEM<TAB>[METRIC<TAB>]SCORE).",
         ),
     ] = False
     width: Width = None
@@ -290,7 +293,8 @@ def score(req: ScoreRequest) -> None:
     if req.segments:
         emit(segments_text(scored.segments, req.segments), req.segments)
     if req.score_only:
-        emit("".join(format_value(sc, req.width) + "\n" for _, _, sc in results), req.out)
+        shown = [(s, m, format_value(sc, req.width)) for s, m, sc in results]
+        emit(bare_scores(shown, run.named.short_by_key()), req.out)
         return
     found = None
     if req.aligned:

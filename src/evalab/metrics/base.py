@@ -388,6 +388,8 @@ class PairWork:
     limit: int
     table: str = "edit distance"
     refuse: bool = True
+    #: the setting that lifts the bound (it changes no number, only how long one may take)
+    setting: str | None = None
 
 
 class PairTooLarge(InputError):
@@ -406,6 +408,12 @@ class PairTooLarge(InputError):
             f"{where} has {self.hyp_size:,} {self.work.unit} against a reference of {self.ref_size:,}: "
             f"{self.metric}'s {self.work.table} would fill {self.cells:,} cells (at most {self.work.limit:,}); "
             f"split the segment into sentences or leave {self.metric} out"
+            + (
+                ""
+                if self.work.setting is None
+                else f", or lift the bound with --set {self.metric}.{self.work.setting}=N "
+                "(same scores, more time)"
+            )
         )
 
     @property
@@ -554,12 +562,16 @@ class Metric(ABC):
             f"metric {self.name!r} declares no pair_work, so it has no pair sizes to count"
         )
 
+    def pair_bound(self) -> PairWork | None:
+        """The bound in effect: :attr:`pair_work`, or its limit as this metric's settings set it."""
+        return self.pair_work
+
     def check_pair_work(
         self, hyp_sizes: Sequence[int] | np.ndarray, ref_sizes: Sequence[int] | np.ndarray
     ) -> None:
         """Refuse (:class:`PairTooLarge`, the first pair beyond the bound) or warn about the
-        pairs whose ``hyp × ref`` cells exceed :attr:`pair_work`'s limit."""
-        work = self.pair_work
+        pairs whose ``hyp × ref`` cells exceed the limit of :meth:`pair_bound`."""
+        work = self.pair_bound()
         if work is None:
             return
         hyp_n, ref_n = np.asarray(hyp_sizes, dtype=np.int64), np.asarray(ref_sizes, dtype=np.int64)
