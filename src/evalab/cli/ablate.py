@@ -12,6 +12,7 @@ from evalab.cli.inputs import study_inputs
 from evalab.cli.options import (
     check_figures,
     executor_option,
+    figure_width_option,
     figures_option,
     latex_fragment_option,
     latex_layout,
@@ -576,6 +577,7 @@ def report_cmd(
     latex_split: Annotated[bool, latex_split_option()] = False,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
     figures: Annotated[str | None, figures_option()] = None,
+    figure_width: Annotated[str, figure_width_option()] = "double",
 ) -> None:
     """Per row: mean, sd, 95% CI over seeds, Δ to the base with CI and p-values; grid effects.
 
@@ -590,7 +592,7 @@ def report_cmd(
     study = load_study(study_file, check_entry=False)
     inputs = study_inputs(study, db_path)
     check_out(out, inputs)
-    check_figures(figures, [*inputs, ("--out", out)])
+    check_figures(figures, [*inputs, ("--out", out)], figure_width)
     check_format(format, PAGE_FORMATS)
     latex = latex_layout(format, latex_split, latex_fragment, small=True)
     _check_stored_bounds(study, db)
@@ -605,7 +607,9 @@ def report_cmd(
     if figures is not None:
         from evalab.report.ablation_figures import report_figures
 
-        write_figures_checked(report_figures(analysis, curves), figures, [*inputs, ("--out", out)])
+        write_figures_checked(
+            report_figures(analysis, curves), figures, [*inputs, ("--out", out)], figure_width
+        )
     if format == "html":
         emit(render_html(analysis, curves=curves), out)
         return

@@ -22,6 +22,7 @@ from evalab.cli.options import (
     build_metrics,
     check_figures,
     check_layout,
+    figure_width_option,
     figures_option,
     latex_fragment_option,
     latex_layout,
@@ -314,6 +315,7 @@ def meta_eval(
     latex_split: Annotated[bool, latex_split_option()] = False,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
     figures: Annotated[str | None, figures_option()] = None,
+    figure_width: Annotated[str, figure_width_option()] = "double",
 ) -> None:
     """Meta-evaluate metrics against human scores: correlations, accuracies, CIs, clusters."""
     # the outputs may overwrite none of the inputs, nor each other, checked before any work
@@ -329,7 +331,7 @@ def meta_eval(
     check_out(out, read)
     check_out(save_scores, read, option="--save-scores", outputs=[("--out", out)])
     written = [*read, ("--out", out), ("--save-scores", save_scores)]
-    check_figures(figures, written)
+    check_figures(figures, written, figure_width)
     _check_options(
         format,
         n_bootstrap,
@@ -382,5 +384,5 @@ def meta_eval(
     if figures is not None:
         from evalab.report.metaeval_html import metaeval_figures
 
-        write_figures_checked(metaeval_figures(result), figures, written)
+        write_figures_checked(metaeval_figures(result), figures, written, figure_width)
     _render(result, format, width, out, view)

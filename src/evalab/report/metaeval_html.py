@@ -162,14 +162,16 @@ def _table(result: MetaEvalResult) -> str:
 
 
 def metaeval_figures(result: MetaEvalResult) -> list[Figure]:
-    """Every figure of the page: per metric a scatter plot, per statistic a ranking."""
+    """Every figure of the page: per metric a scatter plot on the metric's own scale (a
+    lower-is-better metric's scores, negated for the statistics, drawn as the metric gives
+    them, its axis saying ``↓ (lower is better)``), per statistic a ranking."""
     out = [
         scatter_figure(
             result.systems,
             list(result.human_system),
-            list(m.system),
+            [-v for v in m.system] if m.negated else list(m.system),
             f"{m.name} ({m.system_mode})",
-            m.name,
+            f"{m.name} ↓ (lower is better)" if m.negated else m.name,
             name=f"scatter-{m.name}",
         )
         for m in result.metrics
