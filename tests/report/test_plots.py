@@ -126,7 +126,9 @@ def test_matplotlib_draws_the_same_axes(analysis):
         # every row's label once, whole, in the lines the layout wrapped it into
         texts = [t.get_text() for t in ax.get_yticklabels()]
         assert texts == ["\n".join(row.lines) for row in box.rows]
-        assert [" ".join(t.split()) for t in texts] == [" ".join(lab.split()) for lab in panel.labels]
+        assert [" ".join(t.split()) for t in texts] == [
+            " ".join(lab.split()) for lab in panel.labels
+        ]
         assert list(ax.get_xticks()) == list(box.ticks)
         assert set(box.ticks) <= set(panel.x.ticks)
 
