@@ -68,6 +68,8 @@ RC: Any = {
     "font.size": 11 * 72 / PX_PER_IN,  # the page's 11 px
     "font.family": "DejaVu Sans",
 }
+#: the layout's LINE_H between lines of a text, as matplotlib's line spacing (in font sizes)
+LINE_SPACING = LINE_H / (RC["font.size"] * PX_PER_IN / 72)
 
 
 def require_matplotlib(option: str = "--figures") -> None:
@@ -230,15 +232,15 @@ def _interval_axes(ax: Axes, p: IntervalPanel, box: Box, values_right: bool) -> 
             linestyle=(0, (4, 3)) if r.dashed else "solid",
             linewidth=pt(1),
         )
-    ax.set_xlim(p.x.lo, p.x.hi)
     ax.set_xticks(list(box.ticks), [tick_text(v) for v in box.ticks])
-    ax.set_ylim(box.bottom - box.top, 0)  # the first row on top, as on the page
     ax.set_yticks(centre, [_text("\n".join(row.lines)) for row in box.rows])
+    ax.set_xlim(p.x.lo, p.x.hi)  # after the ticks, which would widen the limits to reach them
+    ax.set_ylim(box.bottom - box.top, 0)  # the first row on top, as on the page
     ax.tick_params(axis="y", pad=pt(6))
     for label in ax.get_yticklabels():
-        label.set_linespacing(LINE_H / (RC["font.size"] * PX_PER_IN / 72))
+        label.set_linespacing(LINE_SPACING)
     ax.spines["left"].set_visible(False)
-    ax.set_xlabel(_text(p.x.label))
+    ax.set_xlabel(_text("\n".join(box.xlabel)), linespacing=LINE_SPACING)
     ax.grid(axis="x", color="#eeeeee", linewidth=pt(1))
     ax.set_axisbelow(True)
     for i, value in enumerate(p.values if values_right else ()):
@@ -287,12 +289,12 @@ def _xy_axes(ax: Axes, p: XYPanel, box: Box) -> None:
         x0, y0, x1, y1 = p.fit
         ax.plot([x0, x1], [y0, y1], color=FIT_COLOUR, linestyle=(0, (5, 3)), linewidth=pt(1))
     _point_names(ax, p, box)
-    ax.set_xlim(p.x.lo, p.x.hi)
-    ax.set_ylim(p.y.lo, p.y.hi)
     names = p.x_names or [tick_text(v) for v in box.ticks]
     ax.set_xticks(list(box.ticks), [_text(t) for t in names])
     ax.set_yticks(list(p.y.ticks), [tick_text(v) for v in p.y.ticks])
-    ax.set_xlabel(_text(p.x.label))
+    ax.set_xlim(p.x.lo, p.x.hi)  # after the ticks, which would widen the limits to reach them
+    ax.set_ylim(p.y.lo, p.y.hi)
+    ax.set_xlabel(_text("\n".join(box.xlabel)), linespacing=LINE_SPACING)
     ax.set_ylabel(_text(p.y.label))
     ax.grid(axis="y", color="#eeeeee", linewidth=pt(1))
     ax.set_axisbelow(True)

@@ -271,7 +271,7 @@ def xy_panel(
         for v in (*s.ys, *s.lows, *s.highs)
         if v is not None and finite(float(v))
     ]
-    y0, y1 = _span(ys)
+    y0, y1 = _span(ys + ([fit[1], fit[3]] if fit is not None else []))  # the fit line inside too
     if x_names:
         x = Axis(-0.5, len(x_names) - 0.5, tuple(float(k) for k in range(len(x_names))), xlabel)
     else:
@@ -369,25 +369,37 @@ XY_LEFT, RIGHT = 62.0, 20.0
 LEGEND_LINE = 16.0
 
 
+def _cut(word: str, px: float) -> int:
+    """Where to split a word wider than ``px``: after the last ``.``, ``_`` or ``/`` (else
+    ``-``) that keeps the first piece within ``px`` (and not in its first third), else at
+    the widest piece that fits (one character at least)."""
+    fits = max([k for k in range(1, len(word)) if text_width(word[:k]) <= px], default=1)
+    for marks in ("._/", "-"):
+        soft = [k for k in range(max(fits // 3, 1), fits + 1) if word[k - 1] in marks]
+        if soft:
+            return soft[-1]
+    return fits
+
+
 def wrap(text: str, px: float) -> tuple[str, ...]:
     """``text`` as lines at most ``px`` wide (:func:`text_width`): split at its newlines,
-    then at spaces; a word wider than ``px`` is split where it must be. Nothing is cut.
+    then at spaces; a word wider than ``px`` is split after a ``.``, ``-``, ``_`` or ``/``
+    where it can (:func:`_cut`). Nothing is cut off.
 
     >>> wrap("no attention (shallow model)\\nsmall", 90)
     ('no attention', '(shallow', 'model)', 'small')
+    >>> wrap("1. generaltest2022.uk-en.Online-B", 120)
+    ('1.', 'generaltest2022.', 'uk-en.Online-B')
     """
     out: list[str] = []
     for para in text.split("\n"):
         line = ""
         for word in para.split(" "):
             while text_width(word) > px and len(word) > 1:
-                k = max(
-                    1,
-                    max(j for j in range(1, len(word) + 1) if text_width(word[:j]) <= px or j == 1),
-                )
                 if line:
                     out.append(line)
                     line = ""
+                k = _cut(word, px)
                 out.append(word[:k])
                 word = word[k:]
             joined = f"{line} {word}" if line else word
@@ -435,6 +447,8 @@ class Box:
     rows: tuple[Row, ...] = ()
     #: the x ticks drawn: the axis' ticks whose labels fit side by side (:func:`shown_ticks`)
     ticks: tuple[float, ...] = ()
+    #: the x axis' label, wrapped to the plot area's width
+    xlabel: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -513,40 +527,24 @@ def layout(fig: Figure, width: float | None = None) -> Layout:
         if isinstance(p, XYPanel) and p.note:
             head += LINE_H
             note_y = top + head - 6
+        rows: list[Row] = []
         if isinstance(p, IntervalPanel):
-            rows, y = [], 0.0
+            y = 0.0
             for i in range(len(p.labels)):
                 lines = wrap(_row_text(p, i, values_right), left - 12)
                 rows.append(Row(y, row_height(p, len(lines)), lines))
                 y += rows[-1].height
-            body = max(y, row_height(p))
-            box = Box(
-                left,
-                top + head,
-                w - right,
-                top + head + body,
-                top + 17,
-                title,
-                0.0,
-                tuple(rows),
-                shown_ticks(p.x, w - right - left),
-            )
+            x0, x1, body = left, w - right, max(y, row_height(p))
         else:
-            body = XY_PLOT_H
-            ticks = p.x.ticks if p.x_names else shown_ticks(p.x, w - RIGHT - XY_LEFT)
-            box = Box(
-                XY_LEFT,
-                top + head,
-                w - RIGHT,
-                top + head + body,
-                top + 17,
-                title,
-                note_y,
-                (),
-                ticks,
-            )
+            x0, x1, body = XY_LEFT, w - RIGHT, XY_PLOT_H
+        named = isinstance(p, XYPanel) and bool(p.x_names)
+        xlabel = wrap(p.x.label, x1 - x0) if p.x.label else ()
+        box = Box(
+            x0, top + head, x1, top + head + body, top + 17, title, note_y, tuple(rows),
+            p.x.ticks if named else shown_ticks(p.x, x1 - x0), xlabel,
+        )  # fmt: skip
         boxes.append(box)
-        top += head + body + AXIS_H
+        top += head + body + AXIS_H + LINE_H * max(len(xlabel) - 1, 0)
     places, bottom = legend_places(fig, w, top + 12)
     return Layout(w, bottom + 8, tuple(boxes), places, values_right)
 
@@ -626,7 +624,6 @@ def _tspans(lines: Sequence[str], x: float, step: float) -> str:
 
 
 def _x_axis_svg(axis: Axis, left: float, pw: float, y_top: float, y_axis: float) -> list[str]:
-    e = html.escape
     parts = [
         f'<line x1="{left:.1f}" y1="{y_axis:.1f}" x2="{left + pw:.1f}" y2="{y_axis:.1f}" stroke="#333"/>'
     ]
@@ -640,7 +637,9 @@ def _x_axis_svg(axis: Axis, left: float, pw: float, y_top: float, y_axis: float)
         )
     if axis.label:
         parts.append(
-            f'<text x="{left + pw / 2:.1f}" y="{y_axis + 28:.1f}" text-anchor="middle">{e(axis.label)}</text>'
+            f'<text x="{left + pw / 2:.1f}" y="{y_axis + 28:.1f}" text-anchor="middle">'
+            + _tspans(axis.label.split("\n"), left + pw / 2, LINE_H)
+            + "</text>"
         )
     return parts
 
@@ -653,7 +652,7 @@ def _interval_svg(p: IntervalPanel, box: Box, values_right: bool) -> list[str]:
     def x(v: float) -> float:
         return left + pw * p.x.fraction(v)
 
-    shown = Axis(p.x.lo, p.x.hi, box.ticks, p.x.label, p.x.linear_width)
+    shown = Axis(p.x.lo, p.x.hi, box.ticks, "\n".join(box.xlabel), p.x.linear_width)
     parts = _x_axis_svg(shown, left, pw, y0, y1)
     for r in p.rules:
         dash = ' stroke-dasharray="4 3"' if r.dashed else ""
@@ -701,7 +700,7 @@ def _xy_svg(p: XYPanel, box: Box) -> list[str]:
     def py(v: float) -> float:
         return y1 - XY_PLOT_H * p.y.fraction(v)
 
-    axis = Axis(p.x.lo, p.x.hi, () if p.x_names else box.ticks, p.x.label)
+    axis = Axis(p.x.lo, p.x.hi, () if p.x_names else box.ticks, "\n".join(box.xlabel))
     parts = _x_axis_svg(axis, left, pw, y0, y1)
     for k, name in enumerate(p.x_names):
         parts.append(
