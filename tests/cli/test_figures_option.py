@@ -64,3 +64,42 @@ def test_meta_eval_writes_its_scatters_and_rankings(run_cli, tmp_path):
     assert len(names) == 3 * page.read_text(encoding="utf-8").count("<svg")
     texts = svg_texts(figs / "scatter-noisy.svg")
     assert "human system score" in texts and any(t.startswith("Pearson r = ") for t in texts)
+
+
+def test_meta_eval_draws_ter_on_its_own_scale(run_cli, tmp_path):
+    # TER enters the statistics negated (higher = better); its scatter is drawn with the
+    # scores TER gives, on an axis that says lower is better, and its ranking rows say negated
+    import html
+    import re
+
+    meta_eval_page(run_cli, tmp_path)
+    page, figs = tmp_path / "ter.html", tmp_path / "figs"
+    res = run_cli(
+        "meta-eval", "--human", tmp_path / "human.tsv", "-r", tmp_path / "ref.txt",
+        "-i", *(f"{n}={tmp_path / f'{s}.txt'}" for s, n in enumerate(LONG_SYSTEMS)),
+        "-m", "ter", "chrf", "-n", "100", "-q", "-f", "html", "-o", page, "--figures", figs,
+        "--figure-width", "single",
+    )  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    text = html.unescape(page.read_text(encoding="utf-8"))
+    ter = re.findall(r"human system score \S+, ter ↓ \(lower is better\) (\S+)</title>", text)
+    assert len(ter) == len(LONG_SYSTEMS) and all(float(v) > 0 for v in ter), ter
+    assert "ter ↓ (lower is better)" in svg_texts(figs / "scatter-ter.svg")
+    ranking = " ".join(svg_texts(figs / "ranking-system-pearson.svg"))  # wrapped labels joined
+    assert "ter (negated: lower is better)" in ranking, ranking
+    assert "chrf (negated" not in ranking
+
+
+def test_a_figure_width_that_is_no_width_is_refused(tmp_path):
+    assert_refused(
+        (
+            *compare_args(tmp_path),
+            "--rank",
+            "--figures",
+            tmp_path / "figs",
+            "--figure-width",
+            "wide",
+        ),
+        "--figure-width must be single (3.3 in), double (6.9 in) or inches from 2 to 20, got 'wide'",
+        watch=(tmp_path,),
+    )

@@ -348,6 +348,8 @@ def legend(fig: Figure) -> list[LegendEntry]:
                 for k, s in enumerate(p.series)
             ]
             out += [LegendEntry("dash", FIT_COLOUR, p.fit_label)] if p.fit and p.fit_label else []
+            if p.style == "bars" and p.interval_label:  # what the error bars are
+                out.append(LegendEntry("line", "#555555", f"error bar: {p.interval_label}"))
     return list(dict.fromkeys(out))  # each entry once, in the order first met
 
 

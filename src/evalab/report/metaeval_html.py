@@ -113,6 +113,7 @@ def ranking_figure(
     ranks: Sequence[int | None],
     *,
     name: str = "ranking",
+    xlabel: str = "value",
 ) -> Figure:
     """Metrics (best first) as points with their interval, labelled with their rank, the
     dot coloured by the rank cluster (metrics no significant difference separates share one),
@@ -123,7 +124,7 @@ def ranking_figure(
         [f"{r}. {n}" if r is not None else n for n, r in zip(names, ranks, strict=True)],
         [v if math.isfinite(v) else None for v in values],
         [Intervals("confidence interval", lows, highs)],
-        xlabel="value",
+        xlabel=xlabel,
         groups=[_cluster(r) for r in clusters],
         row_groups=[clusters.index(r) for r in ranks],
     )
@@ -176,6 +177,7 @@ def metaeval_figures(result: MetaEvalResult) -> list[Figure]:
         )
         for m in result.metrics
     ]
+    negated = {m.name for m in result.metrics if m.negated}
     for (level, stat), per_metric in result.estimates.items():
         ordered = sorted(
             per_metric.items(),
@@ -184,12 +186,14 @@ def metaeval_figures(result: MetaEvalResult) -> list[Figure]:
         out.append(
             ranking_figure(
                 f"{level}: {LABELS[(level, stat)]}",
-                [n for n, _ in ordered],
+                # a lower-is-better metric enters the statistics negated: its row says so
+                [f"{n} (negated: lower is better)" if n in negated else n for n, _ in ordered],
                 [x.value for _, x in ordered],
                 [x.low for _, x in ordered],
                 [x.high for _, x in ordered],
                 [x.rank for _, x in ordered],
                 name=f"ranking-{level}-{stat}",
+                xlabel=f"{LABELS[(level, stat)]} with the human scores",
             )
         )
     return out
