@@ -502,12 +502,9 @@ def _row_text(p: IntervalPanel, i: int, values_right: bool) -> str:
     return p.labels[i] + (f"\n{value}" if value else "")
 
 
-def layout(fig: Figure, width: float | None = None) -> Layout:
-    """The figure's layout at ``width`` px (the page's WIDTH when None): panels stacked,
-    interval panels sharing one label column (so that their axes line up) whose labels are
-    wrapped to it, every title wrapped to the width, the legend under the last panel."""
-    w = WIDTH if width is None else width
-    bars = [p for p in fig.panels if isinstance(p, IntervalPanel)]
+def _columns(bars: Sequence[IntervalPanel], w: float) -> tuple[float, float, bool]:
+    """The interval panels' label column's right edge, the right margin, and whether the
+    rows' numbers stand right of the plot (else as the labels' last lines)."""
     value_px = max((12 + text_width(v) for p in bars for v in p.values), default=0.0)
     values_right = value_px <= VALUES_SHARE * w
     widest = max(
@@ -520,7 +517,27 @@ def layout(fig: Figure, width: float | None = None) -> Layout:
         default=24.0,
     )
     left = min(widest, LABEL_SHARE * w - 12) + 12
-    right = RIGHT + (value_px if values_right else 0.0)
+    return left, RIGHT + (value_px if values_right else 0.0), values_right
+
+
+def _rows(p: IntervalPanel, label_px: float, values_right: bool) -> tuple[Row, ...]:
+    """The panel's rows top to bottom, each as tall as its wrapped label needs."""
+    rows: list[Row] = []
+    y = 0.0
+    for i in range(len(p.labels)):
+        lines = wrap(_row_text(p, i, values_right), label_px)
+        rows.append(Row(y, row_height(p, len(lines)), lines))
+        y += rows[-1].height
+    return tuple(rows)
+
+
+def layout(fig: Figure, width: float | None = None) -> Layout:
+    """The figure's layout at ``width`` px (the page's WIDTH when None): panels stacked,
+    interval panels sharing one label column (so that their axes line up) whose labels are
+    wrapped to it, every title and axis label wrapped to its room, the legend under the
+    last panel."""
+    w = WIDTH if width is None else width
+    left, right, values_right = _columns([p for p in fig.panels if isinstance(p, IntervalPanel)], w)
     boxes, top = [], 0.0
     for p in fig.panels:
         title = wrap(p.title, w - 20)
@@ -529,20 +546,17 @@ def layout(fig: Figure, width: float | None = None) -> Layout:
         if isinstance(p, XYPanel) and p.note:
             head += LINE_H
             note_y = top + head - 6
-        rows: list[Row] = []
+        rows: tuple[Row, ...] = ()
         if isinstance(p, IntervalPanel):
-            y = 0.0
-            for i in range(len(p.labels)):
-                lines = wrap(_row_text(p, i, values_right), left - 12)
-                rows.append(Row(y, row_height(p, len(lines)), lines))
-                y += rows[-1].height
-            x0, x1, body = left, w - right, max(y, row_height(p))
+            rows = _rows(p, left - 12, values_right)
+            x0, x1 = left, w - right
+            body = max(rows[-1].top + rows[-1].height if rows else 0.0, row_height(p))
         else:
             x0, x1, body = XY_LEFT, w - RIGHT, XY_PLOT_H
         named = isinstance(p, XYPanel) and bool(p.x_names)
         xlabel = wrap(p.x.label, x1 - x0) if p.x.label else ()
         box = Box(
-            x0, top + head, x1, top + head + body, top + 17, title, note_y, tuple(rows),
+            x0, top + head, x1, top + head + body, top + 17, title, note_y, rows,
             p.x.ticks if named else shown_ticks(p.x, x1 - x0), xlabel,
         )  # fmt: skip
         boxes.append(box)

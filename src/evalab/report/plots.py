@@ -125,15 +125,39 @@ def _row_width(i: int, intervals: Sequence[Intervals]) -> float:
     return max(widths, default=0.0)
 
 
+#: a row whose Δ lies this many times its widest interval's width from zero reads as
+#: "clearly away from zero" even drawn as a dot: the axis is not chosen to widen it
+FAR = 4.0
+
+
+def near_rows(points: Sequence[float | None], intervals: Sequence[Intervals]) -> list[int]:
+    """The rows whose interval a forest plot must draw wide enough to read: those with an
+    interval of positive width whose Δ lies within FAR widths of zero (where the interval's
+    place against zero and its neighbours is the finding).
+
+    >>> near_rows([-95.0, 0.5, 3.0], [Intervals("ci", [-97.0, -0.5, 2.5], [-93.0, 1.5, 3.5])])
+    [1, 2]
+    """
+    out = []
+    for i, p in enumerate(points):
+        w = _row_width(i, intervals)
+        if w > 0 and (p is None or not finite(p) or abs(p) < FAR * w):
+            out.append(i)
+    return out
+
+
 def narrowest_share(
-    points: Sequence[float | None], intervals: Sequence[Intervals], linear_width: float | None
+    points: Sequence[float | None],
+    intervals: Sequence[Intervals],
+    linear_width: float | None,
+    rows: Sequence[int] | None = None,
 ) -> float:
-    """The smallest share of the axis' drawn length that a row's widest interval spans
-    (1.0 when no row has an interval of positive width)."""
+    """The smallest share of the axis' drawn length that the widest interval of a row of
+    ``rows`` (every row when None) spans (1.0 when none has an interval of positive width)."""
     lo, hi = scaled_range(points, intervals, linear_width)
     length = position(hi, linear_width) - position(lo, linear_width)
     shares = []
-    for i in range(len(points)):
+    for i in range(len(points)) if rows is None else rows:
         spans = [
             position(iv.highs[i], linear_width) - position(iv.lows[i], linear_width)  # type: ignore[arg-type]
             for iv in intervals
@@ -145,28 +169,34 @@ def narrowest_share(
 
 
 def forest_scale(points: Sequence[float | None], intervals: Sequence[Intervals]) -> float | None:
-    """The axis of a forest plot, every row on it once: linear (None) when every row's
-    interval spans MIN_INTERVAL_PX of a PLOT_AREA_PX axis through zero; else signed-log
-    (:func:`position`) with the round linear width (1, 2 or 5 times a power of ten) that
-    draws the narrowest interval widest, when that at least doubles it.
+    """The axis of a forest plot, every row on it once: linear (None) when the interval of
+    every row near zero (:func:`near_rows`) spans MIN_INTERVAL_PX of a PLOT_AREA_PX axis
+    through zero; else signed-log (:func:`position`) with the round linear width (1, 2 or 5
+    times a power of ten) that draws the narrowest of those intervals widest, when that at
+    least doubles it.
 
     >>> forest_scale([1.0, 2.0], [Intervals("ci", [0.0, 1.0], [2.0, 3.0])]) is None
     True
     >>> forest_scale([-9.0, 0.3, -0.2], [Intervals("ci", [-12.0, 0.1, -0.5], [-6.0, 0.5, 0.1])])
     0.5
     """
-    linear = narrowest_share(points, intervals, None)
-    widths = [w for i in range(len(points)) if (w := _row_width(i, intervals)) > 0]
+    near = near_rows(points, intervals)
+    linear = narrowest_share(points, intervals, None, near)
+    widths = [_row_width(i, intervals) for i in near]
     if linear * PLOT_AREA_PX >= MIN_INTERVAL_PX or not widths:
         return None
     low = math.floor(math.log10(min(widths) / 8))
     high = math.ceil(math.log10(max(widths) * 2))
     candidates = [m * 10.0**k for k in range(low, high + 1) for m in (1, 2, 5)]
-    best = max(candidates, key=lambda c: (narrowest_share(points, intervals, c), c))
-    return float(f"{best:.6g}") if narrowest_share(points, intervals, best) >= 2 * linear else None
+    best = max(candidates, key=lambda c: (narrowest_share(points, intervals, c, near), c))
+    return (
+        float(f"{best:.6g}")
+        if narrowest_share(points, intervals, best, near) >= 2 * linear
+        else None
+    )
 
 
-def scaled_ticks(lo: float, hi: float, linear_width: float | None, count: int = 6) -> list[float]:
+def scaled_ticks(lo: float, hi: float, linear_width: float | None, count: int = 9) -> list[float]:
     """Round ticks of an axis over [lo, hi]: :func:`nice_ticks` on a linear one; on a
     signed-log one zero, then ±1, ±5, ±2 times powers of ten, each kept where it lies at
     least 1/(count+1) of the axis from every tick kept before.
