@@ -1,7 +1,7 @@
 """The figures of an ablation report, as typed values (:mod:`evalab.report.figures`): the
 summary at the top, per metric a forest plot of Δ and a level plot, per metric of a grid an
 interaction plot, and the learning curves. The HTML page draws them; ``ablate report
---figures DIR`` writes the same values as PDF and SVG (:func:`report_figures`)."""
+--figures DIR`` writes the same values as PDF, SVG and PNG (:func:`report_figures`)."""
 
 from __future__ import annotations
 

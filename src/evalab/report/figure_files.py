@@ -5,10 +5,11 @@ here by matplotlib with the same panels, rows, intervals, axis ranges, ticks, li
 labels and legend, laid out at a paper width (``--figure-width``: ``single``, a column of a
 two-column paper, 3.3 in; ``double``, the full text width, 6.9 in; or a width in inches)
 with 8 pt text, so that the figure goes into the paper at 100% (no scaling that shrinks the
-text). PDF and SVG are vector, the PNG is rendered at PNG_DPI. The fonts are embedded: the PDF's as TrueType
-subsets (``pdf.fonttype = 42``, no Type 3 fonts, which some publishers refuse), the SVG's
-as glyph outlines (``svg.fonttype = "path"``: it looks the same where the font is not
-installed; each text's string is kept in a comment before its glyphs). matplotlib is the
+text). PDF and SVG are vector, the PNG is rendered at PNG_DPI (slides, web pages). The
+fonts are embedded: the PDF's as TrueType subsets (``pdf.fonttype = 42``, no Type 3 fonts,
+which some publishers refuse), the SVG's as glyph outlines (``svg.fonttype = "path"``: it
+looks the same where the font is not installed; each text's string is kept in a comment
+before its glyphs). matplotlib is the
 ``report`` extra, imported only when figures are written, through ``Figure`` so that no
 global pyplot state is touched. File contents do not depend on the date (no timestamps).
 """

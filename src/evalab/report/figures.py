@@ -5,7 +5,7 @@ panel's rows or series, points, intervals, axis ranges and ticks, reference line
 and legend. The decisions (which rows go on which panel, where an axis starts, which ticks)
 are taken once, when the value is built (:func:`interval_panel`, :func:`xy_panel`); the HTML
 pages draw the value with :func:`figure_svg` and ``--figures`` writes the very same value as
-PDF and SVG with matplotlib (:func:`evalab.report.figure_files.write_figures`), so a figure
+PDF, SVG and PNG with matplotlib (:func:`evalab.report.figure_files.write_figures`), so a figure
 in the paper is the figure on the page.
 
 Two kinds of panel cover every plot of the reports:

@@ -5,7 +5,7 @@ table, one scatter plot per metric (human vs metric system score, one labelled p
 system, the least-squares regression line) and one ranking chart per statistic (value
 with its confidence interval, metrics in rank order, coloured by rank cluster). The plots
 are figure values (:mod:`evalab.report.figures`) drawn as inline SVG, the same ones
-``meta-eval --figures DIR`` writes as PDF and SVG; every string from the inputs (system and
+``meta-eval --figures DIR`` writes as PDF, SVG and PNG; every string from the inputs (system and
 metric names, paths) is escaped.
 """
 
