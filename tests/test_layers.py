@@ -14,7 +14,7 @@ is still a dependency):
  2    ``evalab.metrics``
  1    ``evalab.text``, ``evalab.models``, ``evalab.items`` (per-item score files)
  0    the core every layer uses: ``errors``, ``_version``, ``_kernel`` (and the compiled
-      ``_mtkernel``, ``_rougekernel``, ``_edkernel``, ``_tieskernel``), ``io``, ``nll``, ``progress``
+      ``_mtkernel``, ``_rougekernel``, ``_edkernel``, ``_tieskernel``), ``io``, ``nll``, ``progress``, ``numbers``
 ====  ==========================================================================
 """
 
@@ -50,6 +50,7 @@ LAYERS: dict[str, int] = {
     "evalab.io": 0,
     "evalab.nll": 0,
     "evalab.progress": 0,
+    "evalab.numbers": 0,
 }
 
 #: import cycles tolerated for now: (module, module) pairs (none today; keep it that way).

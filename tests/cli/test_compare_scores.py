@@ -230,3 +230,115 @@ def test_rank_and_all_pairs_give_clusters_and_every_pair(run_cli) -> None:
     assert [p["p_adjusted"] for p in data["pairs"]] == pytest.approx(holm_bonferroni(raw).tolist())
     table = run_cli("compare", "--scores", *FILES, "--score-column", "correct", "--rank").stdout
     assert "rank: significance cluster" in table
+
+
+def test_the_wide_table_keeps_the_error_bars(run_cli, tmp_path: Path) -> None:
+    # two metrics: the wide layout (models x metrics), each mean ± its t interval's half-width
+    rng = np.random.default_rng(3)
+    files = []
+    for m in range(3):
+        path = tmp_path / f"m{m}.csv"
+        rows = [f"q{i},{int(rng.random() < 0.5 + 0.1 * m)},{rng.random():.4f}" for i in range(200)]
+        path.write_text("id,em,f1\n" + "\n".join(rows) + "\n", encoding="utf-8")
+        files.append(path)
+    args = ("compare", "--scores", *files, "--score-column", "em", "f1", "-q")
+    res = run_cli(*args, "-f", "markdown")
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.startswith("| model | em | f1 |")
+    rows = json.loads(run_cli(*args, "-f", "json").stdout)
+    base = next(r for r in rows if r["metric"] == "em" and r["baseline"])
+    half = (base["naive_ci_high"] - base["naive_ci_low"]) / 2
+    assert f"| m0 | {base['score']:.4f} ± {half:.4f} |" in res.stdout
+    assert "±: half-width of the 95% t interval on the standard error." in res.stdout
+    tex = run_cli(*args, "-f", "latex").stdout
+    assert r"$\pm$" in tex and r"\caption{$\pm$: half-width of the 95\% t interval" in tex
+
+
+def test_a_difference_without_spread_has_no_t_test(tmp_path: Path, run_cli) -> None:
+    """A model against its copy (difference 0 on every item) and a model 0.25 above on every
+    item: the paired t test is 0/0 or Δ/0, so no p-value and no t interval; the table says
+    why in a note, and the other pair keeps its test (and its place in Holm)."""
+    a = tmp_path / "a.csv"
+    scores = [0.25 * (k % 4) for k in range(40)]
+    a.write_text("id,score\n" + "".join(f"i{k},{s}\n" for k, s in enumerate(scores)), "utf-8")
+    (tmp_path / "copy.csv").write_bytes(a.read_bytes())
+    up = tmp_path / "up.csv"
+    up.write_text(
+        "id,score\n" + "".join(f"i{k},{s + 0.25}\n" for k, s in enumerate(scores)), "utf-8"
+    )
+    other = tmp_path / "other.csv"
+    other.write_text(
+        "id,score\n" + "".join(f"i{k},{(k * 7) % 5 / 4}\n" for k in range(40)), "utf-8"
+    )
+    files = (a, tmp_path / "copy.csv", up, other)
+    res = run_cli("compare", "--scores", *files, "--correct", "holm", "-f", "json")
+    assert res.exit_code == 0, res.stderr
+    rows = {Path(r["system"]).stem: r for r in json.loads(res.stdout)}
+    for flat in ("copy", "up"):
+        r = rows[flat]
+        assert r["p_value"] is None and r["p_adjusted"] is None and r["paired_ci_low"] is None
+        assert r["significant"] is False and r["paired_se"] == 0.0
+    assert rows["up"]["delta"] == pytest.approx(0.25)
+    assert 0 < rows["other"]["p_value"] <= rows["other"]["p_adjusted"] <= 1  # Holm of one
+    assert rows["other"]["p_adjusted"] == rows["other"]["p_value"]
+    table = run_cli("compare", "--scores", *files).stdout
+    assert "no spread: the per-item difference is the same on every item" in table
+    assert f"{up} − {a} = +0.25" in table
+
+
+def _clustered(folder: Path, name: str, clusters: int) -> Path:
+    """model-a/model-c with a column ``group``: its passages in ``clusters`` clusters."""
+    lines = (EXAMPLE / name).read_text(encoding="utf-8").splitlines()
+    out = folder / f"{clusters}-{name}"
+    body = [f"{ln},{int(ln.split(',')[1][1:]) % clusters}" for ln in lines[1:]]
+    out.write_text("\n".join([lines[0] + ",group", *body]) + "\n", encoding="utf-8")
+    return out
+
+
+@pytest.mark.parametrize(("clusters", "warned"), [(5, True), (29, True), (30, False), (200, False)])
+def test_few_clusters_give_a_warning(tmp_path: Path, run_cli, clusters: int, warned: bool) -> None:
+    files = [_clustered(tmp_path, f"model-{m}.csv", clusters) for m in "ac"]
+    res = run_cli(
+        "compare", "--scores", *files, "--score-column", "correct", "--cluster-column", "group"
+    )
+    assert res.exit_code == 0, res.stderr
+    line = f"warning: clustered standard errors from {clusters} clusters"
+    assert (line in res.stdout) is warned and ("warning" in res.stdout) is warned
+
+
+def test_one_cluster_is_refused(tmp_path: Path) -> None:
+    files = [_clustered(tmp_path, f"model-{m}.csv", 1) for m in "ac"]
+    for command in ("compare", "power"):
+        assert_refused(
+            (command, "--scores", *files, "--score-column", "correct", "--cluster-column", "group"),
+            "a clustered standard error needs at least 2 clusters, got 1",
+            watch=(tmp_path, EXAMPLE),
+        )
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "needle"),
+    [
+        ("b.csv", "q2,1_0", "b.csv: line 3, score: score '1_0' is not a number"),
+        ("b.csv", "q2,1e400", "b.csv: line 3, score: score '1e400': beyond the range of a float"),
+        (
+            "b.jsonl",
+            '{"id": "q2", "score": ' + "9" * 400 + "}",
+            "b.jsonl: line 2, score: score '999999999999999999999999'... (400 characters): an integer beyond",
+        ),
+        (
+            "b.jsonl",
+            '{"id": "q2", "score": "0x10"}',
+            "b.jsonl: line 2, score: score '0x10' is not a number",
+        ),
+    ],
+)
+def test_a_score_outside_the_number_grammar_is_refused(tmp_path: Path, name, line, needle) -> None:
+    """`1_0` was read as 10 (Python's float) and a 400-digit JSON integer ended in a
+    traceback; each is one line naming the file, line and field."""
+    a = tmp_path / "a.csv"
+    a.write_text("id,score\nq1,1\nq2,0\n", encoding="utf-8")
+    b = tmp_path / name
+    first = "id,score\nq1,1\n" if name.endswith(".csv") else '{"id": "q1", "score": 1}\n'
+    b.write_text(first + line + "\n", encoding="utf-8")
+    assert_refused(("compare", "--scores", a, b), needle, watch=(tmp_path,))

@@ -39,7 +39,7 @@ from evalab.ablation.per_example import check_counts, stored_counts
 from evalab.ablation.plan import PlannedRun, Subset, plan_runs
 from evalab.ablation.progress import Progress
 from evalab.ablation.ray_executor import run_ray
-from evalab.ablation.results import AttemptResult, Job, Timing
+from evalab.ablation.results import AttemptResult, Evaluated, Job, Timing
 from evalab.ablation.status import RunFailure, run_failure
 from evalab.ablation.store import (
     BUSY_TIMEOUT_S,
@@ -115,6 +115,7 @@ class _Driver:
         self.stale: dict[str, str] = {}  # ok runs to run again (a file they read changed) -> why
         self.failures: list[RunFailure] = []
         self.moved = 0  # bytes of run folders moved through Ray
+        self.trained: dict[str, str] = {}  # ok trained runs' keys -> when they finished
 
     def check_interrupt(self) -> None:
         """Raise KeyboardInterrupt at a safe point: never between storing a result and
@@ -152,8 +153,13 @@ class _Driver:
         return False
 
     def job(self, run: PlannedRun) -> Job:
-        parent = self.store.run_dir(self.study.name, run.parent_key) if run.parent_key else None
-        return make_job(self.study, run, self.store.run_dir(self.study.name, run.key), parent)
+        if not run.parent_key:
+            return make_job(self.study, run, self.store.run_dir(self.study.name, run.key))
+        parent = self.store.run_dir(self.study.name, run.parent_key)
+        evaluated = Evaluated(run.parent_key, self.trained.get(run.parent_key, ""))
+        return make_job(
+            self.study, run, self.store.run_dir(self.study.name, run.key), parent, evaluated
+        )
 
     def check_examples(self, run: PlannedRun, result: AttemptResult) -> AttemptResult:
         """The result, failed when its per-example count differs from the study's other runs."""
@@ -356,8 +362,12 @@ def run_study(
                 execute([r for r in todo if r.stage == "train"])
                 evals = [r for r in todo if r.stage == "eval"]
                 if evals and driver.busy is None:
-                    trained = store.finished_keys(study.name)
-                    ready = [r for r in evals if r.parent_key in trained]
+                    driver.trained = {
+                        k: r.finished_at
+                        for k, r in store.runs(study.name).items()
+                        if r.status == "ok"
+                    }
+                    ready = [r for r in evals if r.parent_key in driver.trained]
                     blocked[0] = len(evals) - len(ready)
                     execute(ready)
         except KeyboardInterrupt as exc:

@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalab import numbers
 from evalab.ablation import keys
 from evalab.ablation.codeversion import (
     CodeVersion,
@@ -271,7 +272,26 @@ def load_study(path: str | Path, *, check_entry: bool = True) -> Study:
     except tomllib.TOMLDecodeError as exc:
         raise SettingsError(f"{p}: not valid TOML: {exc}") from exc
     where = _Where(p.resolve(), text)
+    _check_numbers(data, where)
     return _build(p.resolve(), data, where, check_entry)
+
+
+def _check_numbers(value: Any, where: _Where, path: tuple[str, ...] = ()) -> None:
+    """Every number of the study held to :mod:`evalab.numbers`'s range (TOML's own syntax,
+    ``1_000`` included, is TOML's): ``inf``, ``nan`` and integers beyond 2**53 are refused
+    with the key, not met later as an ``OverflowError`` or an endless timeout."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_numbers(item, where, (*path, str(key)))
+    elif isinstance(value, list):
+        for item in value:
+            _check_numbers(item, where, path)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            numbers.number_value(value)
+        except numbers.NumberError as exc:
+            section = ".".join(path[:-1]) or None
+            raise where.error(".".join(path), str(exc), key=path[-1], section=section) from None
 
 
 def _read_utf8(p: Path) -> str:
@@ -1287,20 +1307,29 @@ def _typed_like(old: Any, raw: str, text: str) -> Any:
             )
         return raw == "true"
     if isinstance(old, list):
-        try:
-            value = tomllib.loads(f"v = {raw}")["v"]
-        except tomllib.TOMLDecodeError:
+        try:  # JSON, its numbers read by evalab.numbers as every number a user gives
+            value = numbers.loads(raw)
+        except ValueError:
             value = None
+        refused = numbers.first_refused(value)
+        if refused is not None:
+            raise SettingsError(f"--set {text!r}: {refused[1].error}")
         if not isinstance(value, list):
             raise SettingsError(
-                f"--set {text!r}: the base value is {old!r}; give a list (e.g. [1, 2])"
+                f'--set {text!r}: the base value is {old!r}; give a JSON list (e.g. [1, 2] or ["a", "b"])'
             )
         return value
-    kind, what = (float, "a number") if isinstance(old, float) else (int, "an integer")
+    parse, what = (
+        (numbers.parse_float, "a number")
+        if isinstance(old, float)
+        else (numbers.parse_int, "an integer")
+    )
     try:
-        return kind(raw)
-    except ValueError:
-        raise SettingsError(f"--set {text!r}: the base value is {old!r}; give {what}") from None
+        return parse(raw)
+    except numbers.NumberError as exc:
+        raise SettingsError(
+            f"--set {text!r}: the base value is {old!r}; give {what} ({exc})"
+        ) from None
 
 
 def _set_path(settings: dict[str, Any], base: dict[str, Any], path: list[str], value: Any) -> None:

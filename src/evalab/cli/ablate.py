@@ -14,7 +14,9 @@ from evalab.cli.options import (
     executor_option,
     figure_width_option,
     figures_option,
+    latex_caption_option,
     latex_fragment_option,
+    latex_label_option,
     latex_layout,
     latex_split_option,
     ray_address_option,
@@ -301,8 +303,10 @@ def status_cmd(
             "-o", "--out", help="Write the status to this file (atomically) instead of stdout."
         ),
     ] = None,
-    latex_split: Annotated[bool, latex_split_option()] = False,
+    latex_split: Annotated[bool | None, latex_split_option()] = None,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
+    latex_caption: Annotated[str | None, latex_caption_option()] = None,
+    latex_label: Annotated[str | None, latex_label_option()] = None,
 ) -> None:
     """Counts of ok / failed / pending runs per row, the stored errors, and superseded runs."""
     from evalab.ablation import load_study, study_status
@@ -313,7 +317,7 @@ def status_cmd(
     study = load_study(study_file, check_entry=False)
     check_out(out, study_inputs(study, db_path))
     check_format(format)
-    latex = latex_layout(format, latex_split, latex_fragment)
+    latex = latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
     st = study_status(study, db)
     if format != "table" or out:
         _emit_status(st, format, out, latex)
@@ -322,7 +326,7 @@ def status_cmd(
 
 
 def _status_header_lines(st: StudyStatus) -> list[str]:
-    from evalab.ablation.status import stale_lines, superseded_lines
+    from evalab.ablation.status import example_lines, stale_lines, superseded_lines
 
     git = f"; git {st.git.commit[:10]}{' (dirty tree)' if st.git.dirty else ''}" if st.git else ""
     where = f"{st.db_path}, read-only" if st.read_only else str(st.db_path)
@@ -331,6 +335,7 @@ def _status_header_lines(st: StudyStatus) -> list[str]:
         f"code version {st.code_version}{git}",
         *superseded_lines(st.superseded or []),
         *stale_lines(st.stale),
+        *example_lines(st.examples),
     ]
 
 
@@ -574,8 +579,10 @@ def report_cmd(
             help="Bootstrap resamples of the test examples (rows with per-example data).",
         ),
     ] = 1000,
-    latex_split: Annotated[bool, latex_split_option()] = False,
+    latex_split: Annotated[bool | None, latex_split_option()] = None,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
+    latex_caption: Annotated[str | None, latex_caption_option()] = None,
+    latex_label: Annotated[str | None, latex_label_option()] = None,
     figures: Annotated[str | None, figures_option()] = None,
     figure_width: Annotated[str, figure_width_option()] = "double",
 ) -> None:
@@ -594,7 +601,7 @@ def report_cmd(
     check_out(out, inputs)
     check_figures(figures, [*inputs, ("--out", out)], figure_width)
     check_format(format, PAGE_FORMATS)
-    latex = latex_layout(format, latex_split, latex_fragment, small=True)
+    latex = latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
     _check_stored_bounds(study, db)
     analysis = analyze(study, db, aso=aso, alpha=alpha, power=power, holm=holm, resamples=n_samples)
     curves = _curves(study, db)
