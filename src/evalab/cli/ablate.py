@@ -12,6 +12,7 @@ from evalab.cli.inputs import study_inputs
 from evalab.cli.options import (
     check_figures,
     executor_option,
+    figure_width_option,
     figures_option,
     latex_caption_option,
     latex_fragment_option,
@@ -583,6 +584,7 @@ def report_cmd(
     latex_caption: Annotated[str | None, latex_caption_option()] = None,
     latex_label: Annotated[str | None, latex_label_option()] = None,
     figures: Annotated[str | None, figures_option()] = None,
+    figure_width: Annotated[str, figure_width_option()] = "double",
 ) -> None:
     """Per row: mean, sd, 95% CI over seeds, Δ to the base with CI and p-values; grid effects.
 
@@ -597,7 +599,7 @@ def report_cmd(
     study = load_study(study_file, check_entry=False)
     inputs = study_inputs(study, db_path)
     check_out(out, inputs)
-    check_figures(figures, [*inputs, ("--out", out)])
+    check_figures(figures, [*inputs, ("--out", out)], figure_width)
     check_format(format, PAGE_FORMATS)
     latex = latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
     _check_stored_bounds(study, db)
@@ -612,7 +614,9 @@ def report_cmd(
     if figures is not None:
         from evalab.report.ablation_figures import report_figures
 
-        write_figures_checked(report_figures(analysis, curves), figures, [*inputs, ("--out", out)])
+        write_figures_checked(
+            report_figures(analysis, curves), figures, [*inputs, ("--out", out)], figure_width
+        )
     if format == "html":
         emit(render_html(analysis, curves=curves), out)
         return

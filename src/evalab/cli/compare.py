@@ -34,6 +34,7 @@ from evalab.cli.options import (
     check_layout,
     confidence_option,
     executor_option,
+    figure_width_option,
     figures_option,
     latex_caption_option,
     latex_fragment_option,
@@ -734,11 +735,11 @@ def render_ranking(
     short: dict[str, str],
     texts: PageTexts | None,
     view: TableView = DEFAULT_VIEW,
-    figures: tuple[str, list[tuple[str, str | None]]] | None = None,
+    figures: tuple[str, list[tuple[str, str | None]], str] | None = None,
 ) -> None:
     """The ranking with clusters (and with ``all_pairs`` every pair) in ``fmt``; with
-    ``texts`` (``-f html``) the page instead; with ``figures`` (a folder and the files it may
-    not replace) the ranking's forest plots written there as PDF and SVG."""
+    ``texts`` (``-f html``) the page instead; with ``figures`` (a folder, the files it may
+    not replace and the width) the ranking's forest plots written there as PDF, SVG and PNG."""
     rankings = {
         name: rank_systems(res.scores, res.p_values, alpha, correction, res.higher_is_better)
         for name, res in results.items()
@@ -1009,6 +1010,7 @@ def compare(
     latex_caption: Annotated[str | None, latex_caption_option()] = None,
     latex_label: Annotated[str | None, latex_label_option()] = None,
     figures: Annotated[str | None, figures_option()] = None,
+    figure_width: Annotated[str, figure_width_option()] = "double",
 ) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
     check_mode(
@@ -1077,7 +1079,7 @@ def compare(
     check_format(format, PAGE_FORMATS)
     if figures is not None and not (rank or all_pairs or format == "html"):
         raise SettingsError("--figures writes the ranking's forest plots: give --rank (or -f html)")
-    check_figures(figures, [*read, ("--out", out)])
+    check_figures(figures, [*read, ("--out", out)], figure_width)
     if train is not None and format != "html":
         raise SettingsError(
             f"--train applies to -f html only (the page's frequency buckets), not -f {format}"
@@ -1156,7 +1158,9 @@ def compare(
             short=named.short_by_key(),
             texts=texts,
             view=view,
-            figures=(figures, [*read, ("--out", out)]) if figures is not None else None,
+            figures=(figures, [*read, ("--out", out)], figure_width)
+            if figures is not None
+            else None,
         )
         return
     if test == "mcnemar":

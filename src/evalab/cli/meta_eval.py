@@ -22,6 +22,7 @@ from evalab.cli.options import (
     build_metrics,
     check_figures,
     check_layout,
+    figure_width_option,
     figures_option,
     latex_caption_option,
     latex_fragment_option,
@@ -318,6 +319,7 @@ def meta_eval(
     latex_caption: Annotated[str | None, latex_caption_option()] = None,
     latex_label: Annotated[str | None, latex_label_option()] = None,
     figures: Annotated[str | None, figures_option()] = None,
+    figure_width: Annotated[str, figure_width_option()] = "double",
 ) -> None:
     """Meta-evaluate metrics against human scores: correlations, accuracies, CIs, clusters."""
     # the outputs may overwrite none of the inputs, nor each other, checked before any work
@@ -333,7 +335,7 @@ def meta_eval(
     check_out(out, read)
     check_out(save_scores, read, option="--save-scores", outputs=[("--out", out)])
     written = [*read, ("--out", out), ("--save-scores", save_scores)]
-    check_figures(figures, written)
+    check_figures(figures, written, figure_width)
     _check_options(
         format,
         n_bootstrap,
@@ -388,5 +390,5 @@ def meta_eval(
     if figures is not None:
         from evalab.report.metaeval_html import metaeval_figures
 
-        write_figures_checked(metaeval_figures(result), figures, written)
+        write_figures_checked(metaeval_figures(result), figures, written, figure_width)
     _render(result, format, width, out, view)
