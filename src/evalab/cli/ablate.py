@@ -11,6 +11,7 @@ import typer
 from evalab.cli.app import app, command
 from evalab.cli.inputs import study_inputs
 from evalab.cli.options import (
+    FigureWidth,
     LatexCaption,
     LatexFragment,
     LatexLabel,
@@ -615,6 +616,7 @@ def report_cmd(
     latex_caption: LatexCaption = None,
     latex_label: LatexLabel = None,
     figures: Annotated[str | None, figures_option()] = None,
+    figure_width: FigureWidth = "double",
 ) -> None:
     """Per row: mean, sd, 95% CI over seeds, Δ to the base with CI and p-values; grid effects.
 
@@ -628,7 +630,7 @@ def report_cmd(
     study = load_study(study_file, check_entry=False)
     inputs = study_inputs(study, db_path)
     check_out(out, inputs)
-    check_figures(figures, [*inputs, ("--out", out)])
+    check_figures(figures, [*inputs, ("--out", out)], figure_width)
     check_format(format, PAGE_FORMATS)
     latex = latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
     _check_stored_bounds(study, db)
@@ -637,7 +639,9 @@ def report_cmd(
     if figures is not None:
         from evalab.report.ablation_figures import report_figures
 
-        write_figures_checked(report_figures(analysis, curves), figures, [*inputs, ("--out", out)])
+        write_figures_checked(
+            report_figures(analysis, curves), figures, [*inputs, ("--out", out)], figure_width
+        )
     _emit_report(analysis, curves, format, out, latex)
 
 

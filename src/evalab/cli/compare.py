@@ -40,6 +40,7 @@ from evalab.cli.options import (
     ClusterColumn,
     Executor,
     Figures,
+    FigureWidth,
     IdColumn,
     IntervalConfidence,
     LatexCaption,
@@ -747,11 +748,11 @@ def render_ranking(
     short: dict[str, str],
     texts: PageTexts | None,
     view: TableView = DEFAULT_VIEW,
-    figures: tuple[str, list[tuple[str, str | None]]] | None = None,
+    figures: tuple[str, list[tuple[str, str | None]], str] | None = None,
 ) -> None:
     """The ranking with clusters (and with ``all_pairs`` every pair) in ``fmt``; with
-    ``texts`` (``-f html``) the page instead; with ``figures`` (a folder and the files it may
-    not replace) the ranking's forest plots written there as PDF and SVG."""
+    ``texts`` (``-f html``) the page instead; with ``figures`` (a folder, the files it may
+    not replace and the width) the ranking's forest plots written there as PDF, SVG and PNG."""
     rankings = {
         name: rank_systems(res.scores, res.p_values, alpha, correction, res.higher_is_better)
         for name, res in results.items()
@@ -968,6 +969,7 @@ class CompareRequest:
     latex_caption: LatexCaption = None
     latex_label: LatexLabel = None
     figures: Figures = None
+    figure_width: FigureWidth = "double"
 
     @property
     def every_pair(self) -> bool:
@@ -1073,7 +1075,7 @@ def checked_systems(req: CompareRequest, view: TableView) -> SystemsRun:
     check_format(req.format, PAGE_FORMATS)
     if req.figures is not None and not req.every_pair:
         raise SettingsError("--figures writes the ranking's forest plots: give --rank (or -f html)")
-    check_figures(req.figures, [*read, ("--out", req.out)])
+    check_figures(req.figures, [*read, ("--out", req.out)], req.figure_width)
     if req.train is not None and req.format != "html":
         raise SettingsError(
             f"--train applies to -f html only (the page's frequency buckets), not -f {req.format}"
@@ -1196,7 +1198,9 @@ def rank_pairs(run: SystemsRun, done: ScoredSystems) -> None:
         short=run.named.short_by_key(),
         texts=done.texts,
         view=run.view,
-        figures=(req.figures, [*run.read, ("--out", req.out)]) if req.figures is not None else None,
+        figures=(req.figures, [*run.read, ("--out", req.out)], req.figure_width)
+        if req.figures is not None
+        else None,
     )
 
 

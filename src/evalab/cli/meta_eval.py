@@ -27,6 +27,7 @@ from evalab.cli.language_checks import warn_tokenizer_misfit
 from evalab.cli.names import NamedInputs, named_inputs
 from evalab.cli.options import (
     Figures,
+    FigureWidth,
     IntervalConfidence,
     LatexCaption,
     LatexFragment,
@@ -306,6 +307,7 @@ class MetaEvalRequest:
     latex_caption: LatexCaption = None
     latex_label: LatexLabel = None
     figures: Figures = None
+    figure_width: FigureWidth = "double"
 
 
 @command(MetaEvalRequest, "meta-eval")
@@ -347,7 +349,7 @@ def meta_eval(req: MetaEvalRequest) -> None:
     if req.figures is not None:
         from evalab.report.metaeval_html import metaeval_figures
 
-        write_figures_checked(metaeval_figures(result), req.figures, run.written)
+        write_figures_checked(metaeval_figures(result), req.figures, run.written, req.figure_width)
     _render(result, req.format, req.width, req.out, run.view)
 
 
@@ -378,7 +380,7 @@ def checked_meta_eval(req: MetaEvalRequest) -> MetaEvalRun:
     check_out(req.out, read)
     check_out(req.save_scores, read, option="--save-scores", outputs=[("--out", req.out)])
     written = [*read, ("--out", req.out), ("--save-scores", req.save_scores)]
-    check_figures(req.figures, written)
+    check_figures(req.figures, written, req.figure_width)
     _check_options(
         req.format,
         req.n_bootstrap,

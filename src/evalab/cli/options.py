@@ -507,7 +507,7 @@ def model_items(model: str | None, names: Sequence[str]) -> list[str]:
     return [f"{n}.model={model}" for n in readers]
 
 
-# ---- --figures DIR: every figure of a report as PDF and SVG ---------------------------------
+# ---- --figures DIR: every figure of a report as PDF, SVG and PNG -----------------------------
 
 
 def figures_option() -> Any:
@@ -517,18 +517,38 @@ def figures_option() -> Any:
     return typer.Option(
         "--figures",
         metavar="DIR",
-        help="Also write every figure of the report into this folder (created if missing) as PDF and SVG: "
-        "vector, fonts embedded, the same figures as the HTML page. Needs the report extra (matplotlib).",
+        help="Also write every figure of the report into this folder (created if missing) as PDF, SVG "
+        "and PNG at a paper width (--figure-width): vector, fonts embedded, the same figures as the "
+        "HTML page. Needs the report extra (matplotlib).",
     )
 
 
-#: ``--figures DIR``
+def figure_width_option() -> Any:
+    """The ``--figure-width`` option of the commands that have ``--figures``."""
+    import typer
+
+    return typer.Option(
+        "--figure-width",
+        metavar="WIDTH",
+        help="The width of the --figures files: single (one column of a two-column paper, 3.3 in), "
+        "double (the full text width, 6.9 in) or inches; text is 8 pt, so include them unscaled.",
+    )
+
+
+#: ``--figures DIR`` and ``--figure-width``
 Figures = Annotated[str | None, figures_option()]
+FigureWidth = Annotated[str, figure_width_option()]
 
 
-def check_figures(folder: str | None, inputs: Sequence[tuple[str, str | None]]) -> None:
-    """Refuse ``--figures DIR`` before any work: matplotlib missing, or a folder that cannot
-    be written (:func:`evalab.cli.output.check_out` rules)."""
+def check_figures(
+    folder: str | None, inputs: Sequence[tuple[str, str | None]], width: str = "double"
+) -> None:
+    """Refuse ``--figures DIR`` before any work: matplotlib missing, a ``--figure-width``
+    that is no width, or a folder that cannot be written (:func:`evalab.cli.output.check_out`
+    rules)."""
+    from evalab.report.figure_files import paper_width
+
+    paper_width(width)
     if folder is None:
         return
     from evalab.cli.output import check_out
@@ -539,16 +559,20 @@ def check_figures(folder: str | None, inputs: Sequence[tuple[str, str | None]]) 
 
 
 def write_figures_checked(
-    figures: Sequence[Any], folder: str | None, inputs: Sequence[tuple[str, str | None]]
+    figures: Sequence[Any],
+    folder: str | None,
+    inputs: Sequence[tuple[str, str | None]],
+    width: str = "double",
 ) -> None:
-    """Write ``figures`` into ``folder`` once no file they go to is an input (``inputs``, the
-    report's ``-o`` among them): every file is checked before the first is written."""
+    """Write ``figures`` ``width`` wide (``--figure-width``) into ``folder`` once no file they
+    go to is an input (``inputs``, the report's ``-o`` among them): every file is checked
+    before the first is written."""
     if folder is None:
         return
     from evalab.cli.output import check_out
-    from evalab.report.figure_files import figure_paths, write_figures
+    from evalab.report.figure_files import figure_paths, paper_width, write_figures
 
     for paths in figure_paths(figures, folder):
         for path in paths:
             check_out(str(path), inputs, option="--figures")
-    write_figures(figures, folder)
+    write_figures(figures, folder, paper_width(width))
