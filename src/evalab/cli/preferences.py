@@ -312,8 +312,8 @@ def _arena_table(result: BradleyTerry) -> tuple[Table, list[dict[str, Any]]]:
         f"Bradley–Terry maximum likelihood; {result.confidence:.0%} bootstrap interval over "
         f"{result.resample} ({result.n_samples} resamples); ties {ties}",
         "cluster: every model above a boundary is significantly better than every model below "
-        f"it (bootstrap tests of the rating differences, Holm over all pairs, alpha "
-        f"{result.ranking.alpha:g})",
+        "it (Wald tests of the rating differences with the bootstrap standard errors, Holm "
+        f"over all pairs, alpha {result.ranking.alpha:g})",
         result.signature,
     ]
     if result.unbounded_rounds:
