@@ -34,6 +34,7 @@ from evalab.errors import InputError, SettingsError
 from evalab.io import read_records
 from evalab.items.preferences import read_annotations, read_battles
 from evalab.numbers import NumberError, parse_number, read_value
+from evalab.report.figures import Figure
 from evalab.report.leaderboard import leaderboard_figure, leaderboard_html
 from evalab.report.table import Interval, Number, NumberText, Table, TableCell
 from evalab.stats.agreement import LEVELS, WEIGHTS, Agreement
@@ -45,7 +46,7 @@ from evalab.stats.bradley_terry import (
     EloScale,
     bradley_terry,
 )
-from evalab.stats.preferences import win_rates
+from evalab.stats.preferences import WinRateTable, win_rates
 from evalab.stats.resampling import DEFAULT_SEED
 from evalab.stats.style_control import StyleControlled, style_controlled, style_features
 
@@ -89,8 +90,21 @@ def winrate(
         confidence=confidence,
         seed=seed,
     )
+    tab, data, figure = _winrate_output(table, n_samples, seed, confidence)
+    if fmt == "html":
+        page = leaderboard_html("Win rates", figure, Table(tab.header, tab.body), tab.footer)
+        emit(page, out)
+        return
+    emit_table(fmt, tab, out, data=data)
+
+
+def _winrate_output(
+    table: WinRateTable, n_samples: int, seed: int, confidence: float
+) -> tuple[Table, list[dict[str, Any]], Figure]:
+    """The win rates best first as a table, its JSON, and the leaderboard figure."""
     order = table.ranking.order
     rates = [table.rates[i] for i in order]
+    clusters = [table.ranking.clusters[i] for i in order]
     body: list[list[TableCell]] = [
         [
             r.model,
@@ -100,9 +114,9 @@ def winrate(
             NumberText(str(r.n_total)),
             Number(r.discrete_win_rate, 2),
             NumberText(str(r.avg_length)),
-            _cluster(table.ranking.clusters[i]),
+            _cluster(c),
         ]
-        for i, r in zip(order, rates, strict=True)
+        for r, c in zip(rates, clusters, strict=True)
     ]
     base = table.rates[0].baseline
     footer = [
@@ -113,21 +127,18 @@ def winrate(
         f"judged on, Holm over all pairs, alpha {table.ranking.alpha:g}",
     ]
     header = ["model", "win rate", "CI", "W/D/L", "n", "discrete", "avg length", "cluster"]
-    data = [_rate_json(r, table.ranking.clusters[i]) for i, r in zip(order, rates, strict=True)]
-    if fmt == "html":
-        figure = leaderboard_figure(
-            f"Win rate against {base}",
-            [r.model for r in rates],
-            [r.win_rate for r in rates],
-            [r.ci.low for r in rates],
-            [r.ci.high for r in rates],
-            [table.ranking.clusters[i] for i in order],
-            xlabel="win rate (%)",
-            interval=f"{confidence:.0%} CI",
-        )
-        emit(leaderboard_html("Win rates", figure, Table(header, body), footer), out)
-        return
-    emit_table(fmt, Table(header, body, footer), out, data=data)
+    figure = leaderboard_figure(
+        f"Win rate against {base}",
+        [r.model for r in rates],
+        [r.win_rate for r in rates],
+        [r.ci.low for r in rates],
+        [r.ci.high for r in rates],
+        clusters,
+        xlabel="win rate (%)",
+        interval=f"{confidence:.0%} CI",
+    )
+    data = [_rate_json(r, c) for r, c in zip(rates, clusters, strict=True)]
+    return Table(header, body, footer), data, figure
 
 
 def _rate_json(r: Any, cluster: int | None) -> dict[str, Any]:
@@ -175,35 +186,40 @@ def _arena_page(result: BradleyTerry, table: Table) -> str:
     return leaderboard_html("Arena ratings", figure, table, table.footer)
 
 
+Ties = Annotated[
+    str, typer.Option("--ties", help="half: a tie is half a win each; drop: left out.")
+]
+Resampled = Annotated[
+    str,
+    typer.Option("--resample", help="battles, or items (whole prompts; needs an item per battle)."),
+]
+Anchor = Annotated[
+    str | None,
+    typer.Option("--anchor", help="NAME=RATING: fix one model's rating (default: mean 1000)."),
+]
+Style = Annotated[
+    list[str],
+    typer.Option(
+        "--style",
+        help="Style control: a per-side covariate NAME (fields NAME_a and NAME_b, or NAME "
+        "with {} for a and b, e.g. sum_assistant_{}_tokens); repeat for several.",
+    ),
+]
+L2 = Annotated[
+    float, typer.Option("--l2", help="With --style: L2 penalty (FastChat's reg is 0.5).")
+]
+
+
 @app.command()
 def arena(
     battles: Annotated[
         str, typer.Argument(help="Battles: JSON list, JSON Lines, CSV or TSV.", show_default=False)
     ],
-    ties: Annotated[
-        str, typer.Option("--ties", help="half: a tie is half a win each; drop: left out.")
-    ] = "half",
-    resample: Annotated[
-        str,
-        typer.Option(
-            "--resample", help="battles, or items (whole prompts; needs an item per battle)."
-        ),
-    ] = "battles",
-    anchor: Annotated[
-        str | None,
-        typer.Option("--anchor", help="NAME=RATING: fix one model's rating (default: mean 1000)."),
-    ] = None,
-    style: Annotated[
-        list[str],
-        typer.Option(
-            "--style",
-            help="Style control: a per-side covariate NAME (fields NAME_a and NAME_b, or NAME "
-            "with {} for a and b, e.g. sum_assistant_{}_tokens); repeat for several.",
-        ),
-    ] = [],  # noqa: B006
-    l2: Annotated[
-        float, typer.Option("--l2", help="With --style: L2 penalty (FastChat's reg is 0.5).")
-    ] = 0.0,
+    ties: Ties = "half",
+    resample: Resampled = "battles",
+    anchor: Anchor = None,
+    style: Style = [],  # noqa: B006
+    l2: L2 = 0.0,
     n_samples: BootstrapSamples = 1000,
     seed: BootstrapSeed = DEFAULT_SEED,
     confidence: IntervalConfidence = 0.95,
