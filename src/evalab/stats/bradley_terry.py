@@ -39,8 +39,12 @@ ever separate at a thousand rounds; the Wald p-value has no such floor.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
-from collections.abc import Iterator, Sequence
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal
@@ -77,6 +81,13 @@ _MAX_STEP = 2.0
 _DIVERGED = 35.0
 
 
+def _factorized(names: Iterable[str], count: int) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Each name's number, in order of first appearance (``pandas.factorize``), and the names."""
+    seen: dict[str, int] = {}
+    codes = np.fromiter((seen.setdefault(x, len(seen)) for x in names), np.intp, count=count)
+    return codes, tuple(seen)
+
+
 @dataclass(frozen=True)
 class Battles:
     """Pairwise battles: ``first[b]`` met ``second[b]`` with ``outcome[b]`` for ``first[b]``.
@@ -105,15 +116,8 @@ class Battles:
             raise InputError(
                 f"battles: {len(model_a)} model_a, {len(model_b)} model_b, {len(outcome)} outcomes"
             )
-        names = np.asarray([*model_a, *model_b], dtype=str)
-        distinct, first_at, codes_all = np.unique(names, return_index=True, return_inverse=True)
-        rank = np.empty(distinct.size, dtype=np.intp)
-        rank[np.argsort(first_at, kind="stable")] = np.arange(distinct.size)
-        index = rank[codes_all]
-        models = tuple(distinct[np.argsort(first_at, kind="stable")].tolist())
-        codes = None
-        if items is not None:
-            _, codes = np.unique(np.asarray(items, dtype=str), return_inverse=True)
+        index, models = _factorized(itertools.chain(model_a, model_b), 2 * len(model_a))
+        codes = None if items is None else _factorized(items, len(items))[0]
         n = len(model_a)
         return cls(
             models,
@@ -371,19 +375,24 @@ def _round_tables(
     resample: Resample,
     n_samples: int,
     seed: int,
-) -> Iterator[np.ndarray]:
-    """``[rounds, pairs, 3]`` outcome tables of the bootstrap rounds, a few rounds at a time."""
+) -> Iterator[Callable[[], np.ndarray]]:
+    """Makers of the ``[rounds, pairs, 3]`` outcome tables of the bootstrap rounds, a few
+    rounds each (called in worker threads: numpy draws and sums without the GIL)."""
     if resample == "battles":
-        rng = np.random.default_rng(seed)
-        for done in range(0, n_samples, _ROUNDS_AT_ONCE):
-            yield design.resampled_battles(rng, min(_ROUNDS_AT_ONCE, n_samples - done))
+        # each block of rounds draws from its own stream of the seed: the same rounds
+        # whichever thread draws them, and however many threads there are
+        streams = np.random.SeedSequence(seed).spawn(-(-n_samples // _ROUNDS_AT_ONCE))
+        for k, done in enumerate(range(0, n_samples, _ROUNDS_AT_ONCE)):
+            rng = np.random.default_rng(streams[k])
+            size = min(_ROUNDS_AT_ONCE, n_samples - done)
+            yield functools.partial(design.resampled_battles, rng, size)
         return
     if battles.items is None:
         raise SettingsError("resampling items needs the item (prompt) of every battle")
     items = battles.items[keep]
     for chunk in bootstrap_counts(int(battles.items.max()) + 1, n_samples, seed):
         for r in range(0, chunk.shape[0], _ROUNDS_AT_ONCE):
-            yield design.resampled_items(items, chunk[r : r + _ROUNDS_AT_ONCE])
+            yield functools.partial(design.resampled_items, items, chunk[r : r + _ROUNDS_AT_ONCE])
 
 
 def bradley_terry(
@@ -409,7 +418,8 @@ def bradley_terry(
     m = len(battles.models)
     design = _Design.of(battles, keep)
     tables = _round_tables(design, battles, keep, resample, n_samples, seed)
-    theta = np.concatenate([design.fit_table(t) for t in tables])
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        theta = np.concatenate(list(pool.map(lambda make: design.fit_table(make()), tables)))
     unbounded = int((~np.isfinite(theta)).any(axis=1).sum())
     boot = scale.ratings(np.where(np.isfinite(theta), theta, 0.0), battles.models)
     boot = np.where(np.isfinite(theta), boot, theta)
