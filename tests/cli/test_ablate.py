@@ -499,9 +499,9 @@ def test_import_reads_json_lines_with_a_byte_order_mark(run_cli, tmp_path):
 
 def test_import_refuses_a_run_another_runner_is_running(tmp_path):
     from evalab.ablation import load_study
-    from evalab.ablation.leases import Owner
-    from evalab.ablation.plan import plan_runs
-    from evalab.ablation.store import RunStore
+    from evalab.ablation.plan.runs import plan_runs
+    from evalab.ablation.store.leases import Owner
+    from evalab.ablation.store.run_store import RunStore
 
     study = write_study(tmp_path / "study", seeds=[0])
     db = tmp_path / "db" / "s.db"

@@ -9,9 +9,9 @@ import typing
 
 import pytest
 
-from evalab.ablation import notes as n
-from evalab.ablation.curve_rows import StudyCurves
-from evalab.ablation.curves import CurveSettings
+from evalab.ablation.analysis import note_kinds as n
+from evalab.ablation.analysis.curve_bands import StudyCurves
+from evalab.ablation.study.curves import CurveSettings
 from evalab.report import render_json, render_latex, render_markdown
 from evalab.report.notes import note_lines, sentence
 

@@ -29,10 +29,10 @@ from evalab.report.table import Table as ReportTable
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from evalab.ablation.curve_rows import StudyCurves
-    from evalab.ablation.executors import RunSummary
-    from evalab.ablation.spec import Study
-    from evalab.ablation.status import DryRun, RunFailure, StudyStatus
+    from evalab.ablation.analysis.curve_bands import StudyCurves
+    from evalab.ablation.execution.executors import RunSummary
+    from evalab.ablation.execution.status import DryRun, RunFailure, StudyStatus
+    from evalab.ablation.study.spec import Study
 
 ablate_app = typer.Typer(
     name="ablate",
@@ -62,7 +62,7 @@ DbOpt = Annotated[
 
 
 def _summary_lines(s: RunSummary) -> list[str]:
-    from evalab.ablation.status import superseded_lines
+    from evalab.ablation.execution.status import superseded_lines
 
     subset = f" (a subset of the study's {s.whole_plan})" if s.whole_plan else ""
     lines = [
@@ -199,9 +199,9 @@ def run_cmd(
 
     Exits 1 when runs failed (they are stored with their errors), 130 on Ctrl-C."""
     from evalab.ablation import load_study, run_study
-    from evalab.ablation.executors import RunInterrupted
-    from evalab.ablation.plan import Subset
-    from evalab.ablation.spec import with_overrides
+    from evalab.ablation.execution.executors import RunInterrupted
+    from evalab.ablation.plan.runs import Subset
+    from evalab.ablation.study.spec import with_overrides
     from evalab.errors import SettingsError
     from evalab.metrics.ray_shards import RAY_TIMEOUT_S
 
@@ -214,7 +214,7 @@ def run_cmd(
         row = row or [study.variants[-1].label]  # the new row, unless --row names the rows to run
     subset = Subset(tuple(row), tuple(seed))
     if dry_run:
-        from evalab.ablation.status import dry_run as plan_dry_run
+        from evalab.ablation.execution.status import dry_run as plan_dry_run
 
         sys.stdout.write(
             "".join(line + "\n" for line in _dry_run_lines(plan_dry_run(study, db, subset)))
@@ -255,8 +255,8 @@ def run_cmd(
 def _dry_run_lines(d: DryRun) -> list[str]:
     """The dry run: counts, then one entry per run (its rows, seed, state, command or
     configuration, folder), then the superseded runs."""
-    from evalab.ablation.plan import canonical
-    from evalab.ablation.status import superseded_lines
+    from evalab.ablation.execution.status import superseded_lines
+    from evalab.ablation.plan.runs import canonical
 
     subset = f" (a subset of the study's {d.whole_plan})" if d.whole_plan else ""
     where = (
@@ -305,7 +305,7 @@ def status_cmd(
 ) -> None:
     """Counts of ok / failed / pending runs per row, the stored errors, and superseded runs."""
     from evalab.ablation import load_study, study_status
-    from evalab.ablation.store import DEFAULT_DB
+    from evalab.ablation.store.run_store import DEFAULT_DB
 
     db_path = db if db is not None else str(DEFAULT_DB)
     check_out(out, [("STUDY_FILE", study_file), ("--db", db_path)])  # before the study is even read
@@ -321,7 +321,7 @@ def status_cmd(
 
 
 def _status_header_lines(st: StudyStatus) -> list[str]:
-    from evalab.ablation.status import stale_lines, superseded_lines
+    from evalab.ablation.execution.status import stale_lines, superseded_lines
 
     git = f"; git {st.git.commit[:10]}{' (dirty tree)' if st.git.dirty else ''}" if st.git else ""
     where = f"{st.db_path}, read-only" if st.read_only else str(st.db_path)
@@ -471,8 +471,8 @@ def import_cmd(
     first; then all are stored in one transaction (all or nothing). A run already stored as
     ok is refused, never duplicated; a record that is not imported is listed."""
     from evalab.ablation import load_study
-    from evalab.ablation.importer import import_runs
-    from evalab.ablation.store import DEFAULT_DB
+    from evalab.ablation.importing.importer import import_runs
+    from evalab.ablation.store.run_store import DEFAULT_DB
 
     study = load_study(study_file, check_entry=False)
     done = import_runs(
@@ -508,7 +508,7 @@ def import_cmd(
 
 def _curves(study: Study, db: str | None) -> StudyCurves | None:
     """The runs' learning curves, None when no run logged one."""
-    from evalab.ablation.curve_rows import study_curves
+    from evalab.ablation.analysis.curve_bands import study_curves
 
     found = study_curves(study, db)
     return found if found.rows else None
@@ -516,8 +516,8 @@ def _curves(study: Study, db: str | None) -> StudyCurves | None:
 
 def _check_stored_bounds(study: Study, db: str | None) -> None:
     """Refuse a report whose stored values break bounds declared after they were stored."""
-    from evalab.ablation.bounds import stored_bounds_error
-    from evalab.ablation.store import RunStore
+    from evalab.ablation.store.run_store import RunStore
+    from evalab.ablation.study.bounds import stored_bounds_error
     from evalab.errors import InputError
 
     if not study.bounds:
@@ -582,7 +582,7 @@ def report_cmd(
     Where the runs have per-example data, each Δ also gets an interval over test examples and
     one over seeds and examples together (docs/ablation.md)."""
     from evalab.ablation import analyze, load_study
-    from evalab.ablation.store import DEFAULT_DB
+    from evalab.ablation.store.run_store import DEFAULT_DB
     from evalab.report import render_html, render_json, render_latex, render_markdown, render_table
 
     db_path = db if db is not None else str(DEFAULT_DB)
@@ -599,7 +599,7 @@ def report_cmd(
     if curves is not None:  # every format says how the runs' values were picked from their curves
         import dataclasses
 
-        from evalab.ablation.notes import CurvesNote
+        from evalab.ablation.analysis.note_kinds import CurvesNote
 
         analysis = dataclasses.replace(analysis, notes=[*analysis.notes, CurvesNote(curves)])
     if figures is not None:

@@ -1,5 +1,5 @@
 """The words of a study's notes: one function per note code
-(:mod:`evalab.ablation.notes`), each turning the numbers the note cites into the sentence
+(:mod:`evalab.ablation.analysis.note_kinds`), each turning the numbers the note cites into the sentence
 every format prints (terminal, Markdown, LaTeX, HTML; the JSON carries the sentences and,
 beside them, the codes with their numbers).
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, assert_never
 
-from evalab.ablation.notes import (
+from evalab.ablation.analysis.note_kinds import (
     AsoNote,
     BoundsNote,
     CodeVersionNote,
@@ -35,7 +35,7 @@ from evalab.ablation.notes import (
 )
 
 if TYPE_CHECKING:
-    from evalab.ablation.analysis_values import StudyAnalysis
+    from evalab.ablation.analysis.study_analysis import StudyAnalysis
 
 
 def note_lines(a: StudyAnalysis) -> list[str]:

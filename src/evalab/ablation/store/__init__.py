@@ -1,0 +1,7 @@
+"""The run store: one SQLite file holding every run of every study.
+
+Owns the database and its queries (``run_store``), who holds a run while it runs
+(``leases``) and a run's per-example data as stored and checked (``per_example``).
+
+May import: study, plan.
+"""
