@@ -201,7 +201,7 @@ def run_cmd(
     from evalab.ablation import load_study, run_study
     from evalab.ablation.execution.executors import RunInterrupted
     from evalab.ablation.plan.runs import Subset
-    from evalab.ablation.study.spec import with_overrides
+    from evalab.ablation.study.overrides import with_overrides
     from evalab.errors import SettingsError
     from evalab.metrics.ray_shards import RAY_TIMEOUT_S
 

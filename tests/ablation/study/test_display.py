@@ -86,7 +86,7 @@ def test_the_configurations_display_is_checked_against_are_the_reports():
 
     import evalab.examples.sort_digits as demo
     from evalab.ablation.plan.runs import study_rows
-    from evalab.ablation.study.spec import _shown_configs
+    from evalab.ablation.study.variants import shown_configs
 
     study = load_study(Path(demo.__file__).parent / "study.toml", check_entry=False)
     gridded = {"heads": [1, 4], "dropout": [0.0, 0.1]}
@@ -94,5 +94,5 @@ def test_the_configurations_display_is_checked_against_are_the_reports():
         s = replace(study, grid=grid)
         report = [(r.label, {**s.evaluation, **r.config}) for r in study_rows(s)]
         assert sorted(
-            _shown_configs(s.base, s.evaluation, list(s.variants), s.grid), key=str
+            shown_configs(s.base, s.evaluation, list(s.variants), s.grid), key=str
         ) == sorted(report, key=str)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalab.ablation.study.spec import own_bounds
+from evalab.ablation.study.metric_keys import own_bounds
 from evalab.stats.two_level import Bounds
 
 if TYPE_CHECKING:

@@ -104,8 +104,30 @@ def parse_display(
                 f"[display] key {k!r}", f"unknown; known keys: {', '.join(DISPLAY_KEYS)}", k
             )
     ordered = list(keys)
-    known = set(ordered)
-    derived = _string_table(raw.get("derived", {}), "[display] derived", error)
+    derived = _derived(raw.get("derived", {}), set(ordered), error)
+    columns = _columns(raw.get("columns", {}), ordered, derived, error)
+    values_raw = raw.get("values", {})
+    if not isinstance(values_raw, dict):
+        raise error(
+            "[display] values",
+            'must be a table such as { pos_encoding = { sin = "sinusoid" } }',
+            "values",
+        )
+    values = {}
+    for k, table in values_raw.items():
+        if k not in ordered and k not in derived:
+            raise error(
+                f"[display] values {k}", "is neither a configuration key nor a derived column", k
+            )
+        values[k] = _string_table(table, f"[display] values {k}", error)
+    return Display(columns, derived, values)
+
+
+def _derived(
+    raw: Any, known: set[str], error: Callable[[str, str, str | None], Exception]
+) -> dict[str, str]:
+    """``[display] derived``: new column name -> ``KEY op KEY`` over configuration keys."""
+    derived = _string_table(raw, "[display] derived", error)
     for name, expr in derived.items():
         if name in known:
             raise error(
@@ -122,9 +144,19 @@ def parse_display(
                 'configuration key or a number, at least one key), e.g. "d_model / heads"',
                 name,
             )
-    columns = _string_table(raw.get("columns", {}), "[display] columns", error)
+    return derived
+
+
+def _columns(
+    raw: Any,
+    ordered: list[str],
+    derived: dict[str, str],
+    error: Callable[[str, str, str | None], Exception],
+) -> dict[str, str]:
+    """``[display] columns``: key or derived column -> its title, every title shown once."""
+    columns = _string_table(raw, "[display] columns", error)
     for k in columns:
-        if k not in known and k not in derived:
+        if k not in ordered and k not in derived:
             raise error(
                 f"[display] columns {k}",
                 "is neither a configuration key ([base], [evaluation]) nor a derived column",
@@ -141,21 +173,7 @@ def parse_display(
                 k if k in columns else None,
             )
         shown[title] = k
-    values_raw = raw.get("values", {})
-    if not isinstance(values_raw, dict):
-        raise error(
-            "[display] values",
-            'must be a table such as { pos_encoding = { sin = "sinusoid" } }',
-            "values",
-        )
-    values = {}
-    for k, table in values_raw.items():
-        if k not in known and k not in derived:
-            raise error(
-                f"[display] values {k}", "is neither a configuration key nor a derived column", k
-            )
-        values[k] = _string_table(table, f"[display] values {k}", error)
-    return Display(columns, derived, values)
+    return columns
 
 
 def _operands(expression: str) -> tuple[str, ...]:

@@ -1,9 +1,8 @@
 """Rows of a study: the base, the variants and the cells of a full-factorial grid.
 
-Kept apart from :mod:`evalab.ablation.study.spec` (which validates a study file) and
-:mod:`evalab.ablation.plan.runs` (which turns a study into runs) so that both can use the grid
-without importing each other: spec checks ``[reference]`` labels against the grid cells,
-plan builds the rows.
+Kept apart from the study file's parsers (:mod:`evalab.ablation.study.variants` checks
+``[reference]`` labels against the grid cells) and :mod:`evalab.ablation.plan.runs`
+(which builds the rows from them), so both use one grid.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ table takes its known keys (the "unknown key" refusals list them in this order),
 required keys (a missing one is refused with its help text) and its defaults from here;
 a key whose value stands on its own (a name, a number of seconds, a list of seeds) also
 names its :data:`Check`, applied by :func:`checked_values`. Checks that need other keys
-(``primary`` among ``metrics``, ``bounds`` of declared metrics) stay with their parsers in
-:mod:`evalab.ablation.study.spec`. Adding a key is one line here (and its use).
+(``primary`` among ``metrics``, ``bounds`` of declared metrics) stay with their parsers
+(:mod:`~evalab.ablation.study.load` and the section modules it calls). Adding a key is one line here (and its use).
 """
 
 from __future__ import annotations
