@@ -83,6 +83,13 @@ def test_unknown_executor(run_cli, tmp_path):
     assert not (tmp_path / "x.db").exists()
 
 
+def test_jobs_below_one_is_refused_with_the_option_s_name(run_cli, tmp_path):
+    study = write_study(tmp_path, seeds=[0])
+    r = run_cli("ablate", "run", study, "--db", tmp_path / "x.db", "-j", "0")
+    assert r.exit_code == 2 and "--jobs must be >= 1, got 0" in r.stderr
+    assert not (tmp_path / "x.db").exists()
+
+
 def test_plain_progress_lines_without_a_terminal(run_cli, tmp_path):
     study = write_study(tmp_path, seeds=[0, 1], variants=[("(R)", "raises", {"mode": "raise"})])
     r = run_cli("ablate", "run", study, "--db", tmp_path / "runs.db")

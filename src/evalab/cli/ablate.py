@@ -199,7 +199,7 @@ def run_cmd(
 
     Exits 1 when runs failed (they are stored with their errors), 130 on Ctrl-C."""
     from evalab.ablation import load_study, run_study
-    from evalab.ablation.execution.executors import RunInterrupted
+    from evalab.ablation.execution.executors import RunInterrupted, RunSettingError
     from evalab.ablation.plan.runs import Subset
     from evalab.ablation.study.overrides import with_overrides
     from evalab.errors import SettingsError
@@ -232,6 +232,9 @@ def run_cmd(
             busy_timeout=wait_db,
             subset=subset,
         )
+    except RunSettingError as exc:  # the library names the setting, the CLI its option
+        option = "--" + exc.setting.replace("_", "-")
+        raise SettingsError(f"{option} must be {exc.expected}, got {exc.value}") from None
     except RunInterrupted as exc:
         s = exc.summary
         sys.stderr.write(

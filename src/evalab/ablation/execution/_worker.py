@@ -109,6 +109,20 @@ def _write(path: str, payload: dict[str, object]) -> None:
     os.replace(tmp, path)
 
 
+def _metrics(out: dict[object, object]) -> dict[str, object]:
+    """The values an entry point returned, as plain data: a numpy scalar (anything with
+    ``item()`` that is not a str) as its Python number, anything else unknown as its repr."""
+    metrics: dict[str, object] = {}
+    for k, v in out.items():
+        if hasattr(v, "item") and not isinstance(v, (str, bytes)):
+            try:  # noqa: SIM105 - contextlib costs an import in every run
+                v = v.item()
+            except (TypeError, ValueError):
+                pass
+        metrics[str(k)] = v if isinstance(v, (int, float, bool, str, type(None))) else repr(v)
+    return metrics
+
+
 def main(job_path: str) -> None:
     with open(job_path, "rb") as fh:
         job = marshal.load(fh)
@@ -139,15 +153,7 @@ def main(job_path: str) -> None:
         out = dict(out)
         artifacts = out.pop("artifacts", None)
         per_example = out.pop("per_example", None)
-        metrics: dict[str, object] = {}
-        for k, v in out.items():
-            # numpy scalars and the like: anything float() accepts that is not a bool/str
-            if hasattr(v, "item") and not isinstance(v, (str, bytes)):
-                try:  # noqa: SIM105 - contextlib costs an import in every run
-                    v = v.item()
-                except (TypeError, ValueError):
-                    pass
-            metrics[str(k)] = v if isinstance(v, (int, float, bool, str, type(None))) else repr(v)
+        metrics = _metrics(out)
         _write(
             result_path,
             {

@@ -21,7 +21,7 @@ import contextlib
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +37,7 @@ from evalab.ablation.execution.attempt import (
 from evalab.ablation.execution.ray_executor import run_ray
 from evalab.ablation.execution.status import RunFailure, run_failure
 from evalab.ablation.execution.study_progress import Progress
-from evalab.ablation.plan.jobs import AttemptResult, Job, Timing
+from evalab.ablation.plan.jobs import AttemptResult, Job, Status, Timing
 from evalab.ablation.plan.runs import PlannedRun, Subset, plan_runs
 from evalab.ablation.store.leases import LEASE_TIMEOUT_S, Heartbeat, Owner
 from evalab.ablation.store.per_example import check_counts, stored_counts
@@ -58,9 +58,36 @@ from evalab.metrics.ray_shards import RAY_TIMEOUT_S, RayCluster, ray_session
 if TYPE_CHECKING:
     from evalab.ablation.study.spec import Study
 
-__all__ = ["EXECUTORS", "RunInterrupted", "RunSummary", "run_study"]
+__all__ = ["EXECUTORS", "RunInterrupted", "RunSettingError", "RunSummary", "run_study"]
 
 EXECUTORS = ("local", "ray")
+
+
+class RunSettingError(SettingsError):
+    """An argument of :func:`run_study` out of its range: which (``setting``, the
+    parameter's name), its ``value`` and what it must be (``expected``); a caller with its
+    own name for the setting (the CLI's ``--jobs``) words it with that name."""
+
+    def __init__(self, setting: str, value: object, expected: str) -> None:
+        super().__init__(f"{setting} must be {expected}, got {value}")
+        self.setting, self.value, self.expected = setting, value, expected
+
+
+@dataclass
+class Counts:
+    """What happened to the runs one invocation claimed or found claimed."""
+
+    ok: int = 0
+    failed: int = 0
+    held: int = 0  # claimed by another live runner: left to it
+    done: int = 0  # finished by another runner since the plan was read
+    unstored: int = 0  # finished, kept in the run folder: the store stayed busy
+
+    def finished(self, status: Status) -> None:
+        if status == "ok":
+            self.ok += 1
+        else:
+            self.failed += 1
 
 
 @dataclass(frozen=True)
@@ -106,7 +133,7 @@ class _Driver:
         self.study, self.store, self.bar = study, store, bar
         self.owner = Owner.here()
         self.lease_timeout = lease_timeout
-        self.counts = {"ok": 0, "failed": 0, "held": 0, "done": 0, "unstored": 0}
+        self.counts = Counts()
         self.claimed: set[str] = set()
         self.busy: StoreBusyError | None = None  # set once the store stayed locked too long
         self.interrupted = threading.Event()  # Ctrl-C, acted on between two results
@@ -146,8 +173,10 @@ class _Driver:
                 self.finish(run, _failed(exc))
                 return False
             return True
-        self.counts[state] += 1
-        if state == "done":  # another runner finished it since we looked
+        if state == "held":
+            self.counts.held += 1
+        else:  # another runner finished it since we looked
+            self.counts.done += 1
             self.bar.skipped(1)
         return False
 
@@ -212,12 +241,12 @@ class _Driver:
                     f"{folder / UNSTORED}: cannot keep a finished run's result ({kept.strerror}) and "
                     f"{exc}"
                 ) from None
-            self.counts["unstored"] += 1
+            self.counts.unstored += 1
             self.busy = exc  # no new runs: their results could not be stored either
         else:
             (folder / UNSTORED).unlink(missing_ok=True)
         self.claimed.discard(run.key)
-        self.counts[raw.status] += 1
+        self.counts.finished(raw.status)
         if raw.status == "failed":
             self.failures.append(
                 run_failure(run.rows, run.seed, run.key, raw.error, raw.traceback, folder)
@@ -282,24 +311,16 @@ def run_study(
 ) -> RunSummary:
     """Run every planned run of ``study`` that is not finished in the store.
 
-    Returns a :class:`RunSummary`. Raises :class:`SettingsError` for a bad ``jobs`` or
-    ``executor``, :class:`RunInterrupted` on Ctrl-C (runs in flight are killed, every
-    finished run is stored) and :class:`StoreBusyError` when the store stayed locked so long
-    that no further run could be claimed (finished results are kept in their run folders).
-    ``subset`` runs only the runs of some rows and seeds. ``ray_timeout`` bounds the wait
-    for the cluster at ``ray_address`` (:class:`SettingsError` after it); Ray is joined
-    before the store is opened, so a cluster that cannot be used leaves no database behind.
+    Returns a :class:`RunSummary`. Raises :class:`RunSettingError` for a bad ``jobs``,
+    ``executor`` or ``ray_timeout``, :class:`RunInterrupted` on Ctrl-C (runs in flight are
+    killed, every finished run is stored) and :class:`StoreBusyError` when the store stayed
+    locked so long that no further run could be claimed (finished results are kept in their
+    run folders). ``subset`` runs only the runs of some rows and seeds. ``ray_timeout``
+    bounds the wait for the cluster at ``ray_address`` (:class:`SettingsError` after it);
+    Ray is joined before the store is opened, so a cluster that cannot be used leaves no
+    database behind.
     """
-    if executor not in EXECUTORS:
-        raise SettingsError(
-            f"unknown executor {executor!r}; expected one of {', '.join(EXECUTORS)}"
-        )
-    if jobs < 1:
-        raise SettingsError(f"--jobs must be >= 1, got {jobs}")
-    if not ray_timeout > 0:
-        raise SettingsError(
-            f"--ray-timeout must be a positive number of seconds, got {ray_timeout:g}"
-        )
+    _check_settings(executor, jobs, ray_timeout)
     t0 = time.perf_counter()
     plan, whole = _planned(study, subset)
     cluster = RayCluster(ray_address, ray_timeout)
@@ -307,39 +328,8 @@ def run_study(
         ray_session(cluster) if executor == "ray" else contextlib.nullcontext(),
         RunStore(db_path, busy_timeout=busy_timeout) as store,
     ):
-        store.register_study(study)
-        superseded = store.superseded(study)
-        stale = stale_runs(study, store.runs(study.name).values())
-        finished = store.finished_keys(study.name) - set(stale)
-        todo = [r for r in plan if r.key not in finished]
-        _check_commands(study, store, todo)
-        bar = Progress(len(plan), study.name, progress)
-        bar.skipped(len(plan) - len(todo))
-        driver = _Driver(study, store, bar, lease_timeout)
-        driver.stale = {
-            key: f"superseded: a file it read changed since it ran ({', '.join(files)})"
-            for key, files in stale.items()
-        }
-        blocked = [0]
-
-        def summary() -> RunSummary:
-            c = driver.counts
-            return RunSummary(
-                study=study.name,
-                db_path=store.path,
-                planned=len(plan),
-                skipped=len(plan) - len(todo) + c["done"],
-                ok=c["ok"],
-                failed=c["failed"],
-                seconds=time.perf_counter() - t0,
-                held=c["held"],
-                unstored=c["unstored"],
-                superseded=superseded,
-                blocked=blocked[0],
-                failures=list(driver.failures),
-                whole_plan=whole,
-                moved=driver.moved,
-            )
+        this = _Invocation(store.path, plan, whole, t0)
+        driver = _start(study, store, this, progress, lease_timeout)
 
         def execute(runs: list[PlannedRun]) -> None:
             if executor == "local":
@@ -352,27 +342,115 @@ def run_study(
                 _deferred_sigint(driver.interrupted),
                 Heartbeat(lambda: store.heartbeat(driver.owner)),
             ):
-                # two phases: an eval run needs the checkpoint of a finished trained run
-                execute([r for r in todo if r.stage == "train"])
-                evals = [r for r in todo if r.stage == "eval"]
-                if evals and driver.busy is None:
-                    trained = store.finished_keys(study.name)
-                    ready = [r for r in evals if r.parent_key in trained]
-                    blocked[0] = len(evals) - len(ready)
-                    execute(ready)
+                _in_two_phases(driver, this.todo, execute, this)
         except KeyboardInterrupt as exc:
             driver.release_unfinished()
-            raise RunInterrupted(summary()) from exc
+            raise RunInterrupted(this.summary(driver)) from exc
         finally:
-            bar.close()
+            driver.bar.close()
             driver.watch.close()
-        if driver.busy is not None:
-            raise StoreBusyError(
-                f"{driver.busy}; {driver.counts['ok'] + driver.counts['failed']} runs finished in this invocation "
-                f"({driver.counts['unstored']} kept in their run folders as {UNSTORED}, stored by the next "
-                "`evalab ablate` command); run the same command again to continue"
-            )
-        return summary()
+        _check_stored(driver)
+        return this.summary(driver)
+
+
+def _check_settings(executor: str, jobs: int, ray_timeout: float) -> None:
+    if executor not in EXECUTORS:
+        raise RunSettingError("executor", repr(executor), f"one of {', '.join(EXECUTORS)}")
+    if jobs < 1:
+        raise RunSettingError("jobs", jobs, ">= 1")
+    if not ray_timeout > 0:
+        raise RunSettingError("ray_timeout", f"{ray_timeout:g}", "a positive number of seconds")
+
+
+@dataclass
+class _Invocation:
+    """What :func:`run_study` knows before its runs start, and the eval runs it left."""
+
+    db_path: Path
+    plan: list[PlannedRun]
+    whole_plan: int
+    started: float  # time.perf_counter() at the start
+    superseded: list[Superseded] = field(default_factory=list)
+    todo: list[PlannedRun] = field(default_factory=list)  # not finished (or stale) in the store
+    blocked: int = 0  # eval runs whose trained run is not finished
+
+    @property
+    def planned(self) -> int:
+        return len(self.plan)
+
+    @property
+    def skipped(self) -> int:
+        """Runs finished in the store before this invocation."""
+        return len(self.plan) - len(self.todo)
+
+    def summary(self, driver: _Driver) -> RunSummary:
+        c = driver.counts
+        return RunSummary(
+            study=driver.study.name,
+            db_path=self.db_path,
+            planned=self.planned,
+            skipped=self.skipped + c.done,
+            ok=c.ok,
+            failed=c.failed,
+            seconds=time.perf_counter() - self.started,
+            held=c.held,
+            unstored=c.unstored,
+            superseded=self.superseded,
+            blocked=self.blocked,
+            failures=list(driver.failures),
+            whole_plan=self.whole_plan,
+            moved=driver.moved,
+        )
+
+
+def _start(
+    study: Study, store: RunStore, this: _Invocation, progress: bool, lease_timeout: float
+) -> _Driver:
+    """The superseded runs and the runs to do (``this.todo``: not finished, or finished but
+    stale), their commands checked, and the driver that runs them, its progress bar started."""
+    store.register_study(study)
+    this.superseded = store.superseded(study)
+    stale = stale_runs(study, store.runs(study.name).values())
+    finished = store.finished_keys(study.name) - set(stale)
+    this.todo = [r for r in this.plan if r.key not in finished]
+    _check_commands(study, store, this.todo)
+    bar = Progress(this.planned, study.name, progress)
+    bar.skipped(this.skipped)
+    driver = _Driver(study, store, bar, lease_timeout)
+    driver.stale = {
+        key: f"superseded: a file it read changed since it ran ({', '.join(files)})"
+        for key, files in stale.items()
+    }
+    return driver
+
+
+def _in_two_phases(
+    driver: _Driver,
+    todo: list[PlannedRun],
+    execute: Callable[[list[PlannedRun]], None],
+    this: _Invocation,
+) -> None:
+    """The training runs, then the eval runs whose trained run is finished (an eval run
+    needs the checkpoint of a finished trained run); the others are counted as blocked."""
+    execute([r for r in todo if r.stage == "train"])
+    evals = [r for r in todo if r.stage == "eval"]
+    if evals and driver.busy is None:
+        trained = driver.store.finished_keys(driver.study.name)
+        ready = [r for r in evals if r.parent_key in trained]
+        this.blocked = len(evals) - len(ready)
+        execute(ready)
+
+
+def _check_stored(driver: _Driver) -> None:
+    """:class:`StoreBusyError` when the store stayed locked: some results wait in their folders."""
+    if driver.busy is None:
+        return
+    c = driver.counts
+    raise StoreBusyError(
+        f"{driver.busy}; {c.ok + c.failed} runs finished in this invocation "
+        f"({c.unstored} kept in their run folders as {UNSTORED}, stored by the next "
+        "`evalab ablate` command); run the same command again to continue"
+    )
 
 
 def _planned(study: Study, subset: Subset | None) -> tuple[list[PlannedRun], int]:
