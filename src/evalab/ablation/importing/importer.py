@@ -550,6 +550,33 @@ def _per_example(raw: Any, base: Path, where: str) -> Any:
     return values
 
 
+def _check_not_stored(study: Study, imported: list[ImportedRun], db: Path) -> dict[str, StoredRun]:
+    """The study's stored runs in ``db``; an error names the first record that is already
+    stored as ok, or that another runner holds now."""
+    existing: dict[str, StoredRun] = {}
+    held: dict[str, str] = {}
+    if db.exists():
+        with RunStore(db, create=False) as store:
+            existing = store.runs(study.name)
+            held = {
+                r.run.key: who for r in imported if (who := store.live_lease(study.name, r.run.key))
+            }
+    for r in imported:
+        old = existing.get(r.run.key)
+        if old is not None and old.status == "ok":
+            raise InputError(
+                f"{r.where}: row {'/'.join(r.run.rows)} seed {r.run.seed} is already stored as ok in {db}; "
+                "a finished run is never imported twice"
+            )
+        if r.run.key in held:
+            raise InputError(
+                f"{r.where}: row {'/'.join(r.run.rows)} seed {r.run.seed} is being run by {held[r.run.key]} "
+                f"on {db}; import it once that runner has finished (a run it stores as ok is never "
+                "imported again)"
+            )
+    return existing
+
+
 def import_runs(
     study: Study,
     path: str | Path,
@@ -576,27 +603,7 @@ def import_runs(
     )
     imported, skipped = check_records(study, records, skip_unmatched=skip_unmatched)
     db = Path(db_path) if db_path is not None else DEFAULT_DB
-    existing: dict[str, StoredRun] = {}
-    held: dict[str, str] = {}
-    if db.exists():
-        with RunStore(db, create=False) as store:
-            existing = store.runs(study.name)
-            held = {
-                r.run.key: who for r in imported if (who := store.live_lease(study.name, r.run.key))
-            }
-    for r in imported:
-        old = existing.get(r.run.key)
-        if old is not None and old.status == "ok":
-            raise InputError(
-                f"{r.where}: row {'/'.join(r.run.rows)} seed {r.run.seed} is already stored as ok in {db}; "
-                "a finished run is never imported twice"
-            )
-        if r.run.key in held:
-            raise InputError(
-                f"{r.where}: row {'/'.join(r.run.rows)} seed {r.run.seed} is being run by {held[r.run.key]} "
-                f"on {db}; import it once that runner has finished (a run it stores as ok is never "
-                "imported again)"
-            )
+    existing = _check_not_stored(study, imported, db)
     known = stored_counts(x for x in existing.values() if x.code_version in study.code_versions)
     with tempfile.TemporaryDirectory(prefix="evalab-import-") as tmp:
         prepared = [_prepare(study, r, Path(tmp) / r.run.key, known) for r in imported]

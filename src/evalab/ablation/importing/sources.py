@@ -272,24 +272,7 @@ def hydra_records(folder: Path, metrics_file: str) -> list[tuple[str, dict[str, 
         )
     out = []
     for job in jobs:
-        config_path = job / ".hydra" / "config.yaml"
-        try:
-            config = yaml.safe_load(decode_utf8(config_path.read_bytes(), str(config_path)))
-        except yaml.YAMLError as exc:
-            raise InputError(
-                f"{config_path}: not valid YAML ({str(exc).splitlines()[0]})"
-            ) from None
-        if not isinstance(config, dict):
-            raise InputError(f"{config_path}: expected the job's configuration (a mapping)")
-        rec: dict[str, Any] = {f"config.{k}": v for k, v in flatten(config).items()}
-        overrides = job / ".hydra" / "overrides.yaml"
-        if overrides.is_file():
-            listed = yaml.safe_load(decode_utf8(overrides.read_bytes(), str(overrides)))
-            rec["overrides"] = " ".join(map(str, listed)) if isinstance(listed, list) else ""
-        if (job / LOG_FILE).is_file():
-            rec["curves"] = str(
-                job / LOG_FILE
-            )  # the job's per-step log: its curves (and values, by select)
+        rec = _hydra_job(job, yaml)
         metrics_path = job / metrics_file
         if not metrics_path.is_file():
             if "curves" in rec:
@@ -310,6 +293,26 @@ def hydra_records(folder: Path, metrics_file: str) -> list[tuple[str, dict[str, 
         rec.update({f"metrics.{k}": v for k, v in values.items()})
         out.append((str(job), rec))
     return out
+
+
+def _hydra_job(job: Path, yaml: Any) -> dict[str, Any]:
+    """A Hydra job's record without its metrics: ``config.KEY`` from ``.hydra/config.yaml``,
+    ``overrides`` and the path of its per-step log (``curves``) when it has one."""
+    config_path = job / ".hydra" / "config.yaml"
+    try:
+        config = yaml.safe_load(decode_utf8(config_path.read_bytes(), str(config_path)))
+    except yaml.YAMLError as exc:
+        raise InputError(f"{config_path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    if not isinstance(config, dict):
+        raise InputError(f"{config_path}: expected the job's configuration (a mapping)")
+    rec: dict[str, Any] = {f"config.{k}": v for k, v in flatten(config).items()}
+    overrides = job / ".hydra" / "overrides.yaml"
+    if overrides.is_file():
+        listed = yaml.safe_load(decode_utf8(overrides.read_bytes(), str(overrides)))
+        rec["overrides"] = " ".join(map(str, listed)) if isinstance(listed, list) else ""
+    if (job / LOG_FILE).is_file():
+        rec["curves"] = str(job / LOG_FILE)  # its curves (and values, by select)
+    return rec
 
 
 def check_extra(records: list[Record]) -> list[str]:

@@ -240,12 +240,7 @@ class RunStore:
             self.conn.close()
             if not isinstance(exc, sqlite3.DatabaseError):
                 raise
-            if _is_busy(exc):
-                raise StoreBusyError(
-                    f"{self.path}: the run database stayed locked by another process for "
-                    f"{busy_timeout:g} s; try again when it is free"
-                ) from exc
-            raise store_fault(self.path, exc) from None
+            raise _db_error(self.path, exc, busy_timeout, "; try again when it is free") from exc
         self.runs_root = self.path.resolve().parent / "runs" / self.id
         if not self.read_only:
             self.ingest_unstored()
@@ -379,12 +374,7 @@ class RunStore:
                     return out
                 except sqlite3.OperationalError as exc:
                     if not _is_busy(exc) or time.monotonic() >= deadline:
-                        if _is_busy(exc):
-                            raise StoreBusyError(
-                                f"{self.path}: the run database stayed locked by another "
-                                f"process for {self.busy_timeout:g} s"
-                            ) from exc
-                        raise store_fault(self.path, exc) from None
+                        raise _db_error(self.path, exc, self.busy_timeout) from exc
             time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(pause * 2, 1.0)
 
@@ -923,6 +913,17 @@ def store_fault(path: Path, exc: sqlite3.Error) -> EvalabError:
     else:
         why = "SQLite refused the write"
     return InputError(f"{path}: cannot write the run database: {why} ({text}); nothing was changed")
+
+
+def _db_error(path: Path, exc: sqlite3.Error, busy_timeout: float, hint: str = "") -> EvalabError:
+    """What a failed statement raises: :class:`StoreBusyError` when the database stayed
+    locked for ``busy_timeout`` seconds (with ``hint``), else :func:`store_fault`."""
+    if _is_busy(exc):
+        return StoreBusyError(
+            f"{path}: the run database stayed locked by another process for "
+            f"{busy_timeout:g} s{hint}"
+        )
+    return store_fault(path, exc)
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:
