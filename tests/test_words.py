@@ -47,7 +47,7 @@ _ERROR_LINE = "a line for the refusal its caller raises"
 
 #: (module, function) -> why it builds sentences today; each entry must still be needed
 ALLOWED: dict[tuple[str, str], str] = {
-    ("evalab.ablation.execution.executors", "run_study"): _ERROR_VALUE,
+    ("evalab.ablation.execution.executors", "_start"): _ERROR_VALUE,
     ("evalab.ablation.importing.sources", "foreign_record"): _ERROR_VALUE,
     ("evalab.ablation.store.run_store", "live_lease"): _ERROR_LINE,
     ("evalab.stats.paired", "_stack"): _ERROR_LINE,

@@ -1,5 +1,11 @@
 """Ablation studies: a TOML study file -> planned runs -> executor -> SQLite store -> analysis.
 
+Each stage is a subpackage whose docstring says what it owns and which stages it may
+import: :mod:`~evalab.ablation.study` (the study file), :mod:`~evalab.ablation.plan` (rows
+and runs), :mod:`~evalab.ablation.store` (the run store), :mod:`~evalab.ablation.execution`
+(running them, locally or on Ray), :mod:`~evalab.ablation.importing` (runs made elsewhere)
+and :mod:`~evalab.ablation.analysis` (statistics, findings, notes).
+
 The public API (everything a caller needs; the submodules are implementation detail):
 
 ``load_study(path) -> Study``

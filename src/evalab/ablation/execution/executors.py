@@ -448,8 +448,8 @@ def _check_stored(driver: _Driver) -> None:
     c = driver.counts
     raise StoreBusyError(
         f"{driver.busy}; {c.ok + c.failed} runs finished in this invocation "
-        f"({c.unstored} kept in their run folders as {UNSTORED}, stored by the next "
-        "`evalab ablate` command); run the same command again to continue"
+        f"({c.unstored} kept in their run folders as {UNSTORED}, stored the next time the "
+        "store is opened); run the study again to continue"
     )
 
 
