@@ -23,9 +23,9 @@ every interval, ``min_effect`` turns a Δ whose intervals lie inside it into "ne
 
 Numbers and codes only: the notes are typed values (:mod:`evalab.ablation.analysis.note_kinds`) that the
 report layer turns into sentences. The parts: the stored runs by row and seed
-(``run_values``), a row's Δ over seeds (``row_stats``, ``seed_deltas``), finishing a
+(``study_runs``), a row's Δ over seeds (``row_stats``, ``seed_deltas``), finishing a
 metric (``finish``: test-set fields, bounds, 'negligible', Holm), the grid's effects
-(``grid_effects``) and which notes apply (``note_rules``).
+(``grid_effects``) and which notes apply (``study_notes``).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ from evalab.stats.resampling import check_n_samples
 if TYPE_CHECKING:
     from evalab.ablation.study.spec import Study
 
-#: the analysis and the values it returns (defined in ``analysis_values``)
+#: the analysis and the values it returns (defined in ``study_analysis``)
 __all__ = ["Contrast", "FailedRun", "MetricStats", "RowAnalysis", "StudyAnalysis", "analyze"]
 
 

@@ -6,7 +6,7 @@ intervals over test examples and over seeds and examples with the two-level p-va
 (``stats/two_level.py`` says how each is built). All runs of the metric are scored on the
 same bootstrap resamples of the test examples, once: rows are paired across examples.
 
-The result is a :class:`TestSetFields` per row label (``analysis.py`` puts them in the
+The result is a :class:`TestSetFields` per row label (``analyze.py`` puts them in the
 rows' MetricStats), plus a :class:`~evalab.ablation.analysis.note_kinds.SizeMismatch` per row that could
 not get them.
 """

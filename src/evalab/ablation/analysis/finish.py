@@ -1,6 +1,6 @@
 """Completing one metric's statistics once every row has its Δ: the test-set intervals,
 the declared bounds on every interval, 'negligible' (``min_effect``), the reason each
-absent CI or p is absent (a code of ``analysis_values.ABSENT``), and Holm's adjustment over each
+absent CI or p is absent (a code of ``study_analysis.ABSENT``), and Holm's adjustment over each
 family of distinct comparisons.
 """
 

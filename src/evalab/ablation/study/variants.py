@@ -317,8 +317,8 @@ def shown_configs(
     grid: dict[str, list[Any]],
 ) -> list[tuple[str, dict[str, Any]]]:
     """Each row's configuration as the report shows it ([evaluation] defaults included), built
-    here rather than by ``plan.study_rows``: plan imports this module, so importing it back
-    would be a cycle. ``tests/ablation/study/test_display.py`` checks both agree."""
+    here rather than by ``plan.runs.study_rows``: the plan stage comes after the study file
+    and may not be imported by it. ``tests/ablation/study/test_display.py`` checks both agree."""
     cells = grid_cells(base, grid)
     trained = {BASE_LABEL: dict(base), **{c.label: dict(c.config) for c in cells}}
     trained.update({v.label: {**base, **v.settings} for v in variants if v.stage == "train"})
