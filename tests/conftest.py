@@ -91,3 +91,20 @@ def write_wmt_subset(
         return str(path)
 
     return write("ref", "ref", ref), [write(s, "hyp", s) for s in systems]
+
+
+ALPACA = Path(os.environ.get("EVALAB_ALPACA_EVAL", REPO.parent / "shared" / "alpaca-eval"))
+
+
+@pytest.fixture(scope="session")
+def alpaca_annotations(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """AlpacaEval 2.0's annotation files (``../shared/alpaca-eval``), unpacked once a session."""
+    import tarfile
+
+    archive = ALPACA / "annotations.tar.xz"
+    if not archive.exists():
+        pytest.skip(f"AlpacaEval data not found at {ALPACA}")
+    folder = tmp_path_factory.mktemp("alpaca-eval")
+    with tarfile.open(archive) as tar:
+        tar.extractall(folder, filter="data")
+    return folder / "annotations"

@@ -53,6 +53,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("evalab.stats.paired", "_stack"): _ERROR_LINE,
     ("evalab.ablation.execution.status", "superseded_lines"): _STATUS,
     ("evalab.ablation.execution.status", "stale_lines"): _STATUS,
+    ("evalab.ablation.execution.status", "example_lines"): _STATUS,
+    ("evalab.ablation.store.run_store", "_stale_checkpoint"): _STATUS,
     ("evalab.stats.effects", "contrast"): _EFFECTS,
     ("evalab.stats.effects", "factorial_effects"): _EFFECTS,
     (

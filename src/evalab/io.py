@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from evalab import numbers
 from evalab.errors import InputError
 
 STDIN = "-"
@@ -328,7 +329,7 @@ def _jsonl_records(text: str, label: str) -> list[Record]:
         if not line.strip():
             raise InputError(f"{label}: line {no} is blank, expected one JSON object per line")
         try:
-            value = json.loads(line)
+            value = numbers.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(
                 f"{label}: line {no} is not valid JSON ({exc.msg} at column {exc.colno})"
@@ -416,6 +417,7 @@ def _json_kind(value: Any) -> str:
         int: "a number",
         float: "a number",
         dict: "an object",
+        numbers.Refused: "a number",
     }
     return kinds.get(type(value), f"a {type(value).__name__}")
 
@@ -426,6 +428,8 @@ def record_ids(records: Sequence[Record], path: str, label: str) -> list[str]:
     ids = []
     for record in records:
         value = field_value(record, path, label)
+        if isinstance(value, numbers.Refused):  # an id needs no float: its JSON text is the id
+            value = value.error.text
         if not isinstance(value, str | int) or isinstance(value, bool):
             raise InputError(
                 f"{label}: line {record.line}: id field {path!r} is {_json_kind(value)}, expected a string or an integer"

@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from evalab import numbers
+
 __all__ = ["LOG_INTERVAL", "log_interval", "model_loading", "progress_bar"]
 
 #: seconds between two progress lines when stderr is not a terminal
@@ -30,8 +32,8 @@ def log_interval() -> float:
     """Seconds between log lines: ``EVALAB_PROGRESS_INTERVAL`` when set (tests set it low)."""
     raw = os.environ.get("EVALAB_PROGRESS_INTERVAL")
     try:
-        return max(0.0, float(raw)) if raw else LOG_INTERVAL
-    except ValueError:
+        return max(0.0, numbers.parse_float(raw)) if raw else LOG_INTERVAL
+    except numbers.NumberError:
         return LOG_INTERVAL
 
 

@@ -240,3 +240,61 @@ def test_eval_runs_are_claimed_like_training_runs(tmp_path):
         ("train", "1"),
         ("train", "2"),
     ]
+
+
+TRAIN_READS_DATA = """
+import json
+import os
+
+
+def run(config, seed, out_dir):
+    with open("calls.log", "a", encoding="utf-8") as fh:
+        fh.write(f"train {seed}\\n")
+    with open("data/train.txt", encoding="utf-8") as fh:
+        shift = float(fh.read())
+    weight = 70.0 + 10.0 * config["a"] + shift + seed
+    with open(os.path.join(out_dir, "ckpt.json"), "w", encoding="utf-8") as fh:
+        json.dump({"weight": weight, "seed": seed}, fh)
+    return {"acc": weight, "loss": 1.0 - weight / 100.0}
+"""
+
+
+def test_a_retrained_checkpoint_makes_its_eval_runs_pending_and_they_rerun(run_cli, tmp_path):
+    # evaluate in its own module, no [study] inputs: the training data is observed by the
+    # training runs only; editing it retrains them under the same keys, new checkpoints
+    path = write_eval_study(
+        tmp_path,
+        rows=[{"label": "(D) drop at eval", "stage": "eval", "set": {"drop": 1}}],
+        seeds=[0, 1],
+        evaluate="eval_entry:evaluate",
+        entry_source=TRAIN_READS_DATA,
+    )
+    (tmp_path / "eval_entry.py").write_text(ENTRY, encoding="utf-8")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "train.txt").write_text("0.0", encoding="utf-8")
+    db = tmp_path / "s.db"
+
+    def eval_acc() -> dict[str, float]:
+        r = run_cli("ablate", "report", path, "--db", db, "-f", "json")
+        assert r.exit_code == 0, r.stderr
+        return {row["label"]: row["metrics"]["acc"]["mean"] for row in json.loads(r.stdout)["rows"]}
+
+    assert run_cli("ablate", "run", path, "--db", db, "-q").exit_code == 0
+    before = eval_acc()
+    (tmp_path / "data" / "train.txt").write_text("5.0", encoding="utf-8")
+    status = run_cli("ablate", "status", path, "--db", db)
+    assert status.exit_code == 0 and "evalsynth: 0/4 ok, 0 failed, 4 pending" in status.stdout
+    assert "2 stored runs read files that changed since they ran (data/train.txt)" in status.stdout
+    assert (
+        "2 stored eval runs evaluated a checkpoint their trained run has replaced" in status.stdout
+    )
+    n = len(calls(tmp_path))
+    r = run_cli("ablate", "run", path, "--db", db, "-q")
+    assert r.exit_code == 0, r.stderr
+    again = calls(tmp_path)[n:]
+    assert sorted(c[0] + c[1] for c in again) == ["eval0", "eval1", "train0", "train1"]
+    after = eval_acc()
+    # the eval row evaluated the retrained models: both rows moved by the data's shift
+    assert after["base"] == pytest.approx(before["base"] + 5.0)
+    assert after["(D) drop at eval"] == pytest.approx(before["(D) drop at eval"] + 5.0)
+    assert "evalsynth: 4/4 ok" in run_cli("ablate", "status", path, "--db", db).stdout

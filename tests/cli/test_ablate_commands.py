@@ -198,7 +198,7 @@ def test_argparse_style_args_reach_a_real_argparse_parser(run_cli, tmp_path):
         (
             "sh -c 'python train.py name={name}' {out}",
             "",
-            "[study] command: {name} stands inside ' quotes, and its value \"'a b'\" would need quoting there",
+            "[study] command: {name} stands in text a program reads as code",
         ),
         ("python train.py hidden={hidden} seed={seed}", "", "[study] command: must contain {out}"),
     ],
@@ -506,7 +506,13 @@ def test_set_reads_each_value_as_the_type_of_the_bases_value(tmp_path):
         ("n=4.5", "give an integer"),
         ("lr=fast", "give a number"),
         ("relu=yes", "give true or false"),
-        ("layers=3", "give a list"),
+        ("layers=3", "give a JSON list"),
+        ("n=1_0", "give an integer"),
+        ("lr=1_0", "give a number .'1_0': not a decimal number"),
+        ("lr=1e400", "beyond the range of a float"),
+        ("lr=nan", "not a finite number"),
+        ("n=" + "9" * 400, "an integer beyond 2"),
+        ("layers=[1, 1e999]", "'1e999': beyond the range"),
     ):
         with pytest.raises(SettingsError, match=needle):
             with_overrides(study, [bad])

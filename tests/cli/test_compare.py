@@ -217,3 +217,42 @@ def test_display_names():
     assert display_names(["x.de", "x.y.de"]) == {"x.de": "x.de", "x.y.de": "x.y.de"}
     assert display_names(["sys.txt", "sys.txt.bak"]) == {"sys.txt": "txt", "sys.txt.bak": "txt.bak"}
     assert display_names(["only"]) == {"only": "only"}
+
+
+@pytest.mark.parametrize("test", ["bs", "ar"])
+def test_identical_systems_are_qualified(run_cli, tmp_path, test):
+    """A system against a copy of the baseline: every resample (trial) gives Δ 0, so the
+    p-value and zero-width CI follow from that alone; a note says so, for that system only."""
+    lines = [f"the cat sat on mat number {k} today" for k in range(30)]
+    ref, base, other = tmp_path / "ref", tmp_path / "base", tmp_path / "third"
+    ref.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    base.write_text("\n".join(ln.replace("cat", "dog", k % 2) for k, ln in enumerate(lines)) + "\n")
+    other.write_text(
+        "\n".join(ln.replace("mat", "rug", k % 3 == 0) for k, ln in enumerate(lines)) + "\n"
+    )
+    copy = tmp_path / "copy"
+    copy.write_bytes(base.read_bytes())
+    args = (
+        "compare",
+        "-r",
+        ref,
+        "-i",
+        base,
+        copy,
+        other,
+        "-m",
+        "bleu",
+        "--test",
+        test,
+        "-n",
+        "200",
+    )
+    res = run_cli(*args)
+    assert res.exit_code == 0, res.stderr
+    notes = [ln for ln in res.stdout.splitlines() if ln.startswith("no spread")]
+    assert len(notes) == 1 and "on bleu" in notes[0] and "copy Δ +0" in notes[0]
+    assert "third" not in notes[0]
+    rows = compare_json(
+        run_cli, ref, [base, copy, other], "-m", "bleu", "--test", test, "-n", "200"
+    )
+    assert rows[1]["p_value"] == 1.0 and rows[1]["delta"] == 0.0  # kept, and qualified

@@ -230,3 +230,65 @@ def test_rank_and_all_pairs_give_clusters_and_every_pair(run_cli) -> None:
     assert [p["p_adjusted"] for p in data["pairs"]] == pytest.approx(holm_bonferroni(raw).tolist())
     table = run_cli("compare", "--scores", *FILES, "--score-column", "correct", "--rank").stdout
     assert "rank: significance cluster" in table
+
+
+def test_a_difference_without_spread_has_no_t_test(tmp_path: Path, run_cli) -> None:
+    """A model against its copy (difference 0 on every item) and a model 0.25 above on every
+    item: the paired t test is 0/0 or Δ/0, so no p-value and no t interval; the table says
+    why in a note, and the other pair keeps its test (and its place in Holm)."""
+    a = tmp_path / "a.csv"
+    scores = [0.25 * (k % 4) for k in range(40)]
+    a.write_text("id,score\n" + "".join(f"i{k},{s}\n" for k, s in enumerate(scores)), "utf-8")
+    (tmp_path / "copy.csv").write_bytes(a.read_bytes())
+    up = tmp_path / "up.csv"
+    up.write_text(
+        "id,score\n" + "".join(f"i{k},{s + 0.25}\n" for k, s in enumerate(scores)), "utf-8"
+    )
+    other = tmp_path / "other.csv"
+    other.write_text(
+        "id,score\n" + "".join(f"i{k},{(k * 7) % 5 / 4}\n" for k in range(40)), "utf-8"
+    )
+    files = (a, tmp_path / "copy.csv", up, other)
+    res = run_cli("compare", "--scores", *files, "--correct", "holm", "-f", "json")
+    assert res.exit_code == 0, res.stderr
+    rows = {Path(r["system"]).stem: r for r in json.loads(res.stdout)}
+    for flat in ("copy", "up"):
+        r = rows[flat]
+        assert r["p_value"] is None and r["p_adjusted"] is None and r["paired_ci_low"] is None
+        assert r["significant"] is False and r["paired_se"] == 0.0
+    assert rows["up"]["delta"] == pytest.approx(0.25)
+    assert 0 < rows["other"]["p_value"] <= rows["other"]["p_adjusted"] <= 1  # Holm of one
+    assert rows["other"]["p_adjusted"] == rows["other"]["p_value"]
+    table = run_cli("compare", "--scores", *files).stdout
+    assert "no spread: the per-item difference is the same on every item" in table
+    assert f"{up} − {a} = +0.25" in table
+
+
+def _clustered(folder: Path, name: str, clusters: int) -> Path:
+    """model-a/model-c with a column ``group``: its passages in ``clusters`` clusters."""
+    lines = (EXAMPLE / name).read_text(encoding="utf-8").splitlines()
+    out = folder / f"{clusters}-{name}"
+    body = [f"{ln},{int(ln.split(',')[1][1:]) % clusters}" for ln in lines[1:]]
+    out.write_text("\n".join([lines[0] + ",group", *body]) + "\n", encoding="utf-8")
+    return out
+
+
+@pytest.mark.parametrize(("clusters", "warned"), [(5, True), (29, True), (30, False), (200, False)])
+def test_few_clusters_give_a_warning(tmp_path: Path, run_cli, clusters: int, warned: bool) -> None:
+    files = [_clustered(tmp_path, f"model-{m}.csv", clusters) for m in "ac"]
+    res = run_cli(
+        "compare", "--scores", *files, "--score-column", "correct", "--cluster-column", "group"
+    )
+    assert res.exit_code == 0, res.stderr
+    line = f"warning: clustered standard errors from {clusters} clusters"
+    assert (line in res.stdout) is warned and ("warning" in res.stdout) is warned
+
+
+def test_one_cluster_is_refused(tmp_path: Path) -> None:
+    files = [_clustered(tmp_path, f"model-{m}.csv", 1) for m in "ac"]
+    for command in ("compare", "power"):
+        assert_refused(
+            (command, "--scores", *files, "--score-column", "correct", "--cluster-column", "group"),
+            "a clustered standard error needs at least 2 clusters, got 1",
+            watch=(tmp_path, EXAMPLE),
+        )

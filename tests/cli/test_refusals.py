@@ -38,6 +38,14 @@ BAD_TYPED_OPTIONS = [
         "Invalid value for '-w' / '--width'",
     ),
     (("score", "-r", "ref.txt", "-i", "hyp.txt", "--confidence", "high"), "'--confidence'"),
+    (
+        ("score", "-r", "ref.txt", "-i", "hyp.txt", "--confidence", "0_95"),
+        "'0_95' is not a valid float: not a decimal number",
+    ),
+    (
+        ("compare", "-r", "ref.txt", "-i", "hyp.txt", "hyp.txt", "-n", "1e400"),
+        "'1e400' is not a valid integer",
+    ),
     (("score", "-r", "ref.txt"), "Missing option '-i' / '--input'"),
     (("score", "-r", "ref.txt", "-i", "hyp.txt", "--bogus"), "No such option '--bogus'"),
     (

@@ -8,7 +8,9 @@ and random estimator weights.
 
 from __future__ import annotations
 
+import json
 import random
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -230,3 +232,48 @@ def test_unknown_encoder_folder_is_refused(checkpoints, tmp_path: Path) -> None:
     metric = Comet(model=str(checkpoints[0]), encoder=str(tmp_path)).with_sources(["s"])
     with pytest.raises(InputError, match=r"no config.json"):
         metric.stats(["a"], [["b"]])
+
+
+# -- relative paths: a relative .ckpt, a relative pretrained_model (no oracle venv) -----------
+def _score(run_cli, model: str, folder: Path) -> tuple[int, str, str]:
+    (folder / "h.txt").write_text("a small house\n", encoding="utf-8")
+    (folder / "r.txt").write_text("a little house\n", encoding="utf-8")
+    r = run_cli(
+        "score", "-i", folder / "h.txt", "-r", folder / "r.txt", "--source", folder / "r.txt",
+        "-m", "comet", "--set", f"comet.model={model}", "-f", "json",
+    )  # fmt: skip
+    score = json.loads(r.stdout)[0]["score"] if r.exit_code == 0 else None
+    return r.exit_code, str(score), r.stderr
+
+
+def _naming_encoder(tiny: Path, out: Path, name: str) -> Path:
+    """The tiny checkpoint with its ``pretrained_model`` set to ``name``."""
+    import torch
+
+    shutil.copytree(tiny, out)
+    ckpt = out / "checkpoints" / "model.ckpt"
+    data = torch.load(ckpt, map_location="cpu", weights_only=True)
+    data["hyper_parameters"]["pretrained_model"] = name
+    torch.save(data, ckpt)
+    return out
+
+
+def test_relative_checkpoint_and_encoder_paths_resolve_or_are_refused_in_one_line(
+    run_cli, tiny_checkpoint: Path, tmp_path: Path, monkeypatch
+) -> None:
+    code, expected, err = _score(run_cli, str(tiny_checkpoint), tmp_path)
+    assert code == 0, err
+    # a relative model.ckpt: its folder two levels up is found all the same
+    monkeypatch.chdir(tiny_checkpoint / "checkpoints")
+    assert _score(run_cli, "model.ckpt", tmp_path)[:2] == (0, expected)
+    # a pretrained_model relative to the checkpoint folder (its own copy of the encoder)
+    beside = _naming_encoder(tiny_checkpoint, tmp_path / "beside", "encoder")
+    shutil.copytree(MINILM, beside / "encoder")
+    monkeypatch.chdir(tmp_path)
+    assert _score(run_cli, str(beside), tmp_path)[:2] == (0, expected)
+    # one that is nowhere: one line naming where it looked and what to pass
+    missing = _naming_encoder(tiny_checkpoint, tmp_path / "missing", "encoders/minilm")
+    code, _, err = _score(run_cli, str(missing), tmp_path)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert f"its encoder 'encoders/minilm' is not a local folder (looked in {missing} and" in err
+    assert "pass --set comet.encoder=PATH" in err

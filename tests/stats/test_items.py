@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import scipy.stats
@@ -9,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from evalab.stats.items import compare_items, estimate, item_means, wilson_interval
+from evalab.stats.items import NoSpread, compare_items, estimate, item_means, wilson_interval
 
 sm = pytest.importorskip("statsmodels.api")
 proportion = pytest.importorskip("statsmodels.stats.proportion")
@@ -159,5 +161,8 @@ def test_one_item_clusters_give_the_naive_se_and_shifts_do_not_matter(
 @given(scores)
 def test_a_model_against_itself_differs_by_nothing(x) -> None:
     im = item_means(x, np.arange(x.size), x.size)
-    pair = compare_items(["a", "b"], [im, im]).pairs[0]
-    assert pair.delta == 0.0 and pair.p_value == 1.0
+    res = compare_items(["a", "b"], [im, im])
+    pair = res.pairs[0]
+    # no spread in the differences: the t test is 0/0, not p = 1 (the note says so)
+    assert pair.delta == 0.0 and math.isnan(pair.p_value) and math.isnan(pair.paired.ci.low)
+    assert res.notes == (NoSpread((("b", "a", 0.0),)),)

@@ -324,7 +324,7 @@ def status_cmd(
 
 
 def _status_header_lines(st: StudyStatus) -> list[str]:
-    from evalab.ablation.execution.status import stale_lines, superseded_lines
+    from evalab.ablation.execution.status import example_lines, stale_lines, superseded_lines
 
     git = f"; git {st.git.commit[:10]}{' (dirty tree)' if st.git.dirty else ''}" if st.git else ""
     where = f"{st.db_path}, read-only" if st.read_only else str(st.db_path)
@@ -333,6 +333,7 @@ def _status_header_lines(st: StudyStatus) -> list[str]:
         f"code version {st.code_version}{git}",
         *superseded_lines(st.superseded or []),
         *stale_lines(st.stale),
+        *example_lines(st.examples),
     ]
 
 

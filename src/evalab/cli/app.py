@@ -18,6 +18,7 @@ import click
 import typer
 
 from evalab.cli import version_line
+from evalab.cli.options import strict_numbers
 from evalab.errors import EvalabError
 
 app = typer.Typer(
@@ -67,6 +68,7 @@ GREEDY_OPTIONS: dict[str, set[str]] = {
         "--score-column",
     },
     "power": {"--scores"},
+    "judge": {"--lengths"},
     "semsim": {"-i", "--input", "-r", "--reference"},
     "meta-eval": {"-i", "--input", "-m", "--metrics", "--name-map"},
 }
@@ -110,6 +112,11 @@ COMMAND_MODULES: dict[str, str] = {
     "demo": "demo",
     "meta-eval": "meta_eval",
     "power": "power",
+    "winrate": "preferences",
+    "arena": "preferences",
+    "agreement": "preferences",
+    "passk": "passk",
+    "judge": "judge",
 }
 
 
@@ -186,7 +193,9 @@ def command_for(args: Sequence[str]) -> click.Command:
     """The click command of the app with the command modules ``args`` need registered
     (the start-up of a call: :func:`run` builds it when it is not given)."""
     _register_commands(args)
-    return typer.main.get_command(app)
+    root = typer.main.get_command(app)
+    strict_numbers(root)
+    return root
 
 
 def run(args: Sequence[str], root: click.Command | None = None) -> int:

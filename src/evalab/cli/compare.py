@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
@@ -86,6 +87,7 @@ from evalab.report.compare_page import (
     render_compare_page,
 )
 from evalab.report.error_spans import PageSpans
+from evalab.report.notes import stats_sentence
 from evalab.report.numbers import (
     NO_VALUE,
     scale_decimals,
@@ -200,8 +202,10 @@ def render(
     out: str | None,
     short: dict[str, str],
     view: TableView = DEFAULT_VIEW,
+    notes: Sequence[str] = (),
 ) -> None:
-    """Print or write the comparison as a table, JSON, Markdown or LaTeX (``short``: table names)."""
+    """Print or write the comparison as a table, JSON, Markdown or LaTeX (``short``: table
+    names; ``notes``: sentences that qualify the results)."""
     corrected = any(r["correction"] != "none" for r in rows)
     conf = f"{rows[0]['confidence'] * 100:g}% CI"
     header = ["system", "metric", "score (μ ± hw)", conf, "Δ baseline", "p-value"]
@@ -227,9 +231,9 @@ def render(
     which = "Holm-adjusted p" if corrected else "p"
     star = f"* {which} < {rows[0]['alpha']:g} against the baseline"
     wide = _significance_wide(
-        rows, metrics, width, short, [f"{star}, {short[rows[0]['system']]}.", *footer]
+        rows, metrics, width, short, [f"{star}, {short[rows[0]['system']]}.", *footer, *notes]
     )
-    emit_view(fmt, Table(header, body, [*footer, star]), wide, out, view, data=rows)
+    emit_view(fmt, Table(header, body, [*footer, star, *notes]), wide, out, view, data=rows)
 
 
 def _significance_wide(
@@ -1115,4 +1119,5 @@ def compare(
             progress=advance,
         )
     rows = result_rows(results, built, reference_count(refs), correct, alpha)
-    render(rows, built, format, width, out, named.short_by_key(), view)
+    notes = [stats_sentence(n) for res in results.values() for n in res.notes]
+    render(rows, built, format, width, out, named.short_by_key(), view, notes)

@@ -9,6 +9,8 @@ baseline (the first model) with its test; this module turns them into rows and w
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +28,7 @@ from evalab.cli.output import (
 from evalab.errors import InputError, SettingsError
 from evalab.items import Aligned, Columns, align, read_scores
 from evalab.items.table import ScoreSet
+from evalab.report.notes import stats_sentence
 from evalab.report.numbers import NO_VALUE
 from evalab.report.table import Interval as IntervalCell
 from evalab.report.table import Number, Table, TableCell
@@ -424,16 +427,21 @@ def _pairs_table(pairs: list[dict[str, Any]], width: int | None) -> Table:
 
 
 def render(
-    tables: list[list[dict[str, Any]]], pairs: list[dict[str, Any]] | None, opts: ScoreOptions
+    tables: list[list[dict[str, Any]]],
+    pairs: list[dict[str, Any]] | None,
+    opts: ScoreOptions,
+    notes: Sequence[str] = (),
 ) -> None:
     """One table of every metric and model (and with ``pairs`` one of every pair), in the
-    chosen format and layout, to stdout or ``--out``."""
+    chosen format and layout, to stdout or ``--out``; ``notes`` qualify the results."""
     rows = [r for t in tables for r in t]
     header, body, footer = _table(rows, opts.width)
     more = [] if pairs is None else [_pairs_table(pairs, opts.width)]
     data = rows if pairs is None else {"models": rows, "pairs": pairs}
-    long = Table(header, body, footer)
-    emit_view(opts.fmt, long, _wide(rows, opts.width), opts.out, opts.view, data=data, more=more)
+    long = Table(header, body, [*footer, *notes])
+    wide = _wide(rows, opts.width)
+    wide = dataclasses.replace(wide, footer=[*wide.footer, *notes])
+    emit_view(opts.fmt, long, wide, opts.out, opts.view, data=data, more=more)
 
 
 def _wide(rows: list[dict[str, Any]], width: int | None) -> Table:
@@ -475,7 +483,7 @@ def compare_scores(files: list[str], opts: ScoreOptions) -> None:
     """Read, align, compare and render; every option is checked before any file is read."""
     _check(files, opts)
     every_pair = opts.rank or opts.all_pairs
-    tables, pairs = [], []
+    tables, pairs, notes = [], [], []
     for group in aligned_inputs(files, opts.columns, opts.common_items):
         clusters = cluster_codes(group.clusters) if group.clusters is not None else None
         res = compare_items(
@@ -492,7 +500,8 @@ def compare_scores(files: list[str], opts: ScoreOptions) -> None:
         ranking = _ranking(res, opts) if opts.rank else None
         tables.append(result_rows(group, res, opts.alpha, ranking))
         pairs += pair_rows(group.metric, res, opts.alpha)
-    render(tables, pairs if opts.all_pairs else None, opts)
+        notes += [f"{group.metric}: {stats_sentence(n)}" for n in res.notes]
+    render(tables, pairs if opts.all_pairs else None, opts, list(dict.fromkeys(notes)))
 
 
 def _ranking(res: ItemComparison, opts: ScoreOptions) -> Ranking:

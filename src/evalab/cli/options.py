@@ -17,8 +17,10 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import click
 import typer
 
+from evalab import numbers
 from evalab.errors import SettingsError
 from evalab.report.latex import LatexLayout
 
@@ -28,6 +30,49 @@ if TYPE_CHECKING:
 
 #: the table layouts of a multi-system, multi-metric result (``--layout``)
 LAYOUTS = ("wide", "long")
+
+
+class _StrictNumber(click.ParamType[float | int]):
+    """A numeric option's value read by :mod:`evalab.numbers` (click's ``FLOAT``/``INT`` use
+    Python's ``float``/``int``, which read ``1_0`` as ten and ``inf`` as a number)."""
+
+    def __init__(self, name: str, parse: Any) -> None:
+        self.name = name
+        self.parse = parse
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float | int:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return value  # a default, not text a user gave
+        try:
+            parsed: float | int = self.parse(str(value))
+        except numbers.NumberError as exc:
+            integer = self.name == "integer" and exc.reason in ("syntax", "not-integer")
+            why = "digits only, no underscores, point or exponent" if integer else None
+            self.fail(
+                f"{numbers.shown(exc.text)} is not a valid {self.name}"
+                + (f" ({why})" if why else f": {numbers.REASONS[exc.reason]}"),
+                param,
+                ctx,
+            )
+        return parsed
+
+
+#: the types every ``int``/``float`` option gets (:func:`strict_numbers`)
+STRICT_TYPES: dict[click.ParamType[Any], click.ParamType[Any]] = {
+    click.INT: _StrictNumber("integer", numbers.parse_int),
+    click.FLOAT: _StrictNumber("float", numbers.parse_float),
+}
+
+
+def strict_numbers(command: click.Command) -> None:
+    """Give every ``int``/``float`` option and argument of ``command`` and its subcommands
+    the one number grammar of :mod:`evalab.numbers`."""
+    for param in command.params:
+        param.type = STRICT_TYPES.get(param.type, param.type)
+    for sub in getattr(command, "commands", {}).values():
+        strict_numbers(sub)
 
 
 def ci_option(

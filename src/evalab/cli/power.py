@@ -9,6 +9,7 @@ design (both models on the same items) and the unpaired one (each on its own ite
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import numpy as np
@@ -21,12 +22,13 @@ from evalab.cli.output import check_format, check_out, emit_table, format_option
 from evalab.errors import SettingsError
 from evalab.items import Columns
 from evalab.report.latex import WHOLE, LatexLayout
+from evalab.report.notes import stats_sentence
 from evalab.report.numbers import NO_VALUE
 from evalab.report.table import NumberText, Table
-from evalab.stats.items import cluster_codes, estimate
+from evalab.stats.items import FEW_CLUSTERS, FewClusters, ItemNote, cluster_codes, estimate
 from evalab.stats.power import DESIGNS, Design, detectable_delta, items_needed
 
-__all__ = ["pilot_designs"]
+__all__ = ["Pilot", "pilot_designs"]
 
 
 def _icc(deff: float, m: float) -> float:
@@ -34,7 +36,16 @@ def _icc(deff: float, m: float) -> float:
     return 0.0 if m <= 1 else min(1.0, max(0.0, (deff - 1.0) / (m - 1.0)))
 
 
-def pilot_designs(files: list[str], cols: Columns) -> tuple[dict[str, Design], int]:
+@dataclass(frozen=True)
+class Pilot:
+    """The designs a pilot of two models gives, its item count and what qualifies them."""
+
+    designs: dict[str, Design]
+    items: int
+    notes: tuple[ItemNote, ...] = ()
+
+
+def pilot_designs(files: list[str], cols: Columns) -> Pilot:
     """Paired and unpaired designs estimated from a pilot of two models, and its item count."""
     groups = aligned_inputs(files, cols, common=False)
     if len(groups) != 1 or len(groups[0].sets) != 2:
@@ -46,6 +57,7 @@ def pilot_designs(files: list[str], cols: Columns) -> tuple[dict[str, Design], i
     sd_a, sd_b = float(a.std(ddof=1)), float(b.std(ddof=1))
     rho = float(np.corrcoef(a, b)[0, 1]) if sd_a > 0 and sd_b > 0 else 0.0
     m, icc_paired, icc_unpaired = 1, 0.0, 0.0
+    notes: tuple[ItemNote, ...] = ()
     if group.clusters is not None:
         codes = cluster_codes(group.clusters)
         size = a.size / (int(codes.max()) + 1)
@@ -56,10 +68,23 @@ def pilot_designs(files: list[str], cols: Columns) -> tuple[dict[str, Design], i
 
         icc_paired = _icc(deff(a - b), size)
         icc_unpaired = _icc((deff(a) + deff(b)) / 2, size)
-    return {
+        g = int(codes.max()) + 1
+        notes = (FewClusters(g),) if g < FEW_CLUSTERS else ()
+    designs = {
         "paired": Design("paired", sd_a, sd_b, rho, m, icc_paired),
         "unpaired": Design("unpaired", sd_a, sd_b, 0.0, m, icc_unpaired),
-    }, int(a.size)
+    }
+    return Pilot(designs, int(a.size), notes)
+
+
+def _no_spread(files: list[str], design: Design) -> SettingsError:
+    """The refusal of a paired plan from a pilot whose differences do not vary."""
+    return SettingsError(
+        f"--scores {' '.join(files)}: the pilot's per-item differences have no variance (the two "
+        "models differ by the same amount on every item: paired sd 0), so no paired plan follows "
+        "from it (any difference would look detectable with 2 items); give a pilot whose models "
+        f"differ on some items, or plan --design unpaired (pooled sd {design.sd:.4f})"
+    )
 
 
 def _assumed(
@@ -98,7 +123,11 @@ def _row(
 
 
 def _render(
-    rows: list[dict[str, Any]], fmt: str, out: str | None, latex: LatexLayout = WHOLE
+    rows: list[dict[str, Any]],
+    fmt: str,
+    out: str | None,
+    latex: LatexLayout = WHOLE,
+    notes: tuple[ItemNote, ...] = (),
 ) -> None:
     header = [
         "design",
@@ -139,7 +168,8 @@ def _render(
     footer = [
         f"two-sided t test at alpha {r0['alpha']:g}, power {r0['power']:g}; sd: of the per-item "
         "differences (paired) or pooled (unpaired); unpaired: items per model; "
-        "deff = 1 + (cluster - 1) icc"
+        "deff = 1 + (cluster - 1) icc",
+        *(stats_sentence(n) for n in notes),
     ]
     emit_table(fmt, Table(header, body, footer), out, data=rows, latex=latex)
 
@@ -243,11 +273,12 @@ def power(
                 f"{given[0]} is an assumption for a plan without a pilot; with --scores the "
                 "pilot gives it (name the clusters with --cluster-column)"
             )
-        designs, pilot_items = pilot_designs(
-            scores, Columns(id_column, tuple(score_column), cluster_column)
-        )
-        items = pilot_items if items is None and delta is None else items
+        pilot = pilot_designs(scores, Columns(id_column, tuple(score_column), cluster_column))
+        items = pilot.items if items is None and delta is None else items
+        designs, notes = pilot.designs, pilot.notes
+        if design != "unpaired" and designs["paired"].sd == 0.0:
+            raise _no_spread(scores, designs["unpaired"])
     else:
-        designs = _assumed(sd, sd_b, correlation, cluster_size, icc)
+        designs, notes = _assumed(sd, sd_b, correlation, cluster_size, icc), ()
     chosen = [designs[design]] if design else list(designs.values())
-    _render([_row(d, delta, items, alpha, power_) for d in chosen], format, out, latex)
+    _render([_row(d, delta, items, alpha, power_) for d in chosen], format, out, latex, notes)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from evalab import numbers
 from evalab.errors import InputError
 from evalab.items.harness import (
     is_inspect_log,
@@ -46,7 +47,7 @@ def read_scores(path: str, cols: Columns = Columns()) -> list[ScoreSet]:  # noqa
     if suffix == ".json":
         text = read_text(p)
         try:
-            data = json.loads(text)
+            data = numbers.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
         if is_inspect_log(data):

@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from evalab import numbers
 from evalab.errors import InputError
 from evalab.items.readers import Columns, cluster_of, read_jsonl, read_text
 from evalab.items.table import Row, ScoreSet, collect
@@ -113,7 +114,7 @@ def _lm_rows(path: Path, task: str, cols: Columns) -> Iterator[Row]:
             value = record[name]
             if isinstance(value, (list, dict)):
                 raise InputError(
-                    f"{where}: {name} is {json.dumps(value)[:40]}..., a corpus-level "
+                    f"{where}: {name} is {json.dumps(value, default=repr)[:40]}..., a corpus-level "
                     "metric's input, not a per-item score"
                 )
             scores[f"{task}:{name}{suffix}"] = value
@@ -131,7 +132,7 @@ def _results_for(path: Path, date: str, task: str) -> str | None:
     if not results.exists():
         return None
     try:
-        data = json.loads(read_text(results))
+        data = numbers.loads(read_text(results))
     except json.JSONDecodeError as exc:
         raise InputError(f"{results}: not JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(data, dict) or "results" not in data:
@@ -261,9 +262,9 @@ def read_inspect_archive(path: Path, cols: Columns) -> list[ScoreSet]:
             names = archive.namelist()
             if "header.json" not in names:
                 raise InputError(f"{path}: no header.json in the archive; the run has not finished")
-            data = json.loads(archive.read("header.json"))
+            data = numbers.loads(archive.read("header.json"))
             members = sorted(n for n in names if n.startswith("samples/") and n.endswith(".json"))
-            samples = [json.loads(archive.read(n)) for n in members]
+            samples = [numbers.loads(archive.read(n)) for n in members]
     except zipfile.BadZipFile:
         raise InputError(f"{path}: not a zip archive (an inspect-ai .eval log is one)") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

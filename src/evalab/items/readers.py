@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalab import numbers
 from evalab.errors import InputError
 from evalab.io import decode_utf8
 from evalab.items.table import Records, Row, ScoreSet, collect
@@ -72,7 +73,7 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = numbers.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}: line {number}: not JSON ({exc.msg})") from None
         if not isinstance(record, dict):

@@ -8,12 +8,12 @@ item or sample, one cluster per item) and builds one :class:`ScoreSet` per metri
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from evalab import numbers
 from evalab.errors import InputError
 
 __all__ = ["Aligned", "Records", "Row", "ScoreSet", "align", "collect", "floats", "numeric"]
@@ -54,21 +54,26 @@ class ScoreSet:
 
 
 def numeric(value: object, where: str) -> float:
-    """A finite float from a JSON/CSV value, or :class:`InputError` naming ``where``."""
+    """A score from a JSON/CSV value under :mod:`evalab.numbers`'s grammar (a JSON ``true`` is
+    1), or :class:`InputError` naming ``where``."""
     if isinstance(value, bool):
         return float(value)
-    if isinstance(value, (int, float)):
-        out = float(value)
-    elif isinstance(value, str):
-        try:
-            out = float(value.strip())
-        except ValueError:
-            raise InputError(f"{where}: score {value!r} is not a number") from None
-    else:
-        raise InputError(f"{where}: score {value!r} is not a number")
-    if not math.isfinite(out):
-        raise InputError(f"{where}: score is {value!r}; every score must be a finite number")
-    return out
+    try:
+        if isinstance(value, str):
+            return numbers.parse_float(value.strip())
+        if isinstance(value, numbers.Refused):
+            raise value.error
+        return float(numbers.number_value(value))
+    except TypeError:
+        raise InputError(f"{where}: score {value!r} is not a number") from None
+    except numbers.NumberError as exc:
+        if exc.reason == "syntax":
+            raise InputError(f"{where}: score {numbers.shown(exc.text)} is not a number") from None
+        if exc.reason == "not-finite":
+            raise InputError(
+                f"{where}: score is {exc.text!r}; every score must be a finite number"
+            ) from None
+        raise InputError(f"{where}: score {exc}") from None
 
 
 @dataclass
@@ -96,16 +101,13 @@ class Records:
 
 
 def floats(raw: Sequence[object], *, label: Callable[[int], str]) -> np.ndarray:
-    """``raw`` as finite float64 values; the first bad one is refused naming ``label(k)``."""
-    try:
+    """``raw`` as float64 values read by :func:`numeric`; the first bad one is refused naming
+    ``label(k)``."""
+    if all(type(v) is float for v in raw):  # JSON's numbers: only finiteness is left to check
         arr = np.array(raw, dtype=np.float64)
-    except (TypeError, ValueError):
-        arr = None
-    if arr is None or arr.shape != (len(raw),) or not np.all(np.isfinite(arr)):
-        for k, value in enumerate(raw):
-            numeric(value, label(k))
-        raise InputError(f"{label(0)}: scores are not numbers")  # pragma: no cover - numeric raised
-    return arr
+        if np.all(np.isfinite(arr)):
+            return arr
+    return np.array([numeric(v, label(k)) for k, v in enumerate(raw)], dtype=np.float64)
 
 
 def _duplicate(rec: Records, n_ids: int, path: str, unit: str) -> None:

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalab import numbers
 from evalab.errors import InputError
 from evalab.io import read_segments
 
-__all__ = ["FORMATS", "HumanScores", "parse_number", "parse_segment_id", "read_human_scores"]
+__all__ = ["FORMATS", "HumanScores", "parse_segment_id", "read_human_scores", "score_value"]
 
 FORMATS = ("auto", "mqm", "tsv")
 _MQM_HEADER = ["system", "mqm_avg_score", "seg_id"]
@@ -47,14 +48,16 @@ def _detect(first: list[str]) -> str:
     return "mqm" if [t.lower() for t in first] == _MQM_HEADER else "tsv"
 
 
-def parse_number(raw: str) -> float:
-    """A score as written in a file: ``float`` without its ``1_000`` digit grouping.
-
-    ``float("1_0")`` is 10.0; in a score file it is a typo (of ``1.0``?), not ten.
-    """
-    if "_" in raw:
-        raise ValueError(raw)
-    return float(raw)
+def score_value(raw: str, where: str, hint: str = "") -> float:
+    """A score as written in a file, read by :mod:`evalab.numbers` (``1_0`` is a typo of
+    ``1.0``?, not ten), or :class:`InputError` naming ``where`` (``hint``: what else is allowed)."""
+    try:
+        return numbers.parse_float(raw)
+    except numbers.NumberError as exc:
+        what = {"syntax": "is not a number", "not-finite": "is not finite"}.get(exc.reason)
+        if what is None:
+            raise InputError(f"{where}: score {exc}") from None
+        raise InputError(f"{where}: score {numbers.shown(raw)} {what}{hint}") from None
 
 
 def parse_segment_id(
@@ -79,15 +82,7 @@ def parse_segment_id(
 def _parse_score(raw: str, where: str) -> float:
     if raw.lower() in _UNRATED:
         return math.nan
-    try:
-        value = parse_number(raw)
-    except ValueError:
-        raise InputError(
-            f"{where}: score {raw!r} is not a number (use None for an unrated segment)"
-        ) from None
-    if not math.isfinite(value):
-        raise InputError(f"{where}: score {raw!r} is not finite (use None for an unrated segment)")
-    return value
+    return score_value(raw, where, " (use None for an unrated segment)")
 
 
 def _fields(line: str, fmt: str) -> list[str]:

@@ -17,7 +17,6 @@ effective order, as sacrebleu's ``sentence_bleu``; other metrics score each stat
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -25,7 +24,7 @@ import numpy as np
 
 from evalab.errors import InputError, SettingsError
 from evalab.io import read_segments
-from evalab.metaeval.human import parse_number, parse_segment_id
+from evalab.metaeval.human import parse_segment_id, score_value
 from evalab.metrics.base import Metric, Refs
 from evalab.stats.resampling import compact_stats, resampled_sums
 
@@ -142,13 +141,7 @@ def _parse_line(line: str, where: str) -> tuple[str, str, str, float]:
         raise InputError(
             f"{where}: expected 4 columns (METRIC<TAB>SYSTEM<TAB>SEGMENT or -<TAB>SCORE), got {len(parts)}"
         )
-    try:
-        value = parse_number(parts[3])
-    except ValueError:
-        raise InputError(f"{where}: score {parts[3]!r} is not a number") from None
-    if not math.isfinite(value):
-        raise InputError(f"{where}: score {parts[3]!r} is not finite")
-    return parts[0], parts[1], parts[2], value
+    return parts[0], parts[1], parts[2], score_value(parts[3], where)
 
 
 def read_precomputed(

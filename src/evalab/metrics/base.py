@@ -35,6 +35,7 @@ from typing import Any, ClassVar, TypeAlias, TypeGuard
 
 import numpy as np
 
+from evalab import numbers
 from evalab._version import __version__
 from evalab.errors import InputError, SettingsError
 from evalab.metrics.missing_refs import (
@@ -195,8 +196,12 @@ def _coerce(name: str, raw: str, hint: Any) -> Any:
             if low in ("0", "false", "no", "off"):
                 return False
             raise ValueError(raw)
-        if hint in (int, float, str):
-            return hint(raw)
+        if hint is int:
+            return numbers.parse_int(raw)
+        if hint is float:
+            return numbers.parse_float(raw)
+        if hint is str:
+            return raw
     except ValueError:
         raise SettingsError(
             f"setting {name!r}: cannot read {raw!r} as {_type_name(hint)}"

@@ -231,18 +231,30 @@ class Comet(Metric):
         return self._loaded["model"]
 
     def _encoder_dir(self, hparams: dict[str, Any]) -> Path:
+        """The encoder folder: ``comet.encoder``, else the ``pretrained_model`` the checkpoint
+        names: a relative path beside the checkpoint folder (``hparams.yaml``'s), then from
+        the working directory (as unbabel-comet, through transformers, reads it), then a model
+        id in the Hugging Face cache; one line saying what to pass otherwise."""
         if self.settings.encoder is not None:
             return Path(self.settings.encoder)
         named = str(hparams.get("pretrained_model", ""))
+        if named and not Path(named).is_absolute() and (self._ckpt.parents[1] / named).is_dir():
+            return self._ckpt.parents[1] / named
         if not Path(named).is_dir() and is_model_name(named):
             with contextlib.suppress(
                 InputError
             ):  # not cached either: the message below says what to do
                 return cached_snapshot(named)
         if not Path(named).is_dir():
+            where = (
+                ""
+                if Path(named).is_absolute()
+                else f" (looked in {self._ckpt.parents[1]} and the working directory)"
+            )
             raise InputError(
-                f"{self._ckpt}: its encoder {named!r} is not a local folder and evalab never downloads; "
-                "pass --set comet.encoder=PATH (a folder with that encoder's config.json and tokenizer)"
+                f"{self._ckpt}: its encoder {named!r} is not a local folder{where} and evalab never "
+                "downloads; pass --set comet.encoder=PATH (a folder with that encoder's config.json "
+                "and tokenizer)"
             )
         return Path(named)
 

@@ -42,6 +42,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from evalab import numbers
 from evalab.errors import InputError, SettingsError
 from evalab.metrics.base import (
     Metric,
@@ -186,8 +187,10 @@ def read_baseline(path: str | Path, layer: int) -> np.ndarray:
     for no, row in enumerate(rows[1:], start=2):
         if not row or not "".join(row).strip():
             continue
-        try:
-            layers[int(row[0])] = np.array([float(x) for x in row[1:4]], dtype=np.float64)
+        try:  # the one number grammar: not int("1_0") = 10, nor float("1e-400") = 0
+            layers[numbers.parse_int(row[0])] = np.array(
+                [numbers.parse_float(x) for x in row[1:4]], dtype=np.float64
+            )
         except (ValueError, IndexError):
             raise InputError(f"{p}, line {no}: expected LAYER,P,R,F numbers, got {row!r}") from None
     if layer not in layers:

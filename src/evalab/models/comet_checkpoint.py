@@ -60,8 +60,9 @@ class CheckpointInfo:
 
 
 def checkpoint_file(model: str | Path) -> Path:
-    """``model.ckpt`` of a checkpoint folder (or the ``.ckpt`` path itself)."""
-    path = Path(model)
+    """``model.ckpt`` of a checkpoint folder (or the ``.ckpt`` path itself), absolute (a
+    relative ``model.ckpt`` still has its folder two levels up)."""
+    path = Path(model).absolute()
     if path.is_dir():
         path = path / "checkpoints" / "model.ckpt"
     if not path.is_file():

@@ -1,7 +1,9 @@
 """The words of a study's notes: one function per note code
 (:mod:`evalab.ablation.analysis.note_kinds`), each turning the numbers the note cites into the sentence
 every format prints (terminal, Markdown, LaTeX, HTML; the JSON carries the sentences and,
-beside them, the codes with their numbers).
+beside them, the codes with their numbers); and of the notes of a comparison
+(:data:`evalab.stats.items.ItemNote`, :class:`evalab.stats.paired.FlatResamples`:
+:func:`stats_sentence`).
 """
 
 from __future__ import annotations
@@ -15,8 +17,6 @@ from evalab.ablation.analysis.note_kinds import (
     CurvesNote,
     DeltaNote,
     EvalRowsNote,
-    ExampleGap,
-    ExampleMismatch,
     FewSeedsNote,
     GridNote,
     HolmNote,
@@ -27,12 +27,18 @@ from evalab.ablation.analysis.note_kinds import (
     OneSeedNote,
     RunsUsedNote,
     SeedsNote,
-    SizeMismatch,
     StaleRunsNote,
     TestSetNote,
     TwoLevelNote,
+)
+from evalab.ablation.store.example_refusals import (
+    ExampleGap,
+    ExampleMismatch,
+    SizeMismatch,
     UnreadableExamples,
 )
+from evalab.stats.items import FewClusters, ItemNote, NoSpread
+from evalab.stats.paired import FlatResamples
 
 if TYPE_CHECKING:
     from evalab.ablation.analysis.study_analysis import StudyAnalysis
@@ -86,6 +92,37 @@ def sentence(note: Note) -> str:
             from evalab.report.curves import selection_note
 
             return selection_note(note.curves)
+        case _:
+            assert_never(note)
+
+
+def stats_sentence(note: ItemNote | FlatResamples) -> str:
+    """The sentence of one note of a comparison: of per-item scores (``compare --scores``,
+    ``power``) or of a paired test (``compare``)."""
+    match note:
+        case FlatResamples():
+            which = "; ".join(f"{s} Δ {d:+.4g}" for s, d in note.systems)
+            return (
+                f"no spread: on {note.metric}, the difference to the baseline came out the same in "
+                f"every resample ({which}: the same per-segment statistics as the baseline, or a "
+                "difference that never varies); its p-value and a zero-width interval follow from "
+                "that alone, not from evidence about other test sets"
+            )
+        case FewClusters():
+            return (
+                f"warning: clustered standard errors from {note.clusters} clusters; with fewer than "
+                f"about {note.minimum} a cluster-robust standard error is biased down (its t interval "
+                "too narrow, a design effect from it too small): read them as optimistic; more "
+                "clusters make them trustworthy"
+            )
+        case NoSpread():
+            which = "; ".join(f"{m} − {b} = {d:+.4g}" for m, b, d in note.pairs)
+            return (
+                f"no spread: the per-item difference is the same on every item ({which}), so its "
+                "standard error is 0 and the paired t test and t interval are 0/0 (or Δ/0): not "
+                "shown ('–'). Identical models need no test; a difference that never varies says "
+                "nothing about items not scored"
+            )
         case _:
             assert_never(note)
 

@@ -27,6 +27,7 @@ item means and ``k`` the harmonic mean of the samples per item.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Sequence
@@ -48,11 +49,15 @@ from evalab.stats.resampling import (
 from evalab.stats.seed_stats import t_ppf, t_sf2
 
 __all__ = [
+    "FEW_CLUSTERS",
     "Estimate",
+    "FewClusters",
     "Interval",
     "ItemComparison",
     "ItemMeans",
+    "ItemNote",
     "ModelSummary",
+    "NoSpread",
     "PairSummary",
     "cluster_codes",
     "compare_items",
@@ -61,6 +66,32 @@ __all__ = [
     "summarize_model",
     "wilson_interval",
 ]
+
+
+#: fewer clusters than this: a CR1 standard error is biased down and its t interval too
+#: narrow (Cameron & Miller 2015, "A Practitioner's Guide to Cluster-Robust Inference", §VI)
+FEW_CLUSTERS = 30
+
+
+@dataclass(frozen=True)
+class FewClusters:
+    """Clustered standard errors from ``clusters`` clusters, fewer than ``minimum``."""
+
+    clusters: int
+    minimum: int = FEW_CLUSTERS
+
+
+@dataclass(frozen=True)
+class NoSpread:
+    """Pairs whose per-item differences are one value on every item (or every cluster sum
+    is zero): their standard error is 0, so the t test and t interval are 0/0 or c/0 and not
+    given. ``pairs``: ``(model, baseline, delta)``."""
+
+    pairs: tuple[tuple[str, str, float], ...]
+
+
+#: what a comparison of per-item scores qualifies (the report layer words it)
+ItemNote = FewClusters | NoSpread
 
 
 @dataclass(frozen=True)
@@ -162,7 +193,12 @@ def estimate(
     else:
         g = int(clusters.max()) + 1 if n else 0
         if g < 2:
-            raise InputError(f"a clustered standard error needs at least 2 clusters, got {g}")
+            raise InputError(
+                f"a clustered standard error needs at least 2 clusters, got {g}: with every item in "
+                "one cluster there is no spread between clusters to estimate it from; group the "
+                f"items into several clusters (at least {FEW_CLUSTERS} for a t interval to be "
+                "trusted), or compare without clusters"
+            )
         sums = np.bincount(clusters, weights=x - mean, minlength=g)
         se = math.sqrt(g / (g - 1) * float(sums @ sums)) / n
         df = float(g - 1)
@@ -252,6 +288,7 @@ class ItemComparison:
     bootstrap: tuple[Interval, ...] | None
     n_samples: int
     seed: int
+    notes: tuple[ItemNote, ...] = ()
 
 
 def _correlation(a: np.ndarray, b: np.ndarray) -> float:
@@ -386,18 +423,53 @@ def compare_items(
         if n_samples
         else (None, None)
     )
+    out = _pair_summaries(
+        matrix, names, models, clusters, pairs, boot_pairs, confidence, correction
+    )
+    notes: list[ItemNote] = []
+    if clusters is not None and int(clusters.max()) + 1 < FEW_CLUSTERS:
+        notes.append(FewClusters(int(clusters.max()) + 1))
+    flat = tuple((p.model, p.baseline, p.delta) for p in out if p.test.se == 0.0)
+    if flat:
+        notes.append(NoSpread(flat))
+    return ItemComparison(
+        models,
+        tuple(out),
+        confidence,
+        correction,
+        tuple(boot_models) if boot_models else None,
+        n_samples,
+        seed,
+        tuple(notes),
+    )
+
+
+def _pair_summaries(
+    matrix: np.ndarray,
+    names: Sequence[str],
+    models: tuple[ModelSummary, ...],
+    clusters: np.ndarray | None,
+    pairs: list[tuple[int, int]],
+    boot_pairs: list[Interval] | None,
+    confidence: float,
+    correction: str,
+) -> list[PairSummary]:
+    """The paired test of every pair; a pair with no spread in its differences has no
+    p-value (NaN) and no t interval, and is left out of the Holm adjustment."""
     partial = []
     for a, b in pairs:
         d = matrix[:, a] - matrix[:, b]
-        paired = estimate(d, None, confidence)
+        paired = _spread_or_none(estimate(d, None, confidence))
         clustered = estimate(d, clusters, confidence) if clusters is not None else None
-        partial.append((a, b, paired, clustered))
-    raw = np.array([(c or p).p_value for _, _, p, c in partial])
-    adjusted = holm_bonferroni(raw) if correction == "holm" and raw.size else raw
+        partial.append((a, b, paired, None if clustered is None else _spread_or_none(clustered)))
+    raw = np.array([(c or p).p_value if (c or p).se > 0 else math.nan for _, _, p, c in partial])
+    adjusted = raw.copy()
+    defined = np.isfinite(raw)
+    if correction == "holm" and defined.any():
+        adjusted[defined] = holm_bonferroni(raw[defined])
     out = []
     for k, (a, b, paired, clustered) in enumerate(partial):
         ma, mb = models[a], models[b]
-        unpaired = math.hypot(ma.naive.se, mb.naive.se)
         unpaired_c = (
             math.hypot(ma.clustered.se, mb.clustered.se) if ma.clustered and mb.clustered else None
         )
@@ -407,7 +479,7 @@ def compare_items(
                 names[b],
                 paired,
                 clustered,
-                unpaired,
+                math.hypot(ma.naive.se, mb.naive.se),
                 unpaired_c,
                 _correlation(matrix[:, a], matrix[:, b]),
                 float(raw[k]),
@@ -415,12 +487,9 @@ def compare_items(
                 boot_pairs[k] if boot_pairs else None,
             )
         )
-    return ItemComparison(
-        models,
-        tuple(out),
-        confidence,
-        correction,
-        tuple(boot_models) if boot_models else None,
-        n_samples,
-        seed,
-    )
+    return out
+
+
+def _spread_or_none(e: Estimate) -> Estimate:
+    """``e``, its t interval undefined (NaN) when its standard error is 0."""
+    return e if e.se > 0 else dataclasses.replace(e, ci=Interval(math.nan, math.nan))

@@ -68,6 +68,7 @@ __all__ = [
     "DEFAULT_TRIALS",
     "P_VALUE_METHODS",
     "TESTS",
+    "FlatResamples",
     "PairedTestResult",
     "SystemResult",
     "paired_approximate_randomization",
@@ -127,6 +128,17 @@ class SystemResult:
 
 
 @dataclass(frozen=True)
+class FlatResamples:
+    """Systems whose difference to the baseline on ``metric`` came out the same in every
+    resample or trial (the baseline's per-segment statistics, or a difference that never
+    varies): the test has no spread to weigh the difference against, so its p-value and a
+    zero-width interval follow from that alone. ``systems``: ``(system, delta)``."""
+
+    metric: str
+    systems: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
 class PairedTestResult:
     """The outcome of a paired test of one metric: the baseline first, then each system."""
 
@@ -138,6 +150,8 @@ class PairedTestResult:
     p_value_method: str
     ci_samples: int
     systems: tuple[SystemResult, ...]
+    #: what qualifies the result (a report words it)
+    notes: tuple[FlatResamples, ...] = ()
 
     @property
     def baseline(self) -> SystemResult:
@@ -448,6 +462,8 @@ def _metric_result(
                 p_value=None if j == 0 else float(pvals[j - 1]),
             )
         )
+    spread = np.nanmax(null, axis=0) - np.nanmin(null, axis=0) if null.size else np.array([])
+    flat = tuple((r.system, r.delta) for r, s in zip(rows[1:], spread, strict=True) if s == 0.0)
     return PairedTestResult(
         metric=metric,
         test=plan.test,
@@ -457,6 +473,7 @@ def _metric_result(
         p_value_method=plan.p_value if plan.test == "bs" else "ar",
         ci_samples=ci_n if plan.test == "ar" else plan.n_samples,
         systems=tuple(rows),
+        notes=(FlatResamples(metric, flat),) if flat else (),
     )
 
 

@@ -83,6 +83,16 @@ def _check(alpha: float, power: float | None = None) -> None:
         raise SettingsError(f"power must lie strictly between alpha ({alpha:g}) and 1, got {power}")
 
 
+def _check_spread(design: Design) -> None:
+    """Refuse a design whose test sees no spread: every size would detect every difference."""
+    if design.unit_sd == 0:
+        raise SettingsError(
+            f"{design.design} design: the per-item differences have no variance (sd 0: "
+            f"correlation {design.correlation:g} of two equal spreads), so any difference would "
+            "look detectable with 2 items; assume a correlation below 1 or unequal spreads"
+        )
+
+
 def power_of(design: Design, delta: float, n_items: int, alpha: float = 0.05) -> float:
     """Power of the two-sided test to detect ``delta`` with ``n_items`` items (per model
     in the unpaired design), rounded down to whole clusters."""
@@ -102,8 +112,7 @@ def items_needed(
     if not math.isfinite(delta) or delta == 0:
         raise SettingsError(f"delta must be a non-zero difference, got {delta}")
     limit = _LIMIT // design.cluster_size
-    if design.unit_sd == 0:
-        return 2 * design.cluster_size
+    _check_spread(design)
     find = pairs_needed if design.design == "paired" else seeds_needed
     units = find(abs(delta), design.unit_sd, alpha=alpha, power=power, limit=limit)
     return None if units is None else units * design.cluster_size
@@ -119,8 +128,7 @@ def detectable_delta(
         raise SettingsError(
             f"need at least 2 clusters of {design.cluster_size} items, got {n_items} items"
         )
-    if design.unit_sd == 0:
-        return 0.0
+    _check_spread(design)
     lo, hi = 0.0, design.unit_sd
     while power_of(design, hi, n_items, alpha) < power:
         hi *= 2.0

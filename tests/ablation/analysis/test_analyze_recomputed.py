@@ -17,7 +17,8 @@ import pytest
 from scipy import stats as sps
 
 from evalab.ablation import analyze
-from evalab.ablation.analysis.note_kinds import ExampleGap, NoSeedSpreadNote, OneSeedNote
+from evalab.ablation.analysis.note_kinds import NoSeedSpreadNote, OneSeedNote
+from evalab.ablation.store.example_refusals import ExampleGap
 from evalab.report.notes import note_lines
 
 from .test_analyze_test_set import bernoulli, stored_study, with_keys

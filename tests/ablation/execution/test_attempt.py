@@ -3,6 +3,7 @@ modules observed in the run's process (``open()``, ``importlib``), declared inpu
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
@@ -160,3 +161,62 @@ def test_a_file_the_run_writes_itself_is_not_an_input(tmp_path):
         assert all(set(r.inputs) == {"synth_entry.py"} for r in store.runs("synth").values())
     again = run_study(load_study(path), db, progress=False)
     assert (again.skipped, again.ok) == (2, 0)
+
+
+BAD_OUTPUT = r"""
+import json, sys
+mode, out = sys.argv[1], sys.argv[2]
+texts = {
+    "ok": '{"acc": 0.5}',
+    "huge": '{"acc": ' + "9" * 400 + "}",
+    "infinite": '{"acc": Infinity}',
+    "deep": "[" * 100000 + "]" * 100000,
+    "artifact": '{"acc": 0.5, "artifacts": {"n": 1e999}}',
+    "examples": '{"acc": 0.5, "per_example": {"acc": [1, "x", {}]}}',
+    "list": "[1, 2]",
+}
+if mode == "latin1":
+    open(out, "wb").write(b'{"acc": "\xff"}')
+else:
+    open(out, "w").write(texts[mode])
+"""
+#: each bad output, and what the failed run's error says
+BAD_RUNS = {
+    "huge": "metric 'acc' is '999999999999999999999999'... (400 characters): an integer beyond 2**53",
+    "infinite": "metric 'acc' is 'Infinity': not a finite number",
+    "deep": "metrics file is not valid JSON: nested too deeply",
+    "artifact": "metrics file: artifacts.n: '1e999': beyond the range of a float",
+    "examples": "per_example",
+    "list": "run returned list, expected a dict of metrics",
+    "latin1": "metrics file is not valid JSON",
+}
+
+
+def test_a_run_s_bad_output_fails_that_run_and_the_others_go_on(tmp_path, run_cli):
+    """Through `evalab ablate run`: every bad metrics file fails its own run, with the reason,
+    the good runs are stored, and `ablate status` counts the failed ones."""
+    (tmp_path / "job.py").write_text(BAD_OUTPUT, encoding="utf-8")
+    modes = ["ok", *BAD_RUNS]
+    study = tmp_path / "study.toml"
+    study.write_text(
+        '[study]\nname = "bad"\ncommand = "python job.py {mode} {out}"\nseeds = [0, 1]\n'
+        f'metrics = ["acc"]\n\n[base]\nmode = "ok"\n\n[grid]\nmode = {json.dumps(modes)}\n',
+        encoding="utf-8",
+    )
+    db = tmp_path / "s.db"
+    res = run_cli("ablate", "run", study, "--db", db, "-q", "-j", "2")
+    assert res.exit_code == 1 and "Traceback" not in res.stderr
+    with RunStore(db, create=False) as store:
+        runs = list(store.runs("bad").values())
+    by_mode: dict[str, list] = {}
+    for r in runs:
+        by_mode.setdefault(r.config["mode"], []).append(r)
+    assert sorted(by_mode) == sorted(modes) and all(len(v) == 2 for v in by_mode.values())
+    assert all(r.status == "ok" and r.metrics == {"acc": 0.5} for r in by_mode["ok"])
+    for mode, reason in BAD_RUNS.items():
+        assert all(r.status == "failed" and reason in r.error for r in by_mode[mode]), (
+            mode,
+            [r.error for r in by_mode[mode]],
+        )
+    status = run_cli("ablate", "status", study, "--db", db)
+    assert status.exit_code == 0 and "14 failed" in status.stdout.replace("\n", " "), status.stdout

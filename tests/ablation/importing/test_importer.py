@@ -189,7 +189,7 @@ def bad_cases():
             "row,seed,acc\nbase,0,0.5\n",
             r"runs\.csv:2: metric loss is missing; every run needs a value of each metric",
         ),
-        ("runs.csv", h + "base,0,nan,0.5\n", r"metric acc is 'nan'"),
+        ("runs.csv", h + "base,0,nan,0.5\n", r"column acc: 'nan': not a finite number"),
         ("runs.csv", h + "base,0,high,0.5\n", r"metric acc is 'high'"),
         (
             "runs.csv",
@@ -338,7 +338,9 @@ def test_import_needs_a_study_and_an_existing_file(tmp_path, study, run_cli):
         (
             "runs.jsonl",
             '{"row": "base", "seed": 0, "acc": ' + "9" * 400 + ', "loss": 0.5}\n',
-            "runs.jsonl:1: column acc: '" + "9" * 400 + "': an integer beyond 2**53",
+            "runs.jsonl:1: column acc: '"
+            + "9" * 24
+            + "'... (400 characters): an integer beyond 2**53",
         ),  # OverflowError before
         (
             "runs.jsonl",

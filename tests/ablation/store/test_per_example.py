@@ -23,6 +23,7 @@ from evalab.ablation.store.run_store import RunStore
 from evalab.errors import InputError, RunError
 
 from ..outsynth import N_LINES, write_outputs_study
+from ..synth import write_study
 
 
 @pytest.fixture
@@ -285,3 +286,66 @@ def test_per_example_values_outside_bounds_declared_after_the_run_are_refused(tm
             match=r"per_example 'acc' value 1 is 2\.0, outside the declared bounds \[0, 1\]",
         ):
             load_example_stats(store, study, run)
+
+
+PER_EXAMPLE_ENTRY = """
+import random
+
+
+def run(config, seed, out_dir=None):
+    rng = random.Random(seed * 10 + config["a"])
+    acc = [float(rng.random() < 0.7) for _ in range(40)]
+    mean = sum(acc) / len(acc)
+    return {"acc": mean, "loss": 1 - mean, "per_example": {"acc": acc}}
+"""
+
+
+def _cut(file, rows):
+    """The examples file cut in the middle of its bytes."""
+    file.write_bytes(file.read_bytes()[: len(file.read_bytes()) // 2])
+
+
+def _doubled(file, rows):
+    """The same mean over twice the rows: only the recorded count tells it is not the run's."""
+    write_examples(file.parent, {"acc": StoredRows(np.vstack([rows.rows, rows.rows]), "mean")})
+
+
+def _flipped(file, rows):
+    """One byte of a zip header flipped (Python's zipfile raises NotImplementedError)."""
+    data = bytearray(file.read_bytes())
+    data[data.index(b"PK\x01\x02") + 10] ^= 0xFF  # the first member's compression method
+    file.write_bytes(bytes(data))
+
+
+def _no_acc(file, rows):
+    write_examples(file.parent, {"other": rows})
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        (_cut, "not a readable evalab examples file: truncated or not a zip archive"),
+        (_doubled, "holds 80 rows of acc but the run recorded 40 examples; the file is truncated"),
+        (_flipped, "not a readable evalab examples file: damaged"),
+        (_no_acc, "holds no rows of acc, which the run recorded for 40 examples"),
+    ],
+)
+def test_a_cut_or_foreign_examples_file_is_never_used_and_status_and_report_say_so(
+    tmp_path, run_cli, damage, why
+):
+    path = write_study(tmp_path, seeds=[0, 1, 2], base={"a": 1}, entry_source=PER_EXAMPLE_ENTRY)
+    db = tmp_path / "s.db"
+    assert run_cli("ablate", "run", path, "--db", db, "-q").exit_code == 0
+    study = load_study(path, check_entry=False)
+    with RunStore(db) as store:
+        run = next(r for r in store.runs(study.name).values() if r.seed == 1)
+        file = store.run_dir(study.name, run.key) / EXAMPLES_FILE
+    damage(file, read_examples(file)["acc"])
+    status = run_cli("ablate", "status", path, "--db", db)
+    assert status.exit_code == 0
+    (line,) = [ln for ln in status.stdout.splitlines() if ln.startswith("per-example data")]
+    assert line.startswith("per-example data of base seed 1 not used (no test-set interval): ")
+    assert why in line
+    report = json.loads(run_cli("ablate", "report", path, "--db", db, "-f", "json").stdout)
+    notes = json.dumps(report)
+    assert why in notes and "unreadable_examples" in notes

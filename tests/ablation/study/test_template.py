@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evalab.ablation.study.shellsyntax import Slot
 from evalab.ablation.study.template import (
     TemplateError,
     config_args,
@@ -23,7 +24,7 @@ SCALARS = st.one_of(
     st.booleans(),
     st.integers(-1000, 1000),
     st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=8),
+    st.text(st.characters(exclude_characters="\0"), max_size=8),  # NUL: refused (below)
 )
 VALUES = st.one_of(SCALARS, st.lists(st.integers(-50, 50), max_size=3))
 
@@ -133,17 +134,19 @@ def test_a_brace_that_is_neither_a_placeholder_nor_escaped_is_refused(text, need
 
 def test_escaped_braces_are_literal_and_placeholders_keep_their_quote():
     template = parse_template("""awk '{{print $1}}' "{name}" '{x}' {{out}} {out}""")
-    assert [(p.name, p.quote) for p in template.placeholders] == [
-        ("name", '"'),
-        ("x", "'"),
-        ("out", ""),
+    assert [(p.name, p.slot) for p in template.placeholders] == [
+        ("name", Slot(False, '"')),
+        ("x", Slot(False, "'")),
+        ("out", Slot(False, "")),
     ]
     line = template.render({"name": "adam", "x": 3}, 0, "c.json", "/tmp/a b/m.json")
     assert line.text == """awk '{print $1}' "adam" '3' {out} '/tmp/a b/m.json'"""
     assert line.values == (("name", "adam"), ("x", "3"), ("out", "'/tmp/a b/m.json'"))
+    # one simple command: run as this argv, with no shell
+    assert line.argv == ("awk", "{print $1}", "adam", "3", "{out}", "/tmp/a b/m.json")
 
 
-def test_a_value_that_needs_quoting_inside_the_templates_quotes_is_refused():
+def test_a_value_that_is_not_plain_inside_a_quoted_script_is_refused_with_the_safe_spelling():
     template = parse_template('sh -c "python t.py --name {name}" > {out}', "argparse")
     assert template.render({"name": "adam"}, 0, "c", "m").words() == [
         "sh",
@@ -153,7 +156,9 @@ def test_a_value_that_needs_quoting_inside_the_templates_quotes_is_refused():
         "m",
     ]
     with pytest.raises(
-        TemplateError, match=r"\{name\} stands inside \" quotes, and its value 'a b' would need"
+        TemplateError,
+        match=r"\{name\} stands in text a program reads as code .* its value 'a b' is not plain "
+        r".* give it as an argument of its own: sh -c '... \"\$1\"' sh \{name\}$",
     ):
         template.render({"name": "a b"}, 0, "c", "m")
 
@@ -240,10 +245,12 @@ def test_escaped_braces_become_braces_and_placeholders_their_values_nothing_else
         "".join({"{{": "{", "}}": "}", "{h}": "32", "{o.lr}": "0.5"}.get(p, p) for p in pieces)
         + " m.json"
     )
-    assert (
-        parse_template(text).render({"h": 32, "o": {"lr": 0.5}}, 0, "c.json", "m.json").text
-        == expected
-    )
+    try:
+        template = parse_template(text)
+    except TemplateError as exc:  # text the shell cannot read: refused where it opens
+        assert "is never closed" in str(exc) and text[exc.offset] in "$`'\""
+        return
+    assert template.render({"h": 32, "o": {"lr": 0.5}}, 0, "c.json", "m.json").text == expected
 
 
 @settings(max_examples=300, deadline=None)
@@ -252,7 +259,9 @@ def test_any_text_either_parses_or_is_refused_at_a_brace(text):
     try:
         template = parse_template(text)
     except TemplateError as exc:
-        assert text[exc.offset] in "{}"
+        assert text[exc.offset] in "{}" or (
+            "is never closed" in str(exc) and text[exc.offset] in "'\""
+        )
         return
     # parsed: every brace was escaped or part of a placeholder, so writing it back gives the text
     back = "".join(

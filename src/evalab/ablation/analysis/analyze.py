@@ -48,7 +48,6 @@ from evalab.ablation.analysis.findings import (
 )
 from evalab.ablation.analysis.finish import finish_metric, row_p
 from evalab.ablation.analysis.grid_effects import grid_effects
-from evalab.ablation.analysis.note_kinds import Refusal
 from evalab.ablation.analysis.row_stats import row_stats
 from evalab.ablation.analysis.seed_deltas import DeltaTests
 from evalab.ablation.analysis.study_analysis import (
@@ -60,6 +59,7 @@ from evalab.ablation.analysis.study_analysis import (
 from evalab.ablation.analysis.study_notes import Provenance, interval_notes, study_notes
 from evalab.ablation.analysis.study_runs import StudyRuns, examples_of_runs
 from evalab.ablation.plan.runs import PlannedRun, Row, plan_runs, study_rows
+from evalab.ablation.store.example_refusals import Refusal
 from evalab.ablation.store.run_store import RunStore, stale_runs
 from evalab.ablation.study.bounds import bounds_source, metric_bounds
 from evalab.errors import SettingsError

@@ -7,7 +7,7 @@ intervals over test examples and over seeds and examples with the two-level p-va
 same bootstrap resamples of the test examples, once: rows are paired across examples.
 
 The result is a :class:`TestSetFields` per row label (``analyze.py`` puts them in the
-rows' MetricStats), plus a :class:`~evalab.ablation.analysis.note_kinds.SizeMismatch` per row that could
+rows' MetricStats), plus a :class:`~evalab.ablation.store.example_refusals.SizeMismatch` per row that could
 not get them.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from evalab.ablation.analysis.note_kinds import SizeMismatch
+from evalab.ablation.store.example_refusals import SizeMismatch
 from evalab.ablation.store.per_example import ExampleStats
 from evalab.stats.two_level import (
     Bounds,

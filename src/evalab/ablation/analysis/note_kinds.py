@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from evalab.ablation.store.example_refusals import Refusal
+
 if TYPE_CHECKING:
     from evalab.ablation.analysis.curve_bands import StudyCurves
 
@@ -187,62 +189,12 @@ class HolmNote:
 
 
 @dataclass(frozen=True)
-class UnreadableExamples:
-    """No test-set interval: a run's per-example data could not be read (``error`` is the
-    refusal's one line, an exception message)."""
-
-    code: ClassVar[str] = "unreadable_examples"
-    row: str
-    seed: int
-    error: str
-
-
-@dataclass(frozen=True)
-class ExampleMismatch:
-    """No test-set interval: a run's per-example data does not reproduce its stored value."""
-
-    code: ClassVar[str] = "example_mismatch"
-    metric: str
-    row: str
-    seed: int
-    value: float
-    stored: float | None
-
-
-@dataclass(frozen=True)
-class ExampleGap:
-    """No test-set interval: ``lacking`` finished runs of row ``of`` (the row itself, or the
-    row its Δ is taken to) have no usable per-example data."""
-
-    code: ClassVar[str] = "example_gap"
-    metric: str
-    row: str
-    of: str
-    of_compared: bool  # ``of`` is the row Δ is taken to
-    finished: int
-    lacking: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class SizeMismatch:
-    """No test-set interval: the row's runs were scored on test sets of different sizes."""
-
-    code: ClassVar[str] = "size_mismatch"
-    metric: str
-    row: str
-    sizes: tuple[int, ...]
-
-
-@dataclass(frozen=True)
 class CurvesNote:
     """How the runs' values were picked from their logged curves."""
 
     code: ClassVar[str] = "curves"
     curves: StudyCurves
 
-
-#: a refusal of a row's test-set interval
-Refusal = UnreadableExamples | ExampleMismatch | ExampleGap | SizeMismatch
 
 #: every note the analysis can state
 Note = (

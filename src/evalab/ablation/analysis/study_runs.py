@@ -11,15 +11,15 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from evalab.ablation.analysis.example_intervals import Comparison
-from evalab.ablation.analysis.note_kinds import (
+from evalab.ablation.analysis.study_analysis import FailedRun
+from evalab.ablation.plan.runs import Row, study_rows, study_run_key
+from evalab.ablation.store import per_example
+from evalab.ablation.store.example_refusals import (
     ExampleGap,
     ExampleMismatch,
     Refusal,
     UnreadableExamples,
 )
-from evalab.ablation.analysis.study_analysis import FailedRun
-from evalab.ablation.plan.runs import Row, study_rows, study_run_key
-from evalab.ablation.store import per_example
 from evalab.ablation.store.per_example import ExampleStats
 from evalab.ablation.store.run_store import RunStore, StoredRun
 from evalab.errors import InputError

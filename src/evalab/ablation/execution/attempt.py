@@ -2,7 +2,7 @@
 
 Each attempt is a fresh process in its own process group (an entry-point run is a fresh
 Python interpreter running :mod:`evalab.ablation.execution._worker`; a command template runs through
-the shell under :mod:`evalab.ablation.execution._guard`), so a run that hangs past the study's
+its argv, or ``/bin/sh`` when it needs a shell, under :mod:`evalab.ablation.execution._guard`), so a run that hangs past the study's
 ``timeout`` is killed with everything it started, a run cannot leak state (global RNGs,
 CUDA context, imported modules) into another, and no run outlives its runner. An attempt
 takes a :class:`~evalab.ablation.plan.jobs.Job` and gives an
@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import marshal
-import math
 import os
 import signal
 import socket
@@ -22,12 +21,21 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalab.ablation.plan.jobs import Artifacts, AttemptResult, ExamplesEntry, Job, Timing
+from evalab import numbers
+from evalab.ablation.plan.jobs import (
+    Artifacts,
+    AttemptResult,
+    Evaluated,
+    ExamplesEntry,
+    Job,
+    Timing,
+)
 from evalab.ablation.store.per_example import EXAMPLES_FILE
 from evalab.ablation.store.run_store import current_version_map, now, version_map
 from evalab.ablation.study.codeversion import (
@@ -56,27 +64,34 @@ _BOOTSTRAP = (
 
 
 def make_job(
-    study: Study, run: PlannedRun, out_dir: Path, checkpoint_dir: Path | None = None
+    study: Study,
+    run: PlannedRun,
+    out_dir: Path,
+    checkpoint_dir: Path | None = None,
+    evaluated: Evaluated | None = None,
 ) -> Job:
     """The description of a run that travels to a process or a Ray task.
 
     An eval run (``run.stage == "eval"``) calls the study's ``evaluate`` entry point with
-    ``checkpoint_dir``, the run folder of the trained run it evaluates; never ``entry``.
+    ``checkpoint_dir``, the run folder of the trained run it evaluates (``evaluated``: which
+    finish of that run, recorded with the result); never ``entry``.
     """
     evaluating = run.stage == "eval"
     if evaluating and checkpoint_dir is None:
         raise ValueError(
             f"eval run {run.key} needs the checkpoint folder of its trained run {run.parent_key}"
         )
+    line = None if evaluating or study.template is None else run_command(study, run, out_dir)
     return Job(
         key=run.key,
         study_dir=str(study.directory),
         roots=tuple(str(r.resolve()) for r in search_roots(study.directory)),
         entry=study.evaluate if evaluating else study.entry,
-        command=None
-        if evaluating or study.template is None
-        else run_command(study, run, out_dir).text,
+        command=line.text if line else None,
+        argv=line.argv if line else (),
+        env=line.env if line else (),
         checkpoint_dir=str(checkpoint_dir) if evaluating else None,
+        evaluated=evaluated if evaluating else None,
         config=run.config,
         seed=run.seed,
         out_dir=str(out_dir),
@@ -146,28 +161,32 @@ def run_command(study: Study, run: PlannedRun, out_dir: Path) -> CommandLine:
 
 
 def check_metrics(raw: Any, expected: tuple[str, ...]) -> dict[str, float]:
-    """What a run returned, validated: every declared metric present and a finite number
-    (:class:`~evalab.errors.RunError` otherwise).
+    """What a run returned, validated: every declared metric present and a number under
+    :mod:`evalab.numbers`'s rules (:class:`~evalab.errors.RunError` otherwise).
 
     >>> check_metrics({"acc": 0.5}, ("acc",))
     {'acc': 0.5}
     >>> check_metrics({"acc": "high"}, ("acc",))
     Traceback (most recent call last):
     evalab.errors.RunError: metric 'acc' is 'high' (str), expected a finite number
+    >>> check_metrics({"acc": 10**400}, ("acc",))
+    Traceback (most recent call last):
+    evalab.errors.RunError: metric 'acc' is '100000000000000000000000'... (401 characters): an integer beyond 2**53 = 9007199254740992, which a float cannot hold exactly
     """
     if not isinstance(raw, dict):
         raise RunError(f"run returned {type(raw).__name__}, expected a dict of metrics")
     out: dict[str, float] = {}
     for name, value in raw.items():
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
+        try:
+            if isinstance(value, numbers.Refused):
+                raise value.error
+            out[str(name)] = float(numbers.number_value(value))
+        except TypeError:
             raise RunError(
-                f"metric {name!r} is {value!r} ({type(value).__name__}), expected a finite number"
-            )
-        out[str(name)] = float(value)
+                f"metric {name!r} is {value!r:.60} ({type(value).__name__}), expected a finite number"
+            ) from None
+        except numbers.NumberError as exc:
+            raise RunError(f"metric {name!r} is {exc}") from None
     missing = [m for m in expected if m not in out]
     if missing:
         raise RunError(f"run did not return metric(s) {missing}; it returned {sorted(out)}")
@@ -251,10 +270,10 @@ def command_line(job: Job, out_dir: Path) -> list[str]:
             str(Path(__file__).with_name("_worker.py")),
             str(job_path),
         ]
-    if job.command is None:
+    if not job.argv:
         raise ValueError(f"run {job.key} has neither an entry point nor a command")
     guard = str(Path(__file__).with_name("_guard.py"))
-    return [sys.executable, "-c", _BOOTSTRAP, guard, str(os.getpid()), job.command]
+    return [sys.executable, "-c", _BOOTSTRAP, guard, str(os.getpid()), *job.argv]
 
 
 def launch_and_wait(job: Job, argv: list[str], out_dir: Path, live: Live | None) -> Ended:
@@ -264,6 +283,7 @@ def launch_and_wait(job: Job, argv: list[str], out_dir: Path, live: Live | None)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (job.study_dir, env.get("PYTHONPATH", "")) if p)
     env[RUN_DIR_ENV] = str(out_dir)  # evalab.ablation.log() writes the run's curves there
     env[STOP_ENV] = job.curves.stop_when if job.entry else ""
+    env.update(job.env)  # the values a command's shell script names (never in its text)
     started, t0 = now(), time.perf_counter()
     with open(out_dir / "log.txt", "wb") as log:
         proc = subprocess.Popen(
@@ -330,13 +350,18 @@ def read_command_result(out_dir: Path, ended: Ended) -> Returned:
             f"command exited with code {ended.returncode}" + (f": {last}" if last else ""), tail
         )
     try:
-        raw = json.loads((out_dir / "metrics.json").read_text(encoding="utf-8"))
+        raw = numbers.loads((out_dir / "metrics.json").read_text(encoding="utf-8"))
     except OSError:
         raise RunError(
             "command exited 0 but did not write the metrics file {out}", _tail(log)
         ) from None
-    except ValueError as exc:
+    except ValueError as exc:  # not UTF-8, not JSON
         raise RunError(f"metrics file is not valid JSON: {exc}") from None
+    refused = numbers.first_refused(raw)
+    if refused is not None:
+        key, number = refused  # a metric's own value is named by check_metrics
+        if not (isinstance(raw, dict) and key in raw and key not in ("artifacts", "per_example")):
+            raise RunError(f"metrics file: {key or 'the value'}: {number.error}")
     if not isinstance(raw, dict):
         return Returned(raw)
     return Returned(raw, raw.pop("artifacts", None), raw.pop("per_example", None))
@@ -358,6 +383,12 @@ def execute_attempt(job: Job, live: Live | None = None) -> AttemptResult:
         return _result(job, out_dir, ended, timing, host)
     except RunError as exc:
         return AttemptResult.failure(exc, timing, host)
+    except Exception as exc:  # a run's output, however bad, fails that run only
+        unread = RunError(
+            f"its output could not be read ({type(exc).__name__}: {str(exc)[:200]})",
+            traceback.format_exc(),
+        )
+        return AttemptResult.failure(unread, timing, host)
 
 
 def _result(job: Job, out_dir: Path, ended: Ended, timing: Timing, host: str) -> AttemptResult:
@@ -381,6 +412,7 @@ def _result(job: Job, out_dir: Path, ended: Ended, timing: Timing, host: str) ->
         examples=scored.examples,
         checkpoint_dir=job.checkpoint_dir,
         curves=logged.entry if logged else None,
+        evaluated=job.evaluated,
     )
     return AttemptResult(
         "ok",

@@ -37,7 +37,7 @@ from evalab.ablation.execution.attempt import (
 from evalab.ablation.execution.ray_executor import run_ray
 from evalab.ablation.execution.status import RunFailure, run_failure
 from evalab.ablation.execution.study_progress import Progress
-from evalab.ablation.plan.jobs import AttemptResult, Job, Status, Timing
+from evalab.ablation.plan.jobs import AttemptResult, Evaluated, Job, Status, Timing
 from evalab.ablation.plan.runs import PlannedRun, Subset, plan_runs
 from evalab.ablation.store.leases import LEASE_TIMEOUT_S, Heartbeat, Owner
 from evalab.ablation.store.per_example import check_counts, stored_counts
@@ -142,6 +142,7 @@ class _Driver:
         self.stale: dict[str, str] = {}  # ok runs to run again (a file they read changed) -> why
         self.failures: list[RunFailure] = []
         self.moved = 0  # bytes of run folders moved through Ray
+        self.trained: dict[str, str] = {}  # ok trained runs' keys -> when they finished
 
     def check_interrupt(self) -> None:
         """Raise KeyboardInterrupt at a safe point: never between storing a result and
@@ -181,8 +182,13 @@ class _Driver:
         return False
 
     def job(self, run: PlannedRun) -> Job:
-        parent = self.store.run_dir(self.study.name, run.parent_key) if run.parent_key else None
-        return make_job(self.study, run, self.store.run_dir(self.study.name, run.key), parent)
+        if not run.parent_key:
+            return make_job(self.study, run, self.store.run_dir(self.study.name, run.key))
+        parent = self.store.run_dir(self.study.name, run.parent_key)
+        evaluated = Evaluated(run.parent_key, self.trained.get(run.parent_key, ""))
+        return make_job(
+            self.study, run, self.store.run_dir(self.study.name, run.key), parent, evaluated
+        )
 
     def check_examples(self, run: PlannedRun, result: AttemptResult) -> AttemptResult:
         """The result, failed when its per-example count differs from the study's other runs."""
@@ -435,8 +441,12 @@ def _in_two_phases(
     execute([r for r in todo if r.stage == "train"])
     evals = [r for r in todo if r.stage == "eval"]
     if evals and driver.busy is None:
-        trained = driver.store.finished_keys(driver.study.name)
-        ready = [r for r in evals if r.parent_key in trained]
+        driver.trained = {
+            k: r.finished_at
+            for k, r in driver.store.runs(driver.study.name).items()
+            if r.status == "ok"
+        }
+        ready = [r for r in evals if r.parent_key in driver.trained]
         this.blocked = len(evals) - len(ready)
         execute(ready)
 

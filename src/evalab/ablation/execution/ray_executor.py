@@ -95,14 +95,13 @@ def _attempt_here(
             unpack(parent, checkpoint, "the trained run's folder on this node")
         except RunError as exc:
             return _failed(exc).to_json(), None
-    command = job.command
-    if template is not None and command is not None:
+    if template is not None and job.command is not None:
         paths = (str(out / "config.json"), str(out / "metrics.json"))
-        command = template.render(job.config, job.seed, *paths).text
+        line = template.render(job.config, job.seed, *paths)
+        job = replace(job, command=line.text, argv=line.argv, env=line.env)
     local = replace(
         job,
         out_dir=str(out),
-        command=command,
         checkpoint_dir=str(checkpoint) if parent is not None else job.checkpoint_dir,
     )
     result = execute_with_retries(local)

@@ -7,15 +7,26 @@ for it to be removed (:func:`gc_study`); nothing is deleted silently.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalab.ablation.execution.attempt import run_command
 from evalab.ablation.plan.runs import PlannedRun, Subset, plan_runs, study_rows
-from evalab.ablation.store.run_store import DEFAULT_DB, RunStore, Superseded, stale_runs
+from evalab.ablation.store.example_refusals import UnreadableExamples
+from evalab.ablation.store.per_example import check_rows, examples_of, read_examples
+from evalab.ablation.store.run_store import (
+    CHECKPOINT,
+    DEFAULT_DB,
+    RunStore,
+    StoredRun,
+    Superseded,
+    stale_runs,
+)
 from evalab.ablation.study.codeversion import GitState
 from evalab.ablation.study.spec import Study
 from evalab.ablation.study.template import CommandLine
+from evalab.errors import InputError
 
 #: lines of a failed run's traceback (or of its log) that ``run``, ``status`` and ``-f json`` show
 TAIL_LINES = 8
@@ -89,6 +100,9 @@ class StudyStatus:
         default_factory=dict
     )  # ok runs whose input files changed -> the files
     read_only: bool = False  # the store could only be read
+    examples: list[UnreadableExamples] = field(
+        default_factory=list
+    )  # ok runs whose per-example file cannot be used (cut, damaged, not theirs)
 
     @property
     def pending(self) -> int:
@@ -105,6 +119,7 @@ def study_status(study: Study, db_path: str | Path | None = None) -> StudyStatus
         path, read_only = store.path, store.read_only
         folder = store.run_dir
     stale = stale_runs(study, stored.values())
+    examples = unusable_examples(plan, stored, stale, lambda key: folder(study.name, key))
     by_row: dict[str, list[int]] = {r.label: [0, 0, 0] for r in study_rows(study)}
     failures = []
     ok = failed = 0
@@ -137,7 +152,38 @@ def study_status(study: Study, db_path: str | Path | None = None) -> StudyStatus
         superseded,
         stale,
         read_only,
+        examples,
     )
+
+
+def unusable_examples(
+    plan: list[PlannedRun],
+    stored: dict[str, StoredRun],
+    stale: dict[str, list[str]],
+    folder: Callable[[str], Path],
+) -> list[UnreadableExamples]:
+    """The ok runs of the plan whose examples file is missing, cut, damaged or holds other
+    rows than the run recorded (the report gives them no test-set interval)."""
+    out = []
+    for run in plan:
+        s = stored.get(run.key)
+        info = examples_of(s) if s is not None and run.key not in stale else None
+        if s is None or info is None:
+            continue
+        path = folder(run.key) / info.file
+        try:
+            check_rows(path, read_examples(path), info.n)
+        except InputError as exc:
+            out.append(UnreadableExamples(run.rows[0], run.seed, str(exc)))
+    return out
+
+
+def example_lines(problems: list[UnreadableExamples]) -> list[str]:
+    """One line per ok run whose per-example data cannot be used."""
+    return [
+        f"per-example data of {p.row} seed {p.seed} not used (no test-set interval): {p.error}"
+        for p in problems
+    ]
 
 
 def superseded_lines(superseded: list[Superseded]) -> list[str]:
@@ -158,19 +204,31 @@ def superseded_lines(superseded: list[Superseded]) -> list[str]:
 
 
 def stale_lines(stale: dict[str, list[str]]) -> list[str]:
-    """One line for the ok runs that read files changed since, naming the files.
+    """One line for the ok runs that read files changed since, naming the files, and one
+    for the eval runs whose trained run has a new checkpoint since they evaluated it.
 
     >>> stale_lines({"k1": ["data/train.src"], "k2": ["data/train.src"]})
     ['2 stored runs read files that changed since they ran (data/train.src): not used; `evalab ablate run` runs them again']
+    >>> stale_lines({"k3": [CHECKPOINT + " 0123abcd (trained again)"]})
+    ['1 stored eval run evaluated a checkpoint its trained run has replaced (trained again or superseded) since: not used; `evalab ablate run` runs it again']
     """
-    if not stale:
-        return []
-    files = sorted({f for names in stale.values() for f in names})
-    n = len(stale)
-    return [
-        f"{n} stored run{'s' * (n != 1)} read files that changed since {'they' if n != 1 else 'it'} ran "
-        f"({', '.join(files)}): not used; `evalab ablate run` runs {'them' if n != 1 else 'it'} again"
-    ]
+    evals = [k for k, names in stale.items() if any(n.startswith(CHECKPOINT) for n in names)]
+    files = sorted({f for names in stale.values() for f in names if not f.startswith(CHECKPOINT)})
+    lines = []
+    n = len(stale) - len(evals)
+    if n:
+        lines.append(
+            f"{n} stored run{'s' * (n != 1)} read files that changed since {'they' if n != 1 else 'it'} ran "
+            f"({', '.join(files)}): not used; `evalab ablate run` runs {'them' if n != 1 else 'it'} again"
+        )
+    if evals:
+        m = len(evals)
+        lines.append(
+            f"{m} stored eval run{'s' * (m != 1)} evaluated a checkpoint {'their' if m != 1 else 'its'} "
+            "trained run has replaced (trained again or superseded) since: not used; "
+            f"`evalab ablate run` runs {'them' if m != 1 else 'it'} again"
+        )
+    return lines
 
 
 def gc_study(

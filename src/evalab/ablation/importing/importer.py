@@ -27,14 +27,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import shutil
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalab.ablation import numbers
+from evalab import numbers
 from evalab.ablation.execution.attempt import collect_examples
 from evalab.ablation.importing.sources import (
     FORMATS,
@@ -133,7 +132,7 @@ def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
 
 
 def _refuse_numbers(value: Any, where: str) -> None:
-    """Refuse a JSON number :mod:`~evalab.ablation.numbers` does not accept, naming its key."""
+    """Refuse a JSON number :mod:`~evalab.numbers` does not accept, naming its key."""
     found = numbers.first_refused(value)
     if found is not None:
         key, refused = found
@@ -376,32 +375,21 @@ def _number(raw: Any, name: str, where: str) -> float:
             f"{where}: metric {name} is missing; every run needs a value of each metric the runs "
             "return (a column, or a key in JSON Lines)"
         )
-    value = raw
-    if isinstance(raw, str):
-        try:
-            value = numbers.parse_number(raw)
-        except numbers.NumberError as exc:
-            why = f", {numbers.REASONS['syntax']}" if exc.reason == "syntax" else ""
-            if why:
-                raise InputError(
-                    f"{where}: metric {name} is {raw!r}{why}; every metric the runs return needs a "
-                    "finite number"
-                ) from None
-            raise InputError(
-                f"{where}: column {name}: {exc}; every metric the runs return needs a finite number"
-            ) from None
-    if (
-        value is None
-        or isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-    ):
-        raise InputError(
-            f"{where}: metric {name} is {raw!r}; every metric the runs return needs a finite number"
+    needs = "every metric the runs return needs a finite number"
+    try:
+        if isinstance(raw, numbers.Refused):
+            raise raw.error
+        return float(
+            numbers.parse_number(raw) if isinstance(raw, str) else numbers.number_value(raw)
         )
-    if isinstance(value, int) and abs(value) > numbers.EXACT_INT:
-        raise InputError(f"{where}: column {name}: {numbers.NumberError(str(value), 'inexact')}")
-    return float(value)
+    except TypeError:
+        raise InputError(f"{where}: metric {name} is {raw!r:.60}; {needs}") from None
+    except numbers.NumberError as exc:
+        if exc.reason == "syntax":
+            raise InputError(
+                f"{where}: metric {name} is {numbers.shown(exc.text)}, {numbers.REASONS['syntax']}; {needs}"
+            ) from None
+        raise InputError(f"{where}: column {name}: {exc}; {needs}") from None
 
 
 def _find_run(
@@ -469,7 +457,7 @@ def coerce(value: Any, target: Any) -> Any:
     """``value`` as the type of the study's value ``target``, where an export writes it
     differently: an integer as ``8.0`` or text ``"8"``, a boolean as ``"True"``/``"true"``,
     a list as JSON text. Raises :class:`_Mismatch` when it is not one, and
-    :class:`~evalab.ablation.numbers.NumberError` for text that is no strict number.
+    :class:`~evalab.numbers.NumberError` for text that is no strict number.
 
     >>> coerce("8.0", 8), coerce(8.0, 8), coerce("True", True), coerce("[1, 2.0]", [1, 2])
     (8, 8, True, [1, 2])
@@ -485,6 +473,7 @@ def coerce(value: Any, target: Any) -> Any:
             value = numbers.parse_number(value)
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise _Mismatch
+        value = numbers.number_value(value)  # a YAML or Python literal's value: the same rules
         if isinstance(target, int):
             if isinstance(value, float) and not value.is_integer():
                 raise _Mismatch

@@ -25,13 +25,15 @@ a column first (``TARGET`` empty: drop it).
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalab.ablation import numbers
+from evalab import numbers
 from evalab.ablation.study.curves import LOG_FILE
 from evalab.errors import InputError, MissingExtraError
 from evalab.io import decode_utf8
@@ -233,10 +235,7 @@ def _expand_dicts(kind: str, where: str, rec: dict[str, Any]) -> dict[str, Any]:
     for col, value in rec.items():
         if col in ("config", "summary", "params", "metrics") and value not in (None, ""):
             if isinstance(value, str):
-                try:
-                    value = ast.literal_eval(value)
-                except (ValueError, SyntaxError):
-                    value = None
+                value = _literal(value, f"{where}: column {col!r}")
                 if not isinstance(value, dict):
                     raise InputError(
                         f"{where}: column {col!r} of a {kind} export must hold a dictionary of values"
@@ -247,6 +246,56 @@ def _expand_dicts(kind: str, where: str, rec: dict[str, Any]) -> dict[str, Any]:
                 continue
         out[col] = value
     return out
+
+
+def _literal(text: str, where: str) -> Any:
+    """A Python literal (a W&B cell holding a dict's repr), its numbers held to
+    :mod:`evalab.numbers` (``ast.literal_eval`` reads ``1_0`` as ten and any digits as an int);
+    None when it is no literal."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, tokenize.TokenError, RecursionError, MemoryError):
+        return None
+    for tok in tokens:
+        if tok.type == tokenize.NUMBER:
+            try:
+                numbers.parse_number(tok.string)
+            except numbers.NumberError as exc:
+                raise InputError(f"{where}: {exc}") from None
+    return value
+
+
+def _strict_yaml(yaml: Any) -> Any:
+    """PyYAML's safe loader with its numbers read by :mod:`evalab.numbers` (YAML 1.1 reads
+    ``1_0`` as ten, ``0x10`` as 16, ``.inf`` as a number): a refused one is a
+    :class:`~evalab.numbers.Refused`."""
+
+    def number(loader: Any, node: Any) -> Any:
+        text = loader.construct_scalar(node)
+        try:
+            return numbers.parse_number(text)
+        except numbers.NumberError as exc:
+            return numbers.Refused(exc)
+
+    class Loader(yaml.SafeLoader):  # type: ignore[misc]
+        pass
+
+    Loader.add_constructor("tag:yaml.org,2002:int", number)
+    Loader.add_constructor("tag:yaml.org,2002:float", number)
+    return Loader
+
+
+def _load_yaml(yaml: Any, path: Path) -> Any:
+    """A Hydra YAML file, a number it holds refused with the file and the key."""
+    try:
+        value = yaml.load(decode_utf8(path.read_bytes(), str(path)), Loader=_strict_yaml(yaml))
+    except yaml.YAMLError as exc:
+        raise InputError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    found = numbers.first_refused(value)
+    if found is not None:
+        raise InputError(f"{path}: {found[0] or 'the value'}: {found[1].error}")
+    return value
 
 
 def hydra_records(folder: Path, metrics_file: str) -> list[tuple[str, dict[str, Any]]]:
@@ -299,16 +348,13 @@ def _hydra_job(job: Path, yaml: Any) -> dict[str, Any]:
     """A Hydra job's record without its metrics: ``config.KEY`` from ``.hydra/config.yaml``,
     ``overrides`` and the path of its per-step log (``curves``) when it has one."""
     config_path = job / ".hydra" / "config.yaml"
-    try:
-        config = yaml.safe_load(decode_utf8(config_path.read_bytes(), str(config_path)))
-    except yaml.YAMLError as exc:
-        raise InputError(f"{config_path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    config = _load_yaml(yaml, config_path)
     if not isinstance(config, dict):
         raise InputError(f"{config_path}: expected the job's configuration (a mapping)")
     rec: dict[str, Any] = {f"config.{k}": v for k, v in flatten(config).items()}
     overrides = job / ".hydra" / "overrides.yaml"
     if overrides.is_file():
-        listed = yaml.safe_load(decode_utf8(overrides.read_bytes(), str(overrides)))
+        listed = _load_yaml(yaml, overrides)
         rec["overrides"] = " ".join(map(str, listed)) if isinstance(listed, list) else ""
     if (job / LOG_FILE).is_file():
         rec["curves"] = str(job / LOG_FILE)  # its curves (and values, by select)

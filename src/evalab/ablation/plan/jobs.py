@@ -42,6 +42,22 @@ class ExamplesEntry:
 
 
 @dataclass(frozen=True)
+class Evaluated:
+    """The trained run an eval run evaluated: its key, and when it had finished (the
+    checkpoint's identity: a trained run run again finishes again, with a new checkpoint)."""
+
+    key: str
+    finished_at: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"key": self.key, "finished_at": self.finished_at}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> Evaluated:
+        return Evaluated(str(d["key"]), str(d["finished_at"]))
+
+
+@dataclass(frozen=True)
 class Artifacts:
     """Where a run's files are: its folder, what it returned under ``"artifacts"`` (any
     JSON), the command as run, its per-example rows, the checkpoint it evaluated, its
@@ -54,6 +70,7 @@ class Artifacts:
     checkpoint_dir: str | None = None
     curves: CurvesEntry | None = None
     imported_from: str | None = None
+    evaluated: Evaluated | None = None  # eval runs: the trained run whose checkpoint they read
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"dir": self.dir, "files": self.files}
@@ -67,6 +84,8 @@ class Artifacts:
             d["checkpoint_dir"] = self.checkpoint_dir
         if self.curves is not None:
             d["curves"] = self.curves.to_json()
+        if self.evaluated is not None:
+            d["evaluated"] = self.evaluated.to_json()
         return d
 
     @staticmethod
@@ -78,6 +97,7 @@ class Artifacts:
             examples=ExamplesEntry.from_json(d["examples"]) if d.get("examples") else None,
             checkpoint_dir=d.get("checkpoint_dir"),
             curves=CurvesEntry.from_json(d["curves"]) if d.get("curves") else None,
+            evaluated=Evaluated.from_json(d["evaluated"]) if d.get("evaluated") else None,
             imported_from=d.get("imported_from"),
         )
 
@@ -136,7 +156,9 @@ class Job:
     """A planned run as it travels to the process or Ray task that executes it.
 
     ``entry`` is the entry point called (``evaluate`` for an eval run, which gets
-    ``checkpoint_dir``), or ``command`` the shell command of a command-template run.
+    ``checkpoint_dir``); for a command-template run, ``argv`` is what is executed, with
+    ``env`` added to its environment (the values a shell script names), and ``command``
+    the same as one shell line, as shown and stored.
     """
 
     key: str
@@ -147,7 +169,10 @@ class Job:
     out_dir: str
     entry: str | None = None
     command: str | None = None
+    argv: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
     checkpoint_dir: str | None = None
+    evaluated: Evaluated | None = None
     timeout: float | None = None
     retries: int = 0
     metrics: tuple[str, ...] = ()
@@ -181,6 +206,9 @@ class Job:
             **{
                 **d,
                 "roots": tuple(d["roots"]),
+                "argv": tuple(d["argv"]),
+                "env": tuple((k, v) for k, v in d["env"]),
+                "evaluated": Evaluated.from_json(d["evaluated"]) if d["evaluated"] else None,
                 "metrics": tuple(d["metrics"]),
                 "computed": tuple(_computed_from_json(c) for c in d["computed"]),
                 "bounds": {m: (float(b[0]), float(b[1])) for m, b in d["bounds"].items()},

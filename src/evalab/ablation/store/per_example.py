@@ -214,10 +214,21 @@ def read_examples(path: Path) -> dict[str, StoredRows]:
             f"{path}: the run's per-example file is missing (was the run folder moved or cleaned?); "
             "rerun the run or import it again"
         ) from None
-    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
+    except (
+        OSError,
+        ValueError,
+        KeyError,
+        TypeError,
+        EOFError,
+        zipfile.BadZipFile,  # a cut archive, a bad CRC
+        NotImplementedError,  # a damaged header: "compression method", "zip file version"
+        RuntimeError,  # a damaged flag: "encrypted"
+    ) as exc:
         why = (
             "truncated or not a zip archive"
             if isinstance(exc, zipfile.BadZipFile | EOFError)
+            else "damaged"
+            if isinstance(exc, NotImplementedError | RuntimeError)
             else "unreadable"
         )
         raise InputError(
@@ -229,6 +240,27 @@ def read_examples(path: Path) -> dict[str, StoredRows]:
             f"{path}: examples file format {meta.get('format')!r}; this evalab reads format {_FORMAT}"
         )
     return out
+
+
+def check_rows(path: Path, found: dict[str, StoredRows], recorded: dict[str, int]) -> None:
+    """Every metric the run recorded per-example data for is in the file, with one row per
+    example as recorded (:class:`InputError` otherwise: a cut or foreign file would give an
+    interval over another test set)."""
+    from evalab.errors import InputError
+
+    for name, n in sorted(recorded.items()):
+        rows = found.get(name)
+        if rows is None:
+            raise InputError(
+                f"{path}: holds no rows of {name}, which the run recorded for {n} examples; the "
+                "file is damaged or not this run's: rerun the run or import it again"
+            )
+        if rows.rows.ndim != 2 or rows.rows.shape[0] != n:
+            got = rows.rows.shape[0] if rows.rows.ndim == 2 else f"a {rows.rows.ndim}-D array of"
+            raise InputError(
+                f"{path}: holds {got} rows of {name} but the run recorded {n} examples; the file "
+                "is truncated or not this run's: rerun the run or import it again"
+            )
 
 
 def load_example_stats(store: RunStore, study: Study, run: StoredRun) -> dict[str, ExampleStats]:
@@ -247,7 +279,9 @@ def load_example_stats(store: RunStore, study: Study, run: StoredRun) -> dict[st
         return {}
     path = store.run_dir(study.name, run.key) / info.file
     out: dict[str, ExampleStats] = {}
-    for name, stored in read_examples(path).items():
+    found = read_examples(path)
+    check_rows(path, found, info.n)
+    for name, stored in found.items():
         if name not in study.metrics or name not in run.metrics:
             continue
         scores = _scores_from_sums(study, name, stored, path)

@@ -782,22 +782,56 @@ def version_map(study: Study) -> dict[str, str]:
     }
 
 
+#: how :func:`stale_runs` names an eval run's retrained (or superseded) checkpoint
+CHECKPOINT = "the checkpoint of trained run"
+
+
 def stale_runs(study: Study, runs: Iterable[StoredRun]) -> dict[str, list[str]]:
     """The ok runs of the study's current code version that read a file (observed in
     their process) whose content changed since, or that is gone: key -> those files.
     Such a run is superseded like a run of an older code version: not used, run again.
-    A pinned ``code_version`` overrides this too (the pin is the user's word)."""
+    An ok eval run whose trained run finished again since it ran (a new checkpoint), or is
+    itself stale or not ok now, is stale too: it evaluated another model. A pinned
+    ``code_version`` overrides this too (the pin is the user's word)."""
     if study.code is not None and study.code.pinned:
         return {}
     cache = DigestCache()
     out = {}
-    for run in runs:
-        if run.status == "ok" and run.inputs and run.code_version in study.code_versions:
+    current = {r.key: r for r in runs if r.code_version in study.code_versions}
+    for run in current.values():
+        if run.status == "ok" and run.inputs:
             changed = changed_inputs(run.inputs, study.directory, cache)
             if changed:
                 out[run.key] = changed
     cache.save()
+    for run in current.values():
+        reason = _stale_checkpoint(run, current, out) if run.key not in out else None
+        if reason:
+            out[run.key] = [reason]
     return out
+
+
+def _stale_checkpoint(
+    run: StoredRun, runs: dict[str, StoredRun], stale: dict[str, list[str]]
+) -> str | None:
+    """Why an ok eval run evaluated another checkpoint than its trained run's now (None:
+    the same one, or not an eval run). A run stored before the finish was recorded is
+    compared by time: its trained run finished after it started."""
+    art = run.artifacts
+    if run.status != "ok" or art is None or not art.checkpoint_dir:
+        return None
+    key = art.evaluated.key if art.evaluated else Path(art.checkpoint_dir).name
+    parent = runs.get(key)
+    if parent is None:
+        return None
+    name = f"{CHECKPOINT} {key[:12]}"
+    if parent.status != "ok" or key in stale:
+        return f"{name} (superseded)"
+    if art.evaluated is not None:
+        retrained = art.evaluated.finished_at != parent.finished_at
+    else:
+        retrained = parent.finished_at > run.started_at
+    return f"{name} (trained again)" if retrained else None
 
 
 def current_version_map(study: Study, cache: DigestCache) -> dict[str, str]:

@@ -226,7 +226,7 @@ def read_log(path: Path) -> dict[str, Curve]:
     no finite number)."""
     import numpy as np
 
-    from evalab.ablation import numbers
+    from evalab import numbers
 
     steps: dict[str, list[int]] = {}
     values: dict[str, list[float]] = {}

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalab import numbers
 from evalab.ablation.study import keys
 from evalab.ablation.study.codeversion import (
     DigestCache,
@@ -68,7 +69,26 @@ def load_study(path: str | Path, *, check_entry: bool = True) -> Study:
     except tomllib.TOMLDecodeError as exc:
         raise SettingsError(f"{p}: not valid TOML: {exc}") from exc
     where = Where(p.resolve(), text)
+    _check_numbers(data, where)
     return _build(p.resolve(), data, where, check_entry)
+
+
+def _check_numbers(value: Any, where: Where, path: tuple[str, ...] = ()) -> None:
+    """Every number of the study held to :mod:`evalab.numbers`'s range (TOML's own syntax,
+    ``1_000`` included, is TOML's): ``inf``, ``nan`` and integers beyond 2**53 are refused
+    with the key, not met later as an ``OverflowError`` or an endless timeout."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_numbers(item, where, (*path, str(key)))
+    elif isinstance(value, list):
+        for item in value:
+            _check_numbers(item, where, path)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            numbers.number_value(value)
+        except numbers.NumberError as exc:
+            section = ".".join(path[:-1]) or None
+            raise where.error(".".join(path), str(exc), key=path[-1], section=section) from None
 
 
 def _read_utf8(p: Path) -> str:

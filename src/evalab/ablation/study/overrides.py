@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import tomllib
 from typing import Any
 
+from evalab import numbers
 from evalab.ablation.study.grid import BASE_LABEL, grid_cells
 from evalab.ablation.study.spec import Study, Variant
 from evalab.ablation.study.template import (
@@ -83,20 +83,29 @@ def _typed_like(old: Any, raw: str, text: str) -> Any:
             )
         return raw == "true"
     if isinstance(old, list):
-        try:
-            value = tomllib.loads(f"v = {raw}")["v"]
-        except tomllib.TOMLDecodeError:
+        try:  # JSON, its numbers read by evalab.numbers as every number a user gives
+            value = numbers.loads(raw)
+        except ValueError:
             value = None
+        refused = numbers.first_refused(value)
+        if refused is not None:
+            raise SettingsError(f"--set {text!r}: {refused[1].error}")
         if not isinstance(value, list):
             raise SettingsError(
-                f"--set {text!r}: the base value is {old!r}; give a list (e.g. [1, 2])"
+                f'--set {text!r}: the base value is {old!r}; give a JSON list (e.g. [1, 2] or ["a", "b"])'
             )
         return value
-    kind, what = (float, "a number") if isinstance(old, float) else (int, "an integer")
+    parse, what = (
+        (numbers.parse_float, "a number")
+        if isinstance(old, float)
+        else (numbers.parse_int, "an integer")
+    )
     try:
-        return kind(raw)
-    except ValueError:
-        raise SettingsError(f"--set {text!r}: the base value is {old!r}; give {what}") from None
+        return parse(raw)
+    except numbers.NumberError as exc:
+        raise SettingsError(
+            f"--set {text!r}: the base value is {old!r}; give {what} ({exc})"
+        ) from None
 
 
 def _set_path(settings: dict[str, Any], base: dict[str, Any], path: list[str], value: Any) -> None:

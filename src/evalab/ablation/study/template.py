@@ -10,9 +10,16 @@ through to the command (every run would then train the same configuration):
   ``args_style`` (:data:`ARGS_STYLES`);
 - ``{{`` and ``}}``: a literal ``{`` and ``}``. Any other brace is an error.
 
-Every substituted word is shell-quoted. Inside quotes of the template a value is put in as
-it is when it needs no quoting, and refused otherwise (quoting it would end the template's
-own quotes). How values are written:
+No value ever becomes shell text (:mod:`evalab.ablation.study.shellsyntax` says where each
+placeholder stands). A template that is one simple command (words, quotes, backslashes)
+runs with no shell: its argv is built word by word from the template's own words, each
+value put in as it is. A template that needs ``/bin/sh`` (pipes, ``&&``, redirections,
+``$( )``...) is run with each value in an environment variable, the script naming it
+(``"${EVALAB_VALUE_1}"``). A placeholder standing in text a program reads as code (the
+quoted script of ``sh -c '...'``, an awk program, ``$(( ))``, a heredoc) takes only a plain
+value (letters, digits, ``_@%+=:,./-``); any other is refused with the safe spelling, and so
+is a value no argument can carry (a NUL character, over :data:`ARG_LIMIT` bytes). How
+values are written:
 
 ======================  ==============================  ==================================
 value                   ``hydra`` (``key=value``)       ``argparse`` (``--key value``)
@@ -33,14 +40,17 @@ list as separate words).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
+import os
 import re
 import shlex
 from dataclasses import dataclass
 from typing import Any
 
 from evalab.ablation.study import keys
+from evalab.ablation.study.shellsyntax import PLAIN, Slot, SyntaxProblem, Token, Word, layout
 from evalab.errors import SettingsError
 
 #: how ``{args}`` writes a configuration (declared with ``[study] args_style``)
@@ -49,6 +59,7 @@ ARGS_STYLES: tuple[str, ...] = keys.keys_of("study")["args_style"].allowed
 RUNNER_NAMES = ("config", "seed", "out", "args")
 _NAME = re.compile(r"\{([A-Za-z0-9_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)*)\}")
 _HYDRA_BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_\-./]*")
+_UNPLACED = Slot(code=True)  # until the layout says where it stands
 _HYDRA_WORDS = {"true", "false", "null", "none", "inf", "nan"}
 
 
@@ -62,37 +73,46 @@ class TemplateError(SettingsError):
 
 @dataclass(frozen=True)
 class Placeholder:
-    """``{name}`` at ``offset`` of the template; ``quote`` is the shell quote it stands in
-    (``"'"`` or ``'"'``; ``""`` outside quotes)."""
+    """``{name}`` at ``offset`` of the template, and where it stands (:class:`Slot`)."""
 
     name: str
     offset: int
-    quote: str = ""
+    slot: Slot
 
 
 @dataclass(frozen=True)
 class CommandLine:
-    """One run's shell command, and the configuration values that went into it."""
+    """One run's command: what is executed (``argv``, with ``env`` added to the
+    environment), the same as one shell line for people (``text``: shown and stored, never
+    run), and the configuration values that went into it."""
 
     text: str
-    values: tuple[tuple[str, str], ...]  # (placeholder, the text put in for it), in order
+    argv: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    values: tuple[tuple[str, str], ...]  # (placeholder, the text shown for it), in order
 
     def words(self) -> list[str]:
-        """The command split as the shell splits it."""
+        """The shown command split as the shell splits it."""
         return shlex.split(self.text)
 
 
 @dataclass(frozen=True)
 class CommandTemplate:
-    """A parsed ``command``: literal text and placeholders, in order."""
+    """A parsed ``command``: literal text and placeholders, in order; ``words`` are the
+    argv words when the template needs no shell (None: it runs under ``/bin/sh``)."""
 
     text: str
     parts: tuple[str | Placeholder, ...]
     style: str = "hydra"
+    words: tuple[Word, ...] | None = None
 
     @property
     def placeholders(self) -> tuple[Placeholder, ...]:
         return tuple(p for p in self.parts if isinstance(p, Placeholder))
+
+    @property
+    def needs_shell(self) -> bool:
+        return self.words is None
 
     def names(self) -> set[str]:
         return {p.name for p in self.placeholders}
@@ -128,24 +148,51 @@ class CommandTemplate:
     def render(
         self, config: dict[str, Any], seed: int, config_path: str, out_path: str
     ) -> CommandLine:
-        """The shell command of one run (:class:`TemplateError` for a value that cannot be
-        written where its placeholder stands)."""
+        """The command of one run (:class:`TemplateError` for a value that cannot be
+        given where its placeholder stands)."""
+        filled: list[list[str]] = []
+        for p in self.placeholders:
+            try:
+                words = self._words(p.name, config, seed, config_path, out_path)
+                _check_value(p, words)
+            except TemplateError as exc:  # a value {args} or {key} cannot write: here
+                raise TemplateError(p.offset, str(exc)) from None
+            filled.append(words)
+        shown = iter([_shown(w, p.slot) for p, w in zip(self.placeholders, filled, strict=True)])
+        text = "".join(part if isinstance(part, str) else next(shown) for part in self.parts)
+        shown = iter([_shown(w, p.slot) for p, w in zip(self.placeholders, filled, strict=True)])
+        values = tuple((p.name, t) for p, t in zip(self.placeholders, shown, strict=True))
+        if self.words is not None:
+            return CommandLine(text, _argv(self.words, filled), (), values)
+        script, env = self._script(filled)
+        return CommandLine(text, ("/bin/sh", "-c", script), env, values)
+
+    def _script(self, filled: list[list[str]]) -> tuple[str, tuple[tuple[str, str], ...]]:
+        """The shell script (placeholders as references to environment variables, or a
+        plain value in code) and those variables."""
         pieces: list[str] = []
-        values: list[tuple[str, str]] = []
+        env: list[tuple[str, str]] = []
+        n = 0
         for part in self.parts:
             if isinstance(part, str):
                 pieces.append(part)
                 continue
-            try:
-                words = self._words(part.name, config, seed, config_path, out_path)
-            except (
-                TemplateError
-            ) as exc:  # a value {args} or {key} cannot write: at this placeholder
-                raise TemplateError(part.offset, str(exc)) from None
-            text = _place(words, part)
-            pieces.append(text)
-            values.append((part.name, text))
-        return CommandLine("".join(pieces), tuple(values))
+            words = filled[n]
+            n += 1
+            if part.slot.code:
+                pieces.append(" ".join(words))
+                continue
+            if part.slot.quote or len(words) == 1:
+                names = [f"EVALAB_VALUE_{n}"]
+                env.append((names[0], " ".join(words)))
+            else:
+                names = [f"EVALAB_VALUE_{n}_{k}" for k in range(1, len(words) + 1)]
+                env += zip(names, words, strict=True)
+            refs = " ".join(f'"${{{name}}}"' for name in names)
+            pieces.append(
+                {"": refs, '"': f"${{{names[0]}}}", "'": f"'\"${{{names[0]}}}\"'"}[part.slot.quote]
+            )
+        return "".join(pieces), tuple(env)
 
     def _words(
         self, name: str, config: dict[str, Any], seed: int, config_path: str, out_path: str
@@ -166,36 +213,93 @@ class CommandTemplate:
         )
 
 
-def _place(words: list[str], p: Placeholder) -> str:
-    """The words as they go into the template: shell-quoted outside quotes; inside quotes
-    as they are, when that needs no quoting."""
-    if not p.quote:
-        return " ".join(shlex.quote(w) for w in words)
-    text = " ".join(words)
-    if any(shlex.quote(w) != w for w in words):
+#: the longest value one program argument (or environment variable) carries on Linux
+#: (MAX_ARG_STRLEN is 128 KiB, with the variable's name)
+ARG_LIMIT = 131_072 - 64
+
+
+def _check_value(p: Placeholder, words: list[str]) -> None:
+    """Refuse a value no argument can carry (NUL, too long), and one that would be code."""
+    for w in words:
+        if "\0" in w:
+            raise TemplateError(
+                p.offset,
+                f"{{{p.name}}}'s value {_short(w)} holds a NUL character, which no program "
+                "argument can carry; give such a value to the script through {config}",
+            )
+        if len(os.fsencode(w)) > ARG_LIMIT:
+            raise TemplateError(
+                p.offset,
+                f"{{{p.name}}}'s value is {len(os.fsencode(w))} bytes, more than one program "
+                f"argument carries ({ARG_LIMIT}); give it to the script through {{config}}",
+            )
+    if p.slot.code and not all(PLAIN.fullmatch(w) for w in words):
         raise TemplateError(
             p.offset,
-            f"{{{p.name}}} stands inside {p.quote} quotes, and its value {text!r} would "
-            "need quoting there; write the placeholder outside quotes (evalab quotes each value)",
+            f"{{{p.name}}} stands in text a program reads as code (a quoted script such as "
+            "sh -c '...', $( ) or backticks with other words, ${ }, arithmetic, a heredoc), "
+            f"and its value {_short(' '.join(words))} is not plain (letters, digits, "
+            "_@%+=:,./-); give it as an argument of its own: sh -c '... \"$1\"' sh "
+            f"{{{p.name}}}",
         )
-    return text
+
+
+def _short(text: str) -> str:
+    return repr(text if len(text) <= 60 else text[:60] + "...")
+
+
+def _shown(words: list[str], slot: Slot) -> str:
+    """The value as it would be written at its place in one shell line (for people)."""
+    if slot.code:
+        return " ".join(words)
+    if slot.quote == '"':
+        return re.sub(r'([\\$`"])', r"\\\1", " ".join(words))
+    if slot.quote == "'":
+        return " ".join(words).replace("'", "'\\''")
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def _argv(words: tuple[Word, ...], filled: list[list[str]]) -> tuple[str, ...]:
+    """The argv of a template that needs no shell: each word's literal text and values
+    (a value outside quotes is as many words as it has; inside quotes, one)."""
+    argv: list[str] = []
+    for word in words:
+        current, present = "", False
+        for seg in word:
+            if isinstance(seg, str):
+                current, present = current + seg, True
+                continue
+            index, quoted = seg
+            values = filled[index]
+            if quoted:
+                current, present = current + " ".join(values), True
+            elif values:
+                *first, last = values
+                for i, v in enumerate(first):
+                    argv.append(current + v if i == 0 else v)
+                current = last if first else current + last
+                present = True
+        if present:
+            argv.append(current)
+    return tuple(argv)
 
 
 def parse_template(text: str, style: str = "hydra") -> CommandTemplate:
     """Split a template into literal text and placeholders; :class:`TemplateError` for a
-    brace that is neither ``{name}`` nor escaped as ``{{`` / ``}}``.
+    brace that is neither ``{name}`` nor escaped as ``{{`` / ``}}``, or a quote never closed.
 
     >>> [p.name for p in parse_template("awk '{{print $1}}' {config} > {out}").placeholders]
     ['config', 'out']
     """
     parts: list[str | Placeholder] = []
+    tokens: list[Token] = []
     literal: list[str] = []
-    quote = ""
     i = 0
     while i < len(text):
         c = text[i]
         if text.startswith(("{{", "}}"), i):
             literal.append(c)
+            tokens.append((i, c))
             i += 2
             continue
         if c == "{":
@@ -206,7 +310,8 @@ def parse_template(text: str, style: str = "hydra") -> CommandTemplate:
                     f"the brace at {_excerpt(text, i)} is neither a placeholder nor escaped: "
                     "write {{ and }} for literal braces, or {key} for a configuration value",
                 )
-            parts += ["".join(literal), Placeholder(m.group(1), i, quote)]
+            tokens.append((i, sum(isinstance(q, Placeholder) for q in parts)))
+            parts += ["".join(literal), Placeholder(m.group(1), i, _UNPLACED)]
             literal = []
             i = m.end()
             continue
@@ -217,14 +322,25 @@ def parse_template(text: str, style: str = "hydra") -> CommandTemplate:
                 "literal brace",
             )
         literal.append(c)
-        if c == "\\" and quote != "'" and i + 1 < len(text) and text[i + 1] not in "{}":
-            literal.append(text[i + 1])  # an escaped character: no quote starts or ends here
-            i += 1
-        elif c in "'\"" and quote in ("", c):
-            quote = "" if quote else c
+        tokens.append((i, c))
         i += 1
     parts.append("".join(literal))
-    return CommandTemplate(text, tuple(p for p in parts if p != ""), style)
+    return _laid_out(text, [p for p in parts if p != ""], tokens, style)
+
+
+def _laid_out(
+    text: str, parts: list[str | Placeholder], tokens: list[Token], style: str
+) -> CommandTemplate:
+    """The template with each placeholder's slot, as the shell reads the text."""
+    try:
+        lay = layout(tokens)
+    except SyntaxProblem as exc:
+        raise TemplateError(exc.offset, str(exc)) from None
+    slots = iter(lay.slots)
+    placed = tuple(
+        p if isinstance(p, str) else dataclasses.replace(p, slot=next(slots)) for p in parts
+    )
+    return CommandTemplate(text, placed, style, lay.words)
 
 
 def _excerpt(text: str, i: int) -> str:

@@ -1,4 +1,5 @@
-"""Numbers read strictly from files made elsewhere (imported runs, logged curves).
+"""The one grammar of every number a user gives: per-item score files, run metrics files,
+logged curves, imported runs, human scores, ``--set`` values and numeric options.
 
 Python's ``float()`` and ``int()`` accept more than a number written in a file should be:
 ``float("7_5")`` is 75.0, ``int("٣")`` is 3, ``float("1e400")`` is infinity, and
@@ -8,7 +9,10 @@ nothing else; its value must be finite, and an integer literal must be exact as 
 (at most 2**53 in magnitude), since every stored metric is a float.
 
 Refusals raise :class:`NumberError` with a reason code; the caller names the file, the line
-and the column.
+and the field. A value already parsed elsewhere (``json.loads``, TOML, a worker's return
+value) is held to the same rules by :func:`number_value`; JSON text is read by :func:`loads`,
+which never turns a digit string into a Python ``int`` (a 400-digit integer is a refusal, not
+an ``OverflowError``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from typing import Any
 
 _NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _INTEGER_RE = re.compile(r"[+-]?[0-9]+")
+#: the words for a value that is no finite number (Python's, JSON's, spreadsheets')
+_NOT_FINITE = {"nan", "inf", "infinity", ".nan", ".inf"}
 #: the largest integer every one below which a float holds exactly
 EXACT_INT = 2**53
 #: reason codes of NumberError, with what each means (the caller's words)
@@ -28,6 +34,7 @@ REASONS = {
     "range": "beyond the range of a float (about 1.8e308; a non-zero value under about 5e-324 reads as 0)",
     "inexact": "an integer beyond 2**53 = 9007199254740992, which a float cannot hold exactly",
     "not-finite": "not a finite number",
+    "not-integer": "not a whole number (digits only, no point or exponent)",
 }
 
 
@@ -35,9 +42,14 @@ class NumberError(ValueError):
     """A text that is not a number this module accepts; ``reason`` is a key of :data:`REASONS`."""
 
     def __init__(self, text: str, reason: str) -> None:
-        super().__init__(f"{text!r}: {REASONS[reason]}")
+        super().__init__(f"{shown(text)}: {REASONS[reason]}")
         self.text = text
         self.reason = reason
+
+
+def shown(text: str) -> str:
+    """``text`` quoted for a one-line message, a long one cut (a 400-digit integer)."""
+    return repr(text) if len(text) <= 40 else f"{text[:24]!r}... ({len(text)} characters)"
 
 
 def parse_number(text: str) -> float | int:
@@ -50,11 +62,12 @@ def parse_number(text: str) -> float | int:
     >>> parse_number("7_5")
     Traceback (most recent call last):
     ...
-    evalab.ablation.numbers.NumberError: '7_5': not a decimal number (digits, one optional point and exponent; no underscores, hex or words)
+    evalab.numbers.NumberError: '7_5': not a decimal number (digits, one optional point and exponent; no underscores, hex or words)
     """
     stripped = text.strip(" \t")
     if not _NUMBER_RE.fullmatch(stripped):
-        raise NumberError(text, "syntax")
+        word = stripped.lstrip("+-").lower()
+        raise NumberError(text, "not-finite" if word in _NOT_FINITE else "syntax")
     if _INTEGER_RE.fullmatch(stripped):
         if len(stripped.lstrip("+-").lstrip("0")) > 16 or abs(int(stripped)) > EXACT_INT:
             raise NumberError(text, "inexact")
@@ -64,6 +77,60 @@ def parse_number(text: str) -> float | int:
     if not math.isfinite(value) or (value == 0.0 and any(c in "123456789" for c in mantissa)):
         raise NumberError(text, "range")  # too large, or so small that it reads as 0 (1e-400)
     return value
+
+
+def parse_float(text: str) -> float:
+    """:func:`parse_number` as a ``float`` (``"3"`` is 3.0).
+
+    >>> parse_float("1")
+    1.0
+    """
+    return float(parse_number(text))
+
+
+def parse_int(text: str) -> int:
+    """:func:`parse_number` of an integer literal (``"3.0"`` and ``"1e3"`` are refused).
+
+    >>> parse_int(" 42 ")
+    42
+    """
+    stripped = text.strip(" \t")
+    if _NUMBER_RE.fullmatch(stripped) and not _INTEGER_RE.fullmatch(stripped):
+        raise NumberError(text, "not-integer")  # 1.5, 1e3, 1e400: a number, not a whole one
+    value = parse_number(text)
+    assert isinstance(value, int)
+    return value
+
+
+def number_value(value: object) -> float | int:
+    """A number parsed elsewhere, held to :func:`parse_number`'s rules: an ``int`` (not a
+    ``bool``) at most 2**53 in magnitude, or a finite ``float``; :class:`NumberError`
+    otherwise (``TypeError`` for a value that is no number at all).
+
+    >>> number_value(3), number_value(0.5)
+    (3, 0.5)
+    >>> number_value(10**400)
+    Traceback (most recent call last):
+    ...
+    evalab.numbers.NumberError: '100000000000000000000000'... (401 characters): an integer beyond 2**53 = 9007199254740992, which a float cannot hold exactly
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{value!r} is not a number")
+    if isinstance(value, int):
+        if abs(value) > EXACT_INT:
+            raise NumberError(_int_text(value), "inexact")
+        return value
+    if not math.isfinite(value):
+        raise NumberError(repr(value), "not-finite")
+    return value
+
+
+def _int_text(value: int) -> str:
+    """``str(value)``, or its first digits and size past Python's 4300-digit ``str`` limit."""
+    try:
+        return str(value)
+    except ValueError:
+        return f"{value >> (value.bit_length() - 64)}... (about {value.bit_length() * 30103 // 100000} digits)"
 
 
 class Refused:
@@ -90,16 +157,21 @@ def _json_constant(text: str) -> Refused:
     return Refused(NumberError(text, "not-finite"))
 
 
-def loads(text: str, **kwargs: Any) -> Any:
+def loads(text: str | bytes, **kwargs: Any) -> Any:
     """``json.loads`` with every number read by :func:`parse_number`; a number it refuses
-    (and ``NaN``/``Infinity``) is a :class:`Refused` in the result."""
-    return json.loads(
-        text,
-        parse_int=_json_number,
-        parse_float=_json_number,
-        parse_constant=_json_constant,
-        **kwargs,
-    )
+    (and ``NaN``/``Infinity``) is a :class:`Refused` in the result. JSON nested too deeply
+    for Python's parser is a ``json.JSONDecodeError`` like any other bad JSON."""
+    try:
+        return json.loads(
+            text,
+            parse_int=_json_number,
+            parse_float=_json_number,
+            parse_constant=_json_constant,
+            **kwargs,
+        )
+    except RecursionError:
+        doc = text if isinstance(text, str) else text.decode("utf-8", "replace")
+        raise json.JSONDecodeError("nested too deeply", doc, 0) from None
 
 
 def first_refused(value: Any, path: str = "") -> tuple[str, Refused] | None:

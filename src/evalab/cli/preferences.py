@@ -1,0 +1,333 @@
+"""``evalab winrate``, ``evalab arena``, ``evalab agreement`` and ``evalab passk``: rankings from
+judge preferences and battles, agreement between raters, pass@k over sampled answers.
+
+Each command reads its input with :mod:`evalab.items.preferences` (or a record file), calls
+one estimator of :mod:`evalab.stats` and hands one :class:`~evalab.report.table.Table` to the
+writers; the words (column names, footers) are made here, at the edge.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import typer
+
+from evalab.cli.app import app
+from evalab.cli.output import check_format, check_out, emit_table, format_option
+from evalab.errors import InputError, SettingsError
+from evalab.io import read_records
+from evalab.items.preferences import read_annotations, read_battles
+from evalab.numbers import NumberError, parse_number
+from evalab.report.table import Interval, Number, NumberText, Table, TableCell
+from evalab.stats.agreement import LEVELS, WEIGHTS, Agreement
+from evalab.stats.bradley_terry import TIES, Battles, BradleyTerry, EloScale, bradley_terry
+from evalab.stats.preferences import win_rates
+from evalab.stats.resampling import DEFAULT_SEED
+
+Samples = Annotated[int, typer.Option("-n", "--n-samples", help="Bootstrap resamples.")]
+Seed = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap (0 is a seed too).")]
+Confidence = Annotated[float, typer.Option("--confidence", help="Confidence of the intervals.")]
+Fmt = Annotated[str, format_option()]
+Out = Annotated[str | None, typer.Option("-o", "--out", help="Write to this file.")]
+
+
+def _named(spec: str) -> tuple[str | None, str]:
+    """``NAME=PATH`` or ``PATH`` (a path that exists is never split at ``=``)."""
+    if "=" in spec and not Path(spec).exists():
+        name, path = spec.split("=", 1)
+        if not name:
+            raise SettingsError(f"{spec!r}: NAME=PATH needs a name before '='")
+        return name, path
+    return None, spec
+
+
+def _cluster(c: int | None) -> str:
+    return "" if c is None else str(c)
+
+
+@app.command()
+def winrate(
+    annotations: Annotated[
+        list[str],
+        typer.Argument(
+            help="AlpacaEval annotations.json files, one per model (NAME=PATH to name one).",
+            show_default=False,
+        ),
+    ],
+    n_samples: Samples = 1000,
+    seed: Seed = DEFAULT_SEED,
+    confidence: Confidence = 0.95,
+    fmt: Fmt = "table",
+    out: Out = None,
+) -> None:
+    """Win rates against a baseline from judge preferences (AlpacaEval's figures, with CIs)."""
+    check_format(fmt)
+    named = [_named(a) for a in annotations]
+    check_out(out, [("ANNOTATIONS", path) for _, path in named])
+    table = win_rates(
+        [read_annotations(path, name) for name, path in named],
+        n_samples=n_samples,
+        confidence=confidence,
+        seed=seed,
+    )
+    order = table.ranking.order
+    rates = [table.rates[i] for i in order]
+    body: list[list[TableCell]] = [
+        [
+            r.model,
+            Number(r.win_rate, 2, spread=r.standard_error),
+            Interval(r.ci.low, r.ci.high, 2),
+            f"{r.n_wins}/{r.n_draws}/{r.n_wins_base}",
+            NumberText(str(r.n_total)),
+            Number(r.discrete_win_rate, 2),
+            NumberText(str(r.avg_length)),
+            _cluster(table.ranking.clusters[i]),
+        ]
+        for i, r in zip(order, rates, strict=True)
+    ]
+    base = table.rates[0].baseline
+    footer = [
+        f"win rate against {base} ± standard error (AlpacaEval); {confidence:.0%} bootstrap "
+        f"interval over instructions ({n_samples} resamples, seed {seed}); W/D/L: the model's "
+        "wins, draws and losses",
+        f"cluster: paired t tests on the {table.shared_items} instructions every model was "
+        f"judged on, Holm over all pairs, alpha {table.ranking.alpha:g}",
+    ]
+    header = ["model", "win rate", "CI", "W/D/L", "n", "discrete", "avg length", "cluster"]
+    data = [_rate_json(r, table.ranking.clusters[i]) for i, r in zip(order, rates, strict=True)]
+    emit_table(fmt, Table(header, body, footer), out, data=data)
+
+
+def _rate_json(r: Any, cluster: int | None) -> dict[str, Any]:
+    return {
+        "model": r.model,
+        "baseline": r.baseline,
+        "win_rate": r.win_rate,
+        "standard_error": r.standard_error,
+        "ci_low": r.ci.low,
+        "ci_high": r.ci.high,
+        "n_wins": r.n_wins,
+        "n_wins_base": r.n_wins_base,
+        "n_draws": r.n_draws,
+        "n_total": r.n_total,
+        "discrete_win_rate": r.discrete_win_rate,
+        "avg_length": r.avg_length,
+        "cluster": cluster,
+    }
+
+
+def _anchor(spec: str | None) -> tuple[str | None, float]:
+    if spec is None:
+        return None, 1000.0
+    name, sep, value = spec.rpartition("=")
+    try:
+        return (name, float(parse_number(value))) if sep and name else (spec, 1000.0)
+    except NumberError as exc:
+        raise SettingsError(f"--anchor {spec!r}: the rating {exc}") from None
+
+
+@app.command()
+def arena(
+    battles: Annotated[
+        str, typer.Argument(help="Battles: JSON list, JSON Lines, CSV or TSV.", show_default=False)
+    ],
+    ties: Annotated[
+        str, typer.Option("--ties", help="half: a tie is half a win each; drop: left out.")
+    ] = "half",
+    resample: Annotated[
+        str,
+        typer.Option(
+            "--resample", help="battles, or items (whole prompts; needs an item per battle)."
+        ),
+    ] = "battles",
+    anchor: Annotated[
+        str | None,
+        typer.Option("--anchor", help="NAME=RATING: fix one model's rating (default: mean 1000)."),
+    ] = None,
+    n_samples: Samples = 1000,
+    seed: Seed = DEFAULT_SEED,
+    confidence: Confidence = 0.95,
+    fmt: Fmt = "table",
+    out: Out = None,
+) -> None:
+    """Bradley–Terry ratings (Elo scale) from pairwise battles, with CIs and clusters."""
+    check_format(fmt)
+    if ties not in TIES:
+        raise SettingsError(f"--ties must be one of {', '.join(TIES)}, got {ties!r}")
+    if resample not in ("battles", "items"):
+        raise SettingsError(f"--resample must be battles or items, got {resample!r}")
+    check_out(out, [("BATTLES", battles)])
+    rec = read_battles(battles)
+    name, rating = _anchor(anchor)
+    result = bradley_terry(
+        Battles.from_names(rec.model_a, rec.model_b, rec.outcome, rec.items),
+        ties=ties,
+        scale=EloScale(anchor=name, anchor_rating=rating),
+        resample=resample,  # type: ignore[arg-type]
+        n_samples=n_samples,
+        confidence=confidence,
+        seed=seed,
+    )
+    table, data = _arena_table(result)
+    emit_table(fmt, table, out, data=data)
+
+
+def _arena_table(result: BradleyTerry) -> tuple[Table, list[dict[str, Any]]]:
+    """The ratings best first, with the footer that says how they were made; and their JSON."""
+    order = result.ranking.order
+    body: list[list[TableCell]] = [
+        [
+            result.models[i],
+            Number(float(result.ratings[i]), 1),
+            Interval(float(result.low[i]), float(result.high[i]), 1),
+            NumberText(str(int(result.battles[i]))),
+            _cluster(result.ranking.clusters[i]),
+        ]
+        for i in order
+    ]
+    ties = "as half a win each" if result.ties == "half" else "left out"
+    footer = [
+        f"Bradley–Terry maximum likelihood; {result.confidence:.0%} bootstrap interval over "
+        f"{result.resample} ({result.n_samples} resamples); ties {ties}",
+        "cluster: every model above a boundary is significantly better than every model below "
+        f"it (bootstrap tests of the rating differences, Holm over all pairs, alpha "
+        f"{result.ranking.alpha:g})",
+        result.signature,
+    ]
+    if result.unbounded_rounds:
+        footer.insert(
+            1,
+            f"{result.unbounded_rounds} of {result.n_samples} resamples left some model without "
+            "a finite rating (it won or lost every battle drawn): those interval ends are infinite",
+        )
+    data = [
+        {
+            "model": result.models[i],
+            "rating": float(result.ratings[i]),
+            "ci_low": float(result.low[i]),
+            "ci_high": float(result.high[i]),
+            "battles": int(result.battles[i]),
+            "cluster": result.ranking.clusters[i],
+        }
+        for i in order
+    ]
+    header = ["model", "rating", "CI", "battles", "cluster"]
+    return Table(header, body, footer), data
+
+
+def _ratings_table(path: str, item_column: str | None) -> tuple[list[str], np.ndarray]:
+    """Raters' names and the ``[items, raters]`` ratings of a wide record file (blank: missing)."""
+    records = read_records(path)
+    if not records:
+        raise InputError(f"{path}: no ratings")
+    columns = [c for c in records[0].fields if c != item_column]
+    values = np.full((len(records), len(columns)), np.nan)
+    for i, record in enumerate(records):
+        for j, column in enumerate(columns):
+            cell = record.fields.get(column)
+            if cell is None or (isinstance(cell, str) and not cell.strip()):
+                continue
+            try:
+                values[i, j] = parse_number(cell) if isinstance(cell, str) else float(cell)
+            except (NumberError, TypeError, ValueError) as exc:
+                raise InputError(
+                    f"{path}: line {record.line}: rater {column!r}: {exc} (a rating is a number; "
+                    "leave the cell empty for a missing one)"
+                ) from None
+    return columns, values
+
+
+@app.command()
+def agreement(
+    ratings: Annotated[
+        str,
+        typer.Argument(
+            help="CSV/TSV/JSONL: a row per item, a column per rater (empty: not rated).",
+            show_default=False,
+        ),
+    ],
+    coefficient: Annotated[
+        str, typer.Option("--coefficient", help="alpha (Krippendorff), cohen or fleiss.")
+    ] = "alpha",
+    level: Annotated[
+        str, typer.Option("--level", help="alpha's level: nominal, ordinal, interval or ratio.")
+    ] = "nominal",
+    weights: Annotated[
+        str, typer.Option("--weights", help="cohen's weights: none, linear or quadratic.")
+    ] = "none",
+    item_column: Annotated[
+        str | None, typer.Option("--item-column", help="A column naming the item (not a rater).")
+    ] = None,
+    n_samples: Samples = 1000,
+    seed: Seed = DEFAULT_SEED,
+    confidence: Confidence = 0.95,
+    fmt: Fmt = "table",
+    out: Out = None,
+) -> None:
+    """Agreement between raters (Krippendorff's α, Cohen's κ, Fleiss' κ) with a CI over items."""
+    check_format(fmt)
+    check_out(out, [("RATINGS", ratings)])
+    raters, values = _ratings_table(ratings, item_column)
+    result = _agreement(coefficient, level, weights, raters, values, n_samples, confidence, seed)
+    body: list[list[TableCell]] = [
+        [
+            _COEFFICIENTS[coefficient],
+            result.variant or "",
+            Number(result.value, 4),
+            Interval(result.ci.low, result.ci.high, 4),
+            NumberText(str(result.n_items)),
+            NumberText(str(result.n_raters)),
+        ]
+    ]
+    footer = [
+        f"{confidence:.0%} bootstrap interval over items ({n_samples} resamples, seed {seed})",
+        result.signature,
+    ]
+    data = {
+        "coefficient": result.coefficient,
+        "variant": result.variant,
+        "value": result.value,
+        "ci_low": result.ci.low,
+        "ci_high": result.ci.high,
+        "items": result.n_items,
+        "raters": result.n_raters,
+        "signature": result.signature,
+    }
+    header = ["coefficient", "variant", "value", "CI", "items", "raters"]
+    emit_table(fmt, Table(header, body, footer), out, data=data)
+
+
+_COEFFICIENTS = {"alpha": "Krippendorff's α", "cohen": "Cohen's κ", "fleiss": "Fleiss' κ"}
+
+
+def _agreement(
+    coefficient: str,
+    level: str,
+    weights: str,
+    raters: list[str],
+    values: np.ndarray,
+    n_samples: int,
+    confidence: float,
+    seed: int,
+) -> Agreement:
+    from evalab.stats.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
+
+    boot = {"n_samples": n_samples, "confidence": confidence, "seed": seed}
+    if coefficient == "alpha":
+        if level not in LEVELS:
+            raise SettingsError(f"--level must be one of {', '.join(LEVELS)}, got {level!r}")
+        return krippendorff_alpha(values, level, **boot)  # type: ignore[arg-type]
+    if coefficient == "cohen":
+        if weights not in WEIGHTS:
+            raise SettingsError(f"--weights must be one of {', '.join(WEIGHTS)}, got {weights!r}")
+        if len(raters) != 2:
+            raise InputError(
+                f"Cohen's kappa compares two raters; the file has {len(raters)} "
+                f"({', '.join(raters)}): use --coefficient fleiss or alpha"
+            )
+        return cohen_kappa(values[:, 0], values[:, 1], weights, **boot)  # type: ignore[arg-type]
+    if coefficient == "fleiss":
+        return fleiss_kappa(values, **boot)  # type: ignore[arg-type]
+    raise SettingsError(f"--coefficient must be alpha, cohen or fleiss, got {coefficient!r}")
