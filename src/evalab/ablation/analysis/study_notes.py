@@ -26,7 +26,6 @@ from evalab.ablation.analysis.note_kinds import (
     NoSeedSpreadNote,
     Note,
     OneSeedNote,
-    Refusal,
     SeedsNote,
     StaleRunsNote,
     TestSetNote,
@@ -35,6 +34,7 @@ from evalab.ablation.analysis.note_kinds import (
 )
 from evalab.ablation.analysis.seed_deltas import DeltaTests
 from evalab.ablation.analysis.study_analysis import RowAnalysis
+from evalab.ablation.store.example_refusals import Refusal
 from evalab.ablation.study.bounds import metric_bounds, min_effect
 
 if TYPE_CHECKING:
