@@ -98,8 +98,8 @@ def report_seconds(study: Path, db: Path, out: Path, repeats: int) -> tuple[floa
 
 def check_one_run(study_obj, db: Path) -> int:
     """A stored curve equals its run's metrics.jsonl, value for value; returns its steps."""
+    from evalab.ablation.contract.curves import load_curves
     from evalab.ablation.store.run_store import RunStore
-    from evalab.ablation.study.curves import load_curves
 
     with RunStore(db, create=False) as store:
         runs = store.runs(study_obj.name)

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from tests.ablation.synth import write_study
 
 from evalab import numbers
+from evalab.ablation.contract.curves import read_log
 from evalab.ablation.execution.attempt import check_metrics
 from evalab.ablation.importing.importer import check_records, load_records
-from evalab.ablation.study.curves import read_log
 from evalab.ablation.study.load import load_study
 from evalab.ablation.study.overrides import with_overrides
 from evalab.cli.options import STRICT_TYPES

@@ -41,9 +41,9 @@ def test_bands_are_the_mean_and_range_over_seeds(curve_study):
     assert [r.labels for r in sc.rows] == [("base",), ("(H)",)] and all(
         r.seeds == 3 for r in sc.rows
     )
+    from evalab.ablation.contract.curves import load_curves
     from evalab.ablation.plan.runs import plan_runs
     from evalab.ablation.store.run_store import RunStore
-    from evalab.ablation.study.curves import load_curves
 
     keys = [r.key for r in plan_runs(study) if r.rows == ("base",)]
     with RunStore(db, create=False) as store:

@@ -11,8 +11,8 @@ import pytest
 
 from evalab.ablation.analysis import note_kinds as n
 from evalab.ablation.analysis.curve_bands import StudyCurves
+from evalab.ablation.contract.curves import CurveSettings
 from evalab.ablation.store import example_refusals as r
-from evalab.ablation.study.curves import CurveSettings
 from evalab.report import render_json, render_latex, render_markdown
 from evalab.report.notes import note_lines, sentence
 

@@ -17,7 +17,7 @@ POINTS = 400
 
 def selection_note(sc: StudyCurves) -> str:
     """What the runs' values are, in words (empty when no run logged a curve)."""
-    from evalab.ablation.study.curves import Select
+    from evalab.ablation.contract.curves import Select
 
     if not sc.rows:
         return ""

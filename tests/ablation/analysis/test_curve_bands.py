@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalab.ablation.analysis.curve_bands import band, thinned
-from evalab.ablation.study.curves import Curve
+from evalab.ablation.contract.curves import Curve
 
 
 def direct(curves: list[Curve]) -> dict[int, list[float]]:

@@ -8,5 +8,5 @@ the grid's effects (``grid_effects``), the findings (``findings``), the notes (t
 in ``note_kinds``, which ones a study states in ``study_notes``) and the learning curves
 banded per row (``curve_bands``).
 
-May import: study, plan, store.
+May import: contract, study, plan, store.
 """

@@ -11,9 +11,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalab.ablation.contract.curves import (
+    Curve,
+    CurvesEntry,
+    CurveSettings,
+    has_curves,
+    load_curves,
+)
 from evalab.ablation.plan.runs import plan_runs
 from evalab.ablation.store.run_store import RunStore, StoredRun
-from evalab.ablation.study.curves import Curve, CurvesEntry, CurveSettings, has_curves, load_curves
 
 if TYPE_CHECKING:
     import numpy as np

@@ -5,5 +5,5 @@ as the processes it starts), the local pool and ``run_study`` (``executors``), R
 (``ray_executor``, ``transfer``), the progress display of a study's runs
 (``study_progress``), and ``status``, ``dry_run`` and ``gc`` (``status``).
 
-May import: study, plan, store.
+May import: contract, study, plan, store.
 """

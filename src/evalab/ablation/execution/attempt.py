@@ -28,6 +28,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalab import numbers
+from evalab.ablation.contract.codeversion import (
+    DigestCache,
+    changed_files,
+    input_digests,
+    observed_files,
+    search_roots,
+)
+from evalab.ablation.contract.curves import LOG_FILE, RUN_DIR_ENV, STOP_ENV, collect_curves
 from evalab.ablation.plan.jobs import (
     Artifacts,
     AttemptResult,
@@ -38,21 +46,13 @@ from evalab.ablation.plan.jobs import (
 )
 from evalab.ablation.store.per_example import EXAMPLES_FILE
 from evalab.ablation.store.run_store import current_version_map, now, version_map
-from evalab.ablation.study.codeversion import (
-    DigestCache,
-    changed_files,
-    input_digests,
-    observed_files,
-    search_roots,
-)
-from evalab.ablation.study.curves import LOG_FILE, RUN_DIR_ENV, STOP_ENV, collect_curves
 from evalab.errors import RunError
 
 if TYPE_CHECKING:
+    from evalab.ablation.contract.computed import ComputedMetric
+    from evalab.ablation.contract.template import CommandLine
     from evalab.ablation.plan.runs import PlannedRun
-    from evalab.ablation.study.computed import ComputedMetric
     from evalab.ablation.study.spec import Study
-    from evalab.ablation.study.template import CommandLine
 
 _LOG_TAIL = 2000
 # The worker and guard files are executed by a two-line bootstrap rather than `-m ...`
@@ -455,9 +455,9 @@ def collect_examples(
     """Score the run's output files (``[metrics.NAME]``; the scores join the metrics) and
     check the per-example values it returned; write every metric's rows to the run's
     examples file. :class:`~evalab.errors.RunError` names what is wrong."""
+    from evalab.ablation.contract.computed import score_outputs
     from evalab.ablation.store.per_example import StoredRows, check_per_example, write_examples
     from evalab.ablation.study.bounds import bounds_error
-    from evalab.ablation.study.computed import score_outputs
     from evalab.errors import EvalabError
 
     rows = check_per_example(per_example, metrics)

@@ -27,11 +27,11 @@ from evalab.metrics.ray_shards import RayCluster, first_line, ray_session
 if TYPE_CHECKING:
     from types import ModuleType
 
+    from evalab.ablation.contract.template import CommandTemplate
     from evalab.ablation.execution.study_progress import Progress
     from evalab.ablation.plan.runs import PlannedRun
     from evalab.ablation.store.run_store import RunStore
     from evalab.ablation.study.spec import Study
-    from evalab.ablation.study.template import CommandTemplate
 
 __all__ = ["node_attempt", "run_ray"]
 

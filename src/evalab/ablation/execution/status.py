@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalab.ablation.contract.codeversion import GitState
+from evalab.ablation.contract.template import CommandLine
 from evalab.ablation.execution.attempt import run_command
 from evalab.ablation.plan.runs import PlannedRun, Subset, plan_runs, study_rows
 from evalab.ablation.store.example_refusals import UnreadableExamples
@@ -23,9 +25,7 @@ from evalab.ablation.store.run_store import (
     Superseded,
     stale_runs,
 )
-from evalab.ablation.study.codeversion import GitState
 from evalab.ablation.study.spec import Study
-from evalab.ablation.study.template import CommandLine
 from evalab.errors import InputError
 
 #: lines of a failed run's traceback (or of its log) that ``run``, ``status`` and ``-f json`` show

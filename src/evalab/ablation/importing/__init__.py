@@ -3,5 +3,5 @@
 Owns the exported records of other tools (``sources``) and their checks and storing
 (``importer``), which reads a run folder as an executed run would be read.
 
-May import: study, plan, store, execution.
+May import: contract, study, plan, store, execution.
 """

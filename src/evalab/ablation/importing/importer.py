@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalab import numbers
+from evalab.ablation.contract.curves import LOG_FILE, CurvesEntry, Logged, collect_curves
 from evalab.ablation.execution.attempt import collect_examples
 from evalab.ablation.importing.sources import (
     FORMATS,
@@ -51,7 +52,6 @@ from evalab.ablation.plan.jobs import Artifacts, ExamplesEntry
 from evalab.ablation.plan.runs import PlannedRun, plan_runs
 from evalab.ablation.store.per_example import check_counts, stored_counts
 from evalab.ablation.store.run_store import DEFAULT_DB, Outcome, RunResult, RunStore, StoredRun, now
-from evalab.ablation.study.curves import LOG_FILE, CurvesEntry, Logged, collect_curves
 from evalab.errors import InputError, RunError
 from evalab.io import decode_utf8
 

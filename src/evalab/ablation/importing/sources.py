@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalab import numbers
-from evalab.ablation.study.curves import LOG_FILE
+from evalab.ablation.contract.curves import LOG_FILE
 from evalab.errors import InputError, MissingExtraError
 from evalab.io import decode_utf8
 

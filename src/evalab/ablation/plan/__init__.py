@@ -4,5 +4,5 @@ Owns the rows and runs of a study with their keys (``runs``: base + variants + g
 x seeds, eval rows on their trained runs) and a run's values on its way from the planner
 to the store (``jobs``: ``Job``, ``AttemptResult``, ``Artifacts``).
 
-May import: study.
+May import: contract, study.
 """

@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from evalab.ablation.study.computed import ComputedMetric
-from evalab.ablation.study.curves import CurvesEntry, CurveSettings
+from evalab.ablation.contract.computed import ComputedMetric
+from evalab.ablation.contract.curves import CurvesEntry, CurveSettings
 from evalab.errors import RunError
 
 Status = Literal["ok", "failed"]

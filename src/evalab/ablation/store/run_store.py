@@ -35,11 +35,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from evalab._version import __version__
+from evalab.ablation.contract.codeversion import (
+    DigestCache,
+    changed_files,
+    changed_inputs,
+    code_files,
+)
+from evalab.ablation.contract.computed import model_artifacts
+from evalab.ablation.contract.curves import CURVES_DDL, insert_curves
 from evalab.ablation.plan.jobs import Artifacts, Status
 from evalab.ablation.store.leases import LEASE_TIMEOUT_S, Owner, lease_alive
-from evalab.ablation.study.codeversion import DigestCache, changed_files, changed_inputs, code_files
-from evalab.ablation.study.computed import model_artifacts
-from evalab.ablation.study.curves import CURVES_DDL, insert_curves
 from evalab.errors import EvalabError, InputError, StoreBusyError
 
 if TYPE_CHECKING:
@@ -74,7 +79,7 @@ _TABLES = (
     """CREATE TABLE IF NOT EXISTS leases (
         study TEXT NOT NULL, run_key TEXT NOT NULL, owner TEXT NOT NULL, host TEXT NOT NULL,
         pid INTEGER NOT NULL, heartbeat REAL NOT NULL, PRIMARY KEY (study, run_key))""",
-    CURVES_DDL,  # per-step values of ok runs (evalab.ablation.study.curves); no schema change for older stores
+    CURVES_DDL,  # per-step values of ok runs (evalab.ablation.contract.curves); no schema change for older stores
 )
 _TABLE_NAMES = frozenset(re.search(r"EXISTS (\w+)", stmt).group(1) for stmt in _TABLES)  # type: ignore[union-attr]
 _RUN_COLUMNS = (

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalab.ablation.study.grid import grid_cells
-from evalab.ablation.study.spec import Variant
-from evalab.ablation.study.template import (
+from evalab.ablation.contract.template import (
     ARGS_STYLES,
     CommandTemplate,
     TemplateError,
     parse_template,
 )
+from evalab.ablation.study.grid import grid_cells
+from evalab.ablation.study.spec import Variant
 from evalab.ablation.study.where import Where
 from evalab.errors import SettingsError
 

@@ -13,14 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from evalab import numbers
-from evalab.ablation.study import keys
-from evalab.ablation.study.codeversion import (
+from evalab.ablation.contract import keys
+from evalab.ablation.contract.codeversion import (
     DigestCache,
+)
+from evalab.ablation.contract.keys import is_number
+from evalab.ablation.contract.template import (
+    CommandTemplate,
 )
 from evalab.ablation.study.command import parse_command, trained_configs
 from evalab.ablation.study.display import Display, parse_display
 from evalab.ablation.study.grid import BASE_LABEL, grid_cells
-from evalab.ablation.study.keys import is_number
 from evalab.ablation.study.metric_keys import (
     parse_definitions,
     parse_directions,
@@ -28,9 +31,6 @@ from evalab.ablation.study.metric_keys import (
     parse_study_options,
 )
 from evalab.ablation.study.spec import Resources, Study, Variant
-from evalab.ablation.study.template import (
-    CommandTemplate,
-)
 from evalab.ablation.study.variants import (
     check_display_rows,
     check_eval_rows,

@@ -7,11 +7,11 @@ import math
 from pathlib import Path
 from typing import Any
 
-from evalab.ablation.study.codeversion import (
+from evalab.ablation.contract.codeversion import (
     DigestCache,
 )
-from evalab.ablation.study.computed import ComputedMetric, parse_tables
-from evalab.ablation.study.keys import is_number
+from evalab.ablation.contract.computed import ComputedMetric, parse_tables
+from evalab.ablation.contract.keys import is_number
 from evalab.ablation.study.where import Where
 
 #: keys of a run's result (artifacts, per_example) and columns of `ablate import` (row,

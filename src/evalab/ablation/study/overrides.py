@@ -7,12 +7,12 @@ import json
 from typing import Any
 
 from evalab import numbers
-from evalab.ablation.study.grid import BASE_LABEL, grid_cells
-from evalab.ablation.study.spec import Study, Variant
-from evalab.ablation.study.template import (
+from evalab.ablation.contract.template import (
     TemplateError,
     flat_keys,
 )
+from evalab.ablation.study.grid import BASE_LABEL, grid_cells
+from evalab.ablation.study.spec import Study, Variant
 from evalab.errors import SettingsError
 
 

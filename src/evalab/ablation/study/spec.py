@@ -54,15 +54,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalab.ablation.study.codeversion import (
+from evalab.ablation.contract.codeversion import (
     CodeVersion,
 )
-from evalab.ablation.study.computed import ComputedMetric
-from evalab.ablation.study.curves import CurveSettings
-from evalab.ablation.study.display import Display
-from evalab.ablation.study.template import (
+from evalab.ablation.contract.computed import ComputedMetric
+from evalab.ablation.contract.curves import CurveSettings
+from evalab.ablation.contract.template import (
     CommandTemplate,
 )
+from evalab.ablation.study.display import Display
 
 
 @dataclass(frozen=True)

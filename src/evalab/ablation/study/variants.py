@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evalab.ablation.study import keys
+from evalab.ablation.contract import keys
+from evalab.ablation.contract.keys import is_number
 from evalab.ablation.study.display import Display, check_rows
 from evalab.ablation.study.grid import BASE_LABEL, grid_cells
-from evalab.ablation.study.keys import is_number
 from evalab.ablation.study.spec import Variant
 from evalab.ablation.study.where import Where, check_plain
 

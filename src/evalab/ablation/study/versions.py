@@ -7,14 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalab.ablation.study.codeversion import (
+from evalab.ablation.contract.codeversion import (
     CodeVersion,
     DigestCache,
     declared_inputs,
     derive_code_version,
 )
-from evalab.ablation.study.computed import ComputedMetric
-from evalab.ablation.study.curves import CurveSettings, parse_settings
+from evalab.ablation.contract.computed import ComputedMetric
+from evalab.ablation.contract.curves import CurveSettings, parse_settings
 from evalab.ablation.study.entry import check_entry_imports, find_module_file
 from evalab.ablation.study.where import Where, table_or_default
 

@@ -9,7 +9,7 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
-from evalab.ablation.study import keys
+from evalab.ablation.contract import keys
 from evalab.errors import SettingsError
 
 

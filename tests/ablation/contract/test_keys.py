@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from evalab.ablation import load_study
-from evalab.ablation.study import keys
-from evalab.ablation.study.template import ARGS_STYLES
+from evalab.ablation.contract import keys
+from evalab.ablation.contract.template import ARGS_STYLES
 from evalab.errors import SettingsError
 
 from ..synth import write_study

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from evalab.ablation.study import keys
-from evalab.ablation.study.codeversion import DigestCache, artifact_digest
+from evalab.ablation.contract import keys
+from evalab.ablation.contract.codeversion import DigestCache, artifact_digest
 from evalab.errors import EvalabError, InputError
 from evalab.io import check_same_length, read_segments
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from evalab.metrics.base import Metric
 
-#: [metrics.NAME] key -> what it means (declared in :mod:`evalab.ablation.study.keys`)
+#: [metrics.NAME] key -> what it means (declared in :mod:`evalab.ablation.contract.keys`)
 TABLE_KEYS = keys.helps("metrics.NAME")
 #: files of a run folder that belong to evalab, never a run's output
 RESERVED_FILES = frozenset(

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalab.ablation.study.shellsyntax import Slot
-from evalab.ablation.study.template import (
+from evalab.ablation.contract.shellsyntax import Slot
+from evalab.ablation.contract.template import (
     TemplateError,
     config_args,
     flat_keys,

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalab.ablation.study import keys
+from evalab.ablation.contract import keys
 from evalab.errors import RunError
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ class CurveSettings:
     stop_when: str = ""
 
 
-#: [curves] key -> what it means (declared in :mod:`evalab.ablation.study.keys`)
+#: [curves] key -> what it means (declared in :mod:`evalab.ablation.contract.keys`)
 CURVE_KEYS = keys.helps("curves")
 
 

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from tests.cli.refusal import assert_refused
 
 from evalab.ablation import load_study
+from evalab.ablation.contract.curves import Curve, decode, encode, load_curves
 from evalab.ablation.store.run_store import RunStore
-from evalab.ablation.study.curves import Curve, decode, encode, load_curves
 
 ENTRY = """
 import math

@@ -29,8 +29,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalab.ablation.study.shellsyntax import PLAIN
-from evalab.ablation.study.template import (
+from evalab.ablation.contract.shellsyntax import PLAIN
+from evalab.ablation.contract.template import (
     ARG_LIMIT,
     TemplateError,
     config_args,

@@ -10,7 +10,7 @@ through to the command (every run would then train the same configuration):
   ``args_style`` (:data:`ARGS_STYLES`);
 - ``{{`` and ``}}``: a literal ``{`` and ``}``. Any other brace is an error.
 
-No value ever becomes shell text (:mod:`evalab.ablation.study.shellsyntax` says where each
+No value ever becomes shell text (:mod:`evalab.ablation.contract.shellsyntax` says where each
 placeholder stands). A template that is one simple command (words, quotes, backslashes)
 runs with no shell: its argv is built word by word from the template's own words, each
 value put in as it is. A template that needs ``/bin/sh`` (pipes, ``&&``, redirections,
@@ -49,8 +49,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from evalab.ablation.study import keys
-from evalab.ablation.study.shellsyntax import PLAIN, Slot, SyntaxProblem, Token, Word, layout
+from evalab.ablation.contract import keys
+from evalab.ablation.contract.shellsyntax import PLAIN, Slot, SyntaxProblem, Token, Word, layout
 from evalab.errors import SettingsError
 
 #: how ``{args}`` writes a configuration (declared with ``[study] args_style``)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 
 from evalab.ablation import analyze, load_study, run_study, study_status
-from evalab.ablation.study.codeversion import (
+from evalab.ablation.contract.codeversion import (
     derive_code_version,
     local_imports,
     search_roots,
