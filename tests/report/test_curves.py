@@ -4,7 +4,7 @@ in headless Chromium."""
 from __future__ import annotations
 
 import pytest
-from tests.ablation.study.test_curves import write_curve_study
+from tests.ablation.contract.test_curves import write_curve_study
 
 from evalab.ablation import analyze, load_study
 from evalab.ablation.analysis.curve_bands import study_curves, thinned

@@ -401,7 +401,7 @@ def test_hydra_jobs_with_a_per_step_log_import_their_curves(tmp_path, run_cli):
     from evalab.ablation.analysis.curve_bands import study_curves
     from evalab.report import render_html
 
-    from ..study.test_curves import write_curve_study
+    from ..contract.test_curves import write_curve_study
 
     study = write_curve_study(tmp_path / "st", steps=200)
     local_db = tmp_path / "local.db"
