@@ -208,3 +208,50 @@ def test_judge_refusals(tmp_path: Path) -> None:
     assert_refused(("judge",), "judge needs VERDICTS", watch=(tmp_path,), cwd=tmp_path)
     (tmp_path / "v.jsonl").write_text('{"x": 1}\n')
     assert_refused(("judge", "v.jsonl"), "neither MT-Bench", watch=(tmp_path,), cwd=tmp_path)
+
+
+def test_arena_style_control(run_cli, tmp_path: Path) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    lines = []
+    for _ in range(1500):
+        a, b = rng.choice(["x", "y", "z"], 2, replace=False)
+        la, lb = (int(v) for v in rng.integers(100, 2000, 2))
+        p = 1 / (1 + np.exp(-1.5 * (la - lb) / (la + lb + 1)))
+        winner = "model_a" if rng.random() < p else "model_b"
+        lines.append(
+            json.dumps(
+                {
+                    "model_a": str(a),
+                    "model_b": str(b),
+                    "winner": winner,
+                    "conv_metadata": {"sum_assistant_a_tokens": la, "sum_assistant_b_tokens": lb},
+                }
+            )
+        )
+    path = tmp_path / "styled.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    res = run_cli("arena", path, "--style", "sum_assistant_{}_tokens", "-n", "20", "-f", "json")
+    assert res.exit_code == 0, res.stderr
+    got = json.loads(res.stdout)
+    (effect,) = got["style"]
+    assert effect["covariate"] == "sum_assistant_{}_tokens" and effect["ci_low"] > 0
+    assert max(abs(r["rating"] - 1000) for r in got["ratings"]) < 40  # the models are equal
+    assert got["signature"].startswith("bt-style|features:sum_assistant_{}_tokens|l2:0|")
+
+
+def test_arena_and_winrate_pages(run_cli, tmp_path: Path, alpaca_annotations: Path) -> None:
+    page = tmp_path / "arena.html"
+    res = run_cli("arena", EXAMPLES / "battles.jsonl", "-n", "20", "-f", "html", "-o", page)
+    assert res.exit_code == 0, res.stderr
+    text = page.read_text()
+    assert text.count("<svg") == 1 and "atlas-70b" in text and "cluster 1" in text
+    assert "<script" not in text and "default-src 'none'" in text
+    win = tmp_path / "win.html"
+    a = alpaca_annotations
+    res = run_cli(
+        "winrate", a / "claude-2.1.json", a / "phi-2.json", "-n", "20", "-f", "html", "-o", win
+    )
+    assert res.exit_code == 0, res.stderr
+    assert "Win rate against gpt4_1106_preview" in win.read_text()

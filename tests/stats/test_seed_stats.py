@@ -285,3 +285,13 @@ def test_exact_permutation_p_counts_every_relabeling(a, b, scale):
         for i in itertools.combinations(range(pooled.size), x.size)
     ]
     assert permutation_test(x, y) == (pytest.approx(float(np.mean(hits)), abs=1e-12), True)
+
+
+def test_t_sf2_many_equals_the_scalar_function():
+    from evalab.stats.seed_stats import t_sf2, t_sf2_many
+
+    t = np.random.default_rng(0).normal(0, 3, 400)
+    t[:3] = [0.0, np.inf, -np.inf]
+    for df in (1, 3, 9.5, 804, 5000):
+        expected = [t_sf2(float(v), df) for v in t]
+        np.testing.assert_allclose(t_sf2_many(t, df), expected, rtol=1e-13, atol=1e-15)

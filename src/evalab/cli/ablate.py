@@ -13,7 +13,9 @@ from evalab.cli.options import (
     check_figures,
     executor_option,
     figures_option,
+    latex_caption_option,
     latex_fragment_option,
+    latex_label_option,
     latex_layout,
     latex_split_option,
     ray_address_option,
@@ -303,8 +305,10 @@ def status_cmd(
             "-o", "--out", help="Write the status to this file (atomically) instead of stdout."
         ),
     ] = None,
-    latex_split: Annotated[bool, latex_split_option()] = False,
+    latex_split: Annotated[bool | None, latex_split_option()] = None,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
+    latex_caption: Annotated[str | None, latex_caption_option()] = None,
+    latex_label: Annotated[str | None, latex_label_option()] = None,
 ) -> None:
     """Counts of ok / failed / pending runs per row, the stored errors, and superseded runs."""
     from evalab.ablation import load_study, study_status
@@ -315,7 +319,7 @@ def status_cmd(
     study = load_study(study_file, check_entry=False)
     check_out(out, study_inputs(study, db_path))
     check_format(format)
-    latex = latex_layout(format, latex_split, latex_fragment)
+    latex = latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
     st = study_status(study, db)
     if format != "table" or out:
         _emit_status(st, format, out, latex)
@@ -577,8 +581,10 @@ def report_cmd(
             help="Bootstrap resamples of the test examples (rows with per-example data).",
         ),
     ] = 1000,
-    latex_split: Annotated[bool, latex_split_option()] = False,
+    latex_split: Annotated[bool | None, latex_split_option()] = None,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
+    latex_caption: Annotated[str | None, latex_caption_option()] = None,
+    latex_label: Annotated[str | None, latex_label_option()] = None,
     figures: Annotated[str | None, figures_option()] = None,
 ) -> None:
     """Per row: mean, sd, 95% CI over seeds, Δ to the base with CI and p-values; grid effects.
@@ -596,7 +602,7 @@ def report_cmd(
     check_out(out, inputs)
     check_figures(figures, [*inputs, ("--out", out)])
     check_format(format, PAGE_FORMATS)
-    latex = latex_layout(format, latex_split, latex_fragment, small=True)
+    latex = latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
     _check_stored_bounds(study, db)
     analysis = analyze(study, db, aso=aso, alpha=alpha, power=power, holm=holm, resamples=n_samples)
     curves = _curves(study, db)

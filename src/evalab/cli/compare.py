@@ -35,7 +35,9 @@ from evalab.cli.options import (
     confidence_option,
     executor_option,
     figures_option,
+    latex_caption_option,
     latex_fragment_option,
+    latex_label_option,
     latex_layout,
     latex_split_option,
     layout_option,
@@ -92,6 +94,7 @@ from evalab.report.numbers import (
     NO_VALUE,
     scale_decimals,
 )
+from evalab.report.ranking_notes import unsettled_sentence
 from evalab.report.table import Interval, Number, Table, TableCell
 from evalab.report.wide import Cell, WideMetric, wide_table
 from evalab.report.word_alignment import aligned_metric, page_edits
@@ -107,12 +110,15 @@ from evalab.stats.paired import (
 )
 from evalab.stats.ranking import (
     CLUSTER_RULE,
+    RESOLUTION,
     PairwiseResult,
     Ranking,
     pairwise_mcnemar,
     pairwise_test,
     rank_systems,
+    ranking_samples,
     segment_scores_from_stats,
+    unsettled_boundaries,
     win_tie_loss,
 )
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
@@ -387,6 +393,17 @@ def warn_if_powerless(n_systems: int, n: int, alpha: float, what: str) -> None:
             f"--alpha {alpha:g}: no two systems can be separated; use -n {int(m / alpha)} or more",
             stacklevel=2,
         )
+
+
+def _resamples(test: str, n_samples: int | None, n_ranked: int, alpha: float, correct: str) -> int:
+    """``-n`` as given, else the test's default; for a ranking of ``n_ranked`` systems (0: no
+    ranking) enough for the smallest reachable adjusted p-value to be well below ``alpha``
+    (:func:`evalab.stats.ranking.ranking_samples`)."""
+    if n_samples is not None:
+        return check_n_samples(n_samples, "--n-samples")
+    if test == "mcnemar" or not n_ranked:
+        return DEFAULT_TRIALS.get(test, 0)
+    return ranking_samples(test, n_ranked, alpha, correct)
 
 
 def pairwise_results(
@@ -732,6 +749,9 @@ def render_ranking(
         higher = {m: res.higher_is_better for m, res in results.items()}
         write_figures_checked(ranking_figures(shown, higher), *figures)
     long, wide = _ranking_table(ranked, metrics, width, short)
+    unsettled = _unsettled(results, rankings, short)
+    long = replace(long, footer=[*long.footer, *unsettled])
+    wide = replace(wide, footer=[*wide.footer, *unsettled])
     if texts is not None:
         emit(
             render_compare_page(
@@ -740,13 +760,49 @@ def render_ranking(
             out,
         )
         return
-    data: dict[str, Any] = {"ranking": ranked}
+    data: dict[str, Any] = {"ranking": ranked, "unsettled": _unsettled_data(results, rankings)}
     more = []
     if all_pairs:
         data["pairs"] = pair_rows(results, rankings, metrics, stats, nrefs)
         data["matrix"] = {name: pair_matrix(res, rankings[name]) for name, res in results.items()}
         more.append(_pairs_table(data["pairs"], metrics, width, short))
     emit_view(fmt, long, wide, out, view, data=data, more=more)
+
+
+def _unsettled(
+    results: dict[str, PairwiseResult], rankings: dict[str, Ranking], short: dict[str, str]
+) -> list[str]:
+    """The note of each cluster that more resamples could split, in words."""
+    lines = []
+    for name, res in results.items():
+        for u in unsettled_boundaries(rankings[name], res.p_values, res.n_samples):
+            above, below = (short[res.systems[k]] for k in (u.above, u.below))
+            lines.append(
+                unsettled_sentence(
+                    name, u, above, below, test=res.test, correction=rankings[name].correction
+                )
+            )
+    return lines
+
+
+def _unsettled_data(
+    results: dict[str, PairwiseResult], rankings: dict[str, Ranking]
+) -> list[dict[str, Any]]:
+    """The notes of :func:`_unsettled` as JSON: metric, cluster, the two systems, the
+    blocking adjusted p-value, its Monte Carlo error and the resamples."""
+    return [
+        {
+            "metric": name,
+            "cluster": u.cluster,
+            "above": res.systems[u.above],
+            "below": res.systems[u.below],
+            "p_adjusted": u.p_adjusted,
+            "mc_error": u.mc_error,
+            "n_samples": u.n_samples,
+        }
+        for name, res in results.items()
+        for u in unsettled_boundaries(rankings[name], res.p_values, res.n_samples)
+    ]
 
 
 def _page_texts(
@@ -822,7 +878,9 @@ def compare(
     n_samples: Annotated[
         int | None,
         n_samples_option(
-            f"Bootstrap resamples (bs, default {DEFAULT_TRIALS['bs']}) or AR trials (ar, default {DEFAULT_TRIALS['ar']})."
+            f"Bootstrap resamples (bs, default {DEFAULT_TRIALS['bs']}) or AR trials (ar, default "
+            f"{DEFAULT_TRIALS['ar']}); with --rank, --all-pairs or -f html enough for Holm over "
+            f"all pairs to reach alpha/{RESOLUTION} (45 pairs: 9000 resamples)."
         ),
     ] = None,
     seed: Annotated[
@@ -946,8 +1004,10 @@ def compare(
         ),
     ] = False,
     layout: Annotated[str | None, layout_option()] = None,
-    latex_split: Annotated[bool, latex_split_option()] = False,
+    latex_split: Annotated[bool | None, latex_split_option()] = None,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
+    latex_caption: Annotated[str | None, latex_caption_option()] = None,
+    latex_label: Annotated[str | None, latex_label_option()] = None,
     figures: Annotated[str | None, figures_option()] = None,
 ) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
@@ -977,7 +1037,9 @@ def compare(
         },
     )
     check_layout(layout, format)
-    view = TableView(layout, latex_layout(format, latex_split, latex_fragment))
+    view = TableView(
+        layout, latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
+    )
     if scores:
         cols = Columns(id_column, tuple(score_column), cluster_column, sample_column)
         compare_scores(
@@ -1026,11 +1088,6 @@ def compare(
             f"--test must be one of {', '.join(DEFAULT_TRIALS)}, mcnemar, got {test!r}"
         )
     _check_test_options(test, n_samples, ci_n)
-    n = (
-        DEFAULT_TRIALS.get(test, 0)
-        if n_samples is None
-        else check_n_samples(n_samples, "--n-samples")
-    )
     check_seed(seed)
     check_confidence(confidence)
     if test == "ar" and ci_n != 0:
@@ -1048,6 +1105,8 @@ def compare(
         raise SettingsError(f"--correct must be one of {', '.join(CORRECTIONS)}, got {correct!r}")
     if not 0.0 < alpha < 1.0:
         raise SettingsError(f"--alpha must be strictly between 0 and 1, got {alpha}")
+    ranked = rank or all_pairs or format == "html"
+    n = _resamples(test, n_samples, len(input) if ranked else 0, alpha, correct)
     if width is not None and not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
     cluster = ray_cluster(executor, ray_address, ray_timeout, shards=jobs)
@@ -1077,7 +1136,7 @@ def compare(
     stats = scored.stats
     if texts is not None:
         texts = replace(texts, error_spans=page_spans(scored, named.short_by_key()))
-    if rank or all_pairs or format == "html":
+    if ranked:
         if correct == "holm" and test != "mcnemar":
             warn_if_powerless(len(systems), n, alpha, "resamples" if test == "bs" else "trials")
         results_all = pairwise_results(

@@ -445,15 +445,16 @@ def render(
 
 
 def _wide(rows: list[dict[str, Any]], width: int | None) -> Table:
-    """Models x metrics: each mean, ``*`` where it differs significantly from the baseline's
-    (or, ranked, followed by its cluster); no best in bold: a score file does not say which
-    direction is better."""
+    """Models x metrics: each mean ± the half-width of its t interval (cluster-robust where
+    clustered), ``*`` where it differs significantly from the baseline's (or, ranked,
+    followed by its cluster); no best in bold: a score file does not say which direction is
+    better."""
     short = display_names(list(dict.fromkeys(r["system"] for r in rows)))
     ranked = rows[0]["cluster"] is not None
     cells = {
         (short[r["system"]], r["metric"]): Cell(
             r["score"],
-            None,
+            _half_width(r),
             f" ({r['cluster']})" if ranked else ("*" if r["significant"] else ""),
         )
         for r in rows
@@ -467,7 +468,19 @@ def _wide(rows: list[dict[str, Any]], width: int | None) -> Table:
         if ranked
         else f"* {which} < {rows[0]['alpha']:g} against the baseline, {short[rows[0]['system']]}."
     )
-    return Table(t.header, t.body, [mark], bold=t.bold)
+    conf = f"{rows[0]['confidence'] * 100:g}%"
+    clustered = rows[0]["clustered_se"] is not None
+    spread = f"±: half-width of the {conf} t interval on the " + (
+        "cluster-robust (CR1) standard error." if clustered else "standard error."
+    )
+    return Table(t.header, t.body, [spread, mark], bold=t.bold)
+
+
+def _half_width(r: dict[str, Any]) -> float | None:
+    """Half the t interval of a model's mean (the cluster-robust one where clustered)."""
+    kind = "clustered" if r["clustered_se"] is not None else "naive"
+    low, high = r[f"{kind}_ci_low"], r[f"{kind}_ci_high"]
+    return None if low is None or high is None else (high - low) / 2
 
 
 def _decimals(rows: list[dict[str, Any]], width: int | None) -> dict[str, int]:

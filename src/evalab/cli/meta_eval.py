@@ -23,7 +23,9 @@ from evalab.cli.options import (
     check_figures,
     check_layout,
     figures_option,
+    latex_caption_option,
     latex_fragment_option,
+    latex_label_option,
     latex_layout,
     latex_split_option,
     layout_option,
@@ -311,8 +313,10 @@ def meta_eval(
             "the page, else long."
         ),
     ] = None,
-    latex_split: Annotated[bool, latex_split_option()] = False,
+    latex_split: Annotated[bool | None, latex_split_option()] = None,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
+    latex_caption: Annotated[str | None, latex_caption_option()] = None,
+    latex_label: Annotated[str | None, latex_label_option()] = None,
     figures: Annotated[str | None, figures_option()] = None,
 ) -> None:
     """Meta-evaluate metrics against human scores: correlations, accuracies, CIs, clusters."""
@@ -344,7 +348,9 @@ def meta_eval(
     if not 0 <= width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {width}")
     check_layout(layout, format)
-    view = TableView(layout, latex_layout(format, latex_split, latex_fragment))
+    view = TableView(
+        layout, latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
+    )
     check_distinct_systems(list(input))
     mapping = parse_name_map(name_map)
     refs, texts = load_inputs(reference, input)

@@ -6,7 +6,8 @@ type of the setting, so every setting of every metric is reachable from the comm
 
 The option factories (:func:`ci_option`, :func:`n_samples_option`, :func:`seed_option`,
 :func:`confidence_option`, :func:`segments_option`; :func:`layout_option`,
-:func:`latex_split_option`, :func:`latex_fragment_option`; :func:`executor_option`,
+:func:`latex_split_option`, :func:`latex_fragment_option`, :func:`latex_caption_option`,
+:func:`latex_label_option`; :func:`executor_option`,
 :func:`ray_address_option`, :func:`ray_timeout_option`) give one spelling of each shared
 option; a command passes its own help text where what the option does differs.
 """
@@ -112,11 +113,34 @@ def layout_option(
 
 
 def latex_split_option() -> Any:
-    """``--latex-split``: split a LaTeX table wider than the page into parts."""
+    """``--latex-split/--no-latex-split``: how a LaTeX table wider than a column is set."""
     return typer.Option(
-        "--latex-split",
-        help="With -f latex: split a table wider than the page by columns into 'part i of k' "
-        "tables (default: one table, shrunk to the text width where wider).",
+        "--latex-split/--no-latex-split",
+        help="With -f latex: --latex-split splits a table wider than one column of a two-column "
+        "paper by columns into one-column 'part i of k' tables; --no-latex-split never splits "
+        "(a table wider than both columns is shrunk to the text width). Default: one column, "
+        "else both columns (table*), else split into parts as wide as both columns; never "
+        "smaller than \\footnotesize. The choice is named in a % comment above each table.",
+        show_default=False,
+    )
+
+
+def latex_caption_option() -> Any:
+    """``--latex-caption TEXT``: the caption of the (first) LaTeX table."""
+    return typer.Option(
+        "--latex-caption",
+        metavar="TEXT",
+        help="With -f latex: the caption of the (first) table; what its notation means follows it.",
+    )
+
+
+def latex_label_option() -> Any:
+    """``--latex-label KEY``: the ``\\label`` of the (first) LaTeX table."""
+    return typer.Option(
+        "--latex-label",
+        metavar="KEY",
+        help="With -f latex: the \\label of the (first) table (the next ones: KEY-2, KEY-3, "
+        "...; default tab:evalab-1, tab:evalab-2, ...).",
     )
 
 
@@ -185,13 +209,25 @@ def ray_cluster(
     return RayCluster(address) if timeout is None else RayCluster(address, timeout)
 
 
-def latex_layout(fmt: str, split: bool, fragment: bool, *, small: bool = False) -> LatexLayout:
-    """The LaTeX layout of ``--latex-split``/``--latex-fragment``, refused with another format
-    (they would be dropped in silence)."""
-    given = [o for o, on in (("--latex-split", split), ("--latex-fragment", fragment)) if on]
+def latex_layout(
+    fmt: str,
+    split: bool | None,
+    fragment: bool,
+    caption: str | None = None,
+    label: str | None = None,
+) -> LatexLayout:
+    """The LaTeX layout of ``--latex-split``/``--latex-fragment``/``--latex-caption``/
+    ``--latex-label``, refused with another format (they would be dropped in silence)."""
+    options = (
+        ("--latex-split" if split else "--no-latex-split", split is not None),
+        ("--latex-fragment", fragment),
+        ("--latex-caption", caption is not None),
+        ("--latex-label", label is not None),
+    )
+    given = [o for o, on in options if on]
     if given and fmt != "latex":
         raise SettingsError(f"{given[0]} applies to -f latex only, not -f {fmt}")
-    return LatexLayout(split=split, fragment=fragment, small=small)
+    return LatexLayout(split=split, fragment=fragment, caption=caption, label=label)
 
 
 def check_layout(layout: str | None, fmt: str) -> None:

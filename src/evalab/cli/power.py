@@ -17,7 +17,13 @@ import typer
 
 from evalab.cli.app import app
 from evalab.cli.compare_scores import aligned_inputs, means_of
-from evalab.cli.options import latex_fragment_option, latex_layout, latex_split_option
+from evalab.cli.options import (
+    latex_caption_option,
+    latex_fragment_option,
+    latex_label_option,
+    latex_layout,
+    latex_split_option,
+)
 from evalab.cli.output import check_format, check_out, emit_table, format_option
 from evalab.errors import SettingsError
 from evalab.items import Columns
@@ -246,13 +252,15 @@ def power(
             "-o", "--out", help="Write the output to this file (atomically) instead of stdout."
         ),
     ] = None,
-    latex_split: Annotated[bool, latex_split_option()] = False,
+    latex_split: Annotated[bool | None, latex_split_option()] = None,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
+    latex_caption: Annotated[str | None, latex_caption_option()] = None,
+    latex_label: Annotated[str | None, latex_label_option()] = None,
 ) -> None:
     """Items needed to detect a difference, and the smallest difference an evaluation detects."""
     check_out(out, [("--scores", f) for f in scores])
     check_format(format)
-    latex = latex_layout(format, latex_split, latex_fragment)
+    latex = latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
     if design is not None and design not in DESIGNS:
         raise SettingsError(f"--design must be paired or unpaired, got {design!r}")
     if items is not None and items < 2:

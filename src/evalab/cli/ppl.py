@@ -38,7 +38,9 @@ from evalab.cli.options import (
     check_layout,
     ci_option,
     confidence_option,
+    latex_caption_option,
     latex_fragment_option,
+    latex_label_option,
     latex_layout,
     latex_split_option,
     layout_option,
@@ -448,8 +450,10 @@ def ppl(
             "(a row per quantity; the default)."
         ),
     ] = None,
-    latex_split: Annotated[bool, latex_split_option()] = False,
+    latex_split: Annotated[bool | None, latex_split_option()] = None,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
+    latex_caption: Annotated[str | None, latex_caption_option()] = None,
+    latex_label: Annotated[str | None, latex_label_option()] = None,
 ) -> None:
     """Perplexity, cross-entropy and bits per token/byte of a causal LM on a text, or of saved logits."""
     if input is not None and text_file is not None:
@@ -459,7 +463,9 @@ def ppl(
     check_out(out, read)
     check_format(format)
     check_layout(layout, format)
-    view = TableView(layout, latex_layout(format, latex_split, latex_fragment))
+    view = TableView(
+        layout, latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
+    )
     check_resampling(ci, n_samples, seed, confidence, logits, documents)
     check_segments_path(segments, out, read)
     check_sources(

@@ -15,21 +15,37 @@ import numpy as np
 import typer
 
 from evalab.cli.app import app
-from evalab.cli.output import check_format, check_out, emit_table, format_option
+from evalab.cli.output import (
+    PAGE_FORMATS,
+    check_format,
+    check_out,
+    emit,
+    emit_table,
+    format_option,
+)
 from evalab.errors import InputError, SettingsError
 from evalab.io import read_records
 from evalab.items.preferences import read_annotations, read_battles
-from evalab.numbers import NumberError, parse_number
+from evalab.numbers import NumberError, parse_number, read_value
+from evalab.report.leaderboard import leaderboard_figure, leaderboard_html
 from evalab.report.table import Interval, Number, NumberText, Table, TableCell
 from evalab.stats.agreement import LEVELS, WEIGHTS, Agreement
-from evalab.stats.bradley_terry import TIES, Battles, BradleyTerry, EloScale, bradley_terry
+from evalab.stats.bradley_terry import (
+    RESAMPLES,
+    TIES,
+    Battles,
+    BradleyTerry,
+    EloScale,
+    bradley_terry,
+)
 from evalab.stats.preferences import win_rates
 from evalab.stats.resampling import DEFAULT_SEED
+from evalab.stats.style_control import StyleControlled, style_controlled, style_features
 
 Samples = Annotated[int, typer.Option("-n", "--n-samples", help="Bootstrap resamples.")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap (0 is a seed too).")]
 Confidence = Annotated[float, typer.Option("--confidence", help="Confidence of the intervals.")]
-Fmt = Annotated[str, format_option()]
+Fmt = Annotated[str, format_option(PAGE_FORMATS)]
 Out = Annotated[str | None, typer.Option("-o", "--out", help="Write to this file.")]
 
 
@@ -63,7 +79,7 @@ def winrate(
     out: Out = None,
 ) -> None:
     """Win rates against a baseline from judge preferences (AlpacaEval's figures, with CIs)."""
-    check_format(fmt)
+    check_format(fmt, PAGE_FORMATS)
     named = [_named(a) for a in annotations]
     check_out(out, [("ANNOTATIONS", path) for _, path in named])
     table = win_rates(
@@ -97,6 +113,19 @@ def winrate(
     ]
     header = ["model", "win rate", "CI", "W/D/L", "n", "discrete", "avg length", "cluster"]
     data = [_rate_json(r, table.ranking.clusters[i]) for i, r in zip(order, rates, strict=True)]
+    if fmt == "html":
+        figure = leaderboard_figure(
+            f"Win rate against {base}",
+            [r.model for r in rates],
+            [r.win_rate for r in rates],
+            [r.ci.low for r in rates],
+            [r.ci.high for r in rates],
+            [table.ranking.clusters[i] for i in order],
+            xlabel="win rate (%)",
+            interval=f"{confidence:.0%} CI",
+        )
+        emit(leaderboard_html("Win rates", figure, Table(header, body), footer), out)
+        return
     emit_table(fmt, Table(header, body, footer), out, data=data)
 
 
@@ -146,6 +175,17 @@ def arena(
         str | None,
         typer.Option("--anchor", help="NAME=RATING: fix one model's rating (default: mean 1000)."),
     ] = None,
+    style: Annotated[
+        list[str],
+        typer.Option(
+            "--style",
+            help="Style control: a per-side covariate NAME (fields NAME_a and NAME_b, or NAME "
+            "with {} for a and b, e.g. sum_assistant_{}_tokens); repeat for several.",
+        ),
+    ] = [],  # noqa: B006
+    l2: Annotated[
+        float, typer.Option("--l2", help="With --style: L2 penalty (FastChat's reg is 0.5).")
+    ] = 0.0,
     n_samples: Samples = 1000,
     seed: Seed = DEFAULT_SEED,
     confidence: Confidence = 0.95,
@@ -153,25 +193,109 @@ def arena(
     out: Out = None,
 ) -> None:
     """Bradley–Terry ratings (Elo scale) from pairwise battles, with CIs and clusters."""
-    check_format(fmt)
+    check_format(fmt, PAGE_FORMATS)
     if ties not in TIES:
         raise SettingsError(f"--ties must be one of {', '.join(TIES)}, got {ties!r}")
-    if resample not in ("battles", "items"):
+    if resample not in RESAMPLES:
         raise SettingsError(f"--resample must be battles or items, got {resample!r}")
     check_out(out, [("BATTLES", battles)])
-    rec = read_battles(battles)
+    rec = read_battles(battles, tuple(style))
     name, rating = _anchor(anchor)
-    result = bradley_terry(
-        Battles.from_names(rec.model_a, rec.model_b, rec.outcome, rec.items),
-        ties=ties,
-        scale=EloScale(anchor=name, anchor_rating=rating),
-        resample=resample,  # type: ignore[arg-type]
-        n_samples=n_samples,
-        confidence=confidence,
-        seed=seed,
-    )
-    table, data = _arena_table(result)
+    fight = Battles.from_names(rec.model_a, rec.model_b, rec.outcome, rec.items)
+    scale = EloScale(anchor=name, anchor_rating=rating)
+    data: Any
+    if rec.style is not None:
+        x = style_features(rec.style[..., 0], rec.style[..., 1])
+        controlled = style_controlled(
+            fight,
+            x,
+            style,
+            ties=ties,
+            l2=l2,
+            scale=scale,
+            resample=resample,
+            n_samples=n_samples,
+            confidence=confidence,
+            seed=seed,
+        )
+        table, data = _style_table(controlled)
+        if fmt == "html":
+            raise SettingsError("-f html draws the ratings of a fit without --style")
+    else:
+        result = bradley_terry(
+            fight,
+            ties=ties,
+            scale=scale,
+            resample=resample,
+            n_samples=n_samples,
+            confidence=confidence,
+            seed=seed,
+        )
+        table, data = _arena_table(result)
+        if fmt == "html":
+            order = result.ranking.order
+            figure = leaderboard_figure(
+                "Bradley–Terry ratings",
+                [result.models[i] for i in order],
+                [float(result.ratings[i]) for i in order],
+                [float(result.low[i]) for i in order],
+                [float(result.high[i]) for i in order],
+                [result.ranking.clusters[i] for i in order],
+                xlabel="rating (Elo scale)",
+                interval=f"{result.confidence:.0%} CI",
+            )
+            emit(leaderboard_html("Arena ratings", figure, table, table.footer), out)
+            return
     emit_table(fmt, table, out, data=data)
+
+
+def _style_table(result: StyleControlled) -> tuple[Table, dict[str, Any]]:
+    """Style-controlled ratings best first, and the covariates' effects."""
+    order = np.argsort(-result.ratings, kind="stable")
+    body: list[list[TableCell]] = [
+        [
+            result.models[i],
+            Number(float(result.ratings[i]), 1),
+            Interval(float(result.low[i]), float(result.high[i]), 1),
+        ]
+        for i in order
+    ]
+    body += [
+        [f"style: {name}", Number(float(e), 3), Interval(float(lo), float(hi), 3)]
+        for name, e, lo, hi in zip(
+            result.features, result.effects, result.effects_low, result.effects_high, strict=True
+        )
+    ]
+    footer = [
+        "Bradley–Terry with style control: ratings net of the style covariates, each "
+        "(a - b) / (a + b + 1) standardised; a style row is its effect in log-odds per "
+        f"standard deviation; {result.confidence:.0%} bootstrap intervals over "
+        f"{result.resample} ({result.n_samples} resamples)",
+        result.signature,
+    ]
+    data = {
+        "ratings": [
+            {
+                "model": result.models[i],
+                "rating": float(result.ratings[i]),
+                "ci_low": float(result.low[i]),
+                "ci_high": float(result.high[i]),
+            }
+            for i in order
+        ],
+        "style": [
+            {"covariate": n, "effect": float(e), "ci_low": float(lo), "ci_high": float(hi)}
+            for n, e, lo, hi in zip(
+                result.features,
+                result.effects,
+                result.effects_low,
+                result.effects_high,
+                strict=True,
+            )
+        ],
+        "signature": result.signature,
+    }
+    return Table(["model", "rating", "CI"], body, footer), data
 
 
 def _arena_table(result: BradleyTerry) -> tuple[Table, list[dict[str, Any]]]:
@@ -230,8 +354,8 @@ def _ratings_table(path: str, item_column: str | None) -> tuple[list[str], np.nd
             if cell is None or (isinstance(cell, str) and not cell.strip()):
                 continue
             try:
-                values[i, j] = parse_number(cell) if isinstance(cell, str) else float(cell)
-            except (NumberError, TypeError, ValueError) as exc:
+                values[i, j] = float(read_value(cell))
+            except (NumberError, TypeError) as exc:
                 raise InputError(
                     f"{path}: line {record.line}: rater {column!r}: {exc} (a rating is a number; "
                     "leave the cell empty for a missing one)"
@@ -263,7 +387,7 @@ def agreement(
     n_samples: Samples = 1000,
     seed: Seed = DEFAULT_SEED,
     confidence: Confidence = 0.95,
-    fmt: Fmt = "table",
+    fmt: Annotated[str, format_option()] = "table",
     out: Out = None,
 ) -> None:
     """Agreement between raters (Krippendorff's α, Cohen's κ, Fleiss' κ) with a CI over items."""
@@ -314,11 +438,12 @@ def _agreement(
 ) -> Agreement:
     from evalab.stats.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
 
-    boot = {"n_samples": n_samples, "confidence": confidence, "seed": seed}
     if coefficient == "alpha":
         if level not in LEVELS:
             raise SettingsError(f"--level must be one of {', '.join(LEVELS)}, got {level!r}")
-        return krippendorff_alpha(values, level, **boot)  # type: ignore[arg-type]
+        return krippendorff_alpha(
+            values, level, n_samples=n_samples, confidence=confidence, seed=seed
+        )
     if coefficient == "cohen":
         if weights not in WEIGHTS:
             raise SettingsError(f"--weights must be one of {', '.join(WEIGHTS)}, got {weights!r}")
@@ -327,7 +452,14 @@ def _agreement(
                 f"Cohen's kappa compares two raters; the file has {len(raters)} "
                 f"({', '.join(raters)}): use --coefficient fleiss or alpha"
             )
-        return cohen_kappa(values[:, 0], values[:, 1], weights, **boot)  # type: ignore[arg-type]
+        return cohen_kappa(
+            values[:, 0],
+            values[:, 1],
+            weights,
+            n_samples=n_samples,
+            confidence=confidence,
+            seed=seed,
+        )
     if coefficient == "fleiss":
-        return fleiss_kappa(values, **boot)  # type: ignore[arg-type]
+        return fleiss_kappa(values, n_samples=n_samples, confidence=confidence, seed=seed)
     raise SettingsError(f"--coefficient must be alpha, cohen or fleiss, got {coefficient!r}")

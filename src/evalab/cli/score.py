@@ -23,7 +23,9 @@ from evalab.cli.options import (
     ci_option,
     confidence_option,
     executor_option,
+    latex_caption_option,
     latex_fragment_option,
+    latex_label_option,
     latex_layout,
     latex_split_option,
     layout_option,
@@ -352,8 +354,10 @@ def score(
         ),
     ] = False,
     layout: Annotated[str | None, layout_option()] = None,
-    latex_split: Annotated[bool, latex_split_option()] = False,
+    latex_split: Annotated[bool | None, latex_split_option()] = None,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
+    latex_caption: Annotated[str | None, latex_caption_option()] = None,
+    latex_label: Annotated[str | None, latex_label_option()] = None,
     align: Annotated[
         int | None,
         typer.Option(
@@ -386,7 +390,7 @@ def score(
     check_out(out, read)
     check_format(format)
     check_layout(layout, format)
-    latex = latex_layout(format, latex_split, latex_fragment)
+    latex = latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
     check_score_only(score_only, format, align is not None or errors is not None)
     if align is not None or errors is not None:
         from evalab.cli.score_alignments import check_align_options
@@ -562,6 +566,8 @@ def _run_paired(given: dict[str, Any]) -> None:
         layout=given["layout"],
         latex_split=given["latex_split"],
         latex_fragment=given["latex_fragment"],
+        latex_caption=given["latex_caption"],
+        latex_label=given["latex_label"],
     )
 
 

@@ -20,7 +20,9 @@ from evalab.cli.options import (
     check_layout,
     ci_option,
     confidence_option,
+    latex_caption_option,
     latex_fragment_option,
+    latex_label_option,
     latex_layout,
     latex_split_option,
     layout_option,
@@ -240,8 +242,10 @@ def semsim(
             "Default: wide for -f latex and -f markdown with several systems, else long."
         ),
     ] = None,
-    latex_split: Annotated[bool, latex_split_option()] = False,
+    latex_split: Annotated[bool | None, latex_split_option()] = None,
     latex_fragment: Annotated[bool, latex_fragment_option()] = False,
+    latex_caption: Annotated[str | None, latex_caption_option()] = None,
+    latex_label: Annotated[str | None, latex_label_option()] = None,
 ) -> None:
     """Score systems with BERTScore P/R/F1; `semsim baseline` makes a rescaling baseline."""
     if ctx.invoked_subcommand is not None:
@@ -256,7 +260,9 @@ def semsim(
     check_out(explain_html, read, option="--explain-html", outputs=[("--out", out)])
     check_format(format)
     check_layout(layout, format)
-    view = TableView(layout, latex_layout(format, latex_split, latex_fragment))
+    view = TableView(
+        layout, latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
+    )
     check_n_samples(n_samples, "--n-samples")
     check_seed(seed)
     check_confidence(confidence)

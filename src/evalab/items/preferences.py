@@ -149,6 +149,8 @@ class BattleRecords:
     model_b: tuple[str, ...]
     outcome: np.ndarray
     items: tuple[str, ...] | None
+    #: ``[battles, covariates, 2]``: each style covariate's value for model_a and model_b
+    style: np.ndarray | None = None
 
 
 def _outcome(record: dict[str, Any], label: str, where: str) -> float:
@@ -191,14 +193,51 @@ def _battle_records(path: str) -> tuple[list[tuple[int, dict[str, Any]]], str, s
     return [(r.line, dict(r.fields)) for r in records], label, "line"
 
 
-def read_battles(path: str) -> BattleRecords:
-    """Arena-style battles from a JSON list, JSON Lines, CSV or TSV file."""
+def _side_value(record: dict[str, Any], key: str, label: str, where: str) -> float:
+    """A style value of one side: top level or in ``conv_metadata``; a dict of counts sums."""
+    meta = record.get("conv_metadata")
+    value = record.get(key, meta.get(key) if isinstance(meta, dict) else None)
+    if isinstance(value, dict):
+        counts = list(value.values())
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in counts):
+            raise InputError(
+                f"{label}: {where}: style covariate {key!r} holds counts that are not all "
+                f"numbers: {value!r}"
+            )
+        value = sum(counts)
+    if isinstance(value, Refused):
+        raise InputError(f"{label}: {where}: {key} {value.error}")
+    if isinstance(value, str):
+        try:
+            value = parse_number(value)
+        except NumberError as exc:
+            raise InputError(f"{label}: {where}: {key} {exc}") from None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InputError(
+            f"{label}: {where}: style covariate {key!r} must be a number, got {value!r}"
+        )
+    return float(value)
+
+
+def _style_keys(name: str) -> tuple[str, str]:
+    """The two sides' field names: ``NAME_a``/``NAME_b``, or ``{}`` filled with a and b."""
+    if "{}" in name:
+        return name.replace("{}", "a"), name.replace("{}", "b")
+    return f"{name}_a", f"{name}_b"
+
+
+def read_battles(path: str, style: tuple[str, ...] = ()) -> BattleRecords:
+    """Arena-style battles from a JSON list, JSON Lines, CSV or TSV file; ``style`` names the
+    per-side covariates to read (``length`` reads ``length_a`` and ``length_b``)."""
     records, label, unit = _battle_records(path)
     if not records:
         raise InputError(f"{label}: no battles")
-    a, b, out, items = [], [], [], []
+    a, b, out, items, sides = [], [], [], [], []
     for no, record in records:
         where = f"{unit} {no}"
+        sides.append(
+            [[_side_value(record, key, label, where) for key in _style_keys(s)] for s in style]
+        )
         a.append(_text(record, "model_a", label, no))
         b.append(_text(record, "model_b", label, no))
         if a[-1] == b[-1]:
@@ -209,4 +248,10 @@ def read_battles(path: str) -> BattleRecords:
     if known and len(known) != len(items):
         first = items.index(None) + 1
         raise InputError(f"{label}: battle {first} names no item though others do")
-    return BattleRecords(tuple(a), tuple(b), np.array(out), tuple(known) if known else None)
+    return BattleRecords(
+        tuple(a),
+        tuple(b),
+        np.array(out),
+        tuple(known) if known else None,
+        np.array(sides, dtype=np.float64) if style else None,
+    )

@@ -59,11 +59,7 @@ def numeric(value: object, where: str) -> float:
     if isinstance(value, bool):
         return float(value)
     try:
-        if isinstance(value, str):
-            return numbers.parse_float(value.strip())
-        if isinstance(value, numbers.Refused):
-            raise value.error
-        return float(numbers.number_value(value))
+        return float(numbers.read_value(value.strip() if isinstance(value, str) else value))
     except TypeError:
         raise InputError(f"{where}: score {value!r} is not a number") from None
     except numbers.NumberError as exc:

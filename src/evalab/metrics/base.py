@@ -202,9 +202,10 @@ def _coerce(name: str, raw: str, hint: Any) -> Any:
             return numbers.parse_float(raw)
         if hint is str:
             return raw
-    except ValueError:
+    except ValueError as exc:
+        why = f": {numbers.REASONS[exc.reason]}" if isinstance(exc, numbers.NumberError) else ""
         raise SettingsError(
-            f"setting {name!r}: cannot read {raw!r} as {_type_name(hint)}"
+            f"setting {name!r}: cannot read {raw!r} as {_type_name(hint)}{why}"
         ) from None
     return raw
 

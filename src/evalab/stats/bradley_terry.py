@@ -49,11 +49,20 @@ from evalab.stats.paired import _p_values, bootstrap_null
 from evalab.stats.ranking import Ranking, rank_systems
 from evalab.stats.resampling import DEFAULT_SEED, bootstrap_counts, check_n_samples, check_seed
 
-__all__ = ["TIES", "Battles", "BradleyTerry", "EloScale", "bradley_terry", "fit_strengths"]
+__all__ = [
+    "RESAMPLES",
+    "TIES",
+    "Battles",
+    "BradleyTerry",
+    "EloScale",
+    "bradley_terry",
+    "fit_strengths",
+]
 
 Ties = Literal["half", "drop"]
 Resample = Literal["battles", "items"]
 TIES: tuple[Ties, ...] = ("half", "drop")
+RESAMPLES: tuple[Resample, ...] = ("battles", "items")
 
 #: Newton stops when every model's gradient is below this, per battle
 _TOL = 1e-10

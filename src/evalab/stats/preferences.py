@@ -16,9 +16,11 @@ the last digit on its own annotation files:
 
 Beyond AlpacaEval: a percentile bootstrap interval of the win rate over instructions, and
 the paired comparison of any two models judged against the same baseline on the same
-instructions (their per-instruction ``p - 1`` are item scores: the paired t test of
-:func:`evalab.stats.items.compare_items`, Holm over all pairs), with significance clusters
-from :func:`evalab.stats.ranking.rank_systems`.
+instructions (the paired t test of their per-instruction ``p - 1``, as ``scipy.stats.ttest_rel``,
+Holm over all pairs), with significance clusters from
+:func:`evalab.stats.ranking.rank_systems`. Every model's interval is drawn from the same
+resamples of its instructions (one resampling matrix per number of verdicts), so 200 models
+cost one matrix product.
 """
 
 from __future__ import annotations
@@ -32,9 +34,10 @@ import numpy as np
 from evalab.errors import InputError
 from evalab.items.preferences import PreferenceSet
 from evalab.stats.bootstrap import check_confidence, percentile_interval
-from evalab.stats.items import Interval, ItemComparison, ItemMeans, compare_items
+from evalab.stats.items import Interval
 from evalab.stats.ranking import Ranking, rank_systems
 from evalab.stats.resampling import DEFAULT_SEED, bootstrap_counts, check_n_samples, check_seed
+from evalab.stats.seed_stats import t_sf2_many
 
 __all__ = ["WinRate", "WinRateTable", "win_rate", "win_rates"]
 
@@ -64,6 +67,24 @@ def _verdicts(preference: np.ndarray) -> np.ndarray:
     return p[keep] - 1.0
 
 
+def _intervals(
+    columns: Sequence[np.ndarray], n_samples: int, seed: int, confidence: float
+) -> list[Interval]:
+    """Percentile intervals of each column's mean (percent); one resampling matrix per size,
+    so a column's interval is the same alone or among others."""
+    check_n_samples(n_samples)
+    check_confidence(confidence)
+    out: list[Interval | None] = [None] * len(columns)
+    for size in sorted({x.size for x in columns}):
+        which = [k for k, x in enumerate(columns) if x.size == size]
+        counts = np.concatenate(list(bootstrap_counts(size, n_samples, seed))).astype(np.float64)
+        means = counts @ np.column_stack([columns[k] for k in which]) / size
+        for col, k in enumerate(which):
+            _, low, high = percentile_interval(means[:, col], confidence)
+            out[k] = Interval(low * 100, high * 100)
+    return [iv for iv in out if iv is not None]
+
+
 def win_rate(
     prefs: PreferenceSet,
     *,
@@ -75,13 +96,14 @@ def win_rate(
     x = _verdicts(prefs.preference)
     if x.size < 2:
         raise InputError(f"{prefs.source}: {x.size} verdicts in [1, 2]; a win rate needs 2")
+    return _win_rate(prefs, x, _intervals([x], n_samples, seed, confidence)[0])
+
+
+def _win_rate(prefs: PreferenceSet, x: np.ndarray, ci: Interval) -> WinRate:
+    """AlpacaEval's figures of one set from its counted verdicts ``x`` (``p - 1``)."""
     p = np.where(prefs.preference == 0.0, 1.5, prefs.preference)
     rounded = np.round(np.where(p == 1.5, 0.0, p))
     discrete = _verdicts(rounded[np.isfinite(rounded)])
-    means = [
-        counts @ x / x.size for counts in bootstrap_counts(x.size, check_n_samples(n_samples), seed)
-    ]
-    _, low, high = percentile_interval(np.concatenate(means), check_confidence(confidence))
     return WinRate(
         prefs.model,
         prefs.baseline,
@@ -93,7 +115,7 @@ def win_rate(
         int(x.size),
         float(discrete.mean() * 100),
         int(prefs.lengths.mean()),
-        Interval(low * 100, high * 100),
+        ci,
     )
 
 
@@ -102,8 +124,9 @@ class WinRateTable:
     """Every model's win rate, the paired comparisons on shared instructions, and clusters."""
 
     rates: tuple[WinRate, ...]
-    #: the paired comparisons (all pairs) on the instructions every model was judged on
-    comparison: ItemComparison
+    #: ``[models, models]`` two-sided paired t test p-values (not adjusted) of every pair on
+    #: the instructions every model was judged on; NaN on the diagonal
+    p_values: np.ndarray
     ranking: Ranking
     shared_items: int
     n_samples: int
@@ -149,17 +172,37 @@ def win_rates(
     if len(set(names)) != len(names):
         raise InputError("two annotation sets name the same model; name them NAME=PATH")
     seed = check_seed(seed)
-    rates = tuple(win_rate(s, n_samples=n_samples, confidence=confidence, seed=seed) for s in sets)
-    shared = _shared(sets) if len(sets) > 1 else [_verdicts(sets[0].preference)]
-    means = [ItemMeans(v, np.ones(v.size), None) for v in shared]
-    comparison = compare_items(
-        names, means, baseline=None, confidence=confidence, n_samples=0, seed=seed
-    )
-    p = np.full((len(sets), len(sets)), np.nan)
-    for pair in comparison.pairs:
-        i, j = names.index(pair.model), names.index(pair.baseline)
-        p[i, j] = p[j, i] = pair.p_value
+    counted = [_verdicts(s.preference) for s in sets]
+    for s, x in zip(sets, counted, strict=True):
+        if x.size < 2:
+            raise InputError(f"{s.source}: {x.size} verdicts in [1, 2]; a win rate needs 2")
+    intervals = _intervals(counted, n_samples, seed, confidence)
+    rates = tuple(_win_rate(s, x, ci) for s, x, ci in zip(sets, counted, intervals, strict=True))
+    shared = np.column_stack(_shared(sets)) if len(sets) > 1 else counted[0][:, None]
+    p = _paired_p_values(shared)
     ranking = rank_systems([r.win_rate for r in rates], p, alpha, "holm")
-    return WinRateTable(
-        rates, comparison, ranking, int(shared[0].size), n_samples, seed, confidence
-    )
+    return WinRateTable(rates, p, ranking, int(shared.shape[0]), n_samples, seed, confidence)
+
+
+def _paired_p_values(x: np.ndarray) -> np.ndarray:
+    """Paired t test p-values of every pair of columns of ``x`` ``[items, models]`` (as
+    ``scipy.stats.ttest_rel``); 1 where a difference never varies and is zero."""
+    n, m = x.shape
+    out = np.full((m, m), np.nan)
+    if m < 2:
+        return out
+    cov = np.cov(x, rowvar=False, ddof=1)
+    i, j = np.triu_indices(m, k=1)
+    means = x.mean(axis=0)
+    diff = means[i] - means[j]
+    se = np.sqrt(np.maximum(cov[i, i] + cov[j, j] - 2 * cov[i, j], 0.0) / n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(
+            se > 0,
+            diff / np.where(se > 0, se, 1.0),
+            np.where(diff == 0, 0.0, np.copysign(np.inf, diff)),
+        )
+    p = t_sf2_many(t, n - 1)
+    out[i, j] = p
+    out[j, i] = p
+    return out

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -149,10 +150,32 @@ def test_a_value_is_never_in_the_text_a_shell_runs(place, data):
         assert not line.env  # no shell: the argv carries the values as they are
 
 
-def test_a_very_long_value_is_refused_with_a_line_in_every_context(place):
+def _hydra_reads(word: str) -> str:
+    """What Hydra's override grammar reads from a value ``hydra_value`` wrote: a quoted
+    value's backslash runs before a quote (or the end) halved, an odd one quoting it."""
+    if not (len(word) >= 2 and word[0] == word[-1] == "'"):
+        return word
+    return re.sub(
+        r"(\\+)('|\Z)",
+        lambda m: "\\" * (len(m.group(1)) // 2) + ("'" if len(m.group(1)) % 2 else ""),
+        word[1:-1],
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_hydra_reads_back_exactly_the_value_written(value):
+    assert _hydra_reads(hydra_value(value)) == value
+
+
+def test_a_very_long_value_or_a_lone_surrogate_is_refused_with_a_line_in_every_context(place):
     for context in CONTEXTS:
         with pytest.raises(TemplateError, match="bytes, more than one program argument carries"):
             _render(context, place, "a" * 200_000)
+        with pytest.raises(
+            TemplateError, match=r"no program argument can carry \(a lone surrogate"
+        ):
+            _render(context, place, "a\ud800b")
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

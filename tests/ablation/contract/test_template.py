@@ -24,7 +24,8 @@ SCALARS = st.one_of(
     st.booleans(),
     st.integers(-1000, 1000),
     st.floats(allow_nan=False, allow_infinity=False),
-    st.text(st.characters(exclude_characters="\0"), max_size=8),  # NUL: refused (below)
+    # NUL and lone surrogates: no argument carries them (refused: tests/ablation/contract/test_shellsyntax.py)
+    st.text(st.characters(exclude_characters="\0", exclude_categories=("Cs",)), max_size=8),
 )
 VALUES = st.one_of(SCALARS, st.lists(st.integers(-50, 50), max_size=3))
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -468,3 +469,44 @@ def test_wandb_run_dicts_as_json_lines_or_a_pandas_csv_of_their_reprs(tmp_path, 
             "columns not used" not in r.stderr
         )  # pandas' index column and W&B's _step are no columns of a run
         same_report(study, local_db, db)
+
+
+def test_numbers_of_hydra_yaml_and_wandb_cells_follow_the_grammar(tmp_path, local):
+    """YAML reads ``1_0`` as ten and ``.inf`` as a number, ``ast.literal_eval`` reads ``1_0``
+    as ten and any digits as an int: each is refused with the file and key, as every number
+    a user gives (evalab.numbers)."""
+    pytest.importorskip("yaml")
+    study, _, runs = local
+    for n, (text, needle) in enumerate(
+        [("1_0", "'1_0': not a decimal number"), (".inf", "'.inf': not a finite number")]
+    ):
+        folder = write_hydra(tmp_path / str(n), runs)
+        config = next(folder.rglob("0/.hydra/config.yaml"))
+        config.write_text(
+            re.sub(r"(?m)^shift: .*$", f"shift: {text}", config.read_text(encoding="utf-8")),
+            encoding="utf-8",
+        )
+        args = ("ablate", "import", folder, "--study", study, "--db", tmp_path / "x.db")
+        assert_refused(
+            (*args, "--metrics-file", "result.json"),
+            f"{config}: shift: {needle}",
+            watch=(tmp_path,),
+        )
+    for cell, needle in (
+        ("{'acc': 1_0, 'loss': 0.5}", "'1_0': not a decimal number"),
+        (
+            "{'acc': " + "9" * 400 + ", 'loss': 0.5}",
+            "'999999999999999999999999'... (400 characters): an integer beyond 2**53",
+        ),
+    ):
+        r = runs[0]
+        config = repr({**r.config, "seed": r.seed})
+        export = tmp_path / "wandb.csv"
+        export.write_text(
+            csv_text(["name", "state", "config", "summary"], [["r0", "finished", config, cell]])
+        )
+        assert_refused(
+            ("ablate", "import", export, "--study", study, "--db", tmp_path / "x.db"),
+            f"{export}:2: column 'summary': {needle}",
+            watch=(tmp_path,),
+        )

@@ -370,3 +370,22 @@ def test_a_study_file_with_a_byte_order_mark_reads_as_without(run_cli, tmp_path)
     marked = run_cli("ablate", "status", study, "--db", tmp_path / "s.db", "-f", "json")
     assert plain.exit_code == marked.exit_code == 0, marked.stderr
     assert marked.stdout == plain.stdout and load_study(study).name == "synth"
+
+
+@pytest.mark.parametrize(
+    ("key", "text", "needle"),
+    [
+        ("timeout", "1e400", "study.timeout: 'inf': not a finite number"),
+        ("timeout", "nan", "study.timeout: 'nan': not a finite number"),
+        ("retries", "9" * 400, "study.retries: '999999999999999999999999'... (400 characters)"),
+    ],
+)
+def test_a_study_s_numbers_are_held_to_the_grammar_s_range(tmp_path, key, text, needle):
+    """TOML reads 1e400 as inf and any digits as an int: refused with the key and its line,
+    never an OverflowError or an endless timeout."""
+    path = write_study(tmp_path)
+    study = path.read_text(encoding="utf-8").replace(f"\n{key} = ", f"\n{key} = {text}\n# was: ")
+    path.write_text(study, encoding="utf-8")
+    with pytest.raises(SettingsError) as info:
+        load_study(path)
+    assert "study.toml:" in str(info.value) and needle in str(info.value), str(info.value)

@@ -227,11 +227,19 @@ def _check_value(p: Placeholder, words: list[str]) -> None:
                 f"{{{p.name}}}'s value {_short(w)} holds a NUL character, which no program "
                 "argument can carry; give such a value to the script through {config}",
             )
-        if len(os.fsencode(w)) > ARG_LIMIT:
+        try:
+            size = len(os.fsencode(w))
+        except UnicodeEncodeError:  # a lone surrogate: no bytes stand for it
             raise TemplateError(
                 p.offset,
-                f"{{{p.name}}}'s value is {len(os.fsencode(w))} bytes, more than one program "
-                f"argument carries ({ARG_LIMIT}); give it to the script through {{config}}",
+                f"{{{p.name}}}'s value {_short(w)} holds a character no program argument can "
+                "carry (a lone surrogate); give such a value to the script through {config}",
+            ) from None
+        if size > ARG_LIMIT:
+            raise TemplateError(
+                p.offset,
+                f"{{{p.name}}}'s value is {size} bytes, more than one program argument carries "
+                f"({ARG_LIMIT}); give it to the script through {{config}}",
             )
     if p.slot.code and not all(PLAIN.fullmatch(w) for w in words):
         raise TemplateError(
@@ -442,10 +450,14 @@ def _scalar(value: Any, key: str) -> str:
 
 
 def hydra_value(value: Any, key: str = "") -> str:
-    """A value in Hydra's override grammar.
+    r"""A value in Hydra's override grammar. In a quoted value Hydra reads ``\'`` as a
+    quote and a run of backslashes before a quote (or the closing one) as half as many, so
+    those runs are doubled; other backslashes stay as they are.
 
     >>> hydra_value("adam"), hydra_value("3"), hydra_value("a b"), hydra_value([1, "x", True])
     ('adam', "'3'", "'a b'", '[1,x,true]')
+    >>> print(hydra_value("it's"), hydra_value("C:\\dir\\"), hydra_value("a\\b"))
+    'it\'s' 'C:\dir\\' 'a\b'
     """
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -458,4 +470,5 @@ def hydra_value(value: Any, key: str = "") -> str:
     text = str(value)
     if _HYDRA_BARE.fullmatch(text) and text.lower() not in _HYDRA_WORDS:
         return text
-    return "'" + text.replace("'", "\\'") + "'"
+    quoted = re.sub(r"(\\*)'", lambda m: m.group(1) * 2 + "\\'", text)
+    return "'" + re.sub(r"(\\+)\Z", r"\1\1", quoted) + "'"

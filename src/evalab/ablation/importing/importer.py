@@ -377,11 +377,7 @@ def _number(raw: Any, name: str, where: str) -> float:
         )
     needs = "every metric the runs return needs a finite number"
     try:
-        if isinstance(raw, numbers.Refused):
-            raise raw.error
-        return float(
-            numbers.parse_number(raw) if isinstance(raw, str) else numbers.number_value(raw)
-        )
+        return float(numbers.read_value(raw))
     except TypeError:
         raise InputError(f"{where}: metric {name} is {raw!r:.60}; {needs}") from None
     except numbers.NumberError as exc:
