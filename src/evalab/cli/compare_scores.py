@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from evalab.cli.names import display_names
+from evalab.cli.names import display_names, split_named
 from evalab.cli.output import (
     DEFAULT_VIEW,
     TableView,
@@ -46,7 +46,14 @@ from evalab.stats.items import (
 from evalab.stats.ranking import Ranking, rank_systems
 from evalab.stats.resampling import check_n_samples, check_seed
 
-__all__ = ["ScoreOptions", "aligned_inputs", "check_mode", "compare_scores", "means_of"]
+__all__ = [
+    "ScoreOptions",
+    "aligned_inputs",
+    "check_mode",
+    "compare_scores",
+    "means_of",
+    "read_named",
+]
 
 
 @dataclass(frozen=True)
@@ -78,12 +85,10 @@ class ScoreOptions:
         return "holm" if self.rank or self.all_pairs else "none"
 
 
-def check_mode(
-    per_item: bool, text_options: dict[str, bool], item_options: dict[str, bool]
-) -> None:
+def check_mode(per_item: bool, text_given: list[str], items_given: list[str]) -> None:
     """Refuse an option of the other mode of ``compare`` (``-r``/``-i`` texts or ``--scores``
-    files; ``*_options`` map an option to whether it was given): it would be ignored."""
-    given = [o for o, g in (text_options if per_item else item_options).items() if g]
+    files; ``*_given``: the options of each mode given): it would be ignored."""
+    given = text_given if per_item else items_given
     if given and per_item:
         raise SettingsError(
             f"{given[0]} applies to -r/-i system outputs, not to --scores per-item files"
@@ -107,13 +112,32 @@ def _check(files: list[str], opts: ScoreOptions) -> None:
         raise SettingsError(f"--width must be between 0 and 16, got {opts.width}")
 
 
+def read_named(files: list[str], columns: Columns) -> list[ScoreSet]:
+    """The score sets of every ``--scores`` item (``PATH`` or ``NAME=PATH``), each model
+    called ``NAME``, else what its log says (inspect's ``eval.model``, lm-eval's model),
+    else its path; two files whose logs name one model are called by their paths."""
+    named = [split_named(f, "--scores") for f in files]
+    if sum(path == "-" for _, path in named) > 1:
+        raise SettingsError("stdin ('-') can be used for only one file")
+    read = [(name, path, read_scores(path, columns)) for name, path in named]
+    logged: dict[str, set[str]] = {}
+    for name, path, sets in read:
+        for s in sets:
+            if name is None:
+                logged.setdefault(s.model, set()).add(path)
+    out: list[ScoreSet] = []
+    for name, path, sets in read:
+        for s in sets:
+            model = name or (s.model if len(logged[s.model]) == 1 else path)
+            out.append(s if model == s.model else dataclasses.replace(s, model=model))
+    return out
+
+
 def aligned_inputs(
     files: list[str], columns: Columns, common: bool, minimum: int = 2
 ) -> list[Aligned]:
     """Read every file and align its score sets by metric (at least ``minimum`` models)."""
-    sets: list[ScoreSet] = []
-    for f in files:
-        sets += read_scores(f, columns)
+    sets = read_named(files, columns)
     models = list(dict.fromkeys(s.model for s in sets))
     if len(models) < minimum:
         raise SettingsError(

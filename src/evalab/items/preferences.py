@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from evalab.errors import InputError
-from evalab.io import Record, read_records, read_text
+from evalab.io import Record, data_suffix, read_records, read_text
 from evalab.numbers import NumberError, Refused, loads, parse_number
 
 __all__ = ["WINNERS", "PreferenceSet", "read_annotations", "read_battles"]
@@ -185,7 +184,7 @@ def _item(record: dict[str, Any]) -> str | None:
 
 def _battle_records(path: str) -> tuple[list[tuple[int, dict[str, Any]]], str, str]:
     """``(number, fields)`` of every record, the label, and what a record is called."""
-    if Path(path).suffix.lower() == ".json":
+    if data_suffix(path) == ".json":
         data, label = _json_list(path, "battles (a JSON list of records)")
         return list(enumerate(data, start=1)), label, "record"
     records: list[Record] = read_records(path)

@@ -53,7 +53,7 @@ from evalab.ablation.plan.runs import PlannedRun, plan_runs
 from evalab.ablation.store.per_example import check_counts, stored_counts
 from evalab.ablation.store.run_store import DEFAULT_DB, Outcome, RunResult, RunStore, StoredRun, now
 from evalab.errors import InputError, RunError
-from evalab.io import decode_utf8
+from evalab.io import data_suffix, decode_utf8, read_bytes
 
 if TYPE_CHECKING:
     from evalab.ablation.study.spec import Study
@@ -78,12 +78,11 @@ class ImportedRun:
 
 def read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """``(line, record)`` pairs of a CSV or JSONL file."""
-    if not path.is_file():
+    if not path.exists():
         raise InputError(f"{path}: no such file (expected a .csv or .jsonl file of finished runs)")
-    text = decode_utf8(
-        path.read_bytes(), str(path), expected="runs to import are UTF-8 CSV or JSON Lines"
-    )
-    suffix = path.suffix.lower()
+    data, _ = read_bytes(path, "finished runs (CSV or JSON Lines)")  # once: a FIFO, a pipe; gzip
+    text = decode_utf8(data, str(path), expected="runs to import are UTF-8 CSV or JSON Lines")
+    suffix = data_suffix(path)
     if suffix == ".csv":
         reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff"), newline=""))
         header = reader.fieldnames or []
