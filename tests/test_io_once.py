@@ -145,7 +145,7 @@ def test_a_truncated_or_corrupt_gzip_is_one_line(run_cli, tmp_path: Path, cut: i
 
 
 def test_ablate_import_reads_a_fifo_once(run_cli, tmp_path: Path) -> None:
-    from evalab.ablation.importer import read_records
+    from evalab.ablation.importing.importer import read_records
 
     data = b"seed,acc\n0,0.5\n1,0.75\n"
     fifo = tmp_path / "runs.csv"

@@ -35,10 +35,10 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from evalab.ablation import RunSummary, StudyAnalysis, Subset
-    from evalab.ablation.curve_rows import StudyCurves
-    from evalab.ablation.importer import ImportSummary
-    from evalab.ablation.spec import Study
-    from evalab.ablation.status import DryRun, RunFailure, StudyStatus
+    from evalab.ablation.analysis.curve_bands import StudyCurves
+    from evalab.ablation.execution.status import DryRun, RunFailure, StudyStatus
+    from evalab.ablation.importing.importer import ImportSummary
+    from evalab.ablation.study.spec import Study
     from evalab.metrics.ray_shards import RayCluster
 
 ablate_app = typer.Typer(
@@ -69,7 +69,7 @@ DbOpt = Annotated[
 
 
 def _summary_lines(s: RunSummary) -> list[str]:
-    from evalab.ablation.status import superseded_lines
+    from evalab.ablation.execution.status import superseded_lines
 
     subset = f" (a subset of the study's {s.whole_plan})" if s.whole_plan else ""
     lines = [
@@ -211,8 +211,8 @@ def run_cmd(req: RunRequest) -> None:
 
     Exits 1 when runs failed (they are stored with their errors), 130 on Ctrl-C."""
     from evalab.ablation import load_study
-    from evalab.ablation.plan import Subset
-    from evalab.ablation.spec import with_overrides
+    from evalab.ablation.plan.runs import Subset
+    from evalab.ablation.study.overrides import with_overrides
     from evalab.errors import SettingsError
 
     if not req.wait_db > 0:
@@ -226,7 +226,7 @@ def run_cmd(req: RunRequest) -> None:
         row = row or [study.variants[-1].label]  # the new row, unless --row names the rows to run
     subset = Subset(tuple(row), tuple(req.seed))
     if req.dry_run:
-        from evalab.ablation.status import dry_run as plan_dry_run
+        from evalab.ablation.execution.status import dry_run as plan_dry_run
 
         lines = _dry_run_lines(plan_dry_run(study, req.db, subset))
         sys.stdout.write("".join(line + "\n" for line in lines))
@@ -249,7 +249,8 @@ def _run_study(
 ) -> RunSummary:
     """Run the study's pending runs of ``subset``; Ctrl-C says what was stored and exits 130."""
     from evalab.ablation import run_study
-    from evalab.ablation.executors import RunInterrupted
+    from evalab.ablation.execution.executors import RunInterrupted, RunSettingError
+    from evalab.errors import SettingsError
     from evalab.metrics.ray_shards import RAY_TIMEOUT_S
 
     try:
@@ -264,6 +265,9 @@ def _run_study(
             busy_timeout=req.wait_db,
             subset=subset,
         )
+    except RunSettingError as exc:  # the library names the setting, the CLI its option
+        option = "--" + exc.setting.replace("_", "-")
+        raise SettingsError(f"{option} must be {exc.expected}, got {exc.value}") from None
     except RunInterrupted as exc:
         s = exc.summary
         sys.stderr.write(
@@ -277,8 +281,8 @@ def _run_study(
 def _dry_run_lines(d: DryRun) -> list[str]:
     """The dry run: counts, then one entry per run (its rows, seed, state, command or
     configuration, folder), then the superseded runs."""
-    from evalab.ablation.plan import canonical
-    from evalab.ablation.status import superseded_lines
+    from evalab.ablation.execution.status import superseded_lines
+    from evalab.ablation.plan.runs import canonical
 
     subset = f" (a subset of the study's {d.whole_plan})" if d.whole_plan else ""
     where = (
@@ -324,7 +328,7 @@ def status_cmd(
 ) -> None:
     """Counts of ok / failed / pending runs per row, the stored errors, and superseded runs."""
     from evalab.ablation import load_study, study_status
-    from evalab.ablation.store import DEFAULT_DB
+    from evalab.ablation.store.run_store import DEFAULT_DB
 
     db_path = db if db is not None else str(DEFAULT_DB)
     check_out(out, [("STUDY_FILE", study_file), ("--db", db_path)])  # before the study is even read
@@ -340,7 +344,7 @@ def status_cmd(
 
 
 def _status_header_lines(st: StudyStatus) -> list[str]:
-    from evalab.ablation.status import example_lines, stale_lines, superseded_lines
+    from evalab.ablation.execution.status import example_lines, stale_lines, superseded_lines
 
     git = f"; git {st.git.commit[:10]}{' (dirty tree)' if st.git.dirty else ''}" if st.git else ""
     where = f"{st.db_path}, read-only" if st.read_only else str(st.db_path)
@@ -496,7 +500,7 @@ def import_cmd(req: ImportRequest) -> None:
     first; then all are stored in one transaction (all or nothing). A run already stored as
     ok is refused, never duplicated; a record that is not imported is listed."""
     from evalab.ablation import load_study
-    from evalab.ablation.importer import import_runs
+    from evalab.ablation.importing.importer import import_runs
 
     study = load_study(req.study_file, check_entry=False)
     done = import_runs(
@@ -516,7 +520,7 @@ def import_cmd(req: ImportRequest) -> None:
 def _import_lines(done: ImportSummary, study: Study, runs_file: str, db: str | None) -> list[str]:
     """What ``ablate import`` says: every record skipped and why, what was stored where, and
     the export's columns it did not use."""
-    from evalab.ablation.store import DEFAULT_DB
+    from evalab.ablation.store.run_store import DEFAULT_DB
 
     lines = []
     for s in done.skipped:
@@ -548,8 +552,8 @@ def _with_curves(
     saying how the runs' values were picked from them (every format says it)."""
     import dataclasses
 
-    from evalab.ablation.curve_rows import study_curves
-    from evalab.ablation.notes import CurvesNote
+    from evalab.ablation.analysis.curve_bands import study_curves
+    from evalab.ablation.analysis.note_kinds import CurvesNote
 
     found = study_curves(study, db)
     if not found.rows:
@@ -559,8 +563,8 @@ def _with_curves(
 
 def _check_stored_bounds(study: Study, db: str | None) -> None:
     """Refuse a report whose stored values break bounds declared after they were stored."""
-    from evalab.ablation.bounds import stored_bounds_error
-    from evalab.ablation.store import RunStore
+    from evalab.ablation.store.run_store import RunStore
+    from evalab.ablation.study.bounds import stored_bounds_error
     from evalab.errors import InputError
 
     if not study.bounds:
@@ -623,7 +627,7 @@ def report_cmd(
     Where the runs have per-example data, each Δ also gets an interval over test examples and
     one over seeds and examples together (docs/ablation.md)."""
     from evalab.ablation import analyze, load_study
-    from evalab.ablation.store import DEFAULT_DB
+    from evalab.ablation.store.run_store import DEFAULT_DB
 
     db_path = db if db is not None else str(DEFAULT_DB)
     check_out(out, [("STUDY_FILE", study_file), ("--db", db_path)])  # before the study is even read

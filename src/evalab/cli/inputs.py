@@ -66,8 +66,8 @@ def study_inputs(study: Any, db: str) -> list[tuple[str, str | None]]:
     """Every file a study's status or report depends on: the study file, its code (the entry's
     import closure, as the code version walks it), the ``[metrics]`` references, sources
     and models, the store with its companions, and the store's run folders."""
-    from evalab.ablation.codeversion import command_files, local_imports, search_roots
-    from evalab.ablation.spec import find_module_file
+    from evalab.ablation.contract.codeversion import command_files, local_imports, search_roots
+    from evalab.ablation.study.entry import find_module_file
 
     directory = study.directory
     start = [

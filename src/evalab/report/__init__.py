@@ -1,4 +1,4 @@
-"""Renderers for an ablation :class:`~evalab.ablation.analysis.StudyAnalysis`.
+"""Renderers for an ablation :class:`~evalab.ablation.analysis.analyze.StudyAnalysis`.
 
 ``render_table(analysis, console=None)`` prints rich tables (terminal);
 ``render_markdown(analysis) -> str``, ``render_latex(analysis) -> str``,

@@ -25,8 +25,8 @@ from evalab.report.tables import decimals_for, row_name
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from evalab.ablation.analysis import MetricStats, RowAnalysis, StudyAnalysis
-    from evalab.ablation.curve_rows import StudyCurves
+    from evalab.ablation.analysis.analyze import MetricStats, RowAnalysis, StudyAnalysis
+    from evalab.ablation.analysis.curve_bands import StudyCurves
 
 __all__ = [
     "forest_figure",
@@ -288,7 +288,7 @@ def interaction_figure(a: StudyAnalysis, metric: str) -> Figure | None:
     """Per pair of grid factors (the others at the base's levels): the metric's mean of every
     cell with its CI over seeds, one line per level of the second factor over the levels of
     the first; parallel lines = no interaction. The panel names the interaction contrast."""
-    from evalab.ablation.grid import format_level
+    from evalab.ablation.study.grid import format_level
     from evalab.stats.effects import cell_label
 
     factors = [f for f, levels in a.grid.items() if len(levels) >= 2]

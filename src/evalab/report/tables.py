@@ -22,7 +22,7 @@ from evalab.report.numbers import interval, number, p_value
 from evalab.report.table import Interval, Number, Table, TableCell, table_data
 
 if TYPE_CHECKING:
-    from evalab.ablation.analysis import MetricStats, RowAnalysis, StudyAnalysis
+    from evalab.ablation.analysis.analyze import MetricStats, RowAnalysis, StudyAnalysis
     from evalab.report.latex import LatexLayout
 
 #: the heading of the component view
