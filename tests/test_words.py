@@ -56,7 +56,10 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("evalab.ablation.execution.status", "example_lines"): _STATUS,
     ("evalab.ablation.store.run_store", "_stale_checkpoint"): _STATUS,
     ("evalab.stats.effects", "contrast"): _EFFECTS,
-    ("evalab.stats.effects", "factorial_effects"): _EFFECTS,
+    ("evalab.stats.effects", "main_effects"): _EFFECTS,
+    ("evalab.stats.effects", "removals"): _EFFECTS,
+    ("evalab.stats.effects", "pair_effects"): _EFFECTS,
+    ("evalab.metrics.rouge", "<module>"): "a setting's help text, which `evalab metrics` shows",
     (
         "evalab.metrics.loss",
         "_score_components",
