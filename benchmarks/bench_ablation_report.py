@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from evalab.ablation import analyze, load_study
-from evalab.ablation.plan import plan_runs
-from evalab.ablation.store import Outcome, RunResult, RunStore
+from evalab.ablation.plan.runs import plan_runs
+from evalab.ablation.store.run_store import Outcome, RunResult, RunStore
 from evalab.stats import seed_stats
 
 ENTRY = "def run(config, seed):\n    return {'acc': 0.0, 'loss': 0.0}\n"

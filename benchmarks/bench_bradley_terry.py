@@ -104,7 +104,7 @@ def main() -> None:
     fastchat, evalab = min(times["fastchat"]), min(times["evalab"])
     print(
         f"{args.rounds} rounds: FastChat {fastchat:.1f} s ({args.cpus} processes), "
-        f"evalab {evalab:.1f} s (one process): {fastchat / evalab:.1f}x "
+        f"evalab {evalab:.1f} s (one process, {os.cpu_count()} threads): {fastchat / evalab:.1f}x "
         f"(load average {os.getloadavg()[0]:.1f}; all: {times})"
     )
 

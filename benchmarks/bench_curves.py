@@ -98,8 +98,8 @@ def report_seconds(study: Path, db: Path, out: Path, repeats: int) -> tuple[floa
 
 def check_one_run(study_obj, db: Path) -> int:
     """A stored curve equals its run's metrics.jsonl, value for value; returns its steps."""
-    from evalab.ablation.curves import load_curves
-    from evalab.ablation.store import RunStore
+    from evalab.ablation.contract.curves import load_curves
+    from evalab.ablation.store.run_store import RunStore
 
     with RunStore(db, create=False) as store:
         runs = store.runs(study_obj.name)
@@ -124,7 +124,7 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
     from evalab.ablation import load_study, run_study
-    from evalab.ablation.curve_rows import study_curves
+    from evalab.ablation.analysis.curve_bands import study_curves
 
     with tempfile.TemporaryDirectory(prefix="bench-curves-") as tmp:
         folder = Path(tmp)

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from evalab.ablation.per_example import ExampleStats, mean_of_rows, mean_rows
+from evalab.ablation.store.per_example import ExampleStats, mean_of_rows, mean_rows
 from evalab.stats.two_level import (
     ResampledRuns,
     example_delta,

@@ -21,12 +21,17 @@ DISPATCH = [
     ("accuracy", "Positive", ["positive"], 1.0),
     ("rouge_l", "the cat sat on the mat", ["the cat on a mat"], 16 / 22),
     ("rougeL", "the cat sat on the mat", ["the cat on a mat"], 16 / 22),
+    ("bleu_4", "the cat sat on the mat", ["a cat sat on a mat", "the cat sat on the mat"], 1.0),
+    ("bleu_4", "the cat sat", ["the cat sat on the mat"], 0.3678794411714425),  # BP e^(1-2)
+    ("exact_match", "", [""], 1.0),
+    ("f1", "", ["the cat"], 0.0),  # empty prediction
+    ("f1", "dog", ["the cat"], 0.0),  # no shared token
 ]
 
 
 @pytest.mark.parametrize(("name", "pred", "targets", "expected"), DISPATCH)
 def test_score_dispatch(name, pred, targets, expected):
-    value = evalab.unit_score(name, pred, targets)
+    value = evalab.score(name, pred, targets)
     assert isinstance(value, float)
     assert 0.0 <= value <= 1.0
     assert value == pytest.approx(expected, abs=1e-12)
@@ -34,7 +39,7 @@ def test_score_dispatch(name, pred, targets, expected):
 
 def test_unknown_metric_name_lists_known_names():
     with pytest.raises(ValueError, match="unknown metric_name 'bleu5'") as exc:
-        evalab.unit_score("bleu5", "a", ["a"])
+        evalab.score("bleu5", "a", ["a"])
     for name in ("exact_match", "f1", "accuracy", "rouge_l", "rouge1", "rougeLsum"):
         assert name in str(exc.value)
     with pytest.raises(ValueError, match=r"unknown metric 'nope'; known metrics: .*rouge1"):
@@ -43,9 +48,9 @@ def test_unknown_metric_name_lists_known_names():
 
 def test_score_input_errors():
     with pytest.raises(InputError, match="targets must be a list of strings"):
-        evalab.unit_score("f1", "a", "a")
+        evalab.score("f1", "a", "a")
     with pytest.raises(InputError, match="targets is empty"):
-        evalab.unit_score("f1", "a", [])
+        evalab.score("f1", "a", [])
 
 
 def test_metric_builds_with_settings():
@@ -75,13 +80,13 @@ def test_score_takes_the_best_single_target_as_seed_002():
     # not one multi-reference BLEU (whose clipping pools the references)
     pred = "the quick brown fox jumps over the dog"
     targets = ["the quick brown fox leaps over the dog", "a fast brown fox jumps over a lazy dog"]
-    singles = [evalab.unit_score("bleu_4", pred, [t]) for t in targets]
-    assert evalab.unit_score("bleu_4", pred, targets) == max(singles)
+    singles = [evalab.score("bleu_4", pred, [t]) for t in targets]
+    assert evalab.score("bleu_4", pred, targets) == max(singles)
     multi = evalab.metric("bleu", smooth_method="add-k", smooth_value=1.0, tokenize="words")
     assert multi.sentence_score(pred, targets).score / 100 != max(singles)
 
 
-def test_one_scale_corpus_score_float_and_the_renamed_unit_score():
+def test_score_is_the_seed_entry_point_on_0_1_where_the_rest_is_on_the_metric_scale():
     hyps, refs = (
         ["The cat sat on the mat.", "hello world"],
         [["The cat sat on a mat.", "hello there world"]],
@@ -95,11 +100,13 @@ def test_one_scale_corpus_score_float_and_the_renamed_unit_score():
     assert evalab.corpus_score("ter", hyps, refs, case_sensitive=True) == evalab.metric(
         "ter", case_sensitive=True
     ).corpus_score(hyps, refs)
-    assert (
-        0 < evalab.unit_score("bleu", hyps[0], [refs[0][0]]) < 1
-    )  # 0-1 only where the name says so
-    with pytest.raises(AttributeError, match=r"renamed evalab\.unit_score"):
-        evalab.score  # noqa: B018
+    # the same BLEU, 0-1 from evalab.score and 0-100 everywhere else
+    one = evalab.score("bleu", hyps[0], [refs[0][0]])
+    assert one == pytest.approx(evalab.corpus_score("bleu", hyps[:1], [refs[0][:1]]).score / 100)
+    assert "unit_score" not in dir(evalab)  # one name: the old one is gone, no alias
+    with pytest.raises(AttributeError):
+        evalab.unit_score  # noqa: B018
+    assert "0-1" in (evalab.score.__doc__ or "") or "[0, 1]" in (evalab.score.__doc__ or "")
 
 
 _WORDS = st.sampled_from(["the", "cat", "sat", "on", "a", "mat", "dog", "ran", "über", "猫"])

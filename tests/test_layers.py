@@ -16,11 +16,20 @@ is still a dependency):
  0    the core every layer uses: ``errors``, ``_version``, ``_kernel`` (and the compiled
       ``_mtkernel``, ``_rougekernel``, ``_edkernel``, ``_tieskernel``), ``io``, ``nll``, ``progress``, ``numbers``
 ====  ==========================================================================
+
+Inside a layer, a package over ~15 modules is split into subpackages named after its
+stages (DESIGN.md, "Packages show the pipeline"). Each such subpackage's ``__init__``
+docstring says what it owns and, on a line ``May import: ...``, which of its sibling
+stages it may import; the tests below hold the imports to those lines and the declared
+stages to an order without cycles. The package's own modules (its facade ``__init__``
+and helpers every stage shares) sit outside the stages: any stage may import a helper,
+no stage imports the facade.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -188,3 +197,71 @@ def test_an_upward_import_would_be_reported(tmp_path) -> None:
     fake.write_text("def f():\n    from evalab.cli import app\n", encoding="utf-8")
     found = imports_of("evalab.metrics.x", fake, {"evalab.cli"})
     assert found == {"evalab.cli"} and layer_of("evalab.cli") > layer_of("evalab.metrics.x")
+
+
+#: packages whose modules all live in stage subpackages, and the shared helper modules
+#: outside them (none today: a helper every stage needs belongs a layer down)
+STAGED: dict[str, set[str]] = {"evalab.ablation": set()}
+
+MAY_IMPORT = re.compile(r"^May import: (.+?)\.?$", re.MULTILINE)
+
+
+def stages(package: str) -> dict[str, set[str]]:
+    """Each stage subpackage of ``package`` with the sibling stages its docstring allows."""
+    out = {}
+    root = SRC.joinpath(*package.split("."))
+    for init in sorted(root.glob("*/__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        line = MAY_IMPORT.search(doc)
+        assert line, f"{init}: its docstring has no line 'May import: ...'"
+        names = {w.strip(" ,`") for w in line.group(1).split(",")}
+        allowed = set() if line.group(1).startswith("nothing") else names
+        out[f"{package}.{init.parent.name}"] = {f"{package}.{n}" for n in allowed}
+    return out
+
+
+def stage_of(name: str, package: str) -> str | None:
+    parts = name.split(".")
+    depth = len(package.split("."))
+    return ".".join(parts[: depth + 1]) if len(parts) > depth + 1 else None
+
+
+@pytest.mark.parametrize("package", sorted(STAGED))
+def test_every_module_is_in_a_stage(package) -> None:
+    declared = stages(package)
+    loose = [
+        name
+        for name in modules()
+        if name.startswith(package + ".")
+        and stage_of(name, package) not in declared
+        and name not in declared
+        and name not in STAGED[package]
+    ]
+    assert not loose, f"modules of {package} in no stage subpackage: {loose}"
+
+
+@pytest.mark.parametrize("package", sorted(STAGED))
+def test_stages_import_only_what_their_docstring_allows(package) -> None:
+    declared = stages(package)
+    for stage, allowed in declared.items():
+        assert allowed <= set(declared), f"{stage} allows a stage that does not exist"
+    assert not find_cycles(declared), f"the stages of {package} allow a cycle"
+    wrong = []
+    for src, targets in sorted(graph().items()):
+        stage = stage_of(src, package) if src.startswith(package + ".") else None
+        if stage is None:
+            continue
+        for dst in sorted(targets):
+            if dst == package:
+                wrong.append(f"{src} imports the facade {dst}")
+            elif dst.startswith(package + ".") and dst not in STAGED[package]:
+                target = stage_of(dst, package) or dst
+                if target != stage and target not in declared[stage]:
+                    wrong.append(f"{src} imports {dst}")
+    assert not wrong, "imports a stage's docstring does not allow:\n" + "\n".join(wrong)
+
+
+def test_a_stage_import_would_be_reported() -> None:
+    assert stage_of("evalab.ablation.study.spec", "evalab.ablation") == "evalab.ablation.study"
+    assert stage_of("evalab.ablation.study", "evalab.ablation") is None
+    assert "evalab.ablation.analysis" not in stages("evalab.ablation")["evalab.ablation.store"]

@@ -22,10 +22,11 @@ from hypothesis import strategies as st
 from tests.ablation.synth import write_study
 
 from evalab import numbers
-from evalab.ablation.attempt import check_metrics
-from evalab.ablation.curves import read_log
-from evalab.ablation.importer import check_records, load_records
-from evalab.ablation.spec import load_study, with_overrides
+from evalab.ablation.contract.curves import read_log
+from evalab.ablation.execution.attempt import check_metrics
+from evalab.ablation.importing.importer import check_records, load_records
+from evalab.ablation.study.load import load_study
+from evalab.ablation.study.overrides import with_overrides
 from evalab.cli.options import STRICT_TYPES
 from evalab.errors import EvalabError
 from evalab.items import read_scores

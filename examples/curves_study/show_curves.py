@@ -7,7 +7,7 @@ where early stopping held, and the curve the store keeps (steps, first and last 
 import sys
 
 from evalab.ablation import RunStore
-from evalab.ablation.curves import load_curves
+from evalab.ablation.contract.curves import load_curves
 
 
 def main(db: str) -> None:
@@ -15,7 +15,7 @@ def main(db: str) -> None:
         runs = sorted(store.runs("curves-demo").values(), key=lambda r: (r.rows, r.seed))
         curves = load_curves(store.conn, "curves-demo", [r.key for r in runs])
     for run in runs:
-        info = run.artifacts.curves  # a CurvesEntry (evalab.ablation.curves)
+        info = run.artifacts.curves  # a CurvesEntry (evalab.ablation.contract.curves)
         val = curves[run.key]["val_loss"]
         print(
             f"{run.rows[0]:5} seed {run.seed}  val_loss {run.metrics['val_loss']:.4f} at step {info.selected_step}"

@@ -2,13 +2,14 @@
 
 One rule for scales: a :class:`Score` and every number it gives are on the metric's own
 scale (BLEU, chrF and TER 0-100, the others 0-1), as the command line prints them.
-:func:`unit_score` alone maps to 0-1, and says so in its name.
+:func:`score` alone maps to 0-1: it is the seed's single-example entry point
+``score(metric_name, prediction, targets) -> float in [0, 1]``.
 
 >>> import evalab
 >>> s = evalab.corpus_score("bleu", ["The cat sat on the mat."], [["The cat sat on a mat."]])
 >>> round(float(s), 2), s.scale
 (48.89, 100.0)
->>> evalab.unit_score("bleu", "The cat sat on the mat.", ["The cat sat on a mat."]) < 1
+>>> evalab.score("bleu", "The cat sat on the mat.", ["The cat sat on a mat."]) < 1
 True
 >>> m = evalab.metric("chrf")
 >>> m.update(["a cat"], [["the cat"]]); m.update(["a dog"], [["the dog"]])
@@ -52,7 +53,7 @@ __all__ = [
     "available_metrics",
     "corpus_score",
     "metric",
-    "unit_score",
+    "score",
 ]
 
 
@@ -75,41 +76,41 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(_FROM_METRICS[name]), name)
         globals()[name] = value  # later look-ups find it without this function
         return value
-    if (
-        name == "score"
-    ):  # renamed: the old name gave 0-1 where everything else gives the metric's scale
-        raise AttributeError(
-            "evalab.score was renamed evalab.unit_score (0-1, best over the targets); for the metric's "
-            "own scale use evalab.corpus_score(name, hyps, refs) or evalab.metric(name)"
-        )
     raise AttributeError(f"module 'evalab' has no attribute {name!r}")
 
 
-def unit_score(metric_name: str, prediction: str, targets: Sequence[str]) -> float:
-    """Score one prediction against its targets on a 0-1 scale (the name says it: every other
-    function gives the metric's own scale).
+def score(metric_name: str, prediction: str, targets: Sequence[str]) -> float:
+    """Score one prediction against its targets: a float in [0, 1] (the seed's entry point).
+
+    **Scale**: this is the one function on a 0-1 scale. Every other number evalab gives
+    (the command line, :func:`metric`, :class:`Score`, :func:`corpus_score`) is on the
+    metric's own scale: BLEU, chrF and TER 0-100, so ``evalab score`` on the command line
+    prints BLEU 48.89 where ``evalab.score("bleu", ...)`` gives 0.4889.
 
     The dispatch contract of seed 002: ``metric_name`` is a registry name or one of the
-    seed's aliases (``rouge_l``, ``bleu_4``), and the result is the best score over the
-    targets taken one at a time (``max(metric(pred, t) for t in targets)``; for BLEU this
-    differs from multi-reference clipping, which ``evalab.metric("bleu")`` offers).
-    For error rates (``higher_is_better`` false: TER, WER, CER) the best is the minimum,
-    and it is not clamped: a WER above 1 (more insertions than reference words) is kept.
-    Metrics on a 0-100 scale are divided by 100. Unknown names raise :class:`ValueError`
-    listing the known names.
+    seed's names (``exact_match``, ``f1``, ``accuracy``, ``rouge_l``, ``bleu_4``), and the
+    result is the best score over the targets taken one at a time
+    (``max(metric(pred, t) for t in targets)``; for BLEU this differs from multi-reference
+    clipping, which ``evalab.metric("bleu")`` offers). For error rates
+    (``higher_is_better`` false: TER, WER, CER) the best is the minimum, and it is not
+    clamped: a WER above 1 (more insertions than reference words) is kept. Metrics on a
+    0-100 scale are divided by 100. Unknown names raise :class:`ValueError` listing the
+    known names.
 
-    >>> unit_score("wer", "the cat sat on on the mat", ["a cat sat on the mat", "the cat sat on the mat"])
+    >>> score("exact_match", "Paris", ["paris", "Paris"])
+    1.0
+    >>> score("wer", "the cat sat on on the mat", ["a cat sat on the mat", "the cat sat on the mat"])
     0.16666666666666666
 
-    >>> unit_score("bleu_4", "the cat sat on the mat", ["a cat sat on a mat", "the cat sat on the mat"])
+    >>> score("bleu_4", "the cat sat on the mat", ["a cat sat on a mat", "the cat sat on the mat"])
     1.0
     """
     from evalab.metrics.registry import METRICS, SCORE_ALIASES, available_metrics, metric
 
     if isinstance(targets, str):
-        raise InputError("unit_score: targets must be a list of strings, e.g. ['Paris']")
+        raise InputError("score: targets must be a list of strings, e.g. ['Paris']")
     if not targets:
-        raise InputError("unit_score: targets is empty; give at least one target string")
+        raise InputError("score: targets is empty; give at least one target string")
     name, settings = SCORE_ALIASES.get(metric_name, (metric_name, {}))
     if name not in METRICS:
         known = sorted(set(available_metrics()) | set(SCORE_ALIASES))

@@ -96,10 +96,15 @@ def _decoded(data: bytes, label: str, lines_before: int) -> str:
 
 @contextlib.contextmanager
 def _opened(path: str | os.PathLike[str], expected: str) -> Iterator[tuple[BinaryIO, str]]:
-    """The binary stream of a file (``-``: stdin) and its label, refusing what cannot be read."""
+    """The binary stream of a file (``-``: stdin) and its label, refusing what cannot be read.
+
+    The stream is read once, front to back, so a FIFO, a pipe (``<(zcat a.gz)``) and stdin
+    read like a file; gzip data (by its magic bytes, whatever the name) is decompressed.
+    """
     name = str(path)
     if name == STDIN:
-        yield sys.stdin.buffer, "<stdin>"
+        with _gunzipped(sys.stdin.buffer, "<stdin>") as stream:
+            yield stream, "<stdin>"
         return
     p = Path(name)
     if not p.exists():
@@ -107,10 +112,98 @@ def _opened(path: str | os.PathLike[str], expected: str) -> Iterator[tuple[Binar
     if p.is_dir():
         raise InputError(f"{name}: is a directory, expected a text file with {expected}")
     try:
-        with p.open("rb") as stream:
+        with p.open("rb") as raw, _gunzipped(raw, name) as stream:
             yield stream, name
     except OSError as exc:
         raise InputError(f"{name}: cannot read ({exc.strerror})") from exc
+
+
+#: the first two bytes of gzip data (RFC 1952); no UTF-8 text starts with them
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+class _Replay(io.RawIOBase):
+    """A stream's bytes with the ``head`` already read from it put back in front, so the
+    stream itself is read once (a FIFO or a pipe cannot be rewound)."""
+
+    def __init__(self, head: bytes, stream: BinaryIO) -> None:
+        super().__init__()
+        self._head, self._stream = head, stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        if self._head:
+            n = min(len(view), len(self._head))
+            view[:n], self._head = self._head[:n], self._head[n:]
+            return n
+        data = self._stream.read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+
+def _head(stream: BinaryIO, size: int) -> bytes:
+    """The first ``size`` bytes of ``stream`` (fewer only at its end)."""
+    head = b""
+    while len(head) < size and (more := stream.read(size - len(head))):
+        head += more
+    return head
+
+
+def _with_head(stream: BinaryIO) -> tuple[bytes, BinaryIO]:
+    """The first bytes of ``stream`` (enough to tell gzip data) and a stream that still
+    starts with them: ``stream`` itself where it can peek, else the bytes put back in front."""
+    peek = getattr(stream, "peek", None)
+    if peek is not None:
+        head = peek(len(GZIP_MAGIC))[: len(GZIP_MAGIC)]
+        if len(head) == len(GZIP_MAGIC) or not head or not GZIP_MAGIC.startswith(head):
+            return head, stream
+    head = _head(stream, len(GZIP_MAGIC))
+    return head, io.BufferedReader(_Replay(head, stream), READ_BLOCK)
+
+
+@contextlib.contextmanager
+def _gunzipped(stream: BinaryIO, label: str) -> Iterator[BinaryIO]:
+    """``stream``, decompressed when it holds gzip data; corrupt or truncated gzip data is
+    one :class:`InputError` naming ``label``."""
+    head, source = _with_head(stream)
+    if head != GZIP_MAGIC:
+        yield source
+        return
+    import gzip
+    import zlib
+
+    try:
+        with gzip.GzipFile(fileobj=source, mode="rb") as unzipped:
+            yield unzipped  # type: ignore[misc]
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise InputError(
+            f"{label}: gzip data that cannot be decompressed ({exc}); check it with `gzip -t`"
+        ) from None
+
+
+def data_suffix(path: str | os.PathLike[str]) -> str:
+    """The ending that names a file's format, lower case, ``.gz`` looked through
+    (``scores.csv.gz``: ``.csv``)."""
+    return Path(Path(path).name.lower().removesuffix(".gz")).suffix
+
+
+def is_pipe(path: str | os.PathLike[str]) -> bool:
+    """A FIFO or a pipe (``<(...)``, ``/dev/fd/N``): read once, with no name ending to go by."""
+    import stat
+
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def read_bytes(path: str | os.PathLike[str], expected: str) -> tuple[bytes, str]:
+    """The bytes of a file (``-``: stdin; gzip decompressed), read once, and its label."""
+    with _opened(path, expected) as (stream, label):
+        return stream.read(), label
 
 
 def read_text(
@@ -121,8 +214,7 @@ def read_text(
     ``expected`` says what the file should hold ("one segment per line"), for the messages
     on a folder or an empty file; an empty file is ``""`` with ``allow_empty``.
     """
-    with _opened(path, expected) as (stream, label):
-        data = stream.read()
+    data, label = read_bytes(path, expected)
     text = decode_utf8(data, label)
     if not text or text == "\ufeff":
         if allow_empty:
@@ -292,19 +384,18 @@ class Record:
 
 
 def record_format(path: str, text: str | None = None) -> str | None:
-    """``jsonl``, ``csv`` or ``tsv`` for a record file (by its ending), else None.
+    """``jsonl``, ``csv`` or ``tsv`` for a record file (by its ending, ``.gz`` looked
+    through), else None.
 
-    Stdin (``-``) has no ending: its ``text`` is JSON Lines when it starts with ``{``,
-    TSV when its first line has a tab, CSV otherwise.
+    A file without such an ending (stdin ``-``, a pipe ``<(zcat a.jsonl.gz)``) is known by
+    its ``text``: JSON Lines when it starts with ``{``, TSV when its first line has a tab,
+    CSV otherwise.
     """
-    if path == STDIN:
-        if text is None:
-            return None
-        body = text.lstrip("\ufeff \t\r\n")
-        return (
-            "jsonl" if body.startswith("{") else "tsv" if "\t" in body.split("\n", 1)[0] else "csv"
-        )
-    return RECORD_FORMATS.get(Path(path).suffix.lower())
+    fmt = None if path == STDIN else RECORD_FORMATS.get(data_suffix(path))
+    if fmt is not None or text is None:
+        return fmt
+    body = text.lstrip("\ufeff \t\r\n")
+    return "jsonl" if body.startswith("{") else "tsv" if "\t" in body.split("\n", 1)[0] else "csv"
 
 
 def read_records(path: str, fmt: str | None = None) -> list[Record]:

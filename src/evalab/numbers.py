@@ -133,6 +133,21 @@ def _int_text(value: int) -> str:
         return f"{value >> (value.bit_length() - 64)}... (about {value.bit_length() * 30103 // 100000} digits)"
 
 
+def read_value(value: object) -> float | int:
+    """A number as a file holds it: text by :func:`parse_number`, a parsed number by
+    :func:`number_value`, a :class:`Refused` JSON number raises its error; ``TypeError`` for
+    anything else (a bool, None, a list).
+
+    >>> read_value("0.5"), read_value(3)
+    (0.5, 3)
+    """
+    if isinstance(value, str):
+        return parse_number(value)
+    if isinstance(value, Refused):
+        raise value.error
+    return number_value(value)
+
+
 class Refused:
     """A JSON number that :func:`parse_number` refuses, kept in place so the caller can say
     which key held it (``json.loads`` hooks do not know the key)."""

@@ -219,7 +219,7 @@ def test_the_documented_tiny_pytorch_example(tmp_path, monkeypatch):
 def test_eval_runs_are_claimed_like_training_runs(tmp_path):
     # another live runner holds the base run of seed 0: this runner leaves it, and the eval
     # run of seed 0 waits for it; an eval run held by another runner is left to it as well
-    from evalab.ablation.leases import Owner
+    from evalab.ablation.store.leases import Owner
 
     path = write_eval_study(tmp_path, rows=[ROWS[1]], seeds=[0, 1, 2])
     study = load_study(path)

@@ -29,7 +29,7 @@ import pytest
 from scipy import stats as sps
 
 from evalab.ablation import RunStore, load_study, plan_runs
-from evalab.ablation.store import Outcome, RunResult
+from evalab.ablation.store.run_store import Outcome, RunResult
 
 from .evalsynth import ENTRY as EVAL_ENTRY
 

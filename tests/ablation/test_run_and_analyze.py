@@ -9,6 +9,7 @@ import sqlite3
 import pytest
 
 from evalab.ablation import RunStore, analyze, load_study, plan_runs, run_study, study_status
+from evalab.ablation.execution.executors import RunSettingError
 
 from .synth import write_study
 
@@ -194,7 +195,10 @@ def test_bad_jobs_and_executor(tmp_path):
     from evalab.errors import SettingsError
 
     study = load_study(write_study(tmp_path, seeds=[0]))
-    with pytest.raises(SettingsError, match="unknown executor 'slurm'"):
+    with pytest.raises(SettingsError, match="executor must be one of local, ray, got 'slurm'"):
         run_study(study, tmp_path / "s.db", executor="slurm")
-    with pytest.raises(SettingsError, match="--jobs must be >= 1"):
+    # typed: the setting, its value, what it must be (the CLI words it as its option)
+    with pytest.raises(RunSettingError) as bad:
         run_study(study, tmp_path / "s.db", jobs=0)
+    assert (bad.value.setting, bad.value.value, bad.value.expected) == ("jobs", 0, ">= 1")
+    assert not (tmp_path / "s.db").exists()

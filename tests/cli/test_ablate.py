@@ -83,6 +83,13 @@ def test_unknown_executor(run_cli, tmp_path):
     assert not (tmp_path / "x.db").exists()
 
 
+def test_jobs_below_one_is_refused_with_the_option_s_name(run_cli, tmp_path):
+    study = write_study(tmp_path, seeds=[0])
+    r = run_cli("ablate", "run", study, "--db", tmp_path / "x.db", "-j", "0")
+    assert r.exit_code == 2 and "--jobs must be >= 1, got 0" in r.stderr
+    assert not (tmp_path / "x.db").exists()
+
+
 def test_plain_progress_lines_without_a_terminal(run_cli, tmp_path):
     study = write_study(tmp_path, seeds=[0, 1], variants=[("(R)", "raises", {"mode": "raise"})])
     r = run_cli("ablate", "run", study, "--db", tmp_path / "runs.db")
@@ -499,9 +506,9 @@ def test_import_reads_json_lines_with_a_byte_order_mark(run_cli, tmp_path):
 
 def test_import_refuses_a_run_another_runner_is_running(tmp_path):
     from evalab.ablation import load_study
-    from evalab.ablation.leases import Owner
-    from evalab.ablation.plan import plan_runs
-    from evalab.ablation.store import RunStore
+    from evalab.ablation.plan.runs import plan_runs
+    from evalab.ablation.store.leases import Owner
+    from evalab.ablation.store.run_store import RunStore
 
     study = write_study(tmp_path / "study", seeds=[0])
     db = tmp_path / "db" / "s.db"

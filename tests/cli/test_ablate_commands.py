@@ -74,7 +74,7 @@ set = { hidden = 8 }
 
 def argvs(db: Path) -> dict[tuple[str, int], list[str]]:
     """The arguments each stored run's script received, by (row, seed)."""
-    from evalab.ablation.store import RunStore
+    from evalab.ablation.store.run_store import RunStore
 
     with RunStore(db, create=False) as store:
         runs = store.runs("tpl").values()
@@ -435,7 +435,7 @@ def test_set_adds_a_row_and_leaves_the_base_as_it_is(run_cli, tmp_path):
         "optim.name=sgd",
     ]
     assert got[("base", 0)][:3] == ["hidden=32", "optim.lr=0.1", "optim.name=sgd"]
-    from evalab.ablation.store import RunStore
+    from evalab.ablation.store.run_store import RunStore
 
     with RunStore(db, create=False) as store:
         configs = {r.rows[0]: r.config for r in store.runs("tpl").values()}
@@ -453,7 +453,7 @@ def test_help_texts_and_the_shipped_study_name_no_project_history(run_cli):
     import re
 
     from evalab.ablation import load_study
-    from evalab.ablation.plan import study_rows
+    from evalab.ablation.plan.runs import study_rows
     from evalab.cli._reference import render_reference
     from evalab.examples.sort_digits import study_path
 

@@ -1,4 +1,4 @@
-"""``evalab ablate report --figures DIR``: every figure of the report as PDF and SVG, the
+"""``evalab ablate report --figures DIR``: every figure of the report as PDF, SVG and PNG, the
 same figures as the HTML page (same rows, labels and ticks), fonts embedded; refused
 before any work where it would replace an input or matplotlib is missing."""
 
@@ -52,7 +52,7 @@ def page_figures(page: str) -> dict[str, str]:
     return dict(re.findall(r'<figure id="figure-([^"]+)">(.*?)</figure>', page, flags=re.S))
 
 
-def test_every_figure_of_the_page_is_written_as_pdf_and_svg(study, tmp_path):
+def test_every_figure_of_the_page_is_written_as_pdf_svg_and_png(study, tmp_path):
     path, db = study
     figs, page = tmp_path / "figs", tmp_path / "report.html"
     report = ["ablate", "report", path, "--db", db, "-f", "html", "-o", page, "--figures", figs]
@@ -69,16 +69,17 @@ def test_every_figure_of_the_page_is_written_as_pdf_and_svg(study, tmp_path):
         f"{kind}-{m}" for kind in ("forest", "level", "interaction") for m in ("acc", "loss")
     }
     assert sorted(p.name for p in figs.iterdir()) == sorted(
-        f"{name}{suffix}" for name in shown for suffix in (".pdf", ".svg")
+        f"{name}{suffix}" for name in shown for suffix in (".pdf", ".svg", ".png")
     )
     pdffonts = shutil.which("pdffonts")
     for name, svg in shown.items():
         texts = svg_texts(figs / f"{name}.svg")
         # every row label, panel title and tick of the page's figure is in the exported one
-        shown_texts = re.findall(r"<text [^>]*>([^<]+)</text>", svg)
+        shown_texts = re.findall(r"<(?:text|tspan) [^>]*>([^<]+)</(?:text|tspan)>", svg)
         assert len(shown_texts) > 10, name
         for text in shown_texts:
             assert html.unescape(text) in texts, (name, text)
+        assert (figs / f"{name}.png").read_bytes().startswith(b"\x89PNG")
         pdf = figs / f"{name}.pdf"
         assert pdf.read_bytes().startswith(b"%PDF")
         if pdffonts:
@@ -88,7 +89,7 @@ def test_every_figure_of_the_page_is_written_as_pdf_and_svg(study, tmp_path):
             for row in rows:  # embedded TrueType subsets, no Type 3
                 assert " yes " in row and "TrueType" in row and "Type 3" not in row, row
     # the page's labels keep what a label says ("$x$" is not mathtext), in the PDF's text too
-    assert any("shifted $x$ & <b>" in t for t in svg_texts(figs / "summary.svg"))
+    assert "shifted $x$ & <b>" in svg_texts(figs / "summary.svg")  # the description's own line
     pdftotext = shutil.which("pdftotext")
     if pdftotext:
         text = subprocess.run(
@@ -97,7 +98,7 @@ def test_every_figure_of_the_page_is_written_as_pdf_and_svg(study, tmp_path):
             text=True,
             check=True,
         ).stdout
-        assert "(S) shifted $x$ & <b>" in text and "Summary: Δ acc to the base" in text, text
+        assert "shifted $x$ & <b>" in text and "Summary: Δ acc to the base" in text, text
 
 
 def test_a_figures_folder_that_would_replace_an_input_is_refused(study, tmp_path):

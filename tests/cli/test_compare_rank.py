@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 import pytest
 from tests.cli.refusal import assert_refused
-from tests.conftest import read_lines, write_wmt_subset
+from tests.conftest import read_lines, wmt_systems, write_wmt_subset
 
 SYSTEMS = ["Online-B", "Online-A", "Lan-Bridge", "OpenNMT"]
 N = 200
@@ -134,7 +135,7 @@ def test_mcnemar_pairs_equal_compare_of_the_pair_alone(run_cli, files):
 def test_ranking_json_is_sorted_with_ranks_clusters_and_settings(run_cli, files):
     ref, paths = files
     out = run_json(run_cli, "-r", ref, "-i", *paths, "-m", "chrf", "ter", "--rank", "-n", "400")
-    assert set(out) == {"ranking"}
+    assert set(out) == {"ranking", "unsettled"}
     for metric, higher in (("chrf", True), ("ter", False)):
         rows = [r for r in out["ranking"] if r["metric"] == metric]
         scores = [r["score"] for r in rows]
@@ -227,9 +228,11 @@ def test_every_format_holds_both_tables(run_cli, files, tmp_path, fmt):
         text.count("cluster") >= 2 and "wins" in text and "Online-B" in text and "OpenNMT" in text
     )
     if fmt == "latex":
-        assert text.count(r"\begin{table}") >= 2 and text.count(r"\end{table}") == text.count(
-            r"\begin{table}"
-        )
+        floats = re.findall(r"\\begin\{table\*?\}", text)
+        assert len(floats) >= 2 and len(re.findall(r"\\end\{table\*?\}", text)) == len(floats)
+        # every float captioned (the notation explained) and labelled, metric names as in papers
+        assert text.count(r"\caption{") == text.count(r"\label{tab:evalab-") == len(floats)
+        assert "cluster: a new cluster starts" in text and "BLEU" in text
     if fmt == "markdown":
         assert sum(line.startswith("|:--|") for line in text.splitlines()) == 2
 
@@ -323,3 +326,38 @@ def test_html_page_refusals_and_source(run_cli, files, tmp_path):
     assert res.exit_code == 0, res.stderr
     text = page.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>") and '"src":[' in text and "Online-B" in text
+
+
+def test_the_default_resamples_of_a_ranking_reach_well_below_alpha(run_cli, files):
+    # four systems, six pairs: Holm's smallest reachable p is 6 / (n + 1) <= 0.005 at n = 2000
+    ref, paths = files
+    out = run_json(run_cli, "-r", ref, "-i", *paths, "-m", "chrf", "--rank")
+    assert {r["n_samples"] for r in out["ranking"]} == {2000}
+    assert "|n:2000|seed:12345|" in out["ranking"][0]["signature"]
+    # an explicit -n is kept, and so is compare's own default without a ranking
+    assert (
+        run_json(run_cli, "-r", ref, "-i", *paths, "-m", "chrf", "--rank", "-n", "300")["ranking"][
+            0
+        ]["n_samples"]
+        == 300
+    )
+    assert run_json(run_cli, "-r", ref, "-i", *paths[:2], "-m", "chrf")[1]["n_samples"] == 1000
+
+
+def test_ten_systems_separate_at_the_default_and_more_resamples_are_suggested_at_1000(
+    run_cli, wmt22, tmp_path
+):
+    """The issue's case: ten WMT22 uk-en systems on BLEU. At 1000 resamples nine of them
+    share one cluster and the output says which clusters more resamples could split; the
+    default (9000 for 45 pairs) separates the top two from the next."""
+    systems = wmt_systems("uk-en")
+    assert len(systems) == 10
+    ref, paths = write_wmt_subset(tmp_path, "uk-en", systems, 2018)
+    args = ("compare", "-r", ref, "-i", *paths, "-m", "bleu", "--rank", "-q")
+    few = run_cli(*args, "-n", "1000")
+    assert few.exit_code == 0, few.stderr
+    assert "bleu: more resamples could split cluster 1 between Online-B and GTCOM" in few.stdout
+    assert "try -n 10000" in few.stdout
+    default = json.loads(run_cli(*args, "-f", "json").stdout)
+    clusters = [r["cluster"] for r in default["ranking"]]
+    assert default["ranking"][0]["n_samples"] == 9000 and clusters[:3] == [1, 1, 2]

@@ -232,6 +232,28 @@ def test_rank_and_all_pairs_give_clusters_and_every_pair(run_cli) -> None:
     assert "rank: significance cluster" in table
 
 
+def test_the_wide_table_keeps_the_error_bars(run_cli, tmp_path: Path) -> None:
+    # two metrics: the wide layout (models x metrics), each mean ± its t interval's half-width
+    rng = np.random.default_rng(3)
+    files = []
+    for m in range(3):
+        path = tmp_path / f"m{m}.csv"
+        rows = [f"q{i},{int(rng.random() < 0.5 + 0.1 * m)},{rng.random():.4f}" for i in range(200)]
+        path.write_text("id,em,f1\n" + "\n".join(rows) + "\n", encoding="utf-8")
+        files.append(path)
+    args = ("compare", "--scores", *files, "--score-column", "em", "f1", "-q")
+    res = run_cli(*args, "-f", "markdown")
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.startswith("| model | em | f1 |")
+    rows = json.loads(run_cli(*args, "-f", "json").stdout)
+    base = next(r for r in rows if r["metric"] == "em" and r["baseline"])
+    half = (base["naive_ci_high"] - base["naive_ci_low"]) / 2
+    assert f"| m0 | {base['score']:.4f} ± {half:.4f} |" in res.stdout
+    assert "±: half-width of the 95% t interval on the standard error." in res.stdout
+    tex = run_cli(*args, "-f", "latex").stdout
+    assert r"$\pm$" in tex and r"\caption{$\pm$: half-width of the 95\% t interval" in tex
+
+
 def test_a_difference_without_spread_has_no_t_test(tmp_path: Path, run_cli) -> None:
     """A model against its copy (difference 0 on every item) and a model 0.25 above on every
     item: the paired t test is 0/0 or Δ/0, so no p-value and no t interval; the table says
@@ -292,3 +314,31 @@ def test_one_cluster_is_refused(tmp_path: Path) -> None:
             "a clustered standard error needs at least 2 clusters, got 1",
             watch=(tmp_path, EXAMPLE),
         )
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "needle"),
+    [
+        ("b.csv", "q2,1_0", "b.csv: line 3, score: score '1_0' is not a number"),
+        ("b.csv", "q2,1e400", "b.csv: line 3, score: score '1e400': beyond the range of a float"),
+        (
+            "b.jsonl",
+            '{"id": "q2", "score": ' + "9" * 400 + "}",
+            "b.jsonl: line 2, score: score '999999999999999999999999'... (400 characters): an integer beyond",
+        ),
+        (
+            "b.jsonl",
+            '{"id": "q2", "score": "0x10"}',
+            "b.jsonl: line 2, score: score '0x10' is not a number",
+        ),
+    ],
+)
+def test_a_score_outside_the_number_grammar_is_refused(tmp_path: Path, name, line, needle) -> None:
+    """`1_0` was read as 10 (Python's float) and a 400-digit JSON integer ended in a
+    traceback; each is one line naming the file, line and field."""
+    a = tmp_path / "a.csv"
+    a.write_text("id,score\nq1,1\nq2,0\n", encoding="utf-8")
+    b = tmp_path / name
+    first = "id,score\nq1,1\n" if name.endswith(".csv") else '{"id": "q1", "score": 1}\n'
+    b.write_text(first + line + "\n", encoding="utf-8")
+    assert_refused(("compare", "--scores", a, b), needle, watch=(tmp_path,))

@@ -28,7 +28,7 @@ NO_TABLE = {
     ("demo",): "writes report.html and report.md into --out-dir; the table on stdout is a preview",
 }
 #: commands that write a self-contained page as well as the table formats
-PAGES = {("ablate", "report"), ("compare",), ("meta-eval",)}
+PAGES = {("ablate", "report"), ("compare",), ("meta-eval",), ("arena",), ("winrate",)}
 
 
 def commands() -> dict[tuple[str, ...], click.Command]:

@@ -130,3 +130,13 @@ def test_bad_names_are_refused(data, tmp_path):
         "two systems are called 'Sys-B'",
         watch=watch,
     )
+
+
+def test_a_glob_that_matches_nothing_says_so(run_cli, tmp_path):
+    ref = tmp_path / "ref.txt"
+    ref.write_text("a b c\n")
+    pattern = str(tmp_path / "runs" / "*.txt")
+    res = run_cli("compare", "-r", ref, "-i", pattern)
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1
+    assert f"-i '{pattern}': no file matches this pattern" in res.stderr
+    assert "baseline" not in res.stderr

@@ -3,6 +3,8 @@ refused; ``--layout``, ``--latex-split`` and ``--latex-fragment`` on every table
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from tests.cli.refusal import assert_refused, evalab
 from tests.conftest import write_wmt_subset
@@ -98,7 +100,7 @@ def test_score_is_wide_in_the_paper_formats_by_default_with_the_best_in_bold(run
     assert (
         r"\textbf{" in tex.stdout
         and r"$\pm$" in tex.stdout
-        and tex.stdout.count(r"\begin{table}") == 1
+        and len(re.findall(r"\\begin\{table\*?\}", tex.stdout)) == 1
     )
     assert r"\textbackslash{}input\{x\} & " in tex.stdout and r"50\%\_\&\textbar{} & " in tex.stdout
     long = run_cli(*args, "-f", "markdown", "--layout", "long")
@@ -117,11 +119,14 @@ def test_compare_wide_marks_the_significant_systems_and_a_fragment_is_the_tabula
     res = run_cli(*args, "-f", "latex", "--latex-fragment")
     assert res.exit_code == 0, res.stderr
     out = res.stdout
+    needs, out = out.split("\n", 1)
+    assert needs == r"% needs: booktabs (\usepackage{booktabs})"
     assert out.startswith(r"\begin{tabular}") and r"\begin{table}" not in out
     assert r"\resizebox" not in out and "% * p $<$ 0.05 against the baseline, *bold*." in out
     body = [ln for ln in out.splitlines() if ln.endswith(r" \\")][1:]
-    assert len(body) == 4 and body[0].startswith("*bold* & ")  # the baseline, never starred
-    assert "*" not in body[0].removeprefix("*bold* & ")
+    # the baseline, never starred; a row opening with "*" guarded by "{}" (no \\* after \\\\)
+    assert len(body) == 4 and body[0].startswith("{}*bold* & ")
+    assert "*" not in body[0].removeprefix("{}*bold* & ")
     ranked = run_cli(*args, "-f", "markdown", "--rank")
     assert (
         ranked.exit_code == 0
@@ -135,6 +140,9 @@ def test_compare_wide_marks_the_significant_systems_and_a_fragment_is_the_tabula
     [
         (("--latex-split",), "--latex-split applies to -f latex only, not -f markdown"),
         (("--latex-fragment",), "--latex-fragment applies to -f latex only, not -f markdown"),
+        (("--no-latex-split",), "--no-latex-split applies to -f latex only, not -f markdown"),
+        (("--latex-caption", "c"), "--latex-caption applies to -f latex only, not -f markdown"),
+        (("--latex-label", "t"), "--latex-label applies to -f latex only, not -f markdown"),
         (("--layout", "tall"), "--layout must be wide or long, got 'tall'"),
     ],
 )
@@ -161,7 +169,14 @@ def test_every_latex_command_takes_the_latex_options(work, args):
     (work / "b.csv").write_text("id,score\n1,1\n2,1\n3,1\n4,0\n")
     run = evalab(*args, "-f", "latex", "--latex-fragment", "--latex-split", cwd=work)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.startswith(r"\begin{tabular}") and r"\begin{table}" not in run.stdout
+    needs, tabular = run.stdout.split("\n", 1)
+    assert needs.startswith("% needs: booktabs")
+    assert tabular.startswith(r"\begin{tabular}") and r"\begin{table}" not in run.stdout
+    labelled = evalab(
+        *args, "-f", "latex", "--latex-caption", "Mine", "--latex-label", "t:x", cwd=work
+    )
+    assert labelled.returncode == 0, labelled.stderr
+    assert r"\caption{Mine." in labelled.stdout and r"\label{t:x}" in labelled.stdout
     assert_refused(
         (*args, "--latex-split"), "--latex-split applies to -f latex only", watch=(work,), cwd=work
     )

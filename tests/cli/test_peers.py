@@ -98,7 +98,70 @@ REFUSED = [
         "give one -r file",
     ),
     (("score", "-r", "ref.txt", "-i", "hyp.txt", "-m", "bleu,,chrf"), "an empty metric name"),
+    # comet-score's habits
+    (("score", "-s", "hyp.txt", "-t", "hyp.txt", "-r", "ref.txt"), "-s SOURCES is --source FILE"),
+    (("score", "-r", "ref.txt", "-t", "hyp.txt"), "-t TRANSLATIONS is -i FILE"),
+    (("score", "-r", "ref.txt", "-i", "hyp.txt", "--batch_size", "8"), "--set comet.batch_size=N"),
+    (("score", "-r", "ref.txt", "-i", "hyp.txt", "--gpus", "1"), "--set comet.device=cuda"),
+    (("score", "-r", "ref.txt", "-i", "hyp.txt", "--to_json", "o.json"), "-f json -o FILE"),
+    (("score", "-r", "ref.txt", "-i", "hyp.txt", "--only_system"), "prints by default"),
+    # sacrebleu's positional reference, piped hypotheses, chrF options, -sh, -f text
+    (("score", "ref.txt"), "positional reference is -r ref.txt here"),
+    (("score", "-r", "ref.txt"), "-i - reads them from stdin"),
+    (
+        ("score", "-r", "ref.txt", "-i", "hyp.txt", "--chrf-word-order", "2"),
+        "--set chrf.word_order=N",
+    ),
+    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-cw", "2"), "--set chrf.word_order=N"),
+    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-sh"), "-sh/--short signature"),
+    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-f", "text"), "-f table here"),
+    # jiwer's -g
+    (("score", "-r", "ref.txt", "-i", "hyp.txt", "-m", "wer", "-g"), "-g/--global is the default"),
 ]
+
+
+#: the spellings the hints above name, which must work (no circular hints)
+HINTED = [
+    (
+        "score",
+        "-r",
+        "ref.txt",
+        "-i",
+        "hyp.txt",
+        "-m",
+        "bertscore",
+        "--set",
+        "bertscore.batch_size=8",
+    ),
+    ("score", "-r", "ref.txt", "-i", "hyp.txt", "-f", "json", "-o", "o.json"),
+    ("score", "-r", "ref.txt", "-i", "hyp.txt", "-m", "chrf", "--set", "chrf.word_order=2"),
+    ("score", "-r", "ref.txt", "-i", "hyp.txt", "-f", "table"),
+    ("score", "-r", "ref.txt", "-i", "hyp.txt", "--segments", "seg.jsonl"),
+    ("semsim", "-r", "ref.txt", "-i", "hyp.txt", "--batch-size", "8"),
+]
+
+
+@pytest.mark.parametrize("args", HINTED, ids=[" ".join(a[-2:]) for a in HINTED])
+def test_the_spelling_a_hint_names_works(run_cli, work, monkeypatch, args):
+    monkeypatch.chdir(work)
+    res = run_cli(*args)
+    assert res.exit_code == 0, res.stderr
+
+
+def test_the_source_option_a_comet_hint_names_exists(run_cli, work, monkeypatch):
+    monkeypatch.chdir(work)  # COMET's model is not in the default suite: the option parses
+    res = run_cli("score", "--source", "hyp.txt", "-r", "ref.txt", "-i", "hyp.txt", "-m", "chrf")
+    assert "no selected metric reads sources (comet does)" in res.stderr
+
+
+def test_piped_hypotheses_with_dash(run_cli, work):
+    hyp = (work / "hyp.txt").read_text()
+    piped = run_cli("score", "-r", work / "ref.txt", "-i", "-", "-b", stdin=hyp)
+    assert (
+        piped.exit_code == 0
+        and piped.stdout
+        == run_cli("score", "-r", work / "ref.txt", "-i", work / "hyp.txt", "-b").stdout
+    )
 
 
 @pytest.mark.parametrize(("args", "needle"), REFUSED, ids=[" ".join(a[-2:]) for a, _ in REFUSED])
@@ -234,7 +297,20 @@ def test_score_only_prints_bare_scores(run_cli, work):
         "3",
     )
     assert run.exit_code == 0
-    assert run.stdout.splitlines() == [f"{row['score']:.3f}" for row in full]
+    # several systems: each number labelled with its system (and metric), tab-separated
+    short = {"hyp.txt": "hyp", "sys2.txt": "sys2"}
+    assert run.stdout.splitlines() == [
+        f"{short[row['system']]}\t{row['metric']}\t{row['score']:.3f}" for row in full
+    ]
+    one = run_cli(
+        "score", "-r", work / "ref.txt", "-i", work / "hyp.txt", "-m", "bleu", "ter", "-b"
+    )
+    assert one.stdout.splitlines() == [f"{row['score']:.1f}" for row in full[:2]]
+    two = run_cli("score", "-r", work / "ref.txt", "-i", work / "hyp.txt", work / "sys2.txt", "-b")
+    assert two.stdout.splitlines() == [
+        f"hyp\t{full[0]['score']:.1f}",
+        f"sys2\t{full[2]['score']:.1f}",
+    ]
 
 
 @pytest.mark.parametrize(

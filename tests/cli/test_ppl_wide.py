@@ -82,16 +82,14 @@ def test_long_stays_the_default(run_cli, tiny_lm, text):
 
 @pytest.mark.parametrize("extra", [(), ("--latex-split",), ("--latex-fragment",)])
 def test_wide_latex_compiles(run_cli, tiny_lm, text, tmp_path, extra):
-    from tests.report.test_latex import NEEDS_PDFLATEX, compile_latex
+    from tests.report.test_latex import NEEDS_PDFLATEX, compile_latex, in_float
 
     res = run_cli(*args(tiny_lm, text, "-f", "latex", "--layout", "wide", *extra))
     assert res.exit_code == 0 and r"perplexity $\downarrow$" in res.stdout and res.stdout.isascii()
     if NEEDS_PDFLATEX.args[0]:
         pytest.skip(NEEDS_PDFLATEX.kwargs["reason"])
-    tex = res.stdout
-    if extra == ("--latex-fragment",):  # the tabular \input in a float of one's own, shrunk to fit
-        tex = "\\begin{table}\\small\\resizebox{\\linewidth}{!}{" + tex + "}\\end{table}"
-    compile_latex(tex, tmp_path)
+    fragment = extra == ("--latex-fragment",)
+    compile_latex(in_float(res.stdout) if fragment else res.stdout, tmp_path)
 
 
 def test_layout_with_json_is_refused(tiny_lm, text):

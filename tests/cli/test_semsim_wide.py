@@ -57,18 +57,14 @@ def test_long_layout_and_terminal_table(run_cli, wmt):
 
 @pytest.mark.parametrize("extra", [(), ("--latex-split",), ("--latex-fragment",)])
 def test_wide_latex_compiles(run_cli, wmt, tmp_path, extra):
-    from tests.report.test_latex import NEEDS_PDFLATEX, compile_latex
+    from tests.report.test_latex import NEEDS_PDFLATEX, compile_latex, in_float
 
     res = run_cli(*args(wmt, "-f", "latex", *extra))
     assert res.exit_code == 0 and r"F1 $\uparrow$" in res.stdout and res.stdout.isascii()
     if NEEDS_PDFLATEX.args[0]:
         pytest.skip(NEEDS_PDFLATEX.kwargs["reason"])
-    tex = (
-        res.stdout
-        if extra != ("--latex-fragment",)
-        else f"\\begin{{table}}{res.stdout}\\end{{table}}"
-    )
-    compile_latex(tex, tmp_path)
+    fragment = extra == ("--latex-fragment",)
+    compile_latex(in_float(res.stdout) if fragment else res.stdout, tmp_path)
 
 
 def test_layout_with_json_is_refused(wmt):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalab.ablation.per_example import check_per_example
+from evalab.ablation.store.per_example import check_per_example
 from evalab.examples.sort_digits import entry
 
 TINY = {"steps": 3, "warmup": 1, "eval_size": 16, "d_model": 8, "heads": 2, "d_ff": 8, "layers": 1}

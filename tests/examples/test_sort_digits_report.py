@@ -6,8 +6,8 @@ real ones are in tests/test_demo_browser.py)."""
 from __future__ import annotations
 
 from evalab.ablation import load_study
-from evalab.ablation.analysis import MetricStats, RowAnalysis, StudyAnalysis
-from evalab.ablation.plan import study_rows
+from evalab.ablation.analysis.analyze import MetricStats, RowAnalysis, StudyAnalysis
+from evalab.ablation.plan.runs import study_rows
 from evalab.examples.sort_digits import study_path
 from evalab.report.table import table_data
 from evalab.report.tables import main_table, report_notes

@@ -53,8 +53,10 @@ def write_lm_eval_run(
     version: str = "0.4.3",
     task_version: float = 1.0,
     passages: int = 1,
+    model: str | None = None,
 ) -> Path:
-    """A run folder: ``results_<date>.json`` and one samples file per task."""
+    """A run folder: ``results_<date>.json`` and one samples file per task (the model
+    ``pretrained=MODEL`` in its ``model_args``, the folder's name by default)."""
     folder.mkdir(parents=True, exist_ok=True)
     for task, accs in tasks.items():
         lines = [
@@ -74,7 +76,11 @@ def write_lm_eval_run(
         "n-shot": {t: 0 for t in tasks},
         "higher_is_better": {t: {"acc": True, "acc_norm": True} for t in tasks},
         "n-samples": {t: {"original": len(a), "effective": len(a)} for t, a in tasks.items()},
-        "config": {"model": "hf", "model_args": "pretrained=model", "batch_size": 1},
+        "config": {
+            "model": "hf",
+            "model_args": f"pretrained={model or folder.name},dtype=float16",
+            "batch_size": 1,
+        },
         "git_hash": "abc1234",
         "date": 1717243200.0,
         "lm_eval_version": version,
@@ -139,3 +145,36 @@ def inspect_log(
         return path
     path.write_text(json.dumps(log), encoding="utf-8")
     return path
+
+
+def write_gsm8k_run(
+    folder: Path, strict: Sequence[int], flexible: Sequence[int], model: str
+) -> Path:
+    """A gsm8k run folder as lm-evaluation-harness 0.4 writes it: one record per document
+    and filter (``strict-match``, ``flexible-extract``), each with ``exact_match``; the
+    results file names the model in ``model_name`` (0.4.3+)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for i, (s, f) in enumerate(zip(strict, flexible, strict=True)):
+        for filt, value in (("strict-match", s), ("flexible-extract", f)):
+            record = lm_eval_sample(i, 0, filt=filt)
+            for key in ("acc", "acc_norm"):
+                del record[key]
+            record.update({"metrics": ["exact_match"], "exact_match": float(value)})
+            lines.append(json.dumps(record))
+    (folder / f"samples_gsm8k_{DATE}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    results = {
+        "results": {
+            "gsm8k": {
+                "alias": "gsm8k",
+                "exact_match,strict-match": sum(strict) / len(strict),
+                "exact_match,flexible-extract": sum(flexible) / len(flexible),
+            }
+        },
+        "versions": {"gsm8k": 3.0},
+        "config": {"model": "hf", "model_args": "pretrained=ignored", "batch_size": 1},
+        "model_name": model,
+        "lm_eval_version": "0.4.3",
+    }
+    (folder / f"results_{DATE}.json").write_text(json.dumps(results), encoding="utf-8")
+    return folder

@@ -26,7 +26,7 @@ def test_lm_eval_run_folder_gives_every_task_and_metric(tmp_path: Path) -> None:
     ]
     arc = next(s for s in sets if s.metric == "arc_easy:acc")
     assert arc.ids == ("0", "1", "2") and arc.values.tolist() == [1, 0, 1]
-    assert arc.version == "1.0" and arc.model == str(run)
+    assert arc.version == "1.0" and arc.model == "m1"  # model_args' pretrained=
 
 
 def test_lm_eval_filters_are_metrics_and_doc_fields_are_clusters(tmp_path: Path) -> None:

@@ -117,13 +117,13 @@ def test_sentence_score_uses_effective_order_like_sentence_bleu() -> None:
 
 def test_bleu_4_alias_is_seed002_add_one_bleu() -> None:
     # seed 002: BLEU-4, add-one smoothing (Lin & Och) on lowercase \w+ tokens, in [0, 1]
-    value = evalab.unit_score("bleu_4", "The cat sat", ["the cat sat on the mat"])
+    value = evalab.score("bleu_4", "The cat sat", ["the cat sat on the mat"])
     expected = BLEU(tokenize="words", smooth_method="add-k", smooth_value=1.0).sentence_score(
         "The cat sat", ["the cat sat on the mat"]
     )
     assert value == pytest.approx(expected.score / 100)
     assert 0 < value < 1  # add-one: no zero from the missing 4-gram
-    assert evalab.unit_score("bleu_4", "the cat", ["the cat"]) == 1.0
+    assert evalab.score("bleu_4", "the cat", ["the cat"]) == 1.0
 
 
 # --- input handling ---------------------------------------------------------------------------

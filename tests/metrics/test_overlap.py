@@ -56,13 +56,13 @@ F1_VECTORS = [
 
 @pytest.mark.parametrize(("pred", "targets", "expected"), EM_VECTORS)
 def test_exact_match_vectors(pred, targets, expected):
-    assert evalab.unit_score("exact_match", pred, targets) == expected
+    assert evalab.score("exact_match", pred, targets) == expected
     assert ExactMatch().sentence_score(pred, targets).score == expected
 
 
 @pytest.mark.parametrize(("pred", "targets", "expected"), F1_VECTORS)
 def test_f1_vectors(pred, targets, expected):
-    assert evalab.unit_score("f1", pred, targets) == pytest.approx(expected, abs=1e-12)
+    assert evalab.score("f1", pred, targets) == pytest.approx(expected, abs=1e-12)
     assert TokenF1().sentence_score(pred, targets).fmeasure == pytest.approx(expected, abs=1e-12)
 
 
@@ -81,7 +81,7 @@ def test_f1_components():
     ],
 )
 def test_accuracy_vectors(pred, targets, expected):
-    assert evalab.unit_score("accuracy", pred, targets) == expected
+    assert evalab.score("accuracy", pred, targets) == expected
 
 
 def test_corpus_is_mean_of_segments():
@@ -175,7 +175,7 @@ def test_f1_bounded_and_symmetric(a, b):
 @given(texts)
 def test_identical_inputs_score_one(a):
     for name in ("exact_match", "f1", "accuracy"):
-        assert evalab.unit_score(name, a, [a]) == 1.0
+        assert evalab.score(name, a, [a]) == 1.0
 
 
 @settings(max_examples=30, deadline=None)
@@ -198,6 +198,6 @@ def test_segment_order_and_sharding_do_not_change_corpus(pairs, rnd):
 
 @given(st.text(alphabet=" \t\u00a0\u3000\u2028"))
 def test_whitespace_only_never_crashes(ws):
-    assert evalab.unit_score("f1", ws, ["cat"]) == 0.0
-    assert evalab.unit_score("f1", ws, [ws]) == 1.0
-    assert evalab.unit_score("exact_match", ws, [""]) == 1.0
+    assert evalab.score("f1", ws, ["cat"]) == 0.0
+    assert evalab.score("f1", ws, [ws]) == 1.0
+    assert evalab.score("exact_match", ws, [""]) == 1.0

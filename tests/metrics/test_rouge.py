@@ -70,8 +70,8 @@ def test_reference_vectors(name, hyp, ref, expected):
 
 
 def test_score_dispatch_rouge_l():
-    assert evalab.unit_score("rouge_l", HYP, [REF]) == pytest.approx(16 / 22)
-    assert evalab.unit_score("rouge_l", HYP, ["unrelated words", REF]) == pytest.approx(16 / 22)
+    assert evalab.score("rouge_l", HYP, [REF]) == pytest.approx(16 / 22)
+    assert evalab.score("rouge_l", HYP, ["unrelated words", REF]) == pytest.approx(16 / 22)
 
 
 @pytest.mark.parametrize("name", TYPES)

@@ -120,23 +120,37 @@ def test_long_line_fallback_matches_kernel(monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["rougeL", "rougeLsum"])
-def test_long_lcs_is_announced_with_its_size(monkeypatch, name):
-    import dataclasses
-
+def test_long_lcs_is_refused_until_the_bound_is_lifted(name):
     from evalab.metrics import rouge
+    from evalab.metrics.base import PairTooLarge
 
-    cls = type(evalab.metric(name))
-    monkeypatch.setattr(cls, "pair_work", dataclasses.replace(rouge.LONG_LCS, limit=0))
     hyp, ref = " ".join(["a", "b"] * 50), " ".join(["b", "c", "a"] * 40)
-    with pytest.warns(
-        UserWarning,
-        match=rf"{name}: 1 segment pair\(s\) are long \(segment 1: 100 x 120 tokens\); "
-        r"their LCS fills 12,000 cells",
+    with pytest.raises(
+        PairTooLarge,
+        match=rf"{name}: segment 1 has 100 tokens against a reference of 120: {name}'s LCS would "
+        rf"fill 12,000 cells \(at most 11,999\); .* lift the bound with --set {name}.max_lcs_cells=N",
     ):
-        evalab.metric(name).stats([hyp], [[ref]])
-    # the bound is the cells of LONG_LCS_SECONDS: two 1M-word lines are announced by default
+        evalab.metric(name, max_lcs_cells=11_999).stats([hyp], [[ref]])
+    lifted = evalab.metric(name, max_lcs_cells=12_000).stats([hyp], [[ref]])
+    assert lifted.signature == evalab.metric(name).stats([hyp], [[ref]]).signature
+    # the bound is the cells of LONG_LCS_SECONDS: two 1M-word lines are refused by default
     assert (
         _rouge_pairs.lcs_seconds(10**6, 10**6) > rouge.LONG_LCS_SECONDS
         and rouge.LONG_LCS.limit < 10**12
     )
-    assert not rouge.LONG_LCS.refuse and evalab.metric("rouge1").pair_work is None
+    assert rouge.LONG_LCS.refuse and evalab.metric("rouge1").pair_work is None
+
+
+def test_a_long_one_line_input_is_refused_in_seconds_through_the_cli(run_cli, tmp_path):
+    import time
+
+    words = [f"w{i % 5000}" for i in range(700_000)]  # 4.5 MB a line; 700k x 700k cells
+    ref, hyp = tmp_path / "ref", tmp_path / "hyp"
+    ref.write_text(" ".join(words) + "\n")
+    hyp.write_text(" ".join(reversed(words)) + "\n")
+    start = time.perf_counter()
+    res = run_cli("score", "-r", ref, "-i", hyp, "-m", "bleu,rougeL")
+    assert time.perf_counter() - start < 30 and res.exit_code == 2 and res.stdout == ""
+    assert res.stderr.count("\n") == 1
+    assert "hyp: line 1 has 700,000 tokens" in res.stderr
+    assert "--set rougeL.max_lcs_cells=N" in res.stderr

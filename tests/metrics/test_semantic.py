@@ -380,5 +380,5 @@ def test_bad_settings_and_inputs(tmp_path):
 
 def test_registry_and_score_entry_point():
     assert isinstance(evalab.metric("bertscore"), BERTScore)
-    value = evalab.unit_score("bertscore", "The cat sat on the mat.", ["A cat sat on the mat."])
+    value = evalab.score("bertscore", "The cat sat on the mat.", ["A cat sat on the mat."])
     assert 0.8 < value <= 1.0

@@ -11,7 +11,7 @@ import pytest
 
 from ablation.synth import write_study
 from evalab.ablation import analyze, load_study, run_study
-from evalab.ablation.analysis import StudyAnalysis
+from evalab.ablation.analysis.analyze import StudyAnalysis
 
 EVIL = "<script>alert('x')</script>"
 DISPLAY = """

@@ -4,10 +4,10 @@ in headless Chromium."""
 from __future__ import annotations
 
 import pytest
-from tests.ablation.test_curves import write_curve_study
+from tests.ablation.contract.test_curves import write_curve_study
 
 from evalab.ablation import analyze, load_study
-from evalab.ablation.curve_rows import study_curves, thinned
+from evalab.ablation.analysis.curve_bands import study_curves, thinned
 from evalab.report import render_html
 from evalab.report.curves import POINTS
 
@@ -41,9 +41,9 @@ def test_bands_are_the_mean_and_range_over_seeds(curve_study):
     assert [r.labels for r in sc.rows] == [("base",), ("(H)",)] and all(
         r.seeds == 3 for r in sc.rows
     )
-    from evalab.ablation.curves import load_curves
-    from evalab.ablation.plan import plan_runs
-    from evalab.ablation.store import RunStore
+    from evalab.ablation.contract.curves import load_curves
+    from evalab.ablation.plan.runs import plan_runs
+    from evalab.ablation.store.run_store import RunStore
 
     keys = [r.key for r in plan_runs(study) if r.rows == ("base",)]
     with RunStore(db, create=False) as store:

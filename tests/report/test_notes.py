@@ -9,9 +9,10 @@ import typing
 
 import pytest
 
-from evalab.ablation import notes as n
-from evalab.ablation.curve_rows import StudyCurves
-from evalab.ablation.curves import CurveSettings
+from evalab.ablation.analysis import note_kinds as n
+from evalab.ablation.analysis.curve_bands import StudyCurves
+from evalab.ablation.contract.curves import CurveSettings
+from evalab.ablation.store import example_refusals as r
 from evalab.report import render_json, render_latex, render_markdown
 from evalab.report.notes import note_lines, sentence
 
@@ -35,10 +36,10 @@ SAMPLES: list[tuple[n.Note, tuple[str, ...]]] = [
     (n.BoundsNote((n.MetricBounds("acc", 0.0, 100.0),)), ("Declared bounds: acc in [0, 100].",)),
     (n.NegligibleNote((n.MinEffect("acc", 0.5), n.MinEffect("bleu", 1.0))), ("(acc ±0.5, bleu ±1)",)),
     (n.HolmNote(), ("p(Holm) = Holm's step-down",)),
-    (n.UnreadableExamples("(A)", 2, "examples.json: not found"), ("No test-set interval for run (A) seed 2: examples.json: not found.",)),
-    (n.ExampleMismatch("acc", "(A)", 1, 0.123456789, 0.5), ("acc, run (A) seed 1: its per-example data scores 0.123457, its stored value is 0.5",)),
-    (n.ExampleGap("acc", "(C)", "base", True, 3, (1, 2)), ("row base (the row Δ is taken to) has usable per-example data on 1 of its 3 finished runs (none for seed 1, 2)",)),
-    (n.SizeMismatch("acc", "(D)", (700, 800)), ("row (D): runs were scored on test sets of different sizes ([700, 800] examples)",)),
+    (r.UnreadableExamples("(A)", 2, "examples.json: not found"), ("No test-set interval for run (A) seed 2: examples.json: not found.",)),
+    (r.ExampleMismatch("acc", "(A)", 1, 0.123456789, 0.5), ("acc, run (A) seed 1: its per-example data scores 0.123457, its stored value is 0.5",)),
+    (r.ExampleGap("acc", "(C)", "base", True, 3, (1, 2)), ("row base (the row Δ is taken to) has usable per-example data on 1 of its 3 finished runs (none for seed 1, 2)",)),
+    (r.SizeMismatch("acc", "(D)", (700, 800)), ("row (D): runs were scored on test sets of different sizes ([700, 800] examples)",)),
     (n.CurvesNote(StudyCurves(CurveSettings(), (), (), 0)), ()),
 ]  # fmt: skip
 

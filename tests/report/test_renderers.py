@@ -20,7 +20,7 @@ from tests.report.conftest import EVIL
 
 from evalab.report import render_html, render_json, render_latex, render_markdown, render_table
 from evalab.report.figures import Figure, figure_svg, interval_panel
-from evalab.report.latex import latex_paragraph, latex_text
+from evalab.report.latex import LatexLayout, latex_paragraph, latex_text
 from evalab.report.markdown import md_escape
 from evalab.report.plots import Intervals
 from evalab.report.table import table_data
@@ -87,18 +87,23 @@ def terminal_tables(text: str) -> list[list[list[str]]]:
 
 
 def latex_tables(text: str) -> list[list[list[str]]]:
-    """The report's tables (one ``tabular`` each: never split unless asked), two-line headers
-    on one line, the break points of wrapped cells removed."""
+    """The report's tables (one ``tabular`` each: written with ``--no-latex-split``), two-line
+    headers on one line, the break points of wrapped cells removed."""
     tables = []
-    for env in re.findall(r"\\begin\{table\}.*?\\end\{table\}", text, flags=re.S):
+    for env in re.findall(r"\\begin\{table\*?\}.*?\\end\{table\*?\}", text, flags=re.S):
         assert "part 1 of" not in env
         block = re.search(r"\\toprule\n(.*?)\\bottomrule", env, flags=re.S)[1]
         block = re.sub(
             r"\\begin\{tabular\}\[b\]\{@\{\}[lr]@\{\}\}(.*?)\\end\{tabular\}",
-            lambda m: m[1].replace(r"\\", " "),
+            lambda m: m[1].replace(r"\\{}", " ").replace(r"\\", " "),
             block,
         ).replace(r"\allowbreak{}", "")
-        lines = [ln.removesuffix(r" \\") for ln in block.splitlines() if ln != r"\midrule"]
+        # a row that starts with "[" or "*" is guarded by "{}" (not an optional argument)
+        lines = [
+            ln.removesuffix(r" \\").removeprefix("{}")
+            for ln in block.splitlines()
+            if ln != r"\midrule"
+        ]
         tables.append([re.split(r" (?<!\\)& ", ln) for ln in lines])
     return tables
 
@@ -145,7 +150,7 @@ def test_every_format_carries_the_same_tables_and_notes(which, request):
     assert len(model) == 1 + len(a.metrics)
     assert markdown_tables(render_markdown(a))[: len(model)] == expected
     assert terminal_tables(terminal_text(a)) == expected
-    assert latex_tables(render_latex(a))[: len(model)] == [
+    assert latex_tables(render_latex(a, LatexLayout(split=False)))[: len(model)] == [
         [[latex_text(c) for c in row] for row in t] for t in expected
     ]
     page = html_tables(render_html(a))
@@ -262,10 +267,9 @@ def test_html_escapes_labels_and_has_a_forest_and_a_level_plot_per_metric(analys
     assert "<script" not in page.lower()
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
     assert "<b>tags</b>" not in page and "&lt;b&gt;tags&lt;/b&gt;" in page
-    # the summary, and for acc and loss a level plot, a forest plot in two panels (the
-    # a=b=false effect is ten times the others: on one axis their intervals would be under
-    # 40 px) and an interaction plot; a panel's title is its tooltip and its heading
-    assert page.count("<svg") == 7 and page.count("panel 2 of 2") == 6
+    # the summary, and for acc and loss a level plot, a forest plot (one panel, every row
+    # once) and an interaction plot; a panel's title is its tooltip and its heading
+    assert page.count("<svg") == 7 and page.count('<g class="panel">') == 7
     assert page.count("Δ acc to the base") >= 1 and "95% CI over seeds" in page
     assert "script-src" not in page and "default-src 'none'" in page  # CSP forbids scripts
     assert re.search(
@@ -328,8 +332,8 @@ def test_markdown(analysis):
 
 
 def test_latex(analysis):
-    tex = render_latex(analysis)
-    assert len(latex_tables(tex)) == 3  # results, Δ of acc, Δ of loss (some split in parts)
+    tex = render_latex(analysis, LatexLayout(split=False))
+    assert len(latex_tables(tex)) == 3  # results, Δ of acc, Δ of loss
     assert r"\paragraph{Grid effects on acc}" in tex
     assert r"ampersand\_\allowbreak{}underscore" in tex and r"\&" in tex
     assert r"$\pm$" in tex and tex.isascii()  # pdflatex's default fonts: no Unicode symbols
@@ -455,7 +459,7 @@ def test_hostile_strings_are_shown_as_written_in_every_format(hostile, tmp_path)
     # terminal: rich markup in a label is text, not style
     assert terminal_tables(terminal_text(a, width=3000)) == model
     # LaTeX: every special character escaped (and the document compiles, where pdflatex is)
-    tex = render_latex(a)
+    tex = render_latex(a, LatexLayout(split=False))
     assert latex_tables(tex) == [[[latex_text(c) for c in row] for row in t] for t in model]
     assert tex.isascii() and "\\x" not in tex.replace(r"\textbackslash{}x", "")
     import shutil

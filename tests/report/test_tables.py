@@ -14,7 +14,7 @@ from tests.cli.refusal import assert_refused
 from tests.conftest import REPO
 
 from evalab.ablation import RunStore, analyze, load_study, plan_runs
-from evalab.ablation.store import Outcome, RunResult
+from evalab.ablation.store.run_store import Outcome, RunResult
 from evalab.examples.sort_digits import study_path
 from evalab.report import render_html, render_json, render_latex, render_markdown
 from evalab.report.latex import latex_paragraph

@@ -171,3 +171,17 @@ def test_intervals_cover_known_strengths_at_the_nominal_rate() -> None:
             hits += int(result.low[j] <= t <= result.high[j])
             total += 1
     assert 0.90 <= hits / total <= 0.99
+
+
+def test_a_large_leaderboard_separates_at_few_rounds() -> None:
+    """40 models (780 pairs): a resample count could never reach Holm's level at 200 rounds
+    (1/201 * 780 > 1); the Wald test with the bootstrap standard error can."""
+    rng = np.random.default_rng(8)
+    strength = np.linspace(-4.0, 4.0, 40)
+    a = rng.integers(0, 40, 40_000)
+    b = (a + rng.integers(1, 40, 40_000)) % 40
+    out = (rng.random(a.size) < 1 / (1 + np.exp(strength[b] - strength[a]))).astype(float)
+    names = [f"m{i:02d}" for i in range(40)]
+    battles = Battles.from_names([names[i] for i in a], [names[i] for i in b], out)
+    result = bradley_terry(battles, n_samples=200, seed=0)
+    assert max(c for c in result.ranking.clusters if c is not None) >= 3

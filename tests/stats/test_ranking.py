@@ -12,8 +12,16 @@ from hypothesis import strategies as st
 
 from evalab.errors import SettingsError
 from evalab.metaeval.significance import clusters as greedy_clusters
-from evalab.stats.paired import paired_test
-from evalab.stats.ranking import adjust_pairwise, pairwise_test, rank_systems, win_tie_loss
+from evalab.stats.paired import DEFAULT_TRIALS, paired_test
+from evalab.stats.ranking import (
+    RESOLUTION,
+    adjust_pairwise,
+    pairwise_test,
+    rank_systems,
+    ranking_samples,
+    unsettled_boundaries,
+    win_tie_loss,
+)
 
 
 def mean_score(s: np.ndarray) -> np.ndarray:
@@ -242,3 +250,38 @@ def test_win_tie_loss_follows_the_direction():
     assert win_tie_loss(
         np.array([1.0, 3.0, 3.0]), np.array([2.0, 2.0, 1.0]), higher_is_better=False
     ) == (1, 0, 2)
+
+
+@given(
+    st.sampled_from(["bs", "ar"]),
+    st.integers(2, 40),
+    st.sampled_from([0.01, 0.05, 0.1]),
+    st.sampled_from(["holm", "none"]),
+)
+def test_ranking_samples_reach_alpha_over_resolution_with_the_fewest_thousands(
+    test, systems, alpha, correction
+):
+    n = ranking_samples(test, systems, alpha, correction)
+    m = systems * (systems - 1) // 2 if correction == "holm" else 1
+    assert n % 1000 == 0 and n >= DEFAULT_TRIALS[test]
+    assert m / (n + 1) <= alpha / RESOLUTION
+    assert n == DEFAULT_TRIALS[test] or m / (n - 1000 + 1) > alpha / RESOLUTION
+
+
+def test_a_boundary_within_monte_carlo_error_of_alpha_is_unsettled():
+    # 0 beats 1 at p = 0.012 (the largest of three: Holm leaves it), 0 and 1 beat 2 clearly;
+    # at alpha 0.01 no boundary between 0 and 1, but 0.012 is within two Monte Carlo errors
+    # (0.0034 each) at 1000 resamples
+    p = np.array([[np.nan, 0.012, 0.001], [0.012, np.nan, 0.001], [0.001, 0.001, np.nan]])
+    rk = rank_systems([30.0, 29.0, 20.0], p, alpha=0.01)
+    assert rk.clusters == (1, 1, 2)
+    (u,) = unsettled_boundaries(rk, p, 1000)
+    assert (u.cluster, u.above, u.below, u.n_samples) == (1, 0, 1, 1000)
+    assert u.p_adjusted == pytest.approx(0.012)
+    assert u.mc_error == pytest.approx(math.sqrt(0.012 * 0.988 / 1000))
+    # with 100 times the resamples the same p-values are settled, and an exact test always is
+    assert unsettled_boundaries(rk, p, 100_000) == []
+    assert unsettled_boundaries(rk, p, 0) == []
+    # a pair far from alpha, or capped at 1 by Holm, blocks for good
+    far = np.array([[np.nan, 0.6, 0.001], [0.6, np.nan, 0.001], [0.001, 0.001, np.nan]])
+    assert unsettled_boundaries(rank_systems([30.0, 29.0, 20.0], far), far, 1000) == []

@@ -1,5 +1,13 @@
 """Ablation studies: a TOML study file -> planned runs -> executor -> SQLite store -> analysis.
 
+Each stage is a subpackage whose docstring says what it owns and which stages it may
+import: :mod:`~evalab.ablation.contract` (what a run is given and gives back: keys, command
+templates, code version, computed metrics, curves), :mod:`~evalab.ablation.study` (the
+study file), :mod:`~evalab.ablation.plan` (rows
+and runs), :mod:`~evalab.ablation.store` (the run store), :mod:`~evalab.ablation.execution`
+(running them, locally or on Ray), :mod:`~evalab.ablation.importing` (runs made elsewhere)
+and :mod:`~evalab.ablation.analysis` (statistics, findings, notes).
+
 The public API (everything a caller needs; the submodules are implementation detail):
 
 ``load_study(path) -> Study``
@@ -12,7 +20,7 @@ The public API (everything a caller needs; the submodules are implementation det
     base + variants (+ grid cells) x seeds. Each run has a ``key``: a hash of the merged
     configuration, the seed and the study's code version (a hash over the syntax trees of
     every local module the entry imports, or ``code_version`` from the study file; see
-    :mod:`evalab.ablation.codeversion`). Rows that share a configuration (a grid cell equal
+    :mod:`evalab.ablation.contract.codeversion`). Rows that share a configuration (a grid cell equal
     to the base) share runs. Rows with ``stage = "eval"`` are not trained: their runs call
     the study's ``evaluate(config, seed, checkpoint_dir)`` on the run folder of the trained
     run of their ``from`` row with the same seed; their key hashes that run's key, the
@@ -72,7 +80,7 @@ permutations=10000) -> StudyAnalysis``
 ``log(step=..., **values) -> bool``
     In an entry point: append per-step values to the run's curves (``metrics.jsonl`` in its
     run folder); True once the study's ``[curves] stop_when`` rule holds. Stored compactly
-    per run and metric, drawn by the HTML report (:mod:`evalab.ablation.curves`).
+    per run and metric, drawn by the HTML report (:mod:`evalab.ablation.contract.curves`).
 
 The renderers live in :mod:`evalab.report`: ``render_table(analysis)`` (prints a rich
 table), ``render_markdown``, ``render_latex``, ``render_json`` and ``render_html`` (a
@@ -91,37 +99,37 @@ from typing import Any
 
 # Lazy re-exports: importing evalab.ablation stays cheap (no numpy, no sqlite, no ray).
 _EXPORTS = {
-    "Study": "evalab.ablation.spec",
-    "Variant": "evalab.ablation.spec",
-    "Resources": "evalab.ablation.spec",
-    "load_study": "evalab.ablation.spec",
-    "PlannedRun": "evalab.ablation.plan",
-    "Row": "evalab.ablation.plan",
-    "plan_runs": "evalab.ablation.plan",
-    "Subset": "evalab.ablation.plan",
-    "with_overrides": "evalab.ablation.spec",
-    "CommandTemplate": "evalab.ablation.template",
-    "CommandLine": "evalab.ablation.template",
-    "parse_template": "evalab.ablation.template",
-    "DryRun": "evalab.ablation.status",
-    "PlannedStep": "evalab.ablation.status",
-    "RunFailure": "evalab.ablation.status",
-    "dry_run": "evalab.ablation.status",
-    "study_rows": "evalab.ablation.plan",
-    "RunSummary": "evalab.ablation.executors",
-    "run_study": "evalab.ablation.executors",
-    "RunStore": "evalab.ablation.store",
-    "DEFAULT_DB": "evalab.ablation.store",
-    "StudyStatus": "evalab.ablation.status",
-    "study_status": "evalab.ablation.status",
-    "gc_study": "evalab.ablation.status",
-    "CodeVersion": "evalab.ablation.codeversion",
-    "StudyAnalysis": "evalab.ablation.analysis",
-    "RowAnalysis": "evalab.ablation.analysis",
-    "MetricStats": "evalab.ablation.analysis",
-    "Contrast": "evalab.ablation.analysis",
-    "analyze": "evalab.ablation.analysis",
-    "log": "evalab.ablation.curves",
+    "Study": "evalab.ablation.study.spec",
+    "Variant": "evalab.ablation.study.spec",
+    "Resources": "evalab.ablation.study.spec",
+    "load_study": "evalab.ablation.study.load",
+    "PlannedRun": "evalab.ablation.plan.runs",
+    "Row": "evalab.ablation.plan.runs",
+    "plan_runs": "evalab.ablation.plan.runs",
+    "Subset": "evalab.ablation.plan.runs",
+    "with_overrides": "evalab.ablation.study.overrides",
+    "CommandTemplate": "evalab.ablation.contract.template",
+    "CommandLine": "evalab.ablation.contract.template",
+    "parse_template": "evalab.ablation.contract.template",
+    "DryRun": "evalab.ablation.execution.status",
+    "PlannedStep": "evalab.ablation.execution.status",
+    "RunFailure": "evalab.ablation.execution.status",
+    "dry_run": "evalab.ablation.execution.status",
+    "study_rows": "evalab.ablation.plan.runs",
+    "RunSummary": "evalab.ablation.execution.executors",
+    "run_study": "evalab.ablation.execution.executors",
+    "RunStore": "evalab.ablation.store.run_store",
+    "DEFAULT_DB": "evalab.ablation.store.run_store",
+    "StudyStatus": "evalab.ablation.execution.status",
+    "study_status": "evalab.ablation.execution.status",
+    "gc_study": "evalab.ablation.execution.status",
+    "CodeVersion": "evalab.ablation.contract.codeversion",
+    "StudyAnalysis": "evalab.ablation.analysis.analyze",
+    "RowAnalysis": "evalab.ablation.analysis.analyze",
+    "MetricStats": "evalab.ablation.analysis.analyze",
+    "Contrast": "evalab.ablation.analysis.analyze",
+    "analyze": "evalab.ablation.analysis.analyze",
+    "log": "evalab.ablation.contract.curves",
 }
 
 __all__ = sorted(_EXPORTS)

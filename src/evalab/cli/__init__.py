@@ -14,12 +14,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-
-def version_line() -> str:
-    """What ``evalab --version`` prints."""
-    from evalab._version import __version__
-
-    return f"evalab {__version__}"
+from evalab.cli.version import version_line
 
 
 @contextmanager

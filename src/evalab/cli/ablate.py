@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalab.cli.app import app
+from evalab.cli.app import app, command
 from evalab.cli.inputs import study_inputs
 from evalab.cli.options import (
+    FigureWidth,
+    LatexCaption,
+    LatexFragment,
+    LatexLabel,
+    LatexSplit,
+    OutFile,
+    RayAddress,
+    RayTimeout,
     check_figures,
     executor_option,
     figures_option,
-    latex_fragment_option,
     latex_layout,
-    latex_split_option,
-    ray_address_option,
     ray_cluster,
-    ray_timeout_option,
     write_figures_checked,
 )
 from evalab.cli.output import PAGE_FORMATS, check_format, check_out, emit, emit_table, format_option
@@ -29,10 +34,12 @@ from evalab.report.table import Table as ReportTable
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from evalab.ablation.curve_rows import StudyCurves
-    from evalab.ablation.executors import RunSummary
-    from evalab.ablation.spec import Study
-    from evalab.ablation.status import DryRun, RunFailure, StudyStatus
+    from evalab.ablation import RunSummary, StudyAnalysis, Subset
+    from evalab.ablation.analysis.curve_bands import StudyCurves
+    from evalab.ablation.execution.status import DryRun, RunFailure, StudyStatus
+    from evalab.ablation.importing.importer import ImportSummary
+    from evalab.ablation.study.spec import Study
+    from evalab.metrics.ray_shards import RayCluster
 
 ablate_app = typer.Typer(
     name="ablate",
@@ -62,7 +69,7 @@ DbOpt = Annotated[
 
 
 def _summary_lines(s: RunSummary) -> list[str]:
-    from evalab.ablation.status import superseded_lines
+    from evalab.ablation.execution.status import superseded_lines
 
     subset = f" (a subset of the study's {s.whole_plan})" if s.whole_plan else ""
     lines = [
@@ -136,56 +143,58 @@ def failure_lines(f: RunFailure) -> list[str]:
     ]
 
 
-@ablate_app.command("run")
-def run_cmd(
-    study_file: StudyArg,
+@dataclass(frozen=True)
+class RunRequest:
+    """``evalab ablate run``'s options, as the command line gives them."""
+
+    study_file: StudyArg
     jobs: Annotated[
         int,
         typer.Option(
             "-j", "--jobs", help="Runs at once (local executor); each run is its own process."
         ),
-    ] = 1,
+    ] = 1
     executor: Annotated[
         str,
         executor_option(
             "local (process pool) or ray (Ray tasks with the study's resources; needs the ray extra)."
         ),
-    ] = "local",
-    ray_address: Annotated[str | None, ray_address_option()] = None,
-    ray_timeout: Annotated[float | None, ray_timeout_option()] = None,
-    db: DbOpt = None,
+    ] = "local"
+    ray_address: RayAddress = None
+    ray_timeout: RayTimeout = None
+    db: DbOpt = None
     wait_db: Annotated[
         float,
         typer.Option(
             "--wait-db", help="Seconds to wait for a database another process holds locked."
         ),
-    ] = 60.0,
+    ] = 60.0
     quiet: Annotated[
         bool,
         typer.Option(
             "-q", "--quiet", help="No progress (bar on a terminal, one line per run otherwise)."
         ),
-    ] = False,
+    ] = False
     dry_run: Annotated[
         bool,
         typer.Option(
             "--dry-run",
             help="Only show the planned runs (commands or configurations), what the database holds and what is superseded; runs, imports and writes nothing.",
         ),
-    ] = False,
+    ] = False
     row: Annotated[
         list[str],
         typer.Option(
             "--row",
             help="Run only the runs of this row (its label, e.g. base or '(A)'). Repeatable.",
         ),
-    ] = [],  # noqa: B006
+    ] = field(default_factory=list)
     seed: Annotated[
         list[int],
         typer.Option(
             "--seed", help="Run only the runs of this seed (one of the study's seeds). Repeatable."
         ),
-    ] = [],  # noqa: B006
+    ] = field(default_factory=list)
     set_: Annotated[
         list[str],
         typer.Option(
@@ -193,45 +202,72 @@ def run_cmd(
             "--set",
             help="KEY=VALUE: a new row, the base with KEY (a key of the base; optim.lr inside a table) set to VALUE, read as the type of the base's value; only that row runs unless --row names rows. Repeatable: one row with every change.",
         ),
-    ] = [],  # noqa: B006
-) -> None:
+    ] = field(default_factory=list)
+
+
+@command(RunRequest, on=ablate_app.command("run"))
+def run_cmd(req: RunRequest) -> None:
     """Run every run of the study that is not finished yet (finished runs are skipped).
 
     Exits 1 when runs failed (they are stored with their errors), 130 on Ctrl-C."""
-    from evalab.ablation import load_study, run_study
-    from evalab.ablation.executors import RunInterrupted
-    from evalab.ablation.plan import Subset
-    from evalab.ablation.spec import with_overrides
+    from evalab.ablation import load_study
+    from evalab.ablation.plan.runs import Subset
+    from evalab.ablation.study.overrides import with_overrides
+    from evalab.errors import SettingsError
+
+    if not req.wait_db > 0:
+        raise SettingsError(f"--wait-db must be a positive number of seconds, got {req.wait_db:g}")
+    cluster = ray_cluster(req.executor, req.ray_address, req.ray_timeout)
+    # a dry run imports no code either
+    study = load_study(req.study_file, check_entry=not req.dry_run)
+    row = req.row
+    if req.set_:
+        study = with_overrides(study, req.set_)
+        row = row or [study.variants[-1].label]  # the new row, unless --row names the rows to run
+    subset = Subset(tuple(row), tuple(req.seed))
+    if req.dry_run:
+        from evalab.ablation.execution.status import dry_run as plan_dry_run
+
+        lines = _dry_run_lines(plan_dry_run(study, req.db, subset))
+        sys.stdout.write("".join(line + "\n" for line in lines))
+        return
+    summary = _run_study(req, study, subset, cluster)
+    sys.stderr.write("".join(line + "\n" for line in _summary_lines(summary)))
+    if req.set_:
+        added = study.variants[-1]
+        sys.stderr.write(
+            f"row {added.label!r} is not in {req.study_file}: `evalab ablate report` shows it once the file has it "
+            f"as a [[variant]] with set = {toml_inline(added.settings)} (its finished runs are kept and are not run "
+            "again)\n"
+        )
+    if summary.failed:
+        raise typer.Exit(1)
+
+
+def _run_study(
+    req: RunRequest, study: Study, subset: Subset, cluster: RayCluster | None
+) -> RunSummary:
+    """Run the study's pending runs of ``subset``; Ctrl-C says what was stored and exits 130."""
+    from evalab.ablation import run_study
+    from evalab.ablation.execution.executors import RunInterrupted, RunSettingError
     from evalab.errors import SettingsError
     from evalab.metrics.ray_shards import RAY_TIMEOUT_S
 
-    if not wait_db > 0:
-        raise SettingsError(f"--wait-db must be a positive number of seconds, got {wait_db:g}")
-    cluster = ray_cluster(executor, ray_address, ray_timeout)
-    study = load_study(study_file, check_entry=not dry_run)  # a dry run imports no code either
-    if set_:
-        study = with_overrides(study, set_)
-        row = row or [study.variants[-1].label]  # the new row, unless --row names the rows to run
-    subset = Subset(tuple(row), tuple(seed))
-    if dry_run:
-        from evalab.ablation.status import dry_run as plan_dry_run
-
-        sys.stdout.write(
-            "".join(line + "\n" for line in _dry_run_lines(plan_dry_run(study, db, subset)))
-        )
-        return
     try:
-        summary = run_study(
+        return run_study(
             study,
-            db,
-            jobs=jobs,
-            executor=executor,
-            ray_address=ray_address,
+            req.db,
+            jobs=req.jobs,
+            executor=req.executor,
+            ray_address=req.ray_address,
             ray_timeout=cluster.timeout if cluster else RAY_TIMEOUT_S,
-            progress=not quiet,
-            busy_timeout=wait_db,
+            progress=not req.quiet,
+            busy_timeout=req.wait_db,
             subset=subset,
         )
+    except RunSettingError as exc:  # the library names the setting, the CLI its option
+        option = "--" + exc.setting.replace("_", "-")
+        raise SettingsError(f"{option} must be {exc.expected}, got {exc.value}") from None
     except RunInterrupted as exc:
         s = exc.summary
         sys.stderr.write(
@@ -240,23 +276,13 @@ def run_cmd(
             "(finished runs are skipped)\n"
         )
         raise typer.Exit(130) from None
-    sys.stderr.write("".join(line + "\n" for line in _summary_lines(summary)))
-    if set_:
-        added = study.variants[-1]
-        sys.stderr.write(
-            f"row {added.label!r} is not in {study_file}: `evalab ablate report` shows it once the file has it "
-            f"as a [[variant]] with set = {toml_inline(added.settings)} (its finished runs are kept and are not run "
-            "again)\n"
-        )
-    if summary.failed:
-        raise typer.Exit(1)
 
 
 def _dry_run_lines(d: DryRun) -> list[str]:
     """The dry run: counts, then one entry per run (its rows, seed, state, command or
     configuration, folder), then the superseded runs."""
-    from evalab.ablation.plan import canonical
-    from evalab.ablation.status import superseded_lines
+    from evalab.ablation.execution.status import superseded_lines
+    from evalab.ablation.plan.runs import canonical
 
     subset = f" (a subset of the study's {d.whole_plan})" if d.whole_plan else ""
     where = (
@@ -294,25 +320,22 @@ def status_cmd(
     study_file: StudyArg,
     db: DbOpt = None,
     format: Annotated[str, format_option()] = "table",
-    out: Annotated[
-        str | None,
-        typer.Option(
-            "-o", "--out", help="Write the status to this file (atomically) instead of stdout."
-        ),
-    ] = None,
-    latex_split: Annotated[bool, latex_split_option()] = False,
-    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
+    out: OutFile = None,
+    latex_split: LatexSplit = None,
+    latex_fragment: LatexFragment = False,
+    latex_caption: LatexCaption = None,
+    latex_label: LatexLabel = None,
 ) -> None:
     """Counts of ok / failed / pending runs per row, the stored errors, and superseded runs."""
     from evalab.ablation import load_study, study_status
-    from evalab.ablation.store import DEFAULT_DB
+    from evalab.ablation.store.run_store import DEFAULT_DB
 
     db_path = db if db is not None else str(DEFAULT_DB)
     check_out(out, [("STUDY_FILE", study_file), ("--db", db_path)])  # before the study is even read
     study = load_study(study_file, check_entry=False)
     check_out(out, study_inputs(study, db_path))
     check_format(format)
-    latex = latex_layout(format, latex_split, latex_fragment)
+    latex = latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
     st = study_status(study, db)
     if format != "table" or out:
         _emit_status(st, format, out, latex)
@@ -321,7 +344,7 @@ def status_cmd(
 
 
 def _status_header_lines(st: StudyStatus) -> list[str]:
-    from evalab.ablation.status import example_lines, stale_lines, superseded_lines
+    from evalab.ablation.execution.status import example_lines, stale_lines, superseded_lines
 
     git = f"; git {st.git.commit[:10]}{' (dirty tree)' if st.git.dirty else ''}" if st.git else ""
     where = f"{st.db_path}, read-only" if st.read_only else str(st.db_path)
@@ -419,106 +442,129 @@ def gc_cmd(
     )
 
 
-@ablate_app.command("import")
-def import_cmd(
+@dataclass(frozen=True)
+class ImportRequest:
+    """``evalab ablate import``'s options, as the command line gives them."""
+
     runs_file: Annotated[
         str,
         typer.Argument(
             help="Finished runs made elsewhere: a .csv (header line) or .jsonl file (evalab's columns: row or config, seed, one column per metric, optional per_example and outputs; or a W&B or MLflow export), or a Hydra multirun folder."
         ),
-    ],
+    ]
     study_file: Annotated[
         str, typer.Option("--study", help="The study file (TOML) the runs belong to.")
-    ],
-    db: DbOpt = None,
+    ]
+    db: DbOpt = None
     layout: Annotated[
         str,
         typer.Option(
             "--from",
             help="The export's layout: auto (by its columns; a folder is Hydra's), evalab, wandb, mlflow or hydra.",
         ),
-    ] = "auto",
+    ] = "auto"
     maps: Annotated[
         list[str] | None,
         typer.Option(
             "--map",
             help="SOURCE=TARGET: read the export's column SOURCE as TARGET (seed, row, a metric, config.KEY); an empty TARGET ignores the column. Repeatable.",
         ),
-    ] = None,
+    ] = None
     seed_from: Annotated[
         str | None,
         typer.Option(
             "--seed-from",
             help="The column (e.g. config.seed, params.seed) that holds each run's seed. Default: seed, or the configuration key seed.",
         ),
-    ] = None,
+    ] = None
     metrics_file: Annotated[
         str,
         typer.Option(
             "--metrics-file", help="Hydra: the JSON file of metrics each job wrote into its folder."
         ),
-    ] = "metrics.json",
+    ] = "metrics.json"
     skip_unmatched: Annotated[
         bool,
         typer.Option(
             "--skip-unmatched",
             help="Import the records that match a row of the study and list the others, instead of refusing the import.",
         ),
-    ] = False,
-) -> None:
+    ] = False
+
+
+@command(ImportRequest, on=ablate_app.command("import"))
+def import_cmd(req: ImportRequest) -> None:
     """Store runs made elsewhere (W&B, MLflow, Hydra, a cluster) so `ablate report` treats them like local runs.
 
     Records are matched to the study's rows by their configuration. Every record is checked
     first; then all are stored in one transaction (all or nothing). A run already stored as
     ok is refused, never duplicated; a record that is not imported is listed."""
     from evalab.ablation import load_study
-    from evalab.ablation.importer import import_runs
-    from evalab.ablation.store import DEFAULT_DB
+    from evalab.ablation.importing.importer import import_runs
 
-    study = load_study(study_file, check_entry=False)
+    study = load_study(req.study_file, check_entry=False)
     done = import_runs(
         study,
-        runs_file,
-        db,
-        layout=layout,
-        maps=tuple(maps or ()),
-        seed_column=seed_from,
-        metrics_file=metrics_file,
-        skip_unmatched=skip_unmatched,
+        req.runs_file,
+        req.db,
+        layout=req.layout,
+        maps=tuple(req.maps or ()),
+        seed_column=req.seed_from,
+        metrics_file=req.metrics_file,
+        skip_unmatched=req.skip_unmatched,
     )
+    lines = _import_lines(done, study, req.runs_file, req.db)
+    sys.stderr.write("".join(line + "\n" for line in lines))
+
+
+def _import_lines(done: ImportSummary, study: Study, runs_file: str, db: str | None) -> list[str]:
+    """What ``ablate import`` says: every record skipped and why, what was stored where, and
+    the export's columns it did not use."""
+    from evalab.ablation.store.run_store import DEFAULT_DB
+
+    lines = []
     for s in done.skipped:
         why = (
             f"not finished ({s.detail})"
             if s.reason == "unfinished"
             else f"configuration {s.detail} is no row of the study"
         )
-        sys.stderr.write(
-            f"skipped {s.where}{f' ({s.name})' if s.name and s.name != s.where else ''}: {why}\n"
+        lines.append(
+            f"skipped {s.where}{f' ({s.name})' if s.name and s.name != s.where else ''}: {why}"
         )
     source = "" if done.layout == "evalab" else f" ({done.layout} export)"
-    sys.stderr.write(
+    lines.append(
         f"imported {done.stored} runs of study {study.name!r} from {runs_file}{source} into "
-        f"{db or DEFAULT_DB}\n"
+        f"{db or DEFAULT_DB}"
     )
     if done.ignored:
-        sys.stderr.write(
+        lines.append(
             f"columns not used (neither a key of [base], the seed nor a metric of the study): "
-            f"{', '.join(done.ignored)}\n"
+            f"{', '.join(done.ignored)}"
         )
+    return lines
 
 
-def _curves(study: Study, db: str | None) -> StudyCurves | None:
-    """The runs' learning curves, None when no run logged one."""
-    from evalab.ablation.curve_rows import study_curves
+def _with_curves(
+    analysis: StudyAnalysis, study: Study, db: str | None
+) -> tuple[StudyAnalysis, StudyCurves | None]:
+    """The runs' learning curves (None when no run logged one), and the analysis with a note
+    saying how the runs' values were picked from them (every format says it)."""
+    import dataclasses
+
+    from evalab.ablation.analysis.curve_bands import study_curves
+    from evalab.ablation.analysis.note_kinds import CurvesNote
 
     found = study_curves(study, db)
-    return found if found.rows else None
+    if not found.rows:
+        return analysis, None
+    return dataclasses.replace(analysis, notes=[*analysis.notes, CurvesNote(found)]), found
 
 
 def _check_stored_bounds(study: Study, db: str | None) -> None:
     """Refuse a report whose stored values break bounds declared after they were stored."""
-    from evalab.ablation.bounds import stored_bounds_error
-    from evalab.ablation.store import RunStore
+    from evalab.ablation.store.run_store import RunStore
+    from evalab.ablation.study.bounds import stored_bounds_error
     from evalab.errors import InputError
 
     if not study.bounds:
@@ -540,12 +586,7 @@ def report_cmd(
     study_file: StudyArg,
     db: DbOpt = None,
     format: Annotated[str, format_option(PAGE_FORMATS)] = "table",
-    out: Annotated[
-        str | None,
-        typer.Option(
-            "-o", "--out", help="Write the report to this file (atomically) instead of stdout."
-        ),
-    ] = None,
+    out: OutFile = None,
     aso: Annotated[
         bool,
         typer.Option(
@@ -574,43 +615,54 @@ def report_cmd(
             help="Bootstrap resamples of the test examples (rows with per-example data).",
         ),
     ] = 1000,
-    latex_split: Annotated[bool, latex_split_option()] = False,
-    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
+    latex_split: LatexSplit = None,
+    latex_fragment: LatexFragment = False,
+    latex_caption: LatexCaption = None,
+    latex_label: LatexLabel = None,
     figures: Annotated[str | None, figures_option()] = None,
+    figure_width: FigureWidth = "double",
 ) -> None:
     """Per row: mean, sd, 95% CI over seeds, Δ to the base with CI and p-values; grid effects.
 
     Where the runs have per-example data, each Δ also gets an interval over test examples and
     one over seeds and examples together (docs/ablation.md)."""
     from evalab.ablation import analyze, load_study
-    from evalab.ablation.store import DEFAULT_DB
-    from evalab.report import render_html, render_json, render_latex, render_markdown, render_table
+    from evalab.ablation.store.run_store import DEFAULT_DB
 
     db_path = db if db is not None else str(DEFAULT_DB)
     check_out(out, [("STUDY_FILE", study_file), ("--db", db_path)])  # before the study is even read
     study = load_study(study_file, check_entry=False)
     inputs = study_inputs(study, db_path)
     check_out(out, inputs)
-    check_figures(figures, [*inputs, ("--out", out)])
+    check_figures(figures, [*inputs, ("--out", out)], figure_width)
     check_format(format, PAGE_FORMATS)
-    latex = latex_layout(format, latex_split, latex_fragment, small=True)
+    latex = latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
     _check_stored_bounds(study, db)
     analysis = analyze(study, db, aso=aso, alpha=alpha, power=power, holm=holm, resamples=n_samples)
-    curves = _curves(study, db)
-    if curves is not None:  # every format says how the runs' values were picked from their curves
-        import dataclasses
-
-        from evalab.ablation.notes import CurvesNote
-
-        analysis = dataclasses.replace(analysis, notes=[*analysis.notes, CurvesNote(curves)])
+    analysis, curves = _with_curves(analysis, study, db)
     if figures is not None:
         from evalab.report.ablation_figures import report_figures
 
-        write_figures_checked(report_figures(analysis, curves), figures, [*inputs, ("--out", out)])
-    if format == "html":
+        write_figures_checked(
+            report_figures(analysis, curves), figures, [*inputs, ("--out", out)], figure_width
+        )
+    _emit_report(analysis, curves, format, out, latex)
+
+
+def _emit_report(
+    analysis: StudyAnalysis,
+    curves: StudyCurves | None,
+    fmt: str,
+    out: str | None,
+    latex: LatexLayout,
+) -> None:
+    """The report in ``fmt``, to ``out`` or stdout (the table as wide as it needs in a file)."""
+    from evalab.report import render_html, render_json, render_latex, render_markdown, render_table
+
+    if fmt == "html":
         emit(render_html(analysis, curves=curves), out)
         return
-    if format == "table":
+    if fmt == "table":
         if out:
             import io
 
@@ -627,15 +679,14 @@ def report_cmd(
         else:
             render_table(analysis)
         return
-    if format in ("csv", "tsv"):
+    if fmt in ("csv", "tsv"):
         from evalab.report.tables import render_delimited
 
-        emit(render_delimited(analysis, format), out)
+        emit(render_delimited(analysis, fmt), out)
         return
     render = {
         "markdown": render_markdown,
         "latex": lambda a: render_latex(a, latex),
         "json": render_json,
-        "html": render_html,
-    }[format]
+    }[fmt]
     emit(render(analysis), out)

@@ -9,16 +9,19 @@ one-line message on stderr with exit code 2 (never a traceback).
 # No ``from __future__ import annotations``: typer would compile the annotation strings
 # of the root's options again on every start (see cli/score.py).
 
+import dataclasses
+import inspect
 import sys
+import typing
 import warnings
-from collections.abc import Sequence
-from typing import Annotated, TextIO
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, TextIO, TypeVar
 
 import click
 import typer
 
-from evalab.cli import version_line
 from evalab.cli.options import strict_numbers
+from evalab.cli.version import version_line
 from evalab.errors import EvalabError
 
 app = typer.Typer(
@@ -52,6 +55,54 @@ def _root(
     # A callback keeps ``app`` a command group even when only the invoked command's
     # module has been imported (typer would otherwise promote a lone command to the root).
     pass
+
+
+Request = TypeVar("Request")
+
+
+def command(
+    request_type: type[Request],
+    name: str | None = None,
+    *,
+    on: Callable[[Callable[..., None]], Any] | None = None,
+) -> Callable[[Callable[[Request], None]], Callable[..., None]]:
+    """Register ``run(request)`` as a command whose options are the fields of the dataclass
+    ``request_type``: each field an ``Annotated`` option (declared once in
+    :mod:`evalab.cli.options` where commands share it), in the order of the fields, with
+    the field's default; the command's help is ``run``'s docstring. The command builds one
+    typed request value from the command line and hands it to ``run``. ``on``: how it is
+    registered where not as ``app.command(name)`` (a group's callback, a sub-app's command).
+    The decorated name is the command's callable, with the options as its signature."""
+    hints = typing.get_type_hints(request_type, include_extras=True)
+
+    def default(f: dataclasses.Field[Any]) -> Any:
+        if f.default_factory is not dataclasses.MISSING:
+            return f.default_factory()
+        return inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default
+
+    fields = dataclasses.fields(request_type)  # type: ignore[arg-type]
+    signature = inspect.Signature(
+        [
+            inspect.Parameter(
+                f.name, inspect.Parameter.KEYWORD_ONLY, default=default(f), annotation=hints[f.name]
+            )
+            for f in fields
+        ]
+    )
+
+    def register(run: Callable[[Request], None]) -> Callable[..., None]:
+        def callback(**given: Any) -> None:
+            run(request_type(**given))
+
+        callback.__signature__ = signature  # type: ignore[attr-defined]
+        callback.__annotations__ = {f.name: hints[f.name] for f in fields}
+        callback.__doc__ = run.__doc__
+        callback.__name__ = run.__name__
+        callback.__wrapped__ = run  # type: ignore[attr-defined]  # inspect.getsource shows run
+        (on or app.command(name))(callback)
+        return callback
+
+    return register
 
 
 #: options that take several values after one flag (``-i sysA sysB``), per command path

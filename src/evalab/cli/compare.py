@@ -18,32 +18,57 @@ from __future__ import annotations
 import warnings
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Annotated, Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 import typer
 
-from evalab.cli.app import app
+from evalab.cli.app import command
 from evalab.cli.compare_scores import ScoreOptions, check_mode, compare_scores
-from evalab.cli.inputs import metric_inputs
-from evalab.cli.names import named_inputs
+from evalab.cli.inputs import (
+    bind_source,
+    check_model_inputs,
+    check_source_option,
+    input_options,
+    load_inputs,
+    show_progress,
+    warn_language_misfits,
+)
+from evalab.cli.names import NamedInputs, named_inputs
 from evalab.cli.options import (
-    build_metrics,
+    ClusterColumn,
+    Executor,
+    Figures,
+    FigureWidth,
+    IdColumn,
+    IntervalConfidence,
+    LatexCaption,
+    LatexFragment,
+    LatexLabel,
+    LatexSplit,
+    Layout,
+    Metrics,
+    MetricSelection,
+    MetricSettings,
+    MissingRef,
+    OutFile,
+    PageFormat,
+    Quiet,
+    RayAddress,
+    RayTimeout,
+    RepeatedReferences,
+    ScoreColumns,
+    ShardJobs,
+    Source,
+    Width,
     check_figures,
-    check_layout,
-    confidence_option,
-    executor_option,
-    figures_option,
-    latex_fragment_option,
-    latex_layout,
-    latex_split_option,
-    layout_option,
+    check_width,
+    given_options,
     n_samples_option,
-    ray_address_option,
     ray_cluster,
-    ray_timeout_option,
     seed_option,
+    table_view,
     write_figures_checked,
 )
 from evalab.cli.output import (
@@ -54,22 +79,10 @@ from evalab.cli.output import (
     check_out,
     emit,
     emit_view,
-    format_option,
     ordered_row,
 )
 from evalab.cli.references import apply_missing_refs, check_missing_ref
-from evalab.cli.score import (
-    bind_source,
-    check_model_inputs,
-    check_source_option,
-    input_options,
-    load_inputs,
-    page_spans,
-    score_table,
-    show_progress,
-    warn_language_misfits,
-    wide_notes,
-)
+from evalab.cli.score import page_spans, score_table, wide_notes
 from evalab.cli.segment_checks import check_pair_work, check_resamplable
 from evalab.errors import InputError, SettingsError
 from evalab.io import check_same_length, read_segments, same_file
@@ -92,6 +105,7 @@ from evalab.report.numbers import (
     NO_VALUE,
     scale_decimals,
 )
+from evalab.report.ranking_notes import unsettled_sentence
 from evalab.report.table import Interval, Number, Table, TableCell
 from evalab.report.wide import Cell, WideMetric, wide_table
 from evalab.report.word_alignment import aligned_metric, page_edits
@@ -107,15 +121,21 @@ from evalab.stats.paired import (
 )
 from evalab.stats.ranking import (
     CLUSTER_RULE,
+    RESOLUTION,
     PairwiseResult,
     Ranking,
     pairwise_mcnemar,
     pairwise_test,
     rank_systems,
+    ranking_samples,
     segment_scores_from_stats,
+    unsettled_boundaries,
     win_tie_loss,
 )
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
+
+if TYPE_CHECKING:
+    from evalab.metrics.ray_shards import RayCluster
 
 CORRECTIONS = ("none", "holm")
 
@@ -387,6 +407,17 @@ def warn_if_powerless(n_systems: int, n: int, alpha: float, what: str) -> None:
             f"--alpha {alpha:g}: no two systems can be separated; use -n {int(m / alpha)} or more",
             stacklevel=2,
         )
+
+
+def _resamples(test: str, n_samples: int | None, n_ranked: int, alpha: float, correct: str) -> int:
+    """``-n`` as given, else the test's default; for a ranking of ``n_ranked`` systems (0: no
+    ranking) enough for the smallest reachable adjusted p-value to be well below ``alpha``
+    (:func:`evalab.stats.ranking.ranking_samples`)."""
+    if n_samples is not None:
+        return check_n_samples(n_samples, "--n-samples")
+    if test == "mcnemar" or not n_ranked:
+        return DEFAULT_TRIALS.get(test, 0)
+    return ranking_samples(test, n_ranked, alpha, correct)
 
 
 def pairwise_results(
@@ -717,11 +748,11 @@ def render_ranking(
     short: dict[str, str],
     texts: PageTexts | None,
     view: TableView = DEFAULT_VIEW,
-    figures: tuple[str, list[tuple[str, str | None]]] | None = None,
+    figures: tuple[str, list[tuple[str, str | None]], str] | None = None,
 ) -> None:
     """The ranking with clusters (and with ``all_pairs`` every pair) in ``fmt``; with
-    ``texts`` (``-f html``) the page instead; with ``figures`` (a folder and the files it may
-    not replace) the ranking's forest plots written there as PDF and SVG."""
+    ``texts`` (``-f html``) the page instead; with ``figures`` (a folder, the files it may
+    not replace and the width) the ranking's forest plots written there as PDF, SVG and PNG."""
     rankings = {
         name: rank_systems(res.scores, res.p_values, alpha, correction, res.higher_is_better)
         for name, res in results.items()
@@ -732,6 +763,9 @@ def render_ranking(
         higher = {m: res.higher_is_better for m, res in results.items()}
         write_figures_checked(ranking_figures(shown, higher), *figures)
     long, wide = _ranking_table(ranked, metrics, width, short)
+    unsettled = _unsettled(results, rankings, short)
+    long = replace(long, footer=[*long.footer, *unsettled])
+    wide = replace(wide, footer=[*wide.footer, *unsettled])
     if texts is not None:
         emit(
             render_compare_page(
@@ -740,13 +774,49 @@ def render_ranking(
             out,
         )
         return
-    data: dict[str, Any] = {"ranking": ranked}
+    data: dict[str, Any] = {"ranking": ranked, "unsettled": _unsettled_data(results, rankings)}
     more = []
     if all_pairs:
         data["pairs"] = pair_rows(results, rankings, metrics, stats, nrefs)
         data["matrix"] = {name: pair_matrix(res, rankings[name]) for name, res in results.items()}
         more.append(_pairs_table(data["pairs"], metrics, width, short))
     emit_view(fmt, long, wide, out, view, data=data, more=more)
+
+
+def _unsettled(
+    results: dict[str, PairwiseResult], rankings: dict[str, Ranking], short: dict[str, str]
+) -> list[str]:
+    """The note of each cluster that more resamples could split, in words."""
+    lines = []
+    for name, res in results.items():
+        for u in unsettled_boundaries(rankings[name], res.p_values, res.n_samples):
+            above, below = (short[res.systems[k]] for k in (u.above, u.below))
+            lines.append(
+                unsettled_sentence(
+                    name, u, above, below, test=res.test, correction=rankings[name].correction
+                )
+            )
+    return lines
+
+
+def _unsettled_data(
+    results: dict[str, PairwiseResult], rankings: dict[str, Ranking]
+) -> list[dict[str, Any]]:
+    """The notes of :func:`_unsettled` as JSON: metric, cluster, the two systems, the
+    blocking adjusted p-value, its Monte Carlo error and the resamples."""
+    return [
+        {
+            "metric": name,
+            "cluster": u.cluster,
+            "above": res.systems[u.above],
+            "below": res.systems[u.below],
+            "p_adjusted": u.p_adjusted,
+            "mc_error": u.mc_error,
+            "n_samples": u.n_samples,
+        }
+        for name, res in results.items()
+        for u in unsettled_boundaries(rankings[name], res.p_values, res.n_samples)
+    ]
 
 
 def _page_texts(
@@ -780,16 +850,11 @@ def _page_texts(
     )
 
 
-@app.command()
-def compare(
-    reference: Annotated[
-        list[str],
-        typer.Option(
-            "-r",
-            "--reference",
-            help="Reference file, one segment a line. Repeat for several references.",
-        ),
-    ] = [],  # noqa: B006
+@dataclass(frozen=True)
+class CompareRequest:
+    """``evalab compare``'s options, as the command line gives them."""
+
+    reference: RepeatedReferences = field(default_factory=list)
     input: Annotated[
         list[str],
         typer.Option(
@@ -797,20 +862,9 @@ def compare(
             "--input",
             help="System outputs: -i BASELINE SYS1 SYS2 ... (the first is the baseline; NAME=PATH names a system).",
         ),
-    ] = [],  # noqa: B006
-    source: Annotated[
-        str | None,
-        typer.Option(
-            "--source",
-            help="Source file, one segment a line, for metrics that read sources (comet).",
-        ),
-    ] = None,
-    metrics: Annotated[
-        list[str],
-        typer.Option(
-            "-m", "--metrics", help="Metric name(s): -m bleu chrf ... (see `evalab metrics`)."
-        ),
-    ] = ["bleu"],  # noqa: B006
+    ] = field(default_factory=list)
+    source: Source = None
+    metrics: Metrics = field(default_factory=lambda: ["bleu"])
     test: Annotated[
         str,
         typer.Option(
@@ -818,306 +872,358 @@ def compare(
             "--test",
             help="Paired test: bs (paired bootstrap, Koehn 2004), ar (approximate randomization) or mcnemar (right/wrong metrics: exact_match, accuracy).",
         ),
-    ] = "bs",
+    ] = "bs"
     n_samples: Annotated[
         int | None,
         n_samples_option(
-            f"Bootstrap resamples (bs, default {DEFAULT_TRIALS['bs']}) or AR trials (ar, default {DEFAULT_TRIALS['ar']})."
+            f"Bootstrap resamples (bs, default {DEFAULT_TRIALS['bs']}) or AR trials (ar, default "
+            f"{DEFAULT_TRIALS['ar']}); with --rank, --all-pairs or -f html enough for Holm over "
+            f"all pairs to reach alpha/{RESOLUTION} (45 pairs: 9000 resamples)."
         ),
-    ] = None,
+    ] = None
     seed: Annotated[
         int, seed_option("Seed of the resampling (numpy default_rng; 0 is a seed too).")
-    ] = DEFAULT_SEED,
-    confidence: Annotated[float, confidence_option("Confidence level of the intervals.")] = 0.95,
+    ] = DEFAULT_SEED
+    confidence: IntervalConfidence = 0.95
     ci_n: Annotated[
         int,
         typer.Option(
             "--ci-n", help="With --test ar: bootstrap resamples for the intervals (0: none)."
         ),
-    ] = DEFAULT_CI_N,
+    ] = DEFAULT_CI_N
     p_value: Annotated[
         str,
         typer.Option(
             "--p-value",
             help="Bootstrap p-value: centered (calibrated) or sacrebleu (reproduces sacrebleu --paired-bs).",
         ),
-    ] = DEFAULT_P_VALUE,
+    ] = DEFAULT_P_VALUE
     correct: Annotated[
         str | None,
         typer.Option(
             "--correct",
             help="Multiple-comparison correction per metric: none or holm (Holm-Bonferroni). Default: holm over all pairs with --rank/--all-pairs, none otherwise.",
         ),
-    ] = None,
-    alpha: Annotated[
-        float, typer.Option("--alpha", help="Significance level of the * marker.")
-    ] = 0.05,
-    set_: Annotated[
-        list[str],
-        typer.Option(
-            "-s", "--set", help="Metric setting KEY=VALUE or METRIC.KEY=VALUE. Repeatable."
-        ),
-    ] = [],  # noqa: B006
-    format: Annotated[str, format_option(PAGE_FORMATS)] = "table",
-    width: Annotated[
-        int | None,
-        typer.Option(
-            "-w", "--width", help="Decimals shown (default 1 for 0-100 metrics, 4 for 0-1)."
-        ),
-    ] = None,
-    jobs: Annotated[
-        int, typer.Option("-j", "--jobs", help="Processes computing per-segment statistics.")
-    ] = 1,
-    executor: Annotated[str, executor_option()] = "local",
-    ray_address: Annotated[str | None, ray_address_option()] = None,
-    ray_timeout: Annotated[float | None, ray_timeout_option()] = None,
-    out: Annotated[
-        str | None,
-        typer.Option(
-            "-o", "--out", help="Write the output to this file (atomically) instead of stdout."
-        ),
-    ] = None,
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+    ] = None
+    alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the * marker.")] = (
+        0.05
+    )
+    set_: MetricSettings = field(default_factory=list)
+    format: PageFormat = "table"
+    width: Width = None
+    jobs: ShardJobs = 1
+    executor: Executor = "local"
+    ray_address: RayAddress = None
+    ray_timeout: RayTimeout = None
+    out: OutFile = None
+    quiet: Quiet = False
     rank: Annotated[
         bool,
         typer.Option(
             "--rank",
             help="Rank the systems by score, with significance clusters from paired tests of every pair.",
         ),
-    ] = False,
+    ] = False
     all_pairs: Annotated[
         bool,
         typer.Option(
             "--all-pairs",
             help="Also list every pair of systems: Δ, p-values, and segments won, tied and lost (implies --rank).",
         ),
-    ] = False,
+    ] = False
     train: Annotated[
         str | None,
         typer.Option(
             "--train",
             help="With -f html: a training file (one segment a line) whose word counts define the page's frequency buckets (default: the references).",
         ),
-    ] = None,
-    missing_ref: Annotated[
-        str,
-        typer.Option(
-            "--missing-ref",
-            help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.",
-        ),
-    ] = "none",
+    ] = None
+    missing_ref: MissingRef = "none"
     scores: Annotated[
         list[str],
         typer.Option(
             "--scores",
             help="Per-item score files instead of -r/-i: --scores BASELINE A B ... (lm-eval sample logs or run folders, inspect-ai logs, CSV/JSONL, `score --segments` output); -n N adds bootstrap intervals.",
         ),
-    ] = [],  # noqa: B006
-    id_column: Annotated[
-        str,
-        typer.Option("--id-column", help="With --scores: the item id column of CSV/JSONL files."),
-    ] = "id",
-    score_column: Annotated[
-        list[str],
-        typer.Option(
-            "--score-column",
-            help="With --scores: the score column(s) (default: score; for harness logs their per-item metrics).",
-        ),
-    ] = [],  # noqa: B006
-    cluster_column: Annotated[
-        str | None,
-        typer.Option(
-            "--cluster-column",
-            help="With --scores: the column (or doc.FIELD, metadata.FIELD) grouping items into clusters, for clustered standard errors.",
-        ),
-    ] = None,
+    ] = field(default_factory=list)
+    id_column: IdColumn = "id"
+    score_column: ScoreColumns = field(default_factory=list)
+    cluster_column: ClusterColumn = None
     sample_column: Annotated[
         str | None,
         typer.Option(
             "--sample-column",
             help="With --scores: the column numbering several samples (generations) of one item.",
         ),
-    ] = None,
+    ] = None
     common_items: Annotated[
         bool,
         typer.Option(
             "--common-items",
             help="With --scores: compare on the items every model has (else missing or extra ids are refused).",
         ),
-    ] = False,
-    layout: Annotated[str | None, layout_option()] = None,
-    latex_split: Annotated[bool, latex_split_option()] = False,
-    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
-    figures: Annotated[str | None, figures_option()] = None,
-) -> None:
+    ] = False
+    layout: Layout = None
+    latex_split: LatexSplit = None
+    latex_fragment: LatexFragment = False
+    latex_caption: LatexCaption = None
+    latex_label: LatexLabel = None
+    figures: Figures = None
+    figure_width: FigureWidth = "double"
+
+    @property
+    def every_pair(self) -> bool:
+        """Paired tests of every pair (``--rank``, ``--all-pairs``, the page), not against the baseline."""
+        return self.rank or self.all_pairs or self.format == "html"
+
+
+#: the options of one mode only: -r/-i system outputs, and --scores per-item files
+TEXT_ONLY = (
+    ("-r/--reference", "reference"),
+    ("-i/--input", "input"),
+    ("--source", "source"),
+    ("-m/--metrics", "metrics"),
+    ("-t/--test", "test"),
+    ("--ci-n", "ci_n"),
+    ("--p-value", "p_value"),
+    ("-s/--set", "set_"),
+    ("-j/--jobs", "jobs"),
+    ("--executor", "executor"),
+    ("--missing-ref", "missing_ref"),
+    ("--train", "train"),
+    ("--figures", "figures"),
+)
+ITEMS_ONLY = (
+    ("--id-column", "id_column"),
+    ("--score-column", "score_column"),
+    ("--cluster-column", "cluster_column"),
+    ("--sample-column", "sample_column"),
+    ("--common-items", "common_items"),
+)
+
+
+@command(CompareRequest)
+def compare(req: CompareRequest) -> None:
     """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
-    check_mode(
-        bool(scores),
-        {
-            "-r/--reference": bool(reference),
-            "-i/--input": bool(input),
-            "--source": source is not None,
-            "-m/--metrics": metrics != ["bleu"],
-            "-t/--test": test != "bs",
-            "--ci-n": ci_n != DEFAULT_CI_N,
-            "--p-value": p_value != DEFAULT_P_VALUE,
-            "-s/--set": bool(set_),
-            "-j/--jobs": jobs != 1,
-            "--executor": executor != "local",
-            "--missing-ref": missing_ref != "none",
-            "--train": train is not None,
-            "--figures": figures is not None,
-        },
-        {
-            "--id-column": id_column != "id",
-            "--score-column": bool(score_column),
-            "--cluster-column": cluster_column is not None,
-            "--sample-column": sample_column is not None,
-            "--common-items": common_items,
-        },
+    check_mode(bool(req.scores), given_options(req, TEXT_ONLY), given_options(req, ITEMS_ONLY))
+    view = table_view(
+        req.format,
+        req.layout,
+        req.latex_split,
+        req.latex_fragment,
+        req.latex_caption,
+        req.latex_label,
     )
-    check_layout(layout, format)
-    view = TableView(layout, latex_layout(format, latex_split, latex_fragment))
-    if scores:
-        cols = Columns(id_column, tuple(score_column), cluster_column, sample_column)
-        compare_scores(
-            scores,
-            ScoreOptions(
-                cols,
-                common_items,
-                confidence,
-                correct,
-                alpha,
-                n_samples or 0,
-                seed,
-                format,
-                width,
-                out,
-                rank,
-                all_pairs,
-                view,
-            ),
-        )
-        return
-    if not reference or not input:
+    if req.scores:
+        compare_per_item(req, view)
+    else:
+        compare_systems(checked_systems(req, view))
+
+
+def compare_per_item(req: CompareRequest, view: TableView) -> None:
+    """``compare --scores``: per-item score files (:mod:`evalab.cli.compare_scores`)."""
+    cols = Columns(req.id_column, tuple(req.score_column), req.cluster_column, req.sample_column)
+    opts = ScoreOptions(
+        cols,
+        req.common_items,
+        req.confidence,
+        req.correct,
+        req.alpha,
+        req.n_samples or 0,
+        req.seed,
+        req.format,
+        req.width,
+        req.out,
+        req.rank,
+        req.all_pairs,
+        view,
+    )
+    compare_scores(req.scores, opts)
+
+
+@dataclass(frozen=True)
+class SystemsRun:
+    """``compare -r/-i``, every option checked: what the comparison of texts runs with."""
+
+    req: CompareRequest
+    named: NamedInputs
+    #: the ``-m`` metrics with their ``--set`` settings, resolved once
+    metrics: MetricSelection
+    #: every file the command reads, for the outputs to replace none of them
+    read: list[tuple[str, str | None]]
+    #: resamples (bs) or trials (ar); McNemar's exact test has none
+    n: int
+    correct: str
+    cluster: RayCluster | None
+    view: TableView
+
+
+def checked_systems(req: CompareRequest, view: TableView) -> SystemsRun:
+    """Every option of ``compare -r/-i`` checked before any file is read or any resampling starts."""
+    if not req.reference or not req.input:
         raise SettingsError(
             "compare needs -r REFERENCE and -i BASELINE SYS1 ... (or --scores FILES)"
         )
-    # every option is checked before any file is read or any resampling starts
-    named = named_inputs(input)
-    input = named.paths
+    named = named_inputs(req.input)
+    metrics = MetricSelection.parse(req.metrics, req.set_)
     read = [
-        *input_options(reference, input, source),
-        ("--train", train),
-        *metric_inputs(metrics, set_),
+        *input_options(req.reference, named.paths, req.source),
+        ("--train", req.train),
+        *metrics.read_paths(),
     ]
-    check_out(out, read)
-    check_format(format, PAGE_FORMATS)
-    if figures is not None and not (rank or all_pairs or format == "html"):
+    check_out(req.out, read)
+    check_format(req.format, PAGE_FORMATS)
+    if req.figures is not None and not req.every_pair:
         raise SettingsError("--figures writes the ranking's forest plots: give --rank (or -f html)")
-    check_figures(figures, [*read, ("--out", out)])
-    if train is not None and format != "html":
+    check_figures(req.figures, [*read, ("--out", req.out)], req.figure_width)
+    if req.train is not None and req.format != "html":
         raise SettingsError(
-            f"--train applies to -f html only (the page's frequency buckets), not -f {format}"
+            f"--train applies to -f html only (the page's frequency buckets), not -f {req.format}"
         )
-    check_missing_ref(missing_ref)
-    if test not in (*DEFAULT_TRIALS, "mcnemar"):
-        raise SettingsError(
-            f"--test must be one of {', '.join(DEFAULT_TRIALS)}, mcnemar, got {test!r}"
-        )
-    _check_test_options(test, n_samples, ci_n)
-    n = (
-        DEFAULT_TRIALS.get(test, 0)
-        if n_samples is None
-        else check_n_samples(n_samples, "--n-samples")
-    )
-    check_seed(seed)
-    check_confidence(confidence)
-    if test == "ar" and ci_n != 0:
-        check_n_samples(ci_n, "--ci-n")
-    if p_value not in P_VALUE_METHODS:
-        raise SettingsError(
-            f"--p-value must be one of {', '.join(P_VALUE_METHODS)}, got {p_value!r}"
-        )
-    correct = (
-        correct
-        if correct is not None
-        else ("holm" if rank or all_pairs or format == "html" else "none")
-    )
+    check_missing_ref(req.missing_ref)
+    _checked_test(req)
+    correct = req.correct if req.correct is not None else ("holm" if req.every_pair else "none")
     if correct not in CORRECTIONS:
         raise SettingsError(f"--correct must be one of {', '.join(CORRECTIONS)}, got {correct!r}")
-    if not 0.0 < alpha < 1.0:
-        raise SettingsError(f"--alpha must be strictly between 0 and 1, got {alpha}")
-    if width is not None and not 0 <= width <= 16:
-        raise SettingsError(f"--width must be between 0 and 16, got {width}")
-    cluster = ray_cluster(executor, ray_address, ray_timeout, shards=jobs)
-    if len(input) < 2:
+    if not 0.0 < req.alpha < 1.0:
+        raise SettingsError(f"--alpha must be strictly between 0 and 1, got {req.alpha}")
+    ranked = len(named.paths) if req.every_pair else 0
+    n = _resamples(req.test, req.n_samples, ranked, req.alpha, correct)
+    check_width(req.width)
+    cluster = ray_cluster(req.executor, req.ray_address, req.ray_timeout, shards=req.jobs)
+    if len(named.paths) < 2:
         raise SettingsError(
             "compare needs a baseline and at least one system: -i BASELINE SYS1 [SYS2 ...]"
         )
-    check_distinct_systems(input)
-    built = show_progress(build_metrics(metrics, set_), not quiet)
+    check_distinct_systems(named.paths)
+    return SystemsRun(req, named, metrics, read, n, correct, cluster, view)
+
+
+def _checked_test(req: CompareRequest) -> None:
+    """The test's options checked (``-n`` with the ranking's default: :func:`_resamples`)."""
+    if req.test not in (*DEFAULT_TRIALS, "mcnemar"):
+        raise SettingsError(
+            f"--test must be one of {', '.join(DEFAULT_TRIALS)}, mcnemar, got {req.test!r}"
+        )
+    _check_test_options(req.test, req.n_samples, req.ci_n)
+    check_seed(req.seed)
+    check_confidence(req.confidence)
+    if req.test == "ar" and req.ci_n != 0:
+        check_n_samples(req.ci_n, "--ci-n")
+    if req.p_value not in P_VALUE_METHODS:
+        raise SettingsError(
+            f"--p-value must be one of {', '.join(P_VALUE_METHODS)}, got {req.p_value!r}"
+        )
+
+
+@dataclass(frozen=True)
+class ScoredSystems:
+    """The systems read and scored: what every mode of ``compare -r/-i`` reports from."""
+
+    built: dict[str, Metric]
+    refs: list[list[str | None]]
+    systems: dict[str, list[str]]
+    stats: dict[str, dict[str, Stats]]
+    texts: PageTexts | None
+
+
+def scored_systems(run: SystemsRun) -> ScoredSystems:
+    """Build the metrics, read and check the texts, and compute every metric's rows."""
+    req, html = run.req, run.req.format == "html"
+    built = show_progress(run.metrics.build(), not req.quiet)
     # the page shows a source whatever the metrics read
-    check_model_inputs(built, source, bool(reference), source_shown=format == "html")
-    if not (
-        format == "html" and source is not None
-    ):  # the page shows a source whatever the metrics read
-        check_source_option(built, source, [*reference, *input])
-    refs, systems = load_inputs(reference, input, named.keys)
-    refs = apply_missing_refs(refs, reference, missing_ref)
+    check_model_inputs(built, req.source, bool(req.reference), source_shown=html)
+    if not (html and req.source is not None):
+        check_source_option(built, req.source, [*req.reference, *run.named.paths])
+    refs, systems = load_inputs(req.reference, run.named.paths, run.named.keys)
+    refs = apply_missing_refs(refs, req.reference, req.missing_ref)
     warn_language_misfits(built, refs)
-    texts = _page_texts(format, source, train, reference, refs, systems)
-    if test != "mcnemar":  # McNemar's exact test is exact on any count; resampling is not
-        check_resamplable(len(refs[0]), f"--test {test}", reference[0])
+    texts = _page_texts(req.format, req.source, req.train, req.reference, refs, systems)
+    if req.test != "mcnemar":  # McNemar's exact test is exact on any count; resampling is not
+        check_resamplable(len(refs[0]), f"--test {req.test}", req.reference[0])
     check_pair_work(built, systems, refs)
-    built = bind_source(built, source, reference, refs)
+    built = bind_source(built, req.source, req.reference, refs)
     scored = score_table(
-        built, systems, refs, jobs, cluster, segments=False, spans=texts is not None
+        built, systems, refs, req.jobs, run.cluster, segments=False, spans=texts is not None
     )
-    stats = scored.stats
     if texts is not None:
-        texts = replace(texts, error_spans=page_spans(scored, named.short_by_key()))
-    if rank or all_pairs or format == "html":
-        if correct == "holm" and test != "mcnemar":
-            warn_if_powerless(len(systems), n, alpha, "resamples" if test == "bs" else "trials")
-        results_all = pairwise_results(
-            test, built, stats, n, seed, confidence, p_value, ci_n, quiet
+        texts = replace(texts, error_spans=page_spans(scored, run.named.short_by_key()))
+    return ScoredSystems(built, refs, systems, scored.stats, texts)
+
+
+def compare_systems(run: SystemsRun) -> None:
+    """``compare -r/-i``: the ranking (``--rank``, ``--all-pairs``, the page), McNemar's
+    table, or the paired tests against the baseline."""
+    done = scored_systems(run)
+    if run.req.every_pair:
+        rank_pairs(run, done)
+    elif run.req.test == "mcnemar":
+        rows = mcnemar_rows(done.built, done.stats, run.correct, run.req.alpha)
+        render_mcnemar(
+            rows, run.req.format, run.req.out, run.named.short_by_key(), done.built, run.view
         )
-        render_ranking(
-            results_all,
-            built,
-            stats,
-            reference_count(refs),
-            correction=correct,
-            alpha=alpha,
-            all_pairs=all_pairs,
-            fmt=format,
-            width=width,
-            out=out,
-            short=named.short_by_key(),
-            texts=texts,
-            view=view,
-            figures=(figures, [*read, ("--out", out)]) if figures is not None else None,
+    else:
+        against_baseline(run, done)
+
+
+def rank_pairs(run: SystemsRun, done: ScoredSystems) -> None:
+    """Paired tests of every pair, rendered as the ranking with clusters (or the page)."""
+    req = run.req
+    if run.correct == "holm" and req.test != "mcnemar":
+        warn_if_powerless(
+            len(done.systems), run.n, req.alpha, "resamples" if req.test == "bs" else "trials"
         )
-        return
-    if test == "mcnemar":
-        mc_rows = mcnemar_rows(built, stats, correct, alpha)
-        render_mcnemar(mc_rows, format, out, named.short_by_key(), built, view)
-        return
-    ci_total = n if test == "bs" else ci_n
-    label = f"paired {'bootstrap' if test == 'bs' else 'randomization'}"
-    with progress_bar(n + (ci_total if test == "ar" else 0), label, enabled=not quiet) as advance:
+    results = pairwise_results(
+        req.test,
+        done.built,
+        done.stats,
+        run.n,
+        req.seed,
+        req.confidence,
+        req.p_value,
+        req.ci_n,
+        req.quiet,
+    )
+    render_ranking(
+        results,
+        done.built,
+        done.stats,
+        reference_count(done.refs),
+        correction=run.correct,
+        alpha=req.alpha,
+        all_pairs=req.all_pairs,
+        fmt=req.format,
+        width=req.width,
+        out=req.out,
+        short=run.named.short_by_key(),
+        texts=done.texts,
+        view=run.view,
+        figures=(req.figures, [*run.read, ("--out", req.out)], req.figure_width)
+        if req.figures is not None
+        else None,
+    )
+
+
+def against_baseline(run: SystemsRun, done: ScoredSystems) -> None:
+    """The paired bootstrap or randomization test of every system against the baseline."""
+    req, n = run.req, run.n
+    ci_total = n if req.test == "bs" else req.ci_n
+    label = f"paired {'bootstrap' if req.test == 'bs' else 'randomization'}"
+    with progress_bar(
+        n + (ci_total if req.test == "ar" else 0), label, enabled=not req.quiet
+    ) as advance:
         results = paired_test(
-            test,
-            built,
-            stats,
+            req.test,
+            done.built,
+            done.stats,
             n_samples=n,
-            seed=seed,
-            confidence=confidence,
-            p_value=p_value,
-            ci_samples=ci_n,
+            seed=req.seed,
+            confidence=req.confidence,
+            p_value=req.p_value,
+            ci_samples=req.ci_n,
             progress=advance,
         )
-    rows = result_rows(results, built, reference_count(refs), correct, alpha)
+    rows = result_rows(results, done.built, reference_count(done.refs), run.correct, req.alpha)
     notes = [stats_sentence(n) for res in results.values() for n in res.notes]
-    render(rows, built, format, width, out, named.short_by_key(), view, notes)
+    short = run.named.short_by_key()
+    render(rows, done.built, req.format, req.width, req.out, short, run.view, notes)

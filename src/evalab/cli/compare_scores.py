@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from evalab.cli.names import display_names
+from evalab.cli.names import display_names, split_named
 from evalab.cli.output import (
     DEFAULT_VIEW,
     TableView,
@@ -46,7 +46,14 @@ from evalab.stats.items import (
 from evalab.stats.ranking import Ranking, rank_systems
 from evalab.stats.resampling import check_n_samples, check_seed
 
-__all__ = ["ScoreOptions", "aligned_inputs", "check_mode", "compare_scores", "means_of"]
+__all__ = [
+    "ScoreOptions",
+    "aligned_inputs",
+    "check_mode",
+    "compare_scores",
+    "means_of",
+    "read_named",
+]
 
 
 @dataclass(frozen=True)
@@ -78,12 +85,10 @@ class ScoreOptions:
         return "holm" if self.rank or self.all_pairs else "none"
 
 
-def check_mode(
-    per_item: bool, text_options: dict[str, bool], item_options: dict[str, bool]
-) -> None:
+def check_mode(per_item: bool, text_given: list[str], items_given: list[str]) -> None:
     """Refuse an option of the other mode of ``compare`` (``-r``/``-i`` texts or ``--scores``
-    files; ``*_options`` map an option to whether it was given): it would be ignored."""
-    given = [o for o, g in (text_options if per_item else item_options).items() if g]
+    files; ``*_given``: the options of each mode given): it would be ignored."""
+    given = text_given if per_item else items_given
     if given and per_item:
         raise SettingsError(
             f"{given[0]} applies to -r/-i system outputs, not to --scores per-item files"
@@ -107,13 +112,32 @@ def _check(files: list[str], opts: ScoreOptions) -> None:
         raise SettingsError(f"--width must be between 0 and 16, got {opts.width}")
 
 
+def read_named(files: list[str], columns: Columns) -> list[ScoreSet]:
+    """The score sets of every ``--scores`` item (``PATH`` or ``NAME=PATH``), each model
+    called ``NAME``, else what its log says (inspect's ``eval.model``, lm-eval's model),
+    else its path; two files whose logs name one model are called by their paths."""
+    named = [split_named(f, "--scores") for f in files]
+    if sum(path == "-" for _, path in named) > 1:
+        raise SettingsError("stdin ('-') can be used for only one file")
+    read = [(name, path, read_scores(path, columns)) for name, path in named]
+    logged: dict[str, set[str]] = {}
+    for name, path, sets in read:
+        for s in sets:
+            if name is None:
+                logged.setdefault(s.model, set()).add(path)
+    out: list[ScoreSet] = []
+    for name, path, sets in read:
+        for s in sets:
+            model = name or (s.model if len(logged[s.model]) == 1 else path)
+            out.append(s if model == s.model else dataclasses.replace(s, model=model))
+    return out
+
+
 def aligned_inputs(
     files: list[str], columns: Columns, common: bool, minimum: int = 2
 ) -> list[Aligned]:
     """Read every file and align its score sets by metric (at least ``minimum`` models)."""
-    sets: list[ScoreSet] = []
-    for f in files:
-        sets += read_scores(f, columns)
+    sets = read_named(files, columns)
     models = list(dict.fromkeys(s.model for s in sets))
     if len(models) < minimum:
         raise SettingsError(
@@ -445,15 +469,16 @@ def render(
 
 
 def _wide(rows: list[dict[str, Any]], width: int | None) -> Table:
-    """Models x metrics: each mean, ``*`` where it differs significantly from the baseline's
-    (or, ranked, followed by its cluster); no best in bold: a score file does not say which
-    direction is better."""
+    """Models x metrics: each mean ± the half-width of its t interval (cluster-robust where
+    clustered), ``*`` where it differs significantly from the baseline's (or, ranked,
+    followed by its cluster); no best in bold: a score file does not say which direction is
+    better."""
     short = display_names(list(dict.fromkeys(r["system"] for r in rows)))
     ranked = rows[0]["cluster"] is not None
     cells = {
         (short[r["system"]], r["metric"]): Cell(
             r["score"],
-            None,
+            _half_width(r),
             f" ({r['cluster']})" if ranked else ("*" if r["significant"] else ""),
         )
         for r in rows
@@ -467,7 +492,19 @@ def _wide(rows: list[dict[str, Any]], width: int | None) -> Table:
         if ranked
         else f"* {which} < {rows[0]['alpha']:g} against the baseline, {short[rows[0]['system']]}."
     )
-    return Table(t.header, t.body, [mark], bold=t.bold)
+    conf = f"{rows[0]['confidence'] * 100:g}%"
+    clustered = rows[0]["clustered_se"] is not None
+    spread = f"±: half-width of the {conf} t interval on the " + (
+        "cluster-robust (CR1) standard error." if clustered else "standard error."
+    )
+    return Table(t.header, t.body, [spread, mark], bold=t.bold)
+
+
+def _half_width(r: dict[str, Any]) -> float | None:
+    """Half the t interval of a model's mean (the cluster-robust one where clustered)."""
+    kind = "clustered" if r["clustered_se"] is not None else "naive"
+    low, high = r[f"{kind}_ci_low"], r[f"{kind}_ci_high"]
+    return None if low is None or high is None else (high - low) / 2
 
 
 def _decimals(rows: list[dict[str, Any]], width: int | None) -> dict[str, int]:

@@ -228,6 +228,44 @@ def check_demo_folder(out_dir: str) -> None:
         )
 
 
+def demo_folder(out_dir: str) -> Path:
+    """The demo's folder, checked and created, with its manifest written first (so an
+    interrupted demo can be resumed in it)."""
+    from evalab.cli.output import check_out
+    from evalab.errors import InputError, SettingsError
+
+    check_out(out_dir, [], option="--out-dir", folder=True)
+    check_demo_folder(out_dir)
+    folder = Path(out_dir)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not (folder / MANIFEST).exists():
+            write_manifest(folder)
+    except (OSError, InputError) as exc:
+        raise SettingsError(
+            f"--out-dir {out_dir}: cannot create the folder ({getattr(exc, 'strerror', None) or exc})"
+        ) from exc
+    return folder
+
+
+def print_outcome(
+    directions: list[str], summary: Any, timing: list[str], seconds: float, jobs: int, folder: Path
+) -> None:
+    """The expected directions (stdout), then the runs, the timing and the files written (stderr)."""
+    if directions:
+        typer.echo(
+            "\nThe expected directions (95% CIs over seeds: Welch between trained rows, paired for rows at eval):"
+        )
+        for line in directions:
+            typer.echo(f"  {line}")
+    sys.stderr.write(
+        f"study {summary.study!r}: {summary.planned} runs, {summary.skipped} already stored, "
+        f"{summary.ok} ok, {summary.failed} failed; {seconds:.1f} s with {jobs} jobs\n"
+        + "".join(f"{line}\n" for line in timing[:-1])
+        + f"wrote {folder / 'report.html'}, {folder / 'report.md'} (runs in {folder / 'studies.db'})\n"
+    )
+
+
 @app.command()
 def demo(
     out_dir: Annotated[
@@ -256,8 +294,7 @@ def demo(
     of "Attention Is All You Need" (heads, dropout, label smoothing, positional encoding),
     3 seeds per row; print the table and write OUT_DIR/report.html and OUT_DIR/report.md."""
     from evalab.ablation import load_study, run_study
-    from evalab.cli.output import check_out
-    from evalab.errors import InputError, SettingsError, require
+    from evalab.errors import SettingsError, require
     from evalab.examples.sort_digits import study_path
     from evalab.report import render_table
 
@@ -266,17 +303,7 @@ def demo(
     n_jobs = jobs if jobs is not None else max(1, os.cpu_count() or 1)
     if n_jobs < 1:
         raise SettingsError(f"--jobs must be >= 1, got {n_jobs}")
-    check_out(out_dir, [], option="--out-dir", folder=True)
-    check_demo_folder(out_dir)
-    folder = Path(out_dir)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        if not (folder / MANIFEST).exists():
-            write_manifest(folder)  # first, so an interrupted demo can be resumed in its folder
-    except (OSError, InputError) as exc:
-        raise SettingsError(
-            f"--out-dir {out_dir}: cannot create the folder ({getattr(exc, 'strerror', None) or exc})"
-        ) from exc
+    folder = demo_folder(out_dir)
     db = folder / "studies.db"
 
     study = load_study(study_path())
@@ -289,15 +316,4 @@ def demo(
     timing = timing_lines(study, db, summary, seconds, n_jobs)
     analysis, directions = write_reports(study, db, folder, timing, directions=not quick)
     render_table(analysis)
-    if directions:
-        typer.echo(
-            "\nThe expected directions (95% CIs over seeds: Welch between trained rows, paired for rows at eval):"
-        )
-        for line in directions:
-            typer.echo(f"  {line}")
-    sys.stderr.write(
-        f"study {summary.study!r}: {summary.planned} runs, {summary.skipped} already stored, "
-        f"{summary.ok} ok, {summary.failed} failed; {seconds:.1f} s with {n_jobs} jobs\n"
-        + "".join(f"{line}\n" for line in timing[:-1])
-        + f"wrote {folder / 'report.html'}, {folder / 'report.md'} (runs in {db})\n"
-    )
+    print_outcome(directions, summary, timing, seconds, n_jobs, folder)

@@ -1,4 +1,7 @@
-"""Every path a command reads, as ``(option, path)`` pairs for :func:`evalab.cli.output.check_out`.
+"""What the scoring commands read, and how: loading references, system outputs and sources
+(line-aligned, text or record files), binding sources to the metrics that read them,
+loading models and warning of a language misfit; and every path a command reads, as
+``(option, path)`` pairs for :func:`evalab.cli.output.check_out`.
 
 Beyond the files given as options, a command reads the models, encoders, baselines and
 word lists its metrics' settings name (``--set comet.model=...``), and ``ablate`` reads the
@@ -8,15 +11,41 @@ the store and every file in the store's run folders. An output may replace none 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evalab.cli.options import canonical_metric_names, parse_set_options
+from evalab.cli.language_checks import warn_encoder_misfit, warn_tokenizer_misfit
+from evalab.cli.names import system_name
+from evalab.cli.options import MetricSelection, settings_paths
+from evalab.cli.output import check_out
+from evalab.cli.record_inputs import RecordOptions, read_streams
+from evalab.cli.segment_checks import check_no_nul
+from evalab.errors import SettingsError
+from evalab.io import check_same_length, read_segments
 from evalab.metrics.registry import metric_class
+from evalab.progress import model_loading
 
-__all__ = ["metric_inputs", "settings_inputs", "study_inputs"]
+if TYPE_CHECKING:
+    from evalab.metrics.base import Metric
+
+__all__ = [
+    "bind_source",
+    "check_model_inputs",
+    "check_segments_path",
+    "check_source_option",
+    "input_options",
+    "load_inputs",
+    "load_models",
+    "load_streams",
+    "metric_inputs",
+    "settings_inputs",
+    "show_progress",
+    "study_inputs",
+    "warn_language_misfits",
+]
 
 #: files SQLite keeps beside a database while it writes
 _DB_COMPANIONS = ("-wal", "-shm", "-journal")
@@ -24,27 +53,21 @@ _DB_COMPANIONS = ("-wal", "-shm", "-journal")
 
 def settings_inputs(metric: str, settings: Mapping[str, Any], label: str) -> list[tuple[str, str]]:
     """``(label.setting, path)`` of every file or folder ``settings`` make ``metric`` read."""
-    cls = metric_class(metric).settings_class
-    known = {k: v for k, v in settings.items() if k in cls.__dataclass_fields__}
-    return [(f"{label}.{key}", path) for key, path in cls(**known).read_paths()]
+    return settings_paths(metric_class(metric), settings, label)
 
 
 def metric_inputs(names: Sequence[str], set_items: Sequence[str]) -> list[tuple[str, str]]:
     """The paths the ``--set`` settings of the selected metrics name (models, baselines...);
     ``names`` as given on the command line (any case, comma-separated lists)."""
-    names = canonical_metric_names(names)
-    per_metric = parse_set_options(set_items, names)
-    return [
-        pair for name in names for pair in settings_inputs(name, per_metric[name], f"--set {name}")
-    ]
+    return MetricSelection.parse(names, set_items).read_paths()
 
 
 def study_inputs(study: Any, db: str) -> list[tuple[str, str | None]]:
     """Every file a study's status or report depends on: the study file, its code (the entry's
     import closure, as the code version walks it), the ``[metrics]`` references, sources
     and models, the store with its companions, and the store's run folders."""
-    from evalab.ablation.codeversion import command_files, local_imports, search_roots
-    from evalab.ablation.spec import find_module_file
+    from evalab.ablation.contract.codeversion import command_files, local_imports, search_roots
+    from evalab.ablation.study.entry import find_module_file
 
     directory = study.directory
     start = [
@@ -69,3 +92,149 @@ def _shown(path: Path) -> str:
     """``path`` as a message names it: relative to the working folder when inside it."""
     relative = os.path.relpath(path)
     return path.as_posix() if relative.startswith("..") else relative
+
+
+#: no record options: every file is read as text unless its name says JSON Lines/CSV/TSV
+NO_RECORDS = RecordOptions()
+
+
+def load_inputs(
+    references: list[str],
+    inputs: list[str],
+    names: dict[str, str] | None = None,
+    records: RecordOptions = NO_RECORDS,
+) -> tuple[list[list[str | None]], dict[str, list[str]]]:
+    """Read reference streams and system outputs (text or record files); check they are all
+    line-aligned.
+
+    Systems are keyed by ``names[path]`` (:class:`~evalab.cli.names.NamedInputs`), else by
+    their file names (their paths where two share a file name).
+    """
+    return load_streams(references, inputs, names, records)[:2]
+
+
+def load_streams(
+    references: list[str],
+    inputs: list[str],
+    names: dict[str, str] | None = None,
+    records: RecordOptions = NO_RECORDS,
+) -> tuple[list[list[str | None]], dict[str, list[str]], list[str]]:
+    """:func:`load_inputs` and a label per reference stream (its file, and its position in
+    a record file's list of references)."""
+    if not inputs:
+        raise SettingsError("no system output given; pass -i HYP [HYP2 ...]")
+    streams = read_streams(references, inputs, records)
+    check_same_length([*zip(streams.ref_labels, streams.refs, strict=True), *streams.systems])
+    systems: dict[str, list[str]] = {}
+    for p, segments in streams.systems:
+        # two systems with the same file name in different folders keep their full paths
+        name = system_name(p) if sum(system_name(q) == system_name(p) for q in inputs) == 1 else p
+        systems[names[p] if names else name] = segments
+    return streams.refs, systems, streams.ref_labels
+
+
+def input_options(
+    references: list[str], inputs: list[str], source: str | None = None
+) -> list[tuple[str, str | None]]:
+    """``(option, path)`` of every file a scoring command reads, for :func:`check_out`."""
+    return [*(("-r", p) for p in references), *(("-i", p) for p in inputs), ("--source", source)]
+
+
+def check_source_option(built: dict[str, Metric], source: str | None, others: list[str]) -> None:
+    """``--source`` is given exactly when a selected metric reads sources (COMET), and
+    required when one cannot score without them (``needs_source``)."""
+    readers = [n for n, m in built.items() if getattr(m, "uses_source", False)]
+    needing = [n for n in readers if getattr(built[n], "needs_source", True)]
+    if needing and source is None:
+        raise SettingsError(
+            f"{', '.join(needing)} reads the source segments: pass --source SRC (one segment a line)"
+        )
+    if source is not None and not readers:
+        raise SettingsError("--source is given but no selected metric reads sources (comet does)")
+    if source == "-" and "-" in others:
+        raise SettingsError("stdin ('-') can be used for only one file")
+
+
+def check_model_inputs(
+    built: dict[str, Metric],
+    source: str | None,
+    has_references: bool,
+    *,
+    source_shown: bool = False,
+) -> None:
+    """Refuse, before any file is read, inputs a metric's model cannot score from (a COMET
+    checkpoint's ``check_inputs``: CometKiwi without ``--source``, a source or no
+    reference where its ``input_segments`` say otherwise); ``source_shown``: the source
+    is also shown (``compare -f html``), so one the model does not read is no mistake."""
+    for metric in built.values():
+        check = getattr(metric, "check_inputs", None)
+        if check is not None:
+            check(source is not None, has_references, unread_source_ok=source_shown)
+
+
+def bind_source(
+    built: dict[str, Metric],
+    source: str | None,
+    references: list[str],
+    refs: list[list[str | None]],
+) -> dict[str, Metric]:
+    """The metrics with the ``--source`` segments bound, checked line-aligned like a reference."""
+    if source is None:
+        return built
+    segments = read_segments(source)
+    check_no_nul(source, segments)
+    check_same_length([(source, segments), (references[0], refs[0])])
+    return {
+        # only the metrics that use a source (COMET) define with_sources, as uses_source says
+        n: m.with_sources(segments) if getattr(m, "uses_source", False) else m  # type: ignore[attr-defined]
+        for n, m in built.items()
+    }
+
+
+def warn_language_misfits(
+    built: dict[str, Metric], refs: list[list[str | None]], *, langpair_option: bool = False
+) -> None:
+    """Say (once) when a metric's tokenizer or encoder does not fit the references' language."""
+    warn_tokenizer_misfit(built, refs, langpair_option=langpair_option)
+    if "bertscore" in built:
+        warn_encoder_misfit(built["bertscore"], refs, "pass --set bertscore.model=FOLDER")
+
+
+def load_models(built: dict[str, Metric], enabled: bool) -> None:
+    """Load the model metrics' models now, each between a 'loading' and a 'ready' line
+    (``-q``: silent), so a long load is not a silent pause before the first bar."""
+    loaders = {
+        "bertscore": lambda m: m.embedder,
+        "comet": lambda m: m.model(),
+        "perplexity": lambda m: m.scorer,
+        "cross_entropy": lambda m: m.scorer,
+    }
+    for name, metric in built.items():
+        if name in loaders:
+            model = getattr(metric.settings, "model", None)
+            with model_loading(f"{name} model ({model or 'default'})", enabled):
+                loaders[name](metric)
+
+
+def show_progress(built: dict[str, Metric], enabled: bool) -> dict[str, Metric]:
+    """The metrics with their progress bars on (stderr, terminal only) or off (``-q``).
+
+    Model metrics spend seconds to minutes per system: bertscore and perplexity show a bar
+    when the CLI asks for one, comet has a ``progress`` setting (on by default, so ``-q``
+    turns it off). String metrics finish in a blink and have no bar.
+    """
+    shown = {}
+    for name, metric in built.items():
+        if hasattr(metric, "progress"):
+            metric.progress = enabled
+        if hasattr(metric.settings, "progress") and not enabled:
+            metric = type(metric)(dataclasses.replace(metric.settings, progress=False))  # type: ignore[call-arg]
+        shown[name] = metric
+    return shown
+
+
+def check_segments_path(
+    segments: str | None, out: str | None, inputs: list[tuple[str, str | None]]
+) -> None:
+    """Refuse a ``--segments`` file that would overwrite an input or the ``--out`` file."""
+    check_out(segments, inputs, option="--segments", outputs=[("--out", out)])

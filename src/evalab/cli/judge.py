@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 
 from evalab.cli.app import app
-from evalab.cli.output import check_format, check_out, emit_tables, format_option
+from evalab.cli.options import BootstrapSamples, BootstrapSeed, Format, OutFile
+from evalab.cli.output import check_format, check_out, emit_tables
 from evalab.errors import SettingsError
 from evalab.items.preferences import read_annotations
 from evalab.items.verdicts import read_verdicts
@@ -161,12 +162,10 @@ def judge(
         list[str],
         typer.Option("--lengths", help="AlpacaEval annotations.json: the judge's length bias."),
     ] = [],  # noqa: B006
-    n_samples: Annotated[
-        int, typer.Option("-n", "--n-samples", help="Bootstrap resamples.")
-    ] = 1000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = DEFAULT_SEED,
-    fmt: Annotated[str, format_option()] = "table",
-    out: Annotated[str | None, typer.Option("-o", "--out", help="Write to this file.")] = None,
+    n_samples: BootstrapSamples = 1000,
+    seed: BootstrapSeed = DEFAULT_SEED,
+    fmt: Format = "table",
+    out: OutFile = None,
 ) -> None:
     """Check a judge: position bias, agreement with people, length bias."""
     check_format(fmt)

@@ -7,26 +7,42 @@ pairwise accuracies with bootstrap intervals and rank clusters (see :mod:`evalab
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
 
 import numpy as np
 import typer
 
-from evalab.cli.app import app
+from evalab.cli.app import command
 from evalab.cli.compare import check_distinct_systems
-from evalab.cli.inputs import metric_inputs
+from evalab.cli.inputs import (
+    bind_source,
+    input_options,
+    load_inputs,
+    metric_inputs,
+    show_progress,
+)
 from evalab.cli.language_checks import warn_tokenizer_misfit
-from evalab.cli.names import named_inputs
+from evalab.cli.names import NamedInputs, named_inputs
 from evalab.cli.options import (
-    build_metrics,
+    Figures,
+    FigureWidth,
+    IntervalConfidence,
+    LatexCaption,
+    LatexFragment,
+    LatexLabel,
+    LatexSplit,
+    MetricSelection,
+    MetricSettings,
+    OutFile,
+    PageFormat,
+    Quiet,
+    RepeatedReferences,
+    Source,
     check_figures,
-    check_layout,
-    figures_option,
-    latex_fragment_option,
-    latex_layout,
-    latex_split_option,
     layout_option,
+    table_view,
     write_figures_checked,
 )
 from evalab.cli.output import (
@@ -36,10 +52,8 @@ from evalab.cli.output import (
     check_out,
     emit,
     emit_view,
-    format_option,
     to_json,
 )
-from evalab.cli.score import bind_source, input_options, load_inputs, show_progress
 from evalab.cli.segment_checks import (
     bounded_metrics,
     check_no_nul,
@@ -136,7 +150,7 @@ def _collect_scores(
     source: tuple[str | None, str] = (None, ""),
 ) -> list[MetricScores]:
     out: list[MetricScores] = []
-    built = show_progress(build_metrics(metrics, set_), progress)
+    built = show_progress(MetricSelection.parse(metrics, set_).build(), progress)
     warn_tokenizer_misfit(built, refs)  # 13a on Chinese: said once, as in `score`
     # the metrics that read sources (comet) get the --source segments, as in `score`
     built = bind_source(built, source[0], [source[1]], refs)
@@ -187,23 +201,18 @@ def _render(result: MetaEvalResult, fmt: str, width: int, out: str | None, view:
         emit_view(fmt, long, wide, out, view)
 
 
-@app.command("meta-eval")
-def meta_eval(
+@dataclass(frozen=True)
+class MetaEvalRequest:
+    """``evalab meta-eval``'s options, as the command line gives them."""
+
     human: Annotated[
         str,
         typer.Option(
             "--human",
             help="Human segment scores: MQM average-score file or TSV (system, segment, score).",
         ),
-    ],
-    reference: Annotated[
-        list[str],
-        typer.Option(
-            "-r",
-            "--reference",
-            help="Reference file, one segment a line. Repeat for several references.",
-        ),
-    ],
+    ]
+    reference: RepeatedReferences
     input: Annotated[
         list[str],
         typer.Option(
@@ -211,7 +220,7 @@ def meta_eval(
             "--input",
             help="System outputs: -i SYS1 SYS2 ... (human translations too, e.g. ref-C; NAME=PATH names a system).",
         ),
-    ],
+    ]
     metrics: Annotated[
         list[str],
         typer.Option(
@@ -219,43 +228,37 @@ def meta_eval(
             "--metrics",
             help="evalab metrics: -m bleu chrf ... (default bleu chrf unless --scores is given).",
         ),
-    ] = [],  # noqa: B006
+    ] = field(default_factory=list)
     scores: Annotated[
         str | None,
         typer.Option(
             "--scores",
             help="Precomputed metric scores: METRIC<TAB>SYSTEM<TAB>SEGMENT (or - for the system score)<TAB>SCORE.",
         ),
-    ] = None,
-    source: Annotated[
-        str | None,
-        typer.Option(
-            "--source",
-            help="Source file, one segment a line, for metrics that read sources (comet).",
-        ),
-    ] = None,
+    ] = None
+    source: Source = None
     name_map: Annotated[
         list[str],
         typer.Option(
             "--name-map",
             help="HUMAN=SYSTEM: a human-file system name and the -i system it denotes. Repeatable.",
         ),
-    ] = [],  # noqa: B006
-    human_format: Annotated[str, typer.Option("--human-format", help="auto, mqm or tsv.")] = "auto",
+    ] = field(default_factory=list)
+    human_format: Annotated[str, typer.Option("--human-format", help="auto, mqm or tsv.")] = "auto"
     metric_system: Annotated[
         str,
         typer.Option(
             "--metric-system",
             help="Metric system score: corpus (the metric's corpus score), mean or rated-mean of segment scores.",
         ),
-    ] = "corpus",
+    ] = "corpus"
     human_system: Annotated[
         str,
         typer.Option(
             "--human-system",
             help="Human system score: rated-mean (over the system's rated segments) or common-mean (segments rated for all).",
         ),
-    ] = "rated-mean",
+    ] = "rated-mean"
     n_bootstrap: Annotated[
         int,
         typer.Option(
@@ -263,45 +266,33 @@ def meta_eval(
             "--n-samples",
             help="Bootstrap resamples of segments for the intervals and the paired-bootstrap p-values (system level; acc_eq with no grouping).",
         ),
-    ] = 1000,
+    ] = 1000
     permutations: Annotated[
         int,
         typer.Option(
             "--permutations",
             help="Permutation trials of the segment-level PERM-BOTH tests (0: none).",
         ),
-    ] = 1000,
-    seed: Annotated[
-        int, typer.Option("--seed", help="Seed of resampling and permutations.")
-    ] = DEFAULT_SEED,
-    confidence: Annotated[
-        float, typer.Option("--confidence", help="Confidence level of the intervals.")
-    ] = 0.95,
+    ] = 1000
+    seed: Annotated[int, typer.Option("--seed", help="Seed of resampling and permutations.")] = (
+        DEFAULT_SEED
+    )
+    confidence: IntervalConfidence = 0.95
     alpha: Annotated[
         float, typer.Option("--alpha", help="Significance level of the rank clusters.")
-    ] = 0.05,
-    set_: Annotated[
-        list[str],
-        typer.Option(
-            "-s", "--set", help="Metric setting KEY=VALUE or METRIC.KEY=VALUE. Repeatable."
-        ),
-    ] = [],  # noqa: B006
-    format: Annotated[str, format_option(PAGE_FORMATS)] = "table",
-    width: Annotated[int, typer.Option("-w", "--width", help="Decimals shown.")] = 4,
-    out: Annotated[
-        str | None,
-        typer.Option(
-            "-o", "--out", help="Write the output to this file (atomically) instead of stdout."
-        ),
-    ] = None,
+    ] = 0.05
+    set_: MetricSettings = field(default_factory=list)
+    format: PageFormat = "table"
+    width: Annotated[int, typer.Option("-w", "--width", help="Decimals shown.")] = 4
+    out: OutFile = None
     save_scores: Annotated[
         str | None,
         typer.Option(
             "--save-scores",
             help="Also write every metric's segment scores to this file, in the --scores format.",
         ),
-    ] = None,
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+    ] = None
+    quiet: Quiet = False
     layout: Annotated[
         str | None,
         layout_option(
@@ -310,77 +301,106 @@ def meta_eval(
             "intervals and p-values). Default: wide for -f latex and -f markdown where it fits "
             "the page, else long."
         ),
-    ] = None,
-    latex_split: Annotated[bool, latex_split_option()] = False,
-    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
-    figures: Annotated[str | None, figures_option()] = None,
-) -> None:
+    ] = None
+    latex_split: LatexSplit = None
+    latex_fragment: LatexFragment = False
+    latex_caption: LatexCaption = None
+    latex_label: LatexLabel = None
+    figures: Figures = None
+    figure_width: FigureWidth = "double"
+
+
+@command(MetaEvalRequest, "meta-eval")
+def meta_eval(req: MetaEvalRequest) -> None:
     """Meta-evaluate metrics against human scores: correlations, accuracies, CIs, clusters."""
-    # the outputs may overwrite none of the inputs, nor each other, checked before any work
-    named = named_inputs(input)
-    input = named.paths
-    metric_names = list(metrics) or ([] if scores else ["bleu", "chrf"])
-    read = [
-        *input_options(reference, input, source),
-        ("--human", human),
-        ("--scores", scores),
-        *metric_inputs(metric_names, set_),
-    ]
-    check_out(out, read)
-    check_out(save_scores, read, option="--save-scores", outputs=[("--out", out)])
-    written = [*read, ("--out", out), ("--save-scores", save_scores)]
-    check_figures(figures, written)
-    _check_options(
-        format,
-        n_bootstrap,
-        permutations,
-        seed,
-        confidence,
-        alpha,
-        metric_system,
-        human_system,
-        human_format,
-    )
-    if not 0 <= width <= 16:
-        raise SettingsError(f"--width must be between 0 and 16, got {width}")
-    check_layout(layout, format)
-    view = TableView(layout, latex_layout(format, latex_split, latex_fragment))
-    check_distinct_systems(list(input))
-    mapping = parse_name_map(name_map)
-    refs, texts = load_inputs(reference, input)
-    check_pair_work(bounded_metrics(metric_names, set_), texts, refs)
+    run = checked_meta_eval(req)
+    refs, texts = load_inputs(req.reference, run.named.paths)
+    check_pair_work(bounded_metrics(run.metric_names, req.set_), texts, refs)
     n_segments = len(refs[0])
-    check_resamplable(n_segments, "meta-eval's bootstrap", reference[0])
-    _check_source(source, n_segments, reference[0])
-    short = named.short
-    systems = [short[p] for p in input]
-    aliases = _aliases(list(input), short)
-    file_names = {short[p]: Path(p).name for p in input}
-    human_matrix = align_human(
-        read_human_scores(human, n_segments, human_format), systems, aliases, mapping, file_names
-    )
-    hyps = list(texts.values())
+    check_resamplable(n_segments, "meta-eval's bootstrap", req.reference[0])
+    _check_source(req.source, n_segments, req.reference[0])
+    short = run.named.short
+    systems = [short[p] for p in run.named.paths]
+    aliases = _aliases(run.named.paths, short)
+    file_names = {short[p]: Path(p).name for p in run.named.paths}
+    human = read_human_scores(req.human, n_segments, req.human_format)
+    human_matrix = align_human(human, systems, aliases, run.mapping, file_names)
     collected = _collect_scores(
-        metric_names,
-        set_,
-        scores,
+        run.metric_names,
+        req.set_,
+        req.scores,
         refs,
-        hyps,
+        list(texts.values()),
         systems,
         aliases,
         file_names,
-        metric_system,
+        req.metric_system,
         np.isfinite(human_matrix),
-        progress=not quiet,
-        source=(source, reference[0]),
+        progress=not req.quiet,
+        source=(req.source, req.reference[0]),
     )
-    settings = MetaEvalSettings(n_bootstrap, permutations, seed, confidence, alpha, human_system)
-    with progress_bar(n_bootstrap, "bootstrap", not quiet) as advance:
-        result = meta_evaluate(human_matrix, systems, collected, settings, advance)
-    if save_scores is not None:
-        _save_scores(save_scores, collected, systems)
-    if figures is not None:
+    s = MetaEvalSettings(
+        req.n_bootstrap, req.permutations, req.seed, req.confidence, req.alpha, req.human_system
+    )
+    with progress_bar(req.n_bootstrap, "bootstrap", not req.quiet) as advance:
+        result = meta_evaluate(human_matrix, systems, collected, s, advance)
+    if req.save_scores is not None:
+        _save_scores(req.save_scores, collected, systems)
+    if req.figures is not None:
         from evalab.report.metaeval_html import metaeval_figures
 
-        write_figures_checked(metaeval_figures(result), figures, written)
-    _render(result, format, width, out, view)
+        write_figures_checked(metaeval_figures(result), req.figures, run.written, req.figure_width)
+    _render(result, req.format, req.width, req.out, run.view)
+
+
+@dataclass(frozen=True)
+class MetaEvalRun:
+    """``meta-eval``'s options checked: the systems, the metrics, what it writes, the layout."""
+
+    named: NamedInputs
+    metric_names: list[str]
+    #: every file read or written, none of which an output may replace
+    written: list[tuple[str, str | None]]
+    view: TableView
+    #: ``--name-map``: human-file system name -> ``-i`` system
+    mapping: dict[str, str]
+
+
+def checked_meta_eval(req: MetaEvalRequest) -> MetaEvalRun:
+    """Every option checked before any work; the outputs may overwrite none of the inputs,
+    nor each other."""
+    named = named_inputs(req.input)
+    metric_names = list(req.metrics) or ([] if req.scores else ["bleu", "chrf"])
+    read = [
+        *input_options(req.reference, named.paths, req.source),
+        ("--human", req.human),
+        ("--scores", req.scores),
+        *metric_inputs(metric_names, req.set_),
+    ]
+    check_out(req.out, read)
+    check_out(req.save_scores, read, option="--save-scores", outputs=[("--out", req.out)])
+    written = [*read, ("--out", req.out), ("--save-scores", req.save_scores)]
+    check_figures(req.figures, written, req.figure_width)
+    _check_options(
+        req.format,
+        req.n_bootstrap,
+        req.permutations,
+        req.seed,
+        req.confidence,
+        req.alpha,
+        req.metric_system,
+        req.human_system,
+        req.human_format,
+    )
+    if not 0 <= req.width <= 16:
+        raise SettingsError(f"--width must be between 0 and 16, got {req.width}")
+    view = table_view(
+        req.format,
+        req.layout,
+        req.latex_split,
+        req.latex_fragment,
+        req.latex_caption,
+        req.latex_label,
+    )
+    check_distinct_systems(list(named.paths))
+    return MetaEvalRun(named, metric_names, written, view, parse_name_map(req.name_map))

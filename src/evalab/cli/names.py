@@ -16,7 +16,7 @@ from pathlib import Path
 
 from evalab.errors import SettingsError
 
-__all__ = ["NamedInputs", "display_names", "named_inputs", "system_name"]
+__all__ = ["NamedInputs", "display_names", "named_inputs", "split_named", "system_name"]
 
 
 def system_name(path: str) -> str:
@@ -52,7 +52,22 @@ def display_names(names: list[str]) -> dict[str, str]:
     return short
 
 
-def _split(item: str) -> tuple[str | None, str]:
+def split_named(item: str, option: str = "-i") -> tuple[str | None, str]:
+    """``(NAME, PATH)`` of an ``option`` item ``NAME=PATH``; ``(None, item)`` for a plain path.
+
+    A path that does not exist and holds a glob character is a pattern the shell found no
+    file for (and passed as it is): refused as such, not read as a file name.
+    """
+    name, path = _split(item, option)
+    if not os.path.lexists(path) and any(c in path for c in "*?["):
+        raise SettingsError(
+            f"{option} {path!r}: no file matches this pattern (a shell passes a pattern "
+            "that matches nothing as it is)"
+        )
+    return name, path
+
+
+def _split(item: str, option: str = "-i") -> tuple[str | None, str]:
     """``(NAME, PATH)`` of ``NAME=PATH``; ``(None, item)`` for a plain path.
 
     An existing file whose name has a ``=`` is a path, and so is an item whose part before
@@ -66,10 +81,10 @@ def _split(item: str) -> tuple[str | None, str]:
         return None, item
     if not name.strip():
         raise SettingsError(
-            f"-i {item!r}: no name before '='; write -i NAME=PATH (or the path alone)"
+            f"{option} {item!r}: no name before '='; write {option} NAME=PATH (or the path alone)"
         )
     if not path:
-        raise SettingsError(f"-i {item!r}: no file after '='; write -i NAME=PATH")
+        raise SettingsError(f"{option} {item!r}: no file after '='; write {option} NAME=PATH")
     return name, path
 
 
@@ -90,7 +105,7 @@ class NamedInputs:
 
 def named_inputs(items: Sequence[str]) -> NamedInputs:
     """Parse ``-i`` items (``PATH`` or ``NAME=PATH``); refuse a name given twice."""
-    split = [_split(item) for item in items]
+    split = [split_named(item) for item in items]
     paths = [p for _, p in split]
     given = {p: n for n, p in split if n is not None}
     files = [system_name(p) for p in paths]

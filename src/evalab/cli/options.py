@@ -4,9 +4,13 @@
 none has it); ``--set METRIC.KEY=VALUE`` targets one metric. Values are parsed with the
 type of the setting, so every setting of every metric is reachable from the command line.
 
-The option factories (:func:`ci_option`, :func:`n_samples_option`, :func:`seed_option`,
+The ``Annotated`` aliases below (:data:`Source`, :data:`OutFile`, :data:`Quiet`,
+:data:`Format`, :data:`Layout`, :data:`LatexSplit`, ...) are the options spelled the same
+way in several commands: a command declares ``out: OutFile = None`` and the flag, its help
+text and its type live here once. The option factories (:func:`ci_option`, :func:`n_samples_option`, :func:`seed_option`,
 :func:`confidence_option`, :func:`segments_option`; :func:`layout_option`,
-:func:`latex_split_option`, :func:`latex_fragment_option`; :func:`executor_option`,
+:func:`latex_split_option`, :func:`latex_fragment_option`, :func:`latex_caption_option`,
+:func:`latex_label_option`; :func:`executor_option`,
 :func:`ray_address_option`, :func:`ray_timeout_option`) give one spelling of each shared
 option; a command passes its own help text where what the option does differs.
 """
@@ -14,13 +18,14 @@ option; a command passes its own help text where what the option does differs.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated, Any
 
 import click
 import typer
 
 from evalab import numbers
+from evalab.cli.output import PAGE_FORMATS, TableView, format_option
 from evalab.errors import SettingsError
 from evalab.report.latex import LatexLayout
 
@@ -112,11 +117,34 @@ def layout_option(
 
 
 def latex_split_option() -> Any:
-    """``--latex-split``: split a LaTeX table wider than the page into parts."""
+    """``--latex-split/--no-latex-split``: how a LaTeX table wider than a column is set."""
     return typer.Option(
-        "--latex-split",
-        help="With -f latex: split a table wider than the page by columns into 'part i of k' "
-        "tables (default: one table, shrunk to the text width where wider).",
+        "--latex-split/--no-latex-split",
+        help="With -f latex: --latex-split splits a table wider than one column of a two-column "
+        "paper by columns into one-column 'part i of k' tables; --no-latex-split never splits "
+        "(a table wider than both columns is shrunk to the text width). Default: one column, "
+        "else both columns (table*), else split into parts as wide as both columns; never "
+        "smaller than \\footnotesize. The choice is named in a % comment above each table.",
+        show_default=False,
+    )
+
+
+def latex_caption_option() -> Any:
+    """``--latex-caption TEXT``: the caption of the (first) LaTeX table."""
+    return typer.Option(
+        "--latex-caption",
+        metavar="TEXT",
+        help="With -f latex: the caption of the (first) table; what its notation means follows it.",
+    )
+
+
+def latex_label_option() -> Any:
+    """``--latex-label KEY``: the ``\\label`` of the (first) LaTeX table."""
+    return typer.Option(
+        "--latex-label",
+        metavar="KEY",
+        help="With -f latex: the \\label of the (first) table (the next ones: KEY-2, KEY-3, "
+        "...; default tab:evalab-1, tab:evalab-2, ...).",
     )
 
 
@@ -158,6 +186,148 @@ def ray_timeout_option(
     return typer.Option("--ray-timeout", metavar="SECONDS", help=help)
 
 
+# ---- the options several commands share, each declared once ------------------------------
+
+#: ``--source SRC``: the source segments of the metrics that read them (COMET)
+Source = Annotated[
+    str | None,
+    typer.Option(
+        "--source", help="Source file, one segment a line, for metrics that read sources (comet)."
+    ),
+]
+#: ``-r REF`` once per reference file
+RepeatedReferences = Annotated[
+    list[str],
+    typer.Option(
+        "-r",
+        "--reference",
+        help="Reference file, one segment a line. Repeat for several references.",
+    ),
+]
+#: ``--missing-ref none|empty-line``
+MissingRef = Annotated[
+    str,
+    typer.Option(
+        "--missing-ref",
+        help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: "
+        "beyond the first -r file it means no reference for that segment.",
+    ),
+]
+#: ``-m/--metrics`` of the commands that score texts
+Metrics = Annotated[
+    list[str],
+    typer.Option(
+        "-m",
+        "--metrics",
+        help="Metric name(s), any case: -m bleu chrf ... or -m BLEU,chrF (see `evalab metrics`).",
+    ),
+]
+#: ``-s/--set`` metric settings
+MetricSettings = Annotated[
+    list[str],
+    typer.Option(
+        "-s",
+        "--set",
+        help="Metric setting KEY=VALUE (all metrics with KEY) or METRIC.KEY=VALUE. Repeatable.",
+    ),
+]
+#: ``-j/--jobs``: processes computing per-segment statistics
+ShardJobs = Annotated[
+    int,
+    typer.Option(
+        "-j",
+        "--jobs",
+        help="Processes computing per-segment statistics (shards are summed: same numbers).",
+    ),
+]
+#: ``--device`` of a torch model
+Device = Annotated[str, typer.Option("--device", help="Torch device: cpu, cuda, cuda:1 ...")]
+#: ``--id-column``, ``--score-column``, ``--cluster-column`` of per-item score files
+IdColumn = Annotated[
+    str, typer.Option("--id-column", help="With --scores: the item id column of CSV/JSONL files.")
+]
+ScoreColumns = Annotated[
+    list[str],
+    typer.Option(
+        "--score-column",
+        help="With --scores: the score column(s) (default: score; for harness logs their per-item metrics).",
+    ),
+]
+ClusterColumn = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster-column",
+        help="With --scores: the column (or doc.FIELD, metadata.FIELD) grouping items into clusters, for clustered standard errors.",
+    ),
+]
+#: ``-o/--out FILE``: the command's output, written atomically
+OutFile = Annotated[
+    str | None,
+    typer.Option(
+        "-o", "--out", help="Write the output to this file (atomically) instead of stdout."
+    ),
+]
+#: ``-q/--quiet``: no progress bar
+Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")]
+#: ``-w/--width N``: decimals shown
+Width = Annotated[
+    int | None,
+    typer.Option("-w", "--width", help="Decimals shown (default 1 for 0-100 metrics, 4 for 0-1)."),
+]
+#: ``-f/--format`` of a table, and of a table or an HTML page
+Format = Annotated[str, format_option()]
+PageFormat = Annotated[str, format_option(PAGE_FORMATS)]
+#: ``--layout``, ``--latex-split``, ``--latex-fragment``: how a table is laid out
+Layout = Annotated[str | None, layout_option()]
+LatexSplit = Annotated[bool | None, latex_split_option()]
+LatexFragment = Annotated[bool, latex_fragment_option()]
+LatexCaption = Annotated[str | None, latex_caption_option()]
+LatexLabel = Annotated[str | None, latex_label_option()]
+#: ``--executor``, ``--ray-address``, ``--ray-timeout``: where ``-j N`` shards run
+Executor = Annotated[str, executor_option()]
+RayAddress = Annotated[str | None, ray_address_option()]
+RayTimeout = Annotated[float | None, ray_timeout_option()]
+#: ``--ci``, ``--seed``, ``--confidence`` with their common help texts
+WithCI = Annotated[bool, ci_option()]
+Seed = Annotated[int, seed_option()]
+Confidence = Annotated[float, confidence_option()]
+IntervalConfidence = Annotated[float, confidence_option("Confidence level of the intervals.")]
+CISamples = Annotated[int, n_samples_option("Bootstrap resamples for --ci.")]
+#: ``-n`` and ``--seed`` of a command whose intervals are always bootstrapped
+BootstrapSamples = Annotated[int, n_samples_option("Bootstrap resamples.")]
+BootstrapSeed = Annotated[int, seed_option("Seed of the bootstrap (0 is a seed too).")]
+
+
+def table_view(
+    fmt: str,
+    layout: str | None,
+    split: bool | None,
+    fragment: bool,
+    caption: str | None = None,
+    label: str | None = None,
+) -> TableView:
+    """The :class:`TableView` of ``--layout`` and the ``--latex-*`` options, each refused
+    where ``-f`` has no use for it."""
+    check_layout(layout, fmt)
+    return TableView(layout, latex_layout(fmt, split, fragment, caption, label))
+
+
+def given_options(request: Any, options: Sequence[tuple[str, str]]) -> list[str]:
+    """The flags among ``(flag, field)`` whose value in ``request`` (a command's request
+    dataclass) is not the field's default: the options the command line gave."""
+    defaults = {
+        f.name: f.default_factory() if callable(f.default_factory) else f.default
+        for f in dataclasses.fields(request)
+    }
+    return [flag for flag, name in options if getattr(request, name) != defaults[name]]
+
+
+def check_width(width: int | None) -> None:
+    """``-w/--width``: 0 to 16 decimals."""
+    if width is not None and not 0 <= width <= 16:
+        raise SettingsError(f"--width must be between 0 and 16, got {width}")
+
+
 def ray_cluster(
     executor: str, address: str | None, timeout: float | None, *, shards: int | None = None
 ) -> RayCluster | None:
@@ -185,13 +355,25 @@ def ray_cluster(
     return RayCluster(address) if timeout is None else RayCluster(address, timeout)
 
 
-def latex_layout(fmt: str, split: bool, fragment: bool, *, small: bool = False) -> LatexLayout:
-    """The LaTeX layout of ``--latex-split``/``--latex-fragment``, refused with another format
-    (they would be dropped in silence)."""
-    given = [o for o, on in (("--latex-split", split), ("--latex-fragment", fragment)) if on]
+def latex_layout(
+    fmt: str,
+    split: bool | None,
+    fragment: bool,
+    caption: str | None = None,
+    label: str | None = None,
+) -> LatexLayout:
+    """The LaTeX layout of ``--latex-split``/``--latex-fragment``/``--latex-caption``/
+    ``--latex-label``, refused with another format (they would be dropped in silence)."""
+    options = (
+        ("--latex-split" if split else "--no-latex-split", split is not None),
+        ("--latex-fragment", fragment),
+        ("--latex-caption", caption is not None),
+        ("--latex-label", label is not None),
+    )
+    given = [o for o, on in options if on]
     if given and fmt != "latex":
         raise SettingsError(f"{given[0]} applies to -f latex only, not -f {fmt}")
-    return LatexLayout(split=split, fragment=fragment, small=small)
+    return LatexLayout(split=split, fragment=fragment, caption=caption, label=label)
 
 
 def check_layout(layout: str | None, fmt: str) -> None:
@@ -220,15 +402,57 @@ def canonical_metric_names(items: Sequence[str]) -> list[str]:
     return [by_lower.get(n.lower(), n) for n in names]
 
 
+@dataclasses.dataclass(frozen=True)
+class MetricSelection:
+    """The ``-m`` metrics resolved once: each registry name (in the order given), its class
+    and its ``--set`` settings. An unknown name, setting or value is refused as it is
+    resolved; a name given twice when the metrics are built."""
+
+    names: tuple[str, ...]
+    classes: dict[str, type[Metric]]
+    settings: dict[str, dict[str, Any]]
+
+    @classmethod
+    def parse(cls, items: Sequence[str], set_items: Sequence[str]) -> MetricSelection:
+        """The metrics of ``-m`` items (any case, comma-separated lists) with ``--set`` items."""
+        from evalab.metrics.registry import metric_class
+
+        names = canonical_metric_names(items)
+        classes = {name: metric_class(name) for name in names}
+        return cls(tuple(names), classes, parse_set_options(set_items, classes))
+
+    def build(self) -> dict[str, Metric]:
+        """Every metric, built with its settings (a hub id in a model setting is resolved by
+        the metric itself, models.hub)."""
+        if len(set(self.names)) != len(self.names):
+            raise SettingsError(f"metric listed twice in {list(self.names)}")
+        return {name: self.classes[name](**self.settings[name]) for name in self.names}
+
+    def read_paths(self) -> list[tuple[str, str]]:
+        """``(--set METRIC.setting, path)`` of every file or folder the settings name."""
+        return [
+            pair
+            for name in self.names
+            for pair in settings_paths(self.classes[name], self.settings[name], f"--set {name}")
+        ]
+
+
+def settings_paths(
+    cls: type[Metric], settings: Mapping[str, Any], label: str
+) -> list[tuple[str, str]]:
+    """``(label.setting, path)`` of every file or folder ``settings`` make a metric of ``cls`` read."""
+    settings_class = cls.settings_class
+    known = {k: v for k, v in settings.items() if k in settings_class.__dataclass_fields__}
+    return [(f"{label}.{key}", path) for key, path in settings_class(**known).read_paths()]
+
+
 def parse_set_options(
-    items: Sequence[str], metric_names: Sequence[str]
+    items: Sequence[str], classes: Mapping[str, type[Metric]]
 ) -> dict[str, dict[str, Any]]:
-    """Map each metric name to its settings from ``--set`` items."""
+    """Map each selected metric (name -> class) to its settings from ``--set`` items."""
+    metric_names = list(classes)
     per_metric: dict[str, dict[str, Any]] = {name: {} for name in metric_names}
     given: dict[tuple[str, str], str] = {}  # (metric, key) -> the --set item that set it
-    from evalab.metrics.registry import metric_class
-
-    classes = {name: metric_class(name) for name in metric_names}
     for item in items:
         if "=" not in item:
             raise SettingsError(f"--set {item!r}: expected KEY=VALUE or METRIC.KEY=VALUE")
@@ -263,18 +487,6 @@ def parse_set_options(
     return per_metric
 
 
-def build_metrics(names: Sequence[str], set_items: Sequence[str]) -> dict[str, Metric]:
-    """Instantiate the named metrics with the ``--set`` settings (unknown names fail early)."""
-    names = canonical_metric_names(names)
-    if len(set(names)) != len(names):
-        raise SettingsError(f"metric listed twice in {list(names)}")
-    settings = parse_set_options(set_items, names)
-    # a hub id in a model setting is resolved by the metric itself (models.hub)
-    from evalab.metrics.registry import metric_class
-
-    return {name: metric_class(name)(**settings[name]) for name in names}
-
-
 def model_items(model: str | None, names: Sequence[str]) -> list[str]:
     """``--set`` items for ``--model`` (one spelling in every command): every selected model metric."""
     from evalab.metrics.registry import METRICS, metric_class
@@ -295,7 +507,7 @@ def model_items(model: str | None, names: Sequence[str]) -> list[str]:
     return [f"{n}.model={model}" for n in readers]
 
 
-# ---- --figures DIR: every figure of a report as PDF and SVG ---------------------------------
+# ---- --figures DIR: every figure of a report as PDF, SVG and PNG -----------------------------
 
 
 def figures_option() -> Any:
@@ -305,14 +517,38 @@ def figures_option() -> Any:
     return typer.Option(
         "--figures",
         metavar="DIR",
-        help="Also write every figure of the report into this folder (created if missing) as PDF and SVG: "
-        "vector, fonts embedded, the same figures as the HTML page. Needs the report extra (matplotlib).",
+        help="Also write every figure of the report into this folder (created if missing) as PDF, SVG "
+        "and PNG at a paper width (--figure-width): vector, fonts embedded, the same figures as the "
+        "HTML page. Needs the report extra (matplotlib).",
     )
 
 
-def check_figures(folder: str | None, inputs: Sequence[tuple[str, str | None]]) -> None:
-    """Refuse ``--figures DIR`` before any work: matplotlib missing, or a folder that cannot
-    be written (:func:`evalab.cli.output.check_out` rules)."""
+def figure_width_option() -> Any:
+    """The ``--figure-width`` option of the commands that have ``--figures``."""
+    import typer
+
+    return typer.Option(
+        "--figure-width",
+        metavar="WIDTH",
+        help="The width of the --figures files: single (one column of a two-column paper, 3.3 in), "
+        "double (the full text width, 6.9 in) or inches; text is 8 pt, so include them unscaled.",
+    )
+
+
+#: ``--figures DIR`` and ``--figure-width``
+Figures = Annotated[str | None, figures_option()]
+FigureWidth = Annotated[str, figure_width_option()]
+
+
+def check_figures(
+    folder: str | None, inputs: Sequence[tuple[str, str | None]], width: str = "double"
+) -> None:
+    """Refuse ``--figures DIR`` before any work: matplotlib missing, a ``--figure-width``
+    that is no width, or a folder that cannot be written (:func:`evalab.cli.output.check_out`
+    rules)."""
+    from evalab.report.figure_files import paper_width
+
+    paper_width(width)
     if folder is None:
         return
     from evalab.cli.output import check_out
@@ -323,16 +559,20 @@ def check_figures(folder: str | None, inputs: Sequence[tuple[str, str | None]]) 
 
 
 def write_figures_checked(
-    figures: Sequence[Any], folder: str | None, inputs: Sequence[tuple[str, str | None]]
+    figures: Sequence[Any],
+    folder: str | None,
+    inputs: Sequence[tuple[str, str | None]],
+    width: str = "double",
 ) -> None:
-    """Write ``figures`` into ``folder`` once no file they go to is an input (``inputs``, the
-    report's ``-o`` among them): every file is checked before the first is written."""
+    """Write ``figures`` ``width`` wide (``--figure-width``) into ``folder`` once no file they
+    go to is an input (``inputs``, the report's ``-o`` among them): every file is checked
+    before the first is written."""
     if folder is None:
         return
     from evalab.cli.output import check_out
-    from evalab.report.figure_files import figure_paths, write_figures
+    from evalab.report.figure_files import figure_paths, paper_width, write_figures
 
     for paths in figure_paths(figures, folder):
         for path in paths:
             check_out(str(path), inputs, option="--figures")
-    write_figures(figures, folder)
+    write_figures(figures, folder, paper_width(width))

@@ -8,7 +8,6 @@ prints a table takes :data:`TABLE_FORMATS` (plus ``html`` where a page exists,
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import os
@@ -23,7 +22,7 @@ import typer
 from evalab.errors import SettingsError
 from evalab.io import STDIN, same_file, write_text_atomic
 from evalab.report.delimited import DELIMITERS, delimited_tables
-from evalab.report.latex import WHOLE, LatexLayout, fits_page, latex_table
+from evalab.report.latex import WHOLE, LatexLayout, fits_page, latex_tables
 from evalab.report.markdown import markdown_table
 from evalab.report.table import Table, cell_text, flat_header
 from evalab.report.terminal import print_tables
@@ -127,7 +126,7 @@ def emit_tables(
     elif fmt == "markdown":
         emit("\n".join(markdown_table(t) for t in tables), out)
     elif fmt == "latex":
-        emit("\n".join(latex_table(t, latex) for t in tables), out)
+        emit(latex_tables(tables, latex), out)
     elif fmt in DELIMITERS:
         emit(delimited_tables(tables, fmt), out)
     elif out and stream_of(out) != "stdout":
@@ -164,7 +163,7 @@ def wide_wanted(fmt: str, wide: Table, layout: str | None) -> bool:
     if layout is not None:
         return layout == "wide"
     several = len(wide.body) > 1 and len(wide.header) > 2
-    return fmt in PAPER_FORMATS and several and fits_page(wide, small=True)
+    return fmt in PAPER_FORMATS and several and fits_page(wide)
 
 
 def emit_view(
@@ -179,14 +178,11 @@ def emit_view(
     after: str = "",
 ) -> None:
     """Print or write a result in its ``long`` or ``wide`` layout (:func:`wide_wanted`), then
-    the ``more`` tables; ``data`` is what ``json`` writes. The wide table is set in ``\\small``
-    type in LaTeX, as results tables in papers are (12 systems x 4 metrics with intervals
-    then fit an article's text width at their natural size)."""
+    the ``more`` tables; ``data`` is what ``json`` writes."""
     if fmt == "json" or not wide_wanted(fmt, wide, view.layout):
         emit_tables(fmt, [long, *more], out, data, latex=view.latex, after=after)
         return
-    small = dataclasses.replace(view.latex, small=True)
-    emit_tables(fmt, [wide, *more], out, data, latex=small, after=after)
+    emit_tables(fmt, [wide, *more], out, data, latex=view.latex, after=after)
 
 
 #: output paths that name a stream, not a file: written to that stream as it is

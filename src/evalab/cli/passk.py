@@ -18,7 +18,8 @@ import typer
 
 from evalab.cli.app import app
 from evalab.cli.compare_scores import aligned_inputs
-from evalab.cli.output import check_format, check_out, emit_table, format_option
+from evalab.cli.options import BootstrapSamples, BootstrapSeed, Format, OutFile
+from evalab.cli.output import check_format, check_out, emit_table
 from evalab.errors import InputError
 from evalab.items import Columns
 from evalab.items.table import Aligned
@@ -110,12 +111,10 @@ def passk(
             "--sample-column", help="CSV/JSONL: the column numbering a problem's samples."
         ),
     ] = None,
-    n_samples: Annotated[
-        int, typer.Option("-n", "--n-samples", help="Bootstrap resamples.")
-    ] = 1000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = DEFAULT_SEED,
-    fmt: Annotated[str, format_option()] = "table",
-    out: Annotated[str | None, typer.Option("-o", "--out", help="Write to this file.")] = None,
+    n_samples: BootstrapSamples = 1000,
+    seed: BootstrapSeed = DEFAULT_SEED,
+    fmt: Format = "table",
+    out: OutFile = None,
 ) -> None:
     """pass@k over problems with several sampled answers each (the unbiased estimator)."""
     check_format(fmt)

@@ -16,11 +16,18 @@ and an unknown option gets a suggestion only when one is close.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from evalab.errors import SettingsError
 
-__all__ = ["check_peer_habits", "peer_equivalent", "relevant_suggestions", "translate_peer_flags"]
+__all__ = [
+    "bare_scores",
+    "check_peer_habits",
+    "peer_equivalent",
+    "relevant_suggestions",
+    "translate_peer_flags",
+]
 
 _SEGMENTS = "--segments FILE here (per-segment scores as JSON Lines)"
 
@@ -40,13 +47,31 @@ PEER_EQUIVALENTS: dict[str, str] = {
     "-ci": "sacrebleu's -ci/--confidence is --ci on `evalab score`; `evalab {command}` always reports intervals",
     "--model_type": "bert-score's --model_type is --model here",
     "--rescale_with_baseline": "bert-score's --rescale_with_baseline is --rescale here",
-    "--batch_size": "--batch-size here (with a hyphen)",
+    "--batch_size": "comet-score's and bert-score's --batch_size is --set comet.batch_size=N (or bertscore.batch_size=N) here; `evalab semsim` and `evalab ppl` take --batch-size N",
     "--num_layers": "bert-score's -l/--num_layers is --layer here",
     "--lang": "--lang is an option of `evalab semsim` (bert-score's --lang); on score give -l SRC-TGT",
     "-t": "sacrebleu's -t TESTSET is not supported: evalab downloads nothing; pass the reference file with -r",
     "--test-set": "sacrebleu's -t/--test-set is not supported: evalab downloads nothing; pass the reference file with -r",
     "--gpus": "comet-score's --gpus is --set comet.device=cuda here",
+    "--to_json": "comet-score's --to_json FILE is -f json -o FILE here",
+    "--only_system": "comet-score's --only_system is what `evalab score` prints by default (per-segment scores only with --segments FILE)",
+    "--chrf-word-order": "sacrebleu's --chrf-word-order N is --set chrf.word_order=N here (2: chrF++)",
+    "-cw": "sacrebleu's -cw/--chrf-word-order N is --set chrf.word_order=N here (2: chrF++)",
+    "--chrf-char-order": "sacrebleu's --chrf-char-order N is --set chrf.char_order=N here",
+    "-cc": "sacrebleu's -cc/--chrf-char-order N is --set chrf.char_order=N here",
+    "--chrf-beta": "sacrebleu's --chrf-beta N is --set chrf.beta=N here",
+    "--short": "sacrebleu's -sh/--short signature has no counterpart: the signature has one form here, and -f json gives every setting as a field",
+    "-sh": "sacrebleu's -sh/--short signature has no counterpart: the signature has one form here, and -f json gives every setting as a field",
 }
+
+#: comet-score's short options that take a file, where evalab has the same letter for
+#: another option (``-s`` is ``--set``) or none (``-t``), -> evalab's spelling
+_COMET_FILES = {
+    "-s": "comet-score's -s SOURCES is --source FILE here (-s is --set KEY=VALUE)",
+    "-t": "comet-score's -t TRANSLATIONS is -i FILE here",
+}
+#: the options that give the hypotheses of ``evalab score``
+_INPUTS = ("-i", "--input", "-c", "--cand", "--candidate", "--hypothesis")
 
 _CANDIDATE = {"-c": "-i", "--cand": "-i", "--candidate": "-i", "--hypothesis": "-i", "--ref": "-r"}
 
@@ -146,6 +171,62 @@ def check_peer_habits(args: Sequence[str], command: str, options: set[str]) -> N
             and len(tok) > 2
         ):
             raise SettingsError(f"{tok!r}: {peer_equivalent(tok, command)}{see}")
+        _check_peer_values(tok, nxt, command, see)
+    if command == "score":
+        _check_score_inputs(args, see)
+
+
+def _check_peer_values(tok: str, nxt: str | None, command: str, see: str) -> None:
+    """Refuse a peer flag whose value shows which peer meant it: comet-score's ``-s``/``-t``
+    with a file, sacrebleu's ``-f text``."""
+    if (
+        command == "score"
+        and tok in _COMET_FILES
+        and nxt is not None
+        and "=" not in nxt
+        and os.path.isfile(nxt)
+    ):
+        raise SettingsError(f"{tok} {nxt}: {_COMET_FILES[tok]}{see}")
+    if tok in ("-f", "--format") and nxt == "text":
+        raise SettingsError(
+            f"-f text: sacrebleu's text format is -f table here (the default; -f json for its JSON){see}"
+        )
+
+
+def _check_score_inputs(args: Sequence[str], see: str) -> None:
+    """sacrebleu's ``sacrebleu REF < HYP``: a positional reference, the hypotheses on stdin."""
+    if any(a in ("-h", "--help") or a.partition("=")[0] in PEER_EQUIVALENTS for a in args):
+        return  # help, or a peer's flag click answers with its own line
+    bare = args[1] if len(args) > 1 and args[0] == "score" else None
+    given = any(a.partition("=")[0] in _INPUTS for a in args)
+    if bare is not None and not bare.startswith("-"):
+        raise SettingsError(
+            f"{bare!r}: sacrebleu's positional reference is -r {bare} here, and the hypotheses -i FILE "
+            f"(-i - reads them from stdin: evalab score -r {bare} -i - < HYP){see}"
+        )
+    with_ref = any(
+        (a in ("-r", "--reference") and i + 1 < len(args)) or a.startswith("--reference=")
+        for i, a in enumerate(args)
+    )  # `-r` alone is click's "requires an argument"
+    if not given and with_ref:
+        raise SettingsError(
+            f"Missing option '-i' / '--input': the hypotheses, -i FILE (-i - reads them from stdin, "
+            f"where sacrebleu reads piped hypotheses by itself){see}"
+        )
+
+
+def bare_scores(results: Sequence[tuple[str, str, str]], short: dict[str, str]) -> str:
+    """``score -b``: sacrebleu's bare score, one a line, for one system; with several systems
+    each line starts with the system's table name (and the metric, with several), a tab
+    between, so no number is left without its system."""
+    systems = list(dict.fromkeys(s for s, _, _ in results))
+    metrics = list(dict.fromkeys(m for _, m, _ in results))
+    if len(systems) < 2:
+        return "".join(value + "\n" for _, _, value in results)
+    return "".join(
+        "\t".join([short.get(s, s), *([m] if len(metrics) > 1 else []), value]) + "\n"
+        for s, m, value in results
+    )
 
 
 def _is_number(token: str | None) -> bool:

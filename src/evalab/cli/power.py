@@ -9,16 +9,28 @@ design (both models on the same items) and the unpaired one (each on its own ite
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import numpy as np
 import typer
 
-from evalab.cli.app import app
+from evalab.cli.app import command
 from evalab.cli.compare_scores import aligned_inputs, means_of
-from evalab.cli.options import latex_fragment_option, latex_layout, latex_split_option
-from evalab.cli.output import check_format, check_out, emit_table, format_option
+from evalab.cli.options import (
+    ClusterColumn,
+    Format,
+    IdColumn,
+    LatexCaption,
+    LatexFragment,
+    LatexLabel,
+    LatexSplit,
+    OutFile,
+    ScoreColumns,
+    given_options,
+    latex_layout,
+)
+from evalab.cli.output import check_format, check_out, emit_table
 from evalab.errors import SettingsError
 from evalab.items import Columns
 from evalab.report.latex import WHOLE, LatexLayout
@@ -48,10 +60,13 @@ class Pilot:
 def pilot_designs(files: list[str], cols: Columns) -> Pilot:
     """Paired and unpaired designs estimated from a pilot of two models, and its item count."""
     groups = aligned_inputs(files, cols, common=False)
-    if len(groups) != 1 or len(groups[0].sets) != 2:
+    if len(groups) != 1:
         raise SettingsError(
-            "power --scores needs two models on one metric (pick it with --score-column)"
+            f"power --scores needs one metric, the files have {len(groups)} "
+            f"({', '.join(g.metric for g in groups)}); pick one with --score-column NAME"
         )
+    if len(groups[0].sets) != 2:
+        raise SettingsError(f"power --scores needs two models, got {len(groups[0].sets)}")
     group = groups[0]
     a, b = (m.means for m in means_of(group))
     sd_a, sd_b = float(a.std(ddof=1)), float(b.std(ddof=1))
@@ -174,111 +189,115 @@ def _render(
     emit_table(fmt, Table(header, body, footer), out, data=rows, latex=latex)
 
 
-@app.command()
-def power(
+@dataclass(frozen=True)
+class PowerRequest:
+    """``evalab power``'s options, as the command line gives them."""
+
     scores: Annotated[
         list[str],
         typer.Option(
             "--scores",
             help="A pilot run: two per-item score files (as compare --scores reads them).",
         ),
-    ] = [],  # noqa: B006
+    ] = field(default_factory=list)
     delta: Annotated[
         float | None,
         typer.Option("--delta", help="The difference to detect: gives the items needed."),
-    ] = None,
+    ] = None
     items: Annotated[
         int | None,
         typer.Option(
             "--items",
             help="Items of an evaluation: gives the smallest detectable difference (default: the pilot's items).",
         ),
-    ] = None,
-    alpha: Annotated[float, typer.Option("--alpha", help="Level of the two-sided test.")] = 0.05,
+    ] = None
+    alpha: Annotated[float, typer.Option("--alpha", help="Level of the two-sided test.")] = 0.05
     power_: Annotated[
         float,
         typer.Option("--power", help="Power wanted (probability of detecting the difference)."),
-    ] = 0.8,
+    ] = 0.8
     design: Annotated[
         str | None, typer.Option("--design", help="paired or unpaired (default: both).")
-    ] = None,
+    ] = None
     sd: Annotated[
         float | None,
         typer.Option(
             "--sd", help="Without a pilot: standard deviation of one model's item scores."
         ),
-    ] = None,
+    ] = None
     sd_b: Annotated[
         float | None,
         typer.Option("--sd-b", help="Without a pilot: the other model's (default: --sd)."),
-    ] = None,
+    ] = None
     correlation: Annotated[
         float,
         typer.Option(
             "--correlation",
             help="Without a pilot: correlation of the two models' scores on one item.",
         ),
-    ] = 0.0,
+    ] = 0.0
     cluster_size: Annotated[
         int,
         typer.Option(
             "--cluster-size",
             help="Without a pilot: items per cluster (e.g. questions per passage).",
         ),
-    ] = 1,
+    ] = 1
     icc: Annotated[
         float,
         typer.Option("--icc", help="Without a pilot: intra-cluster correlation of the scores."),
-    ] = 0.0,
-    id_column: Annotated[
-        str, typer.Option("--id-column", help="With --scores: the item id column.")
-    ] = "id",
-    score_column: Annotated[
-        list[str], typer.Option("--score-column", help="With --scores: the score column.")
-    ] = [],  # noqa: B006
-    cluster_column: Annotated[
-        str | None, typer.Option("--cluster-column", help="With --scores: the cluster column.")
-    ] = None,
-    format: Annotated[str, format_option()] = "table",
-    out: Annotated[
-        str | None,
-        typer.Option(
-            "-o", "--out", help="Write the output to this file (atomically) instead of stdout."
-        ),
-    ] = None,
-    latex_split: Annotated[bool, latex_split_option()] = False,
-    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
-) -> None:
+    ] = 0.0
+    id_column: IdColumn = "id"
+    score_column: ScoreColumns = field(default_factory=list)
+    cluster_column: ClusterColumn = None
+    format: Format = "table"
+    out: OutFile = None
+    latex_split: LatexSplit = None
+    latex_fragment: LatexFragment = False
+    latex_caption: LatexCaption = None
+    latex_label: LatexLabel = None
+
+
+#: the assumptions of a plan without a pilot (a pilot gives them)
+ASSUMPTIONS = (
+    ("--sd", "sd"),
+    ("--sd-b", "sd_b"),
+    ("--correlation", "correlation"),
+    ("--cluster-size", "cluster_size"),
+    ("--icc", "icc"),
+)
+
+
+@command(PowerRequest)
+def power(req: PowerRequest) -> None:
     """Items needed to detect a difference, and the smallest difference an evaluation detects."""
-    check_out(out, [("--scores", f) for f in scores])
-    check_format(format)
-    latex = latex_layout(format, latex_split, latex_fragment)
-    if design is not None and design not in DESIGNS:
-        raise SettingsError(f"--design must be paired or unpaired, got {design!r}")
-    if items is not None and items < 2:
-        raise SettingsError(f"--items must be at least 2, got {items}")
-    if delta is None and items is None and not scores:
+    check_out(req.out, [("--scores", f) for f in req.scores])
+    check_format(req.format)
+    latex = latex_layout(
+        req.format, req.latex_split, req.latex_fragment, req.latex_caption, req.latex_label
+    )
+    if req.design is not None and req.design not in DESIGNS:
+        raise SettingsError(f"--design must be paired or unpaired, got {req.design!r}")
+    if req.items is not None and req.items < 2:
+        raise SettingsError(f"--items must be at least 2, got {req.items}")
+    if req.delta is None and req.items is None and not req.scores:
         raise SettingsError("power needs --delta (items needed) or --items (detectable difference)")
-    if scores:
-        assumed = {
-            "--sd": sd is not None,
-            "--sd-b": sd_b is not None,
-            "--correlation": correlation != 0.0,
-            "--cluster-size": cluster_size != 1,
-            "--icc": icc != 0.0,
-        }
-        given = [option for option, set_ in assumed.items() if set_]
+    items = req.items
+    if req.scores:
+        given = given_options(req, ASSUMPTIONS)
         if given:
             raise SettingsError(
                 f"{given[0]} is an assumption for a plan without a pilot; with --scores the "
                 "pilot gives it (name the clusters with --cluster-column)"
             )
-        pilot = pilot_designs(scores, Columns(id_column, tuple(score_column), cluster_column))
-        items = pilot.items if items is None and delta is None else items
+        columns = Columns(req.id_column, tuple(req.score_column), req.cluster_column)
+        pilot = pilot_designs(req.scores, columns)
+        items = pilot.items if items is None and req.delta is None else items
         designs, notes = pilot.designs, pilot.notes
-        if design != "unpaired" and designs["paired"].sd == 0.0:
-            raise _no_spread(scores, designs["unpaired"])
+        if req.design != "unpaired" and designs["paired"].sd == 0.0:
+            raise _no_spread(req.scores, designs["unpaired"])
     else:
-        designs, notes = _assumed(sd, sd_b, correlation, cluster_size, icc), ()
-    chosen = [designs[design]] if design else list(designs.values())
-    _render([_row(d, delta, items, alpha, power_) for d in chosen], format, out, latex, notes)
+        designs, notes = _assumed(req.sd, req.sd_b, req.correlation, req.cluster_size, req.icc), ()
+    chosen = [designs[req.design]] if req.design else list(designs.values())
+    rows = [_row(d, req.delta, items, req.alpha, req.power_) for d in chosen]
+    _render(rows, req.format, req.out, latex, notes)

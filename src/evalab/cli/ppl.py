@@ -24,27 +24,35 @@ documents of the per-document values; bits per byte and word perplexity stay cor
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import math
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
 import typer
 
-from evalab.cli.app import app
+from evalab.cli.app import command
+from evalab.cli.inputs import check_segments_path
 from evalab.cli.options import (
-    check_layout,
+    CISamples,
+    Confidence,
+    Device,
+    Format,
+    LatexCaption,
+    LatexFragment,
+    LatexLabel,
+    LatexSplit,
+    OutFile,
+    Quiet,
+    Seed,
     ci_option,
-    confidence_option,
-    latex_fragment_option,
-    latex_layout,
-    latex_split_option,
     layout_option,
-    n_samples_option,
-    seed_option,
     segments_option,
+    table_view,
 )
 from evalab.cli.output import (
     DEFAULT_VIEW,
@@ -53,14 +61,13 @@ from evalab.cli.output import (
     check_out,
     emit,
     emit_view,
-    format_option,
     json_safe,
     to_json,
 )
-from evalab.cli.score import check_segments_path, ci_fields
+from evalab.cli.score import ci_fields
 from evalab.cli.segment_checks import check_resamplable
 from evalab.errors import InputError, SettingsError
-from evalab.io import read_segments
+from evalab.io import read_bytes, read_segments
 from evalab.metrics.loss import STAT_NAMES, CrossEntropy, Perplexity, PerplexitySettings
 from evalab.nll import IGNORE_INDEX
 from evalab.progress import model_loading
@@ -78,20 +85,14 @@ ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 
 def load_npz(path: str) -> dict[str, np.ndarray]:
     """Read the ``--logits`` file: arrays ``logits``, ``labels`` and optional ``bytes``/``words``."""
-    p = Path(path)
-    if not p.exists():
-        raise InputError(f"{path}: no such file")
-    if p.is_dir():
-        raise InputError(f"{path}: is a directory, expected a .npz file")
+    raw, _ = read_bytes(path, "arrays (a .npz file)")  # once: a FIFO or a pipe reads like a file
     try:
-        with open(p, "rb") as fh:
-            magic = fh.read(4)
-        if magic not in ZIP_MAGIC:
+        if raw[:4] not in ZIP_MAGIC:
             raise InputError(
                 f"{path}: not a .npz archive (a zip of arrays); save it with "
                 "np.savez(path, logits=..., labels=...)"
             )
-        with np.load(p, allow_pickle=False) as data:
+        with np.load(io.BytesIO(raw), allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         if isinstance(exc, InputError):
@@ -339,107 +340,105 @@ def check_sources(
         raise SettingsError(f"--threads must be at least 1, got {threads}")
 
 
-@app.command("ppl")
-def ppl(
+@dataclass(frozen=True)
+class PplRequest:
+    """``evalab ppl``'s options, as the command line gives them."""
+
     input: Annotated[
         str | None,
         typer.Option("-i", "--input", help="Text to score with --model (UTF-8; '-' = stdin)."),
-    ] = None,
+    ] = None
     # the spelling before `-i` (evalab ppl --model DIR TEXT), kept working but not advertised
-    text_file: Annotated[str | None, typer.Argument(hidden=True, show_default=False)] = None,
+    text_file: Annotated[str | None, typer.Argument(hidden=True, show_default=False)] = None
     model: Annotated[
         str | None,
         typer.Option(
             "--model",
             help="Hugging Face causal LM: a local directory (model + tokenizer) or Org/name in the local Hugging Face cache.",
         ),
-    ] = DEFAULTS.model,
+    ] = DEFAULTS.model
     logits: Annotated[
         str | None,
         typer.Option(
             "--logits", help="Saved logits/labels (.npz with keys logits, labels[, bytes, words])."
         ),
-    ] = None,
+    ] = None
     max_length: Annotated[
         int | None,
         typer.Option(
             "--max-length", help="Window length in tokens (default: the model's context size)."
         ),
-    ] = DEFAULTS.max_length,
+    ] = DEFAULTS.max_length
     stride: Annotated[
         int | None,
         typer.Option("--stride", help="Tokens between window starts (default: half the window)."),
-    ] = DEFAULTS.stride,
-    batch_size: Annotated[
-        int, typer.Option("--batch-size", help="Windows per forward pass.")
-    ] = DEFAULTS.batch_size,
+    ] = DEFAULTS.stride
+    batch_size: Annotated[int, typer.Option("--batch-size", help="Windows per forward pass.")] = (
+        DEFAULTS.batch_size
+    )
     bos: Annotated[
         bool,
         typer.Option(
             "--bos/--no-bos", help="Prepend the tokenizer's BOS token so the first token is scored."
         ),
-    ] = DEFAULTS.bos,
-    device: Annotated[
-        str, typer.Option("--device", help="Torch device: cpu, cuda, cuda:1 ...")
-    ] = DEFAULTS.device,
+    ] = DEFAULTS.bos
+    device: Device = DEFAULTS.device
     dtype: Annotated[
         str,
         typer.Option("--dtype", help="Model weights dtype: float32, float64, bfloat16, float16."),
-    ] = DEFAULTS.dtype,
+    ] = DEFAULTS.dtype
     documents: Annotated[
         str,
         typer.Option(
             "--documents", help="file: the whole file is one document; lines: each line is one."
         ),
-    ] = "file",
+    ] = "file"
     mean: Annotated[
         str,
         typer.Option(
             "--mean", help="tokens: corpus total / tokens; documents: mean of per-document values."
         ),
-    ] = DEFAULTS.mean,
+    ] = DEFAULTS.mean
     shift: Annotated[
         bool,
         typer.Option(
             "--shift", help="With --logits: pair logits at t with label t+1 (raw causal-LM logits)."
         ),
-    ] = False,
+    ] = False
     pad_id: Annotated[
         int | None, typer.Option("--pad-id", help="With --logits: label id to mask out (padding).")
-    ] = None,
+    ] = None
     ignore_index: Annotated[
         int, typer.Option("--ignore-index", help="With --logits: label value to mask out.")
-    ] = IGNORE_INDEX,
+    ] = IGNORE_INDEX
     threads: Annotated[
         int | None,
         typer.Option(
             "--threads",
             help="torch CPU threads (default: torch's choice; 1 is often fastest on a busy machine). Numbers do not depend on it beyond float rounding.",
         ),
-    ] = None,
+    ] = None
     per_doc: Annotated[
         bool, typer.Option("--per-document", help="Add one row per document to the report.")
-    ] = False,
-    format: Annotated[str, format_option()] = "table",
-    out: Annotated[
-        str | None, typer.Option("-o", "--out", help="Write the report to this file (atomically).")
-    ] = None,
+    ] = False
+    format: Format = "table"
+    out: OutFile = None
     ci: Annotated[
         bool,
         ci_option(
             "Add a bootstrap percentile confidence interval of the perplexity, resampling documents (--documents lines, or the sequences of --logits)."
         ),
-    ] = False,
-    n_samples: Annotated[int, n_samples_option("Bootstrap resamples for --ci.")] = 1000,
-    seed: Annotated[int, seed_option()] = DEFAULT_SEED,
-    confidence: Annotated[float, confidence_option()] = 0.95,
+    ] = False
+    n_samples: CISamples = 1000
+    seed: Seed = DEFAULT_SEED
+    confidence: Confidence = 0.95
     segments: Annotated[
         str | None,
         segments_option(
             "Also write per-document values to this JSON Lines file ('-' = stdout): one line per document."
         ),
-    ] = None,
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+    ] = None
+    quiet: Quiet = False
     layout: Annotated[
         str | None,
         layout_option(
@@ -447,69 +446,104 @@ def ppl(
             "half-width, nats and bits per token, bits per byte, word perplexity, tokens) or long "
             "(a row per quantity; the default)."
         ),
-    ] = None,
-    latex_split: Annotated[bool, latex_split_option()] = False,
-    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
-) -> None:
-    """Perplexity, cross-entropy and bits per token/byte of a causal LM on a text, or of saved logits."""
-    if input is not None and text_file is not None:
-        raise SettingsError(f"give the text once, as -i {input}, not also as {text_file}")
-    text_file = input if input is not None else text_file
-    read = [("-i", text_file), ("--model", model), ("--logits", logits)]
-    check_out(out, read)
-    check_format(format)
-    check_layout(layout, format)
-    view = TableView(layout, latex_layout(format, latex_split, latex_fragment))
-    check_resampling(ci, n_samples, seed, confidence, logits, documents)
-    check_segments_path(segments, out, read)
-    check_sources(
-        text_file, model, logits, shift=shift, pad_id=pad_id, documents=documents, threads=threads
-    )
-    check_model_only(
-        logits,
-        {
-            "--max-length": max_length,
-            "--stride": stride,
-            "--threads": threads,
-            "--documents": None if documents == "file" else documents,
-        },
-    )
-    metric = Perplexity(
-        model=model,
-        max_length=max_length,
-        stride=stride,
-        batch_size=batch_size,
-        bos=bos,
-        device=device,
-        dtype=dtype,
-        mean=mean,
-    )
-    if logits is not None:
-        rows = rows_from_npz(logits, shift=shift, pad_id=pad_id, ignore_index=ignore_index)
-        extra = [
-            ("src", "npz"),
-            ("shift", "yes" if shift else "no"),
-            ("ignore", str(ignore_index)),
-            ("pad", "none" if pad_id is None else str(pad_id)),
-        ]
-    else:
-        if threads is not None:
-            import torch
+    ] = None
+    latex_split: LatexSplit = None
+    latex_fragment: LatexFragment = False
+    latex_caption: LatexCaption = None
+    latex_label: LatexLabel = None
 
-            torch.set_num_threads(threads)
-        rows = rows_from_model(metric, text_file or "", documents, progress=not quiet)
-        extra = [("docs", documents)]
+
+@command(PplRequest, "ppl")
+def ppl(req: PplRequest) -> None:
+    """Perplexity, cross-entropy and bits per token/byte of a causal LM on a text, or of saved logits."""
+    text_file, view = checked_ppl(req)
+    metric = Perplexity(
+        model=req.model,
+        max_length=req.max_length,
+        stride=req.stride,
+        batch_size=req.batch_size,
+        bos=req.bos,
+        device=req.device,
+        dtype=req.dtype,
+        mean=req.mean,
+    )
+    rows, extra = token_rows(req, metric, text_file)
     report = build_report(rows, metric, extra)
     signature = report["signature"]  # the documents' signature: no resampling settings
-    if per_doc:
+    if req.per_doc:
         report["per_document"] = per_document(rows)
-    if ci:
-        check_resamplable(rows.shape[0], "--ci", logits or text_file or "")
+    if req.ci:
+        check_resamplable(rows.shape[0], "--ci", req.logits or text_file or "")
         score = dataclasses.replace(metric.aggregate(rows), signature=report["signature"])
-        report.update(ci_fields(score, bootstrap_ci(metric, rows, n_samples, confidence, seed)))
-    if segments:
-        emit(document_lines(rows, metric, signature), segments)
-    write_report(report, format, out, per_doc, view, source=Path(logits or text_file or "-").name)
+        ci = bootstrap_ci(metric, rows, req.n_samples, req.confidence, req.seed)
+        report.update(ci_fields(score, ci))
+    if req.segments:
+        emit(document_lines(rows, metric, signature), req.segments)
+    source = Path(req.logits or text_file or "-").name
+    write_report(report, req.format, req.out, req.per_doc, view, source=source)
+
+
+def checked_ppl(req: PplRequest) -> tuple[str | None, TableView]:
+    """Every option checked before any work: the text file (``-i`` or the positional
+    argument) and the table's view."""
+    if req.input is not None and req.text_file is not None:
+        raise SettingsError(f"give the text once, as -i {req.input}, not also as {req.text_file}")
+    text_file = req.input if req.input is not None else req.text_file
+    read = [("-i", text_file), ("--model", req.model), ("--logits", req.logits)]
+    check_out(req.out, read)
+    check_format(req.format)
+    view = table_view(
+        req.format,
+        req.layout,
+        req.latex_split,
+        req.latex_fragment,
+        req.latex_caption,
+        req.latex_label,
+    )
+    check_resampling(req.ci, req.n_samples, req.seed, req.confidence, req.logits, req.documents)
+    check_segments_path(req.segments, req.out, read)
+    check_sources(
+        text_file,
+        req.model,
+        req.logits,
+        shift=req.shift,
+        pad_id=req.pad_id,
+        documents=req.documents,
+        threads=req.threads,
+    )
+    check_model_only(
+        req.logits,
+        {
+            "--max-length": req.max_length,
+            "--stride": req.stride,
+            "--threads": req.threads,
+            "--documents": None if req.documents == "file" else req.documents,
+        },
+    )
+    return text_file, view
+
+
+def token_rows(
+    req: PplRequest, metric: Perplexity, text_file: str | None
+) -> tuple[np.ndarray, list[tuple[str, str]]]:
+    """The per-sequence rows, from ``--logits`` or from the model on the text, and the
+    signature's fields of where they came from."""
+    if req.logits is not None:
+        rows = rows_from_npz(
+            req.logits, shift=req.shift, pad_id=req.pad_id, ignore_index=req.ignore_index
+        )
+        return rows, [
+            ("src", "npz"),
+            ("shift", "yes" if req.shift else "no"),
+            ("ignore", str(req.ignore_index)),
+            ("pad", "none" if req.pad_id is None else str(req.pad_id)),
+        ]
+    if req.threads is not None:
+        import torch
+
+        torch.set_num_threads(req.threads)
+    rows = rows_from_model(metric, text_file or "", req.documents, progress=not req.quiet)
+    return rows, [("docs", req.documents)]
 
 
 def check_resampling(

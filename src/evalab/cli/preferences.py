@@ -15,6 +15,13 @@ import numpy as np
 import typer
 
 from evalab.cli.app import app
+from evalab.cli.options import (
+    BootstrapSamples,
+    BootstrapSeed,
+    IntervalConfidence,
+    OutFile,
+    PageFormat,
+)
 from evalab.cli.output import (
     PAGE_FORMATS,
     check_format,
@@ -26,7 +33,8 @@ from evalab.cli.output import (
 from evalab.errors import InputError, SettingsError
 from evalab.io import read_records
 from evalab.items.preferences import read_annotations, read_battles
-from evalab.numbers import NumberError, parse_number
+from evalab.numbers import NumberError, parse_number, read_value
+from evalab.report.figures import Figure
 from evalab.report.leaderboard import leaderboard_figure, leaderboard_html
 from evalab.report.table import Interval, Number, NumberText, Table, TableCell
 from evalab.stats.agreement import LEVELS, WEIGHTS, Agreement
@@ -38,15 +46,9 @@ from evalab.stats.bradley_terry import (
     EloScale,
     bradley_terry,
 )
-from evalab.stats.preferences import win_rates
+from evalab.stats.preferences import WinRateTable, win_rates
 from evalab.stats.resampling import DEFAULT_SEED
 from evalab.stats.style_control import StyleControlled, style_controlled, style_features
-
-Samples = Annotated[int, typer.Option("-n", "--n-samples", help="Bootstrap resamples.")]
-Seed = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap (0 is a seed too).")]
-Confidence = Annotated[float, typer.Option("--confidence", help="Confidence of the intervals.")]
-Fmt = Annotated[str, format_option(PAGE_FORMATS)]
-Out = Annotated[str | None, typer.Option("-o", "--out", help="Write to this file.")]
 
 
 def _named(spec: str) -> tuple[str | None, str]:
@@ -72,11 +74,11 @@ def winrate(
             show_default=False,
         ),
     ],
-    n_samples: Samples = 1000,
-    seed: Seed = DEFAULT_SEED,
-    confidence: Confidence = 0.95,
-    fmt: Fmt = "table",
-    out: Out = None,
+    n_samples: BootstrapSamples = 1000,
+    seed: BootstrapSeed = DEFAULT_SEED,
+    confidence: IntervalConfidence = 0.95,
+    fmt: PageFormat = "table",
+    out: OutFile = None,
 ) -> None:
     """Win rates against a baseline from judge preferences (AlpacaEval's figures, with CIs)."""
     check_format(fmt, PAGE_FORMATS)
@@ -88,8 +90,21 @@ def winrate(
         confidence=confidence,
         seed=seed,
     )
+    tab, data, figure = _winrate_output(table, n_samples, seed, confidence)
+    if fmt == "html":
+        page = leaderboard_html("Win rates", figure, Table(tab.header, tab.body), tab.footer)
+        emit(page, out)
+        return
+    emit_table(fmt, tab, out, data=data)
+
+
+def _winrate_output(
+    table: WinRateTable, n_samples: int, seed: int, confidence: float
+) -> tuple[Table, list[dict[str, Any]], Figure]:
+    """The win rates best first as a table, its JSON, and the leaderboard figure."""
     order = table.ranking.order
     rates = [table.rates[i] for i in order]
+    clusters = [table.ranking.clusters[i] for i in order]
     body: list[list[TableCell]] = [
         [
             r.model,
@@ -99,9 +114,9 @@ def winrate(
             NumberText(str(r.n_total)),
             Number(r.discrete_win_rate, 2),
             NumberText(str(r.avg_length)),
-            _cluster(table.ranking.clusters[i]),
+            _cluster(c),
         ]
-        for i, r in zip(order, rates, strict=True)
+        for r, c in zip(rates, clusters, strict=True)
     ]
     base = table.rates[0].baseline
     footer = [
@@ -112,21 +127,18 @@ def winrate(
         f"judged on, Holm over all pairs, alpha {table.ranking.alpha:g}",
     ]
     header = ["model", "win rate", "CI", "W/D/L", "n", "discrete", "avg length", "cluster"]
-    data = [_rate_json(r, table.ranking.clusters[i]) for i, r in zip(order, rates, strict=True)]
-    if fmt == "html":
-        figure = leaderboard_figure(
-            f"Win rate against {base}",
-            [r.model for r in rates],
-            [r.win_rate for r in rates],
-            [r.ci.low for r in rates],
-            [r.ci.high for r in rates],
-            [table.ranking.clusters[i] for i in order],
-            xlabel="win rate (%)",
-            interval=f"{confidence:.0%} CI",
-        )
-        emit(leaderboard_html("Win rates", figure, Table(header, body), footer), out)
-        return
-    emit_table(fmt, Table(header, body, footer), out, data=data)
+    figure = leaderboard_figure(
+        f"Win rate against {base}",
+        [r.model for r in rates],
+        [r.win_rate for r in rates],
+        [r.ci.low for r in rates],
+        [r.ci.high for r in rates],
+        clusters,
+        xlabel="win rate (%)",
+        interval=f"{confidence:.0%} CI",
+    )
+    data = [_rate_json(r, c) for r, c in zip(rates, clusters, strict=True)]
+    return Table(header, body, footer), data, figure
 
 
 def _rate_json(r: Any, cluster: int | None) -> dict[str, Any]:
@@ -157,40 +169,62 @@ def _anchor(spec: str | None) -> tuple[str | None, float]:
         raise SettingsError(f"--anchor {spec!r}: the rating {exc}") from None
 
 
+def _arena_page(result: BradleyTerry, table: Table) -> str:
+    """The leaderboard page of a Bradley–Terry fit: its ratings with their intervals,
+    coloured by cluster, above the table."""
+    order = result.ranking.order
+    figure = leaderboard_figure(
+        "Bradley–Terry ratings",
+        [result.models[i] for i in order],
+        [float(result.ratings[i]) for i in order],
+        [float(result.low[i]) for i in order],
+        [float(result.high[i]) for i in order],
+        [result.ranking.clusters[i] for i in order],
+        xlabel="rating (Elo scale)",
+        interval=f"{result.confidence:.0%} CI",
+    )
+    return leaderboard_html("Arena ratings", figure, table, table.footer)
+
+
+Ties = Annotated[
+    str, typer.Option("--ties", help="half: a tie is half a win each; drop: left out.")
+]
+Resampled = Annotated[
+    str,
+    typer.Option("--resample", help="battles, or items (whole prompts; needs an item per battle)."),
+]
+Anchor = Annotated[
+    str | None,
+    typer.Option("--anchor", help="NAME=RATING: fix one model's rating (default: mean 1000)."),
+]
+Style = Annotated[
+    list[str],
+    typer.Option(
+        "--style",
+        help="Style control: a per-side covariate NAME (fields NAME_a and NAME_b, or NAME "
+        "with {} for a and b, e.g. sum_assistant_{}_tokens); repeat for several.",
+    ),
+]
+L2 = Annotated[
+    float, typer.Option("--l2", help="With --style: L2 penalty (FastChat's reg is 0.5).")
+]
+
+
 @app.command()
 def arena(
     battles: Annotated[
         str, typer.Argument(help="Battles: JSON list, JSON Lines, CSV or TSV.", show_default=False)
     ],
-    ties: Annotated[
-        str, typer.Option("--ties", help="half: a tie is half a win each; drop: left out.")
-    ] = "half",
-    resample: Annotated[
-        str,
-        typer.Option(
-            "--resample", help="battles, or items (whole prompts; needs an item per battle)."
-        ),
-    ] = "battles",
-    anchor: Annotated[
-        str | None,
-        typer.Option("--anchor", help="NAME=RATING: fix one model's rating (default: mean 1000)."),
-    ] = None,
-    style: Annotated[
-        list[str],
-        typer.Option(
-            "--style",
-            help="Style control: a per-side covariate NAME (fields NAME_a and NAME_b, or NAME "
-            "with {} for a and b, e.g. sum_assistant_{}_tokens); repeat for several.",
-        ),
-    ] = [],  # noqa: B006
-    l2: Annotated[
-        float, typer.Option("--l2", help="With --style: L2 penalty (FastChat's reg is 0.5).")
-    ] = 0.0,
-    n_samples: Samples = 1000,
-    seed: Seed = DEFAULT_SEED,
-    confidence: Confidence = 0.95,
-    fmt: Fmt = "table",
-    out: Out = None,
+    ties: Ties = "half",
+    resample: Resampled = "battles",
+    anchor: Anchor = None,
+    style: Style = [],  # noqa: B006
+    l2: L2 = 0.0,
+    n_samples: BootstrapSamples = 1000,
+    seed: BootstrapSeed = DEFAULT_SEED,
+    confidence: IntervalConfidence = 0.95,
+    fmt: PageFormat = "table",
+    out: OutFile = None,
 ) -> None:
     """Bradley–Terry ratings (Elo scale) from pairwise battles, with CIs and clusters."""
     check_format(fmt, PAGE_FORMATS)
@@ -204,47 +238,25 @@ def arena(
     fight = Battles.from_names(rec.model_a, rec.model_b, rec.outcome, rec.items)
     scale = EloScale(anchor=name, anchor_rating=rating)
     data: Any
+    # the fit's settings, the same with and without --style
+    fit: dict[str, Any] = {
+        "ties": ties,
+        "scale": scale,
+        "resample": resample,
+        "n_samples": n_samples,
+        "confidence": confidence,
+        "seed": seed,
+    }
     if rec.style is not None:
         x = style_features(rec.style[..., 0], rec.style[..., 1])
-        controlled = style_controlled(
-            fight,
-            x,
-            style,
-            ties=ties,
-            l2=l2,
-            scale=scale,
-            resample=resample,
-            n_samples=n_samples,
-            confidence=confidence,
-            seed=seed,
-        )
-        table, data = _style_table(controlled)
+        table, data = _style_table(style_controlled(fight, x, style, l2=l2, **fit))
         if fmt == "html":
             raise SettingsError("-f html draws the ratings of a fit without --style")
     else:
-        result = bradley_terry(
-            fight,
-            ties=ties,
-            scale=scale,
-            resample=resample,
-            n_samples=n_samples,
-            confidence=confidence,
-            seed=seed,
-        )
+        result = bradley_terry(fight, **fit)
         table, data = _arena_table(result)
         if fmt == "html":
-            order = result.ranking.order
-            figure = leaderboard_figure(
-                "Bradley–Terry ratings",
-                [result.models[i] for i in order],
-                [float(result.ratings[i]) for i in order],
-                [float(result.low[i]) for i in order],
-                [float(result.high[i]) for i in order],
-                [result.ranking.clusters[i] for i in order],
-                xlabel="rating (Elo scale)",
-                interval=f"{result.confidence:.0%} CI",
-            )
-            emit(leaderboard_html("Arena ratings", figure, table, table.footer), out)
+            emit(_arena_page(result, table), out)
             return
     emit_table(fmt, table, out, data=data)
 
@@ -316,8 +328,8 @@ def _arena_table(result: BradleyTerry) -> tuple[Table, list[dict[str, Any]]]:
         f"Bradley–Terry maximum likelihood; {result.confidence:.0%} bootstrap interval over "
         f"{result.resample} ({result.n_samples} resamples); ties {ties}",
         "cluster: every model above a boundary is significantly better than every model below "
-        f"it (bootstrap tests of the rating differences, Holm over all pairs, alpha "
-        f"{result.ranking.alpha:g})",
+        "it (Wald tests of the rating differences with the bootstrap standard errors, Holm "
+        f"over all pairs, alpha {result.ranking.alpha:g})",
         result.signature,
     ]
     if result.unbounded_rounds:
@@ -354,8 +366,8 @@ def _ratings_table(path: str, item_column: str | None) -> tuple[list[str], np.nd
             if cell is None or (isinstance(cell, str) and not cell.strip()):
                 continue
             try:
-                values[i, j] = parse_number(cell) if isinstance(cell, str) else float(cell)
-            except (NumberError, TypeError, ValueError) as exc:
+                values[i, j] = float(read_value(cell))
+            except (NumberError, TypeError) as exc:
                 raise InputError(
                     f"{path}: line {record.line}: rater {column!r}: {exc} (a rating is a number; "
                     "leave the cell empty for a missing one)"
@@ -384,11 +396,11 @@ def agreement(
     item_column: Annotated[
         str | None, typer.Option("--item-column", help="A column naming the item (not a rater).")
     ] = None,
-    n_samples: Samples = 1000,
-    seed: Seed = DEFAULT_SEED,
-    confidence: Confidence = 0.95,
+    n_samples: BootstrapSamples = 1000,
+    seed: BootstrapSeed = DEFAULT_SEED,
+    confidence: IntervalConfidence = 0.95,
     fmt: Annotated[str, format_option()] = "table",
-    out: Out = None,
+    out: OutFile = None,
 ) -> None:
     """Agreement between raters (Krippendorff's α, Cohen's κ, Fleiss' κ) with a CI over items."""
     check_format(fmt)

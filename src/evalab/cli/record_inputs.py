@@ -17,6 +17,7 @@ from evalab.io import (
     STDIN,
     Record,
     align_by_id,
+    is_pipe,
     read_records,
     read_segments,
     record_format,
@@ -41,11 +42,12 @@ class RecordOptions:
 
     def is_record_file(self, path: str) -> bool:
         """JSON Lines always (as text it would score its braces); CSV/TSV and stdin when a
-        record option is given (a ``.tsv`` of tab-separated references is text to sacrebleu)."""
+        record option is given (a ``.tsv`` of tab-separated references is text to sacrebleu),
+        and so is a pipe (``<(zcat a.jsonl.gz)``), known by what it holds."""
         fmt = record_format(path)
         if not self.given():
             return fmt == "jsonl"
-        return fmt is not None or path == STDIN
+        return fmt is not None or path == STDIN or is_pipe(path)
 
 
 @dataclass(frozen=True)

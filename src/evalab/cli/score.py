@@ -5,35 +5,54 @@
 import copy
 import dataclasses
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import click
 import typer
 
-from evalab.cli.app import app
-from evalab.cli.inputs import metric_inputs
-from evalab.cli.language_checks import warn_encoder_misfit, warn_tokenizer_misfit
-from evalab.cli.names import named_inputs, system_name
+from evalab.cli.app import command
+from evalab.cli.inputs import (
+    bind_source,
+    check_model_inputs,
+    check_segments_path,
+    check_source_option,
+    input_options,
+    load_models,
+    load_streams,
+    show_progress,
+    warn_language_misfits,
+)
+from evalab.cli.names import NamedInputs, named_inputs
 from evalab.cli.options import (
-    build_metrics,
+    Executor,
+    Format,
+    LatexCaption,
+    LatexFragment,
+    LatexLabel,
+    LatexSplit,
+    Layout,
+    Metrics,
+    MetricSelection,
+    MetricSettings,
+    MissingRef,
+    OutFile,
+    RayAddress,
+    RayTimeout,
+    Seed,
+    ShardJobs,
+    Source,
+    Width,
+    WithCI,
     canonical_metric_names,
-    check_layout,
-    ci_option,
+    check_width,
     confidence_option,
-    executor_option,
-    latex_fragment_option,
-    latex_layout,
-    latex_split_option,
-    layout_option,
     model_items,
     n_samples_option,
-    ray_address_option,
     ray_cluster,
-    ray_timeout_option,
-    seed_option,
     segments_option,
+    table_view,
 )
 from evalab.cli.output import (
     DEFAULT_VIEW,
@@ -42,21 +61,20 @@ from evalab.cli.output import (
     check_out,
     emit,
     emit_view,
-    format_option,
     json_safe,
     ordered_row,
     stream_of,
     to_json,
 )
-from evalab.cli.record_inputs import RecordOptions, read_streams
+from evalab.cli.peers import bare_scores
+from evalab.cli.record_inputs import RecordOptions
 from evalab.cli.references import apply_missing_refs, check_missing_ref
-from evalab.cli.segment_checks import check_no_nul, check_pair_work, check_resamplable
+from evalab.cli.segment_checks import check_pair_work, check_resamplable
 from evalab.errors import InputError, SettingsError
-from evalab.io import check_same_length, read_segments
 from evalab.metrics.base import Metric, Score
 from evalab.metrics.parallel import joined, shard_bounds, shardable, stats_table
 from evalab.metrics.stats_value import Stats
-from evalab.progress import model_loading, progress_bar
+from evalab.progress import progress_bar
 from evalab.report.delimited import DELIMITERS, delimited_table
 from evalab.report.error_spans import PageSpans, segments_table
 from evalab.report.numbers import number, plus_minus, scale_decimals
@@ -69,102 +87,6 @@ if TYPE_CHECKING:
     from evalab.cli.score_alignments import AlignmentResults
     from evalab.metrics.ray_shards import RayCluster
 
-#: no record options: every file is read as text unless its name says JSON Lines/CSV/TSV
-NO_RECORDS = RecordOptions()
-
-
-def load_inputs(
-    references: list[str],
-    inputs: list[str],
-    names: dict[str, str] | None = None,
-    records: RecordOptions = NO_RECORDS,
-) -> tuple[list[list[str | None]], dict[str, list[str]]]:
-    """Read reference streams and system outputs (text or record files); check they are all
-    line-aligned.
-
-    Systems are keyed by ``names[path]`` (:class:`~evalab.cli.names.NamedInputs`), else by
-    their file names (their paths where two share a file name).
-    """
-    return load_streams(references, inputs, names, records)[:2]
-
-
-def load_streams(
-    references: list[str],
-    inputs: list[str],
-    names: dict[str, str] | None = None,
-    records: RecordOptions = NO_RECORDS,
-) -> tuple[list[list[str | None]], dict[str, list[str]], list[str]]:
-    """:func:`load_inputs` and a label per reference stream (its file, and its position in
-    a record file's list of references)."""
-    if not inputs:
-        raise SettingsError("no system output given; pass -i HYP [HYP2 ...]")
-    streams = read_streams(references, inputs, records)
-    check_same_length([*zip(streams.ref_labels, streams.refs, strict=True), *streams.systems])
-    systems: dict[str, list[str]] = {}
-    for p, segments in streams.systems:
-        # two systems with the same file name in different folders keep their full paths
-        name = system_name(p) if sum(system_name(q) == system_name(p) for q in inputs) == 1 else p
-        systems[names[p] if names else name] = segments
-    return streams.refs, systems, streams.ref_labels
-
-
-def input_options(
-    references: list[str], inputs: list[str], source: str | None = None
-) -> list[tuple[str, str | None]]:
-    """``(option, path)`` of every file a scoring command reads, for :func:`check_out`."""
-    return [*(("-r", p) for p in references), *(("-i", p) for p in inputs), ("--source", source)]
-
-
-def check_source_option(built: dict[str, Metric], source: str | None, others: list[str]) -> None:
-    """``--source`` is given exactly when a selected metric reads sources (COMET), and
-    required when one cannot score without them (``needs_source``)."""
-    readers = [n for n, m in built.items() if getattr(m, "uses_source", False)]
-    needing = [n for n in readers if getattr(built[n], "needs_source", True)]
-    if needing and source is None:
-        raise SettingsError(
-            f"{', '.join(needing)} reads the source segments: pass --source SRC (one segment a line)"
-        )
-    if source is not None and not readers:
-        raise SettingsError("--source is given but no selected metric reads sources (comet does)")
-    if source == "-" and "-" in others:
-        raise SettingsError("stdin ('-') can be used for only one file")
-
-
-def check_model_inputs(
-    built: dict[str, Metric],
-    source: str | None,
-    has_references: bool,
-    *,
-    source_shown: bool = False,
-) -> None:
-    """Refuse, before any file is read, inputs a metric's model cannot score from (a COMET
-    checkpoint's ``check_inputs``: CometKiwi without ``--source``, a source or no
-    reference where its ``input_segments`` say otherwise); ``source_shown``: the source
-    is also shown (``compare -f html``), so one the model does not read is no mistake."""
-    for metric in built.values():
-        check = getattr(metric, "check_inputs", None)
-        if check is not None:
-            check(source is not None, has_references, unread_source_ok=source_shown)
-
-
-def bind_source(
-    built: dict[str, Metric],
-    source: str | None,
-    references: list[str],
-    refs: list[list[str | None]],
-) -> dict[str, Metric]:
-    """The metrics with the ``--source`` segments bound, checked line-aligned like a reference."""
-    if source is None:
-        return built
-    segments = read_segments(source)
-    check_no_nul(source, segments)
-    check_same_length([(source, segments), (references[0], refs[0])])
-    return {
-        # only the metrics that use a source (COMET) define with_sources, as uses_source says
-        n: m.with_sources(segments) if getattr(m, "uses_source", False) else m  # type: ignore[attr-defined]
-        for n, m in built.items()
-    }
-
 
 def format_value(score: Score, width: int | None) -> str:
     """The score with ``width`` decimals (default: 1 on a 0-100 scale, 4 on 0-1)."""
@@ -175,8 +97,10 @@ def format_value(score: Score, width: int | None) -> str:
 DEFAULT_CI_SAMPLES = 1000
 
 
-@app.command()
-def score(
+@dataclass(frozen=True)
+class ScoreRequest:
+    """``evalab score``'s options, as the command line gives them."""
+
     input: Annotated[
         list[str],
         typer.Option(
@@ -184,7 +108,7 @@ def score(
             "--input",
             help="System output file(s): -i SYS1 SYS2 ... (NAME=PATH names a system).",
         ),
-    ],
+    ]
     reference: Annotated[
         list[str],
         typer.Option(
@@ -192,37 +116,17 @@ def score(
             "--reference",
             help="Reference file(s), one segment a line ('-' = stdin): -r REF1 REF2 ... or -r once per file.",
         ),
-    ] = [],  # noqa: B006
-    source: Annotated[
-        str | None,
-        typer.Option(
-            "--source",
-            help="Source file, one segment a line, for metrics that read sources (comet).",
-        ),
-    ] = None,
-    metrics: Annotated[
-        list[str],
-        typer.Option(
-            "-m",
-            "--metrics",
-            help="Metric name(s), any case: -m bleu chrf ... or -m BLEU,chrF (see `evalab metrics`).",
-        ),
-    ] = ["bleu"],  # noqa: B006
-    set_: Annotated[
-        list[str],
-        typer.Option(
-            "-s",
-            "--set",
-            help="Metric setting KEY=VALUE (all metrics with KEY) or METRIC.KEY=VALUE. Repeatable.",
-        ),
-    ] = [],  # noqa: B006
+    ] = field(default_factory=list)
+    source: Source = None
+    metrics: Metrics = field(default_factory=lambda: ["bleu"])
+    set_: MetricSettings = field(default_factory=list)
     model: Annotated[
         str | None,
         typer.Option(
             "--model",
             help="The model of the selected model metrics (comet, bertscore, perplexity): a local folder or an Org/name in the local Hugging Face cache (same as --set METRIC.model=...).",
         ),
-    ] = None,
+    ] = None
     tokenize: Annotated[
         str | None,
         typer.Option(
@@ -230,7 +134,7 @@ def score(
             "--tokenize",
             help="BLEU's tokenizer, as sacrebleu's -tok (same as --set bleu.tokenize=...).",
         ),
-    ] = None,
+    ] = None
     lowercase: Annotated[
         bool,
         typer.Option(
@@ -238,7 +142,7 @@ def score(
             "--lowercase",
             help="Case-insensitive BLEU, as sacrebleu's -lc (same as --set bleu.lowercase=true).",
         ),
-    ] = False,
+    ] = False
     langpair: Annotated[
         str | None,
         typer.Option(
@@ -246,7 +150,7 @@ def score(
             "--langpair",
             help="SRC-TGT language pair: BLEU's tokenizer as sacrebleu picks it (zh: zh, ja: ja-mecab, ko: ko-mecab, else 13a), unless -tok is given.",
         ),
-    ] = None,
+    ] = None
     num_refs: Annotated[
         int,
         typer.Option(
@@ -254,106 +158,87 @@ def score(
             "--num-refs",
             help="Split the one -r file on tabs into this many references per line, as sacrebleu's --num-refs.",
         ),
-    ] = 1,
-    format: Annotated[str, format_option()] = "table",
+    ] = 1
+    format: Format = "table"
     score_only: Annotated[
         bool,
         typer.Option(
-            "-b", "--score-only", help="Print only the score(s), one a line, as sacrebleu's -b."
+            "-b",
+            "--score-only",
+            help="Print only the score(s), one a line, as sacrebleu's -b (with several systems: SYSTEM<TAB>[METRIC<TAB>]SCORE).",
         ),
-    ] = False,
-    width: Annotated[
-        int | None,
-        typer.Option(
-            "-w", "--width", help="Decimals shown (default 1 for 0-100 metrics, 4 for 0-1)."
-        ),
-    ] = None,
-    jobs: Annotated[
-        int,
-        typer.Option(
-            "-j",
-            "--jobs",
-            help="Processes computing per-segment statistics (shards are summed: same numbers).",
-        ),
-    ] = 1,
-    executor: Annotated[str, executor_option()] = "local",
-    ray_address: Annotated[str | None, ray_address_option()] = None,
-    ray_timeout: Annotated[float | None, ray_timeout_option()] = None,
-    out: Annotated[
-        str | None,
-        typer.Option(
-            "-o", "--out", help="Write the output to this file (atomically) instead of stdout."
-        ),
-    ] = None,
-    ci: Annotated[bool, ci_option()] = False,
+    ] = False
+    width: Width = None
+    jobs: ShardJobs = 1
+    executor: Executor = "local"
+    ray_address: RayAddress = None
+    ray_timeout: RayTimeout = None
+    out: OutFile = None
+    ci: WithCI = False
     n_samples: Annotated[
         int | None,
         n_samples_option(
             f"Bootstrap resamples for --ci (default {DEFAULT_CI_SAMPLES}); with --paired-bs/--paired-ar, compare's -n."
         ),
-    ] = None,
-    seed: Annotated[int, seed_option()] = DEFAULT_SEED,
+    ] = None
+    seed: Seed = DEFAULT_SEED
     confidence: Annotated[
         float,
         confidence_option("Confidence level for --ci (sacrebleu's --confidence switch is --ci)."),
-    ] = 0.95,
+    ] = 0.95
     paired_bs: Annotated[
         bool,
         typer.Option(
             "--paired-bs",
             help="Run `evalab compare -t bs` on the -i systems (the first is the baseline), as sacrebleu's --paired-bs.",
         ),
-    ] = False,
+    ] = False
     paired_ar: Annotated[
         bool,
         typer.Option(
             "--paired-ar",
             help="Run `evalab compare -t ar` on the -i systems (the first is the baseline), as sacrebleu's --paired-ar.",
         ),
-    ] = False,
+    ] = False
     segments: Annotated[
         str | None,
         segments_option(
             "Also write per-segment scores to this file: JSON Lines, one line per system, metric and segment (a .csv or .tsv name: a table, one row each)."
         ),
-    ] = None,
-    missing_ref: Annotated[
-        str,
-        typer.Option(
-            "--missing-ref",
-            help="none: an empty reference line is an empty reference (as sacrebleu); empty-line: beyond the first -r file it means no reference for that segment.",
-        ),
-    ] = "none",
+    ] = None
+    missing_ref: MissingRef = "none"
     field: Annotated[
         str | None,
         typer.Option(
             "--field",
             help="Record inputs (.jsonl, .csv, .tsv, stdin): the field holding the prediction; a dotted path into nested JSON (output.text).",
         ),
-    ] = None,
+    ] = None
     ref_field: Annotated[
         str | None,
         typer.Option(
             "--ref-field",
             help="Record inputs: the field holding the reference (a string) or references (a list); read from the -r record file, or from the first -i file when no -r is given.",
         ),
-    ] = None,
+    ] = None
     id_field: Annotated[
         str | None,
         typer.Option(
             "--id-field",
             help="Record inputs: align the records of every record file by this field instead of by position.",
         ),
-    ] = None,
+    ] = None
     quiet: Annotated[
         bool,
         typer.Option(
             "-q", "--quiet", help="No progress bar (model metrics: bertscore, perplexity, comet)."
         ),
-    ] = False,
-    layout: Annotated[str | None, layout_option()] = None,
-    latex_split: Annotated[bool, latex_split_option()] = False,
-    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
+    ] = False
+    layout: Layout = None
+    latex_split: LatexSplit = None
+    latex_fragment: LatexFragment = False
+    latex_caption: LatexCaption = None
+    latex_label: LatexLabel = None
     align: Annotated[
         int | None,
         typer.Option(
@@ -361,7 +246,7 @@ def score(
             metavar="N",
             help="wer/cer: also show jiwer's alignment (REF/HYP lines, S/D/I marks) of each system's N worst segments; in -f json as data.",
         ),
-    ] = None,
+    ] = None
     errors: Annotated[
         int | None,
         typer.Option(
@@ -369,81 +254,142 @@ def score(
             metavar="K",
             help="wer/cer: also show each system's K most frequent substitutions, insertions and deletions with their counts (jiwer's error counts).",
         ),
-    ] = None,
-) -> None:
-    """Score system outputs against references with one or more metrics."""
-    set_ = [
-        *set_,
-        *peer_settings(canonical_metric_names(metrics), tokenize, lowercase, langpair),
-        *model_items(model, metrics),
-    ]
-    if paired_bs or paired_ar:
-        _run_paired(locals())
-        return
-    named = named_inputs(input)
-    input = named.paths
-    read = [*input_options(reference, input, source), *metric_inputs(metrics, set_)]
-    check_out(out, read)
-    check_format(format)
-    check_layout(layout, format)
-    latex = latex_layout(format, latex_split, latex_fragment)
-    check_score_only(score_only, format, align is not None or errors is not None)
-    if align is not None or errors is not None:
-        from evalab.cli.score_alignments import check_align_options
+    ] = None
 
-        check_align_options(align, errors, canonical_metric_names(metrics), format)
-    check_missing_ref(missing_ref)
-    n = check_n_samples(DEFAULT_CI_SAMPLES if n_samples is None else n_samples, "--n-samples")
-    check_seed(seed)
-    check_confidence(confidence)
-    if width is not None and not 0 <= width <= 16:
-        raise SettingsError(f"--width must be between 0 and 16, got {width}")
-    cluster = ray_cluster(executor, ray_address, ray_timeout, shards=jobs)
-    check_segments_path(segments, out, read)
-    built = show_progress(build_metrics(metrics, set_), not quiet)
-    check_model_inputs(built, source, bool(reference) or ref_field is not None)
-    check_source_option(built, source, [*reference, *input])
-    refs, systems, labels = load_streams(
-        reference, input, named.keys, RecordOptions(field, ref_field, id_field)
-    )
-    refs = split_num_refs(refs, labels, num_refs)
-    if num_refs > 1:
-        labels = [f"{labels[0]} (column {k})" for k in range(1, num_refs + 1)]
-    refs = apply_missing_refs(refs, labels, missing_ref)
+    @property
+    def aligned(self) -> bool:
+        """``--align``/``--errors``: jiwer's alignments after the scores."""
+        return self.align is not None or self.errors is not None
+
+
+@command(ScoreRequest)
+def score(req: ScoreRequest) -> None:
+    """Score system outputs against references with one or more metrics."""
+    names = canonical_metric_names(req.metrics)
+    set_ = [
+        *req.set_,
+        *peer_settings(names, req.tokenize, req.lowercase, req.langpair),
+        *model_items(req.model, req.metrics),
+    ]
+    req = dataclasses.replace(req, set_=set_)
+    if req.paired_bs or req.paired_ar:
+        _run_paired(req)
+        return
+    run = checked_score(req, names)
+    built = show_progress(run.metrics.build(), not req.quiet)
+    check_model_inputs(built, req.source, bool(req.reference) or req.ref_field is not None)
+    check_source_option(built, req.source, [*req.reference, *run.named.paths])
+    refs, systems, labels = read_references_and_systems(req, run.named)
     warn_language_misfits(built, refs, langpair_option=True)
-    if ci:
+    if req.ci:
         check_resamplable(len(refs[0]), "--ci", labels[0])
     check_pair_work(built, systems, refs)
-    built = bind_source(built, source, labels, refs)
-    load_models(built, not quiet)
+    built = bind_source(built, req.source, labels, refs)
+    load_models(built, not req.quiet)
+    scored = score_table(
+        built, systems, refs, req.jobs, run.cluster, segments=req.segments is not None
+    )
+    results, cis = corpus_results(req, run.n, built, systems, scored.stats)
+    if req.segments:
+        emit(segments_text(scored.segments, req.segments), req.segments)
+    if req.score_only:
+        shown = [(s, m, format_value(sc, req.width)) for s, m, sc in results]
+        emit(bare_scores(shown, run.named.short_by_key()), req.out)
+        return
+    found = None
+    if req.aligned:
+        from evalab.cli.score_alignments import alignment_results
+
+        found = alignment_results(built, systems, refs, scored.stats, req.align, req.errors)
+    emit_results(
+        results, req.format, req.width, req.out, cis, run.named.short_by_key(), run.view, found
+    )
+
+
+@dataclass(frozen=True)
+class ScoreRun:
+    """``score``'s options checked: the systems' names, the bootstrap's resamples, where
+    ``-j N`` runs, and the table's layout."""
+
+    named: NamedInputs
+    #: the ``-m`` metrics with their ``--set`` settings, resolved once
+    metrics: MetricSelection
+    n: int
+    cluster: "RayCluster | None"
+    view: TableView
+
+
+def checked_score(req: ScoreRequest, names: list[str]) -> ScoreRun:
+    """Every option of ``score`` checked before any file is read."""
+    named = named_inputs(req.input)
+    metrics = MetricSelection.parse(req.metrics, req.set_)
+    read = [*input_options(req.reference, named.paths, req.source), *metrics.read_paths()]
+    check_out(req.out, read)
+    check_format(req.format)
+    view = table_view(
+        req.format,
+        req.layout,
+        req.latex_split,
+        req.latex_fragment,
+        req.latex_caption,
+        req.latex_label,
+    )
+    check_score_only(req.score_only, req.format, req.aligned)
+    if req.aligned:
+        from evalab.cli.score_alignments import check_align_options
+
+        check_align_options(req.align, req.errors, names, req.format)
+    check_missing_ref(req.missing_ref)
+    n = check_n_samples(
+        DEFAULT_CI_SAMPLES if req.n_samples is None else req.n_samples, "--n-samples"
+    )
+    check_seed(req.seed)
+    check_confidence(req.confidence)
+    check_width(req.width)
+    cluster = ray_cluster(req.executor, req.ray_address, req.ray_timeout, shards=req.jobs)
+    check_segments_path(req.segments, req.out, read)
+    return ScoreRun(named, metrics, n, cluster, view)
+
+
+def read_references_and_systems(
+    req: ScoreRequest, named: NamedInputs
+) -> tuple[list[list[str | None]], dict[str, list[str]], list[str]]:
+    """The reference streams (``--num-refs`` split, ``--missing-ref`` applied), the systems,
+    and a label per reference stream."""
+    records = RecordOptions(req.field, req.ref_field, req.id_field)
+    refs, systems, labels = load_streams(req.reference, named.paths, named.keys, records)
+    refs = split_num_refs(refs, labels, req.num_refs)
+    if req.num_refs > 1:
+        labels = [f"{labels[0]} (column {k})" for k in range(1, req.num_refs + 1)]
+    return apply_missing_refs(refs, labels, req.missing_ref), systems, labels
+
+
+def corpus_results(
+    req: ScoreRequest,
+    n: int,
+    built: dict[str, Metric],
+    systems: dict[str, list[str]],
+    table: dict[str, dict[str, Stats]],
+) -> tuple[list[tuple[str, str, Score]], list[ConfidenceInterval | None]]:
+    """Every system's corpus score per metric, with its ``--ci`` interval (else ``None``)."""
     results: list[tuple[str, str, Score]] = []
     cis: list[ConfidenceInterval | None] = []
-    scored = score_table(built, systems, refs, jobs, cluster, segments=segments is not None)
-    table = scored.stats
     with progress_bar(
-        len(systems) * len(built) * n, "bootstrap (--ci)", ci and not quiet, unit="resamples"
+        len(systems) * len(built) * n,
+        "bootstrap (--ci)",
+        req.ci and not req.quiet,
+        unit="resamples",
     ) as advance:
         for sys_name in systems:
             for name, metric in built.items():
                 rows = table[name][sys_name]
                 results.append((sys_name, name, metric.aggregate(rows)))
                 cis.append(
-                    bootstrap_ci(metric, rows, n, confidence, seed, progress=advance)
-                    if ci
+                    bootstrap_ci(metric, rows, n, req.confidence, req.seed, progress=advance)
+                    if req.ci
                     else None
                 )
-    if segments:
-        emit(segments_text(scored.segments, segments), segments)
-    if score_only:
-        emit("".join(format_value(sc, width) + "\n" for _, _, sc in results), out)
-        return
-    found = None
-    if align is not None or errors is not None:
-        from evalab.cli.score_alignments import alignment_results
-
-        found = alignment_results(built, systems, refs, table, align, errors)
-    view = TableView(layout, latex)
-    emit_results(results, format, width, out, cis, named.short_by_key(), view, found)
+    return results, cis
 
 
 #: sacrebleu's tokenizer for a target language (``-l SRC-TGT``); 13a for any other
@@ -524,7 +470,7 @@ _NOT_PAIRED = (
 )
 
 
-def _run_paired(given: dict[str, Any]) -> None:
+def _run_paired(req: ScoreRequest) -> None:
     """``score --paired-bs/--paired-ar``: sacrebleu's paired mode is ``evalab compare``.
 
     The compare command is looked up on the app (the CLI registers it when it sees these
@@ -532,86 +478,23 @@ def _run_paired(given: dict[str, Any]) -> None:
     """
     ctx = click.get_current_context()
     compare = ctx.find_root().command.commands["compare"]  # type: ignore[attr-defined]
-    if given["paired_bs"] and given["paired_ar"]:
+    if req.paired_bs and req.paired_ar:
         raise SettingsError("--paired-bs and --paired-ar are two tests: give one (as in sacrebleu)")
     for key, default, flag in _NOT_PAIRED:
-        if given[key] != default:
+        if getattr(req, key) != default:
             raise SettingsError(
                 f"{flag} is not available with --paired-bs/--paired-ar (they run `evalab compare`)"
             )
+    shared = (
+        "reference input source metrics n_samples seed confidence set_ format width jobs executor "
+        "ray_address ray_timeout out quiet missing_ref layout latex_split latex_fragment latex_caption "
+        "latex_label"
+    )
     ctx.invoke(
         compare,
-        reference=given["reference"],
-        input=given["input"],
-        source=given["source"],
-        metrics=given["metrics"],
-        test="bs" if given["paired_bs"] else "ar",
-        n_samples=given["n_samples"],
-        seed=given["seed"],
-        confidence=given["confidence"],
-        set_=given["set_"],
-        format=given["format"],
-        width=given["width"],
-        jobs=given["jobs"],
-        executor=given["executor"],
-        ray_address=given["ray_address"],
-        ray_timeout=given["ray_timeout"],
-        out=given["out"],
-        quiet=given["quiet"],
-        missing_ref=given["missing_ref"],
-        layout=given["layout"],
-        latex_split=given["latex_split"],
-        latex_fragment=given["latex_fragment"],
+        test="bs" if req.paired_bs else "ar",
+        **{name: getattr(req, name) for name in shared.split()},
     )
-
-
-def warn_language_misfits(
-    built: dict[str, Metric], refs: list[list[str | None]], *, langpair_option: bool = False
-) -> None:
-    """Say (once) when a metric's tokenizer or encoder does not fit the references' language."""
-    warn_tokenizer_misfit(built, refs, langpair_option=langpair_option)
-    if "bertscore" in built:
-        warn_encoder_misfit(built["bertscore"], refs, "pass --set bertscore.model=FOLDER")
-
-
-def load_models(built: dict[str, Metric], enabled: bool) -> None:
-    """Load the model metrics' models now, each between a 'loading' and a 'ready' line
-    (``-q``: silent), so a long load is not a silent pause before the first bar."""
-    loaders = {
-        "bertscore": lambda m: m.embedder,
-        "comet": lambda m: m.model(),
-        "perplexity": lambda m: m.scorer,
-        "cross_entropy": lambda m: m.scorer,
-    }
-    for name, metric in built.items():
-        if name in loaders:
-            model = getattr(metric.settings, "model", None)
-            with model_loading(f"{name} model ({model or 'default'})", enabled):
-                loaders[name](metric)
-
-
-def show_progress(built: dict[str, Metric], enabled: bool) -> dict[str, Metric]:
-    """The metrics with their progress bars on (stderr, terminal only) or off (``-q``).
-
-    Model metrics spend seconds to minutes per system: bertscore and perplexity show a bar
-    when the CLI asks for one, comet has a ``progress`` setting (on by default, so ``-q``
-    turns it off). String metrics finish in a blink and have no bar.
-    """
-    shown = {}
-    for name, metric in built.items():
-        if hasattr(metric, "progress"):
-            metric.progress = enabled
-        if hasattr(metric.settings, "progress") and not enabled:
-            metric = type(metric)(dataclasses.replace(metric.settings, progress=False))  # type: ignore[call-arg]
-        shown[name] = metric
-    return shown
-
-
-def check_segments_path(
-    segments: str | None, out: str | None, inputs: list[tuple[str, str | None]]
-) -> None:
-    """Refuse a ``--segments`` file that would overwrite an input or the ``--out`` file."""
-    check_out(segments, inputs, option="--segments", outputs=[("--out", out)])
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from evalab.cli.options import parse_set_options
+from evalab.cli.options import MetricSelection
 from evalab.errors import InputError
 from evalab.metrics.base import Metric, PairTooLarge
-from evalab.metrics.registry import metric_class
 
 __all__ = ["bounded_metrics", "check_no_nul", "check_pair_work", "check_resamplable"]
 
@@ -36,11 +35,11 @@ def check_no_nul(path: str, segments: Sequence[str]) -> None:
 
 def bounded_metrics(names: Sequence[str], set_items: Sequence[str]) -> dict[str, Metric]:
     """The selected metrics that refuse a pair beyond their work bound, built with their settings."""
-    settings = parse_set_options(set_items, names)
+    selected = MetricSelection.parse(names, set_items)
     return {
-        name: metric_class(name)(**settings[name])
-        for name in names
-        if (work := metric_class(name).pair_work) is not None and work.refuse
+        name: cls(**selected.settings[name])
+        for name, cls in selected.classes.items()
+        if (work := cls.pair_work) is not None and work.refuse
     }
 
 

@@ -9,24 +9,32 @@ once; see :mod:`evalab.models.embedders`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
 
-from evalab.cli.app import app
+from evalab.cli.app import app, command
+from evalab.cli.inputs import check_segments_path, input_options, load_inputs
 from evalab.cli.language_checks import MULTILINGUAL_ENCODERS, warn_encoder_misfit
 from evalab.cli.options import (
-    check_layout,
+    CISamples,
+    Confidence,
+    Device,
+    Format,
+    LatexCaption,
+    LatexFragment,
+    LatexLabel,
+    LatexSplit,
+    OutFile,
+    Quiet,
+    Seed,
     ci_option,
-    confidence_option,
-    latex_fragment_option,
-    latex_layout,
-    latex_split_option,
     layout_option,
-    n_samples_option,
-    seed_option,
     segments_option,
+    table_view,
 )
 from evalab.cli.output import (
     TableView,
@@ -34,18 +42,9 @@ from evalab.cli.output import (
     check_out,
     emit,
     emit_view,
-    format_option,
     ordered_row,
 )
-from evalab.cli.score import (
-    check_segments_path,
-    ci_fields,
-    input_options,
-    load_inputs,
-    score_cell,
-    segments_text,
-    wide_notes,
-)
+from evalab.cli.score import ci_fields, score_cell, segments_text, wide_notes
 from evalab.cli.segment_checks import check_resamplable
 from evalab.errors import InputError, SettingsError
 from evalab.metrics.stats_value import Stats
@@ -56,6 +55,22 @@ from evalab.report.wide import Cell, WideMetric, wide_table
 from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
+#: the encoder options of ``semsim`` and ``semsim baseline``
+EncoderModel = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="Hugging Face encoder directory, Org/name in the local Hugging Face cache, or word-vector table (default: the shipped all-MiniLM-L6-v2).",
+    ),
+]
+EncoderBatch = Annotated[
+    int | None,
+    typer.Option(
+        "--batch-size",
+        help="Sentences per forward pass (default: 64, or up to 4096 tokens for plain BERT encoders).",
+    ),
+]
+
 semsim_app = typer.Typer(
     invoke_without_command=True,
     no_args_is_help=False,
@@ -65,34 +80,23 @@ semsim_app = typer.Typer(
 app.add_typer(semsim_app, name="semsim")
 
 
-def _build_metric(
-    model: str | None,
-    layer: int | None,
-    idf: bool,
-    rescale: bool,
-    baseline: str | None,
-    drop_function_words: bool,
-    stopwords: str | None,
-    oov: str,
-    batch_size: int | None,
-    device: str,
-    max_length: int | None,
-) -> Any:
+def _build_metric(encoder: str | None, req: SemsimRequest) -> Any:
+    """The BERTScore metric of ``semsim``'s options, on ``encoder``."""
     from evalab.metrics.semantic import BERTScore
 
     return BERTScore(
-        model=model,
-        layer=layer,
-        idf=idf,
-        rescale=rescale or baseline is not None,
-        baseline=baseline,
+        model=encoder,
+        layer=req.layer,
+        idf=req.idf,
+        rescale=req.rescale or req.baseline is not None,
+        baseline=req.baseline,
         # a stopword list is only read when function words are dropped: giving one means that
-        drop_function_words=drop_function_words or stopwords is not None,
-        stopwords=stopwords,
-        oov=oov,
-        batch_size=batch_size,
-        device=device,
-        max_length=max_length,
+        drop_function_words=req.drop_function_words or req.stopwords is not None,
+        stopwords=req.stopwords,
+        oov=req.oov,
+        batch_size=req.batch_size,
+        device=req.device,
+        max_length=req.max_length,
     )
 
 
@@ -114,9 +118,10 @@ def encoder_for(model: str | None, lang: str | None) -> str | None:
     )
 
 
-@semsim_app.callback()
-def semsim(
-    ctx: typer.Context,
+@dataclass(frozen=True)
+class SemsimRequest:
+    """``evalab semsim``'s options, as the command line gives them."""
+
     reference: Annotated[
         list[str],
         typer.Option(
@@ -124,114 +129,100 @@ def semsim(
             "--reference",
             help="Reference file, one segment a line. Repeat for several references (max over references, as bert-score).",
         ),
-    ] = [],  # noqa: B006
+    ] = field(default_factory=list)
     input: Annotated[
         list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ...")
-    ] = [],  # noqa: B006
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            help="Hugging Face encoder directory, Org/name in the local Hugging Face cache, or word-vector table (default: the shipped all-MiniLM-L6-v2).",
-        ),
-    ] = None,
+    ] = field(default_factory=list)
+    model: EncoderModel = None
     lang: Annotated[
         str | None,
         typer.Option(
             "--lang",
             help="Language of the references (bert-score's --lang): other than en, a multilingual encoder from the local Hugging Face cache unless --model is given.",
         ),
-    ] = None,
+    ] = None
     layer: Annotated[
         int | None,
         typer.Option(
             "--layer", help="Layer of the hidden states (0 = embeddings; default: last layer)."
         ),
-    ] = None,
+    ] = None
     idf: Annotated[
         bool,
         typer.Option(
             "--idf", help="IDF weights from the references (+1 smoothing, as bert-score)."
         ),
-    ] = False,
+    ] = False
     rescale: Annotated[
         bool, typer.Option("--rescale", help="Rescale with the baseline: (x - b) / (1 - b).")
-    ] = False,
+    ] = False
     baseline: Annotated[
         str | None,
         typer.Option(
             "--baseline",
             help="Baseline file (LAYER,P,R,F; from `evalab semsim baseline` or bert-score). Implies --rescale.",
         ),
-    ] = None,
+    ] = None
     drop_function_words: Annotated[
         bool,
         typer.Option(
             "--drop-function-words",
             help="Remove function words (table tags or --stopwords) before matching.",
         ),
-    ] = False,
+    ] = False
     stopwords: Annotated[
         str | None,
         typer.Option(
             "--stopwords",
             help="File with one function word per line. Implies --drop-function-words.",
         ),
-    ] = None,
+    ] = None
     oov: Annotated[
         str,
         typer.Option(
             "--oov",
             help="Static tables: 'zero' (cosine 0 outside the table) or 'exact' (letter match fallback).",
         ),
-    ] = "zero",
-    batch_size: Annotated[
-        int | None,
-        typer.Option(
-            "--batch-size",
-            help="Sentences per forward pass (default: 64, or up to 4096 tokens for plain BERT encoders).",
-        ),
-    ] = None,
-    device: Annotated[str, typer.Option("--device", help="cpu or cuda.")] = "cpu",
+    ] = "zero"
+    batch_size: EncoderBatch = None
+    device: Device = "cpu"
     max_length: Annotated[
         int | None,
         typer.Option(
             "--max-length", help="Truncate segments to this many tokens (default: model limit)."
         ),
-    ] = None,
+    ] = None
     explain: Annotated[
         bool,
         typer.Option("--explain", help="Print every token's best match and cosine, per segment."),
-    ] = False,
+    ] = False
     explain_html: Annotated[
         str | None,
         typer.Option(
             "--explain-html", help="Write the alignments as a self-contained HTML heat map page."
         ),
-    ] = None,
+    ] = None
     explain_limit: Annotated[
         int, typer.Option("--explain-limit", help="Segments explained per system (0 = all).")
-    ] = 10,
-    format: Annotated[str, format_option()] = "table",
-    out: Annotated[
-        str | None, typer.Option("-o", "--out", help="Write the scores to this file (atomically).")
-    ] = None,
+    ] = 10
+    format: Format = "table"
+    out: OutFile = None
     ci: Annotated[
         bool,
         ci_option(
             "Add a bootstrap percentile confidence interval of F1 (reported as mean ± half-width)."
         ),
-    ] = False,
-    n_samples: Annotated[int, n_samples_option("Bootstrap resamples for --ci.")] = 1000,
-    seed: Annotated[int, seed_option()] = DEFAULT_SEED,
-    confidence: Annotated[float, confidence_option()] = 0.95,
+    ] = False
+    n_samples: CISamples = 1000
+    seed: Seed = DEFAULT_SEED
+    confidence: Confidence = 0.95
     segments: Annotated[
         str | None,
         segments_option(
             "Also write per-segment scores to this JSON Lines file: one line per system and segment."
         ),
-    ] = None,
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+    ] = None
+    quiet: Quiet = False
     layout: Annotated[
         str | None,
         layout_option(
@@ -239,96 +230,117 @@ def semsim(
             "each column in bold) or long (F1 followed by the bootstrap mean ± half-width). "
             "Default: wide for -f latex and -f markdown with several systems, else long."
         ),
-    ] = None,
-    latex_split: Annotated[bool, latex_split_option()] = False,
-    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
-) -> None:
+    ] = None
+    latex_split: LatexSplit = None
+    latex_fragment: LatexFragment = False
+    latex_caption: LatexCaption = None
+    latex_label: LatexLabel = None
+
+
+@command(SemsimRequest, on=semsim_app.callback())
+def semsim(req: SemsimRequest) -> None:
     """Score systems with BERTScore P/R/F1; `semsim baseline` makes a rescaling baseline."""
-    if ctx.invoked_subcommand is not None:
+    if click.get_current_context().invoked_subcommand is not None:
         return
-    read = [
-        *input_options(reference, input),
-        ("--model", model),
-        ("--baseline", baseline),
-        ("--stopwords", stopwords),
-    ]
-    check_out(out, read)
-    check_out(explain_html, read, option="--explain-html", outputs=[("--out", out)])
-    check_format(format)
-    check_layout(layout, format)
-    view = TableView(layout, latex_layout(format, latex_split, latex_fragment))
-    check_n_samples(n_samples, "--n-samples")
-    check_seed(seed)
-    check_confidence(confidence)
-    check_segments_path(segments, out, read)
-    if explain_limit < 0:
-        raise SettingsError(f"--explain-limit must be 0 or more, got {explain_limit}")
-    encoder = encoder_for(model, lang)
-    metric = _build_metric(
-        encoder,
-        layer,
-        idf,
-        rescale,
-        baseline,
-        drop_function_words,
-        stopwords,
-        oov,
-        batch_size,
-        device,
-        max_length,
-    )
-    refs, systems = load_inputs(reference, input)
+    view = checked_semsim(req)
+    encoder = encoder_for(req.model, req.lang)
+    metric = _build_metric(encoder, req)
+    refs, systems = load_inputs(req.reference, req.input)
     warn_encoder_misfit(metric, refs, "give --lang LANG, or --model FOLDER")
-    metric.progress = not quiet
-    with model_loading(f"encoder ({encoder or 'all-MiniLM-L6-v2'})", not quiet):
+    metric.progress = not req.quiet
+    with model_loading(f"encoder ({encoder or 'all-MiniLM-L6-v2'})", not req.quiet):
         metric.embedder  # noqa: B018 - loads the model (a property), between the two lines
-    if ci:
-        check_resamplable(len(refs[0]), "--ci", reference[0])
-    results = []
-    cis: list[ConfidenceInterval | None] = []
-    explained: list[tuple[str, Any]] = []
-    rows_of: dict[str, Stats] = {}
-    for name, hyps in systems.items():
-        rows = rows_of[name] = metric.stats(hyps, refs)
-        results.append((name, metric.aggregate(rows, nrefs=len(refs))))
-        cis.append(bootstrap_ci(metric, rows, n_samples, confidence, seed) if ci else None)
-        if explain or explain_html:
-            limit = len(hyps) if explain_limit == 0 else min(explain_limit, len(hyps))
-            alignments = metric.explain(hyps[:limit], [r[:limit] for r in refs])
-            explained += [(f"{name}, segment {i + 1}", a) for i, a in enumerate(alignments)]
-    signature = results[0][1].signature
-    if explain_html:
+    if req.ci:
+        check_resamplable(len(refs[0]), "--ci", req.reference[0])
+    done = scored_systems(req, metric, refs, systems)
+    if req.explain_html:
         from evalab.report.alignment import render_alignment_html
 
-        emit(render_alignment_html(explained, signature=signature), explain_html)
-    if segments:
+        signature = done.results[0][1].signature
+        emit(render_alignment_html(done.explained, signature=signature), req.explain_html)
+    if req.segments:
         # the rows scored above, not a second pass of the encoder
-        per = {n: {"bertscore": metric.segment_scores_of(r)} for n, r in rows_of.items()}
-        emit(segments_text(per, None), segments)
+        per = {n: {"bertscore": metric.segment_scores_of(r)} for n, r in done.rows.items()}
+        emit(segments_text(per, None), req.segments)
+    render_semsim(req, done, view)
+    if req.explain:
+        _print_explanations(done.explained)
+
+
+def checked_semsim(req: SemsimRequest) -> TableView:
+    """Every option of ``semsim`` checked before any file is read; the table's view."""
+    read = [
+        *input_options(req.reference, req.input),
+        ("--model", req.model),
+        ("--baseline", req.baseline),
+        ("--stopwords", req.stopwords),
+    ]
+    check_out(req.out, read)
+    check_out(req.explain_html, read, option="--explain-html", outputs=[("--out", req.out)])
+    check_format(req.format)
+    view = table_view(
+        req.format,
+        req.layout,
+        req.latex_split,
+        req.latex_fragment,
+        req.latex_caption,
+        req.latex_label,
+    )
+    check_n_samples(req.n_samples, "--n-samples")
+    check_seed(req.seed)
+    check_confidence(req.confidence)
+    check_segments_path(req.segments, req.out, read)
+    if req.explain_limit < 0:
+        raise SettingsError(f"--explain-limit must be 0 or more, got {req.explain_limit}")
+    return view
+
+
+@dataclass(frozen=True)
+class SemsimScores:
+    """Every system's corpus score, ``--ci`` interval, rows and explained alignments."""
+
+    results: list[tuple[str, Any]]
+    cis: list[ConfidenceInterval | None]
+    rows: dict[str, Stats]
+    explained: list[tuple[str, Any]]
+
+
+def scored_systems(
+    req: SemsimRequest, metric: Any, refs: list[list[str | None]], systems: dict[str, list[str]]
+) -> SemsimScores:
+    """Score every system (and explain its first segments with ``--explain``/``--explain-html``)."""
+    done = SemsimScores([], [], {}, [])
+    for name, hyps in systems.items():
+        rows = done.rows[name] = metric.stats(hyps, refs)
+        done.results.append((name, metric.aggregate(rows, nrefs=len(refs))))
+        ci = bootstrap_ci(metric, rows, req.n_samples, req.confidence, req.seed) if req.ci else None
+        done.cis.append(ci)
+        if req.explain or req.explain_html:
+            limit = len(hyps) if req.explain_limit == 0 else min(req.explain_limit, len(hyps))
+            alignments = metric.explain(hyps[:limit], [r[:limit] for r in refs])
+            done.explained.extend((f"{name}, segment {i + 1}", a) for i, a in enumerate(alignments))
+    return done
+
+
+def render_semsim(req: SemsimRequest, done: SemsimScores, view: TableView) -> None:
+    """P, R and F1 of every system (F1 with its ``--ci`` interval), in ``-f``'s format."""
+    pairs = list(zip(done.results, done.cis, strict=True))
     body: list[list[TableCell]] = [
-        [
-            n,
-            Number(sc.precision, 4),
-            Number(sc.recall, 4),
-            score_cell(sc, c, None),
-        ]
-        for (n, sc), c in zip(results, cis, strict=True)
+        [n, Number(sc.precision, 4), Number(sc.recall, 4), score_cell(sc, c, None)]
+        for (n, sc), c in pairs
     ]
     data = [
         ordered_row({"system": n, **sc.to_dict(), **(ci_fields(sc, c) if c else {})})
-        for (n, sc), c in zip(results, cis, strict=True)
+        for (n, sc), c in pairs
     ]
     footer = list(
-        dict.fromkeys(
-            sc.signature + (f"|{c.signature}" if c else "")
-            for (_, sc), c in zip(results, cis, strict=True)
-        )
+        dict.fromkeys(sc.signature + (f"|{c.signature}" if c else "") for (_, sc), c in pairs)
     )
     long = Table(["system", "P", "R", "F1"], body, footer)
-    notes = wide_notes(confidence if ci else None)
-    emit_view(format, long, _wide(results, cis, [*notes, *footer]), out, view, data=data)
-    if explain:
-        _print_explanations(explained)
+    notes = wide_notes(req.confidence if req.ci else None)
+    emit_view(
+        req.format, long, _wide(done.results, done.cis, [*notes, *footer]), req.out, view, data=data
+    )
 
 
 def _wide(
@@ -381,13 +393,7 @@ def baseline_command(
     out: Annotated[
         str, typer.Option("-o", "--out", help="Baseline file to write (LAYER,P,R,F rows).")
     ],
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            help="Encoder directory or word-vector table (default: the shipped all-MiniLM-L6-v2).",
-        ),
-    ] = None,
+    model: EncoderModel = None,
     pairs: Annotated[
         str | None,
         typer.Option(
@@ -395,15 +401,9 @@ def baseline_command(
             help="Unrelated sentence pairs, candidate<TAB>reference per line (default: the shipped English corpus).",
         ),
     ] = None,
-    batch_size: Annotated[
-        int | None,
-        typer.Option(
-            "--batch-size",
-            help="Sentences per forward pass (default: 64, or up to 4096 tokens for plain BERT encoders).",
-        ),
-    ] = None,
-    device: Annotated[str, typer.Option("--device", help="cpu or cuda.")] = "cpu",
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress bar.")] = False,
+    batch_size: EncoderBatch = None,
+    device: Device = "cpu",
+    quiet: Quiet = False,
 ) -> None:
     """Compute a rescaling baseline: mean P/R/F of unrelated sentence pairs, every layer."""
     check_out(out, [("--model", model), ("--pairs", pairs)])

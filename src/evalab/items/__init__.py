@@ -9,10 +9,12 @@ models on the same items.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from evalab import numbers
 from evalab.errors import InputError
+from evalab.io import data_suffix
 from evalab.items.harness import (
     is_inspect_log,
     is_lm_eval,
@@ -20,12 +22,13 @@ from evalab.items.harness import (
     read_inspect_archive,
     read_lm_eval,
 )
+from evalab.items.names import select_metrics
 from evalab.items.readers import (
     Columns,
     csv_records,
     is_segments,
+    jsonl_records,
     plain_row,
-    read_jsonl,
     read_text,
     segment_sets,
 )
@@ -35,17 +38,23 @@ __all__ = ["Aligned", "Columns", "ScoreSet", "align", "read_scores"]
 
 
 def read_scores(path: str, cols: Columns = Columns()) -> list[ScoreSet]:  # noqa: B008 - frozen
-    """Every score set of one per-item file (or lm-eval run folder)."""
+    """Every score set of one per-item file (or lm-eval run folder) that ``cols.scores``
+    names (see :mod:`evalab.items.names`); each file is read once (a FIFO, a pipe, ``-``
+    for stdin), gzip decompressed."""
+    return select_metrics(_read(path, cols), cols.scores, path)
+
+
+def _read(path: str, cols: Columns) -> list[ScoreSet]:
     p = Path(path)
     if p.is_dir() or p.name.startswith("samples_"):
         return read_lm_eval(p, cols)
-    suffix = p.suffix.lower()
+    suffix = data_suffix(p)
     if suffix in (".csv", ".tsv"):
         return collect(csv_records(p, cols), model=path, path=path)
     if suffix == ".eval":
         return read_inspect_archive(p, cols)
+    text = read_text(p)
     if suffix == ".json":
-        text = read_text(p)
         try:
             data = numbers.loads(text)
         except json.JSONDecodeError as exc:
@@ -56,13 +65,17 @@ def read_scores(path: str, cols: Columns = Columns()) -> list[ScoreSet]:  # noqa
             f"{path}: not an inspect-ai log (no version, eval and samples); per-item "
             "tables are .csv, .tsv or .jsonl"
         )
-    records = read_jsonl(p)
-    first = next(records, None)
-    if first is None:
+    records = list(jsonl_records(text, p))
+    if not records:
         raise InputError(f"{path}: file is empty")
-    if is_segments(first[1]):
-        return segment_sets(p)
-    if is_lm_eval(first[1]):
-        return read_lm_eval(p, cols)
-    rows = (plain_row(rec, line, f"{path}: line {line}", cols) for line, rec in read_jsonl(p))
+    first = records[0][1]
+    if is_segments(first):
+        return segment_sets(p, records)
+    if is_lm_eval(first):
+        raise InputError(
+            f"{path}: lm-evaluation-harness samples; give the file under its own name "
+            "(samples_<task>_<date>.jsonl) or its run folder, which name the task"
+        )
+    plain_cols = cols if cols.scores else replace(cols, scores=("score",))
+    rows = (plain_row(rec, line, f"{path}: line {line}", plain_cols) for line, rec in records)
     return collect(rows, model=path, path=path)

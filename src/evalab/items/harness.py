@@ -30,15 +30,19 @@ task's ``task_version`` must agree across models.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import zipfile
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from evalab import numbers
 from evalab.errors import InputError
+from evalab.io import read_bytes
+from evalab.items.names import metric_matches, unknown_metric
 from evalab.items.readers import Columns, cluster_of, read_jsonl, read_text
 from evalab.items.table import Row, ScoreSet, collect
 
@@ -57,7 +61,7 @@ LM_EVAL_VERSIONS = ("0.4",)
 #: inspect-ai log format versions read here
 INSPECT_VERSIONS = (2,)
 
-_SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9\-.]+)\.jsonl$")
+_SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9\-.]+)\.jsonl(\.gz)?$")
 _BOOKKEEPING = frozenset(
     {
         "doc_id",
@@ -81,16 +85,42 @@ def is_lm_eval(record: dict[str, Any]) -> bool:
 
 
 def _metric_names(record: dict[str, Any], cols: Columns) -> list[str]:
-    if cols.scores:
-        return list(cols.scores)
+    """The per-item metrics of a sample: those it lists (or its numeric keys), and the keys
+    ``cols.scores`` names."""
     listed = record.get("metrics")
-    if isinstance(listed, list):
-        return [str(m) for m in listed]
-    return [
-        k
-        for k, v in record.items()
-        if k not in _BOOKKEEPING and isinstance(v, (int, float)) and not isinstance(v, bool)
-    ]
+    names = (
+        [str(m) for m in listed]
+        if isinstance(listed, list)
+        else [
+            k
+            for k, v in record.items()
+            if k not in _BOOKKEEPING and isinstance(v, (int, float)) and not isinstance(v, bool)
+        ]
+    )
+    named = [n.partition(":")[2] or n for n in cols.scores]
+    named = [n.split(",", 1)[0] for n in named if n.split(",", 1)[0] in record]
+    return list(dict.fromkeys([*names, *named]))
+
+
+def _lm_scores(
+    record: dict[str, Any], task: str, suffix: str, where: str, cols: Columns
+) -> dict[str, Any]:
+    """The sample's per-item scores by metric name; a corpus-level metric's input (BLEU's
+    ``[reference, prediction]``) is refused when named or when nothing is named."""
+    scores = {}
+    for name in _metric_names(record, cols):
+        if name not in record:
+            raise InputError(f"{where}: no metric {name!r} in the sample")
+        value, metric = record[name], f"{task}:{name}{suffix}"
+        if isinstance(value, (list, dict)):
+            if cols.scores and not any(metric_matches(metric, n) for n in cols.scores):
+                continue
+            raise InputError(
+                f"{where}: {name} is {json.dumps(value, default=repr)[:40]}..., a corpus-level "
+                "metric's input, not a per-item score"
+            )
+        scores[metric] = value
+    return scores
 
 
 def _lm_rows(path: Path, task: str, cols: Columns) -> Iterator[Row]:
@@ -107,17 +137,7 @@ def _lm_rows(path: Path, task: str, cols: Columns) -> Iterator[Row]:
             )
         filt = record.get("filter", "none")
         suffix = "" if filt in (None, "none") else f",{filt}"
-        scores = {}
-        for name in _metric_names(record, cols):
-            if name not in record:
-                raise InputError(f"{where}: no metric {name!r} in the sample")
-            value = record[name]
-            if isinstance(value, (list, dict)):
-                raise InputError(
-                    f"{where}: {name} is {json.dumps(value, default=repr)[:40]}..., a corpus-level "
-                    "metric's input, not a per-item score"
-                )
-            scores[f"{task}:{name}{suffix}"] = value
+        scores = _lm_scores(record, task, suffix, where, cols)
         cluster = cluster_of(record, cols.cluster, where, "a key of the sample, or doc.FIELD")
         # several records per doc_id are the task's filters: the filter is the sample key
         yield Row(
@@ -125,12 +145,38 @@ def _lm_rows(path: Path, task: str, cols: Columns) -> Iterator[Row]:
         )
 
 
-def _results_for(path: Path, date: str, task: str) -> str | None:
-    """The task version from the run's ``results_<date>.json`` (None without one);
-    refuses a harness version whose layout is unknown."""
+@dataclass(frozen=True)
+class _RunInfo:
+    """What a run's results file says of a task: its version and the model."""
+
+    version: str | None = None
+    model: str | None = None
+
+
+def _model_of(data: dict[str, Any]) -> str | None:
+    """The model a results file names: ``model_name``, else ``pretrained=``/``model=`` of
+    ``config.model_args``."""
+    name = data.get("model_name")
+    if isinstance(name, str) and name:
+        return name
+    config = data.get("config")
+    args = config.get("model_args") if isinstance(config, dict) else None
+    if isinstance(args, dict):
+        args = ",".join(f"{k}={v}" for k, v in args.items())
+    if isinstance(args, str):
+        pairs = dict(part.partition("=")[::2] for part in args.split(",") if "=" in part)
+        for key in ("pretrained", "model", "model_name", "path"):
+            if pairs.get(key):
+                return pairs[key]
+    return None
+
+
+def _results_for(path: Path, date: str, task: str) -> _RunInfo:
+    """The task version and the model from the run's ``results_<date>.json`` (nothing
+    without one); refuses a harness version whose layout is unknown."""
     results = path.parent / f"results_{date}.json"
     if not results.exists():
-        return None
+        return _RunInfo()
     try:
         data = numbers.loads(read_text(results))
     except json.JSONDecodeError as exc:
@@ -144,11 +190,11 @@ def _results_for(path: Path, date: str, task: str) -> str | None:
             f"sample layout of {', '.join(LM_EVAL_VERSIONS)}.x only"
         )
     version = (data.get("versions") or {}).get(task)
-    return None if version is None else str(version)
+    return _RunInfo(None if version is None else str(version), _model_of(data))
 
 
 def _samples_files(folder: Path) -> list[Path]:
-    files = sorted(p for p in folder.rglob("samples_*.jsonl") if _SAMPLES.match(p.name))
+    files = sorted(p for p in folder.rglob("samples_*.jsonl*") if _SAMPLES.match(p.name))
     if not files:
         raise InputError(
             f"{folder}: no lm-evaluation-harness samples_<task>_<date>.jsonl file in it"
@@ -166,10 +212,9 @@ def _samples_files(folder: Path) -> list[Path]:
 
 
 def read_lm_eval(path: Path, cols: Columns) -> list[ScoreSet]:
-    """Score sets of one samples file, or of every task in a run folder (model: the folder
-    for a folder, the file's folder for a file)."""
+    """Score sets of one samples file, or of every task in a run folder (model: as the
+    results file beside the samples names it, else the path given)."""
     files = _samples_files(path) if path.is_dir() else [path]
-    model = str(path)
     out = []
     for f in files:
         m = _SAMPLES.match(f.name)
@@ -177,8 +222,16 @@ def read_lm_eval(path: Path, cols: Columns) -> list[ScoreSet]:
             raise InputError(
                 f"{f}: an lm-evaluation-harness samples file is named samples_<task>_<date>.jsonl"
             )
-        version = _results_for(f, m["date"], m["task"])
-        out += collect(_lm_rows(f, m["task"], cols), model=model, path=str(f), version=version)
+        info = _results_for(f, m["date"], m["task"])
+        out += collect(
+            _lm_rows(f, m["task"], cols),
+            model=info.model or str(path),
+            path=str(f),
+            version=info.version,
+        )
+    models = dict.fromkeys(s.model for s in out)
+    if len(models) > 1:  # tasks of one folder run by differently named models: one model here
+        out = [replace(s, model=str(path)) for s in out]
     return out
 
 
@@ -214,6 +267,15 @@ def _inspect_scores(sample: dict[str, Any], where: str, task: str) -> dict[str, 
     return out
 
 
+def _named_scores(scores: dict[str, Any], names: tuple[str, ...], path: Path) -> dict[str, Any]:
+    """The scores ``names`` name (see :mod:`evalab.items.names`), refusing a name that
+    names none of them."""
+    for name in names:
+        if not any(metric_matches(m, name) for m in scores):
+            raise unknown_metric(str(path), name, list(scores))
+    return {m: v for m, v in scores.items() if any(metric_matches(m, n) for n in names)}
+
+
 def read_inspect(path: Path, data: dict[str, Any], cols: Columns) -> list[ScoreSet]:
     """Score sets of an inspect-ai JSON log: one per scorer (and key of a dict score)."""
     if data.get("version") not in INSPECT_VERSIONS:
@@ -238,15 +300,16 @@ def read_inspect(path: Path, data: dict[str, Any], cols: Columns) -> list[ScoreS
                 raise InputError(f"{where}: no sample id")
             scores = _inspect_scores(sample, where, task)
             if cols.scores:
-                scores = {k2: v for k2, v in scores.items() if k2.split(":", 1)[1] in cols.scores}
+                scores = _named_scores(scores, cols.scores, path)
             cluster = cluster_of(
                 sample, cols.cluster, where, "a key of the sample, e.g. metadata.FIELD"
             )
             yield Row(str(sample["id"]), k, scores, str(sample.get("epoch", 1)), cluster)
 
+    model = spec.get("model")
     return collect(
         rows(),
-        model=str(path),
+        model=model if isinstance(model, str) and model else str(path),
         path=str(path),
         unit="sample",
         version=None if version is None else str(version),
@@ -255,10 +318,9 @@ def read_inspect(path: Path, data: dict[str, Any], cols: Columns) -> list[ScoreS
 
 def read_inspect_archive(path: Path, cols: Columns) -> list[ScoreSet]:
     """Score sets of an inspect-ai ``.eval`` archive (its header and sample files)."""
-    if not path.exists():
-        raise InputError(f"{path}: no such file")
+    data, _ = read_bytes(path, "an inspect-ai .eval archive")
     try:
-        with zipfile.ZipFile(path) as archive:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
             names = archive.namelist()
             if "header.json" not in names:
                 raise InputError(f"{path}: no header.json in the archive; the run has not finished")

@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from evalab.errors import InputError
-from evalab.io import Record, read_records, read_text
+from evalab.io import Record, data_suffix, read_records, read_text
 from evalab.numbers import NumberError, Refused, loads, parse_number
 
 __all__ = ["WINNERS", "PreferenceSet", "read_annotations", "read_battles"]
@@ -185,7 +184,7 @@ def _item(record: dict[str, Any]) -> str | None:
 
 def _battle_records(path: str) -> tuple[list[tuple[int, dict[str, Any]]], str, str]:
     """``(number, fields)`` of every record, the label, and what a record is called."""
-    if Path(path).suffix.lower() == ".json":
+    if data_suffix(path) == ".json":
         data, label = _json_list(path, "battles (a JSON list of records)")
         return list(enumerate(data, start=1)), label, "record"
     records: list[Record] = read_records(path)
@@ -198,9 +197,15 @@ def _side_value(record: dict[str, Any], key: str, label: str, where: str) -> flo
     meta = record.get("conv_metadata")
     value = record.get(key, meta.get(key) if isinstance(meta, dict) else None)
     if isinstance(value, dict):
-        value = sum(
-            v for v in value.values() if isinstance(v, int | float) and not isinstance(v, bool)
-        )
+        counts = list(value.values())
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in counts):
+            raise InputError(
+                f"{label}: {where}: style covariate {key!r} holds counts that are not all "
+                f"numbers: {value!r}"
+            )
+        value = sum(counts)
+    if isinstance(value, Refused):
+        raise InputError(f"{label}: {where}: {key} {value.error}")
     if isinstance(value, str):
         try:
             value = parse_number(value)

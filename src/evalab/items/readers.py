@@ -19,14 +19,15 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evalab import numbers
 from evalab.errors import InputError
-from evalab.io import decode_utf8
+from evalab.io import data_suffix
+from evalab.io import read_text as io_read_text
 from evalab.items.table import Records, Row, ScoreSet, collect
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "cluster_of",
     "csv_records",
     "is_segments",
+    "jsonl_records",
     "lookup",
     "plain_row",
     "read_jsonl",
@@ -54,14 +56,9 @@ class Columns:
 
 
 def read_text(path: Path) -> str:
-    """A UTF-8 file's text, refusing a missing, unreadable or empty file."""
-    if not path.exists():
-        raise InputError(f"{path}: no such file")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from exc
-    text = decode_utf8(data, str(path)).removeprefix("\ufeff")
+    """A UTF-8 file's text (``-``: stdin; gzip decompressed), read once; refuses a missing,
+    unreadable or empty file."""
+    text = io_read_text(path, "per-item scores", allow_empty=True)[0].removeprefix("\ufeff")
     if not text.strip():
         raise InputError(f"{path}: file is empty")
     return text
@@ -69,7 +66,12 @@ def read_text(path: Path) -> str:
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for every non-blank line of a JSON Lines file."""
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
+    return jsonl_records(read_text(path), path)
+
+
+def jsonl_records(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for every non-blank line of JSON Lines ``text`` (of ``path``)."""
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -101,7 +103,10 @@ def lookup(record: dict[str, Any], key: str) -> Any:
 def _required(record: dict[str, Any], key: str, where: str, what: str) -> Any:
     value = lookup(record, key)
     if value is MISSING or value is None:
-        raise InputError(f"{where}: no {what} column {key!r}; name the column with --{what}-column")
+        raise InputError(
+            f"{where}: no {what} column {key!r} (there: {', '.join(map(str, record))}); "
+            f"name the column with --{what}-column"
+        )
     return value
 
 
@@ -137,7 +142,7 @@ def _header_index(header: list[str], name: str, path: Path, what: str) -> int:
 def csv_records(path: Path, cols: Columns) -> Records:
     """The columns of a CSV/TSV file with a header row, as :class:`Records`."""
     reader = csv.reader(
-        io.StringIO(read_text(path)), delimiter="\t" if path.suffix.lower() == ".tsv" else ","
+        io.StringIO(read_text(path)), delimiter="\t" if data_suffix(path) == ".tsv" else ","
     )
     header = next(reader)
     ix = _header_index(header, cols.id, path, "id")
@@ -170,10 +175,10 @@ def is_segments(record: dict[str, Any]) -> bool:
     return {"system", "metric", "segment", "score", "signature"} <= set(record)
 
 
-def segment_sets(path: Path) -> list[ScoreSet]:
+def segment_sets(path: Path, records: Iterable[tuple[int, dict[str, Any]]]) -> list[ScoreSet]:
     """``evalab score --segments`` output: one score set per system and metric."""
     rows: dict[tuple[str, str], list[Row]] = {}
-    for line, record in read_jsonl(path):
+    for line, record in records:
         if not is_segments(record):
             raise InputError(
                 f"{path}: line {line}: not a per-segment record (system, metric, segment, score)"

@@ -8,6 +8,7 @@ item or sample, one cluster per item) and builds one :class:`ScoreSet` per metri
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -59,11 +60,7 @@ def numeric(value: object, where: str) -> float:
     if isinstance(value, bool):
         return float(value)
     try:
-        if isinstance(value, str):
-            return numbers.parse_float(value.strip())
-        if isinstance(value, numbers.Refused):
-            raise value.error
-        return float(numbers.number_value(value))
+        return float(numbers.read_value(value.strip() if isinstance(value, str) else value))
     except TypeError:
         raise InputError(f"{where}: score {value!r} is not a number") from None
     except numbers.NumberError as exc:
@@ -271,22 +268,32 @@ def _clusters(sets: Sequence[ScoreSet]) -> tuple[str, ...] | None:
 def align(sets: Sequence[ScoreSet], *, common: bool = False) -> list[Aligned]:
     """Group ``sets`` by metric and align each group's items by id (the first model's order).
 
-    Refuses missing or extra ids (naming file and line), a metric that not every model
-    has, and task versions that differ; with ``common`` the items every model has are kept.
+    Refuses missing or extra ids (naming file and line) and task versions that differ; a
+    metric that not every model has is left out with a warning (refused when no metric is
+    left); with ``common`` the items every model has are kept.
     """
     models = list(dict.fromkeys(s.model for s in sets))
     by_metric: dict[str, list[ScoreSet]] = {}
     for s in sets:
         by_metric.setdefault(s.metric, []).append(s)
+    shared = {m: g for m, g in by_metric.items() if [s.model for s in g] == models}
+    partial = [m for m in by_metric if m not in shared]
+    if partial and not shared:
+        group = by_metric[partial[0]]
+        lacking = next(m for m in models if m not in {s.model for s in group})
+        raise InputError(
+            f"{lacking}: has no {partial[0]!r} scores, which {group[0].path} has, and no "
+            "metric is scored for every model"
+        )
+    if partial:
+        warnings.warn(
+            f"{', '.join(partial)}: not scored for every model; compared on the metrics "
+            f"every model has ({', '.join(shared)})",
+            UserWarning,
+            stacklevel=2,
+        )
     out = []
-    for metric, group in by_metric.items():
-        have = [s.model for s in group]
-        if have != models:
-            lacking = next(m for m in models if m not in have)
-            raise InputError(
-                f"{lacking}: has no {metric!r} scores, which {group[0].path} has; "
-                "every model needs the same metrics"
-            )
+    for metric, group in shared.items():
         versions = {s.version for s in group}
         if len(versions) > 1:
             detail = ", ".join(f"{s.path}: {s.version}" for s in group)

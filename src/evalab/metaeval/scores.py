@@ -53,6 +53,9 @@ class MetricScores:
     resample: Resampler | None
     #: signature of the segment scores when it differs (sentence BLEU: effective order)
     segment_signature: str = ""
+    #: the metric is lower-is-better and its scores here are negated (higher = better, as
+    #: every statistic assumes); plots draw them back on the metric's own scale
+    negated: bool = False
 
 
 def _rows(value: object) -> np.ndarray:
@@ -121,12 +124,13 @@ def metric_scores(
         system = np.array([float(metric.scores_from_sums(r.sum(axis=0))) for r in rows])
     else:
         system, resample = system_scores_from_segments(name, segment, mode, human_mask)
-    if not metric.higher_is_better:
+    negated = not metric.higher_is_better
+    if negated:
         # every statistic assumes higher = better; a lower-is-better metric is negated
         segment, system = -segment, -system
         signature += "|negated:yes"
         resample = _negated(resample)
-    return MetricScores(name, signature, system, segment, mode, resample, sentence)
+    return MetricScores(name, signature, system, segment, mode, resample, sentence, negated)
 
 
 def _negated(resample: Resampler) -> Resampler:

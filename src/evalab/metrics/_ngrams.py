@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -83,15 +83,7 @@ def match_counts_many(
     """
     if not hyps:
         return []
-    nseg = len(hyps[0].offsets) - 1
-    for h in hyps:
-        if len(h.offsets) - 1 != nseg:
-            raise ValueError(f"hypothesis streams have {len(h.offsets) - 1} and {nseg} segments")
-    for r in refs:
-        if len(r.offsets) - 1 != nseg:
-            raise ValueError(
-                f"reference stream has {len(r.offsets) - 1} segments, hypotheses {nseg}"
-            )
+    nseg = _segment_count(hyps, refs)
     out = [
         (
             np.zeros((nseg, len(refs), max_order), dtype=np.int64),
@@ -128,9 +120,31 @@ def match_counts_many(
 
     if parts <= 1:
         run(0, nseg)
-        return out
-    # segment ranges of equal work run on threads in parallel; every segment is counted
-    # on its own, so the split changes nothing
+    else:
+        _run_on_threads(run, sizes, nseg, parts)
+    return out
+
+
+def _segment_count(hyps: Sequence[Packed], refs: Sequence[Packed]) -> int:
+    """The segments every stream has (refused unless all have as many)."""
+    nseg = len(hyps[0].offsets) - 1
+    for h in hyps:
+        if len(h.offsets) - 1 != nseg:
+            raise ValueError(f"hypothesis streams have {len(h.offsets) - 1} and {nseg} segments")
+    for r in refs:
+        if len(r.offsets) - 1 != nseg:
+            raise ValueError(
+                f"reference stream has {len(r.offsets) - 1} segments, hypotheses {nseg}"
+            )
+    return nseg
+
+
+def _run_on_threads(
+    run: Callable[[int, int], None], sizes: np.ndarray, nseg: int, parts: int
+) -> None:
+    """``run(a, b)`` over ``parts`` segment ranges of equal work (``sizes``: items before each
+    segment boundary), on threads in parallel; the first error is raised here. Every segment
+    is counted on its own, so the split changes nothing."""
     cuts = np.searchsorted(sizes, np.linspace(0, sizes[-1], parts + 1)[1:-1])
     bounds = [int(c) for c in (0, *cuts, nseg)]
     ranges = [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
@@ -150,7 +164,6 @@ def match_counts_many(
         t.join()
     if errors:
         raise errors[0]
-    return out
 
 
 def kernel_threads() -> int:

@@ -202,9 +202,10 @@ def _coerce(name: str, raw: str, hint: Any) -> Any:
             return numbers.parse_float(raw)
         if hint is str:
             return raw
-    except ValueError:
+    except ValueError as exc:
+        why = f": {numbers.REASONS[exc.reason]}" if isinstance(exc, numbers.NumberError) else ""
         raise SettingsError(
-            f"setting {name!r}: cannot read {raw!r} as {_type_name(hint)}"
+            f"setting {name!r}: cannot read {raw!r} as {_type_name(hint)}{why}"
         ) from None
     return raw
 
@@ -295,13 +296,7 @@ def check_references(
         raise InputError(
             f"{metric}: references must be a list of reference streams, got one string"
         )
-    hyps = list(hypotheses)
-    # the type check runs on every scoring call: map(type) keeps it at C speed, and the
-    # offending index is searched only when there is one
-    if not set(map(type, hyps)) <= {str}:
-        for i, h in enumerate(hyps):
-            if not isinstance(h, str):  # str subclasses pass
-                raise InputError(f"{metric}: hypothesis {i} is {type(h).__name__}, expected str")
+    hyps = _strings(hypotheses, metric)
     streams = list(references)
     if not streams:
         raise InputError(f"{metric}: no references given; expected references=[stream, ...]")
@@ -326,6 +321,25 @@ def check_references(
             f"{metric}: {n} hypotheses but reference streams of lengths {lengths}; every "
             f"stream must have one reference per hypothesis.{hint}"
         )
+    if _any_missing(refs, metric):
+        check_some_reference(refs, metric)
+    return hyps, refs
+
+
+def _strings(hypotheses: Sequence[str], metric: str) -> list[str]:
+    """The hypotheses as a list, each checked to be a string."""
+    hyps = list(hypotheses)
+    # the type check runs on every scoring call: map(type) keeps it at C speed, and the
+    # offending index is searched only when there is one
+    if not set(map(type, hyps)) <= {str}:
+        for i, h in enumerate(hyps):
+            if not isinstance(h, str):  # str subclasses pass
+                raise InputError(f"{metric}: hypothesis {i} is {type(h).__name__}, expected str")
+    return hyps
+
+
+def _any_missing(refs: list[list[str | None]], metric: str) -> bool:
+    """Whether a reference is missing (``None``), every one checked to be a string or ``None``."""
     missing = False
     for j, stream in enumerate(refs):
         # None is a missing reference for that segment (see evalab.metrics.missing_refs);
@@ -341,9 +355,7 @@ def check_references(
                     "expected str (or None for a missing reference)"
                 )
         missing = missing or None in stream
-    if missing:
-        check_some_reference(refs, metric)
-    return hyps, refs
+    return missing
 
 
 def reference_digest(references: Sequence[Sequence[str | None]]) -> str:
@@ -376,6 +388,8 @@ class PairWork:
     limit: int
     table: str = "edit distance"
     refuse: bool = True
+    #: the setting that lifts the bound (it changes no number, only how long one may take)
+    setting: str | None = None
 
 
 class PairTooLarge(InputError):
@@ -394,6 +408,12 @@ class PairTooLarge(InputError):
             f"{where} has {self.hyp_size:,} {self.work.unit} against a reference of {self.ref_size:,}: "
             f"{self.metric}'s {self.work.table} would fill {self.cells:,} cells (at most {self.work.limit:,}); "
             f"split the segment into sentences or leave {self.metric} out"
+            + (
+                ""
+                if self.work.setting is None
+                else f", or lift the bound with --set {self.metric}.{self.work.setting}=N "
+                "(same scores, more time)"
+            )
         )
 
     @property
@@ -542,12 +562,16 @@ class Metric(ABC):
             f"metric {self.name!r} declares no pair_work, so it has no pair sizes to count"
         )
 
+    def pair_bound(self) -> PairWork | None:
+        """The bound in effect: :attr:`pair_work`, or its limit as this metric's settings set it."""
+        return self.pair_work
+
     def check_pair_work(
         self, hyp_sizes: Sequence[int] | np.ndarray, ref_sizes: Sequence[int] | np.ndarray
     ) -> None:
         """Refuse (:class:`PairTooLarge`, the first pair beyond the bound) or warn about the
-        pairs whose ``hyp × ref`` cells exceed :attr:`pair_work`'s limit."""
-        work = self.pair_work
+        pairs whose ``hyp × ref`` cells exceed the limit of :meth:`pair_bound`."""
+        work = self.pair_bound()
         if work is None:
             return
         hyp_n, ref_n = np.asarray(hyp_sizes, dtype=np.int64), np.asarray(ref_sizes, dtype=np.int64)

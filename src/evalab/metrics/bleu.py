@@ -108,6 +108,16 @@ class BLEUSettings(MetricSettings):
         return SMOOTH_DEFAULTS[self.smooth_method] or 0.0
 
 
+def _brevity_penalty(sys_len: np.ndarray, ref_len: np.ndarray) -> np.ndarray:
+    """BLEU's brevity penalty, element by element as sacrebleu computes it (0 for no output)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.where(
+            sys_len < ref_len,
+            np.where(sys_len > 0, np.exp(1 - ref_len / np.where(sys_len > 0, sys_len, 1.0)), 0.0),
+            1.0,
+        )
+
+
 def bleu_from_sums(
     sums: np.ndarray,
     max_order: int,
@@ -128,12 +138,8 @@ def bleu_from_sums(
     ref_len = sums[..., 1]
     correct = sums[..., 2 : 2 + max_order].copy()
     total = sums[..., 2 + max_order :].copy()
+    bp = _brevity_penalty(sys_len, ref_len)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        bp = np.where(
-            sys_len < ref_len,
-            np.where(sys_len > 0, np.exp(1 - ref_len / np.where(sys_len > 0, sys_len, 1.0)), 0.0),
-            1.0,
-        )
         # sacrebleu returns 0 (with zero precisions) when nothing matched at all (#141)
         any_match = np.any(correct != 0, axis=-1)
         precisions = np.zeros(correct.shape, dtype=np.float64)

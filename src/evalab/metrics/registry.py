@@ -2,7 +2,7 @@
 
 Registry names follow the peers (sacrebleu, rouge-score, bert-score, torchmetrics).
 ``SCORE_ALIASES`` maps the dispatch names of seed 002 (``rouge_l``, ``bleu_4``) used by
-:func:`evalab.unit_score`.
+:func:`evalab.score`.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ METRICS: dict[str, str] = {
     "perplexity": "evalab.metrics.loss:Perplexity",
 }
 
-#: names accepted by :func:`evalab.unit_score` in addition to the registry names (seed 002)
+#: names accepted by :func:`evalab.score` in addition to the registry names (seed 002)
 SCORE_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
     "rouge_l": ("rougeL", {}),
     # seed 002: BLEU-4 with add-one smoothing (Lin & Och 2004 = Chen & Cherry method 2,

@@ -22,8 +22,9 @@ hypotheses by the four types), and every pair of a call is counted in one pass o
 kernel (:mod:`evalab.metrics._rouge_pairs`, with pure-Python fallbacks): clipped n-gram
 overlaps by sorted merge, LCS lengths by the bit-parallel algorithm of Hyyrö (2004,
 "Bit-parallel LCS-length computation revisited"), |hyp| x |ref| / 64 word steps, so a
-long line is bounded (a pair estimated at over ``LONG_LCS_SECONDS`` is announced with a
-warning). The union LCS of multi-sentence ROUGE-Lsum reads rouge-score's particular LCS
+long line is bounded: a pair estimated at over ``LONG_LCS_SECONDS`` is refused before any
+work, naming the setting ``max_lcs_cells`` that lifts the bound (it changes no score, so the
+signature does not name it). The union LCS of multi-sentence ROUGE-Lsum reads rouge-score's particular LCS
 (its backtracking tie-break) from the bit-parallel rows instead of an O(nm) table.
 """
 
@@ -34,7 +35,7 @@ import warnings
 from abc import abstractmethod
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 from itertools import chain
 from typing import Any, ClassVar
@@ -101,11 +102,39 @@ class RougeSettings(MetricSettings):
             raise SettingsError(f"setting 'beta' must be > 0, got {self.beta!r}")
 
 
-RougeLSettings = RougeSettings
+#: a pair whose LCS is estimated to take longer than this is refused (the bound can be lifted)
+LONG_LCS_SECONDS = 10.0
+#: the hyp x ref cells of that many seconds: the bit-parallel LCS takes a word step per 64 cells
+LONG_LCS = PairWork(
+    "tokens",
+    int(LONG_LCS_SECONDS * 64 / lcs_seconds(1, 1)),
+    table="LCS",
+    setting="max_lcs_cells",
+)
 
 
 @dataclass(frozen=True)
-class RougeLsumSettings(RougeSettings):
+class RougeLSettings(RougeSettings):
+    """ROUGE-L settings: the shared ones, and the bound on one pair's LCS work."""
+
+    max_lcs_cells: int = setting(
+        LONG_LCS.limit,
+        "refuse a segment pair whose LCS table (hyp x ref tokens) has more cells (about "
+        f"{LONG_LCS_SECONDS:g} s of work); a bound on time, not on the scores",
+    )
+
+    def validate(self) -> None:
+        super().validate()
+        if isinstance(self.max_lcs_cells, bool) or not (
+            isinstance(self.max_lcs_cells, int) and self.max_lcs_cells > 0
+        ):
+            raise SettingsError(
+                f"setting 'max_lcs_cells' must be a positive integer, got {self.max_lcs_cells!r}"
+            )
+
+
+@dataclass(frozen=True)
+class RougeLsumSettings(RougeLSettings):
     """ROUGE-Lsum settings: sentences are lines, and optionally split on a separator."""
 
     sentence_sep: str | None = setting(
@@ -289,14 +318,6 @@ def _prf(hits: np.ndarray, hyp_len: np.ndarray, ref_len: np.ndarray, beta: float
     return rows
 
 
-#: a pair whose LCS is estimated to take longer than this gets a warning first
-LONG_LCS_SECONDS = 10.0
-#: the hyp x ref cells of that many seconds: the bit-parallel LCS takes a word step per 64 cells
-LONG_LCS = PairWork(
-    "tokens", int(LONG_LCS_SECONDS * 64 / lcs_seconds(1, 1)), table="LCS", refuse=False
-)
-
-
 def _summary_lcs_hits(
     ref_sents: Sequence[Sequence[Hashable]], can_sents: Sequence[Sequence[Hashable]]
 ) -> int:
@@ -442,11 +463,24 @@ class Rouge2(_RougeN):
     n = 2
 
 
-class RougeL(_Rouge):
+class _LcsBound(_Rouge):
+    """The ROUGE variants with an LCS: a pair beyond ``max_lcs_cells`` is refused."""
+
+    settings_class = RougeLSettings
+    settings: RougeLSettings
+    pair_work = LONG_LCS
+    inert_settings: ClassVar[Mapping[str, str]] = {
+        "max_lcs_cells": "a bound on one pair's work: a pair beyond it is refused, never scored otherwise"
+    }
+
+    def pair_bound(self) -> PairWork:
+        return replace(LONG_LCS, limit=self.settings.max_lcs_cells)
+
+
+class RougeL(_LcsBound):
     """ROUGE-L: longest common subsequence P/R/F (rouge-score's numbers); score = mean F."""
 
     name = "rougeL"
-    pair_work = LONG_LCS
 
     def _pairs(
         self, hyps: tuple[str, ...], refs: tuple[str, ...], hyp: _Side, ref: _Side
@@ -455,13 +489,12 @@ class RougeL(_Rouge):
         return _prf(lcs_lengths(a, b), a.lengths, b.lengths, self.settings.beta)
 
 
-class RougeLsum(_Rouge):
+class RougeLsum(_LcsBound):
     """ROUGE-Lsum: summary-level union LCS over sentences (lines); score = mean F."""
 
     name = "rougeLsum"
     settings_class = RougeLsumSettings
     settings: RougeLsumSettings
-    pair_work = LONG_LCS
 
     def _side(self, texts: tuple[str, ...]) -> _Side:
         s = self.settings

@@ -102,41 +102,14 @@ class TransformerEmbedder(Embedder):
                 f"so layer must be between 0 (embeddings) and {self.num_layers}"
             )
         self.layer = layer
-        try:
-            self.tokenizer = transformers.AutoTokenizer.from_pretrained(
-                str(self.path), local_files_only=True
-            )
-        except Exception as exc:
-            raise InputError(
-                f"{self.path}: cannot load a tokenizer from this directory ({_first_line(exc)})"
-            ) from exc
-        hf_logging = transformers.utils.logging
-        bar_was_on = hf_logging.is_progress_bar_enabled()
-        hf_logging.disable_progress_bar()  # a "Loading weights" bar per model is noise on stderr
-        try:
-            model = transformers.AutoModel.from_pretrained(str(self.path), local_files_only=True)
-        except Exception as exc:
-            raise InputError(
-                f"{self.path}: cannot load the model weights ({_first_line(exc)})"
-            ) from exc
-        finally:
-            if bar_was_on:
-                hf_logging.enable_progress_bar()
+        self.tokenizer, model = _load_tokenizer_and_model(transformers, self.path)
         if getattr(config, "is_encoder_decoder", False) and hasattr(model, "get_encoder"):
             model = model.get_encoder()  # bert-score scores with the encoder of T5/BART
         self._uses_hidden_states = not _drop_layers_above(model, layer)
         model.eval()
         self.model = model.to(self.device)
         self._packed = None if self._uses_hidden_states else packed_encoder(model, config)
-        limits = [
-            n
-            for n in (
-                getattr(self.tokenizer, "model_max_length", None),
-                getattr(config, "max_position_embeddings", None),
-            )
-            if isinstance(n, int) and 0 < n < 10**6
-        ]
-        model_limit = min(limits) if limits else 512
+        model_limit = _model_limit(self.tokenizer, config)
         if max_length is None:
             max_length = model_limit
         if max_length < 3:
@@ -377,3 +350,39 @@ def padded_batch(torch: Any, batch: list[list[int]], pad: int) -> tuple[Any, Any
         input_ids[i, : len(x)] = torch.tensor(x, dtype=torch.long)
         mask[i, : len(x)] = 1
     return input_ids, mask
+
+
+def _load_tokenizer_and_model(transformers: Any, path: Path) -> tuple[Any, Any]:
+    """The tokenizer and the model of the folder ``path``, each refused with a line naming
+    the folder where it cannot be loaded (without the "Loading weights" bar)."""
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    except Exception as exc:
+        raise InputError(
+            f"{path}: cannot load a tokenizer from this directory ({_first_line(exc)})"
+        ) from exc
+    hf_logging = transformers.utils.logging
+    bar_was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # a "Loading weights" bar per model is noise on stderr
+    try:
+        model = transformers.AutoModel.from_pretrained(str(path), local_files_only=True)
+    except Exception as exc:
+        raise InputError(f"{path}: cannot load the model weights ({_first_line(exc)})") from exc
+    finally:
+        if bar_was_on:
+            hf_logging.enable_progress_bar()
+    return tokenizer, model
+
+
+def _model_limit(tokenizer: Any, config: Any) -> int:
+    """The longest input the model takes: the tokenizer's and the position embeddings' limit
+    (512 where neither says)."""
+    limits = [
+        n
+        for n in (
+            getattr(tokenizer, "model_max_length", None),
+            getattr(config, "max_position_embeddings", None),
+        )
+        if isinstance(n, int) and 0 < n < 10**6
+    ]
+    return min(limits) if limits else 512

@@ -1,4 +1,4 @@
-"""Renderers for an ablation :class:`~evalab.ablation.analysis.StudyAnalysis`.
+"""Renderers for an ablation :class:`~evalab.ablation.analysis.analyze.StudyAnalysis`.
 
 ``render_table(analysis, console=None)`` prints rich tables (terminal);
 ``render_markdown(analysis) -> str``, ``render_latex(analysis) -> str``,
@@ -6,7 +6,7 @@
 All five show the same tables and notes (Table 3's layout, then one Δ table per metric).
 The HTML page is self-contained: a summary figure, per metric a forest plot of Δ with its
 intervals and a level plot (mean and intervals, on an axis that fits them), interaction plots
-for a grid, inlined as SVG (:mod:`evalab.report.figures`; the same figures as PDF and SVG:
+for a grid, inlined as SVG (:mod:`evalab.report.figures`; the same figures as PDF, SVG and PNG:
 :mod:`evalab.report.figure_files`), and every string that comes from the study or the runs is
 escaped.
 """

@@ -1,7 +1,7 @@
 """The figures of an ablation report, as typed values (:mod:`evalab.report.figures`): the
 summary at the top, per metric a forest plot of Δ and a level plot, per metric of a grid an
 interaction plot, and the learning curves. The HTML page draws them; ``ablate report
---figures DIR`` writes the same values as PDF and SVG (:func:`report_figures`)."""
+--figures DIR`` writes the same values as PDF, SVG and PNG (:func:`report_figures`)."""
 
 from __future__ import annotations
 
@@ -15,17 +15,18 @@ from evalab.report.figures import (
     IntervalPanel,
     Series,
     interval_panel,
+    tick_text,
     xy_panel,
 )
 from evalab.report.numbers import number
-from evalab.report.plots import Intervals, finite, forest_panels, panel_fits_zero
+from evalab.report.plots import Intervals, finite, forest_scale
 from evalab.report.tables import decimals_for, row_name
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from evalab.ablation.analysis import MetricStats, RowAnalysis, StudyAnalysis
-    from evalab.ablation.curve_rows import StudyCurves
+    from evalab.ablation.analysis.analyze import MetricStats, RowAnalysis, StudyAnalysis
+    from evalab.ablation.analysis.curve_bands import StudyCurves
 
 __all__ = [
     "forest_figure",
@@ -45,10 +46,9 @@ NO_INTERVAL = Group("no interval", "#000000")
 
 
 def plot_label(r: RowAnalysis) -> str:
-    """A row's label in a plot: its labels and its description (cut at 48 characters; the
-    tables carry it whole); a grid cell's label says it all."""
-    text = row_name(r) + (f" {r.description}" if r.description and r.kind != "grid" else "")
-    return text if len(text) <= 48 else text[:47] + "…"
+    """A row's label in a plot: its labels, and its description on a line of its own (the
+    renderers wrap both to the label column, never cut them); a grid cell's label says it all."""
+    return row_name(r) + (f"\n{r.description}" if r.description and r.kind != "grid" else "")
 
 
 def _pct(a: StudyAnalysis) -> int:
@@ -94,16 +94,7 @@ def _say_no_interval(
     return [f"{lab} (no interval)" if bare(i) else lab for i, lab in enumerate(labels)]
 
 
-def _only(iv: Intervals, keep: set[int]) -> Intervals:
-    """The intervals of the rows in ``keep`` (None elsewhere)."""
-    return Intervals(
-        iv.label,
-        [v if i in keep else None for i, v in enumerate(iv.lows)],
-        [v if i in keep else None for i, v in enumerate(iv.highs)],
-    )
-
-
-def _delta_panels(
+def _delta_panel(
     title: str,
     labels: Sequence[str],
     points: Sequence[float | None],
@@ -113,41 +104,27 @@ def _delta_panels(
     values: Sequence[str] = (),
     groups: Sequence[Group] = (ESTIMATE,),
     row_groups: Sequence[int] = (),
-) -> tuple[IntervalPanel, ...]:
-    """One panel, or several with their own axes when the effects differ in scale
-    (:func:`evalab.report.plots.forest_panels`); each panel lists every row, those drawn on
-    another panel saying which."""
-    labels = _say_no_interval(labels, points, kinds)
-    panels = forest_panels(points, kinds)
-    home = {i: k for k, panel in enumerate(panels) for i in panel}
-    out = []
-    for k, panel in enumerate(panels):
-        keep = set(panel)
-        part = (
-            ""
-            if len(panels) == 1
-            else f", panel {k + 1} of {len(panels)}"
-            + (" (largest effects)" if k == 0 else " (smaller effects)")
-        )
-        out.append(
-            interval_panel(
-                title + part,
-                [
-                    lab if i in keep else f"{lab} (drawn on panel {home[i] + 1})"
-                    for i, lab in enumerate(labels)
-                ],
-                [p if i in keep else None for i, p in enumerate(points)],
-                [_only(iv, keep) for iv in kinds],
-                xlabel=xlabel,
-                reference=0.0,
-                reference_label="no difference",
-                zero="always" if panel_fits_zero(panel, points, kinds) else "near",
-                values=[v if i in keep else "" for i, v in enumerate(values)],
-                groups=groups,
-                row_groups=row_groups,
-            )
-        )
-    return tuple(out)
+) -> IntervalPanel:
+    """Every row once on one axis through zero: linear, or signed-log where effects of
+    different scales would squeeze the small ones' intervals
+    (:func:`evalab.report.plots.forest_scale`), the axis label saying so."""
+    scale = forest_scale(points, kinds)
+    if scale is not None:
+        xlabel += f"; linear within ±{tick_text(scale)}, log beyond"
+    return interval_panel(
+        title,
+        _say_no_interval(labels, points, kinds),
+        points,
+        kinds,
+        xlabel=xlabel,
+        reference=0.0,
+        reference_label="no difference",
+        zero="always",
+        values=values,
+        groups=groups,
+        row_groups=row_groups,
+        linear_width=scale,
+    )
 
 
 def _compared(a: StudyAnalysis, metric: str) -> tuple[list[RowAnalysis], list[str]]:
@@ -163,19 +140,39 @@ def _better(a: StudyAnalysis, metric: str) -> str:
     return "higher" if a.higher_is_better.get(metric, True) else "lower"
 
 
+def _directed(a: StudyAnalysis, metric: str) -> str:
+    """The metric with its direction: ``acc ↑ (higher is better)``."""
+    higher = a.higher_is_better.get(metric, True)
+    return f"{metric} {'↑' if higher else '↓'} ({_better(a, metric)} is better)"
+
+
+def _by_effect(
+    a: StudyAnalysis, metric: str, rows: Sequence[RowAnalysis], labels: Sequence[str]
+) -> tuple[list[RowAnalysis], list[str]]:
+    """The rows best first (largest Δ in the metric's better direction), rows without a Δ last."""
+    sign = 1.0 if a.higher_is_better.get(metric, True) else -1.0
+
+    def key(k: int) -> float:
+        d = rows[k].metrics[metric].delta
+        return -sign * d if d is not None and finite(d) else float("inf")
+
+    order = sorted(range(len(rows)), key=key)
+    return [rows[k] for k in order], [labels[k] for k in order]
+
+
 def forest_figure(a: StudyAnalysis, metric: str) -> Figure:
-    """Δ of every compared row with each interval it has (seeds; test set and both where
-    the runs have per-example data), around a line at 0."""
-    rows, labels = _compared(a, metric)
+    """Δ of every compared row, best first, with each interval it has (seeds; test set and
+    both where the runs have per-example data), around a line at 0, on one axis."""
+    rows, labels = _by_effect(a, metric, *_compared(a, metric))
     ms = [r.metrics[metric] for r in rows]
-    panels = _delta_panels(
+    panel = _delta_panel(
         f"Δ {metric} to the base ({_better(a, metric)} is better)",
         labels,
         [m.delta for m in ms],
         forest_kinds(a, ms),
-        f"Δ {metric}",
+        f"Δ {_directed(a, metric)}",
     )
-    return Figure(f"forest-{metric}", f"Δ {metric} to the base", panels)
+    return Figure(f"forest-{metric}", f"Δ {metric} to the base", (panel,))
 
 
 def level_figure(a: StudyAnalysis, metric: str) -> Figure:
@@ -199,7 +196,7 @@ def level_figure(a: StudyAnalysis, metric: str) -> Figure:
         _say_no_interval([plot_label(r) for r in a.rows], points, kinds),
         points,
         kinds,
-        xlabel=f"{metric}, mean over seeds",
+        xlabel=f"{_directed(a, metric)}, mean over seeds",
         reference=base.mean if base.n else None,
         reference_label="base",
     )
@@ -252,17 +249,32 @@ def summary_figure(a: StudyAnalysis) -> Figure | None:
         for m, (lo, hi) in zip(ms, ends, strict=True)
     ]
     higher = a.higher_is_better.get(metric, True)
-    panels = _delta_panels(
+    panel = _delta_panel(
         f"Summary: Δ {metric} to the base, {_better(a, metric)} is better",
         labels,
         [m.delta for m in ms],
         [kind],
-        f"Δ {metric}",
+        f"Δ {_directed(a, metric)}",
         values=values,
         groups=(BETTER, WORSE, UNCLEAR, NEGLIGIBLE, NO_INTERVAL),
         row_groups=[_verdict(m, higher) for m in ms],
     )
-    return Figure("summary", f"Summary: Δ {metric} to the base", panels)
+    return Figure("summary", f"Summary: Δ {metric} to the base", (panel,))
+
+
+#: the x distance (in levels) between neighbouring series' error bars of an interaction plot
+DODGE = 0.12
+
+
+def dodge(j: int, count: int) -> float:
+    """The x offset of series ``j`` of ``count`` at each level, so that no two series' error
+    bars are drawn over each other; at most ±0.3 of a level apart, inside the level's slot.
+
+    >>> [dodge(j, 3) for j in range(3)], dodge(0, 1)
+    ([-0.12, 0.0, 0.12], 0.0)
+    """
+    step = min(DODGE, 0.6 / max(count - 1, 1))
+    return round((j - (count - 1) / 2) * step, 6)
 
 
 def _cell(a: StudyAnalysis, levels: dict[str, Any]) -> RowAnalysis | None:
@@ -276,7 +288,7 @@ def interaction_figure(a: StudyAnalysis, metric: str) -> Figure | None:
     """Per pair of grid factors (the others at the base's levels): the metric's mean of every
     cell with its CI over seeds, one line per level of the second factor over the levels of
     the first; parallel lines = no interaction. The panel names the interaction contrast."""
-    from evalab.ablation.grid import format_level
+    from evalab.ablation.study.grid import format_level
     from evalab.stats.effects import cell_label
 
     factors = [f for f, levels in a.grid.items() if len(levels) >= 2]
@@ -288,13 +300,14 @@ def interaction_figure(a: StudyAnalysis, metric: str) -> Figure | None:
     panels = []
     for f, g in itertools.combinations(factors, 2):
         series = []
-        for lg in a.grid[g]:
+        for j, lg in enumerate(a.grid[g]):
             cells = [_cell(a, {**ref, f: lf, g: lg}) for lf in a.grid[f]]
             ms = [c.metrics[metric] if c is not None else None for c in cells]
+            shift = dodge(j, len(a.grid[g]))
             series.append(
                 Series(
                     f"{g}={format_level(lg)}",
-                    tuple(float(k) for k in range(len(cells))),
+                    tuple(k + shift for k in range(len(cells))),
                     tuple(m.mean if m is not None and m.n else None for m in ms),
                     tuple(m.ci_low if m is not None else None for m in ms),
                     tuple(m.ci_high if m is not None else None for m in ms),

@@ -2,7 +2,7 @@
 Need": one column per configuration key that some row changes, the base row showing its
 values and every other row only the values that differ from the base (blank = as in the
 base). ``[display]`` in the study file names the columns, adds derived ones (d_k =
-d_model / heads) and labels values; see :mod:`evalab.ablation.display`.
+d_model / heads) and labels values; see :mod:`evalab.ablation.study.display`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from evalab.ablation.analysis import RowAnalysis, StudyAnalysis
+    from evalab.ablation.analysis.analyze import RowAnalysis, StudyAnalysis
 
 
 def _config(r: RowAnalysis) -> dict[str, Any]:

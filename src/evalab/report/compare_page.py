@@ -234,7 +234,7 @@ def ranking_figures(
             ],
             [r["score"] for r in rows],
             [Intervals(f"{pct} CI", [r["ci_low"] for r in rows], [r["ci_high"] for r in rows])],
-            xlabel=metric,
+            xlabel=f"{metric} {'↑' if better == 'higher' else '↓'} ({better} is better)",
             groups=[_cluster_group(c) for c in clusters],
             row_groups=[clusters.index(r["cluster"]) for r in rows],
         )

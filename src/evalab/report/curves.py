@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from evalab.report.figures import Figure, Series, figure_svg, xy_panel
 
 if TYPE_CHECKING:
-    from evalab.ablation.curve_rows import RowCurves, StudyCurves
+    from evalab.ablation.analysis.curve_bands import RowCurves, StudyCurves
 
 #: points drawn per curve at most (a longer curve is drawn in equal bins of steps)
 POINTS = 400
@@ -17,7 +17,7 @@ POINTS = 400
 
 def selection_note(sc: StudyCurves) -> str:
     """What the runs' values are, in words (empty when no run logged a curve)."""
-    from evalab.ablation.curves import Select
+    from evalab.ablation.contract.curves import Select
 
     if not sc.rows:
         return ""
@@ -69,7 +69,7 @@ def curve_figures(sc: StudyCurves) -> list[Figure]:
     """Per logged metric, a figure of every row's mean over seeds at each step (a line) over
     the range of its seeds (a band); the y axis spans the bands (curves are compared by shape,
     so it need not reach zero)."""
-    from evalab.ablation.curve_rows import thinned
+    from evalab.ablation.analysis.curve_bands import thinned
 
     out = []
     for metric in sc.metrics:

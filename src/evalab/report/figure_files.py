@@ -1,11 +1,15 @@
-"""``--figures DIR``: every figure of a report as PDF and SVG, for the paper.
+"""``--figures DIR``: every figure of a report as PDF, SVG and PNG, for the paper and the talk.
 
 The figures are the typed values the HTML page draws (:mod:`evalab.report.figures`), drawn
 here by matplotlib with the same panels, rows, intervals, axis ranges, ticks, lines,
-labels and legend. Both files are vector; the fonts are embedded: the PDF's as TrueType
-subsets (``pdf.fonttype = 42``, no Type 3 fonts, which some publishers refuse), the SVG's
-as glyph outlines (``svg.fonttype = "path"``: it looks the same where the font is not
-installed; each text's string is kept in a comment before its glyphs). matplotlib is the
+labels and legend, laid out at a paper width (``--figure-width``: ``single``, a column of a
+two-column paper, 3.3 in; ``double``, the full text width, 6.9 in; or a width in inches)
+with 8 pt text, so that the figure goes into the paper at 100% (no scaling that shrinks the
+text). PDF and SVG are vector, the PNG is rendered at PNG_DPI (slides, web pages). The
+fonts are embedded: the PDF's as TrueType subsets (``pdf.fonttype = 42``, no Type 3 fonts,
+which some publishers refuse), the SVG's as glyph outlines (``svg.fonttype = "path"``: it
+looks the same where the font is not installed; each text's string is kept in a comment
+before its glyphs). matplotlib is the
 ``report`` extra, imported only when figures are written, through ``Figure`` so that no
 global pyplot state is touched. File contents do not depend on the date (no timestamps).
 """
@@ -20,16 +24,17 @@ from typing import TYPE_CHECKING, Any
 
 from evalab.report.figures import (
     FIT_COLOUR,
+    LEGEND_LINE,
+    LINE_H,
+    TITLE_LINE,
     Box,
     Figure,
     IntervalPanel,
     Layout,
     XYPanel,
     layout,
-    legend_at,
     offset,
     place_labels,
-    row_height,
     series_points,
     spans,
     tick_text,
@@ -39,12 +44,24 @@ from evalab.report.plots import COLOURS, SERIES_COLOURS, finite
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-__all__ = ["SUFFIXES", "figure_paths", "file_stem", "require_matplotlib", "write_figures"]
+__all__ = [
+    "PAPER_WIDTHS",
+    "SUFFIXES",
+    "figure_paths",
+    "file_stem",
+    "paper_width",
+    "require_matplotlib",
+    "write_figures",
+]
 
 #: the files written per figure
-SUFFIXES = (".pdf", ".svg")
-#: px of the page's layout per inch
+SUFFIXES = (".pdf", ".svg", ".png")
+#: px of the layout per inch (the layout's 11 px text is 7.9 pt)
 PX_PER_IN = 100.0
+#: the widths of a two-column paper (inches): one column, and the full text width
+PAPER_WIDTHS = {"single": 3.3, "double": 6.9}
+#: the PNG's resolution (a 6.9 in figure is 1380 px wide: sharp on a projector)
+PNG_DPI = 200
 RC: Any = {
     "pdf.fonttype": 42,
     "svg.fonttype": "path",
@@ -52,6 +69,8 @@ RC: Any = {
     "font.size": 11 * 72 / PX_PER_IN,  # the page's 11 px
     "font.family": "DejaVu Sans",
 }
+#: the layout's LINE_H between lines of a text, as matplotlib's line spacing (in font sizes)
+LINE_SPACING = LINE_H / (RC["font.size"] * PX_PER_IN / 72)
 
 
 def require_matplotlib(option: str = "--figures") -> None:
@@ -59,6 +78,28 @@ def require_matplotlib(option: str = "--figures") -> None:
     from evalab.errors import require
 
     require("matplotlib", what=option, extra="report")
+
+
+def paper_width(text: str) -> float:
+    """``--figure-width``'s value in inches: ``single``, ``double`` or a number of inches
+    from 2 to 20.
+
+    >>> paper_width("single"), paper_width("5")
+    (3.3, 5.0)
+    """
+    from evalab.errors import SettingsError
+
+    if text in PAPER_WIDTHS:
+        return PAPER_WIDTHS[text]
+    try:
+        inches = float(text)
+    except ValueError:
+        inches = float("nan")
+    if not 2.0 <= inches <= 20.0:
+        raise SettingsError(
+            f"--figure-width must be single (3.3 in), double (6.9 in) or inches from 2 to 20, got {text!r}"
+        )
+    return inches
 
 
 def file_stem(name: str) -> str:
@@ -71,7 +112,7 @@ def file_stem(name: str) -> str:
 
 
 def figure_paths(figures: Sequence[Figure], folder: str | Path) -> list[list[Path]]:
-    """Per figure, the files it is written to (``<name>.pdf``, ``<name>.svg`` in ``folder``);
+    """Per figure, the files it is written to (``<name>.pdf``, ``.svg`` and ``.png`` in ``folder``);
     names made unique with ``-2``, ``-3``... where two figures' file names would be the same."""
     used: set[str] = set()
     out = []
@@ -84,30 +125,35 @@ def figure_paths(figures: Sequence[Figure], folder: str | Path) -> list[list[Pat
     return out
 
 
-def write_figures(figures: Sequence[Figure], folder: str | Path) -> list[Path]:
-    """Write every figure as PDF and SVG into ``folder`` (created when missing; each file
-    atomically, :func:`figure_paths`); the paths written."""
+def write_figures(
+    figures: Sequence[Figure], folder: str | Path, width_in: float = PAPER_WIDTHS["double"]
+) -> list[Path]:
+    """Write every figure ``width_in`` inches wide as PDF, SVG and PNG into ``folder``
+    (created when missing; each file atomically, :func:`figure_paths`); the paths written."""
     from evalab.io import write_bytes_atomic
 
     Path(folder).mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for fig, paths in zip(figures, figure_paths(figures, folder), strict=True):
-        for path, data in zip(paths, figure_bytes(fig), strict=True):
+        for path, data in zip(paths, figure_bytes(fig, width_in), strict=True):
             write_bytes_atomic(path, data)
             written.append(path)
     return written
 
 
-def figure_bytes(fig: Figure) -> tuple[bytes, bytes]:
-    """The figure as PDF and SVG bytes."""
+def figure_bytes(
+    fig: Figure, width_in: float = PAPER_WIDTHS["double"]
+) -> tuple[bytes, bytes, bytes]:
+    """The figure ``width_in`` inches wide as PDF, SVG and PNG bytes."""
     import matplotlib
 
     with matplotlib.rc_context(RC):
-        drawn = draw(fig)
-        pdf, svg = io.BytesIO(), io.BytesIO()
+        drawn = draw(fig, width_in)
+        pdf, svg, png = io.BytesIO(), io.BytesIO(), io.BytesIO()
         drawn.savefig(pdf, format="pdf", metadata={"CreationDate": None, "Creator": "evalab"})
         drawn.savefig(svg, format="svg", metadata={"Date": None, "Creator": "evalab"})
-    return pdf.getvalue(), svg.getvalue()
+        drawn.savefig(png, format="png", dpi=PNG_DPI, metadata={"Software": "evalab"})
+    return pdf.getvalue(), svg.getvalue(), png.getvalue()
 
 
 def _text(text: str) -> str:
@@ -120,13 +166,13 @@ def pt(px: float) -> float:
     return px * 72 / PX_PER_IN
 
 
-def draw(fig: Figure) -> Any:
-    """The figure as a matplotlib ``Figure`` laid out as the page lays it out
-    (:func:`evalab.report.figures.layout`, 100 px an inch): the same plot areas, title
-    lines, label columns and legend places."""
+def draw(fig: Figure, width_in: float | None = None) -> Any:
+    """The figure as a matplotlib ``Figure`` laid out ``width_in`` inches wide (the page's
+    width when None) as :func:`evalab.report.figures.layout` lays it out at 100 px an inch:
+    the same plot areas, title lines, wrapped labels, label columns and legend places."""
     from matplotlib.figure import Figure as MplFigure
 
-    lay = layout(fig)
+    lay = layout(fig, None if width_in is None else width_in * PX_PER_IN)
     w, h = lay.width, lay.height
     drawn = MplFigure(figsize=(w / PX_PER_IN, h / PX_PER_IN))
     for p, box in zip(fig.panels, lay.boxes, strict=True):
@@ -139,25 +185,39 @@ def draw(fig: Figure) -> Any:
             )
         )
         if isinstance(p, IntervalPanel):
-            _interval_axes(ax, p)
+            _interval_axes(ax, p, box, lay.values_right)
         else:
             _xy_axes(ax, p, box)
-        drawn.text(
-            0.5, 1 - box.title_y / h, _text(p.title), ha="center", va="baseline", fontweight="bold"
-        )
+        for k, line in enumerate(box.title):
+            drawn.text(
+                0.5,
+                1 - (box.title_y + k * TITLE_LINE) / h,
+                _text(line),
+                ha="center",
+                va="baseline",
+                fontweight="bold",
+            )
+        if isinstance(p, XYPanel) and p.note:
+            drawn.text(box.left / w, 1 - box.note_y / h, _text(p.note), va="baseline")
         ax.spines[["top", "right"]].set_visible(False)
         ax.tick_params(length=0)
     _legend(drawn, lay)
     return drawn
 
 
-def _interval_axes(ax: Axes, p: IntervalPanel) -> None:
-    n, kinds = len(p.labels), len(p.intervals)
-    step = 7 / row_height(p)  # the page's 7 px between a row's interval lines, in rows
+def _interval_axes(ax: Axes, p: IntervalPanel, box: Box, values_right: bool) -> None:
+    """The rows in px below the plot area's top (the layout's rows), the x axis in data."""
+    from matplotlib.ticker import NullLocator
+
+    kinds = len(p.intervals)
+    centre = [row.centre for row in box.rows]
+    if p.x.linear_width is not None:
+        ax.set_xscale("asinh", linear_width=p.x.linear_width)
+        ax.xaxis.set_minor_locator(NullLocator())
     for k, iv in enumerate(p.intervals):
         drawn = spans(iv.lows, iv.highs)
         ax.hlines(
-            [i + 0.5 + offset(k, kinds, step) for i, _, _ in drawn],
+            [centre[i] + offset(k, kinds, 7) for i, _, _ in drawn],
             [lo for _, lo, _ in drawn],
             [hi for _, _, hi in drawn],
             colors=COLOURS[k % len(COLOURS)],
@@ -165,7 +225,7 @@ def _interval_axes(ax: Axes, p: IntervalPanel) -> None:
         )
     for i, point in enumerate(p.points):
         if point is not None and finite(point):
-            ax.plot([point], [i + 0.5], "o", color=p.group_of(i).colour, markersize=pt(7))
+            ax.plot([point], [centre[i]], "o", color=p.group_of(i).colour, markersize=pt(7))
     for r in p.rules:
         ax.axvline(
             r.at,
@@ -173,19 +233,21 @@ def _interval_axes(ax: Axes, p: IntervalPanel) -> None:
             linestyle=(0, (4, 3)) if r.dashed else "solid",
             linewidth=pt(1),
         )
-    ax.set_xlim(p.x.lo, p.x.hi)
-    ax.set_xticks(list(p.x.ticks), [tick_text(v) for v in p.x.ticks])
-    ax.set_ylim(max(n, 1), 0)  # the first row on top, as on the page
-    ax.set_yticks([i + 0.5 for i in range(n)], [_text(lab) for lab in p.labels])
+    ax.set_xticks(list(box.ticks), [tick_text(v) for v in box.ticks])
+    ax.set_yticks(centre, [_text("\n".join(row.lines)) for row in box.rows])
+    ax.set_xlim(p.x.lo, p.x.hi)  # after the ticks, which would widen the limits to reach them
+    ax.set_ylim(box.bottom - box.top, 0)  # the first row on top, as on the page
     ax.tick_params(axis="y", pad=pt(6))
+    for label in ax.get_yticklabels():
+        label.set_linespacing(LINE_SPACING)
     ax.spines["left"].set_visible(False)
-    ax.set_xlabel(_text(p.x.label))
+    ax.set_xlabel(_text("\n".join(box.xlabel)), linespacing=LINE_SPACING)
     ax.grid(axis="x", color="#eeeeee", linewidth=pt(1))
     ax.set_axisbelow(True)
-    for i, value in enumerate(p.values):
+    for i, value in enumerate(p.values if values_right else ()):
         ax.annotate(
             _text(value),
-            (1.0, i + 0.5),
+            (1.0, centre[i]),
             xycoords=("axes fraction", "data"),
             xytext=(pt(12), 0),
             textcoords="offset points",
@@ -228,24 +290,15 @@ def _xy_axes(ax: Axes, p: XYPanel, box: Box) -> None:
         x0, y0, x1, y1 = p.fit
         ax.plot([x0, x1], [y0, y1], color=FIT_COLOUR, linestyle=(0, (5, 3)), linewidth=pt(1))
     _point_names(ax, p, box)
-    ax.set_xlim(p.x.lo, p.x.hi)
-    ax.set_ylim(p.y.lo, p.y.hi)
-    names = p.x_names or [tick_text(v) for v in p.x.ticks]
-    ax.set_xticks(list(p.x.ticks), [_text(t) for t in names])
+    names = p.x_names or [tick_text(v) for v in box.ticks]
+    ax.set_xticks(list(box.ticks), [_text(t) for t in names])
     ax.set_yticks(list(p.y.ticks), [tick_text(v) for v in p.y.ticks])
-    ax.set_xlabel(_text(p.x.label))
+    ax.set_xlim(p.x.lo, p.x.hi)  # after the ticks, which would widen the limits to reach them
+    ax.set_ylim(p.y.lo, p.y.hi)
+    ax.set_xlabel(_text("\n".join(box.xlabel)), linespacing=LINE_SPACING)
     ax.set_ylabel(_text(p.y.label))
     ax.grid(axis="y", color="#eeeeee", linewidth=pt(1))
     ax.set_axisbelow(True)
-    if p.note:
-        ax.annotate(
-            _text(p.note),
-            (0.0, 1.0),
-            xycoords="axes fraction",
-            xytext=(pt(6), -pt(14)),
-            textcoords="offset points",
-            va="baseline",
-        )
 
 
 def _point_names(ax: Axes, p: XYPanel, box: Box) -> None:
@@ -266,7 +319,7 @@ def _point_names(ax: Axes, p: XYPanel, box: Box) -> None:
 
 
 def _legend(drawn: Any, lay: Layout) -> None:
-    """The legend where the page draws it: per entry its mark, then its label."""
+    """The legend where the page draws it: per entry its mark, then its label's lines."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Rectangle
 
@@ -278,25 +331,23 @@ def _legend(drawn: Any, lay: Layout) -> None:
     def fy(px: float) -> float:
         return 1 - px / h
 
-    for j, row in enumerate(lay.legend):
-        for k, e in enumerate(row):
-            tx, ly = legend_at(lay, j, k)
-            if e.shape == "dot":
-                mark: Any = Line2D(
-                    [fx(tx - 12)], [fy(ly - 4)], marker="o", markersize=pt(7), color=e.colour
-                )
-            elif e.shape == "band":
-                mark = Rectangle(
-                    (fx(tx - 20), fy(ly - 1)), fx(16), 8 / h, color=e.colour, alpha=0.35
-                )
-            else:
-                mark = Line2D(
-                    [fx(tx - 20), fx(tx - 4)],
-                    [fy(ly - 4)] * 2,
-                    color=e.colour,
-                    linewidth=pt(2.5),
-                    linestyle=(0, (4, 3)) if e.shape == "dash" else "solid",
-                )
-            mark.set_transform(drawn.transFigure)
-            drawn.add_artist(mark)
-            drawn.text(fx(tx), fy(ly), _text(e.label), va="baseline")
+    for place in lay.legend:
+        e, tx, ly = place.entry, place.x, place.y
+        if e.shape == "dot":
+            mark: Any = Line2D(
+                [fx(tx - 12)], [fy(ly - 4)], marker="o", markersize=pt(7), color=e.colour
+            )
+        elif e.shape == "band":
+            mark = Rectangle((fx(tx - 20), fy(ly - 1)), fx(16), 8 / h, color=e.colour, alpha=0.35)
+        else:
+            mark = Line2D(
+                [fx(tx - 20), fx(tx - 4)],
+                [fy(ly - 4)] * 2,
+                color=e.colour,
+                linewidth=pt(2.5),
+                linestyle=(0, (4, 3)) if e.shape == "dash" else "solid",
+            )
+        mark.set_transform(drawn.transFigure)
+        drawn.add_artist(mark)
+        for k, line in enumerate(place.lines):
+            drawn.text(fx(tx), fy(ly + k * LEGEND_LINE), _text(line), va="baseline")

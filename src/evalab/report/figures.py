@@ -5,7 +5,7 @@ panel's rows or series, points, intervals, axis ranges and ticks, reference line
 and legend. The decisions (which rows go on which panel, where an axis starts, which ticks)
 are taken once, when the value is built (:func:`interval_panel`, :func:`xy_panel`); the HTML
 pages draw the value with :func:`figure_svg` and ``--figures`` writes the very same value as
-PDF and SVG with matplotlib (:func:`evalab.report.figure_files.write_figures`), so a figure
+PDF, SVG and PNG with matplotlib (:func:`evalab.report.figure_files.write_figures`), so a figure
 in the paper is the figure on the page.
 
 Two kinds of panel cover every plot of the reports:
@@ -21,6 +21,7 @@ Two kinds of panel cover every plot of the reports:
 from __future__ import annotations
 
 import html
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -31,6 +32,9 @@ from evalab.report.plots import (
     axis_range,
     finite,
     nice_ticks,
+    position,
+    scaled_range,
+    scaled_ticks,
 )
 
 __all__ = [
@@ -60,10 +64,15 @@ class Axis:
     hi: float
     ticks: tuple[float, ...]
     label: str = ""
+    #: None: linear; else signed-log, linear within ±linear_width
+    #: (:func:`evalab.report.plots.position`, matplotlib's ``asinh`` scale)
+    linear_width: float | None = None
 
     def fraction(self, v: float) -> float:
         """Where ``v`` lies on the axis, 0 at ``lo`` and 1 at ``hi``."""
-        return (v - self.lo) / (self.hi - self.lo)
+        c = self.linear_width
+        lo = position(self.lo, c)
+        return (position(v, c) - lo) / (position(self.hi, c) - lo)
 
 
 @dataclass(frozen=True)
@@ -167,10 +176,13 @@ def interval_panel(
     values: Sequence[str] = (),
     groups: Sequence[Group] = (ESTIMATE,),
     row_groups: Sequence[int] = (),
+    linear_width: float | None = None,
 ) -> IntervalPanel:
     """A panel whose axis fits the points and intervals (:func:`evalab.report.plots.axis_range`:
     zero and ``reference`` added when near, zero always with ``zero="always"``), with round
     ticks, a dashed line at ``reference`` and a grey one at zero when they are on the axis.
+    With ``linear_width`` the axis is signed-log (a forest plot's,
+    :func:`evalab.report.plots.forest_scale`): zero always on it, ticks at round values.
 
     >>> p = interval_panel("t", ["a", "b"], [92.0, 94.0], [Intervals("ci", [91.0, 93.0], [93.0, 95.0])], reference=92.0)
     >>> p.x.lo > 90, [r.at for r in p.rules]
@@ -179,7 +191,12 @@ def interval_panel(
     n = len(labels)
     if len(points) != n or any(len(iv.lows) != n or len(iv.highs) != n for iv in intervals):
         raise ValueError("labels, points and every interval need one value per row")
-    lo, hi = axis_range(points, intervals, reference, zero=zero)
+    if linear_width is None:
+        lo, hi = axis_range(points, intervals, reference, zero=zero)
+        ticks = nice_ticks(lo, hi)
+    else:
+        lo, hi = scaled_range(points, intervals, linear_width)
+        ticks = scaled_ticks(lo, hi, linear_width)
     rules = []
     if reference is not None and finite(reference) and lo <= reference <= hi:
         rules.append(Rule(reference, reference_label))
@@ -190,7 +207,7 @@ def interval_panel(
         tuple(labels),
         tuple(points),
         tuple(Intervals(iv.label, tuple(iv.lows), tuple(iv.highs)) for iv in intervals),
-        Axis(lo, hi, tuple(nice_ticks(lo, hi)), xlabel),
+        Axis(lo, hi, tuple(ticks), xlabel, linear_width),
         tuple(rules),
         tuple(values),
         tuple(groups),
@@ -254,7 +271,7 @@ def xy_panel(
         for v in (*s.ys, *s.lows, *s.highs)
         if v is not None and finite(float(v))
     ]
-    y0, y1 = _span(ys)
+    y0, y1 = _span(ys + ([fit[1], fit[3]] if fit is not None else []))  # the fit line inside too
     if x_names:
         x = Axis(-0.5, len(x_names) - 0.5, tuple(float(k) for k in range(len(x_names))), xlabel)
     else:
@@ -331,52 +348,120 @@ def legend(fig: Figure) -> list[LegendEntry]:
                 for k, s in enumerate(p.series)
             ]
             out += [LegendEntry("dash", FIT_COLOUR, p.fit_label)] if p.fit and p.fit_label else []
+            if p.style == "bars" and p.interval_label:  # what the error bars are
+                out.append(LegendEntry("line", "#555555", f"error bar: {p.interval_label}"))
     return list(dict.fromkeys(out))  # each entry once, in the order first met
 
 
 FIT_COLOUR = "#c44e52"
 
-# ---- the SVG writer ----------------------------------------------------------------------
-# sizes in px; the matplotlib renderer reads the same numbers (1 in = 100 px)
-WIDTH = 620
-#: the plot area of an interval panel is at least this wide (PLOT_AREA_PX is the narrowest a
-#: forest plot's panels are chosen for; the SVG scales down only in windows under ~700 px)
-PLOT_W = 400
-CHAR_PX = 6.3
-TITLE_H = 24
-AXIS_H = 38
-XY_PLOT_H = 220
+# ---- the layout: sizes in px; the SVG writer and matplotlib read the same numbers ----------
+#: the page's figure width: a two-column paper's text width at 100 px an inch, the default
+#: ``--figure-width`` (figure_files.PAPER_WIDTHS), so that the page shows the paper's figure
+WIDTH = 690.0
+#: a title line, a label line, the axis' tick labels and label under the plot area
+TITLE_LINE, LINE_H, AXIS_H = 15.0, 13.5, 38.0
+XY_PLOT_H = 220.0
+#: the row labels' column takes at most this share of the figure's width (labels are wrapped
+#: to it, never cut); the numbers right of the rows at most VALUES_SHARE, else they are
+#: written as the label's last line
+LABEL_SHARE, VALUES_SHARE = 0.42, 0.3
+#: an xy panel's margins: room for the y tick labels and the rotated y label
+XY_LEFT, RIGHT = 62.0, 20.0
+LEGEND_LINE = 16.0
 
 
-def row_height(p: IntervalPanel) -> float:
-    return 16 + 7 * len(p.intervals)
+def _cut(word: str, px: float) -> int:
+    """Where to split a word wider than ``px``: after the last ``.``, ``_`` or ``/`` (else
+    ``-``) that keeps the first piece within ``px`` (and not in its first third), else at
+    the widest piece that fits (one character at least)."""
+    fits = max([k for k in range(1, len(word)) if text_width(word[:k]) <= px], default=1)
+    for marks in ("._/", "-"):
+        soft = [k for k in range(max(fits // 3, 1), fits + 1) if word[k - 1] in marks]
+        if soft:
+            return soft[-1]
+    return fits
 
 
-def label_width(p: IntervalPanel) -> float:
-    # not capped: a label cut by the figure's edge would hide the row's name (the builders
-    # bound the labels' length instead)
-    return 12 + CHAR_PX * max((len(lab) for lab in p.labels), default=4)
+def wrap(text: str, px: float) -> tuple[str, ...]:
+    """``text`` as lines at most ``px`` wide (:func:`text_width`): split at its newlines,
+    then at spaces; a word wider than ``px`` is split after a ``.``, ``-``, ``_`` or ``/``
+    where it can (:func:`_cut`). Nothing is cut off.
+
+    >>> wrap("no attention (shallow model)\\nsmall", 90)
+    ('no attention', '(shallow', 'model)', 'small')
+    >>> wrap("1. generaltest2022.uk-en.Online-B", 120)
+    ('1.', 'generaltest2022.', 'uk-en.Online-B')
+    """
+    out: list[str] = []
+    for para in text.split("\n"):
+        line = ""
+        for word in para.split(" "):
+            while text_width(word) > px and len(word) > 1:
+                if line:
+                    out.append(line)
+                    line = ""
+                k = _cut(word, px)
+                out.append(word[:k])
+                word = word[k:]
+            joined = f"{line} {word}" if line else word
+            if line and text_width(joined) > px:
+                out.append(line)
+                line = word
+            else:
+                line = joined
+        out.append(line)
+    return tuple(out)
 
 
-def value_width(p: IntervalPanel) -> float:
-    return 12 + CHAR_PX * max((len(v) for v in p.values), default=0) if p.values else 0.0
+def row_height(p: IntervalPanel, lines: int = 1) -> float:
+    """A row's height: room for its interval lines and its label's lines."""
+    return max(16 + 7 * len(p.intervals), LINE_H * lines + 4)
 
 
-def panel_height(p: Panel) -> float:
-    if isinstance(p, IntervalPanel):
-        return TITLE_H + row_height(p) * max(len(p.labels), 1) + AXIS_H
-    return TITLE_H + XY_PLOT_H + AXIS_H
+@dataclass(frozen=True)
+class Row:
+    """One row of an interval panel as laid out: its top and height in px below the plot
+    area's top, and its label's lines."""
+
+    top: float
+    height: float
+    lines: tuple[str, ...]
+
+    @property
+    def centre(self) -> float:
+        return self.top + self.height / 2
 
 
 @dataclass(frozen=True)
 class Box:
-    """A panel's plot area in px from the figure's top left, and its title's baseline."""
+    """A panel's plot area in px from the figure's top left, its title's lines (the first
+    baseline at ``title_y``), the note's baseline (xy panels, 0 for none) and its rows
+    (interval panels)."""
 
     left: float
     top: float
     right: float
     bottom: float
     title_y: float
+    title: tuple[str, ...] = ()
+    note_y: float = 0.0
+    rows: tuple[Row, ...] = ()
+    #: the x ticks drawn: the axis' ticks whose labels fit side by side (:func:`shown_ticks`)
+    ticks: tuple[float, ...] = ()
+    #: the x axis' label, wrapped to the plot area's width
+    xlabel: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LegendPlace:
+    """A legend entry as placed: its text's lines from ``(x, y)`` (first baseline), its mark
+    20 px left of ``x``."""
+
+    entry: LegendEntry
+    x: float
+    y: float
+    lines: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -386,39 +471,115 @@ class Layout:
     width: float
     height: float
     boxes: tuple[Box, ...]
-    legend_top: float
-    legend: tuple[tuple[LegendEntry, ...], ...]
+    legend: tuple[LegendPlace, ...]
+    #: the rows' numbers in a column right of the plot area (else in the labels)
+    values_right: bool = True
 
 
-#: an xy panel's margins: room for the y tick labels and the rotated y label
-XY_LEFT, RIGHT = 62.0, 20.0
-LEGEND_LINE = 16.0
+#: the least gap (px) between two tick labels
+TICK_GAP = 8.0
 
 
-def layout(fig: Figure) -> Layout:
-    """The figure's layout: panels stacked, interval panels sharing one label column (so
-    that their axes line up), the legend under the last panel."""
-    bars = [p for p in fig.panels if isinstance(p, IntervalPanel)]
-    left = max((label_width(p) for p in bars), default=XY_LEFT)
-    right = RIGHT + max((value_width(p) for p in bars), default=0.0)
-    width = max(WIDTH, left + PLOT_W + right)
+def shown_ticks(axis: Axis, plot_px: float) -> tuple[float, ...]:
+    """The axis' ticks whose labels fit side by side on a plot area ``plot_px`` wide: every
+    k-th tick for the smallest k that fits, counted from zero where zero is a tick.
+
+    >>> shown_ticks(Axis(0.0, 0.1, (0.0, 0.02, 0.04, 0.06, 0.08, 0.1)), 120)
+    (0.0, 0.04, 0.08)
+    """
+    ticks = list(axis.ticks)
+    anchor = ticks.index(0.0) if 0.0 in ticks else 0
+    for k in range(1, len(ticks) + 1):
+        kept = [t for i, t in enumerate(ticks) if (i - anchor) % k == 0]
+        marks = [(plot_px * axis.fraction(t), text_width(tick_text(t)) / 2) for t in kept]
+        if all(x1 - h1 - x0 - h0 >= TICK_GAP for (x0, h0), (x1, h1) in itertools.pairwise(marks)):
+            return tuple(kept)
+    return tuple(ticks[anchor : anchor + 1])
+
+
+def _row_text(p: IntervalPanel, i: int, values_right: bool) -> str:
+    value = p.values[i] if p.values and not values_right else ""
+    return p.labels[i] + (f"\n{value}" if value else "")
+
+
+def _columns(bars: Sequence[IntervalPanel], w: float) -> tuple[float, float, bool]:
+    """The interval panels' label column's right edge, the right margin, and whether the
+    rows' numbers stand right of the plot (else as the labels' last lines)."""
+    value_px = max((12 + text_width(v) for p in bars for v in p.values), default=0.0)
+    values_right = value_px <= VALUES_SHARE * w
+    widest = max(
+        (
+            text_width(line)
+            for p in bars
+            for i in range(len(p.labels))
+            for line in _row_text(p, i, values_right).split("\n")
+        ),
+        default=24.0,
+    )
+    left = min(widest, LABEL_SHARE * w - 12) + 12
+    return left, RIGHT + (value_px if values_right else 0.0), values_right
+
+
+def _rows(p: IntervalPanel, label_px: float, values_right: bool) -> tuple[Row, ...]:
+    """The panel's rows top to bottom, each as tall as its wrapped label needs."""
+    rows: list[Row] = []
+    y = 0.0
+    for i in range(len(p.labels)):
+        lines = wrap(_row_text(p, i, values_right), label_px)
+        rows.append(Row(y, row_height(p, len(lines)), lines))
+        y += rows[-1].height
+    return tuple(rows)
+
+
+def layout(fig: Figure, width: float | None = None) -> Layout:
+    """The figure's layout at ``width`` px (the page's WIDTH when None): panels stacked,
+    interval panels sharing one label column (so that their axes line up) whose labels are
+    wrapped to it, every title and axis label wrapped to its room, the legend under the
+    last panel."""
+    w = WIDTH if width is None else width
+    left, right, values_right = _columns([p for p in fig.panels if isinstance(p, IntervalPanel)], w)
     boxes, top = [], 0.0
     for p in fig.panels:
-        h = panel_height(p)
+        title = wrap(p.title, w - 20)
+        head = 8 + TITLE_LINE * len(title)
+        note_y = 0.0
+        if isinstance(p, XYPanel) and p.note:
+            head += LINE_H
+            note_y = top + head - 6
+        rows: tuple[Row, ...] = ()
         if isinstance(p, IntervalPanel):
-            boxes.append(Box(left, top + TITLE_H, width - right, top + h - AXIS_H, top + 17))
+            rows = _rows(p, left - 12, values_right)
+            x0, x1 = left, w - right
+            body = max(rows[-1].top + rows[-1].height if rows else 0.0, row_height(p))
         else:
-            boxes.append(Box(XY_LEFT, top + TITLE_H, width - RIGHT, top + h - AXIS_H, top + 17))
-        top += h
-    rows = tuple(tuple(r) for r in legend_rows(fig))
-    return Layout(width, top + LEGEND_LINE * len(rows) + 8, tuple(boxes), top + 12, rows)
+            x0, x1, body = XY_LEFT, w - RIGHT, XY_PLOT_H
+        named = isinstance(p, XYPanel) and bool(p.x_names)
+        xlabel = wrap(p.x.label, x1 - x0) if p.x.label else ()
+        box = Box(
+            x0, top + head, x1, top + head + body, top + 17, title, note_y, rows,
+            p.x.ticks if named else shown_ticks(p.x, x1 - x0), xlabel,
+        )  # fmt: skip
+        boxes.append(box)
+        top += head + body + AXIS_H + LINE_H * max(len(xlabel) - 1, 0)
+    places, bottom = legend_places(fig, w, top + 12)
+    return Layout(w, bottom + 8, tuple(boxes), places, values_right)
 
 
-def legend_rows(fig: Figure) -> list[list[LegendEntry]]:
-    """The legend laid out three entries a line (one a line when an entry is long)."""
-    entries = legend(fig)
-    per = 1 if any(len(e.label) > 30 for e in entries) else 3
-    return [entries[k : k + per] for k in range(0, len(entries), per)]
+def legend_places(fig: Figure, width: float, top: float) -> tuple[tuple[LegendPlace, ...], float]:
+    """The legend's entries flowed left to right in lines from ``top`` (each label wrapped to
+    the width); the places and the last line's bottom."""
+    out: list[LegendPlace] = []
+    x, y, tallest = 10.0, top, 1
+    for e in legend(fig):
+        lines = wrap(e.label, width - 40)
+        need = 20 + max(text_width(t) for t in lines) + 16
+        if x > 10 and x + need > width - 10:
+            x, y, tallest = 10.0, y + LEGEND_LINE * tallest, 1
+        out.append(LegendPlace(e, x + 20, y, lines))
+        x += need
+        tallest = max(tallest, len(lines))
+    bottom = y + LEGEND_LINE * (tallest - 1) + 4 if out else top - 12
+    return tuple(out), bottom
 
 
 def offset(k: int, count: int, step: float) -> float:
@@ -435,7 +596,7 @@ def tick_text(v: float) -> str:
     return f"{v + 0.0:.6g}".replace("-", "−")
 
 
-def figure_svg(fig: Figure) -> str:
+def figure_svg(fig: Figure, width: float | None = None) -> str:
     """The figure as an ``<svg>`` element (every text escaped), its panels stacked, each a
     ``<g class="panel">`` titled by its title, the legend under the last; every dot and
     interval carries a tooltip ``<row>: <kind> [low, high]``.
@@ -445,7 +606,7 @@ def figure_svg(fig: Figure) -> str:
     >>> svg.startswith("<svg") and svg.count("<circle") == 3 and "&lt;b&gt;" in svg  # 2 rows, 1 in the legend
     True
     """
-    lay = layout(fig)
+    lay = layout(fig, width)
     e = html.escape
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{lay.width:.0f}" height="{lay.height:.0f}" '
@@ -455,17 +616,30 @@ def figure_svg(fig: Figure) -> str:
     for p, box in zip(fig.panels, lay.boxes, strict=True):
         parts.append(f'<g class="panel"><title>{e(p.title)}</title>')
         parts.append(
-            f'<text x="{lay.width / 2:.1f}" y="{box.title_y:.1f}" text-anchor="middle" font-weight="bold">{e(p.title)}</text>'
+            f'<text x="{lay.width / 2:.1f}" y="{box.title_y:.1f}" text-anchor="middle" font-weight="bold">'
+            + _tspans(box.title, lay.width / 2, TITLE_LINE)
+            + "</text>"
         )
-        parts += _interval_svg(p, box) if isinstance(p, IntervalPanel) else _xy_svg(p, box)
+        parts += (
+            _interval_svg(p, box, lay.values_right)
+            if isinstance(p, IntervalPanel)
+            else _xy_svg(p, box)
+        )
         parts.append("</g>")
     parts += _legend_svg(lay)
     parts.append("</svg>")
     return "\n".join(parts)
 
 
+def _tspans(lines: Sequence[str], x: float, step: float) -> str:
+    """Lines of one ``<text>`` (escaped), each from ``x``, ``step`` px apart."""
+    return "".join(
+        f'<tspan x="{x:.1f}" dy="{0 if k == 0 else step:g}">{html.escape(t)}</tspan>'
+        for k, t in enumerate(lines)
+    )
+
+
 def _x_axis_svg(axis: Axis, left: float, pw: float, y_top: float, y_axis: float) -> list[str]:
-    e = html.escape
     parts = [
         f'<line x1="{left:.1f}" y1="{y_axis:.1f}" x2="{left + pw:.1f}" y2="{y_axis:.1f}" stroke="#333"/>'
     ]
@@ -479,20 +653,23 @@ def _x_axis_svg(axis: Axis, left: float, pw: float, y_top: float, y_axis: float)
         )
     if axis.label:
         parts.append(
-            f'<text x="{left + pw / 2:.1f}" y="{y_axis + 28:.1f}" text-anchor="middle">{e(axis.label)}</text>'
+            f'<text x="{left + pw / 2:.1f}" y="{y_axis + 28:.1f}" text-anchor="middle">'
+            + _tspans(axis.label.split("\n"), left + pw / 2, LINE_H)
+            + "</text>"
         )
     return parts
 
 
-def _interval_svg(p: IntervalPanel, box: Box) -> list[str]:
+def _interval_svg(p: IntervalPanel, box: Box, values_right: bool) -> list[str]:
     e = html.escape
-    left, rh = box.left, row_height(p)
+    left = box.left
     pw, y0, y1 = box.right - box.left, box.top, box.bottom
 
     def x(v: float) -> float:
         return left + pw * p.x.fraction(v)
 
-    parts = _x_axis_svg(p.x, left, pw, y0, y1)
+    shown = Axis(p.x.lo, p.x.hi, box.ticks, "\n".join(box.xlabel), p.x.linear_width)
+    parts = _x_axis_svg(shown, left, pw, y0, y1)
     for r in p.rules:
         dash = ' stroke-dasharray="4 3"' if r.dashed else ""
         parts.append(
@@ -500,9 +677,15 @@ def _interval_svg(p: IntervalPanel, box: Box) -> list[str]:
             f'stroke="{"#555" if r.dashed else "#999"}"{dash}/>'
         )
     kinds = len(p.intervals)
-    for i, lab in enumerate(p.labels):
-        cy = y0 + rh * (i + 0.5)
-        parts.append(f'<text x="{left - 6:.1f}" y="{cy + 4:.1f}" text-anchor="end">{e(lab)}</text>')
+    for i, row in enumerate(box.rows):
+        lab = " ".join(p.labels[i].split("\n"))  # the tooltips' name of the row, on one line
+        cy = y0 + row.centre
+        first = cy + 4 - LINE_H * (len(row.lines) - 1) / 2
+        parts.append(
+            f'<text x="{left - 6:.1f}" y="{first:.1f}" text-anchor="end">'
+            + _tspans(row.lines, left - 6, LINE_H)
+            + "</text>"
+        )
         for k, iv in enumerate(p.intervals):
             for _, lo, hi in spans(iv.lows[i : i + 1], iv.highs[i : i + 1]):
                 y = cy + offset(k, kinds, 7)
@@ -518,7 +701,7 @@ def _interval_svg(p: IntervalPanel, box: Box) -> list[str]:
                 f'<circle cx="{x(point):.1f}" cy="{cy:.1f}" r="3.5" fill="{g.colour}"><title>{e(lab)}: '
                 f"{point:.4g} ({e(g.label)})</title></circle>"
             )
-        if p.values:
+        if p.values and values_right:
             parts.append(f'<text x="{left + pw + 12:.1f}" y="{cy + 4:.1f}">{e(p.values[i])}</text>')
     return parts
 
@@ -533,7 +716,7 @@ def _xy_svg(p: XYPanel, box: Box) -> list[str]:
     def py(v: float) -> float:
         return y1 - XY_PLOT_H * p.y.fraction(v)
 
-    axis = Axis(p.x.lo, p.x.hi, () if p.x_names else p.x.ticks, p.x.label)
+    axis = Axis(p.x.lo, p.x.hi, () if p.x_names else box.ticks, "\n".join(box.xlabel))
     parts = _x_axis_svg(axis, left, pw, y0, y1)
     for k, name in enumerate(p.x_names):
         parts.append(
@@ -551,7 +734,7 @@ def _xy_svg(p: XYPanel, box: Box) -> list[str]:
         f'<text transform="translate(12 {(y0 + y1) / 2:.1f}) rotate(-90)" text-anchor="middle">{e(p.y.label)}</text>'
     )
     if p.note:
-        parts.append(f'<text x="{left + 6}" y="{y0 + 14:.1f}">{e(p.note)}</text>')
+        parts.append(f'<text x="{left}" y="{box.note_y:.1f}">{e(p.note)}</text>')
     if p.fit is not None:
         x0, fy0, x1, fy1 = p.fit
         parts.append(
@@ -585,7 +768,7 @@ def _series_svg(
     )
     if p.style == "bars":
         for x, y, ci in pts:
-            name = p.x_names[int(x)] if p.x_names else tick_text(x)
+            name = p.x_names[round(x)] if p.x_names else tick_text(x)
             if ci is not None:
                 parts.append(
                     f'<line x1="{px(x):.1f}" y1="{py(ci[0]):.1f}" x2="{px(x):.1f}" y2="{py(ci[1]):.1f}" stroke="{colour}" '
@@ -745,29 +928,24 @@ def place_labels(p: XYPanel, box: Box) -> tuple[PointLabel, ...]:
     return tuple(out)
 
 
-def legend_at(lay: Layout, j: int, k: int) -> tuple[float, float]:
-    """The text baseline's start of entry ``k`` of legend line ``j`` (its mark 20 px left)."""
-    return 10 + k * (lay.width - 20) / 3 + 20, lay.legend_top + LEGEND_LINE * j
-
-
 def _legend_svg(lay: Layout) -> list[str]:
-    e = html.escape
     parts = []
-    for j, row in enumerate(lay.legend):
-        for k, entry in enumerate(row):
-            tx, ly = legend_at(lay, j, k)
-            lx = tx - 20
-            c = entry.colour
-            if entry.shape == "dot":
-                parts.append(f'<circle cx="{lx + 8:.1f}" cy="{ly - 4:.1f}" r="3.5" fill="{c}"/>')
-            elif entry.shape == "band":
-                parts.append(
-                    f'<rect x="{lx:.1f}" y="{ly - 9:.1f}" width="16" height="8" fill="{c}" fill-opacity="0.35"/>'
-                )
-            else:
-                dash = ' stroke-dasharray="4 3"' if entry.shape == "dash" else ""
-                parts.append(
-                    f'<line x1="{lx:.1f}" y1="{ly - 4:.1f}" x2="{lx + 16:.1f}" y2="{ly - 4:.1f}" stroke="{c}" stroke-width="2.5"{dash}/>'
-                )
-            parts.append(f'<text x="{lx + 20:.1f}" y="{ly:.1f}">{e(entry.label)}</text>')
+    for place in lay.legend:
+        entry, tx, ly = place.entry, place.x, place.y
+        lx = tx - 20
+        c = entry.colour
+        if entry.shape == "dot":
+            parts.append(f'<circle cx="{lx + 8:.1f}" cy="{ly - 4:.1f}" r="3.5" fill="{c}"/>')
+        elif entry.shape == "band":
+            parts.append(
+                f'<rect x="{lx:.1f}" y="{ly - 9:.1f}" width="16" height="8" fill="{c}" fill-opacity="0.35"/>'
+            )
+        else:
+            dash = ' stroke-dasharray="4 3"' if entry.shape == "dash" else ""
+            parts.append(
+                f'<line x1="{lx:.1f}" y1="{ly - 4:.1f}" x2="{lx + 16:.1f}" y2="{ly - 4:.1f}" stroke="{c}" stroke-width="2.5"{dash}/>'
+            )
+        parts.append(
+            f'<text x="{tx:.1f}" y="{ly:.1f}">{_tspans(place.lines, tx, LEGEND_LINE)}</text>'
+        )
     return parts

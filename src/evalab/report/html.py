@@ -38,8 +38,8 @@ from evalab.report.tables import (
 )
 
 if TYPE_CHECKING:
-    from evalab.ablation.analysis import StudyAnalysis
-    from evalab.ablation.curve_rows import StudyCurves
+    from evalab.ablation.analysis.analyze import StudyAnalysis
+    from evalab.ablation.analysis.curve_bands import StudyCurves
 
 # The page fits a 1400 px screen (and, with smaller type and wrapping cells, a 900 px one)
 # without a horizontal scroll: headers wrap, the text
@@ -149,7 +149,7 @@ def render_html(
     curves: StudyCurves | None = None,
 ) -> str:
     """The analysis as one self-contained HTML page (with the runs' learning ``curves``, from
-    :func:`evalab.ablation.curve_rows.study_curves`, when given).
+    :func:`evalab.ablation.analysis.curve_bands.study_curves`, when given).
 
     ``extra_sections`` are ``(heading, trusted_html)`` pairs appended before the notes (for
     callers such as ``evalab demo`` that add their own, already escaped, content); the

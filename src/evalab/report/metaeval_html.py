@@ -5,7 +5,7 @@ table, one scatter plot per metric (human vs metric system score, one labelled p
 system, the least-squares regression line) and one ranking chart per statistic (value
 with its confidence interval, metrics in rank order, coloured by rank cluster). The plots
 are figure values (:mod:`evalab.report.figures`) drawn as inline SVG, the same ones
-``meta-eval --figures DIR`` writes as PDF and SVG; every string from the inputs (system and
+``meta-eval --figures DIR`` writes as PDF, SVG and PNG; every string from the inputs (system and
 metric names, paths) is escaped.
 """
 
@@ -113,6 +113,7 @@ def ranking_figure(
     ranks: Sequence[int | None],
     *,
     name: str = "ranking",
+    xlabel: str = "value",
 ) -> Figure:
     """Metrics (best first) as points with their interval, labelled with their rank, the
     dot coloured by the rank cluster (metrics no significant difference separates share one),
@@ -123,7 +124,7 @@ def ranking_figure(
         [f"{r}. {n}" if r is not None else n for n, r in zip(names, ranks, strict=True)],
         [v if math.isfinite(v) else None for v in values],
         [Intervals("confidence interval", lows, highs)],
-        xlabel="value",
+        xlabel=xlabel,
         groups=[_cluster(r) for r in clusters],
         row_groups=[clusters.index(r) for r in ranks],
     )
@@ -162,18 +163,21 @@ def _table(result: MetaEvalResult) -> str:
 
 
 def metaeval_figures(result: MetaEvalResult) -> list[Figure]:
-    """Every figure of the page: per metric a scatter plot, per statistic a ranking."""
+    """Every figure of the page: per metric a scatter plot on the metric's own scale (a
+    lower-is-better metric's scores, negated for the statistics, drawn as the metric gives
+    them, its axis saying ``↓ (lower is better)``), per statistic a ranking."""
     out = [
         scatter_figure(
             result.systems,
             list(result.human_system),
-            list(m.system),
+            [-v for v in m.system] if m.negated else list(m.system),
             f"{m.name} ({m.system_mode})",
-            m.name,
+            f"{m.name} ↓ (lower is better)" if m.negated else m.name,
             name=f"scatter-{m.name}",
         )
         for m in result.metrics
     ]
+    negated = {m.name for m in result.metrics if m.negated}
     for (level, stat), per_metric in result.estimates.items():
         ordered = sorted(
             per_metric.items(),
@@ -182,12 +186,14 @@ def metaeval_figures(result: MetaEvalResult) -> list[Figure]:
         out.append(
             ranking_figure(
                 f"{level}: {LABELS[(level, stat)]}",
-                [n for n, _ in ordered],
+                # a lower-is-better metric enters the statistics negated: its row says so
+                [f"{n} (negated: lower is better)" if n in negated else n for n, _ in ordered],
                 [x.value for _, x in ordered],
                 [x.low for _, x in ordered],
                 [x.high for _, x in ordered],
                 [x.rank for _, x in ordered],
                 name=f"ranking-{level}-{stat}",
+                xlabel=f"{LABELS[(level, stat)]} with the human scores",
             )
         )
     return out

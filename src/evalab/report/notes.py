@@ -1,5 +1,5 @@
 """The words of a study's notes: one function per note code
-(:mod:`evalab.ablation.notes`), each turning the numbers the note cites into the sentence
+(:mod:`evalab.ablation.analysis.note_kinds`), each turning the numbers the note cites into the sentence
 every format prints (terminal, Markdown, LaTeX, HTML; the JSON carries the sentences and,
 beside them, the codes with their numbers); and of the notes of a comparison
 (:data:`evalab.stats.items.ItemNote`, :class:`evalab.stats.paired.FlatResamples`:
@@ -10,15 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, assert_never
 
-from evalab.ablation.notes import (
+from evalab.ablation.analysis.note_kinds import (
     AsoNote,
     BoundsNote,
     CodeVersionNote,
     CurvesNote,
     DeltaNote,
     EvalRowsNote,
-    ExampleGap,
-    ExampleMismatch,
     FewSeedsNote,
     GridNote,
     HolmNote,
@@ -29,17 +27,21 @@ from evalab.ablation.notes import (
     OneSeedNote,
     RunsUsedNote,
     SeedsNote,
-    SizeMismatch,
     StaleRunsNote,
     TestSetNote,
     TwoLevelNote,
+)
+from evalab.ablation.store.example_refusals import (
+    ExampleGap,
+    ExampleMismatch,
+    SizeMismatch,
     UnreadableExamples,
 )
 from evalab.stats.items import FewClusters, ItemNote, NoSpread
 from evalab.stats.paired import FlatResamples
 
 if TYPE_CHECKING:
-    from evalab.ablation.analysis_values import StudyAnalysis
+    from evalab.ablation.analysis.study_analysis import StudyAnalysis
 
 
 def note_lines(a: StudyAnalysis) -> list[str]:

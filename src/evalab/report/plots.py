@@ -3,8 +3,9 @@
 Honest by construction: a point and its interval (no bars whose length depends on where
 the axis starts); a level axis fits the data, zero and the reference line drawn only when
 near (an axis from 0 would squeeze accuracies of 92-94 into 2% of the plot); a forest
-plot keeps zero on every panel it can and splits rows of different scales over panels
-(:func:`forest_panels`) so that every row's interval is readable. The figures themselves
+plot draws every row once on one axis through zero, linear where every interval is readable
+on it, signed-log (linear near zero, logarithmic far from it) where effects of different
+scales would squeeze the small ones (:func:`forest_scale`). The figures themselves
 are typed values built from these decisions (:mod:`evalab.report.figures`).
 """
 
@@ -76,17 +77,42 @@ def axis_range(
     return lo - pad, hi + pad
 
 
-#: the narrowest plot area (px) the two engines draw at; a forest plot's panels are chosen so
-#: that every row's widest interval spans at least MIN_INTERVAL_PX of it
-PLOT_AREA_PX = 320
-MIN_INTERVAL_PX = 40
+#: the narrowest plot area (px) the renderers draw a forest plot at (a single-column figure);
+#: a forest plot's axis is chosen so that every row's widest interval spans MIN_INTERVAL_PX
+#: of it where it can
+PLOT_AREA_PX = 180
+MIN_INTERVAL_PX = 24
 
 
-def _row_values(
-    i: int, points: Sequence[float | None], intervals: Sequence[Intervals]
-) -> list[float]:
-    ends = [v for iv in intervals for v in (iv.lows[i], iv.highs[i])]
-    return [v for v in (points[i], *ends) if v is not None and finite(v)]
+def position(v: float, linear_width: float | None) -> float:
+    """Where ``v`` lies on an axis: ``v`` itself on a linear one; on a signed-log one
+    (``linear_width`` c) c·asinh(v/c): linear within ±c, logarithmic beyond, sign and zero
+    kept (matplotlib's ``asinh`` scale).
+
+    >>> position(3.0, None), round(position(0.01, 1.0), 4), round(position(-1000.0, 1.0), 2)
+    (3.0, 0.01, -7.6)
+    """
+    return v if linear_width is None else linear_width * math.asinh(v / linear_width)
+
+
+def value_at(pos: float, linear_width: float | None) -> float:
+    """The value at axis position ``pos`` (the inverse of :func:`position`)."""
+    return pos if linear_width is None else linear_width * math.sinh(pos / linear_width)
+
+
+def scaled_range(
+    points: Sequence[float | None],
+    intervals: Sequence[Intervals],
+    linear_width: float | None,
+) -> tuple[float, float]:
+    """The x range of a forest plot: every point, interval end and zero, padded 5% of the
+    axis' length (on a signed-log axis, of its drawn length)."""
+    values = [v for v in points if v is not None and finite(v)]
+    values += [v for iv in intervals for v in (*iv.lows, *iv.highs) if v is not None and finite(v)]
+    pos = [position(v, linear_width) for v in (*values, 0.0)]
+    lo, hi = min(pos), max(pos)
+    pad = (hi - lo) * 0.05 or 1.0
+    return value_at(lo - pad, linear_width), value_at(hi + pad, linear_width)
 
 
 def _row_width(i: int, intervals: Sequence[Intervals]) -> float:
@@ -99,68 +125,100 @@ def _row_width(i: int, intervals: Sequence[Intervals]) -> float:
     return max(widths, default=0.0)
 
 
-def interval_px(
-    i: int,
-    rows: Sequence[int],
+#: a row whose Δ lies this many times its widest interval's width from zero reads as
+#: "clearly away from zero" even drawn as a dot: the axis is not chosen to widen it
+FAR = 4.0
+
+
+def near_rows(points: Sequence[float | None], intervals: Sequence[Intervals]) -> list[int]:
+    """The rows whose interval a forest plot must draw wide enough to read: those with an
+    interval of positive width whose Δ lies within FAR widths of zero (where the interval's
+    place against zero and its neighbours is the finding).
+
+    >>> near_rows([-95.0, 0.5, 3.0], [Intervals("ci", [-97.0, -0.5, 2.5], [-93.0, 1.5, 3.5])])
+    [1, 2]
+    """
+    out = []
+    for i, p in enumerate(points):
+        w = _row_width(i, intervals)
+        if w > 0 and (p is None or not finite(p) or abs(p) < FAR * w):
+            out.append(i)
+    return out
+
+
+def narrowest_share(
     points: Sequence[float | None],
     intervals: Sequence[Intervals],
-    zero: str,
+    linear_width: float | None,
+    rows: Sequence[int] | None = None,
 ) -> float:
-    """Pixels of row ``i``'s widest interval on a panel of ``rows`` (PLOT_AREA_PX wide)."""
-    sub = [
-        Intervals(iv.label, [iv.lows[j] for j in rows], [iv.highs[j] for j in rows])
-        for iv in intervals
-    ]
-    lo, hi = axis_range([points[j] for j in rows], sub, None, zero=zero)
-    return PLOT_AREA_PX * _row_width(i, intervals) / (hi - lo)
+    """The smallest share of the axis' drawn length that the widest interval of a row of
+    ``rows`` (every row when None) spans (1.0 when none has an interval of positive width)."""
+    lo, hi = scaled_range(points, intervals, linear_width)
+    length = position(hi, linear_width) - position(lo, linear_width)
+    shares = []
+    for i in range(len(points)) if rows is None else rows:
+        spans = [
+            position(iv.highs[i], linear_width) - position(iv.lows[i], linear_width)  # type: ignore[arg-type]
+            for iv in intervals
+            if finite(iv.lows[i]) and finite(iv.highs[i])
+        ]
+        if max(spans, default=0.0) > 0:
+            shares.append(max(spans) / length)
+    return min(shares, default=1.0)
 
 
-def _fits(
-    rows: list[int], points: Sequence[float | None], intervals: Sequence[Intervals], zero: str
-) -> bool:
-    return all(
-        interval_px(i, rows, points, intervals, zero) >= MIN_INTERVAL_PX
-        for i in rows
-        if _row_width(i, intervals) > 0
-    )
+def forest_scale(points: Sequence[float | None], intervals: Sequence[Intervals]) -> float | None:
+    """The axis of a forest plot, every row on it once: linear (None) when the interval of
+    every row near zero (:func:`near_rows`) spans MIN_INTERVAL_PX of a PLOT_AREA_PX axis
+    through zero; else signed-log (:func:`position`) with the round linear width (1, 2 or 5
+    times a power of ten) that draws the narrowest of those intervals widest, when that at
+    least doubles it.
 
-
-def panel_fits_zero(
-    rows: list[int], points: Sequence[float | None], intervals: Sequence[Intervals]
-) -> bool:
-    """Whether a panel of ``rows`` can keep zero on its axis and every interval readable."""
-    return _fits(rows, points, intervals, "always")
-
-
-def forest_panels(
-    points: Sequence[float | None], intervals: Sequence[Intervals]
-) -> list[list[int]]:
-    """The rows of each panel of a forest plot, largest effects first: rows are taken from
-    the smallest effect up and a new panel starts where adding a row would squeeze some row's
-    interval under MIN_INTERVAL_PX; a row too narrow for any axis through zero gets a panel
-    of its own whose axis omits a far zero. One panel when the effects are of one scale.
-
-    >>> forest_panels([-90.0, 0.3, -0.2], [Intervals("ci", [-100.0, 0.1, -0.5], [-80.0, 0.5, 0.1])])
-    [[0], [1, 2]]
-    >>> forest_panels([1.0, 2.0], [Intervals("ci", [0.0, 1.0], [2.0, 3.0])])
-    [[0, 1]]
+    >>> forest_scale([1.0, 2.0], [Intervals("ci", [0.0, 1.0], [2.0, 3.0])]) is None
+    True
+    >>> forest_scale([-9.0, 0.3, -0.2], [Intervals("ci", [-12.0, 0.1, -0.5], [-6.0, 0.5, 0.1])])
+    0.5
     """
-    order = sorted(
-        (i for i in range(len(points)) if _row_values(i, points, intervals)),
-        key=lambda i: max(abs(v) for v in _row_values(i, points, intervals)),
+    near = near_rows(points, intervals)
+    linear = narrowest_share(points, intervals, None, near)
+    widths = [_row_width(i, intervals) for i in near]
+    if linear * PLOT_AREA_PX >= MIN_INTERVAL_PX or not widths:
+        return None
+    low = math.floor(math.log10(min(widths) / 8))
+    high = math.ceil(math.log10(max(widths) * 2))
+    candidates = [m * 10.0**k for k in range(low, high + 1) for m in (1, 2, 5)]
+    best = max(candidates, key=lambda c: (narrowest_share(points, intervals, c, near), c))
+    return (
+        float(f"{best:.6g}")
+        if narrowest_share(points, intervals, best, near) >= 2 * linear
+        else None
     )
-    panels: list[list[int]] = []
-    current: list[int] = []
-    for i in order:
-        if _fits([*current, i], points, intervals, "always"):
-            current.append(i)
-            continue
-        if current:
-            panels.append(current)
-        current = [i]
-    if current:
-        panels.append(current)
-    return [sorted(p) for p in panels[::-1]]
+
+
+def scaled_ticks(lo: float, hi: float, linear_width: float | None, count: int = 9) -> list[float]:
+    """Round ticks of an axis over [lo, hi]: :func:`nice_ticks` on a linear one; on a
+    signed-log one zero, then ±1, ±5, ±2 times powers of ten, each kept where it lies at
+    least 1/(count+1) of the axis from every tick kept before.
+
+    >>> scaled_ticks(-120.0, 2.0, 0.5)
+    [-100.0, -10.0, -1.0, 0.0, 1.0]
+    """
+    if linear_width is None:
+        return nice_ticks(lo, hi)
+    p0, p1 = position(lo, linear_width), position(hi, linear_width)
+    gap = (p1 - p0) / (count + 1)
+    top = math.ceil(math.log10(max(abs(lo), abs(hi))))
+    bottom = math.floor(math.log10(linear_width)) - 1
+    candidates = [0.0] + [
+        s * m * 10.0**k for m in (1, 5, 2) for k in range(top, bottom - 1, -1) for s in (1.0, -1.0)
+    ]
+    kept: list[float] = []
+    for v in candidates:
+        pos = position(v, linear_width)
+        if lo <= v <= hi and all(abs(pos - position(t, linear_width)) >= gap for t in kept):
+            kept.append(float(f"{v:.6g}"))
+    return sorted(kept)
 
 
 def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:

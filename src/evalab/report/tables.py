@@ -22,7 +22,7 @@ from evalab.report.numbers import interval, number, p_value
 from evalab.report.table import Interval, Number, Table, TableCell, table_data
 
 if TYPE_CHECKING:
-    from evalab.ablation.analysis import MetricStats, RowAnalysis, StudyAnalysis
+    from evalab.ablation.analysis.analyze import MetricStats, RowAnalysis, StudyAnalysis
     from evalab.report.latex import LatexLayout
 
 #: the heading of the component view
@@ -477,17 +477,15 @@ def render_latex(analysis: StudyAnalysis, layout: LatexLayout | None = None) -> 
     """booktabs tables like Table 3 (configuration columns beside mean ± sd per metric, one
     table), one Δ table per metric, then the row notes, the grid effects with their
     arithmetic, the missing runs and the notes as lists: the same content as the other
-    formats. Every table fits an article's text width (``report.latex``: shrunk where wide,
-    split by columns only with ``layout.split``)."""
-    from evalab.report.latex import PREAMBLE, LatexLayout, latex_table
+    formats. Every table is fitted to a two-column paper (``report.latex.fit_table``); the
+    first line names the packages the preamble needs."""
+    from evalab.report.latex import WHOLE, needs_line, table_tex
 
-    layout = layout or LatexLayout(small=True)
-
+    layout = layout or WHOLE
     a = analysis
-    out = [
-        f"% evalab ablation report; preamble: {PREAMBLE} (every table fits an article's text width)\n"
-    ]
+    out = ["% evalab ablation report\n"]
     out += [_latex_list(heading, lines) for heading, lines in opening_sections(a)]
+    packages: set[str] = set()
     for i, t in enumerate(report_tables(a)):
         cap = (
             f"{title(a)}. Mean ± sd over seeds; blank = as in the base row."
@@ -498,7 +496,9 @@ def render_latex(analysis: StudyAnalysis, layout: LatexLayout | None = None) -> 
             cap += (
                 " Rows at eval: not retrained; Δ to the trained row they evaluate, paired by seed."
             )
-        out.append(latex_table(dataclasses.replace(t, caption=cap), layout))
+        tex = table_tex(dataclasses.replace(t, caption=cap), layout, index=i)
+        packages |= tex.packages
+        out.append(tex.text)
         if i == 0 and row_notes(a):
             out.append(_latex_list("Rows", row_notes(a)))
         if i == 0 and component_lines(a):
@@ -510,15 +510,16 @@ def render_latex(analysis: StudyAnalysis, layout: LatexLayout | None = None) -> 
     if missing:
         out.append(_latex_list("Missing runs", missing))
     out.append(_latex_list("Notes", report_notes(a)))
-    return "\n".join(out)
+    return needs_line(packages) + "\n".join(out)
 
 
 def _latex_list(heading: str, items: list[str]) -> str:
     from evalab.report.latex import latex_paragraph, latex_text
 
-    # \sloppy: a long token (a path, a hash) stretches the spaces rather than overflowing the line
+    # \sloppy: a long token (a path, a hash) stretches the spaces rather than overflowing the
+    # line; \item{} so that an item starting with "[" is not read as the item's label
     lines = [rf"\paragraph{{{latex_text(heading)}}}", r"\begin{itemize}\small\sloppy"]
-    lines += [rf"\item {latex_paragraph(x)}" for x in items]
+    lines += [rf"\item{{}} {latex_paragraph(x)}" for x in items]
     return "\n".join([*lines, r"\end{itemize}"]) + "\n"
 
 

@@ -140,17 +140,7 @@ def contrast(
     """
     labels = tuple(c[0] for c in cells)
     coefs = tuple(float(c[1]) for c in cells)
-    if paired:
-        maps = [dict(c[2]) if isinstance(c[2], Mapping) else dict(enumerate(c[2])) for c in cells]
-        shared = sorted(set.intersection(*(set(m) for m in maps))) if maps else []
-        arrays = [np.array([m[s] for s in shared], dtype=float) for m in maps]
-        if not shared:
-            arrays = [np.asarray(list(m.values()), dtype=float) for m in maps]
-    else:
-        arrays = [
-            np.asarray(list(c[2].values()) if isinstance(c[2], Mapping) else c[2], dtype=float)
-            for c in cells
-        ]
+    arrays = _cell_arrays(cells, paired)
     e = overflow_exponent(*arrays)
     if e:  # values near the float limit: computed on a rescaled copy (p is scale-free)
         scaled = (
@@ -167,17 +157,7 @@ def contrast(
             paired=paired,
             bounds=scaled,
         )
-        means = tuple(scale_back(m, e) for m in r.means)
-        value = scale_back(r.value, e)
-        text = r.arithmetic if r.missing else arithmetic(coefs, means, value, decimals)
-        return replace(
-            r,
-            means=means,
-            value=value,
-            arithmetic=text,
-            low=None if r.low is None else scale_back(r.low, e),
-            high=None if r.high is None else scale_back(r.high, e),
-        )
+        return _scaled_back(r, e, decimals)
     missing = tuple(lab for lab, arr in zip(labels, arrays, strict=True) if arr.size == 0)
     means = tuple(float(a.mean()) if a.size else float("nan") for a in arrays)
     if missing:
@@ -197,11 +177,48 @@ def contrast(
     text = arithmetic(coefs, means, value, decimals)
     low, high, p, absent = _contrast_t(coefs, arrays, value, confidence, paired=paired)
     if low is not None and high is not None and bounds is not None:
-        lo = sum(min(c * bounds[0], c * bounds[1]) for c in coefs)
-        hi = sum(max(c * bounds[0], c * bounds[1]) for c in coefs)
-        low, high = min(max(low, lo), hi), min(max(high, lo), hi)
+        low, high = _clipped(low, high, coefs, bounds)
     return Contrast(
         kind, name, labels, coefs, means, value, text, low, high, p, absent=absent, paired=paired
+    )
+
+
+def _cell_arrays(cells: Sequence[tuple[str, float, CellValues]], paired: bool) -> list[np.ndarray]:
+    """Each cell's seed values; ``paired``: over the seeds every cell shares (all of each
+    cell's values where they share none)."""
+    if not paired:
+        return [
+            np.asarray(list(c[2].values()) if isinstance(c[2], Mapping) else c[2], dtype=float)
+            for c in cells
+        ]
+    maps = [dict(c[2]) if isinstance(c[2], Mapping) else dict(enumerate(c[2])) for c in cells]
+    shared = sorted(set.intersection(*(set(m) for m in maps))) if maps else []
+    if not shared:
+        return [np.asarray(list(m.values()), dtype=float) for m in maps]
+    return [np.array([m[s] for s in shared], dtype=float) for m in maps]
+
+
+def _clipped(
+    low: float, high: float, coefs: Sequence[float], bounds: tuple[float, float]
+) -> tuple[float, float]:
+    """A contrast's interval clipped to the range its coefficients allow cell means in ``bounds``."""
+    lo = sum(min(c * bounds[0], c * bounds[1]) for c in coefs)
+    hi = sum(max(c * bounds[0], c * bounds[1]) for c in coefs)
+    return min(max(low, lo), hi), min(max(high, lo), hi)
+
+
+def _scaled_back(r: Contrast, e: int, decimals: int) -> Contrast:
+    """A contrast computed on values scaled by ``2**-e``, on the values' own scale again."""
+    means = tuple(scale_back(m, e) for m in r.means)
+    value = scale_back(r.value, e)
+    text = r.arithmetic if r.missing else arithmetic(r.coefficients, means, value, decimals)
+    return replace(
+        r,
+        means=means,
+        value=value,
+        arithmetic=text,
+        low=None if r.low is None else scale_back(r.low, e),
+        high=None if r.high is None else scale_back(r.high, e),
     )
 
 
@@ -268,69 +285,92 @@ def factorial_effects(
 
     ``paired`` and ``bounds`` are passed to every :func:`contrast`.
     """
-    factors = list(grid)
-    out: list[Contrast] = []
     kw: dict[str, Any] = {
         "confidence": confidence,
         "decimals": decimals,
         "paired": paired,
         "bounds": bounds,
     }
+    design = _Factorial(grid, reference, values)
+    return [*design.main_effects(kw), *design.removals(kw), *design.pair_effects(kw)]
 
-    def cell(**changes: Any) -> tuple[str, dict[str, Any]]:
-        levels = {f: changes.get(f, reference[f]) for f in factors}
+
+@dataclass(frozen=True)
+class _Factorial:
+    """A full factorial grid, its reference (full-system) levels and its cells' seed values."""
+
+    grid: dict[str, list[Any]]
+    reference: dict[str, Any]
+    values: Callable[[dict[str, Any]], CellValues]
+
+    def cell(self, **changes: Any) -> tuple[str, dict[str, Any]]:
+        """The label and levels of the cell with ``changes``, every other factor at reference."""
+        levels = {f: changes.get(f, self.reference[f]) for f in self.grid}
         return cell_label(levels), levels
 
-    all_cells = [
-        dict(zip(factors, combo, strict=True))
-        for combo in itertools.product(*(grid[f] for f in factors))
-    ]
-    for f in factors:
-        ref_cells = [c for c in all_cells if c[f] == reference[f]]
-        for level in grid[f]:
-            if level == reference[f]:
-                continue
-            lvl_cells = [c for c in all_cells if c[f] == level]
-            k = len(lvl_cells)
-            terms = [(cell_label(c), 1.0 / k, values(c)) for c in lvl_cells]
-            terms += [(cell_label(c), -1.0 / k, values(c)) for c in ref_cells]
-            name = f"main effect of {f}={_fmt_level(level)} (vs {_fmt_level(reference[f])}), averaged over {k} cells each"
-            out.append(contrast("main", name, terms, **kw))
-    for f in factors:
-        for level in grid[f]:
-            if level == reference[f]:
-                continue
-            lab_without, lv_without = cell(**{f: level})
-            lab_full, lv_full = cell()
-            name = f"removal of {f}={_fmt_level(reference[f])} → {_fmt_level(level)} from the full system"
-            out.append(
-                contrast(
-                    "removal",
-                    name,
-                    [(lab_without, 1.0, values(lv_without)), (lab_full, -1.0, values(lv_full))],
-                    **kw,
-                )
-            )
-    for f, g in itertools.combinations(factors, 2):
-        for lf in (x for x in grid[f] if x != reference[f]):
-            for lg in (x for x in grid[g] if x != reference[g]):
-                l11, v11 = cell()
-                l10, v10 = cell(**{g: lg})
-                l01, v01 = cell(**{f: lf})
-                l00, v00 = cell(**{f: lf, g: lg})
+    def ablated(self, factor: str) -> list[Any]:
+        """The levels of ``factor`` other than its reference level."""
+        return [x for x in self.grid[factor] if x != self.reference[factor]]
+
+    def main_effects(self, kw: dict[str, Any]) -> list[Contrast]:
+        """Each ablated level's mean over its cells minus the reference level's mean."""
+        factors = list(self.grid)
+        all_cells = [
+            dict(zip(factors, combo, strict=True))
+            for combo in itertools.product(*(self.grid[f] for f in factors))
+        ]
+        out = []
+        for f in factors:
+            ref_cells = [c for c in all_cells if c[f] == self.reference[f]]
+            for level in self.ablated(f):
+                lvl_cells = [c for c in all_cells if c[f] == level]
+                k = len(lvl_cells)
+                terms = [(cell_label(c), 1.0 / k, self.values(c)) for c in lvl_cells]
+                terms += [(cell_label(c), -1.0 / k, self.values(c)) for c in ref_cells]
+                name = f"main effect of {f}={_fmt_level(level)} (vs {_fmt_level(self.reference[f])}), averaged over {k} cells each"
+                out.append(contrast("main", name, terms, **kw))
+        return out
+
+    def removals(self, kw: dict[str, Any]) -> list[Contrast]:
+        """``y(F=f, rest at reference) - y(full)`` for every ablated level ``f``."""
+        lab_full, lv_full = self.cell()
+        out = []
+        for f in self.grid:
+            for level in self.ablated(f):
+                lab_without, lv_without = self.cell(**{f: level})
+                name = f"removal of {f}={_fmt_level(self.reference[f])} → {_fmt_level(level)} from the full system"
+                terms = [
+                    (lab_without, 1.0, self.values(lv_without)),
+                    (lab_full, -1.0, self.values(lv_full)),
+                ]
+                out.append(contrast("removal", name, terms, **kw))
+        return out
+
+    def pair_effects(self, kw: dict[str, Any]) -> list[Contrast]:
+        """For each pair of factors and ablated levels: the two additions and the interaction."""
+        out = []
+        ref = self.reference
+        for f, g in itertools.combinations(self.grid, 2):
+            for lf, lg in itertools.product(self.ablated(f), self.ablated(g)):
+                l11, v11 = self.cell()
+                l10, v10 = self.cell(**{g: lg})
+                l01, v01 = self.cell(**{f: lf})
+                l00, v00 = self.cell(**{f: lf, g: lg})
+                y11, y10, y01, y00 = (self.values(v) for v in (v11, v10, v01, v00))
+                at = f"to the system with {f}={_fmt_level(lf)}, {g}={_fmt_level(lg)}"
                 out.append(
                     contrast(
                         "addition",
-                        f"addition of {f}={_fmt_level(reference[f])} to the system with {f}={_fmt_level(lf)}, {g}={_fmt_level(lg)}",
-                        [(l10, 1.0, values(v10)), (l00, -1.0, values(v00))],
+                        f"addition of {f}={_fmt_level(ref[f])} {at}",
+                        [(l10, 1.0, y10), (l00, -1.0, y00)],
                         **kw,
                     )
                 )
                 out.append(
                     contrast(
                         "addition",
-                        f"addition of {g}={_fmt_level(reference[g])} to the system with {f}={_fmt_level(lf)}, {g}={_fmt_level(lg)}",
-                        [(l01, 1.0, values(v01)), (l00, -1.0, values(v00))],
+                        f"addition of {g}={_fmt_level(ref[g])} {at}",
+                        [(l01, 1.0, y01), (l00, -1.0, y00)],
                         **kw,
                     )
                 )
@@ -338,13 +378,8 @@ def factorial_effects(
                     contrast(
                         "interaction",
                         f"interaction {f} x {g}: y(both) - y({g} ablated) - y({f} ablated) + y(neither)",
-                        [
-                            (l11, 1.0, values(v11)),
-                            (l10, -1.0, values(v10)),
-                            (l01, -1.0, values(v01)),
-                            (l00, 1.0, values(v00)),
-                        ],
+                        [(l11, 1.0, y11), (l10, -1.0, y10), (l01, -1.0, y01), (l00, 1.0, y00)],
                         **kw,
                     )
                 )
-    return out
+        return out

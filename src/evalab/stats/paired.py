@@ -462,7 +462,10 @@ def _metric_result(
                 p_value=None if j == 0 else float(pvals[j - 1]),
             )
         )
-    spread = np.nanmax(null, axis=0) - np.nanmin(null, axis=0) if null.size else np.array([])
+    ok = np.isfinite(null)  # an all-undefined column has spread -inf: not flat
+    spread = np.max(np.where(ok, null, -np.inf), axis=0, initial=-np.inf) - np.min(
+        np.where(ok, null, np.inf), axis=0, initial=np.inf
+    )
     flat = tuple((r.system, r.delta) for r, s in zip(rows[1:], spread, strict=True) if s == 0.0)
     return PairedTestResult(
         metric=metric,

@@ -33,6 +33,7 @@ in different clusters that no test separates.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,7 @@ from evalab.stats.mcnemar import EXACT_MAX_DISCORDANT, binary_outcomes, mcnemar_
 from evalab.stats.multiple import holm_bonferroni
 from evalab.stats.paired import (
     DEFAULT_P_VALUE,
+    DEFAULT_TRIALS,
     _ar_all,
     _bootstrap_all,
     _observed,
@@ -61,12 +63,16 @@ from evalab.stats.resampling import DEFAULT_SEED
 __all__ = [
     "CLUSTER_RULE",
     "CORRECTIONS",
+    "RESOLUTION",
     "PairwiseResult",
     "Ranking",
+    "UnsettledBoundary",
     "adjust_pairwise",
     "pairwise_mcnemar",
     "pairwise_test",
     "rank_systems",
+    "ranking_samples",
+    "unsettled_boundaries",
     "win_tie_loss",
 ]
 
@@ -310,6 +316,95 @@ def rank_systems(
         clusters[i] = cluster
     undefined = [i for i in range(values.size) if i not in defined]
     return Ranking(tuple(ranked + undefined), tuple(clusters), adjusted, correction, float(alpha))
+
+
+#: the default resamples of a ranking let the smallest reachable adjusted p-value be this many
+#: times below alpha (so that the resampling's floor, not the data, does not decide a cluster)
+RESOLUTION = 10
+
+
+def ranking_samples(test: str, n_systems: int, alpha: float, correction: str) -> int:
+    """The default resamples (``bs``) or trials (``ar``) of a test of all pairs: the smallest
+    multiple of 1000, and at least the test's own default, with which the smallest p-value,
+    ``1 / (n + 1)``, adjusted over the ``m`` pairs (Holm multiplies it by ``m``) is at most
+    ``alpha / RESOLUTION``.
+
+    >>> ranking_samples("bs", 10, 0.05, "holm"), ranking_samples("bs", 3, 0.05, "holm")
+    (9000, 1000)
+    >>> ranking_samples("bs", 20, 0.05, "holm"), ranking_samples("ar", 10, 0.05, "none")
+    (38000, 10000)
+    """
+    pairs = n_systems * (n_systems - 1) // 2 if correction == "holm" else 1
+    need = math.ceil(RESOLUTION * pairs / alpha) - 1
+    return max(DEFAULT_TRIALS[test], -(-need // 1000) * 1000)
+
+
+@dataclass(frozen=True)
+class UnsettledBoundary:
+    """A cluster that more resamples could split: no boundary is drawn between the systems
+    ``above`` and ``below`` (indices, input order; neighbours in the ranking), but every pair
+    across that line that is not significant has an adjusted p-value within ``z`` Monte Carlo
+    standard errors of ``alpha``; ``p_adjusted`` and ``mc_error`` are those of the pair
+    furthest from it, at ``n_samples`` resamples."""
+
+    cluster: int
+    above: int
+    below: int
+    p_adjusted: float
+    mc_error: float
+    n_samples: int
+
+
+def unsettled_boundaries(
+    ranking: Ranking, p_values: np.ndarray, n_samples: int, z: float = 2.0
+) -> list[UnsettledBoundary]:
+    """Where, inside a cluster, more resamples could draw a boundary: every pair across the
+    line that blocks it (adjusted p >= alpha) is within ``z`` Monte Carlo standard errors of
+    significance. A raw p-value ``p`` from ``n`` resamples has the standard error
+    ``sqrt(p (1 - p) / n)`` (``p`` at least the floor ``1 / (n + 1)``); the adjustment scales
+    it by the pair's factor ``p_adjusted / p`` (a pair whose adjusted p is capped at 1 is out
+    of reach). None for an exact test (``n_samples`` 0).
+
+    >>> p = np.array([[np.nan, .004, .001], [.004, np.nan, .5], [.001, .5, np.nan]])
+    >>> rk = rank_systems([30.0, 29.0, 28.0], p, alpha=0.01)
+    >>> rk.clusters, [(u.above, u.below) for u in unsettled_boundaries(rk, p, 1000)]
+    ((1, 2, 2), [])
+    >>> rk = rank_systems([30.0, 29.0, 28.0], p, alpha=0.005)
+    >>> [(u.cluster, u.above, u.below) for u in unsettled_boundaries(rk, p, 1000)]
+    [(1, 0, 1)]
+    """
+    if n_samples <= 0:
+        return []
+    raw, adjusted, alpha = np.asarray(p_values, dtype=np.float64), ranking.p_adjusted, ranking.alpha
+    ranked = [i for i in ranking.order if ranking.clusters[i] is not None]
+    out = []
+    for k in range(1, len(ranked)):
+        above, below = ranked[k - 1], ranked[k]
+        if ranking.clusters[above] != ranking.clusters[below]:
+            continue
+        blocking = [
+            (float(adjusted[i, j]), float(raw[i, j]))
+            for i in ranked[:k]
+            for j in ranked[k:]
+            if not adjusted[i, j] < alpha
+        ]
+        errors = [_mc_error(p_adj, p, n_samples) for p_adj, p in blocking]
+        if blocking and all(
+            p_adj - z * e < alpha for (p_adj, _), e in zip(blocking, errors, strict=True)
+        ):
+            (p_adj, _), e = max(zip(blocking, errors, strict=True), key=lambda b: b[0][0] - alpha)
+            cluster = ranking.clusters[above]
+            assert cluster is not None
+            out.append(UnsettledBoundary(cluster, above, below, p_adj, e, n_samples))
+    return out
+
+
+def _mc_error(p_adjusted: float, p: float, n_samples: int) -> float:
+    """The Monte Carlo standard error of an adjusted p-value (see :func:`unsettled_boundaries`)."""
+    if not math.isfinite(p) or p_adjusted >= 1.0:
+        return 0.0  # capped at 1: the factor is at least 1 / p, out of reach whatever the error
+    floor = max(p, 1.0 / (n_samples + 1))
+    return p_adjusted / floor * math.sqrt(floor * (1.0 - floor) / n_samples)
 
 
 def win_tie_loss(

@@ -1,0 +1,50 @@
+"""``evalab.cli.app.command``: a command is one request dataclass, its fields the options."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Annotated
+
+import typer
+from typer.testing import CliRunner
+
+from evalab.cli.app import command
+from evalab.cli.options import OutFile, Quiet
+
+
+@dataclass(frozen=True)
+class _Request:
+    name: Annotated[str, typer.Option("--name", help="Who.")]
+    count: Annotated[int, typer.Option("-c", "--count", help="How many.")] = 2
+    tags: Annotated[list[str], typer.Option("--tag", help="Tags.")] = field(default_factory=list)
+    out: OutFile = None
+    quiet: Quiet = False
+
+
+def test_a_request_dataclass_is_a_command_and_run_gets_one_typed_value():
+    app = typer.Typer()
+    got: list[_Request] = []
+
+    @app.callback()
+    def _root() -> None:
+        pass
+
+    @command(_Request, on=app.command("greet"))
+    def greet(req: _Request) -> None:
+        """Greet someone."""
+        got.append(req)
+
+    res = CliRunner().invoke(app, ["greet", "--name", "x", "--tag", "a", "--tag", "b", "-q"])
+    assert res.exit_code == 0, res.output
+    assert got == [_Request("x", 2, ["a", "b"], None, True)]
+    # the command's name is a callable with the options as its signature (defaults included)
+    params = inspect.signature(greet).parameters
+    assert list(params) == ["name", "count", "tags", "out", "quiet"]
+    assert params["count"].default == 2 and params["tags"].default == []
+    # help: the run function's docstring and the shared options' one help text
+    shown = CliRunner().invoke(app, ["greet", "--help"]).output
+    assert "Greet someone." in shown and "Write the output to this file" in shown
+    assert (
+        inspect.getsource(greet).lstrip().startswith("@command")
+    )  # source of run, not the wrapper
