@@ -134,21 +134,27 @@ class WinRateTable:
     confidence: float
 
 
-def _shared(sets: Sequence[PreferenceSet]) -> list[np.ndarray]:
-    """Each set's ``p - 1`` on the instructions with a counted verdict in every set."""
-    counted = []
-    for s in sets:
+def _shared(sets: Sequence[PreferenceSet]) -> np.ndarray:
+    """``[instructions, models]``: each set's ``p - 1`` on the instructions with a counted
+    verdict in every set (in the first set's order)."""
+    order = {text: i for i, text in enumerate(sets[0].instructions)}
+    values = np.full((len(order), len(sets)), np.nan)
+    for j, s in enumerate(sets):
         p = np.where(s.preference == 0.0, 1.5, s.preference)
-        ok = (p >= 1.0) & (p <= 2.0)
-        counted.append(
-            {text: v - 1.0 for text, v, k in zip(s.instructions, p, ok, strict=True) if k}
-        )
-    common = sorted(set.intersection(*(set(c) for c in counted)))
-    if len(common) < 2:
+        p = np.where((p >= 1.0) & (p <= 2.0), p - 1.0, np.nan)
+        if s.instructions == sets[0].instructions:
+            values[:, j] = p
+            continue
+        for text, v in zip(s.instructions, p, strict=True):
+            if text in order:
+                values[order[text], j] = v
+    common = values[np.isfinite(values).all(axis=1)]
+    if common.shape[0] < 2:
         raise InputError(
-            f"the models share {len(common)} judged instructions; a paired comparison needs 2"
+            f"the models share {common.shape[0]} judged instructions; a paired comparison needs 2"
         )
-    return [np.array([c[t] for t in common]) for c in counted]
+    out: np.ndarray = common
+    return out
 
 
 def win_rates(
@@ -178,7 +184,7 @@ def win_rates(
             raise InputError(f"{s.source}: {x.size} verdicts in [1, 2]; a win rate needs 2")
     intervals = _intervals(counted, n_samples, seed, confidence)
     rates = tuple(_win_rate(s, x, ci) for s, x, ci in zip(sets, counted, intervals, strict=True))
-    shared = np.column_stack(_shared(sets)) if len(sets) > 1 else counted[0][:, None]
+    shared = _shared(sets) if len(sets) > 1 else counted[0][:, None]
     p = _paired_p_values(shared)
     ranking = rank_systems([r.win_rate for r in rates], p, alpha, "holm")
     return WinRateTable(rates, p, ranking, int(shared.shape[0]), n_samples, seed, confidence)
