@@ -371,12 +371,17 @@ XY_LEFT, RIGHT = 62.0, 20.0
 LEGEND_LINE = 16.0
 
 
+#: where a long word may break, best first: after a dot, underscore or slash, else a hyphen
+_HYPHEN = "-"
+_SOFT_BREAKS = ("._/", _HYPHEN)
+
+
 def _cut(word: str, px: float) -> int:
     """Where to split a word wider than ``px``: after the last ``.``, ``_`` or ``/`` (else
     ``-``) that keeps the first piece within ``px`` (and not in its first third), else at
     the widest piece that fits (one character at least)."""
     fits = max([k for k in range(1, len(word)) if text_width(word[:k]) <= px], default=1)
-    for marks in ("._/", "-"):
+    for marks in _SOFT_BREAKS:
         soft = [k for k in range(max(fits // 3, 1), fits + 1) if word[k - 1] in marks]
         if soft:
             return soft[-1]
