@@ -5,13 +5,15 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections import Counter
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+import budget_ledger
 
 REPO = Path(__file__).resolve().parents[1]
 #: scripts that run inside the COMET oracle's own virtual environment (they import comet and
@@ -48,26 +50,25 @@ def run_cli(capsys, monkeypatch):
     return run
 
 
-#: what this session started that the test budget counts (tests/test_budget.py): in-process
-#: Ray instances, by the module that asked for one
-STARTS: Counter[str] = Counter()
-
-
 @pytest.fixture(scope="module")
 def ray_instance(request: pytest.FixtureRequest) -> Iterator[ModuleType]:
     """A local Ray instance in this process (2 CPUs, no dashboard, loopback only) for the
-    tests of one module, shut down after them: one per module that asks, counted in
-    :data:`STARTS`. Not one per session: while this process has joined Ray, evalab uses
+    tests of one module, shut down after them: one per module that asks, in the run's ledger
+    (:mod:`budget_ledger`; a second start for the same module, on another xdist worker or
+    after a teardown, is an error here and in tests/test_budget.py). Not one per session: while this process has joined Ray, evalab uses
     that instance for every command, whatever ``--ray-address`` says, so the modules in
     between must run without one."""
     ray = pytest.importorskip("ray")
+    key = f"ray:{request.module.__name__}"
+    if budget_ledger.counts("ray")[key]:
+        pytest.fail(f"a second Ray instance for {key} this run (its tests must share a worker)")
     with pytest.MonkeyPatch.context() as mp:
         # a ~/.ray/auth_token turns token auth on; Ray rewrites 127.0.0.1 unless the ip is given
         mp.setenv("RAY_AUTH_MODE", "disabled")
         ray.init(
             num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False
         )
-        STARTS[f"ray:{request.module.__name__}"] += 1
+        budget_ledger.record("ray", key)
         try:
             yield ray
         finally:
@@ -140,3 +141,86 @@ def alpaca_annotations(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with tarfile.open(archive) as tar:
         tar.extractall(folder, filter="data")
     return folder / "annotations"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The run's ledger (:mod:`budget_ledger`), named by its first process before xdist
+    starts the workers, which inherit the variable."""
+    if not hasattr(config, "workerinput"):
+        folder = tempfile.mkdtemp(prefix="evalab-test-ledger-")
+        os.environ[budget_ledger.ENV] = os.path.join(folder, "ledger.jsonl")
+
+
+def one_worker_group(item: pytest.Item) -> str | None:
+    """The xdist group of a test that shares a costly fixture, so that ``--dist loadgroup``
+    builds it once: a fixture of module (class, package) scope, or of session scope defined
+    in a test module, puts the test with the rest of its module. Session fixtures of a
+    conftest are built at most once per worker; tests of no such fixture go anywhere."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    for name in info.names_closure:
+        for fixturedef in info.name2fixturedefs.get(name, ()):
+            if fixturedef.scope in ("module", "class", "package") or (
+                fixturedef.scope == "session" and fixturedef.baseid.endswith(".py")
+            ):
+                return item.nodeid.split("::")[0]
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Group the tests that share a costly fixture (:func:`one_worker_group`) for xdist;
+    tests/test_budget.py runs last, when the run's ledger is complete in this process."""
+    for item in items:
+        group = one_worker_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=lambda item: item.nodeid.startswith("tests/test_budget.py"))
+
+
+#: what one run may start at most once per key (the ledger's events: Ray instances per
+#: module, the COMET oracle's venv, checkpoints and answers per key)
+ONCE_PER_KEY = ("ray", "venv", "checkpoints", "predict")
+
+
+def twice_this_run() -> dict[str, int]:
+    """The ledger's keys started more than once this run (every worker's), by event:key."""
+    return {
+        f"{event}:{key}": n
+        for event in ONCE_PER_KEY
+        for key, n in budget_ledger.counts(event).items()
+        if n > 1
+    }
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The first process checks the whole run's ledger once every worker is done (with
+    xdist, tests/test_budget.py may run before the other worker's last test): a start
+    twice under one key fails the run."""
+    if hasattr(session.config, "workerinput") or budget_ledger.path() is None:
+        return
+    twice = twice_this_run()
+    session.config.stash[_TWICE] = twice
+    if twice and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_TWICE = pytest.StashKey[dict[str, int]]()
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    """One line of what the run started (the budget's drivers), and what it started twice."""
+    if hasattr(config, "workerinput") or budget_ledger.path() is None:
+        return
+    events = sorted({str(e["event"]) for e in budget_ledger.entries()})
+    started = ", ".join(f"{ev} {sum(budget_ledger.counts(ev).values())}" for ev in events)
+    workers = getattr(config.option, "numprocesses", None) or 0
+    terminalreporter.write_line(
+        f"test budget: {started or 'nothing started'}; xdist workers {workers}"
+    )
+    twice = config.stash.get(_TWICE, {})
+    if twice:
+        terminalreporter.write_line(
+            f"test budget FAILED: started twice this run: {twice}", red=True
+        )
