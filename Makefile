@@ -28,9 +28,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q -m "not slow" -n 2 --dist loadgroup --durations=25
 
-# sweeps over the real data that fit in CI (every system of the pairs they name); CI runs them
+# sweeps over the real data that fit in CI (every system of the pairs they name); CI runs them,
+# on two workers as `make test` (the demo page's training and the COMET sweep side by side)
 test-slow: $(STAMP)
-	$(PY) -m pytest -q -m "slow and not full" --durations=25
+	$(PY) -m pytest -q -m "slow and not full" -n 2 --dist loadgroup --durations=25
 
 # the sweeps too long for CI (every system of every WMT22 pair against a pure-Python peer)
 test-full: $(STAMP)

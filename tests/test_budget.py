@@ -77,14 +77,15 @@ def test_docs_commands_run_in_this_process_unless_they_need_bash():
     assert not IN_PROCESS or IN_PROCESS["in process"] > IN_PROCESS["bash"], IN_PROCESS
 
 
-def test_make_test_runs_the_suite_on_two_xdist_workers_grouped_by_shared_fixture():
+def test_make_test_and_test_slow_run_on_two_xdist_workers_grouped_by_shared_fixture():
     # the README's test command is `make test`; its target spreads the suite over the
     # cores with the groups of tests/conftest.py (`--dist loadgroup`)
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
-    target = re.search(r"^test: .*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
-    assert target, "no `test` target in the Makefile"
-    recipe = target[1]
-    assert f"-n {XDIST_WORKERS}" in recipe and "--dist loadgroup" in recipe, recipe
+    for name in ("test", "test-slow"):  # CI runs both (.ci/run)
+        target = re.search(rf"^{name}: .*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
+        assert target, f"no `{name}` target in the Makefile"
+        recipe = target[1]
+        assert f"-n {XDIST_WORKERS}" in recipe and "--dist loadgroup" in recipe, recipe
     assert "make test" in (REPO / "README.md").read_text(encoding="utf-8")
     extra = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert re.search(r'"pytest-xdist[>=<~]', extra), "pytest-xdist is not in the test extra"

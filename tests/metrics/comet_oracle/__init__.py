@@ -221,7 +221,8 @@ def predict(jobs: list[dict[str, Any]], threads: int | None = 1) -> list[dict[st
     key = _predict_key(jobs, threads)
     cached = CACHE / "comet-predict" / f"{key}.json"
     if not cached.is_file():
-        with _locked("comet-predict"):
+        # one lock per key: two workers (or sessions) asking different questions run at once
+        with _locked(f"comet-predict-{key}"):
             if not cached.is_file():
                 result = _predict(jobs, threads)
                 cached.parent.mkdir(parents=True, exist_ok=True)
