@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
@@ -224,3 +225,13 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
         terminalreporter.write_line(
             f"test budget FAILED: started twice this run: {twice}", red=True
         )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The first process removes the run's ledger once the run is reported."""
+    ledger = budget_ledger.path()
+    if hasattr(config, "workerinput") or ledger is None:
+        return
+    ledger.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        ledger.parent.rmdir()
