@@ -434,7 +434,7 @@ def _jsonl_records(text: str, label: str) -> list[Record]:
 
 
 def _table_records(text: str, label: str, delimiter: str) -> list[Record]:
-    rows = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    rows = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     try:
         header = next(rows)
         if len(set(header)) != len(header):
