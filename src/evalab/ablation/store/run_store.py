@@ -791,13 +791,16 @@ def version_map(study: Study) -> dict[str, str]:
 CHECKPOINT = "the checkpoint of trained run"
 
 
-def stale_runs(study: Study, runs: Iterable[StoredRun]) -> dict[str, list[str]]:
+def stale_runs(
+    study: Study, runs: Iterable[StoredRun], *, save_cache: bool = True
+) -> dict[str, list[str]]:
     """The ok runs of the study's current code version that read a file (observed in
     their process) whose content changed since, or that is gone: key -> those files.
     Such a run is superseded like a run of an older code version: not used, run again.
     An ok eval run whose trained run finished again since it ran (a new checkpoint), or is
     itself stale or not ok now, is stale too: it evaluated another model. A pinned
-    ``code_version`` overrides this too (the pin is the user's word)."""
+    ``code_version`` overrides this too (the pin is the user's word). ``save_cache=False``
+    (a dry run) leaves the file-digest cache unwritten."""
     if study.code is not None and study.code.pinned:
         return {}
     cache = DigestCache()
@@ -808,7 +811,8 @@ def stale_runs(study: Study, runs: Iterable[StoredRun]) -> dict[str, list[str]]:
             changed = changed_inputs(run.inputs, study.directory, cache)
             if changed:
                 out[run.key] = changed
-    cache.save()
+    if save_cache:
+        cache.save()
     for run in current.values():
         reason = _stale_checkpoint(run, current, out) if run.key not in out else None
         if reason:
