@@ -249,8 +249,7 @@ def _run_study(
 ) -> RunSummary:
     """Run the study's pending runs of ``subset``; Ctrl-C says what was stored and exits 130."""
     from evalab.ablation import run_study
-    from evalab.ablation.execution.executors import RunInterrupted, RunSettingError
-    from evalab.errors import SettingsError
+    from evalab.ablation.execution.executors import RunInterrupted
     from evalab.metrics.ray_shards import RAY_TIMEOUT_S
 
     try:
@@ -265,9 +264,6 @@ def _run_study(
             busy_timeout=req.wait_db,
             subset=subset,
         )
-    except RunSettingError as exc:  # the library names the setting, the CLI its option
-        option = "--" + exc.setting.replace("_", "-")
-        raise SettingsError(f"{option} must be {exc.expected}, got {exc.value}") from None
     except RunInterrupted as exc:
         s = exc.summary
         sys.stderr.write(

@@ -45,7 +45,7 @@ from evalab.ablation.contract.computed import model_artifacts
 from evalab.ablation.contract.curves import CURVES_DDL, insert_curves
 from evalab.ablation.plan.jobs import Artifacts, Status
 from evalab.ablation.store.leases import LEASE_TIMEOUT_S, Owner, lease_alive
-from evalab.errors import EvalabError, InputError, StoreBusyError
+from evalab.errors import EvalabError, InputError, SettingValueError, StoreBusyError
 
 if TYPE_CHECKING:
     from evalab.ablation.study.spec import Study
@@ -304,7 +304,7 @@ class RunStore:
         if row is None or not str(row[0]).isdigit():
             raise InputError(
                 f"{self.path}: an SQLite database but not an evalab run store (it has tables "
-                f"{', '.join(sorted(tables))}); pass --db a new file or one `evalab ablate run` created"
+                f"{', '.join(sorted(tables))}); give a new file or an evalab run store"
             )
         version = int(row[0])
         if version > SCHEMA_VERSION:
@@ -757,7 +757,7 @@ class RunStore:
         if not same:
             raise InputError(
                 f"{study.path}: the run database {self.path} holds study {study.name!r} of another study "
-                f"file ({other}); give this study another [study] name or use another --db"
+                f"file ({other}); give this study another [study] name or use another database"
             )
 
     def integrity_check(self) -> str:
@@ -868,7 +868,7 @@ def _check_path(path: Path, create: bool) -> None:
     except FileNotFoundError:
         if not create:
             raise InputError(
-                f"{path}: no run database here; run `evalab ablate run STUDY.toml` first (or pass --db)"
+                f"{path}: no run database here; run the study first (or name another database)"
             ) from None
         return
     except OSError as exc:
@@ -883,9 +883,10 @@ def _check_path(path: Path, create: bool) -> None:
             stat.S_ISSOCK: "a socket",
         }
         what = next((name for test, name in kind.items() if test(mode)), "not a regular file")
-        raise InputError(
-            f"{path}: is {what}, not a file; --db takes a run database file (a new path or one "
-            "`evalab ablate run` created)"
+        raise SettingValueError(
+            "db_path",
+            str(path),
+            f"is {what}; expected a run database file (a new path or a run store)",
         )
 
 
