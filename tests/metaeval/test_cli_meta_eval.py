@@ -377,10 +377,10 @@ def test_wide_latex_compiles_and_fits_the_page(run_cli, synth, tmp_path, extra):
     res = run_cli(*base_args(synth), "-f", "latex", "--layout", "wide", *extra)
     assert res.exit_code == 0, res.stderr
     assert res.stdout.isascii() and r"\textbf{" in res.stdout and "sys $\\tau_b$" in res.stdout
-    # nine statistics: wider than both columns, split into table* parts by default, into
+    # ten statistics: wider than both columns, split into table* parts by default, into
     # one-column parts with --latex-split, one tabular as a fragment
     parts = len(re.findall(r"\\begin\{tabular\}\{", res.stdout))
-    assert parts == {(): 2, ("--latex-split",): 3, ("--latex-fragment",): 1}[extra], parts
+    assert parts == {(): 2, ("--latex-split",): 4, ("--latex-fragment",): 1}[extra], parts
     if NEEDS_PDFLATEX.args[0]:
         pytest.skip(NEEDS_PDFLATEX.kwargs["reason"])
     fragment = extra == ("--latex-fragment",)
@@ -388,7 +388,7 @@ def test_wide_latex_compiles_and_fits_the_page(run_cli, synth, tmp_path, extra):
 
 
 def test_the_default_layout_is_wide_only_where_it_fits(run_cli, synth):
-    # nine statistics of "0.1234 (1)" are wider than an article's text: long by default
+    # ten statistics of "0.1234 (1)" are wider than an article's text: long by default
     long = run_cli(*base_args(synth), "-f", "markdown")
     assert long.stdout.startswith("| level | statistic | metric |")
     wide = run_cli(*base_args(synth), "-f", "table", "--layout", "wide")
