@@ -136,11 +136,11 @@ class Agreement:
     """The share of human judges expected to confirm a Δ's order (None unless calibrated)."""
 
     kind: AgreementKind
+    #: ``|Δ|`` in the calibration's units (NaN without one)
+    delta: float = math.nan
+    share: float | None = None
     #: the calibration read (None: the metric or its version has none)
     calibration: Calibration | None = None
-    #: ``|Δ|`` in the calibration's units (None without one)
-    delta: float | None = None
-    share: float | None = None
 
     def to_dict(self) -> dict[str, float | str | None]:
         c = self.calibration
@@ -148,7 +148,7 @@ class Agreement:
             "share": self.share,
             "status": self.kind.value,
             "calibration": c.name if c else None,
-            "delta": self.delta,
+            "delta": self.delta if c else None,
             "max_delta": c.max_delta if c else None,
             "source": SOURCE if c else None,
         }
@@ -205,6 +205,6 @@ def agreement(delta: float, calibration: Calibration | None) -> Agreement:
         return Agreement(AgreementKind.NOT_CALIBRATED)
     units = abs(delta) * calibration.per_point
     if units > calibration.max_delta:
-        return Agreement(AgreementKind.OUTSIDE_RANGE, calibration, units)
+        return Agreement(AgreementKind.OUTSIDE_RANGE, units, calibration=calibration)
     share = human_accuracy(units, calibration.name)
-    return Agreement(AgreementKind.CALIBRATED, calibration, units, share)
+    return Agreement(AgreementKind.CALIBRATED, units, share, calibration)
