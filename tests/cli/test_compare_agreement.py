@@ -67,6 +67,14 @@ def test_outside_the_calibrated_range_no_number(run_cli, files, tmp_path):
     assert "| > range |" in row
 
 
+def test_the_paper_formats_keep_the_column(run_cli, files):
+    # markdown's default is the wide table (systems x metrics) where it fits: no Δ column
+    ref, paths = files
+    args = ["compare", "-r", ref, "-i", *paths, "-m", "bleu", "chrf", "-n", "100", "-f", "markdown"]
+    assert "| humans agree |" not in run_cli(*args).stdout
+    assert "| humans agree |" in run_cli(*args, "--agreement").stdout
+
+
 def test_rank_shows_every_pair_with_its_agreement(run_cli, files):
     ref, paths = files
     res = run_cli(
@@ -86,6 +94,7 @@ def test_rank_shows_every_pair_with_its_agreement(run_cli, files):
     [
         (("-m", "exact_match", "--test", "mcnemar"), "--agreement applies to the Δ of --test bs"),
         (("-f", "html"), "--agreement applies to the Δ of --test bs and ar in tables and JSON, not -f html"),
+        (("--layout", "wide"), "not --layout wide (it has no Δ column)"),
     ],
 )  # fmt: skip
 def test_refused_where_there_is_no_delta(files, extra, message):

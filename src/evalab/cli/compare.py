@@ -1119,11 +1119,9 @@ def checked_systems(req: CompareRequest, view: TableView) -> SystemsRun:
         )
     check_missing_ref(req.missing_ref)
     _checked_test(req)
-    if req.agreement and (req.test == "mcnemar" or req.format == "html"):
-        where = "--test mcnemar" if req.test == "mcnemar" else "-f html"
-        raise SettingsError(
-            f"--agreement applies to the Δ of --test bs and ar in tables and JSON, not {where}"
-        )
+    _check_agreement(req)
+    if req.agreement and not req.every_pair:
+        view = replace(view, layout="long")  # the column of Δs: the long table
     correct = req.correct if req.correct is not None else ("holm" if req.every_pair else "none")
     if correct not in CORRECTIONS:
         raise SettingsError(f"--correct must be one of {', '.join(CORRECTIONS)}, got {correct!r}")
@@ -1139,6 +1137,20 @@ def checked_systems(req: CompareRequest, view: TableView) -> SystemsRun:
         )
     check_distinct_systems(named.paths)
     return SystemsRun(req, named, metrics, read, n, correct, cluster, view)
+
+
+def _check_agreement(req: CompareRequest) -> None:
+    """``--agreement`` sits beside a Δ column: not McNemar's table, the page, the wide layout."""
+    unused = (
+        (req.test == "mcnemar", "--test mcnemar"),
+        (req.format == "html", "-f html"),
+        (req.layout == "wide", "--layout wide (it has no Δ column)"),
+    )
+    for given, where in unused:
+        if req.agreement and given:
+            raise SettingsError(
+                f"--agreement applies to the Δ of --test bs and ar in tables and JSON, not {where}"
+            )
 
 
 def _checked_test(req: CompareRequest) -> None:
