@@ -1,9 +1,10 @@
 """The words and cells of the human-agreement column beside a Δ (:mod:`evalab.stats.thresholds`).
 
 A row's ``human_agreement`` (:meth:`evalab.stats.thresholds.Agreement.to_dict`) becomes the
-cell: the share of judges (two decimals), ``> range`` outside the calibrated range (no
-number: the fit is not extrapolated), the no-value symbol where the metric has no
-calibration; the footer names the calibration, its source and its range.
+cell: the share of judges (two decimals); past the calibrated range, where the fitted curve
+is within a point of its ceiling, ``≥`` the ceiling less that point (the fit read no
+further); the no-value symbol where the metric has no calibration; the footer names the
+calibration, its source and its range.
 """
 
 from __future__ import annotations
@@ -15,11 +16,9 @@ from evalab.report.numbers import NO_VALUE
 from evalab.report.table import Number, TableCell
 from evalab.stats.thresholds import CALIBRATIONS, SOURCE, AgreementKind
 
-__all__ = ["AGREEMENT_HEADER", "OUTSIDE", "agreement_cell", "agreement_notes"]
+__all__ = ["AGREEMENT_HEADER", "agreement_cell", "agreement_notes"]
 
 AGREEMENT_HEADER = "humans agree"
-#: the cell of a Δ outside the calibrated range
-OUTSIDE = "> range"
 
 
 def agreement_cell(agreement: Mapping[str, Any] | None) -> TableCell:
@@ -29,7 +28,14 @@ def agreement_cell(agreement: Mapping[str, Any] | None) -> TableCell:
     kind = AgreementKind(agreement["status"])
     if kind is AgreementKind.CALIBRATED:
         return Number(agreement["share"], 2)
-    return OUTSIDE if kind is AgreementKind.OUTSIDE_RANGE else NO_VALUE
+    if kind is AgreementKind.OUTSIDE_RANGE:
+        return f"≥ {_floor(agreement['calibration']):.2f}"
+    return NO_VALUE
+
+
+def _floor(name: str) -> float:
+    """The share at the top of the calibrated range: the fit's ceiling less one point."""
+    return (CALIBRATIONS[name].a - 1.0) / 100.0
 
 
 def agreement_notes(rows: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -52,7 +58,7 @@ def agreement_notes(rows: Iterable[Mapping[str, Any]]) -> list[str]:
         lines.append(
             f"{AGREEMENT_HEADER} ({metric}): share of human judges expected to confirm the "
             f"order the Δ gives, {c.a:.1f}% · σ({c.b:.4g} · |Δ|), Δ in {c.unit}s ({SOURCE}, "
-            f"fit {name}); calibrated for |Δ| ≤ {c.max_delta:.2f}, 1 point below the fit's "
-            f"ceiling; {OUTSIDE}: beyond it, not extrapolated"
+            f"fit {name}); calibrated for |Δ| ≤ {c.max_delta:.2f}, where it is 1 point below its "
+            f"ceiling; beyond it ≥ {_floor(name):.2f}, not extrapolated further"
         )
     return lines
