@@ -11,7 +11,11 @@ in ``tests/conftest.py``), and the Ray fixture refuses a second start for its mo
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 from tests.conftest import ONCE_PER_KEY, REPO, one_worker_group
 
@@ -106,3 +110,15 @@ def test_the_run_checks_its_whole_ledger_at_the_end():
     # process reads the whole ledger after every worker is done (tests/conftest.py)
     assert set(ONCE_PER_KEY) == {"ray", "venv", "checkpoints", "predict"}
     assert budget_ledger.path() is not None
+
+
+def test_the_ledger_sums_every_process_of_the_run(tmp_path, monkeypatch):
+    # a start in this process and one in another (an xdist worker) are two starts of the key
+    monkeypatch.setenv(budget_ledger.ENV, str(tmp_path / "ledger.jsonl"))
+    budget_ledger.record("ray", "ray:some_module")
+    tests = str(Path(budget_ledger.__file__).parent)
+    script = "import budget_ledger; budget_ledger.record('ray', 'ray:some_module')"
+    env = {**os.environ, "PYTHONPATH": tests}
+    subprocess.run([sys.executable, "-c", script], check=True, env=env)
+    assert budget_ledger.counts("ray") == {"ray:some_module": 2}
+    assert len(budget_ledger.processes("ray")) == 2
