@@ -49,6 +49,9 @@ from evalab.items.table import Row, ScoreSet, collect
 __all__ = [
     "INSPECT_VERSIONS",
     "LM_EVAL_VERSIONS",
+    "check_inspect",
+    "inspect_archive",
+    "inspect_value",
     "is_inspect_log",
     "is_lm_eval",
     "read_inspect",
@@ -244,7 +247,7 @@ _LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 _WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
 
 
-def _inspect_value(value: Any) -> Any:
+def inspect_value(value: Any) -> Any:
     """inspect's ``value_to_float``: letters and words to numbers, the rest as given."""
     if isinstance(value, str):
         if value in _LETTERS:
@@ -261,9 +264,9 @@ def _inspect_scores(sample: dict[str, Any], where: str, task: str) -> dict[str, 
     for scorer, score in scores.items():
         value = score.get("value") if isinstance(score, dict) else None
         if isinstance(value, dict):
-            out.update({f"{task}:{scorer}.{k}": _inspect_value(v) for k, v in value.items()})
+            out.update({f"{task}:{scorer}.{k}": inspect_value(v) for k, v in value.items()})
         else:
-            out[f"{task}:{scorer}"] = _inspect_value(value)
+            out[f"{task}:{scorer}"] = inspect_value(value)
     return out
 
 
@@ -276,8 +279,8 @@ def _named_scores(scores: dict[str, Any], names: tuple[str, ...], path: Path) ->
     return {m: v for m, v in scores.items() if any(metric_matches(m, n) for n in names)}
 
 
-def read_inspect(path: Path, data: dict[str, Any], cols: Columns) -> list[ScoreSet]:
-    """Score sets of an inspect-ai JSON log: one per scorer (and key of a dict score)."""
+def check_inspect(path: Path, data: dict[str, Any]) -> None:
+    """Refuse an inspect-ai log of an unknown format version or of an unfinished run."""
     if data.get("version") not in INSPECT_VERSIONS:
         raise InputError(
             f"{path}: inspect-ai log version {data.get('version')!r}; this reader knows "
@@ -288,6 +291,11 @@ def read_inspect(path: Path, data: dict[str, Any], cols: Columns) -> list[ScoreS
             f"{path}: the log's status is {data.get('status')!r}; only a finished run "
             "(success) has every sample scored"
         )
+
+
+def read_inspect(path: Path, data: dict[str, Any], cols: Columns) -> list[ScoreSet]:
+    """Score sets of an inspect-ai JSON log: one per scorer (and key of a dict score)."""
+    check_inspect(path, data)
     spec = data.get("eval") or {}
     task = str(spec.get("task", "task"))
     version = spec.get("task_version")
@@ -318,6 +326,11 @@ def read_inspect(path: Path, data: dict[str, Any], cols: Columns) -> list[ScoreS
 
 def read_inspect_archive(path: Path, cols: Columns) -> list[ScoreSet]:
     """Score sets of an inspect-ai ``.eval`` archive (its header and sample files)."""
+    return read_inspect(path, inspect_archive(path), cols)
+
+
+def inspect_archive(path: Path) -> dict[str, Any]:
+    """An inspect-ai ``.eval`` archive as the JSON log it stands for (header and samples)."""
     data, _ = read_bytes(path, "an inspect-ai .eval archive")
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
@@ -335,4 +348,4 @@ def read_inspect_archive(path: Path, cols: Columns) -> list[ScoreSet]:
         raise InputError(
             f"{path}: header.json is not an inspect-ai log header (no version and eval)"
         )
-    return read_inspect(path, {**data, "samples": samples}, cols)
+    return {**data, "samples": samples}
