@@ -65,7 +65,7 @@ class _Report:
 
     def add(self, k: int, models: list[str], values: list[np.ndarray], fewest: int | None) -> None:
         """Each model's row of per-problem ``values`` (pass@k or maj@k) and its JSON record;
-        ``fewest``: the fewest samples of a problem (None where not known)."""
+        ``fewest``: the fewest samples of a problem (pass@k; no column for maj@k)."""
         res = compare_items(
             models,
             [sampled_item_means(v) for v in values],
@@ -86,7 +86,7 @@ class _Report:
                     Interval(low, high, 4),
                     Number(delta, 4, signed=True),
                     Number(p_holm, 4, p=True),
-                    NumberText("" if fewest is None else str(fewest)),
+                    *([] if fewest is None else [NumberText(str(fewest))]),
                 ]
             )
             self.data.append(
@@ -196,7 +196,7 @@ def passk(req: PasskRequest) -> None:
         "CI",
         "Δ",
         "p (Holm)",
-        "min n",
+        *(["min n"] if report.measure == "pass" else []),
     ]
     footer = [
         f"{report.data[0]['problems']} problems of {metric}; {_RULES[report.measure]}, averaged; "

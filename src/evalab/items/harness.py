@@ -30,6 +30,7 @@ task's ``task_version`` must agree across models.
 
 from __future__ import annotations
 
+import glob
 import io
 import json
 import re
@@ -174,11 +175,21 @@ def _model_of(data: dict[str, Any]) -> str | None:
     return None
 
 
+def _results_file(folder: Path, date: str) -> Path | None:
+    """The results file of the run of ``date``: ``results_<date>.json`` (``.gz`` if one
+    compressed it); with ``--output_path NAME.json`` lm-eval names it ``NAME_<date>.json``."""
+    for name in (f"results_{date}.json", f"results_{date}.json.gz"):
+        if (folder / name).is_file():
+            return folder / name
+    named = sorted(folder.glob(f"*_{glob.escape(date)}.json"))
+    return named[0] if len(named) == 1 else None
+
+
 def _results_for(path: Path, date: str, task: str) -> _RunInfo:
     """The task version and the model from the run's ``results_<date>.json`` (nothing
     without one); refuses a harness version whose layout is unknown."""
-    results = path.parent / f"results_{date}.json"
-    if not results.exists():
+    results = _results_file(path.parent, date)
+    if results is None:
         return _RunInfo()
     try:
         data = numbers.loads(read_text(results))
@@ -196,28 +207,31 @@ def _results_for(path: Path, date: str, task: str) -> _RunInfo:
     return _RunInfo(None if version is None else str(version), _model_of(data))
 
 
-def _samples_files(folder: Path) -> list[Path]:
+def _run_folders(folder: Path) -> dict[Path, list[Path]]:
+    """The samples files under ``folder`` by run folder: lm-eval writes each model's files to
+    ``OUTPUT/<model>/`` (the name sanitized), so ``folder`` is one model's folder or the
+    output folder of several; a task run twice in one folder is refused (which run is meant?)."""
     files = sorted(p for p in folder.rglob("samples_*.jsonl*") if _SAMPLES.match(p.name))
     if not files:
         raise InputError(
             f"{folder}: no lm-evaluation-harness samples_<task>_<date>.jsonl file in it"
         )
-    tasks: dict[str, Path] = {}
+    runs: dict[Path, dict[str, Path]] = {}
     for f in files:
         task = _SAMPLES.match(f.name)["task"]  # type: ignore[index]
+        tasks = runs.setdefault(f.parent, {})
         if task in tasks:
             raise InputError(
-                f"{folder}: task {task} has two sample files ({tasks[task]}, {f}); "
-                "give the run folder of one run"
+                f"{f.parent}: task {task} has two sample files ({tasks[task].name}, {f.name}), "
+                "of two runs: give the samples file of the run you mean"
             )
         tasks[task] = f
-    return files
+    return {run: list(tasks.values()) for run, tasks in runs.items()}
 
 
-def read_lm_eval(path: Path, cols: Columns) -> list[ScoreSet]:
-    """Score sets of one samples file, or of every task in a run folder (model: as the
-    results file beside the samples names it, else the path given)."""
-    files = _samples_files(path) if path.is_dir() else [path]
+def _read_run(files: list[Path], label: str, cols: Columns) -> list[ScoreSet]:
+    """Score sets of the samples files of one run folder (model: as the results file beside
+    them names it, else ``label``)."""
     out = []
     for f in files:
         m = _SAMPLES.match(f.name)
@@ -228,14 +242,26 @@ def read_lm_eval(path: Path, cols: Columns) -> list[ScoreSet]:
         info = _results_for(f, m["date"], m["task"])
         out += collect(
             _lm_rows(f, m["task"], cols),
-            model=info.model or str(path),
+            model=info.model or label,
             path=str(f),
             version=info.version,
         )
     models = dict.fromkeys(s.model for s in out)
     if len(models) > 1:  # tasks of one folder run by differently named models: one model here
-        out = [replace(s, model=str(path)) for s in out]
+        out = [replace(s, model=label) for s in out]
     return out
+
+
+def read_lm_eval(path: Path, cols: Columns) -> list[ScoreSet]:
+    """Score sets of one samples file, of every task in a model's folder, or of every model
+    in an output folder (``OUTPUT/<model>/samples_<task>_<date>.jsonl``, each model as the
+    results file beside its samples names it, else its folder)."""
+    if not path.is_dir():
+        return _read_run([path], str(path), cols)
+    runs = _run_folders(path)
+    if len(runs) == 1:
+        return _read_run(next(iter(runs.values())), str(path), cols)
+    return [s for run, files in runs.items() for s in _read_run(files, str(run), cols)]
 
 
 def is_inspect_log(data: Any) -> bool:
