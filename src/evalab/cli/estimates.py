@@ -30,18 +30,24 @@ from evalab.cli.output import PAGE_FORMATS, TABLE_FORMATS, check_format, check_o
 from evalab.report.latex import LatexLayout
 from evalab.stats.resampling import DEFAULT_SEED
 
-__all__ = ["EstimateRequest", "PageRequest"]
+__all__ = ["EstimateRequest", "LatexRequest", "PageRequest"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class EstimateRequest:
-    """The shared options of an estimator command that writes tables."""
+class LatexRequest:
+    """The options of how ``-f latex`` sets a table."""
 
-    format: Format = "table"
     latex_split: LatexSplit = None
     latex_fragment: LatexFragment = False
     latex_caption: LatexCaption = None
     latex_label: LatexLabel = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EstimateRequest(LatexRequest):
+    """The shared options of an estimator command that writes tables."""
+
+    format: Format = "table"
     out: OutFile = None
     n_samples: BootstrapSamples = 1000
     seed: BootstrapSeed = DEFAULT_SEED
