@@ -160,3 +160,19 @@ def test_maj_refuses_bad_input(runs, tmp_path: Path) -> None:
         watch=(tmp_path,),
         cwd=tmp_path,
     )
+
+
+def test_maj_from_an_eval_archive_with_a_named_scorer(run_cli, tmp_path: Path) -> None:
+    answers = ["7", "7", "5", "3", "9", "3"]  # two problems, three epochs (epoch-major)
+    values = [1, 0, 1, 1, 0, 1]  # problem 1: 7 (right), 5, 9 -> 7; problem 2: 7, 3, 3 -> 3 (right)
+    log = inspect_log(tmp_path / "a.eval", values, epochs=3, answers=answers)
+    res = run_cli("passk", log, "--maj", "--score-column", "match", "-f", "json")
+    assert res.exit_code == 0, res.stderr
+    (row,) = json.loads(res.stdout)
+    assert (row["k"], row["maj_at_k"]) == (3, 1.0)
+    assert_refused(
+        ("passk", "a.eval", "--maj", "--score-column", "choice"),
+        "no scorer 'choice' (the log has match)",
+        watch=(tmp_path,),
+        cwd=tmp_path,
+    )

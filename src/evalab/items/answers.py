@@ -117,6 +117,12 @@ def _lm_eval_votes(path: str, cols: Columns, ks: Sequence[int]) -> list[ScoreSet
                 "votes are read as the harness scored them: give -k of one of those"
             )
         votes = [s for s in votes if majority_k(s.metric) in ks]
+    metrics = list(dict.fromkeys(s.metric.rpartition(",")[0] for s in votes))
+    if len(metrics) > 1:
+        raise InputError(
+            f"{path}: the votes are scored by several metrics ({', '.join(metrics)}): pick one "
+            "with --score-column"
+        )
     for s in votes:
         if not s.binary:
             raise InputError(f"{s.path}: {s.metric} has scores other than 0 and 1")
@@ -135,7 +141,7 @@ def _correct(value: Any, where: str) -> bool:
 
 
 def _scorer(sample: dict[str, Any], cols: Columns, path: Path) -> str:
-    scorers = list(sample.get("scores") or {})
+    scorers = [str(name) for name in sample.get("scores") or {}]
     if cols.scores:
         name = cols.scores[0].partition(":")[2] or cols.scores[0]
         if name not in scorers:
