@@ -128,6 +128,9 @@ def test_maj_refuses_bad_input(runs, tmp_path: Path) -> None:
     assert_refused(
         ("passk", folder, "--maj", "-k", "4"), "no maj@4 filter in the run", watch=(Path(folder),)
     )
+    assert_refused(
+        ("passk", folder, "--answer-column", "vote"), "give --maj too", watch=(Path(folder),)
+    )
     (tmp_path / "half.jsonl").write_text('{"id": "a", "answer": "1", "score": 0.5}\n')
     assert_refused(
         ("passk", "half.jsonl", "--maj"),

@@ -182,6 +182,8 @@ class PasskRequest(EstimateRequest):
 def passk(req: PasskRequest) -> None:
     """pass@k (the unbiased estimator) or maj@k over problems with several sampled answers."""
     latex = req.checked([("SCORES", f) for f in req.scores])
+    if not req.maj and req.answer_column != "answer":
+        raise SettingsError("--answer-column names the answers maj@k votes on: give --maj too")
     if any(kk < 1 for kk in req.k):
         raise SettingsError(f"-k must be a whole number >= 1, got {min(req.k)}")
     cols = Columns(
