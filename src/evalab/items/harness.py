@@ -1,8 +1,11 @@
 """Per-item scores from lm-evaluation-harness sample logs and inspect-ai JSON logs.
 
 **lm-evaluation-harness** (0.4.x, ``lm_eval --log_samples --output_path OUT``) writes, per
-model, a folder with ``results_<date>.json`` (``results``, ``versions`` per task,
-``lm_eval_version``, ...) and one ``samples_<task>_<date>.jsonl`` per task. Each sample
+model, a folder ``OUT/<model>/`` (the name with ``/`` and the like made ``__``) with
+``results_<date>.json`` (``results``, ``versions`` per task, ``lm_eval_version``, ...) and
+one ``samples_<task>_<date>.jsonl`` per task, each run adding its own date; with
+``--output_path NAME.json`` the results are ``NAME_<date>.json`` beside the samples. It
+writes plain JSON (a gzipped copy, ``.json.gz``/``.jsonl.gz``, reads the same). Each sample
 line is one document and one filter: ``doc_id``, ``doc``, ``target``, ``arguments``,
 ``resps``, ``filtered_resps``, ``filter`` (``none`` unless the task defines filters, e.g.
 ``strict-match``), ``metrics`` (the per-item metric names) and the hashes ``doc_hash``,
