@@ -96,6 +96,10 @@ def test_maj_from_inspect_epochs_and_an_answer_column(run_cli, tmp_path: Path) -
     assert res.exit_code == 0, res.stderr
     for row in json.loads(res.stdout):
         assert row["maj_at_k"] == pytest.approx(hand[row["model"]][row["k"]], abs=1e-12)
+    # by default every model votes over the fewest samples any problem has (3 epochs here)
+    short = inspect_log(tmp_path / "c.json", ["C", "I", "I"] * 12, epochs=3, model="openai/c")
+    res = run_cli("passk", logs[0], short, "--maj", "-n", "20", "-f", "json")
+    assert [r["k"] for r in json.loads(res.stdout)] == [3, 3]
     # the same answers as JSON Lines, samples numbered out of file order
     plain = tmp_path / "plain.jsonl"
     plain.write_text(

@@ -121,7 +121,7 @@ def _pass_rows(req: PasskRequest, cols: Columns, report: _Report) -> str:
 
 def _maj_rows(req: PasskRequest, cols: Columns, report: _Report) -> str:
     """maj@k rows of every k (see :func:`read_majorities`); the metric voted on."""
-    sets = [s for path in req.scores for s in read_majorities(path, cols, req.answer_column, req.k)]
+    sets = read_majorities(req.scores, cols, req.answer_column, req.k)
     seen: dict[tuple[str, str], str] = {}
     for s in sets:
         if seen.setdefault((s.model, s.metric), s.path) != s.path:

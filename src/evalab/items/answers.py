@@ -62,21 +62,28 @@ class _Sampled:
     version: str | None = None
 
 
-def read_majorities(path: str, cols: Columns, answer: str, ks: Sequence[int]) -> list[ScoreSet]:
-    """One score set per ``k`` in ``ks`` of one file: each problem's maj@k (0 or 1).
+def read_majorities(
+    paths: Sequence[str], cols: Columns, answer: str, ks: Sequence[int]
+) -> list[ScoreSet]:
+    """Score sets of each file and each ``k``: every problem's maj@k (0 or 1).
 
     For lm-evaluation-harness, the ``maj@K`` filters of the run (those of ``ks`` when given,
-    else all of them); for answers, ``ks`` (the fewest samples of a problem when empty).
+    else all of them); for answers, each k of ``ks`` (by default the fewest samples of any
+    problem in any of the answer files, so that every model votes over as many).
     """
-    p = Path(path)
-    if p.is_dir() or p.name.startswith("samples_"):
-        return _lm_eval_votes(path, cols, ks)
-    if data_suffix(p) in (".json", ".eval"):
-        sampled = _inspect_answers(p, cols)
-    else:
-        sampled = _plain_answers(p, cols, answer)
-    fewest = min(len(s) for s in sampled.problems.values())
-    return [_votes(sampled, k) for k in (ks or [fewest])]
+    read: list[list[ScoreSet] | _Sampled] = []  # in the order given: the first is the baseline
+    for path in paths:
+        p = Path(path)
+        if p.is_dir() or p.name.startswith("samples_"):
+            read.append(_lm_eval_votes(path, cols, ks))
+        elif data_suffix(p) in (".json", ".eval"):
+            read.append(_inspect_answers(p, cols))
+        else:
+            read.append(_plain_answers(p, cols, answer))
+    sampled = [r for r in read if isinstance(r, _Sampled)]
+    if sampled and not ks:
+        ks = [min(len(a) for s in sampled for a in s.problems.values())]
+    return [v for r in read for v in (r if isinstance(r, list) else [_votes(r, k) for k in ks])]
 
 
 def _votes(s: _Sampled, k: int) -> ScoreSet:
