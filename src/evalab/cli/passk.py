@@ -148,7 +148,7 @@ class PasskRequest(EstimateRequest):
         typer.Option(
             "-k",
             help="k of pass@k or maj@k (repeat for several). Default: pass@1; with --maj, "
-            "every maj@K filter of an lm-eval run, else all of a problem's answers.",
+            "every maj@K filter of an lm-eval run, else the fewest answers of any problem.",
             show_default=False,
         ),
     ] = field(default_factory=list)
