@@ -183,3 +183,30 @@ def test_maj_from_an_eval_archive_with_a_named_scorer(run_cli, tmp_path: Path) -
         watch=(tmp_path,),
         cwd=tmp_path,
     )
+
+
+def test_the_runs_votes_are_lm_evals_own_filters(run_cli, runs) -> None:
+    # lm-eval's filter chain of gsm8k_cot_self_consistency (regex, majority_vote, take_first;
+    # take_first_k first for maj@8) on the repeats: the votes the runs hold, and the maj@k
+    # evalab reports. lm-eval is no test dependency (it pins torch and datasets): run with
+    # pip install --no-deps --target DIR lm-eval==0.4.13 and PYTHONPATH=DIR.
+    selection = pytest.importorskip("lm_eval.filters.selection")
+    extraction = pytest.importorskip("lm_eval.filters.extraction")
+    regex = extraction.RegexFilter(regex_pattern=r"The answer is (\-?[0-9\.\,]*[0-9]+)")
+
+    def vote(resps: list, k: int) -> list[str]:
+        first_k = selection.TakeKFilter(k=k).apply(resps, None)
+        votes = selection.MajorityVoteFilter().apply(regex.apply(first_k, None), None)
+        return list(selection.TakeFirstFilter().apply(votes, None))
+
+    folders = [str(f) for f, _, _ in runs.values()]
+    rows = json.loads(run_cli("passk", *folders, "--maj", "-n", "20", "-f", "json").stdout)
+    for model, (folder, _, targets) in runs.items():
+        text = next(folder.glob("samples_*")).read_text(encoding="utf-8")
+        records = [json.loads(line) for line in text.splitlines()]
+        for k in (8, 16):
+            ours = [r for r in records if r["filter"] == f"maj@{k}"]
+            theirs = vote([r["resps"][0] for r in ours], k)
+            assert [r["filtered_resps"][0] for r in ours] == theirs
+            right = [v == t for v, t in zip(theirs, targets, strict=True)]
+            assert _by(rows, model, k)["maj_at_k"] == pytest.approx(sum(right) / len(right))
