@@ -5,9 +5,9 @@ For pass@k the per-sample scores are read as ``compare --scores`` reads them (lm
 samples with repeats, inspect-ai logs with several epochs, JSON Lines/CSV with one record
 per sample and a repeated item id); a sample is correct when its score is 1, and each
 problem's pass@k is the unbiased estimate of :func:`evalab.stats.sampled.pass_at_k`. With
-``--maj`` each problem's maj@k comes from :func:`evalab.items.answers.read_majorities`
-(lm-eval's ``maj@K`` filters, inspect epochs' answers, an answer column). The problems'
-values are item scores for :func:`evalab.stats.items.compare_items` (CLT and percentile
+``--maj`` each problem's maj@k is lm-eval's ``maj@K`` filter as the run scored it, or
+:func:`evalab.stats.sampled.majority_scores` of the answers :mod:`evalab.items.answers` reads
+(inspect epochs' answers, an answer column). The problems' values are item scores for :func:`evalab.stats.items.compare_items` (CLT and percentile
 bootstrap intervals, paired t tests with Holm).
 """
 
@@ -25,11 +25,17 @@ from evalab.cli.estimates import EstimateRequest
 from evalab.cli.output import emit_table
 from evalab.errors import InputError, SettingsError
 from evalab.items import Columns
-from evalab.items.answers import majority_k, read_majorities
-from evalab.items.table import Aligned, align
+from evalab.items.answers import (
+    SampledAnswers,
+    is_lm_eval_run,
+    lm_eval_votes,
+    majority_k,
+    read_answers,
+)
+from evalab.items.table import Aligned, ScoreSet, align
 from evalab.report.table import Interval, Number, NumberText, Table, TableCell
 from evalab.stats.items import compare_items
-from evalab.stats.sampled import pass_at_k, sampled_item_means
+from evalab.stats.sampled import majority_scores, pass_at_k, sampled_item_means
 
 
 def _samples(group: Aligned) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -119,9 +125,27 @@ def _pass_rows(req: PasskRequest, cols: Columns, report: _Report) -> str:
     return group.metric
 
 
+def _majorities(paths: list[str], cols: Columns, answer: str, ks: list[int]) -> list[ScoreSet]:
+    """Score sets of each file and each ``k``: every problem's maj@k (0 or 1). For lm-eval,
+    the run's ``maj@K`` filters; for answers, each k of ``ks`` (by default the fewest samples
+    of any problem in any of the answer files, so that every model votes over as many)."""
+    read = [
+        lm_eval_votes(p, cols, ks) if is_lm_eval_run(p) else read_answers(p, cols, answer)
+        for p in paths
+    ]
+    sampled = [r for r in read if isinstance(r, SampledAnswers)]
+    if sampled and not ks:
+        ks = [min(s.fewest for s in sampled)]
+    return [
+        s
+        for r in read  # in the order given: the first is the baseline
+        for s in (r if isinstance(r, list) else [majority_scores(r, k) for k in ks])
+    ]
+
+
 def _maj_rows(req: PasskRequest, cols: Columns, report: _Report) -> str:
-    """maj@k rows of every k (see :func:`read_majorities`); the metric voted on."""
-    sets = read_majorities(req.scores, cols, req.answer_column, req.k)
+    """maj@k rows of every k (see :func:`_majorities`); the metric voted on."""
+    sets = _majorities(req.scores, cols, req.answer_column, req.k)
     seen: dict[tuple[str, str], str] = {}
     for s in sets:
         if seen.setdefault((s.model, s.metric), s.path) != s.path:

@@ -1,9 +1,11 @@
-"""maj@k per problem from harness logs with several sampled answers each, as score sets.
+"""Sampled answers per problem (for maj@k) from harness logs and tables, and lm-eval's votes.
 
-A problem's maj@k is 1 when the most frequent of its first ``k`` answers is correct (see
-:func:`evalab.stats.sampled.majority_at_k`), so each model gives one 0/1 score per problem:
-a :class:`~evalab.items.table.ScoreSet` whose metric ends in ``,maj@K`` (lm-evaluation-harness
-names a filter's metric so), aligned across models and compared like any per-item score.
+A problem's maj@k is 1 when the most frequent of its first ``k`` answers is correct (counted
+by :func:`evalab.stats.sampled.majority_scores`), so each model gives one 0/1 score per
+problem: a :class:`~evalab.items.table.ScoreSet` whose metric ends in ``,maj@K``
+(lm-evaluation-harness names a filter's metric so), aligned across models and compared like
+any per-item score. Read here: :class:`SampledAnswers` (:func:`read_answers`) and the votes
+an lm-eval run scored itself (:func:`lm_eval_votes`).
 
 * **lm-evaluation-harness**: a task with ``repeats`` and a majority-vote filter named
   ``maj@K`` (``gsm8k_cot_self_consistency``: regex, ``majority_vote``, ``take_first``, after
@@ -35,9 +37,14 @@ from evalab.io import data_suffix
 from evalab.items.harness import check_inspect, inspect_archive, inspect_value, is_inspect_log
 from evalab.items.readers import Columns, csv_records, jsonl_records, plain_row, read_text
 from evalab.items.table import Records, Row, ScoreSet, collect, numeric
-from evalab.stats.sampled import majority_at_k
 
-__all__ = ["majority_k", "read_majorities"]
+__all__ = [
+    "SampledAnswers",
+    "is_lm_eval_run",
+    "lm_eval_votes",
+    "majority_k",
+    "read_answers",
+]
 
 _MAJ = re.compile(r",maj@(?P<k>[0-9]+)$")
 
@@ -49,9 +56,9 @@ def majority_k(metric: str) -> int | None:
 
 
 @dataclass(frozen=True)
-class _Sampled:
-    """One model's answers: per problem (first appearance order), ``(order, answer, correct)``
-    of each sample, and the line (or sample number) of its first record."""
+class SampledAnswers:
+    """One model's sampled answers: per problem (first appearance order), ``(order, answer,
+    correct)`` of each sample, and the line (or sample number) of its first record."""
 
     model: str
     metric: str
@@ -61,50 +68,46 @@ class _Sampled:
     lines: dict[str, int]
     version: str | None = None
 
+    @property
+    def fewest(self) -> int:
+        """The fewest samples of a problem."""
+        return min(len(a) for a in self.problems.values())
 
-def read_majorities(
-    paths: Sequence[str], cols: Columns, answer: str, ks: Sequence[int]
-) -> list[ScoreSet]:
-    """Score sets of each file and each ``k``: every problem's maj@k (0 or 1).
-
-    For lm-evaluation-harness, the ``maj@K`` filters of the run (those of ``ks`` when given,
-    else all of them); for answers, each k of ``ks`` (by default the fewest samples of any
-    problem in any of the answer files, so that every model votes over as many).
-    """
-    read: list[list[ScoreSet] | _Sampled] = []  # in the order given: the first is the baseline
-    for path in paths:
-        p = Path(path)
-        if p.is_dir() or p.name.startswith("samples_"):
-            read.append(_lm_eval_votes(path, cols, ks))
-        elif data_suffix(p) in (".json", ".eval"):
-            read.append(_inspect_answers(p, cols))
-        else:
-            read.append(_plain_answers(p, cols, answer))
-    sampled = [r for r in read if isinstance(r, _Sampled)]
-    if sampled and not ks:
-        ks = [min(len(a) for s in sampled for a in s.problems.values())]
-    return [v for r in read for v in (r if isinstance(r, list) else [_votes(r, k) for k in ks])]
-
-
-def _votes(s: _Sampled, k: int) -> ScoreSet:
-    ids = list(s.problems)
-    ordered = [sorted(s.problems[i], key=lambda a: a[0]) for i in ids]
-    try:
-        values = majority_at_k(
+    def in_order(self) -> tuple[list[list[str]], list[list[bool]]]:
+        """Each problem's answers and marks, in the samples' order."""
+        ordered = [sorted(samples, key=lambda a: a[0]) for samples in self.problems.values()]
+        return (
             [[a for _, a, _ in samples] for samples in ordered],
             [[ok for _, _, ok in samples] for samples in ordered],
-            k,
         )
-    except InputError as exc:
-        raise InputError(f"{s.path}: {exc}") from None
-    rows = (
-        Row(i, s.lines[i], {f"{s.metric},maj@{k}": v})
-        for i, v in zip(ids, values.tolist(), strict=True)
-    )
-    return collect(rows, model=s.model, path=s.path, unit=s.unit, version=s.version)[0]
+
+    def problem_scores(self, k: int, values: Sequence[float]) -> ScoreSet:
+        """Per-problem maj@k ``values`` (in problem order) as the score set ``METRIC,maj@k``."""
+        rows = (
+            Row(i, self.lines[i], {f"{self.metric},maj@{k}": v})
+            for i, v in zip(self.problems, values, strict=True)
+        )
+        model, path = self.model, self.path
+        return collect(rows, model=model, path=path, unit=self.unit, version=self.version)[0]
 
 
-def _lm_eval_votes(path: str, cols: Columns, ks: Sequence[int]) -> list[ScoreSet]:
+def is_lm_eval_run(path: str) -> bool:
+    """An lm-evaluation-harness samples file or folder (else a log or table of answers)."""
+    p = Path(path)
+    return p.is_dir() or p.name.startswith("samples_")
+
+
+def read_answers(path: str, cols: Columns, answer: str) -> SampledAnswers:
+    """The answers of an inspect-ai log or of a CSV/TSV/JSONL table (column ``answer``)."""
+    p = Path(path)
+    if data_suffix(p) in (".json", ".eval"):
+        return _inspect_answers(p, cols)
+    return _plain_answers(p, cols, answer)
+
+
+def lm_eval_votes(path: str, cols: Columns, ks: Sequence[int]) -> list[ScoreSet]:
+    """The maj@K of every problem as an lm-evaluation-harness run scored its ``maj@K``
+    filters (those of ``ks`` when given, else all of them)."""
     from evalab.items import read_scores
 
     sets = read_scores(path, cols)
@@ -178,7 +181,7 @@ def _inspect_log(path: Path) -> dict[str, Any]:
     return data
 
 
-def _inspect_answers(path: Path, cols: Columns) -> _Sampled:
+def _inspect_answers(path: Path, cols: Columns) -> SampledAnswers:
     data = _inspect_log(path)
     samples = [s for s in data.get("samples") or [] if isinstance(s, dict)]
     if not samples:
@@ -205,7 +208,7 @@ def _inspect_answers(path: Path, cols: Columns) -> _Sampled:
         lines.setdefault(item, k)
     model = spec.get("model")
     version = spec.get("task_version")
-    return _Sampled(
+    return SampledAnswers(
         model if isinstance(model, str) and model else str(path),
         f"{spec.get('task', 'task')}:{scorer}",
         str(path),
@@ -232,7 +235,7 @@ def _plain_rows(path: Path, cols: Columns) -> Iterator[tuple[int, str, str | Non
     )
 
 
-def _plain_answers(path: Path, cols: Columns, answer: str) -> _Sampled:
+def _plain_answers(path: Path, cols: Columns, answer: str) -> SampledAnswers:
     score = cols.scores[0] if cols.scores else "score"
     problems: dict[str, list[tuple[float, str, bool]]] = {}
     lines: dict[str, int] = {}
@@ -245,4 +248,4 @@ def _plain_answers(path: Path, cols: Columns, answer: str) -> _Sampled:
         order = float(line) if sample is None else numeric(sample, f"{where}: sample")
         problems.setdefault(item, []).append((order, str(text), _correct(correct, where)))
         lines.setdefault(item, line)
-    return _Sampled(str(path), score, str(path), "line", problems, lines)
+    return SampledAnswers(str(path), score, str(path), "line", problems, lines)
