@@ -92,6 +92,7 @@ from evalab.metrics.missing_refs import reference_count
 from evalab.metrics.semantic import Alignment, BERTScore
 from evalab.metrics.stats_value import NRefs, Stats
 from evalab.progress import progress_bar
+from evalab.report.agreement import AGREEMENT_HEADER, agreement_cell, agreement_notes
 from evalab.report.compare_page import (
     ALIGNMENT_LIMIT,
     ComparePage,
@@ -133,6 +134,7 @@ from evalab.stats.ranking import (
     win_tie_loss,
 )
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
+from evalab.stats.thresholds import agreement, calibration_for
 
 if TYPE_CHECKING:
     from evalab.metrics.ray_shards import RayCluster
@@ -214,6 +216,22 @@ def result_rows(
     return rows
 
 
+def with_agreement(
+    rows: list[dict[str, Any]], metrics: dict[str, Metric], nrefs: NRefs
+) -> list[dict[str, Any]]:
+    """``rows`` with ``human_agreement`` beside each Δ (``--agreement``): the share of judges
+    expected to confirm its order (:func:`evalab.stats.thresholds.agreement`); None on the
+    baseline's rows."""
+    out = []
+    for r in rows:
+        if r.get("baseline"):
+            out.append({**r, "human_agreement": None})
+            continue
+        found = calibration_for(r["metric"], metrics[r["metric"]].signature_for(nrefs))
+        out.append({**r, "human_agreement": agreement(r["delta"], found).to_dict()})
+    return out
+
+
 def render(
     rows: list[dict[str, Any]],
     metrics: dict[str, Metric],
@@ -228,9 +246,10 @@ def render(
     names; ``notes``: sentences that qualify the results)."""
     corrected = any(r["correction"] != "none" for r in rows)
     conf = f"{rows[0]['confidence'] * 100:g}% CI"
-    header = ["system", "metric", "score (μ ± hw)", conf, "Δ baseline", "p-value"]
-    if corrected:
-        header.append("p (Holm)")
+    agree = "human_agreement" in rows[0]
+    header = ["system", "metric", "score (μ ± hw)", conf, "Δ baseline"]
+    header += [AGREEMENT_HEADER] if agree else []
+    header += ["p-value", *(["p (Holm)"] if corrected else [])]
     body = []
     for r in rows:
         d = scale_decimals(metrics[r["metric"]].scale, width)
@@ -242,6 +261,7 @@ def render(
             Number(r["score"], d, also=mean),
             Interval(r["ci_low"], r["ci_high"], d),
             "baseline" if r["baseline"] else Number(r["delta"], d, signed=True),
+            *([agreement_cell(r["human_agreement"])] if agree else []),
             Number(r["p_value"], 5, p=True, marker="" if corrected else mark),
         ]
         if corrected:
@@ -250,6 +270,7 @@ def render(
     footer = list(dict.fromkeys(r["signature"] for r in rows))  # the signature names its metric
     which = "Holm-adjusted p" if corrected else "p"
     star = f"* {which} < {rows[0]['alpha']:g} against the baseline"
+    notes = [*agreement_notes(rows), *notes]
     wide = _significance_wide(
         rows, metrics, width, short, [f"{star}, {short[rows[0]['system']]}.", *footer, *notes]
     )
@@ -598,11 +619,13 @@ def _pairs_table(
     rows: list[dict[str, Any]], metrics: dict[str, Metric], width: int | None, short: dict[str, str]
 ) -> Table:
     corrected = rows[0]["correction"] != "none"
+    agree = "human_agreement" in rows[0]
     header = [
         "system",
         "vs",
         "metric",
         "Δ",
+        *([AGREEMENT_HEADER] if agree else []),
         "p-value",
         *(["p (Holm)"] if corrected else []),
         "wins",
@@ -617,6 +640,7 @@ def _pairs_table(
             short[r["other"]],
             r["metric"],
             Number(r["delta"], scale_decimals(metrics[r["metric"]].scale, width), signed=True),
+            *([agreement_cell(r["human_agreement"])] if agree else []),
             Number(r["p_value"], 5, p=True, marker="" if corrected else mark),
         ]
         if corrected:
@@ -624,7 +648,8 @@ def _pairs_table(
         body.append([*line, *(Number(r[k], 0) for k in ("wins", "ties", "losses"))])
     footer = [
         f"* {_which(rows)} < {rows[0]['alpha']:g}; Δ = system - vs; wins, ties, losses: segments whose "
-        "sentence-level score is better for system, equal, better for vs"
+        "sentence-level score is better for system, equal, better for vs",
+        *agreement_notes(rows),
     ]
     return Table(header, body, footer)
 
@@ -749,10 +774,12 @@ def render_ranking(
     texts: PageTexts | None,
     view: TableView = DEFAULT_VIEW,
     figures: tuple[str, list[tuple[str, str | None]], str] | None = None,
+    agreement: bool = False,
 ) -> None:
     """The ranking with clusters (and with ``all_pairs`` every pair) in ``fmt``; with
     ``texts`` (``-f html``) the page instead; with ``figures`` (a folder, the files it may
-    not replace and the width) the ranking's forest plots written there as PDF, SVG and PNG."""
+    not replace and the width) the ranking's forest plots written there as PDF, SVG and PNG;
+    with ``agreement`` the pairs carry the share of judges confirming each Δ."""
     rankings = {
         name: rank_systems(res.scores, res.p_values, alpha, correction, res.higher_is_better)
         for name, res in results.items()
@@ -778,6 +805,8 @@ def render_ranking(
     more = []
     if all_pairs:
         data["pairs"] = pair_rows(results, rankings, metrics, stats, nrefs)
+        if agreement:
+            data["pairs"] = with_agreement(data["pairs"], metrics, nrefs)
         data["matrix"] = {name: pair_matrix(res, rankings[name]) for name, res in results.items()}
         more.append(_pairs_table(data["pairs"], metrics, width, short))
     emit_view(fmt, long, wide, out, view, data=data, more=more)
@@ -931,6 +960,13 @@ class CompareRequest:
             help="Also list every pair of systems: Δ, p-values, and segments won, tied and lost (implies --rank).",
         ),
     ] = False
+    agreement: Annotated[
+        bool,
+        typer.Option(
+            "--agreement",
+            help="Beside each Δ, the share of human judges expected to confirm its order (Kocmi et al. 2024's calibration: BLEU, chrF, COMET, MetricX; implies --all-pairs with --rank).",
+        ),
+    ] = False
     train: Annotated[
         str | None,
         typer.Option(
@@ -992,6 +1028,7 @@ TEXT_ONLY = (
     ("--missing-ref", "missing_ref"),
     ("--train", "train"),
     ("--figures", "figures"),
+    ("--agreement", "agreement"),
 )
 ITEMS_ONLY = (
     ("--id-column", "id_column"),
@@ -1082,6 +1119,9 @@ def checked_systems(req: CompareRequest, view: TableView) -> SystemsRun:
         )
     check_missing_ref(req.missing_ref)
     _checked_test(req)
+    _check_agreement(req)
+    if req.agreement and not req.every_pair:
+        view = replace(view, layout="long")  # the column of Δs: the long table
     correct = req.correct if req.correct is not None else ("holm" if req.every_pair else "none")
     if correct not in CORRECTIONS:
         raise SettingsError(f"--correct must be one of {', '.join(CORRECTIONS)}, got {correct!r}")
@@ -1097,6 +1137,20 @@ def checked_systems(req: CompareRequest, view: TableView) -> SystemsRun:
         )
     check_distinct_systems(named.paths)
     return SystemsRun(req, named, metrics, read, n, correct, cluster, view)
+
+
+def _check_agreement(req: CompareRequest) -> None:
+    """``--agreement`` sits beside a Δ column: not McNemar's table, the page, the wide layout."""
+    unused = (
+        (req.test == "mcnemar", "--test mcnemar"),
+        (req.format == "html", "-f html"),
+        (req.layout == "wide", "--layout wide (it has no Δ column)"),
+    )
+    for given, where in unused:
+        if req.agreement and given:
+            raise SettingsError(
+                f"--agreement applies to the Δ of --test bs and ar in tables and JSON, not {where}"
+            )
 
 
 def _checked_test(req: CompareRequest) -> None:
@@ -1191,7 +1245,7 @@ def rank_pairs(run: SystemsRun, done: ScoredSystems) -> None:
         reference_count(done.refs),
         correction=run.correct,
         alpha=req.alpha,
-        all_pairs=req.all_pairs,
+        all_pairs=req.all_pairs or req.agreement,
         fmt=req.format,
         width=req.width,
         out=req.out,
@@ -1201,6 +1255,7 @@ def rank_pairs(run: SystemsRun, done: ScoredSystems) -> None:
         figures=(req.figures, [*run.read, ("--out", req.out)], req.figure_width)
         if req.figures is not None
         else None,
+        agreement=req.agreement,
     )
 
 
@@ -1224,6 +1279,8 @@ def against_baseline(run: SystemsRun, done: ScoredSystems) -> None:
             progress=advance,
         )
     rows = result_rows(results, done.built, reference_count(done.refs), run.correct, req.alpha)
+    if req.agreement:
+        rows = with_agreement(rows, done.built, reference_count(done.refs))
     notes = [stats_sentence(n) for res in results.values() for n in res.notes]
     short = run.named.short_by_key()
     render(rows, done.built, req.format, req.width, req.out, short, run.view, notes)
