@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalab.cli.app import app, command
+from evalab.cli.app import command, sub_app
 from evalab.cli.inputs import study_inputs
 from evalab.cli.options import (
+    Figures,
     FigureWidth,
     LatexCaption,
     LatexFragment,
@@ -21,7 +22,6 @@ from evalab.cli.options import (
     RayTimeout,
     check_figures,
     executor_option,
-    figures_option,
     latex_layout,
     ray_cluster,
     write_figures_checked,
@@ -41,14 +41,10 @@ if TYPE_CHECKING:
     from evalab.ablation.study.spec import Study
     from evalab.metrics.ray_shards import RayCluster
 
-ablate_app = typer.Typer(
-    name="ablate",
-    help="Ablation studies: run base + variants (+ grid) x seeds, show status, report like Table 3.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+ablate_app = sub_app(
+    "ablate",
+    "Ablation studies: run base + variants (+ grid) x seeds, show status, report like Table 3.",
 )
-app.add_typer(ablate_app, name="ablate")
 
 STATUS_COLUMNS = ("Row", "Planned", "OK", "Failed", "Pending")
 #: failed runs `ablate run` shows in full (the rest: `ablate status`)
@@ -619,7 +615,7 @@ def report_cmd(
     latex_fragment: LatexFragment = False,
     latex_caption: LatexCaption = None,
     latex_label: LatexLabel = None,
-    figures: Annotated[str | None, figures_option()] = None,
+    figures: Figures = None,
     figure_width: FigureWidth = "double",
 ) -> None:
     """Per row: mean, sd, 95% CI over seeds, Δ to the base with CI and p-values; grid effects.

@@ -5,13 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from evalab.cli.app import app
-from evalab.cli.options import (
-    latex_caption_option,
-    latex_fragment_option,
-    latex_label_option,
-    latex_layout,
-    latex_split_option,
-)
+from evalab.cli.options import LatexCaption, LatexFragment, LatexLabel, LatexSplit, latex_layout
 from evalab.cli.output import check_format, emit, emit_table, format_option, to_json
 from evalab.report.table import Table as ReportTable
 
@@ -19,10 +13,10 @@ from evalab.report.table import Table as ReportTable
 @app.command("metrics")
 def metrics_command(
     format: Annotated[str, format_option()] = "table",
-    latex_split: Annotated[bool | None, latex_split_option()] = None,
-    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
-    latex_caption: Annotated[str | None, latex_caption_option()] = None,
-    latex_label: Annotated[str | None, latex_label_option()] = None,
+    latex_split: LatexSplit = None,
+    latex_fragment: LatexFragment = False,
+    latex_caption: LatexCaption = None,
+    latex_label: LatexLabel = None,
 ) -> None:
     """List the metrics with their settings and defaults."""
     from rich.console import Console

@@ -28,7 +28,7 @@ import io
 import json
 import math
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -42,10 +42,7 @@ from evalab.cli.options import (
     Confidence,
     Device,
     Format,
-    LatexCaption,
-    LatexFragment,
-    LatexLabel,
-    LatexSplit,
+    LatexOptions,
     OutFile,
     Quiet,
     Seed,
@@ -447,26 +444,16 @@ class PplRequest:
             "(a row per quantity; the default)."
         ),
     ] = None
-    latex_split: LatexSplit = None
-    latex_fragment: LatexFragment = False
-    latex_caption: LatexCaption = None
-    latex_label: LatexLabel = None
+    latex: LatexOptions = field(default_factory=LatexOptions)
 
 
 @command(PplRequest, "ppl")
 def ppl(req: PplRequest) -> None:
     """Perplexity, cross-entropy and bits per token/byte of a causal LM on a text, or of saved logits."""
     text_file, view = checked_ppl(req)
-    metric = Perplexity(
-        model=req.model,
-        max_length=req.max_length,
-        stride=req.stride,
-        batch_size=req.batch_size,
-        bos=req.bos,
-        device=req.device,
-        dtype=req.dtype,
-        mean=req.mean,
-    )
+    # the LM options are named after the metric's settings, and default to them (DEFAULTS)
+    settings = {f.name for f in dataclasses.fields(PerplexitySettings)}
+    metric = Perplexity(**{k: v for k, v in dataclasses.asdict(req).items() if k in settings})
     rows, extra = token_rows(req, metric, text_file)
     report = build_report(rows, metric, extra)
     signature = report["signature"]  # the documents' signature: no resampling settings
@@ -492,14 +479,7 @@ def checked_ppl(req: PplRequest) -> tuple[str | None, TableView]:
     read = [("-i", text_file), ("--model", req.model), ("--logits", req.logits)]
     check_out(req.out, read)
     check_format(req.format)
-    view = table_view(
-        req.format,
-        req.layout,
-        req.latex_split,
-        req.latex_fragment,
-        req.latex_caption,
-        req.latex_label,
-    )
+    view = table_view(req.format, req.layout, req.latex)
     check_resampling(req.ci, req.n_samples, req.seed, req.confidence, req.logits, req.documents)
     check_segments_path(req.segments, req.out, read)
     check_sources(
