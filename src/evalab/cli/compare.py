@@ -63,10 +63,9 @@ from evalab.cli.options import (
     table_view,
 )
 from evalab.cli.output import (
-    DEFAULT_VIEW,
     PAGE_FORMATS,
+    TABLE_FORMATS,
     TableView,
-    check_format,
     check_out,
     emit,
     emit_view,
@@ -212,7 +211,7 @@ def render(
     width: int | None,
     out: str | None,
     short: dict[str, str],
-    view: TableView = DEFAULT_VIEW,
+    view: TableView,
     notes: Sequence[str] = (),
 ) -> None:
     """Print or write the comparison as a table, JSON, Markdown or LaTeX (``short``: table
@@ -336,7 +335,7 @@ def render_mcnemar(
     out: str | None,
     short: dict[str, str],
     metrics: dict[str, Metric],
-    view: TableView = DEFAULT_VIEW,
+    view: TableView,
 ) -> None:
     """Print or write McNemar results: scores, discordant counts and p-values."""
     corrected = rows[0]["correction"] != "none"
@@ -972,7 +971,10 @@ ITEMS_ONLY = (
 def compare(req: CompareRequest) -> None:
     """Compare systems with a baseline (the first -i): scores, CIs, deltas and paired p-values."""
     check_mode(bool(req.scores), given_options(req, TEXT_ONLY), given_options(req, ITEMS_ONLY))
-    view = table_view(req.format, req.layout, req.latex)
+    # the page is a view of texts: --scores has the table formats only
+    view = table_view(
+        req.format, req.layout, req.latex, TABLE_FORMATS if req.scores else PAGE_FORMATS
+    )
     if req.scores:
         compare_per_item(req, view)
     else:
@@ -1031,7 +1033,6 @@ def checked_systems(req: CompareRequest, view: TableView) -> SystemsRun:
         *metrics.read_paths(),
     ]
     check_out(req.out, read)
-    check_format(req.format, PAGE_FORMATS)
     if req.figure_files.figures is not None and not req.every_pair:
         raise SettingsError("--figures writes the ranking's forest plots: give --rank (or -f html)")
     req.figure_files.check([*read, ("--out", req.out)])

@@ -43,7 +43,6 @@ from evalab.cli.options import (
 from evalab.cli.output import (
     PAGE_FORMATS,
     TableView,
-    check_format,
     check_out,
     emit,
     emit_view,
@@ -80,7 +79,6 @@ from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
 
 def _check_options(
-    format: str,
     n_bootstrap: int,
     permutations: int,
     seed: int,
@@ -90,7 +88,6 @@ def _check_options(
     human_system: str,
     human_format: str,
 ) -> None:
-    check_format(format, PAGE_FORMATS)
     check_n_samples(n_bootstrap, "--n-samples")
     if permutations != 0:
         check_n_samples(permutations, "--permutations")
@@ -366,7 +363,6 @@ def checked_meta_eval(req: MetaEvalRequest) -> MetaEvalRun:
     written = [*read, ("--out", req.out), ("--save-scores", req.save_scores)]
     req.figure_files.check(written)
     _check_options(
-        req.format,
         req.n_bootstrap,
         req.permutations,
         req.seed,
@@ -378,6 +374,6 @@ def checked_meta_eval(req: MetaEvalRequest) -> MetaEvalRun:
     )
     if not 0 <= req.width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {req.width}")
-    view = table_view(req.format, req.layout, req.latex)
+    view = table_view(req.format, req.layout, req.latex, PAGE_FORMATS)
     check_distinct_systems(list(named.paths))
     return MetaEvalRun(named, metric_names, written, view, parse_name_map(req.name_map))

@@ -26,7 +26,7 @@ import click
 import typer
 
 from evalab import numbers
-from evalab.cli.output import PAGE_FORMATS, TableView, format_option
+from evalab.cli.output import PAGE_FORMATS, TABLE_FORMATS, TableView, check_format, format_option
 from evalab.errors import SettingsError
 from evalab.report.latex import LatexLayout
 
@@ -334,9 +334,12 @@ class LatexOptions:
         )
 
 
-def table_view(fmt: str, layout: str | None, latex: LatexOptions) -> TableView:
-    """The :class:`TableView` of ``--layout`` and the ``--latex-*`` options, each refused
-    where ``-f`` has no use for it."""
+def table_view(
+    fmt: str, layout: str | None, latex: LatexOptions, formats: Sequence[str] = TABLE_FORMATS
+) -> TableView:
+    """The :class:`TableView` of ``-f`` (one of ``formats``), ``--layout`` and the
+    ``--latex-*`` options, each refused where ``-f`` has no use for it."""
+    check_format(fmt, formats)
     check_layout(layout, fmt)
     return TableView(layout, latex.layout(fmt))
 

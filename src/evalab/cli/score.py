@@ -4,7 +4,6 @@
 # annotations, and as strings it would compile each of them again on every start.
 import copy
 import dataclasses
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -52,14 +51,13 @@ from evalab.cli.options import (
 from evalab.cli.output import (
     DEFAULT_VIEW,
     TableView,
-    check_format,
     check_out,
     emit,
     emit_view,
-    json_safe,
     ordered_row,
     stream_of,
     to_json,
+    to_json_lines,
 )
 from evalab.cli.peers import bare_scores
 from evalab.cli.record_inputs import RecordOptions
@@ -300,7 +298,6 @@ def checked_score(req: ScoreRequest, names: list[str]) -> ScoreRun:
     metrics = MetricSelection.parse(req.metrics, req.set_)
     read = [*input_options(req.reference, named.paths, req.source), *metrics.read_paths()]
     check_out(req.out, read)
-    check_format(req.format)
     view = table_view(req.format, req.layout, req.latex)
     check_score_only(req.score_only, req.format, req.aligned)
     if req.aligned:
@@ -593,7 +590,7 @@ def segments_text(scores: dict[str, dict[str, list[Score]]], path: str | None) -
     fmt = Path(path).suffix.lower().lstrip(".") if path and not stream_of(path) else ""
     if fmt in DELIMITERS:
         return delimited_table(segments_table(records), DELIMITERS[fmt])
-    return "".join(json.dumps(json_safe(r), ensure_ascii=False) + "\n" for r in records)
+    return to_json_lines(records)
 
 
 def emit_results(

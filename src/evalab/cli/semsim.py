@@ -36,7 +36,6 @@ from evalab.cli.options import (
 )
 from evalab.cli.output import (
     TableView,
-    check_format,
     check_out,
     emit,
     emit_view,
@@ -265,7 +264,6 @@ def checked_semsim(req: SemsimRequest) -> TableView:
     ]
     check_out(req.out, read)
     check_out(req.explain_html, read, option="--explain-html", outputs=[("--out", req.out)])
-    check_format(req.format)
     view = table_view(req.format, req.layout, req.latex)
     check_n_samples(req.n_samples, "--n-samples")
     check_seed(req.seed)
