@@ -53,6 +53,7 @@ from evalab.cli.options import (
     Quiet,
     RepeatedReferences,
     ScoreColumns,
+    ScoreFiles,
     ShardOptions,
     Source,
     Width,
@@ -850,7 +851,8 @@ class CompareRequest:
         n_samples_option(
             f"Bootstrap resamples (bs, default {DEFAULT_TRIALS['bs']}) or AR trials (ar, default "
             f"{DEFAULT_TRIALS['ar']}); with --rank, --all-pairs or -f html enough for Holm over "
-            f"all pairs to reach alpha/{RESOLUTION} (45 pairs: 9000 resamples)."
+            f"all pairs to reach alpha/{RESOLUTION} (45 pairs: 9000 resamples); with --scores, "
+            "bootstrap intervals."
         ),
     ] = None
     seed: Annotated[
@@ -908,13 +910,7 @@ class CompareRequest:
         ),
     ] = None
     missing_ref: MissingRef = "none"
-    scores: Annotated[
-        list[str],
-        typer.Option(
-            "--scores",
-            help="Per-item score files instead of -r/-i: --scores BASELINE A B ... (lm-eval sample logs or run folders, inspect-ai logs, CSV/JSONL, `score --segments` output); -n N adds bootstrap intervals.",
-        ),
-    ] = field(default_factory=list)
+    scores: ScoreFiles = field(default_factory=list)
     id_column: IdColumn = "id"
     score_column: ScoreColumns = field(default_factory=list)
     cluster_column: ClusterColumn = None
@@ -969,7 +965,7 @@ ITEMS_ONLY = (
 
 @command(CompareRequest)
 def compare(req: CompareRequest) -> None:
-    """Compare systems with a baseline (the first -i): scores, CIs, deltas and paired p-values."""
+    """Compare systems with a baseline (the first -i, or --scores per-item files instead of -r/-i): scores, CIs, deltas and paired p-values."""
     check_mode(bool(req.scores), given_options(req, TEXT_ONLY), given_options(req, ITEMS_ONLY))
     # the page is a view of texts: --scores has the table formats only
     view = table_view(

@@ -209,6 +209,14 @@ ShardJobs = Annotated[
 ]
 #: ``--device`` of a torch model
 Device = Annotated[str, typer.Option("--device", help="Torch device: cpu, cuda, cuda:1 ...")]
+#: ``--scores FILE ...``: per-item score files (:func:`evalab.items.read_scores`)
+ScoreFiles = Annotated[
+    list[str],
+    typer.Option(
+        "--scores",
+        help="Per-item score files, the first the baseline: --scores BASELINE A ... (lm-eval sample logs or run folders, inspect-ai logs, CSV/JSONL, `score --segments` output).",
+    ),
+]
 #: ``--id-column``, ``--score-column``, ``--cluster-column`` of per-item score files
 IdColumn = Annotated[
     str, typer.Option("--id-column", help="With --scores: the item id column of CSV/JSONL files.")

@@ -24,6 +24,7 @@ from evalab.cli.options import (
     LatexOptions,
     OutFile,
     ScoreColumns,
+    ScoreFiles,
     given_options,
 )
 from evalab.cli.output import check_format, check_out, emit_table
@@ -189,13 +190,7 @@ def _render(
 class PowerRequest:
     """``evalab power``'s options, as the command line gives them."""
 
-    scores: Annotated[
-        list[str],
-        typer.Option(
-            "--scores",
-            help="A pilot run: two per-item score files (as compare --scores reads them).",
-        ),
-    ] = field(default_factory=list)
+    scores: ScoreFiles = field(default_factory=list)
     delta: Annotated[
         float | None,
         typer.Option("--delta", help="The difference to detect: gives the items needed."),
@@ -263,7 +258,7 @@ ASSUMPTIONS = (
 
 @command(PowerRequest)
 def power(req: PowerRequest) -> None:
-    """Items needed to detect a difference, and the smallest difference an evaluation detects."""
+    """Items needed to detect a difference, and the smallest difference an evaluation detects (from a pilot run: --scores with two files)."""
     check_out(req.out, [("--scores", f) for f in req.scores])
     check_format(req.format)
     latex = req.latex.layout(req.format)
