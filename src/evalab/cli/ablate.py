@@ -13,9 +13,11 @@ from evalab.cli.inputs import study_inputs
 from evalab.cli.options import (
     Figures,
     FigureWidth,
+    Format,
     LatexCaption,
     LatexFragment,
     LatexLabel,
+    LatexOptions,
     LatexSplit,
     OutFile,
     RayAddress,
@@ -311,27 +313,30 @@ def _dry_run_lines(d: DryRun) -> list[str]:
     return lines + superseded_lines(d.superseded)
 
 
-@ablate_app.command("status")
-def status_cmd(
-    study_file: StudyArg,
-    db: DbOpt = None,
-    format: Annotated[str, format_option()] = "table",
-    out: OutFile = None,
-    latex_split: LatexSplit = None,
-    latex_fragment: LatexFragment = False,
-    latex_caption: LatexCaption = None,
-    latex_label: LatexLabel = None,
-) -> None:
+@dataclass(frozen=True)
+class StatusRequest:
+    """``evalab ablate status``'s options, as the command line gives them."""
+
+    study_file: StudyArg
+    db: DbOpt = None
+    format: Format = "table"
+    out: OutFile = None
+    latex: LatexOptions = field(default_factory=LatexOptions)
+
+
+@command(StatusRequest, on=ablate_app.command("status"))
+def status_cmd(req: StatusRequest) -> None:
     """Counts of ok / failed / pending runs per row, the stored errors, and superseded runs."""
     from evalab.ablation import load_study, study_status
     from evalab.ablation.store.run_store import DEFAULT_DB
 
+    study_file, db, format, out = req.study_file, req.db, req.format, req.out
     db_path = db if db is not None else str(DEFAULT_DB)
     check_out(out, [("STUDY_FILE", study_file), ("--db", db_path)])  # before the study is even read
     study = load_study(study_file, check_entry=False)
     check_out(out, study_inputs(study, db_path))
     check_format(format)
-    latex = latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
+    latex = req.latex.layout(format)
     st = study_status(study, db)
     if format != "table" or out:
         _emit_status(st, format, out, latex)
