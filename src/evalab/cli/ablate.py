@@ -247,8 +247,7 @@ def _run_study(
 ) -> RunSummary:
     """Run the study's pending runs of ``subset``; Ctrl-C says what was stored and exits 130."""
     from evalab.ablation import run_study
-    from evalab.ablation.execution.executors import RunInterrupted, RunSettingError
-    from evalab.errors import SettingsError
+    from evalab.ablation.execution.executors import RunInterrupted
     from evalab.metrics.ray_shards import RAY_TIMEOUT_S
 
     try:
@@ -263,9 +262,6 @@ def _run_study(
             busy_timeout=req.wait_db,
             subset=subset,
         )
-    except RunSettingError as exc:  # the library names the setting, the CLI its option
-        option = "--" + exc.setting.replace("_", "-")
-        raise SettingsError(f"{option} must be {exc.expected}, got {exc.value}") from None
     except RunInterrupted as exc:
         s = exc.summary
         sys.stderr.write(
@@ -289,21 +285,26 @@ def _dry_run_lines(d: DryRun) -> list[str]:
         else f"database {d.db_path} (does not exist yet: every run is new)"
     )
     todo = len(d.steps) - d.count("stored") - d.count("held")
+    stale = f", {d.count('stale')} stale" if d.count("stale") else ""
     lines = [
         f"dry run of study {d.study!r}: nothing is run or written. {len(d.steps)} runs planned{subset}: "
         f"{d.count('stored')} stored (skipped), {todo} to run ({d.count('new')} new, {d.count('failed')} "
-        f"failed before), {d.count('held')} held by another runner; {where}"
+        f"failed before{stale}), {d.count('held')} held by another runner; {where}"
     ]
-    what = {"stored": "stored, skipped", "new": "to run", "failed": "to run again", "held": "held"}
+    what = {
+        "stored": "stored, skipped",
+        "new": "to run",
+        "failed": "to run again",
+        "stale": "to run again",
+        "held": "held",
+    }
     for step in d.steps:
         r = step.run
-        why = (
-            f": failed before: {step.error}"
-            if step.state == "failed"
-            else f" by {step.holder}"
-            if step.holder
-            else ""
-        )
+        why = {
+            "failed": f": failed before: {step.error}",
+            "stale": f": stored, but changed since it ran: {', '.join(step.changed)}",
+            "held": f" by {step.holder}",
+        }.get(step.state, "")
         lines.append(f"{', '.join(r.rows)} seed {r.seed} [{what[step.state]}{why}]")
         lines.append(
             f"  $ {step.command.text}" if step.command else f"  config {canonical(r.config)}"

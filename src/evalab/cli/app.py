@@ -22,7 +22,7 @@ import typer
 
 from evalab.cli.options import strict_numbers
 from evalab.cli.version import version_line
-from evalab.errors import EvalabError
+from evalab.errors import EvalabError, SettingValueError
 
 #: the settings of the app and of its groups of subcommands (:func:`sub_app`)
 APP_SETTINGS: dict[str, Any] = {
@@ -315,6 +315,26 @@ def invoked_command(root: click.Command, args: Sequence[str]) -> tuple[str, set[
     return " ".join(path), options
 
 
+#: the option that gives a library setting (:class:`SettingValueError`), where it is not
+#: ``--`` and the setting's name with hyphens
+OPTION_OF_SETTING = {
+    "rows": "--row",
+    "seeds": "--seed",
+    "layout": "--from",
+    "seed_column": "--seed-from",
+    "maps": "--map",
+    "assignments": "--set",
+    "db_path": "--db",
+}
+
+
+def _worded(exc: EvalabError) -> str:
+    """The error's line; a setting the library names is called by its option's name."""
+    if isinstance(exc, SettingValueError):
+        return exc.worded(OPTION_OF_SETTING.get(exc.setting, "--" + exc.setting.replace("_", "-")))
+    return str(exc)
+
+
 def _run(args: list[str], root: click.Command) -> int:
     from evalab.cli.peers import check_peer_habits, translate_peer_flags
 
@@ -324,7 +344,7 @@ def _run(args: list[str], root: click.Command) -> int:
         args = expand_greedy(translate_peer_flags(args, command))
         rv = root.main(args=args, prog_name="evalab", standalone_mode=False)
     except EvalabError as exc:
-        error(str(exc))
+        error(_worded(exc))
         return 2
     except click.exceptions.NoArgsIsHelpError as exc:
         # click >= 8.2: `evalab` alone prints help through this exception
