@@ -83,6 +83,7 @@ from evalab.metrics.missing_refs import reference_count
 from evalab.metrics.semantic import Alignment, BERTScore
 from evalab.metrics.stats_value import NRefs, Stats
 from evalab.progress import progress_bar
+from evalab.report.agreement import AGREEMENT_HEADER, agreement_cell, agreement_notes
 from evalab.report.compare_page import (
     ALIGNMENT_LIMIT,
     ComparePage,
@@ -124,6 +125,7 @@ from evalab.stats.ranking import (
     win_tie_loss,
 )
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
+from evalab.stats.thresholds import agreement, calibration_for
 
 if TYPE_CHECKING:
     from evalab.metrics.ray_shards import RayCluster
@@ -205,6 +207,22 @@ def result_rows(
     return rows
 
 
+def with_agreement(
+    rows: list[dict[str, Any]], metrics: dict[str, Metric], nrefs: NRefs
+) -> list[dict[str, Any]]:
+    """``rows`` with ``human_agreement`` beside each Δ (``--agreement``): the share of judges
+    expected to confirm its order (:func:`evalab.stats.thresholds.agreement`); None on the
+    baseline's rows."""
+    out = []
+    for r in rows:
+        if r.get("baseline"):
+            out.append({**r, "human_agreement": None})
+            continue
+        found = calibration_for(r["metric"], metrics[r["metric"]].signature_for(nrefs))
+        out.append({**r, "human_agreement": agreement(r["delta"], found).to_dict()})
+    return out
+
+
 def render(
     rows: list[dict[str, Any]],
     metrics: dict[str, Metric],
@@ -219,9 +237,10 @@ def render(
     names; ``notes``: sentences that qualify the results)."""
     corrected = any(r["correction"] != "none" for r in rows)
     conf = f"{rows[0]['confidence'] * 100:g}% CI"
-    header = ["system", "metric", "score (μ ± hw)", conf, "Δ baseline", "p-value"]
-    if corrected:
-        header.append("p (Holm)")
+    agree = "human_agreement" in rows[0]
+    header = ["system", "metric", "score (μ ± hw)", conf, "Δ baseline"]
+    header += [AGREEMENT_HEADER] if agree else []
+    header += ["p-value", *(["p (Holm)"] if corrected else [])]
     body = []
     for r in rows:
         d = scale_decimals(metrics[r["metric"]].scale, width)
@@ -233,6 +252,7 @@ def render(
             Number(r["score"], d, also=mean),
             Interval(r["ci_low"], r["ci_high"], d),
             "baseline" if r["baseline"] else Number(r["delta"], d, signed=True),
+            *([agreement_cell(r["human_agreement"])] if agree else []),
             Number(r["p_value"], 5, p=True, marker="" if corrected else mark),
         ]
         if corrected:
@@ -241,6 +261,7 @@ def render(
     footer = list(dict.fromkeys(r["signature"] for r in rows))  # the signature names its metric
     which = "Holm-adjusted p" if corrected else "p"
     star = f"* {which} < {rows[0]['alpha']:g} against the baseline"
+    notes = [*agreement_notes(rows), *notes]
     wide = _significance_wide(
         rows, metrics, width, short, [f"{star}, {short[rows[0]['system']]}.", *footer, *notes]
     )
@@ -589,11 +610,13 @@ def _pairs_table(
     rows: list[dict[str, Any]], metrics: dict[str, Metric], width: int | None, short: dict[str, str]
 ) -> Table:
     corrected = rows[0]["correction"] != "none"
+    agree = "human_agreement" in rows[0]
     header = [
         "system",
         "vs",
         "metric",
         "Δ",
+        *([AGREEMENT_HEADER] if agree else []),
         "p-value",
         *(["p (Holm)"] if corrected else []),
         "wins",
@@ -608,6 +631,7 @@ def _pairs_table(
             short[r["other"]],
             r["metric"],
             Number(r["delta"], scale_decimals(metrics[r["metric"]].scale, width), signed=True),
+            *([agreement_cell(r["human_agreement"])] if agree else []),
             Number(r["p_value"], 5, p=True, marker="" if corrected else mark),
         ]
         if corrected:
@@ -615,7 +639,8 @@ def _pairs_table(
         body.append([*line, *(Number(r[k], 0) for k in ("wins", "ties", "losses"))])
     footer = [
         f"* {_which(rows)} < {rows[0]['alpha']:g}; Δ = system - vs; wins, ties, losses: segments whose "
-        "sentence-level score is better for system, equal, better for vs"
+        "sentence-level score is better for system, equal, better for vs",
+        *agreement_notes(rows),
     ]
     return Table(header, body, footer)
 
@@ -727,9 +752,10 @@ def _by_present_references(
 def render_ranking(
     results: dict[str, PairwiseResult], run: SystemsRun, done: ScoredSystems
 ) -> None:
-    """The ranking with clusters (and with ``--all-pairs`` every pair) in ``-f``; with the
-    page's texts (``-f html``) the page instead; with ``--figures`` the ranking's forest
-    plots written there as PDF, SVG and PNG."""
+    """The ranking with clusters (and with ``--all-pairs`` or ``--agreement`` every pair) in
+    ``-f``; with the page's texts (``-f html``) the page instead; with ``--figures`` the
+    ranking's forest plots written there as PDF, SVG and PNG; with ``--agreement`` the pairs
+    carry the share of judges confirming each Δ."""
     req, metrics, stats, short = run.req, done.built, done.stats, run.named.short_by_key()
     nrefs, alpha = reference_count(done.refs), req.alpha
     correction, width, out, texts = run.correct, req.width, req.out, done.texts
@@ -756,8 +782,10 @@ def render_ranking(
         return
     data: dict[str, Any] = {"ranking": ranked, "unsettled": _unsettled_data(results, rankings)}
     more = []
-    if req.all_pairs:
+    if req.all_pairs or req.agreement:
         data["pairs"] = pair_rows(results, rankings, metrics, stats, nrefs)
+        if req.agreement:
+            data["pairs"] = with_agreement(data["pairs"], metrics, nrefs)
         data["matrix"] = {name: pair_matrix(res, rankings[name]) for name, res in results.items()}
         more.append(_pairs_table(data["pairs"], metrics, width, short))
     emit_view(req.format, long, wide, out, run.view, data=data, more=more)
@@ -902,6 +930,13 @@ class CompareRequest:
             help="Also list every pair of systems: Δ, p-values, and segments won, tied and lost (implies --rank).",
         ),
     ] = False
+    agreement: Annotated[
+        bool,
+        typer.Option(
+            "--agreement",
+            help="Beside each Δ, the share of human judges expected to confirm its order (Kocmi et al. 2024's calibration: BLEU, chrF, COMET, MetricX; implies --all-pairs with --rank).",
+        ),
+    ] = False
     train: Annotated[
         str | None,
         typer.Option(
@@ -953,6 +988,7 @@ TEXT_ONLY = (
     ("--missing-ref", "missing_ref"),
     ("--train", "train"),
     ("--figures", "figure_files.figures"),
+    ("--agreement", "agreement"),
 )
 ITEMS_ONLY = (
     ("--id-column", "id_column"),
@@ -1038,6 +1074,9 @@ def checked_systems(req: CompareRequest, view: TableView) -> SystemsRun:
         )
     check_missing_ref(req.missing_ref)
     _checked_test(req)
+    _check_agreement(req)
+    if req.agreement and not req.every_pair:
+        view = replace(view, layout="long")  # the column of Δs: the long table
     correct = req.correct if req.correct is not None else ("holm" if req.every_pair else "none")
     if correct not in CORRECTIONS:
         raise SettingsError(f"--correct must be one of {', '.join(CORRECTIONS)}, got {correct!r}")
@@ -1053,6 +1092,20 @@ def checked_systems(req: CompareRequest, view: TableView) -> SystemsRun:
         )
     check_distinct_systems(named.paths)
     return SystemsRun(req, named, metrics, read, n, correct, cluster, view)
+
+
+def _check_agreement(req: CompareRequest) -> None:
+    """``--agreement`` sits beside a Δ column: not McNemar's table, the page, the wide layout."""
+    unused = (
+        (req.test == "mcnemar", "--test mcnemar"),
+        (req.format == "html", "-f html"),
+        (req.layout == "wide", "--layout wide (it has no Δ column)"),
+    )
+    for given, where in unused:
+        if req.agreement and given:
+            raise SettingsError(
+                f"--agreement applies to the Δ of --test bs and ar in tables and JSON, not {where}"
+            )
 
 
 def _checked_test(req: CompareRequest) -> None:
@@ -1163,6 +1216,8 @@ def against_baseline(run: SystemsRun, done: ScoredSystems) -> None:
             progress=advance,
         )
     rows = result_rows(results, done.built, reference_count(done.refs), run.correct, req.alpha)
+    if req.agreement:
+        rows = with_agreement(rows, done.built, reference_count(done.refs))
     notes = [stats_sentence(n) for res in results.values() for n in res.notes]
     short = run.named.short_by_key()
     render(rows, done.built, req.format, req.width, req.out, short, run.view, notes)
