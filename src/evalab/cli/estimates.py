@@ -1,7 +1,6 @@
 """The options the estimator commands share (``winrate``, ``arena``, ``agreement``, ``judge``,
 ``passk``): the bootstrap, the output format and file, and the LaTeX layout of ``-f latex``
-(``--latex-split``, ``--latex-fragment``, ``--latex-caption``, ``--latex-label``, declared
-once in :mod:`evalab.cli.options` as for ``compare`` and ``score``).
+(the :class:`~evalab.cli.options.LatexOptions` group, as ``compare`` and ``score`` take it).
 
 Each command's request dataclass extends :class:`EstimateRequest` (or :class:`PageRequest`,
 whose ``-f html`` draws a leaderboard) and is registered with :func:`evalab.cli.app.command`.
@@ -10,7 +9,7 @@ whose ``-f html`` draws a leaderboard) and is registered with :func:`evalab.cli.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from evalab.cli.options import (
@@ -18,39 +17,26 @@ from evalab.cli.options import (
     BootstrapSeed,
     Format,
     IntervalConfidence,
-    LatexCaption,
-    LatexFragment,
-    LatexLabel,
-    LatexSplit,
+    LatexOptions,
     OutFile,
     PageFormat,
-    latex_layout,
 )
 from evalab.cli.output import PAGE_FORMATS, TABLE_FORMATS, check_format, check_out
 from evalab.report.latex import LatexLayout
 from evalab.stats.resampling import DEFAULT_SEED
 
-__all__ = ["EstimateRequest", "LatexRequest", "PageRequest"]
+__all__ = ["EstimateRequest", "PageRequest"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class LatexRequest:
-    """The options of how ``-f latex`` sets a table."""
-
-    latex_split: LatexSplit = None
-    latex_fragment: LatexFragment = False
-    latex_caption: LatexCaption = None
-    latex_label: LatexLabel = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class EstimateRequest(LatexRequest):
+class EstimateRequest:
     """The shared options of an estimator command that writes tables."""
 
     format: Format = "table"
     out: OutFile = None
     n_samples: BootstrapSamples = 1000
     seed: BootstrapSeed = DEFAULT_SEED
+    latex: LatexOptions = field(default_factory=LatexOptions)
 
     #: the formats the command writes
     formats: ClassVar[tuple[str, ...]] = TABLE_FORMATS
@@ -59,9 +45,7 @@ class EstimateRequest(LatexRequest):
         """Refuse an unknown format, a ``--latex-*`` option with another format and an
         output that is one of the ``(option, path)`` inputs; the LaTeX layout asked for."""
         check_format(self.format, self.formats)
-        latex = latex_layout(
-            self.format, self.latex_split, self.latex_fragment, self.latex_caption, self.latex_label
-        )
+        latex = self.latex.layout(self.format)
         check_out(self.out, inputs)
         return latex
 
