@@ -210,3 +210,13 @@ def test_the_runs_votes_are_lm_evals_own_filters(run_cli, runs) -> None:
             assert [r["filtered_resps"][0] for r in ours] == theirs
             right = [v == t for v, t in zip(theirs, targets, strict=True)]
             assert _by(rows, model, k)["maj_at_k"] == pytest.approx(sum(right) / len(right))
+
+
+def test_problems_not_every_model_has_are_left_out_and_said(run_cli, tmp_path: Path) -> None:
+    (tmp_path / "a.csv").write_text("id,answer,score\nq1,5,1\nq1,5,1\nq2,4,0\nq2,4,0\nq3,1,1\n")
+    (tmp_path / "b.csv").write_text("id,answer,score\nq1,5,1\nq1,6,0\nq2,4,0\nq2,3,1\n")
+    res = run_cli("passk", tmp_path / "a.csv", tmp_path / "b.csv", "--maj", "-k", "1")
+    assert res.exit_code == 0, res.stderr
+    assert (
+        "2 problems of" in res.stdout and "problems not every model has, left out: 1" in res.stdout
+    )

@@ -68,6 +68,8 @@ class _Report:
     seed: int
     body: list[list[TableCell]] = field(default_factory=list)
     data: list[dict[str, object]] = field(default_factory=list)
+    #: problems left out because not every model has them
+    dropped: int = 0
 
     def add(self, k: int, models: list[str], values: list[np.ndarray], fewest: int | None) -> None:
         """Each model's row of per-problem ``values`` (pass@k or maj@k) and its JSON record;
@@ -117,6 +119,7 @@ def _pass_rows(req: PasskRequest, cols: Columns, report: _Report) -> str:
         names = ", ".join(g.metric for g in groups)
         raise InputError(f"the files hold several metrics ({names}): pick one with --score-column")
     group = groups[0]
+    report.dropped = group.dropped
     counts = _samples(group)
     models = [s.model for s in group.sets]
     fewest = int(min(n.min() for n, _ in counts))
@@ -153,6 +156,7 @@ def _maj_rows(req: PasskRequest, cols: Columns, report: _Report) -> str:
                 f"{s.path}: model {s.model} given twice (also {seen[s.model, s.metric]})"
             )
     groups = align(sets, common=True)
+    report.dropped = max(g.dropped for g in groups)
     for group in sorted(groups, key=lambda g: majority_k(g.metric) or 0):
         values = [s.values[np.argsort(s.item, kind="stable")] for s in group.sets]
         report.add(majority_k(group.metric) or 0, [s.model for s in group.sets], values, None)
@@ -230,6 +234,8 @@ def passk(req: PasskRequest) -> None:
         f"Δ: against {report.data[0]['model']}, paired t test on the same problems, Holm over "
         "the models",
     ]
+    if report.dropped:
+        footer.append(f"problems not every model has, left out: {report.dropped}")
     emit_table(
         req.format, Table(header, report.body, footer), req.out, data=report.data, latex=latex
     )
