@@ -142,6 +142,13 @@ def test_maj_refuses_bad_input(runs, tmp_path: Path) -> None:
         watch=(tmp_path,),
         cwd=tmp_path,
     )
+    (tmp_path / "named.csv").write_text("id,n,answer,score\na,first,1,1\n")
+    assert_refused(
+        ("passk", "named.csv", "--maj", "--sample-column", "n"),
+        "named.csv: line 2: sample 'first' is not a number",
+        watch=(tmp_path,),
+        cwd=tmp_path,
+    )
     (tmp_path / "few.jsonl").write_text('{"id": "a", "answer": "1", "score": 1}\n')
     assert_refused(
         ("passk", "few.jsonl", "--maj", "-k", "2"),

@@ -235,6 +235,16 @@ def _plain_rows(path: Path, cols: Columns) -> Iterator[tuple[int, str, str | Non
     )
 
 
+def _sample_number(sample: str, where: str) -> float:
+    try:
+        return numeric(sample, where)
+    except InputError:
+        raise InputError(
+            f"{where}: sample {sample!r} is not a number (--sample-column numbers a problem's "
+            "samples in the order they were drawn)"
+        ) from None
+
+
 def _plain_answers(path: Path, cols: Columns, answer: str) -> SampledAnswers:
     score = cols.scores[0] if cols.scores else "score"
     problems: dict[str, list[tuple[float, str, bool]]] = {}
@@ -245,7 +255,7 @@ def _plain_answers(path: Path, cols: Columns, answer: str) -> SampledAnswers:
         where = f"{path}: line {line}"
         if isinstance(text, (dict, list)) or text is None:
             raise InputError(f"{where}: answer {text!r} is not a text or a number")
-        order = float(line) if sample is None else numeric(sample, f"{where}: sample")
+        order = float(line) if sample is None else _sample_number(sample, where)
         problems.setdefault(item, []).append((order, str(text), _correct(correct, where)))
         lines.setdefault(item, line)
     return SampledAnswers(str(path), score, str(path), "line", problems, lines)
