@@ -40,6 +40,18 @@ class SettingValueError(SettingsError):
         return f"{name} {self.shown}: {self.reason}" if self.shown else f"{name}: {self.reason}"
 
 
+class OutOfRangeError(SettingValueError):
+    """A setting's value outside its range: ``expected`` says what it must be (``>= 1``);
+    worded ``jobs must be >= 1, got 0`` (the CLI: ``--jobs must be ...``)."""
+
+    def __init__(self, setting: str, value: object, expected: str) -> None:
+        self.value, self.expected = value, expected
+        super().__init__(setting, str(value), expected)
+
+    def worded(self, name: str) -> str:
+        return f"{name} must be {self.expected}, got {self.value}"
+
+
 class MissingExtraError(EvalabError, ImportError):
     """An optional dependency is not installed; the message names the extra to install."""
 

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from evalab.errors import SettingsError
+from evalab.errors import OutOfRangeError, SettingsError
 from evalab.metrics.base import Metric
 from evalab.stats.bootstrap import ConfidenceInterval
 from evalab.stats.mcnemar import EXACT_MAX_DISCORDANT, binary_outcomes, mcnemar_test
@@ -301,7 +301,7 @@ def rank_systems(
     (1, 1, 1)
     """
     if not 0.0 < alpha < 1.0:
-        raise SettingsError(f"alpha must be strictly between 0 and 1, got {alpha}")
+        raise OutOfRangeError("alpha", alpha, "strictly between 0 and 1")
     values = np.asarray(scores, dtype=np.float64)
     adjusted = adjust_pairwise(p_values, correction)
     defined = [i for i in range(values.size) if np.isfinite(values[i])]
