@@ -54,7 +54,7 @@ from evalab.metrics._editdistance import (
     levenshtein_counts_many,
     levenshtein_steps_many,
 )
-from evalab.metrics.base import Metric, MetricSettings, PairWork, setting
+from evalab.metrics.base import MetricSettings, PairWork, SystemsMetric, setting
 from evalab.metrics.stats_value import NRefs
 from evalab.text.asr import (
     CHAR_WHITESPACE,
@@ -222,7 +222,7 @@ insertions=(), deletions=(ErrorCount(reference='c', hypothesis='', count=2),))
     return ErrorCounts(ranked(Edit.SUBSTITUTE), ranked(Edit.INSERT), ranked(Edit.DELETE))
 
 
-class WER(Metric):
+class WER(SystemsMetric):
     """Word error rate as jiwer 4 (``jiwer.wer``) computes it over a corpus."""
 
     name = "wer"
@@ -256,9 +256,6 @@ class WER(Metric):
     @property
     def stat_names(self) -> tuple[str, ...]:
         return COUNT_NAMES
-
-    def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
-        return self._segment_stats_many([hypotheses], references)[0]
 
     def _segment_stats_many(
         self, systems: list[list[str]], references: list[list[str]]
