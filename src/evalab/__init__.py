@@ -19,10 +19,10 @@ True
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from evalab._lazy import lazy_exports
 from evalab._version import __version__
 from evalab.errors import EvalabError, InputError, MissingExtraError, SettingsError
 
@@ -71,12 +71,7 @@ def corpus_score(
     return metric(metric_name, **settings).corpus_score(hypotheses, references)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _FROM_METRICS:
-        value = getattr(importlib.import_module(_FROM_METRICS[name]), name)
-        globals()[name] = value  # later look-ups find it without this function
-        return value
-    raise AttributeError(f"module 'evalab' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _FROM_METRICS)
 
 
 def score(metric_name: str, prediction: str, targets: Sequence[str]) -> float:

@@ -95,7 +95,7 @@ self-contained page with a forest plot of Δ and a level plot per metric).
 
 from __future__ import annotations
 
-from typing import Any
+from evalab._lazy import lazy_exports
 
 # Lazy re-exports: importing evalab.ablation stays cheap (no numpy, no sqlite, no ray).
 _EXPORTS = {
@@ -135,10 +135,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'evalab.ablation' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -13,7 +13,7 @@ escaped.
 
 from __future__ import annotations
 
-from typing import Any
+from evalab._lazy import lazy_exports
 
 _EXPORTS = {
     "render_table": "evalab.report.tables",
@@ -28,10 +28,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'evalab.report' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

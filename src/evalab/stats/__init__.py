@@ -12,8 +12,9 @@ so a resample is a matrix product over rows and no metric is recomputed from tex
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from evalab._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, percentile_interval
@@ -59,12 +60,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _MODULES:
-        raise AttributeError(f"module 'evalab.stats' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"evalab.stats.{_MODULES[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, {k: f"evalab.stats.{m}" for k, m in _MODULES.items()})
 
 
 def __dir__() -> list[str]:

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self, TypedDict, Unpack
 
 import numpy as np
 
@@ -138,9 +138,9 @@ class FlatResamples:
     systems: tuple[tuple[str, float], ...]
 
 
-@dataclass(frozen=True)
-class PairedTestResult:
-    """The outcome of a paired test of one metric: the baseline first, then each system."""
+@dataclass(frozen=True, eq=False)
+class PairedRecord:
+    """What a paired test of one metric ran under (the first fields of its result)."""
 
     metric: str
     test: str
@@ -149,14 +149,20 @@ class PairedTestResult:
     confidence: float
     p_value_method: str
     ci_samples: int
-    systems: tuple[SystemResult, ...]
-    #: what qualifies the result (a report words it)
-    notes: tuple[FlatResamples, ...] = ()
 
-    @property
-    def baseline(self) -> SystemResult:
-        """The baseline's result (its ``p_value`` is ``None``)."""
-        return self.systems[0]
+    @classmethod
+    def of_plan(cls, plan: _Plan, metric: str, ci_n: int, **result: Any) -> Self:
+        """The result of ``metric`` under ``plan`` (``ci_n``: the CIs' resamples)."""
+        return cls(
+            metric=metric,
+            test=plan.test,
+            n_samples=plan.n_samples,
+            seed=plan.seed,
+            confidence=plan.confidence,
+            p_value_method=plan.p_value if plan.test == "bs" else "ar",
+            ci_samples=ci_n if plan.test == "ar" else plan.n_samples,
+            **result,
+        )
 
     @property
     def signature(self) -> str:
@@ -169,6 +175,20 @@ class PairedTestResult:
             self.p_value_method,
             self.ci_samples,
         )
+
+
+@dataclass(frozen=True)
+class PairedTestResult(PairedRecord):
+    """The outcome of a paired test of one metric: the baseline first, then each system."""
+
+    systems: tuple[SystemResult, ...]
+    #: what qualifies the result (a report words it)
+    notes: tuple[FlatResamples, ...] = ()
+
+    @property
+    def baseline(self) -> SystemResult:
+        """The baseline's result (its ``p_value`` is ``None``)."""
+        return self.systems[0]
 
     def p_values(self) -> list[float]:
         """The p-values of the non-baseline systems, in order."""
@@ -334,16 +354,37 @@ class _Plan:
     chunk_rows: int | None
 
 
-def _plan(
-    test: str,
-    n_samples: int | None,
-    seed: int,
-    confidence: float,
-    p_value: str,
-    ci_samples: int,
-    chunk_rows: int | None,
-) -> _Plan:
-    """Check the test's settings before any resampling starts."""
+class ResampleOptions(TypedDict, total=False):
+    """How a paired test resamples, beyond its sample count, seed and confidence."""
+
+    #: ``"sacrebleu"`` or ``"centered"``: how the bootstrap's p-value is computed (module docstring)
+    p_value: str
+    #: approximate randomization: bootstrap resamples for the CIs (0: no CI)
+    ci_samples: int
+    #: segments of one resampling block (None: chosen from the data's size)
+    chunk_rows: int | None
+    #: called after each chunk of ``k`` resamples/trials (for a progress bar)
+    progress: Callable[[int], None] | None
+
+
+class PairedOptions(ResampleOptions, total=False):
+    """Every setting of :func:`paired_test` and :func:`~evalab.stats.ranking.pairwise_test`."""
+
+    #: resamples (bootstrap) or trials (randomization); None: the test's default
+    n_samples: int | None
+    seed: int
+    confidence: float
+
+
+def _plan(test: str, options: PairedOptions) -> _Plan:
+    """Check the test's settings before any resampling starts (the defaults: the test's
+    own trials, :data:`DEFAULT_SEED`, 95 %, :data:`DEFAULT_P_VALUE`, 1000 CI resamples)."""
+    unknown = sorted(set(options) - PairedOptions.__optional_keys__)
+    if unknown:
+        raise TypeError(f"paired test: unexpected option {', '.join(map(repr, unknown))}")
+    n_samples = options.get("n_samples")
+    p_value = options.get("p_value", DEFAULT_P_VALUE)
+    ci_samples = options.get("ci_samples", 1000)
     if test not in DEFAULT_TRIALS:
         raise SettingsError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
     if p_value not in P_VALUE_METHODS:
@@ -356,11 +397,11 @@ def _plan(
     return _Plan(
         test,
         n_samples,
-        check_seed(seed),
-        check_confidence(confidence),
+        check_seed(options.get("seed", DEFAULT_SEED)),
+        check_confidence(options.get("confidence", 0.95)),
         p_value,
         ci_samples,
-        chunk_rows,
+        options.get("chunk_rows"),
     )
 
 
@@ -409,21 +450,29 @@ def _null_distributions(
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], int]:
     """``(null statistics per metric, bootstrap scores for the CIs, CI resamples)``."""
     if plan.test == "bs":
-        boot = _bootstrap_all(
-            scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress
-        )
+        boot, ci_n = _ci_resamples(plan, scorers, tensors, n, progress)
         null = {
             m: bootstrap_null(scores[:, 1:] - scores[:, :1], plan.p_value)
             for m, scores in boot.items()
         }
-        return null, boot, plan.n_samples
+        return null, boot, ci_n
     null = _ar_all(scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress)
-    boot = (
-        _bootstrap_all(scorers, tensors, n, plan.ci_samples, plan.seed, plan.chunk_rows, progress)
-        if plan.ci_samples
-        else {}
-    )
-    return null, boot, plan.ci_samples
+    return null, *_ci_resamples(plan, scorers, tensors, n, progress)
+
+
+def _ci_resamples(
+    plan: _Plan,
+    scorers: Mapping[str, Scorer],
+    tensors: Mapping[str, np.ndarray],
+    n: int,
+    progress: Callable[[int], None] | None,
+) -> tuple[dict[str, np.ndarray], int]:
+    """Every system's bootstrap scores for the CIs, and how many: the test's own resamples
+    under the bootstrap, ``ci_samples`` more under randomization (none when 0)."""
+    ci_n = plan.n_samples if plan.test == "bs" else plan.ci_samples
+    if not ci_n:
+        return {}, 0
+    return _bootstrap_all(scorers, tensors, n, ci_n, plan.seed, plan.chunk_rows, progress), ci_n
 
 
 def interval(
@@ -467,31 +516,15 @@ def _metric_result(
         np.where(ok, null, np.inf), axis=0, initial=np.inf
     )
     flat = tuple((r.system, r.delta) for r, s in zip(rows[1:], spread, strict=True) if s == 0.0)
-    return PairedTestResult(
-        metric=metric,
-        test=plan.test,
-        n_samples=plan.n_samples,
-        seed=plan.seed,
-        confidence=plan.confidence,
-        p_value_method=plan.p_value if plan.test == "bs" else "ar",
-        ci_samples=ci_n if plan.test == "ar" else plan.n_samples,
-        systems=tuple(rows),
-        notes=(FlatResamples(metric, flat),) if flat else (),
-    )
+    notes = (FlatResamples(metric, flat),) if flat else ()
+    return PairedTestResult.of_plan(plan, metric, ci_n, systems=tuple(rows), notes=notes)
 
 
 def paired_test(
     test: str,
     metrics: Mapping[str, Any],
     stats: Mapping[str, Mapping[str, Any]],
-    *,
-    n_samples: int | None = None,
-    seed: int = DEFAULT_SEED,
-    confidence: float = 0.95,
-    p_value: str = DEFAULT_P_VALUE,
-    ci_samples: int = 1000,
-    chunk_rows: int | None = None,
-    progress: Callable[[int], None] | None = None,
+    **options: Unpack[PairedOptions],
 ) -> dict[str, PairedTestResult]:
     """Run a paired test for several metrics at once; the first system is the baseline.
 
@@ -500,13 +533,26 @@ def paired_test(
     same order, line-aligned). ``test`` is ``"bs"`` (paired bootstrap, default 1000
     resamples) or ``"ar"`` (approximate randomization, default 10000 trials; CIs from
     ``ci_samples`` bootstrap resamples, 0 for none). One resampling stream serves every
-    metric and system, so all comparisons see the same resamples. ``progress(k)`` is
-    called after each chunk of ``k`` resamples/trials (for a progress bar).
+    metric and system, so all comparisons see the same resamples. The other
+    ``options`` (:class:`PairedOptions`): the seed, the confidence, the bootstrap's p-value
+    method, ``chunk_rows``, and ``progress(k)``, called after each chunk of ``k``
+    resamples/trials (for a progress bar).
     """
-    plan = _plan(test, n_samples, seed, confidence, p_value, ci_samples, chunk_rows)
+    plan = _plan(test, options)
     names, n, scorers, tensors, points = _observed(metrics, stats)
-    null, boot, ci_n = _null_distributions(plan, scorers, tensors, n, progress)
+    null, boot, ci_n = _null_distributions(plan, scorers, tensors, n, options.get("progress"))
     return {m: _metric_result(plan, m, names, points[m], null[m], boot.get(m), ci_n) for m in stats}
+
+
+def _one_metric(
+    test: str,
+    metric_or_scorer: Any,
+    systems: Mapping[str, Any] | Sequence[Any],
+    options: PairedOptions,
+) -> PairedTestResult:
+    """:func:`paired_test` of one metric's systems."""
+    _, name = as_scorer(metric_or_scorer)
+    return paired_test(test, {name: metric_or_scorer}, {name: _named(systems)}, **options)[name]
 
 
 def _named(systems: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
@@ -523,10 +569,7 @@ def paired_bootstrap(
     n_samples: int = 1000,
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
-    *,
-    p_value: str = DEFAULT_P_VALUE,
-    chunk_rows: int | None = None,
-    progress: Callable[[int], None] | None = None,
+    **options: Unpack[ResampleOptions],
 ) -> PairedTestResult:
     """Paired bootstrap resampling (Koehn 2004) of systems against the first (the baseline).
 
@@ -540,18 +583,13 @@ def paired_bootstrap(
     >>> res.systems[1].p_value, res.systems[1].delta
     (1.0, 0.0)
     """
-    _, name = as_scorer(metric_or_scorer)
-    return paired_test(
-        "bs",
-        {name: metric_or_scorer},
-        {name: _named(systems)},
-        n_samples=n_samples,
-        seed=seed,
-        confidence=confidence,
-        p_value=p_value,
-        chunk_rows=chunk_rows,
-        progress=progress,
-    )[name]
+    settings: PairedOptions = {
+        **options,
+        "n_samples": n_samples,
+        "seed": seed,
+        "confidence": confidence,
+    }
+    return _one_metric("bs", metric_or_scorer, systems, settings)
 
 
 def paired_approximate_randomization(
@@ -560,10 +598,7 @@ def paired_approximate_randomization(
     n_trials: int = 10000,
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
-    *,
-    ci_samples: int = 1000,
-    chunk_rows: int | None = None,
-    progress: Callable[[int], None] | None = None,
+    **options: Unpack[ResampleOptions],
 ) -> PairedTestResult:
     """Paired approximate randomization (Riezler & Maxwell 2005) against the first system.
 
@@ -576,15 +611,10 @@ def paired_approximate_randomization(
     >>> res.systems[1].p_value
     1.0
     """
-    _, name = as_scorer(metric_or_scorer)
-    return paired_test(
-        "ar",
-        {name: metric_or_scorer},
-        {name: _named(systems)},
-        n_samples=n_trials,
-        seed=seed,
-        confidence=confidence,
-        ci_samples=ci_samples,
-        chunk_rows=chunk_rows,
-        progress=progress,
-    )[name]
+    settings: PairedOptions = {
+        **options,
+        "n_samples": n_trials,
+        "seed": seed,
+        "confidence": confidence,
+    }
+    return _one_metric("ar", metric_or_scorer, systems, settings)
