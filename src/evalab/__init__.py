@@ -34,11 +34,8 @@ if TYPE_CHECKING:
 #: ten times a bare interpreter's start, which `import evalab` for an error class or the
 #: version (and `evalab --version`) need not pay
 _FROM_METRICS = {
-    "Metric": "evalab.metrics.base",
-    "Score": "evalab.metrics.base",
-    "METRICS": "evalab.metrics.registry",
-    "available_metrics": "evalab.metrics.registry",
-    "metric": "evalab.metrics.registry",
+    "metrics.base": ("Metric", "Score"),
+    "metrics.registry": ("METRICS", "available_metrics", "metric"),
 }
 
 __all__ = [
@@ -121,4 +118,4 @@ def score(metric_name: str, prediction: str, targets: Sequence[str]) -> float:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_FROM_METRICS})
+    return sorted({*globals(), *__all__})

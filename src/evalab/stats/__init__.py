@@ -32,17 +32,17 @@ if TYPE_CHECKING:
 #: the package's names and their modules, imported on first use: a command that needs one
 #: module of the layer (``evalab score`` the bootstrap) does not start by loading them all
 _MODULES = {
-    "ConfidenceInterval": "bootstrap",
-    "bootstrap_ci": "bootstrap",
-    "percentile_interval": "bootstrap",
-    "holm_bonferroni": "multiple",
-    "DEFAULT_TRIALS": "paired",
-    "PairedTestResult": "paired",
-    "SystemResult": "paired",
-    "paired_approximate_randomization": "paired",
-    "paired_bootstrap": "paired",
-    "paired_test": "paired",
-    "DEFAULT_SEED": "resampling",
+    "bootstrap": ("ConfidenceInterval", "bootstrap_ci", "percentile_interval"),
+    "multiple": ("holm_bonferroni",),
+    "paired": (
+        "DEFAULT_TRIALS",
+        "PairedTestResult",
+        "SystemResult",
+        "paired_approximate_randomization",
+        "paired_bootstrap",
+        "paired_test",
+    ),
+    "resampling": ("DEFAULT_SEED",),
 }
 
 __all__ = [
@@ -60,8 +60,8 @@ __all__ = [
 ]
 
 
-__getattr__ = lazy_exports(__name__, {k: f"evalab.stats.{m}" for k, m in _MODULES.items()})
+__getattr__ = lazy_exports(__name__, _MODULES)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_MODULES})
+    return sorted({*globals(), *__all__})
