@@ -29,10 +29,9 @@ import dataclasses
 import types
 import typing
 from abc import ABC, abstractmethod
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeAlias, TypeGuard, TypeVar
+from typing import Any, ClassVar, TypeAlias, TypeGuard
 
 import numpy as np
 
@@ -826,12 +825,8 @@ class Metric(ABC):
 
 
 class SystemsMetric(Metric):
-    """A metric whose rows come from one pass over many systems (:meth:`_segment_stats_many`,
-    one system being the case of one), keeping its references' prepared form for the
-    last :attr:`REF_CACHE_SIZE` reference sets."""
-
-    #: how many distinct reference sets an instance keeps prepared
-    REF_CACHE_SIZE = 4
+    """A metric whose rows come from one pass over many systems (:meth:`_segment_stats_many`),
+    one system being the case of one."""
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
         return self._segment_stats_many([hypotheses], references)[0]
@@ -841,31 +836,3 @@ class SystemsMetric(Metric):
         self, systems: list[list[str]], references: list[list[str]]
     ) -> list[np.ndarray]:
         """Rows of every system (validated, non-empty), all in one pass."""
-
-
-_Table = TypeVar("_Table")
-
-
-class RefCache(Generic[_Table]):
-    """The prepared references of the last ``size`` reference sets, oldest dropped first."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._tables: OrderedDict[tuple[Hashable, ...], _Table] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._tables)
-
-    def get(
-        self, references: list[list[str]], prepare: Callable[[list[list[str]]], _Table]
-    ) -> _Table:
-        """The table of ``references``, prepared by ``prepare`` on first use."""
-        key = tuple(tuple(stream) for stream in references)
-        table = self._tables.get(key)
-        if table is not None:
-            self._tables.move_to_end(key)
-            return table
-        table = self._tables[key] = prepare(references)
-        while len(self._tables) > self.size:
-            self._tables.popitem(last=False)
-        return table

@@ -38,8 +38,8 @@ import numpy as np
 from evalab import _kernel
 from evalab._kernel import Packed, offsets_of
 from evalab.errors import InputError, SettingsError
-from evalab.metrics._ngrams import MAX_ORDER, match_counts_many
-from evalab.metrics.base import MetricSettings, RefCache, SystemsMetric, setting
+from evalab.metrics._ngrams import MAX_ORDER, NgramMetric, match_counts_many
+from evalab.metrics.base import MetricSettings, setting
 from evalab.metrics.stats_value import NRefs
 
 __all__ = ["BLEU", "BLEUSettings", "bleu_from_sums", "bleu_score"]
@@ -236,7 +236,7 @@ class _RefTable:
     lengths: np.ndarray  # [nrefs, nseg]
 
 
-class BLEU(SystemsMetric):
+class BLEU(NgramMetric[_RefTable]):
     """Corpus BLEU as sacrebleu 2.x: same numbers, same signature, same statistics layout.
 
     Reference-side work (tokenizing, packing) is cached per reference set, so scoring many
@@ -245,8 +245,6 @@ class BLEU(SystemsMetric):
 
     name = "bleu"
     settings_class = BLEUSettings
-    scale = 100.0
-    higher_is_better = True
     releases_gil = _kernel.mt is not None  # n-gram matching runs in the kernel without the GIL
     settings: BLEUSettings
     test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
@@ -273,20 +271,13 @@ class BLEU(SystemsMetric):
         self._vocab: defaultdict[str, int] = defaultdict()
         self._vocab.default_factory = self._vocab.__len__
         self._seg_ids: dict[str, list[int]] = {}
-        self._ref_cache: RefCache[_RefTable] = RefCache(self.REF_CACHE_SIZE)
+        self._ref_cache.clear()
         # the compiled tokenizer's own token table (no str object per token)
         self._kernel_vocab: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
-        # caches are rebuilt on demand; worker processes get a light copy
-        state = self.__dict__.copy()
-        state.update(
-            _vocab=None,
-            _seg_ids={},
-            _ref_cache=RefCache[_RefTable](self.REF_CACHE_SIZE),
-            _words_fn=None,
-            _kernel_vocab=None,
-        )
+        state = super().__getstate__()
+        state.update(_vocab=None, _seg_ids={}, _words_fn=None, _kernel_vocab=None)
         return state
 
     def _bound_caches(self) -> None:
@@ -362,9 +353,6 @@ class BLEU(SystemsMetric):
         offsets = offsets_of(map(len, per_seg), len(per_seg))
         flat = np.fromiter(chain.from_iterable(per_seg), dtype=np.int64, count=int(offsets[-1]))
         return Packed(flat, offsets)
-
-    def _reference_table(self, references: list[list[str]]) -> _RefTable:
-        return self._ref_cache.get(references, self._prepare_references)
 
     def _prepare_references(self, references: list[list[str]]) -> _RefTable:
         streams = [self._encode(stream) for stream in references]

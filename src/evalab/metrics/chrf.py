@@ -33,10 +33,11 @@ from evalab._kernel import Packed, TokenTable
 from evalab.errors import InputError, SettingsError
 from evalab.metrics._ngrams import (
     MAX_ORDER,
+    NgramMetric,
     match_counts_many,
     pack_chars,
 )
-from evalab.metrics.base import MetricSettings, RefCache, SystemsMetric, setting
+from evalab.metrics.base import MetricSettings, setting
 from evalab.metrics.stats_value import NRefs
 
 __all__ = ["CHRF", "CHRFPlusPlus", "CHRFSettings", "chrf_from_sums", "chrf_score"]
@@ -183,24 +184,13 @@ class _RefTable:
     words: list[Packed]
 
 
-class CHRF(SystemsMetric):
+class CHRF(NgramMetric[_RefTable]):
     """chrF as sacrebleu 2.x: same numbers, signature and statistics layout."""
 
     name = "chrf"
     settings_class = CHRFSettings
-    scale = 100.0
-    higher_is_better = True
     releases_gil = _kernel.mt is not None  # n-gram matching runs in the kernel without the GIL
     settings: CHRFSettings
-
-    def __init__(self, settings: CHRFSettings | None = None, **kwargs: Any) -> None:
-        super().__init__(settings, **kwargs)
-        self._ref_cache: RefCache[_RefTable] = RefCache(self.REF_CACHE_SIZE)
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_ref_cache"] = RefCache[_RefTable](self.REF_CACHE_SIZE)
-        return state
 
     @property
     def order(self) -> int:
@@ -226,9 +216,6 @@ class CHRF(SystemsMetric):
 
     def _chars(self, texts: list[str]) -> Packed:
         return pack_chars(texts, keep_whitespace=self.settings.whitespace)
-
-    def _reference_table(self, references: list[list[str]]) -> _RefTable:
-        return self._ref_cache.get(references, self._prepare_references)
 
     def _prepare_references(self, references: list[list[str]]) -> _RefTable:
         streams = [[self._prep(r) for r in stream] for stream in references]
