@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -205,21 +205,29 @@ class TransformerEmbedder(Embedder):
             )
         out: list[TokenEmbeddings | None] = [None] * len(sentences)
         cut = set(truncated)
-        batches = self._batches(ids, packed=self._packed is not None)
+        for batch in self._shown_batches(
+            ids, "embedding", progress, packed=self._packed is not None
+        ):
+            t0 = time.perf_counter()
+            vectors = self._unit_vectors([ids[i] for i in batch])
+            for i, v in zip(batch, vectors, strict=True):
+                out[i] = self._make(ids[i], v, truncated=i in cut)
+            self.profile["forward"] += time.perf_counter() - t0
+        return out  # type: ignore[return-value]
+
+    def _shown_batches(
+        self, ids: list[list[int]], what: str, progress: bool, *, packed: bool = False
+    ) -> Iterator[list[int]]:
+        """:meth:`_batches`, with a bar of the segments done when ``progress`` (and more than
+        one batch)."""
+        batches = self._batches(ids, packed=packed)
+        shown = progress and len(batches) > 1
         with progress_bar(
-            sum(map(len, batches)),
-            f"embedding ({self.name})",
-            progress and len(batches) > 1,
-            unit="segments",
+            sum(map(len, batches)), f"{what} ({self.name})", shown, unit="segments"
         ) as advance:
             for batch in batches:
-                t0 = time.perf_counter()
-                vectors = self._unit_vectors([ids[i] for i in batch])
-                for i, v in zip(batch, vectors, strict=True):
-                    out[i] = self._make(ids[i], v, truncated=i in cut)
-                self.profile["forward"] += time.perf_counter() - t0
+                yield batch
                 advance(len(batch))
-        return out  # type: ignore[return-value]
 
     def _make(self, ids: list[int], vectors: np.ndarray, *, truncated: bool) -> TokenEmbeddings:
         return TokenEmbeddings(
@@ -238,21 +246,13 @@ class TransformerEmbedder(Embedder):
         ids, _ = self.encode(sentences)
         torch = self._torch
         out: list[list[TokenEmbeddings]] = [[] for _ in sentences]
-        batches = self._batches(ids)
-        with progress_bar(
-            sum(map(len, batches)),
-            f"embedding all layers ({self.name})",
-            progress and len(batches) > 1,
-            unit="segments",
-        ) as advance:
-            for batch in batches:
-                states = self._forward([ids[i] for i in batch], all_layers=True)
-                for h in states[: self.layer + 1]:
-                    h = h.float()
-                    h = (h / torch.linalg.vector_norm(h, dim=-1, keepdim=True)).cpu().numpy()
-                    for row, i in enumerate(batch):
-                        out[i].append(self._make(ids[i], h[row, : len(ids[i])], truncated=False))
-                advance(len(batch))
+        for batch in self._shown_batches(ids, "embedding all layers", progress):
+            states = self._forward([ids[i] for i in batch], all_layers=True)
+            for h in states[: self.layer + 1]:
+                h = h.float()
+                h = (h / torch.linalg.vector_norm(h, dim=-1, keepdim=True)).cpu().numpy()
+                for row, i in enumerate(batch):
+                    out[i].append(self._make(ids[i], h[row, : len(ids[i])], truncated=False))
         return out
 
 
