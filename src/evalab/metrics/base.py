@@ -274,6 +274,15 @@ def _jsonable(value: Any) -> Any:
 Refs: TypeAlias = Sequence[Sequence[str | None]]
 
 
+def column_ratio(sums: np.ndarray, num: int, den: int) -> np.ndarray:
+    """``sums[..., num] / sums[..., den]``: a mean of summed stats (NaN where nothing was
+    counted, without a warning)."""
+    sums = np.asarray(sums, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scores: np.ndarray = sums[..., num] / sums[..., den]
+    return scores
+
+
 def complete(references: list[list[str | None]]) -> TypeGuard[list[list[str]]]:
     """Whether no reference is missing (every stream holds strings only)."""
     return not has_missing(references)
