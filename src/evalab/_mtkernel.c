@@ -44,7 +44,7 @@
  *     system's hypotheses looked up in them: faster from about three systems on.
  */
 #define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_kernels.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -961,18 +961,7 @@ static PyObject *match_counts_per_system(PyObject *self, PyObject *args)
     result = Py_None;
     Py_INCREF(result);
 done:
-    free(tab_a);
-    free(tab_b);
-    free(tab_rep);
-    free(tab_hc);
-    free(tab_rc);
-    free(used);
-    free(hseg);
-    free(rseg);
-    free(hprev);
-    free(hnext);
-    free(rprev);
-    free(rnext);
+    FREE_ALL(tab_a, tab_b, tab_rep, tab_hc, tab_rc, used, hseg, rseg, hprev, hnext, rprev, rnext);
     close_streams(&st);
     return result;
 }
@@ -1108,17 +1097,7 @@ static PyObject *match_counts_shared(PyObject *self, PyObject *args)
     result = Py_None;
     Py_INCREF(result);
 done:
-    free(tab);
-    free(slots_used);
-    free(rc);
-    free(hc);
-    free(touched);
-    free(hseg);
-    free(rseg);
-    free(hprev);
-    free(hnext);
-    free(rprev);
-    free(rnext);
+    FREE_ALL(tab, slots_used, rc, hc, touched, hseg, rseg, hprev, hnext, rprev, rnext);
     close_streams(&st);
     return result;
 }
@@ -1148,11 +1127,7 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_mtkernel", "Compiled inner loops of BLEU and chrF.", -1, methods,
-};
-
-PyMODINIT_FUNC PyInit__mtkernel(void)
+KERNEL_MODULE(_mtkernel, "Compiled inner loops of BLEU and chrF.")
 {
     if (PyType_Ready(&VocabType) < 0)
         return NULL;

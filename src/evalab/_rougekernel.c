@@ -29,7 +29,7 @@
  *     character that str.strip() would keep).
  */
 #define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_kernels.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,8 +161,7 @@ static PyObject *lcs_lengths(PyObject *self, PyObject *args)
     uint64_t *masks = calloc(vocab > 0 ? (size_t)vocab * LCS_WORDS : LCS_WORDS, sizeof *masks);
     unsigned char *carry = malloc(longest > 0 ? (size_t)longest : 1);
     if (!masks || !carry) {
-        free(masks);
-        free(carry);
+        FREE_ALL(masks, carry);
         release_pairs(&p);
         return PyErr_NoMemory();
     }
@@ -182,8 +181,7 @@ static PyObject *lcs_lengths(PyObject *self, PyObject *args)
         p.res[s] = common;
     }
     Py_END_ALLOW_THREADS
-    free(masks);
-    free(carry);
+    FREE_ALL(masks, carry);
     release_pairs(&p);
     Py_RETURN_NONE;
 bad_id:
@@ -234,8 +232,7 @@ static PyObject *ngram_overlaps(PyObject *self, PyObject *args)
     }
     uint64_t *ka = malloc((size_t)longest * sizeof *ka), *kb = malloc((size_t)longest * sizeof *kb);
     if (!ka || !kb) {
-        free(ka);
-        free(kb);
+        FREE_ALL(ka, kb);
         release_pairs(&p);
         return PyErr_NoMemory();
     }
@@ -256,8 +253,7 @@ static PyObject *ngram_overlaps(PyObject *self, PyObject *args)
         p.res[s] = overlap;
     }
     Py_END_ALLOW_THREADS
-    free(ka);
-    free(kb);
+    FREE_ALL(ka, kb);
     release_pairs(&p);
     Py_RETURN_NONE;
 }
@@ -298,8 +294,7 @@ static int distinct_grow(Distinct *d)
     int32_t *slot = malloc(size * sizeof *slot);
     uint64_t *hash = malloc(size * sizeof *hash);
     if (!slot || !hash) {
-        free(slot);
-        free(hash);
+        FREE_ALL(slot, hash);
         PyErr_NoMemory();
         return -1;
     }
@@ -312,8 +307,7 @@ static int distinct_grow(Distinct *d)
             slot[j] = d->slot[i];
             hash[j] = d->hash[i];
         }
-    free(d->slot);
-    free(d->hash);
+    FREE_ALL(d->slot, d->hash);
     d->slot = slot, d->hash = hash, d->mask = size - 1;
     return 0;
 }
@@ -468,10 +462,7 @@ static PyObject *ascii_tokens(PyObject *self, PyObject *args)
     }
     ids = PyBytes_FromStringAndSize((const char *)out.ids, (Py_ssize_t)(out.used * sizeof(int32_t)));
 done:
-    free(d.slot);
-    free(d.hash);
-    free(out.ids);
-    free(buf);
+    FREE_ALL(d.slot, d.hash, out.ids, buf);
     PyObject *result = ids ? Py_BuildValue("OOOn", d.distinct, ids, offsets, emptied) : NULL;
     Py_XDECREF(d.distinct);
     Py_XDECREF(ids);
@@ -493,11 +484,7 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_rougekernel", "Compiled per-pair loops of ROUGE.", -1, methods,
-};
-
-PyMODINIT_FUNC PyInit__rougekernel(void)
+KERNEL_MODULE(_rougekernel, "Compiled per-pair loops of ROUGE.")
 {
     init_ascii_table();
     return PyModule_Create(&module);
