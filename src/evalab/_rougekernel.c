@@ -136,6 +136,29 @@ static int64_t lcs_core(const int32_t *x, Py_ssize_t n, const int32_t *y, Py_ssi
     return zeros;
 }
 
+/* The longest segment of either side (at least 1: the size of a per-segment scratch). */
+static Py_ssize_t longest_segment(const Pairs *p)
+{
+    Py_ssize_t longest = 1;
+    for (Py_ssize_t s = 0; s < p->nseg; s++) {
+        Py_ssize_t la = p->ao[s + 1] - p->ao[s], lb = p->bo[s + 1] - p->bo[s];
+        longest = la > longest ? la : longest;
+        longest = lb > longest ? lb : longest;
+    }
+    return longest;
+}
+
+/* The end of a per-pair loop: the scratch a and b freed, p released; None, or MemoryError
+ * when allocating the scratch failed. */
+static PyObject *finish_pairs(Pairs *p, void *a, void *b, int failed)
+{
+    FREE_ALL(a, b);
+    release_pairs(p);
+    if (failed)
+        return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
 static PyObject *lcs_lengths(PyObject *self, PyObject *args)
 {
     Pairs p;
@@ -146,12 +169,7 @@ static PyObject *lcs_lengths(PyObject *self, PyObject *args)
         return NULL;
     if (open_pairs(&p) < 0)
         return NULL;
-    Py_ssize_t longest = 0;
-    for (Py_ssize_t s = 0; s < p.nseg; s++) {
-        Py_ssize_t la = p.ao[s + 1] - p.ao[s], lb = p.bo[s + 1] - p.bo[s];
-        longest = la > longest ? la : longest;
-        longest = lb > longest ? lb : longest;
-    }
+    Py_ssize_t longest = longest_segment(&p);
     for (Py_ssize_t i = 0; i < p.a_ids.len / 4; i++)
         if (p.a[i] < 0 || p.a[i] >= vocab)
             goto bad_id;
@@ -159,12 +177,9 @@ static PyObject *lcs_lengths(PyObject *self, PyObject *args)
         if (p.b[i] < 0 || p.b[i] >= vocab)
             goto bad_id;
     uint64_t *masks = calloc(vocab > 0 ? (size_t)vocab * LCS_WORDS : LCS_WORDS, sizeof *masks);
-    unsigned char *carry = malloc(longest > 0 ? (size_t)longest : 1);
-    if (!masks || !carry) {
-        FREE_ALL(masks, carry);
-        release_pairs(&p);
-        return PyErr_NoMemory();
-    }
+    unsigned char *carry = malloc((size_t)longest);
+    if (!masks || !carry)
+        return finish_pairs(&p, masks, carry, 1);
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t s = 0; s < p.nseg; s++) {
         const int32_t *x = p.a + p.ao[s], *y = p.b + p.bo[s];
@@ -181,9 +196,7 @@ static PyObject *lcs_lengths(PyObject *self, PyObject *args)
         p.res[s] = common;
     }
     Py_END_ALLOW_THREADS
-    FREE_ALL(masks, carry);
-    release_pairs(&p);
-    Py_RETURN_NONE;
+    return finish_pairs(&p, masks, carry, 0);
 bad_id:
     release_pairs(&p);
     PyErr_SetString(PyExc_ValueError, "token ids must lie in [0, vocab_size)");
@@ -224,18 +237,10 @@ static PyObject *ngram_overlaps(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "n must be 1 or 2");
         return NULL;
     }
-    Py_ssize_t longest = 1;
-    for (Py_ssize_t s = 0; s < p.nseg; s++) {
-        Py_ssize_t la = p.ao[s + 1] - p.ao[s], lb = p.bo[s + 1] - p.bo[s];
-        longest = la > longest ? la : longest;
-        longest = lb > longest ? lb : longest;
-    }
+    Py_ssize_t longest = longest_segment(&p);
     uint64_t *ka = malloc((size_t)longest * sizeof *ka), *kb = malloc((size_t)longest * sizeof *kb);
-    if (!ka || !kb) {
-        FREE_ALL(ka, kb);
-        release_pairs(&p);
-        return PyErr_NoMemory();
-    }
+    if (!ka || !kb)
+        return finish_pairs(&p, ka, kb, 1);
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t s = 0; s < p.nseg; s++) {
         Py_ssize_t na = sorted_grams(p.a + p.ao[s], p.ao[s + 1] - p.ao[s], n, ka);
@@ -253,9 +258,7 @@ static PyObject *ngram_overlaps(PyObject *self, PyObject *args)
         p.res[s] = overlap;
     }
     Py_END_ALLOW_THREADS
-    FREE_ALL(ka, kb);
-    release_pairs(&p);
-    Py_RETURN_NONE;
+    return finish_pairs(&p, ka, kb, 0);
 }
 
 /* ------------------------------------------------------------- tokenization */
