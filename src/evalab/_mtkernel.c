@@ -91,18 +91,8 @@ static int work_load(Work *w, PyObject *str, Py_ssize_t *n)
     Py_ssize_t len = PyUnicode_GET_LENGTH(str);
     Py_ssize_t need = 24 * (len + 2) + 8;
     if (need > w->cap) {
-        Py_UCS4 *na = PyMem_Realloc(w->a, sizeof(Py_UCS4) * need);
-        if (!na) {
-            PyErr_NoMemory();
+        if (GROW(w->a, need) < 0 || GROW(w->b, need) < 0)
             return -1;
-        }
-        w->a = na;
-        Py_UCS4 *nb = PyMem_Realloc(w->b, sizeof(Py_UCS4) * need);
-        if (!nb) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        w->b = nb;
         w->cap = need;
     }
     int kind = PyUnicode_KIND(str);
@@ -388,30 +378,16 @@ static int64_t vocab_id(VocabObject *v, const Py_UCS4 *t, Py_ssize_t k, int add)
     }
     if (v->n == v->ids_cap) {
         Py_ssize_t cap = v->ids_cap ? 2 * v->ids_cap : 1024;
-        Py_ssize_t *start = PyMem_Realloc(v->start, sizeof(Py_ssize_t) * cap);
-        if (start)
-            v->start = start;
-        int32_t *len = start ? PyMem_Realloc(v->len, sizeof(int32_t) * cap) : NULL;
-        if (len)
-            v->len = len;
-        uint64_t *hash = len ? PyMem_Realloc(v->hash, sizeof(uint64_t) * cap) : NULL;
-        if (!hash) {
-            PyErr_NoMemory();
+        if (GROW(v->start, cap) < 0 || GROW(v->len, cap) < 0 || GROW(v->hash, cap) < 0)
             return -2;
-        }
-        v->hash = hash;
         v->ids_cap = cap;
     }
     if (v->nchars + k > v->chars_cap) {
         Py_ssize_t cap = v->chars_cap ? v->chars_cap : 4096;
         while (cap < v->nchars + k)
             cap *= 2;
-        Py_UCS4 *chars = PyMem_Realloc(v->chars, sizeof(Py_UCS4) * cap);
-        if (!chars) {
-            PyErr_NoMemory();
+        if (GROW(v->chars, cap) < 0)
             return -2;
-        }
-        v->chars = chars;
         v->chars_cap = cap;
     }
     Py_ssize_t id = v->n++;
@@ -494,12 +470,8 @@ static int encode_tokens(const Py_UCS4 *b, Py_ssize_t k, VocabObject *v, int add
             return -1;
         if (out->n == out->cap) {
             Py_ssize_t cap = out->cap ? 2 * out->cap : 4096;
-            int64_t *ids = PyMem_Realloc(out->ids, sizeof(int64_t) * cap);
-            if (!ids) {
-                PyErr_NoMemory();
+            if (GROW(out->ids, cap) < 0)
                 return -1;
-            }
-            out->ids = ids;
             out->cap = cap;
         }
         out->ids[out->n++] = id;
