@@ -265,56 +265,41 @@ def _p_values(null_stats: np.ndarray, observed: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(observed), p, np.nan)
 
 
-def _bootstrap_all(
-    scorers: Mapping[str, Scorer],
-    tensors: Mapping[str, np.ndarray],
-    n: int,
-    n_samples: int,
-    seed: int,
-    chunk_rows: int | None,
-    progress: Callable[[int], None] | None,
-) -> dict[str, np.ndarray]:
+def _bootstrap_all(plan: _Plan, obs: _Observed, n_samples: int) -> dict[str, np.ndarray]:
     """Resampled scores ``[n_samples, n_systems]`` per metric, one shared index stream."""
-    parts: dict[str, list[np.ndarray]] = {m: [] for m in scorers}
+    parts: dict[str, list[np.ndarray]] = {m: [] for m in obs.scorers}
     # a bootstrap row's weights sum to n: the bound for exact float32 products
-    compact = {m: compact_stats(t, n) for m, t in tensors.items()}
-    for counts in bootstrap_counts(n, n_samples, seed, chunk_rows):
-        for m, scorer in scorers.items():
+    compact = {m: compact_stats(t, obs.n) for m, t in obs.tensors.items()}
+    for counts in bootstrap_counts(obs.n, n_samples, plan.seed, plan.chunk_rows):
+        for m, scorer in obs.scorers.items():
             parts[m].append(
                 np.asarray(scorer(resampled_sums(counts, compact[m])), dtype=np.float64)
             )
-        if progress is not None:
-            progress(counts.shape[0])
+        if plan.progress is not None:
+            plan.progress(counts.shape[0])
     return {m: np.concatenate(p, axis=0) for m, p in parts.items()}
 
 
 def _ar_all(
-    scorers: Mapping[str, Scorer],
-    tensors: Mapping[str, np.ndarray],
-    n: int,
-    n_trials: int,
-    seed: int,
-    chunk_rows: int | None,
-    progress: Callable[[int], None] | None,
-    pairs: tuple[np.ndarray, np.ndarray] | None = None,
+    plan: _Plan, obs: _Observed, pairs: tuple[np.ndarray, np.ndarray] | None = None
 ) -> dict[str, np.ndarray]:
     """``|score(A_t) - score(B_t)|`` per trial and pair ``[n_trials, n_pairs]`` per metric.
 
     ``pairs`` are the ``(first, second)`` system indices of each pair, the first in the role
     of the baseline; by default the baseline (system 0) against every other system.
     """
-    parts: dict[str, list[np.ndarray]] = {m: [] for m in scorers}
-    totals = {m: t.sum(axis=0) for m, t in tensors.items()}
+    parts: dict[str, list[np.ndarray]] = {m: [] for m in obs.scorers}
+    totals = {m: t.sum(axis=0) for m, t in obs.tensors.items()}
     # 0/1 weights: every partial sum is at most n * max|row|
-    compact = {m: compact_stats(t, n) for m, t in tensors.items()}
-    n_systems = next(iter(tensors.values())).shape[1]
+    compact = {m: compact_stats(t, obs.n) for m, t in obs.tensors.items()}
+    n_systems = len(obs.names)
     first, second = (
         pairs
         if pairs is not None
         else (np.zeros(n_systems - 1, dtype=np.intp), np.arange(1, n_systems))
     )
-    for keep in ar_swaps(n, n_trials, seed, chunk_rows):
-        for m, scorer in scorers.items():
+    for keep in ar_swaps(obs.n, plan.n_samples, plan.seed, plan.chunk_rows):
+        for m, scorer in obs.scorers.items():
             kept = resampled_sums(keep, compact[m])  # [c, s, k]: rows where keep = 1
             swapped = totals[m][None] - kept  # rows where keep = 0 (exact for count stats)
             # pairs in blocks, so that the [c, pairs, k] temporaries stay bounded
@@ -332,8 +317,8 @@ def _ar_all(
                     )
                 )
             parts[m].append(np.concatenate(diffs, axis=1))
-        if progress is not None:
-            progress(keep.shape[0])
+        if plan.progress is not None:
+            plan.progress(keep.shape[0])
     return {m: np.concatenate(p, axis=0) for m, p in parts.items()}
 
 
@@ -352,6 +337,20 @@ class _Plan:
     p_value: str
     ci_samples: int
     chunk_rows: int | None
+    #: called after each chunk of resamples/trials with its size
+    progress: Callable[[int], None] | None
+
+
+@dataclass(frozen=True)
+class _Observed:
+    """What a paired test resamples: the systems, their segment count, each metric's scorer
+    and stacked rows ``[n, systems, k]``, and each system's corpus score per metric."""
+
+    names: list[str]
+    n: int
+    scorers: dict[str, Scorer]
+    tensors: dict[str, np.ndarray]
+    points: dict[str, np.ndarray]
 
 
 class ResampleOptions(TypedDict, total=False):
@@ -402,13 +401,12 @@ def _plan(test: str, options: PairedOptions) -> _Plan:
         p_value,
         ci_samples,
         options.get("chunk_rows"),
+        options.get("progress"),
     )
 
 
-def _observed(
-    metrics: Mapping[str, Any], stats: Mapping[str, Mapping[str, Any]]
-) -> tuple[list[str], int, dict[str, Scorer], dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """System names, segment count, scorers, stacked rows and each system's corpus score."""
+def _observed(metrics: Mapping[str, Any], stats: Mapping[str, Mapping[str, Any]]) -> _Observed:
+    """The checked systems, their rows and scores."""
     if set(metrics) != set(stats):
         raise SettingsError(f"paired test: metrics {sorted(metrics)} but stats for {sorted(stats)}")
     names, n = _check_systems(stats)
@@ -427,7 +425,7 @@ def _observed(
             # the corpus scores themselves through the metric's exact scalar path
             point = np.array([point_score(scorers[m], tensor[:, j]) for j in range(len(names))])
         points[m] = point
-    return names, n, scorers, tensors, points
+    return _Observed(names, n, scorers, tensors, points)
 
 
 def bootstrap_null(deltas: np.ndarray, p_value: str) -> np.ndarray:
@@ -442,37 +440,26 @@ def bootstrap_null(deltas: np.ndarray, p_value: str) -> np.ndarray:
 
 
 def _null_distributions(
-    plan: _Plan,
-    scorers: Mapping[str, Scorer],
-    tensors: Mapping[str, np.ndarray],
-    n: int,
-    progress: Callable[[int], None] | None,
+    plan: _Plan, obs: _Observed
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], int]:
     """``(null statistics per metric, bootstrap scores for the CIs, CI resamples)``."""
     if plan.test == "bs":
-        boot, ci_n = _ci_resamples(plan, scorers, tensors, n, progress)
+        boot, ci_n = _ci_resamples(plan, obs)
         null = {
             m: bootstrap_null(scores[:, 1:] - scores[:, :1], plan.p_value)
             for m, scores in boot.items()
         }
         return null, boot, ci_n
-    null = _ar_all(scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress)
-    return null, *_ci_resamples(plan, scorers, tensors, n, progress)
+    return _ar_all(plan, obs), *_ci_resamples(plan, obs)
 
 
-def _ci_resamples(
-    plan: _Plan,
-    scorers: Mapping[str, Scorer],
-    tensors: Mapping[str, np.ndarray],
-    n: int,
-    progress: Callable[[int], None] | None,
-) -> tuple[dict[str, np.ndarray], int]:
+def _ci_resamples(plan: _Plan, obs: _Observed) -> tuple[dict[str, np.ndarray], int]:
     """Every system's bootstrap scores for the CIs, and how many: the test's own resamples
     under the bootstrap, ``ci_samples`` more under randomization (none when 0)."""
     ci_n = plan.n_samples if plan.test == "bs" else plan.ci_samples
     if not ci_n:
         return {}, 0
-    return _bootstrap_all(scorers, tensors, n, ci_n, plan.seed, plan.chunk_rows, progress), ci_n
+    return _bootstrap_all(plan, obs, ci_n), ci_n
 
 
 def interval(
@@ -539,9 +526,12 @@ def paired_test(
     resamples/trials (for a progress bar).
     """
     plan = _plan(test, options)
-    names, n, scorers, tensors, points = _observed(metrics, stats)
-    null, boot, ci_n = _null_distributions(plan, scorers, tensors, n, options.get("progress"))
-    return {m: _metric_result(plan, m, names, points[m], null[m], boot.get(m), ci_n) for m in stats}
+    obs = _observed(metrics, stats)
+    null, boot, ci_n = _null_distributions(plan, obs)
+    return {
+        m: _metric_result(plan, m, obs.names, obs.points[m], null[m], boot.get(m), ci_n)
+        for m in stats
+    }
 
 
 def _one_metric(

@@ -140,22 +140,19 @@ def pairwise_test(
     resampling stream serves every metric and pair. ``result[m].p_values[i, j]`` equals the
     p-value ``paired_test`` gives system ``j`` against baseline ``i`` alone.
     """
-    plan, progress = _plan(test, options), options.get("progress")
-    names, n, scorers, tensors, points = _observed(metrics, stats)
-    pairs = _pairs(len(names))
+    plan, obs = _plan(test, options), _observed(metrics, stats)
+    points, pairs = obs.points, _pairs(len(obs.names))
     if plan.test == "bs":
-        boot, ci_n = _ci_resamples(plan, scorers, tensors, n, progress)
+        boot, ci_n = _ci_resamples(plan, obs)
         pvals = {m: _bs_pair_p(boot[m], points[m], plan.p_value) for m in stats}
     else:
-        null = _ar_all(
-            scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress, pairs
-        )
+        null = _ar_all(plan, obs, pairs)
         pvals = {
             m: _p_values(null[m], np.abs(points[m][pairs[1]] - points[m][pairs[0]])) for m in stats
         }
-        boot, ci_n = _ci_resamples(plan, scorers, tensors, n, progress)
+        boot, ci_n = _ci_resamples(plan, obs)
     return {
-        m: _result(plan, m, names, points[m], pvals[m], boot.get(m), ci_n, metrics[m])
+        m: _result(plan, m, obs.names, points[m], pvals[m], boot.get(m), ci_n, metrics[m])
         for m in stats
     }
 
