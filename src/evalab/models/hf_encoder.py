@@ -18,7 +18,7 @@ import numpy as np
 
 from evalab.errors import InputError, MissingExtraError, SettingsError, require
 from evalab.models.embedding_cache import DEFAULT_CACHE_BYTES, Embedder
-from evalab.models.hub import model_label
+from evalab.models.hub import load_local, model_label
 from evalab.models.packed_bert import packed_encoder
 from evalab.models.token_embeddings import TokenEmbeddings
 from evalab.progress import progress_bar
@@ -256,11 +256,6 @@ class TransformerEmbedder(Embedder):
         return out
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:200] if text else type(exc).__name__
-
-
 def _check_device(torch: Any, device: str) -> str:
     if device == "cpu":
         return device
@@ -285,10 +280,7 @@ def _load_config(transformers: Any, path: Path) -> Any:
             f"{path}: not a Hugging Face model directory (no config.json); expected a directory "
             "saved with save_pretrained() holding config.json, weights and tokenizer files"
         )
-    try:
-        config = transformers.AutoConfig.from_pretrained(str(path), local_files_only=True)
-    except Exception as exc:
-        raise InputError(f"{path}: cannot read config.json ({_first_line(exc)})") from exc
+    config = load_local(transformers.AutoConfig.from_pretrained, path, "cannot read config.json")
     archs = list(getattr(config, "architectures", None) or [])
     if getattr(config, "is_decoder", False) or any(a.endswith(_DECODER_SUFFIXES) for a in archs):
         raise InputError(
@@ -355,19 +347,18 @@ def padded_batch(torch: Any, batch: list[list[int]], pad: int) -> tuple[Any, Any
 def _load_tokenizer_and_model(transformers: Any, path: Path) -> tuple[Any, Any]:
     """The tokenizer and the model of the folder ``path``, each refused with a line naming
     the folder where it cannot be loaded (without the "Loading weights" bar)."""
-    try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-    except Exception as exc:
-        raise InputError(
-            f"{path}: cannot load a tokenizer from this directory ({_first_line(exc)})"
-        ) from exc
+    tokenizer = load_local(
+        transformers.AutoTokenizer.from_pretrained,
+        path,
+        "cannot load a tokenizer from this directory",
+    )
     hf_logging = transformers.utils.logging
     bar_was_on = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()  # a "Loading weights" bar per model is noise on stderr
     try:
-        model = transformers.AutoModel.from_pretrained(str(path), local_files_only=True)
-    except Exception as exc:
-        raise InputError(f"{path}: cannot load the model weights ({_first_line(exc)})") from exc
+        model = load_local(
+            transformers.AutoModel.from_pretrained, path, "cannot load the model weights"
+        )
     finally:
         if bar_was_on:
             hf_logging.enable_progress_bar()
