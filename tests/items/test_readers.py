@@ -113,6 +113,11 @@ def test_plain_csv_with_samples_and_clusters(tmp_path: Path) -> None:
             "id,gen,c,score\na,1,p,1\na,1,p,0\n",
             "line 3: item 'a' sample '1' already given at line 2",
         ),
+        # a bare carriage return ends a row (it was a csv.Error traceback)
+        ("id,score\na,1\nb,0\r5\n", "m.csv: line 4: 1 fields, the header has 2"),
+        # an unterminated quote is a broken file, not a cell that runs to the end
+        ('id,score\na,1\nb,"0.5\n', "m.csv: line 3 is not valid CSV (unexpected end of data)"),
+        ('id,score\na,1\nb,"0"5\n', "m.csv: line 3 is not valid CSV ("),
     ],
 )
 def test_plain_csv_refusals_name_file_and_line(tmp_path: Path, text: str, needle: str) -> None:
