@@ -274,6 +274,11 @@ def _jsonable(value: Any) -> Any:
 Refs: TypeAlias = Sequence[Sequence[str | None]]
 
 
+def nrefs_field(nrefs: NRefs) -> tuple[str, str]:
+    """The signature's ``nrefs`` field (``?`` where the number of references is not known)."""
+    return ("nrefs", str(nrefs) if nrefs is not None else "?")
+
+
 def column_ratio(sums: np.ndarray, num: int, den: int) -> np.ndarray:
     """``sums[..., num] / sums[..., den]``: a mean of summed stats (NaN where nothing was
     counted, without a warning)."""

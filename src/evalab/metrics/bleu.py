@@ -39,7 +39,7 @@ from evalab import _kernel
 from evalab._kernel import Packed, offsets_of
 from evalab.errors import InputError, SettingsError
 from evalab.metrics._ngrams import MAX_ORDER, NgramMetric, match_counts_many
-from evalab.metrics.base import MetricSettings, setting
+from evalab.metrics.base import MetricSettings, nrefs_field, setting
 from evalab.metrics.stats_value import NRefs
 
 __all__ = ["BLEU", "BLEUSettings", "bleu_from_sums", "bleu_score"]
@@ -428,7 +428,7 @@ class BLEU(NgramMetric[_RefTable]):
             k = f"{s.smooth_k:.2f}"
             smooth += f"[{k if float(k) == s.smooth_k else repr(s.smooth_k)}]"
         fields = [
-            ("nrefs", str(nrefs) if nrefs is not None else "?"),
+            nrefs_field(nrefs),
             ("case", "lc" if s.lowercase else "mixed"),
             ("eff", "yes" if s.effective_order else "no"),
             ("tok", self._tok_signature()),

@@ -37,7 +37,7 @@ from evalab.metrics._ngrams import (
     match_counts_many,
     pack_chars,
 )
-from evalab.metrics.base import MetricSettings, setting
+from evalab.metrics.base import MetricSettings, nrefs_field, setting
 from evalab.metrics.stats_value import NRefs
 
 __all__ = ["CHRF", "CHRFPlusPlus", "CHRFSettings", "chrf_from_sums", "chrf_score"]
@@ -305,7 +305,7 @@ class CHRF(NgramMetric[_RefTable]):
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
         fields = [
-            ("nrefs", str(nrefs) if nrefs is not None else "?"),
+            nrefs_field(nrefs),
             ("case", "lc" if s.lowercase else "mixed"),
             ("eff", "no" if s.eps_smoothing else "yes"),
             ("nc", str(s.char_order)),

@@ -52,7 +52,15 @@ from evalab.metrics._rouge_pairs import (
     match_masks,
     ngram_overlaps,
 )
-from evalab.metrics.base import Metric, MetricSettings, PairWork, PeerName, column_ratio, setting
+from evalab.metrics.base import (
+    Metric,
+    MetricSettings,
+    PairWork,
+    PeerName,
+    column_ratio,
+    nrefs_field,
+    setting,
+)
 from evalab.metrics.stats_value import NRefs
 from evalab.text.porter import porter_stem
 from evalab.text.rouge_tokenizers import DistinctTokens, emptied_count
@@ -428,7 +436,7 @@ class _Rouge(Metric):
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
         return [
-            ("nrefs", str(nrefs) if nrefs is not None else "?"),
+            nrefs_field(nrefs),
             ("tok", s.tokenize),
             ("stem", "porter" if s.use_stemmer else "no"),
             ("beta", f"{s.beta:g}"),

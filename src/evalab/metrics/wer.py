@@ -54,7 +54,7 @@ from evalab.metrics._editdistance import (
     levenshtein_counts_many,
     levenshtein_steps_many,
 )
-from evalab.metrics.base import MetricSettings, PairWork, SystemsMetric, setting
+from evalab.metrics.base import MetricSettings, PairWork, SystemsMetric, nrefs_field, setting
 from evalab.metrics.stats_value import NRefs
 from evalab.text.asr import (
     CHAR_WHITESPACE,
@@ -350,7 +350,7 @@ class WER(SystemsMetric):
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
         return [
-            ("nrefs", str(nrefs) if nrefs is not None else "?"),
+            nrefs_field(nrefs),
             ("unit", self.unit),
             ("case", "lc" if s.lowercase else "mixed"),
             ("punct", "no" if s.remove_punctuation else "yes"),
