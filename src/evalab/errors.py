@@ -87,3 +87,10 @@ class RunError(EvalabError):
         super().__init__(error)
         self.error = error
         self.traceback = traceback
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's message as one line for a refusal: its first non-empty line, at most
+    200 characters (a peer's message can run to a page), or its type when it has none."""
+    line = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+    return line[:200]
