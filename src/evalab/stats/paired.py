@@ -553,6 +553,12 @@ def _named(systems: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
     return {f"system{i}": rows for i, rows in enumerate(systems)}
 
 
+def _refuse_unused(options: ResampleOptions, name: str, why: str) -> None:
+    """A setting the test would ignore is refused, not silently dropped."""
+    if name in options:
+        raise TypeError(f"unexpected option {name!r}: {why}")
+
+
 def paired_bootstrap(
     metric_or_scorer: Any,
     systems: Mapping[str, Any] | Sequence[Any],
@@ -573,6 +579,7 @@ def paired_bootstrap(
     >>> res.systems[1].p_value, res.systems[1].delta
     (1.0, 0.0)
     """
+    _refuse_unused(options, "ci_samples", "the bootstrap's own resamples give its CIs")
     settings: PairedOptions = {
         **options,
         "n_samples": n_samples,
@@ -601,6 +608,7 @@ def paired_approximate_randomization(
     >>> res.systems[1].p_value
     1.0
     """
+    _refuse_unused(options, "p_value", "randomization has one p-value")
     settings: PairedOptions = {
         **options,
         "n_samples": n_trials,
