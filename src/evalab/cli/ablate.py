@@ -8,20 +8,22 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalab.cli.app import app, command
+from evalab.cli.app import command, sub_app
 from evalab.cli.inputs import study_inputs
 from evalab.cli.options import (
+    Figures,
     FigureWidth,
+    Format,
     LatexCaption,
     LatexFragment,
     LatexLabel,
+    LatexOptions,
     LatexSplit,
     OutFile,
     RayAddress,
     RayTimeout,
     check_figures,
     executor_option,
-    figures_option,
     latex_layout,
     ray_cluster,
     write_figures_checked,
@@ -41,14 +43,10 @@ if TYPE_CHECKING:
     from evalab.ablation.study.spec import Study
     from evalab.metrics.ray_shards import RayCluster
 
-ablate_app = typer.Typer(
-    name="ablate",
-    help="Ablation studies: run base + variants (+ grid) x seeds, show status, report like Table 3.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+ablate_app = sub_app(
+    "ablate",
+    "Ablation studies: run base + variants (+ grid) x seeds, show status, report like Table 3.",
 )
-app.add_typer(ablate_app, name="ablate")
 
 STATUS_COLUMNS = ("Row", "Planned", "OK", "Failed", "Pending")
 #: failed runs `ablate run` shows in full (the rest: `ablate status`)
@@ -316,27 +314,30 @@ def _dry_run_lines(d: DryRun) -> list[str]:
     return lines + superseded_lines(d.superseded)
 
 
-@ablate_app.command("status")
-def status_cmd(
-    study_file: StudyArg,
-    db: DbOpt = None,
-    format: Annotated[str, format_option()] = "table",
-    out: OutFile = None,
-    latex_split: LatexSplit = None,
-    latex_fragment: LatexFragment = False,
-    latex_caption: LatexCaption = None,
-    latex_label: LatexLabel = None,
-) -> None:
+@dataclass(frozen=True)
+class StatusRequest:
+    """``evalab ablate status``'s options, as the command line gives them."""
+
+    study_file: StudyArg
+    db: DbOpt = None
+    format: Format = "table"
+    out: OutFile = None
+    latex: LatexOptions = field(default_factory=LatexOptions)
+
+
+@command(StatusRequest, on=ablate_app.command("status"))
+def status_cmd(req: StatusRequest) -> None:
     """Counts of ok / failed / pending runs per row, the stored errors, and superseded runs."""
     from evalab.ablation import load_study, study_status
     from evalab.ablation.store.run_store import DEFAULT_DB
 
+    study_file, db, format, out = req.study_file, req.db, req.format, req.out
     db_path = db if db is not None else str(DEFAULT_DB)
     check_out(out, [("STUDY_FILE", study_file), ("--db", db_path)])  # before the study is even read
     study = load_study(study_file, check_entry=False)
     check_out(out, study_inputs(study, db_path))
     check_format(format)
-    latex = latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
+    latex = req.latex.layout(format)
     st = study_status(study, db)
     if format != "table" or out:
         _emit_status(st, format, out, latex)
@@ -620,7 +621,7 @@ def report_cmd(
     latex_fragment: LatexFragment = False,
     latex_caption: LatexCaption = None,
     latex_label: LatexLabel = None,
-    figures: Annotated[str | None, figures_option()] = None,
+    figures: Figures = None,
     figure_width: FigureWidth = "double",
 ) -> None:
     """Per row: mean, sd, 95% CI over seeds, Δ to the base with CI and p-values; grid effects.

@@ -53,6 +53,8 @@ class Columns:
     scores: tuple[str, ...] = ()
     cluster: str | None = None
     sample: str | None = None
+    #: the column of each sample's answer (``passk --maj``), read as a raw score
+    answer: str | None = None
 
 
 def read_text(path: Path) -> str:
@@ -124,6 +126,8 @@ def plain_row(record: dict[str, Any], line: int, where: str, cols: Columns) -> R
     """A :class:`Row` from a plain record (a JSON object or a CSV row as a dict)."""
     names = cols.scores or ("score",)
     scores = {name: _required(record, name, where, "score") for name in names}
+    if cols.answer is not None:
+        scores[cols.answer] = _required(record, cols.answer, where, "answer")
     item = str(_required(record, cols.id, where, "id"))
     cluster = cluster_of(record, cols.cluster, where, "a column of the file")
     sample = None if cols.sample is None else str(_required(record, cols.sample, where, "sample"))
@@ -153,6 +157,8 @@ def csv_records(path: Path, cols: Columns) -> Records:
         raise InputError(f"{path}: line {reader.line_num} is not valid {kind} ({exc})") from None
     ix = _header_index(header, cols.id, path, "id")
     scores = [(n, _header_index(header, n, path, "score")) for n in cols.scores or ("score",)]
+    if cols.answer is not None:
+        scores.append((cols.answer, _header_index(header, cols.answer, path, "answer")))
     cx = None if cols.cluster is None else _header_index(header, cols.cluster, path, "cluster")
     sx = None if cols.sample is None else _header_index(header, cols.sample, path, "sample")
     rec = Records()
