@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import sys
 import tempfile
@@ -169,15 +170,56 @@ def one_worker_group(item: pytest.Item) -> str | None:
     return None
 
 
-@pytest.hookimpl(tryfirst=True)
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark the tests that share a costly fixture (:func:`one_worker_group`)."""
+    group = one_worker_group(item)
+    if group is not None:
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _groups_file() -> Path | None:
+    ledger = budget_ledger.path()
+    return None if ledger is None else ledger.with_name("xdist-groups.json")
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """``--dist loadgroup`` that works with pytest 9: xdist 3.8 marks a group by appending
+    ``@group`` to a test's ``_nodeid``, which pytest 9 no longer reads (its node ids are
+    structured), so every test went anywhere and a module's Ray instance started on both
+    workers (measured: the ledger counted two). Here the workers write the groups they
+    collected beside the run's ledger and the first process schedules by them: a group is
+    one unit of work, every other test a unit of its own (as ``--dist load``)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:  # read once every worker has collected
+                path = _groups_file()
+                self.groups = json.loads(path.read_text()) if path and path.is_file() else {}
+            return self.groups.get(nodeid, nodeid)
+
+    return GroupScheduling(config, log)  # type: ignore[arg-type]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Group the tests that share a costly fixture (:func:`one_worker_group`) for xdist;
-    tests/test_budget.py runs last, when the run's ledger is complete in this process."""
-    for item in items:
-        group = one_worker_group(item)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+    """tests/test_budget.py runs last, when the run's ledger is complete in this process;
+    an xdist worker writes the groups of what it collected for the first process's
+    scheduler (every worker collects the same tests)."""
     items.sort(key=lambda item: item.nodeid.startswith("tests/test_budget.py"))
+    path = _groups_file()
+    if hasattr(config, "workerinput") and path is not None:
+        groups = {
+            item.nodeid: f"@{mark.args[0]}"
+            for item in items
+            for mark in item.iter_markers("xdist_group")
+        }
+        aside = path.with_suffix(f".{os.getpid()}.tmp")
+        aside.write_text(json.dumps(groups))
+        aside.replace(path)
 
 
 #: what one run may start at most once per key (the ledger's events: Ray instances per

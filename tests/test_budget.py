@@ -100,7 +100,10 @@ def test_tests_sharing_a_module_fixture_share_a_worker(request):
     # instance starts once however the tests are spread (the fixture also refuses a second)
     ray_tests = [item for item in request.session.items if "ray_instance" in item.fixturenames]
     for item in ray_tests:
-        assert one_worker_group(item) == item.nodeid.split("::")[0].split("@")[0], item.nodeid
+        module = item.nodeid.split("::")[0]
+        assert one_worker_group(item) == module, item.nodeid
+        # the mark the scheduler reads (tests/conftest.py: pytest_xdist_make_scheduler)
+        assert [m.args[0] for m in item.iter_markers("xdist_group")] == [module]
     # a test of function-scoped fixtures only goes to whichever worker is free
     assert one_worker_group(request.node) is None
 
