@@ -120,6 +120,10 @@ class MetricX(Metric):
         "tokenizer": (),
         # the tiny checkpoint's name says no version: the fixture sets it
         "version": (),
+        # auto is hybrid on the fixture's MetricX-24 (the same signature by design)
+        "mode": ("ref", "qe"),
+        # short enough that the contract's sentences reach it
+        "max_input_length": (8,),
         "device": (),
     }
     inert_settings: ClassVar[Mapping[str, str]] = {

@@ -154,3 +154,31 @@ def _predict(jobs: list[dict[str, Any]], threads: int | None) -> list[dict[str, 
         _run("predict.py", str(jobs_file), str(out_file), threads=threads)
         result: list[dict[str, Any]] = json.loads(out_file.read_text())
         return result
+
+
+def tiny_checkpoint(seed: int = 0, d_model: int = 32, layers: int = 1) -> Path:
+    """A tiny checkpoint built by ``benchmarks/make_tiny_metricx.py`` in evalab's own
+    environment (no oracle venv, no network), cached by its sizes, the script and the
+    transformers and torch versions that build it (the contract test, docs, benchmark)."""
+    import torch
+    import transformers
+
+    key = _digest(
+        json.dumps(make_tiny_metricx.spec(seed, d_model, layers), sort_keys=True),
+        (REPO / "benchmarks" / "make_tiny_metricx.py").read_bytes(),
+        transformers.__version__,
+        torch.__version__,
+    )
+    folder = CACHE / "metricx-tiny" / key
+    if not (folder / "model.safetensors").is_file():
+        with _locked("metricx-tiny"):
+            if not (folder / "model.safetensors").is_file():
+                folder.parent.mkdir(parents=True, exist_ok=True)
+                with tempfile.TemporaryDirectory(dir=folder.parent) as tmp:
+                    built = make_tiny_metricx.build(
+                        Path(tmp) / key, make_tiny_metricx.spec(seed, d_model, layers)
+                    )
+                    shutil.rmtree(folder, ignore_errors=True)
+                    built.rename(folder)
+                _log("metricx-tiny", key)
+    return folder
