@@ -189,6 +189,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--layers", type=int, default=1)
     args = parser.parse_args(argv)
     build(args.out, spec(args.seed, args.d_model, args.layers))
+    print(f"{args.out}: tiny MetricX checkpoint (mT5, d_model {args.d_model}, seed {args.seed})")
 
 
 if __name__ == "__main__":

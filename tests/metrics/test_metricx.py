@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from evalab.errors import InputError, SettingsError
 from evalab.metrics.metricx import MetricX
 from metrics import metricx_oracle
 
@@ -164,3 +165,122 @@ def test_the_tiny_checkpoints_spread_their_scores(parity_runs) -> None:
     inside = (scores > 0) & (scores < 25)
     assert inside.mean() > 0.5, scores
     assert len(np.unique(scores[inside])) > 10
+
+
+# -- the command line: scores, the direction, refusals -------------------------------------
+
+
+@pytest.fixture(scope="session")
+def tiny() -> Path:
+    """A tiny MetricX-24 checkpoint (built in evalab's venv, cached), under a name that says
+    its version."""
+    folder = metricx_oracle.tiny_checkpoint(0)
+    named = folder.parent / "links" / "tiny-metricx-24"
+    if not named.exists():
+        named.parent.mkdir(parents=True, exist_ok=True)
+        named.symlink_to(folder, target_is_directory=True)
+    return named
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    rng = random.Random(3)
+    src = [make_tiny_metricx.words(rng, 8) for _ in range(12)]
+    ref = [make_tiny_metricx.words(rng, 8) for _ in range(12)]
+    good = list(ref)  # the reference itself, and another system far from it
+    bad = [make_tiny_metricx.words(rng, 3) for _ in range(12)]
+    out = {}
+    for name, lines in {"src": src, "ref": ref, "good": good, "bad": bad}.items():
+        out[name] = tmp_path / f"{name}.txt"
+        out[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
+def test_cli_scores_with_the_signature_and_lower_is_better(run_cli, tiny, files) -> None:
+    r = run_cli(
+        "score", "-m", "metricx", "--model", tiny, "--source", files["src"], "-r", files["ref"],
+        "-i", files["good"], files["bad"], "-f", "json", "-q",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    import json
+
+    scores = {row["system"]: row for row in json.loads(r.stdout)}
+    assert {s["higher_is_better"] for s in scores.values()} == {False}
+    signature = scores["good.txt"]["signature"]
+    assert "|metricx:24|mode:hybrid|maxlen:1536|" in signature
+    assert f"model:{metricx_oracle.tiny_checkpoint(0).name}@" in signature
+    ours = MetricX(model=str(tiny), progress=False).with_sources(
+        files["src"].read_text().split("\n")[:-1]
+    )
+    hyps = files["good"].read_text().split("\n")[:-1]
+    refs = [files["ref"].read_text().split("\n")[:-1]]
+    assert scores["good.txt"]["score"] == pytest.approx(
+        ours.corpus_score(hyps, refs).score, abs=1e-9
+    )
+
+
+@pytest.mark.parametrize(
+    ("settings", "drop", "message"),
+    [
+        (["--set", "metricx.model=/nonexistent/metricx"], (), "metricx.model is not a folder"),
+        (
+            [],
+            ("--source",),
+            "reads the source segments: pass --source SRC, or --set metricx.mode=ref",
+        ),
+        (["--set", "metricx.mode=ref"], ("-r", "--source"), "reads a reference: pass -r REF"),
+        (["--set", "metricx.mode=ref"], (), "reads no source: drop --source"),
+        (
+            ["--set", "metricx.version=23", "--set", "metricx.mode=hybrid"],
+            (),
+            "mode hybrid is MetricX-24's",
+        ),
+        (["--set", "metricx.version=25"], (), "version must be 23 or 24"),
+        (["--set", "metricx.max_input_length=1"], (), "max_input_length must be at least 2"),
+    ],
+)
+def test_cli_refuses_in_one_line(run_cli, tiny, files, settings, drop, message) -> None:
+    args = {"--source": [files["src"]], "-r": [files["ref"]]}
+    given = [x for k, v in args.items() if k not in drop for x in (k, *v)]
+    if settings[:2] != ["--set", "metricx.model=/nonexistent/metricx"]:
+        settings = ["--set", f"metricx.model={tiny}", *settings]
+    r = run_cli("score", "-m", "metricx", *settings, *given, "-i", files["good"], "-q")
+    assert r.exit_code == 2
+    assert r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1 and message in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_refuses_a_model_of_another_kind_and_a_missing_tokenizer(tmp_path: Path, tiny) -> None:
+    bert = tmp_path / "bert"
+    bert.mkdir()
+    (bert / "config.json").write_text('{"model_type": "bert", "vocab_size": 30522}')
+    with pytest.raises(InputError, match="MetricX is an mT5"):
+        MetricX(model=str(bert), version=24)
+    bare = tmp_path / "metricx-24-bare"
+    bare.mkdir()
+    (bare / "config.json").write_text((tiny / "config.json").read_text())
+    with pytest.raises(InputError, match=r"metricx\.tokenizer=google/mt5-xl"):
+        MetricX(model=str(bare))
+    with pytest.raises(SettingsError, match="which MetricX"):
+        MetricX(model=str(metricx_oracle.tiny_checkpoint(0)))
+
+
+def test_a_missing_reference_is_refused(tiny) -> None:
+    metric = MetricX(model=str(tiny), mode="ref", progress=False)
+    with pytest.raises(InputError, match="has no reference"):
+        metric.corpus_score(["a", "b"], [["a", None]])
+
+
+def test_input_texts_per_version_and_mode(tiny) -> None:
+    """The layouts of Google's predict.py (the parity tests compare them with its own)."""
+    cases = {
+        (24, "hybrid"): "source: S candidate: H reference: R",
+        (24, "ref"): "source:  candidate: H reference: R",
+        (24, "qe"): "source: S candidate: H",
+        (23, "ref"): "candidate: H reference: R",
+        (23, "qe"): "candidate: H source: S",
+    }
+    for (version, mode), text in cases.items():
+        metric = MetricX(model=str(tiny), version=version, mode=mode).with_sources(["S"])
+        assert metric.input_texts(["H"], [["R"]]) == [text]

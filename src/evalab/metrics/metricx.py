@@ -295,7 +295,7 @@ class MetricX(Metric):
 
 def _version_of(folder: Path) -> int:
     """23 or 24 from the checkpoint's name (``google/metricx-24-hybrid-xl-v2p6``)."""
-    found = _VERSION_IN_NAME.search(model_label(folder))
+    found = _VERSION_IN_NAME.search(f"{folder} {model_label(folder)}")
     if found is None:
         raise SettingsError(
             f"{folder}: its name does not say which MetricX it is; pass --set metricx.version=24 "
@@ -306,7 +306,7 @@ def _version_of(folder: Path) -> int:
 
 def _mode_of(mode: str, version: int, folder: Path) -> str:
     """The mode ``auto`` stands for, checked against the version."""
-    qe_checkpoint = "-qe" in model_label(folder).lower()
+    qe_checkpoint = "-qe" in f"{folder.name} {model_label(folder)}".lower()
     if mode == "auto":
         return "hybrid" if version == 24 else ("qe" if qe_checkpoint else "ref")
     if version == 23 and mode == "hybrid":
