@@ -31,7 +31,7 @@ import numpy as np
 
 from evalab.errors import InputError, SettingsError
 from evalab.metrics.base import Metric, MetricSettings, Refs, check_references, setting
-from evalab.metrics.comet import _rows
+from evalab.metrics.comet import Comet, _rows
 from evalab.metrics.stats_value import NRefs, Stats
 from evalab.models.hf_encoder import _fingerprint_dir
 from evalab.models.hub import model_label, resolve_model
@@ -50,6 +50,15 @@ _VERSION_IN_NAME = re.compile(r"metricx-(23|24)", re.IGNORECASE)
 class MetricXSettings(MetricSettings):
     """Settings of :class:`MetricX`."""
 
+    version: int | None = setting(
+        None, "23 or 24 (default: from the checkpoint's name, google/metricx-23-* or -24-*)"
+    )
+    mode: str = setting(
+        "auto",
+        "inputs: hybrid (source + reference), ref (reference), qe (source); auto: MetricX-24 "
+        "hybrid, MetricX-23 qe for a -qe- checkpoint, else ref",
+        choices=("auto", "hybrid", "ref", "qe"),
+    )
     model: str | None = setting(
         None,
         "MetricX checkpoint folder (config.json + weights) or its name in the local Hugging Face cache",
@@ -59,15 +68,6 @@ class MetricXSettings(MetricSettings):
         None,
         "the mT5 tokenizer's folder or cached name (google/mt5-xl, ...); default: the checkpoint folder",
         path=True,
-    )
-    version: int | None = setting(
-        None, "23 or 24 (default: from the checkpoint's name, google/metricx-23-* or -24-*)"
-    )
-    mode: str = setting(
-        "auto",
-        "inputs: hybrid (source + reference), ref (reference), qe (source); auto: MetricX-24 "
-        "hybrid, MetricX-23 qe for a -qe- checkpoint, else ref",
-        choices=("auto", "hybrid", "ref", "qe"),
     )
     max_input_length: int | None = setting(
         None, "input tokens kept (truncation); default 1536 (MetricX-24), 1024 (MetricX-23)"
@@ -91,10 +91,8 @@ class MetricXSettings(MetricSettings):
             )
         if self.batch_size < 1:
             raise SettingsError(f"metricx batch_size must be at least 1, got {self.batch_size}")
-        if not (self.device == "cpu" or self.device == "cuda" or self.device.startswith("cuda:")):
-            raise SettingsError(
-                f"unknown device {self.device!r}; expected 'cpu', 'cuda' or 'cuda:N'"
-            )
+        if self.device != "cpu" and re.fullmatch(r"cuda(:\d+)?", self.device) is None:
+            raise SettingsError(f"metricx device {self.device!r}: expected cpu, cuda or cuda:N")
 
 
 class MetricX(Metric):
@@ -102,16 +100,15 @@ class MetricX(Metric):
 
     name = "metricx"
     settings_class = MetricXSettings
-    higher_is_better = False
-    bounds = (0.0, 25.0)
-    releases_gil = True
-    #: the sources bound by with_sources() cover the whole corpus, not one shard
-    parallel_safe = False
-    #: a learned metric: a hypothesis may score better against another reference
-    self_score_is_best = False
+    #: an error score in [0, 25]; a learned metric, so a hypothesis may score better
+    #: against another reference than against itself; one reference per segment
+    higher_is_better, bounds, self_score_is_best = False, (0.0, 25.0), False
     max_reference_streams: ClassVar[int] = 1
-    #: float32 encoder outputs of padded batches: a segment's score moves by ~1e-6 with
-    #: the other inputs of its batch
+    #: torch runs without the GIL; the sources bound by with_sources() cover the whole
+    #: corpus, not one shard
+    releases_gil, parallel_safe = True, False
+    #: no padding, so a row is the same in any call on a CPU (observed); declared as for
+    #: COMET, since another kernel (a GPU) may round a batch otherwise
     row_tolerance = 1e-5
     test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
         # paths: the contract test builds them; tests/metrics/test_metricx.py checks the
@@ -267,17 +264,10 @@ class MetricX(Metric):
             )
         return hyps, refs
 
-    def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
-        return self.stats(hypotheses, references).rows
-
-    def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
-        sums = np.asarray(sums, dtype=np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean: np.ndarray = sums[..., 0] / sums[..., 1]
-            return mean
-
-    def _score_components(self, sums: np.ndarray) -> tuple[dict[str, Any], str]:
-        return {"n_segments": int(sums[1])}, ""
+    # rows (score, count=1) as COMET's: the same mean and components
+    _segment_stats = Comet._segment_stats
+    scores_from_sums = Comet.scores_from_sums
+    _score_components = Comet._score_components
 
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         files = self.files
