@@ -21,6 +21,25 @@ class SettingsError(EvalabError, ValueError):
     """An unknown name (metric, tokenizer, setting) or an invalid setting value."""
 
 
+class SettingValueError(SettingsError):
+    """A value given for one setting of a library call is refused.
+
+    ``setting`` is the parameter's name in the library (``seed_column``), ``shown`` the value
+    as given ('' when the setting as a whole is meant), ``reason`` what is wrong and what
+    would be right. The library's words are ``seed_column 'x': reason``; a caller with its
+    own name for the setting words it with that name (:meth:`worded`: the CLI's
+    ``--seed-from``), so no library message names a command-line option.
+    """
+
+    def __init__(self, setting: str, shown: str, reason: str) -> None:
+        self.setting, self.shown, self.reason = setting, shown, reason
+        super().__init__(self.worded(setting))
+
+    def worded(self, name: str) -> str:
+        """The message with the setting called ``name``."""
+        return f"{name} {self.shown}: {self.reason}" if self.shown else f"{name}: {self.reason}"
+
+
 class MissingExtraError(EvalabError, ImportError):
     """An optional dependency is not installed; the message names the extra to install."""
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from evalab import _kernel
+from evalab import _kernel, numbers
 from evalab._kernel import Packed
 from evalab.errors import SettingsError
 
@@ -171,8 +171,8 @@ def kernel_threads() -> int:
     value = os.environ.get("EVALAB_NUM_THREADS", "").strip()
     if value:
         try:
-            count = int(value)
-        except ValueError:
+            count = numbers.parse_int(value)
+        except numbers.NumberError:
             raise SettingsError(
                 f"EVALAB_NUM_THREADS must be a positive integer, got {value!r}"
             ) from None

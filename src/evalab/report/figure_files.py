@@ -91,9 +91,11 @@ def paper_width(text: str) -> float:
 
     if text in PAPER_WIDTHS:
         return PAPER_WIDTHS[text]
+    from evalab import numbers
+
     try:
-        inches = float(text)
-    except ValueError:
+        inches = numbers.parse_float(text)
+    except numbers.NumberError:
         inches = float("nan")
     if not 2.0 <= inches <= 20.0:
         raise SettingsError(

@@ -51,7 +51,7 @@ from evalab.ablation.store.run_store import (
     now,
     stale_runs,
 )
-from evalab.errors import InputError, RunError, SettingsError, StoreBusyError
+from evalab.errors import InputError, RunError, SettingValueError, StoreBusyError
 from evalab.io import write_text_atomic
 from evalab.metrics.ray_shards import RAY_TIMEOUT_S, RayCluster, ray_session
 
@@ -63,14 +63,17 @@ __all__ = ["EXECUTORS", "RunInterrupted", "RunSettingError", "RunSummary", "run_
 EXECUTORS = ("local", "ray")
 
 
-class RunSettingError(SettingsError):
+class RunSettingError(SettingValueError):
     """An argument of :func:`run_study` out of its range: which (``setting``, the
     parameter's name), its ``value`` and what it must be (``expected``); a caller with its
     own name for the setting (the CLI's ``--jobs``) words it with that name."""
 
     def __init__(self, setting: str, value: object, expected: str) -> None:
-        super().__init__(f"{setting} must be {expected}, got {value}")
-        self.setting, self.value, self.expected = setting, value, expected
+        self.value, self.expected = value, expected
+        super().__init__(setting, str(value), expected)
+
+    def worded(self, name: str) -> str:
+        return f"{name} must be {self.expected}, got {self.value}"
 
 
 @dataclass
