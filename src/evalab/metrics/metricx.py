@@ -43,6 +43,8 @@ __all__ = ["MetricX", "MetricXSettings"]
 MAX_INPUT_LENGTH = {23: 1024, 24: 1536}
 #: the sides each mode reads besides the candidate
 MODE_SIDES = {"hybrid": ("src", "ref"), "ref": ("ref",), "qe": ("src",)}
+_MODEL_HELP = "MetricX checkpoint (config.json + weights): a folder or a name in the HF cache"
+_TOKENIZER_HELP = "mT5 tokenizer (google/mt5-xl, ...); default: the checkpoint folder"
 _VERSION_IN_NAME = re.compile(r"metricx-(23|24)", re.IGNORECASE)
 
 
@@ -59,16 +61,9 @@ class MetricXSettings(MetricSettings):
         "hybrid, MetricX-23 qe for a -qe- checkpoint, else ref",
         choices=("auto", "hybrid", "ref", "qe"),
     )
-    model: str | None = setting(
-        None,
-        "MetricX checkpoint folder (config.json + weights) or its name in the local Hugging Face cache",
-        path=True,
-    )
-    tokenizer: str | None = setting(
-        None,
-        "the mT5 tokenizer's folder or cached name (google/mt5-xl, ...); default: the checkpoint folder",
-        path=True,
-    )
+    #: both read from a folder, or a name in the local Hugging Face cache (never downloaded)
+    model: str | None = setting(None, _MODEL_HELP, path=True)
+    tokenizer: str | None = setting(None, _TOKENIZER_HELP, path=True)
     max_input_length: int | None = setting(
         None, "input tokens kept (truncation); default 1536 (MetricX-24), 1024 (MetricX-23)"
     )
@@ -139,21 +134,18 @@ class MetricX(Metric):
         self.mode = _mode_of(s.mode, self.version, self.files.folder)
         self.max_input_length = s.max_input_length or MAX_INPUT_LENGTH[self.version]
         self.uses_references = "ref" in MODE_SIDES[self.mode]
-        self._sources: list[str] | None = None
+        #: the source segments bound by :meth:`with_sources` (``None``: none bound)
+        self.sources: list[str] | None = None
         self._loaded: dict[str, MetricXModel] = {}  # shared by with_sources() copies
 
     def with_sources(self, sources: Sequence[str]) -> MetricX:
         """A copy of this metric that scores hypotheses against these source segments."""
-        if isinstance(sources, str) or not all(isinstance(s, str) for s in sources):
+        segments = None if isinstance(sources, str) else list(sources)
+        if segments is None or any(not isinstance(s, str) for s in segments):
             raise InputError("metricx: sources must be a list of strings, one per segment")
         bound = copy.copy(self)
-        bound._sources = list(sources)
+        bound.sources = segments
         return bound
-
-    @property
-    def sources(self) -> list[str] | None:
-        """The source segments bound by :meth:`with_sources` (``None``: none bound)."""
-        return self._sources
 
     @property
     def uses_source(self) -> bool:
@@ -199,13 +191,12 @@ class MetricX(Metric):
             self._loaded["model"] = MetricXModel(self.files, self.settings.device)
         return self._loaded["model"]
 
-    # -- the contract -------------------------------------------------------------------
-    @property
-    def stat_names(self) -> tuple[str, ...]:
-        return ("score", "count")
-
-    def stats(self, hypotheses: Sequence[str], references: Refs) -> Stats:
-        return self.stats_many([hypotheses], references)[0]
+    # -- the contract: rows (score, count=1) as COMET's: the same mean and components ------
+    stat_names = Comet.stat_names
+    stats = Comet.stats
+    _segment_stats = Comet._segment_stats
+    scores_from_sums = Comet.scores_from_sums
+    _score_components = Comet._score_components
 
     def stats_many(self, systems: Sequence[Sequence[str]], references: Refs) -> list[Stats]:
         checked = [self._check(hyps, references) for hyps in systems]
@@ -224,7 +215,7 @@ class MetricX(Metric):
 
     def input_texts(self, hypotheses: Sequence[str], references: Refs) -> list[str]:
         """The text the model reads for each segment (Google's ``predict.py`` layout)."""
-        src = self._sources if self.uses_source else None
+        src = self.sources if self.uses_source else None
         ref = references[0] if self.uses_references else None
         return [
             input_text(
@@ -253,21 +244,16 @@ class MetricX(Metric):
                 raise InputError(
                     f"metricx: a segment has no reference (None); mode {self.mode} reads one per segment"
                 )
-        if self.uses_source and self._sources is None:
+        if self.uses_source and self.sources is None:
             raise InputError(
                 f"metricx: mode {self.mode} reads the source segments; pass --source SRC "
                 "(Python: metric.with_sources(sources))"
             )
-        if self.uses_source and self._sources is not None and len(self._sources) != len(hyps):
+        if self.uses_source and self.sources is not None and len(self.sources) != len(hyps):
             raise InputError(
-                f"metricx: {len(hyps)} hypotheses but {len(self._sources)} source segments"
+                f"metricx: {len(hyps)} hypotheses but {len(self.sources)} source segments"
             )
         return hyps, refs
-
-    # rows (score, count=1) as COMET's: the same mean and components
-    _segment_stats = Comet._segment_stats
-    scores_from_sums = Comet.scores_from_sums
-    _score_components = Comet._score_components
 
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         files = self.files
