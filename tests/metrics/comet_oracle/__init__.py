@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -223,16 +223,22 @@ def predict(jobs: list[dict[str, Any]], threads: int | None = 1) -> list[dict[st
     if threads is None:
         return _predict(jobs, threads)
     key = _predict_key(jobs, threads)
-    cached = CACHE / "comet-predict" / f"{key}.json"
+    return cached_result("comet-predict", key, lambda: _predict(jobs, threads))
+
+
+def cached_result(folder: str, key: str, compute: Callable[[], Any]) -> Any:
+    """``compute()``'s JSON result, cached as ``CACHE/folder/key.json`` (computed once per
+    key, under a lock, written aside and renamed; logged as ``folder``)."""
+    cached = CACHE / folder / f"{key}.json"
     if not cached.is_file():
-        with _locked("comet-predict"):
+        with _locked(folder):
             if not cached.is_file():
-                result = _predict(jobs, threads)
+                result = compute()
                 cached.parent.mkdir(parents=True, exist_ok=True)
                 aside = cached.with_suffix(f".{os.getpid()}.tmp")
                 aside.write_text(json.dumps(result))
                 aside.rename(cached)
-                _log("predict", key)
+                _log(folder.removeprefix("comet-"), key)
     return json.loads(cached.read_text())
 
 

@@ -33,6 +33,7 @@ from metrics.comet_oracle import (
     _digest,
     _locked,
     _log,
+    cached_result,
     folder_digest,
     oracle_python,
     run_script,
@@ -133,17 +134,9 @@ def predict(jobs: list[dict[str, Any]], threads: int | None = 1) -> list[dict[st
         _oracle_digest(),
         json.dumps(keyed, sort_keys=True),
     )
-    cached = CACHE / "metricx-predict" / f"{key}.json"
-    if not cached.is_file():
-        with _locked("metricx-predict"):
-            if not cached.is_file():
-                result = _predict(jobs, threads)
-                cached.parent.mkdir(parents=True, exist_ok=True)
-                aside = cached.with_suffix(f".{os.getpid()}.tmp")
-                aside.write_text(json.dumps(result))
-                aside.rename(cached)
-                _log("metricx-predict", key)
-    result: list[dict[str, Any]] = json.loads(cached.read_text())
+    result: list[dict[str, Any]] = cached_result(
+        "metricx-predict", key, lambda: _predict(jobs, threads)
+    )
     return result
 
 
