@@ -40,6 +40,18 @@ class SettingValueError(SettingsError):
         return f"{name} {self.shown}: {self.reason}" if self.shown else f"{name}: {self.reason}"
 
 
+class OutOfRangeError(SettingValueError):
+    """A setting's value outside its range: ``expected`` says what it must be (``>= 1``);
+    worded ``jobs must be >= 1, got 0`` (the CLI: ``--jobs must be ...``)."""
+
+    def __init__(self, setting: str, value: object, expected: str) -> None:
+        self.value, self.expected = value, expected
+        super().__init__(setting, str(value), expected)
+
+    def worded(self, name: str) -> str:
+        return f"{name} must be {self.expected}, got {self.value}"
+
+
 class MissingExtraError(EvalabError, ImportError):
     """An optional dependency is not installed; the message names the extra to install."""
 
@@ -75,3 +87,10 @@ class RunError(EvalabError):
         super().__init__(error)
         self.error = error
         self.traceback = traceback
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's message as one line for a refusal: its first non-empty line, at most
+    200 characters (a peer's message can run to a page), or its type when it has none."""
+    line = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+    return line[:200]

@@ -426,7 +426,7 @@ def _resamples(test: str, n_samples: int | None, n_ranked: int, alpha: float, co
     ranking) enough for the smallest reachable adjusted p-value to be well below ``alpha``
     (:func:`evalab.stats.ranking.ranking_samples`)."""
     if n_samples is not None:
-        return check_n_samples(n_samples, "--n-samples")
+        return check_n_samples(n_samples)
     if test == "mcnemar" or not n_ranked:
         return DEFAULT_TRIALS.get(test, 0)
     return ranking_samples(test, n_ranked, alpha, correct)

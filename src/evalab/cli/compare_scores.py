@@ -101,7 +101,7 @@ def _check(files: list[str], opts: ScoreOptions) -> None:
     check_confidence(opts.confidence)
     check_seed(opts.seed)
     if opts.n_samples:
-        check_n_samples(opts.n_samples, "--n-samples")
+        check_n_samples(opts.n_samples)
     if opts.correction not in ("none", "holm"):
         raise SettingsError(f"--correct must be one of none, holm, got {opts.correct!r}")
     if not 0.0 < opts.alpha < 1.0:

@@ -88,7 +88,7 @@ def _check_options(
     human_system: str,
     human_format: str,
 ) -> None:
-    check_n_samples(n_bootstrap, "--n-samples")
+    check_n_samples(n_bootstrap)
     if permutations != 0:
         check_n_samples(permutations, "--permutations")
     check_seed(seed)

@@ -527,7 +527,7 @@ def check_resampling(
 ) -> None:
     """Refuse bad ``--ci`` settings, and ``--ci`` over the one document of ``--documents file``,
     before a model is loaded."""
-    check_n_samples(n_samples, "--n-samples")
+    check_n_samples(n_samples)
     check_seed(seed)
     check_confidence(confidence)
     if ci and logits is None and documents == "file":

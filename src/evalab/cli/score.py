@@ -305,9 +305,7 @@ def checked_score(req: ScoreRequest, names: list[str]) -> ScoreRun:
 
         check_align_options(req.align, req.errors, names, req.format)
     check_missing_ref(req.missing_ref)
-    n = check_n_samples(
-        DEFAULT_CI_SAMPLES if req.n_samples is None else req.n_samples, "--n-samples"
-    )
+    n = check_n_samples(DEFAULT_CI_SAMPLES if req.n_samples is None else req.n_samples)
     check_seed(req.seed)
     check_confidence(req.confidence)
     check_width(req.width)

@@ -265,7 +265,7 @@ def checked_semsim(req: SemsimRequest) -> TableView:
     check_out(req.out, read)
     check_out(req.explain_html, read, option="--explain-html", outputs=[("--out", req.out)])
     view = table_view(req.format, req.layout, req.latex)
-    check_n_samples(req.n_samples, "--n-samples")
+    check_n_samples(req.n_samples)
     check_seed(req.seed)
     check_confidence(req.confidence)
     check_segments_path(req.segments, req.out, read)
