@@ -142,6 +142,8 @@ class TercomNormalizer:
         text (the rules of _CONTEXT on the lines that need them), so a call costs a few
         passes at C speed, not a dozen regular expression calls per line.
         """
+        if not (self.normalized or self.no_punct):  # lowercasing and split() alone
+            return list(map(str.split, texts if self.case_sensitive else map(str.lower, texts)))
         lines = list(map(str.rstrip, texts))
         if not lines:
             return []
