@@ -71,6 +71,7 @@ _CONTEXT = [
     _Rule(re.compile(r"([0-9])(-)"), r"\1 \2 ", ("-",)),
 ]
 _CONTEXT_MARKS = re.compile(r"[\.,'-]")
+_WRAP = "   "  # the space on either side of a line, padded by _PAD_ASCII
 
 #: characters that may join the lines of one call (the first that no line holds): control
 #: characters that are not whitespace, not cased, not case-ignorable and in no rule's class,
@@ -168,10 +169,12 @@ class TercomNormalizer:
 
 def _western(text: str, sep: str | None) -> str:
     """The general and Western rules on the lines of ``text`` (joined by ``sep``, or one)."""
-    text = _apply(_WESTERN, text)
+    # Tercom pads " " + line + " ": the padding of ASCII punctuation makes each of those
+    # spaces three, written here as such, so the rule's pass meets only the lines' own marks
+    text = f"{_WRAP}{_PAD_ASCII(_apply(_WESTERN, text))}{_WRAP}"
     if sep is None:
-        return _apply(_CONTEXT, _PAD_ASCII(f" {text} "))
-    lines = _PAD_ASCII(" " + text.replace(sep, f" {sep} ") + " ").split(sep)
+        return _apply(_CONTEXT, text)
+    lines = text.replace(sep, f"{_WRAP}{sep}{_WRAP}").split(sep)
     for i, line in enumerate(lines):
         if _CONTEXT_MARKS.search(line):
             lines[i] = _apply(_CONTEXT, line)
