@@ -11,12 +11,14 @@ setup(
         Extension(
             "evalab._mtkernel",
             sources=["src/evalab/_mtkernel.c"],
+            depends=["src/evalab/_kernels.h"],
             optional=True,
             extra_compile_args=["-O2"],
         ),
         Extension(
             "evalab._rougekernel",
             sources=["src/evalab/_rougekernel.c"],
+            depends=["src/evalab/_kernels.h"],
             optional=True,
             extra_compile_args=["-O2"],
         ),
@@ -29,6 +31,7 @@ setup(
         Extension(
             "evalab._tieskernel",
             sources=["src/evalab/_tieskernel.c"],
+            depends=["src/evalab/_kernels.h"],
             optional=True,
             # -O3: the loop over a block of resamples is vectorised
             extra_compile_args=["-O3"],

@@ -71,6 +71,22 @@ def run_fastchat(
     return dict(point), boot
 
 
+def scaling(n: int, models: int, rounds: int, repeats: int) -> None:
+    """evalab's time (battles to ratings) at 1/4, 1/2, 1 and 2 times ``n`` battles, and its
+    time per million battles: flat when the cost is linear in battles."""
+    for size in (n // 4, n // 2, n, 2 * n):
+        a, b, out = battles(size, models, seed=2)
+        best = float("inf")
+        for _ in range(repeats):
+            t = time.perf_counter()
+            run_evalab(a, b, out, rounds)
+            best = min(best, time.perf_counter() - t)
+        print(
+            f"evalab, {size} battles, {rounds} rounds: {best:.2f} s, {best / size * 1e6:.2f} s per "
+            f"million battles (load average {os.getloadavg()[0]:.1f})"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fastchat", required=True, help="FastChat checkout or rating_systems.py")
@@ -79,7 +95,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--cpus", type=int, default=os.cpu_count() or 1)
+    parser.add_argument(
+        "--scaling", action="store_true", help="also time evalab alone on 1/4, 1/2, 1, 2x battles"
+    )
     args = parser.parse_args()
+    if args.scaling:
+        scaling(args.battles, args.models, args.rounds, args.repeats)
     fc = load_fastchat(args.fastchat)
     a, b, out = battles(args.battles, args.models)
     print(f"load average {os.getloadavg()[0]:.1f}; {args.battles} battles, {args.models} models")

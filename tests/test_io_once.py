@@ -203,3 +203,28 @@ def test_ppl_logits_from_a_fifo(tmp_path: Path) -> None:
 def test_stdin_is_one_scores_file_only(run_cli, tmp_path: Path) -> None:
     res = run_cli("compare", "--scores", "-", "-", stdin='{"id": 1, "score": 1}\n')
     assert res.exit_code == 2 and "stdin ('-') can be used for only one file" in res.stderr
+
+
+def test_gzip_data_that_inflates_past_the_cap_is_one_line(
+    run_cli, tmp_path: Path, monkeypatch
+) -> None:
+    # a "gzip bomb": a few kB that decompress to far more than memory holds (capped here at 64 kB)
+    import evalab.io
+
+    monkeypatch.setattr(evalab.io, "GUNZIPPED_MAX", 64 * 1024)
+    ref = tmp_path / "ref.txt"
+    ref.write_text("the cat sat on the mat\n" * 10)
+    bomb = tmp_path / "hyp.txt.gz"
+    bomb.write_bytes(gzip.compress(b"the cat sat on the mat\n" * 10_000))
+    before = bomb.read_bytes()
+    for args in (("score", "-r", ref, "-i", bomb), ("compare", "--scores", bomb, ref)):
+        res = run_cli(*args)
+        assert res.exit_code == 2 and res.stdout == ""
+        assert (
+            res.stderr.count("\n") == 1
+            and "hyp.txt.gz: gzip data that decompresses to more than" in res.stderr
+        )
+    assert bomb.read_bytes() == before
+    ok = tmp_path / "ok.txt.gz"  # under the cap: read as before
+    ok.write_bytes(gzip.compress(ref.read_bytes()))
+    assert run_cli("score", "-r", ref, "-i", ok).exit_code == 0

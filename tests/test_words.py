@@ -313,3 +313,42 @@ def d(n):
     return "%d rows compared" % n
 """
     assert [v.function for v in violations_in(source, "planted")] == ["a", "b", "c", "d"]
+
+
+#: a command-line option in a message (``--jobs``, ``--set``): the CLI's word, not the library's
+_OPTION = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
+
+
+def _option_words(tree: ast.AST) -> list[tuple[int, str]]:
+    """Each string piece inside a ``raise`` that names a command-line option."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            for part in ast.walk(node.exc):
+                if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                    found += [(part.lineno, m) for m in _OPTION.findall(part.value)]
+    return found
+
+
+#: refusals that name an option as the way out, not as their subject: ``--key value`` is
+#: argparse's syntax (what ``args_style`` writes), not an evalab option; the import's hints
+#: name the option that resolves them (``skip_unmatched``, ``maps``), left for the CLI
+OPTION_HINTS = {
+    "ablation/study/command.py: --key",
+    "ablation/importing/importer.py: --skip-unmatched",
+    "ablation/importing/sources.py: --map",
+}
+
+
+def test_the_ablation_library_names_settings_not_options():
+    # run_study(jobs=0), Subset(rows=...), import_runs(maps=...): the library names its
+    # parameter (SettingValueError.setting); the CLI words it as its option (cli/app.py)
+    found = {
+        f"{path.relative_to(SRC)}: {word}"
+        for path in sorted((SRC / "ablation").rglob("*.py"))
+        for _, word in _option_words(ast.parse(path.read_text(encoding="utf-8")))
+    }
+    assert found == OPTION_HINTS
+    assert _option_words(ast.parse('raise SettingsError(f"--row {x}: no such row")')) == [
+        (1, "--row")
+    ]

@@ -19,10 +19,10 @@ True
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from evalab._lazy import lazy_exports
 from evalab._version import __version__
 from evalab.errors import EvalabError, InputError, MissingExtraError, SettingsError
 
@@ -34,11 +34,8 @@ if TYPE_CHECKING:
 #: ten times a bare interpreter's start, which `import evalab` for an error class or the
 #: version (and `evalab --version`) need not pay
 _FROM_METRICS = {
-    "Metric": "evalab.metrics.base",
-    "Score": "evalab.metrics.base",
-    "METRICS": "evalab.metrics.registry",
-    "available_metrics": "evalab.metrics.registry",
-    "metric": "evalab.metrics.registry",
+    "metrics.base": ("Metric", "Score"),
+    "metrics.registry": ("METRICS", "available_metrics", "metric"),
 }
 
 __all__ = [
@@ -71,12 +68,7 @@ def corpus_score(
     return metric(metric_name, **settings).corpus_score(hypotheses, references)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _FROM_METRICS:
-        value = getattr(importlib.import_module(_FROM_METRICS[name]), name)
-        globals()[name] = value  # later look-ups find it without this function
-        return value
-    raise AttributeError(f"module 'evalab' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _FROM_METRICS)
 
 
 def score(metric_name: str, prediction: str, targets: Sequence[str]) -> float:
@@ -126,4 +118,4 @@ def score(metric_name: str, prediction: str, targets: Sequence[str]) -> float:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_FROM_METRICS})
+    return sorted({*globals(), *__all__})

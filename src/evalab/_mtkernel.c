@@ -44,7 +44,7 @@
  *     system's hypotheses looked up in them: faster from about three systems on.
  */
 #define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_kernels.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,18 +91,8 @@ static int work_load(Work *w, PyObject *str, Py_ssize_t *n)
     Py_ssize_t len = PyUnicode_GET_LENGTH(str);
     Py_ssize_t need = 24 * (len + 2) + 8;
     if (need > w->cap) {
-        Py_UCS4 *na = PyMem_Realloc(w->a, sizeof(Py_UCS4) * need);
-        if (!na) {
-            PyErr_NoMemory();
+        if (GROW(w->a, need) < 0 || GROW(w->b, need) < 0)
             return -1;
-        }
-        w->a = na;
-        Py_UCS4 *nb = PyMem_Realloc(w->b, sizeof(Py_UCS4) * need);
-        if (!nb) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        w->b = nb;
         w->cap = need;
     }
     int kind = PyUnicode_KIND(str);
@@ -388,30 +378,16 @@ static int64_t vocab_id(VocabObject *v, const Py_UCS4 *t, Py_ssize_t k, int add)
     }
     if (v->n == v->ids_cap) {
         Py_ssize_t cap = v->ids_cap ? 2 * v->ids_cap : 1024;
-        Py_ssize_t *start = PyMem_Realloc(v->start, sizeof(Py_ssize_t) * cap);
-        if (start)
-            v->start = start;
-        int32_t *len = start ? PyMem_Realloc(v->len, sizeof(int32_t) * cap) : NULL;
-        if (len)
-            v->len = len;
-        uint64_t *hash = len ? PyMem_Realloc(v->hash, sizeof(uint64_t) * cap) : NULL;
-        if (!hash) {
-            PyErr_NoMemory();
+        if (GROW(v->start, cap) < 0 || GROW(v->len, cap) < 0 || GROW(v->hash, cap) < 0)
             return -2;
-        }
-        v->hash = hash;
         v->ids_cap = cap;
     }
     if (v->nchars + k > v->chars_cap) {
         Py_ssize_t cap = v->chars_cap ? v->chars_cap : 4096;
         while (cap < v->nchars + k)
             cap *= 2;
-        Py_UCS4 *chars = PyMem_Realloc(v->chars, sizeof(Py_UCS4) * cap);
-        if (!chars) {
-            PyErr_NoMemory();
+        if (GROW(v->chars, cap) < 0)
             return -2;
-        }
-        v->chars = chars;
         v->chars_cap = cap;
     }
     Py_ssize_t id = v->n++;
@@ -494,12 +470,8 @@ static int encode_tokens(const Py_UCS4 *b, Py_ssize_t k, VocabObject *v, int add
             return -1;
         if (out->n == out->cap) {
             Py_ssize_t cap = out->cap ? 2 * out->cap : 4096;
-            int64_t *ids = PyMem_Realloc(out->ids, sizeof(int64_t) * cap);
-            if (!ids) {
-                PyErr_NoMemory();
+            if (GROW(out->ids, cap) < 0)
                 return -1;
-            }
-            out->ids = ids;
             out->cap = cap;
         }
         out->ids[out->n++] = id;
@@ -961,18 +933,7 @@ static PyObject *match_counts_per_system(PyObject *self, PyObject *args)
     result = Py_None;
     Py_INCREF(result);
 done:
-    free(tab_a);
-    free(tab_b);
-    free(tab_rep);
-    free(tab_hc);
-    free(tab_rc);
-    free(used);
-    free(hseg);
-    free(rseg);
-    free(hprev);
-    free(hnext);
-    free(rprev);
-    free(rnext);
+    FREE_ALL(tab_a, tab_b, tab_rep, tab_hc, tab_rc, used, hseg, rseg, hprev, hnext, rprev, rnext);
     close_streams(&st);
     return result;
 }
@@ -1108,17 +1069,7 @@ static PyObject *match_counts_shared(PyObject *self, PyObject *args)
     result = Py_None;
     Py_INCREF(result);
 done:
-    free(tab);
-    free(slots_used);
-    free(rc);
-    free(hc);
-    free(touched);
-    free(hseg);
-    free(rseg);
-    free(hprev);
-    free(hnext);
-    free(rprev);
-    free(rnext);
+    FREE_ALL(tab, slots_used, rc, hc, touched, hseg, rseg, hprev, hnext, rprev, rnext);
     close_streams(&st);
     return result;
 }
@@ -1148,11 +1099,7 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_mtkernel", "Compiled inner loops of BLEU and chrF.", -1, methods,
-};
-
-PyMODINIT_FUNC PyInit__mtkernel(void)
+KERNEL_MODULE(_mtkernel, "Compiled inner loops of BLEU and chrF.")
 {
     if (PyType_Ready(&VocabType) < 0)
         return NULL;

@@ -29,7 +29,7 @@
  *     character that str.strip() would keep).
  */
 #define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_kernels.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +136,29 @@ static int64_t lcs_core(const int32_t *x, Py_ssize_t n, const int32_t *y, Py_ssi
     return zeros;
 }
 
+/* The longest segment of either side (at least 1: the size of a per-segment scratch). */
+static Py_ssize_t longest_segment(const Pairs *p)
+{
+    Py_ssize_t longest = 1;
+    for (Py_ssize_t s = 0; s < p->nseg; s++) {
+        Py_ssize_t la = p->ao[s + 1] - p->ao[s], lb = p->bo[s + 1] - p->bo[s];
+        longest = la > longest ? la : longest;
+        longest = lb > longest ? lb : longest;
+    }
+    return longest;
+}
+
+/* The end of a per-pair loop: the scratch a and b freed, p released; None, or MemoryError
+ * when allocating the scratch failed. */
+static PyObject *finish_pairs(Pairs *p, void *a, void *b, int failed)
+{
+    FREE_ALL(a, b);
+    release_pairs(p);
+    if (failed)
+        return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
 static PyObject *lcs_lengths(PyObject *self, PyObject *args)
 {
     Pairs p;
@@ -146,12 +169,7 @@ static PyObject *lcs_lengths(PyObject *self, PyObject *args)
         return NULL;
     if (open_pairs(&p) < 0)
         return NULL;
-    Py_ssize_t longest = 0;
-    for (Py_ssize_t s = 0; s < p.nseg; s++) {
-        Py_ssize_t la = p.ao[s + 1] - p.ao[s], lb = p.bo[s + 1] - p.bo[s];
-        longest = la > longest ? la : longest;
-        longest = lb > longest ? lb : longest;
-    }
+    Py_ssize_t longest = longest_segment(&p);
     for (Py_ssize_t i = 0; i < p.a_ids.len / 4; i++)
         if (p.a[i] < 0 || p.a[i] >= vocab)
             goto bad_id;
@@ -159,13 +177,9 @@ static PyObject *lcs_lengths(PyObject *self, PyObject *args)
         if (p.b[i] < 0 || p.b[i] >= vocab)
             goto bad_id;
     uint64_t *masks = calloc(vocab > 0 ? (size_t)vocab * LCS_WORDS : LCS_WORDS, sizeof *masks);
-    unsigned char *carry = malloc(longest > 0 ? (size_t)longest : 1);
-    if (!masks || !carry) {
-        free(masks);
-        free(carry);
-        release_pairs(&p);
-        return PyErr_NoMemory();
-    }
+    unsigned char *carry = malloc((size_t)longest);
+    if (!masks || !carry)
+        return finish_pairs(&p, masks, carry, 1);
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t s = 0; s < p.nseg; s++) {
         const int32_t *x = p.a + p.ao[s], *y = p.b + p.bo[s];
@@ -182,10 +196,7 @@ static PyObject *lcs_lengths(PyObject *self, PyObject *args)
         p.res[s] = common;
     }
     Py_END_ALLOW_THREADS
-    free(masks);
-    free(carry);
-    release_pairs(&p);
-    Py_RETURN_NONE;
+    return finish_pairs(&p, masks, carry, 0);
 bad_id:
     release_pairs(&p);
     PyErr_SetString(PyExc_ValueError, "token ids must lie in [0, vocab_size)");
@@ -226,19 +237,10 @@ static PyObject *ngram_overlaps(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "n must be 1 or 2");
         return NULL;
     }
-    Py_ssize_t longest = 1;
-    for (Py_ssize_t s = 0; s < p.nseg; s++) {
-        Py_ssize_t la = p.ao[s + 1] - p.ao[s], lb = p.bo[s + 1] - p.bo[s];
-        longest = la > longest ? la : longest;
-        longest = lb > longest ? lb : longest;
-    }
+    Py_ssize_t longest = longest_segment(&p);
     uint64_t *ka = malloc((size_t)longest * sizeof *ka), *kb = malloc((size_t)longest * sizeof *kb);
-    if (!ka || !kb) {
-        free(ka);
-        free(kb);
-        release_pairs(&p);
-        return PyErr_NoMemory();
-    }
+    if (!ka || !kb)
+        return finish_pairs(&p, ka, kb, 1);
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t s = 0; s < p.nseg; s++) {
         Py_ssize_t na = sorted_grams(p.a + p.ao[s], p.ao[s + 1] - p.ao[s], n, ka);
@@ -256,10 +258,7 @@ static PyObject *ngram_overlaps(PyObject *self, PyObject *args)
         p.res[s] = overlap;
     }
     Py_END_ALLOW_THREADS
-    free(ka);
-    free(kb);
-    release_pairs(&p);
-    Py_RETURN_NONE;
+    return finish_pairs(&p, ka, kb, 0);
 }
 
 /* ------------------------------------------------------------- tokenization */
@@ -298,8 +297,7 @@ static int distinct_grow(Distinct *d)
     int32_t *slot = malloc(size * sizeof *slot);
     uint64_t *hash = malloc(size * sizeof *hash);
     if (!slot || !hash) {
-        free(slot);
-        free(hash);
+        FREE_ALL(slot, hash);
         PyErr_NoMemory();
         return -1;
     }
@@ -312,8 +310,7 @@ static int distinct_grow(Distinct *d)
             slot[j] = d->slot[i];
             hash[j] = d->hash[i];
         }
-    free(d->slot);
-    free(d->hash);
+    FREE_ALL(d->slot, d->hash);
     d->slot = slot, d->hash = hash, d->mask = size - 1;
     return 0;
 }
@@ -468,10 +465,7 @@ static PyObject *ascii_tokens(PyObject *self, PyObject *args)
     }
     ids = PyBytes_FromStringAndSize((const char *)out.ids, (Py_ssize_t)(out.used * sizeof(int32_t)));
 done:
-    free(d.slot);
-    free(d.hash);
-    free(out.ids);
-    free(buf);
+    FREE_ALL(d.slot, d.hash, out.ids, buf);
     PyObject *result = ids ? Py_BuildValue("OOOn", d.distinct, ids, offsets, emptied) : NULL;
     Py_XDECREF(d.distinct);
     Py_XDECREF(ids);
@@ -493,11 +487,7 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_rougekernel", "Compiled per-pair loops of ROUGE.", -1, methods,
-};
-
-PyMODINIT_FUNC PyInit__rougekernel(void)
+KERNEL_MODULE(_rougekernel, "Compiled per-pair loops of ROUGE.")
 {
     init_ascii_table();
     return PyModule_Create(&module);

@@ -33,7 +33,7 @@
  * has 2^31 pairs or more, so every sum is exact, and both paths give the same integers.
  */
 #define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_kernels.h"
 #include <stdint.h>
 #include <string.h>
 
@@ -249,11 +249,7 @@ static PyObject *tie_curve_max(PyObject *self, PyObject *args)
 done:
     PyMem_Free(blocked);
     PyMem_Free(states);
-    PyBuffer_Release(&first);
-    PyBuffer_Release(&second);
-    PyBuffer_Release(&change);
-    PyBuffer_Release(&ends);
-    PyBuffer_Release(&counts);
+    RELEASE_ALL(&first, &second, &change, &ends, &counts);
     return result;
 }
 
@@ -318,11 +314,7 @@ static PyObject *swapped_curve_max(PyObject *self, PyObject *args)
     }
     Py_END_ALLOW_THREADS
 done:
-    PyBuffer_Release(&steps);
-    PyBuffer_Release(&which);
-    PyBuffer_Release(&of_pair);
-    PyBuffer_Release(&ends);
-    PyBuffer_Release(&codes);
+    RELEASE_ALL(&steps, &which, &of_pair, &ends, &codes);
     return result;
 }
 
@@ -398,12 +390,7 @@ done:
     Py_XDECREF(hi_b);
     Py_XDECREF(step_b);
     Py_XDECREF(dx_b);
-    PyBuffer_Release(&xs);
-    PyBuffer_Release(&ys);
-    PyBuffer_Release(&seg);
-    PyBuffer_Release(&start);
-    PyBuffer_Release(&stop);
-    PyBuffer_Release(&agree);
+    RELEASE_ALL(&xs, &ys, &seg, &start, &stop, &agree);
     return result;
 }
 
@@ -517,12 +504,7 @@ static PyObject *swapped_tau_counts(PyObject *self, PyObject *args)
     Py_END_ALLOW_THREADS
 done:
     PyMem_Free(tree);
-    PyBuffer_Release(&xb);
-    PyBuffer_Release(&xw);
-    PyBuffer_Release(&cls);
-    PyBuffer_Release(&ob);
-    PyBuffer_Release(&ow);
-    PyBuffer_Release(&swap);
+    RELEASE_ALL(&xb, &xw, &cls, &ob, &ow, &swap);
     return result;
 }
 
@@ -622,11 +604,7 @@ static PyObject *item_curve_best(PyObject *self, PyObject *args)
 done:
     Py_XDECREF(index_b);
     Py_XDECREF(value_b);
-    PyBuffer_Release(&w);
-    PyBuffer_Release(&step);
-    PyBuffer_Release(&start);
-    PyBuffer_Release(&group);
-    PyBuffer_Release(&ends);
+    RELEASE_ALL(&w, &step, &start, &group, &ends);
     return result;
 }
 
@@ -753,15 +731,7 @@ static PyObject *merge_runs(PyObject *self, PyObject *args)
     result = Py_BuildValue("(nLLd)", o.k, run, best, threshold);
 done:
     PyMem_Free(buf);
-    PyBuffer_Release(&lo);
-    PyBuffer_Release(&hi);
-    PyBuffer_Release(&step);
-    PyBuffer_Release(&dx);
-    PyBuffer_Release(&order);
-    PyBuffer_Release(&first);
-    PyBuffer_Release(&second);
-    PyBuffer_Release(&change);
-    PyBuffer_Release(&ends);
+    RELEASE_ALL(&lo, &hi, &step, &dx, &order, &first, &second, &change, &ends);
     return result;
 }
 
@@ -861,8 +831,7 @@ done:
     PyMem_Free(tree);
     PyMem_Free(seen);
     PyMem_Free(upto);
-    PyBuffer_Release(&ranks);
-    PyBuffer_Release(&w);
+    RELEASE_ALL(&ranks, &w);
     return result;
 }
 
@@ -907,11 +876,7 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_tieskernel", "Compiled inner loop of tie-calibrated pairwise accuracy.", -1, methods,
-};
-
-PyMODINIT_FUNC PyInit__tieskernel(void)
+KERNEL_MODULE(_tieskernel, "Compiled inner loop of tie-calibrated pairwise accuracy.")
 {
     return PyModule_Create(&module);
 }

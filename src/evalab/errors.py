@@ -21,6 +21,37 @@ class SettingsError(EvalabError, ValueError):
     """An unknown name (metric, tokenizer, setting) or an invalid setting value."""
 
 
+class SettingValueError(SettingsError):
+    """A value given for one setting of a library call is refused.
+
+    ``setting`` is the parameter's name in the library (``seed_column``), ``shown`` the value
+    as given ('' when the setting as a whole is meant), ``reason`` what is wrong and what
+    would be right. The library's words are ``seed_column 'x': reason``; a caller with its
+    own name for the setting words it with that name (:meth:`worded`: the CLI's
+    ``--seed-from``), so no library message names a command-line option.
+    """
+
+    def __init__(self, setting: str, shown: str, reason: str) -> None:
+        self.setting, self.shown, self.reason = setting, shown, reason
+        super().__init__(self.worded(setting))
+
+    def worded(self, name: str) -> str:
+        """The message with the setting called ``name``."""
+        return f"{name} {self.shown}: {self.reason}" if self.shown else f"{name}: {self.reason}"
+
+
+class OutOfRangeError(SettingValueError):
+    """A setting's value outside its range: ``expected`` says what it must be (``>= 1``);
+    worded ``jobs must be >= 1, got 0`` (the CLI: ``--jobs must be ...``)."""
+
+    def __init__(self, setting: str, value: object, expected: str) -> None:
+        self.value, self.expected = value, expected
+        super().__init__(setting, str(value), expected)
+
+    def worded(self, name: str) -> str:
+        return f"{name} must be {self.expected}, got {self.value}"
+
+
 class MissingExtraError(EvalabError, ImportError):
     """An optional dependency is not installed; the message names the extra to install."""
 
@@ -56,3 +87,10 @@ class RunError(EvalabError):
         super().__init__(error)
         self.error = error
         self.traceback = traceback
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's message as one line for a refusal: its first non-empty line, at most
+    200 characters (a peer's message can run to a page), or its type when it has none."""
+    line = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+    return line[:200]

@@ -164,6 +164,34 @@ def _with_head(stream: BinaryIO) -> tuple[bytes, BinaryIO]:
     return head, io.BufferedReader(_Replay(head, stream), READ_BLOCK)
 
 
+#: the most bytes gzip data may decompress to: inputs are read into memory, and a small
+#: file that inflates past this (a "gzip bomb") is refused before it exhausts it
+GUNZIPPED_MAX = 2 * 1024**3
+
+
+class _Capped(io.RawIOBase):
+    """A decompressed stream that refuses to yield more than :data:`GUNZIPPED_MAX` bytes."""
+
+    def __init__(self, stream: io.BufferedIOBase, label: str) -> None:
+        super().__init__()
+        self._stream, self._label, self._total = stream, label, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        data = self._stream.read(len(view))
+        self._total += len(data)
+        if self._total > GUNZIPPED_MAX:
+            raise InputError(
+                f"{self._label}: gzip data that decompresses to more than "
+                f"{GUNZIPPED_MAX / 1024**3:g} GiB; inputs are read into memory, so split it"
+            )
+        view[: len(data)] = data
+        return len(data)
+
+
 @contextlib.contextmanager
 def _gunzipped(stream: BinaryIO, label: str) -> Iterator[BinaryIO]:
     """``stream``, decompressed when it holds gzip data; corrupt or truncated gzip data is
@@ -177,7 +205,7 @@ def _gunzipped(stream: BinaryIO, label: str) -> Iterator[BinaryIO]:
 
     try:
         with gzip.GzipFile(fileobj=source, mode="rb") as unzipped:
-            yield unzipped  # type: ignore[misc]
+            yield io.BufferedReader(_Capped(unzipped, label), READ_BLOCK)
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise InputError(
             f"{label}: gzip data that cannot be decompressed ({exc}); check it with `gzip -t`"
@@ -434,7 +462,7 @@ def _jsonl_records(text: str, label: str) -> list[Record]:
 
 
 def _table_records(text: str, label: str, delimiter: str) -> list[Record]:
-    rows = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    rows = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     try:
         header = next(rows)
         if len(set(header)) != len(header):

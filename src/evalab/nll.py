@@ -347,20 +347,22 @@ def log_softmax(logits: Any, axis: int = -1) -> Any:
             return torch.cat(parts, dim=0).reshape(x.shape)
         out = torch.empty_like(x)
         for index, rows, _ in _iter_blocks(x, dummy):
-            _store(out, index, rows - _torch_block_lse(rows, lead, index)[:, None])
+            _store(out, index, rows - _torch_block_lse(rows, lead, index)[:, None], x.shape[-1:])
         return out
     dtype = x.dtype if np.issubdtype(x.dtype, np.floating) and x.dtype.itemsize >= 4 else np.float64
     out = np.empty(x.shape, dtype=dtype)
     dummy = np.zeros(lead, dtype=np.int64)
     for index, rows, _ in _iter_blocks(x, dummy):
         lse = _np_block_lse(rows, lead, index)
-        _store(out, index, rows.astype(np.float64) - lse[:, None])
+        _store(out, index, rows.astype(np.float64) - lse[:, None], x.shape[-1:])
     return out
 
 
-def _store(out: Any, index: Any, value: Any) -> None:
+def _store(out: Any, index: Any, value: Any, row: tuple[int, ...] = ()) -> None:
+    """``value`` (one block of :func:`_iter_blocks`) written at ``index`` of ``out``, whose
+    cells are arrays of shape ``row`` (``()``: numbers)."""
     if index and index[0] == "flat":
-        out.reshape(-1, out.shape[-1])[index[2] : index[3]] = value
+        out.reshape(-1, *row)[index[2] : index[3]] = value
     elif index == ():
         out[...] = value.reshape(out.shape)
     else:
@@ -411,17 +413,8 @@ def token_loss(
         lse = _np_block_lse(rows, lead, index)
         safe = np.where(keep, labs, 0)
         picked = rows[np.arange(rows.shape[0]), safe].astype(np.float64)
-        _store_flat(out, index, np.where(keep, lse - picked, 0.0))
+        _store(out, index, np.where(keep, lse - picked, 0.0))
     return out
-
-
-def _store_flat(out: np.ndarray, index: Any, value: np.ndarray) -> None:
-    if index and index[0] == "flat":
-        out.reshape(-1)[index[2] : index[3]] = value
-    elif index == ():
-        out[...] = value[0]
-    else:
-        out[index] = value
 
 
 def summed_loss(

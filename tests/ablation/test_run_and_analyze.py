@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from evalab.ablation import RunStore, analyze, load_study, plan_runs, run_study, study_status
-from evalab.ablation.execution.executors import RunSettingError
+from evalab.errors import OutOfRangeError
 
 from .synth import write_study
 
@@ -198,7 +198,7 @@ def test_bad_jobs_and_executor(tmp_path):
     with pytest.raises(SettingsError, match="executor must be one of local, ray, got 'slurm'"):
         run_study(study, tmp_path / "s.db", executor="slurm")
     # typed: the setting, its value, what it must be (the CLI words it as its option)
-    with pytest.raises(RunSettingError) as bad:
+    with pytest.raises(OutOfRangeError) as bad:
         run_study(study, tmp_path / "s.db", jobs=0)
     assert (bad.value.setting, bad.value.value, bad.value.expected) == ("jobs", 0, ">= 1")
     assert not (tmp_path / "s.db").exists()

@@ -386,10 +386,10 @@ def test_row_and_seed_run_a_subset(run_cli, tmp_path):
         (("--seed", "7"), "--seed 7: not a seed of the study 'tpl'; seeds: 0, 1, 2"),
         (
             ("--set", "hiden=3"),
-            "--set 'hiden=3': [base] has no key 'hiden'; --set takes keys of [base]: hidden, optim.lr",
+            "--set 'hiden=3': [base] has no key 'hiden'; the keys of [base] are hidden, optim.lr",
         ),
         (("--set", "hidden=16.5"), "--set 'hidden=16.5': the base value is 32; give an integer"),
-        (("--set", "hidden"), "--set 'hidden': expected key=value, e.g. --set hidden=16"),
+        (("--set", "hidden"), "--set 'hidden': expected key=value, e.g. hidden=16"),
         (
             ("--set", "optim=1"),
             "--set 'optim=1': 'optim' is a table; set one of its keys: optim.lr",

@@ -101,12 +101,12 @@ def test_a_db_that_is_a_fifo_is_refused_without_blocking(tmp_path):
     for cmd in ("run", "status", "report", "gc"):
         assert_refused(
             ("ablate", cmd, study, "--db", fifo),
-            "s.db: is a FIFO (named pipe), not a file",
+            "s.db: is a FIFO (named pipe); expected a run database file",
             watch=(tmp_path,),
         )
     assert_refused(
         ("ablate", "run", study, "--db", "/dev/null"),
-        "/dev/null: is a character device, not a file",
+        "--db /dev/null: is a character device; expected a run database file",
         watch=(tmp_path,),
     )
 

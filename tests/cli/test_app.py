@@ -10,7 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from evalab.cli.app import command
-from evalab.cli.options import OutFile, Quiet
+from evalab.cli.options import OutFile, Quiet, given_options
 
 
 @dataclass(frozen=True)
@@ -48,3 +48,48 @@ def test_a_request_dataclass_is_a_command_and_run_gets_one_typed_value():
     assert (
         inspect.getsource(greet).lstrip().startswith("@command")
     )  # source of run, not the wrapper
+
+
+@dataclass(frozen=True)
+class _Sizes:
+    width: Annotated[int, typer.Option("--width", help="Width.")] = 3
+    height: Annotated[int, typer.Option("--height", help="Height.")] = 4
+
+
+@dataclass(frozen=True)
+class _Grouped:
+    name: Annotated[str, typer.Option("--name", help="Who.")]
+    sizes: _Sizes = field(default_factory=_Sizes)
+    quiet: Quiet = False
+
+
+def test_a_dataclass_field_is_an_option_group_whose_options_stand_in_its_place():
+    app = typer.Typer()
+    got: list[_Grouped] = []
+
+    @app.callback()
+    def _root() -> None:
+        pass
+
+    @command(_Grouped, on=app.command("draw"))
+    def draw(req: _Grouped) -> None:
+        """Draw."""
+        got.append(req)
+
+    assert list(inspect.signature(draw).parameters) == ["name", "width", "height", "quiet"]
+    res = CliRunner().invoke(app, ["draw", "--name", "x", "--height", "9", "-q"])
+    assert res.exit_code == 0, res.output
+    assert got == [_Grouped("x", _Sizes(3, 9), True)]
+    shown = CliRunner().invoke(app, ["draw", "--help"]).output
+    assert "--width" in shown and "--height" in shown and "--sizes" not in shown
+    # the options the command line gave, a group's field named with a dot
+    assert given_options(got[0], [("--width", "sizes.width"), ("--height", "sizes.height")]) == [
+        "--height"
+    ]
+
+
+def test_a_sub_app_has_the_apps_help_flags_and_takes_its_own_settings(run_cli):
+    res = run_cli("ablate", "-h")
+    assert res.exit_code == 0 and "Ablation studies" in res.stdout
+    res = run_cli("semsim", "-h")
+    assert res.exit_code == 0 and "best reference" in res.stdout

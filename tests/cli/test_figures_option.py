@@ -88,7 +88,8 @@ def test_meta_eval_draws_ter_on_its_own_scale(run_cli, tmp_path):
     assert "ter (negated: lower is better)" in lines and "chrf (negated" not in lines, lines
 
 
-def test_a_figure_width_that_is_no_width_is_refused(tmp_path):
+@pytest.mark.parametrize("width", ["wide", "1_0"])  # float("1_0") would be 10 inches
+def test_a_figure_width_that_is_no_width_is_refused(tmp_path, width):
     assert_refused(
         (
             *compare_args(tmp_path),
@@ -96,8 +97,8 @@ def test_a_figure_width_that_is_no_width_is_refused(tmp_path):
             "--figures",
             tmp_path / "figs",
             "--figure-width",
-            "wide",
+            width,
         ),
-        "--figure-width must be single (3.3 in), double (6.9 in) or inches from 2 to 20, got 'wide'",
+        f"--figure-width must be single (3.3 in), double (6.9 in) or inches from 2 to 20, got {width!r}",
         watch=(tmp_path,),
     )

@@ -9,6 +9,8 @@ same as an ``.eval`` zip archive (``header.json`` and ``samples/<id>_epoch_<epoc
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -97,9 +99,11 @@ def inspect_log(
     version: int = 2,
     status: str = "success",
     model: str = "openai/gpt-4o",
+    answers: Sequence[str] | None = None,
 ) -> Path:
-    """An inspect-ai JSON log with one ``match`` scorer; ``values`` per sample and epoch
-    (epoch-major: every sample of epoch 1, then of epoch 2, ...)."""
+    """An inspect-ai JSON log with one ``match`` scorer; ``values`` (and the scorer's
+    extracted ``answers``, ``A`` by default) per sample and epoch (epoch-major: every sample of
+    epoch 1, then of epoch 2, ...)."""
     n = len(values) // epochs
     samples = [
         {
@@ -109,7 +113,13 @@ def inspect_log(
             "target": "A",
             "messages": [],
             "output": {"model": model, "choices": []},
-            "scores": {"match": {"value": v, "answer": "A", "explanation": "A"}},
+            "scores": {
+                "match": {
+                    "value": v,
+                    "answer": "A" if answers is None else answers[k],
+                    "explanation": "A" if answers is None else answers[k],
+                }
+            },
             "metadata": {"passage": f"p{(k % n) // 2}"},
         }
         for k, v in enumerate(values)
@@ -177,4 +187,77 @@ def write_gsm8k_run(
         "lm_eval_version": "0.4.3",
     }
     (folder / f"results_{DATE}.json").write_text(json.dumps(results), encoding="utf-8")
+    return folder
+
+
+SC_TASK = "gsm8k_cot_self_consistency"
+_ANSWER = re.compile(r"The answer is (\-?[0-9\.\,]*[0-9]+)")
+
+
+def extracted(text: str) -> str:
+    """lm-eval's regex filter on one response: the first match of the task's pattern, else
+    ``[invalid]``."""
+    found = _ANSWER.findall(text)
+    return found[0].strip() if found else "[invalid]"
+
+
+def voted(answers: Sequence[str]) -> str:
+    """lm-eval's ``majority_vote`` filter: the most common answer, the first seen on a tie."""
+    return Counter(answers).most_common(1)[0][0]
+
+
+def write_self_consistency_run(
+    folder: Path, texts: Sequence[Sequence[str]], targets: Sequence[str], model: str
+) -> Path:
+    """A ``gsm8k_cot_self_consistency`` run as lm-evaluation-harness 0.4 writes it with
+    ``repeats: N``: per filter (``score-first``, ``maj@N``, ``maj@8``) one record per document,
+    ``resps`` the N generations of its one request, ``filtered_resps`` what the filter kept,
+    ``exact_match`` that against the target; the records filter by filter."""
+    folder.mkdir(parents=True, exist_ok=True)
+    n = len(texts[0])
+    filters = {"score-first": 1, f"maj@{n}": n, "maj@8": 8}
+    lines, means = [], {}
+    for name, k in filters.items():
+        hits = []
+        for i, (gens, target) in enumerate(zip(texts, targets, strict=True)):
+            picks = [extracted(t) for t in gens[:k]]
+            kept = picks[0] if name == "score-first" else voted(picks)
+            hits.append(float(kept == target))
+            record = {
+                "doc_id": i,
+                "doc": {"question": f"Question {i}?", "answer": f"Some steps.\n#### {target}"},
+                "target": target,
+                "arguments": {
+                    "gen_args_0": {
+                        "arg_0": f"Q: Question {i}?\nA:",
+                        "arg_1": {"until": ["Q:", "\n\n"], "do_sample": True, "temperature": 0.2},
+                    }
+                },
+                "resps": [list(gens)],
+                "filtered_resps": [kept],
+                "filter": name,
+                "metrics": ["exact_match"],
+                "doc_hash": "d" * 64,
+                "prompt_hash": "p" * 64,
+                "target_hash": "t" * 64,
+                "exact_match": hits[-1],
+            }
+            lines.append(json.dumps(record))
+        means[name] = sum(hits) / len(hits)
+    (folder / f"samples_{SC_TASK}_{DATE}.jsonl").write_text(
+        "\n".join(lines) + "\n", encoding="utf-8"
+    )
+    results = {
+        "results": {
+            SC_TASK: {"alias": SC_TASK}
+            | {f"exact_match,{f}": m for f, m in means.items()}
+            | {f"exact_match_stderr,{f}": "N/A" for f in means}
+        },
+        "configs": {SC_TASK: {"task": SC_TASK, "repeats": n, "output_type": "generate_until"}},
+        "versions": {SC_TASK: 2.0},
+        "config": {"model": "hf", "model_args": f"pretrained={model}", "batch_size": 1},
+        "model_name": model,
+        "lm_eval_version": "0.4.8",
+    }
+    (folder / f"results_{DATE}.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
     return folder

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -113,6 +114,11 @@ def test_plain_csv_with_samples_and_clusters(tmp_path: Path) -> None:
             "id,gen,c,score\na,1,p,1\na,1,p,0\n",
             "line 3: item 'a' sample '1' already given at line 2",
         ),
+        # a bare carriage return ends a row (it was a csv.Error traceback)
+        ("id,score\na,1\nb,0\r5\n", "m.csv: line 4: 1 fields, the header has 2"),
+        # an unterminated quote is a broken file, not a cell that runs to the end
+        ('id,score\na,1\nb,"0.5\n', "m.csv: line 3 is not valid CSV (unexpected end of data)"),
+        ('id,score\na,1\nb,"0"5\n', "m.csv: line 3 is not valid CSV ("),
     ],
 )
 def test_plain_csv_refusals_name_file_and_line(tmp_path: Path, text: str, needle: str) -> None:
@@ -190,8 +196,34 @@ def test_lm_eval_folder_with_two_runs_of_one_task_is_refused(tmp_path: Path) -> 
     (run / f"samples_arc_{DATE.replace('12-00', '13-00')}.jsonl").write_text(
         (run / f"samples_arc_{DATE}.jsonl").read_text(encoding="utf-8"), encoding="utf-8"
     )
-    with pytest.raises(InputError, match="task arc has two sample files"):
+    with pytest.raises(InputError, match=r"task arc has two sample files .* give the samples file"):
         read_scores(str(run))
+
+
+ACC = Columns(scores=("arc:acc",))
+
+
+def test_lm_eval_output_folder_gives_each_model_gzip_and_json_output_path(tmp_path: Path) -> None:
+    # lm_eval --output_path OUT writes OUT/<model, sanitized>/results_<date>.json and samples
+    write_lm_eval_run(tmp_path / "out" / "org__a", {"arc": [1, 0, 1]}, model="org/a")
+    write_lm_eval_run(tmp_path / "out" / "org__b", {"arc": [0, 0, 1]}, model="org/b")
+    sets = read_scores(str(tmp_path / "out"), ACC)
+    assert {s.model: s.values.tolist() for s in sets} == {
+        "org/a": [1.0, 0.0, 1.0],
+        "org/b": [0.0, 0.0, 1.0],
+    }
+    # the same files gzipped (by hand: lm-eval itself writes them plain)
+    b = tmp_path / "out" / "org__b"
+    for f in list(b.iterdir()):
+        (b / f"{f.name}.gz").write_bytes(gzip.compress(f.read_bytes()))
+        f.unlink()
+    (s,) = read_scores(str(b), ACC)
+    assert s.model == "org/b" and s.version == "1.0" and s.values.tolist() == [0.0, 0.0, 1.0]
+    # --output_path results.json: results as results_<date>.json's stem, samples beside it
+    c = write_lm_eval_run(tmp_path / "c", {"arc": [1, 1]}, model="org/c")
+    (c / f"results_{DATE}.json").rename(c / f"mine_{DATE}.json")
+    (s,) = read_scores(str(c), ACC)
+    assert s.model == "org/c"
 
 
 def _item_means(s) -> dict[str, float]:

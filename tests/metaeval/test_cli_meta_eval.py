@@ -101,14 +101,16 @@ def test_same_seed_same_numbers_and_formats(run_cli, synth, tmp_path):
     ):
         res = run_cli(*base_args(synth), "-f", fmt)
         assert res.exit_code == 0 and marker in res.stdout, res.stderr
+        assert "soft pairwise accuracy" in res.stdout and "PairwiseConfidenceError" in res.stdout
         if fmt == "latex":
             assert r"$\tau_b$" in res.stdout and "τ" not in res.stdout and "–" not in res.stdout
     page = tmp_path / "page.html"
     res = run_cli(*base_args(synth), "-f", "html", "-o", page)
     assert res.exit_code == 0 and res.stdout == ""
     text = page.read_text(encoding="utf-8")
+    assert "system: soft pairwise accuracy" in text
     assert (
-        text.count("<svg") == 3 + 9 and "<script" not in text and "Content-Security-Policy" in text
+        text.count("<svg") == 3 + 10 and "<script" not in text and "Content-Security-Policy" in text
     )
 
 
@@ -347,7 +349,7 @@ def test_wide_layout_on_wmt21_is_the_json_values_with_their_clusters(run_cli, mq
     assert res.exit_code == 0, res.stderr
     header, body = wide_body(res.stdout)
     keys = list(dict.fromkeys((r["level"], r["statistic"]) for r in data["statistics"]))
-    assert header == ["metric", *(f"{WIDE_NAMES[k]} ↑" for k in keys)] and len(keys) == 9
+    assert header == ["metric", *(f"{WIDE_NAMES[k]} ↑" for k in keys)] and len(keys) == 10
     assert [row[0] for row in body] == ["bleu", "chrf"]
     for j, key in enumerate(keys, start=1):
         shown = []
@@ -375,10 +377,10 @@ def test_wide_latex_compiles_and_fits_the_page(run_cli, synth, tmp_path, extra):
     res = run_cli(*base_args(synth), "-f", "latex", "--layout", "wide", *extra)
     assert res.exit_code == 0, res.stderr
     assert res.stdout.isascii() and r"\textbf{" in res.stdout and "sys $\\tau_b$" in res.stdout
-    # nine statistics: wider than both columns, split into table* parts by default, into
+    # ten statistics: wider than both columns, split into table* parts by default, into
     # one-column parts with --latex-split, one tabular as a fragment
     parts = len(re.findall(r"\\begin\{tabular\}\{", res.stdout))
-    assert parts == {(): 2, ("--latex-split",): 3, ("--latex-fragment",): 1}[extra], parts
+    assert parts == {(): 2, ("--latex-split",): 4, ("--latex-fragment",): 1}[extra], parts
     if NEEDS_PDFLATEX.args[0]:
         pytest.skip(NEEDS_PDFLATEX.kwargs["reason"])
     fragment = extra == ("--latex-fragment",)
@@ -386,7 +388,7 @@ def test_wide_latex_compiles_and_fits_the_page(run_cli, synth, tmp_path, extra):
 
 
 def test_the_default_layout_is_wide_only_where_it_fits(run_cli, synth):
-    # nine statistics of "0.1234 (1)" are wider than an article's text: long by default
+    # ten statistics of "0.1234 (1)" are wider than an article's text: long by default
     long = run_cli(*base_args(synth), "-f", "markdown")
     assert long.stdout.startswith("| level | statistic | metric |")
     wide = run_cli(*base_args(synth), "-f", "table", "--layout", "wide")
@@ -405,3 +407,44 @@ def test_the_default_layout_is_wide_only_where_it_fits(run_cli, synth):
 )
 def test_bad_layouts_are_refused(synth, extra, message):
     assert_refused((*base_args(synth), *extra), message, watch=(synth,))
+
+
+# -- soft pairwise accuracy (system level, from segment scores) ------------------------------------
+def test_soft_pairwise_accuracy_ranks_the_oracle_first(run_cli, synth):
+    res = run_cli(*base_args(synth), "-f", "json")
+    data, rows = stats_of(res.stdout)
+    spa = {m: rows[(m, "system", "soft_accuracy")] for m in ("oracle", "noisy", "random")}
+    assert spa["oracle"]["value"] == 1.0 and spa["oracle"]["rank"] == 1
+    assert spa["random"]["value"] < spa["noisy"]["value"] < 1.0
+    assert spa["random"]["rank"] > 1 and spa["random"]["p_vs_best"] < 0.05
+    for r in spa.values():
+        assert r["ci_low"] <= r["value"] <= r["ci_high"]
+    # on the segments all five systems were rated on
+    unrated = {line.split("\t")[1] for line in (synth / "human.tsv").read_text().splitlines()[1:]
+               if line.endswith("None")}  # fmt: skip
+    assert data["soft_pairwise"]["segments"] == N_SEG - len(unrated) == 21
+
+
+def test_soft_pairwise_accuracy_needs_a_segment_rated_for_every_system(run_cli, synth):
+    # each segment rated for one system only: no [systems, segments] matrix to test
+    (synth / "human.tsv").write_text(
+        "".join(f"{s}\t{i}\t{(i * 7 + k) % 5}\n" for i in range(1, N_SEG + 1) for k, s in
+                [(i % 5, SYSTEMS[i % 5])])
+    )  # fmt: skip
+    res = run_cli(*base_args(synth), "-f", "json", "-n", "20", "--permutations", "0")
+    assert res.exit_code == 0, res.stderr
+    data, rows = stats_of(res.stdout)
+    assert data["soft_pairwise"] is None and not any(k[2] == "soft_accuracy" for k in rows)
+    res = run_cli(*base_args(synth), "-n", "20", "--permutations", "0")
+    assert (
+        "soft pairwise accuracy: not computed: no segment is rated for every system" in res.stdout
+    )
+
+
+def test_soft_pairwise_accuracy_needs_segment_scores(run_cli, synth):
+    lines = [f"given\t{s}\t-\t{k}" for k, s in enumerate(SYSTEMS)]
+    (synth / "given.tsv").write_text("\n".join(lines) + "\n")
+    args = [a if a != synth / "scores.tsv" else synth / "given.tsv" for a in base_args(synth)]
+    res = run_cli(*args, "-n", "20", "--permutations", "0")
+    assert res.exit_code == 0, res.stderr
+    assert "soft pairwise accuracy: not computed: it needs segment scores" in res.stdout

@@ -3,6 +3,7 @@ on random scores and on the WMT21 en-de MQM data with BLEU and chrF."""
 
 from __future__ import annotations
 
+import json
 import sys
 
 import numpy as np
@@ -110,3 +111,103 @@ def test_equal_to_the_oracle_on_wmt21_mqm(mtme, mqm) -> None:
         got = soft_pairwise_accuracy(h[:, rated], seg)
         tolerance = (_near_ties(h[:, rated]) + _near_ties(seg)) / 1000
         assert abs(got - expected) <= tolerance + 1e-15, (got, expected, tolerance)
+
+
+# -- in meta-eval: on the segments rated for every system, and on bootstrap resamples ------------
+def test_on_the_segments_every_system_was_rated_on(mtme) -> None:
+    from evalab.metaeval.soft_pairwise import SoftPairwise
+
+    _, stats = mtme
+    rng = np.random.default_rng(3)
+    human = rng.normal(size=(4, 60))
+    human[rng.random(human.shape) < 0.1] = np.nan
+    metric = np.nan_to_num(human) + rng.normal(size=human.shape)
+    soft = SoftPairwise.rated_by_all(human)
+    assert soft is not None
+    common = np.isfinite(human).all(axis=0)
+    assert soft.columns.tolist() == np.flatnonzero(common).tolist()
+    (expected,) = stats.PairwiseConfidenceError(
+        human[:, common].ravel(), metric[:, common].ravel(), num_sys=4
+    )
+    assert soft.point(metric) == expected
+    assert SoftPairwise.rated_by_all(np.where(np.eye(3, 6, dtype=bool), 1.0, np.nan)) is None
+
+
+def test_a_resample_is_the_oracle_on_the_drawn_segments(mtme) -> None:
+    """With one permutation the first L signs of the all-segments draw are the oracle's own
+    draw for L segments, so a resample's SPA is PairwiseConfidenceError on the drawn segments
+    listed in order (a segment drawn twice is two segments)."""
+    from evalab.metaeval.soft_pairwise import SoftPairwise
+    from evalab.stats.resampling import bootstrap_counts
+
+    _, stats = mtme
+    rng = np.random.default_rng(5)
+    human = rng.normal(size=(5, 80)) + rng.normal(size=(5, 1))
+    human[:, rng.random(80) < 0.3] = np.nan
+    metrics = [np.nan_to_num(human) + rng.normal(size=human.shape) for _ in range(2)]
+    soft = SoftPairwise(human, np.flatnonzero(np.isfinite(human).all(axis=0)), n_permutations=1)
+    counts = next(bootstrap_counts(80, 6, seed=1)).astype(np.float64)
+    got = soft.resampled(metrics, counts)
+    for b, c in enumerate(counts):
+        idx = np.repeat(soft.columns, c[soft.columns].astype(int))
+        for a, m in enumerate(metrics):
+            (expected,) = stats.PairwiseConfidenceError(
+                human[:, idx].ravel(), m[:, idx].ravel(), num_sys=5, num_permutations=1
+            )
+            assert got[a, b] == pytest.approx(expected, abs=1e-12)
+    none_drawn = np.zeros((1, 80))
+    none_drawn[0, np.flatnonzero(~np.isfinite(human).all(axis=0))[0]] = 80
+    assert np.isnan(soft.resampled(metrics, none_drawn)).all()
+
+
+def test_through_meta_eval_on_wmt21_equals_the_oracle(run_cli, mtme, mqm) -> None:
+    """``evalab meta-eval`` on the eight rated WMT21 en-de systems: BLEU and TER (lower is
+    better) against MQM, SPA beside pairwise accuracy with an interval and a cluster, equal
+    to PairwiseConfidenceError on the sentence scores within the near-tie tolerance."""
+    from tests.metaeval.conftest import SYSTEMS, mqm_args
+
+    from evalab.io import read_segments
+    from evalab.metrics.registry import metric as get_metric
+    from evalab.stats.ranking import segment_scores_from_stats
+
+    _, stats = mtme
+    res = run_cli(
+        "meta-eval", *mqm_args(mqm), "-m", "bleu", "ter", "-n", "20", "--permutations", "0",
+        "-q", "-f", "json",
+    )  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    data = json.loads(res.stdout)
+    rows = {(r["metric"], r["statistic"]): r for r in data["statistics"] if r["level"] == "system"}
+    assert data["soft_pairwise"] == {"segments": 527, "permutations": 1000, "seed": 4}
+    refs = read_segments(mqm / "references" / "newstest2021.en-de.ref.A.de")
+    human = np.array(
+        [data_human(mqm, len(refs))[{"NVIDIA-NeMo": "Nemo"}.get(s, s)] for s in SYSTEMS]
+    )
+    rated = np.isfinite(human).all(axis=0)
+    hyps = [
+        read_segments(mqm / "system-outputs" / f"newstest2021.en-de.hyp.{s}.de") for s in SYSTEMS
+    ]
+    for name, sign in (("bleu", 1.0), ("ter", -1.0)):
+        metric = get_metric(name)
+        seg = (
+            sign
+            * np.array(
+                [
+                    segment_scores_from_stats(metric, st.rows)
+                    for st in metric.stats_many(hyps, [refs])
+                ]
+            )[:, rated]
+        )
+        (expected,) = stats.PairwiseConfidenceError(human[:, rated].ravel(), seg.ravel(), num_sys=8)
+        row = rows[(name, "soft_accuracy")]
+        tolerance = (_near_ties(human[:, rated]) + _near_ties(seg)) / 1000
+        assert abs(row["value"] - expected) <= tolerance + 1e-15, (name, row["value"], expected)
+        assert row["ci_low"] <= row["value"] <= row["ci_high"] and row["rank"] == 1
+        assert rows[(name, "accuracy")]["rank"] == 1  # beside pairwise accuracy
+
+
+def data_human(mqm, n_segments: int) -> dict[str, np.ndarray]:
+    from evalab.metaeval.human import read_human_scores
+
+    path = mqm / "human" / "mqm_newstest2021_ende.avg_seg_scores.tsv"
+    return read_human_scores(str(path), n_segments).scores

@@ -335,7 +335,7 @@ def test_parallel_shards_and_pickling(wmt22) -> None:
     m = BLEU()
     one = m.stats(hyps, refs)
     clone = pickle.loads(pickle.dumps(m))
-    assert clone._ref_cache == {} and clone._seg_ids == {}
+    assert len(clone._ref_cache) == 0 and clone._seg_ids == {}
     assert np.array_equal(parallel_stats(m, hyps, refs, jobs=3).rows, one.rows)
     assert m.aggregate(parallel_stats(m, hyps, refs, jobs=2), 1).score == m.aggregate(one, 1).score
 

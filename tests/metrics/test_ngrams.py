@@ -137,7 +137,7 @@ def test_kernel_threads_setting(monkeypatch) -> None:
     assert kernel_threads() == 5
     monkeypatch.delenv("EVALAB_NUM_THREADS")
     assert 1 <= kernel_threads() <= 8
-    for bad in ("0", "-2", "many", "1.5"):
+    for bad in ("0", "-2", "many", "1.5", "1_0", "٣"):
         monkeypatch.setenv("EVALAB_NUM_THREADS", bad)
         with pytest.raises(SettingsError, match="EVALAB_NUM_THREADS must be a positive integer"):
             kernel_threads()

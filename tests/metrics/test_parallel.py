@@ -68,7 +68,7 @@ def test_errors_come_from_the_first_failing_metric_in_order() -> None:
     bad = {"ok": SYSTEMS["copy"], "bad": [*SYSTEMS["copy"][:-1], 42]}
     with pytest.raises(InputError, match=r"^bleu: hypothesis 299 is int"):
         stats_table(metrics, bad, REF)
-    with pytest.raises(SettingsError, match="--jobs must be at least 1"):
+    with pytest.raises(SettingsError, match="jobs must be at least 1"):
         stats_table(metrics, SYSTEMS, REF, jobs=0)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evalab.errors import InputError
-from evalab.models.static_table import StaticTableEmbedder
+from evalab.models.static_table import StaticTableEmbedder, read_table
 
 GOOD = "# comment line\ncar\t1\t0\nauto\t0.9\t0.1\nred\t0\t1\tfunction\n"
 
@@ -54,6 +54,15 @@ def test_cli_refuses_non_finite_table_entries_with_line_number(
     )
     assert res.stdout == "" and not out.exists()
     assert before == {p: _sha(p) for p in (hyp, ref, table)}
+
+
+@pytest.mark.parametrize("entry", ["1_0", "0x1", "٣"])
+def test_entries_outside_the_number_grammar_are_refused_not_read(tmp_path, entry):
+    # float() reads "1_0" as 10.0 and "٣" as 3.0: a table entry follows the one number grammar
+    table = tmp_path / "t.tsv"
+    table.write_text(f"car\t1\t0\nauto\t{entry}\t0.1\n", encoding="utf-8")
+    with pytest.raises(InputError, match=f"line 2: word 'auto' has the entry '{entry}'"):
+        read_table(table)
 
 
 def test_numbers_too_large_to_normalise_are_refused(tmp_path):

@@ -273,3 +273,13 @@ def test_undefined_resamples_are_left_out():
     assert np.isfinite(res.systems[1].ci.low) and res.systems[1].ci.low <= res.systems[1].ci.high
     undefined = paired_bootstrap(raw_ratio, [base[:6], sys[:6]], 50, seed=0)
     assert np.isnan(undefined.systems[1].p_value)
+
+
+def test_a_setting_the_test_would_ignore_is_refused():
+    # the shared option set must not turn a setting that does nothing into a silent no-op
+    acc = lambda s: s[..., 0] / s[..., 1]  # noqa: E731
+    base = np.array([[1.0, 1], [0, 1], [1, 1], [0, 1]])
+    with pytest.raises(TypeError, match="'ci_samples'"):
+        paired_bootstrap(acc, [base, base], ci_samples=5)
+    with pytest.raises(TypeError, match="'p_value'"):
+        paired_approximate_randomization(acc, [base, base], p_value="centered")

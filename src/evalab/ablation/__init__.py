@@ -95,50 +95,60 @@ self-contained page with a forest plot of Δ and a level plot per metric).
 
 from __future__ import annotations
 
-from typing import Any
+from itertools import chain
+
+from evalab._lazy import lazy_exports
 
 # Lazy re-exports: importing evalab.ablation stays cheap (no numpy, no sqlite, no ray).
 _EXPORTS = {
-    "Study": "evalab.ablation.study.spec",
-    "Variant": "evalab.ablation.study.spec",
-    "Resources": "evalab.ablation.study.spec",
-    "load_study": "evalab.ablation.study.load",
-    "PlannedRun": "evalab.ablation.plan.runs",
-    "Row": "evalab.ablation.plan.runs",
-    "plan_runs": "evalab.ablation.plan.runs",
-    "Subset": "evalab.ablation.plan.runs",
-    "with_overrides": "evalab.ablation.study.overrides",
-    "CommandTemplate": "evalab.ablation.contract.template",
-    "CommandLine": "evalab.ablation.contract.template",
-    "parse_template": "evalab.ablation.contract.template",
-    "DryRun": "evalab.ablation.execution.status",
-    "PlannedStep": "evalab.ablation.execution.status",
-    "RunFailure": "evalab.ablation.execution.status",
-    "dry_run": "evalab.ablation.execution.status",
-    "study_rows": "evalab.ablation.plan.runs",
-    "RunSummary": "evalab.ablation.execution.executors",
-    "run_study": "evalab.ablation.execution.executors",
-    "RunStore": "evalab.ablation.store.run_store",
-    "DEFAULT_DB": "evalab.ablation.store.run_store",
-    "StudyStatus": "evalab.ablation.execution.status",
-    "study_status": "evalab.ablation.execution.status",
-    "gc_study": "evalab.ablation.execution.status",
-    "CodeVersion": "evalab.ablation.contract.codeversion",
-    "StudyAnalysis": "evalab.ablation.analysis.analyze",
-    "RowAnalysis": "evalab.ablation.analysis.analyze",
-    "MetricStats": "evalab.ablation.analysis.analyze",
-    "Contrast": "evalab.ablation.analysis.analyze",
-    "analyze": "evalab.ablation.analysis.analyze",
-    "log": "evalab.ablation.contract.curves",
+    "study.spec": (
+        "Study",
+        "Variant",
+        "Resources",
+    ),
+    "study.load": ("load_study",),
+    "plan.runs": (
+        "PlannedRun",
+        "Row",
+        "plan_runs",
+        "Subset",
+        "study_rows",
+    ),
+    "study.overrides": ("with_overrides",),
+    "contract.template": (
+        "CommandTemplate",
+        "CommandLine",
+        "parse_template",
+    ),
+    "execution.status": (
+        "DryRun",
+        "PlannedStep",
+        "RunFailure",
+        "dry_run",
+        "StudyStatus",
+        "study_status",
+        "gc_study",
+    ),
+    "execution.executors": (
+        "RunSummary",
+        "run_study",
+    ),
+    "store.run_store": (
+        "RunStore",
+        "DEFAULT_DB",
+    ),
+    "contract.codeversion": ("CodeVersion",),
+    "analysis.analyze": (
+        "StudyAnalysis",
+        "RowAnalysis",
+        "MetricStats",
+        "Contrast",
+        "analyze",
+    ),
+    "contract.curves": ("log",),
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted(chain.from_iterable(_EXPORTS.values()))
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'evalab.ablation' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -8,20 +8,22 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalab.cli.app import app, command
+from evalab.cli.app import command, sub_app
 from evalab.cli.inputs import study_inputs
 from evalab.cli.options import (
+    Figures,
     FigureWidth,
+    Format,
     LatexCaption,
     LatexFragment,
     LatexLabel,
+    LatexOptions,
     LatexSplit,
     OutFile,
     RayAddress,
     RayTimeout,
     check_figures,
     executor_option,
-    figures_option,
     latex_layout,
     ray_cluster,
     write_figures_checked,
@@ -41,14 +43,10 @@ if TYPE_CHECKING:
     from evalab.ablation.study.spec import Study
     from evalab.metrics.ray_shards import RayCluster
 
-ablate_app = typer.Typer(
-    name="ablate",
-    help="Ablation studies: run base + variants (+ grid) x seeds, show status, report like Table 3.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+ablate_app = sub_app(
+    "ablate",
+    "Ablation studies: run base + variants (+ grid) x seeds, show status, report like Table 3.",
 )
-app.add_typer(ablate_app, name="ablate")
 
 STATUS_COLUMNS = ("Row", "Planned", "OK", "Failed", "Pending")
 #: failed runs `ablate run` shows in full (the rest: `ablate status`)
@@ -249,8 +247,7 @@ def _run_study(
 ) -> RunSummary:
     """Run the study's pending runs of ``subset``; Ctrl-C says what was stored and exits 130."""
     from evalab.ablation import run_study
-    from evalab.ablation.execution.executors import RunInterrupted, RunSettingError
-    from evalab.errors import SettingsError
+    from evalab.ablation.execution.executors import RunInterrupted
     from evalab.metrics.ray_shards import RAY_TIMEOUT_S
 
     try:
@@ -265,9 +262,6 @@ def _run_study(
             busy_timeout=req.wait_db,
             subset=subset,
         )
-    except RunSettingError as exc:  # the library names the setting, the CLI its option
-        option = "--" + exc.setting.replace("_", "-")
-        raise SettingsError(f"{option} must be {exc.expected}, got {exc.value}") from None
     except RunInterrupted as exc:
         s = exc.summary
         sys.stderr.write(
@@ -291,21 +285,26 @@ def _dry_run_lines(d: DryRun) -> list[str]:
         else f"database {d.db_path} (does not exist yet: every run is new)"
     )
     todo = len(d.steps) - d.count("stored") - d.count("held")
+    stale = f", {d.count('stale')} stale" if d.count("stale") else ""
     lines = [
         f"dry run of study {d.study!r}: nothing is run or written. {len(d.steps)} runs planned{subset}: "
         f"{d.count('stored')} stored (skipped), {todo} to run ({d.count('new')} new, {d.count('failed')} "
-        f"failed before), {d.count('held')} held by another runner; {where}"
+        f"failed before{stale}), {d.count('held')} held by another runner; {where}"
     ]
-    what = {"stored": "stored, skipped", "new": "to run", "failed": "to run again", "held": "held"}
+    what = {
+        "stored": "stored, skipped",
+        "new": "to run",
+        "failed": "to run again",
+        "stale": "to run again",
+        "held": "held",
+    }
     for step in d.steps:
         r = step.run
-        why = (
-            f": failed before: {step.error}"
-            if step.state == "failed"
-            else f" by {step.holder}"
-            if step.holder
-            else ""
-        )
+        why = {
+            "failed": f": failed before: {step.error}",
+            "stale": f": stored, but changed since it ran: {', '.join(step.changed)}",
+            "held": f" by {step.holder}",
+        }.get(step.state, "")
         lines.append(f"{', '.join(r.rows)} seed {r.seed} [{what[step.state]}{why}]")
         lines.append(
             f"  $ {step.command.text}" if step.command else f"  config {canonical(r.config)}"
@@ -315,27 +314,30 @@ def _dry_run_lines(d: DryRun) -> list[str]:
     return lines + superseded_lines(d.superseded)
 
 
-@ablate_app.command("status")
-def status_cmd(
-    study_file: StudyArg,
-    db: DbOpt = None,
-    format: Annotated[str, format_option()] = "table",
-    out: OutFile = None,
-    latex_split: LatexSplit = None,
-    latex_fragment: LatexFragment = False,
-    latex_caption: LatexCaption = None,
-    latex_label: LatexLabel = None,
-) -> None:
+@dataclass(frozen=True)
+class StatusRequest:
+    """``evalab ablate status``'s options, as the command line gives them."""
+
+    study_file: StudyArg
+    db: DbOpt = None
+    format: Format = "table"
+    out: OutFile = None
+    latex: LatexOptions = field(default_factory=LatexOptions)
+
+
+@command(StatusRequest, on=ablate_app.command("status"))
+def status_cmd(req: StatusRequest) -> None:
     """Counts of ok / failed / pending runs per row, the stored errors, and superseded runs."""
     from evalab.ablation import load_study, study_status
     from evalab.ablation.store.run_store import DEFAULT_DB
 
+    study_file, db, format, out = req.study_file, req.db, req.format, req.out
     db_path = db if db is not None else str(DEFAULT_DB)
     check_out(out, [("STUDY_FILE", study_file), ("--db", db_path)])  # before the study is even read
     study = load_study(study_file, check_entry=False)
     check_out(out, study_inputs(study, db_path))
     check_format(format)
-    latex = latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
+    latex = req.latex.layout(format)
     st = study_status(study, db)
     if format != "table" or out:
         _emit_status(st, format, out, latex)
@@ -619,7 +621,7 @@ def report_cmd(
     latex_fragment: LatexFragment = False,
     latex_caption: LatexCaption = None,
     latex_label: LatexLabel = None,
-    figures: Annotated[str | None, figures_option()] = None,
+    figures: Figures = None,
     figure_width: FigureWidth = "double",
 ) -> None:
     """Per row: mean, sd, 95% CI over seeds, Δ to the base with CI and p-values; grid effects.

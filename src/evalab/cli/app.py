@@ -22,16 +22,29 @@ import typer
 
 from evalab.cli.options import strict_numbers
 from evalab.cli.version import version_line
-from evalab.errors import EvalabError
+from evalab.errors import EvalabError, SettingValueError
+
+#: the settings of the app and of its groups of subcommands (:func:`sub_app`)
+APP_SETTINGS: dict[str, Any] = {
+    "no_args_is_help": True,
+    "add_completion": False,
+    "pretty_exceptions_enable": False,
+    "context_settings": {"help_option_names": ["-h", "--help"]},
+}
 
 app = typer.Typer(
     name="evalab",
     help="Metrics with signatures, CIs and paired tests; ablation studies reported like Table 3.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    **APP_SETTINGS,
 )
+
+
+def sub_app(name: str, help: str, **settings: Any) -> typer.Typer:
+    """A group of subcommands (``evalab ablate ...``) registered on :data:`app` as ``name``,
+    with the app's settings (``settings`` override them)."""
+    group = typer.Typer(name=name, help=help, **{**APP_SETTINGS, **settings})
+    app.add_typer(group, name=name)
+    return group
 
 
 def _print_version(value: bool) -> None:
@@ -69,33 +82,20 @@ def command(
     """Register ``run(request)`` as a command whose options are the fields of the dataclass
     ``request_type``: each field an ``Annotated`` option (declared once in
     :mod:`evalab.cli.options` where commands share it), in the order of the fields, with
-    the field's default; the command's help is ``run``'s docstring. The command builds one
-    typed request value from the command line and hands it to ``run``. ``on``: how it is
-    registered where not as ``app.command(name)`` (a group's callback, a sub-app's command).
-    The decorated name is the command's callable, with the options as its signature."""
-    hints = typing.get_type_hints(request_type, include_extras=True)
-
-    def default(f: dataclasses.Field[Any]) -> Any:
-        if f.default_factory is not dataclasses.MISSING:
-            return f.default_factory()
-        return inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default
-
-    fields = dataclasses.fields(request_type)  # type: ignore[arg-type]
-    signature = inspect.Signature(
-        [
-            inspect.Parameter(
-                f.name, inspect.Parameter.KEYWORD_ONLY, default=default(f), annotation=hints[f.name]
-            )
-            for f in fields
-        ]
-    )
+    the field's default; a field whose type is itself such a dataclass is an option group
+    (:class:`~evalab.cli.options.LatexOptions`): its options stand in its place. The
+    command's help is ``run``'s docstring. The command builds one typed request value from
+    the command line and hands it to ``run``. ``on``: how it is registered where not as
+    ``app.command(name)`` (a group's callback, a sub-app's command). The decorated name is
+    the command's callable, with the options as its signature."""
+    parameters = _options(request_type)
 
     def register(run: Callable[[Request], None]) -> Callable[..., None]:
         def callback(**given: Any) -> None:
-            run(request_type(**given))
+            run(_request(request_type, given))
 
-        callback.__signature__ = signature  # type: ignore[attr-defined]
-        callback.__annotations__ = {f.name: hints[f.name] for f in fields}
+        callback.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+        callback.__annotations__ = {p.name: p.annotation for p in parameters}
         callback.__doc__ = run.__doc__
         callback.__name__ = run.__name__
         callback.__wrapped__ = run  # type: ignore[attr-defined]  # inspect.getsource shows run
@@ -103,6 +103,46 @@ def command(
         return callback
 
     return register
+
+
+def _groups(request_type: type[Any]) -> dict[str, type[Any]]:
+    """The option groups among the fields of ``request_type``: field name -> group type."""
+    hints = typing.get_type_hints(request_type)
+    return {
+        name: hint
+        for name, hint in hints.items()
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint)
+    }
+
+
+def _options(request_type: type[Any]) -> list[inspect.Parameter]:
+    """The command's options: the fields of ``request_type``, a group's fields in its place."""
+    hints = typing.get_type_hints(request_type, include_extras=True)
+    groups = _groups(request_type)
+    parameters: list[inspect.Parameter] = []
+    for f in dataclasses.fields(request_type):
+        if f.name in groups:
+            parameters += _options(groups[f.name])
+            continue
+        default = inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default
+        if f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        parameters.append(
+            inspect.Parameter(
+                f.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=hints[f.name]
+            )
+        )
+    return parameters
+
+
+def _request(request_type: type[Request], given: dict[str, Any]) -> Request:
+    """The request value of the options ``given``, each group's options made its value."""
+    values = dict(given)
+    for name, group in _groups(request_type).items():
+        values[name] = _request(
+            group, {f.name: values.pop(f.name) for f in dataclasses.fields(group)}
+        )
+    return request_type(**values)
 
 
 #: options that take several values after one flag (``-i sysA sysB``), per command path
@@ -275,6 +315,26 @@ def invoked_command(root: click.Command, args: Sequence[str]) -> tuple[str, set[
     return " ".join(path), options
 
 
+#: the option that gives a library setting (:class:`SettingValueError`), where it is not
+#: ``--`` and the setting's name with hyphens
+OPTION_OF_SETTING = {
+    "rows": "--row",
+    "seeds": "--seed",
+    "layout": "--from",
+    "seed_column": "--seed-from",
+    "maps": "--map",
+    "assignments": "--set",
+    "db_path": "--db",
+}
+
+
+def _worded(exc: EvalabError) -> str:
+    """The error's line; a setting the library names is called by its option's name."""
+    if isinstance(exc, SettingValueError):
+        return exc.worded(OPTION_OF_SETTING.get(exc.setting, "--" + exc.setting.replace("_", "-")))
+    return str(exc)
+
+
 def _run(args: list[str], root: click.Command) -> int:
     from evalab.cli.peers import check_peer_habits, translate_peer_flags
 
@@ -284,7 +344,7 @@ def _run(args: list[str], root: click.Command) -> int:
         args = expand_greedy(translate_peer_flags(args, command))
         rv = root.main(args=args, prog_name="evalab", standalone_mode=False)
     except EvalabError as exc:
-        error(str(exc))
+        error(_worded(exc))
         return 2
     except click.exceptions.NoArgsIsHelpError as exc:
         # click >= 8.2: `evalab` alone prints help through this exception

@@ -38,15 +38,11 @@ from evalab.cli.inputs import (
 from evalab.cli.names import NamedInputs, named_inputs
 from evalab.cli.options import (
     ClusterColumn,
-    Executor,
-    Figures,
-    FigureWidth,
+    FigureOptions,
     IdColumn,
+    Inputs,
     IntervalConfidence,
-    LatexCaption,
-    LatexFragment,
-    LatexLabel,
-    LatexSplit,
+    LatexOptions,
     Layout,
     Metrics,
     MetricSelection,
@@ -55,27 +51,22 @@ from evalab.cli.options import (
     OutFile,
     PageFormat,
     Quiet,
-    RayAddress,
-    RayTimeout,
     RepeatedReferences,
     ScoreColumns,
-    ShardJobs,
+    ScoreFiles,
+    ShardOptions,
     Source,
     Width,
-    check_figures,
     check_width,
     given_options,
     n_samples_option,
-    ray_cluster,
     seed_option,
     table_view,
-    write_figures_checked,
 )
 from evalab.cli.output import (
-    DEFAULT_VIEW,
     PAGE_FORMATS,
+    TABLE_FORMATS,
     TableView,
-    check_format,
     check_out,
     emit,
     emit_view,
@@ -92,6 +83,7 @@ from evalab.metrics.missing_refs import reference_count
 from evalab.metrics.semantic import Alignment, BERTScore
 from evalab.metrics.stats_value import NRefs, Stats
 from evalab.progress import progress_bar
+from evalab.report.agreement import AGREEMENT_HEADER, agreement_cell, agreement_notes
 from evalab.report.compare_page import (
     ALIGNMENT_LIMIT,
     ComparePage,
@@ -133,6 +125,7 @@ from evalab.stats.ranking import (
     win_tie_loss,
 )
 from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
+from evalab.stats.thresholds import agreement, calibration_for
 
 if TYPE_CHECKING:
     from evalab.metrics.ray_shards import RayCluster
@@ -214,6 +207,22 @@ def result_rows(
     return rows
 
 
+def with_agreement(
+    rows: list[dict[str, Any]], metrics: dict[str, Metric], nrefs: NRefs
+) -> list[dict[str, Any]]:
+    """``rows`` with ``human_agreement`` beside each Δ (``--agreement``): the share of judges
+    expected to confirm its order (:func:`evalab.stats.thresholds.agreement`); None on the
+    baseline's rows."""
+    out = []
+    for r in rows:
+        if r.get("baseline"):
+            out.append({**r, "human_agreement": None})
+            continue
+        found = calibration_for(r["metric"], metrics[r["metric"]].signature_for(nrefs))
+        out.append({**r, "human_agreement": agreement(r["delta"], found).to_dict()})
+    return out
+
+
 def render(
     rows: list[dict[str, Any]],
     metrics: dict[str, Metric],
@@ -221,16 +230,17 @@ def render(
     width: int | None,
     out: str | None,
     short: dict[str, str],
-    view: TableView = DEFAULT_VIEW,
+    view: TableView,
     notes: Sequence[str] = (),
 ) -> None:
     """Print or write the comparison as a table, JSON, Markdown or LaTeX (``short``: table
     names; ``notes``: sentences that qualify the results)."""
     corrected = any(r["correction"] != "none" for r in rows)
     conf = f"{rows[0]['confidence'] * 100:g}% CI"
-    header = ["system", "metric", "score (μ ± hw)", conf, "Δ baseline", "p-value"]
-    if corrected:
-        header.append("p (Holm)")
+    agree = "human_agreement" in rows[0]
+    header = ["system", "metric", "score (μ ± hw)", conf, "Δ baseline"]
+    header += [AGREEMENT_HEADER] if agree else []
+    header += ["p-value", *(["p (Holm)"] if corrected else [])]
     body = []
     for r in rows:
         d = scale_decimals(metrics[r["metric"]].scale, width)
@@ -242,6 +252,7 @@ def render(
             Number(r["score"], d, also=mean),
             Interval(r["ci_low"], r["ci_high"], d),
             "baseline" if r["baseline"] else Number(r["delta"], d, signed=True),
+            *([agreement_cell(r["human_agreement"])] if agree else []),
             Number(r["p_value"], 5, p=True, marker="" if corrected else mark),
         ]
         if corrected:
@@ -250,6 +261,7 @@ def render(
     footer = list(dict.fromkeys(r["signature"] for r in rows))  # the signature names its metric
     which = "Holm-adjusted p" if corrected else "p"
     star = f"* {which} < {rows[0]['alpha']:g} against the baseline"
+    notes = [*agreement_notes(rows), *notes]
     wide = _significance_wide(
         rows, metrics, width, short, [f"{star}, {short[rows[0]['system']]}.", *footer, *notes]
     )
@@ -345,7 +357,7 @@ def render_mcnemar(
     out: str | None,
     short: dict[str, str],
     metrics: dict[str, Metric],
-    view: TableView = DEFAULT_VIEW,
+    view: TableView,
 ) -> None:
     """Print or write McNemar results: scores, discordant counts and p-values."""
     corrected = rows[0]["correction"] != "none"
@@ -414,7 +426,7 @@ def _resamples(test: str, n_samples: int | None, n_ranked: int, alpha: float, co
     ranking) enough for the smallest reachable adjusted p-value to be well below ``alpha``
     (:func:`evalab.stats.ranking.ranking_samples`)."""
     if n_samples is not None:
-        return check_n_samples(n_samples, "--n-samples")
+        return check_n_samples(n_samples)
     if test == "mcnemar" or not n_ranked:
         return DEFAULT_TRIALS.get(test, 0)
     return ranking_samples(test, n_ranked, alpha, correct)
@@ -598,11 +610,13 @@ def _pairs_table(
     rows: list[dict[str, Any]], metrics: dict[str, Metric], width: int | None, short: dict[str, str]
 ) -> Table:
     corrected = rows[0]["correction"] != "none"
+    agree = "human_agreement" in rows[0]
     header = [
         "system",
         "vs",
         "metric",
         "Δ",
+        *([AGREEMENT_HEADER] if agree else []),
         "p-value",
         *(["p (Holm)"] if corrected else []),
         "wins",
@@ -617,6 +631,7 @@ def _pairs_table(
             short[r["other"]],
             r["metric"],
             Number(r["delta"], scale_decimals(metrics[r["metric"]].scale, width), signed=True),
+            *([agreement_cell(r["human_agreement"])] if agree else []),
             Number(r["p_value"], 5, p=True, marker="" if corrected else mark),
         ]
         if corrected:
@@ -624,7 +639,8 @@ def _pairs_table(
         body.append([*line, *(Number(r[k], 0) for k in ("wins", "ties", "losses"))])
     footer = [
         f"* {_which(rows)} < {rows[0]['alpha']:g}; Δ = system - vs; wins, ties, losses: segments whose "
-        "sentence-level score is better for system, equal, better for vs"
+        "sentence-level score is better for system, equal, better for vs",
+        *agreement_notes(rows),
     ]
     return Table(header, body, footer)
 
@@ -734,34 +750,24 @@ def _by_present_references(
 
 
 def render_ranking(
-    results: dict[str, PairwiseResult],
-    metrics: dict[str, Metric],
-    stats: dict[str, dict[str, Stats]],
-    nrefs: NRefs,
-    *,
-    correction: str,
-    alpha: float,
-    all_pairs: bool,
-    fmt: str,
-    width: int | None,
-    out: str | None,
-    short: dict[str, str],
-    texts: PageTexts | None,
-    view: TableView = DEFAULT_VIEW,
-    figures: tuple[str, list[tuple[str, str | None]], str] | None = None,
+    results: dict[str, PairwiseResult], run: SystemsRun, done: ScoredSystems
 ) -> None:
-    """The ranking with clusters (and with ``all_pairs`` every pair) in ``fmt``; with
-    ``texts`` (``-f html``) the page instead; with ``figures`` (a folder, the files it may
-    not replace and the width) the ranking's forest plots written there as PDF, SVG and PNG."""
+    """The ranking with clusters (and with ``--all-pairs`` or ``--agreement`` every pair) in
+    ``-f``; with the page's texts (``-f html``) the page instead; with ``--figures`` the
+    ranking's forest plots written there as PDF, SVG and PNG; with ``--agreement`` the pairs
+    carry the share of judges confirming each Δ."""
+    req, metrics, stats, short = run.req, done.built, done.stats, run.named.short_by_key()
+    nrefs, alpha = reference_count(done.refs), req.alpha
+    correction, width, out, texts = run.correct, req.width, req.out, done.texts
     rankings = {
         name: rank_systems(res.scores, res.p_values, alpha, correction, res.higher_is_better)
         for name, res in results.items()
     }
     ranked = ranking_rows(results, rankings, metrics, nrefs)
-    if figures is not None:
+    if req.figure_files.figures is not None:
         shown = [{**r, "system": short[r["system"]]} for r in ranked]
         higher = {m: res.higher_is_better for m, res in results.items()}
-        write_figures_checked(ranking_figures(shown, higher), *figures)
+        req.figure_files.write(ranking_figures(shown, higher), [*run.read, ("--out", out)])
     long, wide = _ranking_table(ranked, metrics, width, short)
     unsettled = _unsettled(results, rankings, short)
     long = replace(long, footer=[*long.footer, *unsettled])
@@ -776,11 +782,13 @@ def render_ranking(
         return
     data: dict[str, Any] = {"ranking": ranked, "unsettled": _unsettled_data(results, rankings)}
     more = []
-    if all_pairs:
+    if req.all_pairs or req.agreement:
         data["pairs"] = pair_rows(results, rankings, metrics, stats, nrefs)
+        if req.agreement:
+            data["pairs"] = with_agreement(data["pairs"], metrics, nrefs)
         data["matrix"] = {name: pair_matrix(res, rankings[name]) for name, res in results.items()}
         more.append(_pairs_table(data["pairs"], metrics, width, short))
-    emit_view(fmt, long, wide, out, view, data=data, more=more)
+    emit_view(req.format, long, wide, out, run.view, data=data, more=more)
 
 
 def _unsettled(
@@ -855,14 +863,7 @@ class CompareRequest:
     """``evalab compare``'s options, as the command line gives them."""
 
     reference: RepeatedReferences = field(default_factory=list)
-    input: Annotated[
-        list[str],
-        typer.Option(
-            "-i",
-            "--input",
-            help="System outputs: -i BASELINE SYS1 SYS2 ... (the first is the baseline; NAME=PATH names a system).",
-        ),
-    ] = field(default_factory=list)
+    input: Inputs = field(default_factory=list)
     source: Source = None
     metrics: Metrics = field(default_factory=lambda: ["bleu"])
     test: Annotated[
@@ -878,7 +879,8 @@ class CompareRequest:
         n_samples_option(
             f"Bootstrap resamples (bs, default {DEFAULT_TRIALS['bs']}) or AR trials (ar, default "
             f"{DEFAULT_TRIALS['ar']}); with --rank, --all-pairs or -f html enough for Holm over "
-            f"all pairs to reach alpha/{RESOLUTION} (45 pairs: 9000 resamples)."
+            f"all pairs to reach alpha/{RESOLUTION} (45 pairs: 9000 resamples); with --scores, "
+            "bootstrap intervals."
         ),
     ] = None
     seed: Annotated[
@@ -911,10 +913,7 @@ class CompareRequest:
     set_: MetricSettings = field(default_factory=list)
     format: PageFormat = "table"
     width: Width = None
-    jobs: ShardJobs = 1
-    executor: Executor = "local"
-    ray_address: RayAddress = None
-    ray_timeout: RayTimeout = None
+    shards: ShardOptions = field(default_factory=ShardOptions)
     out: OutFile = None
     quiet: Quiet = False
     rank: Annotated[
@@ -931,6 +930,13 @@ class CompareRequest:
             help="Also list every pair of systems: Δ, p-values, and segments won, tied and lost (implies --rank).",
         ),
     ] = False
+    agreement: Annotated[
+        bool,
+        typer.Option(
+            "--agreement",
+            help="Beside each Δ, the share of human judges expected to confirm its order (Kocmi et al. 2024's calibration: BLEU, chrF, COMET, MetricX; implies --all-pairs with --rank).",
+        ),
+    ] = False
     train: Annotated[
         str | None,
         typer.Option(
@@ -939,13 +945,7 @@ class CompareRequest:
         ),
     ] = None
     missing_ref: MissingRef = "none"
-    scores: Annotated[
-        list[str],
-        typer.Option(
-            "--scores",
-            help="Per-item score files instead of -r/-i: --scores BASELINE A B ... (lm-eval sample logs or run folders, inspect-ai logs, CSV/JSONL, `score --segments` output); -n N adds bootstrap intervals.",
-        ),
-    ] = field(default_factory=list)
+    scores: ScoreFiles = field(default_factory=list)
     id_column: IdColumn = "id"
     score_column: ScoreColumns = field(default_factory=list)
     cluster_column: ClusterColumn = None
@@ -964,12 +964,8 @@ class CompareRequest:
         ),
     ] = False
     layout: Layout = None
-    latex_split: LatexSplit = None
-    latex_fragment: LatexFragment = False
-    latex_caption: LatexCaption = None
-    latex_label: LatexLabel = None
-    figures: Figures = None
-    figure_width: FigureWidth = "double"
+    latex: LatexOptions = field(default_factory=LatexOptions)
+    figure_files: FigureOptions = field(default_factory=FigureOptions)
 
     @property
     def every_pair(self) -> bool:
@@ -987,11 +983,12 @@ TEXT_ONLY = (
     ("--ci-n", "ci_n"),
     ("--p-value", "p_value"),
     ("-s/--set", "set_"),
-    ("-j/--jobs", "jobs"),
-    ("--executor", "executor"),
+    ("-j/--jobs", "shards.jobs"),
+    ("--executor", "shards.executor"),
     ("--missing-ref", "missing_ref"),
     ("--train", "train"),
-    ("--figures", "figures"),
+    ("--figures", "figure_files.figures"),
+    ("--agreement", "agreement"),
 )
 ITEMS_ONLY = (
     ("--id-column", "id_column"),
@@ -1004,15 +1001,11 @@ ITEMS_ONLY = (
 
 @command(CompareRequest)
 def compare(req: CompareRequest) -> None:
-    """Compare systems with a baseline: scores, CIs, deltas and paired p-values."""
+    """Compare systems with a baseline (the first -i, or --scores per-item files instead of -r/-i): scores, CIs, deltas and paired p-values."""
     check_mode(bool(req.scores), given_options(req, TEXT_ONLY), given_options(req, ITEMS_ONLY))
+    # the page is a view of texts: --scores has the table formats only
     view = table_view(
-        req.format,
-        req.layout,
-        req.latex_split,
-        req.latex_fragment,
-        req.latex_caption,
-        req.latex_label,
+        req.format, req.layout, req.latex, TABLE_FORMATS if req.scores else PAGE_FORMATS
     )
     if req.scores:
         compare_per_item(req, view)
@@ -1072,16 +1065,18 @@ def checked_systems(req: CompareRequest, view: TableView) -> SystemsRun:
         *metrics.read_paths(),
     ]
     check_out(req.out, read)
-    check_format(req.format, PAGE_FORMATS)
-    if req.figures is not None and not req.every_pair:
+    if req.figure_files.figures is not None and not req.every_pair:
         raise SettingsError("--figures writes the ranking's forest plots: give --rank (or -f html)")
-    check_figures(req.figures, [*read, ("--out", req.out)], req.figure_width)
+    req.figure_files.check([*read, ("--out", req.out)])
     if req.train is not None and req.format != "html":
         raise SettingsError(
             f"--train applies to -f html only (the page's frequency buckets), not -f {req.format}"
         )
     check_missing_ref(req.missing_ref)
     _checked_test(req)
+    _check_agreement(req)
+    if req.agreement and not req.every_pair:
+        view = replace(view, layout="long")  # the column of Δs: the long table
     correct = req.correct if req.correct is not None else ("holm" if req.every_pair else "none")
     if correct not in CORRECTIONS:
         raise SettingsError(f"--correct must be one of {', '.join(CORRECTIONS)}, got {correct!r}")
@@ -1090,13 +1085,27 @@ def checked_systems(req: CompareRequest, view: TableView) -> SystemsRun:
     ranked = len(named.paths) if req.every_pair else 0
     n = _resamples(req.test, req.n_samples, ranked, req.alpha, correct)
     check_width(req.width)
-    cluster = ray_cluster(req.executor, req.ray_address, req.ray_timeout, shards=req.jobs)
+    cluster = req.shards.cluster()
     if len(named.paths) < 2:
         raise SettingsError(
             "compare needs a baseline and at least one system: -i BASELINE SYS1 [SYS2 ...]"
         )
     check_distinct_systems(named.paths)
     return SystemsRun(req, named, metrics, read, n, correct, cluster, view)
+
+
+def _check_agreement(req: CompareRequest) -> None:
+    """``--agreement`` sits beside a Δ column: not McNemar's table, the page, the wide layout."""
+    unused = (
+        (req.test == "mcnemar", "--test mcnemar"),
+        (req.format == "html", "-f html"),
+        (req.layout == "wide", "--layout wide (it has no Δ column)"),
+    )
+    for given, where in unused:
+        if req.agreement and given:
+            raise SettingsError(
+                f"--agreement applies to the Δ of --test bs and ar in tables and JSON, not {where}"
+            )
 
 
 def _checked_test(req: CompareRequest) -> None:
@@ -1144,7 +1153,7 @@ def scored_systems(run: SystemsRun) -> ScoredSystems:
     check_pair_work(built, systems, refs)
     built = bind_source(built, req.source, req.reference, refs)
     scored = score_table(
-        built, systems, refs, req.jobs, run.cluster, segments=False, spans=texts is not None
+        built, systems, refs, req.shards.jobs, run.cluster, segments=False, spans=texts is not None
     )
     if texts is not None:
         texts = replace(texts, error_spans=page_spans(scored, run.named.short_by_key()))
@@ -1184,24 +1193,7 @@ def rank_pairs(run: SystemsRun, done: ScoredSystems) -> None:
         req.ci_n,
         req.quiet,
     )
-    render_ranking(
-        results,
-        done.built,
-        done.stats,
-        reference_count(done.refs),
-        correction=run.correct,
-        alpha=req.alpha,
-        all_pairs=req.all_pairs,
-        fmt=req.format,
-        width=req.width,
-        out=req.out,
-        short=run.named.short_by_key(),
-        texts=done.texts,
-        view=run.view,
-        figures=(req.figures, [*run.read, ("--out", req.out)], req.figure_width)
-        if req.figures is not None
-        else None,
-    )
+    render_ranking(results, run, done)
 
 
 def against_baseline(run: SystemsRun, done: ScoredSystems) -> None:
@@ -1224,6 +1216,8 @@ def against_baseline(run: SystemsRun, done: ScoredSystems) -> None:
             progress=advance,
         )
     rows = result_rows(results, done.built, reference_count(done.refs), run.correct, req.alpha)
+    if req.agreement:
+        rows = with_agreement(rows, done.built, reference_count(done.refs))
     notes = [stats_sentence(n) for res in results.values() for n in res.notes]
     short = run.named.short_by_key()
     render(rows, done.built, req.format, req.width, req.out, short, run.view, notes)

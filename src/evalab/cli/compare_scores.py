@@ -20,7 +20,6 @@ from evalab.cli.names import display_names, split_named
 from evalab.cli.output import (
     DEFAULT_VIEW,
     TableView,
-    check_format,
     check_out,
     emit_view,
     ordered_row,
@@ -98,12 +97,11 @@ def check_mode(per_item: bool, text_given: list[str], items_given: list[str]) ->
 
 
 def _check(files: list[str], opts: ScoreOptions) -> None:
-    check_out(opts.out, [("--scores", f) for f in files])
-    check_format(opts.fmt)
+    check_out(opts.out, [("--scores", f) for f in files])  # -f: checked with the view
     check_confidence(opts.confidence)
     check_seed(opts.seed)
     if opts.n_samples:
-        check_n_samples(opts.n_samples, "--n-samples")
+        check_n_samples(opts.n_samples)
     if opts.correction not in ("none", "holm"):
         raise SettingsError(f"--correct must be one of none, holm, got {opts.correct!r}")
     if not 0.0 < opts.alpha < 1.0:

@@ -4,19 +4,19 @@ games, and the length bias of AlpacaEval preferences."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Annotated
 
 import typer
 
-from evalab.cli.app import app
-from evalab.cli.options import BootstrapSamples, BootstrapSeed, Format, OutFile
-from evalab.cli.output import check_format, check_out, emit_tables
+from evalab.cli.app import command
+from evalab.cli.estimates import EstimateRequest
+from evalab.cli.output import emit_tables
 from evalab.errors import SettingsError
 from evalab.items.preferences import read_annotations
 from evalab.items.verdicts import read_verdicts
 from evalab.report.table import Interval, Number, NumberText, Table, TableCell
 from evalab.stats.judges import judge_agreement, length_bias, position_bias
-from evalab.stats.resampling import DEFAULT_SEED
 
 
 def _position_table(path: str, baseline: str) -> tuple[Table, dict[str, object]]:
@@ -143,47 +143,51 @@ def _length_table(
     return Table(header, body, footer), data
 
 
-@app.command()
-def judge(
+@dataclass(frozen=True, kw_only=True)
+class JudgeRequest(EstimateRequest):
+    """The options of ``evalab judge``."""
+
     verdicts: Annotated[
         str | None,
         typer.Argument(
             help="MT-Bench or Arena-Hard pairwise judgments (JSON Lines).", show_default=False
         ),
-    ] = None,
+    ] = None
     humans: Annotated[
         str | None,
         typer.Option("--humans", help="People's verdicts on the same games (same formats)."),
-    ] = None,
+    ] = None
     baseline: Annotated[
         str, typer.Option("--baseline", help="Arena-Hard's baseline model (game 1 shows it first).")
-    ] = "gpt-4-0314",
+    ] = "gpt-4-0314"
     lengths: Annotated[
         list[str],
         typer.Option("--lengths", help="AlpacaEval annotations.json: the judge's length bias."),
-    ] = [],  # noqa: B006
-    n_samples: BootstrapSamples = 1000,
-    seed: BootstrapSeed = DEFAULT_SEED,
-    fmt: Format = "table",
-    out: OutFile = None,
-) -> None:
+    ] = field(default_factory=list)
+
+
+@command(JudgeRequest)
+def judge(req: JudgeRequest) -> None:
     """Check a judge: position bias, agreement with people, length bias."""
-    check_format(fmt)
-    if verdicts is None and not lengths:
+    verdicts, humans = req.verdicts, req.humans
+    if verdicts is None and not req.lengths:
         raise SettingsError("judge needs VERDICTS (pairwise judgments) or --lengths ANNOTATIONS")
     if humans is not None and verdicts is None:
         raise SettingsError("--humans compares with the judge's VERDICTS: give them too")
-    inputs = [("VERDICTS", verdicts), ("--humans", humans), *(("--lengths", f) for f in lengths)]
-    check_out(out, inputs)
+    latex = req.checked(
+        [("VERDICTS", verdicts), ("--humans", humans), *(("--lengths", f) for f in req.lengths)]
+    )
     tables: list[Table] = []
     data: dict[str, object] = {}
     if verdicts is not None:
-        table, data["position"] = _position_table(verdicts, baseline)
+        table, data["position"] = _position_table(verdicts, req.baseline)
         tables.append(table)
     if humans is not None and verdicts is not None:
-        table, data["agreement"] = _agreement_table(verdicts, humans, baseline, n_samples, seed)
+        table, data["agreement"] = _agreement_table(
+            verdicts, humans, req.baseline, req.n_samples, req.seed
+        )
         tables.append(table)
-    if lengths:
-        table, data["length"] = _length_table(lengths, n_samples, seed)
+    if req.lengths:
+        table, data["length"] = _length_table(req.lengths, req.n_samples, req.seed)
         tables.append(table)
-    emit_tables(fmt, tables, out, data)
+    emit_tables(req.format, tables, req.out, data, latex=latex)

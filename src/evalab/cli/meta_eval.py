@@ -26,13 +26,10 @@ from evalab.cli.inputs import (
 from evalab.cli.language_checks import warn_tokenizer_misfit
 from evalab.cli.names import NamedInputs, named_inputs
 from evalab.cli.options import (
-    Figures,
-    FigureWidth,
+    FigureOptions,
+    Inputs,
     IntervalConfidence,
-    LatexCaption,
-    LatexFragment,
-    LatexLabel,
-    LatexSplit,
+    LatexOptions,
     MetricSelection,
     MetricSettings,
     OutFile,
@@ -40,15 +37,12 @@ from evalab.cli.options import (
     Quiet,
     RepeatedReferences,
     Source,
-    check_figures,
     layout_option,
     table_view,
-    write_figures_checked,
 )
 from evalab.cli.output import (
     PAGE_FORMATS,
     TableView,
-    check_format,
     check_out,
     emit,
     emit_view,
@@ -85,7 +79,6 @@ from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
 
 
 def _check_options(
-    format: str,
     n_bootstrap: int,
     permutations: int,
     seed: int,
@@ -95,8 +88,7 @@ def _check_options(
     human_system: str,
     human_format: str,
 ) -> None:
-    check_format(format, PAGE_FORMATS)
-    check_n_samples(n_bootstrap, "--n-samples")
+    check_n_samples(n_bootstrap)
     if permutations != 0:
         check_n_samples(permutations, "--permutations")
     check_seed(seed)
@@ -213,14 +205,7 @@ class MetaEvalRequest:
         ),
     ]
     reference: RepeatedReferences
-    input: Annotated[
-        list[str],
-        typer.Option(
-            "-i",
-            "--input",
-            help="System outputs: -i SYS1 SYS2 ... (human translations too, e.g. ref-C; NAME=PATH names a system).",
-        ),
-    ]
+    input: Inputs
     metrics: Annotated[
         list[str],
         typer.Option(
@@ -302,17 +287,13 @@ class MetaEvalRequest:
             "the page, else long."
         ),
     ] = None
-    latex_split: LatexSplit = None
-    latex_fragment: LatexFragment = False
-    latex_caption: LatexCaption = None
-    latex_label: LatexLabel = None
-    figures: Figures = None
-    figure_width: FigureWidth = "double"
+    latex: LatexOptions = field(default_factory=LatexOptions)
+    figure_files: FigureOptions = field(default_factory=FigureOptions)
 
 
 @command(MetaEvalRequest, "meta-eval")
 def meta_eval(req: MetaEvalRequest) -> None:
-    """Meta-evaluate metrics against human scores: correlations, accuracies, CIs, clusters."""
+    """Meta-evaluate metrics against human scores: correlations, accuracies, CIs, clusters (-i may include human translations, e.g. ref-C)."""
     run = checked_meta_eval(req)
     refs, texts = load_inputs(req.reference, run.named.paths)
     check_pair_work(bounded_metrics(run.metric_names, req.set_), texts, refs)
@@ -346,10 +327,10 @@ def meta_eval(req: MetaEvalRequest) -> None:
         result = meta_evaluate(human_matrix, systems, collected, s, advance)
     if req.save_scores is not None:
         _save_scores(req.save_scores, collected, systems)
-    if req.figures is not None:
+    if req.figure_files.figures is not None:
         from evalab.report.metaeval_html import metaeval_figures
 
-        write_figures_checked(metaeval_figures(result), req.figures, run.written, req.figure_width)
+        req.figure_files.write(metaeval_figures(result), run.written)
     _render(result, req.format, req.width, req.out, run.view)
 
 
@@ -380,9 +361,8 @@ def checked_meta_eval(req: MetaEvalRequest) -> MetaEvalRun:
     check_out(req.out, read)
     check_out(req.save_scores, read, option="--save-scores", outputs=[("--out", req.out)])
     written = [*read, ("--out", req.out), ("--save-scores", req.save_scores)]
-    check_figures(req.figures, written, req.figure_width)
+    req.figure_files.check(written)
     _check_options(
-        req.format,
         req.n_bootstrap,
         req.permutations,
         req.seed,
@@ -394,13 +374,6 @@ def checked_meta_eval(req: MetaEvalRequest) -> MetaEvalRun:
     )
     if not 0 <= req.width <= 16:
         raise SettingsError(f"--width must be between 0 and 16, got {req.width}")
-    view = table_view(
-        req.format,
-        req.layout,
-        req.latex_split,
-        req.latex_fragment,
-        req.latex_caption,
-        req.latex_label,
-    )
+    view = table_view(req.format, req.layout, req.latex, PAGE_FORMATS)
     check_distinct_systems(list(named.paths))
     return MetaEvalRun(named, metric_names, written, view, parse_name_map(req.name_map))

@@ -2,28 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from dataclasses import dataclass, field
+from typing import Any
 
-from evalab.cli.app import app
-from evalab.cli.options import (
-    latex_caption_option,
-    latex_fragment_option,
-    latex_label_option,
-    latex_layout,
-    latex_split_option,
-)
-from evalab.cli.output import check_format, emit, emit_table, format_option, to_json
+from evalab.cli.app import command
+from evalab.cli.options import Format, LatexOptions
+from evalab.cli.output import check_format, emit, emit_table, to_json
 from evalab.report.table import Table as ReportTable
 
 
-@app.command("metrics")
-def metrics_command(
-    format: Annotated[str, format_option()] = "table",
-    latex_split: Annotated[bool | None, latex_split_option()] = None,
-    latex_fragment: Annotated[bool, latex_fragment_option()] = False,
-    latex_caption: Annotated[str | None, latex_caption_option()] = None,
-    latex_label: Annotated[str | None, latex_label_option()] = None,
-) -> None:
+@dataclass(frozen=True)
+class MetricsRequest:
+    """``evalab metrics``' options, as the command line gives them."""
+
+    format: Format = "table"
+    latex: LatexOptions = field(default_factory=LatexOptions)
+
+
+@command(MetricsRequest, "metrics")
+def metrics_command(req: MetricsRequest) -> None:
     """List the metrics with their settings and defaults."""
     from rich.console import Console
     from rich.markup import escape
@@ -31,8 +28,9 @@ def metrics_command(
 
     from evalab.metrics.registry import available_metrics, metric_class
 
+    format = req.format
     check_format(format)
-    latex = latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)
+    latex = req.latex.layout(format)
     entries: list[dict[str, Any]] = []
     for name in available_metrics():
         cls = metric_class(name)

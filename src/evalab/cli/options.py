@@ -7,12 +7,13 @@ type of the setting, so every setting of every metric is reachable from the comm
 The ``Annotated`` aliases below (:data:`Source`, :data:`OutFile`, :data:`Quiet`,
 :data:`Format`, :data:`Layout`, :data:`LatexSplit`, ...) are the options spelled the same
 way in several commands: a command declares ``out: OutFile = None`` and the flag, its help
-text and its type live here once. The option factories (:func:`ci_option`, :func:`n_samples_option`, :func:`seed_option`,
-:func:`confidence_option`, :func:`segments_option`; :func:`layout_option`,
-:func:`latex_split_option`, :func:`latex_fragment_option`, :func:`latex_caption_option`,
-:func:`latex_label_option`; :func:`executor_option`,
-:func:`ray_address_option`, :func:`ray_timeout_option`) give one spelling of each shared
-option; a command passes its own help text where what the option does differs.
+text and its type live here once. Options that go together are a group, one field of a
+request (:class:`LatexOptions`, :class:`FigureOptions`). The option factories
+(:func:`ci_option`, :func:`n_samples_option`, :func:`seed_option`,
+:func:`confidence_option`, :func:`segments_option`, :func:`layout_option`,
+:func:`executor_option`, :func:`ray_address_option`, :func:`ray_timeout_option`) give one
+spelling of each shared option; a command passes its own help text where what the option
+does differs.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import click
 import typer
 
 from evalab import numbers
-from evalab.cli.output import PAGE_FORMATS, TableView, format_option
+from evalab.cli.output import PAGE_FORMATS, TABLE_FORMATS, TableView, check_format, format_option
 from evalab.errors import SettingsError
 from evalab.report.latex import LatexLayout
 
@@ -116,47 +117,6 @@ def layout_option(
     return typer.Option("--layout", metavar="[wide|long]", help=help, show_default=False)
 
 
-def latex_split_option() -> Any:
-    """``--latex-split/--no-latex-split``: how a LaTeX table wider than a column is set."""
-    return typer.Option(
-        "--latex-split/--no-latex-split",
-        help="With -f latex: --latex-split splits a table wider than one column of a two-column "
-        "paper by columns into one-column 'part i of k' tables; --no-latex-split never splits "
-        "(a table wider than both columns is shrunk to the text width). Default: one column, "
-        "else both columns (table*), else split into parts as wide as both columns; never "
-        "smaller than \\footnotesize. The choice is named in a % comment above each table.",
-        show_default=False,
-    )
-
-
-def latex_caption_option() -> Any:
-    """``--latex-caption TEXT``: the caption of the (first) LaTeX table."""
-    return typer.Option(
-        "--latex-caption",
-        metavar="TEXT",
-        help="With -f latex: the caption of the (first) table; what its notation means follows it.",
-    )
-
-
-def latex_label_option() -> Any:
-    """``--latex-label KEY``: the ``\\label`` of the (first) LaTeX table."""
-    return typer.Option(
-        "--latex-label",
-        metavar="KEY",
-        help="With -f latex: the \\label of the (first) table (the next ones: KEY-2, KEY-3, "
-        "...; default tab:evalab-1, tab:evalab-2, ...).",
-    )
-
-
-def latex_fragment_option() -> Any:
-    """``--latex-fragment``: the ``tabular`` alone, to ``\\input`` in a float of one's own."""
-    return typer.Option(
-        "--latex-fragment",
-        help="With -f latex: write each tabular alone (to \\input in a table float of your own), "
-        "not a complete table float.",
-    )
-
-
 #: where ``--executor`` computes: local processes, or Ray workers
 EXECUTORS = ("local", "ray")
 
@@ -195,13 +155,20 @@ Source = Annotated[
         "--source", help="Source file, one segment a line, for metrics that read sources (comet)."
     ),
 ]
-#: ``-r REF`` once per reference file
+#: ``-i SYS1 SYS2 ...``: the system outputs of the commands that name them (``NAME=PATH``)
+Inputs = Annotated[
+    list[str],
+    typer.Option(
+        "-i", "--input", help="System output file(s): -i SYS1 SYS2 ... (NAME=PATH names a system)."
+    ),
+]
+#: ``-r REF`` once per reference file (greedy where :data:`evalab.cli.app.GREEDY_OPTIONS` says)
 RepeatedReferences = Annotated[
     list[str],
     typer.Option(
         "-r",
         "--reference",
-        help="Reference file, one segment a line. Repeat for several references.",
+        help="Reference file(s), one segment a line ('-' = stdin); several references: -r once per file.",
     ),
 ]
 #: ``--missing-ref none|empty-line``
@@ -242,6 +209,14 @@ ShardJobs = Annotated[
 ]
 #: ``--device`` of a torch model
 Device = Annotated[str, typer.Option("--device", help="Torch device: cpu, cuda, cuda:1 ...")]
+#: ``--scores FILE ...``: per-item score files (:func:`evalab.items.read_scores`)
+ScoreFiles = Annotated[
+    list[str],
+    typer.Option(
+        "--scores",
+        help="Per-item score files, the first the baseline: --scores BASELINE A ... (lm-eval sample logs or run folders, inspect-ai logs, CSV/JSONL, `score --segments` output).",
+    ),
+]
 #: ``--id-column``, ``--score-column``, ``--cluster-column`` of per-item score files
 IdColumn = Annotated[
     str, typer.Option("--id-column", help="With --scores: the item id column of CSV/JSONL files.")
@@ -279,14 +254,65 @@ Format = Annotated[str, format_option()]
 PageFormat = Annotated[str, format_option(PAGE_FORMATS)]
 #: ``--layout``, ``--latex-split``, ``--latex-fragment``: how a table is laid out
 Layout = Annotated[str | None, layout_option()]
-LatexSplit = Annotated[bool | None, latex_split_option()]
-LatexFragment = Annotated[bool, latex_fragment_option()]
-LatexCaption = Annotated[str | None, latex_caption_option()]
-LatexLabel = Annotated[str | None, latex_label_option()]
+LatexSplit = Annotated[
+    bool | None,
+    typer.Option(
+        "--latex-split/--no-latex-split",
+        help="With -f latex: --latex-split splits a table wider than one column of a two-column "
+        "paper by columns into one-column 'part i of k' tables; --no-latex-split never splits "
+        "(a table wider than both columns is shrunk to the text width). Default: one column, "
+        "else both columns (table*), else split into parts as wide as both columns; never "
+        "smaller than \\footnotesize. The choice is named in a % comment above each table.",
+        show_default=False,
+    ),
+]
+LatexFragment = Annotated[
+    bool,
+    typer.Option(
+        "--latex-fragment",
+        help="With -f latex: write each tabular alone (to \\input in a table float of your own), "
+        "not a complete table float.",
+    ),
+]
+LatexCaption = Annotated[
+    str | None,
+    typer.Option(
+        "--latex-caption",
+        metavar="TEXT",
+        help="With -f latex: the caption of the (first) table; what its notation means follows it.",
+    ),
+]
+LatexLabel = Annotated[
+    str | None,
+    typer.Option(
+        "--latex-label",
+        metavar="KEY",
+        help="With -f latex: the \\label of the (first) table (the next ones: KEY-2, KEY-3, "
+        "...; default tab:evalab-1, tab:evalab-2, ...).",
+    ),
+]
 #: ``--executor``, ``--ray-address``, ``--ray-timeout``: where ``-j N`` shards run
 Executor = Annotated[str, executor_option()]
 RayAddress = Annotated[str | None, ray_address_option()]
 RayTimeout = Annotated[float | None, ray_timeout_option()]
+
+
+@dataclasses.dataclass(frozen=True)
+class ShardOptions:
+    """``-j/--jobs``, ``--executor``, ``--ray-address`` and ``--ray-timeout``: where the
+    per-segment statistics are computed (an option group, as :class:`LatexOptions`)."""
+
+    jobs: ShardJobs = 1
+    executor: Executor = "local"
+    ray_address: RayAddress = None
+    ray_timeout: RayTimeout = None
+
+    def cluster(self) -> RayCluster | None:
+        """The Ray cluster of ``--executor ray`` (``None``: local processes), checked
+        before any work (:func:`ray_cluster`)."""
+        return ray_cluster(self.executor, self.ray_address, self.ray_timeout, shards=self.jobs)
+
+
 #: ``--ci``, ``--seed``, ``--confidence`` with their common help texts
 WithCI = Annotated[bool, ci_option()]
 Seed = Annotated[int, seed_option()]
@@ -298,28 +324,49 @@ BootstrapSamples = Annotated[int, n_samples_option("Bootstrap resamples.")]
 BootstrapSeed = Annotated[int, seed_option("Seed of the bootstrap (0 is a seed too).")]
 
 
+@dataclasses.dataclass(frozen=True)
+class LatexOptions:
+    """``--latex-split``, ``--latex-fragment``, ``--latex-caption`` and ``--latex-label``:
+    how a LaTeX table is set (an option group: a command's request has it as one field,
+    :func:`evalab.cli.app.command` puts its options in that field's place)."""
+
+    latex_split: LatexSplit = None
+    latex_fragment: LatexFragment = False
+    latex_caption: LatexCaption = None
+    latex_label: LatexLabel = None
+
+    def layout(self, fmt: str) -> LatexLayout:
+        """The LaTeX layout, each option refused with another ``-f`` (:func:`latex_layout`)."""
+        return latex_layout(
+            fmt, self.latex_split, self.latex_fragment, self.latex_caption, self.latex_label
+        )
+
+
 def table_view(
-    fmt: str,
-    layout: str | None,
-    split: bool | None,
-    fragment: bool,
-    caption: str | None = None,
-    label: str | None = None,
+    fmt: str, layout: str | None, latex: LatexOptions, formats: Sequence[str] = TABLE_FORMATS
 ) -> TableView:
-    """The :class:`TableView` of ``--layout`` and the ``--latex-*`` options, each refused
-    where ``-f`` has no use for it."""
+    """The :class:`TableView` of ``-f`` (one of ``formats``), ``--layout`` and the
+    ``--latex-*`` options, each refused where ``-f`` has no use for it."""
+    check_format(fmt, formats)
     check_layout(layout, fmt)
-    return TableView(layout, latex_layout(fmt, split, fragment, caption, label))
+    return TableView(layout, latex.layout(fmt))
 
 
 def given_options(request: Any, options: Sequence[tuple[str, str]]) -> list[str]:
     """The flags among ``(flag, field)`` whose value in ``request`` (a command's request
-    dataclass) is not the field's default: the options the command line gave."""
-    defaults = {
-        f.name: f.default_factory() if callable(f.default_factory) else f.default
-        for f in dataclasses.fields(request)
-    }
-    return [flag for flag, name in options if getattr(request, name) != defaults[name]]
+    dataclass) is not the field's default: the options the command line gave. A field of
+    an option group is named with a dot (``figure_files.figures``)."""
+    return [flag for flag, name in options if not _is_default(request, name)]
+
+
+def _is_default(value: Any, name: str) -> bool:
+    """Whether the field ``name`` (dotted: a field of a group) of ``value`` has its default."""
+    head, _, rest = name.partition(".")
+    if rest:
+        return _is_default(getattr(value, head), rest)
+    f = next(f for f in dataclasses.fields(value) if f.name == head)
+    default = f.default_factory() if callable(f.default_factory) else f.default
+    return bool(getattr(value, head) == default)
 
 
 def check_width(width: int | None) -> None:
@@ -510,34 +557,43 @@ def model_items(model: str | None, names: Sequence[str]) -> list[str]:
 # ---- --figures DIR: every figure of a report as PDF, SVG and PNG -----------------------------
 
 
-def figures_option() -> Any:
-    """The ``--figures DIR`` option (one spelling and help text in every command that has it)."""
-    import typer
-
-    return typer.Option(
+#: ``--figures DIR`` and ``--figure-width``
+Figures = Annotated[
+    str | None,
+    typer.Option(
         "--figures",
         metavar="DIR",
         help="Also write every figure of the report into this folder (created if missing) as PDF, SVG "
         "and PNG at a paper width (--figure-width): vector, fonts embedded, the same figures as the "
         "HTML page. Needs the report extra (matplotlib).",
-    )
-
-
-def figure_width_option() -> Any:
-    """The ``--figure-width`` option of the commands that have ``--figures``."""
-    import typer
-
-    return typer.Option(
+    ),
+]
+FigureWidth = Annotated[
+    str,
+    typer.Option(
         "--figure-width",
         metavar="WIDTH",
         help="The width of the --figures files: single (one column of a two-column paper, 3.3 in), "
         "double (the full text width, 6.9 in) or inches; text is 8 pt, so include them unscaled.",
-    )
+    ),
+]
 
 
-#: ``--figures DIR`` and ``--figure-width``
-Figures = Annotated[str | None, figures_option()]
-FigureWidth = Annotated[str, figure_width_option()]
+@dataclasses.dataclass(frozen=True)
+class FigureOptions:
+    """``--figures DIR`` and ``--figure-width``: the report's figures as files (an option
+    group, as :class:`LatexOptions`)."""
+
+    figures: Figures = None
+    figure_width: FigureWidth = "double"
+
+    def check(self, inputs: Sequence[tuple[str, str | None]]) -> None:
+        """Refuse the options before any work (:func:`check_figures`)."""
+        check_figures(self.figures, inputs, self.figure_width)
+
+    def write(self, figures: Sequence[Any], inputs: Sequence[tuple[str, str | None]]) -> None:
+        """Write ``figures`` with ``--figures`` (:func:`write_figures_checked`)."""
+        write_figures_checked(figures, self.figures, inputs, self.figure_width)
 
 
 def check_figures(

@@ -96,6 +96,11 @@ def to_json(rows: Sequence[dict[str, Any]] | dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
+def to_json_lines(rows: Sequence[dict[str, Any]]) -> str:
+    """JSON Lines, one row a line (NaN/inf become null so every line is valid JSON)."""
+    return "".join(json.dumps(json_safe(r), ensure_ascii=False) + "\n" for r in rows)
+
+
 def emit_table(
     fmt: str,
     table: Table,

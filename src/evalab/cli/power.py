@@ -21,14 +21,11 @@ from evalab.cli.options import (
     ClusterColumn,
     Format,
     IdColumn,
-    LatexCaption,
-    LatexFragment,
-    LatexLabel,
-    LatexSplit,
+    LatexOptions,
     OutFile,
     ScoreColumns,
+    ScoreFiles,
     given_options,
-    latex_layout,
 )
 from evalab.cli.output import check_format, check_out, emit_table
 from evalab.errors import SettingsError
@@ -193,13 +190,7 @@ def _render(
 class PowerRequest:
     """``evalab power``'s options, as the command line gives them."""
 
-    scores: Annotated[
-        list[str],
-        typer.Option(
-            "--scores",
-            help="A pilot run: two per-item score files (as compare --scores reads them).",
-        ),
-    ] = field(default_factory=list)
+    scores: ScoreFiles = field(default_factory=list)
     delta: Annotated[
         float | None,
         typer.Option("--delta", help="The difference to detect: gives the items needed."),
@@ -252,10 +243,7 @@ class PowerRequest:
     cluster_column: ClusterColumn = None
     format: Format = "table"
     out: OutFile = None
-    latex_split: LatexSplit = None
-    latex_fragment: LatexFragment = False
-    latex_caption: LatexCaption = None
-    latex_label: LatexLabel = None
+    latex: LatexOptions = field(default_factory=LatexOptions)
 
 
 #: the assumptions of a plan without a pilot (a pilot gives them)
@@ -270,12 +258,10 @@ ASSUMPTIONS = (
 
 @command(PowerRequest)
 def power(req: PowerRequest) -> None:
-    """Items needed to detect a difference, and the smallest difference an evaluation detects."""
+    """Items needed to detect a difference, and the smallest difference an evaluation detects (from a pilot run: --scores with two files)."""
     check_out(req.out, [("--scores", f) for f in req.scores])
     check_format(req.format)
-    latex = latex_layout(
-        req.format, req.latex_split, req.latex_fragment, req.latex_caption, req.latex_label
-    )
+    latex = req.latex.layout(req.format)
     if req.design is not None and req.design not in DESIGNS:
         raise SettingsError(f"--design must be paired or unpaired, got {req.design!r}")
     if req.items is not None and req.items < 2:

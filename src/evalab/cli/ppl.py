@@ -25,10 +25,9 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import json
 import math
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -42,10 +41,7 @@ from evalab.cli.options import (
     Confidence,
     Device,
     Format,
-    LatexCaption,
-    LatexFragment,
-    LatexLabel,
-    LatexSplit,
+    LatexOptions,
     OutFile,
     Quiet,
     Seed,
@@ -55,14 +51,12 @@ from evalab.cli.options import (
     table_view,
 )
 from evalab.cli.output import (
-    DEFAULT_VIEW,
     TableView,
-    check_format,
     check_out,
     emit,
     emit_view,
-    json_safe,
     to_json,
+    to_json_lines,
 )
 from evalab.cli.score import ci_fields
 from evalab.cli.segment_checks import check_resamplable
@@ -447,26 +441,16 @@ class PplRequest:
             "(a row per quantity; the default)."
         ),
     ] = None
-    latex_split: LatexSplit = None
-    latex_fragment: LatexFragment = False
-    latex_caption: LatexCaption = None
-    latex_label: LatexLabel = None
+    latex: LatexOptions = field(default_factory=LatexOptions)
 
 
 @command(PplRequest, "ppl")
 def ppl(req: PplRequest) -> None:
     """Perplexity, cross-entropy and bits per token/byte of a causal LM on a text, or of saved logits."""
     text_file, view = checked_ppl(req)
-    metric = Perplexity(
-        model=req.model,
-        max_length=req.max_length,
-        stride=req.stride,
-        batch_size=req.batch_size,
-        bos=req.bos,
-        device=req.device,
-        dtype=req.dtype,
-        mean=req.mean,
-    )
+    # the LM options are named after the metric's settings, and default to them (DEFAULTS)
+    settings = {f.name for f in dataclasses.fields(PerplexitySettings)}
+    metric = Perplexity(**{k: v for k, v in dataclasses.asdict(req).items() if k in settings})
     rows, extra = token_rows(req, metric, text_file)
     report = build_report(rows, metric, extra)
     signature = report["signature"]  # the documents' signature: no resampling settings
@@ -491,15 +475,7 @@ def checked_ppl(req: PplRequest) -> tuple[str | None, TableView]:
     text_file = req.input if req.input is not None else req.text_file
     read = [("-i", text_file), ("--model", req.model), ("--logits", req.logits)]
     check_out(req.out, read)
-    check_format(req.format)
-    view = table_view(
-        req.format,
-        req.layout,
-        req.latex_split,
-        req.latex_fragment,
-        req.latex_caption,
-        req.latex_label,
-    )
+    view = table_view(req.format, req.layout, req.latex)
     check_resampling(req.ci, req.n_samples, req.seed, req.confidence, req.logits, req.documents)
     check_segments_path(req.segments, req.out, read)
     check_sources(
@@ -551,7 +527,7 @@ def check_resampling(
 ) -> None:
     """Refuse bad ``--ci`` settings, and ``--ci`` over the one document of ``--documents file``,
     before a model is loaded."""
-    check_n_samples(n_samples, "--n-samples")
+    check_n_samples(n_samples)
     check_seed(seed)
     check_confidence(confidence)
     if ci and logits is None and documents == "file":
@@ -571,22 +547,22 @@ def ci_suffix(report: dict[str, Any]) -> str:
 def document_lines(rows: np.ndarray, metric: Perplexity, signature: str) -> str:
     """JSON Lines of every document's values: metric, segment (from 1), score (the document's
     perplexity; null where it has no scored token), tokens, nll, nats per token, signature."""
-    lines = []
-    for doc in per_document(rows):
-        tokens = doc["tokens"]
-        row = {
-            "metric": metric.name,
-            "segment": doc["document"],
-            "score": doc["perplexity"] if tokens else None,
-            "scale": metric.scale,
-            "higher_is_better": metric.higher_is_better,
-            "tokens": tokens,
-            "nll": doc["nll"],
-            "nats_per_token": doc["nats_per_token"] if tokens else None,
-            "signature": signature,
-        }
-        lines.append(json.dumps(json_safe(row), ensure_ascii=False))
-    return "".join(line + "\n" for line in lines)
+    return to_json_lines(
+        [
+            {
+                "metric": metric.name,
+                "segment": doc["document"],
+                "score": doc["perplexity"] if doc["tokens"] else None,
+                "scale": metric.scale,
+                "higher_is_better": metric.higher_is_better,
+                "tokens": doc["tokens"],
+                "nll": doc["nll"],
+                "nats_per_token": doc["nats_per_token"] if doc["tokens"] else None,
+                "signature": signature,
+            }
+            for doc in per_document(rows)
+        ]
+    )
 
 
 #: the wide layout's columns: key, name and whether higher is better (None: neither)
@@ -617,7 +593,7 @@ def write_report(
     fmt: str,
     out: str | None,
     per_doc: bool,
-    view: TableView = DEFAULT_VIEW,
+    view: TableView,
     *,
     source: str = "-",
 ) -> None:

@@ -8,28 +8,17 @@ writers; the words (column names, footers) are made here, at the edge.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
 import typer
 
-from evalab.cli.app import app
-from evalab.cli.options import (
-    BootstrapSamples,
-    BootstrapSeed,
-    IntervalConfidence,
-    OutFile,
-    PageFormat,
-)
-from evalab.cli.output import (
-    PAGE_FORMATS,
-    check_format,
-    check_out,
-    emit,
-    emit_table,
-    format_option,
-)
+from evalab.cli.app import command
+from evalab.cli.estimates import EstimateRequest, PageRequest
+from evalab.cli.options import IntervalConfidence
+from evalab.cli.output import emit, emit_table
 from evalab.errors import InputError, SettingsError
 from evalab.io import read_records
 from evalab.items.preferences import read_annotations, read_battles
@@ -47,7 +36,6 @@ from evalab.stats.bradley_terry import (
     bradley_terry,
 )
 from evalab.stats.preferences import WinRateTable, win_rates
-from evalab.stats.resampling import DEFAULT_SEED
 from evalab.stats.style_control import StyleControlled, style_controlled, style_features
 
 
@@ -65,37 +53,36 @@ def _cluster(c: int | None) -> str:
     return "" if c is None else str(c)
 
 
-@app.command()
-def winrate(
+@dataclass(frozen=True, kw_only=True)
+class WinrateRequest(PageRequest):
+    """The options of ``evalab winrate``."""
+
     annotations: Annotated[
         list[str],
         typer.Argument(
             help="AlpacaEval annotations.json files, one per model (NAME=PATH to name one).",
             show_default=False,
         ),
-    ],
-    n_samples: BootstrapSamples = 1000,
-    seed: BootstrapSeed = DEFAULT_SEED,
-    confidence: IntervalConfidence = 0.95,
-    fmt: PageFormat = "table",
-    out: OutFile = None,
-) -> None:
+    ]
+
+
+@command(WinrateRequest)
+def winrate(req: WinrateRequest) -> None:
     """Win rates against a baseline from judge preferences (AlpacaEval's figures, with CIs)."""
-    check_format(fmt, PAGE_FORMATS)
-    named = [_named(a) for a in annotations]
-    check_out(out, [("ANNOTATIONS", path) for _, path in named])
+    named = [_named(a) for a in req.annotations]
+    latex = req.checked([("ANNOTATIONS", path) for _, path in named])
     table = win_rates(
         [read_annotations(path, name) for name, path in named],
-        n_samples=n_samples,
-        confidence=confidence,
-        seed=seed,
+        n_samples=req.n_samples,
+        confidence=req.confidence,
+        seed=req.seed,
     )
-    tab, data, figure = _winrate_output(table, n_samples, seed, confidence)
-    if fmt == "html":
+    tab, data, figure = _winrate_output(table, req.n_samples, req.seed, req.confidence)
+    if req.format == "html":
         page = leaderboard_html("Win rates", figure, Table(tab.header, tab.body), tab.footer)
-        emit(page, out)
+        emit(page, req.out)
         return
-    emit_table(fmt, tab, out, data=data)
+    emit_table(req.format, tab, req.out, data=data, latex=latex)
 
 
 def _winrate_output(
@@ -210,55 +197,53 @@ L2 = Annotated[
 ]
 
 
-@app.command()
-def arena(
+@dataclass(frozen=True, kw_only=True)
+class ArenaRequest(PageRequest):
+    """The options of ``evalab arena``."""
+
     battles: Annotated[
         str, typer.Argument(help="Battles: JSON list, JSON Lines, CSV or TSV.", show_default=False)
-    ],
-    ties: Ties = "half",
-    resample: Resampled = "battles",
-    anchor: Anchor = None,
-    style: Style = [],  # noqa: B006
-    l2: L2 = 0.0,
-    n_samples: BootstrapSamples = 1000,
-    seed: BootstrapSeed = DEFAULT_SEED,
-    confidence: IntervalConfidence = 0.95,
-    fmt: PageFormat = "table",
-    out: OutFile = None,
-) -> None:
+    ]
+    ties: Ties = "half"
+    resample: Resampled = "battles"
+    anchor: Anchor = None
+    style: Style = field(default_factory=list)
+    l2: L2 = 0.0
+
+
+@command(ArenaRequest)
+def arena(req: ArenaRequest) -> None:
     """Bradley–Terry ratings (Elo scale) from pairwise battles, with CIs and clusters."""
-    check_format(fmt, PAGE_FORMATS)
-    if ties not in TIES:
-        raise SettingsError(f"--ties must be one of {', '.join(TIES)}, got {ties!r}")
-    if resample not in RESAMPLES:
-        raise SettingsError(f"--resample must be battles or items, got {resample!r}")
-    check_out(out, [("BATTLES", battles)])
-    rec = read_battles(battles, tuple(style))
-    name, rating = _anchor(anchor)
+    if req.ties not in TIES:
+        raise SettingsError(f"--ties must be one of {', '.join(TIES)}, got {req.ties!r}")
+    if req.resample not in RESAMPLES:
+        raise SettingsError(f"--resample must be battles or items, got {req.resample!r}")
+    latex = req.checked([("BATTLES", req.battles)])
+    rec = read_battles(req.battles, tuple(req.style))
+    name, rating = _anchor(req.anchor)
     fight = Battles.from_names(rec.model_a, rec.model_b, rec.outcome, rec.items)
-    scale = EloScale(anchor=name, anchor_rating=rating)
-    data: Any
     # the fit's settings, the same with and without --style
     fit: dict[str, Any] = {
-        "ties": ties,
-        "scale": scale,
-        "resample": resample,
-        "n_samples": n_samples,
-        "confidence": confidence,
-        "seed": seed,
+        "ties": req.ties,
+        "scale": EloScale(anchor=name, anchor_rating=rating),
+        "resample": req.resample,
+        "n_samples": req.n_samples,
+        "confidence": req.confidence,
+        "seed": req.seed,
     }
+    data: Any
     if rec.style is not None:
         x = style_features(rec.style[..., 0], rec.style[..., 1])
-        table, data = _style_table(style_controlled(fight, x, style, l2=l2, **fit))
-        if fmt == "html":
+        table, data = _style_table(style_controlled(fight, x, req.style, l2=req.l2, **fit))
+        if req.format == "html":
             raise SettingsError("-f html draws the ratings of a fit without --style")
     else:
         result = bradley_terry(fight, **fit)
         table, data = _arena_table(result)
-        if fmt == "html":
-            emit(_arena_page(result, table), out)
+        if req.format == "html":
+            emit(_arena_page(result, table), req.out)
             return
-    emit_table(fmt, table, out, data=data)
+    emit_table(req.format, table, req.out, data=data, latex=latex)
 
 
 def _style_table(result: StyleControlled) -> tuple[Table, dict[str, Any]]:
@@ -375,41 +360,41 @@ def _ratings_table(path: str, item_column: str | None) -> tuple[list[str], np.nd
     return columns, values
 
 
-@app.command()
-def agreement(
+@dataclass(frozen=True, kw_only=True)
+class AgreementRequest(EstimateRequest):
+    """The options of ``evalab agreement``."""
+
     ratings: Annotated[
         str,
         typer.Argument(
             help="CSV/TSV/JSONL: a row per item, a column per rater (empty: not rated).",
             show_default=False,
         ),
-    ],
+    ]
     coefficient: Annotated[
         str, typer.Option("--coefficient", help="alpha (Krippendorff), cohen or fleiss.")
-    ] = "alpha",
+    ] = "alpha"
     level: Annotated[
         str, typer.Option("--level", help="alpha's level: nominal, ordinal, interval or ratio.")
-    ] = "nominal",
+    ] = "nominal"
     weights: Annotated[
         str, typer.Option("--weights", help="cohen's weights: none, linear or quadratic.")
-    ] = "none",
+    ] = "none"
     item_column: Annotated[
         str | None, typer.Option("--item-column", help="A column naming the item (not a rater).")
-    ] = None,
-    n_samples: BootstrapSamples = 1000,
-    seed: BootstrapSeed = DEFAULT_SEED,
-    confidence: IntervalConfidence = 0.95,
-    fmt: Annotated[str, format_option()] = "table",
-    out: OutFile = None,
-) -> None:
+    ] = None
+    confidence: IntervalConfidence = 0.95
+
+
+@command(AgreementRequest)
+def agreement(req: AgreementRequest) -> None:
     """Agreement between raters (Krippendorff's α, Cohen's κ, Fleiss' κ) with a CI over items."""
-    check_format(fmt)
-    check_out(out, [("RATINGS", ratings)])
-    raters, values = _ratings_table(ratings, item_column)
-    result = _agreement(coefficient, level, weights, raters, values, n_samples, confidence, seed)
+    latex = req.checked([("RATINGS", req.ratings)])
+    raters, values = _ratings_table(req.ratings, req.item_column)
+    result = _agreement(req, raters, values)
     body: list[list[TableCell]] = [
         [
-            _COEFFICIENTS[coefficient],
+            _COEFFICIENTS[req.coefficient],
             result.variant or "",
             Number(result.value, 4),
             Interval(result.ci.low, result.ci.high, 4),
@@ -418,7 +403,8 @@ def agreement(
         ]
     ]
     footer = [
-        f"{confidence:.0%} bootstrap interval over items ({n_samples} resamples, seed {seed})",
+        f"{req.confidence:.0%} bootstrap interval over items ({req.n_samples} resamples, "
+        f"seed {req.seed})",
         result.signature,
     ]
     data = {
@@ -432,23 +418,17 @@ def agreement(
         "signature": result.signature,
     }
     header = ["coefficient", "variant", "value", "CI", "items", "raters"]
-    emit_table(fmt, Table(header, body, footer), out, data=data)
+    emit_table(req.format, Table(header, body, footer), req.out, data=data, latex=latex)
 
 
 _COEFFICIENTS = {"alpha": "Krippendorff's α", "cohen": "Cohen's κ", "fleiss": "Fleiss' κ"}
 
 
-def _agreement(
-    coefficient: str,
-    level: str,
-    weights: str,
-    raters: list[str],
-    values: np.ndarray,
-    n_samples: int,
-    confidence: float,
-    seed: int,
-) -> Agreement:
+def _agreement(req: AgreementRequest, raters: list[str], values: np.ndarray) -> Agreement:
     from evalab.stats.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
+
+    coefficient, level, weights = req.coefficient, req.level, req.weights
+    n_samples, confidence, seed = req.n_samples, req.confidence, req.seed
 
     if coefficient == "alpha":
         if level not in LEVELS:

@@ -4,7 +4,6 @@
 # annotations, and as strings it would compile each of them again on every start.
 import copy
 import dataclasses
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -26,22 +25,18 @@ from evalab.cli.inputs import (
 )
 from evalab.cli.names import NamedInputs, named_inputs
 from evalab.cli.options import (
-    Executor,
     Format,
-    LatexCaption,
-    LatexFragment,
-    LatexLabel,
-    LatexSplit,
+    Inputs,
+    LatexOptions,
     Layout,
     Metrics,
     MetricSelection,
     MetricSettings,
     MissingRef,
     OutFile,
-    RayAddress,
-    RayTimeout,
+    RepeatedReferences,
     Seed,
-    ShardJobs,
+    ShardOptions,
     Source,
     Width,
     WithCI,
@@ -50,21 +45,19 @@ from evalab.cli.options import (
     confidence_option,
     model_items,
     n_samples_option,
-    ray_cluster,
     segments_option,
     table_view,
 )
 from evalab.cli.output import (
     DEFAULT_VIEW,
     TableView,
-    check_format,
     check_out,
     emit,
     emit_view,
-    json_safe,
     ordered_row,
     stream_of,
     to_json,
+    to_json_lines,
 )
 from evalab.cli.peers import bare_scores
 from evalab.cli.record_inputs import RecordOptions
@@ -101,22 +94,8 @@ DEFAULT_CI_SAMPLES = 1000
 class ScoreRequest:
     """``evalab score``'s options, as the command line gives them."""
 
-    input: Annotated[
-        list[str],
-        typer.Option(
-            "-i",
-            "--input",
-            help="System output file(s): -i SYS1 SYS2 ... (NAME=PATH names a system).",
-        ),
-    ]
-    reference: Annotated[
-        list[str],
-        typer.Option(
-            "-r",
-            "--reference",
-            help="Reference file(s), one segment a line ('-' = stdin): -r REF1 REF2 ... or -r once per file.",
-        ),
-    ] = field(default_factory=list)
+    input: Inputs
+    reference: RepeatedReferences = field(default_factory=list)
     source: Source = None
     metrics: Metrics = field(default_factory=lambda: ["bleu"])
     set_: MetricSettings = field(default_factory=list)
@@ -169,10 +148,7 @@ class ScoreRequest:
         ),
     ] = False
     width: Width = None
-    jobs: ShardJobs = 1
-    executor: Executor = "local"
-    ray_address: RayAddress = None
-    ray_timeout: RayTimeout = None
+    shards: ShardOptions = dataclasses.field(default_factory=ShardOptions)
     out: OutFile = None
     ci: WithCI = False
     n_samples: Annotated[
@@ -235,10 +211,7 @@ class ScoreRequest:
         ),
     ] = False
     layout: Layout = None
-    latex_split: LatexSplit = None
-    latex_fragment: LatexFragment = False
-    latex_caption: LatexCaption = None
-    latex_label: LatexLabel = None
+    latex: LatexOptions = dataclasses.field(default_factory=LatexOptions)
     align: Annotated[
         int | None,
         typer.Option(
@@ -287,7 +260,7 @@ def score(req: ScoreRequest) -> None:
     built = bind_source(built, req.source, labels, refs)
     load_models(built, not req.quiet)
     scored = score_table(
-        built, systems, refs, req.jobs, run.cluster, segments=req.segments is not None
+        built, systems, refs, req.shards.jobs, run.cluster, segments=req.segments is not None
     )
     results, cis = corpus_results(req, run.n, built, systems, scored.stats)
     if req.segments:
@@ -325,28 +298,18 @@ def checked_score(req: ScoreRequest, names: list[str]) -> ScoreRun:
     metrics = MetricSelection.parse(req.metrics, req.set_)
     read = [*input_options(req.reference, named.paths, req.source), *metrics.read_paths()]
     check_out(req.out, read)
-    check_format(req.format)
-    view = table_view(
-        req.format,
-        req.layout,
-        req.latex_split,
-        req.latex_fragment,
-        req.latex_caption,
-        req.latex_label,
-    )
+    view = table_view(req.format, req.layout, req.latex)
     check_score_only(req.score_only, req.format, req.aligned)
     if req.aligned:
         from evalab.cli.score_alignments import check_align_options
 
         check_align_options(req.align, req.errors, names, req.format)
     check_missing_ref(req.missing_ref)
-    n = check_n_samples(
-        DEFAULT_CI_SAMPLES if req.n_samples is None else req.n_samples, "--n-samples"
-    )
+    n = check_n_samples(DEFAULT_CI_SAMPLES if req.n_samples is None else req.n_samples)
     check_seed(req.seed)
     check_confidence(req.confidence)
     check_width(req.width)
-    cluster = ray_cluster(req.executor, req.ray_address, req.ray_timeout, shards=req.jobs)
+    cluster = req.shards.cluster()
     check_segments_path(req.segments, req.out, read)
     return ScoreRun(named, metrics, n, cluster, view)
 
@@ -486,14 +449,15 @@ def _run_paired(req: ScoreRequest) -> None:
                 f"{flag} is not available with --paired-bs/--paired-ar (they run `evalab compare`)"
             )
     shared = (
-        "reference input source metrics n_samples seed confidence set_ format width jobs executor "
-        "ray_address ray_timeout out quiet missing_ref layout latex_split latex_fragment latex_caption "
-        "latex_label"
+        "reference input source metrics n_samples seed confidence set_ format width out quiet "
+        "missing_ref layout"
     )
     ctx.invoke(
         compare,
         test="bs" if req.paired_bs else "ar",
         **{name: getattr(req, name) for name in shared.split()},
+        **dataclasses.asdict(req.shards),
+        **dataclasses.asdict(req.latex),
     )
 
 
@@ -624,7 +588,7 @@ def segments_text(scores: dict[str, dict[str, list[Score]]], path: str | None) -
     fmt = Path(path).suffix.lower().lstrip(".") if path and not stream_of(path) else ""
     if fmt in DELIMITERS:
         return delimited_table(segments_table(records), DELIMITERS[fmt])
-    return "".join(json.dumps(json_safe(r), ensure_ascii=False) + "\n" for r in records)
+    return to_json_lines(records)
 
 
 def emit_results(

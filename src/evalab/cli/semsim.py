@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import click
 import typer
 
-from evalab.cli.app import app, command
+from evalab.cli.app import command, sub_app
 from evalab.cli.inputs import check_segments_path, input_options, load_inputs
 from evalab.cli.language_checks import MULTILINGUAL_ENCODERS, warn_encoder_misfit
 from evalab.cli.options import (
@@ -24,12 +24,10 @@ from evalab.cli.options import (
     Confidence,
     Device,
     Format,
-    LatexCaption,
-    LatexFragment,
-    LatexLabel,
-    LatexSplit,
+    LatexOptions,
     OutFile,
     Quiet,
+    RepeatedReferences,
     Seed,
     ci_option,
     layout_option,
@@ -38,7 +36,6 @@ from evalab.cli.options import (
 )
 from evalab.cli.output import (
     TableView,
-    check_format,
     check_out,
     emit,
     emit_view,
@@ -71,13 +68,13 @@ EncoderBatch = Annotated[
     ),
 ]
 
-semsim_app = typer.Typer(
+semsim_app = sub_app(
+    "semsim",
+    "Semantic similarity (BERTScore-style) of system outputs against references (with "
+    "several -r, each segment's best reference, as bert-score).",
     invoke_without_command=True,
     no_args_is_help=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    help="Semantic similarity (BERTScore-style) of system outputs against references.",
 )
-app.add_typer(semsim_app, name="semsim")
 
 
 def _build_metric(encoder: str | None, req: SemsimRequest) -> Any:
@@ -122,14 +119,7 @@ def encoder_for(model: str | None, lang: str | None) -> str | None:
 class SemsimRequest:
     """``evalab semsim``'s options, as the command line gives them."""
 
-    reference: Annotated[
-        list[str],
-        typer.Option(
-            "-r",
-            "--reference",
-            help="Reference file, one segment a line. Repeat for several references (max over references, as bert-score).",
-        ),
-    ] = field(default_factory=list)
+    reference: RepeatedReferences = field(default_factory=list)
     input: Annotated[
         list[str], typer.Option("-i", "--input", help="System output file(s): -i SYS1 SYS2 ...")
     ] = field(default_factory=list)
@@ -231,10 +221,7 @@ class SemsimRequest:
             "Default: wide for -f latex and -f markdown with several systems, else long."
         ),
     ] = None
-    latex_split: LatexSplit = None
-    latex_fragment: LatexFragment = False
-    latex_caption: LatexCaption = None
-    latex_label: LatexLabel = None
+    latex: LatexOptions = field(default_factory=LatexOptions)
 
 
 @command(SemsimRequest, on=semsim_app.callback())
@@ -277,16 +264,8 @@ def checked_semsim(req: SemsimRequest) -> TableView:
     ]
     check_out(req.out, read)
     check_out(req.explain_html, read, option="--explain-html", outputs=[("--out", req.out)])
-    check_format(req.format)
-    view = table_view(
-        req.format,
-        req.layout,
-        req.latex_split,
-        req.latex_fragment,
-        req.latex_caption,
-        req.latex_label,
-    )
-    check_n_samples(req.n_samples, "--n-samples")
+    view = table_view(req.format, req.layout, req.latex)
+    check_n_samples(req.n_samples)
     check_seed(req.seed)
     check_confidence(req.confidence)
     check_segments_path(req.segments, req.out, read)

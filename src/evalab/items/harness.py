@@ -1,8 +1,11 @@
 """Per-item scores from lm-evaluation-harness sample logs and inspect-ai JSON logs.
 
 **lm-evaluation-harness** (0.4.x, ``lm_eval --log_samples --output_path OUT``) writes, per
-model, a folder with ``results_<date>.json`` (``results``, ``versions`` per task,
-``lm_eval_version``, ...) and one ``samples_<task>_<date>.jsonl`` per task. Each sample
+model, a folder ``OUT/<model>/`` (the name with ``/`` and the like made ``__``) with
+``results_<date>.json`` (``results``, ``versions`` per task, ``lm_eval_version``, ...) and
+one ``samples_<task>_<date>.jsonl`` per task, each run adding its own date; with
+``--output_path NAME.json`` the results are ``NAME_<date>.json`` beside the samples. It
+writes plain JSON (a gzipped copy, ``.json.gz``/``.jsonl.gz``, reads the same). Each sample
 line is one document and one filter: ``doc_id``, ``doc``, ``target``, ``arguments``,
 ``resps``, ``filtered_resps``, ``filter`` (``none`` unless the task defines filters, e.g.
 ``strict-match``), ``metrics`` (the per-item metric names) and the hashes ``doc_hash``,
@@ -30,6 +33,7 @@ task's ``task_version`` must agree across models.
 
 from __future__ import annotations
 
+import glob
 import io
 import json
 import re
@@ -49,6 +53,9 @@ from evalab.items.table import Row, ScoreSet, collect
 __all__ = [
     "INSPECT_VERSIONS",
     "LM_EVAL_VERSIONS",
+    "check_inspect",
+    "inspect_archive",
+    "inspect_value",
     "is_inspect_log",
     "is_lm_eval",
     "read_inspect",
@@ -171,11 +178,21 @@ def _model_of(data: dict[str, Any]) -> str | None:
     return None
 
 
+def _results_file(folder: Path, date: str) -> Path | None:
+    """The results file of the run of ``date``: ``results_<date>.json`` (``.gz`` if one
+    compressed it); with ``--output_path NAME.json`` lm-eval names it ``NAME_<date>.json``."""
+    for name in (f"results_{date}.json", f"results_{date}.json.gz"):
+        if (folder / name).is_file():
+            return folder / name
+    named = sorted(folder.glob(f"*_{glob.escape(date)}.json"))
+    return named[0] if len(named) == 1 else None
+
+
 def _results_for(path: Path, date: str, task: str) -> _RunInfo:
     """The task version and the model from the run's ``results_<date>.json`` (nothing
     without one); refuses a harness version whose layout is unknown."""
-    results = path.parent / f"results_{date}.json"
-    if not results.exists():
+    results = _results_file(path.parent, date)
+    if results is None:
         return _RunInfo()
     try:
         data = numbers.loads(read_text(results))
@@ -193,28 +210,31 @@ def _results_for(path: Path, date: str, task: str) -> _RunInfo:
     return _RunInfo(None if version is None else str(version), _model_of(data))
 
 
-def _samples_files(folder: Path) -> list[Path]:
+def _run_folders(folder: Path) -> dict[Path, list[Path]]:
+    """The samples files under ``folder`` by run folder: lm-eval writes each model's files to
+    ``OUTPUT/<model>/`` (the name sanitized), so ``folder`` is one model's folder or the
+    output folder of several; a task run twice in one folder is refused (which run is meant?)."""
     files = sorted(p for p in folder.rglob("samples_*.jsonl*") if _SAMPLES.match(p.name))
     if not files:
         raise InputError(
             f"{folder}: no lm-evaluation-harness samples_<task>_<date>.jsonl file in it"
         )
-    tasks: dict[str, Path] = {}
+    runs: dict[Path, dict[str, Path]] = {}
     for f in files:
         task = _SAMPLES.match(f.name)["task"]  # type: ignore[index]
+        tasks = runs.setdefault(f.parent, {})
         if task in tasks:
             raise InputError(
-                f"{folder}: task {task} has two sample files ({tasks[task]}, {f}); "
-                "give the run folder of one run"
+                f"{f.parent}: task {task} has two sample files ({tasks[task].name}, {f.name}), "
+                "of two runs: give the samples file of the run you mean"
             )
         tasks[task] = f
-    return files
+    return {run: list(tasks.values()) for run, tasks in runs.items()}
 
 
-def read_lm_eval(path: Path, cols: Columns) -> list[ScoreSet]:
-    """Score sets of one samples file, or of every task in a run folder (model: as the
-    results file beside the samples names it, else the path given)."""
-    files = _samples_files(path) if path.is_dir() else [path]
+def _read_run(files: list[Path], label: str, cols: Columns) -> list[ScoreSet]:
+    """Score sets of the samples files of one run folder (model: as the results file beside
+    them names it, else ``label``)."""
     out = []
     for f in files:
         m = _SAMPLES.match(f.name)
@@ -225,14 +245,26 @@ def read_lm_eval(path: Path, cols: Columns) -> list[ScoreSet]:
         info = _results_for(f, m["date"], m["task"])
         out += collect(
             _lm_rows(f, m["task"], cols),
-            model=info.model or str(path),
+            model=info.model or label,
             path=str(f),
             version=info.version,
         )
     models = dict.fromkeys(s.model for s in out)
     if len(models) > 1:  # tasks of one folder run by differently named models: one model here
-        out = [replace(s, model=str(path)) for s in out]
+        out = [replace(s, model=label) for s in out]
     return out
+
+
+def read_lm_eval(path: Path, cols: Columns) -> list[ScoreSet]:
+    """Score sets of one samples file, of every task in a model's folder, or of every model
+    in an output folder (``OUTPUT/<model>/samples_<task>_<date>.jsonl``, each model as the
+    results file beside its samples names it, else its folder)."""
+    if not path.is_dir():
+        return _read_run([path], str(path), cols)
+    runs = _run_folders(path)
+    if len(runs) == 1:
+        return _read_run(next(iter(runs.values())), str(path), cols)
+    return [s for run, files in runs.items() for s in _read_run(files, str(run), cols)]
 
 
 def is_inspect_log(data: Any) -> bool:
@@ -244,7 +276,7 @@ _LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 _WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
 
 
-def _inspect_value(value: Any) -> Any:
+def inspect_value(value: Any) -> Any:
     """inspect's ``value_to_float``: letters and words to numbers, the rest as given."""
     if isinstance(value, str):
         if value in _LETTERS:
@@ -261,9 +293,9 @@ def _inspect_scores(sample: dict[str, Any], where: str, task: str) -> dict[str, 
     for scorer, score in scores.items():
         value = score.get("value") if isinstance(score, dict) else None
         if isinstance(value, dict):
-            out.update({f"{task}:{scorer}.{k}": _inspect_value(v) for k, v in value.items()})
+            out.update({f"{task}:{scorer}.{k}": inspect_value(v) for k, v in value.items()})
         else:
-            out[f"{task}:{scorer}"] = _inspect_value(value)
+            out[f"{task}:{scorer}"] = inspect_value(value)
     return out
 
 
@@ -276,8 +308,8 @@ def _named_scores(scores: dict[str, Any], names: tuple[str, ...], path: Path) ->
     return {m: v for m, v in scores.items() if any(metric_matches(m, n) for n in names)}
 
 
-def read_inspect(path: Path, data: dict[str, Any], cols: Columns) -> list[ScoreSet]:
-    """Score sets of an inspect-ai JSON log: one per scorer (and key of a dict score)."""
+def check_inspect(path: Path, data: dict[str, Any]) -> None:
+    """Refuse an inspect-ai log of an unknown format version or of an unfinished run."""
     if data.get("version") not in INSPECT_VERSIONS:
         raise InputError(
             f"{path}: inspect-ai log version {data.get('version')!r}; this reader knows "
@@ -288,6 +320,11 @@ def read_inspect(path: Path, data: dict[str, Any], cols: Columns) -> list[ScoreS
             f"{path}: the log's status is {data.get('status')!r}; only a finished run "
             "(success) has every sample scored"
         )
+
+
+def read_inspect(path: Path, data: dict[str, Any], cols: Columns) -> list[ScoreSet]:
+    """Score sets of an inspect-ai JSON log: one per scorer (and key of a dict score)."""
+    check_inspect(path, data)
     spec = data.get("eval") or {}
     task = str(spec.get("task", "task"))
     version = spec.get("task_version")
@@ -318,6 +355,11 @@ def read_inspect(path: Path, data: dict[str, Any], cols: Columns) -> list[ScoreS
 
 def read_inspect_archive(path: Path, cols: Columns) -> list[ScoreSet]:
     """Score sets of an inspect-ai ``.eval`` archive (its header and sample files)."""
+    return read_inspect(path, inspect_archive(path), cols)
+
+
+def inspect_archive(path: Path) -> dict[str, Any]:
+    """An inspect-ai ``.eval`` archive as the JSON log it stands for (header and samples)."""
     data, _ = read_bytes(path, "an inspect-ai .eval archive")
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
@@ -335,4 +377,4 @@ def read_inspect_archive(path: Path, cols: Columns) -> list[ScoreSet]:
         raise InputError(
             f"{path}: header.json is not an inspect-ai log header (no version and eval)"
         )
-    return read_inspect(path, {**data, "samples": samples}, cols)
+    return {**data, "samples": samples}

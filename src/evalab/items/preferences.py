@@ -70,20 +70,31 @@ def _json_list(path: str, what: str) -> tuple[list[Any], str]:
     return data, label
 
 
+def _json_number(value: Any, where: str) -> Any:
+    """A JSON value with its number read: a string under :mod:`evalab.numbers`'s grammar, a
+    number JSON cannot hold (NaN, Infinity) refused naming ``where``; anything else as given."""
+    if isinstance(value, Refused):
+        raise InputError(f"{where} {value.error}")
+    if isinstance(value, str):
+        try:
+            return parse_number(value)
+        except NumberError as exc:
+            raise InputError(f"{where} {exc}") from None
+    return value
+
+
 def _preference(value: Any, label: str, no: int) -> float:
     """One AlpacaEval verdict as a float (NaN for none)."""
     where = f"{label}: record {no}: preference"
     if value is None:
         return math.nan
-    if isinstance(value, Refused):
-        if value.error.reason == "not-finite" and value.error.text == "NaN":
-            return math.nan  # AlpacaEval's own "no verdict"
-        raise InputError(f"{where} {value.error}")
-    if isinstance(value, str):
-        try:
-            value = parse_number(value)
-        except NumberError as exc:
-            raise InputError(f"{where} {exc}") from None
+    if (
+        isinstance(value, Refused)
+        and value.error.reason == "not-finite"
+        and value.error.text == "NaN"
+    ):
+        return math.nan  # AlpacaEval's own "no verdict"
+    value = _json_number(value, where)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InputError(f"{where} must be a number in [1, 2] (or 0 for a draw), got {value!r}")
     number = float(value)
@@ -204,13 +215,7 @@ def _side_value(record: dict[str, Any], key: str, label: str, where: str) -> flo
                 f"numbers: {value!r}"
             )
         value = sum(counts)
-    if isinstance(value, Refused):
-        raise InputError(f"{label}: {where}: {key} {value.error}")
-    if isinstance(value, str):
-        try:
-            value = parse_number(value)
-        except NumberError as exc:
-            raise InputError(f"{label}: {where}: {key} {exc}") from None
+    value = _json_number(value, f"{label}: {where}: {key}")
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise InputError(
             f"{label}: {where}: style covariate {key!r} must be a number, got {value!r}"

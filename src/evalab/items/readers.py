@@ -53,6 +53,8 @@ class Columns:
     scores: tuple[str, ...] = ()
     cluster: str | None = None
     sample: str | None = None
+    #: the column of each sample's answer (``passk --maj``), read as a raw score
+    answer: str | None = None
 
 
 def read_text(path: Path) -> str:
@@ -124,6 +126,8 @@ def plain_row(record: dict[str, Any], line: int, where: str, cols: Columns) -> R
     """A :class:`Row` from a plain record (a JSON object or a CSV row as a dict)."""
     names = cols.scores or ("score",)
     scores = {name: _required(record, name, where, "score") for name in names}
+    if cols.answer is not None:
+        scores[cols.answer] = _required(record, cols.answer, where, "answer")
     item = str(_required(record, cols.id, where, "id"))
     cluster = cluster_of(record, cols.cluster, where, "a column of the file")
     sample = None if cols.sample is None else str(_required(record, cols.sample, where, "sample"))
@@ -141,15 +145,35 @@ def _header_index(header: list[str], name: str, path: Path, what: str) -> int:
 
 def csv_records(path: Path, cols: Columns) -> Records:
     """The columns of a CSV/TSV file with a header row, as :class:`Records`."""
+    kind = "TSV" if data_suffix(path) == ".tsv" else "CSV"
     reader = csv.reader(
-        io.StringIO(read_text(path)), delimiter="\t" if data_suffix(path) == ".tsv" else ","
+        io.StringIO(read_text(path), newline=""),
+        delimiter="\t" if kind == "TSV" else ",",
+        strict=True,
     )
-    header = next(reader)
+    try:
+        header, fields, lines = _csv_rows(path, reader)
+    except csv.Error as exc:  # an unterminated quote, a quote inside an unquoted cell
+        raise InputError(f"{path}: line {reader.line_num} is not valid {kind} ({exc})") from None
     ix = _header_index(header, cols.id, path, "id")
     scores = [(n, _header_index(header, n, path, "score")) for n in cols.scores or ("score",)]
+    if cols.answer is not None:
+        scores.append((cols.answer, _header_index(header, cols.answer, path, "answer")))
     cx = None if cols.cluster is None else _header_index(header, cols.cluster, path, "cluster")
     sx = None if cols.sample is None else _header_index(header, cols.sample, path, "sample")
     rec = Records()
+    rec.lines = lines
+    rec.items = [r[ix] for r in fields]
+    rec.clusters = [r[cx] for r in fields] if cx is not None else [None] * len(fields)
+    rec.samples = [r[sx] for r in fields] if sx is not None else [None] * len(fields)
+    everyone = list(range(len(fields)))
+    rec.scores = {n: (everyone, [r[k] for r in fields]) for n, k in scores}
+    return rec
+
+
+def _csv_rows(path: Path, reader: Any) -> tuple[list[str], list[list[str]], list[int]]:
+    """The header, the rows and each row's line number; a row of another width is refused."""
+    header = next(reader)
     width = len(header)
     lines: list[int] = []
     fields: list[list[str]] = []
@@ -162,13 +186,7 @@ def csv_records(path: Path, cols: Columns) -> Records:
             )
         lines.append(reader.line_num)
         fields.append(row)
-    rec.lines = lines
-    rec.items = [r[ix] for r in fields]
-    rec.clusters = [r[cx] for r in fields] if cx is not None else [None] * len(fields)
-    rec.samples = [r[sx] for r in fields] if sx is not None else [None] * len(fields)
-    everyone = list(range(len(fields)))
-    rec.scores = {n: (everyone, [r[k] for r in fields]) for n, k in scores}
-    return rec
+    return header, fields, lines
 
 
 def is_segments(record: dict[str, Any]) -> bool:

@@ -8,6 +8,11 @@ and its rank cluster against the other metrics.
 
 Human system scores are the mean over each system's rated segments (``rated-mean``, the
 WMT convention) or over the segments rated for every system (``common-mean``).
+
+Soft pairwise accuracy (WMT24) is a system-level statistic of segment scores: it is
+computed for the metrics with segment scores, on the segments rated for every system
+(:class:`~evalab.metaeval.soft_pairwise.SoftPairwise`), and gets its interval and clusters
+from the same paired bootstrap resamples as the other system-level statistics.
 """
 
 from __future__ import annotations
@@ -21,9 +26,11 @@ import numpy as np
 from evalab.errors import InputError, SettingsError
 from evalab.metaeval.scores import MetricScores
 from evalab.metaeval.significance import PERMUTABLE, bootstrap_p, clusters, permutation_p
+from evalab.metaeval.soft_pairwise import SoftPairwise
 from evalab.metaeval.statistics import (
     LABELS,
     SEGMENT_STATS,
+    SOFT_ACCURACY,
     SYSTEM_STATS,
     SegmentData,
     system_statistic,
@@ -90,6 +97,8 @@ class MetaEvalResult:
     n_segments: int = 0
     rated_segments: int = 0
     notes: list[str] = field(default_factory=list)
+    #: soft pairwise accuracy's test: on the segments rated for every system (None: not computed)
+    soft: SoftPairwise | None = None
 
 
 def human_system_scores(human: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
@@ -140,8 +149,9 @@ def meta_evaluate(
         for m in metrics
         if m.segment is not None
     }
-    boot_sys, boot_seg = _bootstrap(human, h_mask, metrics, data, settings, progress)
-    _system_level(result, boot_sys)
+    result.soft = SoftPairwise.rated_by_all(human) if data else None
+    boot_sys, boot_seg = _bootstrap(human, h_mask, metrics, data, result.soft, settings, progress)
+    _system_level(result, boot_sys, data)
     if data:
         _segment_level(result, data, boot_seg)
     return result
@@ -156,6 +166,7 @@ def _bootstrap(
     h_mask: np.ndarray,
     metrics: Sequence[MetricScores],
     data: dict[str, SegmentData],
+    soft: SoftPairwise | None,
     settings: MetaEvalSettings,
     progress: Any,
 ) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, np.ndarray]]]:
@@ -168,6 +179,8 @@ def _bootstrap(
     seg_out: dict[str, dict[str, list[np.ndarray]]] = {
         n: {s: [] for s in SEGMENT_STATS} for n in data
     }
+    for n in data if soft is not None else ():
+        sys_out[n][SOFT_ACCURACY] = []
     for counts in bootstrap_counts(n_seg, settings.n_bootstrap, settings.seed):
         counts = counts.astype(np.float64)
         h = _masked_means(h_values, h_mask, counts)
@@ -177,6 +190,10 @@ def _bootstrap(
             ms = m.resample(counts)
             for stat in SYSTEM_STATS:
                 sys_out[m.name][stat].append(system_statistic(stat, ms, h))
+        if soft is not None:
+            spa = soft.resampled([d.metric for d in data.values()], counts)
+            for name, row in zip(data, spa, strict=True):
+                sys_out[name][SOFT_ACCURACY].append(row)
         for name, d in data.items():
             for stat in seg_out[name]:
                 if stat != "acc_eq":
@@ -247,8 +264,11 @@ def _estimates(
     return out
 
 
-def _system_level(result: MetaEvalResult, boot: dict[str, dict[str, np.ndarray]]) -> None:
-    names = [m.name for m in result.metrics]
+def _system_level(
+    result: MetaEvalResult,
+    boot: dict[str, dict[str, np.ndarray]],
+    data: dict[str, SegmentData],
+) -> None:
     for stat in SYSTEM_STATS:
         values = {
             m.name: float(
@@ -256,21 +276,36 @@ def _system_level(result: MetaEvalResult, boot: dict[str, dict[str, np.ndarray]]
             )
             for m in result.metrics
         }
-        samples = {n: boot[n].get(stat) for n in names}
-        p = np.full((len(names), len(names)), np.nan)
-        for i, a in enumerate(names):
-            for j, b in enumerate(names):
-                sa, sb = samples[a], samples[b]
-                if i != j and sa is not None and sb is not None and values[a] >= values[b]:
-                    p[i, j] = bootstrap_p(sa, sb)
-        result.estimates[("system", stat)] = _estimates(
-            values, samples, {}, p, result.settings, LABELS[("system", stat)], result.notes
-        )
+        _system_estimates(result, stat, values, boot)
+    if result.soft is not None:
+        soft = result.soft
+        values = {n: soft.point(d.metric) for n, d in data.items()}
+        _system_estimates(result, SOFT_ACCURACY, values, boot)
     if any(m.resample is None for m in result.metrics):
         fixed = ", ".join(m.name for m in result.metrics if m.resample is None)
         result.notes.append(
             f"{fixed}: system-level scores given in --scores are fixed, so they have no interval"
         )
+
+
+def _system_estimates(
+    result: MetaEvalResult,
+    stat: str,
+    values: dict[str, float],
+    boot: dict[str, dict[str, np.ndarray]],
+) -> None:
+    """One system-level statistic's estimates: paired-bootstrap intervals, p-values, clusters."""
+    names = list(values)
+    samples = {n: boot[n].get(stat) for n in names}
+    p = np.full((len(names), len(names)), np.nan)
+    for i, a in enumerate(names):
+        for j, b in enumerate(names):
+            sa, sb = samples[a], samples[b]
+            if i != j and sa is not None and sb is not None and values[a] >= values[b]:
+                p[i, j] = bootstrap_p(sa, sb)
+    result.estimates[("system", stat)] = _estimates(
+        values, samples, {}, p, result.settings, LABELS[("system", stat)], result.notes
+    )
 
 
 def _segment_level(

@@ -19,15 +19,34 @@ MQM scores are discrete and tie often), the count can go either way with the sum
 BLAS picks, in the oracle itself too (the same scores at another place in memory give p-values
 0.002 apart). The test states that tolerance: the mean number of such ties per pair, over
 the number of permutations.
+
+In ``meta-eval`` (:class:`SoftPairwise`) it is computed on the segments every system was
+rated on (mt-metrics-eval filters the human ``None`` cells and needs the rest to form a
+``[systems, segments]`` matrix), and on each bootstrap resample of segments, so an interval
+and the paired bootstrap clusters come as for every system-level statistic. A resample's
+``L`` drawn segments (one drawn twice is two segments, each with its own sign) are tested
+with the first ``L`` columns of one ``[permutations, all segments]`` draw of signs (seed 4),
+drawn once for every resample: drawing the oracle's own ``[permutations, L]`` signs for each
+resample would cost more than the test itself, and any fair draw of signs is the same test.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from evalab.errors import InputError
 
-__all__ = ["DEFAULT_PERMUTATIONS", "PCE_SEED", "pairwise_p_values", "soft_pairwise_accuracy"]
+__all__ = [
+    "DEFAULT_PERMUTATIONS",
+    "PCE_SEED",
+    "SoftPairwise",
+    "pairwise_p_values",
+    "soft_pairwise_accuracy",
+]
 
 #: mt-metrics-eval's defaults
 DEFAULT_PERMUTATIONS = 1000
@@ -60,16 +79,29 @@ def pairwise_p_values(
             "soft pairwise accuracy needs every system scored on every segment (no missing "
             "or infinite score): keep the segments every system was rated on"
         )
+    return _p_values(_signs(n_permutations, seg.shape[1], seed), seg)
+
+
+def _p_values(signs: np.ndarray, seg: np.ndarray) -> np.ndarray:
+    """The p-value matrix of ``seg`` ``[systems, segments]`` under the trials ``signs``."""
     seg32 = seg.astype(np.float32)
-    totals = np.sum(seg32, axis=1)
-    partial = np.matmul(_signs(n_permutations, seg.shape[1], seed), seg32.T)
-    s = seg.shape[0]
+    return _p_of(np.matmul(signs, seg32.T), np.sum(seg32, axis=1))
+
+
+def _p_of(partial: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """P-values from the trials' signed sums ``[trials, systems]`` and the observed sums."""
+    s = totals.shape[0]
+    i, j = np.triu_indices(s, k=1)
     out = np.full((s, s), np.nan)
-    for i in range(s):
-        for j in range(i + 1, s):
-            null = partial[:, i] - partial[:, j]
-            out[i, j] = np.sum(null >= totals[i] - totals[j]) / n_permutations
+    # float32 differences, element for element those of the oracle's loop over pairs
+    out[i, j] = np.count_nonzero(partial[:, i] - partial[:, j] >= totals[i] - totals[j], axis=0)
+    out[i, j] /= partial.shape[0]
     return out
+
+
+def _one_minus_error(p_human: np.ndarray, p_metric: np.ndarray) -> float:
+    upper = np.triu_indices(p_human.shape[0], k=1)
+    return float(1.0 - np.mean(np.abs(p_human - p_metric)[upper]))
 
 
 def soft_pairwise_accuracy(
@@ -91,5 +123,56 @@ def soft_pairwise_accuracy(
         raise InputError(f"human scores {h.shape} and metric scores {m.shape} differ in shape")
     p_h = pairwise_p_values(h, n_permutations, seed)
     p_m = pairwise_p_values(m if higher_is_better else -m, n_permutations, seed)
-    upper = np.triu_indices(h.shape[0], k=1)
-    return float(1.0 - np.mean(np.abs(p_h - p_m)[upper]))
+    return _one_minus_error(p_h, p_m)
+
+
+@dataclass(frozen=True)
+class SoftPairwise:
+    """SPA against one human ``[systems, segments]`` matrix, on the segments all systems were
+    rated on (``columns``), on the full data and on bootstrap resamples of segments."""
+
+    human: np.ndarray
+    #: the segments (of all) rated for every system, in order
+    columns: np.ndarray
+    n_permutations: int = DEFAULT_PERMUTATIONS
+    seed: int = PCE_SEED
+
+    @classmethod
+    def rated_by_all(cls, human: np.ndarray) -> SoftPairwise | None:
+        """On the segments whose every cell is rated (None where there is none)."""
+        columns = np.flatnonzero(np.isfinite(human).all(axis=0))
+        return cls(human, columns) if columns.size else None
+
+    def point(self, metric: np.ndarray) -> float:
+        """SPA of a metric's ``[systems, segments]`` scores (higher better) on the full data."""
+        c = self.columns
+        return soft_pairwise_accuracy(
+            self.human[:, c], metric[:, c], n_permutations=self.n_permutations, seed=self.seed
+        )
+
+    def resampled(self, metrics: Sequence[np.ndarray], counts: np.ndarray) -> np.ndarray:
+        """``[metrics, B]``: SPA of each metric on each resample (``counts`` ``[B, segments]``:
+        how often each segment is drawn); NaN where a resample draws none of the columns."""
+        out = np.full((len(metrics), counts.shape[0]), np.nan)
+        n_sys = self.human.shape[0]
+        # the humans' and every metric's scores in one matrix: one product per resample
+        stacked = np.concatenate([self.human, *metrics]).astype(np.float32)
+        drawn = np.rint(counts[:, self.columns]).astype(np.int64)
+        for b, k in enumerate(drawn):
+            idx = np.repeat(self.columns, k)
+            if idx.size == 0:
+                continue
+            seg = stacked[:, idx]
+            partial = np.matmul(self._resample_signs[:, : idx.size], seg.T)
+            totals = np.sum(seg, axis=1)
+            p = [
+                _p_of(partial[:, a : a + n_sys], totals[a : a + n_sys])
+                for a in range(0, stacked.shape[0], n_sys)
+            ]
+            out[:, b] = [_one_minus_error(p[0], q) for q in p[1:]]
+        return out
+
+    @cached_property
+    def _resample_signs(self) -> np.ndarray:
+        # a resample draws at most every segment (its counts sum to the number of segments)
+        return _signs(self.n_permutations, self.human.shape[1], self.seed)

@@ -21,15 +21,25 @@ from evalab.metaeval.flat_ties import FlatPairs, acc_eq_flat_resampled, acc_eq_o
 from evalab.metaeval.grouped import item_kendall, item_pearson, weighted_mean
 from evalab.metaeval.ties import GroupPairs, TieCalibrated, acc_eq_grouped, group_pairs
 
-__all__ = ["LABELS", "SEGMENT_STATS", "SYSTEM_STATS", "SegmentData", "system_statistic"]
+__all__ = [
+    "LABELS",
+    "SEGMENT_STATS",
+    "SOFT_ACCURACY",
+    "SYSTEM_STATS",
+    "SegmentData",
+    "system_statistic",
+]
 
 SYSTEM_STATS = ("pearson", "kendall", "accuracy")
+#: system level from segment scores (:mod:`evalab.metaeval.soft_pairwise`), after SYSTEM_STATS
+SOFT_ACCURACY = "soft_accuracy"
 SEGMENT_STATS = ("pearson", "kendall", "pearson_item", "kendall_item", "acc_eq", "acc_eq_item")
 
 LABELS = {
     ("system", "pearson"): "Pearson",
     ("system", "kendall"): "Kendall τ_b",
     ("system", "accuracy"): "pairwise accuracy",
+    ("system", SOFT_ACCURACY): "soft pairwise accuracy",
     ("segment", "pearson"): "Pearson (no grouping)",
     ("segment", "kendall"): "Kendall τ_b (no grouping)",
     ("segment", "pearson_item"): "Pearson (group by item)",

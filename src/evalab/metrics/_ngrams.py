@@ -16,13 +16,17 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections.abc import Callable, Sequence
+from abc import abstractmethod
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from evalab import _kernel
+from evalab import _kernel, numbers
 from evalab._kernel import Packed
 from evalab.errors import SettingsError
+from evalab.metrics.base import MetricSettings, SystemsMetric
 
 #: from this many systems on, the reference side of a segment is built once for all of
 #: them (measured on WMT22: building it costs about 1.5 systems' worth of lookups)
@@ -171,8 +175,8 @@ def kernel_threads() -> int:
     value = os.environ.get("EVALAB_NUM_THREADS", "").strip()
     if value:
         try:
-            count = int(value)
-        except ValueError:
+            count = numbers.parse_int(value)
+        except numbers.NumberError:
             raise SettingsError(
                 f"EVALAB_NUM_THREADS must be a positive integer, got {value!r}"
             ) from None
@@ -211,3 +215,62 @@ def _match_counts_python(
             h_ids[hyp.offsets[s] : hyp.offsets[s + 1]], rs, max_order, per_ref[s], best[s]
         )
     return per_ref, best
+
+
+_Table = TypeVar("_Table")
+
+
+class RefCache(Generic[_Table]):
+    """The prepared references of the last ``size`` reference sets, oldest dropped first."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._tables: OrderedDict[tuple[Hashable, ...], _Table] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._tables)
+
+    def clear(self) -> None:
+        self._tables.clear()
+
+    def get(
+        self, references: list[list[str]], prepare: Callable[[list[list[str]]], _Table]
+    ) -> _Table:
+        """The table of ``references``, prepared by ``prepare`` on first use."""
+        key = tuple(tuple(stream) for stream in references)
+        table = self._tables.get(key)
+        if table is not None:
+            self._tables.move_to_end(key)
+            return table
+        table = self._tables[key] = prepare(references)
+        while len(self._tables) > self.size:
+            self._tables.popitem(last=False)
+        return table
+
+
+class NgramMetric(SystemsMetric, Generic[_Table]):
+    """sacrebleu's n-gram metrics (BLEU, chrF): 0-100, higher is better, every system's rows
+    from one pass of the kernel, each reference set prepared once (:meth:`_prepare_references`)
+    and kept for the next :attr:`REF_CACHE_SIZE` calls."""
+
+    scale = 100.0
+    higher_is_better = True
+    #: how many distinct reference sets an instance keeps prepared
+    REF_CACHE_SIZE = 4
+
+    def __init__(self, settings: MetricSettings | None = None, **kwargs: Any) -> None:
+        super().__init__(settings, **kwargs)
+        self._ref_cache: RefCache[_Table] = RefCache(self.REF_CACHE_SIZE)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # caches are rebuilt on demand; worker processes get a light copy
+        state = self.__dict__.copy()
+        state["_ref_cache"] = RefCache[_Table](self.REF_CACHE_SIZE)
+        return state
+
+    def _reference_table(self, references: list[list[str]]) -> _Table:
+        return self._ref_cache.get(references, self._prepare_references)
+
+    @abstractmethod
+    def _prepare_references(self, references: list[list[str]]) -> _Table:
+        """The reference side of the metric, computed once per reference set."""

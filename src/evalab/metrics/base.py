@@ -274,6 +274,20 @@ def _jsonable(value: Any) -> Any:
 Refs: TypeAlias = Sequence[Sequence[str | None]]
 
 
+def nrefs_field(nrefs: NRefs) -> tuple[str, str]:
+    """The signature's ``nrefs`` field (``?`` where the number of references is not known)."""
+    return ("nrefs", str(nrefs) if nrefs is not None else "?")
+
+
+def column_ratio(sums: np.ndarray, num: int, den: int) -> np.ndarray:
+    """``sums[..., num] / sums[..., den]``: a mean of summed stats (NaN where nothing was
+    counted, without a warning)."""
+    sums = np.asarray(sums, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scores: np.ndarray = sums[..., num] / sums[..., den]
+    return scores
+
+
 def complete(references: list[list[str | None]]) -> TypeGuard[list[list[str]]]:
     """Whether no reference is missing (every stream holds strings only)."""
     return not has_missing(references)
@@ -822,3 +836,17 @@ class Metric(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.settings})"
+
+
+class SystemsMetric(Metric):
+    """A metric whose rows come from one pass over many systems (:meth:`_segment_stats_many`),
+    one system being the case of one."""
+
+    def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
+        return self._segment_stats_many([hypotheses], references)[0]
+
+    @abstractmethod
+    def _segment_stats_many(
+        self, systems: list[list[str]], references: list[list[str]]
+    ) -> list[np.ndarray]:
+        """Rows of every system (validated, non-empty), all in one pass."""

@@ -27,8 +27,8 @@ add ``smooth_value``, default 1, to matches and totals of orders n >= 2); ``exp`
 from __future__ import annotations
 
 import math
-from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Any, ClassVar
@@ -38,8 +38,8 @@ import numpy as np
 from evalab import _kernel
 from evalab._kernel import Packed, offsets_of
 from evalab.errors import InputError, SettingsError
-from evalab.metrics._ngrams import MAX_ORDER, match_counts_many
-from evalab.metrics.base import Metric, MetricSettings, setting
+from evalab.metrics._ngrams import MAX_ORDER, NgramMetric, match_counts_many
+from evalab.metrics.base import MetricSettings, nrefs_field, setting
 from evalab.metrics.stats_value import NRefs
 
 __all__ = ["BLEU", "BLEUSettings", "bleu_from_sums", "bleu_score"]
@@ -236,7 +236,7 @@ class _RefTable:
     lengths: np.ndarray  # [nrefs, nseg]
 
 
-class BLEU(Metric):
+class BLEU(NgramMetric[_RefTable]):
     """Corpus BLEU as sacrebleu 2.x: same numbers, same signature, same statistics layout.
 
     Reference-side work (tokenizing, packing) is cached per reference set, so scoring many
@@ -245,8 +245,6 @@ class BLEU(Metric):
 
     name = "bleu"
     settings_class = BLEUSettings
-    scale = 100.0
-    higher_is_better = True
     releases_gil = _kernel.mt is not None  # n-gram matching runs in the kernel without the GIL
     settings: BLEUSettings
     test_setting_values: ClassVar[Mapping[str, Sequence[Any]]] = {
@@ -258,8 +256,6 @@ class BLEU(Metric):
         ),
     }
 
-    #: how many distinct reference sets the instance keeps prepared
-    REF_CACHE_SIZE = 4
     #: distinct segments whose token ids are memoised before the caches are emptied
     SEGMENT_CACHE_SIZE = 1 << 20
 
@@ -275,16 +271,13 @@ class BLEU(Metric):
         self._vocab: defaultdict[str, int] = defaultdict()
         self._vocab.default_factory = self._vocab.__len__
         self._seg_ids: dict[str, list[int]] = {}
-        self._ref_cache: OrderedDict[tuple[Hashable, ...], _RefTable] = OrderedDict()
+        self._ref_cache.clear()
         # the compiled tokenizer's own token table (no str object per token)
         self._kernel_vocab: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
-        # caches are rebuilt on demand; worker processes get a light copy
-        state = self.__dict__.copy()
-        state.update(
-            _vocab=None, _seg_ids={}, _ref_cache=OrderedDict(), _words_fn=None, _kernel_vocab=None
-        )
+        state = super().__getstate__()
+        state.update(_vocab=None, _seg_ids={}, _words_fn=None, _kernel_vocab=None)
         return state
 
     def _bound_caches(self) -> None:
@@ -361,21 +354,9 @@ class BLEU(Metric):
         flat = np.fromiter(chain.from_iterable(per_seg), dtype=np.int64, count=int(offsets[-1]))
         return Packed(flat, offsets)
 
-    def _reference_table(self, references: list[list[str]]) -> _RefTable:
-        key = tuple(tuple(stream) for stream in references)
-        table = self._ref_cache.get(key)
-        if table is not None:
-            self._ref_cache.move_to_end(key)
-            return table
+    def _prepare_references(self, references: list[list[str]]) -> _RefTable:
         streams = [self._encode(stream) for stream in references]
-        table = _RefTable(streams, np.stack([s.lengths for s in streams]))
-        self._ref_cache[key] = table
-        while len(self._ref_cache) > self.REF_CACHE_SIZE:
-            self._ref_cache.popitem(last=False)
-        return table
-
-    def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
-        return self._segment_stats_many([hypotheses], references)[0]
+        return _RefTable(streams, np.stack([s.lengths for s in streams]))
 
     def _segment_stats_many(
         self, systems: list[list[str]], references: list[list[str]]
@@ -447,7 +428,7 @@ class BLEU(Metric):
             k = f"{s.smooth_k:.2f}"
             smooth += f"[{k if float(k) == s.smooth_k else repr(s.smooth_k)}]"
         fields = [
-            ("nrefs", str(nrefs) if nrefs is not None else "?"),
+            nrefs_field(nrefs),
             ("case", "lc" if s.lowercase else "mixed"),
             ("eff", "yes" if s.effective_order else "no"),
             ("tok", self._tok_signature()),

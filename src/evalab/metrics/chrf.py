@@ -22,8 +22,7 @@ one punctuation mark off the start or end of a word (Popović's chrF++.py).
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,10 +33,11 @@ from evalab._kernel import Packed, TokenTable
 from evalab.errors import InputError, SettingsError
 from evalab.metrics._ngrams import (
     MAX_ORDER,
+    NgramMetric,
     match_counts_many,
     pack_chars,
 )
-from evalab.metrics.base import Metric, MetricSettings, setting
+from evalab.metrics.base import MetricSettings, nrefs_field, setting
 from evalab.metrics.stats_value import NRefs
 
 __all__ = ["CHRF", "CHRFPlusPlus", "CHRFSettings", "chrf_from_sums", "chrf_score"]
@@ -184,25 +184,13 @@ class _RefTable:
     words: list[Packed]
 
 
-class CHRF(Metric):
+class CHRF(NgramMetric[_RefTable]):
     """chrF as sacrebleu 2.x: same numbers, signature and statistics layout."""
 
     name = "chrf"
     settings_class = CHRFSettings
-    scale = 100.0
-    higher_is_better = True
     releases_gil = _kernel.mt is not None  # n-gram matching runs in the kernel without the GIL
     settings: CHRFSettings
-    REF_CACHE_SIZE = 4
-
-    def __init__(self, settings: CHRFSettings | None = None, **kwargs: Any) -> None:
-        super().__init__(settings, **kwargs)
-        self._ref_cache: OrderedDict[tuple[Hashable, ...], _RefTable] = OrderedDict()
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_ref_cache"] = OrderedDict()
-        return state
 
     @property
     def order(self) -> int:
@@ -229,12 +217,7 @@ class CHRF(Metric):
     def _chars(self, texts: list[str]) -> Packed:
         return pack_chars(texts, keep_whitespace=self.settings.whitespace)
 
-    def _reference_table(self, references: list[list[str]]) -> _RefTable:
-        key = tuple(tuple(stream) for stream in references)
-        table = self._ref_cache.get(key)
-        if table is not None:
-            self._ref_cache.move_to_end(key)
-            return table
+    def _prepare_references(self, references: list[list[str]]) -> _RefTable:
         streams = [[self._prep(r) for r in stream] for stream in references]
         vocab = TokenTable()  # the references' words, for this reference set only
         words = (
@@ -242,15 +225,9 @@ class CHRF(Metric):
             if self.settings.word_order
             else []
         )
-        table = _RefTable([self._chars(s) for s in streams], vocab, words)
-        self._ref_cache[key] = table
-        while len(self._ref_cache) > self.REF_CACHE_SIZE:
-            self._ref_cache.popitem(last=False)
-        return table
+        return _RefTable([self._chars(s) for s in streams], vocab, words)
 
     # -- statistics ---------------------------------------------------------------------------
-    def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
-        return self._segment_stats_many([hypotheses], references)[0]
 
     def _segment_stats_many(
         self, systems: list[list[str]], references: list[list[str]]
@@ -328,7 +305,7 @@ class CHRF(Metric):
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
         fields = [
-            ("nrefs", str(nrefs) if nrefs is not None else "?"),
+            nrefs_field(nrefs),
             ("case", "lc" if s.lowercase else "mixed"),
             ("eff", "no" if s.eps_smoothing else "yes"),
             ("nc", str(s.char_order)),

@@ -33,6 +33,7 @@ from evalab.metrics.base import (
     Refs,
     Score,
     check_references,
+    column_ratio,
     complete,
     setting,
 )
@@ -389,10 +390,7 @@ class Comet(Metric):
         return list(model.score(systems, self._sources, ref, self.settings.batch_size, progress))
 
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
-        sums = np.asarray(sums, dtype=np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            scores: np.ndarray = sums[..., 0] / sums[..., 1]
-            return scores
+        return column_ratio(sums, 0, 1)
 
     def _score_components(self, sums: np.ndarray) -> tuple[dict[str, Any], str]:
         return {"n_segments": int(sums[1])}, ""

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from evalab.errors import SettingsError
-from evalab.metrics.base import Metric, MetricSettings, setting
+from evalab.metrics.base import Metric, MetricSettings, column_ratio, nrefs_field, setting
 from evalab.metrics.stats_value import NRefs
 from evalab.text.tokenizers import available_tokenizers, check_tokenizer_name, get_tokenizer
 
@@ -95,10 +95,7 @@ class _MeanMetric(Metric):
     higher_is_better: ClassVar[bool] = True
 
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
-        sums = np.asarray(sums, dtype=np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            scores: np.ndarray = sums[..., 0] / sums[..., -1]
-        return scores
+        return column_ratio(sums, 0, -1)
 
     def _means(self, sums: np.ndarray) -> list[float]:
         count = float(sums[-1])
@@ -148,7 +145,7 @@ class ExactMatch(_MeanMetric):
 
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         return [
-            ("nrefs", str(nrefs) if nrefs is not None else "?"),
+            nrefs_field(nrefs),
             # the signature keeps its 0.1 key: a stored signature still reads the same
             ("norm", self.settings.tokenize),
         ]
@@ -232,6 +229,6 @@ class TokenF1(_MeanMetric):
 
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         return [
-            ("nrefs", str(nrefs) if nrefs is not None else "?"),
+            nrefs_field(nrefs),
             ("tok", self.settings.tokenize),
         ]

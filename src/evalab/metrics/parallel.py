@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evalab.errors import SettingsError
+from evalab.errors import OutOfRangeError, SettingsError
 from evalab.metrics.base import Metric, Refs, Stats, check_references
 from evalab.metrics.missing_refs import reference_count
 
@@ -61,7 +61,7 @@ def parallel_stats(
 ) -> Stats:
     """``metric.stats(hypotheses, references)`` computed on ``jobs`` processes."""
     if jobs < 1:
-        raise SettingsError(f"--jobs must be at least 1, got {jobs}")
+        raise OutOfRangeError("jobs", jobs, "at least 1")
     hyps, refs = check_references(hypotheses, references, metric=metric.name)
     if jobs == 1 or len(hyps) < 2 or not shardable(metric):
         return metric.stats(hyps, refs)
@@ -107,7 +107,7 @@ def stats_table(
     With a ``cluster``, ``jobs`` Ray workers compute the shards (:func:`cluster_table`).
     """
     if jobs < 1:
-        raise SettingsError(f"--jobs must be at least 1, got {jobs}")
+        raise OutOfRangeError("jobs", jobs, "at least 1")
     if cluster is not None:
         return cluster_table(metrics, systems, references, jobs, cluster)
     table: dict[str, dict[str, Stats]] = {name: {} for name in metrics}

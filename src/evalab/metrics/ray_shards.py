@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from evalab.errors import EvalabError, MissingExtraError, SettingsError
+from evalab.errors import EvalabError, MissingExtraError, SettingsError, first_line
 
 if TYPE_CHECKING:
     from evalab.metrics.base import Metric, MetricSettings, Stats
@@ -294,8 +294,3 @@ def _init_error(address: str | None, exc: BaseException) -> str:
     if type(exc).__name__ == "AuthenticationError" and address is not None:
         return _refused_error(address)
     return f"{where}: Ray could not connect: {type(exc).__name__}: {first_line(exc)}"
-
-
-def first_line(exc: BaseException) -> str:
-    """The first non-empty line of an exception's message (Ray's run to a page)."""
-    return next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)

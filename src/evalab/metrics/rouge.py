@@ -52,7 +52,15 @@ from evalab.metrics._rouge_pairs import (
     match_masks,
     ngram_overlaps,
 )
-from evalab.metrics.base import Metric, MetricSettings, PairWork, PeerName, setting
+from evalab.metrics.base import (
+    Metric,
+    MetricSettings,
+    PairWork,
+    PeerName,
+    column_ratio,
+    nrefs_field,
+    setting,
+)
 from evalab.metrics.stats_value import NRefs
 from evalab.text.porter import porter_stem
 from evalab.text.rouge_tokenizers import DistinctTokens, emptied_count
@@ -415,10 +423,7 @@ class _Rouge(Metric):
             )
 
     def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
-        sums = np.asarray(sums, dtype=np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            scores: np.ndarray = sums[..., 2] / sums[..., 3]
-            return scores
+        return column_ratio(sums, 2, 3)
 
     def _score_components(self, sums: np.ndarray) -> tuple[dict[str, Any], str]:
         count = float(sums[3])
@@ -431,7 +436,7 @@ class _Rouge(Metric):
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
         return [
-            ("nrefs", str(nrefs) if nrefs is not None else "?"),
+            nrefs_field(nrefs),
             ("tok", s.tokenize),
             ("stem", "porter" if s.use_stemmer else "no"),
             ("beta", f"{s.beta:g}"),

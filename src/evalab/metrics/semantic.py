@@ -50,6 +50,7 @@ from evalab.metrics.base import (
     Refs,
     check_references,
     complete,
+    nrefs_field,
     reference_digest,
     setting,
 )
@@ -332,7 +333,7 @@ class BERTScore(Metric):
         s = self.settings
         emb = self.embedder
         fields = [
-            ("nrefs", str(nrefs) if nrefs is not None else "?"),
+            nrefs_field(nrefs),
             ("model", f"{emb.name}#{emb.fingerprint}"),
         ]
         fields.append(("layer", str(emb.layer)))

@@ -38,7 +38,7 @@ what ``evalab score --align/--errors`` shows; ``WER.worst_segments`` picks the s
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any, ClassVar
@@ -54,7 +54,7 @@ from evalab.metrics._editdistance import (
     levenshtein_counts_many,
     levenshtein_steps_many,
 )
-from evalab.metrics.base import Metric, MetricSettings, PairWork, setting
+from evalab.metrics.base import MetricSettings, PairWork, SystemsMetric, nrefs_field, setting
 from evalab.metrics.stats_value import NRefs
 from evalab.text.asr import (
     CHAR_WHITESPACE,
@@ -79,6 +79,7 @@ __all__ = [
     "error_counts",
     "error_rate_from_sums",
     "match_error_rate_from_sums",
+    "word_information_lost_from_sums",
     "word_information_preserved_from_sums",
 ]
 
@@ -141,6 +142,11 @@ def match_error_rate_from_sums(sums: np.ndarray) -> np.ndarray:
     h, edits, ref_len, hyp_len = _counts(sums)
     empty = np.where(hyp_len > 0, 1.0, 0.0)
     return np.where(ref_len > 0, _divide(edits, h + edits), empty)
+
+
+def word_information_lost_from_sums(sums: np.ndarray) -> np.ndarray:
+    """WIL of summed ``[..., 4]``: ``1 - WIP``."""
+    return 1 - word_information_preserved_from_sums(sums)
 
 
 def word_information_preserved_from_sums(sums: np.ndarray) -> np.ndarray:
@@ -222,7 +228,7 @@ insertions=(), deletions=(ErrorCount(reference='c', hypothesis='', count=2),))
     return ErrorCounts(ranked(Edit.SUBSTITUTE), ranked(Edit.INSERT), ranked(Edit.DELETE))
 
 
-class WER(Metric):
+class WER(SystemsMetric):
     """Word error rate as jiwer 4 (``jiwer.wer``) computes it over a corpus."""
 
     name = "wer"
@@ -256,9 +262,6 @@ class WER(Metric):
     @property
     def stat_names(self) -> tuple[str, ...]:
         return COUNT_NAMES
-
-    def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
-        return self._segment_stats_many([hypotheses], references)[0]
 
     def _segment_stats_many(
         self, systems: list[list[str]], references: list[list[str]]
@@ -347,7 +350,7 @@ class WER(Metric):
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         s = self.settings
         return [
-            ("nrefs", str(nrefs) if nrefs is not None else "?"),
+            nrefs_field(nrefs),
             ("unit", self.unit),
             ("case", "lc" if s.lowercase else "mixed"),
             ("punct", "no" if s.remove_punctuation else "yes"),
@@ -381,39 +384,40 @@ class CER(WER):
         return Packed(*_kernel.pack_chars(chars))
 
 
-class MER(WER):
+class _Measure(WER):
+    """A measure of jiwer 4 other than WER over the same counts, as a fraction of them."""
+
+    bounds = (0.0, 1.0)
+
+    def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
+        return _MEASURES[self.name](sums)
+
+
+#: each measure's function of summed stats ``[..., 4]``, by registry name
+_MEASURES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "mer": match_error_rate_from_sums,
+    "wip": word_information_preserved_from_sums,
+    "wil": word_information_lost_from_sums,
+}
+
+
+class MER(_Measure):
     """Match error rate as jiwer 4 (``jiwer.mer``) computes it over a corpus."""
 
     name = "mer"
-    #: a fraction of the aligned positions: never above 1
-    bounds = (0.0, 1.0)
     releases_gil = _kernel.ed is not None  # WER's kernel
 
-    def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
-        """MER of summed stats ``[..., 4]``."""
-        return match_error_rate_from_sums(sums)
 
-
-class WIP(WER):
+class WIP(_Measure):
     """Word information preserved as jiwer 4 (``jiwer.wip``) computes it over a corpus."""
 
     name = "wip"
     higher_is_better = True
-    bounds = (0.0, 1.0)
     releases_gil = _kernel.ed is not None  # WER's kernel
 
-    def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
-        """WIP of summed stats ``[..., 4]``."""
-        return word_information_preserved_from_sums(sums)
 
-
-class WIL(WER):
+class WIL(_Measure):
     """Word information lost as jiwer 4 (``jiwer.wil``) computes it: ``1 - WIP``."""
 
     name = "wil"
-    bounds = (0.0, 1.0)
     releases_gil = _kernel.ed is not None  # WER's kernel
-
-    def scores_from_sums(self, sums: np.ndarray) -> np.ndarray:
-        """WIL of summed stats ``[..., 4]``."""
-        return 1 - word_information_preserved_from_sums(sums)

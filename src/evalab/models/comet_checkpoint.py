@@ -15,14 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalab.errors import InputError, require
+from evalab.errors import InputError, first_line, require
 
 __all__ = [
     "SUPPORTED_CLASSES",
     "UNIFIED_CLASSES",
     "CheckpointInfo",
     "checkpoint_file",
-    "first_line",
     "hparams_file",
     "input_sides",
     "read_checkpoint",
@@ -162,11 +161,6 @@ def check_hidden_sizes(sizes: Any, ckpt: Path) -> None:
             f"{ckpt}: hidden_sizes {sizes!r} is not a non-empty list of positive integers "
             "(the estimator's layer widths, e.g. [3072, 1024])"
         )
-
-
-def first_line(exc: BaseException) -> str:
-    """The first line of an exception's message (its type when the message is empty)."""
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _sha256(path: Path) -> str:

@@ -26,10 +26,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evalab.errors import InputError, require
-from evalab.models.comet_checkpoint import DEFAULT_HIDDEN_SIZES, CheckpointInfo, first_line
+from evalab.errors import InputError, first_line, require
+from evalab.models.comet_checkpoint import DEFAULT_HIDDEN_SIZES, CheckpointInfo
 from evalab.models.comet_packed import FileTokenizer, load_packed_bert, packed_sentence_embeddings
 from evalab.models.hf_encoder import padded_batch
+from evalab.models.hub import load_local
 from evalab.models.packed_bert import is_plain_bert
 from evalab.progress import progress_bar
 
@@ -264,24 +265,15 @@ def _file_tokenizer(folder: Path, encoder_name: str) -> Any:
 
 
 def _tokenizer(tok_cls: Any, folder: Path) -> Any:
-    try:
-        return tok_cls.from_pretrained(str(folder), local_files_only=True)
-    except Exception as exc:
-        raise InputError(
-            f"{folder}: cannot load the encoder's tokenizer ({first_line(exc)})"
-        ) from None
+    return load_local(tok_cls.from_pretrained, folder, "cannot load the encoder's tokenizer")
 
 
 def _load_encoder(transformers: Any, classes: tuple[Any, ...], folder: Path) -> tuple[Any, Any]:
     """Tokenizer and randomly initialised encoder from ``folder``'s files (the weights
     come from the checkpoint, as unbabel-comet loads it with load_pretrained_weights=False)."""
     model_cls, tok_cls = classes
-    try:
-        config = transformers.AutoConfig.from_pretrained(str(folder), local_files_only=True)
-    except Exception as exc:
-        raise InputError(
-            f"{folder}: cannot load the encoder's config ({first_line(exc)})"
-        ) from None
+    load = transformers.AutoConfig.from_pretrained
+    config = load_local(load, folder, "cannot load the encoder's config")
     return _tokenizer(tok_cls, folder), model_cls(config, add_pooling_layer=False)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ import numpy as np
 
 from evalab.errors import InputError, MissingExtraError, SettingsError, require
 from evalab.models.embedding_cache import DEFAULT_CACHE_BYTES, Embedder
-from evalab.models.hub import model_label
+from evalab.models.hub import load_local, model_label
 from evalab.models.packed_bert import packed_encoder
 from evalab.models.token_embeddings import TokenEmbeddings
 from evalab.progress import progress_bar
@@ -205,21 +205,29 @@ class TransformerEmbedder(Embedder):
             )
         out: list[TokenEmbeddings | None] = [None] * len(sentences)
         cut = set(truncated)
-        batches = self._batches(ids, packed=self._packed is not None)
+        for batch in self._shown_batches(
+            ids, "embedding", progress, packed=self._packed is not None
+        ):
+            t0 = time.perf_counter()
+            vectors = self._unit_vectors([ids[i] for i in batch])
+            for i, v in zip(batch, vectors, strict=True):
+                out[i] = self._make(ids[i], v, truncated=i in cut)
+            self.profile["forward"] += time.perf_counter() - t0
+        return out  # type: ignore[return-value]
+
+    def _shown_batches(
+        self, ids: list[list[int]], what: str, progress: bool, *, packed: bool = False
+    ) -> Iterator[list[int]]:
+        """:meth:`_batches`, with a bar of the segments done when ``progress`` (and more than
+        one batch)."""
+        batches = self._batches(ids, packed=packed)
+        shown = progress and len(batches) > 1
         with progress_bar(
-            sum(map(len, batches)),
-            f"embedding ({self.name})",
-            progress and len(batches) > 1,
-            unit="segments",
+            sum(map(len, batches)), f"{what} ({self.name})", shown, unit="segments"
         ) as advance:
             for batch in batches:
-                t0 = time.perf_counter()
-                vectors = self._unit_vectors([ids[i] for i in batch])
-                for i, v in zip(batch, vectors, strict=True):
-                    out[i] = self._make(ids[i], v, truncated=i in cut)
-                self.profile["forward"] += time.perf_counter() - t0
+                yield batch
                 advance(len(batch))
-        return out  # type: ignore[return-value]
 
     def _make(self, ids: list[int], vectors: np.ndarray, *, truncated: bool) -> TokenEmbeddings:
         return TokenEmbeddings(
@@ -238,27 +246,14 @@ class TransformerEmbedder(Embedder):
         ids, _ = self.encode(sentences)
         torch = self._torch
         out: list[list[TokenEmbeddings]] = [[] for _ in sentences]
-        batches = self._batches(ids)
-        with progress_bar(
-            sum(map(len, batches)),
-            f"embedding all layers ({self.name})",
-            progress and len(batches) > 1,
-            unit="segments",
-        ) as advance:
-            for batch in batches:
-                states = self._forward([ids[i] for i in batch], all_layers=True)
-                for h in states[: self.layer + 1]:
-                    h = h.float()
-                    h = (h / torch.linalg.vector_norm(h, dim=-1, keepdim=True)).cpu().numpy()
-                    for row, i in enumerate(batch):
-                        out[i].append(self._make(ids[i], h[row, : len(ids[i])], truncated=False))
-                advance(len(batch))
+        for batch in self._shown_batches(ids, "embedding all layers", progress):
+            states = self._forward([ids[i] for i in batch], all_layers=True)
+            for h in states[: self.layer + 1]:
+                h = h.float()
+                h = (h / torch.linalg.vector_norm(h, dim=-1, keepdim=True)).cpu().numpy()
+                for row, i in enumerate(batch):
+                    out[i].append(self._make(ids[i], h[row, : len(ids[i])], truncated=False))
         return out
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:200] if text else type(exc).__name__
 
 
 def _check_device(torch: Any, device: str) -> str:
@@ -285,10 +280,7 @@ def _load_config(transformers: Any, path: Path) -> Any:
             f"{path}: not a Hugging Face model directory (no config.json); expected a directory "
             "saved with save_pretrained() holding config.json, weights and tokenizer files"
         )
-    try:
-        config = transformers.AutoConfig.from_pretrained(str(path), local_files_only=True)
-    except Exception as exc:
-        raise InputError(f"{path}: cannot read config.json ({_first_line(exc)})") from exc
+    config = load_local(transformers.AutoConfig.from_pretrained, path, "cannot read config.json")
     archs = list(getattr(config, "architectures", None) or [])
     if getattr(config, "is_decoder", False) or any(a.endswith(_DECODER_SUFFIXES) for a in archs):
         raise InputError(
@@ -355,19 +347,18 @@ def padded_batch(torch: Any, batch: list[list[int]], pad: int) -> tuple[Any, Any
 def _load_tokenizer_and_model(transformers: Any, path: Path) -> tuple[Any, Any]:
     """The tokenizer and the model of the folder ``path``, each refused with a line naming
     the folder where it cannot be loaded (without the "Loading weights" bar)."""
-    try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-    except Exception as exc:
-        raise InputError(
-            f"{path}: cannot load a tokenizer from this directory ({_first_line(exc)})"
-        ) from exc
+    tokenizer = load_local(
+        transformers.AutoTokenizer.from_pretrained,
+        path,
+        "cannot load a tokenizer from this directory",
+    )
     hf_logging = transformers.utils.logging
     bar_was_on = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()  # a "Loading weights" bar per model is noise on stderr
     try:
-        model = transformers.AutoModel.from_pretrained(str(path), local_files_only=True)
-    except Exception as exc:
-        raise InputError(f"{path}: cannot load the model weights ({_first_line(exc)})") from exc
+        model = load_local(
+            transformers.AutoModel.from_pretrained, path, "cannot load the model weights"
+        )
     finally:
         if bar_was_on:
             hf_logging.enable_progress_bar()

@@ -14,11 +14,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from evalab.errors import InputError
+from evalab.errors import InputError, first_line
 
 __all__ = [
     "MODEL_SETTINGS",
@@ -33,6 +33,7 @@ __all__ = [
 MODEL_SETTINGS = ("model", "encoder")
 
 _Settings = TypeVar("_Settings")
+_Loaded = TypeVar("_Loaded")
 
 #: what a hub model id looks like: ``name`` or ``Org/name`` (letters, digits, - _ .)
 _MODEL_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
@@ -107,3 +108,12 @@ def model_label(folder: Path) -> str:
         if part.startswith("models--"):
             return part[len("models--") :].replace("--", "/")
     return Path(folder).resolve().name
+
+
+def load_local(load: Callable[..., _Loaded], folder: Path, refusal: str) -> _Loaded:
+    """``load(folder)`` from local files only (a Hugging Face ``from_pretrained``), refused
+    with one line naming the folder, what could not be done and the first line of why."""
+    try:
+        return load(str(folder), local_files_only=True)
+    except Exception as exc:
+        raise InputError(f"{folder}: {refusal} ({first_line(exc)})") from None

@@ -26,24 +26,27 @@ from typing import Any
 
 __all__ = ["BertShape", "PackedBertEncoder", "bert_weight_shapes", "packed_encoder"]
 
+
+def _linear(name: str, out: str, into: str) -> dict[str, tuple[str, ...]]:
+    """A linear layer's weight ``[out, in]`` and bias ``[out]``."""
+    return {f"{name}.weight": (out, into), f"{name}.bias": (out,)}
+
+
+def _norm(name: str) -> dict[str, tuple[str, ...]]:
+    """A LayerNorm's weight and bias, one value per hidden unit."""
+    return {f"{name}.weight": ("h",), f"{name}.bias": ("h",)}
+
+
 #: per layer: state-dict key (after ``encoder.layer.N.``) -> shape in (hidden, intermediate)
 _LAYER_KEYS = {
-    "attention.self.query.weight": ("h", "h"),
-    "attention.self.query.bias": ("h",),
-    "attention.self.key.weight": ("h", "h"),
-    "attention.self.key.bias": ("h",),
-    "attention.self.value.weight": ("h", "h"),
-    "attention.self.value.bias": ("h",),
-    "attention.output.dense.weight": ("h", "h"),
-    "attention.output.dense.bias": ("h",),
-    "attention.output.LayerNorm.weight": ("h",),
-    "attention.output.LayerNorm.bias": ("h",),
-    "intermediate.dense.weight": ("i", "h"),
-    "intermediate.dense.bias": ("i",),
-    "output.dense.weight": ("h", "i"),
-    "output.dense.bias": ("h",),
-    "output.LayerNorm.weight": ("h",),
-    "output.LayerNorm.bias": ("h",),
+    **_linear("attention.self.query", "h", "h"),
+    **_linear("attention.self.key", "h", "h"),
+    **_linear("attention.self.value", "h", "h"),
+    **_linear("attention.output.dense", "h", "h"),
+    **_norm("attention.output.LayerNorm"),
+    **_linear("intermediate.dense", "i", "h"),
+    **_linear("output.dense", "h", "i"),
+    **_norm("output.LayerNorm"),
 }
 
 

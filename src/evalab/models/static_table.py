@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from evalab import numbers
 from evalab.errors import InputError, SettingsError
 from evalab.models.embedding_cache import DEFAULT_CACHE_BYTES, Embedder
 from evalab.models.token_embeddings import TokenEmbeddings, unit_rows
@@ -133,10 +134,11 @@ def _parse_row(path: Path, no: int, line: str) -> tuple[str, np.ndarray, str | N
     if rest and not _is_number(rest[-1]):
         tag = rest.pop()
     try:
-        vec = np.array([float(x) for x in rest], dtype=np.float64)
-    except ValueError:
+        vec = np.array([numbers.parse_float(x) for x in rest], dtype=np.float64)
+    except numbers.NumberError as exc:
         raise InputError(
-            f"{path}, line {no}: expected 'word<TAB>number<TAB>number...' (optional last tag column), got {line[:80]!r}"
+            f"{path}, line {no}: word {word!r} has the entry {exc}; expected "
+            "'word<TAB>number<TAB>number...' (optional last tag column)"
         ) from None
     if vec.size == 0:
         raise InputError(f"{path}, line {no}: word {word!r} has no vector")
@@ -155,8 +157,10 @@ def _parse_row(path: Path, no: int, line: str) -> tuple[str, np.ndarray, str | N
 
 
 def _is_number(text: str) -> bool:
+    """Is ``text`` written as a number (the one grammar: ``1_0`` and ``nan`` are numbers
+    gone wrong, not tags, so that they are refused rather than read as a word's tag)?"""
     try:
-        float(text)
-    except ValueError:
-        return False
+        numbers.parse_number(text)
+    except numbers.NumberError as exc:
+        return exc.reason != "syntax" or text.strip()[:1] in tuple("+-.0123456789")
     return True

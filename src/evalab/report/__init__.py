@@ -13,25 +13,23 @@ escaped.
 
 from __future__ import annotations
 
-from typing import Any
+from itertools import chain
+
+from evalab._lazy import lazy_exports
 
 _EXPORTS = {
-    "render_table": "evalab.report.tables",
-    "render_markdown": "evalab.report.tables",
-    "render_latex": "evalab.report.tables",
-    "render_json": "evalab.report.tables",
-    "render_html": "evalab.report.html",
-    "figure_svg": "evalab.report.figures",
-    "write_figures": "evalab.report.figure_files",
+    "tables": (
+        "render_table",
+        "render_markdown",
+        "render_latex",
+        "render_json",
+    ),
+    "html": ("render_html",),
+    "figures": ("figure_svg",),
+    "figure_files": ("write_figures",),
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted(chain.from_iterable(_EXPORTS.values()))
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'evalab.report' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

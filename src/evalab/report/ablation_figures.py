@@ -23,7 +23,7 @@ from evalab.report.plots import Intervals, finite, forest_scale
 from evalab.report.tables import decimals_for, row_name
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from evalab.ablation.analysis.analyze import MetricStats, RowAnalysis, StudyAnalysis
     from evalab.ablation.analysis.curve_bands import StudyCurves
@@ -55,28 +55,25 @@ def _pct(a: StudyAnalysis) -> int:
     return round(float(a.settings.get("confidence", 0.95)) * 100)
 
 
+#: Δ's kinds of interval: what each is over and the fields that hold it (the first, over
+#: seeds, always drawn; the others where any row has one)
+_FOREST_KINDS: tuple[
+    tuple[str, Callable[[MetricStats], tuple[float | None, float | None]]], ...
+] = (
+    ("seeds", lambda m: (m.delta_low, m.delta_high)),
+    ("test examples", lambda m: (m.examples_low, m.examples_high)),
+    ("seeds and examples", lambda m: (m.both_low, m.both_high)),
+)
+
+
 def forest_kinds(a: StudyAnalysis, ms: Sequence[MetricStats]) -> list[Intervals]:
     """Δ's intervals: over seeds, and over test examples and over both where any row has them."""
-    pct = _pct(a)
-    kinds = [
-        Intervals(f"{pct}% CI over seeds", [m.delta_low for m in ms], [m.delta_high for m in ms])
-    ]
-    if any(m.examples_low is not None for m in ms):
-        kinds.append(
-            Intervals(
-                f"{pct}% CI over test examples",
-                [m.examples_low for m in ms],
-                [m.examples_high for m in ms],
-            )
-        )
-    if any(m.both_low is not None for m in ms):
-        kinds.append(
-            Intervals(
-                f"{pct}% CI over seeds and examples",
-                [m.both_low for m in ms],
-                [m.both_high for m in ms],
-            )
-        )
+    kinds = []
+    for i, (over, bounds) in enumerate(_FOREST_KINDS):
+        pairs = [bounds(m) for m in ms]
+        lows = [low for low, _ in pairs]
+        if i == 0 or any(low is not None for low in lows):
+            kinds.append(Intervals(f"{_pct(a)}% CI over {over}", lows, [h for _, h in pairs]))
     return kinds
 
 

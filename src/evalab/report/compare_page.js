@@ -99,8 +99,7 @@
 
   // ---- views of the selected segment from other modules (e.g. report/error_spans.js) --
   function renderViews() {
-    const { a, b } = pair();
-    for (const view of window.evalabSegmentViews || []) view({ D, S, el, td, tr, a, b, i: state.selected });
+    for (const view of window.evalabSegmentViews || []) view({ D, S, el, td, tr, segmentView, embedded });
   }
 
   // ---- token alignments (BERTScore) of the selected segment ---------------------------
@@ -117,30 +116,39 @@
     }
     return table;
   }
+  // A segment view: its heading and note, then (once a segment is selected) one section per
+  // system of the pair, each given to fill(section, system, segment)
+  function segmentView(box, title, noteText, cls, fill) {
+    const { a, b } = pair(), i = state.selected;
+    const head = el("h3", null, title + (i === null ? "" : `: segment ${i + 1}`));
+    const note = el("p", "notes", noteText);
+    if (i === null) { box.replaceChildren(head, note); return; }
+    const row = el("div", "aligns");
+    row.append(...[[a, "A"], [b, "B"]].map(([sys, label]) => {
+      const s = el("section", cls);
+      s.dataset.system = label;
+      s.append(el("h4", null, `${label}: ${D.systems[sys]}`));
+      fill(s, sys, i);
+      return s;
+    }));
+    box.replaceChildren(head, note, row);
+  }
+  // "Embedded for the N segments of largest |Δ metric|" where a view holds fewer than all
+  const embedded = (limit, metric) =>
+    N > limit ? `Embedded for the ${limit} segments of largest |Δ ${metric}| of each pair of systems. ` : "";
   function renderAlignment() {
     const box = $("alignment");
     if (!D.align) { box.replaceChildren(); return; }
-    const { a, b } = pair(), i = state.selected;
-    const head = el("h3", null, `Token alignments (${D.align.metric})` + (i === null ? "" : `: segment ${i + 1}`));
-    const note = el("p", "notes", `Each token's greedy best match in the other sentence by cosine, as BERTScore matches them ` +
+    const note = `Each token's greedy best match in the other sentence by cosine, as BERTScore matches them ` +
       `(hypothesis → reference: precision; reference → hypothesis: recall). ` +
-      (N > D.align.limit ? `Embedded for the ${D.align.limit} segments of largest |Δ ${D.align.metric}| of each pair of systems. ` : "") +
-      "Click a segment to show it.");
-    if (i === null) { box.replaceChildren(head, note); return; }
-    const sections = [[a, "A"], [b, "B"]].map(([sys, label]) => {
-      const s = el("section", "align-system");
-      s.dataset.system = label;
-      s.append(el("h4", null, `${label}: ${D.systems[sys]}`));
+      embedded(D.align.limit, D.align.metric) + "Click a segment to show it.";
+    segmentView(box, `Token alignments (${D.align.metric})`, note, "align-system", (s, sys, i) => {
       const one = D.align.sys[sys][String(i)];
-      if (!one) { s.append(el("p", "notes", "no alignment embedded for this segment and system")); return s; }
+      if (!one) { s.append(el("p", "notes", "no alignment embedded for this segment and system")); return; }
       const [hyp, ref, prec, rec] = one;
       s.append(matchTable("hypothesis → reference (precision)", hyp, ref, prec, "precision"),
         matchTable("reference → hypothesis (recall)", ref, hyp, rec, "recall"));
-      return s;
     });
-    const row = el("div", "aligns");
-    row.append(...sections);
-    box.replaceChildren(head, note, row);
   }
 
   // ---- buckets ------------------------------------------------------------------------

@@ -34,7 +34,7 @@ import numpy as np
 
 from evalab.report.error_spans import PageSpans, page_spans_data, spans_script
 from evalab.report.figures import Figure, Group, figure_svg, interval_panel
-from evalab.report.page import html_page
+from evalab.report.page import html_page, segment_rows
 from evalab.report.plots import SERIES_COLOURS, Intervals
 from evalab.report.word_alignment import EDIT_CSS, EditAlignments, edit_page_data, edit_page_script
 
@@ -164,22 +164,14 @@ def _alignment_data(page: ComparePage, ref: Callable[[str], int]) -> dict[str, A
     def flat(a: Alignment, direction: str) -> list[float]:
         return [v for i, j, cos, _ in best_matches(a, direction) for v in (i, j, round(cos, 3))]
 
-    per = page.alignments or {}
+    def row(a: Alignment) -> list[Any]:
+        hyp, ref_tokens = [ref(t) for t in a.hyp_tokens], [ref(t) for t in a.ref_tokens]
+        return [hyp, ref_tokens, flat(a, "precision"), flat(a, "recall")]
+
     return {
         "metric": page.alignment_metric,
         "limit": page.alignment_limit,
-        "sys": [
-            {
-                str(i): [
-                    [ref(t) for t in a.hyp_tokens],
-                    [ref(t) for t in a.ref_tokens],
-                    flat(a, "precision"),
-                    flat(a, "recall"),
-                ]
-                for i, a in per.get(s, {}).items()
-            }
-            for s in page.systems
-        ],
+        "sys": segment_rows(page.systems, page.alignments or {}, row),
     }
 
 

@@ -4,17 +4,12 @@
 // page: registered here, called by the page with its data and helpers. Every string from
 // the inputs is set through textContent, never parsed as markup.
 (window.evalabSegmentViews = window.evalabSegmentViews || []).push(function errorSpans(ctx) {
-  const { D, S, el, td, tr, a, b, i } = ctx;
+  const { D, S, el, td, tr, segmentView } = ctx;
   const box = document.getElementById("error-spans");
   if (!D.spans) { box.replaceChildren(); return; }
-  const head = el("h3", null, `Error spans (${D.spans.metric})` + (i === null ? "" : `: segment ${i + 1}`));
-  const note = el("p", "notes", "The hypothesis characters the model tags as errors, by severity, with the mean " +
-    "probability of the tag over the span's tokens. Click a segment to show it.");
-  if (i === null) { box.replaceChildren(head, note); return; }
-  const sections = [[a, "A"], [b, "B"]].map(([sys, label]) => {
-    const s = el("section", "span-system");
-    s.dataset.system = label;
-    s.append(el("h4", null, `${label}: ${D.systems[sys]}`));
+  const note = "The hypothesis characters the model tags as errors, by severity, with the mean " +
+    "probability of the tag over the span's tokens. Click a segment to show it.";
+  segmentView(box, `Error spans (${D.spans.metric})`, note, "span-system", (s, sys, i) => {
     const chars = Array.from(S[D.out[sys][i]] || ""); // offsets count code points, as Python's
     const flat = D.spans.sys[sys][i] || [];
     const text = el("p", "span-text");
@@ -32,9 +27,5 @@
     }
     if (at < chars.length) text.append(document.createTextNode(chars.slice(at).join("")));
     s.append(text, flat.length ? table : el("p", "notes", "no error span"));
-    return s;
   });
-  const row = el("div", "aligns");
-  row.append(...sections);
-  box.replaceChildren(head, note, row);
 });

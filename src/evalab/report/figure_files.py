@@ -91,9 +91,11 @@ def paper_width(text: str) -> float:
 
     if text in PAPER_WIDTHS:
         return PAPER_WIDTHS[text]
+    from evalab import numbers
+
     try:
-        inches = float(text)
-    except ValueError:
+        inches = numbers.parse_float(text)
+    except numbers.NumberError:
         inches = float("nan")
     if not 2.0 <= inches <= 20.0:
         raise SettingsError(
@@ -260,16 +262,10 @@ def _xy_axes(ax: Axes, p: XYPanel, box: Box) -> None:
     for k, s in enumerate(p.series):
         colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
         pts = series_points(s)
-        banded = [(x, ci) for x, _, ci in pts if ci is not None]
+        banded = [(x, *ci) for x, _, ci in pts if ci is not None]  # (x, low, high)
+        xs, lows, highs = ([b[col] for b in banded] for col in range(3))
         if p.style == "band" and banded:
-            ax.fill_between(
-                [x for x, _ in banded],
-                [lo for _, (lo, _) in banded],
-                [hi for _, (_, hi) in banded],
-                color=colour,
-                alpha=0.18,
-                linewidth=0,
-            )
+            ax.fill_between(xs, lows, highs, color=colour, alpha=0.18, linewidth=0)
         ax.plot(
             [x for x, _, _ in pts],
             [y for _, y, _ in pts],
@@ -279,13 +275,7 @@ def _xy_axes(ax: Axes, p: XYPanel, box: Box) -> None:
             markersize=pt(7),
         )
         if p.style == "bars" and banded:
-            ax.vlines(
-                [x for x, _ in banded],
-                [lo for _, (lo, _) in banded],
-                [hi for _, (_, hi) in banded],
-                color=colour,
-                linewidth=pt(2),
-            )
+            ax.vlines(xs, lows, highs, color=colour, linewidth=pt(2))
     if p.fit is not None:
         x0, y0, x1, y1 = p.fit
         ax.plot([x0, x1], [y0, y1], color=FIT_COLOUR, linestyle=(0, (5, 3)), linewidth=pt(1))

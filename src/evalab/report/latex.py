@@ -96,6 +96,7 @@ MATH_SYMBOLS = {
     "≥": r"$\geq$",
     "≤": r"$\leq$",
     "α": r"$\alpha$",
+    "κ": r"$\kappa$",
     "μ": r"$\mu$",
     "µ": r"$\mu$",
     "τ": r"$\tau$",

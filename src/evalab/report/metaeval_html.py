@@ -28,7 +28,6 @@ from evalab.report.table import cell_text
 __all__ = [
     "metaeval_figures",
     "ranking_figure",
-    "ranking_svg",
     "render_html",
     "scatter_figure",
     "scatter_svg",
@@ -129,18 +128,6 @@ def ranking_figure(
         row_groups=[clusters.index(r) for r in ranks],
     )
     return Figure(name, title, (panel,))
-
-
-def ranking_svg(
-    title: str,
-    names: Sequence[str],
-    values: Sequence[float],
-    lows: Sequence[float | None],
-    highs: Sequence[float | None],
-    ranks: Sequence[int | None],
-) -> str:
-    """:func:`ranking_figure` as inline SVG."""
-    return figure_svg(ranking_figure(title, names, values, lows, highs, ranks))
 
 
 def _table(result: MetaEvalResult) -> str:

@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 from evalab.metaeval.evaluate import Estimate, MetaEvalResult
-from evalab.metaeval.statistics import LABELS
+from evalab.metaeval.statistics import LABELS, SOFT_ACCURACY
 from evalab.report.table import Interval, Number, TableCell
 from evalab.report.wide import Cell, WideMetric, WideTable, wide_table
 
@@ -26,6 +26,7 @@ WIDE_NAMES = {
     ("system", "pearson"): "sys r",
     ("system", "kendall"): "sys τ_b",
     ("system", "accuracy"): "sys acc",
+    ("system", SOFT_ACCURACY): "sys SPA",
     ("segment", "pearson"): "seg r",
     ("segment", "kendall"): "seg τ_b",
     ("segment", "pearson_item"): "item r",
@@ -111,7 +112,23 @@ def footer(result: MetaEvalResult) -> list[str]:
         "the cluster; system level: paired bootstrap, segment level: permutation (PERM-BOTH; "
         "acc_eq with no grouping: paired bootstrap)"
     )
-    return lines + result.notes
+    return lines + _soft_lines(result) + result.notes
+
+
+def _soft_lines(result: MetaEvalResult) -> list[str]:
+    """How soft pairwise accuracy was computed, or why it was not."""
+    soft = result.soft
+    label = LABELS[("system", SOFT_ACCURACY)]
+    if soft is None:
+        if not any(m.segment is not None for m in result.metrics):
+            return [f"{label}: not computed: it needs segment scores, and no metric has them"]
+        return [f"{label}: not computed: no segment is rated for every system"]
+    return [
+        f"{label} (WMT24; mt-metrics-eval's PairwiseConfidenceError): 1 - mean over system "
+        f"pairs of |p_human - p_metric|, the p-values of paired permutation tests of summed "
+        f"segment scores ({soft.n_permutations} permutations, seed {soft.seed}) on the "
+        f"{soft.columns.size} segments rated for every system"
+    ]
 
 
 def to_dict(result: MetaEvalResult) -> dict[str, Any]:
@@ -141,6 +158,13 @@ def to_dict(result: MetaEvalResult) -> dict[str, Any]:
             for name, e in per_metric.items()
         ],
         "settings": {**result.settings.__dict__},
+        "soft_pairwise": None
+        if result.soft is None
+        else {
+            "segments": int(result.soft.columns.size),
+            "permutations": result.soft.n_permutations,
+            "seed": result.soft.seed,
+        },
         "rated_segments": result.rated_segments,
         "notes": result.notes,
     }

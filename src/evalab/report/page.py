@@ -14,9 +14,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from evalab.report.table import Table, cell_parts, numeric_columns
+
+_Shown = TypeVar("_Shown")
 
 #: what every page may load: nothing but its inline styles and data: images
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -99,3 +102,14 @@ def html_page(title: str, body: Sequence[str], *, css: str, script: str | None =
         parts.append(f"<script>{script}</script>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def segment_rows(
+    systems: Sequence[str],
+    per_system: Mapping[str, Mapping[int, _Shown]],
+    row: Callable[[_Shown], list[Any]],
+) -> list[dict[str, list[Any]]]:
+    """A page script's data of what is embedded per segment: per system (in ``systems``
+    order) the segment index (as a string key) -> ``row`` of its value; a system without
+    any gets an empty mapping."""
+    return [{str(i): row(v) for i, v in per_system.get(s, {}).items()} for s in systems]

@@ -42,24 +42,14 @@
     return pre;
   }
   (window.evalabSegmentViews = window.evalabSegmentViews || []).push(function editAlignment(ctx) {
-    const { D, a, b, i } = ctx, box = document.getElementById("edit-alignment"), E = D.edits;
+    const { D, segmentView, embedded } = ctx, box = document.getElementById("edit-alignment"), E = D.edits;
     if (!box || !E) return;
-    const head = el("h3", null, `Alignment (${E.metric})` + (i === null ? "" : `: segment ${i + 1}`));
-    const note = el("p", "notes", "Each output aligned to the reference as jiwer aligns it (S: substitution, " +
+    const note = "Each output aligned to the reference as jiwer aligns it (S: substitution, " +
       "D: deletion, I: insertion; * where a side has no token), on the tokens the metric compares. " +
-      (D.ref.length > E.limit ? `Embedded for the ${E.limit} segments of largest |Δ ${E.metric}| of each pair of systems. ` : "") +
-      "Click a segment to show it.");
-    if (i === null) { box.replaceChildren(head, note); return; }
-    const sections = [[a, "A"], [b, "B"]].map(([sys, label]) => {
-      const s = el("section", "edit-system");
-      s.dataset.system = label;
-      s.append(el("h4", null, `${label}: ${D.systems[sys]}`));
+      embedded(E.limit, E.metric) + "Click a segment to show it.";
+    segmentView(box, `Alignment (${E.metric})`, note, "edit-system", (s, sys, i) => {
       const one = E.sys[sys][String(i)];
       s.append(one ? layout(D.strings, one, E.spaced) : el("p", "notes", "no alignment embedded for this segment and system"));
-      return s;
     });
-    const row = el("div", "aligns");
-    row.append(...sections);
-    box.replaceChildren(head, note, row);
   });
 })();

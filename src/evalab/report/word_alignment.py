@@ -23,6 +23,7 @@ from evalab.metrics._editdistance import Edit
 from evalab.metrics.base import Metric
 from evalab.metrics.wer import WER, ErrorCount, ErrorCounts, SegmentAlignment
 from evalab.report.numbers import number
+from evalab.report.page import segment_rows
 from evalab.report.table import NumberText, Table, TableCell
 
 __all__ = [
@@ -242,17 +243,15 @@ def edit_page_data(
         "metric": edits.metric,
         "limit": edits.limit,
         "spaced": edits.spaced,
-        "sys": [
-            {
-                str(i): [
-                    [ref(t) for t in a.reference],
-                    [ref(t) for t in a.hypothesis],
-                    [int(v) for c in a.chunks for v in c],
-                ]
-                for i, a in edits.per_system.get(s, {}).items()
-            }
-            for s in systems
-        ],
+        "sys": segment_rows(
+            systems,
+            edits.per_system,
+            lambda a: [
+                [ref(t) for t in a.reference],
+                [ref(t) for t in a.hypothesis],
+                [int(v) for c in a.chunks for v in c],
+            ],
+        ),
     }
 
 

@@ -12,8 +12,9 @@ so a resample is a matrix product over rows and no metric is recomputed from tex
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from evalab._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, percentile_interval
@@ -31,17 +32,17 @@ if TYPE_CHECKING:
 #: the package's names and their modules, imported on first use: a command that needs one
 #: module of the layer (``evalab score`` the bootstrap) does not start by loading them all
 _MODULES = {
-    "ConfidenceInterval": "bootstrap",
-    "bootstrap_ci": "bootstrap",
-    "percentile_interval": "bootstrap",
-    "holm_bonferroni": "multiple",
-    "DEFAULT_TRIALS": "paired",
-    "PairedTestResult": "paired",
-    "SystemResult": "paired",
-    "paired_approximate_randomization": "paired",
-    "paired_bootstrap": "paired",
-    "paired_test": "paired",
-    "DEFAULT_SEED": "resampling",
+    "bootstrap": ("ConfidenceInterval", "bootstrap_ci", "percentile_interval"),
+    "multiple": ("holm_bonferroni",),
+    "paired": (
+        "DEFAULT_TRIALS",
+        "PairedTestResult",
+        "SystemResult",
+        "paired_approximate_randomization",
+        "paired_bootstrap",
+        "paired_test",
+    ),
+    "resampling": ("DEFAULT_SEED",),
 }
 
 __all__ = [
@@ -59,13 +60,8 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _MODULES:
-        raise AttributeError(f"module 'evalab.stats' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"evalab.stats.{_MODULES[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _MODULES)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_MODULES})
+    return sorted({*globals(), *__all__})

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from evalab.errors import SettingsError
+from evalab.errors import OutOfRangeError
 from evalab.stats.resampling import (
     DEFAULT_SEED,
     as_scorer,
@@ -37,11 +37,9 @@ __all__ = ["ConfidenceInterval", "bootstrap_ci", "check_confidence", "percentile
 def check_confidence(confidence: Any) -> float:
     """Validate a confidence level strictly between 0 and 1."""
     if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real):
-        raise SettingsError(f"confidence must be a number between 0 and 1, got {confidence!r}")
+        raise OutOfRangeError("confidence", repr(confidence), "a number between 0 and 1")
     if not 0.0 < float(confidence) < 1.0:
-        raise SettingsError(
-            f"confidence must be strictly between 0 and 1 (e.g. 0.95), got {confidence}"
-        )
+        raise OutOfRangeError("confidence", confidence, "strictly between 0 and 1 (e.g. 0.95)")
     return float(confidence)
 
 

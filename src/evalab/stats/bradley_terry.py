@@ -62,6 +62,7 @@ __all__ = [
     "Battles",
     "BradleyTerry",
     "EloScale",
+    "Ratings",
     "bradley_terry",
     "fit_strengths",
 ]
@@ -340,13 +341,19 @@ def _kept(battles: Battles, ties: Ties) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class BradleyTerry:
-    """Ratings of every model (input order) with percentile intervals and clusters."""
+class Ratings:
+    """Ratings of every model (input order) with their percentile intervals."""
 
     models: tuple[str, ...]
     ratings: np.ndarray
     low: np.ndarray
     high: np.ndarray
+
+
+@dataclass(frozen=True)
+class BradleyTerry(Ratings):
+    """Ratings of every model (input order) with percentile intervals and clusters."""
+
     #: battles each model took part in (after ``ties``)
     battles: np.ndarray
     ranking: Ranking

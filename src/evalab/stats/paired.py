@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self, TypedDict, Unpack
 
 import numpy as np
 
@@ -138,9 +138,9 @@ class FlatResamples:
     systems: tuple[tuple[str, float], ...]
 
 
-@dataclass(frozen=True)
-class PairedTestResult:
-    """The outcome of a paired test of one metric: the baseline first, then each system."""
+@dataclass(frozen=True, eq=False)
+class PairedRecord:
+    """What a paired test of one metric ran under (the first fields of its result)."""
 
     metric: str
     test: str
@@ -149,14 +149,20 @@ class PairedTestResult:
     confidence: float
     p_value_method: str
     ci_samples: int
-    systems: tuple[SystemResult, ...]
-    #: what qualifies the result (a report words it)
-    notes: tuple[FlatResamples, ...] = ()
 
-    @property
-    def baseline(self) -> SystemResult:
-        """The baseline's result (its ``p_value`` is ``None``)."""
-        return self.systems[0]
+    @classmethod
+    def of_plan(cls, plan: _Plan, metric: str, ci_n: int, **result: Any) -> Self:
+        """The result of ``metric`` under ``plan`` (``ci_n``: the CIs' resamples)."""
+        return cls(
+            metric=metric,
+            test=plan.test,
+            n_samples=plan.n_samples,
+            seed=plan.seed,
+            confidence=plan.confidence,
+            p_value_method=plan.p_value if plan.test == "bs" else "ar",
+            ci_samples=ci_n if plan.test == "ar" else plan.n_samples,
+            **result,
+        )
 
     @property
     def signature(self) -> str:
@@ -169,6 +175,20 @@ class PairedTestResult:
             self.p_value_method,
             self.ci_samples,
         )
+
+
+@dataclass(frozen=True)
+class PairedTestResult(PairedRecord):
+    """The outcome of a paired test of one metric: the baseline first, then each system."""
+
+    systems: tuple[SystemResult, ...]
+    #: what qualifies the result (a report words it)
+    notes: tuple[FlatResamples, ...] = ()
+
+    @property
+    def baseline(self) -> SystemResult:
+        """The baseline's result (its ``p_value`` is ``None``)."""
+        return self.systems[0]
 
     def p_values(self) -> list[float]:
         """The p-values of the non-baseline systems, in order."""
@@ -245,56 +265,41 @@ def _p_values(null_stats: np.ndarray, observed: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(observed), p, np.nan)
 
 
-def _bootstrap_all(
-    scorers: Mapping[str, Scorer],
-    tensors: Mapping[str, np.ndarray],
-    n: int,
-    n_samples: int,
-    seed: int,
-    chunk_rows: int | None,
-    progress: Callable[[int], None] | None,
-) -> dict[str, np.ndarray]:
+def _bootstrap_all(plan: _Plan, obs: _Observed, n_samples: int) -> dict[str, np.ndarray]:
     """Resampled scores ``[n_samples, n_systems]`` per metric, one shared index stream."""
-    parts: dict[str, list[np.ndarray]] = {m: [] for m in scorers}
+    parts: dict[str, list[np.ndarray]] = {m: [] for m in obs.scorers}
     # a bootstrap row's weights sum to n: the bound for exact float32 products
-    compact = {m: compact_stats(t, n) for m, t in tensors.items()}
-    for counts in bootstrap_counts(n, n_samples, seed, chunk_rows):
-        for m, scorer in scorers.items():
+    compact = {m: compact_stats(t, obs.n) for m, t in obs.tensors.items()}
+    for counts in bootstrap_counts(obs.n, n_samples, plan.seed, plan.chunk_rows):
+        for m, scorer in obs.scorers.items():
             parts[m].append(
                 np.asarray(scorer(resampled_sums(counts, compact[m])), dtype=np.float64)
             )
-        if progress is not None:
-            progress(counts.shape[0])
+        if plan.progress is not None:
+            plan.progress(counts.shape[0])
     return {m: np.concatenate(p, axis=0) for m, p in parts.items()}
 
 
 def _ar_all(
-    scorers: Mapping[str, Scorer],
-    tensors: Mapping[str, np.ndarray],
-    n: int,
-    n_trials: int,
-    seed: int,
-    chunk_rows: int | None,
-    progress: Callable[[int], None] | None,
-    pairs: tuple[np.ndarray, np.ndarray] | None = None,
+    plan: _Plan, obs: _Observed, pairs: tuple[np.ndarray, np.ndarray] | None = None
 ) -> dict[str, np.ndarray]:
     """``|score(A_t) - score(B_t)|`` per trial and pair ``[n_trials, n_pairs]`` per metric.
 
     ``pairs`` are the ``(first, second)`` system indices of each pair, the first in the role
     of the baseline; by default the baseline (system 0) against every other system.
     """
-    parts: dict[str, list[np.ndarray]] = {m: [] for m in scorers}
-    totals = {m: t.sum(axis=0) for m, t in tensors.items()}
+    parts: dict[str, list[np.ndarray]] = {m: [] for m in obs.scorers}
+    totals = {m: t.sum(axis=0) for m, t in obs.tensors.items()}
     # 0/1 weights: every partial sum is at most n * max|row|
-    compact = {m: compact_stats(t, n) for m, t in tensors.items()}
-    n_systems = next(iter(tensors.values())).shape[1]
+    compact = {m: compact_stats(t, obs.n) for m, t in obs.tensors.items()}
+    n_systems = len(obs.names)
     first, second = (
         pairs
         if pairs is not None
         else (np.zeros(n_systems - 1, dtype=np.intp), np.arange(1, n_systems))
     )
-    for keep in ar_swaps(n, n_trials, seed, chunk_rows):
-        for m, scorer in scorers.items():
+    for keep in ar_swaps(obs.n, plan.n_samples, plan.seed, plan.chunk_rows):
+        for m, scorer in obs.scorers.items():
             kept = resampled_sums(keep, compact[m])  # [c, s, k]: rows where keep = 1
             swapped = totals[m][None] - kept  # rows where keep = 0 (exact for count stats)
             # pairs in blocks, so that the [c, pairs, k] temporaries stay bounded
@@ -312,8 +317,8 @@ def _ar_all(
                     )
                 )
             parts[m].append(np.concatenate(diffs, axis=1))
-        if progress is not None:
-            progress(keep.shape[0])
+        if plan.progress is not None:
+            plan.progress(keep.shape[0])
     return {m: np.concatenate(p, axis=0) for m, p in parts.items()}
 
 
@@ -332,18 +337,53 @@ class _Plan:
     p_value: str
     ci_samples: int
     chunk_rows: int | None
+    #: called after each chunk of resamples/trials with its size
+    progress: Callable[[int], None] | None
 
 
-def _plan(
-    test: str,
-    n_samples: int | None,
-    seed: int,
-    confidence: float,
-    p_value: str,
-    ci_samples: int,
-    chunk_rows: int | None,
-) -> _Plan:
-    """Check the test's settings before any resampling starts."""
+@dataclass(frozen=True)
+class _Observed:
+    """What a paired test resamples: the systems, their segment count, each metric's scorer
+    and stacked rows ``[n, systems, k]``, and each system's corpus score per metric."""
+
+    names: list[str]
+    n: int
+    scorers: dict[str, Scorer]
+    tensors: dict[str, np.ndarray]
+    points: dict[str, np.ndarray]
+
+
+class ResampleOptions(TypedDict, total=False):
+    """How a paired test resamples, beyond its sample count, seed and confidence."""
+
+    #: ``"sacrebleu"`` or ``"centered"``: how the bootstrap's p-value is computed (module docstring)
+    p_value: str
+    #: approximate randomization: bootstrap resamples for the CIs (0: no CI)
+    ci_samples: int
+    #: segments of one resampling block (None: chosen from the data's size)
+    chunk_rows: int | None
+    #: called after each chunk of ``k`` resamples/trials (for a progress bar)
+    progress: Callable[[int], None] | None
+
+
+class PairedOptions(ResampleOptions, total=False):
+    """Every setting of :func:`paired_test` and :func:`~evalab.stats.ranking.pairwise_test`."""
+
+    #: resamples (bootstrap) or trials (randomization); None: the test's default
+    n_samples: int | None
+    seed: int
+    confidence: float
+
+
+def _plan(test: str, options: PairedOptions) -> _Plan:
+    """Check the test's settings before any resampling starts (the defaults: the test's
+    own trials, :data:`DEFAULT_SEED`, 95 %, :data:`DEFAULT_P_VALUE`, 1000 CI resamples)."""
+    unknown = sorted(set(options) - PairedOptions.__optional_keys__)
+    if unknown:
+        raise TypeError(f"paired test: unexpected option {', '.join(map(repr, unknown))}")
+    n_samples = options.get("n_samples")
+    p_value = options.get("p_value", DEFAULT_P_VALUE)
+    ci_samples = options.get("ci_samples", 1000)
     if test not in DEFAULT_TRIALS:
         raise SettingsError(f"unknown test {test!r}; expected one of {', '.join(TESTS)}")
     if p_value not in P_VALUE_METHODS:
@@ -356,18 +396,17 @@ def _plan(
     return _Plan(
         test,
         n_samples,
-        check_seed(seed),
-        check_confidence(confidence),
+        check_seed(options.get("seed", DEFAULT_SEED)),
+        check_confidence(options.get("confidence", 0.95)),
         p_value,
         ci_samples,
-        chunk_rows,
+        options.get("chunk_rows"),
+        options.get("progress"),
     )
 
 
-def _observed(
-    metrics: Mapping[str, Any], stats: Mapping[str, Mapping[str, Any]]
-) -> tuple[list[str], int, dict[str, Scorer], dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """System names, segment count, scorers, stacked rows and each system's corpus score."""
+def _observed(metrics: Mapping[str, Any], stats: Mapping[str, Mapping[str, Any]]) -> _Observed:
+    """The checked systems, their rows and scores."""
     if set(metrics) != set(stats):
         raise SettingsError(f"paired test: metrics {sorted(metrics)} but stats for {sorted(stats)}")
     names, n = _check_systems(stats)
@@ -386,7 +425,7 @@ def _observed(
             # the corpus scores themselves through the metric's exact scalar path
             point = np.array([point_score(scorers[m], tensor[:, j]) for j in range(len(names))])
         points[m] = point
-    return names, n, scorers, tensors, points
+    return _Observed(names, n, scorers, tensors, points)
 
 
 def bootstrap_null(deltas: np.ndarray, p_value: str) -> np.ndarray:
@@ -401,29 +440,26 @@ def bootstrap_null(deltas: np.ndarray, p_value: str) -> np.ndarray:
 
 
 def _null_distributions(
-    plan: _Plan,
-    scorers: Mapping[str, Scorer],
-    tensors: Mapping[str, np.ndarray],
-    n: int,
-    progress: Callable[[int], None] | None,
+    plan: _Plan, obs: _Observed
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], int]:
     """``(null statistics per metric, bootstrap scores for the CIs, CI resamples)``."""
     if plan.test == "bs":
-        boot = _bootstrap_all(
-            scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress
-        )
+        boot, ci_n = _ci_resamples(plan, obs)
         null = {
             m: bootstrap_null(scores[:, 1:] - scores[:, :1], plan.p_value)
             for m, scores in boot.items()
         }
-        return null, boot, plan.n_samples
-    null = _ar_all(scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress)
-    boot = (
-        _bootstrap_all(scorers, tensors, n, plan.ci_samples, plan.seed, plan.chunk_rows, progress)
-        if plan.ci_samples
-        else {}
-    )
-    return null, boot, plan.ci_samples
+        return null, boot, ci_n
+    return _ar_all(plan, obs), *_ci_resamples(plan, obs)
+
+
+def _ci_resamples(plan: _Plan, obs: _Observed) -> tuple[dict[str, np.ndarray], int]:
+    """Every system's bootstrap scores for the CIs, and how many: the test's own resamples
+    under the bootstrap, ``ci_samples`` more under randomization (none when 0)."""
+    ci_n = plan.n_samples if plan.test == "bs" else plan.ci_samples
+    if not ci_n:
+        return {}, 0
+    return _bootstrap_all(plan, obs, ci_n), ci_n
 
 
 def interval(
@@ -467,31 +503,15 @@ def _metric_result(
         np.where(ok, null, np.inf), axis=0, initial=np.inf
     )
     flat = tuple((r.system, r.delta) for r, s in zip(rows[1:], spread, strict=True) if s == 0.0)
-    return PairedTestResult(
-        metric=metric,
-        test=plan.test,
-        n_samples=plan.n_samples,
-        seed=plan.seed,
-        confidence=plan.confidence,
-        p_value_method=plan.p_value if plan.test == "bs" else "ar",
-        ci_samples=ci_n if plan.test == "ar" else plan.n_samples,
-        systems=tuple(rows),
-        notes=(FlatResamples(metric, flat),) if flat else (),
-    )
+    notes = (FlatResamples(metric, flat),) if flat else ()
+    return PairedTestResult.of_plan(plan, metric, ci_n, systems=tuple(rows), notes=notes)
 
 
 def paired_test(
     test: str,
     metrics: Mapping[str, Any],
     stats: Mapping[str, Mapping[str, Any]],
-    *,
-    n_samples: int | None = None,
-    seed: int = DEFAULT_SEED,
-    confidence: float = 0.95,
-    p_value: str = DEFAULT_P_VALUE,
-    ci_samples: int = 1000,
-    chunk_rows: int | None = None,
-    progress: Callable[[int], None] | None = None,
+    **options: Unpack[PairedOptions],
 ) -> dict[str, PairedTestResult]:
     """Run a paired test for several metrics at once; the first system is the baseline.
 
@@ -500,13 +520,29 @@ def paired_test(
     same order, line-aligned). ``test`` is ``"bs"`` (paired bootstrap, default 1000
     resamples) or ``"ar"`` (approximate randomization, default 10000 trials; CIs from
     ``ci_samples`` bootstrap resamples, 0 for none). One resampling stream serves every
-    metric and system, so all comparisons see the same resamples. ``progress(k)`` is
-    called after each chunk of ``k`` resamples/trials (for a progress bar).
+    metric and system, so all comparisons see the same resamples. The other
+    ``options`` (:class:`PairedOptions`): the seed, the confidence, the bootstrap's p-value
+    method, ``chunk_rows``, and ``progress(k)``, called after each chunk of ``k``
+    resamples/trials (for a progress bar).
     """
-    plan = _plan(test, n_samples, seed, confidence, p_value, ci_samples, chunk_rows)
-    names, n, scorers, tensors, points = _observed(metrics, stats)
-    null, boot, ci_n = _null_distributions(plan, scorers, tensors, n, progress)
-    return {m: _metric_result(plan, m, names, points[m], null[m], boot.get(m), ci_n) for m in stats}
+    plan = _plan(test, options)
+    obs = _observed(metrics, stats)
+    null, boot, ci_n = _null_distributions(plan, obs)
+    return {
+        m: _metric_result(plan, m, obs.names, obs.points[m], null[m], boot.get(m), ci_n)
+        for m in stats
+    }
+
+
+def _one_metric(
+    test: str,
+    metric_or_scorer: Any,
+    systems: Mapping[str, Any] | Sequence[Any],
+    options: PairedOptions,
+) -> PairedTestResult:
+    """:func:`paired_test` of one metric's systems."""
+    _, name = as_scorer(metric_or_scorer)
+    return paired_test(test, {name: metric_or_scorer}, {name: _named(systems)}, **options)[name]
 
 
 def _named(systems: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
@@ -517,16 +553,19 @@ def _named(systems: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
     return {f"system{i}": rows for i, rows in enumerate(systems)}
 
 
+def _refuse_unused(options: ResampleOptions, name: str, why: str) -> None:
+    """A setting the test would ignore is refused, not silently dropped."""
+    if name in options:
+        raise TypeError(f"unexpected option {name!r}: {why}")
+
+
 def paired_bootstrap(
     metric_or_scorer: Any,
     systems: Mapping[str, Any] | Sequence[Any],
     n_samples: int = 1000,
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
-    *,
-    p_value: str = DEFAULT_P_VALUE,
-    chunk_rows: int | None = None,
-    progress: Callable[[int], None] | None = None,
+    **options: Unpack[ResampleOptions],
 ) -> PairedTestResult:
     """Paired bootstrap resampling (Koehn 2004) of systems against the first (the baseline).
 
@@ -540,18 +579,14 @@ def paired_bootstrap(
     >>> res.systems[1].p_value, res.systems[1].delta
     (1.0, 0.0)
     """
-    _, name = as_scorer(metric_or_scorer)
-    return paired_test(
-        "bs",
-        {name: metric_or_scorer},
-        {name: _named(systems)},
-        n_samples=n_samples,
-        seed=seed,
-        confidence=confidence,
-        p_value=p_value,
-        chunk_rows=chunk_rows,
-        progress=progress,
-    )[name]
+    _refuse_unused(options, "ci_samples", "the bootstrap's own resamples give its CIs")
+    settings: PairedOptions = {
+        **options,
+        "n_samples": n_samples,
+        "seed": seed,
+        "confidence": confidence,
+    }
+    return _one_metric("bs", metric_or_scorer, systems, settings)
 
 
 def paired_approximate_randomization(
@@ -560,10 +595,7 @@ def paired_approximate_randomization(
     n_trials: int = 10000,
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
-    *,
-    ci_samples: int = 1000,
-    chunk_rows: int | None = None,
-    progress: Callable[[int], None] | None = None,
+    **options: Unpack[ResampleOptions],
 ) -> PairedTestResult:
     """Paired approximate randomization (Riezler & Maxwell 2005) against the first system.
 
@@ -576,15 +608,11 @@ def paired_approximate_randomization(
     >>> res.systems[1].p_value
     1.0
     """
-    _, name = as_scorer(metric_or_scorer)
-    return paired_test(
-        "ar",
-        {name: metric_or_scorer},
-        {name: _named(systems)},
-        n_samples=n_trials,
-        seed=seed,
-        confidence=confidence,
-        ci_samples=ci_samples,
-        chunk_rows=chunk_rows,
-        progress=progress,
-    )[name]
+    _refuse_unused(options, "p_value", "randomization has one p-value")
+    settings: PairedOptions = {
+        **options,
+        "n_samples": n_trials,
+        "seed": seed,
+        "confidence": confidence,
+    }
+    return _one_metric("ar", metric_or_scorer, systems, settings)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from evalab.errors import SettingsError
+from evalab.errors import OutOfRangeError, SettingsError
 from evalab.stats.seed_stats import pairs_needed, power_paired, power_two_sample, seeds_needed
 
 __all__ = ["DESIGNS", "Design", "detectable_delta", "items_needed", "power_of"]
@@ -78,7 +78,7 @@ class Design:
 
 def _check(alpha: float, power: float | None = None) -> None:
     if not 0.0 < alpha < 1.0:
-        raise SettingsError(f"alpha must be strictly between 0 and 1, got {alpha}")
+        raise OutOfRangeError("alpha", alpha, "strictly between 0 and 1")
     if power is not None and not alpha < power < 1.0:
         raise SettingsError(f"power must lie strictly between alpha ({alpha:g}) and 1, got {power}")
 

@@ -34,31 +34,30 @@ in different clusters that no test separates.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
-from evalab.errors import SettingsError
+from evalab.errors import OutOfRangeError, SettingsError
 from evalab.metrics.base import Metric
 from evalab.stats.bootstrap import ConfidenceInterval
 from evalab.stats.mcnemar import EXACT_MAX_DISCORDANT, binary_outcomes, mcnemar_test
 from evalab.stats.multiple import holm_bonferroni
 from evalab.stats.paired import (
-    DEFAULT_P_VALUE,
     DEFAULT_TRIALS,
+    PairedOptions,
+    PairedRecord,
     _ar_all,
-    _bootstrap_all,
+    _ci_resamples,
     _observed,
     _p_values,
     _Plan,
     _plan,
     bootstrap_null,
     interval,
-    paired_signature,
 )
-from evalab.stats.resampling import DEFAULT_SEED
 
 __all__ = [
     "CLUSTER_RULE",
@@ -83,16 +82,9 @@ CLUSTER_RULE = "separated"
 
 
 @dataclass(frozen=True, eq=False)
-class PairwiseResult:
+class PairwiseResult(PairedRecord):
     """Every pair of systems of one metric: scores, intervals and a symmetric p-value matrix."""
 
-    metric: str
-    test: str
-    n_samples: int
-    seed: int
-    confidence: float
-    p_value_method: str
-    ci_samples: int
     systems: tuple[str, ...]
     #: corpus score of every system, in input order
     scores: tuple[float, ...]
@@ -107,14 +99,7 @@ class PairwiseResult:
         """The test settings, as :attr:`PairedTestResult.signature` (McNemar: its method)."""
         if self.test == "mcnemar":
             return f"test:mcnemar|exact:<={EXACT_MAX_DISCORDANT}|else:mid-p"
-        return paired_signature(
-            self.test,
-            self.n_samples,
-            self.seed,
-            self.confidence,
-            self.p_value_method,
-            self.ci_samples,
-        )
+        return super().signature
 
 
 def _pairs(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
@@ -147,14 +132,7 @@ def pairwise_test(
     test: str,
     metrics: Mapping[str, Any],
     stats: Mapping[str, Mapping[str, Any]],
-    *,
-    n_samples: int | None = None,
-    seed: int = DEFAULT_SEED,
-    confidence: float = 0.95,
-    p_value: str = DEFAULT_P_VALUE,
-    ci_samples: int = 1000,
-    chunk_rows: int | None = None,
-    progress: Callable[[int], None] | None = None,
+    **options: Unpack[PairedOptions],
 ) -> dict[str, PairwiseResult]:
     """Paired test (``"bs"`` or ``"ar"``) of every pair of systems, for several metrics at once.
 
@@ -162,30 +140,19 @@ def pairwise_test(
     resampling stream serves every metric and pair. ``result[m].p_values[i, j]`` equals the
     p-value ``paired_test`` gives system ``j`` against baseline ``i`` alone.
     """
-    plan = _plan(test, n_samples, seed, confidence, p_value, ci_samples, chunk_rows)
-    names, n, scorers, tensors, points = _observed(metrics, stats)
-    pairs = _pairs(len(names))
+    plan, obs = _plan(test, options), _observed(metrics, stats)
+    points, pairs = obs.points, _pairs(len(obs.names))
     if plan.test == "bs":
-        boot = _bootstrap_all(
-            scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress
-        )
+        boot, ci_n = _ci_resamples(plan, obs)
         pvals = {m: _bs_pair_p(boot[m], points[m], plan.p_value) for m in stats}
-        ci_n = plan.n_samples
     else:
-        null = _ar_all(
-            scorers, tensors, n, plan.n_samples, plan.seed, plan.chunk_rows, progress, pairs
-        )
+        null = _ar_all(plan, obs, pairs)
         pvals = {
             m: _p_values(null[m], np.abs(points[m][pairs[1]] - points[m][pairs[0]])) for m in stats
         }
-        ci_n = plan.ci_samples
-        boot = (
-            _bootstrap_all(scorers, tensors, n, ci_n, plan.seed, plan.chunk_rows, progress)
-            if ci_n
-            else {}
-        )
+        boot, ci_n = _ci_resamples(plan, obs)
     return {
-        m: _result(plan, m, names, points[m], pvals[m], boot.get(m), ci_n, metrics[m])
+        m: _result(plan, m, obs.names, points[m], pvals[m], boot.get(m), ci_n, metrics[m])
         for m in stats
     }
 
@@ -206,14 +173,10 @@ def _result(
         else interval(float(point[j]), boot[:, j], plan.confidence, ci_n, plan.seed)
         for j in range(len(names))
     )
-    return PairwiseResult(
-        metric=metric,
-        test=plan.test,
-        n_samples=plan.n_samples,
-        seed=plan.seed,
-        confidence=plan.confidence,
-        p_value_method=plan.p_value if plan.test == "bs" else "ar",
-        ci_samples=ci_n if plan.test == "ar" else plan.n_samples,
+    return PairwiseResult.of_plan(
+        plan,
+        metric,
+        ci_n,
         systems=tuple(names),
         scores=tuple(float(x) for x in point),
         cis=cis,
@@ -301,7 +264,7 @@ def rank_systems(
     (1, 1, 1)
     """
     if not 0.0 < alpha < 1.0:
-        raise SettingsError(f"alpha must be strictly between 0 and 1, got {alpha}")
+        raise OutOfRangeError("alpha", alpha, "strictly between 0 and 1")
     values = np.asarray(scores, dtype=np.float64)
     adjusted = adjust_pairwise(p_values, correction)
     defined = [i for i in range(values.size) if np.isfinite(values[i])]

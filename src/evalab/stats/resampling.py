@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from evalab.errors import InputError, SettingsError
+from evalab.errors import InputError, OutOfRangeError, SettingsError
 from evalab.metrics.base import Metric
 from evalab.metrics.stats_value import Stats
 
@@ -63,10 +63,10 @@ MAX_SAMPLES = 10_000_000
 def check_n_samples(n_samples: Any, what: str = "n_samples") -> int:
     """Validate a number of resamples or trials (an int >= 1)."""
     if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral):
-        raise SettingsError(f"{what} must be an integer >= 1, got {n_samples!r}")
+        raise OutOfRangeError(what, repr(n_samples), "an integer >= 1")
     n = int(n_samples)
     if n < 1:
-        raise SettingsError(f"{what} must be at least 1, got {n_samples}")
+        raise OutOfRangeError(what, n_samples, "at least 1")
     if n > MAX_SAMPLES:
         # a typo such as 100000000000 would otherwise run for days (or exhaust memory)
         raise SettingsError(

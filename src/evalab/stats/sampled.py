@@ -27,9 +27,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from evalab.errors import InputError, SettingsError
+from evalab.items.answers import SampledAnswers
+from evalab.items.table import ScoreSet
 from evalab.stats.items import ItemMeans
 
-__all__ = ["majority_at_k", "pass_at_k", "sampled_item_means"]
+__all__ = ["majority_at_k", "majority_scores", "pass_at_k", "sampled_item_means"]
 
 
 def _check_k(k: object) -> int:
@@ -95,6 +97,15 @@ def majority_at_k(
         winner = Counter(first).most_common(1)[0][0]
         out[i] = float(bool(ok[first.index(winner)]))
     return out
+
+
+def majority_scores(answers: SampledAnswers, k: int) -> ScoreSet:
+    """One model's maj@k on each problem of its sampled ``answers``, as a score set (0/1)."""
+    try:
+        values = majority_at_k(*answers.in_order(), k)
+    except InputError as exc:
+        raise InputError(f"{answers.path}: {exc}") from None
+    return answers.problem_scores(k, values.tolist())
 
 
 def sampled_item_means(values: np.ndarray) -> ItemMeans:

@@ -24,7 +24,7 @@ import numpy as np
 
 from evalab.errors import InputError, SettingsError
 from evalab.stats.bootstrap import check_confidence, percentile_interval
-from evalab.stats.bradley_terry import Battles, EloScale, Resample, Ties, _kept
+from evalab.stats.bradley_terry import Battles, EloScale, Ratings, Resample, Ties, _kept
 from evalab.stats.resampling import DEFAULT_SEED, bootstrap_counts, check_n_samples, check_seed
 
 __all__ = ["StyleControlled", "style_controlled", "style_features"]
@@ -84,13 +84,9 @@ def _fit(
 
 
 @dataclass(frozen=True)
-class StyleControlled:
+class StyleControlled(Ratings):
     """Style-controlled ratings with intervals, and the covariates' effects."""
 
-    models: tuple[str, ...]
-    ratings: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
     features: tuple[str, ...]
     #: each covariate's effect (log-odds per standard deviation) and its interval
     effects: np.ndarray

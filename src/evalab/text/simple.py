@@ -34,7 +34,14 @@ def normalize_squad(text: str) -> str:
     return " ".join(text.split())
 
 
-class WordsTokenizer:
+class _Stateless:
+    """A tokenizer without settings: its ``repr`` is its constructor call."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class WordsTokenizer(_Stateless):
     """The seed's tokenizer: lowercase, then runs of Unicode word characters (``\\w+``).
 
     >>> WordsTokenizer()("Hello, World! x_1")
@@ -46,11 +53,8 @@ class WordsTokenizer:
     def __call__(self, text: str) -> list[str]:
         return _WORDS_RE.findall(text.lower())
 
-    def __repr__(self) -> str:
-        return "WordsTokenizer()"
 
-
-class WhitespaceTokenizer:
+class WhitespaceTokenizer(_Stateless):
     """Split on runs of whitespace (``str.split()``), nothing else: case and punctuation kept.
 
     >>> WhitespaceTokenizer()("  Hello,  World! ")
@@ -62,11 +66,8 @@ class WhitespaceTokenizer:
     def __call__(self, text: str) -> list[str]:
         return text.split()
 
-    def __repr__(self) -> str:
-        return "WhitespaceTokenizer()"
 
-
-class SquadTokenizer:
+class SquadTokenizer(_Stateless):
     """SQuAD v1.1: :func:`normalize_squad`, then split on whitespace (as ``f1_score`` does).
 
     >>> SquadTokenizer()("The cat, a hat.")
@@ -77,6 +78,3 @@ class SquadTokenizer:
 
     def __call__(self, text: str) -> list[str]:
         return normalize_squad(text).split()
-
-    def __repr__(self) -> str:
-        return "SquadTokenizer()"

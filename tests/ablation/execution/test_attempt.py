@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from evalab.ablation import RunStore, load_study, run_study, study_status
+from evalab.ablation import RunStore, dry_run, load_study, run_study, study_status
 from evalab.ablation.analysis.analyze import analyze
 
 from ..synth import BASE, ENTRY, write_study
@@ -114,6 +114,8 @@ def test_a_data_file_or_an_importlib_module_a_run_read_supersedes_it_when_edited
     st = study_status(study, db)
     assert st.ok == 0 and sorted(st.stale) and all(files == [edit] for files in st.stale.values())
     assert analyze(study, db).rows[0].ok == 0  # the stale numbers are not served
+    planned = dry_run(study, db)  # what `ablate run --dry-run` shows: to run again, and why
+    assert [(s.state, s.changed) for s in planned.steps] == [("stale", (edit,))] * 2
     rerun = run_study(load_study(path), db, progress=False)
     assert (rerun.skipped, rerun.ok) == (0, 2)
     with RunStore(db) as store:

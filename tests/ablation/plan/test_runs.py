@@ -65,8 +65,8 @@ def test_a_subset_keeps_its_rows_and_seeds_and_the_trained_runs_its_eval_rows_ne
     assert Subset().select(plan) == plan and not Subset()
     assert {r.seed for r in Subset(seeds=study.seeds[1:]).select(plan)} == set(study.seeds[1:])
     with pytest.raises(
-        SettingsError, match=r"--row 'nope': the study .* has no such row; rows: base, \(X\) x1"
+        SettingsError, match=r"rows 'nope': the study .* has no such row; rows: base, \(X\) x1"
     ):
         Subset(rows=("nope",)).check(study)
-    with pytest.raises(SettingsError, match="--seed 99: not a seed of the study"):
+    with pytest.raises(SettingsError, match="seeds 99: not a seed of the study"):
         Subset(seeds=(99,)).check(study)

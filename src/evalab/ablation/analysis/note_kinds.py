@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from evalab.ablation.contract.codeversion import GitState
 from evalab.ablation.store.example_refusals import Refusal
 
 if TYPE_CHECKING:
@@ -110,11 +111,9 @@ class CodeVersionNote:
 
 
 @dataclass(frozen=True)
-class Commit:
+class Commit(GitState):
     """Runs used that executed one git commit (dirty: with uncommitted changes)."""
 
-    commit: str
-    dirty: bool
     runs: int
 
 

@@ -51,26 +51,16 @@ from evalab.ablation.store.run_store import (
     now,
     stale_runs,
 )
-from evalab.errors import InputError, RunError, SettingsError, StoreBusyError
+from evalab.errors import InputError, OutOfRangeError, RunError, StoreBusyError
 from evalab.io import write_text_atomic
 from evalab.metrics.ray_shards import RAY_TIMEOUT_S, RayCluster, ray_session
 
 if TYPE_CHECKING:
     from evalab.ablation.study.spec import Study
 
-__all__ = ["EXECUTORS", "RunInterrupted", "RunSettingError", "RunSummary", "run_study"]
+__all__ = ["EXECUTORS", "RunInterrupted", "RunSummary", "run_study"]
 
 EXECUTORS = ("local", "ray")
-
-
-class RunSettingError(SettingsError):
-    """An argument of :func:`run_study` out of its range: which (``setting``, the
-    parameter's name), its ``value`` and what it must be (``expected``); a caller with its
-    own name for the setting (the CLI's ``--jobs``) words it with that name."""
-
-    def __init__(self, setting: str, value: object, expected: str) -> None:
-        super().__init__(f"{setting} must be {expected}, got {value}")
-        self.setting, self.value, self.expected = setting, value, expected
 
 
 @dataclass
@@ -317,7 +307,7 @@ def run_study(
 ) -> RunSummary:
     """Run every planned run of ``study`` that is not finished in the store.
 
-    Returns a :class:`RunSummary`. Raises :class:`RunSettingError` for a bad ``jobs``,
+    Returns a :class:`RunSummary`. Raises :class:`OutOfRangeError` for a bad ``jobs``,
     ``executor`` or ``ray_timeout``, :class:`RunInterrupted` on Ctrl-C (runs in flight are
     killed, every finished run is stored) and :class:`StoreBusyError` when the store stayed
     locked so long that no further run could be claimed (finished results are kept in their
@@ -361,11 +351,11 @@ def run_study(
 
 def _check_settings(executor: str, jobs: int, ray_timeout: float) -> None:
     if executor not in EXECUTORS:
-        raise RunSettingError("executor", repr(executor), f"one of {', '.join(EXECUTORS)}")
+        raise OutOfRangeError("executor", repr(executor), f"one of {', '.join(EXECUTORS)}")
     if jobs < 1:
-        raise RunSettingError("jobs", jobs, ">= 1")
+        raise OutOfRangeError("jobs", jobs, ">= 1")
     if not ray_timeout > 0:
-        raise RunSettingError("ray_timeout", f"{ray_timeout:g}", "a positive number of seconds")
+        raise OutOfRangeError("ray_timeout", f"{ray_timeout:g}", "a positive number of seconds")
 
 
 @dataclass

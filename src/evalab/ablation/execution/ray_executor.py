@@ -21,8 +21,8 @@ from evalab.ablation.execution.attempt import execute_with_retries
 from evalab.ablation.execution.transfer import Packed, node_folder, pack, unpack
 from evalab.ablation.plan.jobs import AttemptResult, Job, Timing
 from evalab.ablation.store.run_store import now
-from evalab.errors import RunError
-from evalab.metrics.ray_shards import RayCluster, first_line, ray_session
+from evalab.errors import RunError, first_line
+from evalab.metrics.ray_shards import RayCluster, ray_session
 
 if TYPE_CHECKING:
     from types import ModuleType

@@ -7,7 +7,7 @@ for it to be removed (:func:`gc_study`); nothing is deleted silently.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -248,8 +248,9 @@ def gc_study(
 class PlannedStep:
     """What ``ablate run`` would do with one planned run (``--dry-run``).
 
-    ``state``: ``"stored"`` (finished: skipped), ``"failed"`` (stored as failed: run
-    again), ``"held"`` (another live runner has it) or ``"new"``.
+    ``state``: ``"stored"`` (finished: skipped), ``"stale"`` (finished, but a file it read
+    changed since, or its trained run's checkpoint did: run again), ``"failed"`` (stored as
+    failed: run again), ``"held"`` (another live runner has it) or ``"new"``.
     """
 
     run: PlannedRun
@@ -258,6 +259,7 @@ class PlannedStep:
     command: CommandLine | None  # a command study's trained runs; else the run gets run.config
     error: str = ""  # the stored error of a failed run
     holder: str = ""  # who holds a held run
+    changed: tuple[str, ...] = ()  # a stale run: the files (or checkpoint) that changed
 
 
 @dataclass(frozen=True)
@@ -295,21 +297,19 @@ def dry_run(
         return DryRun(study.name, path, False, steps, [], len(whole) if subset else 0)
     with RunStore(path, read_only=True) as store:
         stored = store.runs(study.name)
+        stale = stale_runs(study, stored.values(), save_cache=False)
         steps = []
         for run in plan:
             s = stored.get(run.key)
-            holder = store.live_lease(study.name, run.key) if s is None or s.status != "ok" else ""
-            state = (
-                "stored"
-                if s and s.status == "ok"
-                else "held"
-                if holder
-                else "failed"
-                if s
-                else "new"
-            )
+            done = s is not None and s.status == "ok" and run.key not in stale
+            holder = "" if done else store.live_lease(study.name, run.key)
             folder = store.run_dir(study.name, run.key)
-            steps.append(_step(study, run, state, folder, folder, s.error if s else "", holder))
+            if run.key in stale and not holder:
+                step = _step(study, run, "stale", folder, folder, changed=stale[run.key])
+            else:
+                state = "stored" if done else "held" if holder else "failed" if s else "new"
+                step = _step(study, run, state, folder, folder, s.error if s else "", holder)
+            steps.append(step)
         superseded = store.superseded(study)
     return DryRun(study.name, path, True, steps, superseded, len(whole) if subset else 0)
 
@@ -322,6 +322,7 @@ def _step(
     shown: Path,
     error: str = "",
     holder: str = "",
+    changed: Sequence[str] = (),
 ) -> PlannedStep:
     """One step; its command names the run folder ``shown`` (the folder, or its stand-in)."""
     command = (
@@ -329,4 +330,4 @@ def _step(
         if study.template is not None and run.stage == "train"
         else None
     )
-    return PlannedStep(run, state, folder, command, error, holder)
+    return PlannedStep(run, state, folder, command, error, holder, tuple(changed))

@@ -52,7 +52,7 @@ from evalab.ablation.plan.jobs import Artifacts, ExamplesEntry
 from evalab.ablation.plan.runs import PlannedRun, plan_runs
 from evalab.ablation.store.per_example import check_counts, stored_counts
 from evalab.ablation.store.run_store import DEFAULT_DB, Outcome, RunResult, RunStore, StoredRun, now
-from evalab.errors import InputError, RunError
+from evalab.errors import InputError, RunError, SettingValueError
 from evalab.io import data_suffix, decode_utf8, read_bytes
 
 if TYPE_CHECKING:
@@ -191,25 +191,31 @@ def load_records(
     """The export at ``path`` (a file, or a Hydra multirun folder) as records in evalab's
     terms: ``(layout, records, ignored columns)``."""
     if layout not in FORMATS:
-        raise InputError(f"--from {layout!r}: expected one of {', '.join(FORMATS)}")
+        raise SettingValueError("layout", repr(layout), f"expected one of {', '.join(FORMATS)}")
     if path.is_dir():
         if layout not in ("auto", "hydra"):
-            raise InputError(
-                f"{path}: is a folder; only a Hydra multirun folder is imported as a folder (--from hydra)"
+            raise SettingValueError(
+                "layout",
+                repr(layout),
+                f"{path} is a folder; only a Hydra multirun folder is imported as a folder (hydra)",
             )
         raw = hydra_records(path, metrics_file)
         layout = "hydra"
     else:
         if layout == "hydra":
-            raise InputError(
-                f"{path}: --from hydra reads a multirun folder (with <n>/.hydra/config.yaml), not a file"
+            raise SettingValueError(
+                "layout",
+                "hydra",
+                f"reads a multirun folder (with <n>/.hydra/config.yaml); {path} is a file",
             )
         raw = [(f"{path}:{line}", rec) for line, rec in read_records(path)]
         if layout == "auto":
             layout = detect(path, {c for _, rec in raw for c in rec})
     raw = apply_maps(raw, parse_maps(maps))
     if seed_column is not None and not any(seed_column in rec for _, rec in raw):
-        raise InputError(f"--seed-from {seed_column}: the export has no column {seed_column!r}")
+        raise SettingValueError(
+            "seed_column", seed_column, f"the export has no column {seed_column!r}"
+        )
     if layout == "evalab":
         records = [Record(where, "", _seed_from(rec, seed_column)) for where, rec in raw]
         return layout, records, []
@@ -223,8 +229,8 @@ def _seed_from(rec: dict[str, Any], column: str | None) -> dict[str, Any]:
         return rec
     rec = dict(rec)
     if "seed" in rec:
-        raise InputError(
-            f"--seed-from {column}: the export has a seed column too; name one source of seeds"
+        raise SettingValueError(
+            "seed_column", column, "the export has a seed column too; name one source of seeds"
         )
     rec["seed"] = rec.pop(column, None)
     return rec

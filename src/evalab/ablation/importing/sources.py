@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalab import numbers
 from evalab.ablation.contract.curves import LOG_FILE
-from evalab.errors import InputError, MissingExtraError
+from evalab.errors import InputError, MissingExtraError, SettingValueError
 from evalab.io import decode_utf8
 
 if TYPE_CHECKING:
@@ -131,12 +131,14 @@ def parse_maps(maps: Iterable[str]) -> dict[str, str]:
     for item in maps:
         source, eq, target = item.partition("=")
         if not eq or not source:
-            raise InputError(
-                f"--map {item!r}: expected SOURCE=TARGET (a column of the export = seed, row, a metric "
-                "or config.KEY; an empty TARGET drops the column)"
+            raise SettingValueError(
+                "maps",
+                repr(item),
+                "expected SOURCE=TARGET (a column of the export = seed, row, a metric "
+                "or config.KEY; an empty TARGET drops the column)",
             )
         if source in out:
-            raise InputError(f"--map {source!r} is given twice; map each column once")
+            raise SettingValueError("maps", repr(source), "given twice; map each column once")
         out[source] = target
     return out
 
@@ -149,7 +151,9 @@ def apply_maps(
     seen = {col for _, rec in records for col in rec}
     for source in maps:
         if source not in seen:
-            raise InputError(f"--map {source}={maps[source]}: the export has no column {source!r}")
+            raise SettingValueError(
+                "maps", f"{source}={maps[source]}", f"the export has no column {source!r}"
+            )
     out = []
     for where, rec in records:
         renamed: dict[str, Any] = {}
@@ -158,8 +162,10 @@ def apply_maps(
             if not target:
                 continue
             if target in renamed:
-                raise InputError(
-                    f"{where}: --map gives column {target!r} twice (from {col!r} and another column)"
+                raise SettingValueError(
+                    "maps",
+                    "",
+                    f"{where}: gives column {target!r} twice (from {col!r} and another column)",
                 )
             renamed[target] = value
         out.append((where, renamed))
@@ -327,9 +333,11 @@ def hydra_records(folder: Path, metrics_file: str) -> list[tuple[str, dict[str, 
             if "curves" in rec:
                 out.append((str(job), rec))
                 continue
-            raise InputError(
-                f"{metrics_path}: no metrics file; the job folder needs the file its run wrote "
-                f"(--metrics-file names it), or a {LOG_FILE} of its values per step"
+            raise SettingValueError(
+                "metrics_file",
+                metrics_file,
+                f"{metrics_path}: no such file; the job folder needs the file its run wrote "
+                f"(name it here), or a {LOG_FILE} of its values per step",
             )
         try:
             values = numbers.loads(decode_utf8(metrics_path.read_bytes(), str(metrics_path)))

@@ -22,7 +22,7 @@ from typing import Any
 # Row, grid_cells, format_level and BASE_LABEL are re-exported: callers import them from here
 from evalab.ablation.study.grid import BASE_LABEL, Row, format_level, grid_cells
 from evalab.ablation.study.spec import Study
-from evalab.errors import SettingsError
+from evalab.errors import SettingValueError
 
 __all__ = [
     "BASE_LABEL",
@@ -188,15 +188,18 @@ class Subset:
         labels = [r.label for r in study_rows(study)]
         for label in self.rows:
             if label not in labels:
-                raise SettingsError(
-                    f"--row {label!r}: the study {study.name!r} has no such row; rows: "
-                    f"{', '.join(labels)}"
+                raise SettingValueError(
+                    "rows",
+                    repr(label),
+                    f"the study {study.name!r} has no such row; rows: {', '.join(labels)}",
                 )
         for seed in self.seeds:
             if seed not in study.seeds:
-                raise SettingsError(
-                    f"--seed {seed}: not a seed of the study {study.name!r}; seeds: "
-                    f"{', '.join(map(str, study.seeds))}"
+                raise SettingValueError(
+                    "seeds",
+                    str(seed),
+                    f"not a seed of the study {study.name!r}; seeds: "
+                    f"{', '.join(map(str, study.seeds))}",
                 )
 
     def select(self, plan: list[PlannedRun]) -> list[PlannedRun]:

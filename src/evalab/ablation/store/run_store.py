@@ -45,7 +45,7 @@ from evalab.ablation.contract.computed import model_artifacts
 from evalab.ablation.contract.curves import CURVES_DDL, insert_curves
 from evalab.ablation.plan.jobs import Artifacts, Status
 from evalab.ablation.store.leases import LEASE_TIMEOUT_S, Owner, lease_alive
-from evalab.errors import EvalabError, InputError, StoreBusyError
+from evalab.errors import EvalabError, InputError, SettingValueError, StoreBusyError
 
 if TYPE_CHECKING:
     from evalab.ablation.study.spec import Study
@@ -304,7 +304,7 @@ class RunStore:
         if row is None or not str(row[0]).isdigit():
             raise InputError(
                 f"{self.path}: an SQLite database but not an evalab run store (it has tables "
-                f"{', '.join(sorted(tables))}); pass --db a new file or one `evalab ablate run` created"
+                f"{', '.join(sorted(tables))}); give a new file or an evalab run store"
             )
         version = int(row[0])
         if version > SCHEMA_VERSION:
@@ -757,7 +757,7 @@ class RunStore:
         if not same:
             raise InputError(
                 f"{study.path}: the run database {self.path} holds study {study.name!r} of another study "
-                f"file ({other}); give this study another [study] name or use another --db"
+                f"file ({other}); give this study another [study] name or use another database"
             )
 
     def integrity_check(self) -> str:
@@ -791,13 +791,16 @@ def version_map(study: Study) -> dict[str, str]:
 CHECKPOINT = "the checkpoint of trained run"
 
 
-def stale_runs(study: Study, runs: Iterable[StoredRun]) -> dict[str, list[str]]:
+def stale_runs(
+    study: Study, runs: Iterable[StoredRun], *, save_cache: bool = True
+) -> dict[str, list[str]]:
     """The ok runs of the study's current code version that read a file (observed in
     their process) whose content changed since, or that is gone: key -> those files.
     Such a run is superseded like a run of an older code version: not used, run again.
     An ok eval run whose trained run finished again since it ran (a new checkpoint), or is
     itself stale or not ok now, is stale too: it evaluated another model. A pinned
-    ``code_version`` overrides this too (the pin is the user's word)."""
+    ``code_version`` overrides this too (the pin is the user's word). ``save_cache=False``
+    (a dry run) leaves the file-digest cache unwritten."""
     if study.code is not None and study.code.pinned:
         return {}
     cache = DigestCache()
@@ -808,7 +811,8 @@ def stale_runs(study: Study, runs: Iterable[StoredRun]) -> dict[str, list[str]]:
             changed = changed_inputs(run.inputs, study.directory, cache)
             if changed:
                 out[run.key] = changed
-    cache.save()
+    if save_cache:
+        cache.save()
     for run in current.values():
         reason = _stale_checkpoint(run, current, out) if run.key not in out else None
         if reason:
@@ -864,7 +868,7 @@ def _check_path(path: Path, create: bool) -> None:
     except FileNotFoundError:
         if not create:
             raise InputError(
-                f"{path}: no run database here; run `evalab ablate run STUDY.toml` first (or pass --db)"
+                f"{path}: no run database here; run the study first (or name another database)"
             ) from None
         return
     except OSError as exc:
@@ -879,9 +883,10 @@ def _check_path(path: Path, create: bool) -> None:
             stat.S_ISSOCK: "a socket",
         }
         what = next((name for test, name in kind.items() if test(mode)), "not a regular file")
-        raise InputError(
-            f"{path}: is {what}, not a file; --db takes a run database file (a new path or one "
-            "`evalab ablate run` created)"
+        raise SettingValueError(
+            "db_path",
+            str(path),
+            f"is {what}; expected a run database file (a new path or a run store)",
         )
 
 

@@ -227,13 +227,7 @@ def _build(path: Path, data: dict[str, Any], w: Where, check_entry: bool) -> Stu
 
 
 def _resources(res: Any, w: Where) -> Resources:
-    if not isinstance(res, dict):
-        raise w.error(
-            "[study] resources",
-            "must be a table such as { cpus = 1, gpus = 0 }",
-            "resources",
-            "study",
-        )
+    res = w.study_table(res, "resources", "{ cpus = 1, gpus = 0 }")
     for k, v in res.items():
         if k not in RESOURCE_KEYS:
             raise w.error(

@@ -80,21 +80,9 @@ def parse_directions(
     for a computed metric (TER, WER: lower is better), else True."""
     if isinstance(hib, bool):
         hib = dict.fromkeys(metrics, hib)
-    if not isinstance(hib, dict):
-        raise w.error(
-            "[study] higher_is_better",
-            "must be a table such as { acc = true, loss = false }",
-            "higher_is_better",
-            "study",
-        )
+    hib = w.study_table(hib, "higher_is_better", "{ acc = true, loss = false }")
     for m, v in hib.items():
-        if m not in metrics:
-            raise w.error(
-                "[study] higher_is_better",
-                f"names {m!r}, which is not in metrics {metrics!r}",
-                "higher_is_better",
-                "study",
-            )
+        _metric_name(m, metrics, "higher_is_better", w)
         if not isinstance(v, bool):
             raise w.error(
                 "[study] higher_is_better",
@@ -156,10 +144,7 @@ def _metric_name(m: str, metrics: list[str], key: str, w: Where) -> None:
 def _bounds(
     raw: Any, metrics: list[str], computed: dict[str, ComputedMetric], w: Where
 ) -> dict[str, tuple[float, float]]:
-    if not isinstance(raw, dict):
-        raise w.error(
-            "[study] bounds", "must be a table such as { acc = [0, 100] }", "bounds", "study"
-        )
+    raw = w.study_table(raw, "bounds", "{ acc = [0, 100] }")
     bounds: dict[str, tuple[float, float]] = {}
     for m, b in raw.items():
         _metric_name(m, metrics, "bounds", w)

@@ -13,7 +13,7 @@ from evalab.ablation.contract.template import (
 )
 from evalab.ablation.study.grid import BASE_LABEL, grid_cells
 from evalab.ablation.study.spec import Study, Variant
-from evalab.errors import SettingsError
+from evalab.errors import SettingValueError
 
 
 def with_overrides(study: Study, assignments: list[str]) -> Study:
@@ -28,7 +28,7 @@ def with_overrides(study: Study, assignments: list[str]) -> Study:
         key, sep, raw = text.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise SettingsError(f"--set {text!r}: expected key=value, e.g. --set hidden=16")
+            raise SettingValueError("assignments", repr(text), "expected key=value, e.g. hidden=16")
         path = key.split(".") if key not in study.base else [key]
         old = _base_value(study, key, path, text)
         value = _typed_like(old, raw, text)
@@ -41,13 +41,17 @@ def with_overrides(study: Study, assignments: list[str]) -> Study:
         *(c.label for c in grid_cells(study.base, study.grid)),
     }
     if label in labels:
-        raise SettingsError(f"--set: the study already has a row labelled {label!r}")
+        raise SettingValueError(
+            "assignments", "", f"the study already has a row labelled {label!r}"
+        )
     variant = Variant(label=label, description="from the command line (--set)", settings=settings)
     if study.template is not None:
         try:
             study.template.render({**study.base, **settings}, 0, "config.json", "metrics.json")
         except TemplateError as exc:
-            raise SettingsError(f"--set {', '.join(assignments)}: [study] command: {exc}") from None
+            raise SettingValueError(
+                "assignments", ", ".join(assignments), f"[study] command: {exc}"
+            ) from None
     return dataclasses.replace(study, variants=(*study.variants, variant))
 
 
@@ -60,14 +64,17 @@ def _base_value(study: Study, key: str, path: list[str], text: str) -> Any:
                 if key in study.evaluation
                 else f"[base] has no key {key!r}"
             )
-            raise SettingsError(
-                f"--set {text!r}: {what}; --set takes keys of [base]: {', '.join(flat_keys(study.base))}"
+            raise SettingValueError(
+                "assignments",
+                repr(text),
+                f"{what}; the keys of [base] are {', '.join(flat_keys(study.base))}",
             )
         node = node[part]
     if isinstance(node, dict):
-        raise SettingsError(
-            f"--set {text!r}: {key!r} is a table; set one of its keys: "
-            f"{', '.join(flat_keys(node, key))}"
+        raise SettingValueError(
+            "assignments",
+            repr(text),
+            f"{key!r} is a table; set one of its keys: {', '.join(flat_keys(node, key))}",
         )
     return node
 
@@ -78,8 +85,10 @@ def _typed_like(old: Any, raw: str, text: str) -> Any:
         return raw
     if isinstance(old, bool):
         if raw not in ("true", "false"):
-            raise SettingsError(
-                f"--set {text!r}: the base value is {str(old).lower()} (true/false); give true or false"
+            raise SettingValueError(
+                "assignments",
+                repr(text),
+                f"the base value is {str(old).lower()} (true/false); give true or false",
             )
         return raw == "true"
     if isinstance(old, list):
@@ -89,10 +98,12 @@ def _typed_like(old: Any, raw: str, text: str) -> Any:
             value = None
         refused = numbers.first_refused(value)
         if refused is not None:
-            raise SettingsError(f"--set {text!r}: {refused[1].error}")
+            raise SettingValueError("assignments", repr(text), str(refused[1].error))
         if not isinstance(value, list):
-            raise SettingsError(
-                f'--set {text!r}: the base value is {old!r}; give a JSON list (e.g. [1, 2] or ["a", "b"])'
+            raise SettingValueError(
+                "assignments",
+                repr(text),
+                f'the base value is {old!r}; give a JSON list (e.g. [1, 2] or ["a", "b"])',
             )
         return value
     parse, what = (
@@ -103,8 +114,8 @@ def _typed_like(old: Any, raw: str, text: str) -> Any:
     try:
         return parse(raw)
     except numbers.NumberError as exc:
-        raise SettingsError(
-            f"--set {text!r}: the base value is {old!r}; give {what} ({exc})"
+        raise SettingValueError(
+            "assignments", repr(text), f"the base value is {old!r}; give {what} ({exc})"
         ) from None
 
 

@@ -46,6 +46,13 @@ class Where:
         loc = f"{self.path}:{line}" if line else str(self.path)
         return SettingsError(f"{loc}: {where}: {message}")
 
+    def study_table(self, raw: Any, key: str, example: str) -> dict[str, Any]:
+        """``raw``, the value of ``[study] key``, if it is a table; else an error showing
+        ``example``."""
+        if not isinstance(raw, dict):
+            raise self.error(f"[study] {key}", f"must be a table such as {example}", key, "study")
+        return raw
+
     def check_known(
         self, given: Iterable[str], known: Collection[str], where: str, section: str
     ) -> None:
