@@ -161,22 +161,28 @@ class MetricX(Metric):
         """Refuse, naming the option, inputs this mode cannot score from."""
         what = f"metricx (MetricX-{self.version}, mode {self.mode})"
         if self.uses_source and not has_source:
+            other = self._other_mode("ref")
             raise SettingsError(
-                f"{what} reads the source segments: pass --source SRC{self._other('src')}"
+                f"{what} reads the source segments: pass --source SRC"
+                + (f", or --set metricx.mode={other}" if other else "")
             )
         if has_source and not self.uses_source and not unread_source_ok:
+            other = self._other_mode("hybrid")
             raise SettingsError(
-                f"{what} reads no source: drop --source{self._other('ref', 'hybrid')}"
+                f"{what} reads no source: drop --source"
+                + (f", or --set metricx.mode={other}" if other else "")
             )
         if self.uses_references and not has_reference:
-            raise SettingsError(f"{what} reads a reference: pass -r REF{self._other('ref')}")
+            other = self._other_mode("qe")
+            raise SettingsError(
+                f"{what} reads a reference: pass -r REF"
+                + (f", or --set metricx.mode={other}" if other else "")
+            )
 
-    def _other(self, side: str, mode: str | None = None) -> str:
-        """The mode that would do without ``side`` (MetricX-24 only)."""
-        if self.version != 24:
-            return ""
-        other = mode or ("qe" if side == "ref" else "ref")
-        return f", or --set metricx.mode={other}"
+    def _other_mode(self, mode: str) -> str | None:
+        """``mode``, the MetricX-24 mode that would do without the missing input (None for
+        MetricX-23, whose checkpoints each have one mode)."""
+        return mode if self.version == 24 else None
 
     def model(self) -> MetricXModel:
         """The loaded :class:`~evalab.models.metricx_model.MetricXModel` (loaded on first use)."""
