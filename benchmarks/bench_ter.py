@@ -10,6 +10,11 @@ or the run fails. ``--cli`` also times one system per pair as whole processes
 first) and checks the two scores printed are equal.
 
     .venv/bin/python benchmarks/bench_ter.py [--quick] [--repeats N] [--refs 1|2] [--pairs en-zh ...] [--cli]
+        [--settings normalized no_punct asian_support case_sensitive]
+
+``--settings`` switches sacrebleu's TER options on, for both tools. $EVALAB_WMT22 names
+another folder of the same layout (e.g. the en-ja pair of wmt-conference/wmt22-news-systems,
+``txt/``: 13 systems, no second reference), as for the tests.
 
 ``--quick`` uses the first 300 segments of each system, ``--limit N`` the first N.
 """
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -25,7 +31,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-WMT22 = ROOT.parent / "shared" / "wmt22"
+#: the WMT22 folder (the layout of ../shared/wmt22); $EVALAB_WMT22 names another, as for the tests
+WMT22 = Path(os.environ.get("EVALAB_WMT22", ROOT.parent / "shared" / "wmt22"))
 
 
 def pairs() -> list[str]:
@@ -55,12 +62,16 @@ def load(pair: str, ref_ids: list[str], limit: int | None):
     return refs, systems
 
 
+#: sacrebleu's TER options, set by --settings (evalab's TER accepts the same names)
+SETTINGS: dict[str, bool] = {}
+
+
 def run_sacrebleu(refs, systems):
     from sacrebleu.metrics import TER
 
     out = {}
     for name, hyps in systems.items():
-        s = TER().corpus_score(hyps, refs)
+        s = TER(**SETTINGS).corpus_score(hyps, refs)
         out[name] = (s.score, s.num_edits, s.ref_length)
     return out
 
@@ -68,7 +79,7 @@ def run_sacrebleu(refs, systems):
 def run_evalab(refs, systems):
     from evalab.metrics.ter import TER
 
-    metric = TER()
+    metric = TER(**SETTINGS)
     out = {}
     for name, rows in zip(systems, metric.stats_many(list(systems.values()), refs), strict=True):
         s = metric.aggregate(rows)
@@ -160,11 +171,23 @@ def main() -> int:
     parser.add_argument("--refs", type=int, choices=(1, 2), default=1)
     parser.add_argument("--pairs", nargs="+", default=None, help="WMT22 pairs (default: all)")
     parser.add_argument("--cli", action="store_true", help="also one system per pair as processes")
+    parser.add_argument(
+        "--settings",
+        nargs="*",
+        default=[],
+        choices=("normalized", "no_punct", "asian_support", "case_sensitive"),
+        help="sacrebleu TER options switched on (default: none)",
+    )
     args = parser.parse_args()
+    SETTINGS.update(dict.fromkeys(args.settings, True))
     from evalab import _kernel
 
     kernel = "C kernel" if _kernel.ed is not None else "pure-Python fallback"
-    print(f"TER, evalab ({kernel}) against sacrebleu; medians of {args.repeats} alternating runs")
+    print(
+        f"TER ({' '.join(args.settings) or 'default settings'}), evalab ({kernel}) against "
+        f"sacrebleu; medians of {args.repeats} alternating runs; load average "
+        + " ".join(f"{x:.2f}" for x in os.getloadavg())
+    )
     print(f"{'workload':<28} {'evalab s':>9} {'peer s':>9} {'ratio':>8}")
     ok = True
     for pair in args.pairs or pairs():
@@ -175,6 +198,7 @@ def main() -> int:
         for pair in args.pairs or pairs():
             ok &= bench_cli(pair, args.repeats) is not None
     print("outputs identical (score, num_edits, ref_length) for every system" if ok else "MISMATCH")
+    print("load average at the end " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     return 0 if ok else 1
 
 

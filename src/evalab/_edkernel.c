@@ -412,6 +412,9 @@ typedef struct {
     int64_t *align;      /* m: hypothesis position aligned to each reference word (-1: none) */
     int64_t *hyp_err, *ref_err; /* prefix sums of error flags (n + 1, m + 1) */
     unsigned char *trace;       /* n + m */
+    /* the buffers are kept from segment to segment; the items each has room for: */
+    size_t cost_cap, op_cap, row_cap[2], cur_cap, cand_cap, align_cap, hyp_err_cap,
+        ref_err_cap, trace_cap;
 } Ter;
 
 /* Beam limits [lo, hi) of row i (1 <= i <= n), as sacrebleu's BeamEditDistance. */
@@ -601,23 +604,24 @@ done:
     return best.gain;
 }
 
-static int ter_alloc(Ter *t, int64_t n, int64_t m)
+/* Room for an n-word hypothesis against an m-word reference: the buffers of the previous
+ * segments are reused, and grown only when a segment needs more (a corpus of short
+ * segments allocates a few times, not ten buffers per segment); -1 if out of memory. */
+static int ter_reserve(Ter *t, int64_t n, int64_t m)
 {
-    size_t cells = (size_t)(n + 1) * (size_t)(m + 1);
-    t->cost = malloc(cells * sizeof(int64_t));
-    t->op = malloc(cells);
-    t->rows[0] = malloc((size_t)(m + 1) * sizeof(int64_t));
-    t->rows[1] = malloc((size_t)(m + 1) * sizeof(int64_t));
-    t->cur = malloc((size_t)(n + 1) * sizeof(int32_t));
-    t->cand = malloc((size_t)(n + 1) * sizeof(int32_t));
-    t->align = malloc((size_t)(m + 1) * sizeof(int64_t));
-    t->hyp_err = malloc((size_t)(n + 1) * sizeof(int64_t));
-    t->ref_err = malloc((size_t)(m + 1) * sizeof(int64_t));
-    t->trace = malloc((size_t)(n + m + 1));
-    return t->cost && t->op && t->rows[0] && t->rows[1] && t->cur && t->cand && t->align &&
-                   t->hyp_err && t->ref_err && t->trace
-               ? 0
-               : -1;
+    size_t wn = (size_t)n + 1, wm = (size_t)m + 1, cells = wn * wm;
+    return grow((void **)&t->cost, &t->cost_cap, cells, sizeof(int64_t)) < 0 ||
+                   grow((void **)&t->op, &t->op_cap, cells, 1) < 0 ||
+                   grow((void **)&t->rows[0], &t->row_cap[0], wm, sizeof(int64_t)) < 0 ||
+                   grow((void **)&t->rows[1], &t->row_cap[1], wm, sizeof(int64_t)) < 0 ||
+                   grow((void **)&t->cur, &t->cur_cap, wn, sizeof(int32_t)) < 0 ||
+                   grow((void **)&t->cand, &t->cand_cap, wn, sizeof(int32_t)) < 0 ||
+                   grow((void **)&t->align, &t->align_cap, wm, sizeof(int64_t)) < 0 ||
+                   grow((void **)&t->hyp_err, &t->hyp_err_cap, wn, sizeof(int64_t)) < 0 ||
+                   grow((void **)&t->ref_err, &t->ref_err_cap, wm, sizeof(int64_t)) < 0 ||
+                   grow((void **)&t->trace, &t->trace_cap, wn + wm, 1) < 0
+               ? -1
+               : 0;
 }
 
 static void ter_free(Ter *t)
@@ -626,39 +630,36 @@ static void ter_free(Ter *t)
     free(t->cand); free(t->align); free(t->hyp_err); free(t->ref_err); free(t->trace);
 }
 
-/* TER edits of one segment; -2: out of memory, -3: broken trace. */
-static int64_t ter_one(const int32_t *h, int64_t n, const int32_t *r, int64_t m)
+/* TER edits of one segment, in the workspace `t`; -2: out of memory, -3: broken trace. */
+static int64_t ter_one(Ter *t, const int32_t *h, int64_t n, const int32_t *r, int64_t m)
 {
     if (m == 0)
         return n;
-    Ter t = {0};
-    t.ref = r;
-    t.n = n;
-    t.m = m;
-    t.ratio = n ? (double)m / (double)n : 1.0;
-    t.beam = BEAM_WIDTH < t.ratio / 2 ? (int64_t)ceil(t.ratio / 2 + BEAM_WIDTH) : BEAM_WIDTH;
-    if (ter_alloc(&t, n, m) < 0) {
-        ter_free(&t);
+    if (ter_reserve(t, n, m) < 0)
         return -2;
-    }
-    memcpy(t.cur, h, (size_t)n * sizeof(int32_t));
-    int64_t shifts = 0, checked = 0, result;
+    t->ref = r;
+    t->n = n;
+    t->m = m;
+    t->ratio = n ? (double)m / (double)n : 1.0;
+    t->beam = BEAM_WIDTH < t->ratio / 2 ? (int64_t)ceil(t->ratio / 2 + BEAM_WIDTH) : BEAM_WIDTH;
+    memcpy(t->cur, h, (size_t)n * sizeof(int32_t));
+    int64_t shifts = 0, checked = 0;
     int broken = 0;
     for (;;) {
-        int64_t pre = full_matrix(&t);
-        int64_t gain = best_shift(&t, pre, &checked, &broken);
+        int64_t pre = full_matrix(t);
+        int64_t gain = best_shift(t, pre, &checked, &broken);
         if (broken || checked >= MAX_CANDIDATES || gain <= 0)
             break;
         shifts++;
-        int32_t *tmp = t.cur;
-        t.cur = t.cand;
-        t.cand = tmp;
+        int32_t *tmp = t->cur;
+        size_t cap = t->cur_cap;
+        t->cur = t->cand, t->cur_cap = t->cand_cap;
+        t->cand = tmp, t->cand_cap = cap;
     }
-    result = broken ? -3 : shifts + full_matrix(&t);
-    if (!broken && align_trace(&t) < 0)
-        result = -3;
-    ter_free(&t);
-    return result;
+    if (broken)
+        return -3;
+    int64_t result = shifts + full_matrix(t);
+    return align_trace(t) < 0 ? -3 : result;
 }
 
 static PyObject *ter_edits(PyObject *self, PyObject *args)
@@ -670,9 +671,10 @@ static PyObject *ter_edits(PyObject *self, PyObject *args)
     const int64_t *ho = s.hoff.buf, *ro = s.roff.buf;
     int64_t *out = s.out.buf, failed = 0;
     Py_ssize_t bad = -1;
+    Ter t = {0};
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t k = 0; k < s.nseg; k++) {
-        out[k] = ter_one(h + ho[k], ho[k + 1] - ho[k], r + ro[k], ro[k + 1] - ro[k]);
+        out[k] = ter_one(&t, h + ho[k], ho[k + 1] - ho[k], r + ro[k], ro[k + 1] - ro[k]);
         if (out[k] < 0) {
             failed = out[k];
             bad = k;
@@ -680,6 +682,7 @@ static PyObject *ter_edits(PyObject *self, PyObject *args)
         }
     }
     Py_END_ALLOW_THREADS
+    ter_free(&t);
     release_segments(&s);
     if (failed == -2)
         return PyErr_NoMemory();

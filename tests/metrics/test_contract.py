@@ -51,7 +51,7 @@ from evalab.errors import SettingsError
 from evalab.metrics.base import Metric, Stats
 from evalab.metrics.parallel import parallel_stats
 from evalab.metrics.registry import METRICS, metric_class
-from metrics import comet_oracle
+from metrics import comet_oracle, metricx_oracle
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -85,6 +85,15 @@ def tiny_xcomet() -> str:
 
 
 @functools.cache
+def tiny_metricx(seed: int = 0) -> str:
+    """A tiny MetricX checkpoint (random mT5, its own tokenizer), built offline once per
+    machine (cached in ~/.cache/evalab-tests)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("sentencepiece")
+    return str(metricx_oracle.tiny_checkpoint(seed))
+
+
+@functools.cache
 def minilm_under_another_name() -> str:
     """The checkpoint's encoder (config and tokenizer: COMET's weights come from the
     checkpoint) in a folder of another name: the same numbers under another signature."""
@@ -111,12 +120,14 @@ FIXTURE_SETTINGS: dict[str, dict[str, Any]] = {
     "bertscore": {"model": str(DATA / "vi_seed001_table.tsv"), "oov": "exact"},
     "comet": {"model": tiny_comet},
     "comet[xcomet]": {"model": tiny_xcomet},
+    # the tiny checkpoint's folder name says no version; qe: the contract's data has sources
+    "metricx": {"model": tiny_metricx, "version": 24},
 }
 #: further cases of a registered metric, under fixture settings of their own: a COMET
 #: unified checkpoint (hypothesis, source and reference as one sequence, error spans)
 VARIANTS = {"comet[xcomet]": "comet"}
 #: metrics that load a model when they first score: built once per settings and reused
-REUSED = frozenset({"comet", "comet[xcomet]"})
+REUSED = frozenset({"comet", "comet[xcomet]", "metricx"})
 #: COMET's small batches on a loaded machine: one torch thread (tests/metrics/conftest.py)
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 #: setting values that are test data files (tried in place of declared or derived values);
@@ -141,6 +152,11 @@ DATA_VALUES: dict[str, dict[str, list[Any]]] = {
     "comet": {
         "model": [{"model": functools.partial(tiny_comet, 1)}],  # another estimator
         "encoder": [{"encoder": minilm_under_another_name}],
+    },
+    "metricx": {
+        "model": [{"model": functools.partial(tiny_metricx, 1)}],  # other weights
+        "tokenizer": [{"tokenizer": functools.partial(tiny_metricx, 1)}],  # another vocabulary
+        "version": [{"version": 23}],
     },
 }
 #: words from the BERTScore table (so its vectors are used), English and punctuation

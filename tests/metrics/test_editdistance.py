@@ -49,6 +49,21 @@ def test_very_unequal_lengths_widen_the_beam() -> None:
     )
 
 
+def test_ter_workspace_kept_across_segments_of_any_size() -> None:
+    """One call keeps its buffers from segment to segment: lengths that grow, shrink and
+    empty sides give each segment's own number."""
+    import random
+
+    rng = random.Random(3)
+    sizes = [(0, 4), (3, 0), (60, 2), (1, 1), (2, 90), (40, 40), (0, 0), (5, 7), (80, 75)]
+    segments = [
+        ([rng.randint(0, 4) for _ in range(n)], [rng.randint(0, 4) for _ in range(m)])
+        for n, m in sizes
+    ]
+    hyps, refs = [h for h, _ in segments], [r for _, r in segments]
+    assert ed.ter_edits_many(hyps, refs).tolist() == [ed.ter_edits_py(h, r) for h, r in segments]
+
+
 def test_kernel_rejects_inconsistent_buffers() -> None:
     import numpy as np
 

@@ -1,6 +1,6 @@
 """evalab.metrics.ray_shards: statistics sharded over Ray workers equal one process.
 
-Every metric of the registry (tiny models for BERTScore, COMET and the loss metrics) is
+Every metric of the registry (tiny models for BERTScore, COMET, MetricX and the loss metrics) is
 scored on WMT22 en-de segments picked at random, once in one process and once on two Ray
 workers of a local instance started here; the rows must be the same, bit for bit for count
 metrics, within the metric's declared ``row_tolerance`` for float32 models. The CLI runs
@@ -60,6 +60,12 @@ def model_settings(name: str, tmp: Path) -> dict[str, Any]:
         from metrics import comet_oracle
 
         return {"model": str(comet_oracle.make_tiny_checkpoint(tmp / "comet", "--seed", "0"))}
+    if name == "metricx":
+        pytest.importorskip("torch")
+        pytest.importorskip("sentencepiece")
+        from metrics import metricx_oracle
+
+        return {"model": str(metricx_oracle.tiny_checkpoint(0)), "version": 24}
     if name in ("perplexity", "cross_entropy"):
         pytest.importorskip("transformers")
         from models.broken_lms import tiny_lm_builder

@@ -106,6 +106,40 @@ def test_wmt22_random_sample(wmt22, edit_backend) -> None:
         )
 
 
+def test_cjk_every_system_random_settings(wmt22, edit_backend) -> None:
+    """en-zh (CJK targets: one or two words a line, or single characters with
+    normalized + asian_support): every system in one call, random segments and settings,
+    asian_support on every other draw."""
+    rng = random.Random(47)
+    systems = wmt_systems("en-zh") if edit_backend == "kernel" else wmt_systems("en-zh")[:3]
+    every = [wmt_inputs("en-zh", name, 1)[0] for name in systems]
+    streams = wmt_inputs("en-zh", systems[0], 2)[1]
+    for draw in range(4):
+        idx = sorted(rng.sample(range(len(every[0])), 12 if edit_backend == "kernel" else 5))
+        refs = [[s[i] for i in idx] for s in streams]
+        outputs = [[hyps[i] for i in idx] for hyps in every]
+        kwargs = {k: rng.random() < 0.5 for k in SETTINGS} | {"asian_support": draw % 2 == 0}
+        ours = TER(**kwargs)
+        for hyps, stats in zip(outputs, ours.stats_many(outputs, refs), strict=True):
+            assert_same(ours.aggregate(stats), SacreTER(**kwargs).corpus_score(hyps, refs))
+
+
+@pytest.mark.slow
+@pytest.mark.full
+@pytest.mark.timeout(7200)
+@pytest.mark.parametrize(
+    "settings", [{}, {"normalized": True}, {"no_punct": True, "asian_support": True}]
+)
+def test_cjk_every_system_every_segment(wmt22, settings) -> None:
+    """en-zh, all 13 systems, every segment, as bench_ter.py times it (sacrebleu takes
+    minutes; normalized + asian_support, about an hour, is left to the random draws)."""
+    refs = [read_lines(wmt_file("ref", "en-zh", "A"))]
+    outputs = [read_lines(wmt_file("hyp", "en-zh", name)) for name in wmt_systems("en-zh")]
+    ours = TER(**settings)
+    for hyps, stats in zip(outputs, ours.stats_many(outputs, refs), strict=True):
+        assert_same(ours.aggregate(stats), SacreTER(**settings).corpus_score(hyps, refs))
+
+
 # `full` (make test-full), not CI: sacrebleu's pure-Python TER takes 5-15 minutes per pair
 # on 2 cores; the default suite checks random systems and settings of every pair
 @pytest.mark.slow

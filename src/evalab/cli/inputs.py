@@ -206,6 +206,7 @@ def load_models(built: dict[str, Metric], enabled: bool) -> None:
     loaders = {
         "bertscore": lambda m: m.embedder,
         "comet": lambda m: m.model(),
+        "metricx": lambda m: m.model(),
         "perplexity": lambda m: m.scorer,
         "cross_entropy": lambda m: m.scorer,
     }

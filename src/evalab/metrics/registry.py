@@ -34,6 +34,7 @@ METRICS: dict[str, str] = {
     "wip": "evalab.metrics.wer:WIP",
     "bertscore": "evalab.metrics.semantic:BERTScore",
     "comet": "evalab.metrics.comet:Comet",
+    "metricx": "evalab.metrics.metricx:MetricX",
     "cross_entropy": "evalab.metrics.loss:CrossEntropy",
     "perplexity": "evalab.metrics.loss:Perplexity",
 }

@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -86,28 +86,29 @@ def _log(event: str, key: str) -> None:
         log.write(json.dumps({"event": event, "key": key, "time": time.time()}) + "\n")
 
 
-def oracle_python() -> Path:
-    """The oracle venv's python, building the venv first if it is not ready."""
-    stamp = VENV / "evalab-stamp.txt"
-    python = VENV / "bin" / "python"
-    if _ready(stamp, python):
+def oracle_python(venv: Path = VENV, pins: tuple[str, ...] = PINS) -> Path:
+    """The python of the oracle venv ``venv`` (``pins`` installed in order), building the
+    venv first if it is not ready (the MetricX oracle builds its own through this too)."""
+    stamp = venv / "evalab-stamp.txt"
+    python = venv / "bin" / "python"
+    if _ready(stamp, python, pins):
         return python
-    with _locked(VENV.name):
-        if not _ready(stamp, python):
-            _build()
+    with _locked(venv.name):
+        if not _ready(stamp, python, pins):
+            _build(venv, pins)
     return python
 
 
-def _ready(stamp: Path, python: Path) -> bool:
-    return stamp.is_file() and stamp.read_text() == " ".join(PINS) and python.exists()
+def _ready(stamp: Path, python: Path, pins: tuple[str, ...]) -> bool:
+    return stamp.is_file() and stamp.read_text() == " ".join(pins) and python.exists()
 
 
-def _build() -> None:
+def _build(venv: Path, pins: tuple[str, ...]) -> None:
     # built aside and renamed: an interrupted build never leaves a venv that looks ready
-    tmp = Path(tempfile.mkdtemp(prefix="comet-oracle-", dir=CACHE))
+    tmp = Path(tempfile.mkdtemp(prefix=f"{venv.name}-", dir=CACHE))
     try:
         subprocess.run([sys.executable, "-m", "venv", str(tmp)], check=True, capture_output=True)
-        for pin in PINS:
+        for pin in pins:
             proc = subprocess.run(
                 [str(tmp / "bin" / "python"), "-m", "pip", "install", "-q", pin],
                 capture_output=True,
@@ -116,26 +117,33 @@ def _build() -> None:
             if proc.returncode != 0:
                 tail = (proc.stderr.strip().splitlines() or ["?"])[-1]
                 raise OracleUnavailable(f"pip install {pin} failed: {tail}")
-        (tmp / "evalab-stamp.txt").write_text(" ".join(PINS))
+        (tmp / "evalab-stamp.txt").write_text(" ".join(pins))
         # pip runs as `python -m pip`, so the scripts' shebangs naming tmp do not matter
-        shutil.rmtree(VENV, ignore_errors=True)
-        tmp.rename(VENV)
-        _log("venv", VENV_KEY)
+        shutil.rmtree(venv, ignore_errors=True)
+        tmp.rename(venv)
+        _log("venv", venv.name.rsplit("-", 1)[-1])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _run(script: str, *args: str, threads: int | None = 1) -> None:
+    run_script(oracle_python(), HERE / script, *args, threads=threads)
+
+
+def run_script(
+    python: Path, script: Path, *args: str, threads: int | None = 1, pythonpath: str = ""
+) -> None:
+    """Run ``script`` with an oracle venv's ``python``; its standard error on failure."""
     # one thread by default: on a loaded machine, OpenMP threads waiting on each other
     # cost the oracle 5x (measured); the benchmark passes threads=None for torch's default
-    env = {**os.environ, "PYTHONPATH": "", "TOKENIZERS_PARALLELISM": "false"}
+    env = {**os.environ, "PYTHONPATH": pythonpath, "TOKENIZERS_PARALLELISM": "false"}
     if threads is not None:
         env["OMP_NUM_THREADS"] = str(threads)
     proc = subprocess.run(
-        [str(oracle_python()), str(HERE / script), *args], capture_output=True, text=True, env=env
+        [str(python), str(script), *args], capture_output=True, text=True, env=env
     )
     if proc.returncode != 0:
-        raise RuntimeError(f"oracle {script} failed:\n{proc.stderr[-3000:]}")
+        raise RuntimeError(f"oracle {script.name} failed:\n{proc.stderr[-3000:]}")
 
 
 @functools.cache
@@ -219,17 +227,23 @@ def predict(jobs: list[dict[str, Any]], threads: int | None = 1) -> list[dict[st
     if threads is None:
         return _predict(jobs, threads)
     key = _predict_key(jobs, threads)
-    cached = CACHE / "comet-predict" / f"{key}.json"
+    return cached_result("comet-predict", key, lambda: _predict(jobs, threads))
+
+
+def cached_result(folder: str, key: str, compute: Callable[[], Any]) -> Any:
+    """``compute()``'s JSON result, cached as ``CACHE/folder/key.json`` (computed once per
+    key, under a lock, written aside and renamed; logged as ``folder``)."""
+    cached = CACHE / folder / f"{key}.json"
     if not cached.is_file():
         # one lock per key: two workers (or sessions) asking different questions run at once
-        with _locked(f"comet-predict-{key}"):
+        with _locked(f"{folder}-{key}"):
             if not cached.is_file():
-                result = _predict(jobs, threads)
+                result = compute()
                 cached.parent.mkdir(parents=True, exist_ok=True)
                 aside = cached.with_suffix(f".{os.getpid()}.tmp")
                 aside.write_text(json.dumps(result))
                 aside.rename(cached)
-                _log("predict", key)
+                _log(folder.removeprefix("comet-"), key)
     return json.loads(cached.read_text())
 
 
