@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
+import json
 import os
 import sys
-from collections import Counter
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+import budget_ledger
 
 REPO = Path(__file__).resolve().parents[1]
 #: scripts that run inside the COMET oracle's own virtual environment (they import comet and
@@ -48,26 +52,25 @@ def run_cli(capsys, monkeypatch):
     return run
 
 
-#: what this session started that the test budget counts (tests/test_budget.py): in-process
-#: Ray instances, by the module that asked for one
-STARTS: Counter[str] = Counter()
-
-
 @pytest.fixture(scope="module")
 def ray_instance(request: pytest.FixtureRequest) -> Iterator[ModuleType]:
     """A local Ray instance in this process (2 CPUs, no dashboard, loopback only) for the
-    tests of one module, shut down after them: one per module that asks, counted in
-    :data:`STARTS`. Not one per session: while this process has joined Ray, evalab uses
+    tests of one module, shut down after them: one per module that asks, in the run's ledger
+    (:mod:`budget_ledger`; a second start for the same module, on another xdist worker or
+    after a teardown, is an error here and in tests/test_budget.py). Not one per session: while this process has joined Ray, evalab uses
     that instance for every command, whatever ``--ray-address`` says, so the modules in
     between must run without one."""
     ray = pytest.importorskip("ray")
+    key = f"ray:{request.module.__name__}"
+    if budget_ledger.counts("ray")[key]:
+        pytest.fail(f"a second Ray instance for {key} this run (its tests must share a worker)")
     with pytest.MonkeyPatch.context() as mp:
         # a ~/.ray/auth_token turns token auth on; Ray rewrites 127.0.0.1 unless the ip is given
         mp.setenv("RAY_AUTH_MODE", "disabled")
         ray.init(
             num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False
         )
-        STARTS[f"ray:{request.module.__name__}"] += 1
+        budget_ledger.record("ray", key)
         try:
             yield ray
         finally:
@@ -140,3 +143,137 @@ def alpaca_annotations(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with tarfile.open(archive) as tar:
         tar.extractall(folder, filter="data")
     return folder / "annotations"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The run's ledger (:mod:`budget_ledger`), named by its first process before xdist
+    starts the workers, which inherit the variable."""
+    if not hasattr(config, "workerinput"):
+        folder = tempfile.mkdtemp(prefix="evalab-test-ledger-")
+        os.environ[budget_ledger.ENV] = os.path.join(folder, "ledger.jsonl")
+
+
+def one_worker_group(item: pytest.Item) -> str | None:
+    """The xdist group of a test that shares a costly fixture, so that ``--dist loadgroup``
+    builds it once: a fixture of module (class, package) scope, or of session scope defined
+    in a test module, puts the test with the rest of its module. Session fixtures of a
+    conftest are built at most once per worker; tests of no such fixture go anywhere."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    for name in info.names_closure:
+        for fixturedef in info.name2fixturedefs.get(name, ()):
+            if fixturedef.scope in ("module", "class", "package") or (
+                fixturedef.scope == "session" and fixturedef.baseid.endswith(".py")
+            ):
+                return item.nodeid.split("::")[0]
+    return None
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark the tests that share a costly fixture (:func:`one_worker_group`)."""
+    group = one_worker_group(item)
+    if group is not None:
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _groups_file() -> Path | None:
+    ledger = budget_ledger.path()
+    return None if ledger is None else ledger.with_name("xdist-groups.json")
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """``--dist loadgroup`` that works with pytest 9: xdist 3.8 marks a group by appending
+    ``@group`` to a test's ``_nodeid``, which pytest 9 no longer reads (its node ids are
+    structured), so every test went anywhere and a module's Ray instance started on both
+    workers (measured: the ledger counted two). Here the workers write the groups they
+    collected beside the run's ledger and the first process schedules by them: a group is
+    one unit of work, every other test a unit of its own (as ``--dist load``)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:  # read once every worker has collected
+                path = _groups_file()
+                self.groups = json.loads(path.read_text()) if path and path.is_file() else {}
+            return self.groups.get(nodeid, nodeid)
+
+    return GroupScheduling(config, log)  # type: ignore[arg-type]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """tests/test_budget.py runs last, when the run's ledger is complete in this process;
+    an xdist worker writes the groups of what it collected for the first process's
+    scheduler (every worker collects the same tests)."""
+    items.sort(key=lambda item: item.nodeid.startswith("tests/test_budget.py"))
+    path = _groups_file()
+    if hasattr(config, "workerinput") and path is not None:
+        groups = {
+            item.nodeid: f"@{mark.args[0]}"
+            for item in items
+            for mark in item.iter_markers("xdist_group")
+        }
+        aside = path.with_suffix(f".{os.getpid()}.tmp")
+        aside.write_text(json.dumps(groups))
+        aside.replace(path)
+
+
+#: what one run may start at most once per key (the ledger's events: Ray instances per
+#: module, the COMET oracle's venv, checkpoints and answers per key)
+ONCE_PER_KEY = ("ray", "venv", "checkpoints", "predict")
+
+
+def twice_this_run() -> dict[str, int]:
+    """The ledger's keys started more than once this run (every worker's), by event:key."""
+    return {
+        f"{event}:{key}": n
+        for event in ONCE_PER_KEY
+        for key, n in budget_ledger.counts(event).items()
+        if n > 1
+    }
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The first process checks the whole run's ledger once every worker is done (with
+    xdist, tests/test_budget.py may run before the other worker's last test): a start
+    twice under one key fails the run."""
+    if hasattr(session.config, "workerinput") or budget_ledger.path() is None:
+        return
+    twice = twice_this_run()
+    session.config.stash[_TWICE] = twice
+    if twice and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_TWICE = pytest.StashKey[dict[str, int]]()
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    """One line of what the run started (the budget's drivers), and what it started twice."""
+    if hasattr(config, "workerinput") or budget_ledger.path() is None:
+        return
+    events = sorted({str(e["event"]) for e in budget_ledger.entries()})
+    started = ", ".join(f"{ev} {sum(budget_ledger.counts(ev).values())}" for ev in events)
+    workers = getattr(config.option, "numprocesses", None) or 0
+    terminalreporter.write_line(
+        f"test budget: {started or 'nothing started'}; xdist workers {workers}"
+    )
+    twice = config.stash.get(_TWICE, {})
+    if twice:
+        terminalreporter.write_line(
+            f"test budget FAILED: started twice this run: {twice}", red=True
+        )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The first process removes the run's ledger once the run is reported."""
+    ledger = budget_ledger.path()
+    if hasattr(config, "workerinput") or ledger is None:
+        return
+    ledger.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        ledger.parent.rmdir()

@@ -1,20 +1,25 @@
 """The test budget's drivers, counted rather than timed (``make test`` ≤ 8 minutes on 2
 cores; docs/development.md): what this session built or started once per key stays once.
 
-Some read counters the expensive fixtures keep, so they run after those fixtures' tests
-(pytest collects ``tests/ablation``, ``tests/docs`` and ``tests/metrics`` before this file);
-where those tests were not selected, the counters are empty and there is nothing to check.
-The counters are read from the modules as pytest imported them (``conftest``,
-``docs.test_examples``, ``metrics.comet_oracle``: ``tests/`` is their root), not from
-second copies under ``tests.``.
+Some read the run's ledger (``tests/budget_ledger.py``: one file for the run, every xdist
+worker's starts in it), so they run after the expensive fixtures' tests (``tests/conftest.py``
+puts this file last); where those tests were not selected, the ledger is empty and there is
+nothing to check. Under xdist the other worker may still be running when these run: the
+first process checks the whole ledger again at the end of the run (``pytest_sessionfinish``
+in ``tests/conftest.py``), and the Ray fixture refuses a second start for its module.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
 import sys
+from pathlib import Path
 
-from tests.conftest import REPO
+from tests.conftest import ONCE_PER_KEY, REPO, one_worker_group
 
+import budget_ledger
 from docs.examples import parse_blocks, variables_before
 from docs.test_examples import IN_PROCESS, PAGES, in_process_argv
 from metrics import comet_oracle
@@ -26,8 +31,9 @@ from metrics import comet_oracle
 BASH_COMMANDS_AT_MOST = 80
 
 
-def _starts() -> dict[str, int]:
-    return dict(sys.modules["conftest"].STARTS)
+#: `make test` spreads the suite over this many xdist workers (the machine has 2 cores);
+#: each worker pays the session fixtures and the imports of torch once
+XDIST_WORKERS = 2
 
 
 def test_the_comet_oracle_is_cached_outside_the_checkout():
@@ -37,14 +43,18 @@ def test_the_comet_oracle_is_cached_outside_the_checkout():
     assert comet_oracle.VENV_KEY in comet_oracle.VENV.name
 
 
-def test_the_comet_oracle_built_and_ran_at_most_once_per_key_this_session():
-    twice = {k: n for k, n in comet_oracle.BUILDS.items() if n > 1}
-    assert not twice, f"built again under the same key: {twice}"
-    assert sum(1 for event, _ in comet_oracle.BUILDS if event == "venv") <= 1
+def test_the_comet_oracle_built_and_ran_at_most_once_per_key_this_run():
+    # every worker's builds (the ledger), and this process's own count agrees with its share
+    for event in ("venv", "checkpoints", "predict"):
+        twice = {k: n for k, n in budget_ledger.counts(event).items() if n > 1}
+        assert not twice, f"{event} built again under the same key: {twice}"
+    assert sum(budget_ledger.counts("venv").values()) <= 1
+    mine = {(ev, key) for ev, key in comet_oracle.BUILDS}
+    assert mine <= {(str(e["event"]), str(e["key"])) for e in budget_ledger.entries()}
 
 
 def test_one_local_ray_instance_per_module_that_asks():
-    starts = _starts()
+    starts = budget_ledger.counts("ray")
     assert all(n == 1 for n in starts.values()), starts
     # the two modules with in-process Ray (the 20-metric family shares one actor pool:
     # its fixture asserts it); a third is a budget question
@@ -65,5 +75,53 @@ def test_docs_commands_run_in_this_process_unless_they_need_bash():
         f"{len(bash)} docs commands run in a shell of their own "
         f"(budget {BASH_COMMANDS_AT_MOST}): {bash}"
     )
-    # and the session ran the others in process (when the docs tests ran)
+    # and the run ran the others in process (when the docs tests ran; every worker's)
+    docs = budget_ledger.counts("docs")
+    assert not docs or docs["in process"] > docs["bash"], docs
     assert not IN_PROCESS or IN_PROCESS["in process"] > IN_PROCESS["bash"], IN_PROCESS
+
+
+def test_make_test_and_test_slow_run_on_two_xdist_workers_grouped_by_shared_fixture():
+    # the README's test command is `make test`; its target spreads the suite over the
+    # cores with the groups of tests/conftest.py (`--dist loadgroup`)
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    for name in ("test", "test-slow"):  # CI runs both (.ci/run)
+        target = re.search(rf"^{name}: .*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
+        assert target, f"no `{name}` target in the Makefile"
+        recipe = target[1]
+        assert f"-n {XDIST_WORKERS}" in recipe and "--dist loadgroup" in recipe, recipe
+    assert "make test" in (REPO / "README.md").read_text(encoding="utf-8")
+    extra = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    assert re.search(r'"pytest-xdist[>=<~]', extra), "pytest-xdist is not in the test extra"
+
+
+def test_tests_sharing_a_module_fixture_share_a_worker(request):
+    # the Ray fixture is module-scoped: its module's tests are one xdist group, so the
+    # instance starts once however the tests are spread (the fixture also refuses a second)
+    ray_tests = [item for item in request.session.items if "ray_instance" in item.fixturenames]
+    for item in ray_tests:
+        module = item.nodeid.split("::")[0]
+        assert one_worker_group(item) == module, item.nodeid
+        # the mark the scheduler reads (tests/conftest.py: pytest_xdist_make_scheduler)
+        assert [m.args[0] for m in item.iter_markers("xdist_group")] == [module]
+    # a test of function-scoped fixtures only goes to whichever worker is free
+    assert one_worker_group(request.node) is None
+
+
+def test_the_run_checks_its_whole_ledger_at_the_end():
+    # with xdist this file may run while the other worker still starts things: the first
+    # process reads the whole ledger after every worker is done (tests/conftest.py)
+    assert set(ONCE_PER_KEY) == {"ray", "venv", "checkpoints", "predict"}
+    assert budget_ledger.path() is not None
+
+
+def test_the_ledger_sums_every_process_of_the_run(tmp_path, monkeypatch):
+    # a start in this process and one in another (an xdist worker) are two starts of the key
+    monkeypatch.setenv(budget_ledger.ENV, str(tmp_path / "ledger.jsonl"))
+    budget_ledger.record("ray", "ray:some_module")
+    tests = str(Path(budget_ledger.__file__).parent)
+    script = "import budget_ledger; budget_ledger.record('ray', 'ray:some_module')"
+    env = {**os.environ, "PYTHONPATH": tests}
+    subprocess.run([sys.executable, "-c", script], check=True, env=env)
+    assert budget_ledger.counts("ray") == {"ray:some_module": 2}
+    assert len(budget_ledger.processes("ray")) == 2

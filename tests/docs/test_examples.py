@@ -29,6 +29,7 @@ import typer.main
 from tests.conftest import REPO, SHARED
 from tests.docs.examples import Block, Command, output_matches, parse_blocks, variables_before
 
+import budget_ledger
 import evalab
 from evalab.cli.app import _register_commands, app
 
@@ -168,9 +169,11 @@ def run_command(blocks: list[Block], block: Block, command: Command, cwd: Path) 
     argv = in_process_argv(command.script, variables)
     if argv is not None:
         IN_PROCESS["in process"] += 1
+        budget_ledger.record("docs", "in process")
         code, output, errors = run_in_process(argv, cwd)
     else:
         IN_PROCESS["bash"] += 1
+        budget_ledger.record("docs", "bash")
         timeout = SLOW_COMMAND_TIMEOUT_S if "slow" in block.modes else COMMAND_TIMEOUT_S
         code, output, errors = run_in_bash("\n".join([*variables, command.script]), timeout, cwd)
     where = f"{page_id(block.path)}:{command.line}: $ {command.script}"

@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from evalab.ablation import RunStore, load_study, plan_runs, run_study
 
@@ -37,6 +38,15 @@ def _kill_after_finished(proc: subprocess.Popen, db, n: int) -> None:
         proc.wait(timeout=30)
 
 
+def _wait_for_orphans_to_exit(runs: Path) -> None:
+    """Until no worker of the killed runner is left (each notices within 0.5 s on a quiet
+    machine; under load it may take longer, so wait for the fact rather than a fixed time)."""
+    deadline = time.monotonic() + 60
+    while [c for c in process_cmdlines() if str(runs) in c] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [c for c in process_cmdlines() if str(runs) in c]
+
+
 def test_killed_runner_resumes_with_exactly_the_missing_runs(tmp_path):
     path = write_study(
         tmp_path,
@@ -59,8 +69,7 @@ def test_killed_runner_resumes_with_exactly_the_missing_runs(tmp_path):
     assert total == 10 and 3 <= k < total
     with RunStore(db) as store:
         assert store.integrity_check() == "ok"
-    time.sleep(1.5)  # an orphaned worker notices its runner is gone within 0.5 s and exits
-    assert not [c for c in process_cmdlines() if str(tmp_path / "runs") in c]
+    _wait_for_orphans_to_exit(tmp_path / "runs")
     summary = run_study(load_study(path), db, progress=False)
     assert (summary.skipped, summary.ok, summary.failed) == (k, total - k, 0)
     with RunStore(db) as store:
@@ -121,13 +130,25 @@ PER_EXAMPLE_ENTRY = """
 import os
 import time
 
+GATE = {gate!r}
+
 
 def run(config, seed, out_dir=None):
-    time.sleep(0.3)
+    # the first 4 runs to start finish; the others wait for the gate, so the runner cannot
+    # end before it is killed however slow or fast the machine (no race with the poll)
+    slot = 0
+    while True:
+        try:
+            os.close(os.open(os.path.join(GATE, "slot%d" % slot), os.O_CREAT | os.O_EXCL))
+            break
+        except FileExistsError:
+            slot += 1
+    while slot >= 4 and not os.path.exists(os.path.join(GATE, "open")):
+        time.sleep(0.05)
     with open(os.path.join(out_dir, "hyp.txt"), "w", encoding="utf-8") as fh:
         fh.write("the cat sat\\na dog\\nhello world %d\\n" % seed)
     values = [1.0, 0.0, float(seed % 2), float(config["a"])]
-    return {"acc": sum(values) / len(values), "per_example": {"acc": values}}
+    return {{"acc": sum(values) / len(values), "per_example": {{"acc": values}}}}
 """
 
 
@@ -137,7 +158,10 @@ def test_killed_runner_resumes_with_every_per_example_file_once(tmp_path):
     from evalab.ablation.store.per_example import EXAMPLES_FILE, load_example_stats
 
     (tmp_path / "ref.txt").write_text("the cat sat\na dog ran\nhello world\n", encoding="utf-8")
-    (tmp_path / "pe_entry.py").write_text(PER_EXAMPLE_ENTRY, encoding="utf-8")
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    entry = PER_EXAMPLE_ENTRY.format(gate=str(gate))
+    (tmp_path / "pe_entry.py").write_text(entry, encoding="utf-8")
     path = tmp_path / "study.toml"
     path.write_text(
         '[study]\nname = "pe"\nentry = "pe_entry:run"\nseeds = [0, 1, 2, 3]\nmetrics = ["acc"]\n\n'
@@ -166,8 +190,9 @@ def test_killed_runner_resumes_with_every_per_example_file_once(tmp_path):
     )
     _kill_after_finished(proc, db, 3)
     finished_before = _ok_keys(db)
-    assert 3 <= len(finished_before) < 8
-    time.sleep(1.5)  # orphaned workers notice their runner is gone and exit
+    assert 3 <= len(finished_before) <= 4
+    _wait_for_orphans_to_exit(tmp_path / "runs")
+    (gate / "open").touch()
     study = load_study(path)
     summary = run_study(study, db, progress=False)
     assert (summary.skipped, summary.ok, summary.failed) == (

@@ -16,7 +16,8 @@ encoder's digest, and each ``predict`` result under a key of the venv's key,
 function of what its key names, so a cached one is the oracle's answer. Builds take turns
 (a lock file per cache entry) and are built aside and renamed: an interrupted build never
 leaves an entry that looks ready. ``builds.log`` in the cache records every build and
-oracle run with its key and time; :data:`BUILDS` counts this process's (the budget test).
+oracle run with its key and time; :data:`BUILDS` counts this process's, and the run's ledger
+(``tests/budget_ledger.py``) every worker's (the budget test).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+import budget_ledger
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
@@ -78,6 +81,7 @@ def _locked(name: str) -> Iterator[None]:
 
 def _log(event: str, key: str) -> None:
     BUILDS[event, key] += 1
+    budget_ledger.record(event, key)
     with open(LOG, "a", encoding="utf-8") as log:
         log.write(json.dumps({"event": event, "key": key, "time": time.time()}) + "\n")
 
@@ -231,7 +235,8 @@ def cached_result(folder: str, key: str, compute: Callable[[], Any]) -> Any:
     key, under a lock, written aside and renamed; logged as ``folder``)."""
     cached = CACHE / folder / f"{key}.json"
     if not cached.is_file():
-        with _locked(folder):
+        # one lock per key: two workers (or sessions) asking different questions run at once
+        with _locked(f"{folder}-{key}"):
             if not cached.is_file():
                 result = compute()
                 cached.parent.mkdir(parents=True, exist_ok=True)
