@@ -255,3 +255,15 @@ def test_arena_and_winrate_pages(run_cli, tmp_path: Path, alpaca_annotations: Pa
     )
     assert res.exit_code == 0, res.stderr
     assert "Win rate against gpt4_1106_preview" in win.read_text()
+
+
+def test_agreement_item_column_must_exist_and_a_word_column_hints_at_it(run_cli, tmp_path):
+    ratings = tmp_path / "r.csv"
+    ratings.write_text("item,r1,r2\na,1,2\nb,2,2\n", encoding="utf-8")
+    # a misspelt --item-column would make the items a rater (numeric ids silently so)
+    res = run_cli("agreement", ratings, "--item-column", "itme")
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1
+    assert "r.csv: no column 'itme' (--item-column); its columns are item, r1, r2" in res.stderr
+    res = run_cli("agreement", ratings)
+    assert res.exit_code == 2 and "say so with --item-column item" in res.stderr
+    assert run_cli("agreement", ratings, "--item-column", "item", "-n", "10").exit_code == 0

@@ -343,6 +343,11 @@ def _ratings_table(path: str, item_column: str | None) -> tuple[list[str], np.nd
     records = read_records(path)
     if not records:
         raise InputError(f"{path}: no ratings")
+    if item_column is not None and item_column not in records[0].fields:
+        raise InputError(
+            f"{path}: no column {item_column!r} (--item-column); its columns are "
+            f"{', '.join(records[0].fields)}"
+        )
     columns = [c for c in records[0].fields if c != item_column]
     values = np.full((len(records), len(columns)), np.nan)
     for i, record in enumerate(records):
@@ -353,9 +358,14 @@ def _ratings_table(path: str, item_column: str | None) -> tuple[list[str], np.nd
             try:
                 values[i, j] = float(read_value(cell))
             except (NumberError, TypeError) as exc:
+                hint = (
+                    f"; if {column!r} names the items, say so with --item-column {column}"
+                    if item_column is None and j == 0
+                    else ""
+                )
                 raise InputError(
                     f"{path}: line {record.line}: rater {column!r}: {exc} (a rating is a number; "
-                    "leave the cell empty for a missing one)"
+                    f"leave the cell empty for a missing one{hint})"
                 ) from None
     return columns, values
 

@@ -118,8 +118,13 @@ def _duplicate(rec: Records, n_ids: int, path: str, unit: str) -> None:
     for key, line in zip(keys, rec.lines, strict=True):
         if key in seen:
             what = f"item {key[0]!r}" + ("" if key[1] is None else f" sample {key[1]!r}")
+            several = (
+                ""
+                if key[1] is not None
+                else " (several samples of an item: name the column numbering them with --sample-column)"
+            )
             raise InputError(
-                f"{path}: {unit} {line}: {what} already given at {unit} {seen[key]}; give each once"
+                f"{path}: {unit} {line}: {what} already given at {unit} {seen[key]}; give each once{several}"
             )
         seen[key] = line
 
