@@ -6,12 +6,12 @@ cached by the COMET oracle's machinery (:mod:`metrics.comet_oracle`: the venv, t
 folder, the lock files and ``builds.log`` are the same code). The scripts beside this file
 run inside it: ``make_checkpoint.py`` builds tiny random checkpoints with the oracle's own
 ``MT5ForRegression`` and a small sentencepiece tokenizer trained locally (no download),
-``predict.py`` scores with its ``predict.get_dataset`` and ``MT5ForRegression`` as its
+``oracle_predict.py`` scores with its ``predict.get_dataset`` and ``MT5ForRegression`` as its
 ``predict.main`` does, and returns the input texts and token ids too.
 
 Cached in :data:`~metrics.comet_oracle.CACHE`: each checkpoint under a key of its spec,
 the venv's key and ``make_checkpoint.py``; each prediction under a key of the venv,
-``predict.py``, the oracle's code and the jobs with the checkpoints' digests.
+``oracle_predict.py``, the oracle's code and the jobs with the checkpoints' digests.
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ def predict(jobs: list[dict[str, Any]], threads: int | None = 1) -> list[dict[st
     keyed = [{**job, "checkpoint": folder_digest(Path(job["checkpoint"]))} for job in jobs]
     key = _digest(
         VENV_KEY,
-        _digest((HERE / "predict.py").read_bytes()),
+        _digest((HERE / "oracle_predict.py").read_bytes()),
         _oracle_digest(),
         json.dumps(keyed, sort_keys=True),
     )
@@ -144,7 +144,7 @@ def _predict(jobs: list[dict[str, Any]], threads: int | None) -> list[dict[str, 
     with tempfile.TemporaryDirectory() as tmp:
         jobs_file, out_file = Path(tmp) / "jobs.json", Path(tmp) / "out.json"
         jobs_file.write_text(json.dumps(jobs))
-        _run("predict.py", str(jobs_file), str(out_file), threads=threads)
+        _run("oracle_predict.py", str(jobs_file), str(out_file), threads=threads)
         result: list[dict[str, Any]] = json.loads(out_file.read_text())
         return result
 
