@@ -153,11 +153,20 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[budget_ledger.ENV] = os.path.join(folder, "ledger.jsonl")
 
 
+#: the xdist group of every test that starts a Ray instance
+RAY_GROUP = "ray"
+
+
 def one_worker_group(item: pytest.Item) -> str | None:
     """The xdist group of a test that shares a costly fixture, so that ``--dist loadgroup``
     builds it once: a fixture of module (class, package) scope, or of session scope defined
     in a test module, puts the test with the rest of its module. Session fixtures of a
-    conftest are built at most once per worker; tests of no such fixture go anywhere."""
+    conftest are built at most once per worker; tests of no such fixture go anywhere.
+    The tests marked ``ray`` (they start Ray instances) are one group, ``"ray"``, whatever
+    their module: two instances on one machine at once contend (a driver timed out joining
+    its cluster while the other worker's instance ran, in a CI rehearsal)."""
+    if item.get_closest_marker("ray") is not None:
+        return RAY_GROUP
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return None

@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ONCE_PER_KEY, REPO, one_worker_group
+from tests.conftest import ONCE_PER_KEY, RAY_GROUP, REPO, one_worker_group
 
 import budget_ledger
 from docs.examples import parse_blocks, variables_before
@@ -96,14 +96,19 @@ def test_make_test_and_test_slow_run_on_two_xdist_workers_grouped_by_shared_fixt
 
 
 def test_tests_sharing_a_module_fixture_share_a_worker(request):
-    # the Ray fixture is module-scoped: its module's tests are one xdist group, so the
-    # instance starts once however the tests are spread (the fixture also refuses a second)
-    ray_tests = [item for item in request.session.items if "ray_instance" in item.fixturenames]
+    # every test that starts Ray (marked `ray`: its module's instance, or a cluster of its
+    # own) is in one xdist group: a module's instance starts once however the tests are
+    # spread (the fixture also refuses a second), and never two instances run at once
+    ray_tests = [
+        item
+        for item in request.session.items
+        if "ray_instance" in item.fixturenames or item.get_closest_marker("ray")
+    ]
     for item in ray_tests:
-        module = item.nodeid.split("::")[0]
-        assert one_worker_group(item) == module, item.nodeid
+        assert item.get_closest_marker("ray") is not None, item.nodeid
+        assert one_worker_group(item) == RAY_GROUP, item.nodeid
         # the mark the scheduler reads (tests/conftest.py: pytest_xdist_make_scheduler)
-        assert [m.args[0] for m in item.iter_markers("xdist_group")] == [module]
+        assert [m.args[0] for m in item.iter_markers("xdist_group")] == [RAY_GROUP]
     # a test of function-scoped fixtures only goes to whichever worker is free
     assert one_worker_group(request.node) is None
 
