@@ -145,7 +145,7 @@ def _collect_scores(
     built = show_progress(MetricSelection.parse(metrics, set_).build(), progress)
     warn_tokenizer_misfit(built, refs)  # 13a on Chinese: said once, as in `score`
     # the metrics that read sources (comet) get the --source segments, as in `score`
-    built = bind_source(built, source[0], [source[1]], refs)
+    built = bind_source(built, source[0], (source[1], refs[0]))
     for name, metric in built.items():
         out.append(metric_scores(name, metric, hyps, refs, metric_system, mask))
     if scores_file is not None:
