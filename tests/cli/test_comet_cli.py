@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import read_lines, wmt_file
+from evalab.metrics.comet import Comet
 from metrics import comet_oracle
 
 pytest.importorskip("torch")
@@ -35,12 +36,23 @@ def files(tmp_path_factory, wmt22) -> dict[str, str]:
     return out
 
 
-@pytest.fixture(scope="module")
-def checkpoint() -> str:
+def _oracle_checkpoint(k: int) -> str:
+    """The oracle's tiny checkpoint ``k`` (``tiny_specs``; built once, cached)."""
     try:
-        return str(comet_oracle.make_checkpoints(comet_oracle.tiny_specs(MINILM)[:1])[0])
+        return str(comet_oracle.make_checkpoints(comet_oracle.tiny_specs(MINILM)[k : k + 1])[0])
     except comet_oracle.OracleUnavailable as exc:
         pytest.skip(f"unbabel-comet oracle venv cannot be built (offline?): {exc}")
+
+
+@pytest.fixture(scope="module")
+def checkpoint() -> str:
+    return _oracle_checkpoint(0)
+
+
+@pytest.fixture(scope="module")
+def qe_checkpoint() -> str:
+    """A reference-free checkpoint (``referenceless_regression_metric``, the wmt20/21 QE class)."""
+    return _oracle_checkpoint(2)
 
 
 def _fake_checkpoint(root: Path, class_identifier: str) -> str:
@@ -51,8 +63,6 @@ def _fake_checkpoint(root: Path, class_identifier: str) -> str:
 
 
 def test_score_and_compare_with_a_source(run_cli, files, checkpoint) -> None:
-    from evalab.metrics.comet import Comet
-
     res = run_cli(
         "score",
         "-m",
@@ -99,6 +109,44 @@ def test_score_and_compare_with_a_source(run_cli, files, checkpoint) -> None:
     )
     assert res.exit_code == 0, res.stderr
     assert "src:yes" in res.stdout and "comet" in res.stdout
+
+
+def test_a_qe_checkpoint_scores_without_references(run_cli, files, qe_checkpoint) -> None:
+    """``comet-score`` without ``-r``: a QE checkpoint reads none, so ``-r`` may be left out,
+    and given it is ignored (the same rows, the same ``nrefs:unused`` signature)."""
+    model = ("-m", "comet", "--set", f"comet.model={qe_checkpoint}", "--source", files["src"])
+    hyps = ("-i", files["a"], files["b"], "-f", "json", "-q")
+    for command, extra in (("score", ()), ("compare", ("-n", "100"))):
+        without = run_cli(command, *model, *hyps, *extra)
+        given = run_cli(command, *model, "-r", files["ref"], *hyps, *extra)
+        assert without.exit_code == 0 and given.exit_code == 0, without.stderr + given.stderr
+        assert json.loads(without.stdout) == json.loads(given.stdout)
+        assert "comet|nrefs:unused|src:yes|" in without.stdout
+    (row, _) = json.loads(run_cli("score", *model, *hyps).stdout)
+    metric = Comet(model=qe_checkpoint).with_sources(read_lines(Path(files["src"])))
+    rows = metric.stats(read_lines(Path(files["a"])), []).rows
+    assert row["score"] == pytest.approx(rows[:, 0].mean(), abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("model", "args", "line"),
+    [
+        ("qe", ("-m", "comet"), "comet reads the source segments (this referenceless_regression_metric checkpoint reads mt+src): pass --source SRC (one segment a line)"),
+        ("qe", ("-m", "comet,chrf", "--source", "SRC"), "no reference given; pass -r REF (several: -r REF1 REF2)"),
+        ("regression", ("-m", "comet", "--source", "SRC"), "comet: this checkpoint (regression_metric) reads mt+src+ref: pass -r REF (the references, one a line)"),
+    ],
+)  # fmt: skip
+def test_without_references_the_refusals_are_one_line(
+    run_cli, files, checkpoint, qe_checkpoint, tmp_path, model, args, line
+) -> None:
+    """No ``--source`` for a QE checkpoint, and no ``-r`` for a metric that needs one (the
+    line it always gave): exit 2, nothing written."""
+    path = {"qe": qe_checkpoint, "regression": checkpoint}[model]
+    args = tuple(files["src"] if a == "SRC" else a for a in args)
+    out = tmp_path / "out.json"
+    res = run_cli("score", *args, "--set", f"comet.model={path}", "-i", files["a"], "-o", out)
+    assert res.exit_code == 2 and not out.exists()
+    assert res.stderr == f"evalab: error: {line}\n"
 
 
 @pytest.mark.parametrize(
