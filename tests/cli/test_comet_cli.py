@@ -132,21 +132,25 @@ def test_a_qe_checkpoint_scores_without_references(run_cli, files, qe_checkpoint
     ("model", "args", "line"),
     [
         ("qe", ("-m", "comet"), "comet reads the source segments (this referenceless_regression_metric checkpoint reads mt+src): pass --source SRC (one segment a line)"),
-        ("qe", ("-m", "comet,chrf", "--source", "SRC"), "no reference given; pass -r REF (several: -r REF1 REF2)"),
-        ("regression", ("-m", "comet", "--source", "SRC"), "comet: this checkpoint (regression_metric) reads mt+src+ref: pass -r REF (the references, one a line)"),
+        ("qe", ("-m", "comet,chrf", "--source", "{src}"), "no reference given; pass -r REF (several: -r REF1 REF2)"),
+        ("regression", ("-m", "comet", "--source", "{src}"), "comet: this checkpoint (regression_metric) reads mt+src+ref: pass -r REF (the references, one a line)"),
+        ("qe", ("-m", "comet", "--source", "{short}"), "inputs differ in line count ({short}: 3 lines, {hyp}: 8 lines); every file must be line-aligned"),
     ],
 )  # fmt: skip
 def test_without_references_the_refusals_are_one_line(
     run_cli, files, checkpoint, qe_checkpoint, tmp_path, model, args, line
 ) -> None:
-    """No ``--source`` for a QE checkpoint, and no ``-r`` for a metric that needs one (the
-    line it always gave): exit 2, nothing written."""
+    """No ``--source`` for a QE checkpoint, no ``-r`` for a metric that needs one (the line
+    it always gave), a source of another length than the systems: exit 2, nothing written."""
     path = {"qe": qe_checkpoint, "regression": checkpoint}[model]
-    args = tuple(files["src"] if a == "SRC" else a for a in args)
+    short = tmp_path / "short.txt"
+    short.write_text("a\nb\nc\n")
+    named = {"src": files["src"], "short": str(short), "hyp": files["a"]}
+    args = tuple(a.format(**named) for a in args)
     out = tmp_path / "out.json"
     res = run_cli("score", *args, "--set", f"comet.model={path}", "-i", files["a"], "-o", out)
     assert res.exit_code == 2 and not out.exists()
-    assert res.stderr == f"evalab: error: {line}\n"
+    assert res.stderr == f"evalab: error: {line.format(**named)}\n"
 
 
 @pytest.mark.parametrize(

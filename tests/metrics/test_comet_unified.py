@@ -441,7 +441,11 @@ def _kiwi(tmp_path: Path, segments: list[str]) -> Path:
     [
         (["mt", "src"], ["-r"], ["comet reads the source segments", "--source SRC"]),
         (["mt", "ref"], ["-r", "--source"], ["reads mt+ref", "drop --source"]),
-        (["mt", "src", "ref"], [], ["reads mt+src+ref", "pass -r REF"]),
+        (
+            ["mt", "src", "ref"],
+            [],
+            ["reads mt+src+ref: pass --source SRC (quality estimation), -r REF or both"],
+        ),
     ],
 )
 def test_the_cli_checks_the_sides_a_unified_checkpoint_reads(

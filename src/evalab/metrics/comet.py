@@ -202,10 +202,15 @@ class Comet(Metric):
                 f"comet: this checkpoint ({self.class_identifier}) {reads} (its input_segments), "
                 "no source: drop --source"
             )
-        if not has_reference and (self.needs_references or (self.unified and not has_source)):
+        if not has_reference and self.needs_references:
             raise SettingsError(
                 f"comet: this checkpoint ({self.class_identifier}) {reads}: pass -r REF "
                 "(the references, one a line)"
+            )
+        if not (has_reference or has_source) and self.unified:  # xCOMET: either, or both
+            raise SettingsError(
+                f"comet: this checkpoint ({self.class_identifier}) {reads}: pass --source SRC "
+                "(quality estimation), -r REF or both"
             )
 
     @property
