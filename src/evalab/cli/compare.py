@@ -1003,7 +1003,7 @@ ITEMS_ONLY = (
 
 @command(CompareRequest)
 def compare(req: CompareRequest) -> None:
-    """Compare systems with a baseline (the first -i, or --scores per-item files instead of -r/-i): scores, CIs, deltas and paired p-values."""
+    """Compare systems with a baseline (the first -i, or --scores per-item files instead of -r/-i): scores, CIs, deltas and paired p-values; a quality-estimation metric needs --source, not -r."""
     check_mode(bool(req.scores), given_options(req, TEXT_ONLY), given_options(req, ITEMS_ONLY))
     # the page is a view of texts: --scores has the table formats only
     view = table_view(
