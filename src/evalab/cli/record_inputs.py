@@ -121,6 +121,11 @@ def _check_options(
         raise SettingsError(
             "--ref-field reads references from record files, but every -r file is a text file"
         )
+    if options.ref_field is not None and not references and not record_inputs:
+        raise SettingsError(
+            "--ref-field reads the references of record files, but no -r file is given and "
+            "no -i file is one (.jsonl, .csv, .tsv)"
+        )
     if record_refs and options.ref_field is None:
         raise SettingsError(
             f"{record_refs[0]} is a record file: pass --ref-field NAME for its references"
