@@ -111,21 +111,30 @@ def test_score_and_compare_with_a_source(run_cli, files, checkpoint) -> None:
     assert "src:yes" in res.stdout and "comet" in res.stdout
 
 
-def test_a_qe_checkpoint_scores_without_references(run_cli, files, qe_checkpoint) -> None:
+def test_a_qe_checkpoint_scores_without_references(run_cli, files, qe_checkpoint, tmp_path) -> None:
     """``comet-score`` without ``-r``: a QE checkpoint reads none, so ``-r`` may be left out,
-    and given it is ignored (the same rows, the same ``nrefs:unused`` signature)."""
+    and given it is ignored (the same rows, the same ``nrefs:unused`` signature, so segment
+    files of both kinds compare with ``--scores``)."""
     model = ("-m", "comet", "--set", f"comet.model={qe_checkpoint}", "--source", files["src"])
     hyps = ("-i", files["a"], files["b"], "-f", "json", "-q")
+    scored = {}
     for command, extra in (("score", ()), ("compare", ("-n", "100"))):
         without = run_cli(command, *model, *hyps, *extra)
         given = run_cli(command, *model, "-r", files["ref"], *hyps, *extra)
         assert without.exit_code == 0 and given.exit_code == 0, without.stderr + given.stderr
         assert json.loads(without.stdout) == json.loads(given.stdout)
         assert "comet|nrefs:unused|src:yes|" in without.stdout
-    (row, _) = json.loads(run_cli("score", *model, *hyps).stdout)
+        scored[command] = json.loads(without.stdout)
     metric = Comet(model=qe_checkpoint).with_sources(read_lines(Path(files["src"])))
     rows = metric.stats(read_lines(Path(files["a"])), []).rows
-    assert row["score"] == pytest.approx(rows[:, 0].mean(), abs=1e-6)
+    assert scored["score"][0]["score"] == pytest.approx(rows[:, 0].mean(), abs=1e-6)
+    segments = []
+    for system, refs in ((files["a"], ()), (files["b"], ("-r", files["ref"]))):
+        segments.append(tmp_path / f"{Path(system).stem}.jsonl")
+        out = ("--segments", segments[-1], "-o", tmp_path / "table.txt")
+        assert run_cli("score", *model, *refs, "-i", system, "-q", *out).exit_code == 0
+    res = run_cli("compare", "--scores", *segments, "-n", "50", "-q", "-f", "json")
+    assert res.exit_code == 0, res.stderr
 
 
 @pytest.mark.parametrize(
