@@ -31,7 +31,13 @@ from evalab.stats.resampling import (
     stats_matrix,
 )
 
-__all__ = ["ConfidenceInterval", "bootstrap_ci", "check_confidence", "percentile_interval"]
+__all__ = [
+    "ConfidenceInterval",
+    "bootstrap_ci",
+    "check_confidence",
+    "check_resampling",
+    "percentile_interval",
+]
 
 
 def check_confidence(confidence: Any) -> float:
@@ -41,6 +47,14 @@ def check_confidence(confidence: Any) -> float:
     if not 0.0 < float(confidence) < 1.0:
         raise OutOfRangeError("confidence", confidence, "strictly between 0 and 1 (e.g. 0.95)")
     return float(confidence)
+
+
+def check_resampling(n_samples: Any, confidence: Any, seed: Any) -> tuple[int, float, int]:
+    """The settings of a bootstrap, each validated (resamples, then seed, then confidence):
+    ``(n_samples, confidence, seed)`` as an int, a float and an int."""
+    n = check_n_samples(n_samples)
+    seed = check_seed(seed)
+    return n, check_confidence(confidence), seed
 
 
 @dataclass(frozen=True)
@@ -171,9 +185,7 @@ def bootstrap_ci(
     """
     scorer, _ = as_scorer(metric_or_scorer)
     rows = stats_matrix(stats, metric=metric_or_scorer)
-    n_samples = check_n_samples(n_samples)
-    confidence = check_confidence(confidence)
-    seed = check_seed(seed)
+    n_samples, confidence, seed = check_resampling(n_samples, confidence, seed)
     warn_if_tiny(rows.shape[0])
     point = point_score(scorer, rows)
     scores = bootstrap_scores(scorer, rows, n_samples, seed, chunk_rows, progress)

@@ -45,7 +45,7 @@ from evalab.errors import InputError, SettingsError
 from evalab.metrics.base import Metric, Stats
 from evalab.stats.bootstrap import (
     ConfidenceInterval,
-    check_confidence,
+    check_resampling,
     percentile_interval,
     point_score,
     warn_if_tiny,
@@ -57,7 +57,6 @@ from evalab.stats.resampling import (
     as_scorer,
     bootstrap_counts,
     check_n_samples,
-    check_seed,
     compact_stats,
     resampled_sums,
     stats_matrix,
@@ -390,14 +389,18 @@ def _plan(test: str, options: PairedOptions) -> _Plan:
         raise SettingsError(
             f"unknown p_value method {p_value!r}; expected one of {', '.join(P_VALUE_METHODS)}"
         )
-    n_samples = DEFAULT_TRIALS[test] if n_samples is None else check_n_samples(n_samples)
+    n_samples, confidence, seed = check_resampling(
+        DEFAULT_TRIALS[test] if n_samples is None else n_samples,
+        options.get("confidence", 0.95),
+        options.get("seed", DEFAULT_SEED),
+    )
     if test == "ar" and ci_samples != 0:
         ci_samples = check_n_samples(ci_samples, "ci_samples")
     return _Plan(
         test,
         n_samples,
-        check_seed(options.get("seed", DEFAULT_SEED)),
-        check_confidence(options.get("confidence", 0.95)),
+        seed,
+        confidence,
         p_value,
         ci_samples,
         options.get("chunk_rows"),
