@@ -45,6 +45,7 @@ from evalab.errors import InputError, SettingsError
 from evalab.metrics.base import Metric, Stats
 from evalab.stats.bootstrap import (
     ConfidenceInterval,
+    bootstrap_scores,
     check_resampling,
     percentile_interval,
     point_score,
@@ -55,7 +56,6 @@ from evalab.stats.resampling import (
     Scorer,
     ar_swaps,
     as_scorer,
-    bootstrap_counts,
     check_n_samples,
     compact_stats,
     resampled_sums,
@@ -264,21 +264,6 @@ def _p_values(null_stats: np.ndarray, observed: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(observed), p, np.nan)
 
 
-def _bootstrap_all(plan: _Plan, obs: _Observed, n_samples: int) -> dict[str, np.ndarray]:
-    """Resampled scores ``[n_samples, n_systems]`` per metric, one shared index stream."""
-    parts: dict[str, list[np.ndarray]] = {m: [] for m in obs.scorers}
-    # a bootstrap row's weights sum to n: the bound for exact float32 products
-    compact = {m: compact_stats(t, obs.n) for m, t in obs.tensors.items()}
-    for counts in bootstrap_counts(obs.n, n_samples, plan.seed, plan.chunk_rows):
-        for m, scorer in obs.scorers.items():
-            parts[m].append(
-                np.asarray(scorer(resampled_sums(counts, compact[m])), dtype=np.float64)
-            )
-        if plan.progress is not None:
-            plan.progress(counts.shape[0])
-    return {m: np.concatenate(p, axis=0) for m, p in parts.items()}
-
-
 def _ar_all(
     plan: _Plan, obs: _Observed, pairs: tuple[np.ndarray, np.ndarray] | None = None
 ) -> dict[str, np.ndarray]:
@@ -462,7 +447,11 @@ def _ci_resamples(plan: _Plan, obs: _Observed) -> tuple[dict[str, np.ndarray], i
     ci_n = plan.n_samples if plan.test == "bs" else plan.ci_samples
     if not ci_n:
         return {}, 0
-    return _bootstrap_all(plan, obs, ci_n), ci_n
+    # resampled scores [ci_n, n_systems] per metric, one shared index stream
+    scores = bootstrap_scores(
+        obs.scorers, obs.tensors, ci_n, plan.seed, plan.chunk_rows, plan.progress
+    )
+    return scores, ci_n
 
 
 def interval(
