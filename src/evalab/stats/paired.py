@@ -526,15 +526,26 @@ def paired_test(
     }
 
 
+#: the option each test's one-metric function refuses (the test would ignore it), and why
+_IGNORED = {
+    "bs": ("ci_samples", "the bootstrap's own resamples give its CIs"),
+    "ar": ("p_value", "randomization has one p-value"),
+}
+
+
 def _one_metric(
     test: str,
     metric_or_scorer: Any,
     systems: Mapping[str, Any] | Sequence[Any],
-    options: PairedOptions,
+    settings: PairedOptions,
 ) -> PairedTestResult:
-    """:func:`paired_test` of one metric's systems."""
+    """:func:`paired_test` of one metric's systems; an option the test would ignore is
+    refused, not silently dropped."""
+    unused, why = _IGNORED[test]
+    if unused in settings:
+        raise TypeError(f"unexpected option {unused!r}: {why}")
     _, name = as_scorer(metric_or_scorer)
-    return paired_test(test, {name: metric_or_scorer}, {name: _named(systems)}, **options)[name]
+    return paired_test(test, {name: metric_or_scorer}, {name: _named(systems)}, **settings)[name]
 
 
 def _named(systems: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
@@ -543,12 +554,6 @@ def _named(systems: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
     if isinstance(systems, (str, bytes)) or not isinstance(systems, Sequence):
         raise SettingsError("systems must be a mapping name -> stats rows or a list of stats rows")
     return {f"system{i}": rows for i, rows in enumerate(systems)}
-
-
-def _refuse_unused(options: ResampleOptions, name: str, why: str) -> None:
-    """A setting the test would ignore is refused, not silently dropped."""
-    if name in options:
-        raise TypeError(f"unexpected option {name!r}: {why}")
 
 
 def paired_bootstrap(
@@ -571,13 +576,7 @@ def paired_bootstrap(
     >>> res.systems[1].p_value, res.systems[1].delta
     (1.0, 0.0)
     """
-    _refuse_unused(options, "ci_samples", "the bootstrap's own resamples give its CIs")
-    settings: PairedOptions = {
-        **options,
-        "n_samples": n_samples,
-        "seed": seed,
-        "confidence": confidence,
-    }
+    settings = PairedOptions(**options, n_samples=n_samples, seed=seed, confidence=confidence)
     return _one_metric("bs", metric_or_scorer, systems, settings)
 
 
@@ -600,11 +599,5 @@ def paired_approximate_randomization(
     >>> res.systems[1].p_value
     1.0
     """
-    _refuse_unused(options, "p_value", "randomization has one p-value")
-    settings: PairedOptions = {
-        **options,
-        "n_samples": n_trials,
-        "seed": seed,
-        "confidence": confidence,
-    }
+    settings = PairedOptions(**options, n_samples=n_trials, seed=seed, confidence=confidence)
     return _one_metric("ar", metric_or_scorer, systems, settings)
