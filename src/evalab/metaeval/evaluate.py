@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from evalab.errors import InputError, SettingsError
+from evalab.errors import InputError, OutOfRangeError, Setting
 from evalab.metaeval.scores import MetricScores
 from evalab.metaeval.significance import PERMUTABLE, bootstrap_p, clusters, permutation_p
 from evalab.metaeval.soft_pairwise import SoftPairwise
 from evalab.metaeval.statistics import (
-    LABELS,
+    NAMES,
     SEGMENT_STATS,
     SOFT_ACCURACY,
     SYSTEM_STATS,
@@ -104,14 +104,14 @@ class MetaEvalResult:
 def human_system_scores(human: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
     """The humans' system scores and the mask of the segments they average over."""
     if mode not in HUMAN_SYSTEM_MODES:
-        raise SettingsError(
-            f"--human-system must be one of {', '.join(HUMAN_SYSTEM_MODES)}, got {mode!r}"
-        )
+        raise OutOfRangeError("human_system", repr(mode), f"one of {', '.join(HUMAN_SYSTEM_MODES)}")
     mask = np.isfinite(human)
     if mode == "common-mean":
         mask = np.broadcast_to(mask.all(axis=0), human.shape)
         if not mask.any():
-            raise InputError("--human-system common-mean: no segment is rated for every system")
+            raise InputError(
+                Setting("human_system"), " common-mean: no segment is rated for every system"
+            )
     return _masked_means(np.where(mask, human, 0.0), mask, np.ones((1, human.shape[1])))[0], mask
 
 
@@ -304,7 +304,7 @@ def _system_estimates(
             if i != j and sa is not None and sb is not None and values[a] >= values[b]:
                 p[i, j] = bootstrap_p(sa, sb)
     result.estimates[("system", stat)] = _estimates(
-        values, samples, {}, p, result.settings, LABELS[("system", stat)], result.notes
+        values, samples, {}, p, result.settings, NAMES[("system", stat)].label, result.notes
     )
 
 
@@ -332,10 +332,16 @@ def _segment_level(
                 elif stat not in PERMUTABLE and better is not None and worse is not None:
                     p[hi, lo] = bootstrap_p(better, worse)
         result.estimates[("segment", stat)] = _estimates(
-            values, samples, thresholds, p, result.settings, LABELS[("segment", stat)], result.notes
+            values,
+            samples,
+            thresholds,
+            p,
+            result.settings,
+            NAMES[("segment", stat)].label,
+            result.notes,
         )
     result.notes.append(
-        f"{LABELS[('segment', 'acc_eq')]}: interval and significance from the paired bootstrap of "
+        f"{NAMES[('segment', 'acc_eq')].label}: interval and significance from the paired bootstrap of "
         "segments, the tie threshold re-calibrated on every resample (a permutation test would "
         "re-calibrate over every pair of cells on every trial)"
     )
