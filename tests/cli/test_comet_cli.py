@@ -363,3 +363,43 @@ def test_meta_eval_binds_the_source_to_comet(tiny, files, tmp_path) -> None:
     )
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["metrics"]["comet"]
+
+
+def test_meta_eval_of_a_qe_checkpoint_needs_no_reference(
+    run_cli, files, qe_checkpoint, tmp_path
+) -> None:
+    """Meta-evaluating quality estimation (as WMT's QE track): no ``-r``, the same numbers
+    as with one; a metric that needs references is refused as ``score`` refuses it."""
+    human = tmp_path / "human.tsv"
+    systems = [files["a"], files["b"], files["ref"]]
+    human.write_text(
+        "".join(
+            f"{Path(s).name}\t{k}\t{0.1 * k + i}\n"
+            for i, s in enumerate(systems)
+            for k in range(1, 9)
+        ),
+        encoding="utf-8",
+    )
+    args = ["meta-eval", "--human", human, "-i", *systems, "--source", files["src"], "-q"]
+    args += [
+        "-m",
+        "comet",
+        "--set",
+        f"comet.model={qe_checkpoint}",
+        "-n",
+        "20",
+        "--permutations",
+        "0",
+        "-f",
+        "json",
+    ]
+    without = run_cli(*args)
+    given = run_cli(*args, "-r", files["ref"])
+    assert without.exit_code == 0 and given.exit_code == 0, without.stderr + given.stderr
+    assert json.loads(without.stdout) == json.loads(given.stdout)
+    assert "comet|nrefs:unused|src:yes|" in without.stdout
+    refused = run_cli(*args, "-m", "chrf")
+    assert refused.exit_code == 2
+    assert (
+        refused.stderr == "evalab: error: no reference given; pass -r REF (several: -r REF1 REF2)\n"
+    )
