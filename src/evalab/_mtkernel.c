@@ -1,13 +1,21 @@
 /*
- * evalab._mtkernel: the two inner loops of BLEU/chrF, and WER's word splitting, in C
- * (optional; pure-Python fallbacks with identical results live in evalab.text.mt,
- * evalab.metrics._ngrams and evalab.text.asr).
+ * evalab._mtkernel: the two inner loops of BLEU/chrF, WER's word splitting and TER's
+ * normaliser in C (optional; pure-Python fallbacks with identical results live in
+ * evalab.text.mt, evalab.metrics._ngrams, evalab.text.asr and evalab.text.tercom).
  *
  * mteval_split(line, cjk=False) -> list[str]
  *     Rules 1-4 of mteval-v13a (as sacrebleu's TokenizerRegexp), then str.split(); with
  *     cjk, every CJK character is padded with spaces first (sacrebleu's TokenizerZh).
  *     Every rule is a left-to-right scan over non-overlapping two-character windows,
  *     which is exactly what re.sub does with these fixed-width patterns.
+ *
+ * tercom_tokens(lines, normalized, no_punct, asian_support, case_sensitive) -> list[list[str]]
+ *     The tokens of every line as sacrebleu's TercomTokenizer gives them for the line
+ *     right-stripped: lowercased unless case_sensitive (str.lower() for a line with a
+ *     non-ASCII character that changes, ASCII letters here otherwise); with normalized, the line breaks joined, four XML entities unescaped, then the Western
+ *     rules on " " + line + " " and, with asian_support, CJK characters and punctuation
+ *     padded; with no_punct, .,?:;!"() removed (and, with asian_support, CJK and
+ *     full-width punctuation); then str.split(). Each rule is one pass over the line.
  *
  * Vocab()
  *     A token -> id table keyed by code points (no str object per token).
@@ -80,21 +88,30 @@ static int is_zh(Py_UCS4 c)
     return 0;
 }
 
-/* Working buffers; each rule at most triples (rule 1) or doubles (rules 2-4) the text. */
+/* Working buffers: each pass reads one and writes the other (see run_passes). */
 typedef struct {
     Py_UCS4 *a, *b;
     Py_ssize_t cap;
 } Work;
 
+/* Grows both buffers to hold `need` code points, keeping what they hold: 0, or -1 with
+ * MemoryError set. */
+static int work_reserve(Work *w, Py_ssize_t need)
+{
+    if (need <= w->cap)
+        return 0;
+    if (GROW(w->a, need) < 0 || GROW(w->b, need) < 0)
+        return -1;
+    w->cap = need;
+    return 0;
+}
+
+/* The code points of `str` in b, and room for the two padding spaces. */
 static int work_load(Work *w, PyObject *str, Py_ssize_t *n)
 {
     Py_ssize_t len = PyUnicode_GET_LENGTH(str);
-    Py_ssize_t need = 24 * (len + 2) + 8;
-    if (need > w->cap) {
-        if (GROW(w->a, need) < 0 || GROW(w->b, need) < 0)
-            return -1;
-        w->cap = need;
-    }
+    if (work_reserve(w, len + 8) < 0)
+        return -1;
     int kind = PyUnicode_KIND(str);
     const void *data = PyUnicode_DATA(str);
     for (Py_ssize_t i = 0; i < len; i++)
@@ -129,41 +146,50 @@ static Py_ssize_t replace_pass(Py_UCS4 *s, Py_ssize_t n, const char *pat, Py_UCS
     return k;
 }
 
-/* Tokenizer13a's steps before the rules, in b: drop <skipped> and "-\n", newlines to
- * spaces, unescape four entities (in sacrebleu's order), pad with one space each side. */
-static Py_ssize_t prepare_13a(Work *w, Py_ssize_t n)
+typedef struct {
+    const char *pat;
+    Py_UCS4 rep;
+} Replace;
+
+/* The line breaks mteval-v13a and Tercom join, and the four XML entities both unescape
+ * (in sacrebleu's order). */
+static const Replace BREAKS_13A[] = {{"<skipped>", 0}, {"-\n", 0}, {"\n", ' '}, {NULL, 0}};
+static const Replace BREAKS_TERCOM[] = {{"\n-", 0}, {"\n", ' '}, {NULL, 0}};
+static const Replace ENTITIES[] = {
+    {"&quot;", '"'}, {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {NULL, 0}};
+
+/* Every replacement of the NULL-ended table on b[0..n), in order; one whose pattern's
+ * first character does not occur changes nothing and is skipped. */
+static Py_ssize_t replace_each(Py_UCS4 *b, Py_ssize_t n, const Replace *table)
 {
-    Py_UCS4 *b = w->b;
-    int lt = 0, nl = 0, amp = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        lt |= b[i] == '<';
-        nl |= b[i] == '\n';
-        amp |= b[i] == '&';
+    for (; table->pat; table++) {
+        Py_UCS4 first = (Py_UCS4)(unsigned char)table->pat[0];
+        Py_ssize_t i = 0;
+        while (i < n && b[i] != first)
+            i++;
+        if (i < n)
+            n = replace_pass(b, n, table->pat, table->rep);
     }
-    /* a pass whose pattern cannot occur changes nothing: skip it */
-    if (lt)
-        n = replace_pass(b, n, "<skipped>", 0);
-    if (nl) {
-        n = replace_pass(b, n, "-\n", 0);
-        n = replace_pass(b, n, "\n", ' ');
-    }
-    if (amp) {
-        n = replace_pass(b, n, "&quot;", '"');
-        n = replace_pass(b, n, "&amp;", '&');
-        n = replace_pass(b, n, "&lt;", '<');
-        n = replace_pass(b, n, "&gt;", '>');
-    }
+    return n;
+}
+
+/* The steps before the rules (Tokenizer13a's, or Tercom's general part), in b: the line
+ * breaks, the entities, then one space each side. b has room for the two spaces. */
+static Py_ssize_t prepare(Py_UCS4 *b, Py_ssize_t n, const Replace *breaks)
+{
+    n = replace_each(b, n, breaks);
+    n = replace_each(b, n, ENTITIES);
     memmove(b + 1, b, sizeof(Py_UCS4) * n);
     b[0] = ' ';
     b[n + 1] = ' ';
     return n + 2;
 }
 
-/* str.strip() (TokenizerZh strips the line first) */
-static Py_ssize_t strip_ws(Py_UCS4 *b, Py_ssize_t n)
+/* str.strip() (TokenizerZh strips the line first), or str.rstrip() (TER's lines) */
+static Py_ssize_t strip_ws(Py_UCS4 *b, Py_ssize_t n, int left)
 {
     Py_ssize_t s = 0, e = n;
-    while (s < e && Py_UNICODE_ISSPACE(b[s]))
+    while (left && s < e && Py_UNICODE_ISSPACE(b[s]))
         s++;
     while (e > s && Py_UNICODE_ISSPACE(b[e - 1]))
         e--;
@@ -171,61 +197,114 @@ static Py_ssize_t strip_ws(Py_UCS4 *b, Py_ssize_t n)
     return e - s;
 }
 
-/* Rules 1-4 of mteval-v13a on b[0..n); the result is left in b; returns its length. */
-static Py_ssize_t run_rules(Work *w, Py_ssize_t n, int cjk)
+/* One rewriting pass: src[0..n) into dst, at most tripling the text; returns its length. */
+typedef Py_ssize_t (*Pass)(const Py_UCS4 *src, Py_ssize_t n, Py_UCS4 *dst);
+
+/* Runs the passes in order (a NULL one is skipped) from b, each into the other buffer;
+ * the result is left in b. Returns its length, or -1 with MemoryError set. */
+static Py_ssize_t run_passes(Work *w, Py_ssize_t n, const Pass *passes, size_t count)
 {
-    Py_UCS4 *a = w->a, *b = w->b;
-    Py_ssize_t m = 0, k = 0, i;
-    /* rule 1: pad ASCII punctuation and symbols (and, for zh, CJK characters) */
-    for (i = 0; i < n; i++) {
-        Py_UCS4 c = b[i];
-        if (is_pad(c) || (cjk && is_zh(c))) {
-            a[m++] = ' ';
-            a[m++] = c;
-            a[m++] = ' ';
-        } else {
-            a[m++] = c;
-        }
+    for (size_t p = 0; p < count; p++) {
+        if (!passes[p])
+            continue;
+        if (work_reserve(w, 3 * n + 8) < 0)
+            return -1;
+        n = passes[p](w->b, n, w->a);
+        Py_UCS4 *t = w->a;
+        w->a = w->b, w->b = t;
     }
-    /* rule 2: ([^0-9])([.,]) -> "\1 \2 " */
-    for (i = 0; i < m;) {
-        if (i + 1 < m && !is_digit(a[i]) && is_pc(a[i + 1])) {
-            b[k++] = a[i];
-            b[k++] = ' ';
-            b[k++] = a[i + 1];
-            b[k++] = ' ';
-            i += 2;
+    return n;
+}
+
+/* ([class]) -> " \1 ": every character of the class padded with a space each side. */
+static inline Py_ssize_t pad_where(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d,
+                                   int (*in_class)(Py_UCS4))
+{
+    Py_ssize_t k = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (in_class(s[i])) {
+            d[k++] = ' ';
+            d[k++] = s[i];
+            d[k++] = ' ';
         } else {
-            b[k++] = a[i++];
-        }
-    }
-    /* rule 3: ([.,])([^0-9]) -> " \1 \2" */
-    m = 0;
-    for (i = 0; i < k;) {
-        if (i + 1 < k && is_pc(b[i]) && !is_digit(b[i + 1])) {
-            a[m++] = ' ';
-            a[m++] = b[i];
-            a[m++] = ' ';
-            a[m++] = b[i + 1];
-            i += 2;
-        } else {
-            a[m++] = b[i++];
-        }
-    }
-    /* rule 4: ([0-9])(-) -> "\1 \2 " */
-    k = 0;
-    for (i = 0; i < m;) {
-        if (i + 1 < m && is_digit(a[i]) && a[i + 1] == '-') {
-            b[k++] = a[i];
-            b[k++] = ' ';
-            b[k++] = '-';
-            b[k++] = ' ';
-            i += 2;
-        } else {
-            b[k++] = a[i++];
+            d[k++] = s[i];
         }
     }
     return k;
+}
+
+/* [class] -> "": every character of the class dropped. */
+static inline Py_ssize_t drop_where(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d,
+                                    int (*in_class)(Py_UCS4))
+{
+    Py_ssize_t k = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!in_class(s[i]))
+            d[k++] = s[i];
+    return k;
+}
+
+/* (x)(y) -> x and y spaced, where match(x, y): left to right over non-overlapping
+ * two-character windows, which is what re.sub does with these fixed-width patterns;
+ * `lead` gives " \1 \2", else "\1 \2 ". */
+static inline Py_ssize_t window_pass(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d,
+                                     int (*match)(Py_UCS4, Py_UCS4), int lead)
+{
+    Py_ssize_t k = 0, i = 0;
+    while (i < n) {
+        if (i + 1 < n && match(s[i], s[i + 1])) {
+            if (lead)
+                d[k++] = ' ';
+            d[k++] = s[i];
+            d[k++] = ' ';
+            d[k++] = s[i + 1];
+            if (!lead)
+                d[k++] = ' ';
+            i += 2;
+        } else {
+            d[k++] = s[i++];
+        }
+    }
+    return k;
+}
+
+static int is_pad_or_zh(Py_UCS4 c) { return is_pad(c) || is_zh(c); }
+static int nondigit_pc(Py_UCS4 x, Py_UCS4 y) { return !is_digit(x) && is_pc(y); }
+static int pc_nondigit(Py_UCS4 x, Py_UCS4 y) { return is_pc(x) && !is_digit(y); }
+static int digit_dash(Py_UCS4 x, Py_UCS4 y) { return is_digit(x) && y == '-'; }
+
+/* rule 1 of mteval-v13a: pad ASCII punctuation and symbols (zh: and CJK characters) */
+static Py_ssize_t pad_ascii(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d)
+{
+    return pad_where(s, n, d, is_pad);
+}
+static Py_ssize_t pad_ascii_zh(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d)
+{
+    return pad_where(s, n, d, is_pad_or_zh);
+}
+/* rule 2: ([^0-9])([.,]) -> "\1 \2 " */
+static Py_ssize_t rule_pc_after(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d)
+{
+    return window_pass(s, n, d, nondigit_pc, 0);
+}
+/* rule 3: ([.,])([^0-9]) -> " \1 \2" */
+static Py_ssize_t rule_pc_before(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d)
+{
+    return window_pass(s, n, d, pc_nondigit, 1);
+}
+/* rule 4: ([0-9])(-) -> "\1 \2 " */
+static Py_ssize_t rule_dash(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d)
+{
+    return window_pass(s, n, d, digit_dash, 0);
+}
+
+/* Rules 1-4 of mteval-v13a on b[0..n); the result is left in b; returns its length, or
+ * -1 with MemoryError set. */
+static Py_ssize_t run_rules(Work *w, Py_ssize_t n, int cjk)
+{
+    const Pass rules[] = {cjk ? pad_ascii_zh : pad_ascii, rule_pc_after, rule_pc_before,
+                          rule_dash};
+    return run_passes(w, n, rules, sizeof rules / sizeof rules[0]);
 }
 
 /* The next whitespace-separated token of b[0..k) from *i on: 1 and its start (the token
@@ -293,9 +372,8 @@ static PyObject *mteval_split(PyObject *self, PyObject *args)
     Work w = {NULL, NULL, 0};
     Py_ssize_t n;
     PyObject *out = NULL;
-    if (work_load(&w, line, &n) < 0)
+    if (work_load(&w, line, &n) < 0 || (n = run_rules(&w, n, cjk)) < 0)
         goto fail;
-    n = run_rules(&w, n, cjk);
     out = PyList_New(0);
     if (!out || split_tokens(w.b, n, emit_to_list, out) < 0)
         goto fail;
@@ -305,6 +383,150 @@ fail:
     Py_XDECREF(out);
     work_free(&w);
     return NULL;
+}
+
+/* ------------------------------------------------------------------ Tercom normaliser */
+
+/* Tercom's CJK ranges, each padded by one of its rules: unified ideographs and extension A,
+ * strokes and radicals, compatibility (with its ideographs and forms), and "enclosed CJK
+ * letters and months" as Tercom writes it (to U+3F22). Its kana rules only fire on a text
+ * that is one kana run from its first character, which never happens after the Western
+ * rules (the text starts with a space), so they are left out. */
+static const Py_UCS4 TERCOM_CJK[][2] = {
+    {0x4E00, 0x9FFF}, {0x3400, 0x4DBF}, {0x31C0, 0x31EF}, {0x2E80, 0x2EFF}, {0x3300, 0x33FF},
+    {0xF900, 0xFAFF}, {0xFE30, 0xFE4F}, {0x3200, 0x3F22},
+};
+
+/* Tercom's Asian punctuation ([\u3001\u3002\u3008-\u3011\u3014-\u301f\uff61-\uff65\u30fb])
+ * and full-width punctuation (．，？：；！＂（）) */
+static int is_asian_punct(Py_UCS4 c)
+{
+    return c == 0x3001 || c == 0x3002 || (c >= 0x3008 && c <= 0x3011) ||
+           (c >= 0x3014 && c <= 0x301F) || (c >= 0xFF61 && c <= 0xFF65) || c == 0x30FB ||
+           c == 0xFF0E || c == 0xFF0C || c == 0xFF1F || c == 0xFF1A || c == 0xFF1B ||
+           c == 0xFF01 || c == 0xFF02 || c == 0xFF08 || c == 0xFF09;
+}
+
+static int is_tercom_cjk(Py_UCS4 c)
+{
+    if (c < 0x2E80)
+        return 0;
+    for (size_t r = 0; r < sizeof(TERCOM_CJK) / sizeof(TERCOM_CJK[0]); r++)
+        if (c >= TERCOM_CJK[r][0] && c <= TERCOM_CJK[r][1])
+            return 1;
+    return is_asian_punct(c);
+}
+
+/* the marks no_punct removes: .,?:;!"() (and with asian_support the Asian ones) */
+static int is_punct(Py_UCS4 c) { return c < 0x80 && c && strchr(".,?:;!\"()", (int)c); }
+static int is_punct_asian(Py_UCS4 c) { return is_punct(c) || is_asian_punct(c); }
+
+/* "'s " -> " 's " (Tercom's possessive rule; its "'s$" twin never fires after the Western
+ * rules, which end the text with a space) */
+static Py_ssize_t rule_possessive(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d)
+{
+    Py_ssize_t k = 0, i = 0;
+    while (i < n) {
+        if (i + 2 < n && s[i] == '\'' && s[i + 1] == 's' && s[i + 2] == ' ')
+            d[k++] = ' ';
+        d[k++] = s[i++];
+    }
+    return k;
+}
+
+static Py_ssize_t pad_cjk(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d)
+{
+    return pad_where(s, n, d, is_tercom_cjk);
+}
+static Py_ssize_t drop_punct(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d)
+{
+    return drop_where(s, n, d, is_punct);
+}
+static Py_ssize_t drop_punct_asian(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d)
+{
+    return drop_where(s, n, d, is_punct_asian);
+}
+
+/* b[0..n) lowercased as str.lower() does, when every character but ASCII letters is its own
+ * lowercase (Py_UNICODE_TOLOWER, the simple mapping): 1, or 0 (b then partly lowercased)
+ * when one is not, and str.lower() must do it (full and contextual mappings: İ, Σ). */
+static int lower_simple(Py_UCS4 *b, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (b[i] < 0x80) {
+            if (b[i] >= 'A' && b[i] <= 'Z')
+                b[i] += 'a' - 'A';
+        } else if (Py_UNICODE_TOLOWER(b[i]) != b[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The code points of `line` in w->b, lowercased unless `cased`: 0, or -1 with an error set. */
+static int tercom_load(Work *w, PyObject *line, int cased, Py_ssize_t *n)
+{
+    if (work_load(w, line, n) < 0)
+        return -1;
+    if (cased || lower_simple(w->b, *n))
+        return 0;
+    PyObject *lower = PyObject_CallMethod(line, "lower", NULL);
+    int rc = lower ? work_load(w, lower, n) : -1;
+    Py_XDECREF(lower);
+    return rc;
+}
+
+/* The tokens of one line under Tercom's rules, as a list. */
+static PyObject *tercom_line(Work *w, PyObject *line, int cased, int normalized,
+                             const Pass *passes, size_t count)
+{
+    Py_ssize_t n;
+    if (tercom_load(w, line, cased, &n) < 0)
+        return NULL;
+    n = strip_ws(w->b, n, 0);
+    if (normalized)
+        n = prepare(w->b, n, BREAKS_TERCOM);
+    if ((n = run_passes(w, n, passes, count)) < 0)
+        return NULL;
+    PyObject *out = PyList_New(0);
+    if (out && split_tokens(w->b, n, emit_to_list, out) < 0)
+        Py_CLEAR(out);
+    return out;
+}
+
+static PyObject *tercom_tokens(PyObject *self, PyObject *args)
+{
+    PyObject *lines;
+    int normalized, no_punct, asian, cased;
+    if (!PyArg_ParseTuple(args, "O!pppp", &PyList_Type, &lines, &normalized, &no_punct, &asian,
+                          &cased))
+        return NULL;
+    /* the Western rules (Tercom's order: padding, possessives, periods and commas, the
+     * dash), the CJK padding, then the removal of punctuation */
+    Pass western[] = {pad_ascii, rule_possessive, rule_pc_after, rule_pc_before, rule_dash,
+                      asian ? pad_cjk : NULL};
+    Pass passes[8];
+    size_t count = 0;
+    for (size_t p = 0; normalized && p < sizeof western / sizeof western[0]; p++)
+        passes[count++] = western[p];
+    if (no_punct)
+        passes[count++] = asian ? drop_punct_asian : drop_punct;
+    Py_ssize_t nlines = PyList_GET_SIZE(lines);
+    PyObject *out = PyList_New(nlines);
+    Work w = {NULL, NULL, 0};
+    for (Py_ssize_t s = 0; out && s < nlines; s++) {
+        PyObject *line = PyList_GET_ITEM(lines, s), *tokens = NULL;
+        if (!PyUnicode_Check(line))
+            PyErr_Format(PyExc_TypeError, "line %zd is not a str", s);
+        else
+            tokens = tercom_line(&w, line, cased, normalized, passes, count);
+        if (!tokens)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, s, tokens);
+    }
+    work_free(&w);
+    return out;
 }
 
 /* ------------------------------------------------------------------ token vocabulary */
@@ -501,8 +723,9 @@ static PyObject *encode_all(PyObject *lines, VocabObject *vocab, int rule, int a
         if (work_load(&w, line, &n) < 0)
             goto fail;
         if (rule < RULE_WORDS) {
-            n = rule == RULE_ZH ? strip_ws(w.b, n) : prepare_13a(&w, n);
-            n = run_rules(&w, n, rule == RULE_ZH);
+            n = rule == RULE_ZH ? strip_ws(w.b, n, 1) : prepare(w.b, n, BREAKS_13A);
+            if ((n = run_rules(&w, n, rule == RULE_ZH)) < 0)
+                goto fail;
         }
         if (encode_tokens(w.b, n, vocab, add, rule, &enc) < 0)
             goto fail;
@@ -1078,6 +1301,9 @@ static PyMethodDef methods[] = {
     {"mteval_split", mteval_split, METH_VARARGS,
      "mteval_split(line, cjk=False): mteval-v13a rules 1-4 (CJK characters padded first "
      "if cjk), then str.split()."},
+    {"tercom_tokens", tercom_tokens, METH_VARARGS,
+     "tercom_tokens(lines, normalized, no_punct, asian_support, case_sensitive) -> "
+     "list[list[str]]: the tokens of every right-stripped line under Tercom's rules."},
     {"encode_lines", encode_lines, METH_VARARGS,
      "encode_lines(lines, vocab, zh, add=True) -> (ids bytes, offsets bytes): 13a (or zh) "
      "tokens of every line as int64 ids from the Vocab (a new token gets the next id, or -1 "
