@@ -112,10 +112,8 @@ static int work_load(Work *w, PyObject *str, Py_ssize_t *n)
     Py_ssize_t len = PyUnicode_GET_LENGTH(str);
     if (work_reserve(w, len + 8) < 0)
         return -1;
-    int kind = PyUnicode_KIND(str);
-    const void *data = PyUnicode_DATA(str);
-    for (Py_ssize_t i = 0; i < len; i++)
-        w->b[i] = PyUnicode_READ(kind, data, i);
+    if (len && !PyUnicode_AsUCS4(str, w->b, len, 0))
+        return -1;
     *n = len;
     return 0;
 }
@@ -447,46 +445,112 @@ static Py_ssize_t drop_punct_asian(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d)
     return drop_where(s, n, d, is_punct_asian);
 }
 
-/* b[0..n) lowercased as str.lower() does, when every character but ASCII letters is its own
- * lowercase (Py_UNICODE_TOLOWER, the simple mapping): 1, or 0 (b then partly lowercased)
- * when one is not, and str.lower() must do it (full and contextual mappings: İ, Σ). */
-static int lower_simple(Py_UCS4 *b, Py_ssize_t n)
+/* What a line holds, so that a pass with nothing to do is skipped: ASCII punctuation or
+ * symbols other than the space (or '&', whose entities unescape to some), an apostrophe,
+ * '.' or ',', '-', one of .,?:;!"() (or '&': &quot;), a CJK character, an Asian mark,
+ * and a non-ASCII character that lowercases to another. */
+enum {
+    HAS_PAD = 1,
+    HAS_QUOTE = 2,
+    HAS_PC = 4,
+    HAS_DASH = 8,
+    HAS_PUNCT = 16,
+    HAS_CJK = 32,
+    HAS_ASIAN_PUNCT = 64,
+    HAS_CASED = 128,
+};
+
+static int ascii_marks(Py_UCS4 c)
 {
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (b[i] < 0x80) {
-            if (b[i] >= 'A' && b[i] <= 'Z')
-                b[i] += 'a' - 'A';
-        } else if (Py_UNICODE_TOLOWER(b[i]) != b[i]) {
-            return 0;
-        }
-    }
-    return 1;
+    return (is_pad(c) && c != ' ' ? HAS_PAD : 0) | (c == '\'' ? HAS_QUOTE : 0) |
+           (is_pc(c) ? HAS_PC : 0) | (c == '-' ? HAS_DASH : 0) |
+           (is_punct(c) || c == '&' ? HAS_PUNCT : 0);
 }
 
-/* The code points of `line` in w->b, lowercased unless `cased`: 0, or -1 with an error set. */
-static int tercom_load(Work *w, PyObject *line, int cased, Py_ssize_t *n)
+/* the marks of every ASCII character, filled when the module is loaded */
+static unsigned char ASCII_MARKS[0x80];
+
+typedef struct {
+    int normalized, no_punct, asian, cased;
+} TercomSettings;
+
+/* The marks b[0..n) holds (the CJK ones only with asian_support); ASCII letters are
+ * lowercased on the way unless `cased`, and HAS_CASED tells that another character
+ * lowercases too (then str.lower() must do it: full and contextual mappings, İ and Σ).
+ * No character of U+2E80..U+9FFF (CJK, kana) has a lowercase; test_tercom checks every
+ * code point that has one. */
+static int marks_of(Py_UCS4 *b, Py_ssize_t n, const TercomSettings *t)
+{
+    int marks = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = b[i];
+        if (c < 0x80) {
+            if (!t->cased && c >= 'A' && c <= 'Z')
+                b[i] = c + ('a' - 'A');
+            marks |= ASCII_MARKS[c];
+            continue;
+        }
+        if (!t->cased && (c < 0x2E80 || c > 0x9FFF) && Py_UNICODE_TOLOWER(c) != c)
+            marks |= HAS_CASED;
+        if (t->asian && is_tercom_cjk(c))
+            marks |= HAS_CJK | (is_asian_punct(c) ? HAS_ASIAN_PUNCT : 0);
+    }
+    return marks;
+}
+
+/* The code points of `line` in w->b, lowercased unless case-sensitive, and their marks;
+ * -1 with an error set. */
+static int tercom_load(Work *w, PyObject *line, const TercomSettings *t, Py_ssize_t *n)
 {
     if (work_load(w, line, n) < 0)
         return -1;
-    if (cased || lower_simple(w->b, *n))
-        return 0;
+    int marks = marks_of(w->b, *n, t);
+    if (!(marks & HAS_CASED))
+        return marks;
     PyObject *lower = PyObject_CallMethod(line, "lower", NULL);
     int rc = lower ? work_load(w, lower, n) : -1;
     Py_XDECREF(lower);
-    return rc;
+    const TercomSettings lowered = {t->normalized, t->no_punct, t->asian, 1};
+    return rc < 0 ? -1 : marks_of(w->b, *n, &lowered);
+}
+
+/* The passes a line with these marks needs, in Tercom's order: the Western rules (ASCII
+ * padding, possessives, periods and commas, the dash), the CJK padding, then the removal
+ * of punctuation. Returns their number (at most 7). */
+static size_t tercom_passes(const TercomSettings *t, int marks, Pass *passes)
+{
+    size_t count = 0;
+    if (t->normalized) {
+        if (marks & HAS_PAD)
+            passes[count++] = pad_ascii;
+        if (marks & HAS_QUOTE)
+            passes[count++] = rule_possessive;
+        if (marks & HAS_PC) {
+            passes[count++] = rule_pc_after;
+            passes[count++] = rule_pc_before;
+        }
+        if (marks & HAS_DASH)
+            passes[count++] = rule_dash;
+        if (t->asian && (marks & HAS_CJK))
+            passes[count++] = pad_cjk;
+    }
+    if (t->no_punct && (marks & (HAS_PUNCT | (t->asian ? HAS_ASIAN_PUNCT : 0))))
+        passes[count++] = t->asian ? drop_punct_asian : drop_punct;
+    return count;
 }
 
 /* The tokens of one line under Tercom's rules, as a list. */
-static PyObject *tercom_line(Work *w, PyObject *line, int cased, int normalized,
-                             const Pass *passes, size_t count)
+static PyObject *tercom_line(Work *w, PyObject *line, const TercomSettings *t)
 {
     Py_ssize_t n;
-    if (tercom_load(w, line, cased, &n) < 0)
+    int marks = tercom_load(w, line, t, &n);
+    if (marks < 0)
         return NULL;
     n = strip_ws(w->b, n, 0);
-    if (normalized)
+    if (t->normalized)
         n = prepare(w->b, n, BREAKS_TERCOM);
-    if ((n = run_passes(w, n, passes, count)) < 0)
+    Pass passes[8];
+    if ((n = run_passes(w, n, passes, tercom_passes(t, marks, passes))) < 0)
         return NULL;
     PyObject *out = PyList_New(0);
     if (out && split_tokens(w->b, n, emit_to_list, out) < 0)
@@ -497,20 +561,10 @@ static PyObject *tercom_line(Work *w, PyObject *line, int cased, int normalized,
 static PyObject *tercom_tokens(PyObject *self, PyObject *args)
 {
     PyObject *lines;
-    int normalized, no_punct, asian, cased;
-    if (!PyArg_ParseTuple(args, "O!pppp", &PyList_Type, &lines, &normalized, &no_punct, &asian,
-                          &cased))
+    TercomSettings t;
+    if (!PyArg_ParseTuple(args, "O!pppp", &PyList_Type, &lines, &t.normalized, &t.no_punct,
+                          &t.asian, &t.cased))
         return NULL;
-    /* the Western rules (Tercom's order: padding, possessives, periods and commas, the
-     * dash), the CJK padding, then the removal of punctuation */
-    Pass western[] = {pad_ascii, rule_possessive, rule_pc_after, rule_pc_before, rule_dash,
-                      asian ? pad_cjk : NULL};
-    Pass passes[8];
-    size_t count = 0;
-    for (size_t p = 0; normalized && p < sizeof western / sizeof western[0]; p++)
-        passes[count++] = western[p];
-    if (no_punct)
-        passes[count++] = asian ? drop_punct_asian : drop_punct;
     Py_ssize_t nlines = PyList_GET_SIZE(lines);
     PyObject *out = PyList_New(nlines);
     Work w = {NULL, NULL, 0};
@@ -519,7 +573,7 @@ static PyObject *tercom_tokens(PyObject *self, PyObject *args)
         if (!PyUnicode_Check(line))
             PyErr_Format(PyExc_TypeError, "line %zd is not a str", s);
         else
-            tokens = tercom_line(&w, line, cased, normalized, passes, count);
+            tokens = tercom_line(&w, line, &t);
         if (!tokens)
             Py_CLEAR(out);
         else
@@ -1327,6 +1381,8 @@ static PyMethodDef methods[] = {
 
 KERNEL_MODULE(_mtkernel, "Compiled inner loops of BLEU and chrF.")
 {
+    for (Py_UCS4 c = 0; c < 0x80; c++)
+        ASCII_MARKS[c] = (unsigned char)ascii_marks(c);
     if (PyType_Ready(&VocabType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
