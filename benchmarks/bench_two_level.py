@@ -46,7 +46,7 @@ def summarise(rr: ResampledRuns, rows: int, seeds: int) -> list[tuple[float, ...
         d = example_delta(row, base, 0.95)
         both = two_level_delta(row, base, paired=False, confidence=0.95)
         assert both is not None
-        out.append((v.low, v.high, d.low, d.high, both.delta.low, both.delta.high, both.p))
+        out.append((v.low, v.high, d.low, d.high, both.ci.low, both.ci.high, both.p_value))
     return out
 
 

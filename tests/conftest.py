@@ -232,8 +232,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 #: what one run may start at most once per key (the ledger's events: Ray instances per
-#: module, the COMET oracle's venv, checkpoints and answers per key)
-ONCE_PER_KEY = ("ray", "venv", "checkpoints", "predict")
+#: module; the oracles' venvs; the COMET and MetricX oracles' checkpoints and answers and
+#: the tiny MetricX checkpoints, per key)
+ONCE_PER_KEY = (
+    "ray",
+    "venv",
+    "checkpoints",
+    "predict",
+    "metricx-checkpoints",
+    "metricx-predict",
+    "metricx-tiny",
+)
 
 
 def twice_this_run() -> dict[str, int]:

@@ -116,7 +116,11 @@ def test_tests_sharing_a_module_fixture_share_a_worker(request):
 def test_the_run_checks_its_whole_ledger_at_the_end():
     # with xdist this file may run while the other worker still starts things: the first
     # process reads the whole ledger after every worker is done (tests/conftest.py)
-    assert set(ONCE_PER_KEY) == {"ray", "venv", "checkpoints", "predict"}
+    assert set(ONCE_PER_KEY) == {"ray", "venv", "checkpoints", "predict"} | {
+        "metricx-checkpoints",
+        "metricx-predict",
+        "metricx-tiny",
+    }
     assert budget_ledger.path() is not None
 
 

@@ -246,6 +246,18 @@ def test_metrics_json_lists_settings_and_defaults(run_cli):
     assert {s["name"]: s["default"] for s in entries["f1"]["settings"]} == {"tokenize": "words"}
 
 
+def test_metrics_give_each_range_where_scores_can_lie(run_cli):
+    # not "0-scale" for all: MetricX lies in [0, 25], lower is better; TER passes 100
+    entries = {e["metric"]: e for e in json.loads(run_cli("metrics", "-f", "json").stdout)}
+    ranges = {name: e["range"] for name, e in entries.items()}
+    assert ranges["bleu"] == "[0, 100]" and ranges["ter"] == "[0, inf)"
+    assert ranges["metricx"] == "[0, 25]" and ranges["perplexity"] == "[1, inf)"
+    assert ranges["comet"] == "(-inf, inf)" and ranges["bertscore"] == "[-1, 1]"
+    table = run_cli("metrics").stdout
+    row = table[table.index("│ metricx") :].splitlines()
+    assert "[0, 25]" in row[0] and "lower is better" in row[1]
+
+
 def test_metrics_table_prints_help_literally(run_cli):
     res = run_cli("metrics")
     assert res.exit_code == 0, res.stderr

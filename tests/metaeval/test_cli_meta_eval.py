@@ -340,7 +340,7 @@ def wide_body(markdown: str) -> tuple[list[str], list[list[str]]]:
 def test_wide_layout_on_wmt21_is_the_json_values_with_their_clusters(run_cli, mqm, tmp_path):
     from tests.metaeval.conftest import mqm_args
 
-    from evalab.report.metaeval_table import WIDE_NAMES
+    from evalab.metaeval.statistics import NAMES
 
     args = ["meta-eval", *mqm_args(mqm), "-m", "bleu", "chrf", "-n", "50", "--permutations", "50"]
     args += ["-q", "-w", "3"]
@@ -349,7 +349,7 @@ def test_wide_layout_on_wmt21_is_the_json_values_with_their_clusters(run_cli, mq
     assert res.exit_code == 0, res.stderr
     header, body = wide_body(res.stdout)
     keys = list(dict.fromkeys((r["level"], r["statistic"]) for r in data["statistics"]))
-    assert header == ["metric", *(f"{WIDE_NAMES[k]} ↑" for k in keys)] and len(keys) == 10
+    assert header == ["metric", *(f"{NAMES[k].short} ↑" for k in keys)] and len(keys) == 10
     assert [row[0] for row in body] == ["bleu", "chrf"]
     for j, key in enumerate(keys, start=1):
         shown = []

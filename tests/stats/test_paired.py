@@ -283,3 +283,11 @@ def test_a_setting_the_test_would_ignore_is_refused():
         paired_bootstrap(acc, [base, base], ci_samples=5)
     with pytest.raises(TypeError, match="'p_value'"):
         paired_approximate_randomization(acc, [base, base], p_value="centered")
+
+
+def test_a_one_metric_test_refuses_the_option_it_would_ignore():
+    rows = np.array([[1.0, 1], [0, 1], [1, 1]])
+    with pytest.raises(TypeError, match="'ci_samples': the bootstrap's own resamples"):
+        paired_bootstrap(ratio, [rows, rows], n_samples=10, ci_samples=10)
+    with pytest.raises(TypeError, match="'p_value': randomization has one p-value"):
+        paired_approximate_randomization(ratio, [rows, rows], n_trials=10, p_value="sacrebleu")

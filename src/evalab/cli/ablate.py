@@ -314,6 +314,22 @@ def _dry_run_lines(d: DryRun) -> list[str]:
     return lines + superseded_lines(d.superseded)
 
 
+def _read_study(
+    study_file: str, db: str | None, out: str | None
+) -> tuple[Study, list[tuple[str, str | None]]]:
+    """The study of a command that reports on its stored runs, and every file the report
+    reads; ``-o`` is checked against them before the study is read and after."""
+    from evalab.ablation import load_study
+    from evalab.ablation.store.run_store import DEFAULT_DB
+
+    db_path = db if db is not None else str(DEFAULT_DB)
+    check_out(out, [("STUDY_FILE", study_file), ("--db", db_path)])  # before the study is even read
+    study = load_study(study_file, check_entry=False)
+    inputs = study_inputs(study, db_path)
+    check_out(out, inputs)
+    return study, inputs
+
+
 @dataclass(frozen=True)
 class StatusRequest:
     """``evalab ablate status``'s options, as the command line gives them."""
@@ -328,14 +344,10 @@ class StatusRequest:
 @command(StatusRequest, on=ablate_app.command("status"))
 def status_cmd(req: StatusRequest) -> None:
     """Counts of ok / failed / pending runs per row, the stored errors, and superseded runs."""
-    from evalab.ablation import load_study, study_status
-    from evalab.ablation.store.run_store import DEFAULT_DB
+    from evalab.ablation import study_status
 
-    study_file, db, format, out = req.study_file, req.db, req.format, req.out
-    db_path = db if db is not None else str(DEFAULT_DB)
-    check_out(out, [("STUDY_FILE", study_file), ("--db", db_path)])  # before the study is even read
-    study = load_study(study_file, check_entry=False)
-    check_out(out, study_inputs(study, db_path))
+    db, format, out = req.db, req.format, req.out
+    study, _ = _read_study(req.study_file, db, out)
     check_format(format)
     latex = req.latex.layout(format)
     st = study_status(study, db)
@@ -628,14 +640,9 @@ def report_cmd(
 
     Where the runs have per-example data, each Δ also gets an interval over test examples and
     one over seeds and examples together (docs/ablation.md)."""
-    from evalab.ablation import analyze, load_study
-    from evalab.ablation.store.run_store import DEFAULT_DB
+    from evalab.ablation import analyze
 
-    db_path = db if db is not None else str(DEFAULT_DB)
-    check_out(out, [("STUDY_FILE", study_file), ("--db", db_path)])  # before the study is even read
-    study = load_study(study_file, check_entry=False)
-    inputs = study_inputs(study, db_path)
-    check_out(out, inputs)
+    study, inputs = _read_study(study_file, db, out)
     check_figures(figures, [*inputs, ("--out", out)], figure_width)
     check_format(format, PAGE_FORMATS)
     latex = latex_layout(format, latex_split, latex_fragment, latex_caption, latex_label)

@@ -74,8 +74,8 @@ from evalab.metaeval.scores import (
 )
 from evalab.progress import progress_bar
 from evalab.report.table import Table
-from evalab.stats.bootstrap import check_confidence
-from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
+from evalab.stats.bootstrap import check_resampling
+from evalab.stats.resampling import DEFAULT_SEED, check_n_samples
 
 
 def _check_options(
@@ -88,11 +88,9 @@ def _check_options(
     human_system: str,
     human_format: str,
 ) -> None:
-    check_n_samples(n_bootstrap)
+    check_resampling(n_bootstrap, confidence, seed)
     if permutations != 0:
         check_n_samples(permutations, "--permutations")
-    check_seed(seed)
-    check_confidence(confidence)
     if not 0.0 < alpha < 1.0:
         raise SettingsError(f"--alpha must be strictly between 0 and 1, got {alpha}")
     if metric_system not in METRIC_SYSTEM_MODES:

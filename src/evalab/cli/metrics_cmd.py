@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,7 @@ def metrics_command(req: MetricsRequest) -> None:
             {
                 "metric": name,
                 "scale": cls.scale,
+                "range": _score_range(cls.bounds or (0.0, cls.scale)),
                 "higher_is_better": cls.higher_is_better,
                 "summary": (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else "",
                 "settings": cls.settings_class.describe(),
@@ -46,13 +48,10 @@ def metrics_command(req: MetricsRequest) -> None:
     if format == "json":
         emit(to_json(entries), None)
         return
-    header = ["metric", "scale", "settings (default) [choices]"]
+    header = ["metric", "range", "settings (default) [choices]"]
     described = [(e, _setting_lines(e["settings"])) for e in entries]
     if format != "table":
-        body = [
-            [e["metric"], f"0-{e['scale']:g}", "; ".join(lines) or "(none)"]
-            for e, lines in described
-        ]
+        body = [[e["metric"], e["range"], "; ".join(lines) or "(none)"] for e, lines in described]
         emit_table(format, ReportTable(header, body), None, latex=latex)
         return
     table = Table(show_header=True, header_style="bold", show_lines=True)
@@ -62,10 +61,19 @@ def metrics_command(req: MetricsRequest) -> None:
         # help texts contain brackets ("[a-z0-9]"): print them literally, not as rich markup
         table.add_row(
             escape(f"{e['metric']}\n{e['summary']}"),
-            f"0-{e['scale']:g}",
+            e["range"] + ("" if e["higher_is_better"] else "\nlower is better"),
             escape("\n".join(lines) or "(none)"),
         )
     Console(soft_wrap=False).print(table)
+
+
+def _score_range(bounds: tuple[float, float]) -> str:
+    """Where a score can lie, as an interval: ``[0, 100]``, ``[0, 25]``, ``[0, inf)`` (an
+    error rate past its scale), ``(-inf, inf)`` (COMET's regression)."""
+    low, high = bounds
+    left = "(" if math.isinf(low) else "["
+    right = ")" if math.isinf(high) else "]"
+    return f"{left}{low:g}, {high:g}{right}"
 
 
 def _setting_lines(settings: list[dict[str, Any]]) -> list[str]:

@@ -68,8 +68,8 @@ from evalab.progress import model_loading
 from evalab.report.markdown import markdown_table, md_code, md_escape
 from evalab.report.numbers import number
 from evalab.report.table import NumberText, Table, TableCell
-from evalab.stats.bootstrap import bootstrap_ci, check_confidence
-from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
+from evalab.stats.bootstrap import bootstrap_ci, check_resampling
+from evalab.stats.resampling import DEFAULT_SEED
 
 #: the CLI's defaults are the metric's: one place says what ``--batch-size`` etc. default to
 DEFAULTS = PerplexitySettings()
@@ -476,7 +476,7 @@ def checked_ppl(req: PplRequest) -> tuple[str | None, TableView]:
     read = [("-i", text_file), ("--model", req.model), ("--logits", req.logits)]
     check_out(req.out, read)
     view = table_view(req.format, req.layout, req.latex)
-    check_resampling(req.ci, req.n_samples, req.seed, req.confidence, req.logits, req.documents)
+    check_ci(req.ci, req.n_samples, req.seed, req.confidence, req.logits, req.documents)
     check_segments_path(req.segments, req.out, read)
     check_sources(
         text_file,
@@ -522,14 +522,12 @@ def token_rows(
     return rows, [("docs", req.documents)]
 
 
-def check_resampling(
+def check_ci(
     ci: bool, n_samples: int, seed: int, confidence: float, logits: str | None, documents: str
 ) -> None:
     """Refuse bad ``--ci`` settings, and ``--ci`` over the one document of ``--documents file``,
     before a model is loaded."""
-    check_n_samples(n_samples)
-    check_seed(seed)
-    check_confidence(confidence)
+    check_resampling(n_samples, confidence, seed)
     if ci and logits is None and documents == "file":
         raise SettingsError(
             "--ci resamples documents, and --documents file makes the text one document; "

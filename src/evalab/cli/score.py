@@ -73,8 +73,8 @@ from evalab.report.error_spans import PageSpans, segments_table
 from evalab.report.numbers import number, plus_minus, scale_decimals
 from evalab.report.table import Number, Table, TableCell
 from evalab.report.wide import Cell, WideMetric, WideTable, wide_table
-from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
-from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
+from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_resampling
+from evalab.stats.resampling import DEFAULT_SEED
 
 if TYPE_CHECKING:
     from evalab.cli.score_alignments import AlignmentResults
@@ -305,9 +305,8 @@ def checked_score(req: ScoreRequest, names: list[str]) -> ScoreRun:
 
         check_align_options(req.align, req.errors, names, req.format)
     check_missing_ref(req.missing_ref)
-    n = check_n_samples(DEFAULT_CI_SAMPLES if req.n_samples is None else req.n_samples)
-    check_seed(req.seed)
-    check_confidence(req.confidence)
+    n_samples = DEFAULT_CI_SAMPLES if req.n_samples is None else req.n_samples
+    n, _, _ = check_resampling(n_samples, req.confidence, req.seed)
     check_width(req.width)
     cluster = req.shards.cluster()
     check_segments_path(req.segments, req.out, read)

@@ -49,8 +49,8 @@ from evalab.models.hub import cache_dir, cached_snapshot, resolve_model
 from evalab.progress import model_loading
 from evalab.report.table import Number, Table, TableCell
 from evalab.report.wide import Cell, WideMetric, wide_table
-from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_confidence
-from evalab.stats.resampling import DEFAULT_SEED, check_n_samples, check_seed
+from evalab.stats.bootstrap import ConfidenceInterval, bootstrap_ci, check_resampling
+from evalab.stats.resampling import DEFAULT_SEED
 
 #: the encoder options of ``semsim`` and ``semsim baseline``
 EncoderModel = Annotated[
@@ -265,9 +265,7 @@ def checked_semsim(req: SemsimRequest) -> TableView:
     check_out(req.out, read)
     check_out(req.explain_html, read, option="--explain-html", outputs=[("--out", req.out)])
     view = table_view(req.format, req.layout, req.latex)
-    check_n_samples(req.n_samples)
-    check_seed(req.seed)
-    check_confidence(req.confidence)
+    check_resampling(req.n_samples, req.confidence, req.seed)
     check_segments_path(req.segments, req.out, read)
     if req.explain_limit < 0:
         raise SettingsError(f"--explain-limit must be 0 or more, got {req.explain_limit}")

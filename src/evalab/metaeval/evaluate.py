@@ -28,7 +28,7 @@ from evalab.metaeval.scores import MetricScores
 from evalab.metaeval.significance import PERMUTABLE, bootstrap_p, clusters, permutation_p
 from evalab.metaeval.soft_pairwise import SoftPairwise
 from evalab.metaeval.statistics import (
-    LABELS,
+    NAMES,
     SEGMENT_STATS,
     SOFT_ACCURACY,
     SYSTEM_STATS,
@@ -304,7 +304,7 @@ def _system_estimates(
             if i != j and sa is not None and sb is not None and values[a] >= values[b]:
                 p[i, j] = bootstrap_p(sa, sb)
     result.estimates[("system", stat)] = _estimates(
-        values, samples, {}, p, result.settings, LABELS[("system", stat)], result.notes
+        values, samples, {}, p, result.settings, NAMES[("system", stat)].label, result.notes
     )
 
 
@@ -332,10 +332,16 @@ def _segment_level(
                 elif stat not in PERMUTABLE and better is not None and worse is not None:
                     p[hi, lo] = bootstrap_p(better, worse)
         result.estimates[("segment", stat)] = _estimates(
-            values, samples, thresholds, p, result.settings, LABELS[("segment", stat)], result.notes
+            values,
+            samples,
+            thresholds,
+            p,
+            result.settings,
+            NAMES[("segment", stat)].label,
+            result.notes,
         )
     result.notes.append(
-        f"{LABELS[('segment', 'acc_eq')]}: interval and significance from the paired bootstrap of "
+        f"{NAMES[('segment', 'acc_eq')].label}: interval and significance from the paired bootstrap of "
         "segments, the tie threshold re-calibrated on every resample (a permutation test would "
         "re-calibrate over every pair of cells on every trial)"
     )

@@ -22,11 +22,12 @@ from evalab.metaeval.grouped import item_kendall, item_pearson, weighted_mean
 from evalab.metaeval.ties import GroupPairs, TieCalibrated, acc_eq_grouped, group_pairs
 
 __all__ = [
-    "LABELS",
+    "NAMES",
     "SEGMENT_STATS",
     "SOFT_ACCURACY",
     "SYSTEM_STATS",
     "SegmentData",
+    "StatisticName",
     "system_statistic",
 ]
 
@@ -35,17 +36,30 @@ SYSTEM_STATS = ("pearson", "kendall", "accuracy")
 SOFT_ACCURACY = "soft_accuracy"
 SEGMENT_STATS = ("pearson", "kendall", "pearson_item", "kendall_item", "acc_eq", "acc_eq_item")
 
-LABELS = {
-    ("system", "pearson"): "Pearson",
-    ("system", "kendall"): "Kendall τ_b",
-    ("system", "accuracy"): "pairwise accuracy",
-    ("system", SOFT_ACCURACY): "soft pairwise accuracy",
-    ("segment", "pearson"): "Pearson (no grouping)",
-    ("segment", "kendall"): "Kendall τ_b (no grouping)",
-    ("segment", "pearson_item"): "Pearson (group by item)",
-    ("segment", "kendall_item"): "Kendall τ_b (group by item)",
-    ("segment", "acc_eq"): "acc_eq, tie-calibrated (no grouping)",
-    ("segment", "acc_eq_item"): "acc_eq, tie-calibrated (group by item)",
+
+@dataclass(frozen=True)
+class StatisticName:
+    """How a statistic is named: ``label`` in full, ``short`` as a column of the wide table
+    (short, so that nine fit a page; the table's notes spell them out)."""
+
+    label: str
+    short: str
+
+
+#: every statistic's names, by ``(level, statistic)``
+NAMES = {
+    ("system", "pearson"): StatisticName("Pearson", "sys r"),
+    ("system", "kendall"): StatisticName("Kendall τ_b", "sys τ_b"),
+    ("system", "accuracy"): StatisticName("pairwise accuracy", "sys acc"),
+    ("system", SOFT_ACCURACY): StatisticName("soft pairwise accuracy", "sys SPA"),
+    ("segment", "pearson"): StatisticName("Pearson (no grouping)", "seg r"),
+    ("segment", "kendall"): StatisticName("Kendall τ_b (no grouping)", "seg τ_b"),
+    ("segment", "pearson_item"): StatisticName("Pearson (group by item)", "item r"),
+    ("segment", "kendall_item"): StatisticName("Kendall τ_b (group by item)", "item τ_b"),
+    ("segment", "acc_eq"): StatisticName("acc_eq, tie-calibrated (no grouping)", "seg acc_eq"),
+    ("segment", "acc_eq_item"): StatisticName(
+        "acc_eq, tie-calibrated (group by item)", "item acc_eq"
+    ),
 }
 
 #: weight rows of one batched Kendall call (bounds the [rows, cells] temporaries)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from evalab.metaeval.evaluate import MetaEvalResult
-from evalab.metaeval.statistics import LABELS
+from evalab.metaeval.statistics import NAMES
 from evalab.report.figures import Figure, Group, Series, figure_svg, interval_panel, xy_panel
 from evalab.report.metaeval_table import footer, header, table_rows
 from evalab.report.page import html_page
@@ -172,7 +172,7 @@ def metaeval_figures(result: MetaEvalResult) -> list[Figure]:
         )
         out.append(
             ranking_figure(
-                f"{level}: {LABELS[(level, stat)]}",
+                f"{level}: {NAMES[(level, stat)].label}",
                 # a lower-is-better metric enters the statistics negated: its row says so
                 [f"{n} (negated: lower is better)" if n in negated else n for n, _ in ordered],
                 [x.value for _, x in ordered],
@@ -180,7 +180,7 @@ def metaeval_figures(result: MetaEvalResult) -> list[Figure]:
                 [x.high for _, x in ordered],
                 [x.rank for _, x in ordered],
                 name=f"ranking-{level}-{stat}",
-                xlabel=f"{LABELS[(level, stat)]} with the human scores",
+                xlabel=f"{NAMES[(level, stat)].label} with the human scores",
             )
         )
     return out

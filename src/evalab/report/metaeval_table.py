@@ -14,26 +14,11 @@ import math
 from typing import Any
 
 from evalab.metaeval.evaluate import Estimate, MetaEvalResult
-from evalab.metaeval.statistics import LABELS, SOFT_ACCURACY
+from evalab.metaeval.statistics import NAMES, SOFT_ACCURACY
 from evalab.report.table import Interval, Number, TableCell
 from evalab.report.wide import Cell, WideMetric, WideTable, wide_table
 
-__all__ = ["WIDE_NAMES", "footer", "header", "table_rows", "to_dict", "wide_notes", "wide_rows"]
-
-#: the wide table's column names (short, so that nine fit a page; :func:`wide_notes` spells
-#: them out)
-WIDE_NAMES = {
-    ("system", "pearson"): "sys r",
-    ("system", "kendall"): "sys τ_b",
-    ("system", "accuracy"): "sys acc",
-    ("system", SOFT_ACCURACY): "sys SPA",
-    ("segment", "pearson"): "seg r",
-    ("segment", "kendall"): "seg τ_b",
-    ("segment", "pearson_item"): "item r",
-    ("segment", "kendall_item"): "item τ_b",
-    ("segment", "acc_eq"): "seg acc_eq",
-    ("segment", "acc_eq_item"): "item acc_eq",
-}
+__all__ = ["footer", "header", "table_rows", "to_dict", "wide_notes", "wide_rows"]
 
 
 def header(result: MetaEvalResult) -> list[str]:
@@ -45,7 +30,7 @@ def header(result: MetaEvalResult) -> list[str]:
 def _cells(level: str, stat: str, metric: str, e: Estimate, d: int) -> list[TableCell]:
     return [
         level,
-        LABELS[(level, stat)],
+        NAMES[(level, stat)].label,
         metric,
         Number(e.value, d),
         Interval(e.low, e.high, d),
@@ -77,17 +62,17 @@ def wide_rows(result: MetaEvalResult, decimals: int = 4) -> WideTable:
     is higher-is-better)."""
     keys = list(result.estimates)
     cells = {
-        (name, WIDE_NAMES[key]): Cell(e.value, None, "" if e.rank is None else f" ({e.rank})")
+        (name, NAMES[key].short): Cell(e.value, None, "" if e.rank is None else f" ({e.rank})")
         for key in keys
         for name, e in result.estimates[key].items()
     }
-    columns = [WideMetric(WIDE_NAMES[key], True, decimals) for key in keys]
+    columns = [WideMetric(NAMES[key].short, True, decimals) for key in keys]
     return wide_table([m.name for m in result.metrics], columns, cells, first="metric")
 
 
 def wide_notes(result: MetaEvalResult) -> list[str]:
     """What the wide table's column names, ``(k)`` and bold say."""
-    names = "; ".join(f"{WIDE_NAMES[k]}: {k[0]} level, {LABELS[k]}" for k in result.estimates)
+    names = "; ".join(f"{NAMES[k].short}: {k[0]} level, {NAMES[k].label}" for k in result.estimates)
     return [
         f"Columns: {names}.",
         "(k): the metric's rank cluster on that statistic; bold: the best value of each column "
@@ -118,7 +103,7 @@ def footer(result: MetaEvalResult) -> list[str]:
 def _soft_lines(result: MetaEvalResult) -> list[str]:
     """How soft pairwise accuracy was computed, or why it was not."""
     soft = result.soft
-    label = LABELS[("system", SOFT_ACCURACY)]
+    label = NAMES[("system", SOFT_ACCURACY)].label
     if soft is None:
         if not any(m.segment is not None for m in result.metrics):
             return [f"{label}: not computed: it needs segment scores, and no metric has them"]
@@ -150,7 +135,7 @@ def to_dict(result: MetaEvalResult) -> dict[str, Any]:
             {
                 "level": level,
                 "statistic": stat,
-                "label": LABELS[(level, stat)],
+                "label": NAMES[(level, stat)].label,
                 "metric": name,
                 **e.to_dict(),
             }

@@ -35,12 +35,10 @@ from typing import Literal
 import numpy as np
 
 from evalab.errors import InputError, SettingsError
-from evalab.stats.bootstrap import ConfidenceInterval, check_confidence, percentile_interval
+from evalab.stats.bootstrap import ConfidenceInterval, check_resampling, percentile_interval
 from evalab.stats.resampling import (
     DEFAULT_SEED,
     bootstrap_counts,
-    check_n_samples,
-    check_seed,
 )
 
 __all__ = [
@@ -116,9 +114,7 @@ def _bootstrap(
     seed: int,
 ) -> ConfidenceInterval:
     """Percentile interval of ``coefficient`` over resamples of the item rows."""
-    n_samples = check_n_samples(n_samples)
-    confidence = check_confidence(confidence)
-    seed = check_seed(seed)
+    n_samples, confidence, seed = check_resampling(n_samples, confidence, seed)
     point = float(coefficient(rows.sum(axis=0)))
     parts = [
         coefficient(counts.astype(np.float64) @ rows)

@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -31,7 +31,16 @@ from evalab.stats.resampling import (
     stats_matrix,
 )
 
-__all__ = ["ConfidenceInterval", "bootstrap_ci", "check_confidence", "percentile_interval"]
+#: the key of one scorer and its stats in :func:`bootstrap_scores` (a metric's name, ...)
+K = TypeVar("K")
+
+__all__ = [
+    "ConfidenceInterval",
+    "bootstrap_ci",
+    "check_confidence",
+    "check_resampling",
+    "percentile_interval",
+]
 
 
 def check_confidence(confidence: Any) -> float:
@@ -41,6 +50,14 @@ def check_confidence(confidence: Any) -> float:
     if not 0.0 < float(confidence) < 1.0:
         raise OutOfRangeError("confidence", confidence, "strictly between 0 and 1 (e.g. 0.95)")
     return float(confidence)
+
+
+def check_resampling(n_samples: Any, confidence: Any, seed: Any) -> tuple[int, float, int]:
+    """The settings of a bootstrap, each validated (resamples, then seed, then confidence):
+    ``(n_samples, confidence, seed)`` as an int, a float and an int."""
+    n = check_n_samples(n_samples)
+    seed = check_seed(seed)
+    return n, check_confidence(confidence), seed
 
 
 @dataclass(frozen=True)
@@ -118,21 +135,27 @@ def point_score(scorer: Callable[[np.ndarray], np.ndarray], rows: np.ndarray) ->
 
 
 def bootstrap_scores(
-    scorer: Callable[[np.ndarray], np.ndarray],
-    stats: np.ndarray,
+    scorers: Mapping[K, Callable[[np.ndarray], np.ndarray]],
+    stats: Mapping[K, np.ndarray],
     n_samples: int,
     seed: int,
     chunk_rows: int | None = None,
     progress: Callable[[int], None] | None = None,
-) -> np.ndarray:
-    """Scores of ``n_samples`` bootstrap resamples of ``stats`` ``[n, ...]``: ``[n_samples, ...]``."""
-    out = []
-    compact = compact_stats(stats, stats.shape[0])
-    for counts in bootstrap_counts(stats.shape[0], n_samples, seed, chunk_rows):
-        out.append(np.asarray(scorer(resampled_sums(counts, compact)), dtype=np.float64))
+) -> dict[K, np.ndarray]:
+    """Scores of ``n_samples`` bootstrap resamples of every ``stats[key]`` ``[n, ...]`` under
+    ``scorers[key]``: ``[n_samples, ...]`` each. One stream of resamples serves every key
+    (the same ``n`` segments drawn for all); ``progress`` is called once per chunk."""
+    n = next(iter(stats.values())).shape[0]
+    # a bootstrap row's weights sum to n: the bound for exact float32 products
+    compact = {key: compact_stats(rows, n) for key, rows in stats.items()}
+    parts: dict[K, list[np.ndarray]] = {key: [] for key in scorers}
+    for counts in bootstrap_counts(n, n_samples, seed, chunk_rows):
+        for key, scorer in scorers.items():
+            sums = resampled_sums(counts, compact[key])
+            parts[key].append(np.asarray(scorer(sums), dtype=np.float64))
         if progress is not None:
             progress(counts.shape[0])
-    return np.concatenate(out, axis=0)
+    return {key: np.concatenate(p, axis=0) for key, p in parts.items()}
 
 
 def warn_if_tiny(n_segments: int) -> None:
@@ -171,11 +194,9 @@ def bootstrap_ci(
     """
     scorer, _ = as_scorer(metric_or_scorer)
     rows = stats_matrix(stats, metric=metric_or_scorer)
-    n_samples = check_n_samples(n_samples)
-    confidence = check_confidence(confidence)
-    seed = check_seed(seed)
+    n_samples, confidence, seed = check_resampling(n_samples, confidence, seed)
     warn_if_tiny(rows.shape[0])
     point = point_score(scorer, rows)
-    scores = bootstrap_scores(scorer, rows, n_samples, seed, chunk_rows, progress)
+    scores = bootstrap_scores({0: scorer}, {0: rows}, n_samples, seed, chunk_rows, progress)[0]
     mean, low, high = percentile_interval(scores, confidence)
     return ConfidenceInterval(point, mean, low, high, confidence, n_samples, seed)

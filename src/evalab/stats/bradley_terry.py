@@ -52,9 +52,9 @@ from typing import Literal
 import numpy as np
 
 from evalab.errors import InputError, SettingsError
-from evalab.stats.bootstrap import check_confidence, percentile_interval
+from evalab.stats.bootstrap import check_resampling, percentile_interval
 from evalab.stats.ranking import Ranking, rank_systems
-from evalab.stats.resampling import DEFAULT_SEED, bootstrap_counts, check_n_samples, check_seed
+from evalab.stats.resampling import DEFAULT_SEED, bootstrap_counts
 
 __all__ = [
     "RESAMPLES",
@@ -418,8 +418,7 @@ def bradley_terry(
     scale = scale or EloScale()
     if scale.anchor is not None and scale.anchor not in battles.models:
         raise SettingsError(f"anchor model {scale.anchor!r} is in no battle")
-    n_samples, seed = check_n_samples(n_samples), check_seed(seed)
-    confidence = check_confidence(confidence)
+    n_samples, confidence, seed = check_resampling(n_samples, confidence, seed)
     keep = _kept(battles, ties)
     point = scale.ratings(fit_strengths(battles, ties), battles.models)
     m = len(battles.models)

@@ -45,7 +45,8 @@ from evalab.errors import InputError, SettingsError
 from evalab.metrics.base import Metric, Stats
 from evalab.stats.bootstrap import (
     ConfidenceInterval,
-    check_confidence,
+    bootstrap_scores,
+    check_resampling,
     percentile_interval,
     point_score,
     warn_if_tiny,
@@ -55,9 +56,7 @@ from evalab.stats.resampling import (
     Scorer,
     ar_swaps,
     as_scorer,
-    bootstrap_counts,
     check_n_samples,
-    check_seed,
     compact_stats,
     resampled_sums,
     stats_matrix,
@@ -265,21 +264,6 @@ def _p_values(null_stats: np.ndarray, observed: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(observed), p, np.nan)
 
 
-def _bootstrap_all(plan: _Plan, obs: _Observed, n_samples: int) -> dict[str, np.ndarray]:
-    """Resampled scores ``[n_samples, n_systems]`` per metric, one shared index stream."""
-    parts: dict[str, list[np.ndarray]] = {m: [] for m in obs.scorers}
-    # a bootstrap row's weights sum to n: the bound for exact float32 products
-    compact = {m: compact_stats(t, obs.n) for m, t in obs.tensors.items()}
-    for counts in bootstrap_counts(obs.n, n_samples, plan.seed, plan.chunk_rows):
-        for m, scorer in obs.scorers.items():
-            parts[m].append(
-                np.asarray(scorer(resampled_sums(counts, compact[m])), dtype=np.float64)
-            )
-        if plan.progress is not None:
-            plan.progress(counts.shape[0])
-    return {m: np.concatenate(p, axis=0) for m, p in parts.items()}
-
-
 def _ar_all(
     plan: _Plan, obs: _Observed, pairs: tuple[np.ndarray, np.ndarray] | None = None
 ) -> dict[str, np.ndarray]:
@@ -390,14 +374,18 @@ def _plan(test: str, options: PairedOptions) -> _Plan:
         raise SettingsError(
             f"unknown p_value method {p_value!r}; expected one of {', '.join(P_VALUE_METHODS)}"
         )
-    n_samples = DEFAULT_TRIALS[test] if n_samples is None else check_n_samples(n_samples)
+    n_samples, confidence, seed = check_resampling(
+        DEFAULT_TRIALS[test] if n_samples is None else n_samples,
+        options.get("confidence", 0.95),
+        options.get("seed", DEFAULT_SEED),
+    )
     if test == "ar" and ci_samples != 0:
         ci_samples = check_n_samples(ci_samples, "ci_samples")
     return _Plan(
         test,
         n_samples,
-        check_seed(options.get("seed", DEFAULT_SEED)),
-        check_confidence(options.get("confidence", 0.95)),
+        seed,
+        confidence,
         p_value,
         ci_samples,
         options.get("chunk_rows"),
@@ -459,7 +447,11 @@ def _ci_resamples(plan: _Plan, obs: _Observed) -> tuple[dict[str, np.ndarray], i
     ci_n = plan.n_samples if plan.test == "bs" else plan.ci_samples
     if not ci_n:
         return {}, 0
-    return _bootstrap_all(plan, obs, ci_n), ci_n
+    # resampled scores [ci_n, n_systems] per metric, one shared index stream
+    scores = bootstrap_scores(
+        obs.scorers, obs.tensors, ci_n, plan.seed, plan.chunk_rows, plan.progress
+    )
+    return scores, ci_n
 
 
 def interval(
@@ -534,15 +526,26 @@ def paired_test(
     }
 
 
+#: the option each test's one-metric function refuses (the test would ignore it), and why
+_IGNORED = {
+    "bs": ("ci_samples", "the bootstrap's own resamples give its CIs"),
+    "ar": ("p_value", "randomization has one p-value"),
+}
+
+
 def _one_metric(
     test: str,
     metric_or_scorer: Any,
     systems: Mapping[str, Any] | Sequence[Any],
-    options: PairedOptions,
+    settings: PairedOptions,
 ) -> PairedTestResult:
-    """:func:`paired_test` of one metric's systems."""
+    """:func:`paired_test` of one metric's systems; an option the test would ignore is
+    refused, not silently dropped."""
+    unused, why = _IGNORED[test]
+    if unused in settings:
+        raise TypeError(f"unexpected option {unused!r}: {why}")
     _, name = as_scorer(metric_or_scorer)
-    return paired_test(test, {name: metric_or_scorer}, {name: _named(systems)}, **options)[name]
+    return paired_test(test, {name: metric_or_scorer}, {name: _named(systems)}, **settings)[name]
 
 
 def _named(systems: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
@@ -551,12 +554,6 @@ def _named(systems: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
     if isinstance(systems, (str, bytes)) or not isinstance(systems, Sequence):
         raise SettingsError("systems must be a mapping name -> stats rows or a list of stats rows")
     return {f"system{i}": rows for i, rows in enumerate(systems)}
-
-
-def _refuse_unused(options: ResampleOptions, name: str, why: str) -> None:
-    """A setting the test would ignore is refused, not silently dropped."""
-    if name in options:
-        raise TypeError(f"unexpected option {name!r}: {why}")
 
 
 def paired_bootstrap(
@@ -579,13 +576,7 @@ def paired_bootstrap(
     >>> res.systems[1].p_value, res.systems[1].delta
     (1.0, 0.0)
     """
-    _refuse_unused(options, "ci_samples", "the bootstrap's own resamples give its CIs")
-    settings: PairedOptions = {
-        **options,
-        "n_samples": n_samples,
-        "seed": seed,
-        "confidence": confidence,
-    }
+    settings = PairedOptions(**options, n_samples=n_samples, seed=seed, confidence=confidence)
     return _one_metric("bs", metric_or_scorer, systems, settings)
 
 
@@ -608,11 +599,5 @@ def paired_approximate_randomization(
     >>> res.systems[1].p_value
     1.0
     """
-    _refuse_unused(options, "p_value", "randomization has one p-value")
-    settings: PairedOptions = {
-        **options,
-        "n_samples": n_trials,
-        "seed": seed,
-        "confidence": confidence,
-    }
+    settings = PairedOptions(**options, n_samples=n_trials, seed=seed, confidence=confidence)
     return _one_metric("ar", metric_or_scorer, systems, settings)

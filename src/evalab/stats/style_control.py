@@ -23,9 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from evalab.errors import InputError, SettingsError
-from evalab.stats.bootstrap import check_confidence, percentile_interval
+from evalab.stats.bootstrap import check_resampling, percentile_interval
 from evalab.stats.bradley_terry import Battles, EloScale, Ratings, Resample, Ties, _kept
-from evalab.stats.resampling import DEFAULT_SEED, bootstrap_counts, check_n_samples, check_seed
+from evalab.stats.resampling import DEFAULT_SEED, bootstrap_counts
 
 __all__ = ["StyleControlled", "style_controlled", "style_features"]
 
@@ -147,11 +147,7 @@ def style_controlled(
         raise InputError(
             f"style covariates: expected [{battles.first.size}, {len(names)}], got {x.shape}"
         )
-    n_samples, seed, confidence = (
-        check_n_samples(n_samples),
-        check_seed(seed),
-        check_confidence(confidence),
-    )
+    n_samples, confidence, seed = check_resampling(n_samples, confidence, seed)
     keep = _kept(battles, ties)
     a, b, y, x = battles.first[keep], battles.second[keep], battles.outcome[keep], x[keep]
     m = len(battles.models)

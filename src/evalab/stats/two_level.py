@@ -52,15 +52,14 @@ import numpy as np
 
 from evalab.errors import InputError
 from evalab.stats.bootstrap import percentile_interval
+from evalab.stats.items import Estimate, Interval
 from evalab.stats.resampling import Scorer, bootstrap_counts, compact_stats, resampled_sums
-from evalab.stats.seed_stats import t_ppf, t_sf2, welch
+from evalab.stats.seed_stats import t_ppf, welch
 
 __all__ = [
     "AdditiveRun",
     "Bounds",
-    "Interval",
     "ResampledRuns",
-    "TwoLevel",
     "clip",
     "delta_bounds",
     "example_delta",
@@ -85,25 +84,6 @@ class AdditiveRun(Protocol):
 
 #: declared bounds of a metric ``(low, high)``, or None when unbounded
 Bounds = tuple[float, float] | None
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A point estimate and its interval."""
-
-    estimate: float
-    low: float
-    high: float
-
-
-@dataclass(frozen=True)
-class TwoLevel:
-    """Δ over seeds and test examples: interval, bootstrap standard error, t's df, p."""
-
-    delta: Interval
-    se: float
-    df: float
-    p: float
 
 
 @dataclass(frozen=True)
@@ -175,21 +155,19 @@ def resample_runs(runs: Sequence[AdditiveRun], resamples: int, seed: int) -> Res
 
 
 def example_value(row: ResampledRuns, confidence: float, bounds: Bounds = None) -> Interval:
-    """The row's value (mean over seeds) with its percentile interval over test examples."""
+    """The percentile interval over test examples of the row's value (mean over seeds)."""
     _, low, high = percentile_interval(row.values.mean(axis=0), confidence)
-    return Interval(float(row.points.mean()), *clip(low, high, bounds))
+    return Interval(*clip(low, high, bounds))
 
 
 def example_delta(
     row: ResampledRuns, base: ResampledRuns, confidence: float, bounds: Bounds = None
 ) -> Interval:
-    """Δ = row − base (means over each row's seeds) with its paired percentile interval over
-    test examples: both rows on the same resamples."""
+    """The paired percentile interval over test examples of Δ = row − base (means over each
+    row's seeds): both rows on the same resamples."""
     draws = row.values.mean(axis=0) - base.values.mean(axis=0)
     _, low, high = percentile_interval(draws, confidence)
-    return Interval(
-        float(row.points.mean() - base.points.mean()), *clip(low, high, delta_bounds(bounds))
-    )
+    return Interval(*clip(low, high, delta_bounds(bounds)))
 
 
 def _interaction(values: np.ndarray) -> float:
@@ -239,9 +217,10 @@ def two_level_delta(
     paired: bool,
     confidence: float,
     bounds: Bounds = None,
-) -> TwoLevel | None:
-    """Δ = row − base over seeds and test examples (module docstring); None when a row has
-    fewer than two seeds (the seed level's spread is unknown).
+) -> Estimate | None:
+    """Δ = row − base over seeds and test examples (module docstring): its mean, standard
+    error, t's degrees of freedom and interval, whose p-value is Δ ≠ 0's; None when a row
+    has fewer than two seeds (the seed level's spread is unknown).
 
     ``paired``: the rows' seeds are matched pairs in the order given (``ν = S - 1``); else
     each row's seeds are independent (Welch's ν).
@@ -258,18 +237,12 @@ def two_level_delta(
     )
     delta = float(row.points.mean() - base.points.mean())
     if row.values.shape[1] < 2:
-        return TwoLevel(Interval(delta, math.nan, math.nan), math.nan, math.nan, math.nan)
+        return Estimate(delta, math.nan, math.nan, Interval(math.nan, math.nan))
     seeds, examples, interaction, df = _components(row, base, paired)
     # seed main effect + example main effect + interaction, each main effect floored at 0:
     # the total is never below either single level's variance
     se = math.sqrt(max(seeds, interaction) + max(examples, interaction) - interaction)
-    if se == 0.0:
-        return TwoLevel(
-            Interval(delta, *clip(delta, delta, delta_bounds(bounds))),
-            se,
-            df,
-            1.0 if delta == 0 else 0.0,
-        )
-    half = t_ppf(0.5 + confidence / 2.0, df) * se
-    low, high = clip(delta - half, delta + half, delta_bounds(bounds))
-    return TwoLevel(Interval(delta, low, high), se, df, t_sf2(delta / se, df))
+    half = 0.0 if se == 0.0 else t_ppf(0.5 + confidence / 2.0, df) * se
+    return Estimate(
+        delta, se, df, Interval(*clip(delta - half, delta + half, delta_bounds(bounds)))
+    )

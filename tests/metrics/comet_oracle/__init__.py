@@ -173,42 +173,53 @@ def _script_digest(script: str) -> str:
 
 def make_checkpoints(specs: list[dict[str, Any]]) -> list[Path]:
     """Checkpoint folders for ``specs`` (class, seed, hparams), built once per key."""
-    out: list[Path] = []
-    todo = []
+    script = _script_digest("make_checkpoint.py")
+    folders = []
     for spec in specs:
         encoder = spec["hparams"].get("pretrained_model", "")
         encoder_key = folder_digest(Path(encoder)) if Path(encoder).is_dir() else encoder
-        key = _digest(
-            json.dumps(spec, sort_keys=True),
-            VENV_KEY,
-            _script_digest("make_checkpoint.py"),
-            encoder_key,
-        )
-        folder = CACHE / "comet-ckpt" / key
-        out.append(folder)
-        if not (folder / "checkpoints" / "model.ckpt").is_file():
-            todo.append((spec, folder))
-    if todo:
-        with _locked("comet-ckpt"):
-            todo = [(s, f) for s, f in todo if not (f / "checkpoints" / "model.ckpt").is_file()]
-            if todo:
-                _build_checkpoints(todo)
-    return out
+        key = _digest(json.dumps(spec, sort_keys=True), VENV_KEY, script, encoder_key)
+        folders.append(CACHE / "comet-ckpt" / key)
+    build_once(
+        "comet-ckpt",
+        list(zip(specs, folders, strict=True)),
+        ready=lambda folder: (folder / "checkpoints" / "model.ckpt").is_file(),
+        build=lambda spec_file: _run("make_checkpoint.py", str(spec_file)),
+        event="checkpoints",
+    )
+    return folders
 
 
-def _build_checkpoints(todo: list[tuple[dict[str, Any], Path]]) -> None:
-    (CACHE / "comet-ckpt").mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=CACHE / "comet-ckpt") as tmp:
-        aside = [Path(tmp) / folder.name for _, folder in todo]
-        spec_file = Path(tmp) / "spec.json"
-        spec_file.write_text(
-            json.dumps([{**s, "out": str(a)} for (s, _), a in zip(todo, aside, strict=True)])
-        )
-        _run("make_checkpoint.py", str(spec_file))
-        for (_, folder), built in zip(todo, aside, strict=True):
-            shutil.rmtree(folder, ignore_errors=True)
-            built.rename(folder)
-            _log("checkpoints", folder.name)
+def build_once(
+    kind: str,
+    todo: list[tuple[dict[str, Any], Path]],
+    *,
+    ready: Callable[[Path], bool],
+    build: Callable[[Path], None],
+    event: str,
+) -> None:
+    """Build each ``(spec, folder)`` whose folder is not ``ready``, under one lock per
+    ``kind``: ``build(spec_file)`` builds the specs (each with its ``out`` folder) aside, in
+    a temporary folder of ``CACHE/kind``, and each is renamed into place (an interrupted
+    build never leaves a folder that looks ready); logged as ``event``."""
+    todo = [(spec, folder) for spec, folder in todo if not ready(folder)]
+    if not todo:
+        return
+    with _locked(kind):
+        todo = [(spec, folder) for spec, folder in todo if not ready(folder)]
+        if not todo:
+            return
+        (CACHE / kind).mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=CACHE / kind) as tmp:
+            aside = [Path(tmp) / folder.name for _, folder in todo]
+            spec_file = Path(tmp) / "spec.json"
+            specs = [{**spec, "out": str(a)} for (spec, _), a in zip(todo, aside, strict=True)]
+            spec_file.write_text(json.dumps(specs))
+            build(spec_file)
+            for (_, folder), built in zip(todo, aside, strict=True):
+                shutil.rmtree(folder, ignore_errors=True)
+                built.rename(folder)
+                _log(event, folder.name)
 
 
 def _predict_key(jobs: list[dict[str, Any]], threads: int | None) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -31,8 +30,7 @@ from metrics.comet_oracle import (
     CACHE,
     OracleUnavailable,
     _digest,
-    _locked,
-    _log,
+    build_once,
     cached_result,
     folder_digest,
     oracle_python,
@@ -91,32 +89,14 @@ def make_checkpoints(specs: list[dict[str, Any]]) -> list[Path]:
         CACHE / "metricx-ckpt" / _digest(json.dumps(s, sort_keys=True), VENV_KEY, script)
         for s in specs
     ]
-    todo = [(s, f) for s, f in zip(specs, folders, strict=True) if not _built(f)]
-    if todo:
-        with _locked("metricx-ckpt"):
-            todo = [(s, f) for s, f in todo if not _built(f)]
-            if todo:
-                _build_checkpoints(todo)
+    build_once(
+        "metricx-ckpt",
+        list(zip(specs, folders, strict=True)),
+        ready=lambda folder: (folder / "config.json").is_file(),
+        build=lambda spec_file: _run("make_checkpoint.py", str(spec_file)),
+        event="metricx-checkpoints",
+    )
     return folders
-
-
-def _built(folder: Path) -> bool:
-    return (folder / "config.json").is_file()
-
-
-def _build_checkpoints(todo: list[tuple[dict[str, Any], Path]]) -> None:
-    (CACHE / "metricx-ckpt").mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=CACHE / "metricx-ckpt") as tmp:
-        aside = [Path(tmp) / folder.name for _, folder in todo]
-        spec_file = Path(tmp) / "spec.json"
-        spec_file.write_text(
-            json.dumps([{**s, "out": str(a)} for (s, _), a in zip(todo, aside, strict=True)])
-        )
-        _run("make_checkpoint.py", str(spec_file))
-        for (_, folder), built in zip(todo, aside, strict=True):
-            shutil.rmtree(folder, ignore_errors=True)
-            built.rename(folder)
-            _log("metricx-checkpoints", folder.name)
 
 
 def predict(jobs: list[dict[str, Any]], threads: int | None = 1) -> list[dict[str, Any]]:
@@ -163,15 +143,16 @@ def tiny_checkpoint(seed: int = 0, d_model: int = 32, layers: int = 1) -> Path:
         torch.__version__,
     )
     folder = CACHE / "metricx-tiny" / key
-    if not (folder / "model.safetensors").is_file():
-        with _locked("metricx-tiny"):
-            if not (folder / "model.safetensors").is_file():
-                folder.parent.mkdir(parents=True, exist_ok=True)
-                with tempfile.TemporaryDirectory(dir=folder.parent) as tmp:
-                    built = make_tiny_metricx.build(
-                        Path(tmp) / key, make_tiny_metricx.spec(seed, d_model, layers)
-                    )
-                    shutil.rmtree(folder, ignore_errors=True)
-                    built.rename(folder)
-                _log("metricx-tiny", key)
+    build_once(
+        "metricx-tiny",
+        [(make_tiny_metricx.spec(seed, d_model, layers), folder)],
+        ready=lambda folder: (folder / "model.safetensors").is_file(),
+        build=_build_tiny,
+        event="metricx-tiny",
+    )
     return folder
+
+
+def _build_tiny(spec_file: Path) -> None:
+    for spec in json.loads(spec_file.read_text()):
+        make_tiny_metricx.build(Path(spec.pop("out")), spec)

@@ -131,5 +131,5 @@ def _row_fields(
     out = replace(out, examples_low=delta.low, examples_high=delta.high)
     both = two_level_delta(row, base, paired=c.paired, confidence=confidence, bounds=bounds)
     if both is not None:
-        out = replace(out, both_low=both.delta.low, both_high=both.delta.high, p_both=both.p)
+        out = replace(out, both_low=both.ci.low, both_high=both.ci.high, p_both=both.p_value)
     return out
