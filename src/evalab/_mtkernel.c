@@ -17,6 +17,12 @@
  *     padded; with no_punct, .,?:;!"() removed (and, with asian_support, CJK and
  *     full-width punctuation); then str.split(). Each rule is one pass over the line.
  *
+ * tercom_encode(lines, vocab, normalized, no_punct, asian_support, case_sensitive, twice)
+ *     -> (bytes, bytes)
+ *     The same tokens as int64 ids through the Vocab (new tokens added), with the
+ *     nlines + 1 offsets; with twice, each line's tokens are joined by single spaces and
+ *     normalised again first (sacrebleu normalises references twice).
+ *
  * Vocab()
  *     A token -> id table keyed by code points (no str object per token).
  *
@@ -498,22 +504,6 @@ static int marks_of(Py_UCS4 *b, Py_ssize_t n, const TercomSettings *t)
     return marks;
 }
 
-/* The code points of `line` in w->b, lowercased unless case-sensitive, and their marks;
- * -1 with an error set. */
-static int tercom_load(Work *w, PyObject *line, const TercomSettings *t, Py_ssize_t *n)
-{
-    if (work_load(w, line, n) < 0)
-        return -1;
-    int marks = marks_of(w->b, *n, t);
-    if (!(marks & HAS_CASED))
-        return marks;
-    PyObject *lower = PyObject_CallMethod(line, "lower", NULL);
-    int rc = lower ? work_load(w, lower, n) : -1;
-    Py_XDECREF(lower);
-    const TercomSettings lowered = {t->normalized, t->no_punct, t->asian, 1};
-    return rc < 0 ? -1 : marks_of(w->b, *n, &lowered);
-}
-
 /* The passes a line with these marks needs, in Tercom's order: the Western rules (ASCII
  * padding, possessives, periods and commas, the dash), the CJK padding, then the removal
  * of punctuation. Returns their number (at most 7). */
@@ -539,23 +529,60 @@ static size_t tercom_passes(const TercomSettings *t, int marks, Pass *passes)
     return count;
 }
 
-/* The tokens of one line under Tercom's rules, as a list. */
-static PyObject *tercom_line(Work *w, PyObject *line, const TercomSettings *t)
+/* Tercom's rules on w->b[0..n), the code points of `line` (or, with line NULL, of no
+ * str yet: one is made if str.lower() is needed); the result is left in w->b. Returns its
+ * length, or -1 with an error set. */
+static Py_ssize_t tercom_rules(Work *w, Py_ssize_t n, PyObject *line, const TercomSettings *t)
 {
-    Py_ssize_t n;
-    int marks = tercom_load(w, line, t, &n);
-    if (marks < 0)
-        return NULL;
+    int marks = marks_of(w->b, n, t);
+    if (marks & HAS_CASED) {
+        PyObject *text = line ? Py_NewRef(line)
+                              : PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, w->b, n);
+        PyObject *lower = text ? PyObject_CallMethod(text, "lower", NULL) : NULL;
+        int rc = lower ? work_load(w, lower, &n) : -1;
+        Py_XDECREF(text);
+        Py_XDECREF(lower);
+        if (rc < 0)
+            return -1;
+        const TercomSettings lowered = {t->normalized, t->no_punct, t->asian, 1};
+        marks = marks_of(w->b, n, &lowered);
+    }
+    if (work_reserve(w, n + 8) < 0)
+        return -1;
     n = strip_ws(w->b, n, 0);
     if (t->normalized)
         n = prepare(w->b, n, BREAKS_TERCOM);
     Pass passes[8];
-    if ((n = run_passes(w, n, passes, tercom_passes(t, marks, passes))) < 0)
-        return NULL;
-    PyObject *out = PyList_New(0);
-    if (out && split_tokens(w->b, n, emit_to_list, out) < 0)
-        Py_CLEAR(out);
-    return out;
+    return run_passes(w, n, passes, tercom_passes(t, marks, passes));
+}
+
+/* The tokens of b[0..n) joined by single spaces, in place (" ".join(s.split())). */
+static Py_ssize_t join_tokens(Py_UCS4 *b, Py_ssize_t n)
+{
+    Py_ssize_t i = 0, k = 0, start;
+    while (next_token(b, n, &i, &start)) {
+        if (k)
+            b[k++] = ' ';
+        memmove(b + k, b + start, sizeof(Py_UCS4) * (i - start));
+        k += i - start;
+    }
+    return k;
+}
+
+/* Tercom's rules on `line` (`twice`: then again on its tokens joined by spaces, as
+ * sacrebleu normalises references); the result is left in w->b. Its length, or -1. */
+static Py_ssize_t tercom_line(Work *w, PyObject *line, const TercomSettings *t, int twice)
+{
+    Py_ssize_t n;
+    if (!PyUnicode_Check(line)) {
+        PyErr_SetString(PyExc_TypeError, "a line is not a str");
+        return -1;
+    }
+    if (work_load(w, line, &n) < 0 || (n = tercom_rules(w, n, line, t)) < 0)
+        return -1;
+    if (twice)
+        n = tercom_rules(w, join_tokens(w->b, n), NULL, t);
+    return n;
 }
 
 static PyObject *tercom_tokens(PyObject *self, PyObject *args)
@@ -569,11 +596,10 @@ static PyObject *tercom_tokens(PyObject *self, PyObject *args)
     PyObject *out = PyList_New(nlines);
     Work w = {NULL, NULL, 0};
     for (Py_ssize_t s = 0; out && s < nlines; s++) {
-        PyObject *line = PyList_GET_ITEM(lines, s), *tokens = NULL;
-        if (!PyUnicode_Check(line))
-            PyErr_Format(PyExc_TypeError, "line %zd is not a str", s);
-        else
-            tokens = tercom_line(&w, line, &t);
+        Py_ssize_t n = tercom_line(&w, PyList_GET_ITEM(lines, s), &t, 0);
+        PyObject *tokens = n < 0 ? NULL : PyList_New(0);
+        if (tokens && split_tokens(w.b, n, emit_to_list, tokens) < 0)
+            Py_CLEAR(tokens);
         if (!tokens)
             Py_CLEAR(out);
         else
@@ -731,8 +757,9 @@ typedef struct {
     Py_ssize_t n, cap;
 } IdList;
 
-/* How encode_all splits a line: mteval-v13a, zh, or jiwer's words (any_space or not). */
-enum { RULE_13A, RULE_ZH, RULE_WORDS, RULE_WORDS_ANY };
+/* How encode_all splits a line: mteval-v13a, zh, Tercom's rules (once, or twice as for
+ * references), or jiwer's words (any_space or not). */
+enum { RULE_13A, RULE_ZH, RULE_TERCOM, RULE_TERCOM_TWICE, RULE_WORDS, RULE_WORDS_ANY };
 
 /* Appends the id of every token of b[0..k) (whitespace-separated, or jiwer's words) to out. */
 static int encode_tokens(const Py_UCS4 *b, Py_ssize_t k, VocabObject *v, int add, int rule,
@@ -756,7 +783,8 @@ static int encode_tokens(const Py_UCS4 *b, Py_ssize_t k, VocabObject *v, int add
 }
 
 /* The ids of every line's tokens under `rule` and the offsets, as (bytes, bytes). */
-static PyObject *encode_all(PyObject *lines, VocabObject *vocab, int rule, int add)
+static PyObject *encode_all(PyObject *lines, VocabObject *vocab, int rule, int add,
+                            const TercomSettings *tercom)
 {
     Py_ssize_t nlines = PyList_GET_SIZE(lines);
     IdList enc = {NULL, 0, 0};
@@ -774,9 +802,12 @@ static PyObject *encode_all(PyObject *lines, VocabObject *vocab, int rule, int a
             goto fail;
         }
         Py_ssize_t n;
-        if (work_load(&w, line, &n) < 0)
+        if (rule == RULE_TERCOM || rule == RULE_TERCOM_TWICE) {
+            if ((n = tercom_line(&w, line, tercom, rule == RULE_TERCOM_TWICE)) < 0)
+                goto fail;
+        } else if (work_load(&w, line, &n) < 0) {
             goto fail;
-        if (rule < RULE_WORDS) {
+        } else if (rule < RULE_WORDS) {
             n = rule == RULE_ZH ? strip_ws(w.b, n, 1) : prepare(w.b, n, BREAKS_13A);
             if ((n = run_rules(&w, n, rule == RULE_ZH)) < 0)
                 goto fail;
@@ -809,7 +840,7 @@ static PyObject *encode_lines(PyObject *self, PyObject *args)
     int zh, add = 1;
     if (!PyArg_ParseTuple(args, "O!O!p|p", &PyList_Type, &lines, &VocabType, &vocab, &zh, &add))
         return NULL;
-    return encode_all(lines, vocab, zh ? RULE_ZH : RULE_13A, add);
+    return encode_all(lines, vocab, zh ? RULE_ZH : RULE_13A, add, NULL);
 }
 
 static PyObject *encode_words(PyObject *self, PyObject *args)
@@ -819,7 +850,19 @@ static PyObject *encode_words(PyObject *self, PyObject *args)
     int any_space;
     if (!PyArg_ParseTuple(args, "O!O!p", &PyList_Type, &lines, &VocabType, &vocab, &any_space))
         return NULL;
-    return encode_all(lines, vocab, any_space ? RULE_WORDS_ANY : RULE_WORDS, 1);
+    return encode_all(lines, vocab, any_space ? RULE_WORDS_ANY : RULE_WORDS, 1, NULL);
+}
+
+static PyObject *tercom_encode(PyObject *self, PyObject *args)
+{
+    PyObject *lines;
+    VocabObject *vocab;
+    TercomSettings t;
+    int twice;
+    if (!PyArg_ParseTuple(args, "O!O!ppppp", &PyList_Type, &lines, &VocabType, &vocab,
+                          &t.normalized, &t.no_punct, &t.asian, &t.cased, &twice))
+        return NULL;
+    return encode_all(lines, vocab, twice ? RULE_TERCOM_TWICE : RULE_TERCOM, 1, &t);
 }
 
 /* ------------------------------------------------------------------ character packing */
@@ -1358,6 +1401,10 @@ static PyMethodDef methods[] = {
     {"tercom_tokens", tercom_tokens, METH_VARARGS,
      "tercom_tokens(lines, normalized, no_punct, asian_support, case_sensitive) -> "
      "list[list[str]]: the tokens of every right-stripped line under Tercom's rules."},
+    {"tercom_encode", tercom_encode, METH_VARARGS,
+     "tercom_encode(lines, vocab, normalized, no_punct, asian_support, case_sensitive, twice) "
+     "-> (ids bytes, offsets bytes): tercom_tokens' tokens of every line (twice: normalised "
+     "again after joining them by spaces) as int64 ids from the Vocab (new ones added)."},
     {"encode_lines", encode_lines, METH_VARARGS,
      "encode_lines(lines, vocab, zh, add=True) -> (ids bytes, offsets bytes): 13a (or zh) "
      "tokens of every line as int64 ids from the Vocab (a new token gets the next id, or -1 "

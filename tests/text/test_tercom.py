@@ -58,11 +58,22 @@ def _fallback() -> Iterator[None]:
 
 
 def kernel_and_fallback(kwargs: dict, lines: Sequence[str]) -> tuple[list, list]:
-    """The tokens of every line from the kernel and from the fallback, as lists."""
+    """The tokens of every line from the kernel and from the fallback, as lists; their
+    packed ids (``packer``: the lines normalised twice, then once, in one table) agree too."""
     normalizer = TercomNormalizer(**kwargs)
     compiled = [list(t) for t in normalizer.many(lines)]
+    packed = _packed_twice_then_once(normalizer, lines)
     with _fallback():
-        return compiled, [list(t) for t in normalizer.many(lines)]
+        fallback = [list(t) for t in normalizer.many(lines)]
+        assert _packed_twice_then_once(normalizer, lines) == packed, kwargs
+    return compiled, fallback
+
+
+def _packed_twice_then_once(normalizer: TercomNormalizer, lines: Sequence[str]) -> list:
+    """Ids and offsets of the lines packed twice-normalised then once (both paths number
+    tokens in order of first sight, so equal tokens give equal arrays)."""
+    pack = normalizer.packer()
+    return [(p.ids.tolist(), p.offsets.tolist()) for p in (pack(lines, True), pack(lines, False))]
 
 
 @pytest.mark.parametrize(("kwargs", "text", "expected"), SACREBLEU_VECTORS)
@@ -102,6 +113,18 @@ def test_many_equals_sacrebleu_line_by_line(lines, normalized, asian_support) ->
         expected = [theirs(line.rstrip()).split() for line in lines]
         compiled, fallback = kernel_and_fallback(kwargs, lines)
         assert compiled == fallback == expected, kwargs
+
+
+def test_twice_splits_what_the_first_pass_joined(backend) -> None:
+    """References are normalised twice, as sacrebleu does: the second pass sees the first's
+    tokens joined by spaces (``it's,`` loses its comma, then ``'s`` splits off)."""
+    normalizer = TercomNormalizer(normalized=True, no_punct=True)
+    assert list(normalizer.many(["It's, fine"])[0]) == ["it's", "fine"]
+    assert list(normalizer.twice(["It's, fine"])[0]) == ["it", "'s", "fine"]
+    pack = normalizer.packer()
+    refs, hyps = pack(["It's, fine", ""], True), pack(["it 's fine fine"], False)
+    assert refs.ids.tolist() == [0, 1, 2] and refs.offsets.tolist() == [0, 3, 3]
+    assert hyps.ids.tolist() == [0, 1, 2, 2]
 
 
 def test_every_joining_character_held(backend) -> None:

@@ -20,11 +20,14 @@ occur; the rules that look at a character's neighbours line by line, on the line
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
+import numpy as np
+
 from evalab import _kernel
+from evalab._kernel import Packed, TokenTable
 
 __all__ = ["TercomNormalizer"]
 
@@ -145,6 +148,33 @@ class TercomNormalizer:
     def tokens(self, text: str) -> tuple[str, ...]:
         """Tokens of ``text`` (sacrebleu right-strips the line first)."""
         return tuple(self.many([text])[0])
+
+    def twice(self, texts: Sequence[str]) -> list[Sequence[str]]:
+        """Tokens of every text normalised, joined by spaces and normalised again (sacrebleu
+        normalises references twice: with ``normalized`` the second pass can split more,
+        ``it's,`` -> ``it's`` without punctuation -> ``it 's``)."""
+        return self.many([" ".join(words) for words in self.many(texts)])
+
+    def packer(self) -> Callable[[Sequence[str], bool], Packed]:
+        """``pack(texts, twice)``: the token ids of every text (of :meth:`twice` if ``twice``,
+        else of :meth:`many`), equal tokens getting equal ids over every call of this
+        ``pack``. The kernel maps tokens to ids as it finds them, with no str per token."""
+        kernel = _kernel.mt
+        if kernel is None:
+            table = TokenTable()
+            return lambda texts, twice: table.pack_chunked(
+                self.twice if twice else self.many, texts
+            )
+        vocab = kernel.Vocab()
+        flags = (self.normalized, self.no_punct, self.asian_support, self.case_sensitive)
+
+        def pack(texts: Sequence[str], twice: bool) -> Packed:
+            ids, offsets = kernel.tercom_encode(list(texts), vocab, *flags, twice)
+            return Packed(
+                np.frombuffer(ids, dtype=np.int64), np.frombuffer(offsets, dtype=np.int64)
+            )
+
+        return pack
 
     def many(self, texts: Sequence[str]) -> list[Sequence[str]]:
         """Tokens of every text, as sacrebleu's tokenizer gives them line by line.
