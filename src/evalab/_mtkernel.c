@@ -65,15 +65,15 @@
 
 /* ------------------------------------------------------------------ tokenizer */
 
-static int is_pad(Py_UCS4 c)
+static inline int is_pad(Py_UCS4 c)
 {
     /* [{-~[-` -&(-+:-@/] */
     return (c >= '{' && c <= '~') || (c >= '[' && c <= '`') || (c >= ' ' && c <= '&') ||
            (c >= '(' && c <= '+') || (c >= ':' && c <= '@') || c == '/';
 }
 
-static int is_digit(Py_UCS4 c) { return c >= '0' && c <= '9'; }
-static int is_pc(Py_UCS4 c) { return c == '.' || c == ','; }
+static inline int is_digit(Py_UCS4 c) { return c >= '0' && c <= '9'; }
+static inline int is_pc(Py_UCS4 c) { return c == '.' || c == ','; }
 
 /* sacrebleu's TokenizerZh ranges, as evalab.text.mt._ZH_RANGES (see the note there) */
 static const Py_UCS4 ZH_RANGES[][2] = {
@@ -162,17 +162,36 @@ static const Replace BREAKS_TERCOM[] = {{"\n-", 0}, {"\n", ' '}, {NULL, 0}};
 static const Replace ENTITIES[] = {
     {"&quot;", '"'}, {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {NULL, 0}};
 
-/* Every replacement of the NULL-ended table on b[0..n), in order; one whose pattern's
- * first character does not occur changes nothing and is skipped. */
-static Py_ssize_t replace_each(Py_UCS4 *b, Py_ssize_t n, const Replace *table)
+/* The ASCII characters a text holds, one bit each. */
+typedef struct {
+    uint64_t bits[2];
+} AsciiSet;
+
+static void ascii_add(AsciiSet *set, Py_UCS4 c)
+{
+    if (c < 0x80)
+        set->bits[c >> 6] |= (uint64_t)1 << (c & 63);
+}
+
+static int ascii_holds_all(const AsciiSet *set, const char *pat)
+{
+    for (; *pat; pat++) {
+        unsigned char c = (unsigned char)*pat;
+        if (!(set->bits[c >> 6] >> (c & 63) & 1))
+            return 0;
+    }
+    return 1;
+}
+
+/* Every replacement of the NULL-ended table on b[0..n), in order; one whose pattern has a
+ * character `set` (what the text holds) lacks changes nothing and is skipped. */
+static Py_ssize_t replace_each(Py_UCS4 *b, Py_ssize_t n, const Replace *table, AsciiSet *set)
 {
     for (; table->pat; table++) {
-        Py_UCS4 first = (Py_UCS4)(unsigned char)table->pat[0];
-        Py_ssize_t i = 0;
-        while (i < n && b[i] != first)
-            i++;
-        if (i < n)
+        if (ascii_holds_all(set, table->pat)) {
             n = replace_pass(b, n, table->pat, table->rep);
+            ascii_add(set, table->rep);
+        }
     }
     return n;
 }
@@ -181,8 +200,11 @@ static Py_ssize_t replace_each(Py_UCS4 *b, Py_ssize_t n, const Replace *table)
  * breaks, the entities, then one space each side. b has room for the two spaces. */
 static Py_ssize_t prepare(Py_UCS4 *b, Py_ssize_t n, const Replace *breaks)
 {
-    n = replace_each(b, n, breaks);
-    n = replace_each(b, n, ENTITIES);
+    AsciiSet set = {{0, 0}};
+    for (Py_ssize_t i = 0; i < n; i++)
+        ascii_add(&set, b[i]);
+    n = replace_each(b, n, breaks, &set);
+    n = replace_each(b, n, ENTITIES, &set);
     memmove(b + 1, b, sizeof(Py_UCS4) * n);
     b[0] = ' ';
     b[n + 1] = ' ';
