@@ -315,40 +315,96 @@ def d(n):
     assert [v.function for v in violations_in(source, "planted")] == ["a", "b", "c", "d"]
 
 
-#: a command-line option in a message (``--jobs``, ``--set``): the CLI's word, not the library's
-_OPTION = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
+#: a command-line option in a message (``--jobs``, ``--set``, ``-r``): the CLI's word, not the
+#: library's
+_OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z-]+|-[a-z](?![\w-]))")
+
+
+class _OptionFinder(_Checker):
+    """The options named in the text of errors: inside a ``raise``, an error's arguments, a
+    name the function raises, an ``..._error`` function or an exception class (the places
+    :class:`_Checker` spares), docstrings left out."""
+
+    def __init__(self) -> None:
+        super().__init__("")
+        self.options: list[tuple[int, str]] = []
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if self.error_depth and isinstance(node.value, str):
+            self.options += [(node.lineno, m) for m in _OPTION.findall(node.value)]
 
 
 def _option_words(tree: ast.AST) -> list[tuple[int, str]]:
-    """Each string piece inside a ``raise`` that names a command-line option."""
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Raise) and node.exc is not None:
-            for part in ast.walk(node.exc):
-                if isinstance(part, ast.Constant) and isinstance(part.value, str):
-                    found += [(part.lineno, m) for m in _OPTION.findall(part.value)]
-    return found
+    """Each option named in the text of an error (:class:`_OptionFinder`)."""
+    finder = _OptionFinder()
+    finder.visit(tree)
+    return finder.options
 
 
-#: refusals that name an option as the way out, not as their subject: ``--key value`` is
-#: argparse's syntax (what ``args_style`` writes), not an evalab option; the import's hints
-#: name the option that resolves them (``skip_unmatched``, ``maps``), left for the CLI
+_PEER_FLAG = "a peer tool's own flag in the command that would help, not an option of evalab"
+
+#: ``module: option`` an error below cli/ may still name, with the reason
 OPTION_HINTS = {
-    "ablation/study/command.py: --key",
-    "ablation/importing/importer.py: --skip-unmatched",
-    "ablation/importing/sources.py: --map",
+    "ablation/study/command.py: --key": "argparse's syntax (what args_style writes), not an option of evalab",
+    "ablation/contract/template.py: -c": "`sh -c '...'`, the shell's flag, in the template's text",
+    "ablation/store/run_store.py: -f": "`ulimit -f`: " + _PEER_FLAG,
+    "io.py: -t": "`gzip -t`, `iconv -t`: " + _PEER_FLAG,
+    "io.py: -f": "`iconv -f`: " + _PEER_FLAG,
+    "metrics/ray_shards.py: --head": "`ray start --head`: " + _PEER_FLAG,
+    "metrics/semantic.py: --model": "the `evalab semsim baseline` command that makes the missing file",
+    "metrics/semantic.py: --out": "the `evalab semsim baseline` command that makes the missing file",
 }
 
 
-def test_the_ablation_library_names_settings_not_options():
-    # run_study(jobs=0), Subset(rows=...), import_runs(maps=...): the library names its
-    # parameter (SettingValueError.setting); the CLI words it as its option (cli/app.py)
+def test_the_library_names_settings_not_options():
+    # run_study(jobs=0), align_human(name_map=...), binary_outcomes: the library names its
+    # parameter (errors.Setting, SettingValueError.setting); the CLI words it as its option
+    # (cli/app.py option_of), so a library user never reads an option they do not have
     found = {
         f"{path.relative_to(SRC)}: {word}"
-        for path in sorted((SRC / "ablation").rglob("*.py"))
+        for path in sorted(SRC.rglob("*.py"))
+        if path.relative_to(SRC).parts[0] != "cli"
         for _, word in _option_words(ast.parse(path.read_text(encoding="utf-8")))
     }
-    assert found == OPTION_HINTS
-    assert _option_words(ast.parse('raise SettingsError(f"--row {x}: no such row")')) == [
-        (1, "--row")
+    assert found == set(OPTION_HINTS), (
+        "name the setting (errors.Setting), not the option: "
+        + ", ".join(sorted(found - set(OPTION_HINTS)))
+        if found - set(OPTION_HINTS)
+        else "remove from OPTION_HINTS: " + ", ".join(sorted(set(OPTION_HINTS) - found))
+    )
+
+
+def test_the_option_finder_sees_every_place_of_an_error():
+    source = """
+def a(x):
+    raise SettingsError(f"--row {x}: no such row")
+
+def b(n):
+    msg = f"-j {n} is one process"
+    raise SettingsError(msg)
+
+def c_error(n):
+    return f"give -r REF for {n}"
+
+def d(n):
+    "Refuse a bad --jobs."
+    return InputError(f"pass --source for {n}")
+
+class E(InputError):
+    def text(self):
+        return "use --set x=1"
+
+def f(n):
+    return f"--jobs {n} in a note"
+"""
+    assert _option_words(ast.parse(source)) == [
+        (3, "--row"),
+        (6, "-j"),
+        (10, "-r"),
+        (14, "--source"),
+        (18, "--set"),
     ]

@@ -6,11 +6,71 @@ one of these, with a message that names the offending input and says what would 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from types import ModuleType
+from typing import Any
+
+#: how a caller with its own names for the library's settings calls one (the CLI: its option)
+Naming = Callable[[str], str]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A parameter of a library call named inside a refusal (``workers``, ``comet.model``).
+
+    The library's words call it by that name; a caller with its own name for it words the
+    refusal with that one (the CLI: ``-j``, ``--set comet.model``; see
+    :meth:`EvalabError.worded`), so no library message names a command-line option.
+    ``said``: the library's words for it where they are not its name (``the given`` for the
+    CLI's ``-i``). ``aside``: named only by such a caller, in parentheses after the library's
+    own words, with ``aside`` after the name (``use bos=False``; the CLI: ``use bos=False
+    (--no-bos)``); ``None``: named by both.
+    """
+
+    name: str
+    said: str | None = None
+    aside: str | None = None
+
+    def worded(self, naming: Naming | None) -> str:
+        """The setting in a message: the library's words (``naming`` None), else
+        ``naming(name)``."""
+        if naming is None:
+            return "" if self.aside is not None else self.name if self.said is None else self.said
+        if self.aside is None:
+            return naming(self.name)
+        return f" ({naming(self.name)}{' ' + self.aside if self.aside else ''})"
+
+
+#: a refusal's text: pieces of text and the settings it names between them
+Part = str | Setting
 
 
 class EvalabError(Exception):
-    """Base class for errors caused by user input or settings (shown without traceback)."""
+    """Base class for errors caused by user input or settings (shown without traceback).
+
+    The message is given in ``parts``: text, and :class:`Setting` where it names a setting
+    of the call (``InputError(Setting("name_map"), " x=y: ...")``); ``str()`` is the
+    library's words, :meth:`worded` a caller's.
+    """
+
+    def __init__(self, *parts: Part) -> None:
+        self.parts: tuple[Part, ...] = parts
+        super().__init__(self.worded())
+
+    def worded(self, naming: Naming | None = None) -> str:
+        """The message with each setting it names called ``naming(setting)`` (``None``: by
+        the setting's name, the library's words)."""
+        return "".join(p.worded(naming) if isinstance(p, Setting) else str(p) for p in self.parts)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # rebuilt from its attributes, not by calling __init__ with the message: a refusal
+        # raised in a worker process (Ray, a shard) keeps its parts and its type's fields
+        return (_rebuilt, (type(self), self.args), self.__dict__)
+
+
+def _rebuilt(cls: type[EvalabError], args: tuple[Any, ...]) -> EvalabError:
+    return cls.__new__(cls, *args)
 
 
 class InputError(EvalabError, ValueError):
@@ -28,16 +88,12 @@ class SettingValueError(SettingsError):
     as given ('' when the setting as a whole is meant), ``reason`` what is wrong and what
     would be right. The library's words are ``seed_column 'x': reason``; a caller with its
     own name for the setting words it with that name (:meth:`worded`: the CLI's
-    ``--seed-from``), so no library message names a command-line option.
+    ``--seed-from``).
     """
 
     def __init__(self, setting: str, shown: str, reason: str) -> None:
         self.setting, self.shown, self.reason = setting, shown, reason
-        super().__init__(self.worded(setting))
-
-    def worded(self, name: str) -> str:
-        """The message with the setting called ``name``."""
-        return f"{name} {self.shown}: {self.reason}" if self.shown else f"{name}: {self.reason}"
+        super().__init__(Setting(setting), f" {shown}: {reason}" if shown else f": {reason}")
 
 
 class OutOfRangeError(SettingValueError):
@@ -46,25 +102,25 @@ class OutOfRangeError(SettingValueError):
 
     def __init__(self, setting: str, value: object, expected: str) -> None:
         self.value, self.expected = value, expected
-        super().__init__(setting, str(value), expected)
-
-    def worded(self, name: str) -> str:
-        return f"{name} must be {self.expected}, got {self.value}"
+        self.setting, self.shown, self.reason = setting, str(value), expected
+        EvalabError.__init__(self, Setting(setting), f" must be {expected}, got {value}")
 
 
 class MissingExtraError(EvalabError, ImportError):
     """An optional dependency is not installed; the message names the extra to install."""
 
-    def __init__(self, what: str, extra: str, package: str | None = None) -> None:
+    def __init__(
+        self, what: Part | tuple[Part, ...], extra: str, package: str | None = None
+    ) -> None:
         pkg = f" ({package})" if package else ""
         super().__init__(
-            f"{what} needs the optional dependency{pkg}: install it with "
-            f"`pip install 'evalab[{extra}]'`"
+            *(what if isinstance(what, tuple) else (what,)),
+            f" needs the optional dependency{pkg}: install it with `pip install 'evalab[{extra}]'`",
         )
         self.extra = extra
 
 
-def require(module: str, *, what: str, extra: str) -> ModuleType:
+def require(module: str, *, what: Part, extra: str) -> ModuleType:
     """Import ``module`` or raise :class:`MissingExtraError` naming ``extra``."""
     import importlib
 

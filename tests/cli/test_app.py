@@ -93,3 +93,55 @@ def test_a_sub_app_has_the_apps_help_flags_and_takes_its_own_settings(run_cli):
     assert res.exit_code == 0 and "Ablation studies" in res.stdout
     res = run_cli("semsim", "-h")
     assert res.exit_code == 0 and "best reference" in res.stdout
+
+
+def _settings_named_below_the_cli() -> dict[str, str]:
+    """``setting -> module`` for every setting a library refusal names by a literal name:
+    ``Setting("name")`` and the first argument of ``SettingValueError``/``OutOfRangeError``."""
+    import ast
+    from pathlib import Path
+
+    import evalab
+
+    src = Path(evalab.__file__).parent
+    named: dict[str, str] = {}
+    for path in sorted(src.rglob("*.py")):
+        if path.relative_to(src).parts[0] == "cli":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("Setting", "SettingValueError", "OutOfRangeError")
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                named.setdefault(str(node.args[0].value), str(path.relative_to(src)))
+    return named
+
+
+def test_every_setting_a_library_refusal_names_is_worded_as_an_option_the_cli_has():
+    # the library names its parameter (errors.Setting); the CLI's line names the option that
+    # gives it (option_of): an option no command has would send the user nowhere
+    import click
+
+    from evalab.cli.app import OPTION_OF_SETTING, command_for, option_of
+    from evalab.metrics.registry import metric_class
+
+    def options(cmd: click.Command) -> set[str]:
+        own = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
+        subs = cmd.commands.values() if isinstance(cmd, click.Group) else ()
+        return own.union(*(options(c) for c in subs))
+
+    have = options(command_for([]))
+    named = _settings_named_below_the_cli()
+    assert {"name_map", "workers", "comet.model", "Columns.scores"} <= set(named)
+    unknown = {
+        f"{where}: {name} -> {option_of(name)}"
+        for name, where in named.items()
+        if option_of(name).split()[0] not in have
+    }
+    assert not unknown, "no command has these options: " + ", ".join(sorted(unknown))
+    for name in {n for n in named if n not in OPTION_OF_SETTING and "." in n}:
+        metric, _, key = name.partition(".")  # a --set item: the metric must have the setting
+        assert key in metric_class(metric).settings_class.setting_names(), name

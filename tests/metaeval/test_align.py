@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from evalab.cli.app import option_of
 from evalab.errors import InputError, SettingsError
 from evalab.metaeval.align import align_human, parse_name_map
 from evalab.metaeval.human import HumanScores
@@ -51,7 +52,7 @@ def test_a_name_map_value_may_be_a_dotted_part_of_the_file_name():
         (
             ["Facebook-AI", "NVIDIA-NeMo"],
             {"Nemo": "nosuch"},
-            "'nosuch' is not one of the -i systems",
+            "^name_map Nemo=nosuch: 'nosuch' is not one of the given systems",
         ),
         (["Facebook-AI", "NVIDIA-NeMo"], {"Nobody": "NVIDIA-NeMo"}, "h.tsv has no system 'Nobody'"),
         (["Facebook-AI", "ref.C"], {"ref-B": "ref.C"}, "no segment is rated"),
@@ -74,6 +75,23 @@ def test_a_name_map_value_may_be_a_dotted_part_of_the_file_name():
 def test_refusals(systems, name_map, message):
     with pytest.raises((InputError, SettingsError), match=message):
         align_human(HUMAN, systems, ALIASES, name_map, FILES)
+
+
+def test_the_refusals_name_the_parameters_and_the_cli_words_them_as_options():
+    with pytest.raises(InputError) as err:
+        align_human(HUMAN, ["Facebook-AI", "NVIDIA-NeMo"], ALIASES, {"Nemo": "nosuch"}, FILES)
+    assert err.value.worded(option_of).startswith(
+        "--name-map Nemo=nosuch: 'nosuch' is not one of the -i systems ("
+    )
+    twice = {"Nemo": "NVIDIA-NeMo", "ref-C": "ref.C", "Facebook-AI": "ref.C"}
+    with pytest.raises(SettingsError) as err:
+        align_human(HUMAN, ["Facebook-AI", "NVIDIA-NeMo", "ref.C"], ALIASES, twice, FILES)
+    assert str(err.value).startswith("name_map: the system 'ref.C' is named by both")
+    assert err.value.worded(option_of).startswith("--name-map: -i system 'ref.C' is named by both")
+    with pytest.raises(InputError) as err:
+        align_human(HUMAN, ["Facebook-AI"], ALIASES, {}, FILES)
+    assert "(systems SYS1 SYS2 SYS3 ...)" in str(err.value)
+    assert "(-i SYS1 SYS2 SYS3 ...)" in err.value.worded(option_of)
 
 
 def test_bad_name_map_items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from evalab.cli.app import option_of
 from evalab.errors import InputError
 from evalab.metaeval.human import read_human_scores
 
@@ -65,5 +66,6 @@ def test_bad_lines_are_named(tmp_path, text, message):
 def test_a_tsv_header_read_as_mqm_is_refused_with_the_right_format(tmp_path):
     # the columns used to be read the wrong way round: "segment id '-0.5' is not a whole number"
     path = write(tmp_path, "system\tsegment\tscore\nA\t1\t-0.5\n")
-    with pytest.raises(InputError, match="this is the TSV header: use --human-format tsv"):
+    with pytest.raises(InputError, match="this is the TSV header: use human_format tsv") as err:
         read_human_scores(path, 2, "mqm")
+    assert err.value.worded(option_of).endswith("(this is the TSV header: use --human-format tsv)")

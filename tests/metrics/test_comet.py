@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from conftest import read_lines, wmt_file, wmt_systems
+from evalab.cli.app import option_of
 from evalab.errors import InputError, SettingsError
 from evalab.metrics.comet import Comet, checkpoint_name
 from metrics import comet_oracle
@@ -207,8 +208,9 @@ def test_refusals_in_the_python_api(tmp_path: Path) -> None:
     ok = _fake_checkpoint(tmp_path / "r", "regression_metric")
     with pytest.raises(InputError, match=r"comet.encoder is not a folder"):
         Comet(model=str(ok), encoder=str(tmp_path / "no-encoder"))
-    with pytest.raises(InputError, match="--source SRC"):
+    with pytest.raises(InputError, match="pass source SRC") as err:
         Comet(model=str(ok)).stats(["a"], [["b"]])
+    assert "pass --source SRC" in err.value.worded(option_of)
     with pytest.raises(InputError, match="not a readable PyTorch checkpoint"):
         Comet(model=str(ok)).with_sources(["s"]).stats(["a"], [["b"]])
     with pytest.raises(InputError, match="COMET reads one reference per segment"):

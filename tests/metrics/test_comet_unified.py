@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from conftest import read_lines, wmt_file, wmt_systems
+from evalab.cli.app import option_of
 from evalab.errors import InputError
 from evalab.metrics.comet import Comet
 from metrics import comet_oracle
@@ -240,8 +241,11 @@ def test_signature_names_class_inputs_and_spans(unified_checkpoints) -> None:
 
 def test_a_reference_only_checkpoint_refuses_a_missing_reference(unified_checkpoints) -> None:
     metric = Comet(model=str(unified_checkpoints[2])).with_sources(["a"])
-    with pytest.raises(InputError, match=r"its reference \(-r\)"):
+    with pytest.raises(
+        InputError, match=r"reads the hypothesis with its reference \(input_"
+    ) as err:
         metric.stats(["x"], [])
+    assert "with its reference (-r) (input_segments" in err.value.worded(option_of)
     with pytest.raises(InputError, match="no reference"):
         metric.stats(["x", "y"], [["r", None]])
 

@@ -20,7 +20,8 @@ import pytest
 from tests.conftest import WMT22
 
 from cli.refusal import assert_refused
-from evalab.errors import SettingsError
+from evalab.cli.app import option_of
+from evalab.errors import MissingExtraError, SettingsError
 from evalab.metrics.base import Metric
 from evalab.metrics.parallel import joined, shard_bounds, stats_table
 from evalab.metrics.ray_shards import RayCluster
@@ -184,10 +185,12 @@ def test_errors_are_the_metrics_own_and_resources_are_checked(ray_instance, corp
     bad = {"a": [*systems[next(iter(systems))][:-1], 42]}
     with pytest.raises(Exception, match=r"^bleu: hypothesis \d+ is int"):
         stats_table({"bleu": built("bleu", {}, [])}, bad, refs, jobs=2, cluster=RayCluster())
-    with pytest.raises(SettingsError, match=r"^-j 3: the Ray cluster has 2 CPU\(s\)"):
+    with pytest.raises(SettingsError, match=r"^workers 3: the Ray cluster has 2 CPU\(s\)") as err:
         stats_table({"bleu": built("bleu", {}, [])}, systems, refs, jobs=3, cluster=RayCluster())
-    with pytest.raises(SettingsError, match="give -j 2 or more"):
+    assert err.value.worded(option_of).startswith("-j 3: the Ray cluster has 2 CPU(s); give -j 2 ")
+    with pytest.raises(SettingsError, match="give workers 2 or more") as err:
         stats_table({"bleu": built("bleu", {}, [])}, systems, refs, jobs=1, cluster=RayCluster())
+    assert err.value.worded(option_of).endswith("-j 1 is one process: give -j 2 or more")
 
 
 def test_score_and_compare_cli_on_ray_print_what_one_process_prints(ray_instance, run_cli) -> None:
@@ -233,8 +236,11 @@ def test_without_ray_installed_the_option_names_the_extra(monkeypatch) -> None:
     monkeypatch.setattr(
         ray_shards.importlib.util, "find_spec", lambda n, *a: None if n == "ray" else real(n, *a)
     )
-    with pytest.raises(ImportError, match=r"--executor ray needs .*pip install 'evalab\[ray\]'"):
+    with pytest.raises(
+        MissingExtraError, match=r"^executor ray needs .*pip install 'evalab\[ray\]'"
+    ) as err:
         ray_cluster("ray", None, None, shards=2)
+    assert err.value.worded(option_of).startswith("--executor ray needs the optional dependency")
 
 
 def test_a_join_given_up_keeps_what_ray_logs_later_off_standard_error() -> None:

@@ -15,6 +15,7 @@ from rouge_score import rouge_scorer
 import evalab
 from evalab import _kernel
 from evalab._kernel import Packed
+from evalab.cli.app import option_of
 from evalab.metrics import _rouge_pairs
 from evalab.metrics._rouge_pairs import (
     lcs_from_masks,
@@ -128,9 +129,10 @@ def test_long_lcs_is_refused_until_the_bound_is_lifted(name):
     with pytest.raises(
         PairTooLarge,
         match=rf"{name}: segment 1 has 100 tokens against a reference of 120: {name}'s LCS would "
-        rf"fill 12,000 cells \(at most 11,999\); .* lift the bound with --set {name}.max_lcs_cells=N",
-    ):
+        rf"fill 12,000 cells \(at most 11,999\); .* lift the bound with {name}.max_lcs_cells=N",
+    ) as err:
         evalab.metric(name, max_lcs_cells=11_999).stats([hyp], [[ref]])
+    assert f"lift the bound with --set {name}.max_lcs_cells=N" in err.value.worded(option_of)
     lifted = evalab.metric(name, max_lcs_cells=12_000).stats([hyp], [[ref]])
     assert lifted.signature == evalab.metric(name).stats([hyp], [[ref]]).signature
     # the bound is the cells of LONG_LCS_SECONDS: two 1M-word lines are refused by default

@@ -22,7 +22,7 @@ import typer
 
 from evalab.cli.options import strict_numbers
 from evalab.cli.version import version_line
-from evalab.errors import EvalabError, SettingValueError
+from evalab.errors import EvalabError
 
 #: the settings of the app and of its groups of subcommands (:func:`sub_app`)
 APP_SETTINGS: dict[str, Any] = {
@@ -315,8 +315,8 @@ def invoked_command(root: click.Command, args: Sequence[str]) -> tuple[str, set[
     return " ".join(path), options
 
 
-#: the option that gives a library setting (:class:`SettingValueError`), where it is not
-#: ``--`` and the setting's name with hyphens
+#: the option that gives a library setting (:class:`~evalab.errors.Setting`), where it is not
+#: ``--`` and the setting's name with hyphens (:func:`option_of`)
 OPTION_OF_SETTING = {
     "rows": "--row",
     "seeds": "--seed",
@@ -325,14 +325,29 @@ OPTION_OF_SETTING = {
     "maps": "--map",
     "assignments": "--set",
     "db_path": "--db",
+    "systems": "-i",
+    "references": "-r",
+    "workers": "-j",
+    "ks": "-k",
+    "common": "--common-items",
+    "Columns.scores": "--score-column",
+    "Columns.sample": "--sample-column",
 }
+
+
+def option_of(setting: str) -> str:
+    """The option that gives the library's ``setting``: a metric's setting (``comet.model``)
+    is a ``--set`` item, the others are :data:`OPTION_OF_SETTING`'s or ``--`` and the name."""
+    if setting in OPTION_OF_SETTING:
+        return OPTION_OF_SETTING[setting]
+    if "." in setting:
+        return f"--set {setting}"
+    return "--" + setting.replace("_", "-")
 
 
 def _worded(exc: EvalabError) -> str:
     """The error's line; a setting the library names is called by its option's name."""
-    if isinstance(exc, SettingValueError):
-        return exc.worded(OPTION_OF_SETTING.get(exc.setting, "--" + exc.setting.replace("_", "-")))
-    return str(exc)
+    return exc.worded(option_of)
 
 
 def _run(args: list[str], root: click.Command) -> int:

@@ -56,7 +56,7 @@ def check_pair_work(
             try:
                 metric.check_pair_work(*metric.pair_sizes(hyps, refs))
             except PairTooLarge as exc:
-                raise InputError(exc.text(f"{system}: line {exc.segment + 1}")) from None
+                raise InputError(*exc.at(f"{system}: line {exc.segment + 1}")) from None
 
 
 def check_resamplable(n_segments: int, what: str, reference: str) -> None:

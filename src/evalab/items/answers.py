@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from evalab import numbers
-from evalab.errors import InputError
+from evalab.errors import InputError, Setting
 from evalab.io import data_suffix
 from evalab.items.harness import check_inspect, inspect_archive, inspect_value, is_inspect_log
 from evalab.items.readers import Columns, csv_records, jsonl_records, plain_row, read_text
@@ -47,6 +47,8 @@ __all__ = [
 ]
 
 _MAJ = re.compile(r",maj@(?P<k>[0-9]+)$")
+#: the setting that picks a score column (the CLI: ``--score-column``)
+SCORE_COLUMN = Setting("Columns.scores")
 
 
 def majority_k(metric: str) -> int | None:
@@ -124,14 +126,17 @@ def lm_eval_votes(path: str, cols: Columns, ks: Sequence[int]) -> list[ScoreSet]
             have = ", ".join(dict.fromkeys(f"maj@{majority_k(s.metric)}" for s in votes))
             raise InputError(
                 f"{path}: no maj@{missing[0]} filter in the run (it has {have}); lm-eval's "
-                "votes are read as the harness scored them: give -k of one of those"
+                "votes are read as the harness scored them: give ",
+                Setting("ks"),
+                " of one of those",
             )
         votes = [s for s in votes if majority_k(s.metric) in ks]
     metrics = list(dict.fromkeys(s.metric.rpartition(",")[0] for s in votes))
     if len(metrics) > 1:
         raise InputError(
             f"{path}: the votes are scored by several metrics ({', '.join(metrics)}): pick one "
-            "with --score-column"
+            "with ",
+            SCORE_COLUMN,
         )
     for s in votes:
         if not s.binary:
@@ -161,8 +166,8 @@ def _scorer(sample: dict[str, Any], cols: Columns, path: Path) -> str:
         return name
     if len(scorers) != 1:
         raise InputError(
-            f"{path}: the log has scorers {', '.join(scorers) or 'none'}: pick one with "
-            "--score-column"
+            f"{path}: the log has scorers {', '.join(scorers) or 'none'}: pick one with ",
+            SCORE_COLUMN,
         )
     return scorers[0]
 
@@ -240,8 +245,9 @@ def _sample_number(sample: str, where: str) -> float:
         return numeric(sample, where)
     except InputError:
         raise InputError(
-            f"{where}: sample {sample!r} is not a number (--sample-column numbers a problem's "
-            "samples in the order they were drawn)"
+            f"{where}: sample {sample!r} is not a number (",
+            Setting("Columns.sample"),
+            " numbers a problem's samples in the order they were drawn)",
         ) from None
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 
-from evalab.errors import InputError
+from evalab.errors import InputError, Setting
 from evalab.items.table import ScoreSet
 
 __all__ = ["metric_matches", "select_metrics", "unknown_metric"]
@@ -56,8 +56,9 @@ def metric_matches(metric: str, name: str) -> bool:
 def unknown_metric(path: str, name: str, have: Sequence[str]) -> InputError:
     """The refusal of a ``--score-column`` name that names none of ``have``."""
     return InputError(
-        f"{path}: no metric {name!r}; its metrics are {', '.join(have)} (--score-column "
-        "takes these names, the part after 'task:', or the metric without ',filter')"
+        f"{path}: no metric {name!r}; its metrics are {', '.join(have)} (",
+        Setting("Columns.scores"),
+        " takes these names, the part after 'task:', or the metric without ',filter')",
     )
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from evalab import numbers
-from evalab.errors import InputError
+from evalab.errors import InputError, Setting
 
 __all__ = ["Aligned", "Records", "Row", "ScoreSet", "align", "collect", "floats", "numeric"]
 
@@ -119,12 +119,17 @@ def _duplicate(rec: Records, n_ids: int, path: str, unit: str) -> None:
         if key in seen:
             what = f"item {key[0]!r}" + ("" if key[1] is None else f" sample {key[1]!r}")
             several = (
-                ""
+                ()
                 if key[1] is not None
-                else " (several samples of an item: name the column numbering them with --sample-column)"
+                else (
+                    " (several samples of an item: name the column numbering them with ",
+                    Setting("Columns.sample"),
+                    ")",
+                )
             )
             raise InputError(
-                f"{path}: {unit} {line}: {what} already given at {unit} {seen[key]}; give each once{several}"
+                f"{path}: {unit} {line}: {what} already given at {unit} {seen[key]}; give each once",
+                *several,
             )
         seen[key] = line
 
@@ -314,8 +319,10 @@ def align(sets: Sequence[ScoreSet], *, common: bool = False) -> list[Aligned]:
             for s, other in zip(group[1:], id_sets[1:], strict=True):
                 if other != id_sets[0]:
                     raise InputError(
-                        _mismatch(ref, s)
-                        + "; pass --common-items to compare the items all models have"
+                        _mismatch(ref, s),
+                        "; pass ",
+                        Setting("common"),
+                        " to compare the items all models have",
                     )
         if not ids:
             raise InputError(f"{metric}: no item is scored for every model")

@@ -17,13 +17,15 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from evalab.errors import InputError, SettingsError
+from evalab.errors import InputError, Setting, SettingsError
 from evalab.metaeval.human import HumanScores
 
 __all__ = ["MIN_SYSTEMS", "align_human", "find_system", "parse_name_map"]
 
 #: fewest systems a meta-evaluation accepts: two points always correlate perfectly
 MIN_SYSTEMS = 3
+#: the setting most refusals name (the CLI: ``--name-map``)
+NAME_MAP = Setting("name_map")
 
 
 def parse_name_map(items: Sequence[str]) -> dict[str, str]:
@@ -33,10 +35,10 @@ def parse_name_map(items: Sequence[str]) -> dict[str, str]:
         human, sep, system = item.partition("=")
         if not sep or not human or not system:
             raise SettingsError(
-                f"--name-map {item!r}: expected HUMAN_NAME=SYSTEM_NAME, e.g. Nemo=NVIDIA-NeMo"
+                NAME_MAP, f" {item!r}: expected HUMAN_NAME=SYSTEM_NAME, e.g. Nemo=NVIDIA-NeMo"
             )
         if human in out:
-            raise SettingsError(f"--name-map: human system {human!r} is mapped twice")
+            raise SettingsError(NAME_MAP, f": human system {human!r} is mapped twice")
         out[human] = system
     return out
 
@@ -49,7 +51,9 @@ def _matching(system: str, file_name: str, known: Sequence[str]) -> str:
     if len(found) > 1:
         raise InputError(
             f"system {system!r}: several human systems match its file name ({', '.join(found)}); "
-            "pick one with --name-map HUMAN=SYSTEM"
+            "pick one with ",
+            NAME_MAP,
+            " HUMAN=SYSTEM",
         )
     return found[0] if found else system
 
@@ -71,7 +75,10 @@ def _resolve(
     if found is None:
         names = ", ".join(sorted(set(aliases.values())))
         raise InputError(
-            f"--name-map {human_name}={system}: {system!r} is not one of the -i systems ({names})"
+            NAME_MAP,
+            f" {human_name}={system}: {system!r} is not one of the ",
+            Setting("systems", said="given"),
+            f" systems ({names})",
         )
     return found
 
@@ -93,13 +100,17 @@ def align_human(
     for h, s in name_map.items():
         if h not in human.scores:
             raise InputError(
-                f"--name-map {h}={s}: {human.path} has no system {h!r} (it has: {', '.join(known)})"
+                NAME_MAP,
+                f" {h}={s}: {human.path} has no system {h!r} (it has: {', '.join(known)})",
             )
         target = _resolve(h, s, aliases, file_names or {})
         if target in by_system:
             raise SettingsError(
-                f"--name-map: -i system {target!r} is named by both {by_system[target]!r} and {h!r}; "
-                "map one human system to it"
+                NAME_MAP,
+                ": ",
+                Setting("systems", said="the"),
+                f" system {target!r} is named by both {by_system[target]!r} and {h!r}; "
+                "map one human system to it",
             )
         by_system[target] = h
     rows = []
@@ -109,13 +120,17 @@ def align_human(
         if h not in human.scores:
             raise InputError(
                 f"system {s!r} has no scores in {human.path} (it has: {', '.join(known)}); "
-                "name the human system with --name-map HUMAN=SYSTEM"
+                "name the human system with ",
+                NAME_MAP,
+                " HUMAN=SYSTEM",
             )
         if h in taken:
             # one set of human judgements cannot rate two different outputs
             raise InputError(
                 f"systems {taken[h]!r} and {s!r} both take the scores of {h!r} in {human.path}; "
-                "name each system's human scores with --name-map HUMAN=SYSTEM"
+                "name each system's human scores with ",
+                NAME_MAP,
+                " HUMAN=SYSTEM",
             )
         taken[h] = s
         row = human.scores[h]
@@ -126,8 +141,9 @@ def align_human(
         rows.append(row)
     if len(rows) < MIN_SYSTEMS:
         raise InputError(
-            f"meta-evaluation needs at least {MIN_SYSTEMS} systems with human scores "
-            f"(-i SYS1 SYS2 SYS3 ...), got {len(rows)}: with 2, every system-level correlation "
-            "is +1 or -1 whatever the metric"
+            f"meta-evaluation needs at least {MIN_SYSTEMS} systems with human scores (",
+            Setting("systems"),
+            f" SYS1 SYS2 SYS3 ...), got {len(rows)}: with 2, every system-level correlation "
+            "is +1 or -1 whatever the metric",
         )
     return np.stack(rows)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from evalab.errors import InputError, SettingsError
+from evalab.errors import InputError, OutOfRangeError, Setting
 from evalab.metaeval.scores import MetricScores
 from evalab.metaeval.significance import PERMUTABLE, bootstrap_p, clusters, permutation_p
 from evalab.metaeval.soft_pairwise import SoftPairwise
@@ -104,14 +104,14 @@ class MetaEvalResult:
 def human_system_scores(human: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
     """The humans' system scores and the mask of the segments they average over."""
     if mode not in HUMAN_SYSTEM_MODES:
-        raise SettingsError(
-            f"--human-system must be one of {', '.join(HUMAN_SYSTEM_MODES)}, got {mode!r}"
-        )
+        raise OutOfRangeError("human_system", repr(mode), f"one of {', '.join(HUMAN_SYSTEM_MODES)}")
     mask = np.isfinite(human)
     if mode == "common-mean":
         mask = np.broadcast_to(mask.all(axis=0), human.shape)
         if not mask.any():
-            raise InputError("--human-system common-mean: no segment is rated for every system")
+            raise InputError(
+                Setting("human_system"), " common-mean: no segment is rated for every system"
+            )
     return _masked_means(np.where(mask, human, 0.0), mask, np.ones((1, human.shape[1])))[0], mask
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from evalab import numbers
-from evalab.errors import InputError
+from evalab.errors import InputError, Setting
 from evalab.io import read_segments
 
 __all__ = ["FORMATS", "HumanScores", "parse_segment_id", "read_human_scores", "score_value"]
@@ -111,8 +111,12 @@ def read_human_scores(path: str, n_segments: int, fmt: str = "auto") -> HumanSco
     if kind == "mqm" and [t.lower() for t in first] != _MQM_HEADER:
         # a TSV header would have the segment and score columns read the wrong way round
         raise InputError(
-            f"{path}: line 1 should be the MQM header 'system mqm_avg_score seg_id'"
-            + (" (this is the TSV header: use --human-format tsv)" if header else "")
+            f"{path}: line 1 should be the MQM header 'system mqm_avg_score seg_id'",
+            *(
+                (" (this is the TSV header: use ", Setting("human_format"), " tsv)")
+                if header
+                else ()
+            ),
         )
     # MQM columns are (system, score, seg_id); the TSV's are (system, segment, score)
     score_col, seg_col = (1, 2) if kind == "mqm" else (2, 1)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalab.errors import InputError, SettingsError
+from evalab.errors import InputError, OutOfRangeError, Setting
 from evalab.io import read_segments
 from evalab.metaeval.human import parse_segment_id, score_value
 from evalab.metrics.base import Metric, Refs
@@ -36,6 +36,8 @@ __all__ = [
 ]
 
 METRIC_SYSTEM_MODES = ("corpus", "mean", "rated-mean")
+#: the precomputed scores file the refusals name (the CLI: ``--scores``)
+SCORES = Setting("scores")
 
 #: counts ``[B, segments]`` -> system scores ``[B, systems]``
 Resampler = Callable[[np.ndarray], np.ndarray]
@@ -94,7 +96,9 @@ def system_scores_from_segments(
     full = resample(np.ones((1, segment.shape[1])))[0]
     if not np.all(np.isfinite(full)):
         raise InputError(
-            f"{name}: a system has no segment to average over for --metric-system {mode}"
+            f"{name}: a system has no segment to average over for ",
+            Setting("metric_system"),
+            f" {mode}",
         )
     return full, resample
 
@@ -109,8 +113,8 @@ def metric_scores(
 ) -> MetricScores:
     """Score every system with an evalab metric: system (``mode``) and segment scores."""
     if mode not in METRIC_SYSTEM_MODES:
-        raise SettingsError(
-            f"--metric-system must be one of {', '.join(METRIC_SYSTEM_MODES)}, got {mode!r}"
+        raise OutOfRangeError(
+            "metric_system", repr(mode), f"one of {', '.join(METRIC_SYSTEM_MODES)}"
         )
     rows = [_rows(r) for r in metric.stats_many(list(systems), references)]
     # segment scores are sentence-level scores (BLEU: effective order), from the same rows
@@ -201,7 +205,7 @@ def precomputed_scores(
     missing = [s for s in systems if s not in table]
     if missing:
         raise InputError(
-            f"--scores: metric {name!r} has no scores for system(s) {', '.join(missing)}"
+            SCORES, f": metric {name!r} has no scores for system(s) {', '.join(missing)}"
         )
     segs = [str(k) for k in range(1, n_segments + 1)]
     has_segments = [any(k in table[s] for k in segs) for s in systems]
@@ -211,7 +215,7 @@ def precomputed_scores(
             gap = next((k for k in segs if k not in table[s]), None)
             if gap is not None:
                 raise InputError(
-                    f"--scores: metric {name!r} has no score for system {s!r}, segment {gap}"
+                    SCORES, f": metric {name!r} has no score for system {s!r}, segment {gap}"
                 )
         segment = np.array([[table[s][k] for k in segs] for s in systems])
     if all("-" in table[s] for s in systems):
@@ -219,7 +223,7 @@ def precomputed_scores(
         return MetricScores(name, f"precomputed:{source}", system, segment, "given", None)
     if any("-" in table[s] for s in systems):
         raise InputError(
-            f"--scores: metric {name!r} has a system-level score ('-') for some systems only"
+            SCORES, f": metric {name!r} has a system-level score ('-') for some systems only"
         )
     assert segment is not None  # every system has rows, none is '-'
     sys_mode = "mean" if mode == "corpus" else mode  # a file's scores have no corpus stats

@@ -37,7 +37,7 @@ import numpy as np
 
 from evalab import numbers
 from evalab._version import __version__
-from evalab.errors import InputError, SettingsError
+from evalab.errors import InputError, Part, Setting, SettingsError
 from evalab.metrics.missing_refs import (
     check_some_reference,
     has_missing,
@@ -272,6 +272,8 @@ def _jsonable(value: Any) -> Any:
 #: reference streams, one reference per hypothesis in each; ``None`` is a missing reference
 #: (sacrebleu's convention, :mod:`evalab.metrics.missing_refs`)
 Refs: TypeAlias = Sequence[Sequence[str | None]]
+#: the inputs a refusal asks for, named as settings (the CLI: ``--source``, ``-r``)
+SOURCE, REFERENCES = Setting("source"), Setting("references")
 
 
 def nrefs_field(nrefs: NRefs) -> tuple[str, str]:
@@ -414,20 +416,23 @@ class PairTooLarge(InputError):
     ) -> None:
         self.metric, self.work, self.segment = metric, work, segment
         self.hyp_size, self.ref_size = hyp_size, ref_size
-        super().__init__(self.text(f"{metric}: segment {segment + 1}"))
+        super().__init__(*self.at(f"{metric}: segment {segment + 1}"))
 
-    def text(self, where: str) -> str:
+    def at(self, where: str) -> tuple[Part, ...]:
         """The refusal, with ``where`` naming the segment (``SYSTEM: line K`` in the CLI)."""
         return (
             f"{where} has {self.hyp_size:,} {self.work.unit} against a reference of {self.ref_size:,}: "
             f"{self.metric}'s {self.work.table} would fill {self.cells:,} cells (at most {self.work.limit:,}); "
-            f"split the segment into sentences or leave {self.metric} out"
-            + (
-                ""
+            f"split the segment into sentences or leave {self.metric} out",
+            *(
+                ()
                 if self.work.setting is None
-                else f", or lift the bound with --set {self.metric}.{self.work.setting}=N "
-                "(same scores, more time)"
-            )
+                else (
+                    ", or lift the bound with ",
+                    Setting(f"{self.metric}.{self.work.setting}"),
+                    "=N (same scores, more time)",
+                )
+            ),
         )
 
     @property

@@ -26,8 +26,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from evalab.errors import InputError, SettingsError, require
+from evalab.errors import InputError, Part, Setting, SettingsError, require
 from evalab.metrics.base import (
+    REFERENCES,
+    SOURCE,
     Metric,
     MetricSettings,
     Refs,
@@ -89,7 +91,9 @@ class CometSettings(MetricSettings):
         super().validate()
         if self.model is None:
             raise SettingsError(
-                "comet needs a checkpoint: --set comet.model=PATH (a COMET checkpoint folder)"
+                "comet needs a checkpoint: ",
+                Setting("comet.model"),
+                "=PATH (a COMET checkpoint folder)",
             )
         if self.batch_size < 1:
             raise SettingsError(f"comet batch_size must be at least 1, got {self.batch_size}")
@@ -191,20 +195,24 @@ class Comet(Metric):
         if self.needs_source and not has_source:
             raise SettingsError(
                 f"comet reads the source segments (this {self.class_identifier} checkpoint "
-                f"{reads}): pass --source SRC (one segment a line)"
+                f"{reads}): pass ",
+                SOURCE,
+                " SRC (one segment a line)",
             )
         if has_source and not self.uses_source and not unread_source_ok:
             raise SettingsError(
                 f"comet: this checkpoint ({self.class_identifier}) {reads} (its input_segments), "
-                "no source: drop --source"
+                "no source: drop ",
+                SOURCE,
             )
         needs_reference = "ref" in self.input_sides and (
             self.uses_references or not self.uses_source
         )
         if not has_reference and (needs_reference or (self.unified and not has_source)):
             raise SettingsError(
-                f"comet: this checkpoint ({self.class_identifier}) {reads}: pass -r REF "
-                "(the references, one a line)"
+                f"comet: this checkpoint ({self.class_identifier}) {reads}: pass ",
+                REFERENCES,
+                " REF (the references, one a line)",
             )
 
     @property
@@ -254,8 +262,9 @@ class Comet(Metric):
             )
             raise InputError(
                 f"{self._ckpt}: its encoder {named!r} is not a local folder{where} and evalab never "
-                "downloads; pass --set comet.encoder=PATH (a folder with that encoder's config.json "
-                "and tokenizer)"
+                "downloads; pass ",
+                Setting("comet.encoder"),
+                "=PATH (a folder with that encoder's config.json and tokenizer)",
             )
         return Path(named)
 
@@ -338,8 +347,9 @@ class Comet(Metric):
             )
         if self._sources is None and not self.unified:  # a unified model may read none
             raise InputError(
-                "comet: the model reads the source segments; pass --source SRC "
-                "(Python: metric.with_sources(sources))"
+                "comet: the model reads the source segments; pass ",
+                SOURCE,
+                " SRC (Python: metric.with_sources(sources))",
             )
         if self._sources is not None and len(self._sources) != len(hyps):
             raise InputError(
@@ -378,13 +388,15 @@ class Comet(Metric):
         model = self.model()
         ref = references[0] if references else None
         if len(model.sides(self._sources is not None, ref is not None)) == 1:
+            sides: dict[str, tuple[Part, ...]] = {
+                "src": ("its source", Setting("source", aside="")),
+                "ref": ("its reference", Setting("references", aside="")),
+            }
+            named = [sides[s] for s in model.segments[1:]]
             raise InputError(
-                "comet: this checkpoint reads the hypothesis with "
-                + " or ".join(
-                    {"src": "its source (--source)", "ref": "its reference (-r)"}[s]
-                    for s in model.segments[1:]
-                )
-                + f" (input_segments {', '.join(model.segments)}); pass one"
+                "comet: this checkpoint reads the hypothesis with ",
+                *(p for k, side in enumerate(named) for p in ((" or ",) if k else ()) + side),
+                f" (input_segments {', '.join(model.segments)}); pass one",
             )
         progress = self.settings.progress
         return list(model.score(systems, self._sources, ref, self.settings.batch_size, progress))

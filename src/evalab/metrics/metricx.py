@@ -29,8 +29,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from evalab.errors import InputError, SettingsError
-from evalab.metrics.base import Metric, MetricSettings, Refs, check_references, setting
+from evalab.errors import InputError, Part, Setting, SettingsError
+from evalab.metrics.base import (
+    REFERENCES,
+    SOURCE,
+    Metric,
+    MetricSettings,
+    Refs,
+    check_references,
+    setting,
+)
 from evalab.metrics.comet import Comet, _rows
 from evalab.metrics.stats_value import NRefs, Stats
 from evalab.models.hf_encoder import _fingerprint_dir
@@ -43,6 +51,13 @@ __all__ = ["MetricX", "MetricXSettings"]
 MAX_INPUT_LENGTH = {23: 1024, 24: 1536}
 #: the sides each mode reads besides the candidate
 MODE_SIDES = {"hybrid": ("src", "ref"), "ref": ("ref",), "qe": ("src",)}
+
+
+def _or_mode(other: str | None) -> tuple[Part, ...]:
+    """A refusal's other way out: the ``mode`` that does without the missing input."""
+    return (", or ", Setting("metricx.mode"), f"={other}") if other else ()
+
+
 _MODEL_HELP = "MetricX checkpoint (config.json + weights): a folder or a name in the HF cache"
 _TOKENIZER_HELP = "mT5 tokenizer (google/mt5-xl, ...); default: the checkpoint folder"
 _VERSION_IN_NAME = re.compile(r"metricx-(23|24)", re.IGNORECASE)
@@ -75,8 +90,10 @@ class MetricXSettings(MetricSettings):
         super().validate()
         if self.model is None:
             raise SettingsError(
-                "metricx needs a checkpoint: --set metricx.model=PATH (a MetricX checkpoint "
-                "folder, or google/metricx-24-hybrid-xl-v2p6 in the local Hugging Face cache)"
+                "metricx needs a checkpoint: ",
+                Setting("metricx.model"),
+                "=PATH (a MetricX checkpoint "
+                "folder, or google/metricx-24-hybrid-xl-v2p6 in the local Hugging Face cache)",
             )
         if self.version not in (None, 23, 24):
             raise SettingsError(f"metricx version must be 23 or 24, got {self.version}")
@@ -163,20 +180,15 @@ class MetricX(Metric):
         if self.uses_source and not has_source:
             other = self._other_mode("ref")
             raise SettingsError(
-                f"{what} reads the source segments: pass --source SRC"
-                + (f", or --set metricx.mode={other}" if other else "")
+                f"{what} reads the source segments: pass ", SOURCE, " SRC", *_or_mode(other)
             )
         if has_source and not self.uses_source and not unread_source_ok:
             other = self._other_mode("hybrid")
-            raise SettingsError(
-                f"{what} reads no source: drop --source"
-                + (f", or --set metricx.mode={other}" if other else "")
-            )
+            raise SettingsError(f"{what} reads no source: drop ", SOURCE, *_or_mode(other))
         if self.uses_references and not has_reference:
             other = self._other_mode("qe")
             raise SettingsError(
-                f"{what} reads a reference: pass -r REF"
-                + (f", or --set metricx.mode={other}" if other else "")
+                f"{what} reads a reference: pass ", REFERENCES, " REF", *_or_mode(other)
             )
 
     def _other_mode(self, mode: str) -> str | None:
@@ -252,8 +264,9 @@ class MetricX(Metric):
                 )
         if self.uses_source and self.sources is None:
             raise InputError(
-                f"metricx: mode {self.mode} reads the source segments; pass --source SRC "
-                "(Python: metric.with_sources(sources))"
+                f"metricx: mode {self.mode} reads the source segments; pass ",
+                SOURCE,
+                " SRC (Python: metric.with_sources(sources))",
             )
         if self.uses_source and self.sources is not None and len(self.sources) != len(hyps):
             raise InputError(
@@ -280,8 +293,9 @@ def _version_of(folder: Path) -> int:
     found = _VERSION_IN_NAME.search(f"{folder} {model_label(folder)}")
     if found is None:
         raise SettingsError(
-            f"{folder}: its name does not say which MetricX it is; pass --set metricx.version=24 "
-            "(or 23)"
+            f"{folder}: its name does not say which MetricX it is; pass ",
+            Setting("metricx.version"),
+            "=24 (or 23)",
         )
     return int(found.group(1))
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evalab.errors import OutOfRangeError, SettingsError
+from evalab.errors import OutOfRangeError, Setting, SettingsError
 from evalab.metrics.base import Metric, Refs, Stats, check_references
 from evalab.metrics.missing_refs import reference_count
 
@@ -160,7 +160,14 @@ def cluster_table(
     """
     if workers < 2:
         raise SettingsError(
-            f"--executor ray shards over -j N Ray workers; -j {workers} is one process: give -j 2 or more"
+            Setting("executor"),
+            " ray shards over ",
+            Setting("workers"),
+            " N Ray workers; ",
+            Setting("workers"),
+            f" {workers} is one process: give ",
+            Setting("workers"),
+            " 2 or more",
         )
     from evalab.metrics.ray_shards import run_shards
 

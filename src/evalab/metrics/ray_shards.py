@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from evalab.errors import EvalabError, MissingExtraError, SettingsError, first_line
+from evalab.errors import EvalabError, MissingExtraError, Part, Setting, SettingsError, first_line
 
 if TYPE_CHECKING:
     from evalab.metrics.base import Metric, MetricSettings, Stats
@@ -39,6 +39,8 @@ RAY_TIMEOUT_S = 30.0
 
 #: what Ray's core logs while a cluster refuses a driver's token (or its lack of one)
 _REFUSED = "Unauthenticated"
+#: the settings the refusals name (the CLI: ``-j``, ``--ray-address``)
+WORKERS, RAY_ADDRESS = Setting("workers"), Setting("ray_address")
 _NO_TOKEN = "no authentication token was found"
 _TOKEN_SOURCES = (
     "RAY_AUTH_TOKEN (or RAY_AUTH_TOKEN_PATH to a file holding it, or ~/.ray/auth_token)"
@@ -74,7 +76,7 @@ class ShardWork:
 def check_ray_installed() -> None:
     """Refuse ``--executor ray`` before any work where Ray is not installed."""
     if importlib.util.find_spec("ray") is None:
-        raise MissingExtraError("--executor ray", "ray", "ray")
+        raise MissingExtraError((Setting("executor"), " ray"), "ray", "ray")
 
 
 class _Worker:
@@ -113,14 +115,19 @@ def _gpus_per_worker(ray: ModuleType, works: Sequence[ShardWork], workers: int) 
     have = ray.cluster_resources()
     if have.get("CPU", 0) < workers:
         raise SettingsError(
-            f"-j {workers}: the Ray cluster has {int(have.get('CPU', 0))} CPU(s); give -j "
-            f"{max(1, int(have.get('CPU', 0)))} or fewer, or add nodes"
+            WORKERS,
+            f" {workers}: the Ray cluster has {int(have.get('CPU', 0))} CPU(s); give ",
+            WORKERS,
+            f" {max(1, int(have.get('CPU', 0)))} or fewer, or add nodes",
         )
     cuda = any(str(getattr(w.settings, "device", "cpu")).startswith("cuda") for w in works)
     if cuda and have.get("GPU", 0) < workers:
         raise SettingsError(
-            f"-j {workers} workers on device cuda need one GPU each; the Ray cluster has "
-            f"{int(have.get('GPU', 0))}: give -j {max(1, int(have.get('GPU', 0)))} or fewer"
+            WORKERS,
+            f" {workers} workers on device cuda need one GPU each; the Ray cluster has "
+            f"{int(have.get('GPU', 0))}: give ",
+            WORKERS,
+            f" {max(1, int(have.get('GPU', 0)))} or fewer",
         )
     return 1 if cuda else 0
 
@@ -143,7 +150,7 @@ def ray_session(cluster: RayCluster, *, cpus: int | None = None) -> Iterator[Mod
         try:
             ray.init(**_init_options(None, cpus))
         except Exception as exc:  # a local start that failed: its reason in one line
-            raise SettingsError(_init_error(None, exc)) from None
+            raise SettingsError(*_init_error(None, exc)) from None
     else:
         _join(ray, cluster)
     try:
@@ -185,9 +192,11 @@ def _join(ray: ModuleType, cluster: RayCluster) -> None:
     the error is one line and a refused token is known at once."""
     address = str(cluster.address)
     unreachable = SettingsError(
-        f"--ray-address {address}: no Ray cluster answered within {cluster.timeout:g} s "
-        "(--ray-timeout); start one with `ray start --head`, or give the head's address as "
-        "`ray status` on the head prints it (host:port, auto or ray://host:10001)"
+        RAY_ADDRESS,
+        f" {address}: no Ray cluster answered within {cluster.timeout:g} s (",
+        Setting("ray_timeout"),
+        "); start one with `ray start --head`, or give the head's address as "
+        "`ray status` on the head prints it (host:port, auto or ray://host:10001)",
     )
     host, port = _host_port(address)
     if port is not None:
@@ -210,11 +219,11 @@ def _join(ray: ModuleType, cluster: RayCluster) -> None:
         threading.Thread(target=init, name="evalab-ray-init", daemon=True).start()
         while not done.wait(0.2):
             if _REFUSED in caught():
-                raise SettingsError(_refused_error(address))
+                raise SettingsError(*_refused_error(address))
             if time.monotonic() > deadline:
                 raise unreachable
     if failed:
-        raise SettingsError(_init_error(address, failed[0])) from None
+        raise SettingsError(*_init_error(address, failed[0])) from None
 
 
 @contextmanager
@@ -271,26 +280,29 @@ def _token_mode() -> bool:
     return mode is not None and modes is not None and bool(mode() == modes.TOKEN)
 
 
-def _refused_error(address: str) -> str:
-    where = f"--ray-address {address}"
+def _refused_error(address: str) -> tuple[Part, ...]:
+    where = (RAY_ADDRESS, f" {address}")
     if _token_mode():
         return (
-            f"{where}: the cluster refused this driver's token; set {_TOKEN_SOURCES} to the "
-            "token the cluster was started with"
+            *where,
+            f": the cluster refused this driver's token; set {_TOKEN_SOURCES} to the "
+            "token the cluster was started with",
         )
     return (
-        f"{where}: the cluster requires token authentication and this driver has it off; set "
-        f"RAY_AUTH_MODE=token and {_TOKEN_SOURCES} to the cluster's token"
+        *where,
+        ": the cluster requires token authentication and this driver has it off; set "
+        f"RAY_AUTH_MODE=token and {_TOKEN_SOURCES} to the cluster's token",
     )
 
 
-def _init_error(address: str | None, exc: BaseException) -> str:
-    where = f"--ray-address {address}" if address is not None else "a local Ray instance"
+def _init_error(address: str | None, exc: BaseException) -> tuple[Part, ...]:
+    where = (RAY_ADDRESS, f" {address}") if address is not None else ("a local Ray instance",)
     if type(exc).__name__ == "AuthenticationError" and _NO_TOKEN in str(exc):
         return (
-            f"{where}: token authentication is on (RAY_AUTH_MODE=token) and this driver has no "
-            f"token; set {_TOKEN_SOURCES} to the cluster's token"
+            *where,
+            ": token authentication is on (RAY_AUTH_MODE=token) and this driver has no "
+            f"token; set {_TOKEN_SOURCES} to the cluster's token",
         )
     if type(exc).__name__ == "AuthenticationError" and address is not None:
         return _refused_error(address)
-    return f"{where}: Ray could not connect: {type(exc).__name__}: {first_line(exc)}"
+    return (*where, f": Ray could not connect: {type(exc).__name__}: {first_line(exc)}")

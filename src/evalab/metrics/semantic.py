@@ -43,7 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evalab import numbers
-from evalab.errors import InputError, SettingsError
+from evalab.errors import InputError, Setting, SettingsError
 from evalab.metrics.base import (
     Metric,
     MetricSettings,
@@ -275,7 +275,8 @@ class BERTScore(Metric):
             else:
                 raise SettingsError(
                     f"rescale needs a baseline for {emb.name}: compute one with `evalab semsim baseline "
-                    f"--model {s.model} --out FILE` and pass baseline=FILE (--baseline FILE)"
+                    f"--model {s.model} --out FILE` and pass baseline=FILE",
+                    Setting("baseline", aside="FILE"),
                 )
             self._baseline = read_baseline(path, emb.layer)
         return self._baseline

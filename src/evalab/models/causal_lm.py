@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalab.errors import InputError, SettingsError, require
+from evalab.errors import InputError, Setting, SettingsError, require
 from evalab.models.hub import model_label
 from evalab.progress import progress_bar
 
@@ -362,7 +362,8 @@ class CausalLMScorer:
         if self.bos:
             if tok.bos_token_id is None:
                 raise SettingsError(
-                    f"{self.path}: the tokenizer has no BOS token; use bos=False (--no-bos)"
+                    f"{self.path}: the tokenizer has no BOS token; use bos=False",
+                    Setting("no_bos", aside=""),
                 )
             ids = [int(tok.bos_token_id), *ids]
         return ids

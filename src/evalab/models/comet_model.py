@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evalab.errors import InputError, first_line, require
+from evalab.errors import InputError, Setting, first_line, require
 from evalab.models.comet_checkpoint import DEFAULT_HIDDEN_SIZES, CheckpointInfo
 from evalab.models.comet_packed import FileTokenizer, load_packed_bert, packed_sentence_embeddings
 from evalab.models.hf_encoder import padded_batch
@@ -240,8 +240,9 @@ def _read_config(folder: Path, encoder_name: str) -> dict[str, Any]:
     config = folder / "config.json"
     if not config.is_file():
         raise InputError(
-            f"{folder}: not an encoder folder (no config.json); pass --set comet.encoder=PATH, a local "
-            "folder with the config and tokenizer of the encoder the checkpoint names"
+            f"{folder}: not an encoder folder (no config.json); pass ",
+            Setting("comet.encoder"),
+            "=PATH, a local folder with the config and tokenizer of the encoder the checkpoint names",
         )
     data = _check_model_type(config, encoder_name)
     for key in ("num_hidden_layers", "max_position_embeddings", "hidden_size"):

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from evalab.errors import InputError, MissingExtraError, SettingsError, require
+from evalab.errors import InputError, MissingExtraError, Setting, SettingsError, require
 from evalab.models.embedding_cache import DEFAULT_CACHE_BYTES, Embedder
 from evalab.models.hub import load_local, model_label
 from evalab.models.packed_bert import packed_encoder
@@ -262,7 +262,9 @@ def _check_device(torch: Any, device: str) -> str:
     if device.startswith("cuda"):
         if not torch.cuda.is_available():
             raise SettingsError(
-                f"device {device!r} requested but CUDA is not available; use --device cpu"
+                f"device {device!r} requested but CUDA is not available; use ",
+                Setting("device"),
+                " cpu",
             )
         return device
     raise SettingsError(f"unknown device {device!r}; expected 'cpu' or 'cuda' (or 'cuda:N')")

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from evalab.errors import InputError, require
+from evalab.errors import InputError, Setting, require
 from evalab.progress import progress_bar
 
 __all__ = ["SCORE_ROW", "MetricXModel", "Side", "input_text"]
@@ -94,8 +94,10 @@ def read_model_files(folder: Path, tokenizer: Path | None) -> ModelFiles:
     if not any((tok / f).is_file() for f in ("spiece.model", "tokenizer.json")):
         raise InputError(
             f"{tok}: no mT5 tokenizer here (spiece.model or tokenizer.json); MetricX checkpoints "
-            "ship without one: pass --set metricx.tokenizer=google/mt5-xl (a local folder or "
-            "a name in the Hugging Face cache; the mT5 of the checkpoint's size)"
+            "ship without one: pass ",
+            Setting("metricx.tokenizer"),
+            "=google/mt5-xl (a local folder or "
+            "a name in the Hugging Face cache; the mT5 of the checkpoint's size)",
         )
     return ModelFiles(folder, config, tok)
 

@@ -73,11 +73,12 @@ RC: Any = {
 LINE_SPACING = LINE_H / (RC["font.size"] * PX_PER_IN / 72)
 
 
-def require_matplotlib(option: str = "--figures") -> None:
-    """Refuse, naming the extra, when matplotlib is not installed (before any work)."""
-    from evalab.errors import require
+def require_matplotlib(setting: str = "figures") -> None:
+    """Refuse, naming the extra and the ``setting`` that wants figures, when matplotlib is
+    not installed (before any work)."""
+    from evalab.errors import Setting, require
 
-    require("matplotlib", what=option, extra="report")
+    require("matplotlib", what=Setting(setting), extra="report")
 
 
 def paper_width(text: str) -> float:
@@ -87,7 +88,7 @@ def paper_width(text: str) -> float:
     >>> paper_width("single"), paper_width("5")
     (3.3, 5.0)
     """
-    from evalab.errors import SettingsError
+    from evalab.errors import OutOfRangeError
 
     if text in PAPER_WIDTHS:
         return PAPER_WIDTHS[text]
@@ -98,8 +99,10 @@ def paper_width(text: str) -> float:
     except numbers.NumberError:
         inches = float("nan")
     if not 2.0 <= inches <= 20.0:
-        raise SettingsError(
-            f"--figure-width must be single (3.3 in), double (6.9 in) or inches from 2 to 20, got {text!r}"
+        raise OutOfRangeError(
+            "figure_width",
+            repr(text),
+            "single (3.3 in), double (6.9 in) or inches from 2 to 20",
         )
     return inches
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalab.errors import InputError
+from evalab.errors import InputError, Setting
 
 __all__ = ["EXACT_MAX_DISCORDANT", "McNemarResult", "binary_outcomes", "mcnemar_test"]
 
@@ -85,8 +85,11 @@ def binary_outcomes(rows: np.ndarray, metric: str) -> np.ndarray:
         or not np.all(np.isin(rows[:, 0], (0.0, 1.0)))
     ):
         raise InputError(
-            f"--test mcnemar needs a right/wrong outcome per segment (exact_match, accuracy); "
-            f"{metric} has graded per-segment statistics; use --test bs or ar"
+            Setting("test"),
+            " mcnemar needs a right/wrong outcome per segment (exact_match, accuracy); "
+            f"{metric} has graded per-segment statistics; use ",
+            Setting("test"),
+            " bs or ar",
         )
     right: np.ndarray = rows[:, 0] == 1.0
     return right

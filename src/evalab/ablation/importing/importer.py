@@ -52,7 +52,7 @@ from evalab.ablation.plan.jobs import Artifacts, ExamplesEntry
 from evalab.ablation.plan.runs import PlannedRun, plan_runs
 from evalab.ablation.store.per_example import check_counts, stored_counts
 from evalab.ablation.store.run_store import DEFAULT_DB, Outcome, RunResult, RunStore, StoredRun, now
-from evalab.errors import InputError, RunError, SettingValueError
+from evalab.errors import InputError, RunError, Setting, SettingValueError
 from evalab.io import data_suffix, decode_utf8, read_bytes
 
 if TYPE_CHECKING:
@@ -275,8 +275,9 @@ def check_records(
             else ""
         )
         raise InputError(
-            f"{unmatched[0]}{more}; name the row with a row column, or import the other records with "
-            "--skip-unmatched (the unmatched ones are listed)"
+            f"{unmatched[0]}{more}; name the row with a row column, or import the other records with ",
+            Setting("skip_unmatched"),
+            " (the unmatched ones are listed)",
         )
     if not out:
         raise InputError(

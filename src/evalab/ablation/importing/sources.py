@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalab import numbers
 from evalab.ablation.contract.curves import LOG_FILE
-from evalab.errors import InputError, MissingExtraError, SettingValueError
+from evalab.errors import InputError, MissingExtraError, Setting, SettingValueError
 from evalab.io import decode_utf8
 
 if TYPE_CHECKING:
@@ -385,6 +385,10 @@ def check_extra(records: list[Record]) -> list[str]:
             raise InputError(
                 f"{w2}: column {col!r} is {v2} here but {v1} at {w1}, and the study has no such "
                 f"configuration key: the runs differ in more than the study's rows; read it as a key "
-                f"of [base] with --map {col}=config.KEY, or ignore it with --map {col}="
+                "of [base] with ",
+                Setting("maps"),
+                f" {col}=config.KEY, or ignore it with ",
+                Setting("maps"),
+                f" {col}=",
             )
     return sorted(values)

@@ -45,7 +45,7 @@ from evalab.ablation.contract.computed import model_artifacts
 from evalab.ablation.contract.curves import CURVES_DDL, insert_curves
 from evalab.ablation.plan.jobs import Artifacts, Status
 from evalab.ablation.store.leases import LEASE_TIMEOUT_S, Owner, lease_alive
-from evalab.errors import EvalabError, InputError, SettingValueError, StoreBusyError
+from evalab.errors import EvalabError, InputError, Setting, SettingValueError, StoreBusyError
 
 if TYPE_CHECKING:
     from evalab.ablation.study.spec import Study
@@ -945,8 +945,9 @@ def store_fault(path: Path, exc: sqlite3.Error) -> EvalabError:
         why = "the database (or its folder) is read-only"
     elif "not a database" in low or "malformed" in low or "encrypted" in low:
         return InputError(
-            f"{path}: not an SQLite database ({text}); --db takes an evalab run database "
-            "(created by `evalab ablate run`)"
+            f"{path}: not an SQLite database ({text}); ",
+            Setting("db_path"),
+            " takes an evalab run database (created by `evalab ablate run`)",
         )
     elif "unable to open" in low:
         return InputError(f"{path}: cannot open the run database ({text})")
