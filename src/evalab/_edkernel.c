@@ -88,6 +88,44 @@ static int open_segments(PyObject *args, Segments *s)
     return 0;
 }
 
+/* A function of one segment (hypothesis h[0..n), reference r[0..m)) giving its number, or
+ * SEGMENT_NO_MEMORY / SEGMENT_NO_PATH; `work` holds its buffers from one segment to the
+ * next, and free_work frees them. */
+typedef int64_t (*SegmentFn)(void *work, const int32_t *h, int64_t n, const int32_t *r, int64_t m);
+typedef void (*FreeFn)(void *work);
+enum { SEGMENT_NO_MEMORY = -2, SEGMENT_NO_PATH = -3 };
+
+/* one(work, ...) of every segment of the five buffers in args, into out, without the GIL,
+ * then free_work(work). A segment that fails stops the loop and raises: MemoryError, or
+ * RuntimeError for a TER trace with no path in the beam (SEGMENT_NO_PATH). */
+static PyObject *each_segment(PyObject *args, SegmentFn one, void *work, FreeFn free_work)
+{
+    Segments s;
+    if (open_segments(args, &s) < 0)
+        return NULL;
+    const int32_t *h = s.hyp.buf, *r = s.ref.buf;
+    const int64_t *ho = s.hoff.buf, *ro = s.roff.buf;
+    int64_t *out = s.out.buf, failed = 0;
+    Py_ssize_t bad = -1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t k = 0; k < s.nseg; k++) {
+        out[k] = one(work, h + ho[k], ho[k + 1] - ho[k], r + ro[k], ro[k + 1] - ro[k]);
+        if (out[k] < 0) {
+            failed = out[k];
+            bad = k;
+            break;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    free_work(work);
+    release_segments(&s);
+    if (failed == SEGMENT_NO_PATH)
+        return PyErr_Format(PyExc_RuntimeError, "TER: no edit path in the beam for segment %zd", bad);
+    if (failed < 0)
+        return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------------------ Levenshtein */
 
 /* Plain row DP, |a| * |b| cells: the oracle of the bit-parallel version and its fallback
@@ -243,32 +281,23 @@ static int64_t levenshtein_one(const int32_t *a, int64_t n, const int32_t *b, in
     return d == -2 ? levenshtein_rows(a, n, b, m) : d;
 }
 
-static void myers_free(Myers *w)
+static void myers_free(void *work)
 {
+    Myers *w = work;
     free(w->masks), free(w->vp), free(w->vn), free(w->keys), free(w->slots), free(w->cols);
+}
+
+static int64_t levenshtein_segment(void *w, const int32_t *h, int64_t n, const int32_t *r,
+                                   int64_t m)
+{
+    int64_t d = levenshtein_one(h, n, r, m, w);
+    return d < 0 ? SEGMENT_NO_MEMORY : d;
 }
 
 static PyObject *levenshtein(PyObject *self, PyObject *args)
 {
-    Segments s;
-    if (open_segments(args, &s) < 0)
-        return NULL;
-    const int32_t *h = s.hyp.buf, *r = s.ref.buf;
-    const int64_t *ho = s.hoff.buf, *ro = s.roff.buf;
-    int64_t *out = s.out.buf;
     Myers w = {0};
-    int failed = 0;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t k = 0; k < s.nseg && !failed; k++) {
-        out[k] = levenshtein_one(h + ho[k], ho[k + 1] - ho[k], r + ro[k], ro[k + 1] - ro[k], &w);
-        failed = out[k] < 0;
-    }
-    Py_END_ALLOW_THREADS
-    myers_free(&w);
-    release_segments(&s);
-    if (failed)
-        return PyErr_NoMemory();
-    Py_RETURN_NONE;
+    return each_segment(args, levenshtein_segment, &w, myers_free);
 }
 
 /* ------------------------------------------------------------------ jiwer's alignment */
@@ -624,19 +653,21 @@ static int ter_reserve(Ter *t, int64_t n, int64_t m)
                : 0;
 }
 
-static void ter_free(Ter *t)
+static void ter_free(void *work)
 {
+    Ter *t = work;
     free(t->cost); free(t->op); free(t->rows[0]); free(t->rows[1]); free(t->cur);
     free(t->cand); free(t->align); free(t->hyp_err); free(t->ref_err); free(t->trace);
 }
 
-/* TER edits of one segment, in the workspace `t`; -2: out of memory, -3: broken trace. */
+/* TER edits of one segment, in the workspace `t`; -2 (SEGMENT_NO_MEMORY): out of memory,
+ * -3 (SEGMENT_NO_PATH): broken trace. */
 static int64_t ter_one(Ter *t, const int32_t *h, int64_t n, const int32_t *r, int64_t m)
 {
     if (m == 0)
         return n;
     if (ter_reserve(t, n, m) < 0)
-        return -2;
+        return SEGMENT_NO_MEMORY;
     t->ref = r;
     t->n = n;
     t->m = m;
@@ -657,38 +688,20 @@ static int64_t ter_one(Ter *t, const int32_t *h, int64_t n, const int32_t *r, in
         t->cand = tmp, t->cand_cap = cap;
     }
     if (broken)
-        return -3;
+        return SEGMENT_NO_PATH;
     int64_t result = shifts + full_matrix(t);
-    return align_trace(t) < 0 ? -3 : result;
+    return align_trace(t) < 0 ? SEGMENT_NO_PATH : result;
+}
+
+static int64_t ter_segment(void *t, const int32_t *h, int64_t n, const int32_t *r, int64_t m)
+{
+    return ter_one(t, h, n, r, m);
 }
 
 static PyObject *ter_edits(PyObject *self, PyObject *args)
 {
-    Segments s;
-    if (open_segments(args, &s) < 0)
-        return NULL;
-    const int32_t *h = s.hyp.buf, *r = s.ref.buf;
-    const int64_t *ho = s.hoff.buf, *ro = s.roff.buf;
-    int64_t *out = s.out.buf, failed = 0;
-    Py_ssize_t bad = -1;
     Ter t = {0};
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t k = 0; k < s.nseg; k++) {
-        out[k] = ter_one(&t, h + ho[k], ho[k + 1] - ho[k], r + ro[k], ro[k + 1] - ro[k]);
-        if (out[k] < 0) {
-            failed = out[k];
-            bad = k;
-            break;
-        }
-    }
-    Py_END_ALLOW_THREADS
-    ter_free(&t);
-    release_segments(&s);
-    if (failed == -2)
-        return PyErr_NoMemory();
-    if (failed == -3)
-        return PyErr_Format(PyExc_RuntimeError, "TER: no edit path in the beam for segment %zd", bad);
-    Py_RETURN_NONE;
+    return each_segment(args, ter_segment, &t, ter_free);
 }
 
 static PyMethodDef methods[] = {

@@ -1,7 +1,8 @@
 """The one boundary to evalab's compiled kernels, their switch, and the packed-segment types.
 
 Four optional C extensions are loaded here and nowhere else: :data:`mt` (``_mtkernel``:
-mteval-v13a/zh tokenization, jiwer's words, packing characters, clipped n-gram matching),
+mteval-v13a/zh tokenization, TER's Tercom normaliser, jiwer's words, packing characters,
+clipped n-gram matching),
 :data:`ed` (``_edkernel``: Levenshtein and TER edits), :data:`rouge` (``_rougekernel``: LCS
 lengths and n-gram overlaps) and :data:`ties` (``_tieskernel``: acc_eq tie curves). Each is the
 module, or ``None`` when it was not built (no C compiler at install time) or when the

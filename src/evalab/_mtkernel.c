@@ -1,13 +1,27 @@
 /*
- * evalab._mtkernel: the two inner loops of BLEU/chrF, and WER's word splitting, in C
- * (optional; pure-Python fallbacks with identical results live in evalab.text.mt,
- * evalab.metrics._ngrams and evalab.text.asr).
+ * evalab._mtkernel: the two inner loops of BLEU/chrF, WER's word splitting and TER's
+ * normaliser in C (optional; pure-Python fallbacks with identical results live in
+ * evalab.text.mt, evalab.metrics._ngrams, evalab.text.asr and evalab.text.tercom).
  *
  * mteval_split(line, cjk=False) -> list[str]
  *     Rules 1-4 of mteval-v13a (as sacrebleu's TokenizerRegexp), then str.split(); with
  *     cjk, every CJK character is padded with spaces first (sacrebleu's TokenizerZh).
  *     Every rule is a left-to-right scan over non-overlapping two-character windows,
  *     which is exactly what re.sub does with these fixed-width patterns.
+ *
+ * tercom_tokens(lines, normalized, no_punct, asian_support, case_sensitive) -> list[list[str]]
+ *     The tokens of every line as sacrebleu's TercomTokenizer gives them for the line
+ *     right-stripped: lowercased unless case_sensitive (str.lower() for a line with a
+ *     non-ASCII character that changes, ASCII letters here otherwise); with normalized, the line breaks joined, four XML entities unescaped, then the Western
+ *     rules on " " + line + " " and, with asian_support, CJK characters and punctuation
+ *     padded; with no_punct, .,?:;!"() removed (and, with asian_support, CJK and
+ *     full-width punctuation); then str.split(). Each rule is one pass over the line.
+ *
+ * tercom_encode(lines, vocab, normalized, no_punct, asian_support, case_sensitive, twice)
+ *     -> (bytes, bytes)
+ *     The same tokens as int64 ids through the Vocab (new tokens added), with the
+ *     nlines + 1 offsets; with twice, each line's tokens are joined by single spaces and
+ *     normalised again first (sacrebleu normalises references twice).
  *
  * Vocab()
  *     A token -> id table keyed by code points (no str object per token).
@@ -51,15 +65,15 @@
 
 /* ------------------------------------------------------------------ tokenizer */
 
-static int is_pad(Py_UCS4 c)
+static inline int is_pad(Py_UCS4 c)
 {
     /* [{-~[-` -&(-+:-@/] */
     return (c >= '{' && c <= '~') || (c >= '[' && c <= '`') || (c >= ' ' && c <= '&') ||
            (c >= '(' && c <= '+') || (c >= ':' && c <= '@') || c == '/';
 }
 
-static int is_digit(Py_UCS4 c) { return c >= '0' && c <= '9'; }
-static int is_pc(Py_UCS4 c) { return c == '.' || c == ','; }
+static inline int is_digit(Py_UCS4 c) { return c >= '0' && c <= '9'; }
+static inline int is_pc(Py_UCS4 c) { return c == '.' || c == ','; }
 
 /* sacrebleu's TokenizerZh ranges, as evalab.text.mt._ZH_RANGES (see the note there) */
 static const Py_UCS4 ZH_RANGES[][2] = {
@@ -80,25 +94,32 @@ static int is_zh(Py_UCS4 c)
     return 0;
 }
 
-/* Working buffers; each rule at most triples (rule 1) or doubles (rules 2-4) the text. */
+/* Working buffers: each pass reads one and writes the other (see run_passes). */
 typedef struct {
     Py_UCS4 *a, *b;
     Py_ssize_t cap;
 } Work;
 
+/* Grows both buffers to hold `need` code points, keeping what they hold: 0, or -1 with
+ * MemoryError set. */
+static int work_reserve(Work *w, Py_ssize_t need)
+{
+    if (need <= w->cap)
+        return 0;
+    if (GROW(w->a, need) < 0 || GROW(w->b, need) < 0)
+        return -1;
+    w->cap = need;
+    return 0;
+}
+
+/* The code points of `str` in b, and room for the two padding spaces. */
 static int work_load(Work *w, PyObject *str, Py_ssize_t *n)
 {
     Py_ssize_t len = PyUnicode_GET_LENGTH(str);
-    Py_ssize_t need = 24 * (len + 2) + 8;
-    if (need > w->cap) {
-        if (GROW(w->a, need) < 0 || GROW(w->b, need) < 0)
-            return -1;
-        w->cap = need;
-    }
-    int kind = PyUnicode_KIND(str);
-    const void *data = PyUnicode_DATA(str);
-    for (Py_ssize_t i = 0; i < len; i++)
-        w->b[i] = PyUnicode_READ(kind, data, i);
+    if (work_reserve(w, len + 8) < 0)
+        return -1;
+    if (len && !PyUnicode_AsUCS4(str, w->b, len, 0))
+        return -1;
     *n = len;
     return 0;
 }
@@ -129,41 +150,72 @@ static Py_ssize_t replace_pass(Py_UCS4 *s, Py_ssize_t n, const char *pat, Py_UCS
     return k;
 }
 
-/* Tokenizer13a's steps before the rules, in b: drop <skipped> and "-\n", newlines to
- * spaces, unescape four entities (in sacrebleu's order), pad with one space each side. */
-static Py_ssize_t prepare_13a(Work *w, Py_ssize_t n)
+typedef struct {
+    const char *pat;
+    Py_UCS4 rep;
+} Replace;
+
+/* The line breaks mteval-v13a and Tercom join, and the four XML entities both unescape
+ * (in sacrebleu's order). */
+static const Replace BREAKS_13A[] = {{"<skipped>", 0}, {"-\n", 0}, {"\n", ' '}, {NULL, 0}};
+static const Replace BREAKS_TERCOM[] = {{"\n-", 0}, {"\n", ' '}, {NULL, 0}};
+static const Replace ENTITIES[] = {
+    {"&quot;", '"'}, {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {NULL, 0}};
+
+/* The ASCII characters a text holds, one bit each. */
+typedef struct {
+    uint64_t bits[2];
+} AsciiSet;
+
+static void ascii_add(AsciiSet *set, Py_UCS4 c)
 {
-    Py_UCS4 *b = w->b;
-    int lt = 0, nl = 0, amp = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        lt |= b[i] == '<';
-        nl |= b[i] == '\n';
-        amp |= b[i] == '&';
+    if (c < 0x80)
+        set->bits[c >> 6] |= (uint64_t)1 << (c & 63);
+}
+
+static int ascii_holds_all(const AsciiSet *set, const char *pat)
+{
+    for (; *pat; pat++) {
+        unsigned char c = (unsigned char)*pat;
+        if (!(set->bits[c >> 6] >> (c & 63) & 1))
+            return 0;
     }
-    /* a pass whose pattern cannot occur changes nothing: skip it */
-    if (lt)
-        n = replace_pass(b, n, "<skipped>", 0);
-    if (nl) {
-        n = replace_pass(b, n, "-\n", 0);
-        n = replace_pass(b, n, "\n", ' ');
+    return 1;
+}
+
+/* Every replacement of the NULL-ended table on b[0..n), in order; one whose pattern has a
+ * character `set` (what the text holds) lacks changes nothing and is skipped. */
+static Py_ssize_t replace_each(Py_UCS4 *b, Py_ssize_t n, const Replace *table, AsciiSet *set)
+{
+    for (; table->pat; table++) {
+        if (ascii_holds_all(set, table->pat)) {
+            n = replace_pass(b, n, table->pat, table->rep);
+            ascii_add(set, table->rep);
+        }
     }
-    if (amp) {
-        n = replace_pass(b, n, "&quot;", '"');
-        n = replace_pass(b, n, "&amp;", '&');
-        n = replace_pass(b, n, "&lt;", '<');
-        n = replace_pass(b, n, "&gt;", '>');
-    }
+    return n;
+}
+
+/* The steps before the rules (Tokenizer13a's, or Tercom's general part), in b: the line
+ * breaks, the entities, then one space each side. b has room for the two spaces. */
+static Py_ssize_t prepare(Py_UCS4 *b, Py_ssize_t n, const Replace *breaks)
+{
+    AsciiSet set = {{0, 0}};
+    for (Py_ssize_t i = 0; i < n; i++)
+        ascii_add(&set, b[i]);
+    n = replace_each(b, n, breaks, &set);
+    n = replace_each(b, n, ENTITIES, &set);
     memmove(b + 1, b, sizeof(Py_UCS4) * n);
     b[0] = ' ';
     b[n + 1] = ' ';
     return n + 2;
 }
 
-/* str.strip() (TokenizerZh strips the line first) */
-static Py_ssize_t strip_ws(Py_UCS4 *b, Py_ssize_t n)
+/* str.strip() (TokenizerZh strips the line first), or str.rstrip() (TER's lines) */
+static Py_ssize_t strip_ws(Py_UCS4 *b, Py_ssize_t n, int left)
 {
     Py_ssize_t s = 0, e = n;
-    while (s < e && Py_UNICODE_ISSPACE(b[s]))
+    while (left && s < e && Py_UNICODE_ISSPACE(b[s]))
         s++;
     while (e > s && Py_UNICODE_ISSPACE(b[e - 1]))
         e--;
@@ -171,61 +223,114 @@ static Py_ssize_t strip_ws(Py_UCS4 *b, Py_ssize_t n)
     return e - s;
 }
 
-/* Rules 1-4 of mteval-v13a on b[0..n); the result is left in b; returns its length. */
-static Py_ssize_t run_rules(Work *w, Py_ssize_t n, int cjk)
+/* One rewriting pass: src[0..n) into dst, at most tripling the text; returns its length. */
+typedef Py_ssize_t (*Pass)(const Py_UCS4 *src, Py_ssize_t n, Py_UCS4 *dst);
+
+/* Runs the passes in order (a NULL one is skipped) from b, each into the other buffer;
+ * the result is left in b. Returns its length, or -1 with MemoryError set. */
+static Py_ssize_t run_passes(Work *w, Py_ssize_t n, const Pass *passes, size_t count)
 {
-    Py_UCS4 *a = w->a, *b = w->b;
-    Py_ssize_t m = 0, k = 0, i;
-    /* rule 1: pad ASCII punctuation and symbols (and, for zh, CJK characters) */
-    for (i = 0; i < n; i++) {
-        Py_UCS4 c = b[i];
-        if (is_pad(c) || (cjk && is_zh(c))) {
-            a[m++] = ' ';
-            a[m++] = c;
-            a[m++] = ' ';
-        } else {
-            a[m++] = c;
-        }
+    for (size_t p = 0; p < count; p++) {
+        if (!passes[p])
+            continue;
+        if (work_reserve(w, 3 * n + 8) < 0)
+            return -1;
+        n = passes[p](w->b, n, w->a);
+        Py_UCS4 *t = w->a;
+        w->a = w->b, w->b = t;
     }
-    /* rule 2: ([^0-9])([.,]) -> "\1 \2 " */
-    for (i = 0; i < m;) {
-        if (i + 1 < m && !is_digit(a[i]) && is_pc(a[i + 1])) {
-            b[k++] = a[i];
-            b[k++] = ' ';
-            b[k++] = a[i + 1];
-            b[k++] = ' ';
-            i += 2;
+    return n;
+}
+
+/* ([class]) -> " \1 ": every character of the class padded with a space each side. */
+static inline Py_ssize_t pad_where(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d,
+                                   int (*in_class)(Py_UCS4))
+{
+    Py_ssize_t k = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (in_class(s[i])) {
+            d[k++] = ' ';
+            d[k++] = s[i];
+            d[k++] = ' ';
         } else {
-            b[k++] = a[i++];
-        }
-    }
-    /* rule 3: ([.,])([^0-9]) -> " \1 \2" */
-    m = 0;
-    for (i = 0; i < k;) {
-        if (i + 1 < k && is_pc(b[i]) && !is_digit(b[i + 1])) {
-            a[m++] = ' ';
-            a[m++] = b[i];
-            a[m++] = ' ';
-            a[m++] = b[i + 1];
-            i += 2;
-        } else {
-            a[m++] = b[i++];
-        }
-    }
-    /* rule 4: ([0-9])(-) -> "\1 \2 " */
-    k = 0;
-    for (i = 0; i < m;) {
-        if (i + 1 < m && is_digit(a[i]) && a[i + 1] == '-') {
-            b[k++] = a[i];
-            b[k++] = ' ';
-            b[k++] = '-';
-            b[k++] = ' ';
-            i += 2;
-        } else {
-            b[k++] = a[i++];
+            d[k++] = s[i];
         }
     }
     return k;
+}
+
+/* [class] -> "": every character of the class dropped. */
+static inline Py_ssize_t drop_where(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d,
+                                    int (*in_class)(Py_UCS4))
+{
+    Py_ssize_t k = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!in_class(s[i]))
+            d[k++] = s[i];
+    return k;
+}
+
+/* (x)(y) -> x and y spaced, where match(x, y): left to right over non-overlapping
+ * two-character windows, which is what re.sub does with these fixed-width patterns;
+ * `lead` gives " \1 \2", else "\1 \2 ". */
+static inline Py_ssize_t window_pass(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d,
+                                     int (*match)(Py_UCS4, Py_UCS4), int lead)
+{
+    Py_ssize_t k = 0, i = 0;
+    while (i < n) {
+        if (i + 1 < n && match(s[i], s[i + 1])) {
+            if (lead)
+                d[k++] = ' ';
+            d[k++] = s[i];
+            d[k++] = ' ';
+            d[k++] = s[i + 1];
+            if (!lead)
+                d[k++] = ' ';
+            i += 2;
+        } else {
+            d[k++] = s[i++];
+        }
+    }
+    return k;
+}
+
+static int is_pad_or_zh(Py_UCS4 c) { return is_pad(c) || is_zh(c); }
+static int nondigit_pc(Py_UCS4 x, Py_UCS4 y) { return !is_digit(x) && is_pc(y); }
+static int pc_nondigit(Py_UCS4 x, Py_UCS4 y) { return is_pc(x) && !is_digit(y); }
+static int digit_dash(Py_UCS4 x, Py_UCS4 y) { return is_digit(x) && y == '-'; }
+
+/* rule 1 of mteval-v13a: pad ASCII punctuation and symbols (zh: and CJK characters) */
+static Py_ssize_t pad_ascii(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d)
+{
+    return pad_where(s, n, d, is_pad);
+}
+static Py_ssize_t pad_ascii_zh(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d)
+{
+    return pad_where(s, n, d, is_pad_or_zh);
+}
+/* rule 2: ([^0-9])([.,]) -> "\1 \2 " */
+static Py_ssize_t rule_pc_after(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d)
+{
+    return window_pass(s, n, d, nondigit_pc, 0);
+}
+/* rule 3: ([.,])([^0-9]) -> " \1 \2" */
+static Py_ssize_t rule_pc_before(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d)
+{
+    return window_pass(s, n, d, pc_nondigit, 1);
+}
+/* rule 4: ([0-9])(-) -> "\1 \2 " */
+static Py_ssize_t rule_dash(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d)
+{
+    return window_pass(s, n, d, digit_dash, 0);
+}
+
+/* Rules 1-4 of mteval-v13a on b[0..n); the result is left in b; returns its length, or
+ * -1 with MemoryError set. */
+static Py_ssize_t run_rules(Work *w, Py_ssize_t n, int cjk)
+{
+    const Pass rules[] = {cjk ? pad_ascii_zh : pad_ascii, rule_pc_after, rule_pc_before,
+                          rule_dash};
+    return run_passes(w, n, rules, sizeof rules / sizeof rules[0]);
 }
 
 /* The next whitespace-separated token of b[0..k) from *i on: 1 and its start (the token
@@ -293,9 +398,8 @@ static PyObject *mteval_split(PyObject *self, PyObject *args)
     Work w = {NULL, NULL, 0};
     Py_ssize_t n;
     PyObject *out = NULL;
-    if (work_load(&w, line, &n) < 0)
+    if (work_load(&w, line, &n) < 0 || (n = run_rules(&w, n, cjk)) < 0)
         goto fail;
-    n = run_rules(&w, n, cjk);
     out = PyList_New(0);
     if (!out || split_tokens(w.b, n, emit_to_list, out) < 0)
         goto fail;
@@ -305,6 +409,226 @@ fail:
     Py_XDECREF(out);
     work_free(&w);
     return NULL;
+}
+
+/* ------------------------------------------------------------------ Tercom normaliser */
+
+/* Tercom's CJK ranges, each padded by one of its rules: unified ideographs and extension A,
+ * strokes and radicals, compatibility (with its ideographs and forms), and "enclosed CJK
+ * letters and months" as Tercom writes it (to U+3F22). Its kana rules only fire on a text
+ * that is one kana run from its first character, which never happens after the Western
+ * rules (the text starts with a space), so they are left out. */
+static const Py_UCS4 TERCOM_CJK[][2] = {
+    {0x4E00, 0x9FFF}, {0x3400, 0x4DBF}, {0x31C0, 0x31EF}, {0x2E80, 0x2EFF}, {0x3300, 0x33FF},
+    {0xF900, 0xFAFF}, {0xFE30, 0xFE4F}, {0x3200, 0x3F22},
+};
+
+/* Tercom's Asian punctuation ([\u3001\u3002\u3008-\u3011\u3014-\u301f\uff61-\uff65\u30fb])
+ * and full-width punctuation (．，？：；！＂（）) */
+static int is_asian_punct(Py_UCS4 c)
+{
+    return c == 0x3001 || c == 0x3002 || (c >= 0x3008 && c <= 0x3011) ||
+           (c >= 0x3014 && c <= 0x301F) || (c >= 0xFF61 && c <= 0xFF65) || c == 0x30FB ||
+           c == 0xFF0E || c == 0xFF0C || c == 0xFF1F || c == 0xFF1A || c == 0xFF1B ||
+           c == 0xFF01 || c == 0xFF02 || c == 0xFF08 || c == 0xFF09;
+}
+
+static int is_tercom_cjk(Py_UCS4 c)
+{
+    if (c < 0x2E80)
+        return 0;
+    for (size_t r = 0; r < sizeof(TERCOM_CJK) / sizeof(TERCOM_CJK[0]); r++)
+        if (c >= TERCOM_CJK[r][0] && c <= TERCOM_CJK[r][1])
+            return 1;
+    return is_asian_punct(c);
+}
+
+/* the marks no_punct removes: .,?:;!"() (and with asian_support the Asian ones) */
+static int is_punct(Py_UCS4 c) { return c < 0x80 && c && strchr(".,?:;!\"()", (int)c); }
+static int is_punct_asian(Py_UCS4 c) { return is_punct(c) || is_asian_punct(c); }
+
+/* "'s " -> " 's " (Tercom's possessive rule; its "'s$" twin never fires after the Western
+ * rules, which end the text with a space) */
+static Py_ssize_t rule_possessive(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d)
+{
+    Py_ssize_t k = 0, i = 0;
+    while (i < n) {
+        if (i + 2 < n && s[i] == '\'' && s[i + 1] == 's' && s[i + 2] == ' ')
+            d[k++] = ' ';
+        d[k++] = s[i++];
+    }
+    return k;
+}
+
+static Py_ssize_t pad_cjk(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d)
+{
+    return pad_where(s, n, d, is_tercom_cjk);
+}
+static Py_ssize_t drop_punct(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d)
+{
+    return drop_where(s, n, d, is_punct);
+}
+static Py_ssize_t drop_punct_asian(const Py_UCS4 *s, Py_ssize_t n, Py_UCS4 *d)
+{
+    return drop_where(s, n, d, is_punct_asian);
+}
+
+/* What a line holds, so that a pass with nothing to do is skipped: ASCII punctuation or
+ * symbols other than the space (or '&', whose entities unescape to some), an apostrophe,
+ * '.' or ',', '-', one of .,?:;!"() (or '&': &quot;), a CJK character, an Asian mark,
+ * and a non-ASCII character that lowercases to another. */
+enum {
+    HAS_PAD = 1,
+    HAS_QUOTE = 2,
+    HAS_PC = 4,
+    HAS_DASH = 8,
+    HAS_PUNCT = 16,
+    HAS_CJK = 32,
+    HAS_ASIAN_PUNCT = 64,
+    HAS_CASED = 128,
+};
+
+static int ascii_marks(Py_UCS4 c)
+{
+    return (is_pad(c) && c != ' ' ? HAS_PAD : 0) | (c == '\'' ? HAS_QUOTE : 0) |
+           (is_pc(c) ? HAS_PC : 0) | (c == '-' ? HAS_DASH : 0) |
+           (is_punct(c) || c == '&' ? HAS_PUNCT : 0);
+}
+
+/* the marks of every ASCII character, filled when the module is loaded */
+static unsigned char ASCII_MARKS[0x80];
+
+typedef struct {
+    int normalized, no_punct, asian, cased;
+} TercomSettings;
+
+/* The marks b[0..n) holds (the CJK ones only with asian_support); ASCII letters are
+ * lowercased on the way unless `cased`, and HAS_CASED tells that another character
+ * lowercases too (then str.lower() must do it: full and contextual mappings, İ and Σ).
+ * No character of U+2E80..U+9FFF (CJK, kana) has a lowercase; test_tercom checks every
+ * code point that has one. */
+static int marks_of(Py_UCS4 *b, Py_ssize_t n, const TercomSettings *t)
+{
+    int marks = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = b[i];
+        if (c < 0x80) {
+            if (!t->cased && c >= 'A' && c <= 'Z')
+                b[i] = c + ('a' - 'A');
+            marks |= ASCII_MARKS[c];
+            continue;
+        }
+        if (!t->cased && (c < 0x2E80 || c > 0x9FFF) && Py_UNICODE_TOLOWER(c) != c)
+            marks |= HAS_CASED;
+        if (t->asian && is_tercom_cjk(c))
+            marks |= HAS_CJK | (is_asian_punct(c) ? HAS_ASIAN_PUNCT : 0);
+    }
+    return marks;
+}
+
+/* The passes a line with these marks needs, in Tercom's order: the Western rules (ASCII
+ * padding, possessives, periods and commas, the dash), the CJK padding, then the removal
+ * of punctuation. Returns their number (at most 7). */
+static size_t tercom_passes(const TercomSettings *t, int marks, Pass *passes)
+{
+    size_t count = 0;
+    if (t->normalized) {
+        if (marks & HAS_PAD)
+            passes[count++] = pad_ascii;
+        if (marks & HAS_QUOTE)
+            passes[count++] = rule_possessive;
+        if (marks & HAS_PC) {
+            passes[count++] = rule_pc_after;
+            passes[count++] = rule_pc_before;
+        }
+        if (marks & HAS_DASH)
+            passes[count++] = rule_dash;
+        if (t->asian && (marks & HAS_CJK))
+            passes[count++] = pad_cjk;
+    }
+    if (t->no_punct && (marks & (HAS_PUNCT | (t->asian ? HAS_ASIAN_PUNCT : 0))))
+        passes[count++] = t->asian ? drop_punct_asian : drop_punct;
+    return count;
+}
+
+/* Tercom's rules on w->b[0..n), the code points of `line` (or, with line NULL, of no
+ * str yet: one is made if str.lower() is needed); the result is left in w->b. Returns its
+ * length, or -1 with an error set. */
+static Py_ssize_t tercom_rules(Work *w, Py_ssize_t n, PyObject *line, const TercomSettings *t)
+{
+    int marks = marks_of(w->b, n, t);
+    if (marks & HAS_CASED) {
+        PyObject *text = line ? Py_NewRef(line)
+                              : PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, w->b, n);
+        PyObject *lower = text ? PyObject_CallMethod(text, "lower", NULL) : NULL;
+        int rc = lower ? work_load(w, lower, &n) : -1;
+        Py_XDECREF(text);
+        Py_XDECREF(lower);
+        if (rc < 0)
+            return -1;
+        const TercomSettings lowered = {t->normalized, t->no_punct, t->asian, 1};
+        marks = marks_of(w->b, n, &lowered);
+    }
+    if (work_reserve(w, n + 8) < 0)
+        return -1;
+    n = strip_ws(w->b, n, 0);
+    if (t->normalized)
+        n = prepare(w->b, n, BREAKS_TERCOM);
+    Pass passes[8];
+    return run_passes(w, n, passes, tercom_passes(t, marks, passes));
+}
+
+/* The tokens of b[0..n) joined by single spaces, in place (" ".join(s.split())). */
+static Py_ssize_t join_tokens(Py_UCS4 *b, Py_ssize_t n)
+{
+    Py_ssize_t i = 0, k = 0, start;
+    while (next_token(b, n, &i, &start)) {
+        if (k)
+            b[k++] = ' ';
+        memmove(b + k, b + start, sizeof(Py_UCS4) * (i - start));
+        k += i - start;
+    }
+    return k;
+}
+
+/* Tercom's rules on `line` (`twice`: then again on its tokens joined by spaces, as
+ * sacrebleu normalises references); the result is left in w->b. Its length, or -1. */
+static Py_ssize_t tercom_line(Work *w, PyObject *line, const TercomSettings *t, int twice)
+{
+    Py_ssize_t n;
+    if (!PyUnicode_Check(line)) {
+        PyErr_SetString(PyExc_TypeError, "a line is not a str");
+        return -1;
+    }
+    if (work_load(w, line, &n) < 0 || (n = tercom_rules(w, n, line, t)) < 0)
+        return -1;
+    if (twice)
+        n = tercom_rules(w, join_tokens(w->b, n), NULL, t);
+    return n;
+}
+
+static PyObject *tercom_tokens(PyObject *self, PyObject *args)
+{
+    PyObject *lines;
+    TercomSettings t;
+    if (!PyArg_ParseTuple(args, "O!pppp", &PyList_Type, &lines, &t.normalized, &t.no_punct,
+                          &t.asian, &t.cased))
+        return NULL;
+    Py_ssize_t nlines = PyList_GET_SIZE(lines);
+    PyObject *out = PyList_New(nlines);
+    Work w = {NULL, NULL, 0};
+    for (Py_ssize_t s = 0; out && s < nlines; s++) {
+        Py_ssize_t n = tercom_line(&w, PyList_GET_ITEM(lines, s), &t, 0);
+        PyObject *tokens = n < 0 ? NULL : PyList_New(0);
+        if (tokens && split_tokens(w.b, n, emit_to_list, tokens) < 0)
+            Py_CLEAR(tokens);
+        if (!tokens)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, s, tokens);
+    }
+    work_free(&w);
+    return out;
 }
 
 /* ------------------------------------------------------------------ token vocabulary */
@@ -455,8 +779,9 @@ typedef struct {
     Py_ssize_t n, cap;
 } IdList;
 
-/* How encode_all splits a line: mteval-v13a, zh, or jiwer's words (any_space or not). */
-enum { RULE_13A, RULE_ZH, RULE_WORDS, RULE_WORDS_ANY };
+/* How encode_all splits a line: mteval-v13a, zh, Tercom's rules (once, or twice as for
+ * references), or jiwer's words (any_space or not). */
+enum { RULE_13A, RULE_ZH, RULE_TERCOM, RULE_TERCOM_TWICE, RULE_WORDS, RULE_WORDS_ANY };
 
 /* Appends the id of every token of b[0..k) (whitespace-separated, or jiwer's words) to out. */
 static int encode_tokens(const Py_UCS4 *b, Py_ssize_t k, VocabObject *v, int add, int rule,
@@ -480,7 +805,8 @@ static int encode_tokens(const Py_UCS4 *b, Py_ssize_t k, VocabObject *v, int add
 }
 
 /* The ids of every line's tokens under `rule` and the offsets, as (bytes, bytes). */
-static PyObject *encode_all(PyObject *lines, VocabObject *vocab, int rule, int add)
+static PyObject *encode_all(PyObject *lines, VocabObject *vocab, int rule, int add,
+                            const TercomSettings *tercom)
 {
     Py_ssize_t nlines = PyList_GET_SIZE(lines);
     IdList enc = {NULL, 0, 0};
@@ -498,11 +824,15 @@ static PyObject *encode_all(PyObject *lines, VocabObject *vocab, int rule, int a
             goto fail;
         }
         Py_ssize_t n;
-        if (work_load(&w, line, &n) < 0)
+        if (rule == RULE_TERCOM || rule == RULE_TERCOM_TWICE) {
+            if ((n = tercom_line(&w, line, tercom, rule == RULE_TERCOM_TWICE)) < 0)
+                goto fail;
+        } else if (work_load(&w, line, &n) < 0) {
             goto fail;
-        if (rule < RULE_WORDS) {
-            n = rule == RULE_ZH ? strip_ws(w.b, n) : prepare_13a(&w, n);
-            n = run_rules(&w, n, rule == RULE_ZH);
+        } else if (rule < RULE_WORDS) {
+            n = rule == RULE_ZH ? strip_ws(w.b, n, 1) : prepare(w.b, n, BREAKS_13A);
+            if ((n = run_rules(&w, n, rule == RULE_ZH)) < 0)
+                goto fail;
         }
         if (encode_tokens(w.b, n, vocab, add, rule, &enc) < 0)
             goto fail;
@@ -532,7 +862,7 @@ static PyObject *encode_lines(PyObject *self, PyObject *args)
     int zh, add = 1;
     if (!PyArg_ParseTuple(args, "O!O!p|p", &PyList_Type, &lines, &VocabType, &vocab, &zh, &add))
         return NULL;
-    return encode_all(lines, vocab, zh ? RULE_ZH : RULE_13A, add);
+    return encode_all(lines, vocab, zh ? RULE_ZH : RULE_13A, add, NULL);
 }
 
 static PyObject *encode_words(PyObject *self, PyObject *args)
@@ -542,7 +872,19 @@ static PyObject *encode_words(PyObject *self, PyObject *args)
     int any_space;
     if (!PyArg_ParseTuple(args, "O!O!p", &PyList_Type, &lines, &VocabType, &vocab, &any_space))
         return NULL;
-    return encode_all(lines, vocab, any_space ? RULE_WORDS_ANY : RULE_WORDS, 1);
+    return encode_all(lines, vocab, any_space ? RULE_WORDS_ANY : RULE_WORDS, 1, NULL);
+}
+
+static PyObject *tercom_encode(PyObject *self, PyObject *args)
+{
+    PyObject *lines;
+    VocabObject *vocab;
+    TercomSettings t;
+    int twice;
+    if (!PyArg_ParseTuple(args, "O!O!ppppp", &PyList_Type, &lines, &VocabType, &vocab,
+                          &t.normalized, &t.no_punct, &t.asian, &t.cased, &twice))
+        return NULL;
+    return encode_all(lines, vocab, twice ? RULE_TERCOM_TWICE : RULE_TERCOM, 1, &t);
 }
 
 /* ------------------------------------------------------------------ character packing */
@@ -1078,6 +1420,13 @@ static PyMethodDef methods[] = {
     {"mteval_split", mteval_split, METH_VARARGS,
      "mteval_split(line, cjk=False): mteval-v13a rules 1-4 (CJK characters padded first "
      "if cjk), then str.split()."},
+    {"tercom_tokens", tercom_tokens, METH_VARARGS,
+     "tercom_tokens(lines, normalized, no_punct, asian_support, case_sensitive) -> "
+     "list[list[str]]: the tokens of every right-stripped line under Tercom's rules."},
+    {"tercom_encode", tercom_encode, METH_VARARGS,
+     "tercom_encode(lines, vocab, normalized, no_punct, asian_support, case_sensitive, twice) "
+     "-> (ids bytes, offsets bytes): tercom_tokens' tokens of every line (twice: normalised "
+     "again after joining them by spaces) as int64 ids from the Vocab (new ones added)."},
     {"encode_lines", encode_lines, METH_VARARGS,
      "encode_lines(lines, vocab, zh, add=True) -> (ids bytes, offsets bytes): 13a (or zh) "
      "tokens of every line as int64 ids from the Vocab (a new token gets the next id, or -1 "
@@ -1101,6 +1450,8 @@ static PyMethodDef methods[] = {
 
 KERNEL_MODULE(_mtkernel, "Compiled inner loops of BLEU and chrF.")
 {
+    for (Py_UCS4 c = 0; c < 0x80; c++)
+        ASCII_MARKS[c] = (unsigned char)ascii_marks(c);
     if (PyType_Ready(&VocabType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);

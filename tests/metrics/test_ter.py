@@ -209,11 +209,36 @@ def test_jobs_and_pickle_give_the_same_rows(wmt22) -> None:
         assert whole.nrefs == "var" and whole.signature.startswith(f"{whole.metric}|nrefs:var|")
 
 
-def test_chunked_packing_gives_the_same_rows(wmt22, monkeypatch) -> None:
-    """Segments are tokenised PACK_CHUNK at a time; chunks of 7 give the rows of one chunk,
-    for several systems and references, and a pair refused in a later chunk is named by
-    its segment in the whole corpus."""
+def test_normaliser_fallback_gives_the_same_rows(wmt22, monkeypatch) -> None:
+    """The compiled normaliser (ids straight from its own table) and the pure-Python one
+    (tokens interned in a TokenTable) give the same rows, systems and references together,
+    in every setting."""
     from evalab import _kernel
+
+    if _kernel.mt is None:
+        pytest.skip("evalab._mtkernel is not built")
+    outputs = [
+        read_lines(wmt_file("hyp", "en-zh", name))[:150] for name in wmt_systems("en-zh")[:3]
+    ]
+    refs = [read_lines(wmt_file("ref", "en-zh", r))[:150] for r in PAIRS["en-zh"]]
+    outputs.append(read_lines(wmt_file("hyp", "en-de", wmt_systems("en-de")[0]))[:150])
+    for flags in itertools.product([False, True], repeat=4):
+        metric = TER(**dict(zip(SETTINGS, flags, strict=True)))
+        compiled = metric.stats_many(outputs, refs)
+        with monkeypatch.context() as patch:
+            patch.setattr(_kernel, "mt", None)
+            fallback = metric.stats_many(outputs, refs)
+        assert all((a.rows == b.rows).all() for a, b in zip(compiled, fallback, strict=True))
+
+
+def test_chunked_packing_gives_the_same_rows(wmt22, monkeypatch) -> None:
+    """Without the kernel (which maps tokens to ids with no token lists) segments are
+    tokenised PACK_CHUNK at a time; chunks of 7 give the rows of one chunk, for several
+    systems and references, and a pair refused in a later chunk is named by its segment in
+    the whole corpus."""
+    from evalab import _kernel
+
+    monkeypatch.setattr(_kernel, "mt", None)
 
     hyps, refs = wmt_inputs("de-en", "Online-B", 2)
     hyps, refs = hyps[:100], [r[:100] for r in refs]

@@ -12,7 +12,7 @@ rapidfuzz traces pairs whose cut table has at least 2**22 cells, with at least 6
 reference and 10 hypothesis tokens, by Hirschberg's divide and conquer instead, which
 may pick another path of the same length; evalab traces every pair the one way.
 
-:func:`ter_edits` is the TER search of :func:`ter_edits` is the TER search of
+:func:`ter_edits_py` (and the kernel's ``ter_edits``) is the TER search of
 sacrebleu 2.x (``lib_ter``, after Tercom), reproduced rule for rule because its greedy
 heuristics decide the number:
 
@@ -37,9 +37,8 @@ numbers.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from enum import IntEnum
-from types import ModuleType
 from typing import NamedTuple
 
 import numpy as np
@@ -90,22 +89,26 @@ def _kernel_args(hyp: Packed, ref: Packed) -> tuple[np.ndarray, ...]:
     return h_ids, hyp.offsets, r_ids, ref.offsets, np.zeros(len(hyp), dtype=np.int64)
 
 
-def _run_kernel(kernel: ModuleType, name: str, hyp: Packed, ref: Packed) -> np.ndarray:
-    args = _kernel_args(hyp, ref)
-    getattr(kernel, name)(*args)
-    return args[-1]
+def _per_segment(
+    name: str, fallback: Callable[[list[int], list[int]], int], hyps: Segments, refs: Segments
+) -> np.ndarray:
+    """One int64 per segment: the kernel's function ``name``, or ``fallback`` of the
+    hypothesis and reference ids of each segment."""
+    hyp, ref = _packed(hyps), _packed(refs)
+    kernel = _kernel.ed
+    if kernel is not None:
+        args = _kernel_args(hyp, ref)
+        getattr(kernel, name)(*args)
+        return args[-1]
+    return np.array(
+        [fallback(hyp.segment(s).tolist(), ref.segment(s).tolist()) for s in range(len(hyp))],
+        dtype=np.int64,
+    )
 
 
 def levenshtein_many(hyps: Segments, refs: Segments) -> np.ndarray:
     """Levenshtein distance (unit costs) of every hypothesis to its reference."""
-    hyp, ref = _packed(hyps), _packed(refs)
-    kernel = _kernel.ed
-    if kernel is not None:
-        return _run_kernel(kernel, "levenshtein", hyp, ref)
-    return np.array(
-        [levenshtein_py(hyp.segment(s).tolist(), ref.segment(s).tolist()) for s in range(len(hyp))],
-        dtype=np.int64,
-    )
+    return _per_segment("levenshtein", levenshtein_py, hyps, refs)
 
 
 def levenshtein_counts_many(hyps: Segments, refs: Segments) -> np.ndarray:
@@ -146,14 +149,7 @@ def levenshtein_steps_many(hyps: Segments, refs: Segments) -> list[np.ndarray]:
 
 def ter_edits_many(hyps: Segments, refs: Segments) -> np.ndarray:
     """TER edits (shifts + edit distance) of every hypothesis to its reference."""
-    hyp, ref = _packed(hyps), _packed(refs)
-    kernel = _kernel.ed
-    if kernel is not None:
-        return _run_kernel(kernel, "ter_edits", hyp, ref)
-    return np.array(
-        [ter_edits_py(hyp.segment(s).tolist(), ref.segment(s).tolist()) for s in range(len(hyp))],
-        dtype=np.int64,
-    )
+    return _per_segment("ter_edits", ter_edits_py, hyps, refs)
 
 
 def levenshtein_py(a: Sequence[int], b: Sequence[int]) -> int:

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from evalab import _kernel
-from evalab._kernel import Packed, TokenTable, chunks
+from evalab._kernel import Packed, chunks
 from evalab.metrics._editdistance import ter_edits_many
 from evalab.metrics.base import Metric, MetricSettings, PairWork, PeerName, setting
 from evalab.metrics.stats_value import NRefs
@@ -116,10 +116,10 @@ class TER(Metric):
     ) -> list[np.ndarray]:
         # one token table and one packing of the references for all systems, and one kernel
         # call over all of them: the systems end to end against each reference stream repeated
-        table = TokenTable()
-        streams = [table.pack_chunked(self._ref_tokens, stream) for stream in references]
+        pack = self._normalizer.packer()
+        streams = [pack([t or "" for t in stream], True) for stream in references]
         longest = np.max([ref.lengths for ref in streams], axis=0)
-        hyps = [table.pack_chunked(self._normalizer.many, hyps) for hyps in systems]
+        hyps = [pack(hyps, False) for hyps in systems]
         for hyp in hyps:
             self.check_pair_work(hyp.lengths, longest)
         joined = Packed.concat(hyps)
@@ -131,10 +131,8 @@ class TER(Metric):
 
     def _ref_tokens(self, stream: Sequence[str | None]) -> list[Sequence[str]]:
         # sacrebleu normalises references twice (once when caching them, once when
-        # extracting their words); with `normalized` the second pass can split more
-        # (`it's,` -> `it's` without punctuation -> `it 's`), so we do the same
-        many = self._normalizer.many
-        return many([" ".join(words) for words in many([t or "" for t in stream])])
+        # extracting their words), so we do the same
+        return self._normalizer.twice([t or "" for t in stream])
 
     def pair_sizes(
         self, hypotheses: Sequence[str], references: Sequence[Sequence[str | None]]

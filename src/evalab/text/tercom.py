@@ -8,19 +8,26 @@ a digit) and, with ``asian_support``, CJK characters padded to single characters
 full-width punctuation) removed; finally whitespace squeezed. The rules below state the
 Tercom behaviour as regular expressions so the tokens match sacrebleu's exactly.
 
-sacrebleu runs every rule on every line. Here the lines of a call are joined by a control
-character none of them holds and each rule runs once on the whole text (a rule only where
-its marks occur; the rules that look at a character's neighbours line by line, on the lines
-holding ``.``, ``,``, ``'`` or ``-``): on CJK targets, where a line is one or two words and
-the shift search is trivial, the normaliser was most of TER's time.
+sacrebleu runs every rule on every line, a regular expression pass each: on CJK targets,
+where a line is one or two words and the shift search is trivial, that was most of TER's
+time. With the compiled kernel (``_mtkernel.tercom_tokens``) each rule is one pass in C
+over the line. The pure-Python fallback joins the lines of a call by a control character
+none of them holds and runs each rule once on the whole text (a rule only where its marks
+occur; the rules that look at a character's neighbours line by line, on the lines holding
+``.``, ``,``, ``'`` or ``-``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
+
+import numpy as np
+
+from evalab import _kernel
+from evalab._kernel import Packed, TokenTable
 
 __all__ = ["TercomNormalizer"]
 
@@ -142,13 +149,47 @@ class TercomNormalizer:
         """Tokens of ``text`` (sacrebleu right-strips the line first)."""
         return tuple(self.many([text])[0])
 
+    def twice(self, texts: Sequence[str]) -> list[Sequence[str]]:
+        """Tokens of every text normalised, joined by spaces and normalised again (sacrebleu
+        normalises references twice: with ``normalized`` the second pass can split more,
+        ``it's,`` -> ``it's`` without punctuation -> ``it 's``)."""
+        return self.many([" ".join(words) for words in self.many(texts)])
+
+    def packer(self) -> Callable[[Sequence[str], bool], Packed]:
+        """``pack(texts, twice)``: the token ids of every text (of :meth:`twice` if ``twice``,
+        else of :meth:`many`), equal tokens getting equal ids over every call of this
+        ``pack``. The kernel maps tokens to ids as it finds them, with no str per token."""
+        kernel = _kernel.mt
+        if kernel is None:
+            table = TokenTable()
+            return lambda texts, twice: table.pack_chunked(
+                self.twice if twice else self.many, texts
+            )
+        vocab = kernel.Vocab()
+        flags = (self.normalized, self.no_punct, self.asian_support, self.case_sensitive)
+
+        def pack(texts: Sequence[str], twice: bool) -> Packed:
+            ids, offsets = kernel.tercom_encode(list(texts), vocab, *flags, twice)
+            return Packed(
+                np.frombuffer(ids, dtype=np.int64), np.frombuffer(offsets, dtype=np.int64)
+            )
+
+        return pack
+
     def many(self, texts: Sequence[str]) -> list[Sequence[str]]:
         """Tokens of every text, as sacrebleu's tokenizer gives them line by line.
 
-        The lines are joined by a separator none holds and each rule runs once on the whole
-        text (the rules of _CONTEXT on the lines that need them), so a call costs a few
-        passes at C speed, not a dozen regular expression calls per line.
+        The kernel runs the rules line by line; the fallback joins the lines by a separator
+        none holds and runs each rule once on the whole text (the rules of _CONTEXT on the
+        lines that need them), so a call costs a few passes at C speed, not a dozen regular
+        expression calls per line.
         """
+        kernel = _kernel.mt
+        if kernel is not None:
+            tokens: list[Sequence[str]] = kernel.tercom_tokens(
+                list(texts), self.normalized, self.no_punct, self.asian_support, self.case_sensitive
+            )
+            return tokens
         if not (self.normalized or self.no_punct):  # lowercasing and split() alone
             return list(map(str.split, texts if self.case_sensitive else map(str.lower, texts)))
         lines = list(map(str.rstrip, texts))
