@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import read_lines, wmt_file
+from evalab.metrics.comet import Comet
 from metrics import comet_oracle
 
 pytest.importorskip("torch")
@@ -35,12 +36,23 @@ def files(tmp_path_factory, wmt22) -> dict[str, str]:
     return out
 
 
-@pytest.fixture(scope="module")
-def checkpoint() -> str:
+def _oracle_checkpoint(k: int) -> str:
+    """The oracle's tiny checkpoint ``k`` (``tiny_specs``; built once, cached)."""
     try:
-        return str(comet_oracle.make_checkpoints(comet_oracle.tiny_specs(MINILM)[:1])[0])
+        return str(comet_oracle.make_checkpoints(comet_oracle.tiny_specs(MINILM)[k : k + 1])[0])
     except comet_oracle.OracleUnavailable as exc:
         pytest.skip(f"unbabel-comet oracle venv cannot be built (offline?): {exc}")
+
+
+@pytest.fixture(scope="module")
+def checkpoint() -> str:
+    return _oracle_checkpoint(0)
+
+
+@pytest.fixture(scope="module")
+def qe_checkpoint() -> str:
+    """A reference-free checkpoint (``referenceless_regression_metric``, the wmt20/21 QE class)."""
+    return _oracle_checkpoint(2)
 
 
 def _fake_checkpoint(root: Path, class_identifier: str) -> str:
@@ -51,8 +63,6 @@ def _fake_checkpoint(root: Path, class_identifier: str) -> str:
 
 
 def test_score_and_compare_with_a_source(run_cli, files, checkpoint) -> None:
-    from evalab.metrics.comet import Comet
-
     res = run_cli(
         "score",
         "-m",
@@ -99,6 +109,57 @@ def test_score_and_compare_with_a_source(run_cli, files, checkpoint) -> None:
     )
     assert res.exit_code == 0, res.stderr
     assert "src:yes" in res.stdout and "comet" in res.stdout
+
+
+def test_a_qe_checkpoint_scores_without_references(run_cli, files, qe_checkpoint, tmp_path) -> None:
+    """``comet-score`` without ``-r``: a QE checkpoint reads none, so ``-r`` may be left out,
+    and given it is ignored (the same rows, the same ``nrefs:unused`` signature, so segment
+    files of both kinds compare with ``--scores``)."""
+    model = ("-m", "comet", "--set", f"comet.model={qe_checkpoint}", "--source", files["src"])
+    hyps = ("-i", files["a"], files["b"], "-f", "json", "-q")
+    scored = {}
+    for command, extra in (("score", ()), ("compare", ("-n", "100"))):
+        without = run_cli(command, *model, *hyps, *extra)
+        given = run_cli(command, *model, "-r", files["ref"], *hyps, *extra)
+        assert without.exit_code == 0 and given.exit_code == 0, without.stderr + given.stderr
+        assert json.loads(without.stdout) == json.loads(given.stdout)
+        assert "comet|nrefs:unused|src:yes|" in without.stdout
+        scored[command] = json.loads(without.stdout)
+    metric = Comet(model=qe_checkpoint).with_sources(read_lines(Path(files["src"])))
+    rows = metric.stats(read_lines(Path(files["a"])), []).rows
+    assert scored["score"][0]["score"] == pytest.approx(rows[:, 0].mean(), abs=1e-6)
+    segments = []
+    for system, refs in ((files["a"], ()), (files["b"], ("-r", files["ref"]))):
+        segments.append(tmp_path / f"{Path(system).stem}.jsonl")
+        out = ("--segments", segments[-1], "-o", tmp_path / "table.txt")
+        assert run_cli("score", *model, *refs, "-i", system, "-q", *out).exit_code == 0
+    res = run_cli("compare", "--scores", *segments, "-n", "50", "-q", "-f", "json")
+    assert res.exit_code == 0, res.stderr
+
+
+@pytest.mark.parametrize(
+    ("model", "args", "line"),
+    [
+        ("qe", ("-m", "comet"), "comet reads the source segments (this referenceless_regression_metric checkpoint reads mt+src): pass --source SRC (one segment a line)"),
+        ("qe", ("-m", "comet,chrf", "--source", "{src}"), "no reference given; pass -r REF (several: -r REF1 REF2)"),
+        ("regression", ("-m", "comet", "--source", "{src}"), "comet: this checkpoint (regression_metric) reads mt+src+ref: pass -r REF (the references, one a line)"),
+        ("qe", ("-m", "comet", "--source", "{short}"), "inputs differ in line count ({short}: 3 lines, {hyp}: 8 lines); every file must be line-aligned"),
+    ],
+)  # fmt: skip
+def test_without_references_the_refusals_are_one_line(
+    run_cli, files, checkpoint, qe_checkpoint, tmp_path, model, args, line
+) -> None:
+    """No ``--source`` for a QE checkpoint, no ``-r`` for a metric that needs one (the line
+    it always gave), a source of another length than the systems: exit 2, nothing written."""
+    path = {"qe": qe_checkpoint, "regression": checkpoint}[model]
+    short = tmp_path / "short.txt"
+    short.write_text("a\nb\nc\n")
+    named = {"src": files["src"], "short": str(short), "hyp": files["a"]}
+    args = tuple(a.format(**named) for a in args)
+    out = tmp_path / "out.json"
+    res = run_cli("score", *args, "--set", f"comet.model={path}", "-i", files["a"], "-o", out)
+    assert res.exit_code == 2 and not out.exists()
+    assert res.stderr == f"evalab: error: {line.format(**named)}\n"
 
 
 @pytest.mark.parametrize(
@@ -302,3 +363,43 @@ def test_meta_eval_binds_the_source_to_comet(tiny, files, tmp_path) -> None:
     )
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["metrics"]["comet"]
+
+
+def test_meta_eval_of_a_qe_checkpoint_needs_no_reference(
+    run_cli, files, qe_checkpoint, tmp_path
+) -> None:
+    """Meta-evaluating quality estimation (as WMT's QE track): no ``-r``, the same numbers
+    as with one; a metric that needs references is refused as ``score`` refuses it."""
+    human = tmp_path / "human.tsv"
+    systems = [files["a"], files["b"], files["ref"]]
+    human.write_text(
+        "".join(
+            f"{Path(s).name}\t{k}\t{0.1 * k + i}\n"
+            for i, s in enumerate(systems)
+            for k in range(1, 9)
+        ),
+        encoding="utf-8",
+    )
+    args = ["meta-eval", "--human", human, "-i", *systems, "--source", files["src"], "-q"]
+    args += [
+        "-m",
+        "comet",
+        "--set",
+        f"comet.model={qe_checkpoint}",
+        "-n",
+        "20",
+        "--permutations",
+        "0",
+        "-f",
+        "json",
+    ]
+    without = run_cli(*args)
+    given = run_cli(*args, "-r", files["ref"])
+    assert without.exit_code == 0 and given.exit_code == 0, without.stderr + given.stderr
+    assert json.loads(without.stdout) == json.loads(given.stdout)
+    assert "comet|nrefs:unused|src:yes|" in without.stdout
+    refused = run_cli(*args, "-m", "chrf")
+    assert refused.exit_code == 2
+    assert (
+        refused.stderr == "evalab: error: no reference given; pass -r REF (several: -r REF1 REF2)\n"
+    )

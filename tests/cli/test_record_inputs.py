@@ -241,6 +241,7 @@ RECORD_REFUSALS = [
         ("-r", "ref.txt", "-i", "pred.jsonl", "--field", "out.text", "--ref-field", "refs"),
         "every -r file is a text file",
     ),
+    (("-i", "hyp.txt", "--ref-field", "refs"), "no -r file is given and no -i file is one"),
     (
         ("-i", "bad.jsonl", "--field", "out.text", "--ref-field", "refs"),
         "bad.jsonl: line 2 is not valid JSON",

@@ -76,6 +76,22 @@ def test_known_correlations_and_clusters(run_cli, synth):
     assert data["metrics"]["oracle"]["system_mode"] == "rated-mean"
 
 
+def test_precomputed_scores_alone_need_no_reference(run_cli, synth):
+    """``--scores`` without ``-m`` reads no reference: ``-r`` may be left out (the same
+    numbers); with a metric that reads one (the default bleu chrf) it is refused."""
+    args = [str(a) for a in base_args(synth)]
+    at = args.index("-r")
+    without = [*args[:at], *args[at + 2 :]]
+    res, given = run_cli(*without, "-f", "json"), run_cli(*args, "-f", "json")
+    assert res.exit_code == 0 and given.exit_code == 0, res.stderr
+    assert json.loads(res.stdout) == json.loads(given.stdout)
+    refused = run_cli(*without, "-m", "bleu")
+    assert refused.exit_code == 2
+    assert (
+        refused.stderr == "evalab: error: no reference given; pass -r REF (several: -r REF1 REF2)\n"
+    )
+
+
 def test_every_segment_statistic_has_an_interval_and_a_test(run_cli, synth):
     res = run_cli(*base_args(synth), "-f", "json")
     assert res.exit_code == 0, res.stderr

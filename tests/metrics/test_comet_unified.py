@@ -445,14 +445,19 @@ def _kiwi(tmp_path: Path, segments: list[str]) -> Path:
     [
         (["mt", "src"], ["-r"], ["comet reads the source segments", "--source SRC"]),
         (["mt", "ref"], ["-r", "--source"], ["reads mt+ref", "drop --source"]),
-        (["mt", "src", "ref"], [], ["reads mt+src+ref", "pass -r REF"]),
+        (
+            ["mt", "src", "ref"],
+            [],
+            ["reads mt+src+ref: pass --source SRC (quality estimation), -r REF or both"],
+        ),
     ],
 )
 def test_the_cli_checks_the_sides_a_unified_checkpoint_reads(
     segments, given, fragments, run_cli, tmp_path
 ) -> None:
     """A CometKiwi-style checkpoint needs --source, one that reads no source refuses it, and
-    -r stays required: one line, exit 2, before any model is loaded or file written."""
+    one that reads a source or a reference needs one of them: one line, exit 2, before any
+    model is loaded or file written."""
     model = _kiwi(tmp_path, segments)
     data = _wmt_files(tmp_path, n=3, systems=1)
     p = data["paths"]
@@ -487,6 +492,15 @@ def test_a_unified_checkpoint_scores_with_the_sides_it_reads(
     (row,) = json.loads(result.stdout)
     assert f"inputs:{sides}|" in row["signature"]
     assert ("nrefs:1" in row["signature"]) == ("ref" in sides)
+    if source:  # quality estimation: no -r needed; CometKiwi's row is the same without it
+        args.remove("-r")
+        args.remove(p["ref"])
+        qe = run_cli(*args, "--source", p["src"])
+        assert qe.exit_code == 0, qe.stderr
+        (qe_row,) = json.loads(qe.stdout)
+        assert "|nrefs:unused|src:yes|" in qe_row["signature"]
+        assert "inputs:mt+src|" in qe_row["signature"]
+        assert (qe_row == row) == (sides == "mt+src")
 
 
 def test_the_compare_page_marks_the_error_spans(tiny_xcomet, run_cli, tmp_path) -> None:

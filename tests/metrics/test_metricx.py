@@ -224,11 +224,26 @@ def test_cli_scores_with_the_signature_and_lower_is_better(run_cli, tiny, files)
     [
         (["--set", "metricx.model=/nonexistent/metricx"], (), "metricx.model is not a folder"),
         (
-            [],
+            ["--set", "metricx.mode=hybrid"],
             ("--source",),
             "reads the source segments: pass --source SRC, or --set metricx.mode=ref",
         ),
+        (
+            ["--set", "metricx.mode=hybrid"],
+            ("-r",),
+            "(MetricX-24, mode hybrid) reads a reference: pass -r REF, or --set metricx.mode=qe",
+        ),
         (["--set", "metricx.mode=ref"], ("-r", "--source"), "reads a reference: pass -r REF"),
+        (
+            ["--set", "metricx.mode=qe"],
+            ("-r", "--source"),
+            "(MetricX-24, mode qe) reads the source segments: pass --source SRC",
+        ),
+        (
+            [],
+            ("-r", "--source"),
+            "mode auto) reads the source segments, a reference or both: pass --source SRC",
+        ),
         (["--set", "metricx.mode=ref"], (), "reads no source: drop --source"),
         (
             ["--set", "metricx.version=23", "--set", "metricx.mode=hybrid"],
@@ -249,6 +264,90 @@ def test_cli_refuses_in_one_line(run_cli, tiny, files, settings, drop, message) 
     assert r.stdout == ""
     assert len(r.stderr.strip().splitlines()) == 1 and message in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
+
+
+def _scored(run_cli, *args) -> dict[str, dict[str, Any]]:
+    """``score -f json`` rows by system (exit 0 checked)."""
+    import json
+
+    r = run_cli("score", "-m", "metricx", *args, "-f", "json", "-q")
+    assert r.exit_code == 0, r.stderr
+    return {row["system"]: row for row in json.loads(r.stdout)}
+
+
+def test_quality_estimation_needs_no_reference(run_cli, tiny, files) -> None:
+    """Google's ``predict.py --qe``: ``-r`` may be left out where the mode reads none, and
+    given it is ignored (the same rows and signature); MetricX-24's ``auto`` reads what is
+    given, so without ``-r`` it is ``qe`` and with ``-r`` alone ``ref``."""
+    model = ("--set", f"metricx.model={tiny}")
+    src, hyps = ("--source", files["src"]), ("-i", files["good"], files["bad"])
+    qe = _scored(run_cli, *model, "--set", "metricx.mode=qe", *src, *hyps)
+    assert "metricx|nrefs:unused|src:yes|" in qe["good.txt"]["signature"]
+    assert "|mode:qe|" in qe["good.txt"]["signature"]
+    assert (
+        _scored(run_cli, *model, "--set", "metricx.mode=qe", *src, "-r", files["ref"], *hyps) == qe
+    )
+    assert _scored(run_cli, *model, *src, *hyps) == qe  # auto, no -r: qe
+    ref = _scored(run_cli, *model, "--set", "metricx.mode=ref", "-r", files["ref"], *hyps)
+    assert "metricx|nrefs:1|src:no|" in ref["good.txt"]["signature"]
+    assert _scored(run_cli, *model, "-r", files["ref"], *hyps) == ref  # auto, no --source: ref
+    assert qe["good.txt"]["score"] != ref["good.txt"]["score"]
+
+
+@pytest.mark.parametrize(
+    ("command", "extra", "message"),
+    [
+        ("score", ("-m", "metricx,bleu"), "no reference given; pass -r REF (several: -r REF1 REF2)"),
+        ("compare", ("-m", "metricx,bleu"), "compare needs -r REFERENCE and -i BASELINE SYS1 ... (or --scores FILES)"),
+        ("compare", ("-m", "metricx", "-f", "html"), "compare -f html shows each segment's reference beside the systems: pass -r REF"),
+    ],
+)  # fmt: skip
+def test_a_reference_metric_without_references_is_refused_as_before(
+    run_cli, tiny, files, tmp_path, command, extra, message
+) -> None:
+    """A metric that needs references (bleu) beside a QE one: the line it always gave."""
+    out = tmp_path / "out.txt"
+    r = run_cli(
+        command, *extra, "--set", f"metricx.model={tiny}", "--source", files["src"],
+        "-i", files["good"], files["bad"], "-q", "-o", out,
+    )  # fmt: skip
+    assert r.exit_code == 2 and r.stdout == "" and not out.exists()
+    assert r.stderr == f"evalab: error: {message}\n"
+
+
+def test_compare_without_references(run_cli, tiny, files) -> None:
+    """``compare`` of QE scores: the paired test on the rows ``score`` gives, no ``-r``."""
+    import json
+
+    model = ("-m", "metricx", "--set", f"metricx.model={tiny}", "--source", files["src"])
+    hyps = ("-i", files["good"], files["bad"], "-q", "-n", "100", "-f", "json")
+    r = run_cli("compare", *model, *hyps)
+    assert r.exit_code == 0, r.stderr
+    with_refs = run_cli("compare", *model, "--set", "metricx.mode=qe", "-r", files["ref"], *hyps)
+    assert with_refs.exit_code == 0, with_refs.stderr
+    assert json.loads(r.stdout) == json.loads(with_refs.stdout)
+    qe = _scored(
+        run_cli, "--set", f"metricx.model={tiny}", "--source", files["src"], "-i", files["bad"]
+    )
+    (row,) = [x for x in json.loads(r.stdout) if x["system"] == "bad.txt"]
+    assert row["score"] == pytest.approx(qe["bad.txt"]["score"], abs=1e-12)
+    assert "metricx|nrefs:unused|src:yes|" in row["signature"]
+
+
+def test_auto_builds_the_text_predict_py_builds_for_the_sides_given(tiny) -> None:
+    """Without a reference, MetricX-24's auto reads ``source: S candidate: H``, as Google's
+    ``predict.py --qe`` builds it (the README: hybrid checkpoints, reference left empty);
+    without a source ``source:  candidate: H reference: R``, its README's empty source."""
+    auto = MetricX(model=str(tiny), progress=False)
+    assert auto.input_texts(["H"], [["R"]]) == ["source:  candidate: H reference: R"]
+    bound = auto.with_sources(["S"])
+    assert bound.input_texts(["H"], []) == ["source: S candidate: H"]
+    assert bound.input_texts(["H"], [["R"]]) == ["source: S candidate: H reference: R"]
+    assert "|nrefs:unused|src:yes|" in bound.signature_for(0)
+    assert "|mode:qe|" in bound.signature_for(0)
+    assert "|mode:hybrid|" in bound.signature_for(1)
+    with pytest.raises(InputError, match="reads the source segments, a reference or both"):
+        auto.stats(["H"], [])
 
 
 def test_refuses_a_model_of_another_kind_and_a_missing_tokenizer(tmp_path: Path, tiny) -> None:

@@ -27,11 +27,13 @@ import typer
 from evalab.cli.app import command
 from evalab.cli.compare_scores import ScoreOptions, check_mode, compare_scores
 from evalab.cli.inputs import (
+    aligned_stream,
     bind_source,
     check_model_inputs,
     check_source_option,
     input_options,
     load_inputs,
+    needs_references,
     show_progress,
     warn_language_misfits,
 )
@@ -1001,7 +1003,7 @@ ITEMS_ONLY = (
 
 @command(CompareRequest)
 def compare(req: CompareRequest) -> None:
-    """Compare systems with a baseline (the first -i, or --scores per-item files instead of -r/-i): scores, CIs, deltas and paired p-values."""
+    """Compare systems with a baseline (the first -i, or --scores per-item files instead of -r/-i): scores, CIs, deltas and paired p-values; a quality-estimation metric needs --source, not -r."""
     check_mode(bool(req.scores), given_options(req, TEXT_ONLY), given_options(req, ITEMS_ONLY))
     # the page is a view of texts: --scores has the table formats only
     view = table_view(
@@ -1051,14 +1053,17 @@ class SystemsRun:
     view: TableView
 
 
+#: ``compare -r/-i`` without -i, or without -r where a metric needs references
+NEEDS_INPUTS = "compare needs -r REFERENCE and -i BASELINE SYS1 ... (or --scores FILES)"
+
+
 def checked_systems(req: CompareRequest, view: TableView) -> SystemsRun:
     """Every option of ``compare -r/-i`` checked before any file is read or any resampling starts."""
-    if not req.reference or not req.input:
-        raise SettingsError(
-            "compare needs -r REFERENCE and -i BASELINE SYS1 ... (or --scores FILES)"
-        )
-    named = named_inputs(req.input)
+    if not req.input:
+        raise SettingsError(NEEDS_INPUTS)
     metrics = MetricSelection.parse(req.metrics, req.set_)
+    _check_references_given(req, metrics)
+    named = named_inputs(req.input)
     read = [
         *input_options(req.reference, named.paths, req.source),
         ("--train", req.train),
@@ -1092,6 +1097,19 @@ def checked_systems(req: CompareRequest, view: TableView) -> SystemsRun:
         )
     check_distinct_systems(named.paths)
     return SystemsRun(req, named, metrics, read, n, correct, cluster, view)
+
+
+def _check_references_given(req: CompareRequest, metrics: MetricSelection) -> None:
+    """No ``-r`` only where every metric scores without references (quality estimation,
+    built to say so), and not for the page, which shows them."""
+    if req.reference:
+        return
+    if needs_references(metrics.build()):
+        raise SettingsError(NEEDS_INPUTS)
+    if req.format == "html":
+        raise SettingsError(
+            "compare -f html shows each segment's reference beside the systems: pass -r REF"
+        )
 
 
 def _check_agreement(req: CompareRequest) -> None:
@@ -1144,14 +1162,17 @@ def scored_systems(run: SystemsRun) -> ScoredSystems:
     check_model_inputs(built, req.source, bool(req.reference), source_shown=html)
     if not (html and req.source is not None):
         check_source_option(built, req.source, [*req.reference, *run.named.paths])
-    refs, systems = load_inputs(req.reference, run.named.paths, run.named.keys)
+    refs, systems = load_inputs(
+        req.reference, run.named.paths, run.named.keys, required=needs_references(built)
+    )
     refs = apply_missing_refs(refs, req.reference, req.missing_ref)
     warn_language_misfits(built, refs)
     texts = _page_texts(req.format, req.source, req.train, req.reference, refs, systems)
+    aligned = aligned_stream(req.reference, refs, run.named.paths, systems)
     if req.test != "mcnemar":  # McNemar's exact test is exact on any count; resampling is not
-        check_resamplable(len(refs[0]), f"--test {req.test}", req.reference[0])
+        check_resamplable(len(aligned[1]), f"--test {req.test}", aligned[0])
     check_pair_work(built, systems, refs)
-    built = bind_source(built, req.source, req.reference, refs)
+    built = bind_source(built, req.source, aligned)
     scored = score_table(
         built, systems, refs, req.shards.jobs, run.cluster, segments=False, spans=texts is not None
     )

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from evalab.metrics.base import Metric
 
 __all__ = [
+    "aligned_stream",
     "bind_source",
     "check_model_inputs",
     "check_segments_path",
@@ -41,6 +42,7 @@ __all__ = [
     "load_models",
     "load_streams",
     "metric_inputs",
+    "needs_references",
     "settings_inputs",
     "show_progress",
     "study_inputs",
@@ -98,19 +100,28 @@ def _shown(path: Path) -> str:
 NO_RECORDS = RecordOptions()
 
 
+def needs_references(built: Mapping[str, Metric]) -> bool:
+    """Whether ``-r`` is required: a selected metric cannot score without references (every
+    metric but quality estimation, as each one's ``needs_references`` says). The one place
+    the scoring commands decide it."""
+    return any(metric.needs_references for metric in built.values())
+
+
 def load_inputs(
     references: list[str],
     inputs: list[str],
     names: dict[str, str] | None = None,
     records: RecordOptions = NO_RECORDS,
+    *,
+    required: bool = True,
 ) -> tuple[list[list[str | None]], dict[str, list[str]]]:
     """Read reference streams and system outputs (text or record files); check they are all
-    line-aligned.
+    line-aligned. No reference is refused when ``required`` (:func:`needs_references`).
 
     Systems are keyed by ``names[path]`` (:class:`~evalab.cli.names.NamedInputs`), else by
     their file names (their paths where two share a file name).
     """
-    return load_streams(references, inputs, names, records)[:2]
+    return load_streams(references, inputs, names, records, required=required)[:2]
 
 
 def load_streams(
@@ -118,12 +129,14 @@ def load_streams(
     inputs: list[str],
     names: dict[str, str] | None = None,
     records: RecordOptions = NO_RECORDS,
+    *,
+    required: bool = True,
 ) -> tuple[list[list[str | None]], dict[str, list[str]], list[str]]:
     """:func:`load_inputs` and a label per reference stream (its file, and its position in
     a record file's list of references)."""
     if not inputs:
         raise SettingsError("no system output given; pass -i HYP [HYP2 ...]")
-    streams = read_streams(references, inputs, records)
+    streams = read_streams(references, inputs, records, required=required)
     check_same_length([*zip(streams.ref_labels, streams.refs, strict=True), *streams.systems])
     systems: dict[str, list[str]] = {}
     for p, segments in streams.systems:
@@ -172,18 +185,29 @@ def check_model_inputs(
             check(source is not None, has_references, unread_source_ok=source_shown)
 
 
+def aligned_stream(
+    labels: Sequence[str],
+    refs: Sequence[Sequence[str | None]],
+    paths: Sequence[str],
+    systems: Mapping[str, Sequence[str]],
+) -> tuple[str, Sequence[str | None]]:
+    """The stream the other inputs are line-aligned with, and its label: the first reference,
+    else (no ``-r``: quality estimation) the first system's output."""
+    if refs:
+        return labels[0], refs[0]
+    return paths[0], next(iter(systems.values()))
+
+
 def bind_source(
-    built: dict[str, Metric],
-    source: str | None,
-    references: list[str],
-    refs: list[list[str | None]],
+    built: dict[str, Metric], source: str | None, aligned: tuple[str, Sequence[str | None]]
 ) -> dict[str, Metric]:
-    """The metrics with the ``--source`` segments bound, checked line-aligned like a reference."""
+    """The metrics with the ``--source`` segments bound, checked line-aligned with ``aligned``
+    (:func:`aligned_stream`)."""
     if source is None:
         return built
     segments = read_segments(source)
     check_no_nul(source, segments)
-    check_same_length([(source, segments), (references[0], refs[0])])
+    check_same_length([(source, segments), aligned])
     return {
         # only the metrics that use a source (COMET) define with_sources, as uses_source says
         n: m.with_sources(segments) if getattr(m, "uses_source", False) else m  # type: ignore[attr-defined]

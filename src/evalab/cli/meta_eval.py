@@ -7,6 +7,7 @@ pairwise accuracies with bootstrap intervals and rank clusters (see :mod:`evalab
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
@@ -17,10 +18,12 @@ import typer
 from evalab.cli.app import command
 from evalab.cli.compare import check_distinct_systems
 from evalab.cli.inputs import (
+    aligned_stream,
     bind_source,
     input_options,
     load_inputs,
     metric_inputs,
+    needs_references,
     show_progress,
 )
 from evalab.cli.language_checks import warn_tokenizer_misfit
@@ -137,13 +140,13 @@ def _collect_scores(
     mask: np.ndarray,
     *,
     progress: bool,
-    source: tuple[str | None, str] = (None, ""),
+    source: tuple[str | None, tuple[str, Sequence[str | None]]],
 ) -> list[MetricScores]:
     out: list[MetricScores] = []
     built = show_progress(MetricSelection.parse(metrics, set_).build(), progress)
     warn_tokenizer_misfit(built, refs)  # 13a on Chinese: said once, as in `score`
     # the metrics that read sources (comet) get the --source segments, as in `score`
-    built = bind_source(built, source[0], [source[1]], refs)
+    built = bind_source(built, *source)
     for name, metric in built.items():
         out.append(metric_scores(name, metric, hyps, refs, metric_system, mask))
     if scores_file is not None:
@@ -202,8 +205,8 @@ class MetaEvalRequest:
             help="Human segment scores: MQM average-score file or TSV (system, segment, score).",
         ),
     ]
-    reference: RepeatedReferences
     input: Inputs
+    reference: RepeatedReferences = field(default_factory=list)
     metrics: Annotated[
         list[str],
         typer.Option(
@@ -293,11 +296,12 @@ class MetaEvalRequest:
 def meta_eval(req: MetaEvalRequest) -> None:
     """Meta-evaluate metrics against human scores: correlations, accuracies, CIs, clusters (-i may include human translations, e.g. ref-C)."""
     run = checked_meta_eval(req)
-    refs, texts = load_inputs(req.reference, run.named.paths)
+    refs, texts = load_inputs(req.reference, run.named.paths, required=run.needs_references)
     check_pair_work(bounded_metrics(run.metric_names, req.set_), texts, refs)
-    n_segments = len(refs[0])
-    check_resamplable(n_segments, "meta-eval's bootstrap", req.reference[0])
-    _check_source(req.source, n_segments, req.reference[0])
+    aligned = aligned_stream(req.reference, refs, run.named.paths, texts)
+    n_segments = len(aligned[1])
+    check_resamplable(n_segments, "meta-eval's bootstrap", aligned[0])
+    _check_source(req.source, n_segments, aligned[0])
     short = run.named.short
     systems = [short[p] for p in run.named.paths]
     aliases = _aliases(run.named.paths, short)
@@ -316,7 +320,7 @@ def meta_eval(req: MetaEvalRequest) -> None:
         req.metric_system,
         np.isfinite(human_matrix),
         progress=not req.quiet,
-        source=(req.source, req.reference[0]),
+        source=(req.source, aligned),
     )
     s = MetaEvalSettings(
         req.n_bootstrap, req.permutations, req.seed, req.confidence, req.alpha, req.human_system
@@ -343,6 +347,8 @@ class MetaEvalRun:
     view: TableView
     #: ``--name-map``: human-file system name -> ``-i`` system
     mapping: dict[str, str]
+    #: ``-r`` is required: given, or a metric needs references (none for QE or --scores only)
+    needs_references: bool
 
 
 def checked_meta_eval(req: MetaEvalRequest) -> MetaEvalRun:
@@ -374,4 +380,7 @@ def checked_meta_eval(req: MetaEvalRequest) -> MetaEvalRun:
         raise SettingsError(f"--width must be between 0 and 16, got {req.width}")
     view = table_view(req.format, req.layout, req.latex, PAGE_FORMATS)
     check_distinct_systems(list(named.paths))
-    return MetaEvalRun(named, metric_names, written, view, parse_name_map(req.name_map))
+    needs = bool(req.reference) or needs_references(
+        MetricSelection.parse(metric_names, req.set_).build()
+    )
+    return MetaEvalRun(named, metric_names, written, view, parse_name_map(req.name_map), needs)

@@ -168,7 +168,7 @@ RepeatedReferences = Annotated[
     typer.Option(
         "-r",
         "--reference",
-        help="Reference file(s), one segment a line ('-' = stdin); several references: -r once per file.",
+        help="Reference file(s), one segment a line ('-' = stdin); several references: -r once per file. Not needed where every metric reads none (quality estimation from --source).",
     ),
 ]
 #: ``--missing-ref none|empty-line``

@@ -59,17 +59,21 @@ class Streams:
     systems: list[tuple[str, list[str]]]
 
 
-def read_streams(references: list[str], inputs: list[str], options: RecordOptions) -> Streams:
+def read_streams(
+    references: list[str], inputs: list[str], options: RecordOptions, *, required: bool = True
+) -> Streams:
     """Read text and record files into reference streams and system outputs (not yet checked
-    for equal lengths: the caller names every file's count when they differ)."""
+    for equal lengths: the caller names every file's count when they differ); no reference
+    at all where none is ``required`` (quality estimation)."""
     record_paths = [p for p in [*references, *inputs] if options.is_record_file(p)]
-    _check_options(references, inputs, options, record_paths)
+    _check_options(references, inputs, options, record_paths, required)
     records = {p: read_records(p) for p in record_paths}
     if options.id_field is not None:
         records = _aligned(records, options.id_field)
     refs: list[list[str | None]] = []
     labels: list[str] = []
-    for p in references or [next(q for q in inputs if q in records)]:
+    in_records = [] if options.ref_field is None else [next(q for q in inputs if q in records)]
+    for p in references or in_records:
         if p in records:
             streams = _reference_streams(records[p], options.ref_field or "", p)
             refs += streams
@@ -96,7 +100,11 @@ def read_streams(references: list[str], inputs: list[str], options: RecordOption
 
 
 def _check_options(
-    references: list[str], inputs: list[str], options: RecordOptions, record_paths: list[str]
+    references: list[str],
+    inputs: list[str],
+    options: RecordOptions,
+    record_paths: list[str],
+    required: bool,
 ) -> None:
     """Refuse record options that no file uses, and record files without the fields they need."""
     record_inputs = [p for p in inputs if p in record_paths]
@@ -113,11 +121,16 @@ def _check_options(
         raise SettingsError(
             "--ref-field reads references from record files, but every -r file is a text file"
         )
+    if options.ref_field is not None and not references and not record_inputs:
+        raise SettingsError(
+            "--ref-field reads the references of record files, but no -r file is given and "
+            "no -i file is one (.jsonl, .csv, .tsv)"
+        )
     if record_refs and options.ref_field is None:
         raise SettingsError(
             f"{record_refs[0]} is a record file: pass --ref-field NAME for its references"
         )
-    if not references and options.ref_field is None:
+    if not references and options.ref_field is None and required:
         records = (
             ", or --ref-field NAME for the references of the -i records" if record_inputs else ""
         )

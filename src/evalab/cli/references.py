@@ -36,7 +36,7 @@ def apply_missing_refs(
     A ``None`` already there (a record with fewer references than others) stays missing.
     """
     empty = [sum(1 for r in stream if r is not None and not r.strip()) for stream in refs]
-    if mode == "empty-line":
+    if mode == "empty-line" and refs:
         missing = sum(empty[1:])
         if empty[0]:
             warnings.warn(

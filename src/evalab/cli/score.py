@@ -13,6 +13,7 @@ import typer
 
 from evalab.cli.app import command
 from evalab.cli.inputs import (
+    aligned_stream,
     bind_source,
     check_model_inputs,
     check_segments_path,
@@ -20,6 +21,7 @@ from evalab.cli.inputs import (
     input_options,
     load_models,
     load_streams,
+    needs_references,
     show_progress,
     warn_language_misfits,
 )
@@ -237,7 +239,8 @@ class ScoreRequest:
 
 @command(ScoreRequest)
 def score(req: ScoreRequest) -> None:
-    """Score system outputs against references with one or more metrics."""
+    """Score system outputs against references with one or more metrics (a quality-estimation
+    metric, such as a CometKiwi checkpoint or metricx qe, from --source without -r)."""
     names = canonical_metric_names(req.metrics)
     set_ = [
         *req.set_,
@@ -252,12 +255,13 @@ def score(req: ScoreRequest) -> None:
     built = show_progress(run.metrics.build(), not req.quiet)
     check_model_inputs(built, req.source, bool(req.reference) or req.ref_field is not None)
     check_source_option(built, req.source, [*req.reference, *run.named.paths])
-    refs, systems, labels = read_references_and_systems(req, run.named)
+    refs, systems, labels = read_references_and_systems(req, run.named, needs_references(built))
     warn_language_misfits(built, refs, langpair_option=True)
+    aligned = aligned_stream(labels, refs, run.named.paths, systems)
     if req.ci:
-        check_resamplable(len(refs[0]), "--ci", labels[0])
+        check_resamplable(len(aligned[1]), "--ci", aligned[0])
     check_pair_work(built, systems, refs)
-    built = bind_source(built, req.source, labels, refs)
+    built = bind_source(built, req.source, aligned)
     load_models(built, not req.quiet)
     scored = score_table(
         built, systems, refs, req.shards.jobs, run.cluster, segments=req.segments is not None
@@ -314,12 +318,14 @@ def checked_score(req: ScoreRequest, names: list[str]) -> ScoreRun:
 
 
 def read_references_and_systems(
-    req: ScoreRequest, named: NamedInputs
+    req: ScoreRequest, named: NamedInputs, required: bool
 ) -> tuple[list[list[str | None]], dict[str, list[str]], list[str]]:
-    """The reference streams (``--num-refs`` split, ``--missing-ref`` applied), the systems,
-    and a label per reference stream."""
+    """The reference streams (``--num-refs`` split, ``--missing-ref`` applied; none where
+    none is ``required``), the systems, and a label per reference stream."""
     records = RecordOptions(req.field, req.ref_field, req.id_field)
-    refs, systems, labels = load_streams(req.reference, named.paths, named.keys, records)
+    refs, systems, labels = load_streams(
+        req.reference, named.paths, named.keys, records, required=required
+    )
     refs = split_num_refs(refs, labels, req.num_refs)
     if req.num_refs > 1:
         labels = [f"{labels[0]} (column {k})" for k in range(1, req.num_refs + 1)]

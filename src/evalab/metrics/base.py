@@ -296,9 +296,10 @@ def complete(references: list[list[str | None]]) -> TypeGuard[list[list[str]]]:
 
 
 def check_references(
-    hypotheses: Sequence[str], references: Refs, *, metric: str
+    hypotheses: Sequence[str], references: Refs, *, metric: str, optional: bool = False
 ) -> tuple[list[str], list[list[str | None]]]:
-    """Validate the sacrebleu layout and return plain lists.
+    """Validate the sacrebleu layout and return plain lists (``optional``: no reference
+    stream at all is no reference, for a metric that scores without one).
 
     ``references`` must be a list of reference *streams*, each as long as ``hypotheses``.
     The classic mistake (one list of references *per segment*) is detected and the error
@@ -314,6 +315,8 @@ def check_references(
         )
     hyps = _strings(hypotheses, metric)
     streams = list(references)
+    if not streams and optional:
+        return hyps, []
     if not streams:
         raise InputError(f"{metric}: no references given; expected references=[stream, ...]")
     if any(isinstance(stream, str) for stream in streams):
@@ -486,6 +489,9 @@ class Metric(ABC):
     self_score_is_best: ClassVar[bool] = True
     #: the most reference streams the metric reads; ``None``: any number
     max_reference_streams: ClassVar[int | None] = None
+    #: whether the metric cannot score without references; ``False`` for quality
+    #: estimation (a COMET QE checkpoint, MetricX ``qe``), which the CLI scores without ``-r``
+    needs_references: bool = True
     #: the bound on one segment pair's work, checked by :meth:`check_pair_work` (which the
     #: metric calls on the tokens it counts) and by the CLI before any metric runs
     #: (:meth:`pair_sizes`); ``None``: the work grows linearly with the text

@@ -54,7 +54,11 @@ from evalab.models.hub import cached_snapshot, is_model_name, model_label
 if TYPE_CHECKING:
     from evalab.models.comet_unified import UnifiedScores
 
-__all__ = ["Comet", "CometSettings", "ScoredSystem"]
+__all__ = ["EITHER_SIDE", "Comet", "CometSettings", "ScoredSystem"]
+
+#: what a model that reads a source, a reference or both asks for given neither (xCOMET,
+#: MetricX-24's auto)
+EITHER_SIDE: tuple[Part, ...] = (SOURCE, " SRC (quality estimation), ", REFERENCES, " REF or both")
 
 
 @dataclass(frozen=True)
@@ -158,6 +162,10 @@ class Comet(Metric):
         #: the sides the checkpoint reads as ``hparams.yaml`` declares them (for the checks
         #: before any work; the loaded model's own hyper-parameters decide when scoring)
         self.input_sides = input_sides(self.class_identifier, read_hparams_yaml(ckpt))
+        #: a reference-free or unified model reading a source (CometKiwi, xCOMET) needs none
+        self.needs_references = "ref" in self.input_sides and (
+            self.uses_references or not self.uses_source
+        )
         if self.settings.encoder is not None and not Path(self.settings.encoder).is_dir():
             raise InputError(
                 f"{self.settings.encoder}: comet.encoder is not a folder; pass the encoder's local folder"
@@ -205,14 +213,15 @@ class Comet(Metric):
                 "no source: drop ",
                 SOURCE,
             )
-        needs_reference = "ref" in self.input_sides and (
-            self.uses_references or not self.uses_source
-        )
-        if not has_reference and (needs_reference or (self.unified and not has_source)):
+        if not has_reference and self.needs_references:
             raise SettingsError(
                 f"comet: this checkpoint ({self.class_identifier}) {reads}: pass ",
                 REFERENCES,
                 " REF (the references, one a line)",
+            )
+        if not (has_reference or has_source) and self.unified:  # xCOMET: either, or both
+            raise SettingsError(
+                f"comet: this checkpoint ({self.class_identifier}) {reads}: pass ", *EITHER_SIDE
             )
 
     @property
@@ -336,11 +345,9 @@ class Comet(Metric):
         self, hypotheses: Sequence[str], references: Refs
     ) -> tuple[list[str], list[list[str | None]]]:
         # a reference-free model needs no references; given ones are checked and ignored
-        if not self.uses_references and not references:
-            hyps, _ = check_references(hypotheses, [hypotheses], metric=self.name)
-            refs: list[list[str | None]] = []
-        else:
-            hyps, refs = check_references(hypotheses, references, metric=self.name)
+        hyps, refs = check_references(
+            hypotheses, references, metric=self.name, optional=not self.uses_references
+        )
         if self.uses_references and len(refs) > self.max_reference_streams:
             raise InputError(
                 f"comet: {len(refs)} reference streams given; COMET reads one reference per segment"

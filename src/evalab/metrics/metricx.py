@@ -8,10 +8,12 @@ is fetched. The score is an error score in [0, 25]: **lower is better**.
 
 What the model reads (``mode``): MetricX-24 is hybrid: ``hybrid`` reads source, candidate
 and reference; ``ref`` the candidate and reference (the source empty, as Google's README
-says for missing sources); ``qe`` source and candidate. A MetricX-23 checkpoint is either
-reference-based (``ref``: candidate and reference) or quality estimation (``qe``:
-candidate and source). Sources are bound by :meth:`MetricX.with_sources` (the CLI:
-``--source``).
+says for missing sources); ``qe`` source and candidate (``predict.py --qe``). Its default,
+``auto``, reads what it is given: both sides (``hybrid``), the source alone (``qe``, so no
+reference is needed) or the reference alone (``ref``); the signature names the mode read.
+A MetricX-23 checkpoint is either reference-based (``ref``: candidate and reference) or
+quality estimation (``qe``: candidate and source). Sources are bound by
+:meth:`MetricX.with_sources` (the CLI: ``--source``).
 
 Per-segment stats rows are ``(score, count=1)``: the corpus score is the mean of the
 segment scores, so rows add up across shards and resamples.
@@ -39,7 +41,7 @@ from evalab.metrics.base import (
     check_references,
     setting,
 )
-from evalab.metrics.comet import Comet, _rows
+from evalab.metrics.comet import EITHER_SIDE, Comet, _rows
 from evalab.metrics.stats_value import NRefs, Stats
 from evalab.models.hf_encoder import _fingerprint_dir
 from evalab.models.hub import model_label, resolve_model
@@ -73,7 +75,7 @@ class MetricXSettings(MetricSettings):
     mode: str = setting(
         "auto",
         "inputs: hybrid (source + reference), ref (reference), qe (source); auto: MetricX-24 "
-        "hybrid, MetricX-23 qe for a -qe- checkpoint, else ref",
+        "what is given (both: hybrid), MetricX-23 qe for a -qe- checkpoint, else ref",
         choices=("auto", "hybrid", "ref", "qe"),
     )
     #: both read from a folder, or a name in the local Hugging Face cache (never downloaded)
@@ -129,7 +131,7 @@ class MetricX(Metric):
         "tokenizer": (),
         # the tiny checkpoint's name says no version: the fixture sets it
         "version": (),
-        # auto is hybrid on the fixture's MetricX-24 (the same signature by design)
+        # auto reads both sides on the fixture's MetricX-24: hybrid (the same signature by design)
         "mode": ("ref", "qe"),
         # short enough that the contract's sentences reach it
         "max_input_length": (8,),
@@ -149,8 +151,11 @@ class MetricX(Metric):
         self.files: ModelFiles = read_model_files(Path(resolve_model(str(s.model))), tokenizer)
         self.version = s.version or _version_of(self.files.folder)
         self.mode = _mode_of(s.mode, self.version, self.files.folder)
+        #: MetricX-24's ``auto``: the mode follows the sides given (:meth:`mode_read`)
+        self.adapts = s.mode == "auto" and self.version == 24
         self.max_input_length = s.max_input_length or MAX_INPUT_LENGTH[self.version]
         self.uses_references = "ref" in MODE_SIDES[self.mode]
+        self.needs_references = self.uses_references and not self.adapts
         #: the source segments bound by :meth:`with_sources` (``None``: none bound)
         self.sources: list[str] | None = None
         self._loaded: dict[str, MetricXModel] = {}  # shared by with_sources() copies
@@ -169,13 +174,30 @@ class MetricX(Metric):
         """Whether this mode reads source segments (the CLI binds ``--source`` then)."""
         return "src" in MODE_SIDES[self.mode]
 
-    #: a mode that reads sources cannot score without them
-    needs_source = uses_source
+    @property
+    def needs_source(self) -> bool:
+        """Whether it cannot score without sources (``auto`` can, from a reference)."""
+        return self.uses_source and not self.adapts
+
+    def mode_read(self, has_source: bool, has_reference: bool) -> str:
+        """The mode these inputs are read in: the one set, or what ``auto`` makes of the sides
+        given (MetricX-24: both ``hybrid``, the source ``qe``, the reference ``ref``)."""
+        if not self.adapts or has_source == has_reference:
+            return self.mode
+        return "qe" if has_source else "ref"
 
     def check_inputs(
         self, has_source: bool, has_reference: bool, *, unread_source_ok: bool = False
     ) -> None:
         """Refuse, naming the option, inputs this mode cannot score from."""
+        if self.adapts and not (has_source or has_reference):
+            raise SettingsError(
+                f"metricx (MetricX-{self.version}, mode auto) reads the source segments, a "
+                "reference or both: pass ",
+                *EITHER_SIDE,
+            )
+        if self.adapts:
+            return
         what = f"metricx (MetricX-{self.version}, mode {self.mode})"
         if self.uses_source and not has_source:
             other = self._other_mode("ref")
@@ -233,8 +255,9 @@ class MetricX(Metric):
 
     def input_texts(self, hypotheses: Sequence[str], references: Refs) -> list[str]:
         """The text the model reads for each segment (Google's ``predict.py`` layout)."""
-        src = self.sources if self.uses_source else None
-        ref = references[0] if self.uses_references else None
+        sides = MODE_SIDES[self.mode_read(self.sources is not None, bool(references))]
+        src = self.sources if "src" in sides else None
+        ref = references[0] if "ref" in sides else None
         return [
             input_text(
                 self.version,
@@ -248,23 +271,27 @@ class MetricX(Metric):
     def _check(
         self, hypotheses: Sequence[str], references: Refs
     ) -> tuple[list[str], list[list[Any]]]:
-        if not self.uses_references and not references:
-            hyps, _ = check_references(hypotheses, [hypotheses], metric=self.name)
-            refs: list[list[Any]] = []
-        else:
-            hyps, refs = check_references(hypotheses, references, metric=self.name)
-        if self.uses_references:
+        hyps, refs = check_references(
+            hypotheses, references, metric=self.name, optional=not self.needs_references
+        )
+        mode = self.mode_read(self.sources is not None, bool(refs))
+        if self.adapts and self.sources is None and not refs:
+            raise InputError(
+                "metricx: MetricX-24 (mode auto) reads the source segments, a reference or both: "
+                "give references or sources (Python: metric.with_sources(sources))"
+            )
+        if "ref" in MODE_SIDES[mode]:
             if len(refs) > self.max_reference_streams:
                 raise InputError(
                     f"metricx: {len(refs)} reference streams given; MetricX reads one reference per segment"
                 )
             if any(r is None for r in refs[0]):
                 raise InputError(
-                    f"metricx: a segment has no reference (None); mode {self.mode} reads one per segment"
+                    f"metricx: a segment has no reference (None); mode {mode} reads one per segment"
                 )
-        if self.uses_source and self.sources is None:
+        if "src" in MODE_SIDES[mode] and self.sources is None:
             raise InputError(
-                f"metricx: mode {self.mode} reads the source segments; pass ",
+                f"metricx: mode {mode} reads the source segments; pass ",
                 SOURCE,
                 " SRC (Python: metric.with_sources(sources))",
             )
@@ -276,13 +303,14 @@ class MetricX(Metric):
 
     def _signature_fields(self, nrefs: NRefs) -> list[tuple[str, str]]:
         files = self.files
+        mode = self.mode_read(self.sources is not None, nrefs != 0)
         return [
-            ("nrefs", str(nrefs) if self.uses_references else "unused"),
-            ("src", "yes" if self.uses_source else "no"),
+            ("nrefs", str(nrefs) if "ref" in MODE_SIDES[mode] else "unused"),
+            ("src", "yes" if "src" in MODE_SIDES[mode] else "no"),
             ("model", f"{model_label(files.folder)}@{_fingerprint_dir(files.folder)}"),
             ("tok", f"{model_label(files.tokenizer)}@{_fingerprint_dir(files.tokenizer)}"),
             ("metricx", str(self.version)),
-            ("mode", self.mode),
+            ("mode", mode),
             ("maxlen", str(self.max_input_length)),
             ("device", self.settings.device),
         ]

@@ -62,7 +62,9 @@ def parallel_stats(
     """``metric.stats(hypotheses, references)`` computed on ``jobs`` processes."""
     if jobs < 1:
         raise OutOfRangeError("jobs", jobs, "at least 1")
-    hyps, refs = check_references(hypotheses, references, metric=metric.name)
+    hyps, refs = check_references(
+        hypotheses, references, metric=metric.name, optional=not metric.needs_references
+    )
     if jobs == 1 or len(hyps) < 2 or not shardable(metric):
         return metric.stats(hyps, refs)
     bounds = shard_bounds(len(hyps), jobs)
@@ -171,12 +173,13 @@ def cluster_table(
         )
     from evalab.metrics.ray_shards import run_shards
 
+    optional = not any(m.needs_references for m in metrics.values())
     checked = {
-        s: check_references(h, references, metric=next(iter(metrics), "score"))
+        s: check_references(h, references, metric=next(iter(metrics), "score"), optional=optional)
         for s, h in systems.items()
     }
     refs = next(iter(checked.values()))[1] if checked else [list(r) for r in references]
-    n = len(refs[0]) if refs else 0
+    n = len(next(iter(checked.values()))[0]) if checked else 0
     works, index = [], []
     for name, metric in metrics.items():
         bounds = shard_bounds(n, workers) if metric.additive else [(0, n)]
