@@ -160,24 +160,18 @@ def test_logits_npz(run_cli, tmp_path):
 
 
 def test_score_command_runs_perplexity_with_a_model(run_cli, tiny_lm, text_file):
-    res = run_cli(
-        "score",
-        "-m",
-        "perplexity",
-        "-s",
-        f"model={tiny_lm}",
-        "-s",
-        "max_length=32",
-        "-r",
-        text_file,
-        "-i",
-        text_file,
-        "-f",
-        "json",
-    )
+    args = ("score", "-m", "perplexity", "-s", f"model={tiny_lm}", "-s", "max_length=32")
+    res = run_cli(*args, "-r", text_file, "-i", text_file, "-f", "json")
     assert res.exit_code == 0, res.stderr
     rep = json.loads(res.stdout)[0]
     assert rep["metric"] == "perplexity" and rep["score"] > 1 and "lm:tiny-gpt2" in rep["signature"]
+    # a language model's loss reads no reference: without -r the same number
+    res = run_cli(*args, "-i", text_file, "-f", "json")
+    assert res.exit_code == 0, res.stderr
+    assert json.loads(res.stdout)[0] == rep
+    # beside a metric that needs one, -r is required as ever
+    res = run_cli(*args, "-m", "bleu", "-i", text_file)
+    assert res.exit_code == 2 and "no reference given; pass -r REF" in res.stderr
 
 
 def bad_npz(tmp_path: Path, name: str, **arrays) -> Path:

@@ -659,11 +659,14 @@ class Metric(ABC):
         """
         if isinstance(references, Iterator):
             references = [list(stream) for stream in references]  # read once, used per system
-        checked = [check_references(hyps, references, metric=self.name) for hyps in systems]
+        checked = [
+            check_references(hyps, references, metric=self.name, optional=not self.needs_references)
+            for hyps in systems
+        ]
         if not checked:
             return []
         refs = checked[0][1]
-        if not complete(refs):
+        if not refs or not complete(refs):  # no reference stream: a metric that reads none
             return [self.stats(hyps, refs) for hyps, _ in checked]
         return self._complete_stats_many([hyps for hyps, _ in checked], refs)
 

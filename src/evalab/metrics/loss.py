@@ -124,6 +124,8 @@ class LossMetric(Metric):
     settings: PerplexitySettings
     higher_is_better: ClassVar[bool] = False
     scale: ClassVar[float] = 1.0
+    #: a language model's loss on the texts themselves: ``-r`` may be left out
+    needs_references = False
     _LM_ONLY = "part of the LM protocol: with model=PATH the scorer's signature fields name it; rows from numbers do not use it"
     inert_settings: ClassVar[Mapping[str, str]] = {
         "batch_size": "how many windows per forward pass: the same numbers",
@@ -288,20 +290,8 @@ class LossMetric(Metric):
         ``references`` are not used by a language-model loss; if given, their layout is
         still checked so a misaligned file is reported instead of ignored.
         """
-        if references is not None:
-            hyps, refs = check_references(hypotheses, references, metric=self.name)
-            nrefs: NRefs = len(refs)
-        else:
-            if isinstance(hypotheses, str):
-                raise InputError(
-                    f"{self.name}: hypotheses must be a list of strings, got one string"
-                )
-            hyps, nrefs = list(hypotheses), None
-            for i, h in enumerate(hyps):
-                if not isinstance(h, str):
-                    raise InputError(
-                        f"{self.name}: hypothesis {i} is {type(h).__name__}, expected str"
-                    )
+        hyps, refs = check_references(hypotheses, references or [], metric=self.name, optional=True)
+        nrefs: NRefs = len(refs) or None
         return self.make_stats(self._segment_stats(hyps, []), nrefs)
 
     def _segment_stats(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray:
