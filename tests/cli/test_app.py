@@ -135,7 +135,7 @@ def test_every_setting_a_library_refusal_names_is_worded_as_an_option_the_cli_ha
 
     have = options(command_for([]))
     named = _settings_named_below_the_cli()
-    assert {"name_map", "workers", "comet.model", "Columns.scores"} <= set(named)
+    assert {"name_map", "workers", "metricx.mode", "Columns.scores"} <= set(named)
     unknown = {
         f"{where}: {name} -> {option_of(name)}"
         for name, where in named.items()

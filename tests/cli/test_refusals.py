@@ -199,6 +199,27 @@ def test_hunted_cases(work):
             "must be at least 1",
         ),
         (("score", "-r", "ref.txt", "-i", "hyp.txt", "-s", "bleu.=3"), "unknown setting ''"),
+        # a trained metric without its checkpoint, or on a device torch has no name for
+        (
+            ("score", "-r", "ref.txt", "-i", "hyp.txt", "-m", "comet"),
+            "comet needs a checkpoint: --set comet.model=PATH (a COMET checkpoint folder)",
+        ),
+        (
+            (
+                "score",
+                "-r",
+                "ref.txt",
+                "-i",
+                "hyp.txt",
+                "-m",
+                "metricx",
+                "-s",
+                "model=m",
+                "-s",
+                "device=tpu",
+            ),
+            "metricx device 'tpu': expected cpu, cuda or cuda:N",
+        ),
         # unbounded sizes hung (orders) or ran for days (resamples); inf smoothing was accepted
         (
             (

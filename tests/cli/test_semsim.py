@@ -109,7 +109,10 @@ def test_semsim_errors_exit_2_without_output(run_cli, seed_files, tmp_path, tiny
         (("--model", str(tmp_path)), "no config.json"),
         (("--model", str(tiny_bert), "--layer", "7"), "layer 7 is out of range"),
         (("--model", TABLE, "--rescale"), "rescale needs a baseline"),
-        (("--model", TABLE, "--device", "tpu"), "unknown device 'tpu'"),
+        (
+            ("--model", TABLE, "--device", "tpu"),
+            "bertscore device 'tpu': expected cpu, cuda or cuda:N",
+        ),
     ]
     for extra, message in cases:
         res = run_cli("semsim", "-r", ref, "-i", hyp, *extra, "-o", str(out))

@@ -26,6 +26,7 @@ as the hypotheses (``references[j][i]`` is reference ``j`` of segment ``i``).
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from abc import ABC, abstractmethod
@@ -55,9 +56,11 @@ __all__ = [
     "PeerName",
     "Score",
     "Stats",
+    "check_model_run",
     "check_references",
     "empty_corpus_error",
     "reference_digest",
+    "require_checkpoint",
     "setting",
 ]
 
@@ -293,6 +296,23 @@ def column_ratio(sums: np.ndarray, num: int, den: int) -> np.ndarray:
 def complete(references: list[list[str | None]]) -> TypeGuard[list[list[str]]]:
     """Whether no reference is missing (every stream holds strings only)."""
     return not has_missing(references)
+
+
+def require_checkpoint(metric: str, model: str | None, what: str) -> None:
+    """A metric that is nothing without its trained checkpoint (``what`` says where one is)."""
+    if model is None:
+        raise SettingsError(
+            f"{metric} needs a checkpoint: ", Setting(f"{metric}.model"), f"=PATH ({what})"
+        )
+
+
+def check_model_run(metric: str, batch_size: int | None, device: str) -> None:
+    """The settings of a metric that runs a torch model: a ``batch_size`` of at least 1
+    (``None``: the metric's own choice) and a torch device it runs on."""
+    if batch_size is not None and batch_size < 1:
+        raise SettingsError(f"{metric} batch_size must be at least 1, got {batch_size}")
+    if re.fullmatch(r"cpu|cuda(:\d+)?", device) is None:
+        raise SettingsError(f"{metric} device {device!r}: expected cpu, cuda or cuda:N")
 
 
 def check_references(

@@ -34,9 +34,11 @@ from evalab.metrics.base import (
     MetricSettings,
     Refs,
     Score,
+    check_model_run,
     check_references,
     column_ratio,
     complete,
+    require_checkpoint,
     setting,
 )
 from evalab.metrics.stats_value import NRefs, Stats
@@ -93,18 +95,8 @@ class CometSettings(MetricSettings):
 
     def validate(self) -> None:
         super().validate()
-        if self.model is None:
-            raise SettingsError(
-                "comet needs a checkpoint: ",
-                Setting("comet.model"),
-                "=PATH (a COMET checkpoint folder)",
-            )
-        if self.batch_size < 1:
-            raise SettingsError(f"comet batch_size must be at least 1, got {self.batch_size}")
-        if not (self.device == "cpu" or self.device == "cuda" or self.device.startswith("cuda:")):
-            raise SettingsError(
-                f"unknown device {self.device!r}; expected 'cpu', 'cuda' or 'cuda:N'"
-            )
+        require_checkpoint("comet", self.model, "a COMET checkpoint folder")
+        check_model_run("comet", self.batch_size, self.device)
         if self.amp and not self.device.startswith("cuda"):
             raise SettingsError(
                 "comet amp=true needs device=cuda; on cpu the numbers are computed in float32"

@@ -38,7 +38,9 @@ from evalab.metrics.base import (
     Metric,
     MetricSettings,
     Refs,
+    check_model_run,
     check_references,
+    require_checkpoint,
     setting,
 )
 from evalab.metrics.comet import EITHER_SIDE, Comet, _rows
@@ -90,23 +92,19 @@ class MetricXSettings(MetricSettings):
 
     def validate(self) -> None:
         super().validate()
-        if self.model is None:
-            raise SettingsError(
-                "metricx needs a checkpoint: ",
-                Setting("metricx.model"),
-                "=PATH (a MetricX checkpoint "
-                "folder, or google/metricx-24-hybrid-xl-v2p6 in the local Hugging Face cache)",
-            )
+        require_checkpoint(
+            "metricx",
+            self.model,
+            "a MetricX checkpoint folder, or google/metricx-24-hybrid-xl-v2p6 in the local "
+            "Hugging Face cache",
+        )
         if self.version not in (None, 23, 24):
             raise SettingsError(f"metricx version must be 23 or 24, got {self.version}")
         if self.max_input_length is not None and self.max_input_length < 2:
             raise SettingsError(
                 f"metricx max_input_length must be at least 2, got {self.max_input_length}"
             )
-        if self.batch_size < 1:
-            raise SettingsError(f"metricx batch_size must be at least 1, got {self.batch_size}")
-        if self.device != "cpu" and re.fullmatch(r"cuda(:\d+)?", self.device) is None:
-            raise SettingsError(f"metricx device {self.device!r}: expected cpu, cuda or cuda:N")
+        check_model_run("metricx", self.batch_size, self.device)
 
 
 class MetricX(Metric):

@@ -48,6 +48,7 @@ from evalab.metrics.base import (
     Metric,
     MetricSettings,
     Refs,
+    check_model_run,
     check_references,
     complete,
     nrefs_field,
@@ -116,14 +117,9 @@ class BERTScoreSettings(MetricSettings):
 
     def validate(self) -> None:
         super().validate()
-        if self.batch_size is not None and self.batch_size < 1:
-            raise SettingsError(f"batch_size must be at least 1, got {self.batch_size}")
+        check_model_run("bertscore", self.batch_size, self.device)
         if self.layer is not None and self.layer < 0:
             raise SettingsError(f"layer must be 0 or more, got {self.layer}")
-        if not (self.device == "cpu" or self.device == "cuda" or self.device.startswith("cuda:")):
-            raise SettingsError(
-                f"unknown device {self.device!r}; expected 'cpu', 'cuda' or 'cuda:N'"
-            )
         if self.baseline is not None and not self.rescale:
             raise SettingsError(
                 "a baseline file was given but rescale is off; set rescale=True to use it"
