@@ -214,7 +214,7 @@ def test_hunted_cases(work):
                 "-m",
                 "metricx",
                 "-s",
-                "model=m",
+                "model=folder",
                 "-s",
                 "device=tpu",
             ),
