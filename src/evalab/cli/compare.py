@@ -32,7 +32,7 @@ from evalab.cli.inputs import (
     check_model_inputs,
     check_source_option,
     input_options,
-    load_inputs,
+    load_streams,
     needs_references,
     show_progress,
     warn_language_misfits,
@@ -1162,7 +1162,7 @@ def scored_systems(run: SystemsRun) -> ScoredSystems:
     check_model_inputs(built, req.source, bool(req.reference), source_shown=html)
     if not (html and req.source is not None):
         check_source_option(built, req.source, [*req.reference, *run.named.paths])
-    refs, systems = load_inputs(
+    refs, systems, _ = load_streams(
         req.reference, run.named.paths, run.named.keys, required=needs_references(built)
     )
     refs = apply_missing_refs(refs, req.reference, req.missing_ref)

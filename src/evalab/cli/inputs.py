@@ -38,7 +38,6 @@ __all__ = [
     "check_segments_path",
     "check_source_option",
     "input_options",
-    "load_inputs",
     "load_models",
     "load_streams",
     "metric_inputs",
@@ -107,23 +106,6 @@ def needs_references(built: Mapping[str, Metric]) -> bool:
     return any(metric.needs_references for metric in built.values())
 
 
-def load_inputs(
-    references: list[str],
-    inputs: list[str],
-    names: dict[str, str] | None = None,
-    records: RecordOptions = NO_RECORDS,
-    *,
-    required: bool = True,
-) -> tuple[list[list[str | None]], dict[str, list[str]]]:
-    """Read reference streams and system outputs (text or record files); check they are all
-    line-aligned. No reference is refused when ``required`` (:func:`needs_references`).
-
-    Systems are keyed by ``names[path]`` (:class:`~evalab.cli.names.NamedInputs`), else by
-    their file names (their paths where two share a file name).
-    """
-    return load_streams(references, inputs, names, records, required=required)[:2]
-
-
 def load_streams(
     references: list[str],
     inputs: list[str],
@@ -132,8 +114,14 @@ def load_streams(
     *,
     required: bool = True,
 ) -> tuple[list[list[str | None]], dict[str, list[str]], list[str]]:
-    """:func:`load_inputs` and a label per reference stream (its file, and its position in
-    a record file's list of references)."""
+    """Read reference streams and system outputs (text or record files), check they are all
+    line-aligned, and label each reference stream (its file, and its position in a record
+    file's list of references). No reference is refused when ``required``
+    (:func:`needs_references`).
+
+    Systems are keyed by ``names[path]`` (:class:`~evalab.cli.names.NamedInputs`), else by
+    their file names (their paths where two share a file name).
+    """
     if not inputs:
         raise SettingsError("no system output given; pass -i HYP [HYP2 ...]")
     streams = read_streams(references, inputs, records, required=required)

@@ -21,7 +21,7 @@ from evalab.cli.inputs import (
     aligned_stream,
     bind_source,
     input_options,
-    load_inputs,
+    load_streams,
     metric_inputs,
     needs_references,
     show_progress,
@@ -296,7 +296,7 @@ class MetaEvalRequest:
 def meta_eval(req: MetaEvalRequest) -> None:
     """Meta-evaluate metrics against human scores: correlations, accuracies, CIs, clusters (-i may include human translations, e.g. ref-C)."""
     run = checked_meta_eval(req)
-    refs, texts = load_inputs(req.reference, run.named.paths, required=run.needs_references)
+    refs, texts, _ = load_streams(req.reference, run.named.paths, required=run.needs_references)
     check_pair_work(bounded_metrics(run.metric_names, req.set_), texts, refs)
     aligned = aligned_stream(req.reference, refs, run.named.paths, texts)
     n_segments = len(aligned[1])

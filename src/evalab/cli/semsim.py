@@ -17,7 +17,7 @@ import click
 import typer
 
 from evalab.cli.app import command, sub_app
-from evalab.cli.inputs import check_segments_path, input_options, load_inputs
+from evalab.cli.inputs import check_segments_path, input_options, load_streams
 from evalab.cli.language_checks import MULTILINGUAL_ENCODERS, warn_encoder_misfit
 from evalab.cli.options import (
     CISamples,
@@ -232,7 +232,7 @@ def semsim(req: SemsimRequest) -> None:
     view = checked_semsim(req)
     encoder = encoder_for(req.model, req.lang)
     metric = _build_metric(encoder, req)
-    refs, systems = load_inputs(req.reference, req.input)
+    refs, systems, _ = load_streams(req.reference, req.input)
     warn_encoder_misfit(metric, refs, "give --lang LANG, or --model FOLDER")
     metric.progress = not req.quiet
     with model_loading(f"encoder ({encoder or 'all-MiniLM-L6-v2'})", not req.quiet):
