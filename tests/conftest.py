@@ -77,6 +77,21 @@ def ray_instance(request: pytest.FixtureRequest) -> Iterator[ModuleType]:
             ray.shutdown()
 
 
+def kernel_or_fallback(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, kernel: str
+) -> str:
+    """For a fixture parametrized ``["kernel", "python"]``: ``python`` runs the test on the
+    pure-Python fallback (``evalab._kernel.<kernel>`` set to None), ``kernel`` on the
+    compiled one (skipped where it is not built)."""
+    from evalab import _kernel
+
+    if request.param == "python":
+        monkeypatch.setattr(_kernel, kernel, None)
+    elif getattr(_kernel, kernel) is None:
+        pytest.skip(f"evalab's {kernel} kernel is not built")
+    return str(request.param)
+
+
 @pytest.fixture(scope="session")
 def wmt22() -> Path:
     """The WMT22 folder (``../shared/wmt22`` beside the repo, or $EVALAB_WMT22)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+from tests.conftest import kernel_or_fallback
 
 
 @pytest.fixture(scope="module")
@@ -26,10 +27,4 @@ def one_torch_thread():
 @pytest.fixture(params=["kernel", "python"])
 def edit_backend(request, monkeypatch) -> str:
     """Run a test with the edit-distance C kernel and with its pure-Python fallback."""
-    from evalab import _kernel
-
-    if request.param == "python":
-        monkeypatch.setattr(_kernel, "ed", None)
-    elif _kernel.ed is None:
-        pytest.skip("evalab._edkernel is not built")
-    return request.param
+    return kernel_or_fallback(request, monkeypatch, "ed")

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.conftest import WMT22, read_lines, wmt_file
+from tests.conftest import WMT22, kernel_or_fallback, read_lines, wmt_file
 
 from evalab import _kernel
 from evalab.text.tercom import TercomNormalizer
@@ -41,11 +41,7 @@ EVERY_SETTING = [
 @pytest.fixture(params=["kernel", "python"])
 def backend(request, monkeypatch) -> str:
     """Run a test with the compiled normaliser and with its pure-Python fallback."""
-    if request.param == "python":
-        monkeypatch.setattr(_kernel, "mt", None)
-    elif _kernel.mt is None:
-        pytest.skip("evalab._mtkernel is not built")
-    return request.param
+    return kernel_or_fallback(request, monkeypatch, "mt")
 
 
 @contextmanager
